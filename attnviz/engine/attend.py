@@ -1,0 +1,470 @@
+"""``attend``: the functional core. One call, every stage, honest diagnostics.
+
+The work is done in blocks of query rows. That bounds the memory of additive attention (whose
+(B, Q, K, hidden) feature tensor would otherwise be the peak) and keeps the temporaries of the
+elementwise stages in cache, which is most of what makes this faster than the book's code.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+
+import torch
+
+from .devices import dtype_name, is_out_of_memory, resolve_device, resolve_dtype
+from .errors import AttentionInputError, DeviceOutOfMemoryError
+from .masking import D2L_FILL, MaskMode, MaskSpec, check_mask_mode
+from .result import STAGES, AttentionResult, Diagnostics
+from .scoring import Params, ScoringFunction, check_params, get_scoring
+
+#: Elements of one block of scores (B x rows x K): 256 Ki floats = 1 MiB stays in L2/L3.
+BLOCK_ELEMENTS = 1 << 18
+#: Elements of the largest temporary a scoring function may build per block (additive attention's
+#: features): 16 Mi floats = 64 MiB in float32.
+MAX_TEMP_ELEMENTS = 1 << 24
+
+
+def attend(
+    queries: object,
+    keys: object,
+    values: object,
+    valid_lens: object = None,
+    *,
+    scoring: str = "scaled_dot",
+    mask_mode: str = "d2l",
+    causal: bool | str | None = None,
+    attn_mask: object = None,
+    key_padding_mask: object = None,
+    params: Params | None = None,
+    num_hiddens: int = 8,
+    seed: int = 0,
+    dropout: float = 0.0,
+    train: bool = False,
+    dropout_seed: int = 0,
+    dtype: str | torch.dtype | None = None,
+    device: str | torch.device | None = None,
+    keep: str | Iterable[str] = "all",
+    allow_nonfinite: bool = False,
+) -> AttentionResult:
+    """Attention of ``queries`` (B, Q, d_q) over ``keys`` (B, K, d_k) and ``values`` (B, K, D).
+
+    Masks (combined: a key is attended only if every source allows it):
+      valid_lens        (B,) or (B, Q) whole numbers; key k is valid if k < length (the book's)
+      causal            None, True / "top_left" (PyTorch's is_causal) or "bottom_right"
+      attn_mask         bool (Q, K) or (B, Q, K), True = attend (PyTorch SDPA convention)
+      key_padding_mask  bool (B, K), True = ignore (nn.MultiheadAttention convention)
+
+    ``mask_mode`` picks how the mask is applied (see ``masking.MASK_MODES``): "d2l" (the book's
+    -1e6 fill), "strict", "neg_inf", "sdpa", "float01", "inverted".
+
+    ``scoring`` is a name from ``scoring.SCORINGS``. Learnable ones take their parameters from
+    ``params`` when given, else initialise them from ``seed``; ``result.params`` holds them.
+
+    ``dropout`` applies only when ``train`` is True, reproducibly from ``dropout_seed``.
+    ``dtype`` defaults to the queries' floating dtype, else float32. ``device``: None (the
+    queries' device), "auto" (CUDA, else MPS, else CPU) or a name; a missing device raises
+    ``DeviceError``, running out of memory raises ``DeviceOutOfMemoryError``.
+    ``keep``: "all", or the stage names to keep; weights and output are always kept.
+    NaN or Inf in the inputs raises ``AttentionInputError`` unless ``allow_nonfinite`` (for
+    demonstrating what masking does not remove).
+    """
+    fn = get_scoring(scoring)
+    mode = check_mask_mode(mask_mode)
+    kept = _check_keep(keep)
+    if isinstance(num_hiddens, bool) or not isinstance(num_hiddens, int) or num_hiddens < 1:
+        raise AttentionInputError(f"num_hiddens must be a whole number >= 1; got {num_hiddens!r}")
+    if not (isinstance(dropout, (int, float)) and 0.0 <= float(dropout) <= 1.0):
+        raise AttentionInputError(f"dropout must be a probability between 0 and 1; got {dropout!r}")
+
+    dev = resolve_device(device) if device is not None else _device_of(queries)
+    dt = resolve_dtype(dtype, _default_dtype(queries))
+    q = _as_input(queries, "queries", dt, dev, allow_nonfinite)
+    k = _as_input(keys, "keys", dt, dev, allow_nonfinite)
+    v = _as_input(values, "values", dt, dev, allow_nonfinite)
+    batch, n_q, d_q = q.shape
+    _, n_k, d_k = k.shape
+    _check_shapes(fn, q, k, v)
+    spec = MaskSpec.build(batch, n_q, n_k, dev, valid_lens, causal, attn_mask, key_padding_mask)
+    p = _resolve_params(fn, params, d_q, d_k, num_hiddens, seed)
+
+    start = time.perf_counter()
+    try:
+        result = _compute(
+            fn, mode, spec, q, k, v, {n: t.to(device=dev, dtype=dt) for n, t in p.items()},
+            float(dropout) if train else 0.0, dropout_seed, kept,
+        )
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+    except Exception as exc:
+        if is_out_of_memory(exc):
+            need = 4 * batch * n_q * n_k * torch.finfo(dt).bits // 8
+            raise DeviceOutOfMemoryError(
+                f"out of memory on {dev} for batch {batch}, {n_q} queries x {n_k} keys "
+                f"(about {need / 2**20:.0f} MiB of stages); use a smaller input or another device"
+            ) from exc
+        raise
+    seconds = time.perf_counter() - start
+    return AttentionResult(
+        **result,
+        params=p,
+        scoring=fn.name,
+        mask_mode=mode.name,
+        scale=fn.scale(d_q),
+        device=str(dev),
+        dtype=dtype_name(dt),
+        seconds=seconds,
+    )
+
+
+# --------------------------------------------------------------------------- input checks
+
+
+def _check_keep(keep: str | Iterable[str]) -> frozenset[str]:
+    if keep == "all":
+        return frozenset(STAGES)
+    if isinstance(keep, str):
+        keep = (keep,)
+    names = frozenset(keep)
+    unknown = names - set(STAGES)
+    if unknown:
+        raise AttentionInputError(
+            f"unknown stage(s) {', '.join(sorted(unknown))} in keep: expected names from {', '.join(STAGES)}"
+        )
+    return names | {"weights", "output"}
+
+
+def _device_of(x: object) -> torch.device:
+    return x.device if isinstance(x, torch.Tensor) else torch.device("cpu")
+
+
+def _default_dtype(x: object) -> torch.dtype:
+    if isinstance(x, torch.Tensor) and x.dtype in (torch.float64, torch.float16, torch.bfloat16):
+        return x.dtype
+    return torch.float32
+
+
+def _as_input(x: object, name: str, dtype: torch.dtype, device: torch.device, allow_nonfinite: bool) -> torch.Tensor:
+    try:
+        t = torch.as_tensor(x)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise AttentionInputError(f"{name} must be a numeric tensor or array; got {type(x).__name__}") from exc
+    if t.dtype == torch.bool or t.is_complex() or not (t.is_floating_point() or t.dtype in _INT_DTYPES):
+        raise AttentionInputError(f"{name} must hold real numbers; got dtype {t.dtype}")
+    if t.dim() != 3:
+        raise AttentionInputError(
+            f"{name} must be 3-D (batch, {'queries' if name == 'queries' else 'keys'}, features); "
+            f"got shape {tuple(t.shape)}"
+        )
+    if 0 in t.shape[:2]:
+        raise AttentionInputError(f"{name} must have at least one batch element and one row; got shape {tuple(t.shape)}")
+    if not allow_nonfinite and t.is_floating_point():
+        finite = torch.isfinite(t)
+        if not bool(finite.all()):
+            idx = tuple(int(i) for i in (~finite).nonzero()[0])
+            kind = "NaN" if torch.isnan(t[idx]) else "Inf"
+            raise AttentionInputError(f"{name} contains {kind} at index {idx}")
+    return t.to(device=device, dtype=dtype).contiguous()
+
+
+_INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+
+
+def _check_shapes(fn: ScoringFunction, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
+    if not (q.shape[0] == k.shape[0] == v.shape[0]):
+        raise AttentionInputError(
+            f"batch sizes differ: queries {q.shape[0]}, keys {k.shape[0]}, values {v.shape[0]}"
+        )
+    if k.shape[1] != v.shape[1]:
+        raise AttentionInputError(
+            f"keys and values must pair up: {k.shape[1]} keys but {v.shape[1]} values"
+        )
+    if fn.same_dim and q.shape[2] != k.shape[2]:
+        raise AttentionInputError(
+            f"{fn.label} scoring needs queries and keys of the same length: d_q = {q.shape[2]}, "
+            f"d_k = {k.shape[2]} (additive or bilinear scoring accept different lengths)"
+        )
+
+
+def _resolve_params(fn: ScoringFunction, params: Params | None, d_q: int, d_k: int, num_hiddens: int, seed: int) -> Params:
+    shapes = fn.param_shapes(d_q, d_k, num_hiddens)
+    if not shapes:
+        return {}
+    if params is None:
+        gen = torch.Generator().manual_seed(int(seed))
+        return fn.init_params(d_q, d_k, num_hiddens, gen)
+    given = {name: torch.as_tensor(value).detach().to(torch.float32) for name, value in params.items() if name in shapes}
+    check_params(fn, given, d_q, d_k, num_hiddens)
+    return given
+
+
+# --------------------------------------------------------------------------- the computation
+
+
+@dataclass
+class _Accumulators:
+    """Running sums for the diagnostics, kept as tensors so a GPU is not synchronised per block."""
+
+    s1: torch.Tensor
+    s2: torch.Tensor
+    count: torch.Tensor
+    nan_scores: torch.Tensor
+    inf_scores: torch.Tensor
+    nan_weights: torch.Tensor
+    inf_weights: torch.Tensor
+    min_allowed: torch.Tensor
+
+
+def _compute(
+    fn: ScoringFunction,
+    mode: MaskMode,
+    spec: MaskSpec,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    params: Params,
+    p_drop: float,
+    dropout_seed: int,
+    kept: frozenset[str],
+) -> dict[str, object]:
+    batch, n_q, d_q = q.shape
+    n_k = k.shape[1]
+    dev, dt = q.device, q.dtype
+    acc = torch.float64 if dt == torch.float64 else torch.float32
+    scale = fn.scale(d_q)
+    masked = not spec.is_empty
+    dropping = p_drop > 0.0
+
+    work = fn.work_per_row(batch, n_k, d_q, k.shape[2], params["w_v"].shape[1] if "w_v" in params else 1)
+    rows = max(1, min(n_q, BLOCK_ELEMENTS // max(batch * n_k, 1), MAX_TEMP_ELEMENTS // max(work, 1)))
+    single = rows >= n_q
+
+    shape = (batch, n_q, n_k)
+
+    def buffer(name: str, dtype: torch.dtype = dt) -> torch.Tensor | None:
+        return None if single or name not in kept else torch.empty(shape, dtype=dtype, device=dev)
+
+    raw_buf = buffer("raw_scores") if scale is not None else None
+    scores_buf = buffer("scores")
+    masked_buf = buffer("masked_scores") if masked else None
+    mask_buf = buffer("mask", torch.bool) if masked else None
+    weights_buf = None if single else torch.empty(shape, dtype=dt, device=dev)
+    applied_buf = buffer("applied_weights") if dropping else None
+    output = None if single else torch.empty((batch, n_q, v.shape[2]), dtype=dt, device=dev)
+
+    zeros = lambda: torch.zeros((), dtype=acc, device=dev)  # noqa: E731
+    sums = _Accumulators(
+        zeros(), zeros(), zeros(),
+        torch.zeros((), dtype=torch.int64, device=dev), torch.zeros((), dtype=torch.int64, device=dev),
+        torch.zeros((), dtype=torch.int64, device=dev), torch.zeros((), dtype=torch.int64, device=dev),
+        torch.full((), math.inf, dtype=acc, device=dev),
+    )
+    row_sums = torch.empty((batch, n_q), dtype=acc, device=dev)
+    entropy = torch.empty_like(row_sums)
+    max_weight = torch.empty_like(row_sums)
+    empty_rows = torch.zeros((batch, n_q), dtype=torch.bool, device=dev)
+
+    gen = None
+    if dropping:
+        gen = torch.Generator(device=dev)
+        gen.manual_seed(int(dropout_seed))
+    v_finite = bool(torch.isfinite(v).all())
+
+    blocks: dict[str, torch.Tensor] = {}
+    for r0 in range(0, n_q, rows):
+        r1 = min(n_q, r0 + rows)
+        raw = fn.scores(q[:, r0:r1], k, params)
+        # Divide, not multiply by the reciprocal: bit for bit what the book's code does.
+        scores = raw / scale if scale is not None else raw
+        allowed = spec.rows(r0, r1, dev)
+        if allowed is not None:
+            allowed = allowed.expand(batch, r1 - r0, n_k)
+            pre_softmax = mode.apply(scores, allowed)
+            empty = ~allowed.any(-1)
+            empty_rows[:, r0:r1] = empty
+        else:
+            pre_softmax = scores
+            empty = None
+        weights = torch.softmax(pre_softmax, dim=-1)
+        if mode.zero_empty_rows and empty is not None:
+            weights = weights.masked_fill(empty.unsqueeze(-1), 0.0)
+        applied = weights
+        if dropping and gen is not None:
+            keep_mask = torch.rand(weights.shape, generator=gen, device=dev) >= p_drop
+            applied = weights * keep_mask / (1.0 - p_drop) if p_drop < 1.0 else torch.zeros_like(weights)
+        out = _pool(applied, v, mode.zero_empty_rows or v_finite)
+
+        _diagnose_block(scores, allowed, weights, mode, sums, row_sums[:, r0:r1], entropy[:, r0:r1], max_weight[:, r0:r1])
+
+        if single:
+            blocks = {"raw_scores": raw, "scores": scores, "masked_scores": pre_softmax,
+                      "mask": allowed, "weights": weights, "applied_weights": applied, "output": out}
+            break
+        for buf, block in ((raw_buf, raw), (scores_buf, scores), (masked_buf, pre_softmax),
+                           (mask_buf, allowed), (applied_buf, applied)):
+            if buf is not None:
+                buf[:, r0:r1] = block
+        assert weights_buf is not None and output is not None
+        weights_buf[:, r0:r1] = weights
+        output[:, r0:r1] = out
+
+    if not single:
+        blocks = {"raw_scores": raw_buf, "scores": scores_buf, "masked_scores": masked_buf,
+                  "mask": mask_buf, "weights": weights_buf, "applied_weights": applied_buf, "output": output}
+    # Stages that are the same tensor as another one are shared, not copied.
+    if scale is None:
+        blocks["raw_scores"] = blocks["scores"]
+    if not masked:
+        blocks["masked_scores"] = blocks["scores"]
+        blocks["mask"] = torch.ones((1, 1, 1), dtype=torch.bool, device=dev).expand(shape)
+    if not dropping:
+        blocks["applied_weights"] = blocks["weights"]
+    stages = {name: (blocks[name] if name in kept else None) for name in STAGES}
+
+    diagnostics = _finish_diagnostics(mode, spec, sums, row_sums, entropy, max_weight, empty_rows, scale, dt)
+    return {**stages, "diagnostics": diagnostics}
+
+
+def _pool(weights: torch.Tensor, values: torch.Tensor, clean: bool) -> torch.Tensor:
+    """weights @ values, where a zero weight never lets a NaN/Inf value through when ``clean``.
+
+    Plain matrix products compute 0 * NaN = NaN, which is what the book's code does with a NaN
+    in a padded value vector. Strict modes promise the output ignores what padding contains,
+    so non-finite values only count where their weight is non-zero.
+    """
+    out = torch.bmm(weights, values)
+    if clean and not bool(torch.isfinite(values).all()):
+        finite = torch.isfinite(values)
+        safe = torch.bmm(weights, torch.where(finite, values, torch.zeros((), dtype=values.dtype, device=values.device)))
+        leaks = torch.bmm((weights != 0).to(values.dtype), (~finite).to(values.dtype)) > 0
+        out = torch.where(leaks, out, safe)
+    return out
+
+
+def _diagnose_block(
+    scores: torch.Tensor,
+    allowed: torch.Tensor | None,
+    weights: torch.Tensor,
+    mode: MaskMode,
+    sums: _Accumulators,
+    row_sums: torch.Tensor,
+    entropy: torch.Tensor,
+    max_weight: torch.Tensor,
+) -> None:
+    acc = row_sums.dtype
+    w = weights if weights.dtype == acc else weights.to(acc)
+    torch.sum(w, dim=-1, out=row_sums)
+    torch.amax(w, dim=-1, out=max_weight)
+    torch.sum(torch.special.entr(w), dim=-1, out=entropy)
+    if not bool(torch.isfinite(row_sums).all()):
+        sums.nan_weights += torch.isnan(w).sum()
+        sums.inf_weights += torch.isinf(w).sum()
+
+    score_total = scores.sum(dtype=acc)
+    finite_scores = bool(torch.isfinite(score_total))
+    if not finite_scores:
+        sums.nan_scores += torch.isnan(scores).sum()
+        sums.inf_scores += torch.isinf(scores).sum()
+    valid = allowed
+    if not finite_scores:
+        ok = torch.isfinite(scores)
+        valid = ok if valid is None else valid & ok
+    if valid is None:
+        sums.s1 += score_total
+        sums.s2 += torch.linalg.vector_norm(scores, dtype=acc) ** 2
+        sums.count += scores.numel()
+        if mode.name == "d2l":
+            sums.min_allowed = torch.minimum(sums.min_allowed, scores.amin().to(acc))
+    else:
+        zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
+        kept_scores = torch.where(valid, scores, zero)
+        sums.s1 += kept_scores.sum(dtype=acc)
+        sums.s2 += torch.linalg.vector_norm(kept_scores, dtype=acc) ** 2
+        sums.count += valid.sum()
+        if mode.name == "d2l" and bool(valid.any()):
+            sums.min_allowed = torch.minimum(sums.min_allowed, scores[valid].amin().to(acc))
+
+
+def _finish_diagnostics(
+    mode: MaskMode,
+    spec: MaskSpec,
+    sums: _Accumulators,
+    row_sums: torch.Tensor,
+    entropy: torch.Tensor,
+    max_weight: torch.Tensor,
+    empty_rows: torch.Tensor,
+    scale: float | None,
+    dt: torch.dtype,
+) -> Diagnostics:
+    count = float(sums.count)
+    if count >= 2:
+        mean = float(sums.s1) / count
+        variance = max(float(sums.s2) / count - mean * mean, 0.0)
+    else:
+        variance = math.nan
+    raw_variance = variance * scale * scale if scale is not None else variance
+    nan_rows = torch.isnan(row_sums)
+    over = spec.valid_lens_over_keys()
+
+    warnings: list[str] = []
+    n_empty = int(empty_rows.sum())
+    if n_empty:
+        rows = _plural(n_empty, "query row")
+        if mode.name == "d2l":
+            fill = torch.tensor(D2L_FILL, dtype=torch.float64).to(dt)
+            if torch.isinf(fill):
+                warnings.append(
+                    f"{rows} with no valid key: in {dtype_name(dt)} the -1e6 fill overflows to -inf, "
+                    "so these rows are NaN"
+                )
+            else:
+                warnings.append(
+                    f"{rows} with no valid key: the book's -1e6 fill gives them uniform weights over "
+                    "all keys, padding included"
+                )
+        elif mode.zero_empty_rows:
+            warnings.append(f"{rows} with no valid key: zero weights and zero output")
+        elif not mode.inverted:
+            warnings.append(f"{rows} with no valid key: the softmax of an all -inf row is NaN")
+    n_nan = int(nan_rows.sum())
+    if n_nan:
+        warnings.append(f"{_plural(n_nan, 'row')} of weights contain NaN")
+    if int(sums.inf_scores):
+        warnings.append(f"{_plural(int(sums.inf_scores), 'score')} overflowed to Inf in {dtype_name(dt)}")
+    if int(sums.nan_scores):
+        warnings.append(f"{_plural(int(sums.nan_scores), 'score')} are NaN")
+    if over is not None and bool(over.any()):
+        warnings.append(
+            f"{_plural(int(over.sum()), 'valid length')} exceed the {spec.n_keys} keys: "
+            "treated as all keys valid, as the book's code does"
+        )
+    if mode.name == "d2l" and float(sums.min_allowed) <= D2L_FILL:
+        warnings.append(
+            "some real scores are at or below the -1e6 fill: masked keys are not negligible against them"
+        )
+    if mode.name == "float01" and not spec.is_empty:
+        warnings.append("the 1/0 mask was added to the scores as a float mask: nothing is masked")
+    if mode.inverted and not spec.is_empty:
+        warnings.append("the mask was read with the opposite polarity: masked keys are attended")
+
+    return Diagnostics(
+        empty_rows=empty_rows,
+        nan_rows=nan_rows,
+        nan_scores=int(sums.nan_scores),
+        inf_scores=int(sums.inf_scores),
+        nan_weights=int(sums.nan_weights),
+        inf_weights=int(sums.inf_weights),
+        row_sums=row_sums,
+        entropy=entropy,
+        max_weight=max_weight,
+        logit_variance=variance,
+        raw_logit_variance=raw_variance,
+        valid_lens_over_keys=over,
+        warnings=tuple(warnings),
+    )
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

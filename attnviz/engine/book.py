@@ -1,0 +1,101 @@
+"""Drop-in equivalents of the book's PyTorch code: same names, signatures and parameters.
+
+In eval mode they return what the book's code returns (to float32 rounding), with two
+deliberate differences: ``masked_softmax`` never writes into the caller's ``X`` (the book's
+``sequence_mask`` fills a reshaped view in place), and bad valid lengths raise a clear
+``AttentionInputError`` instead of producing a silently wrong mask.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from .errors import AttentionInputError
+from .masking import D2L_FILL, MaskSpec, _fill
+from .scoring import Additive, additive_scores
+
+__all__ = ["masked_softmax", "AdditiveAttention", "DotProductAttention"]
+
+
+def masked_softmax(X: torch.Tensor, valid_lens: torch.Tensor | None) -> torch.Tensor:
+    """Softmax over the last axis of X (batch, queries, keys), keys at or beyond the valid
+    length (1-D: per batch element; 2-D: per batch element and query) filled with -1e6."""
+    if valid_lens is None:
+        return nn.functional.softmax(X, dim=-1)
+    if X.dim() != 3:
+        raise AttentionInputError(f"X must be 3-D (batch, queries, keys); got shape {tuple(X.shape)}")
+    batch, n_q, n_k = X.shape
+    spec = MaskSpec.build(batch, n_q, n_k, X.device, valid_lens=valid_lens)
+    allowed = spec.rows(0, n_q, X.device)
+    assert allowed is not None
+    return nn.functional.softmax(_fill(X, allowed.expand_as(X), D2L_FILL), dim=-1)
+
+
+class AdditiveAttention(nn.Module):
+    """Additive attention, w_v^T tanh(W_q q + W_k k), with the book's parameter names.
+
+    The (batch, queries, keys, hidden) feature tensor is built a block of queries at a time,
+    so its memory stays bounded whatever the number of queries.
+    """
+
+    #: Largest feature block built at once, in elements (64 MiB in float32).
+    block_elements = 1 << 24
+
+    def __init__(self, key_size: int, query_size: int, num_hiddens: int, dropout: float, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
+        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
+        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(
+        self,
+        queries: torch.Tensor,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        valid_lens: torch.Tensor | None,
+    ) -> torch.Tensor:
+        q_hidden, k_hidden = self.W_q(queries), self.W_k(keys)
+        batch, n_q, hidden = q_hidden.shape
+        rows = max(1, self.block_elements // max(batch * k_hidden.shape[1] * hidden, 1))
+        scores = torch.cat(
+            [additive_scores(q_hidden[:, r:r + rows], k_hidden, self.w_v.weight) for r in range(0, n_q, rows)],
+            dim=1,
+        ) if n_q > rows else additive_scores(q_hidden, k_hidden, self.w_v.weight)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+
+    def engine_params(self) -> dict[str, torch.Tensor]:
+        """The parameters in the form ``attend(scoring="additive", params=...)`` takes."""
+        return {"W_q": self.W_q.weight.detach(), "W_k": self.W_k.weight.detach(), "w_v": self.w_v.weight.detach()}
+
+
+class DotProductAttention(nn.Module):
+    """Scaled dot-product attention, softmax(Q K^T / sqrt(d)) V."""
+
+    def __init__(self, dropout: float, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(
+        self,
+        queries: torch.Tensor,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        valid_lens: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        d = queries.shape[-1]
+        if keys.shape[-1] != d:
+            raise AttentionInputError(
+                f"dot-product attention needs queries and keys of the same length: d_q = {d}, d_k = {keys.shape[-1]}"
+            )
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+
+
+# Keep the registry's parameter layout and the module's in step: a change to one breaks here.
+assert Additive().param_shapes(2, 3, 4) == {"W_q": (4, 2), "W_k": (4, 3), "w_v": (1, 4)}

@@ -1,0 +1,85 @@
+"""Choosing devices and dtypes by name, with errors that say what this machine has."""
+
+from __future__ import annotations
+
+import torch
+
+from .errors import AttentionInputError, DeviceError
+
+DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+}
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """The short name used in the UI and in sessions ("float32", ...)."""
+    for name, candidate in DTYPES.items():
+        if candidate == dtype:
+            return name
+    return str(dtype).removeprefix("torch.")
+
+
+def resolve_dtype(dtype: str | torch.dtype | None, default: torch.dtype = torch.float32) -> torch.dtype:
+    if dtype is None:
+        return default
+    if isinstance(dtype, torch.dtype):
+        if dtype in DTYPES.values():
+            return dtype
+    elif isinstance(dtype, str) and dtype.removeprefix("torch.") in DTYPES:
+        return DTYPES[dtype.removeprefix("torch.")]
+    raise AttentionInputError(
+        f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}"
+    )
+
+
+def _mps_available() -> bool:
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps is not None and mps.is_available())
+
+
+def available_devices() -> list[str]:
+    """Device names this machine can run on, best first, CPU always last."""
+    names = [f"cuda:{i}" for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    if _mps_available():
+        names.append("mps")
+    names.append("cpu")
+    return names
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """Turn "auto", "cpu", "cuda", "cuda:1", "mps" or a torch.device into a usable device.
+
+    "auto" picks CUDA, else MPS, else CPU. An explicit device that is not there raises
+    DeviceError naming it: falling back to the CPU silently would hide the problem.
+    """
+    if device is None or device == "auto":
+        return torch.device(available_devices()[0])
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise DeviceError(f"unknown device {device!r}: expected 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'") from exc
+    if dev.type == "cpu":
+        return dev
+    if dev.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = 0 if dev.index is None else dev.index
+        if index >= count:
+            have = f"{count} CUDA device{'s' if count != 1 else ''}" if count else "no CUDA device"
+            raise DeviceError(f"device '{dev}' is not available: this machine has {have}")
+        return torch.device("cuda", index)
+    if dev.type == "mps":
+        if not _mps_available():
+            raise DeviceError("device 'mps' is not available: this machine has no Apple GPU (MPS)")
+        return dev
+    raise DeviceError(f"device '{dev}' is not supported: use one of {', '.join(available_devices())}")
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """True for the out-of-memory errors of every backend (CUDA raises its own class)."""
+    oom_type = getattr(torch.cuda, "OutOfMemoryError", None)
+    if oom_type is not None and isinstance(exc, oom_type):
+        return True
+    return isinstance(exc, (RuntimeError, MemoryError)) and "out of memory" in str(exc).lower()

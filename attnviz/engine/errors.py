@@ -1,0 +1,15 @@
+"""Exceptions the engine raises. Each message says what was expected and what was given."""
+
+from __future__ import annotations
+
+
+class AttentionInputError(ValueError):
+    """The inputs cannot be used: wrong shape, bad valid length, NaN, unknown option..."""
+
+
+class DeviceError(RuntimeError):
+    """A compute device is missing or could not be used. The message names the device."""
+
+
+class DeviceOutOfMemoryError(DeviceError):
+    """The device ran out of memory. Falling back to the CPU is the caller's decision."""

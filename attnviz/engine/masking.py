@@ -1,0 +1,258 @@
+"""Masks: where they come from (valid lengths, causal, explicit) and how they are applied.
+
+One canonical boolean mask is built from every source: ``allowed[b, q, k]`` is True when query
+``q`` of batch element ``b`` may attend to key ``k``. A *mask mode* then says how that mask is
+applied to the scores, reproducing the conventions that exist in practice, so the same input can
+be run through each of them and compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from .errors import AttentionInputError
+
+#: The fill value of the book's ``masked_softmax``.
+D2L_FILL = -1e6
+
+
+@dataclass(frozen=True)
+class MaskMode:
+    name: str
+    label: str
+    description: str
+    #: Turn (scores, allowed) into the tensor the softmax sees.
+    apply: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+    #: Rows with no allowed key get zero weights (instead of whatever the softmax gives).
+    zero_empty_rows: bool = False
+    #: The mask is read with the opposite polarity (True = ignore).
+    inverted: bool = False
+
+
+def _fill(scores: torch.Tensor, allowed: torch.Tensor, value: float) -> torch.Tensor:
+    # masked_fill refuses -1e6 for float16 ("cannot be converted without overflow"), while the
+    # book's `X[~mask] = -1e6` silently stores -inf. Casting the fill through a tensor keeps the
+    # book's behaviour: -1e6 becomes -inf in float16 and -999424 in bfloat16.
+    fill = torch.tensor(value, dtype=torch.float64).to(scores.dtype).to(scores.device)
+    return torch.where(allowed, scores, fill)
+
+
+MASK_MODES: dict[str, MaskMode] = {
+    mode.name: mode
+    for mode in (
+        MaskMode(
+            "d2l",
+            "Book (-1e6 fill)",
+            "Masked scores are replaced by -1e6 before the softmax, as in the book's masked_softmax. "
+            "A row with no valid key gets uniform weights over all keys, padding included.",
+            lambda s, a: _fill(s, a, D2L_FILL),
+        ),
+        MaskMode(
+            "strict",
+            "Strict",
+            "Masked keys are excluded exactly. A row with no valid key gets zero weights and a zero "
+            "output and is flagged; never NaN, and padded keys and values cannot leak in.",
+            lambda s, a: _fill(s, a, float("-inf")),
+            zero_empty_rows=True,
+        ),
+        MaskMode(
+            "neg_inf",
+            "-inf fill / additive 0/-inf mask",
+            "Masked scores become -inf (an additive float mask of 0 and -inf does the same) and a "
+            "plain softmax follows: a row with no valid key becomes NaN.",
+            lambda s, a: _fill(s, a, float("-inf")),
+        ),
+        MaskMode(
+            "sdpa",
+            "PyTorch SDPA boolean mask",
+            "What torch.nn.functional.scaled_dot_product_attention does with a boolean attn_mask "
+            "(True = attend): masked scores become -inf, and a row with no valid key gets zero "
+            "weights (PyTorch >= 2.5).",
+            lambda s, a: _fill(s, a, float("-inf")),
+            zero_empty_rows=True,
+        ),
+        MaskMode(
+            "float01",
+            "1/0 mask passed as float (bug)",
+            "A 1 = keep / 0 = drop mask handed to an API that expects an additive float mask: it adds "
+            "1 to kept scores and 0 to dropped ones, so nothing is masked at all.",
+            lambda s, a: s + a.to(s.dtype),
+        ),
+        MaskMode(
+            "inverted",
+            "Wrong polarity (bug)",
+            "A True = attend mask handed to an API where True = ignore (such as nn.MultiheadAttention's "
+            "key_padding_mask): the padding is attended and the real keys are hidden; rows whose "
+            "every key is then hidden become NaN.",
+            lambda s, a: _fill(s, ~a, float("-inf")),
+            inverted=True,
+        ),
+    )
+}
+
+CAUSAL_ALIGNMENTS = ("top_left", "bottom_right")
+
+
+def check_mask_mode(mask_mode: str) -> MaskMode:
+    try:
+        return MASK_MODES[mask_mode]
+    except (KeyError, TypeError):
+        raise AttentionInputError(
+            f"unknown mask_mode {mask_mode!r}: expected one of {', '.join(MASK_MODES)}"
+        ) from None
+
+
+def check_valid_lens(
+    valid_lens: object, batch: int, n_queries: int, device: torch.device
+) -> torch.Tensor | None:
+    """Validate valid lengths: shape (batch,) or (batch, queries), whole numbers >= 0.
+
+    Returns an int64 tensor on ``device``. Lengths above the number of keys are kept as given
+    (the book's code treats them as "all keys valid"); diagnostics report them.
+    """
+    if valid_lens is None:
+        return None
+    vl = torch.as_tensor(valid_lens)
+    if vl.dtype == torch.bool or vl.is_complex() or not (vl.is_floating_point() or _is_int(vl)):
+        raise AttentionInputError(f"valid_lens must hold whole numbers, got dtype {vl.dtype}")
+    if vl.shape not in ((batch,), (batch, n_queries)):
+        raise AttentionInputError(
+            f"valid_lens must have shape ({batch},) or ({batch}, {n_queries}) for a batch of "
+            f"{batch} with {n_queries} queries; got shape {tuple(vl.shape)}"
+        )
+    if vl.is_floating_point():
+        if torch.isnan(vl).any():
+            raise AttentionInputError("valid_lens contains NaN")
+        if torch.isinf(vl).any():
+            raise AttentionInputError("valid_lens contains an infinite value")
+        fractional = vl != torch.floor(vl)
+        if fractional.any():
+            bad = vl[fractional][0].item()
+            raise AttentionInputError(f"valid lengths must be whole numbers; got {bad:g}")
+    if (vl < 0).any():
+        bad = vl[vl < 0][0].item()
+        raise AttentionInputError(f"valid lengths must be >= 0; got {bad:g}")
+    return vl.to(device=device, dtype=torch.int64)
+
+
+def _is_int(t: torch.Tensor) -> bool:
+    return t.dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+
+
+def _check_bool_mask(mask: object, name: str, shapes: tuple[tuple[int, ...], ...], device: torch.device) -> torch.Tensor:
+    m = torch.as_tensor(mask)
+    if m.dtype != torch.bool:
+        raise AttentionInputError(
+            f"{name} must be a boolean tensor (an additive float mask is a mask_mode, not a source); "
+            f"got dtype {m.dtype}"
+        )
+    if tuple(m.shape) not in shapes:
+        expected = " or ".join(str(s) for s in shapes)
+        raise AttentionInputError(f"{name} must have shape {expected}; got {tuple(m.shape)}")
+    return m.to(device)
+
+
+@dataclass(frozen=True)
+class MaskSpec:
+    """Every mask source, validated; builds the canonical ``allowed`` mask a block of rows at a time."""
+
+    batch: int
+    n_queries: int
+    n_keys: int
+    valid_lens: torch.Tensor | None = None  # int64, (B,) or (B, Q)
+    causal: str | None = None  # None, "top_left" or "bottom_right"
+    attn_mask: torch.Tensor | None = None  # bool, (Q, K) or (B, Q, K); True = attend
+    key_padding_mask: torch.Tensor | None = None  # bool, (B, K); True = ignore
+
+    @staticmethod
+    def build(
+        batch: int,
+        n_queries: int,
+        n_keys: int,
+        device: torch.device,
+        valid_lens: object = None,
+        causal: bool | str | None = None,
+        attn_mask: object = None,
+        key_padding_mask: object = None,
+    ) -> "MaskSpec":
+        if causal is True:
+            causal = "top_left"  # PyTorch's is_causal convention
+        elif causal is False:
+            causal = None
+        if causal is not None and causal not in CAUSAL_ALIGNMENTS:
+            raise AttentionInputError(
+                f"causal must be None, True, 'top_left' or 'bottom_right'; got {causal!r}"
+            )
+        am = None
+        if attn_mask is not None:
+            am = _check_bool_mask(
+                attn_mask, "attn_mask", ((n_queries, n_keys), (batch, n_queries, n_keys)), device
+            )
+            if am.dim() == 2:
+                am = am.unsqueeze(0)
+        kpm = None
+        if key_padding_mask is not None:
+            kpm = _check_bool_mask(key_padding_mask, "key_padding_mask", ((batch, n_keys),), device)
+        return MaskSpec(
+            batch,
+            n_queries,
+            n_keys,
+            check_valid_lens(valid_lens, batch, n_queries, device),
+            causal,
+            am,
+            kpm,
+        )
+
+    @property
+    def is_empty(self) -> bool:
+        """No mask source at all: every query sees every key."""
+        return (
+            self.valid_lens is None
+            and self.causal is None
+            and self.attn_mask is None
+            and self.key_padding_mask is None
+        )
+
+    def rows(self, start: int, stop: int, device: torch.device) -> torch.Tensor | None:
+        """``allowed`` for queries ``start:stop``, shape (B or 1, stop-start, K); None if unmasked."""
+        if self.is_empty:
+            return None
+        keys = torch.arange(self.n_keys, device=device)
+        allowed: torch.Tensor | None = None
+
+        def both(m: torch.Tensor) -> torch.Tensor:
+            return m if allowed is None else allowed & m
+
+        if self.valid_lens is not None:
+            vl = self.valid_lens
+            # 1-D: one length per batch element for every query (the book repeats it per query).
+            lens = vl[:, None, None] if vl.dim() == 1 else vl[:, start:stop, None]
+            allowed = both(keys[None, None, :] < lens)
+        if self.causal is not None:
+            q = torch.arange(start, stop, device=device)[:, None]
+            # Bottom-right alignment lines the last query up with the last key, which is what
+            # decoding with a KV cache needs when there are more keys than queries.
+            offset = self.n_keys - self.n_queries if self.causal == "bottom_right" else 0
+            allowed = both((keys[None, :] <= q + offset)[None])
+        if self.attn_mask is not None:
+            allowed = both(self.attn_mask[:, start:stop])
+        if self.key_padding_mask is not None:
+            allowed = both(~self.key_padding_mask[:, None, :])
+        assert allowed is not None
+        return allowed
+
+    def full(self, device: torch.device) -> torch.Tensor:
+        """The whole ``allowed`` mask, shape (B, Q, K)."""
+        rows = self.rows(0, self.n_queries, device)
+        if rows is None:
+            return torch.ones(self.batch, self.n_queries, self.n_keys, dtype=torch.bool, device=device)
+        return rows.expand(self.batch, self.n_queries, self.n_keys).contiguous()
+
+    def valid_lens_over_keys(self) -> torch.Tensor | None:
+        """Which valid lengths exceed the number of keys (the book then treats all keys as valid)."""
+        if self.valid_lens is None:
+            return None
+        return self.valid_lens > self.n_keys

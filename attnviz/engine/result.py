@@ -1,0 +1,110 @@
+"""What ``attend`` returns: every stage of the computation, and diagnostics about it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import torch
+
+#: Stage names in pipeline order, as attributes of AttentionResult.
+STAGES: tuple[str, ...] = (
+    "raw_scores",
+    "scores",
+    "mask",
+    "masked_scores",
+    "weights",
+    "applied_weights",
+    "output",
+)
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """Everything that can go quietly wrong, measured.
+
+    Per-row tensors have shape (B, Q).
+    """
+
+    #: Rows whose mask leaves no key to attend to.
+    empty_rows: torch.Tensor
+    #: Rows whose weights contain NaN (e.g. an empty row under a -inf fill, or float16 overflow).
+    nan_rows: torch.Tensor
+    #: Number of NaN and of +-Inf entries in the scores before masking, and in the weights.
+    nan_scores: int
+    inf_scores: int
+    nan_weights: int
+    inf_weights: int
+    #: Sum of each row of weights (1 where things are well, 0 for strict empty rows, NaN...).
+    row_sums: torch.Tensor
+    #: Entropy of each row of weights, in nats (NaN where the row is NaN).
+    entropy: torch.Tensor
+    #: Largest weight of each row.
+    max_weight: torch.Tensor
+    #: Variance of the scores the softmax sees over the allowed positions (after scaling), and
+    #: of the raw scores; NaN when there are fewer than two allowed positions.
+    logit_variance: float
+    raw_logit_variance: float
+    #: Valid lengths larger than the number of keys (treated as "all keys valid", as the book does).
+    valid_lens_over_keys: torch.Tensor | None
+    #: One sentence per problem found, for a status bar.
+    warnings: tuple[str, ...] = ()
+
+    def cpu(self) -> "Diagnostics":
+        return replace(self, **{f.name: _cpu(getattr(self, f.name)) for f in fields(self)})
+
+
+@dataclass(frozen=True)
+class AttentionResult:
+    """Every stage of one attention computation.
+
+    Shapes: B batch, Q queries, K keys, D value dimension.
+
+    - ``raw_scores`` (B, Q, K): a(q, k) before scaling.
+    - ``scores`` (B, Q, K): after scaling (the same tensor as raw_scores when there is no scale).
+    - ``mask`` (B, Q, K) bool: True where the query may attend to the key (all True: no mask).
+    - ``masked_scores`` (B, Q, K): what the softmax receives under the mask mode.
+    - ``weights`` (B, Q, K): the attention weights (softmax, then empty-row handling).
+    - ``applied_weights`` (B, Q, K): the weights after dropout, which multiply the values (the
+      same tensor as ``weights`` without dropout).
+    - ``output`` (B, Q, D): applied_weights @ values.
+
+    A stage not asked for through ``attend(keep=...)`` is None. ``params`` holds the parameters
+    of a learnable scoring function (the ones used, so they can be inspected or reused).
+    """
+
+    raw_scores: torch.Tensor | None
+    scores: torch.Tensor | None
+    mask: torch.Tensor | None
+    masked_scores: torch.Tensor | None
+    weights: torch.Tensor
+    applied_weights: torch.Tensor | None
+    output: torch.Tensor
+    diagnostics: Diagnostics
+    params: dict[str, torch.Tensor] = field(default_factory=dict)
+    scoring: str = "scaled_dot"
+    mask_mode: str = "d2l"
+    scale: float | None = None
+    device: str = "cpu"
+    dtype: str = "float32"
+    #: Wall time of the computation in seconds (synchronised on GPUs).
+    seconds: float = 0.0
+
+    def stage(self, name: str) -> torch.Tensor:
+        if name not in STAGES:
+            raise KeyError(f"unknown stage {name!r}: expected one of {', '.join(STAGES)}")
+        value = getattr(self, name)
+        if value is None:
+            raise KeyError(f"stage {name!r} was not kept: pass keep=... to attend()")
+        return value
+
+    def cpu(self) -> "AttentionResult":
+        """A copy with every tensor on the CPU (for handing to a GUI thread)."""
+        changes: dict[str, Any] = {name: _cpu(getattr(self, name)) for name in STAGES}
+        changes["diagnostics"] = self.diagnostics.cpu()
+        changes["params"] = {k: v.detach().cpu() for k, v in self.params.items()}
+        return replace(self, **changes)
+
+
+def _cpu(value: Any) -> Any:
+    return value.detach().cpu() if isinstance(value, torch.Tensor) else value

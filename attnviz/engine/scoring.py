@@ -1,0 +1,197 @@
+"""Scoring functions a(q, k), selectable by name.
+
+Each one is a small class registered with ``@register``. To add one, write a class with a
+``name``, a ``formula`` and a ``scores`` method (and ``init_params`` if it learns anything),
+and decorate it: the engine, the app and the tests pick it up from ``SCORINGS``.
+
+``scores(queries, keys, params)`` receives a block of query rows (B, r, d_q) and all keys
+(B, m, d_k) and returns the raw scores (B, r, m). ``scale(d)`` returns the factor the raw scores
+are divided by (None: no scaling stage). ``work_per_row`` tells the engine how many temporary
+elements one query row costs, so it can bound memory by working in blocks of rows.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import torch
+
+from .errors import AttentionInputError
+
+Params = dict[str, torch.Tensor]
+
+
+class ScoringFunction:
+    name: ClassVar[str]
+    label: ClassVar[str]
+    #: LaTeX of a(q, k), for the app's formula panel.
+    formula: ClassVar[str]
+    #: Queries and keys must have the same length d.
+    same_dim: ClassVar[bool] = True
+
+    def param_shapes(self, d_q: int, d_k: int, num_hiddens: int) -> dict[str, tuple[int, ...]]:
+        return {}
+
+    def init_params(self, d_q: int, d_k: int, num_hiddens: int, generator: torch.Generator) -> Params:
+        return {}
+
+    def scale(self, d: int) -> float | None:
+        return None
+
+    def scores(self, queries: torch.Tensor, keys: torch.Tensor, params: Params) -> torch.Tensor:
+        raise NotImplementedError
+
+    def work_per_row(self, batch: int, n_keys: int, d_q: int, d_k: int, num_hiddens: int) -> int:
+        return batch * n_keys
+
+
+SCORINGS: dict[str, ScoringFunction] = {}
+
+
+def register(cls: type[ScoringFunction]) -> type[ScoringFunction]:
+    SCORINGS[cls.name] = cls()
+    return cls
+
+
+def get_scoring(name: str) -> ScoringFunction:
+    try:
+        return SCORINGS[name]
+    except (KeyError, TypeError):
+        raise AttentionInputError(
+            f"unknown scoring function {name!r}: expected one of {', '.join(SCORINGS)}"
+        ) from None
+
+
+def _uniform(shape: tuple[int, ...], fan_in: int, generator: torch.Generator) -> torch.Tensor:
+    # nn.Linear's default initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), but from our own
+    # generator so that a seed reproduces the parameters exactly.
+    bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+    return (torch.rand(shape, generator=generator, dtype=torch.float32) * 2 - 1) * bound
+
+
+@register
+class DotProduct(ScoringFunction):
+    name = "dot"
+    label = "Dot product (unscaled)"
+    formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{k}"
+
+    def scores(self, queries: torch.Tensor, keys: torch.Tensor, params: Params) -> torch.Tensor:
+        return torch.bmm(queries, keys.transpose(1, 2))
+
+
+@register
+class ScaledDotProduct(DotProduct):
+    name = "scaled_dot"
+    label = "Scaled dot product"
+    formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{k} / \sqrt{d}"
+
+    def scale(self, d: int) -> float | None:
+        return math.sqrt(d)
+
+
+@register
+class Additive(ScoringFunction):
+    name = "additive"
+    label = "Additive"
+    formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{w}_v^\top \tanh(\mathbf{W}_q \mathbf{q} + \mathbf{W}_k \mathbf{k})"
+    same_dim = False
+
+    def param_shapes(self, d_q: int, d_k: int, num_hiddens: int) -> dict[str, tuple[int, ...]]:
+        # nn.Linear weight layout (out_features, in_features), so the book's state dict maps 1:1.
+        return {"W_q": (num_hiddens, d_q), "W_k": (num_hiddens, d_k), "w_v": (1, num_hiddens)}
+
+    def init_params(self, d_q: int, d_k: int, num_hiddens: int, generator: torch.Generator) -> Params:
+        return {
+            "W_k": _uniform((num_hiddens, d_k), d_k, generator),
+            "W_q": _uniform((num_hiddens, d_q), d_q, generator),
+            "w_v": _uniform((1, num_hiddens), num_hiddens, generator),
+        }
+
+    def scores(self, queries: torch.Tensor, keys: torch.Tensor, params: Params) -> torch.Tensor:
+        q = queries @ params["W_q"].T  # (B, r, h)
+        k = keys @ params["W_k"].T  # (B, m, h)
+        return additive_scores(q, k, params["w_v"])
+
+    def work_per_row(self, batch: int, n_keys: int, d_q: int, d_k: int, num_hiddens: int) -> int:
+        return batch * n_keys * max(num_hiddens, 1)
+
+
+def additive_features(q_hidden: torch.Tensor, k_hidden: torch.Tensor) -> torch.Tensor:
+    """tanh(W_q q + W_k k) for every (query, key) pair: (B, r, m, h). The big tensor."""
+    return torch.tanh(q_hidden.unsqueeze(2) + k_hidden.unsqueeze(1))
+
+
+def additive_scores(q_hidden: torch.Tensor, k_hidden: torch.Tensor, w_v: torch.Tensor) -> torch.Tensor:
+    """w_v^T tanh(q_hidden + k_hidden) for projected queries (B, r, h) and keys (B, m, h)."""
+    features = q_hidden.unsqueeze(2) + k_hidden.unsqueeze(1)
+    features.tanh_()  # in place: the (B, r, m, h) block is the memory peak, don't hold two
+    return (features @ w_v.T).squeeze(-1)
+
+
+@register
+class Bilinear(ScoringFunction):
+    """The chapter's exercise 2: q^T W k works for any d_q, d_k with matrix products only."""
+
+    name = "bilinear"
+    label = "Bilinear (general)"
+    formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{W} \mathbf{k}"
+    same_dim = False
+
+    def param_shapes(self, d_q: int, d_k: int, num_hiddens: int) -> dict[str, tuple[int, ...]]:
+        return {"W": (d_q, d_k)}
+
+    def init_params(self, d_q: int, d_k: int, num_hiddens: int, generator: torch.Generator) -> Params:
+        # Variance 1/(d_q d_k) keeps q^T W k at unit variance for unit-variance q and k.
+        std = 1.0 / math.sqrt(max(d_q * d_k, 1))
+        return {"W": torch.randn((d_q, d_k), generator=generator, dtype=torch.float32) * std}
+
+    def scores(self, queries: torch.Tensor, keys: torch.Tensor, params: Params) -> torch.Tensor:
+        return torch.bmm(queries @ params["W"], keys.transpose(1, 2))
+
+
+@register
+class Gaussian(ScoringFunction):
+    """The Nadaraya-Watson kernel the chapter starts from: a(q, k) = -||q - k||^2 / 2."""
+
+    name = "gaussian"
+    label = "Gaussian kernel"
+    formula = r"a(\mathbf{q}, \mathbf{k}) = -\tfrac{1}{2}\lVert \mathbf{q} - \mathbf{k} \rVert^2"
+
+    def scores(self, queries: torch.Tensor, keys: torch.Tensor, params: Params) -> torch.Tensor:
+        # ||q-k||^2 = ||q||^2 + ||k||^2 - 2 q.k: one matrix product instead of a (r, m, d) tensor.
+        # Rounding can make it slightly negative for q == k; a squared distance never is.
+        qq = (queries * queries).sum(-1, keepdim=True)
+        kk = (keys * keys).sum(-1).unsqueeze(1)
+        dist2 = torch.baddbmm(qq + kk, queries, keys.transpose(1, 2), alpha=-2.0)
+        return dist2.clamp_min_(0).mul_(-0.5)
+
+
+@register
+class Summation(ScoringFunction):
+    """The chapter's exercise 3: a(q, k) = sum(q + k). The query term cancels in the softmax."""
+
+    name = "summation"
+    label = "Vector summation"
+    formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{1}^\top (\mathbf{q} + \mathbf{k})"
+
+    def scores(self, queries: torch.Tensor, keys: torch.Tensor, params: Params) -> torch.Tensor:
+        return queries.sum(-1, keepdim=True) + keys.sum(-1).unsqueeze(1)
+
+
+def check_params(scoring: ScoringFunction, params: Params, d_q: int, d_k: int, num_hiddens: int) -> None:
+    """Replaced parameters must have the shapes the scoring function needs."""
+    expected = scoring.param_shapes(d_q, d_k, num_hiddens)
+    for key, shape in expected.items():
+        if key not in params:
+            raise AttentionInputError(
+                f"{scoring.name} scoring needs parameter {key!r} of shape {shape}; it is missing"
+            )
+        got = tuple(params[key].shape)
+        if got != shape:
+            raise AttentionInputError(
+                f"{scoring.name} parameter {key!r} must have shape {shape} for d_q={d_q}, "
+                f"d_k={d_k}, num_hiddens={num_hiddens}; got {got}"
+            )
+        if not torch.isfinite(params[key]).all():
+            raise AttentionInputError(f"{scoring.name} parameter {key!r} contains NaN or Inf")
