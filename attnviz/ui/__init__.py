@@ -1,0 +1,1 @@
+"""Qt user interface of attnviz (the only package that imports Qt)."""
