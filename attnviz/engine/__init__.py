@@ -5,7 +5,7 @@ Drop-in equivalents of the book's code: ``masked_softmax``, ``AdditiveAttention`
 every stage and ``Diagnostics``.
 """
 
-from .attend import attend
+from .core import attend
 from .book import AdditiveAttention, DotProductAttention, masked_softmax
 from .devices import DTYPES, available_devices, resolve_device, resolve_dtype
 from .errors import AttentionInputError, DeviceError, DeviceOutOfMemoryError

@@ -1,0 +1,1 @@
+"""Benchmarks. ``python -m attnviz.bench engine`` and ``python -m attnviz.bench app``."""
