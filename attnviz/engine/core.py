@@ -217,6 +217,12 @@ class _Accumulators:
     min_allowed: torch.Tensor
 
 
+def _block_rows(fn: ScoringFunction, n_q: int, n_k: int, d_q: int, d_k: int, params: Params) -> int:
+    hidden = params["w_v"].shape[1] if "w_v" in params else 1
+    work = fn.work_per_row(1, n_k, d_q, d_k, hidden)
+    return max(1, min(n_q, BLOCK_ELEMENTS // max(n_k, 1), MAX_TEMP_ELEMENTS // max(work, 1)))
+
+
 def _compute(
     fn: ScoringFunction,
     mode: MaskMode,
@@ -229,144 +235,191 @@ def _compute(
     dropout_seed: int,
     kept: frozenset[str],
 ) -> dict[str, object]:
+    """Every stage, a block of query rows of one batch element at a time.
+
+    Small inputs (the whole batch fits in one block) are done in one go with no copies; large
+    ones are cut into blocks whose temporaries stay in cache, and each block's result is
+    written straight into its slice of the stage tensors (contiguous, so ``out=`` works).
+    """
     batch, n_q, d_q = q.shape
     n_k = k.shape[1]
     dev, dt = q.device, q.dtype
     acc = torch.float64 if dt == torch.float64 else torch.float32
     scale = fn.scale(d_q)
     masked = not spec.is_empty
+    # A plain fill of the keys past a 1-D valid length needs no mask tensor at all.
+    prefix = spec.is_prefix and mode.fill is not None
+    lens = spec.valid_lens.tolist() if prefix and spec.valid_lens is not None else None
     dropping = p_drop > 0.0
-
-    work = fn.work_per_row(batch, n_k, d_q, k.shape[2], params["w_v"].shape[1] if "w_v" in params else 1)
-    rows = max(1, min(n_q, BLOCK_ELEMENTS // max(batch * n_k, 1), MAX_TEMP_ELEMENTS // max(work, 1)))
-    single = rows >= n_q
-
+    rows = _block_rows(fn, n_q, n_k, d_q, k.shape[2], params)
+    single = batch * n_q <= rows or (batch == 1 and rows >= n_q)
     shape = (batch, n_q, n_k)
+    fill = None
+    if mode.fill is not None:
+        fill = torch.tensor(mode.fill, dtype=torch.float64).to(dt)
 
-    def buffer(name: str, dtype: torch.dtype = dt) -> torch.Tensor | None:
-        return None if single or name not in kept else torch.empty(shape, dtype=dtype, device=dev)
+    def buffer(name: str, dtype: torch.dtype = dt, needed: bool = True) -> torch.Tensor | None:
+        return torch.empty(shape, dtype=dtype, device=dev) if needed and name in kept and not single else None
 
-    raw_buf = buffer("raw_scores") if scale is not None else None
+    raw_buf = buffer("raw_scores", needed=scale is not None)
     scores_buf = buffer("scores")
-    masked_buf = buffer("masked_scores") if masked else None
-    mask_buf = buffer("mask", torch.bool) if masked else None
+    masked_buf = buffer("masked_scores", needed=masked)
+    applied_buf = buffer("applied_weights", needed=dropping)
     weights_buf = None if single else torch.empty(shape, dtype=dt, device=dev)
-    applied_buf = buffer("applied_weights") if dropping else None
     output = None if single else torch.empty((batch, n_q, v.shape[2]), dtype=dt, device=dev)
 
-    zeros = lambda: torch.zeros((), dtype=acc, device=dev)  # noqa: E731
+    def scalar(dtype: torch.dtype = acc, value: float = 0.0) -> torch.Tensor:
+        return torch.full((), value, dtype=dtype, device=dev)
+
     sums = _Accumulators(
-        zeros(), zeros(), zeros(),
-        torch.zeros((), dtype=torch.int64, device=dev), torch.zeros((), dtype=torch.int64, device=dev),
-        torch.zeros((), dtype=torch.int64, device=dev), torch.zeros((), dtype=torch.int64, device=dev),
-        torch.full((), math.inf, dtype=acc, device=dev),
+        scalar(), scalar(), scalar(), scalar(torch.int64), scalar(torch.int64),
+        scalar(torch.int64), scalar(torch.int64), scalar(value=math.inf),
     )
     row_sums = torch.empty((batch, n_q), dtype=acc, device=dev)
     entropy = torch.empty_like(row_sums)
     max_weight = torch.empty_like(row_sums)
     empty_rows = torch.zeros((batch, n_q), dtype=torch.bool, device=dev)
-
     gen = None
     if dropping:
         gen = torch.Generator(device=dev)
         gen.manual_seed(int(dropout_seed))
-    v_finite = bool(torch.isfinite(v).all())
+    clean_pool = mode.zero_empty_rows and not bool(torch.isfinite(v).all())
 
-    blocks: dict[str, torch.Tensor] = {}
-    for r0 in range(0, n_q, rows):
-        r1 = min(n_q, r0 + rows)
-        raw = fn.scores(q[:, r0:r1], k, params)
+    if single:
+        blocks = [(slice(None), slice(None))]
+    else:
+        blocks = [(slice(b, b + 1), slice(r0, min(n_q, r0 + rows))) for b in range(batch) for r0 in range(0, n_q, rows)]
+
+    stage_blocks: dict[str, torch.Tensor | None] = {}
+    for bs, rs in blocks:
+        raw = fn.scores(q[bs, rs], k[bs], params)
         # Divide, not multiply by the reciprocal: bit for bit what the book's code does.
         scores = raw / scale if scale is not None else raw
-        allowed = spec.rows(r0, r1, dev)
-        if allowed is not None:
-            allowed = allowed.expand(batch, r1 - r0, n_k)
-            pre_softmax = mode.apply(scores, allowed)
-            empty = ~allowed.any(-1)
-            empty_rows[:, r0:r1] = empty
-        else:
+        allowed: torch.Tensor | None = None
+        empty: torch.Tensor | None = None
+        length: int | None = None
+        if prefix and lens is not None and not single:
+            length = int(lens[bs.start])
+            _diagnose_scores(scores, None, length, mode, sums)
             pre_softmax = scores
-            empty = None
-        weights = torch.softmax(pre_softmax, dim=-1)
-        if mode.zero_empty_rows and empty is not None:
-            weights = weights.masked_fill(empty.unsqueeze(-1), 0.0)
+            if length < n_k:
+                assert fill is not None
+                if (scores is raw and "raw_scores" in kept) or "scores" in kept:
+                    pre_softmax = scores.clone()
+                pre_softmax[..., length:] = fill
+            if length == 0:
+                empty_rows[bs, rs] = True
+        elif masked:
+            allowed = spec.rows(rs.start or 0, rs.stop or n_q, dev, None if single else bs.start)
+            assert allowed is not None
+            allowed = allowed.expand(scores.shape)
+            _diagnose_scores(scores, allowed, None, mode, sums)
+            pre_softmax = mode.apply(scores, allowed)
+            empty = spec.empty_rows(rs.start or 0, rs.stop or n_q, dev, None if single else bs.start)
+            if empty is None:
+                empty = ~allowed.any(-1)
+            empty_rows[bs, rs] = empty
+        else:
+            _diagnose_scores(scores, None, None, mode, sums)
+            pre_softmax = scores
+
+        if weights_buf is not None:
+            weights = weights_buf[bs, rs]
+            torch.softmax(pre_softmax, dim=-1, out=weights)
+        else:
+            weights = torch.softmax(pre_softmax, dim=-1)
+        if mode.zero_empty_rows:
+            if empty is not None:
+                weights.masked_fill_(empty.unsqueeze(-1), 0.0)
+            elif length == 0:
+                weights.zero_()
         applied = weights
         if dropping and gen is not None:
             keep_mask = torch.rand(weights.shape, generator=gen, device=dev) >= p_drop
             applied = weights * keep_mask / (1.0 - p_drop) if p_drop < 1.0 else torch.zeros_like(weights)
-        out = _pool(applied, v, mode.zero_empty_rows or v_finite)
+        out = _pool(applied, v[bs], clean_pool, None if output is None else output[bs, rs])
 
-        _diagnose_block(scores, allowed, weights, mode, sums, row_sums[:, r0:r1], entropy[:, r0:r1], max_weight[:, r0:r1])
+        _diagnose_weights(pre_softmax, weights, sums, row_sums[bs, rs], entropy[bs, rs], max_weight[bs, rs])
 
         if single:
-            blocks = {"raw_scores": raw, "scores": scores, "masked_scores": pre_softmax,
-                      "mask": allowed, "weights": weights, "applied_weights": applied, "output": out}
+            stage_blocks = {"raw_scores": raw, "scores": scores, "masked_scores": pre_softmax,
+                            "weights": weights, "applied_weights": applied, "output": out}
             break
-        for buf, block in ((raw_buf, raw), (scores_buf, scores), (masked_buf, pre_softmax),
-                           (mask_buf, allowed), (applied_buf, applied)):
+        for buf, block in ((raw_buf, raw), (scores_buf, scores), (masked_buf, pre_softmax), (applied_buf, applied)):
             if buf is not None:
-                buf[:, r0:r1] = block
-        assert weights_buf is not None and output is not None
-        weights_buf[:, r0:r1] = weights
-        output[:, r0:r1] = out
+                buf[bs, rs] = block
 
     if not single:
-        blocks = {"raw_scores": raw_buf, "scores": scores_buf, "masked_scores": masked_buf,
-                  "mask": mask_buf, "weights": weights_buf, "applied_weights": applied_buf, "output": output}
+        stage_blocks = {"raw_scores": raw_buf, "scores": scores_buf, "masked_scores": masked_buf,
+                        "weights": weights_buf, "applied_weights": applied_buf, "output": output}
     # Stages that are the same tensor as another one are shared, not copied.
     if scale is None:
-        blocks["raw_scores"] = blocks["scores"]
+        stage_blocks["raw_scores"] = stage_blocks["scores"]
     if not masked:
-        blocks["masked_scores"] = blocks["scores"]
-        blocks["mask"] = torch.ones((1, 1, 1), dtype=torch.bool, device=dev).expand(shape)
+        stage_blocks["masked_scores"] = stage_blocks["scores"]
     if not dropping:
-        blocks["applied_weights"] = blocks["weights"]
-    stages = {name: (blocks[name] if name in kept else None) for name in STAGES}
+        stage_blocks["applied_weights"] = stage_blocks["weights"]
+    if "mask" in kept:
+        stage_blocks["mask"] = (spec.full(dev) if masked else
+                                torch.ones((1, 1, 1), dtype=torch.bool, device=dev).expand(shape))
+    stages = {name: (stage_blocks.get(name) if name in kept else None) for name in STAGES}
 
     diagnostics = _finish_diagnostics(mode, spec, sums, row_sums, entropy, max_weight, empty_rows, scale, dt)
     return {**stages, "diagnostics": diagnostics}
 
 
-def _pool(weights: torch.Tensor, values: torch.Tensor, clean: bool) -> torch.Tensor:
+def _pool(weights: torch.Tensor, values: torch.Tensor, clean: bool, out: torch.Tensor | None) -> torch.Tensor:
     """weights @ values, where a zero weight never lets a NaN/Inf value through when ``clean``.
 
     Plain matrix products compute 0 * NaN = NaN, which is what the book's code does with a NaN
     in a padded value vector. Strict modes promise the output ignores what padding contains,
-    so non-finite values only count where their weight is non-zero.
+    so there non-finite values only count where their weight is non-zero.
     """
-    out = torch.bmm(weights, values)
-    if clean and not bool(torch.isfinite(values).all()):
-        finite = torch.isfinite(values)
-        safe = torch.bmm(weights, torch.where(finite, values, torch.zeros((), dtype=values.dtype, device=values.device)))
-        leaks = torch.bmm((weights != 0).to(values.dtype), (~finite).to(values.dtype)) > 0
-        out = torch.where(leaks, out, safe)
-    return out
+    if not clean:
+        return torch.bmm(weights, values) if out is None else torch.bmm(weights, values, out=out)
+    finite = torch.isfinite(values)
+    plain = torch.bmm(weights, values)
+    safe = torch.bmm(weights, torch.where(finite, values, torch.zeros((), dtype=values.dtype, device=values.device)))
+    leaks = torch.bmm((weights != 0).to(values.dtype), (~finite).to(values.dtype)) > 0
+    result = torch.where(leaks, plain, safe)
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
 
 
-def _diagnose_block(
+def _diagnose_scores(
     scores: torch.Tensor,
     allowed: torch.Tensor | None,
-    weights: torch.Tensor,
+    length: int | None,
     mode: MaskMode,
     sums: _Accumulators,
-    row_sums: torch.Tensor,
-    entropy: torch.Tensor,
-    max_weight: torch.Tensor,
 ) -> None:
-    acc = row_sums.dtype
-    w = weights if weights.dtype == acc else weights.to(acc)
-    torch.sum(w, dim=-1, out=row_sums)
-    torch.amax(w, dim=-1, out=max_weight)
-    torch.sum(torch.special.entr(w), dim=-1, out=entropy)
-    if not bool(torch.isfinite(row_sums).all()):
-        sums.nan_weights += torch.isnan(w).sum()
-        sums.inf_weights += torch.isinf(w).sum()
+    """NaN/Inf counts and the running sums for the logit variance over the allowed positions.
 
+    Called before masking: the tail of a 1-D valid length may then be overwritten in place.
+    """
+    acc = sums.s1.dtype
     score_total = scores.sum(dtype=acc)
     finite_scores = bool(torch.isfinite(score_total))
     if not finite_scores:
         sums.nan_scores += torch.isnan(scores).sum()
         sums.inf_scores += torch.isinf(scores).sum()
+    zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
+    if length is not None:
+        # 1-D valid length: the allowed scores are the leading columns, no mask needed.
+        view = scores[..., :length]
+        if finite_scores:
+            sums.count += view.numel()
+        else:
+            ok = torch.isfinite(view)
+            sums.count += ok.sum()
+            view = torch.where(ok, view, zero)
+        sums.s1 += view.sum(dtype=acc)
+        sums.s2 += torch.linalg.vector_norm(view, dtype=acc) ** 2
+        if mode.name == "d2l" and view.numel():
+            sums.min_allowed = torch.minimum(sums.min_allowed, view.amin().to(acc))
+        return
     valid = allowed
     if not finite_scores:
         ok = torch.isfinite(scores)
@@ -377,14 +430,43 @@ def _diagnose_block(
         sums.count += scores.numel()
         if mode.name == "d2l":
             sums.min_allowed = torch.minimum(sums.min_allowed, scores.amin().to(acc))
-    else:
-        zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
-        kept_scores = torch.where(valid, scores, zero)
-        sums.s1 += kept_scores.sum(dtype=acc)
-        sums.s2 += torch.linalg.vector_norm(kept_scores, dtype=acc) ** 2
-        sums.count += valid.sum()
-        if mode.name == "d2l" and bool(valid.any()):
-            sums.min_allowed = torch.minimum(sums.min_allowed, scores[valid].amin().to(acc))
+        return
+    kept_scores = torch.where(valid, scores, zero)
+    sums.s1 += kept_scores.sum(dtype=acc)
+    sums.s2 += torch.linalg.vector_norm(kept_scores, dtype=acc) ** 2
+    sums.count += valid.sum()
+    # Only look for real scores under the fill when some score is that low at all.
+    if mode.name == "d2l" and float(scores.amin()) <= D2L_FILL:
+        inf = torch.full((), math.inf, dtype=scores.dtype, device=scores.device)
+        sums.min_allowed = torch.minimum(sums.min_allowed, torch.where(valid, scores, inf).amin().to(acc))
+
+
+def _diagnose_weights(
+    pre_softmax: torch.Tensor,
+    weights: torch.Tensor,
+    sums: _Accumulators,
+    row_sums: torch.Tensor,
+    entropy: torch.Tensor,
+    max_weight: torch.Tensor,
+) -> None:
+    """Row sums, largest weight and entropy of each row; NaN/Inf counts of the weights."""
+    acc = row_sums.dtype
+    w = weights if weights.dtype == acc else weights.to(acc)
+    x = pre_softmax if pre_softmax.dtype == acc else pre_softmax.to(acc)
+    total = w.sum(-1)
+    w_max = w.amax(-1)
+    row_sums.copy_(total)
+    max_weight.copy_(w_max)
+    # Entropy without a log per element: with m the row's largest softmax input, w_m = 1 / Z and
+    # log w_j = (x_j - m) + log w_m, so H = -log w_m + sum_j w_j (m - x_j). The clamp turns the
+    # +inf gap of a -inf fill into a finite number that its zero weight then cancels (a weight
+    # that is not zero has a gap below ~750 even in float64, so the clamp never touches it).
+    gap = (x.amax(-1, keepdim=True) - x).clamp_max_(1e4)
+    h = torch.linalg.vecdot(w, gap) - torch.log(w_max) * total
+    entropy.copy_(torch.where(w_max > 0, h, torch.zeros((), dtype=acc, device=h.device)))
+    if not bool(torch.isfinite(total).all()):
+        sums.nan_weights += torch.isnan(w).sum()
+        sums.inf_weights += torch.isinf(w).sum()
 
 
 def _finish_diagnostics(

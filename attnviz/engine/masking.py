@@ -30,6 +30,9 @@ class MaskMode:
     zero_empty_rows: bool = False
     #: The mask is read with the opposite polarity (True = ignore).
     inverted: bool = False
+    #: The value masked scores are replaced by, when the mode is a plain fill (None: it is not).
+    #: A plain fill lets the engine mask a row's tail in place instead of building a mask.
+    fill: float | None = None
 
 
 def _fill(scores: torch.Tensor, allowed: torch.Tensor, value: float) -> torch.Tensor:
@@ -49,6 +52,7 @@ MASK_MODES: dict[str, MaskMode] = {
             "Masked scores are replaced by -1e6 before the softmax, as in the book's masked_softmax. "
             "A row with no valid key gets uniform weights over all keys, padding included.",
             lambda s, a: _fill(s, a, D2L_FILL),
+            fill=D2L_FILL,
         ),
         MaskMode(
             "strict",
@@ -57,6 +61,7 @@ MASK_MODES: dict[str, MaskMode] = {
             "output and is flagged; never NaN, and padded keys and values cannot leak in.",
             lambda s, a: _fill(s, a, float("-inf")),
             zero_empty_rows=True,
+            fill=float("-inf"),
         ),
         MaskMode(
             "neg_inf",
@@ -64,6 +69,7 @@ MASK_MODES: dict[str, MaskMode] = {
             "Masked scores become -inf (an additive float mask of 0 and -inf does the same) and a "
             "plain softmax follows: a row with no valid key becomes NaN.",
             lambda s, a: _fill(s, a, float("-inf")),
+            fill=float("-inf"),
         ),
         MaskMode(
             "sdpa",
@@ -73,6 +79,7 @@ MASK_MODES: dict[str, MaskMode] = {
             "weights (PyTorch >= 2.5).",
             lambda s, a: _fill(s, a, float("-inf")),
             zero_empty_rows=True,
+            fill=float("-inf"),
         ),
         MaskMode(
             "float01",
@@ -216,10 +223,28 @@ class MaskSpec:
             and self.key_padding_mask is None
         )
 
-    def rows(self, start: int, stop: int, device: torch.device) -> torch.Tensor | None:
-        """``allowed`` for queries ``start:stop``, shape (B or 1, stop-start, K); None if unmasked."""
+    @property
+    def is_prefix(self) -> bool:
+        """Only 1-D valid lengths: every row of a batch element keeps the same leading keys."""
+        return (
+            self.valid_lens is not None
+            and self.valid_lens.dim() == 1
+            and self.causal is None
+            and self.attn_mask is None
+            and self.key_padding_mask is None
+        )
+
+    def rows(
+        self, start: int, stop: int, device: torch.device, batch: int | None = None
+    ) -> torch.Tensor | None:
+        """``allowed`` for queries ``start:stop``, shape (B or 1, stop-start, K); None if unmasked.
+
+        With ``batch``, only that batch element's rows, shape (1, stop-start, K).
+        """
         if self.is_empty:
             return None
+        if batch is not None:
+            return self._select(batch).rows(start, stop, device)
         keys = torch.arange(self.n_keys, device=device)
         allowed: torch.Tensor | None = None
 
@@ -243,6 +268,32 @@ class MaskSpec:
             allowed = both(~self.key_padding_mask[:, None, :])
         assert allowed is not None
         return allowed
+
+    def empty_rows(
+        self, start: int, stop: int, device: torch.device, batch: int | None = None
+    ) -> torch.Tensor | None:
+        """Rows with no allowed key, when that follows from the sources without the mask
+        (valid lengths alone, or a causal mask alone); None when the mask must be looked at."""
+        spec = self if batch is None else self._select(batch)
+        only_lens = spec.causal is None and spec.attn_mask is None and spec.key_padding_mask is None
+        if spec.valid_lens is not None and only_lens:
+            vl = spec.valid_lens
+            lens = vl[:, None].expand(vl.shape[0], stop - start) if vl.dim() == 1 else vl[:, start:stop]
+            return lens == 0
+        if spec.causal is not None and spec.valid_lens is None and spec.attn_mask is None and spec.key_padding_mask is None:
+            q = torch.arange(start, stop, device=device)
+            offset = spec.n_keys - spec.n_queries if spec.causal == "bottom_right" else 0
+            return (q + offset < 0).unsqueeze(0)
+        return None
+
+    def _select(self, b: int) -> "MaskSpec":
+        def pick(t: torch.Tensor | None) -> torch.Tensor | None:
+            if t is None:
+                return None
+            return t if t.shape[0] == 1 else t[b : b + 1]
+
+        return MaskSpec(1, self.n_queries, self.n_keys, pick(self.valid_lens), self.causal,
+                        pick(self.attn_mask), pick(self.key_padding_mask))
 
     def full(self, device: torch.device) -> torch.Tensor:
         """The whole ``allowed`` mask, shape (B, Q, K)."""

@@ -1,0 +1,27 @@
+"""``python -m attnviz.bench engine|app``: print the benchmark figures side by side."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="attnviz-bench", description=__doc__)
+    parser.add_argument("which", choices=["engine", "app"], help="what to benchmark")
+    parser.add_argument("--repeats", type=int, default=15, help="timed runs per figure (median reported)")
+    parser.add_argument("--quick", action="store_true", help="small sizes only, for a smoke test")
+    args = parser.parse_args(argv)
+    if args.which == "engine":
+        from attnviz.bench.engine_bench import run
+
+        if args.quick:
+            return run(sizes=(256,), repeats=3, memory=False)
+        return run(repeats=args.repeats)
+    from attnviz.bench.app_bench import run as run_app
+
+    return run_app(quick=args.quick)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
