@@ -373,3 +373,23 @@ def test_float_valid_lengths_with_whole_values_are_accepted():
 def test_every_mode_is_documented():
     for mode in MASK_MODES.values():
         assert mode.label and len(mode.description) > 40
+
+
+@pytest.mark.parametrize("mode", list(MASK_MODES))
+def test_blocked_prefix_path_equals_single_block(monkeypatch, mode):
+    q, k, v = inputs(b=3, n=23, m=9)
+    vl = torch.tensor([0, 4, 12])
+    whole = attend(q, k, v, vl, mask_mode=mode)
+    monkeypatch.setattr(attend_impl, "BLOCK_ELEMENTS", 9 * 4)  # four rows per block
+    blocked = attend(q, k, v, vl, mask_mode=mode)
+    for name in STAGES:
+        torch.testing.assert_close(getattr(blocked, name), getattr(whole, name), equal_nan=True, msg=name)
+    for name in ("row_sums", "entropy", "max_weight", "empty_rows", "nan_rows"):
+        torch.testing.assert_close(getattr(blocked.diagnostics, name), getattr(whole.diagnostics, name),
+                                   equal_nan=True, msg=name)
+    assert blocked.diagnostics.warnings == whole.diagnostics.warnings
+    assert math.isclose(blocked.diagnostics.logit_variance, whole.diagnostics.logit_variance, rel_tol=1e-5)
+    w = whole.weights
+    expected_entropy = torch.special.entr(w).sum(-1)
+    ok = ~torch.isnan(expected_entropy)
+    torch.testing.assert_close(whole.diagnostics.entropy[ok], expected_entropy[ok], atol=1e-5, rtol=1e-5)
