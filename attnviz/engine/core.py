@@ -75,9 +75,9 @@ def attend(
     mode = check_mask_mode(mask_mode)
     kept = _check_keep(keep)
     if isinstance(num_hiddens, bool) or not isinstance(num_hiddens, int) or num_hiddens < 1:
-        raise AttentionInputError(f"num_hiddens must be a whole number >= 1; got {num_hiddens!r}")
+        raise AttentionInputError(f"num_hiddens must be a whole number >= 1; got {num_hiddens!r}", "params")
     if not (isinstance(dropout, (int, float)) and 0.0 <= float(dropout) <= 1.0):
-        raise AttentionInputError(f"dropout must be a probability between 0 and 1; got {dropout!r}")
+        raise AttentionInputError(f"dropout must be a probability between 0 and 1; got {dropout!r}", "dropout")
 
     dev = resolve_device(device) if device is not None else _device_of(queries)
     dt = resolve_dtype(dtype, _default_dtype(queries))
@@ -150,22 +150,25 @@ def _as_input(x: object, name: str, dtype: torch.dtype, device: torch.device, al
     try:
         t = torch.as_tensor(x)
     except (TypeError, ValueError, RuntimeError) as exc:
-        raise AttentionInputError(f"{name} must be a numeric tensor or array; got {type(x).__name__}") from exc
+        raise AttentionInputError(f"{name} must be a numeric tensor or array; got {type(x).__name__}", name) from exc
     if t.dtype == torch.bool or t.is_complex() or not (t.is_floating_point() or t.dtype in _INT_DTYPES):
-        raise AttentionInputError(f"{name} must hold real numbers; got dtype {t.dtype}")
+        raise AttentionInputError(f"{name} must hold real numbers; got dtype {t.dtype}", name)
     if t.dim() != 3:
         raise AttentionInputError(
             f"{name} must be 3-D (batch, {'queries' if name == 'queries' else 'keys'}, features); "
-            f"got shape {tuple(t.shape)}"
+            f"got shape {tuple(t.shape)}",
+            "shape",
         )
     if 0 in t.shape[:2]:
-        raise AttentionInputError(f"{name} must have at least one batch element and one row; got shape {tuple(t.shape)}")
+        raise AttentionInputError(
+            f"{name} must have at least one batch element and one row; got shape {tuple(t.shape)}", "shape"
+        )
     if not allow_nonfinite and t.is_floating_point():
         finite = torch.isfinite(t)
         if not bool(finite.all()):
             idx = tuple(int(i) for i in (~finite).nonzero()[0])
             kind = "NaN" if torch.isnan(t[idx]) else "Inf"
-            raise AttentionInputError(f"{name} contains {kind} at index {idx}")
+            raise AttentionInputError(f"{name} contains {kind} at index {idx}", name)
     return t.to(device=device, dtype=dtype).contiguous()
 
 
@@ -175,16 +178,17 @@ _INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 def _check_shapes(fn: ScoringFunction, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
     if not (q.shape[0] == k.shape[0] == v.shape[0]):
         raise AttentionInputError(
-            f"batch sizes differ: queries {q.shape[0]}, keys {k.shape[0]}, values {v.shape[0]}"
+            f"batch sizes differ: queries {q.shape[0]}, keys {k.shape[0]}, values {v.shape[0]}", "shape"
         )
     if k.shape[1] != v.shape[1]:
         raise AttentionInputError(
-            f"keys and values must pair up: {k.shape[1]} keys but {v.shape[1]} values"
+            f"keys and values must pair up: {k.shape[1]} keys but {v.shape[1]} values", "shape"
         )
     if fn.same_dim and q.shape[2] != k.shape[2]:
         raise AttentionInputError(
             f"{fn.label} scoring needs queries and keys of the same length: d_q = {q.shape[2]}, "
-            f"d_k = {k.shape[2]} (additive or bilinear scoring accept different lengths)"
+            f"d_k = {k.shape[2]} (additive or bilinear scoring accept different lengths)",
+            "shape",
         )
 
 

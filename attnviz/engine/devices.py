@@ -31,7 +31,7 @@ def resolve_dtype(dtype: str | torch.dtype | None, default: torch.dtype = torch.
     elif isinstance(dtype, str) and dtype.removeprefix("torch.") in DTYPES:
         return DTYPES[dtype.removeprefix("torch.")]
     raise AttentionInputError(
-        f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}"
+        f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}", "dtype"
     )
 
 

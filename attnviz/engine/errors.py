@@ -4,7 +4,15 @@ from __future__ import annotations
 
 
 class AttentionInputError(ValueError):
-    """The inputs cannot be used: wrong shape, bad valid length, NaN, unknown option..."""
+    """The inputs cannot be used: wrong shape, bad valid length, NaN, unknown option...
+
+    ``field`` names what is wrong ("shape", "valid_lens", "queries", "keys", "values",
+    "scoring", "mask", "params", "dtype", "dropout"), so an app can show the message next to it.
+    """
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class DeviceError(RuntimeError):

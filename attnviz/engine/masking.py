@@ -108,7 +108,7 @@ def check_mask_mode(mask_mode: str) -> MaskMode:
         return MASK_MODES[mask_mode]
     except (KeyError, TypeError):
         raise AttentionInputError(
-            f"unknown mask_mode {mask_mode!r}: expected one of {', '.join(MASK_MODES)}"
+            f"unknown mask_mode {mask_mode!r}: expected one of {', '.join(MASK_MODES)}", "mask"
         ) from None
 
 
@@ -124,24 +124,25 @@ def check_valid_lens(
         return None
     vl = torch.as_tensor(valid_lens)
     if vl.dtype == torch.bool or vl.is_complex() or not (vl.is_floating_point() or _is_int(vl)):
-        raise AttentionInputError(f"valid_lens must hold whole numbers, got dtype {vl.dtype}")
+        raise AttentionInputError(f"valid_lens must hold whole numbers, got dtype {vl.dtype}", "valid_lens")
     if vl.shape not in ((batch,), (batch, n_queries)):
         raise AttentionInputError(
             f"valid_lens must have shape ({batch},) or ({batch}, {n_queries}) for a batch of "
-            f"{batch} with {n_queries} queries; got shape {tuple(vl.shape)}"
+            f"{batch} with {n_queries} queries; got shape {tuple(vl.shape)}",
+            "valid_lens",
         )
     if vl.is_floating_point():
         if torch.isnan(vl).any():
-            raise AttentionInputError("valid_lens contains NaN")
+            raise AttentionInputError("valid_lens contains NaN", "valid_lens")
         if torch.isinf(vl).any():
-            raise AttentionInputError("valid_lens contains an infinite value")
+            raise AttentionInputError("valid_lens contains an infinite value", "valid_lens")
         fractional = vl != torch.floor(vl)
         if fractional.any():
             bad = vl[fractional][0].item()
-            raise AttentionInputError(f"valid lengths must be whole numbers; got {bad:g}")
+            raise AttentionInputError(f"valid lengths must be whole numbers; got {bad:g}", "valid_lens")
     if (vl < 0).any():
         bad = vl[vl < 0][0].item()
-        raise AttentionInputError(f"valid lengths must be >= 0; got {bad:g}")
+        raise AttentionInputError(f"valid lengths must be >= 0; got {bad:g}", "valid_lens")
     return vl.to(device=device, dtype=torch.int64)
 
 
@@ -154,11 +155,12 @@ def _check_bool_mask(mask: object, name: str, shapes: tuple[tuple[int, ...], ...
     if m.dtype != torch.bool:
         raise AttentionInputError(
             f"{name} must be a boolean tensor (an additive float mask is a mask_mode, not a source); "
-            f"got dtype {m.dtype}"
+            f"got dtype {m.dtype}",
+            "mask",
         )
     if tuple(m.shape) not in shapes:
         expected = " or ".join(str(s) for s in shapes)
-        raise AttentionInputError(f"{name} must have shape {expected}; got {tuple(m.shape)}")
+        raise AttentionInputError(f"{name} must have shape {expected}; got {tuple(m.shape)}", "mask")
     return m.to(device)
 
 
@@ -191,7 +193,7 @@ class MaskSpec:
             causal = None
         if causal is not None and causal not in CAUSAL_ALIGNMENTS:
             raise AttentionInputError(
-                f"causal must be None, True, 'top_left' or 'bottom_right'; got {causal!r}"
+                f"causal must be None, True, 'top_left' or 'bottom_right'; got {causal!r}", "mask"
             )
         am = None
         if attn_mask is not None:

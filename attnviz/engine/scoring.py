@@ -59,7 +59,7 @@ def get_scoring(name: str) -> ScoringFunction:
         return SCORINGS[name]
     except (KeyError, TypeError):
         raise AttentionInputError(
-            f"unknown scoring function {name!r}: expected one of {', '.join(SCORINGS)}"
+            f"unknown scoring function {name!r}: expected one of {', '.join(SCORINGS)}", "scoring"
         ) from None
 
 
@@ -185,13 +185,14 @@ def check_params(scoring: ScoringFunction, params: Params, d_q: int, d_k: int, n
     for key, shape in expected.items():
         if key not in params:
             raise AttentionInputError(
-                f"{scoring.name} scoring needs parameter {key!r} of shape {shape}; it is missing"
+                f"{scoring.name} scoring needs parameter {key!r} of shape {shape}; it is missing", "params"
             )
         got = tuple(params[key].shape)
         if got != shape:
             raise AttentionInputError(
                 f"{scoring.name} parameter {key!r} must have shape {shape} for d_q={d_q}, "
-                f"d_k={d_k}, num_hiddens={num_hiddens}; got {got}"
+                f"d_k={d_k}, num_hiddens={num_hiddens}; got {got}",
+                "params",
             )
         if not torch.isfinite(params[key]).all():
-            raise AttentionInputError(f"{scoring.name} parameter {key!r} contains NaN or Inf")
+            raise AttentionInputError(f"{scoring.name} parameter {key!r} contains NaN or Inf", "params")

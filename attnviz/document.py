@@ -1,0 +1,283 @@
+"""The state a user edits, as plain numpy and Python: no Qt, no torch.
+
+Every change goes through ``Document.apply(edit)``, which returns the edit that undoes it, bumps
+``version`` and tells the subscribers. The app wraps those edits in QUndoCommands; scripts and
+tests use the document directly. ``snapshot()`` takes an immutable copy for the worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal
+
+import numpy as np
+
+Role = Literal["queries", "keys", "values", "valid_lens"]
+LensMode = Literal["none", "1d", "2d"]
+TENSOR_ROLES: tuple[str, ...] = ("queries", "keys", "values")
+FILL_KINDS: tuple[str, ...] = ("random", "zeros", "ones", "arange")
+
+#: Shape limits of the editor. The engine takes anything; a table of a million rows does not
+#: help anyone, and these keep a typo in a spin box from asking for terabytes.
+MAX_BATCH = 64
+MAX_LEN = 4096
+MAX_DIM = 1024
+MAX_HIDDEN = 1024
+
+
+@dataclass(frozen=True)
+class Settings:
+    scoring: str = "additive"
+    mask_mode: str = "d2l"
+    causal: str | None = None  # None, "top_left", "bottom_right"
+    lens_mode: LensMode = "1d"
+    device: str = "cpu"
+    dtype: str = "float32"
+    dropout: float = 0.0
+    train: bool = False
+    dropout_seed: int = 0
+    num_hiddens: int = 8
+    param_seed: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass
+class State:
+    """Everything that defines a computation. Arrays: queries (B, Q, d_q), keys (B, K, d_k),
+    values (B, K, d_v), valid lengths 1-D (B,) and 2-D (B, Q) (both kept, ``lens_mode`` picks),
+    ``params`` the learnable scoring parameters by name (empty: seeded from ``param_seed``)."""
+
+    queries: np.ndarray
+    keys: np.ndarray
+    values: np.ndarray
+    lens_1d: np.ndarray
+    lens_2d: np.ndarray
+    settings: Settings = field(default_factory=Settings)
+    params: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def copy(self) -> "State":
+        return State(
+            self.queries.copy(), self.keys.copy(), self.values.copy(), self.lens_1d.copy(),
+            self.lens_2d.copy(), self.settings, {k: v.copy() for k, v in self.params.items()},
+        )
+
+    @property
+    def batch(self) -> int:
+        return int(self.queries.shape[0])
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.queries.shape[1])
+
+    @property
+    def n_keys(self) -> int:
+        return int(self.keys.shape[1])
+
+    @property
+    def dims(self) -> dict[str, int]:
+        return {
+            "batch": self.batch,
+            "n_queries": self.n_queries,
+            "n_keys": self.n_keys,
+            "d_q": int(self.queries.shape[2]),
+            "d_k": int(self.keys.shape[2]),
+            "d_v": int(self.values.shape[2]),
+        }
+
+    def array(self, role: str) -> np.ndarray:
+        if role == "valid_lens":
+            return self.lens_1d if self.settings.lens_mode != "2d" else self.lens_2d
+        return getattr(self, role)
+
+    def valid_lens(self) -> np.ndarray | None:
+        mode = self.settings.lens_mode
+        return None if mode == "none" else (self.lens_1d if mode == "1d" else self.lens_2d)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """An immutable copy of the inputs, tagged with the document version it was taken at."""
+
+    version: int
+    state: State
+
+
+# ------------------------------------------------------------------------------------ edits
+
+
+class Edit:
+    """One undoable change. ``apply`` changes the state and returns the inverse edit."""
+
+    text: str = "Edit"
+
+    def apply(self, state: State) -> tuple[State, "Edit"]:
+        raise NotImplementedError
+
+
+@dataclass
+class SetBlock(Edit):
+    """Write a rectangular block into one batch element of a tensor (a typed cell, a paste)."""
+
+    role: str
+    batch: int
+    row: int
+    col: int
+    block: np.ndarray
+
+    @property
+    def text(self) -> str:  # type: ignore[override]
+        cells = self.block.size
+        return f"Edit {cells} cell{'s' if cells != 1 else ''} of {self.role.replace('_', ' ')}"
+
+    def apply(self, state: State) -> tuple[State, Edit]:
+        target = state.array(self.role)
+        block = np.asarray(self.block)
+        if block.ndim != 2:
+            raise ValueError(f"a block must be 2-D, got shape {block.shape}")
+        if self.role == "valid_lens" and target.ndim == 1:
+            # 1-D valid lengths are shown as a (B, 1) column: row = batch element.
+            rows = slice(self.row, self.row + block.shape[0])
+            old = target[rows].reshape(-1, 1).copy()
+            new_state = state.copy()
+            new_state.array(self.role)[rows] = block[:, 0]
+            return new_state, SetBlock(self.role, self.batch, self.row, self.col, old)
+        rows = slice(self.row, self.row + block.shape[0])
+        cols = slice(self.col, self.col + block.shape[1])
+        sub = target[self.batch, rows, cols]
+        if sub.shape != block.shape:
+            raise ValueError(f"block of shape {block.shape} does not fit at ({self.row}, {self.col})")
+        old = sub.copy()
+        new_state = state.copy()
+        new_state.array(self.role)[self.batch, rows, cols] = block
+        return new_state, SetBlock(self.role, self.batch, self.row, self.col, old)
+
+
+@dataclass
+class ReplaceState(Edit):
+    """Swap the whole state (shape changes, fills, presets, loaded files)."""
+
+    new: State
+    text: str = "Change"
+
+    def apply(self, state: State) -> tuple[State, Edit]:
+        return self.new.copy(), ReplaceState(state.copy(), self.text)
+
+
+@dataclass
+class SetSettings(Edit):
+    changes: dict[str, Any]
+    text: str = "Change setting"
+
+    def apply(self, state: State) -> tuple[State, Edit]:
+        old = {name: getattr(state.settings, name) for name in self.changes}
+        new_state = state.copy()
+        new_state.settings = replace(state.settings, **self.changes)
+        if "num_hiddens" in self.changes or "scoring" in self.changes or "param_seed" in self.changes:
+            # Parameters no longer fit (or belong to another function): back to seeded ones.
+            new_state.params = {}
+        return new_state, SetSettings(old, self.text)
+
+
+# ---------------------------------------------------------------------------- the document
+
+
+class Document:
+    """Holds the current ``State``; every change is an ``Edit`` that can be undone."""
+
+    def __init__(self, state: State) -> None:
+        self._state = state
+        self.version = 0
+        self._listeners: list[Callable[[Edit | None], None]] = []
+
+    @property
+    def state(self) -> State:
+        """The current state. Treat it as read-only: change it through ``apply``."""
+        return self._state
+
+    def subscribe(self, listener: Callable[[Edit | None], None]) -> None:
+        self._listeners.append(listener)
+
+    def apply(self, edit: Edit) -> Edit:
+        """Apply ``edit``; return the edit that undoes it."""
+        new_state, inverse = edit.apply(self._state)
+        self._state = new_state
+        self.version += 1
+        for listener in list(self._listeners):
+            listener(edit)
+        return inverse
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(self.version, self._state.copy())
+
+
+# ------------------------------------------------------------------------------ state makers
+
+
+def resize_state(state: State, **dims: int) -> State:
+    """A copy of ``state`` with new dimensions; values that still fit are kept.
+
+    New cells of Q, K, V are 0; new valid lengths are the number of keys (all valid).
+    """
+    cur = state.dims
+    cur.update({k: int(v) for k, v in dims.items() if v is not None})
+    b, n, m = cur["batch"], cur["n_queries"], cur["n_keys"]
+
+    def fit(arr: np.ndarray, shape: tuple[int, ...], fill: float) -> np.ndarray:
+        out = np.full(shape, fill, dtype=arr.dtype)
+        common = tuple(slice(0, min(a, s)) for a, s in zip(arr.shape, shape))
+        out[common] = arr[common]
+        return out
+
+    new = state.copy()
+    new.queries = fit(state.queries, (b, n, cur["d_q"]), 0.0)
+    new.keys = fit(state.keys, (b, m, cur["d_k"]), 0.0)
+    new.values = fit(state.values, (b, m, cur["d_v"]), 0.0)
+    new.lens_1d = fit(state.lens_1d, (b,), m)
+    new.lens_2d = fit(state.lens_2d, (b, n), m)
+    if (cur["d_q"], cur["d_k"]) != (state.dims["d_q"], state.dims["d_k"]):
+        new.params = {}
+    return new
+
+
+def fill_values(shape: tuple[int, ...], kind: str, seed: int = 0) -> np.ndarray:
+    """Values for a fill: seeded standard normal, zeros, ones, or the book's arange per batch
+    element (``arange(rows * cols).reshape(rows, cols)``, the same in every batch element)."""
+    if kind == "random":
+        return np.random.default_rng(seed).standard_normal(shape)
+    if kind == "zeros":
+        return np.zeros(shape)
+    if kind == "ones":
+        return np.ones(shape)
+    if kind == "arange":
+        one = np.arange(int(np.prod(shape[1:])), dtype=np.float64).reshape(shape[1:])
+        return np.broadcast_to(one, shape).copy()
+    raise ValueError(f"unknown fill {kind!r}: expected one of {', '.join(FILL_KINDS)}")
+
+
+def filled_state(state: State, role: str, kind: str, seed: int = 0) -> State:
+    new = state.copy()
+    setattr(new, role, fill_values(getattr(state, role).shape, kind, seed))
+    return new
+
+
+def make_state(
+    batch: int = 2,
+    n_queries: int = 1,
+    n_keys: int = 10,
+    d_q: int = 20,
+    d_k: int = 2,
+    d_v: int = 4,
+    settings: Settings | None = None,
+) -> State:
+    return State(
+        np.zeros((batch, n_queries, d_q)),
+        np.zeros((batch, n_keys, d_k)),
+        np.zeros((batch, n_keys, d_v)),
+        np.full((batch,), n_keys, dtype=np.int64),
+        np.full((batch, n_queries), n_keys, dtype=np.int64),
+        settings or Settings(),
+    )
+
