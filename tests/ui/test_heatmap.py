@@ -1,0 +1,581 @@
+"""Tests for attnviz.ui.heatmap.HeatmapWidget.
+
+Several tests look at *rendered pixels* (widget.grab()), not only at item state: a transposed
+image, a half-cell offset or levels silently overridden all leave the item state looking fine.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6 import QtCore, QtGui, QtTest
+
+from attnviz.ui.colormaps import (
+    COLORMAPS,
+    INF_COLOR,
+    MASK_COLOR,
+    NAN_COLOR,
+    canonical_colormap_name,
+    lookup_table,
+)
+from attnviz.ui.heatmap import HeatmapWidget, _CellAxisItem
+
+
+@pytest.fixture
+def widget(qtbot):
+    w = HeatmapWidget()
+    qtbot.addWidget(w)
+    w.resize(640, 480)
+    return w
+
+
+def _shown(qtbot, w: HeatmapWidget) -> HeatmapWidget:
+    w.show()
+    qtbot.waitExposed(w)
+    QtCore.QCoreApplication.processEvents()
+    return w
+
+
+def _pixel_of_cell(w: HeatmapWidget, img: QtGui.QImage, row: int, col: int, fx: float = 0.5, fy: float = 0.5):
+    """RGB of the rendered pixel at fraction (fx, fy) inside cell (row, col)."""
+    scene_pt = w.plot_item.getViewBox().mapViewToScene(QtCore.QPointF(col + fx, row + fy))
+    view_pt = w._view.mapFromScene(scene_pt)
+    pt = w._view.mapTo(w, view_pt)
+    dpr = img.devicePixelRatio()
+    c = img.pixelColor(int(pt.x() * dpr), int(pt.y() * dpr))
+    return (c.red(), c.green(), c.blue())
+
+
+def _close(a, b, tol: int = 6) -> bool:
+    return all(abs(int(x) - int(y)) <= tol for x, y in zip(a, b))
+
+
+def _cell_rgba(w: HeatmapWidget) -> np.ndarray:
+    """Overlay image reduced to one RGBA per cell: min alpha and the cell's centre colour."""
+    img = w.overlay_item.image
+    k = w.overlay_scale
+    return img[k // 2 :: k, k // 2 :: k]
+
+
+# --------------------------------------------------------------------------- data layout
+
+
+def test_image_is_row_major_and_holds_values(widget):
+    values = np.arange(15, dtype=np.float64).reshape(3, 5) / 14.0
+    widget.set_data(values)
+    img = widget.image_item.image
+    assert widget.image_item.axisOrder == "row-major"
+    assert img.shape == values.shape == (3, 5)
+    for r in range(3):
+        for c in range(5):
+            assert img[r, c] == values[r, c]
+
+
+def test_values_are_copied(widget):
+    values = np.zeros((2, 3))
+    widget.set_data(values)
+    values[0, 0] = 99.0  # caller edits in place without calling set_data
+    assert widget.image_item.image[0, 0] == 0.0
+    assert widget.values[0, 0] == 0.0
+
+
+def test_rendered_image_is_not_transposed_and_query0_on_top(qtbot, widget):
+    widget.annotate_limit = 0  # nothing drawn over the cell centres
+    values = np.zeros((3, 5))
+    values[0, 4] = 1.0  # top-right cell bright, everything else dark
+    widget.set_data(values)
+    _shown(qtbot, widget)
+    img = widget.grab().toImage()
+    lut = lookup_table(widget.colormap_name)
+    assert _close(_pixel_of_cell(widget, img, 0, 4), lut[255])
+    assert _close(_pixel_of_cell(widget, img, 2, 0), lut[0])
+    assert _close(_pixel_of_cell(widget, img, 0, 0), lut[0])
+    # Cells are [i, i+1): the bright cell must fill its whole square, edges included.
+    assert _close(_pixel_of_cell(widget, img, 0, 4, 0.08, 0.08), lut[255])
+    assert _close(_pixel_of_cell(widget, img, 0, 4, 0.92, 0.92), lut[255])
+    assert _close(_pixel_of_cell(widget, img, 0, 3, 0.92, 0.5), lut[0])
+    # Query 0 is the top row on screen, key 0 the left column.
+    vb = widget.plot_item.getViewBox()
+    top = vb.mapViewToScene(QtCore.QPointF(0.5, 0.5))
+    below = vb.mapViewToScene(QtCore.QPointF(0.5, 2.5))
+    right = vb.mapViewToScene(QtCore.QPointF(4.5, 0.5))
+    assert top.y() < below.y()
+    assert top.x() < right.x()
+
+
+def test_rejects_bad_shapes(widget):
+    with pytest.raises(ValueError):
+        widget.set_data(np.zeros(5))
+    with pytest.raises(ValueError):
+        widget.set_data(np.zeros((2, 3)), mask=np.ones((3, 2), bool))
+    with pytest.raises(ValueError):
+        widget.set_data(np.zeros((2, 3)), empty_rows=np.zeros(3, bool))
+    with pytest.raises(ValueError):
+        widget.set_data(np.zeros((2, 3)), row_labels=["a"])
+    with pytest.raises(ValueError):
+        widget.set_data(np.zeros((2, 3)), levels=(1.0, 1.0))
+
+
+# --------------------------------------------------------------------------- levels
+
+
+def test_explicit_levels_on_first_set_data(widget):
+    # First call on a fresh widget: pyqtgraph's "deferred levels" must not override these.
+    widget.set_data(np.linspace(-2, 5, 12).reshape(3, 4), levels=(-2.0, 5.0))
+    assert tuple(widget.image_item.getLevels()) == (-2.0, 5.0)
+    assert tuple(widget.colorbar.levels()) == (-2.0, 5.0)
+    assert widget.levels == (-2.0, 5.0)
+
+
+def test_default_levels_are_weights(widget):
+    widget.set_data(np.full((2, 2), 0.3))
+    assert tuple(widget.image_item.getLevels()) == (0.0, 1.0)
+    assert tuple(widget.colorbar.levels()) == (0.0, 1.0)
+
+
+def test_auto_levels_ignore_nan_inf_and_masked(widget):
+    v = np.array([[-3.0, np.nan, 2.0], [np.inf, -np.inf, 0.5], [-1e9, 1.0, 1.5]])
+    widget.set_data(v, levels=None)
+    assert widget.levels == (-1e9, 2.0)  # finite min/max; NaN/inf ignored
+    mask = np.ones((3, 3), bool)
+    mask[2, 0] = False  # the -1e9 "masked fill" must not stretch the scale
+    widget.set_data(v, mask=mask, levels=None)
+    assert widget.levels == (-3.0, 2.0)
+    assert tuple(widget.image_item.getLevels()) == (-3.0, 2.0)
+    assert tuple(widget.colorbar.levels()) == (-3.0, 2.0)
+
+
+def test_auto_levels_degenerate_inputs(widget):
+    widget.set_data(np.full((2, 2), np.nan), levels=None)
+    lo, hi = widget.levels
+    assert math.isfinite(lo) and math.isfinite(hi) and lo < hi
+    widget.set_data(np.full((2, 2), 4.0), levels=None)
+    lo, hi = widget.levels
+    assert lo < 4.0 < hi
+
+
+def test_rendered_colour_follows_levels(qtbot, widget):
+    widget.annotate_limit = 0
+    widget.set_data(np.array([[10.0, 20.0, 30.0]]), levels=(10.0, 30.0))
+    _shown(qtbot, widget)
+    img = widget.grab().toImage()
+    lut = lookup_table(widget.colormap_name)
+    assert _close(_pixel_of_cell(widget, img, 0, 0), lut[0])
+    assert _close(_pixel_of_cell(widget, img, 0, 2), lut[255])
+    assert _close(_pixel_of_cell(widget, img, 0, 1), lut[128], tol=10)
+
+
+# --------------------------------------------------------------------------- special cells
+
+
+def test_masked_overlay_alpha_exactly_at_masked_cells(widget):
+    mask = np.array(
+        [
+            [True, True, False, False],
+            [True, False, True, False],
+            [False, False, False, True],
+        ]
+    )
+    widget.set_data(np.full((3, 4), 0.25), mask=mask)
+    ov = widget.overlay_item.image
+    k = widget.overlay_scale
+    assert widget.overlay_item.isVisible()
+    assert ov.shape == (3 * k, 4 * k, 4)
+    per_cell = ov.reshape(3, k, 4, k, 4)
+    alpha_min = per_cell[..., 3].min(axis=(1, 3))
+    alpha_max = per_cell[..., 3].max(axis=(1, 3))
+    assert np.array_equal(alpha_min > 0, ~mask)  # every pixel of a masked cell is covered
+    assert np.array_equal(alpha_max > 0, ~mask)  # no pixel of an allowed cell is
+    # Hatched: a masked cell holds more than one colour.
+    masked_cell = per_cell[2, :, 0, :, :3].reshape(-1, 3)
+    assert len(np.unique(masked_cell, axis=0)) >= 2
+    assert (masked_cell == MASK_COLOR[:3]).all(axis=1).any()
+
+
+def test_overlay_maps_onto_data_rectangle(widget):
+    mask = np.ones((3, 7), bool)
+    mask[0, 0] = False
+    widget.set_data(np.zeros((3, 7)), mask=mask)
+    rect = widget.overlay_item.mapRectToParent(widget.overlay_item.boundingRect())
+    assert rect == QtCore.QRectF(0, 0, 7, 3)
+
+
+def test_nan_and_inf_colours_in_overlay_and_render(qtbot, widget):
+    widget.annotate_limit = 0
+    v = np.full((20, 20), 0.1)
+    v[3, 5] = np.nan
+    v[7, 2] = np.inf
+    v[8, 9] = -np.inf
+    mask = np.ones((20, 20), bool)
+    mask[10, 10] = False
+    mask[11, 11] = False
+    v[11, 11] = np.nan  # NaN wins over masked: it is always a bug worth seeing
+    widget.set_data(v, mask=mask)
+    cells = _cell_rgba(widget)
+    assert tuple(cells[3, 5]) == NAN_COLOR
+    assert tuple(cells[11, 11]) == NAN_COLOR
+    assert tuple(cells[7, 2]) == INF_COLOR
+    assert tuple(cells[8, 9]) == INF_COLOR
+    assert cells[0, 0, 3] == 0
+
+    _shown(qtbot, widget)
+    img = widget.grab().toImage()
+    assert _close(_pixel_of_cell(widget, img, 3, 5), NAN_COLOR[:3])
+    assert _close(_pixel_of_cell(widget, img, 7, 2), INF_COLOR[:3])
+    lut = lookup_table(widget.colormap_name)
+    assert _close(_pixel_of_cell(widget, img, 3, 6), lut[int(0.1 * 256)], tol=10)
+
+
+def test_masked_minus_inf_shows_as_masked_not_inf(widget):
+    v = np.array([[0.0, -np.inf]])
+    widget.set_data(v, mask=np.array([[True, False]]), levels=None)
+    cells = _cell_rgba(widget)
+    assert tuple(cells[0, 1]) != INF_COLOR
+    assert cells[0, 1, 3] > 0
+
+
+def test_special_colours_distinct_from_every_colormap():
+    for name in COLORMAPS:
+        lut = lookup_table(name).astype(float)
+        for special in (NAN_COLOR, INF_COLOR):
+            dist = np.sqrt(((lut - np.array(special[:3], float)) ** 2).sum(axis=1))
+            assert dist.min() > 100, (name, special)
+
+
+def test_empty_rows_marker_tooltip_and_label(widget):
+    mask = np.ones((4, 3), bool)
+    mask[2] = False
+    widget.set_data(np.zeros((4, 3)), mask=mask)  # empty_rows derived from the mask
+    assert widget.empty_rows == (2,)
+    assert widget.empty_row_marker_item.isVisible()
+    bar = widget.empty_row_marker_item.image
+    assert bar.shape[:2] == (4, 1)
+    assert list(bar[:, 0, 3] > 0) == [False, False, True, False]
+    assert tuple(bar[2, 0, :3])[0] > 200 and bar[2, 0, 1] < 80  # red
+    assert "2" in widget.toolTip().split("no valid key")[1]
+    labels = widget.plot_item.getAxis("left").cell_labels
+    assert labels[2].startswith("∅") and not labels[1].startswith("∅")
+
+    widget.set_data(np.zeros((4, 3)), empty_rows=np.array([True, False, False, True]))
+    assert widget.empty_rows == (0, 3)
+    widget.set_data(np.zeros((4, 3)))
+    assert widget.empty_rows == ()
+    assert not widget.empty_row_marker_item.isVisible()
+    assert "no valid key" not in widget.toolTip()
+
+
+# --------------------------------------------------------------------------- annotations
+
+
+def test_small_matrix_annotations_texts_and_contrast(widget):
+    v = np.array([[0.0, 0.25, 1.0], [np.nan, np.inf, -np.inf]])
+    widget.set_data(v)
+    ann = widget.annotations
+    assert len(ann) == 6
+    texts = [a.toPlainText() for a in ann]
+    assert texts == ["0.00", "0.25", "1.00", "NaN", "inf", "-inf"]
+    # Row-major order and centred in the cells.
+    assert ann[5].pos() == QtCore.QPointF(2.5, 1.5)
+    # cividis: 0 is dark blue -> light text; 1 is yellow -> dark text.
+    dark_text = ann[2].textItem.defaultTextColor()
+    light_text = ann[0].textItem.defaultTextColor()
+    assert light_text.lightness() > 200 and dark_text.lightness() < 60
+
+
+def test_annotations_for_scores_use_three_significant_digits(widget):
+    widget.set_data(np.array([[123.456, -0.012345]]), levels=None)
+    assert [a.toPlainText() for a in widget.annotations] == ["123", "-0.0123"]
+
+
+def test_large_matrix_has_no_annotations(widget):
+    widget.set_data(np.zeros((17, 17)))
+    assert widget.annotations == ()
+    widget.set_data(np.zeros((16, 16)))
+    assert len(widget.annotations) == 256
+    widget.annotate_limit = 4
+    widget.set_data(np.zeros((5, 2)))
+    assert widget.annotations == ()
+
+
+def test_repeated_set_data_keeps_counts_right(widget):
+    vb = widget.plot_item.getViewBox()
+
+    def n_text_items_in_view() -> int:
+        # Count what is really in the scene: stale items left behind would still be drawn.
+        return sum(1 for it in widget._view.scene().items() if isinstance(it, pg.TextItem))
+
+    for shape, expected in [((4, 4), 16), ((2, 3), 6), ((20, 20), 0), ((3, 3), 9), ((1, 1), 1)]:
+        mask = np.ones(shape, bool)
+        mask[0, 0] = shape == (1, 1)  # overlay present except for the last one
+        widget.set_data(np.random.default_rng(0).random(shape), mask=mask)
+        assert len(widget.annotations) == expected
+        assert n_text_items_in_view() == expected
+        assert widget.image_item.image.shape == shape
+        if shape != (1, 1):
+            k = widget.overlay_scale
+            assert widget.overlay_item.image.shape[:2] == (shape[0] * k, shape[1] * k)
+            rect = widget.overlay_item.mapRectToParent(widget.overlay_item.boundingRect())
+            assert rect == QtCore.QRectF(0, 0, shape[1], shape[0])
+    assert not widget.overlay_item.isVisible()
+    assert vb.viewRange() == [[0.0, 1.0], [0.0, 1.0]]
+
+
+def test_annotations_hidden_when_cells_too_small(qtbot, widget):
+    widget.set_data(np.full((16, 16), 0.5))
+    widget.resize(300, 300)
+    widget.setMinimumSize(0, 0)
+    _shown(qtbot, widget)
+    assert not any(a.isVisible() for a in widget.annotations)
+    widget.resize(1400, 900)
+    QtCore.QCoreApplication.processEvents()
+    assert all(a.isVisible() for a in widget.annotations)
+
+
+# --------------------------------------------------------------------------- ticks
+
+
+def test_ticks_label_every_cell_centre(widget):
+    widget.set_data(np.zeros((3, 4)), row_labels=["a", "b", "c"])
+    left = widget.plot_item.getAxis("left")
+    bottom = widget.plot_item.getAxis("bottom")
+    assert left.cell_labels == ["a", "b", "c"]
+    assert bottom.cell_labels == ["0", "1", "2", "3"]
+    # Plenty of room: one tick per cell, at the centre, with that cell's label.
+    ((_, values),) = bottom.tickValues(0, 4, 800)
+    assert values == [0.5, 1.5, 2.5, 3.5]
+    assert bottom.tickStrings(values, 1.0, 1.0) == ["0", "1", "2", "3"]
+    ((_, values),) = left.tickValues(0, 3, 600)
+    assert left.tickStrings(values, 1.0, 1.0) == ["a", "b", "c"]
+
+
+def test_crowded_labels_are_thinned_not_overprinted(widget):
+    words = [f"token_{i:02d}" for i in range(32)]
+    widget.set_data(np.zeros((32, 32)), col_labels=words)
+    bottom = widget.plot_item.getAxis("bottom")
+    ((step, values),) = bottom.tickValues(0, 32, 400)  # 12.5 px per cell: "token_07" is wider
+    assert step > 1
+    assert values[0] == 0.5 and all((v - 0.5) % step == 0 for v in values)
+    assert bottom.tickStrings(values, 1.0, step)[1] == words[int(step)]
+    long = "x" * 60
+    widget.set_data(np.zeros((1, 2)), col_labels=[long, "b"])
+    assert len(bottom.cell_labels[0]) < 20 and bottom.cell_labels[0].endswith("…")
+
+
+def test_many_rows_use_automatic_integer_ticks_at_centres(widget):
+    widget.set_data(np.zeros((100, 40)))
+    axis = widget.plot_item.getAxis("left")
+    assert axis.cell_labels is None
+    assert widget.plot_item.getAxis("bottom").cell_labels is None  # 40 cols > label_limit
+    levels = axis.tickValues(0, 100, 400)
+    assert levels
+    for spacing, values in levels:
+        assert spacing >= 1
+        for v in values:
+            assert v - 0.5 == int(v - 0.5)
+    assert axis.tickStrings([0.5, 10.5], 1.0, 10.0) == ["0", "10"]
+    # Zoomed in below one cell per tick: still labels whole cells.
+    tight = _CellAxisItem("left").tickValues(3.0, 5.0, 400)
+    assert [3.5, 4.5] in [vals for _, vals in tight]
+
+
+# --------------------------------------------------------------------------- hover
+
+
+def test_hover_calls_function_with_row_and_col(qtbot, widget):
+    calls: list[tuple[int, int]] = []
+
+    def hover(r: int, c: int) -> str:
+        calls.append((r, c))
+        return f"cell {r},{c}"
+
+    widget.set_data(np.random.default_rng(1).random((4, 6)), hover=hover)
+    _shown(qtbot, widget)
+    vb = widget.plot_item.getViewBox()
+    # Near the corners of cell (2, 3), to catch half-cell offsets.
+    for fx, fy in [(0.5, 0.5), (0.05, 0.05), (0.95, 0.95)]:
+        pos = vb.mapViewToScene(QtCore.QPointF(3 + fx, 2 + fy))
+        assert widget._cell_at_scene_pos(pos) == (2, 3)
+    with qtbot.waitSignal(widget.cellHovered, timeout=1000) as blocker:
+        widget._on_mouse_moved(vb.mapViewToScene(QtCore.QPointF(3.5, 2.5)))
+    assert blocker.args == [2, 3]
+    assert calls == [(2, 3)]
+    assert widget.hover_text == "cell 2,3"
+    assert widget.image_item.toolTip() == "cell 2,3"
+    # Moving within the same cell does not call again; another cell does.
+    widget._on_mouse_moved(vb.mapViewToScene(QtCore.QPointF(3.2, 2.7)))
+    widget._on_mouse_moved(vb.mapViewToScene(QtCore.QPointF(0.5, 3.5)))
+    assert calls == [(2, 3), (3, 0)]
+    # Outside the matrix: ignored, hover cleared.
+    widget._on_mouse_moved(QtCore.QPointF(-50, -50))
+    assert calls == [(2, 3), (3, 0)]
+    assert widget.hover_text == ""
+
+
+def test_real_mouse_move_reaches_hover(qtbot, widget):
+    """End to end: a mouse move over the viewport -> scene.sigMouseMoved -> cellHovered."""
+    widget.set_data(np.zeros((4, 6)))
+    _shown(qtbot, widget)
+    scene_pt = widget.plot_item.getViewBox().mapViewToScene(QtCore.QPointF(3.5, 2.5))
+    with qtbot.waitSignal(widget.cellHovered, timeout=2000) as blocker:
+        QtTest.QTest.mouseMove(widget._view.viewport(), widget._view.mapFromScene(scene_pt))
+    assert blocker.args == [2, 3]
+    assert widget.hover_text == "query 2, key 3: 0"
+
+
+def test_default_hover_text(qtbot, widget):
+    v = np.zeros((2, 3))
+    v[1, 2] = 0.5
+    mask = np.ones((2, 3), bool)
+    mask[0, 1] = False
+    widget.set_data(v, mask=mask)
+    _shown(qtbot, widget)
+    vb = widget.plot_item.getViewBox()
+    widget._on_mouse_moved(vb.mapViewToScene(QtCore.QPointF(2.5, 1.5)))
+    assert widget.hover_text == "query 1, key 2: 0.5"
+    widget._on_mouse_moved(vb.mapViewToScene(QtCore.QPointF(1.5, 0.5)))
+    assert widget.hover_text.startswith("query 0, key 1: 0") and "masked" in widget.hover_text
+
+
+def test_hover_text_refreshes_on_new_data(qtbot, widget):
+    widget.set_data(np.zeros((2, 2)))
+    _shown(qtbot, widget)
+    vb = widget.plot_item.getViewBox()
+    widget._on_mouse_moved(vb.mapViewToScene(QtCore.QPointF(1.5, 1.5)))
+    widget.set_data(np.full((2, 2), 0.75))
+    assert widget.hover_text == "query 1, key 1: 0.75"
+    widget.set_data(np.zeros((1, 1)))  # hovered cell no longer exists
+    assert widget.hover_text == ""
+
+
+# --------------------------------------------------------------------------- colour maps, fonts, export
+
+
+def test_colormaps(widget):
+    widget.set_data(np.zeros((2, 2)))
+    assert widget.colormap_name == "cividis"
+    for name in COLORMAPS:
+        widget.set_colormap(name)
+        lut = widget.image_item.lut
+        assert lut.shape == (256, 3) and lut.dtype == np.uint8
+        assert np.array_equal(lut, lookup_table(name))
+    assert not np.array_equal(lookup_table("viridis"), lookup_table("magma"))
+    widget.set_colormap("Greys")
+    assert widget.colormap_name == "gray"
+    assert canonical_colormap_name("grey") == "gray"
+    with pytest.raises(ValueError):
+        widget.set_colormap("no-such-map")
+
+
+def test_colormap_change_updates_annotation_contrast(widget):
+    widget.set_data(np.array([[0.0]]))
+    before = widget.annotations[0].textItem.defaultTextColor().lightness()
+    widget.set_colormap("gray")  # 0 is black in gray too: still light text
+    assert widget.annotations[0].textItem.defaultTextColor().lightness() == before
+    widget.set_data(np.array([[1.0]]))
+    assert widget.annotations[0].textItem.defaultTextColor().lightness() < 60
+
+
+def test_font_scale(widget):
+    widget.set_data(np.zeros((2, 2)))
+    base_ann = widget.annotations[0].textItem.font().pointSizeF()
+    base_tick = widget.plot_item.getAxis("left").style["tickFont"].pointSizeF()
+    widget.set_font_scale(2.0)
+    assert widget.annotations[0].textItem.font().pointSizeF() == pytest.approx(2 * base_ann)
+    assert widget.plot_item.getAxis("left").style["tickFont"].pointSizeF() == pytest.approx(2 * base_tick)
+    assert widget.plot_item.getAxis("bottom").style["tickFont"].pointSizeF() == pytest.approx(2 * base_tick)
+    assert "font-size" in widget.plot_item.getAxis("bottom").labelStyle
+    # Label colour survives restyling (black-on-black axis labels were a real bug).
+    assert widget.plot_item.getAxis("bottom").labelStyle.get("color")
+    with pytest.raises(ValueError):
+        widget.set_font_scale(0)
+
+
+def test_render_image_matches_grab(qtbot, widget, tmp_path):
+    widget.set_data(np.random.default_rng(2).random((5, 7)), mask=np.tril(np.ones((5, 7), bool)))
+    _shown(qtbot, widget)
+    path = tmp_path / "heatmap.png"
+    assert widget.render_image(path)
+    saved = QtGui.QImage(str(path)).convertToFormat(QtGui.QImage.Format.Format_RGB32)
+    grabbed = widget.grab().toImage().convertToFormat(QtGui.QImage.Format.Format_RGB32)
+    assert saved.size() == grabbed.size()
+    assert saved == grabbed
+
+
+def test_tooltips_and_minimum_size(widget):
+    widget.set_data(np.zeros((2, 10)))
+    assert widget.toolTip()
+    assert widget.colorbar.toolTip()
+    for side in ("left", "bottom"):
+        assert widget.plot_item.getAxis(side).toolTip()
+    assert widget.image_item.toolTip()
+    assert widget.minimumWidth() >= 400 and widget.minimumHeight() >= 180
+
+
+def test_labels_and_title_are_configurable(qtbot):
+    w = HeatmapWidget(title="Layer 0", x_label="Tokens", y_label="Heads")
+    qtbot.addWidget(w)
+    assert w.plot_item.getAxis("bottom").labelText == "Tokens"
+    assert w.plot_item.getAxis("left").labelText == "Heads"
+    assert "Layer 0" in w.plot_item.titleLabel.text
+    w.set_axis_labels(x_label="Keys")
+    w.set_title("")
+    assert w.plot_item.getAxis("bottom").labelText == "Keys"
+    assert not w.plot_item.titleLabel.isVisible()
+
+
+def test_empty_matrix_is_allowed(widget):
+    widget.set_data(np.zeros((3, 3)), mask=np.eye(3, dtype=bool))
+    widget.clear()
+    assert widget.annotations == ()
+    assert not widget.overlay_item.isVisible()
+    widget.set_data(np.zeros((2, 2)))
+    assert len(widget.annotations) == 4
+
+
+# --------------------------------------------------------------------------- scale
+
+
+@pytest.mark.slow
+def test_4096_square_with_causal_mask(qtbot, widget):
+    n = 4096
+    v = np.random.default_rng(3).random((n, n), dtype=np.float32)
+    v[5, 7] = np.nan
+    mask = np.tril(np.ones((n, n), bool))
+    widget.set_data(v, mask=mask)
+    assert widget.image_item.autoDownsample
+    assert widget.overlay_item.autoDownsample
+    assert widget.image_item.image.shape == (n, n)
+    assert widget.annotations == ()
+    assert widget.plot_item.getAxis("left").cell_labels is None
+    # The lone NaN cell gets a fixed-size marker so it stays findable when zoomed out.
+    xs, ys = widget.locator_item.getData()
+    assert (7.5, 5.5) in set(zip(xs.tolist(), ys.tolist()))
+    # Painting goes through pyqtgraph's downsampling of both image items.
+    _shown(qtbot, widget)
+    img = widget.grab().toImage()
+    assert not img.isNull()
+    # Upper-right corner is masked: its rendered colour is the (downsampled) hatch grey.
+    r, g, b = _pixel_of_cell(widget, img, 10, n - 10)
+    assert abs(r - g) < 8 and abs(g - b) < 8 and 60 < r < 230
+
+
+def test_locators_only_for_big_matrices(widget):
+    v = np.zeros((200, 300))
+    v[10, 20] = np.nan
+    v[30, 40] = np.inf
+    mask = np.ones(v.shape, bool)
+    mask[50] = False  # empty row 50
+    widget.set_data(v, mask=mask)
+    xs, ys = widget.locator_item.getData()
+    pts = set(zip(xs.tolist(), ys.tolist()))
+    assert (20.5, 10.5) in pts and (40.5, 30.5) in pts
+    assert any(y == 50.5 and x < 5 for x, y in pts)
+    assert len(pts) == 3
+    widget.set_data(np.full((200, 300), np.nan))  # 60000 NaN: an evenly spread subset
+    xs, ys = widget.locator_item.getData()
+    assert 0 < len(xs) <= 20_000 and ys.min() < 5 and ys.max() > 195
+    widget.set_data(np.full((4, 4), np.nan))  # small: the overlay alone is enough
+    assert len(widget.locator_item.getData()[0]) == 0
