@@ -1,0 +1,131 @@
+"""Size limits, dtype rules and array conversion shared by every reader and writer.
+
+Readers learn each array's shape and dtype from the file's header first and ask a
+:class:`Budget` before allocating anything, so an absurd header is refused without touching
+memory. The limits are per file, summed over its arrays: what matters is how much one load can
+allocate in total.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from attnviz.io.errors import AttnvizFileError
+
+# 64 Mi elements is 256 MiB of float32 (512 MiB of float64): far more than any attention tensor
+# one can inspect visually, yet well under a desktop's memory.
+DEFAULT_MAX_ELEMENTS: int = 64 * 1024 * 1024
+# Bytes after conversion (bfloat16 becomes float32); lets the full element budget be float64.
+DEFAULT_MAX_BYTES: int = 1024 * 1024 * 1024
+
+ACCEPTED_DTYPES_TEXT = "bool, integers, float16, bfloat16, float32, float64"
+
+
+def format_bytes(n: int) -> str:
+    """Decimal units, like file managers: ``4_000_000_000`` -> ``"4.0 GB"``."""
+    value = float(n)
+    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB"):
+        if value < 1000 or unit == "PB":
+            return f"{n:,} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")
+
+
+def dtype_problem(dtype: np.dtype) -> str | None:
+    """Why ``dtype`` is not accepted, or ``None`` when it is."""
+    if dtype.hasobject:
+        # Object arrays can only be stored pickled, and unpickling can run arbitrary code.
+        return "holds Python objects (dtype object), which can only be loaded by running code from the file"
+    if dtype.names is not None or dtype.subdtype is not None:
+        return f"has a structured dtype ({dtype}); only plain numeric arrays are supported"
+    kind = dtype.kind
+    if kind in "biu":
+        return None
+    if kind == "f" and dtype.itemsize in (2, 4, 8):
+        return None
+    if kind == "c":
+        return (
+            f"holds complex numbers ({dtype.name}); attention tensors must be real ({ACCEPTED_DTYPES_TEXT})"
+        )
+    if kind in "US":
+        return f"holds text (dtype {dtype.str}), not numbers"
+    if kind in "Mm":
+        return f"holds dates or times (dtype {dtype.name}), not numbers"
+    return f"has dtype {dtype.name}, which is not supported ({ACCEPTED_DTYPES_TEXT})"
+
+
+def to_numpy(value: Any) -> np.ndarray:
+    """``np.asarray`` that also takes torch tensors needing grad (which refuse ``__array__``)."""
+    detach = getattr(value, "detach", None)
+    if callable(detach):  # duck-typed so that torch is not imported here
+        value = detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def element_count(shape: Sequence[int]) -> int:
+    """Exact element count as a Python int (numpy's ``prod`` would overflow on hostile shapes)."""
+    return math.prod(int(s) for s in shape)
+
+
+class Budget:
+    """Running totals for one file; :meth:`claim` raises before a too-large allocation."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        error: type[AttnvizFileError],
+        max_elements: int = DEFAULT_MAX_ELEMENTS,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        if max_elements < 0 or max_bytes < 0:
+            raise ValueError("limits must be non-negative")
+        self.path = path
+        self.error = error
+        self.max_elements = max_elements
+        self.max_bytes = max_bytes
+        self.elements = 0
+        self.bytes = 0
+
+    def fail(self, reason: str) -> AttnvizFileError:
+        """An error naming this budget's file, for the caller to raise."""
+        return self.error(self.path, reason)
+
+    def claim(self, name: str | None, shape: Sequence[int], itemsize: int) -> None:
+        """Account for an array about to be allocated; ``name`` is None for single-array files."""
+        if any(int(s) < 0 for s in shape):
+            raise self.fail(f"{_subject(name)}has a negative dimension in its shape {tuple(shape)}")
+        count = element_count(shape)
+        nbytes = count * itemsize
+        size = f"{count:,} elements ({format_bytes(nbytes)})"
+        if count > self.max_elements:
+            raise self.fail(f"{_subject(name)}holds {size}, more than the {self.max_elements:,} allowed")
+        if nbytes > self.max_bytes:
+            raise self.fail(
+                f"{_subject(name)}holds {size}, more than the {format_bytes(self.max_bytes)} allowed"
+            )
+        if self.elements + count > self.max_elements:
+            raise self.fail(
+                f"its arrays hold more than the {self.max_elements:,} elements allowed in total "
+                f"(reached at {_where(name)})"
+            )
+        if self.bytes + nbytes > self.max_bytes:
+            raise self.fail(
+                f"its arrays need more than the {format_bytes(self.max_bytes)} allowed in total "
+                f"(reached at {_where(name)})"
+            )
+        self.elements += count
+        self.bytes += nbytes
+
+
+def _subject(name: str | None) -> str:
+    # Single-array files read best without an array name: "keys.npy: holds ...".
+    return "" if name is None else f"array '{name}' "
+
+
+def _where(name: str | None) -> str:
+    return "its only array" if name is None else f"array '{name}'"

@@ -1,0 +1,224 @@
+"""Reading and writing NumPy ``.npy`` and ``.npz`` files without pickle.
+
+``np.load`` would read headers and data in one go; here the header is parsed first, the dtype and
+size are checked against a :class:`~attnviz.io._limits.Budget`, and only then is memory
+allocated and filled. ``.npz`` members are streamed from the zip archive one at a time, so a
+compressed member whose header promises gigabytes is refused before it is inflated.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import numpy.lib.format as npformat
+
+from attnviz.io._limits import Budget, dtype_problem, element_count, format_bytes
+
+NPY_MAGIC = npformat.MAGIC_PREFIX  # b"\x93NUMPY"
+NPY_SUFFIX = ".npy"
+_CHUNK = 16 * 1024 * 1024  # read in slices so zip streams never buffer a whole member twice
+
+
+@dataclass(frozen=True)
+class NpyHeader:
+    """What an ``.npy`` header promises; ``data_offset`` is where the raw data starts."""
+
+    shape: tuple[int, ...]
+    fortran_order: bool
+    dtype: np.dtype
+    data_offset: int
+
+    @property
+    def data_bytes(self) -> int:
+        return element_count(self.shape) * self.dtype.itemsize
+
+
+def _read_raw_header(stream: IO[bytes], budget: Budget, name: str | None) -> NpyHeader:
+    """Parse magic and header (dtype via ``ast.literal_eval``, never pickle); no checks yet."""
+    try:
+        version = npformat.read_magic(stream)
+        if version == (1, 0):
+            shape, fortran, dtype = npformat.read_array_header_1_0(stream)
+        elif version == (2, 0):
+            shape, fortran, dtype = npformat.read_array_header_2_0(stream)
+        else:
+            # Version 3.0 only exists for structured dtypes with non-Latin-1 field names,
+            # which are refused anyway.
+            raise budget.fail(
+                f"{_prefix(name)}uses .npy format version {version[0]}.{version[1]}, which is not supported"
+            )
+        offset = stream.tell()
+    except budget.error:
+        raise
+    except Exception as exc:
+        # numpy's parser raises ValueError, TokenError, SyntaxError...: whatever it trips on,
+        # the header is damaged, and nothing has been allocated yet.
+        raise budget.fail(f"{_prefix(name)}has a damaged .npy header ({_first_line(exc)})") from exc
+    return NpyHeader(tuple(int(s) for s in shape), bool(fortran), dtype, offset)
+
+
+def read_npy_header(stream: IO[bytes], budget: Budget, name: str | None) -> NpyHeader:
+    """Parse the header at the stream's position (0) and check dtype and size; no data is read."""
+    header = _read_raw_header(stream, budget, name)
+    problem = dtype_problem(header.dtype)
+    if problem is not None:
+        raise budget.fail(f"{_prefix(name)}{problem}")
+    budget.claim(name, header.shape, _native(header.dtype).itemsize)
+    return header
+
+
+def read_npy_data(stream: IO[bytes], header: NpyHeader, budget: Budget, name: str | None) -> np.ndarray:
+    """Read the data that follows a checked header into a fresh C-ordered native array."""
+    flat = np.empty(element_count(header.shape), dtype=header.dtype)
+    view = flat.data.cast("B")
+    filled = 0
+    while filled < len(view):
+        got = stream.readinto(view[filled : filled + _CHUNK])  # type: ignore[attr-defined]
+        if not got:
+            raise budget.fail(
+                f"{_prefix(name)}is truncated: its header promises {format_bytes(len(view))} of data "
+                f"but only {format_bytes(filled)} are there"
+            )
+        filled += got
+    array = flat.reshape(header.shape, order="F" if header.fortran_order else "C")
+    # Callers get native-endian C-ordered arrays whatever the writer used.
+    # np.asarray, not ascontiguousarray: the latter turns 0-d arrays into 1-d.
+    return np.asarray(array, dtype=_native(header.dtype), order="C")
+
+
+def read_npy_file(path: Path, budget: Budget) -> np.ndarray:
+    """Read a whole ``.npy`` file, checking the header against the budget and the file size."""
+    with open(path, "rb") as stream:
+        header = read_npy_header(stream, budget, None)
+        available = os.fstat(stream.fileno()).st_size - header.data_offset
+        if available < header.data_bytes:
+            raise budget.fail(
+                f"is truncated: its header promises {format_bytes(header.data_bytes)} of data "
+                f"but only {format_bytes(max(available, 0))} follow"
+            )
+        return read_npy_data(stream, header, budget, None)
+
+
+def open_zip(path: Path, budget: Budget) -> zipfile.ZipFile:
+    """Open a zip archive, reporting a damaged one in the budget's error type."""
+    try:
+        return zipfile.ZipFile(path)
+    except OSError:
+        raise  # permission and the like: the caller words those
+    except Exception as exc:
+        # BadZipFile, NotImplementedError ("zip file version 6.6"), struct.error, ValueError...
+        raise budget.fail("is truncated or damaged: not a complete zip archive") from exc
+
+
+class NpzArchive:
+    """An open ``.npz`` (zip of ``.npy`` members) read member by member.
+
+    Raises the budget's error type for a damaged archive. ``names`` lists array names (member
+    names without ``.npy``) in archive order; ``other_members`` the entries that are not arrays.
+    """
+
+    def __init__(self, path: Path, budget: Budget) -> None:
+        self.path = path
+        self.budget = budget
+        self._zip = open_zip(path, budget)
+        self._members: dict[str, zipfile.ZipInfo] = {}
+        self.other_members: list[str] = []
+        for info in self._zip.infolist():
+            if info.is_dir():
+                continue
+            if not info.filename.endswith(NPY_SUFFIX):
+                self.other_members.append(info.filename)
+                continue
+            name = info.filename[: -len(NPY_SUFFIX)]
+            if name in self._members:
+                self.close()
+                raise budget.fail(f"has two members named '{info.filename}'")
+            self._members[name] = info
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._members)
+
+    def read(self, name: str, *, allow_text: bool = False, max_text_chars: int = 0) -> np.ndarray:
+        """Read one array; ``allow_text`` admits a 0-d unicode string (session metadata)."""
+        info = self._members[name]
+        if info.flag_bits & 0x1:
+            raise self.budget.fail(f"array '{name}' is encrypted")
+        try:
+            with self._zip.open(info) as stream:
+                header = self._header(stream, name, allow_text, max_text_chars)
+                available = info.file_size - header.data_offset
+                if available < header.data_bytes:
+                    raise self.budget.fail(
+                        f"array '{name}' is truncated: its header promises {format_bytes(header.data_bytes)} "
+                        f"of data but the archive holds {format_bytes(max(available, 0))}"
+                    )
+                return read_npy_data(stream, header, self.budget, name)
+        except self.budget.error:
+            raise
+        except MemoryError:
+            raise
+        except Exception as exc:
+            # Bad CRC, inflated stream ending early, unsupported compression method, zlib error...
+            raise self.budget.fail(f"array '{name}' is damaged ({_first_line(exc)})") from exc
+
+    def _header(self, stream: IO[bytes], name: str, allow_text: bool, max_text_chars: int) -> NpyHeader:
+        if not allow_text:
+            return read_npy_header(stream, self.budget, name)
+        header = _read_raw_header(stream, self.budget, name)
+        if header.dtype.kind != "U" or header.shape != ():
+            raise self.budget.fail(
+                f"member '{name}' should be a single text string, not {header.dtype} of shape {header.shape}"
+            )
+        if header.dtype.itemsize // 4 > max_text_chars:
+            raise self.budget.fail(
+                f"member '{name}' is longer than the {max_text_chars:,} characters allowed"
+            )
+        return header
+
+    def close(self) -> None:
+        self._zip.close()
+
+    def __enter__(self) -> NpzArchive:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def write_npy(stream: IO[bytes], array: np.ndarray) -> None:
+    """Write one array in ``.npy`` format; pickle is never used."""
+    npformat.write_array(stream, array, allow_pickle=False)
+
+
+def write_npz(stream: IO[bytes], arrays: Mapping[str, np.ndarray], *, compress: bool = False) -> None:
+    """Write an ``.npz`` that ``np.load(..., allow_pickle=False)`` reads back.
+
+    Written by hand rather than with ``np.savez(file, **arrays)`` because keyword names would
+    collide with savez's own parameters (an array called ``file`` or ``allow_pickle``).
+    """
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with zipfile.ZipFile(stream, mode="w", compression=method, allowZip64=True) as archive:
+        for name, array in arrays.items():
+            # force_zip64 as np.savez does: member sizes are unknown until written.
+            with archive.open(name + NPY_SUFFIX, mode="w", force_zip64=True) as member:
+                write_npy(member, array)
+
+
+def _native(dtype: np.dtype) -> np.dtype:
+    return dtype.newbyteorder("=") if dtype.byteorder not in ("=", "|") else dtype
+
+
+def _prefix(name: str | None) -> str:
+    return "" if name is None else f"array '{name}' "
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__

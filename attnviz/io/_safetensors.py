@@ -1,0 +1,217 @@
+"""Reading and writing ``.safetensors`` with plain numpy (the ``safetensors`` package is optional).
+
+Layout (https://github.com/huggingface/safetensors): an unsigned little-endian 64-bit header
+length N, N bytes of UTF-8 JSON mapping each tensor name to
+``{"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}`` (offsets relative to the
+byte buffer that follows the header) plus an optional ``"__metadata__"`` string map, then the
+little-endian, C-ordered data. Everything is validated against the file size and the budget
+before any array is allocated.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import struct
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from attnviz.io._limits import Budget, dtype_problem, element_count
+
+# The reference implementation refuses larger headers too; a real one is a few kB.
+MAX_HEADER_BYTES = 100_000_000
+METADATA_KEY = "__metadata__"
+
+# bfloat16 has no numpy dtype: it is read as uint16 and widened to float32 (exact).
+_BF16 = "BF16"
+_DTYPES: dict[str, np.dtype] = {
+    "BOOL": np.dtype(np.bool_),
+    "U8": np.dtype("<u1"),
+    "I8": np.dtype("<i1"),
+    "U16": np.dtype("<u2"),
+    "I16": np.dtype("<i2"),
+    "U32": np.dtype("<u4"),
+    "I32": np.dtype("<i4"),
+    "U64": np.dtype("<u8"),
+    "I64": np.dtype("<i8"),
+    "F16": np.dtype("<f2"),
+    _BF16: np.dtype("<u2"),
+    "F32": np.dtype("<f4"),
+    "F64": np.dtype("<f8"),
+}
+_CODES: dict[tuple[str, int], str] = {
+    ("b", 1): "BOOL",
+    ("u", 1): "U8",
+    ("i", 1): "I8",
+    ("u", 2): "U16",
+    ("i", 2): "I16",
+    ("u", 4): "U32",
+    ("i", 4): "I32",
+    ("u", 8): "U64",
+    ("i", 8): "I64",
+    ("f", 2): "F16",
+    ("f", 4): "F32",
+    ("f", 8): "F64",
+}
+
+
+def looks_like_safetensors(head: bytes, file_size: int) -> bool:
+    """Sniff: a plausible header length followed by the JSON object's opening brace."""
+    if len(head) < 9:
+        return False
+    (length,) = struct.unpack("<Q", head[:8])
+    return 2 <= length <= file_size - 8 and head[8:9] == b"{"
+
+
+def read_safetensors(path: Path, budget: Budget) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Return ``(arrays, metadata)`` in header order."""
+    with open(path, "rb") as stream:
+        file_size = os.fstat(stream.fileno()).st_size
+        entries, metadata, data_start = _read_header(stream, file_size, budget)
+        arrays: dict[str, np.ndarray] = {}
+        for name, (code, shape, begin, _end) in entries.items():
+            stream.seek(data_start + begin)
+            arrays[name] = _read_array(stream, code, shape, budget, name)
+    return arrays, metadata
+
+
+def _read_header(
+    stream: BinaryIO, file_size: int, budget: Budget
+) -> tuple[dict[str, tuple[str, tuple[int, ...], int, int]], dict[str, str], int]:
+    prefix = stream.read(8)
+    if len(prefix) < 8:
+        raise budget.fail("is too short to be a .safetensors file")
+    (length,) = struct.unpack("<Q", prefix)
+    if length > MAX_HEADER_BYTES:
+        raise budget.fail(
+            f"is not a valid .safetensors file: it claims a {length:,}-byte header "
+            f"(at most {MAX_HEADER_BYTES:,} allowed)"
+        )
+    if length > file_size - 8:
+        raise budget.fail(
+            f"is truncated or not .safetensors: its header length ({length:,} bytes) is larger than the file"
+        )
+    raw = stream.read(length)
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise budget.fail("has a damaged .safetensors header (not valid JSON)") from exc
+    if not isinstance(header, dict):
+        raise budget.fail("has a damaged .safetensors header (not a JSON object)")
+
+    metadata = header.pop(METADATA_KEY, None) or {}
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise budget.fail("has damaged .safetensors metadata (must map names to strings)")
+
+    data_start = 8 + length
+    data_size = file_size - data_start
+    entries: dict[str, tuple[str, tuple[int, ...], int, int]] = {}
+    for name, info in header.items():
+        code, shape, begin, end = _parse_entry(name, info, budget)
+        if end > data_size:
+            raise budget.fail(
+                f"is truncated: array '{name}' lies at bytes {begin:,}-{end:,} of the data "
+                f"but only {data_size:,} bytes follow the header"
+            )
+        entries[name] = (code, shape, begin, end)
+
+    # Overlapping ranges would let a small file claim much more data than it holds.
+    spans = sorted((begin, end, name) for name, (_c, _s, begin, end) in entries.items())
+    for (_b1, end1, name1), (begin2, _e2, name2) in itertools.pairwise(spans):
+        if begin2 < end1:
+            raise budget.fail(f"has overlapping data for arrays '{name1}' and '{name2}'")
+    return entries, {str(k): v for k, v in metadata.items()}, data_start
+
+
+def _parse_entry(name: str, info: Any, budget: Budget) -> tuple[str, tuple[int, ...], int, int]:
+    if not isinstance(info, dict):
+        raise budget.fail(f"has a damaged header entry for array '{name}'")
+    code = info.get("dtype")
+    shape = _int_list(info.get("shape"))
+    offsets = _int_list(info.get("data_offsets"))
+    if not isinstance(code, str):
+        raise budget.fail(f"has no dtype for array '{name}'")
+    if code not in _DTYPES:
+        kind = "complex numbers" if code.startswith("C") else f"dtype {code}"
+        raise budget.fail(
+            f"array '{name}' holds {kind}, which is not supported (bool, integers, F16, BF16, F32, F64)"
+        )
+    if shape is None or any(s < 0 for s in shape):
+        raise budget.fail(f"has an invalid shape for array '{name}'")
+    if offsets is None or len(offsets) != 2 or not 0 <= offsets[0] <= offsets[1]:
+        raise budget.fail(f"has invalid data offsets for array '{name}'")
+    begin, end = offsets
+    shape_t = tuple(shape)
+    budget.claim(name, shape_t, 4 if code == _BF16 else _DTYPES[code].itemsize)
+    stored = element_count(shape_t) * _DTYPES[code].itemsize
+    if end - begin != stored:
+        raise budget.fail(
+            f"has a lying header: array '{name}' of shape {shape_t} needs {stored:,} bytes "
+            f"but its offsets span {end - begin:,}"
+        )
+    return code, shape_t, begin, end
+
+
+def _int_list(value: Any) -> list[int] | None:
+    # bool is an int subclass; JSON true must not pass as a dimension.
+    if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return value
+    return None
+
+
+def _read_array(stream: BinaryIO, code: str, shape: tuple[int, ...], budget: Budget, name: str) -> np.ndarray:
+    stored = _DTYPES[code]
+    flat = np.empty(element_count(shape), dtype=stored)
+    view = flat.data.cast("B")
+    got = stream.readinto(view)  # type: ignore[attr-defined]
+    if got != len(view):
+        raise budget.fail(f"is truncated inside array '{name}'")
+    if code == _BF16:
+        # bfloat16 is the top half of a float32, so widening is a shift, and exact.
+        widened = flat.astype(np.uint32) << 16
+        return widened.view(np.float32).reshape(shape)
+    return np.asarray(flat.reshape(shape), dtype=stored.newbyteorder("="), order="C")
+
+
+def safetensors_code(dtype: np.dtype) -> str:
+    """The safetensors dtype code for a numpy dtype, or raise ``ValueError``."""
+    problem = dtype_problem(dtype)
+    code = _CODES.get((dtype.kind, dtype.itemsize))
+    if problem is not None or code is None:
+        raise ValueError(problem or f"dtype {dtype} cannot be stored in .safetensors")
+    return code
+
+
+def write_safetensors(
+    stream: BinaryIO, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, str] | None = None
+) -> None:
+    """Write arrays contiguously in the given order, as the reference implementation expects."""
+    header: dict[str, Any] = {}
+    if metadata:
+        header[METADATA_KEY] = {str(k): str(v) for k, v in metadata.items()}
+    blobs: list[np.ndarray] = []
+    offset = 0
+    for name, array in arrays.items():
+        if name == METADATA_KEY:
+            raise ValueError(f"'{METADATA_KEY}' is reserved in .safetensors and cannot name an array")
+        code = safetensors_code(array.dtype)
+        little = np.asarray(array, dtype=array.dtype.newbyteorder("<"), order="C")
+        header[name] = {
+            "dtype": code,
+            "shape": list(array.shape),
+            "data_offsets": [offset, offset + little.nbytes],
+        }
+        offset += little.nbytes
+        blobs.append(little)
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    # Pad with spaces so the data starts 8-byte aligned, as the reference writer does.
+    text += b" " * (-len(text) % 8)
+    stream.write(struct.pack("<Q", len(text)))
+    stream.write(text)
+    for blob in blobs:
+        # A flat uint8 view writes any dtype (bool, 0-d) without a tobytes() copy.
+        stream.write(blob.reshape(-1).view(np.uint8).data)

@@ -1,0 +1,305 @@
+"""attnviz session files (``.attnviz``): every tensor plus the app settings, in one file.
+
+On-disk format, version 1 (also described in ``SESSION_FORMAT.md`` next to this module):
+
+* the file is a NumPy ``.npz`` archive (a zip of ``.npy`` members), readable with
+  ``np.load(path, allow_pickle=False)``; nothing in it needs pickle;
+* one member per tensor, ``<name>.npy``, holding a plain numeric or boolean array;
+* one member ``__session__.npy``: a 0-d unicode array whose string is JSON::
+
+      {"format": "attnviz-session", "version": 1,
+       "settings": {...}, "arrays": ["queries", "keys", ...]}
+
+  ``settings`` is a JSON object owned by the app; ``arrays`` lists every tensor member,
+  in order, and nothing else may be in the archive.
+
+Readers must refuse a ``version`` greater than the one they know. Files are written atomically
+(temporary file in the same directory, fsync, ``os.replace``), so a crash during a save leaves
+the previous session intact.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import stat
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attnviz.io import _npy
+from attnviz.io._atomic import TEMP_SUFFIX, atomic_write, temp_prefix
+from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS, Budget, dtype_problem, to_numpy
+from attnviz.io.errors import AttnvizFileError, SessionFileError
+
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "SESSION_MEMBER",
+    "SESSION_SUFFIX",
+    "Session",
+    "SessionFileError",
+    "autosave_path",
+    "clear_autosave",
+    "load_session",
+    "read_autosave",
+    "save_session",
+    "write_autosave",
+]
+
+FORMAT_NAME = "attnviz-session"
+FORMAT_VERSION = 1
+SESSION_MEMBER = "__session__"
+SESSION_SUFFIX = ".attnviz"
+AUTOSAVE_NAME = "autosave" + SESSION_SUFFIX
+STATE_DIR_ENV = "ATTNVIZ_STATE_DIR"
+# Settings are small (view options, names); this bounds the JSON text read before parsing.
+MAX_SETTINGS_CHARS = 16 * 1024 * 1024
+
+
+@dataclass
+class Session:
+    """Everything needed to restore the app: tensors by name, and JSON-compatible settings."""
+
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def save_session(path: str | os.PathLike[str], session: Session, *, private: bool = False) -> None:
+    """Write ``session`` to ``path`` atomically; an existing file is replaced only on success.
+
+    ``private`` makes a new file readable by its owner only (0o600); a replaced file keeps its mode.
+
+    Raises :class:`SessionFileError` when a name, array or setting cannot be stored faithfully,
+    or when writing fails (the previous file, if any, is then untouched).
+    """
+    file_path = Path(path)
+    arrays = _checked_arrays(file_path, session.arrays)
+    manifest = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "settings": _checked_settings(file_path, session.settings),
+        "arrays": list(arrays),
+    }
+    # allow_nan=False: NaN/Infinity are not JSON, and other languages' parsers reject them.
+    text = json.dumps(manifest, ensure_ascii=False, allow_nan=False)
+    members = {SESSION_MEMBER: np.array(text)}  # first, so streaming readers see it early
+    members.update(arrays)
+    try:
+        with atomic_write(file_path, private=private) as stream:
+            _npy.write_npz(stream, members)
+    except OSError as exc:
+        raise SessionFileError(file_path, f"cannot be written ({exc.strerror or exc})") from exc
+
+
+def _checked_arrays(path: Path, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    checked: dict[str, np.ndarray] = {}
+    for name, value in arrays.items():
+        if not isinstance(name, str) or not name or name == SESSION_MEMBER or "\x00" in name:
+            raise SessionFileError(path, f"cannot store an array named {name!r}")
+        array = to_numpy(value)
+        problem = dtype_problem(array.dtype)
+        if problem is not None:
+            raise SessionFileError(path, f"cannot store array '{name}': it {problem}")
+        checked[name] = array
+    return checked
+
+
+def _checked_settings(path: Path, settings: Any) -> dict[str, Any]:
+    if not isinstance(settings, Mapping):
+        raise SessionFileError(path, f"settings must be a dict, not {type(settings).__name__}")
+    _check_json(path, settings, "settings")
+    return dict(settings)
+
+
+def _check_json(path: Path, value: Any, where: str) -> None:
+    """Refuse what JSON would reject or silently change (non-str keys, NaN, sets, numpy scalars)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise SessionFileError(path, f"{where} is {value}, which JSON cannot store")
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise SessionFileError(path, f"{where} has the key {key!r}; JSON keys must be strings")
+            _check_json(path, item, f"{where}[{key!r}]")
+        return
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _check_json(path, item, f"{where}[{index}]")
+        return
+    raise SessionFileError(path, f"{where} is a {type(value).__name__}, which JSON cannot store")
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+def load_session(
+    path: str | os.PathLike[str],
+    *,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Session:
+    """Read a session file safely (no pickle, size limits as for tensor files).
+
+    Raises :class:`SessionFileError` with a one-line message for anything that is not a
+    complete, valid session of a version this code understands.
+    """
+    file_path = Path(path)
+    budget = Budget(file_path, SessionFileError, max_elements, max_bytes)
+    try:
+        _check_regular_file(file_path, budget)
+        with _npy.NpzArchive(file_path, budget) as archive:
+            if SESSION_MEMBER not in archive.names:
+                raise budget.fail(f"is not an attnviz session (no '{SESSION_MEMBER}' member)")
+            manifest = _parse_manifest(archive, budget)
+            listed: list[str] = manifest["arrays"]
+            _check_members(archive, listed, budget)
+            arrays = {name: archive.read(name) for name in listed}
+        return Session(arrays=arrays, settings=manifest["settings"])
+    except AttnvizFileError:
+        raise
+    except OSError as exc:
+        raise SessionFileError(file_path, f"cannot be read ({exc.strerror or exc})") from exc
+    except MemoryError as exc:
+        raise SessionFileError(file_path, "is too large to load into memory") from exc
+    except Exception as exc:
+        # Bad files raise SessionFileError only, even for damage no check anticipated.
+        raise SessionFileError(file_path, f"is damaged ({_first_line(exc)})") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:160] if lines else type(exc).__name__
+
+
+def _check_regular_file(path: Path, budget: Budget) -> None:
+    try:
+        info = path.stat()
+    except FileNotFoundError as exc:
+        raise budget.fail("does not exist") from exc
+    if stat.S_ISDIR(info.st_mode):
+        raise budget.fail("is a directory, not a session file")
+    if not stat.S_ISREG(info.st_mode):
+        raise budget.fail("is not a regular file")
+    if info.st_size == 0:
+        raise budget.fail("is empty")
+
+
+def _parse_manifest(archive: _npy.NpzArchive, budget: Budget) -> dict[str, Any]:
+    raw = archive.read(SESSION_MEMBER, allow_text=True, max_text_chars=MAX_SETTINGS_CHARS)
+    try:
+        manifest = json.loads(str(raw[()]))
+    except (ValueError, RecursionError) as exc:
+        raise budget.fail(f"has a damaged '{SESSION_MEMBER}' member (not valid JSON)") from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
+        raise budget.fail(f"is not an attnviz session ('format' is not \"{FORMAT_NAME}\")")
+    version = manifest.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise budget.fail(f"has an invalid session format version: {version!r}")
+    if version > FORMAT_VERSION:
+        raise budget.fail(
+            f"was written by a newer attnviz (session format version {version}); "
+            f"this version reads version {FORMAT_VERSION} only"
+        )
+    settings = manifest.get("settings", {})
+    if not isinstance(settings, dict):
+        raise budget.fail("has damaged settings (not a JSON object)")
+    listed = manifest.get("arrays")
+    if not isinstance(listed, list) or not all(isinstance(n, str) for n in listed):
+        raise budget.fail("has a damaged array list (not a list of names)")
+    if len(set(listed)) != len(listed):
+        raise budget.fail("lists the same array twice")
+    return {"settings": settings, "arrays": listed}
+
+
+def _check_members(archive: _npy.NpzArchive, listed: list[str], budget: Budget) -> None:
+    # Checked before reading any data: an unlisted member means the file is not what it claims.
+    if archive.other_members:
+        raise budget.fail(f"holds an unexpected member '{archive.other_members[0]}'")
+    present = set(archive.names) - {SESSION_MEMBER}
+    missing = [n for n in listed if n not in present]
+    if missing:
+        raise budget.fail(f"is missing array '{missing[0]}' listed in its manifest")
+    wanted = set(listed)
+    extra = [n for n in archive.names if n != SESSION_MEMBER and n not in wanted]
+    if extra:
+        raise budget.fail(f"holds array '{extra[0]}' that its manifest does not list")
+
+
+# --- autosave ------------------------------------------------------------------------------
+
+
+def state_dir() -> Path:
+    """Per-user directory for attnviz state.
+
+    ``$ATTNVIZ_STATE_DIR`` if set (tests, portable installs); else
+    ``$XDG_STATE_HOME/attnviz`` with the XDG default ``~/.local/state``; on Windows, without
+    ``XDG_STATE_HOME``, ``%LOCALAPPDATA%\\attnviz``.
+    """
+    override = os.environ.get(STATE_DIR_ENV)
+    if override:
+        return Path(override)
+    xdg = os.environ.get("XDG_STATE_HOME", "")
+    # The XDG spec says relative values are invalid and must be ignored.
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "attnviz"
+    local_appdata = os.environ.get("LOCALAPPDATA")
+    if sys.platform == "win32" and local_appdata:
+        return Path(local_appdata) / "attnviz"
+    return Path.home() / ".local" / "state" / "attnviz"
+
+
+def autosave_path() -> Path:
+    """Where :func:`write_autosave` keeps the crash-recovery session."""
+    return state_dir() / AUTOSAVE_NAME
+
+
+def write_autosave(session: Session) -> Path:
+    """Save ``session`` as the autosave (private to the user, atomic); returns its path."""
+    path = autosave_path()
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SessionFileError(path, f"cannot create {path.parent} ({exc.strerror or exc})") from exc
+    # Autosaves may hold a user's private tensors: readable by the owner only.
+    save_session(path, session, private=True)
+    return path
+
+
+def read_autosave(
+    *, max_elements: int = DEFAULT_MAX_ELEMENTS, max_bytes: int = DEFAULT_MAX_BYTES
+) -> Session | None:
+    """The autosaved session, or ``None`` when there is none.
+
+    A damaged autosave raises :class:`SessionFileError` rather than returning ``None``, so the
+    app can tell the user instead of silently dropping their work; it may then call
+    :func:`clear_autosave`. The limits are as for :func:`load_session`.
+    """
+    path = autosave_path()
+    if not path.exists():
+        return None
+    return load_session(path, max_elements=max_elements, max_bytes=max_bytes)
+
+
+def clear_autosave() -> None:
+    """Delete the autosave and any temporary file a crashed autosave left behind."""
+    path = autosave_path()
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    directory = path.parent
+    if directory.is_dir():
+        for leftover in directory.glob(temp_prefix(path) + "*" + TEMP_SUFFIX):
+            with contextlib.suppress(OSError):
+                leftover.unlink()

@@ -1,0 +1,280 @@
+"""Loading user tensor files safely, and exporting arrays.
+
+Supported formats: NumPy ``.npy`` and ``.npz``, PyTorch ``.pt``/``.pth``, ``.safetensors``.
+The format is decided by the file's first bytes (so a mislabelled file still loads); the
+extension only shapes the error message when the content matches nothing.
+
+Safety rules, for files from untrusted sources:
+
+* nothing from a file is ever executed: NumPy is read without pickle, PyTorch only through
+  ``torch.load(weights_only=True)``;
+* shapes and dtypes come from headers and are checked against ``max_elements``/``max_bytes``
+  (totals per file) before any array is allocated, and against the file size so truncated
+  files are reported as such;
+* every failure is a :class:`~attnviz.io.errors.TensorFileError` with a one-line message
+  that starts with the file name.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from attnviz.io import _npy, _safetensors, _torchfile
+from attnviz.io._atomic import atomic_write
+from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS, Budget, dtype_problem, to_numpy
+from attnviz.io.errors import AttnvizFileError, TensorFileError
+from attnviz.io.roles import ROLES, describe, guess_roles, needs_head_choice, select_head
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_ELEMENTS",
+    "ROLES",
+    "TensorFile",
+    "TensorFileError",
+    "describe",
+    "guess_roles",
+    "load_tensor_file",
+    "needs_head_choice",
+    "save_arrays",
+    "save_csv",
+    "select_head",
+    "sniff_format",
+]
+
+Format = Literal["npy", "npz", "pt", "safetensors"]
+
+EXTENSIONS: dict[str, Format] = {
+    ".npy": "npy",
+    ".npz": "npz",
+    ".pt": "pt",
+    ".pth": "pt",
+    ".safetensors": "safetensors",
+}
+
+
+@dataclass
+class TensorFile:
+    """The arrays of one loaded file, in file order.
+
+    ``skipped`` names entries that were left out, with the reason in parentheses (non-tensor
+    values in a checkpoint, non-array members of an ``.npz``); ``metadata`` is the
+    ``.safetensors`` string metadata (empty for other formats). A single-array file (``.npy``, or
+    a ``.pt`` holding one tensor) names its array after the file's stem, so ``keys.npy`` yields
+    an array called ``keys``.
+    """
+
+    path: Path
+    format: Format
+    arrays: dict[str, np.ndarray]
+    skipped: list[str] = field(default_factory=list)
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+def load_tensor_file(
+    path: str | os.PathLike[str],
+    *,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> TensorFile:
+    """Load every array of a tensor file, refusing unsafe, damaged or oversized files.
+
+    ``max_elements`` and ``max_bytes`` bound the file's arrays in total (bytes as loaded:
+    bfloat16 counts as float32). Raises :class:`TensorFileError` and nothing else for bad files.
+    """
+    file_path = Path(path)
+    budget = Budget(file_path, TensorFileError, max_elements, max_bytes)
+    try:
+        head, size = _open_check(file_path, budget)
+        fmt, zip_kind = _detect(file_path, head, size, budget)
+        if fmt == "npy":
+            arrays = {file_path.stem: _npy.read_npy_file(file_path, budget)}
+            return TensorFile(file_path, fmt, arrays)
+        if fmt == "npz":
+            return _load_npz(file_path, budget)
+        if fmt == "safetensors":
+            arrays, metadata = _safetensors.read_safetensors(file_path, budget)
+            if not arrays:
+                raise budget.fail("holds no arrays")
+            return TensorFile(file_path, fmt, arrays, metadata=metadata)
+        arrays, skipped = _torchfile.read_torch(file_path, budget, zip_format=zip_kind)
+        return TensorFile(file_path, fmt, arrays, skipped=skipped)
+    except AttnvizFileError:
+        raise
+    except OSError as exc:
+        raise TensorFileError(file_path, f"cannot be read ({exc.strerror or exc})") from exc
+    except MemoryError as exc:
+        raise TensorFileError(file_path, "is too large to load into memory") from exc
+    except Exception as exc:
+        # Last line of the promise that bad files raise TensorFileError only: anything a parser
+        # trips on here means a file the readers did not anticipate.
+        raise TensorFileError(file_path, f"is damaged ({_first_line(exc)})") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:160] if lines else type(exc).__name__
+
+
+def _open_check(path: Path, budget: Budget) -> tuple[bytes, int]:
+    """Stat and read the first bytes, turning OS errors into plain-language refusals."""
+    try:
+        info = path.stat()
+    except FileNotFoundError as exc:
+        raise budget.fail("does not exist") from exc
+    except OSError as exc:
+        raise budget.fail(f"cannot be accessed ({exc.strerror or exc})") from exc
+    if stat.S_ISDIR(info.st_mode):
+        raise budget.fail("is a directory, not a tensor file")
+    if not stat.S_ISREG(info.st_mode):
+        # FIFOs and devices (/dev/zero) could block or stream forever.
+        raise budget.fail("is not a regular file")
+    if info.st_size == 0:
+        raise budget.fail("is empty")
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16)
+    except PermissionError as exc:
+        raise budget.fail("cannot be read: permission denied") from exc
+    return head, info.st_size
+
+
+def sniff_format(head: bytes, size: int) -> Format | Literal["zip"] | None:
+    """Format from a file's first 16 bytes; ``"zip"`` needs a look inside (npz or pt)."""
+    if head.startswith(_npy.NPY_MAGIC):
+        return "npy"
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return "zip"
+    if _safetensors.looks_like_safetensors(head, size):
+        return "safetensors"
+    # Legacy torch.save files are a bare pickle (protocol 2+ starts with the PROTO opcode).
+    if head.startswith(b"\x80") and len(head) > 1 and 2 <= head[1] <= 5:
+        return "pt"
+    return None
+
+
+def _detect(path: Path, head: bytes, size: int, budget: Budget) -> tuple[Format, bool]:
+    """``(format, is_zip)``; the content wins over a misleading extension."""
+    sniffed = sniff_format(head, size)
+    by_extension = EXTENSIONS.get(path.suffix.lower())
+    if sniffed == "zip":
+        with _npy.open_zip(path, budget) as archive:
+            names = archive.namelist()
+        if _torchfile.is_torch_zip(names):
+            return "pt", True
+        return "npz", True
+    if sniffed is not None:
+        return sniffed, False
+    if by_extension == "safetensors":
+        return "safetensors", False  # let the reader explain what is wrong with the header
+    if by_extension is not None:
+        expected = {"npy": "a NumPy .npy file", "npz": "a NumPy .npz archive", "pt": "a PyTorch file"}
+        raise budget.fail(f"is not {expected[by_extension]} (its first bytes do not match), or is damaged")
+    raise budget.fail("is not a tensor file attnviz can read (.npy, .npz, .pt/.pth or .safetensors)")
+
+
+def _load_npz(path: Path, budget: Budget) -> TensorFile:
+    with _npy.NpzArchive(path, budget) as archive:
+        arrays = {name: archive.read(name) for name in archive.names}
+        skipped = [f"{member} (not an .npy array)" for member in archive.other_members]
+    if not arrays:
+        raise budget.fail("holds no arrays")
+    return TensorFile(path, "npz", arrays, skipped=skipped)
+
+
+# --- saving -------------------------------------------------------------------------------
+
+
+def save_arrays(path: str | os.PathLike[str], arrays: Mapping[str, Any]) -> None:
+    """Export arrays in the format named by the extension, atomically.
+
+    ``.npy`` takes exactly one array; ``.npz``, ``.pt``/``.pth`` (a ``{name: tensor}`` dict)
+    and ``.safetensors`` take any number. Values may be numpy arrays or anything
+    ``np.asarray`` accepts (torch CPU tensors included). Raises :class:`TensorFileError` for an
+    unknown extension, an unsupported dtype or a write failure; the destination is either
+    fully written or left as it was.
+    """
+    file_path = Path(path)
+    fmt = EXTENSIONS.get(file_path.suffix.lower())
+    if fmt is None:
+        raise TensorFileError(
+            file_path, "has an unknown extension; use .npy, .npz, .pt, .pth or .safetensors"
+        )
+    prepared = _prepare(file_path, arrays)
+    if fmt == "npy" and len(prepared) != 1:
+        raise TensorFileError(
+            file_path, f"a .npy file holds exactly one array, {len(prepared)} given; use .npz"
+        )
+    try:
+        with atomic_write(file_path) as stream:
+            if fmt == "npy":
+                _npy.write_npy(stream, next(iter(prepared.values())))
+            elif fmt == "npz":
+                _npy.write_npz(stream, prepared)
+            elif fmt == "safetensors":
+                _safetensors.write_safetensors(stream, prepared)
+            else:
+                _torchfile.write_torch(stream, prepared)
+    except OSError as exc:
+        raise TensorFileError(file_path, f"cannot be written ({exc.strerror or exc})") from exc
+
+
+def _prepare(path: Path, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    prepared: dict[str, np.ndarray] = {}
+    for name, value in arrays.items():
+        if not isinstance(name, str) or not name:
+            raise TensorFileError(path, f"array names must be non-empty strings, got {name!r}")
+        array = to_numpy(value)
+        problem = dtype_problem(array.dtype)
+        if problem is not None:
+            raise TensorFileError(path, f"array '{name}' {problem}")
+        if name == _safetensors.METADATA_KEY and path.suffix.lower() == ".safetensors":
+            raise TensorFileError(path, f"'{name}' is reserved in .safetensors and cannot name an array")
+        prepared[name] = array
+    return prepared
+
+
+def save_csv(path: str | os.PathLike[str], array: Any) -> None:
+    """Write a 1-D, 2-D or 3-D array as comma-separated text, atomically.
+
+    Format: one matrix row per line, values separated by ``,`` (floats with enough digits to
+    round-trip their dtype, booleans as ``0``/``1``). A 1-D array is one line. A 3-D array
+    ``(batch, rows, cols)`` is written as ``batch`` blocks, each preceded by a comment line
+    ``# batch <b>: <rows> rows x <cols> columns``. ``np.loadtxt(path, delimiter=",", ndmin=2)``
+    reads it back (comments are skipped) as a ``(batch * rows, cols)`` matrix.
+    """
+    file_path = Path(path)
+    data = to_numpy(array)
+    problem = dtype_problem(data.dtype)
+    if problem is not None:
+        raise TensorFileError(file_path, f"cannot be written as CSV: the array {problem}")
+    if data.ndim not in (1, 2, 3):
+        raise TensorFileError(file_path, f"CSV export takes a 1-D, 2-D or 3-D array, got shape {data.shape}")
+    fmt = _csv_number_format(data.dtype)
+    if data.dtype.kind == "b":
+        data = data.astype(np.uint8)
+    try:
+        with atomic_write(file_path) as stream:
+            if data.ndim == 3:
+                for index, block in enumerate(data):
+                    stream.write(
+                        f"# batch {index}: {block.shape[0]} rows x {block.shape[1]} columns\n".encode()
+                    )
+                    np.savetxt(stream, block, delimiter=",", fmt=fmt)
+            else:
+                np.savetxt(stream, np.atleast_2d(data), delimiter=",", fmt=fmt)
+    except OSError as exc:
+        raise TensorFileError(file_path, f"cannot be written ({exc.strerror or exc})") from exc
+
+
+def _csv_number_format(dtype: np.dtype) -> str:
+    # Shortest decimal that reads back to the same value for each float width.
+    if dtype.kind == "f":
+        return {2: "%.5g", 4: "%.9g"}.get(dtype.itemsize, "%.17g")
+    return "%d"
