@@ -133,26 +133,30 @@ class SetBlock(Edit):
         return f"Edit {cells} cell{'s' if cells != 1 else ''} of {self.role.replace('_', ' ')}"
 
     def apply(self, state: State) -> tuple[State, Edit]:
-        target = state.array(self.role)
         block = np.asarray(self.block)
         if block.ndim != 2:
             raise ValueError(f"a block must be 2-D, got shape {block.shape}")
-        if self.role == "valid_lens" and target.ndim == 1:
-            # 1-D valid lengths are shown as a (B, 1) column: row = batch element.
-            rows = slice(self.row, self.row + block.shape[0])
-            old = target[rows].reshape(-1, 1).copy()
-            new_state = state.copy()
-            new_state.array(self.role)[rows] = block[:, 0]
-            return new_state, SetBlock(self.role, self.batch, self.row, self.col, old)
+        new_state = state.copy()
+        view = table_view(new_state, self.role, self.batch)
         rows = slice(self.row, self.row + block.shape[0])
         cols = slice(self.col, self.col + block.shape[1])
-        sub = target[self.batch, rows, cols]
-        if sub.shape != block.shape:
+        if view[rows, cols].shape != block.shape:
             raise ValueError(f"block of shape {block.shape} does not fit at ({self.row}, {self.col})")
-        old = sub.copy()
-        new_state = state.copy()
-        new_state.array(self.role)[self.batch, rows, cols] = block
+        old = view[rows, cols].copy()
+        view[rows, cols] = block
         return new_state, SetBlock(self.role, self.batch, self.row, self.col, old)
+
+
+def table_view(state: State, role: str, batch: int) -> np.ndarray:
+    """The 2-D array a table shows for ``role`` (a view: writing to it writes to the state).
+
+    Q, K and V show one batch element; valid lengths show every batch element, as a column
+    (1-D) or one row per batch element with a column per query (2-D).
+    """
+    arr = state.array(role)
+    if role == "valid_lens":
+        return arr.reshape(-1, 1) if arr.ndim == 1 else arr
+    return arr[batch]
 
 
 @dataclass

@@ -1,0 +1,52 @@
+"""Entry point: ``attnviz`` opens the app; ``--help`` and ``--version`` need no display.
+
+Qt and torch are imported only once they are needed, and torch only on the compute thread, so
+the window is on screen while PyTorch is still loading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="attnviz",
+        description="See and debug attention: edit queries, keys, values and masks, and watch "
+        "every stage of the computation change.",
+    )
+    parser.add_argument("--version", action="version", version=f"attnviz {__version__}")
+    parser.add_argument("--preset", default=None, help="preset to open (default: the book's additive-attention toy)")
+    parser.add_argument("--list-presets", action="store_true", help="list the presets and exit")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from .presets import DEFAULT_PRESET, PRESETS
+
+    if args.list_presets:
+        for preset in PRESETS.values():
+            print(f"{preset.name:22} {preset.title}")
+        return 0
+    preset = args.preset or DEFAULT_PRESET
+    if preset not in PRESETS:
+        print(f"attnviz: unknown preset {preset!r}; try --list-presets", file=sys.stderr)
+        return 2
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("attnviz")
+    app.setApplicationVersion(__version__)
+    from .ui.main_window import MainWindow
+
+    window = MainWindow(preset)
+    window.show()
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,235 @@
+"""Controls for shapes and settings. They only report what the user chose; the main window
+turns that into document edits, and pushes the document's state back with ``show_state``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LEN, State
+
+# (key, label, tooltip, maximum)
+SHAPE_FIELDS: tuple[tuple[str, str, str, int], ...] = (
+    ("batch", "&Batch", "Number of batch elements (independent examples)", MAX_BATCH),
+    ("n_queries", "&Queries", "Number of queries per batch element (rows of the attention map)", MAX_LEN),
+    ("n_keys", "&Keys", "Number of key-value pairs per batch element (columns of the attention map)", MAX_LEN),
+    ("d_q", "d_&q", "Length of each query vector", MAX_DIM),
+    ("d_k", "d_&k", "Length of each key vector (dot-product scoring needs d_k = d_q)", MAX_DIM),
+    ("d_v", "d_&v", "Length of each value vector (the output has this length too)", MAX_DIM),
+)
+
+SCORING_LABELS = {
+    "additive": "Additive",
+    "scaled_dot": "Scaled dot product",
+    "dot": "Dot product (unscaled)",
+    "bilinear": "Bilinear (q^T W k)",
+    "gaussian": "Gaussian kernel",
+    "summation": "Vector summation",
+}
+MASK_MODE_LABELS = {
+    "d2l": "Book (-1e6 fill)",
+    "strict": "Strict (empty rows = 0)",
+    "neg_inf": "-inf fill (NaN rows)",
+    "sdpa": "PyTorch SDPA boolean",
+    "float01": "1/0 mask as float (bug)",
+    "inverted": "Wrong polarity (bug)",
+}
+LENS_LABELS = {"none": "None", "1d": "1-D (per batch)", "2d": "2-D (per query)"}
+CAUSAL_LABELS = {None: "Off", "top_left": "Top-left (is_causal)", "bottom_right": "Bottom-right (KV cache)"}
+DTYPE_LABELS = {"float32": "float32", "float64": "float64", "float16": "float16", "bfloat16": "bfloat16"}
+
+
+def _combo(items: dict[Any, str], tooltip: str) -> QComboBox:
+    box = QComboBox()
+    for key, label in items.items():
+        box.addItem(label, key)
+    box.setToolTip(tooltip)
+    return box
+
+
+def _select(box: QComboBox, key: Any) -> None:
+    index = box.findData(key)
+    if index >= 0 and index != box.currentIndex():
+        with QSignalBlocker(box):
+            box.setCurrentIndex(index)
+
+
+class ShapePanel(QGroupBox):
+    """Spin boxes for the dimensions. Emits ``shapeChanged({"n_keys": 12})`` per change."""
+
+    shapeChanged = Signal(dict)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Shapes", parent)
+        self.setToolTip("Dimensions of the tensors; values that still fit are kept when they change")
+        layout = QFormLayout(self)
+        self.spins: dict[str, QSpinBox] = {}
+        for key, label, tip, maximum in SHAPE_FIELDS:
+            spin = QSpinBox()
+            spin.setRange(1, maximum)
+            spin.setToolTip(tip)
+            spin.setAccelerated(True)
+            # One edit when the user has finished typing, not one per keystroke.
+            spin.setKeyboardTracking(False)
+            spin.valueChanged.connect(lambda value, k=key: self.shapeChanged.emit({k: int(value)}))
+            self.spins[key] = spin
+            caption = QLabel(label)
+            caption.setBuddy(spin)
+            layout.addRow(caption, spin)
+
+    def show_state(self, state: State) -> None:
+        for key, value in state.dims.items():
+            spin = self.spins[key]
+            if spin.value() != value:
+                with QSignalBlocker(spin):
+                    spin.setValue(value)
+
+
+class SettingsPanel(QGroupBox):
+    """Scoring, masking, numerics. Emits ``settingsChanged({"scoring": "dot"})`` per change."""
+
+    settingsChanged = Signal(dict)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Attention", parent)
+        self.setToolTip("How scores are computed and masked")
+        form = QFormLayout(self)
+
+        self.scoring = _combo(SCORING_LABELS, "Scoring function a(q, k)")
+        self.hidden = QSpinBox()
+        self.hidden.setRange(1, MAX_HIDDEN)
+        self.hidden.setKeyboardTracking(False)
+        self.hidden.setToolTip("Hidden size h of additive attention (W_q, W_k are h x d)")
+        self.param_seed = QSpinBox()
+        self.param_seed.setRange(0, 2**31 - 1)
+        self.param_seed.setKeyboardTracking(False)
+        self.param_seed.setToolTip("Seed of the learnable parameters (additive, bilinear)")
+        self.lens_mode = _combo(LENS_LABELS, "Valid lengths: none, one per batch element (1-D), or one per query (2-D)")
+        self.mask_mode = _combo(MASK_MODE_LABELS, "How masked keys are applied: the book's -1e6 fill, strict, or the conventions (and bugs) of other libraries")
+        self.causal = _combo(CAUSAL_LABELS, "Causal mask: query i sees keys up to i (top-left) or up to i + K - Q (bottom-right)")
+        self.device = _combo({"cpu": "cpu"}, "Device the attention runs on")
+        self.dtype = _combo(DTYPE_LABELS, "Floating-point type of the computation; float16 shows the -1e6 fill overflowing")
+        self.dropout = QDoubleSpinBox()
+        self.dropout.setRange(0.0, 1.0)
+        self.dropout.setSingleStep(0.05)
+        self.dropout.setDecimals(2)
+        self.dropout.setKeyboardTracking(False)
+        self.dropout.setToolTip("Dropout probability on the attention weights (only in training mode)")
+        self.train = QCheckBox("&Training")
+        self.train.setToolTip("Training mode: apply dropout to the weights (evaluation mode ignores it)")
+        self.dropout_seed = QSpinBox()
+        self.dropout_seed.setRange(0, 2**31 - 1)
+        self.dropout_seed.setKeyboardTracking(False)
+        self.dropout_seed.setToolTip("Seed of the dropout mask, so a training-mode picture is reproducible")
+
+        def row(label: str, widget: QWidget) -> None:
+            caption = QLabel(label)
+            caption.setBuddy(widget)
+            form.addRow(caption, widget)
+
+        row("&Scoring", self.scoring)
+        row("&Hidden size", self.hidden)
+        row("&Parameter seed", self.param_seed)
+        row("&Valid lengths", self.lens_mode)
+        row("&Mask mode", self.mask_mode)
+        row("&Causal", self.causal)
+        row("&Device", self.device)
+        row("D&type", self.dtype)
+        drop = QWidget()
+        drop_layout = QHBoxLayout(drop)
+        drop_layout.setContentsMargins(0, 0, 0, 0)
+        drop_layout.addWidget(self.dropout)
+        drop_layout.addWidget(self.train)
+        drop.setToolTip(self.dropout.toolTip())
+        row("D&ropout", drop)
+        form.itemAt(form.rowCount() - 1, QFormLayout.ItemRole.LabelRole).widget().setBuddy(self.dropout)
+        row("Dropout s&eed", self.dropout_seed)
+
+        for key, box in (("scoring", self.scoring), ("lens_mode", self.lens_mode), ("mask_mode", self.mask_mode),
+                         ("causal", self.causal), ("device", self.device), ("dtype", self.dtype)):
+            box.currentIndexChanged.connect(lambda _i, k=key, b=box: self.settingsChanged.emit({k: b.currentData()}))
+        for key, spin in (("num_hiddens", self.hidden), ("param_seed", self.param_seed), ("dropout_seed", self.dropout_seed)):
+            spin.valueChanged.connect(lambda v, k=key: self.settingsChanged.emit({k: int(v)}))
+        self.dropout.valueChanged.connect(lambda v: self.settingsChanged.emit({"dropout": float(v)}))
+        self.train.toggled.connect(lambda on: self.settingsChanged.emit({"train": bool(on)}))
+
+    def set_devices(self, devices: list[str]) -> None:
+        current = self.device.currentData()
+        with QSignalBlocker(self.device):
+            self.device.clear()
+            for name in devices:
+                self.device.addItem(name, name)
+        _select(self.device, current if current in devices else devices[-1])
+
+    def show_state(self, state: State) -> None:
+        s = state.settings
+        _select(self.scoring, s.scoring)
+        _select(self.lens_mode, s.lens_mode)
+        _select(self.mask_mode, s.mask_mode)
+        _select(self.causal, s.causal)
+        if self.device.findData(s.device) < 0:
+            with QSignalBlocker(self.device):
+                self.device.addItem(s.device, s.device)
+        _select(self.device, s.device)
+        _select(self.dtype, s.dtype)
+        for spin, value in ((self.hidden, s.num_hiddens), (self.param_seed, s.param_seed),
+                            (self.dropout_seed, s.dropout_seed)):
+            if spin.value() != value:
+                with QSignalBlocker(spin):
+                    spin.setValue(value)
+        if abs(self.dropout.value() - s.dropout) > 1e-9:
+            with QSignalBlocker(self.dropout):
+                self.dropout.setValue(s.dropout)
+        if self.train.isChecked() != s.train:
+            with QSignalBlocker(self.train):
+                self.train.setChecked(s.train)
+        learnable = s.scoring in ("additive", "bilinear")
+        self.hidden.setEnabled(s.scoring == "additive")
+        self.param_seed.setEnabled(learnable)
+        self.dropout_seed.setEnabled(s.train and s.dropout > 0)
+
+
+class ErrorLabel(QLabel):
+    """A red message shown next to the control that caused it; hidden when there is none."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWordWrap(True)
+        self.setStyleSheet("QLabel { color: #b00020; font-weight: bold; }")
+        self.setVisible(False)
+
+    def show_message(self, text: str | None) -> None:
+        self.setText(text or "")
+        self.setToolTip(text or "")
+        self.setVisible(bool(text))
+
+
+class ControlsColumn(QWidget):
+    """Shapes and settings stacked, each with an error line under it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.shapes = ShapePanel()
+        self.shape_error = ErrorLabel()
+        self.settings = SettingsPanel()
+        self.settings_error = ErrorLabel()
+        layout.addWidget(self.shapes)
+        layout.addWidget(self.shape_error)
+        layout.addWidget(self.settings)
+        layout.addWidget(self.settings_error)
+        layout.addStretch(1)
