@@ -1,0 +1,193 @@
+"""The app end to end, offscreen: edits reach the heatmaps through the worker."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+
+from attnviz.compute import run_state
+from attnviz.document import Snapshot
+from attnviz.engine import attend
+
+from .conftest import wait_current
+
+
+def engine_weights(state) -> np.ndarray:
+    s = state.settings
+    lens = state.valid_lens()
+    r = attend(torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values),
+               None if lens is None else torch.from_numpy(lens), scoring=s.scoring, mask_mode=s.mask_mode,
+               num_hiddens=s.num_hiddens, seed=s.param_seed)
+    return r.weights.numpy()
+
+
+def test_opens_on_the_books_additive_toy(window):
+    view = window.last_outcome.view
+    np.testing.assert_allclose(view.output[:, 0], [[2, 3, 4, 5], [10, 11, 12, 13]], rtol=1e-5)
+    assert len(window.results.maps) == 2
+    np.testing.assert_allclose(window.results.maps[1].values[0, :6], np.full(6, 1 / 6), rtol=1e-5)
+    assert window.status_state.text() == "up to date"
+
+
+def test_editing_a_cell_updates_the_heatmap_to_the_engines_weights(window, qtbot):
+    window.load_preset("dot-toy")
+    wait_current(qtbot, window)
+    model = window.inputs.models["keys"]
+    assert model.setData(model.index(0, 1), "3.5")
+    wait_current(qtbot, window)
+    expected = engine_weights(window.document.state)
+    assert window.document.state.keys[0, 0, 1] == 3.5
+    np.testing.assert_allclose(window.results.maps[0].values, expected[0], rtol=1e-6)
+    assert not np.allclose(expected[0, 0, :2], 0.5)  # the key changed, so the weights did
+
+
+def test_a_pasted_block_is_one_edit(window, qtbot):
+    view = window.inputs.views["values"]
+    view.setCurrentIndex(window.inputs.models["values"].index(1, 0))
+    version = window.document.version
+    undo_count = window.undo_stack.count()
+    QGuiApplication.clipboard().setText("1\t2\n3\t4\n")
+    assert view.paste()
+    assert window.document.version == version + 1
+    assert window.undo_stack.count() == undo_count + 1
+    np.testing.assert_array_equal(window.document.state.values[0, 1:3, 0:2], [[1, 2], [3, 4]])
+    window.undo_stack.undo()
+    np.testing.assert_array_equal(window.document.state.values[0, 1:3, 0:2], [[4, 5], [8, 9]])
+
+
+def test_a_burst_of_edits_ends_on_the_last_state(window, qtbot):
+    window.load_preset("dot-toy")
+    wait_current(qtbot, window)
+    model = window.inputs.models["queries"]
+    started = window.scheduler.started_count
+    for i in range(200):
+        model.setData(model.index(0, 0), str(0.01 * i))
+    wait_current(qtbot, window)
+    # One in flight plus one pending: most of the 200 never ran.
+    assert window.scheduler.started_count - started < 200
+    assert window.document.state.queries[0, 0, 0] == pytest.approx(1.99)
+    expected = engine_weights(window.document.state)
+    np.testing.assert_allclose(window.last_outcome.view.weights, expected, rtol=1e-6)
+    assert window.shown_version == window.document.version
+
+
+def test_a_shape_error_is_shown_and_recovered_from(window, qtbot):
+    # The additive toy has d_q = 20, d_k = 2: scaled dot product cannot score that.
+    good = window.last_outcome.view
+    window.controls.settings.scoring.setCurrentIndex(window.controls.settings.scoring.findData("scaled_dot"))
+    wait_current(qtbot, window)
+    error = window.controls.shape_error
+    assert error.isVisible() and "d_q = 20, d_k = 2" in error.text()
+    assert window.results._view is good  # the last good picture stays
+    assert "error" in window.status_state.text()
+    window.controls.shapes.spins["d_q"].setValue(2)
+    wait_current(qtbot, window)
+    assert not error.isVisible()
+    assert window.last_outcome.error is None and window.status_state.text() == "up to date"
+
+
+def test_a_non_number_in_a_cell_is_refused_where_the_user_looks(window, qtbot):
+    model = window.inputs.models["queries"]
+    version = window.document.version
+    assert not model.setData(model.index(0, 0), "abc")
+    assert window.document.version == version
+    assert window.inputs.error.isVisible() and "'abc' is not a number" in window.inputs.error.text()
+
+
+def test_valid_length_edits_mask_keys(window, qtbot):
+    model = window.inputs.models["valid_lens"]
+    assert model.setData(model.index(1, 0), "3")
+    wait_current(qtbot, window)
+    weights = window.last_outcome.view.weights
+    np.testing.assert_allclose(weights[1, 0, :3], np.full(3, 1 / 3), rtol=1e-5)
+    assert (weights[1, 0, 3:] == 0).all()
+    assert not window.last_outcome.view.mask[1, 0, 3:].any()
+
+
+def test_shape_change_keeps_values_that_fit(window, qtbot):
+    before = window.document.state.queries.copy()
+    window.controls.shapes.spins["d_q"].setValue(25)
+    wait_current(qtbot, window)
+    after = window.document.state.queries
+    assert after.shape == (2, 1, 25)
+    np.testing.assert_array_equal(after[:, :, :20], before)
+    assert (after[:, :, 20:] == 0).all()
+    window.undo_stack.undo()
+    np.testing.assert_array_equal(window.document.state.queries, before)
+
+
+def test_every_table_model_passes_the_model_tester(window, qtmodeltester):
+    for model in [*window.inputs.models.values(), window.output.model]:
+        qtmodeltester.check(model)
+
+
+def test_every_control_has_a_tooltip(window):
+    from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QTabWidget
+
+    missing = [w.objectName() or type(w).__name__ + ":" + getattr(w, "text", lambda: "")()
+               for cls in (QAbstractButton, QAbstractSpinBox, QComboBox, QTabWidget)
+               for w in window.findChildren(cls)
+               if not w.toolTip() and w.isVisibleTo(window) and not type(w).__name__.startswith("Q")
+               or (not w.toolTip() and w.isVisibleTo(window) and type(w) in (QComboBox,))]
+    assert missing == []
+
+
+def test_presets_load_and_compute(window, qtbot):
+    from attnviz.presets import PRESETS
+
+    for name in PRESETS:
+        window.load_preset(name)
+        wait_current(qtbot, window)
+        assert window.last_outcome.error is None, name
+    # masked softmax 2-D preset: the first query of batch 0 has valid length 1.
+    np.testing.assert_allclose(window.last_outcome.view.weights[0, 0], [1, 0, 0, 0])
+
+
+def test_compute_reports_errors_as_data():
+    from attnviz.presets import PRESETS
+
+    state = PRESETS["dot-toy"].build()
+    state.lens_1d[0] = -1
+    outcome = run_state(state, 7)
+    assert outcome.version == 7 and outcome.view is None
+    assert outcome.error_field == "valid_lens" and ">= 0" in outcome.error
+    state = PRESETS["dot-toy"].build()
+    from dataclasses import replace
+    state.settings = replace(state.settings, device="cuda:3")
+    if not torch.cuda.is_available():
+        outcome = run_state(state, 1)
+        assert outcome.error_field == "device" and "cuda:3" in outcome.error
+
+
+def test_scheduler_latest_wins_without_a_window(qtbot):
+    from attnviz.presets import PRESETS
+    from attnviz.worker import ComputeScheduler
+
+    scheduler = ComputeScheduler()
+    seen = []
+    scheduler.finished.connect(lambda outcome: seen.append(outcome.version))
+    state = PRESETS["dot-toy"].build()
+    for version in range(50):
+        scheduler.submit(Snapshot(version, state))
+    qtbot.waitUntil(lambda: not scheduler.busy, timeout=30000)
+    assert seen[-1] == 49
+    assert scheduler.started_count <= 3
+    assert scheduler.shutdown()
+
+
+def test_help_and_version_need_no_display():
+    env = {"PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-m", "attnviz", "--version"], capture_output=True, text=True, env=env,
+                         check=True)
+    from attnviz import __version__
+
+    assert out.stdout.strip() == f"attnviz {__version__}"
+    out = subprocess.run([sys.executable, "-m", "attnviz", "--help"], capture_output=True, text=True, env=env,
+                         check=True)
+    assert "usage: attnviz" in out.stdout
