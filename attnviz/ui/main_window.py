@@ -114,14 +114,15 @@ class MainWindow(QMainWindow):
             bar.addPermanentWidget(label)
 
     def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
+        # Feature modules add their actions to these menus (see ``install_features``).
+        file_menu = self.file_menu = self.menuBar().addMenu("&File")
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.setToolTip("Close attnviz")
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
 
-        edit_menu = self.menuBar().addMenu("&Edit")
+        edit_menu = self.edit_menu = self.menuBar().addMenu("&Edit")
         undo = self.undo_stack.createUndoAction(self, "&Undo")
         undo.setShortcut(QKeySequence.StandardKey.Undo)
         redo = self.undo_stack.createRedoAction(self, "&Redo")
@@ -129,7 +130,8 @@ class MainWindow(QMainWindow):
         edit_menu.addAction(undo)
         edit_menu.addAction(redo)
 
-        preset_menu = self.menuBar().addMenu("&Presets")
+        self.view_menu = self.menuBar().addMenu("&View")
+        preset_menu = self.preset_menu = self.menuBar().addMenu("&Presets")
         for preset in PRESETS.values():
             action = QAction(preset.title, self)
             action.setToolTip(preset.description)
@@ -138,7 +140,8 @@ class MainWindow(QMainWindow):
             preset_menu.addAction(action)
         preset_menu.setToolTipsVisible(True)
 
-        help_menu = self.menuBar().addMenu("&Help")
+        self.tools_menu = self.menuBar().addMenu("&Tools")
+        help_menu = self.help_menu = self.menuBar().addMenu("&Help")
         about = QAction("&About attnviz", self)
         about.triggered.connect(lambda: QMessageBox.about(
             self, "About attnviz",
