@@ -71,6 +71,7 @@ class MainWindow(QMainWindow):
         controls_scroll.setWidgetResizable(True)
         controls_scroll.setWidget(self.controls)
         controls_scroll.setMinimumWidth(280)
+        controls_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(self.inputs)
         bottom.addWidget(self.output)
