@@ -10,10 +10,13 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
+    QApplication,
     QLabel,
+    QProgressBar,
+    QPushButton,
     QMainWindow,
     QMessageBox,
     QScrollArea,
@@ -67,16 +70,16 @@ class MainWindow(QMainWindow):
         self.results = ResultsPanel(self.output)
         # Controls on the left; the heatmaps large on top, the tables being edited right below
         # them, so an edit and its effect are in view together.
-        controls_scroll = QScrollArea()
+        controls_scroll = self.controls_scroll = QScrollArea()
         controls_scroll.setWidgetResizable(True)
         controls_scroll.setWidget(self.controls)
         controls_scroll.setMinimumWidth(280)
         controls_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom = self.bottom_splitter = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(self.inputs)
         bottom.addWidget(self.output)
         bottom.setSizes([700, 400])
-        right = QSplitter(Qt.Orientation.Vertical)
+        right = self.right_splitter = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.results)
         right.addWidget(bottom)
         right.setSizes([520, 320])
@@ -111,6 +114,23 @@ class MainWindow(QMainWindow):
         self.status_device.setToolTip("Device and dtype of the last result")
         self.status_time = QLabel()
         self.status_time.setToolTip("Compute time of the last result (engine only)")
+        # A busy bar only once a computation has taken more than a moment: flashing it for
+        # every 2 ms toy computation would be noise.
+        self.busy_bar = QProgressBar()
+        self.busy_bar.setRange(0, 0)
+        self.busy_bar.setMaximumWidth(120)
+        self.busy_bar.setToolTip("Computing…")
+        self.busy_bar.setVisible(False)
+        self._busy_timer = QTimer(self)
+        self._busy_timer.setSingleShot(True)
+        self._busy_timer.setInterval(300)
+        self._busy_timer.timeout.connect(lambda: self.busy_bar.setVisible(self.scheduler.busy))
+        self.cpu_button = QPushButton("Run on CPU")
+        self.cpu_button.setToolTip("The device failed (missing or out of memory): compute on the CPU instead")
+        self.cpu_button.clicked.connect(lambda: self._on_settings({"device": "cpu"}))
+        self.cpu_button.setVisible(False)
+        bar.addPermanentWidget(self.cpu_button)
+        bar.addPermanentWidget(self.busy_bar)
         for label in (self.status_state, self.status_device, self.status_time):
             bar.addPermanentWidget(label)
 
@@ -132,6 +152,14 @@ class MainWindow(QMainWindow):
         edit_menu.addAction(redo)
 
         self.view_menu = self.menuBar().addMenu("&View")
+        self.presentation_action = QAction("&Presentation mode", self)
+        self.presentation_action.setCheckable(True)
+        self.presentation_action.setShortcut(QKeySequence("F5"))
+        self.presentation_action.setToolTip(
+            "For a lecture hall: large fonts and cells, editing chrome hidden, still live (F5 or Esc to leave)")
+        self.presentation_action.toggled.connect(self.set_presentation_mode)
+        self.view_menu.addAction(self.presentation_action)
+        self.view_menu.addSeparator()
         preset_menu = self.preset_menu = self.menuBar().addMenu("&Presets")
         for preset in PRESETS.values():
             action = QAction(preset.title, self)
@@ -190,6 +218,35 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ results
 
+    def set_presentation_mode(self, on: bool) -> None:
+        """Enlarge everything and hide the editing chrome; the tables stay so a teacher can
+        still change a valid length on the projector and the class sees the effect."""
+        if self.presentation_action.isChecked() != on:
+            self.presentation_action.setChecked(on)  # re-enters through toggled
+            return
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        if on:
+            self._normal_font = app.font()
+            big = app.font()
+            big.setPointSizeF(max(big.pointSizeF(), 9.0) * 1.6)
+            app.setFont(big)
+        elif hasattr(self, "_normal_font"):
+            app.setFont(self._normal_font)
+        self.results.set_font_scale(1.8 if on else 1.0)
+        self.controls_scroll.setVisible(not on)
+        self.output.setVisible(not on)
+        self.statusBar().setVisible(not on)
+        self.menuBar().setVisible(not on)
+        if on:
+            self.right_splitter.setSizes([700, 200])
+
+    def keyPressEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        if event.key() == Qt.Key.Key_Escape and self.presentation_action.isChecked():
+            self.set_presentation_mode(False)
+            return
+        super().keyPressEvent(event)
+
     def _on_outcome(self, outcome: Outcome) -> None:
         if outcome.version != self.document.version:
             self.dropped_outcomes += 1  # the inputs have moved on; a newer result is coming
@@ -220,6 +277,7 @@ class MainWindow(QMainWindow):
                 settings_msg = text
             text = text + " (showing the last good result)" if self.results._view is not None else text
             self.statusBar().showMessage(text, 15000)
+        self.cpu_button.setVisible(outcome.error_field == "device")
         self.controls.shape_error.show_message(shape_msg)
         self.controls.settings_error.show_message(settings_msg)
         if input_msg or outcome.error_field in INPUT_FIELDS or outcome.error is None:
@@ -234,6 +292,12 @@ class MainWindow(QMainWindow):
             state, style = "error: showing the last good result", "color: #b00020; font-weight: bold;"
         else:
             state, style = "up to date", "color: #1b7f3b;"
+        if self.scheduler.busy:
+            if not self._busy_timer.isActive() and not self.busy_bar.isVisible():
+                self._busy_timer.start()
+        else:
+            self._busy_timer.stop()
+            self.busy_bar.setVisible(False)
         self.status_state.setText(state)
         self.status_state.setStyleSheet(f"QLabel {{ {style} }}")
         if outcome is not None:

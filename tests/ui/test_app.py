@@ -191,3 +191,31 @@ def test_help_and_version_need_no_display():
     out = subprocess.run([sys.executable, "-m", "attnviz", "--help"], capture_output=True, text=True, env=env,
                          check=True)
     assert "usage: attnviz" in out.stdout
+
+
+def test_presentation_mode_enlarges_hides_chrome_and_stays_live(window, qtbot):
+    from PySide6.QtWidgets import QApplication
+
+    size = QApplication.font().pointSizeF()
+    window.presentation_action.trigger()
+    assert QApplication.font().pointSizeF() > size * 1.5
+    assert not window.controls_scroll.isVisible() and window.inputs.isVisible()
+    assert window.results.maps[0].font_scale > 1.5
+    model = window.inputs.models["valid_lens"]
+    assert model.setData(model.index(0, 0), "1")
+    wait_current(qtbot, window)
+    np.testing.assert_allclose(window.results.maps[0].values[0, :2], [1.0, 0.0])
+    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    assert QApplication.font().pointSizeF() == size and window.controls_scroll.isVisible()
+
+
+def test_a_missing_device_offers_the_cpu(window, qtbot):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA, so cuda:7 might exist")
+    window._on_settings({"device": "cuda:7"})
+    wait_current(qtbot, window)
+    assert window.cpu_button.isVisible()
+    assert "cuda:7" in window.controls.settings_error.text()
+    window.cpu_button.click()
+    wait_current(qtbot, window)
+    assert not window.cpu_button.isVisible() and window.last_outcome.error is None
