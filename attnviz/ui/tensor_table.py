@@ -32,6 +32,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QAbstractItemDelegate,
     QAbstractItemView,
     QHeaderView,
@@ -552,6 +553,9 @@ class TensorTableView(QTableView):
         self.setToolTip(_VIEW_HELP)
         horizontal.setToolTip(_VIEW_HELP)
         vertical.setToolTip(_VIEW_HELP)
+        # The corner button selects every cell; say so like every other control.
+        for corner in self.findChildren(QAbstractButton):
+            corner.setToolTip("Select all cells")
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._show_context_menu)
         if model is not None:
