@@ -1,0 +1,434 @@
+"""The masking lab: one input through every masking convention, and what each one gets wrong.
+
+``compare_conventions`` runs the same queries, keys, values and masks through every mask mode in
+``MASK_MODES`` (and, for a causal mask, through both alignments), classifies every query row of
+every convention, and compares each convention with the reference ("strict" with the intended
+alignment): which weight cells differ, and one plain-English sentence per kind of difference.
+The sentences are built from what the numbers show (row and cell counts, largest weights), never
+from a canned description of the mode, so they stay true for any input.
+
+Everything here is data (torch tensors, numpy string arrays, str): no Qt.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from .core import attend
+from .errors import AttentionInputError
+from .masking import CAUSAL_ALIGNMENTS, MASK_MODES, MaskSpec
+from .result import AttentionResult
+
+#: The convention every other one is compared with by default.
+REFERENCE_MODE = "strict"
+
+#: Row classes, in order of precedence (a row gets the first that applies), with what they mean.
+ROW_KINDS: dict[str, str] = {
+    "nan_row": "the row's weights contain NaN",
+    "zero_row": "every weight of the row is zero (and so is its output)",
+    "uniform_over_padding": "the row has no valid key and gets uniform weights over all keys, padding included",
+    "future_visible": "a key after the query's position (under the intended causal alignment) gets weight",
+    "padding_attended": "a key the intended mask forbids gets weight (for a row with no valid key: non-uniform weights)",
+    "keys_hidden": "a key the intended mask allows gets zero weight where the reference gives it weight",
+    "ok": "none of the above",
+}
+
+#: How a row with no valid key is described in sentences, by its class.
+_EMPTY_ROW_PHRASES: dict[str, str] = {
+    "nan_row": "NaN weights",
+    "zero_row": "zero weights",
+    "uniform_over_padding": "uniform weights ({share}) over padding",
+    "padding_attended": "non-uniform weights over masked keys",
+    "future_visible": "weights on future keys",
+    "keys_hidden": "weights on masked keys",
+    "ok": "weights on masked keys",
+}
+
+
+@dataclass(frozen=True)
+class Convention:
+    """One masking convention applied to the lab's input.
+
+    ``name`` is the mask mode ("sdpa"), or mode and alignment ("sdpa/bottom_right") when the lab
+    has a causal mask. ``weights`` (B, Q, K) and ``output`` (B, Q, D) are the engine's tensors.
+    ``row_kinds`` (B, Q) holds one ``ROW_KINDS`` name per query row; ``flags`` maps every kind
+    to a bool (B, Q) tensor, since a row can have several problems at once (``row_kinds`` shows
+    the first in precedence order).
+    """
+
+    name: str
+    mask_mode: str
+    causal: str | None
+    label: str
+    result: AttentionResult
+    row_kinds: np.ndarray
+    flags: dict[str, torch.Tensor]
+
+    @property
+    def weights(self) -> torch.Tensor:
+        return self.result.weights
+
+    @property
+    def output(self) -> torch.Tensor:
+        return self.result.output
+
+    def count(self, kind: str) -> int:
+        """How many rows have ``kind`` among their flags."""
+        return int(self.flags[kind].sum())
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """How one convention differs from another (the reference) on the lab's input.
+
+    ``cells`` (B, Q, K) bool: weights that differ (NaN vs a number counts; NaN vs NaN does not;
+    tolerance ``atol + rtol * |reference|``). ``output_rows`` (B, Q) bool: rows whose output
+    differs. ``sentences``: one per kind of difference, starting with the convention's name.
+    """
+
+    convention: str
+    reference: str
+    cells: torch.Tensor
+    output_rows: torch.Tensor
+    sentences: tuple[str, ...]
+
+    @property
+    def rows(self) -> torch.Tensor:
+        """(B, Q) bool: rows whose weights or output differ."""
+        return self.cells.any(-1) | self.output_rows
+
+    @property
+    def agrees(self) -> bool:
+        return not bool(self.rows.any())
+
+
+@dataclass(frozen=True)
+class LabReport:
+    """The lab's result: every convention, the intended mask, and the disagreements.
+
+    ``allowed`` (B, Q, K) bool is the intended mask (True = the query may attend to the key);
+    ``future`` (B, Q, K) bool marks keys forbidden by the causal mask alone (all False without
+    one); ``empty_rows`` (B, Q) marks rows with no allowed key. ``conventions`` is keyed by
+    convention name, reference first; ``disagreements`` holds every other convention compared
+    with the reference. ``compare(a, b)`` compares any two.
+    """
+
+    reference: str
+    causal: str | None
+    allowed: torch.Tensor
+    future: torch.Tensor
+    empty_rows: torch.Tensor
+    conventions: dict[str, Convention]
+    disagreements: dict[str, Disagreement]
+    atol: float
+    rtol: float
+
+    def compare(self, name: str, reference: str | None = None) -> Disagreement:
+        """``name`` compared with ``reference`` (default: the lab's reference)."""
+        ref = self.reference if reference is None else reference
+        for n in (name, ref):
+            if n not in self.conventions:
+                raise AttentionInputError(
+                    f"unknown convention {n!r}: expected one of {', '.join(self.conventions)}", "mask"
+                )
+        if ref == self.reference and name in self.disagreements:
+            return self.disagreements[name]
+        return _compare(self, self.conventions[name], self.conventions[ref])
+
+    def sentences(self) -> list[str]:
+        """Every disagreement sentence, convention by convention."""
+        return [s for d in self.disagreements.values() for s in d.sentences]
+
+    def agreeing(self) -> list[str]:
+        """Conventions that give the reference's weights and outputs on this input."""
+        return [name for name, d in self.disagreements.items() if d.agrees]
+
+
+def compare_conventions(
+    queries: object,
+    keys: object,
+    values: object,
+    valid_lens: object = None,
+    *,
+    causal: bool | str | None = None,
+    scoring: str = "scaled_dot",
+    dtype: str | torch.dtype | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+    **attend_kwargs: Any,
+) -> LabReport:
+    """Run one input through every mask mode (both causal alignments when ``causal`` is set).
+
+    The intended mask is built from ``valid_lens``, ``causal`` and any ``attn_mask`` /
+    ``key_padding_mask`` in ``attend_kwargs`` exactly as ``attend`` builds it. The reference is
+    the "strict" mode with the intended alignment. Other ``attend_kwargs`` (params, seed,
+    num_hiddens, allow_nonfinite, dropout, ...) go to every run unchanged; ``mask_mode`` and
+    ``keep`` are the lab's to choose. ``atol``/``rtol`` default to 16 machine epsilons of the
+    dtype (at least 1e-9): the tolerance for calling two weights different.
+    """
+    for own in ("mask_mode", "keep"):
+        if own in attend_kwargs:
+            raise AttentionInputError(f"compare_conventions runs every mask mode itself: do not pass {own}", "mask")
+    intended = _alignment(causal)
+    alignments: tuple[str | None, ...] = CAUSAL_ALIGNMENTS if intended is not None else (None,)
+
+    def run(mode: str, alignment: str | None) -> AttentionResult:
+        return attend(
+            queries, keys, values, valid_lens, scoring=scoring, mask_mode=mode, causal=alignment,
+            dtype=dtype, keep=("mask", "masked_scores"), **attend_kwargs,
+        )
+
+    ref_name = _name(REFERENCE_MODE, intended)
+    reference = run(REFERENCE_MODE, intended)
+    assert reference.mask is not None
+    allowed = reference.mask
+    batch, n_q, n_k = allowed.shape
+    dev = allowed.device
+    future = torch.zeros_like(allowed)
+    if intended is not None:
+        future = ~MaskSpec.build(batch, n_q, n_k, dev, causal=intended).full(dev)
+    eps = torch.finfo(reference.weights.dtype).eps
+    a_tol = max(16 * eps, 1e-9) if atol is None else float(atol)
+    r_tol = max(16 * eps, 1e-9) if rtol is None else float(rtol)
+
+    results: dict[str, tuple[str, str | None, AttentionResult]] = {ref_name: (REFERENCE_MODE, intended, reference)}
+    for mode in MASK_MODES:
+        for alignment in alignments:
+            name = _name(mode, alignment)
+            if name not in results:
+                results[name] = (mode, alignment, run(mode, alignment))
+
+    ref_weights = reference.weights
+    conventions = {
+        name: _classify(name, mode, alignment, result, allowed, future, ref_weights, a_tol)
+        for name, (mode, alignment, result) in results.items()
+    }
+    report = LabReport(
+        reference=ref_name, causal=intended, allowed=allowed, future=future,
+        empty_rows=~allowed.any(-1), conventions=conventions, disagreements={}, atol=a_tol, rtol=r_tol,
+    )
+    ref = conventions[ref_name]
+    report.disagreements.update(
+        {name: _compare(report, conv, ref) for name, conv in conventions.items() if name != ref_name}
+    )
+    return report
+
+
+# ------------------------------------------------------------------------------ internals
+
+
+def _alignment(causal: bool | str | None) -> str | None:
+    if causal is True:
+        return "top_left"  # PyTorch's is_causal convention, as attend() reads True
+    if causal is None or causal is False:
+        return None
+    if causal not in CAUSAL_ALIGNMENTS:
+        raise AttentionInputError(f"causal must be None, True, 'top_left' or 'bottom_right'; got {causal!r}", "mask")
+    return str(causal)
+
+
+def _name(mode: str, alignment: str | None) -> str:
+    return mode if alignment is None else f"{mode}/{alignment}"
+
+
+def _label(mode: str, alignment: str | None) -> str:
+    label = MASK_MODES[mode].label
+    return label if alignment is None else f"{label}, {alignment.replace('_', '-')} causal"
+
+
+def _classify(
+    name: str,
+    mode: str,
+    alignment: str | None,
+    result: AttentionResult,
+    allowed: torch.Tensor,
+    future: torch.Tensor,
+    ref_weights: torch.Tensor,
+    tol: float,
+) -> Convention:
+    w = result.weights
+    empty = ~allowed.any(-1)
+    # Masking promises exactly zero weight on a forbidden key, so any weight above zero counts.
+    positive = w > 0
+    nan = torch.isnan(w).any(-1)
+    zero = (w == 0).all(-1)
+    finite_w = torch.where(torch.isnan(w), torch.zeros((), dtype=w.dtype, device=w.device), w)
+    spread = finite_w.amax(-1) - finite_w.amin(-1)
+    uniform = empty & ~nan & ~zero & (spread <= tol)
+    future_visible = (positive & future).any(-1) & ~nan
+    padding = (positive & ~allowed & ~future).any(-1) & ~nan & ~uniform
+    hidden = ((w == 0) & allowed & (ref_weights > 0)).any(-1) & ~nan & ~zero
+    flags = {
+        "nan_row": nan,
+        "zero_row": zero,
+        "uniform_over_padding": uniform,
+        "future_visible": future_visible,
+        "padding_attended": padding,
+        "keys_hidden": hidden,
+    }
+    any_flag = torch.zeros_like(nan)
+    for flag in flags.values():
+        any_flag = any_flag | flag
+    flags["ok"] = ~any_flag
+    kinds = np.full(tuple(nan.shape), "ok", dtype=f"<U{max(map(len, ROW_KINDS))}")
+    # Lowest precedence first, so the first kind in ROW_KINDS order is written last and wins.
+    for kind in reversed(list(ROW_KINDS)[:-1]):
+        kinds[flags[kind].cpu().numpy()] = kind
+    return Convention(name, mode, alignment, _label(mode, alignment), result, kinds, flags)
+
+
+def _differs(a: torch.Tensor, b: torch.Tensor, atol: float, rtol: float) -> torch.Tensor:
+    """Elementwise: a and b differ, where NaN equals NaN and +-inf equals itself."""
+    a64, b64 = a.detach().to(torch.float64), b.detach().to(torch.float64)
+    both_nan = torch.isnan(a64) & torch.isnan(b64)
+    same_inf = torch.isinf(a64) & (a64 == b64)
+    close = (a64 - b64).abs() <= atol + rtol * b64.abs()
+    return ~(both_nan | same_inf | close)
+
+
+def _plural(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def _share(x: float, tol: float) -> str:
+    """A share of a row's weight (rows sum to 1), as words; "all" to the dtype's precision."""
+    return "all" if x >= 1 - max(tol, 1e-6) else f"{x:.3g}"
+
+
+def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreement:
+    """Cells that differ, and one sentence per kind of difference, all from counts."""
+    w, rw = conv.weights, ref.weights
+    cells = _differs(w, rw, report.atol, report.rtol)
+    out_rows = _differs(conv.output, ref.output, report.atol, report.rtol).any(-1)
+    row_differs = cells.any(-1)
+    empty = report.empty_rows
+    n_k = w.shape[-1]
+    sentences: list[str] = []
+    head = f"{conv.name}:"
+
+    # 1. Rows with no valid key: one sentence per (what this convention gives, what ref gives).
+    pairs: Counter[tuple[str, str]] = Counter()
+    conv_kinds, ref_kinds = conv.row_kinds, ref.row_kinds
+    diff_np = row_differs.cpu().numpy()
+    for b, q in zip(*np.nonzero(empty.cpu().numpy() & diff_np)):
+        pairs[(str(conv_kinds[b, q]), str(ref_kinds[b, q]))] += 1
+    for (mine, theirs), n in pairs.items():
+        share = f"1/{n_k} each"
+        mine_text = _EMPTY_ROW_PHRASES[mine].format(share=share)
+        if mine == theirs:
+            tail = f"other {mine_text} than {ref.name}"
+        else:
+            tail = f"{mine_text} where {ref.name} gives {_EMPTY_ROW_PHRASES[theirs].format(share=share)}"
+        sentences.append(f"{head} {_plural(n, 'row')} with no valid key get {tail}")
+
+    # 2. Rows with valid keys, by the problem this convention has there and the reference has not.
+    rows_valid = ~empty
+    explained = empty.clone()
+    new = {kind: conv.flags[kind] & ~ref.flags[kind] & rows_valid for kind in ROW_KINDS if kind != "ok"}
+    finite_w = torch.nan_to_num(w.detach().to(torch.float64), nan=0.0)
+
+    nan_rows = new["nan_row"]
+    if bool(nan_rows.any()):
+        sentences.append(f"{head} {_plural(int(nan_rows.sum()), 'row')} with valid keys {'is' if int(nan_rows.sum()) == 1 else 'are'} NaN"
+                         f"{_nan_cause(conv, nan_rows)}")
+        explained |= nan_rows
+    zero_rows = new["zero_row"] & ~nan_rows
+    if bool(zero_rows.any()):
+        n = int(zero_rows.sum())
+        sentences.append(f"{head} {_plural(n, 'row')} with valid keys get{'s' if n == 1 else ''} all-zero weights")
+        explained |= zero_rows
+    fut = new["future_visible"] & ~explained
+    if bool(fut.any()):
+        cell_mask = (w > 0) & report.future & fut.unsqueeze(-1)
+        share = (finite_w * cell_mask).sum(-1).amax()
+        sentences.append(
+            f"{head} {_plural(int(fut.sum()), 'row')} attend{'s' if int(fut.sum()) == 1 else ''} to "
+            f"{_plural(int(cell_mask.sum()), 'future key')} (after the query's {str(report.causal).replace('_', '-')} "
+            f"position), up to {_share(float(share), report.atol)} of a row's weight"
+        )
+        explained |= fut
+    pad = new["padding_attended"] & ~nan_rows & ~zero_rows
+    if bool(pad.any()):
+        cell_mask = (w > 0) & ~report.allowed & ~report.future & pad.unsqueeze(-1)
+        share = (finite_w * cell_mask).sum(-1).amax()
+        sentences.append(
+            f"{head} {_plural(int(pad.sum()), 'row')} with valid keys put{'s' if int(pad.sum()) == 1 else ''} weight on "
+            f"{_plural(int(cell_mask.sum()), 'masked key')}, up to {_share(float(share), report.atol)} of a row's weight, where "
+            f"{ref.name} gives them none"
+        )
+        explained |= pad
+    hid = new["keys_hidden"] & ~nan_rows & ~zero_rows
+    if bool(hid.any()):
+        cell_mask = (w == 0) & report.allowed & (rw > 0) & hid.unsqueeze(-1)
+        sentences.append(
+            f"{head} {_plural(int(hid.sum()), 'row')} give{'s' if int(hid.sum()) == 1 else ''} zero weight to "
+            f"{_plural(int(cell_mask.sum()), 'key')} the mask allows, which {ref.name} weighs"
+        )
+        explained |= hid
+    rest = row_differs & ~explained
+    if bool(rest.any()):
+        gap = (finite_w - torch.nan_to_num(rw.detach().to(torch.float64), nan=0.0)).abs()
+        gap = (gap * rest.unsqueeze(-1)).amax()
+        n = int(rest.sum())
+        sentences.append(
+            f"{head} {_plural(n, 'row')} weigh{'s' if n == 1 else ''} {'its' if n == 1 else 'their'} keys "
+            f"differently from {ref.name}, by up to {_fmt(float(gap))}"
+        )
+
+    # 3. Outputs that differ although the weights agree: something in the values gets through.
+    out_only = out_rows & ~row_differs
+    if bool(out_only.any()):
+        n = int(out_only.sum())
+        if _leaks_nonfinite_values(conv, ref, out_only):
+            sentences.append(
+                f"{head} {_plural(n, 'row')} {'has' if n == 1 else 'have'} a non-finite output although "
+                f"{'its' if n == 1 else 'their'} weights match {ref.name}'s: a NaN or Inf in the value vector "
+                f"of a key with zero weight gets through (0 x NaN = NaN)"
+            )
+        else:
+            gap = torch.nan_to_num((conv.output.to(torch.float64) - ref.output.to(torch.float64)).abs(), nan=math.inf)
+            biggest = float(gap[out_only].amax())
+            sentences.append(
+                f"{head} {_plural(n, 'row')} {'has' if n == 1 else 'have'} a different output with the same weights, "
+                f"by up to {_fmt(biggest)}"
+            )
+    return Disagreement(conv.name, ref.name, cells, out_rows, tuple(sentences))
+
+
+def _nan_cause(conv: Convention, rows: torch.Tensor) -> str:
+    """Why rows with valid keys became NaN, read off what the softmax received."""
+    ms = conv.result.masked_scores
+    if ms is None:
+        return ""
+    sel = ms[rows]
+    if sel.numel() == 0:
+        return ""
+    if bool(torch.isnan(sel).any()):
+        return ": their scores contain NaN"
+    if bool((sel == math.inf).any()):
+        return ": a score overflowed to +inf"
+    if bool((sel == -math.inf).all(-1).any()):
+        return ": every score the softmax sees is -inf, so it divides 0 by 0"
+    return ""
+
+
+def _leaks_nonfinite_values(conv: Convention, ref: Convention, rows: torch.Tensor) -> bool:
+    """True when, in ``rows``, this convention's output is non-finite but its weights are finite
+    and the reference's output (same weights) is finite. Finite weights times finite values are
+    finite, so a value vector is non-finite; the reference keeping it out means its weight is
+    zero there, and 0 x NaN = NaN is how it got through here."""
+    return (
+        bool((~torch.isfinite(conv.output[rows])).any())
+        and bool(torch.isfinite(conv.weights[rows]).all())
+        and bool(torch.isfinite(ref.output[rows]).all())
+    )

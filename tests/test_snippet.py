@@ -1,0 +1,182 @@
+"""Copy as code: the snippet's weights are the app's weights, bit for bit."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from attnviz.compute import run_state
+from attnviz.document import Settings, State, make_state
+from attnviz.engine import AttentionInputError
+from attnviz.presets import PRESETS
+from attnviz.snippet import save_snippet_data, snippet_data, snippet_for_state
+from attnviz.teaching import LESSONS, settings_support_nonfinite
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def with_settings(state: State, **changes: object) -> State:
+    new = state.copy()
+    new.settings = replace(state.settings, **changes)
+    return new
+
+
+def exec_snippet(code: str, cwd: pathlib.Path | None = None) -> dict[str, object]:
+    namespace: dict[str, object] = {"__name__": "__snippet__"}
+    old = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        exec(compile(code, "<snippet>", "exec"), namespace)
+    finally:
+        os.chdir(old)
+    return namespace
+
+
+def snippet_weights(code: str, cwd: pathlib.Path | None = None) -> np.ndarray:
+    weights = exec_snippet(code, cwd)["weights"].cpu()  # type: ignore[attr-defined]
+    # As compute.run_state hands them to the view: half precision widened to float32.
+    return (weights.float() if weights.dtype in (torch.float16, torch.bfloat16) else weights).numpy()
+
+
+def app_weights(state: State) -> np.ndarray:
+    outcome = run_state(state)
+    assert outcome.view is not None, outcome.error
+    return outcome.view.weights
+
+
+def seeded_additive() -> State:
+    state = PRESETS["additive-toy"].build()
+    return with_settings(state, param_seed=7, num_hiddens=5)
+
+
+def additive_with_params() -> State:
+    state = PRESETS["additive-toy"].build()
+    rng = np.random.default_rng(4)
+    state.params = {"W_q": rng.standard_normal((8, 20)).astype(np.float32),
+                    "W_k": rng.standard_normal((8, 2)).astype(np.float32),
+                    "w_v": rng.standard_normal((1, 8)).astype(np.float32)}
+    return state
+
+
+def causal_2d() -> State:
+    state = make_state(batch=2, n_queries=4, n_keys=6, d_q=3, d_k=3, d_v=2,
+                       settings=Settings(scoring="scaled_dot", causal="bottom_right", lens_mode="2d"))
+    rng = np.random.default_rng(1)
+    state.queries, state.keys, state.values = (rng.standard_normal(a.shape) for a in (state.queries, state.keys, state.values))
+    state.lens_2d = np.array([[6, 5, 0, 2], [1, 2, 3, 9]])
+    return state
+
+
+CASES = {
+    **{name: preset.build for name, preset in PRESETS.items()},
+    "additive-seeded": seeded_additive,
+    "additive-params": additive_with_params,
+    "additive-2d-lens": lambda: with_settings(seeded_additive(), lens_mode="2d"),
+    "causal-2d-lens": causal_2d,
+    "dropout-train": lambda: with_settings(PRESETS["dot-toy"].build(), train=True, dropout=0.5, dropout_seed=3),
+    "bilinear-float64": lambda: with_settings(LESSONS["exercise-2-bilinear"].preset.build(), dtype="float64"),
+    **{name: lesson.preset.build for name, lesson in LESSONS.items() if name != "pitfall-nan-padding"},
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_snippet_reproduces_the_app_weights_exactly(case):
+    state = CASES[case]()
+    code = snippet_for_state(state)
+    got = snippet_weights(code)
+    expected = app_weights(state)
+    assert got.dtype == expected.dtype == (np.float64 if state.settings.dtype == "float64" else np.float32)
+    assert np.array_equal(got, expected, equal_nan=True)
+
+
+def test_snippet_names_the_settings_and_parameters():
+    code = snippet_for_state(seeded_additive())
+    assert "scoring='additive'" in code and "num_hiddens=5" in code and "seed=7" in code
+    assert "params" not in code.split("result = attend")[1].split(")")[0]
+    code = snippet_for_state(additive_with_params())
+    assert "params=params" in code and "params_W_q = torch.tensor(" in code and "dtype=torch.float32" in code
+    assert "seed=" not in code
+    code = snippet_for_state(causal_2d())
+    assert "causal='bottom_right'" in code and "dtype=torch.int64)  # shape (2, 4)" in code
+    code = snippet_for_state(with_settings(PRESETS["dot-toy"].build(), lens_mode="none"))
+    assert "result = attend(queries, keys, values, scoring=" in code
+
+
+def test_nonfinite_results_are_written_as_nan():
+    state = LESSONS["pitfall-float16"].preset.build()
+    code = snippet_for_state(state)
+    assert 'nan, inf = float("nan"), float("inf")' in code and "[nan, nan, nan, nan]" in code
+    assert np.isnan(snippet_weights(code)).any()
+
+
+def test_nan_inputs_behave_as_in_the_app():
+    state = LESSONS["pitfall-nan-padding"].preset.build()
+    code = snippet_for_state(state)
+    assert "[nan, nan]" in code
+    outcome = run_state(state)
+    if settings_support_nonfinite():
+        assert "allow_nonfinite=True" in code
+        assert np.array_equal(snippet_weights(code), app_weights(state), equal_nan=True)
+    else:
+        # The app refuses the NaN; so does the script, with the same message, and it says so.
+        assert f"# attnviz could not compute these inputs: {outcome.error}" in code
+        with pytest.raises(AttentionInputError, match=r"values contains NaN at index \(0, 2, 0\)"):
+            exec_snippet(code)
+
+
+def big_state(n: int) -> State:
+    rng = np.random.default_rng(9)
+    state = make_state(batch=1, n_queries=n, n_keys=n, d_q=40, d_k=40, d_v=3,
+                       settings=Settings(scoring="scaled_dot"))
+    state.queries = rng.standard_normal(state.queries.shape)
+    state.keys = rng.standard_normal(state.keys.shape) * 1e-3
+    state.values = rng.standard_normal(state.values.shape)
+    state.lens_1d = np.array([n - 5])
+    return state
+
+
+def test_big_tensors_are_embedded_exactly_and_say_so():
+    state = big_state(60)  # 2400 numbers in queries and keys: over the inline limit
+    code = snippet_for_state(state)
+    assert "# queries: 2400 numbers, shape (1, 60, 40): too many to print" in code
+    assert "# keys: 2400 numbers" in code and "values = torch.tensor(" in code
+    assert "# expected: 3600 numbers" in code  # the weights: embedded too, still checked
+    assert len(code) < 120_000
+    assert snippet_data(state) == {}
+    assert np.array_equal(snippet_weights(code), app_weights(state), equal_nan=True)
+
+
+def test_huge_tensors_go_to_a_data_file(tmp_path):
+    state = big_state(60)
+    code = snippet_for_state(state, max_embedded=1000, data_file="inputs.npz")
+    assert 'data = np.load("inputs.npz")' in code
+    assert 'queries = torch.from_numpy(data["queries"])  # 2400 numbers, shape (1, 60, 40): from the data file' in code
+    assert "too many to embed a check" in code
+    assert save_snippet_data(state, tmp_path / "inputs.npz", max_embedded=1000) == ["keys", "queries"]
+    assert np.array_equal(snippet_weights(code, cwd=tmp_path), app_weights(state), equal_nan=True)
+    assert save_snippet_data(PRESETS["dot-toy"].build(), tmp_path / "none.npz") == []
+    assert not (tmp_path / "none.npz").exists()
+
+
+def test_snippet_runs_as_a_script(tmp_path):
+    script = tmp_path / "snippet.py"
+    script.write_text(snippet_for_state(seeded_additive()))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("weights (2, 1, 10)")
+
+
+def test_snippet_check_fails_when_the_weights_do_not_match():
+    code = snippet_for_state(PRESETS["masked-softmax-1d"].build())
+    tampered = code.replace("result = attend(queries", "queries = queries * 2\nresult = attend(queries")
+    with pytest.raises(AssertionError, match="the weights differ from what attnviz showed"):
+        exec_snippet(tampered)
