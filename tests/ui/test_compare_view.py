@@ -1,0 +1,228 @@
+"""The side-by-side view: two configurations computed off the GUI thread, live, with the
+difference map equal to the engine's weights A minus weights B."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+from PySide6.QtCore import Qt
+
+from attnviz.document import ReplaceState, filled_state
+from attnviz.engine import attend
+from attnviz.presets import PRESETS
+from attnviz.ui.compare_view import EXERCISE_1, Comparison, PairSnapshot, variants
+from attnviz.ui.teaching_docks import install_compare_view
+
+from .conftest import wait_current
+
+
+def engine_weights(state) -> np.ndarray:
+    s = state.settings
+    lens = state.valid_lens()
+    params = {k: torch.from_numpy(np.asarray(v)) for k, v in state.params.items()} or None
+    return attend(
+        torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values),
+        None if lens is None else torch.from_numpy(lens), scoring=s.scoring, mask_mode=s.mask_mode,
+        causal=s.causal, params=params, num_hiddens=s.num_hiddens, seed=s.param_seed, dtype=s.dtype,
+    ).weights.double().numpy()
+
+
+def expected_diff(state, comparison: Comparison, batch: int = 0) -> np.ndarray:
+    a, b = variants(state, comparison)
+    return engine_weights(a)[batch].astype(np.float64) - engine_weights(b)[batch].astype(np.float64)
+
+
+def wait_compare(qtbot, window, view) -> None:
+    qtbot.waitUntil(lambda: view.shown_doc_version == window.document.version and not view.busy, timeout=30000)
+
+
+def _shown(qtbot, dock):
+    dock.show()
+    qtbot.waitUntil(lambda: dock.widget().isVisible())
+    return dock.widget()
+
+
+# ---------------------------------------------------------------------------- no window
+
+
+def test_variants_differ_in_the_compared_setting_only():
+    state = PRESETS["additive-toy"].build()
+    state.params = {"W_q": np.zeros((8, 20)), "W_k": np.zeros((8, 2)), "w_v": np.zeros((1, 8))}
+    a, b = variants(state, Comparison("scoring", "additive", "scaled_dot"))
+    assert (a.settings.scoring, b.settings.scoring) == ("additive", "scaled_dot")
+    assert a.settings.mask_mode == b.settings.mask_mode == state.settings.mask_mode
+    assert set(a.params) == {"W_q", "W_k", "w_v"}  # A keeps the document's parameters
+    assert b.params == {}  # another scoring function: its own seeded parameters
+    a, b = variants(state, Comparison("dtype", "float32", "float16"))
+    assert (a.settings.dtype, b.settings.dtype) == ("float32", "float16")
+    assert a.params.keys() == b.params.keys() == state.params.keys()
+    np.testing.assert_array_equal(a.keys, state.keys)
+
+
+def test_a_comparison_names_a_real_choice():
+    with pytest.raises(ValueError, match="choose one of"):
+        Comparison("scoring", "additive", "cosine")
+    with pytest.raises(ValueError, match="cannot compare"):
+        Comparison("colour", "a", "b")
+
+
+# ---------------------------------------------------------------------------- in the window
+
+
+def test_difference_updates_live_from_an_edit_and_equals_the_engine(window, qtbot):
+    dock = install_compare_view(window)
+    view = _shown(qtbot, dock)
+    window.load_preset("dot-toy")
+    wait_current(qtbot, window)
+    wait_compare(qtbot, window, view)
+    assert view.comparison == EXERCISE_1
+    # Identical keys: every scoring function gives uniform weights, the difference is 0.
+    assert view.max_abs_diff == pytest.approx(0.0, abs=1e-6)
+    model = window.inputs.models["keys"]
+    assert model.setData(model.index(0, 1), "3.5")
+    wait_compare(qtbot, window, view)
+    state = window.document.state
+    expected = expected_diff(state, EXERCISE_1)
+    np.testing.assert_allclose(view.map_diff.values, expected, rtol=1e-5, atol=1e-6)
+    assert view.max_abs_diff == pytest.approx(np.abs(expected).max(), rel=1e-5)
+    assert view.max_abs_diff > 0.01
+    lo, hi = view.map_diff.levels
+    assert lo == pytest.approx(-hi) and hi == pytest.approx(view.max_abs_diff)
+    a, b = variants(state, EXERCISE_1)
+    np.testing.assert_allclose(view.map_a.values, engine_weights(a)[0], rtol=1e-5)
+    np.testing.assert_allclose(view.map_b.values, engine_weights(b)[0], rtol=1e-5)
+    assert f"{view.max_abs_diff:.3g}" in view.max_label.text()
+
+
+def test_mask_mode_and_dtype_comparisons(window, qtbot):
+    view = _shown(qtbot, install_compare_view(window))
+    window.load_preset("masked-softmax-1d")
+    # Valid length 0 for batch element 1: the book's fill and strict masking part ways there.
+    state = window.document.state.copy()
+    state.lens_1d[1] = 0
+    window.push(ReplaceState(state, "empty rows"))
+    view.set_comparison(Comparison("mask_mode", "d2l", "strict"))
+    view.set_batch(1)
+    wait_compare(qtbot, window, view)
+    expected = expected_diff(window.document.state, view.comparison, batch=1)
+    np.testing.assert_allclose(view.map_diff.values, expected, atol=1e-6)
+    assert view.max_abs_diff == pytest.approx(0.25, abs=1e-6)  # uniform 1/4 against 0
+    view.set_comparison(Comparison("dtype", "float32", "float64"))
+    wait_compare(qtbot, window, view)
+    view.set_batch(0)
+    expected = expected_diff(window.document.state, view.comparison, batch=0)
+    np.testing.assert_allclose(view.map_diff.values, expected, atol=1e-9)
+    assert 0 < view.max_abs_diff < 1e-6
+
+
+def test_exercise_1_is_one_click_and_randomising_keys_makes_them_differ(window, qtbot):
+    view = _shown(qtbot, install_compare_view(window))
+    view.set_comparison(Comparison("mask_mode", "d2l", "strict"))
+    window.load_preset("dot-toy")
+    wait_compare(qtbot, window, view)
+    qtbot.mouseClick(view.exercise_button, Qt.MouseButton.LeftButton)
+    assert view.comparison == EXERCISE_1
+    assert view.explanation.isVisible()
+    assert "all the same vector" in view.explanation.text()
+    wait_compare(qtbot, window, view)
+    assert view.max_abs_diff == pytest.approx(0.0, abs=1e-6)
+    undo_count = window.undo_stack.count()
+    qtbot.mouseClick(view.randomise_button, Qt.MouseButton.LeftButton)
+    assert window.undo_stack.count() == undo_count + 1  # one undoable edit in the window
+    wait_compare(qtbot, window, view)
+    assert "keys differ" in view.explanation.text()
+    np.testing.assert_allclose(view.map_diff.values, expected_diff(window.document.state, EXERCISE_1),
+                               rtol=1e-5, atol=1e-6)
+    assert view.max_abs_diff > 0.01
+
+
+def test_unequal_lengths_explain_themselves_and_offer_the_dot_toy(window, qtbot):
+    # The additive toy: queries of length 20, keys of length 2; scaled dot cannot run.
+    view = _shown(qtbot, install_compare_view(window))
+    wait_compare(qtbot, window, view)
+    assert view.errors["B"].isVisible()
+    assert view.errors["B"].text().startswith("⚠ B:")
+    assert view.max_abs_diff is None
+    assert view.map_diff.values.size == 0
+    view.start_exercise_1()
+    assert view.dot_toy_button.isVisible()
+    qtbot.mouseClick(view.dot_toy_button, Qt.MouseButton.LeftButton)
+    wait_compare(qtbot, window, view)
+    assert window.document.state.queries.shape[2] == 2
+    assert not view.errors["B"].isVisible()
+    assert not view.dot_toy_button.isVisible()
+    assert view.max_abs_diff == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_hidden_dock_computes_nothing_and_catches_up_when_shown(window, qtbot):
+    dock = install_compare_view(window)
+    view = dock.widget()
+    window.load_preset("dot-toy")
+    model = window.inputs.models["keys"]
+    assert model.setData(model.index(3, 0), "-1")
+    wait_current(qtbot, window)
+    assert view.scheduler.started_count == 0
+    _shown(qtbot, dock)
+    wait_compare(qtbot, window, view)
+    assert view.scheduler.started_count == 1
+    np.testing.assert_allclose(view.map_diff.values, expected_diff(window.document.state, EXERCISE_1),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_a_burst_of_edits_ends_on_the_last_state(window, qtbot):
+    view = _shown(qtbot, install_compare_view(window))
+    window.load_preset("dot-toy")
+    model = window.inputs.models["keys"]
+    for i in range(60):
+        model.setData(model.index(0, 0), str(0.05 * i))
+    wait_compare(qtbot, window, view)
+    assert view.scheduler.started_count < 61
+    np.testing.assert_allclose(view.map_diff.values, expected_diff(window.document.state, EXERCISE_1),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_the_compute_thread_stops_with_the_window(qtbot):
+    from attnviz.ui.main_window import MainWindow
+
+    threads_before = threading.active_count()
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    view = _shown(qtbot, install_compare_view(win))
+    qtbot.waitUntil(lambda: view.shown_doc_version == win.document.version and not view.busy, timeout=30000)
+    started = view.scheduler.started_count
+    win.close()
+    assert not view.busy
+    # After the close nothing more is computed, whatever arrives.
+    a, b = variants(win.document.state, EXERCISE_1)
+    view.scheduler.submit(PairSnapshot(10_000, a, b, win.document.version, EXERCISE_1))
+    assert view.scheduler.started_count == started
+    assert not view.busy
+    assert threading.active_count() <= threads_before + 2
+
+
+def test_a_refused_close_keeps_the_thread(qtbot):
+    from PySide6.QtWidgets import QWidget
+
+    from attnviz.ui.teaching_docks import _CloseWatcher
+
+    class Stubborn(QWidget):
+        refuse = True
+
+        def closeEvent(self, event):
+            event.setAccepted(not self.refuse)
+
+    widget = Stubborn()
+    qtbot.addWidget(widget)
+    widget.show()
+    calls = []
+    _CloseWatcher(widget, lambda: calls.append(1))
+    widget.close()
+    qtbot.wait(20)
+    assert widget.isVisible() and calls == []
+    widget.refuse = False
+    widget.close()
+    assert calls == [1]
