@@ -16,7 +16,8 @@ from .document import Snapshot, State
 
 @dataclass(frozen=True)
 class ViewData:
-    """Numpy arrays ready to draw (float32; bfloat16 has no numpy type), all for every batch
+    """Numpy arrays ready to draw (the computation's dtype; float16 and bfloat16 become float32,
+    bfloat16 having no numpy type), all for every batch
     element: stages (B, Q, K), output (B, Q, D), per-row flags (B, Q)."""
 
     raw_scores: np.ndarray
@@ -78,7 +79,7 @@ def run_state(state: State, version: int = 0) -> Outcome:
                 None if lens is None else torch.from_numpy(lens),
                 scoring=s.scoring, mask_mode=s.mask_mode, causal=s.causal, params=params,
                 num_hiddens=s.num_hiddens, seed=s.param_seed, dropout=s.dropout, train=s.train,
-                dropout_seed=s.dropout_seed, dtype=s.dtype, device=s.device,
+                dropout_seed=s.dropout_seed, dtype=s.dtype, device=s.device, allow_nonfinite=s.allow_nonfinite,
             )
         d = result.diagnostics
         view = ViewData(

@@ -39,6 +39,8 @@ class Settings:
     dropout_seed: int = 0
     num_hiddens: int = 8
     param_seed: int = 0
+    #: Let NaN/Inf through to the engine (to show what masking does not remove); else refused.
+    allow_nonfinite: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

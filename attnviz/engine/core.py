@@ -287,7 +287,9 @@ def _compute(
     if dropping:
         gen = torch.Generator(device=dev)
         gen.manual_seed(int(dropout_seed))
-    clean_pool = mode.zero_empty_rows and not bool(torch.isfinite(v).all())
+    # Only strict promises that padding cannot leak in; "sdpa" reproduces PyTorch, where a NaN
+    # value behind a zero weight still makes the output NaN (0 * NaN).
+    clean_pool = mode.name == "strict" and not bool(torch.isfinite(v).all())
 
     if single:
         blocks = [(slice(None), slice(None))]
@@ -512,7 +514,7 @@ def _finish_diagnostics(
                 )
         elif mode.zero_empty_rows:
             warnings.append(f"{rows} with no valid key: zero weights and zero output")
-        elif not mode.inverted:
+        elif mode.fill is not None:
             warnings.append(f"{rows} with no valid key: the softmax of an all -inf row is NaN")
     n_nan = int(nan_rows.sum())
     if n_nan:
