@@ -10,7 +10,7 @@ Plain numpy and Python, no Qt, no torch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -19,10 +19,6 @@ from .document import Settings, State
 from .presets import Preset
 
 LessonKind = Literal["pitfall", "exercise"]
-
-#: The Settings field that lets NaN/Inf inputs through to the engine. Until Settings has it,
-#: the NaN-in-padding lesson's state cannot ask for it and the app reports the NaN as an error.
-NONFINITE_FIELD = "allow_nonfinite"
 
 
 @dataclass(frozen=True)
@@ -41,18 +37,6 @@ class Lesson:
     @property
     def title(self) -> str:
         return self.preset.title
-
-
-def settings_support_nonfinite() -> bool:
-    """Whether ``Settings`` can carry the engine's ``allow_nonfinite`` switch."""
-    return any(f.name == NONFINITE_FIELD for f in fields(Settings))
-
-
-def _settings(**changes: Any) -> Settings:
-    # allow_nonfinite is only passed once Settings has the field (see NONFINITE_FIELD).
-    if NONFINITE_FIELD in changes and not settings_support_nonfinite():
-        changes.pop(NONFINITE_FIELD)
-    return Settings(**changes)
 
 
 def _state(
@@ -87,29 +71,29 @@ def _arange_values(batch: int, n_keys: int, d_v: int) -> np.ndarray:
 
 def zero_length() -> State:
     return _state(_rounded((2, 2, 2), 10), _rounded((2, 4, 2), 11), _arange_values(2, 4, 2), [0, 3],
-                  _settings(scoring="scaled_dot", mask_mode="d2l"))
+                  Settings(scoring="scaled_dot", mask_mode="d2l"))
 
 
 def wrong_polarity() -> State:
     return _state(_rounded((2, 2, 2), 20), _rounded((2, 4, 2), 21), _arange_values(2, 4, 2), [2, 4],
-                  _settings(scoring="scaled_dot", mask_mode="inverted"))
+                  Settings(scoring="scaled_dot", mask_mode="inverted"))
 
 
 def float_mask() -> State:
     return _state(_rounded((2, 2, 2), 30), _rounded((2, 4, 2), 31), _arange_values(2, 4, 2), [1, 3],
-                  _settings(scoring="scaled_dot", mask_mode="float01"))
+                  Settings(scoring="scaled_dot", mask_mode="float01"))
 
 
 def half_overflow() -> State:
     return _state(_rounded((2, 2, 2), 40), _rounded((2, 4, 2), 41), _arange_values(2, 4, 2), [0, 2],
-                  _settings(scoring="scaled_dot", mask_mode="d2l", dtype="float16"))
+                  Settings(scoring="scaled_dot", mask_mode="d2l", dtype="float16"))
 
 
 def fill_too_small() -> State:
     # Unscaled dot products of features in the thousands: the real scores are -2e6 and below.
     q = np.array([[[1000.0, 1000.0], [500.0, 1000.0]]])
     k = np.array([[[-1000.0, -1000.0], [-900.0, -1000.0], [1.0, 2.0], [3.0, 4.0]]])
-    return _state(q, k, _arange_values(1, 4, 2), [2], _settings(scoring="dot", mask_mode="d2l"))
+    return _state(q, k, _arange_values(1, 4, 2), [2], Settings(scoring="dot", mask_mode="d2l"))
 
 
 def query_padding() -> State:
@@ -119,7 +103,7 @@ def query_padding() -> State:
     x[0, 2:] = 0.0
     v = _arange_values(2, 4, 2) + 1.0
     v[0, 2:] = 0.0
-    return _state(x, x.copy(), v, [2, 4], _settings(scoring="scaled_dot", mask_mode="d2l", lens_mode="1d"),
+    return _state(x, x.copy(), v, [2, 4], Settings(scoring="scaled_dot", mask_mode="d2l", lens_mode="1d"),
                   lens_2d=[[2, 2, 0, 0], [4, 4, 4, 4]])
 
 
@@ -128,7 +112,7 @@ def nan_padding() -> State:
     v[0, 2:] = np.nan
     v[1, 3] = np.nan
     return _state(_rounded((2, 2, 2), 70), _rounded((2, 4, 2), 71), v, [2, 3],
-                  _settings(scoring="scaled_dot", mask_mode="d2l", allow_nonfinite=True))
+                  Settings(scoring="scaled_dot", mask_mode="d2l", allow_nonfinite=True))
 
 
 # --------------------------------------------------------------------------------- exercises
@@ -137,17 +121,17 @@ def nan_padding() -> State:
 def exercise_keys() -> State:
     # The book's toy with distinct keys and d_q = d_k = 2, so both scorings apply.
     return _state(_rounded((2, 1, 2), 80), _rounded((2, 10, 2), 81), _arange_values(2, 10, 4), [2, 6],
-                  _settings(scoring="additive", mask_mode="d2l", num_hiddens=8))
+                  Settings(scoring="additive", mask_mode="d2l", num_hiddens=8))
 
 
 def exercise_bilinear() -> State:
     return _state(_rounded((2, 2, 3), 90), _rounded((2, 5, 5), 91), _arange_values(2, 5, 2), [5, 5],
-                  _settings(scoring="bilinear", mask_mode="d2l", lens_mode="none"))
+                  Settings(scoring="bilinear", mask_mode="d2l", lens_mode="none"))
 
 
 def exercise_summation() -> State:
     return _state(_rounded((1, 3, 4), 100), _rounded((1, 5, 4), 101), _arange_values(1, 5, 2), [5],
-                  _settings(scoring="summation", mask_mode="d2l", lens_mode="none"))
+                  Settings(scoring="summation", mask_mode="d2l", lens_mode="none"))
 
 
 # ----------------------------------------------------------------------------------- lessons

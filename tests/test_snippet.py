@@ -17,7 +17,7 @@ from attnviz.document import Settings, State, make_state
 from attnviz.engine import AttentionInputError
 from attnviz.presets import PRESETS
 from attnviz.snippet import save_snippet_data, snippet_data, snippet_for_state
-from attnviz.teaching import LESSONS, settings_support_nonfinite
+from attnviz.teaching import LESSONS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -121,15 +121,9 @@ def test_nan_inputs_behave_as_in_the_app():
     state = LESSONS["pitfall-nan-padding"].preset.build()
     code = snippet_for_state(state)
     assert "[nan, nan]" in code
-    outcome = run_state(state)
-    if settings_support_nonfinite():
-        assert "allow_nonfinite=True" in code
-        assert np.array_equal(snippet_weights(code), app_weights(state), equal_nan=True)
-    else:
-        # The app refuses the NaN; so does the script, with the same message, and it says so.
-        assert f"# attnviz could not compute these inputs: {outcome.error}" in code
-        with pytest.raises(AttentionInputError, match=r"values contains NaN at index \(0, 2, 0\)"):
-            exec_snippet(code)
+    assert run_state(state).error is None
+    assert "allow_nonfinite=True" in code
+    assert np.array_equal(snippet_weights(code), app_weights(state), equal_nan=True)
 
 
 def big_state(n: int) -> State:

@@ -17,7 +17,6 @@ from attnviz.teaching import (
     LESSONS,
     PITFALL_PRESETS,
     Lesson,
-    settings_support_nonfinite,
 )
 
 
@@ -58,14 +57,10 @@ def test_catalogue():
         assert state.queries is not lesson.preset.build().queries
 
 
-def test_every_lesson_runs_in_the_app_except_nan_values_without_settings_support():
+def test_every_lesson_runs_in_the_app():
     for name, lesson in LESSONS.items():
         outcome = run_state(lesson.preset.build())
-        if name == "pitfall-nan-padding" and not settings_support_nonfinite():
-            # Until Settings carries allow_nonfinite, the app refuses the NaN with a clear message.
-            assert outcome.error == "values contains NaN at index (0, 2, 0)" and outcome.error_field == "values"
-        else:
-            assert outcome.error is None, (name, outcome.error)
+        assert outcome.error is None, (name, outcome.error)
 
 
 def test_zero_length_uniform_in_book_nan_with_inf_fill_zero_in_sdpa():
@@ -173,8 +168,7 @@ def test_query_padding_rows_still_get_weights_and_outputs():
 def test_nan_in_padded_values_survives_the_mask():
     state = PITFALL_PRESETS["pitfall-nan-padding"].build()
     assert np.isnan(state.values[0, 2:]).all() and state.lens_1d.tolist() == [2, 3]
-    if settings_support_nonfinite():
-        assert getattr(state.settings, "allow_nonfinite") is True
+    assert state.settings.allow_nonfinite is True
     report = lab(state, allow_nonfinite=True)
     d2l = report.conventions["d2l"]
     assert (d2l.weights[0, :, 2:] == 0).all() and (d2l.weights[1, :, 3] == 0).all()
