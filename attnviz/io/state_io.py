@@ -1,0 +1,440 @@
+"""The app's ``State`` to and from files: ``.attnviz`` sessions and users' tensor files.
+
+No Qt and no torch here (the GUI calls this on its own thread, before PyTorch has loaded).
+
+How a ``State`` is laid out in a session (format version 1, see ``SESSION_FORMAT.md``):
+
+* arrays ``queries`` (B, Q, d_q), ``keys`` (B, K, d_k), ``values`` (B, K, d_v),
+  ``lens_1d`` (B,) and ``lens_2d`` (B, Q) (both kept, the ``lens_mode`` setting picks one),
+  and one ``params/<name>`` array per learnable scoring parameter (none: seeded ones);
+* settings: the fields of :class:`attnviz.document.Settings`, flat
+  (``{"scoring": "additive", "mask_mode": "d2l", "causal": null, ...}``).
+
+Reading is forgiving where nothing can go wrong (unknown settings keys and unknown arrays are
+ignored, missing settings take their defaults, a missing valid-length array means "all keys
+valid"; each such case adds a line to ``notes``) and strict where a wrong guess would show a
+wrong picture (shapes that disagree, values of the wrong kind): those raise
+:class:`SessionFileError` with one line naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+from collections.abc import Mapping
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attnviz.document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LEN, Settings, State
+from attnviz.io.errors import SessionFileError, TensorFileError
+from attnviz.io.roles import needs_head_choice, select_head
+from attnviz.io.session import Session, load_session, save_session
+from attnviz.io.tensors import TensorFile
+
+__all__ = [
+    "CAUSAL_NAMES",
+    "DTYPE_NAMES",
+    "LENS_MODES",
+    "MASK_MODE_NAMES",
+    "PARAM_PREFIX",
+    "SCORING_NAMES",
+    "StateFileError",
+    "is_session_path",
+    "load_state_file",
+    "save_state_file",
+    "session_to_state",
+    "settings_problem",
+    "state_from_tensor_file",
+    "state_to_session",
+]
+
+#: Session array names of the parameters: ``params/W_q`` holds ``state.params["W_q"]``.
+PARAM_PREFIX = "params/"
+STATE_ARRAYS: tuple[str, ...] = ("queries", "keys", "values", "lens_1d", "lens_2d")
+
+# The names the engine and the settings panel know. Written out here because importing
+# attnviz.engine loads torch, which the GUI thread must not wait for; tests/io/test_state_io.py
+# checks these against the engine's registries so they cannot drift apart.
+SCORING_NAMES: tuple[str, ...] = ("additive", "scaled_dot", "dot", "bilinear", "gaussian", "summation")
+MASK_MODE_NAMES: tuple[str, ...] = ("d2l", "strict", "neg_inf", "sdpa", "float01", "inverted")
+CAUSAL_NAMES: tuple[str, ...] = ("top_left", "bottom_right")
+DTYPE_NAMES: tuple[str, ...] = ("float32", "float64", "float16", "bfloat16")
+LENS_MODES: tuple[str, ...] = ("none", "1d", "2d")
+_SEED_MAX = 2**31 - 1  # the seed spin boxes' range
+
+_MASK_REFUSAL = (
+    "explicit boolean masks cannot be loaded yet: attnviz masks with valid lengths (and the "
+    "causal setting) only; leave the mask out, or express it as valid lengths"
+)
+
+
+class StateFileError(TensorFileError):
+    """A tensor file whose arrays cannot become attnviz inputs (wrong ranks, shapes disagree)."""
+
+
+# ----------------------------------------------------------------------------- sessions
+
+
+def state_to_session(state: State) -> Session:
+    """Everything in ``state`` as a :class:`Session`: all tensors, both valid-length arrays,
+    parameters and every setting. The arrays are copies, so later edits cannot leak in."""
+    arrays: dict[str, np.ndarray] = {
+        "queries": np.array(state.queries, copy=True),
+        "keys": np.array(state.keys, copy=True),
+        "values": np.array(state.values, copy=True),
+        "lens_1d": np.array(state.lens_1d, copy=True),
+        "lens_2d": np.array(state.lens_2d, copy=True),
+    }
+    for name, value in state.params.items():
+        arrays[PARAM_PREFIX + name] = np.array(value, copy=True)
+    return Session(arrays=arrays, settings=state.settings.as_dict())
+
+
+def session_to_state(
+    session: Session,
+    *,
+    source: str | os.PathLike[str] = "session",
+    notes: list[str] | None = None,
+) -> State:
+    """Rebuild a ``State`` from a session, checking that it is complete and consistent.
+
+    ``source`` names the session in messages (its path). Non-fatal findings (unknown keys,
+    defaults used) are appended to ``notes`` when a list is given. Raises
+    :class:`SessionFileError` with a one-line message for anything the app cannot show.
+    """
+    found: list[str] = [] if notes is None else notes
+
+    def fail(reason: str) -> SessionFileError:
+        return SessionFileError(source, reason)
+
+    arrays = dict(session.arrays)
+    if "mask" in arrays:
+        raise fail(f"holds an array 'mask': {_MASK_REFUSAL}")
+    missing = [name for name in ("queries", "keys", "values") if name not in arrays]
+    if missing:
+        raise fail(f"has no '{missing[0]}' array; a session needs queries, keys and values")
+    try:
+        queries = _tensor(arrays["queries"], "queries")
+        keys = _tensor(arrays["keys"], "keys")
+        values = _tensor(arrays["values"], "values")
+        _check_qkv(queries, keys, values)
+    except ValueError as exc:
+        raise fail(str(exc)) from exc
+    b, n_q, n_k = queries.shape[0], queries.shape[1], keys.shape[1]
+
+    settings = _settings_from(session.settings, found, fail)
+
+    lens: dict[str, np.ndarray] = {}
+    for name, shape in (("lens_1d", (b,)), ("lens_2d", (b, n_q))):
+        if name not in arrays:
+            found.append(f"no '{name}' array: every key is valid")
+            lens[name] = np.full(shape, n_k, dtype=np.int64)
+            continue
+        try:
+            lens[name] = _lengths(arrays[name], name)
+        except ValueError as exc:
+            raise fail(str(exc)) from exc
+        if lens[name].shape != shape:
+            raise fail(
+                f"'{name}' has shape {lens[name].shape} but queries {queries.shape} need {shape}"
+            )
+
+    params: dict[str, np.ndarray] = {}
+    for name, value in arrays.items():
+        if name.startswith(PARAM_PREFIX) and len(name) > len(PARAM_PREFIX):
+            array = np.asarray(value)
+            if array.dtype.kind not in "fiu":  # bool is kind "b": refused too
+                raise fail(f"parameter '{name}' must hold real numbers, not {array.dtype.name}")
+            # Float parameters keep their dtype (a saved float32 W reloads bit for bit).
+            dtype = array.dtype if array.dtype.kind == "f" else np.float64
+            params[name[len(PARAM_PREFIX):]] = np.array(array, dtype=dtype, copy=True)
+        elif name not in STATE_ARRAYS:
+            found.append(f"ignored the unknown array '{name}'")
+    return State(queries, keys, values, lens["lens_1d"], lens["lens_2d"], settings, params)
+
+
+def load_state_file(path: str | os.PathLike[str], *, notes: list[str] | None = None) -> State:
+    """Read an ``.attnviz`` file into a ``State``; raises :class:`SessionFileError` only."""
+    return session_to_state(load_session(path), source=path, notes=notes)
+
+
+def save_state_file(path: str | os.PathLike[str], state: State) -> None:
+    """Write ``state`` as an ``.attnviz`` session (atomically); raises :class:`SessionFileError`."""
+    save_session(path, state_to_session(state))
+
+
+def settings_problem(name: str, value: Any) -> str | None:
+    """Why ``value`` is not acceptable for the setting ``name`` (None when it is)."""
+    choices: dict[str, tuple[str, ...]] = {
+        "scoring": SCORING_NAMES, "mask_mode": MASK_MODE_NAMES, "lens_mode": LENS_MODES,
+        "dtype": DTYPE_NAMES,
+    }
+    if name in choices:
+        if value not in choices[name]:
+            return f"setting '{name}' is {value!r}; expected one of {', '.join(choices[name])}"
+        return None
+    if name == "causal":
+        if value is not None and value not in CAUSAL_NAMES:
+            return f"setting 'causal' is {value!r}; expected null, {', '.join(CAUSAL_NAMES)}"
+        return None
+    if name == "device":
+        if not isinstance(value, str) or not value.strip():
+            return f"setting 'device' is {value!r}; expected a device name such as \"cpu\""
+        return None
+    if name == "train":
+        return None if isinstance(value, bool) else f"setting 'train' is {value!r}; expected true or false"
+    if name == "dropout":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
+        return None if ok else f"setting 'dropout' is {value!r}; expected a number from 0 to 1"
+    limits = {"num_hiddens": (1, MAX_HIDDEN), "dropout_seed": (0, _SEED_MAX), "param_seed": (0, _SEED_MAX)}
+    if name in limits:
+        low, high = limits[name]
+        ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+        return None if ok else f"setting '{name}' is {value!r}; expected a whole number from {low} to {high}"
+    defaults = Settings()
+    if hasattr(defaults, name):
+        # A setting without a rule of its own (added after this module was written): it must at
+        # least have the type of its default, so a file cannot put a string where a flag goes.
+        default = getattr(defaults, name)
+        if default is None or value is None:
+            return None
+        if isinstance(default, bool) or isinstance(value, bool):
+            ok = isinstance(value, bool) and isinstance(default, bool)
+        elif isinstance(default, float):
+            ok = isinstance(value, (int, float))
+        else:
+            ok = isinstance(value, type(default))
+        return None if ok else f"setting '{name}' is {value!r}; expected a {type(default).__name__}"
+    return f"'{name}' is not a setting"
+
+
+def _settings_from(raw: Mapping[str, Any], notes: list[str], fail: Any) -> Settings:
+    known = {f.name for f in fields(Settings)}
+    defaults = Settings()
+    values: dict[str, Any] = {}
+    for name, value in raw.items():
+        if name not in known:
+            notes.append(f"ignored the unknown setting '{name}'")
+            continue
+        if isinstance(getattr(defaults, name), float) and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)  # some JSON writers store 0.0 as 0
+        problem = settings_problem(name, value)
+        if problem is not None:
+            raise fail(problem)
+        values[name] = value
+    defaulted = sorted(known - set(values))
+    if defaulted:
+        notes.append("used the default for " + ", ".join(defaulted))
+    return Settings(**values)
+
+
+# ------------------------------------------------------------------------- array checks
+
+
+def _tensor(value: Any, role: str) -> np.ndarray:
+    """A 3-D float64 copy of a Q/K/V array, or ValueError naming the role."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "fiu":  # bool (kind "b") is refused too
+        raise ValueError(f"'{role}' must hold real numbers, not {array.dtype.name}")
+    if array.ndim != 3:
+        raise ValueError(f"'{role}' must be 3-D (batch, n, d), got shape {array.shape}")
+    # float64 holds every float16/32 and int32 value exactly; the compute dtype is a setting.
+    return np.array(array, dtype=np.float64, copy=True)
+
+
+def _lengths(value: Any, role: str) -> np.ndarray:
+    """Valid lengths as int64, or ValueError when they are not whole numbers."""
+    array = np.asarray(value)
+    if array.dtype.kind in "iu":
+        if array.dtype.kind == "u" and array.size and int(array.max()) > np.iinfo(np.int64).max:
+            raise ValueError(f"'{role}' has lengths too large for int64")
+        return array.astype(np.int64)
+    if array.dtype.kind == "f":
+        finite = np.isfinite(array)
+        if not finite.all() or not np.array_equal(array, np.round(array)):
+            raise ValueError(f"'{role}' must hold whole numbers (valid lengths), found {_first_bad(array)}")
+        if array.size and float(np.abs(array).max()) > 2.0**62:
+            raise ValueError(f"'{role}' has lengths too large for int64")
+        return array.astype(np.int64)
+    raise ValueError(f"'{role}' must hold whole numbers (valid lengths), not {array.dtype.name}")
+
+
+def _first_bad(array: np.ndarray) -> str:
+    flat = array.reshape(-1)
+    bad = ~np.isfinite(flat) | (flat != np.round(flat))
+    return repr(float(flat[int(np.argmax(bad))]))
+
+
+def _check_qkv(queries: np.ndarray, keys: np.ndarray, values: np.ndarray) -> None:
+    """Shapes must agree with each other and fit the editor's limits."""
+    if queries.shape[0] != keys.shape[0] or keys.shape[0] != values.shape[0]:
+        raise ValueError(
+            f"batch sizes disagree: queries {queries.shape}, keys {keys.shape}, values {values.shape}"
+        )
+    if keys.shape[1] != values.shape[1]:
+        raise ValueError(
+            f"keys {keys.shape} and values {values.shape} must have the same number of entries (axis 1)"
+        )
+    limits = (("batch size", queries.shape[0], MAX_BATCH), ("number of queries", queries.shape[1], MAX_LEN),
+              ("number of keys", keys.shape[1], MAX_LEN), ("d_q", queries.shape[2], MAX_DIM),
+              ("d_k", keys.shape[2], MAX_DIM), ("d_v", values.shape[2], MAX_DIM))
+    for what, size, limit in limits:
+        if size < 1:
+            raise ValueError(f"the {what} is 0 (queries {queries.shape}, keys {keys.shape}, values {values.shape}); "
+                             "attnviz needs at least 1")
+        if size > limit:
+            raise ValueError(f"the {what} is {size}, more than the {limit} attnviz can edit")
+
+
+# --------------------------------------------------------------------------- tensor files
+
+
+def state_from_tensor_file(
+    tf: TensorFile,
+    roles: Mapping[str, str],
+    head: int | None,
+    base: State,
+    *,
+    notes: list[str] | None = None,
+) -> State:
+    """A new ``State`` from a user's arrays: ``roles`` maps role -> array name in ``tf``.
+
+    * queries/keys/values: 3-D (batch, n, d); 2-D (n, d) gets a batch axis of 1; 4-D
+      (batch, heads, n, d) needs ``head``. A role left out keeps ``base``'s array (the shapes
+      must then still agree).
+    * valid_lens: 1-D (batch,) or 2-D (batch, n_queries) whole numbers; switches ``lens_mode``.
+      Left out: ``base``'s lengths when the batch, query and key counts are unchanged, else
+      "none" (every key valid).
+    * mask: refused for now (the State has no explicit mask).
+
+    Settings come from ``base``; parameters are kept only when d_q and d_k are unchanged.
+    Raises :class:`StateFileError` (a :class:`TensorFileError`) with one line naming the shapes.
+    """
+    found: list[str] = [] if notes is None else notes
+    path = tf.path
+
+    def fail(reason: str) -> StateFileError:
+        return StateFileError(path, reason)
+
+    unknown_roles = [r for r in roles if r not in ("queries", "keys", "values", "valid_lens", "mask")]
+    if unknown_roles:
+        raise fail(f"'{unknown_roles[0]}' is not a role (queries, keys, values, valid_lens, mask)")
+    for role, name in roles.items():
+        if name not in tf.arrays:
+            raise fail(f"has no array named '{name}' (for {role})")
+    if "mask" in roles:
+        raise fail(f"array '{roles['mask']}' was chosen as the mask: {_MASK_REFUSAL}")
+    if not any(r in roles for r in ("queries", "keys", "values", "valid_lens")):
+        raise fail("no array was chosen for queries, keys, values or valid lengths")
+
+    head_index = _head_index(head, fail)
+    tensors: dict[str, np.ndarray] = {}
+    batched_up = False
+    for role in ("queries", "keys", "values"):
+        if role not in roles:
+            tensors[role] = np.array(getattr(base, role), dtype=np.float64, copy=True)
+            continue
+        name = roles[role]
+        array = np.asarray(tf.arrays[name])
+        if array.dtype.kind not in "fiu":  # bool (kind "b") is refused too
+            raise fail(f"'{name}' ({role}) must hold real numbers, not {array.dtype.name}")
+        if needs_head_choice(array):
+            array = _one_head(array, head_index, name, role, fail)
+        if array.ndim == 2:
+            array = array[None]
+            batched_up = True
+        if array.ndim != 3:
+            raise fail(f"'{name}' ({role}) has shape {array.shape}; expected (n, d), (batch, n, d) "
+                       "or (batch, heads, n, d)")
+        tensors[role] = np.array(array, dtype=np.float64, copy=True)
+
+    queries, keys, values = tensors["queries"], tensors["keys"], tensors["values"]
+    try:
+        _check_qkv(queries, keys, values)
+    except ValueError as exc:
+        kept = [r for r in ("queries", "keys", "values") if r not in roles]
+        hint = f" ({', '.join(kept)} kept from the current inputs)" if kept else ""
+        raise fail(str(exc) + hint) from exc
+    b, n_q, n_k = queries.shape[0], queries.shape[1], keys.shape[1]
+    settings = base.settings
+    same_layout = (b, n_q, n_k) == (base.batch, base.n_queries, base.n_keys)
+
+    if "valid_lens" in roles:
+        name = roles["valid_lens"]
+        raw = np.asarray(tf.arrays[name])
+        if needs_head_choice(raw):
+            raise fail(f"'{name}' (valid lengths) has shape {raw.shape}; expected (batch,) or (batch, n_queries)")
+        try:
+            lens = _lengths(raw, name)
+        except ValueError as exc:
+            raise fail(str(exc)) from exc
+        if lens.ndim == 0:
+            lens = lens.reshape(1)
+        if lens.ndim == 1 and lens.shape[0] != b and batched_up and b == 1 and lens.shape[0] == n_q:
+            # An unbatched (n, d) input with one length per query.
+            lens = lens[None]
+        if lens.ndim == 1:
+            if lens.shape != (b,):
+                raise fail(f"valid lengths '{name}' have shape {lens.shape} but queries {queries.shape} "
+                           f"need ({b},) or ({b}, {n_q})")
+            lens_1d, lens_2d, mode = lens, np.repeat(lens[:, None], n_q, axis=1), "1d"
+        elif lens.ndim == 2:
+            if lens.shape != (b, n_q):
+                raise fail(f"valid lengths '{name}' have shape {lens.shape} but queries {queries.shape} "
+                           f"need ({b},) or ({b}, {n_q})")
+            lens_1d, lens_2d, mode = np.full((b,), n_k, dtype=np.int64), lens, "2d"
+        else:
+            raise fail(f"valid lengths '{name}' have shape {lens.shape}; expected (batch,) or (batch, n_queries)")
+        if settings.lens_mode != mode:
+            settings = _replace(settings, lens_mode=mode)
+    elif same_layout:
+        lens_1d, lens_2d = base.lens_1d.copy(), base.lens_2d.copy()
+    else:
+        lens_1d = np.full((b,), n_k, dtype=np.int64)
+        lens_2d = np.full((b, n_q), n_k, dtype=np.int64)
+        if settings.lens_mode != "none":
+            settings = _replace(settings, lens_mode="none")
+            found.append("no valid lengths in the file: every key is valid")
+
+    same_dims = (queries.shape[2], keys.shape[2]) == (base.queries.shape[2], base.keys.shape[2])
+    params = {k: v.copy() for k, v in base.params.items()} if same_dims else {}
+    if settings.scoring in ("dot", "scaled_dot") and queries.shape[2] != keys.shape[2]:
+        found.append(f"{settings.scoring} scoring needs d_q = d_k (here {queries.shape[2]} and "
+                     f"{keys.shape[2]}): choose additive, bilinear or another scoring")
+    if tf.skipped:
+        found.append("skipped " + ", ".join(tf.skipped))
+    return State(queries, keys, values, lens_1d, lens_2d, settings, params)
+
+
+def _head_index(head: int | None, fail: Any) -> int | None:
+    if head is None:
+        return None
+    if isinstance(head, bool):
+        raise fail(f"head must be a whole number, got {head!r}")
+    try:
+        return operator.index(head)
+    except TypeError as exc:
+        raise fail(f"head must be a whole number, got {head!r}") from exc
+
+
+def _one_head(array: np.ndarray, head: int | None, name: str, role: str, fail: Any) -> np.ndarray:
+    if head is None:
+        raise fail(f"'{name}' ({role}) has shape {array.shape} (batch, heads, n, d): choose a head "
+                   f"from 0 to {array.shape[1] - 1}")
+    try:
+        return select_head(array, head)
+    except ValueError as exc:
+        raise fail(f"'{name}' ({role}): {exc}") from exc
+
+
+def _replace(settings: Settings, **changes: Any) -> Settings:
+    return replace(settings, **changes)
+
+
+def is_session_path(path: str | os.PathLike[str]) -> bool:
+    """True when the name says ``.attnviz`` session (anything else is read as a tensor file)."""
+    return Path(path).suffix.lower() == ".attnviz"
+

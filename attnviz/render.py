@@ -1,0 +1,309 @@
+"""``attnviz render``: draw the attention weights of a preset or a file into a PNG or SVG.
+
+    attnviz render --preset masked-softmax-1d --out weights.png
+    attnviz render --load work.attnviz --out weights.svg --mask-mode strict
+    attnviz render --load qkv.npz --head 0 --role mask= --out head0.png
+    attnviz render --list-presets
+
+No window is shown: the computation runs synchronously (``compute.run_state``), the heatmaps are
+laid out off screen and grabbed. Without a display (Linux, no ``DISPLAY``/``WAYLAND_DISPLAY``) Qt
+is switched to its ``offscreen`` platform. Every failure, from a typo in an option to an engine
+error, ends with exit status 1 (2 for usage errors) and ONE line on stderr, never a traceback.
+Qt and torch are imported only once the inputs have been read and checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from .document import State
+from .io.state_io import (
+    CAUSAL_NAMES,
+    DTYPE_NAMES,
+    LENS_MODES,
+    MASK_MODE_NAMES,
+    SCORING_NAMES,
+    is_session_path,
+)
+
+if TYPE_CHECKING:  # Qt and torch load only when an image is actually drawn
+    from .compute import ViewData
+    from .ui.export import WeightsFigure
+
+__all__ = ["RenderError", "build_parser", "figure_for", "main", "render_main"]
+
+PROG = "attnviz render"
+#: Exit statuses: a file, engine or write problem; a bad command line.
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+MAX_SIDE = 16384  # pixels; a bigger image is a typo, not a figure
+
+
+class RenderError(Exception):
+    """A reason to stop, already phrased for the user (one line)."""
+
+    def __init__(self, message: str, status: int = EXIT_FAILED) -> None:
+        super().__init__(" ".join(message.split()))
+        self.status = status
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse prints the usage and the error on several lines; we promise one line."""
+
+    def error(self, message: str) -> NoReturn:
+        raise RenderError(f"{message} (see {PROG} --help)", EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Draw the attention weights of a preset, a session (.attnviz) or a tensor file "
+        "(.npy, .npz, .pt, .safetensors) into a PNG or SVG image, without opening a window.",
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--preset", metavar="NAME", help="one of the presets (see --list-presets)")
+    source.add_argument("--load", metavar="FILE", help="a session (.attnviz) or tensor file")
+    source.add_argument("--list-presets", action="store_true", help="list the presets and exit")
+    parser.add_argument("--out", metavar="FILE", help="image to write: .png or .svg")
+    parser.add_argument("--scoring", choices=SCORING_NAMES, help="scoring function")
+    parser.add_argument("--mask-mode", choices=MASK_MODE_NAMES, help="how masked keys are applied")
+    parser.add_argument("--lens-mode", choices=LENS_MODES, help="valid lengths: none, 1d or 2d")
+    parser.add_argument("--causal", choices=("off", *CAUSAL_NAMES), help="causal mask alignment")
+    parser.add_argument("--dtype", choices=DTYPE_NAMES, help="floating-point type of the computation")
+    parser.add_argument("--device", metavar="NAME", help="device to compute on (default: as saved, else cpu)")
+    # Checked after parsing: the list lives with the colour maps, which import pyqtgraph.
+    parser.add_argument("--colormap", metavar="NAME", help="colour map: cividis (default), viridis, magma, "
+                        "inferno, plasma or gray")
+    parser.add_argument("--batch", type=int, metavar="N", help="draw only batch element N (0-based)")
+    parser.add_argument("--size", metavar="WxH", help="image size in pixels, e.g. 800x600")
+    parser.add_argument("--head", type=int, metavar="N", help="head to take from 4-D (batch, heads, n, d) arrays")
+    parser.add_argument("--role", action="append", default=[], metavar="ROLE=NAME",
+                        help="which array of a tensor file is queries, keys, values, valid_lens or mask "
+                        "(repeatable; ROLE= leaves the role out)")
+    return parser
+
+
+def render_main(argv: Sequence[str] | None = None) -> int:
+    """Run ``attnviz render`` with ``argv`` (without the word "render"); returns the exit status."""
+    try:
+        return _render(list(sys.argv[1:] if argv is None else argv))
+    except RenderError as exc:
+        _fail_line(str(exc))
+        return exc.status
+    except KeyboardInterrupt:
+        _fail_line("interrupted")
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
+        _fail_line(f"unexpected error: {type(exc).__name__}: {exc}")
+        return EXIT_FAILED
+
+
+def main() -> int:
+    """Console-script entry point (``attnviz-render``)."""
+    return render_main(sys.argv[1:])
+
+
+def _fail_line(message: str) -> None:
+    print(f"{PROG}: " + " ".join(message.split()), file=sys.stderr)
+
+
+def _render(argv: list[str]) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help prints and exits 0
+        return int(exc.code or 0)
+    from .presets import PRESETS
+
+    if args.list_presets:
+        for preset in PRESETS.values():
+            print(f"{preset.name:22} {preset.title}")
+        return 0
+    if not args.out:
+        raise RenderError(f"--out FILE is required (see {PROG} --help)", EXIT_USAGE)
+    out = Path(args.out)
+    if out.suffix.lower() not in (".png", ".svg"):
+        raise RenderError(f"--out {args.out}: the image must end in .png or .svg", EXIT_USAGE)
+    _check_out_dir(out)
+    size = _parse_size(args.size) if args.size else None
+    colormap = _check_colormap(args.colormap) if args.colormap else None
+
+    notes: list[str] = []
+    if args.preset is not None:
+        if args.preset not in PRESETS:
+            raise RenderError(f"unknown preset {args.preset!r}; choose one of {', '.join(PRESETS)}", EXIT_USAGE)
+        state, source = PRESETS[args.preset].build(), args.preset
+    else:
+        state, source = _load(args, notes)
+    state = _apply_options(state, args)
+
+    from .compute import run_state
+
+    outcome = run_state(state)
+    if outcome.error is not None or outcome.view is None:
+        raise RenderError(f"{source}: {outcome.error or 'no result'}")
+    view = outcome.view
+    n_batch = int(view.weights.shape[0])
+    if args.batch is not None and not 0 <= args.batch < n_batch:
+        raise RenderError(f"--batch {args.batch} is out of range: the input has {n_batch} batch "
+                          f"element(s), 0-{n_batch - 1}", EXIT_USAGE)
+    batches = None if args.batch is None else [args.batch]
+    _draw(view, out, source=source, state=state, batches=batches, colormap=colormap, size=size)
+    for note in notes:
+        print(f"note: {note}")
+    print(f"wrote {out}")
+    return 0
+
+
+def _check_out_dir(out: Path) -> None:
+    # Checked before any work, so a typo in the folder does not cost a computation.
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise RenderError(f"{out}: cannot be written (the folder {parent} does not exist)")
+    if out.is_dir():
+        raise RenderError(f"{out}: is a folder, not an image file")
+
+
+def _parse_size(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"\s*(\d{1,6})\s*[xX×]\s*(\d{1,6})\s*", text)
+    if not match:
+        raise RenderError(f"--size {text!r}: expected WIDTHxHEIGHT in pixels, e.g. 800x600", EXIT_USAGE)
+    width, height = int(match.group(1)), int(match.group(2))
+    if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
+        raise RenderError(f"--size {text}: each side must be from 1 to {MAX_SIDE} pixels", EXIT_USAGE)
+    return width, height
+
+
+def _check_colormap(name: str) -> str:
+    from .ui.colormaps import canonical_colormap_name
+
+    try:
+        return canonical_colormap_name(name)
+    except ValueError as exc:
+        raise RenderError(f"--colormap: {exc}", EXIT_USAGE) from exc
+
+
+def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, str]:
+    from .io import ROLES, AttnvizFileError, guess_roles, load_tensor_file, needs_head_choice
+    from .io.state_io import load_state_file, state_from_tensor_file
+    from .presets import DEFAULT_PRESET, PRESETS
+
+    path = Path(args.load)
+    try:
+        if is_session_path(path):
+            if args.role or args.head is not None:
+                raise RenderError(f"{path.name}: --role and --head apply to tensor files, not sessions",
+                                  EXIT_USAGE)
+            return load_state_file(path, notes=notes), path.name
+        tf = load_tensor_file(path)
+        roles = guess_roles(tf)
+        for item in args.role:
+            role, sep, name = item.partition("=")
+            if not sep or role not in ROLES:
+                raise RenderError(f"--role {item!r}: expected ROLE=NAME with ROLE one of {', '.join(ROLES)}",
+                                  EXIT_USAGE)
+            if name:
+                roles[role] = name
+            else:
+                roles.pop(role, None)
+        if "mask" in roles and not any(item.startswith("mask=") for item in args.role):
+            raise RenderError(f"{path.name}: '{roles['mask']}' looks like a mask, and explicit masks cannot be "
+                              "rendered yet (valid lengths only); pass --role mask= to leave it out")
+        missing = [r for r in ("queries", "keys", "values") if r not in roles]
+        if missing:
+            names = ", ".join(f"{n} {shape}" for n, shape in ((n, tuple(a.shape)) for n, a in tf.arrays.items()))
+            raise RenderError(f"{path.name}: cannot tell which array is {' / '.join(missing)} "
+                              f"(arrays: {names}); name them with --role {missing[0]}=NAME")
+        four_d = [n for n in roles.values() if n in tf.arrays and needs_head_choice(tf.arrays[n])]
+        if four_d and args.head is None:
+            shape = tuple(tf.arrays[four_d[0]].shape)
+            raise RenderError(f"{path.name}: '{four_d[0]}' has shape {shape} (batch, heads, n, d): "
+                              f"choose a head with --head 0 to {shape[1] - 1}", EXIT_USAGE)
+        base = PRESETS[DEFAULT_PRESET].build()
+        return state_from_tensor_file(tf, roles, args.head, base, notes=notes), path.name
+    except AttnvizFileError as exc:
+        raise RenderError(str(exc)) from exc
+
+
+def _apply_options(state: State, args: argparse.Namespace) -> State:
+    changes: dict[str, object] = {}
+    for option, key in (("scoring", "scoring"), ("mask_mode", "mask_mode"), ("lens_mode", "lens_mode"),
+                        ("dtype", "dtype"), ("device", "device")):
+        value = getattr(args, option)
+        if value is not None:
+            changes[key] = value
+    if args.causal is not None:
+        changes["causal"] = None if args.causal == "off" else args.causal
+    if not changes:
+        return state
+    new = state.copy()
+    new.settings = replace(state.settings, **changes)
+    if new.settings.scoring != state.settings.scoring:
+        new.params = {}  # parameters belong to the scoring function they were made for
+    return new
+
+
+def figure_for(view: ViewData, state: State, *, source: str, batches: list[int] | None = None,
+               colormap: str | None = None, size: tuple[int, int] | None = None) -> WeightsFigure:
+    """The figure ``attnviz render`` saves, laid out off screen (a QApplication must exist).
+
+    Public so a script or test can find where each cell is (``figure.cell_point``): the same
+    arguments always give the same layout. Raises ``ValueError`` for a size that is too small.
+    """
+    from .ui.export import build_weights_figure, figure_subtitle
+
+    return build_weights_figure(view, batches=batches, title=f"{source}: attention weights",
+                                subtitle=figure_subtitle(state), colormap=colormap, size=size)
+
+
+def _draw(view: ViewData, out: Path, *, source: str, state: State, batches: list[int] | None,
+          colormap: str | None, size: tuple[int, int] | None) -> None:
+    _ensure_platform()
+    from PySide6.QtCore import QtMsgType, qInstallMessageHandler
+    from PySide6.QtWidgets import QApplication
+
+    from .ui.export import ExportError
+
+    # Qt chats on stderr ("This plugin does not support propagateSizeHints()"); a render's
+    # stderr is for its one failure line, so only Qt's own critical and fatal messages pass.
+    def quiet(kind: QtMsgType, _context: object, message: str) -> None:
+        if kind in (QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg):
+            _fail_line(f"Qt: {message}")
+
+    previous = qInstallMessageHandler(quiet)
+    try:
+        # Reuse the application when called from inside one (tests, the GUI); else make one.
+        _app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "attnviz"])
+        try:
+            figure = figure_for(view, state, source=source, batches=batches, colormap=colormap, size=size)
+        except ValueError as exc:
+            raise RenderError(f"--size: {exc}", EXIT_USAGE) from exc
+        try:
+            figure.save(out)
+        except ExportError as exc:
+            raise RenderError(str(exc)) from exc
+        finally:
+            figure.close()
+    finally:
+        qInstallMessageHandler(previous)
+
+
+def _ensure_platform() -> None:
+    """Use Qt's offscreen platform when there is no display to connect to."""
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return
+    if sys.platform.startswith(("win", "darwin")):
+        return  # these always have a window system; nothing is shown anyway
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""The dialog that says which array of a tensor file is queries, keys, values, valid lengths.
+
+It opens when the names alone do not tell (``guess_roles`` left a role out) or when a 4-D
+(batch, heads, n, d) array needs a head. Every array is listed with its shape and dtype, and
+the inputs the choice would give are previewed live (with the same function that will build
+them), so the OK button is only enabled for a choice that loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHeaderView,
+    QLabel,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..document import State
+from ..io import ROLES, TensorFile, describe, needs_head_choice
+from ..io.errors import AttnvizFileError
+from ..io.state_io import state_from_tensor_file
+
+__all__ = ["ROLE_LABELS", "RolesDialog", "ask_roles", "roles_complete"]
+
+ROLE_LABELS: dict[str, str] = {
+    "queries": "&Queries",
+    "keys": "&Keys",
+    "values": "&Values",
+    "valid_lens": "Valid &lengths",
+    "mask": "&Mask",
+}
+_KEEP = "(keep current)"
+_NONE = "(none)"
+
+
+def roles_complete(tf: TensorFile, roles: Mapping[str, str]) -> bool:
+    """True when the file can be loaded without asking: queries, keys and values are all named,
+    no chosen array is 4-D (which would need a head) and no mask was guessed (which cannot be
+    loaded yet: the user has to see that and leave it out)."""
+    if not all(r in roles for r in ("queries", "keys", "values")) or "mask" in roles:
+        return False
+    return not any(needs_head_choice(tf.arrays[name]) for name in roles.values() if name in tf.arrays)
+
+
+class RolesDialog(QDialog):
+    """Pick an array per role (and a head for 4-D arrays); ``choice()`` gives the answer."""
+
+    def __init__(self, tf: TensorFile, guess: Mapping[str, str], base: State,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.tf = tf
+        self.base = base
+        self.setWindowTitle(f"Open {tf.path.name}")
+        layout = QVBoxLayout(self)
+        intro = QLabel(
+            f"<b>{tf.path.name}</b> ({tf.format}) holds {len(tf.arrays)} array(s). Say which is which; "
+            "a role left on “keep current” keeps the array you have now.")
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+
+        listing = describe(tf)
+        self.table = QTableWidget(len(listing), 3)
+        self.table.setHorizontalHeaderLabels(["Array", "Shape", "dtype"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.table.setToolTip("The arrays in the file")
+        for row, (name, shape, dtype) in enumerate(listing):
+            for col, text in enumerate((name, str(shape), dtype)):
+                self.table.setItem(row, col, QTableWidgetItem(text))
+        self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a listing, not something to edit
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in (1, 2):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.resizeRowsToContents()
+        # Tall enough for every array up to 8 rows (then it scrolls), never a tall empty box.
+        shown = min(len(listing), 8)
+        rows_height = sum(self.table.rowHeight(r) for r in range(shown))
+        self.table.setFixedHeight(header.sizeHint().height() + rows_height + 2 * self.table.frameWidth() + 2)
+        layout.addWidget(self.table)
+
+        form = QFormLayout()
+        self.combos: dict[str, QComboBox] = {}
+        for role in ROLES:
+            box = QComboBox()
+            box.addItem(_KEEP if role in ("queries", "keys", "values") else _NONE, None)
+            for name, shape, dtype in listing:
+                box.addItem(f"{name}   {shape}  {dtype}", name)
+            chosen = guess.get(role)
+            if chosen is not None:
+                box.setCurrentIndex(max(0, box.findData(chosen)))
+            box.setToolTip(_role_tip(role))
+            box.currentIndexChanged.connect(self._update)
+            caption = QLabel(ROLE_LABELS[role])
+            caption.setBuddy(box)
+            form.addRow(caption, box)
+            self.combos[role] = box
+        self.head = QSpinBox()
+        self.head.setToolTip("Which head to take from (batch, heads, n, d) arrays")
+        self.head.valueChanged.connect(self._update)
+        head_caption = QLabel("&Head")
+        head_caption.setBuddy(self.head)
+        form.addRow(head_caption, self.head)
+        layout.addLayout(form)
+
+        self.preview = QLabel()
+        self.preview.setWordWrap(True)
+        self.preview.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.preview.setToolTip("What loading with this choice gives, or why it cannot load")
+        layout.addWidget(self.preview)
+
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        self.resize(620, self.sizeHint().height())
+        self._update()
+
+    def roles(self) -> dict[str, str]:
+        return {role: box.currentData() for role, box in self.combos.items() if box.currentData() is not None}
+
+    def choice(self) -> tuple[dict[str, str], int | None]:
+        """The chosen role -> array name mapping and head (None when no chosen array is 4-D)."""
+        return self.roles(), (self.head.value() if self.head.isEnabled() else None)
+
+    def _update(self, *_: object) -> None:
+        roles = self.roles()
+        heads = [self.tf.arrays[n].shape[1] for n in roles.values() if needs_head_choice(self.tf.arrays[n])]
+        self.head.setEnabled(bool(heads))
+        if heads:
+            self.head.setRange(0, max(0, min(heads) - 1))
+            self.head.setSuffix(f"   (of {min(heads)} heads: 0 to {min(heads) - 1})")
+        else:
+            self.head.setSuffix("   (no 4-D array chosen)")
+        _, head = self.choice()
+        ok_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        notes: list[str] = []
+        try:
+            state = state_from_tensor_file(self.tf, roles, head, self.base, notes=notes)
+        except AttnvizFileError as exc:
+            self.preview.setText(f"<span style='color:#b00020'><b>Cannot load:</b> {_html(exc.reason)}</span>")
+            ok_button.setEnabled(False)
+            return
+        lens = {"none": "no valid lengths", "1d": "valid lengths per batch element",
+                "2d": "valid lengths per query"}[state.settings.lens_mode]
+        text = (f"<span style='color:#1b7f3b'><b>Loads as</b></span> queries {state.queries.shape}, "
+                f"keys {state.keys.shape}, values {state.values.shape}, {lens}.")
+        if notes:
+            text += "<br>" + "<br>".join(f"• {_html(n)}" for n in notes)
+        self.preview.setText(text)
+        ok_button.setEnabled(True)
+
+
+def ask_roles(parent: QWidget | None, tf: TensorFile, guess: Mapping[str, str],
+              base: State) -> tuple[dict[str, str], int | None] | None:
+    """Show :class:`RolesDialog` modally; the choice, or None when cancelled."""
+    dialog = RolesDialog(tf, guess, base, parent)
+    try:
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        return dialog.choice()
+    finally:
+        dialog.deleteLater()
+
+
+def _role_tip(role: str) -> str:
+    return {
+        "queries": "Queries: (batch, n_queries, d_q); (n, d) gets a batch of 1; 4-D needs a head",
+        "keys": "Keys: (batch, n_keys, d_k)",
+        "values": "Values: (batch, n_keys, d_v), as many rows as the keys",
+        "valid_lens": "Valid lengths: (batch,) per batch element or (batch, n_queries) per query",
+        "mask": "Explicit boolean masks cannot be loaded yet; use valid lengths",
+    }[role]
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

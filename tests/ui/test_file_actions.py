@@ -1,0 +1,302 @@
+"""File menu: open/save sessions and tensors as one undoable edit, refusals, recent files,
+exports and autosave. Dialogs are replaced through QFileDialog/QMessageBox static methods and
+``FileActions.choose_roles``, so nothing here waits for a click."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QImage, QKeySequence
+from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QMessageBox
+
+from attnviz.document import SetSettings
+from attnviz.io import autosave_path, load_session, save_arrays, save_session, write_autosave
+from attnviz.io.state_io import load_state_file, save_state_file, state_to_session
+from attnviz.presets import PRESETS
+from attnviz.ui import file_actions as fa
+from attnviz.ui.file_actions import FileActions, install_file_actions, offer_restore
+from attnviz.ui.open_dialog import RolesDialog
+
+from .conftest import wait_current
+
+
+@pytest.fixture
+def messages(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Every QMessageBox.warning shown, as (title, text); no box ever opens."""
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(QMessageBox, "warning", staticmethod(lambda _parent, title, text, *a: shown.append((title, text))))
+    return shown
+
+
+@pytest.fixture
+def actions(window, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, messages) -> FileActions:  # noqa: ANN001
+    monkeypatch.setenv("ATTNVIZ_STATE_DIR", str(tmp_path / "state"))
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    result = install_file_actions(window, settings=settings, autosave_ms=100)
+
+    def no_dialog(*_args: object) -> None:
+        raise AssertionError("the roles dialog was not expected")
+
+    result.choose_roles = no_dialog  # type: ignore[assignment]
+    yield result
+    # Before monkeypatch restores ATTNVIZ_STATE_DIR: never touch the real autosave.
+    result.shutdown()
+
+
+def states_equal(a, b) -> bool:  # noqa: ANN001
+    arrays = ("queries", "keys", "values", "lens_1d", "lens_2d")
+    return a.settings == b.settings and all(np.array_equal(getattr(a, n), getattr(b, n), equal_nan=True) for n in arrays)
+
+
+def test_menu_has_the_standard_shortcuts_above_quit(window, actions: FileActions) -> None:  # noqa: ANN001
+    assert actions.open_action.shortcut() == QKeySequence("Ctrl+O")
+    assert actions.save_action.shortcut() == QKeySequence("Ctrl+S")
+    assert actions.save_as_action.shortcut() == QKeySequence("Ctrl+Shift+S")
+    texts = [a.text() for a in window.file_menu.actions()]
+    assert texts.index("&Open…") < texts.index("Open &Recent") < texts.index("&Save") < texts.index("&Quit")
+    assert texts[-1] == "&Quit"
+    assert window.file_actions is actions
+    assert install_file_actions(window, autosave_ms=100) is actions  # no second set of entries
+    assert [a.text() for a in window.file_menu.actions()].count("&Open…") == 1
+    assert len(actions.export_menu.actions()) == 6
+
+
+def test_save_then_open_restores_everything_as_one_undoable_edit(window, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
+    window.push(SetSettings({"mask_mode": "strict", "causal": "top_left"}))
+    wait_current(qtbot, window)
+    saved = window.document.state.copy()
+    path = tmp_path / "work.attnviz"
+    assert actions.save_as(path)
+    assert window.undo_stack.isClean()
+    assert actions.current_path == path
+    assert window.windowTitle().startswith("work.attnviz")
+
+    window.load_preset("masked-softmax-2d")
+    wait_current(qtbot, window)
+    assert not states_equal(window.document.state, saved)
+    version, depth = window.document.version, window.undo_stack.count()
+    assert actions.open_file(path)
+    assert window.document.version == version + 1
+    assert window.undo_stack.count() == depth + 1
+    assert states_equal(window.document.state, saved)
+    wait_current(qtbot, window)
+    assert window.last_outcome.view is not None
+    window.undo_stack.undo()
+    assert window.document.state.settings.lens_mode == "2d"  # the preset is back
+
+
+def test_save_uses_the_current_file_and_save_as_adds_the_extension(window, actions, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    asked: list[str] = []
+
+    def fake_save_dialog(_parent, _title, start, _filter):  # noqa: ANN001, ANN202
+        asked.append(start)
+        return str(tmp_path / "named"), _filter
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(fake_save_dialog))
+    assert actions.save()  # no current file yet: asks
+    assert actions.current_path == tmp_path / "named.attnviz"
+    assert load_state_file(tmp_path / "named.attnviz").settings == window.document.state.settings
+    window.push(SetSettings({"dropout": 0.5}))
+    assert actions.save()  # now silently to the same file
+    assert len(asked) == 1
+    assert load_state_file(tmp_path / "named.attnviz").settings.dropout == 0.5
+
+
+def _bad_files(tmp_path: Path) -> list[tuple[Path, str]]:
+    garbage = tmp_path / "garbage.attnviz"
+    garbage.write_bytes(b"PK\x03\x04 definitely not a zip")
+    inconsistent = tmp_path / "inconsistent.attnviz"
+    session = state_to_session(PRESETS["dot-toy"].build())
+    session.arrays["values"] = np.zeros((2, 3, 4))
+    save_session(inconsistent, session)
+    corrupt = tmp_path / "corrupt.npy"
+    corrupt.write_bytes(b"\x93NUMPY\x01\x00{'descr': '<f8', 'fortran_order': False, 'shape': (9, 9), }")
+    too_big_batch = tmp_path / "batch.npz"
+    save_arrays(too_big_batch, {"queries": np.zeros((3, 1, 20)), "keys": np.zeros((3, 10, 2)), "values": np.zeros((2, 10, 4))})
+    return [
+        (tmp_path / "missing.attnviz", "missing.attnviz: does not exist"),
+        (garbage, "garbage.attnviz: "),
+        (inconsistent, "keys (2, 10, 2) and values (2, 3, 4)"),
+        (corrupt, "corrupt.npy: "),
+        (too_big_batch, "batch sizes disagree"),
+    ]
+
+
+def test_a_refused_file_shows_one_line_and_changes_nothing(window, actions, messages, tmp_path) -> None:  # noqa: ANN001
+    before = window.document.state.copy()
+    for path, needle in _bad_files(tmp_path):
+        version, depth = window.document.version, window.undo_stack.count()
+        assert not actions.open_file(path)
+        assert window.document.version == version, path
+        assert window.undo_stack.count() == depth
+        title, text = messages[-1]
+        assert title == "Cannot open file"
+        assert needle in text and "\n" not in text, text
+    assert len(messages) == 5
+    assert states_equal(window.document.state, before)
+
+
+def test_complete_tensor_files_open_without_asking(window, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
+    rng = np.random.default_rng(3)
+    arrays = {"Q": rng.standard_normal((1, 3, 4)), "K": rng.standard_normal((1, 5, 4)),
+              "V": rng.standard_normal((1, 5, 2)), "valid_lens": np.array([4])}
+    path = tmp_path / "qkv.npz"
+    save_arrays(path, arrays)
+    assert actions.open_file(path)  # choose_roles would raise if called
+    state = window.document.state
+    np.testing.assert_array_equal(state.queries, arrays["Q"])
+    assert state.settings.lens_mode == "1d" and state.lens_1d.tolist() == [4]
+    assert actions.current_path is None  # Save must not overwrite the tensor file with a session
+    assert "qkv.npz" in window.windowTitle()
+    wait_current(qtbot, window)
+    assert window.last_outcome.view.weights.shape == (1, 3, 5)
+    np.testing.assert_allclose(window.last_outcome.view.weights[0, :, 4], 0.0)  # key 4 is past the length
+
+
+def test_four_d_arrays_go_through_the_roles_chooser(window, actions, tmp_path) -> None:  # noqa: ANN001
+    rng = np.random.default_rng(4)
+    q, k, v = rng.standard_normal((2, 3, 4, 6)), rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((2, 3, 7, 2))
+    path = tmp_path / "heads.npz"
+    save_arrays(path, {"q": q, "k": k, "v": v})
+    calls: list[dict[str, str]] = []
+
+    def choose(parent, tf, guess, base):  # noqa: ANN001, ANN202
+        assert parent is window and base is window.document.state
+        calls.append(dict(guess))
+        return (None if len(calls) == 1 else (guess, 1))
+
+    actions.choose_roles = choose
+    version = window.document.version
+    assert not actions.open_file(path)  # cancelled
+    assert window.document.version == version
+    assert actions.open_file(path)
+    assert calls == [{"queries": "q", "keys": "k", "values": "v"}] * 2
+    np.testing.assert_array_equal(window.document.state.queries, q[:, 1])
+    np.testing.assert_array_equal(window.document.state.values, v[:, 1])
+
+
+def test_roles_dialog_previews_and_only_accepts_a_choice_that_loads(window, tmp_path, qtbot) -> None:  # noqa: ANN001
+    from attnviz.io import guess_roles, load_tensor_file
+
+    path = tmp_path / "mixed.npz"
+    save_arrays(path, {"attn.q": np.zeros((2, 4, 3, 8), np.float32), "attn.k": np.zeros((2, 4, 6, 8), np.float32),
+                       "layer0_value": np.zeros((2, 4, 6, 5), np.float32), "lengths": np.array([6, 4]),
+                       "attention_mask": np.ones((2, 6), bool)})
+    tf = load_tensor_file(path)
+    dialog = RolesDialog(tf, guess_roles(tf), window.document.state)
+    qtbot.addWidget(dialog)
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    assert dialog.combos["mask"].currentData() == "attention_mask"
+    assert not ok.isEnabled() and "cannot be loaded yet" in dialog.preview.text()
+    dialog.combos["mask"].setCurrentIndex(0)
+    assert not ok.isEnabled()  # values kept (2, 10, 4) cannot go with keys of 6 entries
+    assert "(2, 6, 8)" in dialog.preview.text() and "(2, 10, 4)" in dialog.preview.text()
+    dialog.combos["values"].setCurrentIndex(dialog.combos["values"].findData("layer0_value"))
+    assert dialog.head.isEnabled() and dialog.head.maximum() == 3
+    dialog.head.setValue(2)
+    assert ok.isEnabled()
+    assert "queries (2, 3, 8), keys (2, 6, 8), values (2, 6, 5)" in dialog.preview.text()
+    assert dialog.choice() == ({"queries": "attn.q", "keys": "attn.k", "values": "layer0_value",
+                                "valid_lens": "lengths"}, 2)
+    dialog.show()
+    dialog.grab().save(str(tmp_path / "roles_dialog.png"))
+    assert QImage(str(tmp_path / "roles_dialog.png")).width() >= 500
+
+
+def test_recent_files_are_remembered_and_missing_ones_forgotten(window, actions, tmp_path) -> None:  # noqa: ANN001
+    first, second = tmp_path / "a.attnviz", tmp_path / "b.attnviz"
+    save_state_file(first, PRESETS["dot-toy"].build())
+    save_state_file(second, PRESETS["dot-toy"].build())
+    assert actions.open_file(first) and actions.open_file(second) and actions.open_file(first)
+    assert actions.recent_files() == [str(first.resolve()), str(second.resolve())]
+    actions.recent_menu.aboutToShow.emit()
+    entries = [a for a in actions.recent_menu.actions() if a.data()]
+    assert [a.data() for a in entries] == actions.recent_files()
+    assert entries[0].text().startswith("&1 a.attnviz")
+    second.unlink()
+    entries[1].trigger()  # opening a vanished file: refused and dropped from the list
+    assert actions.recent_files() == [str(first.resolve())]
+
+
+def test_exports_write_the_shown_weights_and_output(window, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
+    window.load_preset("masked-softmax-1d")
+    wait_current(qtbot, window)
+    view = window.last_outcome.view
+    assert actions.export_array("weights", ".csv", tmp_path / "w.csv")
+    text = (tmp_path / "w.csv").read_text()
+    assert text.count("# batch") == 2
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "w.csv", delimiter=",").reshape(view.weights.shape), view.weights)
+    assert actions.export_array("output", ".npy", tmp_path / "o.npy")
+    np.testing.assert_array_equal(np.load(tmp_path / "o.npy"), view.output)
+    assert actions.export_weights_image(tmp_path / "w.png")
+    image = QImage(str(tmp_path / "w.png"))
+    assert image.width() >= 480 and image.height() >= 2 * 200
+    assert actions.export_weights_image(tmp_path / "w.svg", suffix=".svg")
+    assert ET.parse(tmp_path / "w.svg").getroot().tag.endswith("svg")
+
+
+def test_no_export_without_a_result_for_the_current_inputs(window, actions, messages, qtbot, tmp_path) -> None:  # noqa: ANN001
+    window.push(SetSettings({"scoring": "dot"}))  # the additive toy has d_q 20, d_k 2: an engine error
+    wait_current(qtbot, window)
+    assert window.last_outcome.error
+    assert not actions.export_array("weights", ".csv", tmp_path / "w.csv")
+    assert not (tmp_path / "w.csv").exists()
+    assert messages[-1][0] == "Nothing to export" and "error" in messages[-1][1]
+
+
+def test_export_menu_asks_for_a_name_and_adds_the_extension(window, actions, monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        staticmethod(lambda *_a: (str(tmp_path / "weights_out"), "")))
+    actions.export_actions["weights.npy"].trigger()
+    np.testing.assert_array_equal(np.load(tmp_path / "weights_out.npy"), window.last_outcome.view.weights)
+
+
+def test_autosave_follows_changes_once_per_burst_and_is_cleared_on_exit(window, actions, qtbot, monkeypatch) -> None:  # noqa: ANN001
+    writes: list[int] = []
+    real_write = fa.write_autosave
+    monkeypatch.setattr(fa, "write_autosave", lambda session: (writes.append(1), real_write(session))[1])
+    assert not autosave_path().exists()
+    model = window.inputs.models["keys"]
+    for i in range(5):  # five keystrokes in a row
+        assert model.setData(model.index(0, 0), str(0.5 + i))
+    assert writes == []  # nothing written while typing
+    qtbot.waitUntil(lambda: autosave_path().exists(), timeout=5000)
+    assert writes == [1]
+    saved = load_session(autosave_path())
+    assert saved.arrays["keys"][0, 0, 0] == 4.5
+    window.close()
+    qtbot.waitUntil(lambda: not autosave_path().exists(), timeout=5000)
+
+
+def test_offer_restore_brings_back_the_autosave_as_one_edit(window, actions, monkeypatch) -> None:  # noqa: ANN001
+    crashed = PRESETS["masked-softmax-2d"].build()
+    write_autosave(state_to_session(crashed))
+    actions.autosave_timer.stop()
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *_a: QMessageBox.StandardButton.Yes))
+    depth = window.undo_stack.count()
+    assert offer_restore(window)
+    assert states_equal(window.document.state, crashed)
+    assert window.undo_stack.count() == depth + 1
+
+
+def test_declining_or_a_damaged_autosave_discards_it(window, actions, messages, monkeypatch) -> None:  # noqa: ANN001
+    write_autosave(state_to_session(PRESETS["dot-toy"].build()))
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *_a: QMessageBox.StandardButton.No))
+    version = window.document.version
+    assert not offer_restore(window)
+    assert window.document.version == version and not autosave_path().exists()
+
+    autosave_path().write_bytes(b"damaged")
+    assert not offer_restore(window)
+    assert messages[-1][0] == "Autosave unreadable" and not autosave_path().exists()
+
+    def never(*_a: object) -> None:
+        raise AssertionError("nothing to restore: no question")
+
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(never))
+    assert not offer_restore(window)
+    assert window.document.version == version
