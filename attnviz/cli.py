@@ -16,7 +16,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="attnviz",
         description="See and debug attention: edit queries, keys, values and masks, and watch "
-        "every stage of the computation change.",
+        "every stage of the computation change. `attnviz render --help` renders heatmaps "
+        "without a window.",
     )
     parser.add_argument("--version", action="version", version=f"attnviz {__version__}")
     parser.add_argument("--preset", default=None, help="preset to open (default: the book's additive-attention toy)")
@@ -25,6 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["render"]:
+        from .render import render_main
+
+        return render_main(argv[1:])
     args = build_parser().parse_args(argv)
     from .presets import DEFAULT_PRESET, PRESETS
 
@@ -45,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
 
     window = MainWindow(preset)
     window.show()
+    from .ui.file_actions import offer_restore
+
+    offer_restore(window)
     return app.exec()
 
 

@@ -103,6 +103,13 @@ class MainWindow(QMainWindow):
         self.document.subscribe(lambda _edit: self._on_document_changed())
         self._on_document_changed()
         self.resize(1400, 860)
+        self._install_features()
+
+    def _install_features(self) -> None:
+        """Feature modules add their menus, docks and actions to the window."""
+        from .file_actions import install_file_actions
+
+        self.file_actions = install_file_actions(self)
 
     # ------------------------------------------------------------------ chrome
 
