@@ -137,6 +137,21 @@ def run_pair(snapshot: Snapshot) -> Outcome:
                        comparison=snapshot.comparison, seconds=a.seconds + b.seconds)
 
 
+# CET-CBD1 sampled at 7 points, for installs whose pyqtgraph lacks its colour-map files.
+_DIVERGING_STOPS = ((58, 144, 254), (140, 174, 251), (194, 207, 246), (237, 237, 236),
+                    (221, 206, 167), (196, 174, 97), (168, 144, 8))
+
+
+def diverging_colormap() -> pg.ColorMap:
+    try:
+        cmap = pg.colormap.get(DIVERGING_MAP)
+    except (OSError, ValueError):
+        cmap = None
+    if cmap is None:
+        cmap = pg.ColorMap(pos=np.linspace(0.0, 1.0, len(_DIVERGING_STOPS)), color=list(_DIVERGING_STOPS))
+    return cmap
+
+
 class DivergingHeatmap(HeatmapWidget):
     """A HeatmapWidget on a diverging colour scale (for signed differences).
 
@@ -145,7 +160,7 @@ class DivergingHeatmap(HeatmapWidget):
 
     def __init__(self, parent: QWidget | None = None, **kwargs: object) -> None:
         super().__init__(parent, **kwargs)  # type: ignore[arg-type]
-        cmap = pg.colormap.get(DIVERGING_MAP)
+        cmap = diverging_colormap()
         self._diverging_lut = np.asarray(cmap.getLookupTable(nPts=256, alpha=False), dtype=np.uint8)
         self._colormap_name = f"diverging {DIVERGING_MAP}"
         self.image_item.setLookupTable(self._diverging_lut)
@@ -330,6 +345,11 @@ class CompareView(QWidget):
             self.batch_spin.setValue(self._batch)
         if self.last_result is not None:
             self._draw(self.last_result)
+
+    def set_font_scale(self, scale: float) -> None:
+        """Scale the heatmaps' text (presentation mode)."""
+        for heatmap in (self.map_a, self.map_b, self.map_diff):
+            heatmap.set_font_scale(scale)
 
     def start_exercise_1(self) -> None:
         """Exercise 1 of the chapter: compare additive with scaled dot-product attention."""

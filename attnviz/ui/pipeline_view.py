@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QResizeEvent, QShowEvent
+from PySide6.QtGui import QFont, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -125,7 +125,7 @@ class _StageGrid(QWidget):
     """The stage cards in a grid whose column count follows the width (1 in a narrow dock)."""
 
     #: A card narrower than this cannot show a 10-key row of weights with its numbers.
-    CARD_WIDTH = 420
+    CARD_WIDTH = 350
 
     def __init__(self, cards: list[_StageCard], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -224,9 +224,7 @@ class PipelineView(QWidget):
         self.formula.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.formula.setToolTip("The chapter's equations; hover a stage to see where it is in them")
         self.formula.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-        formula_font = self.formula.font()
-        formula_font.setPointSizeF(formula_font.pointSizeF() * 1.15)  # sub/superscripts stay legible
-        self.formula.setFont(formula_font)
+        self._apply_formula_font()
         side_layout.addWidget(self.formula)
         self.additive_box = self._build_additive_box()
         side_layout.addWidget(self.additive_box)
@@ -393,6 +391,23 @@ class PipelineView(QWidget):
 
     def formula_html(self) -> str:
         return self.formula.text()
+
+    def set_font_scale(self, scale: float) -> None:
+        """Scale the heatmaps' text (presentation mode); the formulas follow the app font."""
+        for card in self.cards.values():
+            card.heatmap.set_font_scale(scale)
+
+    def _apply_formula_font(self) -> None:
+        # 15 % above the widget font so sub- and superscripts stay legible; recomputed when the
+        # application font changes (presentation mode), which an explicitly set font ignores.
+        font = QFont(self.font())
+        font.setPointSizeF(max(font.pointSizeF(), 6.0) * 1.15)
+        self.formula.setFont(font)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "formula"):
+            self._apply_formula_font()
 
     # ------------------------------------------------------------------ events
 

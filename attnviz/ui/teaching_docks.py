@@ -27,6 +27,8 @@ __all__ = ["PIPELINE_SHORTCUT", "COMPARE_SHORTCUT", "install_pipeline_view", "in
 
 PIPELINE_SHORTCUT = "Ctrl+Shift+P"
 COMPARE_SHORTCUT = "Ctrl+Shift+D"
+#: Heatmap text scale in presentation mode (the main window's results use the same).
+PRESENTATION_SCALE = 1.8
 
 
 def _add_dock(window: "MainWindow", widget: QWidget, title: str, name: str, shortcut: str, tip: str) -> QDockWidget:
@@ -53,10 +55,17 @@ def _add_dock(window: "MainWindow", widget: QWidget, title: str, name: str, shor
             window.resizeDocks([dock], [max(240, min(spare, int(window.height() * 0.45)))], Qt.Orientation.Vertical)
 
     dock.visibilityChanged.connect(grow_once)
+    # Presentation mode enlarges the main heatmaps' text; the teaching views follow it.
+    presentation = getattr(window, "presentation_action", None)
+    scale = getattr(widget, "set_font_scale", None)
+    if presentation is not None and scale is not None:
+        presentation.toggled.connect(lambda on: scale(PRESENTATION_SCALE if on else 1.0))
     action = dock.toggleViewAction()
     action.setShortcut(QKeySequence(shortcut))
     action.setToolTip(tip)
     action.setStatusTip(tip)
+    # Tabbed behind the other teaching view, "show" must also bring the tab to the front.
+    action.triggered.connect(lambda checked: dock.raise_() if checked else None)
     window.view_menu.addAction(action)
     return dock
 
@@ -79,6 +88,12 @@ def install_pipeline_view(window: "MainWindow") -> QDockWidget:
     window.inputs.batchChanged.connect(view.set_batch)
 
     def on_params(params: dict[str, np.ndarray]) -> None:
+        if window.shown_version != window.document.version:
+            # The tables show the parameters of an older result (say, before a change of the
+            # hidden size): writing them back could not fit. Wait for the current one.
+            # (The table is read-only: it still shows the value it had.)
+            window.statusBar().showMessage("The parameters are being recomputed; edit them again in a moment", 8000)
+            return
         state = window.document.state
         # Compare with the parameters last used (seeded ones are not in state.params yet) so
         # the undo entry names the matrix that was edited.

@@ -221,3 +221,30 @@ def test_a_non_finite_parameter_is_refused_with_a_message(window, qtbot):
     assert window.document.version == version
     assert view.params_error.isVisible()
     assert "finite" in view.params_error.text()
+
+
+def test_presentation_mode_enlarges_the_stage_maps_and_formulas(window, qtbot):
+    view = _shown(qtbot, install_pipeline_view(window))
+    size = view.formula.font().pointSizeF()
+    window.set_presentation_mode(True)
+    try:
+        assert view.cards["weights"].heatmap.font_scale == pytest.approx(1.8)
+        # The application font change reaches widgets through posted events.
+        qtbot.waitUntil(lambda: view.formula.font().pointSizeF() > size * 1.3)
+    finally:
+        window.set_presentation_mode(False)
+    assert view.cards["weights"].heatmap.font_scale == pytest.approx(1.0)
+    qtbot.waitUntil(lambda: view.formula.font().pointSizeF() == pytest.approx(size))
+
+
+def test_a_parameter_edit_during_a_recompute_is_refused_not_misapplied(window, qtbot):
+    view = _shown(qtbot, install_pipeline_view(window))
+    model = view.param_models["W_q"]
+    window.controls.settings.settingsChanged.emit({"num_hiddens": 3})  # the shapes are about to change
+    assert window.shown_version != window.document.version
+    version = window.document.version
+    assert model.setData(model.index(0, 0), "1.5")
+    assert window.document.version == version  # nothing pushed with the old shapes
+    wait_current(qtbot, window)
+    assert view.param_models["W_q"].array().shape == (3, 20)
+    assert window.last_outcome.error is None
