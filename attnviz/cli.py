@@ -47,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("attnviz")
     app.setApplicationVersion(__version__)
+    app.setOrganizationName("attnviz")
+    from .ui import theme
+
+    theme.apply_theme(theme.saved_mode())
+    theme.follow_system(app)
     from .ui.main_window import MainWindow
 
     window = MainWindow(preset)

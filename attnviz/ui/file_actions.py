@@ -37,7 +37,7 @@ from ..io import (
     write_autosave,
 )
 from ..io.errors import AttnvizFileError
-from ..io.session import STATE_DIR_ENV
+from .app_settings import default_settings
 from ..io.state_io import is_session_path, load_state_file, save_state_file, session_to_state, state_to_session
 from .export import ExportError, build_weights_figure, export_view_arrays, figure_subtitle
 from .open_dialog import ask_roles, roles_complete
@@ -56,15 +56,6 @@ SESSION_FILTER = "attnviz session (*.attnviz)"
 _MAX_FIGURE_BATCH = 4
 
 RolesChooser = Callable[[QWidget, TensorFile, dict[str, str], State], tuple[dict[str, str], int | None] | None]
-
-
-def default_settings() -> QSettings:
-    """Where the recent-file list lives: next to the autosave when ``ATTNVIZ_STATE_DIR`` is set
-    (tests, portable installs), else the platform's usual place for the "attnviz" application."""
-    override = os.environ.get(STATE_DIR_ENV)
-    if override:
-        return QSettings(str(Path(override) / "settings.ini"), QSettings.Format.IniFormat)
-    return QSettings("attnviz", "attnviz")
 
 
 class FileActions(QObject):

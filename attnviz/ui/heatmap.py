@@ -25,6 +25,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Signal
 
+from attnviz.ui.theme import PlotColors, plot_colors
 from attnviz.ui.colormaps import (
     COLORMAPS,
     DEFAULT_COLORMAP,
@@ -225,6 +226,8 @@ class HeatmapWidget(QtWidgets.QWidget):
 
         # --- graphics ---
         self._view = pg.GraphicsLayoutWidget()
+        self._plot_colors = plot_colors()
+        self._view.setBackground(self._plot_colors.background)
         self._plot: pg.PlotItem = self._view.addPlot(
             axisItems={"left": _CellAxisItem("left"), "bottom": _CellAxisItem("bottom")}
         )
@@ -296,6 +299,7 @@ class HeatmapWidget(QtWidgets.QWidget):
 
         # 2x10 weights stay legible: ten "0.50" columns plus the axis and colour bar.
         self.setMinimumSize(480, 200)
+        self._apply_axis_colors()
         self._apply_fonts()
         self._update_tooltips()
 
@@ -476,6 +480,22 @@ class HeatmapWidget(QtWidgets.QWidget):
         # The special colours are fixed, but annotation text contrast depends on the map.
         self._update_annotations()
         self._update_tooltips()
+
+    def set_plot_colors(self, colors: PlotColors) -> None:
+        """Background and axis/text colours (light or dark theme)."""
+        self._plot_colors = colors
+        self._view.setBackground(colors.background)
+        self._apply_axis_colors()
+        self._apply_fonts()
+
+    def _apply_axis_colors(self) -> None:
+        fg = self._plot_colors.foreground
+        for side in ("left", "bottom", "top", "right"):
+            axis = self._plot.getAxis(side)
+            axis.setPen(fg)
+            axis.setTextPen(fg)
+        self._colorbar.axis.setPen(fg)
+        self._colorbar.axis.setTextPen(fg)
 
     def set_font_scale(self, f: float) -> None:
         """Scale title, axis labels, tick labels and annotations (presentation mode)."""
@@ -758,7 +778,8 @@ class HeatmapWidget(QtWidgets.QWidget):
             # derives from the text pen (the label would turn black on black): so restate it.
             axis.setLabel(text, **{"color": axis.textPen().color().name(), "font-size": label_pt})
         if self._title:
-            self._plot.setTitle(self._title, size=f"{self._base_pt * 1.3 * self._font_scale:.1f}pt")
+            self._plot.setTitle(self._title, size=f"{self._base_pt * 1.3 * self._font_scale:.1f}pt",
+                                color=self._plot_colors.foreground)
         else:
             self._plot.setTitle(None)
         self._update_annotation_visibility()

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QUndoStack
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -36,6 +36,7 @@ from ..document import (
 )
 from ..presets import DEFAULT_PRESET, PRESETS
 from ..worker import ComputeScheduler
+from . import theme
 from .inputs_panel import InputsPanel
 from .results_panel import OutputPanel, ResultsPanel
 from .settings_panel import ControlsColumn
@@ -167,6 +168,21 @@ class MainWindow(QMainWindow):
         self.presentation_action.toggled.connect(self.set_presentation_mode)
         self.view_menu.addAction(self.presentation_action)
         self.view_menu.addSeparator()
+        theme_menu = self.view_menu.addMenu("&Theme")
+        theme_menu.setToolTipsVisible(True)
+        self.theme_actions: dict[str, QAction] = {}
+        group = QActionGroup(self)
+        for mode, label, tip in (("system", "Follow the &system", "Light or dark as the desktop is"),
+                                 ("light", "&Light", "Light theme (good on a projector in a bright room)"),
+                                 ("dark", "&Dark", "Dark theme")):
+            action = QAction(label, self, checkable=True)
+            action.setToolTip(tip)
+            action.triggered.connect(lambda _checked=False, m=mode: self.set_theme(m))
+            group.addAction(action)
+            theme_menu.addAction(action)
+            self.theme_actions[mode] = action
+        self.theme_actions[theme.current_mode()].setChecked(True)
+        self.view_menu.addSeparator()
         preset_menu = self.preset_menu = self.menuBar().addMenu("&Presets")
         for preset in PRESETS.values():
             action = QAction(preset.title, self)
@@ -224,6 +240,11 @@ class MainWindow(QMainWindow):
         self._update_status()
 
     # ------------------------------------------------------------------ results
+
+    def set_theme(self, mode: str) -> None:
+        theme.apply_theme(mode)
+        theme.save_mode(theme.current_mode())
+        self.theme_actions[theme.current_mode()].setChecked(True)
 
     def set_presentation_mode(self, on: bool) -> None:
         """Enlarge everything and hide the editing chrome; the tables stay so a teacher can

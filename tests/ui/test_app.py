@@ -225,3 +225,21 @@ def test_a_missing_device_offers_the_cpu(window, qtbot):
     window.cpu_button.click()
     wait_current(qtbot, window)
     assert not window.cpu_button.isVisible() and window.last_outcome.error is None
+
+
+def test_dark_and_light_themes_reach_the_heatmaps(window):
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    from attnviz.ui import theme
+
+    try:
+        window.theme_actions["dark"].trigger()
+        heatmap = window.results.maps[0]
+        assert heatmap._view.backgroundBrush().color().name() == theme.DARK_PLOT.background
+        assert QApplication.palette().color(QPalette.ColorRole.Window).lightness() < 100
+        window.theme_actions["light"].trigger()
+        assert heatmap._view.backgroundBrush().color().name() == theme.LIGHT_PLOT.background
+        assert QApplication.palette().color(QPalette.ColorRole.Window).lightness() > 150
+    finally:
+        theme.apply_theme("system")
