@@ -11,7 +11,7 @@ Plain numpy and Python, no Qt, no torch.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 

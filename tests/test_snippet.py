@@ -14,7 +14,6 @@ import torch
 
 from attnviz.compute import run_state
 from attnviz.document import Settings, State, make_state
-from attnviz.engine import AttentionInputError
 from attnviz.presets import PRESETS
 from attnviz.snippet import save_snippet_data, snippet_data, snippet_for_state
 from attnviz.teaching import LESSONS
