@@ -292,6 +292,8 @@ class PipelineView(QWidget):
         layout.addWidget(self.params_error)
         self.params_tabs = QTabWidget()
         self.params_tabs.setMinimumHeight(200)
+        self.params_tabs.setToolTip("The scoring function's learned parameters, one tab per matrix "
+                                    "(rows × columns as in nn.Linear: out × in)")
         layout.addWidget(self.params_tabs)
         self.param_models: dict[str, ArrayTableModel] = {}
         self.param_views: dict[str, TensorTableView] = {}

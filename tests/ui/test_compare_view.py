@@ -226,3 +226,29 @@ def test_a_refused_close_keeps_the_thread(qtbot):
     widget.refuse = False
     widget.close()
     assert calls == [1]
+
+
+def test_every_control_of_the_teaching_docks_has_a_tooltip(window, qtbot):
+    from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QTabBar, QTabWidget
+
+    from attnviz.ui.teaching_docks import install_pipeline_view
+
+    docks = [install_pipeline_view(window), install_compare_view(window)]
+    for dock in docks:
+        dock.setFloating(True)  # both visible at once, not tabbed
+        _shown(qtbot, dock)
+    wait_current(qtbot, window)
+    docks[1].widget().start_exercise_1()
+
+    def described(w) -> bool:
+        parent = w.parentWidget()
+        return bool(w.toolTip()) or isinstance(parent, (QTabBar, QAbstractSpinBox, QComboBox))
+
+    missing = [
+        f"{type(w).__name__} {getattr(w, 'text', lambda: '')()!r}"
+        for dock in docks
+        for cls in (QAbstractButton, QAbstractSpinBox, QComboBox, QTabWidget)
+        for w in dock.widget().findChildren(cls)
+        if w.isVisibleTo(dock) and not described(w)
+    ]
+    assert missing == []
