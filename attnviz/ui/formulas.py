@@ -51,6 +51,15 @@ class _Math:
 
     # -------------------------------------------------------------- inline pieces
 
+    @property
+    def muted(self) -> str:
+        """The ink at about two thirds opacity, for notes: secondary on light and dark themes."""
+        ink = self.ink.lstrip("#")
+        if len(ink) != 6:
+            return self.ink
+        r, g, b = (int(ink[i:i + 2], 16) for i in (0, 2, 4))
+        return f"rgba({r},{g},{b},165)"
+
     def on(self, stage: str | tuple[str, ...]) -> bool:
         stages = (stage,) if isinstance(stage, str) else stage
         return self.highlight is not None and self.highlight in stages
@@ -245,7 +254,7 @@ def scoring_formula(name: str, *, highlight: str | None = None, d: int | None = 
     html = build(m, d)
     note = _PARAMETER_NOTES.get(name)
     if note:
-        html += f'<div style="color:#606060;">{note}</div>'
+        html += f'<div style="color:{m.muted};">{note}</div>'
     return html
 
 
@@ -297,7 +306,7 @@ def softmax_formula(mask_mode: str = "d2l", *, highlight: str | None = None, ink
     note = _EMPTY_ROW_NOTES.get(mask_mode, "")
     return (
         softmax + definition
-        + f'<div style="color:#606060;">{mask_def}.<br>Mask mode <b>{escape(label)}</b>. {note}</div>'
+        + f'<div style="color:{m.muted};">{mask_def}.<br>Mask mode <b>{escape(label)}</b>. {note}</div>'
     )
 
 
@@ -316,7 +325,7 @@ def pooling_formula(*, dropout: float = 0.0, highlight: str | None = None, ink: 
                 f"1/(1 − {dropout:g}), in training only")
     else:
         note = "no dropout: the weights multiply the values as they are"
-    return body + f'<div style="color:#606060;">{m.hl(note, "applied_weights")}</div>'
+    return body + f'<div style="color:{m.muted};">{m.hl(note, "applied_weights")}</div>'
 
 
 def matrix_formula(*, highlight: str | None = None, ink: str = "#202020") -> str:

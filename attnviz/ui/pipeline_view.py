@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QFont, QResizeEvent, QShowEvent
+from PySide6.QtGui import QColor, QFont, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -37,6 +37,7 @@ from ..document import State
 from .formulas import pipeline_formulas
 from .heatmap import HeatmapWidget
 from .tensor_table import ArrayTableModel, TensorTableView
+from .theme import PlotColors, plot_colors
 
 __all__ = ["PIPELINE_STAGES", "PipelineView", "additive_features", "softmax_allowed"]
 
@@ -114,7 +115,6 @@ class _StageCard(QFrame):
         layout.addWidget(self.heatmap, 1)
         self.note = QLabel()
         self.note.setWordWrap(True)
-        self.note.setStyleSheet("QLabel { color: #555; }")
         layout.addWidget(self.note)
 
     def set_hot(self, hot: bool) -> None:
@@ -227,6 +227,7 @@ class PipelineView(QWidget):
         self._apply_formula_font()
         side_layout.addWidget(self.formula)
         self.additive_box = self._build_additive_box()
+        self.set_plot_colors(plot_colors())
         side_layout.addWidget(self.additive_box)
         self.params_box = self._build_params_box()
         side_layout.addWidget(self.params_box)
@@ -239,6 +240,7 @@ class PipelineView(QWidget):
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([820, 500])
+        self._apply_palette()
 
     # ------------------------------------------------------------------ building
 
@@ -267,7 +269,7 @@ class PipelineView(QWidget):
         self.feature_plot.setMouseEnabled(x=False, y=False)
         self.feature_plot.hideButtons()
         self.feature_plot.setLabel("bottom", "hidden unit")
-        self.feature_plot.addLegend(offset=(-4, 4))
+        self._legend = self.feature_plot.addLegend(offset=(-4, 4))
         self.feature_plot.addLine(y=0, pen=pg.mkPen("#888"))
         self._bars_hidden = pg.BarGraphItem(x=[], height=[], width=0.38, brush="#3a6fb0", name="tanh(W_q q + W_k k)")
         self._bars_weighted = pg.BarGraphItem(x=[], height=[], width=0.38, brush="#d08a1a", name="w_v ⊙ tanh(…)")
@@ -408,8 +410,34 @@ class PipelineView(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange and hasattr(self, "formula"):
+        if not hasattr(self, "formula"):
+            return  # during construction
+        if event.type() == QEvent.Type.FontChange:
             self._apply_formula_font()
+        elif event.type() == QEvent.Type.PaletteChange:
+            self._apply_palette()
+            self._draw_formula()
+
+    def _apply_palette(self) -> None:
+        # Notes are secondary text: the window text blended a third of the way into the
+        # background reads as secondary on the light and the dark theme alike.
+        pal = self.palette()
+        text, back = pal.windowText().color(), pal.window().color()
+        muted = QColor(*(int(0.65 * a + 0.35 * b) for a, b in zip(text.getRgb()[:3], back.getRgb()[:3])))
+        for card in self.cards.values():
+            card.note.setStyleSheet(f"QLabel {{ color: {muted.name()}; }}")
+
+    def set_plot_colors(self, colors: PlotColors) -> None:
+        """Light or dark plot colours for the feature chart (the theme calls this)."""
+        self.feature_plot.setBackground(colors.background)
+        for side in ("left", "bottom"):
+            axis = self.feature_plot.getPlotItem().getAxis(side)
+            axis.setPen(colors.foreground)
+            axis.setTextPen(colors.foreground)
+        self._legend.setLabelTextColor(colors.foreground)
+        # Legend labels already drawn keep their colour: set it on them too.
+        for _sample, label in self._legend.items:
+            label.setText(label.text, color=colors.foreground)
 
     # ------------------------------------------------------------------ events
 
