@@ -110,7 +110,11 @@ class MainWindow(QMainWindow):
         """Feature modules add their menus, docks and actions to the window."""
         from .file_actions import install_file_actions
 
+        from .teaching_docks import install_compare_view, install_pipeline_view
+
         self.file_actions = install_file_actions(self)
+        self.pipeline_dock = install_pipeline_view(self)
+        self.compare_dock = install_compare_view(self)
 
     # ------------------------------------------------------------------ chrome
 
@@ -335,6 +339,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         # Let a running computation end and the thread stop before the widgets go away.
         self.scheduler.shutdown()
+        self.compare_dock.widget().shutdown()
         super().closeEvent(event)
 
 
