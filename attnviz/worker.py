@@ -12,6 +12,7 @@ thread), so nothing here touches a widget.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
@@ -19,6 +20,33 @@ from superqt.utils import create_worker
 
 from .compute import Outcome, run_snapshot
 from .document import Snapshot
+
+
+_threads_configured = False
+
+
+def _leave_a_core_for_the_gui() -> None:
+    """Give torch one thread fewer than there are cores, once per process.
+
+    With as many torch threads as cores, the compute threads (spin-waiting between parallel
+    regions) and the GUI thread fight over the CPU: on a 2-core machine the GUI then stalls for
+    tens of milliseconds while a big input computes. One core for the event loop keeps it fluid.
+    """
+    global _threads_configured
+    if _threads_configured:
+        return
+    _threads_configured = True
+    import torch
+
+    cores = os.cpu_count() or 1
+    if cores > 1 and torch.get_num_threads() >= cores:
+        torch.set_num_threads(cores - 1)
+
+
+def run_in_app(snapshot: Snapshot) -> Outcome:
+    """What the app's compute thread runs: ``run_snapshot`` with a core left for the GUI."""
+    _leave_a_core_for_the_gui()
+    return run_snapshot(snapshot)
 
 
 class ComputeScheduler(QObject):
@@ -29,7 +57,7 @@ class ComputeScheduler(QObject):
     #: True while a computation runs or waits.
     busyChanged = Signal(bool)
 
-    def __init__(self, compute: Callable[[Snapshot], Outcome] = run_snapshot, parent: QObject | None = None) -> None:
+    def __init__(self, compute: Callable[[Snapshot], Outcome] = run_in_app, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._compute = compute
         self._pool = QThreadPool(self)

@@ -90,6 +90,8 @@ class _CellAxisItem(pg.AxisItem):
         return self._cell_labels
 
     def set_cell_labels(self, labels: list[str] | None) -> None:
+        if labels == self._cell_labels:
+            return  # live editing re-sends the same labels; redrawing the axis costs ~1 ms
         self._cell_labels = labels
         self.picture = None  # drop the cached drawing
         self.update()
@@ -212,6 +214,8 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._row_labels: list[str] | None = None
         self._col_labels: list[str] | None = None
         self._overlay_scale: int = 1
+        self._specials: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._shown_shape: tuple[int, ...] | None = None
         self._hover_cell: tuple[int, int] | None = None
         self._hover_text: str = ""
 
@@ -250,7 +254,9 @@ class HeatmapWidget(QtWidgets.QWidget):
 
         # Masked / NaN / inf cells.  Above the data, below annotations.
         self._overlay = pg.ImageItem(axisOrder="row-major")
-        self._overlay.setAutoDownsample(True)
+        # No auto-downsampling of the RGBA overlay: pyqtgraph would average it as floats on every
+        # paint (400 ms at 4096x4096); it is already built near screen resolution.
+        self._overlay.setAutoDownsample(False)
         self._overlay.setZValue(10)
         self._overlay.setVisible(False)
         self._plot.addItem(self._overlay, ignoreBounds=True)
@@ -373,6 +379,8 @@ class HeatmapWidget(QtWidgets.QWidget):
         return self._hover_text
 
     def set_title(self, title: str) -> None:
+        if title == self._title:
+            return
         self._title = title
         self._apply_fonts()
 
@@ -443,6 +451,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         new_levels = self._resolve_levels(arr, mask_arr, levels)
 
         # Commit state, then update every dependent item from it.
+        self._specials = None
         self._values = arr
         self._mask = mask_arr
         self._empty_rows = empty_arr
@@ -463,7 +472,10 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._update_locators()
         self._update_ticks()
         self._update_annotations()
-        self._reset_view()
+        if arr.shape != self._shown_shape:
+            # Only a new shape resets the view: live edits keep the user's zoom and pan.
+            self._shown_shape = arr.shape
+            self._reset_view()
         self._update_tooltips()
         self._refresh_hover()
 
@@ -550,7 +562,14 @@ class HeatmapWidget(QtWidgets.QWidget):
 
         Priority NaN > masked > inf: NaN is always a bug worth seeing (even in a masked cell, it
         propagates); -inf in a masked cell is the normal way to mask, so it shows as masked.
+        Computed once per ``set_data`` (three full passes over a 4096x4096 matrix otherwise).
         """
+        assert self._values is not None
+        if self._specials is None:
+            self._specials = self._compute_special_masks()
+        return self._specials
+
+    def _compute_special_masks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         assert self._values is not None
         nan = np.isnan(self._values)
         inf = np.isinf(self._values)
@@ -624,9 +643,9 @@ class HeatmapWidget(QtWidgets.QWidget):
         # Gather whole RGBA pixels as uint32 (one 4-byte copy per pixel), then view as bytes.
         img = palette.view(np.uint32).ravel()[code].view(np.uint8).reshape(h, w, 4)
 
-        # levels=(0, 255), not None: when autoDownsample averages this uint8 RGBA image it becomes
-        # float RGBA, and pyqtgraph 0.14 segfaults painting float RGBA with levels=None.
-        self._overlay.setImage(img, autoLevels=False, levels=(0, 255), autoDownsample=True)
+        # levels=(0, 255), not None: if this uint8 RGBA image were ever averaged into float RGBA,
+        # pyqtgraph 0.14 segfaults painting it with levels=None. Not downsampled (see __init__).
+        self._overlay.setImage(img, autoLevels=False, levels=(0, 255), autoDownsample=False)
         # k overlay pixels per cell: stretch the image over exactly the data rectangle.
         self._overlay.setRect(QtCore.QRectF(0, 0, cols, rows))
         self._overlay.setVisible(True)
@@ -655,6 +674,10 @@ class HeatmapWidget(QtWidgets.QWidget):
             self._locator.clear()
             return
         nan, inf, _ = self._special_masks()
+        has_empty = self._empty_rows is not None and bool(self._empty_rows.any())
+        if not (has_empty or nan.any() or inf.any()):
+            self._locator.clear()  # np.nonzero of an all-False 4096x4096 mask alone costs ~70 ms
+            return
         rr_nan, cc_nan = np.nonzero(nan)
         rr_inf, cc_inf = np.nonzero(inf)
         empty = np.flatnonzero(self._empty_rows) if self._empty_rows is not None else np.empty(0, np.intp)
@@ -725,13 +748,21 @@ class HeatmapWidget(QtWidgets.QWidget):
         dark = _prefers_dark_text(self._cell_colors())
         _, _, masked = self._special_masks()
         font = self._font(1.0)
+        font_key = font.key()
         for idx, item in enumerate(self._annotations):
             r, c = divmod(idx, cols)
             color = _DARK_TEXT if dark[r, c] else _LIGHT_TEXT
+            text = self._format_annotation(float(values[r, c]))
+            # Touch only what changed: setText/setFont/setPos on hundreds of items is what
+            # made a small heatmap slow to update at every keystroke.
+            key = (text, color, bool(masked[r, c]), font_key, r, c)
+            if getattr(item, "_attnviz_key", None) == key:
+                continue
+            item._attnviz_key = key  # type: ignore[attr-defined]
             # On hatched cells the stripes run through the digits; a solid patch of the mask
             # grey behind the text keeps it legible without hiding the hatching around it.
             item.fill = _MASK_TEXT_BRUSH if masked[r, c] else _NO_BRUSH
-            item.setText(self._format_annotation(float(values[r, c])), color=color)
+            item.setText(text, color=color)
             item.setFont(font)
             item.setPos(c + 0.5, r + 0.5)
         self._update_annotation_visibility()

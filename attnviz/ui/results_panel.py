@@ -63,9 +63,22 @@ class OutputPanel(QTabWidget):
         self.heatmap.setToolTip("Output as a heatmap (colour scale from its own range)")
         self.addTab(self.table, "Output &numbers")
         self.addTab(self.heatmap, "Output &heatmap")
+        self._pending: np.ndarray | None = None
+        self.currentChanged.connect(lambda _index: self._draw_heatmap() if self.currentWidget() is self.heatmap else None)
 
     def show_output(self, output: np.ndarray) -> None:
         self.model.set_array(output)
+        self._pending = output
+        if self.currentWidget() is self.heatmap:
+            self._draw_heatmap()
+
+    def _draw_heatmap(self) -> None:
+        # The heatmap tab is drawn only when it is the one showing: a hidden map costs time at
+        # every edit for nobody.
+        output = self._pending
+        if output is None:
+            return
+        self._pending = None
         self.heatmap.set_data(output, levels=None, row_labels=[f"q{i}" for i in range(output.shape[0])],
                               col_labels=[f"d{j}" for j in range(output.shape[1])])
 

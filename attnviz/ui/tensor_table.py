@@ -69,6 +69,15 @@ _CELL_FLAGS = (
 )
 
 
+def _changed_cells(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """Cells whose value differs (NaN equals NaN; a different dtype counts as a change)."""
+    if old.dtype != new.dtype:
+        return np.ones(new.shape, dtype=bool)
+    if new.dtype.kind in "fc":
+        return ~((old == new) | (np.isnan(old) & np.isnan(new)))
+    return old != new
+
+
 def _default_label(i: int) -> str:
     return str(i)
 
@@ -277,15 +286,23 @@ class ArrayTableModel(QAbstractTableModel):
     def set_array(self, array: np.ndarray) -> None:
         """Show ``array`` (kept by reference, never written; a read-only array is fine).
 
-        A same-shape update emits ``dataChanged`` over the whole table so that views keep their
-        selection, current cell and scroll position; only a new shape resets the model.
+        A same-shape update emits ``dataChanged`` over the bounding box of the cells that changed
+        (none: no signal), so views keep their selection, current cell and scroll position and
+        repaint only what moved; only a new shape resets the model.
         """
         new = np.asarray(array)
         if new.shape == self._array.shape:
+            old = self._array
             self._adopt(new)
-            rows, cols = new.shape
-            if rows and cols:
-                self.dataChanged.emit(self.index(0, 0), self.index(rows - 1, cols - 1), [])
+            if new.size == 0:
+                return
+            changed = _changed_cells(old, new)
+            if not changed.any():
+                return
+            rows = np.flatnonzero(changed.any(axis=1))
+            cols = np.flatnonzero(changed.any(axis=0))
+            self.dataChanged.emit(self.index(int(rows[0]), int(cols[0])),
+                                  self.index(int(rows[-1]), int(cols[-1])), [])
         else:
             self.beginResetModel()
             try:

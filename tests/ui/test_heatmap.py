@@ -546,14 +546,15 @@ def test_4096_square_with_causal_mask(qtbot, widget):
     mask = np.tril(np.ones((n, n), bool))
     widget.set_data(v, mask=mask)
     assert widget.image_item.autoDownsample
-    assert widget.overlay_item.autoDownsample
+    # The RGBA overlay is not averaged at paint time (too slow): Qt scales it when drawing.
+    assert not widget.overlay_item.autoDownsample
     assert widget.image_item.image.shape == (n, n)
     assert widget.annotations == ()
     assert widget.plot_item.getAxis("left").cell_labels is None
     # The lone NaN cell gets a fixed-size marker so it stays findable when zoomed out.
     xs, ys = widget.locator_item.getData()
     assert (7.5, 5.5) in set(zip(xs.tolist(), ys.tolist()))
-    # Painting goes through pyqtgraph's downsampling of both image items.
+    # Painting goes through pyqtgraph's downsampling of the data image.
     _shown(qtbot, widget)
     img = widget.grab().toImage()
     assert not img.isNull()
