@@ -13,7 +13,7 @@ from fnmatch import fnmatch
 __all__ = [
     "EXCLUDED_MODULES",
     "EXCLUDED_FILE_PATTERNS",
-    "KEPT_QT_TRANSLATIONS",
+    "KEPT_FILE_PATTERNS",
     "is_excluded_file",
     "is_excluded_module",
 ]
@@ -63,7 +63,7 @@ EXCLUDED_MODULES: tuple[str, ...] = (
 # libraries, C/C++ headers and build tools that ship inside the torch wheel.
 EXCLUDED_FILE_PATTERNS: tuple[str, ...] = (
     "torch/test/*",  # C++ test executables (~80 MB)
-    "torch/bin/*",  # protoc and store tests; torch_shm_manager is only for DataLoader workers
+    "torch/bin/*",  # protoc and C++ tests (torch_shm_manager stays, see KEPT_FILE_PATTERNS)
     "torch/include/*",
     "torch/share/*",  # CMake config for building C++ extensions
     "torch/lib/libjitbackend_test.so",
@@ -75,7 +75,7 @@ EXCLUDED_FILE_PATTERNS: tuple[str, ...] = (
     "torch/utils/benchmark/*",
     "resources/screenshots/*",  # for the README, not the app
     "PySide6/Qt/qml/*",
-    "PySide6/Qt/translations/*",  # all but KEPT_QT_TRANSLATIONS, see is_excluded_file
+    "PySide6/Qt/translations/*",  # all but KEPT_FILE_PATTERNS
     "PySide6/Qt/plugins/designer/*",
     # The GTK3 platform theme would load the *system's* GTK against the glib, pango and cairo
     # copied from the build machine, a classic source of symbol-version crashes; without it Qt
@@ -92,9 +92,15 @@ EXCLUDED_FILE_PATTERNS: tuple[str, ...] = (
     "PySide6/Qt/plugins/qmllint/*",
 )
 
-# Qt's own translations for standard dialogs (file dialogs, colour picker, ...).  The other
-# catalogues translate Qt Designer, Linguist, Assistant and WebEngine, none of which we ship.
-KEPT_QT_TRANSLATIONS: tuple[str, ...] = ("PySide6/Qt/translations/qtbase_*.qm",)
+# Exceptions to EXCLUDED_FILE_PATTERNS.
+KEPT_FILE_PATTERNS: tuple[str, ...] = (
+    # `import torch` itself fails ("Unable to find torch_shm_manager") if this file is missing,
+    # although only DataLoader worker processes ever run it.
+    "torch/bin/torch_shm_manager",
+    # Qt's own translations for standard dialogs (file dialogs, colour picker, ...).  The other
+    # catalogues translate Qt Designer, Linguist, Assistant and WebEngine, none of which we ship.
+    "PySide6/Qt/translations/qtbase_*.qm",
+)
 
 
 def _norm(path: str) -> str:
@@ -104,7 +110,7 @@ def _norm(path: str) -> str:
 def is_excluded_file(dest: str) -> bool:
     """True for a collected file (its destination inside the bundle) the bundle leaves out."""
     dest = _norm(dest)
-    if any(fnmatch(dest, pattern) for pattern in KEPT_QT_TRANSLATIONS):
+    if any(fnmatch(dest, pattern) for pattern in KEPT_FILE_PATTERNS):
         return False
     return any(fnmatch(dest, pattern) for pattern in EXCLUDED_FILE_PATTERNS)
 

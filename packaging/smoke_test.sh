@@ -8,8 +8,9 @@
 #   --version     prints "attnviz <version of the source tree>"
 #   --list-presets lists the presets, additive-toy among them
 #   gui           the window opens offscreen and is still running after GUI_SECONDS (default 15)
-#   render        `attnviz render --preset additive-toy --out X.png` writes a PNG; run only
-#                 when this build has a render command (`attnviz render --help` shows its usage)
+#   render        `attnviz render --preset additive-toy --out X.png` writes a PNG: the check that
+#                 torch imports and computes inside the bundle.  Run only when this build has a
+#                 render command (`attnviz render --help` shows its own usage); else SKIP.
 # Exit status 0 when nothing failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -50,26 +51,20 @@ fi
 
 # -- gui ------------------------------------------------------------------------------------
 # The app runs until closed, so "still running after GUI_SECONDS" is success; an earlier exit
-# means it crashed or refused to start.  On Linux also look in the process's memory map: the
-# first result is computed on the worker thread, which loads libtorch_cpu.so, so seeing it
-# there means torch loaded inside the bundle.
+# means it crashed or refused to start.  This does NOT prove a result was computed: the app shows
+# compute errors in its window, not on stderr (and libtorch_cpu.so being mapped proves nothing:
+# it loads before `import torch` can still fail).  The render check below is the one that does.
 "$exe" --preset additive-toy >"$work/gui.log" 2>&1 &
 pid=$!
 sleep "$gui_seconds"
 if kill -0 "$pid" 2>/dev/null; then
-    torch_note=""
-    if [ -r "/proc/$pid/maps" ]; then
-        if grep -q 'libtorch_cpu' "/proc/$pid/maps"; then torch_note=", torch loaded"; else torch_note=", torch NOT loaded"; fi
-    fi
     kill "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
     if grep -q 'Traceback' "$work/gui.log"; then
         fail gui "traceback in the log:"
         cat "$work/gui.log"
-    elif [ "$torch_note" = ", torch NOT loaded" ]; then
-        fail gui "window up for ${gui_seconds} s but libtorch_cpu.so was never loaded (no result computed?)"
     else
-        pass "gui (window up for ${gui_seconds} s$torch_note)"
+        pass "gui (window up for ${gui_seconds} s)"
     fi
 else
     wait "$pid"

@@ -246,6 +246,8 @@ def test_build_outputs_are_git_ignored() -> None:
     [
         ("torch/test/test_api", True),
         ("torch/include/ATen/ATen.h", True),
+        ("torch/bin/test_api", True),
+        ("torch/bin/torch_shm_manager", False),  # `import torch` checks that it exists
         ("torch/lib/libtorchbind_test.so", True),
         ("torch/lib/libtorch_cpu.so", False),
         ("PySide6/Qt/translations/qtbase_de.qm", False),
