@@ -48,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     app.setApplicationName("attnviz")
     app.setApplicationVersion(__version__)
     app.setOrganizationName("attnviz")
+    app.setDesktopFileName("attnviz")  # Wayland matches the window to attnviz.desktop by this
+    from .ui.icons import app_icon
+
+    app.setWindowIcon(app_icon())
     from .ui import theme
 
     theme.apply_theme(theme.saved_mode())

@@ -67,9 +67,15 @@ def run_state(state: State, version: int = 0) -> Outcome:
     start = time.perf_counter()
     s = state.settings
     try:
+        # Imported here, on the compute thread: importing torch takes seconds and the window
+        # should be up meanwhile. A broken install becomes an error message, not a crash.
         import torch
 
         from .engine import AttentionInputError, DeviceError, DeviceOutOfMemoryError, attend, available_devices
+    except Exception as exc:  # noqa: BLE001
+        return Outcome(version, error=f"could not load PyTorch: {type(exc).__name__}: {exc}",
+                       device=s.device, dtype=s.dtype)
+    try:
 
         params = {k: torch.from_numpy(v) for k, v in state.params.items()} or None
         lens = state.valid_lens()

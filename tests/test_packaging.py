@@ -355,3 +355,27 @@ def test_app_works_without_the_modules_the_bundle_leaves_out() -> None:
     assert int(counts.group(1)) >= 10  # the walk really found the app's modules
     assert int(counts.group(2)) >= 6 * 6 * 3
     assert int(counts.group(3)) >= 4
+
+
+def test_the_wheel_carries_resources_and_the_session_format(tmp_path):
+    """`pip install .` must bring the icons (and later translations) along: resources/ lives
+    outside the package in the repository and is mapped to attnviz/_resources."""
+    import subprocess
+    import sys
+    import zipfile
+
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                    "-w", str(tmp_path), str(root)], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("attnviz-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "attnviz/_resources/icons/attnviz-256.png" in names
+    assert "attnviz/io/SESSION_FORMAT.md" in names
+    assert "attnviz/engine/core.py" in names
+
+
+def test_resource_dir_is_found_from_a_checkout():
+    from attnviz.resources import resource
+
+    assert resource("icons", "attnviz-64.png") is not None
+    assert resource("icons", "no-such-file.png") is None

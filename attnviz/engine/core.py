@@ -221,10 +221,11 @@ class _Accumulators:
     min_allowed: torch.Tensor
 
 
-def _block_rows(fn: ScoringFunction, n_q: int, n_k: int, d_q: int, d_k: int, params: Params) -> int:
+def _block_rows(fn: ScoringFunction, n_k: int, d_q: int, d_k: int, params: Params) -> int:
+    """How many query rows (of all batch elements together) one block may hold."""
     hidden = params["w_v"].shape[1] if "w_v" in params else 1
     work = fn.work_per_row(1, n_k, d_q, d_k, hidden)
-    return max(1, min(n_q, BLOCK_ELEMENTS // max(n_k, 1), MAX_TEMP_ELEMENTS // max(work, 1)))
+    return max(1, min(BLOCK_ELEMENTS // max(n_k, 1), MAX_TEMP_ELEMENTS // max(work, 1)))
 
 
 def _compute(
@@ -255,8 +256,11 @@ def _compute(
     prefix = spec.is_prefix and mode.fill is not None
     lens = spec.valid_lens.tolist() if prefix and spec.valid_lens is not None else None
     dropping = p_drop > 0.0
-    rows = _block_rows(fn, n_q, n_k, d_q, k.shape[2], params)
-    single = batch * n_q <= rows or (batch == 1 and rows >= n_q)
+    capacity = _block_rows(fn, n_k, d_q, k.shape[2], params)
+    # The whole batch in one block when it fits (small inputs: no copies at all), else blocks of
+    # rows of one batch element at a time.
+    single = batch * n_q <= capacity
+    rows = min(n_q, capacity)
     shape = (batch, n_q, n_k)
     fill = None
     if mode.fill is not None:
