@@ -25,6 +25,7 @@ from ..io import save_arrays, save_csv
 from ..io._atomic import atomic_write
 from ..io.errors import AttnvizFileError
 from .heatmap import HeatmapWidget
+from .theme import DARK_PLOT, plot_colors
 
 __all__ = [
     "ARRAY_SUFFIXES",
@@ -138,13 +139,14 @@ def export_view_arrays(view: ViewData, what: str, path: str | os.PathLike[str]) 
 
 #: Smallest heatmap the figure lays out (HeatmapWidget's own minimum is 480 x 200).
 MIN_MAP_SIZE = (480, 200)
-_FIGURE_STYLE = (
-    # pyqtgraph draws on black. Every widget of the figure gets a black background too: the
-    # captions then read as part of one picture, and no light window colour shows through as
+def _figure_style() -> str:
+    # Every widget of the figure gets the plots' own background (light or dark theme): the
+    # captions then read as part of one picture, and no other window colour shows through as
     # hairlines between the views when the SVG is scaled.
-    "QWidget { background: black; color: #e0e0e0; }"
-    "QLabel#figureWarnings { color: #ffb74d; }"
-)
+    colors = plot_colors()
+    warn = "#ffb74d" if colors is DARK_PLOT else "#8a5300"
+    return (f"QWidget {{ background: {colors.background}; color: {colors.foreground}; }}"
+            f"QLabel#figureWarnings {{ color: {warn}; }}")
 
 
 @dataclass
@@ -224,7 +226,7 @@ def build_weights_figure(
     # Never a window on screen, even when a display exists: the figure is only grabbed.
     widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
     widget.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-    widget.setStyleSheet(_FIGURE_STYLE)
+    widget.setStyleSheet(_figure_style())
     layout = QVBoxLayout(widget)
     layout.setContentsMargins(8, 8, 8, 8)
     layout.setSpacing(4)
