@@ -16,6 +16,7 @@ import torch
 
 from .devices import dtype_name, is_out_of_memory, resolve_device, resolve_dtype
 from .errors import AttentionInputError, DeviceOutOfMemoryError
+from .memory import empty_large
 from .masking import D2L_FILL, MaskMode, MaskSpec, check_mask_mode
 from .result import STAGES, AttentionResult, Diagnostics
 from .scoring import Params, ScoringFunction, check_params, get_scoring
@@ -267,14 +268,14 @@ def _compute(
         fill = torch.tensor(mode.fill, dtype=torch.float64).to(dt)
 
     def buffer(name: str, dtype: torch.dtype = dt, needed: bool = True) -> torch.Tensor | None:
-        return torch.empty(shape, dtype=dtype, device=dev) if needed and name in kept and not single else None
+        return empty_large(shape, dtype, dev) if needed and name in kept and not single else None
 
     raw_buf = buffer("raw_scores", needed=scale is not None)
     scores_buf = buffer("scores")
     masked_buf = buffer("masked_scores", needed=masked)
     applied_buf = buffer("applied_weights", needed=dropping)
-    weights_buf = None if single else torch.empty(shape, dtype=dt, device=dev)
-    output = None if single else torch.empty((batch, n_q, v.shape[2]), dtype=dt, device=dev)
+    weights_buf = None if single else empty_large(shape, dt, dev)
+    output = None if single else empty_large((batch, n_q, v.shape[2]), dt, dev)
 
     def scalar(dtype: torch.dtype = acc, value: float = 0.0) -> torch.Tensor:
         return torch.full((), value, dtype=dtype, device=dev)
