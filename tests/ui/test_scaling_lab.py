@@ -1,0 +1,171 @@
+"""The scaling lab dock: the curves, the user's inputs marked on them, tanh saturation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QDockWidget
+
+from attnviz.document import ReplaceState, SetBlock, SetSettings, State
+from attnviz.engine.scaling import current_point, scaling_curves, tanh_saturation
+from attnviz.presets import PRESETS
+from attnviz.ui.lab_worker import curves_for
+from attnviz.ui.scaling_lab import (
+    PLOTS,
+    SCALING_LAB_DOCK,
+    ScalingLabView,
+    install_scaling_lab,
+)
+
+from .conftest import wait_current
+
+
+def point_of(state: State) -> dict[str, float]:
+    lens = state.valid_lens()
+    return current_point(torch.from_numpy(state.queries), torch.from_numpy(state.keys),
+                         None if lens is None else torch.from_numpy(lens))
+
+
+def wait_lab(qtbot, window, view: ScalingLabView) -> None:
+    wait_current(qtbot, window)
+    qtbot.waitUntil(lambda: view.shown_version == window.document.version and not view.busy, timeout=30000)
+
+
+@pytest.fixture
+def lab(window, qtbot):
+    window.load_preset("dot-toy")  # d_q = d_k: dot products exist
+    dock = install_scaling_lab(window)
+    dock.show()
+    view = dock.widget()
+    assert isinstance(view, ScalingLabView)
+    wait_lab(qtbot, window, view)
+    return view
+
+
+def marked(view: ScalingLabView, key: str) -> tuple[list[float], list[float]]:
+    """The (x, y) of the unscaled and scaled markers of one plot (y as drawn: log10 for variance)."""
+    xs, ys = [], []
+    for mark in view.point_items[key]:
+        x, y = mark.getData()
+        assert len(x) == 1
+        xs.append(float(x[0]))
+        ys.append(float(y[0]))
+    return xs, ys
+
+
+def test_dock_is_hidden_with_a_tools_menu_toggle(window):
+    dock = install_scaling_lab(window)
+    assert dock.objectName() == SCALING_LAB_DOCK and not dock.isVisible()
+    assert window.findChild(QDockWidget, SCALING_LAB_DOCK) is dock
+    action = dock.toggleViewAction()
+    assert action in window.tools_menu.actions() and action.shortcut() == QKeySequence("Ctrl+Shift+L")
+    assert action.toolTip()
+    assert install_scaling_lab(window) is dock
+
+
+def test_the_current_point_matches_current_point_and_follows_edits(window, qtbot, lab):
+    expected = point_of(window.document.state)
+    assert lab.outcome.point == pytest.approx(expected, nan_ok=True)
+    xs, ys = marked(lab, "var")
+    assert xs == pytest.approx([math.log2(expected["d"])] * 2)
+    assert ys == pytest.approx([math.log10(expected["var_unscaled"]), math.log10(expected["var_scaled"])])
+    _, ys = marked(lab, "entropy")
+    assert ys == pytest.approx([expected["entropy_unscaled"], expected["entropy_scaled"]])
+
+    # Live: a bigger query changes the point, and the markers move to the new numbers.
+    window.push(SetBlock("queries", 0, 0, 0, np.array([[6.0, -4.0]])))
+    wait_lab(qtbot, window, lab)
+    after = point_of(window.document.state)
+    assert after["var_unscaled"] != pytest.approx(expected["var_unscaled"])
+    assert lab.outcome.point == pytest.approx(after, nan_ok=True)
+    _, ys = marked(lab, "max_weight")
+    assert ys == pytest.approx([after["max_weight_unscaled"], after["max_weight_scaled"]])
+    _, ys = marked(lab, "jacobian")
+    assert ys == pytest.approx([after["jacobian_norm_unscaled"], after["jacobian_norm_scaled"]])
+
+
+def test_the_curves_are_the_engines_for_the_inputs_number_of_keys(window, qtbot, lab):
+    point = point_of(window.document.state)
+    n = round(point["n_keys"])
+    curves = lab.outcome.curves
+    assert int(curves["n_keys"]) == n
+    expected = scaling_curves(n_keys=n, samples=int(curves["samples"]))
+    for key, _title, _ylabel, stat, _logy in PLOTS:
+        unscaled, scaled = lab.curve_items[key]
+        x, _y = unscaled.getData()
+        np.testing.assert_allclose(x, np.log2(expected["dims"]))
+        # PlotDataItem keeps the data it was given; log mode is applied when drawing.
+        np.testing.assert_allclose(unscaled.yData, expected[f"{stat}_unscaled"])
+        np.testing.assert_allclose(scaled.yData, expected[f"{stat}_scaled"])
+    # The theory the plot teaches: variance d without scaling, 1 with it.
+    np.testing.assert_allclose(curves["var_unscaled"] / curves["dims"], 1.0, rtol=0.1)
+    np.testing.assert_allclose(curves["var_scaled"], 1.0, rtol=0.1)
+    assert lab.guides["entropy"].value() == pytest.approx(math.log(n))
+    assert lab.guides["max_weight"].value() == pytest.approx(1 / n)
+    assert curves_for(n) is curves_for(n)  # cached: computed once per number of keys
+
+
+def test_queries_and_keys_of_different_lengths_get_a_note_instead_of_a_point(window, qtbot, lab):
+    window.load_preset("additive-toy")  # d_q = 20, d_k = 2
+    wait_lab(qtbot, window, lab)
+    assert lab.outcome.point is None
+    assert "d_q = 20, d_k = 2" in lab.outcome.point_note and "d_q = 20, d_k = 2" in lab.notes.text()
+    for key, *_ in PLOTS:
+        for mark in lab.point_items[key]:
+            assert len(mark.getData()[0]) == 0
+
+
+def test_additive_attention_gets_the_tanh_histogram_and_its_saturated_share(window, qtbot, lab):
+    assert lab.plots["tanh"] not in lab.graphics.ci.items  # dot product: no tanh, no plot
+    window.push(SetSettings({"scoring": "additive", "num_hiddens": 6, "param_seed": 3}))
+    wait_lab(qtbot, window, lab)
+    state = window.document.state
+    lens = state.valid_lens()
+    expected = tanh_saturation(torch.from_numpy(state.queries), torch.from_numpy(state.keys), None,
+                               num_hiddens=6, seed=3, valid_lens=None if lens is None else torch.from_numpy(lens))
+    sat = lab.outcome.saturation
+    assert sat is not None and sat.saturated_fraction == expected.saturated_fraction
+    np.testing.assert_array_equal(sat.pre_counts, expected.pre_counts)
+    assert lab.plots["tanh"] in lab.graphics.ci.items
+    _x, below = lab.tanh_hist.getData()
+    _x, above = lab.tanh_saturated.getData()
+    np.testing.assert_array_equal(below + above, expected.pre_counts)
+    assert lab.tanh_line.value() == pytest.approx(expected.pre_threshold)
+    assert f"{100 * expected.saturated_fraction:.1f}%" in lab.plots["tanh"].titleLabel.text
+
+    # Keys 100 times larger: most hidden units saturate, and the printed share says so.
+    big = state.copy()
+    big.keys = big.keys * 100
+    window.push(ReplaceState(big, "scale keys"))
+    wait_lab(qtbot, window, lab)
+    assert lab.outcome.saturation.saturated_fraction > 0.5
+    assert f"{100 * lab.outcome.saturation.saturated_fraction:.1f}%" in lab.notes.text()
+
+
+def test_font_scale_enlarges_ticks_titles_and_legend(lab):
+    before = lab.plots["var"].getAxis("bottom").style["tickFont"].pointSizeF()
+    lab.set_font_scale(1.8)
+    after = lab.plots["var"].getAxis("bottom").style["tickFont"].pointSizeF()
+    assert after == pytest.approx(1.8 * before)
+    assert f"{lab._base_pt * 1.2 * 1.8:.1f}pt" in str(lab.plots["entropy"].titleLabel.opts.get("size"))
+    assert lab.legends[0].opts["labelTextSize"] == f"{lab._base_pt * 1.8:.1f}pt"
+    # The axes keep their numbers: no SI prefix rescaling an entropy of 0.7 into "700 (x0.001)".
+    assert lab.plots["jacobian"].getAxis("left").autoSIPrefixScale == 1.0
+
+
+def test_the_labs_thread_stops_with_the_window(window, qtbot, lab):
+    window.close()
+    assert lab.scheduler._closed
+    qtbot.waitUntil(lambda: not lab.scheduler.busy, timeout=5000)
+    assert lab.scheduler._pool.activeThreadCount() == 0
+
+
+def test_presets_all_compute(window, qtbot, lab):
+    for name in PRESETS:
+        window.load_preset(name)
+        wait_lab(qtbot, window, lab)
+        assert lab.error is None, (name, lab.error)
