@@ -23,7 +23,13 @@ import numpy as np
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QDockWidget,
+    QMainWindow,
+    QWidget,
+)
 
 from ..document import Snapshot, State
 
@@ -257,6 +263,12 @@ def add_tool_dock(
     dock.setObjectName(object_name)  # saveState/restoreState and findChild find docks by it
     dock.setWidget(widget)
     dock.setAllowedAreas(Qt.DockWidgetArea.AllDockWidgetAreas)
+    # The title bar's own buttons come without tooltips; every control of the app has one.
+    tips = {"qt_dockwidget_closebutton": f"Close {title.split(':')[0]} (it stays in the Tools menu)",
+            "qt_dockwidget_floatbutton": "Undock into its own window, or dock it back"}
+    for button in dock.findChildren(QAbstractButton):
+        if button.objectName() in tips:
+            button.setToolTip(tips[button.objectName()])
     others = [d for d in window.findChildren(QDockWidget) if d is not dock and window.dockWidgetArea(d) == area]
     window.addDockWidget(area, dock)
     if others:

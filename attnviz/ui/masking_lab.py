@@ -280,6 +280,9 @@ class MaskingLabView(QWidget):
         splitter.setSizes([800, 170])
         sentence_scroll.setMinimumHeight(60)
         self.splitter = splitter
+        self._sentence_scroll = sentence_scroll
+        self._user_split = False  # once the user drags the divider, their choice stands
+        splitter.splitterMoved.connect(lambda *_: setattr(self, "_user_split", True))
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -411,6 +414,18 @@ class MaskingLabView(QWidget):
         super().resizeEvent(event)
         if self._order:
             self._relayout()
+        self._fit_sentences()
+
+    def _fit_sentences(self) -> None:
+        """Give the sentences the height they need (at most 40 %), the maps the rest."""
+        total = self.splitter.height()
+        if self._user_split or total <= 0:
+            return
+        width = max(200, self._sentence_scroll.viewport().width())
+        need = self.sentence_label.heightForWidth(width) + 2 * self._sentence_scroll.frameWidth() + 4
+        lower = max(self._sentence_scroll.minimumHeight(), min(need, int(0.4 * total)))
+        self.splitter.setSizes([total - lower, lower])
+        self._user_split = False  # setSizes is not the user's drag
 
     def _update_header(self, outcome: LabOutcome | None = None, b: int = 0) -> None:
         where = ""
@@ -432,6 +447,7 @@ class MaskingLabView(QWidget):
             self.sentence_label.setText(
                 f"<b>Every convention gives {ref}'s weights and outputs on this input</b> "
                 "(over all batch elements). Try a valid length of 0, or a pitfall from Presets.")
+            self._fit_sentences()
             return
         items = []
         for s in sentences:
@@ -440,6 +456,7 @@ class MaskingLabView(QWidget):
             items.append(f"<li>{text}</li>")
         self.sentence_label.setText(
             f"<b>What differs from {ref}</b> (all batch elements):<ul style='margin-left:12px'>{''.join(items)}</ul>")
+        self._fit_sentences()
 
     def _update_status(self) -> None:
         if self.error is not None:

@@ -221,3 +221,11 @@ def test_the_documents_own_convention_matches_the_main_view_with_edited_params(w
     before = lab_of(LESSONS["exercise-1-keys"].preset.build()).conventions["d2l"].weights.numpy()
     assert not np.allclose(shown, before, atol=1e-3)  # the new parameters changed the weights
     np.testing.assert_allclose(lab.outcome.conventions["d2l"].weights, shown, rtol=1e-6)
+
+
+def test_every_button_of_the_shown_dock_has_a_tooltip(window, lab):
+    from PySide6.QtWidgets import QAbstractButton
+
+    dock = window.findChild(QDockWidget, MASKING_LAB_DOCK)
+    buttons = [b for b in dock.findChildren(QAbstractButton) if b.isVisibleTo(window)]
+    assert buttons and [b.objectName() for b in buttons if not b.toolTip()] == []
