@@ -115,4 +115,9 @@ class ComputeScheduler(QObject):
         """Drop what waits, let what runs finish, and wait for the thread to end."""
         self._closed = True
         self._pending = None
-        return self._pool.waitForDone(timeout_ms)
+        done = self._pool.waitForDone(timeout_ms)
+        if done:
+            # The thread has ended; its queued "finished" will not be delivered to a closed
+            # scheduler, so say now that nothing runs.
+            self._running = False
+        return done

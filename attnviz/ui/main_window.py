@@ -110,11 +110,19 @@ class MainWindow(QMainWindow):
         """Feature modules add their menus, docks and actions to the window."""
         from .file_actions import install_file_actions
 
+        from .copy_code import install_copy_code
+        from .lessons import install_lessons
+        from .masking_lab import install_masking_lab
+        from .scaling_lab import install_scaling_lab
         from .teaching_docks import install_compare_view, install_pipeline_view
 
         self.file_actions = install_file_actions(self)
         self.pipeline_dock = install_pipeline_view(self)
         self.compare_dock = install_compare_view(self)
+        self.masking_lab_dock = install_masking_lab(self)
+        self.scaling_lab_dock = install_scaling_lab(self)
+        self.lessons = install_lessons(self)
+        self.code_copier = install_copy_code(self)
 
     # ------------------------------------------------------------------ chrome
 
@@ -339,7 +347,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         # Let a running computation end and the thread stop before the widgets go away.
         self.scheduler.shutdown()
-        self.compare_dock.widget().shutdown()
+        for dock in (self.compare_dock, self.masking_lab_dock, self.scaling_lab_dock):
+            dock.widget().shutdown()
         super().closeEvent(event)
 
 
