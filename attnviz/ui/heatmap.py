@@ -202,6 +202,10 @@ class HeatmapWidget(QtWidgets.QWidget):
     ) -> None:
         super().__init__(parent)
         self.annotate_limit: int = 16
+        #: Masked cells whose value is not zero keep their colour under light stripes instead of
+        #: the opaque grey: for weights, "masked but given weight" (the book's uniform rows over
+        #: padding, a 1/0 float mask) must be visible, not hidden by the mask drawing.
+        self.show_masked_values: bool = False
         self.label_limit: int = 32
         self.value_format: str | None = None
 
@@ -591,8 +595,14 @@ class HeatmapWidget(QtWidgets.QWidget):
         nan, inf, masked = self._special_masks()
         rgb[nan] = NAN_COLOR[:3]
         rgb[inf] = INF_COLOR[:3]
-        rgb[masked] = MASK_COLOR[:3]
+        rgb[self._opaque_masked(masked)] = MASK_COLOR[:3]
         return rgb
+
+    def _opaque_masked(self, masked: np.ndarray) -> np.ndarray:
+        """Masked cells drawn in solid grey (all of them, unless valued ones keep their colour)."""
+        if not self.show_masked_values or self._values is None:
+            return masked
+        return masked & (self._values == 0)
 
     def _format_annotation(self, v: float) -> str:
         special = _format_special(v)
@@ -623,8 +633,12 @@ class HeatmapWidget(QtWidgets.QWidget):
 
         # Build a small per-pixel code (uint8) and look colours up in a palette at the end:
         # boolean-indexed writes into a 4096x4096x4 array take half a second, this ~0.1 s.
-        # Codes: 0 transparent, 1 masked, 2 inf, 3 NaN, 4 masked + hatch stripe.
+        # Codes: 0 transparent, 1 masked, 2 inf, 3 NaN, 4 masked + hatch stripe,
+        # 5 masked but valued (transparent), 6 its light stripe.
         code = masked.view(np.uint8) + 2 * inf.view(np.uint8) + 3 * nan.view(np.uint8)
+        if self.show_masked_values:
+            valued = masked & (values != 0)
+            code += 4 * valued.view(np.uint8)
         if k > 1:
             code = np.repeat(np.repeat(code, k, axis=0), k, axis=1)
         # Diagonal stripes in overlay-pixel coordinates, continuous across neighbouring masked
@@ -637,8 +651,10 @@ class HeatmapWidget(QtWidgets.QWidget):
         table = (np.arange(period)[:, None] + np.arange(w)[None, :]) % period < width
         stripes = table[np.arange(h) % period]
         code += 3 * ((code == 1) & stripes).view(np.uint8)
+        code += ((code == 5) & stripes).view(np.uint8)
         palette = np.array(
-            [(0, 0, 0, 0), MASK_COLOR, INF_COLOR, NAN_COLOR, MASK_HATCH_COLOR], dtype=np.uint8
+            [(0, 0, 0, 0), MASK_COLOR, INF_COLOR, NAN_COLOR, MASK_HATCH_COLOR, (0, 0, 0, 0), (255, 255, 255, 170)],
+            dtype=np.uint8,
         )
         # Gather whole RGBA pixels as uint32 (one 4-byte copy per pixel), then view as bytes.
         img = palette.view(np.uint32).ravel()[code].view(np.uint8).reshape(h, w, 4)
@@ -747,6 +763,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         rows, cols = values.shape
         dark = _prefers_dark_text(self._cell_colors())
         _, _, masked = self._special_masks()
+        masked = self._opaque_masked(masked)
         font = self._font(1.0)
         font_key = font.key()
         for idx, item in enumerate(self._annotations):

@@ -138,6 +138,7 @@ class ResultsPanel(QWidget):
     def _ensure_maps(self, count: int) -> None:
         while len(self.maps) < count:
             heatmap = HeatmapWidget(colormap=self._colormap)
+            heatmap.show_masked_values = True  # padding that gets weight must show its colour
             heatmap.set_font_scale(self._font_scale)
             self.maps.append(heatmap)
         while len(self.maps) > count:

@@ -580,3 +580,22 @@ def test_locators_only_for_big_matrices(widget):
     assert 0 < len(xs) <= 20_000 and ys.min() < 5 and ys.max() > 195
     widget.set_data(np.full((4, 4), np.nan))  # small: the overlay alone is enough
     assert len(widget.locator_item.getData()[0]) == 0
+
+
+def test_masked_cells_with_weight_keep_their_colour_when_asked(qtbot, widget):
+    """The book's fill gives an empty row uniform weights over padding: that must be seen."""
+    values = np.array([[0.25, 0.25, 0.25, 0.25], [0.5, 0.5, 0.0, 0.0]])
+    mask = np.array([[False] * 4, [True, True, False, False]])
+    widget.show_masked_values = True
+    widget.set_data(values, mask=mask)
+    img = widget.overlay_item.image
+    k = widget.overlay_scale
+    # Row 0 is masked but weighted: mostly transparent (light stripes only), never the solid grey.
+    row0 = img[:k, : 4 * k]
+    assert (row0[..., 3] == 0).mean() > 0.5
+    # Row 1's masked cells have weight 0: the usual opaque grey hatch.
+    row1_masked = img[k : 2 * k, 2 * k : 4 * k]
+    assert (row1_masked[..., 3] == 255).all()
+    widget.show_masked_values = False
+    widget.set_data(values, mask=mask)
+    assert (widget.overlay_item.image[:k, : 4 * k][..., 3] == 255).all()
