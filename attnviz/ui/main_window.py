@@ -123,6 +123,26 @@ class MainWindow(QMainWindow):
         self.scaling_lab_dock = install_scaling_lab(self)
         self.lessons = install_lessons(self)
         self.code_copier = install_copy_code(self)
+        self._restore_layout()
+
+    def _restore_layout(self) -> None:
+        """Window size, position and docks as the user left them (QSettings)."""
+        from .app_settings import default_settings
+
+        settings = default_settings()
+        geometry = settings.value("window/geometry")
+        state = settings.value("window/state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+
+    def _save_layout(self) -> None:
+        from .app_settings import default_settings
+
+        settings = default_settings()
+        settings.setValue("window/geometry", self.saveGeometry())
+        settings.setValue("window/state", self.saveState())
 
     # ------------------------------------------------------------------ chrome
 
@@ -345,6 +365,7 @@ class MainWindow(QMainWindow):
             self.status_time.setText(f"{outcome.seconds * 1e3:.1f} ms")
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self._save_layout()
         # Let a running computation end and the thread stop before the widgets go away.
         self.scheduler.shutdown()
         for dock in (self.compare_dock, self.masking_lab_dock, self.scaling_lab_dock):

@@ -243,3 +243,25 @@ def test_dark_and_light_themes_reach_the_heatmaps(window):
         assert QApplication.palette().color(QPalette.ColorRole.Window).lightness() > 150
     finally:
         theme.apply_theme("system")
+
+
+def test_window_layout_persists(qtbot):
+    from attnviz.ui.main_window import MainWindow
+
+    first = MainWindow()
+    qtbot.addWidget(first)
+    first.show()
+    first.resize(1234, 777)
+    first.pipeline_dock.show()
+    wait_current(qtbot, first)
+    size = first.size()
+    assert size.height() == 777  # (the width may be held above 1234 by the panels' minimum)
+    first.close()
+    second = MainWindow()
+    qtbot.addWidget(second)
+    second.show()
+    # Offscreen windows have no frame; geometry round-trips to within a few pixels.
+    assert abs(second.size().width() - size.width()) <= 8 and abs(second.size().height() - size.height()) <= 8
+    assert second.pipeline_dock.isVisible()
+    wait_current(qtbot, second)
+    second.close()
