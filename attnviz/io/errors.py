@@ -8,6 +8,9 @@ as themselves: they are re-raised as one of these with the original chained as `
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import os
 from pathlib import Path
 
@@ -34,3 +37,28 @@ class TensorFileError(AttnvizFileError):
 
 class SessionFileError(AttnvizFileError):
     """An ``.attnviz`` session file that is not a valid session, or could not be written."""
+
+
+@contextlib.contextmanager
+def refusals(error: type[AttnvizFileError], path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn anything a reader trips on into ``error(path, one line)``.
+
+    The last line of the promise that a bad file raises this module's errors only: an
+    ``OSError`` is "cannot be read", running out of memory is "too large", and any other
+    exception means damage no check anticipated.
+    """
+    try:
+        yield
+    except AttnvizFileError:
+        raise
+    except OSError as exc:
+        raise error(path, f"cannot be read ({exc.strerror or exc})") from exc
+    except MemoryError as exc:
+        raise error(path, "is too large to load into memory") from exc
+    except Exception as exc:
+        raise error(path, f"is damaged ({first_line(exc)})") from exc
+
+
+def first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:160] if lines else type(exc).__name__

@@ -36,7 +36,7 @@ import numpy as np
 from attnviz.io import _npy
 from attnviz.io._atomic import TEMP_SUFFIX, atomic_write, temp_prefix
 from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS, Budget, dtype_problem, to_numpy
-from attnviz.io.errors import AttnvizFileError, SessionFileError
+from attnviz.io.errors import SessionFileError, refusals
 
 __all__ = [
     "FORMAT_NAME",
@@ -158,7 +158,7 @@ def load_session(
     """
     file_path = Path(path)
     budget = Budget(file_path, SessionFileError, max_elements, max_bytes)
-    try:
+    with refusals(SessionFileError, file_path):
         _check_regular_file(file_path, budget)
         with _npy.NpzArchive(file_path, budget) as archive:
             if SESSION_MEMBER not in archive.names:
@@ -168,20 +168,6 @@ def load_session(
             _check_members(archive, listed, budget)
             arrays = {name: archive.read(name) for name in listed}
         return Session(arrays=arrays, settings=manifest["settings"])
-    except AttnvizFileError:
-        raise
-    except OSError as exc:
-        raise SessionFileError(file_path, f"cannot be read ({exc.strerror or exc})") from exc
-    except MemoryError as exc:
-        raise SessionFileError(file_path, "is too large to load into memory") from exc
-    except Exception as exc:
-        # Bad files raise SessionFileError only, even for damage no check anticipated.
-        raise SessionFileError(file_path, f"is damaged ({_first_line(exc)})") from exc
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0][:160] if lines else type(exc).__name__
 
 
 def _check_regular_file(path: Path, budget: Budget) -> None:

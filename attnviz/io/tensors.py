@@ -29,7 +29,7 @@ import numpy as np
 from attnviz.io import _npy, _safetensors, _torchfile
 from attnviz.io._atomic import atomic_write
 from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS, Budget, dtype_problem, to_numpy
-from attnviz.io.errors import AttnvizFileError, TensorFileError
+from attnviz.io.errors import TensorFileError, refusals
 from attnviz.io.roles import ROLES, describe, guess_roles, needs_head_choice, select_head
 
 __all__ = [
@@ -90,7 +90,7 @@ def load_tensor_file(
     """
     file_path = Path(path)
     budget = Budget(file_path, TensorFileError, max_elements, max_bytes)
-    try:
+    with refusals(TensorFileError, file_path):
         head, size = _open_check(file_path, budget)
         fmt, zip_kind = _detect(file_path, head, size, budget)
         if fmt == "npy":
@@ -105,21 +105,6 @@ def load_tensor_file(
             return TensorFile(file_path, fmt, arrays, metadata=metadata)
         arrays, skipped = _torchfile.read_torch(file_path, budget, zip_format=zip_kind)
         return TensorFile(file_path, fmt, arrays, skipped=skipped)
-    except AttnvizFileError:
-        raise
-    except OSError as exc:
-        raise TensorFileError(file_path, f"cannot be read ({exc.strerror or exc})") from exc
-    except MemoryError as exc:
-        raise TensorFileError(file_path, "is too large to load into memory") from exc
-    except Exception as exc:
-        # Last line of the promise that bad files raise TensorFileError only: anything a parser
-        # trips on here means a file the readers did not anticipate.
-        raise TensorFileError(file_path, f"is damaged ({_first_line(exc)})") from exc
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0][:160] if lines else type(exc).__name__
 
 
 def _open_check(path: Path, budget: Budget) -> tuple[bytes, int]:
