@@ -18,6 +18,7 @@ from .devices import dtype_name, is_out_of_memory, resolve_device, resolve_dtype
 from .errors import AttentionInputError, DeviceOutOfMemoryError
 from .memory import empty_large
 from .masking import D2L_FILL, MaskMode, MaskSpec, check_mask_mode
+from ..tr import QT_TRANSLATE_NOOP, message, plural
 from .result import STAGES, AttentionResult, Diagnostics
 from .scoring import Params, ScoringFunction, check_params, get_scoring
 
@@ -501,46 +502,59 @@ def _finish_diagnostics(
     nan_rows = torch.isnan(row_sums)
     over = spec.valid_lens_over_keys()
 
+    # English sentences for scripts, which also carry their template and numbers (attnviz.tr)
+    # so the app can show them in the user's language.
     warnings: list[str] = []
     n_empty = int(empty_rows.sum())
     if n_empty:
-        rows = _plural(n_empty, "query row")
+        rows = plural(n_empty, QT_TRANSLATE_NOOP("Diagnostics", "{n} query row"),
+                      QT_TRANSLATE_NOOP("Diagnostics", "{n} query rows"))
         if mode.name == "d2l":
             fill = torch.tensor(D2L_FILL, dtype=torch.float64).to(dt)
             if torch.isinf(fill):
-                warnings.append(
-                    f"{rows} with no valid key: in {dtype_name(dt)} the -1e6 fill overflows to -inf, "
-                    "so these rows are NaN"
-                )
+                warnings.append(message(QT_TRANSLATE_NOOP(
+                    "Diagnostics", "{rows} with no valid key: in {dtype} the -1e6 fill overflows to -inf, so these "
+                                   "rows are NaN"), rows=rows, dtype=dtype_name(dt)))
             else:
-                warnings.append(
-                    f"{rows} with no valid key: the book's -1e6 fill gives them uniform weights over "
-                    "all keys, padding included"
-                )
+                warnings.append(message(QT_TRANSLATE_NOOP(
+                    "Diagnostics", "{rows} with no valid key: the book's -1e6 fill gives them uniform weights over "
+                                   "all keys, padding included"), rows=rows))
         elif mode.zero_empty_rows:
-            warnings.append(f"{rows} with no valid key: zero weights and zero output")
+            warnings.append(message(QT_TRANSLATE_NOOP(
+                "Diagnostics", "{rows} with no valid key: zero weights and zero output"), rows=rows))
         elif mode.fill is not None:
-            warnings.append(f"{rows} with no valid key: the softmax of an all -inf row is NaN")
+            warnings.append(message(QT_TRANSLATE_NOOP(
+                "Diagnostics", "{rows} with no valid key: the softmax of an all -inf row is NaN"), rows=rows))
     n_nan = int(nan_rows.sum())
     if n_nan:
-        warnings.append(f"{_plural(n_nan, 'row')} of weights contain NaN")
+        warnings.append(plural(n_nan, QT_TRANSLATE_NOOP("Diagnostics", "{n} row of weights contain NaN"),
+                               QT_TRANSLATE_NOOP("Diagnostics", "{n} rows of weights contain NaN")))
     if int(sums.inf_scores):
-        warnings.append(f"{_plural(int(sums.inf_scores), 'score')} overflowed to Inf in {dtype_name(dt)}")
+        warnings.append(plural(int(sums.inf_scores),
+                               QT_TRANSLATE_NOOP("Diagnostics", "{n} score overflowed to Inf in {dtype}"),
+                               QT_TRANSLATE_NOOP("Diagnostics", "{n} scores overflowed to Inf in {dtype}"),
+                               dtype=dtype_name(dt)))
     if int(sums.nan_scores):
-        warnings.append(f"{_plural(int(sums.nan_scores), 'score')} are NaN")
+        warnings.append(plural(int(sums.nan_scores), QT_TRANSLATE_NOOP("Diagnostics", "{n} score are NaN"),
+                               QT_TRANSLATE_NOOP("Diagnostics", "{n} scores are NaN")))
     if over is not None and bool(over.any()):
-        warnings.append(
-            f"{_plural(int(over.sum()), 'valid length')} exceed the {spec.n_keys} keys: "
-            "treated as all keys valid, as the book's code does"
-        )
+        warnings.append(plural(
+            int(over.sum()),
+            QT_TRANSLATE_NOOP("Diagnostics", "{n} valid length exceed the {keys} keys: treated as all keys valid, "
+                                             "as the book's code does"),
+            QT_TRANSLATE_NOOP("Diagnostics", "{n} valid lengths exceed the {keys} keys: treated as all keys valid, "
+                                             "as the book's code does"),
+            keys=spec.n_keys))
     if mode.name == "d2l" and float(sums.min_allowed) <= D2L_FILL:
-        warnings.append(
-            "some real scores are at or below the -1e6 fill: masked keys are not negligible against them"
-        )
+        warnings.append(QT_TRANSLATE_NOOP(
+            "Diagnostics", "some real scores are at or below the -1e6 fill: masked keys are not negligible against "
+                           "them"))
     if mode.name == "float01" and not spec.is_empty:
-        warnings.append("the 1/0 mask was added to the scores as a float mask: nothing is masked")
+        warnings.append(QT_TRANSLATE_NOOP(
+            "Diagnostics", "the 1/0 mask was added to the scores as a float mask: nothing is masked"))
     if mode.inverted and not spec.is_empty:
-        warnings.append("the mask was read with the opposite polarity: masked keys are attended")
+        warnings.append(QT_TRANSLATE_NOOP(
+            "Diagnostics", "the mask was read with the opposite polarity: masked keys are attended"))
 
     return Diagnostics(
         empty_rows=empty_rows,
@@ -557,7 +571,3 @@ def _finish_diagnostics(
         valid_lens_over_keys=over,
         warnings=tuple(warnings),
     )
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"

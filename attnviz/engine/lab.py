@@ -24,6 +24,7 @@ from .core import attend
 from .errors import AttentionInputError
 from .masking import CAUSAL_ALIGNMENTS, MASK_MODES, MaskSpec
 from .result import AttentionResult
+from ..tr import QT_TRANSLATE_NOOP, message, plural
 
 #: The convention every other one is compared with by default.
 REFERENCE_MODE = "strict"
@@ -39,15 +40,16 @@ ROW_KINDS: dict[str, str] = {
     "ok": "none of the above",
 }
 
-#: How a row with no valid key is described in sentences, by its class.
+#: How a row with no valid key is described in sentences, by its class. The sentences are English
+#: ``attnviz.tr.Message`` objects: the app shows them translated.
 _EMPTY_ROW_PHRASES: dict[str, str] = {
-    "nan_row": "NaN weights",
-    "zero_row": "zero weights",
-    "uniform_over_padding": "uniform weights ({share}) over padding",
-    "padding_attended": "non-uniform weights over masked keys",
-    "future_visible": "weights on future keys",
-    "keys_hidden": "weights on masked keys",
-    "ok": "weights on masked keys",
+    "nan_row": QT_TRANSLATE_NOOP("Lab", "NaN weights"),
+    "zero_row": QT_TRANSLATE_NOOP("Lab", "zero weights"),
+    "uniform_over_padding": QT_TRANSLATE_NOOP("Lab", "uniform weights ({share}) over padding"),
+    "padding_attended": QT_TRANSLATE_NOOP("Lab", "non-uniform weights over masked keys"),
+    "future_visible": QT_TRANSLATE_NOOP("Lab", "weights on future keys"),
+    "keys_hidden": QT_TRANSLATE_NOOP("Lab", "weights on masked keys"),
+    "ok": QT_TRANSLATE_NOOP("Lab", "weights on masked keys"),
 }
 
 
@@ -239,7 +241,10 @@ def _name(mode: str, alignment: str | None) -> str:
 
 def _label(mode: str, alignment: str | None) -> str:
     label = MASK_MODES[mode].label
-    return label if alignment is None else f"{label}, {alignment.replace('_', '-')} causal"
+    if alignment is None:
+        return label
+    return message(QT_TRANSLATE_NOOP("Lab", "{label}, {alignment} causal"), label=label,
+                   alignment=alignment.replace("_", "-"))
 
 
 def _classify(
@@ -292,17 +297,13 @@ def _differs(a: torch.Tensor, b: torch.Tensor, atol: float, rtol: float) -> torc
     return ~(both_nan | same_inf | close)
 
 
-def _plural(n: int, noun: str, plural: str | None = None) -> str:
-    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
-
-
 def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
 def _share(x: float, tol: float) -> str:
     """A share of a row's weight (rows sum to 1), as words; "all" to the dtype's precision."""
-    return "all" if x >= 1 - max(tol, 1e-6) else f"{x:.3g}"
+    return QT_TRANSLATE_NOOP("Lab", "all") if x >= 1 - max(tol, 1e-6) else f"{x:.3g}"
 
 
 def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreement:
@@ -314,7 +315,7 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
     empty = report.empty_rows
     n_k = w.shape[-1]
     sentences: list[str] = []
-    head = f"{conv.name}:"
+    name = conv.name
 
     # 1. Rows with no valid key: one sentence per (what this convention gives, what ref gives).
     pairs: Counter[tuple[str, str]] = Counter()
@@ -323,13 +324,17 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
     for b, q in zip(*np.nonzero(empty.cpu().numpy() & diff_np)):
         pairs[(str(conv_kinds[b, q]), str(ref_kinds[b, q]))] += 1
     for (mine, theirs), n in pairs.items():
-        share = f"1/{n_k} each"
-        mine_text = _EMPTY_ROW_PHRASES[mine].format(share=share)
+        share = message(QT_TRANSLATE_NOOP("Lab", "1/{keys} each"), keys=n_k)
+        mine_text = message(_EMPTY_ROW_PHRASES[mine], share=share)
         if mine == theirs:
-            tail = f"other {mine_text} than {ref.name}"
+            tail = message(QT_TRANSLATE_NOOP("Lab", "other {mine} than {reference}"), mine=mine_text,
+                           reference=ref.name)
         else:
-            tail = f"{mine_text} where {ref.name} gives {_EMPTY_ROW_PHRASES[theirs].format(share=share)}"
-        sentences.append(f"{head} {_plural(n, 'row')} with no valid key get {tail}")
+            tail = message(QT_TRANSLATE_NOOP("Lab", "{mine} where {reference} gives {theirs}"), mine=mine_text,
+                           reference=ref.name, theirs=message(_EMPTY_ROW_PHRASES[theirs], share=share))
+        sentences.append(plural(n, QT_TRANSLATE_NOOP("Lab", "{name}: {n} row with no valid key get {tail}"),
+                                QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows with no valid key get {tail}"),
+                                name=name, tail=tail))
 
     # 2. Rows with valid keys, by the problem this convention has there and the reference has not.
     rows_valid = ~empty
@@ -339,69 +344,91 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
 
     nan_rows = new["nan_row"]
     if bool(nan_rows.any()):
-        sentences.append(f"{head} {_plural(int(nan_rows.sum()), 'row')} with valid keys {'is' if int(nan_rows.sum()) == 1 else 'are'} NaN"
-                         f"{_nan_cause(conv, nan_rows)}")
+        sentences.append(plural(int(nan_rows.sum()),
+                                QT_TRANSLATE_NOOP("Lab", "{name}: {n} row with valid keys is NaN{cause}"),
+                                QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows with valid keys are NaN{cause}"),
+                                name=name, cause=_nan_cause(conv, nan_rows)))
         explained |= nan_rows
     zero_rows = new["zero_row"] & ~nan_rows
     if bool(zero_rows.any()):
         n = int(zero_rows.sum())
-        sentences.append(f"{head} {_plural(n, 'row')} with valid keys get{'s' if n == 1 else ''} all-zero weights")
+        sentences.append(plural(n, QT_TRANSLATE_NOOP("Lab", "{name}: {n} row with valid keys gets all-zero weights"),
+                                QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows with valid keys get all-zero weights"),
+                                name=name))
         explained |= zero_rows
     fut = new["future_visible"] & ~explained
     if bool(fut.any()):
         cell_mask = (w > 0) & report.future & fut.unsqueeze(-1)
         share = (finite_w * cell_mask).sum(-1).amax()
-        sentences.append(
-            f"{head} {_plural(int(fut.sum()), 'row')} attend{'s' if int(fut.sum()) == 1 else ''} to "
-            f"{_plural(int(cell_mask.sum()), 'future key')} (after the query's {str(report.causal).replace('_', '-')} "
-            f"position), up to {_share(float(share), report.atol)} of a row's weight"
-        )
+        keys = plural(int(cell_mask.sum()), QT_TRANSLATE_NOOP("Lab", "{n} future key"),
+                      QT_TRANSLATE_NOOP("Lab", "{n} future keys"))
+        sentences.append(plural(
+            int(fut.sum()),
+            QT_TRANSLATE_NOOP("Lab", "{name}: {n} row attends to {keys} (after the query's {alignment} position), up "
+                                     "to {share} of a row's weight"),
+            QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows attend to {keys} (after the query's {alignment} position), up "
+                                     "to {share} of a row's weight"),
+            name=name, keys=keys, alignment=str(report.causal).replace("_", "-"),
+            share=_share(float(share), report.atol)))
         explained |= fut
     pad = new["padding_attended"] & ~nan_rows & ~zero_rows
     if bool(pad.any()):
         cell_mask = (w > 0) & ~report.allowed & ~report.future & pad.unsqueeze(-1)
         share = (finite_w * cell_mask).sum(-1).amax()
-        sentences.append(
-            f"{head} {_plural(int(pad.sum()), 'row')} with valid keys put{'s' if int(pad.sum()) == 1 else ''} weight on "
-            f"{_plural(int(cell_mask.sum()), 'masked key')}, up to {_share(float(share), report.atol)} of a row's weight, where "
-            f"{ref.name} gives them none"
-        )
+        keys = plural(int(cell_mask.sum()), QT_TRANSLATE_NOOP("Lab", "{n} masked key"),
+                      QT_TRANSLATE_NOOP("Lab", "{n} masked keys"))
+        sentences.append(plural(
+            int(pad.sum()),
+            QT_TRANSLATE_NOOP("Lab", "{name}: {n} row with valid keys puts weight on {keys}, up to {share} of a row's "
+                                     "weight, where {reference} gives them none"),
+            QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows with valid keys put weight on {keys}, up to {share} of a row's "
+                                     "weight, where {reference} gives them none"),
+            name=name, keys=keys, share=_share(float(share), report.atol), reference=ref.name))
         explained |= pad
     hid = new["keys_hidden"] & ~nan_rows & ~zero_rows
     if bool(hid.any()):
         cell_mask = (w == 0) & report.allowed & (rw > 0) & hid.unsqueeze(-1)
-        sentences.append(
-            f"{head} {_plural(int(hid.sum()), 'row')} give{'s' if int(hid.sum()) == 1 else ''} zero weight to "
-            f"{_plural(int(cell_mask.sum()), 'key')} the mask allows, which {ref.name} weighs"
-        )
+        keys = plural(int(cell_mask.sum()), QT_TRANSLATE_NOOP("Lab", "{n} key"), QT_TRANSLATE_NOOP("Lab", "{n} keys"))
+        sentences.append(plural(
+            int(hid.sum()),
+            QT_TRANSLATE_NOOP("Lab", "{name}: {n} row gives zero weight to {keys} the mask allows, which {reference} "
+                                     "weighs"),
+            QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows give zero weight to {keys} the mask allows, which {reference} "
+                                     "weighs"),
+            name=name, keys=keys, reference=ref.name))
         explained |= hid
     rest = row_differs & ~explained
     if bool(rest.any()):
         gap = (finite_w - torch.nan_to_num(rw.detach().to(torch.float64), nan=0.0)).abs()
         gap = (gap * rest.unsqueeze(-1)).amax()
         n = int(rest.sum())
-        sentences.append(
-            f"{head} {_plural(n, 'row')} weigh{'s' if n == 1 else ''} {'its' if n == 1 else 'their'} keys "
-            f"differently from {ref.name}, by up to {_fmt(float(gap))}"
-        )
+        sentences.append(plural(
+            n, QT_TRANSLATE_NOOP("Lab", "{name}: {n} row weighs its keys differently from {reference}, by up to {gap}"),
+            QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows weigh their keys differently from {reference}, by up to {gap}"),
+            name=name, reference=ref.name, gap=_fmt(float(gap))))
 
     # 3. Outputs that differ although the weights agree: something in the values gets through.
     out_only = out_rows & ~row_differs
     if bool(out_only.any()):
         n = int(out_only.sum())
         if _leaks_nonfinite_values(conv, ref, out_only):
-            sentences.append(
-                f"{head} {_plural(n, 'row')} {'has' if n == 1 else 'have'} a non-finite output although "
-                f"{'its' if n == 1 else 'their'} weights match {ref.name}'s: a NaN or Inf in the value vector "
-                f"of a key with zero weight gets through (0 x NaN = NaN)"
-            )
+            sentences.append(plural(
+                n, QT_TRANSLATE_NOOP("Lab", "{name}: {n} row has a non-finite output although its weights match "
+                                            "{reference}'s: a NaN or Inf in the value vector of a key with zero weight "
+                                            "gets through (0 x NaN = NaN)"),
+                QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows have a non-finite output although their weights match "
+                                         "{reference}'s: a NaN or Inf in the value vector of a key with zero weight "
+                                         "gets through (0 x NaN = NaN)"),
+                name=name, reference=ref.name))
         else:
             gap = torch.nan_to_num((conv.output.to(torch.float64) - ref.output.to(torch.float64)).abs(), nan=math.inf)
             biggest = float(gap[out_only].amax())
-            sentences.append(
-                f"{head} {_plural(n, 'row')} {'has' if n == 1 else 'have'} a different output with the same weights, "
-                f"by up to {_fmt(biggest)}"
-            )
+            sentences.append(plural(
+                n, QT_TRANSLATE_NOOP("Lab", "{name}: {n} row has a different output with the same weights, by up to "
+                                            "{gap}"),
+                QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows have a different output with the same weights, by up to "
+                                         "{gap}"),
+                name=name, gap=_fmt(biggest)))
     return Disagreement(conv.name, ref.name, cells, out_rows, tuple(sentences))
 
 
@@ -414,11 +441,11 @@ def _nan_cause(conv: Convention, rows: torch.Tensor) -> str:
     if sel.numel() == 0:
         return ""
     if bool(torch.isnan(sel).any()):
-        return ": their scores contain NaN"
+        return QT_TRANSLATE_NOOP("Lab", ": their scores contain NaN")
     if bool((sel == math.inf).any()):
-        return ": a score overflowed to +inf"
+        return QT_TRANSLATE_NOOP("Lab", ": a score overflowed to +inf")
     if bool((sel == -math.inf).all(-1).any()):
-        return ": every score the softmax sees is -inf, so it divides 0 by 0"
+        return QT_TRANSLATE_NOOP("Lab", ": every score the softmax sees is -inf, so it divides 0 by 0")
     return ""
 
 
