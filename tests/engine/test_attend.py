@@ -393,3 +393,18 @@ def test_blocked_prefix_path_equals_single_block(monkeypatch, mode):
     expected_entropy = torch.special.entr(w).sum(-1)
     ok = ~torch.isnan(expected_entropy)
     torch.testing.assert_close(whole.diagnostics.entropy[ok], expected_entropy[ok], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["d2l", "strict"])
+def test_single_batch_prefix_path_keeps_the_scores_intact(mode):
+    q, k, v = inputs(b=1, n=4, m=6)
+    r = attend(q, k, v, torch.tensor([2]), mask_mode=mode)
+    torch.testing.assert_close(r.scores, torch.bmm(q, k.transpose(1, 2)) / 2.0)  # not overwritten
+    fill = -1e6 if mode == "d2l" else float("-inf")
+    assert (r.masked_scores[..., 2:] == fill).all()
+    torch.testing.assert_close(r.masked_scores[..., :2], r.scores[..., :2])
+    torch.testing.assert_close(r.diagnostics.entropy, torch.special.entr(r.weights).sum(-1))
+    empty = attend(q, k, v, torch.tensor([0]), mask_mode=mode)
+    assert empty.diagnostics.empty_rows.all()
+    expected = math.log(6) if mode == "d2l" else 0.0
+    torch.testing.assert_close(empty.diagnostics.entropy, torch.full((1, 4), expected))
