@@ -22,6 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"attnviz {__version__}")
     parser.add_argument("--preset", default=None, help="preset to open (default: the book's additive-attention toy)")
     parser.add_argument("--list-presets", action="store_true", help="list the presets and exit")
+    parser.add_argument("--language", choices=("system", "en", "pt_BR"), default=None,
+                        help="language of the window for this run (default: as chosen under View > Language, "
+                             "else the system's)")
     return parser
 
 
@@ -42,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     if preset not in PRESETS:
         print(f"attnviz: unknown preset {preset!r}; try --list-presets", file=sys.stderr)
         return 2
+    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -52,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     from .ui.icons import app_icon
 
     app.setWindowIcon(app_icon())
+    from .i18n import startup_language
+
+    # Before any widget exists: widgets take their texts when they are built.
+    startup_language(app, args.language)
     from .ui import theme
 
     theme.apply_theme(theme.saved_mode())
@@ -59,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     from .ui.main_window import MainWindow
 
     window = MainWindow(preset)
+    # Closed windows go: one replaced by a language switch must not linger hidden.
+    window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     window.show()
     from .ui.file_actions import offer_restore
 

@@ -31,6 +31,8 @@ from PySide6.QtWidgets import (
 
 from ..compute import Outcome, run_state
 from ..document import ReplaceState, Snapshot, State, filled_state
+from ..i18n import tr_text, translate
+from ..tr import QT_TRANSLATE_NOOP
 from ..worker import ComputeScheduler
 from .heatmap import HeatmapWidget
 from .settings_panel import DTYPE_LABELS, MASK_MODE_LABELS, SCORING_LABELS
@@ -49,9 +51,9 @@ __all__ = [
 
 #: What can differ between A and B: the Settings field, its caption and the choices.
 COMPARE_KINDS: dict[str, tuple[str, dict[str, str]]] = {
-    "scoring": ("Scoring function", SCORING_LABELS),
-    "mask_mode": ("Mask mode", MASK_MODE_LABELS),
-    "dtype": ("Dtype", DTYPE_LABELS),
+    "scoring": (QT_TRANSLATE_NOOP("CompareView", "Scoring function"), SCORING_LABELS),
+    "mask_mode": (QT_TRANSLATE_NOOP("CompareView", "Mask mode"), MASK_MODE_LABELS),
+    "dtype": (QT_TRANSLATE_NOOP("CompareView", "Dtype"), DTYPE_LABELS),
 }
 _DEFAULTS: dict[str, tuple[str, str]] = {
     "scoring": ("additive", "scaled_dot"),
@@ -82,8 +84,9 @@ class Comparison:
                                  f"choose one of {', '.join(choices)}")
 
     def label(self, side: str) -> str:
+        """"A: Additive": the side and its choice, in the current language."""
         value = self.a if side == "A" else self.b
-        return f"{side}: {COMPARE_KINDS[self.what][1][value]}"
+        return f"{side}: {tr_text(COMPARE_KINDS[self.what][1][value])}"
 
 
 EXERCISE_1 = Comparison("scoring", "additive", "scaled_dot")
@@ -183,7 +186,7 @@ class DivergingHeatmap(HeatmapWidget):
 
 def _side_error(outcome: Outcome | None) -> str | None:
     if outcome is None:
-        return "no result"
+        return translate("CompareView", "no result")
     return outcome.error
 
 
@@ -228,18 +231,20 @@ class CompareView(QWidget):
         controls = QHBoxLayout()
         self.kind = QComboBox()
         for key, (caption, _choices) in COMPARE_KINDS.items():
-            self.kind.addItem(caption, key)
-        self.kind.setToolTip("The one setting that differs between A and B; everything else is the main window's")
+            self.kind.addItem(tr_text(caption), key)
+        self.kind.setToolTip(translate("CompareView", "The one setting that differs between A and B; everything "
+                                                      "else is the main window's"))
         self.choice_a = QComboBox()
-        self.choice_a.setToolTip("Configuration A")
+        self.choice_a.setToolTip(translate("CompareView", "Configuration A"))
         self.choice_b = QComboBox()
-        self.choice_b.setToolTip("Configuration B")
+        self.choice_b.setToolTip(translate("CompareView", "Configuration B"))
         swap = QPushButton("⇄")
-        swap.setToolTip("Swap A and B")
+        swap.setToolTip(translate("CompareView", "Swap A and B"))
         swap.setMaximumWidth(36)
         swap.clicked.connect(lambda: self.set_comparison(
             Comparison(self._comparison.what, self._comparison.b, self._comparison.a)))
-        for caption, widget in (("C&ompare", self.kind), ("&A", self.choice_a), ("&B", self.choice_b)):
+        for caption, widget in ((translate("CompareView", "C&ompare"), self.kind), ("&A", self.choice_a),
+                                ("&B", self.choice_b)):
             label = QLabel(caption)
             label.setBuddy(widget)
             controls.addWidget(label)
@@ -247,9 +252,9 @@ class CompareView(QWidget):
         controls.addWidget(swap)
         controls.addSpacing(12)
         self.batch_spin = QSpinBox()
-        self.batch_spin.setToolTip("Which batch element to show (follows the main window's batch selector)")
+        self.batch_spin.setToolTip(translate("CompareView", "Which batch element to show (follows the main window's batch selector)"))
         self.batch_spin.valueChanged.connect(self.set_batch)
-        batch_caption = QLabel("Ba&tch element")
+        batch_caption = QLabel(translate("CompareView", "Ba&tch element"))
         batch_caption.setBuddy(self.batch_spin)
         controls.addWidget(batch_caption)
         controls.addWidget(self.batch_spin)
@@ -259,15 +264,16 @@ class CompareView(QWidget):
         layout.addLayout(controls)
 
         exercise_row = QHBoxLayout()
-        self.exercise_button = QPushButton("Exercise 1: additive vs scaled dot")
-        self.exercise_button.setToolTip("Compare additive with scaled dot-product attention on the current inputs")
+        self.exercise_button = QPushButton(translate("CompareView", "Exercise 1: additive vs scaled dot"))
+        self.exercise_button.setToolTip(translate("CompareView", "Compare additive with scaled dot-product attention on the current inputs"))
         self.exercise_button.clicked.connect(self.start_exercise_1)
-        self.randomise_button = QPushButton("Randomise keys")
-        self.randomise_button.setToolTip("Fill the keys with random numbers (one undoable edit in the main window)")
+        self.randomise_button = QPushButton(translate("CompareView", "Randomise keys"))
+        self.randomise_button.setToolTip(translate("CompareView", "Fill the keys with random numbers (one undoable edit in the main window)"))
         self.randomise_button.clicked.connect(self._randomise_keys)
-        self.dot_toy_button = QPushButton("Load the dot-product toy")
-        self.dot_toy_button.setToolTip("Scaled dot product needs queries and keys of the same length: "
-                                       "the book's dot-product toy has both of length 2")
+        self.dot_toy_button = QPushButton(translate("CompareView", "Load the dot-product toy"))
+        self.dot_toy_button.setToolTip(translate("CompareView", "Scaled dot product needs queries and keys of the "
+                                                                "same length: the book's dot-product toy has both "
+                                                                "of length 2"))
         self.dot_toy_button.clicked.connect(lambda: self.presetRequested.emit("dot-toy"))
         self.dot_toy_button.setVisible(False)
         exercise_row.addWidget(self.exercise_button)
@@ -282,12 +288,13 @@ class CompareView(QWidget):
         self.explanation.setVisible(False)
         layout.addWidget(self.explanation)
 
-        self.max_label = QLabel("max |A − B|: —")
+        self.max_label = QLabel(translate("CompareView", "max |A − B|: —"))
         font = self.max_label.font()
         font.setBold(True)
         font.setPointSizeF(font.pointSizeF() * 1.2)
         self.max_label.setFont(font)
-        self.max_label.setToolTip("The largest absolute difference between the two weight matrices (this batch element)")
+        self.max_label.setToolTip(translate("CompareView", "The largest absolute difference between the two weight "
+                                                           "matrices (this batch element)"))
         layout.addWidget(self.max_label)
 
         maps = QGridLayout()
@@ -370,7 +377,7 @@ class CompareView(QWidget):
             for box, value in ((self.choice_a, c.a), (self.choice_b, c.b)):
                 box.clear()
                 for key, label in choices.items():
-                    box.addItem(label, key)
+                    box.addItem(tr_text(label), key)
                 box.setCurrentIndex(box.findData(value))
         self.map_a.set_title(c.label("A"))
         self.map_b.set_title(c.label("B"))
@@ -390,7 +397,7 @@ class CompareView(QWidget):
             return
         self._random_seed += 1
         new = filled_state(self._state, "keys", "random", seed=self._random_seed)
-        self.editRequested.emit(ReplaceState(new, "Randomise keys"))
+        self.editRequested.emit(ReplaceState(new, QT_TRANSLATE_NOOP("CompareView", "Randomise keys")))
 
     def _update_explanation(self, force: bool = False) -> None:
         c = self._comparison
@@ -402,32 +409,28 @@ class CompareView(QWidget):
         state = self._state
         mismatch = state is not None and state.queries.shape[2] != state.keys.shape[2]
         identical = state is not None and bool(np.all(state.keys == state.keys[:, :1]))
-        text = (
-            "<b>Exercise 1.</b> Do additive and scaled dot-product attention still give the same "
-            "weights once the keys change? "
-        )
+        text = translate("CompareView", "<b>Exercise 1.</b> Do additive and scaled dot-product attention still give "
+                                        "the same weights once the keys change? ")
         if identical:
-            text += (
-                "<br><b>Now the keys are all the same vector</b>, so every key gets the same score "
-                "under <i>any</i> scoring function, and the softmax spreads the weight evenly over the "
-                "valid keys: both give 1/(valid length), and A − B is 0. "
-            )
+            text += translate("CompareView", "<br><b>Now the keys are all the same vector</b>, so every key gets the "
+                                             "same score under <i>any</i> scoring function, and the softmax spreads "
+                                             "the weight evenly over the valid keys: both give 1/(valid length), and "
+                                             "A − B is 0. ")
         else:
-            text += "<br><b>Now the keys differ.</b> "
-        text += (
-            "<br>With different keys each scoring function ranks them by its own measure: scaled dot "
-            "product by <b>q</b><sup>⊤</sup><b>k</b>/√<i>d</i>, additive through a small network "
-            "whose weights <b>W</b><sub><i>q</i></sub>, <b>W</b><sub><i>k</i></sub>, <b>w</b><sub><i>v</i></sub> "
-            "are random and untrained here. Nothing ties the two together, so the weights differ. "
-            "Edit a key in the Keys table, or click <i>Randomise keys</i>, and watch A − B."
-        )
+            text += translate("CompareView", "<br><b>Now the keys differ.</b> ")
+        text += translate(
+            "CompareView", "<br>With different keys each scoring function ranks them by its own measure: scaled "
+                           "dot product by <b>q</b><sup>⊤</sup><b>k</b>/√<i>d</i>, additive through a small network "
+                           "whose weights <b>W</b><sub><i>q</i></sub>, <b>W</b><sub><i>k</i></sub>, "
+                           "<b>w</b><sub><i>v</i></sub> are random and untrained here. Nothing ties the two "
+                           "together, so the weights differ. Edit a key in the Keys table, or click <i>Randomise "
+                           "keys</i>, and watch A − B.")
         if mismatch:
             assert state is not None
-            text += (
-                f"<br><span style='color:#b00020'>Scaled dot product needs queries and keys of the same "
-                f"length (here {state.queries.shape[2]} and {state.keys.shape[2]}): load the dot-product "
-                "toy, whose queries and keys both have length 2.</span>"
-            )
+            text += "<br><span style='color:#b00020'>" + translate(
+                "CompareView", "Scaled dot product needs queries and keys of the same length (here {d_q} and "
+                               "{d_k}): load the dot-product toy, whose queries and keys both have length "
+                               "2.").format(d_q=state.queries.shape[2], d_k=state.keys.shape[2]) + "</span>"
         self.explanation.setText(text)
         self.explanation.setVisible(True)
         self.dot_toy_button.setVisible(mismatch)
@@ -462,10 +465,10 @@ class CompareView(QWidget):
 
     def _update_status(self) -> None:
         if self.scheduler.busy or self._dirty:
-            self.status.setText("computing…")
+            self.status.setText(translate("CompareView", "computing…"))
             self.status.setStyleSheet("QLabel { color: #8a5300; }")
         elif self.last_result is not None:
-            self.status.setText("up to date")
+            self.status.setText(translate("CompareView", "up to date"))
             self.status.setStyleSheet("QLabel { color: #1b7f3b; }")
         else:
             self.status.setText("")
@@ -490,7 +493,8 @@ class CompareView(QWidget):
         comparison = result.comparison or self._comparison
         for side, heatmap in (("A", self.map_a), ("B", self.map_b)):
             view = views.get(side)
-            heatmap.set_title(comparison.label(side) + ("" if view is not None else " — no result (see below)"))
+            heatmap.set_title(comparison.label(side) if view is not None else
+                              translate("CompareView", "{side} — no result (see below)").format(side=comparison.label(side)))
             if view is None:
                 heatmap.clear()
                 continue
@@ -504,19 +508,20 @@ class CompareView(QWidget):
 
         error = self.errors["diff"]
         ready = isinstance(view_a, ViewData) and isinstance(view_b, ViewData)
-        self.map_diff.set_title("A − B" if ready else "A − B — needs both results")
+        self.map_diff.set_title("A − B" if ready else translate("CompareView", "A − B — needs both results"))
         if not (isinstance(view_a, ViewData) and isinstance(view_b, ViewData)):
             self.map_diff.clear()
             self.max_abs_diff = None
-            self.max_label.setText("max |A − B|: — (both sides must compute)")
+            self.max_label.setText(translate("CompareView", "max |A − B|: — (both sides must compute)"))
             error.setVisible(False)
             return
         wa, wb = view_a.weights[b].astype(np.float64), view_b.weights[b].astype(np.float64)
         if wa.shape != wb.shape:
             self.map_diff.clear()
             self.max_abs_diff = None
-            self.max_label.setText("max |A − B|: —")
-            error.setText(f"⚠ the weights have different shapes {wa.shape} and {wb.shape}")
+            self.max_label.setText(translate("CompareView", "max |A − B|: —"))
+            error.setText("⚠ " + translate("CompareView", "the weights have different shapes {a} and {b}").format(
+                a=wa.shape, b=wb.shape))
             error.setVisible(True)
             return
         diff = wa - wb
@@ -531,14 +536,18 @@ class CompareView(QWidget):
         self.map_diff.value_format = ".1g" if largest < 0.01 else ".2f"
         self.map_diff.set_data(
             diff, levels=(-bound, bound),
-            hover=lambda r, c: (f"query {r}, key {c}\nA {wa[r, c]:.6g} − B {wb[r, c]:.6g} = {diff[r, c]:.4g}"),
+            hover=lambda r, c: (translate("CompareView", "query {r}, key {c}").format(r=r, c=c)
+                                + f"\nA {wa[r, c]:.6g} − B {wb[r, c]:.6g} = {diff[r, c]:.4g}"),
             row_labels=[f"q{i}" for i in range(n_q)], col_labels=[f"k{j}" for j in range(n_k)],
         )
         nan_cells = int((~finite).sum())
-        text = f"max |A − B| = {largest:.3g}" if np.isfinite(largest) else "max |A − B|: no finite difference"
+        text = f"max |A − B| = {largest:.3g}" if np.isfinite(largest) else \
+            translate("CompareView", "max |A − B|: no finite difference")
         if largest == 0:
-            text += "  (identical weights)"
-        if nan_cells:
-            text += f"  · {nan_cells} cell{'s' if nan_cells != 1 else ''} NaN on one side (magenta)"
+            text += "  " + translate("CompareView", "(identical weights)")
+        if nan_cells == 1:
+            text += "  · " + translate("CompareView", "{n} cell NaN on one side (magenta)").format(n=nan_cells)
+        elif nan_cells:
+            text += "  · " + translate("CompareView", "{n} cells NaN on one side (magenta)").format(n=nan_cells)
         self.max_label.setText(text)
         error.setVisible(False)

@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QToolBar, QWidget
 
+from ..i18n import translate
 from ..snippet import DATA_FILE, save_snippet_data, snippet_data, snippet_for_state
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ AskPath = Callable[[QWidget, str], "str | None"]
 def ask_data_path_dialog(parent: QWidget, suggested: str) -> str | None:
     """Ask where to save the snippet's data file (a .npz); None when cancelled."""
     path, _filter = QFileDialog.getSaveFileName(
-        parent, "Save the data file the script loads", suggested, "NumPy archive (*.npz)")
+        parent, translate("CopyCode", "Save the data file the script loads"), suggested,
+        translate("CopyCode", "NumPy archive (*.npz)"))
     if not path:
         return None
     return path if path.lower().endswith(".npz") else path + ".npz"
@@ -49,18 +51,19 @@ class CodeCopier(QObject):
         #: The last script copied and the data file written with it (None: none needed).
         self.last_code: str | None = None
         self.last_data_path: Path | None = None
-        tip = "Copy a Python script that rebuilds these inputs and runs the same attention (Ctrl+Shift+C)"
-        self.action = QAction("Copy as &code", window)
+        tip = translate("CopyCode", "Copy a Python script that rebuilds these inputs and runs the same attention "
+                                    "(Ctrl+Shift+C)")
+        self.action = QAction(translate("CopyCode", "Copy as &code"), window)
         self.action.setShortcut(QKeySequence(COPY_CODE_SHORTCUT))
         self.action.setToolTip(tip)
         self.action.setStatusTip(tip)
         self.action.triggered.connect(lambda _checked=False: self.copy())
         window.edit_menu.addSeparator()
         window.edit_menu.addAction(self.action)
-        self.toolbar: QToolBar = window.addToolBar("Code")
+        self.toolbar: QToolBar = window.addToolBar(translate("CopyCode", "Code"))
         self.toolbar.setObjectName("codeToolBar")
         self.toolbar.addAction(self.action)
-        self.toolbar.setToolTip("Copy the current inputs as a runnable script")
+        self.toolbar.setToolTip(translate("CopyCode", "Copy the current inputs as a runnable script"))
 
     def copy(self) -> str | None:
         """Put the script on the clipboard; returns it (None when cancelled or failed)."""
@@ -71,27 +74,32 @@ class CodeCopier(QObject):
             suggested = str(Path.home() / DATA_FILE)
             chosen = self.ask_data_path(self.window, suggested)
             if not chosen:
-                self._status("Copy as code cancelled: these inputs are too big for the script itself, "
-                             "so it needs a data file")
+                self._status(translate("CopyCode", "Copy as code cancelled: these inputs are too big for the "
+                                                   "script itself, so it needs a data file"))
                 return None
             data_path = Path(chosen).expanduser().resolve()
             try:
                 save_snippet_data(state, data_path)
             except OSError as exc:
-                self._status(f"Could not write the data file {data_path}: {exc.strerror or exc}")
+                self._status(translate("CopyCode", "Could not write the data file {path}: {error}").format(
+                    path=data_path, error=exc.strerror or exc))
                 return None
             # Forward slashes: the path goes into a Python string literal in the script.
             data_file = data_path.as_posix()
         try:
             code = snippet_for_state(state, data_file=data_file)
         except (ValueError, MemoryError) as exc:
-            self._status(f"Could not write the script: {exc}")
+            self._status(translate("CopyCode", "Could not write the script: {error}").format(error=exc))
             return None
         QGuiApplication.clipboard().setText(code)
         self.last_code, self.last_data_path = code, data_path
         lines = code.count("\n")
-        where = f"; it loads its larger arrays from {data_path}" if data_path is not None else ""
-        self._status(f"Copied a {lines}-line Python script that reproduces these weights{where}")
+        if data_path is not None:
+            self._status(translate("CopyCode", "Copied a {lines}-line Python script that reproduces these weights; "
+                                               "it loads its larger arrays from {path}").format(lines=lines, path=data_path))
+        else:
+            self._status(translate("CopyCode", "Copied a {lines}-line Python script that reproduces these "
+                                               "weights").format(lines=lines))
         return code
 
     def _status(self, text: str) -> None:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 
 from ..compute import ViewData
 from ..document import State
+from ..i18n import tr_text, translate
 from ..io import save_arrays, save_csv
 from ..io._atomic import atomic_write
 from ..io.errors import AttnvizFileError
@@ -183,27 +184,32 @@ class WeightsFigure:
 def figure_subtitle(state: State) -> str:
     """One line saying what was computed: scoring, masking, lengths, causal, dtype and shapes."""
     s = state.settings
-    lens = {"none": "no valid lengths", "1d": "valid lengths 1-D", "2d": "valid lengths 2-D"}.get(
-        s.lens_mode, s.lens_mode)
-    return (f"scoring {s.scoring} · mask {s.mask_mode} · {lens} · causal {s.causal or 'off'} · {s.dtype} · "
-            f"Q {state.queries.shape} K {state.keys.shape} V {state.values.shape}")
+    lens = {"none": translate("Export", "no valid lengths"), "1d": translate("Export", "valid lengths 1-D"),
+            "2d": translate("Export", "valid lengths 2-D")}.get(s.lens_mode, s.lens_mode)
+    return translate("Export", "scoring {scoring} · mask {mask_mode} · {lengths} · causal {causal} · {dtype} · "
+                               "Q {q} K {k} V {v}").format(
+        scoring=s.scoring, mask_mode=s.mask_mode, lengths=lens, causal=s.causal or translate("Export", "off"),
+        dtype=s.dtype, q=state.queries.shape, k=state.keys.shape, v=state.values.shape)
 
 
 def build_weights_figure(
     view: ViewData,
     *,
     batches: Sequence[int] | None = None,
-    title: str = "Attention weights",
+    title: str | None = None,
     subtitle: str = "",
     colormap: str | None = None,
     size: tuple[int, int] | None = None,
 ) -> WeightsFigure:
     """Lay out the attention weights of ``view`` for saving: one labelled heatmap per batch
     element in ``batches`` (default all), stacked, masked cells hatched, warnings underneath.
+    ``title`` defaults to "Attention weights" (in the current language).
 
     ``size`` is the whole figure in pixels (default 720 wide, 360 per map, less when there are
     many); it must leave each map at least :data:`MIN_MAP_SIZE` (``ValueError`` otherwise).
     """
+    if title is None:
+        title = translate("Export", "Attention weights")
     n_batch = int(view.weights.shape[0])
     chosen = list(range(n_batch)) if batches is None else [int(b) for b in batches]
     if not chosen:
@@ -239,13 +245,14 @@ def build_weights_figure(
     cols = [f"k{j}" for j in range(n_k)]
     maps: list[HeatmapWidget] = []
     for b in chosen:
-        heatmap = HeatmapWidget(title=f"batch {b} of {n_batch}", **({"colormap": colormap} if colormap else {}))
+        heatmap = HeatmapWidget(title=translate("Export", "batch {b} of {n}").format(b=b, n=n_batch),
+                                **({"colormap": colormap} if colormap else {}))
         heatmap.set_data(view.weights[b], mask=view.mask[b], empty_rows=view.empty_rows[b],
                          levels=(0.0, 1.0), row_labels=rows, col_labels=cols)
         layout.addWidget(heatmap, 1)
         maps.append(heatmap)
     if view.warnings:
-        notes = QLabel("\n".join(f"\u26a0 {w}" for w in view.warnings))
+        notes = QLabel("\n".join(f"\u26a0 {tr_text(w)}" for w in view.warnings))
         notes.setObjectName("figureWarnings")
         notes.setWordWrap(True)
         layout.addWidget(notes)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,6 +28,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QWidget
 
 from ..document import ReplaceState, State
+from ..i18n import tr_text, translate
+from ..tr import QT_TRANSLATE_NOOP, message
 from ..io import (
     TensorFile,
     autosave_path,
@@ -49,9 +52,27 @@ AUTOSAVE_MS = 3000
 MAX_RECENT = 10
 RECENT_KEY = "recentFiles"
 LAST_DIR_KEY = "lastDirectory"
-OPEN_FILTER = ("Sessions and tensor files (*.attnviz *.npy *.npz *.pt *.pth *.safetensors);;"
-               "attnviz sessions (*.attnviz);;Tensor files (*.npy *.npz *.pt *.pth *.safetensors);;All files (*)")
-SESSION_FILTER = "attnviz session (*.attnviz)"
+_TENSOR_PATTERNS = "*.npy *.npz *.pt *.pth *.safetensors"
+#: What the exports and refusals call each result array.
+WHAT_NAMES = {
+    "attention map": QT_TRANSLATE_NOOP("FileActions", "attention map"),
+    "weights": QT_TRANSLATE_NOOP("FileActions", "weights"),
+    "output": QT_TRANSLATE_NOOP("FileActions", "output"),
+}
+
+
+def open_filter() -> str:
+    """The Open dialog's file types (descriptions in the current language, patterns as they are)."""
+    return ";;".join((
+        translate("FileActions", "Sessions and tensor files") + f" (*.attnviz {_TENSOR_PATTERNS})",
+        translate("FileActions", "attnviz sessions") + " (*.attnviz)",
+        translate("FileActions", "Tensor files") + f" ({_TENSOR_PATTERNS})",
+        translate("FileActions", "All files") + " (*)",
+    ))
+
+
+def session_filter() -> str:
+    return translate("FileActions", "attnviz session") + " (*.attnviz)"
 #: The app shows every batch element up to this many (results_panel.MAX_GRID), else the selected one.
 _MAX_FIGURE_BATCH = 4
 
@@ -67,6 +88,8 @@ class FileActions(QObject):
         self.window = window
         self.settings = settings if settings is not None else default_settings()
         self.current_path: Path | None = None
+        #: The name of an opened tensor file (not a session: Save asks for a name), else None.
+        self._tensor_name: str | None = None
         #: Replaced by tests: (parent, tensor file, guessed roles, current state) -> choice or None.
         self.choose_roles: RolesChooser = ask_roles
         self._closed = False
@@ -77,32 +100,41 @@ class FileActions(QObject):
             # Where Qt shows the unsaved-changes marker.
             window.setWindowTitle(window.windowTitle() + "[*]")
 
-        self.open_action = self._action("&Open…", QKeySequence.StandardKey.Open,
-                                        "Open a session (.attnviz) or a tensor file (.npy, .npz, .pt, .safetensors)",
+        self.open_action = self._action(translate("FileActions", "&Open…"), QKeySequence.StandardKey.Open,
+                                        translate("FileActions", "Open a session (.attnviz) or a tensor file (.npy, "
+                                                                 ".npz, .pt, .safetensors)"),
                                         lambda: self.open_file())
-        self.save_action = self._action("&Save", QKeySequence.StandardKey.Save,
-                                        "Save the inputs and settings as a session (.attnviz)", lambda: self.save())
-        self.save_as_action = self._action("Save &As…", QKeySequence.StandardKey.SaveAs,
-                                           "Save the session under a new name", lambda: self.save_as())
-        self.recent_menu = QMenu("Open &Recent", window)
+        self.save_action = self._action(translate("FileActions", "&Save"), QKeySequence.StandardKey.Save,
+                                        translate("FileActions", "Save the inputs and settings as a session "
+                                                                 "(.attnviz)"), lambda: self.save())
+        self.save_as_action = self._action(translate("FileActions", "Save &As…"), QKeySequence.StandardKey.SaveAs,
+                                           translate("FileActions", "Save the session under a new name"),
+                                           lambda: self.save_as())
+        self.recent_menu = QMenu(translate("FileActions", "Open &Recent"), window)
         self.recent_menu.setToolTipsVisible(True)
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
 
-        self.export_menu = QMenu("&Export", window)
+        self.export_menu = QMenu(translate("FileActions", "&Export"), window)
         self.export_menu.setToolTipsVisible(True)
         self.export_actions: dict[str, QAction] = {}
         for key, text, tip, slot in (
-            ("weights.png", "Weights heatmaps as &PNG…", "The attention-weight heatmaps as a PNG image",
+            ("weights.png", translate("FileActions", "Weights heatmaps as &PNG…"),
+             translate("FileActions", "The attention-weight heatmaps as a PNG image"),
              lambda: self.export_weights_image(suffix=".png")),
-            ("weights.svg", "Weights heatmaps as &SVG…", "The attention-weight heatmaps as an SVG drawing",
+            ("weights.svg", translate("FileActions", "Weights heatmaps as &SVG…"),
+             translate("FileActions", "The attention-weight heatmaps as an SVG drawing"),
              lambda: self.export_weights_image(suffix=".svg")),
-            ("weights.csv", "Weights as &CSV…", "Attention weights, one block per batch element",
+            ("weights.csv", translate("FileActions", "Weights as &CSV…"),
+             translate("FileActions", "Attention weights, one block per batch element"),
              lambda: self.export_array("weights", ".csv")),
-            ("weights.npy", "Weights as &NumPy .npy…", "Attention weights (batch, queries, keys)",
+            ("weights.npy", translate("FileActions", "Weights as &NumPy .npy…"),
+             translate("FileActions", "Attention weights (batch, queries, keys)"),
              lambda: self.export_array("weights", ".npy")),
-            ("output.csv", "Output as C&SV…", "Attention output, one block per batch element",
+            ("output.csv", translate("FileActions", "Output as C&SV…"),
+             translate("FileActions", "Attention output, one block per batch element"),
              lambda: self.export_array("output", ".csv")),
-            ("output.npy", "Output as N&umPy .npy…", "Attention output (batch, queries, d_v)",
+            ("output.npy", translate("FileActions", "Output as N&umPy .npy…"),
+             translate("FileActions", "Attention output (batch, queries, d_v)"),
              lambda: self.export_array("output", ".npy")),
         ):
             action = QAction(text, window)
@@ -130,7 +162,11 @@ class FileActions(QObject):
         self.autosave_timer.setSingleShot(True)
         self.autosave_timer.setInterval(autosave_ms)
         self.autosave_timer.timeout.connect(self.autosave_now)
-        window.document.subscribe(self._on_document_changed)  # type: ignore[attr-defined]
+        # Weakly: the document outlives a window rebuilt in another language, and must not keep
+        # the old window's actions (and with them the window) alive.
+        this = weakref.ref(self)
+        window.document.subscribe(  # type: ignore[attr-defined]
+            lambda edit: None if (actions := this()) is None else actions._on_document_changed(edit))
         window.installEventFilter(self)
         app = QApplication.instance()
         if app is not None:
@@ -170,10 +206,41 @@ class FileActions(QObject):
 
     def _set_current(self, path: Path | None) -> None:
         self.current_path = path
-        name = path.name if path is not None else "untitled"
-        # "[*]" is where Qt shows the modified marker (setWindowModified).
-        self.window.setWindowTitle(f"{name}[*] — attnviz")
+        self._tensor_name = None
+        self._update_title()
         self.window.undo_stack.setClean()  # type: ignore[attr-defined]
+
+    def _update_title(self) -> None:
+        # "[*]" is where Qt shows the modified marker (setWindowModified).
+        if self._tensor_name is not None:
+            name = translate("FileActions", "{name} (tensors)").format(name=self._tensor_name)
+        elif self.current_path is not None:
+            name = self.current_path.name
+        else:
+            name = translate("FileActions", "untitled")
+        self.window.setWindowTitle(f"{name}[*] — attnviz")
+
+    def adopt(self, other: "FileActions") -> None:
+        """Carry on editing what ``other`` (the window this one replaces) was editing: the same
+        file, title and unsaved-changes marker (the undo stack, with its clean state, is shared)."""
+        self.current_path = other.current_path
+        self._tensor_name = other._tensor_name
+        if other.current_path is not None or other._tensor_name is not None:
+            self._update_title()
+        self.window.setWindowModified(not self.window.undo_stack.isClean())  # type: ignore[attr-defined]
+
+    def retire(self) -> None:
+        """The window is being replaced (a language switch): stop autosaving here without
+        deleting the autosave, which still protects the document the new window edits. A save
+        that was due is written now rather than lost with the timer."""
+        if self._closed:
+            return
+        if self.autosave_timer.isActive():
+            self.autosave_timer.stop()
+            self.autosave_now()
+        self._closed = True
+        # The undo stack goes on with the new window: let go of it.
+        self.window.undo_stack.cleanChanged.disconnect(self._on_clean_changed)  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ opening
 
@@ -183,8 +250,8 @@ class FileActions(QObject):
         Returns True when the inputs were replaced; on a refusal shows why and changes nothing.
         """
         if path is None:
-            chosen, _filter = QFileDialog.getOpenFileName(self.window, "Open session or tensors",
-                                                          self._start_dir(), OPEN_FILTER)
+            chosen, _filter = QFileDialog.getOpenFileName(self.window, translate("FileActions", "Open session or tensors"),
+                                                          self._start_dir(), open_filter())
             if not chosen:
                 return False
             path = chosen
@@ -199,14 +266,17 @@ class FileActions(QObject):
                     return False  # the user cancelled the roles dialog
                 state = loaded
         except AttnvizFileError as exc:
-            self._refuse("Cannot open file", str(exc))
+            self._refuse(translate("FileActions", "Cannot open file"), str(exc))
             if not file_path.exists():
                 self._forget_recent(file_path)
             return False
         except Exception as exc:  # noqa: BLE001 - a bug must not lose the user's session
-            self._refuse("Cannot open file", f"{file_path.name}: unexpected error: {type(exc).__name__}: {exc}")
+            self._refuse(translate("FileActions", "Cannot open file"),
+                         translate("FileActions", "{name}: unexpected error: {error}").format(
+                             name=file_path.name, error=f"{type(exc).__name__}: {exc}"))
             return False
-        self.window.push(ReplaceState(state, f"Open {file_path.name}"))  # type: ignore[attr-defined]
+        self.window.push(ReplaceState(state, message(QT_TRANSLATE_NOOP("FileActions", "Open {name}"),  # type: ignore[attr-defined]
+                                                     name=file_path.name)))
         self._add_recent(file_path)
         self._remember_dir(file_path)
         if is_session_path(file_path):
@@ -214,9 +284,10 @@ class FileActions(QObject):
         else:
             # Tensors are not a session: Save asks for a name rather than overwrite the file.
             self.current_path = None
-            self.window.setWindowTitle(f"{file_path.name} (tensors)[*] — attnviz")
-        summary = f"Opened {file_path.name}"
-        self._status(summary + (": " + "; ".join(notes) if notes else ""), 15000)
+            self._tensor_name = file_path.name
+            self._update_title()
+        summary = translate("FileActions", "Opened {name}").format(name=file_path.name)
+        self._status(summary + (": " + "; ".join(tr_text(n) for n in notes) if notes else ""), 15000)
         return True
 
     def _state_from_tensors(self, path: Path, notes: list[str]) -> State | None:
@@ -243,8 +314,9 @@ class FileActions(QObject):
 
     def save_as(self, path: str | os.PathLike[str] | None = None) -> bool:
         if path is None:
-            start = self.current_path or Path(self._start_dir()) / "untitled.attnviz"
-            chosen, _filter = QFileDialog.getSaveFileName(self.window, "Save session", str(start), SESSION_FILTER)
+            start = self.current_path or Path(self._start_dir()) / (translate("FileActions", "untitled") + ".attnviz")
+            chosen, _filter = QFileDialog.getSaveFileName(self.window, translate("FileActions", "Save session"),
+                                                          str(start), session_filter())
             if not chosen:
                 return False
             path = chosen
@@ -257,12 +329,12 @@ class FileActions(QObject):
         try:
             save_state_file(path, self.window.document.state)  # type: ignore[attr-defined]
         except AttnvizFileError as exc:
-            self._refuse("Cannot save", str(exc))
+            self._refuse(translate("FileActions", "Cannot save"), str(exc))
             return False
         self._set_current(path)
         self._add_recent(path)
         self._remember_dir(path)
-        self._status(f"Saved {path}")
+        self._status(translate("FileActions", "Saved {path}").format(path=path))
         return True
 
     # ------------------------------------------------------------------ recent files
@@ -295,23 +367,26 @@ class FileActions(QObject):
             action.setData(text)
             action.triggered.connect(lambda _checked=False, p=text: self.open_file(p))
         if not paths:
-            self.recent_menu.addAction("No recent files").setEnabled(False)
+            self.recent_menu.addAction(translate("FileActions", "No recent files")).setEnabled(False)
             return
         self.recent_menu.addSeparator()
-        self.recent_menu.addAction("&Clear list", lambda: self._store_recent([]))
+        self.recent_menu.addAction(translate("FileActions", "&Clear list"), lambda: self._store_recent([]))
 
     # ------------------------------------------------------------------ exports
 
     def _current_view(self, what: str) -> object | None:
         window = self.window
         outcome = window.last_outcome  # type: ignore[attr-defined]
+        name = tr_text(WHAT_NAMES.get(what, what))
         if outcome is None or window.shown_version != window.document.version:  # type: ignore[attr-defined]
-            self._refuse("Nothing to export", f"There is no {what} for the current inputs yet; "
-                         "wait until the status bar says “up to date”.")
+            self._refuse(translate("FileActions", "Nothing to export"),
+                         translate("FileActions", "There is no {what} for the current inputs yet; wait until the "
+                                                  "status bar says “up to date”.").format(what=name))
             return None
         if outcome.view is None:
-            self._refuse("Nothing to export", f"The current inputs give an error, so there is no {what}: "
-                         f"{outcome.error}")
+            self._refuse(translate("FileActions", "Nothing to export"),
+                         translate("FileActions", "The current inputs give an error, so there is no {what}: "
+                                                  "{error}").format(what=name, error=outcome.error))
             return None
         return outcome.view
 
@@ -329,8 +404,10 @@ class FileActions(QObject):
         if view is None:
             return False
         if path is None:
-            file_filter = "PNG image (*.png)" if suffix == ".png" else "SVG drawing (*.svg)"
-            chosen = self._ask_export_path("Export weights heatmaps", "weights" + suffix, file_filter, suffix)
+            file_filter = (translate("FileActions", "PNG image") + " (*.png)" if suffix == ".png"
+                           else translate("FileActions", "SVG drawing") + " (*.svg)")
+            chosen = self._ask_export_path(translate("FileActions", "Export weights heatmaps"), "weights" + suffix,
+                                           file_filter, suffix)
             if chosen is None:
                 return False
             path = chosen
@@ -339,7 +416,8 @@ class FileActions(QObject):
         n_batch = int(view.weights.shape[0])  # type: ignore[attr-defined]
         selected = min(window.inputs.batch.value(), n_batch - 1)  # type: ignore[attr-defined]
         batches = list(range(n_batch)) if n_batch <= _MAX_FIGURE_BATCH else [selected]
-        title = f"{self.current_path.name if self.current_path else 'attnviz'}: attention weights"
+        title = translate("FileActions", "{name}: attention weights").format(
+            name=self.current_path.name if self.current_path else "attnviz")
         subtitle = figure_subtitle(window.document.state)  # type: ignore[attr-defined]
         colormap = window.results.colormap.currentData()  # type: ignore[attr-defined]
         try:
@@ -350,10 +428,10 @@ class FileActions(QObject):
             finally:
                 figure.close()
         except (ExportError, ValueError) as exc:
-            self._refuse("Cannot export", str(exc))
+            self._refuse(translate("FileActions", "Cannot export"), str(exc))
             return False
         self._remember_dir(file_path)
-        self._status(f"Exported {file_path}")
+        self._status(translate("FileActions", "Exported {path}").format(path=file_path))
         return True
 
     def export_array(self, what: str, suffix: str, path: str | os.PathLike[str] | None = None) -> bool:
@@ -362,8 +440,9 @@ class FileActions(QObject):
         if view is None:
             return False
         if path is None:
-            file_filter = "CSV (*.csv)" if suffix == ".csv" else "NumPy array (*.npy)"
-            chosen = self._ask_export_path(f"Export {what}", what + suffix, file_filter, suffix)
+            file_filter = "CSV (*.csv)" if suffix == ".csv" else translate("FileActions", "NumPy array") + " (*.npy)"
+            chosen = self._ask_export_path(translate("FileActions", "Export {what}").format(
+                what=tr_text(WHAT_NAMES.get(what, what))), what + suffix, file_filter, suffix)
             if chosen is None:
                 return False
             path = chosen
@@ -371,10 +450,11 @@ class FileActions(QObject):
         try:
             export_view_arrays(view, what, file_path)  # type: ignore[arg-type]
         except AttnvizFileError as exc:
-            self._refuse("Cannot export", str(exc))
+            self._refuse(translate("FileActions", "Cannot export"), str(exc))
             return False
         self._remember_dir(file_path)
-        self._status(f"Exported {what} to {file_path}")
+        self._status(translate("FileActions", "Exported {what} to {path}").format(
+            what=tr_text(WHAT_NAMES.get(what, what)), path=file_path))
         return True
 
     # ------------------------------------------------------------------ autosave
@@ -391,7 +471,7 @@ class FileActions(QObject):
         try:
             write_autosave(state_to_session(self.window.document.state))  # type: ignore[attr-defined]
         except AttnvizFileError as exc:
-            self._status(f"Autosave failed: {exc}", 15000)
+            self._status(translate("FileActions", "Autosave failed: {error}").format(error=exc), 15000)
             return False
         return True
 
@@ -439,7 +519,8 @@ def offer_restore(window: QWidget) -> bool:
     try:
         session = read_autosave()
     except AttnvizFileError as exc:
-        QMessageBox.warning(window, "Autosave unreadable", f"{exc}. It has been discarded.")
+        QMessageBox.warning(window, translate("FileActions", "Autosave unreadable"),
+                            translate("FileActions", "{error}. It has been discarded.").format(error=exc))
         clear_autosave()
         return False
     if session is None:
@@ -448,10 +529,11 @@ def offer_restore(window: QWidget) -> bool:
     try:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime))
     except OSError:
-        when = "recently"
+        when = translate("FileActions", "recently")
     answer = QMessageBox.question(
-        window, "Restore unsaved work?",
-        f"attnviz did not close normally last time. Restore the inputs autosaved {when}?",
+        window, translate("FileActions", "Restore unsaved work?"),
+        translate("FileActions", "attnviz did not close normally last time. Restore the inputs autosaved "
+                                 "{when}?").format(when=when),
         QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes)
     if answer != QMessageBox.StandardButton.Yes:
         clear_autosave()
@@ -460,8 +542,9 @@ def offer_restore(window: QWidget) -> bool:
     try:
         state = session_to_state(session, source=path, notes=notes)
     except AttnvizFileError as exc:
-        QMessageBox.warning(window, "Autosave unreadable", f"{exc}. It has been discarded.")
+        QMessageBox.warning(window, translate("FileActions", "Autosave unreadable"),
+                            translate("FileActions", "{error}. It has been discarded.").format(error=exc))
         clear_autosave()
         return False
-    window.push(ReplaceState(state, "Restore autosaved inputs"))  # type: ignore[attr-defined]
+    window.push(ReplaceState(state, QT_TRANSLATE_NOOP("FileActions", "Restore autosaved inputs")))  # type: ignore[attr-defined]
     return True

@@ -21,6 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
+from ..i18n import tr_text, translate
+from ..tr import QT_TRANSLATE_NOOP
+
 __all__ = [
     "HIGHLIGHT_BG",
     "FORMULA_STAGES",
@@ -159,7 +162,8 @@ def _dot(m: _Math, d: int | None) -> str:
 def _scaled_dot(m: _Math, d: int | None) -> str:
     num = m.hl(f"{m.transpose(m.vec('q'))}{m.vec('k')}", "raw_scores")
     den = m.sqrt(m.var("d"))
-    note = "" if d is None else f"&nbsp;&nbsp;with {m.var('d')} = {d}, {m.sqrt(str(d))} = {d ** 0.5:.4g}"
+    note = "" if d is None else "&nbsp;&nbsp;" + translate("Formulas", "with {d} = {n}, {root} = {value}").format(
+        d=m.var("d"), n=d, root=m.sqrt(str(d)), value=f"{d ** 0.5:.4g}")
     return m.row(f"{m.hl(m.a_of(), 'scores')} =&nbsp;", m.frac(num, den, bg=m.on("scores")), note)
 
 
@@ -203,33 +207,35 @@ SCORING_FORMULAS: dict[str, Callable[[_Math, int | None], str]] = {
 }
 
 _PARAMETER_NOTES: dict[str, str] = {
-    "additive": "learned <b>W</b><sub><i>q</i></sub> ∈ ℝ<sup><i>h</i>×<i>q</i></sup>, "
-                "<b>W</b><sub><i>k</i></sub> ∈ ℝ<sup><i>h</i>×<i>k</i></sup>, "
-                "<b>w</b><sub><i>v</i></sub> ∈ ℝ<sup><i>h</i></sup>",
-    "bilinear": "learned <b>W</b> ∈ ℝ<sup><i>q</i>×<i>k</i></sup>: queries and keys may differ in length",
-    "scaled_dot": "the scaling keeps the variance of the scores near 1 for unit-variance inputs",
-    "dot": "no scaling: the scores grow with <i>d</i>",
-    "gaussian": "the Nadaraya–Watson kernel the chapter starts from",
-    "summation": "the query term is the same for every key, so the softmax cancels it",
+    "additive": QT_TRANSLATE_NOOP("Formulas", "learned <b>W</b><sub><i>q</i></sub> ∈ ℝ<sup><i>h</i>×<i>q</i></sup>, "
+                                              "<b>W</b><sub><i>k</i></sub> ∈ ℝ<sup><i>h</i>×<i>k</i></sup>, "
+                                              "<b>w</b><sub><i>v</i></sub> ∈ ℝ<sup><i>h</i></sup>"),
+    "bilinear": QT_TRANSLATE_NOOP("Formulas", "learned <b>W</b> ∈ ℝ<sup><i>q</i>×<i>k</i></sup>: queries and keys "
+                                              "may differ in length"),
+    "scaled_dot": QT_TRANSLATE_NOOP("Formulas", "the scaling keeps the variance of the scores near 1 for "
+                                                "unit-variance inputs"),
+    "dot": QT_TRANSLATE_NOOP("Formulas", "no scaling: the scores grow with <i>d</i>"),
+    "gaussian": QT_TRANSLATE_NOOP("Formulas", "the Nadaraya–Watson kernel the chapter starts from"),
+    "summation": QT_TRANSLATE_NOOP("Formulas", "the query term is the same for every key, so the softmax cancels it"),
 }
 
 
 #: Titles of the scoring functions and mask modes (the engine's labels, without importing it).
 _SCORING_TITLES: dict[str, str] = {
-    "dot": "Dot product (unscaled)",
-    "scaled_dot": "Scaled dot product",
-    "additive": "Additive",
-    "bilinear": "Bilinear (general)",
-    "gaussian": "Gaussian kernel",
-    "summation": "Vector summation",
+    "dot": QT_TRANSLATE_NOOP("Formulas", "Dot product (unscaled)"),
+    "scaled_dot": QT_TRANSLATE_NOOP("Formulas", "Scaled dot product"),
+    "additive": QT_TRANSLATE_NOOP("Formulas", "Additive"),
+    "bilinear": QT_TRANSLATE_NOOP("Formulas", "Bilinear (general)"),
+    "gaussian": QT_TRANSLATE_NOOP("Formulas", "Gaussian kernel"),
+    "summation": QT_TRANSLATE_NOOP("Formulas", "Vector summation"),
 }
 _MASK_TITLES: dict[str, str] = {
-    "d2l": "Book (−10⁶ fill)",
-    "strict": "Strict",
-    "neg_inf": "−∞ fill",
-    "sdpa": "PyTorch SDPA boolean mask",
-    "float01": "1/0 mask passed as float (bug)",
-    "inverted": "Wrong polarity (bug)",
+    "d2l": QT_TRANSLATE_NOOP("Formulas", "Book (−10⁶ fill)"),
+    "strict": QT_TRANSLATE_NOOP("Formulas", "Strict"),
+    "neg_inf": QT_TRANSLATE_NOOP("Formulas", "−∞ fill"),
+    "sdpa": QT_TRANSLATE_NOOP("Formulas", "PyTorch SDPA boolean mask"),
+    "float01": QT_TRANSLATE_NOOP("Formulas", "1/0 mask passed as float (bug)"),
+    "inverted": QT_TRANSLATE_NOOP("Formulas", "Wrong polarity (bug)"),
 }
 
 
@@ -252,7 +258,7 @@ def scoring_formula(name: str, *, highlight: str | None = None, d: int | None = 
         latex = getattr(SCORINGS.get(name), "formula", "") or name
         return f"<code>{escape(latex)}</code>"
     html = build(m, d)
-    note = _PARAMETER_NOTES.get(name)
+    note = tr_text(_PARAMETER_NOTES.get(name, ""))
     if note:
         html += f'<div style="color:{m.muted};">{note}</div>'
     return html
@@ -263,27 +269,28 @@ def scoring_formula(name: str, *, highlight: str | None = None, d: int | None = 
 
 def _mask_lines(m: _Math, mode: str) -> tuple[tuple[str, str], ...]:
     a_i = m.hl(m.a_of("i"), "scores")
-    allowed = m.hl(f"if {m.var('m')}<sub>{m.var('i')}</sub> = 1", "mask")
-    masked = m.hl(f"if {m.var('m')}<sub>{m.var('i')}</sub> = 0", "mask")
+    m_i = f"{m.var('m')}<sub>{m.var('i')}</sub>"
+    allowed = m.hl(translate("Formulas", "if {m} = 1").format(m=m_i), "mask")
+    masked = m.hl(translate("Formulas", "if {m} = 0").format(m=m_i), "mask")
     if mode == "d2l":
         return ((a_i, allowed), ("−10<sup>6</sup>", masked))
     if mode in ("strict", "neg_inf", "sdpa"):
         return ((a_i, allowed), ("−∞", masked))
     if mode == "float01":
         return ((f"{a_i} + {m.hl(m.var('m') + '<sub><i>i</i></sub>', 'mask')}",
-                 "for every key: 1 is added, nothing is masked"),)
+                 translate("Formulas", "for every key: 1 is added, nothing is masked")),)
     if mode == "inverted":
         return ((a_i, masked), ("−∞", allowed))
-    return ((a_i, allowed), ("masked", masked))
+    return ((a_i, allowed), (translate("Formulas", "masked"), masked))
 
 
 _EMPTY_ROW_NOTES: dict[str, str] = {
-    "d2l": "A query with no valid key gets uniform weights over all keys.",
-    "strict": "A query with no valid key gets weights 0 (and output 0).",
-    "neg_inf": "A query with no valid key gets NaN weights (exp(−∞)/0).",
-    "sdpa": "A query with no valid key gets weights 0, as PyTorch's SDPA does.",
-    "float01": "Bug on purpose: the 0/1 mask is added to the scores instead of masking them.",
-    "inverted": "Bug on purpose: the mask's polarity is flipped, padding is attended.",
+    "d2l": QT_TRANSLATE_NOOP("Formulas", "A query with no valid key gets uniform weights over all keys."),
+    "strict": QT_TRANSLATE_NOOP("Formulas", "A query with no valid key gets weights 0 (and output 0)."),
+    "neg_inf": QT_TRANSLATE_NOOP("Formulas", "A query with no valid key gets NaN weights (exp(−∞)/0)."),
+    "sdpa": QT_TRANSLATE_NOOP("Formulas", "A query with no valid key gets weights 0, as PyTorch's SDPA does."),
+    "float01": QT_TRANSLATE_NOOP("Formulas", "Bug on purpose: the 0/1 mask is added to the scores instead of masking them."),
+    "inverted": QT_TRANSLATE_NOOP("Formulas", "Bug on purpose: the mask's polarity is flipped, padding is attended."),
 }
 
 
@@ -299,14 +306,15 @@ def softmax_formula(mask_mode: str = "d2l", *, highlight: str | None = None, ink
         m.frac(num, den, bg=m.on("weights")),
     )
     definition = m.row(f"{m.hl(m.masked('i'), 'masked_scores')} =&nbsp;", m.cases(*_mask_lines(m, mask_mode)))
-    mask_def = m.hl(
-        f"{m.var('m')}<sub>{m.var('i')}</sub> = 1 when key {m.var('i')} may be attended "
-        f"(within the valid length, and causal when set)", "mask")
-    label = _MASK_TITLES.get(mask_mode, mask_mode)
-    note = _EMPTY_ROW_NOTES.get(mask_mode, "")
+    mask_def = m.hl(translate("Formulas", "{m} = 1 when key {i} may be attended (within the valid length, and "
+                                          "causal when set)").format(m=f"{m.var('m')}<sub>{m.var('i')}</sub>",
+                                                                     i=m.var("i")), "mask")
+    label = tr_text(_MASK_TITLES.get(mask_mode, mask_mode))
+    note = tr_text(_EMPTY_ROW_NOTES.get(mask_mode, ""))
+    mode = translate("Formulas", "Mask mode {name}.").format(name=f"<b>{escape(label)}</b>")
     return (
         softmax + definition
-        + f'<div style="color:{m.muted};">{mask_def}.<br>Mask mode <b>{escape(label)}</b>. {note}</div>'
+        + f'<div style="color:{m.muted};">{mask_def}.<br>{mode} {note}</div>'
     )
 
 
@@ -321,10 +329,10 @@ def pooling_formula(*, dropout: float = 0.0, highlight: str | None = None, ink: 
     body = m.row(f"{lhs} =&nbsp;", m.big_sum(f"{m.var('i')}=1", m.var("m")),
                  f"&nbsp;{weight}&nbsp;{m.vec('v', m.var('i'))}")
     if dropout > 0:
-        note = (f"dropout zeroes each weight with probability {dropout:g} and scales the rest by "
-                f"1/(1 − {dropout:g}), in training only")
+        note = translate("Formulas", "dropout zeroes each weight with probability {p} and scales the rest by "
+                                     "1/(1 − {p}), in training only").format(p=f"{dropout:g}")
     else:
-        note = "no dropout: the weights multiply the values as they are"
+        note = translate("Formulas", "no dropout: the weights multiply the values as they are")
     return body + f'<div style="color:{m.muted};">{m.hl(note, "applied_weights")}</div>'
 
 
@@ -347,19 +355,19 @@ def pipeline_formulas(
     ink: str = "#202020",
 ) -> str:
     """The three equations of the chapter for one configuration, headed, as one HTML document."""
-    label = _SCORING_TITLES.get(scoring, scoring)
+    label = tr_text(_SCORING_TITLES.get(scoring, scoring))
 
     def head(text: str) -> str:
         return f'<p style="margin-top:10px; margin-bottom:3px;"><b>{escape(text)}</b></p>'
 
     parts = [
-        head(f"1. Scoring function: {label}"),
+        head(translate("Formulas", "1. Scoring function: {name}").format(name=label)),
         scoring_formula(scoring, highlight=highlight, d=d, ink=ink),
-        head("2. Masked softmax: the attention weights"),
+        head(translate("Formulas", "2. Masked softmax: the attention weights")),
         softmax_formula(mask_mode, highlight=highlight, ink=ink),
-        head("3. Attention pooling: the output"),
+        head(translate("Formulas", "3. Attention pooling: the output")),
         pooling_formula(dropout=dropout, highlight=highlight, ink=ink),
     ]
     if scoring == "scaled_dot":
-        parts += [head("All queries at once"), matrix_formula(highlight=highlight, ink=ink)]
+        parts += [head(translate("Formulas", "All queries at once")), matrix_formula(highlight=highlight, ink=ink)]
     return f'<div style="color:{ink};">' + "".join(parts) + "</div>"

@@ -25,6 +25,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Signal
 
+from attnviz.i18n import translate
 from attnviz.ui.theme import PlotColors, plot_colors
 from attnviz.ui.colormaps import (
     COLORMAPS,
@@ -196,11 +197,16 @@ class HeatmapWidget(QtWidgets.QWidget):
         parent: QtWidgets.QWidget | None = None,
         *,
         title: str = "",
-        x_label: str = "Keys",
-        y_label: str = "Queries",
+        x_label: str | None = None,
+        y_label: str | None = None,
         colormap: str = DEFAULT_COLORMAP,
     ) -> None:
+        """``x_label`` and ``y_label`` default to "Keys" and "Queries" in the current language."""
         super().__init__(parent)
+        if x_label is None:
+            x_label = translate("Heatmap", "Keys")
+        if y_label is None:
+            y_label = translate("Heatmap", "Queries")
         self.annotate_limit: int = 16
         #: Masked cells whose value is not zero keep their colour under light stripes instead of
         #: the opaque grey: for weights, "masked but given weight" (the book's uniform rows over
@@ -296,7 +302,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         # No setLevels here: before the first image pyqtgraph 0.14 stores it as "deferred" levels
         # and re-applies them *after* the first setImage, overriding the levels passed there.
 
-        self.setAccessibleName("Attention heatmap")
+        self.setAccessibleName(translate("Heatmap", "Attention heatmap"))
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self._view)
@@ -836,32 +842,36 @@ class HeatmapWidget(QtWidgets.QWidget):
         empty = self.empty_rows
         if empty:
             listed = ", ".join(str(i) for i in empty[:_MAX_LISTED_EMPTY_ROWS])
-            more = f" and {len(empty) - _MAX_LISTED_EMPTY_ROWS} more" if len(empty) > _MAX_LISTED_EMPTY_ROWS else ""
-            empty_note = f"\nQueries with no valid key (red bar, ∅): {listed}{more}"
+            if len(empty) > _MAX_LISTED_EMPTY_ROWS:
+                listed = translate("Heatmap", "{listed} and {n} more").format(
+                    listed=listed, n=len(empty) - _MAX_LISTED_EMPTY_ROWS)
+            empty_note = "\n" + translate("Heatmap", "Queries with no valid key (red bar, ∅): {rows}").format(rows=listed)
         else:
             empty_note = ""
-        shape = "" if self._values is None else f" ({self._values.shape[0]} x {self._values.shape[1]})"
-        legend = (
-            "Hatched grey = masked (query may not attend key); "
-            "magenta = NaN; cyan = ±inf."
-        )
-        self.setToolTip(
-            f"Attention heatmap{shape}: {self._y_label.lower()} down, {self._x_label.lower()} across. "
-            f"Hover a cell for its value.\n{legend}{empty_note}"
-        )
-        self._plot.getAxis("left").setToolTip(f"{self._y_label} (rows){empty_note}")
-        self._plot.getAxis("bottom").setToolTip(f"{self._x_label} (columns)")
+        legend = translate("Heatmap", "Hatched grey = masked (query may not attend key); magenta = NaN; cyan = ±inf.")
+        if self._values is None:
+            what = translate("Heatmap", "Attention heatmap: {rows} down, {columns} across.").format(
+                rows=self._y_label.lower(), columns=self._x_label.lower())
+        else:
+            what = translate("Heatmap", "Attention heatmap ({n_rows} x {n_cols}): {rows} down, {columns} across.").format(
+                n_rows=self._values.shape[0], n_cols=self._values.shape[1],
+                rows=self._y_label.lower(), columns=self._x_label.lower())
+        hover_hint = translate("Heatmap", "Hover a cell for its value.")
+        self.setToolTip(f"{what} {hover_hint}\n{legend}{empty_note}")
+        self._plot.getAxis("left").setToolTip(
+            translate("Heatmap", "{label} (rows)").format(label=self._y_label) + empty_note)
+        self._plot.getAxis("bottom").setToolTip(translate("Heatmap", "{label} (columns)").format(label=self._x_label))
         for side in ("top", "right"):
             self._plot.getAxis(side).setToolTip("")
         lo, hi = self._levels
-        self._colorbar.setToolTip(
-            f"Colour scale ({self._colormap_name}): {lo:.4g} to {hi:.4g}. "
-            "NaN/inf are excluded from the range and drawn in magenta/cyan."
-        )
+        self._colorbar.setToolTip(translate(
+            "Heatmap", "Colour scale ({name}): {low} to {high}. NaN/inf are excluded from the range and drawn in "
+                       "magenta/cyan.").format(name=self._colormap_name, low=f"{lo:.4g}", high=f"{hi:.4g}"))
         # No tooltip on the empty-row bar itself: it spans every row's left strip, and over a
         # normal row it would shadow the cell tooltip.  Empty rows are named in the cell text.
         if not self._hover_text:
-            self._image.setToolTip(f"Hover a cell to see its value.\n{legend}{empty_note}")
+            hover_hint = translate("Heatmap", "Hover a cell to see its value.")
+            self._image.setToolTip(f"{hover_hint}\n{legend}{empty_note}")
 
     # ------------------------------------------------------------------ hover
 
@@ -882,21 +892,21 @@ class HeatmapWidget(QtWidgets.QWidget):
         assert self._values is not None
         v = float(self._values[row, col])
         special = _format_special(v)
-        q = f"query {row}"
-        k = f"key {col}"
+        q = translate("Heatmap", "query {index}").format(index=row)
+        k = translate("Heatmap", "key {index}").format(index=col)
         if self._row_labels is not None and self._row_labels[row] != str(row):
             q += f" ({self._row_labels[row]})"
         if self._col_labels is not None and self._col_labels[col] != str(col):
             k += f" ({self._col_labels[col]})"
         text = f"{q}, {k}: {special if special is not None else f'{v:.4g}'}"
         if self._mask is not None and not self._mask[row, col]:
-            text += " (masked)"
+            text += " " + translate("Heatmap", "(masked)")
         return text
 
     def _hover_text_for(self, row: int, col: int) -> str:
         text = self._hover_fn(row, col) if self._hover_fn is not None else self._default_hover_text(row, col)
         if self._empty_rows is not None and self._empty_rows[row]:
-            text += f"\n⚠ query {row} has no valid key"
+            text += "\n⚠ " + translate("Heatmap", "query {index} has no valid key").format(index=row)
         return text
 
     def _on_mouse_moved(self, pos: QtCore.QPointF) -> None:

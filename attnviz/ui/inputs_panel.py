@@ -16,16 +16,45 @@ from PySide6.QtWidgets import (
 )
 
 from ..document import FILL_KINDS, State, table_view
+from ..i18n import tr_text, translate
+from ..tr import QT_TRANSLATE_NOOP
 from .settings_panel import ErrorLabel
 from .tensor_table import ArrayTableModel, TensorTableView
 
-ROLE_TITLES = {"queries": "&Queries", "keys": "&Keys", "values": "&Values", "valid_lens": "Valid &lengths"}
-ROLE_TIPS = {
-    "queries": "Query vectors of the selected batch element: one row per query",
-    "keys": "Key vectors of the selected batch element: one row per key",
-    "values": "Value vectors of the selected batch element: one row per key-value pair",
-    "valid_lens": "Valid lengths: keys at or past the valid length are masked",
+ROLE_TITLES = {
+    "queries": QT_TRANSLATE_NOOP("InputsPanel", "&Queries"),
+    "keys": QT_TRANSLATE_NOOP("InputsPanel", "&Keys"),
+    "values": QT_TRANSLATE_NOOP("InputsPanel", "&Values"),
+    "valid_lens": QT_TRANSLATE_NOOP("InputsPanel", "Valid &lengths"),
 }
+ROLE_TIPS = {
+    "queries": QT_TRANSLATE_NOOP("InputsPanel", "Query vectors of the selected batch element: one row per query"),
+    "keys": QT_TRANSLATE_NOOP("InputsPanel", "Key vectors of the selected batch element: one row per key"),
+    "values": QT_TRANSLATE_NOOP("InputsPanel", "Value vectors of the selected batch element: one row per "
+                                               "key-value pair"),
+    "valid_lens": QT_TRANSLATE_NOOP("InputsPanel", "Valid lengths: keys at or past the valid length are masked"),
+}
+#: The fill kinds as the combo box shows them.
+FILL_LABELS = {
+    "random": QT_TRANSLATE_NOOP("InputsPanel", "Random"),
+    "zeros": QT_TRANSLATE_NOOP("InputsPanel", "Zeros"),
+    "ones": QT_TRANSLATE_NOOP("InputsPanel", "Ones"),
+    "arange": QT_TRANSLATE_NOOP("InputsPanel", "Arange (book's values)"),
+}
+#: How a cell is named in messages ("k2, d1: ..."); the labels themselves are identifiers.
+VALUE_NAMES = {
+    "queries": QT_TRANSLATE_NOOP("InputsPanel", "query"),
+    "keys": QT_TRANSLATE_NOOP("InputsPanel", "key"),
+    "values": QT_TRANSLATE_NOOP("InputsPanel", "value"),
+}
+
+
+def _batch_label(row: int) -> str:
+    return translate("InputsPanel", "batch {index}").format(index=row)
+
+
+def _length_label(_column: int) -> str:
+    return translate("InputsPanel", "length")
 
 
 class InputsPanel(QWidget):
@@ -44,24 +73,24 @@ class InputsPanel(QWidget):
 
         top = QHBoxLayout()
         self.batch = QSpinBox()
-        self.batch.setToolTip("Batch element shown in the tables and highlighted in the results")
+        self.batch.setToolTip(translate("InputsPanel", "Batch element shown in the tables and highlighted in the results"))
         self.batch.valueChanged.connect(self.batchChanged.emit)
-        caption = QLabel("Batch &element")
+        caption = QLabel(translate("InputsPanel", "Batch &element"))
         caption.setBuddy(self.batch)
         top.addWidget(caption)
         top.addWidget(self.batch)
         top.addStretch(1)
         self.fill_kind = QComboBox()
         for kind in FILL_KINDS:
-            self.fill_kind.addItem(kind.capitalize() if kind != "arange" else "Arange (book's values)", kind)
-        self.fill_kind.setToolTip("What to fill the current tensor with (every batch element)")
+            self.fill_kind.addItem(tr_text(FILL_LABELS.get(kind, kind)), kind)
+        self.fill_kind.setToolTip(translate("InputsPanel", "What to fill the current tensor with (every batch element)"))
         self.fill_seed = QSpinBox()
         self.fill_seed.setRange(0, 2**31 - 1)
-        self.fill_seed.setToolTip("Seed of the random fill, so the same seed gives the same values")
-        self.fill_button = QPushButton("&Fill")
-        self.fill_button.setToolTip("Fill the tensor of the current tab (one undoable edit)")
+        self.fill_seed.setToolTip(translate("InputsPanel", "Seed of the random fill, so the same seed gives the same values"))
+        self.fill_button = QPushButton(translate("InputsPanel", "&Fill"))
+        self.fill_button.setToolTip(translate("InputsPanel", "Fill the tensor of the current tab (one undoable edit)"))
         self.fill_button.clicked.connect(self._fill)
-        seed_caption = QLabel("s&eed")
+        seed_caption = QLabel(translate("InputsPanel", "s&eed"))
         seed_caption.setBuddy(self.fill_seed)
         top.addWidget(self.fill_kind)
         top.addWidget(seed_caption)
@@ -73,7 +102,7 @@ class InputsPanel(QWidget):
         layout.addWidget(self.error)
 
         self.tabs = QTabWidget()
-        self.tabs.setToolTip("The input tensors; type, paste (Ctrl+V) or copy (Ctrl+C) blocks of cells")
+        self.tabs.setToolTip(translate("InputsPanel", "The input tensors; type, paste (Ctrl+V) or copy (Ctrl+C) blocks of cells"))
         self.models: dict[str, ArrayTableModel] = {}
         self.views: dict[str, TensorTableView] = {}
         labels = {
@@ -83,20 +112,21 @@ class InputsPanel(QWidget):
         }
         for role in ("queries", "keys", "values", "valid_lens"):
             if role == "valid_lens":
-                model = ArrayTableModel(integer=True, minimum=0, value_name="valid length",
-                                        row_label=lambda r: f"batch {r}", column_label=lambda c: "length")
+                model = ArrayTableModel(integer=True, minimum=0, value_name=translate("InputsPanel", "valid length"),
+                                        row_label=_batch_label, column_label=_length_label)
             else:
                 row_label, column_label = labels[role]
-                model = ArrayTableModel(row_label=row_label, column_label=column_label, value_name=role[:-1])
+                model = ArrayTableModel(row_label=row_label, column_label=column_label,
+                                        value_name=tr_text(VALUE_NAMES[role]))
             view = TensorTableView(model)
-            view.setToolTip(ROLE_TIPS[role] + ". " + view.toolTip())
+            view.setToolTip(tr_text(ROLE_TIPS[role]) + ". " + view.toolTip())
             model.blockEdited.connect(lambda r, c, block, role=role: self.blockEdited.emit(role, self.batch.value(), r, c, block))
             model.inputRejected.connect(self._rejected)
             view.message.connect(self.message.emit)
             self.models[role] = model
             self.views[role] = view
-            self.tabs.addTab(view, ROLE_TITLES[role])
-            self.tabs.setTabToolTip(self.tabs.count() - 1, ROLE_TIPS[role])
+            self.tabs.addTab(view, tr_text(ROLE_TITLES[role]))
+            self.tabs.setTabToolTip(self.tabs.count() - 1, tr_text(ROLE_TIPS[role]))
         self.tabs.currentChanged.connect(lambda _i: self._update_fill_enabled())
         layout.addWidget(self.tabs, 1)
         self._lens_mode = "1d"
@@ -131,11 +161,12 @@ class InputsPanel(QWidget):
             self._lens_mode = mode
             lens_model = self.models["valid_lens"]
             if mode == "2d":
-                lens_model.set_labels(row_label=lambda r: f"batch {r}", column_label=lambda c: f"q{c}")
+                lens_model.set_labels(row_label=_batch_label, column_label=lambda c: f"q{c}")
             else:
-                lens_model.set_labels(row_label=lambda r: f"batch {r}", column_label=lambda c: "length")
+                lens_model.set_labels(row_label=_batch_label, column_label=_length_label)
         index = list(self.views).index("valid_lens")
         self.tabs.setTabEnabled(index, mode != "none")
-        self.tabs.setTabToolTip(index, ROLE_TIPS["valid_lens"] if mode != "none" else
-                                "Valid lengths are off: pick 1-D or 2-D under Attention > Valid lengths")
+        self.tabs.setTabToolTip(index, tr_text(ROLE_TIPS["valid_lens"]) if mode != "none" else
+                                translate("InputsPanel", "Valid lengths are off: pick 1-D or 2-D under "
+                                                         "Attention > Valid lengths"))
         self._update_fill_enabled()

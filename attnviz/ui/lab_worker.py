@@ -32,6 +32,8 @@ from PySide6.QtWidgets import (
 )
 
 from ..document import Snapshot, State
+from ..i18n import translate
+from ..tr import QT_TRANSLATE_NOOP, message
 
 if TYPE_CHECKING:
     from ..engine.lab import LabReport
@@ -50,6 +52,13 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- computations
+
+# Messages are made on the compute thread and shown later: marked, and translated when shown.
+_OUT_OF_MEMORY = QT_TRANSLATE_NOOP("LabWorker", "out of memory on this computer: use a smaller input")
+
+
+def _unexpected(exc: Exception) -> str:
+    return message(QT_TRANSLATE_NOOP("LabWorker", "unexpected error: {error}"), error=f"{type(exc).__name__}: {exc}")
 
 
 def _np(t: object) -> np.ndarray:
@@ -158,10 +167,9 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
         return LabOutcome(snapshot.version, report, report.reference, conventions,
                           _np(report.allowed), _np(report.empty_rows))
     except MemoryError:
-        return LabOutcome(snapshot.version, error="out of memory on this computer: use a smaller input",
-                          error_field="shape")
+        return LabOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape")
     except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
-        return LabOutcome(snapshot.version, error=f"unexpected error: {type(exc).__name__}: {exc}")
+        return LabOutcome(snapshot.version, error=_unexpected(exc))
 
 
 #: Curves cost about the same for every number of keys: samples x keys stays near this.
@@ -233,13 +241,13 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
             except AttentionInputError as exc:
                 sat_note = str(exc)
         else:
-            sat_note = "tanh saturation concerns additive attention: choose the additive scoring function to see it"
+            sat_note = QT_TRANSLATE_NOOP("LabWorker", "tanh saturation concerns additive attention: choose the "
+                                                      "additive scoring function to see it")
         return ScalingOutcome(snapshot.version, curves, point, note, saturation, sat_note, s.scoring)
     except MemoryError:
-        return ScalingOutcome(snapshot.version, error="out of memory on this computer: use a smaller input",
-                              error_field="shape")
+        return ScalingOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape")
     except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
-        return ScalingOutcome(snapshot.version, error=f"unexpected error: {type(exc).__name__}: {exc}")
+        return ScalingOutcome(snapshot.version, error=_unexpected(exc))
 
 
 # ------------------------------------------------------------------------------- window glue
@@ -264,8 +272,9 @@ def add_tool_dock(
     dock.setWidget(widget)
     dock.setAllowedAreas(Qt.DockWidgetArea.AllDockWidgetAreas)
     # The title bar's own buttons come without tooltips; every control of the app has one.
-    tips = {"qt_dockwidget_closebutton": f"Close {title.split(':')[0]} (it stays in the Tools menu)",
-            "qt_dockwidget_floatbutton": "Undock into its own window, or dock it back"}
+    tips = {"qt_dockwidget_closebutton": translate("LabWorker", "Close {name} (it stays in the Tools menu)").format(
+                name=title.split(":")[0]),
+            "qt_dockwidget_floatbutton": translate("LabWorker", "Undock into its own window, or dock it back")}
     for button in dock.findChildren(QAbstractButton):
         if button.objectName() in tips:
             button.setToolTip(tips[button.objectName()])

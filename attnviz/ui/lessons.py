@@ -27,7 +27,9 @@ from PySide6.QtWidgets import (
 )
 
 from ..document import ReplaceState
+from ..i18n import tr_text, translate
 from ..teaching import LESSONS, Lesson
+from ..tr import QT_TRANSLATE_NOOP, message
 from .lab_worker import add_tool_dock
 from .masking_lab import MASKING_LAB_DOCK
 
@@ -40,9 +42,13 @@ LESSON_DOCK = "lessonDock"
 
 
 def menu_text(lesson: Lesson) -> str:
-    """The lesson's title without its "Pitfall: " / "Exercise n: " prefix (the submenu says it)."""
-    head, sep, tail = lesson.title.partition(": ")
-    return tail[:1].upper() + tail[1:] if sep and head.lower().startswith(("pitfall", "exercise")) else lesson.title
+    """The lesson's title without its "Pitfall: " / "Exercise n: " prefix (the submenu says it),
+    in the current language."""
+    title = tr_text(lesson.title)
+    head, sep, tail = title.partition(": ")
+    if sep and lesson.title.lower().startswith(("pitfall", "exercise")):
+        return tail[:1].upper() + tail[1:]
+    return title
 
 
 class LessonView(QWidget):
@@ -61,12 +67,12 @@ class LessonView(QWidget):
         self.question.setWordWrap(True)
         self.question.setTextFormat(Qt.TextFormat.RichText)
         self.question.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.answer_button = QPushButton("Show the answer")
+        self.answer_button = QPushButton(translate("Lessons", "Show the answer"))
         self.answer_button.setCheckable(True)
-        self.answer_button.setToolTip("Reveal (or hide again) the explanation")
+        self.answer_button.setToolTip(translate("Lessons", "Reveal (or hide again) the explanation"))
         self.answer_button.toggled.connect(self._on_answer_toggled)
-        self.lab_button = QPushButton("Open the masking lab")
-        self.lab_button.setToolTip("See this input under every masking convention, with the differences outlined")
+        self.lab_button = QPushButton(translate("Lessons", "Open the masking lab"))
+        self.lab_button.setToolTip(translate("Lessons", "See this input under every masking convention, with the differences outlined"))
         self.lab_button.clicked.connect(self.openMaskingLab)
         self.explanation = QLabel()
         self.explanation.setWordWrap(True)
@@ -103,18 +109,19 @@ class LessonView(QWidget):
         self.lesson = lesson
         self.answer_button.setChecked(False)
         if lesson is None:
-            self.title.setText("<b>No lesson chosen</b>")
-            self.question.setText("Pick one under Presets › Pitfalls or Presets › Exercises.")
+            self.title.setText("<b>" + translate("Lessons", "No lesson chosen") + "</b>")
+            self.question.setText(translate("Lessons", "Pick one under Presets › Pitfalls or Presets › Exercises."))
             self.explanation.setText("")
             self.answer_button.setVisible(False)
             self.lab_button.setVisible(False)
             return
-        kind = "Pitfall" if lesson.kind == "pitfall" else "Exercise"
+        kind = translate("Lessons", "Pitfall") if lesson.kind == "pitfall" else translate("Lessons", "Exercise")
         self.title.setText(f"<span style='color:#555'>{kind}</span><br><b style='font-size:large'>"
                            f"{html.escape(menu_text(lesson))}</b>")
-        self.question.setText(f"<p>{html.escape(lesson.question)}</p>"
-                              f"<p style='color:#555'><i>{html.escape(lesson.preset.description)}</i></p>")
-        self.explanation.setText(f"<b>Answer.</b> {html.escape(lesson.explanation)}")
+        self.question.setText(f"<p>{html.escape(tr_text(lesson.question))}</p>"
+                              f"<p style='color:#555'><i>{html.escape(tr_text(lesson.preset.description))}</i></p>")
+        answer = translate("Lessons", "Answer.")
+        self.explanation.setText(f"<b>{answer}</b> {html.escape(tr_text(lesson.explanation))}")
         self.answer_button.setVisible(True)
         self.lab_button.setVisible(lesson.kind == "pitfall" and lab_available)
 
@@ -124,7 +131,8 @@ class LessonView(QWidget):
 
     def _on_answer_toggled(self, on: bool) -> None:
         self.explanation.setVisible(on)
-        self.answer_button.setText("Hide the answer" if on else "Show the answer")
+        self.answer_button.setText(translate("Lessons", "Hide the answer") if on else
+                                   translate("Lessons", "Show the answer"))
 
 
 class LessonsController(QObject):
@@ -135,21 +143,22 @@ class LessonsController(QObject):
         self.window = window
         self.view = LessonView()
         self.dock = add_tool_dock(
-            window, self.view, title="Lesson", object_name=LESSON_DOCK, action_text="&Lesson",
-            shortcut=None, tip="The question of the lesson loaded from Presets › Pitfalls or Exercises",
+            window, self.view, title=translate("Lessons", "Lesson"), object_name=LESSON_DOCK,
+            action_text=translate("Lessons", "&Lesson"), shortcut=None,
+            tip=translate("Lessons", "The question of the lesson loaded from Presets › Pitfalls or Exercises"),
             area=Qt.DockWidgetArea.RightDockWidgetArea,
         )
         self.view.openMaskingLab.connect(self.open_masking_lab)
         menu = window.preset_menu
         menu.addSeparator()
-        self.pitfalls_menu: QMenu = menu.addMenu("Pitfalls")
-        self.exercises_menu: QMenu = menu.addMenu("Exercises")
+        self.pitfalls_menu: QMenu = menu.addMenu(translate("Lessons", "Pitfalls"))
+        self.exercises_menu: QMenu = menu.addMenu(translate("Lessons", "Exercises"))
         self.actions: dict[str, QAction] = {}
         for lesson in LESSONS.values():
             target = self.pitfalls_menu if lesson.kind == "pitfall" else self.exercises_menu
             action = QAction(menu_text(lesson), window)
-            action.setToolTip(lesson.question)
-            action.setStatusTip(lesson.preset.description)
+            action.setToolTip(tr_text(lesson.question))
+            action.setStatusTip(tr_text(lesson.preset.description))
             action.triggered.connect(lambda _checked=False, name=lesson.name: self.load(name))
             target.addAction(action)
             self.actions[lesson.name] = action
@@ -159,19 +168,28 @@ class LessonsController(QObject):
     def load(self, name: str) -> None:
         """Load lesson ``name``'s inputs as one undoable edit and show its question."""
         lesson = LESSONS[name]
-        self.window.push(ReplaceState(lesson.preset.build(), f"Lesson: {lesson.title}"))
+        self.window.push(ReplaceState(lesson.preset.build(),
+                                      message(QT_TRANSLATE_NOOP("Lessons", "Lesson: {title}"), title=lesson.title)))
         self.view.set_lesson(lesson, lab_available=self._masking_lab() is not None)
         self.dock.show()
         self.dock.raise_()
-        self.window.statusBar().showMessage(f"Lesson loaded: {lesson.title} (Ctrl+Z goes back)", 10000)
+        self.window.statusBar().showMessage(
+            translate("Lessons", "Lesson loaded: {title} (Ctrl+Z goes back)").format(title=tr_text(lesson.title)), 10000)
 
     def open_masking_lab(self) -> None:
         dock = self._masking_lab()
         if dock is None:
-            self.window.statusBar().showMessage("The masking lab is not part of this window", 8000)
+            self.window.statusBar().showMessage(translate("Lessons", "The masking lab is not part of this window"), 8000)
             return
         dock.show()
         dock.raise_()
+
+    def adopt(self, other: "LessonsController") -> None:
+        """Show the lesson ``other`` shows, with its answer as open as it was (a rebuilt window)."""
+        lesson = other.view.lesson
+        if lesson is not None:
+            self.view.set_lesson(lesson, lab_available=self._masking_lab() is not None)
+            self.view.answer_button.setChecked(other.view.answer_button.isChecked())
 
     def _masking_lab(self) -> QDockWidget | None:
         return self.window.findChild(QDockWidget, MASKING_LAB_DOCK)

@@ -8,6 +8,7 @@ back on this thread, is dropped if the document has moved on, else drawn.
 from __future__ import annotations
 
 import time
+import weakref
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -34,7 +35,18 @@ from ..document import (
     filled_state,
     resize_state,
 )
+from ..i18n import (
+    LANGUAGES,
+    current_language,
+    install_language,
+    resolve_language,
+    save_language,
+    saved_language,
+    tr_text,
+    translate,
+)
 from ..presets import DEFAULT_PRESET, PRESETS
+from ..tr import QT_TRANSLATE_NOOP, message
 from ..worker import ComputeScheduler
 from . import theme
 from .inputs_panel import InputsPanel
@@ -46,16 +58,63 @@ from .undo import DocumentCommand
 SHAPE_FIELDS = {"shape", "queries", "keys", "values"}
 INPUT_FIELDS = {"valid_lens", "mask"}
 
+#: Names of the settings and tensors in undo texts ("Change dropout", "Fill keys with zeros").
+SETTING_NAMES = {
+    "scoring": QT_TRANSLATE_NOOP("MainWindow", "scoring function"),
+    "lens_mode": QT_TRANSLATE_NOOP("MainWindow", "valid lengths"),
+    "mask_mode": QT_TRANSLATE_NOOP("MainWindow", "mask mode"),
+    "causal": QT_TRANSLATE_NOOP("MainWindow", "causal mask"),
+    "device": QT_TRANSLATE_NOOP("MainWindow", "device"),
+    "dtype": QT_TRANSLATE_NOOP("MainWindow", "dtype"),
+    "dropout": QT_TRANSLATE_NOOP("MainWindow", "dropout"),
+    "train": QT_TRANSLATE_NOOP("MainWindow", "training mode"),
+    "dropout_seed": QT_TRANSLATE_NOOP("MainWindow", "dropout seed"),
+    "num_hiddens": QT_TRANSLATE_NOOP("MainWindow", "hidden size"),
+    "param_seed": QT_TRANSLATE_NOOP("MainWindow", "parameter seed"),
+}
+ROLE_NAMES = {
+    "queries": QT_TRANSLATE_NOOP("MainWindow", "queries"),
+    "keys": QT_TRANSLATE_NOOP("MainWindow", "keys"),
+    "values": QT_TRANSLATE_NOOP("MainWindow", "values"),
+    "valid_lens": QT_TRANSLATE_NOOP("MainWindow", "valid lengths"),
+}
+FILL_NAMES = {
+    "random": QT_TRANSLATE_NOOP("MainWindow", "random numbers"),
+    "zeros": QT_TRANSLATE_NOOP("MainWindow", "zeros"),
+    "ones": QT_TRANSLATE_NOOP("MainWindow", "ones"),
+    "arange": QT_TRANSLATE_NOOP("MainWindow", "the book's arange values"),
+}
+
+#: Main windows alive in this process: a window rebuilt in another language replaces its
+#: predecessor here, so nothing but this set has to hold on to it.
+_WINDOWS: set["MainWindow"] = set()
+
 
 class MainWindow(QMainWindow):
     #: Emitted after an outcome has been drawn (for tests and the benchmark).
     outcomeShown = Signal(object)
+    #: Emitted with the new window after ``set_language`` rebuilt this one in another language.
+    replacedBy = Signal(object)
 
-    def __init__(self, preset: str = DEFAULT_PRESET, scheduler: ComputeScheduler | None = None) -> None:
+    def __init__(
+        self,
+        preset: str = DEFAULT_PRESET,
+        scheduler: ComputeScheduler | None = None,
+        *,
+        document: Document | None = None,
+        undo_stack: QUndoStack | None = None,
+    ) -> None:
+        """A window on a new document with ``preset``'s inputs, or on ``document`` (with its
+        ``undo_stack``, which this window then owns): how a language switch keeps the work."""
         super().__init__()
         self.setWindowTitle("attnviz")
-        self.document = Document(PRESETS[preset].build())
-        self.undo_stack = QUndoStack(self)
+        self._retired = False
+        self.document = document if document is not None else Document(PRESETS[preset].build())
+        if undo_stack is not None:
+            undo_stack.setParent(self)
+            self.undo_stack = undo_stack
+        else:
+            self.undo_stack = QUndoStack(self)
         self.scheduler = scheduler or ComputeScheduler(parent=self)
         self.scheduler.finished.connect(self._on_outcome)
         self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
@@ -74,7 +133,11 @@ class MainWindow(QMainWindow):
         controls_scroll = self.controls_scroll = QScrollArea()
         controls_scroll.setWidgetResizable(True)
         controls_scroll.setWidget(self.controls)
-        controls_scroll.setMinimumWidth(280)
+        # As wide as the widest row of labels and fields needs (a translation may be wider than the
+        # English), plus room for the vertical scroll bar, so no field is ever cut off.
+        bar = controls_scroll.verticalScrollBar().sizeHint().width()
+        needed = self.controls.minimumSizeHint().width() + bar + 2 * controls_scroll.frameWidth()
+        controls_scroll.setMinimumWidth(max(280, needed))
         controls_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         bottom = self.bottom_splitter = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(self.inputs)
@@ -87,7 +150,7 @@ class MainWindow(QMainWindow):
         main = QSplitter(Qt.Orientation.Horizontal)
         main.addWidget(controls_scroll)
         main.addWidget(right)
-        main.setSizes([300, 1100])
+        main.setSizes([max(300, controls_scroll.minimumWidth()), 1100])
         main.setStretchFactor(1, 1)
         self.setCentralWidget(main)
 
@@ -101,10 +164,20 @@ class MainWindow(QMainWindow):
         self.inputs.batchChanged.connect(self._on_batch)
         self.inputs.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
 
-        self.document.subscribe(lambda _edit: self._on_document_changed())
+        # Through a weak reference: the document may outlive this window (a language switch hands
+        # it to a new one), and must neither keep the old window alive nor redraw it.
+        this = weakref.ref(self)
+
+        def on_document_changed(_edit: Edit | None) -> None:
+            window = this()
+            if window is not None and not window._retired:
+                window._on_document_changed()
+
+        self.document.subscribe(on_document_changed)
         self._on_document_changed()
         self.resize(1400, 860)
         self._install_features()
+        _WINDOWS.add(self)
 
     def _install_features(self) -> None:
         """Feature modules add their menus, docks and actions to the window."""
@@ -149,24 +222,25 @@ class MainWindow(QMainWindow):
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
         self.status_state = QLabel()
-        self.status_state.setToolTip("Whether the pictures show the current inputs")
+        self.status_state.setToolTip(translate("MainWindow", "Whether the pictures show the current inputs"))
         self.status_device = QLabel()
-        self.status_device.setToolTip("Device and dtype of the last result")
+        self.status_device.setToolTip(translate("MainWindow", "Device and dtype of the last result"))
         self.status_time = QLabel()
-        self.status_time.setToolTip("Compute time of the last result (engine only)")
+        self.status_time.setToolTip(translate("MainWindow", "Compute time of the last result (engine only)"))
         # A busy bar only once a computation has taken more than a moment: flashing it for
         # every 2 ms toy computation would be noise.
         self.busy_bar = QProgressBar()
         self.busy_bar.setRange(0, 0)
         self.busy_bar.setMaximumWidth(120)
-        self.busy_bar.setToolTip("Computing…")
+        self.busy_bar.setToolTip(translate("MainWindow", "Computing…"))
         self.busy_bar.setVisible(False)
         self._busy_timer = QTimer(self)
         self._busy_timer.setSingleShot(True)
         self._busy_timer.setInterval(300)
         self._busy_timer.timeout.connect(lambda: self.busy_bar.setVisible(self.scheduler.busy))
-        self.cpu_button = QPushButton("Run on CPU")
-        self.cpu_button.setToolTip("The device failed (missing or out of memory): compute on the CPU instead")
+        self.cpu_button = QPushButton(translate("MainWindow", "Run on CPU"))
+        self.cpu_button.setToolTip(translate("MainWindow", "The device failed (missing or out of memory): "
+                                                           "compute on the CPU instead"))
         self.cpu_button.clicked.connect(lambda: self._on_settings({"device": "cpu"}))
         self.cpu_button.setVisible(False)
         bar.addPermanentWidget(self.cpu_button)
@@ -176,37 +250,42 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         # Feature modules add their actions to these menus (see ``install_features``).
-        file_menu = self.file_menu = self.menuBar().addMenu("&File")
-        quit_action = QAction("&Quit", self)
+        file_menu = self.file_menu = self.menuBar().addMenu(translate("MainWindow", "&File"))
+        quit_action = QAction(translate("MainWindow", "&Quit"), self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.setToolTip("Close attnviz")
+        quit_action.setToolTip(translate("MainWindow", "Close attnviz"))
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
 
-        edit_menu = self.edit_menu = self.menuBar().addMenu("&Edit")
-        undo = self.undo_stack.createUndoAction(self, "&Undo")
+        edit_menu = self.edit_menu = self.menuBar().addMenu(translate("MainWindow", "&Edit"))
+        undo = self.undo_action = self.undo_stack.createUndoAction(self, translate("MainWindow", "&Undo"))
         undo.setShortcut(QKeySequence.StandardKey.Undo)
-        redo = self.undo_stack.createRedoAction(self, "&Redo")
+        redo = self.redo_action = self.undo_stack.createRedoAction(self, translate("MainWindow", "&Redo"))
         redo.setShortcut(QKeySequence.StandardKey.Redo)
         edit_menu.addAction(undo)
         edit_menu.addAction(redo)
 
-        self.view_menu = self.menuBar().addMenu("&View")
-        self.presentation_action = QAction("&Presentation mode", self)
+        self.view_menu = self.menuBar().addMenu(translate("MainWindow", "&View"))
+        self.presentation_action = QAction(translate("MainWindow", "&Presentation mode"), self)
         self.presentation_action.setCheckable(True)
         self.presentation_action.setShortcut(QKeySequence("F5"))
-        self.presentation_action.setToolTip(
-            "For a lecture hall: large fonts and cells, editing chrome hidden, still live (F5 or Esc to leave)")
+        self.presentation_action.setToolTip(translate(
+            "MainWindow", "For a lecture hall: large fonts and cells, editing chrome hidden, still live "
+                          "(F5 or Esc to leave)"))
         self.presentation_action.toggled.connect(self.set_presentation_mode)
         self.view_menu.addAction(self.presentation_action)
         self.view_menu.addSeparator()
-        theme_menu = self.view_menu.addMenu("&Theme")
+        theme_menu = self.view_menu.addMenu(translate("MainWindow", "&Theme"))
         theme_menu.setToolTipsVisible(True)
         self.theme_actions: dict[str, QAction] = {}
         group = QActionGroup(self)
-        for mode, label, tip in (("system", "Follow the &system", "Light or dark as the desktop is"),
-                                 ("light", "&Light", "Light theme (good on a projector in a bright room)"),
-                                 ("dark", "&Dark", "Dark theme")):
+        for mode, label, tip in (
+            ("system", translate("MainWindow", "Follow the &system"),
+             translate("MainWindow", "Light or dark as the desktop is")),
+            ("light", translate("MainWindow", "&Light"),
+             translate("MainWindow", "Light theme (good on a projector in a bright room)")),
+            ("dark", translate("MainWindow", "&Dark"), translate("MainWindow", "Dark theme")),
+        ):
             action = QAction(label, self, checkable=True)
             action.setToolTip(tip)
             action.triggered.connect(lambda _checked=False, m=mode: self.set_theme(m))
@@ -214,25 +293,46 @@ class MainWindow(QMainWindow):
             theme_menu.addAction(action)
             self.theme_actions[mode] = action
         self.theme_actions[theme.current_mode()].setChecked(True)
+        self._build_language_menu()
         self.view_menu.addSeparator()
-        preset_menu = self.preset_menu = self.menuBar().addMenu("&Presets")
+        preset_menu = self.preset_menu = self.menuBar().addMenu(translate("MainWindow", "&Presets"))
         for preset in PRESETS.values():
-            action = QAction(preset.title, self)
-            action.setToolTip(preset.description)
-            action.setStatusTip(preset.description)
+            action = QAction(tr_text(preset.title), self)
+            action.setToolTip(tr_text(preset.description))
+            action.setStatusTip(tr_text(preset.description))
             action.triggered.connect(lambda _checked=False, name=preset.name: self.load_preset(name))
             preset_menu.addAction(action)
         preset_menu.setToolTipsVisible(True)
 
-        self.tools_menu = self.menuBar().addMenu("&Tools")
-        help_menu = self.help_menu = self.menuBar().addMenu("&Help")
-        about = QAction("&About attnviz", self)
+        self.tools_menu = self.menuBar().addMenu(translate("MainWindow", "&Tools"))
+        help_menu = self.help_menu = self.menuBar().addMenu(translate("MainWindow", "&Help"))
+        about = QAction(translate("MainWindow", "&About attnviz"), self)
         about.triggered.connect(lambda: QMessageBox.about(
-            self, "About attnviz",
-            f"<b>attnviz {__version__}</b><p>See and debug attention: edit queries, keys, values "
-            "and masks and watch every stage of the computation change.</p>"
-            "<p>Built on the chapter “Attention Scoring Functions” of <i>Dive into Deep Learning</i>.</p>"))
+            self, translate("MainWindow", "About attnviz"),
+            f"<b>attnviz {__version__}</b>"
+            + translate("MainWindow", "<p>See and debug attention: edit queries, keys, values and masks and "
+                                      "watch every stage of the computation change.</p><p>Built on the chapter "
+                                      "“Attention Scoring Functions” of <i>Dive into Deep Learning</i>.</p>")))
         help_menu.addAction(about)
+
+    def _build_language_menu(self) -> None:
+        """View › Language: follow the system, or one of LANGUAGES (each named in itself)."""
+        menu = self.language_menu = self.view_menu.addMenu(translate("MainWindow", "&Language"))
+        menu.setToolTipsVisible(True)
+        group = QActionGroup(self)
+        self.language_actions: dict[str, QAction] = {}
+        choices = [("system", translate("MainWindow", "Follow the &system"),
+                    translate("MainWindow", "The language of the desktop (Portuguese for any Portuguese "
+                                            "locale, otherwise English)"))]
+        choices += [(code, name, name) for code, name in LANGUAGES.items()]
+        for choice, label, tip in choices:
+            action = QAction(label, self, checkable=True)
+            action.setToolTip(tip)
+            action.triggered.connect(lambda _checked=False, c=choice: self.set_language(c))
+            group.addAction(action)
+            menu.addAction(action)
+            self.language_actions[choice] = action
+        self.language_actions[saved_language()].setChecked(True)
 
     # ------------------------------------------------------------------ edits
 
@@ -242,21 +342,28 @@ class MainWindow(QMainWindow):
 
     def load_preset(self, name: str) -> None:
         preset = PRESETS[name]
-        self.push(ReplaceState(preset.build(), f"Load preset {preset.title}"))
-        self.statusBar().showMessage(preset.description, 10000)
+        self.push(ReplaceState(preset.build(), message(QT_TRANSLATE_NOOP("MainWindow", "Load preset {title}"),
+                                                       title=preset.title)))
+        self.statusBar().showMessage(tr_text(preset.description), 10000)
 
     def _on_shape(self, dims: dict[str, int]) -> None:
-        self.push(ReplaceState(resize_state(self.document.state, **dims), "Change shape"))
+        self.push(ReplaceState(resize_state(self.document.state, **dims),
+                               QT_TRANSLATE_NOOP("MainWindow", "Change shape")))
 
     def _on_settings(self, changes: dict[str, object]) -> None:
-        self.push(SetSettings(changes, "Change " + ", ".join(changes)))
+        names = [SETTING_NAMES.get(name, name) for name in changes]
+        # One setting (the usual case) stays a Source, so the undo text follows a language switch.
+        what = names[0] if len(names) == 1 else ", ".join(tr_text(n) for n in names)
+        self.push(SetSettings(changes, message(QT_TRANSLATE_NOOP("MainWindow", "Change {names}"), names=what)))
 
     def _on_block(self, role: str, batch: int, row: int, col: int, block: np.ndarray) -> None:
         self.inputs.clear_error()
         self.push(SetBlock(role, batch, row, col, np.asarray(block)))
 
     def _on_fill(self, role: str, kind: str, seed: int) -> None:
-        self.push(ReplaceState(filled_state(self.document.state, role, kind, seed), f"Fill {role} with {kind}"))
+        self.push(ReplaceState(filled_state(self.document.state, role, kind, seed),
+                               message(QT_TRANSLATE_NOOP("MainWindow", "Fill {role} with {kind}"),
+                                       role=ROLE_NAMES.get(role, role), kind=FILL_NAMES.get(kind, kind))))
 
     def _on_batch(self, batch: int) -> None:
         self.inputs.show_state(self.document.state)
@@ -328,14 +435,15 @@ class MainWindow(QMainWindow):
         if outcome.error:
             text = outcome.error
             if outcome.out_of_memory:
-                text += " — choose the CPU under Device to run there."
+                text += translate("MainWindow", " — choose the CPU under Device to run there.")
             if outcome.error_field in SHAPE_FIELDS:
                 shape_msg = text
             elif outcome.error_field in INPUT_FIELDS:
                 input_msg = text
             else:
                 settings_msg = text
-            text = text + " (showing the last good result)" if self.results._view is not None else text
+            if self.results._view is not None:
+                text += translate("MainWindow", " (showing the last good result)")
             self.statusBar().showMessage(text, 15000)
         self.cpu_button.setVisible(outcome.error_field == "device")
         self.controls.shape_error.show_message(shape_msg)
@@ -346,12 +454,14 @@ class MainWindow(QMainWindow):
     def _update_status(self) -> None:
         outcome = self.last_outcome
         if self.scheduler.busy or self.shown_version != self.document.version:
-            state = "computing…" if outcome is not None else "loading PyTorch…"
+            state = translate("MainWindow", "computing…") if outcome is not None else \
+                translate("MainWindow", "loading PyTorch…")
             style = "color: #8a5300;"
         elif self._error is not None:
-            state, style = "error: showing the last good result", "color: #b00020; font-weight: bold;"
+            state = translate("MainWindow", "error: showing the last good result")
+            style = "color: #b00020; font-weight: bold;"
         else:
-            state, style = "up to date", "color: #1b7f3b;"
+            state, style = translate("MainWindow", "up to date"), "color: #1b7f3b;"
         if self.scheduler.busy:
             if not self._busy_timer.isActive() and not self.busy_bar.isVisible():
                 self._busy_timer.start()
@@ -364,6 +474,78 @@ class MainWindow(QMainWindow):
             self.status_device.setText(f"{outcome.device} · {outcome.dtype}")
             self.status_time.setText(f"{outcome.seconds * 1e3:.1f} ms")
 
+    # ------------------------------------------------------------------ language
+
+    def set_language(self, choice: str) -> "MainWindow":
+        """Switch to ``choice`` ("system", or a code of LANGUAGES) and remember it.
+
+        Qt widgets keep the texts they were given, so a different language rebuilds the window:
+        the new one takes this window's document and undo stack (the inputs, the undo history
+        and the file being edited survive), its layout, batch element, colour map and lesson,
+        and this one closes without discarding the autosave. Returns the window now in use
+        (this one when the language does not change); ``replacedBy`` tells the others.
+        """
+        save_language(choice)
+        if choice in self.language_actions:
+            self.language_actions[choice].setChecked(True)
+        code, previous = resolve_language(choice), current_language()
+        if code == previous:
+            return self
+        app = QApplication.instance()
+        if not install_language(app, code):
+            install_language(app, previous)  # the window keeps the language it is in
+            self.statusBar().showMessage(
+                translate("MainWindow", "The translation for {language} could not be loaded").format(
+                    language=LANGUAGES.get(code, code)), 10000)
+            return self
+        return self._rebuild()
+
+    def _rebuild(self) -> "MainWindow":
+        presenting = self.presentation_action.isChecked()
+        if presenting:
+            self.set_presentation_mode(False)  # restores the normal font before it is measured
+        self._save_layout()  # the new window restores it: same size, same docks
+        for index in range(self.undo_stack.count()):
+            command = self.undo_stack.command(index)
+            if isinstance(command, DocumentCommand):
+                command.retranslate()
+        new = MainWindow(document=self.document, undo_stack=self.undo_stack)
+        # The app deletes a closed window (WA_DeleteOnClose): then this one goes when it closes,
+        # with the connections that would otherwise keep it alive. Tests keep theirs to inspect.
+        delete_on_close = self.testAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        new.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, delete_on_close)
+        new._adopt_view_state(self)
+        if self.isMaximized():
+            new.showMaximized()
+        elif self.isFullScreen():
+            new.showFullScreen()
+        else:
+            new.show()
+        if presenting:
+            new.set_presentation_mode(True)
+        self._retire()
+        self.replacedBy.emit(new)
+        return new
+
+    def _adopt_view_state(self, old: "MainWindow") -> None:
+        """What the user was looking at in ``old`` (the document itself is shared)."""
+        self.inputs.batch.setValue(min(old.inputs.batch.value(), self.inputs.batch.maximum()))
+        self.inputs.tabs.setCurrentIndex(old.inputs.tabs.currentIndex())
+        self.output.setCurrentIndex(old.output.currentIndex())
+        self.results.colormap.setCurrentIndex(old.results.colormap.currentIndex())
+        self.file_actions.adopt(old.file_actions)
+        self.lessons.adopt(old.lessons)
+        compare_old, compare_new = old.compare_dock.widget(), self.compare_dock.widget()
+        compare_new.set_comparison(compare_old.comparison)
+
+    def _retire(self) -> None:
+        """Close a window that another has replaced: its document, undo stack and autosave
+        carry on in the new one."""
+        self._retired = True
+        self.file_actions.retire()
+        self.close()
+        _WINDOWS.discard(self)
+
     def closeEvent(self, event: QCloseEvent) -> None:
         self._save_layout()
         # Let a running computation end and the thread stop before the widgets go away.
@@ -371,6 +553,8 @@ class MainWindow(QMainWindow):
         for dock in (self.compare_dock, self.masking_lab_dock, self.scaling_lab_dock):
             dock.widget().shutdown()
         super().closeEvent(event)
+        if event.isAccepted():
+            _WINDOWS.discard(self)
 
 
 def create_window(preset: str = DEFAULT_PRESET) -> MainWindow:

@@ -37,6 +37,8 @@ from PySide6.QtWidgets import (
 
 from ..document import Document, Edit
 from ..engine.masking import MASK_MODES
+from ..i18n import tr_text, translate
+from ..tr import QT_TRANSLATE_NOOP
 from ..worker import ComputeScheduler
 from .colormaps import MASK_HATCH_COLOR
 from .heatmap import HeatmapWidget
@@ -68,6 +70,18 @@ _OVERLAY_TARGET_PX = 1024
 #: A convention's map is at least this wide (plus its colour bar): the grid's column width.
 _CELL_MIN_WIDTH = 330
 _OVERLAY_MAX_SUPERSAMPLE = 48
+
+
+#: The engine's row classes (``engine.lab.ROW_KINDS``) as the hover text names them.
+ROW_KIND_NAMES = {
+    "nan_row": QT_TRANSLATE_NOOP("MaskingLab", "nan row"),
+    "zero_row": QT_TRANSLATE_NOOP("MaskingLab", "zero row"),
+    "uniform_over_padding": QT_TRANSLATE_NOOP("MaskingLab", "uniform over padding"),
+    "future_visible": QT_TRANSLATE_NOOP("MaskingLab", "future visible"),
+    "padding_attended": QT_TRANSLATE_NOOP("MaskingLab", "padding attended"),
+    "keys_hidden": QT_TRANSLATE_NOOP("MaskingLab", "keys hidden"),
+    "ok": QT_TRANSLATE_NOOP("MaskingLab", "ok"),
+}
 
 
 def _fmt(x: float) -> str:
@@ -139,7 +153,8 @@ class _ConventionCell(QFrame):
         self.title = QLabel(name)
         self.title.setAlignment(Qt.AlignmentFlag.AlignHCenter)
         self.title.setStyleSheet("QLabel { font-weight: bold; }")
-        self.heatmap = HeatmapWidget(title="", x_label="Keys", y_label="Queries")
+        self.heatmap = HeatmapWidget(title="", x_label=translate("MaskingLab", "Keys"),
+                                     y_label=translate("MaskingLab", "Queries"))
         # The main view's minimum (480 x 200) would make a grid of six a wall of scrolling.
         self.heatmap.setMinimumSize(_CELL_MIN_WIDTH - 10, 170)
         self.overlay = pg.ImageItem(axisOrder="row-major")
@@ -166,11 +181,12 @@ class _ConventionCell(QFrame):
         leaked = ~allowed & (w != 0)  # NaN != 0 too: a NaN in a masked cell is a leak as well
         is_ref = conv.name == ref.name
         # The mode's label, and the alignment kept short: a long title would not fit the map.
-        title = MASK_MODES[conv.mask_mode].label
+        mode = MASK_MODES[conv.mask_mode]
+        title = tr_text(mode.label)
         if conv.causal is not None:
             title += f" · {conv.causal.replace('_', '-')}"
-        self.title.setText(title + (" (reference)" if is_ref else ""))
-        self.title.setToolTip(f"{conv.label}: {MASK_MODES[conv.mask_mode].description}")
+        self.title.setText(title + (" " + translate("MaskingLab", "(reference)") if is_ref else ""))
+        self.title.setToolTip(f"{tr_text(conv.label)}: {tr_text(mode.description)}")
         self.heatmap.set_data(
             w, mask=allowed | leaked, empty_rows=outcome.empty_rows[b], levels=(0.0, 1.0),
             hover=lambda r, c: self._hover(conv, ref, allowed, b, r, c),
@@ -191,29 +207,38 @@ class _ConventionCell(QFrame):
     @staticmethod
     def _hover(conv: ConventionView, ref: ConventionView, allowed: np.ndarray, b: int, r: int, c: int) -> str:
         w = float(conv.weights[b, r, c])
-        lines = [f"{conv.name}: batch {b}, query {r}, key {c}" + ("" if allowed[r, c] else "  (masked)"),
-                 f"weight {_fmt(w)}"]
+        where = translate("MaskingLab", "{name}: batch {b}, query {r}, key {c}").format(name=conv.name, b=b, r=r, c=c)
+        lines = [where + ("" if allowed[r, c] else "  " + translate("MaskingLab", "(masked)")),
+                 translate("MaskingLab", "weight {value}").format(value=_fmt(w))]
         if conv.name != ref.name:
-            lines.append(f"{ref.name} gives {_fmt(float(ref.weights[b, r, c]))}"
-                         + ("  — differs" if conv.cells[b, r, c] else ""))
-        lines.append(f"row: {str(conv.row_kinds[b, r]).replace('_', ' ')}")
+            lines.append(translate("MaskingLab", "{name} gives {value}").format(
+                name=ref.name, value=_fmt(float(ref.weights[b, r, c])))
+                + ("  — " + translate("MaskingLab", "differs") if conv.cells[b, r, c] else ""))
+        kind = str(conv.row_kinds[b, r])
+        lines.append(translate("MaskingLab", "row: {kind}").format(kind=tr_text(ROW_KIND_NAMES.get(kind, kind))))
         return "\n".join(lines)
 
     @staticmethod
     def _verdict(conv: ConventionView, ref: ConventionView, b: int) -> str:
         name = html.escape(conv.name)
         if conv.name == ref.name:
-            return f"<b>{name}</b>: the reference"
+            return f"<b>{name}</b>: " + translate("MaskingLab", "the reference")
         n_cells = int(conv.cells[b].sum())
         n_out = int(conv.output_rows[b].sum())
         if n_cells == 0 and n_out == 0:
-            return f"<b>{name}</b>: <span style='color:#1b7f3b'>same as {html.escape(ref.name)}</span>"
-        parts = []
-        if n_cells:
-            parts.append(f"{n_cells} weight{'s' if n_cells != 1 else ''}")
-        if n_out:
-            parts.append(f"{n_out} output{'s' if n_out != 1 else ''}")
-        return f"<b>{name}</b>: <span style='color:#b00020'>{' and '.join(parts)} differ{'s' if n_cells + n_out == 1 else ''}</span>"
+            same = translate("MaskingLab", "same as {name}").format(name=html.escape(ref.name))
+            return f"<b>{name}</b>: <span style='color:#1b7f3b'>{same}</span>"
+        weights = translate("MaskingLab", "1 weight") if n_cells == 1 else \
+            translate("MaskingLab", "{n} weights").format(n=n_cells)
+        outputs = translate("MaskingLab", "1 output") if n_out == 1 else \
+            translate("MaskingLab", "{n} outputs").format(n=n_out)
+        if n_cells and n_out:
+            verdict = translate("MaskingLab", "{weights} and {outputs} differ").format(weights=weights, outputs=outputs)
+        elif n_cells + n_out == 1:
+            verdict = translate("MaskingLab", "{what} differs").format(what=weights if n_cells else outputs)
+        else:
+            verdict = translate("MaskingLab", "{what} differ").format(what=weights if n_cells else outputs)
+        return f"<b>{name}</b>: <span style='color:#b00020'>{verdict}</span>"
 
 
 class MaskingLabView(QWidget):
@@ -263,8 +288,8 @@ class MaskingLabView(QWidget):
         self.sentence_label.setTextFormat(Qt.TextFormat.RichText)
         self.sentence_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.sentence_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.sentence_label.setToolTip("What each convention does differently from the reference, "
-                                       "counted over every batch element")
+        self.sentence_label.setToolTip(translate("MaskingLab", "What each convention does differently from the "
+                                                               "reference, counted over every batch element"))
         sentence_scroll = QScrollArea()
         sentence_scroll.setWidgetResizable(True)
         sentence_scroll.setWidget(self.sentence_label)
@@ -289,8 +314,8 @@ class MaskingLabView(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.status)
         layout.addWidget(splitter, 1)
-        self.setToolTip("The current input under every masking convention; red outlines mark weights "
-                        "that differ from the reference")
+        self.setToolTip(translate("MaskingLab", "The current input under every masking convention; red outlines "
+                                                "mark weights that differ from the reference"))
         self._update_header()
         self._update_status()
         document.subscribe(self._on_document_changed)
@@ -431,39 +456,50 @@ class MaskingLabView(QWidget):
         where = ""
         if outcome is not None and outcome.allowed is not None:
             n_b = outcome.allowed.shape[0]
-            where = f" Showing batch {b}{f' of {n_b}' if n_b > 1 else ''} (pick it above the input tables)."
+            where = " " + (translate("MaskingLab", "Showing batch {b} of {n} (pick it above the input tables).")
+                           if n_b > 1 else
+                           translate("MaskingLab", "Showing batch {b} (pick it above the input tables)."))
+            where = where.format(b=b, n=n_b)
         ref = html.escape(outcome.reference) if outcome is not None and outcome.reference else "strict"
         self.header.setText(
-            "The current input under every masking convention, as each library or bug would compute it."
-            f"{where} <span style='color:#d01414'><b>Red outline</b></span>: the weight differs from "
-            f"<b>{ref}</b>. Grey hatch: masked; light stripes: masked <i>but given weight</i>. "
-            "Red bar on the left: the query has no valid key; on the right: its output differs."
+            translate("MaskingLab", "The current input under every masking convention, as each library or bug "
+                                    "would compute it.")
+            + where + " " + translate(
+                "MaskingLab", "<span style='color:#d01414'><b>Red outline</b></span>: the weight differs from "
+                              "<b>{reference}</b>. Grey hatch: masked; light stripes: masked <i>but given "
+                              "weight</i>. Red bar on the left: the query has no valid key; on the right: its "
+                              "output differs.").format(reference=ref)
         )
 
     def _show_sentences(self, outcome: LabOutcome) -> None:
         sentences = outcome.sentences()
         ref = html.escape(outcome.reference)
         if not sentences:
-            self.sentence_label.setText(
-                f"<b>Every convention gives {ref}'s weights and outputs on this input</b> "
-                "(over all batch elements). Try a valid length of 0, or a pitfall from Presets.")
+            self.sentence_label.setText(translate(
+                "MaskingLab", "<b>Every convention gives {reference}'s weights and outputs on this input</b> (over "
+                              "all batch elements). Try a valid length of 0, or a pitfall from Presets.").format(
+                reference=ref))
             self._fit_sentences()
             return
         items = []
         for s in sentences:
-            head, sep, tail = s.partition(":")
+            # The sentence starts with the convention's name, an identifier: "d2l: 2 rows ...".
+            head, sep, tail = tr_text(s).partition(":")
             text = f"<b>{html.escape(head)}</b>:{html.escape(tail)}" if sep else html.escape(s)
             items.append(f"<li>{text}</li>")
-        self.sentence_label.setText(
-            f"<b>What differs from {ref}</b> (all batch elements):<ul style='margin-left:12px'>{''.join(items)}</ul>")
+        heading = translate("MaskingLab", "<b>What differs from {reference}</b> (all batch elements):").format(
+            reference=ref)
+        self.sentence_label.setText(f"{heading}<ul style='margin-left:12px'>{''.join(items)}</ul>")
         self._fit_sentences()
 
     def _update_status(self) -> None:
         if self.error is not None:
-            self.status.setText(f"<span style='color:#b00020'>{html.escape(self.error)}</span>"
-                                + (" (showing the last good result)" if self.outcome is not None else ""))
+            self.status.setText(f"<span style='color:#b00020'>{html.escape(tr_text(self.error))}</span>"
+                                + (" " + translate("MaskingLab", "(showing the last good result)")
+                                   if self.outcome is not None else ""))
         elif self.scheduler.busy:
-            self.status.setText("<span style='color:#8a5300'>computing every convention…</span>")
+            self.status.setText("<span style='color:#8a5300'>" + translate("MaskingLab", "computing every convention…")
+                                + "</span>")
         else:
             self.status.setText("")
         self.status.setVisible(bool(self.status.text()))
@@ -480,10 +516,10 @@ def install_masking_lab(window: MainWindow) -> QDockWidget:
         return existing
     view = MaskingLabView(window.document)
     dock = add_tool_dock(
-        window, view, title="Masking lab: every convention", object_name=MASKING_LAB_DOCK,
-        action_text="&Masking lab", shortcut=MASKING_LAB_SHORTCUT,
-        tip="The current input under every masking convention (book, strict, -inf, SDPA and common "
-            "bugs), with the weights that differ outlined and explained",
+        window, view, title=translate("MaskingLab", "Masking lab: every convention"), object_name=MASKING_LAB_DOCK,
+        action_text=translate("MaskingLab", "&Masking lab"), shortcut=MASKING_LAB_SHORTCUT,
+        tip=translate("MaskingLab", "The current input under every masking convention (book, strict, -inf, SDPA "
+                                    "and common bugs), with the weights that differ outlined and explained"),
     )
     window.inputs.batchChanged.connect(view.set_batch)
     view.set_batch(window.inputs.batch.value())

@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (
 )
 
 from ..document import State
+from ..i18n import tr_text, translate
+from ..tr import QT_TRANSLATE_NOOP
 from ..io import ROLES, TensorFile, describe, needs_head_choice
 from ..io.errors import AttnvizFileError
 from ..io.state_io import state_from_tensor_file
@@ -34,14 +36,14 @@ from ..io.state_io import state_from_tensor_file
 __all__ = ["ROLE_LABELS", "RolesDialog", "ask_roles", "roles_complete"]
 
 ROLE_LABELS: dict[str, str] = {
-    "queries": "&Queries",
-    "keys": "&Keys",
-    "values": "&Values",
-    "valid_lens": "Valid &lengths",
-    "mask": "&Mask",
+    "queries": QT_TRANSLATE_NOOP("OpenDialog", "&Queries"),
+    "keys": QT_TRANSLATE_NOOP("OpenDialog", "&Keys"),
+    "values": QT_TRANSLATE_NOOP("OpenDialog", "&Values"),
+    "valid_lens": QT_TRANSLATE_NOOP("OpenDialog", "Valid &lengths"),
+    "mask": QT_TRANSLATE_NOOP("OpenDialog", "&Mask"),
 }
-_KEEP = "(keep current)"
-_NONE = "(none)"
+_KEEP = QT_TRANSLATE_NOOP("OpenDialog", "(keep current)")
+_NONE = QT_TRANSLATE_NOOP("OpenDialog", "(none)")
 
 
 def roles_complete(tf: TensorFile, roles: Mapping[str, str]) -> bool:
@@ -61,21 +63,23 @@ class RolesDialog(QDialog):
         super().__init__(parent)
         self.tf = tf
         self.base = base
-        self.setWindowTitle(f"Open {tf.path.name}")
+        self.setWindowTitle(translate("OpenDialog", "Open {name}").format(name=tf.path.name))
         layout = QVBoxLayout(self)
-        intro = QLabel(
-            f"<b>{tf.path.name}</b> ({tf.format}) holds {len(tf.arrays)} array(s). Say which is which; "
-            "a role left on “keep current” keeps the array you have now.")
+        intro = QLabel(translate(
+            "OpenDialog", "{name} ({format}) holds {n} array(s). Say which is which; a role left on “keep current” "
+                          "keeps the array you have now.").format(name=f"<b>{_html(tf.path.name)}</b>",
+                                                                  format=tf.format, n=len(tf.arrays)))
         intro.setWordWrap(True)
         layout.addWidget(intro)
 
         listing = describe(tf)
         self.table = QTableWidget(len(listing), 3)
-        self.table.setHorizontalHeaderLabels(["Array", "Shape", "dtype"])
+        self.table.setHorizontalHeaderLabels([translate("OpenDialog", "Array"), translate("OpenDialog", "Shape"),
+                                              "dtype"])
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.table.setToolTip("The arrays in the file")
+        self.table.setToolTip(translate("OpenDialog", "The arrays in the file"))
         for row, (name, shape, dtype) in enumerate(listing):
             for col, text in enumerate((name, str(shape), dtype)):
                 self.table.setItem(row, col, QTableWidgetItem(text))
@@ -95,7 +99,7 @@ class RolesDialog(QDialog):
         self.combos: dict[str, QComboBox] = {}
         for role in ROLES:
             box = QComboBox()
-            box.addItem(_KEEP if role in ("queries", "keys", "values") else _NONE, None)
+            box.addItem(tr_text(_KEEP if role in ("queries", "keys", "values") else _NONE), None)
             for name, shape, dtype in listing:
                 box.addItem(f"{name}   {shape}  {dtype}", name)
             chosen = guess.get(role)
@@ -103,14 +107,14 @@ class RolesDialog(QDialog):
                 box.setCurrentIndex(max(0, box.findData(chosen)))
             box.setToolTip(_role_tip(role))
             box.currentIndexChanged.connect(self._update)
-            caption = QLabel(ROLE_LABELS[role])
+            caption = QLabel(tr_text(ROLE_LABELS[role]))
             caption.setBuddy(box)
             form.addRow(caption, box)
             self.combos[role] = box
         self.head = QSpinBox()
-        self.head.setToolTip("Which head to take from (batch, heads, n, d) arrays")
+        self.head.setToolTip(translate("OpenDialog", "Which head to take from (batch, heads, n, d) arrays"))
         self.head.valueChanged.connect(self._update)
-        head_caption = QLabel("&Head")
+        head_caption = QLabel(translate("OpenDialog", "&Head"))
         head_caption.setBuddy(self.head)
         form.addRow(head_caption, self.head)
         layout.addLayout(form)
@@ -118,7 +122,7 @@ class RolesDialog(QDialog):
         self.preview = QLabel()
         self.preview.setWordWrap(True)
         self.preview.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.preview.setToolTip("What loading with this choice gives, or why it cannot load")
+        self.preview.setToolTip(translate("OpenDialog", "What loading with this choice gives, or why it cannot load"))
         layout.addWidget(self.preview)
 
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
@@ -141,22 +145,27 @@ class RolesDialog(QDialog):
         self.head.setEnabled(bool(heads))
         if heads:
             self.head.setRange(0, max(0, min(heads) - 1))
-            self.head.setSuffix(f"   (of {min(heads)} heads: 0 to {min(heads) - 1})")
+            self.head.setSuffix("   " + translate("OpenDialog", "(of {n} heads: 0 to {last})").format(
+                n=min(heads), last=min(heads) - 1))
         else:
-            self.head.setSuffix("   (no 4-D array chosen)")
+            self.head.setSuffix("   " + translate("OpenDialog", "(no 4-D array chosen)"))
         _, head = self.choice()
         ok_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
         notes: list[str] = []
         try:
             state = state_from_tensor_file(self.tf, roles, head, self.base, notes=notes)
         except AttnvizFileError as exc:
-            self.preview.setText(f"<span style='color:#b00020'><b>Cannot load:</b> {_html(exc.reason)}</span>")
+            cannot = translate("OpenDialog", "Cannot load:")
+            self.preview.setText(f"<span style='color:#b00020'><b>{cannot}</b> {_html(exc.reason)}</span>")
             ok_button.setEnabled(False)
             return
-        lens = {"none": "no valid lengths", "1d": "valid lengths per batch element",
-                "2d": "valid lengths per query"}[state.settings.lens_mode]
-        text = (f"<span style='color:#1b7f3b'><b>Loads as</b></span> queries {state.queries.shape}, "
-                f"keys {state.keys.shape}, values {state.values.shape}, {lens}.")
+        lens = {"none": translate("OpenDialog", "no valid lengths"),
+                "1d": translate("OpenDialog", "valid lengths per batch element"),
+                "2d": translate("OpenDialog", "valid lengths per query")}[state.settings.lens_mode]
+        loads_as = translate("OpenDialog", "Loads as")
+        text = f"<span style='color:#1b7f3b'><b>{loads_as}</b></span> " + translate(
+            "OpenDialog", "queries {q}, keys {k}, values {v}, {lengths}.").format(
+            q=state.queries.shape, k=state.keys.shape, v=state.values.shape, lengths=lens)
         if notes:
             text += "<br>" + "<br>".join(f"• {_html(n)}" for n in notes)
         self.preview.setText(text)
@@ -177,11 +186,11 @@ def ask_roles(parent: QWidget | None, tf: TensorFile, guess: Mapping[str, str],
 
 def _role_tip(role: str) -> str:
     return {
-        "queries": "Queries: (batch, n_queries, d_q); (n, d) gets a batch of 1; 4-D needs a head",
-        "keys": "Keys: (batch, n_keys, d_k)",
-        "values": "Values: (batch, n_keys, d_v), as many rows as the keys",
-        "valid_lens": "Valid lengths: (batch,) per batch element or (batch, n_queries) per query",
-        "mask": "Explicit boolean masks cannot be loaded yet; use valid lengths",
+        "queries": translate("OpenDialog", "Queries: (batch, n_queries, d_q); (n, d) gets a batch of 1; 4-D needs a head"),
+        "keys": translate("OpenDialog", "Keys: (batch, n_keys, d_k)"),
+        "values": translate("OpenDialog", "Values: (batch, n_keys, d_v), as many rows as the keys"),
+        "valid_lens": translate("OpenDialog", "Valid lengths: (batch,) per batch element or (batch, n_queries) per query"),
+        "mask": translate("OpenDialog", "Explicit boolean masks cannot be loaded yet; use valid lengths"),
     }[role]
 
 

@@ -34,6 +34,8 @@ from PySide6.QtWidgets import (
 
 from ..compute import ViewData
 from ..document import State
+from ..i18n import tr_text, translate
+from ..tr import QT_TRANSLATE_NOOP
 from .formulas import pipeline_formulas
 from .heatmap import HeatmapWidget
 from .tensor_table import ArrayTableModel, TensorTableView
@@ -43,17 +45,26 @@ __all__ = ["PIPELINE_STAGES", "PipelineView", "additive_features", "softmax_allo
 
 #: (stage, title) in pipeline order; the stages are the engine's ``STAGES``.
 PIPELINE_STAGES: tuple[tuple[str, str], ...] = (
-    ("raw_scores", "1 · Raw scores a(q, k)"),
-    ("scores", "2 · Scaled scores"),
-    ("mask", "3 · Mask (1 = may attend)"),
-    ("masked_scores", "4 · Masked scores ã (softmax input)"),
-    ("weights", "5 · Softmax weights α"),
-    ("applied_weights", "6 · Weights after dropout"),
-    ("output", "7 · Output ∑ α v"),
+    ("raw_scores", QT_TRANSLATE_NOOP("PipelineView", "1 · Raw scores a(q, k)")),
+    ("scores", QT_TRANSLATE_NOOP("PipelineView", "2 · Scaled scores")),
+    ("mask", QT_TRANSLATE_NOOP("PipelineView", "3 · Mask (1 = may attend)")),
+    ("masked_scores", QT_TRANSLATE_NOOP("PipelineView", "4 · Masked scores ã (softmax input)")),
+    ("weights", QT_TRANSLATE_NOOP("PipelineView", "5 · Softmax weights α")),
+    ("applied_weights", QT_TRANSLATE_NOOP("PipelineView", "6 · Weights after dropout")),
+    ("output", QT_TRANSLATE_NOOP("PipelineView", "7 · Output ∑ α v")),
 )
 _WEIGHT_STAGES = ("mask", "weights", "applied_weights")
 _FRAME_IDLE = "QFrame#stageCard { border: 2px solid transparent; border-radius: 4px; }"
 _FRAME_HOT = "QFrame#stageCard { border: 2px solid #e0a800; border-radius: 4px; }"
+#: The scoring functions as notes name them ("scaled dot scoring").
+SCORING_NAMES = {
+    "dot": QT_TRANSLATE_NOOP("PipelineView", "dot"),
+    "scaled_dot": QT_TRANSLATE_NOOP("PipelineView", "scaled dot"),
+    "additive": QT_TRANSLATE_NOOP("PipelineView", "additive"),
+    "bilinear": QT_TRANSLATE_NOOP("PipelineView", "bilinear"),
+    "gaussian": QT_TRANSLATE_NOOP("PipelineView", "gaussian"),
+    "summation": QT_TRANSLATE_NOOP("PipelineView", "summation"),
+}
 # Fill value of each mask mode that replaces scores (the rest add or invert, see softmax_allowed).
 _FILLS = {"d2l": "−10⁶", "strict": "−∞", "neg_inf": "−∞", "sdpa": "−∞", "inverted": "−∞"}
 
@@ -105,8 +116,8 @@ class _StageCard(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.setSpacing(1)
-        x_label = "Value dimension" if stage == "output" else "Keys"
-        self.heatmap = HeatmapWidget(title=title, x_label=x_label, y_label="Queries")
+        x_label = translate("PipelineView", "Value dimension") if stage == "output" else translate("PipelineView", "Keys")
+        self.heatmap = HeatmapWidget(title=tr_text(title), x_label=x_label, y_label=translate("PipelineView", "Queries"))
         # Seven maps share the dock: smaller than the main window's, annotations hide themselves
         # when the cells get too small for them.
         self.heatmap.setMinimumSize(300, 190)
@@ -178,16 +189,16 @@ class PipelineView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         header = QHBoxLayout()
-        self.summary = QLabel("Waiting for a result…")
+        self.summary = QLabel(translate("PipelineView", "Waiting for a result…"))
         font = self.summary.font()
         font.setBold(True)
         self.summary.setFont(font)
         header.addWidget(self.summary, 1)
         self.batch_spin = QSpinBox()
         self.batch_spin.setRange(0, 0)
-        self.batch_spin.setToolTip("Which batch element the stages show (follows the main window's batch selector)")
+        self.batch_spin.setToolTip(translate("PipelineView", "Which batch element the stages show (follows the main window's batch selector)"))
         self.batch_spin.valueChanged.connect(self.set_batch)
-        batch_caption = QLabel("&Batch element")
+        batch_caption = QLabel(translate("PipelineView", "&Batch element"))
         batch_caption.setBuddy(self.batch_spin)
         header.addWidget(batch_caption)
         header.addWidget(self.batch_spin)
@@ -222,7 +233,7 @@ class PipelineView(QWidget):
         self.formula.setTextFormat(Qt.TextFormat.RichText)
         self.formula.setWordWrap(True)
         self.formula.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.formula.setToolTip("The chapter's equations; hover a stage to see where it is in them")
+        self.formula.setToolTip(translate("PipelineView", "The chapter's equations; hover a stage to see where it is in them"))
         self.formula.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self._apply_formula_font()
         side_layout.addWidget(self.formula)
@@ -245,16 +256,16 @@ class PipelineView(QWidget):
     # ------------------------------------------------------------------ building
 
     def _build_additive_box(self) -> QGroupBox:
-        box = QGroupBox("Additive attention: hidden features of one query–key pair")
-        box.setToolTip("tanh(W_q q + W_k k): the h hidden units whose w_v-weighted sum is the score")
+        box = QGroupBox(translate("PipelineView", "Additive attention: hidden features of one query–key pair"))
+        box.setToolTip(translate("PipelineView", "tanh(W_q q + W_k k): the h hidden units whose w_v-weighted sum is the score"))
         box.installEventFilter(self)
         layout = QVBoxLayout(box)
         row = QHBoxLayout()
         self.feature_query = QSpinBox()
-        self.feature_query.setToolTip("Query index i")
+        self.feature_query.setToolTip(translate("PipelineView", "Query index i"))
         self.feature_key = QSpinBox()
-        self.feature_key.setToolTip("Key index j")
-        for caption, spin in (("&Query i", self.feature_query), ("&Key j", self.feature_key)):
+        self.feature_key.setToolTip(translate("PipelineView", "Key index j"))
+        for caption, spin in ((translate("PipelineView", "&Query i"), self.feature_query), (translate("PipelineView", "&Key j"), self.feature_key)):
             label = QLabel(caption)
             label.setBuddy(spin)
             row.addWidget(label)
@@ -268,7 +279,7 @@ class PipelineView(QWidget):
         self.feature_plot.setMenuEnabled(False)
         self.feature_plot.setMouseEnabled(x=False, y=False)
         self.feature_plot.hideButtons()
-        self.feature_plot.setLabel("bottom", "hidden unit")
+        self.feature_plot.setLabel("bottom", translate("PipelineView", "hidden unit"))
         self._legend = self.feature_plot.addLegend(offset=(-4, 4))
         self.feature_plot.addLine(y=0, pen=pg.mkPen("#888"))
         self._bars_hidden = pg.BarGraphItem(x=[], height=[], width=0.38, brush="#3a6fb0", name="tanh(W_q q + W_k k)")
@@ -284,7 +295,7 @@ class PipelineView(QWidget):
         return box
 
     def _build_params_box(self) -> QGroupBox:
-        box = QGroupBox("Learned parameters (edit a cell: the scores follow; Ctrl+Z undoes)")
+        box = QGroupBox(translate("PipelineView", "Learned parameters (edit a cell: the scores follow; Ctrl+Z undoes)"))
         box.installEventFilter(self)
         layout = QVBoxLayout(box)
         self.params_error = QLabel()
@@ -294,8 +305,8 @@ class PipelineView(QWidget):
         layout.addWidget(self.params_error)
         self.params_tabs = QTabWidget()
         self.params_tabs.setMinimumHeight(200)
-        self.params_tabs.setToolTip("The scoring function's learned parameters, one tab per matrix "
-                                    "(rows × columns as in nn.Linear: out × in)")
+        self.params_tabs.setToolTip(translate("PipelineView", "The scoring function's learned parameters, one tab "
+                                                              "per matrix (rows × columns as in nn.Linear: out × in)"))
         layout.addWidget(self.params_tabs)
         self.param_models: dict[str, ArrayTableModel] = {}
         self.param_views: dict[str, TensorTableView] = {}
@@ -321,7 +332,8 @@ class PipelineView(QWidget):
             model.blockEdited.connect(lambda r, c, block, name=name: self._on_param_block(name, r, c, block))
             model.inputRejected.connect(self._show_params_error)
             view = TensorTableView(model)
-            view.setToolTip(f"{name}: type or paste numbers; each edit is one undo step in the main window")
+            view.setToolTip(translate("PipelineView", "{name}: type or paste numbers; each edit is one undo step "
+                                                      "in the main window").format(name=name))
             self.param_models[name] = model
             self.param_views[name] = view
             rows, cols = np.shape(value)
@@ -355,7 +367,8 @@ class PipelineView(QWidget):
 
     def show_error(self, message: str | None) -> None:
         """A message above the stages (the last good result stays drawn)."""
-        self.error.setText(f"⚠ {message} (showing the last good result)" if message else "")
+        self.error.setText("⚠ " + translate("PipelineView", "{message} (showing the last good result)").format(
+            message=message) if message else "")
         self.error.setVisible(bool(message))
 
     def set_batch(self, batch: int) -> None:
@@ -504,10 +517,12 @@ class PipelineView(QWidget):
         def hover(stage: str) -> object:
             def text(r: int, c: int) -> str:
                 value = float(getattr(view, stage)[b, r, c])
-                state_txt = "" if allowed[r, c] else "  (masked)"
+                where = translate("PipelineView", "query {r}, key {c}").format(r=r, c=c)
                 if stage == "mask":
-                    return f"query {r}, key {c}: {'may attend' if mask[r, c] else 'masked'}"
-                return f"query {r}, key {c}: {_fmt(value)}{state_txt}"
+                    verdict = translate("PipelineView", "may attend") if mask[r, c] else translate("PipelineView", "masked")
+                    return f"{where}: {verdict}"
+                state_txt = "" if allowed[r, c] else "  " + translate("PipelineView", "(masked)")
+                return f"{where}: {_fmt(value)}{state_txt}"
             return text
 
         cards = self.cards
@@ -541,42 +556,62 @@ class PipelineView(QWidget):
         s = state.settings
         d_k = int(state.keys.shape[2])
         notes = {stage: "" for stage, _ in PIPELINE_STAGES}
-        notes["raw_scores"] = f"{s.scoring.replace('_', ' ')} scoring; colour range from the scores themselves"
+        scoring = tr_text(SCORING_NAMES.get(s.scoring, s.scoring))
+        notes["raw_scores"] = translate("PipelineView", "{scoring} scoring; colour range from the scores "
+                                                        "themselves").format(scoring=scoring)
         if s.scoring == "scaled_dot":
-            notes["scores"] = f"raw ÷ √d = raw ÷ {np.sqrt(d_k):.4g} (d = {d_k})"
+            notes["scores"] = translate("PipelineView", "raw ÷ √d = raw ÷ {root} (d = {d})").format(
+                root=f"{np.sqrt(d_k):.4g}", d=d_k)
         else:
-            notes["scores"] = f"the same as the raw scores: {s.scoring.replace('_', ' ')} has no scaling step"
+            notes["scores"] = translate("PipelineView", "the same as the raw scores: {scoring} has no scaling "
+                                                        "step").format(scoring=scoring)
         if s.lens_mode == "none" and s.causal is None:
-            notes["mask"] = "no valid lengths and no causal mask: every key may be attended"
+            notes["mask"] = translate("PipelineView", "no valid lengths and no causal mask: every key may be attended")
         else:
             lens = state.valid_lens()
-            lens_txt = "" if lens is None else f"valid lengths {np.asarray(lens)[b].tolist()}"
-            causal_txt = "" if s.causal is None else f"causal ({s.causal.replace('_', '-')})"
-            notes["mask"] = "from " + " and ".join(t for t in (lens_txt, causal_txt) if t)
+            lens_txt = "" if lens is None else translate("PipelineView", "valid lengths {lengths}").format(
+                lengths=np.asarray(lens)[b].tolist())
+            causal_txt = "" if s.causal is None else translate("PipelineView", "causal ({alignment})").format(
+                alignment=s.causal.replace("_", "-"))
+            if lens_txt and causal_txt:
+                notes["mask"] = translate("PipelineView", "from {first} and {second}").format(
+                    first=lens_txt, second=causal_txt)
+            else:
+                notes["mask"] = translate("PipelineView", "from {source}").format(source=lens_txt or causal_txt)
         fill = _FILLS.get(s.mask_mode)
         if s.mask_mode == "float01":
-            notes["masked_scores"] = "bug mode: the 0/1 mask is added (+1 on kept keys), nothing is masked"
+            notes["masked_scores"] = translate("PipelineView", "bug mode: the 0/1 mask is added (+1 on kept keys), "
+                                                               "nothing is masked")
         elif s.mask_mode == "inverted":
-            notes["masked_scores"] = "bug mode: the mask's polarity is flipped, the kept keys get −∞"
+            notes["masked_scores"] = translate("PipelineView", "bug mode: the mask's polarity is flipped, the kept "
+                                                               "keys get −∞")
         else:
-            notes["masked_scores"] = f"masked keys (hatched) get {fill}; colours from the allowed cells"
+            notes["masked_scores"] = translate("PipelineView", "masked keys (hatched) get {fill}; colours from the "
+                                                               "allowed cells").format(fill=fill)
         rows_sum = view.row_sums[b]
-        notes["weights"] = "each row sums to " + ", ".join(_fmt(float(x)) for x in rows_sum[:6]) + (
-            "…" if rows_sum.size > 6 else "")
-        if int(view.empty_rows[b].sum()):
-            notes["weights"] += f"; {int(view.empty_rows[b].sum())} quer{'y has' if int(view.empty_rows[b].sum()) == 1 else 'ies have'} no valid key (∅)"
+        sums = ", ".join(_fmt(float(x)) for x in rows_sum[:6]) + ("…" if rows_sum.size > 6 else "")
+        notes["weights"] = translate("PipelineView", "each row sums to {sums}").format(sums=sums)
+        n_empty = int(view.empty_rows[b].sum())
+        if n_empty == 1:
+            notes["weights"] += "; " + translate("PipelineView", "{n} query has no valid key (∅)").format(n=n_empty)
+        elif n_empty:
+            notes["weights"] += "; " + translate("PipelineView", "{n} queries have no valid key (∅)").format(n=n_empty)
         if s.dropout > 0 and s.train:
-            notes["applied_weights"] = f"dropout p = {s.dropout:g}: zeroed at random, the rest × {1 / (1 - s.dropout):.4g}"
+            notes["applied_weights"] = translate("PipelineView", "dropout p = {p}: zeroed at random, the rest × "
+                                                                 "{factor}").format(p=f"{s.dropout:g}",
+                                                                                    factor=f"{1 / (1 - s.dropout):.4g}")
         elif s.dropout > 0:
-            notes["applied_weights"] = f"the same as the weights: dropout ({s.dropout:g}) acts in training only (train is off)"
+            notes["applied_weights"] = translate("PipelineView", "the same as the weights: dropout ({p}) acts in "
+                                                                 "training only (train is off)").format(p=f"{s.dropout:g}")
         else:
-            notes["applied_weights"] = "the same as the weights: no dropout"
-        notes["output"] = f"weights × values: one row of length d_v = {view.output.shape[2]} per query"
+            notes["applied_weights"] = translate("PipelineView", "the same as the weights: no dropout")
+        notes["output"] = translate("PipelineView", "weights × values: one row of length d_v = {d_v} per "
+                                                    "query").format(d_v=view.output.shape[2])
         for stage, card in self.cards.items():
             card.note.setText(notes[stage])
-        self.summary.setText(
-            f"{s.scoring.replace('_', ' ')} scoring · mask {s.mask_mode} · {s.dtype} · batch element {b} of "
-            f"{view.weights.shape[0]}")
+        self.summary.setText(translate(
+            "PipelineView", "{scoring} scoring · mask {mask_mode} · {dtype} · batch element {b} of {n}").format(
+            scoring=scoring, mask_mode=s.mask_mode, dtype=s.dtype, b=b, n=view.weights.shape[0]))
 
     def _draw_formula(self) -> None:
         state = self._state
@@ -613,7 +648,8 @@ class PipelineView(QWidget):
         try:
             hidden, weighted = additive_features(view.params, state.queries[b, i], state.keys[b, j])
         except (KeyError, ValueError, IndexError) as exc:
-            self.feature_text.setText(f"<span style='color:#b00020'>cannot compute the features: {exc}</span>")
+            self.feature_text.setText("<span style='color:#b00020'>" + translate(
+                "PipelineView", "cannot compute the features: {error}").format(error=exc) + "</span>")
             self._bars_hidden.setOpts(x=[], height=[])
             self._bars_weighted.setOpts(x=[], height=[])
             return
@@ -629,7 +665,8 @@ class PipelineView(QWidget):
         self.feature_text.setText(
             f"<i>a</i>(<b>q</b><sub>{i}</sub>, <b>k</b><sub>{j}</sub>) = ∑ <b>w</b><sub><i>v</i></sub> ⊙ "
             f"tanh(<b>W</b><sub><i>q</i></sub><b>q</b><sub>{i}</sub> + <b>W</b><sub><i>k</i></sub><b>k</b><sub>{j}</sub>)"
-            f" = <b>{_fmt(score)}</b> &nbsp;(raw-score map, batch {b}: {_fmt(shown)})")
+            f" = <b>{_fmt(score)}</b> &nbsp;"
+            + translate("PipelineView", "(raw-score map, batch {b}: {value})").format(b=b, value=_fmt(shown)))
 
     # ------------------------------------------------------------------ parameter edits
 
@@ -643,14 +680,16 @@ class PipelineView(QWidget):
             return
         arr = np.asarray(block, dtype=np.float64)
         if not np.isfinite(arr).all():
-            self._show_params_error(f"{name} must hold finite numbers: NaN and ±inf are not accepted here")
+            self._show_params_error(translate("PipelineView", "{name} must hold finite numbers: NaN and ±inf are "
+                                                              "not accepted here").format(name=name))
             return
         self._show_params_error(None)
         params = {k: np.array(v, dtype=np.float32, copy=True) for k, v in view.params.items()}
         target = params[name]
         rows, cols = arr.shape
         if row + rows > target.shape[0] or col + cols > target.shape[1]:
-            self._show_params_error(f"the block does not fit into {name} {target.shape}")
+            self._show_params_error(translate("PipelineView", "the block does not fit into {name} {shape}").format(
+                name=name, shape=target.shape))
             return
         target[row:row + rows, col:col + cols] = arr
         self.paramsEdited.emit(params)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..compute import ViewData
+from ..i18n import tr_text, translate
 from .colormaps import COLORMAPS, DEFAULT_COLORMAP
 from .heatmap import HeatmapWidget
 from .tensor_table import ArrayTableModel, TensorTableView
@@ -35,16 +36,18 @@ def _fmt(x: float) -> str:
 def hover_text(view: ViewData, b: int, r: int, c: int) -> str:
     """The tooltip of one cell: where it is and every number that led to its weight."""
     allowed = bool(view.mask[b, r, c])
+    where = translate("ResultsPanel", "batch {b}, query {r}, key {c}").format(b=b, r=r, c=c)
     lines = [
-        f"batch {b}, query {r}, key {c}" + ("" if allowed else "  (masked)"),
-        f"raw score {_fmt(float(view.raw_scores[b, r, c]))}",
-        f"masked score {_fmt(float(view.masked_scores[b, r, c]))}",
-        f"weight {_fmt(float(view.weights[b, r, c]))}",
+        where + ("" if allowed else "  " + translate("ResultsPanel", "(masked)")),
+        translate("ResultsPanel", "raw score {value}").format(value=_fmt(float(view.raw_scores[b, r, c]))),
+        translate("ResultsPanel", "masked score {value}").format(value=_fmt(float(view.masked_scores[b, r, c]))),
+        translate("ResultsPanel", "weight {value}").format(value=_fmt(float(view.weights[b, r, c]))),
     ]
     if view.applied_weights is not view.weights and not np.shares_memory(view.applied_weights, view.weights):
-        lines.append(f"after dropout {_fmt(float(view.applied_weights[b, r, c]))}")
+        lines.append(translate("ResultsPanel", "after dropout {value}").format(
+            value=_fmt(float(view.applied_weights[b, r, c]))))
     if view.empty_rows[b, r]:
-        lines.append("this query has no valid key")
+        lines.append(translate("ResultsPanel", "this query has no valid key"))
     return "\n".join(lines)
 
 
@@ -53,16 +56,18 @@ class OutputPanel(QTabWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setToolTip("The attention output (weights @ values) of the selected batch element")
+        self.setToolTip(translate("ResultsPanel", "The attention output (weights @ values) of the selected batch element"))
         self.model = ArrayTableModel(row_label=lambda r: f"q{r}", column_label=lambda c: f"d{c}",
-                                     value_name="output")
+                                     value_name=translate("ResultsPanel", "output"))
         self.table = TensorTableView(self.model)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setToolTip("Output numbers (read-only; Ctrl+C copies)")
-        self.heatmap = HeatmapWidget(title="Output", x_label="Value dimension", y_label="Queries")
-        self.heatmap.setToolTip("Output as a heatmap (colour scale from its own range)")
-        self.addTab(self.table, "Output &numbers")
-        self.addTab(self.heatmap, "Output &heatmap")
+        self.table.setToolTip(translate("ResultsPanel", "Output numbers (read-only; Ctrl+C copies)"))
+        self.heatmap = HeatmapWidget(title=translate("ResultsPanel", "Output"),
+                                     x_label=translate("ResultsPanel", "Value dimension"),
+                                     y_label=translate("ResultsPanel", "Queries"))
+        self.heatmap.setToolTip(translate("ResultsPanel", "Output as a heatmap (colour scale from its own range)"))
+        self.addTab(self.table, translate("ResultsPanel", "Output &numbers"))
+        self.addTab(self.heatmap, translate("ResultsPanel", "Output &heatmap"))
         self._pending: np.ndarray | None = None
         self.currentChanged.connect(lambda _index: self._draw_heatmap() if self.currentWidget() is self.heatmap else None)
 
@@ -92,8 +97,8 @@ class ResultsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         header = QHBoxLayout()
-        self.title = QLabel("Attention weights")
-        self.title.setToolTip("softmax of the masked scores; keys across, queries down")
+        self.title = QLabel(translate("ResultsPanel", "Attention weights"))
+        self.title.setToolTip(translate("ResultsPanel", "softmax of the masked scores; keys across, queries down"))
         font = self.title.font()
         font.setBold(True)
         self.title.setFont(font)
@@ -103,9 +108,9 @@ class ResultsPanel(QWidget):
         for name in COLORMAPS:
             self.colormap.addItem(name, name)
         self.colormap.setCurrentIndex(COLORMAPS.index(DEFAULT_COLORMAP))
-        self.colormap.setToolTip("Colour map of the heatmaps (cividis: perceptually uniform and colour-blind safe)")
+        self.colormap.setToolTip(translate("ResultsPanel", "Colour map of the heatmaps (cividis: perceptually uniform and colour-blind safe)"))
         self.colormap.currentIndexChanged.connect(lambda _i: self.set_colormap(self.colormap.currentData()))
-        cmap_caption = QLabel("C&olour map")
+        cmap_caption = QLabel(translate("ResultsPanel", "C&olour map"))
         cmap_caption.setBuddy(self.colormap)
         header.addWidget(cmap_caption)
         header.addWidget(self.colormap)
@@ -114,7 +119,7 @@ class ResultsPanel(QWidget):
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)
         self.warnings.setStyleSheet("QLabel { color: #8a5300; }")
-        self.warnings.setToolTip("What the diagnostics found in the last result")
+        self.warnings.setToolTip(translate("ResultsPanel", "What the diagnostics found in the last result"))
         self.warnings.setVisible(False)
         layout.addWidget(self.warnings)
 
@@ -124,7 +129,7 @@ class ResultsPanel(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.grid_host)
-        scroll.setToolTip("One heatmap per batch element; hover a cell for its numbers")
+        scroll.setToolTip(translate("ResultsPanel", "One heatmap per batch element; hover a cell for its numbers"))
         layout.addWidget(scroll, 1)
 
         self.maps: list[HeatmapWidget] = []
@@ -137,7 +142,8 @@ class ResultsPanel(QWidget):
 
     def _ensure_maps(self, count: int) -> None:
         while len(self.maps) < count:
-            heatmap = HeatmapWidget(colormap=self._colormap)
+            heatmap = HeatmapWidget(colormap=self._colormap, x_label=translate("ResultsPanel", "Keys"),
+                                    y_label=translate("ResultsPanel", "Queries"))
             heatmap.show_masked_values = True  # padding that gets weight must show its colour
             heatmap.set_font_scale(self._font_scale)
             self.maps.append(heatmap)
@@ -158,13 +164,14 @@ class ResultsPanel(QWidget):
         rows = [f"q{i}" for i in range(n_q)]
         cols = [f"k{j}" for j in range(n_k)]
         for heatmap, b in zip(self.maps, shown):
-            heatmap.set_title(f"batch {b}" + (f" of {n_batch}" if len(shown) < n_batch else ""))
+            heatmap.set_title(translate("ResultsPanel", "batch {b} of {n}").format(b=b, n=n_batch)
+                              if len(shown) < n_batch else translate("ResultsPanel", "batch {b}").format(b=b))
             heatmap.set_data(
                 view.weights[b], mask=view.mask[b], empty_rows=view.empty_rows[b], levels=(0.0, 1.0),
                 hover=lambda r, c, b=b: hover_text(view, b, r, c), row_labels=rows, col_labels=cols,
             )
         self.output.show_output(view.output[batch])
-        self.warnings.setText("\n".join(f"⚠ {w}" for w in view.warnings))
+        self.warnings.setText("\n".join(f"⚠ {tr_text(w)}" for w in view.warnings))
         self.warnings.setVisible(bool(view.warnings))
 
     def set_batch(self, batch: int) -> None:

@@ -34,6 +34,8 @@ from PySide6.QtWidgets import (
 )
 
 from ..document import Document, Edit
+from ..i18n import tr_text, translate
+from ..tr import QT_TRANSLATE_NOOP
 from ..worker import ComputeScheduler
 from .lab_worker import (
     ScalingOutcome,
@@ -61,10 +63,13 @@ _UNIT_TOLERANCE = 2.0
 
 #: The plots: key, title, y label, statistic name in the curves, log y axis.
 PLOTS: tuple[tuple[str, str, str, str, bool], ...] = (
-    ("var", "Score variance", "variance", "var", True),
-    ("entropy", "Entropy", "entropy (nats)", "entropy", False),
-    ("max_weight", "Largest weight", "max weight", "max_weight", False),
-    ("jacobian", "Softmax gradient", "‖∂w/∂s‖ (Frobenius)", "jacobian_norm", False),
+    ("var", QT_TRANSLATE_NOOP("ScalingLab", "Score variance"), QT_TRANSLATE_NOOP("ScalingLab", "variance"), "var",
+     True),
+    ("entropy", QT_TRANSLATE_NOOP("ScalingLab", "Entropy"), QT_TRANSLATE_NOOP("ScalingLab", "entropy (nats)"),
+     "entropy", False),
+    ("max_weight", QT_TRANSLATE_NOOP("ScalingLab", "Largest weight"), QT_TRANSLATE_NOOP("ScalingLab", "max weight"),
+     "max_weight", False),
+    ("jacobian", QT_TRANSLATE_NOOP("ScalingLab", "Softmax gradient"), "‖∂w/∂s‖ (Frobenius)", "jacobian_norm", False),
 )
 
 
@@ -124,17 +129,19 @@ class ScalingLabView(QWidget):
         self.point_items: dict[str, tuple[pg.ScatterPlotItem, pg.ScatterPlotItem]] = {}
         self.legends: list[pg.LegendItem] = []
         self.guides: dict[str, pg.InfiniteLine] = {}
+        unscaled_name = translate("ScalingLab", "q·k (unscaled)")
+        scaled_name = translate("ScalingLab", "q·k / √d (scaled)")
         for i, (key, title, ylabel, _stat, logy) in enumerate(PLOTS):
             plot = self.graphics.addPlot(row=1, col=i, axisItems={"bottom": _Log2Axis("bottom")})
-            plot.setTitle(title)
-            plot.setLabel("bottom", "d (length of q and k)")
-            plot.setLabel("left", ylabel)
+            plot.setTitle(tr_text(title))
+            plot.setLabel("bottom", translate("ScalingLab", "d (length of q and k)"))
+            plot.setLabel("left", tr_text(ylabel))
             plot.setLogMode(x=False, y=logy)
             plot.showGrid(x=True, y=True, alpha=0.15)
             plot.setMenuEnabled(False)
             plot.hideButtons()
-            unscaled = plot.plot([], [], pen=pg.mkPen(UNSCALED_COLOR, width=2.5), name="q·k (unscaled)")
-            scaled = plot.plot([], [], pen=pg.mkPen(SCALED_COLOR, width=2.5), name="q·k / √d (scaled)")
+            unscaled = plot.plot([], [], pen=pg.mkPen(UNSCALED_COLOR, width=2.5), name=unscaled_name)
+            scaled = plot.plot([], [], pen=pg.mkPen(SCALED_COLOR, width=2.5), name=scaled_name)
             self.curve_items[key] = (unscaled, scaled)
             marks = (
                 pg.ScatterPlotItem(size=15, symbol="star", pen=pg.mkPen(40, 40, 40), brush=pg.mkBrush(*UNSCALED_COLOR)),
@@ -148,15 +155,15 @@ class ScalingLabView(QWidget):
         # Reference levels: uniform weights' entropy log n and largest weight 1/n.
         for key in ("entropy", "max_weight"):
             line = pg.InfiniteLine(angle=0, pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine),
-                                   label="uniform", labelOpts={"position": 0.08, "color": REFERENCE_COLOR,
+                                   label=translate("ScalingLab", "uniform"), labelOpts={"position": 0.08, "color": REFERENCE_COLOR,
                                                                "anchors": [(0, 1), (0, 1)]})
             self.plots[key].addItem(line)
             self.guides[key] = line
 
         tanh = self.graphics.addPlot(row=1, col=len(PLOTS))
-        tanh.setTitle("tanh saturation")
+        tanh.setTitle(translate("ScalingLab", "tanh saturation"))
         tanh.setLabel("bottom", "|W_q q + W_k k|")
-        tanh.setLabel("left", "values")
+        tanh.setLabel("left", translate("ScalingLab", "values"))
         tanh.setMenuEnabled(False)
         tanh.hideButtons()
         self.tanh_hist = pg.PlotDataItem([0, 1], [0], stepMode="center", fillLevel=0,
@@ -172,12 +179,12 @@ class ScalingLabView(QWidget):
         # One legend for all plots, in a row above them: inside a plot it would hide a curve.
         legend = pg.LegendItem(colCount=5, labelTextColor=(30, 30, 30))
         first = self.curve_items["var"]
-        legend.addItem(first[0], "q·k (unscaled)")
-        legend.addItem(first[1], "q·k / √d (scaled)")
-        legend.addItem(self.point_items["var"][0], "your inputs (unscaled)")
-        legend.addItem(self.point_items["var"][1], "your inputs (scaled)")
+        legend.addItem(first[0], unscaled_name)
+        legend.addItem(first[1], scaled_name)
+        legend.addItem(self.point_items["var"][0], translate("ScalingLab", "your inputs (unscaled)"))
+        legend.addItem(self.point_items["var"][1], translate("ScalingLab", "your inputs (scaled)"))
         legend.addItem(pg.PlotDataItem([], [], pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine)),
-                       "uniform weights")
+                       translate("ScalingLab", "uniform weights"))
         self.graphics.addItem(legend, row=0, col=0, colspan=len(PLOTS) + 1)
         self.legends.append(legend)
 
@@ -205,11 +212,12 @@ class ScalingLabView(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.status)
         layout.addLayout(row, 1)
-        self.header.setText(
-            "Random unit-variance q and k of length d: without scaling the scores' variance grows like d, "
-            "the softmax collapses onto one key (entropy → 0, largest weight → 1) and its gradient "
-            "vanishes; dividing by √d keeps all three where they are at d = 1. Stars: your inputs.")
-        self.setToolTip("Why scores are divided by √d, with the current queries and keys marked")
+        self.header.setText(translate(
+            "ScalingLab", "Random unit-variance q and k of length d: without scaling the scores' variance grows "
+                          "like d, the softmax collapses onto one key (entropy → 0, largest weight → 1) and its "
+                          "gradient vanishes; dividing by √d keeps all three where they are at d = 1. Stars: your "
+                          "inputs."))
+        self.setToolTip(translate("ScalingLab", "Why scores are divided by √d, with the current queries and keys marked"))
         self._apply_fonts()
         self._update_status()
         document.subscribe(self._on_document_changed)
@@ -257,7 +265,7 @@ class ScalingLabView(QWidget):
             return
         self.shown_version = outcome.version
         if outcome.error is not None or outcome.curves is None:
-            self.error = outcome.error or "no curves"
+            self.error = outcome.error or translate("ScalingLab", "no curves")
         else:
             self.error = None
             self.outcome = outcome
@@ -276,8 +284,8 @@ class ScalingLabView(QWidget):
             scaled.setData(x, curves[f"{stat}_scaled"])
         self.guides["entropy"].setValue(float(curves["max_entropy"]))
         self.guides["max_weight"].setValue(1.0 / max(n_keys, 1))
-        self._set_title("entropy", f"Entropy, {n_keys} keys")
-        self._set_title("max_weight", f"Largest weight, {n_keys} keys")
+        self._set_title("entropy", translate("ScalingLab", "Entropy, {n} keys").format(n=n_keys))
+        self._set_title("max_weight", translate("ScalingLab", "Largest weight, {n} keys").format(n=n_keys))
 
         point = outcome.point
         for key, _title, _ylabel, stat, logy in PLOTS:
@@ -318,7 +326,8 @@ class ScalingLabView(QWidget):
         self.tanh_line.setVisible(True)
         frac = sat.saturated_fraction
         share = "—" if not math.isfinite(frac) else f"{100 * frac:.1f}%"
-        self._set_title("tanh", f"tanh: {share} saturated", "#c0392b" if frac > 0 else "#222")
+        self._set_title("tanh", translate("ScalingLab", "tanh: {share} saturated").format(share=share),
+                        "#c0392b" if frac > 0 else "#222")
         plot.setYRange(0, max(1.0, float(counts.max()) * 1.1), padding=0)
         plot.setXRange(0, float(edges[-1]), padding=0.02)
 
@@ -328,40 +337,54 @@ class ScalingLabView(QWidget):
         assert curves is not None
         lines: list[str] = []
         if p is None:
-            lines.append(f"<p><b>Your inputs are not marked.</b> {html.escape(outcome.point_note or '')}</p>")
+            lines.append("<p>" + translate("ScalingLab", "<b>Your inputs are not marked.</b>")
+                         + f" {html.escape(tr_text(outcome.point_note or ''))}</p>")
         else:
             d = int(p["d"])
-            lines.append(f"<p><b>Your inputs</b>: d = {d}, {int(p['rows'])} query rows, "
-                         f"{_fmt(p['n_keys'])} allowed keys per row on average.</p>")
+            lines.append("<p>" + translate(
+                "ScalingLab", "<b>Your inputs</b>: d = {d}, {rows} query rows, {keys} allowed keys per row on "
+                              "average.").format(d=d, rows=int(p["rows"]), keys=_fmt(p["n_keys"])) + "</p>")
             rows = "".join(
                 f"<tr><td>{label}</td><td align='right'>{_fmt(p[f'{stat}_unscaled'])}</td>"
                 f"<td align='right'>{_fmt(p[f'{stat}_scaled'])}</td></tr>"
-                for label, stat in (("variance", "var"), ("entropy", "entropy"),
-                                    ("max weight", "max_weight"), ("gradient", "jacobian_norm"))
+                for label, stat in ((translate("ScalingLab", "variance"), "var"),
+                                    (translate("ScalingLab", "entropy"), "entropy"),
+                                    (translate("ScalingLab", "max weight"), "max_weight"),
+                                    (translate("ScalingLab", "gradient"), "jacobian_norm"))
             )
+            unscaled, scaled = translate("ScalingLab", "unscaled"), translate("ScalingLab", "scaled")
             lines.append(
-                "<table cellspacing='0' cellpadding='2'><tr><th></th><th>unscaled</th><th>scaled</th></tr>"
+                f"<table cellspacing='0' cellpadding='2'><tr><th></th><th>{unscaled}</th><th>{scaled}</th></tr>"
                 f"{rows}</table>")
             qms, kms = p["q_mean_square"], p["k_mean_square"]
-            off = [name for name, ms in (("queries", qms), ("keys", kms))
-                   if not (1 / _UNIT_TOLERANCE <= ms <= _UNIT_TOLERANCE)]
-            if off:
-                lines.append(
-                    f"<p style='color:#8a5300'>The curves assume unit-variance entries; your {' and '.join(off)} "
-                    f"have mean square {_fmt(qms)} (q) and {_fmt(kms)} (k), so the unscaled variance is about "
-                    f"d × {_fmt(qms)} × {_fmt(kms)} = {_fmt(d * qms * kms)} rather than {d}.</p>")
-        lines.append(f"<p style='color:#555'>Curves: {int(curves['samples'])} random (q, keys) samples per d, "
-                     f"softmax over {int(curves['n_keys'])} keys (your average, rounded).</p>")
+            q_off = not (1 / _UNIT_TOLERANCE <= qms <= _UNIT_TOLERANCE)
+            k_off = not (1 / _UNIT_TOLERANCE <= kms <= _UNIT_TOLERANCE)
+            if q_off or k_off:
+                which = (translate("ScalingLab", "queries and keys") if q_off and k_off else
+                         translate("ScalingLab", "queries") if q_off else translate("ScalingLab", "keys"))
+                lines.append("<p style='color:#8a5300'>" + translate(
+                    "ScalingLab", "The curves assume unit-variance entries; your {which} have mean square {q} (q) "
+                                  "and {k} (k), so the unscaled variance is about d × {q} × {k} = {product} rather "
+                                  "than {d}.").format(which=which, q=_fmt(qms), k=_fmt(kms),
+                                                      product=_fmt(d * qms * kms), d=d) + "</p>")
+        lines.append("<p style='color:#555'>" + translate(
+            "ScalingLab", "Curves: {samples} random (q, keys) samples per d, softmax over {keys} keys (your "
+                          "average, rounded).").format(samples=int(curves["samples"]), keys=int(curves["n_keys"]))
+                     + "</p>")
         sat = outcome.saturation
         if sat is not None:
             frac = sat.saturated_fraction
             share = "—" if not math.isfinite(frac) else f"{100 * frac:.1f}%"
-            lines.append(
-                f"<p><b>tanh</b>: {share} of the {sat.n_values} hidden values have |tanh| &gt; {sat.threshold:g} "
-                f"(|h| &gt; {sat.pre_threshold:.2f}, right of the dashed line), where the gradient 1 − tanh² is "
-                f"below {1 - sat.threshold ** 2:.3g}{' (a random sample of pairs)' if sat.sampled else ''}.</p>")
+            sampled = " " + translate("ScalingLab", "(a random sample of pairs)") if sat.sampled else ""
+            lines.append("<p>" + translate(
+                "ScalingLab", "<b>tanh</b>: {share} of the {n} hidden values have |tanh| &gt; {threshold} (|h| &gt; "
+                              "{pre}, right of the dashed line), where the gradient 1 − tanh² is below "
+                              "{gradient}").format(share=share, n=sat.n_values, threshold=f"{sat.threshold:g}",
+                                                   pre=f"{sat.pre_threshold:.2f}",
+                                                   gradient=f"{1 - sat.threshold ** 2:.3g}")
+                         + f"{sampled}.</p>")
         elif outcome.saturation_note:
-            lines.append(f"<p style='color:#555'>{html.escape(outcome.saturation_note)}.</p>")
+            lines.append(f"<p style='color:#555'>{html.escape(tr_text(outcome.saturation_note))}.</p>")
         self.notes.setText("".join(lines))
 
     def _set_title(self, key: str, text: str, color: str = "#222") -> None:
@@ -402,9 +425,10 @@ class ScalingLabView(QWidget):
 
     def _update_status(self) -> None:
         if self.error is not None:
-            self.status.setText(f"<span style='color:#b00020'>{html.escape(self.error)}</span>")
+            self.status.setText(f"<span style='color:#b00020'>{html.escape(tr_text(self.error))}</span>")
         elif self.scheduler.busy and self.outcome is None:
-            self.status.setText("<span style='color:#8a5300'>computing the curves…</span>")
+            self.status.setText("<span style='color:#8a5300'>" + translate("ScalingLab", "computing the curves…")
+                                + "</span>")
         else:
             self.status.setText("")
         self.status.setVisible(bool(self.status.text()))
@@ -420,10 +444,10 @@ def install_scaling_lab(window: MainWindow) -> QDockWidget:
         return existing
     view = ScalingLabView(window.document)
     dock = add_tool_dock(
-        window, view, title="Scaling lab: why divide by √d", object_name=SCALING_LAB_DOCK,
-        action_text="&Scaling lab", shortcut=SCALING_LAB_SHORTCUT,
-        tip="Variance, softmax entropy, largest weight and gradient against d, scaled and unscaled, "
-            "with the current inputs marked; tanh saturation for additive attention",
+        window, view, title=translate("ScalingLab", "Scaling lab: why divide by √d"), object_name=SCALING_LAB_DOCK,
+        action_text=translate("ScalingLab", "&Scaling lab"), shortcut=SCALING_LAB_SHORTCUT,
+        tip=translate("ScalingLab", "Variance, softmax entropy, largest weight and gradient against d, scaled and "
+                                    "unscaled, with the current inputs marked; tanh saturation for additive attention"),
     )
     presentation = getattr(window, "presentation_action", None)
     if presentation is not None:

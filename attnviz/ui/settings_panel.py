@@ -20,42 +20,44 @@ from PySide6.QtWidgets import (
 )
 
 from ..document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LEN, State
+from ..i18n import tr_text, translate
+from ..tr import QT_TRANSLATE_NOOP
 
 # (key, label, tooltip, maximum)
 SHAPE_FIELDS: tuple[tuple[str, str, str, int], ...] = (
-    ("batch", "&Batch", "Number of batch elements (independent examples)", MAX_BATCH),
-    ("n_queries", "&Queries", "Number of queries per batch element (rows of the attention map)", MAX_LEN),
-    ("n_keys", "&Keys", "Number of key-value pairs per batch element (columns of the attention map)", MAX_LEN),
-    ("d_q", "d_&q", "Length of each query vector", MAX_DIM),
-    ("d_k", "d_&k", "Length of each key vector (dot-product scoring needs d_k = d_q)", MAX_DIM),
-    ("d_v", "d_&v", "Length of each value vector (the output has this length too)", MAX_DIM),
+    ("batch", QT_TRANSLATE_NOOP("SettingsPanel", "&Batch"), QT_TRANSLATE_NOOP("SettingsPanel", "Number of batch elements (independent examples)"), MAX_BATCH),
+    ("n_queries", QT_TRANSLATE_NOOP("SettingsPanel", "&Queries"), QT_TRANSLATE_NOOP("SettingsPanel", "Number of queries per batch element (rows of the attention map)"), MAX_LEN),
+    ("n_keys", QT_TRANSLATE_NOOP("SettingsPanel", "&Keys"), QT_TRANSLATE_NOOP("SettingsPanel", "Number of key-value pairs per batch element (columns of the attention map)"), MAX_LEN),
+    ("d_q", "d_&q", QT_TRANSLATE_NOOP("SettingsPanel", "Length of each query vector"), MAX_DIM),
+    ("d_k", "d_&k", QT_TRANSLATE_NOOP("SettingsPanel", "Length of each key vector (dot-product scoring needs d_k = d_q)"), MAX_DIM),
+    ("d_v", "d_&v", QT_TRANSLATE_NOOP("SettingsPanel", "Length of each value vector (the output has this length too)"), MAX_DIM),
 )
 
 SCORING_LABELS = {
-    "additive": "Additive",
-    "scaled_dot": "Scaled dot product",
-    "dot": "Dot product (unscaled)",
-    "bilinear": "Bilinear (q^T W k)",
-    "gaussian": "Gaussian kernel",
-    "summation": "Vector summation",
+    "additive": QT_TRANSLATE_NOOP("SettingsPanel", "Additive"),
+    "scaled_dot": QT_TRANSLATE_NOOP("SettingsPanel", "Scaled dot product"),
+    "dot": QT_TRANSLATE_NOOP("SettingsPanel", "Dot product (unscaled)"),
+    "bilinear": QT_TRANSLATE_NOOP("SettingsPanel", "Bilinear (q^T W k)"),
+    "gaussian": QT_TRANSLATE_NOOP("SettingsPanel", "Gaussian kernel"),
+    "summation": QT_TRANSLATE_NOOP("SettingsPanel", "Vector summation"),
 }
 MASK_MODE_LABELS = {
-    "d2l": "Book (-1e6 fill)",
-    "strict": "Strict (empty rows = 0)",
-    "neg_inf": "-inf fill (NaN rows)",
-    "sdpa": "PyTorch SDPA boolean",
-    "float01": "1/0 mask as float (bug)",
-    "inverted": "Wrong polarity (bug)",
+    "d2l": QT_TRANSLATE_NOOP("SettingsPanel", "Book (-1e6 fill)"),
+    "strict": QT_TRANSLATE_NOOP("SettingsPanel", "Strict (empty rows = 0)"),
+    "neg_inf": QT_TRANSLATE_NOOP("SettingsPanel", "-inf fill (NaN rows)"),
+    "sdpa": QT_TRANSLATE_NOOP("SettingsPanel", "PyTorch SDPA boolean"),
+    "float01": QT_TRANSLATE_NOOP("SettingsPanel", "1/0 mask as float (bug)"),
+    "inverted": QT_TRANSLATE_NOOP("SettingsPanel", "Wrong polarity (bug)"),
 }
-LENS_LABELS = {"none": "None", "1d": "1-D (per batch)", "2d": "2-D (per query)"}
-CAUSAL_LABELS = {None: "Off", "top_left": "Top-left (is_causal)", "bottom_right": "Bottom-right (KV cache)"}
+LENS_LABELS = {"none": QT_TRANSLATE_NOOP("SettingsPanel", "None"), "1d": QT_TRANSLATE_NOOP("SettingsPanel", "1-D (per batch)"), "2d": QT_TRANSLATE_NOOP("SettingsPanel", "2-D (per query)")}
+CAUSAL_LABELS = {None: QT_TRANSLATE_NOOP("SettingsPanel", "Off"), "top_left": QT_TRANSLATE_NOOP("SettingsPanel", "Top-left (is_causal)"), "bottom_right": QT_TRANSLATE_NOOP("SettingsPanel", "Bottom-right (KV cache)")}
 DTYPE_LABELS = {"float32": "float32", "float64": "float64", "float16": "float16", "bfloat16": "bfloat16"}
 
 
 def _combo(items: dict[Any, str], tooltip: str) -> QComboBox:
     box = QComboBox()
     for key, label in items.items():
-        box.addItem(label, key)
+        box.addItem(tr_text(label), key)
     box.setToolTip(tooltip)
     return box
 
@@ -73,20 +75,21 @@ class ShapePanel(QGroupBox):
     shapeChanged = Signal(dict)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Shapes", parent)
-        self.setToolTip("Dimensions of the tensors; values that still fit are kept when they change")
+        super().__init__(translate("SettingsPanel", "Shapes"), parent)
+        self.setToolTip(translate("SettingsPanel", "Dimensions of the tensors; values that still fit are kept "
+                                                   "when they change"))
         layout = QFormLayout(self)
         self.spins: dict[str, QSpinBox] = {}
         for key, label, tip, maximum in SHAPE_FIELDS:
             spin = QSpinBox()
             spin.setRange(1, maximum)
-            spin.setToolTip(tip)
+            spin.setToolTip(tr_text(tip))
             spin.setAccelerated(True)
             # One edit when the user has finished typing, not one per keystroke.
             spin.setKeyboardTracking(False)
             spin.valueChanged.connect(lambda value, k=key: self.shapeChanged.emit({k: int(value)}))
             self.spins[key] = spin
-            caption = QLabel(label)
+            caption = QLabel(tr_text(label))
             caption.setBuddy(spin)
             layout.addRow(caption, spin)
 
@@ -104,59 +107,62 @@ class SettingsPanel(QGroupBox):
     settingsChanged = Signal(dict)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Attention", parent)
-        self.setToolTip("How scores are computed and masked")
+        super().__init__(translate("SettingsPanel", "Attention"), parent)
+        self.setToolTip(translate("SettingsPanel", "How scores are computed and masked"))
         form = QFormLayout(self)
 
-        self.scoring = _combo(SCORING_LABELS, "Scoring function a(q, k)")
+        self.scoring = _combo(SCORING_LABELS, translate("SettingsPanel", "Scoring function a(q, k)"))
         self.hidden = QSpinBox()
         self.hidden.setRange(1, MAX_HIDDEN)
         self.hidden.setKeyboardTracking(False)
-        self.hidden.setToolTip("Hidden size h of additive attention (W_q, W_k are h x d)")
+        self.hidden.setToolTip(translate("SettingsPanel", "Hidden size h of additive attention (W_q, W_k are h x d)"))
         self.param_seed = QSpinBox()
         self.param_seed.setRange(0, 2**31 - 1)
         self.param_seed.setKeyboardTracking(False)
-        self.param_seed.setToolTip("Seed of the learnable parameters (additive, bilinear)")
-        self.lens_mode = _combo(LENS_LABELS, "Valid lengths: none, one per batch element (1-D), or one per query (2-D)")
-        self.mask_mode = _combo(MASK_MODE_LABELS, "How masked keys are applied: the book's -1e6 fill, strict, or the conventions (and bugs) of other libraries")
-        self.causal = _combo(CAUSAL_LABELS, "Causal mask: query i sees keys up to i (top-left) or up to i + K - Q (bottom-right)")
-        self.device = _combo({"cpu": "cpu"}, "Device the attention runs on")
-        self.dtype = _combo(DTYPE_LABELS, "Floating-point type of the computation; float16 shows the -1e6 fill overflowing")
+        self.param_seed.setToolTip(translate("SettingsPanel", "Seed of the learnable parameters (additive, bilinear)"))
+        self.lens_mode = _combo(LENS_LABELS, translate("SettingsPanel", "Valid lengths: none, one per batch element (1-D), or one per query (2-D)"))
+        self.mask_mode = _combo(MASK_MODE_LABELS, translate("SettingsPanel", "How masked keys are applied: the book's -1e6 fill, strict, "
+                                                             "or the conventions (and bugs) of other libraries"))
+        self.causal = _combo(CAUSAL_LABELS, translate("SettingsPanel", "Causal mask: query i sees keys up to i (top-left) "
+                                                         "or up to i + K - Q (bottom-right)"))
+        self.device = _combo({"cpu": "cpu"}, translate("SettingsPanel", "Device the attention runs on"))
+        self.dtype = _combo(DTYPE_LABELS, translate("SettingsPanel", "Floating-point type of the computation; "
+                                                          "float16 shows the -1e6 fill overflowing"))
         self.dropout = QDoubleSpinBox()
         self.dropout.setRange(0.0, 1.0)
         self.dropout.setSingleStep(0.05)
         self.dropout.setDecimals(2)
         self.dropout.setKeyboardTracking(False)
-        self.dropout.setToolTip("Dropout probability on the attention weights (only in training mode)")
-        self.train = QCheckBox("&Training")
-        self.train.setToolTip("Training mode: apply dropout to the weights (evaluation mode ignores it)")
+        self.dropout.setToolTip(translate("SettingsPanel", "Dropout probability on the attention weights (only in training mode)"))
+        self.train = QCheckBox(translate("SettingsPanel", "&Training"))
+        self.train.setToolTip(translate("SettingsPanel", "Training mode: apply dropout to the weights (evaluation mode ignores it)"))
         self.dropout_seed = QSpinBox()
         self.dropout_seed.setRange(0, 2**31 - 1)
         self.dropout_seed.setKeyboardTracking(False)
-        self.dropout_seed.setToolTip("Seed of the dropout mask, so a training-mode picture is reproducible")
+        self.dropout_seed.setToolTip(translate("SettingsPanel", "Seed of the dropout mask, so a training-mode picture is reproducible"))
 
         def row(label: str, widget: QWidget) -> None:
             caption = QLabel(label)
             caption.setBuddy(widget)
             form.addRow(caption, widget)
 
-        row("&Scoring", self.scoring)
-        row("&Hidden size", self.hidden)
-        row("&Parameter seed", self.param_seed)
-        row("&Valid lengths", self.lens_mode)
-        row("&Mask mode", self.mask_mode)
-        row("&Causal", self.causal)
-        row("&Device", self.device)
-        row("D&type", self.dtype)
+        row(translate("SettingsPanel", "&Scoring"), self.scoring)
+        row(translate("SettingsPanel", "&Hidden size"), self.hidden)
+        row(translate("SettingsPanel", "&Parameter seed"), self.param_seed)
+        row(translate("SettingsPanel", "&Valid lengths"), self.lens_mode)
+        row(translate("SettingsPanel", "&Mask mode"), self.mask_mode)
+        row(translate("SettingsPanel", "&Causal"), self.causal)
+        row(translate("SettingsPanel", "&Device"), self.device)
+        row(translate("SettingsPanel", "D&type"), self.dtype)
         drop = QWidget()
         drop_layout = QHBoxLayout(drop)
         drop_layout.setContentsMargins(0, 0, 0, 0)
         drop_layout.addWidget(self.dropout)
         drop_layout.addWidget(self.train)
         drop.setToolTip(self.dropout.toolTip())
-        row("D&ropout", drop)
+        row(translate("SettingsPanel", "D&ropout"), drop)
         form.itemAt(form.rowCount() - 1, QFormLayout.ItemRole.LabelRole).widget().setBuddy(self.dropout)
-        row("Dropout s&eed", self.dropout_seed)
+        row(translate("SettingsPanel", "Dropout s&eed"), self.dropout_seed)
 
         for key, box in (("scoring", self.scoring), ("lens_mode", self.lens_mode), ("mask_mode", self.mask_mode),
                          ("causal", self.causal), ("device", self.device), ("dtype", self.dtype)):

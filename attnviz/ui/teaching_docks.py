@@ -17,6 +17,8 @@ from PySide6.QtWidgets import QDockWidget, QWidget
 
 from ..compute import Outcome
 from ..document import Edit, ReplaceState
+from ..i18n import translate
+from ..tr import QT_TRANSLATE_NOOP, message
 from .compare_view import CompareView
 from .pipeline_view import PipelineView
 
@@ -73,9 +75,10 @@ def _add_dock(window: "MainWindow", widget: QWidget, title: str, name: str, shor
 def install_pipeline_view(window: "MainWindow") -> QDockWidget:
     """Add the pipeline view as a hidden dock; View > Pipeline view (Ctrl+Shift+P) shows it."""
     view = PipelineView()
-    dock = _add_dock(window, view, "Pipeline: every stage", "pipelineDock", PIPELINE_SHORTCUT,
-                     "Every stage of the computation, with the chapter's formulas")
-    dock.toggleViewAction().setText("&Pipeline view")
+    dock = _add_dock(window, view, translate("TeachingDocks", "Pipeline: every stage"), "pipelineDock",
+                     PIPELINE_SHORTCUT,
+                     translate("TeachingDocks", "Every stage of the computation, with the chapter's formulas"))
+    dock.toggleViewAction().setText(translate("TeachingDocks", "&Pipeline view"))
 
     def on_outcome(outcome: Outcome) -> None:
         # outcomeShown only fires for the document's current version, so the state matches.
@@ -92,7 +95,8 @@ def install_pipeline_view(window: "MainWindow") -> QDockWidget:
             # The tables show the parameters of an older result (say, before a change of the
             # hidden size): writing them back could not fit. Wait for the current one.
             # (The table is read-only: it still shows the value it had.)
-            window.statusBar().showMessage("The parameters are being recomputed; edit them again in a moment", 8000)
+            window.statusBar().showMessage(
+                translate("TeachingDocks", "The parameters are being recomputed; edit them again in a moment"), 8000)
             return
         state = window.document.state
         # Compare with the parameters last used (seeded ones are not in state.params yet) so
@@ -102,7 +106,8 @@ def install_pipeline_view(window: "MainWindow") -> QDockWidget:
         changed = [k for k, v in params.items() if k not in used or not np.array_equal(used[k], v)]
         new = state.copy()
         new.params = {k: np.asarray(v).copy() for k, v in params.items()}
-        window.push(ReplaceState(new, "Edit " + ", ".join(changed or list(params))))
+        window.push(ReplaceState(new, message(QT_TRANSLATE_NOOP("TeachingDocks", "Edit {names}"),
+                                              names=", ".join(changed or list(params)))))
 
     view.paramsEdited.connect(on_params)
     if window.last_outcome is not None and window.last_outcome.view is not None:
@@ -143,9 +148,10 @@ def install_compare_view(window: "MainWindow") -> QDockWidget:
     ``dock.widget().shutdown()`` directly; a second shutdown is harmless.)
     """
     view = CompareView()
-    dock = _add_dock(window, view, "Side by side: A vs B", "compareDock", COMPARE_SHORTCUT,
-                     "The same inputs under two configurations, and where their weights differ")
-    dock.toggleViewAction().setText("&Side by side (A vs B)")
+    dock = _add_dock(window, view, translate("TeachingDocks", "Side by side: A vs B"), "compareDock", COMPARE_SHORTCUT,
+                     translate("TeachingDocks", "The same inputs under two configurations, and where their "
+                                                "weights differ"))
+    dock.toggleViewAction().setText(translate("TeachingDocks", "&Side by side (A vs B)"))
     document = window.document
 
     def on_document_changed(_edit: Edit | None) -> None:

@@ -41,6 +41,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..i18n import tr_text, translate
+from ..tr import QT_TRANSLATE_NOOP
+
 __all__ = [
     "ArrayTableModel",
     "TensorTableView",
@@ -93,23 +96,32 @@ def _fmt_bound(bound: float) -> str:
 
 
 def _whole_number_message(name: str, minimum: float | None, text: str) -> str:
-    bound = f" ≥ {_fmt_bound(minimum)}" if minimum is not None else ""
-    return f"{name} must be a whole number{bound}, got '{text}'"
+    if minimum is not None:
+        return translate("TensorTable", "{name} must be a whole number ≥ {bound}, got '{text}'").format(
+            name=name, bound=_fmt_bound(minimum), text=text)
+    return translate("TensorTable", "{name} must be a whole number, got '{text}'").format(name=name, text=text)
+
+
+def _not_a_number(text: str) -> str:
+    return translate("TensorTable", "'{text}' is not a number").format(text=text)
 
 
 def parse_value(
-    text: str, integer: bool = False, minimum: float | None = None, name: str = "value"
+    text: str, integer: bool = False, minimum: float | None = None, name: str | None = None
 ) -> float | int:
     """Parse one cell's text into a number, or raise ``ValueError`` with a message for people.
 
     Float cells accept anything ``float()`` does, including "nan", "inf" and "-inf" (they are
     legitimate when debugging). Integer cells accept whole numbers, also written as "3.0" or
     "1e2", and reject NaN and infinities. ``minimum`` is inclusive; NaN never satisfies it.
-    ``name`` names the quantity in messages, e.g. "valid length".
+    ``name`` names the quantity in messages, e.g. "valid length" (default: "value"). Messages
+    are in the current language.
     """
+    if name is None:
+        name = translate("TensorTable", "value")
     stripped = text.strip().translate(_MINUS_SIGNS)
     if not stripped:
-        raise ValueError("an empty cell is not a number")
+        raise ValueError(translate("TensorTable", "an empty cell is not a number"))
     if integer:
         value: float | int
         try:
@@ -119,26 +131,33 @@ def parse_value(
             try:
                 as_float = float(stripped)
             except ValueError:
-                raise ValueError(f"'{text}' is not a number") from None
+                raise ValueError(_not_a_number(text)) from None
             if not as_float.is_integer():  # also false for NaN and infinities
                 raise ValueError(_whole_number_message(name, minimum, text)) from None
             value = int(as_float)
         if minimum is not None and value < minimum:
             raise ValueError(_whole_number_message(name, minimum, text))
         if not _INT64.min <= value <= _INT64.max:
-            raise ValueError(f"'{text}' is too large for a whole number")
+            raise ValueError(translate("TensorTable", "'{text}' is too large for a whole number").format(text=text))
         return value
     try:
         result = float(stripped)
     except ValueError:
-        raise ValueError(f"'{text}' is not a number") from None
+        raise ValueError(_not_a_number(text)) from None
     if minimum is not None and not result >= minimum:  # written so that NaN fails the test
-        raise ValueError(f"{name} must be ≥ {_fmt_bound(minimum)}, got '{text}'")
+        raise ValueError(_minimum_message(name, minimum, text))
     return result
 
 
+def _minimum_message(name: str, minimum: float, text: str) -> str:
+    return translate("TensorTable", "{name} must be ≥ {bound}, got '{text}'").format(
+        name=name, bound=_fmt_bound(minimum), text=text)
+
+
 def _cells(n: int) -> str:
-    return f"{n} cell" if n == 1 else f"{n} cells"
+    if n == 1:
+        return translate("TensorTable", "{n} cell").format(n=n)
+    return translate("TensorTable", "{n} cells").format(n=n)
 
 
 def _split_cells(line: str, separator: str | None) -> list[str]:
@@ -148,7 +167,7 @@ def _split_cells(line: str, separator: str | None) -> list[str]:
 
 
 def parse_block(
-    text: str, integer: bool = False, minimum: float | None = None, name: str = "value"
+    text: str, integer: bool = False, minimum: float | None = None, name: str | None = None
 ) -> np.ndarray:
     """Parse clipboard text into a 2-D array: int64 when ``integer``, else float64.
 
@@ -160,7 +179,7 @@ def parse_block(
     """
     normalized = text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
     if not normalized.strip():
-        raise ValueError("there is nothing to paste")
+        raise ValueError(translate("TensorTable", "there is nothing to paste"))
     separator: str | None
     if "\t" in normalized:
         separator = "\t"
@@ -174,20 +193,21 @@ def parse_block(
     for r, line in enumerate(lines, start=1):
         cells = _split_cells(line, separator)
         if separator is None and not cells:
-            raise ValueError(f"row {r} is empty")
+            raise ValueError(translate("TensorTable", "row {r} is empty").format(r=r))
         if width is None:
             width = len(cells)
         elif len(cells) != width:
             raise ValueError(
-                f"rows have different lengths: row {r} has {_cells(len(cells))}, "
-                f"row 1 has {_cells(width)}"
+                translate("TensorTable", "rows have different lengths: row {r} has {cells}, row 1 has {first}").format(
+                    r=r, cells=_cells(len(cells)), first=_cells(width))
             )
         parsed: list[float | int] = []
         for c, cell in enumerate(cells, start=1):
             try:
                 parsed.append(parse_value(cell, integer, minimum, name))
             except ValueError as err:
-                raise ValueError(f"row {r}, column {c}: {err}") from None
+                raise ValueError(translate("TensorTable", "row {r}, column {c}: {error}").format(
+                    r=r, c=c, error=err)) from None
         rows.append(parsed)
     return np.array(rows, dtype=np.int64 if integer else np.float64)
 
@@ -248,7 +268,7 @@ class ArrayTableModel(QAbstractTableModel):
         minimum: float | None = None,
         row_label: Label | None = None,
         column_label: Label | None = None,
-        value_name: str = "value",
+        value_name: str | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -256,7 +276,7 @@ class ArrayTableModel(QAbstractTableModel):
         self._minimum = minimum
         self._row_label: Label = row_label or _default_label
         self._column_label: Label = column_label or _default_label
-        self._value_name = value_name
+        self._value_name = value_name if value_name is not None else translate("TensorTable", "value")
         self._array: np.ndarray = np.zeros((0, 0))
         self._integer = integer
         self._dtype_bounds: tuple[float, float] | None = None
@@ -435,18 +455,17 @@ class ArrayTableModel(QAbstractTableModel):
         if self._minimum is not None and not value >= self._minimum:
             if self._integer:
                 return _whole_number_message(self._value_name, self._minimum, text)
-            return f"{self._value_name} must be ≥ {_fmt_bound(self._minimum)}, got '{text}'"
+            return _minimum_message(self._value_name, self._minimum, text)
         if self._dtype_bounds is not None:
             low, high = self._dtype_bounds
             if not low <= value <= high:
-                return f"{text} does not fit in {self._array.dtype} ({low} to {high})"
+                return translate("TensorTable", "{text} does not fit in {dtype} ({low} to {high})").format(
+                    text=text, dtype=self._array.dtype, low=low, high=high)
         elif math.isfinite(value):
             largest = float(np.finfo(self._array.dtype).max)
             if abs(value) > largest:
-                return (
-                    f"{text} is too large for {self._array.dtype} "
-                    f"(largest is {largest:.4g})"
-                )
+                return translate("TensorTable", "{text} is too large for {dtype} (largest is {largest})").format(
+                    text=text, dtype=self._array.dtype, largest=f"{largest:.4g}")
         return None
 
     def _first_problem(self, values: np.ndarray) -> tuple[int, str] | None:
@@ -483,18 +502,20 @@ class ArrayTableModel(QAbstractTableModel):
         """
         values = np.asarray(block)
         if values.ndim != 2 or values.size == 0:
-            self.inputRejected.emit(f"an edit must be a non-empty 2-D block, got {values.shape}")
+            self.inputRejected.emit(translate("TensorTable", "an edit must be a non-empty 2-D block, got {shape}").format(
+                shape=values.shape))
             return False
         height, width = values.shape
         rows, cols = self._array.shape
         if row < 0 or col < 0 or row + height > rows or col + width > cols:
-            self.inputRejected.emit(
-                f"a {height}×{width} block at row {row}, column {col} does not fit "
-                f"in the {rows}×{cols} table"
-            )
+            self.inputRejected.emit(translate(
+                "TensorTable", "a {height}×{width} block at row {row}, column {col} does not fit in the "
+                               "{rows}×{cols} table").format(height=height, width=width, row=row, col=col,
+                                                             rows=rows, cols=cols))
             return False
         if values.dtype.kind not in "biuf":
-            self.inputRejected.emit(f"cannot store values of type {values.dtype}")
+            self.inputRejected.emit(translate("TensorTable", "cannot store values of type {dtype}").format(
+                dtype=values.dtype))
             return False
         if mask is not None:
             mask = np.asarray(mask, dtype=bool)
@@ -527,7 +548,8 @@ class ArrayTableModel(QAbstractTableModel):
 # View
 # --------------------------------------------------------------------------------------------
 
-_VIEW_HELP = (
+_VIEW_HELP = QT_TRANSLATE_NOOP(
+    "TensorTable",
     "Type a number to edit a cell; Enter commits and moves down, Tab moves right.\n"
     "Ctrl+C copies the selected rectangle as tab-separated text (full precision).\n"
     "Ctrl+V pastes a block from a spreadsheet or text at the selection's top-left cell;\n"
@@ -567,12 +589,13 @@ class TensorTableView(QTableView):
         horizontal = self.horizontalHeader()
         horizontal.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         horizontal.setDefaultSectionSize(self.fontMetrics().horizontalAdvance("-0.0000e+00") + 12)
-        self.setToolTip(_VIEW_HELP)
-        horizontal.setToolTip(_VIEW_HELP)
-        vertical.setToolTip(_VIEW_HELP)
+        help_text = tr_text(_VIEW_HELP)
+        self.setToolTip(help_text)
+        horizontal.setToolTip(help_text)
+        vertical.setToolTip(help_text)
         # The corner button selects every cell; say so like every other control.
         for corner in self.findChildren(QAbstractButton):
-            corner.setToolTip("Select all cells")
+            corner.setToolTip(translate("TensorTable", "Select all cells"))
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._show_context_menu)
         if model is not None:
@@ -645,18 +668,18 @@ class TensorTableView(QTableView):
         if text is None:
             text = QGuiApplication.clipboard().text()
         if not text.strip():
-            model.inputRejected.emit("the clipboard has no text to paste")
+            model.inputRejected.emit(translate("TensorTable", "the clipboard has no text to paste"))
             return False
         try:
             block = parse_block(text, model.integer, model.minimum, model.value_name)
         except ValueError as err:
-            model.inputRejected.emit(f"cannot paste: {err}")
+            model.inputRejected.emit(translate("TensorTable", "cannot paste: {error}").format(error=err))
             return False
         bounds = self.selected_bounds()
         if bounds is None:
             current = self.currentIndex()
             if not current.isValid():
-                model.inputRejected.emit("select a cell to paste into")
+                model.inputRejected.emit(translate("TensorTable", "select a cell to paste into"))
                 return False
             bounds = (current.row(), current.column(), current.row(), current.column())
         top, left, bottom, right = bounds
@@ -667,14 +690,14 @@ class TensorTableView(QTableView):
         rows, cols = model.rowCount(), model.columnCount()
         fit_rows, fit_cols = min(block.shape[0], rows - top), min(block.shape[1], cols - left)
         if fit_rows <= 0 or fit_cols <= 0:
-            model.inputRejected.emit("cannot paste outside the table")
+            model.inputRejected.emit(translate("TensorTable", "cannot paste outside the table"))
             return False
         if (fit_rows, fit_cols) != block.shape:
-            self.message.emit(
-                f"pasted block is {block.shape[0]}×{block.shape[1]} but only "
-                f"{fit_rows}×{fit_cols} fits from {model.cell_label(top, left)}; "
-                "the rest was dropped"
-            )
+            self.message.emit(translate(
+                "TensorTable", "pasted block is {height}×{width} but only {fit_rows}×{fit_cols} fits from "
+                               "{cell}; the rest was dropped").format(
+                height=block.shape[0], width=block.shape[1], fit_rows=fit_rows, fit_cols=fit_cols,
+                cell=model.cell_label(top, left)))
             block = block[:fit_rows, :fit_cols]
         ok = model.request_edit(top, left, block)
         if ok:
@@ -710,9 +733,9 @@ class TensorTableView(QTableView):
         menu = QMenu(self)
         # The shortcut goes in the text after a tab instead of setShortcut(): the keys are
         # already handled in keyPressEvent, and a second live shortcut would be ambiguous.
-        menu.addAction("Copy\tCtrl+C", self.copy_selection)
-        menu.addAction("Paste\tCtrl+V", self.paste)
-        menu.addAction("Set to 0\tDel", self.clear_selection_values)
+        menu.addAction(translate("TensorTable", "Copy") + "\tCtrl+C", self.copy_selection)
+        menu.addAction(translate("TensorTable", "Paste") + "\tCtrl+V", self.paste)
+        menu.addAction(translate("TensorTable", "Set to 0") + "\tDel", self.clear_selection_values)
         return menu
 
     # ---- keyboard ---------------------------------------------------------------------------

@@ -1,0 +1,2788 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="pt_BR" sourcelanguage="en">
+<context>
+    <name>CompareView</name>
+    <message>
+        <source>Scoring function</source>
+        <extracomment>What can differ between A and B: the Settings field, its caption and the choices.</extracomment>
+        <translation>Função de pontuação</translation>
+    </message>
+    <message>
+        <source>Mask mode</source>
+        <translation>Modo de máscara</translation>
+    </message>
+    <message>
+        <source>Dtype</source>
+        <translation>Dtype</translation>
+    </message>
+    <message>
+        <source>no result</source>
+        <extracomment>Colour-blind-safe diverging map (blue – grey – yellow) bundled with pyqtgraph: the sign of A − B must read at a glance, and the project&apos;s maps are all sequential.</extracomment>
+        <translation>sem resultado</translation>
+    </message>
+    <message>
+        <source>The one setting that differs between A and B; everything else is the main window&apos;s</source>
+        <extracomment>Document version of the drawn result (-1 before the first).</extracomment>
+        <translation>A única configuração que difere entre A e B; todo o resto vem da janela principal</translation>
+    </message>
+    <message>
+        <source>Configuration A</source>
+        <translation>Configuração A</translation>
+    </message>
+    <message>
+        <source>Configuration B</source>
+        <translation>Configuração B</translation>
+    </message>
+    <message>
+        <source>Swap A and B</source>
+        <translation>Trocar A e B</translation>
+    </message>
+    <message>
+        <source>C&amp;ompare</source>
+        <translation>C&amp;omparar</translation>
+    </message>
+    <message>
+        <source>Which batch element to show (follows the main window&apos;s batch selector)</source>
+        <translation>Qual elemento do lote mostrar (acompanha o seletor de lote da janela principal)</translation>
+    </message>
+    <message>
+        <source>Ba&amp;tch element</source>
+        <translation>Elemen&amp;to do lote</translation>
+    </message>
+    <message>
+        <source>Exercise 1: additive vs scaled dot</source>
+        <translation>Exercício 1: aditiva vs. produto escalar escalonado</translation>
+    </message>
+    <message>
+        <source>Compare additive with scaled dot-product attention on the current inputs</source>
+        <translation>Compara a atenção aditiva com a atenção de produto escalar escalonado nas entradas atuais</translation>
+    </message>
+    <message>
+        <source>Randomise keys</source>
+        <translation>Chaves aleatórias</translation>
+    </message>
+    <message>
+        <source>Fill the keys with random numbers (one undoable edit in the main window)</source>
+        <translation>Preenche as chaves com números aleatórios (uma edição que pode ser desfeita na janela principal)</translation>
+    </message>
+    <message>
+        <source>Load the dot-product toy</source>
+        <translation>Carregar o exemplo de brinquedo de produto escalar</translation>
+    </message>
+    <message>
+        <source>Scaled dot product needs queries and keys of the same length: the book&apos;s dot-product toy has both of length 2</source>
+        <translation>O produto escalar escalonado precisa de consultas e chaves do mesmo comprimento: o exemplo de brinquedo de produto escalar do livro tem ambas de comprimento 2</translation>
+    </message>
+    <message>
+        <source>max |A − B|: —</source>
+        <translation>máx. |A − B|: —</translation>
+    </message>
+    <message>
+        <source>The largest absolute difference between the two weight matrices (this batch element)</source>
+        <translation>A maior diferença absoluta entre as duas matrizes de pesos (neste elemento do lote)</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Exercise 1.&lt;/b&gt; Do additive and scaled dot-product attention still give the same weights once the keys change? </source>
+        <translation>&lt;b&gt;Exercício 1.&lt;/b&gt; A atenção aditiva e a atenção de produto escalar escalonado ainda dão os mesmos pesos quando as chaves mudam? </translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;&lt;b&gt;Now the keys are all the same vector&lt;/b&gt;, so every key gets the same score under &lt;i&gt;any&lt;/i&gt; scoring function, and the softmax spreads the weight evenly over the valid keys: both give 1/(valid length), and A − B is 0. </source>
+        <translation>&lt;br&gt;&lt;b&gt;Agora as chaves são todas o mesmo vetor&lt;/b&gt;, então toda chave recebe a mesma pontuação com &lt;i&gt;qualquer&lt;/i&gt; função de pontuação, e o softmax distribui o peso por igual entre as chaves válidas: ambas dão 1/(comprimento válido), e A − B é 0. </translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;&lt;b&gt;Now the keys differ.&lt;/b&gt; </source>
+        <translation>&lt;br&gt;&lt;b&gt;Agora as chaves diferem.&lt;/b&gt; </translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;With different keys each scoring function ranks them by its own measure: scaled dot product by &lt;b&gt;q&lt;/b&gt;&lt;sup&gt;⊤&lt;/sup&gt;&lt;b&gt;k&lt;/b&gt;/√&lt;i&gt;d&lt;/i&gt;, additive through a small network whose weights &lt;b&gt;W&lt;/b&gt;&lt;sub&gt;&lt;i&gt;q&lt;/i&gt;&lt;/sub&gt;, &lt;b&gt;W&lt;/b&gt;&lt;sub&gt;&lt;i&gt;k&lt;/i&gt;&lt;/sub&gt;, &lt;b&gt;w&lt;/b&gt;&lt;sub&gt;&lt;i&gt;v&lt;/i&gt;&lt;/sub&gt; are random and untrained here. Nothing ties the two together, so the weights differ. Edit a key in the Keys table, or click &lt;i&gt;Randomise keys&lt;/i&gt;, and watch A − B.</source>
+        <translation>&lt;br&gt;Com chaves diferentes, cada função de pontuação as ordena pela sua própria medida: o produto escalar escalonado por &lt;b&gt;q&lt;/b&gt;&lt;sup&gt;⊤&lt;/sup&gt;&lt;b&gt;k&lt;/b&gt;/√&lt;i&gt;d&lt;/i&gt;, a aditiva por meio de uma pequena rede cujos pesos &lt;b&gt;W&lt;/b&gt;&lt;sub&gt;&lt;i&gt;q&lt;/i&gt;&lt;/sub&gt;, &lt;b&gt;W&lt;/b&gt;&lt;sub&gt;&lt;i&gt;k&lt;/i&gt;&lt;/sub&gt;, &lt;b&gt;w&lt;/b&gt;&lt;sub&gt;&lt;i&gt;v&lt;/i&gt;&lt;/sub&gt; aqui são aleatórios e não treinados. Nada liga uma à outra, então os pesos diferem. Edite uma chave na tabela Chaves, ou clique em &lt;i&gt;Chaves aleatórias&lt;/i&gt;, e observe A − B.</translation>
+    </message>
+    <message>
+        <source>Scaled dot product needs queries and keys of the same length (here {d_q} and {d_k}): load the dot-product toy, whose queries and keys both have length 2.</source>
+        <translation>O produto escalar escalonado precisa de consultas e chaves do mesmo comprimento (aqui {d_q} e {d_k}): carregue o exemplo de brinquedo de produto escalar, cujas consultas e chaves têm ambas comprimento 2.</translation>
+    </message>
+    <message>
+        <source>computing…</source>
+        <translation>calculando…</translation>
+    </message>
+    <message>
+        <source>up to date</source>
+        <translation>atualizado</translation>
+    </message>
+    <message>
+        <source>{side} — no result (see below)</source>
+        <translation>{side} — sem resultado</translation>
+    </message>
+    <message>
+        <source>A − B — needs both results</source>
+        <translation>A − B — precisa dos dois resultados</translation>
+    </message>
+    <message>
+        <source>max |A − B|: — (both sides must compute)</source>
+        <translation>máx. |A − B|: — (os dois lados precisam ser calculados)</translation>
+    </message>
+    <message>
+        <source>the weights have different shapes {a} and {b}</source>
+        <translation>os pesos têm formatos diferentes, {a} e {b}</translation>
+    </message>
+    <message>
+        <source>query {r}, key {c}</source>
+        <translation>consulta {r}, chave {c}</translation>
+    </message>
+    <message>
+        <source>max |A − B|: no finite difference</source>
+        <translation>máx. |A − B|: nenhuma diferença finita</translation>
+    </message>
+    <message>
+        <source>(identical weights)</source>
+        <translation>(pesos idênticos)</translation>
+    </message>
+    <message>
+        <source>{n} cell NaN on one side (magenta)</source>
+        <translation>{n} célula NaN em um dos lados (magenta)</translation>
+    </message>
+    <message>
+        <source>{n} cells NaN on one side (magenta)</source>
+        <translation>{n} células NaN em um dos lados (magenta)</translation>
+    </message>
+</context>
+<context>
+    <name>CopyCode</name>
+    <message>
+        <source>Save the data file the script loads</source>
+        <extracomment>``ask(parent, suggested_path) -&gt; chosen path, or None when the user cancels``.</extracomment>
+        <translation>Salvar o arquivo de dados que o script carrega</translation>
+    </message>
+    <message>
+        <source>NumPy archive (*.npz)</source>
+        <translation>Arquivo NumPy (*.npz)</translation>
+    </message>
+    <message>
+        <source>Copy a Python script that rebuilds these inputs and runs the same attention (Ctrl+Shift+C)</source>
+        <extracomment>The last script copied and the data file written with it (None: none needed).</extracomment>
+        <translation>Copia um script Python que reconstrói estas entradas e executa a mesma atenção (Ctrl+Shift+C)</translation>
+    </message>
+    <message>
+        <source>Copy as &amp;code</source>
+        <translation>Copiar como &amp;código</translation>
+    </message>
+    <message>
+        <source>Code</source>
+        <translation>Código</translation>
+    </message>
+    <message>
+        <source>Copy the current inputs as a runnable script</source>
+        <translation>Copia as entradas atuais como um script executável</translation>
+    </message>
+    <message>
+        <source>Copy as code cancelled: these inputs are too big for the script itself, so it needs a data file</source>
+        <translation>Cópia como código cancelada: estas entradas são grandes demais para o próprio script, que precisa de um arquivo de dados</translation>
+    </message>
+    <message>
+        <source>Could not write the data file {path}: {error}</source>
+        <translation>Não foi possível gravar o arquivo de dados {path}: {error}</translation>
+    </message>
+    <message>
+        <source>Could not write the script: {error}</source>
+        <translation>Não foi possível escrever o script: {error}</translation>
+    </message>
+    <message>
+        <source>Copied a {lines}-line Python script that reproduces these weights; it loads its larger arrays from {path}</source>
+        <translation>Copiado um script Python de {lines} linhas que reproduz estes pesos; ele carrega os arrays maiores de {path}</translation>
+    </message>
+    <message>
+        <source>Copied a {lines}-line Python script that reproduces these weights</source>
+        <translation>Copiado um script Python de {lines} linhas que reproduz estes pesos</translation>
+    </message>
+</context>
+<context>
+    <name>Diagnostics</name>
+    <message>
+        <source>{n} query row</source>
+        <extracomment>Elements of one block of scores (rows x K): 1 Mi floats = 4 MiB, a few of which stay in the L3 cache; smaller blocks cost more in per-operation overhead than they gain (measured). Elements of the largest temporary a scoring function may build per block (additive attention&apos;s features): 16 Mi floats = 64 MiB in float32.</extracomment>
+        <translation>{n} linha de consulta</translation>
+    </message>
+    <message>
+        <source>{n} query rows</source>
+        <translation>{n} linhas de consulta</translation>
+    </message>
+    <message>
+        <source>{rows} with no valid key: in {dtype} the -1e6 fill overflows to -inf, so these rows are NaN</source>
+        <translation>{rows} sem chave válida: em {dtype} o preenchimento -1e6 estoura para -inf, então essas linhas viram NaN</translation>
+    </message>
+    <message>
+        <source>{rows} with no valid key: the book&apos;s -1e6 fill gives them uniform weights over all keys, padding included</source>
+        <translation>{rows} sem chave válida: o preenchimento -1e6 do livro lhes dá pesos uniformes sobre todas as chaves, padding incluído</translation>
+    </message>
+    <message>
+        <source>{rows} with no valid key: zero weights and zero output</source>
+        <translation>{rows} sem chave válida: pesos zero e saída zero</translation>
+    </message>
+    <message>
+        <source>{rows} with no valid key: the softmax of an all -inf row is NaN</source>
+        <translation>{rows} sem chave válida: o softmax de uma linha toda -inf é NaN</translation>
+    </message>
+    <message>
+        <source>{n} row of weights contain NaN</source>
+        <translation>{n} linha de pesos contém NaN</translation>
+    </message>
+    <message>
+        <source>{n} rows of weights contain NaN</source>
+        <translation>{n} linhas de pesos contêm NaN</translation>
+    </message>
+    <message>
+        <source>{n} score overflowed to Inf in {dtype}</source>
+        <translation>{n} pontuação estourou para Inf em {dtype}</translation>
+    </message>
+    <message>
+        <source>{n} scores overflowed to Inf in {dtype}</source>
+        <translation>{n} pontuações estouraram para Inf em {dtype}</translation>
+    </message>
+    <message>
+        <source>{n} score are NaN</source>
+        <translation>{n} pontuação é NaN</translation>
+    </message>
+    <message>
+        <source>{n} scores are NaN</source>
+        <translation>{n} pontuações são NaN</translation>
+    </message>
+    <message>
+        <source>{n} valid length exceed the {keys} keys: treated as all keys valid, as the book&apos;s code does</source>
+        <translation>{n} comprimento válido excede as {keys} chaves: tratado como todas as chaves válidas, como faz o código do livro</translation>
+    </message>
+    <message>
+        <source>{n} valid lengths exceed the {keys} keys: treated as all keys valid, as the book&apos;s code does</source>
+        <translation>{n} comprimentos válidos excedem as {keys} chaves: tratados como todas as chaves válidas, como faz o código do livro</translation>
+    </message>
+    <message>
+        <source>some real scores are at or below the -1e6 fill: masked keys are not negligible against them</source>
+        <translation>algumas pontuações reais estão no preenchimento -1e6 ou abaixo dele: diante delas, as chaves mascaradas não são desprezíveis</translation>
+    </message>
+    <message>
+        <source>the 1/0 mask was added to the scores as a float mask: nothing is masked</source>
+        <translation>a máscara 1/0 foi somada às pontuações como máscara float: nada é mascarado</translation>
+    </message>
+    <message>
+        <source>the mask was read with the opposite polarity: masked keys are attended</source>
+        <translation>a máscara foi lida com a polaridade oposta: as chaves mascaradas recebem atenção</translation>
+    </message>
+</context>
+<context>
+    <name>Export</name>
+    <message>
+        <source>no valid lengths</source>
+        <extracomment>Which ViewData arrays can be exported, by the name used in menus and file names. Smallest heatmap the figure lays out (HeatmapWidget&apos;s own minimum is 480 x 200).</extracomment>
+        <translation>sem comprimentos válidos</translation>
+    </message>
+    <message>
+        <source>valid lengths 1-D</source>
+        <translation>comprimentos válidos 1-D</translation>
+    </message>
+    <message>
+        <source>valid lengths 2-D</source>
+        <translation>comprimentos válidos 2-D</translation>
+    </message>
+    <message>
+        <source>scoring {scoring} · mask {mask_mode} · {lengths} · causal {causal} · {dtype} · Q {q} K {k} V {v}</source>
+        <translation>pontuação {scoring} · máscara {mask_mode} · {lengths} · causal {causal} · {dtype} · Q {q} K {k} V {v}</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>desligada</translation>
+    </message>
+    <message>
+        <source>Attention weights</source>
+        <translation>Pesos de atenção</translation>
+    </message>
+    <message>
+        <source>batch {b} of {n}</source>
+        <translation>lote {b} de {n}</translation>
+    </message>
+</context>
+<context>
+    <name>FileActions</name>
+    <message>
+        <source>attention map</source>
+        <extracomment>Autosave this long after the first unsaved change (further changes ride along). What the exports and refusals call each result array.</extracomment>
+        <translation>mapa de atenção</translation>
+    </message>
+    <message>
+        <source>weights</source>
+        <translation>pesos</translation>
+    </message>
+    <message>
+        <source>output</source>
+        <translation>saída</translation>
+    </message>
+    <message>
+        <source>Sessions and tensor files</source>
+        <translation>Sessões e arquivos de tensores</translation>
+    </message>
+    <message>
+        <source>attnviz sessions</source>
+        <translation>Sessões do attnviz</translation>
+    </message>
+    <message>
+        <source>Tensor files</source>
+        <translation>Arquivos de tensores</translation>
+    </message>
+    <message>
+        <source>All files</source>
+        <translation>Todos os arquivos</translation>
+    </message>
+    <message>
+        <source>attnviz session</source>
+        <translation>Sessão do attnviz</translation>
+    </message>
+    <message>
+        <source>&amp;Open…</source>
+        <extracomment>The app shows every batch element up to this many (results_panel.MAX_GRID), else the selected one. The name of an opened tensor file (not a session: Save asks for a name), else None. Replaced by tests: (parent, tensor file, guessed roles, current state) -&gt; choice or None.</extracomment>
+        <translation>&amp;Abrir…</translation>
+    </message>
+    <message>
+        <source>Open a session (.attnviz) or a tensor file (.npy, .npz, .pt, .safetensors)</source>
+        <translation>Abre uma sessão (.attnviz) ou um arquivo de tensores (.npy, .npz, .pt, .safetensors)</translation>
+    </message>
+    <message>
+        <source>&amp;Save</source>
+        <translation>&amp;Salvar</translation>
+    </message>
+    <message>
+        <source>Save the inputs and settings as a session (.attnviz)</source>
+        <translation>Salva as entradas e as configurações como uma sessão (.attnviz)</translation>
+    </message>
+    <message>
+        <source>Save &amp;As…</source>
+        <translation>Salvar c&amp;omo…</translation>
+    </message>
+    <message>
+        <source>Save the session under a new name</source>
+        <translation>Salva a sessão com um novo nome</translation>
+    </message>
+    <message>
+        <source>Open &amp;Recent</source>
+        <translation>Abrir &amp;recente</translation>
+    </message>
+    <message>
+        <source>&amp;Export</source>
+        <translation>&amp;Exportar</translation>
+    </message>
+    <message>
+        <source>Weights heatmaps as &amp;PNG…</source>
+        <translation>Mapas de calor dos pesos em &amp;PNG…</translation>
+    </message>
+    <message>
+        <source>The attention-weight heatmaps as a PNG image</source>
+        <translation>Os mapas de calor dos pesos de atenção como imagem PNG</translation>
+    </message>
+    <message>
+        <source>Weights heatmaps as &amp;SVG…</source>
+        <translation>Mapas de calor dos pesos em &amp;SVG…</translation>
+    </message>
+    <message>
+        <source>The attention-weight heatmaps as an SVG drawing</source>
+        <translation>Os mapas de calor dos pesos de atenção como desenho SVG</translation>
+    </message>
+    <message>
+        <source>Weights as &amp;CSV…</source>
+        <translation>Pesos em &amp;CSV…</translation>
+    </message>
+    <message>
+        <source>Attention weights, one block per batch element</source>
+        <translation>Pesos de atenção, um bloco por elemento do lote</translation>
+    </message>
+    <message>
+        <source>Weights as &amp;NumPy .npy…</source>
+        <translation>Pesos em &amp;NumPy .npy…</translation>
+    </message>
+    <message>
+        <source>Attention weights (batch, queries, keys)</source>
+        <translation>Pesos de atenção (lote, consultas, chaves)</translation>
+    </message>
+    <message>
+        <source>Output as C&amp;SV…</source>
+        <translation>Saída em C&amp;SV…</translation>
+    </message>
+    <message>
+        <source>Attention output, one block per batch element</source>
+        <translation>Saída da atenção, um bloco por elemento do lote</translation>
+    </message>
+    <message>
+        <source>Output as N&amp;umPy .npy…</source>
+        <translation>Saída em N&amp;umPy .npy…</translation>
+    </message>
+    <message>
+        <source>Attention output (batch, queries, d_v)</source>
+        <translation>Saída da atenção (lote, consultas, d_v)</translation>
+    </message>
+    <message>
+        <source>{name} (tensors)</source>
+        <translation>{name} (tensores)</translation>
+    </message>
+    <message>
+        <source>untitled</source>
+        <translation>sem título</translation>
+    </message>
+    <message>
+        <source>Open session or tensors</source>
+        <translation>Abrir sessão ou tensores</translation>
+    </message>
+    <message>
+        <source>Cannot open file</source>
+        <translation>Não foi possível abrir o arquivo</translation>
+    </message>
+    <message>
+        <source>{name}: unexpected error: {error}</source>
+        <translation>{name}: erro inesperado: {error}</translation>
+    </message>
+    <message>
+        <source>Open {name}</source>
+        <translation>Abrir {name}</translation>
+    </message>
+    <message>
+        <source>Opened {name}</source>
+        <translation>{name} aberto</translation>
+    </message>
+    <message>
+        <source>Save session</source>
+        <translation>Salvar sessão</translation>
+    </message>
+    <message>
+        <source>Cannot save</source>
+        <translation>Não foi possível salvar</translation>
+    </message>
+    <message>
+        <source>Saved {path}</source>
+        <translation>{path} salvo</translation>
+    </message>
+    <message>
+        <source>No recent files</source>
+        <translation>Nenhum arquivo recente</translation>
+    </message>
+    <message>
+        <source>&amp;Clear list</source>
+        <translation>&amp;Limpar a lista</translation>
+    </message>
+    <message>
+        <source>Nothing to export</source>
+        <translation>Nada para exportar</translation>
+    </message>
+    <message>
+        <source>There is no {what} for the current inputs yet; wait until the status bar says “up to date”.</source>
+        <translation>Ainda não há {what} para as entradas atuais; espere até a barra de status dizer “atualizado”.</translation>
+    </message>
+    <message>
+        <source>The current inputs give an error, so there is no {what}: {error}</source>
+        <translation>As entradas atuais dão erro, então não há {what}: {error}</translation>
+    </message>
+    <message>
+        <source>PNG image</source>
+        <translation>Imagem PNG</translation>
+    </message>
+    <message>
+        <source>SVG drawing</source>
+        <translation>Desenho SVG</translation>
+    </message>
+    <message>
+        <source>Export weights heatmaps</source>
+        <translation>Exportar mapas de calor dos pesos</translation>
+    </message>
+    <message>
+        <source>{name}: attention weights</source>
+        <translation>{name}: pesos de atenção</translation>
+    </message>
+    <message>
+        <source>Cannot export</source>
+        <translation>Não foi possível exportar</translation>
+    </message>
+    <message>
+        <source>Exported {path}</source>
+        <translation>{path} exportado</translation>
+    </message>
+    <message>
+        <source>NumPy array</source>
+        <translation>Array NumPy</translation>
+    </message>
+    <message>
+        <source>Export {what}</source>
+        <translation>Exportar {what}</translation>
+    </message>
+    <message>
+        <source>Exported {what} to {path}</source>
+        <translation>Exportação concluída: {what} em {path}</translation>
+    </message>
+    <message>
+        <source>Autosave failed: {error}</source>
+        <translation>O salvamento automático falhou: {error}</translation>
+    </message>
+    <message>
+        <source>Autosave unreadable</source>
+        <translation>Salvamento automático ilegível</translation>
+    </message>
+    <message>
+        <source>{error}. It has been discarded.</source>
+        <translation>{error}. Ele foi descartado.</translation>
+    </message>
+    <message>
+        <source>recently</source>
+        <translation>recentemente</translation>
+    </message>
+    <message>
+        <source>Restore unsaved work?</source>
+        <translation>Restaurar o trabalho não salvo?</translation>
+    </message>
+    <message>
+        <source>attnviz did not close normally last time. Restore the inputs autosaved {when}?</source>
+        <translation>O attnviz não foi fechado normalmente da última vez. Restaurar as entradas salvas automaticamente ({when})?</translation>
+    </message>
+    <message>
+        <source>Restore autosaved inputs</source>
+        <translation>Restaurar as entradas salvas automaticamente</translation>
+    </message>
+</context>
+<context>
+    <name>Formulas</name>
+    <message>
+        <source>with {d} = {n}, {root} = {value}</source>
+        <extracomment>Background of the highlighted part (a warm yellow that keeps black text readable). Stages a formula part can be tagged with: the engine&apos;s stages plus the additive features.</extracomment>
+        <translation>com {d} = {n}, {root} = {value}</translation>
+    </message>
+    <message>
+        <source>learned &lt;b&gt;W&lt;/b&gt;&lt;sub&gt;&lt;i&gt;q&lt;/i&gt;&lt;/sub&gt; ∈ ℝ&lt;sup&gt;&lt;i&gt;h&lt;/i&gt;×&lt;i&gt;q&lt;/i&gt;&lt;/sup&gt;, &lt;b&gt;W&lt;/b&gt;&lt;sub&gt;&lt;i&gt;k&lt;/i&gt;&lt;/sub&gt; ∈ ℝ&lt;sup&gt;&lt;i&gt;h&lt;/i&gt;×&lt;i&gt;k&lt;/i&gt;&lt;/sup&gt;, &lt;b&gt;w&lt;/b&gt;&lt;sub&gt;&lt;i&gt;v&lt;/i&gt;&lt;/sub&gt; ∈ ℝ&lt;sup&gt;&lt;i&gt;h&lt;/i&gt;&lt;/sup&gt;</source>
+        <extracomment>HTML of a(q, k) for every scoring function, by name. A scoring function registered in the engine without an entry here fails ``tests/ui/test_pipeline_view.py``.</extracomment>
+        <translation>aprendíveis: &lt;b&gt;W&lt;/b&gt;&lt;sub&gt;&lt;i&gt;q&lt;/i&gt;&lt;/sub&gt; ∈ ℝ&lt;sup&gt;&lt;i&gt;h&lt;/i&gt;×&lt;i&gt;q&lt;/i&gt;&lt;/sup&gt;, &lt;b&gt;W&lt;/b&gt;&lt;sub&gt;&lt;i&gt;k&lt;/i&gt;&lt;/sub&gt; ∈ ℝ&lt;sup&gt;&lt;i&gt;h&lt;/i&gt;×&lt;i&gt;k&lt;/i&gt;&lt;/sup&gt;, &lt;b&gt;w&lt;/b&gt;&lt;sub&gt;&lt;i&gt;v&lt;/i&gt;&lt;/sub&gt; ∈ ℝ&lt;sup&gt;&lt;i&gt;h&lt;/i&gt;&lt;/sup&gt;</translation>
+    </message>
+    <message>
+        <source>learned &lt;b&gt;W&lt;/b&gt; ∈ ℝ&lt;sup&gt;&lt;i&gt;q&lt;/i&gt;×&lt;i&gt;k&lt;/i&gt;&lt;/sup&gt;: queries and keys may differ in length</source>
+        <translation>aprendível: &lt;b&gt;W&lt;/b&gt; ∈ ℝ&lt;sup&gt;&lt;i&gt;q&lt;/i&gt;×&lt;i&gt;k&lt;/i&gt;&lt;/sup&gt;; consultas e chaves podem ter comprimentos diferentes</translation>
+    </message>
+    <message>
+        <source>the scaling keeps the variance of the scores near 1 for unit-variance inputs</source>
+        <translation>a escala mantém a variância das pontuações perto de 1 para entradas de variância unitária</translation>
+    </message>
+    <message>
+        <source>no scaling: the scores grow with &lt;i&gt;d&lt;/i&gt;</source>
+        <translation>sem escala: as pontuações crescem com &lt;i&gt;d&lt;/i&gt;</translation>
+    </message>
+    <message>
+        <source>the Nadaraya–Watson kernel the chapter starts from</source>
+        <translation>o kernel de Nadaraya–Watson de que o capítulo parte</translation>
+    </message>
+    <message>
+        <source>the query term is the same for every key, so the softmax cancels it</source>
+        <translation>o termo da consulta é o mesmo para toda chave, então o softmax o cancela</translation>
+    </message>
+    <message>
+        <source>Dot product (unscaled)</source>
+        <extracomment>Titles of the scoring functions and mask modes (the engine&apos;s labels, without importing it).</extracomment>
+        <translation>Produto escalar (sem escala)</translation>
+    </message>
+    <message>
+        <source>Scaled dot product</source>
+        <translation>Produto escalar escalonado</translation>
+    </message>
+    <message>
+        <source>Additive</source>
+        <translation>Aditiva</translation>
+    </message>
+    <message>
+        <source>Bilinear (general)</source>
+        <translation>Bilinear (geral)</translation>
+    </message>
+    <message>
+        <source>Gaussian kernel</source>
+        <translation>Kernel gaussiano</translation>
+    </message>
+    <message>
+        <source>Vector summation</source>
+        <translation>Soma de vetores</translation>
+    </message>
+    <message>
+        <source>Book (−10⁶ fill)</source>
+        <translation>Livro (preenchimento −10⁶)</translation>
+    </message>
+    <message>
+        <source>Strict</source>
+        <translation>Estrito</translation>
+    </message>
+    <message>
+        <source>−∞ fill</source>
+        <translation>Preenchimento −∞</translation>
+    </message>
+    <message>
+        <source>PyTorch SDPA boolean mask</source>
+        <translation>Máscara booleana do SDPA do PyTorch</translation>
+    </message>
+    <message>
+        <source>1/0 mask passed as float (bug)</source>
+        <translation>Máscara 1/0 passada como float (bug)</translation>
+    </message>
+    <message>
+        <source>Wrong polarity (bug)</source>
+        <translation>Polaridade invertida (bug)</translation>
+    </message>
+    <message>
+        <source>if {m} = 1</source>
+        <translation>se {m} = 1</translation>
+    </message>
+    <message>
+        <source>if {m} = 0</source>
+        <translation>se {m} = 0</translation>
+    </message>
+    <message>
+        <source>for every key: 1 is added, nothing is masked</source>
+        <translation>para toda chave: soma-se 1, nada é mascarado</translation>
+    </message>
+    <message>
+        <source>masked</source>
+        <translation>mascarada</translation>
+    </message>
+    <message>
+        <source>A query with no valid key gets uniform weights over all keys.</source>
+        <translation>Uma consulta sem chave válida recebe pesos uniformes sobre todas as chaves.</translation>
+    </message>
+    <message>
+        <source>A query with no valid key gets weights 0 (and output 0).</source>
+        <translation>Uma consulta sem chave válida recebe pesos 0 (e saída 0).</translation>
+    </message>
+    <message>
+        <source>A query with no valid key gets NaN weights (exp(−∞)/0).</source>
+        <translation>Uma consulta sem chave válida recebe pesos NaN (exp(−∞)/0).</translation>
+    </message>
+    <message>
+        <source>A query with no valid key gets weights 0, as PyTorch&apos;s SDPA does.</source>
+        <translation>Uma consulta sem chave válida recebe pesos 0, como faz o SDPA do PyTorch.</translation>
+    </message>
+    <message>
+        <source>Bug on purpose: the 0/1 mask is added to the scores instead of masking them.</source>
+        <translation>Bug de propósito: a máscara 0/1 é somada às pontuações em vez de mascará-las.</translation>
+    </message>
+    <message>
+        <source>Bug on purpose: the mask&apos;s polarity is flipped, padding is attended.</source>
+        <translation>Bug de propósito: a polaridade da máscara está invertida, o padding recebe atenção.</translation>
+    </message>
+    <message>
+        <source>{m} = 1 when key {i} may be attended (within the valid length, and causal when set)</source>
+        <translation>{m} = 1 quando a chave {i} pode receber atenção (dentro do comprimento válido, e causal quando ativado)</translation>
+    </message>
+    <message>
+        <source>Mask mode {name}.</source>
+        <translation>Modo de máscara {name}.</translation>
+    </message>
+    <message>
+        <source>dropout zeroes each weight with probability {p} and scales the rest by 1/(1 − {p}), in training only</source>
+        <translation>o dropout zera cada peso com probabilidade {p} e multiplica os demais por 1/(1 − {p}), só no treinamento</translation>
+    </message>
+    <message>
+        <source>no dropout: the weights multiply the values as they are</source>
+        <translation>sem dropout: os pesos multiplicam os valores como estão</translation>
+    </message>
+    <message>
+        <source>1. Scoring function: {name}</source>
+        <translation>1. Função de pontuação: {name}</translation>
+    </message>
+    <message>
+        <source>2. Masked softmax: the attention weights</source>
+        <translation>2. Softmax mascarado: os pesos de atenção</translation>
+    </message>
+    <message>
+        <source>3. Attention pooling: the output</source>
+        <translation>3. Pooling de atenção: a saída</translation>
+    </message>
+    <message>
+        <source>All queries at once</source>
+        <translation>Todas as consultas de uma vez</translation>
+    </message>
+</context>
+<context>
+    <name>Heatmap</name>
+    <message>
+        <source>Keys</source>
+        <translation>Chaves</translation>
+    </message>
+    <message>
+        <source>Queries</source>
+        <translation>Consultas</translation>
+    </message>
+    <message>
+        <source>Attention heatmap</source>
+        <extracomment>Masked cells whose value is not zero keep their colour under light stripes instead of the opaque grey: for weights, &quot;masked but given weight&quot; (the book&apos;s uniform rows over padding, a 1/0 float mask) must be visible, not hidden by the mask drawing.</extracomment>
+        <translation>Mapa de calor da atenção</translation>
+    </message>
+    <message>
+        <source>{listed} and {n} more</source>
+        <translation>{listed} e mais {n}</translation>
+    </message>
+    <message>
+        <source>Queries with no valid key (red bar, ∅): {rows}</source>
+        <translation>Consultas sem chave válida (barra vermelha, ∅): {rows}</translation>
+    </message>
+    <message>
+        <source>Hatched grey = masked (query may not attend key); magenta = NaN; cyan = ±inf.</source>
+        <translation>Cinza hachurado = mascarada (a consulta não pode prestar atenção à chave); magenta = NaN; ciano = ±inf.</translation>
+    </message>
+    <message>
+        <source>Attention heatmap: {rows} down, {columns} across.</source>
+        <translation>Mapa de calor da atenção: {rows} na vertical, {columns} na horizontal.</translation>
+    </message>
+    <message>
+        <source>Attention heatmap ({n_rows} x {n_cols}): {rows} down, {columns} across.</source>
+        <translation>Mapa de calor da atenção ({n_rows} x {n_cols}): {rows} na vertical, {columns} na horizontal.</translation>
+    </message>
+    <message>
+        <source>Hover a cell for its value.</source>
+        <translation>Passe o mouse sobre uma célula para ver seu valor.</translation>
+    </message>
+    <message>
+        <source>{label} (rows)</source>
+        <translation>{label} (linhas)</translation>
+    </message>
+    <message>
+        <source>{label} (columns)</source>
+        <translation>{label} (colunas)</translation>
+    </message>
+    <message>
+        <source>Colour scale ({name}): {low} to {high}. NaN/inf are excluded from the range and drawn in magenta/cyan.</source>
+        <translation>Escala de cores ({name}): de {low} a {high}. NaN/inf ficam fora da faixa e são desenhados em magenta/ciano.</translation>
+    </message>
+    <message>
+        <source>Hover a cell to see its value.</source>
+        <translation>Passe o mouse sobre uma célula para ver seu valor.</translation>
+    </message>
+    <message>
+        <source>query {index}</source>
+        <translation>consulta {index}</translation>
+    </message>
+    <message>
+        <source>key {index}</source>
+        <translation>chave {index}</translation>
+    </message>
+    <message>
+        <source>(masked)</source>
+        <translation>(mascarada)</translation>
+    </message>
+    <message>
+        <source>query {index} has no valid key</source>
+        <translation>a consulta {index} não tem chave válida</translation>
+    </message>
+</context>
+<context>
+    <name>InputsPanel</name>
+    <message>
+        <source>&amp;Queries</source>
+        <translation>&amp;Consultas</translation>
+    </message>
+    <message>
+        <source>&amp;Keys</source>
+        <translation>C&amp;haves</translation>
+    </message>
+    <message>
+        <source>&amp;Values</source>
+        <translation>&amp;Valores</translation>
+    </message>
+    <message>
+        <source>Valid &amp;lengths</source>
+        <translation>Co&amp;mprimentos válidos</translation>
+    </message>
+    <message>
+        <source>Query vectors of the selected batch element: one row per query</source>
+        <translation>Vetores de consulta do elemento do lote selecionado: uma linha por consulta</translation>
+    </message>
+    <message>
+        <source>Key vectors of the selected batch element: one row per key</source>
+        <translation>Vetores de chave do elemento do lote selecionado: uma linha por chave</translation>
+    </message>
+    <message>
+        <source>Value vectors of the selected batch element: one row per key-value pair</source>
+        <translation>Vetores de valor do elemento do lote selecionado: uma linha por par chave-valor</translation>
+    </message>
+    <message>
+        <source>Valid lengths: keys at or past the valid length are masked</source>
+        <translation>Comprimentos válidos: as chaves a partir do comprimento válido são mascaradas</translation>
+    </message>
+    <message>
+        <source>Random</source>
+        <extracomment>The fill kinds as the combo box shows them.</extracomment>
+        <translation>Aleatório</translation>
+    </message>
+    <message>
+        <source>Zeros</source>
+        <translation>Zeros</translation>
+    </message>
+    <message>
+        <source>Ones</source>
+        <translation>Uns</translation>
+    </message>
+    <message>
+        <source>Arange (book&apos;s values)</source>
+        <translation>Arange (valores do livro)</translation>
+    </message>
+    <message>
+        <source>query</source>
+        <extracomment>How a cell is named in messages (&quot;k2, d1: ...&quot;); the labels themselves are identifiers.</extracomment>
+        <translation>consulta</translation>
+    </message>
+    <message>
+        <source>key</source>
+        <translation>chave</translation>
+    </message>
+    <message>
+        <source>value</source>
+        <translation>valor</translation>
+    </message>
+    <message>
+        <source>batch {index}</source>
+        <translation>lote {index}</translation>
+    </message>
+    <message>
+        <source>length</source>
+        <translation>comprimento</translation>
+    </message>
+    <message>
+        <source>Batch element shown in the tables and highlighted in the results</source>
+        <translation>Elemento do lote mostrado nas tabelas e destacado nos resultados</translation>
+    </message>
+    <message>
+        <source>Batch &amp;element</source>
+        <translation>&amp;Elemento do lote</translation>
+    </message>
+    <message>
+        <source>What to fill the current tensor with (every batch element)</source>
+        <translation>Com o que preencher o tensor atual (todos os elementos do lote)</translation>
+    </message>
+    <message>
+        <source>Seed of the random fill, so the same seed gives the same values</source>
+        <translation>Semente do preenchimento aleatório: a mesma semente dá os mesmos valores</translation>
+    </message>
+    <message>
+        <source>&amp;Fill</source>
+        <translation>P&amp;reencher</translation>
+    </message>
+    <message>
+        <source>Fill the tensor of the current tab (one undoable edit)</source>
+        <translation>Preenche o tensor da aba atual (uma edição que pode ser desfeita)</translation>
+    </message>
+    <message>
+        <source>s&amp;eed</source>
+        <translation>se&amp;mente</translation>
+    </message>
+    <message>
+        <source>The input tensors; type, paste (Ctrl+V) or copy (Ctrl+C) blocks of cells</source>
+        <translation>Os tensores de entrada; digite, cole (Ctrl+V) ou copie (Ctrl+C) blocos de células</translation>
+    </message>
+    <message>
+        <source>valid length</source>
+        <translation>comprimento válido</translation>
+    </message>
+    <message>
+        <source>Valid lengths are off: pick 1-D or 2-D under Attention &gt; Valid lengths</source>
+        <translation>Os comprimentos válidos estão desligados: escolha 1-D ou 2-D em Atenção &gt; Comprimentos válidos</translation>
+    </message>
+</context>
+<context>
+    <name>Lab</name>
+    <message>
+        <source>NaN weights</source>
+        <extracomment>The convention every other one is compared with by default. Row classes, in order of precedence (a row gets the first that applies), with what they mean. How a row with no valid key is described in sentences, by its class. The sentences are English ``attnviz.tr.Message`` objects: the app shows them translated.</extracomment>
+        <translation>pesos NaN</translation>
+    </message>
+    <message>
+        <source>zero weights</source>
+        <translation>pesos zero</translation>
+    </message>
+    <message>
+        <source>uniform weights ({share}) over padding</source>
+        <translation>pesos uniformes ({share}) sobre o padding</translation>
+    </message>
+    <message>
+        <source>non-uniform weights over masked keys</source>
+        <translation>pesos não uniformes sobre chaves mascaradas</translation>
+    </message>
+    <message>
+        <source>weights on future keys</source>
+        <translation>pesos em chaves futuras</translation>
+    </message>
+    <message>
+        <source>weights on masked keys</source>
+        <translation>pesos em chaves mascaradas</translation>
+    </message>
+    <message>
+        <source>{label}, {alignment} causal</source>
+        <translation>{label}, causal {alignment}</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>a totalidade</translation>
+    </message>
+    <message>
+        <source>1/{keys} each</source>
+        <translation>1/{keys} cada</translation>
+    </message>
+    <message>
+        <source>other {mine} than {reference}</source>
+        <translation>{mine} diferentes dos de {reference}</translation>
+    </message>
+    <message>
+        <source>{mine} where {reference} gives {theirs}</source>
+        <translation>{mine} onde {reference} dá {theirs}</translation>
+    </message>
+    <message>
+        <source>{name}: {n} row with no valid key get {tail}</source>
+        <translation>{name}: {n} linha sem chave válida recebe {tail}</translation>
+    </message>
+    <message>
+        <source>{name}: {n} rows with no valid key get {tail}</source>
+        <translation>{name}: {n} linhas sem chave válida recebem {tail}</translation>
+    </message>
+    <message>
+        <source>{name}: {n} row with valid keys is NaN{cause}</source>
+        <translation>{name}: {n} linha com chaves válidas é NaN{cause}</translation>
+    </message>
+    <message>
+        <source>{name}: {n} rows with valid keys are NaN{cause}</source>
+        <translation>{name}: {n} linhas com chaves válidas são NaN{cause}</translation>
+    </message>
+    <message>
+        <source>{name}: {n} row with valid keys gets all-zero weights</source>
+        <translation>{name}: {n} linha com chaves válidas recebe pesos todos zero</translation>
+    </message>
+    <message>
+        <source>{name}: {n} rows with valid keys get all-zero weights</source>
+        <translation>{name}: {n} linhas com chaves válidas recebem pesos todos zero</translation>
+    </message>
+    <message>
+        <source>{n} future key</source>
+        <translation>{n} chave futura</translation>
+    </message>
+    <message>
+        <source>{n} future keys</source>
+        <translation>{n} chaves futuras</translation>
+    </message>
+    <message>
+        <source>{name}: {n} row attends to {keys} (after the query&apos;s {alignment} position), up to {share} of a row&apos;s weight</source>
+        <translation>{name}: {n} linha presta atenção a {keys} (depois da posição {alignment} da consulta), até {share} do peso de uma linha</translation>
+    </message>
+    <message>
+        <source>{name}: {n} rows attend to {keys} (after the query&apos;s {alignment} position), up to {share} of a row&apos;s weight</source>
+        <translation>{name}: {n} linhas prestam atenção a {keys} (depois da posição {alignment} da consulta), até {share} do peso de uma linha</translation>
+    </message>
+    <message>
+        <source>{n} masked key</source>
+        <translation>{n} chave mascarada</translation>
+    </message>
+    <message>
+        <source>{n} masked keys</source>
+        <translation>{n} chaves mascaradas</translation>
+    </message>
+    <message>
+        <source>{name}: {n} row with valid keys puts weight on {keys}, up to {share} of a row&apos;s weight, where {reference} gives them none</source>
+        <translation>{name}: {n} linha com chaves válidas põe peso em {keys}, até {share} do peso de uma linha, onde {reference} não lhes dá nenhum</translation>
+    </message>
+    <message>
+        <source>{name}: {n} rows with valid keys put weight on {keys}, up to {share} of a row&apos;s weight, where {reference} gives them none</source>
+        <translation>{name}: {n} linhas com chaves válidas põem peso em {keys}, até {share} do peso de uma linha, onde {reference} não lhes dá nenhum</translation>
+    </message>
+    <message>
+        <source>{n} key</source>
+        <translation>{n} chave</translation>
+    </message>
+    <message>
+        <source>{n} keys</source>
+        <translation>{n} chaves</translation>
+    </message>
+    <message>
+        <source>{name}: {n} row gives zero weight to {keys} the mask allows, which {reference} weighs</source>
+        <translation>{name}: {n} linha dá peso zero a {keys} que a máscara permite e que {reference} pondera</translation>
+    </message>
+    <message>
+        <source>{name}: {n} rows give zero weight to {keys} the mask allows, which {reference} weighs</source>
+        <translation>{name}: {n} linhas dão peso zero a {keys} que a máscara permite e que {reference} pondera</translation>
+    </message>
+    <message>
+        <source>{name}: {n} row weighs its keys differently from {reference}, by up to {gap}</source>
+        <translation>{name}: {n} linha pondera suas chaves de outro modo que {reference}, com diferença de até {gap}</translation>
+    </message>
+    <message>
+        <source>{name}: {n} rows weigh their keys differently from {reference}, by up to {gap}</source>
+        <translation>{name}: {n} linhas ponderam suas chaves de outro modo que {reference}, com diferença de até {gap}</translation>
+    </message>
+    <message>
+        <source>{name}: {n} row has a non-finite output although its weights match {reference}&apos;s: a NaN or Inf in the value vector of a key with zero weight gets through (0 x NaN = NaN)</source>
+        <translation>{name}: {n} linha tem saída não finita, embora seus pesos coincidam com os de {reference}: um NaN ou Inf no vetor de valor de uma chave com peso zero passa adiante (0 x NaN = NaN)</translation>
+    </message>
+    <message>
+        <source>{name}: {n} rows have a non-finite output although their weights match {reference}&apos;s: a NaN or Inf in the value vector of a key with zero weight gets through (0 x NaN = NaN)</source>
+        <translation>{name}: {n} linhas têm saída não finita, embora seus pesos coincidam com os de {reference}: um NaN ou Inf no vetor de valor de uma chave com peso zero passa adiante (0 x NaN = NaN)</translation>
+    </message>
+    <message>
+        <source>{name}: {n} row has a different output with the same weights, by up to {gap}</source>
+        <translation>{name}: {n} linha tem saída diferente com os mesmos pesos, com diferença de até {gap}</translation>
+    </message>
+    <message>
+        <source>{name}: {n} rows have a different output with the same weights, by up to {gap}</source>
+        <translation>{name}: {n} linhas têm saída diferente com os mesmos pesos, com diferença de até {gap}</translation>
+    </message>
+    <message>
+        <source>: their scores contain NaN</source>
+        <translation>: suas pontuações contêm NaN</translation>
+    </message>
+    <message>
+        <source>: a score overflowed to +inf</source>
+        <translation>: uma pontuação estourou para +inf</translation>
+    </message>
+    <message>
+        <source>: every score the softmax sees is -inf, so it divides 0 by 0</source>
+        <translation>: toda pontuação que o softmax vê é -inf, então ele divide 0 por 0</translation>
+    </message>
+</context>
+<context>
+    <name>LabWorker</name>
+    <message>
+        <source>out of memory on this computer: use a smaller input</source>
+        <translation>memória insuficiente neste computador: use uma entrada menor</translation>
+    </message>
+    <message>
+        <source>unexpected error: {error}</source>
+        <translation>erro inesperado: {error}</translation>
+    </message>
+    <message>
+        <source>tanh saturation concerns additive attention: choose the additive scoring function to see it</source>
+        <extracomment>Curves cost about the same for every number of keys: samples x keys stays near this. Largest softmax width the curves are drawn for.</extracomment>
+        <translation>a saturação da tanh diz respeito à atenção aditiva: escolha a função de pontuação aditiva para vê-la</translation>
+    </message>
+    <message>
+        <source>Close {name} (it stays in the Tools menu)</source>
+        <translation>Fechar {name} (continua no menu Ferramentas)</translation>
+    </message>
+    <message>
+        <source>Undock into its own window, or dock it back</source>
+        <translation>Desacoplar em uma janela própria, ou acoplar de volta</translation>
+    </message>
+</context>
+<context>
+    <name>Lessons</name>
+    <message>
+        <source>Show the answer</source>
+        <translation>Ver a resposta</translation>
+    </message>
+    <message>
+        <source>Reveal (or hide again) the explanation</source>
+        <translation>Revela (ou esconde de novo) a explicação</translation>
+    </message>
+    <message>
+        <source>Open the masking lab</source>
+        <translation>Laboratório de máscaras</translation>
+    </message>
+    <message>
+        <source>See this input under every masking convention, with the differences outlined</source>
+        <translation>Veja esta entrada sob todas as convenções de máscara, com as diferenças contornadas</translation>
+    </message>
+    <message>
+        <source>No lesson chosen</source>
+        <translation>Nenhuma lição escolhida</translation>
+    </message>
+    <message>
+        <source>Pick one under Presets › Pitfalls or Presets › Exercises.</source>
+        <translation>Escolha uma em Predefinições › Armadilhas ou Predefinições › Exercícios.</translation>
+    </message>
+    <message>
+        <source>Pitfall</source>
+        <translation>Armadilha</translation>
+    </message>
+    <message>
+        <source>Exercise</source>
+        <translation>Exercício</translation>
+    </message>
+    <message>
+        <source>Answer.</source>
+        <translation>Resposta.</translation>
+    </message>
+    <message>
+        <source>Hide the answer</source>
+        <translation>Ocultar a resposta</translation>
+    </message>
+    <message>
+        <source>Lesson</source>
+        <translation>Lição</translation>
+    </message>
+    <message>
+        <source>&amp;Lesson</source>
+        <translation>&amp;Lição</translation>
+    </message>
+    <message>
+        <source>The question of the lesson loaded from Presets › Pitfalls or Exercises</source>
+        <translation>A pergunta da lição carregada de Predefinições › Armadilhas ou Exercícios</translation>
+    </message>
+    <message>
+        <source>Pitfalls</source>
+        <translation>Armadilhas</translation>
+    </message>
+    <message>
+        <source>Exercises</source>
+        <translation>Exercícios</translation>
+    </message>
+    <message>
+        <source>Lesson: {title}</source>
+        <translation>Lição: {title}</translation>
+    </message>
+    <message>
+        <source>Lesson loaded: {title} (Ctrl+Z goes back)</source>
+        <translation>Lição carregada: {title} (Ctrl+Z volta)</translation>
+    </message>
+    <message>
+        <source>The masking lab is not part of this window</source>
+        <translation>O laboratório de máscaras não faz parte desta janela</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <source>scoring function</source>
+        <extracomment>Which panel shows an error about which field. Names of the settings and tensors in undo texts (&quot;Change dropout&quot;, &quot;Fill keys with zeros&quot;).</extracomment>
+        <translation>função de pontuação</translation>
+    </message>
+    <message>
+        <source>valid lengths</source>
+        <translation>comprimentos válidos</translation>
+    </message>
+    <message>
+        <source>mask mode</source>
+        <translation>modo de máscara</translation>
+    </message>
+    <message>
+        <source>causal mask</source>
+        <translation>máscara causal</translation>
+    </message>
+    <message>
+        <source>device</source>
+        <translation>dispositivo</translation>
+    </message>
+    <message>
+        <source>dtype</source>
+        <translation>dtype</translation>
+    </message>
+    <message>
+        <source>dropout</source>
+        <translation>dropout</translation>
+    </message>
+    <message>
+        <source>training mode</source>
+        <translation>modo de treinamento</translation>
+    </message>
+    <message>
+        <source>dropout seed</source>
+        <translation>semente do dropout</translation>
+    </message>
+    <message>
+        <source>hidden size</source>
+        <translation>tamanho oculto</translation>
+    </message>
+    <message>
+        <source>parameter seed</source>
+        <translation>semente dos parâmetros</translation>
+    </message>
+    <message>
+        <source>queries</source>
+        <translation>consultas</translation>
+    </message>
+    <message>
+        <source>keys</source>
+        <translation>chaves</translation>
+    </message>
+    <message>
+        <source>values</source>
+        <translation>valores</translation>
+    </message>
+    <message>
+        <source>random numbers</source>
+        <translation>números aleatórios</translation>
+    </message>
+    <message>
+        <source>zeros</source>
+        <translation>zeros</translation>
+    </message>
+    <message>
+        <source>ones</source>
+        <translation>uns</translation>
+    </message>
+    <message>
+        <source>the book&apos;s arange values</source>
+        <translation>os valores arange do livro</translation>
+    </message>
+    <message>
+        <source>Whether the pictures show the current inputs</source>
+        <extracomment>Main windows alive in this process: a window rebuilt in another language replaces its predecessor here, so nothing but this set has to hold on to it. Emitted after an outcome has been drawn (for tests and the benchmark). Emitted with the new window after ``set_language`` rebuilt this one in another language.</extracomment>
+        <translation>Se as imagens mostram as entradas atuais</translation>
+    </message>
+    <message>
+        <source>Device and dtype of the last result</source>
+        <translation>Dispositivo e dtype do último resultado</translation>
+    </message>
+    <message>
+        <source>Compute time of the last result (engine only)</source>
+        <translation>Tempo de cálculo do último resultado (só o motor)</translation>
+    </message>
+    <message>
+        <source>Computing…</source>
+        <translation>Calculando…</translation>
+    </message>
+    <message>
+        <source>Run on CPU</source>
+        <translation>Executar na CPU</translation>
+    </message>
+    <message>
+        <source>The device failed (missing or out of memory): compute on the CPU instead</source>
+        <translation>O dispositivo falhou (ausente ou sem memória): calcular na CPU</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>&amp;Arquivo</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>Sai&amp;r</translation>
+    </message>
+    <message>
+        <source>Close attnviz</source>
+        <translation>Fecha o attnviz</translation>
+    </message>
+    <message>
+        <source>&amp;Edit</source>
+        <translation>&amp;Editar</translation>
+    </message>
+    <message>
+        <source>&amp;Undo</source>
+        <translation>&amp;Desfazer</translation>
+    </message>
+    <message>
+        <source>&amp;Redo</source>
+        <translation>&amp;Refazer</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>E&amp;xibir</translation>
+    </message>
+    <message>
+        <source>&amp;Presentation mode</source>
+        <translation>Modo de &amp;apresentação</translation>
+    </message>
+    <message>
+        <source>For a lecture hall: large fonts and cells, editing chrome hidden, still live (F5 or Esc to leave)</source>
+        <translation>Para um auditório: fontes e células grandes, controles de edição ocultos, ainda ao vivo (F5 ou Esc para sair)</translation>
+    </message>
+    <message>
+        <source>&amp;Theme</source>
+        <translation>&amp;Tema</translation>
+    </message>
+    <message>
+        <source>Follow the &amp;system</source>
+        <translation>Seguir o &amp;sistema</translation>
+    </message>
+    <message>
+        <source>Light or dark as the desktop is</source>
+        <translation>Claro ou escuro, como o da área de trabalho</translation>
+    </message>
+    <message>
+        <source>&amp;Light</source>
+        <translation>&amp;Claro</translation>
+    </message>
+    <message>
+        <source>Light theme (good on a projector in a bright room)</source>
+        <translation>Tema claro (bom em um projetor numa sala iluminada)</translation>
+    </message>
+    <message>
+        <source>&amp;Dark</source>
+        <translation>&amp;Escuro</translation>
+    </message>
+    <message>
+        <source>Dark theme</source>
+        <translation>Tema escuro</translation>
+    </message>
+    <message>
+        <source>&amp;Presets</source>
+        <translation>&amp;Predefinições</translation>
+    </message>
+    <message>
+        <source>&amp;Tools</source>
+        <translation>&amp;Ferramentas</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>Aj&amp;uda</translation>
+    </message>
+    <message>
+        <source>&amp;About attnviz</source>
+        <translation>&amp;Sobre o attnviz</translation>
+    </message>
+    <message>
+        <source>About attnviz</source>
+        <translation>Sobre o attnviz</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;See and debug attention: edit queries, keys, values and masks and watch every stage of the computation change.&lt;/p&gt;&lt;p&gt;Built on the chapter “Attention Scoring Functions” of &lt;i&gt;Dive into Deep Learning&lt;/i&gt;.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;Veja e depure a atenção: edite consultas, chaves, valores e máscaras e observe cada etapa do cálculo mudar.&lt;/p&gt;&lt;p&gt;Construído sobre o capítulo “Funções de Pontuação de Atenção” de &lt;i&gt;Dive into Deep Learning&lt;/i&gt; (&lt;i&gt;Mergulho no Aprendizado Profundo&lt;/i&gt;).&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>&amp;Idioma</translation>
+    </message>
+    <message>
+        <source>The language of the desktop (Portuguese for any Portuguese locale, otherwise English)</source>
+        <translation>O idioma da área de trabalho (português para qualquer localidade em português, senão inglês)</translation>
+    </message>
+    <message>
+        <source>Load preset {title}</source>
+        <translation>Carregar a predefinição {title}</translation>
+    </message>
+    <message>
+        <source>Change shape</source>
+        <translation>Alterar formatos</translation>
+    </message>
+    <message>
+        <source>Change {names}</source>
+        <translation>Alterar {names}</translation>
+    </message>
+    <message>
+        <source>Fill {role} with {kind}</source>
+        <translation>Preencher {role} com {kind}</translation>
+    </message>
+    <message>
+        <source> — choose the CPU under Device to run there.</source>
+        <translation> — escolha a CPU em Dispositivo para executar lá.</translation>
+    </message>
+    <message>
+        <source> (showing the last good result)</source>
+        <translation> (mostrando o último resultado válido)</translation>
+    </message>
+    <message>
+        <source>computing…</source>
+        <translation>calculando…</translation>
+    </message>
+    <message>
+        <source>loading PyTorch…</source>
+        <translation>carregando o PyTorch…</translation>
+    </message>
+    <message>
+        <source>error: showing the last good result</source>
+        <translation>erro: mostrando o último resultado válido</translation>
+    </message>
+    <message>
+        <source>up to date</source>
+        <translation>atualizado</translation>
+    </message>
+    <message>
+        <source>The translation for {language} could not be loaded</source>
+        <translation>Não foi possível carregar a tradução para {language}</translation>
+    </message>
+</context>
+<context>
+    <name>MaskModes</name>
+    <message>
+        <source>Book (-1e6 fill)</source>
+        <extracomment>Turn (scores, allowed) into the tensor the softmax sees. Rows with no allowed key get zero weights (instead of whatever the softmax gives). The mask is read with the opposite polarity (True = ignore). The value masked scores are replaced by, when the mode is a plain fill (None: it is not). A plain fill lets the engine mask a row&apos;s tail in place instead of building a mask.</extracomment>
+        <translation>Livro (preenchimento -1e6)</translation>
+    </message>
+    <message>
+        <source>Masked scores are replaced by -1e6 before the softmax, as in the book&apos;s masked_softmax. A row with no valid key gets uniform weights over all keys, padding included.</source>
+        <translation>As pontuações mascaradas são substituídas por -1e6 antes do softmax, como no masked_softmax do livro. Uma linha sem chave válida recebe pesos uniformes sobre todas as chaves, padding incluído.</translation>
+    </message>
+    <message>
+        <source>Strict</source>
+        <translation>Estrito</translation>
+    </message>
+    <message>
+        <source>Masked keys are excluded exactly. A row with no valid key gets zero weights and a zero output and is flagged; never NaN, and padded keys and values cannot leak in.</source>
+        <translation>As chaves mascaradas são excluídas exatamente. Uma linha sem chave válida recebe pesos zero e saída zero e é sinalizada; nunca NaN, e chaves e valores de padding não vazam.</translation>
+    </message>
+    <message>
+        <source>-inf fill / additive 0/-inf mask</source>
+        <translation>Preenchimento -inf / máscara aditiva 0/-inf</translation>
+    </message>
+    <message>
+        <source>Masked scores become -inf (an additive float mask of 0 and -inf does the same) and a plain softmax follows: a row with no valid key becomes NaN.</source>
+        <translation>As pontuações mascaradas viram -inf (uma máscara float aditiva de 0 e -inf faz o mesmo) e segue um softmax comum: uma linha sem chave válida vira NaN.</translation>
+    </message>
+    <message>
+        <source>PyTorch SDPA boolean mask</source>
+        <translation>Máscara booleana do SDPA do PyTorch</translation>
+    </message>
+    <message>
+        <source>What torch.nn.functional.scaled_dot_product_attention does with a boolean attn_mask (True = attend): masked scores become -inf, and a row with no valid key gets zero weights (PyTorch &gt;= 2.5).</source>
+        <translation>O que torch.nn.functional.scaled_dot_product_attention faz com uma attn_mask booleana (True = prestar atenção): as pontuações mascaradas viram -inf, e uma linha sem chave válida recebe pesos zero (PyTorch &gt;= 2.5).</translation>
+    </message>
+    <message>
+        <source>1/0 mask passed as float (bug)</source>
+        <translation>Máscara 1/0 passada como float (bug)</translation>
+    </message>
+    <message>
+        <source>A 1 = keep / 0 = drop mask handed to an API that expects an additive float mask: it adds 1 to kept scores and 0 to dropped ones, so nothing is masked at all.</source>
+        <translation>Uma máscara 1 = manter / 0 = descartar entregue a uma API que espera uma máscara float aditiva: ela soma 1 às pontuações mantidas e 0 às descartadas, então nada é mascarado.</translation>
+    </message>
+    <message>
+        <source>Wrong polarity (bug)</source>
+        <translation>Polaridade invertida (bug)</translation>
+    </message>
+    <message>
+        <source>A True = attend mask handed to an API where True = ignore (such as nn.MultiheadAttention&apos;s key_padding_mask): the padding is attended and the real keys are hidden; rows whose every key is then hidden become NaN.</source>
+        <translation>Uma máscara True = prestar atenção entregue a uma API em que True = ignorar (como a key_padding_mask de nn.MultiheadAttention): o padding recebe atenção e as chaves reais ficam escondidas; as linhas em que todas as chaves ficam escondidas viram NaN.</translation>
+    </message>
+</context>
+<context>
+    <name>MaskingLab</name>
+    <message>
+        <source>nan row</source>
+        <extracomment>The dock&apos;s objectName (``window.findChild(QDockWidget, MASKING_LAB_DOCK)``). Heatmap text scale in presentation mode (the main heatmaps use the same). Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. The engine&apos;s row classes (``engine.lab.ROW_KINDS``) as the hover text names them.</extracomment>
+        <translation>linha NaN</translation>
+    </message>
+    <message>
+        <source>zero row</source>
+        <translation>linha zero</translation>
+    </message>
+    <message>
+        <source>uniform over padding</source>
+        <translation>uniforme sobre o padding</translation>
+    </message>
+    <message>
+        <source>future visible</source>
+        <translation>futuro visível</translation>
+    </message>
+    <message>
+        <source>padding attended</source>
+        <translation>padding com atenção</translation>
+    </message>
+    <message>
+        <source>keys hidden</source>
+        <translation>chaves escondidas</translation>
+    </message>
+    <message>
+        <source>ok</source>
+        <translation>ok</translation>
+    </message>
+    <message>
+        <source>Keys</source>
+        <translation>Chaves</translation>
+    </message>
+    <message>
+        <source>Queries</source>
+        <translation>Consultas</translation>
+    </message>
+    <message>
+        <source>(reference)</source>
+        <translation>(referência)</translation>
+    </message>
+    <message>
+        <source>{name}: batch {b}, query {r}, key {c}</source>
+        <translation>{name}: lote {b}, consulta {r}, chave {c}</translation>
+    </message>
+    <message>
+        <source>(masked)</source>
+        <translation>(mascarada)</translation>
+    </message>
+    <message>
+        <source>weight {value}</source>
+        <translation>peso {value}</translation>
+    </message>
+    <message>
+        <source>{name} gives {value}</source>
+        <translation>{name} dá {value}</translation>
+    </message>
+    <message>
+        <source>differs</source>
+        <translation>difere</translation>
+    </message>
+    <message>
+        <source>row: {kind}</source>
+        <translation>linha: {kind}</translation>
+    </message>
+    <message>
+        <source>the reference</source>
+        <translation>a referência</translation>
+    </message>
+    <message>
+        <source>same as {name}</source>
+        <translation>igual a {name}</translation>
+    </message>
+    <message>
+        <source>1 weight</source>
+        <translation>1 peso</translation>
+    </message>
+    <message>
+        <source>{n} weights</source>
+        <translation>{n} pesos</translation>
+    </message>
+    <message>
+        <source>1 output</source>
+        <translation>1 saída</translation>
+    </message>
+    <message>
+        <source>{n} outputs</source>
+        <translation>{n} saídas</translation>
+    </message>
+    <message>
+        <source>{weights} and {outputs} differ</source>
+        <translation>{weights} e {outputs} diferem</translation>
+    </message>
+    <message>
+        <source>{what} differs</source>
+        <translation>{what} difere</translation>
+    </message>
+    <message>
+        <source>{what} differ</source>
+        <translation>{what} diferem</translation>
+    </message>
+    <message>
+        <source>What each convention does differently from the reference, counted over every batch element</source>
+        <translation>O que cada convenção faz de diferente da referência, contado sobre todos os elementos do lote</translation>
+    </message>
+    <message>
+        <source>The current input under every masking convention; red outlines mark weights that differ from the reference</source>
+        <translation>A entrada atual sob todas as convenções de máscara; contornos vermelhos marcam pesos que diferem da referência</translation>
+    </message>
+    <message>
+        <source>Showing batch {b} of {n} (pick it above the input tables).</source>
+        <translation>Mostrando o lote {b} de {n} (escolha-o acima das tabelas de entrada).</translation>
+    </message>
+    <message>
+        <source>Showing batch {b} (pick it above the input tables).</source>
+        <translation>Mostrando o lote {b} (escolha-o acima das tabelas de entrada).</translation>
+    </message>
+    <message>
+        <source>The current input under every masking convention, as each library or bug would compute it.</source>
+        <translation>A entrada atual sob todas as convenções de máscara, como cada biblioteca ou bug a calcularia.</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#d01414&apos;&gt;&lt;b&gt;Red outline&lt;/b&gt;&lt;/span&gt;: the weight differs from &lt;b&gt;{reference}&lt;/b&gt;. Grey hatch: masked; light stripes: masked &lt;i&gt;but given weight&lt;/i&gt;. Red bar on the left: the query has no valid key; on the right: its output differs.</source>
+        <translation>&lt;span style=&apos;color:#d01414&apos;&gt;&lt;b&gt;Contorno vermelho&lt;/b&gt;&lt;/span&gt;: o peso difere de &lt;b&gt;{reference}&lt;/b&gt;. Hachura cinza: mascarada; listras claras: mascarada &lt;i&gt;mas com peso&lt;/i&gt;. Barra vermelha à esquerda: a consulta não tem chave válida; à direita: sua saída difere.</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Every convention gives {reference}&apos;s weights and outputs on this input&lt;/b&gt; (over all batch elements). Try a valid length of 0, or a pitfall from Presets.</source>
+        <translation>&lt;b&gt;Todas as convenções dão os pesos e as saídas de {reference} nesta entrada&lt;/b&gt; (em todos os elementos do lote). Experimente um comprimento válido 0, ou uma armadilha das Predefinições.</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;What differs from {reference}&lt;/b&gt; (all batch elements):</source>
+        <translation>&lt;b&gt;O que difere de {reference}&lt;/b&gt; (todos os elementos do lote):</translation>
+    </message>
+    <message>
+        <source>(showing the last good result)</source>
+        <translation>(mostrando o último resultado válido)</translation>
+    </message>
+    <message>
+        <source>computing every convention…</source>
+        <translation>calculando todas as convenções…</translation>
+    </message>
+    <message>
+        <source>Masking lab: every convention</source>
+        <translation>Laboratório de máscaras: todas as convenções</translation>
+    </message>
+    <message>
+        <source>&amp;Masking lab</source>
+        <translation>Laboratório de &amp;máscaras</translation>
+    </message>
+    <message>
+        <source>The current input under every masking convention (book, strict, -inf, SDPA and common bugs), with the weights that differ outlined and explained</source>
+        <translation>A entrada atual sob todas as convenções de máscara (livro, estrita, -inf, SDPA e bugs comuns), com os pesos que diferem contornados e explicados</translation>
+    </message>
+</context>
+<context>
+    <name>OpenDialog</name>
+    <message>
+        <source>&amp;Queries</source>
+        <translation>&amp;Consultas</translation>
+    </message>
+    <message>
+        <source>&amp;Keys</source>
+        <translation>C&amp;haves</translation>
+    </message>
+    <message>
+        <source>&amp;Values</source>
+        <translation>&amp;Valores</translation>
+    </message>
+    <message>
+        <source>Valid &amp;lengths</source>
+        <translation>Co&amp;mprimentos válidos</translation>
+    </message>
+    <message>
+        <source>&amp;Mask</source>
+        <translation>&amp;Máscara</translation>
+    </message>
+    <message>
+        <source>(keep current)</source>
+        <translation>(manter a atual)</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>(não usar)</translation>
+    </message>
+    <message>
+        <source>Open {name}</source>
+        <translation>Abrir {name}</translation>
+    </message>
+    <message>
+        <source>{name} ({format}) holds {n} array(s). Say which is which; a role left on “keep current” keeps the array you have now.</source>
+        <translation>{name} ({format}) contém {n} array(s). Diga qual é qual; um papel deixado em “manter a atual” mantém o array que você tem agora.</translation>
+    </message>
+    <message>
+        <source>Array</source>
+        <translation>Array</translation>
+    </message>
+    <message>
+        <source>Shape</source>
+        <translation>Formato</translation>
+    </message>
+    <message>
+        <source>The arrays in the file</source>
+        <translation>Os arrays do arquivo</translation>
+    </message>
+    <message>
+        <source>Which head to take from (batch, heads, n, d) arrays</source>
+        <translation>De qual cabeça tirar os arrays (lote, cabeças, n, d)</translation>
+    </message>
+    <message>
+        <source>&amp;Head</source>
+        <translation>&amp;Cabeça</translation>
+    </message>
+    <message>
+        <source>What loading with this choice gives, or why it cannot load</source>
+        <translation>O que carregar com esta escolha dá, ou por que não é possível carregar</translation>
+    </message>
+    <message>
+        <source>(of {n} heads: 0 to {last})</source>
+        <translation>(de {n} cabeças: 0 a {last})</translation>
+    </message>
+    <message>
+        <source>(no 4-D array chosen)</source>
+        <translation>(nenhum array 4-D escolhido)</translation>
+    </message>
+    <message>
+        <source>Cannot load:</source>
+        <translation>Não é possível carregar:</translation>
+    </message>
+    <message>
+        <source>no valid lengths</source>
+        <translation>sem comprimentos válidos</translation>
+    </message>
+    <message>
+        <source>valid lengths per batch element</source>
+        <translation>comprimentos válidos por elemento do lote</translation>
+    </message>
+    <message>
+        <source>valid lengths per query</source>
+        <translation>comprimentos válidos por consulta</translation>
+    </message>
+    <message>
+        <source>Loads as</source>
+        <translation>Carrega como</translation>
+    </message>
+    <message>
+        <source>queries {q}, keys {k}, values {v}, {lengths}.</source>
+        <translation>consultas {q}, chaves {k}, valores {v}, {lengths}.</translation>
+    </message>
+    <message>
+        <source>Queries: (batch, n_queries, d_q); (n, d) gets a batch of 1; 4-D needs a head</source>
+        <translation>Consultas: (lote, n_consultas, d_q); (n, d) ganha um lote de 1; 4-D precisa de uma cabeça</translation>
+    </message>
+    <message>
+        <source>Keys: (batch, n_keys, d_k)</source>
+        <translation>Chaves: (lote, n_chaves, d_k)</translation>
+    </message>
+    <message>
+        <source>Values: (batch, n_keys, d_v), as many rows as the keys</source>
+        <translation>Valores: (lote, n_chaves, d_v), tantas linhas quanto as chaves</translation>
+    </message>
+    <message>
+        <source>Valid lengths: (batch,) per batch element or (batch, n_queries) per query</source>
+        <translation>Comprimentos válidos: (lote,) por elemento do lote ou (lote, n_consultas) por consulta</translation>
+    </message>
+    <message>
+        <source>Explicit boolean masks cannot be loaded yet; use valid lengths</source>
+        <translation>Máscaras booleanas explícitas ainda não podem ser carregadas; use comprimentos válidos</translation>
+    </message>
+</context>
+<context>
+    <name>PipelineView</name>
+    <message>
+        <source>1 · Raw scores a(q, k)</source>
+        <extracomment>(stage, title) in pipeline order; the stages are the engine&apos;s ``STAGES``.</extracomment>
+        <translation>1 · Pontuações brutas a(q, k)</translation>
+    </message>
+    <message>
+        <source>2 · Scaled scores</source>
+        <translation>2 · Pontuações escalonadas</translation>
+    </message>
+    <message>
+        <source>3 · Mask (1 = may attend)</source>
+        <translation>3 · Máscara (1 = pode prestar atenção)</translation>
+    </message>
+    <message>
+        <source>4 · Masked scores ã (softmax input)</source>
+        <translation>4 · Entrada do softmax ã (mascarada)</translation>
+    </message>
+    <message>
+        <source>5 · Softmax weights α</source>
+        <translation>5 · Pesos do softmax α</translation>
+    </message>
+    <message>
+        <source>6 · Weights after dropout</source>
+        <translation>6 · Pesos após o dropout</translation>
+    </message>
+    <message>
+        <source>7 · Output ∑ α v</source>
+        <translation>7 · Saída ∑ α v</translation>
+    </message>
+    <message>
+        <source>dot</source>
+        <extracomment>The scoring functions as notes name them (&quot;scaled dot scoring&quot;).</extracomment>
+        <translation>de produto escalar</translation>
+    </message>
+    <message>
+        <source>scaled dot</source>
+        <translation>de produto escalar escalonado</translation>
+    </message>
+    <message>
+        <source>additive</source>
+        <translation>aditiva</translation>
+    </message>
+    <message>
+        <source>bilinear</source>
+        <translation>bilinear</translation>
+    </message>
+    <message>
+        <source>gaussian</source>
+        <translation>gaussiana</translation>
+    </message>
+    <message>
+        <source>summation</source>
+        <translation>por soma</translation>
+    </message>
+    <message>
+        <source>Value dimension</source>
+        <translation>Dimensão do valor</translation>
+    </message>
+    <message>
+        <source>Keys</source>
+        <translation>Chaves</translation>
+    </message>
+    <message>
+        <source>Queries</source>
+        <translation>Consultas</translation>
+    </message>
+    <message>
+        <source>Waiting for a result…</source>
+        <extracomment>A card narrower than this cannot show a 10-key row of weights with its numbers. How many times the stages were drawn (hidden views must not draw; tests check it).</extracomment>
+        <translation>Esperando um resultado…</translation>
+    </message>
+    <message>
+        <source>Which batch element the stages show (follows the main window&apos;s batch selector)</source>
+        <translation>Qual elemento do lote as etapas mostram (acompanha o seletor de lote da janela principal)</translation>
+    </message>
+    <message>
+        <source>&amp;Batch element</source>
+        <translation>Elemento do &amp;lote</translation>
+    </message>
+    <message>
+        <source>The chapter&apos;s equations; hover a stage to see where it is in them</source>
+        <translation>As equações do capítulo; passe o mouse sobre uma etapa para ver onde ela está nelas</translation>
+    </message>
+    <message>
+        <source>Additive attention: hidden features of one query–key pair</source>
+        <translation>Atenção aditiva: unidades ocultas de um par consulta–chave</translation>
+    </message>
+    <message>
+        <source>tanh(W_q q + W_k k): the h hidden units whose w_v-weighted sum is the score</source>
+        <translation>tanh(W_q q + W_k k): as h unidades ocultas cuja soma ponderada por w_v é a pontuação</translation>
+    </message>
+    <message>
+        <source>Query index i</source>
+        <translation>Índice i da consulta</translation>
+    </message>
+    <message>
+        <source>Key index j</source>
+        <translation>Índice j da chave</translation>
+    </message>
+    <message>
+        <source>&amp;Query i</source>
+        <translation>&amp;Consulta i</translation>
+    </message>
+    <message>
+        <source>&amp;Key j</source>
+        <translation>C&amp;have j</translation>
+    </message>
+    <message>
+        <source>hidden unit</source>
+        <translation>unidade oculta</translation>
+    </message>
+    <message>
+        <source>Learned parameters (edit a cell: the scores follow; Ctrl+Z undoes)</source>
+        <translation>Parâmetros aprendidos (edite uma célula; Ctrl+Z desfaz)</translation>
+    </message>
+    <message>
+        <source>The scoring function&apos;s learned parameters, one tab per matrix (rows × columns as in nn.Linear: out × in)</source>
+        <translation>Os parâmetros aprendidos da função de pontuação, uma aba por matriz (linhas × colunas como em nn.Linear: saída × entrada)</translation>
+    </message>
+    <message>
+        <source>{name}: type or paste numbers; each edit is one undo step in the main window</source>
+        <translation>{name}: digite ou cole números; cada edição é um passo de desfazer na janela principal</translation>
+    </message>
+    <message>
+        <source>{message} (showing the last good result)</source>
+        <translation>{message} (mostrando o último resultado válido)</translation>
+    </message>
+    <message>
+        <source>query {r}, key {c}</source>
+        <extracomment>Below this width the formulas go under the stages instead of beside them.</extracomment>
+        <translation>consulta {r}, chave {c}</translation>
+    </message>
+    <message>
+        <source>may attend</source>
+        <translation>pode prestar atenção</translation>
+    </message>
+    <message>
+        <source>masked</source>
+        <translation>mascarada</translation>
+    </message>
+    <message>
+        <source>(masked)</source>
+        <translation>(mascarada)</translation>
+    </message>
+    <message>
+        <source>{scoring} scoring; colour range from the scores themselves</source>
+        <translation>pontuação {scoring}; faixa de cores tirada das próprias pontuações</translation>
+    </message>
+    <message>
+        <source>raw ÷ √d = raw ÷ {root} (d = {d})</source>
+        <translation>bruta ÷ √d = bruta ÷ {root} (d = {d})</translation>
+    </message>
+    <message>
+        <source>the same as the raw scores: {scoring} has no scaling step</source>
+        <translation>iguais às pontuações brutas: a pontuação {scoring} não tem etapa de escala</translation>
+    </message>
+    <message>
+        <source>no valid lengths and no causal mask: every key may be attended</source>
+        <translation>sem comprimentos válidos nem máscara causal: toda chave pode receber atenção</translation>
+    </message>
+    <message>
+        <source>valid lengths {lengths}</source>
+        <translation>comprimentos válidos {lengths}</translation>
+    </message>
+    <message>
+        <source>causal ({alignment})</source>
+        <translation>causal ({alignment})</translation>
+    </message>
+    <message>
+        <source>from {first} and {second}</source>
+        <translation>a partir de {first} e {second}</translation>
+    </message>
+    <message>
+        <source>from {source}</source>
+        <translation>a partir de {source}</translation>
+    </message>
+    <message>
+        <source>bug mode: the 0/1 mask is added (+1 on kept keys), nothing is masked</source>
+        <translation>modo bug: a máscara 0/1 é somada (+1 nas chaves mantidas), nada é mascarado</translation>
+    </message>
+    <message>
+        <source>bug mode: the mask&apos;s polarity is flipped, the kept keys get −∞</source>
+        <translation>modo bug: a polaridade da máscara está invertida, as chaves mantidas recebem −∞</translation>
+    </message>
+    <message>
+        <source>masked keys (hatched) get {fill}; colours from the allowed cells</source>
+        <translation>as chaves mascaradas (hachuradas) recebem {fill}; cores tiradas das células permitidas</translation>
+    </message>
+    <message>
+        <source>each row sums to {sums}</source>
+        <translation>cada linha soma {sums}</translation>
+    </message>
+    <message>
+        <source>{n} query has no valid key (∅)</source>
+        <translation>{n} consulta não tem chave válida (∅)</translation>
+    </message>
+    <message>
+        <source>{n} queries have no valid key (∅)</source>
+        <translation>{n} consultas não têm chave válida (∅)</translation>
+    </message>
+    <message>
+        <source>dropout p = {p}: zeroed at random, the rest × {factor}</source>
+        <translation>dropout p = {p}: zerados ao acaso, o resto × {factor}</translation>
+    </message>
+    <message>
+        <source>the same as the weights: dropout ({p}) acts in training only (train is off)</source>
+        <translation>iguais aos pesos: o dropout ({p}) só age no treinamento (o treinamento está desligado)</translation>
+    </message>
+    <message>
+        <source>the same as the weights: no dropout</source>
+        <translation>iguais aos pesos: sem dropout</translation>
+    </message>
+    <message>
+        <source>weights × values: one row of length d_v = {d_v} per query</source>
+        <translation>pesos × valores: uma linha de comprimento d_v = {d_v} por consulta</translation>
+    </message>
+    <message>
+        <source>{scoring} scoring · mask {mask_mode} · {dtype} · batch element {b} of {n}</source>
+        <translation>pontuação {scoring} · máscara {mask_mode} · {dtype} · elemento do lote {b} de {n}</translation>
+    </message>
+    <message>
+        <source>cannot compute the features: {error}</source>
+        <translation>não é possível calcular as características: {error}</translation>
+    </message>
+    <message>
+        <source>(raw-score map, batch {b}: {value})</source>
+        <translation>(mapa de pontuações brutas, lote {b}: {value})</translation>
+    </message>
+    <message>
+        <source>{name} must hold finite numbers: NaN and ±inf are not accepted here</source>
+        <translation>{name} deve conter números finitos: NaN e ±inf não são aceitos aqui</translation>
+    </message>
+    <message>
+        <source>the block does not fit into {name} {shape}</source>
+        <translation>o bloco não cabe em {name} {shape}</translation>
+    </message>
+</context>
+<context>
+    <name>Presets</name>
+    <message>
+        <source>Book: additive attention toy</source>
+        <translation>Livro: exemplo de brinquedo de atenção aditiva</translation>
+    </message>
+    <message>
+        <source>Queries (2, 1, 20), identical keys (2, 10, 2), values arange(40), valid lengths 2 and 6: identical keys give uniform weights over the valid ones, and the output is the mean of the valid values, [[2, 3, 4, 5]] and [[10, 11, 12, 13]].</source>
+        <translation>Consultas (2, 1, 20), chaves idênticas (2, 10, 2), valores arange(40), comprimentos válidos 2 e 6: chaves idênticas dão pesos uniformes sobre as válidas, e a saída é a média dos valores válidos, [[2, 3, 4, 5]] e [[10, 11, 12, 13]].</translation>
+    </message>
+    <message>
+        <source>Book: scaled dot-product toy</source>
+        <translation>Livro: exemplo de brinquedo de produto escalar escalonado</translation>
+    </message>
+    <message>
+        <source>The same keys, values and valid lengths with queries (2, 1, 2) and scaled dot-product scoring: again uniform weights, output [[2, 3, 4, 5]] and [[10, 11, 12, 13]].</source>
+        <translation>As mesmas chaves, valores e comprimentos válidos, com consultas (2, 1, 2) e pontuação por produto escalar escalonado: de novo pesos uniformes, saída [[2, 3, 4, 5]] e [[10, 11, 12, 13]].</translation>
+    </message>
+    <message>
+        <source>Book: masked softmax, 1-D valid lengths</source>
+        <translation>Livro: softmax mascarado, comprimentos válidos 1-D</translation>
+    </message>
+    <message>
+        <source>Random scores of shape (2, 2, 4) with valid lengths 2 and 3: keys past the valid length get weight 0. (Unscaled dot scoring with identity keys and values makes the scores the queries and the output the weights.)</source>
+        <translation>Pontuações aleatórias de formato (2, 2, 4) com comprimentos válidos 2 e 3: as chaves além do comprimento válido recebem peso 0. (Pontuação por produto escalar sem escala, com chaves e valores identidade, faz das pontuações as consultas e da saída os pesos.)</translation>
+    </message>
+    <message>
+        <source>Book: masked softmax, 2-D valid lengths</source>
+        <translation>Livro: softmax mascarado, comprimentos válidos 2-D</translation>
+    </message>
+    <message>
+        <source>The same with one valid length per query, [[1, 3], [2, 4]]: a valid length of 1 gives weight 1 to the first key.</source>
+        <translation>O mesmo com um comprimento válido por consulta, [[1, 3], [2, 4]]: um comprimento válido 1 dá peso 1 à primeira chave.</translation>
+    </message>
+</context>
+<context>
+    <name>ResultsPanel</name>
+    <message>
+        <source>batch {b}, query {r}, key {c}</source>
+        <extracomment>Up to this many batch elements are shown side by side; beyond, only the selected one.</extracomment>
+        <translation>lote {b}, consulta {r}, chave {c}</translation>
+    </message>
+    <message>
+        <source>(masked)</source>
+        <translation>(mascarada)</translation>
+    </message>
+    <message>
+        <source>raw score {value}</source>
+        <translation>pontuação bruta {value}</translation>
+    </message>
+    <message>
+        <source>masked score {value}</source>
+        <translation>pontuação mascarada {value}</translation>
+    </message>
+    <message>
+        <source>weight {value}</source>
+        <translation>peso {value}</translation>
+    </message>
+    <message>
+        <source>after dropout {value}</source>
+        <translation>após o dropout {value}</translation>
+    </message>
+    <message>
+        <source>this query has no valid key</source>
+        <translation>esta consulta não tem chave válida</translation>
+    </message>
+    <message>
+        <source>The attention output (weights @ values) of the selected batch element</source>
+        <translation>A saída da atenção (pesos @ valores) do elemento do lote selecionado</translation>
+    </message>
+    <message>
+        <source>output</source>
+        <translation>saída</translation>
+    </message>
+    <message>
+        <source>Output numbers (read-only; Ctrl+C copies)</source>
+        <translation>Números da saída (somente leitura; Ctrl+C copia)</translation>
+    </message>
+    <message>
+        <source>Output</source>
+        <translation>Saída</translation>
+    </message>
+    <message>
+        <source>Value dimension</source>
+        <translation>Dimensão do valor</translation>
+    </message>
+    <message>
+        <source>Queries</source>
+        <translation>Consultas</translation>
+    </message>
+    <message>
+        <source>Output as a heatmap (colour scale from its own range)</source>
+        <translation>A saída como mapa de calor (escala de cores da própria faixa)</translation>
+    </message>
+    <message>
+        <source>Output &amp;numbers</source>
+        <translation>&amp;Números da saída</translation>
+    </message>
+    <message>
+        <source>Output &amp;heatmap</source>
+        <translation>Mapa de &amp;calor da saída</translation>
+    </message>
+    <message>
+        <source>Attention weights</source>
+        <translation>Pesos de atenção</translation>
+    </message>
+    <message>
+        <source>softmax of the masked scores; keys across, queries down</source>
+        <translation>softmax das pontuações mascaradas; chaves na horizontal, consultas na vertical</translation>
+    </message>
+    <message>
+        <source>Colour map of the heatmaps (cividis: perceptually uniform and colour-blind safe)</source>
+        <translation>Mapa de cores dos mapas de calor (cividis: perceptualmente uniforme e seguro para daltônicos)</translation>
+    </message>
+    <message>
+        <source>C&amp;olour map</source>
+        <translation>Mapa de c&amp;ores</translation>
+    </message>
+    <message>
+        <source>What the diagnostics found in the last result</source>
+        <translation>O que o diagnóstico encontrou no último resultado</translation>
+    </message>
+    <message>
+        <source>One heatmap per batch element; hover a cell for its numbers</source>
+        <translation>Um mapa de calor por elemento do lote; passe o mouse sobre uma célula para ver seus números</translation>
+    </message>
+    <message>
+        <source>Keys</source>
+        <translation>Chaves</translation>
+    </message>
+    <message>
+        <source>batch {b} of {n}</source>
+        <translation>lote {b} de {n}</translation>
+    </message>
+    <message>
+        <source>batch {b}</source>
+        <translation>lote {b}</translation>
+    </message>
+</context>
+<context>
+    <name>ScalingLab</name>
+    <message>
+        <source>Score variance</source>
+        <extracomment>A mean square of queries or keys this far from 1 (ratio) earns a note: the curves assume 1. The plots: key, title, y label, statistic name in the curves, log y axis.</extracomment>
+        <translation>Variância das pontuações</translation>
+    </message>
+    <message>
+        <source>variance</source>
+        <translation>variância</translation>
+    </message>
+    <message>
+        <source>Entropy</source>
+        <translation>Entropia</translation>
+    </message>
+    <message>
+        <source>entropy (nats)</source>
+        <translation>entropia (nats)</translation>
+    </message>
+    <message>
+        <source>Largest weight</source>
+        <translation>Maior peso</translation>
+    </message>
+    <message>
+        <source>max weight</source>
+        <translation>peso máximo</translation>
+    </message>
+    <message>
+        <source>Softmax gradient</source>
+        <translation>Gradiente do softmax</translation>
+    </message>
+    <message>
+        <source>q·k (unscaled)</source>
+        <translation>q·k (sem escala)</translation>
+    </message>
+    <message>
+        <source>q·k / √d (scaled)</source>
+        <translation>q·k / √d (escalonado)</translation>
+    </message>
+    <message>
+        <source>d (length of q and k)</source>
+        <translation>d (comprimento de q e k)</translation>
+    </message>
+    <message>
+        <source>uniform</source>
+        <translation>uniforme</translation>
+    </message>
+    <message>
+        <source>tanh saturation</source>
+        <translation>Saturação da tanh</translation>
+    </message>
+    <message>
+        <source>values</source>
+        <translation>valores</translation>
+    </message>
+    <message>
+        <source>your inputs (unscaled)</source>
+        <translation>suas entradas (sem escala)</translation>
+    </message>
+    <message>
+        <source>your inputs (scaled)</source>
+        <translation>suas entradas (escalonadas)</translation>
+    </message>
+    <message>
+        <source>uniform weights</source>
+        <translation>pesos uniformes</translation>
+    </message>
+    <message>
+        <source>Random unit-variance q and k of length d: without scaling the scores&apos; variance grows like d, the softmax collapses onto one key (entropy → 0, largest weight → 1) and its gradient vanishes; dividing by √d keeps all three where they are at d = 1. Stars: your inputs.</source>
+        <translation>q e k aleatórios de variância unitária e comprimento d: sem escala, a variância das pontuações cresce como d, o softmax colapsa em uma chave (entropia → 0, maior peso → 1) e seu gradiente desaparece; dividir por √d mantém os três onde estão em d = 1. Estrelas: suas entradas.</translation>
+    </message>
+    <message>
+        <source>Why scores are divided by √d, with the current queries and keys marked</source>
+        <translation>Por que as pontuações são divididas por √d, com as consultas e chaves atuais marcadas</translation>
+    </message>
+    <message>
+        <source>no curves</source>
+        <translation>sem curvas</translation>
+    </message>
+    <message>
+        <source>Entropy, {n} keys</source>
+        <translation>Entropia, {n} chaves</translation>
+    </message>
+    <message>
+        <source>Largest weight, {n} keys</source>
+        <translation>Maior peso, {n} chaves</translation>
+    </message>
+    <message>
+        <source>tanh: {share} saturated</source>
+        <translation>tanh: {share} saturada</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Your inputs are not marked.&lt;/b&gt;</source>
+        <translation>&lt;b&gt;Suas entradas não estão marcadas.&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Your inputs&lt;/b&gt;: d = {d}, {rows} query rows, {keys} allowed keys per row on average.</source>
+        <translation>&lt;b&gt;Suas entradas&lt;/b&gt;: d = {d}, {rows} linhas de consulta, {keys} chaves permitidas por linha em média.</translation>
+    </message>
+    <message>
+        <source>entropy</source>
+        <translation>entropia</translation>
+    </message>
+    <message>
+        <source>gradient</source>
+        <translation>gradiente</translation>
+    </message>
+    <message>
+        <source>unscaled</source>
+        <translation>sem escala</translation>
+    </message>
+    <message>
+        <source>scaled</source>
+        <translation>com escala</translation>
+    </message>
+    <message>
+        <source>queries and keys</source>
+        <translation>consultas e chaves</translation>
+    </message>
+    <message>
+        <source>queries</source>
+        <translation>consultas</translation>
+    </message>
+    <message>
+        <source>keys</source>
+        <translation>chaves</translation>
+    </message>
+    <message>
+        <source>The curves assume unit-variance entries; your {which} have mean square {q} (q) and {k} (k), so the unscaled variance is about d × {q} × {k} = {product} rather than {d}.</source>
+        <translation>As curvas supõem entradas de variância unitária; suas {which} têm média dos quadrados {q} (q) e {k} (k), então a variância sem escala é cerca de d × {q} × {k} = {product} em vez de {d}.</translation>
+    </message>
+    <message>
+        <source>Curves: {samples} random (q, keys) samples per d, softmax over {keys} keys (your average, rounded).</source>
+        <translation>Curvas: {samples} amostras aleatórias (q, chaves) por d, softmax sobre {keys} chaves (a sua média, arredondada).</translation>
+    </message>
+    <message>
+        <source>(a random sample of pairs)</source>
+        <translation>(uma amostra aleatória de pares)</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;tanh&lt;/b&gt;: {share} of the {n} hidden values have |tanh| &amp;gt; {threshold} (|h| &amp;gt; {pre}, right of the dashed line), where the gradient 1 − tanh² is below {gradient}</source>
+        <translation>&lt;b&gt;tanh&lt;/b&gt;: {share} dos {n} valores ocultos têm |tanh| &amp;gt; {threshold} (|h| &amp;gt; {pre}, à direita da linha tracejada), onde o gradiente 1 − tanh² fica abaixo de {gradient}</translation>
+    </message>
+    <message>
+        <source>computing the curves…</source>
+        <translation>calculando as curvas…</translation>
+    </message>
+    <message>
+        <source>Scaling lab: why divide by √d</source>
+        <translation>Laboratório de escala: por que dividir por √d</translation>
+    </message>
+    <message>
+        <source>&amp;Scaling lab</source>
+        <translation>Laboratório de &amp;escala</translation>
+    </message>
+    <message>
+        <source>Variance, softmax entropy, largest weight and gradient against d, scaled and unscaled, with the current inputs marked; tanh saturation for additive attention</source>
+        <translation>Variância, entropia do softmax, maior peso e gradiente em função de d, com e sem escala, com as entradas atuais marcadas; saturação da tanh para a atenção aditiva</translation>
+    </message>
+</context>
+<context>
+    <name>SettingsPanel</name>
+    <message>
+        <source>&amp;Batch</source>
+        <translation>&amp;Lote</translation>
+    </message>
+    <message>
+        <source>Number of batch elements (independent examples)</source>
+        <translation>Número de elementos do lote (exemplos independentes)</translation>
+    </message>
+    <message>
+        <source>&amp;Queries</source>
+        <translation>&amp;Consultas</translation>
+    </message>
+    <message>
+        <source>Number of queries per batch element (rows of the attention map)</source>
+        <translation>Número de consultas por elemento do lote (linhas do mapa de atenção)</translation>
+    </message>
+    <message>
+        <source>&amp;Keys</source>
+        <translation>C&amp;haves</translation>
+    </message>
+    <message>
+        <source>Number of key-value pairs per batch element (columns of the attention map)</source>
+        <translation>Número de pares chave-valor por elemento do lote (colunas do mapa de atenção)</translation>
+    </message>
+    <message>
+        <source>Length of each query vector</source>
+        <translation>Comprimento de cada vetor de consulta</translation>
+    </message>
+    <message>
+        <source>Length of each key vector (dot-product scoring needs d_k = d_q)</source>
+        <translation>Comprimento de cada vetor de chave (a pontuação por produto escalar exige d_k = d_q)</translation>
+    </message>
+    <message>
+        <source>Length of each value vector (the output has this length too)</source>
+        <translation>Comprimento de cada vetor de valor (a saída também tem esse comprimento)</translation>
+    </message>
+    <message>
+        <source>Additive</source>
+        <translation>Aditiva</translation>
+    </message>
+    <message>
+        <source>Scaled dot product</source>
+        <translation>Produto escalar escalonado</translation>
+    </message>
+    <message>
+        <source>Dot product (unscaled)</source>
+        <translation>Produto escalar (sem escala)</translation>
+    </message>
+    <message>
+        <source>Bilinear (q^T W k)</source>
+        <translation>Bilinear (q^T W k)</translation>
+    </message>
+    <message>
+        <source>Gaussian kernel</source>
+        <translation>Kernel gaussiano</translation>
+    </message>
+    <message>
+        <source>Vector summation</source>
+        <translation>Soma de vetores</translation>
+    </message>
+    <message>
+        <source>Book (-1e6 fill)</source>
+        <translation>Livro (preenchimento -1e6)</translation>
+    </message>
+    <message>
+        <source>Strict (empty rows = 0)</source>
+        <translation>Estrito (linhas vazias = 0)</translation>
+    </message>
+    <message>
+        <source>-inf fill (NaN rows)</source>
+        <translation>Preenchimento -inf (NaN)</translation>
+    </message>
+    <message>
+        <source>PyTorch SDPA boolean</source>
+        <translation>SDPA booleano (PyTorch)</translation>
+    </message>
+    <message>
+        <source>1/0 mask as float (bug)</source>
+        <translation>Máscara 1/0 float (bug)</translation>
+    </message>
+    <message>
+        <source>Wrong polarity (bug)</source>
+        <translation>Polaridade invertida (bug)</translation>
+    </message>
+    <message>
+        <source>None</source>
+        <translation>Nenhum</translation>
+    </message>
+    <message>
+        <source>1-D (per batch)</source>
+        <translation>1-D (por lote)</translation>
+    </message>
+    <message>
+        <source>2-D (per query)</source>
+        <translation>2-D (por consulta)</translation>
+    </message>
+    <message>
+        <source>Off</source>
+        <translation>Desligada</translation>
+    </message>
+    <message>
+        <source>Top-left (is_causal)</source>
+        <translation>Superior esq. (is_causal)</translation>
+    </message>
+    <message>
+        <source>Bottom-right (KV cache)</source>
+        <translation>Inferior dir. (cache KV)</translation>
+    </message>
+    <message>
+        <source>Shapes</source>
+        <translation>Formatos</translation>
+    </message>
+    <message>
+        <source>Dimensions of the tensors; values that still fit are kept when they change</source>
+        <translation>Dimensões dos tensores; os valores que ainda cabem são mantidos quando elas mudam</translation>
+    </message>
+    <message>
+        <source>Attention</source>
+        <translation>Atenção</translation>
+    </message>
+    <message>
+        <source>How scores are computed and masked</source>
+        <translation>Como as pontuações são calculadas e mascaradas</translation>
+    </message>
+    <message>
+        <source>Scoring function a(q, k)</source>
+        <translation>Função de pontuação a(q, k)</translation>
+    </message>
+    <message>
+        <source>Hidden size h of additive attention (W_q, W_k are h x d)</source>
+        <translation>Tamanho oculto h da atenção aditiva (W_q e W_k são h x d)</translation>
+    </message>
+    <message>
+        <source>Seed of the learnable parameters (additive, bilinear)</source>
+        <translation>Semente dos parâmetros aprendíveis (aditiva, bilinear)</translation>
+    </message>
+    <message>
+        <source>Valid lengths: none, one per batch element (1-D), or one per query (2-D)</source>
+        <translation>Comprimentos válidos: nenhum, um por elemento do lote (1-D) ou um por consulta (2-D)</translation>
+    </message>
+    <message>
+        <source>How masked keys are applied: the book&apos;s -1e6 fill, strict, or the conventions (and bugs) of other libraries</source>
+        <translation>Como as chaves mascaradas são aplicadas: o preenchimento -1e6 do livro, estrito, ou as convenções (e bugs) de outras bibliotecas</translation>
+    </message>
+    <message>
+        <source>Causal mask: query i sees keys up to i (top-left) or up to i + K - Q (bottom-right)</source>
+        <translation>Máscara causal: a consulta i vê as chaves até i (superior esquerda) ou até i + K - Q (inferior direita)</translation>
+    </message>
+    <message>
+        <source>Device the attention runs on</source>
+        <translation>Dispositivo em que a atenção é executada</translation>
+    </message>
+    <message>
+        <source>Floating-point type of the computation; float16 shows the -1e6 fill overflowing</source>
+        <translation>Tipo de ponto flutuante do cálculo; float16 mostra o preenchimento -1e6 estourando</translation>
+    </message>
+    <message>
+        <source>Dropout probability on the attention weights (only in training mode)</source>
+        <translation>Probabilidade de dropout nos pesos de atenção (só no modo de treinamento)</translation>
+    </message>
+    <message>
+        <source>&amp;Training</source>
+        <translation>&amp;Treinamento</translation>
+    </message>
+    <message>
+        <source>Training mode: apply dropout to the weights (evaluation mode ignores it)</source>
+        <translation>Modo de treinamento: aplica dropout aos pesos (o modo de avaliação o ignora)</translation>
+    </message>
+    <message>
+        <source>Seed of the dropout mask, so a training-mode picture is reproducible</source>
+        <translation>Semente da máscara de dropout, para que uma imagem do modo de treinamento seja reproduzível</translation>
+    </message>
+    <message>
+        <source>&amp;Scoring</source>
+        <translation>&amp;Pontuação</translation>
+    </message>
+    <message>
+        <source>&amp;Hidden size</source>
+        <translation>Tamanho &amp;oculto</translation>
+    </message>
+    <message>
+        <source>&amp;Parameter seed</source>
+        <translation>Semente (p&amp;arâmetros)</translation>
+    </message>
+    <message>
+        <source>&amp;Valid lengths</source>
+        <translation>Comprimentos &amp;válidos</translation>
+    </message>
+    <message>
+        <source>&amp;Mask mode</source>
+        <translation>&amp;Modo de máscara</translation>
+    </message>
+    <message>
+        <source>&amp;Causal</source>
+        <translation>Ca&amp;usal</translation>
+    </message>
+    <message>
+        <source>&amp;Device</source>
+        <translation>&amp;Dispositivo</translation>
+    </message>
+    <message>
+        <source>D&amp;type</source>
+        <translation>D&amp;type</translation>
+    </message>
+    <message>
+        <source>D&amp;ropout</source>
+        <translation>D&amp;ropout</translation>
+    </message>
+    <message>
+        <source>Dropout s&amp;eed</source>
+        <translation>S&amp;emente do dropout</translation>
+    </message>
+</context>
+<context>
+    <name>Teaching</name>
+    <message>
+        <source>Pitfall: a valid length of 0</source>
+        <translation>Armadilha: um comprimento válido 0</translation>
+    </message>
+    <message>
+        <source>Batch element 0 has valid length 0: no key is valid for its queries.</source>
+        <translation>O elemento 0 do lote tem comprimento válido 0: nenhuma chave é válida para suas consultas.</translation>
+    </message>
+    <message>
+        <source>Batch element 0 has a valid length of 0. What weights and output do its queries get with the book&apos;s -1e6 fill? Switch the mask mode to the -inf fill and to PyTorch SDPA: what changes?</source>
+        <translation>O elemento 0 do lote tem comprimento válido 0. Que pesos e que saída suas consultas recebem com o preenchimento -1e6 do livro? Troque o modo de máscara para o preenchimento -inf e para o SDPA do PyTorch: o que muda?</translation>
+    </message>
+    <message>
+        <source>With the book&apos;s fill every score of the row becomes -1e6, all equal, so the softmax gives uniform weights, 1/4 on each of the 4 keys, padding included, and the output is the mean of all value vectors, [3, 4]: a confident-looking answer built from padding. A plain -inf fill makes every score -inf and the softmax computes 0/0: the row is NaN, and the NaN spreads into everything computed from it. PyTorch&apos;s scaled_dot_product_attention (2.5 and later) and the strict mode give the row zero weights and a zero output. None of the three is &apos;right&apos;; a row with nothing to attend to has to be handled on purpose.</source>
+        <translation>Com o preenchimento do livro, toda pontuação da linha vira -1e6, todas iguais, então o softmax dá pesos uniformes, 1/4 em cada uma das 4 chaves, padding incluído, e a saída é a média de todos os vetores de valor, [3, 4]: uma resposta de aparência confiável feita de padding. Um preenchimento -inf simples faz toda pontuação virar -inf e o softmax calcula 0/0: a linha vira NaN, e o NaN se espalha por tudo o que for calculado a partir dela. O scaled_dot_product_attention do PyTorch (2.5 ou posterior) e o modo estrito dão à linha pesos zero e saída zero. Nenhum dos três é o &apos;certo&apos;; uma linha sem nada a que prestar atenção precisa ser tratada de propósito.</translation>
+    </message>
+    <message>
+        <source>Pitfall: boolean mask of the wrong polarity</source>
+        <translation>Armadilha: máscara booleana com a polaridade errada</translation>
+    </message>
+    <message>
+        <source>A True = attend mask read by an API where True = ignore.</source>
+        <translation>Uma máscara True = prestar atenção lida por uma API em que True = ignorar.</translation>
+    </message>
+    <message>
+        <source>The mask says &apos;True = this key may be attended&apos; and is handed to an API that reads True as &apos;ignore this key&apos; (nn.MultiheadAttention&apos;s key_padding_mask does). Which keys get the weight now? What happens to batch element 1, whose 4 keys are all valid?</source>
+        <translation>A máscara diz &apos;True = esta chave pode receber atenção&apos; e é entregue a uma API que lê True como &apos;ignore esta chave&apos; (a key_padding_mask de nn.MultiheadAttention faz isso). Que chaves recebem o peso agora? O que acontece com o elemento 1 do lote, cujas 4 chaves são todas válidas?</translation>
+    </message>
+    <message>
+        <source>Reading the mask upside down swaps the roles: batch element 0 (valid length 2) puts all its weight on the two padded keys and none on the two real ones. Batch element 1 has no padding, so the inverted mask hides every key: each score is -inf and its rows are NaN. A model trained this way can look fine on full-length sequences in one direction and break in the other, so check the convention of every mask argument you pass.</source>
+        <translation>Ler a máscara de cabeça para baixo troca os papéis: o elemento 0 do lote (comprimento válido 2) põe todo o seu peso nas duas chaves de padding e nada nas duas reais. O elemento 1 do lote não tem padding, então a máscara invertida esconde todas as chaves: cada pontuação é -inf e suas linhas viram NaN. Um modelo treinado assim pode parecer bem em sequências de comprimento total em um sentido e quebrar no outro; então confira a convenção de cada argumento de máscara que você passa.</translation>
+    </message>
+    <message>
+        <source>Pitfall: a 1/0 mask passed as a float mask</source>
+        <translation>Armadilha: uma máscara 1/0 passada como máscara float</translation>
+    </message>
+    <message>
+        <source>A keep = 1 / drop = 0 mask given where an additive float mask is expected.</source>
+        <translation>Uma máscara manter = 1 / descartar = 0 passada onde se espera uma máscara float aditiva.</translation>
+    </message>
+    <message>
+        <source>The mask is the float tensor 1.0 = keep, 0.0 = drop, passed to an API that adds a float mask to the scores (SDPA&apos;s attn_mask, nn.MultiheadAttention&apos;s attn_mask). Is anything masked?</source>
+        <translation>A máscara é o tensor float 1.0 = manter, 0.0 = descartar, passado a uma API que soma uma máscara float às pontuações (a attn_mask do SDPA, a attn_mask de nn.MultiheadAttention). Alguma coisa é mascarada?</translation>
+    </message>
+    <message>
+        <source>No. An additive mask is added to the scores: kept keys get +1 and dropped keys +0, so padded keys keep a share of the weight (about 1/e of what they would have against a kept key with the same score). Every row that has padding attends to it. An additive mask must hold 0 for keep and -inf (or a very negative number) for drop; a boolean mask must be bool.</source>
+        <translation>Não. Uma máscara aditiva é somada às pontuações: as chaves mantidas ganham +1 e as descartadas +0, então as chaves de padding ficam com uma parte do peso (cerca de 1/e do que teriam diante de uma chave mantida com a mesma pontuação). Toda linha que tem padding presta atenção a ele. Uma máscara aditiva deve conter 0 para manter e -inf (ou um número muito negativo) para descartar; uma máscara booleana deve ser bool.</translation>
+    </message>
+    <message>
+        <source>Pitfall: the -1e6 fill in float16</source>
+        <translation>Armadilha: o preenchimento -1e6 em float16</translation>
+    </message>
+    <message>
+        <source>The book&apos;s fill in half precision, with a row that has no valid key.</source>
+        <translation>O preenchimento do livro em meia precisão, com uma linha que não tem chave válida.</translation>
+    </message>
+    <message>
+        <source>The computation runs in float16. The largest float16 is 65504: what does the book&apos;s -1e6 fill become, and what happens to batch element 0 (valid length 0)? Compare with float32.</source>
+        <translation>O cálculo é feito em float16. O maior float16 é 65504: em que se transforma o preenchimento -1e6 do livro, e o que acontece com o elemento 0 do lote (comprimento válido 0)? Compare com float32.</translation>
+    </message>
+    <message>
+        <source>-1e6 does not fit in float16 and becomes -inf. Rows with some valid key are unaffected (exp(-inf) = 0 is what the fill is for), but a row with no valid key is now all -inf and the softmax turns it into NaN, where float32 gives uniform weights. The same code, a different dtype, a NaN: use a fill from torch.finfo(dtype).min or handle empty rows explicitly.</source>
+        <translation>-1e6 não cabe em float16 e vira -inf. As linhas com alguma chave válida não são afetadas (exp(-inf) = 0 é justamente o objetivo do preenchimento), mas uma linha sem chave válida agora é toda -inf e o softmax a transforma em NaN, onde float32 dá pesos uniformes. O mesmo código, outro dtype, um NaN: use um preenchimento a partir de torch.finfo(dtype).min ou trate as linhas vazias explicitamente.</translation>
+    </message>
+    <message>
+        <source>Pitfall: real scores below the -1e6 fill</source>
+        <translation>Armadilha: pontuações reais abaixo do preenchimento -1e6</translation>
+    </message>
+    <message>
+        <source>Unscaled dot products of large features: real scores around -2e6.</source>
+        <translation>Produtos escalares sem escala de características grandes: pontuações reais por volta de -2e6.</translation>
+    </message>
+    <message>
+        <source>The features are in the thousands and the scores are not scaled, so the real scores are around -2e6 and -1.5e6. The two padded keys are filled with -1e6. Where does the weight go?</source>
+        <translation>As características estão na casa dos milhares e as pontuações não são escalonadas, então as pontuações reais ficam por volta de -2e6 e -1.5e6. As duas chaves de padding são preenchidas com -1e6. Para onde vai o peso?</translation>
+    </message>
+    <message>
+        <source>To the padding. The fill is only &apos;very negative&apos; relative to the real scores; here it is larger than every real score, so the two padded keys, both at -1e6, share the row&apos;s weight half and half and the real keys get exactly 0. Exact masking gives all the weight to key 1, whose score is the larger. A fixed fill value silently assumes something about the scale of the scores; -inf (with empty rows handled) assumes nothing.</source>
+        <translation>Para o padding. O preenchimento só é &apos;muito negativo&apos; em relação às pontuações reais; aqui ele é maior do que toda pontuação real, então as duas chaves de padding, ambas em -1e6, dividem o peso da linha meio a meio e as chaves reais recebem exatamente 0. O mascaramento exato dá todo o peso à chave 1, cuja pontuação é a maior. Um valor de preenchimento fixo supõe, em silêncio, algo sobre a escala das pontuações; -inf (com as linhas vazias tratadas) não supõe nada.</translation>
+    </message>
+    <message>
+        <source>Pitfall: padded queries are not masked by key masks</source>
+        <translation>Armadilha: consultas de padding não são mascaradas por máscaras de chaves</translation>
+    </message>
+    <message>
+        <source>Self-attention over padded sequences: the padded positions also ask queries.</source>
+        <translation>Autoatenção sobre sequências com padding: as posições de padding também fazem consultas.</translation>
+    </message>
+    <message>
+        <source>Batch element 0 is a sequence of 2 real tokens padded to 4, used as queries, keys and values. The valid length hides the padded keys. What weights and outputs do the two padded query rows get? Switch the valid lengths to 2-D, where the padded queries have length 0: does that help?</source>
+        <translation>O elemento 0 do lote é uma sequência de 2 tokens reais completada com padding até 4, usada como consultas, chaves e valores. O comprimento válido esconde as chaves de padding. Que pesos e saídas as duas linhas de consulta de padding recebem? Troque os comprimentos válidos para 2-D, em que as consultas de padding têm comprimento 0: isso ajuda?</translation>
+    </message>
+    <message>
+        <source>A key mask only removes columns; every query row, padded or not, still gets a full softmax. The padded queries are zero vectors, so they score 0 against both real keys and get weights 1/2 and 1/2, and an output equal to the mean of the two real value vectors, [2, 3]: not zero, and indistinguishable from a real position downstream. With 2-D valid lengths of 0 the book&apos;s fill spreads their weight uniformly over all 4 keys, still a non-zero output; only strict masking (or SDPA) zeroes them. Padded query positions must be dropped after attention, for example by masking the loss.</source>
+        <translation>Uma máscara de chaves só remove colunas; toda linha de consulta, de padding ou não, ainda recebe um softmax completo. As consultas de padding são vetores zero, então pontuam 0 contra as duas chaves reais e recebem pesos 1/2 e 1/2, e uma saída igual à média dos dois vetores de valor reais, [2, 3]: não é zero, e adiante não se distingue de uma posição real. Com comprimentos válidos 2-D iguais a 0, o preenchimento do livro espalha o peso delas uniformemente sobre as 4 chaves, ainda com saída não nula; só o mascaramento estrito (ou o SDPA) as zera. As posições de consulta de padding precisam ser descartadas depois da atenção, por exemplo mascarando a perda.</translation>
+    </message>
+    <message>
+        <source>Pitfall: NaN in a padded value vector</source>
+        <translation>Armadilha: NaN em um vetor de valor de padding</translation>
+    </message>
+    <message>
+        <source>Padded value vectors hold NaN; the mask hides their keys.</source>
+        <translation>Os vetores de valor de padding contêm NaN; a máscara esconde suas chaves.</translation>
+    </message>
+    <message>
+        <source>The padded value vectors contain NaN, and the valid lengths hide those keys, so their weights are exactly 0. Is the output finite?</source>
+        <translation>Os vetores de valor de padding contêm NaN, e os comprimentos válidos escondem essas chaves, então seus pesos são exatamente 0. A saída é finita?</translation>
+    </message>
+    <message>
+        <source>Not with the book&apos;s code: the output is weights @ values, and 0 x NaN = NaN, so a zero weight does not remove a NaN; every output row of both batch elements is NaN. Masking acts on the scores, not on the values. The plain -inf fill fails the same way, and so does PyTorch&apos;s own scaled_dot_product_attention. Only a pooling step that skips zero-weight values (attnviz&apos;s strict mode) gives finite outputs; in practice, fill padding with zeros.</source>
+        <translation>Não com o código do livro: a saída é pesos @ valores, e 0 x NaN = NaN, então um peso zero não remove um NaN; toda linha de saída dos dois elementos do lote é NaN. O mascaramento age nas pontuações, não nos valores. O preenchimento -inf simples falha do mesmo jeito, e o próprio scaled_dot_product_attention do PyTorch também. Só uma etapa de pooling que pula os valores de peso zero (o modo estrito do attnviz) dá saídas finitas; na prática, preencha o padding com zeros.</translation>
+    </message>
+    <message>
+        <source>Exercise 1: change the keys</source>
+        <translation>Exercício 1: mude as chaves</translation>
+    </message>
+    <message>
+        <source>The toy example with distinct keys; queries and keys both of length 2.</source>
+        <translation>O exemplo de brinquedo com chaves distintas; consultas e chaves, ambas de comprimento 2.</translation>
+    </message>
+    <message>
+        <source>The book&apos;s toy examples use identical keys. Here the keys differ and queries and keys have the same length, so both additive and scaled dot-product scoring apply. Switch between them: are the attention weights still the same? Why, or why not?</source>
+        <translation>Os exemplos de brinquedo do livro usam chaves idênticas. Aqui as chaves diferem e consultas e chaves têm o mesmo comprimento, então tanto a pontuação aditiva quanto a de produto escalar escalonado se aplicam. Alterne entre elas: os pesos de atenção continuam os mesmos? Por que ou por que não?</translation>
+    </message>
+    <message>
+        <source>They are not. With identical keys every valid key gets the same score, whatever the scoring function, so any of them gives uniform weights over the valid keys; that is the only reason the toys agree. With distinct keys the scores depend on the function: scaled dot product measures how well q and k align, q.k / sqrt(d), while additive attention passes W_q q + W_k k through tanh and a learned w_v, whose (here random) parameters decide the ranking. The masking still agrees: both give zero weight past the valid lengths 2 and 6.</source>
+        <translation>Não continuam. Com chaves idênticas, toda chave válida recebe a mesma pontuação, qualquer que seja a função de pontuação, então qualquer uma dá pesos uniformes sobre as chaves válidas; esse é o único motivo de os exemplos de brinquedo concordarem. Com chaves distintas, as pontuações dependem da função: o produto escalar escalonado mede o quanto q e k se alinham, q.k / sqrt(d), enquanto a atenção aditiva passa W_q q + W_k k pela tanh e por um w_v aprendido, cujos parâmetros (aqui aleatórios) decidem a ordem. O mascaramento continua concordando: ambas dão peso zero além dos comprimentos válidos 2 e 6.</translation>
+    </message>
+    <message>
+        <source>Exercise 2: queries and keys of different lengths</source>
+        <translation>Exercício 2: consultas e chaves de comprimentos diferentes</translation>
+    </message>
+    <message>
+        <source>Queries of length 3, keys of length 5: the dot product is undefined.</source>
+        <translation>Consultas de comprimento 3, chaves de comprimento 5: o produto escalar não está definido.</translation>
+    </message>
+    <message>
+        <source>Queries have length 3 and keys length 5, so q.k is undefined (try the dot-product scoring). Using matrix multiplications only, design a scoring function for them.</source>
+        <translation>As consultas têm comprimento 3 e as chaves comprimento 5, então q.k não está definido (experimente a pontuação por produto escalar). Usando apenas multiplicações de matrizes, projete uma função de pontuação para elas.</translation>
+    </message>
+    <message>
+        <source>Put a learnable matrix between them: a(q, k) = q^T W k with W of shape (3, 5), the &apos;bilinear&apos; or &apos;general&apos; score. For all pairs at once it is Q W K^T, two matrix products. It is the same as projecting the queries into key space, (W^T q).k, and writing W = W_q^T W_k gives the low-rank form used by multi-head attention, (W_q q).(W_k k). Initialise W with variance 1/(d_q d_k) to keep the scores at unit variance.</source>
+        <translation>Ponha uma matriz aprendível entre elas: a(q, k) = q^T W k com W de formato (3, 5), a pontuação &apos;bilinear&apos; ou &apos;geral&apos;. Para todos os pares de uma vez ela é Q W K^T, dois produtos de matrizes. É o mesmo que projetar as consultas no espaço das chaves, (W^T q).k, e escrever W = W_q^T W_k dá a forma de posto baixo usada pela atenção multi-cabeça, (W_q q).(W_k k). Inicialize W com variância 1/(d_q d_k) para manter as pontuações com variância unitária.</translation>
+    </message>
+    <message>
+        <source>Exercise 3: vector summation instead of a dot product</source>
+        <translation>Exercício 3: soma de vetores em vez de produto escalar</translation>
+    </message>
+    <message>
+        <source>Three different queries scored by a(q, k) = sum(q + k).</source>
+        <translation>Três consultas diferentes pontuadas por a(q, k) = sum(q + k).</translation>
+    </message>
+    <message>
+        <source>Queries and keys have the same length. Is a(q, k) = 1^T (q + k), the sum of q + k, a better scoring function than the dot product? Compare the three query rows with summation and with dot-product scoring.</source>
+        <translation>Consultas e chaves têm o mesmo comprimento. a(q, k) = 1^T (q + k), a soma de q + k, é uma função de pontuação melhor do que o produto escalar? Compare as três linhas de consulta com a pontuação por soma e por produto escalar.</translation>
+    </message>
+    <message>
+        <source>No. 1^T(q + k) = 1^T q + 1^T k, and the first term is the same for every key of a query, so the softmax cancels it: the weights depend on the keys alone. All three queries get the same weights and the same output (up to rounding), whatever they are; attention can no longer pick keys per query. The dot product couples q and k, which is what makes the weights query-dependent.</source>
+        <translation>Não. 1^T(q + k) = 1^T q + 1^T k, e o primeiro termo é o mesmo para toda chave de uma consulta, então o softmax o cancela: os pesos dependem só das chaves. As três consultas recebem os mesmos pesos e a mesma saída (a menos de arredondamento), quaisquer que sejam; a atenção não consegue mais escolher chaves por consulta. O produto escalar acopla q e k, e é isso que faz os pesos dependerem da consulta.</translation>
+    </message>
+</context>
+<context>
+    <name>TeachingDocks</name>
+    <message>
+        <source>Pipeline: every stage</source>
+        <extracomment>Heatmap text scale in presentation mode (the main window&apos;s results use the same).</extracomment>
+        <translation>Pipeline: todas as etapas</translation>
+    </message>
+    <message>
+        <source>Every stage of the computation, with the chapter&apos;s formulas</source>
+        <translation>Todas as etapas do cálculo, com as fórmulas do capítulo</translation>
+    </message>
+    <message>
+        <source>&amp;Pipeline view</source>
+        <translation>Visão do &amp;pipeline</translation>
+    </message>
+    <message>
+        <source>The parameters are being recomputed; edit them again in a moment</source>
+        <translation>Os parâmetros estão sendo recalculados; edite-os de novo em um instante</translation>
+    </message>
+    <message>
+        <source>Edit {names}</source>
+        <translation>Editar {names}</translation>
+    </message>
+    <message>
+        <source>Side by side: A vs B</source>
+        <translation>Lado a lado: A vs. B</translation>
+    </message>
+    <message>
+        <source>The same inputs under two configurations, and where their weights differ</source>
+        <translation>As mesmas entradas sob duas configurações, e onde seus pesos diferem</translation>
+    </message>
+    <message>
+        <source>&amp;Side by side (A vs B)</source>
+        <translation>&amp;Lado a lado (A vs. B)</translation>
+    </message>
+</context>
+<context>
+    <name>TensorTable</name>
+    <message>
+        <source>{name} must be a whole number ≥ {bound}, got &apos;{text}&apos;</source>
+        <translation>{name} deve ser um número inteiro ≥ {bound}, veio &apos;{text}&apos;</translation>
+    </message>
+    <message>
+        <source>{name} must be a whole number, got &apos;{text}&apos;</source>
+        <translation>{name} deve ser um número inteiro, veio &apos;{text}&apos;</translation>
+    </message>
+    <message>
+        <source>&apos;{text}&apos; is not a number</source>
+        <translation>&apos;{text}&apos; não é um número</translation>
+    </message>
+    <message>
+        <source>value</source>
+        <translation>valor</translation>
+    </message>
+    <message>
+        <source>an empty cell is not a number</source>
+        <translation>uma célula vazia não é um número</translation>
+    </message>
+    <message>
+        <source>&apos;{text}&apos; is too large for a whole number</source>
+        <translation>&apos;{text}&apos; é grande demais para um número inteiro</translation>
+    </message>
+    <message>
+        <source>{name} must be ≥ {bound}, got &apos;{text}&apos;</source>
+        <translation>{name} deve ser ≥ {bound}, veio &apos;{text}&apos;</translation>
+    </message>
+    <message>
+        <source>{n} cell</source>
+        <translation>{n} célula</translation>
+    </message>
+    <message>
+        <source>{n} cells</source>
+        <translation>{n} células</translation>
+    </message>
+    <message>
+        <source>there is nothing to paste</source>
+        <translation>não há nada para colar</translation>
+    </message>
+    <message>
+        <source>row {r} is empty</source>
+        <translation>a linha {r} está vazia</translation>
+    </message>
+    <message>
+        <source>rows have different lengths: row {r} has {cells}, row 1 has {first}</source>
+        <translation>as linhas têm comprimentos diferentes: a linha {r} tem {cells}, a linha 1 tem {first}</translation>
+    </message>
+    <message>
+        <source>row {r}, column {c}: {error}</source>
+        <translation>linha {r}, coluna {c}: {error}</translation>
+    </message>
+    <message>
+        <source>{text} does not fit in {dtype} ({low} to {high})</source>
+        <translation>{text} não cabe em {dtype} (de {low} a {high})</translation>
+    </message>
+    <message>
+        <source>{text} is too large for {dtype} (largest is {largest})</source>
+        <translation>{text} é grande demais para {dtype} (o maior é {largest})</translation>
+    </message>
+    <message>
+        <source>an edit must be a non-empty 2-D block, got {shape}</source>
+        <translation>uma edição deve ser um bloco 2-D não vazio, veio {shape}</translation>
+    </message>
+    <message>
+        <source>a {height}×{width} block at row {row}, column {col} does not fit in the {rows}×{cols} table</source>
+        <translation>um bloco {height}×{width} na linha {row}, coluna {col} não cabe na tabela {rows}×{cols}</translation>
+    </message>
+    <message>
+        <source>cannot store values of type {dtype}</source>
+        <translation>não é possível guardar valores do tipo {dtype}</translation>
+    </message>
+    <message>
+        <source>Type a number to edit a cell; Enter commits and moves down, Tab moves right.
+Ctrl+C copies the selected rectangle as tab-separated text (full precision).
+Ctrl+V pastes a block from a spreadsheet or text at the selection&apos;s top-left cell;
+a single value pasted into a selection fills it.
+Delete sets the selected cells to 0.</source>
+        <translation>Digite um número para editar uma célula; Enter confirma e desce, Tab vai para a direita.
+Ctrl+C copia o retângulo selecionado como texto separado por tabulações (precisão total).
+Ctrl+V cola um bloco de uma planilha ou texto na célula superior esquerda da seleção;
+um único valor colado em uma seleção a preenche.
+Delete põe 0 nas células selecionadas.</translation>
+    </message>
+    <message>
+        <source>Select all cells</source>
+        <translation>Selecionar todas as células</translation>
+    </message>
+    <message>
+        <source>the clipboard has no text to paste</source>
+        <translation>a área de transferência não tem texto para colar</translation>
+    </message>
+    <message>
+        <source>cannot paste: {error}</source>
+        <translation>não é possível colar: {error}</translation>
+    </message>
+    <message>
+        <source>select a cell to paste into</source>
+        <translation>selecione uma célula onde colar</translation>
+    </message>
+    <message>
+        <source>cannot paste outside the table</source>
+        <translation>não é possível colar fora da tabela</translation>
+    </message>
+    <message>
+        <source>pasted block is {height}×{width} but only {fit_rows}×{fit_cols} fits from {cell}; the rest was dropped</source>
+        <translation>o bloco colado é {height}×{width}, mas só {fit_rows}×{fit_cols} cabe a partir de {cell}; o resto foi descartado</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>Copiar</translation>
+    </message>
+    <message>
+        <source>Paste</source>
+        <translation>Colar</translation>
+    </message>
+    <message>
+        <source>Set to 0</source>
+        <translation>Pôr 0</translation>
+    </message>
+</context>
+<context>
+    <name>Undo</name>
+    <message>
+        <source>Edit 1 cell of {role}</source>
+        <translation>Editar 1 célula de {role}</translation>
+    </message>
+    <message>
+        <source>Edit {n} cells of {role}</source>
+        <translation>Editar {n} células de {role}</translation>
+    </message>
+</context>
+</TS>
