@@ -585,8 +585,8 @@ def _finish_diagnostics(
     if over is not None and bool(over.any()):
         warnings.append(plural(
             int(over.sum()),
-            QT_TRANSLATE_NOOP("Diagnostics", "{n} valid length exceed the {keys} keys: treated as all keys valid, "
-                                             "as the book's code does"),
+            QT_TRANSLATE_NOOP("Diagnostics", "{n} valid length exceed the {keys} keys: treated as all keys valid, as "
+                                             "the book's code does"),
             QT_TRANSLATE_NOOP("Diagnostics", "{n} valid lengths exceed the {keys} keys: treated as all keys valid, "
                                              "as the book's code does"),
             keys=spec.n_keys))

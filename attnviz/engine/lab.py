@@ -35,7 +35,8 @@ ROW_KINDS: dict[str, str] = {
     "zero_row": "every weight of the row is zero (and so is its output)",
     "uniform_over_padding": "the row has no valid key and gets uniform weights over all keys, padding included",
     "future_visible": "a key after the query's position (under the intended causal alignment) gets weight",
-    "padding_attended": "a key the intended mask forbids gets weight (for a row with no valid key: non-uniform weights)",
+    "padding_attended": "a key the intended mask forbids gets weight (for a row with no valid key: non-uniform "
+                        "weights)",
     "keys_hidden": "a key the intended mask allows gets zero weight where the reference gives it weight",
     "ok": "none of the above",
 }
@@ -379,10 +380,10 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
                       QT_TRANSLATE_NOOP("Lab", "{n} masked keys"))
         sentences.append(plural(
             int(pad.sum()),
-            QT_TRANSLATE_NOOP("Lab", "{name}: {n} row with valid keys puts weight on {keys}, up to {share} of a row's "
-                                     "weight, where {reference} gives them none"),
-            QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows with valid keys put weight on {keys}, up to {share} of a row's "
-                                     "weight, where {reference} gives them none"),
+            QT_TRANSLATE_NOOP("Lab", "{name}: {n} row with valid keys puts weight on {keys}, up to {share} of a "
+                                     "row's weight, where {reference} gives them none"),
+            QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows with valid keys put weight on {keys}, up to {share} of a "
+                                     "row's weight, where {reference} gives them none"),
             name=name, keys=keys, share=_share(float(share), report.atol), reference=ref.name))
         explained |= pad
     hid = new["keys_hidden"] & ~nan_rows & ~zero_rows
@@ -414,8 +415,8 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
         if _leaks_nonfinite_values(conv, ref, out_only):
             sentences.append(plural(
                 n, QT_TRANSLATE_NOOP("Lab", "{name}: {n} row has a non-finite output although its weights match "
-                                            "{reference}'s: a NaN or Inf in the value vector of a key with zero weight "
-                                            "gets through (0 x NaN = NaN)"),
+                                            "{reference}'s: a NaN or Inf in the value vector of a key with zero "
+                                            "weight gets through (0 x NaN = NaN)"),
                 QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows have a non-finite output although their weights match "
                                          "{reference}'s: a NaN or Inf in the value vector of a key with zero weight "
                                          "gets through (0 x NaN = NaN)"),

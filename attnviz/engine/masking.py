@@ -50,16 +50,18 @@ MASK_MODES: dict[str, MaskMode] = {
         MaskMode(
             "d2l",
             QT_TRANSLATE_NOOP("MaskModes", "Book (-1e6 fill)"),
-            QT_TRANSLATE_NOOP("MaskModes", "Masked scores are replaced by -1e6 before the softmax, as in the book's masked_softmax. "
-                                           "A row with no valid key gets uniform weights over all keys, padding included."),
+            QT_TRANSLATE_NOOP("MaskModes", "Masked scores are replaced by -1e6 before the softmax, as in the book's "
+                                           "masked_softmax. A row with no valid key gets uniform weights over all "
+                                           "keys, padding included."),
             lambda s, a: _fill(s, a, D2L_FILL),
             fill=D2L_FILL,
         ),
         MaskMode(
             "strict",
             QT_TRANSLATE_NOOP("MaskModes", "Strict"),
-            QT_TRANSLATE_NOOP("MaskModes", "Masked keys are excluded exactly. A row with no valid key gets zero weights and a zero "
-                                           "output and is flagged; never NaN, and padded keys and values cannot leak in."),
+            QT_TRANSLATE_NOOP("MaskModes", "Masked keys are excluded exactly. A row with no valid key gets zero "
+                                           "weights and a zero output and is flagged; never NaN, and padded keys and "
+                                           "values cannot leak in."),
             lambda s, a: _fill(s, a, float("-inf")),
             zero_empty_rows=True,
             fill=float("-inf"),
@@ -67,17 +69,17 @@ MASK_MODES: dict[str, MaskMode] = {
         MaskMode(
             "neg_inf",
             QT_TRANSLATE_NOOP("MaskModes", "-inf fill / additive 0/-inf mask"),
-            QT_TRANSLATE_NOOP("MaskModes", "Masked scores become -inf (an additive float mask of 0 and -inf does the same) and a "
-                                           "plain softmax follows: a row with no valid key becomes NaN."),
+            QT_TRANSLATE_NOOP("MaskModes", "Masked scores become -inf (an additive float mask of 0 and -inf does the "
+                                           "same) and a plain softmax follows: a row with no valid key becomes NaN."),
             lambda s, a: _fill(s, a, float("-inf")),
             fill=float("-inf"),
         ),
         MaskMode(
             "sdpa",
             QT_TRANSLATE_NOOP("MaskModes", "PyTorch SDPA boolean mask"),
-            QT_TRANSLATE_NOOP("MaskModes", "What torch.nn.functional.scaled_dot_product_attention does with a boolean attn_mask "
-                                           "(True = attend): masked scores become -inf, and a row with no valid key gets zero "
-                                           "weights (PyTorch >= 2.5)."),
+            QT_TRANSLATE_NOOP("MaskModes", "What torch.nn.functional.scaled_dot_product_attention does with a "
+                                           "boolean attn_mask (True = attend): masked scores become -inf, and a row "
+                                           "with no valid key gets zero weights (PyTorch >= 2.5)."),
             lambda s, a: _fill(s, a, float("-inf")),
             zero_empty_rows=True,
             fill=float("-inf"),
@@ -85,16 +87,17 @@ MASK_MODES: dict[str, MaskMode] = {
         MaskMode(
             "float01",
             QT_TRANSLATE_NOOP("MaskModes", "1/0 mask passed as float (bug)"),
-            QT_TRANSLATE_NOOP("MaskModes", "A 1 = keep / 0 = drop mask handed to an API that expects an additive float mask: it adds "
-                                           "1 to kept scores and 0 to dropped ones, so nothing is masked at all."),
+            QT_TRANSLATE_NOOP("MaskModes", "A 1 = keep / 0 = drop mask handed to an API that expects an additive "
+                                           "float mask: it adds 1 to kept scores and 0 to dropped ones, so nothing "
+                                           "is masked at all."),
             lambda s, a: s + a.to(s.dtype),
         ),
         MaskMode(
             "inverted",
             QT_TRANSLATE_NOOP("MaskModes", "Wrong polarity (bug)"),
-            QT_TRANSLATE_NOOP("MaskModes", "A True = attend mask handed to an API where True = ignore (such as nn.MultiheadAttention's "
-                                           "key_padding_mask): the padding is attended and the real keys are hidden; rows whose "
-                                           "every key is then hidden become NaN."),
+            QT_TRANSLATE_NOOP("MaskModes", "A True = attend mask handed to an API where True = ignore (such as "
+                                           "nn.MultiheadAttention's key_padding_mask): the padding is attended and "
+                                           "the real keys are hidden; rows whose every key is then hidden become NaN."),
             lambda s, a: _fill(s, ~a, float("-inf")),
             inverted=True,
         ),

@@ -232,8 +232,8 @@ class CompareView(QWidget):
         self.kind = QComboBox()
         for key, (caption, _choices) in COMPARE_KINDS.items():
             self.kind.addItem(tr_text(caption), key)
-        self.kind.setToolTip(translate("CompareView", "The one setting that differs between A and B; everything "
-                                                      "else is the main window's"))
+        self.kind.setToolTip(translate("CompareView", "The one setting that differs between A and B; everything else "
+                                                      "is the main window's"))
         self.choice_a = QComboBox()
         self.choice_a.setToolTip(translate("CompareView", "Configuration A"))
         self.choice_b = QComboBox()
@@ -252,7 +252,8 @@ class CompareView(QWidget):
         controls.addWidget(swap)
         controls.addSpacing(12)
         self.batch_spin = QSpinBox()
-        self.batch_spin.setToolTip(translate("CompareView", "Which batch element to show (follows the main window's batch selector)"))
+        self.batch_spin.setToolTip(translate("CompareView", "Which batch element to show (follows the main window's "
+                                                            "batch selector)"))
         self.batch_spin.valueChanged.connect(self.set_batch)
         batch_caption = QLabel(translate("CompareView", "Ba&tch element"))
         batch_caption.setBuddy(self.batch_spin)
@@ -265,15 +266,17 @@ class CompareView(QWidget):
 
         exercise_row = QHBoxLayout()
         self.exercise_button = QPushButton(translate("CompareView", "Exercise 1: additive vs scaled dot"))
-        self.exercise_button.setToolTip(translate("CompareView", "Compare additive with scaled dot-product attention on the current inputs"))
+        self.exercise_button.setToolTip(translate("CompareView", "Compare additive with scaled dot-product attention "
+                                                                 "on the current inputs"))
         self.exercise_button.clicked.connect(self.start_exercise_1)
         self.randomise_button = QPushButton(translate("CompareView", "Randomise keys"))
-        self.randomise_button.setToolTip(translate("CompareView", "Fill the keys with random numbers (one undoable edit in the main window)"))
+        self.randomise_button.setToolTip(translate("CompareView", "Fill the keys with random numbers (one undoable "
+                                                                  "edit in the main window)"))
         self.randomise_button.clicked.connect(self._randomise_keys)
         self.dot_toy_button = QPushButton(translate("CompareView", "Load the dot-product toy"))
         self.dot_toy_button.setToolTip(translate("CompareView", "Scaled dot product needs queries and keys of the "
-                                                                "same length: the book's dot-product toy has both "
-                                                                "of length 2"))
+                                                                "same length: the book's dot-product toy has both of "
+                                                                "length 2"))
         self.dot_toy_button.clicked.connect(lambda: self.presetRequested.emit("dot-toy"))
         self.dot_toy_button.setVisible(False)
         exercise_row.addWidget(self.exercise_button)
@@ -419,18 +422,19 @@ class CompareView(QWidget):
         else:
             text += translate("CompareView", "<br><b>Now the keys differ.</b> ")
         text += translate(
-            "CompareView", "<br>With different keys each scoring function ranks them by its own measure: scaled "
-                           "dot product by <b>q</b><sup>⊤</sup><b>k</b>/√<i>d</i>, additive through a small network "
+            "CompareView", "<br>With different keys each scoring function ranks them by its own measure: scaled dot "
+                           "product by <b>q</b><sup>⊤</sup><b>k</b>/√<i>d</i>, additive through a small network "
                            "whose weights <b>W</b><sub><i>q</i></sub>, <b>W</b><sub><i>k</i></sub>, "
                            "<b>w</b><sub><i>v</i></sub> are random and untrained here. Nothing ties the two "
                            "together, so the weights differ. Edit a key in the Keys table, or click <i>Randomise "
                            "keys</i>, and watch A − B.")
         if mismatch:
             assert state is not None
-            text += "<br><span style='color:#b00020'>" + translate(
-                "CompareView", "Scaled dot product needs queries and keys of the same length (here {d_q} and "
-                               "{d_k}): load the dot-product toy, whose queries and keys both have length "
-                               "2.").format(d_q=state.queries.shape[2], d_k=state.keys.shape[2]) + "</span>"
+            needs = translate(
+                "CompareView", "Scaled dot product needs queries and keys of the same length (here {d_q} and {d_k}): "
+                               "load the dot-product toy, whose queries and keys both have length 2.")
+            needs = needs.format(d_q=state.queries.shape[2], d_k=state.keys.shape[2])
+            text += f"<br><span style='color:#b00020'>{needs}</span>"
         self.explanation.setText(text)
         self.explanation.setVisible(True)
         self.dot_toy_button.setVisible(mismatch)
@@ -493,8 +497,9 @@ class CompareView(QWidget):
         comparison = result.comparison or self._comparison
         for side, heatmap in (("A", self.map_a), ("B", self.map_b)):
             view = views.get(side)
-            heatmap.set_title(comparison.label(side) if view is not None else
-                              translate("CompareView", "{side} — no result (see below)").format(side=comparison.label(side)))
+            label = comparison.label(side)
+            heatmap.set_title(label if view is not None else
+                              translate("CompareView", "{side} — no result (see below)").format(side=label))
             if view is None:
                 heatmap.clear()
                 continue

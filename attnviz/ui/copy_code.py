@@ -74,8 +74,8 @@ class CodeCopier(QObject):
             suggested = str(Path.home() / DATA_FILE)
             chosen = self.ask_data_path(self.window, suggested)
             if not chosen:
-                self._status(translate("CopyCode", "Copy as code cancelled: these inputs are too big for the "
-                                                   "script itself, so it needs a data file"))
+                self._status(translate("CopyCode", "Copy as code cancelled: these inputs are too big for the script "
+                                                   "itself, so it needs a data file"))
                 return None
             data_path = Path(chosen).expanduser().resolve()
             try:
@@ -95,11 +95,12 @@ class CodeCopier(QObject):
         self.last_code, self.last_data_path = code, data_path
         lines = code.count("\n")
         if data_path is not None:
-            self._status(translate("CopyCode", "Copied a {lines}-line Python script that reproduces these weights; "
-                                               "it loads its larger arrays from {path}").format(lines=lines, path=data_path))
+            done = translate("CopyCode", "Copied a {lines}-line Python script that reproduces these weights; it loads "
+                                         "its larger arrays from {path}").format(lines=lines, path=data_path)
         else:
-            self._status(translate("CopyCode", "Copied a {lines}-line Python script that reproduces these "
-                                               "weights").format(lines=lines))
+            done = translate("CopyCode", "Copied a {lines}-line Python script that reproduces these weights").format(
+                lines=lines)
+        self._status(done)
         return code
 
     def _status(self, text: str) -> None:

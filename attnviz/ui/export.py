@@ -186,8 +186,8 @@ def figure_subtitle(state: State) -> str:
     s = state.settings
     lens = {"none": translate("Export", "no valid lengths"), "1d": translate("Export", "valid lengths 1-D"),
             "2d": translate("Export", "valid lengths 2-D")}.get(s.lens_mode, s.lens_mode)
-    return translate("Export", "scoring {scoring} · mask {mask_mode} · {lengths} · causal {causal} · {dtype} · "
-                               "Q {q} K {k} V {v}").format(
+    return translate("Export", "scoring {scoring} · mask {mask_mode} · {lengths} · causal {causal} · {dtype} · Q {q} "
+                               "K {k} V {v}").format(
         scoring=s.scoring, mask_mode=s.mask_mode, lengths=lens, causal=s.causal or translate("Export", "off"),
         dtype=s.dtype, q=state.queries.shape, k=state.keys.shape, v=state.values.shape)
 

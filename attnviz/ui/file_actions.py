@@ -250,8 +250,8 @@ class FileActions(QObject):
         Returns True when the inputs were replaced; on a refusal shows why and changes nothing.
         """
         if path is None:
-            chosen, _filter = QFileDialog.getOpenFileName(self.window, translate("FileActions", "Open session or tensors"),
-                                                          self._start_dir(), open_filter())
+            title = translate("FileActions", "Open session or tensors")
+            chosen, _filter = QFileDialog.getOpenFileName(self.window, title, self._start_dir(), open_filter())
             if not chosen:
                 return False
             path = chosen
@@ -275,8 +275,8 @@ class FileActions(QObject):
                          translate("FileActions", "{name}: unexpected error: {error}").format(
                              name=file_path.name, error=f"{type(exc).__name__}: {exc}"))
             return False
-        self.window.push(ReplaceState(state, message(QT_TRANSLATE_NOOP("FileActions", "Open {name}"),  # type: ignore[attr-defined]
-                                                     name=file_path.name)))
+        text = message(QT_TRANSLATE_NOOP("FileActions", "Open {name}"), name=file_path.name)
+        self.window.push(ReplaceState(state, text))  # type: ignore[attr-defined]
         self._add_recent(file_path)
         self._remember_dir(file_path)
         if is_session_path(file_path):
@@ -384,9 +384,8 @@ class FileActions(QObject):
                                                   "status bar says “up to date”.").format(what=name))
             return None
         if outcome.view is None:
-            self._refuse(translate("FileActions", "Nothing to export"),
-                         translate("FileActions", "The current inputs give an error, so there is no {what}: "
-                                                  "{error}").format(what=name, error=outcome.error))
+            why = translate("FileActions", "The current inputs give an error, so there is no {what}: {error}")
+            self._refuse(translate("FileActions", "Nothing to export"), why.format(what=name, error=outcome.error))
             return None
         return outcome.view
 
@@ -546,5 +545,6 @@ def offer_restore(window: QWidget) -> bool:
                             translate("FileActions", "{error}. It has been discarded.").format(error=exc))
         clear_autosave()
         return False
-    window.push(ReplaceState(state, QT_TRANSLATE_NOOP("FileActions", "Restore autosaved inputs")))  # type: ignore[attr-defined]
+    text = QT_TRANSLATE_NOOP("FileActions", "Restore autosaved inputs")
+    window.push(ReplaceState(state, text))  # type: ignore[attr-defined]
     return True

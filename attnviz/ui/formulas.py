@@ -289,7 +289,8 @@ _EMPTY_ROW_NOTES: dict[str, str] = {
     "strict": QT_TRANSLATE_NOOP("Formulas", "A query with no valid key gets weights 0 (and output 0)."),
     "neg_inf": QT_TRANSLATE_NOOP("Formulas", "A query with no valid key gets NaN weights (exp(−∞)/0)."),
     "sdpa": QT_TRANSLATE_NOOP("Formulas", "A query with no valid key gets weights 0, as PyTorch's SDPA does."),
-    "float01": QT_TRANSLATE_NOOP("Formulas", "Bug on purpose: the 0/1 mask is added to the scores instead of masking them."),
+    "float01": QT_TRANSLATE_NOOP("Formulas", "Bug on purpose: the 0/1 mask is added to the scores instead of masking "
+                                             "them."),
     "inverted": QT_TRANSLATE_NOOP("Formulas", "Bug on purpose: the mask's polarity is flipped, padding is attended."),
 }
 
@@ -306,8 +307,8 @@ def softmax_formula(mask_mode: str = "d2l", *, highlight: str | None = None, ink
         m.frac(num, den, bg=m.on("weights")),
     )
     definition = m.row(f"{m.hl(m.masked('i'), 'masked_scores')} =&nbsp;", m.cases(*_mask_lines(m, mask_mode)))
-    mask_def = m.hl(translate("Formulas", "{m} = 1 when key {i} may be attended (within the valid length, and "
-                                          "causal when set)").format(m=f"{m.var('m')}<sub>{m.var('i')}</sub>",
+    mask_def = m.hl(translate("Formulas", "{m} = 1 when key {i} may be attended (within the valid length, and causal "
+                                          "when set)").format(m=f"{m.var('m')}<sub>{m.var('i')}</sub>",
                                                                      i=m.var("i")), "mask")
     label = tr_text(_MASK_TITLES.get(mask_mode, mask_mode))
     note = tr_text(_EMPTY_ROW_NOTES.get(mask_mode, ""))
@@ -329,8 +330,8 @@ def pooling_formula(*, dropout: float = 0.0, highlight: str | None = None, ink: 
     body = m.row(f"{lhs} =&nbsp;", m.big_sum(f"{m.var('i')}=1", m.var("m")),
                  f"&nbsp;{weight}&nbsp;{m.vec('v', m.var('i'))}")
     if dropout > 0:
-        note = translate("Formulas", "dropout zeroes each weight with probability {p} and scales the rest by "
-                                     "1/(1 − {p}), in training only").format(p=f"{dropout:g}")
+        note = translate("Formulas", "dropout zeroes each weight with probability {p} and scales the rest by 1/(1 − "
+                                     "{p}), in training only").format(p=f"{dropout:g}")
     else:
         note = translate("Formulas", "no dropout: the weights multiply the values as they are")
     return body + f'<div style="color:{m.muted};">{m.hl(note, "applied_weights")}</div>'

@@ -845,7 +845,8 @@ class HeatmapWidget(QtWidgets.QWidget):
             if len(empty) > _MAX_LISTED_EMPTY_ROWS:
                 listed = translate("Heatmap", "{listed} and {n} more").format(
                     listed=listed, n=len(empty) - _MAX_LISTED_EMPTY_ROWS)
-            empty_note = "\n" + translate("Heatmap", "Queries with no valid key (red bar, ∅): {rows}").format(rows=listed)
+            empty_note = "\n" + translate("Heatmap", "Queries with no valid key (red bar, ∅): {rows}").format(
+                rows=listed)
         else:
             empty_note = ""
         legend = translate("Heatmap", "Hatched grey = masked (query may not attend key); magenta = NaN; cyan = ±inf.")
@@ -853,7 +854,8 @@ class HeatmapWidget(QtWidgets.QWidget):
             what = translate("Heatmap", "Attention heatmap: {rows} down, {columns} across.").format(
                 rows=self._y_label.lower(), columns=self._x_label.lower())
         else:
-            what = translate("Heatmap", "Attention heatmap ({n_rows} x {n_cols}): {rows} down, {columns} across.").format(
+            what = translate("Heatmap", "Attention heatmap ({n_rows} x {n_cols}): {rows} down, {columns} "
+                                        "across.").format(
                 n_rows=self._values.shape[0], n_cols=self._values.shape[1],
                 rows=self._y_label.lower(), columns=self._x_label.lower())
         hover_hint = translate("Heatmap", "Hover a cell for its value.")

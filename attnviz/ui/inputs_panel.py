@@ -30,8 +30,8 @@ ROLE_TITLES = {
 ROLE_TIPS = {
     "queries": QT_TRANSLATE_NOOP("InputsPanel", "Query vectors of the selected batch element: one row per query"),
     "keys": QT_TRANSLATE_NOOP("InputsPanel", "Key vectors of the selected batch element: one row per key"),
-    "values": QT_TRANSLATE_NOOP("InputsPanel", "Value vectors of the selected batch element: one row per "
-                                               "key-value pair"),
+    "values": QT_TRANSLATE_NOOP("InputsPanel", "Value vectors of the selected batch element: one row per key-value "
+                                               "pair"),
     "valid_lens": QT_TRANSLATE_NOOP("InputsPanel", "Valid lengths: keys at or past the valid length are masked"),
 }
 #: The fill kinds as the combo box shows them.
@@ -73,7 +73,8 @@ class InputsPanel(QWidget):
 
         top = QHBoxLayout()
         self.batch = QSpinBox()
-        self.batch.setToolTip(translate("InputsPanel", "Batch element shown in the tables and highlighted in the results"))
+        self.batch.setToolTip(translate("InputsPanel", "Batch element shown in the tables and highlighted in the "
+                                                       "results"))
         self.batch.valueChanged.connect(self.batchChanged.emit)
         caption = QLabel(translate("InputsPanel", "Batch &element"))
         caption.setBuddy(self.batch)
@@ -83,10 +84,12 @@ class InputsPanel(QWidget):
         self.fill_kind = QComboBox()
         for kind in FILL_KINDS:
             self.fill_kind.addItem(tr_text(FILL_LABELS.get(kind, kind)), kind)
-        self.fill_kind.setToolTip(translate("InputsPanel", "What to fill the current tensor with (every batch element)"))
+        self.fill_kind.setToolTip(translate("InputsPanel", "What to fill the current tensor with (every batch "
+                                                           "element)"))
         self.fill_seed = QSpinBox()
         self.fill_seed.setRange(0, 2**31 - 1)
-        self.fill_seed.setToolTip(translate("InputsPanel", "Seed of the random fill, so the same seed gives the same values"))
+        self.fill_seed.setToolTip(translate("InputsPanel", "Seed of the random fill, so the same seed gives the same "
+                                                           "values"))
         self.fill_button = QPushButton(translate("InputsPanel", "&Fill"))
         self.fill_button.setToolTip(translate("InputsPanel", "Fill the tensor of the current tab (one undoable edit)"))
         self.fill_button.clicked.connect(self._fill)
@@ -102,7 +105,8 @@ class InputsPanel(QWidget):
         layout.addWidget(self.error)
 
         self.tabs = QTabWidget()
-        self.tabs.setToolTip(translate("InputsPanel", "The input tensors; type, paste (Ctrl+V) or copy (Ctrl+C) blocks of cells"))
+        self.tabs.setToolTip(translate("InputsPanel", "The input tensors; type, paste (Ctrl+V) or copy (Ctrl+C) "
+                                                      "blocks of cells"))
         self.models: dict[str, ArrayTableModel] = {}
         self.views: dict[str, TensorTableView] = {}
         labels = {
@@ -167,6 +171,6 @@ class InputsPanel(QWidget):
         index = list(self.views).index("valid_lens")
         self.tabs.setTabEnabled(index, mode != "none")
         self.tabs.setTabToolTip(index, tr_text(ROLE_TIPS["valid_lens"]) if mode != "none" else
-                                translate("InputsPanel", "Valid lengths are off: pick 1-D or 2-D under "
-                                                         "Attention > Valid lengths"))
+                                translate("InputsPanel", "Valid lengths are off: pick 1-D or 2-D under Attention > "
+                                                         "Valid lengths"))
         self._update_fill_enabled()

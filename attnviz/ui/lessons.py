@@ -72,7 +72,8 @@ class LessonView(QWidget):
         self.answer_button.setToolTip(translate("Lessons", "Reveal (or hide again) the explanation"))
         self.answer_button.toggled.connect(self._on_answer_toggled)
         self.lab_button = QPushButton(translate("Lessons", "Open the masking lab"))
-        self.lab_button.setToolTip(translate("Lessons", "See this input under every masking convention, with the differences outlined"))
+        self.lab_button.setToolTip(translate("Lessons", "See this input under every masking convention, with the "
+                                                        "differences outlined"))
         self.lab_button.clicked.connect(self.openMaskingLab)
         self.explanation = QLabel()
         self.explanation.setWordWrap(True)
@@ -174,12 +175,14 @@ class LessonsController(QObject):
         self.dock.show()
         self.dock.raise_()
         self.window.statusBar().showMessage(
-            translate("Lessons", "Lesson loaded: {title} (Ctrl+Z goes back)").format(title=tr_text(lesson.title)), 10000)
+            translate("Lessons", "Lesson loaded: {title} (Ctrl+Z goes back)").format(title=tr_text(lesson.title)),
+            10000)
 
     def open_masking_lab(self) -> None:
         dock = self._masking_lab()
         if dock is None:
-            self.window.statusBar().showMessage(translate("Lessons", "The masking lab is not part of this window"), 8000)
+            self.window.statusBar().showMessage(
+                translate("Lessons", "The masking lab is not part of this window"), 8000)
             return
         dock.show()
         dock.raise_()

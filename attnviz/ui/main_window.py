@@ -239,8 +239,8 @@ class MainWindow(QMainWindow):
         self._busy_timer.setInterval(300)
         self._busy_timer.timeout.connect(lambda: self.busy_bar.setVisible(self.scheduler.busy))
         self.cpu_button = QPushButton(translate("MainWindow", "Run on CPU"))
-        self.cpu_button.setToolTip(translate("MainWindow", "The device failed (missing or out of memory): "
-                                                           "compute on the CPU instead"))
+        self.cpu_button.setToolTip(translate("MainWindow", "The device failed (missing or out of memory): compute on "
+                                                           "the CPU instead"))
         self.cpu_button.clicked.connect(lambda: self._on_settings({"device": "cpu"}))
         self.cpu_button.setVisible(False)
         bar.addPermanentWidget(self.cpu_button)
@@ -270,8 +270,8 @@ class MainWindow(QMainWindow):
         self.presentation_action.setCheckable(True)
         self.presentation_action.setShortcut(QKeySequence("F5"))
         self.presentation_action.setToolTip(translate(
-            "MainWindow", "For a lecture hall: large fonts and cells, editing chrome hidden, still live "
-                          "(F5 or Esc to leave)"))
+            "MainWindow", "For a lecture hall: large fonts and cells, editing chrome hidden, still live (F5 or Esc "
+                          "to leave)"))
         self.presentation_action.toggled.connect(self.set_presentation_mode)
         self.view_menu.addAction(self.presentation_action)
         self.view_menu.addSeparator()
@@ -310,9 +310,9 @@ class MainWindow(QMainWindow):
         about.triggered.connect(lambda: QMessageBox.about(
             self, translate("MainWindow", "About attnviz"),
             f"<b>attnviz {__version__}</b>"
-            + translate("MainWindow", "<p>See and debug attention: edit queries, keys, values and masks and "
-                                      "watch every stage of the computation change.</p><p>Built on the chapter "
-                                      "“Attention Scoring Functions” of <i>Dive into Deep Learning</i>.</p>")))
+            + translate("MainWindow", "<p>See and debug attention: edit queries, keys, values and masks and watch "
+                                      "every stage of the computation change.</p><p>Built on the chapter “Attention "
+                                      "Scoring Functions” of <i>Dive into Deep Learning</i>.</p>")))
         help_menu.addAction(about)
 
     def _build_language_menu(self) -> None:
@@ -322,8 +322,8 @@ class MainWindow(QMainWindow):
         group = QActionGroup(self)
         self.language_actions: dict[str, QAction] = {}
         choices = [("system", translate("MainWindow", "Follow the &system"),
-                    translate("MainWindow", "The language of the desktop (Portuguese for any Portuguese "
-                                            "locale, otherwise English)"))]
+                    translate("MainWindow", "The language of the desktop (Portuguese for any Portuguese locale, "
+                                            "otherwise English)"))]
         choices += [(code, name, name) for code, name in LANGUAGES.items()]
         for choice, label, tip in choices:
             action = QAction(label, self, checkable=True)

@@ -314,8 +314,8 @@ class MaskingLabView(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.status)
         layout.addWidget(splitter, 1)
-        self.setToolTip(translate("MaskingLab", "The current input under every masking convention; red outlines "
-                                                "mark weights that differ from the reference"))
+        self.setToolTip(translate("MaskingLab", "The current input under every masking convention; red outlines mark "
+                                                "weights that differ from the reference"))
         self._update_header()
         self._update_status()
         document.subscribe(self._on_document_changed)
@@ -462,13 +462,13 @@ class MaskingLabView(QWidget):
             where = where.format(b=b, n=n_b)
         ref = html.escape(outcome.reference) if outcome is not None and outcome.reference else "strict"
         self.header.setText(
-            translate("MaskingLab", "The current input under every masking convention, as each library or bug "
-                                    "would compute it.")
+            translate("MaskingLab", "The current input under every masking convention, as each library or bug would "
+                                    "compute it.")
             + where + " " + translate(
                 "MaskingLab", "<span style='color:#d01414'><b>Red outline</b></span>: the weight differs from "
                               "<b>{reference}</b>. Grey hatch: masked; light stripes: masked <i>but given "
-                              "weight</i>. Red bar on the left: the query has no valid key; on the right: its "
-                              "output differs.").format(reference=ref)
+                              "weight</i>. Red bar on the left: the query has no valid key; on the right: its output "
+                              "differs.").format(reference=ref)
         )
 
     def _show_sentences(self, outcome: LabOutcome) -> None:
@@ -498,8 +498,8 @@ class MaskingLabView(QWidget):
                                 + (" " + translate("MaskingLab", "(showing the last good result)")
                                    if self.outcome is not None else ""))
         elif self.scheduler.busy:
-            self.status.setText("<span style='color:#8a5300'>" + translate("MaskingLab", "computing every convention…")
-                                + "</span>")
+            computing = translate("MaskingLab", "computing every convention…")
+            self.status.setText(f"<span style='color:#8a5300'>{computing}</span>")
         else:
             self.status.setText("")
         self.status.setVisible(bool(self.status.text()))
@@ -518,8 +518,8 @@ def install_masking_lab(window: MainWindow) -> QDockWidget:
     dock = add_tool_dock(
         window, view, title=translate("MaskingLab", "Masking lab: every convention"), object_name=MASKING_LAB_DOCK,
         action_text=translate("MaskingLab", "&Masking lab"), shortcut=MASKING_LAB_SHORTCUT,
-        tip=translate("MaskingLab", "The current input under every masking convention (book, strict, -inf, SDPA "
-                                    "and common bugs), with the weights that differ outlined and explained"),
+        tip=translate("MaskingLab", "The current input under every masking convention (book, strict, -inf, SDPA and "
+                                    "common bugs), with the weights that differ outlined and explained"),
     )
     window.inputs.batchChanged.connect(view.set_batch)
     view.set_batch(window.inputs.batch.value())

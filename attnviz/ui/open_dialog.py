@@ -186,10 +186,12 @@ def ask_roles(parent: QWidget | None, tf: TensorFile, guess: Mapping[str, str],
 
 def _role_tip(role: str) -> str:
     return {
-        "queries": translate("OpenDialog", "Queries: (batch, n_queries, d_q); (n, d) gets a batch of 1; 4-D needs a head"),
+        "queries": translate("OpenDialog", "Queries: (batch, n_queries, d_q); (n, d) gets a batch of 1; 4-D needs a "
+                                           "head"),
         "keys": translate("OpenDialog", "Keys: (batch, n_keys, d_k)"),
         "values": translate("OpenDialog", "Values: (batch, n_keys, d_v), as many rows as the keys"),
-        "valid_lens": translate("OpenDialog", "Valid lengths: (batch,) per batch element or (batch, n_queries) per query"),
+        "valid_lens": translate("OpenDialog", "Valid lengths: (batch,) per batch element or (batch, n_queries) per "
+                                              "query"),
         "mask": translate("OpenDialog", "Explicit boolean masks cannot be loaded yet; use valid lengths"),
     }[role]
 

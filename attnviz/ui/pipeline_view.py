@@ -116,8 +116,12 @@ class _StageCard(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.setSpacing(1)
-        x_label = translate("PipelineView", "Value dimension") if stage == "output" else translate("PipelineView", "Keys")
-        self.heatmap = HeatmapWidget(title=tr_text(title), x_label=x_label, y_label=translate("PipelineView", "Queries"))
+        if stage == "output":
+            x_label = translate("PipelineView", "Value dimension")
+        else:
+            x_label = translate("PipelineView", "Keys")
+        self.heatmap = HeatmapWidget(title=tr_text(title), x_label=x_label,
+                                     y_label=translate("PipelineView", "Queries"))
         # Seven maps share the dock: smaller than the main window's, annotations hide themselves
         # when the cells get too small for them.
         self.heatmap.setMinimumSize(300, 190)
@@ -196,7 +200,8 @@ class PipelineView(QWidget):
         header.addWidget(self.summary, 1)
         self.batch_spin = QSpinBox()
         self.batch_spin.setRange(0, 0)
-        self.batch_spin.setToolTip(translate("PipelineView", "Which batch element the stages show (follows the main window's batch selector)"))
+        self.batch_spin.setToolTip(translate("PipelineView", "Which batch element the stages show (follows the main "
+                                                             "window's batch selector)"))
         self.batch_spin.valueChanged.connect(self.set_batch)
         batch_caption = QLabel(translate("PipelineView", "&Batch element"))
         batch_caption.setBuddy(self.batch_spin)
@@ -233,7 +238,8 @@ class PipelineView(QWidget):
         self.formula.setTextFormat(Qt.TextFormat.RichText)
         self.formula.setWordWrap(True)
         self.formula.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.formula.setToolTip(translate("PipelineView", "The chapter's equations; hover a stage to see where it is in them"))
+        self.formula.setToolTip(translate("PipelineView", "The chapter's equations; hover a stage to see where it is "
+                                                          "in them"))
         self.formula.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self._apply_formula_font()
         side_layout.addWidget(self.formula)
@@ -257,7 +263,8 @@ class PipelineView(QWidget):
 
     def _build_additive_box(self) -> QGroupBox:
         box = QGroupBox(translate("PipelineView", "Additive attention: hidden features of one query–key pair"))
-        box.setToolTip(translate("PipelineView", "tanh(W_q q + W_k k): the h hidden units whose w_v-weighted sum is the score"))
+        box.setToolTip(translate("PipelineView", "tanh(W_q q + W_k k): the h hidden units whose w_v-weighted sum is "
+                                                 "the score"))
         box.installEventFilter(self)
         layout = QVBoxLayout(box)
         row = QHBoxLayout()
@@ -265,7 +272,8 @@ class PipelineView(QWidget):
         self.feature_query.setToolTip(translate("PipelineView", "Query index i"))
         self.feature_key = QSpinBox()
         self.feature_key.setToolTip(translate("PipelineView", "Key index j"))
-        for caption, spin in ((translate("PipelineView", "&Query i"), self.feature_query), (translate("PipelineView", "&Key j"), self.feature_key)):
+        for caption, spin in ((translate("PipelineView", "&Query i"), self.feature_query),
+                              (translate("PipelineView", "&Key j"), self.feature_key)):
             label = QLabel(caption)
             label.setBuddy(spin)
             row.addWidget(label)
@@ -305,8 +313,9 @@ class PipelineView(QWidget):
         layout.addWidget(self.params_error)
         self.params_tabs = QTabWidget()
         self.params_tabs.setMinimumHeight(200)
-        self.params_tabs.setToolTip(translate("PipelineView", "The scoring function's learned parameters, one tab "
-                                                              "per matrix (rows × columns as in nn.Linear: out × in)"))
+        self.params_tabs.setToolTip(translate(
+            "PipelineView", "The scoring function's learned parameters, one tab per matrix (rows × columns as in "
+                            "nn.Linear: out × in)"))
         layout.addWidget(self.params_tabs)
         self.param_models: dict[str, ArrayTableModel] = {}
         self.param_views: dict[str, TensorTableView] = {}
@@ -332,8 +341,8 @@ class PipelineView(QWidget):
             model.blockEdited.connect(lambda r, c, block, name=name: self._on_param_block(name, r, c, block))
             model.inputRejected.connect(self._show_params_error)
             view = TensorTableView(model)
-            view.setToolTip(translate("PipelineView", "{name}: type or paste numbers; each edit is one undo step "
-                                                      "in the main window").format(name=name))
+            view.setToolTip(translate("PipelineView", "{name}: type or paste numbers; each edit is one undo step in "
+                                                      "the main window").format(name=name))
             self.param_models[name] = model
             self.param_views[name] = view
             rows, cols = np.shape(value)
@@ -519,7 +528,10 @@ class PipelineView(QWidget):
                 value = float(getattr(view, stage)[b, r, c])
                 where = translate("PipelineView", "query {r}, key {c}").format(r=r, c=c)
                 if stage == "mask":
-                    verdict = translate("PipelineView", "may attend") if mask[r, c] else translate("PipelineView", "masked")
+                    if mask[r, c]:
+                        verdict = translate("PipelineView", "may attend")
+                    else:
+                        verdict = translate("PipelineView", "masked")
                     return f"{where}: {verdict}"
                 state_txt = "" if allowed[r, c] else "  " + translate("PipelineView", "(masked)")
                 return f"{where}: {_fmt(value)}{state_txt}"
@@ -557,14 +569,14 @@ class PipelineView(QWidget):
         d_k = int(state.keys.shape[2])
         notes = {stage: "" for stage, _ in PIPELINE_STAGES}
         scoring = tr_text(SCORING_NAMES.get(s.scoring, s.scoring))
-        notes["raw_scores"] = translate("PipelineView", "{scoring} scoring; colour range from the scores "
-                                                        "themselves").format(scoring=scoring)
+        notes["raw_scores"] = translate(
+            "PipelineView", "{scoring} scoring; colour range from the scores themselves").format(scoring=scoring)
         if s.scoring == "scaled_dot":
             notes["scores"] = translate("PipelineView", "raw ÷ √d = raw ÷ {root} (d = {d})").format(
                 root=f"{np.sqrt(d_k):.4g}", d=d_k)
         else:
-            notes["scores"] = translate("PipelineView", "the same as the raw scores: {scoring} has no scaling "
-                                                        "step").format(scoring=scoring)
+            notes["scores"] = translate(
+                "PipelineView", "the same as the raw scores: {scoring} has no scaling step").format(scoring=scoring)
         if s.lens_mode == "none" and s.causal is None:
             notes["mask"] = translate("PipelineView", "no valid lengths and no causal mask: every key may be attended")
         else:
@@ -595,18 +607,20 @@ class PipelineView(QWidget):
         if n_empty == 1:
             notes["weights"] += "; " + translate("PipelineView", "{n} query has no valid key (∅)").format(n=n_empty)
         elif n_empty:
-            notes["weights"] += "; " + translate("PipelineView", "{n} queries have no valid key (∅)").format(n=n_empty)
+            notes["weights"] += "; " + translate("PipelineView", "{n} queries have no valid key (∅)").format(
+                n=n_empty)
         if s.dropout > 0 and s.train:
             notes["applied_weights"] = translate("PipelineView", "dropout p = {p}: zeroed at random, the rest × "
                                                                  "{factor}").format(p=f"{s.dropout:g}",
                                                                                     factor=f"{1 / (1 - s.dropout):.4g}")
         elif s.dropout > 0:
-            notes["applied_weights"] = translate("PipelineView", "the same as the weights: dropout ({p}) acts in "
-                                                                 "training only (train is off)").format(p=f"{s.dropout:g}")
+            notes["applied_weights"] = translate(
+                "PipelineView", "the same as the weights: dropout ({p}) acts in training only (train is off)").format(
+                p=f"{s.dropout:g}")
         else:
             notes["applied_weights"] = translate("PipelineView", "the same as the weights: no dropout")
-        notes["output"] = translate("PipelineView", "weights × values: one row of length d_v = {d_v} per "
-                                                    "query").format(d_v=view.output.shape[2])
+        notes["output"] = translate("PipelineView", "weights × values: one row of length d_v = {d_v} per query").format(
+            d_v=view.output.shape[2])
         for stage, card in self.cards.items():
             card.note.setText(notes[stage])
         self.summary.setText(translate(
@@ -680,8 +694,8 @@ class PipelineView(QWidget):
             return
         arr = np.asarray(block, dtype=np.float64)
         if not np.isfinite(arr).all():
-            self._show_params_error(translate("PipelineView", "{name} must hold finite numbers: NaN and ±inf are "
-                                                              "not accepted here").format(name=name))
+            self._show_params_error(translate("PipelineView", "{name} must hold finite numbers: NaN and ±inf are not "
+                                                              "accepted here").format(name=name))
             return
         self._show_params_error(None)
         params = {k: np.array(v, dtype=np.float32, copy=True) for k, v in view.params.items()}

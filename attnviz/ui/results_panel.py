@@ -56,7 +56,8 @@ class OutputPanel(QTabWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setToolTip(translate("ResultsPanel", "The attention output (weights @ values) of the selected batch element"))
+        self.setToolTip(translate("ResultsPanel", "The attention output (weights @ values) of the selected batch "
+                                                  "element"))
         self.model = ArrayTableModel(row_label=lambda r: f"q{r}", column_label=lambda c: f"d{c}",
                                      value_name=translate("ResultsPanel", "output"))
         self.table = TensorTableView(self.model)
@@ -108,7 +109,8 @@ class ResultsPanel(QWidget):
         for name in COLORMAPS:
             self.colormap.addItem(name, name)
         self.colormap.setCurrentIndex(COLORMAPS.index(DEFAULT_COLORMAP))
-        self.colormap.setToolTip(translate("ResultsPanel", "Colour map of the heatmaps (cividis: perceptually uniform and colour-blind safe)"))
+        self.colormap.setToolTip(translate("ResultsPanel", "Colour map of the heatmaps (cividis: perceptually "
+                                                           "uniform and colour-blind safe)"))
         self.colormap.currentIndexChanged.connect(lambda _i: self.set_colormap(self.colormap.currentData()))
         cmap_caption = QLabel(translate("ResultsPanel", "C&olour map"))
         cmap_caption.setBuddy(self.colormap)

@@ -69,7 +69,8 @@ PLOTS: tuple[tuple[str, str, str, str, bool], ...] = (
      "entropy", False),
     ("max_weight", QT_TRANSLATE_NOOP("ScalingLab", "Largest weight"), QT_TRANSLATE_NOOP("ScalingLab", "max weight"),
      "max_weight", False),
-    ("jacobian", QT_TRANSLATE_NOOP("ScalingLab", "Softmax gradient"), "‖∂w/∂s‖ (Frobenius)", "jacobian_norm", False),
+    ("jacobian", QT_TRANSLATE_NOOP("ScalingLab", "Softmax gradient"), "‖∂w/∂s‖ (Frobenius)", "jacobian_norm",
+     False),
 )
 
 
@@ -155,8 +156,8 @@ class ScalingLabView(QWidget):
         # Reference levels: uniform weights' entropy log n and largest weight 1/n.
         for key in ("entropy", "max_weight"):
             line = pg.InfiniteLine(angle=0, pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine),
-                                   label=translate("ScalingLab", "uniform"), labelOpts={"position": 0.08, "color": REFERENCE_COLOR,
-                                                               "anchors": [(0, 1), (0, 1)]})
+                                   label=translate("ScalingLab", "uniform"),
+                                   labelOpts={"position": 0.08, "color": REFERENCE_COLOR, "anchors": [(0, 1), (0, 1)]})
             self.plots[key].addItem(line)
             self.guides[key] = line
 
@@ -213,11 +214,11 @@ class ScalingLabView(QWidget):
         layout.addWidget(self.status)
         layout.addLayout(row, 1)
         self.header.setText(translate(
-            "ScalingLab", "Random unit-variance q and k of length d: without scaling the scores' variance grows "
-                          "like d, the softmax collapses onto one key (entropy → 0, largest weight → 1) and its "
-                          "gradient vanishes; dividing by √d keeps all three where they are at d = 1. Stars: your "
-                          "inputs."))
-        self.setToolTip(translate("ScalingLab", "Why scores are divided by √d, with the current queries and keys marked"))
+            "ScalingLab", "Random unit-variance q and k of length d: without scaling the scores' variance grows like "
+                          "d, the softmax collapses onto one key (entropy → 0, largest weight → 1) and its gradient "
+                          "vanishes; dividing by √d keeps all three where they are at d = 1. Stars: your inputs."))
+        self.setToolTip(translate("ScalingLab", "Why scores are divided by √d, with the current queries and keys "
+                                                "marked"))
         self._apply_fonts()
         self._update_status()
         document.subscribe(self._on_document_changed)
@@ -368,21 +369,20 @@ class ScalingLabView(QWidget):
                                   "than {d}.").format(which=which, q=_fmt(qms), k=_fmt(kms),
                                                       product=_fmt(d * qms * kms), d=d) + "</p>")
         lines.append("<p style='color:#555'>" + translate(
-            "ScalingLab", "Curves: {samples} random (q, keys) samples per d, softmax over {keys} keys (your "
-                          "average, rounded).").format(samples=int(curves["samples"]), keys=int(curves["n_keys"]))
+            "ScalingLab", "Curves: {samples} random (q, keys) samples per d, softmax over {keys} keys (your average, "
+                          "rounded).").format(samples=int(curves["samples"]), keys=int(curves["n_keys"]))
                      + "</p>")
         sat = outcome.saturation
         if sat is not None:
             frac = sat.saturated_fraction
             share = "—" if not math.isfinite(frac) else f"{100 * frac:.1f}%"
             sampled = " " + translate("ScalingLab", "(a random sample of pairs)") if sat.sampled else ""
-            lines.append("<p>" + translate(
+            tanh_note = translate(
                 "ScalingLab", "<b>tanh</b>: {share} of the {n} hidden values have |tanh| &gt; {threshold} (|h| &gt; "
-                              "{pre}, right of the dashed line), where the gradient 1 − tanh² is below "
-                              "{gradient}").format(share=share, n=sat.n_values, threshold=f"{sat.threshold:g}",
-                                                   pre=f"{sat.pre_threshold:.2f}",
-                                                   gradient=f"{1 - sat.threshold ** 2:.3g}")
-                         + f"{sampled}.</p>")
+                              "{pre}, right of the dashed line), where the gradient 1 − tanh² is below {gradient}")
+            tanh_note = tanh_note.format(share=share, n=sat.n_values, threshold=f"{sat.threshold:g}",
+                                         pre=f"{sat.pre_threshold:.2f}", gradient=f"{1 - sat.threshold ** 2:.3g}")
+            lines.append(f"<p>{tanh_note}{sampled}.</p>")
         elif outcome.saturation_note:
             lines.append(f"<p style='color:#555'>{html.escape(tr_text(outcome.saturation_note))}.</p>")
         self.notes.setText("".join(lines))

@@ -23,14 +23,20 @@ from ..document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LEN, State
 from ..i18n import tr_text, translate
 from ..tr import QT_TRANSLATE_NOOP
 
-# (key, label, tooltip, maximum)
+# (key, label, tooltip, maximum); labels and tooltips are translated where they are shown.
 SHAPE_FIELDS: tuple[tuple[str, str, str, int], ...] = (
-    ("batch", QT_TRANSLATE_NOOP("SettingsPanel", "&Batch"), QT_TRANSLATE_NOOP("SettingsPanel", "Number of batch elements (independent examples)"), MAX_BATCH),
-    ("n_queries", QT_TRANSLATE_NOOP("SettingsPanel", "&Queries"), QT_TRANSLATE_NOOP("SettingsPanel", "Number of queries per batch element (rows of the attention map)"), MAX_LEN),
-    ("n_keys", QT_TRANSLATE_NOOP("SettingsPanel", "&Keys"), QT_TRANSLATE_NOOP("SettingsPanel", "Number of key-value pairs per batch element (columns of the attention map)"), MAX_LEN),
+    ("batch", QT_TRANSLATE_NOOP("SettingsPanel", "&Batch"),
+     QT_TRANSLATE_NOOP("SettingsPanel", "Number of batch elements (independent examples)"), MAX_BATCH),
+    ("n_queries", QT_TRANSLATE_NOOP("SettingsPanel", "&Queries"),
+     QT_TRANSLATE_NOOP("SettingsPanel", "Number of queries per batch element (rows of the attention map)"), MAX_LEN),
+    ("n_keys", QT_TRANSLATE_NOOP("SettingsPanel", "&Keys"),
+     QT_TRANSLATE_NOOP("SettingsPanel", "Number of key-value pairs per batch element (columns of the attention map)"),
+     MAX_LEN),
     ("d_q", "d_&q", QT_TRANSLATE_NOOP("SettingsPanel", "Length of each query vector"), MAX_DIM),
-    ("d_k", "d_&k", QT_TRANSLATE_NOOP("SettingsPanel", "Length of each key vector (dot-product scoring needs d_k = d_q)"), MAX_DIM),
-    ("d_v", "d_&v", QT_TRANSLATE_NOOP("SettingsPanel", "Length of each value vector (the output has this length too)"), MAX_DIM),
+    ("d_k", "d_&k",
+     QT_TRANSLATE_NOOP("SettingsPanel", "Length of each key vector (dot-product scoring needs d_k = d_q)"), MAX_DIM),
+    ("d_v", "d_&v", QT_TRANSLATE_NOOP("SettingsPanel", "Length of each value vector (the output has this length too)"),
+     MAX_DIM),
 )
 
 SCORING_LABELS = {
@@ -49,8 +55,16 @@ MASK_MODE_LABELS = {
     "float01": QT_TRANSLATE_NOOP("SettingsPanel", "1/0 mask as float (bug)"),
     "inverted": QT_TRANSLATE_NOOP("SettingsPanel", "Wrong polarity (bug)"),
 }
-LENS_LABELS = {"none": QT_TRANSLATE_NOOP("SettingsPanel", "None"), "1d": QT_TRANSLATE_NOOP("SettingsPanel", "1-D (per batch)"), "2d": QT_TRANSLATE_NOOP("SettingsPanel", "2-D (per query)")}
-CAUSAL_LABELS = {None: QT_TRANSLATE_NOOP("SettingsPanel", "Off"), "top_left": QT_TRANSLATE_NOOP("SettingsPanel", "Top-left (is_causal)"), "bottom_right": QT_TRANSLATE_NOOP("SettingsPanel", "Bottom-right (KV cache)")}
+LENS_LABELS = {
+    "none": QT_TRANSLATE_NOOP("SettingsPanel", "None"),
+    "1d": QT_TRANSLATE_NOOP("SettingsPanel", "1-D (per batch)"),
+    "2d": QT_TRANSLATE_NOOP("SettingsPanel", "2-D (per query)"),
+}
+CAUSAL_LABELS = {
+    None: QT_TRANSLATE_NOOP("SettingsPanel", "Off"),
+    "top_left": QT_TRANSLATE_NOOP("SettingsPanel", "Top-left (is_causal)"),
+    "bottom_right": QT_TRANSLATE_NOOP("SettingsPanel", "Bottom-right (KV cache)"),
+}
 DTYPE_LABELS = {"float32": "float32", "float64": "float64", "float16": "float16", "bfloat16": "bfloat16"}
 
 
@@ -76,8 +90,8 @@ class ShapePanel(QGroupBox):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(translate("SettingsPanel", "Shapes"), parent)
-        self.setToolTip(translate("SettingsPanel", "Dimensions of the tensors; values that still fit are kept "
-                                                   "when they change"))
+        self.setToolTip(translate("SettingsPanel", "Dimensions of the tensors; values that still fit are kept when "
+                                                   "they change"))
         layout = QFormLayout(self)
         self.spins: dict[str, QSpinBox] = {}
         for key, label, tip, maximum in SHAPE_FIELDS:
@@ -120,26 +134,31 @@ class SettingsPanel(QGroupBox):
         self.param_seed.setRange(0, 2**31 - 1)
         self.param_seed.setKeyboardTracking(False)
         self.param_seed.setToolTip(translate("SettingsPanel", "Seed of the learnable parameters (additive, bilinear)"))
-        self.lens_mode = _combo(LENS_LABELS, translate("SettingsPanel", "Valid lengths: none, one per batch element (1-D), or one per query (2-D)"))
-        self.mask_mode = _combo(MASK_MODE_LABELS, translate("SettingsPanel", "How masked keys are applied: the book's -1e6 fill, strict, "
-                                                             "or the conventions (and bugs) of other libraries"))
-        self.causal = _combo(CAUSAL_LABELS, translate("SettingsPanel", "Causal mask: query i sees keys up to i (top-left) "
-                                                         "or up to i + K - Q (bottom-right)"))
+        self.lens_mode = _combo(LENS_LABELS, translate(
+            "SettingsPanel", "Valid lengths: none, one per batch element (1-D), or one per query (2-D)"))
+        self.mask_mode = _combo(MASK_MODE_LABELS, translate(
+            "SettingsPanel", "How masked keys are applied: the book's -1e6 fill, strict, or the conventions (and "
+                             "bugs) of other libraries"))
+        self.causal = _combo(CAUSAL_LABELS, translate(
+            "SettingsPanel", "Causal mask: query i sees keys up to i (top-left) or up to i + K - Q (bottom-right)"))
         self.device = _combo({"cpu": "cpu"}, translate("SettingsPanel", "Device the attention runs on"))
-        self.dtype = _combo(DTYPE_LABELS, translate("SettingsPanel", "Floating-point type of the computation; "
-                                                          "float16 shows the -1e6 fill overflowing"))
+        self.dtype = _combo(DTYPE_LABELS, translate(
+            "SettingsPanel", "Floating-point type of the computation; float16 shows the -1e6 fill overflowing"))
         self.dropout = QDoubleSpinBox()
         self.dropout.setRange(0.0, 1.0)
         self.dropout.setSingleStep(0.05)
         self.dropout.setDecimals(2)
         self.dropout.setKeyboardTracking(False)
-        self.dropout.setToolTip(translate("SettingsPanel", "Dropout probability on the attention weights (only in training mode)"))
+        self.dropout.setToolTip(translate("SettingsPanel", "Dropout probability on the attention weights (only in "
+                                                           "training mode)"))
         self.train = QCheckBox(translate("SettingsPanel", "&Training"))
-        self.train.setToolTip(translate("SettingsPanel", "Training mode: apply dropout to the weights (evaluation mode ignores it)"))
+        self.train.setToolTip(translate("SettingsPanel", "Training mode: apply dropout to the weights (evaluation "
+                                                         "mode ignores it)"))
         self.dropout_seed = QSpinBox()
         self.dropout_seed.setRange(0, 2**31 - 1)
         self.dropout_seed.setKeyboardTracking(False)
-        self.dropout_seed.setToolTip(translate("SettingsPanel", "Seed of the dropout mask, so a training-mode picture is reproducible"))
+        self.dropout_seed.setToolTip(translate("SettingsPanel", "Seed of the dropout mask, so a training-mode "
+                                                                "picture is reproducible"))
 
         def row(label: str, widget: QWidget) -> None:
             caption = QLabel(label)

@@ -149,8 +149,8 @@ def install_compare_view(window: "MainWindow") -> QDockWidget:
     """
     view = CompareView()
     dock = _add_dock(window, view, translate("TeachingDocks", "Side by side: A vs B"), "compareDock", COMPARE_SHORTCUT,
-                     translate("TeachingDocks", "The same inputs under two configurations, and where their "
-                                                "weights differ"))
+                     translate("TeachingDocks", "The same inputs under two configurations, and where their weights "
+                                                "differ"))
     dock.toggleViewAction().setText(translate("TeachingDocks", "&Side by side (A vs B)"))
     document = window.document
 

@@ -502,7 +502,8 @@ class ArrayTableModel(QAbstractTableModel):
         """
         values = np.asarray(block)
         if values.ndim != 2 or values.size == 0:
-            self.inputRejected.emit(translate("TensorTable", "an edit must be a non-empty 2-D block, got {shape}").format(
+            self.inputRejected.emit(translate("TensorTable", "an edit must be a non-empty 2-D block, got "
+                                                             "{shape}").format(
                 shape=values.shape))
             return False
         height, width = values.shape
@@ -550,11 +551,9 @@ class ArrayTableModel(QAbstractTableModel):
 
 _VIEW_HELP = QT_TRANSLATE_NOOP(
     "TensorTable",
-    "Type a number to edit a cell; Enter commits and moves down, Tab moves right.\n"
-    "Ctrl+C copies the selected rectangle as tab-separated text (full precision).\n"
-    "Ctrl+V pastes a block from a spreadsheet or text at the selection's top-left cell;\n"
-    "a single value pasted into a selection fills it.\n"
-    "Delete sets the selected cells to 0."
+    "Type a number to edit a cell; Enter commits and moves down, Tab moves right.\nCtrl+C copies the selected "
+    "rectangle as tab-separated text (full precision).\nCtrl+V pastes a block from a spreadsheet or text at the "
+    "selection's top-left cell;\na single value pasted into a selection fills it.\nDelete sets the selected cells to 0."
 )
 
 
@@ -694,8 +693,8 @@ class TensorTableView(QTableView):
             return False
         if (fit_rows, fit_cols) != block.shape:
             self.message.emit(translate(
-                "TensorTable", "pasted block is {height}×{width} but only {fit_rows}×{fit_cols} fits from "
-                               "{cell}; the rest was dropped").format(
+                "TensorTable", "pasted block is {height}×{width} but only {fit_rows}×{fit_cols} fits from {cell}; "
+                               "the rest was dropped").format(
                 height=block.shape[0], width=block.shape[1], fit_rows=fit_rows, fit_cols=fit_cols,
                 cell=model.cell_label(top, left)))
             block = block[:fit_rows, :fit_cols]

@@ -362,7 +362,7 @@
     </message>
     <message>
         <source>Open &amp;Recent</source>
-        <translation>Abrir &amp;recente</translation>
+        <translation>Abrir rece&amp;nte</translation>
     </message>
     <message>
         <source>&amp;Export</source>
@@ -402,7 +402,7 @@
     </message>
     <message>
         <source>Output as C&amp;SV…</source>
-        <translation>Saída em C&amp;SV…</translation>
+        <translation>Saída em CS&amp;V…</translation>
     </message>
     <message>
         <source>Attention output, one block per batch element</source>

@@ -150,7 +150,8 @@ def test_the_committed_qm_is_the_compiled_ts(qapp, tmp_path):
 
 
 def test_messages_are_english_strings_that_translate_with_their_numbers(portuguese):
-    rows = plural(3, QT_TRANSLATE_NOOP("Diagnostics", "{n} query row"), QT_TRANSLATE_NOOP("Diagnostics", "{n} query rows"))
+    rows = plural(3, QT_TRANSLATE_NOOP("Diagnostics", "{n} query row"),
+                  QT_TRANSLATE_NOOP("Diagnostics", "{n} query rows"))
     warning = message(QT_TRANSLATE_NOOP("Diagnostics", "{rows} with no valid key: zero weights and zero output"),
                       rows=rows)
     assert warning == "3 query rows with no valid key: zero weights and zero output"
