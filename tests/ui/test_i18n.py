@@ -303,6 +303,25 @@ def test_the_portuguese_window_shows_no_english(portuguese, qtbot):
     assert len(texts) > 300
     offenders = _untranslated(texts)
     assert offenders == [], "untranslated:\n" + "\n".join(offenders)
+    # Within a menu, no two entries share a shortcut letter (Alt+letter must pick one).
+    clashes = []
+
+    def letters(menu: QMenu) -> None:
+        seen: dict[str, str] = {}
+        for action in menu.actions():
+            text = action.menu().title() if action.menu() is not None else action.text()
+            found = re.search(r"&([^&])", text)
+            if found:
+                key = found.group(1).lower()
+                if key in seen:
+                    clashes.append(f"{menu.title()}: {seen[key]!r} and {text!r}")
+                seen[key] = text
+            if action.menu() is not None:
+                letters(action.menu())
+
+    for action in win.menuBar().actions():
+        letters(action.menu())
+    assert clashes == []
     # And it is Portuguese, not merely not English.
     assert win.file_menu.title() == "&Arquivo" and win.results.title.text() == "Pesos de atenção"
     assert "sem chave válida" in win.results.warnings.text()
