@@ -187,7 +187,7 @@ class DivergingHeatmap(HeatmapWidget):
 def _side_error(outcome: Outcome | None) -> str | None:
     if outcome is None:
         return translate("CompareView", "no result")
-    return outcome.error
+    return None if outcome.error is None else tr_text(outcome.error)
 
 
 class CompareView(QWidget):

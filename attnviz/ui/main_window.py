@@ -433,7 +433,8 @@ class MainWindow(QMainWindow):
         self._error = outcome if outcome.error else None
         shape_msg = settings_msg = input_msg = None
         if outcome.error:
-            text = outcome.error
+            # Shown translated if the compute side ever hands over a marked (attnviz.tr) message.
+            text = tr_text(outcome.error)
             if outcome.out_of_memory:
                 text += translate("MainWindow", " — choose the CPU under Device to run there.")
             if outcome.error_field in SHAPE_FIELDS:

@@ -377,7 +377,7 @@ class PipelineView(QWidget):
     def show_error(self, message: str | None) -> None:
         """A message above the stages (the last good result stays drawn)."""
         self.error.setText("⚠ " + translate("PipelineView", "{message} (showing the last good result)").format(
-            message=message) if message else "")
+            message=tr_text(message)) if message else "")
         self.error.setVisible(bool(message))
 
     def set_batch(self, batch: int) -> None:
