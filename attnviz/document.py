@@ -206,6 +206,11 @@ class Document:
     def subscribe(self, listener: Callable[[Edit | None], None]) -> None:
         self._listeners.append(listener)
 
+    def unsubscribe(self, listener: Callable[[Edit | None], None]) -> None:
+        """Stop telling ``listener`` (a window replaced after a language switch, say)."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
     def apply(self, edit: Edit) -> Edit:
         """Apply ``edit``; return the edit that undoes it."""
         new_state, inverse = edit.apply(self._state)

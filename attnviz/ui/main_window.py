@@ -173,6 +173,7 @@ class MainWindow(QMainWindow):
             if window is not None and not window._retired:
                 window._on_document_changed()
 
+        self._document_listener = on_document_changed
         self.document.subscribe(on_document_changed)
         self._on_document_changed()
         self.resize(1400, 860)
@@ -556,6 +557,7 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
         if event.isAccepted():
             _WINDOWS.discard(self)
+            self.document.unsubscribe(self._document_listener)
 
 
 def create_window(preset: str = DEFAULT_PRESET) -> MainWindow:
