@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .document import Snapshot, State
+from .tr import QT_TRANSLATE_NOOP, message
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,12 @@ class Outcome:
     extra: dict[str, object] = field(default_factory=dict)
 
 
+def _text(exc: BaseException) -> str:
+    """The exception's message, keeping a translatable ``Message`` as it is (str() drops it)."""
+    first = exc.args[0] if exc.args else None
+    return first if isinstance(first, str) else str(exc)
+
+
 def _np(t: object) -> np.ndarray:
     import torch
 
@@ -73,7 +80,8 @@ def run_state(state: State, version: int = 0) -> Outcome:
 
         from .engine import AttentionInputError, DeviceError, DeviceOutOfMemoryError, attend, available_devices
     except Exception as exc:  # noqa: BLE001
-        return Outcome(version, error=f"could not load PyTorch: {type(exc).__name__}: {exc}",
+        return Outcome(version, error=message(QT_TRANSLATE_NOOP("Errors", "could not load PyTorch: {error}"),
+                                              error=f"{type(exc).__name__}: {exc}"),
                        device=s.device, dtype=s.dtype)
     try:
 
@@ -99,19 +107,20 @@ def run_state(state: State, version: int = 0) -> Outcome:
         return Outcome(version, view, device=result.device, dtype=result.dtype, seconds=result.seconds,
                        extra={"devices": available_devices()})
     except DeviceOutOfMemoryError as exc:
-        return Outcome(version, error=str(exc), error_field="device", out_of_memory=True,
+        return Outcome(version, error=_text(exc), error_field="device", out_of_memory=True,
                        device=s.device, dtype=s.dtype, seconds=time.perf_counter() - start)
     except DeviceError as exc:
-        return Outcome(version, error=str(exc), error_field="device", device=s.device, dtype=s.dtype,
+        return Outcome(version, error=_text(exc), error_field="device", device=s.device, dtype=s.dtype,
                        seconds=time.perf_counter() - start)
     except AttentionInputError as exc:
-        return Outcome(version, error=str(exc), error_field=exc.field, device=s.device, dtype=s.dtype,
+        return Outcome(version, error=_text(exc), error_field=exc.field, device=s.device, dtype=s.dtype,
                        seconds=time.perf_counter() - start)
     except MemoryError:
-        return Outcome(version, error="out of memory on this computer: use a smaller input",
+        return Outcome(version, error=QT_TRANSLATE_NOOP("Errors", "out of memory on this computer: use a smaller input"),
                        error_field="shape", out_of_memory=True, device=s.device, dtype=s.dtype)
     except Exception as exc:  # noqa: BLE001 - the app must keep running whatever the engine does
-        return Outcome(version, error=f"unexpected error: {type(exc).__name__}: {exc}", device=s.device,
+        return Outcome(version, error=message(QT_TRANSLATE_NOOP("Errors", "unexpected error: {error}"),
+                                              error=f"{type(exc).__name__}: {exc}"), device=s.device,
                        dtype=s.dtype, seconds=time.perf_counter() - start)
 
 

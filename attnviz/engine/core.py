@@ -171,28 +171,35 @@ def _as_input(x: object, name: str, dtype: torch.dtype, device: torch.device, al
         if not bool(finite.all()):
             idx = tuple(int(i) for i in (~finite).nonzero()[0])
             kind = "NaN" if torch.isnan(t[idx]) else "Inf"
-            raise AttentionInputError(f"{name} contains {kind} at index {idx}", name)
+            raise AttentionInputError(message(
+                QT_TRANSLATE_NOOP("Errors", "{name} contains {kind} at index {idx}"),
+                name=_ROLE_NAMES.get(name, name), kind=kind, idx=idx), name)
     return t.to(device=device, dtype=dtype).contiguous()
 
 
 _INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+_ROLE_NAMES = {
+    "queries": QT_TRANSLATE_NOOP("Errors", "queries"),
+    "keys": QT_TRANSLATE_NOOP("Errors", "keys"),
+    "values": QT_TRANSLATE_NOOP("Errors", "values"),
+}
 
 
 def _check_shapes(fn: ScoringFunction, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
     if not (q.shape[0] == k.shape[0] == v.shape[0]):
-        raise AttentionInputError(
-            f"batch sizes differ: queries {q.shape[0]}, keys {k.shape[0]}, values {v.shape[0]}", "shape"
-        )
+        raise AttentionInputError(message(
+            QT_TRANSLATE_NOOP("Errors", "batch sizes differ: queries {q}, keys {k}, values {v}"),
+            q=q.shape[0], k=k.shape[0], v=v.shape[0]), "shape")
     if k.shape[1] != v.shape[1]:
-        raise AttentionInputError(
-            f"keys and values must pair up: {k.shape[1]} keys but {v.shape[1]} values", "shape"
-        )
+        raise AttentionInputError(message(
+            QT_TRANSLATE_NOOP("Errors", "keys and values must pair up: {k} keys but {v} values"),
+            k=k.shape[1], v=v.shape[1]), "shape")
     if fn.same_dim and q.shape[2] != k.shape[2]:
-        raise AttentionInputError(
-            f"{fn.label} scoring needs queries and keys of the same length: d_q = {q.shape[2]}, "
-            f"d_k = {k.shape[2]} (additive or bilinear scoring accept different lengths)",
-            "shape",
-        )
+        raise AttentionInputError(message(
+            QT_TRANSLATE_NOOP("Errors", "{scoring} scoring needs queries and keys of the same length: "
+                                        "d_q = {d_q}, d_k = {d_k} (additive or bilinear scoring accept "
+                                        "different lengths)"),
+            scoring=fn.label, d_q=q.shape[2], d_k=k.shape[2]), "shape")
 
 
 def _resolve_params(fn: ScoringFunction, params: Params | None, d_q: int, d_k: int, num_hiddens: int, seed: int) -> Params:

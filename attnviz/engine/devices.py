@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from ..tr import QT_TRANSLATE_NOOP, message, plural
 from .errors import AttentionInputError, DeviceError
 
 DTYPES: dict[str, torch.dtype] = {
@@ -67,12 +68,19 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         index = 0 if dev.index is None else dev.index
         if index >= count:
-            have = f"{count} CUDA device{'s' if count != 1 else ''}" if count else "no CUDA device"
-            raise DeviceError(f"device '{dev}' is not available: this machine has {have}")
+            if count:
+                have = plural(count, QT_TRANSLATE_NOOP("Errors", "{n} CUDA device"),
+                              QT_TRANSLATE_NOOP("Errors", "{n} CUDA devices"))
+            else:
+                have = QT_TRANSLATE_NOOP("Errors", "no CUDA device")
+            raise DeviceError(message(
+                QT_TRANSLATE_NOOP("Errors", "device '{device}' is not available: this machine has {have}"),
+                device=str(dev), have=have))
         return torch.device("cuda", index)
     if dev.type == "mps":
         if not _mps_available():
-            raise DeviceError("device 'mps' is not available: this machine has no Apple GPU (MPS)")
+            raise DeviceError(QT_TRANSLATE_NOOP(
+                "Errors", "device 'mps' is not available: this machine has no Apple GPU (MPS)"))
         return dev
     raise DeviceError(f"device '{dev}' is not supported: use one of {', '.join(available_devices())}")
 

@@ -17,6 +17,7 @@ from typing import ClassVar
 
 import torch
 
+from ..tr import QT_TRANSLATE_NOOP
 from .errors import AttentionInputError
 
 Params = dict[str, torch.Tensor]
@@ -73,7 +74,7 @@ def _uniform(shape: tuple[int, ...], fan_in: int, generator: torch.Generator) ->
 @register
 class DotProduct(ScoringFunction):
     name = "dot"
-    label = "Dot product (unscaled)"
+    label = QT_TRANSLATE_NOOP("Scoring", "Dot product (unscaled)")
     formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{k}"
 
     def scores(self, queries: torch.Tensor, keys: torch.Tensor, params: Params) -> torch.Tensor:
@@ -83,7 +84,7 @@ class DotProduct(ScoringFunction):
 @register
 class ScaledDotProduct(DotProduct):
     name = "scaled_dot"
-    label = "Scaled dot product"
+    label = QT_TRANSLATE_NOOP("Scoring", "Scaled dot product")
     formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{k} / \sqrt{d}"
 
     def scale(self, d: int) -> float | None:
@@ -93,7 +94,7 @@ class ScaledDotProduct(DotProduct):
 @register
 class Additive(ScoringFunction):
     name = "additive"
-    label = "Additive"
+    label = QT_TRANSLATE_NOOP("Scoring", "Additive")
     formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{w}_v^\top \tanh(\mathbf{W}_q \mathbf{q} + \mathbf{W}_k \mathbf{k})"
     same_dim = False
 
@@ -134,7 +135,7 @@ class Bilinear(ScoringFunction):
     """The chapter's exercise 2: q^T W k works for any d_q, d_k with matrix products only."""
 
     name = "bilinear"
-    label = "Bilinear (general)"
+    label = QT_TRANSLATE_NOOP("Scoring", "Bilinear (general)")
     formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{W} \mathbf{k}"
     same_dim = False
 
@@ -155,7 +156,7 @@ class Gaussian(ScoringFunction):
     """The Nadaraya-Watson kernel the chapter starts from: a(q, k) = -||q - k||^2 / 2."""
 
     name = "gaussian"
-    label = "Gaussian kernel"
+    label = QT_TRANSLATE_NOOP("Scoring", "Gaussian kernel")
     formula = r"a(\mathbf{q}, \mathbf{k}) = -\tfrac{1}{2}\lVert \mathbf{q} - \mathbf{k} \rVert^2"
 
     def scores(self, queries: torch.Tensor, keys: torch.Tensor, params: Params) -> torch.Tensor:
@@ -172,7 +173,7 @@ class Summation(ScoringFunction):
     """The chapter's exercise 3: a(q, k) = sum(q + k). The query term cancels in the softmax."""
 
     name = "summation"
-    label = "Vector summation"
+    label = QT_TRANSLATE_NOOP("Scoring", "Vector summation")
     formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{1}^\top (\mathbf{q} + \mathbf{k})"
 
     def scores(self, queries: torch.Tensor, keys: torch.Tensor, params: Params) -> torch.Tensor:

@@ -200,7 +200,6 @@
     <name>Diagnostics</name>
     <message>
         <source>{n} query row</source>
-        <extracomment>Elements of one block of scores (rows x K): 1 Mi floats = 4 MiB, a few of which stay in the L3 cache; smaller blocks cost more in per-operation overhead than they gain (measured). Elements of the largest temporary a scoring function may build per block (additive attention&apos;s features): 16 Mi floats = 64 MiB in float32.</extracomment>
         <translation>{n} linha de consulta</translation>
     </message>
     <message>
@@ -266,6 +265,71 @@
     <message>
         <source>the mask was read with the opposite polarity: masked keys are attended</source>
         <translation>a máscara foi lida com a polaridade oposta: as chaves mascaradas recebem atenção</translation>
+    </message>
+</context>
+<context>
+    <name>Errors</name>
+    <message>
+        <source>could not load PyTorch: {error}</source>
+        <extracomment>What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides).</extracomment>
+        <translation>não foi possível carregar o PyTorch: {error}</translation>
+    </message>
+    <message>
+        <source>out of memory on this computer: use a smaller input</source>
+        <translation>memória insuficiente neste computador: use uma entrada menor</translation>
+    </message>
+    <message>
+        <source>unexpected error: {error}</source>
+        <translation>erro inesperado: {error}</translation>
+    </message>
+    <message>
+        <source>{name} contains {kind} at index {idx}</source>
+        <extracomment>Elements of one block of scores (rows x K): 1 Mi floats = 4 MiB, a few of which stay in the L3 cache; smaller blocks cost more in per-operation overhead than they gain (measured). Elements of the largest temporary a scoring function may build per block (additive attention&apos;s features): 16 Mi floats = 64 MiB in float32.</extracomment>
+        <translation>{kind} em {name}, no índice {idx}</translation>
+    </message>
+    <message>
+        <source>queries</source>
+        <translation>consultas</translation>
+    </message>
+    <message>
+        <source>keys</source>
+        <translation>chaves</translation>
+    </message>
+    <message>
+        <source>values</source>
+        <translation>valores</translation>
+    </message>
+    <message>
+        <source>batch sizes differ: queries {q}, keys {k}, values {v}</source>
+        <translation>os tamanhos de lote diferem: consultas {q}, chaves {k}, valores {v}</translation>
+    </message>
+    <message>
+        <source>keys and values must pair up: {k} keys but {v} values</source>
+        <translation>chaves e valores devem formar pares: {k} chaves mas {v} valores</translation>
+    </message>
+    <message>
+        <source>{scoring} scoring needs queries and keys of the same length: d_q = {d_q}, d_k = {d_k} (additive or bilinear scoring accept different lengths)</source>
+        <translation>a pontuação {scoring} exige consultas e chaves do mesmo comprimento: d_q = {d_q}, d_k = {d_k} (as pontuações aditiva e bilinear aceitam comprimentos diferentes)</translation>
+    </message>
+    <message>
+        <source>{n} CUDA device</source>
+        <translation>{n} dispositivo CUDA</translation>
+    </message>
+    <message>
+        <source>{n} CUDA devices</source>
+        <translation>{n} dispositivos CUDA</translation>
+    </message>
+    <message>
+        <source>no CUDA device</source>
+        <translation>nenhum dispositivo CUDA</translation>
+    </message>
+    <message>
+        <source>device &apos;{device}&apos; is not available: this machine has {have}</source>
+        <translation>o dispositivo &apos;{device}&apos; não está disponível: esta máquina tem {have}</translation>
+    </message>
+    <message>
+        <source>device &apos;mps&apos; is not available: this machine has no Apple GPU (MPS)</source>
+        <translation>o dispositivo &apos;mps&apos; não está disponível: esta máquina não tem GPU Apple (MPS)</translation>
     </message>
 </context>
 <context>
@@ -2235,6 +2299,34 @@
     <message>
         <source>Variance, softmax entropy, largest weight and gradient against d, scaled and unscaled, with the current inputs marked; tanh saturation for additive attention</source>
         <translation>Variância, entropia do softmax, maior peso e gradiente em função de d, com e sem escala, com as entradas atuais marcadas; saturação da tanh para a atenção aditiva</translation>
+    </message>
+</context>
+<context>
+    <name>Scoring</name>
+    <message>
+        <source>Dot product (unscaled)</source>
+        <extracomment>LaTeX of a(q, k), for the app&apos;s formula panel. Queries and keys must have the same length d.</extracomment>
+        <translation>Produto escalar (sem escala)</translation>
+    </message>
+    <message>
+        <source>Scaled dot product</source>
+        <translation>Produto escalar escalonado</translation>
+    </message>
+    <message>
+        <source>Additive</source>
+        <translation>Aditiva</translation>
+    </message>
+    <message>
+        <source>Bilinear (general)</source>
+        <translation>Bilinear (geral)</translation>
+    </message>
+    <message>
+        <source>Gaussian kernel</source>
+        <translation>Núcleo gaussiano</translation>
+    </message>
+    <message>
+        <source>Vector summation</source>
+        <translation>Soma de vetores</translation>
     </message>
 </context>
 <context>

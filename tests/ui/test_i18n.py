@@ -438,3 +438,21 @@ def test_the_app_starts_in_the_saved_language_else_the_systems(tmp_path, lang, s
 def test_a_missing_catalogue_leaves_english(qapp):
     assert not install_language(qapp, "xx")
     assert current_language() == "en" and translate("MainWindow", "&File") == "&File"
+
+
+def test_engine_errors_are_shown_in_portuguese(portuguese):
+    from dataclasses import replace
+
+    from attnviz.compute import run_state
+    from attnviz.presets import PRESETS
+
+    state = PRESETS["additive-toy"].build()  # d_q = 20, d_k = 2
+    state.settings = replace(state.settings, scoring="scaled_dot")
+    outcome = run_state(state)
+    assert outcome.error.startswith("Scaled dot product scoring needs")  # scripts keep the English
+    assert tr_text(outcome.error) == (
+        "a pontuação Produto escalar escalonado exige consultas e chaves do mesmo comprimento: "
+        "d_q = 20, d_k = 2 (as pontuações aditiva e bilinear aceitam comprimentos diferentes)")
+    state = PRESETS["dot-toy"].build()
+    state.values[0, 3, 1] = float("nan")
+    assert tr_text(run_state(state).error) == "NaN em valores, no índice (0, 3, 1)"
