@@ -265,6 +265,19 @@ class MainWindow(QMainWindow):
         redo.setShortcut(QKeySequence.StandardKey.Redo)
         edit_menu.addAction(undo)
         edit_menu.addAction(redo)
+        edit_menu.addSeparator()
+        # Copy and Paste act on the table that has the focus (the tables also take the keys
+        # themselves); from the menu they reach the table the user last worked in.
+        self.copy_action = QAction(translate("MainWindow", "&Copy"), self)
+        self.copy_action.setShortcut(QKeySequence.StandardKey.Copy)
+        self.copy_action.setToolTip(translate("MainWindow", "Copy the selected cells of the current table as tab-separated text"))
+        self.copy_action.triggered.connect(lambda: self._table_command("copy"))
+        self.paste_action = QAction(translate("MainWindow", "&Paste"), self)
+        self.paste_action.setShortcut(QKeySequence.StandardKey.Paste)
+        self.paste_action.setToolTip(translate("MainWindow", "Paste a block of numbers into the current table as one edit"))
+        self.paste_action.triggered.connect(lambda: self._table_command("paste"))
+        edit_menu.addAction(self.copy_action)
+        edit_menu.addAction(self.paste_action)
 
         self.view_menu = self.menuBar().addMenu(translate("MainWindow", "&View"))
         self.presentation_action = QAction(translate("MainWindow", "&Presentation mode"), self)
@@ -340,6 +353,16 @@ class MainWindow(QMainWindow):
     def push(self, edit: Edit) -> None:
         """Apply an edit through the undo stack (the only way the document changes)."""
         self.undo_stack.push(DocumentCommand(self.document, edit))
+
+    def _table_command(self, command: str) -> bool:
+        """Copy from or paste into the focused table, else the input table on show."""
+        from .tensor_table import TensorTableView
+
+        focus = QApplication.focusWidget()
+        table = focus if isinstance(focus, TensorTableView) else self.inputs.views[self.inputs.current_role()]
+        if command == "copy":
+            return table.copy_selection()
+        return table.paste()
 
     def load_preset(self, name: str) -> None:
         preset = PRESETS[name]

@@ -1324,6 +1324,22 @@
         <translation>&amp;Refazer</translation>
     </message>
     <message>
+        <source>&amp;Copy</source>
+        <translation>C&amp;opiar</translation>
+    </message>
+    <message>
+        <source>Copy the selected cells of the current table as tab-separated text</source>
+        <translation>Copiar as células selecionadas da tabela atual como texto separado por tabulações</translation>
+    </message>
+    <message>
+        <source>&amp;Paste</source>
+        <translation>Co&amp;lar</translation>
+    </message>
+    <message>
+        <source>Paste a block of numbers into the current table as one edit</source>
+        <translation>Colar um bloco de números na tabela atual como uma única edição</translation>
+    </message>
+    <message>
         <source>&amp;View</source>
         <translation>E&amp;xibir</translation>
     </message>

@@ -265,3 +265,16 @@ def test_window_layout_persists(qtbot):
     assert second.pipeline_dock.isVisible()
     wait_current(qtbot, second)
     second.close()
+
+
+def test_edit_menu_copy_and_paste_reach_the_current_table(window, qtbot):
+    view = window.inputs.views["queries"]
+    model = window.inputs.models["queries"]
+    view.setCurrentIndex(model.index(0, 0))
+    view.selectionModel().select(model.index(0, 0), view.selectionModel().SelectionFlag.ClearAndSelect)
+    window.copy_action.trigger()
+    assert float(QGuiApplication.clipboard().text()) == window.document.state.queries[0, 0, 0]
+    QGuiApplication.clipboard().setText("7.5")
+    version = window.document.version
+    window.paste_action.trigger()
+    assert window.document.version == version + 1 and window.document.state.queries[0, 0, 0] == 7.5
