@@ -36,7 +36,6 @@ from PySide6.QtWidgets import (
 )
 
 from ..document import Document, Edit
-from ..engine.masking import MASK_MODES
 from ..i18n import tr_text, translate
 from ..tr import QT_TRANSLATE_NOOP
 from ..worker import ComputeScheduler
@@ -51,6 +50,7 @@ from .lab_worker import (
 )
 
 if TYPE_CHECKING:
+    from ..engine.masking import MaskMode
     from .main_window import MainWindow
 
 __all__ = ["MASKING_LAB_DOCK", "MASKING_LAB_SHORTCUT", "MaskingLabView", "install_masking_lab"]
@@ -82,6 +82,14 @@ ROW_KIND_NAMES = {
     "keys_hidden": QT_TRANSLATE_NOOP("MaskingLab", "keys hidden"),
     "ok": QT_TRANSLATE_NOOP("MaskingLab", "ok"),
 }
+
+
+def _mask_modes() -> dict[str, "MaskMode"]:
+    # Imported when a result is drawn, not with the window: importing the engine imports
+    # torch, which the window must not wait for at start-up (the compute thread loads it).
+    from ..engine.masking import MASK_MODES
+
+    return MASK_MODES
 
 
 def _fmt(x: float) -> str:
@@ -181,7 +189,7 @@ class _ConventionCell(QFrame):
         leaked = ~allowed & (w != 0)  # NaN != 0 too: a NaN in a masked cell is a leak as well
         is_ref = conv.name == ref.name
         # The mode's label, and the alignment kept short: a long title would not fit the map.
-        mode = MASK_MODES[conv.mask_mode]
+        mode = _mask_modes()[conv.mask_mode]
         title = tr_text(mode.label)
         if conv.causal is not None:
             title += f" · {conv.causal.replace('_', '-')}"
@@ -386,7 +394,7 @@ class MaskingLabView(QWidget):
         """Reference first, then every other mode in MASK_MODES order; with a causal mask each
         mode's two alignments side by side (the intended one first)."""
         ref = outcome.conventions[outcome.reference]
-        modes = [ref.mask_mode] + [m for m in MASK_MODES if m != ref.mask_mode]
+        modes = [ref.mask_mode] + [m for m in _mask_modes() if m != ref.mask_mode]
         names: list[str] = []
         for mode in modes:
             mine = [c for c in outcome.conventions.values() if c.mask_mode == mode]

@@ -278,3 +278,23 @@ def test_edit_menu_copy_and_paste_reach_the_current_table(window, qtbot):
     version = window.document.version
     window.paste_action.trigger()
     assert window.document.version == version + 1 and window.document.state.queries[0, 0, 0] == 7.5
+
+
+def test_building_the_window_does_not_import_torch():
+    """The window must be on screen while PyTorch loads on the compute thread: building it
+    (every dock and menu included) imports no torch on the GUI thread."""
+    code = (
+        "import sys, os; os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "app = QApplication([])\n"
+        "from attnviz.compute import Outcome\n"
+        "from attnviz.worker import ComputeScheduler\n"
+        "from attnviz.ui.main_window import MainWindow\n"
+        "stub = ComputeScheduler(compute=lambda snapshot: Outcome(snapshot.version, error='stub'))\n"
+        "w = MainWindow(scheduler=stub)\n"
+        "w.show(); app.processEvents()\n"
+        "print('torch' in sys.modules)\n"
+        "stub.shutdown()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "False"
