@@ -175,6 +175,7 @@ class MainWindow(QMainWindow):
 
         self._document_listener = on_document_changed
         self.document.subscribe(on_document_changed)
+        self._first_paint_done = False
         self._on_document_changed()
         self.resize(1400, 860)
         self._install_features()
@@ -398,9 +399,27 @@ class MainWindow(QMainWindow):
         self.controls.shapes.show_state(state)
         self.controls.settings.show_state(state)
         self.inputs.show_state(state)
+        if self._first_paint_done:
+            self._submit()
+        self._update_status()
+
+    def _submit(self) -> None:
         self._submitted_at = time.perf_counter()
         self.scheduler.submit(self.document.snapshot())
-        self._update_status()
+
+    def showEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        super().showEvent(event)
+        if not self._first_paint_done:
+            # The first computation imports PyTorch on the compute thread, and an import holds
+            # Python's lock most of the time: started before the window has painted, it would
+            # delay the window by as long. So start it once the event loop has painted.
+            QTimer.singleShot(0, self._start_computing)
+
+    def _start_computing(self) -> None:
+        if not self._first_paint_done:
+            self._first_paint_done = True
+            self._submit()
+            self._update_status()
 
     # ------------------------------------------------------------------ results
 
