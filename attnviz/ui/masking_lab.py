@@ -41,6 +41,7 @@ from ..tr import QT_TRANSLATE_NOOP
 from ..worker import ComputeScheduler
 from .colormaps import MASK_HATCH_COLOR
 from .heatmap import HeatmapWidget
+from .results_panel import format_number as _fmt
 from .lab_worker import (
     ConventionView,
     LabOutcome,
@@ -90,14 +91,6 @@ def _mask_modes() -> dict[str, "MaskMode"]:
     from ..engine.masking import MASK_MODES
 
     return MASK_MODES
-
-
-def _fmt(x: float) -> str:
-    if np.isnan(x):
-        return "NaN"
-    if np.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return f"{x:.4g}"
 
 
 def disagreement_image(

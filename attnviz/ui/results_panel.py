@@ -25,7 +25,8 @@ from .tensor_table import ArrayTableModel, TensorTableView
 MAX_GRID = 4
 
 
-def _fmt(x: float) -> str:
+def format_number(x: float) -> str:
+    """A number for a tooltip: four significant digits, NaN and infinities spelt out."""
     if np.isnan(x):
         return "NaN"
     if np.isinf(x):
@@ -39,13 +40,13 @@ def hover_text(view: ViewData, b: int, r: int, c: int) -> str:
     where = translate("ResultsPanel", "batch {b}, query {r}, key {c}").format(b=b, r=r, c=c)
     lines = [
         where + ("" if allowed else "  " + translate("ResultsPanel", "(masked)")),
-        translate("ResultsPanel", "raw score {value}").format(value=_fmt(float(view.raw_scores[b, r, c]))),
-        translate("ResultsPanel", "masked score {value}").format(value=_fmt(float(view.masked_scores[b, r, c]))),
-        translate("ResultsPanel", "weight {value}").format(value=_fmt(float(view.weights[b, r, c]))),
+        translate("ResultsPanel", "raw score {value}").format(value=format_number(float(view.raw_scores[b, r, c]))),
+        translate("ResultsPanel", "masked score {value}").format(value=format_number(float(view.masked_scores[b, r, c]))),
+        translate("ResultsPanel", "weight {value}").format(value=format_number(float(view.weights[b, r, c]))),
     ]
     if view.applied_weights is not view.weights and not np.shares_memory(view.applied_weights, view.weights):
         lines.append(translate("ResultsPanel", "after dropout {value}").format(
-            value=_fmt(float(view.applied_weights[b, r, c]))))
+            value=format_number(float(view.applied_weights[b, r, c]))))
     if view.empty_rows[b, r]:
         lines.append(translate("ResultsPanel", "this query has no valid key"))
     return "\n".join(lines)
