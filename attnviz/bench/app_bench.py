@@ -22,6 +22,7 @@ through ``MainWindow(scheduler=...)``); cold-start figures come from child proce
 from __future__ import annotations
 
 import os
+import tempfile
 import statistics
 import subprocess
 import sys
@@ -555,6 +556,9 @@ def run(quick: bool = False) -> int:
     timing targets are printed as NO but do not change the exit status: they are numbers of
     this machine, not bugs."""
     plan = QUICK if quick else FULL
+    # A private preferences folder: the user's saved layout (docks left open, a language)
+    # would otherwise change what every edit redraws, and the benchmark must not write it.
+    os.environ["ATTNVIZ_STATE_DIR"] = tempfile.mkdtemp(prefix="attnviz-bench-")
     app = _ensure_app()
     import pyqtgraph as pg
     import PySide6
