@@ -512,8 +512,13 @@ class MainWindow(QMainWindow):
         else:
             self._busy_timer.stop()
             self.busy_bar.setVisible(False)
-        self.status_state.setText(state)
-        self.status_state.setStyleSheet(f"QLabel {{ {style} }}")
+        # Only when it changes: a new style sheet re-polishes the label and lays the status bar
+        # out again, which showed up as a cost of every edit.
+        if self.status_state.text() != state:
+            self.status_state.setText(state)
+        sheet = f"QLabel {{ {style} }}"
+        if self.status_state.styleSheet() != sheet:
+            self.status_state.setStyleSheet(sheet)
         if outcome is not None:
             self.status_device.setText(f"{outcome.device} · {outcome.dtype}")
             self.status_time.setText(f"{outcome.seconds * 1e3:.1f} ms")
