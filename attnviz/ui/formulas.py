@@ -133,7 +133,7 @@ class _Math:
             f'<tr><td style="padding-right:10px;">{value}</td><td>{cond}</td></tr>' for value, cond in lines
         )
         return self.row(
-            f'<span style="font-size:xx-large; font-weight:200;">{{</span>',
+            '<span style="font-size:xx-large; font-weight:200;">{</span>',
             f'<table cellspacing="0" cellpadding="1">{body}</table>',
         )
 

@@ -176,6 +176,10 @@ def _format_special(v: float) -> str | None:
     return None
 
 
+#: How much presentation mode (F5) enlarges the text of every heatmap and plot.
+PRESENTATION_SCALE = 1.8
+
+
 class HeatmapWidget(QtWidgets.QWidget):
     """Attention-matrix heatmap: queries down, keys across, with colour bar and annotations.
 

@@ -49,6 +49,7 @@ from ..presets import DEFAULT_PRESET, PRESETS
 from ..tr import QT_TRANSLATE_NOOP, message
 from ..worker import ComputeScheduler
 from . import theme
+from .heatmap import PRESENTATION_SCALE
 from .inputs_panel import InputsPanel
 from .results_panel import OutputPanel, ResultsPanel
 from .settings_panel import ControlsColumn
@@ -443,7 +444,7 @@ class MainWindow(QMainWindow):
             app.setFont(big)
         elif hasattr(self, "_normal_font"):
             app.setFont(self._normal_font)
-        self.results.set_font_scale(1.8 if on else 1.0)
+        self.results.set_font_scale(PRESENTATION_SCALE if on else 1.0)
         self.controls_scroll.setVisible(not on)
         self.output.setVisible(not on)
         self.statusBar().setVisible(not on)

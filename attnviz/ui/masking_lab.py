@@ -40,7 +40,7 @@ from ..i18n import tr_text, translate
 from ..tr import QT_TRANSLATE_NOOP
 from ..worker import ComputeScheduler
 from .colormaps import MASK_HATCH_COLOR
-from .heatmap import HeatmapWidget
+from .heatmap import PRESENTATION_SCALE, HeatmapWidget
 from .results_panel import format_number as _fmt
 from .lab_worker import (
     ConventionView,
@@ -60,7 +60,6 @@ MASKING_LAB_SHORTCUT = "Ctrl+Shift+M"
 #: The dock's objectName (``window.findChild(QDockWidget, MASKING_LAB_DOCK)``).
 MASKING_LAB_DOCK = "maskingLabDock"
 #: Heatmap text scale in presentation mode (the main heatmaps use the same).
-PRESENTATION_SCALE = 1.8
 
 #: Red of the disagreement outline: the same family as the empty-row marker, so red always
 #: means "look here", but as an outline (or a tint) rather than a filled bar.

@@ -37,6 +37,7 @@ from ..document import Document, Edit
 from ..i18n import tr_text, translate
 from ..tr import QT_TRANSLATE_NOOP
 from ..worker import ComputeScheduler
+from .heatmap import PRESENTATION_SCALE
 from .lab_worker import (
     ScalingOutcome,
     add_tool_dock,
@@ -51,7 +52,6 @@ __all__ = ["SCALING_LAB_DOCK", "SCALING_LAB_SHORTCUT", "ScalingLabView", "instal
 
 SCALING_LAB_SHORTCUT = "Ctrl+Shift+L"
 SCALING_LAB_DOCK = "scalingLabDock"
-PRESENTATION_SCALE = 1.8
 
 # Colour-blind-safe pair (Okabe-Ito): unscaled orange, scaled blue.
 UNSCALED_COLOR = (230, 159, 0)

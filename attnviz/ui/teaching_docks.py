@@ -20,6 +20,7 @@ from ..document import Edit, ReplaceState
 from ..i18n import translate
 from ..tr import QT_TRANSLATE_NOOP, message
 from .compare_view import CompareView
+from .heatmap import PRESENTATION_SCALE
 from .pipeline_view import PipelineView
 
 if TYPE_CHECKING:
@@ -30,7 +31,6 @@ __all__ = ["PIPELINE_SHORTCUT", "COMPARE_SHORTCUT", "install_pipeline_view", "in
 PIPELINE_SHORTCUT = "Ctrl+Shift+P"
 COMPARE_SHORTCUT = "Ctrl+Shift+D"
 #: Heatmap text scale in presentation mode (the main window's results use the same).
-PRESENTATION_SCALE = 1.8
 
 
 def _add_dock(window: "MainWindow", widget: QWidget, title: str, name: str, shortcut: str, tip: str) -> QDockWidget:
