@@ -36,6 +36,7 @@ from ..tr import QT_TRANSLATE_NOOP
 from ..worker import ComputeScheduler
 from .heatmap import HeatmapWidget
 from .settings_panel import DTYPE_LABELS, MASK_MODE_LABELS, SCORING_LABELS
+from .theme import error_color, mark_error_label
 
 __all__ = [
     "COMPARE_KINDS",
@@ -310,7 +311,7 @@ class CompareView(QWidget):
             maps.addWidget(heatmap, 0, col)
             error = QLabel()
             error.setWordWrap(True)
-            error.setStyleSheet("QLabel { color: #b00020; }")
+            mark_error_label(error)
             error.setVisible(False)
             maps.addWidget(error, 1, col)
             self.errors[side] = error
@@ -434,7 +435,7 @@ class CompareView(QWidget):
                 "CompareView", "Scaled dot product needs queries and keys of the same length (here {d_q} and {d_k}): "
                                "load the dot-product toy, whose queries and keys both have length 2.")
             needs = needs.format(d_q=state.queries.shape[2], d_k=state.keys.shape[2])
-            text += f"<br><span style='color:#b00020'>{needs}</span>"
+            text += f"<br><span style='color:{error_color()}'>{needs}</span>"
         self.explanation.setText(text)
         self.explanation.setVisible(True)
         self.dot_toy_button.setVisible(mismatch)

@@ -504,7 +504,7 @@ class MainWindow(QMainWindow):
             style = "color: #8a5300;"
         elif self._error is not None:
             state = translate("MainWindow", "error: showing the last good result")
-            style = "color: #b00020; font-weight: bold;"
+            style = f"color: {theme.error_color()}; font-weight: bold;"
         else:
             state, style = translate("MainWindow", "up to date"), "color: #1b7f3b;"
         if self.scheduler.busy:

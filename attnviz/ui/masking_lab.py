@@ -49,6 +49,7 @@ from .lab_worker import (
     run_masking_lab,
     when_window_closes,
 )
+from .theme import error_color
 
 if TYPE_CHECKING:
     from ..engine.masking import MaskMode
@@ -238,7 +239,7 @@ class _ConventionCell(QFrame):
             verdict = translate("MaskingLab", "{what} differs").format(what=weights if n_cells else outputs)
         else:
             verdict = translate("MaskingLab", "{what} differ").format(what=weights if n_cells else outputs)
-        return f"<b>{name}</b>: <span style='color:#b00020'>{verdict}</span>"
+        return f"<b>{name}</b>: <span style='color:{error_color()}'>{verdict}</span>"
 
 
 class MaskingLabView(QWidget):
@@ -494,7 +495,7 @@ class MaskingLabView(QWidget):
 
     def _update_status(self) -> None:
         if self.error is not None:
-            self.status.setText(f"<span style='color:#b00020'>{html.escape(tr_text(self.error))}</span>"
+            self.status.setText(f"<span style='color:{error_color()}'>{html.escape(tr_text(self.error))}</span>"
                                 + (" " + translate("MaskingLab", "(showing the last good result)")
                                    if self.outcome is not None else ""))
         elif self.scheduler.busy:

@@ -32,6 +32,7 @@ from ..tr import QT_TRANSLATE_NOOP
 from ..io import ROLES, TensorFile, describe, needs_head_choice
 from ..io.errors import AttnvizFileError
 from ..io.state_io import state_from_tensor_file
+from .theme import error_color
 
 __all__ = ["ROLE_LABELS", "RolesDialog", "ask_roles", "roles_complete"]
 
@@ -156,7 +157,7 @@ class RolesDialog(QDialog):
             state = state_from_tensor_file(self.tf, roles, head, self.base, notes=notes)
         except AttnvizFileError as exc:
             cannot = translate("OpenDialog", "Cannot load:")
-            self.preview.setText(f"<span style='color:#b00020'><b>{cannot}</b> {_html(exc.reason)}</span>")
+            self.preview.setText(f"<span style='color:{error_color()}'><b>{cannot}</b> {_html(exc.reason)}</span>")
             ok_button.setEnabled(False)
             return
         lens = {"none": translate("OpenDialog", "no valid lengths"),

@@ -39,7 +39,7 @@ from ..tr import QT_TRANSLATE_NOOP
 from .formulas import pipeline_formulas
 from .heatmap import HeatmapWidget
 from .tensor_table import ArrayTableModel, TensorTableView
-from .theme import PlotColors, plot_colors
+from .theme import PlotColors, error_color, mark_error_label, plot_colors
 
 __all__ = ["PIPELINE_STAGES", "PipelineView", "additive_features", "softmax_allowed"]
 
@@ -210,7 +210,7 @@ class PipelineView(QWidget):
         layout.addLayout(header)
         self.error = QLabel()
         self.error.setWordWrap(True)
-        self.error.setStyleSheet("QLabel { color: #b00020; }")
+        mark_error_label(self.error)
         self.error.setVisible(False)
         layout.addWidget(self.error)
 
@@ -308,7 +308,7 @@ class PipelineView(QWidget):
         layout = QVBoxLayout(box)
         self.params_error = QLabel()
         self.params_error.setWordWrap(True)
-        self.params_error.setStyleSheet("QLabel { color: #b00020; }")
+        mark_error_label(self.params_error)
         self.params_error.setVisible(False)
         layout.addWidget(self.params_error)
         self.params_tabs = QTabWidget()
@@ -662,7 +662,7 @@ class PipelineView(QWidget):
         try:
             hidden, weighted = additive_features(view.params, state.queries[b, i], state.keys[b, j])
         except (KeyError, ValueError, IndexError) as exc:
-            self.feature_text.setText("<span style='color:#b00020'>" + translate(
+            self.feature_text.setText(f"<span style='color:{error_color()}'>" + translate(
                 "PipelineView", "cannot compute the features: {error}").format(error=exc) + "</span>")
             self._bars_hidden.setOpts(x=[], height=[])
             self._bars_weighted.setOpts(x=[], height=[])

@@ -44,6 +44,7 @@ from .lab_worker import (
     run_scaling_lab,
     when_window_closes,
 )
+from .theme import error_color
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -425,7 +426,7 @@ class ScalingLabView(QWidget):
 
     def _update_status(self) -> None:
         if self.error is not None:
-            self.status.setText(f"<span style='color:#b00020'>{html.escape(tr_text(self.error))}</span>")
+            self.status.setText(f"<span style='color:{error_color()}'>{html.escape(tr_text(self.error))}</span>")
         elif self.scheduler.busy and self.outcome is None:
             self.status.setText("<span style='color:#8a5300'>" + translate("ScalingLab", "computing the curves…")
                                 + "</span>")

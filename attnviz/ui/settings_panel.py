@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from ..document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LEN, State
 from ..i18n import tr_text, translate
 from ..tr import QT_TRANSLATE_NOOP
+from .theme import mark_error_label
 
 # (key, label, tooltip, maximum); labels and tooltips are translated where they are shown.
 SHAPE_FIELDS: tuple[tuple[str, str, str, int], ...] = (
@@ -233,7 +234,7 @@ class ErrorLabel(QLabel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWordWrap(True)
-        self.setStyleSheet("QLabel { color: #b00020; font-weight: bold; }")
+        mark_error_label(self, bold=True)
         self.setVisible(False)
 
     def show_message(self, text: str | None) -> None:

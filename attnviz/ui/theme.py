@@ -28,6 +28,10 @@ class PlotColors:
 LIGHT_PLOT = PlotColors("#ffffff", "#202020")
 DARK_PLOT = PlotColors("#1b1b1f", "#d8d8d8")
 
+#: Error red: dark enough to read on white, light enough to read on the dark theme.
+LIGHT_ERROR = "#b00020"
+DARK_ERROR = "#ff6b6b"
+
 _current: PlotColors = LIGHT_PLOT
 _mode: ThemeMode = "system"
 
@@ -35,6 +39,23 @@ _mode: ThemeMode = "system"
 def plot_colors() -> PlotColors:
     """Colours for a plot created now (HeatmapWidget reads them in its constructor)."""
     return _current
+
+
+def error_color() -> str:
+    """The red of error messages in the current theme (for rich text built at display time)."""
+    return DARK_ERROR if _current is DARK_PLOT else LIGHT_ERROR
+
+
+def mark_error_label(label: QWidget, bold: bool = False) -> None:
+    """Colour ``label`` as an error, now and whenever the theme changes (``apply_theme``)."""
+    label.setProperty("attnvizErrorBold", bold)
+    label.setProperty("attnvizError", True)
+    _style_error_label(label)
+
+
+def _style_error_label(label: QWidget) -> None:
+    weight = " font-weight: bold;" if label.property("attnvizErrorBold") else ""
+    label.setStyleSheet(f"QLabel {{ color: {error_color()};{weight} }}")
 
 
 def current_mode() -> ThemeMode:
@@ -89,6 +110,8 @@ def apply_theme(mode: ThemeMode | str = "system", app: QApplication | None = Non
     from .heatmap import HeatmapWidget
 
     for widget in app.allWidgets():
+        if widget.property("attnvizError"):
+            _style_error_label(widget)
         if isinstance(widget, HeatmapWidget):
             widget.set_plot_colors(_current)
         elif hasattr(widget, "set_plot_colors") and isinstance(widget, QWidget):

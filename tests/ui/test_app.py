@@ -298,3 +298,19 @@ def test_building_the_window_does_not_import_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "False"
+
+
+def test_error_text_follows_the_theme(window, qtbot):
+    from attnviz.ui import theme
+
+    window.controls.settings.scoring.setCurrentIndex(window.controls.settings.scoring.findData("scaled_dot"))
+    wait_current(qtbot, window)
+    label = window.controls.shape_error
+    assert theme.LIGHT_ERROR in label.styleSheet() or theme.error_color() in label.styleSheet()
+    try:
+        window.theme_actions["dark"].trigger()
+        assert theme.DARK_ERROR in label.styleSheet()
+        window.theme_actions["light"].trigger()
+        assert theme.LIGHT_ERROR in label.styleSheet()
+    finally:
+        theme.apply_theme("system")
