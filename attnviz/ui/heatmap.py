@@ -229,6 +229,9 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._col_labels: list[str] | None = None
         self._overlay_scale: int = 1
         self._specials: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # What the overlay and the empty-row bar were last built from (None: nothing shown).
+        self._overlay_code: np.ndarray | None = None
+        self._empty_key: tuple[int, bytes] | None = None
         self._shown_shape: tuple[int, ...] | None = None
         self._hover_cell: tuple[int, int] | None = None
         self._hover_text: str = ""
@@ -480,7 +483,10 @@ class HeatmapWidget(QtWidgets.QWidget):
         else:
             # autoDownsample: at 4096x4096 only about one value per screen pixel is mapped.
             self._image.setImage(arr, autoLevels=False, levels=new_levels, autoDownsample=True)
-        self._colorbar.setLevels(new_levels)
+        if tuple(self._colorbar.levels()) != new_levels:
+            # Same levels again (weights are always 0..1) would still re-lay out the bar's axis:
+            # ~1.5 ms per heatmap per keystroke.
+            self._colorbar.setLevels(new_levels)
         self._update_overlay()
         self._update_empty_marker()
         self._update_locators()
@@ -636,6 +642,7 @@ class HeatmapWidget(QtWidgets.QWidget):
             # Keep no stale picture around: a later set_data with specials rebuilds it anyway.
             self._overlay.clear()
             self._overlay.setVisible(False)
+            self._overlay_code = None
             return
         rows, cols = values.shape
         k = max(1, min(_OVERLAY_MAX_SUPERSAMPLE, _OVERLAY_TARGET_PX // max(rows, cols)))
@@ -649,6 +656,13 @@ class HeatmapWidget(QtWidgets.QWidget):
         if self.show_masked_values:
             valued = masked & (values != 0)
             code += 4 * valued.view(np.uint8)
+        previous = self._overlay_code
+        if previous is not None and previous.shape == code.shape and np.array_equal(previous, code):
+            # A live edit rarely changes which cells are special: keeping the image spares its
+            # rebuild and, more importantly, the repaint of everything it overlaps.
+            self._overlay.setVisible(True)
+            return
+        self._overlay_code = code
         if k > 1:
             code = np.repeat(np.repeat(code, k, axis=0), k, axis=1)
         # Diagonal stripes in overlay-pixel coordinates, continuous across neighbouring masked
@@ -681,8 +695,13 @@ class HeatmapWidget(QtWidgets.QWidget):
         if values is None or values.size == 0 or self._empty_rows is None or not self._empty_rows.any():
             self._empty_marker.clear()
             self._empty_marker.setVisible(False)
+            self._empty_key = None
             return
         rows, cols = values.shape
+        key = (cols, self._empty_rows.tobytes())
+        if key == self._empty_key:
+            return  # the same rows are empty: the bar is already right
+        self._empty_key = key
         bar = np.zeros((rows, 1, 4), dtype=np.uint8)
         bar[self._empty_rows] = EMPTY_ROW_COLOR
         self._empty_marker.setImage(bar, autoLevels=False, levels=(0, 255))
@@ -697,12 +716,12 @@ class HeatmapWidget(QtWidgets.QWidget):
     def _update_locators(self) -> None:
         values = self._values
         if values is None or values.size == 0 or max(values.shape) <= _LOCATOR_MIN_SIDE:
-            self._locator.clear()
+            self._hide_locator()
             return
         nan, inf, _ = self._special_masks()
         has_empty = self._empty_rows is not None and bool(self._empty_rows.any())
         if not (has_empty or nan.any() or inf.any()):
-            self._locator.clear()  # np.nonzero of an all-False 4096x4096 mask alone costs ~70 ms
+            self._hide_locator()  # np.nonzero of an all-False 4096x4096 mask alone costs ~70 ms
             return
         rr_nan, cc_nan = np.nonzero(nan)
         rr_inf, cc_inf = np.nonzero(inf)
@@ -715,7 +734,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         (empty,) = _spread_subset(empty)
         n_nan, n_inf, n_empty = len(rr_nan), len(rr_inf), len(empty)
         if n_nan + n_inf + n_empty == 0:
-            self._locator.clear()
+            self._hide_locator()
             return
         bar_x = self._empty_bar_width(values.shape[1]) / 2
         x = np.concatenate([cc_nan + 0.5, cc_inf + 0.5, np.full(n_empty, bar_x)])
@@ -726,6 +745,14 @@ class HeatmapWidget(QtWidgets.QWidget):
             + [pg.mkBrush(EMPTY_ROW_COLOR)] * n_empty
         )
         self._locator.setData(x=x, y=y, brush=brushes)
+        self._locator.setVisible(True)
+
+    def _hide_locator(self) -> None:
+        # Clearing an already empty scatter still schedules a repaint of the plot, and an empty
+        # but visible one is still painted: both cost on every keystroke of a small matrix.
+        if len(self._locator.data):
+            self._locator.clear()
+        self._locator.setVisible(False)
 
     def _update_ticks(self) -> None:
         rows, cols = (0, 0) if self._values is None else self._values.shape

@@ -599,3 +599,58 @@ def test_masked_cells_with_weight_keep_their_colour_when_asked(qtbot, widget):
     widget.show_masked_values = False
     widget.set_data(values, mask=mask)
     assert (widget.overlay_item.image[:k, : 4 * k][..., 3] == 255).all()
+
+
+def test_live_edit_reuses_overlay_and_colour_bar_but_follows_every_change(widget):
+    """A new value under the same mask keeps the overlay image and the colour bar's axis
+    drawing (rebuilding them made every keystroke repaint more); a new mask, new specials or new
+    levels must still be drawn."""
+    rng = np.random.default_rng(1)
+    mask = np.ones((3, 5), bool)
+    mask[:, 3:] = False
+    widget.set_data(rng.random((3, 5)), mask=mask)
+    overlay = widget.overlay_item.image
+    widget._colorbar.axis.picture = "cached"  # stands in for the axis's cached drawing
+    widget.set_data(rng.random((3, 5)), mask=mask)
+    assert widget.overlay_item.image is overlay
+    assert widget._colorbar.axis.picture == "cached"
+    # A different mask: a new overlay whose masked cells are exactly the new ones.
+    mask2 = mask.copy()
+    mask2[1, 3] = True
+    widget.set_data(rng.random((3, 5)), mask=mask2)
+    assert widget.overlay_item.image is not overlay
+    assert (_cell_rgba(widget)[..., 3] > 0).tolist() == (~mask2).tolist()
+    # A NaN under the same mask is a change too.
+    values = rng.random((3, 5))
+    values[0, 0] = np.nan
+    widget.set_data(values, mask=mask2)
+    assert tuple(_cell_rgba(widget)[0, 0]) == tuple(NAN_COLOR)
+    # New levels reach the colour bar.
+    widget.set_data(rng.random((3, 5)) * 10, mask=mask2, levels=None)
+    assert widget._colorbar.levels() == widget.levels != (0.0, 1.0)
+    # Everything allowed again: no overlay; then the old mask once more: drawn again.
+    widget.set_data(rng.random((3, 5)))
+    assert not widget.overlay_item.isVisible()
+    widget.set_data(rng.random((3, 5)), mask=mask)
+    assert widget.overlay_item.isVisible()
+    assert (_cell_rgba(widget)[..., 3] > 0).tolist() == (~mask).tolist()
+
+
+def test_empty_row_bar_follows_changes_and_locator_hides_when_unused(widget):
+    mask = np.ones((4, 4), bool)
+    mask[2] = False
+    widget.set_data(np.zeros((4, 4)), mask=mask)
+    bar = widget.empty_row_marker_item.image
+    widget.set_data(np.ones((4, 4)) / 4, mask=mask)
+    assert widget.empty_row_marker_item.image is bar  # same empty rows: kept
+    mask[1] = False
+    widget.set_data(np.zeros((4, 4)), mask=mask)
+    assert widget.empty_row_marker_item.image[:, 0, 3].tolist() == [0, 255, 255, 0]
+    # The locator is for big matrices: hidden (not merely empty) on small ones.
+    assert not widget.locator_item.isVisible()
+    v = np.zeros((200, 200))
+    v[5, 5] = np.nan
+    widget.set_data(v)
+    assert widget.locator_item.isVisible()
+    widget.set_data(np.zeros((200, 200)))
+    assert not widget.locator_item.isVisible()
