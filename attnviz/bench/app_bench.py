@@ -518,11 +518,11 @@ def _ensure_app() -> QApplication:
 
 
 def _make_window(probe: Probe) -> MainWindow:
-    from attnviz.compute import run_snapshot
     from attnviz.ui.main_window import MainWindow
-    from attnviz.worker import ComputeScheduler
+    from attnviz.worker import ComputeScheduler, run_in_app
 
-    scheduler = ComputeScheduler(probe.timed_compute(run_snapshot))
+    # The app's own compute function (it also sets torch's thread count for the app), timed.
+    scheduler = ComputeScheduler(probe.timed_compute(run_in_app))
     win = MainWindow(scheduler=scheduler)
     scheduler.setParent(win)
     original_show = win.results.show_view
