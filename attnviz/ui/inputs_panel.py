@@ -155,8 +155,9 @@ class InputsPanel(QWidget):
         self.error.show_message(None)
 
     def show_state(self, state: State) -> None:
-        with QSignalBlocker(self.batch):
-            self.batch.setRange(0, state.batch - 1)
+        if self.batch.maximum() != state.batch - 1:
+            with QSignalBlocker(self.batch):
+                self.batch.setRange(0, state.batch - 1)
         b = self.batch.value()
         for role, model in self.models.items():
             model.set_array(np.array(table_view(state, role, b)))
@@ -169,8 +170,12 @@ class InputsPanel(QWidget):
             else:
                 lens_model.set_labels(row_label=_batch_label, column_label=_length_label)
         index = list(self.views).index("valid_lens")
-        self.tabs.setTabEnabled(index, mode != "none")
-        self.tabs.setTabToolTip(index, tr_text(ROLE_TIPS["valid_lens"]) if mode != "none" else
-                                translate("InputsPanel", "Valid lengths are off: pick 1-D or 2-D under Attention > "
-                                                         "Valid lengths"))
+        # Only on a change: this runs at every keystroke, and setTabEnabled repaints and
+        # re-lays out the whole tab bar even when nothing changes.
+        if self.tabs.isTabEnabled(index) != (mode != "none"):
+            self.tabs.setTabEnabled(index, mode != "none")
+        tip = tr_text(ROLE_TIPS["valid_lens"]) if mode != "none" else translate(
+            "InputsPanel", "Valid lengths are off: pick 1-D or 2-D under Attention > Valid lengths")
+        if self.tabs.tabToolTip(index) != tip:
+            self.tabs.setTabToolTip(index, tip)
         self._update_fill_enabled()

@@ -194,6 +194,9 @@ class SettingsPanel(QGroupBox):
 
     def set_devices(self, devices: list[str]) -> None:
         current = self.device.currentData()
+        listed = [self.device.itemData(i) for i in range(self.device.count())]
+        if listed == list(devices):
+            return  # every result reports the devices: refilling the list each time repaints it
         with QSignalBlocker(self.device):
             self.device.clear()
             for name in devices:

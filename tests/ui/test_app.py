@@ -314,3 +314,27 @@ def test_error_text_follows_the_theme(window, qtbot):
         assert theme.LIGHT_ERROR in label.styleSheet()
     finally:
         theme.apply_theme("system")
+
+
+def test_valid_lengths_tab_follows_the_lens_mode(window, qtbot):
+    tabs = window.inputs.tabs
+    index = list(window.inputs.views).index("valid_lens")
+    assert tabs.isTabEnabled(index)
+    window._on_settings({"lens_mode": "none"})
+    wait_current(qtbot, window)
+    assert not tabs.isTabEnabled(index) and "off" in tabs.tabToolTip(index)
+    window._on_settings({"lens_mode": "2d"})
+    wait_current(qtbot, window)
+    assert tabs.isTabEnabled(index) and "off" not in tabs.tabToolTip(index)
+
+
+def test_device_list_is_refilled_only_when_it_changes(window):
+    box = window.controls.settings.device
+    listed = [box.itemData(i) for i in range(box.count())]
+    removed: list[int] = []
+    box.model().rowsRemoved.connect(lambda *_: removed.append(1))
+    window.controls.settings.set_devices(listed)  # what every result reports
+    assert not removed
+    window.controls.settings.set_devices([*listed, "cuda:7"])
+    assert removed and [box.itemData(i) for i in range(box.count())] == [*listed, "cuda:7"]
+    assert box.currentData() == window.document.state.settings.device  # the choice is kept
