@@ -15,7 +15,6 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QApplication,
-    QLabel,
     QProgressBar,
     QPushButton,
     QMainWindow,
@@ -53,6 +52,7 @@ from .heatmap import PRESENTATION_SCALE
 from .inputs_panel import InputsPanel
 from .results_panel import OutputPanel, ResultsPanel
 from .settings_panel import ControlsColumn
+from .status_label import SteadyLabel
 from .undo import DocumentCommand
 
 #: Which panel shows an error about which field.
@@ -224,11 +224,13 @@ class MainWindow(QMainWindow):
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
-        self.status_state = QLabel()
+        # Fixed-size labels: their texts change at every edit, and a plain QLabel would make the
+        # whole window lay itself out again each time.
+        self.status_state = SteadyLabel(self._status_texts())
         self.status_state.setToolTip(translate("MainWindow", "Whether the pictures show the current inputs"))
-        self.status_device = QLabel()
+        self.status_device = SteadyLabel(["cpu · bfloat16"])
         self.status_device.setToolTip(translate("MainWindow", "Device and dtype of the last result"))
-        self.status_time = QLabel()
+        self.status_time = SteadyLabel(["00000.0 ms"])
         self.status_time.setToolTip(translate("MainWindow", "Compute time of the last result (engine only)"))
         # A busy bar only once a computation has taken more than a moment: flashing it for
         # every 2 ms toy computation would be noise.
@@ -496,33 +498,30 @@ class MainWindow(QMainWindow):
         if input_msg or outcome.error_field in INPUT_FIELDS or outcome.error is None:
             self.inputs.error.show_message(input_msg)
 
+    def _status_texts(self) -> list[str]:
+        return [translate("MainWindow", "computing…"), translate("MainWindow", "loading PyTorch…"),
+                translate("MainWindow", "error: showing the last good result"), translate("MainWindow", "up to date")]
+
     def _update_status(self) -> None:
         outcome = self.last_outcome
+        computing, loading, failed, current = self._status_texts()
+        bold = False
         if self.scheduler.busy or self.shown_version != self.document.version:
-            state = translate("MainWindow", "computing…") if outcome is not None else \
-                translate("MainWindow", "loading PyTorch…")
-            style = "color: #8a5300;"
+            state, color = (computing if outcome is not None else loading), "#8a5300"
         elif self._error is not None:
-            state = translate("MainWindow", "error: showing the last good result")
-            style = f"color: {theme.error_color()}; font-weight: bold;"
+            state, color, bold = failed, theme.error_color(), True
         else:
-            state, style = translate("MainWindow", "up to date"), "color: #1b7f3b;"
+            state, color = current, "#1b7f3b"
         if self.scheduler.busy:
             if not self._busy_timer.isActive() and not self.busy_bar.isVisible():
                 self._busy_timer.start()
         else:
             self._busy_timer.stop()
             self.busy_bar.setVisible(False)
-        # Only when it changes: a new style sheet re-polishes the label and lays the status bar
-        # out again, which showed up as a cost of every edit.
-        if self.status_state.text() != state:
-            self.status_state.setText(state)
-        sheet = f"QLabel {{ {style} }}"
-        if self.status_state.styleSheet() != sheet:
-            self.status_state.setStyleSheet(sheet)
+        self.status_state.show_text(state, color, bold=bold)
         if outcome is not None:
-            self.status_device.setText(f"{outcome.device} · {outcome.dtype}")
-            self.status_time.setText(f"{outcome.seconds * 1e3:.1f} ms")
+            self.status_device.show_text(f"{outcome.device} · {outcome.dtype}")
+            self.status_time.show_text(f"{outcome.seconds * 1e3:.1f} ms")
 
     # ------------------------------------------------------------------ language
 

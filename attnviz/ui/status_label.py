@@ -1,0 +1,76 @@
+"""A status-bar label that changes text and colour at every edit without re-laying out the window.
+
+A ``QLabel`` whose text changes asks its parent layout to recompute (``updateGeometry``), and a
+new style sheet re-polishes it as well: in the status bar that meant a layout pass of the main
+window at every keystroke, twice (“computing…”, then “up to date”). A widget whose minimum and
+maximum sizes are equal does not propagate ``updateGeometry``, so this label keeps a fixed size
+that fits every text it has shown (and any it is told to expect), growing only when a longer one
+arrives, and takes its colour from its palette instead of a style sheet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QColor, QFontMetrics, QPalette
+from PySide6.QtWidgets import QLabel, QWidget
+
+__all__ = ["SteadyLabel"]
+
+
+class SteadyLabel(QLabel):
+    """A plain-text label of fixed size that only grows; colour and weight set without CSS."""
+
+    def __init__(self, expected: Iterable[str] = (), parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self._expected = list(expected)
+        self._color: QColor | None = None
+        self._bold = False
+        self._refit()
+
+    def expect(self, texts: Iterable[str]) -> None:
+        """Make room for ``texts`` now, so showing one later does not re-lay out the window."""
+        self._expected.extend(texts)
+        self._refit()
+
+    def show_text(self, text: str, color: QColor | str | None = None, bold: bool = False) -> None:
+        """Show ``text`` in ``color`` (None: the palette's normal text colour)."""
+        new_color = None if color is None else QColor(color)
+        if bold != self._bold:
+            self._bold = bold
+            font = self.font()
+            font.setBold(bold)
+            self.setFont(font)  # a FontChange event refits the size
+        if new_color != self._color:
+            self._color = new_color
+            # An empty palette with one role set: every other role still follows the theme.
+            palette = QPalette()
+            if new_color is not None:
+                palette.setColor(QPalette.ColorRole.WindowText, new_color)
+            self.setPalette(palette)
+        if text != self.text():
+            self.setText(text)
+            if self._width_of(text) > self.width():
+                self._expected.append(text)
+                self._refit()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._refit()
+
+    def _width_of(self, text: str) -> int:
+        margins = self.contentsMargins()
+        return QFontMetrics(self.font()).horizontalAdvance(text) + margins.left() + margins.right() + 2 * self.margin() + 2
+
+    def _refit(self) -> None:
+        bold = self.font()
+        bold.setBold(True)  # room for the bold variant too: switching weight must not overflow
+        metrics = QFontMetrics(bold)
+        texts = [*self._expected, self.text()]
+        margins = self.contentsMargins()
+        width = max(metrics.horizontalAdvance(t) for t in texts) + margins.left() + margins.right() + 2 * self.margin() + 2
+        height = max(metrics.height(), QFontMetrics(self.font()).height()) + margins.top() + margins.bottom() + 2 * self.margin()
+        self.setFixedSize(width, height)
