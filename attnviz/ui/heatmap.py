@@ -26,6 +26,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Signal
 
 from attnviz.i18n import translate
+from attnviz.ui.cell_text import CellText, CellTextLayer
 from attnviz.ui.theme import PlotColors, plot_colors
 from attnviz.ui.colormaps import (
     COLORMAPS,
@@ -50,8 +51,6 @@ _WEIGHT_LEVELS: Levels = (0.0, 1.0)
 # Text colours for annotations: near-black / near-white read better than pure black/white.
 _DARK_TEXT = (20, 20, 20)
 _LIGHT_TEXT = (245, 245, 245)
-_MASK_TEXT_BRUSH = pg.mkBrush(MASK_COLOR)
-_NO_BRUSH = pg.mkBrush(None)
 # Tick labels longer than this are elided so one long token cannot eat the plot's width;
 # the full label is still shown in the hover text.
 _MAX_TICK_LABEL_CHARS = 14
@@ -310,7 +309,10 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._locator.setZValue(16)
         self._plot.addItem(self._locator, ignoreBounds=True)
 
-        self._annotations: list[pg.TextItem] = []
+        # Each cell's value printed inside it (small matrices): one item draws them all.
+        self._cell_text = CellTextLayer(QtGui.QColor(*_DARK_TEXT), QtGui.QColor(*_LIGHT_TEXT), QtGui.QColor(*MASK_COLOR))
+        self._cell_text.setZValue(20)  # above data, overlay and empty-row marker
+        self._plot.addItem(self._cell_text, ignoreBounds=True)
 
         # Non-interactive colour bar: levels are always explicit (weights 0..1, or the finite
         # range of scores), never dragged to something the numbers no longer say.
@@ -335,9 +337,6 @@ class HeatmapWidget(QtWidgets.QWidget):
 
         # Hover: the scene reports every mouse move; we map it to a cell ourselves.
         self._view.scene().sigMouseMoved.connect(self._on_mouse_moved)
-        # Annotations are hidden when cells get too small for them to be legible.
-        self._vb.sigResized.connect(self._update_annotation_visibility)
-        self._vb.sigRangeChanged.connect(self._update_annotation_visibility)
 
         # 2x10 weights stay legible: ten "0.50" columns plus the axis and colour bar.
         self.setMinimumSize(480, 200)
@@ -382,9 +381,18 @@ class HeatmapWidget(QtWidgets.QWidget):
         return self._colorbar
 
     @property
-    def annotations(self) -> tuple[pg.TextItem, ...]:
-        """Per-cell value labels in row-major order (empty when the matrix is too big)."""
-        return tuple(self._annotations)
+    def annotations(self) -> tuple[CellText, ...]:
+        """Per-cell printed values in row-major order (empty when the matrix is too big)."""
+        return self._cell_text.cells()
+
+    @property
+    def annotation_font(self) -> QtGui.QFont:
+        return self._cell_text.font
+
+    @property
+    def annotations_legible(self) -> bool:
+        """Whether the cells are currently big enough on screen for the printed values to show."""
+        return self._cell_text.legible()
 
     @property
     def values(self) -> np.ndarray | None:
@@ -797,68 +805,14 @@ class HeatmapWidget(QtWidgets.QWidget):
 
     def _update_annotations(self) -> None:
         values = self._values
-        if values is None or values.size == 0:
-            want = 0
-        else:
-            rows, cols = values.shape
-            want = rows * cols if rows <= self.annotate_limit and cols <= self.annotate_limit else 0
-        # Reuse items when possible: live editing calls set_data many times a second.
-        while len(self._annotations) > want:
-            self._vb.removeItem(self._annotations.pop())
-        while len(self._annotations) < want:
-            item = pg.TextItem(anchor=(0.5, 0.5))
-            # Default 4 px document margin makes the masked-cell background patches as wide as
-            # a small cell; 1 px keeps them tight around the digits.
-            item.textItem.document().setDocumentMargin(1)
-            item.setZValue(20)  # above data, overlay and empty-row marker
-            self._vb.addItem(item, ignoreBounds=True)
-            self._annotations.append(item)
-        if want == 0:
+        if values is None or values.size == 0 or max(values.shape) > self.annotate_limit:
+            self._cell_text.clear()
             return
-        assert values is not None
-        rows, cols = values.shape
         dark = _prefers_dark_text(self._cell_colors())
         _, _, masked = self._special_masks()
-        masked = self._opaque_masked(masked)
-        font = self._font(1.0)
-        font_key = font.key()
-        for idx, item in enumerate(self._annotations):
-            r, c = divmod(idx, cols)
-            color = _DARK_TEXT if dark[r, c] else _LIGHT_TEXT
-            text = self._format_annotation(float(values[r, c]))
-            # Touch only what changed, attribute by attribute: setFont and setPos re-lay out the
-            # text, and at every keystroke usually only the digits change.
-            old = getattr(item, "_attnviz_key", None) or (None, None, None, None, None)
-            fill = _MASK_TEXT_BRUSH if masked[r, c] else _NO_BRUSH
-            if old[3] != font_key:
-                item.setFont(font)
-            if old[2] is not fill:
-                # On hatched cells the stripes run through the digits; a solid patch of the mask
-                # grey behind the text keeps it legible without hiding the hatching around it.
-                item.fill = fill
-                item.update()
-            if old[0] != text or old[1] != color:
-                item.setText(text, color=color if old[1] != color else None)
-            if old[4] != (r, c):
-                item.setPos(c + 0.5, r + 0.5)
-            item._attnviz_key = (text, color, fill, font_key, (r, c))  # type: ignore[attr-defined]
-        self._update_annotation_visibility()
-
-    def _update_annotation_visibility(self, *_: object) -> None:
-        """Hide annotations when cells are too small to hold them (overlapping text is noise)."""
-        if not self._annotations:
-            return
-        (x0, x1), (y0, y1) = self._vb.viewRange()
-        if x1 <= x0 or y1 <= y0:
-            return
-        cell_w = self._vb.width() / (x1 - x0)
-        cell_h = self._vb.height() / (y1 - y0)
-        fm = QtGui.QFontMetricsF(self._font(1.0))
-        text_w = max(fm.horizontalAdvance(a.toPlainText()) for a in self._annotations)
-        visible = cell_w >= text_w + 2 and cell_h >= fm.height() * 0.9
-        for item in self._annotations:
-            if item.isVisible() != visible:
-                item.setVisible(visible)
+        self._cell_text.set_font(self._font(1.0))
+        self._cell_text.set_cells(values.shape, [self._format_annotation(float(v)) for v in values.ravel()],
+                                  dark, self._opaque_masked(masked))
 
     def _reset_view(self) -> None:
         rows, cols = (0, 0) if self._values is None else self._values.shape
@@ -891,7 +845,6 @@ class HeatmapWidget(QtWidgets.QWidget):
                                 color=self._plot_colors.foreground)
         else:
             self._plot.setTitle(None)
-        self._update_annotation_visibility()
 
     def _update_tooltips(self) -> None:
         empty = self.empty_rows

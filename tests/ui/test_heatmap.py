@@ -275,19 +275,19 @@ def test_small_matrix_annotations_texts_and_contrast(widget):
     widget.set_data(v)
     ann = widget.annotations
     assert len(ann) == 6
-    texts = [a.toPlainText() for a in ann]
+    texts = [a.text for a in ann]
     assert texts == ["0.00", "0.25", "1.00", "NaN", "inf", "-inf"]
-    # Row-major order and centred in the cells.
-    assert ann[5].pos() == QtCore.QPointF(2.5, 1.5)
+    # Row-major order.
+    assert (ann[5].row, ann[5].col) == (1, 2)
     # cividis: 0 is dark blue -> light text; 1 is yellow -> dark text.
-    dark_text = ann[2].textItem.defaultTextColor()
-    light_text = ann[0].textItem.defaultTextColor()
+    dark_text = ann[2].color
+    light_text = ann[0].color
     assert light_text.lightness() > 200 and dark_text.lightness() < 60
 
 
 def test_annotations_for_scores_use_three_significant_digits(widget):
     widget.set_data(np.array([[123.456, -0.012345]]), levels=None)
-    assert [a.toPlainText() for a in widget.annotations] == ["123", "-0.0123"]
+    assert [a.text for a in widget.annotations] == ["123", "-0.0123"]
 
 
 def test_large_matrix_has_no_annotations(widget):
@@ -312,7 +312,7 @@ def test_repeated_set_data_keeps_counts_right(widget):
         mask[0, 0] = shape == (1, 1)  # overlay present except for the last one
         widget.set_data(np.random.default_rng(0).random(shape), mask=mask)
         assert len(widget.annotations) == expected
-        assert n_text_items_in_view() == expected
+        assert n_text_items_in_view() == 0  # one layer draws every cell's text
         assert widget.image_item.image.shape == shape
         if shape != (1, 1):
             k = widget.overlay_scale
@@ -328,10 +328,10 @@ def test_annotations_hidden_when_cells_too_small(qtbot, widget):
     widget.resize(300, 300)
     widget.setMinimumSize(0, 0)
     _shown(qtbot, widget)
-    assert not any(a.isVisible() for a in widget.annotations)
+    assert len(widget.annotations) == 256 and not widget.annotations_legible
     widget.resize(1400, 900)
     QtCore.QCoreApplication.processEvents()
-    assert all(a.isVisible() for a in widget.annotations)
+    assert widget.annotations_legible
 
 
 # --------------------------------------------------------------------------- ticks
@@ -471,19 +471,19 @@ def test_colormaps(widget):
 
 def test_colormap_change_updates_annotation_contrast(widget):
     widget.set_data(np.array([[0.0]]))
-    before = widget.annotations[0].textItem.defaultTextColor().lightness()
+    before = widget.annotations[0].color.lightness()
     widget.set_colormap("gray")  # 0 is black in gray too: still light text
-    assert widget.annotations[0].textItem.defaultTextColor().lightness() == before
+    assert widget.annotations[0].color.lightness() == before
     widget.set_data(np.array([[1.0]]))
-    assert widget.annotations[0].textItem.defaultTextColor().lightness() < 60
+    assert widget.annotations[0].color.lightness() < 60
 
 
 def test_font_scale(widget):
     widget.set_data(np.zeros((2, 2)))
-    base_ann = widget.annotations[0].textItem.font().pointSizeF()
+    base_ann = widget.annotation_font.pointSizeF()
     base_tick = widget.plot_item.getAxis("left").style["tickFont"].pointSizeF()
     widget.set_font_scale(2.0)
-    assert widget.annotations[0].textItem.font().pointSizeF() == pytest.approx(2 * base_ann)
+    assert widget.annotation_font.pointSizeF() == pytest.approx(2 * base_ann)
     assert widget.plot_item.getAxis("left").style["tickFont"].pointSizeF() == pytest.approx(2 * base_tick)
     assert widget.plot_item.getAxis("bottom").style["tickFont"].pointSizeF() == pytest.approx(2 * base_tick)
     assert "font-size" in widget.plot_item.getAxis("bottom").labelStyle
@@ -675,3 +675,31 @@ def test_rendered_images_are_in_the_format_qt_scales_fast(qtbot, widget):
             assert item.qimage is not None and item.qimage.format() == premultiplied
     lut = lookup_table(widget.colormap_name)
     assert _close(_pixel_of_cell(widget, img, 0, 4), lut[255][:3])
+
+
+def _centre_patch(w: HeatmapWidget, img: QtGui.QImage, row: int, col: int, half: int = 6) -> np.ndarray:
+    """RGB pixels of a small square around the centre of a cell in a grabbed image."""
+    scene_pt = w.plot_item.getViewBox().mapViewToScene(QtCore.QPointF(col + 0.5, row + 0.5))
+    pt = w._view.mapTo(w, w._view.mapFromScene(scene_pt))
+    x, y = int(pt.x()), int(pt.y())
+    return np.array([[img.pixelColor(i, j).getRgb()[:3] for i in range(x - half, x + half)]
+                     for j in range(y - half, y + half)])
+
+
+def test_cell_values_are_drawn_in_contrasting_colour_and_on_a_patch_when_masked(qtbot, widget):
+    values = np.array([[0.0, 1.0], [0.0, 0.0]])
+    mask = np.array([[True, True], [True, False]])
+    _shown(qtbot, widget)
+    widget.set_data(values, mask=mask)
+    img = widget.grab().toImage()
+    dark_cell = _centre_patch(widget, img, 0, 0)  # cividis 0: dark blue, light digits on it
+    bright_cell = _centre_patch(widget, img, 0, 1)  # cividis 1: yellow, dark digits on it
+    assert (dark_cell.min(axis=2) > 200).any()
+    assert (bright_cell.max(axis=2) < 80).any()
+    masked = _centre_patch(widget, img, 1, 1)  # hatched cell: the digits sit on solid mask grey
+    assert (np.abs(masked - np.array(MASK_COLOR[:3])).max(axis=2) <= 6).mean() > 0.3
+    # Without annotations the same cells are flat colour.
+    widget.annotate_limit = 0
+    widget.set_data(values, mask=mask)
+    img = widget.grab().toImage()
+    assert np.ptp(_centre_patch(widget, img, 0, 0), axis=(0, 1)).max() <= 6
