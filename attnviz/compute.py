@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .document import Snapshot, State
-from .tr import QT_TRANSLATE_NOOP, message
+from .tr import QT_TRANSLATE_NOOP, exception_message, message
 
 
 @dataclass(frozen=True)
@@ -51,12 +51,6 @@ class Outcome:
     dtype: str = "float32"
     seconds: float = 0.0
     extra: dict[str, object] = field(default_factory=dict)
-
-
-def _text(exc: BaseException) -> str:
-    """The exception's message, keeping a translatable ``Message`` as it is (str() drops it)."""
-    first = exc.args[0] if exc.args else None
-    return first if isinstance(first, str) else str(exc)
 
 
 def _np(t: object) -> np.ndarray:
@@ -107,13 +101,13 @@ def run_state(state: State, version: int = 0) -> Outcome:
         return Outcome(version, view, device=result.device, dtype=result.dtype, seconds=result.seconds,
                        extra={"devices": available_devices()})
     except DeviceOutOfMemoryError as exc:
-        return Outcome(version, error=_text(exc), error_field="device", out_of_memory=True,
+        return Outcome(version, error=exception_message(exc), error_field="device", out_of_memory=True,
                        device=s.device, dtype=s.dtype, seconds=time.perf_counter() - start)
     except DeviceError as exc:
-        return Outcome(version, error=_text(exc), error_field="device", device=s.device, dtype=s.dtype,
+        return Outcome(version, error=exception_message(exc), error_field="device", device=s.device, dtype=s.dtype,
                        seconds=time.perf_counter() - start)
     except AttentionInputError as exc:
-        return Outcome(version, error=_text(exc), error_field=exc.field, device=s.device, dtype=s.dtype,
+        return Outcome(version, error=exception_message(exc), error_field=exc.field, device=s.device, dtype=s.dtype,
                        seconds=time.perf_counter() - start)
     except MemoryError:
         return Outcome(version, error=QT_TRANSLATE_NOOP("Errors", "out of memory on this computer: use a smaller input"),

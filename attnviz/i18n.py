@@ -26,13 +26,14 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QSettings, QTranslator
 
 from .resources import resource
-from .tr import Message, Source
+from .tr import Message, Source, exception_message
 
 __all__ = [
     "LANGUAGES",
     "LANGUAGE_KEY",
     "SOURCE_LANGUAGE",
     "current_language",
+    "error_text",
     "install_language",
     "qm_path",
     "resolve_language",
@@ -86,6 +87,16 @@ def tr_text(text: Any) -> str:
     if isinstance(text, Source):
         return translate(text.context, text) if text.context else str(text)
     return text if isinstance(text, str) else str(text)
+
+
+def error_text(exc: BaseException) -> str:
+    """An exception's message in the current language, for a message box or a status bar.
+
+    The engine's and ``attnviz.io``'s errors are raised with a ``Message`` (an
+    ``AttnvizFileError``'s is "<file name>: <reason>", only the reason being translated); any
+    other exception's text is shown as it is.
+    """
+    return tr_text(exception_message(exc))
 
 
 def system_language(locale: QLocale | None = None) -> str:

@@ -18,9 +18,11 @@ No Qt here: everything is plain Python, so ``attnviz.engine`` can use it.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["Message", "QT_TRANSLATE_NOOP", "Source", "message", "plural"]
+__all__ = ["Message", "QT_TRANSLATE_NOOP", "Source", "exception_message", "joined", "message", "one_line", "plural"]
 
 
 class Source(str):
@@ -75,3 +77,52 @@ def plural(n: int, one: str, many: str, **params: Any) -> Message:
     the count in other places than English's (a verb, an adjective) translates each whole.
     """
     return Message(one if n == 1 else many, n=n, **params)
+
+
+def joined(items: Sequence[str], separator: str = ", ") -> str:
+    """``separator.join(items)`` (the English), each item translated on its own when shown.
+
+    For lists of phrases ("a (nested too deeply), b (not an .npy array)"): ``", ".join`` would
+    make one plain ``str`` of them. The separator is punctuation, the same in every language.
+    """
+    escaped = separator.replace("{", "{{").replace("}", "}}")
+    template = escaped.join(f"{{item{index}}}" for index in range(len(items)))
+    return Message(template, **{f"item{index}": item for index, item in enumerate(items)})
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of whitespace made one space (and none at the ends), for one-line
+    displays (a status bar, a message box, a CLI's error line).
+
+    A ``Message`` stays a ``Message`` so it can still be translated: its values are squeezed
+    instead (the templates are one-line literals already; exception texts quoted in them are
+    not). Should squeezing the values not give exactly the squeezed English (whitespace at the
+    edge of a value, next to a space of the template), the squeezed English is returned: the
+    English must read the same whichever way it was built.
+    """
+    if isinstance(text, Message):
+        squeezed = Message(text.source, **{key: _squeeze_value(value) for key, value in text.params.items()})
+        english = " ".join(text.split())
+        return squeezed if str(squeezed) == english else english
+    if isinstance(text, Source):
+        return text if " ".join(text.split()) == text else " ".join(text.split())
+    return " ".join(str(text).split())
+
+
+def _squeeze_value(value: Any) -> Any:
+    if isinstance(value, Message):
+        return Message(value.source, **{key: _squeeze_value(v) for key, v in value.params.items()})
+    if isinstance(value, Source) or not isinstance(value, str):
+        return value  # a literal, or data formatted by str.format (numbers, shapes)
+    # Inner runs only: a value's edge spaces are part of the sentence it is put into.
+    return re.sub(r"\s+", " ", value)
+
+
+def exception_message(exc: BaseException) -> str:
+    """The message ``exc`` was raised with, still a ``Source`` or ``Message`` when it was one.
+
+    ``str(exc)`` gives the English as a plain ``str``, which can no longer be translated; the
+    UI passes this to ``attnviz.i18n.tr_text`` instead (``attnviz.i18n.error_text`` does both).
+    """
+    first = exc.args[0] if len(exc.args) == 1 else None
+    return first if isinstance(first, (Source, Message)) else str(exc)
