@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from attnviz.io.errors import AttnvizFileError
+from attnviz.tr import QT_TRANSLATE_NOOP, message
 
 # 64 Mi elements is 256 MiB of float32 (512 MiB of float64): far more than any attention tensor
 # one can inspect visually, yet well under a desktop's memory.
@@ -23,7 +24,7 @@ DEFAULT_MAX_ELEMENTS: int = 64 * 1024 * 1024
 # Bytes after conversion (bfloat16 becomes float32); lets the full element budget be float64.
 DEFAULT_MAX_BYTES: int = 1024 * 1024 * 1024
 
-ACCEPTED_DTYPES_TEXT = "bool, integers, float16, bfloat16, float32, float64"
+ACCEPTED_DTYPES_TEXT = QT_TRANSLATE_NOOP("FileErrors", "bool, integers, float16, bfloat16, float32, float64")
 
 
 def format_bytes(n: int) -> str:
@@ -37,26 +38,38 @@ def format_bytes(n: int) -> str:
 
 
 def dtype_problem(dtype: np.dtype) -> str | None:
-    """Why ``dtype`` is not accepted, or ``None`` when it is."""
+    """Why ``dtype`` is not accepted (a ``Message`` starting with a verb: "holds text..."), or
+    ``None`` when it is."""
     if dtype.hasobject:
         # Object arrays can only be stored pickled, and unpickling can run arbitrary code.
-        return "holds Python objects (dtype object), which can only be loaded by running code from the file"
+        return QT_TRANSLATE_NOOP("FileErrors", "holds Python objects (dtype object), which can only be loaded by "
+                                               "running code from the file")
     if dtype.names is not None or dtype.subdtype is not None:
-        return f"has a structured dtype ({dtype}); only plain numeric arrays are supported"
+        return message(QT_TRANSLATE_NOOP("FileErrors", "has a structured dtype ({dtype}); only plain numeric "
+                                                       "arrays are supported"), dtype=str(dtype))
     kind = dtype.kind
     if kind in "biu":
         return None
     if kind == "f" and dtype.itemsize in (2, 4, 8):
         return None
     if kind == "c":
-        return (
-            f"holds complex numbers ({dtype.name}); attention tensors must be real ({ACCEPTED_DTYPES_TEXT})"
-        )
+        return message(QT_TRANSLATE_NOOP("FileErrors", "holds complex numbers ({dtype}); attention tensors must be "
+                                                       "real ({accepted})"), dtype=dtype.name, accepted=ACCEPTED_DTYPES_TEXT)
     if kind in "US":
-        return f"holds text (dtype {dtype.str}), not numbers"
+        return message(QT_TRANSLATE_NOOP("FileErrors", "holds text (dtype {dtype}), not numbers"), dtype=dtype.str)
     if kind in "Mm":
-        return f"holds dates or times (dtype {dtype.name}), not numbers"
-    return f"has dtype {dtype.name}, which is not supported ({ACCEPTED_DTYPES_TEXT})"
+        return message(QT_TRANSLATE_NOOP("FileErrors", "holds dates or times (dtype {dtype}), not numbers"),
+                       dtype=dtype.name)
+    return message(QT_TRANSLATE_NOOP("FileErrors", "has dtype {dtype}, which is not supported ({accepted})"),
+                   dtype=dtype.name, accepted=ACCEPTED_DTYPES_TEXT)
+
+
+def for_array(name: str | None, problem: str) -> str:
+    """``problem`` (a phrase starting with a verb) said of array ``name``; single-array files
+    (``name`` None) read best without one: "keys.npy: holds ..."."""
+    if name is None:
+        return problem
+    return message(QT_TRANSLATE_NOOP("FileErrors", "array '{name}' {problem}"), name=name, problem=problem)
 
 
 def to_numpy(value: Any) -> np.ndarray:
@@ -98,34 +111,32 @@ class Budget:
     def claim(self, name: str | None, shape: Sequence[int], itemsize: int) -> None:
         """Account for an array about to be allocated; ``name`` is None for single-array files."""
         if any(int(s) < 0 for s in shape):
-            raise self.fail(f"{_subject(name)}has a negative dimension in its shape {tuple(shape)}")
+            raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+                "FileErrors", "has a negative dimension in its shape {shape}"), shape=tuple(shape))))
         count = element_count(shape)
         nbytes = count * itemsize
-        size = f"{count:,} elements ({format_bytes(nbytes)})"
+        size = message(QT_TRANSLATE_NOOP("FileErrors", "{count} elements ({size})"), count=f"{count:,}",
+                       size=format_bytes(nbytes))
         if count > self.max_elements:
-            raise self.fail(f"{_subject(name)}holds {size}, more than the {self.max_elements:,} allowed")
+            raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+                "FileErrors", "holds {size}, more than the {limit} allowed"), size=size, limit=f"{self.max_elements:,}")))
         if nbytes > self.max_bytes:
-            raise self.fail(
-                f"{_subject(name)}holds {size}, more than the {format_bytes(self.max_bytes)} allowed"
-            )
+            raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+                "FileErrors", "holds {size}, more than the {limit} allowed"), size=size,
+                limit=format_bytes(self.max_bytes))))
         if self.elements + count > self.max_elements:
-            raise self.fail(
-                f"its arrays hold more than the {self.max_elements:,} elements allowed in total "
-                f"(reached at {_where(name)})"
-            )
+            raise self.fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "its arrays hold more than the {limit} elements allowed in total (reached at {where})"),
+                limit=f"{self.max_elements:,}", where=_where(name)))
         if self.bytes + nbytes > self.max_bytes:
-            raise self.fail(
-                f"its arrays need more than the {format_bytes(self.max_bytes)} allowed in total "
-                f"(reached at {_where(name)})"
-            )
+            raise self.fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "its arrays need more than the {limit} allowed in total (reached at {where})"),
+                limit=format_bytes(self.max_bytes), where=_where(name)))
         self.elements += count
         self.bytes += nbytes
 
 
-def _subject(name: str | None) -> str:
-    # Single-array files read best without an array name: "keys.npy: holds ...".
-    return "" if name is None else f"array '{name}' "
-
-
 def _where(name: str | None) -> str:
-    return "its only array" if name is None else f"array '{name}'"
+    if name is None:
+        return QT_TRANSLATE_NOOP("FileErrors", "its only array")
+    return message(QT_TRANSLATE_NOOP("FileErrors", "array '{name}'"), name=name)

@@ -18,7 +18,14 @@ from typing import IO
 import numpy as np
 import numpy.lib.format as npformat
 
-from attnviz.io._limits import Budget, dtype_problem, element_count, format_bytes
+from attnviz.io._limits import (
+    Budget,
+    dtype_problem,
+    element_count,
+    for_array,
+    format_bytes,
+)
+from attnviz.tr import QT_TRANSLATE_NOOP, message
 
 NPY_MAGIC = npformat.MAGIC_PREFIX  # b"\x93NUMPY"
 NPY_SUFFIX = ".npy"
@@ -50,16 +57,17 @@ def _read_raw_header(stream: IO[bytes], budget: Budget, name: str | None) -> Npy
         else:
             # Version 3.0 only exists for structured dtypes with non-Latin-1 field names,
             # which are refused anyway.
-            raise budget.fail(
-                f"{_prefix(name)}uses .npy format version {version[0]}.{version[1]}, which is not supported"
-            )
+            raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+                "FileErrors", "uses .npy format version {version}, which is not supported"),
+                version=f"{version[0]}.{version[1]}")))
         offset = stream.tell()
     except budget.error:
         raise
     except Exception as exc:
         # numpy's parser raises ValueError, TokenError, SyntaxError...: whatever it trips on,
         # the header is damaged, and nothing has been allocated yet.
-        raise budget.fail(f"{_prefix(name)}has a damaged .npy header ({_first_line(exc)})") from exc
+        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+            "FileErrors", "has a damaged .npy header ({error})"), error=_first_line(exc)))) from exc
     return NpyHeader(tuple(int(s) for s in shape), bool(fortran), dtype, offset)
 
 
@@ -68,7 +76,7 @@ def read_npy_header(stream: IO[bytes], budget: Budget, name: str | None) -> NpyH
     header = _read_raw_header(stream, budget, name)
     problem = dtype_problem(header.dtype)
     if problem is not None:
-        raise budget.fail(f"{_prefix(name)}{problem}")
+        raise budget.fail(for_array(name, problem))
     budget.claim(name, header.shape, _native(header.dtype).itemsize)
     return header
 
@@ -81,10 +89,9 @@ def read_npy_data(stream: IO[bytes], header: NpyHeader, budget: Budget, name: st
     while filled < len(view):
         got = stream.readinto(view[filled : filled + _CHUNK])  # type: ignore[attr-defined]
         if not got:
-            raise budget.fail(
-                f"{_prefix(name)}is truncated: its header promises {format_bytes(len(view))} of data "
-                f"but only {format_bytes(filled)} are there"
-            )
+            raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+                "FileErrors", "is truncated: its header promises {promised} of data but only {found} are there"),
+                promised=format_bytes(len(view)), found=format_bytes(filled))))
         filled += got
     array = flat.reshape(header.shape, order="F" if header.fortran_order else "C")
     # Callers get native-endian C-ordered arrays whatever the writer used.
@@ -98,10 +105,9 @@ def read_npy_file(path: Path, budget: Budget) -> np.ndarray:
         header = read_npy_header(stream, budget, None)
         available = os.fstat(stream.fileno()).st_size - header.data_offset
         if available < header.data_bytes:
-            raise budget.fail(
-                f"is truncated: its header promises {format_bytes(header.data_bytes)} of data "
-                f"but only {format_bytes(max(available, 0))} follow"
-            )
+            raise budget.fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "is truncated: its header promises {promised} of data but only {found} follow"),
+                promised=format_bytes(header.data_bytes), found=format_bytes(max(available, 0))))
         return read_npy_data(stream, header, budget, None)
 
 
@@ -113,7 +119,7 @@ def open_zip(path: Path, budget: Budget) -> zipfile.ZipFile:
         raise  # permission and the like: the caller words those
     except Exception as exc:
         # BadZipFile, NotImplementedError ("zip file version 6.6"), struct.error, ValueError...
-        raise budget.fail("is truncated or damaged: not a complete zip archive") from exc
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged: not a complete zip archive")) from exc
 
 
 class NpzArchive:
@@ -138,7 +144,8 @@ class NpzArchive:
             name = info.filename[: -len(NPY_SUFFIX)]
             if name in self._members:
                 self.close()
-                raise budget.fail(f"has two members named '{info.filename}'")
+                raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has two members named '{name}'"),
+                                          name=info.filename))
             self._members[name] = info
 
     @property
@@ -149,16 +156,16 @@ class NpzArchive:
         """Read one array; ``allow_text`` admits a 0-d unicode string (session metadata)."""
         info = self._members[name]
         if info.flag_bits & 0x1:
-            raise self.budget.fail(f"array '{name}' is encrypted")
+            raise self.budget.fail(for_array(name, QT_TRANSLATE_NOOP("FileErrors", "is encrypted")))
         try:
             with self._zip.open(info) as stream:
                 header = self._header(stream, name, allow_text, max_text_chars)
                 available = info.file_size - header.data_offset
                 if available < header.data_bytes:
-                    raise self.budget.fail(
-                        f"array '{name}' is truncated: its header promises {format_bytes(header.data_bytes)} "
-                        f"of data but the archive holds {format_bytes(max(available, 0))}"
-                    )
+                    raise self.budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+                        "FileErrors", "is truncated: its header promises {promised} of data but the archive holds "
+                                      "{found}"),
+                        promised=format_bytes(header.data_bytes), found=format_bytes(max(available, 0)))))
                 return read_npy_data(stream, header, self.budget, name)
         except self.budget.error:
             raise
@@ -166,20 +173,21 @@ class NpzArchive:
             raise
         except Exception as exc:
             # Bad CRC, inflated stream ending early, unsupported compression method, zlib error...
-            raise self.budget.fail(f"array '{name}' is damaged ({_first_line(exc)})") from exc
+            raise self.budget.fail(for_array(name, message(QT_TRANSLATE_NOOP("FileErrors", "is damaged ({error})"),
+                                                           error=_first_line(exc)))) from exc
 
     def _header(self, stream: IO[bytes], name: str, allow_text: bool, max_text_chars: int) -> NpyHeader:
         if not allow_text:
             return read_npy_header(stream, self.budget, name)
         header = _read_raw_header(stream, self.budget, name)
         if header.dtype.kind != "U" or header.shape != ():
-            raise self.budget.fail(
-                f"member '{name}' should be a single text string, not {header.dtype} of shape {header.shape}"
-            )
+            raise self.budget.fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "member '{name}' should be a single text string, not {dtype} of shape {shape}"),
+                name=name, dtype=str(header.dtype), shape=header.shape))
         if header.dtype.itemsize // 4 > max_text_chars:
-            raise self.budget.fail(
-                f"member '{name}' is longer than the {max_text_chars:,} characters allowed"
-            )
+            raise self.budget.fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "member '{name}' is longer than the {limit} characters allowed"),
+                name=name, limit=f"{max_text_chars:,}"))
         return header
 
     def close(self) -> None:
@@ -213,10 +221,6 @@ def write_npz(stream: IO[bytes], arrays: Mapping[str, np.ndarray], *, compress: 
 
 def _native(dtype: np.dtype) -> np.dtype:
     return dtype.newbyteorder("=") if dtype.byteorder not in ("=", "|") else dtype
-
-
-def _prefix(name: str | None) -> str:
-    return "" if name is None else f"array '{name}' "
 
 
 def _first_line(exc: BaseException) -> str:

@@ -20,7 +20,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from attnviz.io._limits import Budget, dtype_problem, element_count
+from attnviz.io._limits import Budget, dtype_problem, element_count, for_array
+from attnviz.tr import QT_TRANSLATE_NOOP, message
 
 # The reference implementation refuses larger headers too; a real one is a few kB.
 MAX_HEADER_BYTES = 100_000_000
@@ -84,28 +85,28 @@ def _read_header(
 ) -> tuple[dict[str, tuple[str, tuple[int, ...], int, int]], dict[str, str], int]:
     prefix = stream.read(8)
     if len(prefix) < 8:
-        raise budget.fail("is too short to be a .safetensors file")
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is too short to be a .safetensors file"))
     (length,) = struct.unpack("<Q", prefix)
     if length > MAX_HEADER_BYTES:
-        raise budget.fail(
-            f"is not a valid .safetensors file: it claims a {length:,}-byte header "
-            f"(at most {MAX_HEADER_BYTES:,} allowed)"
-        )
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "is not a valid .safetensors file: it claims a {length}-byte header (at most {limit} allowed)"),
+            length=f"{length:,}", limit=f"{MAX_HEADER_BYTES:,}"))
     if length > file_size - 8:
-        raise budget.fail(
-            f"is truncated or not .safetensors: its header length ({length:,} bytes) is larger than the file"
-        )
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "is truncated or not .safetensors: its header length ({length} bytes) is larger than the "
+                          "file"), length=f"{length:,}"))
     raw = stream.read(length)
     try:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise budget.fail("has a damaged .safetensors header (not valid JSON)") from exc
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has a damaged .safetensors header (not valid JSON)")) from exc
     if not isinstance(header, dict):
-        raise budget.fail("has a damaged .safetensors header (not a JSON object)")
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has a damaged .safetensors header (not a JSON object)"))
 
     metadata = header.pop(METADATA_KEY, None) or {}
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
-        raise budget.fail("has damaged .safetensors metadata (must map names to strings)")
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has damaged .safetensors metadata (must map names to "
+                                                          "strings)"))
 
     data_start = 8 + length
     data_size = file_size - data_start
@@ -113,46 +114,53 @@ def _read_header(
     for name, info in header.items():
         code, shape, begin, end = _parse_entry(name, info, budget)
         if end > data_size:
-            raise budget.fail(
-                f"is truncated: array '{name}' lies at bytes {begin:,}-{end:,} of the data "
-                f"but only {data_size:,} bytes follow the header"
-            )
+            raise budget.fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "is truncated: array '{name}' lies at bytes {begin}-{end} of the data but only {size} "
+                              "bytes follow the header"),
+                name=name, begin=f"{begin:,}", end=f"{end:,}", size=f"{data_size:,}"))
         entries[name] = (code, shape, begin, end)
 
     # Overlapping ranges would let a small file claim much more data than it holds.
     spans = sorted((begin, end, name) for name, (_c, _s, begin, end) in entries.items())
     for (_b1, end1, name1), (begin2, _e2, name2) in itertools.pairwise(spans):
         if begin2 < end1:
-            raise budget.fail(f"has overlapping data for arrays '{name1}' and '{name2}'")
+            raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has overlapping data for arrays '{a}' and '{b}'"),
+                                      a=name1, b=name2))
     return entries, {str(k): v for k, v in metadata.items()}, data_start
 
 
 def _parse_entry(name: str, info: Any, budget: Budget) -> tuple[str, tuple[int, ...], int, int]:
     if not isinstance(info, dict):
-        raise budget.fail(f"has a damaged header entry for array '{name}'")
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has a damaged header entry for array '{name}'"),
+                                  name=name))
     code = info.get("dtype")
     shape = _int_list(info.get("shape"))
     offsets = _int_list(info.get("data_offsets"))
     if not isinstance(code, str):
-        raise budget.fail(f"has no dtype for array '{name}'")
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has no dtype for array '{name}'"), name=name))
     if code not in _DTYPES:
-        kind = "complex numbers" if code.startswith("C") else f"dtype {code}"
-        raise budget.fail(
-            f"array '{name}' holds {kind}, which is not supported (bool, integers, F16, BF16, F32, F64)"
-        )
+        if code.startswith("C"):
+            kind = QT_TRANSLATE_NOOP("FileErrors", "complex numbers")
+        else:
+            kind = message(QT_TRANSLATE_NOOP("FileErrors", "dtype {dtype}"), dtype=code)
+        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+            "FileErrors", "holds {kind}, which is not supported ({accepted})"),
+            kind=kind, accepted=QT_TRANSLATE_NOOP("FileErrors", "bool, integers, F16, BF16, F32, F64"))))
     if shape is None or any(s < 0 for s in shape):
-        raise budget.fail(f"has an invalid shape for array '{name}'")
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid shape for array '{name}'"),
+                                  name=name))
     if offsets is None or len(offsets) != 2 or not 0 <= offsets[0] <= offsets[1]:
-        raise budget.fail(f"has invalid data offsets for array '{name}'")
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has invalid data offsets for array '{name}'"),
+                                  name=name))
     begin, end = offsets
     shape_t = tuple(shape)
     budget.claim(name, shape_t, 4 if code == _BF16 else _DTYPES[code].itemsize)
     stored = element_count(shape_t) * _DTYPES[code].itemsize
     if end - begin != stored:
-        raise budget.fail(
-            f"has a lying header: array '{name}' of shape {shape_t} needs {stored:,} bytes "
-            f"but its offsets span {end - begin:,}"
-        )
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "has a lying header: array '{name}' of shape {shape} needs {needed} bytes but its offsets "
+                          "span {span}"),
+            name=name, shape=shape_t, needed=f"{stored:,}", span=f"{end - begin:,}"))
     return code, shape_t, begin, end
 
 
@@ -169,7 +177,7 @@ def _read_array(stream: BinaryIO, code: str, shape: tuple[int, ...], budget: Bud
     view = flat.data.cast("B")
     got = stream.readinto(view)  # type: ignore[attr-defined]
     if got != len(view):
-        raise budget.fail(f"is truncated inside array '{name}'")
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "is truncated inside array '{name}'"), name=name))
     if code == _BF16:
         # bfloat16 is the top half of a float32, so widening is a shift, and exact.
         widened = flat.astype(np.uint32) << 16
@@ -182,7 +190,8 @@ def safetensors_code(dtype: np.dtype) -> str:
     problem = dtype_problem(dtype)
     code = _CODES.get((dtype.kind, dtype.itemsize))
     if problem is not None or code is None:
-        raise ValueError(problem or f"dtype {dtype} cannot be stored in .safetensors")
+        raise ValueError(problem or message(QT_TRANSLATE_NOOP("FileErrors", "dtype {dtype} cannot be stored in "
+                                                                             ".safetensors"), dtype=str(dtype)))
     return code
 
 

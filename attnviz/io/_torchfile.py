@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
-from attnviz.io._limits import Budget, format_bytes
+from attnviz.io._limits import Budget, for_array, format_bytes
 from attnviz.io._npy import open_zip
+from attnviz.tr import QT_TRANSLATE_NOOP, message
 
 if TYPE_CHECKING:
     import torch
@@ -38,7 +39,8 @@ def read_torch(path: Path, budget: Budget, *, zip_format: bool) -> tuple[dict[st
     try:
         import torch
     except ImportError as exc:
-        raise budget.fail("reading PyTorch files needs the 'torch' package, which is not installed") from exc
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "reading PyTorch files needs the 'torch' package, which is "
+                                                          "not installed")) from exc
 
     if zip_format:
         _precheck_zip(path, budget)
@@ -46,17 +48,16 @@ def read_torch(path: Path, budget: Budget, *, zip_format: bool) -> tuple[dict[st
         # Legacy files cannot be memory-mapped: torch reads every storage into memory.
         size = path.stat().st_size
         if size > budget.max_bytes:
-            raise budget.fail(
-                f"is a legacy (non-zip) PyTorch file of {format_bytes(size)}, more than the "
-                f"{format_bytes(budget.max_bytes)} allowed"
-            )
+            raise budget.fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "is a legacy (non-zip) PyTorch file of {size}, more than the {limit} allowed"),
+                size=format_bytes(size), limit=format_bytes(budget.max_bytes)))
     try:
         with warnings.catch_warnings():
             # Protocol-version and storage-deprecation chatter is not actionable for the user.
             warnings.simplefilter("ignore")
             loaded = torch.load(path, map_location="cpu", weights_only=True, mmap=zip_format)
     except MemoryError as exc:
-        raise budget.fail("is too large to load") from exc
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is too large to load")) from exc
     except Exception as exc:  # torch raises many types (UnpicklingError, RuntimeError, EOFError...)
         raise budget.fail(_describe_load_error(exc)) from exc
 
@@ -74,12 +75,12 @@ def _precheck_zip(path: Path, budget: Budget) -> None:
     for info in infos:
         # A member extending past the end would be read through the memory map: SIGBUS, not an error.
         if info.header_offset + info.compress_size > file_size:
-            raise budget.fail(f"is truncated: member '{info.filename}' extends beyond the end of the file")
+            raise budget.fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "is truncated: member '{name}' extends beyond the end of the file"), name=info.filename))
         if info.filename.endswith("data.pkl") and info.file_size > MAX_PICKLE_BYTES:
-            raise budget.fail(
-                f"has a {format_bytes(info.file_size)} object description (data.pkl), "
-                f"more than the {format_bytes(MAX_PICKLE_BYTES)} allowed"
-            )
+            raise budget.fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "has a {size} object description (data.pkl), more than the {limit} allowed"),
+                size=format_bytes(info.file_size), limit=format_bytes(MAX_PICKLE_BYTES)))
 
 
 _GLOBAL_RE = re.compile(r"GLOBAL (\w[\w.]*\w)")
@@ -89,18 +90,20 @@ def _describe_load_error(exc: BaseException) -> str:
     text = str(exc)
     match = _GLOBAL_RE.search(text)
     if match:
-        return (
-            f"refused: its pickle would call {match.group(1)}, which could run code "
-            "(only tensors and plain containers are loaded)"
-        )
+        return message(QT_TRANSLATE_NOOP(
+            "FileErrors", "refused: its pickle would call {name}, which could run code (only tensors and plain "
+                          "containers are loaded)"), name=match.group(1))
     if isinstance(exc, EOFError) or "EOF" in text or "truncated" in text.lower():
-        return "is truncated or damaged"
+        return QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged")
     if "Unsupported operand" in text or "WeightsUnpickler" in text:
         detail = text.split("WeightsUnpickler error:")[-1].strip().splitlines()
-        reason = detail[0] if detail else "unsupported content"
-        return f"is not a PyTorch file that can be loaded safely ({reason[:160]})"
+        # torch's own words stay as they are; only the fallback is ours to translate.
+        reason = detail[0][:160] if detail else QT_TRANSLATE_NOOP("FileErrors", "unsupported content")
+        return message(QT_TRANSLATE_NOOP("FileErrors", "is not a PyTorch file that can be loaded safely ({error})"),
+                       error=reason)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return f"cannot be loaded as PyTorch tensors ({(lines[0] if lines else type(exc).__name__)[:160]})"
+    return message(QT_TRANSLATE_NOOP("FileErrors", "cannot be loaded as PyTorch tensors ({error})"),
+                   error=(lines[0] if lines else type(exc).__name__)[:160])
 
 
 def _items(container: Mapping[Any, Any] | list[Any] | tuple[Any, ...]) -> Iterable[tuple[str, Any]]:
@@ -116,7 +119,8 @@ def _flatten(loaded: Any, stem: str, budget: Budget, skipped: list[str]) -> dict
     if isinstance(loaded, torch.Tensor):
         return {stem: loaded}
     if not isinstance(loaded, (Mapping, list, tuple)):
-        raise budget.fail(f"holds a Python {type(loaded).__name__}, not tensors")
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "holds a Python {type}, not tensors"),
+                                  type=type(loaded).__name__))
     found: list[tuple[str, torch.Tensor]] = []
     for key, value in _items(loaded):
         if isinstance(value, torch.Tensor):
@@ -128,44 +132,52 @@ def _flatten(loaded: Any, stem: str, budget: Budget, skipped: list[str]) -> dict
                     found.append((name, inner))
                 else:
                     # Deeper levels are optimizer state and the like, not attention inputs.
-                    skipped.append(f"{name} ({_kind(inner)})")
+                    skipped.append(_skipped(name, inner))
         else:
-            skipped.append(f"{key} ({_kind(value)})")
+            skipped.append(_skipped(key, value))
     tensors: dict[str, torch.Tensor] = {}
     for name, tensor in found:
         if name in tensors:
-            raise budget.fail(f"has two tensors that would both be named '{name}'")
+            raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has two tensors that would both be named "
+                                                                      "'{name}'"), name=name))
         tensors[name] = tensor
     if not tensors:
-        raise budget.fail("holds no tensors")
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "holds no tensors"))
     return tensors
 
 
-def _kind(value: Any) -> str:
+def _skipped(name: str, value: Any) -> str:
+    """An entry of ``TensorFile.skipped``: the name, and why in parentheses."""
     if isinstance(value, (Mapping, list, tuple)):
-        return "nested too deeply"
-    return f"{type(value).__name__}, not a tensor"
+        why = QT_TRANSLATE_NOOP("FileErrors", "nested too deeply")
+    else:
+        why = message(QT_TRANSLATE_NOOP("FileErrors", "{type}, not a tensor"), type=type(value).__name__)
+    return message(QT_TRANSLATE_NOOP("FileErrors", "{name} ({why})"), name=name, why=why)
 
 
 def _to_numpy(tensor: torch.Tensor, name: str | None, budget: Budget) -> np.ndarray:
     import torch
 
-    subject = "" if name is None else f"array '{name}' "
     if tensor.layout != torch.strided:
-        raise budget.fail(f"{subject}is a {tensor.layout} tensor; only dense tensors are supported")
+        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+            "FileErrors", "is a {layout} tensor; only dense tensors are supported"), layout=str(tensor.layout))))
     if tensor.device.type != "cpu":
-        raise budget.fail(f"{subject}is on device '{tensor.device}' and holds no loadable data")
+        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+            "FileErrors", "is on device '{device}' and holds no loadable data"), device=str(tensor.device))))
     if tensor.is_quantized:
-        raise budget.fail(f"{subject}is quantized ({tensor.dtype}); only plain tensors are supported")
+        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+            "FileErrors", "is quantized ({dtype}); only plain tensors are supported"), dtype=str(tensor.dtype))))
     if tensor.is_complex():
-        raise budget.fail(f"{subject}holds complex numbers ({tensor.dtype}); attention tensors must be real")
+        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+            "FileErrors", "holds complex numbers ({dtype}); attention tensors must be real"), dtype=str(tensor.dtype))))
     allowed = {
         torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
         torch.uint16, torch.uint32, torch.uint64,
         torch.float16, torch.bfloat16, torch.float32, torch.float64,
     }  # fmt: skip
     if tensor.dtype not in allowed:
-        raise budget.fail(f"{subject}has dtype {tensor.dtype}, which is not supported")
+        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+            "FileErrors", "has dtype {dtype}, which is not supported"), dtype=str(tensor.dtype))))
     widen = tensor.dtype == torch.bfloat16
     # The count comes from the tensor's shape, not its storage: a stride-0 view of one element
     # can claim a billion. Checked before anything is copied out of the memory map.

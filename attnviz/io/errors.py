@@ -4,31 +4,42 @@ Every refusal is a ``ValueError`` subclass whose ``str()`` is a single line of t
 ``"<file name>: <what is wrong>"``, so the UI can show it verbatim in a status bar or dialog and a
 script can catch one type. Internal errors from numpy, zipfile, torch or json are never let out
 as themselves: they are re-raised as one of these with the original chained as ``__cause__``.
+
+The reasons are marked for translation (``attnviz.tr``, context "FileErrors"): ``str()`` is the
+English, and the UI shows ``attnviz.i18n.error_text(exc)`` (or ``tr_text(exc.reason)``).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
+from attnviz.tr import QT_TRANSLATE_NOOP, Message, message, one_line
+
 __all__ = ["AttnvizFileError", "SessionFileError", "TensorFileError"]
+
+# The whole line of every refusal. Left unmarked (empty context): "name: reason" reads the same
+# in every language shipped, and only the reason needs a translation.
+_LINE = "{file}: {reason}"
 
 
 class AttnvizFileError(ValueError):
     """A file attnviz refuses to read or cannot write.
 
     ``path`` is the full path involved and ``reason`` the message without the file name, which is
-    handy when the caller already shows the path elsewhere.
+    handy when the caller already shows the path elsewhere. ``reason`` may be (and from this
+    package is) an ``attnviz.tr.Message``: it is kept one, so the UI can translate it.
     """
 
     def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
         self.path = Path(path)
-        # Multi-line messages (torch's are paragraphs) would break one-line status displays.
-        self.reason = " ".join(reason.split())
-        super().__init__(f"{self.path.name or self.path}: {self.reason}")
+        # Multi-line messages (torch's are paragraphs) would break one-line status displays;
+        # one_line squeezes a Message's values and keeps it translatable.
+        self.reason = one_line(reason)
+        # The argument is a Message too, so exception_message / error_text translate the whole line.
+        super().__init__(Message(_LINE, file=str(self.path.name or self.path), reason=self.reason))
 
 
 class TensorFileError(AttnvizFileError):
@@ -52,11 +63,18 @@ def refusals(error: type[AttnvizFileError], path: str | os.PathLike[str]) -> Ite
     except AttnvizFileError:
         raise
     except OSError as exc:
-        raise error(path, f"cannot be read ({exc.strerror or exc})") from exc
+        raise error(path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be read ({error})"),
+                                  error=exc.strerror or str(exc))) from exc
     except MemoryError as exc:
-        raise error(path, "is too large to load into memory") from exc
+        raise error(path, QT_TRANSLATE_NOOP("FileErrors", "is too large to load into memory")) from exc
     except Exception as exc:
-        raise error(path, f"is damaged ({first_line(exc)})") from exc
+        raise error(path, message(QT_TRANSLATE_NOOP("FileErrors", "is damaged ({error})"),
+                                  error=first_line(exc))) from exc
+
+
+def cannot_write(exc: OSError) -> Message:
+    """The reason for a failed write: "cannot be written (<the system's words>)"."""
+    return message(QT_TRANSLATE_NOOP("FileErrors", "cannot be written ({error})"), error=exc.strerror or str(exc))
 
 
 def first_line(exc: BaseException) -> str:

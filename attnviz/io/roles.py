@@ -14,6 +14,8 @@ from typing import SupportsIndex
 
 import numpy as np
 
+from attnviz.tr import QT_TRANSLATE_NOOP, message
+
 __all__ = ["ROLES", "ROLE_ALIASES", "describe", "guess_roles", "needs_head_choice", "select_head"]
 
 ROLES: tuple[str, ...] = ("queries", "keys", "values", "valid_lens", "mask")
@@ -78,24 +80,26 @@ def select_head(array: np.ndarray, head: SupportsIndex, head_axis: SupportsIndex
     """
     array = np.asarray(array)
     if array.ndim != 4:
-        raise ValueError(
-            f"select_head needs a 4-D (batch, heads, n, d) array, got {array.ndim}-D of shape {array.shape}"
-        )
+        raise ValueError(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "select_head needs a 4-D (batch, heads, n, d) array, got {ndim}-D of shape {shape}"),
+            ndim=array.ndim, shape=array.shape))
     if isinstance(head, bool) or isinstance(head_axis, bool):
-        raise ValueError("head and head_axis must be integers, not booleans")
+        raise ValueError(QT_TRANSLATE_NOOP("FileErrors", "head and head_axis must be integers, not booleans"))
     try:
         head = operator.index(head)
         head_axis = operator.index(head_axis)
     except TypeError as exc:
-        raise ValueError(f"head and head_axis must be integers, got {head!r} and {head_axis!r}") from exc
+        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "head and head_axis must be integers, got {head} and "
+                                                                 "{axis}"), head=repr(head), axis=repr(head_axis))) from exc
     if not -4 <= head_axis < 4:
-        raise ValueError(f"head_axis {head_axis} is out of range for a 4-D array")
+        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "head_axis {axis} is out of range for a 4-D array"),
+                                 axis=head_axis))
     axis = head_axis % 4
     count = array.shape[axis]
     if not 0 <= head < count:
-        valid = f"0-{count - 1}" if count else "none"
-        raise ValueError(
-            f"head {head} is out of range: the array has {count} heads on axis {axis} (valid: {valid})"
-        )
+        valid = f"0-{count - 1}" if count else QT_TRANSLATE_NOOP("FileErrors", "none")
+        raise ValueError(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "head {head} is out of range: the array has {count} heads on axis {axis} (valid: {valid})"),
+            head=head, count=count, axis=axis, valid=valid))
     result: np.ndarray = np.take(array, head, axis=axis)  # take always copies
     return result

@@ -36,7 +36,8 @@ import numpy as np
 from attnviz.io import _npy
 from attnviz.io._atomic import TEMP_SUFFIX, atomic_write, temp_prefix
 from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS, Budget, dtype_problem, to_numpy
-from attnviz.io.errors import SessionFileError, refusals
+from attnviz.io.errors import SessionFileError, cannot_write, refusals
+from attnviz.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = [
     "FORMAT_NAME",
@@ -98,25 +99,28 @@ def save_session(path: str | os.PathLike[str], session: Session, *, private: boo
         with atomic_write(file_path, private=private) as stream:
             _npy.write_npz(stream, members)
     except OSError as exc:
-        raise SessionFileError(file_path, f"cannot be written ({exc.strerror or exc})") from exc
+        raise SessionFileError(file_path, cannot_write(exc)) from exc
 
 
 def _checked_arrays(path: Path, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
     checked: dict[str, np.ndarray] = {}
     for name, value in arrays.items():
         if not isinstance(name, str) or not name or name == SESSION_MEMBER or "\x00" in name:
-            raise SessionFileError(path, f"cannot store an array named {name!r}")
+            raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot store an array named {name}"),
+                                                 name=repr(name)))
         array = to_numpy(value)
         problem = dtype_problem(array.dtype)
         if problem is not None:
-            raise SessionFileError(path, f"cannot store array '{name}': it {problem}")
+            raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot store array '{name}': it "
+                                                                                 "{problem}"), name=name, problem=problem))
         checked[name] = array
     return checked
 
 
 def _checked_settings(path: Path, settings: Any) -> dict[str, Any]:
     if not isinstance(settings, Mapping):
-        raise SessionFileError(path, f"settings must be a dict, not {type(settings).__name__}")
+        raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "settings must be a dict, not {type}"),
+                                             type=type(settings).__name__))
     _check_json(path, settings, "settings")
     return dict(settings)
 
@@ -127,19 +131,22 @@ def _check_json(path: Path, value: Any, where: str) -> None:
         return
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise SessionFileError(path, f"{where} is {value}, which JSON cannot store")
+            raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "{where} is {value}, which JSON "
+                                                                                 "cannot store"), where=where, value=value))
         return
     if isinstance(value, Mapping):
         for key, item in value.items():
             if not isinstance(key, str):
-                raise SessionFileError(path, f"{where} has the key {key!r}; JSON keys must be strings")
+                raise SessionFileError(path, message(QT_TRANSLATE_NOOP(
+                    "FileErrors", "{where} has the key {key}; JSON keys must be strings"), where=where, key=repr(key)))
             _check_json(path, item, f"{where}[{key!r}]")
         return
     if isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
             _check_json(path, item, f"{where}[{index}]")
         return
-    raise SessionFileError(path, f"{where} is a {type(value).__name__}, which JSON cannot store")
+    raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "{where} is a {type}, which JSON cannot store"),
+                                         where=where, type=type(value).__name__))
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -162,7 +169,8 @@ def load_session(
         _check_regular_file(file_path, budget)
         with _npy.NpzArchive(file_path, budget) as archive:
             if SESSION_MEMBER not in archive.names:
-                raise budget.fail(f"is not an attnviz session (no '{SESSION_MEMBER}' member)")
+                raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "is not an attnviz session (no '{member}' "
+                                                                          "member)"), member=SESSION_MEMBER))
             manifest = _parse_manifest(archive, budget)
             listed: list[str] = manifest["arrays"]
             _check_members(archive, listed, budget)
@@ -174,13 +182,13 @@ def _check_regular_file(path: Path, budget: Budget) -> None:
     try:
         info = path.stat()
     except FileNotFoundError as exc:
-        raise budget.fail("does not exist") from exc
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "does not exist")) from exc
     if stat.S_ISDIR(info.st_mode):
-        raise budget.fail("is a directory, not a session file")
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is a directory, not a session file"))
     if not stat.S_ISREG(info.st_mode):
-        raise budget.fail("is not a regular file")
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not a regular file"))
     if info.st_size == 0:
-        raise budget.fail("is empty")
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is empty"))
 
 
 def _parse_manifest(archive: _npy.NpzArchive, budget: Budget) -> dict[str, Any]:
@@ -188,40 +196,45 @@ def _parse_manifest(archive: _npy.NpzArchive, budget: Budget) -> dict[str, Any]:
     try:
         manifest = json.loads(str(raw[()]))
     except (ValueError, RecursionError) as exc:
-        raise budget.fail(f"has a damaged '{SESSION_MEMBER}' member (not valid JSON)") from exc
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has a damaged '{member}' member (not valid JSON)"),
+                                  member=SESSION_MEMBER)) from exc
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
-        raise budget.fail(f"is not an attnviz session ('format' is not \"{FORMAT_NAME}\")")
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "is not an attnviz session ('format' is not "
+                                                                  "\"{format}\")"), format=FORMAT_NAME))
     version = manifest.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise budget.fail(f"has an invalid session format version: {version!r}")
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid session format version: {version}"),
+                                  version=repr(version)))
     if version > FORMAT_VERSION:
-        raise budget.fail(
-            f"was written by a newer attnviz (session format version {version}); "
-            f"this version reads version {FORMAT_VERSION} only"
-        )
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "was written by a newer attnviz (session format version {version}); this version reads "
+                          "version {known} only"), version=version, known=FORMAT_VERSION))
     settings = manifest.get("settings", {})
     if not isinstance(settings, dict):
-        raise budget.fail("has damaged settings (not a JSON object)")
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has damaged settings (not a JSON object)"))
     listed = manifest.get("arrays")
     if not isinstance(listed, list) or not all(isinstance(n, str) for n in listed):
-        raise budget.fail("has a damaged array list (not a list of names)")
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has a damaged array list (not a list of names)"))
     if len(set(listed)) != len(listed):
-        raise budget.fail("lists the same array twice")
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "lists the same array twice"))
     return {"settings": settings, "arrays": listed}
 
 
 def _check_members(archive: _npy.NpzArchive, listed: list[str], budget: Budget) -> None:
     # Checked before reading any data: an unlisted member means the file is not what it claims.
     if archive.other_members:
-        raise budget.fail(f"holds an unexpected member '{archive.other_members[0]}'")
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "holds an unexpected member '{name}'"),
+                                  name=archive.other_members[0]))
     present = set(archive.names) - {SESSION_MEMBER}
     missing = [n for n in listed if n not in present]
     if missing:
-        raise budget.fail(f"is missing array '{missing[0]}' listed in its manifest")
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "is missing array '{name}' listed in its manifest"),
+                                  name=missing[0]))
     wanted = set(listed)
     extra = [n for n in archive.names if n != SESSION_MEMBER and n not in wanted]
     if extra:
-        raise budget.fail(f"holds array '{extra[0]}' that its manifest does not list")
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "holds array '{name}' that its manifest does not "
+                                                                  "list"), name=extra[0]))
 
 
 # --- autosave ------------------------------------------------------------------------------
@@ -258,7 +271,8 @@ def write_autosave(session: Session) -> Path:
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
-        raise SessionFileError(path, f"cannot create {path.parent} ({exc.strerror or exc})") from exc
+        raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot create {folder} ({error})"),
+                                             folder=str(path.parent), error=exc.strerror or str(exc))) from exc
     # Autosaves may hold a user's private tensors: readable by the owner only.
     save_session(path, session, private=True)
     return path

@@ -33,6 +33,7 @@ from attnviz.io.errors import SessionFileError, TensorFileError
 from attnviz.io.roles import needs_head_choice, select_head
 from attnviz.io.session import Session, load_session, save_session
 from attnviz.io.tensors import TensorFile
+from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, joined, message
 
 __all__ = [
     "CAUSAL_NAMES",
@@ -65,10 +66,19 @@ DTYPE_NAMES: tuple[str, ...] = ("float32", "float64", "float16", "bfloat16")
 LENS_MODES: tuple[str, ...] = ("none", "1d", "2d")
 _SEED_MAX = 2**31 - 1  # the seed spin boxes' range
 
-_MASK_REFUSAL = (
-    "explicit boolean masks cannot be loaded yet: attnviz masks with valid lengths (and the "
-    "causal setting) only; leave the mask out, or express it as valid lengths"
-)
+_MASK_REFUSAL = QT_TRANSLATE_NOOP(
+    "FileErrors", "explicit boolean masks cannot be loaded yet: attnviz masks with valid lengths (and the causal "
+                  "setting) only; leave the mask out, or express it as valid lengths")
+# Roles as messages name them: the English is the role's name in ``roles`` (so scripts see
+# "valid_lens"), the UI shows words. queries/keys/values share the engine's entries.
+_ROLE_NAMES = {
+    "queries": QT_TRANSLATE_NOOP("Errors", "queries"),
+    "keys": QT_TRANSLATE_NOOP("Errors", "keys"),
+    "values": QT_TRANSLATE_NOOP("Errors", "values"),
+    #: The role of the valid-lengths array, as error messages name it.
+    "valid_lens": QT_TRANSLATE_NOOP("FileErrors", "valid_lens"),
+    "mask": QT_TRANSLATE_NOOP("FileErrors", "mask"),
+}
 
 
 class StateFileError(TensorFileError):
@@ -112,17 +122,18 @@ def session_to_state(
 
     arrays = dict(session.arrays)
     if "mask" in arrays:
-        raise fail(f"holds an array 'mask': {_MASK_REFUSAL}")
+        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "holds an array 'mask': {why}"), why=_MASK_REFUSAL))
     missing = [name for name in ("queries", "keys", "values") if name not in arrays]
     if missing:
-        raise fail(f"has no '{missing[0]}' array; a session needs queries, keys and values")
+        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has no '{name}' array; a session needs queries, keys and "
+                                                           "values"), name=missing[0]))
     try:
         queries = _tensor(arrays["queries"], "queries")
         keys = _tensor(arrays["keys"], "keys")
         values = _tensor(arrays["values"], "values")
         _check_qkv(queries, keys, values)
     except ValueError as exc:
-        raise fail(str(exc)) from exc
+        raise fail(exception_message(exc)) from exc
     b, n_q, n_k = queries.shape[0], queries.shape[1], keys.shape[1]
 
     settings = _settings_from(session.settings, found, fail)
@@ -130,29 +141,30 @@ def session_to_state(
     lens: dict[str, np.ndarray] = {}
     for name, shape in (("lens_1d", (b,)), ("lens_2d", (b, n_q))):
         if name not in arrays:
-            found.append(f"no '{name}' array: every key is valid")
+            found.append(message(QT_TRANSLATE_NOOP("FileNotes", "no '{name}' array: every key is valid"), name=name))
             lens[name] = np.full(shape, n_k, dtype=np.int64)
             continue
         try:
             lens[name] = _lengths(arrays[name], name)
         except ValueError as exc:
-            raise fail(str(exc)) from exc
+            raise fail(exception_message(exc)) from exc
         if lens[name].shape != shape:
-            raise fail(
-                f"'{name}' has shape {lens[name].shape} but queries {queries.shape} need {shape}"
-            )
+            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' has shape {shape} but queries {queries} need "
+                                                               "{needed}"),
+                               name=name, shape=lens[name].shape, queries=queries.shape, needed=shape))
 
     params: dict[str, np.ndarray] = {}
     for name, value in arrays.items():
         if name.startswith(PARAM_PREFIX) and len(name) > len(PARAM_PREFIX):
             array = np.asarray(value)
             if array.dtype.kind not in "fiu":  # bool is kind "b": refused too
-                raise fail(f"parameter '{name}' must hold real numbers, not {array.dtype.name}")
+                raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "parameter '{name}' must hold real numbers, not "
+                                                                   "{dtype}"), name=name, dtype=array.dtype.name))
             # Float parameters keep their dtype (a saved float32 W reloads bit for bit).
             dtype = array.dtype if array.dtype.kind == "f" else np.float64
             params[name[len(PARAM_PREFIX):]] = np.array(array, dtype=dtype, copy=True)
         elif name not in STATE_ARRAYS:
-            found.append(f"ignored the unknown array '{name}'")
+            found.append(message(QT_TRANSLATE_NOOP("FileNotes", "ignored the unknown array '{name}'"), name=name))
     return State(queries, keys, values, lens["lens_1d"], lens["lens_2d"], settings, params)
 
 
@@ -172,28 +184,36 @@ def settings_problem(name: str, value: Any) -> str | None:
         "scoring": SCORING_NAMES, "mask_mode": MASK_MODE_NAMES, "lens_mode": LENS_MODES,
         "dtype": DTYPE_NAMES,
     }
+    shown = repr(value)
     if name in choices:
         if value not in choices[name]:
-            return f"setting '{name}' is {value!r}; expected one of {', '.join(choices[name])}"
+            return message(QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected one of {choices}"),
+                           name=name, value=shown, choices=", ".join(choices[name]))
         return None
     if name == "causal":
         if value is not None and value not in CAUSAL_NAMES:
-            return f"setting 'causal' is {value!r}; expected null, {', '.join(CAUSAL_NAMES)}"
+            return message(QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected null, {choices}"),
+                           name=name, value=shown, choices=", ".join(CAUSAL_NAMES))
         return None
     if name == "device":
         if not isinstance(value, str) or not value.strip():
-            return f"setting 'device' is {value!r}; expected a device name such as \"cpu\""
+            return message(QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected a device name such as "
+                                                           "\"cpu\""), name=name, value=shown)
         return None
     if name == "train":
-        return None if isinstance(value, bool) else f"setting 'train' is {value!r}; expected true or false"
+        return None if isinstance(value, bool) else message(QT_TRANSLATE_NOOP(
+            "FileErrors", "setting '{name}' is {value}; expected true or false"), name=name, value=shown)
     if name == "dropout":
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
-        return None if ok else f"setting 'dropout' is {value!r}; expected a number from 0 to 1"
+        return None if ok else message(QT_TRANSLATE_NOOP(
+            "FileErrors", "setting '{name}' is {value}; expected a number from 0 to 1"), name=name, value=shown)
     limits = {"num_hiddens": (1, MAX_HIDDEN), "dropout_seed": (0, _SEED_MAX), "param_seed": (0, _SEED_MAX)}
     if name in limits:
         low, high = limits[name]
         ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-        return None if ok else f"setting '{name}' is {value!r}; expected a whole number from {low} to {high}"
+        return None if ok else message(QT_TRANSLATE_NOOP(
+            "FileErrors", "setting '{name}' is {value}; expected a whole number from {low} to {high}"),
+            name=name, value=shown, low=low, high=high)
     defaults = Settings()
     if hasattr(defaults, name):
         # A setting without a rule of its own (added after this module was written): it must at
@@ -207,8 +227,9 @@ def settings_problem(name: str, value: Any) -> str | None:
             ok = isinstance(value, (int, float))
         else:
             ok = isinstance(value, type(default))
-        return None if ok else f"setting '{name}' is {value!r}; expected a {type(default).__name__}"
-    return f"'{name}' is not a setting"
+        return None if ok else message(QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected a {type}"),
+                                       name=name, value=shown, type=type(default).__name__)
+    return message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' is not a setting"), name=name)
 
 
 def _settings_from(raw: Mapping[str, Any], notes: list[str], fail: Any) -> Settings:
@@ -217,7 +238,7 @@ def _settings_from(raw: Mapping[str, Any], notes: list[str], fail: Any) -> Setti
     values: dict[str, Any] = {}
     for name, value in raw.items():
         if name not in known:
-            notes.append(f"ignored the unknown setting '{name}'")
+            notes.append(message(QT_TRANSLATE_NOOP("FileNotes", "ignored the unknown setting '{name}'"), name=name))
             continue
         if isinstance(getattr(defaults, name), float) and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)  # some JSON writers store 0.0 as 0
@@ -227,7 +248,7 @@ def _settings_from(raw: Mapping[str, Any], notes: list[str], fail: Any) -> Setti
         values[name] = value
     defaulted = sorted(known - set(values))
     if defaulted:
-        notes.append("used the default for " + ", ".join(defaulted))
+        notes.append(message(QT_TRANSLATE_NOOP("FileNotes", "used the default for {names}"), names=", ".join(defaulted)))
     return Settings(**values)
 
 
@@ -238,9 +259,11 @@ def _tensor(value: Any, role: str) -> np.ndarray:
     """A 3-D float64 copy of a Q/K/V array, or ValueError naming the role."""
     array = np.asarray(value)
     if array.dtype.kind not in "fiu":  # bool (kind "b") is refused too
-        raise ValueError(f"'{role}' must hold real numbers, not {array.dtype.name}")
+        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' must hold real numbers, not {dtype}"),
+                                 name=role, dtype=array.dtype.name))
     if array.ndim != 3:
-        raise ValueError(f"'{role}' must be 3-D (batch, n, d), got shape {array.shape}")
+        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' must be 3-D (batch, n, d), got shape {shape}"),
+                                 name=role, shape=array.shape))
     # float64 holds every float16/32 and int32 value exactly; the compute dtype is a setting.
     return np.array(array, dtype=np.float64, copy=True)
 
@@ -250,16 +273,22 @@ def _lengths(value: Any, role: str) -> np.ndarray:
     array = np.asarray(value)
     if array.dtype.kind in "iu":
         if array.dtype.kind == "u" and array.size and int(array.max()) > np.iinfo(np.int64).max:
-            raise ValueError(f"'{role}' has lengths too large for int64")
+            raise ValueError(message(_TOO_LARGE, name=role))
         return array.astype(np.int64)
     if array.dtype.kind == "f":
         finite = np.isfinite(array)
         if not finite.all() or not np.array_equal(array, np.round(array)):
-            raise ValueError(f"'{role}' must hold whole numbers (valid lengths), found {_first_bad(array)}")
+            raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' must hold whole numbers (valid "
+                                                                     "lengths), found {value}"),
+                                     name=role, value=_first_bad(array)))
         if array.size and float(np.abs(array).max()) > 2.0**62:
-            raise ValueError(f"'{role}' has lengths too large for int64")
+            raise ValueError(message(_TOO_LARGE, name=role))
         return array.astype(np.int64)
-    raise ValueError(f"'{role}' must hold whole numbers (valid lengths), not {array.dtype.name}")
+    raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' must hold whole numbers (valid lengths), not "
+                                                             "{dtype}"), name=role, dtype=array.dtype.name))
+
+
+_TOO_LARGE = QT_TRANSLATE_NOOP("FileErrors", "'{name}' has lengths too large for int64")
 
 
 def _first_bad(array: np.ndarray) -> str:
@@ -270,23 +299,26 @@ def _first_bad(array: np.ndarray) -> str:
 
 def _check_qkv(queries: np.ndarray, keys: np.ndarray, values: np.ndarray) -> None:
     """Shapes must agree with each other and fit the editor's limits."""
+    shapes = {"q": queries.shape, "k": keys.shape, "v": values.shape}
     if queries.shape[0] != keys.shape[0] or keys.shape[0] != values.shape[0]:
-        raise ValueError(
-            f"batch sizes disagree: queries {queries.shape}, keys {keys.shape}, values {values.shape}"
-        )
+        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "batch sizes disagree: queries {q}, keys {k}, "
+                                                                 "values {v}"), **shapes))
     if keys.shape[1] != values.shape[1]:
-        raise ValueError(
-            f"keys {keys.shape} and values {values.shape} must have the same number of entries (axis 1)"
-        )
-    limits = (("batch size", queries.shape[0], MAX_BATCH), ("number of queries", queries.shape[1], MAX_LEN),
-              ("number of keys", keys.shape[1], MAX_LEN), ("d_q", queries.shape[2], MAX_DIM),
-              ("d_k", keys.shape[2], MAX_DIM), ("d_v", values.shape[2], MAX_DIM))
+        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "keys {k} and values {v} must have the same number "
+                                                                 "of entries (axis 1)"), k=keys.shape, v=values.shape))
+    limits = ((QT_TRANSLATE_NOOP("FileErrors", "batch size"), queries.shape[0], MAX_BATCH),
+              (QT_TRANSLATE_NOOP("FileErrors", "number of queries"), queries.shape[1], MAX_LEN),
+              (QT_TRANSLATE_NOOP("FileErrors", "number of keys"), keys.shape[1], MAX_LEN),
+              ("d_q", queries.shape[2], MAX_DIM), ("d_k", keys.shape[2], MAX_DIM), ("d_v", values.shape[2], MAX_DIM))
     for what, size, limit in limits:
         if size < 1:
-            raise ValueError(f"the {what} is 0 (queries {queries.shape}, keys {keys.shape}, values {values.shape}); "
-                             "attnviz needs at least 1")
+            raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "the {what} is 0 (queries {q}, keys {k}, values "
+                                                                     "{v}); attnviz needs at least 1"),
+                                     what=what, **shapes))
         if size > limit:
-            raise ValueError(f"the {what} is {size}, more than the {limit} attnviz can edit")
+            raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "the {what} is {size}, more than the {limit} "
+                                                                     "attnviz can edit"),
+                                     what=what, size=size, limit=limit))
 
 
 # --------------------------------------------------------------------------- tensor files
@@ -321,14 +353,17 @@ def state_from_tensor_file(
 
     unknown_roles = [r for r in roles if r not in ("queries", "keys", "values", "valid_lens", "mask")]
     if unknown_roles:
-        raise fail(f"'{unknown_roles[0]}' is not a role (queries, keys, values, valid_lens, mask)")
+        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' is not a role (queries, keys, values, valid_lens, "
+                                                           "mask)"), name=unknown_roles[0]))
     for role, name in roles.items():
         if name not in tf.arrays:
-            raise fail(f"has no array named '{name}' (for {role})")
+            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has no array named '{name}' (for {role})"),
+                               name=name, role=_ROLE_NAMES[role]))
     if "mask" in roles:
-        raise fail(f"array '{roles['mask']}' was chosen as the mask: {_MASK_REFUSAL}")
+        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "array '{name}' was chosen as the mask: {why}"),
+                           name=roles["mask"], why=_MASK_REFUSAL))
     if not any(r in roles for r in ("queries", "keys", "values", "valid_lens")):
-        raise fail("no array was chosen for queries, keys, values or valid lengths")
+        raise fail(QT_TRANSLATE_NOOP("FileErrors", "no array was chosen for queries, keys, values or valid lengths"))
 
     head_index = _head_index(head, fail)
     tensors: dict[str, np.ndarray] = {}
@@ -340,24 +375,29 @@ def state_from_tensor_file(
         name = roles[role]
         array = np.asarray(tf.arrays[name])
         if array.dtype.kind not in "fiu":  # bool (kind "b") is refused too
-            raise fail(f"'{name}' ({role}) must hold real numbers, not {array.dtype.name}")
+            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' ({role}) must hold real numbers, not {dtype}"),
+                               name=name, role=_ROLE_NAMES[role], dtype=array.dtype.name))
         if needs_head_choice(array):
             array = _one_head(array, head_index, name, role, fail)
         if array.ndim == 2:
             array = array[None]
             batched_up = True
         if array.ndim != 3:
-            raise fail(f"'{name}' ({role}) has shape {array.shape}; expected (n, d), (batch, n, d) "
-                       "or (batch, heads, n, d)")
+            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' ({role}) has shape {shape}; expected (n, d), "
+                                                               "(batch, n, d) or (batch, heads, n, d)"),
+                               name=name, role=_ROLE_NAMES[role], shape=array.shape))
         tensors[role] = np.array(array, dtype=np.float64, copy=True)
 
     queries, keys, values = tensors["queries"], tensors["keys"], tensors["values"]
     try:
         _check_qkv(queries, keys, values)
     except ValueError as exc:
-        kept = [r for r in ("queries", "keys", "values") if r not in roles]
-        hint = f" ({', '.join(kept)} kept from the current inputs)" if kept else ""
-        raise fail(str(exc) + hint) from exc
+        kept = [_ROLE_NAMES[r] for r in ("queries", "keys", "values") if r not in roles]
+        problem = exception_message(exc)
+        if kept:
+            problem = message(QT_TRANSLATE_NOOP("FileErrors", "{problem} ({roles} kept from the current inputs)"),
+                              problem=problem, roles=joined(kept))
+        raise fail(problem) from exc
     b, n_q, n_k = queries.shape[0], queries.shape[1], keys.shape[1]
     settings = base.settings
     same_layout = (b, n_q, n_k) == (base.batch, base.n_queries, base.n_keys)
@@ -366,28 +406,33 @@ def state_from_tensor_file(
         name = roles["valid_lens"]
         raw = np.asarray(tf.arrays[name])
         if needs_head_choice(raw):
-            raise fail(f"'{name}' (valid lengths) has shape {raw.shape}; expected (batch,) or (batch, n_queries)")
+            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' (valid lengths) has shape {shape}; expected "
+                                                               "(batch,) or (batch, n_queries)"),
+                               name=name, shape=raw.shape))
         try:
             lens = _lengths(raw, name)
         except ValueError as exc:
-            raise fail(str(exc)) from exc
+            raise fail(exception_message(exc)) from exc
         if lens.ndim == 0:
             lens = lens.reshape(1)
         if lens.ndim == 1 and lens.shape[0] != b and batched_up and b == 1 and lens.shape[0] == n_q:
             # An unbatched (n, d) input with one length per query.
             lens = lens[None]
+        wrong_shape = message(QT_TRANSLATE_NOOP("FileErrors", "valid lengths '{name}' have shape {shape} but queries "
+                                                              "{queries} need ({b},) or ({b}, {n_q})"),
+                              name=name, shape=lens.shape, queries=queries.shape, b=b, n_q=n_q)
         if lens.ndim == 1:
             if lens.shape != (b,):
-                raise fail(f"valid lengths '{name}' have shape {lens.shape} but queries {queries.shape} "
-                           f"need ({b},) or ({b}, {n_q})")
+                raise fail(wrong_shape)
             lens_1d, lens_2d, mode = lens, np.repeat(lens[:, None], n_q, axis=1), "1d"
         elif lens.ndim == 2:
             if lens.shape != (b, n_q):
-                raise fail(f"valid lengths '{name}' have shape {lens.shape} but queries {queries.shape} "
-                           f"need ({b},) or ({b}, {n_q})")
+                raise fail(wrong_shape)
             lens_1d, lens_2d, mode = np.full((b,), n_k, dtype=np.int64), lens, "2d"
         else:
-            raise fail(f"valid lengths '{name}' have shape {lens.shape}; expected (batch,) or (batch, n_queries)")
+            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "valid lengths '{name}' have shape {shape}; expected "
+                                                               "(batch,) or (batch, n_queries)"),
+                               name=name, shape=lens.shape))
         if settings.lens_mode != mode:
             settings = _replace(settings, lens_mode=mode)
     elif same_layout:
@@ -397,37 +442,41 @@ def state_from_tensor_file(
         lens_2d = np.full((b, n_q), n_k, dtype=np.int64)
         if settings.lens_mode != "none":
             settings = _replace(settings, lens_mode="none")
-            found.append("no valid lengths in the file: every key is valid")
+            found.append(QT_TRANSLATE_NOOP("FileNotes", "no valid lengths in the file: every key is valid"))
 
     same_dims = (queries.shape[2], keys.shape[2]) == (base.queries.shape[2], base.keys.shape[2])
     params = {k: v.copy() for k, v in base.params.items()} if same_dims else {}
     if settings.scoring in ("dot", "scaled_dot") and queries.shape[2] != keys.shape[2]:
-        found.append(f"{settings.scoring} scoring needs d_q = d_k (here {queries.shape[2]} and "
-                     f"{keys.shape[2]}): choose additive, bilinear or another scoring")
+        found.append(message(QT_TRANSLATE_NOOP("FileNotes", "{scoring} scoring needs d_q = d_k (here {d_q} and "
+                                                            "{d_k}): choose additive, bilinear or another scoring"),
+                             scoring=settings.scoring, d_q=queries.shape[2], d_k=keys.shape[2]))
     if tf.skipped:
-        found.append("skipped " + ", ".join(tf.skipped))
+        found.append(message(QT_TRANSLATE_NOOP("FileNotes", "skipped {entries}"), entries=joined(tf.skipped)))
     return State(queries, keys, values, lens_1d, lens_2d, settings, params)
 
 
 def _head_index(head: int | None, fail: Any) -> int | None:
     if head is None:
         return None
+    not_whole = message(QT_TRANSLATE_NOOP("FileErrors", "head must be a whole number, got {head}"), head=repr(head))
     if isinstance(head, bool):
-        raise fail(f"head must be a whole number, got {head!r}")
+        raise fail(not_whole)
     try:
         return operator.index(head)
     except TypeError as exc:
-        raise fail(f"head must be a whole number, got {head!r}") from exc
+        raise fail(not_whole) from exc
 
 
 def _one_head(array: np.ndarray, head: int | None, name: str, role: str, fail: Any) -> np.ndarray:
     if head is None:
-        raise fail(f"'{name}' ({role}) has shape {array.shape} (batch, heads, n, d): choose a head "
-                   f"from 0 to {array.shape[1] - 1}")
+        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' ({role}) has shape {shape} (batch, heads, n, d): "
+                                                           "choose a head from 0 to {last}"),
+                           name=name, role=_ROLE_NAMES[role], shape=array.shape, last=array.shape[1] - 1))
     try:
         return select_head(array, head)
     except ValueError as exc:
-        raise fail(f"'{name}' ({role}): {exc}") from exc
+        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' ({role}): {problem}"),
+                           name=name, role=_ROLE_NAMES[role], problem=exception_message(exc))) from exc
 
 
 def _replace(settings: Settings, **changes: Any) -> Settings:

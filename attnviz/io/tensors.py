@@ -28,9 +28,10 @@ import numpy as np
 
 from attnviz.io import _npy, _safetensors, _torchfile
 from attnviz.io._atomic import atomic_write
-from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS, Budget, dtype_problem, to_numpy
-from attnviz.io.errors import TensorFileError, refusals
+from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS, Budget, dtype_problem, for_array, to_numpy
+from attnviz.io.errors import TensorFileError, cannot_write, refusals
 from attnviz.io.roles import ROLES, describe, guess_roles, needs_head_choice, select_head
+from attnviz.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -101,7 +102,7 @@ def load_tensor_file(
         if fmt == "safetensors":
             arrays, metadata = _safetensors.read_safetensors(file_path, budget)
             if not arrays:
-                raise budget.fail("holds no arrays")
+                raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "holds no arrays"))
             return TensorFile(file_path, fmt, arrays, metadata=metadata)
         arrays, skipped = _torchfile.read_torch(file_path, budget, zip_format=zip_kind)
         return TensorFile(file_path, fmt, arrays, skipped=skipped)
@@ -112,21 +113,22 @@ def _open_check(path: Path, budget: Budget) -> tuple[bytes, int]:
     try:
         info = path.stat()
     except FileNotFoundError as exc:
-        raise budget.fail("does not exist") from exc
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "does not exist")) from exc
     except OSError as exc:
-        raise budget.fail(f"cannot be accessed ({exc.strerror or exc})") from exc
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "cannot be accessed ({error})"),
+                                  error=exc.strerror or str(exc))) from exc
     if stat.S_ISDIR(info.st_mode):
-        raise budget.fail("is a directory, not a tensor file")
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is a directory, not a tensor file"))
     if not stat.S_ISREG(info.st_mode):
         # FIFOs and devices (/dev/zero) could block or stream forever.
-        raise budget.fail("is not a regular file")
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not a regular file"))
     if info.st_size == 0:
-        raise budget.fail("is empty")
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is empty"))
     try:
         with open(path, "rb") as handle:
             head = handle.read(16)
     except PermissionError as exc:
-        raise budget.fail("cannot be read: permission denied") from exc
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "cannot be read: permission denied")) from exc
     return head, info.st_size
 
 
@@ -159,17 +161,28 @@ def _detect(path: Path, head: bytes, size: int, budget: Budget) -> tuple[Format,
     if by_extension == "safetensors":
         return "safetensors", False  # let the reader explain what is wrong with the header
     if by_extension is not None:
-        expected = {"npy": "a NumPy .npy file", "npz": "a NumPy .npz archive", "pt": "a PyTorch file"}
-        raise budget.fail(f"is not {expected[by_extension]} (its first bytes do not match), or is damaged")
-    raise budget.fail("is not a tensor file attnviz can read (.npy, .npz, .pt/.pth or .safetensors)")
+        # Whole sentences, not "is not {kind}": the article agrees with the noun in Portuguese.
+        expected = {
+            "npy": QT_TRANSLATE_NOOP("FileErrors", "is not a NumPy .npy file (its first bytes do not match), or is "
+                                                   "damaged"),
+            "npz": QT_TRANSLATE_NOOP("FileErrors", "is not a NumPy .npz archive (its first bytes do not match), or is "
+                                                   "damaged"),
+            "pt": QT_TRANSLATE_NOOP("FileErrors", "is not a PyTorch file (its first bytes do not match), or is "
+                                                  "damaged"),
+        }
+        raise budget.fail(expected[by_extension])
+    raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not a tensor file attnviz can read (.npy, .npz, .pt/.pth "
+                                                      "or .safetensors)"))
 
 
 def _load_npz(path: Path, budget: Budget) -> TensorFile:
     with _npy.NpzArchive(path, budget) as archive:
         arrays = {name: archive.read(name) for name in archive.names}
-        skipped = [f"{member} (not an .npy array)" for member in archive.other_members]
+        skipped = [message(QT_TRANSLATE_NOOP("FileErrors", "{name} ({why})"), name=member,
+                           why=QT_TRANSLATE_NOOP("FileErrors", "not an .npy array"))
+                   for member in archive.other_members]
     if not arrays:
-        raise budget.fail("holds no arrays")
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "holds no arrays"))
     return TensorFile(path, "npz", arrays, skipped=skipped)
 
 
@@ -189,12 +202,14 @@ def save_arrays(path: str | os.PathLike[str], arrays: Mapping[str, Any]) -> None
     fmt = EXTENSIONS.get(file_path.suffix.lower())
     if fmt is None:
         raise TensorFileError(
-            file_path, "has an unknown extension; use .npy, .npz, .pt, .pth or .safetensors"
+            file_path, QT_TRANSLATE_NOOP("FileErrors", "has an unknown extension; use .npy, .npz, .pt, .pth or "
+                                                       ".safetensors")
         )
     prepared = _prepare(file_path, arrays)
     if fmt == "npy" and len(prepared) != 1:
         raise TensorFileError(
-            file_path, f"a .npy file holds exactly one array, {len(prepared)} given; use .npz"
+            file_path, message(QT_TRANSLATE_NOOP("FileErrors", "a .npy file holds exactly one array, {n} given; use "
+                                                               ".npz"), n=len(prepared))
         )
     try:
         with atomic_write(file_path) as stream:
@@ -207,20 +222,22 @@ def save_arrays(path: str | os.PathLike[str], arrays: Mapping[str, Any]) -> None
             else:
                 _torchfile.write_torch(stream, prepared)
     except OSError as exc:
-        raise TensorFileError(file_path, f"cannot be written ({exc.strerror or exc})") from exc
+        raise TensorFileError(file_path, cannot_write(exc)) from exc
 
 
 def _prepare(path: Path, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
     prepared: dict[str, np.ndarray] = {}
     for name, value in arrays.items():
         if not isinstance(name, str) or not name:
-            raise TensorFileError(path, f"array names must be non-empty strings, got {name!r}")
+            raise TensorFileError(path, message(QT_TRANSLATE_NOOP(
+                "FileErrors", "array names must be non-empty strings, got {name}"), name=repr(name)))
         array = to_numpy(value)
         problem = dtype_problem(array.dtype)
         if problem is not None:
-            raise TensorFileError(path, f"array '{name}' {problem}")
+            raise TensorFileError(path, for_array(name, problem))
         if name == _safetensors.METADATA_KEY and path.suffix.lower() == ".safetensors":
-            raise TensorFileError(path, f"'{name}' is reserved in .safetensors and cannot name an array")
+            raise TensorFileError(path, message(QT_TRANSLATE_NOOP(
+                "FileErrors", "'{name}' is reserved in .safetensors and cannot name an array"), name=name))
         prepared[name] = array
     return prepared
 
@@ -238,9 +255,11 @@ def save_csv(path: str | os.PathLike[str], array: Any) -> None:
     data = to_numpy(array)
     problem = dtype_problem(data.dtype)
     if problem is not None:
-        raise TensorFileError(file_path, f"cannot be written as CSV: the array {problem}")
+        raise TensorFileError(file_path, message(QT_TRANSLATE_NOOP(
+            "FileErrors", "cannot be written as CSV: the array {problem}"), problem=problem))
     if data.ndim not in (1, 2, 3):
-        raise TensorFileError(file_path, f"CSV export takes a 1-D, 2-D or 3-D array, got shape {data.shape}")
+        raise TensorFileError(file_path, message(QT_TRANSLATE_NOOP(
+            "FileErrors", "CSV export takes a 1-D, 2-D or 3-D array, got shape {shape}"), shape=data.shape))
     fmt = _csv_number_format(data.dtype)
     if data.dtype.kind == "b":
         data = data.astype(np.uint8)
@@ -255,7 +274,7 @@ def save_csv(path: str | os.PathLike[str], array: Any) -> None:
             else:
                 np.savetxt(stream, np.atleast_2d(data), delimiter=",", fmt=fmt)
     except OSError as exc:
-        raise TensorFileError(file_path, f"cannot be written ({exc.strerror or exc})") from exc
+        raise TensorFileError(file_path, cannot_write(exc)) from exc
 
 
 def _csv_number_format(dtype: np.dtype) -> str:

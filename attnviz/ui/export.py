@@ -24,7 +24,8 @@ from ..document import State
 from ..i18n import tr_text, translate
 from ..io import save_arrays, save_csv
 from ..io._atomic import atomic_write
-from ..io.errors import AttnvizFileError
+from ..io.errors import AttnvizFileError, cannot_write
+from ..tr import QT_TRANSLATE_NOOP, message
 from .heatmap import HeatmapWidget
 from .theme import DARK_PLOT, plot_colors
 
@@ -98,14 +99,15 @@ def save_widget_image(
     file_path = Path(path)
     suffix = file_path.suffix.lower()
     if suffix not in IMAGE_SUFFIXES:
-        raise ExportError(file_path, "has an unknown image extension; use .png or .svg")
+        raise ExportError(file_path, QT_TRANSLATE_NOOP("Export", "has an unknown image extension; use .png or .svg"))
     if widget.width() <= 0 or widget.height() <= 0:
-        raise ExportError(file_path, "cannot be written: the picture has no size")
+        raise ExportError(file_path, QT_TRANSLATE_NOOP("Export", "cannot be written: the picture has no size"))
     try:
         data = (widget_png_bytes(widget) if suffix == ".png"
                 else widget_svg_bytes(widget, title=title, description=description))
     except RuntimeError as exc:
-        raise ExportError(file_path, f"cannot be written ({exc})") from exc
+        raise ExportError(file_path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be written ({error})"),
+                                             error=str(exc))) from exc
     _write(file_path, data)
 
 
@@ -125,10 +127,13 @@ def export_view_arrays(view: ViewData, what: str, path: str | os.PathLike[str]) 
     """
     file_path = Path(path)
     if what not in EXPORTABLE:
-        raise ExportError(file_path, f"cannot export '{what}'; choose one of {', '.join(EXPORTABLE)}")
+        raise ExportError(file_path, message(QT_TRANSLATE_NOOP("Export", "cannot export '{what}'; choose one of "
+                                                                         "{choices}"),
+                                             what=what, choices=", ".join(EXPORTABLE)))
     suffix = file_path.suffix.lower()
     if suffix not in ARRAY_SUFFIXES:
-        raise ExportError(file_path, f"has an unknown extension; use {', '.join(ARRAY_SUFFIXES)}")
+        raise ExportError(file_path, message(QT_TRANSLATE_NOOP("Export", "has an unknown extension; use {choices}"),
+                                             choices=", ".join(ARRAY_SUFFIXES)))
     array = np.asarray(getattr(view, what))
     if suffix == ".csv":
         save_csv(file_path, array)
@@ -213,10 +218,11 @@ def build_weights_figure(
     n_batch = int(view.weights.shape[0])
     chosen = list(range(n_batch)) if batches is None else [int(b) for b in batches]
     if not chosen:
-        raise ValueError("no batch element to draw")
+        raise ValueError(QT_TRANSLATE_NOOP("Export", "no batch element to draw"))
     for b in chosen:
         if not 0 <= b < n_batch:
-            raise ValueError(f"batch {b} is out of range: the result has {n_batch} batch element(s), 0-{n_batch - 1}")
+            raise ValueError(message(QT_TRANSLATE_NOOP("Export", "batch {b} is out of range: the result has {n} batch "
+                                                                 "element(s), 0-{last}"), b=b, n=n_batch, last=n_batch - 1))
     caption_height = 64 if subtitle else 40
     warnings_height = 22 * len(view.warnings)
     if size is None:
@@ -225,8 +231,9 @@ def build_weights_figure(
     width, height = size
     min_height = caption_height + warnings_height + MIN_MAP_SIZE[1] * len(chosen)
     if width < MIN_MAP_SIZE[0] or height < min_height:
-        raise ValueError(f"size {width}x{height} is too small for {len(chosen)} heatmap(s): "
-                         f"at least {MIN_MAP_SIZE[0]}x{min_height}")
+        raise ValueError(message(QT_TRANSLATE_NOOP("Export", "size {size} is too small for {n} heatmap(s): at least "
+                                                             "{least}"),
+                                 size=f"{width}x{height}", n=len(chosen), least=f"{MIN_MAP_SIZE[0]}x{min_height}"))
 
     widget = QWidget()
     # Never a window on screen, even when a display exists: the figure is only grabbed.
@@ -272,5 +279,5 @@ def _write(path: Path, data: bytes) -> None:
         with atomic_write(path) as stream:
             stream.write(data)
     except OSError as exc:
-        raise ExportError(path, f"cannot be written ({exc.strerror or exc})") from exc
+        raise ExportError(path, cannot_write(exc)) from exc
 

@@ -28,7 +28,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QWidget
 
 from ..document import ReplaceState, State
-from ..i18n import tr_text, translate
+from ..i18n import error_text, tr_text, translate
 from ..tr import QT_TRANSLATE_NOOP, message
 from ..io import (
     TensorFile,
@@ -266,7 +266,7 @@ class FileActions(QObject):
                     return False  # the user cancelled the roles dialog
                 state = loaded
         except AttnvizFileError as exc:
-            self._refuse(translate("FileActions", "Cannot open file"), str(exc))
+            self._refuse(translate("FileActions", "Cannot open file"), error_text(exc))
             if not file_path.exists():
                 self._forget_recent(file_path)
             return False
@@ -329,7 +329,7 @@ class FileActions(QObject):
         try:
             save_state_file(path, self.window.document.state)  # type: ignore[attr-defined]
         except AttnvizFileError as exc:
-            self._refuse(translate("FileActions", "Cannot save"), str(exc))
+            self._refuse(translate("FileActions", "Cannot save"), error_text(exc))
             return False
         self._set_current(path)
         self._add_recent(path)
@@ -385,7 +385,8 @@ class FileActions(QObject):
             return None
         if outcome.view is None:
             why = translate("FileActions", "The current inputs give an error, so there is no {what}: {error}")
-            self._refuse(translate("FileActions", "Nothing to export"), why.format(what=name, error=outcome.error))
+            self._refuse(translate("FileActions", "Nothing to export"),
+                         why.format(what=name, error=tr_text(outcome.error)))
             return None
         return outcome.view
 
@@ -427,7 +428,7 @@ class FileActions(QObject):
             finally:
                 figure.close()
         except (ExportError, ValueError) as exc:
-            self._refuse(translate("FileActions", "Cannot export"), str(exc))
+            self._refuse(translate("FileActions", "Cannot export"), error_text(exc))
             return False
         self._remember_dir(file_path)
         self._status(translate("FileActions", "Exported {path}").format(path=file_path))
@@ -449,7 +450,7 @@ class FileActions(QObject):
         try:
             export_view_arrays(view, what, file_path)  # type: ignore[arg-type]
         except AttnvizFileError as exc:
-            self._refuse(translate("FileActions", "Cannot export"), str(exc))
+            self._refuse(translate("FileActions", "Cannot export"), error_text(exc))
             return False
         self._remember_dir(file_path)
         self._status(translate("FileActions", "Exported {what} to {path}").format(
@@ -470,7 +471,7 @@ class FileActions(QObject):
         try:
             write_autosave(state_to_session(self.window.document.state))  # type: ignore[attr-defined]
         except AttnvizFileError as exc:
-            self._status(translate("FileActions", "Autosave failed: {error}").format(error=exc), 15000)
+            self._status(translate("FileActions", "Autosave failed: {error}").format(error=error_text(exc)), 15000)
             return False
         return True
 
@@ -519,7 +520,7 @@ def offer_restore(window: QWidget) -> bool:
         session = read_autosave()
     except AttnvizFileError as exc:
         QMessageBox.warning(window, translate("FileActions", "Autosave unreadable"),
-                            translate("FileActions", "{error}. It has been discarded.").format(error=exc))
+                            translate("FileActions", "{error}. It has been discarded.").format(error=error_text(exc)))
         clear_autosave()
         return False
     if session is None:
@@ -542,7 +543,7 @@ def offer_restore(window: QWidget) -> bool:
         state = session_to_state(session, source=path, notes=notes)
     except AttnvizFileError as exc:
         QMessageBox.warning(window, translate("FileActions", "Autosave unreadable"),
-                            translate("FileActions", "{error}. It has been discarded.").format(error=exc))
+                            translate("FileActions", "{error}. It has been discarded.").format(error=error_text(exc)))
         clear_autosave()
         return False
     text = QT_TRANSLATE_NOOP("FileActions", "Restore autosaved inputs")

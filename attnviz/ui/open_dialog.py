@@ -157,7 +157,7 @@ class RolesDialog(QDialog):
             state = state_from_tensor_file(self.tf, roles, head, self.base, notes=notes)
         except AttnvizFileError as exc:
             cannot = translate("OpenDialog", "Cannot load:")
-            self.preview.setText(f"<span style='color:{error_color()}'><b>{cannot}</b> {_html(exc.reason)}</span>")
+            self.preview.setText(f"<span style='color:{error_color()}'><b>{cannot}</b> {_html(tr_text(exc.reason))}</span>")
             ok_button.setEnabled(False)
             return
         lens = {"none": translate("OpenDialog", "no valid lengths"),
@@ -168,7 +168,7 @@ class RolesDialog(QDialog):
             "OpenDialog", "queries {q}, keys {k}, values {v}, {lengths}.").format(
             q=state.queries.shape, k=state.keys.shape, v=state.values.shape, lengths=lens)
         if notes:
-            text += "<br>" + "<br>".join(f"• {_html(n)}" for n in notes)
+            text += "<br>" + "<br>".join(f"• {_html(tr_text(n))}" for n in notes)
         self.preview.setText(text)
         ok_button.setEnabled(True)
 

@@ -335,8 +335,25 @@
 <context>
     <name>Export</name>
     <message>
+        <source>has an unknown image extension; use .png or .svg</source>
+        <extracomment>Which ViewData arrays can be exported, by the name used in menus and file names.</extracomment>
+        <translation>tem uma extensão de imagem desconhecida; use .png ou .svg</translation>
+    </message>
+    <message>
+        <source>cannot be written: the picture has no size</source>
+        <translation>não pode ser gravado: a imagem não tem tamanho</translation>
+    </message>
+    <message>
+        <source>cannot export &apos;{what}&apos;; choose one of {choices}</source>
+        <translation>não é possível exportar &apos;{what}&apos;; escolha um destes: {choices}</translation>
+    </message>
+    <message>
+        <source>has an unknown extension; use {choices}</source>
+        <translation>tem uma extensão desconhecida; use {choices}</translation>
+    </message>
+    <message>
         <source>no valid lengths</source>
-        <extracomment>Which ViewData arrays can be exported, by the name used in menus and file names. Smallest heatmap the figure lays out (HeatmapWidget&apos;s own minimum is 480 x 200).</extracomment>
+        <extracomment>Smallest heatmap the figure lays out (HeatmapWidget&apos;s own minimum is 480 x 200).</extracomment>
         <translation>sem comprimentos válidos</translation>
     </message>
     <message>
@@ -358,6 +375,18 @@
     <message>
         <source>Attention weights</source>
         <translation>Pesos de atenção</translation>
+    </message>
+    <message>
+        <source>no batch element to draw</source>
+        <translation>nenhum elemento do lote para desenhar</translation>
+    </message>
+    <message>
+        <source>batch {b} is out of range: the result has {n} batch element(s), 0-{last}</source>
+        <translation>o lote {b} está fora do intervalo: o resultado tem {n} elemento(s) de lote, 0-{last}</translation>
+    </message>
+    <message>
+        <source>size {size} is too small for {n} heatmap(s): at least {least}</source>
+        <translation>o tamanho {size} é pequeno demais para {n} mapa(s) de calor: no mínimo {least}</translation>
     </message>
     <message>
         <source>batch {b} of {n}</source>
@@ -606,6 +635,650 @@
     </message>
 </context>
 <context>
+    <name>FileErrors</name>
+    <message>
+        <source>bool, integers, float16, bfloat16, float32, float64</source>
+        <translation>bool, inteiros, float16, bfloat16, float32, float64</translation>
+    </message>
+    <message>
+        <source>holds Python objects (dtype object), which can only be loaded by running code from the file</source>
+        <translation>contém objetos Python (dtype object), que só podem ser carregados executando código do arquivo</translation>
+    </message>
+    <message>
+        <source>has a structured dtype ({dtype}); only plain numeric arrays are supported</source>
+        <translation>tem um dtype estruturado ({dtype}); só arrays numéricos simples são suportados</translation>
+    </message>
+    <message>
+        <source>holds complex numbers ({dtype}); attention tensors must be real ({accepted})</source>
+        <translation>contém números complexos ({dtype}); os tensores de atenção devem ser reais ({accepted})</translation>
+    </message>
+    <message>
+        <source>holds text (dtype {dtype}), not numbers</source>
+        <translation>contém texto (dtype {dtype}), não números</translation>
+    </message>
+    <message>
+        <source>holds dates or times (dtype {dtype}), not numbers</source>
+        <translation>contém datas ou horas (dtype {dtype}), não números</translation>
+    </message>
+    <message>
+        <source>has dtype {dtype}, which is not supported ({accepted})</source>
+        <translation>tem o dtype {dtype}, que não é suportado ({accepted})</translation>
+    </message>
+    <message>
+        <source>array &apos;{name}&apos; {problem}</source>
+        <translation>o array &apos;{name}&apos; {problem}</translation>
+    </message>
+    <message>
+        <source>has a negative dimension in its shape {shape}</source>
+        <translation>tem uma dimensão negativa em seu formato {shape}</translation>
+    </message>
+    <message>
+        <source>{count} elements ({size})</source>
+        <translation>{count} elementos ({size})</translation>
+    </message>
+    <message>
+        <source>holds {size}, more than the {limit} allowed</source>
+        <translation>contém {size}, mais que os {limit} permitidos</translation>
+    </message>
+    <message>
+        <source>its arrays hold more than the {limit} elements allowed in total (reached at {where})</source>
+        <translation>seus arrays contêm mais que os {limit} elementos permitidos no total (limite atingido {where})</translation>
+    </message>
+    <message>
+        <source>its arrays need more than the {limit} allowed in total (reached at {where})</source>
+        <translation>seus arrays precisam de mais que os {limit} permitidos no total (limite atingido {where})</translation>
+    </message>
+    <message>
+        <source>its only array</source>
+        <translation>em seu único array</translation>
+    </message>
+    <message>
+        <source>array &apos;{name}&apos;</source>
+        <translation>no array &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>uses .npy format version {version}, which is not supported</source>
+        <translation>usa a versão {version} do formato .npy, que não é suportada</translation>
+    </message>
+    <message>
+        <source>has a damaged .npy header ({error})</source>
+        <translation>tem um cabeçalho .npy danificado ({error})</translation>
+    </message>
+    <message>
+        <source>is truncated: its header promises {promised} of data but only {found} are there</source>
+        <translation>está truncado: seu cabeçalho promete {promised} de dados, mas só há {found}</translation>
+    </message>
+    <message>
+        <source>is truncated: its header promises {promised} of data but only {found} follow</source>
+        <translation>está truncado: seu cabeçalho promete {promised} de dados, mas só {found} vêm depois dele</translation>
+    </message>
+    <message>
+        <source>is truncated or damaged: not a complete zip archive</source>
+        <translation>está truncado ou danificado: não é um arquivo zip completo</translation>
+    </message>
+    <message>
+        <source>has two members named &apos;{name}&apos;</source>
+        <translation>tem dois membros chamados &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>is encrypted</source>
+        <translation>está criptografado</translation>
+    </message>
+    <message>
+        <source>is truncated: its header promises {promised} of data but the archive holds {found}</source>
+        <translation>está truncado: seu cabeçalho promete {promised} de dados, mas o arquivo zip contém {found}</translation>
+    </message>
+    <message>
+        <source>is damaged ({error})</source>
+        <translation>está danificado ({error})</translation>
+    </message>
+    <message>
+        <source>member &apos;{name}&apos; should be a single text string, not {dtype} of shape {shape}</source>
+        <translation>o membro &apos;{name}&apos; deveria ser um único texto, não {dtype} de formato {shape}</translation>
+    </message>
+    <message>
+        <source>member &apos;{name}&apos; is longer than the {limit} characters allowed</source>
+        <translation>o membro &apos;{name}&apos; é mais longo que os {limit} caracteres permitidos</translation>
+    </message>
+    <message>
+        <source>is too short to be a .safetensors file</source>
+        <translation>é curto demais para ser um arquivo .safetensors</translation>
+    </message>
+    <message>
+        <source>is not a valid .safetensors file: it claims a {length}-byte header (at most {limit} allowed)</source>
+        <translation>não é um arquivo .safetensors válido: declara um cabeçalho de {length} bytes (no máximo {limit} permitidos)</translation>
+    </message>
+    <message>
+        <source>is truncated or not .safetensors: its header length ({length} bytes) is larger than the file</source>
+        <translation>está truncado ou não é .safetensors: o tamanho do seu cabeçalho ({length} bytes) é maior que o arquivo</translation>
+    </message>
+    <message>
+        <source>has a damaged .safetensors header (not valid JSON)</source>
+        <translation>tem um cabeçalho .safetensors danificado (JSON inválido)</translation>
+    </message>
+    <message>
+        <source>has a damaged .safetensors header (not a JSON object)</source>
+        <translation>tem um cabeçalho .safetensors danificado (não é um objeto JSON)</translation>
+    </message>
+    <message>
+        <source>has damaged .safetensors metadata (must map names to strings)</source>
+        <translation>tem metadados .safetensors danificados (devem associar nomes a textos)</translation>
+    </message>
+    <message>
+        <source>is truncated: array &apos;{name}&apos; lies at bytes {begin}-{end} of the data but only {size} bytes follow the header</source>
+        <translation>está truncado: o array &apos;{name}&apos; fica nos bytes {begin}-{end} dos dados, mas só {size} bytes vêm depois do cabeçalho</translation>
+    </message>
+    <message>
+        <source>has overlapping data for arrays &apos;{a}&apos; and &apos;{b}&apos;</source>
+        <translation>tem dados sobrepostos para os arrays &apos;{a}&apos; e &apos;{b}&apos;</translation>
+    </message>
+    <message>
+        <source>has a damaged header entry for array &apos;{name}&apos;</source>
+        <translation>tem uma entrada de cabeçalho danificada para o array &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has no dtype for array &apos;{name}&apos;</source>
+        <translation>não tem dtype para o array &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>complex numbers</source>
+        <translation>números complexos</translation>
+    </message>
+    <message>
+        <source>dtype {dtype}</source>
+        <translation>o dtype {dtype}</translation>
+    </message>
+    <message>
+        <source>holds {kind}, which is not supported ({accepted})</source>
+        <translation>contém {kind}, o que não é suportado ({accepted})</translation>
+    </message>
+    <message>
+        <source>bool, integers, F16, BF16, F32, F64</source>
+        <translation>bool, inteiros, F16, BF16, F32, F64</translation>
+    </message>
+    <message>
+        <source>has an invalid shape for array &apos;{name}&apos;</source>
+        <translation>tem um formato inválido para o array &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has invalid data offsets for array &apos;{name}&apos;</source>
+        <translation>tem deslocamentos de dados inválidos para o array &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has a lying header: array &apos;{name}&apos; of shape {shape} needs {needed} bytes but its offsets span {span}</source>
+        <translation>tem um cabeçalho mentiroso: o array &apos;{name}&apos; de formato {shape} precisa de {needed} bytes, mas seus deslocamentos cobrem {span}</translation>
+    </message>
+    <message>
+        <source>is truncated inside array &apos;{name}&apos;</source>
+        <translation>está truncado dentro do array &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>dtype {dtype} cannot be stored in .safetensors</source>
+        <translation>o dtype {dtype} não pode ser guardado em .safetensors</translation>
+    </message>
+    <message>
+        <source>reading PyTorch files needs the &apos;torch&apos; package, which is not installed</source>
+        <translation>ler arquivos PyTorch requer o pacote &apos;torch&apos;, que não está instalado</translation>
+    </message>
+    <message>
+        <source>is a legacy (non-zip) PyTorch file of {size}, more than the {limit} allowed</source>
+        <translation>é um arquivo PyTorch legado (não zip) de {size}, mais que os {limit} permitidos</translation>
+    </message>
+    <message>
+        <source>is too large to load</source>
+        <translation>é grande demais para carregar</translation>
+    </message>
+    <message>
+        <source>is truncated: member &apos;{name}&apos; extends beyond the end of the file</source>
+        <translation>está truncado: o membro &apos;{name}&apos; vai além do fim do arquivo</translation>
+    </message>
+    <message>
+        <source>has a {size} object description (data.pkl), more than the {limit} allowed</source>
+        <translation>tem uma descrição de objetos (data.pkl) de {size}, mais que os {limit} permitidos</translation>
+    </message>
+    <message>
+        <source>refused: its pickle would call {name}, which could run code (only tensors and plain containers are loaded)</source>
+        <translation>recusado: seu pickle chamaria {name}, o que poderia executar código (só tensores e contêineres simples são carregados)</translation>
+    </message>
+    <message>
+        <source>is truncated or damaged</source>
+        <translation>está truncado ou danificado</translation>
+    </message>
+    <message>
+        <source>unsupported content</source>
+        <translation>conteúdo não suportado</translation>
+    </message>
+    <message>
+        <source>is not a PyTorch file that can be loaded safely ({error})</source>
+        <translation>não é um arquivo PyTorch que possa ser carregado com segurança ({error})</translation>
+    </message>
+    <message>
+        <source>cannot be loaded as PyTorch tensors ({error})</source>
+        <translation>não pode ser carregado como tensores PyTorch ({error})</translation>
+    </message>
+    <message>
+        <source>holds a Python {type}, not tensors</source>
+        <translation>contém um {type} do Python, não tensores</translation>
+    </message>
+    <message>
+        <source>has two tensors that would both be named &apos;{name}&apos;</source>
+        <translation>tem dois tensores que se chamariam ambos &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>holds no tensors</source>
+        <translation>não contém tensores</translation>
+    </message>
+    <message>
+        <source>nested too deeply</source>
+        <translation>aninhado fundo demais</translation>
+    </message>
+    <message>
+        <source>{type}, not a tensor</source>
+        <translation>{type}, não um tensor</translation>
+    </message>
+    <message>
+        <source>{name} ({why})</source>
+        <translation>{name} ({why})</translation>
+    </message>
+    <message>
+        <source>is a {layout} tensor; only dense tensors are supported</source>
+        <translation>é um tensor {layout}; só tensores densos são suportados</translation>
+    </message>
+    <message>
+        <source>is on device &apos;{device}&apos; and holds no loadable data</source>
+        <translation>está no dispositivo &apos;{device}&apos; e não contém dados carregáveis</translation>
+    </message>
+    <message>
+        <source>is quantized ({dtype}); only plain tensors are supported</source>
+        <translation>é quantizado ({dtype}); só tensores simples são suportados</translation>
+    </message>
+    <message>
+        <source>holds complex numbers ({dtype}); attention tensors must be real</source>
+        <translation>contém números complexos ({dtype}); os tensores de atenção devem ser reais</translation>
+    </message>
+    <message>
+        <source>has dtype {dtype}, which is not supported</source>
+        <translation>tem o dtype {dtype}, que não é suportado</translation>
+    </message>
+    <message>
+        <source>cannot be read ({error})</source>
+        <translation>não pode ser lido ({error})</translation>
+    </message>
+    <message>
+        <source>is too large to load into memory</source>
+        <translation>é grande demais para carregar na memória</translation>
+    </message>
+    <message>
+        <source>cannot be written ({error})</source>
+        <translation>não pode ser gravado ({error})</translation>
+    </message>
+    <message>
+        <source>select_head needs a 4-D (batch, heads, n, d) array, got {ndim}-D of shape {shape}</source>
+        <translation>select_head exige um array 4-D (lote, cabeças, n, d), veio um {ndim}-D de formato {shape}</translation>
+    </message>
+    <message>
+        <source>head and head_axis must be integers, not booleans</source>
+        <translation>head e head_axis devem ser inteiros, não booleanos</translation>
+    </message>
+    <message>
+        <source>head and head_axis must be integers, got {head} and {axis}</source>
+        <translation>head e head_axis devem ser inteiros, vieram {head} e {axis}</translation>
+    </message>
+    <message>
+        <source>head_axis {axis} is out of range for a 4-D array</source>
+        <translation>head_axis {axis} está fora do intervalo para um array 4-D</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>nenhuma</translation>
+    </message>
+    <message>
+        <source>head {head} is out of range: the array has {count} heads on axis {axis} (valid: {valid})</source>
+        <translation>a cabeça {head} está fora do intervalo: o array tem {count} cabeças no eixo {axis} (válidas: {valid})</translation>
+    </message>
+    <message>
+        <source>cannot store an array named {name}</source>
+        <translation>não é possível guardar um array chamado {name}</translation>
+    </message>
+    <message>
+        <source>cannot store array &apos;{name}&apos;: it {problem}</source>
+        <translation>não é possível guardar o array &apos;{name}&apos;: ele {problem}</translation>
+    </message>
+    <message>
+        <source>settings must be a dict, not {type}</source>
+        <translation>as configurações devem ser um dict, não {type}</translation>
+    </message>
+    <message>
+        <source>{where} is {value}, which JSON cannot store</source>
+        <translation>{where} é {value}, que o JSON não consegue guardar</translation>
+    </message>
+    <message>
+        <source>{where} has the key {key}; JSON keys must be strings</source>
+        <translation>{where} tem a chave {key}; as chaves do JSON devem ser textos</translation>
+    </message>
+    <message>
+        <source>{where} is a {type}, which JSON cannot store</source>
+        <translation>{where} é um {type}, que o JSON não consegue guardar</translation>
+    </message>
+    <message>
+        <source>is not an attnviz session (no &apos;{member}&apos; member)</source>
+        <translation>não é uma sessão do attnviz (falta o membro &apos;{member}&apos;)</translation>
+    </message>
+    <message>
+        <source>does not exist</source>
+        <translation>não existe</translation>
+    </message>
+    <message>
+        <source>is a directory, not a session file</source>
+        <translation>é uma pasta, não um arquivo de sessão</translation>
+    </message>
+    <message>
+        <source>is not a regular file</source>
+        <translation>não é um arquivo comum</translation>
+    </message>
+    <message>
+        <source>is empty</source>
+        <translation>está vazio</translation>
+    </message>
+    <message>
+        <source>has a damaged &apos;{member}&apos; member (not valid JSON)</source>
+        <translation>tem o membro &apos;{member}&apos; danificado (JSON inválido)</translation>
+    </message>
+    <message>
+        <source>is not an attnviz session (&apos;format&apos; is not &quot;{format}&quot;)</source>
+        <translation>não é uma sessão do attnviz (&apos;format&apos; não é &quot;{format}&quot;)</translation>
+    </message>
+    <message>
+        <source>has an invalid session format version: {version}</source>
+        <translation>tem uma versão de formato de sessão inválida: {version}</translation>
+    </message>
+    <message>
+        <source>was written by a newer attnviz (session format version {version}); this version reads version {known} only</source>
+        <translation>foi gravado por um attnviz mais novo (versão {version} do formato de sessão); esta versão só lê a versão {known}</translation>
+    </message>
+    <message>
+        <source>has damaged settings (not a JSON object)</source>
+        <translation>tem configurações danificadas (não são um objeto JSON)</translation>
+    </message>
+    <message>
+        <source>has a damaged array list (not a list of names)</source>
+        <translation>tem uma lista de arrays danificada (não é uma lista de nomes)</translation>
+    </message>
+    <message>
+        <source>lists the same array twice</source>
+        <translation>lista o mesmo array duas vezes</translation>
+    </message>
+    <message>
+        <source>holds an unexpected member &apos;{name}&apos;</source>
+        <translation>contém um membro inesperado &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>is missing array &apos;{name}&apos; listed in its manifest</source>
+        <translation>não tem o array &apos;{name}&apos; listado em seu manifesto</translation>
+    </message>
+    <message>
+        <source>holds array &apos;{name}&apos; that its manifest does not list</source>
+        <translation>contém o array &apos;{name}&apos;, que seu manifesto não lista</translation>
+    </message>
+    <message>
+        <source>cannot create {folder} ({error})</source>
+        <translation>não é possível criar {folder} ({error})</translation>
+    </message>
+    <message>
+        <source>explicit boolean masks cannot be loaded yet: attnviz masks with valid lengths (and the causal setting) only; leave the mask out, or express it as valid lengths</source>
+        <extracomment>Session array names of the parameters: ``params/W_q`` holds ``state.params[&quot;W_q&quot;]``.</extracomment>
+        <translation>máscaras booleanas explícitas ainda não podem ser carregadas: o attnviz só mascara com comprimentos válidos (e a configuração causal); deixe a máscara de fora, ou expresse-a como comprimentos válidos</translation>
+    </message>
+    <message>
+        <source>valid_lens</source>
+        <extracomment>The role of the valid-lengths array, as error messages name it.</extracomment>
+        <translation>comprimentos válidos</translation>
+    </message>
+    <message>
+        <source>mask</source>
+        <translation>máscara</translation>
+    </message>
+    <message>
+        <source>holds an array &apos;mask&apos;: {why}</source>
+        <translation>contém um array &apos;mask&apos;: {why}</translation>
+    </message>
+    <message>
+        <source>has no &apos;{name}&apos; array; a session needs queries, keys and values</source>
+        <translation>não tem o array &apos;{name}&apos;; uma sessão precisa de consultas, chaves e valores</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; has shape {shape} but queries {queries} need {needed}</source>
+        <translation>&apos;{name}&apos; tem formato {shape}, mas as consultas {queries} precisam de {needed}</translation>
+    </message>
+    <message>
+        <source>parameter &apos;{name}&apos; must hold real numbers, not {dtype}</source>
+        <translation>o parâmetro &apos;{name}&apos; deve conter números reais, não {dtype}</translation>
+    </message>
+    <message>
+        <source>setting &apos;{name}&apos; is {value}; expected one of {choices}</source>
+        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um destes: {choices}</translation>
+    </message>
+    <message>
+        <source>setting &apos;{name}&apos; is {value}; expected null, {choices}</source>
+        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se null, {choices}</translation>
+    </message>
+    <message>
+        <source>setting &apos;{name}&apos; is {value}; expected a device name such as &quot;cpu&quot;</source>
+        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um nome de dispositivo como &quot;cpu&quot;</translation>
+    </message>
+    <message>
+        <source>setting &apos;{name}&apos; is {value}; expected true or false</source>
+        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se true ou false</translation>
+    </message>
+    <message>
+        <source>setting &apos;{name}&apos; is {value}; expected a number from 0 to 1</source>
+        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um número de 0 a 1</translation>
+    </message>
+    <message>
+        <source>setting &apos;{name}&apos; is {value}; expected a whole number from {low} to {high}</source>
+        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um número inteiro de {low} a {high}</translation>
+    </message>
+    <message>
+        <source>setting &apos;{name}&apos; is {value}; expected a {type}</source>
+        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um {type}</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; is not a setting</source>
+        <translation>&apos;{name}&apos; não é uma configuração</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; must hold real numbers, not {dtype}</source>
+        <translation>&apos;{name}&apos; deve conter números reais, não {dtype}</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; must be 3-D (batch, n, d), got shape {shape}</source>
+        <translation>&apos;{name}&apos; deve ser 3-D (lote, n, d), veio o formato {shape}</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; must hold whole numbers (valid lengths), found {value}</source>
+        <translation>&apos;{name}&apos; deve conter números inteiros (comprimentos válidos), foi encontrado {value}</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; must hold whole numbers (valid lengths), not {dtype}</source>
+        <translation>&apos;{name}&apos; deve conter números inteiros (comprimentos válidos), não {dtype}</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; has lengths too large for int64</source>
+        <translation>&apos;{name}&apos; tem comprimentos grandes demais para int64</translation>
+    </message>
+    <message>
+        <source>batch sizes disagree: queries {q}, keys {k}, values {v}</source>
+        <translation>os tamanhos de lote não batem: consultas {q}, chaves {k}, valores {v}</translation>
+    </message>
+    <message>
+        <source>keys {k} and values {v} must have the same number of entries (axis 1)</source>
+        <translation>chaves {k} e valores {v} devem ter o mesmo número de entradas (eixo 1)</translation>
+    </message>
+    <message>
+        <source>batch size</source>
+        <translation>tamanho do lote</translation>
+    </message>
+    <message>
+        <source>number of queries</source>
+        <translation>número de consultas</translation>
+    </message>
+    <message>
+        <source>number of keys</source>
+        <translation>número de chaves</translation>
+    </message>
+    <message>
+        <source>the {what} is 0 (queries {q}, keys {k}, values {v}); attnviz needs at least 1</source>
+        <translation>o {what} é 0 (consultas {q}, chaves {k}, valores {v}); o attnviz precisa de ao menos 1</translation>
+    </message>
+    <message>
+        <source>the {what} is {size}, more than the {limit} attnviz can edit</source>
+        <translation>o {what} é {size}, mais que os {limit} que o attnviz consegue editar</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; is not a role (queries, keys, values, valid_lens, mask)</source>
+        <translation>&apos;{name}&apos; não é um papel (queries, keys, values, valid_lens, mask)</translation>
+    </message>
+    <message>
+        <source>has no array named &apos;{name}&apos; (for {role})</source>
+        <translation>não tem array chamado &apos;{name}&apos; (para {role})</translation>
+    </message>
+    <message>
+        <source>array &apos;{name}&apos; was chosen as the mask: {why}</source>
+        <translation>o array &apos;{name}&apos; foi escolhido como máscara: {why}</translation>
+    </message>
+    <message>
+        <source>no array was chosen for queries, keys, values or valid lengths</source>
+        <translation>nenhum array foi escolhido para consultas, chaves, valores ou comprimentos válidos</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({role}) must hold real numbers, not {dtype}</source>
+        <translation>&apos;{name}&apos; ({role}) deve conter números reais, não {dtype}</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({role}) has shape {shape}; expected (n, d), (batch, n, d) or (batch, heads, n, d)</source>
+        <translation>&apos;{name}&apos; ({role}) tem formato {shape}; esperava-se (n, d), (lote, n, d) ou (lote, cabeças, n, d)</translation>
+    </message>
+    <message>
+        <source>{problem} ({roles} kept from the current inputs)</source>
+        <translation>{problem} (das entradas atuais: {roles})</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; (valid lengths) has shape {shape}; expected (batch,) or (batch, n_queries)</source>
+        <translation>&apos;{name}&apos; (comprimentos válidos) tem formato {shape}; esperava-se (lote,) ou (lote, n_consultas)</translation>
+    </message>
+    <message>
+        <source>valid lengths &apos;{name}&apos; have shape {shape} but queries {queries} need ({b},) or ({b}, {n_q})</source>
+        <translation>os comprimentos válidos &apos;{name}&apos; têm formato {shape}, mas as consultas {queries} precisam de ({b},) ou ({b}, {n_q})</translation>
+    </message>
+    <message>
+        <source>valid lengths &apos;{name}&apos; have shape {shape}; expected (batch,) or (batch, n_queries)</source>
+        <translation>os comprimentos válidos &apos;{name}&apos; têm formato {shape}; esperava-se (lote,) ou (lote, n_consultas)</translation>
+    </message>
+    <message>
+        <source>head must be a whole number, got {head}</source>
+        <translation>a cabeça deve ser um número inteiro, veio {head}</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({role}) has shape {shape} (batch, heads, n, d): choose a head from 0 to {last}</source>
+        <translation>&apos;{name}&apos; ({role}) tem formato {shape} (lote, cabeças, n, d): escolha uma cabeça de 0 a {last}</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({role}): {problem}</source>
+        <translation>&apos;{name}&apos; ({role}): {problem}</translation>
+    </message>
+    <message>
+        <source>holds no arrays</source>
+        <translation>não contém arrays</translation>
+    </message>
+    <message>
+        <source>cannot be accessed ({error})</source>
+        <translation>não pode ser acessado ({error})</translation>
+    </message>
+    <message>
+        <source>is a directory, not a tensor file</source>
+        <translation>é uma pasta, não um arquivo de tensores</translation>
+    </message>
+    <message>
+        <source>cannot be read: permission denied</source>
+        <translation>não pode ser lido: permissão negada</translation>
+    </message>
+    <message>
+        <source>is not a NumPy .npy file (its first bytes do not match), or is damaged</source>
+        <translation>não é um arquivo NumPy .npy (seus primeiros bytes não conferem), ou está danificado</translation>
+    </message>
+    <message>
+        <source>is not a NumPy .npz archive (its first bytes do not match), or is damaged</source>
+        <translation>não é um arquivo NumPy .npz (seus primeiros bytes não conferem), ou está danificado</translation>
+    </message>
+    <message>
+        <source>is not a PyTorch file (its first bytes do not match), or is damaged</source>
+        <translation>não é um arquivo PyTorch (seus primeiros bytes não conferem), ou está danificado</translation>
+    </message>
+    <message>
+        <source>is not a tensor file attnviz can read (.npy, .npz, .pt/.pth or .safetensors)</source>
+        <translation>não é um arquivo de tensores que o attnviz saiba ler (.npy, .npz, .pt/.pth ou .safetensors)</translation>
+    </message>
+    <message>
+        <source>not an .npy array</source>
+        <translation>não é um array .npy</translation>
+    </message>
+    <message>
+        <source>has an unknown extension; use .npy, .npz, .pt, .pth or .safetensors</source>
+        <translation>tem uma extensão desconhecida; use .npy, .npz, .pt, .pth ou .safetensors</translation>
+    </message>
+    <message>
+        <source>a .npy file holds exactly one array, {n} given; use .npz</source>
+        <translation>um arquivo .npy contém exatamente um array, mas foram dados {n}; use .npz</translation>
+    </message>
+    <message>
+        <source>array names must be non-empty strings, got {name}</source>
+        <translation>os nomes de arrays devem ser textos não vazios, veio {name}</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; is reserved in .safetensors and cannot name an array</source>
+        <translation>&apos;{name}&apos; é reservado em .safetensors e não pode nomear um array</translation>
+    </message>
+    <message>
+        <source>cannot be written as CSV: the array {problem}</source>
+        <translation>não pode ser gravado como CSV: o array {problem}</translation>
+    </message>
+    <message>
+        <source>CSV export takes a 1-D, 2-D or 3-D array, got shape {shape}</source>
+        <translation>a exportação CSV aceita um array 1-D, 2-D ou 3-D, veio o formato {shape}</translation>
+    </message>
+</context>
+<context>
+    <name>FileNotes</name>
+    <message>
+        <source>no &apos;{name}&apos; array: every key is valid</source>
+        <translation>sem o array &apos;{name}&apos;: todas as chaves são válidas</translation>
+    </message>
+    <message>
+        <source>ignored the unknown array &apos;{name}&apos;</source>
+        <translation>o array desconhecido &apos;{name}&apos; foi ignorado</translation>
+    </message>
+    <message>
+        <source>ignored the unknown setting &apos;{name}&apos;</source>
+        <translation>a configuração desconhecida &apos;{name}&apos; foi ignorada</translation>
+    </message>
+    <message>
+        <source>used the default for {names}</source>
+        <translation>usado o padrão para {names}</translation>
+    </message>
+    <message>
+        <source>no valid lengths in the file: every key is valid</source>
+        <translation>sem comprimentos válidos no arquivo: todas as chaves são válidas</translation>
+    </message>
+    <message>
+        <source>{scoring} scoring needs d_q = d_k (here {d_q} and {d_k}): choose additive, bilinear or another scoring</source>
+        <translation>a pontuação {scoring} exige d_q = d_k (aqui {d_q} e {d_k}): escolha a aditiva, a bilinear ou outra pontuação</translation>
+    </message>
+    <message>
+        <source>skipped {entries}</source>
+        <translation>ignorados: {entries}</translation>
+    </message>
+</context>
+<context>
     <name>Formulas</name>
     <message>
         <source>with {d} = {n}, {root} = {value}</source>
@@ -763,6 +1436,7 @@
     <name>Heatmap</name>
     <message>
         <source>Keys</source>
+        <extracomment>How much presentation mode (F5) enlarges the text of every heatmap and plot.</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>

@@ -140,6 +140,30 @@ def test_a_refused_file_shows_one_line_and_changes_nothing(window, actions, mess
     assert states_equal(window.document.state, before)
 
 
+def test_a_refused_file_is_explained_in_the_portuguese_ui(window, actions, messages, tmp_path, qapp) -> None:
+    from attnviz.i18n import install_language
+
+    truncated = tmp_path / "cut.npy"
+    np.save(truncated, np.zeros((9, 9)))
+    truncated.write_bytes(truncated.read_bytes()[:200])
+    assert install_language(qapp, "pt_BR")
+    try:
+        before = window.document.version
+        assert not actions.open_file(truncated)
+        assert not actions.open_file(tmp_path / "gone.attnviz")
+        assert actions.save_as(tmp_path / "no-such-folder" / "s.attnviz") is False
+    finally:
+        install_language(qapp, "en")
+    assert window.document.version == before
+    assert messages[0] == ("Não foi possível abrir o arquivo",
+                           ("cut.npy: está truncado: seu cabeçalho promete 648 bytes de dados, mas só 72 bytes vêm "
+                            "depois dele"))
+    assert messages[1] == ("Não foi possível abrir o arquivo", "gone.attnviz: não existe")
+    title, text = messages[2]
+    assert title == "Não foi possível salvar"
+    assert text.startswith("s.attnviz: não pode ser gravado (") and "cannot" not in text
+
+
 def test_complete_tensor_files_open_without_asking(window, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
     rng = np.random.default_rng(3)
     arrays = {"Q": rng.standard_normal((1, 3, 4)), "K": rng.standard_normal((1, 5, 4)),
