@@ -13,6 +13,7 @@ import math
 import torch
 from torch import nn
 
+from ..tr import QT_TRANSLATE_NOOP, message
 from .errors import AttentionInputError
 from .masking import D2L_FILL, MaskSpec, _fill
 from .scoring import Additive, additive_scores
@@ -26,7 +27,8 @@ def masked_softmax(X: torch.Tensor, valid_lens: torch.Tensor | None) -> torch.Te
     if valid_lens is None:
         return nn.functional.softmax(X, dim=-1)
     if X.dim() != 3:
-        raise AttentionInputError(f"X must be 3-D (batch, queries, keys); got shape {tuple(X.shape)}")
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "X must be 3-D (batch, queries, keys); got shape "
+                                                                      "{shape}"), shape=tuple(X.shape)))
     batch, n_q, n_k = X.shape
     spec = MaskSpec.build(batch, n_q, n_k, X.device, valid_lens=valid_lens)
     allowed = spec.rows(0, n_q, X.device)
@@ -89,9 +91,9 @@ class DotProductAttention(nn.Module):
     ) -> torch.Tensor:
         d = queries.shape[-1]
         if keys.shape[-1] != d:
-            raise AttentionInputError(
-                f"dot-product attention needs queries and keys of the same length: d_q = {d}, d_k = {keys.shape[-1]}"
-            )
+            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
+                "Errors", "dot-product attention needs queries and keys of the same length: d_q = {d_q}, d_k = {d_k}"),
+                d_q=d, d_k=keys.shape[-1]))
         scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.bmm(self.dropout(self.attention_weights), values)

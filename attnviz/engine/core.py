@@ -78,9 +78,11 @@ def attend(
     mode = check_mask_mode(mask_mode)
     kept = _check_keep(keep)
     if isinstance(num_hiddens, bool) or not isinstance(num_hiddens, int) or num_hiddens < 1:
-        raise AttentionInputError(f"num_hiddens must be a whole number >= 1; got {num_hiddens!r}", "params")
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "num_hiddens must be a whole number >= 1; got "
+                                                                      "{value}"), value=repr(num_hiddens)), "params")
     if not (isinstance(dropout, (int, float)) and 0.0 <= float(dropout) <= 1.0):
-        raise AttentionInputError(f"dropout must be a probability between 0 and 1; got {dropout!r}", "dropout")
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "dropout must be a probability between 0 and 1; "
+                                                                      "got {value}"), value=repr(dropout)), "dropout")
 
     dev = resolve_device(device) if device is not None else _device_of(queries)
     dt = resolve_dtype(dtype, _default_dtype(queries))
@@ -104,10 +106,10 @@ def attend(
     except Exception as exc:
         if is_out_of_memory(exc):
             need = 4 * batch * n_q * n_k * torch.finfo(dt).bits // 8
-            raise DeviceOutOfMemoryError(
-                f"out of memory on {dev} for batch {batch}, {n_q} queries x {n_k} keys "
-                f"(about {need / 2**20:.0f} MiB of stages); use a smaller input or another device"
-            ) from exc
+            raise DeviceOutOfMemoryError(message(QT_TRANSLATE_NOOP(
+                "Errors", "out of memory on {device} for batch {batch}, {n_q} queries x {n_k} keys (about {mib} MiB "
+                          "of stages); use a smaller input or another device"),
+                device=str(dev), batch=batch, n_q=n_q, n_k=n_k, mib=f"{need / 2**20:.0f}")) from exc
         raise
     seconds = time.perf_counter() - start
     return AttentionResult(
@@ -133,9 +135,9 @@ def _check_keep(keep: str | Iterable[str]) -> frozenset[str]:
     names = frozenset(keep)
     unknown = names - set(STAGES)
     if unknown:
-        raise AttentionInputError(
-            f"unknown stage(s) {', '.join(sorted(unknown))} in keep: expected names from {', '.join(STAGES)}"
-        )
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
+            "Errors", "unknown stage(s) {names} in keep: expected names from {stages}"),
+            names=", ".join(sorted(unknown)), stages=", ".join(STAGES)))
     return names | {"weights", "output"}
 
 
@@ -153,19 +155,22 @@ def _as_input(x: object, name: str, dtype: torch.dtype, device: torch.device, al
     try:
         t = torch.as_tensor(x)
     except (TypeError, ValueError, RuntimeError) as exc:
-        raise AttentionInputError(f"{name} must be a numeric tensor or array; got {type(x).__name__}", name) from exc
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
+            "Errors", "{name} must be a numeric tensor or array; got {type}"),
+            name=_ROLE_NAMES.get(name, name), type=type(x).__name__), name) from exc
     if t.dtype == torch.bool or t.is_complex() or not (t.is_floating_point() or t.dtype in _INT_DTYPES):
-        raise AttentionInputError(f"{name} must hold real numbers; got dtype {t.dtype}", name)
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} must hold real numbers; got dtype {dtype}"),
+                                          name=_ROLE_NAMES.get(name, name), dtype=str(t.dtype)), name)
     if t.dim() != 3:
-        raise AttentionInputError(
-            f"{name} must be 3-D (batch, {'queries' if name == 'queries' else 'keys'}, features); "
-            f"got shape {tuple(t.shape)}",
-            "shape",
-        )
+        # Two whole sentences: the axis name is a word of the sentence, translated with it.
+        three_d = (QT_TRANSLATE_NOOP("Errors", "{name} must be 3-D (batch, queries, features); got shape {shape}")
+                   if name == "queries" else
+                   QT_TRANSLATE_NOOP("Errors", "{name} must be 3-D (batch, keys, features); got shape {shape}"))
+        raise AttentionInputError(message(three_d, name=_ROLE_NAMES.get(name, name), shape=tuple(t.shape)), "shape")
     if 0 in t.shape[:2]:
-        raise AttentionInputError(
-            f"{name} must have at least one batch element and one row; got shape {tuple(t.shape)}", "shape"
-        )
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
+            "Errors", "{name} must have at least one batch element and one row; got shape {shape}"),
+            name=_ROLE_NAMES.get(name, name), shape=tuple(t.shape)), "shape")
     if not allow_nonfinite and t.is_floating_point():
         finite = torch.isfinite(t)
         if not bool(finite.all()):

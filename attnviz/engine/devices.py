@@ -31,9 +31,8 @@ def resolve_dtype(dtype: str | torch.dtype | None, default: torch.dtype = torch.
             return dtype
     elif isinstance(dtype, str) and dtype.removeprefix("torch.") in DTYPES:
         return DTYPES[dtype.removeprefix("torch.")]
-    raise AttentionInputError(
-        f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}", "dtype"
-    )
+    raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "dtype must be one of {choices}; got {value}"),
+                                      choices=", ".join(DTYPES), value=repr(dtype)), "dtype")
 
 
 def _mps_available() -> bool:
@@ -61,7 +60,8 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
-        raise DeviceError(f"unknown device {device!r}: expected 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'") from exc
+        raise DeviceError(message(QT_TRANSLATE_NOOP("Errors", "unknown device {value}: expected 'auto', 'cpu', 'cuda', "
+                                                              "'cuda:N' or 'mps'"), value=repr(device))) from exc
     if dev.type == "cpu":
         return dev
     if dev.type == "cuda":
@@ -82,7 +82,8 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
             raise DeviceError(QT_TRANSLATE_NOOP(
                 "Errors", "device 'mps' is not available: this machine has no Apple GPU (MPS)"))
         return dev
-    raise DeviceError(f"device '{dev}' is not supported: use one of {', '.join(available_devices())}")
+    raise DeviceError(message(QT_TRANSLATE_NOOP("Errors", "device '{device}' is not supported: use one of {choices}"),
+                              device=str(dev), choices=", ".join(available_devices())))
 
 
 def is_out_of_memory(exc: BaseException) -> bool:

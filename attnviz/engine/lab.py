@@ -22,7 +22,7 @@ import torch
 
 from .core import attend
 from .errors import AttentionInputError
-from .masking import CAUSAL_ALIGNMENTS, MASK_MODES, MaskSpec
+from .masking import CAUSAL_ALIGNMENTS, MASK_MODES, MaskSpec, causal_problem
 from .result import AttentionResult
 from ..tr import QT_TRANSLATE_NOOP, message, plural
 
@@ -137,9 +137,9 @@ class LabReport:
         ref = self.reference if reference is None else reference
         for n in (name, ref):
             if n not in self.conventions:
-                raise AttentionInputError(
-                    f"unknown convention {n!r}: expected one of {', '.join(self.conventions)}", "mask"
-                )
+                raise AttentionInputError(message(QT_TRANSLATE_NOOP(
+                    "Errors", "unknown convention {value}: expected one of {choices}"),
+                    value=repr(n), choices=", ".join(self.conventions)), "mask")
         if ref == self.reference and name in self.disagreements:
             return self.disagreements[name]
         return _compare(self, self.conventions[name], self.conventions[ref])
@@ -177,7 +177,8 @@ def compare_conventions(
     """
     for own in ("mask_mode", "keep"):
         if own in attend_kwargs:
-            raise AttentionInputError(f"compare_conventions runs every mask mode itself: do not pass {own}", "mask")
+            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
+                "Errors", "compare_conventions runs every mask mode itself: do not pass {name}"), name=own), "mask")
     intended = _alignment(causal)
     alignments: tuple[str | None, ...] = CAUSAL_ALIGNMENTS if intended is not None else (None,)
 
@@ -232,7 +233,7 @@ def _alignment(causal: bool | str | None) -> str | None:
     if causal is None or causal is False:
         return None
     if causal not in CAUSAL_ALIGNMENTS:
-        raise AttentionInputError(f"causal must be None, True, 'top_left' or 'bottom_right'; got {causal!r}", "mask")
+        raise AttentionInputError(causal_problem(causal), "mask")
     return str(causal)
 
 

@@ -14,7 +14,7 @@ from typing import Callable
 import torch
 
 from .errors import AttentionInputError
-from ..tr import QT_TRANSLATE_NOOP
+from ..tr import QT_TRANSLATE_NOOP, message
 
 #: The fill value of the book's ``masked_softmax``.
 D2L_FILL = -1e6
@@ -111,9 +111,9 @@ def check_mask_mode(mask_mode: str) -> MaskMode:
     try:
         return MASK_MODES[mask_mode]
     except (KeyError, TypeError):
-        raise AttentionInputError(
-            f"unknown mask_mode {mask_mode!r}: expected one of {', '.join(MASK_MODES)}", "mask"
-        ) from None
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "unknown mask_mode {value}: expected one of "
+                                                                      "{choices}"),
+                                          value=repr(mask_mode), choices=", ".join(MASK_MODES)), "mask") from None
 
 
 def check_valid_lens(
@@ -128,26 +128,34 @@ def check_valid_lens(
         return None
     vl = torch.as_tensor(valid_lens)
     if vl.dtype == torch.bool or vl.is_complex() or not (vl.is_floating_point() or _is_int(vl)):
-        raise AttentionInputError(f"valid_lens must hold whole numbers, got dtype {vl.dtype}", "valid_lens")
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "valid_lens must hold whole numbers, got dtype "
+                                                                      "{dtype}"), dtype=str(vl.dtype)), "valid_lens")
     if vl.shape not in ((batch,), (batch, n_queries)):
-        raise AttentionInputError(
-            f"valid_lens must have shape ({batch},) or ({batch}, {n_queries}) for a batch of "
-            f"{batch} with {n_queries} queries; got shape {tuple(vl.shape)}",
-            "valid_lens",
-        )
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
+            "Errors", "valid_lens must have shape ({batch},) or ({batch}, {n_q}) for a batch of {batch} with {n_q} "
+                      "queries; got shape {shape}"),
+            batch=batch, n_q=n_queries, shape=tuple(vl.shape)), "valid_lens")
     if vl.is_floating_point():
         if torch.isnan(vl).any():
-            raise AttentionInputError("valid_lens contains NaN", "valid_lens")
+            raise AttentionInputError(QT_TRANSLATE_NOOP("Errors", "valid_lens contains NaN"), "valid_lens")
         if torch.isinf(vl).any():
-            raise AttentionInputError("valid_lens contains an infinite value", "valid_lens")
+            raise AttentionInputError(QT_TRANSLATE_NOOP("Errors", "valid_lens contains an infinite value"), "valid_lens")
         fractional = vl != torch.floor(vl)
         if fractional.any():
             bad = vl[fractional][0].item()
-            raise AttentionInputError(f"valid lengths must be whole numbers; got {bad:g}", "valid_lens")
+            raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "valid lengths must be whole numbers; got "
+                                                                          "{value}"), value=f"{bad:g}"), "valid_lens")
     if (vl < 0).any():
         bad = vl[vl < 0][0].item()
-        raise AttentionInputError(f"valid lengths must be >= 0; got {bad:g}", "valid_lens")
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "valid lengths must be >= 0; got {value}"),
+                                          value=f"{bad:g}"), "valid_lens")
     return vl.to(device=device, dtype=torch.int64)
+
+
+def causal_problem(causal: object) -> str:
+    """The error for a ``causal`` argument that is none of the accepted values."""
+    return message(QT_TRANSLATE_NOOP("Errors", "causal must be None, True, 'top_left' or 'bottom_right'; got {value}"),
+                   value=repr(causal))
 
 
 def _is_int(t: torch.Tensor) -> bool:
@@ -157,14 +165,17 @@ def _is_int(t: torch.Tensor) -> bool:
 def _check_bool_mask(mask: object, name: str, shapes: tuple[tuple[int, ...], ...], device: torch.device) -> torch.Tensor:
     m = torch.as_tensor(mask)
     if m.dtype != torch.bool:
-        raise AttentionInputError(
-            f"{name} must be a boolean tensor (an additive float mask is a mask_mode, not a source); "
-            f"got dtype {m.dtype}",
-            "mask",
-        )
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
+            "Errors", "{name} must be a boolean tensor (an additive float mask is a mask_mode, not a source); got "
+                      "dtype {dtype}"), name=name, dtype=str(m.dtype)), "mask")
     if tuple(m.shape) not in shapes:
-        expected = " or ".join(str(s) for s in shapes)
-        raise AttentionInputError(f"{name} must have shape {expected}; got {tuple(m.shape)}", "mask")
+        if len(shapes) == 1:
+            wrong = message(QT_TRANSLATE_NOOP("Errors", "{name} must have shape {shape}; got {got}"),
+                            name=name, shape=shapes[0], got=tuple(m.shape))
+        else:
+            wrong = message(QT_TRANSLATE_NOOP("Errors", "{name} must have shape {shape} or {other}; got {got}"),
+                            name=name, shape=shapes[0], other=shapes[1], got=tuple(m.shape))
+        raise AttentionInputError(wrong, "mask")
     return m.to(device)
 
 
@@ -196,9 +207,7 @@ class MaskSpec:
         elif causal is False:
             causal = None
         if causal is not None and causal not in CAUSAL_ALIGNMENTS:
-            raise AttentionInputError(
-                f"causal must be None, True, 'top_left' or 'bottom_right'; got {causal!r}", "mask"
-            )
+            raise AttentionInputError(causal_problem(causal), "mask")
         am = None
         if attn_mask is not None:
             am = _check_bool_mask(

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .core import _resolve_params
+from ..tr import QT_TRANSLATE_NOOP, message
+from .core import _ROLE_NAMES, _resolve_params
 from .errors import AttentionInputError
 from .masking import MaskSpec
 from .scoring import Params, get_scoring
@@ -80,9 +81,9 @@ def scaling_curves(
     """
     dims_arr = _check_dims(dims)
     if isinstance(n_keys, bool) or not isinstance(n_keys, int) or n_keys < 1:
-        raise AttentionInputError(f"n_keys must be a whole number >= 1; got {n_keys!r}", "shape")
+        raise AttentionInputError(message(_AT_LEAST, name="n_keys", low=1, value=repr(n_keys)), "shape")
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 2:
-        raise AttentionInputError(f"samples must be a whole number >= 2; got {samples!r}", "shape")
+        raise AttentionInputError(message(_AT_LEAST, name="samples", low=2, value=repr(samples)), "shape")
     gen = torch.Generator().manual_seed(int(seed))
     d_max = int(dims_arr.max())
     q = torch.randn((samples, d_max), generator=gen, dtype=torch.float64)
@@ -107,15 +108,20 @@ def scaling_curves(
     return result
 
 
+_AT_LEAST = QT_TRANSLATE_NOOP("Errors", "{name} must be a whole number >= {low}; got {value}")
+
+
 def _check_dims(dims: tuple[int, ...] | list[int]) -> np.ndarray:
     try:
         arr = np.asarray(dims)
     except (TypeError, ValueError):
         arr = np.asarray([])
     if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu" or (arr < 1).any():
-        raise AttentionInputError(f"dims must be a non-empty list of whole numbers >= 1; got {dims!r}", "shape")
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "dims must be a non-empty list of whole numbers "
+                                                                      ">= 1; got {value}"), value=repr(dims)), "shape")
     if int(arr.max()) > 1 << 16:
-        raise AttentionInputError(f"dims above 65536 are not supported; got {int(arr.max())}", "shape")
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "dims above 65536 are not supported; got {value}"),
+                                          value=int(arr.max())), "shape")
     return arr.astype(np.int64)
 
 
@@ -123,18 +129,23 @@ def _tensor3(x: object, name: str) -> torch.Tensor:
     try:
         t = torch.as_tensor(x).detach().to("cpu", torch.float64)
     except (TypeError, ValueError, RuntimeError) as exc:
-        raise AttentionInputError(f"{name} must be a numeric array; got {type(x).__name__}", name) from exc
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} must be a numeric array; got {type}"),
+                                          name=_ROLE_NAMES.get(name, name), type=type(x).__name__), name) from exc
     if t.dim() != 3 or 0 in t.shape:
-        raise AttentionInputError(f"{name} must be 3-D (batch, rows, features) and not empty; got shape {tuple(t.shape)}", "shape")
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
+            "Errors", "{name} must be 3-D (batch, rows, features) and not empty; got shape {shape}"),
+            name=_ROLE_NAMES.get(name, name), shape=tuple(t.shape)), "shape")
     if not bool(torch.isfinite(t).all()):
-        raise AttentionInputError(f"{name} contains NaN or Inf", name)
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} contains NaN or Inf"),
+                                          name=_ROLE_NAMES.get(name, name)), name)
     return t
 
 
 def _allowed(q: torch.Tensor, k: torch.Tensor, valid_lens: object) -> torch.Tensor:
     """(B, Q, K) bool: the pairs the valid lengths allow (all, without valid lengths)."""
     if q.shape[0] != k.shape[0]:
-        raise AttentionInputError(f"batch sizes differ: queries {q.shape[0]}, keys {k.shape[0]}", "shape")
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "batch sizes differ: queries {q}, keys {k}"),
+                                          q=q.shape[0], k=k.shape[0]), "shape")
     spec = MaskSpec.build(q.shape[0], q.shape[1], k.shape[1], torch.device("cpu"), valid_lens=valid_lens)
     return spec.full(torch.device("cpu"))
 
@@ -155,11 +166,9 @@ def current_point(queries: object, keys: object, valid_lens: object = None) -> d
     k = _tensor3(keys, "keys")
     d = q.shape[2]
     if k.shape[2] != d:
-        raise AttentionInputError(
-            f"the scaling view compares dot products, which need queries and keys of the same length: "
-            f"d_q = {d}, d_k = {k.shape[2]}",
-            "shape",
-        )
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
+            "Errors", "the scaling view compares dot products, which need queries and keys of the same length: "
+                      "d_q = {d_q}, d_k = {d_k}"), d_q=d, d_k=k.shape[2]), "shape")
     allowed = _allowed(q, k, valid_lens)
     rows = allowed.any(-1)
     result: dict[str, float] = {
@@ -231,9 +240,10 @@ def tanh_saturation(
     pairs a seeded random sample of them is used (``sampled`` says so).
     """
     if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-        raise AttentionInputError(f"bins must be a whole number >= 1; got {bins!r}", "shape")
+        raise AttentionInputError(message(_AT_LEAST, name="bins", low=1, value=repr(bins)), "shape")
     if not (isinstance(threshold, (int, float)) and 0.0 < float(threshold) < 1.0):
-        raise AttentionInputError(f"threshold must be between 0 and 1; got {threshold!r}", "shape")
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "threshold must be between 0 and 1; got {value}"),
+                                          value=repr(threshold)), "shape")
     q = _tensor3(queries, "queries")
     k = _tensor3(keys, "keys")
     allowed = _allowed(q, k, valid_lens)

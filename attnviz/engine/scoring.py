@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP
+from ..tr import QT_TRANSLATE_NOOP, message
 from .errors import AttentionInputError
 
 Params = dict[str, torch.Tensor]
@@ -59,9 +59,9 @@ def get_scoring(name: str) -> ScoringFunction:
     try:
         return SCORINGS[name]
     except (KeyError, TypeError):
-        raise AttentionInputError(
-            f"unknown scoring function {name!r}: expected one of {', '.join(SCORINGS)}", "scoring"
-        ) from None
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "unknown scoring function {value}: expected one "
+                                                                      "of {choices}"),
+                                          value=repr(name), choices=", ".join(SCORINGS)), "scoring") from None
 
 
 def _uniform(shape: tuple[int, ...], fan_in: int, generator: torch.Generator) -> torch.Tensor:
@@ -185,15 +185,17 @@ def check_params(scoring: ScoringFunction, params: Params, d_q: int, d_k: int, n
     expected = scoring.param_shapes(d_q, d_k, num_hiddens)
     for key, shape in expected.items():
         if key not in params:
-            raise AttentionInputError(
-                f"{scoring.name} scoring needs parameter {key!r} of shape {shape}; it is missing", "params"
-            )
+            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
+                "Errors", "{scoring} scoring needs parameter {key} of shape {shape}; it is missing"),
+                scoring=scoring.name, key=repr(key), shape=shape), "params")
         got = tuple(params[key].shape)
         if got != shape:
-            raise AttentionInputError(
-                f"{scoring.name} parameter {key!r} must have shape {shape} for d_q={d_q}, "
-                f"d_k={d_k}, num_hiddens={num_hiddens}; got {got}",
-                "params",
-            )
+            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
+                "Errors", "{scoring} parameter {key} must have shape {shape} for d_q={d_q}, d_k={d_k}, "
+                          "num_hiddens={num_hiddens}; got {got}"),
+                scoring=scoring.name, key=repr(key), shape=shape, d_q=d_q, d_k=d_k, num_hiddens=num_hiddens, got=got),
+                "params")
         if not torch.isfinite(params[key]).all():
-            raise AttentionInputError(f"{scoring.name} parameter {key!r} contains NaN or Inf", "params")
+            raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{scoring} parameter {key} contains NaN or "
+                                                                          "Inf"), scoring=scoring.name, key=repr(key)),
+                                      "params")

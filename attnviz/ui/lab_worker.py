@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from ..document import Snapshot, State
 from ..i18n import translate
-from ..tr import QT_TRANSLATE_NOOP, message
+from ..tr import QT_TRANSLATE_NOOP, exception_message, message
 
 if TYPE_CHECKING:
     from ..engine.lab import LabReport
@@ -151,7 +151,7 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
                     num_hiddens=s.num_hiddens, seed=s.param_seed, allow_nonfinite=s.allow_nonfinite,
                 )
         except AttentionInputError as exc:
-            return LabOutcome(snapshot.version, error=str(exc), error_field=exc.field)
+            return LabOutcome(snapshot.version, error=exception_message(exc), error_field=exc.field)
         conventions: dict[str, ConventionView] = {}
         for name, conv in report.conventions.items():
             diff = report.disagreements.get(name)
@@ -227,7 +227,7 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
         try:
             point = current_point(q, k, lens)
         except AttentionInputError as exc:
-            note = str(exc)
+            note = exception_message(exc)
         n_keys = state.n_keys
         if point is not None and math.isfinite(point["n_keys"]):
             n_keys = round(point["n_keys"])
@@ -239,7 +239,7 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
                 saturation = tanh_saturation(q, k, params, num_hiddens=s.num_hiddens, seed=s.param_seed,
                                              valid_lens=lens)
             except AttentionInputError as exc:
-                sat_note = str(exc)
+                sat_note = exception_message(exc)
         else:
             sat_note = QT_TRANSLATE_NOOP("LabWorker", "tanh saturation concerns additive attention: choose the "
                                                       "additive scoring function to see it")

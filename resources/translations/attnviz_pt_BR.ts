@@ -283,8 +283,44 @@
         <translation>erro inesperado: {error}</translation>
     </message>
     <message>
-        <source>{name} contains {kind} at index {idx}</source>
+        <source>num_hiddens must be a whole number &gt;= 1; got {value}</source>
         <extracomment>Elements of one block of scores (rows x K): 1 Mi floats = 4 MiB, a few of which stay in the L3 cache; smaller blocks cost more in per-operation overhead than they gain (measured). Elements of the largest temporary a scoring function may build per block (additive attention&apos;s features): 16 Mi floats = 64 MiB in float32.</extracomment>
+        <translation>num_hiddens deve ser um número inteiro &gt;= 1; veio {value}</translation>
+    </message>
+    <message>
+        <source>dropout must be a probability between 0 and 1; got {value}</source>
+        <translation>o dropout deve ser uma probabilidade entre 0 e 1; veio {value}</translation>
+    </message>
+    <message>
+        <source>out of memory on {device} for batch {batch}, {n_q} queries x {n_k} keys (about {mib} MiB of stages); use a smaller input or another device</source>
+        <translation>memória insuficiente em {device} para um lote de {batch}, {n_q} consultas x {n_k} chaves (cerca de {mib} MiB de etapas); use uma entrada menor ou outro dispositivo</translation>
+    </message>
+    <message>
+        <source>unknown stage(s) {names} in keep: expected names from {stages}</source>
+        <translation>etapa(s) desconhecida(s) {names} em keep: esperavam-se nomes entre {stages}</translation>
+    </message>
+    <message>
+        <source>{name} must be a numeric tensor or array; got {type}</source>
+        <translation>{name}: esperava-se um tensor ou array numérico; veio {type}</translation>
+    </message>
+    <message>
+        <source>{name} must hold real numbers; got dtype {dtype}</source>
+        <translation>{name}: esperavam-se números reais; veio o dtype {dtype}</translation>
+    </message>
+    <message>
+        <source>{name} must be 3-D (batch, queries, features); got shape {shape}</source>
+        <translation>{name}: esperava-se 3-D (lote, consultas, características); veio o formato {shape}</translation>
+    </message>
+    <message>
+        <source>{name} must be 3-D (batch, keys, features); got shape {shape}</source>
+        <translation>{name}: esperava-se 3-D (lote, chaves, características); veio o formato {shape}</translation>
+    </message>
+    <message>
+        <source>{name} must have at least one batch element and one row; got shape {shape}</source>
+        <translation>{name}: é preciso ao menos um elemento de lote e uma linha; veio o formato {shape}</translation>
+    </message>
+    <message>
+        <source>{name} contains {kind} at index {idx}</source>
         <translation>{kind} em {name}, no índice {idx}</translation>
     </message>
     <message>
@@ -312,6 +348,14 @@
         <translation>a pontuação {scoring} exige consultas e chaves do mesmo comprimento: d_q = {d_q}, d_k = {d_k} (as pontuações aditiva e bilinear aceitam comprimentos diferentes)</translation>
     </message>
     <message>
+        <source>dtype must be one of {choices}; got {value}</source>
+        <translation>o dtype deve ser um destes: {choices}; veio {value}</translation>
+    </message>
+    <message>
+        <source>unknown device {value}: expected &apos;auto&apos;, &apos;cpu&apos;, &apos;cuda&apos;, &apos;cuda:N&apos; or &apos;mps&apos;</source>
+        <translation>dispositivo desconhecido {value}: esperava-se &apos;auto&apos;, &apos;cpu&apos;, &apos;cuda&apos;, &apos;cuda:N&apos; ou &apos;mps&apos;</translation>
+    </message>
+    <message>
         <source>{n} CUDA device</source>
         <translation>{n} dispositivo CUDA</translation>
     </message>
@@ -330,6 +374,125 @@
     <message>
         <source>device &apos;mps&apos; is not available: this machine has no Apple GPU (MPS)</source>
         <translation>o dispositivo &apos;mps&apos; não está disponível: esta máquina não tem GPU Apple (MPS)</translation>
+    </message>
+    <message>
+        <source>device &apos;{device}&apos; is not supported: use one of {choices}</source>
+        <translation>o dispositivo &apos;{device}&apos; não é suportado: use um destes: {choices}</translation>
+    </message>
+    <message>
+        <source>X must be 3-D (batch, queries, keys); got shape {shape}</source>
+        <translation>X deve ser 3-D (lote, consultas, chaves); veio o formato {shape}</translation>
+    </message>
+    <message>
+        <source>dot-product attention needs queries and keys of the same length: d_q = {d_q}, d_k = {d_k}</source>
+        <extracomment>Largest feature block built at once, in elements (64 MiB in float32).</extracomment>
+        <translation>a atenção por produto escalar exige consultas e chaves do mesmo comprimento: d_q = {d_q}, d_k = {d_k}</translation>
+    </message>
+    <message>
+        <source>unknown convention {value}: expected one of {choices}</source>
+        <translation>convenção desconhecida {value}: esperava-se uma destas: {choices}</translation>
+    </message>
+    <message>
+        <source>compare_conventions runs every mask mode itself: do not pass {name}</source>
+        <translation>compare_conventions executa ele mesmo todos os modos de máscara: não passe {name}</translation>
+    </message>
+    <message>
+        <source>unknown mask_mode {value}: expected one of {choices}</source>
+        <translation>mask_mode desconhecido {value}: esperava-se um destes: {choices}</translation>
+    </message>
+    <message>
+        <source>valid_lens must hold whole numbers, got dtype {dtype}</source>
+        <translation>valid_lens deve conter números inteiros, veio o dtype {dtype}</translation>
+    </message>
+    <message>
+        <source>valid_lens must have shape ({batch},) or ({batch}, {n_q}) for a batch of {batch} with {n_q} queries; got shape {shape}</source>
+        <translation>valid_lens deve ter formato ({batch},) ou ({batch}, {n_q}) para um lote de {batch} com {n_q} consultas; veio o formato {shape}</translation>
+    </message>
+    <message>
+        <source>valid_lens contains NaN</source>
+        <translation>valid_lens contém NaN</translation>
+    </message>
+    <message>
+        <source>valid_lens contains an infinite value</source>
+        <translation>valid_lens contém um valor infinito</translation>
+    </message>
+    <message>
+        <source>valid lengths must be whole numbers; got {value}</source>
+        <translation>os comprimentos válidos devem ser números inteiros; veio {value}</translation>
+    </message>
+    <message>
+        <source>valid lengths must be &gt;= 0; got {value}</source>
+        <translation>os comprimentos válidos devem ser &gt;= 0; veio {value}</translation>
+    </message>
+    <message>
+        <source>causal must be None, True, &apos;top_left&apos; or &apos;bottom_right&apos;; got {value}</source>
+        <translation>causal deve ser None, True, &apos;top_left&apos; ou &apos;bottom_right&apos;; veio {value}</translation>
+    </message>
+    <message>
+        <source>{name} must be a boolean tensor (an additive float mask is a mask_mode, not a source); got dtype {dtype}</source>
+        <translation>{name} deve ser um tensor booleano (uma máscara float aditiva é um mask_mode, não uma fonte); veio o dtype {dtype}</translation>
+    </message>
+    <message>
+        <source>{name} must have shape {shape}; got {got}</source>
+        <translation>{name} deve ter formato {shape}; veio {got}</translation>
+    </message>
+    <message>
+        <source>{name} must have shape {shape} or {other}; got {got}</source>
+        <translation>{name} deve ter formato {shape} ou {other}; veio {got}</translation>
+    </message>
+    <message>
+        <source>{name} must be a whole number &gt;= {low}; got {value}</source>
+        <extracomment>The d of the default curves: 1, 2, 4, ..., 1024. Names of the per-d statistics in ``scaling_curves`` (each also with &quot;_scaled&quot;/&quot;_unscaled&quot;).</extracomment>
+        <translation>{name} deve ser um número inteiro &gt;= {low}; veio {value}</translation>
+    </message>
+    <message>
+        <source>dims must be a non-empty list of whole numbers &gt;= 1; got {value}</source>
+        <translation>dims deve ser uma lista não vazia de números inteiros &gt;= 1; veio {value}</translation>
+    </message>
+    <message>
+        <source>dims above 65536 are not supported; got {value}</source>
+        <translation>valores de dims acima de 65536 não são suportados; veio {value}</translation>
+    </message>
+    <message>
+        <source>{name} must be a numeric array; got {type}</source>
+        <translation>{name}: esperava-se um array numérico; veio {type}</translation>
+    </message>
+    <message>
+        <source>{name} must be 3-D (batch, rows, features) and not empty; got shape {shape}</source>
+        <translation>{name}: esperava-se 3-D (lote, linhas, características) e não vazio; veio o formato {shape}</translation>
+    </message>
+    <message>
+        <source>{name} contains NaN or Inf</source>
+        <translation>NaN ou Inf em {name}</translation>
+    </message>
+    <message>
+        <source>batch sizes differ: queries {q}, keys {k}</source>
+        <translation>os tamanhos de lote diferem: consultas {q}, chaves {k}</translation>
+    </message>
+    <message>
+        <source>the scaling view compares dot products, which need queries and keys of the same length: d_q = {d_q}, d_k = {d_k}</source>
+        <translation>o laboratório de escala compara produtos escalares, que exigem consultas e chaves do mesmo comprimento: d_q = {d_q}, d_k = {d_k}</translation>
+    </message>
+    <message>
+        <source>threshold must be between 0 and 1; got {value}</source>
+        <translation>threshold deve estar entre 0 e 1; veio {value}</translation>
+    </message>
+    <message>
+        <source>unknown scoring function {value}: expected one of {choices}</source>
+        <extracomment>LaTeX of a(q, k), for the app&apos;s formula panel. Queries and keys must have the same length d.</extracomment>
+        <translation>função de pontuação desconhecida {value}: esperava-se uma destas: {choices}</translation>
+    </message>
+    <message>
+        <source>{scoring} scoring needs parameter {key} of shape {shape}; it is missing</source>
+        <translation>a pontuação {scoring} exige o parâmetro {key} de formato {shape}, que está faltando</translation>
+    </message>
+    <message>
+        <source>{scoring} parameter {key} must have shape {shape} for d_q={d_q}, d_k={d_k}, num_hiddens={num_hiddens}; got {got}</source>
+        <translation>o parâmetro {key} de {scoring} deve ter formato {shape} para d_q={d_q}, d_k={d_k}, num_hiddens={num_hiddens}; veio {got}</translation>
+    </message>
+    <message>
+        <source>{scoring} parameter {key} contains NaN or Inf</source>
+        <translation>o parâmetro {key} de {scoring} contém NaN ou Inf</translation>
     </message>
 </context>
 <context>
@@ -2134,7 +2297,7 @@
     <name>MaskModes</name>
     <message>
         <source>Book (-1e6 fill)</source>
-        <extracomment>Turn (scores, allowed) into the tensor the softmax sees. Rows with no allowed key get zero weights (instead of whatever the softmax gives). The mask is read with the opposite polarity (True = ignore). The value masked scores are replaced by, when the mode is a plain fill (None: it is not). A plain fill lets the engine mask a row&apos;s tail in place instead of building a mask.</extracomment>
+        <extracomment>The fill value of the book&apos;s ``masked_softmax``. Turn (scores, allowed) into the tensor the softmax sees. Rows with no allowed key get zero weights (instead of whatever the softmax gives). The mask is read with the opposite polarity (True = ignore). The value masked scores are replaced by, when the mode is a plain fill (None: it is not). A plain fill lets the engine mask a row&apos;s tail in place instead of building a mask.</extracomment>
         <translation>Livro (preenchimento -1e6)</translation>
     </message>
     <message>
@@ -2995,7 +3158,6 @@
     <name>Scoring</name>
     <message>
         <source>Dot product (unscaled)</source>
-        <extracomment>LaTeX of a(q, k), for the app&apos;s formula panel. Queries and keys must have the same length d.</extracomment>
         <translation>Produto escalar (sem escala)</translation>
     </message>
     <message>
