@@ -9,16 +9,21 @@ No window is shown: the computation runs synchronously (``compute.run_state``), 
 laid out off screen and grabbed. Without a display (Linux, no ``DISPLAY``/``WAYLAND_DISPLAY``) Qt
 is switched to its ``offscreen`` platform. Every failure, from a typo in an option to an engine
 error, ends with exit status 1 (2 for usage errors) and ONE line on stderr, never a traceback.
-Qt and torch are imported only once the inputs have been read and checked.
+Qt widgets and torch are imported only once the inputs have been read and checked.
+
+What it prints is in the system's language (``LANGUAGE``, ``LC_ALL``, ``LANG``: Portuguese for
+any Portuguese, else English), not the app's saved choice: a script that sets ``LANG=C`` gets
+English. argparse's own words (``--help``, its error texts) stay English, and so does the image.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -32,8 +37,12 @@ from .io.state_io import (
     SCORING_NAMES,
     is_session_path,
 )
+from .tr import QT_TRANSLATE_NOOP, Message, Source, exception_message, one_line
+from .tr import message as fill
 
-if TYPE_CHECKING:  # Qt and torch load only when an image is actually drawn
+if TYPE_CHECKING:  # Qt widgets and torch load only when an image is actually drawn
+    from PySide6.QtCore import QCoreApplication
+
     from .compute import ViewData
     from .ui.export import WeightsFigure
 
@@ -46,11 +55,17 @@ EXIT_USAGE = 2
 MAX_SIDE = 16384  # pixels; a bigger image is a typo, not a figure
 
 
+# "<what>: <what is wrong>" lines: the shape is the same in every language shipped, so the
+# template is left unmarked (empty context) and only the values are translated.
+_LINE = Source("", "{name}: {problem}")
+
+
 class RenderError(Exception):
-    """A reason to stop, already phrased for the user (one line)."""
+    """A reason to stop, already phrased for the user (one line; a ``Message`` stays one, so it
+    is printed in the system's language)."""
 
     def __init__(self, message: str, status: int = EXIT_FAILED) -> None:
-        super().__init__(" ".join(message.split()))
+        super().__init__(one_line(message))
         self.status = status
 
 
@@ -58,7 +73,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse prints the usage and the error on several lines; we promise one line."""
 
     def error(self, message: str) -> NoReturn:
-        raise RenderError(f"{message} (see {PROG} --help)", EXIT_USAGE)
+        raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "{error} (see {prog} --help)"), error=message, prog=PROG),
+                          EXIT_USAGE)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,17 +108,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def render_main(argv: Sequence[str] | None = None) -> int:
     """Run ``attnviz render`` with ``argv`` (without the word "render"); returns the exit status."""
+    voice = _Voice()
     try:
-        return _render(list(sys.argv[1:] if argv is None else argv))
+        return _render(list(sys.argv[1:] if argv is None else argv), voice)
     except RenderError as exc:
-        _fail_line(str(exc))
+        _fail_line(voice.text(exception_message(exc)))
         return exc.status
     except KeyboardInterrupt:
-        _fail_line("interrupted")
+        _fail_line(voice.text(QT_TRANSLATE_NOOP("Render", "interrupted")))
         return 130
     except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
-        _fail_line(f"unexpected error: {type(exc).__name__}: {exc}")
+        _fail_line(voice.text(fill(QT_TRANSLATE_NOOP("Render", "unexpected error: {error}"),
+                                   error=f"{type(exc).__name__}: {exc}")))
         return EXIT_FAILED
+    finally:
+        voice.close()
 
 
 def main() -> int:
@@ -114,7 +134,50 @@ def _fail_line(message: str) -> None:
     print(f"{PROG}: " + " ".join(message.split()), file=sys.stderr)
 
 
-def _render(argv: list[str]) -> int:
+class _Voice:
+    """Text for the terminal in the system's language.
+
+    English needs nothing. Otherwise the first text marked for translation makes the
+    QApplication a drawing needs anyway (or uses the one there is: the GUI, tests) and installs
+    the system's catalogue; :meth:`close` puts back the language that was installed before, so
+    a render run inside the app leaves the app's language alone.
+    """
+
+    def __init__(self) -> None:
+        self._ready = False
+        self._restore: str | None = None
+
+    def text(self, text: str) -> str:
+        """``text`` (English, a ``Source`` or a ``Message``) in the system's language."""
+        if not isinstance(text, (Source, Message)):
+            return str(text)
+        try:
+            self._install()
+            from .i18n import tr_text
+
+            return tr_text(text)
+        except Exception:  # noqa: BLE001 - a broken catalogue or Qt must not hide the message itself
+            return str(text)
+
+    def _install(self) -> None:
+        if self._ready:
+            return
+        self._ready = True
+        from .i18n import current_language, install_language, system_language
+
+        code, before = system_language(), current_language()
+        if code != before and install_language(_application(), code):
+            self._restore = before
+
+    def close(self) -> None:
+        if self._restore is not None:
+            from .i18n import install_language
+
+            install_language(None, self._restore)
+            self._restore = None
+
+
+def _render(argv: list[str], voice: _Voice) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -124,13 +187,15 @@ def _render(argv: list[str]) -> int:
 
     if args.list_presets:
         for preset in PRESETS.values():
-            print(f"{preset.name:22} {preset.title}")
+            print(f"{preset.name:22} {voice.text(preset.title)}")
         return 0
     if not args.out:
-        raise RenderError(f"--out FILE is required (see {PROG} --help)", EXIT_USAGE)
+        raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--out FILE is required (see {prog} --help)"), prog=PROG),
+                          EXIT_USAGE)
     out = Path(args.out)
     if out.suffix.lower() not in (".png", ".svg"):
-        raise RenderError(f"--out {args.out}: the image must end in .png or .svg", EXIT_USAGE)
+        raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--out {out}: the image must end in .png or .svg"),
+                               out=args.out), EXIT_USAGE)
     _check_out_dir(out)
     size = _parse_size(args.size) if args.size else None
     colormap = _check_colormap(args.colormap) if args.colormap else None
@@ -138,7 +203,8 @@ def _render(argv: list[str]) -> int:
     notes: list[str] = []
     if args.preset is not None:
         if args.preset not in PRESETS:
-            raise RenderError(f"unknown preset {args.preset!r}; choose one of {', '.join(PRESETS)}", EXIT_USAGE)
+            raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "unknown preset {name}; choose one of {choices}"),
+                                   name=repr(args.preset), choices=", ".join(PRESETS)), EXIT_USAGE)
         state, source = PRESETS[args.preset].build(), args.preset
     else:
         state, source = _load(args, notes)
@@ -148,17 +214,19 @@ def _render(argv: list[str]) -> int:
 
     outcome = run_state(state)
     if outcome.error is not None or outcome.view is None:
-        raise RenderError(f"{source}: {outcome.error or 'no result'}")
+        raise RenderError(fill(_LINE, name=source,
+                               problem=outcome.error or QT_TRANSLATE_NOOP("Render", "no result")))
     view = outcome.view
     n_batch = int(view.weights.shape[0])
     if args.batch is not None and not 0 <= args.batch < n_batch:
-        raise RenderError(f"--batch {args.batch} is out of range: the input has {n_batch} batch "
-                          f"element(s), 0-{n_batch - 1}", EXIT_USAGE)
+        raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--batch {batch} is out of range: the input has {n} batch "
+                                                           "element(s), 0-{last}"),
+                               batch=args.batch, n=n_batch, last=n_batch - 1), EXIT_USAGE)
     batches = None if args.batch is None else [args.batch]
     _draw(view, out, source=source, state=state, batches=batches, colormap=colormap, size=size)
     for note in notes:
-        print(f"note: {note}")
-    print(f"wrote {out}")
+        print(voice.text(fill(QT_TRANSLATE_NOOP("Render", "note: {note}"), note=note)))
+    print(voice.text(fill(QT_TRANSLATE_NOOP("Render", "wrote {path}"), path=str(out))))
     return 0
 
 
@@ -166,18 +234,22 @@ def _check_out_dir(out: Path) -> None:
     # Checked before any work, so a typo in the folder does not cost a computation.
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
-        raise RenderError(f"{out}: cannot be written (the folder {parent} does not exist)")
+        raise RenderError(fill(_LINE, name=str(out), problem=fill(QT_TRANSLATE_NOOP(
+            "Render", "cannot be written (the folder {folder} does not exist)"), folder=str(parent))))
     if out.is_dir():
-        raise RenderError(f"{out}: is a folder, not an image file")
+        raise RenderError(fill(_LINE, name=str(out), problem=QT_TRANSLATE_NOOP("Render", "is a folder, not an image "
+                                                                                         "file")))
 
 
 def _parse_size(text: str) -> tuple[int, int]:
     match = re.fullmatch(r"\s*(\d{1,6})\s*[xX×]\s*(\d{1,6})\s*", text)
     if not match:
-        raise RenderError(f"--size {text!r}: expected WIDTHxHEIGHT in pixels, e.g. 800x600", EXIT_USAGE)
+        raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--size {text}: expected WIDTHxHEIGHT in pixels, e.g. "
+                                                           "800x600"), text=repr(text)), EXIT_USAGE)
     width, height = int(match.group(1)), int(match.group(2))
     if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
-        raise RenderError(f"--size {text}: each side must be from 1 to {MAX_SIDE} pixels", EXIT_USAGE)
+        raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--size {text}: each side must be from 1 to {most} pixels"),
+                               text=text, most=MAX_SIDE), EXIT_USAGE)
     return width, height
 
 
@@ -187,7 +259,7 @@ def _check_colormap(name: str) -> str:
     try:
         return canonical_colormap_name(name)
     except ValueError as exc:
-        raise RenderError(f"--colormap: {exc}", EXIT_USAGE) from exc
+        raise RenderError(fill(_LINE, name="--colormap", problem=exception_message(exc)), EXIT_USAGE) from exc
 
 
 def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, str]:
@@ -199,37 +271,41 @@ def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, str]:
     try:
         if is_session_path(path):
             if args.role or args.head is not None:
-                raise RenderError(f"{path.name}: --role and --head apply to tensor files, not sessions",
-                                  EXIT_USAGE)
+                raise RenderError(fill(_LINE, name=path.name, problem=QT_TRANSLATE_NOOP(
+                    "Render", "--role and --head apply to tensor files, not sessions")), EXIT_USAGE)
             return load_state_file(path, notes=notes), path.name
         tf = load_tensor_file(path)
         roles = guess_roles(tf)
         for item in args.role:
             role, sep, name = item.partition("=")
             if not sep or role not in ROLES:
-                raise RenderError(f"--role {item!r}: expected ROLE=NAME with ROLE one of {', '.join(ROLES)}",
+                raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--role {item}: expected ROLE=NAME with ROLE one of "
+                                                                   "{roles}"), item=repr(item), roles=", ".join(ROLES)),
                                   EXIT_USAGE)
             if name:
                 roles[role] = name
             else:
                 roles.pop(role, None)
         if "mask" in roles and not any(item.startswith("mask=") for item in args.role):
-            raise RenderError(f"{path.name}: '{roles['mask']}' looks like a mask, and explicit masks cannot be "
-                              "rendered yet (valid lengths only); pass --role mask= to leave it out")
+            raise RenderError(fill(_LINE, name=path.name, problem=fill(QT_TRANSLATE_NOOP(
+                "Render", "'{array}' looks like a mask, and explicit masks cannot be rendered yet (valid lengths "
+                          "only); pass --role mask= to leave it out"), array=roles["mask"])))
         missing = [r for r in ("queries", "keys", "values") if r not in roles]
         if missing:
             names = ", ".join(f"{n} {shape}" for n, shape in ((n, tuple(a.shape)) for n, a in tf.arrays.items()))
-            raise RenderError(f"{path.name}: cannot tell which array is {' / '.join(missing)} "
-                              f"(arrays: {names}); name them with --role {missing[0]}=NAME")
+            raise RenderError(fill(_LINE, name=path.name, problem=fill(QT_TRANSLATE_NOOP(
+                "Render", "cannot tell which array is {roles} (arrays: {arrays}); name them with --role {first}=NAME"),
+                roles=" / ".join(missing), arrays=names, first=missing[0])))
         four_d = [n for n in roles.values() if n in tf.arrays and needs_head_choice(tf.arrays[n])]
         if four_d and args.head is None:
             shape = tuple(tf.arrays[four_d[0]].shape)
-            raise RenderError(f"{path.name}: '{four_d[0]}' has shape {shape} (batch, heads, n, d): "
-                              f"choose a head with --head 0 to {shape[1] - 1}", EXIT_USAGE)
+            raise RenderError(fill(_LINE, name=path.name, problem=fill(QT_TRANSLATE_NOOP(
+                "Render", "'{array}' has shape {shape} (batch, heads, n, d): choose a head with --head 0 to {last}"),
+                array=four_d[0], shape=shape, last=shape[1] - 1)), EXIT_USAGE)
         base = PRESETS[DEFAULT_PRESET].build()
         return state_from_tensor_file(tf, roles, args.head, base, notes=notes), path.name
     except AttnvizFileError as exc:
-        raise RenderError(str(exc)) from exc
+        raise RenderError(exception_message(exc)) from exc
 
 
 def _apply_options(state: State, args: argparse.Namespace) -> State:
@@ -265,34 +341,47 @@ def figure_for(view: ViewData, state: State, *, source: str, batches: list[int] 
 
 def _draw(view: ViewData, out: Path, *, source: str, state: State, batches: list[int] | None,
           colormap: str | None, size: tuple[int, int] | None) -> None:
-    _ensure_platform()
-    from PySide6.QtCore import QtMsgType, qInstallMessageHandler
-    from PySide6.QtWidgets import QApplication
-
     from .ui.export import ExportError
 
-    # Qt chats on stderr ("This plugin does not support propagateSizeHints()"); a render's
-    # stderr is for its one failure line, so only Qt's own critical and fatal messages pass.
+    with _quiet_qt():
+        _app = _application()
+        try:
+            figure = figure_for(view, state, source=source, batches=batches, colormap=colormap, size=size)
+        except ValueError as exc:
+            raise RenderError(fill(_LINE, name="--size", problem=exception_message(exc)), EXIT_USAGE) from exc
+        try:
+            figure.save(out)
+        except ExportError as exc:
+            raise RenderError(exception_message(exc)) from exc
+        finally:
+            figure.close()
+
+
+@contextlib.contextmanager
+def _quiet_qt() -> Iterator[None]:
+    """Qt chats on stderr ("This plugin does not support propagateSizeHints()"); a render's
+    stderr is for its one failure line, so only Qt's own critical and fatal messages pass."""
+    from PySide6.QtCore import QtMsgType, qInstallMessageHandler
+
     def quiet(kind: QtMsgType, _context: object, message: str) -> None:
         if kind in (QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg):
             _fail_line(f"Qt: {message}")
 
     previous = qInstallMessageHandler(quiet)
     try:
-        # Reuse the application when called from inside one (tests, the GUI); else make one.
-        _app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "attnviz"])
-        try:
-            figure = figure_for(view, state, source=source, batches=batches, colormap=colormap, size=size)
-        except ValueError as exc:
-            raise RenderError(f"--size: {exc}", EXIT_USAGE) from exc
-        try:
-            figure.save(out)
-        except ExportError as exc:
-            raise RenderError(str(exc)) from exc
-        finally:
-            figure.close()
+        yield
     finally:
         qInstallMessageHandler(previous)
+
+
+def _application() -> QCoreApplication:
+    """The application: the one there is when called from inside one (tests, the GUI), else a
+    new QApplication (drawing needs one), on the offscreen platform when there is no display."""
+    _ensure_platform()
+    from PySide6.QtWidgets import QApplication
+
+    with _quiet_qt():
+        return QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "attnviz"])
 
 
 def _ensure_platform() -> None:

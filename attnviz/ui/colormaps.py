@@ -15,6 +15,8 @@ from functools import lru_cache
 import numpy as np
 import pyqtgraph as pg
 
+from ..tr import QT_TRANSLATE_NOOP, message
+
 __all__ = [
     "COLORMAPS",
     "DEFAULT_COLORMAP",
@@ -63,7 +65,8 @@ def canonical_colormap_name(name: str) -> str:
     key = name.strip().lower()
     key = _ALIASES.get(key, key)
     if key not in COLORMAPS:
-        raise ValueError(f"unknown colour map {name!r}; choose one of {', '.join(COLORMAPS)}")
+        raise ValueError(message(QT_TRANSLATE_NOOP("Colormaps", "unknown colour map {name}; choose one of {choices}"),
+                                 name=repr(name), choices=", ".join(COLORMAPS)))
     return key
 
 

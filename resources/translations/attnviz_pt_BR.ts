@@ -2,6 +2,13 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="pt_BR" sourcelanguage="en">
 <context>
+    <name>Colormaps</name>
+    <message>
+        <source>unknown colour map {name}; choose one of {choices}</source>
+        <translation>mapa de cores desconhecido {name}; escolha um destes: {choices}</translation>
+    </message>
+</context>
+<context>
     <name>CompareView</name>
     <message>
         <source>Scoring function</source>
@@ -2888,6 +2895,86 @@
     <message>
         <source>The same with one valid length per query, [[1, 3], [2, 4]]: a valid length of 1 gives weight 1 to the first key.</source>
         <translation>O mesmo com um comprimento válido por consulta, [[1, 3], [2, 4]]: um comprimento válido 1 dá peso 1 à primeira chave.</translation>
+    </message>
+</context>
+<context>
+    <name>Render</name>
+    <message>
+        <source>{error} (see {prog} --help)</source>
+        <extracomment>Exit statuses: a file, engine or write problem; a bad command line.</extracomment>
+        <translation>{error} (veja {prog} --help)</translation>
+    </message>
+    <message>
+        <source>interrupted</source>
+        <translation>interrompido</translation>
+    </message>
+    <message>
+        <source>unexpected error: {error}</source>
+        <translation>erro inesperado: {error}</translation>
+    </message>
+    <message>
+        <source>--out FILE is required (see {prog} --help)</source>
+        <translation>--out FILE é obrigatório (veja {prog} --help)</translation>
+    </message>
+    <message>
+        <source>--out {out}: the image must end in .png or .svg</source>
+        <translation>--out {out}: a imagem deve terminar em .png ou .svg</translation>
+    </message>
+    <message>
+        <source>unknown preset {name}; choose one of {choices}</source>
+        <translation>predefinição desconhecida {name}; escolha uma destas: {choices}</translation>
+    </message>
+    <message>
+        <source>no result</source>
+        <translation>sem resultado</translation>
+    </message>
+    <message>
+        <source>--batch {batch} is out of range: the input has {n} batch element(s), 0-{last}</source>
+        <translation>--batch {batch} está fora do intervalo: a entrada tem {n} elemento(s) de lote, 0-{last}</translation>
+    </message>
+    <message>
+        <source>note: {note}</source>
+        <translation>nota: {note}</translation>
+    </message>
+    <message>
+        <source>wrote {path}</source>
+        <translation>gravado: {path}</translation>
+    </message>
+    <message>
+        <source>cannot be written (the folder {folder} does not exist)</source>
+        <translation>não pode ser gravado (a pasta {folder} não existe)</translation>
+    </message>
+    <message>
+        <source>is a folder, not an image file</source>
+        <translation>é uma pasta, não um arquivo de imagem</translation>
+    </message>
+    <message>
+        <source>--size {text}: expected WIDTHxHEIGHT in pixels, e.g. 800x600</source>
+        <translation>--size {text}: esperava-se LARGURAxALTURA em pixels, p. ex. 800x600</translation>
+    </message>
+    <message>
+        <source>--size {text}: each side must be from 1 to {most} pixels</source>
+        <translation>--size {text}: cada lado deve ter de 1 a {most} pixels</translation>
+    </message>
+    <message>
+        <source>--role and --head apply to tensor files, not sessions</source>
+        <translation>--role e --head valem para arquivos de tensores, não para sessões</translation>
+    </message>
+    <message>
+        <source>--role {item}: expected ROLE=NAME with ROLE one of {roles}</source>
+        <translation>--role {item}: esperava-se PAPEL=NOME com PAPEL um destes: {roles}</translation>
+    </message>
+    <message>
+        <source>&apos;{array}&apos; looks like a mask, and explicit masks cannot be rendered yet (valid lengths only); pass --role mask= to leave it out</source>
+        <translation>&apos;{array}&apos; parece uma máscara, e máscaras explícitas ainda não podem ser desenhadas (só comprimentos válidos); passe --role mask= para deixá-la de fora</translation>
+    </message>
+    <message>
+        <source>cannot tell which array is {roles} (arrays: {arrays}); name them with --role {first}=NAME</source>
+        <translation>não é possível saber qual array é {roles} (arrays: {arrays}); indique-os com --role {first}=NOME</translation>
+    </message>
+    <message>
+        <source>&apos;{array}&apos; has shape {shape} (batch, heads, n, d): choose a head with --head 0 to {last}</source>
+        <translation>&apos;{array}&apos; tem formato {shape} (lote, cabeças, n, d): escolha uma cabeça com --head 0 a {last}</translation>
     </message>
 </context>
 <context>
