@@ -23,10 +23,14 @@ import textwrap
 import zlib
 from dataclasses import fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .document import Settings, State
+
+if TYPE_CHECKING:
+    from .compute import Outcome
 
 #: Tensors with more numbers than this are not written out number by number.
 MAX_INLINE = 2000
@@ -83,17 +87,19 @@ def snippet_for_state(
     max_embedded: int = MAX_EMBEDDED,
     data_file: str = DATA_FILE,
     check: bool = True,
+    outcome: Outcome | None = None,
 ) -> str:
     """A runnable script reproducing ``state``'s attention with ``attnviz.engine.attend``.
 
-    With ``check``, the weights are computed here as the app computes them
-    (``compute.run_state``) and the script asserts it gets the same (NaN equal to NaN); an
-    input the app refuses gets a comment with the app's message instead. The script leaves
-    ``result`` (the AttentionResult) and ``weights`` in its namespace.
+    With ``check``, the script asserts it gets the weights the app computes for ``state``
+    (NaN equal to NaN); an input the app refuses gets a comment with the app's message instead.
+    ``outcome`` is the app's result for exactly this state when the caller has it (the window
+    does: its compute thread made it), else it is computed here with ``compute.run_state``.
+    The script leaves ``result`` (the AttentionResult) and ``weights`` in its namespace.
     """
     arrays = _inputs(state)
     forms = {name: _form(arr, max_inline, max_embedded) for name, arr in arrays.items()}
-    check_lines, expected = _check_lines(state, max_inline, max_embedded) if check else ([], None)
+    check_lines, expected = _check_lines(state, max_inline, max_embedded, outcome) if check else ([], None)
     if expected is not None:
         forms_used = [*forms.values(), _form(expected, max_inline, max_embedded)]
         literals = [*(a for n, a in arrays.items() if forms[n] == "inline"), expected]
@@ -255,11 +261,13 @@ def _assign(name: str, arr: np.ndarray, form: str, short: bool = False) -> list[
     return [f'{name} = torch.from_numpy(data["{name}"])  # {arr.size} numbers, shape {shape}: from the data file']
 
 
-def _check_lines(state: State, max_inline: int, max_embedded: int) -> tuple[list[str], np.ndarray | None]:
+def _check_lines(state: State, max_inline: int, max_embedded: int,
+                 outcome: Outcome | None = None) -> tuple[list[str], np.ndarray | None]:
     """The script's closing check, and the weights it embeds (None: no check)."""
-    from .compute import run_state
+    if outcome is None:
+        from .compute import run_state
 
-    outcome = run_state(state)
+        outcome = run_state(state)
     if outcome.view is None:
         message = (outcome.error or "unknown error").replace("\n", " ")
         return ["", f"# attnviz could not compute these inputs: {message}"], None

@@ -5,6 +5,8 @@ with the same action. The script is ``attnviz.snippet.snippet_for_state`` of the
 state: run, it rebuilds the inputs exactly and asserts it gets the weights the app shows. When
 the inputs are too big to embed, their arrays go to a data file whose place the user chooses
 (``ask_data_path`` is injectable so tests need no dialog); the script loads it by that path.
+The check inside the script uses the result the compute thread made for the current inputs:
+nothing is computed on the GUI thread.
 """
 
 from __future__ import annotations
@@ -68,6 +70,13 @@ class CodeCopier(QObject):
     def copy(self) -> str | None:
         """Put the script on the clipboard; returns it (None when cancelled or failed)."""
         state = self.window.document.state
+        # The script's check embeds the weights the window shows: the compute thread already
+        # made them, and computing them again here would freeze the window on a big input.
+        outcome = self.window.last_outcome
+        if outcome is None or outcome.version != self.window.document.version:
+            self._status(translate("CopyCode", "Copy as code: these inputs are still being computed; try again "
+                                               "when the status bar says up to date"))
+            return None
         data_file = DATA_FILE
         data_path: Path | None = None
         if snippet_data(state):
@@ -87,7 +96,7 @@ class CodeCopier(QObject):
             # Forward slashes: the path goes into a Python string literal in the script.
             data_file = data_path.as_posix()
         try:
-            code = snippet_for_state(state, data_file=data_file)
+            code = snippet_for_state(state, data_file=data_file, outcome=outcome)
         except (ValueError, MemoryError) as exc:
             self._status(translate("CopyCode", "Could not write the script: {error}").format(error=exc))
             return None

@@ -183,6 +183,10 @@
         <translation>Copia as entradas atuais como um script executável</translation>
     </message>
     <message>
+        <source>Copy as code: these inputs are still being computed; try again when the status bar says up to date</source>
+        <translation>Copiar como código: estas entradas ainda estão sendo calculadas; tente de novo quando a barra de status disser atualizado</translation>
+    </message>
+    <message>
         <source>Copy as code cancelled: these inputs are too big for the script itself, so it needs a data file</source>
         <translation>Cópia como código cancelada: estas entradas são grandes demais para o próprio script, que precisa de um arquivo de dados</translation>
     </message>

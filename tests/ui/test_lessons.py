@@ -254,7 +254,38 @@ def test_cancelling_the_data_file_copies_nothing(window, qtbot):
     copier = install_copy_code(window, ask_data_path=lambda *_: None)
     state = make_state(batch=1, n_queries=300, n_keys=10, d_q=256, d_k=256, d_v=2)
     window.push(ReplaceState(state, "big"))
+    wait_current(qtbot, window)
     QGuiApplication.clipboard().setText("before")
     assert copier.copy() is None
     assert QGuiApplication.clipboard().text() == "before"
     assert "cancelled" in window.statusBar().currentMessage()
+
+
+def test_copy_as_code_uses_the_shown_result_and_never_computes_on_the_gui_thread(window, qtbot, monkeypatch):
+    import threading
+
+    import attnviz.compute
+
+    copier = install_copy_code(window, ask_data_path=lambda *_: pytest.fail("no data file needed"))
+    wait_current(qtbot, window)
+    original = attnviz.compute.run_state
+    on_gui_thread: list[int] = []
+
+    def run_state(*args, **kwargs):
+        if threading.current_thread() is threading.main_thread():
+            on_gui_thread.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(attnviz.compute, "run_state", run_state)
+    code = copier.copy()
+    assert code is not None and "expected" in code and not on_gui_thread
+    # While the current inputs are still being computed there is nothing to check against yet:
+    # nothing is copied, and the status bar says why.
+    model = window.inputs.models["queries"]
+    QGuiApplication.clipboard().setText("before")
+    assert model.setData(model.index(0, 0), "0.125")
+    assert window.last_outcome.version != window.document.version
+    assert copier.copy() is None
+    assert QGuiApplication.clipboard().text() == "before"
+    assert "still being computed" in window.statusBar().currentMessage()
+    assert not on_gui_thread
