@@ -690,8 +690,11 @@ class HeatmapWidget(QtWidgets.QWidget):
             self._overlay.setVisible(True)
             return
         self._overlay_code = code
+        # The stripes below are added in place: work on a new array, never on the one kept.
         if k > 1:
             code = np.repeat(np.repeat(code, k, axis=0), k, axis=1)
+        else:
+            code = code.copy()
         # Diagonal stripes in overlay-pixel coordinates, continuous across neighbouring masked
         # cells.  With k >= 8 that is two stripes per cell; at k == 1 it becomes a pixel texture
         # that averages to a mid grey when zoomed out.

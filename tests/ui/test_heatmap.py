@@ -636,6 +636,24 @@ def test_live_edit_reuses_overlay_and_colour_bar_but_follows_every_change(widget
     assert (_cell_rgba(widget)[..., 3] > 0).tolist() == (~mask).tolist()
 
 
+def test_big_matrix_overlay_is_reused_too(widget):
+    # Past 1024 cells a side the overlay has one pixel per cell, built without a supersampled
+    # copy: the kept code must not be the array the stripes are drawn into.
+    n = 1100
+    mask = np.ones((n, n), bool)
+    mask[:, 900:] = False
+    rng = np.random.default_rng(2)
+    widget.set_data(rng.random((n, n)), mask=mask)
+    assert widget.overlay_scale == 1
+    overlay = widget.overlay_item.image
+    widget.set_data(rng.random((n, n)), mask=mask)
+    assert widget.overlay_item.image is overlay
+    mask[:, 800:] = False
+    widget.set_data(rng.random((n, n)), mask=mask)
+    assert widget.overlay_item.image is not overlay
+    assert (widget.overlay_item.image[:, 800:900, 3] > 0).all()
+
+
 def test_empty_row_bar_follows_changes_and_locator_hides_when_unused(widget):
     mask = np.ones((4, 4), bool)
     mask[2] = False
