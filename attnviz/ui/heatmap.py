@@ -140,22 +140,63 @@ class _CellAxisItem(pg.AxisItem):
 
 
 class _FastImageItem(pg.ImageItem):
-    """An ImageItem whose rendered QImage is in the one format Qt scales quickly.
+    """An ImageItem that renders big matrices faster and hands Qt the format it scales quickly.
 
-    pyqtgraph renders a single-channel image through a colour table as ``Format_Indexed8`` and
-    RGBA as straight ``Format_ARGB32``. Qt's raster engine has no fast path for scaling either:
-    stretching a 1x10 Indexed8 image over a 900x330 plot took 1.5 ms at every repaint, the
-    same image as ``ARGB32_Premultiplied`` 0.17 ms. Converting once per render (the image is
-    small, or already downsampled to about the screen's size) pays for itself at the first paint.
+    * pyqtgraph renders a single-channel image through a colour table as ``Format_Indexed8``
+      and RGBA as straight ``Format_ARGB32``. Qt's raster engine has no fast path for scaling
+      either: stretching a 1x10 Indexed8 image over a 900x330 plot took 1.5 ms at every repaint,
+      the same image as ``ARGB32_Premultiplied`` 0.17 ms. Converting once per render (the image
+      is small, or already downsampled to about the screen's size) pays for itself at once.
+    * With ``autoDownsample`` pyqtgraph averages blocks of cells with two ``mean`` calls, the
+      first over tiny innermost blocks (numpy's slow case): ~90 ms for 4096x4096 on the GUI
+      thread. ``_block_mean`` gives the same block averages (NaN and inf propagate the same
+      way) with a few strided additions.
     """
 
     def render(self) -> None:
+        image = self.image
+        factors = self._computeDownsampleFactors() if self.autoDownsample and image is not None else (1, 1)
+        if image is not None and image.ndim == 2 and self.axisOrder == "row-major" and factors != (1, 1):
+            ky, kx = factors[1], factors[0]  # row-major: x runs along axis 1
+            if image.shape[0] // ky and image.shape[1] // kx:
+                # pyqtgraph renders the averaged image as its own (no second downsampling),
+                # then gets the full matrix back: the item's size and hover stay per cell.
+                self.image, self.autoDownsample = _block_mean(image, ky, kx), False
+                try:
+                    super().render()
+                finally:
+                    self.image, self.autoDownsample = image, True
+                self._imageHasNans = None  # it described the averaged image
+                self._lastDownsample = (kx, ky)
+                self._premultiply()
+                return
         super().render()
+        self._premultiply()
+
+    def _premultiply(self) -> None:
         qimage = self.qimage
         if qimage is not None and not self._unrenderable and \
                 qimage.format() != QtGui.QImage.Format.Format_ARGB32_Premultiplied:
             # The converted copy owns its pixels (the original may view a reused numpy buffer).
             self.qimage = qimage.convertToFormat(QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+
+
+def _block_mean(a: np.ndarray, ky: int, kx: int) -> np.ndarray:
+    """Means of ky x kx blocks of a 2-D array, trailing partial blocks dropped (as pyqtgraph's
+    ``downsample``); float16 is averaged in float32."""
+    h, w = (a.shape[0] // ky) * ky, (a.shape[1] // kx) * kx
+    a = a[:h, :w]
+    acc_type = np.float32 if a.dtype.itemsize < 4 else a.dtype
+    # inf + -inf is NaN and huge sums overflow, as in the mean: quietly, it is only a picture.
+    with np.errstate(invalid="ignore", over="ignore"):
+        cols = a[:, 0::kx].astype(acc_type)  # a copy: the sums below are in place
+        for i in range(1, kx):
+            cols += a[:, i::kx]
+        out = cols[0::ky].copy()
+        for j in range(1, ky):
+            out += cols[j::ky]
+        out /= kx * ky
+    return out
 
 
 def _relative_luminance(rgb: np.ndarray) -> np.ndarray:
@@ -247,6 +288,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._col_labels: list[str] | None = None
         self._overlay_scale: int = 1
         self._specials: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._special_flags: tuple[bool, bool] = (False, False)  # (any NaN, any inf) with _specials
         # What the overlay and the empty-row bar were last built from (None: nothing shown).
         self._overlay_code: np.ndarray | None = None
         self._empty_key: tuple[int, bytes] | None = None
@@ -618,13 +660,23 @@ class HeatmapWidget(QtWidgets.QWidget):
 
     def _compute_special_masks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         assert self._values is not None
-        nan = np.isnan(self._values)
-        inf = np.isinf(self._values)
+        values = self._values
+        # Each operation is a pass over up to 16M cells on the GUI thread: skip the ones that
+        # cannot change anything (usually no NaN and no inf at all).
+        nan = np.isnan(values)
+        has_nan = bool(nan.any())
+        inf = np.isinf(values)
+        has_inf = bool(inf.any())
         if self._mask is None:
-            masked = np.zeros(self._values.shape, dtype=bool)
-        else:
+            masked = np.zeros(values.shape, dtype=bool)
+        elif has_nan:
             masked = ~self._mask & ~nan
-        return nan, inf & ~masked, masked
+        else:
+            masked = ~self._mask
+        if has_inf:
+            inf &= ~masked
+        self._special_flags = (has_nan, has_inf)
+        return nan, inf, masked
 
     def _cell_colors(self) -> np.ndarray:
         """Displayed colour of every cell, (rows, cols, 3) uint8 (used for text contrast)."""
@@ -665,7 +717,8 @@ class HeatmapWidget(QtWidgets.QWidget):
             self._overlay.setVisible(False)
             return
         nan, inf, masked = self._special_masks()
-        if not (nan.any() or inf.any() or masked.any()):
+        has_nan, has_inf = self._special_flags
+        if not (has_nan or has_inf or masked.any()):
             # Keep no stale picture around: a later set_data with specials rebuilds it anyway.
             self._overlay.clear()
             self._overlay.setVisible(False)
@@ -679,10 +732,15 @@ class HeatmapWidget(QtWidgets.QWidget):
         # boolean-indexed writes into a 4096x4096x4 array take half a second, this ~0.1 s.
         # Codes: 0 transparent, 1 masked, 2 inf, 3 NaN, 4 masked + hatch stripe,
         # 5 masked but valued (transparent), 6 its light stripe.
-        code = masked.view(np.uint8) + 2 * inf.view(np.uint8) + 3 * nan.view(np.uint8)
+        # The three masks never overlap, so plain assignments build the code; the ones with
+        # nothing to mark are skipped (each is a pass over every cell).
+        code = masked.astype(np.uint8)
+        if has_inf:
+            code[inf] = 2
+        if has_nan:
+            code[nan] = 3
         if self.show_masked_values:
-            valued = masked & (values != 0)
-            code += 4 * valued.view(np.uint8)
+            code[masked & (values != 0)] = 5
         previous = self._overlay_code
         if previous is not None and previous.shape == code.shape and np.array_equal(previous, code):
             # A live edit rarely changes which cells are special: keeping the image spares its

@@ -721,3 +721,37 @@ def test_cell_values_are_drawn_in_contrasting_colour_and_on_a_patch_when_masked(
     widget.set_data(values, mask=mask)
     img = widget.grab().toImage()
     assert np.ptp(_centre_patch(widget, img, 0, 0), axis=(0, 1)).max() <= 6
+
+
+def test_block_mean_matches_pyqtgraphs_downsample():
+    from attnviz.ui.heatmap import _block_mean
+
+    rng = np.random.default_rng(4)
+    a = rng.random((203, 307), dtype=np.float32)
+    a[5, 9] = np.nan
+    a[50, 60] = np.inf
+    a[100, 100], a[100, 101] = np.inf, -np.inf
+    for ky, kx in [(1, 2), (3, 1), (4, 5), (7, 13)]:
+        with np.errstate(invalid="ignore"):  # inf + -inf
+            ref = pg.functions.downsample(pg.functions.downsample(a, kx, axis=1), ky, axis=0)
+        np.testing.assert_allclose(_block_mean(a, ky, kx), ref, rtol=1e-5, equal_nan=True)
+    half = a.astype(np.float16)
+    assert _block_mean(half, 2, 2).dtype == np.float32
+
+
+def test_big_matrix_is_drawn_downsampled_but_kept_whole(qtbot, widget):
+    n = 3000
+    values = np.zeros((n, n), np.float32)
+    values[:, n // 2:] = 1.0  # right half bright
+    widget.annotate_limit = 0
+    _shown(qtbot, widget)
+    widget.set_data(values)
+    img = widget.grab().toImage()
+    item = widget.image_item
+    kx, ky = item._lastDownsample
+    assert kx > 1 and ky > 1
+    assert item.image.shape == (n, n)  # the item keeps the full matrix (hover, size per cell)
+    assert item.qimage.width() == n // kx and item.qimage.height() == n // ky
+    lut = lookup_table(widget.colormap_name)
+    assert _close(_pixel_of_cell(widget, img, n // 2, n // 4), lut[0])
+    assert _close(_pixel_of_cell(widget, img, n // 2, 3 * n // 4), lut[255])
