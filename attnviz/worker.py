@@ -26,7 +26,7 @@ _threads_configured = False
 
 
 def _leave_a_core_for_the_gui() -> None:
-    """Give torch one thread fewer than there are cores, once per process.
+    """Give torch one thread fewer than there are cores, and no huge pages, once per process.
 
     With as many torch threads as cores, the compute threads (spin-waiting between parallel
     regions) and the GUI thread fight over the CPU: on a 2-core machine the GUI then stalls for
@@ -41,6 +41,10 @@ def _leave_a_core_for_the_gui() -> None:
     cores = os.cpu_count() or 1
     if cores > 1 and torch.get_num_threads() >= cores:
         torch.set_num_threads(cores - 1)
+    # Huge pages help a process that only computes, not this one: see use_huge_pages.
+    from .engine.memory import use_huge_pages
+
+    use_huge_pages(False)
 
 
 def run_in_app(snapshot: Snapshot) -> Outcome:

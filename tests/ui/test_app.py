@@ -347,3 +347,17 @@ def test_objects_alive_after_the_first_result_are_out_of_the_collectors_reach(wi
 
     assert window.shown_version >= 0
     assert gc.get_freeze_count() > 100_000
+
+
+def test_the_apps_compute_thread_turns_huge_pages_off(monkeypatch):
+    from attnviz import worker
+    from attnviz.engine import memory
+    from attnviz.document import Snapshot
+    from attnviz.presets import PRESETS
+
+    monkeypatch.setattr(memory, "_use_huge_pages", True)
+    monkeypatch.setattr(worker, "_threads_configured", False)
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: None)  # leave the test process's threads alone
+    outcome = worker.run_in_app(Snapshot(1, PRESETS["dot-toy"].build()))
+    assert outcome.view is not None
+    assert memory._use_huge_pages is False
