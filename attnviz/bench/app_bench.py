@@ -501,7 +501,7 @@ class Plan:
     cold_runs: int
 
 
-FULL = Plan(50, (8, 64, 64), 50, 1024, 15, 4096, 2, 200, 3)
+FULL = Plan(50, (8, 64, 64), 50, 1024, 15, 4096, 5, 200, 3)
 QUICK = Plan(5, (2, 16, 8), 5, 64, 3, 256, 1, 20, 1)
 
 
@@ -634,8 +634,10 @@ def _heartbeat_case(app: QApplication, win: MainWindow, probe: Probe, plan: Plan
         max(r.edit_gap for r in results), max(r.compute_gap for r in results), max(r.draw_gap for r in results),
         statistics.median(r.compute_ms for r in results), statistics.median(r.set_data_ms for r in results),
         statistics.median(r.paint_ms for r in results), sum(r.beats for r in results))
+    typical = statistics.median(r.compute_gap for r in results)
     print(f"  while computing ({worst.compute_ms:.0f} ms on the compute thread, GUI thread idle): longest gap "
-          f"{worst.compute_gap:.1f} ms   target < 16 ms: {_yes(worst.compute_gap < FRAME_MS)}")
+          f"{worst.compute_gap:.1f} ms (median over the edits {typical:.1f} ms)   target < 16 ms: "
+          f"{_yes(worst.compute_gap < FRAME_MS)}")
     print(f"  while drawing the result on the GUI thread (result handed over -> painted; set_data "
           f"{worst.set_data_ms:.0f} ms, outcomeShown -> painted {worst.paint_ms:.0f} ms): longest gap "
           f"{worst.draw_gap:.1f} ms   (no target; {_yes(worst.draw_gap < FRAME_MS)} under 16 ms)")
