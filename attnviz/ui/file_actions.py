@@ -37,10 +37,10 @@ from ..io import (
     guess_roles,
     load_tensor_file,
     read_autosave,
-    write_autosave,
 )
 from ..io.errors import AttnvizFileError
 from .app_settings import default_settings
+from .autosave import AutosaveWriter
 from ..io.state_io import is_session_path, load_state_file, save_state_file, session_to_state, state_to_session
 from .export import ExportError, build_weights_figure, export_view_arrays, figure_subtitle
 from .open_dialog import ask_roles, roles_complete
@@ -161,7 +161,10 @@ class FileActions(QObject):
         self.autosave_timer = QTimer(self)
         self.autosave_timer.setSingleShot(True)
         self.autosave_timer.setInterval(autosave_ms)
-        self.autosave_timer.timeout.connect(self.autosave_now)
+        self.autosave_timer.timeout.connect(self._autosave_in_background)
+        # The file is written on a thread of its own: an fsync on the GUI thread stalled it.
+        self._autosave = AutosaveWriter(self)
+        self._autosave.failed.connect(self._on_autosave_failed)
         # Weakly: the document outlives a window rebuilt in another language, and must not keep
         # the old window's actions (and with them the window) alive.
         this = weakref.ref(self)
@@ -239,6 +242,7 @@ class FileActions(QObject):
             self.autosave_timer.stop()
             self.autosave_now()
         self._closed = True
+        self._autosave.close()
         # The undo stack goes on with the new window: let go of it.
         self.window.undo_stack.cleanChanged.disconnect(self._on_clean_changed)  # type: ignore[attr-defined]
 
@@ -463,17 +467,22 @@ class FileActions(QObject):
         if not self._closed and not self.autosave_timer.isActive():
             self.autosave_timer.start()
 
+    def _autosave_in_background(self) -> None:
+        if not self._closed:
+            # Copied here (arrays included), written on the writer's thread.
+            self._autosave.submit(state_to_session(self.window.document.state))  # type: ignore[attr-defined]
+
     def autosave_now(self) -> bool:
-        """Write the autosave now; a failure goes to the status bar (a dialog every few seconds
-        would be worse than no autosave)."""
+        """Write the autosave and wait for it; a failure goes to the status bar (a dialog every
+        few seconds would be worse than no autosave)."""
         if self._closed:
             return False
-        try:
-            write_autosave(state_to_session(self.window.document.state))  # type: ignore[attr-defined]
-        except AttnvizFileError as exc:
-            self._status(translate("FileActions", "Autosave failed: {error}").format(error=error_text(exc)), 15000)
-            return False
-        return True
+        self._autosave_in_background()
+        return self._autosave.flush()
+
+    def _on_autosave_failed(self, exc: BaseException) -> None:
+        text = error_text(exc) if isinstance(exc, AttnvizFileError) else f"{type(exc).__name__}: {exc}"
+        self._status(translate("FileActions", "Autosave failed: {error}").format(error=text), 15000)
 
     def shutdown(self) -> None:
         """Clean exit: stop autosaving and remove the autosave (nothing to recover)."""
@@ -481,6 +490,7 @@ class FileActions(QObject):
             return
         self._closed = True
         self.autosave_timer.stop()
+        self._autosave.close()  # a write still running ends first: it cannot bring the file back
         clear_autosave()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

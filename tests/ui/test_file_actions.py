@@ -17,7 +17,6 @@ from attnviz.document import SetSettings
 from attnviz.io import autosave_path, load_session, save_arrays, save_session, write_autosave
 from attnviz.io.state_io import load_state_file, save_state_file, state_to_session
 from attnviz.presets import PRESETS
-from attnviz.ui import file_actions as fa
 from attnviz.ui.file_actions import FileActions, install_file_actions, offer_restore
 from attnviz.ui.open_dialog import RolesDialog
 
@@ -280,16 +279,29 @@ def test_export_menu_asks_for_a_name_and_adds_the_extension(window, actions, mon
 
 
 def test_autosave_follows_changes_once_per_burst_and_is_cleared_on_exit(window, actions, qtbot, monkeypatch) -> None:  # noqa: ANN001
+    import threading
+
+    import attnviz.ui.autosave as autosave_module
+
     writes: list[int] = []
-    real_write = fa.write_autosave
-    monkeypatch.setattr(fa, "write_autosave", lambda session: (writes.append(1), real_write(session))[1])
+    on_gui_thread: list[int] = []
+    real_write = autosave_module.write_autosave
+
+    def write(session):
+        writes.append(1)
+        if threading.current_thread() is threading.main_thread():
+            on_gui_thread.append(1)
+        return real_write(session)
+
+    monkeypatch.setattr(autosave_module, "write_autosave", write)
     assert not autosave_path().exists()
     model = window.inputs.models["keys"]
     for i in range(5):  # five keystrokes in a row
         assert model.setData(model.index(0, 0), str(0.5 + i))
     assert writes == []  # nothing written while typing
     qtbot.waitUntil(lambda: autosave_path().exists(), timeout=5000)
-    assert writes == [1]
+    qtbot.waitUntil(lambda: actions._autosave.written == 1, timeout=5000)
+    assert writes == [1] and not on_gui_thread  # the file is written off the GUI thread
     saved = load_session(autosave_path())
     assert saved.arrays["keys"][0, 0, 0] == 4.5
     window.close()
