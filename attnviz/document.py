@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .tr import QT_TRANSLATE_NOOP
+
 Role = Literal["queries", "keys", "values", "valid_lens"]
 LensMode = Literal["none", "1d", "2d"]
 TENSOR_ROLES: tuple[str, ...] = ("queries", "keys", "values")
@@ -113,7 +115,9 @@ class Snapshot:
 class Edit:
     """One undoable change. ``apply`` changes the state and returns the inverse edit."""
 
-    text: str = "Edit"
+    # Defaults for edits made without a description (the app always gives one): marked, so an
+    # undo menu never shows English in another language.
+    text: str = QT_TRANSLATE_NOOP("Undo", "Edit")
 
     def apply(self, state: State) -> tuple[State, "Edit"]:
         raise NotImplementedError
@@ -166,7 +170,7 @@ class ReplaceState(Edit):
     """Swap the whole state (shape changes, fills, presets, loaded files)."""
 
     new: State
-    text: str = "Change"
+    text: str = QT_TRANSLATE_NOOP("Undo", "Change")
 
     def apply(self, state: State) -> tuple[State, Edit]:
         return self.new.copy(), ReplaceState(state.copy(), self.text)
@@ -175,7 +179,7 @@ class ReplaceState(Edit):
 @dataclass
 class SetSettings(Edit):
     changes: dict[str, Any]
-    text: str = "Change setting"
+    text: str = QT_TRANSLATE_NOOP("Undo", "Change setting")
 
     def apply(self, state: State) -> tuple[State, Edit]:
         old = {name: getattr(state.settings, name) for name in self.changes}

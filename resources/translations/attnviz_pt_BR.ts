@@ -3819,5 +3819,18 @@ Delete põe 0 nas células selecionadas.</translation>
         <source>Edit {n} cells of {role}</source>
         <translation>Editar {n} células de {role}</translation>
     </message>
+    <message>
+        <source>Edit</source>
+        <extracomment>Shape limits of the editor. The engine takes anything; a table of a million rows does not help anyone, and these keep a typo in a spin box from asking for terabytes. Let NaN/Inf through to the engine (to show what masking does not remove); else refused.</extracomment>
+        <translation>Editar</translation>
+    </message>
+    <message>
+        <source>Change</source>
+        <translation>Alterar</translation>
+    </message>
+    <message>
+        <source>Change setting</source>
+        <translation>Alterar configuração</translation>
+    </message>
 </context>
 </TS>

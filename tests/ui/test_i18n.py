@@ -456,3 +456,14 @@ def test_engine_errors_are_shown_in_portuguese(portuguese):
     state = PRESETS["dot-toy"].build()
     state.values[0, 3, 1] = float("nan")
     assert tr_text(run_state(state).error) == "NaN em valores, no índice (0, 3, 1)"
+
+
+def test_undo_texts_of_undescribed_edits_are_translated(portuguese):
+    """Edits made without a description fall back to marked defaults, never to English."""
+    from attnviz.document import Edit, ReplaceState, SetSettings
+    from attnviz.presets import PRESETS
+    from attnviz.ui.undo import command_text
+
+    texts = [command_text(ReplaceState(PRESETS["dot-toy"].build())), command_text(SetSettings({"dropout": 0.1})),
+             command_text(Edit())]
+    assert texts == ["Alterar", "Alterar configuração", "Editar"]
