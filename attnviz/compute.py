@@ -60,7 +60,11 @@ def _np(t: object) -> np.ndarray:
     t = t.detach()
     if t.dtype in (torch.float16, torch.bfloat16):
         t = t.float()
-    return t.cpu().numpy()
+    arr = t.cpu().numpy()
+    # Read-only: a result is shared by every view that shows it, and none may change it (a
+    # heatmap then keeps it without a copy, 64 MiB at 4096x4096).
+    arr.setflags(write=False)
+    return arr
 
 
 def run_state(state: State, version: int = 0) -> Outcome:

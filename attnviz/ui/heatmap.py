@@ -493,7 +493,8 @@ class HeatmapWidget(QtWidgets.QWidget):
 
         Args:
             values: (rows, cols) floats; query r, key c at [r, c].  Copied, so later in-place
-                edits by the caller cannot make the picture and the hover text disagree.
+                edits by the caller cannot make the picture and the hover text disagree; a
+                read-only array (a computed result) is kept as it is.
             mask: bool, broadcastable to values' shape; True = this query MAY attend this key.
                 False cells are drawn hatched grey.  None = everything allowed.
             empty_rows: bool per row, True = the row has no valid key (red marker + tooltip).
@@ -503,7 +504,10 @@ class HeatmapWidget(QtWidgets.QWidget):
             hover: called as hover(row, col) for the tooltip; None = "query r, key c: value".
             row_labels / col_labels: tick labels (used when there are <= label_limit of them).
         """
-        arr = np.array(values, copy=True)
+        if isinstance(values, np.ndarray) and not values.flags.writeable:
+            arr = values  # read-only: nobody can change it behind the picture (no 64 MiB copy)
+        else:
+            arr = np.array(values, copy=True)
         if arr.ndim != 2:
             raise ValueError(f"values must be 2-D, got shape {arr.shape}")
         if arr.dtype.kind != "f" or arr.dtype == np.float16:
@@ -663,10 +667,15 @@ class HeatmapWidget(QtWidgets.QWidget):
         values = self._values
         # Each operation is a pass over up to 16M cells on the GUI thread: skip the ones that
         # cannot change anything (usually no NaN and no inf at all).
-        nan = np.isnan(values)
-        has_nan = bool(nan.any())
-        inf = np.isinf(values)
-        has_inf = bool(inf.any())
+        if np.isfinite(values).all():  # the usual case: one pass instead of two
+            # calloc'd zeros: no pass over memory until something reads them
+            nan, inf = np.zeros(values.shape, dtype=bool), np.zeros(values.shape, dtype=bool)
+            has_nan = has_inf = False
+        else:
+            nan = np.isnan(values)
+            has_nan = bool(nan.any())
+            inf = np.isinf(values)
+            has_inf = bool(inf.any())
         if self._mask is None:
             masked = np.zeros(values.shape, dtype=bool)
         elif has_nan:

@@ -361,3 +361,19 @@ def test_the_apps_compute_thread_turns_huge_pages_off(monkeypatch):
     outcome = worker.run_in_app(Snapshot(1, PRESETS["dot-toy"].build()))
     assert outcome.view is not None
     assert memory._use_huge_pages is False
+
+
+def test_a_replaced_result_is_freed_off_the_gui_thread(window, qtbot):
+    """Freeing the previous result (hundreds of MiB at 4096x4096) took ~50 ms on the GUI thread."""
+    import threading
+    import weakref
+
+    freed_on: list[bool] = []
+    weakref.finalize(window.last_outcome.view,
+                     lambda: freed_on.append(threading.current_thread() is threading.main_thread()))
+    model = window.inputs.models["queries"]
+    assert model.setData(model.index(0, 0), "0.75")
+    wait_current(qtbot, window)
+    qtbot.waitUntil(lambda: bool(freed_on), timeout=5000)
+    assert freed_on == [False]
+    assert not window.last_outcome.view.weights.flags.writeable  # shared read-only by every view

@@ -755,3 +755,13 @@ def test_big_matrix_is_drawn_downsampled_but_kept_whole(qtbot, widget):
     lut = lookup_table(widget.colormap_name)
     assert _close(_pixel_of_cell(widget, img, n // 2, n // 4), lut[0])
     assert _close(_pixel_of_cell(widget, img, n // 2, 3 * n // 4), lut[255])
+
+
+def test_a_read_only_matrix_is_kept_without_a_copy_and_a_writable_one_is_copied(widget):
+    frozen = np.random.default_rng(5).random((3, 4))
+    frozen.setflags(write=False)
+    widget.set_data(frozen)
+    assert widget.values is frozen
+    writable = np.random.default_rng(6).random((3, 4))
+    widget.set_data(writable)
+    assert widget.values is not writable and not np.shares_memory(widget.values, writable)
