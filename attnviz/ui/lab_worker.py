@@ -6,7 +6,6 @@ They never raise for bad input: an error becomes data (``.error``, ``.error_fiel
 ``compute.run_state``. Both read the document's settings the way the main computation does,
 so the labs show the same numbers as the main heatmaps.
 
-``add_tool_dock`` puts a view in a hidden QDockWidget with a toggle in the Tools menu;
 ``when_window_closes`` calls a function once the window has really closed (or the application
 quits), which is where the labs stop their threads.
 """
@@ -21,18 +20,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QKeySequence
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import (
-    QAbstractButton,
     QApplication,
-    QDockWidget,
-    QMainWindow,
     QWidget,
 )
 
 from ..document import Snapshot, State
-from ..i18n import translate
 from ..tr import QT_TRANSLATE_NOOP, exception_message, message
 
 if TYPE_CHECKING:
@@ -43,7 +37,6 @@ __all__ = [
     "ConventionView",
     "LabOutcome",
     "ScalingOutcome",
-    "add_tool_dock",
     "curves_for",
     "run_masking_lab",
     "run_scaling_lab",
@@ -251,62 +244,6 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
 
 
 # ------------------------------------------------------------------------------- window glue
-
-
-def add_tool_dock(
-    window: QMainWindow,
-    widget: QWidget,
-    *,
-    title: str,
-    object_name: str,
-    action_text: str,
-    shortcut: str | None,
-    tip: str,
-    area: Qt.DockWidgetArea = Qt.DockWidgetArea.BottomDockWidgetArea,
-    menu_name: str = "tools_menu",
-) -> QDockWidget:
-    """``widget`` in a hidden dock, tabbed with the docks already in ``area``; its toggle goes to
-    ``window.<menu_name>`` with ``shortcut`` and ``tip``."""
-    dock = QDockWidget(title, window)
-    dock.setObjectName(object_name)  # saveState/restoreState and findChild find docks by it
-    dock.setWidget(widget)
-    dock.setAllowedAreas(Qt.DockWidgetArea.AllDockWidgetAreas)
-    # The title bar's own buttons come without tooltips; every control of the app has one.
-    tips = {"qt_dockwidget_closebutton": translate("LabWorker", "Close {name} (it stays in the Tools menu)").format(
-                name=title.split(":")[0]),
-            "qt_dockwidget_floatbutton": translate("LabWorker", "Undock into its own window, or dock it back")}
-    for button in dock.findChildren(QAbstractButton):
-        if button.objectName() in tips:
-            button.setToolTip(tips[button.objectName()])
-    others = [d for d in window.findChildren(QDockWidget) if d is not dock and window.dockWidgetArea(d) == area]
-    window.addDockWidget(area, dock)
-    if others:
-        window.tabifyDockWidget(others[-1], dock)
-    dock.hide()
-
-    def grow_once(visible: bool) -> None:
-        # A dock opens at its minimum size; the first time, give it a useful share of the window
-        # (afterwards the user's choice stands).
-        if not visible or dock.isFloating() or dock.property("grown"):
-            return
-        dock.setProperty("grown", True)
-        if area in (Qt.DockWidgetArea.BottomDockWidgetArea, Qt.DockWidgetArea.TopDockWidgetArea):
-            window.resizeDocks([dock], [max(260, int(window.height() * 0.45))], Qt.Orientation.Vertical)
-        else:
-            window.resizeDocks([dock], [max(320, int(window.width() * 0.3))], Qt.Orientation.Horizontal)
-
-    dock.visibilityChanged.connect(grow_once)
-    action = dock.toggleViewAction()
-    action.setText(action_text)
-    if shortcut:
-        action.setShortcut(QKeySequence(shortcut))
-    action.setToolTip(tip)
-    action.setStatusTip(tip)
-    menu = getattr(window, menu_name, None)
-    if menu is not None:
-        menu.addAction(action)
-        menu.setToolTipsVisible(True)
-    return dock
 
 
 class _CloseWatcher(QObject):

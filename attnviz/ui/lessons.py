@@ -30,7 +30,7 @@ from ..document import ReplaceState
 from ..i18n import tr_text, translate
 from ..teaching import LESSONS, Lesson
 from ..tr import QT_TRANSLATE_NOOP, message
-from .lab_worker import add_tool_dock
+from .docks import add_tool_dock
 from .masking_lab import MASKING_LAB_DOCK
 
 if TYPE_CHECKING:

@@ -40,15 +40,15 @@ from ..i18n import tr_text, translate
 from ..tr import QT_TRANSLATE_NOOP
 from ..worker import ComputeScheduler
 from .colormaps import MASK_HATCH_COLOR
-from .heatmap import PRESENTATION_SCALE, HeatmapWidget
-from .results_panel import format_number as _fmt
+from .docks import add_tool_dock
+from .heatmap import HeatmapWidget
 from .lab_worker import (
     ConventionView,
     LabOutcome,
-    add_tool_dock,
     run_masking_lab,
     when_window_closes,
 )
+from .results_panel import format_number as _fmt
 from .theme import error_color
 
 if TYPE_CHECKING:
@@ -524,8 +524,5 @@ def install_masking_lab(window: MainWindow) -> QDockWidget:
     )
     window.inputs.batchChanged.connect(view.set_batch)
     view.set_batch(window.inputs.batch.value())
-    presentation = getattr(window, "presentation_action", None)
-    if presentation is not None:
-        presentation.toggled.connect(lambda on: view.set_font_scale(PRESENTATION_SCALE if on else 1.0))
     when_window_closes(window, view.shutdown)
     return dock

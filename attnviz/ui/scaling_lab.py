@@ -37,10 +37,9 @@ from ..document import Document, Edit
 from ..i18n import tr_text, translate
 from ..tr import QT_TRANSLATE_NOOP
 from ..worker import ComputeScheduler
-from .heatmap import PRESENTATION_SCALE
+from .docks import add_tool_dock
 from .lab_worker import (
     ScalingOutcome,
-    add_tool_dock,
     run_scaling_lab,
     when_window_closes,
 )
@@ -450,8 +449,5 @@ def install_scaling_lab(window: MainWindow) -> QDockWidget:
         tip=translate("ScalingLab", "Variance, softmax entropy, largest weight and gradient against d, scaled and "
                                     "unscaled, with the current inputs marked; tanh saturation for additive attention"),
     )
-    presentation = getattr(window, "presentation_action", None)
-    if presentation is not None:
-        presentation.toggled.connect(lambda on: view.set_font_scale(PRESENTATION_SCALE if on else 1.0))
     when_window_closes(window, view.shutdown)
     return dock

@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QKeySequence
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QDockWidget, QWidget
 
 from ..compute import Outcome
@@ -20,7 +19,7 @@ from ..document import Edit, ReplaceState
 from ..i18n import translate
 from ..tr import QT_TRANSLATE_NOOP, message
 from .compare_view import CompareView
-from .heatmap import PRESENTATION_SCALE
+from .docks import add_tool_dock
 from .pipeline_view import PipelineView
 
 if TYPE_CHECKING:
@@ -33,51 +32,15 @@ COMPARE_SHORTCUT = "Ctrl+Shift+D"
 #: Heatmap text scale in presentation mode (the main window's results use the same).
 
 
-def _add_dock(window: "MainWindow", widget: QWidget, title: str, name: str, shortcut: str, tip: str) -> QDockWidget:
-    dock = QDockWidget(title, window)
-    dock.setObjectName(name)  # saveState/restoreState find docks by object name
-    dock.setWidget(widget)
-    dock.setAllowedAreas(Qt.DockWidgetArea.AllDockWidgetAreas)
-    # Teaching views are wide (seven stages, or three maps side by side) and the main window's
-    # centre needs most of its width, so they go along the bottom, tabbed with each other.
-    area = Qt.DockWidgetArea.BottomDockWidgetArea
-    others = [d for d in window.findChildren(QDockWidget) if d is not dock and window.dockWidgetArea(d) == area]
-    window.addDockWidget(area, dock)
-    if others:
-        window.tabifyDockWidget(others[-1], dock)
-    dock.hide()
-
-    def grow_once(visible: bool) -> None:
-        # A dock starts as small as its minimum; the first time it is shown give it about half
-        # the window's height, as much as the centre can spare (then the user's choice stands).
-        if visible and not dock.isFloating() and not dock.property("grown"):
-            dock.setProperty("grown", True)
-            central = window.centralWidget()
-            spare = window.height() - (central.minimumSizeHint().height() if central is not None else 0) - 60
-            window.resizeDocks([dock], [max(240, min(spare, int(window.height() * 0.45)))], Qt.Orientation.Vertical)
-
-    dock.visibilityChanged.connect(grow_once)
-    # Presentation mode enlarges the main heatmaps' text; the teaching views follow it.
-    presentation = getattr(window, "presentation_action", None)
-    scale = getattr(widget, "set_font_scale", None)
-    if presentation is not None and scale is not None:
-        presentation.toggled.connect(lambda on: scale(PRESENTATION_SCALE if on else 1.0))
-    action = dock.toggleViewAction()
-    action.setShortcut(QKeySequence(shortcut))
-    action.setToolTip(tip)
-    action.setStatusTip(tip)
-    # Tabbed behind the other teaching view, "show" must also bring the tab to the front.
-    action.triggered.connect(lambda checked: dock.raise_() if checked else None)
-    window.view_menu.addAction(action)
-    return dock
-
-
 def install_pipeline_view(window: "MainWindow") -> QDockWidget:
     """Add the pipeline view as a hidden dock; View > Pipeline view (Ctrl+Shift+P) shows it."""
     view = PipelineView()
-    dock = _add_dock(window, view, translate("TeachingDocks", "Pipeline: every stage"), "pipelineDock",
-                     PIPELINE_SHORTCUT,
-                     translate("TeachingDocks", "Every stage of the computation, with the chapter's formulas"))
+    title = translate("TeachingDocks", "Pipeline: every stage")
+    # Teaching views are wide (seven stages, or three maps side by side): along the bottom,
+    # tabbed with each other, toggled from the View menu.
+    dock = add_tool_dock(window, view, title=title, object_name="pipelineDock", action_text=title,
+                         shortcut=PIPELINE_SHORTCUT, menu_name="view_menu",
+                         tip=translate("TeachingDocks", "Every stage of the computation, with the chapter's formulas"))
     dock.toggleViewAction().setText(translate("TeachingDocks", "&Pipeline view"))
 
     def on_outcome(outcome: Outcome) -> None:
@@ -148,10 +111,11 @@ def install_compare_view(window: "MainWindow") -> QDockWidget:
     ``dock.widget().shutdown()`` directly; a second shutdown is harmless.)
     """
     view = CompareView()
-    dock = _add_dock(window, view, translate("TeachingDocks", "Side by side: A vs B"), "compareDock", COMPARE_SHORTCUT,
-                     translate("TeachingDocks", "The same inputs under two configurations, and where their weights "
-                                                "differ"))
-    dock.toggleViewAction().setText(translate("TeachingDocks", "&Side by side (A vs B)"))
+    dock = add_tool_dock(window, view, title=translate("TeachingDocks", "Side by side: A vs B"), object_name="compareDock",
+                         action_text=translate("TeachingDocks", "&Side by side (A vs B)"), shortcut=COMPARE_SHORTCUT,
+                         menu_name="view_menu",
+                         tip=translate("TeachingDocks", "The same inputs under two configurations, and where their "
+                                                        "weights differ"))
     document = window.document
 
     def on_document_changed(_edit: Edit | None) -> None:

@@ -1964,6 +1964,10 @@
         <translation>a saturação da tanh diz respeito à atenção aditiva: escolha a função de pontuação aditiva para vê-la</translation>
     </message>
     <message>
+        <source>Close {name} (it stays in the View menu)</source>
+        <translation>Fechar {name} (continua no menu Exibir)</translation>
+    </message>
+    <message>
         <source>Close {name} (it stays in the Tools menu)</source>
         <translation>Fechar {name} (continua no menu Ferramentas)</translation>
     </message>

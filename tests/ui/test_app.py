@@ -377,3 +377,29 @@ def test_a_replaced_result_is_freed_off_the_gui_thread(window, qtbot):
     qtbot.waitUntil(lambda: bool(freed_on), timeout=5000)
     assert freed_on == [False]
     assert not window.last_outcome.view.weights.flags.writeable  # shared read-only by every view
+
+
+def test_every_tool_dock_joins_its_menu_with_a_shortcut_tip_and_a_close_tip(window):
+    from PySide6.QtWidgets import QAbstractButton
+
+    docks = {window.pipeline_dock: window.view_menu, window.compare_dock: window.view_menu,
+             window.masking_lab_dock: window.tools_menu, window.scaling_lab_dock: window.tools_menu,
+             window.lessons.dock: window.tools_menu}
+    for dock, menu in docks.items():
+        action = dock.toggleViewAction()
+        assert action in menu.actions() and action.toolTip(), dock.objectName()
+        assert not dock.isVisible()
+        close = [b for b in dock.findChildren(QAbstractButton) if b.objectName() == "qt_dockwidget_closebutton"]
+        assert close and ("View menu" if menu is window.view_menu else "Tools menu") in close[0].toolTip()
+    # Views that can scale their text follow presentation mode, whichever kind of dock holds them.
+    scales = {
+        "pipeline": lambda: window.pipeline_dock.widget().cards["weights"].heatmap.font_scale,
+        "masking lab": lambda: window.masking_lab_dock.widget()._font_scale,
+        "scaling lab": lambda: window.scaling_lab_dock.widget()._font_scale,
+    }
+    window.set_presentation_mode(True)
+    try:
+        assert {name: scale() for name, scale in scales.items()} == dict.fromkeys(scales, pytest.approx(1.8))
+    finally:
+        window.set_presentation_mode(False)
+    assert {name: scale() for name, scale in scales.items()} == dict.fromkeys(scales, 1.0)
