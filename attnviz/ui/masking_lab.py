@@ -60,7 +60,6 @@ __all__ = ["MASKING_LAB_DOCK", "MASKING_LAB_SHORTCUT", "MaskingLabView", "instal
 MASKING_LAB_SHORTCUT = "Ctrl+Shift+M"
 #: The dock's objectName (``window.findChild(QDockWidget, MASKING_LAB_DOCK)``).
 MASKING_LAB_DOCK = "maskingLabDock"
-#: Heatmap text scale in presentation mode (the main heatmaps use the same).
 
 #: Red of the disagreement outline: the same family as the empty-row marker, so red always
 #: means "look here", but as an outline (or a tint) rather than a filled bar.

@@ -29,7 +29,6 @@ __all__ = ["PIPELINE_SHORTCUT", "COMPARE_SHORTCUT", "install_pipeline_view", "in
 
 PIPELINE_SHORTCUT = "Ctrl+Shift+P"
 COMPARE_SHORTCUT = "Ctrl+Shift+D"
-#: Heatmap text scale in presentation mode (the main window's results use the same).
 
 
 def install_pipeline_view(window: "MainWindow") -> QDockWidget:
