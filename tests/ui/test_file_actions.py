@@ -336,3 +336,20 @@ def test_declining_or_a_damaged_autosave_discards_it(window, actions, messages, 
     monkeypatch.setattr(QMessageBox, "question", staticmethod(never))
     assert not offer_restore(window)
     assert window.document.version == version
+
+
+def test_a_failing_autosave_is_reported_in_the_status_bar_and_editing_goes_on(window, actions, qtbot, monkeypatch) -> None:
+    import attnviz.ui.autosave as autosave_module
+    from attnviz.io import SessionFileError
+
+    def failing(session):
+        raise SessionFileError("/full/disk/autosave.attnviz", "cannot be written (No space left on device)")
+
+    monkeypatch.setattr(autosave_module, "write_autosave", failing)
+    model = window.inputs.models["keys"]
+    assert model.setData(model.index(0, 0), "0.25")
+    qtbot.waitUntil(lambda: "Autosave failed" in window.statusBar().currentMessage(), timeout=5000)
+    assert "No space left on device" in window.statusBar().currentMessage()
+    assert model.setData(model.index(0, 0), "0.5")  # the app keeps working
+    wait_current(qtbot, window)
+    assert window.document.state.keys[0, 0, 0] == 0.5
