@@ -25,6 +25,9 @@ class SteadyLabel(QLabel):
     def __init__(self, expected: Iterable[str] = (), parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setTextFormat(Qt.TextFormat.PlainText)
+        # The box is as wide as the longest text; shorter ones sit at its right edge, next to
+        # their neighbours in the status bar, not after a gap.
+        self.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self._expected = list(expected)
         self._color: QColor | None = None
         self._bold = False
