@@ -14,6 +14,7 @@ tab-separated text, Delete to zero the selection, typing to edit, Enter to commi
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,7 @@ from PySide6.QtCore import (
     QEvent,
     QItemSelection,
     QItemSelectionModel,
+    QLocale,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -58,6 +60,9 @@ AnyIndex = QModelIndex | QPersistentModelIndex
 # Spreadsheets and web pages sometimes hand over a typographic minus; float() rejects it, and a
 # user who copied "−0.5" means -0.5.
 _MINUS_SIGNS = str.maketrans({"\u2212": "-", "\u2013": "-"})
+# A number written with a decimal comma ("0,5", "-1,25e-3"): read as such where the locale
+# writes decimals that way (Brazil: the spin boxes show "0,50", spreadsheets copy "0,5").
+_DECIMAL_COMMA_NUMBER = re.compile(r"[+-]?\d*,\d+(?:[eE][+-]?\d+)?")
 _INT64 = np.iinfo(np.int64)
 # Colour for NaN/inf cells: in a debugging tool a non-finite value is the thing to spot first.
 _NON_FINITE_BRUSH = QBrush(QColor("#d62728"))
@@ -106,6 +111,11 @@ def _not_a_number(text: str) -> str:
     return translate("TensorTable", "'{text}' is not a number").format(text=text)
 
 
+def uses_decimal_comma() -> bool:
+    """Whether the locale the app runs in writes decimals with a comma (QLocale's default)."""
+    return QLocale().decimalPoint() == ","
+
+
 def parse_value(
     text: str, integer: bool = False, minimum: float | None = None, name: str | None = None
 ) -> float | int:
@@ -113,7 +123,8 @@ def parse_value(
 
     Float cells accept anything ``float()`` does, including "nan", "inf" and "-inf" (they are
     legitimate when debugging). Integer cells accept whole numbers, also written as "3.0" or
-    "1e2", and reject NaN and infinities. ``minimum`` is inclusive; NaN never satisfies it.
+    "1e2", and reject NaN and infinities. Where the locale writes decimal commas (pt-BR),
+    "0,5" is 0.5. ``minimum`` is inclusive; NaN never satisfies it.
     ``name`` names the quantity in messages, e.g. "valid length" (default: "value"). Messages
     are in the current language.
     """
@@ -122,6 +133,8 @@ def parse_value(
     stripped = text.strip().translate(_MINUS_SIGNS)
     if not stripped:
         raise ValueError(translate("TensorTable", "an empty cell is not a number"))
+    if "," in stripped and _DECIMAL_COMMA_NUMBER.fullmatch(stripped) and uses_decimal_comma():
+        stripped = stripped.replace(",", ".")
     if integer:
         value: float | int
         try:
@@ -174,7 +187,8 @@ def parse_block(
     Rows are separated by newlines (``\\n``, ``\\r\\n`` or ``\\r``) and cells by tabs, which is
     what spreadsheets put on the clipboard. Text without tabs may use commas, and text without
     tabs or commas may use any whitespace, so a column copied from a text file or a NumPy
-    printout also pastes. Trailing newlines are ignored. Ragged rows and bad cells raise
+    printout also pastes. Where the locale writes decimal commas ("0,5"), cells may be written
+    so and lists without tabs are separated by semicolons or whitespace instead. Trailing newlines are ignored. Ragged rows and bad cells raise
     ``ValueError`` naming the 1-based row and column of the pasted block.
     """
     normalized = text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
@@ -183,6 +197,9 @@ def parse_block(
     separator: str | None
     if "\t" in normalized:
         separator = "\t"
+    elif uses_decimal_comma():
+        # Commas are decimals here; lists use semicolons (as spreadsheets in such locales do).
+        separator = ";" if ";" in normalized else None
     elif "," in normalized:
         separator = ","
     else:

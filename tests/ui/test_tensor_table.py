@@ -565,3 +565,35 @@ def test_large_model_builds_and_reads(qtbot: Any) -> None:
     view.scrollTo(model.index(1000, 1000))
     assert view.selected_bounds() == (0, 0, 1023, 1023)  # same shape: selection survives
     assert edits.calls == []
+
+
+@pytest.fixture
+def decimal_comma_locale():
+    from PySide6.QtCore import QLocale
+
+    before = QLocale()
+    QLocale.setDefault(QLocale(QLocale.Language.Portuguese, QLocale.Country.Brazil))
+    yield
+    QLocale.setDefault(before)
+
+
+def test_decimal_commas_are_read_where_the_locale_writes_them(decimal_comma_locale) -> None:
+    assert parse_value("0,5") == 0.5
+    assert parse_value("−1,25e-3") == -0.00125
+    assert parse_value("1,000") == 1.0  # in Brazil that is one, not a thousand
+    assert parse_value("3,0", integer=True) == 3
+    with pytest.raises(ValueError):
+        parse_value("1.000,5")  # a thousands separator is not a number of ours
+    # Spreadsheets copy tab-separated cells with decimal commas; text lists use semicolons.
+    np.testing.assert_array_equal(parse_block("0,5\t0,25\n1,5\t2\n"), [[0.5, 0.25], [1.5, 2.0]])
+    np.testing.assert_array_equal(parse_block("0,5;0,25"), [[0.5, 0.25]])
+    np.testing.assert_array_equal(parse_block("0,5 0,25\n1 2"), [[0.5, 0.25], [1.0, 2.0]])
+
+
+def test_commas_separate_cells_where_the_locale_writes_decimal_points() -> None:
+    from PySide6.QtCore import QLocale
+
+    assert QLocale().decimalPoint() == "."
+    with pytest.raises(ValueError):
+        parse_value("0,5")
+    np.testing.assert_array_equal(parse_block("0.5,0.25"), [[0.5, 0.25]])
