@@ -12,8 +12,10 @@ thread), so nothing here touches a widget.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
+from typing import TypeVar
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 from superqt.utils import create_worker
@@ -23,6 +25,7 @@ from .document import Snapshot
 
 
 _threads_configured = False
+T = TypeVar("T")
 
 
 def _leave_a_core_for_the_gui() -> None:
@@ -36,21 +39,33 @@ def _leave_a_core_for_the_gui() -> None:
     if _threads_configured:
         return
     _threads_configured = True
-    import torch
+    try:
+        import torch
 
+        from .engine.memory import use_huge_pages
+    except Exception:  # noqa: BLE001 - a broken install: the computation itself reports it
+        return
     cores = os.cpu_count() or 1
     if cores > 1 and torch.get_num_threads() >= cores:
         torch.set_num_threads(cores - 1)
     # Huge pages help a process that only computes, not this one: see use_huge_pages.
-    from .engine.memory import use_huge_pages
-
     use_huge_pages(False)
 
 
-def run_in_app(snapshot: Snapshot) -> Outcome:
-    """What the app's compute thread runs: ``run_snapshot`` with a core left for the GUI."""
-    _leave_a_core_for_the_gui()
-    return run_snapshot(snapshot)
+def in_app(compute: Callable[[Snapshot], T]) -> Callable[[Snapshot], T]:
+    """``compute`` as the app's threads run it: the process configured for a GUI first (whichever
+    of the main computation or a lab happens to run first)."""
+
+    @functools.wraps(compute)
+    def run(snapshot: Snapshot) -> T:
+        _leave_a_core_for_the_gui()
+        return compute(snapshot)
+
+    return run
+
+
+#: What the app's compute thread runs: ``run_snapshot`` with a core left for the GUI.
+run_in_app = in_app(run_snapshot)
 
 
 class ComputeScheduler(QObject):

@@ -140,6 +140,7 @@ class CellTextLayer(pg.GraphicsObject):
         painter.save()
         try:
             painter.setWorldTransform(QtGui.QTransform())
+            painter.setFont(self._font)  # drawStaticText draws in the painter's font
             painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
             # On hatched cells the stripes would run through the digits: a solid patch of the
             # mask grey keeps them legible, the hatch shows around it.

@@ -33,7 +33,7 @@ from ..compute import Outcome, run_state
 from ..document import ReplaceState, Snapshot, State, filled_state
 from ..i18n import tr_text, translate
 from ..tr import QT_TRANSLATE_NOOP
-from ..worker import ComputeScheduler
+from ..worker import ComputeScheduler, in_app
 from .heatmap import HeatmapWidget
 from .settings_panel import DTYPE_LABELS, MASK_MODE_LABELS, SCORING_LABELS
 from .theme import error_color, mark_error_label
@@ -211,7 +211,7 @@ class CompareView(QWidget):
 
     def __init__(self, parent: QWidget | None = None, scheduler: ComputeScheduler | None = None) -> None:
         super().__init__(parent)
-        self.scheduler = scheduler or ComputeScheduler(compute=run_pair, parent=self)
+        self.scheduler = scheduler or ComputeScheduler(compute=in_app(run_pair), parent=self)
         self.scheduler.finished.connect(self._on_result)
         self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
         self._state: State | None = None

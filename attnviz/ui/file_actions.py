@@ -241,6 +241,8 @@ class FileActions(QObject):
         if self.autosave_timer.isActive():
             self.autosave_timer.stop()
             self.autosave_now()
+        else:
+            self._autosave.flush()  # a session still waiting behind a slow write is written too
         self._closed = True
         self._autosave.close()
         # The undo stack goes on with the new window: let go of it.
@@ -501,7 +503,8 @@ class FileActions(QObject):
         return False
 
     def _after_close(self) -> None:
-        if not self.window.isVisible():
+        # A window deleted on close (the app's are) may be gone already: then it did close.
+        if not shiboken6.isValid(self.window) or not self.window.isVisible():
             self.shutdown()
 
 

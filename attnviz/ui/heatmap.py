@@ -162,11 +162,16 @@ class _FastImageItem(pg.ImageItem):
                 # pyqtgraph renders the averaged image as its own (no second downsampling),
                 # then gets the full matrix back: the item's size and hover stay per cell.
                 self.image, self.autoDownsample = _block_mean(image, ky, kx), False
+                # pyqtgraph caches where the NaN cells are; those of the full matrix (or of
+                # other factors) would index past the averaged image.
+                self._imageHasNans = None
+                self._imageNanLocations = None
                 try:
                     super().render()
                 finally:
                     self.image, self.autoDownsample = image, True
-                self._imageHasNans = None  # it described the averaged image
+                self._imageHasNans = None  # they described the averaged image
+                self._imageNanLocations = None
                 self._lastDownsample = (kx, ky)
                 self._premultiply()
                 return
@@ -438,7 +443,8 @@ class HeatmapWidget(QtWidgets.QWidget):
 
     @property
     def values(self) -> np.ndarray | None:
-        """The displayed values (a read-only copy of what was passed to set_data)."""
+        """The displayed values (read-only: a copy of what was passed to set_data, or the array
+        itself when it was read-only already)."""
         return self._values
 
     @property

@@ -104,8 +104,26 @@ def _freeze_startup_objects() -> None:
     first would itself be the hitch, so the little garbage alive at this moment stays. Once per
     process.
     """
+    global _collect_before_freeze
     if gc.get_freeze_count() == 0:
+        if _collect_before_freeze:
+            # A window was replaced (language switch): its cycles are garbage now and must not
+            # be frozen with the rest. One collection, once per switch.
+            _collect_before_freeze = False
+            gc.collect()
         gc.freeze()
+
+
+# Set when frozen objects were released for collection: the next freeze collects first.
+_collect_before_freeze = False
+
+
+def _unfreeze_for_collection() -> None:
+    """Give frozen objects back to the collector (a window was replaced and may be among them:
+    frozen, its reference cycles and the results they hold would never be freed)."""
+    global _collect_before_freeze
+    gc.unfreeze()
+    _collect_before_freeze = True
 
 
 class MainWindow(QMainWindow):
@@ -622,6 +640,7 @@ class MainWindow(QMainWindow):
         self.file_actions.retire()
         self.close()
         _WINDOWS.discard(self)
+        _unfreeze_for_collection()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self._save_layout()

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 from ..document import Document, Edit
 from ..i18n import tr_text, translate
 from ..tr import QT_TRANSLATE_NOOP
-from ..worker import ComputeScheduler
+from ..worker import ComputeScheduler, in_app
 from .colormaps import MASK_HATCH_COLOR
 from .docks import add_tool_dock
 from .heatmap import HeatmapWidget
@@ -265,7 +265,7 @@ class MaskingLabView(QWidget):
         self._paired = False
         self._laid_out_columns = 0
 
-        self.scheduler = ComputeScheduler(compute=run_masking_lab, parent=self)
+        self.scheduler = ComputeScheduler(compute=in_app(run_masking_lab), parent=self)
         self.scheduler.finished.connect(self._on_result)
         self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
 

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 from ..document import Document, Edit
 from ..i18n import tr_text, translate
 from ..tr import QT_TRANSLATE_NOOP
-from ..worker import ComputeScheduler
+from ..worker import ComputeScheduler, in_app
 from .docks import add_tool_dock
 from .lab_worker import (
     ScalingOutcome,
@@ -119,7 +119,7 @@ class ScalingLabView(QWidget):
         base = QApplication.font().pointSizeF()
         self._base_pt = base if base > 0 else 9.0
 
-        self.scheduler = ComputeScheduler(compute=run_scaling_lab, parent=self)
+        self.scheduler = ComputeScheduler(compute=in_app(run_scaling_lab), parent=self)
         self.scheduler.finished.connect(self._on_result)
         self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
 

@@ -403,3 +403,17 @@ def test_every_tool_dock_joins_its_menu_with_a_shortcut_tip_and_a_close_tip(wind
     finally:
         window.set_presentation_mode(False)
     assert {name: scale() for name, scale in scales.items()} == dict.fromkeys(scales, 1.0)
+
+
+def test_every_compute_thread_of_the_app_configures_the_process_first(window):
+    """Whichever computes first, the main view or a lab, torch gets cores - 1 threads and no
+    huge pages: each scheduler runs its function through worker.in_app."""
+    from attnviz import worker
+    from attnviz.ui.compare_view import run_pair
+    from attnviz.ui.lab_worker import run_masking_lab, run_scaling_lab
+
+    assert worker.run_in_app.__wrapped__ is worker.run_snapshot
+    assert window.scheduler._compute is worker.run_in_app
+    wrapped = {dock.objectName(): dock.widget().scheduler._compute.__wrapped__
+               for dock in (window.masking_lab_dock, window.scaling_lab_dock, window.compare_dock)}
+    assert wrapped == {"maskingLabDock": run_masking_lab, "scalingLabDock": run_scaling_lab, "compareDock": run_pair}

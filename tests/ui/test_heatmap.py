@@ -765,3 +765,59 @@ def test_a_read_only_matrix_is_kept_without_a_copy_and_a_writable_one_is_copied(
     writable = np.random.default_rng(6).random((3, 4))
     widget.set_data(writable)
     assert widget.values is not writable and not np.shares_memory(widget.values, writable)
+
+
+def test_nan_cells_survive_a_change_of_downsampling(qtbot, widget):
+    """pyqtgraph remembers where the NaN cells are; after a render at full size those positions
+    must not be applied to the averaged image (IndexError in paint, blank heatmap)."""
+    import sys
+
+    values = np.random.default_rng(7).random((600, 600)).astype(np.float32)
+    values[590, 595] = np.nan
+    values.setflags(write=False)
+    widget.annotate_limit = 0
+    widget.resize(1400, 1000)
+    _shown(qtbot, widget)
+    widget.set_data(values)
+    widget.grab()
+    errors: list[BaseException] = []
+    hook = sys.excepthook
+    sys.excepthook = lambda *a: errors.append(a[1])
+    try:
+        widget.resize(500, 300)
+        QtCore.QCoreApplication.processEvents()
+        img = widget.grab().toImage()
+        QtCore.QCoreApplication.processEvents()
+    finally:
+        sys.excepthook = hook
+    assert errors == []
+    assert widget.image_item._lastDownsample != (1, 1)
+    qimage = widget.image_item.qimage
+    assert qimage is not None and not img.isNull()
+    # The averaged block holding the NaN is transparent in the rendered image, and only it.
+    kx, ky = widget.image_item._lastDownsample
+    alpha = np.array([[qimage.pixelColor(x, y).alpha() for x in range(qimage.width())]
+                      for y in range(qimage.height())])
+    assert alpha[590 // ky, 595 // kx] == 0 and (alpha == 0).sum() == 1
+
+
+def test_presentation_scale_enlarges_the_drawn_cell_values(qtbot, widget):
+    """The cell values are drawn with the layer's font (drawStaticText uses the painter's)."""
+    widget.set_colormap("gray")
+    _shown(qtbot, widget)
+
+    def ink_height() -> int:
+        widget.set_data(np.zeros((1, 1)))  # black cell, light digits "0.00"
+        img = widget.grab().toImage()
+        with_text = _centre_patch(widget, img, 0, 0, half=30)
+        widget.annotate_limit = 0
+        widget.set_data(np.zeros((1, 1)))
+        plain = _centre_patch(widget, widget.grab().toImage(), 0, 0, half=30)
+        widget.annotate_limit = 16
+        rows = np.flatnonzero((np.abs(with_text.astype(int) - plain.astype(int)).max(axis=2) > 60).any(axis=1))
+        return int(rows.max() - rows.min() + 1) if rows.size else 0
+
+    normal = ink_height()
+    widget.set_font_scale(1.8)
+    big = ink_height()
+    assert normal > 0 and big >= 1.5 * normal

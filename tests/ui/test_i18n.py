@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QLocale, QTranslator
+from PySide6.QtCore import QLocale, Qt, QTranslator
 from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
@@ -467,3 +467,35 @@ def test_undo_texts_of_undescribed_edits_are_translated(portuguese):
     texts = [command_text(ReplaceState(PRESETS["dot-toy"].build())), command_text(SetSettings({"dropout": 0.1})),
              command_text(Edit())]
     assert texts == ["Alterar", "Alterar configuração", "Editar"]
+
+
+def test_a_window_replaced_by_a_language_switch_is_freed(qtbot, qapp):
+    """The objects alive at the first result are frozen out of the garbage collector; a window
+    replaced by a language switch must not stay frozen with its results."""
+    import gc
+    import weakref
+
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    from attnviz.ui.main_window import MainWindow
+
+    old = MainWindow()
+    old.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)  # as the app's windows are
+    old.show()
+    wait_current(qtbot, old)
+    assert gc.get_freeze_count() > 0
+    old_ref = weakref.ref(old)
+    view_ref = weakref.ref(old.last_outcome.view)
+    new = old.set_language("pt_BR")
+    del old
+    try:
+        qtbot.addWidget(new)
+        for _ in range(5):
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+            qapp.processEvents()
+        # The new window's first result collects before freezing again.
+        wait_current(qtbot, new)
+        assert old_ref() is None and view_ref() is None
+        assert gc.get_freeze_count() > 0
+    finally:
+        install_language(qapp, "en")
