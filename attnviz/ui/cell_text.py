@@ -3,9 +3,9 @@
 The first version used one ``pg.TextItem`` per cell. Each is a ``QGraphicsTextItem`` with its own
 text document: setting new digits re-lays out that document (~45 µs), and every item is painted
 through Python. A 16x16 heatmap edited live spent over 10 ms per keystroke on its digits alone.
-This item keeps the texts in a list and paints them all in one pass with ``QPainter.drawText``
-at a fixed pixel size, whatever the zoom: the cell centres are mapped to device pixels once per
-paint, and the text is drawn there with the transform reset.
+This item keeps the texts in a list, lays each distinct one out once (``QStaticText``) and paints
+them all in one pass at a fixed pixel size, whatever the zoom: the cell centres are mapped to
+device pixels once per paint, and the texts are drawn there with the transform reset.
 
 When the cells are too small for the widest text, nothing is drawn (overlapping digits are
 noise); that is decided at paint time from the current transform, so zooming and resizing need
@@ -51,15 +51,14 @@ class CellTextLayer(pg.GraphicsObject):
         self._dark = np.zeros(0, dtype=bool)
         self._on_mask = np.zeros(0, dtype=bool)
         self._font = QtGui.QFont()
-        self._widths: list[float] = []
+        self._widths = np.zeros(0)  # per cell: its text's width plus padding (the grey patch)
         self._height = 0.0
         self._static: dict[str, QtGui.QStaticText] = {}
         self._static_font = QtGui.QFont()
-        # Per cell, row-major: its laid-out text and half its size; the patch widths.
+        # Per cell, row-major: its laid-out text and half its size.
         self._cell_static: list[QtGui.QStaticText] = []
         self._half_w = np.zeros(0)
         self._half_h = np.zeros(0)
-        self._widths_arr = np.zeros(0)
 
     # ------------------------------------------------------------------ content
 
@@ -146,7 +145,7 @@ class CellTextLayer(pg.GraphicsObject):
             # mask grey keeps them legible, the hatch shows around it.
             patch = self._on_mask[idx]
             if patch.any():
-                w = self._widths_arr[idx[patch]]
+                w = self._widths[idx[patch]]
                 h = self._height
                 for x, y, wi in zip((cx[patch] - w / 2).tolist(), (cy[patch] - h / 2).tolist(), w.tolist()):
                     painter.fillRect(QtCore.QRectF(x, y, wi, h), self._mask_fill)
@@ -169,7 +168,7 @@ class CellTextLayer(pg.GraphicsObject):
 
     def _measure(self) -> None:
         metrics = QtGui.QFontMetricsF(self._font)
-        self._widths = [metrics.horizontalAdvance(t) + _PAD for t in self._texts]
+        self._widths = np.array([metrics.horizontalAdvance(t) + _PAD for t in self._texts])
         self._height = metrics.height()
         # One laid-out text per distinct string (many cells show the same "0.00").
         if self._static_font != self._font:
@@ -187,10 +186,9 @@ class CellTextLayer(pg.GraphicsObject):
         sizes = [static.size() for static in self._cell_static]
         self._half_w = np.array([z.width() / 2 for z in sizes])
         self._half_h = np.array([z.height() / 2 for z in sizes])
-        self._widths_arr = np.array(self._widths)
 
     def _fits(self, transform: QtGui.QTransform) -> bool:
-        if not self._widths:
+        if not self._widths.size:
             return False
         cell_w, cell_h = abs(transform.m11()), abs(transform.m22())
-        return cell_w >= max(self._widths) and cell_h >= self._height * 0.9
+        return cell_w >= self._widths.max() and cell_h >= self._height * 0.9

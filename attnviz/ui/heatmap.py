@@ -822,8 +822,9 @@ class HeatmapWidget(QtWidgets.QWidget):
             self._hide_locator()
             return
         nan, inf, _ = self._special_masks()
+        has_nan, has_inf = self._special_flags
         has_empty = self._empty_rows is not None and bool(self._empty_rows.any())
-        if not (has_empty or nan.any() or inf.any()):
+        if not (has_empty or has_nan or has_inf):
             self._hide_locator()  # np.nonzero of an all-False 4096x4096 mask alone costs ~70 ms
             return
         rr_nan, cc_nan = np.nonzero(nan)

@@ -93,6 +93,10 @@ FILL_NAMES = {
 _WINDOWS: set["MainWindow"] = set()
 
 
+# Set when frozen objects were released for collection: the next freeze collects first.
+_collect_before_freeze = False
+
+
 def _freeze_startup_objects() -> None:
     """Exempt everything alive after the first result from the cyclic garbage collector.
 
@@ -112,10 +116,6 @@ def _freeze_startup_objects() -> None:
             _collect_before_freeze = False
             gc.collect()
         gc.freeze()
-
-
-# Set when frozen objects were released for collection: the next freeze collects first.
-_collect_before_freeze = False
 
 
 def _unfreeze_for_collection() -> None:
@@ -263,7 +263,11 @@ class MainWindow(QMainWindow):
         bar = self.statusBar()
         # Fixed-size labels: their texts change at every edit, and a plain QLabel would make the
         # whole window lay itself out again each time.
-        self.status_state = SteadyLabel(self._status_texts())
+        # (computing, loading, failed, current): a window is rebuilt when the language changes.
+        self._state_texts = (translate("MainWindow", "computing…"), translate("MainWindow", "loading PyTorch…"),
+                             translate("MainWindow", "error: showing the last good result"),
+                             translate("MainWindow", "up to date"))
+        self.status_state = SteadyLabel(self._state_texts)
         self.status_state.setToolTip(translate("MainWindow", "Whether the pictures show the current inputs"))
         self.status_device = SteadyLabel(["cpu · bfloat16"])
         self.status_device.setToolTip(translate("MainWindow", "Device and dtype of the last result"))
@@ -544,13 +548,9 @@ class MainWindow(QMainWindow):
         if input_msg or outcome.error_field in INPUT_FIELDS or outcome.error is None:
             self.inputs.error.show_message(input_msg)
 
-    def _status_texts(self) -> list[str]:
-        return [translate("MainWindow", "computing…"), translate("MainWindow", "loading PyTorch…"),
-                translate("MainWindow", "error: showing the last good result"), translate("MainWindow", "up to date")]
-
     def _update_status(self) -> None:
         outcome = self.last_outcome
-        computing, loading, failed, current = self._status_texts()
+        computing, loading, failed, current = self._state_texts
         bold = False
         if self.scheduler.busy or self.shown_version != self.document.version:
             state, color = (computing if outcome is not None else loading), "#8a5300"

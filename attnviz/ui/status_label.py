@@ -4,7 +4,7 @@ A ``QLabel`` whose text changes asks its parent layout to recompute (``updateGeo
 new style sheet re-polishes it as well: in the status bar that meant a layout pass of the main
 window at every keystroke, twice (“computing…”, then “up to date”). A widget whose minimum and
 maximum sizes are equal does not propagate ``updateGeometry``, so this label keeps a fixed size
-that fits every text it has shown (and any it is told to expect), growing only when a longer one
+that fits every text it has shown (and those it was built to expect), growing only when a longer one
 arrives, and takes its colour from its palette instead of a style sheet.
 """
 
@@ -33,11 +33,6 @@ class SteadyLabel(QLabel):
         self._bold = False
         self._refit()
 
-    def expect(self, texts: Iterable[str]) -> None:
-        """Make room for ``texts`` now, so showing one later does not re-lay out the window."""
-        self._expected.extend(texts)
-        self._refit()
-
     def show_text(self, text: str, color: QColor | str | None = None, bold: bool = False) -> None:
         """Show ``text`` in ``color`` (None: the palette's normal text colour)."""
         new_color = None if color is None else QColor(color)
@@ -55,7 +50,7 @@ class SteadyLabel(QLabel):
             self.setPalette(palette)
         if text != self.text():
             self.setText(text)
-            if self._width_of(text) > self.width():
+            if self._box_width([text]) > self.width():
                 self._expected.append(text)
                 self._refit()
 
@@ -64,16 +59,20 @@ class SteadyLabel(QLabel):
         if event.type() == QEvent.Type.FontChange:
             self._refit()
 
-    def _width_of(self, text: str) -> int:
+    def _box_width(self, texts: Iterable[str]) -> int:
+        """Width that holds the widest of ``texts``, in bold too (switching weight must not
+        overflow), with the label's margins."""
+        bold = self.font()
+        bold.setBold(True)
+        metrics = QFontMetrics(bold)
         margins = self.contentsMargins()
-        return QFontMetrics(self.font()).horizontalAdvance(text) + margins.left() + margins.right() + 2 * self.margin() + 2
+        return (max(metrics.horizontalAdvance(t) for t in texts) + margins.left() + margins.right()
+                + 2 * self.margin() + 2)
 
     def _refit(self) -> None:
         bold = self.font()
-        bold.setBold(True)  # room for the bold variant too: switching weight must not overflow
-        metrics = QFontMetrics(bold)
-        texts = [*self._expected, self.text()]
+        bold.setBold(True)
         margins = self.contentsMargins()
-        width = max(metrics.horizontalAdvance(t) for t in texts) + margins.left() + margins.right() + 2 * self.margin() + 2
-        height = max(metrics.height(), QFontMetrics(self.font()).height()) + margins.top() + margins.bottom() + 2 * self.margin()
-        self.setFixedSize(width, height)
+        height = (max(QFontMetrics(bold).height(), self.fontMetrics().height()) + margins.top() + margins.bottom()
+                  + 2 * self.margin())
+        self.setFixedSize(self._box_width([*self._expected, self.text()]), height)
