@@ -53,24 +53,24 @@ def main(argv: list[str] | None = None) -> int:
     app.setApplicationVersion(__version__)
     app.setOrganizationName("attnviz")
     app.setDesktopFileName("attnviz")  # Wayland matches the window to attnviz.desktop by this
-    from .ui.icons import app_icon
+    from .ui.app.icons import app_icon
 
     app.setWindowIcon(app_icon())
-    from .i18n import startup_language
+    from .ui.i18n import startup_language
 
     # Before any widget exists: widgets take their texts when they are built.
     startup_language(app, args.language)
-    from .ui import theme
+    from .ui.app import theme
 
     theme.apply_theme(theme.saved_mode())
     theme.follow_system(app)
-    from .ui.main_window import MainWindow
+    from .ui.app.main_window import MainWindow
 
     window = MainWindow(preset)
     # Closed windows go: one replaced by a language switch must not linger hidden.
     window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     window.show()
-    from .ui.file_actions import offer_restore
+    from .ui.files.file_actions import offer_restore
 
     offer_restore(window)
     return app.exec()

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # Qt widgets and torch load only when an image is actually dr
     from PySide6.QtCore import QCoreApplication
 
     from .compute import ViewData
-    from .ui.export import WeightsFigure
+    from .ui.files.export import WeightsFigure
 
 __all__ = ["RenderError", "build_parser", "figure_for", "main", "render_main"]
 
@@ -153,7 +153,7 @@ class _Voice:
             return str(text)
         try:
             self._install()
-            from .i18n import tr_text
+            from .ui.i18n import tr_text
 
             return tr_text(text)
         except Exception:  # noqa: BLE001 - a broken catalogue or Qt must not hide the message itself
@@ -163,7 +163,7 @@ class _Voice:
         if self._ready:
             return
         self._ready = True
-        from .i18n import current_language, install_language, system_language
+        from .ui.i18n import current_language, install_language, system_language
 
         code, before = system_language(), current_language()
         if code != before and install_language(_application(), code):
@@ -171,7 +171,7 @@ class _Voice:
 
     def close(self) -> None:
         if self._restore is not None:
-            from .i18n import install_language
+            from .ui.i18n import install_language
 
             install_language(None, self._restore)
             self._restore = None
@@ -254,7 +254,7 @@ def _parse_size(text: str) -> tuple[int, int]:
 
 
 def _check_colormap(name: str) -> str:
-    from .ui.colormaps import canonical_colormap_name
+    from .ui.heatmap.colormaps import canonical_colormap_name
 
     try:
         return canonical_colormap_name(name)
@@ -333,7 +333,7 @@ def figure_for(view: ViewData, state: State, *, source: str, batches: list[int] 
     Public so a script or test can find where each cell is (``figure.cell_point``): the same
     arguments always give the same layout. Raises ``ValueError`` for a size that is too small.
     """
-    from .ui.export import build_weights_figure, figure_subtitle
+    from .ui.files.export import build_weights_figure, figure_subtitle
 
     return build_weights_figure(view, batches=batches, title=f"{source}: attention weights",
                                 subtitle=figure_subtitle(state), colormap=colormap, size=size)
@@ -341,7 +341,7 @@ def figure_for(view: ViewData, state: State, *, source: str, batches: list[int] 
 
 def _draw(view: ViewData, out: Path, *, source: str, state: State, batches: list[int] | None,
           colormap: str | None, size: tuple[int, int] | None) -> None:
-    from .ui.export import ExportError
+    from .ui.files.export import ExportError
 
     with _quiet_qt():
         _app = _application()

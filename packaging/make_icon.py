@@ -60,7 +60,7 @@ CIVIDIS = {
     0.1: "#00316f", 0.2: "#31446b", 0.3: "#4e566c", 0.4: "#666970", 0.5: "#7c7b78",
     0.6: "#958f78", 0.7: "#afa473", 0.8: "#cbba69", 0.9: "#e7d159", 1.0: "#ffea46",
 }
-# Same colours as attnviz.ui.colormaps.MASK_COLOR / MASK_HATCH_COLOR.
+# Same colours as attnviz.ui.heatmap.colormaps.MASK_COLOR / MASK_HATCH_COLOR.
 MASK = "#c8c8c8"
 HATCH = "#5f5f5f"
 HATCH_PERIOD = 24  # master stripe spacing along x (units)

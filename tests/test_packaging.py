@@ -314,7 +314,7 @@ _WITHOUT_EXCLUDED = textwrap.dedent(
         importlib.import_module(name)
     import torch
     from attnviz.engine import MASK_MODES, SCORINGS, attend
-    from attnviz.compute import run_state
+    from attnviz.compute.attention import run_state
     from attnviz.presets import PRESETS
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, 3, 4, generator=g), torch.randn(2, 5, 4, generator=g),
@@ -331,7 +331,7 @@ _WITHOUT_EXCLUDED = textwrap.dedent(
         assert outcome.error is None, (preset.name, outcome.error)
     from PySide6.QtWidgets import QApplication
     app = QApplication([])
-    from attnviz.ui.main_window import MainWindow
+    from attnviz.ui.app.main_window import MainWindow
     window = MainWindow(next(iter(PRESETS)))
     window.show()
     app.processEvents()

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnviz.compute import run_state
+from attnviz.compute.attention import run_state
 from attnviz.io import save_arrays
 from attnviz.io.state_io import save_state_file
 from attnviz.presets import PRESETS
@@ -42,7 +42,7 @@ def test_png_shows_the_masked_columns_hatched_and_the_weights_in_colour(
 ) -> None:
     from PySide6.QtGui import QImage
 
-    from attnviz.ui.colormaps import MASK_COLOR, MASK_HATCH_COLOR, lookup_table
+    from attnviz.ui.heatmap.colormaps import MASK_COLOR, MASK_HATCH_COLOR, lookup_table
 
     out = tmp_path / "x.png"
     assert f"wrote {out}" in run_ok(capsys, "--preset", "masked-softmax-1d", "--out", str(out), "--size", "800x700")

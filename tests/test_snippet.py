@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz.compute import run_state
+from attnviz.compute.attention import run_state
 from attnviz.document import Settings, State, make_state
 from attnviz.presets import PRESETS
 from attnviz.snippet import save_snippet_data, snippet_data, snippet_for_state

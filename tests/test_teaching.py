@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnviz.compute import run_state
+from attnviz.compute.attention import run_state
 from attnviz.document import Settings, State
 from attnviz.engine import attend
 from attnviz.engine.lab import LabReport, compare_conventions

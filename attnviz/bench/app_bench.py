@@ -38,9 +38,9 @@ import numpy as np
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
 
-    from attnviz.compute import Outcome
+    from attnviz.compute.attention import Outcome
     from attnviz.document import Snapshot, State
-    from attnviz.ui.main_window import MainWindow
+    from attnviz.ui.app.main_window import MainWindow
 
 # One frame at 60 Hz: the budget for an edit to show and for the GUI thread to be blocked.
 FRAME_MS = 16.0
@@ -352,7 +352,7 @@ class BurstResult:
 
 def burst(app: QApplication, win: MainWindow, probe: Probe, edits: int) -> BurstResult:
     """``edits`` setData calls in a tight loop on one cell; the last one must be what is shown."""
-    from attnviz.compute import run_state
+    from attnviz.compute.attention import run_state
 
     model = win.inputs.models["queries"]
     index = model.index(0, 0)
@@ -403,7 +403,7 @@ _COLD_CHILD = textwrap.dedent(
     pg.ImageItem.paint = paint
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    from attnviz.ui.main_window import MainWindow
+    from attnviz.ui.app.main_window import MainWindow
 
     stamps = {}
     def stamp(name):
@@ -518,8 +518,8 @@ def _ensure_app() -> QApplication:
 
 
 def _make_window(probe: Probe) -> MainWindow:
-    from attnviz.ui.main_window import MainWindow
-    from attnviz.worker import ComputeScheduler, run_in_app
+    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.scheduler import ComputeScheduler, run_in_app
 
     # The app's own compute function (it also sets torch's thread count for the app), timed.
     scheduler = ComputeScheduler(probe.timed_compute(run_in_app))

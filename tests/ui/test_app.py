@@ -11,7 +11,7 @@ import torch
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from attnviz.compute import run_state
+from attnviz.compute.attention import run_state
 from attnviz.document import Snapshot
 from attnviz.engine import attend
 
@@ -173,7 +173,7 @@ def test_compute_reports_errors_as_data():
 
 def test_scheduler_latest_wins_without_a_window(qtbot):
     from attnviz.presets import PRESETS
-    from attnviz.worker import ComputeScheduler
+    from attnviz.ui.scheduler import ComputeScheduler
 
     scheduler = ComputeScheduler()
     seen = []
@@ -231,7 +231,7 @@ def test_dark_and_light_themes_reach_the_heatmaps(window):
     from PySide6.QtGui import QPalette
     from PySide6.QtWidgets import QApplication
 
-    from attnviz.ui import theme
+    from attnviz.ui.app import theme
 
     try:
         window.theme_actions["dark"].trigger()
@@ -246,7 +246,7 @@ def test_dark_and_light_themes_reach_the_heatmaps(window):
 
 
 def test_window_layout_persists(qtbot):
-    from attnviz.ui.main_window import MainWindow
+    from attnviz.ui.app.main_window import MainWindow
 
     first = MainWindow()
     qtbot.addWidget(first)
@@ -287,9 +287,9 @@ def test_building_the_window_does_not_import_torch():
         "import sys, os; os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
         "from PySide6.QtWidgets import QApplication\n"
         "app = QApplication([])\n"
-        "from attnviz.compute import Outcome\n"
-        "from attnviz.worker import ComputeScheduler\n"
-        "from attnviz.ui.main_window import MainWindow\n"
+        "from attnviz.compute.attention import Outcome\n"
+        "from attnviz.ui.scheduler import ComputeScheduler\n"
+        "from attnviz.ui.app.main_window import MainWindow\n"
         "stub = ComputeScheduler(compute=lambda snapshot: Outcome(snapshot.version, error='stub'))\n"
         "w = MainWindow(scheduler=stub)\n"
         "w.show(); app.processEvents()\n"
@@ -301,7 +301,7 @@ def test_building_the_window_does_not_import_torch():
 
 
 def test_error_text_follows_the_theme(window, qtbot):
-    from attnviz.ui import theme
+    from attnviz.ui.app import theme
 
     window.controls.settings.scoring.setCurrentIndex(window.controls.settings.scoring.findData("scaled_dot"))
     wait_current(qtbot, window)
@@ -350,7 +350,7 @@ def test_objects_alive_after_the_first_result_are_out_of_the_collectors_reach(wi
 
 
 def test_the_apps_compute_thread_turns_huge_pages_off(monkeypatch):
-    from attnviz import worker
+    from attnviz.ui import scheduler as worker
     from attnviz.engine import memory
     from attnviz.document import Snapshot
     from attnviz.presets import PRESETS
@@ -408,9 +408,9 @@ def test_every_tool_dock_joins_its_menu_with_a_shortcut_tip_and_a_close_tip(wind
 def test_every_compute_thread_of_the_app_configures_the_process_first(window):
     """Whichever computes first, the main view or a lab, torch gets cores - 1 threads and no
     huge pages: each scheduler runs its function through worker.in_app."""
-    from attnviz import worker
-    from attnviz.ui.compare_view import run_pair
-    from attnviz.ui.lab_worker import run_masking_lab, run_scaling_lab
+    from attnviz.ui import scheduler as worker
+    from attnviz.ui.views.compare import run_pair
+    from attnviz.ui.views.lab_worker import run_masking_lab, run_scaling_lab
 
     assert worker.run_in_app.__wrapped__ is worker.run_snapshot
     assert window.scheduler._compute is worker.run_in_app

@@ -8,9 +8,9 @@ import time
 import numpy as np
 import pytest
 
-import attnviz.ui.autosave as autosave_module
+import attnviz.ui.files.autosave as autosave_module
 from attnviz.io import Session, SessionFileError
-from attnviz.ui.autosave import AutosaveWriter
+from attnviz.ui.files.autosave import AutosaveWriter
 
 
 def _session(value: float) -> Session:

@@ -13,8 +13,8 @@ from PySide6.QtCore import Qt
 from attnviz.document import ReplaceState, filled_state
 from attnviz.engine import attend
 from attnviz.presets import PRESETS
-from attnviz.ui.compare_view import EXERCISE_1, Comparison, PairSnapshot, variants
-from attnviz.ui.teaching_docks import install_compare_view
+from attnviz.ui.views.compare import EXERCISE_1, Comparison, PairSnapshot, variants
+from attnviz.ui.views.teaching_docks import install_compare_view
 
 from .conftest import wait_current
 
@@ -185,7 +185,7 @@ def test_a_burst_of_edits_ends_on_the_last_state(window, qtbot):
 
 
 def test_the_compute_thread_stops_with_the_window(qtbot):
-    from attnviz.ui.main_window import MainWindow
+    from attnviz.ui.app.main_window import MainWindow
 
     threads_before = threading.active_count()
     win = MainWindow()
@@ -207,7 +207,7 @@ def test_the_compute_thread_stops_with_the_window(qtbot):
 def test_a_refused_close_keeps_the_thread(qtbot):
     from PySide6.QtWidgets import QWidget
 
-    from attnviz.ui.teaching_docks import _CloseWatcher
+    from attnviz.ui.views.teaching_docks import _CloseWatcher
 
     class Stubborn(QWidget):
         refuse = True
@@ -231,7 +231,7 @@ def test_a_refused_close_keeps_the_thread(qtbot):
 def test_every_control_of_the_teaching_docks_has_a_tooltip(window, qtbot):
     from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QTabBar, QTabWidget
 
-    from attnviz.ui.teaching_docks import install_pipeline_view
+    from attnviz.ui.views.teaching_docks import install_pipeline_view
 
     docks = [install_pipeline_view(window), install_compare_view(window)]
     for dock in docks:

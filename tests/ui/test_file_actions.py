@@ -17,8 +17,8 @@ from attnviz.document import SetSettings
 from attnviz.io import autosave_path, load_session, save_arrays, save_session, write_autosave
 from attnviz.io.state_io import load_state_file, save_state_file, state_to_session
 from attnviz.presets import PRESETS
-from attnviz.ui.file_actions import FileActions, install_file_actions, offer_restore
-from attnviz.ui.open_dialog import RolesDialog
+from attnviz.ui.files.file_actions import FileActions, install_file_actions, offer_restore
+from attnviz.ui.files.open_dialog import RolesDialog
 
 from .conftest import wait_current
 
@@ -140,7 +140,7 @@ def test_a_refused_file_shows_one_line_and_changes_nothing(window, actions, mess
 
 
 def test_a_refused_file_is_explained_in_the_portuguese_ui(window, actions, messages, tmp_path, qapp) -> None:
-    from attnviz.i18n import install_language
+    from attnviz.ui.i18n import install_language
 
     truncated = tmp_path / "cut.npy"
     np.save(truncated, np.zeros((9, 9)))
@@ -281,7 +281,7 @@ def test_export_menu_asks_for_a_name_and_adds_the_extension(window, actions, mon
 def test_autosave_follows_changes_once_per_burst_and_is_cleared_on_exit(window, actions, qtbot, monkeypatch) -> None:  # noqa: ANN001
     import threading
 
-    import attnviz.ui.autosave as autosave_module
+    import attnviz.ui.files.autosave as autosave_module
 
     writes: list[int] = []
     on_gui_thread: list[int] = []
@@ -339,7 +339,7 @@ def test_declining_or_a_damaged_autosave_discards_it(window, actions, messages, 
 
 
 def test_a_failing_autosave_is_reported_in_the_status_bar_and_editing_goes_on(window, actions, qtbot, monkeypatch) -> None:
-    import attnviz.ui.autosave as autosave_module
+    import attnviz.ui.files.autosave as autosave_module
     from attnviz.io import SessionFileError
 
     def failing(session):

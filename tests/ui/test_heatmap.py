@@ -1,4 +1,4 @@
-"""Tests for attnviz.ui.heatmap.HeatmapWidget.
+"""Tests for attnviz.ui.heatmap.widget.HeatmapWidget.
 
 Several tests look at *rendered pixels* (widget.grab()), not only at item state: a transposed
 image, a half-cell offset or levels silently overridden all leave the item state looking fine.
@@ -13,7 +13,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6 import QtCore, QtGui, QtTest
 
-from attnviz.ui.colormaps import (
+from attnviz.ui.heatmap.colormaps import (
     COLORMAPS,
     INF_COLOR,
     MASK_COLOR,
@@ -21,7 +21,7 @@ from attnviz.ui.colormaps import (
     canonical_colormap_name,
     lookup_table,
 )
-from attnviz.ui.heatmap import HeatmapWidget, _CellAxisItem
+from attnviz.ui.heatmap.widget import HeatmapWidget, _CellAxisItem
 
 
 @pytest.fixture
@@ -724,7 +724,7 @@ def test_cell_values_are_drawn_in_contrasting_colour_and_on_a_patch_when_masked(
 
 
 def test_block_mean_matches_pyqtgraphs_downsample():
-    from attnviz.ui.heatmap import _block_mean
+    from attnviz.ui.heatmap.widget import _block_mean
 
     rng = np.random.default_rng(4)
     a = rng.random((203, 307), dtype=np.float32)

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.i18n import (
+from attnviz.ui.i18n import (
     current_language,
     install_language,
     qm_path,
@@ -166,7 +166,7 @@ def test_messages_are_english_strings_that_translate_with_their_numbers(portugue
 
 
 def test_engine_warnings_and_lab_sentences_are_shown_in_portuguese(portuguese):
-    from attnviz.compute import run_state
+    from attnviz.compute.attention import run_state
     from attnviz.engine.lab import compare_conventions
     from attnviz.teaching import LESSONS
 
@@ -281,7 +281,7 @@ def _untranslated(texts: list[tuple[str, str]]) -> list[str]:
 
 
 def test_the_portuguese_window_shows_no_english(portuguese, qtbot):
-    from attnviz.ui.main_window import MainWindow
+    from attnviz.ui.app.main_window import MainWindow
 
     win = MainWindow()
     qtbot.addWidget(win)
@@ -332,7 +332,7 @@ def test_the_open_dialog_speaks_portuguese_and_so_do_qts_own_buttons(portuguese,
 
     from attnviz.io import guess_roles, load_tensor_file, save_arrays
     from attnviz.presets import PRESETS
-    from attnviz.ui.open_dialog import RolesDialog
+    from attnviz.ui.files.open_dialog import RolesDialog
 
     path = tmp_path / "mixed.npz"
     save_arrays(path, {"attn.q": np.zeros((2, 4, 3, 8), np.float32), "attn.k": np.zeros((2, 4, 6, 8), np.float32),
@@ -423,7 +423,7 @@ def test_the_app_starts_in_the_saved_language_else_the_systems(tmp_path, lang, s
     code = (
         "import sys\n"
         "from PySide6.QtWidgets import QApplication\n"
-        "from attnviz.i18n import save_language, startup_language, translate\n"
+        "from attnviz.ui.i18n import save_language, startup_language, translate\n"
         "app = QApplication([])\n"
         f"if {saved!r}: save_language({saved!r})\n"
         "print(startup_language(app), translate('MainWindow', '&File'))\n"
@@ -443,7 +443,7 @@ def test_a_missing_catalogue_leaves_english(qapp):
 def test_engine_errors_are_shown_in_portuguese(portuguese):
     from dataclasses import replace
 
-    from attnviz.compute import run_state
+    from attnviz.compute.attention import run_state
     from attnviz.presets import PRESETS
 
     state = PRESETS["additive-toy"].build()  # d_q = 20, d_k = 2
@@ -462,7 +462,7 @@ def test_undo_texts_of_undescribed_edits_are_translated(portuguese):
     """Edits made without a description fall back to marked defaults, never to English."""
     from attnviz.document import Edit, ReplaceState, SetSettings
     from attnviz.presets import PRESETS
-    from attnviz.ui.undo import command_text
+    from attnviz.ui.app.undo import command_text
 
     texts = [command_text(ReplaceState(PRESETS["dot-toy"].build())), command_text(SetSettings({"dropout": 0.1})),
              command_text(Edit())]
@@ -477,7 +477,7 @@ def test_a_window_replaced_by_a_language_switch_is_freed(qtbot, qapp):
 
     from PySide6.QtCore import QCoreApplication, QEvent
 
-    from attnviz.ui.main_window import MainWindow
+    from attnviz.ui.app.main_window import MainWindow
 
     old = MainWindow()
     old.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)  # as the app's windows are

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnviz.i18n import current_language, error_text, install_language, tr_text
+from attnviz.ui.i18n import current_language, error_text, install_language, tr_text
 from attnviz.io import (
     AttnvizFileError,
     SessionFileError,
@@ -191,7 +191,7 @@ def test_loading_errors_notes_and_engine_errors_read_in_portuguese(portuguese, t
 
 def test_the_scaling_lab_note_reads_in_portuguese(portuguese) -> None:
     from attnviz.document import Snapshot
-    from attnviz.ui.lab_worker import run_scaling_lab
+    from attnviz.ui.views.lab_worker import run_scaling_lab
 
     state = PRESETS["additive-toy"].build()  # d_q = 20, d_k = 2: no dot products to compare
     outcome = run_scaling_lab(Snapshot(0, state))
@@ -200,7 +200,7 @@ def test_the_scaling_lab_note_reads_in_portuguese(portuguese) -> None:
 
 
 def test_the_roles_dialog_says_why_a_choice_cannot_load_in_portuguese(portuguese, qtbot, tmp_path) -> None:
-    from attnviz.ui.open_dialog import RolesDialog
+    from attnviz.ui.files.open_dialog import RolesDialog
 
     tf = load_tensor_file(_saved(tmp_path / "m.npz", {"q": np.zeros((1, 2, 3)), "k": np.zeros((1, 4, 3)),
                                                       "v": np.zeros((1, 4, 2)), "pad": np.ones((1, 4), bool)}))
@@ -285,7 +285,7 @@ def test_render_prints_its_notes_in_the_systems_language_not_the_apps(tmp_path: 
 
 
 def test_render_inside_the_app_leaves_the_apps_language_alone(portuguese, tmp_path, capsys, monkeypatch) -> None:
-    from attnviz import i18n
+    from attnviz.ui import i18n
     from attnviz.render import render_main
 
     # The system says English while the app is in Portuguese: render prints English...

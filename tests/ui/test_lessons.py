@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QDockWidget
 
 from attnviz.document import ReplaceState, SetSettings, make_state
 from attnviz.teaching import EXERCISE_PRESETS, LESSONS, PITFALL_PRESETS
-from attnviz.ui.copy_code import install_copy_code
-from attnviz.ui.lessons import LESSON_DOCK, install_lessons, menu_text
-from attnviz.ui.masking_lab import MASKING_LAB_DOCK, MaskingLabView, install_masking_lab
+from attnviz.ui.files.copy_code import install_copy_code
+from attnviz.ui.views.lessons import LESSON_DOCK, install_lessons, menu_text
+from attnviz.ui.views.masking_lab import MASKING_LAB_DOCK, MaskingLabView, install_masking_lab
 
 from .conftest import wait_current
 
@@ -264,11 +264,11 @@ def test_cancelling_the_data_file_copies_nothing(window, qtbot):
 def test_copy_as_code_uses_the_shown_result_and_never_computes_on_the_gui_thread(window, qtbot, monkeypatch):
     import threading
 
-    import attnviz.compute
+    import attnviz.compute.attention
 
     copier = install_copy_code(window, ask_data_path=lambda *_: pytest.fail("no data file needed"))
     wait_current(qtbot, window)
-    original = attnviz.compute.run_state
+    original = attnviz.compute.attention.run_state
     on_gui_thread: list[int] = []
 
     def run_state(*args, **kwargs):
@@ -276,7 +276,7 @@ def test_copy_as_code_uses_the_shown_result_and_never_computes_on_the_gui_thread
             on_gui_thread.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(attnviz.compute, "run_state", run_state)
+    monkeypatch.setattr(attnviz.compute.attention, "run_state", run_state)
     code = copier.copy()
     assert code is not None and "expected" in code and not on_gui_thread
     # While the current inputs are still being computed there is nothing to check against yet:

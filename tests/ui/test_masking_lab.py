@@ -12,7 +12,7 @@ from attnviz.document import ReplaceState, SetBlock, SetSettings, State
 from attnviz.engine import MASK_MODES
 from attnviz.engine.lab import LabReport, compare_conventions
 from attnviz.teaching import LESSONS
-from attnviz.ui.masking_lab import (
+from attnviz.ui.views.masking_lab import (
     DIFF_COLOR,
     MASKING_LAB_DOCK,
     MaskingLabView,

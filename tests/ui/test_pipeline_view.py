@@ -14,15 +14,15 @@ from PySide6.QtWidgets import QApplication
 
 from attnviz.document import ReplaceState, filled_state
 from attnviz.engine import SCORINGS, STAGES, attend
-from attnviz.ui.formulas import (
+from attnviz.ui.views.formulas import (
     HIGHLIGHT_BG,
     SCORING_FORMULAS,
     missing_formulas,
     pipeline_formulas,
     scoring_formula,
 )
-from attnviz.ui.pipeline_view import additive_features, softmax_allowed
-from attnviz.ui.teaching_docks import install_pipeline_view
+from attnviz.ui.views.pipeline import additive_features, softmax_allowed
+from attnviz.ui.views.teaching_docks import install_pipeline_view
 
 from .conftest import wait_current
 
@@ -253,7 +253,7 @@ def test_a_parameter_edit_during_a_recompute_is_refused_not_misapplied(window, q
 def test_the_dark_theme_reaches_the_feature_chart_and_the_notes(window, qtbot):
     from PySide6.QtGui import QColor
 
-    from attnviz.ui import theme
+    from attnviz.ui.app import theme
 
     view = _shown(qtbot, install_pipeline_view(window))
     note = view.cards["weights"].note

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QDockWidget
 from attnviz.document import ReplaceState, SetBlock, SetSettings, State
 from attnviz.engine.scaling import current_point, scaling_curves, tanh_saturation
 from attnviz.presets import PRESETS
-from attnviz.ui.lab_worker import curves_for
-from attnviz.ui.scaling_lab import (
+from attnviz.ui.views.lab_worker import curves_for
+from attnviz.ui.views.scaling_lab import (
     PLOTS,
     SCALING_LAB_DOCK,
     ScalingLabView,

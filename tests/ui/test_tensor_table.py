@@ -13,7 +13,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication, QLineEdit  # noqa: E402
 
-from attnviz.ui.tensor_table import (  # noqa: E402
+from attnviz.ui.tables.tensor_table import (  # noqa: E402
     ArrayTableModel,
     TensorTableView,
     format_full,

@@ -1,0 +1,126 @@
+"""Snapshot in, outcome out: what the worker thread runs. No Qt here.
+
+Every failure becomes data (an ``Outcome`` with an error message and the field it concerns), so
+the GUI shows it where the user is looking and keeps the last good picture.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attnviz.document import Snapshot, State
+from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
+
+
+@dataclass(frozen=True)
+class ViewData:
+    """Numpy arrays ready to draw (the computation's dtype; float16 and bfloat16 become float32,
+    bfloat16 having no numpy type), all for every batch
+    element: stages (B, Q, K), output (B, Q, D), per-row flags (B, Q)."""
+
+    raw_scores: np.ndarray
+    scores: np.ndarray
+    mask: np.ndarray
+    masked_scores: np.ndarray
+    weights: np.ndarray
+    applied_weights: np.ndarray
+    output: np.ndarray
+    empty_rows: np.ndarray
+    nan_rows: np.ndarray
+    entropy: np.ndarray
+    max_weight: np.ndarray
+    row_sums: np.ndarray
+    logit_variance: float
+    warnings: tuple[str, ...]
+    params: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    version: int
+    view: ViewData | None = None
+    error: str | None = None
+    #: What the error concerns ("shape", "valid_lens", "device", ...), for placing the message.
+    error_field: str | None = None
+    #: The device ran out of memory: the CPU might do (the user decides).
+    out_of_memory: bool = False
+    device: str = "cpu"
+    dtype: str = "float32"
+    seconds: float = 0.0
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def _np(t: object) -> np.ndarray:
+    import torch
+
+    assert isinstance(t, torch.Tensor)
+    t = t.detach()
+    if t.dtype in (torch.float16, torch.bfloat16):
+        t = t.float()
+    arr = t.cpu().numpy()
+    # Read-only: a result is shared by every view that shows it, and none may change it (a
+    # heatmap then keeps it without a copy, 64 MiB at 4096x4096).
+    arr.setflags(write=False)
+    return arr
+
+
+def run_state(state: State, version: int = 0) -> Outcome:
+    """Compute attention for ``state``; never raises for bad input, only reports."""
+    start = time.perf_counter()
+    s = state.settings
+    try:
+        # Imported here, on the compute thread: importing torch takes seconds and the window
+        # should be up meanwhile. A broken install becomes an error message, not a crash.
+        import torch
+
+        from attnviz.engine import AttentionInputError, DeviceError, DeviceOutOfMemoryError, attend, available_devices
+    except Exception as exc:  # noqa: BLE001
+        return Outcome(version, error=message(QT_TRANSLATE_NOOP("Errors", "could not load PyTorch: {error}"),
+                                              error=f"{type(exc).__name__}: {exc}"),
+                       device=s.device, dtype=s.dtype)
+    try:
+
+        params = {k: torch.from_numpy(v) for k, v in state.params.items()} or None
+        lens = state.valid_lens()
+        with torch.no_grad():
+            result = attend(
+                torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values),
+                None if lens is None else torch.from_numpy(lens),
+                scoring=s.scoring, mask_mode=s.mask_mode, causal=s.causal, params=params,
+                num_hiddens=s.num_hiddens, seed=s.param_seed, dropout=s.dropout, train=s.train,
+                dropout_seed=s.dropout_seed, dtype=s.dtype, device=s.device, allow_nonfinite=s.allow_nonfinite,
+            )
+        d = result.diagnostics
+        view = ViewData(
+            raw_scores=_np(result.raw_scores), scores=_np(result.scores), mask=_np(result.mask),
+            masked_scores=_np(result.masked_scores), weights=_np(result.weights),
+            applied_weights=_np(result.applied_weights), output=_np(result.output),
+            empty_rows=_np(d.empty_rows), nan_rows=_np(d.nan_rows), entropy=_np(d.entropy),
+            max_weight=_np(d.max_weight), row_sums=_np(d.row_sums), logit_variance=d.logit_variance,
+            warnings=d.warnings, params={k: _np(v) for k, v in result.params.items()},
+        )
+        return Outcome(version, view, device=result.device, dtype=result.dtype, seconds=result.seconds,
+                       extra={"devices": available_devices()})
+    except DeviceOutOfMemoryError as exc:
+        return Outcome(version, error=exception_message(exc), error_field="device", out_of_memory=True,
+                       device=s.device, dtype=s.dtype, seconds=time.perf_counter() - start)
+    except DeviceError as exc:
+        return Outcome(version, error=exception_message(exc), error_field="device", device=s.device, dtype=s.dtype,
+                       seconds=time.perf_counter() - start)
+    except AttentionInputError as exc:
+        return Outcome(version, error=exception_message(exc), error_field=exc.field, device=s.device, dtype=s.dtype,
+                       seconds=time.perf_counter() - start)
+    except MemoryError:
+        return Outcome(version, error=QT_TRANSLATE_NOOP("Errors", "out of memory on this computer: use a smaller input"),
+                       error_field="shape", out_of_memory=True, device=s.device, dtype=s.dtype)
+    except Exception as exc:  # noqa: BLE001 - the app must keep running whatever the engine does
+        return Outcome(version, error=message(QT_TRANSLATE_NOOP("Errors", "unexpected error: {error}"),
+                                              error=f"{type(exc).__name__}: {exc}"), device=s.device,
+                       dtype=s.dtype, seconds=time.perf_counter() - start)
+
+
+def run_snapshot(snapshot: Snapshot) -> Outcome:
+    return run_state(snapshot.state, snapshot.version)

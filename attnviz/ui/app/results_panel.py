@@ -1,0 +1,192 @@
+"""What the computation gave: attention-weight heatmaps per batch element, and the output."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attnviz.compute.attention import ViewData
+from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.heatmap.colormaps import COLORMAPS, DEFAULT_COLORMAP
+from attnviz.ui.heatmap.widget import HeatmapWidget
+from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
+
+#: Up to this many batch elements are shown side by side; beyond, only the selected one.
+MAX_GRID = 4
+
+
+def format_number(x: float) -> str:
+    """A number for a tooltip: four significant digits, NaN and infinities spelt out."""
+    if np.isnan(x):
+        return "NaN"
+    if np.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.4g}"
+
+
+def hover_text(view: ViewData, b: int, r: int, c: int) -> str:
+    """The tooltip of one cell: where it is and every number that led to its weight."""
+    allowed = bool(view.mask[b, r, c])
+    where = translate("ResultsPanel", "batch {b}, query {r}, key {c}").format(b=b, r=r, c=c)
+    lines = [
+        where + ("" if allowed else "  " + translate("ResultsPanel", "(masked)")),
+        translate("ResultsPanel", "raw score {value}").format(value=format_number(float(view.raw_scores[b, r, c]))),
+        translate("ResultsPanel", "masked score {value}").format(value=format_number(float(view.masked_scores[b, r, c]))),
+        translate("ResultsPanel", "weight {value}").format(value=format_number(float(view.weights[b, r, c]))),
+    ]
+    if view.applied_weights is not view.weights and not np.shares_memory(view.applied_weights, view.weights):
+        lines.append(translate("ResultsPanel", "after dropout {value}").format(
+            value=format_number(float(view.applied_weights[b, r, c]))))
+    if view.empty_rows[b, r]:
+        lines.append(translate("ResultsPanel", "this query has no valid key"))
+    return "\n".join(lines)
+
+
+class OutputPanel(QTabWidget):
+    """The attention output (weights @ values) of the selected batch element: numbers and map."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setToolTip(translate("ResultsPanel", "The attention output (weights @ values) of the selected batch "
+                                                  "element"))
+        self.model = ArrayTableModel(row_label=lambda r: f"q{r}", column_label=lambda c: f"d{c}",
+                                     value_name=translate("ResultsPanel", "output"))
+        self.table = TensorTableView(self.model)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setToolTip(translate("ResultsPanel", "Output numbers (read-only; Ctrl+C copies)"))
+        self.heatmap = HeatmapWidget(title=translate("ResultsPanel", "Output"),
+                                     x_label=translate("ResultsPanel", "Value dimension"),
+                                     y_label=translate("ResultsPanel", "Queries"))
+        self.heatmap.setToolTip(translate("ResultsPanel", "Output as a heatmap (colour scale from its own range)"))
+        self.addTab(self.table, translate("ResultsPanel", "Output &numbers"))
+        self.addTab(self.heatmap, translate("ResultsPanel", "Output &heatmap"))
+        self._pending: np.ndarray | None = None
+        self.currentChanged.connect(lambda _index: self._draw_heatmap() if self.currentWidget() is self.heatmap else None)
+
+    def show_output(self, output: np.ndarray) -> None:
+        self.model.set_array(output)
+        self._pending = output
+        if self.currentWidget() is self.heatmap:
+            self._draw_heatmap()
+
+    def _draw_heatmap(self) -> None:
+        # The heatmap tab is drawn only when it is the one showing: a hidden map costs time at
+        # every edit for nobody.
+        output = self._pending
+        if output is None:
+            return
+        self._pending = None
+        self.heatmap.set_data(output, levels=None, row_labels=[f"q{i}" for i in range(output.shape[0])],
+                              col_labels=[f"d{j}" for j in range(output.shape[1])])
+
+
+class ResultsPanel(QWidget):
+    """Attention-weight heatmaps, one per batch element (the selected one when there are many)."""
+
+    def __init__(self, output: OutputPanel | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.output = output or OutputPanel()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        header = QHBoxLayout()
+        self.title = QLabel(translate("ResultsPanel", "Attention weights"))
+        self.title.setToolTip(translate("ResultsPanel", "softmax of the masked scores; keys across, queries down"))
+        font = self.title.font()
+        font.setBold(True)
+        self.title.setFont(font)
+        header.addWidget(self.title)
+        header.addStretch(1)
+        self.colormap = QComboBox()
+        for name in COLORMAPS:
+            self.colormap.addItem(name, name)
+        self.colormap.setCurrentIndex(COLORMAPS.index(DEFAULT_COLORMAP))
+        self.colormap.setToolTip(translate("ResultsPanel", "Colour map of the heatmaps (cividis: perceptually "
+                                                           "uniform and colour-blind safe)"))
+        self.colormap.currentIndexChanged.connect(lambda _i: self.set_colormap(self.colormap.currentData()))
+        cmap_caption = QLabel(translate("ResultsPanel", "C&olour map"))
+        cmap_caption.setBuddy(self.colormap)
+        header.addWidget(cmap_caption)
+        header.addWidget(self.colormap)
+        layout.addLayout(header)
+
+        self.warnings = QLabel()
+        self.warnings.setWordWrap(True)
+        self.warnings.setStyleSheet("QLabel { color: #8a5300; }")
+        self.warnings.setToolTip(translate("ResultsPanel", "What the diagnostics found in the last result"))
+        self.warnings.setVisible(False)
+        layout.addWidget(self.warnings)
+
+        self.grid_host = QWidget()
+        self.grid = QGridLayout(self.grid_host)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.grid_host)
+        scroll.setToolTip(translate("ResultsPanel", "One heatmap per batch element; hover a cell for its numbers"))
+        layout.addWidget(scroll, 1)
+
+        self.maps: list[HeatmapWidget] = []
+        self._view: ViewData | None = None
+        self._batch = 0
+        self._colormap = DEFAULT_COLORMAP
+        self._font_scale = 1.0
+
+    # ------------------------------------------------------------------ drawing
+
+    def _ensure_maps(self, count: int) -> None:
+        while len(self.maps) < count:
+            heatmap = HeatmapWidget(colormap=self._colormap, x_label=translate("ResultsPanel", "Keys"),
+                                    y_label=translate("ResultsPanel", "Queries"))
+            heatmap.show_masked_values = True  # padding that gets weight must show its colour
+            heatmap.set_font_scale(self._font_scale)
+            self.maps.append(heatmap)
+        while len(self.maps) > count:
+            heatmap = self.maps.pop()
+            self.grid.removeWidget(heatmap)
+            heatmap.deleteLater()
+        for i, heatmap in enumerate(self.maps):
+            self.grid.addWidget(heatmap, i // 2 if count > 2 else i, i % 2 if count > 2 else 0)
+
+    def show_view(self, view: ViewData, batch: int) -> None:
+        self._view = view
+        self._batch = batch
+        n_batch = view.weights.shape[0]
+        shown = list(range(n_batch)) if n_batch <= MAX_GRID else [batch]
+        self._ensure_maps(len(shown))
+        n_q, n_k = view.weights.shape[1:]
+        rows = [f"q{i}" for i in range(n_q)]
+        cols = [f"k{j}" for j in range(n_k)]
+        for heatmap, b in zip(self.maps, shown):
+            heatmap.set_title(translate("ResultsPanel", "batch {b} of {n}").format(b=b, n=n_batch)
+                              if len(shown) < n_batch else translate("ResultsPanel", "batch {b}").format(b=b))
+            heatmap.set_data(
+                view.weights[b], mask=view.mask[b], empty_rows=view.empty_rows[b], levels=(0.0, 1.0),
+                hover=lambda r, c, b=b: hover_text(view, b, r, c), row_labels=rows, col_labels=cols,
+            )
+        self.output.show_output(view.output[batch])
+        self.warnings.setText("\n".join(f"⚠ {tr_text(w)}" for w in view.warnings))
+        self.warnings.setVisible(bool(view.warnings))
+
+    def set_batch(self, batch: int) -> None:
+        if self._view is not None and batch < self._view.weights.shape[0]:
+            self.show_view(self._view, batch)
+
+    def set_colormap(self, name: str) -> None:
+        self._colormap = name
+        for heatmap in [*self.maps, self.output.heatmap]:
+            heatmap.set_colormap(name)
+
+    def set_font_scale(self, scale: float) -> None:
+        self._font_scale = scale
+        for heatmap in [*self.maps, self.output.heatmap]:
+            heatmap.set_font_scale(scale)

@@ -1,0 +1,50 @@
+"""Document edits as QUndoCommands, so Qt's undo stack drives undo and redo."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QUndoCommand
+
+from attnviz.document import Document, Edit, SetBlock
+from attnviz.ui.i18n import tr_text, translate
+
+
+
+def command_text(edit: Edit) -> str:
+    """The text the Edit menu shows for ``edit`` ("Undo <text>"), in the current language.
+
+    Texts made with ``attnviz.tr`` markers are translated; a typed or pasted block is described
+    here (the document's own text for it is English only); anything else is shown as it is.
+    """
+    if isinstance(edit, SetBlock):
+        role = {
+            "queries": translate("MainWindow", "queries"),
+            "keys": translate("MainWindow", "keys"),
+            "values": translate("MainWindow", "values"),
+            "valid_lens": translate("MainWindow", "valid lengths"),
+        }.get(edit.role, edit.role)
+        cells = int(edit.block.size)
+        if cells == 1:
+            return translate("Undo", "Edit 1 cell of {role}").format(role=role)
+        return translate("Undo", "Edit {n} cells of {role}").format(n=cells, role=role)
+    return tr_text(edit.text)
+
+
+class DocumentCommand(QUndoCommand):
+    """Applies an Edit on redo and its inverse on undo; each apply hands back the other one."""
+
+    def __init__(self, document: Document, edit: Edit) -> None:
+        super().__init__(command_text(edit))
+        self._document = document
+        self._forward = edit
+        self._backward: Edit | None = None
+
+    def retranslate(self) -> None:
+        """Describe the edit again in the current language (after a language switch)."""
+        self.setText(command_text(self._forward))
+
+    def redo(self) -> None:
+        self._backward = self._document.apply(self._forward)
+
+    def undo(self) -> None:
+        assert self._backward is not None
+        self._forward = self._document.apply(self._backward)

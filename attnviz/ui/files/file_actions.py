@@ -1,0 +1,564 @@
+"""File menu: open sessions and tensor files, save, recent files, exports, and autosave.
+
+``install_file_actions(window)`` adds everything to ``window.file_menu`` (above Quit) and returns
+the :class:`FileActions` that owns it (also stored as ``window.file_actions``).
+
+Rules kept here:
+
+* loading anything is ONE ``ReplaceState`` edit, so Undo brings the previous inputs back;
+* a refused file shows one line in a message box and leaves the document untouched;
+* dialogs go through ``QFileDialog``/``QMessageBox`` static methods and the ``choose_roles``
+  attribute, so tests (and scripts) replace them instead of clicking;
+* autosave writes a few seconds after a change (at most once per interval while the user types),
+  never on every keystroke, and is removed on a clean exit; ``offer_restore`` brings it back
+  after a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+
+import shiboken6
+from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QWidget
+
+from attnviz.document import ReplaceState, State
+from attnviz.ui.i18n import error_text, tr_text, translate
+from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.io import (
+    TensorFile,
+    autosave_path,
+    clear_autosave,
+    guess_roles,
+    load_tensor_file,
+    read_autosave,
+)
+from attnviz.io.errors import AttnvizFileError
+from attnviz.ui.app.settings import default_settings
+from attnviz.ui.files.autosave import AutosaveWriter
+from attnviz.io.state_io import is_session_path, load_state_file, save_state_file, session_to_state, state_to_session
+from attnviz.ui.files.export import ExportError, build_weights_figure, export_view_arrays, figure_subtitle
+from attnviz.ui.files.open_dialog import ask_roles, roles_complete
+
+__all__ = ["AUTOSAVE_MS", "MAX_RECENT", "FileActions", "install_file_actions", "offer_restore"]
+
+#: Autosave this long after the first unsaved change (further changes ride along).
+AUTOSAVE_MS = 3000
+MAX_RECENT = 10
+RECENT_KEY = "recentFiles"
+LAST_DIR_KEY = "lastDirectory"
+_TENSOR_PATTERNS = "*.npy *.npz *.pt *.pth *.safetensors"
+#: What the exports and refusals call each result array.
+WHAT_NAMES = {
+    "attention map": QT_TRANSLATE_NOOP("FileActions", "attention map"),
+    "weights": QT_TRANSLATE_NOOP("FileActions", "weights"),
+    "output": QT_TRANSLATE_NOOP("FileActions", "output"),
+}
+
+
+def open_filter() -> str:
+    """The Open dialog's file types (descriptions in the current language, patterns as they are)."""
+    return ";;".join((
+        translate("FileActions", "Sessions and tensor files") + f" (*.attnviz {_TENSOR_PATTERNS})",
+        translate("FileActions", "attnviz sessions") + " (*.attnviz)",
+        translate("FileActions", "Tensor files") + f" ({_TENSOR_PATTERNS})",
+        translate("FileActions", "All files") + " (*)",
+    ))
+
+
+def session_filter() -> str:
+    return translate("FileActions", "attnviz session") + " (*.attnviz)"
+#: The app shows every batch element up to this many (results_panel.MAX_GRID), else the selected one.
+_MAX_FIGURE_BATCH = 4
+
+RolesChooser = Callable[[QWidget, TensorFile, dict[str, str], State], tuple[dict[str, str], int | None] | None]
+
+
+class FileActions(QObject):
+    """The File-menu actions of one main window, and its autosave."""
+
+    def __init__(self, window: QWidget, *, settings: QSettings | None = None,
+                 autosave_ms: int = AUTOSAVE_MS) -> None:
+        super().__init__(window)
+        self.window = window
+        self.settings = settings if settings is not None else default_settings()
+        self.current_path: Path | None = None
+        #: The name of an opened tensor file (not a session: Save asks for a name), else None.
+        self._tensor_name: str | None = None
+        #: Replaced by tests: (parent, tensor file, guessed roles, current state) -> choice or None.
+        self.choose_roles: RolesChooser = ask_roles
+        self._closed = False
+
+        undo_stack = window.undo_stack  # type: ignore[attr-defined]
+        undo_stack.cleanChanged.connect(self._on_clean_changed)
+        if "[*]" not in window.windowTitle():
+            # Where Qt shows the unsaved-changes marker.
+            window.setWindowTitle(window.windowTitle() + "[*]")
+
+        self.open_action = self._action(translate("FileActions", "&Open…"), QKeySequence.StandardKey.Open,
+                                        translate("FileActions", "Open a session (.attnviz) or a tensor file (.npy, "
+                                                                 ".npz, .pt, .safetensors)"),
+                                        lambda: self.open_file())
+        self.save_action = self._action(translate("FileActions", "&Save"), QKeySequence.StandardKey.Save,
+                                        translate("FileActions", "Save the inputs and settings as a session "
+                                                                 "(.attnviz)"), lambda: self.save())
+        self.save_as_action = self._action(translate("FileActions", "Save &As…"), QKeySequence.StandardKey.SaveAs,
+                                           translate("FileActions", "Save the session under a new name"),
+                                           lambda: self.save_as())
+        self.recent_menu = QMenu(translate("FileActions", "Open &Recent"), window)
+        self.recent_menu.setToolTipsVisible(True)
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+
+        self.export_menu = QMenu(translate("FileActions", "&Export"), window)
+        self.export_menu.setToolTipsVisible(True)
+        self.export_actions: dict[str, QAction] = {}
+        for key, text, tip, slot in (
+            ("weights.png", translate("FileActions", "Weights heatmaps as &PNG…"),
+             translate("FileActions", "The attention-weight heatmaps as a PNG image"),
+             lambda: self.export_weights_image(suffix=".png")),
+            ("weights.svg", translate("FileActions", "Weights heatmaps as &SVG…"),
+             translate("FileActions", "The attention-weight heatmaps as an SVG drawing"),
+             lambda: self.export_weights_image(suffix=".svg")),
+            ("weights.csv", translate("FileActions", "Weights as &CSV…"),
+             translate("FileActions", "Attention weights, one block per batch element"),
+             lambda: self.export_array("weights", ".csv")),
+            ("weights.npy", translate("FileActions", "Weights as &NumPy .npy…"),
+             translate("FileActions", "Attention weights (batch, queries, keys)"),
+             lambda: self.export_array("weights", ".npy")),
+            ("output.csv", translate("FileActions", "Output as C&SV…"),
+             translate("FileActions", "Attention output, one block per batch element"),
+             lambda: self.export_array("output", ".csv")),
+            ("output.npy", translate("FileActions", "Output as N&umPy .npy…"),
+             translate("FileActions", "Attention output (batch, queries, d_v)"),
+             lambda: self.export_array("output", ".npy")),
+        ):
+            action = QAction(text, window)
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
+            action.triggered.connect(lambda _checked=False, f=slot: f())
+            self.export_menu.addAction(action)
+            self.export_actions[key] = action
+
+        menu: QMenu = window.file_menu  # type: ignore[attr-defined]
+        # Above what is already there (Quit stays last); None appends to an empty menu.
+        first = menu.actions()[0] if menu.actions() else None
+        for item in (self.open_action, self.recent_menu, None, self.save_action, self.save_as_action, None,
+                     self.export_menu, None):
+            if item is None:
+                menu.insertSeparator(first)
+            elif isinstance(item, QMenu):
+                menu.insertMenu(first, item)
+            else:
+                menu.insertAction(first, item)
+
+        # Autosave: single-shot, started by the first change and not restarted by later ones, so
+        # a burst of edits is saved within ``autosave_ms`` instead of being postponed forever.
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.setSingleShot(True)
+        self.autosave_timer.setInterval(autosave_ms)
+        self.autosave_timer.timeout.connect(self._autosave_in_background)
+        # The file is written on a thread of its own: an fsync on the GUI thread stalled it.
+        self._autosave = AutosaveWriter(self)
+        self._autosave.failed.connect(self._on_autosave_failed)
+        # Weakly: the document outlives a window rebuilt in another language, and must not keep
+        # the old window's actions (and with them the window) alive.
+        this = weakref.ref(self)
+        window.document.subscribe(  # type: ignore[attr-defined]
+            lambda edit: None if (actions := this()) is None else actions._on_document_changed(edit))
+        window.installEventFilter(self)
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _on_clean_changed(self, clean: bool) -> None:
+        # The undo stack also reports while the window is being destroyed.
+        if shiboken6.isValid(self.window):
+            self.window.setWindowModified(not clean)
+
+    def _action(self, text: str, key: QKeySequence.StandardKey, tip: str, slot: Callable[[], object]) -> QAction:
+        action = QAction(text, self.window)
+        action.setShortcut(QKeySequence(key))
+        action.setToolTip(tip)
+        action.setStatusTip(tip)
+        action.triggered.connect(lambda _checked=False: slot())
+        return action
+
+    def _refuse(self, title: str, message: str) -> None:
+        QMessageBox.warning(self.window, title, message)
+
+    def _status(self, text: str, ms: int = 8000) -> None:
+        status = getattr(self.window, "statusBar", None)
+        if callable(status):
+            status().showMessage(text, ms)
+
+    def _start_dir(self) -> str:
+        if self.current_path is not None:
+            return str(self.current_path.parent)
+        value = self.settings.value(LAST_DIR_KEY, "")
+        return str(value) if value else str(Path.home())
+
+    def _remember_dir(self, path: Path) -> None:
+        self.settings.setValue(LAST_DIR_KEY, str(path.parent))
+
+    def _set_current(self, path: Path | None) -> None:
+        self.current_path = path
+        self._tensor_name = None
+        self._update_title()
+        self.window.undo_stack.setClean()  # type: ignore[attr-defined]
+
+    def _update_title(self) -> None:
+        # "[*]" is where Qt shows the modified marker (setWindowModified).
+        if self._tensor_name is not None:
+            name = translate("FileActions", "{name} (tensors)").format(name=self._tensor_name)
+        elif self.current_path is not None:
+            name = self.current_path.name
+        else:
+            name = translate("FileActions", "untitled")
+        self.window.setWindowTitle(f"{name}[*] — attnviz")
+
+    def adopt(self, other: "FileActions") -> None:
+        """Carry on editing what ``other`` (the window this one replaces) was editing: the same
+        file, title and unsaved-changes marker (the undo stack, with its clean state, is shared)."""
+        self.current_path = other.current_path
+        self._tensor_name = other._tensor_name
+        if other.current_path is not None or other._tensor_name is not None:
+            self._update_title()
+        self.window.setWindowModified(not self.window.undo_stack.isClean())  # type: ignore[attr-defined]
+
+    def retire(self) -> None:
+        """The window is being replaced (a language switch): stop autosaving here without
+        deleting the autosave, which still protects the document the new window edits. A save
+        that was due is written now rather than lost with the timer."""
+        if self._closed:
+            return
+        if self.autosave_timer.isActive():
+            self.autosave_timer.stop()
+            self.autosave_now()
+        else:
+            self._autosave.flush()  # a session still waiting behind a slow write is written too
+        self._closed = True
+        self._autosave.close()
+        # The undo stack goes on with the new window: let go of it.
+        self.window.undo_stack.cleanChanged.disconnect(self._on_clean_changed)  # type: ignore[attr-defined]
+
+    # ------------------------------------------------------------------ opening
+
+    def open_file(self, path: str | os.PathLike[str] | None = None) -> bool:
+        """Open a session or a tensor file (asking for one when ``path`` is None).
+
+        Returns True when the inputs were replaced; on a refusal shows why and changes nothing.
+        """
+        if path is None:
+            title = translate("FileActions", "Open session or tensors")
+            chosen, _filter = QFileDialog.getOpenFileName(self.window, title, self._start_dir(), open_filter())
+            if not chosen:
+                return False
+            path = chosen
+        file_path = Path(path)
+        notes: list[str] = []
+        try:
+            if is_session_path(file_path):
+                state = load_state_file(file_path, notes=notes)
+            else:
+                loaded = self._state_from_tensors(file_path, notes)
+                if loaded is None:
+                    return False  # the user cancelled the roles dialog
+                state = loaded
+        except AttnvizFileError as exc:
+            self._refuse(translate("FileActions", "Cannot open file"), error_text(exc))
+            if not file_path.exists():
+                self._forget_recent(file_path)
+            return False
+        except Exception as exc:  # noqa: BLE001 - a bug must not lose the user's session
+            self._refuse(translate("FileActions", "Cannot open file"),
+                         translate("FileActions", "{name}: unexpected error: {error}").format(
+                             name=file_path.name, error=f"{type(exc).__name__}: {exc}"))
+            return False
+        text = message(QT_TRANSLATE_NOOP("FileActions", "Open {name}"), name=file_path.name)
+        self.window.push(ReplaceState(state, text))  # type: ignore[attr-defined]
+        self._add_recent(file_path)
+        self._remember_dir(file_path)
+        if is_session_path(file_path):
+            self._set_current(file_path)
+        else:
+            # Tensors are not a session: Save asks for a name rather than overwrite the file.
+            self.current_path = None
+            self._tensor_name = file_path.name
+            self._update_title()
+        summary = translate("FileActions", "Opened {name}").format(name=file_path.name)
+        self._status(summary + (": " + "; ".join(tr_text(n) for n in notes) if notes else ""), 15000)
+        return True
+
+    def _state_from_tensors(self, path: Path, notes: list[str]) -> State | None:
+        from attnviz.io.state_io import state_from_tensor_file
+
+        tf = load_tensor_file(path)
+        base: State = self.window.document.state  # type: ignore[attr-defined]
+        roles = guess_roles(tf)
+        head: int | None = None
+        if not roles_complete(tf, roles):
+            answer = self.choose_roles(self.window, tf, roles, base)
+            if answer is None:
+                return None
+            roles, head = answer
+        return state_from_tensor_file(tf, roles, head, base, notes=notes)
+
+    # ------------------------------------------------------------------ saving
+
+    def save(self) -> bool:
+        """Save to the current session file, or ask for one (Save As)."""
+        if self.current_path is None:
+            return self.save_as()
+        return self._save_to(self.current_path)
+
+    def save_as(self, path: str | os.PathLike[str] | None = None) -> bool:
+        if path is None:
+            start = self.current_path or Path(self._start_dir()) / (translate("FileActions", "untitled") + ".attnviz")
+            chosen, _filter = QFileDialog.getSaveFileName(self.window, translate("FileActions", "Save session"),
+                                                          str(start), session_filter())
+            if not chosen:
+                return False
+            path = chosen
+        file_path = Path(path)
+        if file_path.suffix.lower() != ".attnviz":
+            file_path = file_path.with_name(file_path.name + ".attnviz")
+        return self._save_to(file_path)
+
+    def _save_to(self, path: Path) -> bool:
+        try:
+            save_state_file(path, self.window.document.state)  # type: ignore[attr-defined]
+        except AttnvizFileError as exc:
+            self._refuse(translate("FileActions", "Cannot save"), error_text(exc))
+            return False
+        self._set_current(path)
+        self._add_recent(path)
+        self._remember_dir(path)
+        self._status(translate("FileActions", "Saved {path}").format(path=path))
+        return True
+
+    # ------------------------------------------------------------------ recent files
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value(RECENT_KEY, [])
+        if isinstance(value, str):  # QSettings gives a lone string for a one-item list (INI)
+            value = [value]
+        return [str(v) for v in (value or []) if v]
+
+    def _store_recent(self, paths: list[str]) -> None:
+        self.settings.setValue(RECENT_KEY, paths[:MAX_RECENT])
+        self.settings.sync()
+
+    def _add_recent(self, path: Path) -> None:
+        text = str(path.resolve())
+        self._store_recent([text] + [p for p in self.recent_files() if p != text])
+
+    def _forget_recent(self, path: Path) -> None:
+        text = str(path.resolve())
+        self._store_recent([p for p in self.recent_files() if p != text])
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        paths = self.recent_files()
+        for index, text in enumerate(paths, start=1):
+            path = Path(text)
+            action = self.recent_menu.addAction(f"&{index % 10} {path.name}   —   {path.parent}")
+            action.setToolTip(text)
+            action.setData(text)
+            action.triggered.connect(lambda _checked=False, p=text: self.open_file(p))
+        if not paths:
+            self.recent_menu.addAction(translate("FileActions", "No recent files")).setEnabled(False)
+            return
+        self.recent_menu.addSeparator()
+        self.recent_menu.addAction(translate("FileActions", "&Clear list"), lambda: self._store_recent([]))
+
+    # ------------------------------------------------------------------ exports
+
+    def _current_view(self, what: str) -> object | None:
+        window = self.window
+        outcome = window.last_outcome  # type: ignore[attr-defined]
+        name = tr_text(WHAT_NAMES.get(what, what))
+        if outcome is None or window.shown_version != window.document.version:  # type: ignore[attr-defined]
+            self._refuse(translate("FileActions", "Nothing to export"),
+                         translate("FileActions", "There is no {what} for the current inputs yet; wait until the "
+                                                  "status bar says “up to date”.").format(what=name))
+            return None
+        if outcome.view is None:
+            why = translate("FileActions", "The current inputs give an error, so there is no {what}: {error}")
+            self._refuse(translate("FileActions", "Nothing to export"),
+                         why.format(what=name, error=tr_text(outcome.error)))
+            return None
+        return outcome.view
+
+    def _ask_export_path(self, title: str, default_name: str, file_filter: str, suffix: str) -> Path | None:
+        start = Path(self._start_dir()) / default_name
+        chosen, _filter = QFileDialog.getSaveFileName(self.window, title, str(start), file_filter)
+        if not chosen:
+            return None
+        path = Path(chosen)
+        return path if path.suffix.lower() == suffix else path.with_name(path.name + suffix)
+
+    def export_weights_image(self, path: str | os.PathLike[str] | None = None, *, suffix: str = ".png") -> bool:
+        """The weight heatmaps as shown (every batch element up to 4, else the selected one)."""
+        view = self._current_view("attention map")
+        if view is None:
+            return False
+        if path is None:
+            file_filter = (translate("FileActions", "PNG image") + " (*.png)" if suffix == ".png"
+                           else translate("FileActions", "SVG drawing") + " (*.svg)")
+            chosen = self._ask_export_path(translate("FileActions", "Export weights heatmaps"), "weights" + suffix,
+                                           file_filter, suffix)
+            if chosen is None:
+                return False
+            path = chosen
+        file_path = Path(path)
+        window = self.window
+        n_batch = int(view.weights.shape[0])  # type: ignore[attr-defined]
+        selected = min(window.inputs.batch.value(), n_batch - 1)  # type: ignore[attr-defined]
+        batches = list(range(n_batch)) if n_batch <= _MAX_FIGURE_BATCH else [selected]
+        title = translate("FileActions", "{name}: attention weights").format(
+            name=self.current_path.name if self.current_path else "attnviz")
+        subtitle = figure_subtitle(window.document.state)  # type: ignore[attr-defined]
+        colormap = window.results.colormap.currentData()  # type: ignore[attr-defined]
+        try:
+            figure = build_weights_figure(view, batches=batches, title=title, subtitle=subtitle,  # type: ignore[arg-type]
+                                          colormap=colormap)
+            try:
+                figure.save(file_path)
+            finally:
+                figure.close()
+        except (ExportError, ValueError) as exc:
+            self._refuse(translate("FileActions", "Cannot export"), error_text(exc))
+            return False
+        self._remember_dir(file_path)
+        self._status(translate("FileActions", "Exported {path}").format(path=file_path))
+        return True
+
+    def export_array(self, what: str, suffix: str, path: str | os.PathLike[str] | None = None) -> bool:
+        """Export ``what`` ("weights" or "output") of every batch element as CSV or .npy."""
+        view = self._current_view(what)
+        if view is None:
+            return False
+        if path is None:
+            file_filter = "CSV (*.csv)" if suffix == ".csv" else translate("FileActions", "NumPy array") + " (*.npy)"
+            chosen = self._ask_export_path(translate("FileActions", "Export {what}").format(
+                what=tr_text(WHAT_NAMES.get(what, what))), what + suffix, file_filter, suffix)
+            if chosen is None:
+                return False
+            path = chosen
+        file_path = Path(path)
+        try:
+            export_view_arrays(view, what, file_path)  # type: ignore[arg-type]
+        except AttnvizFileError as exc:
+            self._refuse(translate("FileActions", "Cannot export"), error_text(exc))
+            return False
+        self._remember_dir(file_path)
+        self._status(translate("FileActions", "Exported {what} to {path}").format(
+            what=tr_text(WHAT_NAMES.get(what, what)), path=file_path))
+        return True
+
+    # ------------------------------------------------------------------ autosave
+
+    def _on_document_changed(self, _edit: object) -> None:
+        if not self._closed and not self.autosave_timer.isActive():
+            self.autosave_timer.start()
+
+    def _autosave_in_background(self) -> None:
+        if not self._closed:
+            # Copied here (arrays included), written on the writer's thread.
+            self._autosave.submit(state_to_session(self.window.document.state))  # type: ignore[attr-defined]
+
+    def autosave_now(self) -> bool:
+        """Write the autosave and wait for it; a failure goes to the status bar (a dialog every
+        few seconds would be worse than no autosave)."""
+        if self._closed:
+            return False
+        self._autosave_in_background()
+        return self._autosave.flush()
+
+    def _on_autosave_failed(self, exc: BaseException) -> None:
+        text = error_text(exc) if isinstance(exc, AttnvizFileError) else f"{type(exc).__name__}: {exc}"
+        self._status(translate("FileActions", "Autosave failed: {error}").format(error=text), 15000)
+
+    def shutdown(self) -> None:
+        """Clean exit: stop autosaving and remove the autosave (nothing to recover)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.autosave_timer.stop()
+        self._autosave.close()  # a write still running ends first: it cannot bring the file back
+        clear_autosave()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.window and event.type() == QEvent.Type.Close:
+            # Decide after the window has handled the close: if something vetoed it (a future
+            # "save changes?" question), the window is still visible and the autosave stays.
+            QTimer.singleShot(0, self._after_close)
+        return False
+
+    def _after_close(self) -> None:
+        # A window deleted on close (the app's are) may be gone already: then it did close.
+        if not shiboken6.isValid(self.window) or not self.window.isVisible():
+            self.shutdown()
+
+
+def install_file_actions(window: QWidget, *, settings: QSettings | None = None,
+                         autosave_ms: int = AUTOSAVE_MS) -> FileActions:
+    """Add Open, Open Recent, Save, Save As and Export to ``window.file_menu`` and start autosave.
+
+    Installing twice returns the first installation (with ``settings`` and ``autosave_ms``
+    applied), so a window that installs its own and a test that installs again share one menu.
+    """
+    existing = getattr(window, "file_actions", None)
+    if isinstance(existing, FileActions):
+        if settings is not None:
+            existing.settings = settings
+        existing.autosave_timer.setInterval(autosave_ms)
+        return existing
+    actions = FileActions(window, settings=settings, autosave_ms=autosave_ms)
+    window.file_actions = actions  # type: ignore[attr-defined]
+    return actions
+
+
+def offer_restore(window: QWidget) -> bool:
+    """At start-up: if an autosave exists (the last run did not exit cleanly), ask whether to
+    restore it. Yes pushes it as one undoable edit; No (or an unreadable autosave) deletes it."""
+    try:
+        session = read_autosave()
+    except AttnvizFileError as exc:
+        QMessageBox.warning(window, translate("FileActions", "Autosave unreadable"),
+                            translate("FileActions", "{error}. It has been discarded.").format(error=error_text(exc)))
+        clear_autosave()
+        return False
+    if session is None:
+        return False
+    path = autosave_path()
+    try:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime))
+    except OSError:
+        when = translate("FileActions", "recently")
+    answer = QMessageBox.question(
+        window, translate("FileActions", "Restore unsaved work?"),
+        translate("FileActions", "attnviz did not close normally last time. Restore the inputs autosaved "
+                                 "{when}?").format(when=when),
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes)
+    if answer != QMessageBox.StandardButton.Yes:
+        clear_autosave()
+        return False
+    notes: list[str] = []
+    try:
+        state = session_to_state(session, source=path, notes=notes)
+    except AttnvizFileError as exc:
+        QMessageBox.warning(window, translate("FileActions", "Autosave unreadable"),
+                            translate("FileActions", "{error}. It has been discarded.").format(error=error_text(exc)))
+        clear_autosave()
+        return False
+    text = QT_TRANSLATE_NOOP("FileActions", "Restore autosaved inputs")
+    window.push(ReplaceState(state, text))  # type: ignore[attr-defined]
+    return True

@@ -1,0 +1,142 @@
+"""The compute thread: latest request wins.
+
+At most one computation runs (a torch op cannot be interrupted) and at most one waits: a newer
+snapshot replaces the waiting one. So a burst of edits costs one computation in flight plus
+one pending, and the last edit is always the one that ends up computed. Results are delivered on
+the GUI thread through a queued signal; whether a result is stale is for the receiver to judge
+against the document's version.
+
+Threads come from superqt's ``create_worker`` (a QRunnable on a private QThreadPool of one
+thread), so nothing here touches a widget.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from typing import TypeVar
+
+from PySide6.QtCore import QObject, QThreadPool, Signal
+from superqt.utils import create_worker
+
+from attnviz.compute.attention import Outcome, run_snapshot
+from attnviz.document import Snapshot
+
+
+_threads_configured = False
+T = TypeVar("T")
+
+
+def _leave_a_core_for_the_gui() -> None:
+    """Give torch one thread fewer than there are cores, and no huge pages, once per process.
+
+    With as many torch threads as cores, the compute threads (spin-waiting between parallel
+    regions) and the GUI thread fight over the CPU: on a 2-core machine the GUI then stalls for
+    tens of milliseconds while a big input computes. One core for the event loop keeps it fluid.
+    """
+    global _threads_configured
+    if _threads_configured:
+        return
+    _threads_configured = True
+    try:
+        import torch
+
+        from attnviz.engine.memory import use_huge_pages
+    except Exception:  # noqa: BLE001 - a broken install: the computation itself reports it
+        return
+    cores = os.cpu_count() or 1
+    if cores > 1 and torch.get_num_threads() >= cores:
+        torch.set_num_threads(cores - 1)
+    # Huge pages help a process that only computes, not this one: see use_huge_pages.
+    use_huge_pages(False)
+
+
+def in_app(compute: Callable[[Snapshot], T]) -> Callable[[Snapshot], T]:
+    """``compute`` as the app's threads run it: the process configured for a GUI first (whichever
+    of the main computation or a lab happens to run first)."""
+
+    @functools.wraps(compute)
+    def run(snapshot: Snapshot) -> T:
+        _leave_a_core_for_the_gui()
+        return compute(snapshot)
+
+    return run
+
+
+#: What the app's compute thread runs: ``run_snapshot`` with a core left for the GUI.
+run_in_app = in_app(run_snapshot)
+
+
+class ComputeScheduler(QObject):
+    """Runs ``compute(snapshot)`` off the GUI thread, latest snapshot wins."""
+
+    #: An Outcome, delivered on the thread this object lives in (the GUI thread).
+    finished = Signal(object)
+    #: True while a computation runs or waits.
+    busyChanged = Signal(bool)
+
+    def __init__(self, compute: Callable[[Snapshot], Outcome] = run_in_app, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._compute = compute
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._running = False
+        self._pending: Snapshot | None = None
+        self._closed = False
+        self._worker: object | None = None
+        #: How many computations were started (for tests and the benchmark).
+        self.started_count = 0
+
+    @property
+    def busy(self) -> bool:
+        return self._running or self._pending is not None
+
+    def submit(self, snapshot: Snapshot) -> None:
+        if self._closed:
+            return
+        was_busy = self.busy
+        self._pending = snapshot  # replaces a waiting one: it is stale already
+        if not self._running:
+            self._start_next()
+        if not was_busy:
+            self.busyChanged.emit(True)
+
+    def _start_next(self) -> None:
+        snapshot, self._pending = self._pending, None
+        if snapshot is None:
+            return
+        self._running = True
+        self.started_count += 1
+        worker = create_worker(self._compute, snapshot, _start_thread=False, _ignore_errors=True)
+        worker.returned.connect(self._on_returned)
+        worker.errored.connect(lambda exc, v=snapshot.version: self._on_returned(
+            Outcome(v, error=f"unexpected error: {type(exc).__name__}: {exc}")))
+        worker.finished.connect(self._on_finished)
+        self._worker = worker  # keep the Python object alive while it runs
+        self._pool.start(worker)
+
+    def _on_returned(self, outcome: Outcome) -> None:
+        if not self._closed:
+            self.finished.emit(outcome)
+
+    def _on_finished(self) -> None:
+        self._running = False
+        self._worker = None
+        if self._closed:
+            return
+        if self._pending is not None:
+            self._start_next()
+        else:
+            self.busyChanged.emit(False)
+
+    def shutdown(self, timeout_ms: int = 30000) -> bool:
+        """Drop what waits, let what runs finish, and wait for the thread to end."""
+        self._closed = True
+        self._pending = None
+        done = self._pool.waitForDone(timeout_ms)
+        if done:
+            # The thread has ended; its queued "finished" will not be delivered to a closed
+            # scheduler, so say now that nothing runs.
+            self._running = False
+        return done

@@ -1,0 +1,181 @@
+"""The tensors as tables: one tab each for queries, keys, values and valid lengths."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attnviz.document import FILL_KINDS, State, table_view
+from attnviz.ui.i18n import tr_text, translate
+from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.app.controls import ErrorLabel
+from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
+
+ROLE_TITLES = {
+    "queries": QT_TRANSLATE_NOOP("InputsPanel", "&Queries"),
+    "keys": QT_TRANSLATE_NOOP("InputsPanel", "&Keys"),
+    "values": QT_TRANSLATE_NOOP("InputsPanel", "&Values"),
+    "valid_lens": QT_TRANSLATE_NOOP("InputsPanel", "Valid &lengths"),
+}
+ROLE_TIPS = {
+    "queries": QT_TRANSLATE_NOOP("InputsPanel", "Query vectors of the selected batch element: one row per query"),
+    "keys": QT_TRANSLATE_NOOP("InputsPanel", "Key vectors of the selected batch element: one row per key"),
+    "values": QT_TRANSLATE_NOOP("InputsPanel", "Value vectors of the selected batch element: one row per key-value "
+                                               "pair"),
+    "valid_lens": QT_TRANSLATE_NOOP("InputsPanel", "Valid lengths: keys at or past the valid length are masked"),
+}
+#: The fill kinds as the combo box shows them.
+FILL_LABELS = {
+    "random": QT_TRANSLATE_NOOP("InputsPanel", "Random"),
+    "zeros": QT_TRANSLATE_NOOP("InputsPanel", "Zeros"),
+    "ones": QT_TRANSLATE_NOOP("InputsPanel", "Ones"),
+    "arange": QT_TRANSLATE_NOOP("InputsPanel", "Arange (book's values)"),
+}
+#: How a cell is named in messages ("k2, d1: ..."); the labels themselves are identifiers.
+VALUE_NAMES = {
+    "queries": QT_TRANSLATE_NOOP("InputsPanel", "query"),
+    "keys": QT_TRANSLATE_NOOP("InputsPanel", "key"),
+    "values": QT_TRANSLATE_NOOP("InputsPanel", "value"),
+}
+
+
+def _batch_label(row: int) -> str:
+    return translate("InputsPanel", "batch {index}").format(index=row)
+
+
+def _length_label(_column: int) -> str:
+    return translate("InputsPanel", "length")
+
+
+class InputsPanel(QWidget):
+    """Signals: ``blockEdited(role, batch, row, col, block)``, ``fillRequested(role, kind, seed)``,
+    ``batchChanged(int)``, ``message(str)`` (for the status bar)."""
+
+    blockEdited = Signal(str, int, int, int, object)
+    fillRequested = Signal(str, str, int)
+    batchChanged = Signal(int)
+    message = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+
+        top = QHBoxLayout()
+        self.batch = QSpinBox()
+        self.batch.setToolTip(translate("InputsPanel", "Batch element shown in the tables and highlighted in the "
+                                                       "results"))
+        self.batch.valueChanged.connect(self.batchChanged.emit)
+        caption = QLabel(translate("InputsPanel", "Batch &element"))
+        caption.setBuddy(self.batch)
+        top.addWidget(caption)
+        top.addWidget(self.batch)
+        top.addStretch(1)
+        self.fill_kind = QComboBox()
+        for kind in FILL_KINDS:
+            self.fill_kind.addItem(tr_text(FILL_LABELS.get(kind, kind)), kind)
+        self.fill_kind.setToolTip(translate("InputsPanel", "What to fill the current tensor with (every batch "
+                                                           "element)"))
+        self.fill_seed = QSpinBox()
+        self.fill_seed.setRange(0, 2**31 - 1)
+        self.fill_seed.setToolTip(translate("InputsPanel", "Seed of the random fill, so the same seed gives the same "
+                                                           "values"))
+        self.fill_button = QPushButton(translate("InputsPanel", "&Fill"))
+        self.fill_button.setToolTip(translate("InputsPanel", "Fill the tensor of the current tab (one undoable edit)"))
+        self.fill_button.clicked.connect(self._fill)
+        seed_caption = QLabel(translate("InputsPanel", "s&eed"))
+        seed_caption.setBuddy(self.fill_seed)
+        top.addWidget(self.fill_kind)
+        top.addWidget(seed_caption)
+        top.addWidget(self.fill_seed)
+        top.addWidget(self.fill_button)
+        layout.addLayout(top)
+
+        self.error = ErrorLabel()
+        layout.addWidget(self.error)
+
+        self.tabs = QTabWidget()
+        self.tabs.setToolTip(translate("InputsPanel", "The input tensors; type, paste (Ctrl+V) or copy (Ctrl+C) "
+                                                      "blocks of cells"))
+        self.models: dict[str, ArrayTableModel] = {}
+        self.views: dict[str, TensorTableView] = {}
+        labels = {
+            "queries": (lambda r: f"q{r}", lambda c: f"d{c}"),
+            "keys": (lambda r: f"k{r}", lambda c: f"d{c}"),
+            "values": (lambda r: f"k{r}", lambda c: f"d{c}"),
+        }
+        for role in ("queries", "keys", "values", "valid_lens"):
+            if role == "valid_lens":
+                model = ArrayTableModel(integer=True, minimum=0, value_name=translate("InputsPanel", "valid length"),
+                                        row_label=_batch_label, column_label=_length_label)
+            else:
+                row_label, column_label = labels[role]
+                model = ArrayTableModel(row_label=row_label, column_label=column_label,
+                                        value_name=tr_text(VALUE_NAMES[role]))
+            view = TensorTableView(model)
+            view.setToolTip(tr_text(ROLE_TIPS[role]) + ". " + view.toolTip())
+            model.blockEdited.connect(lambda r, c, block, role=role: self.blockEdited.emit(role, self.batch.value(), r, c, block))
+            model.inputRejected.connect(self._rejected)
+            view.message.connect(self.message.emit)
+            self.models[role] = model
+            self.views[role] = view
+            self.tabs.addTab(view, tr_text(ROLE_TITLES[role]))
+            self.tabs.setTabToolTip(self.tabs.count() - 1, tr_text(ROLE_TIPS[role]))
+        self.tabs.currentChanged.connect(lambda _i: self._update_fill_enabled())
+        layout.addWidget(self.tabs, 1)
+        self._lens_mode = "1d"
+
+    def current_role(self) -> str:
+        return list(self.views)[self.tabs.currentIndex()]
+
+    def _fill(self) -> None:
+        role = self.current_role()
+        if role != "valid_lens":
+            self.fillRequested.emit(role, self.fill_kind.currentData(), self.fill_seed.value())
+
+    def _update_fill_enabled(self) -> None:
+        self.fill_button.setEnabled(self.current_role() != "valid_lens")
+        self.fill_kind.setEnabled(self.current_role() != "valid_lens")
+
+    def _rejected(self, text: str) -> None:
+        self.error.show_message(text)
+        self.message.emit(text)
+
+    def clear_error(self) -> None:
+        self.error.show_message(None)
+
+    def show_state(self, state: State) -> None:
+        if self.batch.maximum() != state.batch - 1:
+            with QSignalBlocker(self.batch):
+                self.batch.setRange(0, state.batch - 1)
+        b = self.batch.value()
+        for role, model in self.models.items():
+            model.set_array(np.array(table_view(state, role, b)))
+        mode = state.settings.lens_mode
+        if mode != self._lens_mode:
+            self._lens_mode = mode
+            lens_model = self.models["valid_lens"]
+            if mode == "2d":
+                lens_model.set_labels(row_label=_batch_label, column_label=lambda c: f"q{c}")
+            else:
+                lens_model.set_labels(row_label=_batch_label, column_label=_length_label)
+        index = list(self.views).index("valid_lens")
+        # Only on a change: this runs at every keystroke, and setTabEnabled repaints and
+        # re-lays out the whole tab bar even when nothing changes.
+        if self.tabs.isTabEnabled(index) != (mode != "none"):
+            self.tabs.setTabEnabled(index, mode != "none")
+        tip = tr_text(ROLE_TIPS["valid_lens"]) if mode != "none" else translate(
+            "InputsPanel", "Valid lengths are off: pick 1-D or 2-D under Attention > Valid lengths")
+        if self.tabs.tabToolTip(index) != tip:
+            self.tabs.setTabToolTip(index, tip)
+        self._update_fill_enabled()

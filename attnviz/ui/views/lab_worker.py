@@ -1,0 +1,287 @@
+"""What the lab docks share: their off-thread computations and how a dock joins the window.
+
+``run_masking_lab`` and ``run_scaling_lab`` take a document ``Snapshot`` and return a result
+tagged with its version, which is what ``attnviz.ui.scheduler.ComputeScheduler`` runs on its thread.
+They never raise for bad input: an error becomes data (``.error``, ``.error_field``), like
+``compute.run_state``. Both read the document's settings the way the main computation does,
+so the labs show the same numbers as the main heatmaps.
+
+``when_window_closes`` calls a function once the window has really closed (or the application
+quits), which is where the labs stop their threads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+import shiboken6
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import (
+    QApplication,
+    QWidget,
+)
+
+from attnviz.document import Snapshot, State
+from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
+
+if TYPE_CHECKING:
+    from attnviz.engine.lab import LabReport
+    from attnviz.engine.scaling import TanhSaturation
+
+__all__ = [
+    "ConventionView",
+    "LabOutcome",
+    "ScalingOutcome",
+    "curves_for",
+    "run_masking_lab",
+    "run_scaling_lab",
+    "when_window_closes",
+]
+
+
+# --------------------------------------------------------------------------- computations
+
+# Messages are made on the compute thread and shown later: marked, and translated when shown.
+_OUT_OF_MEMORY = QT_TRANSLATE_NOOP("LabWorker", "out of memory on this computer: use a smaller input")
+
+
+def _unexpected(exc: Exception) -> str:
+    return message(QT_TRANSLATE_NOOP("LabWorker", "unexpected error: {error}"), error=f"{type(exc).__name__}: {exc}")
+
+
+def _np(t: object) -> np.ndarray:
+    """A torch tensor as numpy; half types become float32 (numpy has no bfloat16)."""
+    import torch
+
+    assert isinstance(t, torch.Tensor)
+    t = t.detach()
+    if t.dtype in (torch.float16, torch.bfloat16):
+        t = t.float()
+    return t.cpu().numpy()
+
+
+def _tensors(state: State) -> tuple[object, object, object, object, dict[str, object] | None]:
+    import torch
+
+    lens = state.valid_lens()
+    params = {k: torch.from_numpy(np.asarray(v)) for k, v in state.params.items()} or None
+    return (
+        torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values),
+        None if lens is None else torch.from_numpy(lens), params,
+    )
+
+
+@dataclass(frozen=True)
+class ConventionView:
+    """One convention of a masking-lab result, as numpy arrays ready to draw.
+
+    ``weights`` (B, Q, K); ``cells`` (B, Q, K) bool: weights that differ from the reference (all
+    False for the reference itself); ``output_rows`` (B, Q) bool: rows whose output differs;
+    ``row_kinds`` (B, Q) str (``engine.lab.ROW_KINDS``); ``sentences``: what differs, in words.
+    """
+
+    name: str
+    mask_mode: str
+    causal: str | None
+    label: str
+    weights: np.ndarray
+    cells: np.ndarray
+    output_rows: np.ndarray
+    row_kinds: np.ndarray
+    sentences: tuple[str, ...]
+
+    @property
+    def agrees(self) -> bool:
+        return not (self.cells.any() or self.output_rows.any())
+
+
+@dataclass(frozen=True)
+class LabOutcome:
+    """The masking lab for one document version: every convention, or an error.
+
+    ``report`` is the engine's ``LabReport`` (torch tensors); ``conventions`` the same as numpy,
+    reference first; ``allowed`` (B, Q, K) the intended mask; ``empty_rows`` (B, Q).
+    """
+
+    version: int
+    report: LabReport | None = None
+    reference: str = ""
+    conventions: dict[str, ConventionView] = field(default_factory=dict)
+    allowed: np.ndarray | None = None
+    empty_rows: np.ndarray | None = None
+    error: str | None = None
+    error_field: str | None = None
+
+    def sentences(self) -> list[str]:
+        return [s for c in self.conventions.values() for s in c.sentences]
+
+
+def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
+    """``engine.lab.compare_conventions`` on the snapshot, with the document's settings.
+
+    Runs on the CPU whatever the document's device: the lab is about conventions, and a dozen
+    small runs on a busy GPU would gain nothing. Dropout is left out (it would make every
+    convention differ at random).
+    """
+    state = snapshot.state
+    s = state.settings
+    try:
+        import torch
+
+        from attnviz.engine import AttentionInputError
+        from attnviz.engine.lab import compare_conventions
+
+        q, k, v, lens, params = _tensors(state)
+        try:
+            with torch.no_grad():
+                report = compare_conventions(
+                    q, k, v, lens, causal=s.causal, scoring=s.scoring, dtype=s.dtype, params=params,
+                    num_hiddens=s.num_hiddens, seed=s.param_seed, allow_nonfinite=s.allow_nonfinite,
+                )
+        except AttentionInputError as exc:
+            return LabOutcome(snapshot.version, error=exception_message(exc), error_field=exc.field)
+        conventions: dict[str, ConventionView] = {}
+        for name, conv in report.conventions.items():
+            diff = report.disagreements.get(name)
+            zeros = np.zeros(tuple(conv.weights.shape), dtype=bool)
+            conventions[name] = ConventionView(
+                name=name, mask_mode=conv.mask_mode, causal=conv.causal, label=conv.label,
+                weights=_np(conv.weights),
+                cells=zeros if diff is None else _np(diff.cells),
+                output_rows=zeros.any(-1) if diff is None else _np(diff.output_rows),
+                row_kinds=conv.row_kinds,
+                sentences=() if diff is None else diff.sentences,
+            )
+        return LabOutcome(snapshot.version, report, report.reference, conventions,
+                          _np(report.allowed), _np(report.empty_rows))
+    except MemoryError:
+        return LabOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape")
+    except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
+        return LabOutcome(snapshot.version, error=_unexpected(exc))
+
+
+#: Curves cost about the same for every number of keys: samples x keys stays near this.
+_CURVE_BUDGET = 4096 * 64
+_MAX_SAMPLES = 4096
+#: Largest softmax width the curves are drawn for.
+_MAX_CURVE_KEYS = 4096
+
+
+@lru_cache(maxsize=16)
+def curves_for(n_keys: int) -> dict[str, np.ndarray]:
+    """``scaling_curves`` for a softmax over ``n_keys`` keys (cached: up to about a second each)."""
+    from attnviz.engine.scaling import scaling_curves
+
+    n = max(1, min(int(n_keys), _MAX_CURVE_KEYS))
+    # At most the default 4096 samples: each also draws a query of 1024 numbers, so more samples
+    # for a narrow softmax would cost memory (131072 x 1024 floats is 1 GB) for no visible gain.
+    samples = max(64, min(_MAX_SAMPLES, _CURVE_BUDGET // n))
+    return scaling_curves(n_keys=n, samples=samples)
+
+
+@dataclass(frozen=True)
+class ScalingOutcome:
+    """The scaling lab for one document version.
+
+    ``curves``: ``scaling_curves`` for the current mean number of allowed keys (rounded);
+    ``point``: ``current_point`` for the current inputs, or None with ``point_note`` saying why;
+    ``saturation``: ``tanh_saturation`` when the scoring is additive (else None, with
+    ``saturation_note``). ``error`` only when nothing could be computed.
+    """
+
+    version: int
+    curves: dict[str, np.ndarray] | None = None
+    point: dict[str, float] | None = None
+    point_note: str | None = None
+    saturation: TanhSaturation | None = None
+    saturation_note: str | None = None
+    scoring: str = ""
+    error: str | None = None
+    error_field: str | None = None
+
+
+def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
+    """``current_point`` (and, for additive scoring, ``tanh_saturation``) for the snapshot, and
+    the curves they are drawn on."""
+    state = snapshot.state
+    s = state.settings
+    try:
+        from attnviz.engine import AttentionInputError
+        from attnviz.engine.scaling import current_point, tanh_saturation
+
+        q, k, _v, lens, params = _tensors(state)
+        point: dict[str, float] | None = None
+        note: str | None = None
+        try:
+            point = current_point(q, k, lens)
+        except AttentionInputError as exc:
+            note = exception_message(exc)
+        n_keys = state.n_keys
+        if point is not None and math.isfinite(point["n_keys"]):
+            n_keys = round(point["n_keys"])
+        curves = curves_for(max(1, n_keys))
+        saturation = None
+        sat_note: str | None = None
+        if s.scoring == "additive":
+            try:
+                saturation = tanh_saturation(q, k, params, num_hiddens=s.num_hiddens, seed=s.param_seed,
+                                             valid_lens=lens)
+            except AttentionInputError as exc:
+                sat_note = exception_message(exc)
+        else:
+            sat_note = QT_TRANSLATE_NOOP("LabWorker", "tanh saturation concerns additive attention: choose the "
+                                                      "additive scoring function to see it")
+        return ScalingOutcome(snapshot.version, curves, point, note, saturation, sat_note, s.scoring)
+    except MemoryError:
+        return ScalingOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape")
+    except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
+        return ScalingOutcome(snapshot.version, error=_unexpected(exc))
+
+
+# ------------------------------------------------------------------------------- window glue
+
+
+class _CloseWatcher(QObject):
+    """Calls ``callback`` once, when ``window`` has really closed or the application quits.
+
+    A Close event can still be refused by the window's closeEvent; the Hide that follows an
+    accepted close is the sign that it went through.
+    """
+
+    def __init__(self, window: QWidget, callback: Callable[[], object]) -> None:
+        super().__init__(window)
+        self._callback: Callable[[], object] | None = callback
+        self._closing = False
+        window.installEventFilter(self)
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.fire)
+        window.destroyed.connect(lambda *_: self.fire())
+
+    def fire(self) -> None:
+        callback, self._callback = self._callback, None
+        if callback is not None:
+            callback()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Close:
+            self._closing = True
+            QTimer.singleShot(0, self._reset)  # a refused close leaves no Hide behind
+        elif event.type() == QEvent.Type.Hide and self._closing and not event.spontaneous():
+            self._closing = False
+            self.fire()
+        return False
+
+    def _reset(self) -> None:
+        if shiboken6.isValid(self):
+            self._closing = False
+
+
+def when_window_closes(window: QWidget, callback: Callable[[], object]) -> None:
+    """Call ``callback`` (once) when ``window`` closes, is destroyed, or the application quits."""
+    _CloseWatcher(window, callback)

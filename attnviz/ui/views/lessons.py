@@ -1,0 +1,206 @@
+"""Lessons in the Presets menu: pitfalls and the chapter's exercises, each with its question.
+
+``install_lessons(window)`` adds two submenus, "Pitfalls" and "Exercises", to the window's
+Presets menu (tooltips: the lesson's question). Choosing a lesson loads its preset as ONE
+undoable edit and shows the "Lesson" dock: the question, a "Show the answer" button that reveals
+the explanation, and for pitfalls a button that opens the masking lab (where the disagreement
+the answer describes is outlined).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attnviz.document import ReplaceState
+from attnviz.ui.i18n import tr_text, translate
+from attnviz.teaching import LESSONS, Lesson
+from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.ui.app.docks import add_tool_dock
+from attnviz.ui.views.masking_lab import MASKING_LAB_DOCK
+
+if TYPE_CHECKING:
+    from attnviz.ui.app.main_window import MainWindow
+
+__all__ = ["LESSON_DOCK", "LessonView", "LessonsController", "install_lessons", "menu_text"]
+
+LESSON_DOCK = "lessonDock"
+
+
+def menu_text(lesson: Lesson) -> str:
+    """The lesson's title without its "Pitfall: " / "Exercise n: " prefix (the submenu says it),
+    in the current language."""
+    title = tr_text(lesson.title)
+    head, sep, tail = title.partition(": ")
+    if sep and lesson.title.lower().startswith(("pitfall", "exercise")):
+        return tail[:1].upper() + tail[1:]
+    return title
+
+
+class LessonView(QWidget):
+    """The current lesson: its title, question, the answer behind a button, and for pitfalls a
+    button to open the masking lab (``openMaskingLab``)."""
+
+    openMaskingLab = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.lesson: Lesson | None = None
+        self.title = QLabel()
+        self.title.setWordWrap(True)
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.question = QLabel()
+        self.question.setWordWrap(True)
+        self.question.setTextFormat(Qt.TextFormat.RichText)
+        self.question.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.answer_button = QPushButton(translate("Lessons", "Show the answer"))
+        self.answer_button.setCheckable(True)
+        self.answer_button.setToolTip(translate("Lessons", "Reveal (or hide again) the explanation"))
+        self.answer_button.toggled.connect(self._on_answer_toggled)
+        self.lab_button = QPushButton(translate("Lessons", "Open the masking lab"))
+        self.lab_button.setToolTip(translate("Lessons", "See this input under every masking convention, with the "
+                                                        "differences outlined"))
+        self.lab_button.clicked.connect(self.openMaskingLab)
+        self.explanation = QLabel()
+        self.explanation.setWordWrap(True)
+        self.explanation.setTextFormat(Qt.TextFormat.RichText)
+        self.explanation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.explanation.setFrameShape(QFrame.Shape.StyledPanel)
+        self.explanation.setStyleSheet("QLabel { background: #f3f7ee; padding: 6px; }")
+        self.explanation.setVisible(False)
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.answer_button)
+        buttons.addWidget(self.lab_button)
+        buttons.addStretch(1)
+        body = QWidget()
+        inner = QVBoxLayout(body)
+        inner.addWidget(self.title)
+        inner.addWidget(self.question)
+        inner.addLayout(buttons)
+        inner.addWidget(self.explanation)
+        inner.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(body)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(scroll)
+        # Narrower than this, a question of four lines becomes fifteen.
+        self.setMinimumWidth(320)
+        self.set_lesson(None)
+
+    def set_lesson(self, lesson: Lesson | None, *, lab_available: bool = True) -> None:
+        """Show ``lesson`` with its answer hidden (None: an invitation to pick one)."""
+        self.lesson = lesson
+        self.answer_button.setChecked(False)
+        if lesson is None:
+            self.title.setText("<b>" + translate("Lessons", "No lesson chosen") + "</b>")
+            self.question.setText(translate("Lessons", "Pick one under Presets › Pitfalls or Presets › Exercises."))
+            self.explanation.setText("")
+            self.answer_button.setVisible(False)
+            self.lab_button.setVisible(False)
+            return
+        kind = translate("Lessons", "Pitfall") if lesson.kind == "pitfall" else translate("Lessons", "Exercise")
+        self.title.setText(f"<span style='color:#555'>{kind}</span><br><b style='font-size:large'>"
+                           f"{html.escape(menu_text(lesson))}</b>")
+        self.question.setText(f"<p>{html.escape(tr_text(lesson.question))}</p>"
+                              f"<p style='color:#555'><i>{html.escape(tr_text(lesson.preset.description))}</i></p>")
+        answer = translate("Lessons", "Answer.")
+        self.explanation.setText(f"<b>{answer}</b> {html.escape(tr_text(lesson.explanation))}")
+        self.answer_button.setVisible(True)
+        self.lab_button.setVisible(lesson.kind == "pitfall" and lab_available)
+
+    @property
+    def answer_shown(self) -> bool:
+        return self.explanation.isVisibleTo(self)
+
+    def _on_answer_toggled(self, on: bool) -> None:
+        self.explanation.setVisible(on)
+        self.answer_button.setText(translate("Lessons", "Hide the answer") if on else
+                                   translate("Lessons", "Show the answer"))
+
+
+class LessonsController(QObject):
+    """What ``install_lessons`` returns: the menus' actions, the dock, and ``load(name)``."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.view = LessonView()
+        self.dock = add_tool_dock(
+            window, self.view, title=translate("Lessons", "Lesson"), object_name=LESSON_DOCK,
+            action_text=translate("Lessons", "&Lesson"), shortcut=None,
+            tip=translate("Lessons", "The question of the lesson loaded from Presets › Pitfalls or Exercises"),
+            area=Qt.DockWidgetArea.RightDockWidgetArea,
+        )
+        self.view.openMaskingLab.connect(self.open_masking_lab)
+        menu = window.preset_menu
+        menu.addSeparator()
+        self.pitfalls_menu: QMenu = menu.addMenu(translate("Lessons", "Pitfalls"))
+        self.exercises_menu: QMenu = menu.addMenu(translate("Lessons", "Exercises"))
+        self.actions: dict[str, QAction] = {}
+        for lesson in LESSONS.values():
+            target = self.pitfalls_menu if lesson.kind == "pitfall" else self.exercises_menu
+            action = QAction(menu_text(lesson), window)
+            action.setToolTip(tr_text(lesson.question))
+            action.setStatusTip(tr_text(lesson.preset.description))
+            action.triggered.connect(lambda _checked=False, name=lesson.name: self.load(name))
+            target.addAction(action)
+            self.actions[lesson.name] = action
+        for sub in (self.pitfalls_menu, self.exercises_menu):
+            sub.setToolTipsVisible(True)  # the question, as the tooltip of each lesson
+
+    def load(self, name: str) -> None:
+        """Load lesson ``name``'s inputs as one undoable edit and show its question."""
+        lesson = LESSONS[name]
+        self.window.push(ReplaceState(lesson.preset.build(),
+                                      message(QT_TRANSLATE_NOOP("Lessons", "Lesson: {title}"), title=lesson.title)))
+        self.view.set_lesson(lesson, lab_available=self._masking_lab() is not None)
+        self.dock.show()
+        self.dock.raise_()
+        self.window.statusBar().showMessage(
+            translate("Lessons", "Lesson loaded: {title} (Ctrl+Z goes back)").format(title=tr_text(lesson.title)),
+            10000)
+
+    def open_masking_lab(self) -> None:
+        dock = self._masking_lab()
+        if dock is None:
+            self.window.statusBar().showMessage(
+                translate("Lessons", "The masking lab is not part of this window"), 8000)
+            return
+        dock.show()
+        dock.raise_()
+
+    def adopt(self, other: "LessonsController") -> None:
+        """Show the lesson ``other`` shows, with its answer as open as it was (a rebuilt window)."""
+        lesson = other.view.lesson
+        if lesson is not None:
+            self.view.set_lesson(lesson, lab_available=self._masking_lab() is not None)
+            self.view.answer_button.setChecked(other.view.answer_button.isChecked())
+
+    def _masking_lab(self) -> QDockWidget | None:
+        return self.window.findChild(QDockWidget, MASKING_LAB_DOCK)
+
+
+def install_lessons(window: MainWindow) -> LessonsController:
+    """Presets › Pitfalls and Presets › Exercises, and the (hidden) Lesson dock."""
+    existing = window.findChild(LessonsController)
+    if existing is not None:
+        return existing
+    return LessonsController(window)

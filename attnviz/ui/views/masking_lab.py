@@ -1,0 +1,527 @@
+"""The masking lab: the current input through every masking convention, and what each gets wrong.
+
+One small heatmap per convention (``MASK_MODES``, and both causal alignments when the causal
+mask is on) shows the selected batch element's weights. The intended mask stays visible: masked
+cells that correctly get no weight are hatched grey as in the main view, and masked cells that
+*do* get weight keep their colour under light stripes. Cells whose weight differs from the
+reference convention ("strict" with the intended alignment) get a red outline (a red tint
+once cells are too small to outline). Under the grid, the engine's plain-English sentences say
+what differs, for all batch elements.
+
+``engine.lab.compare_conventions`` runs on the view's own ``ComputeScheduler`` thread (latest
+request wins), and only while the view is visible: a hidden lab costs nothing and catches up
+when shown.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyqtgraph as pg
+import shiboken6
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QResizeEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFrame,
+    QGridLayout,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attnviz.document import Document, Edit
+from attnviz.ui.i18n import tr_text, translate
+from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.scheduler import ComputeScheduler, in_app
+from attnviz.ui.heatmap.colormaps import MASK_HATCH_COLOR
+from attnviz.ui.app.docks import add_tool_dock
+from attnviz.ui.heatmap.widget import HeatmapWidget
+from attnviz.ui.views.lab_worker import (
+    ConventionView,
+    LabOutcome,
+    run_masking_lab,
+    when_window_closes,
+)
+from attnviz.ui.app.results_panel import format_number as _fmt
+from attnviz.ui.app.theme import error_color
+
+if TYPE_CHECKING:
+    from attnviz.engine.masking import MaskMode
+    from attnviz.ui.app.main_window import MainWindow
+
+__all__ = ["MASKING_LAB_DOCK", "MASKING_LAB_SHORTCUT", "MaskingLabView", "install_masking_lab"]
+
+MASKING_LAB_SHORTCUT = "Ctrl+Shift+M"
+#: The dock's objectName (``window.findChild(QDockWidget, MASKING_LAB_DOCK)``).
+MASKING_LAB_DOCK = "maskingLabDock"
+
+#: Red of the disagreement outline: the same family as the empty-row marker, so red always
+#: means "look here", but as an outline (or a tint) rather than a filled bar.
+DIFF_COLOR = (230, 20, 20)
+#: Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted.
+_OUTLINE_MAX_SIDE = 32
+_OVERLAY_TARGET_PX = 1024
+#: A convention's map is at least this wide (plus its colour bar): the grid's column width.
+_CELL_MIN_WIDTH = 330
+_OVERLAY_MAX_SUPERSAMPLE = 48
+
+
+#: The engine's row classes (``engine.lab.ROW_KINDS``) as the hover text names them.
+ROW_KIND_NAMES = {
+    "nan_row": QT_TRANSLATE_NOOP("MaskingLab", "nan row"),
+    "zero_row": QT_TRANSLATE_NOOP("MaskingLab", "zero row"),
+    "uniform_over_padding": QT_TRANSLATE_NOOP("MaskingLab", "uniform over padding"),
+    "future_visible": QT_TRANSLATE_NOOP("MaskingLab", "future visible"),
+    "padding_attended": QT_TRANSLATE_NOOP("MaskingLab", "padding attended"),
+    "keys_hidden": QT_TRANSLATE_NOOP("MaskingLab", "keys hidden"),
+    "ok": QT_TRANSLATE_NOOP("MaskingLab", "ok"),
+}
+
+
+def _mask_modes() -> dict[str, "MaskMode"]:
+    # Imported when a result is drawn, not with the window: importing the engine imports
+    # torch, which the window must not wait for at start-up (the compute thread loads it).
+    from attnviz.engine.masking import MASK_MODES
+
+    return MASK_MODES
+
+
+def disagreement_image(
+    cells: np.ndarray, leaked: np.ndarray, output_rows: np.ndarray | None = None
+) -> tuple[np.ndarray, int]:
+    """RGBA uint8 overlay for a (rows, cols) matrix, and its pixels per cell per side.
+
+    ``cells``: weights that differ from the reference (outlined red, or tinted red when the
+    matrix is too big for outlines to show); ``leaked``: cells the mask forbids that still get
+    weight (light grey stripes, so the cell's colour shows through and it still reads "masked");
+    ``output_rows``: rows whose output differs (a red bar inside the right edge of the row, the
+    mirror of the heatmap's empty-row bar on the left), which the weights alone cannot show.
+    """
+    rows, cols = cells.shape
+    side = max(rows, cols, 1)
+    k = max(1, min(_OVERLAY_MAX_SUPERSAMPLE, _OVERLAY_TARGET_PX // side))
+    h, w = rows * k, cols * k
+    img = np.zeros((h, w, 4), dtype=np.uint8)
+    if leaked.any():
+        period = max(4, k // 3)
+        yy = np.arange(h)[:, None]
+        xx = np.arange(w)[None, :]
+        stripes = ((yy - xx) % period) < max(1, period // 5)
+        px = np.repeat(np.repeat(leaked, k, axis=0), k, axis=1) & stripes
+        img[px] = (*MASK_HATCH_COLOR[:3], 150)
+    if cells.any():
+        big = side > _OUTLINE_MAX_SIDE or k < 6
+        cell_px = np.repeat(np.repeat(cells, k, axis=0), k, axis=1)
+        if big:
+            img[cell_px] = (*DIFF_COLOR, 150)
+        else:
+            border = max(2, k // 20)
+            pos_y = (np.arange(h) % k)[:, None]
+            pos_x = (np.arange(w) % k)[None, :]
+            ring = (pos_y < border) | (pos_y >= k - border) | (pos_x < border) | (pos_x >= k - border)
+            img[cell_px & ring] = (*DIFF_COLOR, 255)
+    if output_rows is not None and output_rows.any():
+        bar = max(1, min(w, round(max(0.2 * k, 0.012 * w))))
+        rows_px = np.repeat(np.asarray(output_rows, dtype=bool), k)
+        img[rows_px, w - bar:] = (*DIFF_COLOR, 255)
+    return img, k
+
+
+class _FitGrid(QGridLayout):
+    """A grid that does not ask for height-for-width: the wrapping labels in it would make the
+    scroll area size the grid by its preferred height (two rows of 450 px) instead of fitting the
+    rows into the dock and scrolling only when they reach their minimum."""
+
+    def hasHeightForWidth(self) -> bool:
+        return False
+
+
+class _ConventionCell(QFrame):
+    """One convention: its heatmap with the disagreement overlay, and a one-line verdict."""
+
+    def __init__(self, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.name = name
+        # The title is a wrapping label above the map, not the map's own title: a plot title
+        # as wide as "-inf fill / additive 0/-inf mask" would push the colour bar out of view.
+        self.title = QLabel(name)
+        self.title.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        self.title.setStyleSheet("QLabel { font-weight: bold; }")
+        self.heatmap = HeatmapWidget(title="", x_label=translate("MaskingLab", "Keys"),
+                                     y_label=translate("MaskingLab", "Queries"))
+        # The main view's minimum (480 x 200) would make a grid of six a wall of scrolling.
+        self.heatmap.setMinimumSize(_CELL_MIN_WIDTH - 10, 170)
+        self.overlay = pg.ImageItem(axisOrder="row-major")
+        self.overlay.setZValue(12)  # above the mask overlay (10), below the empty-row bar (15)
+        self.overlay.setVisible(False)
+        self.heatmap.plot_item.addItem(self.overlay, ignoreBounds=True)
+        self.verdict = QLabel()
+        self.verdict.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        # One line each, never wider than the map: a long title is clipped (it is in the tooltip)
+        # rather than widening the grid past the dock.
+        for label in (self.title, self.verdict):
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.setSpacing(1)
+        layout.addWidget(self.title)
+        layout.addWidget(self.heatmap, 1)
+        layout.addWidget(self.verdict)
+
+    def show_convention(self, conv: ConventionView, ref: ConventionView, outcome: LabOutcome, b: int) -> None:
+        assert outcome.allowed is not None and outcome.empty_rows is not None
+        allowed = outcome.allowed[b]
+        w = conv.weights[b]
+        leaked = ~allowed & (w != 0)  # NaN != 0 too: a NaN in a masked cell is a leak as well
+        is_ref = conv.name == ref.name
+        # The mode's label, and the alignment kept short: a long title would not fit the map.
+        mode = _mask_modes()[conv.mask_mode]
+        title = tr_text(mode.label)
+        if conv.causal is not None:
+            title += f" · {conv.causal.replace('_', '-')}"
+        self.title.setText(title + (" " + translate("MaskingLab", "(reference)") if is_ref else ""))
+        self.title.setToolTip(f"{tr_text(conv.label)}: {tr_text(mode.description)}")
+        self.heatmap.set_data(
+            w, mask=allowed | leaked, empty_rows=outcome.empty_rows[b], levels=(0.0, 1.0),
+            hover=lambda r, c: self._hover(conv, ref, allowed, b, r, c),
+        )
+        cells = conv.cells[b]
+        out_rows = conv.output_rows[b]
+        img, _k = disagreement_image(cells, leaked, out_rows)
+        if cells.any() or leaked.any() or out_rows.any():
+            # levels=(0, 255): pyqtgraph 0.14 crashes painting downsampled RGBA with levels=None.
+            self.overlay.setImage(img, autoLevels=False, levels=(0, 255), autoDownsample=True)
+            self.overlay.setRect(QRectF(0, 0, w.shape[1], w.shape[0]))
+            self.overlay.setVisible(True)
+        else:
+            self.overlay.clear()
+            self.overlay.setVisible(False)
+        self.verdict.setText(self._verdict(conv, ref, b))
+
+    @staticmethod
+    def _hover(conv: ConventionView, ref: ConventionView, allowed: np.ndarray, b: int, r: int, c: int) -> str:
+        w = float(conv.weights[b, r, c])
+        where = translate("MaskingLab", "{name}: batch {b}, query {r}, key {c}").format(name=conv.name, b=b, r=r, c=c)
+        lines = [where + ("" if allowed[r, c] else "  " + translate("MaskingLab", "(masked)")),
+                 translate("MaskingLab", "weight {value}").format(value=_fmt(w))]
+        if conv.name != ref.name:
+            lines.append(translate("MaskingLab", "{name} gives {value}").format(
+                name=ref.name, value=_fmt(float(ref.weights[b, r, c])))
+                + ("  — " + translate("MaskingLab", "differs") if conv.cells[b, r, c] else ""))
+        kind = str(conv.row_kinds[b, r])
+        lines.append(translate("MaskingLab", "row: {kind}").format(kind=tr_text(ROW_KIND_NAMES.get(kind, kind))))
+        return "\n".join(lines)
+
+    @staticmethod
+    def _verdict(conv: ConventionView, ref: ConventionView, b: int) -> str:
+        name = html.escape(conv.name)
+        if conv.name == ref.name:
+            return f"<b>{name}</b>: " + translate("MaskingLab", "the reference")
+        n_cells = int(conv.cells[b].sum())
+        n_out = int(conv.output_rows[b].sum())
+        if n_cells == 0 and n_out == 0:
+            same = translate("MaskingLab", "same as {name}").format(name=html.escape(ref.name))
+            return f"<b>{name}</b>: <span style='color:#1b7f3b'>{same}</span>"
+        weights = translate("MaskingLab", "1 weight") if n_cells == 1 else \
+            translate("MaskingLab", "{n} weights").format(n=n_cells)
+        outputs = translate("MaskingLab", "1 output") if n_out == 1 else \
+            translate("MaskingLab", "{n} outputs").format(n=n_out)
+        if n_cells and n_out:
+            verdict = translate("MaskingLab", "{weights} and {outputs} differ").format(weights=weights, outputs=outputs)
+        elif n_cells + n_out == 1:
+            verdict = translate("MaskingLab", "{what} differs").format(what=weights if n_cells else outputs)
+        else:
+            verdict = translate("MaskingLab", "{what} differ").format(what=weights if n_cells else outputs)
+        return f"<b>{name}</b>: <span style='color:{error_color()}'>{verdict}</span>"
+
+
+class MaskingLabView(QWidget):
+    """Every masking convention on the document's current input (see the module docstring).
+
+    ``outcome`` is the ``LabOutcome`` drawn last (``shown_version`` its document version);
+    ``cells[name].heatmap`` the heatmap of each convention; ``sentences()`` the sentences listed.
+    ``resultShown`` is emitted after each drawn result.
+    """
+
+    resultShown = Signal(object)
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._document = document
+        self.outcome: LabOutcome | None = None
+        self.shown_version = -1
+        self.error: str | None = None
+        self._batch = 0
+        self._dirty = True
+        self._font_scale = 1.0
+        self.cells: dict[str, _ConventionCell] = {}
+        self._order: list[str] = []
+        self._paired = False
+        self._laid_out_columns = 0
+
+        self.scheduler = ComputeScheduler(compute=in_app(run_masking_lab), parent=self)
+        self.scheduler.finished.connect(self._on_result)
+        self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
+
+        self.header = QLabel()
+        self.header.setWordWrap(True)
+        self.header.setTextFormat(Qt.TextFormat.RichText)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.grid_host = QWidget()
+        self.grid = _FitGrid(self.grid_host)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.grid.setSpacing(4)
+        grid_scroll = QScrollArea()
+        grid_scroll.setWidgetResizable(True)
+        grid_scroll.setWidget(self.grid_host)
+        grid_scroll.setFrameShape(QFrame.Shape.NoFrame)
+
+        self.sentence_label = QLabel()
+        self.sentence_label.setWordWrap(True)
+        self.sentence_label.setTextFormat(Qt.TextFormat.RichText)
+        self.sentence_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.sentence_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.sentence_label.setToolTip(translate("MaskingLab", "What each convention does differently from the "
+                                                               "reference, counted over every batch element"))
+        sentence_scroll = QScrollArea()
+        sentence_scroll.setWidgetResizable(True)
+        sentence_scroll.setWidget(self.sentence_label)
+        sentence_scroll.setFrameShape(QFrame.Shape.NoFrame)
+
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(grid_scroll)
+        splitter.addWidget(sentence_scroll)
+        splitter.setChildrenCollapsible(False)
+        # Most of the height for the maps; the sentences get a strip the user can drag taller.
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 0)
+        splitter.setSizes([800, 170])
+        sentence_scroll.setMinimumHeight(60)
+        self.splitter = splitter
+        self._sentence_scroll = sentence_scroll
+        self._user_split = False  # once the user drags the divider, their choice stands
+        splitter.splitterMoved.connect(lambda *_: setattr(self, "_user_split", True))
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.header)
+        layout.addWidget(self.status)
+        layout.addWidget(splitter, 1)
+        self.setToolTip(translate("MaskingLab", "The current input under every masking convention; red outlines mark "
+                                                "weights that differ from the reference"))
+        self._update_header()
+        self._update_status()
+        document.subscribe(self._on_document_changed)
+
+    # ------------------------------------------------------------------ inputs
+
+    def _on_document_changed(self, _edit: Edit | None = None) -> None:
+        if not shiboken6.isValid(self):
+            return  # the window (and this view) are gone; the document lives on in tests
+        self._dirty = True
+        if self.isVisible():
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Compute the lab for the document's current version (off the GUI thread)."""
+        self._dirty = False
+        self.scheduler.submit(self._document.snapshot())
+        self._update_status()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._dirty:
+            self.refresh()
+
+    def set_batch(self, batch: int) -> None:
+        self._batch = max(0, int(batch))
+        if self.outcome is not None:
+            self._draw(self.outcome)
+
+    def set_font_scale(self, f: float) -> None:
+        self._font_scale = float(f)
+        for cell in self.cells.values():
+            cell.heatmap.set_font_scale(f)
+        if self._order:
+            self._relayout()
+
+    def shutdown(self) -> None:
+        """Stop the lab's thread: drop what waits, let what runs finish (call before closing)."""
+        if shiboken6.isValid(self.scheduler):
+            self.scheduler.shutdown()
+
+    @property
+    def busy(self) -> bool:
+        return self.scheduler.busy
+
+    def sentences(self) -> list[str]:
+        return [] if self.outcome is None else self.outcome.sentences()
+
+    # ------------------------------------------------------------------ results
+
+    def _on_result(self, outcome: object) -> None:
+        if not isinstance(outcome, LabOutcome):
+            # The scheduler turns a crash of the compute function into a plain compute.Outcome.
+            outcome = LabOutcome(getattr(outcome, "version", -1), error=str(getattr(outcome, "error", outcome)))
+        if outcome.version != self._document.version:
+            return  # the document moved on; the newer request is already queued
+        self.shown_version = outcome.version
+        if outcome.error is not None:
+            self.error = outcome.error
+        else:
+            self.error = None
+            self.outcome = outcome
+            self._draw(outcome)
+        self._update_status()
+        self.resultShown.emit(outcome)
+
+    def _ordered(self, outcome: LabOutcome) -> list[str]:
+        """Reference first, then every other mode in MASK_MODES order; with a causal mask each
+        mode's two alignments side by side (the intended one first)."""
+        ref = outcome.conventions[outcome.reference]
+        modes = [ref.mask_mode] + [m for m in _mask_modes() if m != ref.mask_mode]
+        names: list[str] = []
+        for mode in modes:
+            mine = [c for c in outcome.conventions.values() if c.mask_mode == mode]
+            mine.sort(key=lambda c: c.causal != ref.causal)
+            names += [c.name for c in mine]
+        return names
+
+    def _draw(self, outcome: LabOutcome) -> None:
+        names = self._ordered(outcome)
+        for name in [n for n in self.cells if n not in names]:
+            cell = self.cells.pop(name)
+            self.grid.removeWidget(cell)
+            cell.deleteLater()
+        for name in names:
+            if name not in self.cells:
+                cell = self.cells[name] = _ConventionCell(name)
+                cell.heatmap.set_font_scale(self._font_scale)
+        if names != self._order:
+            self._laid_out_columns = 0  # a new set of conventions: place them all again
+        self._order = names
+        self._paired = outcome.report is not None and outcome.report.causal is not None
+        self._relayout()
+        assert outcome.allowed is not None
+        b = min(self._batch, outcome.allowed.shape[0] - 1)
+        ref = outcome.conventions[outcome.reference]
+        for name in names:
+            self.cells[name].show_convention(outcome.conventions[name], ref, outcome, b)
+        self._update_header(outcome, b)
+        self._show_sentences(outcome)
+
+    def _columns(self) -> int:
+        """As many maps per row as fit the width (so a wide bottom dock shows all six in one
+        row); with a causal mask an even number, keeping each mode's two alignments together."""
+        n = len(self._order)
+        # Presentation fonts need wider maps, so fewer per row.
+        fit = max(1, int((self.width() - 20) // (_CELL_MIN_WIDTH * max(1.0, 0.75 * self._font_scale))))
+        if self._paired:
+            fit = max(2, fit - fit % 2)
+        return max(1, min(n, fit))
+
+    def _relayout(self) -> None:
+        columns = self._columns()
+        if columns == self._laid_out_columns and all(self.grid.indexOf(self.cells[n]) >= 0 for n in self._order):
+            return
+        self._laid_out_columns = columns
+        for i, name in enumerate(self._order):
+            self.grid.addWidget(self.cells[name], i // columns, i % columns)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._order:
+            self._relayout()
+        self._fit_sentences()
+
+    def _fit_sentences(self) -> None:
+        """Give the sentences the height they need (at most 40 %), the maps the rest."""
+        total = self.splitter.height()
+        if self._user_split or total <= 0:
+            return
+        width = max(200, self._sentence_scroll.viewport().width())
+        need = self.sentence_label.heightForWidth(width) + 2 * self._sentence_scroll.frameWidth() + 4
+        lower = max(self._sentence_scroll.minimumHeight(), min(need, int(0.4 * total)))
+        self.splitter.setSizes([total - lower, lower])
+        self._user_split = False  # setSizes is not the user's drag
+
+    def _update_header(self, outcome: LabOutcome | None = None, b: int = 0) -> None:
+        where = ""
+        if outcome is not None and outcome.allowed is not None:
+            n_b = outcome.allowed.shape[0]
+            where = " " + (translate("MaskingLab", "Showing batch {b} of {n} (pick it above the input tables).")
+                           if n_b > 1 else
+                           translate("MaskingLab", "Showing batch {b} (pick it above the input tables)."))
+            where = where.format(b=b, n=n_b)
+        ref = html.escape(outcome.reference) if outcome is not None and outcome.reference else "strict"
+        self.header.setText(
+            translate("MaskingLab", "The current input under every masking convention, as each library or bug would "
+                                    "compute it.")
+            + where + " " + translate(
+                "MaskingLab", "<span style='color:#d01414'><b>Red outline</b></span>: the weight differs from "
+                              "<b>{reference}</b>. Grey hatch: masked; light stripes: masked <i>but given "
+                              "weight</i>. Red bar on the left: the query has no valid key; on the right: its output "
+                              "differs.").format(reference=ref)
+        )
+
+    def _show_sentences(self, outcome: LabOutcome) -> None:
+        sentences = outcome.sentences()
+        ref = html.escape(outcome.reference)
+        if not sentences:
+            self.sentence_label.setText(translate(
+                "MaskingLab", "<b>Every convention gives {reference}'s weights and outputs on this input</b> (over "
+                              "all batch elements). Try a valid length of 0, or a pitfall from Presets.").format(
+                reference=ref))
+            self._fit_sentences()
+            return
+        items = []
+        for s in sentences:
+            # The sentence starts with the convention's name, an identifier: "d2l: 2 rows ...".
+            head, sep, tail = tr_text(s).partition(":")
+            text = f"<b>{html.escape(head)}</b>:{html.escape(tail)}" if sep else html.escape(s)
+            items.append(f"<li>{text}</li>")
+        heading = translate("MaskingLab", "<b>What differs from {reference}</b> (all batch elements):").format(
+            reference=ref)
+        self.sentence_label.setText(f"{heading}<ul style='margin-left:12px'>{''.join(items)}</ul>")
+        self._fit_sentences()
+
+    def _update_status(self) -> None:
+        if self.error is not None:
+            self.status.setText(f"<span style='color:{error_color()}'>{html.escape(tr_text(self.error))}</span>"
+                                + (" " + translate("MaskingLab", "(showing the last good result)")
+                                   if self.outcome is not None else ""))
+        elif self.scheduler.busy:
+            computing = translate("MaskingLab", "computing every convention…")
+            self.status.setText(f"<span style='color:#8a5300'>{computing}</span>")
+        else:
+            self.status.setText("")
+        self.status.setVisible(bool(self.status.text()))
+
+
+def install_masking_lab(window: MainWindow) -> QDockWidget:
+    """Add the masking lab as a hidden dock; Tools > Masking lab (Ctrl+Shift+M) shows it.
+
+    Installing twice returns the existing dock. The lab's thread stops when the window closes
+    (and ``dock.widget().shutdown()`` may be called from closeEvent too; twice is harmless).
+    """
+    existing = window.findChild(QDockWidget, MASKING_LAB_DOCK)
+    if existing is not None:
+        return existing
+    view = MaskingLabView(window.document)
+    dock = add_tool_dock(
+        window, view, title=translate("MaskingLab", "Masking lab: every convention"), object_name=MASKING_LAB_DOCK,
+        action_text=translate("MaskingLab", "&Masking lab"), shortcut=MASKING_LAB_SHORTCUT,
+        tip=translate("MaskingLab", "The current input under every masking convention (book, strict, -inf, SDPA and "
+                                    "common bugs), with the weights that differ outlined and explained"),
+    )
+    window.inputs.batchChanged.connect(view.set_batch)
+    view.set_batch(window.inputs.batch.value())
+    when_window_closes(window, view.shutdown)
+    return dock

@@ -1,0 +1,453 @@
+"""The scaling lab: why scaled dot-product attention divides by sqrt(d), with the user's inputs on it.
+
+Four plots over the query/key length d = 1 ... 1024 (log2 axis), each with the unscaled score
+q.k and the scaled one q.k / sqrt(d): the variance of the scores, the entropy and the largest
+weight of the softmax, and the size of the softmax's Jacobian (how much gradient gets back
+through it). The current queries and keys are marked on every plot (``engine.scaling.
+current_point``). For additive attention a fifth plot histograms |W_q q + W_k k| and prints the
+share of values that saturate tanh.
+
+The curves are for a softmax over as many keys as the inputs allow on average, so the point and
+the curves are comparable; they cost up to a second and are cached per number of keys. All the
+computing happens on the view's own ``ComputeScheduler`` thread, only while the view is visible.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyqtgraph as pg
+import shiboken6
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QFontMetricsF, QShowEvent
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attnviz.document import Document, Edit
+from attnviz.ui.i18n import tr_text, translate
+from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.scheduler import ComputeScheduler, in_app
+from attnviz.ui.app.docks import add_tool_dock
+from attnviz.ui.views.lab_worker import (
+    ScalingOutcome,
+    run_scaling_lab,
+    when_window_closes,
+)
+from attnviz.ui.app.theme import error_color
+
+if TYPE_CHECKING:
+    from attnviz.ui.app.main_window import MainWindow
+
+__all__ = ["SCALING_LAB_DOCK", "SCALING_LAB_SHORTCUT", "ScalingLabView", "install_scaling_lab"]
+
+SCALING_LAB_SHORTCUT = "Ctrl+Shift+L"
+SCALING_LAB_DOCK = "scalingLabDock"
+
+# Colour-blind-safe pair (Okabe-Ito): unscaled orange, scaled blue.
+UNSCALED_COLOR = (230, 159, 0)
+SCALED_COLOR = (0, 114, 178)
+REFERENCE_COLOR = (120, 120, 120)
+SATURATED_COLOR = (213, 94, 0)
+#: A mean square of queries or keys this far from 1 (ratio) earns a note: the curves assume 1.
+_UNIT_TOLERANCE = 2.0
+
+#: The plots: key, title, y label, statistic name in the curves, log y axis.
+PLOTS: tuple[tuple[str, str, str, str, bool], ...] = (
+    ("var", QT_TRANSLATE_NOOP("ScalingLab", "Score variance"), QT_TRANSLATE_NOOP("ScalingLab", "variance"), "var",
+     True),
+    ("entropy", QT_TRANSLATE_NOOP("ScalingLab", "Entropy"), QT_TRANSLATE_NOOP("ScalingLab", "entropy (nats)"),
+     "entropy", False),
+    ("max_weight", QT_TRANSLATE_NOOP("ScalingLab", "Largest weight"), QT_TRANSLATE_NOOP("ScalingLab", "max weight"),
+     "max_weight", False),
+    ("jacobian", QT_TRANSLATE_NOOP("ScalingLab", "Softmax gradient"), "‖∂w/∂s‖ (Frobenius)", "jacobian_norm",
+     False),
+)
+
+
+class _Log2Axis(pg.AxisItem):
+    """Ticks at integer log2(d), labelled with d itself (1, 2, 4, ..., 1024)."""
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, list[float]]]:
+        lo, hi = math.ceil(minVal - 1e-9), math.floor(maxVal + 1e-9)
+        values = list(range(max(lo, 0), hi + 1))
+        # Label every power of two that fits: "1024" plus a gap per label, in the tick font.
+        font = self.style.get("tickFont")
+        metrics = QFontMetricsF(font if isinstance(font, QFont) else QApplication.font())
+        need = metrics.horizontalAdvance("1024") + 10
+        px_per_step = size / max(maxVal - minVal, 1e-9)
+        step = next((s for s in (1, 2, 5, 10) if s * px_per_step >= need), 10)
+        return [(float(step), [float(v) for v in values if v % step == 0])]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        return [str(2 ** round(v)) for v in values]
+
+
+def _fmt(x: float, digits: int = 3) -> str:
+    if x is None or not math.isfinite(x):
+        return "—"
+    return f"{x:.{digits}g}"
+
+
+class ScalingLabView(QWidget):
+    """The scaling plots (see the module docstring).
+
+    ``outcome`` is the ``ScalingOutcome`` drawn last (``shown_version`` its document version),
+    ``plots[key]`` the PlotItems ("var", "entropy", "max_weight", "jacobian", "tanh"),
+    ``point_items[key]`` the two marker ScatterPlotItems (unscaled, scaled) of each plot.
+    """
+
+    resultShown = Signal(object)
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._document = document
+        self.outcome: ScalingOutcome | None = None
+        self.shown_version = -1
+        self.error: str | None = None
+        self._dirty = True
+        self._font_scale = 1.0
+        base = QApplication.font().pointSizeF()
+        self._base_pt = base if base > 0 else 9.0
+
+        self.scheduler = ComputeScheduler(compute=in_app(run_scaling_lab), parent=self)
+        self.scheduler.finished.connect(self._on_result)
+        self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
+
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        self.plots: dict[str, pg.PlotItem] = {}
+        self.curve_items: dict[str, tuple[pg.PlotDataItem, pg.PlotDataItem]] = {}
+        self.point_items: dict[str, tuple[pg.ScatterPlotItem, pg.ScatterPlotItem]] = {}
+        self.legends: list[pg.LegendItem] = []
+        self.guides: dict[str, pg.InfiniteLine] = {}
+        unscaled_name = translate("ScalingLab", "q·k (unscaled)")
+        scaled_name = translate("ScalingLab", "q·k / √d (scaled)")
+        for i, (key, title, ylabel, _stat, logy) in enumerate(PLOTS):
+            plot = self.graphics.addPlot(row=1, col=i, axisItems={"bottom": _Log2Axis("bottom")})
+            plot.setTitle(tr_text(title))
+            plot.setLabel("bottom", translate("ScalingLab", "d (length of q and k)"))
+            plot.setLabel("left", tr_text(ylabel))
+            plot.setLogMode(x=False, y=logy)
+            plot.showGrid(x=True, y=True, alpha=0.15)
+            plot.setMenuEnabled(False)
+            plot.hideButtons()
+            unscaled = plot.plot([], [], pen=pg.mkPen(UNSCALED_COLOR, width=2.5), name=unscaled_name)
+            scaled = plot.plot([], [], pen=pg.mkPen(SCALED_COLOR, width=2.5), name=scaled_name)
+            self.curve_items[key] = (unscaled, scaled)
+            marks = (
+                pg.ScatterPlotItem(size=15, symbol="star", pen=pg.mkPen(40, 40, 40), brush=pg.mkBrush(*UNSCALED_COLOR)),
+                pg.ScatterPlotItem(size=15, symbol="star", pen=pg.mkPen(40, 40, 40), brush=pg.mkBrush(*SCALED_COLOR)),
+            )
+            for mark in marks:
+                mark.setZValue(5)
+                plot.addItem(mark)
+            self.point_items[key] = marks
+            self.plots[key] = plot
+        # Reference levels: uniform weights' entropy log n and largest weight 1/n.
+        for key in ("entropy", "max_weight"):
+            line = pg.InfiniteLine(angle=0, pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine),
+                                   label=translate("ScalingLab", "uniform"),
+                                   labelOpts={"position": 0.08, "color": REFERENCE_COLOR, "anchors": [(0, 1), (0, 1)]})
+            self.plots[key].addItem(line)
+            self.guides[key] = line
+
+        tanh = self.graphics.addPlot(row=1, col=len(PLOTS))
+        tanh.setTitle(translate("ScalingLab", "tanh saturation"))
+        tanh.setLabel("bottom", "|W_q q + W_k k|")
+        tanh.setLabel("left", translate("ScalingLab", "values"))
+        tanh.setMenuEnabled(False)
+        tanh.hideButtons()
+        self.tanh_hist = pg.PlotDataItem([0, 1], [0], stepMode="center", fillLevel=0,
+                                         brush=pg.mkBrush(*SCALED_COLOR, 150), pen=pg.mkPen(SCALED_COLOR))
+        self.tanh_saturated = pg.PlotDataItem([0, 1], [0], stepMode="center", fillLevel=0,
+                                              brush=pg.mkBrush(*SATURATED_COLOR, 190), pen=pg.mkPen(SATURATED_COLOR))
+        tanh.addItem(self.tanh_hist)
+        tanh.addItem(self.tanh_saturated)
+        self.tanh_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(SATURATED_COLOR, width=1.5, style=Qt.PenStyle.DashLine))
+        tanh.addItem(self.tanh_line)
+        self.plots["tanh"] = tanh
+
+        # One legend for all plots, in a row above them: inside a plot it would hide a curve.
+        legend = pg.LegendItem(colCount=5, labelTextColor=(30, 30, 30))
+        first = self.curve_items["var"]
+        legend.addItem(first[0], unscaled_name)
+        legend.addItem(first[1], scaled_name)
+        legend.addItem(self.point_items["var"][0], translate("ScalingLab", "your inputs (unscaled)"))
+        legend.addItem(self.point_items["var"][1], translate("ScalingLab", "your inputs (scaled)"))
+        legend.addItem(pg.PlotDataItem([], [], pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine)),
+                       translate("ScalingLab", "uniform weights"))
+        self.graphics.addItem(legend, row=0, col=0, colspan=len(PLOTS) + 1)
+        self.legends.append(legend)
+
+        self.header = QLabel()
+        self.header.setWordWrap(True)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.notes = QLabel()
+        self.notes.setWordWrap(True)
+        self.notes.setTextFormat(Qt.TextFormat.RichText)
+        self.notes.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notes.setMinimumWidth(240)
+        notes_scroll = QScrollArea()
+        notes_scroll.setWidgetResizable(True)
+        notes_scroll.setWidget(self.notes)
+        notes_scroll.setMaximumWidth(340)
+        notes_scroll.setMinimumWidth(260)
+
+        row = QHBoxLayout()
+        row.addWidget(self.graphics, 1)
+        row.addWidget(notes_scroll)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.header)
+        layout.addWidget(self.status)
+        layout.addLayout(row, 1)
+        self.header.setText(translate(
+            "ScalingLab", "Random unit-variance q and k of length d: without scaling the scores' variance grows like "
+                          "d, the softmax collapses onto one key (entropy → 0, largest weight → 1) and its gradient "
+                          "vanishes; dividing by √d keeps all three where they are at d = 1. Stars: your inputs."))
+        self.setToolTip(translate("ScalingLab", "Why scores are divided by √d, with the current queries and keys "
+                                                "marked"))
+        self._apply_fonts()
+        self._update_status()
+        document.subscribe(self._on_document_changed)
+
+    # ------------------------------------------------------------------ inputs
+
+    def _on_document_changed(self, _edit: Edit | None = None) -> None:
+        if not shiboken6.isValid(self):
+            return
+        self._dirty = True
+        if self.isVisible():
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Compute the point (and, the first time for this many keys, the curves) off the GUI thread."""
+        self._dirty = False
+        self.scheduler.submit(self._document.snapshot())
+        self._update_status()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._dirty:
+            self.refresh()
+
+    def shutdown(self) -> None:
+        """Stop the lab's thread: drop what waits, let what runs finish (call before closing)."""
+        if shiboken6.isValid(self.scheduler):
+            self.scheduler.shutdown()
+
+    @property
+    def busy(self) -> bool:
+        return self.scheduler.busy
+
+    def set_font_scale(self, f: float) -> None:
+        """Scale titles, axis labels, ticks, legends and notes (presentation mode)."""
+        self._font_scale = float(f)
+        self._apply_fonts()
+
+    # ------------------------------------------------------------------ drawing
+
+    def _on_result(self, outcome: object) -> None:
+        if not isinstance(outcome, ScalingOutcome):
+            outcome = ScalingOutcome(getattr(outcome, "version", -1), error=str(getattr(outcome, "error", outcome)))
+        if outcome.version != self._document.version:
+            return
+        self.shown_version = outcome.version
+        if outcome.error is not None or outcome.curves is None:
+            self.error = outcome.error or translate("ScalingLab", "no curves")
+        else:
+            self.error = None
+            self.outcome = outcome
+            self._draw(outcome)
+        self._update_status()
+        self.resultShown.emit(outcome)
+
+    def _draw(self, outcome: ScalingOutcome) -> None:
+        curves = outcome.curves
+        assert curves is not None
+        x = np.log2(curves["dims"].astype(np.float64))
+        n_keys = int(curves["n_keys"])
+        for key, _title, _ylabel, stat, _logy in PLOTS:
+            unscaled, scaled = self.curve_items[key]
+            unscaled.setData(x, curves[f"{stat}_unscaled"])
+            scaled.setData(x, curves[f"{stat}_scaled"])
+        self.guides["entropy"].setValue(float(curves["max_entropy"]))
+        self.guides["max_weight"].setValue(1.0 / max(n_keys, 1))
+        self._set_title("entropy", translate("ScalingLab", "Entropy, {n} keys").format(n=n_keys))
+        self._set_title("max_weight", translate("ScalingLab", "Largest weight, {n} keys").format(n=n_keys))
+
+        point = outcome.point
+        for key, _title, _ylabel, stat, logy in PLOTS:
+            marks = self.point_items[key]
+            for kind, mark in zip(("unscaled", "scaled"), marks):
+                y = None if point is None else point.get(f"{stat}_{kind}")
+                if point is None or y is None or not math.isfinite(y) or (logy and y <= 0):
+                    mark.setData([], [])
+                else:
+                    # setLogMode(y) maps curves, not scatter items added by hand: map the point.
+                    mark.setData([math.log2(point["d"])], [math.log10(y) if logy else y])
+        self._draw_tanh(outcome)
+        self._show_notes(outcome)
+
+    def _draw_tanh(self, outcome: ScalingOutcome) -> None:
+        sat = outcome.saturation
+        plot = self.plots["tanh"]
+        # Only additive attention has a tanh: otherwise the plot leaves the layout and gives its
+        # width to the others (a hidden item would still hold its column).
+        in_layout = plot in self.graphics.ci.items
+        if sat is None:
+            if in_layout:
+                self.graphics.ci.removeItem(plot)
+                plot.setVisible(False)
+                self._update_min_size()
+            return
+        if not in_layout:
+            self.graphics.ci.addItem(plot, row=1, col=len(PLOTS))
+            plot.setVisible(True)
+            self._update_min_size()
+        edges, counts = sat.pre_edges, sat.pre_counts.astype(np.float64)
+        centres = 0.5 * (edges[:-1] + edges[1:])
+        below = np.where(centres <= sat.pre_threshold, counts, 0.0)
+        above = np.where(centres > sat.pre_threshold, counts, 0.0)
+        self.tanh_hist.setData(edges, below)
+        self.tanh_saturated.setData(edges, above)
+        self.tanh_line.setValue(sat.pre_threshold)
+        self.tanh_line.setVisible(True)
+        frac = sat.saturated_fraction
+        share = "—" if not math.isfinite(frac) else f"{100 * frac:.1f}%"
+        self._set_title("tanh", translate("ScalingLab", "tanh: {share} saturated").format(share=share),
+                        "#c0392b" if frac > 0 else "#222")
+        plot.setYRange(0, max(1.0, float(counts.max()) * 1.1), padding=0)
+        plot.setXRange(0, float(edges[-1]), padding=0.02)
+
+    def _show_notes(self, outcome: ScalingOutcome) -> None:
+        p = outcome.point
+        curves = outcome.curves
+        assert curves is not None
+        lines: list[str] = []
+        if p is None:
+            lines.append("<p>" + translate("ScalingLab", "<b>Your inputs are not marked.</b>")
+                         + f" {html.escape(tr_text(outcome.point_note or ''))}</p>")
+        else:
+            d = int(p["d"])
+            lines.append("<p>" + translate(
+                "ScalingLab", "<b>Your inputs</b>: d = {d}, {rows} query rows, {keys} allowed keys per row on "
+                              "average.").format(d=d, rows=int(p["rows"]), keys=_fmt(p["n_keys"])) + "</p>")
+            rows = "".join(
+                f"<tr><td>{label}</td><td align='right'>{_fmt(p[f'{stat}_unscaled'])}</td>"
+                f"<td align='right'>{_fmt(p[f'{stat}_scaled'])}</td></tr>"
+                for label, stat in ((translate("ScalingLab", "variance"), "var"),
+                                    (translate("ScalingLab", "entropy"), "entropy"),
+                                    (translate("ScalingLab", "max weight"), "max_weight"),
+                                    (translate("ScalingLab", "gradient"), "jacobian_norm"))
+            )
+            unscaled, scaled = translate("ScalingLab", "unscaled"), translate("ScalingLab", "scaled")
+            lines.append(
+                f"<table cellspacing='0' cellpadding='2'><tr><th></th><th>{unscaled}</th><th>{scaled}</th></tr>"
+                f"{rows}</table>")
+            qms, kms = p["q_mean_square"], p["k_mean_square"]
+            q_off = not (1 / _UNIT_TOLERANCE <= qms <= _UNIT_TOLERANCE)
+            k_off = not (1 / _UNIT_TOLERANCE <= kms <= _UNIT_TOLERANCE)
+            if q_off or k_off:
+                which = (translate("ScalingLab", "queries and keys") if q_off and k_off else
+                         translate("ScalingLab", "queries") if q_off else translate("ScalingLab", "keys"))
+                lines.append("<p style='color:#8a5300'>" + translate(
+                    "ScalingLab", "The curves assume unit-variance entries; your {which} have mean square {q} (q) "
+                                  "and {k} (k), so the unscaled variance is about d × {q} × {k} = {product} rather "
+                                  "than {d}.").format(which=which, q=_fmt(qms), k=_fmt(kms),
+                                                      product=_fmt(d * qms * kms), d=d) + "</p>")
+        lines.append("<p style='color:#555'>" + translate(
+            "ScalingLab", "Curves: {samples} random (q, keys) samples per d, softmax over {keys} keys (your average, "
+                          "rounded).").format(samples=int(curves["samples"]), keys=int(curves["n_keys"]))
+                     + "</p>")
+        sat = outcome.saturation
+        if sat is not None:
+            frac = sat.saturated_fraction
+            share = "—" if not math.isfinite(frac) else f"{100 * frac:.1f}%"
+            sampled = " " + translate("ScalingLab", "(a random sample of pairs)") if sat.sampled else ""
+            tanh_note = translate(
+                "ScalingLab", "<b>tanh</b>: {share} of the {n} hidden values have |tanh| &gt; {threshold} (|h| &gt; "
+                              "{pre}, right of the dashed line), where the gradient 1 − tanh² is below {gradient}")
+            tanh_note = tanh_note.format(share=share, n=sat.n_values, threshold=f"{sat.threshold:g}",
+                                         pre=f"{sat.pre_threshold:.2f}", gradient=f"{1 - sat.threshold ** 2:.3g}")
+            lines.append(f"<p>{tanh_note}{sampled}.</p>")
+        elif outcome.saturation_note:
+            lines.append(f"<p style='color:#555'>{html.escape(tr_text(outcome.saturation_note))}.</p>")
+        self.notes.setText("".join(lines))
+
+    def _set_title(self, key: str, text: str, color: str = "#222") -> None:
+        # Size and colour every time: setTitle without them falls back to pyqtgraph's defaults.
+        self.plots[key].setTitle(text, size=f"{self._base_pt * 1.2 * self._font_scale:.1f}pt", color=color)
+
+    def _apply_fonts(self) -> None:
+        f = self._font_scale
+        tick = QFont(QApplication.font())
+        tick.setPointSizeF(self._base_pt * f)
+        label_css = {"font-size": f"{self._base_pt * 1.05 * f:.1f}pt", "color": "#222"}
+        for key, plot in self.plots.items():
+            for side in ("left", "bottom"):
+                axis = plot.getAxis(side)
+                axis.setTickFont(tick)
+                axis.setTextPen(pg.mkPen(40, 40, 40))
+                axis.setPen(pg.mkPen(90, 90, 90))
+                # No "(x0.001)" on a gradient axis: no SI-prefix range at all, passed to setLabel
+                # (which resets the ranges otherwise). Not enableAutoSIPrefix(False): in pyqtgraph
+                # 0.14 that freezes whatever scale the current range gives (entropy 0.7 read 700).
+                axis.setLabel(axis.labelText, siPrefixEnableRanges=(), **label_css)
+                axis.updateAutoSIPrefix()
+            self._set_title(key, plot.titleLabel.text)
+        for legend in self.legends:
+            # One row of five at normal size; two rows when presentation fonts make it too wide.
+            legend.setColumnCount(5 if f < 1.3 else 3)
+            legend.setLabelTextSize(f"{self._base_pt * f:.1f}pt")
+            for _sample, label in legend.items:
+                label.setText(label.text)  # setLabelTextSize only changes the default
+        for mark_pair in self.point_items.values():
+            for mark in mark_pair:
+                mark.setSize(15 * f)
+        self._update_min_size()
+
+    def _update_min_size(self) -> None:
+        n = len(PLOTS) + (1 if self.plots["tanh"] in self.graphics.ci.items else 0)
+        self.graphics.setMinimumSize(int(n * 170 * self._font_scale), int(230 * self._font_scale))
+
+    def _update_status(self) -> None:
+        if self.error is not None:
+            self.status.setText(f"<span style='color:{error_color()}'>{html.escape(tr_text(self.error))}</span>")
+        elif self.scheduler.busy and self.outcome is None:
+            self.status.setText("<span style='color:#8a5300'>" + translate("ScalingLab", "computing the curves…")
+                                + "</span>")
+        else:
+            self.status.setText("")
+        self.status.setVisible(bool(self.status.text()))
+
+
+def install_scaling_lab(window: MainWindow) -> QDockWidget:
+    """Add the scaling lab as a hidden dock; Tools > Scaling lab (Ctrl+Shift+L) shows it.
+
+    Installing twice returns the existing dock; the lab's thread stops when the window closes.
+    """
+    existing = window.findChild(QDockWidget, SCALING_LAB_DOCK)
+    if existing is not None:
+        return existing
+    view = ScalingLabView(window.document)
+    dock = add_tool_dock(
+        window, view, title=translate("ScalingLab", "Scaling lab: why divide by √d"), object_name=SCALING_LAB_DOCK,
+        action_text=translate("ScalingLab", "&Scaling lab"), shortcut=SCALING_LAB_SHORTCUT,
+        tip=translate("ScalingLab", "Variance, softmax entropy, largest weight and gradient against d, scaled and "
+                                    "unscaled, with the current inputs marked; tanh saturation for additive attention"),
+    )
+    when_window_closes(window, view.shutdown)
+    return dock
