@@ -60,19 +60,18 @@ def main(argv: list[str] | None = None) -> int:
 
     # Before any widget exists: widgets take their texts when they are built.
     startup_language(app, args.language)
-    from .ui.app import theme
+    from .ui import theme
 
     theme.apply_theme(theme.saved_mode())
     theme.follow_system(app)
     from .ui.app.main_window import MainWindow
 
     window = MainWindow(preset)
-    # Closed windows go: one replaced by a language switch must not linger hidden.
     window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     window.show()
     from .ui.files.file_actions import offer_restore
 
-    offer_restore(window)
+    offer_restore(window.session, window)
     return app.exec()
 
 

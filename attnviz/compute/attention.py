@@ -1,4 +1,4 @@
-"""Snapshot in, outcome out: what the worker thread runs. No Qt here.
+"""Snapshot in, outcome out: the main view's computation, run on the compute thread. No Qt here.
 
 Every failure becomes data (an ``Outcome`` with an error message and the field it concerns), so
 the GUI shows it where the user is looking and keeps the last good picture.
@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from attnviz.compute.convert import to_numpy
 from attnviz.document import Snapshot, State
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 
@@ -53,20 +54,6 @@ class Outcome:
     extra: dict[str, object] = field(default_factory=dict)
 
 
-def _np(t: object) -> np.ndarray:
-    import torch
-
-    assert isinstance(t, torch.Tensor)
-    t = t.detach()
-    if t.dtype in (torch.float16, torch.bfloat16):
-        t = t.float()
-    arr = t.cpu().numpy()
-    # Read-only: a result is shared by every view that shows it, and none may change it (a
-    # heatmap then keeps it without a copy, 64 MiB at 4096x4096).
-    arr.setflags(write=False)
-    return arr
-
-
 def run_state(state: State, version: int = 0) -> Outcome:
     """Compute attention for ``state``; never raises for bad input, only reports."""
     start = time.perf_counter()
@@ -95,12 +82,12 @@ def run_state(state: State, version: int = 0) -> Outcome:
             )
         d = result.diagnostics
         view = ViewData(
-            raw_scores=_np(result.raw_scores), scores=_np(result.scores), mask=_np(result.mask),
-            masked_scores=_np(result.masked_scores), weights=_np(result.weights),
-            applied_weights=_np(result.applied_weights), output=_np(result.output),
-            empty_rows=_np(d.empty_rows), nan_rows=_np(d.nan_rows), entropy=_np(d.entropy),
-            max_weight=_np(d.max_weight), row_sums=_np(d.row_sums), logit_variance=d.logit_variance,
-            warnings=d.warnings, params={k: _np(v) for k, v in result.params.items()},
+            raw_scores=to_numpy(result.raw_scores), scores=to_numpy(result.scores), mask=to_numpy(result.mask),
+            masked_scores=to_numpy(result.masked_scores), weights=to_numpy(result.weights),
+            applied_weights=to_numpy(result.applied_weights), output=to_numpy(result.output),
+            empty_rows=to_numpy(d.empty_rows), nan_rows=to_numpy(d.nan_rows), entropy=to_numpy(d.entropy),
+            max_weight=to_numpy(d.max_weight), row_sums=to_numpy(d.row_sums), logit_variance=d.logit_variance,
+            warnings=d.warnings, params={k: to_numpy(v) for k, v in result.params.items()},
         )
         return Outcome(version, view, device=result.device, dtype=result.dtype, seconds=result.seconds,
                        extra={"devices": available_devices()})

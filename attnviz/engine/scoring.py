@@ -17,6 +17,7 @@ from typing import ClassVar
 
 import torch
 
+from .. import catalog
 from ..tr import QT_TRANSLATE_NOOP, message
 from .errors import AttentionInputError
 
@@ -25,8 +26,9 @@ Params = dict[str, torch.Tensor]
 
 class ScoringFunction:
     name: ClassVar[str]
+    #: The label and LaTeX of a(q, k) shown in the app: a built-in's come from
+    #: ``attnviz.catalog`` (set by ``register``), a new one sets its own.
     label: ClassVar[str]
-    #: LaTeX of a(q, k), for the app's formula panel.
     formula: ClassVar[str]
     #: Queries and keys must have the same length d.
     same_dim: ClassVar[bool] = True
@@ -51,7 +53,22 @@ SCORINGS: dict[str, ScoringFunction] = {}
 
 
 def register(cls: type[ScoringFunction]) -> type[ScoringFunction]:
-    SCORINGS[cls.name] = cls()
+    """Make ``cls`` selectable by its ``name`` here and in the app (``attnviz.catalog``).
+
+    A built-in takes its label and formula from the catalogue; a new one brings its own
+    (``label``, ``formula`` class attributes) and is added to the catalogue, so every view that
+    lists scoring functions shows it.
+    """
+    fn = cls()
+    known = catalog.SCORINGS.get(cls.name)
+    if known is not None and "label" not in vars(cls):
+        cls.label, cls.formula = known.label, known.formula
+    else:
+        shapes = fn.param_shapes(2, 3, 4)
+        catalog.SCORINGS.register(catalog.ScoringInfo(
+            cls.name, getattr(cls, "label", cls.name), getattr(cls, "formula", ""), same_dim=cls.same_dim,
+            params=tuple(shapes), uses_hidden=shapes != fn.param_shapes(2, 3, 5), scaled=fn.scale(4) is not None))
+    SCORINGS[cls.name] = fn
     return cls
 
 
@@ -74,8 +91,6 @@ def _uniform(shape: tuple[int, ...], fan_in: int, generator: torch.Generator) ->
 @register
 class DotProduct(ScoringFunction):
     name = "dot"
-    label = QT_TRANSLATE_NOOP("Scoring", "Dot product (unscaled)")
-    formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{k}"
 
     def scores(self, queries: torch.Tensor, keys: torch.Tensor, params: Params) -> torch.Tensor:
         return torch.bmm(queries, keys.transpose(1, 2))
@@ -84,8 +99,6 @@ class DotProduct(ScoringFunction):
 @register
 class ScaledDotProduct(DotProduct):
     name = "scaled_dot"
-    label = QT_TRANSLATE_NOOP("Scoring", "Scaled dot product")
-    formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{k} / \sqrt{d}"
 
     def scale(self, d: int) -> float | None:
         return math.sqrt(d)
@@ -94,8 +107,6 @@ class ScaledDotProduct(DotProduct):
 @register
 class Additive(ScoringFunction):
     name = "additive"
-    label = QT_TRANSLATE_NOOP("Scoring", "Additive")
-    formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{w}_v^\top \tanh(\mathbf{W}_q \mathbf{q} + \mathbf{W}_k \mathbf{k})"
     same_dim = False
 
     def param_shapes(self, d_q: int, d_k: int, num_hiddens: int) -> dict[str, tuple[int, ...]]:
@@ -135,8 +146,6 @@ class Bilinear(ScoringFunction):
     """The chapter's exercise 2: q^T W k works for any d_q, d_k with matrix products only."""
 
     name = "bilinear"
-    label = QT_TRANSLATE_NOOP("Scoring", "Bilinear (general)")
-    formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{W} \mathbf{k}"
     same_dim = False
 
     def param_shapes(self, d_q: int, d_k: int, num_hiddens: int) -> dict[str, tuple[int, ...]]:
@@ -156,8 +165,6 @@ class Gaussian(ScoringFunction):
     """The Nadaraya-Watson kernel the chapter starts from: a(q, k) = -||q - k||^2 / 2."""
 
     name = "gaussian"
-    label = QT_TRANSLATE_NOOP("Scoring", "Gaussian kernel")
-    formula = r"a(\mathbf{q}, \mathbf{k}) = -\tfrac{1}{2}\lVert \mathbf{q} - \mathbf{k} \rVert^2"
 
     def scores(self, queries: torch.Tensor, keys: torch.Tensor, params: Params) -> torch.Tensor:
         # ||q-k||^2 = ||q||^2 + ||k||^2 - 2 q.k: one matrix product instead of a (r, m, d) tensor.
@@ -173,8 +180,6 @@ class Summation(ScoringFunction):
     """The chapter's exercise 3: a(q, k) = sum(q + k). The query term cancels in the softmax."""
 
     name = "summation"
-    label = QT_TRANSLATE_NOOP("Scoring", "Vector summation")
-    formula = r"a(\mathbf{q}, \mathbf{k}) = \mathbf{1}^\top (\mathbf{q} + \mathbf{k})"
 
     def scores(self, queries: torch.Tensor, keys: torch.Tensor, params: Params) -> torch.Tensor:
         return queries.sum(-1, keepdim=True) + keys.sum(-1).unsqueeze(1)

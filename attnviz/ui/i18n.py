@@ -14,7 +14,7 @@ then translate the new entries (Qt Linguist, or by hand: every ``type="unfinishe
 the second command again. ``tests/ui/test_i18n.py`` fails while a string is untranslated or the
 ``.qm`` is older than the ``.ts``.
 
-The choice is kept in QSettings (``attnviz.ui.app.settings.default_settings``) under
+The choice is kept in QSettings (``attnviz.ui.preferences.default_settings``) under
 ``language``: ``"system"`` (the default: Portuguese when the system's UI language is any
 Portuguese, else English), ``"en"`` or ``"pt_BR"``.
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QSettings, QTranslator
+from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QSettings, QTranslator
 
 from attnviz.resources import resource
 from attnviz.tr import Message, Source, exception_message
@@ -115,7 +115,7 @@ def system_language(locale: QLocale | None = None) -> str:
 def _settings(settings: QSettings | None) -> QSettings:
     if settings is not None:
         return settings
-    from attnviz.ui.app.settings import default_settings
+    from attnviz.ui.preferences import default_settings
 
     return default_settings()
 
@@ -160,13 +160,23 @@ def install_language(app: QCoreApplication | None, code: str) -> bool:
 
     Removes what an earlier call installed, then loads ``attnviz_<code>.qm`` and Qt's own
     ``qtbase_<code>.qm`` (so the standard dialogs' buttons follow) when Qt has it. English
-    needs nothing. Widgets already built keep their texts: the main window is rebuilt (see
-    ``MainWindow.set_language``). False, and English, when the catalogue cannot be loaded.
+    needs nothing. Qt then sends every widget a LanguageChange, and each sets its texts again
+    (``attnviz.ui.lifecycle``). False, and English, when the catalogue cannot be loaded.
     """
-    global _current
     app = app or QCoreApplication.instance()
     if app is None:
         raise RuntimeError("install_language needs a QApplication")
+    try:
+        return _install(app, code)
+    finally:
+        # Qt posts LanguageChange to the application, which posts it on to every window: deliver
+        # both now, so every text is in the new language when this returns.
+        for _ in range(2):
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.LanguageChange)
+
+
+def _install(app: QCoreApplication, code: str) -> bool:
+    global _current
     for old in _installed:
         app.removeTranslator(old)
     _installed.clear()

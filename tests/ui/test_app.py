@@ -28,7 +28,7 @@ def engine_weights(state) -> np.ndarray:
 
 
 def test_opens_on_the_books_additive_toy(window):
-    view = window.last_outcome.view
+    view = window.session.last_outcome.view
     np.testing.assert_allclose(view.output[:, 0], [[2, 3, 4, 5], [10, 11, 12, 13]], rtol=1e-5)
     assert len(window.results.maps) == 2
     np.testing.assert_allclose(window.results.maps[1].values[0, :6], np.full(6, 1 / 6), rtol=1e-5)
@@ -36,13 +36,13 @@ def test_opens_on_the_books_additive_toy(window):
 
 
 def test_editing_a_cell_updates_the_heatmap_to_the_engines_weights(window, qtbot):
-    window.load_preset("dot-toy")
+    window.session.load_preset("dot-toy")
     wait_current(qtbot, window)
     model = window.inputs.models["keys"]
     assert model.setData(model.index(0, 1), "3.5")
     wait_current(qtbot, window)
-    expected = engine_weights(window.document.state)
-    assert window.document.state.keys[0, 0, 1] == 3.5
+    expected = engine_weights(window.session.document.state)
+    assert window.session.document.state.keys[0, 0, 1] == 3.5
     np.testing.assert_allclose(window.results.maps[0].values, expected[0], rtol=1e-6)
     assert not np.allclose(expected[0, 0, :2], 0.5)  # the key changed, so the weights did
 
@@ -50,36 +50,36 @@ def test_editing_a_cell_updates_the_heatmap_to_the_engines_weights(window, qtbot
 def test_a_pasted_block_is_one_edit(window, qtbot):
     view = window.inputs.views["values"]
     view.setCurrentIndex(window.inputs.models["values"].index(1, 0))
-    version = window.document.version
-    undo_count = window.undo_stack.count()
+    version = window.session.document.version
+    undo_count = window.session.undo_stack.count()
     QGuiApplication.clipboard().setText("1\t2\n3\t4\n")
     assert view.paste()
-    assert window.document.version == version + 1
-    assert window.undo_stack.count() == undo_count + 1
-    np.testing.assert_array_equal(window.document.state.values[0, 1:3, 0:2], [[1, 2], [3, 4]])
-    window.undo_stack.undo()
-    np.testing.assert_array_equal(window.document.state.values[0, 1:3, 0:2], [[4, 5], [8, 9]])
+    assert window.session.document.version == version + 1
+    assert window.session.undo_stack.count() == undo_count + 1
+    np.testing.assert_array_equal(window.session.document.state.values[0, 1:3, 0:2], [[1, 2], [3, 4]])
+    window.session.undo_stack.undo()
+    np.testing.assert_array_equal(window.session.document.state.values[0, 1:3, 0:2], [[4, 5], [8, 9]])
 
 
 def test_a_burst_of_edits_ends_on_the_last_state(window, qtbot):
-    window.load_preset("dot-toy")
+    window.session.load_preset("dot-toy")
     wait_current(qtbot, window)
     model = window.inputs.models["queries"]
-    started = window.scheduler.started_count
+    started = window.session.scheduler.started_count
     for i in range(200):
         model.setData(model.index(0, 0), str(0.01 * i))
     wait_current(qtbot, window)
     # One in flight plus one pending: most of the 200 never ran.
-    assert window.scheduler.started_count - started < 200
-    assert window.document.state.queries[0, 0, 0] == pytest.approx(1.99)
-    expected = engine_weights(window.document.state)
-    np.testing.assert_allclose(window.last_outcome.view.weights, expected, rtol=1e-6)
-    assert window.shown_version == window.document.version
+    assert window.session.scheduler.started_count - started < 200
+    assert window.session.document.state.queries[0, 0, 0] == pytest.approx(1.99)
+    expected = engine_weights(window.session.document.state)
+    np.testing.assert_allclose(window.session.last_outcome.view.weights, expected, rtol=1e-6)
+    assert window.session.shown_version == window.session.document.version
 
 
 def test_a_shape_error_is_shown_and_recovered_from(window, qtbot):
     # The additive toy has d_q = 20, d_k = 2: scaled dot product cannot score that.
-    good = window.last_outcome.view
+    good = window.session.last_outcome.view
     window.controls.settings.scoring.setCurrentIndex(window.controls.settings.scoring.findData("scaled_dot"))
     wait_current(qtbot, window)
     error = window.controls.shape_error
@@ -89,14 +89,14 @@ def test_a_shape_error_is_shown_and_recovered_from(window, qtbot):
     window.controls.shapes.spins["d_q"].setValue(2)
     wait_current(qtbot, window)
     assert not error.isVisible()
-    assert window.last_outcome.error is None and window.status_state.text() == "up to date"
+    assert window.session.last_outcome.error is None and window.status_state.text() == "up to date"
 
 
 def test_a_non_number_in_a_cell_is_refused_where_the_user_looks(window, qtbot):
     model = window.inputs.models["queries"]
-    version = window.document.version
+    version = window.session.document.version
     assert not model.setData(model.index(0, 0), "abc")
-    assert window.document.version == version
+    assert window.session.document.version == version
     assert window.inputs.error.isVisible() and "'abc' is not a number" in window.inputs.error.text()
 
 
@@ -104,22 +104,22 @@ def test_valid_length_edits_mask_keys(window, qtbot):
     model = window.inputs.models["valid_lens"]
     assert model.setData(model.index(1, 0), "3")
     wait_current(qtbot, window)
-    weights = window.last_outcome.view.weights
+    weights = window.session.last_outcome.view.weights
     np.testing.assert_allclose(weights[1, 0, :3], np.full(3, 1 / 3), rtol=1e-5)
     assert (weights[1, 0, 3:] == 0).all()
-    assert not window.last_outcome.view.mask[1, 0, 3:].any()
+    assert not window.session.last_outcome.view.mask[1, 0, 3:].any()
 
 
 def test_shape_change_keeps_values_that_fit(window, qtbot):
-    before = window.document.state.queries.copy()
+    before = window.session.document.state.queries.copy()
     window.controls.shapes.spins["d_q"].setValue(25)
     wait_current(qtbot, window)
-    after = window.document.state.queries
+    after = window.session.document.state.queries
     assert after.shape == (2, 1, 25)
     np.testing.assert_array_equal(after[:, :, :20], before)
     assert (after[:, :, 20:] == 0).all()
-    window.undo_stack.undo()
-    np.testing.assert_array_equal(window.document.state.queries, before)
+    window.session.undo_stack.undo()
+    np.testing.assert_array_equal(window.session.document.state.queries, before)
 
 
 def test_every_table_model_passes_the_model_tester(window, qtmodeltester):
@@ -148,11 +148,11 @@ def test_presets_load_and_compute(window, qtbot):
     from attnviz.presets import PRESETS
 
     for name in PRESETS:
-        window.load_preset(name)
+        window.session.load_preset(name)
         wait_current(qtbot, window)
-        assert window.last_outcome.error is None, name
+        assert window.session.last_outcome.error is None, name
     # masked softmax 2-D preset: the first query of batch 0 has valid length 1.
-    np.testing.assert_allclose(window.last_outcome.view.weights[0, 0], [1, 0, 0, 0])
+    np.testing.assert_allclose(window.session.last_outcome.view.weights[0, 0], [1, 0, 0, 0])
 
 
 def test_compute_reports_errors_as_data():
@@ -224,14 +224,14 @@ def test_a_missing_device_offers_the_cpu(window, qtbot):
     assert "cuda:7" in window.controls.settings_error.text()
     window.cpu_button.click()
     wait_current(qtbot, window)
-    assert not window.cpu_button.isVisible() and window.last_outcome.error is None
+    assert not window.cpu_button.isVisible() and window.session.last_outcome.error is None
 
 
 def test_dark_and_light_themes_reach_the_heatmaps(window):
     from PySide6.QtGui import QPalette
     from PySide6.QtWidgets import QApplication
 
-    from attnviz.ui.app import theme
+    from attnviz.ui import theme
 
     try:
         window.theme_actions["dark"].trigger()
@@ -273,11 +273,11 @@ def test_edit_menu_copy_and_paste_reach_the_current_table(window, qtbot):
     view.setCurrentIndex(model.index(0, 0))
     view.selectionModel().select(model.index(0, 0), view.selectionModel().SelectionFlag.ClearAndSelect)
     window.copy_action.trigger()
-    assert float(QGuiApplication.clipboard().text()) == window.document.state.queries[0, 0, 0]
+    assert float(QGuiApplication.clipboard().text()) == window.session.document.state.queries[0, 0, 0]
     QGuiApplication.clipboard().setText("7.5")
-    version = window.document.version
+    version = window.session.document.version
     window.paste_action.trigger()
-    assert window.document.version == version + 1 and window.document.state.queries[0, 0, 0] == 7.5
+    assert window.session.document.version == version + 1 and window.session.document.state.queries[0, 0, 0] == 7.5
 
 
 def test_building_the_window_does_not_import_torch():
@@ -288,30 +288,36 @@ def test_building_the_window_does_not_import_torch():
         "from PySide6.QtWidgets import QApplication\n"
         "app = QApplication([])\n"
         "from attnviz.compute.attention import Outcome\n"
-        "from attnviz.ui.scheduler import ComputeScheduler\n"
+        "from attnviz.ui.app.session import AppSession\n"
         "from attnviz.ui.app.main_window import MainWindow\n"
-        "stub = ComputeScheduler(compute=lambda snapshot: Outcome(snapshot.version, error='stub'))\n"
-        "w = MainWindow(scheduler=stub)\n"
+        "session = AppSession(compute=lambda snapshot: Outcome(snapshot.version, error='stub'))\n"
+        "w = MainWindow(session=session)\n"
         "w.show(); app.processEvents()\n"
         "print('torch' in sys.modules)\n"
-        "stub.shutdown()\n"
+        "session.shutdown()\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "False"
 
 
 def test_error_text_follows_the_theme(window, qtbot):
-    from attnviz.ui.app import theme
+    from attnviz.ui import theme
 
     window.controls.settings.scoring.setCurrentIndex(window.controls.settings.scoring.findData("scaled_dot"))
     wait_current(qtbot, window)
+    from PySide6.QtGui import QPalette
+
     label = window.controls.shape_error
-    assert theme.LIGHT_ERROR in label.styleSheet() or theme.error_color() in label.styleSheet()
+
+    def text_color() -> str:
+        return label.palette().color(QPalette.ColorRole.WindowText).name()
+
+    assert text_color() == theme.error_color()
     try:
         window.theme_actions["dark"].trigger()
-        assert theme.DARK_ERROR in label.styleSheet()
+        assert text_color() == theme.DARK_ERROR
         window.theme_actions["light"].trigger()
-        assert theme.LIGHT_ERROR in label.styleSheet()
+        assert text_color() == theme.LIGHT_ERROR
     finally:
         theme.apply_theme("system")
 
@@ -337,7 +343,7 @@ def test_device_list_is_refilled_only_when_it_changes(window):
     assert not removed
     window.controls.settings.set_devices([*listed, "cuda:7"])
     assert removed and [box.itemData(i) for i in range(box.count())] == [*listed, "cuda:7"]
-    assert box.currentData() == window.document.state.settings.device  # the choice is kept
+    assert box.currentData() == window.session.document.state.settings.device  # the choice is kept
 
 
 def test_objects_alive_after_the_first_result_are_out_of_the_collectors_reach(window):
@@ -345,7 +351,7 @@ def test_objects_alive_after_the_first_result_are_out_of_the_collectors_reach(wi
     thread; after the first result they are frozen, so one no longer walks them."""
     import gc
 
-    assert window.shown_version >= 0
+    assert window.session.shown_version >= 0
     assert gc.get_freeze_count() > 100_000
 
 
@@ -369,33 +375,33 @@ def test_a_replaced_result_is_freed_off_the_gui_thread(window, qtbot):
     import weakref
 
     freed_on: list[bool] = []
-    weakref.finalize(window.last_outcome.view,
+    weakref.finalize(window.session.last_outcome.view,
                      lambda: freed_on.append(threading.current_thread() is threading.main_thread()))
     model = window.inputs.models["queries"]
     assert model.setData(model.index(0, 0), "0.75")
     wait_current(qtbot, window)
     qtbot.waitUntil(lambda: bool(freed_on), timeout=5000)
     assert freed_on == [False]
-    assert not window.last_outcome.view.weights.flags.writeable  # shared read-only by every view
+    assert not window.session.last_outcome.view.weights.flags.writeable  # shared read-only by every view
 
 
 def test_every_tool_dock_joins_its_menu_with_a_shortcut_tip_and_a_close_tip(window):
     from PySide6.QtWidgets import QAbstractButton
 
-    docks = {window.pipeline_dock: window.view_menu, window.compare_dock: window.view_menu,
-             window.masking_lab_dock: window.tools_menu, window.scaling_lab_dock: window.tools_menu,
-             window.lessons.dock: window.tools_menu}
+    docks = {window.pipeline_dock: window.menu("view"), window.compare_dock: window.menu("view"),
+             window.masking_lab_dock: window.menu("tools"), window.scaling_lab_dock: window.menu("tools"),
+             window.lessons.dock: window.menu("tools")}
     for dock, menu in docks.items():
         action = dock.toggleViewAction()
         assert action in menu.actions() and action.toolTip(), dock.objectName()
         assert not dock.isVisible()
         close = [b for b in dock.findChildren(QAbstractButton) if b.objectName() == "qt_dockwidget_closebutton"]
-        assert close and ("View menu" if menu is window.view_menu else "Tools menu") in close[0].toolTip()
+        assert close and ("View menu" if menu is window.menu("view") else "Tools menu") in close[0].toolTip()
     # Views that can scale their text follow presentation mode, whichever kind of dock holds them.
     scales = {
-        "pipeline": lambda: window.pipeline_dock.widget().cards["weights"].heatmap.font_scale,
-        "masking lab": lambda: window.masking_lab_dock.widget()._font_scale,
-        "scaling lab": lambda: window.scaling_lab_dock.widget()._font_scale,
+        "pipeline": lambda: window.pipeline_dock.view().cards["weights"].heatmap.font_scale,
+        "masking lab": lambda: window.masking_lab_dock.view()._font_scale,
+        "scaling lab": lambda: window.scaling_lab_dock.view()._font_scale,
     }
     window.set_presentation_mode(True)
     try:
@@ -409,11 +415,11 @@ def test_every_compute_thread_of_the_app_configures_the_process_first(window):
     """Whichever computes first, the main view or a lab, torch gets cores - 1 threads and no
     huge pages: each scheduler runs its function through worker.in_app."""
     from attnviz.ui import scheduler as worker
-    from attnviz.ui.views.compare import run_pair
-    from attnviz.ui.views.lab_worker import run_masking_lab, run_scaling_lab
+    from attnviz.compute.compare import run_pair
+    from attnviz.compute.labs import run_masking_lab, run_scaling_lab
 
     assert worker.run_in_app.__wrapped__ is worker.run_snapshot
-    assert window.scheduler._compute is worker.run_in_app
-    wrapped = {dock.objectName(): dock.widget().scheduler._compute.__wrapped__
+    assert window.session.scheduler._compute is worker.run_in_app
+    wrapped = {dock.objectName(): dock.view().scheduler._compute.__wrapped__
                for dock in (window.masking_lab_dock, window.scaling_lab_dock, window.compare_dock)}
     assert wrapped == {"maskingLabDock": run_masking_lab, "scalingLabDock": run_scaling_lab, "compareDock": run_pair}

@@ -13,8 +13,7 @@ from PySide6.QtCore import Qt
 from attnviz.document import ReplaceState, filled_state
 from attnviz.engine import attend
 from attnviz.presets import PRESETS
-from attnviz.ui.views.compare import EXERCISE_1, Comparison, PairSnapshot, variants
-from attnviz.ui.views.teaching_docks import install_compare_view
+from attnviz.compute.compare import EXERCISE_1, Comparison, PairSnapshot, variants
 
 from .conftest import wait_current
 
@@ -36,13 +35,13 @@ def expected_diff(state, comparison: Comparison, batch: int = 0) -> np.ndarray:
 
 
 def wait_compare(qtbot, window, view) -> None:
-    qtbot.waitUntil(lambda: view.shown_doc_version == window.document.version and not view.busy, timeout=30000)
+    qtbot.waitUntil(lambda: view.shown_doc_version == window.session.document.version and not view.busy, timeout=30000)
 
 
 def _shown(qtbot, dock):
     dock.show()
-    qtbot.waitUntil(lambda: dock.widget().isVisible())
-    return dock.widget()
+    qtbot.waitUntil(lambda: dock.view().isVisible())
+    return dock.view()
 
 
 # ---------------------------------------------------------------------------- no window
@@ -73,9 +72,9 @@ def test_a_comparison_names_a_real_choice():
 
 
 def test_difference_updates_live_from_an_edit_and_equals_the_engine(window, qtbot):
-    dock = install_compare_view(window)
+    dock = window.compare_dock
     view = _shown(qtbot, dock)
-    window.load_preset("dot-toy")
+    window.session.load_preset("dot-toy")
     wait_current(qtbot, window)
     wait_compare(qtbot, window, view)
     assert view.comparison == EXERCISE_1
@@ -84,7 +83,7 @@ def test_difference_updates_live_from_an_edit_and_equals_the_engine(window, qtbo
     model = window.inputs.models["keys"]
     assert model.setData(model.index(0, 1), "3.5")
     wait_compare(qtbot, window, view)
-    state = window.document.state
+    state = window.session.document.state
     expected = expected_diff(state, EXERCISE_1)
     np.testing.assert_allclose(view.map_diff.values, expected, rtol=1e-5, atol=1e-6)
     assert view.max_abs_diff == pytest.approx(np.abs(expected).max(), rel=1e-5)
@@ -98,30 +97,30 @@ def test_difference_updates_live_from_an_edit_and_equals_the_engine(window, qtbo
 
 
 def test_mask_mode_and_dtype_comparisons(window, qtbot):
-    view = _shown(qtbot, install_compare_view(window))
-    window.load_preset("masked-softmax-1d")
+    view = _shown(qtbot, window.compare_dock)
+    window.session.load_preset("masked-softmax-1d")
     # Valid length 0 for batch element 1: the book's fill and strict masking part ways there.
-    state = window.document.state.copy()
+    state = window.session.document.state.copy()
     state.lens_1d[1] = 0
-    window.push(ReplaceState(state, "empty rows"))
+    window.session.push(ReplaceState(state, "empty rows"))
     view.set_comparison(Comparison("mask_mode", "d2l", "strict"))
-    view.set_batch(1)
+    window.session.set_batch(1)
     wait_compare(qtbot, window, view)
-    expected = expected_diff(window.document.state, view.comparison, batch=1)
+    expected = expected_diff(window.session.document.state, view.comparison, batch=1)
     np.testing.assert_allclose(view.map_diff.values, expected, atol=1e-6)
     assert view.max_abs_diff == pytest.approx(0.25, abs=1e-6)  # uniform 1/4 against 0
     view.set_comparison(Comparison("dtype", "float32", "float64"))
     wait_compare(qtbot, window, view)
-    view.set_batch(0)
-    expected = expected_diff(window.document.state, view.comparison, batch=0)
+    window.session.set_batch(0)
+    expected = expected_diff(window.session.document.state, view.comparison, batch=0)
     np.testing.assert_allclose(view.map_diff.values, expected, atol=1e-9)
     assert 0 < view.max_abs_diff < 1e-6
 
 
 def test_exercise_1_is_one_click_and_randomising_keys_makes_them_differ(window, qtbot):
-    view = _shown(qtbot, install_compare_view(window))
+    view = _shown(qtbot, window.compare_dock)
     view.set_comparison(Comparison("mask_mode", "d2l", "strict"))
-    window.load_preset("dot-toy")
+    window.session.load_preset("dot-toy")
     wait_compare(qtbot, window, view)
     qtbot.mouseClick(view.exercise_button, Qt.MouseButton.LeftButton)
     assert view.comparison == EXERCISE_1
@@ -129,19 +128,19 @@ def test_exercise_1_is_one_click_and_randomising_keys_makes_them_differ(window, 
     assert "all the same vector" in view.explanation.text()
     wait_compare(qtbot, window, view)
     assert view.max_abs_diff == pytest.approx(0.0, abs=1e-6)
-    undo_count = window.undo_stack.count()
+    undo_count = window.session.undo_stack.count()
     qtbot.mouseClick(view.randomise_button, Qt.MouseButton.LeftButton)
-    assert window.undo_stack.count() == undo_count + 1  # one undoable edit in the window
+    assert window.session.undo_stack.count() == undo_count + 1  # one undoable edit in the window
     wait_compare(qtbot, window, view)
     assert "keys differ" in view.explanation.text()
-    np.testing.assert_allclose(view.map_diff.values, expected_diff(window.document.state, EXERCISE_1),
+    np.testing.assert_allclose(view.map_diff.values, expected_diff(window.session.document.state, EXERCISE_1),
                                rtol=1e-5, atol=1e-6)
     assert view.max_abs_diff > 0.01
 
 
 def test_unequal_lengths_explain_themselves_and_offer_the_dot_toy(window, qtbot):
     # The additive toy: queries of length 20, keys of length 2; scaled dot cannot run.
-    view = _shown(qtbot, install_compare_view(window))
+    view = _shown(qtbot, window.compare_dock)
     wait_compare(qtbot, window, view)
     assert view.errors["B"].isVisible()
     assert view.errors["B"].text().startswith("⚠ B:")
@@ -151,16 +150,16 @@ def test_unequal_lengths_explain_themselves_and_offer_the_dot_toy(window, qtbot)
     assert view.dot_toy_button.isVisible()
     qtbot.mouseClick(view.dot_toy_button, Qt.MouseButton.LeftButton)
     wait_compare(qtbot, window, view)
-    assert window.document.state.queries.shape[2] == 2
+    assert window.session.document.state.queries.shape[2] == 2
     assert not view.errors["B"].isVisible()
     assert not view.dot_toy_button.isVisible()
     assert view.max_abs_diff == pytest.approx(0.0, abs=1e-6)
 
 
 def test_a_hidden_dock_computes_nothing_and_catches_up_when_shown(window, qtbot):
-    dock = install_compare_view(window)
-    view = dock.widget()
-    window.load_preset("dot-toy")
+    dock = window.compare_dock
+    view = dock.view()  # built, but hidden
+    window.session.load_preset("dot-toy")
     model = window.inputs.models["keys"]
     assert model.setData(model.index(3, 0), "-1")
     wait_current(qtbot, window)
@@ -168,19 +167,19 @@ def test_a_hidden_dock_computes_nothing_and_catches_up_when_shown(window, qtbot)
     _shown(qtbot, dock)
     wait_compare(qtbot, window, view)
     assert view.scheduler.started_count == 1
-    np.testing.assert_allclose(view.map_diff.values, expected_diff(window.document.state, EXERCISE_1),
+    np.testing.assert_allclose(view.map_diff.values, expected_diff(window.session.document.state, EXERCISE_1),
                                rtol=1e-5, atol=1e-6)
 
 
 def test_a_burst_of_edits_ends_on_the_last_state(window, qtbot):
-    view = _shown(qtbot, install_compare_view(window))
-    window.load_preset("dot-toy")
+    view = _shown(qtbot, window.compare_dock)
+    window.session.load_preset("dot-toy")
     model = window.inputs.models["keys"]
     for i in range(60):
         model.setData(model.index(0, 0), str(0.05 * i))
     wait_compare(qtbot, window, view)
     assert view.scheduler.started_count < 61
-    np.testing.assert_allclose(view.map_diff.values, expected_diff(window.document.state, EXERCISE_1),
+    np.testing.assert_allclose(view.map_diff.values, expected_diff(window.session.document.state, EXERCISE_1),
                                rtol=1e-5, atol=1e-6)
 
 
@@ -191,54 +190,52 @@ def test_the_compute_thread_stops_with_the_window(qtbot):
     win = MainWindow()
     qtbot.addWidget(win)
     win.show()
-    view = _shown(qtbot, install_compare_view(win))
-    qtbot.waitUntil(lambda: view.shown_doc_version == win.document.version and not view.busy, timeout=30000)
+    view = _shown(qtbot, win.compare_dock)
+    qtbot.waitUntil(lambda: view.shown_doc_version == win.session.document.version and not view.busy, timeout=30000)
     started = view.scheduler.started_count
     win.close()
     assert not view.busy
     # After the close nothing more is computed, whatever arrives.
-    a, b = variants(win.document.state, EXERCISE_1)
-    view.scheduler.submit(PairSnapshot(10_000, a, b, win.document.version, EXERCISE_1))
+    a, b = variants(win.session.document.state, EXERCISE_1)
+    view.scheduler.submit(PairSnapshot(10_000, a, b, win.session.document.version, EXERCISE_1))
     assert view.scheduler.started_count == started
     assert not view.busy
     assert threading.active_count() <= threads_before + 2
 
 
-def test_a_refused_close_keeps_the_thread(qtbot):
-    from PySide6.QtWidgets import QWidget
+def test_a_refused_close_keeps_the_session_computing(qtbot):
+    from attnviz.ui.app.host import HostWindow
+    from attnviz.ui.app.session import AppSession
 
-    from attnviz.ui.views.teaching_docks import _CloseWatcher
-
-    class Stubborn(QWidget):
+    class Stubborn(HostWindow):
         refuse = True
 
         def closeEvent(self, event):
-            event.setAccepted(not self.refuse)
+            if self.refuse:
+                event.ignore()
+                return
+            super().closeEvent(event)
 
-    widget = Stubborn()
-    qtbot.addWidget(widget)
-    widget.show()
-    calls = []
-    _CloseWatcher(widget, lambda: calls.append(1))
-    widget.close()
+    host = Stubborn(AppSession())
+    qtbot.addWidget(host)
+    host.show()
+    host.close()
     qtbot.wait(20)
-    assert widget.isVisible() and calls == []
-    widget.refuse = False
-    widget.close()
-    assert calls == [1]
+    assert host.isVisible() and not host.session.closed
+    host.refuse = False
+    host.close()
+    assert host.session.closed
 
 
 def test_every_control_of_the_teaching_docks_has_a_tooltip(window, qtbot):
     from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QTabBar, QTabWidget
 
-    from attnviz.ui.views.teaching_docks import install_pipeline_view
-
-    docks = [install_pipeline_view(window), install_compare_view(window)]
+    docks = [window.pipeline_dock, window.compare_dock]
     for dock in docks:
         dock.setFloating(True)  # both visible at once, not tabbed
         _shown(qtbot, dock)
     wait_current(qtbot, window)
-    docks[1].widget().start_exercise_1()
+    docks[1].view().start_exercise_1()
 
     def described(w) -> bool:
         parent = w.parentWidget()
@@ -248,7 +245,7 @@ def test_every_control_of_the_teaching_docks_has_a_tooltip(window, qtbot):
         f"{type(w).__name__} {getattr(w, 'text', lambda: '')()!r}"
         for dock in docks
         for cls in (QAbstractButton, QAbstractSpinBox, QComboBox, QTabWidget)
-        for w in dock.widget().findChildren(cls)
+        for w in dock.view().findChildren(cls)
         if w.isVisibleTo(dock) and not described(w)
     ]
     assert missing == []

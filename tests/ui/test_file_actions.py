@@ -13,14 +13,14 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QImage, QKeySequence
 from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QMessageBox
 
-from attnviz.document import SetSettings
+from attnviz.document import SetBlock, SetSettings
 from attnviz.io import autosave_path, load_session, save_arrays, save_session, write_autosave
 from attnviz.io.state_io import load_state_file, save_state_file, state_to_session
 from attnviz.presets import PRESETS
 from attnviz.ui.files.file_actions import FileActions, install_file_actions, offer_restore
 from attnviz.ui.files.open_dialog import RolesDialog
 
-from .conftest import wait_current
+from .conftest import wait_session
 
 
 @pytest.fixture
@@ -32,10 +32,10 @@ def messages(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
 
 
 @pytest.fixture
-def actions(window, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, messages) -> FileActions:  # noqa: ANN001
+def actions(host, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, messages) -> FileActions:  # noqa: ANN001
     monkeypatch.setenv("ATTNVIZ_STATE_DIR", str(tmp_path / "state"))
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    result = install_file_actions(window, settings=settings, autosave_ms=100)
+    result = install_file_actions(host.session, host, settings=settings, autosave_ms=100)
 
     def no_dialog(*_args: object) -> None:
         raise AssertionError("the roles dialog was not expected")
@@ -51,44 +51,45 @@ def states_equal(a, b) -> bool:  # noqa: ANN001
     return a.settings == b.settings and all(np.array_equal(getattr(a, n), getattr(b, n), equal_nan=True) for n in arrays)
 
 
-def test_menu_has_the_standard_shortcuts_above_quit(window, actions: FileActions) -> None:  # noqa: ANN001
+def test_menu_has_the_standard_shortcuts_above_quit(window) -> None:  # noqa: ANN001
+    actions = window.file_actions
     assert actions.open_action.shortcut() == QKeySequence("Ctrl+O")
     assert actions.save_action.shortcut() == QKeySequence("Ctrl+S")
     assert actions.save_as_action.shortcut() == QKeySequence("Ctrl+Shift+S")
-    texts = [a.text() for a in window.file_menu.actions()]
+    texts = [a.text() for a in window.menu("file").actions()]
     assert texts.index("&Open…") < texts.index("Open &Recent") < texts.index("&Save") < texts.index("&Quit")
     assert texts[-1] == "&Quit"
-    assert window.file_actions is actions
-    assert install_file_actions(window, autosave_ms=100) is actions  # no second set of entries
-    assert [a.text() for a in window.file_menu.actions()].count("&Open…") == 1
+    assert texts.count("&Open…") == 1
     assert len(actions.export_menu.actions()) == 6
 
 
-def test_save_then_open_restores_everything_as_one_undoable_edit(window, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
-    window.push(SetSettings({"mask_mode": "strict", "causal": "top_left"}))
-    wait_current(qtbot, window)
-    saved = window.document.state.copy()
+def test_save_then_open_restores_everything_as_one_undoable_edit(host, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
+    window = host
+    window.session.push(SetSettings({"mask_mode": "strict", "causal": "top_left"}))
+    wait_session(qtbot, window.session)
+    saved = window.session.document.state.copy()
     path = tmp_path / "work.attnviz"
     assert actions.save_as(path)
-    assert window.undo_stack.isClean()
+    assert window.session.undo_stack.isClean()
     assert actions.current_path == path
     assert window.windowTitle().startswith("work.attnviz")
 
-    window.load_preset("masked-softmax-2d")
-    wait_current(qtbot, window)
-    assert not states_equal(window.document.state, saved)
-    version, depth = window.document.version, window.undo_stack.count()
+    window.session.load_preset("masked-softmax-2d")
+    wait_session(qtbot, window.session)
+    assert not states_equal(window.session.document.state, saved)
+    version, depth = window.session.document.version, window.session.undo_stack.count()
     assert actions.open_file(path)
-    assert window.document.version == version + 1
-    assert window.undo_stack.count() == depth + 1
-    assert states_equal(window.document.state, saved)
-    wait_current(qtbot, window)
-    assert window.last_outcome.view is not None
-    window.undo_stack.undo()
-    assert window.document.state.settings.lens_mode == "2d"  # the preset is back
+    assert window.session.document.version == version + 1
+    assert window.session.undo_stack.count() == depth + 1
+    assert states_equal(window.session.document.state, saved)
+    wait_session(qtbot, window.session)
+    assert window.session.last_outcome.view is not None
+    window.session.undo_stack.undo()
+    assert window.session.document.state.settings.lens_mode == "2d"  # the preset is back
 
 
-def test_save_uses_the_current_file_and_save_as_adds_the_extension(window, actions, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_save_uses_the_current_file_and_save_as_adds_the_extension(host, actions, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    window = host
     asked: list[str] = []
 
     def fake_save_dialog(_parent, _title, start, _filter):  # noqa: ANN001, ANN202
@@ -98,8 +99,8 @@ def test_save_uses_the_current_file_and_save_as_adds_the_extension(window, actio
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(fake_save_dialog))
     assert actions.save()  # no current file yet: asks
     assert actions.current_path == tmp_path / "named.attnviz"
-    assert load_state_file(tmp_path / "named.attnviz").settings == window.document.state.settings
-    window.push(SetSettings({"dropout": 0.5}))
+    assert load_state_file(tmp_path / "named.attnviz").settings == window.session.document.state.settings
+    window.session.push(SetSettings({"dropout": 0.5}))
     assert actions.save()  # now silently to the same file
     assert len(asked) == 1
     assert load_state_file(tmp_path / "named.attnviz").settings.dropout == 0.5
@@ -125,21 +126,23 @@ def _bad_files(tmp_path: Path) -> list[tuple[Path, str]]:
     ]
 
 
-def test_a_refused_file_shows_one_line_and_changes_nothing(window, actions, messages, tmp_path) -> None:  # noqa: ANN001
-    before = window.document.state.copy()
+def test_a_refused_file_shows_one_line_and_changes_nothing(host, actions, messages, tmp_path) -> None:  # noqa: ANN001
+    window = host
+    before = window.session.document.state.copy()
     for path, needle in _bad_files(tmp_path):
-        version, depth = window.document.version, window.undo_stack.count()
+        version, depth = window.session.document.version, window.session.undo_stack.count()
         assert not actions.open_file(path)
-        assert window.document.version == version, path
-        assert window.undo_stack.count() == depth
+        assert window.session.document.version == version, path
+        assert window.session.undo_stack.count() == depth
         title, text = messages[-1]
         assert title == "Cannot open file"
         assert needle in text and "\n" not in text, text
     assert len(messages) == 5
-    assert states_equal(window.document.state, before)
+    assert states_equal(window.session.document.state, before)
 
 
-def test_a_refused_file_is_explained_in_the_portuguese_ui(window, actions, messages, tmp_path, qapp) -> None:
+def test_a_refused_file_is_explained_in_the_portuguese_ui(host, actions, messages, tmp_path, qapp) -> None:
+    window = host
     from attnviz.ui.i18n import install_language
 
     truncated = tmp_path / "cut.npy"
@@ -147,13 +150,13 @@ def test_a_refused_file_is_explained_in_the_portuguese_ui(window, actions, messa
     truncated.write_bytes(truncated.read_bytes()[:200])
     assert install_language(qapp, "pt_BR")
     try:
-        before = window.document.version
+        before = window.session.document.version
         assert not actions.open_file(truncated)
         assert not actions.open_file(tmp_path / "gone.attnviz")
         assert actions.save_as(tmp_path / "no-such-folder" / "s.attnviz") is False
     finally:
         install_language(qapp, "en")
-    assert window.document.version == before
+    assert window.session.document.version == before
     assert messages[0] == ("Não foi possível abrir o arquivo",
                            ("cut.npy: está truncado: seu cabeçalho promete 648 bytes de dados, mas só 72 bytes vêm "
                             "depois dele"))
@@ -163,24 +166,26 @@ def test_a_refused_file_is_explained_in_the_portuguese_ui(window, actions, messa
     assert text.startswith("s.attnviz: não pode ser gravado (") and "cannot" not in text
 
 
-def test_complete_tensor_files_open_without_asking(window, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
+def test_complete_tensor_files_open_without_asking(host, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
+    window = host
     rng = np.random.default_rng(3)
     arrays = {"Q": rng.standard_normal((1, 3, 4)), "K": rng.standard_normal((1, 5, 4)),
               "V": rng.standard_normal((1, 5, 2)), "valid_lens": np.array([4])}
     path = tmp_path / "qkv.npz"
     save_arrays(path, arrays)
     assert actions.open_file(path)  # choose_roles would raise if called
-    state = window.document.state
+    state = window.session.document.state
     np.testing.assert_array_equal(state.queries, arrays["Q"])
     assert state.settings.lens_mode == "1d" and state.lens_1d.tolist() == [4]
     assert actions.current_path is None  # Save must not overwrite the tensor file with a session
     assert "qkv.npz" in window.windowTitle()
-    wait_current(qtbot, window)
-    assert window.last_outcome.view.weights.shape == (1, 3, 5)
-    np.testing.assert_allclose(window.last_outcome.view.weights[0, :, 4], 0.0)  # key 4 is past the length
+    wait_session(qtbot, window.session)
+    assert window.session.last_outcome.view.weights.shape == (1, 3, 5)
+    np.testing.assert_allclose(window.session.last_outcome.view.weights[0, :, 4], 0.0)  # key 4 is past the length
 
 
-def test_four_d_arrays_go_through_the_roles_chooser(window, actions, tmp_path) -> None:  # noqa: ANN001
+def test_four_d_arrays_go_through_the_roles_chooser(host, actions, tmp_path) -> None:  # noqa: ANN001
+    window = host
     rng = np.random.default_rng(4)
     q, k, v = rng.standard_normal((2, 3, 4, 6)), rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((2, 3, 7, 2))
     path = tmp_path / "heads.npz"
@@ -188,21 +193,22 @@ def test_four_d_arrays_go_through_the_roles_chooser(window, actions, tmp_path) -
     calls: list[dict[str, str]] = []
 
     def choose(parent, tf, guess, base):  # noqa: ANN001, ANN202
-        assert parent is window and base is window.document.state
+        assert parent is window and base is window.session.document.state
         calls.append(dict(guess))
         return (None if len(calls) == 1 else (guess, 1))
 
     actions.choose_roles = choose
-    version = window.document.version
+    version = window.session.document.version
     assert not actions.open_file(path)  # cancelled
-    assert window.document.version == version
+    assert window.session.document.version == version
     assert actions.open_file(path)
     assert calls == [{"queries": "q", "keys": "k", "values": "v"}] * 2
-    np.testing.assert_array_equal(window.document.state.queries, q[:, 1])
-    np.testing.assert_array_equal(window.document.state.values, v[:, 1])
+    np.testing.assert_array_equal(window.session.document.state.queries, q[:, 1])
+    np.testing.assert_array_equal(window.session.document.state.values, v[:, 1])
 
 
-def test_roles_dialog_previews_and_only_accepts_a_choice_that_loads(window, tmp_path, qtbot) -> None:  # noqa: ANN001
+def test_roles_dialog_previews_and_only_accepts_a_choice_that_loads(host, tmp_path, qtbot) -> None:  # noqa: ANN001
+    window = host
     from attnviz.io import guess_roles, load_tensor_file
 
     path = tmp_path / "mixed.npz"
@@ -210,7 +216,7 @@ def test_roles_dialog_previews_and_only_accepts_a_choice_that_loads(window, tmp_
                        "layer0_value": np.zeros((2, 4, 6, 5), np.float32), "lengths": np.array([6, 4]),
                        "attention_mask": np.ones((2, 6), bool)})
     tf = load_tensor_file(path)
-    dialog = RolesDialog(tf, guess_roles(tf), window.document.state)
+    dialog = RolesDialog(tf, guess_roles(tf), window.session.document.state)
     qtbot.addWidget(dialog)
     ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
     assert dialog.combos["mask"].currentData() == "attention_mask"
@@ -230,7 +236,8 @@ def test_roles_dialog_previews_and_only_accepts_a_choice_that_loads(window, tmp_
     assert QImage(str(tmp_path / "roles_dialog.png")).width() >= 500
 
 
-def test_recent_files_are_remembered_and_missing_ones_forgotten(window, actions, tmp_path) -> None:  # noqa: ANN001
+def test_recent_files_are_remembered_and_missing_ones_forgotten(host, actions, tmp_path) -> None:  # noqa: ANN001
+    window = host
     first, second = tmp_path / "a.attnviz", tmp_path / "b.attnviz"
     save_state_file(first, PRESETS["dot-toy"].build())
     save_state_file(second, PRESETS["dot-toy"].build())
@@ -245,10 +252,11 @@ def test_recent_files_are_remembered_and_missing_ones_forgotten(window, actions,
     assert actions.recent_files() == [str(first.resolve())]
 
 
-def test_exports_write_the_shown_weights_and_output(window, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
-    window.load_preset("masked-softmax-1d")
-    wait_current(qtbot, window)
-    view = window.last_outcome.view
+def test_exports_write_the_shown_weights_and_output(host, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
+    window = host
+    window.session.load_preset("masked-softmax-1d")
+    wait_session(qtbot, window.session)
+    view = window.session.last_outcome.view
     assert actions.export_array("weights", ".csv", tmp_path / "w.csv")
     text = (tmp_path / "w.csv").read_text()
     assert text.count("# batch") == 2
@@ -262,23 +270,27 @@ def test_exports_write_the_shown_weights_and_output(window, actions, qtbot, tmp_
     assert ET.parse(tmp_path / "w.svg").getroot().tag.endswith("svg")
 
 
-def test_no_export_without_a_result_for_the_current_inputs(window, actions, messages, qtbot, tmp_path) -> None:  # noqa: ANN001
-    window.push(SetSettings({"scoring": "dot"}))  # the additive toy has d_q 20, d_k 2: an engine error
-    wait_current(qtbot, window)
-    assert window.last_outcome.error
+def test_no_export_without_a_result_for_the_current_inputs(host, actions, messages, qtbot, tmp_path) -> None:  # noqa: ANN001
+    window = host
+    window.session.push(SetSettings({"scoring": "dot"}))  # the additive toy has d_q 20, d_k 2: an engine error
+    wait_session(qtbot, window.session)
+    assert window.session.last_outcome.error
     assert not actions.export_array("weights", ".csv", tmp_path / "w.csv")
     assert not (tmp_path / "w.csv").exists()
     assert messages[-1][0] == "Nothing to export" and "error" in messages[-1][1]
 
 
-def test_export_menu_asks_for_a_name_and_adds_the_extension(window, actions, monkeypatch, tmp_path) -> None:  # noqa: ANN001
+def test_export_menu_asks_for_a_name_and_adds_the_extension(host, actions, qtbot, monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    window = host
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
                         staticmethod(lambda *_a: (str(tmp_path / "weights_out"), "")))
+    wait_session(qtbot, window.session)
     actions.export_actions["weights.npy"].trigger()
-    np.testing.assert_array_equal(np.load(tmp_path / "weights_out.npy"), window.last_outcome.view.weights)
+    np.testing.assert_array_equal(np.load(tmp_path / "weights_out.npy"), window.session.last_outcome.view.weights)
 
 
-def test_autosave_follows_changes_once_per_burst_and_is_cleared_on_exit(window, actions, qtbot, monkeypatch) -> None:  # noqa: ANN001
+def test_autosave_follows_changes_once_per_burst_and_is_cleared_on_exit(host, actions, qtbot, monkeypatch) -> None:  # noqa: ANN001
+    window = host
     import threading
 
     import attnviz.ui.files.autosave as autosave_module
@@ -295,9 +307,8 @@ def test_autosave_follows_changes_once_per_burst_and_is_cleared_on_exit(window, 
 
     monkeypatch.setattr(autosave_module, "write_autosave", write)
     assert not autosave_path().exists()
-    model = window.inputs.models["keys"]
     for i in range(5):  # five keystrokes in a row
-        assert model.setData(model.index(0, 0), str(0.5 + i))
+        window.session.push(SetBlock("keys", 0, 0, 0, np.array([[0.5 + i]])))
     assert writes == []  # nothing written while typing
     qtbot.waitUntil(lambda: autosave_path().exists(), timeout=5000)
     qtbot.waitUntil(lambda: actions._autosave.written == 1, timeout=5000)
@@ -308,37 +319,40 @@ def test_autosave_follows_changes_once_per_burst_and_is_cleared_on_exit(window, 
     qtbot.waitUntil(lambda: not autosave_path().exists(), timeout=5000)
 
 
-def test_offer_restore_brings_back_the_autosave_as_one_edit(window, actions, monkeypatch) -> None:  # noqa: ANN001
+def test_offer_restore_brings_back_the_autosave_as_one_edit(host, actions, monkeypatch) -> None:  # noqa: ANN001
+    window = host
     crashed = PRESETS["masked-softmax-2d"].build()
     write_autosave(state_to_session(crashed))
-    actions.autosave_timer.stop()
+    actions.autosave_timer.cancel()
     monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *_a: QMessageBox.StandardButton.Yes))
-    depth = window.undo_stack.count()
-    assert offer_restore(window)
-    assert states_equal(window.document.state, crashed)
-    assert window.undo_stack.count() == depth + 1
+    depth = window.session.undo_stack.count()
+    assert offer_restore(window.session, window)
+    assert states_equal(window.session.document.state, crashed)
+    assert window.session.undo_stack.count() == depth + 1
 
 
-def test_declining_or_a_damaged_autosave_discards_it(window, actions, messages, monkeypatch) -> None:  # noqa: ANN001
+def test_declining_or_a_damaged_autosave_discards_it(host, actions, messages, monkeypatch) -> None:  # noqa: ANN001
+    window = host
     write_autosave(state_to_session(PRESETS["dot-toy"].build()))
     monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *_a: QMessageBox.StandardButton.No))
-    version = window.document.version
-    assert not offer_restore(window)
-    assert window.document.version == version and not autosave_path().exists()
+    version = window.session.document.version
+    assert not offer_restore(window.session, window)
+    assert window.session.document.version == version and not autosave_path().exists()
 
     autosave_path().write_bytes(b"damaged")
-    assert not offer_restore(window)
+    assert not offer_restore(window.session, window)
     assert messages[-1][0] == "Autosave unreadable" and not autosave_path().exists()
 
     def never(*_a: object) -> None:
         raise AssertionError("nothing to restore: no question")
 
     monkeypatch.setattr(QMessageBox, "question", staticmethod(never))
-    assert not offer_restore(window)
-    assert window.document.version == version
+    assert not offer_restore(window.session, window)
+    assert window.session.document.version == version
 
 
-def test_a_failing_autosave_is_reported_in_the_status_bar_and_editing_goes_on(window, actions, qtbot, monkeypatch) -> None:
+def test_a_failing_autosave_is_reported_in_the_status_bar_and_editing_goes_on(host, actions, qtbot, monkeypatch) -> None:
+    window = host
     import attnviz.ui.files.autosave as autosave_module
     from attnviz.io import SessionFileError
 
@@ -346,10 +360,9 @@ def test_a_failing_autosave_is_reported_in_the_status_bar_and_editing_goes_on(wi
         raise SessionFileError("/full/disk/autosave.attnviz", "cannot be written (No space left on device)")
 
     monkeypatch.setattr(autosave_module, "write_autosave", failing)
-    model = window.inputs.models["keys"]
-    assert model.setData(model.index(0, 0), "0.25")
+    window.session.push(SetBlock("keys", 0, 0, 0, np.array([[0.25]])))
     qtbot.waitUntil(lambda: "Autosave failed" in window.statusBar().currentMessage(), timeout=5000)
     assert "No space left on device" in window.statusBar().currentMessage()
-    assert model.setData(model.index(0, 0), "0.5")  # the app keeps working
-    wait_current(qtbot, window)
-    assert window.document.state.keys[0, 0, 0] == 0.5
+    window.session.push(SetBlock("keys", 0, 0, 0, np.array([[0.5]])))  # the app keeps working
+    wait_session(qtbot, window.session)
+    assert window.session.document.state.keys[0, 0, 0] == 0.5

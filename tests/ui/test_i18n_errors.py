@@ -191,7 +191,7 @@ def test_loading_errors_notes_and_engine_errors_read_in_portuguese(portuguese, t
 
 def test_the_scaling_lab_note_reads_in_portuguese(portuguese) -> None:
     from attnviz.document import Snapshot
-    from attnviz.ui.views.lab_worker import run_scaling_lab
+    from attnviz.compute.labs import run_scaling_lab
 
     state = PRESETS["additive-toy"].build()  # d_q = 20, d_k = 2: no dot products to compare
     outcome = run_scaling_lab(Snapshot(0, state))

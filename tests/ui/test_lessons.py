@@ -9,36 +9,35 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from PySide6.QtGui import QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QDockWidget
 
-from attnviz.document import ReplaceState, SetSettings, make_state
+from attnviz.document import ReplaceState, SetBlock, SetSettings, make_state
 from attnviz.teaching import EXERCISE_PRESETS, LESSONS, PITFALL_PRESETS
 from attnviz.ui.files.copy_code import install_copy_code
 from attnviz.ui.views.lessons import LESSON_DOCK, install_lessons, menu_text
 from attnviz.ui.views.masking_lab import MASKING_LAB_DOCK, MaskingLabView, install_masking_lab
 
-from .conftest import wait_current
+from .conftest import wait_session
 
 
 @pytest.fixture
-def lessons(window):
-    install_masking_lab(window)
-    return install_lessons(window)
+def lessons(host):
+    install_masking_lab(host.session, host)
+    return install_lessons(host.session, host)
 
 
 def wait_lab(qtbot, window) -> MaskingLabView:
-    view = window.findChild(QDockWidget, MASKING_LAB_DOCK).widget()
-    wait_current(qtbot, window)
-    qtbot.waitUntil(lambda: view.shown_version == window.document.version and not view.busy, timeout=30000)
+    view = window.dock(MASKING_LAB_DOCK).view()
+    qtbot.waitUntil(lambda: view.shown_version == window.session.document.version and not view.busy, timeout=30000)
     return view
 
 
 # ------------------------------------------------------------------------------ the menus
 
 
-def test_pitfalls_and_exercises_submenus_with_the_question_as_tooltip(window, lessons):
-    assert lessons.pitfalls_menu.menuAction() in window.preset_menu.actions()
-    assert lessons.exercises_menu.menuAction() in window.preset_menu.actions()
+def test_pitfalls_and_exercises_submenus_with_the_question_as_tooltip(host, lessons):
+    window = host
+    assert lessons.pitfalls_menu.menuAction() in window.menu("presets").actions()
+    assert lessons.exercises_menu.menuAction() in window.menu("presets").actions()
     assert lessons.pitfalls_menu.title() == "Pitfalls" and lessons.exercises_menu.title() == "Exercises"
     pitfalls = lessons.pitfalls_menu.actions()
     exercises = lessons.exercises_menu.actions()
@@ -48,25 +47,25 @@ def test_pitfalls_and_exercises_submenus_with_the_question_as_tooltip(window, le
     for action, name in zip([*pitfalls, *exercises], [*PITFALL_PRESETS, *EXERCISE_PRESETS]):
         assert action.toolTip() == LESSONS[name].question
     assert lessons.pitfalls_menu.toolTipsVisible()
-    assert window.findChild(QDockWidget, LESSON_DOCK) is lessons.dock and not lessons.dock.isVisible()
-    assert install_lessons(window) is lessons
+    assert window.dock(LESSON_DOCK) is lessons.dock and not lessons.dock.isVisible()
 
 
 @pytest.mark.parametrize("name", list(LESSONS))
-def test_a_lesson_is_one_undo_step_and_shows_its_question(window, qtbot, lessons, name):
+def test_a_lesson_is_one_undo_step_and_shows_its_question(host, qtbot, lessons, name):
+    window = host
     lesson = LESSONS[name]
-    before = window.document.state.copy()
-    count = window.undo_stack.count()
+    before = window.session.document.state.copy()
+    count = window.session.undo_stack.count()
     lessons.actions[name].trigger()
-    assert window.undo_stack.count() == count + 1
-    assert window.undo_stack.undoText() == f"Lesson: {lesson.title}"
+    assert window.session.undo_stack.count() == count + 1
+    assert window.session.undo_stack.undoText() == f"Lesson: {lesson.title}"
     expected = lesson.preset.build()
-    state = window.document.state
+    state = window.session.document.state
     assert state.settings == expected.settings
     for role in ("queries", "keys", "values", "lens_1d", "lens_2d"):
         np.testing.assert_array_equal(getattr(state, role), getattr(expected, role))
-    wait_current(qtbot, window)
-    assert window.last_outcome.error is None
+    wait_session(qtbot, window.session)
+    assert window.session.last_outcome.error is None
 
     view = lessons.view
     assert lessons.dock.isVisible() and view.lesson is lesson
@@ -77,12 +76,13 @@ def test_a_lesson_is_one_undo_step_and_shows_its_question(window, qtbot, lessons
     assert lesson.explanation[:40] in view.explanation.text().replace("&#x27;", "'")
     assert view.lab_button.isVisibleTo(view) == (lesson.kind == "pitfall")
 
-    window.undo_stack.undo()  # one step back is the state before the lesson
-    np.testing.assert_array_equal(window.document.state.queries, before.queries)
-    assert window.document.state.settings == before.settings
+    window.session.undo_stack.undo()  # one step back is the state before the lesson
+    np.testing.assert_array_equal(window.session.document.state.queries, before.queries)
+    assert window.session.document.state.settings == before.settings
 
 
-def test_a_new_lesson_hides_the_previous_answer(window, lessons):
+def test_a_new_lesson_hides_the_previous_answer(host, lessons):
+    window = host
     lessons.load("pitfall-zero-length")
     lessons.view.answer_button.click()
     lessons.load("exercise-3-summation")
@@ -125,7 +125,7 @@ def _check_float16(lab, window, qtbot):
     assert (d2l.row_kinds[0] == "nan_row").all() and np.isnan(d2l.weights[0]).all()
     assert (d2l.row_kinds[1] == "ok").all()
     # The same inputs in float32: uniform weights instead of NaN.
-    window.push(SetSettings({"dtype": "float32"}))
+    window.session.push(SetSettings({"dtype": "float32"}))
     lab = wait_lab(qtbot, window)
     d2l = lab.outcome.conventions["d2l"]
     assert (d2l.row_kinds[0] == "uniform_over_padding").all()
@@ -176,8 +176,9 @@ def test_every_pitfall_has_a_check():
 
 
 @pytest.mark.parametrize("name", list(PITFALL_PRESETS))
-def test_a_pitfall_opens_the_masking_lab_which_shows_the_claimed_disagreement(window, qtbot, lessons, name):
-    lab_dock = window.findChild(QDockWidget, MASKING_LAB_DOCK)
+def test_a_pitfall_opens_the_masking_lab_which_shows_the_claimed_disagreement(host, qtbot, lessons, name):
+    window = host
+    lab_dock = window.dock(MASKING_LAB_DOCK)
     lessons.load(name)
     assert not lab_dock.isVisible()
     lessons.view.lab_button.click()
@@ -201,31 +202,33 @@ def run_snippet(code: str, cwd) -> dict:
         os.chdir(here)
 
 
-def test_copy_as_code_action_and_toolbar(window):
-    copier = install_copy_code(window)
-    assert copier.action in window.edit_menu.actions()
+def test_copy_as_code_action_and_toolbar(host):
+    window = host
+    copier = install_copy_code(window.session, window)
+    assert copier.action in window.menu("edit").actions()
     assert copier.action.shortcut() == QKeySequence("Ctrl+Shift+C") and copier.action.toolTip()
     assert copier.action in copier.toolbar.actions() and copier.toolbar.objectName() == "codeToolBar"
-    assert install_copy_code(window) is copier
 
 
 @pytest.mark.parametrize("lesson", [None, "pitfall-float16", "pitfall-nan-padding", "exercise-1-keys"])
-def test_the_copied_script_reproduces_the_weights_the_window_shows(window, qtbot, tmp_path, lesson):
-    copier = install_copy_code(window, ask_data_path=lambda *_: pytest.fail("no data file needed"))
+def test_the_copied_script_reproduces_the_weights_the_window_shows(host, qtbot, tmp_path, lesson):
+    window = host
+    copier = install_copy_code(window.session, window, ask_data_path=lambda *_: pytest.fail("no data file needed"))
     if lesson is not None:
-        window.push(ReplaceState(LESSONS[lesson].preset.build(), "lesson"))
-    wait_current(qtbot, window)
+        window.session.push(ReplaceState(LESSONS[lesson].preset.build(), "lesson"))
+    wait_session(qtbot, window.session)
     code = copier.copy()
     assert code is not None and QGuiApplication.clipboard().text() == code
     assert "Copied a" in window.statusBar().currentMessage()
     namespace = run_snippet(code, tmp_path)
-    shown = window.last_outcome.view.weights
+    shown = window.session.last_outcome.view.weights
     got = namespace["weights"].detach().float().numpy()
     assert got.shape == shown.shape
     np.testing.assert_allclose(got, shown, rtol=1e-6, atol=1e-7, equal_nan=True)
 
 
-def test_big_inputs_go_to_a_data_file_where_the_user_says(window, qtbot, tmp_path):
+def test_big_inputs_go_to_a_data_file_where_the_user_says(host, qtbot, tmp_path):
+    window = host
     asked: list[str] = []
     target = tmp_path / "chosen" / "inputs.npz"
     target.parent.mkdir()
@@ -234,40 +237,42 @@ def test_big_inputs_go_to_a_data_file_where_the_user_says(window, qtbot, tmp_pat
         asked.append(suggested)
         return str(target)
 
-    copier = install_copy_code(window, ask_data_path=ask)
+    copier = install_copy_code(window.session, window, ask_data_path=ask)
     state = make_state(batch=1, n_queries=300, n_keys=300, d_q=256, d_k=256, d_v=4)
     rng = np.random.default_rng(0)
     state.queries = rng.standard_normal(state.queries.shape) * 0.1
     state.keys = rng.standard_normal(state.keys.shape) * 0.1
     state.values = rng.standard_normal(state.values.shape)
     state.settings = replace(state.settings, scoring="scaled_dot")
-    window.push(ReplaceState(state, "big"))
-    wait_current(qtbot, window)
+    window.session.push(ReplaceState(state, "big"))
+    wait_session(qtbot, window.session)
     code = copier.copy()
     assert asked and code is not None and target.exists()
     assert str(target.as_posix()) in code and str(target) in window.statusBar().currentMessage()
     namespace = run_snippet(code, tmp_path)  # another directory: the script finds the file by path
-    np.testing.assert_allclose(namespace["weights"].numpy(), window.last_outcome.view.weights, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(namespace["weights"].numpy(), window.session.last_outcome.view.weights, rtol=1e-5, atol=1e-7)
 
 
-def test_cancelling_the_data_file_copies_nothing(window, qtbot):
-    copier = install_copy_code(window, ask_data_path=lambda *_: None)
+def test_cancelling_the_data_file_copies_nothing(host, qtbot):
+    window = host
+    copier = install_copy_code(window.session, window, ask_data_path=lambda *_: None)
     state = make_state(batch=1, n_queries=300, n_keys=10, d_q=256, d_k=256, d_v=2)
-    window.push(ReplaceState(state, "big"))
-    wait_current(qtbot, window)
+    window.session.push(ReplaceState(state, "big"))
+    wait_session(qtbot, window.session)
     QGuiApplication.clipboard().setText("before")
     assert copier.copy() is None
     assert QGuiApplication.clipboard().text() == "before"
     assert "cancelled" in window.statusBar().currentMessage()
 
 
-def test_copy_as_code_uses_the_shown_result_and_never_computes_on_the_gui_thread(window, qtbot, monkeypatch):
+def test_copy_as_code_uses_the_shown_result_and_never_computes_on_the_gui_thread(host, qtbot, monkeypatch):
+    window = host
     import threading
 
     import attnviz.compute.attention
 
-    copier = install_copy_code(window, ask_data_path=lambda *_: pytest.fail("no data file needed"))
-    wait_current(qtbot, window)
+    copier = install_copy_code(window.session, window, ask_data_path=lambda *_: pytest.fail("no data file needed"))
+    wait_session(qtbot, window.session)
     original = attnviz.compute.attention.run_state
     on_gui_thread: list[int] = []
 
@@ -281,10 +286,9 @@ def test_copy_as_code_uses_the_shown_result_and_never_computes_on_the_gui_thread
     assert code is not None and "expected" in code and not on_gui_thread
     # While the current inputs are still being computed there is nothing to check against yet:
     # nothing is copied, and the status bar says why.
-    model = window.inputs.models["queries"]
     QGuiApplication.clipboard().setText("before")
-    assert model.setData(model.index(0, 0), "0.125")
-    assert window.last_outcome.version != window.document.version
+    window.session.push(SetBlock("queries", 0, 0, 0, np.array([[0.125]])))
+    assert window.session.last_outcome.version != window.session.document.version
     assert copier.copy() is None
     assert QGuiApplication.clipboard().text() == "before"
     assert "still being computed" in window.statusBar().currentMessage()

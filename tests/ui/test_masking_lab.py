@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QDockWidget
 
 from attnviz.document import ReplaceState, SetBlock, SetSettings, State
 from attnviz.engine import MASK_MODES
@@ -20,7 +19,7 @@ from attnviz.ui.views.masking_lab import (
     install_masking_lab,
 )
 
-from .conftest import wait_current
+from .conftest import wait_session
 
 
 def lab_of(state: State) -> LabReport:
@@ -34,60 +33,61 @@ def lab_of(state: State) -> LabReport:
     )
 
 
-def wait_lab(qtbot, window, view: MaskingLabView) -> None:
-    wait_current(qtbot, window)
-    qtbot.waitUntil(lambda: view.shown_version == window.document.version and not view.busy, timeout=30000)
+def wait_lab(qtbot, host, view: MaskingLabView) -> None:
+    qtbot.waitUntil(lambda: view.shown_version == host.session.document.version and not view.busy, timeout=30000)
+
+
+def set_cell(host, role: str, row: int, col: int, value: float) -> None:
+    """What typing ``value`` into a cell of the input tables does."""
+    host.session.push(SetBlock(role, 0, row, col, np.array([[value]])))
 
 
 @pytest.fixture
-def lab(window, qtbot):
-    dock = install_masking_lab(window)
+def lab(host, qtbot):
+    dock = install_masking_lab(host.session, host)
     dock.show()
-    view = dock.widget()
+    view = dock.view()
     assert isinstance(view, MaskingLabView)
-    wait_lab(qtbot, window, view)
+    wait_lab(qtbot, host, view)
     return view
 
 
-def test_dock_is_hidden_with_a_tools_menu_toggle(window):
-    dock = install_masking_lab(window)
+def test_dock_is_hidden_with_a_tools_menu_toggle(host):
+    dock = install_masking_lab(host.session, host)
     assert dock.objectName() == MASKING_LAB_DOCK
-    assert window.findChild(QDockWidget, MASKING_LAB_DOCK) is dock
-    assert not dock.isVisible()
+    assert host.dock(MASKING_LAB_DOCK) is dock
+    assert not dock.isVisible() and not dock.is_built  # nothing is built before it is shown
     action = dock.toggleViewAction()
-    assert action in window.tools_menu.actions()
+    assert action in host.menu("tools").actions()
     assert action.shortcut() == QKeySequence("Ctrl+Shift+M") and action.toolTip()
-    assert install_masking_lab(window) is dock  # installing twice does not add a second dock
 
 
-def test_a_hidden_lab_computes_nothing_and_catches_up_when_shown(window, qtbot):
-    dock = install_masking_lab(window)
-    view = dock.widget()
-    model = window.inputs.models["valid_lens"]
-    assert model.setData(model.index(0, 0), "1")
-    wait_current(qtbot, window)
+def test_a_hidden_lab_computes_nothing_and_catches_up_when_shown(host, qtbot):
+    dock = install_masking_lab(host.session, host)
+    view = dock.view()  # built, but hidden
+    set_cell(host, "valid_lens", 0, 0, 1)
+    qtbot.wait(50)
     assert view.scheduler.started_count == 0 and view.outcome is None
     dock.show()
-    wait_lab(qtbot, window, view)
+    wait_lab(qtbot, host, view)
     assert view.scheduler.started_count == 1
     assert view.outcome.allowed[0, 0].tolist() == [True] + [False] * 9
 
 
-def test_a_valid_length_of_zero_changes_the_book_map_and_the_sentences(window, qtbot, lab):
+def test_a_valid_length_of_zero_changes_the_book_map_and_the_sentences(host, qtbot, lab):
     # The opening preset (valid lengths 2 and 6): the book's fill agrees with strict; only the
     # two bugs (float 1/0 mask, inverted polarity) differ.
     def book(sentences: list[str]) -> list[str]:
         return [s for s in sentences if s.startswith("d2l:")]
 
-    assert book(lab.sentences()) == [] and lab.sentences() == lab_of(window.document.state).sentences()
+    assert book(lab.sentences()) == [] and lab.sentences() == lab_of(host.session.document.state).sentences()
     assert {s.split(":")[0] for s in lab.sentences()} == {"float01", "inverted"}
     assert not lab.outcome.conventions["d2l"].cells.any()
 
-    model = window.inputs.models["valid_lens"]
-    assert model.setData(model.index(0, 0), "0")
-    wait_lab(qtbot, window, lab)
+    set_cell(host, "valid_lens", 0, 0, 0)
+    wait_lab(qtbot, host, lab)
 
-    report = lab_of(window.document.state)
+    report = lab_of(host.session.document.state)
     shown = lab.cells["d2l"].heatmap.values
     # Batch 0 has no valid key: the book's fill gives 1/10 on each of the 10 keys.
     np.testing.assert_allclose(shown, report.conventions["d2l"].weights[0].numpy(), rtol=1e-6)
@@ -101,40 +101,40 @@ def test_a_valid_length_of_zero_changes_the_book_map_and_the_sentences(window, q
     np.testing.assert_array_equal(lab.outcome.conventions["d2l"].cells, report.disagreements["d2l"].cells.numpy())
     assert lab.outcome.conventions["d2l"].cells[0].all() and not lab.outcome.conventions["d2l"].cells[1].any()
     # Back to the original length: the disagreement is gone again.
-    window.undo_stack.undo()
-    wait_lab(qtbot, window, lab)
+    host.session.undo_stack.undo()
+    wait_lab(qtbot, host, lab)
     assert book(lab.sentences()) == [] and not lab.outcome.conventions["d2l"].cells.any()
 
 
-def test_every_convention_has_a_map_titled_with_its_label_and_causal_adds_alignments(window, qtbot, lab):
+def test_every_convention_has_a_map_titled_with_its_label_and_causal_adds_alignments(host, qtbot, lab):
     assert list(lab.cells) == ["strict", "d2l", "neg_inf", "sdpa", "float01", "inverted"]
     for name, cell in lab.cells.items():
         assert cell.title.text().startswith(MASK_MODES[name].label)
     assert "(reference)" in lab.cells["strict"].title.text()
 
-    window.push(SetSettings({"causal": "bottom_right"}))
-    wait_lab(qtbot, window, lab)
+    host.session.push(SetSettings({"causal": "bottom_right"}))
+    wait_lab(qtbot, host, lab)
     assert len(lab.cells) == 2 * len(MASK_MODES)
     assert list(lab.cells)[:2] == ["strict/bottom_right", "strict/top_left"]
     assert lab.outcome.reference == "strict/bottom_right"
-    report = lab_of(window.document.state)
+    report = lab_of(host.session.document.state)
     for name, conv in report.conventions.items():
         np.testing.assert_allclose(lab.cells[name].heatmap.values, conv.weights[0].numpy(), rtol=1e-6, equal_nan=True)
     assert lab.sentences() == report.sentences()
 
 
-def test_the_lab_follows_the_batch_selector(window, qtbot, lab):
-    report = lab_of(window.document.state)
-    window.inputs.batch.setValue(1)
+def test_the_lab_follows_the_batch_selector(host, qtbot, lab):
+    report = lab_of(host.session.document.state)
+    host.session.set_batch(1)
     np.testing.assert_allclose(lab.cells["neg_inf"].heatmap.values, report.conventions["neg_inf"].weights[1].numpy(),
                                rtol=1e-6)
     assert "batch 1 of 2" in lab.header.text()
 
 
-def test_when_all_conventions_agree_the_lab_says_so(window, qtbot, lab):
-    window.push(SetSettings({"lens_mode": "none"}))
-    wait_lab(qtbot, window, lab)
-    assert lab.sentences() == [] and lab_of(window.document.state).agreeing() == list(lab.cells)[1:]
+def test_when_all_conventions_agree_the_lab_says_so(host, qtbot, lab):
+    host.session.push(SetSettings({"lens_mode": "none"}))
+    wait_lab(qtbot, host, lab)
+    assert lab.sentences() == [] and lab_of(host.session.document.state).agreeing() == list(lab.cells)[1:]
     assert "Every convention gives strict" in lab.sentence_label.text()
     assert all(not cell.overlay.isVisible() for cell in lab.cells.values())
 
@@ -167,10 +167,9 @@ def test_the_overlay_outlines_exactly_the_differing_cells():
     assert k == 10 and img[3 * k:4 * k, 7 * k:8 * k, 3].min() > 0 and img[..., 3].sum() == 150 * k * k
 
 
-def test_the_disagreeing_cells_are_drawn_on_the_map(window, qtbot, lab):
-    model = window.inputs.models["valid_lens"]
-    assert model.setData(model.index(0, 0), "0")
-    wait_lab(qtbot, window, lab)
+def test_the_disagreeing_cells_are_drawn_on_the_map(host, qtbot, lab):
+    set_cell(host, "valid_lens", 0, 0, 0)
+    wait_lab(qtbot, host, lab)
     d2l, sdpa = lab.cells["d2l"], lab.cells["sdpa"]
     assert d2l.overlay.isVisible() and d2l.overlay.image is not None
     assert not sdpa.overlay.isVisible()  # SDPA agrees with strict here
@@ -181,51 +180,53 @@ def test_the_disagreeing_cells_are_drawn_on_the_map(window, qtbot, lab):
     assert "same as strict" in sdpa.verdict.text()
 
 
-def test_an_input_error_is_shown_and_recovered_from(window, qtbot, lab):
+def test_an_input_error_is_shown_and_recovered_from(host, qtbot, lab):
     good = lab.outcome
-    window.push(SetBlock("queries", 0, 0, 0, np.array([[np.nan]])))
-    wait_lab(qtbot, window, lab)
+    host.session.push(SetBlock("queries", 0, 0, 0, np.array([[np.nan]])))
+    wait_lab(qtbot, host, lab)
     assert lab.error is not None and "NaN" in lab.error
     assert lab.outcome is good and lab.status.isVisibleTo(lab)
-    window.undo_stack.undo()
-    wait_lab(qtbot, window, lab)
+    host.session.undo_stack.undo()
+    wait_lab(qtbot, host, lab)
     assert lab.error is None and not lab.status.isVisibleTo(lab)
 
 
-def test_the_labs_thread_stops_with_the_window(window, qtbot, lab):
-    model = window.inputs.models["valid_lens"]
-    assert model.setData(model.index(0, 0), "0")  # a computation may still be running at close
-    window.close()
+def test_the_labs_thread_stops_with_the_window(host, qtbot, lab):
+    set_cell(host, "valid_lens", 0, 0, 0)  # a computation may still be running at close
+    host.close()
     scheduler = lab.scheduler
     assert scheduler._closed  # shut down by the close, not by the fixture
     assert scheduler._pool.activeThreadCount() == 0
     qtbot.waitUntil(lambda: not scheduler.busy, timeout=5000)  # the last "finished" is queued
     started = scheduler.started_count
-    scheduler.submit(window.document.snapshot())  # after shutdown: ignored
+    scheduler.submit(host.session.document.snapshot())  # after shutdown: ignored
     assert scheduler.started_count == started and not scheduler.busy
 
 
-def test_the_documents_own_convention_matches_the_main_view_with_edited_params(window, qtbot, lab):
+def test_the_documents_own_convention_matches_the_main_view_with_edited_params(host, qtbot, lab):
     # The lab runs with the document's settings and learnable parameters: its column for the
     # document's mask mode (the book's) is exactly what the main heatmaps show. Exercise 1:
     # additive attention over distinct keys, so the parameters matter.
-    window.push(ReplaceState(LESSONS["exercise-1-keys"].preset.build(), "exercise 1"))
+    window = host
+    window.session.push(ReplaceState(LESSONS["exercise-1-keys"].preset.build(), "exercise 1"))
+    wait_session(qtbot, window.session)
     wait_lab(qtbot, window, lab)
-    np.testing.assert_allclose(lab.outcome.conventions["d2l"].weights, window.last_outcome.view.weights, rtol=1e-6)
-    state = window.document.state.copy()
+    np.testing.assert_allclose(lab.outcome.conventions["d2l"].weights, window.session.last_outcome.view.weights, rtol=1e-6)
+    state = window.session.document.state.copy()
     rng = np.random.default_rng(5)
-    state.params = {k: rng.standard_normal(v.shape) for k, v in window.last_outcome.view.params.items()}
-    window.push(ReplaceState(state, "edit params"))
+    state.params = {k: rng.standard_normal(v.shape) for k, v in window.session.last_outcome.view.params.items()}
+    window.session.push(ReplaceState(state, "edit params"))
+    wait_session(qtbot, window.session)
     wait_lab(qtbot, window, lab)
-    shown = window.last_outcome.view.weights
+    shown = window.session.last_outcome.view.weights
     before = lab_of(LESSONS["exercise-1-keys"].preset.build()).conventions["d2l"].weights.numpy()
     assert not np.allclose(shown, before, atol=1e-3)  # the new parameters changed the weights
     np.testing.assert_allclose(lab.outcome.conventions["d2l"].weights, shown, rtol=1e-6)
 
 
-def test_every_button_of_the_shown_dock_has_a_tooltip(window, lab):
+def test_every_button_of_the_shown_dock_has_a_tooltip(host, lab):
     from PySide6.QtWidgets import QAbstractButton
 
-    dock = window.findChild(QDockWidget, MASKING_LAB_DOCK)
-    buttons = [b for b in dock.findChildren(QAbstractButton) if b.isVisibleTo(window)]
+    dock = host.dock(MASKING_LAB_DOCK)
+    buttons = [b for b in dock.findChildren(QAbstractButton) if b.isVisibleTo(host)]
     assert buttons and [b.objectName() for b in buttons if not b.toolTip()] == []

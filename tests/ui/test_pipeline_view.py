@@ -21,8 +21,7 @@ from attnviz.ui.views.formulas import (
     pipeline_formulas,
     scoring_formula,
 )
-from attnviz.ui.views.pipeline import additive_features, softmax_allowed
-from attnviz.ui.views.teaching_docks import install_pipeline_view
+from attnviz.compute.pipeline import additive_features, softmax_allowed
 
 from .conftest import wait_current
 
@@ -57,11 +56,17 @@ def test_every_registered_scoring_function_has_a_rendered_formula():
         assert "<b>q</b>" in html and "<i>a</i>" in html, name
 
 
-def test_a_scoring_function_without_formula_is_reported(monkeypatch):
-    monkeypatch.setitem(SCORINGS, "made_up", SCORINGS["dot"])
-    assert missing_formulas() == ["made_up"]
-    # The app still shows something readable instead of crashing.
-    assert "<code>" in scoring_formula("made_up")
+def test_a_scoring_function_without_a_laid_out_formula_is_shown_from_its_latex():
+    from attnviz import catalog
+
+    catalog.SCORINGS.register(catalog.ScoringInfo("made_up", "Made up", r"a(\mathbf{q}, \mathbf{k}) = \tfrac{1}{2}"))
+    try:
+        assert missing_formulas() == ["made_up"]
+        html = scoring_formula("made_up")
+        assert "<b>q</b>" in html and "1/2" in html and "\\" not in html
+        assert HIGHLIGHT_BG in scoring_formula("made_up", highlight="raw_scores")
+    finally:
+        catalog.SCORINGS.unregister("made_up")
 
 
 def test_fraction_sum_and_root_are_laid_out_not_written_as_source():
@@ -119,19 +124,19 @@ def test_softmax_allowed_follows_the_bug_modes():
 
 def _shown(qtbot, dock):
     dock.show()
-    qtbot.waitUntil(lambda: dock.widget().isVisible())
-    return dock.widget()
+    qtbot.waitUntil(lambda: dock.view().isVisible())
+    return dock.view()
 
 
 def test_stages_update_live_from_an_edit_and_equal_the_engine(window, qtbot):
-    dock = install_pipeline_view(window)
+    dock = window.pipeline_dock
     view = _shown(qtbot, dock)
-    window.load_preset("dot-toy")
+    window.session.load_preset("dot-toy")
     wait_current(qtbot, window)
     model = window.inputs.models["keys"]
     assert model.setData(model.index(1, 0), "-2.5")
     wait_current(qtbot, window)
-    state = window.document.state
+    state = window.session.document.state
     assert state.keys[0, 1, 0] == -2.5
     result = engine_result(state)
     for stage in STAGES:
@@ -144,17 +149,17 @@ def test_stages_update_live_from_an_edit_and_equal_the_engine(window, qtbot):
 
 
 def test_following_the_batch_selector(window, qtbot):
-    view = _shown(qtbot, install_pipeline_view(window))
+    view = _shown(qtbot, window.pipeline_dock)
     window.inputs.batch.setValue(1)
     assert view.batch == 1
-    expected = window.last_outcome.view.weights[1]
+    expected = window.session.last_outcome.view.weights[1]
     np.testing.assert_allclose(view.stage_values("weights"), expected)
     np.testing.assert_allclose(view.stage_values("weights")[0, :6], np.full(6, 1 / 6), rtol=1e-5)
 
 
 def test_a_hidden_dock_draws_nothing_and_catches_up_when_shown(window, qtbot):
-    dock = install_pipeline_view(window)
-    view = dock.widget()
+    dock = window.pipeline_dock
+    view = dock.view()  # built, but hidden
     assert not dock.isVisible()
     assert view.draw_count == 0
     model = window.inputs.models["queries"]
@@ -163,12 +168,12 @@ def test_a_hidden_dock_draws_nothing_and_catches_up_when_shown(window, qtbot):
     assert view.draw_count == 0
     _shown(qtbot, dock)
     assert view.draw_count == 1
-    expected = engine_result(window.document.state).raw_scores[0].numpy()
+    expected = engine_result(window.session.document.state).raw_scores[0].numpy()
     np.testing.assert_allclose(view.stage_values("raw_scores"), expected, rtol=1e-5)
 
 
 def test_hovering_a_stage_highlights_its_part_of_the_formula(window, qtbot):
-    view = _shown(qtbot, install_pipeline_view(window))
+    view = _shown(qtbot, window.pipeline_dock)
     card = view.cards["masked_scores"]
     QApplication.sendEvent(card, QEnterEvent(QPointF(5, 5), QPointF(5, 5), QPointF(5, 5)))
     assert view.highlighted_stage == "masked_scores"
@@ -183,22 +188,22 @@ def test_hovering_a_stage_highlights_its_part_of_the_formula(window, qtbot):
 
 
 def test_editing_a_parameter_changes_the_weights_through_the_window(window, qtbot):
-    view = _shown(qtbot, install_pipeline_view(window))
+    view = _shown(qtbot, window.pipeline_dock)
     # The toy's keys are identical, which makes every parameter irrelevant: vary them first.
-    window.push(ReplaceState(filled_state(window.document.state, "keys", "random", seed=5), "keys"))
+    window.session.push(ReplaceState(filled_state(window.session.document.state, "keys", "random", seed=5), "keys"))
     wait_current(qtbot, window)
-    before = window.last_outcome.view.weights.copy()
+    before = window.session.last_outcome.view.weights.copy()
     assert set(view.param_models) == {"W_q", "W_k", "w_v"}
     assert list(view.param_models) == ["W_q", "W_k", "w_v"]
-    undo_count = window.undo_stack.count()
+    undo_count = window.session.undo_stack.count()
     model = view.param_models["W_k"]
     assert model.setData(model.index(2, 1), "3.25")
     wait_current(qtbot, window)
-    state = window.document.state
-    assert window.undo_stack.count() == undo_count + 1
-    assert window.undo_stack.undoText() == "Edit W_k"
+    state = window.session.document.state
+    assert window.session.undo_stack.count() == undo_count + 1
+    assert window.session.undo_stack.undoText() == "Edit W_k"
     assert state.params["W_k"][2, 1] == 3.25
-    after = window.last_outcome.view.weights
+    after = window.session.last_outcome.view.weights
     np.testing.assert_allclose(after, engine_result(state).weights.numpy(), rtol=1e-5, atol=1e-7)
     assert np.abs(after - before).max() > 1e-3
     np.testing.assert_allclose(view.stage_values("weights"), after[0])
@@ -207,24 +212,24 @@ def test_editing_a_parameter_changes_the_weights_through_the_window(window, qtbo
     i, j = 0, 1
     view.feature_key.setValue(j)
     _, weighted = additive_features(state.params, state.queries[0, i], state.keys[0, j])
-    assert weighted.sum() == pytest.approx(float(window.last_outcome.view.raw_scores[0, i, j]), rel=1e-4, abs=1e-6)
-    window.undo_stack.undo()
+    assert weighted.sum() == pytest.approx(float(window.session.last_outcome.view.raw_scores[0, i, j]), rel=1e-4, abs=1e-6)
+    window.session.undo_stack.undo()
     wait_current(qtbot, window)
-    np.testing.assert_allclose(window.last_outcome.view.weights, before, rtol=1e-6)
+    np.testing.assert_allclose(window.session.last_outcome.view.weights, before, rtol=1e-6)
 
 
 def test_a_non_finite_parameter_is_refused_with_a_message(window, qtbot):
-    view = _shown(qtbot, install_pipeline_view(window))
-    version = window.document.version
+    view = _shown(qtbot, window.pipeline_dock)
+    version = window.session.document.version
     model = view.param_models["w_v"]
     assert model.setData(model.index(0, 0), "nan")
-    assert window.document.version == version
+    assert window.session.document.version == version
     assert view.params_error.isVisible()
     assert "finite" in view.params_error.text()
 
 
 def test_presentation_mode_enlarges_the_stage_maps_and_formulas(window, qtbot):
-    view = _shown(qtbot, install_pipeline_view(window))
+    view = _shown(qtbot, window.pipeline_dock)
     size = view.formula.font().pointSizeF()
     window.set_presentation_mode(True)
     try:
@@ -238,24 +243,24 @@ def test_presentation_mode_enlarges_the_stage_maps_and_formulas(window, qtbot):
 
 
 def test_a_parameter_edit_during_a_recompute_is_refused_not_misapplied(window, qtbot):
-    view = _shown(qtbot, install_pipeline_view(window))
+    view = _shown(qtbot, window.pipeline_dock)
     model = view.param_models["W_q"]
     window.controls.settings.settingsChanged.emit({"num_hiddens": 3})  # the shapes are about to change
-    assert window.shown_version != window.document.version
-    version = window.document.version
+    assert window.session.shown_version != window.session.document.version
+    version = window.session.document.version
     assert model.setData(model.index(0, 0), "1.5")
-    assert window.document.version == version  # nothing pushed with the old shapes
+    assert window.session.document.version == version  # nothing pushed with the old shapes
     wait_current(qtbot, window)
     assert view.param_models["W_q"].array().shape == (3, 20)
-    assert window.last_outcome.error is None
+    assert window.session.last_outcome.error is None
 
 
 def test_the_dark_theme_reaches_the_feature_chart_and_the_notes(window, qtbot):
     from PySide6.QtGui import QColor
 
-    from attnviz.ui.app import theme
+    from attnviz.ui import theme
 
-    view = _shown(qtbot, install_pipeline_view(window))
+    view = _shown(qtbot, window.pipeline_dock)
     note = view.cards["weights"].note
     try:
         theme.apply_theme("dark")

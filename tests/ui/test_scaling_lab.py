@@ -8,12 +8,11 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QDockWidget
 
 from attnviz.document import ReplaceState, SetBlock, SetSettings, State
 from attnviz.engine.scaling import current_point, scaling_curves, tanh_saturation
 from attnviz.presets import PRESETS
-from attnviz.ui.views.lab_worker import curves_for
+from attnviz.compute.labs import curves_for
 from attnviz.ui.views.scaling_lab import (
     PLOTS,
     SCALING_LAB_DOCK,
@@ -21,7 +20,6 @@ from attnviz.ui.views.scaling_lab import (
     install_scaling_lab,
 )
 
-from .conftest import wait_current
 
 
 def point_of(state: State) -> dict[str, float]:
@@ -31,18 +29,17 @@ def point_of(state: State) -> dict[str, float]:
 
 
 def wait_lab(qtbot, window, view: ScalingLabView) -> None:
-    wait_current(qtbot, window)
-    qtbot.waitUntil(lambda: view.shown_version == window.document.version and not view.busy, timeout=30000)
+    qtbot.waitUntil(lambda: view.shown_version == window.session.document.version and not view.busy, timeout=30000)
 
 
 @pytest.fixture
-def lab(window, qtbot):
-    window.load_preset("dot-toy")  # d_q = d_k: dot products exist
-    dock = install_scaling_lab(window)
+def lab(host, qtbot):
+    host.session.load_preset("dot-toy")  # d_q = d_k: dot products exist
+    dock = install_scaling_lab(host.session, host)
     dock.show()
-    view = dock.widget()
+    view = dock.view()
     assert isinstance(view, ScalingLabView)
-    wait_lab(qtbot, window, view)
+    wait_lab(qtbot, host, view)
     return view
 
 
@@ -57,18 +54,17 @@ def marked(view: ScalingLabView, key: str) -> tuple[list[float], list[float]]:
     return xs, ys
 
 
-def test_dock_is_hidden_with_a_tools_menu_toggle(window):
-    dock = install_scaling_lab(window)
-    assert dock.objectName() == SCALING_LAB_DOCK and not dock.isVisible()
-    assert window.findChild(QDockWidget, SCALING_LAB_DOCK) is dock
+def test_dock_is_hidden_with_a_tools_menu_toggle(host):
+    dock = install_scaling_lab(host.session, host)
+    assert dock.objectName() == SCALING_LAB_DOCK and not dock.isVisible() and not dock.is_built
+    assert host.dock(SCALING_LAB_DOCK) is dock
     action = dock.toggleViewAction()
-    assert action in window.tools_menu.actions() and action.shortcut() == QKeySequence("Ctrl+Shift+L")
+    assert action in host.menu("tools").actions() and action.shortcut() == QKeySequence("Ctrl+Shift+L")
     assert action.toolTip()
-    assert install_scaling_lab(window) is dock
 
 
-def test_the_current_point_matches_current_point_and_follows_edits(window, qtbot, lab):
-    expected = point_of(window.document.state)
+def test_the_current_point_matches_current_point_and_follows_edits(host, qtbot, lab):
+    expected = point_of(host.session.document.state)
     assert lab.outcome.point == pytest.approx(expected, nan_ok=True)
     xs, ys = marked(lab, "var")
     assert xs == pytest.approx([math.log2(expected["d"])] * 2)
@@ -77,9 +73,9 @@ def test_the_current_point_matches_current_point_and_follows_edits(window, qtbot
     assert ys == pytest.approx([expected["entropy_unscaled"], expected["entropy_scaled"]])
 
     # Live: a bigger query changes the point, and the markers move to the new numbers.
-    window.push(SetBlock("queries", 0, 0, 0, np.array([[6.0, -4.0]])))
-    wait_lab(qtbot, window, lab)
-    after = point_of(window.document.state)
+    host.session.push(SetBlock("queries", 0, 0, 0, np.array([[6.0, -4.0]])))
+    wait_lab(qtbot, host, lab)
+    after = point_of(host.session.document.state)
     assert after["var_unscaled"] != pytest.approx(expected["var_unscaled"])
     assert lab.outcome.point == pytest.approx(after, nan_ok=True)
     _, ys = marked(lab, "max_weight")
@@ -88,8 +84,8 @@ def test_the_current_point_matches_current_point_and_follows_edits(window, qtbot
     assert ys == pytest.approx([after["jacobian_norm_unscaled"], after["jacobian_norm_scaled"]])
 
 
-def test_the_curves_are_the_engines_for_the_inputs_number_of_keys(window, qtbot, lab):
-    point = point_of(window.document.state)
+def test_the_curves_are_the_engines_for_the_inputs_number_of_keys(host, qtbot, lab):
+    point = point_of(host.session.document.state)
     n = round(point["n_keys"])
     curves = lab.outcome.curves
     assert int(curves["n_keys"]) == n
@@ -109,9 +105,9 @@ def test_the_curves_are_the_engines_for_the_inputs_number_of_keys(window, qtbot,
     assert curves_for(n) is curves_for(n)  # cached: computed once per number of keys
 
 
-def test_queries_and_keys_of_different_lengths_get_a_note_instead_of_a_point(window, qtbot, lab):
-    window.load_preset("additive-toy")  # d_q = 20, d_k = 2
-    wait_lab(qtbot, window, lab)
+def test_queries_and_keys_of_different_lengths_get_a_note_instead_of_a_point(host, qtbot, lab):
+    host.session.load_preset("additive-toy")  # d_q = 20, d_k = 2
+    wait_lab(qtbot, host, lab)
     assert lab.outcome.point is None
     assert "d_q = 20, d_k = 2" in lab.outcome.point_note and "d_q = 20, d_k = 2" in lab.notes.text()
     for key, *_ in PLOTS:
@@ -119,11 +115,11 @@ def test_queries_and_keys_of_different_lengths_get_a_note_instead_of_a_point(win
             assert len(mark.getData()[0]) == 0
 
 
-def test_additive_attention_gets_the_tanh_histogram_and_its_saturated_share(window, qtbot, lab):
+def test_additive_attention_gets_the_tanh_histogram_and_its_saturated_share(host, qtbot, lab):
     assert lab.plots["tanh"] not in lab.graphics.ci.items  # dot product: no tanh, no plot
-    window.push(SetSettings({"scoring": "additive", "num_hiddens": 6, "param_seed": 3}))
-    wait_lab(qtbot, window, lab)
-    state = window.document.state
+    host.session.push(SetSettings({"scoring": "additive", "num_hiddens": 6, "param_seed": 3}))
+    wait_lab(qtbot, host, lab)
+    state = host.session.document.state
     lens = state.valid_lens()
     expected = tanh_saturation(torch.from_numpy(state.queries), torch.from_numpy(state.keys), None,
                                num_hiddens=6, seed=3, valid_lens=None if lens is None else torch.from_numpy(lens))
@@ -140,8 +136,8 @@ def test_additive_attention_gets_the_tanh_histogram_and_its_saturated_share(wind
     # Keys 100 times larger: most hidden units saturate, and the printed share says so.
     big = state.copy()
     big.keys = big.keys * 100
-    window.push(ReplaceState(big, "scale keys"))
-    wait_lab(qtbot, window, lab)
+    host.session.push(ReplaceState(big, "scale keys"))
+    wait_lab(qtbot, host, lab)
     assert lab.outcome.saturation.saturated_fraction > 0.5
     assert f"{100 * lab.outcome.saturation.saturated_fraction:.1f}%" in lab.notes.text()
 
@@ -157,15 +153,15 @@ def test_font_scale_enlarges_ticks_titles_and_legend(lab):
     assert lab.plots["jacobian"].getAxis("left").autoSIPrefixScale == 1.0
 
 
-def test_the_labs_thread_stops_with_the_window(window, qtbot, lab):
-    window.close()
+def test_the_labs_thread_stops_with_the_window(host, qtbot, lab):
+    host.close()
     assert lab.scheduler._closed
     qtbot.waitUntil(lambda: not lab.scheduler.busy, timeout=5000)
     assert lab.scheduler._pool.activeThreadCount() == 0
 
 
-def test_presets_all_compute(window, qtbot, lab):
+def test_presets_all_compute(host, qtbot, lab):
     for name in PRESETS:
-        window.load_preset(name)
-        wait_lab(qtbot, window, lab)
+        host.session.load_preset(name)
+        wait_lab(qtbot, host, lab)
         assert lab.error is None, (name, lab.error)

@@ -6,7 +6,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
-from attnviz.ui.app.status_label import SteadyLabel
+from attnviz.ui.labels import SteadyLabel
 
 
 class _LayoutRequests(QObject):

@@ -22,7 +22,9 @@ from PySide6.QtWidgets import (
 from attnviz.document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LEN, State
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.theme import mark_error_label
+from attnviz import catalog
+from attnviz.ui.labels import ErrorLabel
+from attnviz.ui.lifecycle import Retranslating
 
 # (key, label, tooltip, maximum); labels and tooltips are translated where they are shown.
 SHAPE_FIELDS: tuple[tuple[str, str, str, int], ...] = (
@@ -40,40 +42,11 @@ SHAPE_FIELDS: tuple[tuple[str, str, str, int], ...] = (
      MAX_DIM),
 )
 
-SCORING_LABELS = {
-    "additive": QT_TRANSLATE_NOOP("SettingsPanel", "Additive"),
-    "scaled_dot": QT_TRANSLATE_NOOP("SettingsPanel", "Scaled dot product"),
-    "dot": QT_TRANSLATE_NOOP("SettingsPanel", "Dot product (unscaled)"),
-    "bilinear": QT_TRANSLATE_NOOP("SettingsPanel", "Bilinear (q^T W k)"),
-    "gaussian": QT_TRANSLATE_NOOP("SettingsPanel", "Gaussian kernel"),
-    "summation": QT_TRANSLATE_NOOP("SettingsPanel", "Vector summation"),
-}
-MASK_MODE_LABELS = {
-    "d2l": QT_TRANSLATE_NOOP("SettingsPanel", "Book (-1e6 fill)"),
-    "strict": QT_TRANSLATE_NOOP("SettingsPanel", "Strict (empty rows = 0)"),
-    "neg_inf": QT_TRANSLATE_NOOP("SettingsPanel", "-inf fill (NaN rows)"),
-    "sdpa": QT_TRANSLATE_NOOP("SettingsPanel", "PyTorch SDPA boolean"),
-    "float01": QT_TRANSLATE_NOOP("SettingsPanel", "1/0 mask as float (bug)"),
-    "inverted": QT_TRANSLATE_NOOP("SettingsPanel", "Wrong polarity (bug)"),
-}
-LENS_LABELS = {
-    "none": QT_TRANSLATE_NOOP("SettingsPanel", "None"),
-    "1d": QT_TRANSLATE_NOOP("SettingsPanel", "1-D (per batch)"),
-    "2d": QT_TRANSLATE_NOOP("SettingsPanel", "2-D (per query)"),
-}
-CAUSAL_LABELS = {
-    None: QT_TRANSLATE_NOOP("SettingsPanel", "Off"),
-    "top_left": QT_TRANSLATE_NOOP("SettingsPanel", "Top-left (is_causal)"),
-    "bottom_right": QT_TRANSLATE_NOOP("SettingsPanel", "Bottom-right (KV cache)"),
-}
-DTYPE_LABELS = {"float32": "float32", "float64": "float64", "float16": "float16", "bfloat16": "bfloat16"}
-
-
-def _combo(items: dict[Any, str], tooltip: str) -> QComboBox:
+def _combo(keys: list[Any]) -> QComboBox:
+    """A combo box of ``keys`` (item data); texts are set by the panel's ``retranslate``."""
     box = QComboBox()
-    for key, label in items.items():
-        box.addItem(tr_text(label), key)
-    box.setToolTip(tooltip)
+    for key in keys:
+        box.addItem(str(key), key)
     return box
 
 
@@ -84,29 +57,44 @@ def _select(box: QComboBox, key: Any) -> None:
             box.setCurrentIndex(index)
 
 
-class ShapePanel(QGroupBox):
+def _label_items(box: QComboBox, labels: dict[Any, str]) -> None:
+    """Set the texts of ``box``'s items from ``labels`` (marked sources) by their data."""
+    for index in range(box.count()):
+        key = box.itemData(index)
+        if key in labels:
+            box.setItemText(index, tr_text(labels[key]))
+
+
+class ShapePanel(Retranslating, QGroupBox):
     """Spin boxes for the dimensions. Emits ``shapeChanged({"n_keys": 12})`` per change."""
 
     shapeChanged = Signal(dict)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(translate("SettingsPanel", "Shapes"), parent)
-        self.setToolTip(translate("SettingsPanel", "Dimensions of the tensors; values that still fit are kept when "
-                                                   "they change"))
+        super().__init__(parent)
         layout = QFormLayout(self)
         self.spins: dict[str, QSpinBox] = {}
-        for key, label, tip, maximum in SHAPE_FIELDS:
+        self.captions: dict[str, QLabel] = {}
+        for key, _label, _tip, maximum in SHAPE_FIELDS:
             spin = QSpinBox()
             spin.setRange(1, maximum)
-            spin.setToolTip(tr_text(tip))
             spin.setAccelerated(True)
             # One edit when the user has finished typing, not one per keystroke.
             spin.setKeyboardTracking(False)
             spin.valueChanged.connect(lambda value, k=key: self.shapeChanged.emit({k: int(value)}))
             self.spins[key] = spin
-            caption = QLabel(tr_text(label))
+            caption = self.captions[key] = QLabel()
             caption.setBuddy(spin)
             layout.addRow(caption, spin)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.setTitle(translate("SettingsPanel", "Shapes"))
+        self.setToolTip(translate("SettingsPanel", "Dimensions of the tensors; values that still fit are kept when "
+                                                   "they change"))
+        for key, label, tip, _maximum in SHAPE_FIELDS:
+            self.spins[key].setToolTip(tr_text(tip))
+            self.captions[key].setText(tr_text(label))
 
     def show_state(self, state: State) -> None:
         for key, value in state.dims.items():
@@ -116,73 +104,71 @@ class ShapePanel(QGroupBox):
                     spin.setValue(value)
 
 
-class SettingsPanel(QGroupBox):
-    """Scoring, masking, numerics. Emits ``settingsChanged({"scoring": "dot"})`` per change."""
+#: The settings' captions, in form order (key of the widget, marked caption).
+_SETTING_CAPTIONS: tuple[tuple[str, str], ...] = (
+    ("scoring", QT_TRANSLATE_NOOP("SettingsPanel", "&Scoring")),
+    ("hidden", QT_TRANSLATE_NOOP("SettingsPanel", "&Hidden size")),
+    ("param_seed", QT_TRANSLATE_NOOP("SettingsPanel", "&Parameter seed")),
+    ("lens_mode", QT_TRANSLATE_NOOP("SettingsPanel", "&Valid lengths")),
+    ("mask_mode", QT_TRANSLATE_NOOP("SettingsPanel", "&Mask mode")),
+    ("causal", QT_TRANSLATE_NOOP("SettingsPanel", "&Causal")),
+    ("device", QT_TRANSLATE_NOOP("SettingsPanel", "&Device")),
+    ("dtype", QT_TRANSLATE_NOOP("SettingsPanel", "D&type")),
+    ("dropout", QT_TRANSLATE_NOOP("SettingsPanel", "D&ropout")),
+    ("dropout_seed", QT_TRANSLATE_NOOP("SettingsPanel", "Dropout s&eed")),
+)
+
+
+class SettingsPanel(Retranslating, QGroupBox):
+    """Scoring, masking, numerics. Emits ``settingsChanged({"scoring": "dot"})`` per change.
+
+    The scoring functions and mask modes are those of ``attnviz.catalog``: one registered
+    later (``engine.scoring.register``) is added to the list as it arrives.
+    """
 
     settingsChanged = Signal(dict)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(translate("SettingsPanel", "Attention"), parent)
-        self.setToolTip(translate("SettingsPanel", "How scores are computed and masked"))
+        super().__init__(parent)
         form = QFormLayout(self)
 
-        self.scoring = _combo(SCORING_LABELS, translate("SettingsPanel", "Scoring function a(q, k)"))
+        self.scoring = _combo(list(catalog.SCORINGS))
         self.hidden = QSpinBox()
         self.hidden.setRange(1, MAX_HIDDEN)
         self.hidden.setKeyboardTracking(False)
-        self.hidden.setToolTip(translate("SettingsPanel", "Hidden size h of additive attention (W_q, W_k are h x d)"))
         self.param_seed = QSpinBox()
         self.param_seed.setRange(0, 2**31 - 1)
         self.param_seed.setKeyboardTracking(False)
-        self.param_seed.setToolTip(translate("SettingsPanel", "Seed of the learnable parameters (additive, bilinear)"))
-        self.lens_mode = _combo(LENS_LABELS, translate(
-            "SettingsPanel", "Valid lengths: none, one per batch element (1-D), or one per query (2-D)"))
-        self.mask_mode = _combo(MASK_MODE_LABELS, translate(
-            "SettingsPanel", "How masked keys are applied: the book's -1e6 fill, strict, or the conventions (and "
-                             "bugs) of other libraries"))
-        self.causal = _combo(CAUSAL_LABELS, translate(
-            "SettingsPanel", "Causal mask: query i sees keys up to i (top-left) or up to i + K - Q (bottom-right)"))
-        self.device = _combo({"cpu": "cpu"}, translate("SettingsPanel", "Device the attention runs on"))
-        self.dtype = _combo(DTYPE_LABELS, translate(
-            "SettingsPanel", "Floating-point type of the computation; float16 shows the -1e6 fill overflowing"))
+        self.lens_mode = _combo(list(catalog.LENS_OPTIONS))
+        self.mask_mode = _combo(list(catalog.MASK_MODES))
+        self.causal = _combo(list(catalog.CAUSAL_OPTIONS))
+        self.device = _combo(["cpu"])
+        self.dtype = _combo(list(catalog.DTYPE_OPTIONS))
         self.dropout = QDoubleSpinBox()
         self.dropout.setRange(0.0, 1.0)
         self.dropout.setSingleStep(0.05)
         self.dropout.setDecimals(2)
         self.dropout.setKeyboardTracking(False)
-        self.dropout.setToolTip(translate("SettingsPanel", "Dropout probability on the attention weights (only in "
-                                                           "training mode)"))
-        self.train = QCheckBox(translate("SettingsPanel", "&Training"))
-        self.train.setToolTip(translate("SettingsPanel", "Training mode: apply dropout to the weights (evaluation "
-                                                         "mode ignores it)"))
+        self.train = QCheckBox()
         self.dropout_seed = QSpinBox()
         self.dropout_seed.setRange(0, 2**31 - 1)
         self.dropout_seed.setKeyboardTracking(False)
-        self.dropout_seed.setToolTip(translate("SettingsPanel", "Seed of the dropout mask, so a training-mode "
-                                                                "picture is reproducible"))
-
-        def row(label: str, widget: QWidget) -> None:
-            caption = QLabel(label)
-            caption.setBuddy(widget)
-            form.addRow(caption, widget)
-
-        row(translate("SettingsPanel", "&Scoring"), self.scoring)
-        row(translate("SettingsPanel", "&Hidden size"), self.hidden)
-        row(translate("SettingsPanel", "&Parameter seed"), self.param_seed)
-        row(translate("SettingsPanel", "&Valid lengths"), self.lens_mode)
-        row(translate("SettingsPanel", "&Mask mode"), self.mask_mode)
-        row(translate("SettingsPanel", "&Causal"), self.causal)
-        row(translate("SettingsPanel", "&Device"), self.device)
-        row(translate("SettingsPanel", "D&type"), self.dtype)
-        drop = QWidget()
-        drop_layout = QHBoxLayout(drop)
+        self._drop = QWidget()
+        drop_layout = QHBoxLayout(self._drop)
         drop_layout.setContentsMargins(0, 0, 0, 0)
         drop_layout.addWidget(self.dropout)
         drop_layout.addWidget(self.train)
-        drop.setToolTip(self.dropout.toolTip())
-        row(translate("SettingsPanel", "D&ropout"), drop)
-        form.itemAt(form.rowCount() - 1, QFormLayout.ItemRole.LabelRole).widget().setBuddy(self.dropout)
-        row(translate("SettingsPanel", "Dropout s&eed"), self.dropout_seed)
+
+        fields: dict[str, QWidget] = {
+            "scoring": self.scoring, "hidden": self.hidden, "param_seed": self.param_seed,
+            "lens_mode": self.lens_mode, "mask_mode": self.mask_mode, "causal": self.causal,
+            "device": self.device, "dtype": self.dtype, "dropout": self._drop, "dropout_seed": self.dropout_seed,
+        }
+        self.captions: dict[str, QLabel] = {}
+        for key, _text in _SETTING_CAPTIONS:
+            caption = self.captions[key] = QLabel()
+            caption.setBuddy(self.dropout if key == "dropout" else fields[key])
+            form.addRow(caption, fields[key])
 
         for key, box in (("scoring", self.scoring), ("lens_mode", self.lens_mode), ("mask_mode", self.mask_mode),
                          ("causal", self.causal), ("device", self.device), ("dtype", self.dtype)):
@@ -191,6 +177,48 @@ class SettingsPanel(QGroupBox):
             spin.valueChanged.connect(lambda v, k=key: self.settingsChanged.emit({k: int(v)}))
         self.dropout.valueChanged.connect(lambda v: self.settingsChanged.emit({"dropout": float(v)}))
         self.train.toggled.connect(lambda on: self.settingsChanged.emit({"train": bool(on)}))
+        catalog.SCORINGS.subscribe(self._on_scoring_registered)
+        self.destroyed.connect(lambda *_: catalog.SCORINGS.unsubscribe(self._on_scoring_registered))
+        self.retranslate()
+
+    def _on_scoring_registered(self, info: catalog.ScoringInfo) -> None:
+        if self.scoring.findData(info.name) < 0:
+            with QSignalBlocker(self.scoring):
+                self.scoring.addItem(tr_text(info.label), info.name)
+        else:
+            _label_items(self.scoring, {info.name: info.label})
+
+    def retranslate(self) -> None:
+        self.setTitle(translate("SettingsPanel", "Attention"))
+        self.setToolTip(translate("SettingsPanel", "How scores are computed and masked"))
+        for key, text in _SETTING_CAPTIONS:
+            self.captions[key].setText(tr_text(text))
+        _label_items(self.scoring, {name: catalog.SCORINGS.label(name) for name in catalog.SCORINGS})
+        _label_items(self.lens_mode, catalog.LENS_OPTIONS)
+        _label_items(self.mask_mode, {name: catalog.MASK_MODES.label(name) for name in catalog.MASK_MODES})
+        _label_items(self.causal, catalog.CAUSAL_OPTIONS)
+        _label_items(self.dtype, catalog.DTYPE_OPTIONS)
+        self.scoring.setToolTip(translate("SettingsPanel", "Scoring function a(q, k)"))
+        self.hidden.setToolTip(translate("SettingsPanel", "Hidden size h of additive attention (W_q, W_k are h x d)"))
+        self.param_seed.setToolTip(translate("SettingsPanel", "Seed of the learnable parameters (additive, bilinear)"))
+        self.lens_mode.setToolTip(translate(
+            "SettingsPanel", "Valid lengths: none, one per batch element (1-D), or one per query (2-D)"))
+        self.mask_mode.setToolTip(translate(
+            "SettingsPanel", "How masked keys are applied: the book's -1e6 fill, strict, or the conventions (and "
+                             "bugs) of other libraries"))
+        self.causal.setToolTip(translate(
+            "SettingsPanel", "Causal mask: query i sees keys up to i (top-left) or up to i + K - Q (bottom-right)"))
+        self.device.setToolTip(translate("SettingsPanel", "Device the attention runs on"))
+        self.dtype.setToolTip(translate(
+            "SettingsPanel", "Floating-point type of the computation; float16 shows the -1e6 fill overflowing"))
+        self.dropout.setToolTip(translate("SettingsPanel", "Dropout probability on the attention weights (only in "
+                                                           "training mode)"))
+        self._drop.setToolTip(self.dropout.toolTip())
+        self.train.setText(translate("SettingsPanel", "&Training"))
+        self.train.setToolTip(translate("SettingsPanel", "Training mode: apply dropout to the weights (evaluation "
+                                                         "mode ignores it)"))
+        self.dropout_seed.setToolTip(translate("SettingsPanel", "Seed of the dropout mask, so a training-mode "
+                                                                "picture is reproducible"))
 
     def set_devices(self, devices: list[str]) -> None:
         current = self.device.currentData()
@@ -225,25 +253,10 @@ class SettingsPanel(QGroupBox):
         if self.train.isChecked() != s.train:
             with QSignalBlocker(self.train):
                 self.train.setChecked(s.train)
-        learnable = s.scoring in ("additive", "bilinear")
-        self.hidden.setEnabled(s.scoring == "additive")
-        self.param_seed.setEnabled(learnable)
+        info = catalog.SCORINGS.get(s.scoring)
+        self.hidden.setEnabled(info is not None and info.uses_hidden)
+        self.param_seed.setEnabled(info is not None and bool(info.params))
         self.dropout_seed.setEnabled(s.train and s.dropout > 0)
-
-
-class ErrorLabel(QLabel):
-    """A red message shown next to the control that caused it; hidden when there is none."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWordWrap(True)
-        mark_error_label(self, bold=True)
-        self.setVisible(False)
-
-    def show_message(self, text: str | None) -> None:
-        self.setText(text or "")
-        self.setToolTip(text or "")
-        self.setVisible(bool(text))
 
 
 class ControlsColumn(QWidget):

@@ -1,41 +1,30 @@
-"""The main window: inputs on the left, results on the right, status at the bottom.
+"""The main window: controls on the left, heatmaps on top, the tables being edited below.
 
-The flow is one way. An edit becomes a document Edit on the undo stack; the document notifies;
-the panels redraw the inputs and a snapshot goes to the compute scheduler; its outcome comes
-back on this thread, is dropped if the document has moved on, else drawn.
+It hosts the panels that show the session's document and results, and the features installed
+into it (file actions, lessons, labs, teaching views, copy as code), each of which gets the
+``AppSession`` and this window as a ``Host`` only. The flow is one way: a panel's edit becomes
+an ``Edit`` pushed through the session; the session tells every view what changed and computes
+off the GUI thread; its current outcome comes back and is drawn.
 """
 
 from __future__ import annotations
 
-import gc
-import time
-import weakref
-from concurrent.futures import ThreadPoolExecutor
-
-import numpy as np
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QUndoStack
-from PySide6.QtWidgets import (
-    QApplication,
-    QProgressBar,
-    QPushButton,
-    QMainWindow,
-    QMessageBox,
-    QScrollArea,
-    QSplitter,
-)
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QPaintEvent, QShowEvent
+from PySide6.QtWidgets import QApplication, QMessageBox, QProgressBar, QPushButton, QScrollArea, QSplitter
 
 from attnviz import __version__
-from attnviz.compute.attention import Outcome
-from attnviz.document import (
-    Document,
-    Edit,
-    ReplaceState,
-    SetBlock,
-    SetSettings,
-    filled_state,
-    resize_state,
-)
+from attnviz.compute import Outcome
+from attnviz.document import Edit, ReplaceState, SetBlock, SetSettings, filled_state, resize_state
+from attnviz.presets import DEFAULT_PRESET, PRESETS
+from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.ui import theme
+from attnviz.ui.app.controls import ControlsColumn
+from attnviz.ui.app.host import HostWindow
+from attnviz.ui.app.results_panel import OutputPanel, ResultsPanel
+from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.labels import SteadyLabel
+from attnviz.ui.heatmap import PRESENTATION_SCALE
 from attnviz.ui.i18n import (
     LANGUAGES,
     current_language,
@@ -46,16 +35,9 @@ from attnviz.ui.i18n import (
     tr_text,
     translate,
 )
-from attnviz.presets import DEFAULT_PRESET, PRESETS
-from attnviz.tr import QT_TRANSLATE_NOOP, message
-from attnviz.ui.scheduler import ComputeScheduler
-from attnviz.ui.app import theme
-from attnviz.ui.heatmap.widget import PRESENTATION_SCALE
 from attnviz.ui.tables.inputs_panel import InputsPanel
-from attnviz.ui.app.results_panel import OutputPanel, ResultsPanel
-from attnviz.ui.app.controls import ControlsColumn
-from attnviz.ui.app.status_label import SteadyLabel
-from attnviz.ui.app.undo import DocumentCommand
+
+__all__ = ["MainWindow"]
 
 #: Which panel shows an error about which field.
 SHAPE_FIELDS = {"shape", "queries", "keys", "values"}
@@ -87,80 +69,25 @@ FILL_NAMES = {
     "ones": QT_TRANSLATE_NOOP("MainWindow", "ones"),
     "arange": QT_TRANSLATE_NOOP("MainWindow", "the book's arange values"),
 }
-
-#: Main windows alive in this process: a window rebuilt in another language replaces its
-#: predecessor here, so nothing but this set has to hold on to it.
-_WINDOWS: set["MainWindow"] = set()
-
-
-# Set when frozen objects were released for collection: the next freeze collects first.
-_collect_before_freeze = False
-
-
-def _freeze_startup_objects() -> None:
-    """Exempt everything alive after the first result from the cyclic garbage collector.
-
-    By then Qt's wrappers, pyqtgraph and torch have created some 240,000 objects that live as
-    long as the process. A full collection walks all of them on the GUI thread: 120-140 ms, a
-    visible hitch in the middle of typing whenever Python decides to run one. ``gc.freeze``
-    (meant for exactly this) moves them out of the collector's reach; later garbage is still
-    collected as usual. Freezing only relinks the collector's lists (no walk); a collection
-    first would itself be the hitch, so the little garbage alive at this moment stays. Once per
-    process.
-    """
-    global _collect_before_freeze
-    if gc.get_freeze_count() == 0:
-        if _collect_before_freeze:
-            # A window was replaced (language switch): its cycles are garbage now and must not
-            # be frozen with the rest. One collection, once per switch.
-            _collect_before_freeze = False
-            gc.collect()
-        gc.freeze()
+THEME_CHOICES = (
+    ("system", QT_TRANSLATE_NOOP("MainWindow", "Follow the &system"),
+     QT_TRANSLATE_NOOP("MainWindow", "Light or dark as the desktop is")),
+    ("light", QT_TRANSLATE_NOOP("MainWindow", "&Light"),
+     QT_TRANSLATE_NOOP("MainWindow", "Light theme (good on a projector in a bright room)")),
+    ("dark", QT_TRANSLATE_NOOP("MainWindow", "&Dark"), QT_TRANSLATE_NOOP("MainWindow", "Dark theme")),
+)
+LANGUAGE_SYSTEM = (QT_TRANSLATE_NOOP("MainWindow", "Follow the &system"),
+                   QT_TRANSLATE_NOOP("MainWindow", "The language of the desktop (Portuguese for any Portuguese "
+                                                   "locale, otherwise English)"))
 
 
-def _unfreeze_for_collection() -> None:
-    """Give frozen objects back to the collector (a window was replaced and may be among them:
-    frozen, its reference cycles and the results they hold would never be freed)."""
-    global _collect_before_freeze
-    gc.unfreeze()
-    _collect_before_freeze = True
+class MainWindow(HostWindow):
+    """The application window on an ``AppSession`` (a new one on ``preset`` by default)."""
 
-
-class MainWindow(QMainWindow):
-    #: Emitted after an outcome has been drawn (for tests and the benchmark).
-    outcomeShown = Signal(object)
-    #: Emitted with the new window after ``set_language`` rebuilt this one in another language.
-    replacedBy = Signal(object)
-
-    def __init__(
-        self,
-        preset: str = DEFAULT_PRESET,
-        scheduler: ComputeScheduler | None = None,
-        *,
-        document: Document | None = None,
-        undo_stack: QUndoStack | None = None,
-    ) -> None:
-        """A window on a new document with ``preset``'s inputs, or on ``document`` (with its
-        ``undo_stack``, which this window then owns): how a language switch keeps the work."""
-        super().__init__()
+    def __init__(self, preset: str = DEFAULT_PRESET, *, session: AppSession | None = None) -> None:
+        super().__init__(session if session is not None else AppSession(preset=preset))
         self.setWindowTitle("attnviz")
-        self._retired = False
-        self.document = document if document is not None else Document(PRESETS[preset].build())
-        if undo_stack is not None:
-            undo_stack.setParent(self)
-            self.undo_stack = undo_stack
-        else:
-            self.undo_stack = QUndoStack(self)
-        self.scheduler = scheduler or ComputeScheduler(parent=self)
-        self.scheduler.finished.connect(self._on_outcome)
-        # Frees replaced results (see _on_outcome): one thread, started on first use.
-        self._releaser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnviz-release")
-        self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
-        self.last_outcome: Outcome | None = None
-        self.shown_version = -1
-        self.dropped_outcomes = 0
-        self._submitted_at = time.perf_counter()
-        self._error: Outcome | None = None
+        session = self.session
 
         self.controls = ControlsColumn()
         self.inputs = InputsPanel()
@@ -171,12 +98,8 @@ class MainWindow(QMainWindow):
         controls_scroll = self.controls_scroll = QScrollArea()
         controls_scroll.setWidgetResizable(True)
         controls_scroll.setWidget(self.controls)
-        # As wide as the widest row of labels and fields needs (a translation may be wider than the
-        # English), plus room for the vertical scroll bar, so no field is ever cut off.
-        bar = controls_scroll.verticalScrollBar().sizeHint().width()
-        needed = self.controls.minimumSizeHint().width() + bar + 2 * controls_scroll.frameWidth()
-        controls_scroll.setMinimumWidth(max(280, needed))
         controls_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._fit_controls_width()
         bottom = self.bottom_splitter = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(self.inputs)
         bottom.addWidget(self.output)
@@ -194,53 +117,62 @@ class MainWindow(QMainWindow):
 
         self._build_status_bar()
         self._build_menus()
+        self.retranslate()
 
+        # Panels -> edits.
         self.controls.shapes.shapeChanged.connect(self._on_shape)
         self.controls.settings.settingsChanged.connect(self._on_settings)
         self.inputs.blockEdited.connect(self._on_block)
         self.inputs.fillRequested.connect(self._on_fill)
-        self.inputs.batchChanged.connect(self._on_batch)
-        self.inputs.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.inputs.batchChanged.connect(session.set_batch)
+        self.inputs.message.connect(lambda text: session.show_status(text, 8000))
+        self.results.colormapChosen.connect(session.set_colormap)
+        # Session -> panels.
+        session.documentChanged.connect(self._on_document_changed)
+        session.selectionChanged.connect(self._on_selection)
+        session.outcomeShown.connect(self._on_outcome)
+        session.errorChanged.connect(self._on_error)
+        session.busyChanged.connect(lambda _busy: self._update_status())
+        session.colormapChanged.connect(self.results.set_colormap)
+        session.presentationChanged.connect(self._apply_presentation)
 
-        # Through a weak reference: the document may outlive this window (a language switch hands
-        # it to a new one), and must neither keep the old window alive nor redraw it.
-        this = weakref.ref(self)
-
-        def on_document_changed(_edit: Edit | None) -> None:
-            window = this()
-            if window is not None and not window._retired:
-                window._on_document_changed()
-
-        self._document_listener = on_document_changed
-        self.document.subscribe(on_document_changed)
-        self._first_paint_done = False
-        self._on_document_changed()
+        self._start_queued = False
+        self._show_all(session.document.state)
+        self._update_status()
         self.resize(1400, 860)
         self._install_features()
-        _WINDOWS.add(self)
 
     def _install_features(self) -> None:
-        """Feature modules add their menus, docks and actions to the window."""
-        from attnviz.ui.files.file_actions import install_file_actions
-
+        """Feature modules add their menus, docks and actions through the Host interface."""
         from attnviz.ui.files.copy_code import install_copy_code
+        from attnviz.ui.files.file_actions import install_file_actions
+        from attnviz.ui.views.compare import install_compare_view
         from attnviz.ui.views.lessons import install_lessons
         from attnviz.ui.views.masking_lab import install_masking_lab
+        from attnviz.ui.views.pipeline import install_pipeline_view
         from attnviz.ui.views.scaling_lab import install_scaling_lab
-        from attnviz.ui.views.teaching_docks import install_compare_view, install_pipeline_view
 
-        self.file_actions = install_file_actions(self)
-        self.pipeline_dock = install_pipeline_view(self)
-        self.compare_dock = install_compare_view(self)
-        self.masking_lab_dock = install_masking_lab(self)
-        self.scaling_lab_dock = install_scaling_lab(self)
-        self.lessons = install_lessons(self)
-        self.code_copier = install_copy_code(self)
+        session = self.session
+        self.file_actions = install_file_actions(session, self)
+        self.pipeline_dock = install_pipeline_view(session, self)
+        self.compare_dock = install_compare_view(session, self)
+        self.masking_lab_dock = install_masking_lab(session, self)
+        self.scaling_lab_dock = install_scaling_lab(session, self)
+        self.lessons = install_lessons(session, self)
+        self.code_copier = install_copy_code(session, self)
         self._restore_layout()
+
+    def _fit_controls_width(self) -> None:
+        # As wide as the widest row of labels and fields needs (a translation may be wider than
+        # the English), plus room for the vertical scroll bar, so no field is ever cut off.
+        scroll = self.controls_scroll
+        bar = scroll.verticalScrollBar().sizeHint().width()
+        needed = self.controls.minimumSizeHint().width() + bar + 2 * scroll.frameWidth()
+        scroll.setMinimumWidth(max(280, needed))
 
     def _restore_layout(self) -> None:
         """Window size, position and docks as the user left them (QSettings)."""
-        from attnviz.ui.app.settings import default_settings
+        from attnviz.ui.preferences import default_settings
 
         settings = default_settings()
         geometry = settings.value("window/geometry")
@@ -251,7 +183,7 @@ class MainWindow(QMainWindow):
             self.restoreState(state)
 
     def _save_layout(self) -> None:
-        from attnviz.ui.app.settings import default_settings
+        from attnviz.ui.preferences import default_settings
 
         settings = default_settings()
         settings.setValue("window/geometry", self.saveGeometry())
@@ -263,30 +195,20 @@ class MainWindow(QMainWindow):
         bar = self.statusBar()
         # Fixed-size labels: their texts change at every edit, and a plain QLabel would make the
         # whole window lay itself out again each time.
-        # (computing, loading, failed, current): a window is rebuilt when the language changes.
-        self._state_texts = (translate("MainWindow", "computing…"), translate("MainWindow", "loading PyTorch…"),
-                             translate("MainWindow", "error: showing the last good result"),
-                             translate("MainWindow", "up to date"))
-        self.status_state = SteadyLabel(self._state_texts)
-        self.status_state.setToolTip(translate("MainWindow", "Whether the pictures show the current inputs"))
+        self.status_state = SteadyLabel()
         self.status_device = SteadyLabel(["cpu · bfloat16"])
-        self.status_device.setToolTip(translate("MainWindow", "Device and dtype of the last result"))
         self.status_time = SteadyLabel(["00000.0 ms"])
-        self.status_time.setToolTip(translate("MainWindow", "Compute time of the last result (engine only)"))
         # A busy bar only once a computation has taken more than a moment: flashing it for
         # every 2 ms toy computation would be noise.
         self.busy_bar = QProgressBar()
         self.busy_bar.setRange(0, 0)
         self.busy_bar.setMaximumWidth(120)
-        self.busy_bar.setToolTip(translate("MainWindow", "Computing…"))
         self.busy_bar.setVisible(False)
         self._busy_timer = QTimer(self)
         self._busy_timer.setSingleShot(True)
         self._busy_timer.setInterval(300)
-        self._busy_timer.timeout.connect(lambda: self.busy_bar.setVisible(self.scheduler.busy))
-        self.cpu_button = QPushButton(translate("MainWindow", "Run on CPU"))
-        self.cpu_button.setToolTip(translate("MainWindow", "The device failed (missing or out of memory): compute on "
-                                                           "the CPU instead"))
+        self._busy_timer.timeout.connect(lambda: self.busy_bar.setVisible(self.session.busy))
+        self.cpu_button = QPushButton()
         self.cpu_button.clicked.connect(lambda: self._on_settings({"device": "cpu"}))
         self.cpu_button.setVisible(False)
         bar.addPermanentWidget(self.cpu_button)
@@ -295,109 +217,117 @@ class MainWindow(QMainWindow):
             bar.addPermanentWidget(label)
 
     def _build_menus(self) -> None:
-        # Feature modules add their actions to these menus (see ``install_features``).
-        file_menu = self.file_menu = self.menuBar().addMenu(translate("MainWindow", "&File"))
-        quit_action = QAction(translate("MainWindow", "&Quit"), self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.setToolTip(translate("MainWindow", "Close attnviz"))
-        quit_action.triggered.connect(self.close)
-        file_menu.addAction(quit_action)
-
-        edit_menu = self.edit_menu = self.menuBar().addMenu(translate("MainWindow", "&Edit"))
-        undo = self.undo_action = self.undo_stack.createUndoAction(self, translate("MainWindow", "&Undo"))
-        undo.setShortcut(QKeySequence.StandardKey.Undo)
-        redo = self.redo_action = self.undo_stack.createRedoAction(self, translate("MainWindow", "&Redo"))
-        redo.setShortcut(QKeySequence.StandardKey.Redo)
-        edit_menu.addAction(undo)
-        edit_menu.addAction(redo)
+        self.quit_action = self.add_action("file", QT_TRANSLATE_NOOP("MainWindow", "&Quit"), self.close,
+                                           shortcut=QKeySequence(QKeySequence.StandardKey.Quit),
+                                           tip=QT_TRANSLATE_NOOP("MainWindow", "Close attnviz"))
+        undo_stack = self.session.undo_stack
+        edit_menu = self.menu("edit")
+        # Our own actions rather than QUndoStack.createUndoAction: that one fixes its "Undo"
+        # prefix when it is made, and the prefix must follow the language.
+        self.undo_action = QAction(self)
+        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+        self.undo_action.triggered.connect(undo_stack.undo)
+        self.redo_action = QAction(self)
+        self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
+        self.redo_action.triggered.connect(undo_stack.redo)
+        undo_stack.canUndoChanged.connect(self.undo_action.setEnabled)
+        undo_stack.canRedoChanged.connect(self.redo_action.setEnabled)
+        undo_stack.undoTextChanged.connect(self._update_undo_texts)
+        undo_stack.redoTextChanged.connect(self._update_undo_texts)
+        self.undo_action.setEnabled(undo_stack.canUndo())
+        self.redo_action.setEnabled(undo_stack.canRedo())
+        edit_menu.addAction(self.undo_action)
+        edit_menu.addAction(self.redo_action)
         edit_menu.addSeparator()
         # Copy and Paste act on the table that has the focus (the tables also take the keys
         # themselves); from the menu they reach the table the user last worked in.
-        self.copy_action = QAction(translate("MainWindow", "&Copy"), self)
-        self.copy_action.setShortcut(QKeySequence.StandardKey.Copy)
-        self.copy_action.setToolTip(translate("MainWindow", "Copy the selected cells of the current table as tab-separated text"))
-        self.copy_action.triggered.connect(lambda: self._table_command("copy"))
-        self.paste_action = QAction(translate("MainWindow", "&Paste"), self)
-        self.paste_action.setShortcut(QKeySequence.StandardKey.Paste)
-        self.paste_action.setToolTip(translate("MainWindow", "Paste a block of numbers into the current table as one edit"))
-        self.paste_action.triggered.connect(lambda: self._table_command("paste"))
-        edit_menu.addAction(self.copy_action)
-        edit_menu.addAction(self.paste_action)
+        self.copy_action = self.add_action(
+            "edit", QT_TRANSLATE_NOOP("MainWindow", "&Copy"), lambda: self._table_command("copy"),
+            shortcut=QKeySequence(QKeySequence.StandardKey.Copy),
+            tip=QT_TRANSLATE_NOOP("MainWindow", "Copy the selected cells of the current table as tab-separated text"))
+        self.paste_action = self.add_action(
+            "edit", QT_TRANSLATE_NOOP("MainWindow", "&Paste"), lambda: self._table_command("paste"),
+            shortcut=QKeySequence(QKeySequence.StandardKey.Paste),
+            tip=QT_TRANSLATE_NOOP("MainWindow", "Paste a block of numbers into the current table as one edit"))
 
-        self.view_menu = self.menuBar().addMenu(translate("MainWindow", "&View"))
-        self.presentation_action = QAction(translate("MainWindow", "&Presentation mode"), self)
+        view_menu = self.menu("view")
+        self.presentation_action = self.add_action(
+            "view", QT_TRANSLATE_NOOP("MainWindow", "&Presentation mode"), lambda: None, shortcut="F5",
+            tip=QT_TRANSLATE_NOOP("MainWindow", "For a lecture hall: large fonts and cells, editing chrome hidden, "
+                                                "still live (F5 or Esc to leave)"))
         self.presentation_action.setCheckable(True)
-        self.presentation_action.setShortcut(QKeySequence("F5"))
-        self.presentation_action.setToolTip(translate(
-            "MainWindow", "For a lecture hall: large fonts and cells, editing chrome hidden, still live (F5 or Esc "
-                          "to leave)"))
         self.presentation_action.toggled.connect(self.set_presentation_mode)
-        self.view_menu.addAction(self.presentation_action)
-        self.view_menu.addSeparator()
-        theme_menu = self.view_menu.addMenu(translate("MainWindow", "&Theme"))
-        theme_menu.setToolTipsVisible(True)
+        view_menu.addSeparator()
+        self.theme_menu = view_menu.addMenu("")
+        self.theme_menu.setToolTipsVisible(True)
         self.theme_actions: dict[str, QAction] = {}
         group = QActionGroup(self)
-        for mode, label, tip in (
-            ("system", translate("MainWindow", "Follow the &system"),
-             translate("MainWindow", "Light or dark as the desktop is")),
-            ("light", translate("MainWindow", "&Light"),
-             translate("MainWindow", "Light theme (good on a projector in a bright room)")),
-            ("dark", translate("MainWindow", "&Dark"), translate("MainWindow", "Dark theme")),
-        ):
-            action = QAction(label, self, checkable=True)
-            action.setToolTip(tip)
+        for mode, label, tip in THEME_CHOICES:
+            action = QAction(self, checkable=True)
+            self._action_texts.append((action, label, tip))
             action.triggered.connect(lambda _checked=False, m=mode: self.set_theme(m))
             group.addAction(action)
-            theme_menu.addAction(action)
+            self.theme_menu.addAction(action)
             self.theme_actions[mode] = action
         self.theme_actions[theme.current_mode()].setChecked(True)
-        self._build_language_menu()
-        self.view_menu.addSeparator()
-        preset_menu = self.preset_menu = self.menuBar().addMenu(translate("MainWindow", "&Presets"))
-        for preset in PRESETS.values():
-            action = QAction(tr_text(preset.title), self)
-            action.setToolTip(tr_text(preset.description))
-            action.setStatusTip(tr_text(preset.description))
-            action.triggered.connect(lambda _checked=False, name=preset.name: self.load_preset(name))
-            preset_menu.addAction(action)
-        preset_menu.setToolTipsVisible(True)
+        self.language_menu = view_menu.addMenu("")
+        self.language_menu.setToolTipsVisible(True)
+        group = QActionGroup(self)
+        self.language_actions: dict[str, QAction] = {}
+        choices = [("system", *LANGUAGE_SYSTEM)] + [(code, name, name) for code, name in LANGUAGES.items()]
+        for choice, label, tip in choices:
+            action = QAction(label, self, checkable=True)
+            action.setToolTip(tip)
+            if choice == "system":
+                self._action_texts.append((action, label, tip))
+            action.triggered.connect(lambda _checked=False, c=choice: self.set_language(c))
+            group.addAction(action)
+            self.language_menu.addAction(action)
+            self.language_actions[choice] = action
+        self.language_actions[saved_language()].setChecked(True)
+        view_menu.addSeparator()
 
-        self.tools_menu = self.menuBar().addMenu(translate("MainWindow", "&Tools"))
-        help_menu = self.help_menu = self.menuBar().addMenu(translate("MainWindow", "&Help"))
-        about = QAction(translate("MainWindow", "&About attnviz"), self)
-        about.triggered.connect(lambda: QMessageBox.about(
+        for preset in PRESETS.values():
+            action = self.add_action("presets", preset.title, lambda name=preset.name: self.session.load_preset(name),
+                                     tip=preset.description)
+            action.setStatusTip(tr_text(preset.description))
+
+        self.add_action("help", QT_TRANSLATE_NOOP("MainWindow", "&About attnviz"), self._about)
+
+    def _about(self) -> None:
+        QMessageBox.about(
             self, translate("MainWindow", "About attnviz"),
             f"<b>attnviz {__version__}</b>"
             + translate("MainWindow", "<p>See and debug attention: edit queries, keys, values and masks and watch "
                                       "every stage of the computation change.</p><p>Built on the chapter “Attention "
-                                      "Scoring Functions” of <i>Dive into Deep Learning</i>.</p>")))
-        help_menu.addAction(about)
+                                      "Scoring Functions” of <i>Dive into Deep Learning</i>.</p>"))
 
-    def _build_language_menu(self) -> None:
-        """View › Language: follow the system, or one of LANGUAGES (each named in itself)."""
-        menu = self.language_menu = self.view_menu.addMenu(translate("MainWindow", "&Language"))
-        menu.setToolTipsVisible(True)
-        group = QActionGroup(self)
-        self.language_actions: dict[str, QAction] = {}
-        choices = [("system", translate("MainWindow", "Follow the &system"),
-                    translate("MainWindow", "The language of the desktop (Portuguese for any Portuguese locale, "
-                                            "otherwise English)"))]
-        choices += [(code, name, name) for code, name in LANGUAGES.items()]
-        for choice, label, tip in choices:
-            action = QAction(label, self, checkable=True)
-            action.setToolTip(tip)
-            action.triggered.connect(lambda _checked=False, c=choice: self.set_language(c))
-            group.addAction(action)
-            menu.addAction(action)
-            self.language_actions[choice] = action
-        self.language_actions[saved_language()].setChecked(True)
+    def retranslate(self) -> None:
+        super().retranslate()
+        self.theme_menu.setTitle(translate("MainWindow", "&Theme"))
+        self.language_menu.setTitle(translate("MainWindow", "&Language"))
+        self._update_undo_texts()
+        self._state_texts = (translate("MainWindow", "computing…"), translate("MainWindow", "loading PyTorch…"),
+                             translate("MainWindow", "error: showing the last good result"),
+                             translate("MainWindow", "up to date"))
+        self.status_state.expect(self._state_texts)
+        self.status_state.setToolTip(translate("MainWindow", "Whether the pictures show the current inputs"))
+        self.status_device.setToolTip(translate("MainWindow", "Device and dtype of the last result"))
+        self.status_time.setToolTip(translate("MainWindow", "Compute time of the last result (engine only)"))
+        self.busy_bar.setToolTip(translate("MainWindow", "Computing…"))
+        self.cpu_button.setText(translate("MainWindow", "Run on CPU"))
+        self.cpu_button.setToolTip(translate("MainWindow", "The device failed (missing or out of memory): compute on "
+                                                           "the CPU instead"))
+        self._fit_controls_width()
+        self._update_status()
+
+    def _update_undo_texts(self, _text: str = "") -> None:
+        stack = self.session.undo_stack
+        for action, prefix, text in ((self.undo_action, translate("MainWindow", "&Undo"), stack.undoText()),
+                                     (self.redo_action, translate("MainWindow", "&Redo"), stack.redoText())):
+            action.setText(f"{prefix} {text}" if text else prefix)
 
     # ------------------------------------------------------------------ edits
-
-    def push(self, edit: Edit) -> None:
-        """Apply an edit through the undo stack (the only way the document changes)."""
-        self.undo_stack.push(DocumentCommand(self.document, edit))
 
     def _table_command(self, command: str) -> bool:
         """Copy from or paste into the focused table, else the input table on show."""
@@ -409,63 +339,121 @@ class MainWindow(QMainWindow):
             return table.copy_selection()
         return table.paste()
 
-    def load_preset(self, name: str) -> None:
-        preset = PRESETS[name]
-        self.push(ReplaceState(preset.build(), message(QT_TRANSLATE_NOOP("MainWindow", "Load preset {title}"),
-                                                       title=preset.title)))
-        self.statusBar().showMessage(tr_text(preset.description), 10000)
-
     def _on_shape(self, dims: dict[str, int]) -> None:
-        self.push(ReplaceState(resize_state(self.document.state, **dims),
-                               QT_TRANSLATE_NOOP("MainWindow", "Change shape")))
+        self.session.push(ReplaceState(resize_state(self.session.document.state, **dims),
+                                       QT_TRANSLATE_NOOP("MainWindow", "Change shape")))
 
     def _on_settings(self, changes: dict[str, object]) -> None:
         names = [SETTING_NAMES.get(name, name) for name in changes]
         # One setting (the usual case) stays a Source, so the undo text follows a language switch.
         what = names[0] if len(names) == 1 else ", ".join(tr_text(n) for n in names)
-        self.push(SetSettings(changes, message(QT_TRANSLATE_NOOP("MainWindow", "Change {names}"), names=what)))
+        self.session.push(SetSettings(changes, message(QT_TRANSLATE_NOOP("MainWindow", "Change {names}"), names=what)))
 
-    def _on_block(self, role: str, batch: int, row: int, col: int, block: np.ndarray) -> None:
+    def _on_block(self, role: str, batch: int, row: int, col: int, block: object) -> None:
         self.inputs.clear_error()
-        self.push(SetBlock(role, batch, row, col, np.asarray(block)))
+        self.session.push(SetBlock(role, batch, row, col, block))  # type: ignore[arg-type]
 
     def _on_fill(self, role: str, kind: str, seed: int) -> None:
-        self.push(ReplaceState(filled_state(self.document.state, role, kind, seed),
-                               message(QT_TRANSLATE_NOOP("MainWindow", "Fill {role} with {kind}"),
-                                       role=ROLE_NAMES.get(role, role), kind=FILL_NAMES.get(kind, kind))))
+        self.session.push(ReplaceState(filled_state(self.session.document.state, role, kind, seed),
+                                       message(QT_TRANSLATE_NOOP("MainWindow", "Fill {role} with {kind}"),
+                                               role=ROLE_NAMES.get(role, role), kind=FILL_NAMES.get(kind, kind))))
 
-    def _on_batch(self, batch: int) -> None:
-        self.inputs.show_state(self.document.state)
-        self.results.set_batch(batch)
+    def _show_all(self, state: object) -> None:
+        self.controls.shapes.show_state(state)  # type: ignore[arg-type]
+        self.controls.settings.show_state(state)  # type: ignore[arg-type]
+        self.inputs.show_state(state, self.session.selection.batch)  # type: ignore[arg-type]
 
-    def _on_document_changed(self) -> None:
-        state = self.document.state
-        self.controls.shapes.show_state(state)
-        self.controls.settings.show_state(state)
-        self.inputs.show_state(state)
-        if self._first_paint_done:
-            self._submit()
+    def _on_document_changed(self, edit: Edit | None) -> None:
+        state = self.session.document.state
+        if isinstance(edit, SetBlock):
+            # A typed cell or a paste changes one array: only the table that shows it follows.
+            self.inputs.show_role(state, edit.role, self.session.selection.batch)
+        elif isinstance(edit, SetSettings):
+            self.controls.settings.show_state(state)
+            if "lens_mode" in edit.changes:
+                self.inputs.show_state(state, self.session.selection.batch)
+        else:
+            self._show_all(state)
         self._update_status()
 
-    def _submit(self) -> None:
-        self._submitted_at = time.perf_counter()
-        self.scheduler.submit(self.document.snapshot())
+    def _on_selection(self, selection: Selection) -> None:
+        self.inputs.show_state(self.session.document.state, selection.batch)
+        self.results.set_batch(selection.batch)
 
-    def showEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        if not self._first_paint_done:
+        # A window that is never painted (minimised at start, say) still computes, a moment later.
+        QTimer.singleShot(1000, self._start_computing)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if not self.session.computing and not self._start_queued:
             # The first computation imports PyTorch on the compute thread, and an import holds
             # Python's lock most of the time: started before the window has painted, it would
-            # delay the window by as long. So start it once the event loop has painted.
+            # delay the first paint by as long (half a second). So start it once the paint pass
+            # that began with this event is over.
+            self._start_queued = True
             QTimer.singleShot(0, self._start_computing)
 
     def _start_computing(self) -> None:
-        if not self._first_paint_done:
-            self._first_paint_done = True
-            self._submit()
-            self._update_status()
+        self.session.start()
+        self._update_status()
 
     # ------------------------------------------------------------------ results
+
+    def _on_outcome(self, outcome: Outcome) -> None:
+        if outcome.view is not None:
+            devices = outcome.extra.get("devices")
+            if isinstance(devices, list):
+                self.controls.settings.set_devices(devices)
+            self.results.show_view(outcome.view, min(self.session.selection.batch, outcome.view.weights.shape[0] - 1))
+        self.cpu_button.setVisible(outcome.error_field == "device")
+        self._update_status()
+
+    def _on_error(self, field: str | None, error: str | None) -> None:
+        shape_msg = settings_msg = input_msg = None
+        if error:
+            text = tr_text(error)
+            outcome = self.session.last_outcome
+            if outcome is not None and outcome.out_of_memory:
+                text += translate("MainWindow", " — choose the CPU under Device to run there.")
+            if field in SHAPE_FIELDS:
+                shape_msg = text
+            elif field in INPUT_FIELDS:
+                input_msg = text
+            else:
+                settings_msg = text
+            if self.results.has_view:
+                text += translate("MainWindow", " (showing the last good result)")
+            self.session.show_status(text, 15000)
+        self.controls.shape_error.show_message(shape_msg)
+        self.controls.settings_error.show_message(settings_msg)
+        if input_msg or field in INPUT_FIELDS or error is None:
+            self.inputs.error.show_message(input_msg)
+
+    def _update_status(self) -> None:
+        session = self.session
+        outcome = session.last_outcome
+        computing, loading, failed, current = self._state_texts
+        bold = False
+        if session.busy or session.shown_version != session.document.version:
+            state, color = (computing if outcome is not None else loading), "#8a5300"
+        elif session.error_field is not None:
+            state, color, bold = failed, theme.error_color(), True
+        else:
+            state, color = current, "#1b7f3b"
+        if session.busy:
+            if not self._busy_timer.isActive() and not self.busy_bar.isVisible():
+                self._busy_timer.start()
+        else:
+            self._busy_timer.stop()
+            self.busy_bar.setVisible(False)
+        self.status_state.show_text(state, color, bold=bold)
+        if outcome is not None:
+            self.status_device.show_text(f"{outcome.device} · {outcome.dtype}")
+            self.status_time.show_text(f"{outcome.seconds * 1e3:.1f} ms")
+
+    # ------------------------------------------------------------------ view options
 
     def set_theme(self, mode: str) -> None:
         theme.apply_theme(mode)
@@ -473,11 +461,14 @@ class MainWindow(QMainWindow):
         self.theme_actions[theme.current_mode()].setChecked(True)
 
     def set_presentation_mode(self, on: bool) -> None:
-        """Enlarge everything and hide the editing chrome; the tables stay so a teacher can
-        still change a valid length on the projector and the class sees the effect."""
         if self.presentation_action.isChecked() != on:
             self.presentation_action.setChecked(on)  # re-enters through toggled
             return
+        self.session.set_presenting(on)
+
+    def _apply_presentation(self, on: bool) -> None:
+        """Enlarge everything and hide the editing chrome; the tables stay so a teacher can
+        still change a valid length on the projector and the class sees the effect."""
         app = QApplication.instance()
         assert isinstance(app, QApplication)
         if on:
@@ -501,161 +492,22 @@ class MainWindow(QMainWindow):
             return
         super().keyPressEvent(event)
 
-    def _on_outcome(self, outcome: Outcome) -> None:
-        if outcome.version != self.document.version:
-            self.dropped_outcomes += 1  # the inputs have moved on; a newer result is coming
-            return
-        previous = [self.last_outcome]  # released at the end, off this thread
-        self.last_outcome = outcome
-        self._show_error(outcome)
-        if outcome.view is not None:
-            devices = outcome.extra.get("devices")
-            if isinstance(devices, list):
-                self.controls.settings.set_devices(devices)
-            self.results.show_view(outcome.view, min(self.inputs.batch.value(), outcome.view.weights.shape[0] - 1))
-        if self.shown_version < 0 and outcome.view is not None:
-            _freeze_startup_objects()
-        self.shown_version = outcome.version
-        self._update_status()
-        self.outcomeShown.emit(outcome)
-        # Every view now holds the new result; the old one (hundreds of MiB of torch memory at
-        # 4096x4096, ~50 ms to free) is dropped on the releaser's thread, not this one.
-        try:
-            self._releaser.submit(previous.clear)
-        except RuntimeError:  # the window is closing: drop it here
-            previous.clear()
-
-    def _show_error(self, outcome: Outcome) -> None:
-        self._error = outcome if outcome.error else None
-        shape_msg = settings_msg = input_msg = None
-        if outcome.error:
-            # Shown translated if the compute side ever hands over a marked (attnviz.tr) message.
-            text = tr_text(outcome.error)
-            if outcome.out_of_memory:
-                text += translate("MainWindow", " — choose the CPU under Device to run there.")
-            if outcome.error_field in SHAPE_FIELDS:
-                shape_msg = text
-            elif outcome.error_field in INPUT_FIELDS:
-                input_msg = text
-            else:
-                settings_msg = text
-            if self.results._view is not None:
-                text += translate("MainWindow", " (showing the last good result)")
-            self.statusBar().showMessage(text, 15000)
-        self.cpu_button.setVisible(outcome.error_field == "device")
-        self.controls.shape_error.show_message(shape_msg)
-        self.controls.settings_error.show_message(settings_msg)
-        if input_msg or outcome.error_field in INPUT_FIELDS or outcome.error is None:
-            self.inputs.error.show_message(input_msg)
-
-    def _update_status(self) -> None:
-        outcome = self.last_outcome
-        computing, loading, failed, current = self._state_texts
-        bold = False
-        if self.scheduler.busy or self.shown_version != self.document.version:
-            state, color = (computing if outcome is not None else loading), "#8a5300"
-        elif self._error is not None:
-            state, color, bold = failed, theme.error_color(), True
-        else:
-            state, color = current, "#1b7f3b"
-        if self.scheduler.busy:
-            if not self._busy_timer.isActive() and not self.busy_bar.isVisible():
-                self._busy_timer.start()
-        else:
-            self._busy_timer.stop()
-            self.busy_bar.setVisible(False)
-        self.status_state.show_text(state, color, bold=bold)
-        if outcome is not None:
-            self.status_device.show_text(f"{outcome.device} · {outcome.dtype}")
-            self.status_time.show_text(f"{outcome.seconds * 1e3:.1f} ms")
-
-    # ------------------------------------------------------------------ language
-
-    def set_language(self, choice: str) -> "MainWindow":
-        """Switch to ``choice`` ("system", or a code of LANGUAGES) and remember it.
-
-        Qt widgets keep the texts they were given, so a different language rebuilds the window:
-        the new one takes this window's document and undo stack (the inputs, the undo history
-        and the file being edited survive), its layout, batch element, colour map and lesson,
-        and this one closes without discarding the autosave. Returns the window now in use
-        (this one when the language does not change); ``replacedBy`` tells the others.
-        """
+    def set_language(self, choice: str) -> None:
+        """Switch to ``choice`` ("system", or a code of LANGUAGES) and remember it. Every widget
+        retranslates itself (Qt's LanguageChange): nothing is rebuilt, nothing is lost."""
         save_language(choice)
         if choice in self.language_actions:
             self.language_actions[choice].setChecked(True)
         code, previous = resolve_language(choice), current_language()
         if code == previous:
-            return self
+            return
         app = QApplication.instance()
         if not install_language(app, code):
             install_language(app, previous)  # the window keeps the language it is in
-            self.statusBar().showMessage(
+            self.session.show_status(
                 translate("MainWindow", "The translation for {language} could not be loaded").format(
                     language=LANGUAGES.get(code, code)), 10000)
-            return self
-        return self._rebuild()
-
-    def _rebuild(self) -> "MainWindow":
-        presenting = self.presentation_action.isChecked()
-        if presenting:
-            self.set_presentation_mode(False)  # restores the normal font before it is measured
-        self._save_layout()  # the new window restores it: same size, same docks
-        for index in range(self.undo_stack.count()):
-            command = self.undo_stack.command(index)
-            if isinstance(command, DocumentCommand):
-                command.retranslate()
-        new = MainWindow(document=self.document, undo_stack=self.undo_stack)
-        # The app deletes a closed window (WA_DeleteOnClose): then this one goes when it closes,
-        # with the connections that would otherwise keep it alive. Tests keep theirs to inspect.
-        delete_on_close = self.testAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        new.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, delete_on_close)
-        new._adopt_view_state(self)
-        if self.isMaximized():
-            new.showMaximized()
-        elif self.isFullScreen():
-            new.showFullScreen()
-        else:
-            new.show()
-        if presenting:
-            new.set_presentation_mode(True)
-        self._retire()
-        self.replacedBy.emit(new)
-        return new
-
-    def _adopt_view_state(self, old: "MainWindow") -> None:
-        """What the user was looking at in ``old`` (the document itself is shared)."""
-        self.inputs.batch.setValue(min(old.inputs.batch.value(), self.inputs.batch.maximum()))
-        self.inputs.tabs.setCurrentIndex(old.inputs.tabs.currentIndex())
-        self.output.setCurrentIndex(old.output.currentIndex())
-        self.results.colormap.setCurrentIndex(old.results.colormap.currentIndex())
-        self.file_actions.adopt(old.file_actions)
-        self.lessons.adopt(old.lessons)
-        compare_old, compare_new = old.compare_dock.widget(), self.compare_dock.widget()
-        compare_new.set_comparison(compare_old.comparison)
-
-    def _retire(self) -> None:
-        """Close a window that another has replaced: its document, undo stack and autosave
-        carry on in the new one."""
-        self._retired = True
-        self.file_actions.retire()
-        self.close()
-        _WINDOWS.discard(self)
-        _unfreeze_for_collection()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self._save_layout()
-        # Let a running computation end and the thread stop before the widgets go away.
-        self.scheduler.shutdown()
-        for dock in (self.compare_dock, self.masking_lab_dock, self.scaling_lab_dock):
-            dock.widget().shutdown()
         super().closeEvent(event)
-        if event.isAccepted():
-            self._releaser.shutdown(wait=True)
-            _WINDOWS.discard(self)
-            self.document.unsubscribe(self._document_listener)
-
-
-def create_window(preset: str = DEFAULT_PRESET) -> MainWindow:
-    return MainWindow(preset)
-
-

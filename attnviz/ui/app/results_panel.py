@@ -15,7 +15,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from PySide6.QtCore import QSignalBlocker, Signal
+
 from attnviz.compute.attention import ViewData
+from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.heatmap.colormaps import COLORMAPS, DEFAULT_COLORMAP
 from attnviz.ui.heatmap.widget import HeatmapWidget
@@ -52,26 +56,31 @@ def hover_text(view: ViewData, b: int, r: int, c: int) -> str:
     return "\n".join(lines)
 
 
-class OutputPanel(QTabWidget):
+class OutputPanel(Retranslating, QTabWidget):
     """The attention output (weights @ values) of the selected batch element: numbers and map."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setToolTip(translate("ResultsPanel", "The attention output (weights @ values) of the selected batch "
-                                                  "element"))
         self.model = ArrayTableModel(row_label=lambda r: f"q{r}", column_label=lambda c: f"d{c}",
-                                     value_name=translate("ResultsPanel", "output"))
+                                     value_name=QT_TRANSLATE_NOOP("ResultsPanel", "output"))
         self.table = TensorTableView(self.model)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setToolTip(translate("ResultsPanel", "Output numbers (read-only; Ctrl+C copies)"))
-        self.heatmap = HeatmapWidget(title=translate("ResultsPanel", "Output"),
-                                     x_label=translate("ResultsPanel", "Value dimension"),
-                                     y_label=translate("ResultsPanel", "Queries"))
-        self.heatmap.setToolTip(translate("ResultsPanel", "Output as a heatmap (colour scale from its own range)"))
-        self.addTab(self.table, translate("ResultsPanel", "Output &numbers"))
-        self.addTab(self.heatmap, translate("ResultsPanel", "Output &heatmap"))
+        self.heatmap = HeatmapWidget()
+        self.addTab(self.table, "")
+        self.addTab(self.heatmap, "")
         self._pending: np.ndarray | None = None
         self.currentChanged.connect(lambda _index: self._draw_heatmap() if self.currentWidget() is self.heatmap else None)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.setToolTip(translate("ResultsPanel", "The attention output (weights @ values) of the selected batch "
+                                                  "element"))
+        self.table.set_tip_prefix(QT_TRANSLATE_NOOP("ResultsPanel", "Output numbers (read-only; Ctrl+C copies)"))
+        self.heatmap.set_title(translate("ResultsPanel", "Output"))
+        self.heatmap.set_axis_labels(translate("ResultsPanel", "Value dimension"), translate("ResultsPanel", "Queries"))
+        self.heatmap.setToolTip(translate("ResultsPanel", "Output as a heatmap (colour scale from its own range)"))
+        self.setTabText(0, translate("ResultsPanel", "Output &numbers"))
+        self.setTabText(1, translate("ResultsPanel", "Output &heatmap"))
 
     def show_output(self, output: np.ndarray) -> None:
         self.model.set_array(output)
@@ -90,8 +99,13 @@ class OutputPanel(QTabWidget):
                               col_labels=[f"d{j}" for j in range(output.shape[1])])
 
 
-class ResultsPanel(QWidget):
-    """Attention-weight heatmaps, one per batch element (the selected one when there are many)."""
+class ResultsPanel(Retranslating, QWidget):
+    """Attention-weight heatmaps, one per batch element (the selected one when there are many).
+
+    ``colormapChosen(name)``: the user picked another colour map (the session decides).
+    """
+
+    colormapChosen = Signal(str)
 
     def __init__(self, output: OutputPanel | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -99,8 +113,7 @@ class ResultsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         header = QHBoxLayout()
-        self.title = QLabel(translate("ResultsPanel", "Attention weights"))
-        self.title.setToolTip(translate("ResultsPanel", "softmax of the masked scores; keys across, queries down"))
+        self.title = QLabel()
         font = self.title.font()
         font.setBold(True)
         self.title.setFont(font)
@@ -110,36 +123,51 @@ class ResultsPanel(QWidget):
         for name in COLORMAPS:
             self.colormap.addItem(name, name)
         self.colormap.setCurrentIndex(COLORMAPS.index(DEFAULT_COLORMAP))
-        self.colormap.setToolTip(translate("ResultsPanel", "Colour map of the heatmaps (cividis: perceptually "
-                                                           "uniform and colour-blind safe)"))
-        self.colormap.currentIndexChanged.connect(lambda _i: self.set_colormap(self.colormap.currentData()))
-        cmap_caption = QLabel(translate("ResultsPanel", "C&olour map"))
-        cmap_caption.setBuddy(self.colormap)
-        header.addWidget(cmap_caption)
+        self.colormap.currentIndexChanged.connect(lambda _i: self.colormapChosen.emit(self.colormap.currentData()))
+        self.cmap_caption = QLabel()
+        self.cmap_caption.setBuddy(self.colormap)
+        header.addWidget(self.cmap_caption)
         header.addWidget(self.colormap)
         layout.addLayout(header)
 
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)
         self.warnings.setStyleSheet("QLabel { color: #8a5300; }")
-        self.warnings.setToolTip(translate("ResultsPanel", "What the diagnostics found in the last result"))
         self.warnings.setVisible(False)
         layout.addWidget(self.warnings)
 
         self.grid_host = QWidget()
         self.grid = QGridLayout(self.grid_host)
         self.grid.setContentsMargins(0, 0, 0, 0)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(self.grid_host)
-        scroll.setToolTip(translate("ResultsPanel", "One heatmap per batch element; hover a cell for its numbers"))
-        layout.addWidget(scroll, 1)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(self.grid_host)
+        layout.addWidget(self.scroll, 1)
 
         self.maps: list[HeatmapWidget] = []
         self._view: ViewData | None = None
         self._batch = 0
         self._colormap = DEFAULT_COLORMAP
         self._font_scale = 1.0
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.title.setText(translate("ResultsPanel", "Attention weights"))
+        self.title.setToolTip(translate("ResultsPanel", "softmax of the masked scores; keys across, queries down"))
+        self.colormap.setToolTip(translate("ResultsPanel", "Colour map of the heatmaps (cividis: perceptually "
+                                                           "uniform and colour-blind safe)"))
+        self.cmap_caption.setText(translate("ResultsPanel", "C&olour map"))
+        self.warnings.setToolTip(translate("ResultsPanel", "What the diagnostics found in the last result"))
+        self.scroll.setToolTip(translate("ResultsPanel", "One heatmap per batch element; hover a cell for its numbers"))
+        for heatmap in self.maps:
+            heatmap.set_axis_labels(translate("ResultsPanel", "Keys"), translate("ResultsPanel", "Queries"))
+        if self._view is not None:
+            self._show_texts(self._view)
+
+    @property
+    def has_view(self) -> bool:
+        """Whether a result is on show (an error keeps the last good one)."""
+        return self._view is not None
 
     # ------------------------------------------------------------------ drawing
 
@@ -157,23 +185,32 @@ class ResultsPanel(QWidget):
         for i, heatmap in enumerate(self.maps):
             self.grid.addWidget(heatmap, i // 2 if count > 2 else i, i % 2 if count > 2 else 0)
 
+    def _shown_batches(self, view: ViewData, batch: int) -> list[int]:
+        n_batch = view.weights.shape[0]
+        return list(range(n_batch)) if n_batch <= MAX_GRID else [batch]
+
     def show_view(self, view: ViewData, batch: int) -> None:
         self._view = view
         self._batch = batch
-        n_batch = view.weights.shape[0]
-        shown = list(range(n_batch)) if n_batch <= MAX_GRID else [batch]
+        shown = self._shown_batches(view, batch)
         self._ensure_maps(len(shown))
         n_q, n_k = view.weights.shape[1:]
         rows = [f"q{i}" for i in range(n_q)]
         cols = [f"k{j}" for j in range(n_k)]
         for heatmap, b in zip(self.maps, shown):
-            heatmap.set_title(translate("ResultsPanel", "batch {b} of {n}").format(b=b, n=n_batch)
-                              if len(shown) < n_batch else translate("ResultsPanel", "batch {b}").format(b=b))
             heatmap.set_data(
                 view.weights[b], mask=view.mask[b], empty_rows=view.empty_rows[b], levels=(0.0, 1.0),
                 hover=lambda r, c, b=b: hover_text(view, b, r, c), row_labels=rows, col_labels=cols,
             )
         self.output.show_output(view.output[batch])
+        self._show_texts(view)
+
+    def _show_texts(self, view: ViewData) -> None:
+        n_batch = view.weights.shape[0]
+        shown = self._shown_batches(view, self._batch)
+        for heatmap, b in zip(self.maps, shown):
+            heatmap.set_title(translate("ResultsPanel", "batch {b} of {n}").format(b=b, n=n_batch)
+                              if len(shown) < n_batch else translate("ResultsPanel", "batch {b}").format(b=b))
         self.warnings.setText("\n".join(f"⚠ {tr_text(w)}" for w in view.warnings))
         self.warnings.setVisible(bool(view.warnings))
 
@@ -183,6 +220,10 @@ class ResultsPanel(QWidget):
 
     def set_colormap(self, name: str) -> None:
         self._colormap = name
+        index = self.colormap.findData(name)
+        if index >= 0 and index != self.colormap.currentIndex():
+            with QSignalBlocker(self.colormap):
+                self.colormap.setCurrentIndex(index)
         for heatmap in [*self.maps, self.output.heatmap]:
             heatmap.set_colormap(name)
 

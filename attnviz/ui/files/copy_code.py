@@ -1,7 +1,7 @@
 """Copy as code: the current inputs and settings as a Python script, on the clipboard.
 
-``install_copy_code(window)`` adds Edit › Copy as code (Ctrl+Shift+C) and a "Code" toolbar
-with the same action. The script is ``attnviz.snippet.snippet_for_state`` of the document's
+``install_copy_code(session, host)`` adds Edit › Copy as code (Ctrl+Shift+C) and a "Code"
+toolbar with the same action. The script is ``attnviz.snippet.snippet_for_state`` of the document's
 state: run, it rebuilds the inputs exactly and asserts it gets the weights the app shows. When
 the inputs are too big to embed, their arrays go to a data file whose place the user chooses
 (``ask_data_path`` is injectable so tests need no dialog); the script loads it by that path.
@@ -13,17 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QToolBar, QWidget
 
-from attnviz.ui.i18n import translate
 from attnviz.snippet import DATA_FILE, save_snippet_data, snippet_data, snippet_for_state
-
-if TYPE_CHECKING:
-    from attnviz.ui.app.main_window import MainWindow
+from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.app.host import Host
+from attnviz.ui.app.session import AppSession
+from attnviz.ui.i18n import translate
 
 __all__ = ["COPY_CODE_SHORTCUT", "AskPath", "CodeCopier", "ask_data_path_dialog", "install_copy_code"]
 
@@ -46,34 +44,40 @@ def ask_data_path_dialog(parent: QWidget, suggested: str) -> str | None:
 class CodeCopier(QObject):
     """The action and toolbar that copy the current state as code (``copy()`` does it)."""
 
-    def __init__(self, window: MainWindow, ask_data_path: AskPath | None = None) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, session: AppSession, host: Host, ask_data_path: AskPath | None = None) -> None:
+        super().__init__(host.widget())
+        self.session = session
+        self.host = host
         self.ask_data_path: AskPath = ask_data_path or ask_data_path_dialog
         #: The last script copied and the data file written with it (None: none needed).
         self.last_code: str | None = None
         self.last_data_path: Path | None = None
+        self.action = QAction(host.widget())
+        self.action.setShortcut(QKeySequence(COPY_CODE_SHORTCUT))
+        self.action.triggered.connect(lambda _checked=False: self.copy())
+        edit_menu = host.menu("edit")
+        edit_menu.addSeparator()
+        edit_menu.addAction(self.action)
+        self.toolbar: QToolBar = host.add_toolbar(QT_TRANSLATE_NOOP("CopyCode", "Code"), "codeToolBar")
+        self.toolbar.addAction(self.action)
+        self.retranslate()
+        session.languageChanged.connect(self.retranslate)
+
+    def retranslate(self) -> None:
         tip = translate("CopyCode", "Copy a Python script that rebuilds these inputs and runs the same attention "
                                     "(Ctrl+Shift+C)")
-        self.action = QAction(translate("CopyCode", "Copy as &code"), window)
-        self.action.setShortcut(QKeySequence(COPY_CODE_SHORTCUT))
+        self.action.setText(translate("CopyCode", "Copy as &code"))
         self.action.setToolTip(tip)
         self.action.setStatusTip(tip)
-        self.action.triggered.connect(lambda _checked=False: self.copy())
-        window.edit_menu.addSeparator()
-        window.edit_menu.addAction(self.action)
-        self.toolbar: QToolBar = window.addToolBar(translate("CopyCode", "Code"))
-        self.toolbar.setObjectName("codeToolBar")
-        self.toolbar.addAction(self.action)
         self.toolbar.setToolTip(translate("CopyCode", "Copy the current inputs as a runnable script"))
 
     def copy(self) -> str | None:
         """Put the script on the clipboard; returns it (None when cancelled or failed)."""
-        state = self.window.document.state
+        state = self.session.document.state
         # The script's check embeds the weights the window shows: the compute thread already
         # made them, and computing them again here would freeze the window on a big input.
-        outcome = self.window.last_outcome
-        if outcome is None or outcome.version != self.window.document.version:
+        outcome = self.session.current_outcome()
+        if outcome is None:
             self._status(translate("CopyCode", "Copy as code: these inputs are still being computed; try again "
                                                "when the status bar says up to date"))
             return None
@@ -81,7 +85,7 @@ class CodeCopier(QObject):
         data_path: Path | None = None
         if snippet_data(state):
             suggested = str(Path.home() / DATA_FILE)
-            chosen = self.ask_data_path(self.window, suggested)
+            chosen = self.ask_data_path(self.host.widget(), suggested)
             if not chosen:
                 self._status(translate("CopyCode", "Copy as code cancelled: these inputs are too big for the script "
                                                    "itself, so it needs a data file"))
@@ -113,14 +117,9 @@ class CodeCopier(QObject):
         return code
 
     def _status(self, text: str) -> None:
-        self.window.statusBar().showMessage(text, 12000)
+        self.session.show_status(text, 12000)
 
 
-def install_copy_code(window: MainWindow, ask_data_path: AskPath | None = None) -> CodeCopier:
+def install_copy_code(session: AppSession, host: Host, ask_data_path: AskPath | None = None) -> CodeCopier:
     """Edit › Copy as code (Ctrl+Shift+C) and a Code toolbar; returns the copier."""
-    existing = window.findChild(CodeCopier)
-    if existing is not None:
-        if ask_data_path is not None:
-            existing.ask_data_path = ask_data_path
-        return existing
-    return CodeCopier(window, ask_data_path)
+    return CodeCopier(session, host, ask_data_path)

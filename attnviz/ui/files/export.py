@@ -27,7 +27,7 @@ from attnviz.io._atomic import atomic_write
 from attnviz.io.errors import AttnvizFileError, cannot_write
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.heatmap.widget import HeatmapWidget
-from attnviz.ui.app.theme import DARK_PLOT, plot_colors
+from attnviz.ui.theme import DARK_PLOT, plot_colors
 
 __all__ = [
     "ARRAY_SUFFIXES",

@@ -1,7 +1,7 @@
 """File menu: open sessions and tensor files, save, recent files, exports, and autosave.
 
-``install_file_actions(window)`` adds everything to ``window.file_menu`` (above Quit) and returns
-the :class:`FileActions` that owns it (also stored as ``window.file_actions``).
+``install_file_actions(session, host)`` adds everything to the host's File menu (above Quit)
+and returns the :class:`FileActions` that owns it.
 
 Rules kept here:
 
@@ -10,22 +10,26 @@ Rules kept here:
 * dialogs go through ``QFileDialog``/``QMessageBox`` static methods and the ``choose_roles``
   attribute, so tests (and scripts) replace them instead of clicking;
 * autosave writes a few seconds after a change (at most once per interval while the user types),
-  never on every keystroke, and is removed on a clean exit; ``offer_restore`` brings it back
-  after a crash.
+  never on every keystroke, and is removed when the session ends cleanly; ``offer_restore``
+  brings it back after a crash.
 """
 
 from __future__ import annotations
 
 import os
 import time
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
+from PySide6.QtCore import QObject, QSettings
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
+from superqt.utils import QSignalThrottler
+
+from attnviz.compute import ViewData
+from attnviz.ui.app.host import Host
+from attnviz.ui.app.session import AppSession
 
 from attnviz.document import ReplaceState, State
 from attnviz.ui.i18n import error_text, tr_text, translate
@@ -39,7 +43,7 @@ from attnviz.io import (
     read_autosave,
 )
 from attnviz.io.errors import AttnvizFileError
-from attnviz.ui.app.settings import default_settings
+from attnviz.ui.preferences import default_settings
 from attnviz.ui.files.autosave import AutosaveWriter
 from attnviz.io.state_io import is_session_path, load_state_file, save_state_file, session_to_state, state_to_session
 from attnviz.ui.files.export import ExportError, build_weights_figure, export_view_arrays, figure_subtitle
@@ -80,12 +84,14 @@ RolesChooser = Callable[[QWidget, TensorFile, dict[str, str], State], tuple[dict
 
 
 class FileActions(QObject):
-    """The File-menu actions of one main window, and its autosave."""
+    """The File-menu actions of one session, and its autosave."""
 
-    def __init__(self, window: QWidget, *, settings: QSettings | None = None,
+    def __init__(self, session: AppSession, host: Host, *, settings: QSettings | None = None,
                  autosave_ms: int = AUTOSAVE_MS) -> None:
-        super().__init__(window)
-        self.window = window
+        super().__init__(host.widget())
+        self.session = session
+        self.host = host
+        self.window = host.widget()
         self.settings = settings if settings is not None else default_settings()
         self.current_path: Path | None = None
         #: The name of an opened tensor file (not a session: Save asks for a name), else None.
@@ -94,57 +100,37 @@ class FileActions(QObject):
         self.choose_roles: RolesChooser = ask_roles
         self._closed = False
 
-        undo_stack = window.undo_stack  # type: ignore[attr-defined]
-        undo_stack.cleanChanged.connect(self._on_clean_changed)
-        if "[*]" not in window.windowTitle():
+        session.undo_stack.cleanChanged.connect(self._on_clean_changed)
+        if "[*]" not in self.window.windowTitle():
             # Where Qt shows the unsaved-changes marker.
-            window.setWindowTitle(window.windowTitle() + "[*]")
+            self.window.setWindowTitle(self.window.windowTitle() + "[*]")
 
-        self.open_action = self._action(translate("FileActions", "&Open…"), QKeySequence.StandardKey.Open,
-                                        translate("FileActions", "Open a session (.attnviz) or a tensor file (.npy, "
-                                                                 ".npz, .pt, .safetensors)"),
-                                        lambda: self.open_file())
-        self.save_action = self._action(translate("FileActions", "&Save"), QKeySequence.StandardKey.Save,
-                                        translate("FileActions", "Save the inputs and settings as a session "
-                                                                 "(.attnviz)"), lambda: self.save())
-        self.save_as_action = self._action(translate("FileActions", "Save &As…"), QKeySequence.StandardKey.SaveAs,
-                                           translate("FileActions", "Save the session under a new name"),
-                                           lambda: self.save_as())
-        self.recent_menu = QMenu(translate("FileActions", "Open &Recent"), window)
+        self.open_action = self._action(QKeySequence.StandardKey.Open, lambda: self.open_file())
+        self.save_action = self._action(QKeySequence.StandardKey.Save, lambda: self.save())
+        self.save_as_action = self._action(QKeySequence.StandardKey.SaveAs, lambda: self.save_as())
+        self.recent_menu = QMenu(self.window)
         self.recent_menu.setToolTipsVisible(True)
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
 
-        self.export_menu = QMenu(translate("FileActions", "&Export"), window)
+        self.export_menu = QMenu(self.window)
         self.export_menu.setToolTipsVisible(True)
         self.export_actions: dict[str, QAction] = {}
-        for key, text, tip, slot in (
-            ("weights.png", translate("FileActions", "Weights heatmaps as &PNG…"),
-             translate("FileActions", "The attention-weight heatmaps as a PNG image"),
-             lambda: self.export_weights_image(suffix=".png")),
-            ("weights.svg", translate("FileActions", "Weights heatmaps as &SVG…"),
-             translate("FileActions", "The attention-weight heatmaps as an SVG drawing"),
-             lambda: self.export_weights_image(suffix=".svg")),
-            ("weights.csv", translate("FileActions", "Weights as &CSV…"),
-             translate("FileActions", "Attention weights, one block per batch element"),
-             lambda: self.export_array("weights", ".csv")),
-            ("weights.npy", translate("FileActions", "Weights as &NumPy .npy…"),
-             translate("FileActions", "Attention weights (batch, queries, keys)"),
-             lambda: self.export_array("weights", ".npy")),
-            ("output.csv", translate("FileActions", "Output as C&SV…"),
-             translate("FileActions", "Attention output, one block per batch element"),
-             lambda: self.export_array("output", ".csv")),
-            ("output.npy", translate("FileActions", "Output as N&umPy .npy…"),
-             translate("FileActions", "Attention output (batch, queries, d_v)"),
-             lambda: self.export_array("output", ".npy")),
+        for key, slot in (
+            ("weights.png", lambda: self.export_weights_image(suffix=".png")),
+            ("weights.svg", lambda: self.export_weights_image(suffix=".svg")),
+            ("weights.csv", lambda: self.export_array("weights", ".csv")),
+            ("weights.npy", lambda: self.export_array("weights", ".npy")),
+            ("output.csv", lambda: self.export_array("output", ".csv")),
+            ("output.npy", lambda: self.export_array("output", ".npy")),
         ):
-            action = QAction(text, window)
-            action.setToolTip(tip)
-            action.setStatusTip(tip)
+            action = QAction(self.window)
             action.triggered.connect(lambda _checked=False, f=slot: f())
             self.export_menu.addAction(action)
             self.export_actions[key] = action
+        self.retranslate()
+        session.languageChanged.connect(self.retranslate)
 
-        menu: QMenu = window.file_menu  # type: ignore[attr-defined]
+        menu = host.menu("file")
         # Above what is already there (Quit stays last); None appends to an empty menu.
         first = menu.actions()[0] if menu.actions() else None
         for item in (self.open_action, self.recent_menu, None, self.save_action, self.save_as_action, None,
@@ -156,24 +142,17 @@ class FileActions(QObject):
             else:
                 menu.insertAction(first, item)
 
-        # Autosave: single-shot, started by the first change and not restarted by later ones, so
-        # a burst of edits is saved within ``autosave_ms`` instead of being postponed forever.
-        self.autosave_timer = QTimer(self)
-        self.autosave_timer.setSingleShot(True)
-        self.autosave_timer.setInterval(autosave_ms)
-        self.autosave_timer.timeout.connect(self._autosave_in_background)
+        # Autosave: a trailing throttle, started by the first change and not restarted by later
+        # ones, so a burst of edits is saved within ``autosave_ms`` instead of being postponed
+        # forever.
+        self.autosave_timer = QSignalThrottler(QSignalThrottler.EmissionPolicy.Trailing, self)
+        self.autosave_timer.setTimeout(autosave_ms)
+        self.autosave_timer.triggered.connect(self._autosave_in_background)
         # The file is written on a thread of its own: an fsync on the GUI thread stalled it.
         self._autosave = AutosaveWriter(self)
         self._autosave.failed.connect(self._on_autosave_failed)
-        # Weakly: the document outlives a window rebuilt in another language, and must not keep
-        # the old window's actions (and with them the window) alive.
-        this = weakref.ref(self)
-        window.document.subscribe(  # type: ignore[attr-defined]
-            lambda edit: None if (actions := this()) is None else actions._on_document_changed(edit))
-        window.installEventFilter(self)
-        app = QApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(self.shutdown)
+        session.documentChanged.connect(self._on_document_changed)
+        session.on_shutdown(self.shutdown)
 
     # ------------------------------------------------------------------ helpers
 
@@ -182,21 +161,47 @@ class FileActions(QObject):
         if shiboken6.isValid(self.window):
             self.window.setWindowModified(not clean)
 
-    def _action(self, text: str, key: QKeySequence.StandardKey, tip: str, slot: Callable[[], object]) -> QAction:
-        action = QAction(text, self.window)
+    def _action(self, key: QKeySequence.StandardKey, slot: Callable[[], object]) -> QAction:
+        action = QAction(self.window)
         action.setShortcut(QKeySequence(key))
-        action.setToolTip(tip)
-        action.setStatusTip(tip)
         action.triggered.connect(lambda _checked=False: slot())
         return action
+
+    def retranslate(self) -> None:
+        """Texts of the File menu's entries in the current language."""
+        for action, text, tip in (
+            (self.open_action, translate("FileActions", "&Open…"),
+             translate("FileActions", "Open a session (.attnviz) or a tensor file (.npy, .npz, .pt, .safetensors)")),
+            (self.save_action, translate("FileActions", "&Save"),
+             translate("FileActions", "Save the inputs and settings as a session (.attnviz)")),
+            (self.save_as_action, translate("FileActions", "Save &As…"),
+             translate("FileActions", "Save the session under a new name")),
+            (self.export_actions["weights.png"], translate("FileActions", "Weights heatmaps as &PNG…"),
+             translate("FileActions", "The attention-weight heatmaps as a PNG image")),
+            (self.export_actions["weights.svg"], translate("FileActions", "Weights heatmaps as &SVG…"),
+             translate("FileActions", "The attention-weight heatmaps as an SVG drawing")),
+            (self.export_actions["weights.csv"], translate("FileActions", "Weights as &CSV…"),
+             translate("FileActions", "Attention weights, one block per batch element")),
+            (self.export_actions["weights.npy"], translate("FileActions", "Weights as &NumPy .npy…"),
+             translate("FileActions", "Attention weights (batch, queries, keys)")),
+            (self.export_actions["output.csv"], translate("FileActions", "Output as C&SV…"),
+             translate("FileActions", "Attention output, one block per batch element")),
+            (self.export_actions["output.npy"], translate("FileActions", "Output as N&umPy .npy…"),
+             translate("FileActions", "Attention output (batch, queries, d_v)")),
+        ):
+            action.setText(text)
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
+        self.recent_menu.setTitle(translate("FileActions", "Open &Recent"))
+        self.export_menu.setTitle(translate("FileActions", "&Export"))
+        if self.current_path is not None or self._tensor_name is not None:
+            self._update_title()  # "… (tensors)" in the new language
 
     def _refuse(self, title: str, message: str) -> None:
         QMessageBox.warning(self.window, title, message)
 
     def _status(self, text: str, ms: int = 8000) -> None:
-        status = getattr(self.window, "statusBar", None)
-        if callable(status):
-            status().showMessage(text, ms)
+        self.session.show_status(text, ms)
 
     def _start_dir(self) -> str:
         if self.current_path is not None:
@@ -211,7 +216,7 @@ class FileActions(QObject):
         self.current_path = path
         self._tensor_name = None
         self._update_title()
-        self.window.undo_stack.setClean()  # type: ignore[attr-defined]
+        self.session.undo_stack.setClean()
 
     def _update_title(self) -> None:
         # "[*]" is where Qt shows the modified marker (setWindowModified).
@@ -222,31 +227,6 @@ class FileActions(QObject):
         else:
             name = translate("FileActions", "untitled")
         self.window.setWindowTitle(f"{name}[*] — attnviz")
-
-    def adopt(self, other: "FileActions") -> None:
-        """Carry on editing what ``other`` (the window this one replaces) was editing: the same
-        file, title and unsaved-changes marker (the undo stack, with its clean state, is shared)."""
-        self.current_path = other.current_path
-        self._tensor_name = other._tensor_name
-        if other.current_path is not None or other._tensor_name is not None:
-            self._update_title()
-        self.window.setWindowModified(not self.window.undo_stack.isClean())  # type: ignore[attr-defined]
-
-    def retire(self) -> None:
-        """The window is being replaced (a language switch): stop autosaving here without
-        deleting the autosave, which still protects the document the new window edits. A save
-        that was due is written now rather than lost with the timer."""
-        if self._closed:
-            return
-        if self.autosave_timer.isActive():
-            self.autosave_timer.stop()
-            self.autosave_now()
-        else:
-            self._autosave.flush()  # a session still waiting behind a slow write is written too
-        self._closed = True
-        self._autosave.close()
-        # The undo stack goes on with the new window: let go of it.
-        self.window.undo_stack.cleanChanged.disconnect(self._on_clean_changed)  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ opening
 
@@ -282,7 +262,7 @@ class FileActions(QObject):
                              name=file_path.name, error=f"{type(exc).__name__}: {exc}"))
             return False
         text = message(QT_TRANSLATE_NOOP("FileActions", "Open {name}"), name=file_path.name)
-        self.window.push(ReplaceState(state, text))  # type: ignore[attr-defined]
+        self.session.push(ReplaceState(state, text))
         self._add_recent(file_path)
         self._remember_dir(file_path)
         if is_session_path(file_path):
@@ -300,7 +280,7 @@ class FileActions(QObject):
         from attnviz.io.state_io import state_from_tensor_file
 
         tf = load_tensor_file(path)
-        base: State = self.window.document.state  # type: ignore[attr-defined]
+        base = self.session.document.state
         roles = guess_roles(tf)
         head: int | None = None
         if not roles_complete(tf, roles):
@@ -333,7 +313,7 @@ class FileActions(QObject):
 
     def _save_to(self, path: Path) -> bool:
         try:
-            save_state_file(path, self.window.document.state)  # type: ignore[attr-defined]
+            save_state_file(path, self.session.document.state)
         except AttnvizFileError as exc:
             self._refuse(translate("FileActions", "Cannot save"), error_text(exc))
             return False
@@ -380,11 +360,10 @@ class FileActions(QObject):
 
     # ------------------------------------------------------------------ exports
 
-    def _current_view(self, what: str) -> object | None:
-        window = self.window
-        outcome = window.last_outcome  # type: ignore[attr-defined]
+    def _current_view(self, what: str) -> ViewData | None:
+        outcome = self.session.current_outcome()
         name = tr_text(WHAT_NAMES.get(what, what))
-        if outcome is None or window.shown_version != window.document.version:  # type: ignore[attr-defined]
+        if outcome is None:
             self._refuse(translate("FileActions", "Nothing to export"),
                          translate("FileActions", "There is no {what} for the current inputs yet; wait until the "
                                                   "status bar says “up to date”.").format(what=name))
@@ -418,17 +397,15 @@ class FileActions(QObject):
                 return False
             path = chosen
         file_path = Path(path)
-        window = self.window
-        n_batch = int(view.weights.shape[0])  # type: ignore[attr-defined]
-        selected = min(window.inputs.batch.value(), n_batch - 1)  # type: ignore[attr-defined]
+        n_batch = int(view.weights.shape[0])
+        selected = min(self.session.selection.batch, n_batch - 1)
         batches = list(range(n_batch)) if n_batch <= _MAX_FIGURE_BATCH else [selected]
         title = translate("FileActions", "{name}: attention weights").format(
             name=self.current_path.name if self.current_path else "attnviz")
-        subtitle = figure_subtitle(window.document.state)  # type: ignore[attr-defined]
-        colormap = window.results.colormap.currentData()  # type: ignore[attr-defined]
+        subtitle = figure_subtitle(self.session.document.state)
+        colormap = self.session.colormap
         try:
-            figure = build_weights_figure(view, batches=batches, title=title, subtitle=subtitle,  # type: ignore[arg-type]
-                                          colormap=colormap)
+            figure = build_weights_figure(view, batches=batches, title=title, subtitle=subtitle, colormap=colormap)
             try:
                 figure.save(file_path)
             finally:
@@ -454,7 +431,7 @@ class FileActions(QObject):
             path = chosen
         file_path = Path(path)
         try:
-            export_view_arrays(view, what, file_path)  # type: ignore[arg-type]
+            export_view_arrays(view, what, file_path)
         except AttnvizFileError as exc:
             self._refuse(translate("FileActions", "Cannot export"), error_text(exc))
             return False
@@ -466,13 +443,13 @@ class FileActions(QObject):
     # ------------------------------------------------------------------ autosave
 
     def _on_document_changed(self, _edit: object) -> None:
-        if not self._closed and not self.autosave_timer.isActive():
-            self.autosave_timer.start()
+        if not self._closed:
+            self.autosave_timer.throttle()
 
     def _autosave_in_background(self) -> None:
         if not self._closed:
             # Copied here (arrays included), written on the writer's thread.
-            self._autosave.submit(state_to_session(self.window.document.state))  # type: ignore[attr-defined]
+            self._autosave.submit(state_to_session(self.session.document.state))
 
     def autosave_now(self) -> bool:
         """Write the autosave and wait for it; a failure goes to the status bar (a dialog every
@@ -487,56 +464,33 @@ class FileActions(QObject):
         self._status(translate("FileActions", "Autosave failed: {error}").format(error=text), 15000)
 
     def shutdown(self) -> None:
-        """Clean exit: stop autosaving and remove the autosave (nothing to recover)."""
+        """Clean exit (the session ends): stop autosaving and remove the autosave (nothing to
+        recover)."""
         if self._closed:
             return
         self._closed = True
-        self.autosave_timer.stop()
+        self.autosave_timer.cancel()
         self._autosave.close()  # a write still running ends first: it cannot bring the file back
         clear_autosave()
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.window and event.type() == QEvent.Type.Close:
-            # Decide after the window has handled the close: if something vetoed it (a future
-            # "save changes?" question), the window is still visible and the autosave stays.
-            QTimer.singleShot(0, self._after_close)
-        return False
 
-    def _after_close(self) -> None:
-        # A window deleted on close (the app's are) may be gone already: then it did close.
-        if not shiboken6.isValid(self.window) or not self.window.isVisible():
-            self.shutdown()
-
-
-def install_file_actions(window: QWidget, *, settings: QSettings | None = None,
+def install_file_actions(session: AppSession, host: Host, *, settings: QSettings | None = None,
                          autosave_ms: int = AUTOSAVE_MS) -> FileActions:
-    """Add Open, Open Recent, Save, Save As and Export to ``window.file_menu`` and start autosave.
-
-    Installing twice returns the first installation (with ``settings`` and ``autosave_ms``
-    applied), so a window that installs its own and a test that installs again share one menu.
-    """
-    existing = getattr(window, "file_actions", None)
-    if isinstance(existing, FileActions):
-        if settings is not None:
-            existing.settings = settings
-        existing.autosave_timer.setInterval(autosave_ms)
-        return existing
-    actions = FileActions(window, settings=settings, autosave_ms=autosave_ms)
-    window.file_actions = actions  # type: ignore[attr-defined]
-    return actions
+    """Add Open, Open Recent, Save, Save As and Export to the host's File menu and start autosave."""
+    return FileActions(session, host, settings=settings, autosave_ms=autosave_ms)
 
 
-def offer_restore(window: QWidget) -> bool:
+def offer_restore(session: AppSession, window: QWidget) -> bool:
     """At start-up: if an autosave exists (the last run did not exit cleanly), ask whether to
     restore it. Yes pushes it as one undoable edit; No (or an unreadable autosave) deletes it."""
     try:
-        session = read_autosave()
+        saved = read_autosave()
     except AttnvizFileError as exc:
         QMessageBox.warning(window, translate("FileActions", "Autosave unreadable"),
                             translate("FileActions", "{error}. It has been discarded.").format(error=error_text(exc)))
         clear_autosave()
         return False
-    if session is None:
+    if saved is None:
         return False
     path = autosave_path()
     try:
@@ -553,12 +507,12 @@ def offer_restore(window: QWidget) -> bool:
         return False
     notes: list[str] = []
     try:
-        state = session_to_state(session, source=path, notes=notes)
+        state = session_to_state(saved, source=path, notes=notes)
     except AttnvizFileError as exc:
         QMessageBox.warning(window, translate("FileActions", "Autosave unreadable"),
                             translate("FileActions", "{error}. It has been discarded.").format(error=error_text(exc)))
         clear_autosave()
         return False
     text = QT_TRANSLATE_NOOP("FileActions", "Restore autosaved inputs")
-    window.push(ReplaceState(state, text))  # type: ignore[attr-defined]
+    session.push(ReplaceState(state, text))
     return True

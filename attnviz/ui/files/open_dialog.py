@@ -32,7 +32,7 @@ from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.io import ROLES, TensorFile, describe, needs_head_choice
 from attnviz.io.errors import AttnvizFileError
 from attnviz.io.state_io import state_from_tensor_file
-from attnviz.ui.app.theme import error_color
+from attnviz.ui.theme import error_color
 
 __all__ = ["ROLE_LABELS", "RolesDialog", "ask_roles", "roles_complete"]
 

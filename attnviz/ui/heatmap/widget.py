@@ -27,7 +27,7 @@ from PySide6.QtCore import Signal
 
 from attnviz.ui.i18n import translate
 from attnviz.ui.heatmap.cell_text import CellText, CellTextLayer
-from attnviz.ui.app.theme import PlotColors, plot_colors
+from attnviz.ui.theme import PlotColors, plot_colors
 from attnviz.ui.heatmap.colormaps import (
     COLORMAPS,
     DEFAULT_COLORMAP,
@@ -271,6 +271,9 @@ class HeatmapWidget(QtWidgets.QWidget):
     ) -> None:
         """``x_label`` and ``y_label`` default to "Keys" and "Queries" in the current language."""
         super().__init__(parent)
+        # Default axis names follow the language; names the owner gives are the owner's to
+        # translate again (it sets them in its own retranslate).
+        self._default_labels = (x_label is None, y_label is None)
         if x_label is None:
             x_label = translate("Heatmap", "Keys")
         if y_label is None:
@@ -477,6 +480,9 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._apply_fonts()
 
     def set_axis_labels(self, x_label: str | None = None, y_label: str | None = None) -> None:
+        if (x_label is None or x_label == self._x_label) and (y_label is None or y_label == self._y_label):
+            self._update_tooltips()  # same names: only the tooltips may be in another language
+            return
         if x_label is not None:
             self._x_label = x_label
         if y_label is not None:
@@ -598,6 +604,19 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._view.setBackground(colors.background)
         self._apply_axis_colors()
         self._apply_fonts()
+
+    def changeEvent(self, event: QtCore.QEvent) -> None:
+        kind = event.type()
+        if kind == QtCore.QEvent.Type.LanguageChange:
+            default_x, default_y = self._default_labels
+            self.set_axis_labels(translate("Heatmap", "Keys") if default_x else None,
+                                 translate("Heatmap", "Queries") if default_y else None)
+            self.setAccessibleName(translate("Heatmap", "Attention heatmap"))
+        elif kind == QtCore.QEvent.Type.PaletteChange:
+            colors = plot_colors()
+            if colors != self._plot_colors:
+                self.set_plot_colors(colors)
+        super().changeEvent(event)
 
     def _apply_axis_colors(self) -> None:
         fg = self._plot_colors.foreground

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -18,7 +17,8 @@ from PySide6.QtWidgets import (
 from attnviz.document import FILL_KINDS, State, table_view
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.controls import ErrorLabel
+from attnviz.ui.labels import ErrorLabel
+from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
 
 ROLE_TITLES = {
@@ -49,6 +49,9 @@ VALUE_NAMES = {
 }
 
 
+ROLES: tuple[str, ...] = ("queries", "keys", "values", "valid_lens")
+
+
 def _batch_label(row: int) -> str:
     return translate("InputsPanel", "batch {index}").format(index=row)
 
@@ -57,9 +60,10 @@ def _length_label(_column: int) -> str:
     return translate("InputsPanel", "length")
 
 
-class InputsPanel(QWidget):
+class InputsPanel(Retranslating, QWidget):
     """Signals: ``blockEdited(role, batch, row, col, block)``, ``fillRequested(role, kind, seed)``,
-    ``batchChanged(int)``, ``message(str)`` (for the status bar)."""
+    ``batchChanged(int)`` (the user picked another batch element), ``message(str)`` (for the
+    status bar)."""
 
     blockEdited = Signal(str, int, int, int, object)
     fillRequested = Signal(str, str, int)
@@ -73,30 +77,23 @@ class InputsPanel(QWidget):
 
         top = QHBoxLayout()
         self.batch = QSpinBox()
-        self.batch.setToolTip(translate("InputsPanel", "Batch element shown in the tables and highlighted in the "
-                                                       "results"))
         self.batch.valueChanged.connect(self.batchChanged.emit)
-        caption = QLabel(translate("InputsPanel", "Batch &element"))
-        caption.setBuddy(self.batch)
-        top.addWidget(caption)
+        self.batch_caption = QLabel()
+        self.batch_caption.setBuddy(self.batch)
+        top.addWidget(self.batch_caption)
         top.addWidget(self.batch)
         top.addStretch(1)
         self.fill_kind = QComboBox()
         for kind in FILL_KINDS:
-            self.fill_kind.addItem(tr_text(FILL_LABELS.get(kind, kind)), kind)
-        self.fill_kind.setToolTip(translate("InputsPanel", "What to fill the current tensor with (every batch "
-                                                           "element)"))
+            self.fill_kind.addItem("", kind)
         self.fill_seed = QSpinBox()
         self.fill_seed.setRange(0, 2**31 - 1)
-        self.fill_seed.setToolTip(translate("InputsPanel", "Seed of the random fill, so the same seed gives the same "
-                                                           "values"))
-        self.fill_button = QPushButton(translate("InputsPanel", "&Fill"))
-        self.fill_button.setToolTip(translate("InputsPanel", "Fill the tensor of the current tab (one undoable edit)"))
+        self.fill_button = QPushButton()
         self.fill_button.clicked.connect(self._fill)
-        seed_caption = QLabel(translate("InputsPanel", "s&eed"))
-        seed_caption.setBuddy(self.fill_seed)
+        self.seed_caption = QLabel()
+        self.seed_caption.setBuddy(self.fill_seed)
         top.addWidget(self.fill_kind)
-        top.addWidget(seed_caption)
+        top.addWidget(self.seed_caption)
         top.addWidget(self.fill_seed)
         top.addWidget(self.fill_button)
         layout.addLayout(top)
@@ -105,8 +102,6 @@ class InputsPanel(QWidget):
         layout.addWidget(self.error)
 
         self.tabs = QTabWidget()
-        self.tabs.setToolTip(translate("InputsPanel", "The input tensors; type, paste (Ctrl+V) or copy (Ctrl+C) "
-                                                      "blocks of cells"))
         self.models: dict[str, ArrayTableModel] = {}
         self.views: dict[str, TensorTableView] = {}
         labels = {
@@ -114,26 +109,47 @@ class InputsPanel(QWidget):
             "keys": (lambda r: f"k{r}", lambda c: f"d{c}"),
             "values": (lambda r: f"k{r}", lambda c: f"d{c}"),
         }
-        for role in ("queries", "keys", "values", "valid_lens"):
+        for role in ROLES:
             if role == "valid_lens":
-                model = ArrayTableModel(integer=True, minimum=0, value_name=translate("InputsPanel", "valid length"),
+                model = ArrayTableModel(integer=True, minimum=0,
+                                        value_name=QT_TRANSLATE_NOOP("InputsPanel", "valid length"),
                                         row_label=_batch_label, column_label=_length_label)
             else:
                 row_label, column_label = labels[role]
-                model = ArrayTableModel(row_label=row_label, column_label=column_label,
-                                        value_name=tr_text(VALUE_NAMES[role]))
+                model = ArrayTableModel(row_label=row_label, column_label=column_label, value_name=VALUE_NAMES[role])
             view = TensorTableView(model)
-            view.setToolTip(tr_text(ROLE_TIPS[role]) + ". " + view.toolTip())
+            view.tip_prefix = ROLE_TIPS[role]
             model.blockEdited.connect(lambda r, c, block, role=role: self.blockEdited.emit(role, self.batch.value(), r, c, block))
             model.inputRejected.connect(self._rejected)
             view.message.connect(self.message.emit)
             self.models[role] = model
             self.views[role] = view
-            self.tabs.addTab(view, tr_text(ROLE_TITLES[role]))
-            self.tabs.setTabToolTip(self.tabs.count() - 1, tr_text(ROLE_TIPS[role]))
+            self.tabs.addTab(view, "")
         self.tabs.currentChanged.connect(lambda _i: self._update_fill_enabled())
         layout.addWidget(self.tabs, 1)
         self._lens_mode = "1d"
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.batch.setToolTip(translate("InputsPanel", "Batch element shown in the tables and highlighted in the "
+                                                       "results"))
+        self.batch_caption.setText(translate("InputsPanel", "Batch &element"))
+        for index, kind in enumerate(FILL_KINDS):
+            self.fill_kind.setItemText(index, tr_text(FILL_LABELS.get(kind, kind)))
+        self.fill_kind.setToolTip(translate("InputsPanel", "What to fill the current tensor with (every batch "
+                                                           "element)"))
+        self.fill_seed.setToolTip(translate("InputsPanel", "Seed of the random fill, so the same seed gives the same "
+                                                           "values"))
+        self.fill_button.setText(translate("InputsPanel", "&Fill"))
+        self.fill_button.setToolTip(translate("InputsPanel", "Fill the tensor of the current tab (one undoable edit)"))
+        self.seed_caption.setText(translate("InputsPanel", "s&eed"))
+        self.tabs.setToolTip(translate("InputsPanel", "The input tensors; type, paste (Ctrl+V) or copy (Ctrl+C) "
+                                                      "blocks of cells"))
+        for index, role in enumerate(ROLES):
+            self.tabs.setTabText(index, tr_text(ROLE_TITLES[role]))
+        self._update_lens_tab_tip()
+        for model in self.models.values():
+            model.refresh_headers()  # headers such as "batch 0"
 
     def current_role(self) -> str:
         return list(self.views)[self.tabs.currentIndex()]
@@ -154,13 +170,20 @@ class InputsPanel(QWidget):
     def clear_error(self) -> None:
         self.error.show_message(None)
 
-    def show_state(self, state: State) -> None:
-        if self.batch.maximum() != state.batch - 1:
-            with QSignalBlocker(self.batch):
+    def show_role(self, state: State, role: str, batch: int) -> None:
+        """Show ``role``'s array of batch element ``batch`` (the other tables stay as they are)."""
+        if role == "valid_lens" or self.batch.value() == batch:
+            self.models[role].set_array(table_view(state, role, batch))
+
+    def show_state(self, state: State, batch: int) -> None:
+        """Show every table of ``state`` for batch element ``batch``."""
+        with QSignalBlocker(self.batch):
+            if self.batch.maximum() != state.batch - 1:
                 self.batch.setRange(0, state.batch - 1)
-        b = self.batch.value()
+            if self.batch.value() != batch:
+                self.batch.setValue(batch)
         for role, model in self.models.items():
-            model.set_array(np.array(table_view(state, role, b)))
+            model.set_array(table_view(state, role, batch))
         mode = state.settings.lens_mode
         if mode != self._lens_mode:
             self._lens_mode = mode
@@ -169,13 +192,20 @@ class InputsPanel(QWidget):
                 lens_model.set_labels(row_label=_batch_label, column_label=lambda c: f"q{c}")
             else:
                 lens_model.set_labels(row_label=_batch_label, column_label=_length_label)
-        index = list(self.views).index("valid_lens")
+        index = ROLES.index("valid_lens")
         # Only on a change: this runs at every keystroke, and setTabEnabled repaints and
         # re-lays out the whole tab bar even when nothing changes.
         if self.tabs.isTabEnabled(index) != (mode != "none"):
             self.tabs.setTabEnabled(index, mode != "none")
-        tip = tr_text(ROLE_TIPS["valid_lens"]) if mode != "none" else translate(
+        self._update_lens_tab_tip()
+        self._update_fill_enabled()
+
+    def _update_lens_tab_tip(self) -> None:
+        index = ROLES.index("valid_lens")
+        tip = tr_text(ROLE_TIPS["valid_lens"]) if self._lens_mode != "none" else translate(
             "InputsPanel", "Valid lengths are off: pick 1-D or 2-D under Attention > Valid lengths")
         if self.tabs.tabToolTip(index) != tip:
             self.tabs.setTabToolTip(index, tip)
-        self._update_fill_enabled()
+        for i, role in enumerate(ROLES):
+            if role != "valid_lens":
+                self.tabs.setTabToolTip(i, tr_text(ROLE_TIPS[role]))

@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.lifecycle import Retranslating
 
 __all__ = [
     "ArrayTableModel",
@@ -293,7 +294,8 @@ class ArrayTableModel(QAbstractTableModel):
         self._minimum = minimum
         self._row_label: Label = row_label or _default_label
         self._column_label: Label = column_label or _default_label
-        self._value_name = value_name if value_name is not None else translate("TensorTable", "value")
+        # Kept as given (a marked source is translated whenever a message names it).
+        self._value_name = value_name if value_name is not None else QT_TRANSLATE_NOOP("TensorTable", "value")
         self._array: np.ndarray = np.zeros((0, 0))
         self._integer = integer
         self._dtype_bounds: tuple[float, float] | None = None
@@ -355,6 +357,10 @@ class ArrayTableModel(QAbstractTableModel):
         """Change the header text functions; ``None`` restores "0", "1", ..."""
         self._row_label = row_label or _default_label
         self._column_label = column_label or _default_label
+        self.refresh_headers()
+
+    def refresh_headers(self) -> None:
+        """Ask the views to fetch the header texts again (the language changed, say)."""
         rows, cols = self._array.shape
         if rows:
             self.headerDataChanged.emit(Qt.Orientation.Vertical, 0, rows - 1)
@@ -372,7 +378,8 @@ class ArrayTableModel(QAbstractTableModel):
 
     @property
     def value_name(self) -> str:
-        return self._value_name
+        """How messages name a cell's value, in the current language."""
+        return tr_text(self._value_name)
 
     def row_label(self, row: int) -> str:
         return self._row_label(row)
@@ -455,7 +462,7 @@ class ArrayTableModel(QAbstractTableModel):
             return False
         text = value if isinstance(value, str) else str(value)
         try:
-            parsed = parse_value(text, self._integer, self._minimum, self._value_name)
+            parsed = parse_value(text, self._integer, self._minimum, self.value_name)
         except ValueError as err:
             self.inputRejected.emit(str(err))
             return False
@@ -468,11 +475,11 @@ class ArrayTableModel(QAbstractTableModel):
         """Why ``value`` cannot be stored, or None. Used on edits that did not come as text."""
         text = format_full(value)
         if self._integer and not float(value).is_integer():
-            return _whole_number_message(self._value_name, self._minimum, text)
+            return _whole_number_message(self.value_name, self._minimum, text)
         if self._minimum is not None and not value >= self._minimum:
             if self._integer:
-                return _whole_number_message(self._value_name, self._minimum, text)
-            return _minimum_message(self._value_name, self._minimum, text)
+                return _whole_number_message(self.value_name, self._minimum, text)
+            return _minimum_message(self.value_name, self._minimum, text)
         if self._dtype_bounds is not None:
             low, high = self._dtype_bounds
             if not low <= value <= high:
@@ -574,7 +581,7 @@ _VIEW_HELP = QT_TRANSLATE_NOOP(
 )
 
 
-class TensorTableView(QTableView):
+class TensorTableView(Retranslating, QTableView):
     """A ``QTableView`` for an ``ArrayTableModel`` with spreadsheet-style keyboard editing.
 
     Signals:
@@ -605,17 +612,26 @@ class TensorTableView(QTableView):
         horizontal = self.horizontalHeader()
         horizontal.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         horizontal.setDefaultSectionSize(self.fontMetrics().horizontalAdvance("-0.0000e+00") + 12)
-        help_text = tr_text(_VIEW_HELP)
-        self.setToolTip(help_text)
-        horizontal.setToolTip(help_text)
-        vertical.setToolTip(help_text)
-        # The corner button selects every cell; say so like every other control.
-        for corner in self.findChildren(QAbstractButton):
-            corner.setToolTip(translate("TensorTable", "Select all cells"))
+        #: What this table holds, said before the help in its tooltip (a marked source).
+        self.tip_prefix: str | None = None
+        self.retranslate()
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._show_context_menu)
         if model is not None:
             self.setModel(model)
+
+    def set_tip_prefix(self, prefix: str | None) -> None:
+        self.tip_prefix = prefix
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        help_text = tr_text(_VIEW_HELP)
+        self.setToolTip(help_text if not self.tip_prefix else f"{tr_text(self.tip_prefix)}. {help_text}")
+        self.horizontalHeader().setToolTip(help_text)
+        self.verticalHeader().setToolTip(help_text)
+        # The corner button selects every cell; say so like every other control.
+        for corner in self.findChildren(QAbstractButton):
+            corner.setToolTip(translate("TensorTable", "Select all cells"))
 
     # ---- helpers ----------------------------------------------------------------------------
 

@@ -12,8 +12,6 @@ to look for.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
@@ -29,33 +27,32 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.compute.attention import Outcome, run_state
-from attnviz.document import ReplaceState, Snapshot, State, filled_state
-from attnviz.ui.i18n import tr_text, translate
+from attnviz import catalog
+from attnviz.compute import Outcome, ViewData
+from attnviz.compute.compare import (
+    COMPARE_KINDS,
+    EXERCISE_1,
+    Comparison,
+    PairOutcome,
+    PairSnapshot,
+    compare_choices,
+    run_pair,
+    variants,
+)
+from attnviz.document import ReplaceState, filled_state
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.scheduler import ComputeScheduler, in_app
-from attnviz.ui.heatmap.widget import HeatmapWidget
-from attnviz.ui.app.controls import DTYPE_LABELS, MASK_MODE_LABELS, SCORING_LABELS
-from attnviz.ui.app.theme import error_color, mark_error_label
+from attnviz.ui.app.host import DockSpec, Host, ToolDock
+from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.heatmap import HeatmapWidget
+from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.lifecycle import Retranslating
+from attnviz.ui.scheduler import in_app
+from attnviz.ui.theme import error_color, mark_error_label
 
-__all__ = [
-    "COMPARE_KINDS",
-    "Comparison",
-    "CompareView",
-    "DivergingHeatmap",
-    "EXERCISE_1",
-    "PairOutcome",
-    "PairSnapshot",
-    "run_pair",
-    "variants",
-]
+__all__ = ["COMPARE_DOCK", "COMPARE_SHORTCUT", "CompareView", "DivergingHeatmap", "install_compare_view"]
 
-#: What can differ between A and B: the Settings field, its caption and the choices.
-COMPARE_KINDS: dict[str, tuple[str, dict[str, str]]] = {
-    "scoring": (QT_TRANSLATE_NOOP("CompareView", "Scoring function"), SCORING_LABELS),
-    "mask_mode": (QT_TRANSLATE_NOOP("CompareView", "Mask mode"), MASK_MODE_LABELS),
-    "dtype": (QT_TRANSLATE_NOOP("CompareView", "Dtype"), DTYPE_LABELS),
-}
+COMPARE_SHORTCUT = "Ctrl+Shift+D"
+COMPARE_DOCK = "compareDock"
 _DEFAULTS: dict[str, tuple[str, str]] = {
     "scoring": ("additive", "scaled_dot"),
     "mask_mode": ("d2l", "strict"),
@@ -65,80 +62,6 @@ _DEFAULTS: dict[str, tuple[str, str]] = {
 #: Colour-blind-safe diverging map (blue – grey – yellow) bundled with pyqtgraph: the sign of
 #: A − B must read at a glance, and the project's maps are all sequential.
 DIVERGING_MAP = "CET-CBD1"
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Compare ``what`` (a Settings field in COMPARE_KINDS) set to ``a`` against ``b``."""
-
-    what: str
-    a: str
-    b: str
-
-    def __post_init__(self) -> None:
-        if self.what not in COMPARE_KINDS:
-            raise ValueError(f"cannot compare {self.what!r}: choose one of {', '.join(COMPARE_KINDS)}")
-        choices = COMPARE_KINDS[self.what][1]
-        for side, value in (("A", self.a), ("B", self.b)):
-            if value not in choices:
-                raise ValueError(f"{side}: {value!r} is not a {COMPARE_KINDS[self.what][0].lower()}; "
-                                 f"choose one of {', '.join(choices)}")
-
-    def label(self, side: str) -> str:
-        """"A: Additive": the side and its choice, in the current language."""
-        value = self.a if side == "A" else self.b
-        return f"{side}: {tr_text(COMPARE_KINDS[self.what][1][value])}"
-
-
-EXERCISE_1 = Comparison("scoring", "additive", "scaled_dot")
-
-
-def variants(state: State, comparison: Comparison) -> tuple[State, State]:
-    """Two copies of ``state`` that differ only in the compared setting.
-
-    Learned parameters belong to one scoring function: a variant with another scoring function
-    starts from its own seeded parameters, as switching the setting in the app does.
-    """
-    out = []
-    for value in (comparison.a, comparison.b):
-        variant = state.copy()
-        variant.settings = replace(state.settings, **{comparison.what: value})
-        if comparison.what == "scoring" and value != state.settings.scoring:
-            variant.params = {}
-        out.append(variant)
-    return out[0], out[1]
-
-
-@dataclass(frozen=True)
-class PairSnapshot(Snapshot):
-    """What the compare thread computes: ``state`` is variant A, ``state_b`` variant B.
-
-    ``version`` is the view's request number (the scheduler only needs it to be increasing);
-    ``doc_version`` the document version both variants were made from.
-    """
-
-    state_b: State
-    doc_version: int
-    comparison: Comparison
-
-
-@dataclass(frozen=True)
-class PairOutcome(Outcome):
-    """Both outcomes of one request; ``version`` is the request number."""
-
-    a: Outcome | None = None
-    b: Outcome | None = None
-    doc_version: int = -1
-    comparison: Comparison | None = None
-
-
-def run_pair(snapshot: Snapshot) -> Outcome:
-    """Compute both variants (on the compare thread). Never raises: errors are data."""
-    assert isinstance(snapshot, PairSnapshot)
-    a = run_state(snapshot.state, snapshot.version)
-    b = run_state(snapshot.state_b, snapshot.version)
-    return PairOutcome(snapshot.version, a=a, b=b, doc_version=snapshot.doc_version,
-                       comparison=snapshot.comparison, seconds=a.seconds + b.seconds)
 
 
 # CET-CBD1 sampled at 7 points, for installs whose pyqtgraph lacks its colour-map files.
@@ -191,35 +114,31 @@ def _side_error(outcome: Outcome | None) -> str | None:
     return None if outcome.error is None else tr_text(outcome.error)
 
 
-class CompareView(QWidget):
-    """Two configurations on the same inputs: weights of each and their difference.
+def _side_label(comparison: Comparison, side: str) -> str:
+    """"A: Additive": the side and its choice, in the current language."""
+    return f"{side}: {tr_text(comparison.choice_label(side))}"
 
-    Feed it the document's state with ``set_state(state, version)`` on every change; it computes
-    (on its own thread, only while visible) and draws. ``shutdown()`` must run before the
-    application quits (``install_compare_view`` arranges it).
 
-    Signals:
-        editRequested(Edit): the user asked for an input change (randomised keys, exercise 1);
-            the owner pushes it on its undo stack.
-        presetRequested(str): load this preset (the exercise needs equal query and key lengths).
-        resultShown(PairOutcome): after a result was drawn.
+class CompareView(Retranslating, QWidget):
+    """Two configurations on the session's inputs: weights of each and their difference.
+
+    It follows the session's document and selection and computes (on its own thread, only
+    while visible). Its edits (randomised keys, the dot-product toy) go through the session.
+
+    ``resultShown(PairOutcome)`` is emitted after a result was drawn.
     """
 
-    editRequested = Signal(object)
-    presetRequested = Signal(str)
     resultShown = Signal(object)
 
-    def __init__(self, parent: QWidget | None = None, scheduler: ComputeScheduler | None = None) -> None:
+    def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.scheduler = scheduler or ComputeScheduler(compute=in_app(run_pair), parent=self)
+        self._session = session
+        self.scheduler = session.new_scheduler(in_app(run_pair))
         self.scheduler.finished.connect(self._on_result)
         self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
-        self._state: State | None = None
-        self._doc_version = -1
         self._request = 0
         self._dirty = False
         self._comparison = EXERCISE_1
-        self._batch = 0
         self._random_seed = 0
         self.last_result: PairOutcome | None = None
         #: Document version of the drawn result (-1 before the first).
@@ -231,34 +150,27 @@ class CompareView(QWidget):
 
         controls = QHBoxLayout()
         self.kind = QComboBox()
-        for key, (caption, _choices) in COMPARE_KINDS.items():
-            self.kind.addItem(tr_text(caption), key)
-        self.kind.setToolTip(translate("CompareView", "The one setting that differs between A and B; everything else "
-                                                      "is the main window's"))
+        for key in COMPARE_KINDS:
+            self.kind.addItem("", key)
         self.choice_a = QComboBox()
-        self.choice_a.setToolTip(translate("CompareView", "Configuration A"))
         self.choice_b = QComboBox()
-        self.choice_b.setToolTip(translate("CompareView", "Configuration B"))
-        swap = QPushButton("⇄")
-        swap.setToolTip(translate("CompareView", "Swap A and B"))
-        swap.setMaximumWidth(36)
-        swap.clicked.connect(lambda: self.set_comparison(
+        self.swap = QPushButton("⇄")
+        self.swap.setMaximumWidth(36)
+        self.swap.clicked.connect(lambda: self.set_comparison(
             Comparison(self._comparison.what, self._comparison.b, self._comparison.a)))
-        for caption, widget in ((translate("CompareView", "C&ompare"), self.kind), ("&A", self.choice_a),
-                                ("&B", self.choice_b)):
-            label = QLabel(caption)
-            label.setBuddy(widget)
-            controls.addWidget(label)
+        self.kind_caption = QLabel()
+        for caption, widget in ((self.kind_caption, self.kind), (QLabel("&A"), self.choice_a),
+                                (QLabel("&B"), self.choice_b)):
+            caption.setBuddy(widget)
+            controls.addWidget(caption)
             controls.addWidget(widget)
-        controls.addWidget(swap)
+        controls.addWidget(self.swap)
         controls.addSpacing(12)
         self.batch_spin = QSpinBox()
-        self.batch_spin.setToolTip(translate("CompareView", "Which batch element to show (follows the main window's "
-                                                            "batch selector)"))
-        self.batch_spin.valueChanged.connect(self.set_batch)
-        batch_caption = QLabel(translate("CompareView", "Ba&tch element"))
-        batch_caption.setBuddy(self.batch_spin)
-        controls.addWidget(batch_caption)
+        self.batch_spin.valueChanged.connect(session.set_batch)
+        self.batch_caption = QLabel()
+        self.batch_caption.setBuddy(self.batch_spin)
+        controls.addWidget(self.batch_caption)
         controls.addWidget(self.batch_spin)
         controls.addStretch(1)
         self.status = QLabel()
@@ -266,19 +178,12 @@ class CompareView(QWidget):
         layout.addLayout(controls)
 
         exercise_row = QHBoxLayout()
-        self.exercise_button = QPushButton(translate("CompareView", "Exercise 1: additive vs scaled dot"))
-        self.exercise_button.setToolTip(translate("CompareView", "Compare additive with scaled dot-product attention "
-                                                                 "on the current inputs"))
+        self.exercise_button = QPushButton()
         self.exercise_button.clicked.connect(self.start_exercise_1)
-        self.randomise_button = QPushButton(translate("CompareView", "Randomise keys"))
-        self.randomise_button.setToolTip(translate("CompareView", "Fill the keys with random numbers (one undoable "
-                                                                  "edit in the main window)"))
+        self.randomise_button = QPushButton()
         self.randomise_button.clicked.connect(self._randomise_keys)
-        self.dot_toy_button = QPushButton(translate("CompareView", "Load the dot-product toy"))
-        self.dot_toy_button.setToolTip(translate("CompareView", "Scaled dot product needs queries and keys of the "
-                                                                "same length: the book's dot-product toy has both of "
-                                                                "length 2"))
-        self.dot_toy_button.clicked.connect(lambda: self.presetRequested.emit("dot-toy"))
+        self.dot_toy_button = QPushButton()
+        self.dot_toy_button.clicked.connect(lambda: session.load_preset("dot-toy"))
         self.dot_toy_button.setVisible(False)
         exercise_row.addWidget(self.exercise_button)
         exercise_row.addWidget(self.randomise_button)
@@ -292,13 +197,11 @@ class CompareView(QWidget):
         self.explanation.setVisible(False)
         layout.addWidget(self.explanation)
 
-        self.max_label = QLabel(translate("CompareView", "max |A − B|: —"))
+        self.max_label = QLabel()
         font = self.max_label.font()
         font.setBold(True)
         font.setPointSizeF(font.pointSizeF() * 1.2)
         self.max_label.setFont(font)
-        self.max_label.setToolTip(translate("CompareView", "The largest absolute difference between the two weight "
-                                                           "matrices (this batch element)"))
         layout.addWidget(self.max_label)
 
         maps = QGridLayout()
@@ -320,8 +223,45 @@ class CompareView(QWidget):
         self.kind.currentIndexChanged.connect(self._on_kind)
         self.choice_a.currentIndexChanged.connect(self._on_choice)
         self.choice_b.currentIndexChanged.connect(self._on_choice)
+        session.documentChanged.connect(self._on_document_changed)
+        session.selectionChanged.connect(self._on_selection)
+        catalog.SCORINGS.subscribe(self._on_scoring_registered)
+        self.destroyed.connect(lambda *_: catalog.SCORINGS.unsubscribe(self._on_scoring_registered))
         self._show_comparison_controls()
+        self.retranslate()
+        self._request_compute()
+
+    def retranslate(self) -> None:
+        for index, key in enumerate(COMPARE_KINDS):
+            self.kind.setItemText(index, tr_text(COMPARE_KINDS[key]))
+        self.kind.setToolTip(translate("CompareView", "The one setting that differs between A and B; everything else "
+                                                      "is the main window's"))
+        self.kind_caption.setText(translate("CompareView", "C&ompare"))
+        self.choice_a.setToolTip(translate("CompareView", "Configuration A"))
+        self.choice_b.setToolTip(translate("CompareView", "Configuration B"))
+        self.swap.setToolTip(translate("CompareView", "Swap A and B"))
+        self.batch_spin.setToolTip(translate("CompareView", "Which batch element to show (the same as in the main "
+                                                            "window)"))
+        self.batch_caption.setText(translate("CompareView", "Ba&tch element"))
+        self.exercise_button.setText(translate("CompareView", "Exercise 1: additive vs scaled dot"))
+        self.exercise_button.setToolTip(translate("CompareView", "Compare additive with scaled dot-product attention "
+                                                                 "on the current inputs"))
+        self.randomise_button.setText(translate("CompareView", "Randomise keys"))
+        self.randomise_button.setToolTip(translate("CompareView", "Fill the keys with random numbers (one undoable "
+                                                                  "edit in the main window)"))
+        self.dot_toy_button.setText(translate("CompareView", "Load the dot-product toy"))
+        self.dot_toy_button.setToolTip(translate("CompareView", "Scaled dot product needs queries and keys of the "
+                                                                "same length: the book's dot-product toy has both of "
+                                                                "length 2"))
+        self.max_label.setToolTip(translate("CompareView", "The largest absolute difference between the two weight "
+                                                           "matrices (this batch element)"))
+        self._show_comparison_controls()
+        self._update_explanation()
         self._update_status()
+        if self.last_result is not None:
+            self._draw(self.last_result)
+        else:
+            self.max_label.setText(translate("CompareView", "max |A − B|: —"))
 
     # ------------------------------------------------------------------ public API
 
@@ -341,21 +281,17 @@ class CompareView(QWidget):
         self._update_explanation()
         self._request_compute()
 
-    def set_state(self, state: State, version: int) -> None:
-        """The document's current state (and version): recompute if visible."""
-        self._state = state
-        self._doc_version = version
+    def _on_document_changed(self, _edit: object) -> None:
         self._update_explanation()
         self._request_compute()
 
-    def set_batch(self, batch: int) -> None:
-        self._batch = max(int(batch), 0)
-        with QSignalBlocker(self.batch_spin):
-            if self._batch > self.batch_spin.maximum():
-                self.batch_spin.setMaximum(self._batch)
-            self.batch_spin.setValue(self._batch)
+    def _on_selection(self, _selection: Selection) -> None:
         if self.last_result is not None:
             self._draw(self.last_result)
+
+    def _on_scoring_registered(self, _info: object) -> None:
+        if self._comparison.what == "scoring":
+            self._show_comparison_controls()
 
     def set_font_scale(self, scale: float) -> None:
         """Scale the heatmaps' text (presentation mode)."""
@@ -367,15 +303,11 @@ class CompareView(QWidget):
         self.set_comparison(EXERCISE_1)
         self._update_explanation(force=True)
 
-    def shutdown(self) -> None:
-        """Stop the compute thread (waits for a running computation to end)."""
-        self.scheduler.shutdown()
-
     # ------------------------------------------------------------------ controls
 
     def _show_comparison_controls(self) -> None:
         c = self._comparison
-        choices = COMPARE_KINDS[c.what][1]
+        choices = compare_choices(c.what)
         with QSignalBlocker(self.kind), QSignalBlocker(self.choice_a), QSignalBlocker(self.choice_b):
             self.kind.setCurrentIndex(self.kind.findData(c.what))
             for box, value in ((self.choice_a, c.a), (self.choice_b, c.b)):
@@ -383,8 +315,8 @@ class CompareView(QWidget):
                 for key, label in choices.items():
                     box.addItem(tr_text(label), key)
                 box.setCurrentIndex(box.findData(value))
-        self.map_a.set_title(c.label("A"))
-        self.map_b.set_title(c.label("B"))
+        self.map_a.set_title(_side_label(c, "A"))
+        self.map_b.set_title(_side_label(c, "B"))
 
     def _on_kind(self, _index: int) -> None:
         what = self.kind.currentData()
@@ -397,11 +329,9 @@ class CompareView(QWidget):
             self.set_comparison(Comparison(self._comparison.what, a, b))
 
     def _randomise_keys(self) -> None:
-        if self._state is None:
-            return
         self._random_seed += 1
-        new = filled_state(self._state, "keys", "random", seed=self._random_seed)
-        self.editRequested.emit(ReplaceState(new, QT_TRANSLATE_NOOP("CompareView", "Randomise keys")))
+        new = filled_state(self._session.document.state, "keys", "random", seed=self._random_seed)
+        self._session.push(ReplaceState(new, QT_TRANSLATE_NOOP("CompareView", "Randomise keys")))
 
     def _update_explanation(self, force: bool = False) -> None:
         c = self._comparison
@@ -410,9 +340,9 @@ class CompareView(QWidget):
             self.explanation.setVisible(False)
             self.dot_toy_button.setVisible(False)
             return
-        state = self._state
-        mismatch = state is not None and state.queries.shape[2] != state.keys.shape[2]
-        identical = state is not None and bool(np.all(state.keys == state.keys[:, :1]))
+        state = self._session.document.state
+        mismatch = state.queries.shape[2] != state.keys.shape[2]
+        identical = bool(np.all(state.keys == state.keys[:, :1]))
         text = translate("CompareView", "<b>Exercise 1.</b> Do additive and scaled dot-product attention still give "
                                         "the same weights once the keys change? ")
         if identical:
@@ -430,7 +360,6 @@ class CompareView(QWidget):
                            "together, so the weights differ. Edit a key in the Keys table, or click <i>Randomise "
                            "keys</i>, and watch A − B.")
         if mismatch:
-            assert state is not None
             needs = translate(
                 "CompareView", "Scaled dot product needs queries and keys of the same length (here {d_q} and {d_k}): "
                                "load the dot-product toy, whose queries and keys both have length 2.")
@@ -443,15 +372,14 @@ class CompareView(QWidget):
     # ------------------------------------------------------------------ computing
 
     def _request_compute(self) -> None:
-        if self._state is None:
-            return
         if not self.isVisible():
             self._dirty = True  # computed when shown: a hidden dock costs nothing
             return
         self._dirty = False
         self._request += 1
-        a, b = variants(self._state, self._comparison)
-        self.scheduler.submit(PairSnapshot(self._request, a, b, self._doc_version, self._comparison))
+        document = self._session.document
+        a, b = variants(document.state, self._comparison)
+        self.scheduler.submit(PairSnapshot(self._request, a, b, document.version, self._comparison))
         self._update_status()
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -490,15 +418,14 @@ class CompareView(QWidget):
             if outcome is not None and outcome.view is not None:
                 views[side] = outcome.view
         n_batch = max((v.weights.shape[0] for v in views.values()), default=1)
+        b = min(self._session.selection.batch, n_batch - 1)
         with QSignalBlocker(self.batch_spin):
             self.batch_spin.setRange(0, n_batch - 1)
-        b = min(self._batch, n_batch - 1)
-        with QSignalBlocker(self.batch_spin):
             self.batch_spin.setValue(b)
         comparison = result.comparison or self._comparison
         for side, heatmap in (("A", self.map_a), ("B", self.map_b)):
             view = views.get(side)
-            label = comparison.label(side)
+            label = _side_label(comparison, side)
             heatmap.set_title(label if view is not None else
                               translate("CompareView", "{side} — no result (see below)").format(side=label))
             if view is None:
@@ -509,13 +436,11 @@ class CompareView(QWidget):
                              row_labels=[f"q{i}" for i in range(n_q)], col_labels=[f"k{j}" for j in range(n_k)])
         self._draw_diff(views.get("A"), views.get("B"), b)
 
-    def _draw_diff(self, view_a: object, view_b: object, b: int) -> None:
-        from attnviz.compute.attention import ViewData
-
+    def _draw_diff(self, view_a: ViewData | None, view_b: ViewData | None, b: int) -> None:
         error = self.errors["diff"]
-        ready = isinstance(view_a, ViewData) and isinstance(view_b, ViewData)
+        ready = view_a is not None and view_b is not None
         self.map_diff.set_title("A − B" if ready else translate("CompareView", "A − B — needs both results"))
-        if not (isinstance(view_a, ViewData) and isinstance(view_b, ViewData)):
+        if view_a is None or view_b is None:
             self.map_diff.clear()
             self.max_abs_diff = None
             self.max_label.setText(translate("CompareView", "max |A − B|: — (both sides must compute)"))
@@ -557,3 +482,13 @@ class CompareView(QWidget):
             text += "  · " + translate("CompareView", "{n} cells NaN on one side (magenta)").format(n=nan_cells)
         self.max_label.setText(text)
         error.setVisible(False)
+
+
+def install_compare_view(session: AppSession, host: Host) -> ToolDock:
+    """Add the side-by-side view as a hidden dock; View > Side by side (Ctrl+Shift+D) shows it."""
+    spec = DockSpec(
+        COMPARE_DOCK, QT_TRANSLATE_NOOP("TeachingDocks", "Side by side: A vs B"),
+        QT_TRANSLATE_NOOP("TeachingDocks", "&Side by side (A vs B)"),
+        QT_TRANSLATE_NOOP("TeachingDocks", "The same inputs under two configurations, and where their weights differ"),
+        shortcut=COMPARE_SHORTCUT, menu="view")
+    return host.add_dock(spec, lambda: CompareView(session))

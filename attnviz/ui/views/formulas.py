@@ -11,23 +11,27 @@ Each part of an equation is tagged with the pipeline stage (``attnviz.engine.STA
 that part, so hovering a stage's heatmap shows where it lives in the maths.
 
 Plain strings only: no widget is created here, so the tests can check the HTML directly. Nor is
-the engine imported at module level: it imports torch, which the app loads on the compute thread
-only, so the window appears while PyTorch is still loading.
+the engine imported: it imports torch, which the app loads on the compute thread only, so the
+window appears while PyTorch is still loading; names, labels and LaTeX come from
+``attnviz.catalog``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
-from attnviz.ui.i18n import tr_text, translate
+from attnviz import catalog
 from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.i18n import tr_text, translate
 
 __all__ = [
     "HIGHLIGHT_BG",
     "FORMULA_STAGES",
     "SCORING_FORMULAS",
+    "latex_to_html",
     "missing_formulas",
     "scoring_formula",
     "softmax_formula",
@@ -206,59 +210,107 @@ SCORING_FORMULAS: dict[str, Callable[[_Math, int | None], str]] = {
     "summation": _summation,
 }
 
-_PARAMETER_NOTES: dict[str, str] = {
-    "additive": QT_TRANSLATE_NOOP("Formulas", "learned <b>W</b><sub><i>q</i></sub> ∈ ℝ<sup><i>h</i>×<i>q</i></sup>, "
-                                              "<b>W</b><sub><i>k</i></sub> ∈ ℝ<sup><i>h</i>×<i>k</i></sup>, "
-                                              "<b>w</b><sub><i>v</i></sub> ∈ ℝ<sup><i>h</i></sup>"),
-    "bilinear": QT_TRANSLATE_NOOP("Formulas", "learned <b>W</b> ∈ ℝ<sup><i>q</i>×<i>k</i></sup>: queries and keys "
-                                              "may differ in length"),
-    "scaled_dot": QT_TRANSLATE_NOOP("Formulas", "the scaling keeps the variance of the scores near 1 for "
-                                                "unit-variance inputs"),
-    "dot": QT_TRANSLATE_NOOP("Formulas", "no scaling: the scores grow with <i>d</i>"),
-    "gaussian": QT_TRANSLATE_NOOP("Formulas", "the Nadaraya–Watson kernel the chapter starts from"),
-    "summation": QT_TRANSLATE_NOOP("Formulas", "the query term is the same for every key, so the softmax cancels it"),
-}
-
-
-#: Titles of the scoring functions and mask modes (the engine's labels, without importing it).
-_SCORING_TITLES: dict[str, str] = {
-    "dot": QT_TRANSLATE_NOOP("Formulas", "Dot product (unscaled)"),
-    "scaled_dot": QT_TRANSLATE_NOOP("Formulas", "Scaled dot product"),
-    "additive": QT_TRANSLATE_NOOP("Formulas", "Additive"),
-    "bilinear": QT_TRANSLATE_NOOP("Formulas", "Bilinear (general)"),
-    "gaussian": QT_TRANSLATE_NOOP("Formulas", "Gaussian kernel"),
-    "summation": QT_TRANSLATE_NOOP("Formulas", "Vector summation"),
-}
-_MASK_TITLES: dict[str, str] = {
-    "d2l": QT_TRANSLATE_NOOP("Formulas", "Book (−10⁶ fill)"),
-    "strict": QT_TRANSLATE_NOOP("Formulas", "Strict"),
-    "neg_inf": QT_TRANSLATE_NOOP("Formulas", "−∞ fill"),
-    "sdpa": QT_TRANSLATE_NOOP("Formulas", "PyTorch SDPA boolean mask"),
-    "float01": QT_TRANSLATE_NOOP("Formulas", "1/0 mask passed as float (bug)"),
-    "inverted": QT_TRANSLATE_NOOP("Formulas", "Wrong polarity (bug)"),
-}
-
-
 def missing_formulas() -> list[str]:
-    """Scoring functions registered in the engine that have no formula here."""
-    from attnviz.engine import SCORINGS  # imports torch: only for tests and unknown names
+    """Scoring functions of the catalogue that have no hand-laid-out formula here (they are shown
+    from their LaTeX, see ``latex_to_html``)."""
+    return [name for name in catalog.SCORINGS if name not in SCORING_FORMULAS]
 
-    return [name for name in SCORINGS if name not in SCORING_FORMULAS]
+
+_LATEX_SYMBOLS = {
+    "top": "⊤", "cdot": "·", "times": "×", "sum": "∑", "prod": "∏", "infty": "∞", "in": "∈", "le": "≤",
+    "ge": "≥", "neq": "≠", "approx": "≈", "lVert": "‖", "rVert": "‖", "Vert": "‖", "lvert": "|", "rvert": "|",
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "theta": "θ", "lambda": "λ",
+    "mu": "μ", "sigma": "σ", "tau": "τ", "phi": "φ", "psi": "ψ", "omega": "ω", "Sigma": "Σ",
+    "left": "", "right": "", ",": " ", ";": " ", "quad": "  ",
+}
+_LATEX_FUNCTIONS = ("tanh", "exp", "log", "softmax", "max", "min", "cos", "sin", "relu")
+_LATEX_TOKEN = re.compile(r"\\([A-Za-z]+|.)|([{}^_])|([A-Za-z])|(\s+)|(.)", re.S)
+
+
+def latex_to_html(latex: str) -> str:
+    """A formula in the LaTeX subset scoring functions are written in, as Qt rich text: bold
+    vectors (``mathbf``), sub- and superscripts, fractions, roots, norms and Greek letters.
+    Unknown commands lose their backslash rather than show it; single letters are italic."""
+    tokens = list(_LATEX_TOKEN.finditer(latex))
+    pos = 0
+
+    def group() -> str:
+        # One argument: a braced group or a single token.
+        nonlocal pos
+        if pos < len(tokens) and tokens[pos].group(2) == "{":
+            pos += 1
+            out = seq(until="}")
+            pos += 1
+            return out
+        return atom() if pos < len(tokens) else ""
+
+    def atom() -> str:
+        nonlocal pos
+        command, special, letter, space, other = tokens[pos].groups()
+        pos += 1
+        if command is not None:
+            if command in ("mathbf", "boldsymbol"):
+                return f"<b>{_strip_italics(group())}</b>"
+            if command in ("mathrm", "text", "operatorname", "mathbb"):
+                return _strip_italics(group())
+            if command in ("frac", "tfrac", "dfrac"):
+                num, den = group(), group()
+                return f"({num})/({den})" if len(_plain(num)) > 1 or len(_plain(den)) > 1 else f"{num}/{den}"
+            if command == "sqrt":
+                return f"√({group()})"
+            if command in _LATEX_FUNCTIONS:
+                return command
+            return escape(_LATEX_SYMBOLS.get(command, command))
+        if letter is not None:
+            return f"<i>{letter}</i>"
+        if space is not None:
+            return " "
+        if special in ("^", "_"):
+            tag = "sup" if special == "^" else "sub"
+            return f"<{tag}>{group()}</{tag}>"
+        return escape(other if other is not None else "")
+
+    def seq(until: str | None = None) -> str:
+        parts = []
+        while pos < len(tokens) and not (until is not None and tokens[pos].group(2) == until):
+            if tokens[pos].group(2) in ("{", "}"):
+                parts.append(group() if tokens[pos].group(2) == "{" else "")
+                if parts[-1] == "":
+                    _skip()
+                continue
+            parts.append(atom())
+        return "".join(parts)
+
+    def _skip() -> None:
+        nonlocal pos
+        pos += 1
+
+    return seq()
+
+
+def _plain(html: str) -> str:
+    return re.sub(r"<[^>]+>", "", html)
+
+
+def _strip_italics(html: str) -> str:
+    return html.replace("<i>", "").replace("</i>", "")
 
 
 def scoring_formula(name: str, *, highlight: str | None = None, d: int | None = None, ink: str = "#202020") -> str:
-    """a(q, k) for the scoring function ``name``; ``d`` (the vector length) fills in numbers."""
+    """a(q, k) for the scoring function ``name``; ``d`` (the vector length) fills in numbers.
+
+    The built-in ones are laid out by hand with their stages tagged; one registered later is
+    shown from the LaTeX it brought (``attnviz.catalog``), the whole formula as its raw scores.
+    """
     m = _Math(highlight, ink)
     build = SCORING_FORMULAS.get(name)
+    info = catalog.SCORINGS.get(name)
     if build is None:
-        # A new scoring function without a rendered formula still shows its LaTeX (and a test
-        # fails until someone writes one).
-        from attnviz.engine import SCORINGS  # the name came from a result, so torch is loaded
-
-        latex = getattr(SCORINGS.get(name), "formula", "") or name
-        return f"<code>{escape(latex)}</code>"
-    html = build(m, d)
-    note = tr_text(_PARAMETER_NOTES.get(name, ""))
+        latex = info.formula if info is not None and info.formula else name
+        html = m.hl(latex_to_html(latex), "raw_scores")
+    else:
+        html = build(m, d)
+    note = tr_text(info.note) if info is not None and info.note else ""
     if note:
         html += f'<div style="color:{m.muted};">{note}</div>'
     return html
@@ -310,7 +362,7 @@ def softmax_formula(mask_mode: str = "d2l", *, highlight: str | None = None, ink
     mask_def = m.hl(translate("Formulas", "{m} = 1 when key {i} may be attended (within the valid length, and causal "
                                           "when set)").format(m=f"{m.var('m')}<sub>{m.var('i')}</sub>",
                                                                      i=m.var("i")), "mask")
-    label = tr_text(_MASK_TITLES.get(mask_mode, mask_mode))
+    label = tr_text(catalog.MASK_MODES.label(mask_mode))
     note = tr_text(_EMPTY_ROW_NOTES.get(mask_mode, ""))
     mode = translate("Formulas", "Mask mode {name}.").format(name=f"<b>{escape(label)}</b>")
     return (
@@ -356,7 +408,7 @@ def pipeline_formulas(
     ink: str = "#202020",
 ) -> str:
     """The three equations of the chapter for one configuration, headed, as one HTML document."""
-    label = tr_text(_SCORING_TITLES.get(scoring, scoring))
+    label = tr_text(catalog.SCORINGS.label(scoring))
 
     def head(text: str) -> str:
         return f'<p style="margin-top:10px; margin-bottom:3px;"><b>{escape(text)}</b></p>'

@@ -1,6 +1,6 @@
 """Lessons in the Presets menu: pitfalls and the chapter's exercises, each with its question.
 
-``install_lessons(window)`` adds two submenus, "Pitfalls" and "Exercises", to the window's
+``install_lessons(session, host)`` adds two submenus, "Pitfalls" and "Exercises", to the host's
 Presets menu (tooltips: the lesson's question). Choosing a lesson loads its preset as ONE
 undoable edit and shows the "Lesson" dock: the question, a "Show the answer" button that reveals
 the explanation, and for pitfalls a button that opens the masking lab (where the disagreement
@@ -10,12 +10,9 @@ the answer describes is outlined).
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QDockWidget,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -27,14 +24,13 @@ from PySide6.QtWidgets import (
 )
 
 from attnviz.document import ReplaceState
-from attnviz.ui.i18n import tr_text, translate
 from attnviz.teaching import LESSONS, Lesson
 from attnviz.tr import QT_TRANSLATE_NOOP, message
-from attnviz.ui.app.docks import add_tool_dock
+from attnviz.ui.app.host import DockSpec, Host, ToolDock
+from attnviz.ui.app.session import AppSession
+from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.views.masking_lab import MASKING_LAB_DOCK
-
-if TYPE_CHECKING:
-    from attnviz.ui.app.main_window import MainWindow
 
 __all__ = ["LESSON_DOCK", "LessonView", "LessonsController", "install_lessons", "menu_text"]
 
@@ -51,7 +47,7 @@ def menu_text(lesson: Lesson) -> str:
     return title
 
 
-class LessonView(QWidget):
+class LessonView(Retranslating, QWidget):
     """The current lesson: its title, question, the answer behind a button, and for pitfalls a
     button to open the masking lab (``openMaskingLab``)."""
 
@@ -67,13 +63,10 @@ class LessonView(QWidget):
         self.question.setWordWrap(True)
         self.question.setTextFormat(Qt.TextFormat.RichText)
         self.question.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.answer_button = QPushButton(translate("Lessons", "Show the answer"))
+        self.answer_button = QPushButton()
         self.answer_button.setCheckable(True)
-        self.answer_button.setToolTip(translate("Lessons", "Reveal (or hide again) the explanation"))
         self.answer_button.toggled.connect(self._on_answer_toggled)
-        self.lab_button = QPushButton(translate("Lessons", "Open the masking lab"))
-        self.lab_button.setToolTip(translate("Lessons", "See this input under every masking convention, with the "
-                                                        "differences outlined"))
+        self.lab_button = QPushButton()
         self.lab_button.clicked.connect(self.openMaskingLab)
         self.explanation = QLabel()
         self.explanation.setWordWrap(True)
@@ -103,12 +96,27 @@ class LessonView(QWidget):
         layout.addWidget(scroll)
         # Narrower than this, a question of four lines becomes fifteen.
         self.setMinimumWidth(320)
+        self._lab_available = True
         self.set_lesson(None)
+
+    def retranslate(self) -> None:
+        self.answer_button.setToolTip(translate("Lessons", "Reveal (or hide again) the explanation"))
+        self.lab_button.setText(translate("Lessons", "Open the masking lab"))
+        self.lab_button.setToolTip(translate("Lessons", "See this input under every masking convention, with the "
+                                                        "differences outlined"))
+        shown = self.answer_button.isChecked()
+        self._show_texts()
+        self._on_answer_toggled(shown)
 
     def set_lesson(self, lesson: Lesson | None, *, lab_available: bool = True) -> None:
         """Show ``lesson`` with its answer hidden (None: an invitation to pick one)."""
         self.lesson = lesson
+        self._lab_available = lab_available
         self.answer_button.setChecked(False)
+        self.retranslate()
+
+    def _show_texts(self) -> None:
+        lesson = self.lesson
         if lesson is None:
             self.title.setText("<b>" + translate("Lessons", "No lesson chosen") + "</b>")
             self.question.setText(translate("Lessons", "Pick one under Presets › Pitfalls or Presets › Exercises."))
@@ -124,7 +132,7 @@ class LessonView(QWidget):
         answer = translate("Lessons", "Answer.")
         self.explanation.setText(f"<b>{answer}</b> {html.escape(tr_text(lesson.explanation))}")
         self.answer_button.setVisible(True)
-        self.lab_button.setVisible(lesson.kind == "pitfall" and lab_available)
+        self.lab_button.setVisible(lesson.kind == "pitfall" and self._lab_available)
 
     @property
     def answer_shown(self) -> bool:
@@ -139,68 +147,74 @@ class LessonView(QWidget):
 class LessonsController(QObject):
     """What ``install_lessons`` returns: the menus' actions, the dock, and ``load(name)``."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
-        self.view = LessonView()
-        self.dock = add_tool_dock(
-            window, self.view, title=translate("Lessons", "Lesson"), object_name=LESSON_DOCK,
-            action_text=translate("Lessons", "&Lesson"), shortcut=None,
-            tip=translate("Lessons", "The question of the lesson loaded from Presets › Pitfalls or Exercises"),
-            area=Qt.DockWidgetArea.RightDockWidgetArea,
-        )
-        self.view.openMaskingLab.connect(self.open_masking_lab)
-        menu = window.preset_menu
+    def __init__(self, session: AppSession, host: Host) -> None:
+        super().__init__(host.widget())
+        self.session = session
+        self.host = host
+        self.dock = host.add_dock(DockSpec(
+            LESSON_DOCK, QT_TRANSLATE_NOOP("Lessons", "Lesson"), QT_TRANSLATE_NOOP("Lessons", "&Lesson"),
+            QT_TRANSLATE_NOOP("Lessons", "The question of the lesson loaded from Presets › Pitfalls or Exercises"),
+            area=Qt.DockWidgetArea.RightDockWidgetArea), self._build_view)
+        menu = host.menu("presets")
         menu.addSeparator()
-        self.pitfalls_menu: QMenu = menu.addMenu(translate("Lessons", "Pitfalls"))
-        self.exercises_menu: QMenu = menu.addMenu(translate("Lessons", "Exercises"))
+        self.pitfalls_menu: QMenu = menu.addMenu("")
+        self.exercises_menu: QMenu = menu.addMenu("")
         self.actions: dict[str, QAction] = {}
         for lesson in LESSONS.values():
             target = self.pitfalls_menu if lesson.kind == "pitfall" else self.exercises_menu
-            action = QAction(menu_text(lesson), window)
-            action.setToolTip(tr_text(lesson.question))
-            action.setStatusTip(tr_text(lesson.preset.description))
+            action = QAction(host.widget())
             action.triggered.connect(lambda _checked=False, name=lesson.name: self.load(name))
             target.addAction(action)
             self.actions[lesson.name] = action
         for sub in (self.pitfalls_menu, self.exercises_menu):
             sub.setToolTipsVisible(True)  # the question, as the tooltip of each lesson
+        self.retranslate()
+        session.languageChanged.connect(self.retranslate)
+
+    def _build_view(self) -> LessonView:
+        view = LessonView()
+        view.openMaskingLab.connect(self.open_masking_lab)
+        return view
+
+    @property
+    def view(self) -> LessonView:
+        view = self.dock.view()
+        assert isinstance(view, LessonView)
+        return view
+
+    def retranslate(self) -> None:
+        self.pitfalls_menu.setTitle(translate("Lessons", "Pitfalls"))
+        self.exercises_menu.setTitle(translate("Lessons", "Exercises"))
+        for name, action in self.actions.items():
+            lesson = LESSONS[name]
+            action.setText(menu_text(lesson))
+            action.setToolTip(tr_text(lesson.question))
+            action.setStatusTip(tr_text(lesson.preset.description))
 
     def load(self, name: str) -> None:
         """Load lesson ``name``'s inputs as one undoable edit and show its question."""
         lesson = LESSONS[name]
-        self.window.push(ReplaceState(lesson.preset.build(),
-                                      message(QT_TRANSLATE_NOOP("Lessons", "Lesson: {title}"), title=lesson.title)))
+        self.session.push(ReplaceState(lesson.preset.build(),
+                                       message(QT_TRANSLATE_NOOP("Lessons", "Lesson: {title}"), title=lesson.title)))
         self.view.set_lesson(lesson, lab_available=self._masking_lab() is not None)
         self.dock.show()
         self.dock.raise_()
-        self.window.statusBar().showMessage(
+        self.session.show_status(
             translate("Lessons", "Lesson loaded: {title} (Ctrl+Z goes back)").format(title=tr_text(lesson.title)),
             10000)
 
     def open_masking_lab(self) -> None:
         dock = self._masking_lab()
         if dock is None:
-            self.window.statusBar().showMessage(
-                translate("Lessons", "The masking lab is not part of this window"), 8000)
+            self.session.show_status(translate("Lessons", "The masking lab is not part of this window"), 8000)
             return
         dock.show()
         dock.raise_()
 
-    def adopt(self, other: "LessonsController") -> None:
-        """Show the lesson ``other`` shows, with its answer as open as it was (a rebuilt window)."""
-        lesson = other.view.lesson
-        if lesson is not None:
-            self.view.set_lesson(lesson, lab_available=self._masking_lab() is not None)
-            self.view.answer_button.setChecked(other.view.answer_button.isChecked())
-
-    def _masking_lab(self) -> QDockWidget | None:
-        return self.window.findChild(QDockWidget, MASKING_LAB_DOCK)
+    def _masking_lab(self) -> ToolDock | None:
+        return self.host.dock(MASKING_LAB_DOCK)
 
 
-def install_lessons(window: MainWindow) -> LessonsController:
+def install_lessons(session: AppSession, host: Host) -> LessonsController:
     """Presets › Pitfalls and Presets › Exercises, and the (hidden) Lesson dock."""
-    existing = window.findChild(LessonsController)
-    if existing is not None:
-        return existing
-    return LessonsController(window)
+    return LessonsController(session, host)

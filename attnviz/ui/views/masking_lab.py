@@ -8,19 +8,16 @@ reference convention ("strict" with the intended alignment) get a red outline (a
 once cells are too small to outline). Under the grid, the engine's plain-English sentences say
 what differs, for all batch elements.
 
-``engine.lab.compare_conventions`` runs on the view's own ``ComputeScheduler`` thread (latest
-request wins), and only while the view is visible: a hidden lab costs nothing and catches up
-when shown.
+``engine.lab.compare_conventions`` runs on the view's own compute thread (latest request wins,
+started by the session and stopped with it), and only while the view is visible: a hidden lab
+costs nothing and catches up when shown.
 """
 
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
-
 import numpy as np
 import pyqtgraph as pg
-import shiboken6
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
@@ -35,25 +32,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.document import Document, Edit
-from attnviz.ui.i18n import tr_text, translate
+from attnviz import catalog
+from attnviz.compute.labs import ConventionView, LabOutcome, run_masking_lab
+from attnviz.document import Edit
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.scheduler import ComputeScheduler, in_app
-from attnviz.ui.heatmap.colormaps import MASK_HATCH_COLOR
-from attnviz.ui.app.docks import add_tool_dock
-from attnviz.ui.heatmap.widget import HeatmapWidget
-from attnviz.ui.views.lab_worker import (
-    ConventionView,
-    LabOutcome,
-    run_masking_lab,
-    when_window_closes,
-)
+from attnviz.ui.app.host import DockSpec, Host, ToolDock
 from attnviz.ui.app.results_panel import format_number as _fmt
-from attnviz.ui.app.theme import error_color
-
-if TYPE_CHECKING:
-    from attnviz.engine.masking import MaskMode
-    from attnviz.ui.app.main_window import MainWindow
+from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.heatmap import HeatmapWidget
+from attnviz.ui.heatmap.colormaps import MASK_HATCH_COLOR
+from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.lifecycle import Retranslating
+from attnviz.ui.scheduler import in_app
+from attnviz.ui.theme import error_color
 
 __all__ = ["MASKING_LAB_DOCK", "MASKING_LAB_SHORTCUT", "MaskingLabView", "install_masking_lab"]
 
@@ -82,14 +73,6 @@ ROW_KIND_NAMES = {
     "keys_hidden": QT_TRANSLATE_NOOP("MaskingLab", "keys hidden"),
     "ok": QT_TRANSLATE_NOOP("MaskingLab", "ok"),
 }
-
-
-def _mask_modes() -> dict[str, "MaskMode"]:
-    # Imported when a result is drawn, not with the window: importing the engine imports
-    # torch, which the window must not wait for at start-up (the compute thread loads it).
-    from attnviz.engine.masking import MASK_MODES
-
-    return MASK_MODES
 
 
 def disagreement_image(
@@ -142,7 +125,7 @@ class _FitGrid(QGridLayout):
         return False
 
 
-class _ConventionCell(QFrame):
+class _ConventionCell(Retranslating, QFrame):
     """One convention: its heatmap with the disagreement overlay, and a one-line verdict."""
 
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
@@ -153,8 +136,7 @@ class _ConventionCell(QFrame):
         self.title = QLabel(name)
         self.title.setAlignment(Qt.AlignmentFlag.AlignHCenter)
         self.title.setStyleSheet("QLabel { font-weight: bold; }")
-        self.heatmap = HeatmapWidget(title="", x_label=translate("MaskingLab", "Keys"),
-                                     y_label=translate("MaskingLab", "Queries"))
+        self.heatmap = HeatmapWidget(title="")
         # The main view's minimum (480 x 200) would make a grid of six a wall of scrolling.
         self.heatmap.setMinimumSize(_CELL_MIN_WIDTH - 10, 170)
         self.overlay = pg.ImageItem(axisOrder="row-major")
@@ -173,6 +155,10 @@ class _ConventionCell(QFrame):
         layout.addWidget(self.title)
         layout.addWidget(self.heatmap, 1)
         layout.addWidget(self.verdict)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.heatmap.set_axis_labels(translate("MaskingLab", "Keys"), translate("MaskingLab", "Queries"))
 
     def show_convention(self, conv: ConventionView, ref: ConventionView, outcome: LabOutcome, b: int) -> None:
         assert outcome.allowed is not None and outcome.empty_rows is not None
@@ -181,7 +167,7 @@ class _ConventionCell(QFrame):
         leaked = ~allowed & (w != 0)  # NaN != 0 too: a NaN in a masked cell is a leak as well
         is_ref = conv.name == ref.name
         # The mode's label, and the alignment kept short: a long title would not fit the map.
-        mode = _mask_modes()[conv.mask_mode]
+        mode = catalog.MASK_MODES[conv.mask_mode]
         title = tr_text(mode.label)
         if conv.causal is not None:
             title += f" · {conv.causal.replace('_', '-')}"
@@ -241,7 +227,7 @@ class _ConventionCell(QFrame):
         return f"<b>{name}</b>: <span style='color:{error_color()}'>{verdict}</span>"
 
 
-class MaskingLabView(QWidget):
+class MaskingLabView(Retranslating, QWidget):
     """Every masking convention on the document's current input (see the module docstring).
 
     ``outcome`` is the ``LabOutcome`` drawn last (``shown_version`` its document version);
@@ -251,9 +237,10 @@ class MaskingLabView(QWidget):
 
     resultShown = Signal(object)
 
-    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+    def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._document = document
+        self._session = session
+        self._document = session.document
         self.outcome: LabOutcome | None = None
         self.shown_version = -1
         self.error: str | None = None
@@ -265,7 +252,7 @@ class MaskingLabView(QWidget):
         self._paired = False
         self._laid_out_columns = 0
 
-        self.scheduler = ComputeScheduler(compute=in_app(run_masking_lab), parent=self)
+        self.scheduler = session.new_scheduler(in_app(run_masking_lab))
         self.scheduler.finished.connect(self._on_result)
         self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
 
@@ -288,8 +275,6 @@ class MaskingLabView(QWidget):
         self.sentence_label.setTextFormat(Qt.TextFormat.RichText)
         self.sentence_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.sentence_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.sentence_label.setToolTip(translate("MaskingLab", "What each convention does differently from the "
-                                                               "reference, counted over every batch element"))
         sentence_scroll = QScrollArea()
         sentence_scroll.setWidgetResizable(True)
         sentence_scroll.setWidget(self.sentence_label)
@@ -314,17 +299,25 @@ class MaskingLabView(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.status)
         layout.addWidget(splitter, 1)
+        self._batch = session.selection.batch
+        self.retranslate()
+        session.documentChanged.connect(self._on_document_changed)
+        session.selectionChanged.connect(self._on_selection)
+
+    def retranslate(self) -> None:
         self.setToolTip(translate("MaskingLab", "The current input under every masking convention; red outlines mark "
                                                 "weights that differ from the reference"))
-        self._update_header()
+        self.sentence_label.setToolTip(translate("MaskingLab", "What each convention does differently from the "
+                                                               "reference, counted over every batch element"))
+        if self.outcome is not None:
+            self._draw(self.outcome)
+        else:
+            self._update_header()
         self._update_status()
-        document.subscribe(self._on_document_changed)
 
     # ------------------------------------------------------------------ inputs
 
     def _on_document_changed(self, _edit: Edit | None = None) -> None:
-        if not shiboken6.isValid(self):
-            return  # the window (and this view) are gone; the document lives on in tests
         self._dirty = True
         if self.isVisible():
             self.refresh()
@@ -340,6 +333,9 @@ class MaskingLabView(QWidget):
         if self._dirty:
             self.refresh()
 
+    def _on_selection(self, selection: Selection) -> None:
+        self.set_batch(selection.batch)
+
     def set_batch(self, batch: int) -> None:
         self._batch = max(0, int(batch))
         if self.outcome is not None:
@@ -351,11 +347,6 @@ class MaskingLabView(QWidget):
             cell.heatmap.set_font_scale(f)
         if self._order:
             self._relayout()
-
-    def shutdown(self) -> None:
-        """Stop the lab's thread: drop what waits, let what runs finish (call before closing)."""
-        if shiboken6.isValid(self.scheduler):
-            self.scheduler.shutdown()
 
     @property
     def busy(self) -> bool:
@@ -386,7 +377,7 @@ class MaskingLabView(QWidget):
         """Reference first, then every other mode in MASK_MODES order; with a causal mask each
         mode's two alignments side by side (the intended one first)."""
         ref = outcome.conventions[outcome.reference]
-        modes = [ref.mask_mode] + [m for m in _mask_modes() if m != ref.mask_mode]
+        modes = [ref.mask_mode] + [m for m in catalog.MASK_MODES if m != ref.mask_mode]
         names: list[str] = []
         for mode in modes:
             mine = [c for c in outcome.conventions.values() if c.mask_mode == mode]
@@ -505,23 +496,12 @@ class MaskingLabView(QWidget):
         self.status.setVisible(bool(self.status.text()))
 
 
-def install_masking_lab(window: MainWindow) -> QDockWidget:
-    """Add the masking lab as a hidden dock; Tools > Masking lab (Ctrl+Shift+M) shows it.
-
-    Installing twice returns the existing dock. The lab's thread stops when the window closes
-    (and ``dock.widget().shutdown()`` may be called from closeEvent too; twice is harmless).
-    """
-    existing = window.findChild(QDockWidget, MASKING_LAB_DOCK)
-    if existing is not None:
-        return existing
-    view = MaskingLabView(window.document)
-    dock = add_tool_dock(
-        window, view, title=translate("MaskingLab", "Masking lab: every convention"), object_name=MASKING_LAB_DOCK,
-        action_text=translate("MaskingLab", "&Masking lab"), shortcut=MASKING_LAB_SHORTCUT,
-        tip=translate("MaskingLab", "The current input under every masking convention (book, strict, -inf, SDPA and "
-                                    "common bugs), with the weights that differ outlined and explained"),
-    )
-    window.inputs.batchChanged.connect(view.set_batch)
-    view.set_batch(window.inputs.batch.value())
-    when_window_closes(window, view.shutdown)
-    return dock
+def install_masking_lab(session: AppSession, host: Host) -> ToolDock:
+    """Add the masking lab as a hidden dock; Tools > Masking lab (Ctrl+Shift+M) shows it."""
+    spec = DockSpec(
+        MASKING_LAB_DOCK, QT_TRANSLATE_NOOP("MaskingLab", "Masking lab: every convention"),
+        QT_TRANSLATE_NOOP("MaskingLab", "&Masking lab"),
+        QT_TRANSLATE_NOOP("MaskingLab", "The current input under every masking convention (book, strict, -inf, SDPA "
+                                        "and common bugs), with the weights that differ outlined and explained"),
+        shortcut=MASKING_LAB_SHORTCUT)
+    return host.add_dock(spec, lambda: MaskingLabView(session))

@@ -6,9 +6,9 @@ output, each a heatmap of the selected batch element. The chapter's equations si
 scoring function the parameters are editable tables, and for additive attention the hidden
 features tanh(W_q q + W_k k) of one query–key pair are drawn as bars.
 
-The view only draws: results come in through ``show`` (from the main window's outcomes), edits
-of the parameters go out as ``paramsEdited``; the main window turns those into undoable edits.
-While the view is hidden nothing is drawn; the latest result is drawn when it is shown again.
+The view only draws: it follows the session's outcomes and selection, and an edit of the
+parameters becomes one undoable edit pushed through the session. While the view is hidden
+nothing is drawn; the latest result is drawn when it is shown again.
 """
 
 from __future__ import annotations
@@ -32,16 +32,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.compute.attention import ViewData
-from attnviz.document import State
+from attnviz import catalog
+from attnviz.compute import Outcome, ViewData
+from attnviz.compute.pipeline import additive_features, softmax_allowed
+from attnviz.document import ReplaceState, State
+from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.ui.app.host import DockSpec, Host, ToolDock
+from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
-from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.views.formulas import pipeline_formulas
-from attnviz.ui.heatmap.widget import HeatmapWidget
+from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
-from attnviz.ui.app.theme import PlotColors, error_color, mark_error_label, plot_colors
+from attnviz.ui.theme import PlotColors, error_color, mark_error_label, plot_colors
+from attnviz.ui.views.formulas import pipeline_formulas
 
-__all__ = ["PIPELINE_STAGES", "PipelineView", "additive_features", "softmax_allowed"]
+__all__ = ["PIPELINE_DOCK", "PIPELINE_SHORTCUT", "PIPELINE_STAGES", "PipelineView", "install_pipeline_view"]
+
+PIPELINE_SHORTCUT = "Ctrl+Shift+P"
+PIPELINE_DOCK = "pipelineDock"
 
 #: (stage, title) in pipeline order; the stages are the engine's ``STAGES``.
 PIPELINE_STAGES: tuple[tuple[str, str], ...] = (
@@ -69,34 +77,6 @@ SCORING_NAMES = {
 _FILLS = {"d2l": "−10⁶", "strict": "−∞", "neg_inf": "−∞", "sdpa": "−∞", "inverted": "−∞"}
 
 
-def softmax_allowed(mask: np.ndarray, mask_mode: str) -> np.ndarray:
-    """Which scores the softmax really lets through under ``mask_mode`` (True = attended).
-
-    The mask stage is what the valid lengths ask for; the two "bug" modes do something else
-    with it, and the masked-score and weight maps should hatch what was really masked.
-    """
-    if mask_mode == "float01":
-        return np.ones_like(mask, dtype=bool)  # 1 is added to the kept scores, nothing masked
-    if mask_mode == "inverted":
-        return ~mask.astype(bool)
-    return mask.astype(bool)
-
-
-def additive_features(
-    params: dict[str, np.ndarray], query: np.ndarray, key: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """tanh(W_q q + W_k k) for one query (d_q,) and one key (d_k,), and w_v ⊙ that.
-
-    The second sums to the additive score a(q, k). h numbers: cheap enough for the GUI thread.
-    Raises KeyError/ValueError when the parameters do not fit (the caller shows a message).
-    """
-    w_q = np.asarray(params["W_q"], dtype=np.float64)
-    w_k = np.asarray(params["W_k"], dtype=np.float64)
-    w_v = np.asarray(params["w_v"], dtype=np.float64).reshape(-1)
-    hidden = np.tanh(w_q @ np.asarray(query, dtype=np.float64) + w_k @ np.asarray(key, dtype=np.float64))
-    return hidden, w_v * hidden
-
-
 def _fmt(x: float) -> str:
     if np.isnan(x):
         return "NaN"
@@ -105,23 +85,19 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
-class _StageCard(QFrame):
+class _StageCard(Retranslating, QFrame):
     """One stage: a titled heatmap and a line saying what the stage did here."""
 
     def __init__(self, stage: str, title: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.stage = stage
+        self._title = title
         self.setObjectName("stageCard")
         self.setStyleSheet(_FRAME_IDLE)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.setSpacing(1)
-        if stage == "output":
-            x_label = translate("PipelineView", "Value dimension")
-        else:
-            x_label = translate("PipelineView", "Keys")
-        self.heatmap = HeatmapWidget(title=tr_text(title), x_label=x_label,
-                                     y_label=translate("PipelineView", "Queries"))
+        self.heatmap = HeatmapWidget()
         # Seven maps share the dock: smaller than the main window's, annotations hide themselves
         # when the cells get too small for them.
         self.heatmap.setMinimumSize(300, 190)
@@ -131,6 +107,13 @@ class _StageCard(QFrame):
         self.note = QLabel()
         self.note.setWordWrap(True)
         layout.addWidget(self.note)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        x_label = (translate("PipelineView", "Value dimension") if self.stage == "output"
+                   else translate("PipelineView", "Keys"))
+        self.heatmap.set_title(tr_text(self._title))
+        self.heatmap.set_axis_labels(x_label, translate("PipelineView", "Queries"))
 
     def set_hot(self, hot: bool) -> None:
         self.setStyleSheet(_FRAME_HOT if hot else _FRAME_IDLE)
@@ -168,44 +151,41 @@ class _StageGrid(QWidget):
         self._relayout(event.size().width() // self.CARD_WIDTH)
 
 
-class PipelineView(QWidget):
+class PipelineView(Retranslating, QWidget):
     """Every stage of the computation for one batch element, with the formulas beside it.
 
-    Signals:
-        paramsEdited(dict[str, np.ndarray]): the learned parameters with one block changed by
-            the user (all of them, ready to become ``State.params``).
-        highlightChanged(str): the stage now highlighted in the formulas ("" for none).
+    It follows ``session`` (outcomes, selection, errors) and pushes parameter edits through it.
+    ``highlightChanged(str)``: the stage now highlighted in the formulas ("" for none).
     """
 
-    paramsEdited = Signal(dict)
     highlightChanged = Signal(str)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._session = session
         self._view: ViewData | None = None
         self._state: State | None = None
         self._batch = 0
         self._dirty = False
         self._highlight: str | None = None
+        self._error: str | None = None
         #: How many times the stages were drawn (hidden views must not draw; tests check it).
         self.draw_count = 0
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         header = QHBoxLayout()
-        self.summary = QLabel(translate("PipelineView", "Waiting for a result…"))
+        self.summary = QLabel()
         font = self.summary.font()
         font.setBold(True)
         self.summary.setFont(font)
         header.addWidget(self.summary, 1)
         self.batch_spin = QSpinBox()
         self.batch_spin.setRange(0, 0)
-        self.batch_spin.setToolTip(translate("PipelineView", "Which batch element the stages show (follows the main "
-                                                             "window's batch selector)"))
-        self.batch_spin.valueChanged.connect(self.set_batch)
-        batch_caption = QLabel(translate("PipelineView", "&Batch element"))
-        batch_caption.setBuddy(self.batch_spin)
-        header.addWidget(batch_caption)
+        self.batch_spin.valueChanged.connect(session.set_batch)
+        self.batch_caption = QLabel()
+        self.batch_caption.setBuddy(self.batch_spin)
+        header.addWidget(self.batch_caption)
         header.addWidget(self.batch_spin)
         layout.addLayout(header)
         self.error = QLabel()
@@ -238,13 +218,10 @@ class PipelineView(QWidget):
         self.formula.setTextFormat(Qt.TextFormat.RichText)
         self.formula.setWordWrap(True)
         self.formula.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.formula.setToolTip(translate("PipelineView", "The chapter's equations; hover a stage to see where it is "
-                                                          "in them"))
         self.formula.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self._apply_formula_font()
         side_layout.addWidget(self.formula)
         self.additive_box = self._build_additive_box()
-        self.set_plot_colors(plot_colors())
         side_layout.addWidget(self.additive_box)
         self.params_box = self._build_params_box()
         side_layout.addWidget(self.params_box)
@@ -257,24 +234,69 @@ class PipelineView(QWidget):
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([820, 500])
-        self._apply_palette()
+        self.restyle()
+        self.retranslate()
+
+        session.outcomeShown.connect(self._on_outcome)
+        session.selectionChanged.connect(self._on_selection)
+        outcome = session.current_outcome()
+        if outcome is not None:
+            self._on_outcome(outcome)
+
+    def _on_outcome(self, outcome: Outcome) -> None:
+        # outcomeShown only fires for the document's current version, so the state matches.
+        if outcome.view is None:
+            self.show_error(outcome.error)
+            return
+        self.show(outcome.view, self._session.document.state, self._session.selection.batch)
+
+    def _on_selection(self, selection: Selection) -> None:
+        self.set_batch(selection.batch)
+
+    def retranslate(self) -> None:
+        if self._view is None:
+            self.summary.setText(translate("PipelineView", "Waiting for a result…"))
+        self.batch_spin.setToolTip(translate("PipelineView", "Which batch element the stages show (the same as in the "
+                                                             "main window)"))
+        self.batch_caption.setText(translate("PipelineView", "&Batch element"))
+        self.formula.setToolTip(translate("PipelineView", "The chapter's equations; hover a stage to see where it is "
+                                                          "in them"))
+        self.additive_box.setTitle(translate("PipelineView", "Additive attention: hidden features of one query–key "
+                                                             "pair"))
+        self.additive_box.setToolTip(translate("PipelineView", "tanh(W_q q + W_k k): the h hidden units whose "
+                                                               "w_v-weighted sum is the score"))
+        self.feature_query.setToolTip(translate("PipelineView", "Query index i"))
+        self.feature_key.setToolTip(translate("PipelineView", "Key index j"))
+        self.feature_query_caption.setText(translate("PipelineView", "&Query i"))
+        self.feature_key_caption.setText(translate("PipelineView", "&Key j"))
+        self.feature_plot.setLabel("bottom", translate("PipelineView", "hidden unit"))
+        self.params_box.setTitle(translate("PipelineView", "Learned parameters (edit a cell: the scores follow; Ctrl+Z "
+                                                           "undoes)"))
+        self.params_tabs.setToolTip(translate(
+            "PipelineView", "The scoring function's learned parameters, one tab per matrix (rows × columns as in "
+                            "nn.Linear: out × in)"))
+        for name, view in self.param_views.items():
+            view.setToolTip(translate("PipelineView", "{name}: type or paste numbers; each edit is one undo step in "
+                                                      "the main window").format(name=name))
+        self.show_error(self._error)
+        if self._view is not None and self._state is not None:
+            self._write_notes(self._view, self._state, self._batch)
+            self._draw_formula()
+            self._draw_features()
 
     # ------------------------------------------------------------------ building
 
     def _build_additive_box(self) -> QGroupBox:
-        box = QGroupBox(translate("PipelineView", "Additive attention: hidden features of one query–key pair"))
-        box.setToolTip(translate("PipelineView", "tanh(W_q q + W_k k): the h hidden units whose w_v-weighted sum is "
-                                                 "the score"))
+        box = QGroupBox()
         box.installEventFilter(self)
         layout = QVBoxLayout(box)
         row = QHBoxLayout()
         self.feature_query = QSpinBox()
-        self.feature_query.setToolTip(translate("PipelineView", "Query index i"))
         self.feature_key = QSpinBox()
-        self.feature_key.setToolTip(translate("PipelineView", "Key index j"))
-        for caption, spin in ((translate("PipelineView", "&Query i"), self.feature_query),
-                              (translate("PipelineView", "&Key j"), self.feature_key)):
-            label = QLabel(caption)
+        self.feature_query_caption = QLabel()
+        self.feature_key_caption = QLabel()
+        for label, spin in ((self.feature_query_caption, self.feature_query),
+                            (self.feature_key_caption, self.feature_key)):
             label.setBuddy(spin)
             row.addWidget(label)
             row.addWidget(spin)
@@ -287,7 +309,6 @@ class PipelineView(QWidget):
         self.feature_plot.setMenuEnabled(False)
         self.feature_plot.setMouseEnabled(x=False, y=False)
         self.feature_plot.hideButtons()
-        self.feature_plot.setLabel("bottom", translate("PipelineView", "hidden unit"))
         self._legend = self.feature_plot.addLegend(offset=(-4, 4))
         self.feature_plot.addLine(y=0, pen=pg.mkPen("#888"))
         self._bars_hidden = pg.BarGraphItem(x=[], height=[], width=0.38, brush="#3a6fb0", name="tanh(W_q q + W_k k)")
@@ -303,7 +324,7 @@ class PipelineView(QWidget):
         return box
 
     def _build_params_box(self) -> QGroupBox:
-        box = QGroupBox(translate("PipelineView", "Learned parameters (edit a cell: the scores follow; Ctrl+Z undoes)"))
+        box = QGroupBox()
         box.installEventFilter(self)
         layout = QVBoxLayout(box)
         self.params_error = QLabel()
@@ -313,9 +334,6 @@ class PipelineView(QWidget):
         layout.addWidget(self.params_error)
         self.params_tabs = QTabWidget()
         self.params_tabs.setMinimumHeight(200)
-        self.params_tabs.setToolTip(translate(
-            "PipelineView", "The scoring function's learned parameters, one tab per matrix (rows × columns as in "
-                            "nn.Linear: out × in)"))
         layout.addWidget(self.params_tabs)
         self.param_models: dict[str, ArrayTableModel] = {}
         self.param_views: dict[str, TensorTableView] = {}
@@ -376,6 +394,7 @@ class PipelineView(QWidget):
 
     def show_error(self, message: str | None) -> None:
         """A message above the stages (the last good result stays drawn)."""
+        self._error = message
         self.error.setText("⚠ " + translate("PipelineView", "{message} (showing the last good result)").format(
             message=tr_text(message)) if message else "")
         self.error.setVisible(bool(message))
@@ -431,16 +450,11 @@ class PipelineView(QWidget):
         self.formula.setFont(font)
 
     def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if not hasattr(self, "formula"):
-            return  # during construction
-        if event.type() == QEvent.Type.FontChange:
+        super().changeEvent(event)  # Retranslating: retranslate and restyle
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "formula"):
             self._apply_formula_font()
-        elif event.type() == QEvent.Type.PaletteChange:
-            self._apply_palette()
-            self._draw_formula()
 
-    def _apply_palette(self) -> None:
+    def restyle(self) -> None:
         # Notes are secondary text: the window text blended a third of the way into the
         # background reads as secondary on the light and the dark theme alike.
         pal = self.palette()
@@ -448,9 +462,11 @@ class PipelineView(QWidget):
         muted = QColor(*(int(0.65 * a + 0.35 * b) for a, b in zip(text.getRgb()[:3], back.getRgb()[:3])))
         for card in self.cards.values():
             card.note.setStyleSheet(f"QLabel {{ color: {muted.name()}; }}")
+        self.set_plot_colors(plot_colors())
+        self._draw_formula()
 
     def set_plot_colors(self, colors: PlotColors) -> None:
-        """Light or dark plot colours for the feature chart (the theme calls this)."""
+        """Light or dark plot colours for the feature chart."""
         self.feature_plot.setBackground(colors.background)
         for side in ("left", "bottom"):
             axis = self.feature_plot.getPlotItem().getAxis(side)
@@ -568,7 +584,7 @@ class PipelineView(QWidget):
         s = state.settings
         d_k = int(state.keys.shape[2])
         notes = {stage: "" for stage, _ in PIPELINE_STAGES}
-        scoring = tr_text(SCORING_NAMES.get(s.scoring, s.scoring))
+        scoring = tr_text(SCORING_NAMES.get(s.scoring) or catalog.SCORINGS.label(s.scoring))
         notes["raw_scores"] = translate(
             "PipelineView", "{scoring} scoring; colour range from the scores themselves").format(scoring=scoring)
         if s.scoring == "scaled_dot":
@@ -706,4 +722,37 @@ class PipelineView(QWidget):
                 name=name, shape=target.shape))
             return
         target[row:row + rows, col:col + cols] = arr
-        self.paramsEdited.emit(params)
+        self.edit_params(params)
+
+    def edit_params(self, params: dict[str, np.ndarray]) -> None:
+        """Make ``params`` (every learned parameter, one block changed) the document's, as one
+        undoable edit."""
+        session = self._session
+        if not session.is_current:
+            # The tables show the parameters of an older result (say, before a change of the
+            # hidden size): writing them back could not fit. Wait for the current one.
+            session.show_status(
+                translate("TeachingDocks", "The parameters are being recomputed; edit them again in a moment"), 8000)
+            return
+        state = session.document.state
+        # Compare with the parameters last used (seeded ones are not in state.params yet) so
+        # the undo entry names the matrix that was edited.
+        view = session.current_view()
+        used = view.params if view is not None else state.params
+        changed = [k for k, v in params.items() if k not in used or not np.array_equal(used[k], v)]
+        new = state.copy()
+        new.params = {k: np.asarray(v).copy() for k, v in params.items()}
+        session.push(ReplaceState(new, message(QT_TRANSLATE_NOOP("TeachingDocks", "Edit {names}"),
+                                               names=", ".join(changed or list(params)))))
+
+
+def install_pipeline_view(session: AppSession, host: Host) -> ToolDock:
+    """Add the pipeline view as a hidden dock; View > Pipeline view (Ctrl+Shift+P) shows it."""
+    # Teaching views are wide (seven stages, or three maps side by side): along the bottom,
+    # tabbed with each other, toggled from the View menu.
+    spec = DockSpec(
+        PIPELINE_DOCK, QT_TRANSLATE_NOOP("TeachingDocks", "Pipeline: every stage"),
+        QT_TRANSLATE_NOOP("TeachingDocks", "&Pipeline view"),
+        QT_TRANSLATE_NOOP("TeachingDocks", "Every stage of the computation, with the chapter's formulas"),
+        shortcut=PIPELINE_SHORTCUT, menu="view")
+    return host.add_dock(spec, lambda: PipelineView(session))

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import html
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
-import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF, QShowEvent
 from PySide6.QtWidgets import (
@@ -33,20 +31,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.document import Document, Edit
-from attnviz.ui.i18n import tr_text, translate
+from attnviz.compute.labs import ScalingOutcome, run_scaling_lab
+from attnviz.document import Edit
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.scheduler import ComputeScheduler, in_app
-from attnviz.ui.app.docks import add_tool_dock
-from attnviz.ui.views.lab_worker import (
-    ScalingOutcome,
-    run_scaling_lab,
-    when_window_closes,
-)
-from attnviz.ui.app.theme import error_color
-
-if TYPE_CHECKING:
-    from attnviz.ui.app.main_window import MainWindow
+from attnviz.ui.app.host import DockSpec, Host, ToolDock
+from attnviz.ui.app.session import AppSession
+from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.lifecycle import Retranslating
+from attnviz.ui.scheduler import in_app
+from attnviz.ui.theme import error_color
 
 __all__ = ["SCALING_LAB_DOCK", "SCALING_LAB_SHORTCUT", "ScalingLabView", "install_scaling_lab"]
 
@@ -98,7 +91,7 @@ def _fmt(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
-class ScalingLabView(QWidget):
+class ScalingLabView(Retranslating, QWidget):
     """The scaling plots (see the module docstring).
 
     ``outcome`` is the ``ScalingOutcome`` drawn last (``shown_version`` its document version),
@@ -108,9 +101,10 @@ class ScalingLabView(QWidget):
 
     resultShown = Signal(object)
 
-    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+    def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._document = document
+        self._session = session
+        self._document = session.document
         self.outcome: ScalingOutcome | None = None
         self.shown_version = -1
         self.error: str | None = None
@@ -119,7 +113,7 @@ class ScalingLabView(QWidget):
         base = QApplication.font().pointSizeF()
         self._base_pt = base if base > 0 else 9.0
 
-        self.scheduler = ComputeScheduler(compute=in_app(run_scaling_lab), parent=self)
+        self.scheduler = session.new_scheduler(in_app(run_scaling_lab))
         self.scheduler.finished.connect(self._on_result)
         self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
 
@@ -130,19 +124,14 @@ class ScalingLabView(QWidget):
         self.point_items: dict[str, tuple[pg.ScatterPlotItem, pg.ScatterPlotItem]] = {}
         self.legends: list[pg.LegendItem] = []
         self.guides: dict[str, pg.InfiniteLine] = {}
-        unscaled_name = translate("ScalingLab", "q·k (unscaled)")
-        scaled_name = translate("ScalingLab", "q·k / √d (scaled)")
-        for i, (key, title, ylabel, _stat, logy) in enumerate(PLOTS):
+        for i, (key, _title, _ylabel, _stat, logy) in enumerate(PLOTS):
             plot = self.graphics.addPlot(row=1, col=i, axisItems={"bottom": _Log2Axis("bottom")})
-            plot.setTitle(tr_text(title))
-            plot.setLabel("bottom", translate("ScalingLab", "d (length of q and k)"))
-            plot.setLabel("left", tr_text(ylabel))
             plot.setLogMode(x=False, y=logy)
             plot.showGrid(x=True, y=True, alpha=0.15)
             plot.setMenuEnabled(False)
             plot.hideButtons()
-            unscaled = plot.plot([], [], pen=pg.mkPen(UNSCALED_COLOR, width=2.5), name=unscaled_name)
-            scaled = plot.plot([], [], pen=pg.mkPen(SCALED_COLOR, width=2.5), name=scaled_name)
+            unscaled = plot.plot([], [], pen=pg.mkPen(UNSCALED_COLOR, width=2.5))
+            scaled = plot.plot([], [], pen=pg.mkPen(SCALED_COLOR, width=2.5))
             self.curve_items[key] = (unscaled, scaled)
             marks = (
                 pg.ScatterPlotItem(size=15, symbol="star", pen=pg.mkPen(40, 40, 40), brush=pg.mkBrush(*UNSCALED_COLOR)),
@@ -156,15 +145,13 @@ class ScalingLabView(QWidget):
         # Reference levels: uniform weights' entropy log n and largest weight 1/n.
         for key in ("entropy", "max_weight"):
             line = pg.InfiniteLine(angle=0, pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine),
-                                   label=translate("ScalingLab", "uniform"),
+                                   label="uniform",
                                    labelOpts={"position": 0.08, "color": REFERENCE_COLOR, "anchors": [(0, 1), (0, 1)]})
             self.plots[key].addItem(line)
             self.guides[key] = line
 
         tanh = self.graphics.addPlot(row=1, col=len(PLOTS))
-        tanh.setTitle(translate("ScalingLab", "tanh saturation"))
         tanh.setLabel("bottom", "|W_q q + W_k k|")
-        tanh.setLabel("left", translate("ScalingLab", "values"))
         tanh.setMenuEnabled(False)
         tanh.hideButtons()
         self.tanh_hist = pg.PlotDataItem([0, 1], [0], stepMode="center", fillLevel=0,
@@ -180,12 +167,9 @@ class ScalingLabView(QWidget):
         # One legend for all plots, in a row above them: inside a plot it would hide a curve.
         legend = pg.LegendItem(colCount=5, labelTextColor=(30, 30, 30))
         first = self.curve_items["var"]
-        legend.addItem(first[0], unscaled_name)
-        legend.addItem(first[1], scaled_name)
-        legend.addItem(self.point_items["var"][0], translate("ScalingLab", "your inputs (unscaled)"))
-        legend.addItem(self.point_items["var"][1], translate("ScalingLab", "your inputs (scaled)"))
-        legend.addItem(pg.PlotDataItem([], [], pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine)),
-                       translate("ScalingLab", "uniform weights"))
+        for sample in (first[0], first[1], self.point_items["var"][0], self.point_items["var"][1],
+                       pg.PlotDataItem([], [], pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine))):
+            legend.addItem(sample, " ")
         self.graphics.addItem(legend, row=0, col=0, colspan=len(PLOTS) + 1)
         self.legends.append(legend)
 
@@ -213,21 +197,38 @@ class ScalingLabView(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.status)
         layout.addLayout(row, 1)
+        self.retranslate()
+        session.documentChanged.connect(self._on_document_changed)
+
+    def retranslate(self) -> None:
         self.header.setText(translate(
             "ScalingLab", "Random unit-variance q and k of length d: without scaling the scores' variance grows like "
                           "d, the softmax collapses onto one key (entropy → 0, largest weight → 1) and its gradient "
                           "vanishes; dividing by √d keeps all three where they are at d = 1. Stars: your inputs."))
         self.setToolTip(translate("ScalingLab", "Why scores are divided by √d, with the current queries and keys "
                                                 "marked"))
+        for key, title, ylabel, _stat, _logy in PLOTS:
+            plot = self.plots[key]
+            plot.setTitle(tr_text(title))
+            plot.setLabel("bottom", translate("ScalingLab", "d (length of q and k)"))
+            plot.setLabel("left", tr_text(ylabel))
+        self.plots["tanh"].setTitle(translate("ScalingLab", "tanh saturation"))
+        self.plots["tanh"].setLabel("left", translate("ScalingLab", "values"))
+        for line in self.guides.values():
+            line.label.setFormat(translate("ScalingLab", "uniform"))
+        names = (translate("ScalingLab", "q·k (unscaled)"), translate("ScalingLab", "q·k / √d (scaled)"),
+                 translate("ScalingLab", "your inputs (unscaled)"), translate("ScalingLab", "your inputs (scaled)"),
+                 translate("ScalingLab", "uniform weights"))
+        for (_sample, label), name in zip(self.legends[0].items, names):
+            label.setText(name)
         self._apply_fonts()
+        if self.outcome is not None:
+            self._draw(self.outcome)
         self._update_status()
-        document.subscribe(self._on_document_changed)
 
     # ------------------------------------------------------------------ inputs
 
     def _on_document_changed(self, _edit: Edit | None = None) -> None:
-        if not shiboken6.isValid(self):
-            return
         self._dirty = True
         if self.isVisible():
             self.refresh()
@@ -242,11 +243,6 @@ class ScalingLabView(QWidget):
         super().showEvent(event)
         if self._dirty:
             self.refresh()
-
-    def shutdown(self) -> None:
-        """Stop the lab's thread: drop what waits, let what runs finish (call before closing)."""
-        if shiboken6.isValid(self.scheduler):
-            self.scheduler.shutdown()
 
     @property
     def busy(self) -> bool:
@@ -434,20 +430,13 @@ class ScalingLabView(QWidget):
         self.status.setVisible(bool(self.status.text()))
 
 
-def install_scaling_lab(window: MainWindow) -> QDockWidget:
-    """Add the scaling lab as a hidden dock; Tools > Scaling lab (Ctrl+Shift+L) shows it.
-
-    Installing twice returns the existing dock; the lab's thread stops when the window closes.
-    """
-    existing = window.findChild(QDockWidget, SCALING_LAB_DOCK)
-    if existing is not None:
-        return existing
-    view = ScalingLabView(window.document)
-    dock = add_tool_dock(
-        window, view, title=translate("ScalingLab", "Scaling lab: why divide by √d"), object_name=SCALING_LAB_DOCK,
-        action_text=translate("ScalingLab", "&Scaling lab"), shortcut=SCALING_LAB_SHORTCUT,
-        tip=translate("ScalingLab", "Variance, softmax entropy, largest weight and gradient against d, scaled and "
-                                    "unscaled, with the current inputs marked; tanh saturation for additive attention"),
-    )
-    when_window_closes(window, view.shutdown)
-    return dock
+def install_scaling_lab(session: AppSession, host: Host) -> ToolDock:
+    """Add the scaling lab as a hidden dock; Tools > Scaling lab (Ctrl+Shift+L) shows it."""
+    spec = DockSpec(
+        SCALING_LAB_DOCK, QT_TRANSLATE_NOOP("ScalingLab", "Scaling lab: why divide by √d"),
+        QT_TRANSLATE_NOOP("ScalingLab", "&Scaling lab"),
+        QT_TRANSLATE_NOOP("ScalingLab", "Variance, softmax entropy, largest weight and gradient against d, scaled and "
+                                        "unscaled, with the current inputs marked; tanh saturation for additive "
+                                        "attention"),
+        shortcut=SCALING_LAB_SHORTCUT)
+    return host.add_dock(spec, lambda: ScalingLabView(session))

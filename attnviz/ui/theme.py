@@ -1,7 +1,10 @@
 """Light and dark themes that follow the system unless the user picks one.
 
-Qt widgets take a palette; pyqtgraph plots take their own background and pen colours, so every
-HeatmapWidget is told too. The choice is remembered in QSettings ("theme": system|light|dark).
+``apply_theme`` sets the application's style and palette, nothing else: Qt then sends every
+widget a PaletteChange, and the widgets with colours of their own (pyqtgraph plots, error
+labels, rich text) restyle themselves from ``plot_colors()`` and ``error_color()``, which are
+derived from the application palette. The choice is remembered in QSettings ("theme":
+system|light|dark).
 """
 
 from __future__ import annotations
@@ -9,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSettings, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
 
-from attnviz.ui.app.settings import default_settings
+from attnviz.ui.preferences import default_settings
 
 ThemeMode = Literal["system", "light", "dark"]
 THEME_MODES: tuple[ThemeMode, ...] = ("system", "light", "dark")
@@ -32,30 +35,62 @@ DARK_PLOT = PlotColors("#1b1b1f", "#d8d8d8")
 LIGHT_ERROR = "#b00020"
 DARK_ERROR = "#ff6b6b"
 
-_current: PlotColors = LIGHT_PLOT
 _mode: ThemeMode = "system"
 
 
+def is_dark() -> bool:
+    """Whether the application palette is dark (its window colour darker than mid grey)."""
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        return False
+    return app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+
+
 def plot_colors() -> PlotColors:
-    """Colours for a plot created now (HeatmapWidget reads them in its constructor)."""
-    return _current
+    """Colours for plots in the current theme."""
+    return DARK_PLOT if is_dark() else LIGHT_PLOT
 
 
 def error_color() -> str:
     """The red of error messages in the current theme (for rich text built at display time)."""
-    return DARK_ERROR if _current is DARK_PLOT else LIGHT_ERROR
+    return DARK_ERROR if is_dark() else LIGHT_ERROR
+
+
+class _ErrorStyle(QObject):
+    """Keeps a label error-red: recolours it when the palette (the theme) changes.
+
+    The colour goes into the label's palette with only the text role set, not into a style
+    sheet: a style sheet would give the label a palette of its own, and it would no longer hear
+    of theme changes at all.
+    """
+
+    def __init__(self, label: QWidget, bold: bool) -> None:
+        super().__init__(label)
+        self._label = label
+        if bold:
+            font = label.font()
+            font.setBold(True)
+            label.setFont(font)
+        label.installEventFilter(self)
+        self.apply()
+
+    def apply(self) -> None:
+        color = QColor(error_color())
+        palette = self._label.palette()
+        if palette.color(QPalette.ColorRole.WindowText) != color:  # a new palette is another PaletteChange
+            only_text = QPalette()
+            only_text.setColor(QPalette.ColorRole.WindowText, color)
+            self._label.setPalette(only_text)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.PaletteChange:
+            self.apply()
+        return False
 
 
 def mark_error_label(label: QWidget, bold: bool = False) -> None:
-    """Colour ``label`` as an error, now and whenever the theme changes (``apply_theme``)."""
-    label.setProperty("attnvizErrorBold", bold)
-    label.setProperty("attnvizError", True)
-    _style_error_label(label)
-
-
-def _style_error_label(label: QWidget) -> None:
-    weight = " font-weight: bold;" if label.property("attnvizErrorBold") else ""
-    label.setStyleSheet(f"QLabel {{ color: {error_color()};{weight} }}")
+    """Colour ``label`` as an error, now and whenever the theme changes."""
+    _ErrorStyle(label, bold)
 
 
 def current_mode() -> ThemeMode:
@@ -96,7 +131,7 @@ def _dark_palette() -> QPalette:
 
 def apply_theme(mode: ThemeMode | str = "system", app: QApplication | None = None) -> bool:
     """Apply a theme to the whole application; returns True when it is dark."""
-    global _current, _mode
+    global _mode
     app = app or QApplication.instance()  # type: ignore[assignment]
     assert isinstance(app, QApplication)
     _mode = mode if mode in THEME_MODES else "system"  # type: ignore[assignment]
@@ -106,16 +141,9 @@ def apply_theme(mode: ThemeMode | str = "system", app: QApplication | None = Non
     if fusion is not None:
         app.setStyle(fusion)
     app.setPalette(_dark_palette() if dark else fusion.standardPalette() if fusion else QPalette())
-    _current = DARK_PLOT if dark else LIGHT_PLOT
-    from attnviz.ui.heatmap.widget import HeatmapWidget
-
-    for widget in app.allWidgets():
-        if widget.property("attnvizError"):
-            _style_error_label(widget)
-        if isinstance(widget, HeatmapWidget):
-            widget.set_plot_colors(_current)
-        elif hasattr(widget, "set_plot_colors") and isinstance(widget, QWidget):
-            widget.set_plot_colors(_current)
+    # Qt posts the change to every widget; deliver it now, so the theme is whole when this returns
+    # (every widget restyles itself on its PaletteChange).
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.ApplicationPaletteChange)
     return dark
 
 

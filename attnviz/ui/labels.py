@@ -1,6 +1,7 @@
-"""A status-bar label that changes text and colour at every edit without re-laying out the window.
+"""Labels that look after themselves: an error line, and a status-bar label that changes text and
+colour at every edit without re-laying out the window.
 
-A ``QLabel`` whose text changes asks its parent layout to recompute (``updateGeometry``), and a
+``SteadyLabel``: a ``QLabel`` whose text changes asks its parent layout to recompute (``updateGeometry``), and a
 new style sheet re-polishes it as well: in the status bar that meant a layout pass of the main
 window at every keystroke, twice (“computing…”, then “up to date”). A widget whose minimum and
 maximum sizes are equal does not propagate ``updateGeometry``, so this label keeps a fixed size
@@ -16,7 +17,9 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QPalette
 from PySide6.QtWidgets import QLabel, QWidget
 
-__all__ = ["SteadyLabel"]
+from attnviz.ui.theme import mark_error_label
+
+__all__ = ["ErrorLabel", "SteadyLabel"]
 
 
 class SteadyLabel(QLabel):
@@ -31,6 +34,11 @@ class SteadyLabel(QLabel):
         self._expected = list(expected)
         self._color: QColor | None = None
         self._bold = False
+        self._refit()
+
+    def expect(self, texts: Iterable[str]) -> None:
+        """Size the box for ``texts`` (a new language brings texts of other lengths)."""
+        self._expected = list(texts)
         self._refit()
 
     def show_text(self, text: str, color: QColor | str | None = None, bold: bool = False) -> None:
@@ -76,3 +84,18 @@ class SteadyLabel(QLabel):
         height = (max(QFontMetrics(bold).height(), self.fontMetrics().height()) + margins.top() + margins.bottom()
                   + 2 * self.margin())
         self.setFixedSize(self._box_width([*self._expected, self.text()]), height)
+
+
+class ErrorLabel(QLabel):
+    """A red message shown next to the control that caused it; hidden when there is none."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWordWrap(True)
+        mark_error_label(self, bold=True)
+        self.setVisible(False)
+
+    def show_message(self, text: str | None) -> None:
+        self.setText(text or "")
+        self.setToolTip(text or "")
+        self.setVisible(bool(text))

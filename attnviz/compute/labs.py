@@ -1,31 +1,22 @@
-"""What the lab docks share: their off-thread computations and how a dock joins the window.
+"""The labs' computations: the masking lab (every convention) and the scaling lab (why 1/sqrt(d)).
 
 ``run_masking_lab`` and ``run_scaling_lab`` take a document ``Snapshot`` and return a result
-tagged with its version, which is what ``attnviz.ui.scheduler.ComputeScheduler`` runs on its thread.
-They never raise for bad input: an error becomes data (``.error``, ``.error_field``), like
-``compute.run_state``. Both read the document's settings the way the main computation does,
-so the labs show the same numbers as the main heatmaps.
-
-``when_window_closes`` calls a function once the window has really closed (or the application
-quits), which is where the labs stop their threads.
+tagged with its version, which is what a latest-wins compute thread runs. They never raise for
+bad input: an error becomes data (``.error``, ``.error_field``), like ``run_state``. Both read
+the document's settings the way the main computation does, so the labs show the same numbers
+as the main heatmaps. No Qt here.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
-import shiboken6
-from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtWidgets import (
-    QApplication,
-    QWidget,
-)
 
+from attnviz.compute.convert import to_numpy
 from attnviz.document import Snapshot, State
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 
@@ -40,7 +31,6 @@ __all__ = [
     "curves_for",
     "run_masking_lab",
     "run_scaling_lab",
-    "when_window_closes",
 ]
 
 
@@ -52,17 +42,6 @@ _OUT_OF_MEMORY = QT_TRANSLATE_NOOP("LabWorker", "out of memory on this computer:
 
 def _unexpected(exc: Exception) -> str:
     return message(QT_TRANSLATE_NOOP("LabWorker", "unexpected error: {error}"), error=f"{type(exc).__name__}: {exc}")
-
-
-def _np(t: object) -> np.ndarray:
-    """A torch tensor as numpy; half types become float32 (numpy has no bfloat16)."""
-    import torch
-
-    assert isinstance(t, torch.Tensor)
-    t = t.detach()
-    if t.dtype in (torch.float16, torch.bfloat16):
-        t = t.float()
-    return t.cpu().numpy()
 
 
 def _tensors(state: State) -> tuple[object, object, object, object, dict[str, object] | None]:
@@ -151,14 +130,14 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
             zeros = np.zeros(tuple(conv.weights.shape), dtype=bool)
             conventions[name] = ConventionView(
                 name=name, mask_mode=conv.mask_mode, causal=conv.causal, label=conv.label,
-                weights=_np(conv.weights),
-                cells=zeros if diff is None else _np(diff.cells),
-                output_rows=zeros.any(-1) if diff is None else _np(diff.output_rows),
+                weights=to_numpy(conv.weights),
+                cells=zeros if diff is None else to_numpy(diff.cells),
+                output_rows=zeros.any(-1) if diff is None else to_numpy(diff.output_rows),
                 row_kinds=conv.row_kinds,
                 sentences=() if diff is None else diff.sentences,
             )
         return LabOutcome(snapshot.version, report, report.reference, conventions,
-                          _np(report.allowed), _np(report.empty_rows))
+                          to_numpy(report.allowed), to_numpy(report.empty_rows))
     except MemoryError:
         return LabOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape")
     except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
@@ -241,47 +220,3 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
         return ScalingOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape")
     except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
         return ScalingOutcome(snapshot.version, error=_unexpected(exc))
-
-
-# ------------------------------------------------------------------------------- window glue
-
-
-class _CloseWatcher(QObject):
-    """Calls ``callback`` once, when ``window`` has really closed or the application quits.
-
-    A Close event can still be refused by the window's closeEvent; the Hide that follows an
-    accepted close is the sign that it went through.
-    """
-
-    def __init__(self, window: QWidget, callback: Callable[[], object]) -> None:
-        super().__init__(window)
-        self._callback: Callable[[], object] | None = callback
-        self._closing = False
-        window.installEventFilter(self)
-        app = QApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(self.fire)
-        window.destroyed.connect(lambda *_: self.fire())
-
-    def fire(self) -> None:
-        callback, self._callback = self._callback, None
-        if callback is not None:
-            callback()
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Close:
-            self._closing = True
-            QTimer.singleShot(0, self._reset)  # a refused close leaves no Hide behind
-        elif event.type() == QEvent.Type.Hide and self._closing and not event.spontaneous():
-            self._closing = False
-            self.fire()
-        return False
-
-    def _reset(self) -> None:
-        if shiboken6.isValid(self):
-            self._closing = False
-
-
-def when_window_closes(window: QWidget, callback: Callable[[], object]) -> None:
-    """Call ``callback`` (once) when ``window`` closes, is destroyed, or the application quits."""
-    _CloseWatcher(window, callback)

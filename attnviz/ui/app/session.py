@@ -1,0 +1,269 @@
+"""The application session: the one object every view and action works through.
+
+It owns the document, the undo stack, the main compute scheduler, the outcome on show and the
+selection (which batch element; heads, layers and captured calls join it later), and says
+what changed with signals. Views and features get the session (and a ``Host`` to put their
+docks and menus in), never the main window, so they can be built and tested on their own.
+
+Signals, all on the GUI thread:
+
+* ``documentChanged(edit)``: the document was edited (``edit`` is the ``Edit``, or None);
+* ``outcomeShown(outcome)``: the result of the document's current version has arrived (stale
+  results never get this far: ``current_outcome`` is the one judge of staleness);
+* ``selectionChanged(selection)``: another batch element (head, call...) was selected;
+* ``errorChanged(field, text)``: the current inputs give an error about ``field`` (None, None:
+  they no longer do), so the panel that owns that field shows it;
+* ``statusMessage(text, ms)``: a transient message for the status bar;
+* ``busyChanged(bool)``, ``colormapChanged(name)``, ``presentationChanged(on)``,
+  ``languageChanged()`` (for objects that are not widgets: widgets get Qt's LanguageChange).
+
+``shutdown()`` is the one way the session ends: every compute thread it or a view started
+(``new_scheduler``) is stopped, the hooks registered with ``on_shutdown`` run, and the document
+listener is released. The main window calls it when it closes, the application when it quits.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+
+from PySide6.QtCore import QCoreApplication, QObject, Signal
+from PySide6.QtGui import QUndoStack
+
+from attnviz.compute import Outcome, ViewData
+from attnviz.document import Document, Edit, Snapshot
+from attnviz.presets import DEFAULT_PRESET, PRESETS
+from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.ui.app.undo import DocumentCommand
+from attnviz.ui.heatmap.colormaps import DEFAULT_COLORMAP, canonical_colormap_name
+from attnviz.ui.i18n import tr_text
+from attnviz.ui.scheduler import ComputeScheduler, run_in_app
+
+__all__ = ["AppSession", "Selection"]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the user is looking at, shared by every view: an input of each view like an edit."""
+
+    batch: int = 0
+
+
+class AppSession(QObject):
+    documentChanged = Signal(object)
+    outcomeShown = Signal(object)
+    selectionChanged = Signal(object)
+    errorChanged = Signal(object, object)
+    statusMessage = Signal(str, int)
+    busyChanged = Signal(bool)
+    colormapChanged = Signal(str)
+    presentationChanged = Signal(bool)
+    languageChanged = Signal()
+
+    def __init__(
+        self,
+        document: Document | None = None,
+        *,
+        preset: str = DEFAULT_PRESET,
+        compute: Callable[[Snapshot], Outcome] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.document = document if document is not None else Document(PRESETS[preset].build())
+        self.undo_stack = QUndoStack(self)
+        self.scheduler = ComputeScheduler(compute or run_in_app, parent=self)
+        self.scheduler.finished.connect(self._on_outcome)
+        self.scheduler.busyChanged.connect(self.busyChanged)
+        self._schedulers: list[ComputeScheduler] = [self.scheduler]
+        self._shutdown_hooks: list[Callable[[], object]] = []
+        # Frees replaced results off the GUI thread (see _on_outcome): started on first use.
+        self._releaser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnviz-release")
+        self.selection = Selection()
+        self.last_outcome: Outcome | None = None
+        self.shown_version = -1
+        #: Outcomes that arrived after the document had moved on (for tests and the benchmark).
+        self.dropped_outcomes = 0
+        #: When the last snapshot went to the scheduler (the benchmark measures from it).
+        self.submitted_at = time.perf_counter()
+        self.colormap = DEFAULT_COLORMAP
+        self.presenting = False
+        self._computing = False
+        self._closed = False
+        self._error_field: str | None = None
+        self.document.subscribe(self._on_document_edit)
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+
+    # ------------------------------------------------------------------ edits
+
+    def push(self, edit: Edit) -> None:
+        """Apply ``edit`` through the undo stack: the only way the document changes."""
+        self.undo_stack.push(DocumentCommand(self.document, edit))
+
+    def load_preset(self, name: str) -> None:
+        from attnviz.document import ReplaceState
+
+        preset = PRESETS[name]
+        self.push(ReplaceState(preset.build(), message(QT_TRANSLATE_NOOP("MainWindow", "Load preset {title}"),
+                                                       title=preset.title)))
+        self.show_status(tr_text(preset.description), 10000)
+
+    def _on_document_edit(self, edit: Edit | None) -> None:
+        if self._closed:
+            return
+        batch = self.document.state.batch
+        if self.selection.batch >= batch:
+            self.selection = replace(self.selection, batch=batch - 1)
+            self.selectionChanged.emit(self.selection)
+        self.documentChanged.emit(edit)
+        if self._computing:
+            self.submit()
+
+    # ------------------------------------------------------------------ selection and view options
+
+    def set_batch(self, batch: int) -> None:
+        batch = max(0, min(int(batch), self.document.state.batch - 1))
+        if batch != self.selection.batch:
+            self.selection = replace(self.selection, batch=batch)
+            self.selectionChanged.emit(self.selection)
+
+    def set_colormap(self, name: str) -> None:
+        name = canonical_colormap_name(name)
+        if name != self.colormap:
+            self.colormap = name
+            self.colormapChanged.emit(name)
+
+    def set_presenting(self, on: bool) -> None:
+        if bool(on) != self.presenting:
+            self.presenting = bool(on)
+            self.presentationChanged.emit(self.presenting)
+
+    def show_status(self, text: str, ms: int = 8000) -> None:
+        self.statusMessage.emit(text, ms)
+
+    # ------------------------------------------------------------------ computing
+
+    def start(self) -> None:
+        """Start computing (the window calls it once it has painted: the first computation
+        imports PyTorch, and an import holds Python's lock most of the time)."""
+        if not self._computing and not self._closed:
+            self._computing = True
+            self.submit()
+
+    @property
+    def computing(self) -> bool:
+        return self._computing
+
+    def submit(self) -> None:
+        self.submitted_at = time.perf_counter()
+        self.scheduler.submit(self.document.snapshot())
+
+    @property
+    def busy(self) -> bool:
+        return self.scheduler.busy
+
+    @property
+    def is_current(self) -> bool:
+        """Whether what is on show is the result of the document as it is now."""
+        return self.last_outcome is not None and self.shown_version == self.document.version
+
+    def current_outcome(self) -> Outcome | None:
+        """The outcome of the document as it is now (None while it is being computed)."""
+        return self.last_outcome if self.is_current else None
+
+    def current_view(self) -> ViewData | None:
+        """The arrays of the current outcome (None while computing or when it is an error)."""
+        outcome = self.current_outcome()
+        return outcome.view if outcome is not None else None
+
+    @property
+    def error_field(self) -> str | None:
+        return self._error_field
+
+    def _on_outcome(self, outcome: Outcome) -> None:
+        if self._closed:
+            return
+        if outcome.version != self.document.version:
+            self.dropped_outcomes += 1  # the inputs have moved on; a newer result is coming
+            return
+        previous = [self.last_outcome]  # released at the end, off this thread
+        self.last_outcome = outcome
+        first = self.shown_version < 0 and outcome.view is not None
+        self.shown_version = outcome.version
+        field = (outcome.error_field or "settings") if outcome.error else None
+        if outcome.error or self._error_field is not None:
+            self._error_field = field
+            self.errorChanged.emit(field, outcome.error)
+        self.outcomeShown.emit(outcome)
+        if first:
+            _freeze_startup_objects()
+        # Every view now holds the new result; the old one (hundreds of MiB of torch memory at
+        # 4096x4096, ~50 ms to free) is dropped on the releaser's thread, not this one.
+        try:
+            self._releaser.submit(previous.clear)
+        except RuntimeError:  # shutting down: drop it here
+            previous.clear()
+
+    # ------------------------------------------------------------------ threads and the end
+
+    def new_scheduler(self, compute: Callable[[Snapshot], object]) -> ComputeScheduler:
+        """A latest-wins compute thread for a view (a lab), stopped with the session."""
+        scheduler = ComputeScheduler(compute, parent=self)  # type: ignore[arg-type]
+        self._schedulers.append(scheduler)
+        return scheduler
+
+    def on_shutdown(self, hook: Callable[[], object]) -> None:
+        """Call ``hook`` when the session ends (before the widgets go)."""
+        self._shutdown_hooks.append(hook)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def shutdown(self) -> None:
+        """Stop every compute thread (a running computation finishes first), run the shutdown
+        hooks, release the document. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for scheduler in self._schedulers:
+            scheduler.shutdown()
+        for hook in self._shutdown_hooks:
+            hook()
+        self._shutdown_hooks.clear()
+        self._releaser.shutdown(wait=True)
+        self.document.unsubscribe(self._on_document_edit)
+        app = QCoreApplication.instance()
+        if app is not None:
+            try:
+                app.aboutToQuit.disconnect(self.shutdown)
+            except (RuntimeError, TypeError):
+                pass
+
+    def retranslate(self) -> None:
+        """The language changed (the window passes Qt's LanguageChange on): the Edit menu's
+        "Undo <what>" texts follow, and views without a widget of their own are told."""
+        for index in range(self.undo_stack.count()):
+            command = self.undo_stack.command(index)
+            if isinstance(command, DocumentCommand):
+                command.retranslate()
+        self.languageChanged.emit()
+
+
+def _freeze_startup_objects() -> None:
+    """Exempt everything alive after the first result from the cyclic garbage collector.
+
+    By then Qt's wrappers, pyqtgraph and torch have created some 240,000 objects that live as
+    long as the process. A full collection walks all of them on the GUI thread: 120-140 ms, a
+    visible hitch in the middle of typing whenever Python decides to run one. ``gc.freeze``
+    (meant for exactly this) moves them out of the collector's reach; later garbage is still
+    collected as usual. Freezing only relinks the collector's lists (no walk); a collection
+    first would itself be the hitch, so the little garbage alive at this moment stays. Once per
+    process.
+    """
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
