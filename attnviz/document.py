@@ -2,7 +2,12 @@
 
 Every change goes through ``Document.apply(edit)``, which returns the edit that undoes it, bumps
 ``version`` and tells the subscribers. The app wraps those edits in QUndoCommands; scripts and
-tests use the document directly. ``snapshot()`` takes an immutable copy for the worker thread.
+tests use the document directly.
+
+The document's arrays are read-only, so states share them: an edit copies only the array it
+changes (a typed cell copies one tensor, a setting copies none), and ``snapshot()`` hands the
+compute thread the current state itself, with no copy. ``State.copy()`` still gives a caller a
+private, writable copy to change and push back.
 """
 
 from __future__ import annotations
@@ -63,9 +68,18 @@ class State:
     params: dict[str, np.ndarray] = field(default_factory=dict)
 
     def copy(self) -> "State":
+        """A deep copy whose arrays the caller may change (the document's are read-only)."""
         return State(
             self.queries.copy(), self.keys.copy(), self.values.copy(), self.lens_1d.copy(),
             self.lens_2d.copy(), self.settings, {k: v.copy() for k, v in self.params.items()},
+        )
+
+    def frozen(self) -> "State":
+        """This state with read-only arrays: the ones already read-only are shared, writable ones
+        copied (a caller keeps its own arrays to change)."""
+        return State(
+            _frozen(self.queries), _frozen(self.keys), _frozen(self.values), _frozen(self.lens_1d),
+            _frozen(self.lens_2d), self.settings, {k: _frozen(v) for k, v in self.params.items()},
         )
 
     @property
@@ -101,9 +115,17 @@ class State:
         return None if mode == "none" else (self.lens_1d if mode == "1d" else self.lens_2d)
 
 
+def _frozen(array: np.ndarray) -> np.ndarray:
+    if not array.flags.writeable:
+        return array
+    out = np.array(array, copy=True)
+    out.setflags(write=False)
+    return out
+
+
 @dataclass(frozen=True)
 class Snapshot:
-    """An immutable copy of the inputs, tagged with the document version it was taken at."""
+    """The inputs at one document version (read-only arrays, shared with the document)."""
 
     version: int
     state: State
@@ -142,27 +164,40 @@ class SetBlock(Edit):
         block = np.asarray(self.block)
         if block.ndim != 2:
             raise ValueError(f"a block must be 2-D, got shape {block.shape}")
-        new_state = state.copy()
-        view = table_view(new_state, self.role, self.batch)
+        field_name = _field_of(state, self.role)
+        array = getattr(state, field_name).copy()  # the one array this edit changes
+        view = table_view_of(array, self.role, self.batch)
         rows = slice(self.row, self.row + block.shape[0])
         cols = slice(self.col, self.col + block.shape[1])
         if view[rows, cols].shape != block.shape:
             raise ValueError(f"block of shape {block.shape} does not fit at ({self.row}, {self.col})")
         old = view[rows, cols].copy()
         view[rows, cols] = block
-        return new_state, SetBlock(self.role, self.batch, self.row, self.col, old)
+        array.setflags(write=False)
+        return replace(state, **{field_name: array}), SetBlock(self.role, self.batch, self.row, self.col, old)
+
+
+def _field_of(state: State, role: str) -> str:
+    """The State field a table of ``role`` edits (valid lengths: the one the lens mode shows)."""
+    if role == "valid_lens":
+        return "lens_2d" if state.settings.lens_mode == "2d" else "lens_1d"
+    return role
+
+
+def table_view_of(array: np.ndarray, role: str, batch: int) -> np.ndarray:
+    """The 2-D part of ``array`` (a state field of ``role``) that a table shows."""
+    if role == "valid_lens":
+        return array.reshape(-1, 1) if array.ndim == 1 else array
+    return array[batch]
 
 
 def table_view(state: State, role: str, batch: int) -> np.ndarray:
-    """The 2-D array a table shows for ``role`` (a view: writing to it writes to the state).
+    """The 2-D array a table shows for ``role`` (a view of the state's array).
 
     Q, K and V show one batch element; valid lengths show every batch element, as a column
     (1-D) or one row per batch element with a column per query (2-D).
     """
-    arr = state.array(role)
-    if role == "valid_lens":
-        return arr.reshape(-1, 1) if arr.ndim == 1 else arr
-    return arr[batch]
+    return table_view_of(state.array(role), role, batch)
 
 
 @dataclass
@@ -173,7 +208,8 @@ class ReplaceState(Edit):
     text: str = QT_TRANSLATE_NOOP("Undo", "Change")
 
     def apply(self, state: State) -> tuple[State, Edit]:
-        return self.new.copy(), ReplaceState(state.copy(), self.text)
+        # The state being replaced is read-only already: the inverse keeps it as it is.
+        return self.new.frozen(), ReplaceState(state, self.text)
 
 
 @dataclass
@@ -183,11 +219,10 @@ class SetSettings(Edit):
 
     def apply(self, state: State) -> tuple[State, Edit]:
         old = {name: getattr(state.settings, name) for name in self.changes}
-        new_state = state.copy()
-        new_state.settings = replace(state.settings, **self.changes)
+        new_state = replace(state, settings=replace(state.settings, **self.changes))
         if "num_hiddens" in self.changes or "scoring" in self.changes or "param_seed" in self.changes:
             # Parameters no longer fit (or belong to another function): back to seeded ones.
-            new_state.params = {}
+            new_state = replace(new_state, params={})
         return new_state, SetSettings(old, self.text)
 
 
@@ -198,13 +233,13 @@ class Document:
     """Holds the current ``State``; every change is an ``Edit`` that can be undone."""
 
     def __init__(self, state: State) -> None:
-        self._state = state
+        self._state = state.frozen()
         self.version = 0
         self._listeners: list[Callable[[Edit | None], None]] = []
 
     @property
     def state(self) -> State:
-        """The current state. Treat it as read-only: change it through ``apply``."""
+        """The current state (read-only arrays): change it through ``apply``."""
         return self._state
 
     def subscribe(self, listener: Callable[[Edit | None], None]) -> None:
@@ -218,14 +253,16 @@ class Document:
     def apply(self, edit: Edit) -> Edit:
         """Apply ``edit``; return the edit that undoes it."""
         new_state, inverse = edit.apply(self._state)
-        self._state = new_state
+        self._state = new_state.frozen()  # an edit of another kind may hand back writable arrays
         self.version += 1
         for listener in list(self._listeners):
             listener(edit)
         return inverse
 
     def snapshot(self) -> Snapshot:
-        return Snapshot(self.version, self._state.copy())
+        """The current state and version for another thread: nothing is copied, every array is
+        read-only, and edits replace arrays rather than change them."""
+        return Snapshot(self.version, self._state)
 
 
 # ------------------------------------------------------------------------------ state makers
