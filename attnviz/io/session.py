@@ -60,8 +60,10 @@ SESSION_MEMBER = "__session__"
 SESSION_SUFFIX = ".attnviz"
 AUTOSAVE_NAME = "autosave" + SESSION_SUFFIX
 STATE_DIR_ENV = "ATTNVIZ_STATE_DIR"
-# Settings are small (view options, names); this bounds the JSON text read before parsing.
-MAX_SETTINGS_CHARS = 16 * 1024 * 1024
+# Settings are small (view options, names: a few hundred characters). This bounds the JSON text
+# read before parsing, and so the objects parsing makes: JSON as dense as "{}," makes some 25 bytes
+# of objects per character, and the member may be compressed (16 MB of "{}," deflates to 16 kB).
+MAX_SETTINGS_CHARS = 1024 * 1024
 
 
 @dataclass

@@ -3,8 +3,10 @@
 Hostile files are opened in a child because a loader bug would allocate gigabytes; the child
 caps its address space (``RLIMIT_AS``) at what it already uses plus ``headroom_mb``, so a bug
 shows as a failed test, never as the machine running out of memory. The peak is the growth of
-the child's maximum resident set (``ru_maxrss``) from just before the file is opened (numpy and
-attnviz.io already imported) to just after.
+the child's resident set from just before the file is opened (numpy and attnviz.io already
+imported) to its peak while loading (``VmHWM``, reset first). Not ``getrusage``'s ``ru_maxrss``:
+Linux carries it across ``exec``, so a child of a big process (pytest with torch loaded) would
+start from its parent's peak and hide anything smaller.
 
 Run directly for the numbers quoted in issue 12 (the two files it names)::
 
@@ -29,11 +31,17 @@ import json, resource, sys, time
 import numpy
 from attnviz.io import load_session, load_tensor_file
 
+def status(field):
+    with open("/proc/self/status") as lines:
+        return next(int(line.split()[1]) for line in lines if line.startswith(field + ":"))
+
 path, headroom = sys.argv[1], int(sys.argv[2]) << 20
 with open("/proc/self/statm") as statm:
     mapped = int(statm.read().split()[0]) * resource.getpagesize()
 resource.setrlimit(resource.RLIMIT_AS, (mapped + headroom, mapped + headroom))
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = status("VmRSS")
+with open("/proc/self/clear_refs", "w") as clear:
+    clear.write("5")  # resets the peak (VmHWM) to the current resident set
 started = time.perf_counter()
 try:
     (load_session if path.endswith(".attnviz") else load_tensor_file)(path)
@@ -41,10 +49,8 @@ try:
 except Exception as exc:
     error = type(exc).__name__ + ": " + str(exc)
 seconds = time.perf_counter() - started
-peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
-print(json.dumps({"error": error, "peak_mb": peak_kb / 1024, "seconds": seconds}))
+print(json.dumps({"error": error, "peak_mb": (status("VmHWM") - before) / 1024, "seconds": seconds}))
 """
-
 
 @dataclass(frozen=True)
 class Probe:

@@ -144,6 +144,19 @@ def test_session_whose_manifest_header_declares_a_gigabyte_is_refused_before_rea
     assert result.peak_mb < MAX_PEAK_MB, result
 
 
+def test_session_whose_manifest_inflates_to_millions_of_objects_is_refused(tmp_path: Path) -> None:
+    # 16 MB of "{}," (5 million empty JSON objects) compresses to some 16 kB; parsed, it took 450 MB.
+    text = '{"format": "attnviz-session", "version": 1, "arrays": [], "settings": {"x": [' + "{}," * 5_000_000 + "{}]}}"
+    path = tmp_path / "objects.attnviz"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("__session__.npy", "w", force_zip64=True) as member:
+            npformat.write_array(member, np.array(text))
+    assert path.stat().st_size < 200_000
+    result = probe(path)
+    assert result.error is not None and "member '__session__' is longer than the" in result.error, result
+    assert result.peak_mb < MAX_PEAK_MB, result
+
+
 # --- .pt files read without torch.load ---------------------------------------------------------
 
 
