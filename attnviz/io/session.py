@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from attnviz.io import _npy
-from attnviz.io._atomic import TEMP_SUFFIX, atomic_write, temp_prefix
+from attnviz.io._atomic import atomic_write, remove_leftovers, temp_prefix
 from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS, Budget, dtype_problem, to_numpy
 from attnviz.io.errors import SessionFileError, cannot_write, refusals
 from attnviz.tr import QT_TRANSLATE_NOOP, message
@@ -296,12 +296,9 @@ def read_autosave(
 
 
 def clear_autosave() -> None:
-    """Delete the autosave and any temporary file a crashed autosave left behind."""
+    """Delete the autosave and the temporary files crashed saves left behind in its folder
+    (never one a live process is still writing)."""
     path = autosave_path()
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
-    directory = path.parent
-    if directory.is_dir():
-        for leftover in directory.glob(temp_prefix(path) + "*" + TEMP_SUFFIX):
-            with contextlib.suppress(OSError):
-                leftover.unlink()
+    remove_leftovers(path.parent, unnamed_prefix=temp_prefix(path))
