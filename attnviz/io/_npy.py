@@ -69,7 +69,8 @@ def _read_raw_header(stream: IO[bytes], budget: Budget, name: str | None) -> Npy
         length = int.from_bytes(field, "little")
         if length > MAX_HEADER_BYTES:
             raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-                "FileErrors", "claims a {length}-byte .npy header (at most {limit} bytes allowed)"), length=f"{length:,}", limit=f"{MAX_HEADER_BYTES:,}")))
+                "FileErrors", "claims a {length}-byte .npy header (at most {limit} bytes allowed)"),
+                length=f"{length:,}", limit=f"{MAX_HEADER_BYTES:,}")))
         # numpy parses the (now bounded) header from memory.
         header = io.BytesIO(field + stream.read(length))
         if version == (1, 0):

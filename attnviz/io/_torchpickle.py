@@ -206,8 +206,10 @@ def _constructors() -> dict[str, Any]:
         "collections.OrderedDict": _ordered_dict,
         "torch.Size": _size,
     }
-    for kind in ("nested", "wrapper_subclass", "device_tensor_from_numpy", "device_tensor_from_cpu_tensor"):
-        table[f"{rebuild}_rebuild_{kind}"] = _other_kind(kind.replace("_", " "))
+    for function, kind in (("nested_tensor", "nested"), ("wrapper_subclass", "tensor subclass"),
+                           ("device_tensor_from_numpy", "device tensor"),
+                           ("device_tensor_from_cpu_tensor", "device tensor")):
+        table[f"{rebuild}_rebuild_{function}"] = _other_kind(kind)
     return {name: _unpickler.Constructor(name, build) for name, build in table.items()}
 
 

@@ -125,8 +125,8 @@ def test_zip_pt_calling_bytearray_is_refused(tmp_path: Path) -> None:
 
 def test_zip_pt_storage_declaring_more_than_its_record_holds_is_refused(tmp_path: Path) -> None:
     huge = 25 * 2**30 // 4
-    path = zip_pt(tmp_path / "z.pt", {"q": tensor(Storage("storage", torch.FloatStorage, "0", "cpu", huge), (1,), (1,))},
-                  {"0": b"\0" * 4})
+    storage = Storage("storage", torch.FloatStorage, "0", "cpu", huge)
+    path = zip_pt(tmp_path / "z.pt", {"q": tensor(storage, (1,), (1,))}, {"0": b"\0" * 4})
     check_probe(probe(path), "storage '0'", "26,843,545,600 bytes", "4 bytes")
 
 
@@ -246,6 +246,17 @@ def test_real_checkpoints_load_without_torch_load(tmp_path: Path, monkeypatch: p
             assert loaded[name].dtype == want_np.dtype and loaded[name].flags.c_contiguous, name
 
 
+def test_compressed_storage_records_load(tmp_path: Path) -> None:
+    # torch.save stores records uncompressed; an archive re-zipped with compression still loads.
+    torch.save({"q": torch.arange(12.0).reshape(3, 4).t()}, tmp_path / "plain.pt")
+    with zipfile.ZipFile(tmp_path / "plain.pt") as plain, \
+            zipfile.ZipFile(tmp_path / "deflated.pt", "w", zipfile.ZIP_DEFLATED) as deflated:
+        for info in plain.infolist():
+            deflated.writestr(info.filename, plain.read(info))
+    expected = np.arange(12.0, dtype=np.float32).reshape(3, 4).T
+    np.testing.assert_array_equal(load_tensor_file(tmp_path / "deflated.pt").arrays["q"], expected)
+
+
 def test_big_endian_zip_pt(tmp_path: Path) -> None:
     values = np.arange(6, dtype=">f4")
     storage = Storage("storage", torch.FloatStorage, "0", "cuda:0", 6)
@@ -280,3 +291,27 @@ def test_npy_headers_within_the_bound_still_load(tmp_path: Path) -> None:
     assert load_tensor_file(path).arrays["q"].shape == (1,) * 30
     save_session(tmp_path / "s.attnviz", Session({"q": np.ones(3)}, {"note": "x" * 100_000}))
     assert load_session(tmp_path / "s.attnviz").settings["note"] == "x" * 100_000
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # nested tensors are a prototype feature of torch
+def test_tensor_kinds_attnviz_does_not_read_are_named(tmp_path: Path, refused: Refused) -> None:
+    kinds = {
+        "quantized": (torch.quantize_per_tensor(torch.ones(3), 0.1, 0, torch.qint8), "is quantized (torch.qint8)"),
+        "meta": (torch.empty(3, device="meta"), "is on device 'meta'"),
+        "nested": (torch.nested.nested_tensor([torch.ones(2), torch.ones(3)]), "is a kind of tensor attnviz does not read (nested)"),
+    }
+    for name, (value, needle) in kinds.items():
+        torch.save({"q": torch.ones(2), name: value}, tmp_path / f"{name}.pt")
+        refused(tmp_path / f"{name}.pt", f"array '{name}' {needle}")
+
+
+def test_tensors_with_attributes_and_sizes_load(tmp_path: Path) -> None:
+    noted = torch.arange(4.0)
+    noted.note = "kept by torch, dropped here"  # type: ignore[attr-defined]
+    torch.save({"noted": noted, "shape": torch.Size([2, 3])}, tmp_path / "a.pt")
+    loaded = load_tensor_file(tmp_path / "a.pt")
+    np.testing.assert_array_equal(loaded.arrays["noted"], np.arange(4.0, dtype=np.float32))
+    assert loaded.skipped == ["shape.0 (int, not a tensor)", "shape.1 (int, not a tensor)"]
+    old = Call(torch._utils._rebuild_tensor, Storage("storage", torch.IntStorage, "0", "cpu", 3, None), 1, (2,), (1,))
+    path = legacy_pt(tmp_path / "v1.pt", {"q": old}, [("0", 3, np.array([7, 8, 9], "<i4").tobytes())])
+    np.testing.assert_array_equal(load_tensor_file(path).arrays["q"], [8, 9])

@@ -16,9 +16,7 @@ import torch
 from attnviz.io import AttnvizFileError, TensorFileError, load_tensor_file, save_session
 from attnviz.io.state_io import load_state_file, state_from_tensor_file, state_to_session
 from attnviz.presets import PRESETS
-from attnviz.tr import QT_TRANSLATE_NOOP, Message, joined, message, one_line
-
-MAX_LINE = 1000  # tr.MAX_LINE_CHARS: what a line may not exceed
+from attnviz.tr import MAX_LINE_CHARS, QT_TRANSLATE_NOOP, Message, joined, message, one_line
 
 
 def refusal(path: Path) -> TensorFileError:
@@ -31,7 +29,7 @@ def check_line(text: str) -> None:
     assert len(text.splitlines()) == 1, text
     assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text), text
     text.encode("utf-8")  # no lone surrogates: printing cannot fail
-    assert len(text) <= MAX_LINE, len(text)
+    assert len(text) <= MAX_LINE_CHARS, len(text)
 
 
 @pytest.mark.parametrize(
