@@ -26,7 +26,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from .document import State
 from .io.state_io import (
@@ -131,7 +131,19 @@ def main() -> int:
 
 
 def _fail_line(message: str) -> None:
-    print(f"{PROG}: " + " ".join(message.split()), file=sys.stderr)
+    _say(f"{PROG}: {message}", sys.stderr)
+
+
+def _say(text: str, stream: TextIO) -> None:
+    """Print ``text`` as one line: names from files and the command line are escaped and bounded
+    (``one_line``), and what the terminal's encoding cannot show is written as escapes rather
+    than failing (after the image has been written, a failure would misreport the run)."""
+    line = one_line(text)
+    try:
+        print(line, file=stream)
+    except UnicodeEncodeError:
+        encoding = stream.encoding or "ascii"
+        print(line.encode(encoding, "backslashreplace").decode(encoding), file=stream)
 
 
 class _Voice:
@@ -223,10 +235,12 @@ def _render(argv: list[str], voice: _Voice) -> int:
                                                            "element(s), 0-{last}"),
                                batch=args.batch, n=n_batch, last=n_batch - 1), EXIT_USAGE)
     batches = None if args.batch is None else [args.batch]
+    # Worded before drawing: once the image is written, only printing is left.
+    lines = [voice.text(fill(QT_TRANSLATE_NOOP("Render", "note: {note}"), note=note)) for note in notes]
+    lines.append(voice.text(fill(QT_TRANSLATE_NOOP("Render", "wrote {path}"), path=str(out))))
     _draw(view, out, source=source, state=state, batches=batches, colormap=colormap, size=size)
-    for note in notes:
-        print(voice.text(fill(QT_TRANSLATE_NOOP("Render", "note: {note}"), note=note)))
-    print(voice.text(fill(QT_TRANSLATE_NOOP("Render", "wrote {path}"), path=str(out))))
+    for line in lines:
+        _say(line, sys.stdout)
     return 0
 
 

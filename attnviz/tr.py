@@ -13,6 +13,12 @@ translating values that are themselves ``Source`` or ``Message`` objects (a coun
 nested phrase) the same way. Where English inflects for the count ("1 row", "2 rows") the
 caller picks one of two templates with ``plural``; each is translated on its own.
 
+Values come from outside (file names, array names, setting keys, exception texts), so a
+``Message`` cleans its ``str`` values when it is made: a line break or tab becomes a space, and
+what a terminal would act on or cannot print is escaped (``clean``). ``one_line`` then bounds
+the length, eliding long values and saying how much was left out. Every message is therefore one
+line, safe to print, whatever names a file holds.
+
 No Qt here: everything is plain Python, so ``attnviz.engine`` can use it.
 """
 
@@ -22,7 +28,19 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["Message", "QT_TRANSLATE_NOOP", "Source", "exception_message", "joined", "message", "one_line", "plural"]
+__all__ = ["Message", "QT_TRANSLATE_NOOP", "Source", "clean", "exception_message", "joined", "message", "one_line",
+           "plural"]
+
+#: The longest line ``one_line`` returns, and the longest value it leaves whole.
+MAX_LINE_CHARS = 1000
+MAX_VALUE_CHARS = 300
+
+# Never shown raw: C0 and C1 controls (a terminal acts on ESC, BEL, backspace, CSI), lone
+# surrogates (the stand-ins for a file name's undecodable bytes: printing them fails) and the
+# bidirectional controls (they reorder the text around them, so a name can pose as another).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Line breaks and tabs, with the spaces around them: one space in their place keeps one line.
+_BREAKS = re.compile("\\s*[\n\r\t\v\f\x1c-\x1f\x85\u2028\u2029]\\s*")
 
 
 class Source(str):
@@ -52,6 +70,8 @@ class Message(str):
     params: dict[str, Any]
 
     def __new__(cls, source: str, **params: Any) -> "Message":
+        # Values are cleaned once, here: the English and every translation are filled with them.
+        params = {key: clean(value) if _is_data(value) else value for key, value in params.items()}
         obj = super().__new__(cls, str.format(source, **params))
         obj.source = source if isinstance(source, Source) else Source("", source)
         obj.params = params
@@ -84,38 +104,90 @@ def joined(items: Sequence[str], separator: str = ", ") -> str:
 
     For lists of phrases ("a (nested too deeply), b (not an .npy array)"): ``", ".join`` would
     make one plain ``str`` of them. The separator is punctuation, the same in every language.
+    A long list stops after ``MAX_VALUE_CHARS`` or so and ends with "and N more".
     """
+    shown: list[str] = []
+    length = 0
+    for item in items:
+        if shown and length + len(item) > MAX_VALUE_CHARS:
+            break
+        shown.append(item)
+        length += len(item) + len(separator)
+    left = len(items) - len(shown)
+    if left:
+        shown.append(Message(QT_TRANSLATE_NOOP("Messages", "and {n} more"), n=f"{left:,}"))
     escaped = separator.replace("{", "{{").replace("}", "}}")
-    template = escaped.join(f"{{item{index}}}" for index in range(len(items)))
-    return Message(template, **{f"item{index}": item for index, item in enumerate(items)})
+    template = escaped.join(f"{{item{index}}}" for index in range(len(shown)))
+    return Message(template, **{f"item{index}": item for index, item in enumerate(shown)})
+
+
+def clean(text: str) -> str:
+    """``text`` fit for one line of a terminal or a status bar: each line break or tab (with the
+    spaces around it) becomes one space; control characters, lone surrogates and bidirectional
+    controls are escaped (``\\x1b``, ``\\u202e``; an undecodable byte of a file name as ``\\xff``)."""
+    return _UNSAFE.sub(_escape, _BREAKS.sub(" ", str(text)))
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # how os.fsdecode keeps an undecodable byte (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _is_data(value: Any) -> bool:
+    # Source and Message values are ours (a literal, an already cleaned message); any other
+    # str came from outside. Numbers and tuples are formatted by str.format (tuples with repr).
+    return isinstance(value, str) and not isinstance(value, (Source, Message))
 
 
 def one_line(text: str) -> str:
-    """``text`` with every run of whitespace made one space (and none at the ends), for one-line
-    displays (a status bar, a message box, a CLI's error line).
+    """``text`` for one-line displays (a status bar, a message box, a CLI's error line): every run
+    of whitespace made one space (and none at the ends), control characters escaped (``clean``),
+    and at most ``MAX_LINE_CHARS`` long.
 
     A ``Message`` stays a ``Message`` so it can still be translated: its values are squeezed
-    instead (the templates are one-line literals already; exception texts quoted in them are
-    not). Should squeezing the values not give exactly the squeezed English (whitespace at the
-    edge of a value, next to a space of the template), the squeezed English is returned: the
-    English must read the same whichever way it was built.
+    and bounded instead (the templates are one-line literals already; exception texts quoted in
+    them are not), a value longer than ``MAX_VALUE_CHARS`` keeping its start and end around a
+    note of how much was left out. Should that not give exactly the squeezed English (whitespace
+    at the edge of a value, next to a space of the template) or still be too long, the squeezed,
+    elided English is returned: the English must read the same whichever way it was built.
     """
     if isinstance(text, Message):
-        squeezed = Message(text.source, **{key: _squeeze_value(value) for key, value in text.params.items()})
-        english = " ".join(text.split())
-        return squeezed if str(squeezed) == english else english
+        bounded = _bounded(text)
+        english = _squeeze(bounded)
+        return bounded if str(bounded) == english and len(english) <= MAX_LINE_CHARS else _elided(english)
     if isinstance(text, Source):
-        return text if " ".join(text.split()) == text else " ".join(text.split())
-    return " ".join(str(text).split())
+        return text if _squeeze(text) == text else _squeeze(text)
+    return _elided(_squeeze(clean(text)))
 
 
-def _squeeze_value(value: Any) -> Any:
-    if isinstance(value, Message):
-        return Message(value.source, **{key: _squeeze_value(v) for key, v in value.params.items()})
-    if isinstance(value, Source) or not isinstance(value, str):
-        return value  # a literal, or data formatted by str.format (numbers, shapes)
-    # Inner runs only: a value's edge spaces are part of the sentence it is put into.
-    return re.sub(r"\s+", " ", value)
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _bounded(value: Message) -> Message:
+    params = {}
+    for key, item in value.params.items():
+        if isinstance(item, Message) and item.source is not _ELISION:  # an elided text stays as it was cut
+            item = _bounded(item)
+        elif _is_data(item):
+            # Inner runs only: a value's edge spaces are part of the sentence it is put into.
+            item = _elided(re.sub(r"\s+", " ", item), MAX_VALUE_CHARS)
+        params[key] = item
+    return Message(value.source, **params)
+
+
+def _elided(text: str, limit: int = MAX_LINE_CHARS) -> str:
+    """``text`` when it is at most ``limit`` long, else its start and end around a note of how
+    many characters were left out (a ``Message``, translatable)."""
+    if len(text) <= limit:
+        return text
+    start, end = text[: limit * 2 // 3], text[-(limit // 4):]
+    return Message(_ELISION, start=start, count=f"{len(text) - len(start) - len(end):,}", end=end)
+
+
+_ELISION = QT_TRANSLATE_NOOP("Messages", "{start} … ({count} characters left out) … {end}")
 
 
 def exception_message(exc: BaseException) -> str:

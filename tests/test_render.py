@@ -209,3 +209,38 @@ def test_as_a_program_without_a_display(tmp_path: Path) -> None:
                          cwd=tmp_path, env=_clean_env(), capture_output=True, text=True, timeout=120)
     assert bad.returncode == 1
     assert bad.stderr.splitlines() == ["attnviz render: nope.attnviz: does not exist"]
+
+
+# --- what reaches the terminal: names from outside, escaped and bounded -------------------------
+
+
+def test_an_undecodable_out_name_is_written_and_reported(qapp, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    out = tmp_path / os.fsdecode(b"pesos\xff.png")  # a Latin-1 byte in a UTF-8 system: a lone surrogate
+    lines = run_ok(capsys, "--preset", "dot-toy", "--out", str(out)).splitlines()
+    assert os.listdir(os.fsencode(tmp_path)) == [b"pesos\xff.png"]
+    assert lines == [f"wrote {tmp_path}/pesos\\xff.png"]
+
+
+def test_a_session_setting_key_cannot_forge_output_lines(qapp, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    from attnviz.io import save_session
+    from attnviz.io.state_io import state_to_session
+
+    session = state_to_session(PRESETS["dot-toy"].build())
+    session.settings["x\nwrote /tmp/forged.png\x1b[2K"] = 1
+    save_session(tmp_path / "forged.attnviz", session)
+    out = tmp_path / "x.png"
+    lines = run_ok(capsys, "--load", str(tmp_path / "forged.attnviz"), "--out", str(out)).splitlines()
+    assert lines == ["note: ignored the unknown setting 'x wrote /tmp/forged.png\\x1b[2K'", f"wrote {out}"]
+
+
+def test_an_unreadable_list_of_many_arrays_is_one_short_line(qapp, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    for suffix, count in ((".npz", 2_000), (".safetensors", 20_000)):
+        path = tmp_path / f"many{suffix}"
+        save_arrays(path, {f"a{i}": np.zeros(1, np.float32) for i in range(count)})
+        status = render_main(["--load", str(path), "--out", str(tmp_path / "x.png")])
+        err = capsys.readouterr().err
+        assert status == 1
+        assert len(err.splitlines()) == 1 and len(err) < 1200, len(err)
+        assert err.startswith(f"attnviz render: many{suffix}: cannot tell which array is queries / keys / values "
+                              "(arrays: a0 (1,), a1 (1,),")
+        assert "characters left out" in err and f"a{count - 1} (1,)); name them with --role" in err

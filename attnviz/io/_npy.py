@@ -8,6 +8,7 @@ compressed member whose header promises gigabytes is refused before it is inflat
 
 from __future__ import annotations
 
+import io
 import os
 import zipfile
 from collections.abc import Mapping
@@ -30,6 +31,9 @@ from attnviz.tr import QT_TRANSLATE_NOOP, message
 NPY_MAGIC = npformat.MAGIC_PREFIX  # b"\x93NUMPY"
 NPY_SUFFIX = ".npy"
 _CHUNK = 16 * 1024 * 1024  # read in slices so zip streams never buffer a whole member twice
+# numpy's own default (``max_header_size`` of numpy.lib.format): real headers are a few hundred
+# bytes, and numpy refuses longer ones unless told otherwise.
+MAX_HEADER_BYTES = 10_000
 
 
 @dataclass(frozen=True)
@@ -47,20 +51,32 @@ class NpyHeader:
 
 
 def _read_raw_header(stream: IO[bytes], budget: Budget, name: str | None) -> NpyHeader:
-    """Parse magic and header (dtype via ``ast.literal_eval``, never pickle); no checks yet."""
+    """Parse magic and header (dtype via ``ast.literal_eval``, never pickle); no checks yet.
+
+    The header's length is checked before the header is read: numpy reads whatever length the
+    file declares and only then refuses it, so a compressed ``.npz`` member declaring gigabytes of
+    padding made it inflate and keep gigabytes.
+    """
     try:
         version = npformat.read_magic(stream)
-        if version == (1, 0):
-            shape, fortran, dtype = npformat.read_array_header_1_0(stream)
-        elif version == (2, 0):
-            shape, fortran, dtype = npformat.read_array_header_2_0(stream)
-        else:
+        if version not in ((1, 0), (2, 0)):
             # Version 3.0 only exists for structured dtypes with non-Latin-1 field names,
             # which are refused anyway.
             raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
                 "FileErrors", "uses .npy format version {version}, which is not supported"),
                 version=f"{version[0]}.{version[1]}")))
-        offset = stream.tell()
+        field = stream.read(2 if version == (1, 0) else 4)
+        length = int.from_bytes(field, "little")
+        if length > MAX_HEADER_BYTES:
+            raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+                "FileErrors", "claims a {length}-byte .npy header (at most {limit} bytes allowed)"),
+                length=f"{length:,}", limit=f"{MAX_HEADER_BYTES:,}")))
+        # numpy parses the (now bounded) header from memory.
+        header = io.BytesIO(field + stream.read(length))
+        if version == (1, 0):
+            shape, fortran, dtype = npformat.read_array_header_1_0(header, max_header_size=MAX_HEADER_BYTES)
+        else:
+            shape, fortran, dtype = npformat.read_array_header_2_0(header, max_header_size=MAX_HEADER_BYTES)
     except budget.error:
         raise
     except Exception as exc:
@@ -68,6 +84,7 @@ def _read_raw_header(stream: IO[bytes], budget: Budget, name: str | None) -> Npy
         # the header is damaged, and nothing has been allocated yet.
         raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
             "FileErrors", "has a damaged .npy header ({error})"), error=_first_line(exc)))) from exc
+    offset = len(NPY_MAGIC) + 2 + len(field) + length
     return NpyHeader(tuple(int(s) for s in shape), bool(fortran), dtype, offset)
 
 
@@ -84,19 +101,27 @@ def read_npy_header(stream: IO[bytes], budget: Budget, name: str | None) -> NpyH
 def read_npy_data(stream: IO[bytes], header: NpyHeader, budget: Budget, name: str | None) -> np.ndarray:
     """Read the data that follows a checked header into a fresh C-ordered native array."""
     flat = np.empty(element_count(header.shape), dtype=header.dtype)
-    view = flat.data.cast("B")
-    filled = 0
-    while filled < len(view):
-        got = stream.readinto(view[filled : filled + _CHUNK])  # type: ignore[attr-defined]
-        if not got:
-            raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-                "FileErrors", "is truncated: its header promises {promised} of data but only {found} are there"),
-                promised=format_bytes(len(view)), found=format_bytes(filled))))
-        filled += got
+    filled = read_into(stream, flat.data)
+    if filled < flat.nbytes:
+        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+            "FileErrors", "is truncated: its header promises {promised} of data but only {found} are there"),
+            promised=format_bytes(flat.nbytes), found=format_bytes(filled))))
     array = flat.reshape(header.shape, order="F" if header.fortran_order else "C")
     # Callers get native-endian C-ordered arrays whatever the writer used.
     # np.asarray, not ascontiguousarray: the latter turns 0-d arrays into 1-d.
     return np.asarray(array, dtype=_native(header.dtype), order="C")
+
+
+def read_into(stream: IO[bytes], buffer: memoryview) -> int:
+    """Fill ``buffer`` from ``stream`` in slices; the number of bytes read (fewer if it ends)."""
+    view = buffer.cast("B")
+    filled = 0
+    while filled < len(view):
+        got = stream.readinto(view[filled : filled + _CHUNK])  # type: ignore[attr-defined]
+        if not got:
+            break
+        filled += got
+    return filled
 
 
 def read_npy_file(path: Path, budget: Budget) -> np.ndarray:

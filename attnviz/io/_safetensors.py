@@ -97,7 +97,10 @@ def _read_header(
                           "file"), length=f"{length:,}"))
     raw = stream.read(length)
     try:
-        header = json.loads(raw.decode("utf-8"))
+        header = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
+    except _RepeatedKey as exc:
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "has a damaged .safetensors header: the name '{name}' appears twice"), name=exc.key)) from exc
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has a damaged .safetensors header (not valid JSON)")) from exc
     if not isinstance(header, dict):
@@ -127,6 +130,23 @@ def _read_header(
             raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has overlapping data for arrays '{a}' and '{b}'"),
                                       a=name1, b=name2))
     return entries, {str(k): v for k, v in metadata.items()}, data_start
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # Plain json.loads keeps the last of two equal keys: two readers could then disagree on which
+    # array a name holds.
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _RepeatedKey(key)
+        result[key] = value
+    return result
 
 
 def _parse_entry(name: str, info: Any, budget: Budget) -> tuple[str, tuple[int, ...], int, int]:

@@ -1,32 +1,57 @@
 """Reading and writing PyTorch ``.pt``/``.pth`` files without ever running code from them.
 
-Only ``torch.load(weights_only=True)`` is used: its unpickler accepts tensors and plain
-containers and refuses every other global (``os.system``, ``builtins.open``...) before calling
-it. Zip-format files are memory-mapped so tensor storage is not read until the element counts
-have been checked; this matters because a tiny file can describe a huge tensor (a stride-0
-expansion of one element). torch is imported lazily: ``attnviz.io`` must stay cheap to import.
+Reading does not go through ``torch.load`` (and needs no torch at all). Even with
+``weights_only=True`` its unpickler lets a file choose allocation sizes: it allows
+``bytearray(n)``, and it allocates each storage at the size the pickle declares before reading a
+byte of it, so a 32-byte file zero-fills gigabytes. Here:
+
+* the pickle runs in :mod:`attnviz.io._unpickler`, which resolves only the globals
+  ``torch.save`` writes for tensors (rebuild functions, storage types, dtypes, ``OrderedDict``,
+  ``torch.Size``) and turns them into records (:class:`Storage`, :class:`TensorRef`); nothing
+  of torch's is called;
+* every storage the pickle declares is checked against the bytes the file really holds for it
+  (zip: the ``data/<key>`` member; legacy: the record after the pickles) before anything is
+  allocated;
+* every tensor's shape is claimed from the :class:`~attnviz.io._limits.Budget`, its view checked
+  to lie inside its storage, and only then are its bytes read, the span the view covers and no more.
+
+Layouts: ``torch.save`` writes a zip archive ``<root>/data.pkl`` + ``<root>/data/<key>`` (raw
+storage bytes in the byte order of ``<root>/byteorder``, little-endian when absent); PyTorch
+before 1.6 (and ``_use_new_zipfile_serialization=False``) writes the legacy layout: pickles of a
+magic number, a protocol version, system information, the object and its storage keys, then each
+storage as an int64 element count and its little-endian bytes.
+
+Writing uses ``torch.save`` (torch is imported then, lazily).
 """
 
 from __future__ import annotations
 
-import re
-import warnings
-from collections.abc import Iterable, Mapping
+import struct
+import zipfile
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import IO, Any, BinaryIO, Literal
 
 import numpy as np
 
-from attnviz.io._limits import Budget, for_array, format_bytes
-from attnviz.io._npy import open_zip
+from attnviz.io import _unpickler
+from attnviz.io._limits import Budget, element_count, for_array, format_bytes
+from attnviz.io._npy import open_zip, read_into
+from attnviz.io._torchpickle import Storage, TensorRef, Unloadable, dtype_problem, unpickle
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 
-if TYPE_CHECKING:
-    import torch
+# data.pkl holds only the object structure (storages live elsewhere): about 100 bytes a tensor.
+MAX_PICKLE_BYTES = 32 * 1024 * 1024
+_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+_LEGACY_PROTOCOL = 1001
+_MAX_BYTEORDER_BYTES = 16
 
-# data.pkl holds only the object structure (storages live in separate members); a real one is
-# kilobytes, and the unpickler builds it fully in memory.
-MAX_PICKLE_BYTES = 64 * 1024 * 1024
+
+# --- reading the two layouts ----------------------------------------------------------------------
+
+# ``read(storage, start, nbytes, dtype)``: ``nbytes`` of a storage from byte ``start``, in a fresh
+# array of ``dtype`` in the file's byte order.
+SpanReader = Callable[[Storage, int, int, np.dtype], np.ndarray]
 
 
 def is_torch_zip(names: Iterable[str]) -> bool:
@@ -36,74 +61,165 @@ def is_torch_zip(names: Iterable[str]) -> bool:
 
 def read_torch(path: Path, budget: Budget, *, zip_format: bool) -> tuple[dict[str, np.ndarray], list[str]]:
     """Return ``(arrays, skipped)``: tensors flattened to names, and entries that were not tensors."""
-    try:
-        import torch
-    except ImportError as exc:
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "reading PyTorch files needs the 'torch' package, which is "
-                                                          "not installed")) from exc
-
     if zip_format:
-        _precheck_zip(path, budget)
-    else:
-        # Legacy files cannot be memory-mapped: torch reads every storage into memory.
-        size = path.stat().st_size
-        if size > budget.max_bytes:
-            raise budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "is a legacy (non-zip) PyTorch file of {size}, more than the {limit} allowed"),
-                size=format_bytes(size), limit=format_bytes(budget.max_bytes)))
-    try:
-        with warnings.catch_warnings():
-            # Protocol-version and storage-deprecation chatter is not actionable for the user.
-            warnings.simplefilter("ignore")
-            loaded = torch.load(path, map_location="cpu", weights_only=True, mmap=zip_format)
-    except MemoryError as exc:
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is too large to load")) from exc
-    except Exception as exc:  # torch raises many types (UnpicklingError, RuntimeError, EOFError...)
-        raise budget.fail(_describe_load_error(exc)) from exc
-
-    skipped: list[str] = []
-    tensors = _flatten(loaded, path.stem, budget, skipped)
-    single = isinstance(loaded, torch.Tensor)
-    arrays = {name: _to_numpy(t, None if single else name, budget) for name, t in tensors.items()}
-    return arrays, skipped
+        with open_zip(path, budget) as archive, open(path, "rb") as raw:
+            loaded, read = _open_zip_layout(path, archive, raw, budget)
+            return _arrays(loaded, path.stem, budget, read)
+    size = path.stat().st_size
+    if size > budget.max_bytes:
+        # A legacy file's storages all sit in it: one larger than the byte limit cannot be wanted.
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "is a legacy (non-zip) PyTorch file of {size}, more than the {limit} allowed"),
+            size=format_bytes(size), limit=format_bytes(budget.max_bytes)))
+    with open(path, "rb") as stream:
+        loaded, read = _open_legacy_layout(stream, size, budget)
+        return _arrays(loaded, path.stem, budget, read)
 
 
-def _precheck_zip(path: Path, budget: Budget) -> None:
-    with open_zip(path, budget) as archive:
-        infos = archive.infolist()
+def _open_zip_layout(path: Path, archive: zipfile.ZipFile, raw: BinaryIO, budget: Budget) -> tuple[Any, SpanReader]:
+    """The pickled object, and a reader of its storages; ``raw`` is the archive opened as a file."""
+    infos = archive.infolist()
     file_size = path.stat().st_size
     for info in infos:
-        # A member extending past the end would be read through the memory map: SIGBUS, not an error.
+        if info.header_offset < 0:  # a damaged directory: zipfile would seek before the start
+            raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged: not a complete zip archive"))
+        # A member past the end would be read as if it were there: report the file as cut short.
         if info.header_offset + info.compress_size > file_size:
             raise budget.fail(message(QT_TRANSLATE_NOOP(
                 "FileErrors", "is truncated: member '{name}' extends beyond the end of the file"), name=info.filename))
-        if info.filename.endswith("data.pkl") and info.file_size > MAX_PICKLE_BYTES:
+    pickle_info = next(i for i in infos if i.filename == "data.pkl" or i.filename.endswith("/data.pkl"))
+    root = pickle_info.filename[: -len("data.pkl")]
+    with archive.open(pickle_info) as member:
+        # Read with a bound: the size in the zip directory is only a claim.
+        data = member.read(MAX_PICKLE_BYTES + 1)
+    if len(data) > MAX_PICKLE_BYTES:
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "has a {size} object description (data.pkl), more than the {limit} allowed"),
+            size=format_bytes(pickle_info.file_size), limit=format_bytes(MAX_PICKLE_BYTES)))
+    byteorder: Literal["<", ">"] = "<"
+    if root + "byteorder" in archive.NameToInfo:
+        with archive.open(root + "byteorder") as member:
+            mark = member.read(_MAX_BYTEORDER_BYTES)
+        if mark not in (b"little", b"big"):
+            raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged"))
+        byteorder = "<" if mark == b"little" else ">"
+
+    storages: dict[str, Storage] = {}
+    try:
+        loaded, _end = unpickle(data, 0, budget, storages)
+    except _unpickler.Truncated as exc:
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged")) from exc
+
+    records: dict[str, zipfile.ZipInfo] = {}
+    for key, storage in storages.items():
+        record = archive.NameToInfo.get(f"{root}data/{key}")
+        if record is None:
+            raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged: storage '{key}' is "
+                                                                      "missing"), key=key))
+        if record.file_size < storage.nbytes:
             raise budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "has a {size} object description (data.pkl), more than the {limit} allowed"),
-                size=format_bytes(info.file_size), limit=format_bytes(MAX_PICKLE_BYTES)))
+                "FileErrors", "is truncated or damaged: storage '{key}' declares {declared} bytes but its record "
+                              "holds {found} bytes"),
+                key=key, declared=f"{storage.nbytes:,}", found=f"{record.file_size:,}"))
+        records[key] = record
+
+    def read(storage: Storage, start: int, nbytes: int, dtype: np.dtype) -> np.ndarray:
+        record = records[storage.key]
+        if record.compress_type == zipfile.ZIP_STORED:
+            # torch.save stores storages uncompressed: read them straight from the file (zipfile
+            # would copy every byte twice and checksum the whole record, 4x slower).
+            raw.seek(_stored_data_start(raw, record, budget) + start)
+            buffer = _read_span(raw, nbytes, storage, budget)
+        else:
+            with archive.open(record) as member:
+                member.seek(start)
+                buffer = _read_span(member, nbytes, storage, budget)
+        return buffer.view(dtype.newbyteorder(byteorder))
+
+    return loaded, read
 
 
-_GLOBAL_RE = re.compile(r"GLOBAL (\w[\w.]*\w)")
+def _stored_data_start(raw: BinaryIO, info: zipfile.ZipInfo, budget: Budget) -> int:
+    """Where an uncompressed member's bytes start: after its local header, whose name and extra
+    field lengths may differ from the central directory's."""
+    raw.seek(info.header_offset)
+    local = raw.read(30)
+    if len(local) < 30 or local[:4] != b"PK\x03\x04":
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged: not a complete zip archive"))
+    name_length, extra_length = struct.unpack("<HH", local[26:30])
+    return info.header_offset + 30 + name_length + extra_length
 
 
-def _describe_load_error(exc: BaseException) -> str:
-    text = str(exc)
-    match = _GLOBAL_RE.search(text)
-    if match:
-        return message(QT_TRANSLATE_NOOP(
-            "FileErrors", "refused: its pickle would call {name}, which could run code (only tensors and plain "
-                          "containers are loaded)"), name=match.group(1))
-    if isinstance(exc, EOFError) or "EOF" in text or "truncated" in text.lower():
-        return QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged")
-    if "Unsupported operand" in text or "WeightsUnpickler" in text:
-        detail = text.split("WeightsUnpickler error:")[-1].strip().splitlines()
-        # torch's own words stay as they are; only the fallback is ours to translate.
-        reason = detail[0][:160] if detail else QT_TRANSLATE_NOOP("FileErrors", "unsupported content")
-        return message(QT_TRANSLATE_NOOP("FileErrors", "is not a PyTorch file that can be loaded safely ({error})"),
-                       error=reason)
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return message(QT_TRANSLATE_NOOP("FileErrors", "cannot be loaded as PyTorch tensors ({error})"),
-                   error=(lines[0] if lines else type(exc).__name__)[:160])
+def _open_legacy_layout(stream: BinaryIO, file_size: int, budget: Budget) -> tuple[Any, SpanReader]:
+    data = stream.read(MAX_PICKLE_BYTES)
+    storages: dict[str, Storage] = {}
+    pos = 0
+    try:
+        magic, pos = unpickle(data, pos, budget, storages, legacy=True)
+        if magic != _LEGACY_MAGIC:
+            raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not a PyTorch file (its first bytes do not match), or "
+                                                              "is damaged"))
+        protocol, pos = unpickle(data, pos, budget, storages, legacy=True)
+        if protocol != _LEGACY_PROTOCOL:
+            raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged"))
+        _system, pos = unpickle(data, pos, budget, storages, legacy=True)
+        loaded, pos = unpickle(data, pos, budget, storages, legacy=True)
+        keys, pos = unpickle(data, pos, budget, storages, legacy=True)
+    except _unpickler.Truncated as exc:
+        if len(data) < file_size:
+            raise budget.fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "has an object description larger than the {limit} allowed"),
+                limit=format_bytes(MAX_PICKLE_BYTES))) from exc
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged")) from exc
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys) or sorted(keys) != sorted(storages):
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged"))
+
+    # Each storage: its element count (int64), then its bytes. Checked against the declarations
+    # and the file's size before anything is read into memory.
+    starts: dict[str, int] = {}
+    for key in keys:
+        storage = storages[key]
+        stream.seek(pos)
+        head = stream.read(8)
+        if len(head) < 8:
+            raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged"))
+        (numel,) = struct.unpack("<q", head)
+        if numel != storage.numel:
+            raise budget.fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "is damaged: storage '{key}' declares {declared} elements but its record says {found}"),
+                key=key, declared=f"{storage.numel:,}", found=f"{numel:,}"))
+        starts[key] = pos + 8
+        left = max(file_size - starts[key], 0)
+        if storage.nbytes > left:
+            raise budget.fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "is truncated or damaged: storage '{key}' declares {declared} bytes but only {found} "
+                              "bytes remain in the file"), key=key, declared=f"{storage.nbytes:,}", found=f"{left:,}"))
+        pos = starts[key] + storage.nbytes
+
+    def read(storage: Storage, start: int, nbytes: int, dtype: np.dtype) -> np.ndarray:
+        stream.seek(starts[storage.key] + start)
+        return _read_span(stream, nbytes, storage, budget).view(dtype.newbyteorder("<"))
+
+    return loaded, read
+
+
+def _read_span(stream: IO[bytes], nbytes: int, storage: Storage, budget: Budget) -> np.ndarray:
+    buffer = np.empty(nbytes, dtype=np.uint8)
+    if read_into(stream, buffer.data) < nbytes:
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "is truncated: storage '{key}' ends early"),
+                                  key=storage.key))
+    return buffer
+
+
+# --- from records to arrays -------------------------------------------------------------------------
+
+
+def _arrays(loaded: Any, stem: str, budget: Budget, read: SpanReader) -> tuple[dict[str, np.ndarray], list[str]]:
+    skipped: list[str] = []
+    tensors = _flatten(loaded, stem, budget, skipped)
+    single = isinstance(loaded, (TensorRef, Unloadable))
+    arrays = {name: _to_numpy(t, None if single else name, budget, read) for name, t in tensors.items()}
+    return arrays, skipped
 
 
 def _items(container: Mapping[Any, Any] | list[Any] | tuple[Any, ...]) -> Iterable[tuple[str, Any]]:
@@ -112,30 +228,29 @@ def _items(container: Mapping[Any, Any] | list[Any] | tuple[Any, ...]) -> Iterab
     return ((str(i), v) for i, v in enumerate(container))
 
 
-def _flatten(loaded: Any, stem: str, budget: Budget, skipped: list[str]) -> dict[str, torch.Tensor]:
+def _flatten(loaded: Any, stem: str, budget: Budget, skipped: list[str]) -> dict[str, TensorRef | Unloadable]:
     """Tensor, or a container of tensors nested at most one level, to ``{"outer.inner": t}``."""
-    import torch
-
-    if isinstance(loaded, torch.Tensor):
+    tensor_like = (TensorRef, Unloadable)
+    if isinstance(loaded, tensor_like):
         return {stem: loaded}
     if not isinstance(loaded, (Mapping, list, tuple)):
         raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "holds a Python {type}, not tensors"),
                                   type=type(loaded).__name__))
-    found: list[tuple[str, torch.Tensor]] = []
+    found: list[tuple[str, TensorRef | Unloadable]] = []
     for key, value in _items(loaded):
-        if isinstance(value, torch.Tensor):
+        if isinstance(value, tensor_like):
             found.append((key, value))
         elif isinstance(value, (Mapping, list, tuple)):
             for inner_key, inner in _items(value):
                 name = f"{key}.{inner_key}"
-                if isinstance(inner, torch.Tensor):
+                if isinstance(inner, tensor_like):
                     found.append((name, inner))
                 else:
                     # Deeper levels are optimizer state and the like, not attention inputs.
                     skipped.append(_skipped(name, inner))
         else:
             skipped.append(_skipped(key, value))
-    tensors: dict[str, torch.Tensor] = {}
+    tensors: dict[str, TensorRef | Unloadable] = {}
     for name, tensor in found:
         if name in tensors:
             raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has two tensors that would both be named "
@@ -155,38 +270,57 @@ def _skipped(name: str, value: Any) -> str:
     return message(QT_TRANSLATE_NOOP("FileErrors", "{name} ({why})"), name=name, why=why)
 
 
-def _to_numpy(tensor: torch.Tensor, name: str | None, budget: Budget) -> np.ndarray:
-    import torch
-
-    if tensor.layout != torch.strided:
+def _to_numpy(ref: TensorRef | Unloadable, name: str | None, budget: Budget, read: SpanReader) -> np.ndarray:
+    if isinstance(ref, Unloadable):
+        raise budget.fail(for_array(name, ref.reason))
+    problem = dtype_problem(ref.dtype)
+    if problem is not None:
+        raise budget.fail(for_array(name, problem))
+    widen = ref.dtype.name == "bfloat16"
+    itemsize = ref.dtype.itemsize
+    # The count comes from the shape, not the storage: a stride-0 view of one element can claim
+    # a billion. Claimed before anything is read.
+    budget.claim(name, ref.shape, 4 if widen else itemsize)
+    stored = np.dtype(ref.dtype.numpy)
+    if element_count(ref.shape) == 0:
+        return np.zeros(ref.shape, dtype=np.float32 if widen else stored.newbyteorder("="))
+    last = ref.offset + sum((size - 1) * step for size, step in zip(ref.shape, ref.stride, strict=True))
+    if (last + 1) * itemsize > ref.storage.nbytes:
         raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-            "FileErrors", "is a {layout} tensor; only dense tensors are supported"), layout=str(tensor.layout))))
-    if tensor.device.type != "cpu":
+            "FileErrors", "reaches past the end of its storage (it needs {needed} bytes, the storage holds {held})"),
+            needed=f"{(last + 1) * itemsize:,}", held=f"{ref.storage.nbytes:,}")))
+    span = (last + 1 - ref.offset) * itemsize
+    if span > budget.max_bytes:
+        # A sparse view (a big step) would have its whole span read to copy a few elements.
         raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-            "FileErrors", "is on device '{device}' and holds no loadable data"), device=str(tensor.device))))
-    if tensor.is_quantized:
-        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-            "FileErrors", "is quantized ({dtype}); only plain tensors are supported"), dtype=str(tensor.dtype))))
-    if tensor.is_complex():
-        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-            "FileErrors", "holds complex numbers ({dtype}); attention tensors must be real"), dtype=str(tensor.dtype))))
-    allowed = {
-        torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
-        torch.uint16, torch.uint32, torch.uint64,
-        torch.float16, torch.bfloat16, torch.float32, torch.float64,
-    }  # fmt: skip
-    if tensor.dtype not in allowed:
-        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-            "FileErrors", "has dtype {dtype}, which is not supported"), dtype=str(tensor.dtype))))
-    widen = tensor.dtype == torch.bfloat16
-    # The count comes from the tensor's shape, not its storage: a stride-0 view of one element
-    # can claim a billion. Checked before anything is copied out of the memory map.
-    budget.claim(name, tuple(tensor.shape), 4 if widen else tensor.element_size())
-    tensor = tensor.detach()
+            "FileErrors", "is a view spanning {span} of its storage, more than the {limit} allowed"),
+            span=format_bytes(span), limit=format_bytes(budget.max_bytes))))
+    elements = read(ref.storage, ref.offset * itemsize, span, stored)
+    native = stored.newbyteorder("=")
+    if _c_contiguous(ref.shape, ref.stride):
+        # The span is exactly the tensor, in C order, in a buffer of its own: no copy needed
+        # (astype copies only to change the byte order).
+        array = elements.reshape(ref.shape).astype(native, copy=False)
+    else:
+        strides = tuple(step * itemsize for step in ref.stride)
+        view = np.lib.stride_tricks.as_strided(elements, shape=ref.shape, strides=strides, writeable=False)
+        # A copy in native byte order and C order: the span buffer is not kept.
+        array = np.array(view, dtype=native, order="C", copy=True)
     if widen:
-        tensor = tensor.to(torch.float32)  # numpy has no bfloat16; float32 holds it exactly
-    # A copy: the result must not keep the file mapped or alias torch's storage.
-    return np.array(tensor.numpy(), copy=True, order="C")
+        # bfloat16 is the top half of a float32, so widening is a shift, and exact.
+        array = (array.astype(np.uint32) << 16).view(np.float32)
+    if ref.negated:
+        np.negative(array, out=array)
+    return array
+
+
+def _c_contiguous(shape: tuple[int, ...], stride: tuple[int, ...]) -> bool:
+    expected = 1
+    for size, step in zip(reversed(shape), reversed(stride), strict=True):
+        if size != 1 and step != expected:
+            return False
+        expected *= size
+    return True
 
 
 def write_torch(stream: BinaryIO, arrays: Mapping[str, np.ndarray]) -> None:
@@ -198,3 +332,4 @@ def write_torch(stream: BinaryIO, arrays: Mapping[str, np.ndarray]) -> None:
         native = np.array(array, dtype=array.dtype.newbyteorder("="), order="C", copy=True)
         tensors[name] = torch.from_numpy(native)
     torch.save(tensors, stream)
+

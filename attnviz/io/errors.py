@@ -1,6 +1,7 @@
 """Exceptions raised by :mod:`attnviz.io`.
 
-Every refusal is a ``ValueError`` subclass whose ``str()`` is a single line of the form
+Every refusal is a ``ValueError`` subclass whose ``str()`` is a single line of bounded length,
+with control characters escaped (``attnviz.tr.one_line``), of the form
 ``"<file name>: <what is wrong>"``, so the UI can show it verbatim in a status bar or dialog and a
 script can catch one type. Internal errors from numpy, zipfile, torch or json are never let out
 as themselves: they are re-raised as one of these with the original chained as ``__cause__``.
@@ -36,10 +37,11 @@ class AttnvizFileError(ValueError):
     def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
         self.path = Path(path)
         # Multi-line messages (torch's are paragraphs) would break one-line status displays;
-        # one_line squeezes a Message's values and keeps it translatable.
+        # one_line squeezes and bounds a Message's values and keeps it translatable.
         self.reason = one_line(reason)
-        # The argument is a Message too, so exception_message / error_text translate the whole line.
-        super().__init__(Message(_LINE, file=str(self.path.name or self.path), reason=self.reason))
+        # The argument is a Message too, so exception_message / error_text translate the whole
+        # line; the file name is cleaned and bounded like any value (a newline, an escape sequence).
+        super().__init__(one_line(Message(_LINE, file=str(self.path.name or self.path), reason=self.reason)))
 
 
 class TensorFileError(AttnvizFileError):

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from attnviz.io import _npy
-from attnviz.io._atomic import TEMP_SUFFIX, atomic_write, temp_prefix
+from attnviz.io._atomic import atomic_write, remove_leftovers, temp_prefix
 from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS, Budget, dtype_problem, to_numpy
 from attnviz.io.errors import SessionFileError, cannot_write, refusals
 from attnviz.tr import QT_TRANSLATE_NOOP, message
@@ -60,8 +60,10 @@ SESSION_MEMBER = "__session__"
 SESSION_SUFFIX = ".attnviz"
 AUTOSAVE_NAME = "autosave" + SESSION_SUFFIX
 STATE_DIR_ENV = "ATTNVIZ_STATE_DIR"
-# Settings are small (view options, names); this bounds the JSON text read before parsing.
-MAX_SETTINGS_CHARS = 16 * 1024 * 1024
+# Settings are small (view options, names: a few hundred characters). This bounds the JSON text
+# read before parsing, and so the objects parsing makes: JSON as dense as "{}," makes some 25 bytes
+# of objects per character, and the member may be compressed (16 MB of "{}," deflates to 16 kB).
+MAX_SETTINGS_CHARS = 1024 * 1024
 
 
 @dataclass
@@ -294,12 +296,9 @@ def read_autosave(
 
 
 def clear_autosave() -> None:
-    """Delete the autosave and any temporary file a crashed autosave left behind."""
+    """Delete the autosave and the temporary files crashed saves left behind in its folder
+    (never one a live process is still writing)."""
     path = autosave_path()
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
-    directory = path.parent
-    if directory.is_dir():
-        for leftover in directory.glob(temp_prefix(path) + "*" + TEMP_SUFFIX):
-            with contextlib.suppress(OSError):
-                leftover.unlink()
+    remove_leftovers(path.parent, unnamed_prefix=temp_prefix(path))

@@ -6,11 +6,13 @@ extension only shapes the error message when the content matches nothing.
 
 Safety rules, for files from untrusted sources:
 
-* nothing from a file is ever executed: NumPy is read without pickle, PyTorch only through
-  ``torch.load(weights_only=True)``;
-* shapes and dtypes come from headers and are checked against ``max_elements``/``max_bytes``
-  (totals per file) before any array is allocated, and against the file size so truncated
-  files are reported as such;
+* nothing from a file is ever executed: NumPy is read without pickle, PyTorch's pickles by a
+  reader of our own that builds tensors, storages and plain containers and nothing else
+  (``_unpickler``, ``_torchpickle``; not ``torch.load``, which allocates what a file declares);
+* no size a file declares is allocated before it is checked: header lengths are bounded before
+  the header is read, shapes and dtypes are checked against ``max_elements``/``max_bytes``
+  (totals per file) before any array is allocated, and the bytes each array needs against the
+  bytes the file holds for it, so truncated and lying files are reported as such;
 * every failure is a :class:`~attnviz.io.errors.TensorFileError` with a one-line message
   that starts with the file name.
 """
