@@ -139,10 +139,10 @@ class ResultsPanel(Retranslating, QWidget):
         self.grid_host = QWidget()
         self.grid = QGridLayout(self.grid_host)
         self.grid.setContentsMargins(0, 0, 0, 0)
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setWidget(self.grid_host)
-        layout.addWidget(self.scroll, 1)
+        self.maps_scroll = QScrollArea()
+        self.maps_scroll.setWidgetResizable(True)
+        self.maps_scroll.setWidget(self.grid_host)
+        layout.addWidget(self.maps_scroll, 1)
 
         self.maps: list[HeatmapWidget] = []
         self._view: ViewData | None = None
@@ -158,7 +158,7 @@ class ResultsPanel(Retranslating, QWidget):
                                                            "uniform and colour-blind safe)"))
         self.cmap_caption.setText(translate("ResultsPanel", "C&olour map"))
         self.warnings.setToolTip(translate("ResultsPanel", "What the diagnostics found in the last result"))
-        self.scroll.setToolTip(translate("ResultsPanel", "One heatmap per batch element; hover a cell for its numbers"))
+        self.maps_scroll.setToolTip(translate("ResultsPanel", "One heatmap per batch element; hover a cell for its numbers"))
         for heatmap in self.maps:
             heatmap.set_axis_labels(translate("ResultsPanel", "Keys"), translate("ResultsPanel", "Queries"))
         if self._view is not None:
