@@ -391,11 +391,20 @@ def test_every_tool_dock_joins_its_menu_with_a_shortcut_tip_and_a_close_tip(wind
     docks = {window.pipeline_dock: window.menu("view"), window.compare_dock: window.menu("view"),
              window.masking_lab_dock: window.menu("tools"), window.scaling_lab_dock: window.menu("tools"),
              window.lessons.dock: window.menu("tools")}
+    from attnviz.ui.app.host import ToolTab
+
     for dock, menu in docks.items():
         action = dock.toggleViewAction()
         assert action in menu.actions() and action.toolTip(), dock.objectName()
         assert not dock.isVisible()
-        close = [b for b in dock.findChildren(QAbstractButton) if b.objectName() == "qt_dockwidget_closebutton"]
+        if isinstance(dock, ToolTab):  # a tab of the central area: its close button is in the tab bar
+            dock.show()
+            close = [dock.close_button()]
+            assert window.tool_tabs.currentWidget() is dock.view()
+            dock.hide()
+            assert window.tool_tabs.indexOf(dock.view()) < 0 and not action.isChecked()
+        else:
+            close = [b for b in dock.findChildren(QAbstractButton) if b.objectName() == "qt_dockwidget_closebutton"]
         assert close and ("View menu" if menu is window.menu("view") else "Tools menu") in close[0].toolTip()
     # Views that can scale their text follow presentation mode, whichever kind of dock holds them.
     scales = {

@@ -246,6 +246,6 @@ def test_every_control_of_the_teaching_docks_has_a_tooltip(window, qtbot):
         for dock in docks
         for cls in (QAbstractButton, QAbstractSpinBox, QComboBox, QTabWidget)
         for w in dock.view().findChildren(cls)
-        if w.isVisibleTo(dock) and not described(w)
+        if w.isVisibleTo(dock.view()) and not described(w)
     ]
     assert missing == []

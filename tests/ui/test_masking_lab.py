@@ -224,9 +224,16 @@ def test_the_documents_own_convention_matches_the_main_view_with_edited_params(h
     np.testing.assert_allclose(lab.outcome.conventions["d2l"].weights, shown, rtol=1e-6)
 
 
-def test_every_button_of_the_shown_dock_has_a_tooltip(host, lab):
+def test_every_button_of_the_shown_lab_has_a_tooltip_in_a_tab_and_in_its_own_window(host, lab):
     from PySide6.QtWidgets import QAbstractButton
 
-    dock = host.dock(MASKING_LAB_DOCK)
-    buttons = [b for b in dock.findChildren(QAbstractButton) if b.isVisibleTo(host)]
-    assert buttons and [b.objectName() for b in buttons if not b.toolTip()] == []
+    tool = host.dock(MASKING_LAB_DOCK)
+    assert host.tool_tabs.currentWidget() is lab
+    assert "Tools menu" in tool.close_button().toolTip()
+    tool.setFloating(True)  # its own window, with a button to come back
+    window = lab.window()
+    assert window is not host and window.isVisible() and tool.isVisible()
+    buttons = [b for b in window.findChildren(QAbstractButton) if b.isVisibleTo(window)]
+    assert buttons and [b.text() for b in buttons if not b.toolTip()] == []
+    tool.setFloating(False)
+    assert lab.window() is host and host.tool_tabs.currentWidget() is lab

@@ -1,13 +1,16 @@
-"""Where features live: a window with named menus, docks built on first show, toolbars.
+"""Where features live: a window with named menus, tool views built on first show, toolbars.
 
 A feature (a lab, the lessons, file actions, copy as code) is installed with
 ``install_...(session, host)``: the ``AppSession`` for the data, a ``Host`` for its place on
 screen. ``Host`` is a small protocol, so features never reach into ``MainWindow``; tests host
 a feature in a bare ``HostWindow`` without the main window's panels.
 
-``ToolDock`` builds its contents the first time it is shown: a window with seven docks costs
-what its visible parts cost, and a dock nobody opens costs nothing. Its title, toggle action
-and tooltips follow a language switch; its view follows presentation mode (``set_font_scale``).
+A big view (the pipeline, side by side, the labs) opens as a tab of the window's central area
+(``ToolTab``): it gets the whole area instead of squeezing the main heatmaps into a strip, and
+it can be detached into a window of its own (a second screen, a projector). A narrow
+companion (the lesson) is a dock beside the main view (``ToolDock``). Either builds its
+contents the first time it is shown: views nobody opens cost nothing. Titles, toggle actions
+and tooltips follow a language switch; views follow presentation mode (``set_font_scale``).
 """
 
 from __future__ import annotations
@@ -16,9 +19,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QAbstractButton, QDockWidget, QMainWindow, QMenu, QToolBar, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QDockWidget,
+    QHBoxLayout,
+    QMainWindow,
+    QMenu,
+    QTabBar,
+    QTabWidget,
+    QToolBar,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.lifecycle import Retranslating
@@ -26,7 +41,7 @@ from attnviz.ui.app.session import AppSession
 from attnviz.ui.heatmap import PRESENTATION_SCALE
 from attnviz.ui.i18n import tr_text, translate
 
-__all__ = ["MENU_NAMES", "DockSpec", "Host", "HostWindow", "ToolDock"]
+__all__ = ["MENU_NAMES", "DockSpec", "Host", "HostWindow", "ToolDock", "ToolPanel", "ToolTab"]
 
 #: The menus a host has, in menu-bar order, with their titles.
 MENU_NAMES: dict[str, str] = {
@@ -42,15 +57,17 @@ MENU_NAMES: dict[str, str] = {
 @dataclass(frozen=True)
 class DockSpec:
     """How a view joins a host. Texts are marked sources (``QT_TRANSLATE_NOOP``), translated
-    when shown and again at every language switch."""
+    when shown and again at every language switch. ``placement``: "tab" (a tab of the central
+    area, detachable) or "dock" (a dock in ``area``, for narrow companions of the main view)."""
 
     object_name: str
     title: str
     action_text: str
     tip: str
     shortcut: str | None = None
-    area: Qt.DockWidgetArea = Qt.DockWidgetArea.BottomDockWidgetArea
+    area: Qt.DockWidgetArea = Qt.DockWidgetArea.RightDockWidgetArea
     menu: str = "tools"
+    placement: str = "tab"
 
 
 class Host(Protocol):
@@ -59,17 +76,24 @@ class Host(Protocol):
     def menu(self, name: str) -> QMenu:
         """One of ``MENU_NAMES``."""
 
-    def add_dock(self, spec: DockSpec, build: Callable[[], QWidget]) -> "ToolDock":
-        """A hidden dock whose contents ``build()`` makes the first time it is shown."""
+    def add_dock(self, spec: DockSpec, build: Callable[[], QWidget]) -> "ToolPanel":
+        """A hidden tool view (a tab or a dock, by ``spec.placement``) whose contents ``build()``
+        makes the first time it is shown."""
 
     def add_toolbar(self, title: str, object_name: str) -> QToolBar:
         """A toolbar (``title`` a marked source)."""
 
-    def dock(self, object_name: str) -> "ToolDock | None":
-        """A dock another feature added, by its object name."""
+    def dock(self, object_name: str) -> "ToolPanel | None":
+        """A tool view another feature added, by its object name."""
 
     def widget(self) -> QWidget:
         """The top-level widget: dialogs are centred on it, its title names the file."""
+
+
+def _close_tip(spec: DockSpec) -> str:
+    name = tr_text(spec.title).split(":")[0]
+    return (translate("LabWorker", "Close {name} (it stays in the View menu)") if spec.menu == "view"
+            else translate("LabWorker", "Close {name} (it stays in the Tools menu)")).format(name=name)
 
 
 class ToolDock(Retranslating, QDockWidget):
@@ -150,14 +174,193 @@ class ToolDock(Retranslating, QDockWidget):
         action.setToolTip(tip)
         action.setStatusTip(tip)
         # The title bar's own buttons come without tooltips; every control of the app has one.
-        name = tr_text(spec.title).split(":")[0]
-        close_tip = (translate("LabWorker", "Close {name} (it stays in the View menu)") if spec.menu == "view"
-                     else translate("LabWorker", "Close {name} (it stays in the Tools menu)")).format(name=name)
-        tips = {"qt_dockwidget_closebutton": close_tip,
+        tips = {"qt_dockwidget_closebutton": _close_tip(spec),
                 "qt_dockwidget_floatbutton": translate("LabWorker", "Undock into its own window, or dock it back")}
         for button in self.findChildren(QAbstractButton):
             if button.objectName() in tips:
                 button.setToolTip(tips[button.objectName()])
+
+
+class _DetachedWindow(Retranslating, QWidget):
+    """A tool view in a window of its own; closing it closes the view, "Back into the main window"
+    docks it back as a tab."""
+
+    def __init__(self, tool: "ToolTab") -> None:
+        super().__init__(tool.host, Qt.WindowType.Window)
+        self._tool = tool
+        self.setObjectName(tool.objectName() + "Window")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        bar = QHBoxLayout()
+        bar.addStretch(1)
+        self.back = QToolButton()
+        self.back.clicked.connect(lambda: tool.setFloating(False))
+        bar.addWidget(self.back)
+        layout.addLayout(bar)
+        self.resize(1100, 700)
+        self.retranslate()
+
+    def set_view(self, view: QWidget) -> None:
+        self.layout().addWidget(view)  # type: ignore[union-attr]
+        view.show()
+
+    def retranslate(self) -> None:
+        self.setWindowTitle(f"{tr_text(self._tool.spec.title)} — attnviz")
+        self.back.setText(translate("LabWorker", "Back into the main window"))
+        self.back.setToolTip(translate("LabWorker", "Show this view as a tab of the main window again"))
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        super().closeEvent(event)
+        if event.isAccepted():
+            self._tool.closed_by_user()
+
+
+class ToolTab(QObject):
+    """A tool view in a tab of the host's central area, or detached into a window of its own.
+
+    The interface is a dock's (``show``, ``hide``, ``isVisible``, ``raise_``, ``setFloating``,
+    ``toggleViewAction``) so a feature does not care where its view lives. ``isVisible()`` means
+    open: a tab behind another is open but its view is hidden (and computes nothing).
+    """
+
+    built = Signal(QWidget)
+
+    def __init__(self, spec: DockSpec, build: Callable[[], QWidget], host: "HostWindow") -> None:
+        super().__init__(host)
+        self.spec = spec
+        self.host = host
+        self._build = build
+        self._view: QWidget | None = None
+        self._open = False
+        self._floating = False
+        self._window: _DetachedWindow | None = None
+        self.setObjectName(spec.object_name)
+        self._action = QAction(host)
+        self._action.setCheckable(True)
+        if spec.shortcut:
+            self._action.setShortcut(QKeySequence(spec.shortcut))
+        self._action.triggered.connect(lambda checked: self.show() if checked else self.hide())
+        menu = host.menu(spec.menu)
+        menu.addAction(self._action)
+        menu.setToolTipsVisible(True)
+        host.session.presentationChanged.connect(self._apply_font_scale)
+        host.session.languageChanged.connect(self.retranslate)
+        self.retranslate()
+
+    # ------------------------------------------------------------------ dock-like interface
+
+    def toggleViewAction(self) -> QAction:  # noqa: N802 - QDockWidget's name
+        return self._action
+
+    def view(self) -> QWidget:
+        """The view, built now if it has not been yet."""
+        if self._view is None:
+            self._view = self._build()
+            self._view.setObjectName(self.spec.object_name + "View")
+            self._apply_font_scale(self.host.session.presenting)
+            self.built.emit(self._view)
+        return self._view
+
+    @property
+    def is_built(self) -> bool:
+        return self._view is not None
+
+    def isVisible(self) -> bool:  # noqa: N802
+        return self._open
+
+    def isFloating(self) -> bool:  # noqa: N802
+        return self._floating
+
+    def show(self) -> None:
+        """Open the view (as a tab, made current; or in its own window) and bring it forward."""
+        view = self.view()
+        self._open = True
+        if self._floating:
+            window = self._ensure_window()
+            window.show()
+            window.raise_()
+            window.activateWindow()
+        else:
+            tabs = self.host.tool_tabs
+            if tabs.indexOf(view) < 0:
+                tabs.addTab(view, tr_text(self.spec.title))
+                self._update_tab()
+            tabs.setCurrentWidget(view)
+        self._action.setChecked(True)
+
+    def raise_(self) -> None:
+        self.show()
+
+    def hide(self) -> None:
+        """Close the view (it stays built and can be opened again from its menu)."""
+        self._open = False
+        self._action.setChecked(False)
+        if self._view is not None:
+            index = self.host.tool_tabs.indexOf(self._view)
+            if index >= 0:
+                self.host.tool_tabs.removeTab(index)  # the view stays, hidden, for next time
+        if self._window is not None and self._window.isVisible():
+            self._window.hide()
+
+    def close(self) -> None:
+        self.hide()
+
+    def setFloating(self, floating: bool) -> None:  # noqa: N802
+        """Detach the view into a window of its own (True) or bring it back as a tab (False)."""
+        was_open = self._open
+        if floating == self._floating:
+            return
+        self.hide()
+        self._floating = floating
+        if floating:
+            self._ensure_window().set_view(self.view())
+        elif self._window is not None:
+            self._window.hide()
+        if was_open or floating:
+            self.show()
+
+    def closed_by_user(self) -> None:
+        """The detached window was closed: the view is closed too (it stays detached)."""
+        self._open = False
+        self._action.setChecked(False)
+
+    def _ensure_window(self) -> _DetachedWindow:
+        if self._window is None:
+            self._window = _DetachedWindow(self)
+            self._window.set_view(self.view())
+        return self._window
+
+    def _apply_font_scale(self, presenting: bool) -> None:
+        scale = getattr(self._view, "set_font_scale", None)
+        if callable(scale):
+            scale(PRESENTATION_SCALE if presenting else 1.0)
+
+    def _update_tab(self) -> None:
+        tabs = self.host.tool_tabs
+        if self._view is not None and (index := tabs.indexOf(self._view)) >= 0:
+            tabs.setTabText(index, tr_text(self.spec.title))
+            tabs.setTabToolTip(index, tr_text(self.spec.tip))
+            close = tabs.tabBar().tabButton(index, QTabBar.ButtonPosition.RightSide)
+            if close is not None:
+                close.setToolTip(_close_tip(self.spec))
+
+    def close_button(self) -> QWidget | None:
+        """The tab's close button (None while the view is not open as a tab)."""
+        tabs = self.host.tool_tabs
+        if self._view is None or (index := tabs.indexOf(self._view)) < 0:
+            return None
+        return tabs.tabBar().tabButton(index, QTabBar.ButtonPosition.RightSide)
+
+    def retranslate(self) -> None:
+        self._action.setText(tr_text(self.spec.action_text))
+        tip = tr_text(self.spec.tip)
+        self._action.setToolTip(tip)
+        self._action.setStatusTip(tip)
+        self._update_tab()
+
+
+#: What ``Host.add_dock`` gives: a tab of the central area or a dock.
+ToolPanel = ToolTab | ToolDock
 
 
 class HostWindow(Retranslating, QMainWindow):
@@ -177,6 +380,19 @@ class HostWindow(Retranslating, QMainWindow):
         # (action, text, tip) of the actions made by add_action: marked sources, kept here
         # (a Qt property would lose the translation context).
         self._action_texts: list[tuple[QAction, str, str]] = []
+        # The central area: tool views open as tabs here (the main window's own view is the
+        # first tab, which cannot be closed).
+        self.tool_tabs = QTabWidget()
+        self.tool_tabs.setObjectName("toolTabs")
+        self.tool_tabs.setDocumentMode(True)
+        self.tool_tabs.setTabsClosable(True)
+        self.tool_tabs.setMovable(True)
+        self.tool_tabs.tabCloseRequested.connect(self._close_tab)
+        self.tool_tabs.tabBar().setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tool_tabs.tabBar().customContextMenuRequested.connect(self._tab_menu)
+        self.setCentralWidget(self.tool_tabs)
+        self._main_title = ""
+        self._retranslate_tabs()
         session.statusMessage.connect(self._show_status)
 
     # ------------------------------------------------------------------ Host
@@ -184,8 +400,10 @@ class HostWindow(Retranslating, QMainWindow):
     def menu(self, name: str) -> QMenu:
         return self._menus[name]
 
-    def add_dock(self, spec: DockSpec, build: Callable[[], QWidget]) -> ToolDock:
-        return ToolDock(spec, build, self)
+    def add_dock(self, spec: DockSpec, build: Callable[[], QWidget]) -> ToolPanel:
+        if spec.placement == "dock":
+            return ToolDock(spec, build, self)
+        return ToolTab(spec, build, self)
 
     def add_toolbar(self, title: str, object_name: str) -> QToolBar:
         toolbar = self.addToolBar(tr_text(title))
@@ -193,8 +411,41 @@ class HostWindow(Retranslating, QMainWindow):
         self._toolbars[toolbar] = title
         return toolbar
 
-    def dock(self, object_name: str) -> ToolDock | None:
-        return self.findChild(ToolDock, object_name)
+    def dock(self, object_name: str) -> ToolPanel | None:
+        return self.findChild(ToolTab, object_name) or self.findChild(ToolDock, object_name)
+
+    def tools(self) -> list[ToolPanel]:
+        """Every tool view added, tabs and docks."""
+        return [*self.findChildren(ToolTab), *self.findChildren(ToolDock)]
+
+    def set_main_view(self, widget: QWidget, title: str) -> None:
+        """The window's own view: the first tab of the central area, which cannot be closed."""
+        self.tool_tabs.insertTab(0, widget, tr_text(title))
+        self._main_title = title
+        bar = self.tool_tabs.tabBar()
+        for side in (QTabBar.ButtonPosition.RightSide, QTabBar.ButtonPosition.LeftSide):
+            bar.setTabButton(0, side, None)  # type: ignore[arg-type]
+        self.tool_tabs.setCurrentIndex(0)
+        self._retranslate_tabs()
+
+    def _tool_at(self, index: int) -> ToolTab | None:
+        page = self.tool_tabs.widget(index)
+        return next((t for t in self.findChildren(ToolTab) if t.is_built and t.view() is page), None)
+
+    def _close_tab(self, index: int) -> None:
+        tool = self._tool_at(index)
+        if tool is not None:
+            tool.hide()
+
+    def _tab_menu(self, pos: QPoint) -> None:
+        bar = self.tool_tabs.tabBar()
+        tool = self._tool_at(bar.tabAt(pos))
+        if tool is None:
+            return
+        menu = QMenu(self)
+        menu.addAction(translate("LabWorker", "Open in its own window"), lambda: tool.setFloating(True))
+        menu.addAction(translate("LabWorker", "Close"), tool.hide)
+        menu.exec(bar.mapToGlobal(pos))
 
     def widget(self) -> QWidget:
         return self
@@ -221,6 +472,7 @@ class HostWindow(Retranslating, QMainWindow):
     def retranslate(self) -> None:
         for name, menu in self._menus.items():
             menu.setTitle(tr_text(MENU_NAMES[name]))
+        self._retranslate_tabs()
         for toolbar, title in self._toolbars.items():
             toolbar.setWindowTitle(tr_text(title))
         for action, text, tip in self._action_texts:
@@ -229,6 +481,14 @@ class HostWindow(Retranslating, QMainWindow):
                 action.setToolTip(tr_text(tip))
                 action.setStatusTip(tr_text(tip))
         self.session.retranslate()
+
+    def _retranslate_tabs(self) -> None:
+        self.tool_tabs.setToolTip(translate("LabWorker", "The main view and the views opened from the View and "
+                                                         "Tools menus; right-click a tab to give it a window of its "
+                                                         "own"))
+        if self._main_title:
+            self.tool_tabs.setTabText(0, tr_text(self._main_title))
+            self.tool_tabs.setTabToolTip(0, translate("MainWindow", "Inputs, settings and attention weights"))
 
     def closeEvent(self, event: QCloseEvent) -> None:
         super().closeEvent(event)

@@ -20,7 +20,7 @@ from attnviz.presets import DEFAULT_PRESET, PRESETS
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui import theme
 from attnviz.ui.app.controls import ControlsColumn
-from attnviz.ui.app.host import HostWindow
+from attnviz.ui.app.host import HostWindow, ToolTab
 from attnviz.ui.app.results_panel import OutputPanel, ResultsPanel
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.labels import SteadyLabel
@@ -113,7 +113,8 @@ class MainWindow(HostWindow):
         main.addWidget(right)
         main.setSizes([max(300, controls_scroll.minimumWidth()), 1100])
         main.setStretchFactor(1, 1)
-        self.setCentralWidget(main)
+        self.main_view = main
+        self.set_main_view(main, QT_TRANSLATE_NOOP("MainWindow", "Attention"))
 
         self._build_status_bar()
         self._build_menus()
@@ -181,6 +182,14 @@ class MainWindow(HostWindow):
             self.restoreGeometry(geometry)
         if state is not None:
             self.restoreState(state)
+        # Tool views open as tabs (or in their own windows) are not part of saveState.
+        detached = _string_list(settings.value("window/detached"))
+        for name in _string_list(settings.value("window/tabs")):
+            tool = self.dock(name)
+            if isinstance(tool, ToolTab):
+                tool.setFloating(name in detached)
+                tool.show()
+        self.tool_tabs.setCurrentIndex(0)
 
     def _save_layout(self) -> None:
         from attnviz.ui.preferences import default_settings
@@ -188,6 +197,9 @@ class MainWindow(HostWindow):
         settings = default_settings()
         settings.setValue("window/geometry", self.saveGeometry())
         settings.setValue("window/state", self.saveState())
+        tabs = [tool for tool in self.findChildren(ToolTab) if tool.isVisible()]
+        settings.setValue("window/tabs", [tool.objectName() for tool in tabs])
+        settings.setValue("window/detached", [tool.objectName() for tool in tabs if tool.isFloating()])
 
     # ------------------------------------------------------------------ chrome
 
@@ -511,3 +523,10 @@ class MainWindow(HostWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self._save_layout()
         super().closeEvent(event)
+
+
+def _string_list(value: object) -> list[str]:
+    """A list of strings stored in QSettings (an INI file gives a lone string for one item)."""
+    if isinstance(value, str):
+        return [value] if value else []
+    return [str(v) for v in value] if isinstance(value, (list, tuple)) else []

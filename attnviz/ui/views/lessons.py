@@ -154,7 +154,7 @@ class LessonsController(QObject):
         self.dock = host.add_dock(DockSpec(
             LESSON_DOCK, QT_TRANSLATE_NOOP("Lessons", "Lesson"), QT_TRANSLATE_NOOP("Lessons", "&Lesson"),
             QT_TRANSLATE_NOOP("Lessons", "The question of the lesson loaded from Presets › Pitfalls or Exercises"),
-            area=Qt.DockWidgetArea.RightDockWidgetArea), self._build_view)
+            area=Qt.DockWidgetArea.RightDockWidgetArea, placement="dock"), self._build_view)
         menu = host.menu("presets")
         menu.addSeparator()
         self.pitfalls_menu: QMenu = menu.addMenu("")
