@@ -9,6 +9,7 @@ system|light|dark).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -34,6 +35,11 @@ DARK_PLOT = PlotColors("#1b1b1f", "#d8d8d8")
 #: Error red: dark enough to read on white, light enough to read on the dark theme.
 LIGHT_ERROR = "#b00020"
 DARK_ERROR = "#ff6b6b"
+#: Warning amber and "all is well" green, the same way.
+LIGHT_WARNING = "#8a5300"
+DARK_WARNING = "#ffb74d"
+LIGHT_OK = "#1b7f3b"
+DARK_OK = "#6fcf7f"
 
 _mode: ThemeMode = "system"
 
@@ -56,17 +62,61 @@ def error_color() -> str:
     return DARK_ERROR if is_dark() else LIGHT_ERROR
 
 
-class _ErrorStyle(QObject):
-    """Keeps a label error-red: recolours it when the palette (the theme) changes.
+def warning_color() -> str:
+    """The amber of warnings in the current theme."""
+    return DARK_WARNING if is_dark() else LIGHT_WARNING
+
+
+def ok_color() -> str:
+    """The green of "up to date" and "same as" in the current theme."""
+    return DARK_OK if is_dark() else LIGHT_OK
+
+
+def blend(a: QColor, b: QColor, share_of_b: float) -> QColor:
+    """``a`` moved ``share_of_b`` of the way towards ``b``."""
+    s = share_of_b
+    return QColor(*(round((1 - s) * x + s * y) for x, y in zip(a.getRgb()[:3], b.getRgb()[:3])))
+
+
+def muted_color(widget: QWidget | None = None) -> str:
+    """Secondary text: the text colour a third of the way into the background (reads as
+    secondary on the light and the dark theme alike)."""
+    palette = widget.palette() if widget is not None else QApplication.palette()
+    return blend(palette.windowText().color(), palette.window().color(), 0.35).name()
+
+
+def tinted_panel(widget: QWidget, accent: QColor, share: float = 0.12) -> None:
+    """A panel background of ``accent`` blended into the window colour, with the theme's text
+    colour, through the palette (a style sheet would fix the font and the colours)."""
+    palette = QPalette(widget.palette())
+    base = QApplication.palette()
+    palette.setColor(QPalette.ColorRole.Window, blend(base.window().color(), accent, share))
+    palette.setColor(QPalette.ColorRole.WindowText, base.windowText().color())
+    widget.setAutoFillBackground(True)
+    widget.setPalette(palette)
+
+
+def set_text_color(widget: QWidget, color: str | None) -> None:
+    """Colour ``widget``'s text (None: the theme's) without a style sheet."""
+    palette = QPalette()
+    if color is not None:
+        palette.setColor(QPalette.ColorRole.WindowText, QColor(color))
+    widget.setPalette(palette)
+
+
+class _TextColour(QObject):
+    """Keeps a label in a theme colour (error red, warning amber): recolours it when the palette
+    (the theme) changes.
 
     The colour goes into the label's palette with only the text role set, not into a style
     sheet: a style sheet would give the label a palette of its own, and it would no longer hear
-    of theme changes at all.
+    of theme changes at all (nor of presentation mode's larger font).
     """
 
-    def __init__(self, label: QWidget, bold: bool) -> None:
+    def __init__(self, label: QWidget, colour: Callable[[], str], bold: bool) -> None:
         super().__init__(label)
         self._label = label
+        self._colour = colour
         if bold:
             font = label.font()
             font.setBold(True)
@@ -75,7 +125,7 @@ class _ErrorStyle(QObject):
         self.apply()
 
     def apply(self) -> None:
-        color = QColor(error_color())
+        color = QColor(self._colour())
         palette = self._label.palette()
         if palette.color(QPalette.ColorRole.WindowText) != color:  # a new palette is another PaletteChange
             only_text = QPalette()
@@ -90,7 +140,12 @@ class _ErrorStyle(QObject):
 
 def mark_error_label(label: QWidget, bold: bool = False) -> None:
     """Colour ``label`` as an error, now and whenever the theme changes."""
-    _ErrorStyle(label, bold)
+    _TextColour(label, error_color, bold)
+
+
+def mark_warning_label(label: QWidget) -> None:
+    """Colour ``label`` as a warning, now and whenever the theme changes."""
+    _TextColour(label, warning_color, False)
 
 
 def current_mode() -> ThemeMode:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 from PySide6.QtGui import QGuiApplication
 
 from attnviz.compute.attention import run_state
@@ -202,16 +203,28 @@ def test_help_and_version_need_no_display():
 def test_presentation_mode_enlarges_hides_chrome_and_stays_live(window, qtbot):
     from PySide6.QtWidgets import QApplication
 
+    from attnviz.document import SetBlock
+
     size = QApplication.font().pointSizeF()
     window.presentation_action.trigger()
     assert QApplication.font().pointSizeF() > size * 1.5
-    assert not window.controls_scroll.isVisible() and window.inputs.isVisible()
+    # The editing chrome goes: controls, tables, menu bar, toolbar, status bar; a hint says how
+    # to leave.
+    assert not window.controls_scroll.isVisible() and not window.inputs.isVisible()
+    assert not window.menuBar().isVisible() and not window.statusBar().isVisible()
+    assert not window.code_copier.toolbar.isVisible()
+    hint = window.findChild(QLabel, "presentationHint")
+    assert hint.isVisible() and "F5" in hint.text() and hint.font().pointSizeF() > size * 1.5
     assert window.results.maps[0].font_scale > 1.5
-    model = window.inputs.models["valid_lens"]
-    assert model.setData(model.index(0, 0), "1")
+    # Still live: an edit (a lesson, an undo, a script) shows at once.
+    window.session.push(SetBlock("valid_lens", 0, 0, 0, np.array([[1]])))
     wait_current(qtbot, window)
     np.testing.assert_allclose(window.results.maps[0].values[0, :2], [1.0, 0.0])
-    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    qtbot.keyClick(window, Qt.Key.Key_F5)  # F5 toggles it off again, with the menu bar hidden
+    assert QApplication.font().pointSizeF() == size and window.controls_scroll.isVisible()
+    assert window.menuBar().isVisible() and window.inputs.isVisible() and not hint.isVisible()
+    window.presentation_action.trigger()
+    qtbot.keyClick(window, Qt.Key.Key_Escape)  # and Esc leaves it
     assert QApplication.font().pointSizeF() == size and window.controls_scroll.isVisible()
 
 

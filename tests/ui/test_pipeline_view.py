@@ -256,18 +256,16 @@ def test_a_parameter_edit_during_a_recompute_is_refused_not_misapplied(window, q
 
 
 def test_the_dark_theme_reaches_the_feature_chart_and_the_notes(window, qtbot):
-    from PySide6.QtGui import QColor
-
     from attnviz.ui import theme
 
     view = _shown(qtbot, window.pipeline_dock)
     note = view.cards["weights"].note
     try:
         theme.apply_theme("dark")
-        qtbot.waitUntil(lambda: "#" in note.styleSheet() and QColor(note.styleSheet().split("color: ")[1][:7]).lightness() > 110)
+        assert note.palette().color(note.foregroundRole()).lightness() > 110
         assert view.feature_plot.backgroundBrush().color().name() == theme.DARK_PLOT.background
         theme.apply_theme("light")
-        qtbot.waitUntil(lambda: QColor(note.styleSheet().split("color: ")[1][:7]).lightness() < 110)
+        assert note.palette().color(note.foregroundRole()).lightness() < 110
         assert view.feature_plot.backgroundBrush().color().name() == theme.LIGHT_PLOT.background
     finally:
         theme.apply_theme("system")

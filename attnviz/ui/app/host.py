@@ -390,6 +390,11 @@ class HostWindow(Retranslating, QMainWindow):
         self.tool_tabs.tabCloseRequested.connect(self._close_tab)
         self.tool_tabs.tabBar().setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tool_tabs.tabBar().customContextMenuRequested.connect(self._tab_menu)
+        self._corner = QWidget()
+        corner_layout = QHBoxLayout(self._corner)
+        corner_layout.setContentsMargins(0, 0, 0, 0)
+        self.tool_tabs.setCornerWidget(self._corner, Qt.Corner.TopRightCorner)
+        self._corner.hide()
         self.setCentralWidget(self.tool_tabs)
         self._main_title = ""
         self._retranslate_tabs()
@@ -406,8 +411,13 @@ class HostWindow(Retranslating, QMainWindow):
         return ToolTab(spec, build, self)
 
     def add_toolbar(self, title: str, object_name: str) -> QToolBar:
-        toolbar = self.addToolBar(tr_text(title))
+        """A toolbar in the tab bar's free corner: on a 720-pixel projector a row of its own would
+        cost the heatmaps 30 pixels of height."""
+        toolbar = QToolBar(tr_text(title))
         toolbar.setObjectName(object_name)
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self._corner.layout().addWidget(toolbar)  # type: ignore[union-attr]
+        self._corner.show()
         self._toolbars[toolbar] = title
         return toolbar
 
@@ -449,6 +459,12 @@ class HostWindow(Retranslating, QMainWindow):
 
     def widget(self) -> QWidget:
         return self
+
+    def set_chrome_visible(self, visible: bool) -> None:
+        """Show or hide the editing chrome around the views: menu bar, toolbars, status bar."""
+        self.menuBar().setVisible(visible)
+        self.statusBar().setVisible(visible)
+        self._corner.setVisible(visible and bool(self._toolbars))
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -10,8 +10,28 @@ off the GUI thread; its current outcome comes back and is drawn.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QPaintEvent, QShowEvent
-from PySide6.QtWidgets import QApplication, QMessageBox, QProgressBar, QPushButton, QScrollArea, QSplitter
+from PySide6.QtGui import (
+    QAction,
+    QGuiApplication,
+    QActionGroup,
+    QCloseEvent,
+    QFont,
+    QKeyEvent,
+    QKeySequence,
+    QPaintEvent,
+    QResizeEvent,
+    QShowEvent,
+)
+from PySide6.QtWidgets import (
+    QApplication,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QWidget,
+)
 
 from attnviz import __version__
 from attnviz.compute import Outcome
@@ -81,6 +101,49 @@ LANGUAGE_SYSTEM = (QT_TRANSLATE_NOOP("MainWindow", "Follow the &system"),
                                                    "locale, otherwise English)"))
 
 
+#: How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE).
+PRESENTATION_FONT = 1.6
+
+
+class _PresentationHint(QLabel):
+    """A banner over the top of the window for a few seconds: how to leave presentation mode."""
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self.setObjectName("presentationHint")
+        self.setStyleSheet("QLabel#presentationHint { background: rgba(20, 20, 20, 200); color: white; "
+                           "padding: 8px 16px; border-radius: 6px; }")
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(4000)
+        self._timer.timeout.connect(self.hide)
+        self.hide()
+
+    def retranslate(self) -> None:
+        self.setText(translate("MainWindow", "Presentation mode — F5 or Esc to leave"))
+
+    def show_hint(self, on: bool) -> None:
+        if not on:
+            self._timer.stop()
+            self.hide()
+            return
+        # The style sheet fixed the font this label had when it was polished: take the
+        # application's, now enlarged, again.
+        self.setFont(QApplication.font())
+        self.adjustSize()
+        self.place()
+        self.show()
+        self.raise_()
+        self._timer.start()
+
+    def place(self) -> None:
+        parent = self.parentWidget()
+        if parent is not None:
+            self.adjustSize()
+            self.move((parent.width() - self.width()) // 2, 12)
+
+
 class MainWindow(HostWindow):
     """The application window on an ``AppSession`` (a new one on ``preset`` by default)."""
 
@@ -142,6 +205,26 @@ class MainWindow(HostWindow):
         self._update_status()
         self.resize(1400, 860)
         self._install_features()
+        self._fit_to_screen()
+
+    def _fit_to_screen(self) -> None:
+        """Keep the window (and its frame) inside the screen's free area, however it was sized:
+        a layout saved on a large screen must not open off the edges of a projector."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None:
+            return
+        free = screen.availableGeometry()
+        # Before the first show there is no frame yet: leave room for a usual title bar.
+        frame_w, frame_h = (16, 40) if not self.isVisible() else (
+            self.frameGeometry().width() - self.width(), self.frameGeometry().height() - self.height())
+        width = max(min(self.width(), free.width() - frame_w), self.minimumSizeHint().width())
+        height = max(min(self.height(), free.height() - frame_h), self.minimumSizeHint().height())
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+        x = min(max(self.x(), free.left()), max(free.left(), free.right() - width - frame_w))
+        y = min(max(self.y(), free.top()), max(free.top(), free.bottom() - height - frame_h))
+        if (x, y) != (self.x(), self.y()):
+            self.move(x, y)
 
     def _install_features(self) -> None:
         """Feature modules add their menus, docks and actions through the Host interface."""
@@ -250,6 +333,8 @@ class MainWindow(HostWindow):
         self.redo_action.setEnabled(undo_stack.canRedo())
         edit_menu.addAction(self.undo_action)
         edit_menu.addAction(self.redo_action)
+        self.addAction(self.undo_action)
+        self.addAction(self.redo_action)
         edit_menu.addSeparator()
         # Copy and Paste act on the table that has the focus (the tables also take the keys
         # themselves); from the menu they reach the table the user last worked in.
@@ -269,6 +354,11 @@ class MainWindow(HostWindow):
                                                 "still live (F5 or Esc to leave)"))
         self.presentation_action.setCheckable(True)
         self.presentation_action.toggled.connect(self.set_presentation_mode)
+        # Shortcuts of a hidden menu bar do not fire: the window holds the actions that must work
+        # in presentation mode too (F5 to leave it, undo and redo).
+        self.addAction(self.presentation_action)
+        self._presentation_hint = _PresentationHint(self)
+        self._normal_font: QFont | None = None
         view_menu.addSeparator()
         self.theme_menu = view_menu.addMenu("")
         self.theme_menu.setToolTipsVisible(True)
@@ -330,6 +420,7 @@ class MainWindow(HostWindow):
         self.cpu_button.setText(translate("MainWindow", "Run on CPU"))
         self.cpu_button.setToolTip(translate("MainWindow", "The device failed (missing or out of memory): compute on "
                                                            "the CPU instead"))
+        self._presentation_hint.retranslate()
         self._fit_controls_width()
         self._update_status()
 
@@ -449,11 +540,11 @@ class MainWindow(HostWindow):
         computing, loading, failed, current = self._state_texts
         bold = False
         if session.busy or session.shown_version != session.document.version:
-            state, color = (computing if outcome is not None else loading), "#8a5300"
+            state, color = (computing if outcome is not None else loading), theme.warning_color()
         elif session.error_field is not None:
             state, color, bold = failed, theme.error_color(), True
         else:
-            state, color = current, "#1b7f3b"
+            state, color = current, theme.ok_color()
         if session.busy:
             if not self._busy_timer.isActive() and not self.busy_bar.isVisible():
                 self._busy_timer.start()
@@ -479,30 +570,33 @@ class MainWindow(HostWindow):
         self.session.set_presenting(on)
 
     def _apply_presentation(self, on: bool) -> None:
-        """Enlarge everything and hide the editing chrome; the tables stay so a teacher can
-        still change a valid length on the projector and the class sees the effect."""
+        """Enlarge every text and hide the editing chrome (menus, toolbar, status bar, controls,
+        tables): the class sees the maps. F5 or Esc leaves; a hint says so when it starts."""
         app = QApplication.instance()
         assert isinstance(app, QApplication)
         if on:
             self._normal_font = app.font()
             big = app.font()
-            big.setPointSizeF(max(big.pointSizeF(), 9.0) * 1.6)
+            big.setPointSizeF(max(big.pointSizeF(), 9.0) * PRESENTATION_FONT)
             app.setFont(big)
-        elif hasattr(self, "_normal_font"):
+        elif self._normal_font is not None:
             app.setFont(self._normal_font)
+            self._normal_font = None
         self.results.set_font_scale(PRESENTATION_SCALE if on else 1.0)
         self.controls_scroll.setVisible(not on)
-        self.output.setVisible(not on)
-        self.statusBar().setVisible(not on)
-        self.menuBar().setVisible(not on)
-        if on:
-            self.right_splitter.setSizes([700, 200])
+        self.bottom_splitter.setVisible(not on)
+        self.set_chrome_visible(not on)
+        self._presentation_hint.show_hint(on)
 
-    def keyPressEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape and self.presentation_action.isChecked():
             self.set_presentation_mode(False)
             return
         super().keyPressEvent(event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._presentation_hint.place()
 
     def set_language(self, choice: str) -> None:
         """Switch to ``choice`` ("system", or a code of LANGUAGES) and remember it. Every widget

@@ -20,6 +20,7 @@ from PySide6.QtCore import QSignalBlocker, Signal
 from attnviz.compute.attention import ViewData
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.lifecycle import Retranslating
+from attnviz.ui.theme import mark_warning_label
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.heatmap.colormaps import COLORMAPS, DEFAULT_COLORMAP
 from attnviz.ui.heatmap.widget import HeatmapWidget
@@ -66,6 +67,8 @@ class OutputPanel(Retranslating, QTabWidget):
         self.table = TensorTableView(self.model)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.heatmap = HeatmapWidget()
+        # Beside the input tables the output shares the width: its map may be small.
+        self.heatmap.setMinimumSize(200, 120)
         self.addTab(self.table, "")
         self.addTab(self.heatmap, "")
         self._pending: np.ndarray | None = None
@@ -132,7 +135,7 @@ class ResultsPanel(Retranslating, QWidget):
 
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)
-        self.warnings.setStyleSheet("QLabel { color: #8a5300; }")
+        mark_warning_label(self.warnings)
         self.warnings.setVisible(False)
         layout.addWidget(self.warnings)
 

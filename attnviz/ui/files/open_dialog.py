@@ -32,7 +32,7 @@ from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.io import ROLES, TensorFile, describe, needs_head_choice
 from attnviz.io.errors import AttnvizFileError
 from attnviz.io.state_io import state_from_tensor_file
-from attnviz.ui.theme import error_color
+from attnviz.ui.theme import error_color, ok_color
 
 __all__ = ["ROLE_LABELS", "RolesDialog", "ask_roles", "roles_complete"]
 
@@ -164,7 +164,7 @@ class RolesDialog(QDialog):
                 "1d": translate("OpenDialog", "valid lengths per batch element"),
                 "2d": translate("OpenDialog", "valid lengths per query")}[state.settings.lens_mode]
         loads_as = translate("OpenDialog", "Loads as")
-        text = f"<span style='color:#1b7f3b'><b>{loads_as}</b></span> " + translate(
+        text = f"<span style='color:{ok_color()}'><b>{loads_as}</b></span> " + translate(
             "OpenDialog", "queries {q}, keys {k}, values {v}, {lengths}.").format(
             q=state.queries.shape, k=state.keys.shape, v=state.values.shape, lengths=lens)
         if notes:

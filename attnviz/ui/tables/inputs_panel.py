@@ -86,8 +86,13 @@ class InputsPanel(Retranslating, QWidget):
         self.fill_kind = QComboBox()
         for kind in FILL_KINDS:
             self.fill_kind.addItem("", kind)
+        # As wide as a short name needs, not the longest ("Arange (book's values)"): the row must
+        # fit a 1024-pixel screen beside the controls; the open list shows the whole names.
+        self.fill_kind.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.fill_kind.setMinimumContentsLength(7)
         self.fill_seed = QSpinBox()
         self.fill_seed.setRange(0, 2**31 - 1)
+        self.fill_seed.setMaximumWidth(self.fill_seed.fontMetrics().horizontalAdvance("0000000") + 40)
         self.fill_button = QPushButton()
         self.fill_button.clicked.connect(self._fill)
         self.seed_caption = QLabel()

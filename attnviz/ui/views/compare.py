@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QColor, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -47,7 +47,7 @@ from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.scheduler import in_app
-from attnviz.ui.theme import error_color, mark_error_label
+from attnviz.ui.theme import error_color, mark_error_label, ok_color, set_text_color, tinted_panel, warning_color
 
 __all__ = ["COMPARE_DOCK", "COMPARE_SHORTCUT", "CompareView", "DivergingHeatmap", "install_compare_view"]
 
@@ -193,7 +193,8 @@ class CompareView(Retranslating, QWidget):
         self.explanation = QLabel()
         self.explanation.setWordWrap(True)
         self.explanation.setTextFormat(Qt.TextFormat.RichText)
-        self.explanation.setStyleSheet("QLabel { background: #f4f1e4; color: #202020; padding: 6px; border-radius: 4px; }")
+        self.explanation.setContentsMargins(6, 6, 6, 6)
+        tinted_panel(self.explanation, QColor(200, 170, 60), 0.18)
         self.explanation.setVisible(False)
         layout.addWidget(self.explanation)
 
@@ -262,6 +263,11 @@ class CompareView(Retranslating, QWidget):
             self._draw(self.last_result)
         else:
             self.max_label.setText(translate("CompareView", "max |A − B|: —"))
+
+    def restyle(self) -> None:
+        tinted_panel(self.explanation, QColor(200, 170, 60), 0.18)
+        self._update_status()
+        self._update_explanation()
 
     # ------------------------------------------------------------------ public API
 
@@ -399,10 +405,10 @@ class CompareView(Retranslating, QWidget):
     def _update_status(self) -> None:
         if self.scheduler.busy or self._dirty:
             self.status.setText(translate("CompareView", "computing…"))
-            self.status.setStyleSheet("QLabel { color: #8a5300; }")
+            set_text_color(self.status, warning_color())
         elif self.last_result is not None:
             self.status.setText(translate("CompareView", "up to date"))
-            self.status.setStyleSheet("QLabel { color: #1b7f3b; }")
+            set_text_color(self.status, ok_color())
         else:
             self.status.setText("")
 

@@ -10,11 +10,12 @@ the answer describes is outlined).
 from __future__ import annotations
 
 import html
+import re
+
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import (
     QFrame,
-    QHBoxLayout,
     QLabel,
     QMenu,
     QPushButton,
@@ -28,13 +29,25 @@ from attnviz.teaching import LESSONS, Lesson
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.host import DockSpec, Host, ToolDock
 from attnviz.ui.app.session import AppSession
+from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
+from attnviz.ui.theme import muted_color, tinted_panel
 from attnviz.ui.views.masking_lab import MASKING_LAB_DOCK
 
 __all__ = ["LESSON_DOCK", "LessonView", "LessonsController", "install_lessons", "menu_text"]
 
 LESSON_DOCK = "lessonDock"
+
+
+_JOINS = re.compile(r"(?<=\w)([._])(?=\w)")
+
+
+def _breakable(text: str) -> str:
+    """``text`` as HTML where long identifiers (scaled_dot_product_attention, torch.nn.functional)
+    may break after their dots and underscores: unbroken, one such word would set the panel's
+    minimum width, and a narrow panel would cut every line at its right edge."""
+    return _JOINS.sub(lambda m: m.group(1) + "&#8203;", html.escape(text))
 
 
 def menu_text(lesson: Lesson) -> str:
@@ -73,31 +86,40 @@ class LessonView(Retranslating, QWidget):
         self.explanation.setTextFormat(Qt.TextFormat.RichText)
         self.explanation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.explanation.setFrameShape(QFrame.Shape.StyledPanel)
-        self.explanation.setStyleSheet("QLabel { background: #f3f7ee; padding: 6px; }")
+        # A tinted panel through the palette, not a style sheet: a style sheet would fix its
+        # font (presentation mode could not enlarge it) and its colours (the dark theme neither).
+        self.explanation.setAutoFillBackground(True)
+        self.explanation.setContentsMargins(6, 6, 6, 6)
         self.explanation.setVisible(False)
 
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.answer_button)
-        buttons.addWidget(self.lab_button)
-        buttons.addStretch(1)
         body = QWidget()
         inner = QVBoxLayout(body)
         inner.addWidget(self.title)
         inner.addWidget(self.question)
-        inner.addLayout(buttons)
+        # The buttons wrap under each other in a narrow panel (or in presentation fonts).
+        inner.addWidget(flow_widget(self.answer_button, self.lab_button))
         inner.addWidget(self.explanation)
         inner.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
+        # Text wraps to the width: never a sideways scroll that hides the ends of lines.
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(body)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(scroll)
         # Narrower than this, a question of four lines becomes fifteen.
-        self.setMinimumWidth(320)
+        self.setMinimumWidth(260)
         self._lab_available = True
+        self.restyle()
         self.set_lesson(None)
+
+    def restyle(self) -> None:
+        tinted_panel(self.explanation, QColor(60, 150, 60))
+        self._muted = muted_color(self)
+        if self.lesson is not None:
+            self._show_texts()
 
     def retranslate(self) -> None:
         self.answer_button.setToolTip(translate("Lessons", "Reveal (or hide again) the explanation"))
@@ -125,12 +147,12 @@ class LessonView(Retranslating, QWidget):
             self.lab_button.setVisible(False)
             return
         kind = translate("Lessons", "Pitfall") if lesson.kind == "pitfall" else translate("Lessons", "Exercise")
-        self.title.setText(f"<span style='color:#555'>{kind}</span><br><b style='font-size:large'>"
+        self.title.setText(f"<span style='color:{self._muted}'>{kind}</span><br><b style='font-size:large'>"
                            f"{html.escape(menu_text(lesson))}</b>")
-        self.question.setText(f"<p>{html.escape(tr_text(lesson.question))}</p>"
-                              f"<p style='color:#555'><i>{html.escape(tr_text(lesson.preset.description))}</i></p>")
+        self.question.setText(f"<p>{_breakable(tr_text(lesson.question))}</p>"
+                              f"<p style='color:{self._muted}'><i>{_breakable(tr_text(lesson.preset.description))}</i></p>")
         answer = translate("Lessons", "Answer.")
-        self.explanation.setText(f"<b>{answer}</b> {html.escape(tr_text(lesson.explanation))}")
+        self.explanation.setText(f"<b>{answer}</b> {_breakable(tr_text(lesson.explanation))}")
         self.answer_button.setVisible(True)
         self.lab_button.setVisible(lesson.kind == "pitfall" and self._lab_available)
 

@@ -44,7 +44,7 @@ from attnviz.ui.heatmap.colormaps import MASK_HATCH_COLOR
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.scheduler import in_app
-from attnviz.ui.theme import error_color
+from attnviz.ui.theme import error_color, ok_color, warning_color
 
 __all__ = ["MASKING_LAB_DOCK", "MASKING_LAB_SHORTCUT", "MaskingLabView", "install_masking_lab"]
 
@@ -135,7 +135,9 @@ class _ConventionCell(Retranslating, QFrame):
         # as wide as "-inf fill / additive 0/-inf mask" would push the colour bar out of view.
         self.title = QLabel(name)
         self.title.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        self.title.setStyleSheet("QLabel { font-weight: bold; }")
+        bold = self.title.font()
+        bold.setBold(True)
+        self.title.setFont(bold)
         self.heatmap = HeatmapWidget(title="")
         # The main view's minimum (480 x 200) would make a grid of six a wall of scrolling.
         self.heatmap.setMinimumSize(_CELL_MIN_WIDTH - 10, 170)
@@ -213,7 +215,7 @@ class _ConventionCell(Retranslating, QFrame):
         n_out = int(conv.output_rows[b].sum())
         if n_cells == 0 and n_out == 0:
             same = translate("MaskingLab", "same as {name}").format(name=html.escape(ref.name))
-            return f"<b>{name}</b>: <span style='color:#1b7f3b'>{same}</span>"
+            return f"<b>{name}</b>: <span style='color:{ok_color()}'>{same}</span>"
         weights = translate("MaskingLab", "1 weight") if n_cells == 1 else \
             translate("MaskingLab", "{n} weights").format(n=n_cells)
         outputs = translate("MaskingLab", "1 output") if n_out == 1 else \
@@ -490,7 +492,7 @@ class MaskingLabView(Retranslating, QWidget):
                                    if self.outcome is not None else ""))
         elif self.scheduler.busy:
             computing = translate("MaskingLab", "computing every convention…")
-            self.status.setText(f"<span style='color:#8a5300'>{computing}</span>")
+            self.status.setText(f"<span style='color:{warning_color()}'>{computing}</span>")
         else:
             self.status.setText("")
         self.status.setVisible(bool(self.status.text()))

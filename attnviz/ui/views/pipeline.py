@@ -43,7 +43,7 @@ from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
-from attnviz.ui.theme import PlotColors, error_color, mark_error_label, plot_colors
+from attnviz.ui.theme import PlotColors, error_color, mark_error_label, muted_color, plot_colors, set_text_color
 from attnviz.ui.views.formulas import pipeline_formulas
 
 __all__ = ["PIPELINE_DOCK", "PIPELINE_SHORTCUT", "PIPELINE_STAGES", "PipelineView", "install_pipeline_view"]
@@ -457,11 +457,9 @@ class PipelineView(Retranslating, QWidget):
     def restyle(self) -> None:
         # Notes are secondary text: the window text blended a third of the way into the
         # background reads as secondary on the light and the dark theme alike.
-        pal = self.palette()
-        text, back = pal.windowText().color(), pal.window().color()
-        muted = QColor(*(int(0.65 * a + 0.35 * b) for a, b in zip(text.getRgb()[:3], back.getRgb()[:3])))
+        muted = muted_color(self)
         for card in self.cards.values():
-            card.note.setStyleSheet(f"QLabel {{ color: {muted.name()}; }}")
+            set_text_color(card.note, muted)
         self.set_plot_colors(plot_colors())
         self._draw_formula()
 
