@@ -821,3 +821,20 @@ def test_presentation_scale_enlarges_the_drawn_cell_values(qtbot, widget):
     widget.set_font_scale(1.8)
     big = ink_height()
     assert normal > 0 and big >= 1.5 * normal
+
+
+def test_a_subclass_with_its_own_colour_table_picks_the_digits_colour_from_it(qtbot, widget):
+    """The compare view's difference map (DivergingHeatmap) has a colour table that is none of
+    COLORMAPS and supplies the cell colours the digits' contrast is chosen from."""
+    from attnviz.ui.views.compare import DivergingHeatmap
+
+    diff = DivergingHeatmap()
+    qtbot.addWidget(diff)
+    values = np.array([[-1.0, 0.0, 1.0]])
+    dark_text = QtGui.QColor(20, 20, 20)
+    diff.set_data(values, levels=(-1.0, 1.0))
+    widget.set_data(values, levels=(-1.0, 1.0))
+    # CET-CBD1 runs light blue - light grey - yellow: dark digits everywhere; cividis starts
+    # dark blue, where the digits are light.
+    assert [cell.color == dark_text for cell in diff.annotations] == [True, True, True]
+    assert [cell.color == dark_text for cell in widget.annotations] == [False, True, True]

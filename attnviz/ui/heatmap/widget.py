@@ -446,6 +446,15 @@ class HeatmapWidget(QtWidgets.QWidget):
         assert self._values is not None and self._cells is not None
         return paint.opaque_masked(self._values, self._cells.masked, self.show_masked_values)
 
+    def _cell_colors(self) -> np.ndarray:
+        """Displayed colour of every cell, (rows, cols, 3) uint8, for the annotations' contrast.
+
+        A subclass with its own colour table overrides this (views.compare.DivergingHeatmap).
+        """
+        assert self._values is not None and self._cells is not None
+        return paint.cell_colors(self._values, self._levels, lookup_table(self._colormap_name), self._cells,
+                                 self._opaque_masked())
+
     # ------------------------------------------------------------------ item updates
 
     def _update_overlay(self) -> None:
@@ -546,12 +555,11 @@ class HeatmapWidget(QtWidgets.QWidget):
         if values is None or cells is None or values.size == 0 or max(values.shape) > self.annotate_limit:
             self._cell_text.clear()
             return
-        opaque = self._opaque_masked()
-        colors = paint.cell_colors(values, self._levels, lookup_table(self._colormap_name), cells, opaque)
+        dark = paint.prefers_dark_text(self._cell_colors())
         spec = paint.annotation_format(self._levels, self.value_format)
         self._cell_text.set_font(self._font(1.0))
         self._cell_text.set_cells(values.shape, [paint.format_number(float(v), spec) for v in values.ravel()],
-                                  paint.prefers_dark_text(colors), opaque)
+                                  dark, self._opaque_masked())
 
     def _reset_view(self) -> None:
         rows, cols = (0, 0) if self._values is None else self._values.shape
