@@ -21,7 +21,9 @@ from attnviz.ui.heatmap.colormaps import (
     canonical_colormap_name,
     lookup_table,
 )
-from attnviz.ui.heatmap.widget import HeatmapWidget, _CellAxisItem
+from attnviz.ui.heatmap.items import CellAxisItem
+from attnviz.ui.heatmap.paint import block_mean
+from attnviz.ui.heatmap.widget import HeatmapWidget
 
 
 @pytest.fixture
@@ -377,7 +379,7 @@ def test_many_rows_use_automatic_integer_ticks_at_centres(widget):
             assert v - 0.5 == int(v - 0.5)
     assert axis.tickStrings([0.5, 10.5], 1.0, 10.0) == ["0", "10"]
     # Zoomed in below one cell per tick: still labels whole cells.
-    tight = _CellAxisItem("left").tickValues(3.0, 5.0, 400)
+    tight = CellAxisItem("left").tickValues(3.0, 5.0, 400)
     assert [3.5, 4.5] in [vals for _, vals in tight]
 
 
@@ -724,8 +726,6 @@ def test_cell_values_are_drawn_in_contrasting_colour_and_on_a_patch_when_masked(
 
 
 def test_block_mean_matches_pyqtgraphs_downsample():
-    from attnviz.ui.heatmap.widget import _block_mean
-
     rng = np.random.default_rng(4)
     a = rng.random((203, 307), dtype=np.float32)
     a[5, 9] = np.nan
@@ -734,9 +734,9 @@ def test_block_mean_matches_pyqtgraphs_downsample():
     for ky, kx in [(1, 2), (3, 1), (4, 5), (7, 13)]:
         with np.errstate(invalid="ignore"):  # inf + -inf
             ref = pg.functions.downsample(pg.functions.downsample(a, kx, axis=1), ky, axis=0)
-        np.testing.assert_allclose(_block_mean(a, ky, kx), ref, rtol=1e-5, equal_nan=True)
+        np.testing.assert_allclose(block_mean(a, ky, kx), ref, rtol=1e-5, equal_nan=True)
     half = a.astype(np.float16)
-    assert _block_mean(half, 2, 2).dtype == np.float32
+    assert block_mean(half, 2, 2).dtype == np.float32
 
 
 def test_big_matrix_is_drawn_downsampled_but_kept_whole(qtbot, widget):
@@ -821,3 +821,20 @@ def test_presentation_scale_enlarges_the_drawn_cell_values(qtbot, widget):
     widget.set_font_scale(1.8)
     big = ink_height()
     assert normal > 0 and big >= 1.5 * normal
+
+
+def test_a_subclass_with_its_own_colour_table_picks_the_digits_colour_from_it(qtbot, widget):
+    """The compare view's difference map (DivergingHeatmap) has a colour table that is none of
+    COLORMAPS and supplies the cell colours the digits' contrast is chosen from."""
+    from attnviz.ui.views.compare import DivergingHeatmap
+
+    diff = DivergingHeatmap()
+    qtbot.addWidget(diff)
+    values = np.array([[-1.0, 0.0, 1.0]])
+    dark_text = QtGui.QColor(20, 20, 20)
+    diff.set_data(values, levels=(-1.0, 1.0))
+    widget.set_data(values, levels=(-1.0, 1.0))
+    # CET-CBD1 runs light blue - light grey - yellow: dark digits everywhere; cividis starts
+    # dark blue, where the digits are light.
+    assert [cell.color == dark_text for cell in diff.annotations] == [True, True, True]
+    assert [cell.color == dark_text for cell in widget.annotations] == [False, True, True]

@@ -23,20 +23,12 @@ from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.theme import mark_warning_label
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.heatmap.colormaps import COLORMAPS, DEFAULT_COLORMAP
+from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.heatmap.widget import HeatmapWidget
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
 
 #: Up to this many batch elements are shown side by side; beyond, only the selected one.
 MAX_GRID = 4
-
-
-def format_number(x: float) -> str:
-    """A number for a tooltip: four significant digits, NaN and infinities spelt out."""
-    if np.isnan(x):
-        return "NaN"
-    if np.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return f"{x:.4g}"
 
 
 def hover_text(view: ViewData, b: int, r: int, c: int) -> str:

@@ -3,8 +3,8 @@
 The heatmap has to show three things that are *not* values on the colour scale: masked cells,
 NaN cells and infinite cells.  They are the whole point of a debugging tool (a row of NaN is the
 classic fully-masked-softmax bug), so their colours must never be confused with an ordinary
-value.  This module keeps the colour maps and those reserved colours together so that a test can
-check the reserved colours against every offered map.
+value.  This module keeps the colour maps and those reserved colours (defined in the Qt-free
+``paint.py``) together so that a test can check the reserved colours against every offered map.
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ import numpy as np
 import pyqtgraph as pg
 
 from attnviz.tr import QT_TRANSLATE_NOOP, message
+
+# The reserved colours are plain numbers, kept with the Qt-free paint code that uses them;
+# re-exported here so that the maps and the colours they must stay clear of are found together.
+from attnviz.ui.heatmap.paint import EMPTY_ROW_COLOR, INF_COLOR, MASK_COLOR, MASK_HATCH_COLOR, NAN_COLOR
 
 __all__ = [
     "COLORMAPS",
@@ -44,16 +48,6 @@ _ALIASES: dict[str, str] = {"grey": "gray", "greys": "gray"}
 # pyqtgraph 0.14 bundles viridis/magma/inferno/plasma/cividis as local files (loadable without
 # matplotlib) but has no file called "gray"; CET-L1 is its linear black-to-white map.
 _PYQTGRAPH_FILE: dict[str, str] = {"gray": "CET-L1"}
-
-# Reserved colours (RGBA, uint8).  Chosen far away from every colour in every map in COLORMAPS
-# (tests/ui/test_heatmap.py checks the distance), so they stay distinct whatever map is chosen.
-NAN_COLOR: tuple[int, int, int, int] = (255, 0, 255, 255)  # magenta: no perceptual map uses it
-INF_COLOR: tuple[int, int, int, int] = (0, 229, 255, 255)  # electric cyan, for +inf and -inf
-# Masked cells: neutral light grey with darker diagonal hatching.  The hatching (not the grey)
-# is what makes them unmistakable, including under the "gray" map.
-MASK_COLOR: tuple[int, int, int, int] = (200, 200, 200, 255)
-MASK_HATCH_COLOR: tuple[int, int, int, int] = (95, 95, 95, 255)
-EMPTY_ROW_COLOR: tuple[int, int, int, int] = (235, 25, 25, 255)  # red marker: row has no key
 
 
 def canonical_colormap_name(name: str) -> str:

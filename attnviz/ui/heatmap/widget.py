@@ -10,8 +10,9 @@ ImageItem, with a ColorBarItem inserted on its right.  Conventions:
   pyqtgraph's default (column-major) would silently transpose the matrix.
 
 Values that are not on the colour scale (masked cells, NaN, +/-inf) are painted by a second,
-RGBA ImageItem on top of the data, built with numpy so that a 4096x4096 matrix costs a couple of
-array operations rather than millions of graphics items.
+RGBA ImageItem on top of the data, built with numpy (``paint.py``) so that a 4096x4096 matrix
+costs a couple of array operations rather than millions of graphics items.  This module only
+keeps the state and hands what ``paint`` computes to the items; hover text and fonts live here.
 """
 
 from __future__ import annotations
@@ -25,219 +26,38 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Signal
 
-from attnviz.ui.i18n import translate
+from attnviz.ui.heatmap import paint
 from attnviz.ui.heatmap.cell_text import CellText, CellTextLayer
-from attnviz.ui.theme import PlotColors, plot_colors
 from attnviz.ui.heatmap.colormaps import (
     COLORMAPS,
     DEFAULT_COLORMAP,
-    EMPTY_ROW_COLOR,
-    INF_COLOR,
-    MASK_COLOR,
-    MASK_HATCH_COLOR,
-    NAN_COLOR,
     canonical_colormap_name,
     load_colormap,
     lookup_table,
 )
+from attnviz.ui.heatmap.items import CellAxisItem, FastImageItem
+from attnviz.ui.heatmap.paint import WEIGHT_LEVELS, Levels
+from attnviz.ui.i18n import translate
+from attnviz.ui.theme import PlotColors, plot_colors
 
 __all__ = ["COLORMAPS", "HeatmapWidget", "HoverFn"]
 
 HoverFn = Callable[[int, int], str]
-Levels = tuple[float, float]
 
-# Weights live in [0, 1]; this is also how we recognise "weights" for annotation formatting.
-_WEIGHT_LEVELS: Levels = (0.0, 1.0)
-# Text colours for annotations: near-black / near-white read better than pure black/white.
-_DARK_TEXT = (20, 20, 20)
-_LIGHT_TEXT = (245, 245, 245)
 # Tick labels longer than this are elided so one long token cannot eat the plot's width;
 # the full label is still shown in the hover text.
 _MAX_TICK_LABEL_CHARS = 14
 # How many empty rows to spell out in a tooltip before summarising.
 _MAX_LISTED_EMPTY_ROWS = 24
-# Upper bound for the overlay's side in pixels.  Small matrices get several overlay pixels per
-# cell (so the hatch is a pattern *inside* each cell); big ones get one pixel per cell.
-_OVERLAY_TARGET_PX = 1024
-_OVERLAY_MAX_SUPERSAMPLE = 48
 # In big matrices a cell is smaller than a screen pixel, and downsampling averages a lone NaN
 # (or an empty row) away.  Above this side length, NaN/inf cells and empty rows also get a
-# fixed-size on-screen marker so they can be found; past the point count the special cells
-# form areas that the overlay shows anyway.
+# fixed-size on-screen marker so they can be found (paint.locator_points).
 _LOCATOR_MIN_SIDE = 128
-_LOCATOR_MAX_POINTS = 20_000
 _LOCATOR_PX = 6
-
-
-class _CellAxisItem(pg.AxisItem):
-    """Axis with one tick per matrix cell, drawn at the cell centre (cell i spans [i, i+1)).
-
-    Two modes:
-    * ``cell_labels`` set: label cells with those strings.  When the labels do not fit one per
-      cell (long tokens, small widget), only every ``step``-th cell is labelled instead of
-      letting the texts overprint each other; pyqtgraph's own overlap hiding does not cover
-      explicit ticks.
-    * ``cell_labels`` None: automatic integer ticks.  pyqtgraph's own ticks would sit on cell
-      *boundaries* (and go fractional when zoomed in), mislabelling cells by half a cell.
-    """
-
-    def __init__(self, orientation: str, **kwargs: object) -> None:
-        super().__init__(orientation, **kwargs)
-        self._cell_labels: list[str] | None = None
-
-    @property
-    def cell_labels(self) -> list[str] | None:
-        return self._cell_labels
-
-    def set_cell_labels(self, labels: list[str] | None) -> None:
-        if labels == self._cell_labels:
-            return  # live editing re-sends the same labels; redrawing the axis costs ~1 ms
-        self._cell_labels = labels
-        self.picture = None  # drop the cached drawing
-        self.update()
-
-    def _label_extent(self, labels: list[str]) -> float:
-        """Pixels one label needs along the axis (plus a gap)."""
-        fm = QtGui.QFontMetricsF(self.style["tickFont"] or QtGui.QFont())
-        if self.orientation in ("top", "bottom"):
-            return max((fm.horizontalAdvance(t) for t in labels), default=0.0) + 8.0
-        return fm.height() + 1.0
-
-    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, list[float]]]:
-        lo, hi = sorted((minVal, maxVal))
-        labels = self._cell_labels
-        if labels is not None:
-            first = max(0, math.ceil(lo - 0.5))
-            last = min(len(labels) - 1, math.floor(hi - 0.5))
-            px_per_cell = size / (hi - lo) if hi > lo else float(size)
-            step = 1
-            if px_per_cell > 0:
-                step = max(1, math.ceil(self._label_extent(labels) / px_per_cell))
-            return [(float(step), [i + 0.5 for i in range(first, last + 1) if i % step == 0])]
-        # Ask for ticks on the index scale (centre i + 0.5 <-> index i), keep integer ones only.
-        levels = super().tickValues(lo - 0.5, hi - 0.5, size)
-        out: list[tuple[float, list[float]]] = []
-        for spacing, values in levels:
-            if spacing < 1.0:  # sub-cell ticks mean nothing for an index axis
-                continue
-            centred = [v + 0.5 for v in values if abs(v - round(v)) < 1e-6]
-            out.append((spacing, centred))
-        if not out:  # zoomed in to a few cells: label every visible cell
-            first, last = math.ceil(lo - 0.5), math.floor(hi - 0.5)
-            out.append((1.0, [i + 0.5 for i in range(first, last + 1)]))
-        return out
-
-    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
-        labels = self._cell_labels
-        out = []
-        for v in values:
-            i = int(round(v - 0.5))
-            if labels is None:
-                out.append(str(i))
-            else:
-                out.append(labels[i] if 0 <= i < len(labels) else "")
-        return out
-
-
-class _FastImageItem(pg.ImageItem):
-    """An ImageItem that renders big matrices faster and hands Qt the format it scales quickly.
-
-    * pyqtgraph renders a single-channel image through a colour table as ``Format_Indexed8``
-      and RGBA as straight ``Format_ARGB32``. Qt's raster engine has no fast path for scaling
-      either: stretching a 1x10 Indexed8 image over a 900x330 plot took 1.5 ms at every repaint,
-      the same image as ``ARGB32_Premultiplied`` 0.17 ms. Converting once per render (the image
-      is small, or already downsampled to about the screen's size) pays for itself at once.
-    * With ``autoDownsample`` pyqtgraph averages blocks of cells with two ``mean`` calls, the
-      first over tiny innermost blocks (numpy's slow case): ~90 ms for 4096x4096 on the GUI
-      thread. ``_block_mean`` gives the same block averages (NaN and inf propagate the same
-      way) with a few strided additions.
-    """
-
-    def render(self) -> None:
-        image = self.image
-        factors = self._computeDownsampleFactors() if self.autoDownsample and image is not None else (1, 1)
-        if image is not None and image.ndim == 2 and self.axisOrder == "row-major" and factors != (1, 1):
-            ky, kx = factors[1], factors[0]  # row-major: x runs along axis 1
-            if image.shape[0] // ky and image.shape[1] // kx:
-                # pyqtgraph renders the averaged image as its own (no second downsampling),
-                # then gets the full matrix back: the item's size and hover stay per cell.
-                self.image, self.autoDownsample = _block_mean(image, ky, kx), False
-                # pyqtgraph caches where the NaN cells are; those of the full matrix (or of
-                # other factors) would index past the averaged image.
-                self._imageHasNans = None
-                self._imageNanLocations = None
-                try:
-                    super().render()
-                finally:
-                    self.image, self.autoDownsample = image, True
-                self._imageHasNans = None  # they described the averaged image
-                self._imageNanLocations = None
-                self._lastDownsample = (kx, ky)
-                self._premultiply()
-                return
-        super().render()
-        self._premultiply()
-
-    def _premultiply(self) -> None:
-        qimage = self.qimage
-        if qimage is not None and not self._unrenderable and \
-                qimage.format() != QtGui.QImage.Format.Format_ARGB32_Premultiplied:
-            # The converted copy owns its pixels (the original may view a reused numpy buffer).
-            self.qimage = qimage.convertToFormat(QtGui.QImage.Format.Format_ARGB32_Premultiplied)
-
-
-def _block_mean(a: np.ndarray, ky: int, kx: int) -> np.ndarray:
-    """Means of ky x kx blocks of a 2-D array, trailing partial blocks dropped (as pyqtgraph's
-    ``downsample``); float16 is averaged in float32."""
-    h, w = (a.shape[0] // ky) * ky, (a.shape[1] // kx) * kx
-    a = a[:h, :w]
-    acc_type = np.float32 if a.dtype.itemsize < 4 else a.dtype
-    # inf + -inf is NaN and huge sums overflow, as in the mean: quietly, it is only a picture.
-    with np.errstate(invalid="ignore", over="ignore"):
-        cols = a[:, 0::kx].astype(acc_type)  # a copy: the sums below are in place
-        for i in range(1, kx):
-            cols += a[:, i::kx]
-        out = cols[0::ky].copy()
-        for j in range(1, ky):
-            out += cols[j::ky]
-        out /= kx * ky
-    return out
-
-
-def _relative_luminance(rgb: np.ndarray) -> np.ndarray:
-    """WCAG relative luminance of uint8 sRGB colours, shape (..., 3) -> (...)."""
-    c = rgb[..., :3].astype(np.float64) / 255.0
-    lin = np.where(c <= 0.03928, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-    return lin @ np.array([0.2126, 0.7152, 0.0722])
-
-
-def _prefers_dark_text(rgb: np.ndarray) -> np.ndarray:
-    """True where dark text has more contrast than light text on the given background colours."""
-    lum = _relative_luminance(rgb)
-    dark = _relative_luminance(np.array(_DARK_TEXT, dtype=np.uint8))
-    light = _relative_luminance(np.array(_LIGHT_TEXT, dtype=np.uint8))
-    return (lum + 0.05) / (dark + 0.05) >= (light + 0.05) / (lum + 0.05)
-
-
-def _spread_subset(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-    """At most _LOCATOR_MAX_POINTS evenly spaced entries of equally long index arrays."""
-    n = len(arrays[0])
-    if n <= _LOCATOR_MAX_POINTS:
-        return arrays
-    keep = np.linspace(0, n - 1, _LOCATOR_MAX_POINTS).astype(np.intp)
-    return tuple(a[keep] for a in arrays)
 
 
 def _elide(label: str) -> str:
     return label if len(label) <= _MAX_TICK_LABEL_CHARS else label[: _MAX_TICK_LABEL_CHARS - 1] + "…"
-
-
-def _format_special(v: float) -> str | None:
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return None
 
 
 #: How much presentation mode (F5) enlarges the text of every heatmap and plot.
@@ -290,13 +110,12 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._values: np.ndarray | None = None
         self._mask: np.ndarray | None = None  # True = may attend; None = everything allowed
         self._empty_rows: np.ndarray | None = None  # bool per row
-        self._levels: Levels = _WEIGHT_LEVELS
+        self._levels: Levels = WEIGHT_LEVELS
         self._hover_fn: HoverFn | None = None
         self._row_labels: list[str] | None = None
         self._col_labels: list[str] | None = None
         self._overlay_scale: int = 1
-        self._specials: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._special_flags: tuple[bool, bool] = (False, False)  # (any NaN, any inf) with _specials
+        self._cells: paint.SpecialCells | None = None  # NaN / inf / masked cells of _values
         # What the overlay and the empty-row bar were last built from (None: nothing shown).
         self._overlay_code: np.ndarray | None = None
         self._empty_key: tuple[int, bytes] | None = None
@@ -318,7 +137,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._plot_colors = plot_colors()
         self._view.setBackground(self._plot_colors.background)
         self._plot: pg.PlotItem = self._view.addPlot(
-            axisItems={"left": _CellAxisItem("left"), "bottom": _CellAxisItem("bottom")}
+            axisItems={"left": CellAxisItem("left"), "bottom": CellAxisItem("bottom")}
         )
         self._vb: pg.ViewBox = self._plot.getViewBox()
         self._plot.invertY(True)  # query 0 on top, as attention matrices are written
@@ -333,12 +152,12 @@ class HeatmapWidget(QtWidgets.QWidget):
         for side in ("top", "right"):
             self._plot.getAxis(side).setTicks([[], []])
 
-        self._image = _FastImageItem(axisOrder="row-major")
+        self._image = FastImageItem(axisOrder="row-major")
         self._image.setAutoDownsample(True)
         self._plot.addItem(self._image)
 
         # Masked / NaN / inf cells.  Above the data, below annotations.
-        self._overlay = _FastImageItem(axisOrder="row-major")
+        self._overlay = FastImageItem(axisOrder="row-major")
         # No auto-downsampling of the RGBA overlay: pyqtgraph would average it as floats on every
         # paint (400 ms at 4096x4096); it is already built near screen resolution.
         self._overlay.setAutoDownsample(False)
@@ -349,7 +168,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         # Red bar along the left edge of rows with no valid key.  Drawn inside column 0: in such
         # a row every cell is masked, so it covers nothing informative and keeps the view range
         # equal to the data range.
-        self._empty_marker = _FastImageItem(axisOrder="row-major")
+        self._empty_marker = FastImageItem(axisOrder="row-major")
         self._empty_marker.setZValue(15)
         self._empty_marker.setVisible(False)
         self._plot.addItem(self._empty_marker, ignoreBounds=True)
@@ -360,14 +179,15 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._plot.addItem(self._locator, ignoreBounds=True)
 
         # Each cell's value printed inside it (small matrices): one item draws them all.
-        self._cell_text = CellTextLayer(QtGui.QColor(*_DARK_TEXT), QtGui.QColor(*_LIGHT_TEXT), QtGui.QColor(*MASK_COLOR))
+        self._cell_text = CellTextLayer(QtGui.QColor(*paint.DARK_TEXT), QtGui.QColor(*paint.LIGHT_TEXT),
+                                        QtGui.QColor(*paint.MASK_COLOR))
         self._cell_text.setZValue(20)  # above data, overlay and empty-row marker
         self._plot.addItem(self._cell_text, ignoreBounds=True)
 
         # Non-interactive colour bar: levels are always explicit (weights 0..1, or the finite
         # range of scores), never dragged to something the numbers no longer say.
         self._colorbar = pg.ColorBarItem(
-            values=_WEIGHT_LEVELS,
+            values=WEIGHT_LEVELS,
             colorMap=load_colormap(self._colormap_name),
             interactive=False,
             width=16,
@@ -496,7 +316,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         *,
         mask: np.ndarray | None = None,
         empty_rows: np.ndarray | None = None,
-        levels: Levels | None = _WEIGHT_LEVELS,
+        levels: Levels | None = WEIGHT_LEVELS,
         hover: HoverFn | None = None,
         row_labels: Sequence[str] | None = None,
         col_labels: Sequence[str] | None = None,
@@ -516,46 +336,18 @@ class HeatmapWidget(QtWidgets.QWidget):
             hover: called as hover(row, col) for the tooltip; None = "query r, key c: value".
             row_labels / col_labels: tick labels (used when there are <= label_limit of them).
         """
-        if isinstance(values, np.ndarray) and not values.flags.writeable:
-            arr = values  # read-only: nobody can change it behind the picture (no 64 MiB copy)
-        else:
-            arr = np.array(values, copy=True)
-        if arr.ndim != 2:
-            raise ValueError(f"values must be 2-D, got shape {arr.shape}")
-        if arr.dtype.kind != "f" or arr.dtype == np.float16:
-            arr = arr.astype(np.float64 if arr.dtype.kind != "f" else np.float32)
-        arr.setflags(write=False)
+        arr = paint.display_values(values)
         rows, cols = arr.shape
-
-        mask_arr: np.ndarray | None = None
-        if mask is not None:
-            mask_arr = np.asarray(mask)
-            if mask_arr.dtype != np.bool_:
-                mask_arr = mask_arr.astype(bool)
-            try:
-                mask_arr = np.broadcast_to(mask_arr, arr.shape)
-            except ValueError:
-                raise ValueError(f"mask shape {mask_arr.shape} does not match values {arr.shape}") from None
-            if mask_arr.all():
-                mask_arr = None  # nothing masked: skip the overlay work entirely
-
-        if empty_rows is not None:
-            empty_arr = np.asarray(empty_rows, dtype=bool).reshape(-1)
-            if empty_arr.shape != (rows,):
-                raise ValueError(f"empty_rows must have {rows} entries, got {empty_arr.shape}")
-        elif mask_arr is not None:
-            empty_arr = ~mask_arr.any(axis=1)
-        else:
-            empty_arr = np.zeros(rows, dtype=bool)
-
+        allowed = paint.allowed_cells(mask, arr.shape)
+        empty_arr = paint.empty_row_flags(empty_rows, allowed, rows)
         row_lab = self._check_labels(row_labels, rows, "row_labels")
         col_lab = self._check_labels(col_labels, cols, "col_labels")
-        new_levels = self._resolve_levels(arr, mask_arr, levels)
+        new_levels = paint.resolve_levels(arr, allowed, levels)
 
         # Commit state, then update every dependent item from it.
-        self._specials = None
         self._values = arr
-        self._mask = mask_arr
+        self._mask = allowed
+        self._cells = paint.special_cells(arr, allowed)
         self._empty_rows = empty_arr
         self._levels = new_levels
         self._hover_fn = hover
@@ -650,131 +442,34 @@ class HeatmapWidget(QtWidgets.QWidget):
             raise ValueError(f"{what} has {len(out)} entries, expected {n}")
         return out
 
-    @staticmethod
-    def _resolve_levels(arr: np.ndarray, mask: np.ndarray | None, levels: Levels | None) -> Levels:
-        if levels is not None:
-            lo, hi = (float(levels[0]), float(levels[1]))
-            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-                raise ValueError(f"levels must be finite with low < high, got {levels!r}")
-            return (lo, hi)
-        if arr.size == 0:
-            return _WEIGHT_LEVELS
-        finite = np.isfinite(arr)
-        # Masked scores are often filled with -1e9 or -inf; letting them set the range would
-        # squash every real score into one colour, so prefer the allowed cells.
-        sel = finite if mask is None else finite & mask
-        if not sel.any():
-            sel = finite
-        if not sel.any():
-            return _WEIGHT_LEVELS  # all NaN/inf: any range will do, every cell is special
-        # where= avoids copying a 4096x4096 selection.
-        lo = float(np.min(arr, where=sel, initial=np.inf))
-        hi = float(np.max(arr, where=sel, initial=-np.inf))
-        if lo == hi:  # constant matrix: centre it on the scale instead of dividing by zero
-            pad = 0.5 if lo == 0 else abs(lo) * 0.5
-            lo, hi = lo - pad, hi + pad
-        return (lo, hi)
-
-    def _special_masks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(nan, inf_allowed, masked_not_nan) boolean cell masks, mutually exclusive.
-
-        Priority NaN > masked > inf: NaN is always a bug worth seeing (even in a masked cell, it
-        propagates); -inf in a masked cell is the normal way to mask, so it shows as masked.
-        Computed once per ``set_data`` (three full passes over a 4096x4096 matrix otherwise).
-        """
-        assert self._values is not None
-        if self._specials is None:
-            self._specials = self._compute_special_masks()
-        return self._specials
-
-    def _compute_special_masks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        assert self._values is not None
-        values = self._values
-        # Each operation is a pass over up to 16M cells on the GUI thread: skip the ones that
-        # cannot change anything (usually no NaN and no inf at all).
-        if np.isfinite(values).all():  # the usual case: one pass instead of two
-            # calloc'd zeros: no pass over memory until something reads them
-            nan, inf = np.zeros(values.shape, dtype=bool), np.zeros(values.shape, dtype=bool)
-            has_nan = has_inf = False
-        else:
-            nan = np.isnan(values)
-            has_nan = bool(nan.any())
-            inf = np.isinf(values)
-            has_inf = bool(inf.any())
-        if self._mask is None:
-            masked = np.zeros(values.shape, dtype=bool)
-        elif has_nan:
-            masked = ~self._mask & ~nan
-        else:
-            masked = ~self._mask
-        if has_inf:
-            inf &= ~masked
-        self._special_flags = (has_nan, has_inf)
-        return nan, inf, masked
+    def _opaque_masked(self) -> np.ndarray:
+        assert self._values is not None and self._cells is not None
+        return paint.opaque_masked(self._values, self._cells.masked, self.show_masked_values)
 
     def _cell_colors(self) -> np.ndarray:
-        """Displayed colour of every cell, (rows, cols, 3) uint8 (used for text contrast)."""
-        assert self._values is not None
-        lut = lookup_table(self._colormap_name)
-        lo, hi = self._levels
-        with np.errstate(invalid="ignore"):
-            scaled = (self._values - lo) * (256.0 / (hi - lo))
-        idx = np.clip(np.nan_to_num(scaled, nan=0.0, posinf=255.0, neginf=0.0), 0, 255).astype(np.intp)
-        rgb = lut[idx].copy()
-        nan, inf, masked = self._special_masks()
-        rgb[nan] = NAN_COLOR[:3]
-        rgb[inf] = INF_COLOR[:3]
-        rgb[self._opaque_masked(masked)] = MASK_COLOR[:3]
-        return rgb
+        """Displayed colour of every cell, (rows, cols, 3) uint8, for the annotations' contrast.
 
-    def _opaque_masked(self, masked: np.ndarray) -> np.ndarray:
-        """Masked cells drawn in solid grey (all of them, unless valued ones keep their colour)."""
-        if not self.show_masked_values or self._values is None:
-            return masked
-        return masked & (self._values == 0)
-
-    def _format_annotation(self, v: float) -> str:
-        special = _format_special(v)
-        if special is not None:
-            return special
-        if self.value_format is not None:
-            return format(v, self.value_format)
-        if self._levels == _WEIGHT_LEVELS:
-            return f"{v:.2f}"
-        return f"{v:.3g}"
+        A subclass with its own colour table overrides this (views.compare.DivergingHeatmap).
+        """
+        assert self._values is not None and self._cells is not None
+        return paint.cell_colors(self._values, self._levels, lookup_table(self._colormap_name), self._cells,
+                                 self._opaque_masked())
 
     # ------------------------------------------------------------------ item updates
 
     def _update_overlay(self) -> None:
-        values = self._values
-        if values is None or values.size == 0:
+        values, cells = self._values, self._cells
+        if values is None or cells is None or values.size == 0:
             self._overlay.setVisible(False)
             return
-        nan, inf, masked = self._special_masks()
-        has_nan, has_inf = self._special_flags
-        if not (has_nan or has_inf or masked.any()):
+        code = paint.overlay_codes(cells, values, self.show_masked_values)
+        if code is None:
             # Keep no stale picture around: a later set_data with specials rebuilds it anyway.
-            self._overlay.clear()
+            if self._overlay_code is not None:
+                self._overlay.clear()
             self._overlay.setVisible(False)
             self._overlay_code = None
             return
-        rows, cols = values.shape
-        k = max(1, min(_OVERLAY_MAX_SUPERSAMPLE, _OVERLAY_TARGET_PX // max(rows, cols)))
-        self._overlay_scale = k
-
-        # Build a small per-pixel code (uint8) and look colours up in a palette at the end:
-        # boolean-indexed writes into a 4096x4096x4 array take half a second, this ~0.1 s.
-        # Codes: 0 transparent, 1 masked, 2 inf, 3 NaN, 4 masked + hatch stripe,
-        # 5 masked but valued (transparent), 6 its light stripe.
-        # The three masks never overlap, so plain assignments build the code; the ones with
-        # nothing to mark are skipped (each is a pass over every cell).
-        code = masked.astype(np.uint8)
-        if has_inf:
-            code[inf] = 2
-        if has_nan:
-            code[nan] = 3
-        if self.show_masked_values:
-            code[masked & (values != 0)] = 5
         previous = self._overlay_code
         if previous is not None and previous.shape == code.shape and np.array_equal(previous, code):
             # A live edit rarely changes which cells are special: keeping the image spares its
@@ -782,29 +477,9 @@ class HeatmapWidget(QtWidgets.QWidget):
             self._overlay.setVisible(True)
             return
         self._overlay_code = code
-        # The stripes below are added in place: work on a new array, never on the one kept.
-        if k > 1:
-            code = np.repeat(np.repeat(code, k, axis=0), k, axis=1)
-        else:
-            code = code.copy()
-        # Diagonal stripes in overlay-pixel coordinates, continuous across neighbouring masked
-        # cells.  With k >= 8 that is two stripes per cell; at k == 1 it becomes a pixel texture
-        # that averages to a mid grey when zoomed out.
-        period = max(4, k // 2)
-        width = max(1, period // 4)
-        h, w = code.shape
-        # Row i of the stripe pattern is row (i % period) of a small table: no h*w index math.
-        table = (np.arange(period)[:, None] + np.arange(w)[None, :]) % period < width
-        stripes = table[np.arange(h) % period]
-        code += 3 * ((code == 1) & stripes).view(np.uint8)
-        code += ((code == 5) & stripes).view(np.uint8)
-        palette = np.array(
-            [(0, 0, 0, 0), MASK_COLOR, INF_COLOR, NAN_COLOR, MASK_HATCH_COLOR, (0, 0, 0, 0), (255, 255, 255, 170)],
-            dtype=np.uint8,
-        )
-        # Gather whole RGBA pixels as uint32 (one 4-byte copy per pixel), then view as bytes.
-        img = palette.view(np.uint32).ravel()[code].view(np.uint8).reshape(h, w, 4)
-
+        rows, cols = code.shape
+        self._overlay_scale = paint.overlay_scale(rows, cols)
+        img = paint.overlay_image(code, self._overlay_scale)
         # levels=(0, 255), not None: if this uint8 RGBA image were ever averaged into float RGBA,
         # pyqtgraph 0.14 segfaults painting it with levels=None. Not downsampled (see __init__).
         self._overlay.setImage(img, autoLevels=False, levels=(0, 255), autoDownsample=False)
@@ -813,61 +488,37 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._overlay.setVisible(True)
 
     def _update_empty_marker(self) -> None:
-        values = self._values
-        if values is None or values.size == 0 or self._empty_rows is None or not self._empty_rows.any():
+        values, empty = self._values, self._empty_rows
+        if values is None or values.size == 0 or empty is None or not empty.any():
             self._empty_marker.clear()
             self._empty_marker.setVisible(False)
             self._empty_key = None
             return
         rows, cols = values.shape
-        key = (cols, self._empty_rows.tobytes())
+        key = (cols, empty.tobytes())
         if key == self._empty_key:
             return  # the same rows are empty: the bar is already right
         self._empty_key = key
-        bar = np.zeros((rows, 1, 4), dtype=np.uint8)
-        bar[self._empty_rows] = EMPTY_ROW_COLOR
-        self._empty_marker.setImage(bar, autoLevels=False, levels=(0, 255))
-        bar_w = self._empty_bar_width(cols)
-        self._empty_marker.setRect(QtCore.QRectF(0, 0, bar_w, rows))
+        self._empty_marker.setImage(paint.empty_row_bar(empty), autoLevels=False, levels=(0, 255))
+        self._empty_marker.setRect(QtCore.QRectF(0, 0, paint.empty_bar_width(cols), rows))
         self._empty_marker.setVisible(True)
 
-    def _empty_bar_width(self, cols: int) -> float:
-        # A fixed fraction of the width, but never thinner than a fifth of a cell.
-        return min(float(cols), max(0.2, 0.012 * cols))
-
     def _update_locators(self) -> None:
-        values = self._values
-        if values is None or values.size == 0 or max(values.shape) <= _LOCATOR_MIN_SIDE:
+        values, cells, empty = self._values, self._cells, self._empty_rows
+        if values is None or cells is None or empty is None or values.size == 0 \
+                or max(values.shape) <= _LOCATOR_MIN_SIDE:
             self._hide_locator()
             return
-        nan, inf, _ = self._special_masks()
-        has_nan, has_inf = self._special_flags
-        has_empty = self._empty_rows is not None and bool(self._empty_rows.any())
-        if not (has_empty or has_nan or has_inf):
+        if not (cells.has_nan or cells.has_inf or empty.any()):
             self._hide_locator()  # np.nonzero of an all-False 4096x4096 mask alone costs ~70 ms
             return
-        rr_nan, cc_nan = np.nonzero(nan)
-        rr_inf, cc_inf = np.nonzero(inf)
-        empty = np.flatnonzero(self._empty_rows) if self._empty_rows is not None else np.empty(0, np.intp)
-        # Too many points to mark each: keep an evenly spread subset.  Markers are several
-        # pixels wide while cells are a fraction of one, so a subset still draws solid lines
-        # and areas.
-        rr_nan, cc_nan = _spread_subset(rr_nan, cc_nan)
-        rr_inf, cc_inf = _spread_subset(rr_inf, cc_inf)
-        (empty,) = _spread_subset(empty)
-        n_nan, n_inf, n_empty = len(rr_nan), len(rr_inf), len(empty)
-        if n_nan + n_inf + n_empty == 0:
-            self._hide_locator()
-            return
-        bar_x = self._empty_bar_width(values.shape[1]) / 2
-        x = np.concatenate([cc_nan + 0.5, cc_inf + 0.5, np.full(n_empty, bar_x)])
-        y = np.concatenate([rr_nan + 0.5, rr_inf + 0.5, empty + 0.5])
+        points = paint.locator_points(cells.nan, cells.inf, empty, paint.empty_bar_width(values.shape[1]) / 2)
         brushes = (
-            [pg.mkBrush(NAN_COLOR)] * n_nan
-            + [pg.mkBrush(INF_COLOR)] * n_inf
-            + [pg.mkBrush(EMPTY_ROW_COLOR)] * n_empty
+            [pg.mkBrush(paint.NAN_COLOR)] * points.n_nan
+            + [pg.mkBrush(paint.INF_COLOR)] * points.n_inf
+            + [pg.mkBrush(paint.EMPTY_ROW_COLOR)] * points.n_empty
         )
-        self._locator.setData(x=x, y=y, brush=brushes)
+        self._locator.setData(x=points.x, y=points.y, brush=brushes)
         self._locator.setVisible(True)
 
     def _hide_locator(self) -> None:
@@ -890,7 +541,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._set_axis_ticks(self._plot.getAxis("bottom"), cols, self._col_labels)
 
     def _set_axis_ticks(
-        self, axis: _CellAxisItem, n: int, labels: list[str] | None, prefix: list[str] | None = None
+        self, axis: CellAxisItem, n: int, labels: list[str] | None, prefix: list[str] | None = None
     ) -> None:
         if 0 < n <= self.label_limit:
             names = labels if labels is not None else [str(i) for i in range(n)]
@@ -900,15 +551,15 @@ class HeatmapWidget(QtWidgets.QWidget):
             axis.set_cell_labels(None)  # integer ticks at cell centres, chosen by the axis
 
     def _update_annotations(self) -> None:
-        values = self._values
-        if values is None or values.size == 0 or max(values.shape) > self.annotate_limit:
+        values, cells = self._values, self._cells
+        if values is None or cells is None or values.size == 0 or max(values.shape) > self.annotate_limit:
             self._cell_text.clear()
             return
-        dark = _prefers_dark_text(self._cell_colors())
-        _, _, masked = self._special_masks()
+        dark = paint.prefers_dark_text(self._cell_colors())
+        spec = paint.annotation_format(self._levels, self.value_format)
         self._cell_text.set_font(self._font(1.0))
-        self._cell_text.set_cells(values.shape, [self._format_annotation(float(v)) for v in values.ravel()],
-                                  dark, self._opaque_masked(masked))
+        self._cell_text.set_cells(values.shape, [paint.format_number(float(v), spec) for v in values.ravel()],
+                                  dark, self._opaque_masked())
 
     def _reset_view(self) -> None:
         rows, cols = (0, 0) if self._values is None else self._values.shape
@@ -997,14 +648,13 @@ class HeatmapWidget(QtWidgets.QWidget):
     def _default_hover_text(self, row: int, col: int) -> str:
         assert self._values is not None
         v = float(self._values[row, col])
-        special = _format_special(v)
         q = translate("Heatmap", "query {index}").format(index=row)
         k = translate("Heatmap", "key {index}").format(index=col)
         if self._row_labels is not None and self._row_labels[row] != str(row):
             q += f" ({self._row_labels[row]})"
         if self._col_labels is not None and self._col_labels[col] != str(col):
             k += f" ({self._col_labels[col]})"
-        text = f"{q}, {k}: {special if special is not None else f'{v:.4g}'}"
+        text = f"{q}, {k}: {paint.format_number(v)}"
         if self._mask is not None and not self._mask[row, col]:
             text += " " + translate("Heatmap", "(masked)")
         return text

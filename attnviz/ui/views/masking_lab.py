@@ -37,10 +37,16 @@ from attnviz.compute.labs import ConventionView, LabOutcome, run_masking_lab
 from attnviz.document import Edit
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import DockSpec, Host, ToolDock
-from attnviz.ui.app.results_panel import format_number as _fmt
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.heatmap import HeatmapWidget
-from attnviz.ui.heatmap.colormaps import MASK_HATCH_COLOR
+from attnviz.ui.heatmap.paint import (
+    MASK_HATCH_COLOR,
+    diagonal_stripes,
+    empty_bar_width,
+    format_number,
+    overlay_scale,
+    upsample,
+)
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.scheduler import in_app
@@ -57,10 +63,8 @@ MASKING_LAB_DOCK = "maskingLabDock"
 DIFF_COLOR = (230, 20, 20)
 #: Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted.
 _OUTLINE_MAX_SIDE = 32
-_OVERLAY_TARGET_PX = 1024
 #: A convention's map is at least this wide (plus its colour bar): the grid's column width.
 _CELL_MIN_WIDTH = 330
-_OVERLAY_MAX_SUPERSAMPLE = 48
 
 
 #: The engine's row classes (``engine.lab.ROW_KINDS``) as the hover text names them.
@@ -88,19 +92,18 @@ def disagreement_image(
     """
     rows, cols = cells.shape
     side = max(rows, cols, 1)
-    k = max(1, min(_OVERLAY_MAX_SUPERSAMPLE, _OVERLAY_TARGET_PX // side))
+    k = overlay_scale(rows, cols)  # the heatmap's own overlay resolution
     h, w = rows * k, cols * k
     img = np.zeros((h, w, 4), dtype=np.uint8)
     if leaked.any():
+        # Falling stripes (\), across the rising hatch of the masked cells around it: a leak
+        # does not read as one of them.
         period = max(4, k // 3)
-        yy = np.arange(h)[:, None]
-        xx = np.arange(w)[None, :]
-        stripes = ((yy - xx) % period) < max(1, period // 5)
-        px = np.repeat(np.repeat(leaked, k, axis=0), k, axis=1) & stripes
-        img[px] = (*MASK_HATCH_COLOR[:3], 150)
+        stripes = diagonal_stripes(h, w, period, max(1, period // 5), rising=False)
+        img[upsample(leaked, k) & stripes] = (*MASK_HATCH_COLOR[:3], 150)
     if cells.any():
         big = side > _OUTLINE_MAX_SIDE or k < 6
-        cell_px = np.repeat(np.repeat(cells, k, axis=0), k, axis=1)
+        cell_px = upsample(cells, k)
         if big:
             img[cell_px] = (*DIFF_COLOR, 150)
         else:
@@ -110,7 +113,7 @@ def disagreement_image(
             ring = (pos_y < border) | (pos_y >= k - border) | (pos_x < border) | (pos_x >= k - border)
             img[cell_px & ring] = (*DIFF_COLOR, 255)
     if output_rows is not None and output_rows.any():
-        bar = max(1, min(w, round(max(0.2 * k, 0.012 * w))))
+        bar = max(1, round(empty_bar_width(cols) * k))  # as wide as the empty-row bar
         rows_px = np.repeat(np.asarray(output_rows, dtype=bool), k)
         img[rows_px, w - bar:] = (*DIFF_COLOR, 255)
     return img, k
@@ -197,10 +200,10 @@ class _ConventionCell(Retranslating, QFrame):
         w = float(conv.weights[b, r, c])
         where = translate("MaskingLab", "{name}: batch {b}, query {r}, key {c}").format(name=conv.name, b=b, r=r, c=c)
         lines = [where + ("" if allowed[r, c] else "  " + translate("MaskingLab", "(masked)")),
-                 translate("MaskingLab", "weight {value}").format(value=_fmt(w))]
+                 translate("MaskingLab", "weight {value}").format(value=format_number(w))]
         if conv.name != ref.name:
             lines.append(translate("MaskingLab", "{name} gives {value}").format(
-                name=ref.name, value=_fmt(float(ref.weights[b, r, c])))
+                name=ref.name, value=format_number(float(ref.weights[b, r, c])))
                 + ("  — " + translate("MaskingLab", "differs") if conv.cells[b, r, c] else ""))
         kind = str(conv.row_kinds[b, r])
         lines.append(translate("MaskingLab", "row: {kind}").format(kind=tr_text(ROW_KIND_NAMES.get(kind, kind))))

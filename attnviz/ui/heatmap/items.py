@@ -1,0 +1,139 @@
+"""The pyqtgraph items the heatmap draws with, where pyqtgraph's own behaviour is not enough.
+
+Both subclasses depend on pyqtgraph internals (attributes and methods with a leading underscore,
+and the cached ``picture`` of an axis): tests/ui/test_heatmap_items.py pins each of them, so a
+pyqtgraph release that changes one fails a clear test instead of misdrawing the heatmap.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtGui
+
+from attnviz.ui.heatmap.paint import block_mean
+
+__all__ = ["CellAxisItem", "FastImageItem"]
+
+
+class CellAxisItem(pg.AxisItem):
+    """Axis with one tick per matrix cell, drawn at the cell centre (cell i spans [i, i+1)).
+
+    Two modes:
+    * ``cell_labels`` set: label cells with those strings.  When the labels do not fit one per
+      cell (long tokens, small widget), only every ``step``-th cell is labelled instead of
+      letting the texts overprint each other; pyqtgraph's own overlap hiding does not cover
+      explicit ticks.
+    * ``cell_labels`` None: automatic integer ticks.  pyqtgraph's own ticks would sit on cell
+      *boundaries* (and go fractional when zoomed in), mislabelling cells by half a cell.
+    """
+
+    def __init__(self, orientation: str, **kwargs: object) -> None:
+        super().__init__(orientation, **kwargs)
+        self._cell_labels: list[str] | None = None
+
+    @property
+    def cell_labels(self) -> list[str] | None:
+        return self._cell_labels
+
+    def set_cell_labels(self, labels: list[str] | None) -> None:
+        if labels == self._cell_labels:
+            return  # live editing re-sends the same labels; redrawing the axis costs ~1 ms
+        self._cell_labels = labels
+        self.picture = None  # drop pyqtgraph's cached drawing of the axis
+        self.update()
+
+    def _label_extent(self, labels: list[str]) -> float:
+        """Pixels one label needs along the axis (plus a gap)."""
+        fm = QtGui.QFontMetricsF(self.style["tickFont"] or QtGui.QFont())
+        if self.orientation in ("top", "bottom"):
+            return max((fm.horizontalAdvance(t) for t in labels), default=0.0) + 8.0
+        return fm.height() + 1.0
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, list[float]]]:
+        lo, hi = sorted((minVal, maxVal))
+        labels = self._cell_labels
+        if labels is not None:
+            first = max(0, math.ceil(lo - 0.5))
+            last = min(len(labels) - 1, math.floor(hi - 0.5))
+            px_per_cell = size / (hi - lo) if hi > lo else float(size)
+            step = 1
+            if px_per_cell > 0:
+                step = max(1, math.ceil(self._label_extent(labels) / px_per_cell))
+            return [(float(step), [i + 0.5 for i in range(first, last + 1) if i % step == 0])]
+        # Ask for ticks on the index scale (centre i + 0.5 <-> index i), keep integer ones only.
+        levels = super().tickValues(lo - 0.5, hi - 0.5, size)
+        out: list[tuple[float, list[float]]] = []
+        for spacing, values in levels:
+            if spacing < 1.0:  # sub-cell ticks mean nothing for an index axis
+                continue
+            centred = [v + 0.5 for v in values if abs(v - round(v)) < 1e-6]
+            out.append((spacing, centred))
+        if not out:  # zoomed in to a few cells: label every visible cell
+            first, last = math.ceil(lo - 0.5), math.floor(hi - 0.5)
+            out.append((1.0, [i + 0.5 for i in range(first, last + 1)]))
+        return out
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        labels = self._cell_labels
+        out = []
+        for v in values:
+            i = round(v - 0.5)
+            if labels is None:
+                out.append(str(i))
+            else:
+                out.append(labels[i] if 0 <= i < len(labels) else "")
+        return out
+
+
+class FastImageItem(pg.ImageItem):
+    """An ImageItem that renders big matrices faster and hands Qt the format it scales quickly.
+
+    * pyqtgraph renders a single-channel image through a colour table as ``Format_Indexed8``
+      and RGBA as straight ``Format_ARGB32``. Qt's raster engine has no fast path for scaling
+      either: stretching a 1x10 Indexed8 image over a 900x330 plot took 1.5 ms at every repaint,
+      the same image as ``ARGB32_Premultiplied`` 0.17 ms. Converting once per render (the image
+      is small, or already downsampled to about the screen's size) pays for itself at once.
+    * With ``autoDownsample`` pyqtgraph averages blocks of cells with two ``mean`` calls: ~90 ms
+      for 4096x4096 on the GUI thread. ``paint.block_mean`` gives the same block averages with a
+      few strided additions.
+    """
+
+    # pyqtgraph's own attributes that render swaps or replaces (typed here: pyqtgraph is not).
+    image: np.ndarray | None
+    autoDownsample: bool
+    qimage: QtGui.QImage | None
+
+    def render(self) -> None:
+        image = self.image
+        factors = self._computeDownsampleFactors() if self.autoDownsample and image is not None else (1, 1)
+        if image is not None and image.ndim == 2 and self.axisOrder == "row-major" and factors != (1, 1):
+            ky, kx = factors[1], factors[0]  # row-major: x runs along axis 1
+            if image.shape[0] // ky and image.shape[1] // kx:
+                # pyqtgraph renders the averaged image as its own (no second downsampling),
+                # then gets the full matrix back: the item's size and hover stay per cell.
+                self.image, self.autoDownsample = block_mean(image, ky, kx), False
+                # pyqtgraph caches where the NaN cells are; those of the full matrix (or of
+                # other factors) would index past the averaged image.
+                self._imageHasNans = None
+                self._imageNanLocations = None
+                try:
+                    super().render()
+                finally:
+                    self.image, self.autoDownsample = image, True
+                self._imageHasNans = None  # they described the averaged image
+                self._imageNanLocations = None
+                self._lastDownsample = (kx, ky)
+                self._premultiply()
+                return
+        super().render()
+        self._premultiply()
+
+    def _premultiply(self) -> None:
+        qimage = self.qimage
+        if qimage is not None and not self._unrenderable and \
+                qimage.format() != QtGui.QImage.Format.Format_ARGB32_Premultiplied:
+            # The converted copy owns its pixels (the original may view a reused numpy buffer).
+            self.qimage = qimage.convertToFormat(QtGui.QImage.Format.Format_ARGB32_Premultiplied)
