@@ -12,7 +12,7 @@
     <name>CompareView</name>
     <message>
         <source>Scoring function</source>
-        <extracomment>What can differ between A and B: the Settings field, its caption and the choices.</extracomment>
+        <extracomment>What can differ between A and B: the Settings field and its caption.</extracomment>
         <translation>Função de pontuação</translation>
     </message>
     <message>
@@ -50,10 +50,6 @@
         <translation>C&amp;omparar</translation>
     </message>
     <message>
-        <source>Which batch element to show (follows the main window&apos;s batch selector)</source>
-        <translation>Qual elemento do lote mostrar (acompanha o seletor de lote da janela principal)</translation>
-    </message>
-    <message>
         <source>Ba&amp;tch element</source>
         <translation>Elemen&amp;to do lote</translation>
     </message>
@@ -88,6 +84,10 @@
     <message>
         <source>The largest absolute difference between the two weight matrices (this batch element)</source>
         <translation>A maior diferença absoluta entre as duas matrizes de pesos (neste elemento do lote)</translation>
+    </message>
+    <message>
+        <source>Which batch element to show (the same as in the main window)</source>
+        <translation>Qual elemento do lote mostrar (o mesmo da janela principal)</translation>
     </message>
     <message>
         <source>&lt;b&gt;Exercise 1.&lt;/b&gt; Do additive and scaled dot-product attention still give the same weights once the keys change? </source>
@@ -167,7 +167,6 @@
     </message>
     <message>
         <source>Copy a Python script that rebuilds these inputs and runs the same attention (Ctrl+Shift+C)</source>
-        <extracomment>The last script copied and the data file written with it (None: none needed).</extracomment>
         <translation>Copia um script Python que reconstrói estas entradas e executa a mesma atenção (Ctrl+Shift+C)</translation>
     </message>
     <message>
@@ -176,6 +175,7 @@
     </message>
     <message>
         <source>Code</source>
+        <extracomment>The last script copied and the data file written with it (None: none needed).</extracomment>
         <translation>Código</translation>
     </message>
     <message>
@@ -490,7 +490,7 @@
     </message>
     <message>
         <source>unknown scoring function {value}: expected one of {choices}</source>
-        <extracomment>LaTeX of a(q, k), for the app&apos;s formula panel. Queries and keys must have the same length d.</extracomment>
+        <extracomment>The label and LaTeX of a(q, k) shown in the app: a built-in&apos;s come from ``attnviz.catalog`` (set by ``register``), a new one sets its own. Queries and keys must have the same length d.</extracomment>
         <translation>função de pontuação desconhecida {value}: esperava-se uma destas: {choices}</translation>
     </message>
     <message>
@@ -875,6 +875,10 @@
         <translation>usa a versão {version} do formato .npy, que não é suportada</translation>
     </message>
     <message>
+        <source>claims a {length}-byte .npy header (at most {limit} bytes allowed)</source>
+        <translation>declara um cabeçalho .npy de {length} bytes (no máximo {limit} bytes são aceitos)</translation>
+    </message>
+    <message>
         <source>has a damaged .npy header ({error})</source>
         <translation>tem um cabeçalho .npy danificado ({error})</translation>
     </message>
@@ -925,6 +929,10 @@
     <message>
         <source>is truncated or not .safetensors: its header length ({length} bytes) is larger than the file</source>
         <translation>está truncado ou não é .safetensors: o tamanho do seu cabeçalho ({length} bytes) é maior que o arquivo</translation>
+    </message>
+    <message>
+        <source>has a damaged .safetensors header: the name &apos;{name}&apos; appears twice</source>
+        <translation>tem um cabeçalho .safetensors danificado: o nome &apos;{name}&apos; aparece duas vezes</translation>
     </message>
     <message>
         <source>has a damaged .safetensors header (not valid JSON)</source>
@@ -991,16 +999,8 @@
         <translation>o dtype {dtype} não pode ser guardado em .safetensors</translation>
     </message>
     <message>
-        <source>reading PyTorch files needs the &apos;torch&apos; package, which is not installed</source>
-        <translation>ler arquivos PyTorch requer o pacote &apos;torch&apos;, que não está instalado</translation>
-    </message>
-    <message>
         <source>is a legacy (non-zip) PyTorch file of {size}, more than the {limit} allowed</source>
         <translation>é um arquivo PyTorch legado (não zip) de {size}, mais que os {limit} permitidos</translation>
-    </message>
-    <message>
-        <source>is too large to load</source>
-        <translation>é grande demais para carregar</translation>
     </message>
     <message>
         <source>is truncated: member &apos;{name}&apos; extends beyond the end of the file</source>
@@ -1019,16 +1019,48 @@
         <translation>está truncado ou danificado</translation>
     </message>
     <message>
-        <source>unsupported content</source>
-        <translation>conteúdo não suportado</translation>
+        <source>its pickle uses the {opcode} opcode, which attnviz does not read</source>
+        <translation>seu pickle usa o opcode {opcode}, que o attnviz não lê</translation>
+    </message>
+    <message>
+        <source>its pickle describes more than {limit} objects</source>
+        <translation>seu pickle descreve mais de {limit} objetos</translation>
+    </message>
+    <message>
+        <source>its pickle holds a {n}-byte number (at most {limit} bytes are read)</source>
+        <translation>seu pickle contém um número de {n} bytes (no máximo {limit} bytes são lidos)</translation>
+    </message>
+    <message>
+        <source>its pickle uses a {type} as a dictionary key (only text and whole numbers are read)</source>
+        <translation>seu pickle usa um {type} como chave de dicionário (só texto e números inteiros são lidos)</translation>
     </message>
     <message>
         <source>is not a PyTorch file that can be loaded safely ({error})</source>
         <translation>não é um arquivo PyTorch que possa ser carregado com segurança ({error})</translation>
     </message>
     <message>
-        <source>cannot be loaded as PyTorch tensors ({error})</source>
-        <translation>não pode ser carregado como tensores PyTorch ({error})</translation>
+        <source>is truncated or damaged: storage &apos;{key}&apos; is missing</source>
+        <translation>está truncado ou danificado: falta o armazenamento &apos;{key}&apos;</translation>
+    </message>
+    <message>
+        <source>is truncated or damaged: storage &apos;{key}&apos; declares {declared} bytes but its record holds {found} bytes</source>
+        <translation>está truncado ou danificado: o armazenamento &apos;{key}&apos; declara {declared} bytes, mas seu registro contém {found} bytes</translation>
+    </message>
+    <message>
+        <source>has an object description larger than the {limit} allowed</source>
+        <translation>tem uma descrição de objetos maior que os {limit} permitidos</translation>
+    </message>
+    <message>
+        <source>is damaged: storage &apos;{key}&apos; declares {declared} elements but its record says {found}</source>
+        <translation>está danificado: o armazenamento &apos;{key}&apos; declara {declared} elementos, mas seu registro diz {found}</translation>
+    </message>
+    <message>
+        <source>is truncated or damaged: storage &apos;{key}&apos; declares {declared} bytes but only {found} bytes remain in the file</source>
+        <translation>está truncado ou danificado: o armazenamento &apos;{key}&apos; declara {declared} bytes, mas só restam {found} bytes no arquivo</translation>
+    </message>
+    <message>
+        <source>is truncated: storage &apos;{key}&apos; ends early</source>
+        <translation>está truncado: o armazenamento &apos;{key}&apos; termina antes do fim</translation>
     </message>
     <message>
         <source>holds a Python {type}, not tensors</source>
@@ -1055,12 +1087,28 @@
         <translation>{name} ({why})</translation>
     </message>
     <message>
+        <source>reaches past the end of its storage (it needs {needed} bytes, the storage holds {held})</source>
+        <translation>vai além do fim do seu armazenamento (precisa de {needed} bytes, o armazenamento tem {held})</translation>
+    </message>
+    <message>
+        <source>is a view spanning {span} of its storage, more than the {limit} allowed</source>
+        <translation>é uma vista que abrange {span} do seu armazenamento, mais que os {limit} permitidos</translation>
+    </message>
+    <message>
         <source>is a {layout} tensor; only dense tensors are supported</source>
         <translation>é um tensor {layout}; só tensores densos são suportados</translation>
     </message>
     <message>
         <source>is on device &apos;{device}&apos; and holds no loadable data</source>
         <translation>está no dispositivo &apos;{device}&apos; e não contém dados carregáveis</translation>
+    </message>
+    <message>
+        <source>is a kind of tensor attnviz does not read ({kind})</source>
+        <translation>é um tipo de tensor que o attnviz não lê ({kind})</translation>
+    </message>
+    <message>
+        <source>is damaged: storage &apos;{key}&apos; is described twice, differently</source>
+        <translation>está danificado: o armazenamento &apos;{key}&apos; é descrito duas vezes, de formas diferentes</translation>
     </message>
     <message>
         <source>is quantized ({dtype}); only plain tensors are supported</source>
@@ -1461,7 +1509,6 @@
     </message>
     <message>
         <source>learned &lt;b&gt;W&lt;/b&gt;&lt;sub&gt;&lt;i&gt;q&lt;/i&gt;&lt;/sub&gt; ∈ ℝ&lt;sup&gt;&lt;i&gt;h&lt;/i&gt;×&lt;i&gt;q&lt;/i&gt;&lt;/sup&gt;, &lt;b&gt;W&lt;/b&gt;&lt;sub&gt;&lt;i&gt;k&lt;/i&gt;&lt;/sub&gt; ∈ ℝ&lt;sup&gt;&lt;i&gt;h&lt;/i&gt;×&lt;i&gt;k&lt;/i&gt;&lt;/sup&gt;, &lt;b&gt;w&lt;/b&gt;&lt;sub&gt;&lt;i&gt;v&lt;/i&gt;&lt;/sub&gt; ∈ ℝ&lt;sup&gt;&lt;i&gt;h&lt;/i&gt;&lt;/sup&gt;</source>
-        <extracomment>HTML of a(q, k) for every scoring function, by name. A scoring function registered in the engine without an entry here fails ``tests/ui/test_pipeline_view.py``.</extracomment>
         <translation>aprendíveis: &lt;b&gt;W&lt;/b&gt;&lt;sub&gt;&lt;i&gt;q&lt;/i&gt;&lt;/sub&gt; ∈ ℝ&lt;sup&gt;&lt;i&gt;h&lt;/i&gt;×&lt;i&gt;q&lt;/i&gt;&lt;/sup&gt;, &lt;b&gt;W&lt;/b&gt;&lt;sub&gt;&lt;i&gt;k&lt;/i&gt;&lt;/sub&gt; ∈ ℝ&lt;sup&gt;&lt;i&gt;h&lt;/i&gt;×&lt;i&gt;k&lt;/i&gt;&lt;/sup&gt;, &lt;b&gt;w&lt;/b&gt;&lt;sub&gt;&lt;i&gt;v&lt;/i&gt;&lt;/sub&gt; ∈ ℝ&lt;sup&gt;&lt;i&gt;h&lt;/i&gt;&lt;/sup&gt;</translation>
     </message>
     <message>
@@ -1485,56 +1532,8 @@
         <translation>o termo da consulta é o mesmo para toda chave, então o softmax o cancela</translation>
     </message>
     <message>
-        <source>Dot product (unscaled)</source>
-        <extracomment>Titles of the scoring functions and mask modes (the engine&apos;s labels, without importing it).</extracomment>
-        <translation>Produto escalar (sem escala)</translation>
-    </message>
-    <message>
-        <source>Scaled dot product</source>
-        <translation>Produto escalar escalonado</translation>
-    </message>
-    <message>
-        <source>Additive</source>
-        <translation>Aditiva</translation>
-    </message>
-    <message>
-        <source>Bilinear (general)</source>
-        <translation>Bilinear (geral)</translation>
-    </message>
-    <message>
-        <source>Gaussian kernel</source>
-        <translation>Kernel gaussiano</translation>
-    </message>
-    <message>
-        <source>Vector summation</source>
-        <translation>Soma de vetores</translation>
-    </message>
-    <message>
-        <source>Book (−10⁶ fill)</source>
-        <translation>Livro (preenchimento −10⁶)</translation>
-    </message>
-    <message>
-        <source>Strict</source>
-        <translation>Estrito</translation>
-    </message>
-    <message>
-        <source>−∞ fill</source>
-        <translation>Preenchimento −∞</translation>
-    </message>
-    <message>
-        <source>PyTorch SDPA boolean mask</source>
-        <translation>Máscara booleana do SDPA do PyTorch</translation>
-    </message>
-    <message>
-        <source>1/0 mask passed as float (bug)</source>
-        <translation>Máscara 1/0 passada como float (bug)</translation>
-    </message>
-    <message>
-        <source>Wrong polarity (bug)</source>
-        <translation>Polaridade invertida (bug)</translation>
-    </message>
-    <message>
         <source>if {m} = 1</source>
+        <extracomment>HTML of a(q, k) for every scoring function, by name. A scoring function registered in the engine without an entry here fails ``tests/ui/test_pipeline_view.py``.</extracomment>
         <translation>se {m} = 1</translation>
     </message>
     <message>
@@ -1973,7 +1972,29 @@
     </message>
     <message>
         <source>Undock into its own window, or dock it back</source>
+        <extracomment>Emitted with the view once it has been built.</extracomment>
         <translation>Desacoplar em uma janela própria, ou acoplar de volta</translation>
+    </message>
+    <message>
+        <source>Back into the main window</source>
+        <translation>De volta à janela principal</translation>
+    </message>
+    <message>
+        <source>Show this view as a tab of the main window again</source>
+        <translation>Mostrar esta vista de novo como uma aba da janela principal</translation>
+    </message>
+    <message>
+        <source>Open in its own window</source>
+        <extracomment>What ``Host.add_dock`` gives: a tab of the central area or a dock.</extracomment>
+        <translation>Abrir em uma janela própria</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>Fechar</translation>
+    </message>
+    <message>
+        <source>The main view and the views opened from the View and Tools menus; right-click a tab to give it a window of its own</source>
+        <translation>A vista principal e as vistas abertas pelos menus Exibir e Ferramentas; clique com o botão direito em uma aba para lhe dar uma janela própria</translation>
     </message>
 </context>
 <context>
@@ -2127,8 +2148,16 @@
         <translation>os valores arange do livro</translation>
     </message>
     <message>
+        <source>Presentation mode — F5 or Esc to leave</source>
+        <extracomment>How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE).</extracomment>
+        <translation>Modo de apresentação — F5 ou Esc para sair</translation>
+    </message>
+    <message>
+        <source>Attention</source>
+        <translation>Atenção</translation>
+    </message>
+    <message>
         <source>Whether the pictures show the current inputs</source>
-        <extracomment>Main windows alive in this process: a window rebuilt in another language replaces its predecessor here, so nothing but this set has to hold on to it. Emitted after an outcome has been drawn (for tests and the benchmark). Emitted with the new window after ``set_language`` rebuilt this one in another language.</extracomment>
         <translation>Se as imagens mostram as entradas atuais</translation>
     </message>
     <message>
@@ -2153,6 +2182,7 @@
     </message>
     <message>
         <source>&amp;File</source>
+        <extracomment>The menus a host has, in menu-bar order, with their titles.</extracomment>
         <translation>&amp;Arquivo</translation>
     </message>
     <message>
@@ -2244,6 +2274,10 @@
         <translation>Aj&amp;uda</translation>
     </message>
     <message>
+        <source>Inputs, settings and attention weights</source>
+        <translation>Entradas, configurações e pesos de atenção</translation>
+    </message>
+    <message>
         <source>&amp;About attnviz</source>
         <translation>&amp;Sobre o attnviz</translation>
     </message>
@@ -2265,6 +2299,7 @@
     </message>
     <message>
         <source>Load preset {title}</source>
+        <extracomment>Outcomes that arrived after the document had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it).</extracomment>
         <translation>Carregar a predefinição {title}</translation>
     </message>
     <message>
@@ -2364,7 +2399,7 @@
     <name>MaskingLab</name>
     <message>
         <source>nan row</source>
-        <extracomment>The dock&apos;s objectName (``window.findChild(QDockWidget, MASKING_LAB_DOCK)``). Heatmap text scale in presentation mode (the main heatmaps use the same). Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. The engine&apos;s row classes (``engine.lab.ROW_KINDS``) as the hover text names them.</extracomment>
+        <extracomment>The dock&apos;s objectName (``window.findChild(QDockWidget, MASKING_LAB_DOCK)``). Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. The engine&apos;s row classes (``engine.lab.ROW_KINDS``) as the hover text names them.</extracomment>
         <translation>linha NaN</translation>
     </message>
     <message>
@@ -2514,6 +2549,18 @@
     <message>
         <source>The current input under every masking convention (book, strict, -inf, SDPA and common bugs), with the weights that differ outlined and explained</source>
         <translation>A entrada atual sob todas as convenções de máscara (livro, estrita, -inf, SDPA e bugs comuns), com os pesos que diferem contornados e explicados</translation>
+    </message>
+</context>
+<context>
+    <name>Messages</name>
+    <message>
+        <source>and {n} more</source>
+        <extracomment>The longest line ``one_line`` returns, and the longest value it leaves whole.</extracomment>
+        <translation>e mais {n}</translation>
+    </message>
+    <message>
+        <source>{start} … ({count} characters left out) … {end}</source>
+        <translation>{start} … ({count} caracteres omitidos) … {end}</translation>
     </message>
 </context>
 <context>
@@ -2705,8 +2752,8 @@
         <translation>Esperando um resultado…</translation>
     </message>
     <message>
-        <source>Which batch element the stages show (follows the main window&apos;s batch selector)</source>
-        <translation>Qual elemento do lote as etapas mostram (acompanha o seletor de lote da janela principal)</translation>
+        <source>Which batch element the stages show (the same as in the main window)</source>
+        <translation>Qual elemento do lote as etapas mostram (o mesmo da janela principal)</translation>
     </message>
     <message>
         <source>&amp;Batch element</source>
@@ -3261,6 +3308,7 @@
     </message>
     <message>
         <source>Additive</source>
+        <extracomment>Its name in menus and titles (marked for translation). LaTeX of a(q, k): the formula panel renders the built-in ones by hand, others from this. Queries and keys must have the same length d. Names of its learnable parameters (empty: none), e.g. (&quot;W_q&quot;, &quot;W_k&quot;, &quot;w_v&quot;). Whether a hidden size shapes its parameters (additive attention&apos;s h). The raw scores are divided by a scale (a separate &quot;scaled&quot; stage in the pipeline). One line about it for the formula panel (marked for translation; may hold simple HTML). A bug people make, not a convention anyone should choose. What it does with the mask: &quot;applied&quot; as meant, &quot;none&quot; (nothing is masked: a 1/0 mask added as a float), or &quot;inverted&quot; (the polarity is read the other way round).</extracomment>
         <translation>Aditiva</translation>
     </message>
     <message>
@@ -3315,55 +3363,8 @@
         <translation>Comprimento de cada vetor de valor (a saída também tem esse comprimento)</translation>
     </message>
     <message>
-        <source>Additive</source>
-        <translation>Aditiva</translation>
-    </message>
-    <message>
-        <source>Scaled dot product</source>
-        <translation>Produto escalar escalonado</translation>
-    </message>
-    <message>
-        <source>Dot product (unscaled)</source>
-        <translation>Produto escalar (sem escala)</translation>
-    </message>
-    <message>
-        <source>Bilinear (q^T W k)</source>
-        <translation>Bilinear (q^T W k)</translation>
-    </message>
-    <message>
-        <source>Gaussian kernel</source>
-        <translation>Kernel gaussiano</translation>
-    </message>
-    <message>
-        <source>Vector summation</source>
-        <translation>Soma de vetores</translation>
-    </message>
-    <message>
-        <source>Book (-1e6 fill)</source>
-        <translation>Livro (preenchimento -1e6)</translation>
-    </message>
-    <message>
-        <source>Strict (empty rows = 0)</source>
-        <translation>Estrito (linhas vazias = 0)</translation>
-    </message>
-    <message>
-        <source>-inf fill (NaN rows)</source>
-        <translation>Preenchimento -inf (NaN)</translation>
-    </message>
-    <message>
-        <source>PyTorch SDPA boolean</source>
-        <translation>SDPA booleano (PyTorch)</translation>
-    </message>
-    <message>
-        <source>1/0 mask as float (bug)</source>
-        <translation>Máscara 1/0 float (bug)</translation>
-    </message>
-    <message>
-        <source>Wrong polarity (bug)</source>
-        <translation>Polaridade invertida (bug)</translation>
-    </message>
-    <message>
         <source>None</source>
+        <extracomment>Valid-length modes of the document, as the settings show them.</extracomment>
         <translation>Nenhum</translation>
     </message>
     <message>
@@ -3376,6 +3377,7 @@
     </message>
     <message>
         <source>Off</source>
+        <extracomment>Causal masks: off, PyTorch&apos;s is_causal (top-left), or aligned to the last key (KV cache).</extracomment>
         <translation>Desligada</translation>
     </message>
     <message>
@@ -3452,6 +3454,7 @@
     </message>
     <message>
         <source>&amp;Scoring</source>
+        <extracomment>The settings&apos; captions, in form order (key of the widget, marked caption).</extracomment>
         <translation>&amp;Pontuação</translation>
     </message>
     <message>
@@ -3658,7 +3661,6 @@
     <name>TeachingDocks</name>
     <message>
         <source>Pipeline: every stage</source>
-        <extracomment>Heatmap text scale in presentation mode (the main window&apos;s results use the same).</extracomment>
         <translation>Pipeline: todas as etapas</translation>
     </message>
     <message>
@@ -3778,6 +3780,7 @@ Delete põe 0 nas células selecionadas.</translation>
     </message>
     <message>
         <source>Select all cells</source>
+        <extracomment>What this table holds, said before the help in its tooltip (a marked source).</extracomment>
         <translation>Selecionar todas as células</translation>
     </message>
     <message>
