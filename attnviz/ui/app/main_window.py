@@ -191,6 +191,7 @@ class MainWindow(HostWindow):
         self.inputs.batchChanged.connect(session.set_batch)
         self.inputs.message.connect(lambda text: session.show_status(text, 8000))
         self.results.colormapChosen.connect(session.set_colormap)
+        self.results.colorRangeChosen.connect(session.set_color_range)
         # Session -> panels.
         session.documentChanged.connect(self._on_document_changed)
         session.selectionChanged.connect(self._on_selection)
@@ -198,6 +199,7 @@ class MainWindow(HostWindow):
         session.errorChanged.connect(self._on_error)
         session.busyChanged.connect(lambda _busy: self._update_status())
         session.colormapChanged.connect(self.results.set_colormap)
+        session.colorRangeChanged.connect(self.results.set_color_range)
         session.presentationChanged.connect(self._apply_presentation)
 
         self._start_queued = False

@@ -20,6 +20,7 @@ from PySide6.QtCore import QSignalBlocker, Signal
 from attnviz.compute.attention import ViewData
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.lifecycle import Retranslating
+from attnviz.ui.app.session import COLOR_RANGES, DEFAULT_COLOR_RANGE
 from attnviz.ui.theme import mark_warning_label
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.heatmap.colormaps import COLORMAPS, DEFAULT_COLORMAP
@@ -47,6 +48,38 @@ def hover_text(view: ViewData, b: int, r: int, c: int) -> str:
     if view.empty_rows[b, r]:
         lines.append(translate("ResultsPanel", "this query has no valid key"))
     return "\n".join(lines)
+
+
+#: The colour ranges as the scale box names them.
+COLOR_RANGE_LABELS = {
+    "batch": QT_TRANSLATE_NOOP("ResultsPanel", "0 – batch max"),
+    "map": QT_TRANSLATE_NOOP("ResultsPanel", "0 – map max"),
+    "unit": QT_TRANSLATE_NOOP("ResultsPanel", "0 – 1"),
+    "log": QT_TRANSLATE_NOOP("ResultsPanel", "Logarithmic"),
+}
+#: Height of one weights map: about this many pixels per query row, within these bounds.
+_ROW_PX = 4
+_MIN_MAP_HEIGHT = 150
+_MAX_MAP_HEIGHT = 700
+
+
+def weight_levels(weights: np.ndarray, mask: np.ndarray, color_range: str) -> tuple[float, float]:
+    """The colour scale of attention weights under ``color_range`` (see ``COLOR_RANGES``), from
+    the finite weights of the allowed cells (a masked cell that leaks weight counts too)."""
+    if color_range == "unit":
+        return (0.0, 1.0)
+    finite = np.isfinite(weights)
+    shown = finite & (mask.astype(bool) | (weights != 0))
+    top = float(np.max(weights, where=shown, initial=0.0))
+    if not top > 0:
+        return (0.0, 1.0)  # nothing to scale to (every weight 0, NaN, or an empty result)
+    if color_range != "log":
+        return (0.0, top)
+    positive = shown & (weights > 0)
+    low = float(np.min(weights, where=positive, initial=top))
+    # Six decades at most below the top: a lone 1e-30 would flatten everything else.
+    low = max(low, top * 1e-6)
+    return (low, top) if low < top else (top / 10.0, top)
 
 
 class OutputPanel(Retranslating, QTabWidget):
@@ -101,6 +134,7 @@ class ResultsPanel(Retranslating, QWidget):
     """
 
     colormapChosen = Signal(str)
+    colorRangeChosen = Signal(str)
 
     def __init__(self, output: OutputPanel | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -121,6 +155,17 @@ class ResultsPanel(Retranslating, QWidget):
         self.colormap.currentIndexChanged.connect(lambda _i: self.colormapChosen.emit(self.colormap.currentData()))
         self.cmap_caption = QLabel()
         self.cmap_caption.setBuddy(self.colormap)
+        self.color_range = QComboBox()
+        for name in COLOR_RANGES:
+            self.color_range.addItem("", name)
+        self.color_range.setCurrentIndex(COLOR_RANGES.index(DEFAULT_COLOR_RANGE))
+        self.color_range.currentIndexChanged.connect(
+            lambda _i: self.colorRangeChosen.emit(self.color_range.currentData()))
+        self.range_caption = QLabel()
+        self.range_caption.setBuddy(self.color_range)
+        header.addWidget(self.range_caption)
+        header.addWidget(self.color_range)
+        header.addSpacing(8)
         header.addWidget(self.cmap_caption)
         header.addWidget(self.colormap)
         layout.addLayout(header)
@@ -143,6 +188,7 @@ class ResultsPanel(Retranslating, QWidget):
         self._view: ViewData | None = None
         self._batch = 0
         self._colormap = DEFAULT_COLORMAP
+        self._range = DEFAULT_COLOR_RANGE
         self._font_scale = 1.0
         self.retranslate()
 
@@ -152,6 +198,12 @@ class ResultsPanel(Retranslating, QWidget):
         self.colormap.setToolTip(translate("ResultsPanel", "Colour map of the heatmaps (cividis: perceptually "
                                                            "uniform and colour-blind safe)"))
         self.cmap_caption.setText(translate("ResultsPanel", "C&olour map"))
+        self.range_caption.setText(translate("ResultsPanel", "Sc&ale"))
+        for index, name in enumerate(COLOR_RANGES):
+            self.color_range.setItemText(index, tr_text(COLOR_RANGE_LABELS[name]))
+        self.color_range.setToolTip(translate(
+            "ResultsPanel", "What the colours span: 0 to the largest weight of the batch (maps compare with each "
+                            "other), of each map, 0 to 1, or a logarithmic scale for weights spread over many keys"))
         self.warnings.setToolTip(translate("ResultsPanel", "What the diagnostics found in the last result"))
         self.maps_scroll.setToolTip(translate("ResultsPanel", "One heatmap per batch element; hover a cell for its numbers"))
         for heatmap in self.maps:
@@ -192,10 +244,16 @@ class ResultsPanel(Retranslating, QWidget):
         n_q, n_k = view.weights.shape[1:]
         rows = [f"q{i}" for i in range(n_q)]
         cols = [f"k{j}" for j in range(n_k)]
+        shared = weight_levels(view.weights[shown], view.mask[shown], self._range)
         for heatmap, b in zip(self.maps, shown):
+            levels = shared if self._range != "map" else weight_levels(view.weights[b], view.mask[b], "map")
+            # Every query row keeps a few pixels: 64 rows squeezed into 110 pixels read as a
+            # smear; the maps scroll instead.
+            heatmap.setMinimumHeight(int(min(_MAX_MAP_HEIGHT, max(_MIN_MAP_HEIGHT, 70 + _ROW_PX * n_q))))
             heatmap.set_data(
-                view.weights[b], mask=view.mask[b], empty_rows=view.empty_rows[b], levels=(0.0, 1.0),
+                view.weights[b], mask=view.mask[b], empty_rows=view.empty_rows[b], levels=levels,
                 hover=lambda r, c, b=b: hover_text(view, b, r, c), row_labels=rows, col_labels=cols,
+                log=self._range == "log",
             )
         self.output.show_output(view.output[batch])
         self._show_texts(view)
@@ -212,6 +270,15 @@ class ResultsPanel(Retranslating, QWidget):
     def set_batch(self, batch: int) -> None:
         if self._view is not None and batch < self._view.weights.shape[0]:
             self.show_view(self._view, batch)
+
+    def set_color_range(self, name: str) -> None:
+        self._range = name
+        index = self.color_range.findData(name)
+        if index >= 0 and index != self.color_range.currentIndex():
+            with QSignalBlocker(self.color_range):
+                self.color_range.setCurrentIndex(index)
+        if self._view is not None:
+            self.show_view(self._view, self._batch)
 
     def set_colormap(self, name: str) -> None:
         self._colormap = name

@@ -14,7 +14,8 @@ Signals, all on the GUI thread:
 * ``errorChanged(field, text)``: the current inputs give an error about ``field`` (None, None:
   they no longer do), so the panel that owns that field shows it;
 * ``statusMessage(text, ms)``: a transient message for the status bar;
-* ``busyChanged(bool)``, ``colormapChanged(name)``, ``presentationChanged(on)``,
+* ``busyChanged(bool)``, ``colormapChanged(name)``, ``colorRangeChanged(name)``,
+  ``presentationChanged(on)``,
   ``languageChanged()`` (for objects that are not widgets: widgets get Qt's LanguageChange).
 
 ``shutdown()`` is the one way the session ends: every compute thread it or a view started
@@ -42,7 +43,14 @@ from attnviz.ui.heatmap.colormaps import DEFAULT_COLORMAP, canonical_colormap_na
 from attnviz.ui.i18n import tr_text
 from attnviz.ui.scheduler import ComputeScheduler, run_in_app
 
-__all__ = ["AppSession", "Selection"]
+__all__ = ["COLOR_RANGES", "DEFAULT_COLOR_RANGE", "AppSession", "Selection"]
+
+#: How the colour scale of the attention weights is chosen: "batch" (0 to the largest weight of
+#: the batch, shared by its maps), "map" (0 to each map's largest), "unit" (0 to 1) or "log"
+#: (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on
+#: a 0-1 scale they would all be the colour of 0.
+COLOR_RANGES: tuple[str, ...] = ("batch", "map", "unit", "log")
+DEFAULT_COLOR_RANGE = "batch"
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,7 @@ class AppSession(QObject):
     statusMessage = Signal(str, int)
     busyChanged = Signal(bool)
     colormapChanged = Signal(str)
+    colorRangeChanged = Signal(str)
     presentationChanged = Signal(bool)
     languageChanged = Signal()
 
@@ -89,6 +98,8 @@ class AppSession(QObject):
         #: When the last snapshot went to the scheduler (the benchmark measures from it).
         self.submitted_at = time.perf_counter()
         self.colormap = DEFAULT_COLORMAP
+        #: How the weight maps' colour scale is chosen (``COLOR_RANGES``).
+        self.color_range = DEFAULT_COLOR_RANGE
         self.presenting = False
         self._computing = False
         self._closed = False
@@ -136,6 +147,13 @@ class AppSession(QObject):
         if name != self.colormap:
             self.colormap = name
             self.colormapChanged.emit(name)
+
+    def set_color_range(self, name: str) -> None:
+        if name not in COLOR_RANGES:
+            raise ValueError(f"unknown colour range {name!r}: choose one of {', '.join(COLOR_RANGES)}")
+        if name != self.color_range:
+            self.color_range = name
+            self.colorRangeChanged.emit(name)
 
     def set_presenting(self, on: bool) -> None:
         if bool(on) != self.presenting:

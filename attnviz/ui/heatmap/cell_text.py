@@ -23,8 +23,11 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 __all__ = ["CellText", "CellTextLayer"]
 
-# A little air between the digits and the cell edge, in pixels.
-_PAD = 2.0
+_HALO_OFFSETS = ((-1.0, 0.0), (1.0, 0.0), (0.0, -1.0), (0.0, 1.0))
+
+# Air between neighbouring values, as a share of the font's height: with a mere two pixels a
+# row of narrow cells read as one run of digits ("0.50 0.50 0.00...").
+_GAP = 0.6
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class CellText:
     text: str
     color: QtGui.QColor
     on_mask: bool  # drawn on a solid patch of the mask grey (the cell is hatched)
+    halo: bool = False  # outlined in the opposite colour (the cell is striped)
 
 
 class CellTextLayer(pg.GraphicsObject):
@@ -50,6 +54,7 @@ class CellTextLayer(pg.GraphicsObject):
         self._texts: list[str] = []
         self._dark = np.zeros(0, dtype=bool)
         self._on_mask = np.zeros(0, dtype=bool)
+        self._halo = np.zeros(0, dtype=bool)
         self._font = QtGui.QFont()
         self._widths = np.zeros(0)  # per cell: its text's width plus padding (the grey patch)
         self._height = 0.0
@@ -62,16 +67,19 @@ class CellTextLayer(pg.GraphicsObject):
 
     # ------------------------------------------------------------------ content
 
-    def set_cells(self, shape: tuple[int, int], texts: Sequence[str], dark: np.ndarray, on_mask: np.ndarray) -> None:
-        """Texts in row-major order; ``dark``/``on_mask`` are bool per cell (dark digits, grey patch)."""
+    def set_cells(self, shape: tuple[int, int], texts: Sequence[str], dark: np.ndarray, on_mask: np.ndarray,
+                  halo: np.ndarray | None = None) -> None:
+        """Texts in row-major order; ``dark``/``on_mask``/``halo`` are bool per cell (dark digits,
+        a grey patch under them, an outline in the opposite colour where stripes cross them)."""
         rows, cols = shape
         if len(texts) != rows * cols:
             raise ValueError(f"{len(texts)} texts for a {rows}x{cols} grid")
         dark = np.asarray(dark, dtype=bool).reshape(-1)
         on_mask = np.asarray(on_mask, dtype=bool).reshape(-1)
+        halo = np.zeros(len(texts), dtype=bool) if halo is None else np.asarray(halo, dtype=bool).reshape(-1)
         texts = list(texts)
         if (shape == self._shape and texts == self._texts and np.array_equal(dark, self._dark)
-                and np.array_equal(on_mask, self._on_mask)):
+                and np.array_equal(on_mask, self._on_mask) and np.array_equal(halo, self._halo)):
             return  # nothing to redraw
         if shape != self._shape:
             self.prepareGeometryChange()
@@ -79,6 +87,7 @@ class CellTextLayer(pg.GraphicsObject):
         self._texts = texts
         self._dark = dark
         self._on_mask = on_mask
+        self._halo = halo
         self._measure()
         self.update()
 
@@ -100,7 +109,7 @@ class CellTextLayer(pg.GraphicsObject):
         cols = self._shape[1]
         return tuple(
             CellText(i // cols, i % cols, text, self._dark_text if self._dark[i] else self._light_text,
-                     bool(self._on_mask[i]))
+                     bool(self._on_mask[i]), bool(self._halo[i]))
             for i, text in enumerate(self._texts)
         )
 
@@ -154,10 +163,20 @@ class CellTextLayer(pg.GraphicsObject):
             left = cx - self._half_w[idx]
             top = cy - self._half_h[idx]
             statics = self._cell_static
-            for dark, color in ((True, self._dark_text), (False, self._light_text)):
+            halo = self._halo[idx]
+            for dark, color, outline in ((True, self._dark_text, self._light_text),
+                                         (False, self._light_text, self._dark_text)):
                 chosen = self._dark[idx] == dark
                 if not chosen.any():
                     continue
+                ringed = chosen & halo
+                if ringed.any():
+                    # Light stripes across a dark cell would cut light digits: a one-pixel
+                    # outline in the opposite colour keeps every digit's edge.
+                    painter.setPen(outline)
+                    for i, x, y in zip(idx[ringed].tolist(), left[ringed].tolist(), top[ringed].tolist()):
+                        for ox, oy in _HALO_OFFSETS:
+                            painter.drawStaticText(QtCore.QPointF(x + ox, y + oy), statics[i])
                 painter.setPen(color)
                 for i, x, y in zip(idx[chosen].tolist(), left[chosen].tolist(), top[chosen].tolist()):
                     painter.drawStaticText(QtCore.QPointF(x, y), statics[i])
@@ -168,7 +187,8 @@ class CellTextLayer(pg.GraphicsObject):
 
     def _measure(self) -> None:
         metrics = QtGui.QFontMetricsF(self._font)
-        self._widths = np.array([metrics.horizontalAdvance(t) + _PAD for t in self._texts])
+        gap = _GAP * metrics.height()
+        self._widths = np.array([metrics.horizontalAdvance(t) + gap for t in self._texts])
         self._height = metrics.height()
         # One laid-out text per distinct string (many cells show the same "0.00").
         if self._static_font != self._font:

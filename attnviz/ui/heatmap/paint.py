@@ -98,6 +98,11 @@ _OVERLAY_PALETTE = np.array(
     [_CLEAR, MASK_COLOR, INF_COLOR, NAN_COLOR, MASK_HATCH_COLOR, _CLEAR, _VALUED_STRIPE_COLOR], dtype=np.uint8
 )
 _OVERLAY_PALETTE.setflags(write=False)
+#: The same codes without stripes (cells too small for them): flat grey, or a light veil.
+_TINT_PALETTE = _OVERLAY_PALETTE.copy()
+_TINT_PALETTE[_CODE_MASKED] = (*MASK_COLOR[:3], 215)
+_TINT_PALETTE[_CODE_MASKED_VALUED] = (255, 255, 255, 110)
+_TINT_PALETTE.setflags(write=False)
 
 
 # --------------------------------------------------------------------------- numbers as text
@@ -110,6 +115,59 @@ def format_number(x: float, spec: str = ".4g") -> str:
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return format(x, spec)
+
+
+def constant_value(values: np.ndarray, allowed: np.ndarray | None) -> float | None:
+    """The one value every finite allowed cell holds (a flat stage), or None when they differ."""
+    if values.size == 0:
+        return None
+    finite = np.isfinite(values)
+    sel = finite if allowed is None else finite & allowed
+    if not sel.any():
+        return None
+    lo = float(np.min(values, where=sel, initial=np.inf))
+    hi = float(np.max(values, where=sel, initial=-np.inf))
+    return lo if lo == hi else None
+
+
+def colorbar_ticks(levels: Levels, *, log: bool = False, constant: float | None = None) -> list[tuple[float, str]]:
+    """Labelled ticks of a colour bar spanning ``levels`` (in log10 units when ``log``): its two
+    ends and round values between, so no bar is ever left without numbers (pyqtgraph's own
+    ticks vanish for ranges like -1e6 .. 2). A constant map gets one tick at its value."""
+    lo, hi = levels
+    if constant is not None:
+        return [((lo + hi) / 2, format_number(constant, ".3g"))]
+    if log:
+        ticks = [(lo, format_number(10.0 ** lo, ".2g")), (hi, format_number(10.0 ** hi, ".2g"))]
+        inner = [float(e) for e in range(math.ceil(lo), math.floor(hi) + 1) if lo + 0.15 * (hi - lo) < e < hi - 0.15 * (hi - lo)]
+        return ticks[:1] + [(e, format_number(10.0 ** e, ".0e") if abs(e) > 2 else format_number(10.0 ** e, "g"))
+                            for e in inner] + ticks[1:]
+    span = hi - lo
+    step = 10.0 ** math.floor(math.log10(span / 4)) if span > 0 else 1.0
+    for factor in (1.0, 2.0, 2.5, 5.0, 10.0):
+        if span / (step * factor) <= 5:
+            step *= factor
+            break
+    first = math.ceil(lo / step) * step
+    inner = []
+    value = first
+    while value < hi - 0.12 * span:
+        if value > lo + 0.12 * span:
+            inner.append(value)
+        value += step
+    spec = ".3g"
+    return [(lo, format_number(lo, spec))] + [(v, format_number(v + 0.0, spec)) for v in inner] + \
+        [(hi, format_number(hi, spec))]
+
+
+def log_display(values: np.ndarray, floor: float) -> np.ndarray:
+    """log10 of ``values`` for a logarithmic colour scale; values at or below ``floor`` (zero
+    weights) sit at log10(floor), the bottom of the scale. NaN and inf stay as they are."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log10(np.maximum(values, floor, where=np.isfinite(values), out=np.array(values, dtype=np.float64)))
+    out = out.astype(np.float32)
+    out.setflags(write=False)
+    return out
 
 
 def annotation_format(levels: Levels, value_format: str | None) -> str:
@@ -286,12 +344,20 @@ def overlay_codes(cells: SpecialCells, values: np.ndarray, show_masked_values: b
     return code
 
 
-def overlay_image(code: np.ndarray, k: int) -> np.ndarray:
+#: Below this many screen pixels per cell, stripes become grey noise: masked cells are tinted.
+TINT_BELOW_PX = 6.0
+
+
+def overlay_image(code: np.ndarray, k: int, *, tint: bool = False) -> np.ndarray:
     """RGBA uint8 image, k x k pixels per cell, of the cells ``overlay_codes`` gave.
 
     Masked cells are grey with dark hatching, masked-but-valued cells transparent with light
-    stripes, NaN magenta and inf cyan; every other pixel is transparent.
+    stripes, NaN magenta and inf cyan; every other pixel is transparent. With ``tint`` (cells a
+    few pixels on screen, where stripes would read as noise) masked cells are a flat grey and
+    masked-but-valued ones a light veil over their colour.
     """
+    if tint:
+        return _TINT_PALETTE.view(np.uint32).ravel()[code].view(np.uint8).reshape(*code.shape, 4)
     # A per-pixel code looked up in a palette at the end: boolean-indexed writes into a
     # 4096x4096x4 array take half a second, this ~0.1 s.  The stripes are added in place, so
     # work on a new array, never on ``code`` itself.

@@ -64,6 +64,19 @@ def _elide(label: str) -> str:
 PRESENTATION_SCALE = 1.8
 
 
+class _GraphicsView(pg.GraphicsLayoutWidget):
+    """The plot's view; with ``zoom_on_wheel`` off the wheel scrolls whatever holds the heatmap
+    (a grid of small maps in a scroll area) instead of zooming into the map under the mouse."""
+
+    zoom_on_wheel = True
+
+    def wheelEvent(self, event: QtGui.QWheelEvent) -> None:  # noqa: N802 - Qt's name
+        if self.zoom_on_wheel:
+            super().wheelEvent(event)
+        else:
+            event.ignore()
+
+
 class HeatmapWidget(QtWidgets.QWidget):
     """Attention-matrix heatmap: queries down, keys across, with colour bar and annotations.
 
@@ -118,6 +131,9 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._cells: paint.SpecialCells | None = None  # NaN / inf / masked cells of _values
         # What the overlay and the empty-row bar were last built from (None: nothing shown).
         self._overlay_code: np.ndarray | None = None
+        self._overlay_tint = False  # the overlay is drawn as a flat tint (cells too small for stripes)
+        self._log = False  # logarithmic colour scale
+        self._constant: float | None = None  # the value of a flat map (its colour bar says so)
         self._empty_key: tuple[int, bytes] | None = None
         self._shown_shape: tuple[int, ...] | None = None
         self._hover_cell: tuple[int, int] | None = None
@@ -133,7 +149,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._colormap_name = canonical_colormap_name(colormap)
 
         # --- graphics ---
-        self._view = pg.GraphicsLayoutWidget()
+        self._view = _GraphicsView()
         self._plot_colors = plot_colors()
         self._view.setBackground(self._plot_colors.background)
         self._plot: pg.PlotItem = self._view.addPlot(
@@ -146,6 +162,9 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._plot.setDefaultPadding(0.0)
         self._plot.hideButtons()  # the "A" autorange button would zoom to odd ranges
         self._vb.disableAutoRange()
+        # Stripes turn into a flat tint when the cells become too small for them (and back).
+        self._vb.sigResized.connect(lambda *_: self._on_view_resized())
+        self._vb.sigRangeChanged.connect(lambda *_: self._on_view_resized())
         self._vb.setMenuEnabled(False)  # its items (export, log axes...) do not apply here
         # A frame on all four sides, values on left and bottom only.
         self._plot.showAxes(True, showValues=(True, False, False, True))
@@ -320,6 +339,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         hover: HoverFn | None = None,
         row_labels: Sequence[str] | None = None,
         col_labels: Sequence[str] | None = None,
+        log: bool = False,
     ) -> None:
         """Show a 2-D matrix.
 
@@ -335,6 +355,8 @@ class HeatmapWidget(QtWidgets.QWidget):
                 (of all cells if none is allowed and finite), for scores of any range.
             hover: called as hover(row, col) for the tooltip; None = "query r, key c: value".
             row_labels / col_labels: tick labels (used when there are <= label_limit of them).
+            log: a logarithmic colour scale; ``levels`` (required, low > 0) are in the values'
+                units, and values at or below the low end take its colour (zero weights).
         """
         arr = paint.display_values(values)
         rows, cols = arr.shape
@@ -342,7 +364,10 @@ class HeatmapWidget(QtWidgets.QWidget):
         empty_arr = paint.empty_row_flags(empty_rows, allowed, rows)
         row_lab = self._check_labels(row_labels, rows, "row_labels")
         col_lab = self._check_labels(col_labels, cols, "col_labels")
+        if log and (levels is None or not levels[0] > 0):
+            raise ValueError(f"a logarithmic scale needs levels with a positive low end, got {levels!r}")
         new_levels = paint.resolve_levels(arr, allowed, levels)
+        constant = None if levels is not None else paint.constant_value(arr, allowed)
 
         # Commit state, then update every dependent item from it.
         self._values = arr
@@ -350,6 +375,8 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._cells = paint.special_cells(arr, allowed)
         self._empty_rows = empty_arr
         self._levels = new_levels
+        self._log = log
+        self._constant = constant
         self._hover_fn = hover
         self._row_labels = row_lab
         self._col_labels = col_lab
@@ -359,11 +386,9 @@ class HeatmapWidget(QtWidgets.QWidget):
             self._image.clear()
         else:
             # autoDownsample: at 4096x4096 only about one value per screen pixel is mapped.
-            self._image.setImage(arr, autoLevels=False, levels=new_levels, autoDownsample=True)
-        if tuple(self._colorbar.levels()) != new_levels:
-            # Same levels again (weights are always 0..1) would still re-lay out the bar's axis:
-            # ~1.5 ms per heatmap per keystroke.
-            self._colorbar.setLevels(new_levels)
+            shown = paint.log_display(arr, new_levels[0]) if log else arr
+            self._image.setImage(shown, autoLevels=False, levels=self._scale_levels(), autoDownsample=True)
+        self._update_colorbar()
         self._update_overlay()
         self._update_empty_marker()
         self._update_locators()
@@ -375,6 +400,57 @@ class HeatmapWidget(QtWidgets.QWidget):
             self._reset_view()
         self._update_tooltips()
         self._refresh_hover()
+
+    def _scale_levels(self) -> Levels:
+        """The image's and the colour bar's levels: the values' own, or their log10."""
+        lo, hi = self._levels
+        return (math.log10(lo), math.log10(hi)) if self._log else (lo, hi)
+
+    def _update_colorbar(self) -> None:
+        levels = self._scale_levels()
+        key = (levels, self._log, self._constant)
+        if key == getattr(self, "_colorbar_key", None):
+            # Same scale again (weights at every keystroke) would still re-lay out the bar's
+            # axis: ~1.5 ms per heatmap per keystroke.
+            return
+        self._colorbar_key = key
+        self._colorbar.setLevels(levels)
+        ticks = paint.colorbar_ticks(levels, log=self._log, constant=self._constant)
+        if self._constant is not None:
+            ticks = [(ticks[0][0], translate("Heatmap", "{value} (constant)").format(value=ticks[0][1]))]
+        self._colorbar.axis.setTicks([ticks, []])
+
+    @property
+    def constant(self) -> float | None:
+        """The value of every cell of a flat map (its colour bar says "constant"), else None."""
+        return self._constant
+
+    @property
+    def log_scale(self) -> bool:
+        return self._log
+
+    @property
+    def overlay_tinted(self) -> bool:
+        """Whether masked cells are tinted flat (cells too small on screen for stripes)."""
+        return self._overlay_tint
+
+    def set_wheel_zoom(self, on: bool) -> None:
+        """Whether the mouse wheel zooms into the map (True) or scrolls what holds it."""
+        self._view.zoom_on_wheel = on
+
+    def _cell_pixels(self) -> float:
+        """Screen pixels of the smaller side of a cell, at the current view range."""
+        if self._values is None or self._values.size == 0:
+            return math.inf
+        (x0, x1), (y0, y1) = self._vb.viewRange()
+        rect = self._vb.boundingRect()
+        if rect.width() <= 1 or rect.height() <= 1:  # not laid out yet: assume a usual size
+            return math.inf
+        return min(rect.width() / max(x1 - x0, 1e-9), rect.height() / max(y1 - y0, 1e-9))
+
+    def _on_view_resized(self) -> None:
+        if self._cells is not None and (self._cell_pixels() < paint.TINT_BELOW_PX) != self._overlay_tint:
+            self._update_overlay()
 
     def clear(self) -> None:
         """Show nothing (keeps colour map, labels and font scale)."""
@@ -470,16 +546,20 @@ class HeatmapWidget(QtWidgets.QWidget):
             self._overlay.setVisible(False)
             self._overlay_code = None
             return
+        tint = self._cell_pixels() < paint.TINT_BELOW_PX
         previous = self._overlay_code
-        if previous is not None and previous.shape == code.shape and np.array_equal(previous, code):
+        if previous is not None and previous.shape == code.shape and tint == self._overlay_tint \
+                and np.array_equal(previous, code):
             # A live edit rarely changes which cells are special: keeping the image spares its
             # rebuild and, more importantly, the repaint of everything it overlaps.
             self._overlay.setVisible(True)
             return
         self._overlay_code = code
+        self._overlay_tint = tint
         rows, cols = code.shape
-        self._overlay_scale = paint.overlay_scale(rows, cols)
-        img = paint.overlay_image(code, self._overlay_scale)
+        # A tint needs one pixel per cell; stripes need several.
+        self._overlay_scale = 1 if tint else paint.overlay_scale(rows, cols)
+        img = paint.overlay_image(code, self._overlay_scale, tint=tint)
         # levels=(0, 255), not None: if this uint8 RGBA image were ever averaged into float RGBA,
         # pyqtgraph 0.14 segfaults painting it with levels=None. Not downsampled (see __init__).
         self._overlay.setImage(img, autoLevels=False, levels=(0, 255), autoDownsample=False)
@@ -558,8 +638,11 @@ class HeatmapWidget(QtWidgets.QWidget):
         dark = paint.prefers_dark_text(self._cell_colors())
         spec = paint.annotation_format(self._levels, self.value_format)
         self._cell_text.set_font(self._font(1.0))
+        opaque = self._opaque_masked()
+        # Masked cells that keep their colour are crossed by light stripes: outline their digits.
+        striped = cells.masked & ~opaque
         self._cell_text.set_cells(values.shape, [paint.format_number(float(v), spec) for v in values.ravel()],
-                                  dark, self._opaque_masked())
+                                  dark, opaque, striped)
 
     def _reset_view(self) -> None:
         rows, cols = (0, 0) if self._values is None else self._values.shape
