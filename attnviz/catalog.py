@@ -181,18 +181,18 @@ MASK_MODES: Catalogue[MaskModeInfo] = Catalogue((
                                        "cannot leak in."),
     ),
     MaskModeInfo(
-        "neg_inf", QT_TRANSLATE_NOOP("MaskModes", "-inf fill / additive 0/-inf mask"),
+        "neg_inf", QT_TRANSLATE_NOOP("MaskModes", "-inf fill"),
         QT_TRANSLATE_NOOP("MaskModes", "Masked scores become -inf (an additive float mask of 0 and -inf does the "
                                        "same) and a plain softmax follows: a row with no valid key becomes NaN."),
     ),
     MaskModeInfo(
-        "sdpa", QT_TRANSLATE_NOOP("MaskModes", "PyTorch SDPA boolean mask"),
+        "sdpa", QT_TRANSLATE_NOOP("MaskModes", "PyTorch SDPA (bool mask)"),
         QT_TRANSLATE_NOOP("MaskModes", "What torch.nn.functional.scaled_dot_product_attention does with a boolean "
                                        "attn_mask (True = attend): masked scores become -inf, and a row with no "
                                        "valid key gets zero weights (PyTorch >= 2.5)."),
     ),
     MaskModeInfo(
-        "float01", QT_TRANSLATE_NOOP("MaskModes", "1/0 mask passed as float (bug)"),
+        "float01", QT_TRANSLATE_NOOP("MaskModes", "1/0 mask as float (bug)"),
         QT_TRANSLATE_NOOP("MaskModes", "A 1 = keep / 0 = drop mask handed to an API that expects an additive float "
                                        "mask: it adds 1 to kept scores and 0 to dropped ones, so nothing is masked "
                                        "at all."),

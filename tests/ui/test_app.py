@@ -413,9 +413,9 @@ def test_every_tool_dock_joins_its_menu_with_a_shortcut_tip_and_a_close_tip(wind
         if isinstance(dock, ToolTab):  # a tab of the central area: its close button is in the tab bar
             dock.show()
             close = [dock.close_button()]
-            assert window.tool_tabs.currentWidget() is dock.view()
+            assert dock.is_current_tab()
             dock.hide()
-            assert window.tool_tabs.indexOf(dock.view()) < 0 and not action.isChecked()
+            assert not dock.is_current_tab() and not action.isChecked()
         else:
             close = [b for b in dock.findChildren(QAbstractButton) if b.objectName() == "qt_dockwidget_closebutton"]
         assert close and ("View menu" if menu is window.menu("view") else "Tools menu") in close[0].toolTip()

@@ -228,7 +228,7 @@ def test_every_button_of_the_shown_lab_has_a_tooltip_in_a_tab_and_in_its_own_win
     from PySide6.QtWidgets import QAbstractButton
 
     tool = host.dock(MASKING_LAB_DOCK)
-    assert host.tool_tabs.currentWidget() is lab
+    assert tool.is_current_tab()
     assert "Tools menu" in tool.close_button().toolTip()
     tool.setFloating(True)  # its own window, with a button to come back
     window = lab.window()
@@ -236,4 +236,4 @@ def test_every_button_of_the_shown_lab_has_a_tooltip_in_a_tab_and_in_its_own_win
     buttons = [b for b in window.findChildren(QAbstractButton) if b.isVisibleTo(window)]
     assert buttons and [b.text() for b in buttons if not b.toolTip()] == []
     tool.setFloating(False)
-    assert lab.window() is host and host.tool_tabs.currentWidget() is lab
+    assert lab.window() is host and tool.is_current_tab()

@@ -43,17 +43,12 @@ SHAPE_FIELDS: tuple[tuple[str, str, str, int], ...] = (
 )
 
 def _combo(keys: list[Any]) -> QComboBox:
-    """A combo box of ``keys`` (item data); texts are set by the panel's ``retranslate``.
-
-    Its width does not follow the longest label ("-inf fill / additive 0/-inf mask"): the
-    column must leave room for the maps on a small screen; the open list shows whole labels,
-    and the tooltip of the box says which one is chosen.
-    """
+    """A combo box of ``keys`` (item data); texts are set by the panel's ``retranslate``. It is
+    as wide as its longest label, in the current language: a chosen label is never cut."""
     box = QComboBox()
     for key in keys:
         box.addItem(str(key), key)
-    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-    box.setMinimumContentsLength(10)
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
     return box
 
 

@@ -24,9 +24,11 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractButton,
     QDockWidget,
+    QFrame,
     QHBoxLayout,
     QMainWindow,
     QMenu,
+    QScrollArea,
     QTabBar,
     QTabWidget,
     QToolBar,
@@ -88,6 +90,12 @@ class Host(Protocol):
 
     def widget(self) -> QWidget:
         """The top-level widget: dialogs are centred on it, its title names the file."""
+
+
+def _tab_title(spec: DockSpec) -> str:
+    """A tab's text: the title up to its colon ("Masking lab", not "Masking lab: every
+    convention"), so five tabs fit a projector's width; the whole title is the tooltip."""
+    return tr_text(spec.title).split(":")[0].strip()
 
 
 def _close_tip(spec: DockSpec) -> str:
@@ -231,6 +239,9 @@ class ToolTab(QObject):
         self.host = host
         self._build = build
         self._view: QWidget | None = None
+        # What the tab (or the detached window) holds: the view in a scroll area, so that a
+        # view's minimum size never makes the window wider or taller than the screen.
+        self._page: QScrollArea | None = None
         self._open = False
         self._floating = False
         self._window: _DetachedWindow | None = None
@@ -257,9 +268,19 @@ class ToolTab(QObject):
         if self._view is None:
             self._view = self._build()
             self._view.setObjectName(self.spec.object_name + "View")
+            page = self._page = QScrollArea()
+            page.setObjectName(self.spec.object_name + "Page")
+            page.setFrameShape(QFrame.Shape.NoFrame)
+            page.setWidgetResizable(True)
+            page.setWidget(self._view)
             self._apply_font_scale(self.host.session.presenting)
             self.built.emit(self._view)
         return self._view
+
+    def _tab_page(self) -> QScrollArea:
+        self.view()
+        assert self._page is not None
+        return self._page
 
     @property
     def is_built(self) -> bool:
@@ -270,6 +291,10 @@ class ToolTab(QObject):
 
     def isFloating(self) -> bool:  # noqa: N802
         return self._floating
+
+    def is_current_tab(self) -> bool:
+        """Whether the view is the tab on show in the host's central area."""
+        return self._page is not None and self.host.tool_tabs.currentWidget() is self._page
 
     def show(self) -> None:
         """Open the view (as a tab, made current; or in its own window) and bring it forward."""
@@ -282,10 +307,12 @@ class ToolTab(QObject):
             window.activateWindow()
         else:
             tabs = self.host.tool_tabs
-            if tabs.indexOf(view) < 0:
-                tabs.addTab(view, tr_text(self.spec.title))
+            page = self._tab_page()
+            if tabs.indexOf(page) < 0:
+                tabs.addTab(page, _tab_title(self.spec))
                 self._update_tab()
-            tabs.setCurrentWidget(view)
+            tabs.setCurrentWidget(page)
+            view.show()
         self._action.setChecked(True)
 
     def raise_(self) -> None:
@@ -295,8 +322,8 @@ class ToolTab(QObject):
         """Close the view (it stays built and can be opened again from its menu)."""
         self._open = False
         self._action.setChecked(False)
-        if self._view is not None:
-            index = self.host.tool_tabs.indexOf(self._view)
+        if self._page is not None:
+            index = self.host.tool_tabs.indexOf(self._page)
             if index >= 0:
                 self.host.tool_tabs.removeTab(index)  # the view stays, hidden, for next time
         if self._window is not None and self._window.isVisible():
@@ -313,7 +340,7 @@ class ToolTab(QObject):
         self.hide()
         self._floating = floating
         if floating:
-            self._ensure_window().set_view(self.view())
+            self._ensure_window().set_view(self._tab_page())
         elif self._window is not None:
             self._window.hide()
         if was_open or floating:
@@ -327,7 +354,7 @@ class ToolTab(QObject):
     def _ensure_window(self) -> _DetachedWindow:
         if self._window is None:
             self._window = _DetachedWindow(self)
-            self._window.set_view(self.view())
+            self._window.set_view(self._tab_page())
         return self._window
 
     def _apply_font_scale(self, presenting: bool) -> None:
@@ -337,9 +364,9 @@ class ToolTab(QObject):
 
     def _update_tab(self) -> None:
         tabs = self.host.tool_tabs
-        if self._view is not None and (index := tabs.indexOf(self._view)) >= 0:
-            tabs.setTabText(index, tr_text(self.spec.title))
-            tabs.setTabToolTip(index, tr_text(self.spec.tip))
+        if self._page is not None and (index := tabs.indexOf(self._page)) >= 0:
+            tabs.setTabText(index, _tab_title(self.spec))
+            tabs.setTabToolTip(index, f"{tr_text(self.spec.title)}\n{tr_text(self.spec.tip)}")
             close = tabs.tabBar().tabButton(index, QTabBar.ButtonPosition.RightSide)
             if close is not None:
                 close.setToolTip(_close_tip(self.spec))
@@ -347,7 +374,7 @@ class ToolTab(QObject):
     def close_button(self) -> QWidget | None:
         """The tab's close button (None while the view is not open as a tab)."""
         tabs = self.host.tool_tabs
-        if self._view is None or (index := tabs.indexOf(self._view)) < 0:
+        if self._page is None or (index := tabs.indexOf(self._page)) < 0:
             return None
         return tabs.tabBar().tabButton(index, QTabBar.ButtonPosition.RightSide)
 
@@ -440,7 +467,7 @@ class HostWindow(Retranslating, QMainWindow):
 
     def _tool_at(self, index: int) -> ToolTab | None:
         page = self.tool_tabs.widget(index)
-        return next((t for t in self.findChildren(ToolTab) if t.is_built and t.view() is page), None)
+        return next((t for t in self.findChildren(ToolTab) if t.is_built and t._tab_page() is page), None)
 
     def _close_tab(self, index: int) -> None:
         tool = self._tool_at(index)

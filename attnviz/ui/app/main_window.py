@@ -578,17 +578,27 @@ class MainWindow(HostWindow):
         assert isinstance(app, QApplication)
         if on:
             self._normal_font = app.font()
+            # Larger texts make docks wider; leaving must give back the window as it was.
+            self._normal_geometry = self.saveGeometry()
+            self._normal_state = self.saveState()
             big = app.font()
             big.setPointSizeF(max(big.pointSizeF(), 9.0) * PRESENTATION_FONT)
             app.setFont(big)
         elif self._normal_font is not None:
             app.setFont(self._normal_font)
             self._normal_font = None
+            QTimer.singleShot(0, self._restore_normal_layout)
         self.results.set_font_scale(PRESENTATION_SCALE if on else 1.0)
         self.controls_scroll.setVisible(not on)
         self.bottom_splitter.setVisible(not on)
         self.set_chrome_visible(not on)
+        # The tabs are chrome too: the class sees the view that was chosen before F5.
+        self.tool_tabs.tabBar().setVisible(not on)
         self._presentation_hint.show_hint(on)
+
+    def _restore_normal_layout(self) -> None:
+        self.restoreState(self._normal_state)
+        self.restoreGeometry(self._normal_geometry)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape and self.presentation_action.isChecked():

@@ -15,12 +15,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 
 from attnviz.compute.attention import ViewData
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.app.session import COLOR_RANGES, DEFAULT_COLOR_RANGE
+from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.theme import mark_warning_label
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.heatmap.colormaps import COLORMAPS, DEFAULT_COLORMAP
@@ -52,8 +53,8 @@ def hover_text(view: ViewData, b: int, r: int, c: int) -> str:
 
 #: The colour ranges as the scale box names them.
 COLOR_RANGE_LABELS = {
-    "batch": QT_TRANSLATE_NOOP("ResultsPanel", "0 – batch max"),
-    "map": QT_TRANSLATE_NOOP("ResultsPanel", "0 – map max"),
+    "batch": QT_TRANSLATE_NOOP("ResultsPanel", "Auto, shared"),
+    "map": QT_TRANSLATE_NOOP("ResultsPanel", "Auto, per map"),
     "unit": QT_TRANSLATE_NOOP("ResultsPanel", "0 – 1"),
     "log": QT_TRANSLATE_NOOP("ResultsPanel", "Logarithmic"),
 }
@@ -63,22 +64,47 @@ _MIN_MAP_HEIGHT = 150
 _MAX_MAP_HEIGHT = 700
 
 
+#: Past this many weights, the top of an automatic scale is a high percentile, not the maximum.
+_ROBUST_FROM = 1000
+_TOP_PERCENTILE = 99.5
+#: Percentiles are taken on a strided sample of at most this many weights (a 4096x4096 map
+#: would cost the GUI thread ~0.2 s otherwise; the sample's percentile differs by a hair).
+_SAMPLE = 1 << 16
+
+
+def _top_of(values: np.ndarray) -> float:
+    """The top of an automatic colour scale: the maximum of few weights, else a high percentile,
+    so that one large weight does not paint every other weight the colour of zero (it shows in
+    the top colour, and its hover text has its value)."""
+    if values.size <= _ROBUST_FROM:
+        return float(values.max(initial=0.0))
+    sample = values[:: max(1, values.size // _SAMPLE)]
+    return float(np.percentile(sample, _TOP_PERCENTILE))
+
+
+def _pair(caption: QLabel, field: QWidget) -> QWidget:
+    """A caption and its field kept together when a row wraps."""
+    pair = QWidget()
+    row = QHBoxLayout(pair)
+    row.setContentsMargins(0, 0, 0, 0)
+    row.addWidget(caption)
+    row.addWidget(field)
+    return pair
+
+
 def weight_levels(weights: np.ndarray, mask: np.ndarray, color_range: str) -> tuple[float, float]:
     """The colour scale of attention weights under ``color_range`` (see ``COLOR_RANGES``), from
-    the finite weights of the allowed cells (a masked cell that leaks weight counts too)."""
+    the finite positive weights of the cells shown (a masked cell that leaks weight counts too)."""
     if color_range == "unit":
         return (0.0, 1.0)
-    finite = np.isfinite(weights)
-    shown = finite & (mask.astype(bool) | (weights != 0))
-    top = float(np.max(weights, where=shown, initial=0.0))
+    positive = weights[np.isfinite(weights) & (weights > 0)]
+    top = _top_of(positive) if positive.size else 0.0
     if not top > 0:
         return (0.0, 1.0)  # nothing to scale to (every weight 0, NaN, or an empty result)
     if color_range != "log":
         return (0.0, top)
-    positive = shown & (weights > 0)
-    low = float(np.min(weights, where=positive, initial=top))
     # Six decades at most below the top: a lone 1e-30 would flatten everything else.
-    low = max(low, top * 1e-6)
+    low = max(float(positive.min()), top * 1e-6)
     return (low, top) if low < top else (top / 10.0, top)
 
 
@@ -107,8 +133,8 @@ class OutputPanel(Retranslating, QTabWidget):
         self.heatmap.set_title(translate("ResultsPanel", "Output"))
         self.heatmap.set_axis_labels(translate("ResultsPanel", "Value dimension"), translate("ResultsPanel", "Queries"))
         self.heatmap.setToolTip(translate("ResultsPanel", "Output as a heatmap (colour scale from its own range)"))
-        self.setTabText(0, translate("ResultsPanel", "Output &numbers"))
-        self.setTabText(1, translate("ResultsPanel", "Output &heatmap"))
+        self.setTabText(0, translate("ResultsPanel", "&Output"))
+        self.setTabText(1, translate("ResultsPanel", "Output &map"))
 
     def show_output(self, output: np.ndarray) -> None:
         self.model.set_array(output)
@@ -141,13 +167,10 @@ class ResultsPanel(Retranslating, QWidget):
         self.output = output or OutputPanel()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        header = QHBoxLayout()
         self.title = QLabel()
         font = self.title.font()
         font.setBold(True)
         self.title.setFont(font)
-        header.addWidget(self.title)
-        header.addStretch(1)
         self.colormap = QComboBox()
         for name in COLORMAPS:
             self.colormap.addItem(name, name)
@@ -163,11 +186,12 @@ class ResultsPanel(Retranslating, QWidget):
             lambda _i: self.colorRangeChosen.emit(self.color_range.currentData()))
         self.range_caption = QLabel()
         self.range_caption.setBuddy(self.color_range)
-        header.addWidget(self.range_caption)
-        header.addWidget(self.color_range)
-        header.addSpacing(8)
-        header.addWidget(self.cmap_caption)
-        header.addWidget(self.colormap)
+        # The title left, the scale and colour map right; on a narrow window they wrap under it.
+        header = QHBoxLayout()
+        header.addWidget(self.title, 0, Qt.AlignmentFlag.AlignTop)
+        header.addStretch(1)
+        header.addWidget(flow_widget(_pair(self.range_caption, self.color_range),
+                                     _pair(self.cmap_caption, self.colormap)), 0)
         layout.addLayout(header)
 
         self.warnings = QLabel()
@@ -202,8 +226,10 @@ class ResultsPanel(Retranslating, QWidget):
         for index, name in enumerate(COLOR_RANGES):
             self.color_range.setItemText(index, tr_text(COLOR_RANGE_LABELS[name]))
         self.color_range.setToolTip(translate(
-            "ResultsPanel", "What the colours span: 0 to the largest weight of the batch (maps compare with each "
-                            "other), of each map, 0 to 1, or a logarithmic scale for weights spread over many keys"))
+            "ResultsPanel", "What the colours span. Auto: from 0 to the largest weights of the batch (shared, so "
+                            "maps compare) or of each map; past a thousand weights, to the 99.5th percentile, so "
+                            "that one large weight does not darken all the others. Or 0 to 1, or a logarithmic "
+                            "scale for weights spread over many keys."))
         self.warnings.setToolTip(translate("ResultsPanel", "What the diagnostics found in the last result"))
         self.maps_scroll.setToolTip(translate("ResultsPanel", "One heatmap per batch element; hover a cell for its numbers"))
         for heatmap in self.maps:
@@ -223,6 +249,7 @@ class ResultsPanel(Retranslating, QWidget):
             heatmap = HeatmapWidget(colormap=self._colormap, x_label=translate("ResultsPanel", "Keys"),
                                     y_label=translate("ResultsPanel", "Queries"))
             heatmap.show_masked_values = True  # padding that gets weight must show its colour
+            heatmap.setMinimumWidth(300)  # a 1024-pixel screen has room for the controls and this
             heatmap.set_font_scale(self._font_scale)
             self.maps.append(heatmap)
         while len(self.maps) > count:

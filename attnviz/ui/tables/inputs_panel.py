@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 from attnviz.document import FILL_KINDS, State, table_view
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.labels import ErrorLabel
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
@@ -52,6 +53,16 @@ VALUE_NAMES = {
 ROLES: tuple[str, ...] = ("queries", "keys", "values", "valid_lens")
 
 
+def _pair(caption: QLabel, field: QWidget) -> QWidget:
+    """A caption and its field kept together on one line of a wrapping row."""
+    pair = QWidget()
+    layout = QHBoxLayout(pair)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(caption)
+    layout.addWidget(field)
+    return pair
+
+
 def _batch_label(row: int) -> str:
     return translate("InputsPanel", "batch {index}").format(index=row)
 
@@ -75,14 +86,10 @@ class InputsPanel(Retranslating, QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
 
-        top = QHBoxLayout()
         self.batch = QSpinBox()
         self.batch.valueChanged.connect(self.batchChanged.emit)
         self.batch_caption = QLabel()
         self.batch_caption.setBuddy(self.batch)
-        top.addWidget(self.batch_caption)
-        top.addWidget(self.batch)
-        top.addStretch(1)
         self.fill_kind = QComboBox()
         for kind in FILL_KINDS:
             self.fill_kind.addItem("", kind)
@@ -97,11 +104,10 @@ class InputsPanel(Retranslating, QWidget):
         self.fill_button.clicked.connect(self._fill)
         self.seed_caption = QLabel()
         self.seed_caption.setBuddy(self.fill_seed)
-        top.addWidget(self.fill_kind)
-        top.addWidget(self.seed_caption)
-        top.addWidget(self.fill_seed)
-        top.addWidget(self.fill_button)
-        layout.addLayout(top)
+        # One row when there is room, two beside a narrow window: the fill controls wrap under
+        # the batch selector rather than make the window wider.
+        layout.addWidget(flow_widget(_pair(self.batch_caption, self.batch), self.fill_kind,
+                                     _pair(self.seed_caption, self.fill_seed), self.fill_button))
 
         self.error = ErrorLabel()
         layout.addWidget(self.error)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSpinBox,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -154,8 +155,8 @@ class CompareView(Retranslating, QWidget):
             self.kind.addItem("", key)
         self.choice_a = QComboBox()
         self.choice_b = QComboBox()
-        self.swap = QPushButton("⇄")
-        self.swap.setMaximumWidth(36)
+        self.swap = QToolButton()
+        self.swap.setText("⇄")
         self.swap.clicked.connect(lambda: self.set_comparison(
             Comparison(self._comparison.what, self._comparison.b, self._comparison.a)))
         self.kind_caption = QLabel()

@@ -1,0 +1,249 @@
+"""Builds every view of the app on one screen size, in both languages and both themes, and
+reports what does not fit: a window larger than the screen or growing by itself, a text that is
+elided or clipped (its font metrics against its width), a text left at normal size in
+presentation mode. Run by tests/ui/test_layout.py in a child process per screen size (the
+offscreen platform's screen is fixed per process):
+
+    QT_QPA_PLATFORM=offscreen:configfile=screen.json python tests/ui/layout_probe.py OUT.json
+
+Prints nothing; writes {"problems": [...], "checked": n} to OUT.json. With a third argument, a
+folder, it also saves a screenshot of each state there.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractScrollArea,
+    QApplication,
+    QComboBox,
+    QGroupBox,
+    QLabel,
+    QTabBar,
+    QToolButton,
+    QWidget,
+)
+
+# Lessons and views the probe opens, in order.
+LESSON = "pitfall-zero-length"
+TABS = ("pipelineDock", "compareDock", "maskingLabDock", "scalingLabDock")
+
+
+def wait(ms: int) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def settle(window, timeout_ms: int = 60000) -> None:  # noqa: ANN001
+    """Let every computation of the session and of the open views finish, and lay out."""
+    waited = 0
+    while waited < timeout_ms:
+        busy = window.session.busy or not window.session.is_current
+        for tool in window.tools():
+            view = tool.view() if tool.is_built else None
+            busy = busy or bool(getattr(view, "busy", False))
+        if not busy:
+            break
+        wait(50)
+        waited += 50
+    wait(150)
+
+
+def _plain(text: str) -> str:
+    return text.replace("&&", "\0").replace("&", "").replace("\0", "&")
+
+
+def _rich_width(label: QLabel) -> float:
+    doc = QTextDocument()
+    doc.setDefaultFont(label.font())
+    doc.setHtml(label.text())
+    return doc.idealWidth()
+
+
+def _longest_word_width(label: QLabel) -> float:
+    text = label.text()
+    if label.textFormat() != 0 and ("<" in text or "&" in text):  # rich text: its plain words
+        doc = QTextDocument()
+        doc.setHtml(text)
+        text = doc.toPlainText()
+    metrics = QFontMetricsF(label.font())
+    words = re.split(r"[\s\u200b]+", text)
+    return max((metrics.horizontalAdvance(w) for w in words if w), default=0.0)
+
+
+def _shown(widget: QWidget, window: QWidget) -> bool:
+    if not widget.isVisible() or widget.width() <= 0:
+        return False
+    # Inside a scroll area the widget can be scrolled to: clipping by the viewport is fine.
+    return True
+
+
+def text_problems(window: QWidget, where: str) -> list[str]:
+    """Texts that do not fit their widget, anywhere in ``window`` (and its own windows)."""
+    problems: list[str] = []
+    roots = [window, *[w for w in QApplication.topLevelWidgets() if w.isVisible() and w is not window
+                       and w.parentWidget() is window]]
+    for root in roots:
+        for label in root.findChildren(QLabel):
+            if not _shown(label, root) or not label.text() or label.pixmap() is not None and not label.pixmap().isNull():
+                continue
+            if isinstance(label.parentWidget(), QAbstractScrollArea):
+                continue
+            margin = 2 * label.margin() + label.contentsMargins().left() + label.contentsMargins().right()
+            room = label.width() - margin + 1
+            if label.wordWrap():
+                need = _longest_word_width(label)
+            elif label.textFormat() == 1 or (label.textFormat() != 0 and "<" in label.text()):
+                need = _rich_width(label)
+            else:
+                need = QFontMetricsF(label.font()).horizontalAdvance(_plain(label.text()))
+            if need > room + 1:
+                problems.append(f"{where}: label {_plain(label.text())[:60]!r} needs {need:.0f} px, has {room:.0f}")
+        for button in root.findChildren(QAbstractButton):
+            if not _shown(button, root) or not button.text() or isinstance(button.parentWidget(), QTabBar):
+                continue
+            need = button.sizeHint().width()
+            if isinstance(button, QToolButton) and button.parentWidget() is not None \
+                    and button.parentWidget().inherits("QToolBar"):
+                need = button.minimumSizeHint().width()
+            if need > button.width() + 1:
+                problems.append(f"{where}: button {_plain(button.text())!r} needs {need} px, has {button.width()}")
+        for box in root.findChildren(QComboBox):
+            if not _shown(box, root) or not box.currentText():
+                continue
+            need = QFontMetricsF(box.font()).horizontalAdvance(box.currentText()) + 30  # frame and arrow
+            if need > box.width() + 1:
+                problems.append(f"{where}: combo box {box.currentText()!r} needs {need:.0f} px, has {box.width()}")
+        for group in root.findChildren(QGroupBox):
+            if _shown(group, root) and group.title():
+                need = QFontMetricsF(group.font()).horizontalAdvance(_plain(group.title())) + 16
+                if need > group.width() + 1:
+                    problems.append(f"{where}: group {_plain(group.title())!r} needs {need:.0f} px, has {group.width()}")
+        for bar in root.findChildren(QTabBar):
+            if not _shown(bar, root):
+                continue
+            scrolling = [b for b in bar.findChildren(QToolButton) if b.isVisible()]
+            if scrolling:
+                names = [_plain(bar.tabText(i)) for i in range(bar.count())]
+                problems.append(f"{where}: tab bar {names} does not fit ({bar.width()} px): scroll arrows")
+            for i in range(bar.count()):
+                if bar.tabRect(i).width() + 1 < bar.tabSizeHint(i).width():
+                    problems.append(f"{where}: tab {_plain(bar.tabText(i))!r} is cut")
+        problems += heatmap_problems(root, where)
+    return problems
+
+
+def heatmap_problems(root: QWidget, where: str) -> list[str]:
+    from attnviz.ui.heatmap import HeatmapWidget
+
+    problems = []
+    for heatmap in root.findChildren(HeatmapWidget):
+        if not heatmap.isVisible() or heatmap.values is None or heatmap.values.size == 0:
+            continue
+        title = heatmap.plot_item.titleLabel
+        if title.isVisible() and title.text:
+            doc = QTextDocument()
+            doc.setHtml(title.text)
+            font = QFont(title.item.font())
+            need = QFontMetricsF(font).horizontalAdvance(doc.toPlainText())
+            room = heatmap.plot_item.width()
+            if need > room + 1:
+                problems.append(f"{where}: heatmap title {doc.toPlainText()!r} needs {need:.0f} px, has {room:.0f}")
+        ticks = heatmap.colorbar.axis._tickLevels  # noqa: SLF001 - the ticks set_data gave it
+        if not ticks or not ticks[0]:
+            problems.append(f"{where}: a colour bar without labels ({heatmap.plot_item.titleLabel.text!r})")
+    return problems
+
+
+def font_problems(window: QWidget, where: str, normal_pt: float) -> list[str]:
+    """In presentation mode: every visible text at least 1.5 times the normal size."""
+    problems = []
+    roots = [window, *[w for w in QApplication.topLevelWidgets() if w.isVisible() and w.parentWidget() is window]]
+    for root in roots:
+        for widget in [*root.findChildren(QLabel), *root.findChildren(QAbstractButton)]:
+            if not widget.isVisible() or not widget.text():
+                continue
+            size = widget.font().pointSizeF()
+            if size < 1.5 * normal_pt - 0.01:
+                problems.append(f"{where}: {type(widget).__name__} {_plain(widget.text())[:50]!r} stays at "
+                                f"{size:.1f} pt in presentation mode (normal {normal_pt:.1f} pt)")
+    return problems
+
+
+def window_problems(window: QWidget, where: str, size0: tuple[int, int]) -> list[str]:
+    problems = []
+    free = window.screen().availableGeometry()
+    frame = window.frameGeometry()
+    if frame.width() > free.width() or frame.height() > free.height():
+        problems.append(f"{where}: the window ({frame.width()}x{frame.height()}) exceeds the screen "
+                        f"({free.width()}x{free.height()})")
+    if (window.width(), window.height()) != size0:
+        problems.append(f"{where}: the window resized itself from {size0[0]}x{size0[1]} to "
+                        f"{window.width()}x{window.height()}")
+    return problems
+
+
+def main() -> int:
+    out = Path(sys.argv[1])
+    shots = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+    app = QApplication(sys.argv[:1])
+    from attnviz.ui import theme
+    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.i18n import install_language
+
+    screen = app.primaryScreen().availableGeometry()
+    tag = f"{screen.width()}x{screen.height()}"
+    problems: list[str] = []
+    checked = 0
+    normal_pt = app.font().pointSizeF()
+    window = MainWindow()
+    window.show()
+    settle(window)
+    size0 = (window.width(), window.height())
+    window.lessons.load(LESSON)
+    window.lessons.view.answer_button.setChecked(True)
+    for language in ("en", "pt_BR"):
+        install_language(app, language)
+        for mode in ("light", "dark"):
+            theme.apply_theme(mode)
+            for tab in ("main", *TABS):
+                if tab == "main":
+                    window.tool_tabs.setCurrentIndex(0)
+                else:
+                    window.dock(tab).show()
+                settle(window)
+                where = f"{tag} {language} {mode} {tab}"
+                problems += window_problems(window, where, size0)
+                problems += text_problems(window, where)
+                checked += 1
+                if shots is not None:
+                    window.grab().save(str(shots / f"{tag}-{language}-{mode}-{tab}.png"))
+            window.tool_tabs.setCurrentIndex(0)
+            window.set_presentation_mode(True)
+            settle(window)
+            where = f"{tag} {language} {mode} presentation"
+            problems += window_problems(window, where, size0)
+            problems += text_problems(window, where)
+            problems += font_problems(window, where, normal_pt)
+            if shots is not None:
+                window.grab().save(str(shots / f"{tag}-{language}-{mode}-presentation.png"))
+            window.set_presentation_mode(False)
+            settle(window)
+            checked += 1
+    install_language(app, "en")
+    theme.apply_theme("light")
+    window.close()
+    out.write_text(json.dumps({"problems": problems, "checked": checked}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
