@@ -88,15 +88,18 @@ def check_valid_lens(valid_lens: object, batch: int, n_queries: int, device: tor
     if valid_lens is None:
         return None
     try:
-        vl = _as_tensor(valid_lens, "valid_lens", "valid_lens")
-    except AttentionInputError:
-        # Python ints beyond int64 (2**63, 2**64): as float64 they are clamped like huge floats.
+        vl = torch.as_tensor(valid_lens)
+    except (TypeError, ValueError, RuntimeError, OverflowError):
+        # Python ints beyond int64 (2**63, 2**64) overflow: as float64 they are clamped like huge floats.
         try:
             vl = torch.as_tensor(valid_lens, dtype=torch.float64)
         except (TypeError, ValueError, RuntimeError, OverflowError):
             raise AttentionInputError(message(QT_TRANSLATE_NOOP(
                 "Errors", "valid_lens must hold whole numbers; got {type}"), type=type(valid_lens).__name__),
                 "valid_lens") from None
+    if vl.device.type == "meta":
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} is on the 'meta' device, which holds no "
+                                                                      "values"), name="valid_lens"), "valid_lens")
     if vl.dtype == torch.bool or vl.is_complex() or not (vl.is_floating_point() or vl.dtype in _INT_DTYPES):
         raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "valid_lens must hold whole numbers, got dtype "
                                                                       "{dtype}"), dtype=str(vl.dtype)), "valid_lens")
