@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import torch
 
@@ -134,7 +135,7 @@ def attend(
         p = resolve_params(fn, params, d_q, d_k, hidden, param_seed)
         heads = q.shape[-3] // k.shape[-3]
         with torch.no_grad():
-            result = _compute(
+            computed = _compute(
                 fn, mode, spec, _flat(q, dev, dt, 1), _flat(k, dev, dt, heads), _flat(v, dev, dt, heads),
                 {n: t.to(device=dev, dtype=dt) for n, t in p.items()}, divisor, factor,
                 p_drop if training else 0.0, drop_seed, kept,
@@ -150,10 +151,21 @@ def attend(
                 mib=f"{estimate.total / 2**20:.0f}")) from exc
         raise
     seconds = time.perf_counter() - start
-    result["diagnostics"] = finish_diagnostics(
-        mode, spec, result.pop("sums"), *result.pop("rows"), divisor, dt, mask_findings(spec, dt))
+    row_sums, entropy, max_weight, empty_rows, fill_rows = computed.rows
+    diagnostics = finish_diagnostics(mode, spec, computed.sums, row_sums, entropy, max_weight, empty_rows, fill_rows,
+                                     divisor, dt, mask_findings(spec, dt))
+    stages = _unflatten(computed.stages, lead)
+    weights, output = stages["weights"], stages["output"]
+    assert weights is not None and output is not None
     return AttentionResult(
-        **_unflatten(result, lead),
+        raw_scores=stages["raw_scores"],
+        scores=stages["scores"],
+        mask=stages["mask"],
+        masked_scores=stages["masked_scores"],
+        weights=weights,
+        applied_weights=stages["applied_weights"],
+        output=output,
+        diagnostics=diagnostics,
         params=p,
         scoring=fn.name,
         mask_mode=mode.name,
@@ -193,19 +205,28 @@ def _flat(t: torch.Tensor, device: torch.device, dtype: torch.dtype, repeat: int
     return t.reshape(-1, *t.shape[-2:]).contiguous()
 
 
-def _unflatten(result: dict[str, object], lead: tuple[int, ...]) -> dict[str, object]:
+def _unflatten(stages: dict[str, torch.Tensor | None], lead: tuple[int, ...]) -> dict[str, torch.Tensor | None]:
     """The stages shaped (*lead, ...) again; a stage shared with another stays one tensor."""
     if len(lead) == 1:
-        return result
+        return stages
     shaped: dict[int, torch.Tensor] = {}
-    out = dict(result)
-    for name in STAGES:
-        t = result[name]
-        if isinstance(t, torch.Tensor):
+    out = dict(stages)
+    for name, t in stages.items():
+        if t is not None:
             if id(t) not in shaped:
                 shaped[id(t)] = t.reshape(*lead, *t.shape[1:])
             out[name] = shaped[id(t)]
     return out
+
+
+@dataclass(frozen=True)
+class _Computed:
+    """What ``_compute`` returns: the stages over (N, ...) and what the diagnostics are made of."""
+
+    stages: dict[str, torch.Tensor | None]
+    sums: Accumulators
+    #: Per row (N, L_q): row sums, entropy, largest weight, empty rows, fill-only rows (or None).
+    rows: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
 
 
 # --------------------------------------------------------------------------- the computation
@@ -243,7 +264,7 @@ def _compute(
     p_drop: float,
     dropout_seed: int,
     kept: frozenset[str],
-) -> dict[str, object]:
+) -> _Computed:
     """Every stage of flattened (N, L, d) inputs, a block of query rows at a time.
 
     Small inputs (the whole batch fits in one block) are done in one go with no copies; large
@@ -389,7 +410,7 @@ def _compute(
             break
         for buf, block in ((raw_buf, raw), (scores_buf, scores), (masked_buf, pre_softmax), (applied_buf, applied),
                            (mask_buf, shown)):
-            if buf is not None:
+            if buf is not None and block is not None:
                 buf[n0:n1, r0:r1] = block
 
     if not single:
@@ -404,7 +425,7 @@ def _compute(
     if not dropping:
         stage_blocks["applied_weights"] = stage_blocks["weights"]
     stages = {name: (stage_blocks.get(name) if name in kept else None) for name in STAGES}
-    return {**stages, "sums": sums, "rows": (row_sums, entropy, max_weight, empty_rows, fill_rows)}
+    return _Computed(stages, sums, (row_sums, entropy, max_weight, empty_rows, fill_rows))
 
 
 def _pool(weights: torch.Tensor, values: torch.Tensor, clean: bool, out: torch.Tensor | None) -> torch.Tensor:

@@ -12,8 +12,8 @@ import torch
 
 from ..tr import QT_TRANSLATE_NOOP, message, plural
 from .devices import dtype_name
-from .masking import D2L_FILL, MaskMode
 from .mask_spec import MaskSpec
+from .masking import D2L_FILL, MaskMode
 from .result import Diagnostics, MaskFinding
 from .scoring import Params, ScoringFunction
 

@@ -72,7 +72,7 @@ def mask_findings(spec: MaskSpec, dtype: torch.dtype) -> list[MaskFinding]:
                 count=source.overflowed))
     if len(spec.bias) > 1:
         lowest = [s.data[torch.isfinite(s.data)].min() for s in spec.bias if bool(torch.isfinite(s.data).any())]
-        if len(lowest) > 1 and bool(torch.isinf(sum(lowest))):
+        if len(lowest) > 1 and bool(torch.isinf(torch.stack(lowest).sum())):
             names = " and ".join(s.name for s in spec.bias)
             findings.append(MaskFinding("additive_sum_overflow", names, message(QT_TRANSLATE_NOOP(
                 "Diagnostics", "{names} are added together, and where both hold their most negative values the sum "

@@ -190,17 +190,16 @@ def _broadcast_source(mask: torch.Tensor, name: str, lead: tuple[int, ...], n_q:
     return mask.reshape(math.prod(full[:-2]), full[-2], full[-1]), full[:-2]
 
 
-def _keys_by_batch(allowed: torch.Tensor, lead_shape: tuple[int, ...], n_k: int) -> torch.Tensor | None:
-    """(B or 1, L_k) when the source masks the same keys for every query and head of a batch element."""
-    if allowed.shape[1] != 1 or allowed.shape[2] != n_k or any(s != 1 for s in lead_shape[1:]):
-        return None
-    return allowed[:, 0, :]
+def _key_only(flat: torch.Tensor, lead_shape: tuple[int, ...], n_k: int) -> bool:
+    """The source masks the same keys for every query and head of a batch element: a padding form."""
+    return flat.shape[1] == 1 and flat.shape[2] == n_k and all(s == 1 for s in lead_shape[1:])
 
 
 def _bool_source(name: str, allowed: torch.Tensor, lead_shape: tuple[int, ...], lead: tuple[int, ...],
                  n_k: int, device: torch.device) -> Source:
     allowed = allowed.to(device).contiguous()
-    return Source(name, allowed, _index(lead_shape, lead), _keys_by_batch(allowed, lead_shape, n_k))
+    keys = allowed[:, 0, :] if _key_only(allowed, lead_shape, n_k) else None
+    return Source(name, allowed, _index(lead_shape, lead), keys)
 
 
 def _float_source(name: str, values: torch.Tensor, lead_shape: tuple[int, ...], lead: tuple[int, ...], n_k: int,
@@ -210,12 +209,11 @@ def _float_source(name: str, values: torch.Tensor, lead_shape: tuple[int, ...], 
             "Errors", "{name} contains NaN or +inf: an additive mask may hold 0, negative numbers and -inf"),
             name=name), "mask")
     converted = values.to(device=device, dtype=dtype).contiguous()
-    overflowed = 0
-    if converted.dtype != values.dtype:
-        overflowed = int((torch.isinf(converted).cpu() & torch.isfinite(values).cpu()).sum())
+    # A conversion only ever turns finite values into -inf, never the other way.
+    overflowed = int(torch.isinf(converted).sum()) - int(torch.isinf(values).sum())
     zero_one = bool(((values == 0) | (values == 1)).all()) and bool((values == 1).any())
-    masked = _keys_by_batch(converted > ADDITIVE_MASKED_AT, lead_shape, n_k)
-    return Source(name, converted, _index(lead_shape, lead), masked, overflowed, zero_one)
+    keys = converted[:, 0, :] > ADDITIVE_MASKED_AT if _key_only(converted, lead_shape, n_k) else None
+    return Source(name, converted, _index(lead_shape, lead), keys, overflowed, zero_one)
 
 
 def _padding_shape(mask: torch.Tensor, name: str, batch: int, n_k: int) -> None:
@@ -305,7 +303,7 @@ class MaskSpec:
         key_padding_mask: object = None,
         attention_mask: object = None,
         dtype: torch.dtype = torch.float32,
-    ) -> "MaskSpec":
+    ) -> MaskSpec:
         lead = (lead,) if isinstance(lead, int) else tuple(lead)
         alignment = check_causal(causal)
         allowed: list[Source] = []
