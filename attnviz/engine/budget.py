@@ -46,6 +46,8 @@ MAX_TEMP_ELEMENTS = 1 << 24
 _BLOCK_TEMPORARIES = 8
 
 _MINIMAL_KEEP = ("weights", "output")
+#: Below this a computation fits in any machine that runs attnviz: the available memory is not read.
+_NOT_WORTH_ASKING = 256 * 2**20
 
 
 def set_default_memory_budget(nbytes: float | None) -> None:
@@ -81,6 +83,16 @@ def budget_for(device: torch.device, requested: float | None = None) -> float:
         return requested
     available = available_memory(device)
     return _default_budget if available is None else min(_default_budget, available / 2)
+
+
+def enforce_budget(estimate: "MemoryEstimate", device: torch.device, requested: float | None = None) -> None:
+    """``check_memory`` against ``budget_for(device, requested)``; asks the system what is available
+    only for a computation big enough for it to matter (reading it costs as much as computing a
+    small input, which the app does on every edit)."""
+    limit = _default_budget if requested is None else requested
+    if estimate.total <= limit and (requested is not None or estimate.total <= _NOT_WORTH_ASKING):
+        return
+    check_memory(estimate, budget_for(device, requested))
 
 
 def format_bytes(n: float) -> str:

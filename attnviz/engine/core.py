@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from ..tr import QT_TRANSLATE_NOOP, message
-from .budget import BLOCK_ELEMENTS, MAX_TEMP_ELEMENTS, budget_for, check_memory, estimate_memory
+from .budget import BLOCK_ELEMENTS, MAX_TEMP_ELEMENTS, enforce_budget, estimate_memory
 from .devices import dtype_name, is_out_of_memory, resolve_device, resolve_dtype
 from .diagnose import Accumulators, diagnose_scores, diagnose_weights, finish_diagnostics, scores_surely_finite
 from .errors import DeviceOutOfMemoryError
@@ -122,7 +122,7 @@ def attend(
                                                                       attention_mask)),
         dropout=p_drop, train=training, num_hiddens=hidden, scale=factor,
         mask_bytes=_mask_bytes((attn_mask, key_padding_mask, attention_mask), dt))
-    check_memory(estimate, budget_for(dev, requested_budget))
+    enforce_budget(estimate, dev, requested_budget)
     if not nonfinite_ok:
         for name, t in (("queries", q), ("keys", k), ("values", v)):
             check_finite(t, name)

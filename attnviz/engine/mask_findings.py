@@ -89,7 +89,7 @@ def mask_findings(spec: MaskSpec, dtype: torch.dtype) -> list[MaskFinding]:
                 name=name, elements=", ".join(map(str, elements)), convention=_CONVENTIONS[name]),
                 elements, len(elements)))
     declared = list(padding)
-    if spec.valid_lens is not None and spec.valid_lens.dim() == 1:
+    if padding and spec.valid_lens is not None and spec.valid_lens.dim() == 1:
         keys = torch.arange(spec.n_keys, device=spec.valid_lens.device)
         declared.insert(0, ("valid_lens", keys[None, :] < spec.valid_lens[:, None]))
     for i, (name_a, keys_a) in enumerate(declared):

@@ -351,7 +351,8 @@ class MaskSpec:
     def flat_lens(self) -> list[int]:
         """1-D valid lengths per flattened batch element (each head repeats its batch element's)."""
         assert self.valid_lens is not None and self.valid_lens.dim() == 1
-        return self.valid_lens.repeat_interleave(self.n_flat // self.batch).tolist()
+        heads = self.n_flat // self.batch
+        return (self.valid_lens if heads == 1 else self.valid_lens.repeat_interleave(heads)).tolist()
 
     def block(self, n0: int, n1: int, r0: int, r1: int, device: torch.device) -> tuple[
             torch.Tensor | None, torch.Tensor | None]:
