@@ -11,7 +11,8 @@ operating system kill the process).
 The budget: ``attend(memory_budget=bytes)`` for one call (trusted as given; ``math.inf`` for none),
 else the process-wide default, ``DEFAULT_MEMORY_BUDGET`` (4 GiB, changed with
 ``set_default_memory_budget``) but never more than half the memory the device has available when
-the call starts (Linux: MemAvailable; CUDA: free device memory; elsewhere the default alone). A
+the call starts (Linux: MemAvailable; CUDA: free device memory; elsewhere the default alone; not
+read at all for computations under 256 MiB, which fit anywhere attnviz runs). A
 fixed default keeps results the same from one machine to the next; the cap keeps a computation
 on a busy machine from taking what others are using.
 """
