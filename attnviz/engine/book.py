@@ -29,8 +29,8 @@ def masked_softmax(X: torch.Tensor, valid_lens: torch.Tensor | None) -> torch.Te
         raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "X must be a floating-point tensor of scores; got "
                                                                       "{got}"), got=got), "scores")
     if X.device.type == "meta":
-        raise AttentionInputError(QT_TRANSLATE_NOOP("Errors", "X is on the 'meta' device, which holds no values"),
-                                  "scores")
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} is on the 'meta' device, which holds no "
+                                                                      "values"), name="X"), "scores")
     if valid_lens is None:
         return nn.functional.softmax(X, dim=-1)
     if X.dim() != 3:

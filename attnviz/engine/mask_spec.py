@@ -69,7 +69,7 @@ def _as_tensor(value: object, name: str, field: str) -> torch.Tensor:
     try:
         t = torch.as_tensor(value)
     except (TypeError, ValueError, RuntimeError, OverflowError) as exc:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} must be a tensor or array of numbers; "
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} must be a numeric tensor or array; "
                                                                       "got {type}"),
                                           name=name, type=type(value).__name__), field) from exc
     if t.device.type == "meta":

@@ -177,7 +177,7 @@ def test_bad_additive_values_and_dtypes_are_refused():
             attend(q, k, v, attn_mask=torch.full((L, S), value))
     with pytest.raises(AttentionInputError, match="attn_mask must be a boolean tensor .* attention_mask="):
         attend(q, k, v, attn_mask=torch.ones(L, S, dtype=torch.uint8))
-    with pytest.raises(AttentionInputError, match="attn_mask must be a tensor or array of numbers; got str"):
+    with pytest.raises(AttentionInputError, match="attn_mask must be a numeric tensor or array; got str"):
         attend(q, k, v, attn_mask="causal")
 
 
