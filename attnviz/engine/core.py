@@ -128,12 +128,12 @@ def attend(
             check_finite(t, name)
 
     divisor = fn.scale(d_q) if factor is None else 1.0 / factor
-    start = time.perf_counter()
     try:
         spec = MaskSpec.build(lead, n_q, n_k, dev, valid_lens, alignment, attn_mask, key_padding_mask,
                               attention_mask, dt)
         p = resolve_params(fn, params, d_q, d_k, hidden, param_seed)
         heads = q.shape[-3] // k.shape[-3]
+        start = time.perf_counter()
         with torch.no_grad():
             computed = _compute(
                 fn, mode, spec, _flat(q, dev, dt, 1), _flat(k, dev, dt, heads), _flat(v, dev, dt, heads),

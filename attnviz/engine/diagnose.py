@@ -48,7 +48,7 @@ def diagnose_scores(
     """
     acc = sums.s1.dtype
     score_total = None if surely_finite and length is not None else scores.sum(dtype=acc)
-    finite_scores = surely_finite or bool(torch.isfinite(score_total))
+    finite_scores = surely_finite or (score_total is not None and bool(torch.isfinite(score_total)))
     if not finite_scores:
         sums.nan_scores += torch.isnan(scores).sum()
         sums.inf_scores += torch.isinf(scores).sum()

@@ -80,20 +80,21 @@ def check_dropout(value: object) -> float:
 
 def check_keep(keep: object) -> frozenset[str]:
     """"all", one stage name or several; weights and output are always kept."""
-    if isinstance(keep, str) and keep == "all":
-        return frozenset(STAGES)
-    names: list[object] = [keep] if isinstance(keep, str) else []
-    if not isinstance(keep, str):
+    names: list[object]
+    if isinstance(keep, str):
+        if keep == "all":
+            return frozenset(STAGES)
+        names = [keep]
+    else:
         try:
             names = list(keep)  # type: ignore[call-overload]
         except TypeError:
             names = [keep]
-    bad = [n for n in names if not isinstance(n, str) or n not in STAGES]
+    bad = sorted(repr(n) if not isinstance(n, str) else n for n in names if not isinstance(n, str) or n not in STAGES)
     if bad:
         raise AttentionInputError(message(QT_TRANSLATE_NOOP(
             "Errors", "unknown stage(s) {names} in keep: expected names from {stages}"),
-            names=", ".join(sorted(repr(n) if not isinstance(n, str) else n for n in bad)),
-            stages=", ".join(STAGES)), "keep")
+            names=", ".join(bad), stages=", ".join(STAGES)), "keep")
     return frozenset(str(n) for n in names) | {"weights", "output"}
 
 
