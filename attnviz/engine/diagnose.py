@@ -189,9 +189,10 @@ def finish_diagnostics(
                       QT_TRANSLATE_NOOP("Diagnostics", "{n} query rows"))
         if mode.name == "d2l":
             fill = torch.tensor(D2L_FILL, dtype=torch.float64).to(dt)
-            # Rows emptied by an additive -inf are NaN whatever the fill: the NaN warning says so.
+            # Only the boolean sources are filled; a row emptied by an additive -inf is NaN
+            # whatever the fill, which the NaN warning says.
             n_uniform = int((empty_rows & ~nan_rows).sum())
-            if torch.isinf(fill):
+            if boolean and torch.isinf(fill):
                 warnings.append(message(QT_TRANSLATE_NOOP(
                     "Diagnostics", "{rows} with no valid key: in {dtype} the -1e6 fill overflows to -inf, so these "
                                    "rows are NaN"), rows=rows, dtype=dtype_name(dt)))

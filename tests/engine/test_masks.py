@@ -268,3 +268,14 @@ def test_modes_apply_to_boolean_sources_and_add_the_bias_in_every_mode(mode):
     without = attend(q, k, v, vl, mask_mode=mode)
     torch.testing.assert_close(with_bias.masked_scores, MASK_MODES[mode].apply(
         without.scores + bias, without.mask), equal_nan=True)
+
+
+def test_a_row_emptied_by_an_additive_mask_is_not_blamed_on_the_fill():
+    q, k, v = qkv()
+    allowed = random_mask((B, 1, L, S))
+    allowed[1, 0, 2] = False
+    r = attend(q, k, v, attn_mask=additive(allowed, float("-inf")))  # the book's mode: no boolean mask to fill
+    assert torch.isnan(r.weights[1, :, 2]).all() and r.diagnostics.empty_rows.sum() == H
+    assert r.diagnostics.warnings == (f"{H} rows of weights contain NaN",)
+    with_lens = attend(q, k, v, torch.tensor([0, 6]), attn_mask=additive(allowed, float("-inf")))
+    assert any("the book's -1e6 fill gives them uniform weights" in w for w in with_lens.diagnostics.warnings)
