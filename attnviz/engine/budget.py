@@ -86,7 +86,7 @@ def budget_for(device: torch.device, requested: float | None = None) -> float:
     return _default_budget if available is None else min(_default_budget, available / 2)
 
 
-def enforce_budget(estimate: "MemoryEstimate", device: torch.device, requested: float | None = None) -> None:
+def enforce_budget(estimate: MemoryEstimate, device: torch.device, requested: float | None = None) -> None:
     """``check_memory`` against ``budget_for(device, requested)``; asks the system what is available
     only for a computation big enough for it to matter (reading it costs as much as computing a
     small input, which the app does on every edit)."""

@@ -44,7 +44,8 @@ ADDITIVE_MASKED_AT = -1e4
 #: What huge float valid lengths are clamped to before becoming int64: still "all keys valid".
 _MAX_LENGTH = 2**62
 
-_INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32,
+#: Whole-number dtypes, signed and unsigned.
+INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32,
                torch.uint64)
 
 
@@ -100,7 +101,7 @@ def check_valid_lens(valid_lens: object, batch: int, n_queries: int, device: tor
     if vl.device.type == "meta":
         raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} is on the 'meta' device, which holds no "
                                                                       "values"), name="valid_lens"), "valid_lens")
-    if vl.dtype == torch.bool or vl.is_complex() or not (vl.is_floating_point() or vl.dtype in _INT_DTYPES):
+    if vl.dtype == torch.bool or vl.is_complex() or not (vl.is_floating_point() or vl.dtype in INT_DTYPES):
         raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "valid_lens must hold whole numbers, got dtype "
                                                                       "{dtype}"), dtype=str(vl.dtype)), "valid_lens")
     if vl.shape not in ((batch,), (batch, n_queries)):
@@ -254,7 +255,7 @@ def _key_padding_mask(mask: object, lead: tuple[int, ...], n_q: int, n_k: int, d
 
 def _attention_mask(mask: object, lead: tuple[int, ...], n_q: int, n_k: int, device: torch.device) -> Source:
     m = _as_tensor(mask, "attention_mask", "mask")
-    if m.is_complex() or not (m.dtype == torch.bool or m.is_floating_point() or m.dtype in _INT_DTYPES):
+    if m.is_complex() or not (m.dtype == torch.bool or m.is_floating_point() or m.dtype in INT_DTYPES):
         raise AttentionInputError(message(QT_TRANSLATE_NOOP(
             "Errors", "attention_mask must hold 0 and 1 (1 = attend); got dtype {dtype}"), dtype=str(m.dtype)), "mask")
     if m.dtype != torch.bool:
@@ -407,18 +408,14 @@ class MaskSpec:
         A key counts as masked by an additive mask when its value is at or below
         ``ADDITIVE_MASKED_AT`` (it is still added as given in the computation).
         """
-        return self.full_flat(device).reshape(*self.lead, self.n_queries, self.n_keys)
-
-    def full_flat(self, device: torch.device) -> torch.Tensor:
-        """``full`` over the flattened leading dimensions: (N, L_q, L_k), contiguous."""
         allowed, bias = self.block(0, self.n_flat, 0, self.n_queries, device)
         if bias is not None:
             unmasked = bias > ADDITIVE_MASKED_AT
             allowed = unmasked if allowed is None else allowed & unmasked
         shape = (self.n_flat, self.n_queries, self.n_keys)
         if allowed is None:
-            return torch.ones(shape, dtype=torch.bool, device=device)
-        return allowed.expand(shape).contiguous()
+            return torch.ones(shape, dtype=torch.bool, device=device).reshape(*self.lead, *shape[1:])
+        return allowed.expand(shape).reshape(*self.lead, *shape[1:]).contiguous()
 
     def valid_lens_over_keys(self) -> torch.Tensor | None:
         """Which valid lengths exceed the number of keys (the book then treats all keys as valid)."""

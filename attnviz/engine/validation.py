@@ -16,10 +16,10 @@ import torch
 
 from ..tr import QT_TRANSLATE_NOOP, message
 from .errors import AttentionInputError
+from .mask_spec import INT_DTYPES
 from .result import STAGES
 from .scoring import Params, ScoringFunction, check_params
 
-_INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 _ROLE_NAMES = {
     "queries": QT_TRANSLATE_NOOP("Errors", "queries"),
     "keys": QT_TRANSLATE_NOOP("Errors", "keys"),
@@ -143,7 +143,7 @@ def as_input(x: object, name: str) -> torch.Tensor:
     if t.device.type == "meta":
         raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} is on the 'meta' device, which holds no "
                                                                       "values"), name=role_name(name)), name)
-    if t.dtype == torch.bool or t.is_complex() or not (t.is_floating_point() or t.dtype in _INT_DTYPES):
+    if t.dtype == torch.bool or t.is_complex() or not (t.is_floating_point() or t.dtype in INT_DTYPES):
         raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} must hold real numbers; got dtype {dtype}"),
                                           name=role_name(name), dtype=str(t.dtype)), name)
     if t.dim() < 3:
@@ -241,7 +241,7 @@ def resolve_params(fn: ScoringFunction, params: object, d_q: int, d_k: int, num_
                 "Errors", "parameter {key} must be a tensor or array of numbers; got {type}"),
                 key=repr(name), type=type(value).__name__), "params") from exc
         if t.device.type == "meta" or t.dtype == torch.bool or t.is_complex() or not (
-                t.is_floating_point() or t.dtype in _INT_DTYPES):
+                t.is_floating_point() or t.dtype in INT_DTYPES):
             raise AttentionInputError(message(QT_TRANSLATE_NOOP(
                 "Errors", "parameter {key} must hold real numbers; got dtype {dtype} on {device}"),
                 key=repr(name), dtype=str(t.dtype), device=str(t.device)), "params")
