@@ -80,10 +80,17 @@ def available_memory(device: torch.device) -> int | None:
 def budget_for(device: torch.device, requested: float | None = None) -> float:
     """The budget of one computation on ``device``: ``requested`` if given, else the default
     capped at half the memory available now."""
+    return _budget_and_cap(device, requested)[0]
+
+
+def _budget_and_cap(device: torch.device, requested: float | None) -> tuple[float, int | None]:
+    """The budget, and the memory available now when that is what limits it (else None)."""
     if requested is not None:
-        return requested
+        return requested, None
     available = available_memory(device)
-    return _default_budget if available is None else min(_default_budget, available / 2)
+    if available is None or available / 2 >= _default_budget:
+        return _default_budget, None
+    return available / 2, available
 
 
 def enforce_budget(estimate: MemoryEstimate, device: torch.device, requested: float | None = None) -> None:
@@ -93,7 +100,7 @@ def enforce_budget(estimate: MemoryEstimate, device: torch.device, requested: fl
     limit = _default_budget if requested is None else requested
     if estimate.total <= limit and (requested is not None or estimate.total <= _NOT_WORTH_ASKING):
         return
-    check_memory(estimate, budget_for(device, requested))
+    check_memory(estimate, *_budget_and_cap(device, requested))
 
 
 def format_bytes(n: float) -> str:
@@ -193,8 +200,12 @@ def estimate_memory(
                           temporaries)
 
 
-def check_memory(estimate: MemoryEstimate, budget: float) -> None:
-    """Raise ``MemoryBudgetError`` when ``estimate`` is over ``budget``, saying what would fit."""
+def check_memory(estimate: MemoryEstimate, budget: float, available: int | None = None) -> None:
+    """Raise ``MemoryBudgetError`` when ``estimate`` is over ``budget``, saying what would fit.
+
+    ``available``: the memory available now, when half of it is what set the budget (the message
+    then says so: the same computation may fit once other programs let memory go).
+    """
     if estimate.total <= budget:
         return
     kept = [name for name in STAGES if name in estimate.stages] + ["output"]
@@ -217,9 +228,12 @@ def check_memory(estimate: MemoryEstimate, budget: float) -> None:
     advice.append(QT_TRANSLATE_NOOP("Errors", "the long-context overview, which summarises long inputs without "
                                               "holding their full matrices"))
     advice.append(QT_TRANSLATE_NOOP("Errors", "a larger memory_budget= (bytes)"))
+    limit = format_bytes(budget) if available is None else message(QT_TRANSLATE_NOOP(
+        "Errors", "{budget} (half of the {available} of memory available now)"),
+        budget=format_bytes(budget), available=format_bytes(available))
     raise MemoryBudgetError(message(QT_TRANSLATE_NOOP(
         "Errors", "attention of shape {shape} keeping {kept} needs about {needed} (one float stage is {stage}), more "
                   "than the memory budget of {budget}. What would fit: {advice}"),
         shape=(*estimate.lead, estimate.n_queries, estimate.n_keys), kept=", ".join(kept),
-        needed=format_bytes(estimate.total), stage=format_bytes(estimate.stage_bytes), budget=format_bytes(budget),
+        needed=format_bytes(estimate.total), stage=format_bytes(estimate.stage_bytes), budget=limit,
         advice=joined(advice, "; ")), estimate.total, int(budget))

@@ -136,6 +136,10 @@ def test_the_default_budget_is_configurable_and_capped_by_what_is_available(monk
     assert budget_for(cpu) == DEFAULT_MEMORY_BUDGET == 4 * GiB
     monkeypatch.setattr(budget, "available_memory", lambda device: 2 * GiB)
     assert budget_for(cpu) == 1 * GiB  # half of what is available now
+    q = torch.randn(1, 12000, 8)  # 550 MiB a stage
+    with pytest.raises(MemoryBudgetError, match=r"more than the memory budget of 1 GiB \(half of the 2 GiB of memory "
+                                                r"available now\)"):
+        attend(q, q, q)
     assert budget_for(cpu, 8 * GiB) == 8 * GiB  # an explicit budget is trusted
     monkeypatch.setattr(budget, "available_memory", lambda device: None)
     try:
