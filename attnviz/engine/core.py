@@ -1,8 +1,14 @@
 """``attend``: the functional core. One call, every stage, honest diagnostics.
 
+Inputs have any leading dimensions, (..., L, d): (B, L, d) as in the book, (B, H, L, d) with
+heads. They are flattened to N = prod(...) batch elements for the computation, and every result
+is shaped back: stages (..., L_q, L_k), output (..., L_q, D), per-row diagnostics (..., L_q).
+
 The work is done in blocks of query rows. That bounds the memory of additive attention (whose
 (B, Q, K, hidden) feature tensor would otherwise be the peak) and keeps the temporaries of the
 elementwise stages in cache, which is most of what makes this faster than the book's code.
+Before anything is allocated, the memory the computation will keep is checked against a budget
+(``budget``).
 """
 
 from __future__ import annotations
@@ -14,20 +20,19 @@ from dataclasses import dataclass
 
 import torch
 
+from ..tr import QT_TRANSLATE_NOOP, message
+from .budget import BLOCK_ELEMENTS, MAX_TEMP_ELEMENTS, enforce_budget, estimate_memory
 from .devices import dtype_name, is_out_of_memory, resolve_device, resolve_dtype
-from .errors import AttentionInputError, DeviceOutOfMemoryError
+from .diagnose import Accumulators, diagnose_scores, diagnose_weights, finish_diagnostics, scores_surely_finite
+from .errors import DeviceOutOfMemoryError
+from .mask_findings import mask_findings
+from .mask_spec import ADDITIVE_MASKED_AT, MaskSpec, check_causal
+from .masking import MaskMode, check_mask_mode
 from .memory import empty_large
-from .masking import D2L_FILL, MaskMode, MaskSpec, check_mask_mode
-from ..tr import QT_TRANSLATE_NOOP, message, plural
-from .result import STAGES, AttentionResult, Diagnostics
-from .scoring import Params, ScoringFunction, check_params, get_scoring
-
-#: Elements of one block of scores (rows x K): 1 Mi floats = 4 MiB, a few of which stay in the
-#: L3 cache; smaller blocks cost more in per-operation overhead than they gain (measured).
-BLOCK_ELEMENTS = 1 << 20
-#: Elements of the largest temporary a scoring function may build per block (additive attention's
-#: features): 16 Mi floats = 64 MiB in float32.
-MAX_TEMP_ELEMENTS = 1 << 24
+from .result import STAGES, AttentionResult
+from .scoring import Params, ScoringFunction, get_scoring
+from .validation import (as_input, check_dropout, check_finite, check_flag, check_keep, check_memory_budget,
+                         check_num_hiddens, check_scale, check_seed, check_shapes, resolve_params)
 
 
 def attend(
@@ -41,6 +46,9 @@ def attend(
     causal: bool | str | None = None,
     attn_mask: object = None,
     key_padding_mask: object = None,
+    attention_mask: object = None,
+    scale: float | None = None,
+    enable_gqa: bool = False,
     params: Params | None = None,
     num_hiddens: int = 8,
     seed: int = 0,
@@ -51,98 +59,128 @@ def attend(
     device: str | torch.device | None = None,
     keep: str | Iterable[str] = "all",
     allow_nonfinite: bool = False,
+    memory_budget: float | None = None,
 ) -> AttentionResult:
-    """Attention of ``queries`` (B, Q, d_q) over ``keys`` (B, K, d_k) and ``values`` (B, K, D).
+    """Attention of ``queries`` (..., Q, d_q) over ``keys`` (..., K, d_k) and ``values`` (..., K, D).
 
-    Masks (combined: a key is attended only if every source allows it):
+    The leading dimensions ... are at least a batch: (B, Q, d) as in the book, (B, H, Q, d) with
+    heads, any more. Keys and values share the queries' leading dimensions, except that with
+    ``enable_gqa`` (as torch SDPA) they may have fewer heads (dimension -3), a divisor of the
+    queries' heads: each key/value head then serves consecutive query heads (repeat_interleave).
+
+    Masks (combined: a key is attended only if every source allows it; see ``mask_spec``):
       valid_lens        (B,) or (B, Q) whole numbers; key k is valid if k < length (the book's)
       causal            None, True / "top_left" (PyTorch's is_causal) or "bottom_right"
-      attn_mask         bool (Q, K) or (B, Q, K), True = attend (PyTorch SDPA convention)
-      key_padding_mask  bool (B, K), True = ignore (nn.MultiheadAttention convention)
+      attn_mask         broadcastable to (..., Q, K) as SDPA reads it: bool True = attend, float added
+      key_padding_mask  (B, K) as nn.MultiheadAttention reads it: bool True = ignore, float added
+      attention_mask    Hugging Face's (B, K) 0/1, 1 = attend (or broadcastable to (..., Q, K))
 
-    ``mask_mode`` picks how the mask is applied (see ``masking.MASK_MODES``): "d2l" (the book's
-    -1e6 fill), "strict", "neg_inf", "sdpa", "float01", "inverted".
+    ``mask_mode`` picks how the boolean mask is applied (see ``masking``, which also says how
+    additive masks combine with each mode): "d2l" (the book's -1e6 fill), "strict", "neg_inf",
+    "sdpa" (exactly torch SDPA, fully masked rows included), "float01", "inverted".
 
     ``scoring`` is a name from ``scoring.SCORINGS``. Learnable ones take their parameters from
     ``params`` when given, else initialise them from ``seed``; ``result.params`` holds them.
+    ``scale`` (dot-product scorings only) multiplies the dot products instead of dividing them by
+    sqrt(d), as SDPA's ``scale``.
 
     ``dropout`` applies only when ``train`` is True, reproducibly from ``dropout_seed``.
     ``dtype`` defaults to the queries' floating dtype, else float32. ``device``: None (the
     queries' device), "auto" (CUDA, else MPS, else CPU) or a name; a missing device raises
     ``DeviceError``, running out of memory raises ``DeviceOutOfMemoryError``.
     ``keep``: "all", or the stage names to keep; weights and output are always kept.
+    ``memory_budget``: bytes this computation may use (default: ``budget.budget_for``); over
+    it, ``MemoryBudgetError`` is raised before anything is allocated.
     NaN or Inf in the inputs raises ``AttentionInputError`` unless ``allow_nonfinite`` (for
-    demonstrating what masking does not remove).
+    demonstrating what masking does not remove). Results carry no gradients.
     """
     fn = get_scoring(scoring)
     mode = check_mask_mode(mask_mode)
-    kept = _check_keep(keep)
-    if isinstance(num_hiddens, bool) or not isinstance(num_hiddens, int) or num_hiddens < 1:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "num_hiddens must be a whole number >= 1; got "
-                                                                      "{value}"), value=repr(num_hiddens)), "params")
-    if not (isinstance(dropout, (int, float)) and 0.0 <= float(dropout) <= 1.0):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "dropout must be a probability between 0 and 1; "
-                                                                      "got {value}"), value=repr(dropout)), "dropout")
+    kept = check_keep(keep)
+    hidden = check_num_hiddens(num_hiddens)
+    p_drop = check_dropout(dropout)
+    param_seed = check_seed(seed, "seed")
+    drop_seed = check_seed(dropout_seed, "dropout_seed")
+    training = check_flag(train, "train")
+    nonfinite_ok = check_flag(allow_nonfinite, "allow_nonfinite")
+    gqa = check_flag(enable_gqa, "enable_gqa")
+    factor = check_scale(scale, fn)
+    requested_budget = check_memory_budget(memory_budget)
+    alignment = check_causal(causal)
 
     dev = resolve_device(device) if device is not None else _device_of(queries)
     dt = resolve_dtype(dtype, _default_dtype(queries))
-    q = _as_input(queries, "queries", dt, dev, allow_nonfinite)
-    k = _as_input(keys, "keys", dt, dev, allow_nonfinite)
-    v = _as_input(values, "values", dt, dev, allow_nonfinite)
-    batch, n_q, d_q = q.shape
-    _, n_k, d_k = k.shape
-    _check_shapes(fn, q, k, v)
-    spec = MaskSpec.build(batch, n_q, n_k, dev, valid_lens, causal, attn_mask, key_padding_mask)
-    p = _resolve_params(fn, params, d_q, d_k, num_hiddens, seed)
+    q = as_input(queries, "queries")
+    k = as_input(keys, "keys")
+    v = as_input(values, "values")
+    check_shapes(fn, q, k, v, gqa)
+    lead, n_q, d_q = tuple(q.shape[:-2]), q.shape[-2], q.shape[-1]
+    n_k, d_k = k.shape[-2], k.shape[-1]
+    estimate = estimate_memory(
+        q.shape, (*lead, n_k, d_k), (*lead, n_k, v.shape[-1]), dtype=dt, keep=kept, scoring=fn.name,
+        masked=alignment is not None or any(m is not None for m in (valid_lens, attn_mask, key_padding_mask,
+                                                                      attention_mask)),
+        dropout=p_drop, train=training, num_hiddens=hidden, scale=factor,
+        mask_bytes=_mask_bytes((attn_mask, key_padding_mask, attention_mask), dt))
+    enforce_budget(estimate, dev, requested_budget)
+    if not nonfinite_ok:
+        for name, t in (("queries", q), ("keys", k), ("values", v)):
+            check_finite(t, name)
 
-    start = time.perf_counter()
+    divisor = fn.scale(d_q) if factor is None else 1.0 / factor
     try:
-        result = _compute(
-            fn, mode, spec, q, k, v, {n: t.to(device=dev, dtype=dt) for n, t in p.items()},
-            float(dropout) if train else 0.0, dropout_seed, kept,
-        )
+        spec = MaskSpec.build(lead, n_q, n_k, dev, valid_lens, alignment, attn_mask, key_padding_mask,
+                              attention_mask, dt)
+        p = resolve_params(fn, params, d_q, d_k, hidden, param_seed)
+        heads = q.shape[-3] // k.shape[-3]
+        start = time.perf_counter()
+        with torch.no_grad():
+            computed = _compute(
+                fn, mode, spec, _flat(q, dev, dt, 1), _flat(k, dev, dt, heads), _flat(v, dev, dt, heads),
+                {n: t.to(device=dev, dtype=dt) for n, t in p.items()}, divisor, factor,
+                p_drop if training else 0.0, drop_seed, kept,
+            )
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
     except Exception as exc:
         if is_out_of_memory(exc):
-            need = 4 * batch * n_q * n_k * torch.finfo(dt).bits // 8
             raise DeviceOutOfMemoryError(message(QT_TRANSLATE_NOOP(
                 "Errors", "out of memory on {device} for batch {batch}, {n_q} queries x {n_k} keys (about {mib} MiB "
                           "of stages); use a smaller input or another device"),
-                device=str(dev), batch=batch, n_q=n_q, n_k=n_k, mib=f"{need / 2**20:.0f}")) from exc
+                device=str(dev), batch=" x ".join(map(str, lead)), n_q=n_q, n_k=n_k,
+                mib=f"{estimate.total / 2**20:.0f}")) from exc
         raise
     seconds = time.perf_counter() - start
+    row_sums, entropy, max_weight, empty_rows, fill_rows = computed.rows
+    diagnostics = finish_diagnostics(mode, spec, computed.sums, row_sums, entropy, max_weight, empty_rows, fill_rows,
+                                     divisor, dt, mask_findings(spec, dt))
+    stages = _unflatten(computed.stages, lead)
+    weights, output = stages["weights"], stages["output"]
+    assert weights is not None and output is not None
     return AttentionResult(
-        **result,
+        raw_scores=stages["raw_scores"],
+        scores=stages["scores"],
+        mask=stages["mask"],
+        masked_scores=stages["masked_scores"],
+        weights=weights,
+        applied_weights=stages["applied_weights"],
+        output=output,
+        diagnostics=diagnostics,
         params=p,
         scoring=fn.name,
         mask_mode=mode.name,
-        scale=fn.scale(d_q),
+        scale=divisor,
         device=str(dev),
         dtype=dtype_name(dt),
         seconds=seconds,
     )
 
 
-# --------------------------------------------------------------------------- input checks
-
-
-def _check_keep(keep: str | Iterable[str]) -> frozenset[str]:
-    if keep == "all":
-        return frozenset(STAGES)
-    if isinstance(keep, str):
-        keep = (keep,)
-    names = frozenset(keep)
-    unknown = names - set(STAGES)
-    if unknown:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "unknown stage(s) {names} in keep: expected names from {stages}"),
-            names=", ".join(sorted(unknown)), stages=", ".join(STAGES)))
-    return names | {"weights", "output"}
+# --------------------------------------------------------------------------- inputs and outputs
 
 
 def _device_of(x: object) -> torch.device:
-    return x.device if isinstance(x, torch.Tensor) else torch.device("cpu")
+    return x.device if isinstance(x, torch.Tensor) and x.device.type != "meta" else torch.device("cpu")
 
 
 def _default_dtype(x: object) -> torch.dtype:
@@ -151,89 +189,47 @@ def _default_dtype(x: object) -> torch.dtype:
     return torch.float32
 
 
-def _as_input(x: object, name: str, dtype: torch.dtype, device: torch.device, allow_nonfinite: bool) -> torch.Tensor:
-    try:
-        t = torch.as_tensor(x)
-    except (TypeError, ValueError, RuntimeError) as exc:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "{name} must be a numeric tensor or array; got {type}"),
-            name=_ROLE_NAMES.get(name, name), type=type(x).__name__), name) from exc
-    if t.dtype == torch.bool or t.is_complex() or not (t.is_floating_point() or t.dtype in _INT_DTYPES):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} must hold real numbers; got dtype {dtype}"),
-                                          name=_ROLE_NAMES.get(name, name), dtype=str(t.dtype)), name)
-    if t.dim() != 3:
-        # Two whole sentences: the axis name is a word of the sentence, translated with it.
-        three_d = (QT_TRANSLATE_NOOP("Errors", "{name} must be 3-D (batch, queries, features); got shape {shape}")
-                   if name == "queries" else
-                   QT_TRANSLATE_NOOP("Errors", "{name} must be 3-D (batch, keys, features); got shape {shape}"))
-        raise AttentionInputError(message(three_d, name=_ROLE_NAMES.get(name, name), shape=tuple(t.shape)), "shape")
-    if 0 in t.shape[:2]:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "{name} must have at least one batch element and one row; got shape {shape}"),
-            name=_ROLE_NAMES.get(name, name), shape=tuple(t.shape)), "shape")
-    if not allow_nonfinite and t.is_floating_point():
-        finite = torch.isfinite(t)
-        if not bool(finite.all()):
-            idx = tuple(int(i) for i in (~finite).nonzero()[0])
-            kind = "NaN" if torch.isnan(t[idx]) else "Inf"
-            raise AttentionInputError(message(
-                QT_TRANSLATE_NOOP("Errors", "{name} contains {kind} at index {idx}"),
-                name=_ROLE_NAMES.get(name, name), kind=kind, idx=idx), name)
-    return t.to(device=device, dtype=dtype).contiguous()
+def _mask_bytes(masks: Iterable[object], dt: torch.dtype) -> int:
+    """Bytes of the masks once converted: float masks to ``dt``, 0/1 masks to bool."""
+    element = torch.finfo(dt).bits // 8
+    return sum(m.numel() * (element if m.is_floating_point() else 1)
+               for m in masks if isinstance(m, torch.Tensor) and m.dtype != torch.bool)
 
 
-_INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
-_ROLE_NAMES = {
-    "queries": QT_TRANSLATE_NOOP("Errors", "queries"),
-    "keys": QT_TRANSLATE_NOOP("Errors", "keys"),
-    "values": QT_TRANSLATE_NOOP("Errors", "values"),
-}
+def _flat(t: torch.Tensor, device: torch.device, dtype: torch.dtype, repeat: int) -> torch.Tensor:
+    """(..., L, d) as a contiguous (N, L, d) in ``dtype`` on ``device``; heads (dimension -3)
+    repeated ``repeat`` times each, as grouped-query attention shares them."""
+    t = t.to(device=device, dtype=dtype)
+    if repeat > 1:
+        t = t.repeat_interleave(repeat, dim=-3)
+    return t.reshape(-1, *t.shape[-2:]).contiguous()
 
 
-def _check_shapes(fn: ScoringFunction, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
-    if not (q.shape[0] == k.shape[0] == v.shape[0]):
-        raise AttentionInputError(message(
-            QT_TRANSLATE_NOOP("Errors", "batch sizes differ: queries {q}, keys {k}, values {v}"),
-            q=q.shape[0], k=k.shape[0], v=v.shape[0]), "shape")
-    if k.shape[1] != v.shape[1]:
-        raise AttentionInputError(message(
-            QT_TRANSLATE_NOOP("Errors", "keys and values must pair up: {k} keys but {v} values"),
-            k=k.shape[1], v=v.shape[1]), "shape")
-    if fn.same_dim and q.shape[2] != k.shape[2]:
-        raise AttentionInputError(message(
-            QT_TRANSLATE_NOOP("Errors", "{scoring} scoring needs queries and keys of the same length: "
-                                        "d_q = {d_q}, d_k = {d_k} (additive or bilinear scoring accept "
-                                        "different lengths)"),
-            scoring=fn.label, d_q=q.shape[2], d_k=k.shape[2]), "shape")
+def _unflatten(stages: dict[str, torch.Tensor | None], lead: tuple[int, ...]) -> dict[str, torch.Tensor | None]:
+    """The stages shaped (*lead, ...) again; a stage shared with another stays one tensor."""
+    if len(lead) == 1:
+        return stages
+    shaped: dict[int, torch.Tensor] = {}
+    out = dict(stages)
+    for name, t in stages.items():
+        if t is not None:
+            if id(t) not in shaped:
+                shaped[id(t)] = t.reshape(*lead, *t.shape[1:])
+            out[name] = shaped[id(t)]
+    return out
 
 
-def _resolve_params(fn: ScoringFunction, params: Params | None, d_q: int, d_k: int, num_hiddens: int, seed: int) -> Params:
-    shapes = fn.param_shapes(d_q, d_k, num_hiddens)
-    if not shapes:
-        return {}
-    if params is None:
-        gen = torch.Generator().manual_seed(int(seed))
-        return fn.init_params(d_q, d_k, num_hiddens, gen)
-    given = {name: torch.as_tensor(value).detach().to(torch.float32) for name, value in params.items() if name in shapes}
-    check_params(fn, given, d_q, d_k, num_hiddens)
-    return given
+@dataclass(frozen=True)
+class _Computed:
+    """What ``_compute`` returns: the stages over (N, ...) and what the diagnostics are made of."""
+
+    stages: dict[str, torch.Tensor | None]
+    sums: Accumulators
+    #: Per row (N, L_q): row sums, entropy, largest weight, empty rows, fill-only rows (or None).
+    rows: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
 
 
 # --------------------------------------------------------------------------- the computation
-
-
-@dataclass
-class _Accumulators:
-    """Running sums for the diagnostics, kept as tensors so a GPU is not synchronised per block."""
-
-    s1: torch.Tensor
-    s2: torch.Tensor
-    count: torch.Tensor
-    nan_scores: torch.Tensor
-    inf_scores: torch.Tensor
-    nan_weights: torch.Tensor
-    inf_weights: torch.Tensor
-    min_allowed: torch.Tensor
 
 
 def _block_rows(fn: ScoringFunction, n_k: int, d_q: int, d_k: int, params: Params) -> int:
@@ -241,6 +237,18 @@ def _block_rows(fn: ScoringFunction, n_k: int, d_q: int, d_k: int, params: Param
     hidden = params["w_v"].shape[1] if "w_v" in params else 1
     work = fn.work_per_row(1, n_k, d_q, d_k, hidden)
     return max(1, min(BLOCK_ELEMENTS // max(n_k, 1), MAX_TEMP_ELEMENTS // max(work, 1)))
+
+
+def _blocks(n: int, n_q: int, capacity: int, group: bool) -> list[tuple[int, int, int, int]]:
+    """(n0, n1, r0, r1): elements n0:n1, rows r0:r1. Everything at once when it fits; else whole
+    elements together (``group``: many small heads in one block) or one at a time; else rows of
+    one element at a time."""
+    if n * n_q <= capacity:
+        return [(0, n, 0, n_q)]
+    if n_q <= capacity:
+        step = capacity // n_q if group else 1
+        return [(b, min(n, b + step), 0, n_q) for b in range(0, n, step)]
+    return [(b, b + 1, r0, min(n_q, r0 + capacity)) for b in range(n) for r0 in range(0, n_q, capacity)]
 
 
 def _compute(
@@ -251,32 +259,32 @@ def _compute(
     k: torch.Tensor,
     v: torch.Tensor,
     params: Params,
+    divisor: float | None,
+    factor: float | None,
     p_drop: float,
     dropout_seed: int,
     kept: frozenset[str],
-) -> dict[str, object]:
-    """Every stage, a block of query rows of one batch element at a time.
+) -> _Computed:
+    """Every stage of flattened (N, L, d) inputs, a block of query rows at a time.
 
     Small inputs (the whole batch fits in one block) are done in one go with no copies; large
     ones are cut into blocks whose temporaries stay in cache, and each block's result is
     written straight into its slice of the stage tensors (contiguous, so ``out=`` works).
     """
-    batch, n_q, d_q = q.shape
+    n, n_q, d_q = q.shape
     n_k = k.shape[1]
     dev, dt = q.device, q.dtype
     acc = torch.float64 if dt == torch.float64 else torch.float32
-    scale = fn.scale(d_q)
     masked = not spec.is_empty
     # A plain fill of the keys past a 1-D valid length needs no mask tensor at all.
     prefix = spec.is_prefix and mode.fill is not None
-    lens = spec.valid_lens.tolist() if prefix and spec.valid_lens is not None else None
+    lens = spec.flat_lens() if prefix else None
     dropping = p_drop > 0.0
     capacity = _block_rows(fn, n_k, d_q, k.shape[2], params)
-    # The whole batch in one block when it fits (small inputs: no copies at all), else blocks of
-    # rows of one batch element at a time.
-    single = batch * n_q <= capacity
-    rows = min(n_q, capacity)
-    shape = (batch, n_q, n_k)
+    # A block of one element keeps the prefix path; grouping elements only pays for many small ones.
+    blocks = _blocks(n, n_q, capacity, group=not prefix)
+    single = len(blocks) == 1
+    shape = (n, n_q, n_k)
     fill = None
     if mode.fill is not None:
         fill = torch.tensor(mode.fill, dtype=torch.float64).to(dt)
@@ -284,52 +292,58 @@ def _compute(
     def buffer(name: str, dtype: torch.dtype = dt, needed: bool = True) -> torch.Tensor | None:
         return empty_large(shape, dtype, dev) if needed and name in kept and not single else None
 
-    raw_buf = buffer("raw_scores", needed=scale is not None)
+    raw_buf = buffer("raw_scores", needed=divisor is not None or factor is not None)
     scores_buf = buffer("scores")
+    mask_buf = buffer("mask", torch.bool, needed=masked)
     masked_buf = buffer("masked_scores", needed=masked)
     applied_buf = buffer("applied_weights", needed=dropping)
     weights_buf = None if single else empty_large(shape, dt, dev)
-    output = None if single else empty_large((batch, n_q, v.shape[2]), dt, dev)
+    output = None if single else empty_large((n, n_q, v.shape[2]), dt, dev)
 
     def scalar(dtype: torch.dtype = acc, value: float = 0.0) -> torch.Tensor:
         return torch.full((), value, dtype=dtype, device=dev)
 
-    sums = _Accumulators(
+    sums = Accumulators(
         scalar(), scalar(), scalar(), scalar(torch.int64), scalar(torch.int64),
         scalar(torch.int64), scalar(torch.int64), scalar(value=math.inf),
     )
-    row_sums = torch.empty((batch, n_q), dtype=acc, device=dev)
+    row_sums = torch.empty((n, n_q), dtype=acc, device=dev)
     entropy = torch.empty_like(row_sums)
     max_weight = torch.empty_like(row_sums)
-    empty_rows = torch.zeros((batch, n_q), dtype=torch.bool, device=dev)
+    empty_rows = torch.zeros((n, n_q), dtype=torch.bool, device=dev)
+    fill_rows = torch.zeros((n, n_q), dtype=torch.bool, device=dev) if spec.bias else None
     gen = None
     if dropping:
         gen = torch.Generator(device=dev)
-        gen.manual_seed(int(dropout_seed))
+        gen.manual_seed(dropout_seed)
     # Only strict promises that padding cannot leak in; "sdpa" reproduces PyTorch, where a NaN
     # value behind a zero weight still makes the output NaN (0 * NaN).
     # Where a -inf fill sits the weight is 0: the entropy's dot product then takes the scores.
     inf_fill = mode.inverted or (fill is not None and bool(torch.isinf(fill)))
-    surely_finite = _scores_surely_finite(fn, q, k, params)
+    surely_finite = scores_surely_finite(fn, q, k, params)
     clean_pool = mode.name == "strict" and not bool(torch.isfinite(v).all())
-
-    if single:
-        blocks = [(slice(None), slice(None))]
-    else:
-        blocks = [(slice(b, b + 1), slice(r0, min(n_q, r0 + rows))) for b in range(batch) for r0 in range(0, n_q, rows)]
+    keys = torch.arange(n_k, device=dev)
 
     stage_blocks: dict[str, torch.Tensor | None] = {}
-    for bs, rs in blocks:
-        raw = fn.scores(q[bs, rs], k[bs], params)
-        # Divide, not multiply by the reciprocal: bit for bit what the book's code does.
-        scores = raw / scale if scale is not None else raw
+    for n0, n1, r0, r1 in blocks:
+        raw = fn.scores(q[n0:n1, r0:r1], k[n0:n1], params)
+        # Divide, not multiply by the reciprocal: bit for bit what the book's code does. An
+        # SDPA-style scale multiplies, as SDPA and the models' eager code do.
+        if factor is not None:
+            scores = raw * factor
+        elif divisor is not None:
+            scores = raw / divisor
+        else:
+            scores = raw
         allowed: torch.Tensor | None = None
+        bias: torch.Tensor | None = None
+        shown: torch.Tensor | None = None  # the mask stage's block: keys no source masks
         empty: torch.Tensor | None = None
         length: int | None = None
-        if prefix and lens is not None and (not single or batch == 1):
-            # A block holds rows of one batch element (or the only one): one length for all.
-            length = int(lens[bs.start or 0])
-            _diagnose_scores(scores, None, length, mode, sums, surely_finite)
+        if lens is not None and n1 - n0 == 1:
+            # A block holds rows of one batch element: one length for all.
+            length = int(lens[n0])
+            diagnose_scores(scores, None, length, mode, sums, surely_finite)
             pre_softmax = scores
             if length < n_k:
                 assert fill is not None
@@ -337,23 +351,37 @@ def _compute(
                     pre_softmax = scores.clone()
                 pre_softmax[..., length:] = fill
             if length == 0:
-                empty_rows[bs, rs] = True
+                empty_rows[n0:n1, r0:r1] = True
+            if "mask" in kept:
+                shown = (keys < length)[None, None, :]
         elif masked:
-            allowed = spec.rows(rs.start or 0, rs.stop or n_q, dev, None if single else bs.start)
-            assert allowed is not None
-            allowed = allowed.expand(scores.shape)
-            _diagnose_scores(scores, allowed, None, mode, sums, surely_finite)
-            pre_softmax = mode.apply(scores, allowed)
-            empty = spec.empty_rows(rs.start or 0, rs.stop or n_q, dev, None if single else bs.start)
-            if empty is None:
-                empty = ~allowed.any(-1)
-            empty_rows[bs, rs] = empty
+            allowed, bias = spec.block(n0, n1, r0, r1, dev)
+            shown = allowed
+            if bias is not None:
+                unmasked = bias > ADDITIVE_MASKED_AT
+                shown = unmasked if allowed is None else allowed & unmasked
+            assert shown is not None
+            shown = shown.expand(scores.shape)
+            diagnose_scores(scores, shown, None, mode, sums, surely_finite)
+            biased = scores if bias is None else scores + bias
+            pre_softmax = biased if allowed is None else mode.apply(biased, allowed.expand(scores.shape))
+            if bias is None:
+                empty = spec.empty_rows(n0, n1, r0, r1, dev)
+                if empty is None:
+                    empty = ~shown.any(-1)
+            else:
+                # A key an additive -inf hides is as gone as a masked one; a finite fill is not.
+                attendable = ~torch.isneginf(bias)
+                empty = ~(attendable if allowed is None else allowed & attendable).any(-1)
+                assert fill_rows is not None
+                fill_rows[n0:n1, r0:r1] = ~shown.any(-1) & ~empty
+            empty_rows[n0:n1, r0:r1] = empty
         else:
-            _diagnose_scores(scores, None, None, mode, sums, surely_finite)
+            diagnose_scores(scores, None, None, mode, sums, surely_finite)
             pre_softmax = scores
 
         if weights_buf is not None:
-            weights = weights_buf[bs, rs]
+            weights = weights_buf[n0:n1, r0:r1]
             torch.softmax(pre_softmax, dim=-1, out=weights)
         else:
             weights = torch.softmax(pre_softmax, dim=-1)
@@ -366,36 +394,38 @@ def _compute(
         if dropping and gen is not None:
             keep_mask = torch.rand(weights.shape, generator=gen, device=dev) >= p_drop
             applied = weights * keep_mask / (1.0 - p_drop) if p_drop < 1.0 else torch.zeros_like(weights)
-        out = _pool(applied, v[bs], clean_pool, None if output is None else output[bs, rs])
+        out = _pool(applied, v[n0:n1], clean_pool, None if output is None else output[n0:n1, r0:r1])
 
-        _diagnose_weights(pre_softmax, weights, sums, row_sums[bs, rs], entropy[bs, rs], max_weight[bs, rs],
-                          finite_inputs=scores if inf_fill else None, length=length)
+        finite_inputs = scores if inf_fill and bias is None else None
+        if bias is not None:
+            # -inf (a fill or the bias) sits where the weight is 0: the entropy's dot product skips it.
+            finite_inputs = pre_softmax.masked_fill(torch.isneginf(pre_softmax), 0.0)
+        diagnose_weights(pre_softmax, weights, sums, row_sums[n0:n1, r0:r1], entropy[n0:n1, r0:r1],
+                         max_weight[n0:n1, r0:r1], finite_inputs=finite_inputs, length=length)
 
         if single:
             stage_blocks = {"raw_scores": raw, "scores": scores, "masked_scores": pre_softmax,
-                            "weights": weights, "applied_weights": applied, "output": out}
+                            "weights": weights, "applied_weights": applied, "output": out,
+                            "mask": None if shown is None else shown.expand(shape).contiguous()}
             break
-        for buf, block in ((raw_buf, raw), (scores_buf, scores), (masked_buf, pre_softmax), (applied_buf, applied)):
-            if buf is not None:
-                buf[bs, rs] = block
+        for buf, block in ((raw_buf, raw), (scores_buf, scores), (masked_buf, pre_softmax), (applied_buf, applied),
+                           (mask_buf, shown)):
+            if buf is not None and block is not None:
+                buf[n0:n1, r0:r1] = block
 
     if not single:
-        stage_blocks = {"raw_scores": raw_buf, "scores": scores_buf, "masked_scores": masked_buf,
+        stage_blocks = {"raw_scores": raw_buf, "scores": scores_buf, "mask": mask_buf, "masked_scores": masked_buf,
                         "weights": weights_buf, "applied_weights": applied_buf, "output": output}
     # Stages that are the same tensor as another one are shared, not copied.
-    if scale is None:
+    if divisor is None and factor is None:
         stage_blocks["raw_scores"] = stage_blocks["scores"]
     if not masked:
         stage_blocks["masked_scores"] = stage_blocks["scores"]
+        stage_blocks["mask"] = torch.ones((1, 1, 1), dtype=torch.bool, device=dev).expand(shape)
     if not dropping:
         stage_blocks["applied_weights"] = stage_blocks["weights"]
-    if "mask" in kept:
-        stage_blocks["mask"] = (spec.full(dev) if masked else
-                                torch.ones((1, 1, 1), dtype=torch.bool, device=dev).expand(shape))
     stages = {name: (stage_blocks.get(name) if name in kept else None) for name in STAGES}
-
-    diagnostics = _finish_diagnostics(mode, spec, sums, row_sums, entropy, max_weight, empty_rows, scale, dt)
-    return {**stages, "diagnostics": diagnostics}
+    return _Computed(stages, sums, (row_sums, entropy, max_weight, empty_rows, fill_rows))
 
 
 def _pool(weights: torch.Tensor, values: torch.Tensor, clean: bool, out: torch.Tensor | None) -> torch.Tensor:
@@ -416,215 +446,3 @@ def _pool(weights: torch.Tensor, values: torch.Tensor, clean: bool, out: torch.T
         out.copy_(result)
         return out
     return result
-
-
-def _diagnose_scores(
-    scores: torch.Tensor,
-    allowed: torch.Tensor | None,
-    length: int | None,
-    mode: MaskMode,
-    sums: _Accumulators,
-    surely_finite: bool = False,
-) -> None:
-    """NaN/Inf counts and the running sums for the logit variance over the allowed positions.
-
-    Called before masking: the tail of a 1-D valid length may then be overwritten in place.
-    ``surely_finite``: the inputs are too small for any score to overflow (see
-    ``_scores_surely_finite``), so the pass that looks for NaN/Inf is skipped.
-    """
-    acc = sums.s1.dtype
-    score_total = None if surely_finite and length is not None else scores.sum(dtype=acc)
-    finite_scores = surely_finite or bool(torch.isfinite(score_total))
-    if not finite_scores:
-        sums.nan_scores += torch.isnan(scores).sum()
-        sums.inf_scores += torch.isinf(scores).sum()
-    zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
-    if length is not None:
-        # 1-D valid length: the allowed scores are the leading columns, no mask needed.
-        view = scores[..., :length]
-        if finite_scores:
-            sums.count += view.numel()
-        else:
-            ok = torch.isfinite(view)
-            sums.count += ok.sum()
-            view = torch.where(ok, view, zero)
-        # Row by row: a norm over the strided view as a whole is three times slower.
-        sums.s1 += view.sum(dtype=acc)
-        sums.s2 += torch.linalg.vector_norm(view, dim=-1, dtype=acc).square().sum()
-        if mode.name == "d2l" and view.numel():
-            sums.min_allowed = torch.minimum(sums.min_allowed, view.amin().to(acc))
-        return
-    valid = allowed
-    if not finite_scores:
-        ok = torch.isfinite(scores)
-        valid = ok if valid is None else valid & ok
-    if valid is None:
-        sums.s1 += score_total if score_total is not None else scores.sum(dtype=acc)
-        sums.s2 += torch.linalg.vector_norm(scores, dtype=acc) ** 2
-        sums.count += scores.numel()
-        if mode.name == "d2l":
-            sums.min_allowed = torch.minimum(sums.min_allowed, scores.amin().to(acc))
-        return
-    kept_scores = torch.where(valid, scores, zero)
-    sums.s1 += kept_scores.sum(dtype=acc)
-    sums.s2 += torch.linalg.vector_norm(kept_scores, dtype=acc) ** 2
-    sums.count += valid.sum()
-    # Only look for real scores under the fill when some score is that low at all.
-    if mode.name == "d2l" and float(scores.amin()) <= D2L_FILL:
-        inf = torch.full((), math.inf, dtype=scores.dtype, device=scores.device)
-        sums.min_allowed = torch.minimum(sums.min_allowed, torch.where(valid, scores, inf).amin().to(acc))
-
-
-def _diagnose_weights(
-    pre_softmax: torch.Tensor,
-    weights: torch.Tensor,
-    sums: _Accumulators,
-    row_sums: torch.Tensor,
-    entropy: torch.Tensor,
-    max_weight: torch.Tensor,
-    *,
-    finite_inputs: torch.Tensor | None = None,
-    length: int | None = None,
-) -> None:
-    """Row sums, largest weight and entropy of each row; NaN/Inf counts of the weights.
-
-    ``finite_inputs`` equals ``pre_softmax`` wherever a weight is not zero but holds no -inf
-    (the scores before a -inf fill); default ``pre_softmax``. With a 1-D valid ``length`` the
-    weights that matter are the leading ``length`` columns, which hold no fill at all.
-    """
-    acc = row_sums.dtype
-    w = weights if weights.dtype == acc else weights.to(acc)
-    x = pre_softmax if pre_softmax.dtype == acc else pre_softmax.to(acc)
-    if length is not None:
-        w_dot, x_dot = w[..., :length], x[..., :length]
-    else:
-        xf = x if finite_inputs is None else finite_inputs
-        w_dot, x_dot = w, xf if xf.dtype == acc else xf.to(acc)
-    total = w.sum(-1)
-    w_max = w.amax(-1)
-    row_sums.copy_(total)
-    max_weight.copy_(w_max)
-    # Entropy without a log per element: with m the row's largest softmax input, w_max = 1 / Z
-    # and log w_j = (x_j - m) + log w_max, so H = -log w_max + m * sum_j w_j - sum_j w_j x_j.
-    # The dot product uses finite inputs (a -inf fill sits where the weight is 0 anyway).
-    m = x.amax(-1)
-    h = (m - torch.log(w_max)) * total - (w_dot * x_dot).sum(-1)
-    # Where |m| is huge (the book's -1e6 fill on a row with no valid key, scores below the fill)
-    # that difference cancels catastrophically; recompute those few rows from the gaps m - x_j.
-    far = m.abs() > 1e4
-    if bool(far.any()):
-        xs = x[far].double()
-        ws = w[far].double()
-        gap = (xs.amax(-1, keepdim=True) - xs).clamp_max_(1e4)  # a zero weight cancels +inf
-        h[far] = ((ws * gap).sum(-1) - torch.log(ws.amax(-1)) * ws.sum(-1)).to(acc)
-    entropy.copy_(torch.where(w_max > 0, h, torch.zeros((), dtype=acc, device=h.device)))
-    if not bool(torch.isfinite(total).all()):
-        sums.nan_weights += torch.isnan(w).sum()
-        sums.inf_weights += torch.isinf(w).sum()
-
-
-def _scores_surely_finite(fn: ScoringFunction, q: torch.Tensor, k: torch.Tensor, params: Params) -> bool:
-    """True when no score can overflow: float32/64 and inputs far below the overflow bound.
-
-    |q.k| <= d max|q| max|k|; the Gaussian kernel and q^T W k are bounded alike, additive
-    attention by sum |w_v| (tanh <= 1). With every magnitude under 1e15 and d under 1e6, the
-    bound stays below float32's 3.4e38; then there is no need to look for NaN/Inf scores.
-    """
-    if q.dtype not in (torch.float32, torch.float64):
-        return False
-    limit = 1e15
-    biggest = max(float(q.abs().max()), float(k.abs().max()),
-                  *(float(p.abs().max()) for p in params.values() if p.numel()))
-    return biggest < limit and max(q.shape[2], k.shape[2]) < 1_000_000
-
-
-def _finish_diagnostics(
-    mode: MaskMode,
-    spec: MaskSpec,
-    sums: _Accumulators,
-    row_sums: torch.Tensor,
-    entropy: torch.Tensor,
-    max_weight: torch.Tensor,
-    empty_rows: torch.Tensor,
-    scale: float | None,
-    dt: torch.dtype,
-) -> Diagnostics:
-    count = float(sums.count)
-    if count >= 2:
-        mean = float(sums.s1) / count
-        variance = max(float(sums.s2) / count - mean * mean, 0.0)
-    else:
-        variance = math.nan
-    raw_variance = variance * scale * scale if scale is not None else variance
-    nan_rows = torch.isnan(row_sums)
-    over = spec.valid_lens_over_keys()
-
-    # English sentences for scripts, which also carry their template and numbers (attnviz.tr)
-    # so the app can show them in the user's language.
-    warnings: list[str] = []
-    n_empty = int(empty_rows.sum())
-    if n_empty:
-        rows = plural(n_empty, QT_TRANSLATE_NOOP("Diagnostics", "{n} query row"),
-                      QT_TRANSLATE_NOOP("Diagnostics", "{n} query rows"))
-        if mode.name == "d2l":
-            fill = torch.tensor(D2L_FILL, dtype=torch.float64).to(dt)
-            if torch.isinf(fill):
-                warnings.append(message(QT_TRANSLATE_NOOP(
-                    "Diagnostics", "{rows} with no valid key: in {dtype} the -1e6 fill overflows to -inf, so these "
-                                   "rows are NaN"), rows=rows, dtype=dtype_name(dt)))
-            else:
-                warnings.append(message(QT_TRANSLATE_NOOP(
-                    "Diagnostics", "{rows} with no valid key: the book's -1e6 fill gives them uniform weights over "
-                                   "all keys, padding included"), rows=rows))
-        elif mode.zero_empty_rows:
-            warnings.append(message(QT_TRANSLATE_NOOP(
-                "Diagnostics", "{rows} with no valid key: zero weights and zero output"), rows=rows))
-        elif mode.fill is not None:
-            warnings.append(message(QT_TRANSLATE_NOOP(
-                "Diagnostics", "{rows} with no valid key: the softmax of an all -inf row is NaN"), rows=rows))
-    n_nan = int(nan_rows.sum())
-    if n_nan:
-        warnings.append(plural(n_nan, QT_TRANSLATE_NOOP("Diagnostics", "{n} row of weights contain NaN"),
-                               QT_TRANSLATE_NOOP("Diagnostics", "{n} rows of weights contain NaN")))
-    if int(sums.inf_scores):
-        warnings.append(plural(int(sums.inf_scores),
-                               QT_TRANSLATE_NOOP("Diagnostics", "{n} score overflowed to Inf in {dtype}"),
-                               QT_TRANSLATE_NOOP("Diagnostics", "{n} scores overflowed to Inf in {dtype}"),
-                               dtype=dtype_name(dt)))
-    if int(sums.nan_scores):
-        warnings.append(plural(int(sums.nan_scores), QT_TRANSLATE_NOOP("Diagnostics", "{n} score are NaN"),
-                               QT_TRANSLATE_NOOP("Diagnostics", "{n} scores are NaN")))
-    if over is not None and bool(over.any()):
-        warnings.append(plural(
-            int(over.sum()),
-            QT_TRANSLATE_NOOP("Diagnostics", "{n} valid length exceed the {keys} keys: treated as all keys valid, as "
-                                             "the book's code does"),
-            QT_TRANSLATE_NOOP("Diagnostics", "{n} valid lengths exceed the {keys} keys: treated as all keys valid, "
-                                             "as the book's code does"),
-            keys=spec.n_keys))
-    if mode.name == "d2l" and float(sums.min_allowed) <= D2L_FILL:
-        warnings.append(QT_TRANSLATE_NOOP(
-            "Diagnostics", "some real scores are at or below the -1e6 fill: masked keys are not negligible against "
-                           "them"))
-    if mode.name == "float01" and not spec.is_empty:
-        warnings.append(QT_TRANSLATE_NOOP(
-            "Diagnostics", "the 1/0 mask was added to the scores as a float mask: nothing is masked"))
-    if mode.inverted and not spec.is_empty:
-        warnings.append(QT_TRANSLATE_NOOP(
-            "Diagnostics", "the mask was read with the opposite polarity: masked keys are attended"))
-
-    return Diagnostics(
-        empty_rows=empty_rows,
-        nan_rows=nan_rows,
-        nan_scores=int(sums.nan_scores),
-        inf_scores=int(sums.inf_scores),
-        nan_weights=int(sums.nan_weights),
-        inf_weights=int(sums.inf_weights),
-        row_sums=row_sums,
-        entropy=entropy,
-        max_weight=max_weight,
-        logit_variance=variance,
-        raw_logit_variance=raw_variance,
-        valid_lens_over_keys=over,
-        warnings=tuple(warnings),
-    )

@@ -86,9 +86,16 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
                               device=str(dev), choices=", ".join(available_devices())))
 
 
+#: How each allocator words running out: CUDA and MPS ("out of memory"), PyTorch's CPU allocator
+#: on Linux/macOS ("DefaultCPUAllocator: can't allocate memory: you tried to allocate ...") and on
+#: Windows ("DefaultCPUAllocator: not enough memory: ...").
+_OUT_OF_MEMORY_WORDS = ("out of memory", "can't allocate memory", "not enough memory")
+
+
 def is_out_of_memory(exc: BaseException) -> bool:
     """True for the out-of-memory errors of every backend (CUDA raises its own class)."""
     oom_type = getattr(torch.cuda, "OutOfMemoryError", None)
-    if oom_type is not None and isinstance(exc, oom_type):
+    if isinstance(exc, MemoryError) or (oom_type is not None and isinstance(exc, oom_type)):
         return True
-    return isinstance(exc, (RuntimeError, MemoryError)) and "out of memory" in str(exc).lower()
+    text = str(exc).lower()
+    return isinstance(exc, RuntimeError) and any(words in text for words in _OUT_OF_MEMORY_WORDS)

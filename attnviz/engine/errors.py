@@ -7,7 +7,8 @@ class AttentionInputError(ValueError):
     """The inputs cannot be used: wrong shape, bad valid length, NaN, unknown option...
 
     ``field`` names what is wrong ("shape", "valid_lens", "queries", "keys", "values",
-    "scoring", "mask", "params", "dtype", "dropout"), so an app can show the message next to it.
+    "scoring", "mask", "params", "dtype", "dropout", "seed", "scale", "memory_budget", ...: the
+    argument at fault), so an app can show the message next to it.
     """
 
     def __init__(self, message: str, field: str | None = None) -> None:
@@ -21,3 +22,15 @@ class DeviceError(RuntimeError):
 
 class DeviceOutOfMemoryError(DeviceError):
     """The device ran out of memory. Falling back to the CPU is the caller's decision."""
+
+
+class MemoryBudgetError(AttentionInputError):
+    """The computation would need more memory than its budget; refused before allocating anything.
+
+    ``needed`` and ``budget`` are in bytes. The message names both and what would fit.
+    """
+
+    def __init__(self, message: str, needed: int, budget: int) -> None:
+        super().__init__(message, "memory_budget")
+        self.needed = needed
+        self.budget = budget

@@ -20,10 +20,43 @@ STAGES: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
+class MaskFinding:
+    """One suspicious thing about the masks, stated from what the arguments declare and hold.
+
+    ``kind`` is one of ``MASK_FINDING_KINDS``; ``argument`` the argument concerned ("attn_mask",
+    ...; two joined by " and " when two disagree); ``batch_elements`` the batch elements (first
+    leading dimension) concerned, empty when it is not per element; ``count`` how many values,
+    rows or elements; ``message`` the sentence also found in ``Diagnostics.warnings``.
+    """
+
+    kind: str
+    argument: str
+    message: str
+    batch_elements: tuple[int, ...] = ()
+    count: int = 0
+
+
+#: What each ``MaskFinding.kind`` means.
+MASK_FINDING_KINDS: dict[str, str] = {
+    "float01_additive": "a float mask of only 0s and 1s given where masks are added to the scores: it adds 1 to some "
+                        "scores and masks nothing",
+    "additive_overflow": "finite values of an additive mask became -inf in the compute dtype (float32's finfo.min "
+                         "in float16 or bfloat16)",
+    "additive_sum_overflow": "two additive masks whose most negative values overflow to -inf when added",
+    "hides_whole_sequence": "a padding mask hides every key of a batch element: real padding never covers a whole "
+                            "sequence, so its polarity is probably inverted",
+    "padding_inverted": "two padding declarations (valid lengths, padding masks) are exact opposites for some batch "
+                        "element: one of them has the wrong polarity",
+    "fill_only_rows": "rows whose every key is masked by a finite additive fill (finfo.min, -1e9): the softmax "
+                      "spreads them over the masked keys",
+}
+
+
+@dataclass(frozen=True)
 class Diagnostics:
     """Everything that can go quietly wrong, measured.
 
-    Per-row tensors have shape (B, Q).
+    Per-row tensors have shape (..., L_q): the queries' leading dimensions and rows.
     """
 
     #: Rows whose mask leaves no key to attend to.
@@ -49,6 +82,11 @@ class Diagnostics:
     valid_lens_over_keys: torch.Tensor | None
     #: One sentence per problem found, for a status bar.
     warnings: tuple[str, ...] = ()
+    #: Rows whose every key is masked by a finite additive fill (see ``MASK_FINDING_KINDS``);
+    #: None when no additive mask was given.
+    fill_only_rows: torch.Tensor | None = None
+    #: Suspicious masks, structured (their sentences are in ``warnings`` too).
+    findings: tuple[MaskFinding, ...] = ()
 
     def cpu(self) -> "Diagnostics":
         return replace(self, **{f.name: _cpu(getattr(self, f.name)) for f in fields(self)})
@@ -58,16 +96,19 @@ class Diagnostics:
 class AttentionResult:
     """Every stage of one attention computation.
 
-    Shapes: B batch, Q queries, K keys, D value dimension.
+    Shapes: ... the queries' leading dimensions (B for 3-D inputs, B, H with heads), Q queries,
+    K keys, D value dimension.
 
-    - ``raw_scores`` (B, Q, K): a(q, k) before scaling.
-    - ``scores`` (B, Q, K): after scaling (the same tensor as raw_scores when there is no scale).
-    - ``mask`` (B, Q, K) bool: True where the query may attend to the key (all True: no mask).
-    - ``masked_scores`` (B, Q, K): what the softmax receives under the mask mode.
-    - ``weights`` (B, Q, K): the attention weights (softmax, then empty-row handling).
-    - ``applied_weights`` (B, Q, K): the weights after dropout, which multiply the values (the
+    - ``raw_scores`` (..., Q, K): a(q, k) before scaling.
+    - ``scores`` (..., Q, K): after scaling (the same tensor as raw_scores when there is no scale).
+    - ``mask`` (..., Q, K) bool: True where the query may attend to the key (all True: no mask);
+      a key an additive mask sets to -1e4 or less counts as masked.
+    - ``masked_scores`` (..., Q, K): what the softmax receives under the mask mode (additive
+      masks included).
+    - ``weights`` (..., Q, K): the attention weights (softmax, then empty-row handling).
+    - ``applied_weights`` (..., Q, K): the weights after dropout, which multiply the values (the
       same tensor as ``weights`` without dropout).
-    - ``output`` (B, Q, D): applied_weights @ values.
+    - ``output`` (..., Q, D): applied_weights @ values.
 
     A stage not asked for through ``attend(keep=...)`` is None. ``params`` holds the parameters
     of a learnable scoring function (the ones used, so they can be inspected or reused).
@@ -84,6 +125,8 @@ class AttentionResult:
     params: dict[str, torch.Tensor] = field(default_factory=dict)
     scoring: str = "scaled_dot"
     mask_mode: str = "d2l"
+    #: What the scores were divided by (sqrt(d) for scaled_dot; 1 / scale for an SDPA-style
+    #: ``scale``); None: no scaling stage.
     scale: float | None = None
     device: str = "cpu"
     dtype: str = "float32"

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from ..tr import QT_TRANSLATE_NOOP, message
-from .core import _ROLE_NAMES, _resolve_params
+from .validation import resolve_params, role_name
 from .errors import AttentionInputError
 from .masking import MaskSpec
 from .scoring import Params, get_scoring
@@ -130,14 +130,14 @@ def _tensor3(x: object, name: str) -> torch.Tensor:
         t = torch.as_tensor(x).detach().to("cpu", torch.float64)
     except (TypeError, ValueError, RuntimeError) as exc:
         raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} must be a numeric array; got {type}"),
-                                          name=_ROLE_NAMES.get(name, name), type=type(x).__name__), name) from exc
+                                          name=role_name(name), type=type(x).__name__), name) from exc
     if t.dim() != 3 or 0 in t.shape:
         raise AttentionInputError(message(QT_TRANSLATE_NOOP(
             "Errors", "{name} must be 3-D (batch, rows, features) and not empty; got shape {shape}"),
-            name=_ROLE_NAMES.get(name, name), shape=tuple(t.shape)), "shape")
+            name=role_name(name), shape=tuple(t.shape)), "shape")
     if not bool(torch.isfinite(t).all()):
         raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} contains NaN or Inf"),
-                                          name=_ROLE_NAMES.get(name, name)), name)
+                                          name=role_name(name)), name)
     return t
 
 
@@ -249,7 +249,7 @@ def tanh_saturation(
     allowed = _allowed(q, k, valid_lens)
     given = None if params is None else {name: torch.as_tensor(v) for name, v in params.items()}
     # The same resolution as attend(): seeded parameters are bit for bit the ones it would use.
-    p = _resolve_params(get_scoring("additive"), given, q.shape[2], k.shape[2], num_hiddens, seed)
+    p = resolve_params(get_scoring("additive"), given, q.shape[2], k.shape[2], num_hiddens, seed)
     q_hidden = q @ p["W_q"].to(torch.float64).T  # (B, Q, h)
     k_hidden = k @ p["W_k"].to(torch.float64).T  # (B, K, h)
 

@@ -32,6 +32,8 @@ class ScoringFunction:
     formula: ClassVar[str]
     #: Queries and keys must have the same length d.
     same_dim: ClassVar[bool] = True
+    #: A dot product q.k, which SDPA's ``scale`` multiplies (learnable or kernel scorings have none).
+    takes_scale: ClassVar[bool] = False
 
     def param_shapes(self, d_q: int, d_k: int, num_hiddens: int) -> dict[str, tuple[int, ...]]:
         return {}
@@ -91,6 +93,7 @@ def _uniform(shape: tuple[int, ...], fan_in: int, generator: torch.Generator) ->
 @register
 class DotProduct(ScoringFunction):
     name = "dot"
+    takes_scale = True
 
     def scores(self, queries: torch.Tensor, keys: torch.Tensor, params: Params) -> torch.Tensor:
         return torch.bmm(queries, keys.transpose(1, 2))

@@ -348,7 +348,8 @@ def test_logit_variance_grows_with_d_unless_scaled():
     (dict(mask_mode="loose"), r"unknown mask_mode 'loose': expected one of d2l, strict"),
     (dict(queries=torch.randn(3, 4)), r"queries must be 3-D .* got shape \(3, 4\)"),
     (dict(causal="diagonal"), r"causal must be"),
-    (dict(attn_mask=torch.ones(3, 5)), r"attn_mask must be a boolean tensor"),
+    # A float attn_mask is additive (as SDPA reads it); an integer one has no PyTorch meaning.
+    (dict(attn_mask=torch.ones(3, 5, dtype=torch.int64)), r"attn_mask must be a boolean tensor"),
     (dict(dropout=1.5), r"dropout must be a probability"),
     (dict(dtype="int8"), r"dtype must be one of float32"),
 ])
