@@ -77,10 +77,6 @@ class AdditiveAttention(nn.Module):
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.bmm(self.dropout(self.attention_weights), values)
 
-    def engine_params(self) -> dict[str, torch.Tensor]:
-        """The parameters in the form ``attend(scoring="additive", params=...)`` takes."""
-        return {"W_q": self.W_q.weight.detach(), "W_k": self.W_k.weight.detach(), "w_v": self.w_v.weight.detach()}
-
 
 class DotProductAttention(nn.Module):
     """Scaled dot-product attention, softmax(Q K^T / sqrt(d)) V."""

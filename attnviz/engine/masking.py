@@ -38,6 +38,7 @@ from typing import Callable
 
 import torch
 
+from .. import catalog
 from .errors import AttentionInputError
 from ..tr import QT_TRANSLATE_NOOP, message
 # Where the sources are validated and combined; re-exported because this module used to hold them.
@@ -49,9 +50,10 @@ D2L_FILL = -1e6
 
 @dataclass(frozen=True)
 class MaskMode:
+    """How a mask mode computes; what it is called and what it does, in words, is in
+    ``attnviz.catalog.MASK_MODES`` (``label``, ``description``)."""
+
     name: str
-    label: str
-    description: str
     #: Turn (scores, allowed) into the tensor the softmax sees.
     apply: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
     #: Rows with no allowed key get zero weights (instead of whatever the softmax gives).
@@ -61,6 +63,14 @@ class MaskMode:
     #: The value masked scores are replaced by, when the mode is a plain fill (None: it is not).
     #: A plain fill lets the engine mask a row's tail in place instead of building a mask.
     fill: float | None = None
+
+    @property
+    def label(self) -> str:
+        return catalog.MASK_MODES[self.name].label
+
+    @property
+    def description(self) -> str:
+        return catalog.MASK_MODES[self.name].description
 
 
 def _fill(scores: torch.Tensor, allowed: torch.Tensor, value: float) -> torch.Tensor:
@@ -76,55 +86,32 @@ MASK_MODES: dict[str, MaskMode] = {
     for mode in (
         MaskMode(
             "d2l",
-            QT_TRANSLATE_NOOP("MaskModes", "Book (-1e6 fill)"),
-            QT_TRANSLATE_NOOP("MaskModes", "Masked scores are replaced by -1e6 before the softmax, as in the book's "
-                                           "masked_softmax. A row with no valid key gets uniform weights over all "
-                                           "keys, padding included."),
             lambda s, a: _fill(s, a, D2L_FILL),
             fill=D2L_FILL,
         ),
         MaskMode(
             "strict",
-            QT_TRANSLATE_NOOP("MaskModes", "Strict"),
-            QT_TRANSLATE_NOOP("MaskModes", "Masked keys are excluded exactly. A row with no valid key gets zero "
-                                           "weights and a zero output and is flagged; never NaN, and padded keys and "
-                                           "values cannot leak in."),
             lambda s, a: _fill(s, a, float("-inf")),
             zero_empty_rows=True,
             fill=float("-inf"),
         ),
         MaskMode(
             "neg_inf",
-            QT_TRANSLATE_NOOP("MaskModes", "-inf fill / additive 0/-inf mask"),
-            QT_TRANSLATE_NOOP("MaskModes", "Masked scores become -inf (an additive float mask of 0 and -inf does the "
-                                           "same) and a plain softmax follows: a row with no valid key becomes NaN."),
             lambda s, a: _fill(s, a, float("-inf")),
             fill=float("-inf"),
         ),
         MaskMode(
             "sdpa",
-            QT_TRANSLATE_NOOP("MaskModes", "PyTorch SDPA boolean mask"),
-            QT_TRANSLATE_NOOP("MaskModes", "What torch.nn.functional.scaled_dot_product_attention does with a "
-                                           "boolean attn_mask (True = attend): masked scores become -inf, and a row "
-                                           "with no valid key gets zero weights (PyTorch >= 2.5)."),
             lambda s, a: _fill(s, a, float("-inf")),
             zero_empty_rows=True,
             fill=float("-inf"),
         ),
         MaskMode(
             "float01",
-            QT_TRANSLATE_NOOP("MaskModes", "1/0 mask passed as float (bug)"),
-            QT_TRANSLATE_NOOP("MaskModes", "A 1 = keep / 0 = drop mask handed to an API that expects an additive "
-                                           "float mask: it adds 1 to kept scores and 0 to dropped ones, so nothing "
-                                           "is masked at all."),
             lambda s, a: s + a.to(s.dtype),
         ),
         MaskMode(
             "inverted",
-            QT_TRANSLATE_NOOP("MaskModes", "Wrong polarity (bug)"),
-            QT_TRANSLATE_NOOP("MaskModes", "A True = attend mask handed to an API where True = ignore (such as "
-                                           "nn.MultiheadAttention's key_padding_mask): the padding is attended and "
-                                           "the real keys are hidden; rows whose every key is then hidden become NaN."),
             lambda s, a: _fill(s, ~a, float("-inf")),
             inverted=True,
         ),

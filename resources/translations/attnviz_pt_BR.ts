@@ -270,12 +270,65 @@
         <translation>algumas pontuações reais estão no preenchimento -1e6 ou abaixo dele: diante delas, as chaves mascaradas não são desprezíveis</translation>
     </message>
     <message>
+        <source>{n} query row has every key masked by a finite additive fill: the softmax spreads it over the masked keys</source>
+        <translation>{n} linha de consulta tem todas as chaves mascaradas por um preenchimento aditivo finito: a softmax a distribui pelas chaves mascaradas</translation>
+    </message>
+    <message>
+        <source>{n} query rows have every key masked by a finite additive fill: the softmax spreads them over the masked keys</source>
+        <translation>{n} linhas de consulta têm todas as chaves mascaradas por um preenchimento aditivo finito: a softmax as distribui pelas chaves mascaradas</translation>
+    </message>
+    <message>
         <source>the 1/0 mask was added to the scores as a float mask: nothing is masked</source>
         <translation>a máscara 1/0 foi somada às pontuações como máscara float: nada é mascarado</translation>
     </message>
     <message>
         <source>the mask was read with the opposite polarity: masked keys are attended</source>
         <translation>a máscara foi lida com a polaridade oposta: as chaves mascaradas recebem atenção</translation>
+    </message>
+    <message>
+        <source>attn_mask reads True as attend</source>
+        <extracomment>How each argument reads its values, for the polarity sentences.</extracomment>
+        <translation>attn_mask lê True como atender</translation>
+    </message>
+    <message>
+        <source>key_padding_mask reads True as ignore</source>
+        <translation>key_padding_mask lê True como ignorar</translation>
+    </message>
+    <message>
+        <source>attention_mask reads 1 as attend</source>
+        <translation>attention_mask lê 1 como atender</translation>
+    </message>
+    <message>
+        <source>ignore</source>
+        <translation>ignorar</translation>
+    </message>
+    <message>
+        <source>attend</source>
+        <translation>atender</translation>
+    </message>
+    <message>
+        <source>{name} is a float mask of 0s and 1s, which is added to the scores: it masks nothing. A keep/drop mask must be boolean (True = {meaning}) or go through attention_mask=</source>
+        <translation>{name} é uma máscara de ponto flutuante de 0s e 1s, que é somada às pontuações: não mascara nada. Uma máscara de manter/descartar deve ser booleana (True = {meaning}) ou passar por attention_mask=</translation>
+    </message>
+    <message>
+        <source>{n} finite value of {name} is beyond {dtype}&apos;s range and became -inf: build the mask with torch.finfo(torch.{dtype}).min</source>
+        <translation>{n} valor finito de {name} está fora do alcance de {dtype} e virou -inf: construa a máscara com torch.finfo(torch.{dtype}).min</translation>
+    </message>
+    <message>
+        <source>{n} finite values of {name} are beyond {dtype}&apos;s range and became -inf: build the mask with torch.finfo(torch.{dtype}).min</source>
+        <translation>{n} valores finitos de {name} estão fora do alcance de {dtype} e viraram -inf: construa a máscara com torch.finfo(torch.{dtype}).min</translation>
+    </message>
+    <message>
+        <source>{names} are added together, and where both hold their most negative values the sum overflows to -inf in {dtype}</source>
+        <translation>{names} são somadas, e onde as duas têm seus valores mais negativos a soma estoura para -inf em {dtype}</translation>
+    </message>
+    <message>
+        <source>{name} hides every key of batch element(s) {elements}; padding never covers a whole sequence, so its polarity is probably inverted ({convention})</source>
+        <translation>{name} esconde todas as chaves do(s) elemento(s) do lote {elements}; o preenchimento nunca cobre uma sequência inteira, então sua polaridade provavelmente está invertida ({convention})</translation>
+    </message>
+    <message>
+        <source>{a} and {b} keep opposite keys of batch element(s) {elements}: one of them has the wrong polarity</source>
+        <translation>{a} e {b} mantêm chaves opostas do(s) elemento(s) do lote {elements}: uma delas tem a polaridade errada</translation>
     </message>
 </context>
 <context>
@@ -295,7 +348,6 @@
     </message>
     <message>
         <source>num_hiddens must be a whole number &gt;= 1; got {value}</source>
-        <extracomment>Elements of one block of scores (rows x K): 1 Mi floats = 4 MiB, a few of which stay in the L3 cache; smaller blocks cost more in per-operation overhead than they gain (measured). Elements of the largest temporary a scoring function may build per block (additive attention&apos;s features): 16 Mi floats = 64 MiB in float32.</extracomment>
         <translation>num_hiddens deve ser um número inteiro &gt;= 1; veio {value}</translation>
     </message>
     <message>
@@ -319,14 +371,6 @@
         <translation>{name}: esperavam-se números reais; veio o dtype {dtype}</translation>
     </message>
     <message>
-        <source>{name} must be 3-D (batch, queries, features); got shape {shape}</source>
-        <translation>{name}: esperava-se 3-D (lote, consultas, características); veio o formato {shape}</translation>
-    </message>
-    <message>
-        <source>{name} must be 3-D (batch, keys, features); got shape {shape}</source>
-        <translation>{name}: esperava-se 3-D (lote, chaves, características); veio o formato {shape}</translation>
-    </message>
-    <message>
         <source>{name} must have at least one batch element and one row; got shape {shape}</source>
         <translation>{name}: é preciso ao menos um elemento de lote e uma linha; veio o formato {shape}</translation>
     </message>
@@ -347,16 +391,81 @@
         <translation>valores</translation>
     </message>
     <message>
+        <source>{name} must be True or False; got {value}</source>
+        <extracomment>torch.Generator.manual_seed takes 64-bit seeds.</extracomment>
+        <translation>{name} deve ser True ou False; recebeu {value}</translation>
+    </message>
+    <message>
+        <source>{name} must be a whole number from 0 to 2^64 - 1; got {value}</source>
+        <translation>{name} deve ser um número inteiro de 0 a 2^64 - 1; recebeu {value}</translation>
+    </message>
+    <message>
+        <source>scale multiplies dot products (scoring &apos;dot&apos; or &apos;scaled_dot&apos;); {scoring} scoring has no scale to set</source>
+        <translation>scale multiplica produtos escalares (pontuação &apos;dot&apos; ou &apos;scaled_dot&apos;); a pontuação {scoring} não tem escala a definir</translation>
+    </message>
+    <message>
+        <source>scale must be a finite number &gt; 0; got {value}</source>
+        <translation>scale deve ser um número finito &gt; 0; recebeu {value}</translation>
+    </message>
+    <message>
+        <source>memory_budget must be a number of bytes &gt; 0 (or None for the default); got {value}</source>
+        <translation>memory_budget deve ser um número de bytes &gt; 0 (ou None para o padrão); recebeu {value}</translation>
+    </message>
+    <message>
+        <source>{name} must be 3-D or more (batch, ..., queries, features); got shape {shape}</source>
+        <translation>{name} deve ter 3 ou mais dimensões (lote, ..., consultas, características); recebeu a forma {shape}</translation>
+    </message>
+    <message>
+        <source>{name} must be 3-D or more (batch, ..., keys, features); got shape {shape}</source>
+        <translation>{name} deve ter 3 ou mais dimensões (lote, ..., chaves, características); recebeu a forma {shape}</translation>
+    </message>
+    <message>
+        <source>{name} must have at least one feature (d &gt;= 1); got shape {shape}</source>
+        <translation>{name} deve ter ao menos uma característica (d &gt;= 1); recebeu a forma {shape}</translation>
+    </message>
+    <message>
+        <source>queries, keys and values must have as many dimensions; got shapes {q}, {k} and {v}</source>
+        <translation>consultas, chaves e valores devem ter o mesmo número de dimensões; recebeu as formas {q}, {k} e {v}</translation>
+    </message>
+    <message>
         <source>batch sizes differ: queries {q}, keys {k}, values {v}</source>
         <translation>os tamanhos de lote diferem: consultas {q}, chaves {k}, valores {v}</translation>
+    </message>
+    <message>
+        <source>keys and values must have the same leading dimensions: keys {k}, values {v}</source>
+        <translation>chaves e valores devem ter as mesmas dimensões iniciais: chaves {k}, valores {v}</translation>
     </message>
     <message>
         <source>keys and values must pair up: {k} keys but {v} values</source>
         <translation>chaves e valores devem formar pares: {k} chaves mas {v} valores</translation>
     </message>
     <message>
+        <source>queries and keys must have the same leading dimensions: queries {q}, keys {k}</source>
+        <translation>consultas e chaves devem ter as mesmas dimensões iniciais: consultas {q}, chaves {k}</translation>
+    </message>
+    <message>
+        <source>queries have {h_q} heads but keys and values {h_k} (dimension -3): pass enable_gqa=True for grouped-query attention</source>
+        <translation>as consultas têm {h_q} cabeças, mas chaves e valores têm {h_k} (dimensão -3): passe enable_gqa=True para atenção com consultas agrupadas</translation>
+    </message>
+    <message>
+        <source>grouped-query attention needs the query heads to be a multiple of the key/value heads: {h_q} query heads, {h_k} key/value heads</source>
+        <translation>a atenção com consultas agrupadas exige que as cabeças de consulta sejam múltiplo das cabeças de chave/valor: {h_q} cabeças de consulta, {h_k} cabeças de chave/valor</translation>
+    </message>
+    <message>
         <source>{scoring} scoring needs queries and keys of the same length: d_q = {d_q}, d_k = {d_k} (additive or bilinear scoring accept different lengths)</source>
         <translation>a pontuação {scoring} exige consultas e chaves do mesmo comprimento: d_q = {d_q}, d_k = {d_k} (as pontuações aditiva e bilinear aceitam comprimentos diferentes)</translation>
+    </message>
+    <message>
+        <source>params must map parameter names to tensors; got {type}</source>
+        <translation>params deve mapear nomes de parâmetros em tensores; recebeu {type}</translation>
+    </message>
+    <message>
+        <source>parameter {key} must be a tensor or array of numbers; got {type}</source>
+        <translation>o parâmetro {key} deve ser um tensor ou arranjo de números; recebeu {type}</translation>
+    </message>
+    <message>
+        <source>parameter {key} must hold real numbers; got dtype {dtype} on {device}</source>
+        <translation>o parâmetro {key} deve conter números reais; recebeu dtype {dtype} em {device}</translation>
     </message>
     <message>
         <source>dtype must be one of {choices}; got {value}</source>
@@ -391,6 +500,14 @@
         <translation>o dispositivo &apos;{device}&apos; não é suportado: use um destes: {choices}</translation>
     </message>
     <message>
+        <source>X must be a floating-point tensor of scores; got {got}</source>
+        <translation>X deve ser um tensor de pontuações em ponto flutuante; recebeu {got}</translation>
+    </message>
+    <message>
+        <source>{name} is on the &apos;meta&apos; device, which holds no values</source>
+        <translation>{name} está no dispositivo &apos;meta&apos;, que não guarda valores</translation>
+    </message>
+    <message>
         <source>X must be 3-D (batch, queries, keys); got shape {shape}</source>
         <translation>X deve ser 3-D (lote, consultas, chaves); veio o formato {shape}</translation>
     </message>
@@ -409,7 +526,12 @@
     </message>
     <message>
         <source>unknown mask_mode {value}: expected one of {choices}</source>
+        <extracomment>The fill value of the book&apos;s ``masked_softmax``. Turn (scores, allowed) into the tensor the softmax sees. Rows with no allowed key get zero weights (instead of whatever the softmax gives). The mask is read with the opposite polarity (True = ignore). The value masked scores are replaced by, when the mode is a plain fill (None: it is not). A plain fill lets the engine mask a row&apos;s tail in place instead of building a mask.</extracomment>
         <translation>mask_mode desconhecido {value}: esperava-se um destes: {choices}</translation>
+    </message>
+    <message>
+        <source>valid_lens must hold whole numbers; got {type}</source>
+        <translation>valid_lens deve conter números inteiros; recebeu {type}</translation>
     </message>
     <message>
         <source>valid_lens must hold whole numbers, got dtype {dtype}</source>
@@ -436,20 +558,38 @@
         <translation>os comprimentos válidos devem ser &gt;= 0; veio {value}</translation>
     </message>
     <message>
+        <source>{name} of shape {shape} does not broadcast to {target} (..., queries, keys); expected a shape such as {examples}</source>
+        <extracomment>Float sources: finite values that became -inf in the compute dtype. Float sources holding only 0 and 1 with some 1: an additive mask that masks nothing.</extracomment>
+        <translation>{name} de forma {shape} não se propaga (broadcast) para {target} (..., consultas, chaves); esperava uma forma como {examples}</translation>
+    </message>
+    <message>
+        <source>{name} contains NaN or +inf: an additive mask may hold 0, negative numbers and -inf</source>
+        <translation>{name} contém NaN ou +inf: uma máscara aditiva pode conter 0, números negativos e -inf</translation>
+    </message>
+    <message>
+        <source>{name} must have shape {shape} (batch, keys); got {got}</source>
+        <translation>{name} deve ter a forma {shape} (lote, chaves); recebeu {got}</translation>
+    </message>
+    <message>
+        <source>attn_mask must be a boolean tensor (True = attend) or a float tensor added to the scores, as torch SDPA reads it; got dtype {dtype} (a Hugging Face 0/1 mask goes through attention_mask=)</source>
+        <translation>attn_mask deve ser um tensor booleano (True = atender) ou um tensor de ponto flutuante somado às pontuações, como o SDPA do torch o lê; recebeu dtype {dtype} (uma máscara 0/1 do Hugging Face passa por attention_mask=)</translation>
+    </message>
+    <message>
+        <source>key_padding_mask must be a boolean tensor (True = ignore) or a float tensor added to the scores, as nn.MultiheadAttention reads it; got dtype {dtype}</source>
+        <translation>key_padding_mask deve ser um tensor booleano (True = ignorar) ou um tensor de ponto flutuante somado às pontuações, como nn.MultiheadAttention o lê; recebeu dtype {dtype}</translation>
+    </message>
+    <message>
+        <source>attention_mask must hold 0 and 1 (1 = attend); got dtype {dtype}</source>
+        <translation>attention_mask deve conter 0 e 1 (1 = atender); recebeu dtype {dtype}</translation>
+    </message>
+    <message>
+        <source>attention_mask must hold 0 and 1 (1 = attend), as Hugging Face tokenizers return it; got {value}. An additive mask (0 and large negative numbers) goes through attn_mask=</source>
+        <translation>attention_mask deve conter 0 e 1 (1 = atender), como os tokenizadores do Hugging Face o devolvem; recebeu {value}. Uma máscara aditiva (0 e números negativos grandes) passa por attn_mask=</translation>
+    </message>
+    <message>
         <source>causal must be None, True, &apos;top_left&apos; or &apos;bottom_right&apos;; got {value}</source>
+        <extracomment>An additive mask value at or below this counts as masking its key, for the ``mask`` stage and the diagnostics only (the computation adds every value as given). exp(-1e4) underflows to 0 in every float dtype, so such a key gets no weight unless the scores themselves span 1e4. Every masking convention in use is below it: -inf, finfo(float16/bfloat16/float32).min, -1e9, and the -10000 of older BERT code; position biases (ALiBi, T5) stay far above it. What huge float valid lengths are clamped to before becoming int64: still &quot;all keys valid&quot;. Whole-number dtypes, signed and unsigned.</extracomment>
         <translation>causal deve ser None, True, &apos;top_left&apos; ou &apos;bottom_right&apos;; veio {value}</translation>
-    </message>
-    <message>
-        <source>{name} must be a boolean tensor (an additive float mask is a mask_mode, not a source); got dtype {dtype}</source>
-        <translation>{name} deve ser um tensor booleano (uma máscara float aditiva é um mask_mode, não uma fonte); veio o dtype {dtype}</translation>
-    </message>
-    <message>
-        <source>{name} must have shape {shape}; got {got}</source>
-        <translation>{name} deve ter formato {shape}; veio {got}</translation>
-    </message>
-    <message>
-        <source>{name} must have shape {shape} or {other}; got {got}</source>
-        <translation>{name} deve ter formato {shape} ou {other}; veio {got}</translation>
     </message>
     <message>
         <source>{name} must be a whole number &gt;= {low}; got {value}</source>
@@ -490,7 +630,7 @@
     </message>
     <message>
         <source>unknown scoring function {value}: expected one of {choices}</source>
-        <extracomment>The label and LaTeX of a(q, k) shown in the app: a built-in&apos;s come from ``attnviz.catalog`` (set by ``register``), a new one sets its own. Queries and keys must have the same length d.</extracomment>
+        <extracomment>The label and LaTeX of a(q, k) shown in the app: a built-in&apos;s come from ``attnviz.catalog`` (set by ``register``), a new one sets its own. Queries and keys must have the same length d. A dot product q.k, which SDPA&apos;s ``scale`` multiplies (learnable or kernel scorings have none).</extracomment>
         <translation>função de pontuação desconhecida {value}: esperava-se uma destas: {choices}</translation>
     </message>
     <message>
@@ -504,6 +644,35 @@
     <message>
         <source>{scoring} parameter {key} contains NaN or Inf</source>
         <translation>o parâmetro {key} de {scoring} contém NaN ou Inf</translation>
+    </message>
+    <message>
+        <source>keep fewer stages: keep=(&apos;weights&apos;, &apos;output&apos;) needs about {size}</source>
+        <extracomment>The default budget of one computation, in bytes. Elements of one block of scores (rows x K): 1 Mi floats = 4 MiB, a few of which stay in the L3 cache; smaller blocks cost more in per-operation overhead than they gain (measured). Elements of the largest temporary a scoring function may build per block (additive attention&apos;s features): 16 Mi floats = 64 MiB in float32. Block-sized temporaries alive at once: raw, scaled and masked scores, weights, the mask and the bias of the block, a dropout mask, and the diagnostics&apos; working copies. Below this a computation fits in any machine that runs attnviz: the available memory is not read.</extracomment>
+        <translation>guardar menos etapas: keep=(&apos;weights&apos;, &apos;output&apos;) precisa de cerca de {size}</translation>
+    </message>
+    <message>
+        <source>a smaller batch: {fits} of the {batch} at a time</source>
+        <translation>um lote menor: {fits} dos {batch} de cada vez</translation>
+    </message>
+    <message>
+        <source>a smaller batch with fewer stages: {fits} of the {batch} at a time with keep=(&apos;weights&apos;, &apos;output&apos;)</source>
+        <translation>um lote menor com menos etapas: {fits} dos {batch} de cada vez com keep=(&apos;weights&apos;, &apos;output&apos;)</translation>
+    </message>
+    <message>
+        <source>the long-context overview, which summarises long inputs without holding their full matrices</source>
+        <translation>a visão geral de contexto longo, que resume entradas longas sem guardar suas matrizes inteiras</translation>
+    </message>
+    <message>
+        <source>a larger memory_budget= (bytes)</source>
+        <translation>um memory_budget= maior (bytes)</translation>
+    </message>
+    <message>
+        <source>{budget} (half of the {available} of memory available now)</source>
+        <translation>{budget} (metade dos {available} de memória disponíveis agora)</translation>
+    </message>
+    <message>
+        <source>attention of shape {shape} keeping {kept} needs about {needed} (one float stage is {stage}), more than the memory budget of {budget}. What would fit: {advice}</source>
+        <translation>a atenção de forma {shape} guardando {kept} precisa de cerca de {needed} (uma etapa em ponto flutuante ocupa {stage}), mais que o orçamento de memória de {budget}. O que caberia: {advice}</translation>
     </message>
 </context>
 <context>
@@ -1622,6 +1791,10 @@
         <translation>Mapa de calor da atenção</translation>
     </message>
     <message>
+        <source>{value} (constant)</source>
+        <translation>{value} (constante)</translation>
+    </message>
+    <message>
         <source>{listed} and {n} more</source>
         <translation>{listed} e mais {n}</translation>
     </message>
@@ -2299,7 +2472,7 @@
     </message>
     <message>
         <source>Load preset {title}</source>
-        <extracomment>Outcomes that arrived after the document had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it).</extracomment>
+        <extracomment>How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Outcomes that arrived after the document had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
         <translation>Carregar a predefinição {title}</translation>
     </message>
     <message>
@@ -2347,7 +2520,6 @@
     <name>MaskModes</name>
     <message>
         <source>Book (-1e6 fill)</source>
-        <extracomment>The fill value of the book&apos;s ``masked_softmax``. Turn (scores, allowed) into the tensor the softmax sees. Rows with no allowed key get zero weights (instead of whatever the softmax gives). The mask is read with the opposite polarity (True = ignore). The value masked scores are replaced by, when the mode is a plain fill (None: it is not). A plain fill lets the engine mask a row&apos;s tail in place instead of building a mask.</extracomment>
         <translation>Livro (preenchimento -1e6)</translation>
     </message>
     <message>
@@ -2363,24 +2535,24 @@
         <translation>As chaves mascaradas são excluídas exatamente. Uma linha sem chave válida recebe pesos zero e saída zero e é sinalizada; nunca NaN, e chaves e valores de padding não vazam.</translation>
     </message>
     <message>
-        <source>-inf fill / additive 0/-inf mask</source>
-        <translation>Preenchimento -inf / máscara aditiva 0/-inf</translation>
+        <source>-inf fill</source>
+        <translation>Preenchimento -inf</translation>
+    </message>
+    <message>
+        <source>PyTorch SDPA (bool mask)</source>
+        <translation>SDPA do PyTorch (máscara booleana)</translation>
+    </message>
+    <message>
+        <source>1/0 mask as float (bug)</source>
+        <translation>Máscara 1/0 como float (bug)</translation>
     </message>
     <message>
         <source>Masked scores become -inf (an additive float mask of 0 and -inf does the same) and a plain softmax follows: a row with no valid key becomes NaN.</source>
         <translation>As pontuações mascaradas viram -inf (uma máscara float aditiva de 0 e -inf faz o mesmo) e segue um softmax comum: uma linha sem chave válida vira NaN.</translation>
     </message>
     <message>
-        <source>PyTorch SDPA boolean mask</source>
-        <translation>Máscara booleana do SDPA do PyTorch</translation>
-    </message>
-    <message>
         <source>What torch.nn.functional.scaled_dot_product_attention does with a boolean attn_mask (True = attend): masked scores become -inf, and a row with no valid key gets zero weights (PyTorch &gt;= 2.5).</source>
         <translation>O que torch.nn.functional.scaled_dot_product_attention faz com uma attn_mask booleana (True = prestar atenção): as pontuações mascaradas viram -inf, e uma linha sem chave válida recebe pesos zero (PyTorch &gt;= 2.5).</translation>
-    </message>
-    <message>
-        <source>1/0 mask passed as float (bug)</source>
-        <translation>Máscara 1/0 passada como float (bug)</translation>
     </message>
     <message>
         <source>A 1 = keep / 0 = drop mask handed to an API that expects an additive float mask: it adds 1 to kept scores and 0 to dropped ones, so nothing is masked at all.</source>
@@ -3064,11 +3236,37 @@
         <translation>esta consulta não tem chave válida</translation>
     </message>
     <message>
+        <source>Auto, shared</source>
+        <extracomment>The colour ranges as the scale box names them.</extracomment>
+        <translation>Automática, comum</translation>
+    </message>
+    <message>
+        <source>Auto, per map</source>
+        <translation>Automática, por mapa</translation>
+    </message>
+    <message>
+        <source>0 – 1</source>
+        <translation>0 – 1</translation>
+    </message>
+    <message>
+        <source>Logarithmic</source>
+        <translation>Logarítmica</translation>
+    </message>
+    <message>
         <source>The attention output (weights @ values) of the selected batch element</source>
         <translation>A saída da atenção (pesos @ valores) do elemento do lote selecionado</translation>
     </message>
     <message>
+        <source>&amp;Output</source>
+        <translation>&amp;Saída</translation>
+    </message>
+    <message>
+        <source>Output &amp;map</source>
+        <translation>&amp;Mapa da saída</translation>
+    </message>
+    <message>
         <source>output</source>
+        <extracomment>Height of one weights map: about this many pixels per query row, within these bounds. Past this many weights, the top of an automatic scale is a high percentile, not the maximum. Percentiles are taken on a strided sample of at most this many weights (a 4096x4096 map would cost the GUI thread ~0.2 s otherwise; the sample&apos;s percentile differs by a hair).</extracomment>
         <translation>saída</translation>
     </message>
     <message>
@@ -3092,14 +3290,6 @@
         <translation>A saída como mapa de calor (escala de cores da própria faixa)</translation>
     </message>
     <message>
-        <source>Output &amp;numbers</source>
-        <translation>&amp;Números da saída</translation>
-    </message>
-    <message>
-        <source>Output &amp;heatmap</source>
-        <translation>Mapa de &amp;calor da saída</translation>
-    </message>
-    <message>
         <source>Attention weights</source>
         <translation>Pesos de atenção</translation>
     </message>
@@ -3114,6 +3304,14 @@
     <message>
         <source>C&amp;olour map</source>
         <translation>Mapa de c&amp;ores</translation>
+    </message>
+    <message>
+        <source>Sc&amp;ale</source>
+        <translation>&amp;Escala</translation>
+    </message>
+    <message>
+        <source>What the colours span. Auto: from 0 to the largest weights of the batch (shared, so maps compare) or of each map; past a thousand weights, to the 99.5th percentile, so that one large weight does not darken all the others. Or 0 to 1, or a logarithmic scale for weights spread over many keys.</source>
+        <translation>O que as cores abrangem. Automática: de 0 aos maiores pesos do lote (comum, para comparar os mapas) ou de cada mapa; acima de mil pesos, até o percentil 99,5, para que um peso grande não escureça todos os outros. Ou de 0 a 1, ou uma escala logarítmica para pesos espalhados por muitas chaves.</translation>
     </message>
     <message>
         <source>What the diagnostics found in the last result</source>

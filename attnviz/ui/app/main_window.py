@@ -60,7 +60,7 @@ from attnviz.ui.tables.inputs_panel import InputsPanel
 __all__ = ["MainWindow"]
 
 #: Which panel shows an error about which field.
-SHAPE_FIELDS = {"shape", "queries", "keys", "values"}
+SHAPE_FIELDS = {"shape", "queries", "keys", "values", "memory_budget"}
 INPUT_FIELDS = {"valid_lens", "mask"}
 
 #: Names of the settings and tensors in undo texts ("Change dropout", "Fill keys with zeros").
