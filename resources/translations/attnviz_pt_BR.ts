@@ -1867,7 +1867,7 @@
     </message>
     <message>
         <source>Valid &amp;lengths</source>
-        <translation>Co&amp;mprimentos válidos</translation>
+        <translation>Co&amp;mprimentos</translation>
     </message>
     <message>
         <source>Query vectors of the selected batch element: one row per query</source>

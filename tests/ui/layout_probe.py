@@ -4,10 +4,11 @@ elided or clipped (its font metrics against its width), a text left at normal si
 presentation mode. Run by tests/ui/test_layout.py in a child process per screen size (the
 offscreen platform's screen is fixed per process):
 
-    QT_QPA_PLATFORM=offscreen:configfile=screen.json python tests/ui/layout_probe.py OUT.json
+    QT_QPA_PLATFORM=offscreen:configfile=screen.json python tests/ui/layout_probe.py OUT.json [SHOTS] [--window-only]
 
-Prints nothing; writes {"problems": [...], "checked": n} to OUT.json. With a third argument, a
-folder, it also saves a screenshot of each state there.
+Prints nothing; writes {"problems": [...], "checked": n} to OUT.json. With a folder SHOTS, it
+also saves a screenshot of each state there; with --window-only it checks only that the window
+fits the screen and keeps its size (for screens too small for every text).
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ import re
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractScrollArea,
+    QAbstractSpinBox,
     QApplication,
     QComboBox,
     QGroupBox,
@@ -80,9 +82,20 @@ def _longest_word_width(label: QLabel) -> float:
 
 
 def _shown(widget: QWidget, window: QWidget) -> bool:
-    if not widget.isVisible() or widget.width() <= 0:
+    return widget.isVisible() and widget.width() > 0
+
+
+def _clipped_sideways(widget: QWidget) -> bool:
+    """Part of the widget's width is hidden by a parent that cannot be scrolled sideways (a scroll
+    area without a horizontal scroll bar, a splitter pane too narrow for it)."""
+    visible = widget.visibleRegion().boundingRect()
+    if visible.isEmpty() or visible.width() >= widget.width() - 1:
         return False
-    # Inside a scroll area the widget can be scrolled to: clipping by the viewport is fine.
+    parent = widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QAbstractScrollArea):
+            return parent.horizontalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+        parent = parent.parentWidget()
     return True
 
 
@@ -107,6 +120,12 @@ def text_problems(window: QWidget, where: str) -> list[str]:
                 need = QFontMetricsF(label.font()).horizontalAdvance(_plain(label.text()))
             if need > room + 1:
                 problems.append(f"{where}: label {_plain(label.text())[:60]!r} needs {need:.0f} px, has {room:.0f}")
+        for widget in [*root.findChildren(QAbstractButton), *root.findChildren(QComboBox),
+                       *root.findChildren(QAbstractSpinBox)]:
+            if _shown(widget, root) and not isinstance(widget.parentWidget(), QTabBar) and _clipped_sideways(widget):
+                text = widget.text() if isinstance(widget, QAbstractButton) else (
+                    widget.currentText() if isinstance(widget, QComboBox) else widget.text())
+                problems.append(f"{where}: {type(widget).__name__} {_plain(text)!r} is cut off at the side")
         for button in root.findChildren(QAbstractButton):
             if not _shown(button, root) or not button.text() or isinstance(button.parentWidget(), QTabBar):
                 continue
@@ -192,8 +211,10 @@ def window_problems(window: QWidget, where: str, size0: tuple[int, int]) -> list
 
 
 def main() -> int:
-    out = Path(sys.argv[1])
-    shots = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    window_only = "--window-only" in sys.argv  # small screens: the window must fit; texts may scroll
+    out = Path(args[0])
+    shots = Path(args[1]) if len(args) > 1 else None
     app = QApplication(sys.argv[:1])
     from attnviz.ui import theme
     from attnviz.ui.app.main_window import MainWindow
@@ -222,7 +243,8 @@ def main() -> int:
                 settle(window)
                 where = f"{tag} {language} {mode} {tab}"
                 problems += window_problems(window, where, size0)
-                problems += text_problems(window, where)
+                if not window_only:
+                    problems += text_problems(window, where)
                 checked += 1
                 if shots is not None:
                     window.grab().save(str(shots / f"{tag}-{language}-{mode}-{tab}.png"))
@@ -231,8 +253,9 @@ def main() -> int:
             settle(window)
             where = f"{tag} {language} {mode} presentation"
             problems += window_problems(window, where, size0)
-            problems += text_problems(window, where)
-            problems += font_problems(window, where, normal_pt)
+            if not window_only:
+                problems += text_problems(window, where)
+                problems += font_problems(window, where, normal_pt)
             if shots is not None:
                 window.grab().save(str(shots / f"{tag}-{language}-{mode}-presentation.png"))
             window.set_presentation_mode(False)

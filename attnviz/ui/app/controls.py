@@ -52,6 +52,14 @@ def _combo(keys: list[Any]) -> QComboBox:
     return box
 
 
+def _form(parent: QWidget) -> QFormLayout:
+    """Captions beside their fields, or above them when a translation makes a row too long for
+    the column: the column stays narrow enough for a 1024-pixel screen."""
+    form = QFormLayout(parent)
+    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+    return form
+
+
 def _select(box: QComboBox, key: Any) -> None:
     index = box.findData(key)
     if index >= 0 and index != box.currentIndex():
@@ -74,7 +82,7 @@ class ShapePanel(Retranslating, QGroupBox):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        layout = QFormLayout(self)
+        layout = _form(self)
         self.spins: dict[str, QSpinBox] = {}
         self.captions: dict[str, QLabel] = {}
         for key, _label, _tip, maximum in SHAPE_FIELDS:
@@ -132,7 +140,7 @@ class SettingsPanel(Retranslating, QGroupBox):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        form = QFormLayout(self)
+        form = _form(self)
 
         self.scoring = _combo(list(catalog.SCORINGS))
         self.hidden = QSpinBox()

@@ -167,6 +167,9 @@ class MainWindow(HostWindow):
         bottom.addWidget(self.inputs)
         bottom.addWidget(self.output)
         bottom.setSizes([700, 400])
+        # The input tables have four tabs and more columns: they take most of a narrow width.
+        bottom.setStretchFactor(0, 3)
+        bottom.setStretchFactor(1, 2)
         right = self.right_splitter = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.results)
         right.addWidget(bottom)
@@ -423,7 +426,9 @@ class MainWindow(HostWindow):
         self.cpu_button.setToolTip(translate("MainWindow", "The device failed (missing or out of memory): compute on "
                                                            "the CPU instead"))
         self._presentation_hint.retranslate()
-        self._fit_controls_width()
+        # After the panels have their new texts (they hear of the language change after the
+        # window does): a translation may need a wider column.
+        QTimer.singleShot(0, self._fit_controls_width)
         self._update_status()
 
     def _update_undo_texts(self, _text: str = "") -> None:
@@ -589,16 +594,22 @@ class MainWindow(HostWindow):
             self._normal_font = None
             QTimer.singleShot(0, self._restore_normal_layout)
         self.results.set_font_scale(PRESENTATION_SCALE if on else 1.0)
+        self.results.pickers.setVisible(not on)  # the scale and colour map are chosen beforehand
         self.controls_scroll.setVisible(not on)
         self.bottom_splitter.setVisible(not on)
         self.set_chrome_visible(not on)
         # The tabs are chrome too: the class sees the view that was chosen before F5.
         self.tool_tabs.tabBar().setVisible(not on)
+        lesson = self.lessons.dock
+        if on and lesson.isVisible() and not lesson.isFloating():
+            # Its larger text needs a wider panel; the controls and tables leave room for it.
+            self.resizeDocks([lesson], [max(lesson.width(), int(0.32 * self.width()))], Qt.Orientation.Horizontal)
         self._presentation_hint.show_hint(on)
 
     def _restore_normal_layout(self) -> None:
         self.restoreState(self._normal_state)
         self.restoreGeometry(self._normal_geometry)
+        self._fit_to_screen()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape and self.presentation_action.isChecked():

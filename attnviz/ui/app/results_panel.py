@@ -190,8 +190,8 @@ class ResultsPanel(Retranslating, QWidget):
         header = QHBoxLayout()
         header.addWidget(self.title, 0, Qt.AlignmentFlag.AlignTop)
         header.addStretch(1)
-        header.addWidget(flow_widget(_pair(self.range_caption, self.color_range),
-                                     _pair(self.cmap_caption, self.colormap)), 0)
+        self.pickers = flow_widget(_pair(self.range_caption, self.color_range), _pair(self.cmap_caption, self.colormap))
+        header.addWidget(self.pickers, 0)
         layout.addLayout(header)
 
         self.warnings = QLabel()
@@ -249,7 +249,7 @@ class ResultsPanel(Retranslating, QWidget):
             heatmap = HeatmapWidget(colormap=self._colormap, x_label=translate("ResultsPanel", "Keys"),
                                     y_label=translate("ResultsPanel", "Queries"))
             heatmap.show_masked_values = True  # padding that gets weight must show its colour
-            heatmap.setMinimumWidth(300)  # a 1024-pixel screen has room for the controls and this
+            heatmap.setMinimumWidth(260)  # a 1024-pixel screen has room for the controls, this and a lesson
             heatmap.set_font_scale(self._font_scale)
             self.maps.append(heatmap)
         while len(self.maps) > count:
@@ -274,6 +274,8 @@ class ResultsPanel(Retranslating, QWidget):
         shared = weight_levels(view.weights[shown], view.mask[shown], self._range)
         for heatmap, b in zip(self.maps, shown):
             levels = shared if self._range != "map" else weight_levels(view.weights[b], view.mask[b], "map")
+            # Two decimals for weights of a few keys; significant digits for weights of many.
+            heatmap.value_format = ".2f" if levels[1] >= 0.05 else ".2g"
             # Every query row keeps a few pixels: 64 rows squeezed into 110 pixels read as a
             # smear; the maps scroll instead.
             heatmap.setMinimumHeight(int(min(_MAX_MAP_HEIGHT, max(_MIN_MAP_HEIGHT, 70 + _ROW_PX * n_q))))

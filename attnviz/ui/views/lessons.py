@@ -110,7 +110,7 @@ class LessonView(Retranslating, QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(scroll)
         # Narrower than this, a question of four lines becomes fifteen.
-        self.setMinimumWidth(240)
+        self.setMinimumWidth(220)
         self._lab_available = True
         self.restyle()
         self.set_lesson(None)
