@@ -203,7 +203,8 @@ def test_exercise_2_bilinear_scores_different_lengths():
     dot = run_state(State(state.queries, state.keys, state.values, state.lens_1d, state.lens_2d,
                           Settings(**{**state.settings.as_dict(), "scoring": "scaled_dot"})))
     assert dot.error_field == "shape" and "d_q = 3, d_k = 5" in (dot.error or "")
-    r = run(state)
+    assert state.settings.scoring != "bilinear"  # the answer is not chosen for the student
+    r = run(state, scoring="bilinear")
     q, k = torch.from_numpy(state.queries).float(), torch.from_numpy(state.keys).float()
     torch.testing.assert_close(r.raw_scores, q @ r.params["W"] @ k.transpose(1, 2))
 

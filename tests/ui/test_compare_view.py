@@ -75,6 +75,7 @@ def test_difference_updates_live_from_an_edit_and_equals_the_engine(window, qtbo
     dock = window.compare_dock
     view = _shown(qtbot, dock)
     window.session.load_preset("dot-toy")
+    view.set_comparison(EXERCISE_1)  # the dot-product toy allows it: the view's default elsewhere
     wait_current(qtbot, window)
     wait_compare(qtbot, window, view)
     assert view.comparison == EXERCISE_1
@@ -138,22 +139,36 @@ def test_exercise_1_is_one_click_and_randomising_keys_makes_them_differ(window, 
     assert view.max_abs_diff > 0.01
 
 
-def test_unequal_lengths_explain_themselves_and_offer_the_dot_toy(window, qtbot):
-    # The additive toy: queries of length 20, keys of length 2; scaled dot cannot run.
+def test_on_unequal_lengths_it_opens_on_two_results_and_exercise_1_is_one_click(window, qtbot):
+    # The additive toy: queries of length 20, keys of length 2; scaled dot cannot run there, so
+    # the view opens comparing two mask modes, both computed.
     view = _shown(qtbot, window.compare_dock)
     wait_compare(qtbot, window, view)
-    assert view.errors["B"].isVisible()
-    assert view.errors["B"].text().startswith("⚠ B:")
-    assert view.max_abs_diff is None
-    assert view.map_diff.values.size == 0
-    view.start_exercise_1()
+    assert view.comparison == Comparison("mask_mode", "d2l", "strict")
+    assert not view.errors["A"].isVisible() and not view.errors["B"].isVisible()
+    assert view.max_abs_diff is not None
+    # Exercise 1 in one click: it loads the dot-product toy (one undoable edit) and compares.
+    depth = window.session.undo_stack.count()
+    qtbot.mouseClick(view.exercise_button, Qt.MouseButton.LeftButton)
+    assert window.session.undo_stack.count() == depth + 1
+    wait_compare(qtbot, window, view)
+    assert view.comparison == EXERCISE_1 and window.session.document.state.queries.shape[2] == 2
+    assert not view.errors["B"].isVisible() and not view.dot_toy_button.isVisible()
+    assert view.max_abs_diff == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_side_that_cannot_compute_says_why_and_offers_the_dot_toy(window, qtbot):
+    view = _shown(qtbot, window.compare_dock)
+    view.set_comparison(EXERCISE_1)  # scaled dot on queries of 20 and keys of 2: B fails
+    wait_compare(qtbot, window, view)
+    assert view.errors["B"].isVisible() and view.errors["B"].text().startswith("⚠ B:")
+    assert view.max_abs_diff is None and view.map_diff.values.size == 0
+    view._update_explanation(force=True)
     assert view.dot_toy_button.isVisible()
     qtbot.mouseClick(view.dot_toy_button, Qt.MouseButton.LeftButton)
     wait_compare(qtbot, window, view)
     assert window.session.document.state.queries.shape[2] == 2
-    assert not view.errors["B"].isVisible()
-    assert not view.dot_toy_button.isVisible()
-    assert view.max_abs_diff == pytest.approx(0.0, abs=1e-6)
+    assert not view.errors["B"].isVisible() and not view.dot_toy_button.isVisible()
 
 
 def test_a_hidden_dock_computes_nothing_and_catches_up_when_shown(window, qtbot):
@@ -174,6 +189,7 @@ def test_a_hidden_dock_computes_nothing_and_catches_up_when_shown(window, qtbot)
 def test_a_burst_of_edits_ends_on_the_last_state(window, qtbot):
     view = _shown(qtbot, window.compare_dock)
     window.session.load_preset("dot-toy")
+    view.set_comparison(EXERCISE_1)
     model = window.inputs.models["keys"]
     for i in range(60):
         model.setData(model.index(0, 0), str(0.05 * i))

@@ -97,7 +97,9 @@ def test_a_valid_length_of_zero_changes_the_book_map_and_the_sentences(host, qtb
     assert book(lab.sentences()) == [
         "d2l: 1 row with no valid key get uniform weights (1/10 each) over padding where strict gives zero weights"
     ]
-    assert "d2l" in lab.sentence_label.text() and "uniform weights" in lab.sentence_label.text()
+    # Shown under the convention's name, not its identifier.
+    assert "<b>Book (-1e6 fill)</b>: 1 row" in lab.sentence_label.text() and "d2l:" not in lab.sentence_label.text()
+    assert "uniform weights" in lab.sentence_label.text()
     np.testing.assert_array_equal(lab.outcome.conventions["d2l"].cells, report.disagreements["d2l"].cells.numpy())
     assert lab.outcome.conventions["d2l"].cells[0].all() and not lab.outcome.conventions["d2l"].cells[1].any()
     # Back to the original length: the disagreement is gone again.
@@ -107,7 +109,10 @@ def test_a_valid_length_of_zero_changes_the_book_map_and_the_sentences(host, qtb
 
 
 def test_every_convention_has_a_map_titled_with_its_label_and_causal_adds_alignments(host, qtbot, lab):
-    assert list(lab.cells) == ["strict", "d2l", "neg_inf", "sdpa", "float01", "inverted"]
+    # The reference first, then the conventions that differ from it (the opening preset: the two
+    # bugs), then those that agree.
+    assert lab._order == ["strict", "float01", "inverted", "d2l", "neg_inf", "sdpa"]
+    assert [lab.grid.indexOf(lab.cells[n]) for n in lab._order] == sorted(lab.grid.indexOf(c) for c in lab.cells.values())
     for name, cell in lab.cells.items():
         assert cell.title.text().startswith(MASK_MODES[name].label)
     assert "(reference)" in lab.cells["strict"].title.text()
@@ -134,8 +139,8 @@ def test_the_lab_follows_the_batch_selector(host, qtbot, lab):
 def test_when_all_conventions_agree_the_lab_says_so(host, qtbot, lab):
     host.session.push(SetSettings({"lens_mode": "none"}))
     wait_lab(qtbot, host, lab)
-    assert lab.sentences() == [] and lab_of(host.session.document.state).agreeing() == list(lab.cells)[1:]
-    assert "Every convention gives strict" in lab.sentence_label.text()
+    assert lab.sentences() == [] and set(lab_of(host.session.document.state).agreeing()) == set(lab._order[1:])
+    assert "Every convention gives Strict" in lab.sentence_label.text()
     assert all(not cell.overlay.isVisible() for cell in lab.cells.values())
 
 
@@ -177,7 +182,7 @@ def test_the_disagreeing_cells_are_drawn_on_the_map(host, qtbot, lab):
     # convention gives them nothing (strict), and lets the leaked weights (d2l) show through.
     assert lab.cells["strict"].heatmap.overlay_item.isVisible()
     assert "10 weights and 1 output differ" in d2l.verdict.text()
-    assert "same as strict" in sdpa.verdict.text()
+    assert "same as Strict" in sdpa.verdict.text()
 
 
 def test_an_input_error_is_shown_and_recovered_from(host, qtbot, lab):

@@ -115,6 +115,11 @@ def _side_error(outcome: Outcome | None) -> str | None:
     return None if outcome.error is None else tr_text(outcome.error)
 
 
+def _dot_products_exist(state: object) -> bool:
+    """Whether queries and keys have the same length (dot-product scoring can run)."""
+    return state.queries.shape[-1] == state.keys.shape[-1]  # type: ignore[attr-defined]
+
+
 def _side_label(comparison: Comparison, side: str) -> str:
     """"A: Additive": the side and its choice, in the current language."""
     return f"{side}: {tr_text(comparison.choice_label(side))}"
@@ -139,7 +144,10 @@ class CompareView(Retranslating, QWidget):
         self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
         self._request = 0
         self._dirty = False
-        self._comparison = EXERCISE_1
+        # The chapter's exercise, where the inputs allow it; otherwise (queries and keys of
+        # different lengths: no dot product) two mask modes, so the view opens on two results.
+        self._comparison = EXERCISE_1 if _dot_products_exist(session.document.state) else \
+            Comparison("mask_mode", "d2l", "strict")
         self._random_seed = 0
         self.last_result: PairOutcome | None = None
         #: Document version of the drawn result (-1 before the first).
@@ -306,7 +314,11 @@ class CompareView(Retranslating, QWidget):
             heatmap.set_font_scale(scale)
 
     def start_exercise_1(self) -> None:
-        """Exercise 1 of the chapter: compare additive with scaled dot-product attention."""
+        """Exercise 1 of the chapter, in one click: additive against scaled dot-product attention,
+        on the book's dot-product toy when the current queries and keys have different lengths
+        (one undoable edit) so that both sides compute."""
+        if not _dot_products_exist(self._session.document.state):
+            self._session.load_preset("dot-toy")
         self.set_comparison(EXERCISE_1)
         self._update_explanation(force=True)
 

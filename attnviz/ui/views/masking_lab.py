@@ -119,6 +119,13 @@ def disagreement_image(
     return img, k
 
 
+def friendly_name(conv: ConventionView) -> str:
+    """A convention as people call it: the mask mode's label, and its causal alignment if any
+    ("Book (-1e6 fill) · bottom-right"), not its identifier ("d2l")."""
+    name = tr_text(catalog.MASK_MODES.label(conv.mask_mode))
+    return name if conv.causal is None else f"{name} · {conv.causal.replace('_', '-')}"
+
+
 class _FitGrid(QGridLayout):
     """A grid that does not ask for height-for-width: the wrapping labels in it would make the
     scroll area size the grid by its preferred height (two rows of 450 px) instead of fitting the
@@ -144,15 +151,17 @@ class _ConventionCell(Retranslating, QFrame):
         self.heatmap = HeatmapWidget(title="")
         # The main view's minimum (480 x 200) would make a grid of six a wall of scrolling.
         self.heatmap.setMinimumSize(_CELL_MIN_WIDTH - 10, 170)
+        self.heatmap.set_wheel_zoom(False)  # the wheel scrolls the grid of maps
         self.overlay = pg.ImageItem(axisOrder="row-major")
         self.overlay.setZValue(12)  # above the mask overlay (10), below the empty-row bar (15)
         self.overlay.setVisible(False)
         self.heatmap.plot_item.addItem(self.overlay, ignoreBounds=True)
         self.verdict = QLabel()
         self.verdict.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        # One line each, never wider than the map: a long title is clipped (it is in the tooltip)
-        # rather than widening the grid past the dock.
+        # Never wider than the map: a long title or verdict wraps onto a second line instead of
+        # widening the grid (or being cut).
         for label in (self.title, self.verdict):
+            label.setWordWrap(True)
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
@@ -198,12 +207,13 @@ class _ConventionCell(Retranslating, QFrame):
     @staticmethod
     def _hover(conv: ConventionView, ref: ConventionView, allowed: np.ndarray, b: int, r: int, c: int) -> str:
         w = float(conv.weights[b, r, c])
-        where = translate("MaskingLab", "{name}: batch {b}, query {r}, key {c}").format(name=conv.name, b=b, r=r, c=c)
+        where = translate("MaskingLab", "{name}: batch {b}, query {r}, key {c}").format(
+            name=friendly_name(conv), b=b, r=r, c=c)
         lines = [where + ("" if allowed[r, c] else "  " + translate("MaskingLab", "(masked)")),
                  translate("MaskingLab", "weight {value}").format(value=format_number(w))]
         if conv.name != ref.name:
             lines.append(translate("MaskingLab", "{name} gives {value}").format(
-                name=ref.name, value=format_number(float(ref.weights[b, r, c])))
+                name=friendly_name(ref), value=format_number(float(ref.weights[b, r, c])))
                 + ("  — " + translate("MaskingLab", "differs") if conv.cells[b, r, c] else ""))
         kind = str(conv.row_kinds[b, r])
         lines.append(translate("MaskingLab", "row: {kind}").format(kind=tr_text(ROW_KIND_NAMES.get(kind, kind))))
@@ -211,13 +221,13 @@ class _ConventionCell(Retranslating, QFrame):
 
     @staticmethod
     def _verdict(conv: ConventionView, ref: ConventionView, b: int) -> str:
-        name = html.escape(conv.name)
+        name = html.escape(friendly_name(conv))
         if conv.name == ref.name:
             return f"<b>{name}</b>: " + translate("MaskingLab", "the reference")
         n_cells = int(conv.cells[b].sum())
         n_out = int(conv.output_rows[b].sum())
         if n_cells == 0 and n_out == 0:
-            same = translate("MaskingLab", "same as {name}").format(name=html.escape(ref.name))
+            same = translate("MaskingLab", "same as {name}").format(name=html.escape(friendly_name(ref)))
             return f"<b>{name}</b>: <span style='color:{ok_color()}'>{same}</span>"
         weights = translate("MaskingLab", "1 weight") if n_cells == 1 else \
             translate("MaskingLab", "{n} weights").format(n=n_cells)
@@ -383,6 +393,10 @@ class MaskingLabView(Retranslating, QWidget):
         mode's two alignments side by side (the intended one first)."""
         ref = outcome.conventions[outcome.reference]
         modes = [ref.mask_mode] + [m for m in catalog.MASK_MODES if m != ref.mask_mode]
+        # The conventions that differ from the reference come first (a teacher's point is on
+        # top, not below the fold); modes keep their pairs of alignments together.
+        differs = {c.mask_mode for c in outcome.conventions.values() if not c.agrees}
+        modes = [modes[0]] + sorted(modes[1:], key=lambda m: m not in differs)
         names: list[str] = []
         for mode in modes:
             mine = [c for c in outcome.conventions.values() if c.mask_mode == mode]
@@ -456,7 +470,8 @@ class MaskingLabView(Retranslating, QWidget):
                            if n_b > 1 else
                            translate("MaskingLab", "Showing batch {b} (pick it above the input tables)."))
             where = where.format(b=b, n=n_b)
-        ref = html.escape(outcome.reference) if outcome is not None and outcome.reference else "strict"
+        ref = html.escape(friendly_name(outcome.conventions[outcome.reference])) if outcome is not None \
+            and outcome.reference in outcome.conventions else html.escape(tr_text(catalog.MASK_MODES.label("strict")))
         self.header.setText(
             translate("MaskingLab", "The current input under every masking convention, as each library or bug would "
                                     "compute it.")
@@ -469,7 +484,7 @@ class MaskingLabView(Retranslating, QWidget):
 
     def _show_sentences(self, outcome: LabOutcome) -> None:
         sentences = outcome.sentences()
-        ref = html.escape(outcome.reference)
+        ref = html.escape(friendly_name(outcome.conventions[outcome.reference]))
         if not sentences:
             self.sentence_label.setText(translate(
                 "MaskingLab", "<b>Every convention gives {reference}'s weights and outputs on this input</b> (over "
@@ -478,10 +493,13 @@ class MaskingLabView(Retranslating, QWidget):
             self._fit_sentences()
             return
         items = []
+        names = {name: friendly_name(conv) for name, conv in outcome.conventions.items()}
         for s in sentences:
-            # The sentence starts with the convention's name, an identifier: "d2l: 2 rows ...".
+            # The sentence starts with the convention's identifier ("d2l: 2 rows ..."): show its
+            # name instead.
             head, sep, tail = tr_text(s).partition(":")
-            text = f"<b>{html.escape(head)}</b>:{html.escape(tail)}" if sep else html.escape(s)
+            text = (f"<b>{html.escape(names.get(head.strip(), head))}</b>:{html.escape(tail)}" if sep
+                    else html.escape(s))
             items.append(f"<li>{text}</li>")
         heading = translate("MaskingLab", "<b>What differs from {reference}</b> (all batch elements):").format(
             reference=ref)

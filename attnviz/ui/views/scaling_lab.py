@@ -39,7 +39,7 @@ from attnviz.ui.app.session import AppSession
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.scheduler import in_app
-from attnviz.ui.theme import error_color
+from attnviz.ui.theme import error_color, muted_color, plot_colors, warning_color
 
 __all__ = ["SCALING_LAB_DOCK", "SCALING_LAB_SHORTCUT", "ScalingLabView", "install_scaling_lab"]
 
@@ -53,6 +53,11 @@ REFERENCE_COLOR = (120, 120, 120)
 SATURATED_COLOR = (213, 94, 0)
 #: A mean square of queries or keys this far from 1 (ratio) earns a note: the curves assume 1.
 _UNIT_TOLERANCE = 2.0
+
+#: Where each plot sits (row, column) below the legend: two rows of three.
+_GRID = {"var": (1, 0), "entropy": (1, 1), "max_weight": (1, 2), "jacobian": (2, 0), "tanh": (2, 1)}
+#: The two markers of a plot sit this far apart (log2 d units) so neither hides the other.
+_DODGE = 0.18
 
 #: The plots: key, title, y label, statistic name in the curves, log y axis.
 PLOTS: tuple[tuple[str, str, str, str, bool], ...] = (
@@ -76,13 +81,18 @@ class _Log2Axis(pg.AxisItem):
         # Label every power of two that fits: "1024" plus a gap per label, in the tick font.
         font = self.style.get("tickFont")
         metrics = QFontMetricsF(font if isinstance(font, QFont) else QApplication.font())
-        need = metrics.horizontalAdvance("1024") + 10
+        need = metrics.horizontalAdvance("512") + 10  # 1024 is written "1k"
         px_per_step = size / max(maxVal - minVal, 1e-9)
-        step = next((s for s in (1, 2, 5, 10) if s * px_per_step >= need), 10)
+        step = next((s for s in (1, 2, 3, 5, 10) if s * px_per_step >= need), 10)
         return [(float(step), [float(v) for v in values if v % step == 0])]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
-        return [str(2 ** round(v)) for v in values]
+        return [_power_of_two(round(v)) for v in values]
+
+
+def _power_of_two(exponent: int) -> str:
+    value = 2 ** exponent
+    return f"{value // 1024}k" if value >= 1024 and value % 1024 == 0 else str(value)
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -113,19 +123,21 @@ class ScalingLabView(Retranslating, QWidget):
         base = QApplication.font().pointSizeF()
         self._base_pt = base if base > 0 else 9.0
 
+        self._ink = plot_colors().foreground
         self.scheduler = session.new_scheduler(in_app(run_scaling_lab))
         self.scheduler.finished.connect(self._on_result)
         self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
 
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
+        self.graphics.setBackground(plot_colors().background)
         self.plots: dict[str, pg.PlotItem] = {}
         self.curve_items: dict[str, tuple[pg.PlotDataItem, pg.PlotDataItem]] = {}
         self.point_items: dict[str, tuple[pg.ScatterPlotItem, pg.ScatterPlotItem]] = {}
         self.legends: list[pg.LegendItem] = []
         self.guides: dict[str, pg.InfiniteLine] = {}
         for i, (key, _title, _ylabel, _stat, logy) in enumerate(PLOTS):
-            plot = self.graphics.addPlot(row=1, col=i, axisItems={"bottom": _Log2Axis("bottom")})
+            row, col = _GRID[key]
+            plot = self.graphics.addPlot(row=row, col=col, axisItems={"bottom": _Log2Axis("bottom")})
             plot.setLogMode(x=False, y=logy)
             plot.showGrid(x=True, y=True, alpha=0.15)
             plot.setMenuEnabled(False)
@@ -150,7 +162,7 @@ class ScalingLabView(Retranslating, QWidget):
             self.plots[key].addItem(line)
             self.guides[key] = line
 
-        tanh = self.graphics.addPlot(row=1, col=len(PLOTS))
+        tanh = self.graphics.addPlot(row=_GRID["tanh"][0], col=_GRID["tanh"][1])
         tanh.setLabel("bottom", "|W_q q + W_k k|")
         tanh.setMenuEnabled(False)
         tanh.hideButtons()
@@ -165,12 +177,12 @@ class ScalingLabView(Retranslating, QWidget):
         self.plots["tanh"] = tanh
 
         # One legend for all plots, in a row above them: inside a plot it would hide a curve.
-        legend = pg.LegendItem(colCount=5, labelTextColor=(30, 30, 30))
+        legend = pg.LegendItem(colCount=5)
         first = self.curve_items["var"]
         for sample in (first[0], first[1], self.point_items["var"][0], self.point_items["var"][1],
                        pg.PlotDataItem([], [], pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine))):
             legend.addItem(sample, " ")
-        self.graphics.addItem(legend, row=0, col=0, colspan=len(PLOTS) + 1)
+        self.graphics.addItem(legend, row=0, col=0, colspan=3)
         self.legends.append(legend)
 
         self.header = QLabel()
@@ -293,7 +305,9 @@ class ScalingLabView(Retranslating, QWidget):
                     mark.setData([], [])
                 else:
                     # setLogMode(y) maps curves, not scatter items added by hand: map the point.
-                    mark.setData([math.log2(point["d"])], [math.log10(y) if logy else y])
+                    # Side by side, not on top of each other (equal values would hide one).
+                    x = math.log2(point["d"]) + (-_DODGE if kind == "unscaled" else _DODGE)
+                    mark.setData([x], [math.log10(y) if logy else y])
         self._draw_tanh(outcome)
         self._show_notes(outcome)
 
@@ -310,7 +324,7 @@ class ScalingLabView(Retranslating, QWidget):
                 self._update_min_size()
             return
         if not in_layout:
-            self.graphics.ci.addItem(plot, row=1, col=len(PLOTS))
+            self.graphics.ci.addItem(plot, row=_GRID["tanh"][0], col=_GRID["tanh"][1])
             plot.setVisible(True)
             self._update_min_size()
         edges, counts = sat.pre_edges, sat.pre_counts.astype(np.float64)
@@ -324,7 +338,7 @@ class ScalingLabView(Retranslating, QWidget):
         frac = sat.saturated_fraction
         share = "—" if not math.isfinite(frac) else f"{100 * frac:.1f}%"
         self._set_title("tanh", translate("ScalingLab", "tanh: {share} saturated").format(share=share),
-                        "#c0392b" if frac > 0 else "#222")
+                        error_color() if frac > 0 else None)
         plot.setYRange(0, max(1.0, float(counts.max()) * 1.1), padding=0)
         plot.setXRange(0, float(edges[-1]), padding=0.02)
 
@@ -359,12 +373,12 @@ class ScalingLabView(Retranslating, QWidget):
             if q_off or k_off:
                 which = (translate("ScalingLab", "queries and keys") if q_off and k_off else
                          translate("ScalingLab", "queries") if q_off else translate("ScalingLab", "keys"))
-                lines.append("<p style='color:#8a5300'>" + translate(
+                lines.append(f"<p style='color:{warning_color()}'>" + translate(
                     "ScalingLab", "The curves assume unit-variance entries; your {which} have mean square {q} (q) "
                                   "and {k} (k), so the unscaled variance is about d × {q} × {k} = {product} rather "
                                   "than {d}.").format(which=which, q=_fmt(qms), k=_fmt(kms),
                                                       product=_fmt(d * qms * kms), d=d) + "</p>")
-        lines.append("<p style='color:#555'>" + translate(
+        lines.append(f"<p style='color:{muted_color(self)}'>" + translate(
             "ScalingLab", "Curves: {samples} random (q, keys) samples per d, softmax over {keys} keys (your average, "
                           "rounded).").format(samples=int(curves["samples"]), keys=int(curves["n_keys"]))
                      + "</p>")
@@ -380,24 +394,34 @@ class ScalingLabView(Retranslating, QWidget):
                                          pre=f"{sat.pre_threshold:.2f}", gradient=f"{1 - sat.threshold ** 2:.3g}")
             lines.append(f"<p>{tanh_note}{sampled}.</p>")
         elif outcome.saturation_note:
-            lines.append(f"<p style='color:#555'>{html.escape(tr_text(outcome.saturation_note))}.</p>")
+            lines.append(f"<p style='color:{muted_color(self)}'>{html.escape(tr_text(outcome.saturation_note))}.</p>")
         self.notes.setText("".join(lines))
 
-    def _set_title(self, key: str, text: str, color: str = "#222") -> None:
+    def restyle(self) -> None:
+        """Plot colours of the current theme; notes in the theme's secondary and warning colours."""
+        colors = plot_colors()
+        self.graphics.setBackground(colors.background)
+        self._ink = colors.foreground
+        self._apply_fonts()
+        if self.outcome is not None:
+            self._draw(self.outcome)
+        self._update_status()
+
+    def _set_title(self, key: str, text: str, color: str | None = None) -> None:
         # Size and colour every time: setTitle without them falls back to pyqtgraph's defaults.
-        self.plots[key].setTitle(text, size=f"{self._base_pt * 1.2 * self._font_scale:.1f}pt", color=color)
+        self.plots[key].setTitle(text, size=f"{self._base_pt * 1.2 * self._font_scale:.1f}pt", color=color or self._ink)
 
     def _apply_fonts(self) -> None:
         f = self._font_scale
         tick = QFont(QApplication.font())
         tick.setPointSizeF(self._base_pt * f)
-        label_css = {"font-size": f"{self._base_pt * 1.05 * f:.1f}pt", "color": "#222"}
+        label_css = {"font-size": f"{self._base_pt * 1.05 * f:.1f}pt", "color": self._ink}
         for key, plot in self.plots.items():
             for side in ("left", "bottom"):
                 axis = plot.getAxis(side)
                 axis.setTickFont(tick)
-                axis.setTextPen(pg.mkPen(40, 40, 40))
-                axis.setPen(pg.mkPen(90, 90, 90))
+                axis.setTextPen(pg.mkPen(self._ink))
+                axis.setPen(pg.mkPen(self._ink))
                 # No "(x0.001)" on a gradient axis: no SI-prefix range at all, passed to setLabel
                 # (which resets the ranges otherwise). Not enableAutoSIPrefix(False): in pyqtgraph
                 # 0.14 that freezes whatever scale the current range gives (entropy 0.7 read 700).
@@ -405,9 +429,11 @@ class ScalingLabView(Retranslating, QWidget):
                 axis.updateAutoSIPrefix()
             self._set_title(key, plot.titleLabel.text)
         for legend in self.legends:
-            # One row of five at normal size; two rows when presentation fonts make it too wide.
-            legend.setColumnCount(5 if f < 1.3 else 3)
+            # Two rows of three at normal size (a row of five is wider than three plots in
+            # Portuguese); three rows in presentation fonts.
+            legend.setColumnCount(3 if f < 1.3 else 2)
             legend.setLabelTextSize(f"{self._base_pt * f:.1f}pt")
+            legend.setLabelTextColor(self._ink)
             for _sample, label in legend.items:
                 label.setText(label.text)  # setLabelTextSize only changes the default
         for mark_pair in self.point_items.values():
@@ -416,14 +442,14 @@ class ScalingLabView(Retranslating, QWidget):
         self._update_min_size()
 
     def _update_min_size(self) -> None:
-        n = len(PLOTS) + (1 if self.plots["tanh"] in self.graphics.ci.items else 0)
-        self.graphics.setMinimumSize(int(n * 170 * self._font_scale), int(230 * self._font_scale))
+        # Two rows of three plots: a projector's width holds them beside the notes.
+        self.graphics.setMinimumSize(int(3 * 170 * self._font_scale), int(2 * 200 * self._font_scale))
 
     def _update_status(self) -> None:
         if self.error is not None:
             self.status.setText(f"<span style='color:{error_color()}'>{html.escape(tr_text(self.error))}</span>")
         elif self.scheduler.busy and self.outcome is None:
-            self.status.setText("<span style='color:#8a5300'>" + translate("ScalingLab", "computing the curves…")
+            self.status.setText(f"<span style='color:{warning_color()}'>" + translate("ScalingLab", "computing the curves…")
                                 + "</span>")
         else:
             self.status.setText("")
