@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSettings, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
+from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPalette
+from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOption, QWidget
 
 from attnviz.ui.preferences import default_settings
 
@@ -184,6 +184,32 @@ def _dark_palette() -> QPalette:
     return p
 
 
+class _FramedIndicators(QProxyStyle):
+    """Fusion, with check boxes and radio buttons framed in the text colour on a dark palette.
+
+    Fusion frames them in the window colour made darker, which on a dark window is all but
+    invisible: the menu's check marks (presentation mode, the open views) could not be seen.
+    """
+
+    def drawPrimitive(self, element: QStyle.PrimitiveElement, option: QStyleOption, painter: QPainter,
+                      widget: QWidget | None = None) -> None:  # noqa: N802 - Qt's name
+        super().drawPrimitive(element, option, painter, widget)
+        if element in (QStyle.PrimitiveElement.PE_IndicatorCheckBox, QStyle.PrimitiveElement.PE_IndicatorRadioButton) \
+                and option.palette.window().color().lightness() < 128:
+            painter.save()
+            frame = QColor(option.palette.windowText().color())
+            frame.setAlpha(170)
+            painter.setPen(frame)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            rect = option.rect.adjusted(0, 0, -1, -1)
+            if element == QStyle.PrimitiveElement.PE_IndicatorRadioButton:
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+                painter.drawEllipse(rect)
+            else:
+                painter.drawRect(rect)
+            painter.restore()
+
+
 def apply_theme(mode: ThemeMode | str = "system", app: QApplication | None = None) -> bool:
     """Apply a theme to the whole application; returns True when it is dark."""
     global _mode
@@ -193,9 +219,10 @@ def apply_theme(mode: ThemeMode | str = "system", app: QApplication | None = Non
     dark = _mode == "dark" or (_mode == "system" and system_is_dark())
     # Fusion draws the same everywhere and honours a palette fully, which native styles do not.
     fusion = QStyleFactory.create("Fusion")
+    palette = _dark_palette() if dark else fusion.standardPalette() if fusion is not None else QPalette()
     if fusion is not None:
-        app.setStyle(fusion)
-    app.setPalette(_dark_palette() if dark else fusion.standardPalette() if fusion else QPalette())
+        app.setStyle(_FramedIndicators(fusion))  # the proxy owns Fusion from here on
+    app.setPalette(palette)
     # Qt posts the change to every widget; deliver it now, so the theme is whole when this returns
     # (every widget restyles itself on its PaletteChange).
     QCoreApplication.sendPostedEvents(None, QEvent.Type.ApplicationPaletteChange)

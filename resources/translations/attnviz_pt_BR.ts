@@ -3125,6 +3125,17 @@
     </message>
 </context>
 <context>
+    <name>QFileDialog</name>
+    <message>
+        <source>&amp;Look in:</source>
+        <translation>&amp;Procurar em:</translation>
+    </message>
+    <message>
+        <source>Files of &amp;type:</source>
+        <translation>Arquivos do &amp;tipo:</translation>
+    </message>
+</context>
+<context>
     <name>Render</name>
     <message>
         <source>{error} (see {prog} --help)</source>
@@ -3338,7 +3349,7 @@
     <name>ScalingLab</name>
     <message>
         <source>Score variance</source>
-        <extracomment>A mean square of queries or keys this far from 1 (ratio) earns a note: the curves assume 1. The plots: key, title, y label, statistic name in the curves, log y axis.</extracomment>
+        <extracomment>A mean square of queries or keys this far from 1 (ratio) earns a note: the curves assume 1. Where each plot sits (row, column) below the legend: two rows of three. The two markers of a plot sit this far apart (log2 d units) so neither hides the other. The plots: key, title, y label, statistic name in the curves, log y axis.</extracomment>
         <translation>Variância das pontuações</translation>
     </message>
     <message>

@@ -348,6 +348,21 @@ def test_the_open_dialog_speaks_portuguese_and_so_do_qts_own_buttons(portuguese,
     assert dialog.buttons.button(QDialogButtonBox.StandardButton.Cancel).text().replace("&", "") == "Cancelar"
 
 
+def test_qts_file_dialog_speaks_portuguese_too(portuguese, qtbot):
+    """Qt's own catalogue lacks two labels Qt 6.11 renamed ("&Look in:"); ours supplies them."""
+    from PySide6.QtWidgets import QFileDialog
+
+    for mode in (QFileDialog.AcceptMode.AcceptOpen, QFileDialog.AcceptMode.AcceptSave):
+        dialog = QFileDialog()
+        qtbot.addWidget(dialog)
+        dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+        dialog.setAcceptMode(mode)
+        texts = [label.text() for label in dialog.findChildren(QLabel)]
+        texts += [button.text() for button in dialog.findChildren(QAbstractButton) if button.text()]
+        assert texts and not [text for text in texts if text.replace("&", "") in {
+            "Look in:", "Files of type:", "File name:", "Open", "Save", "Cancel"}], texts
+
+
 # --------------------------------------------------------------------------- switching
 
 

@@ -100,7 +100,7 @@ class _StageCard(Retranslating, QFrame):
         self.heatmap = HeatmapWidget()
         # Seven maps share the dock: smaller than the main window's, annotations hide themselves
         # when the cells get too small for them.
-        self.heatmap.setMinimumSize(300, 190)
+        self.heatmap.setMinimumSize(300, 150)
         if stage == "mask":
             self.heatmap.value_format = ".0f"
         layout.addWidget(self.heatmap, 1)
@@ -570,7 +570,7 @@ class PipelineView(Retranslating, QWidget):
                                          col_labels=[f"d{j}" for j in range(out.shape[1])])
         # A map of one or two query rows does not need 400 pixels of height: keep the pipeline
         # on one screen when there are few queries, let big matrices grow.
-        height = int(min(520, max(200, 150 + 40 * n_q)))
+        height = int(min(520, max(170, 110 + 30 * n_q)))
         for card in cards.values():
             card.heatmap.setMaximumHeight(height)
         self._write_notes(view, state, b)
@@ -639,7 +639,8 @@ class PipelineView(Retranslating, QWidget):
             card.note.setText(notes[stage])
         self.summary.setText(translate(
             "PipelineView", "{scoring} scoring · mask {mask_mode} · {dtype} · batch element {b} of {n}").format(
-            scoring=scoring, mask_mode=s.mask_mode, dtype=s.dtype, b=b, n=view.weights.shape[0]))
+            scoring=scoring, mask_mode=tr_text(catalog.MASK_MODES.label(s.mask_mode)), dtype=s.dtype, b=b,
+            n=view.weights.shape[0]))
 
     def _draw_formula(self) -> None:
         state = self._state
