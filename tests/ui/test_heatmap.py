@@ -838,3 +838,82 @@ def test_a_subclass_with_its_own_colour_table_picks_the_digits_colour_from_it(qt
     # dark blue, where the digits are light.
     assert [cell.color == dark_text for cell in diff.annotations] == [True, True, True]
     assert [cell.color == dark_text for cell in widget.annotations] == [False, True, True]
+
+
+# ------------------------------------------------------------------------ readability at any size
+
+
+def test_masked_cells_are_tinted_when_too_small_for_stripes_and_hatched_when_large(qtbot):
+    w = HeatmapWidget()
+    qtbot.addWidget(w)
+    w.resize(500, 400)
+    w.show()
+    qtbot.waitExposed(w)
+    mask = np.ones((512, 512), bool)
+    mask[:, 400:] = False
+    w.set_data(np.full((512, 512), 1 / 400), mask=mask)
+    assert w.overlay_tinted  # under a pixel per cell: stripes would be grey noise
+    img = w.overlay_item.image
+    assert img.shape[:2] == (512, 512)  # one flat pixel per cell
+    assert len({tuple(px) for px in img[:, 400:].reshape(-1, 4)}) == 1  # one uniform tint
+    w.set_data(np.full((4, 4), 0.25), mask=np.tril(np.ones((4, 4), bool)))
+    assert w.overlay_item.isVisible() and not w.overlay_tinted  # big cells: hatched
+
+
+def test_zooming_in_turns_a_tint_back_into_hatching(qtbot):
+    w = HeatmapWidget()
+    qtbot.addWidget(w)
+    w.resize(500, 400)
+    w.show()
+    qtbot.waitExposed(w)
+    mask = np.ones((300, 300), bool)
+    mask[:, 200:] = False
+    w.set_data(np.random.default_rng(0).random((300, 300)), mask=mask)
+    assert w.overlay_tinted
+    w.plot_item.getViewBox().setRange(xRange=(190, 210), yRange=(0, 20), padding=0)
+    qtbot.waitUntil(lambda: not w.overlay_tinted, timeout=2000)
+
+
+def test_a_flat_map_says_constant_and_every_colour_bar_has_labels(widget):
+    from PySide6.QtWidgets import QApplication  # noqa: F401 - a running app for the fonts
+
+    widget.set_data(np.full((3, 4), -0.09), levels=None)
+    assert widget.constant == pytest.approx(-0.09)
+    ticks = widget.colorbar.axis._tickLevels[0]
+    assert len(ticks) == 1 and "constant" in ticks[0][1] and "-0.09" in ticks[0][1]
+    # A range from the book's -1e6 fill to a few units: pyqtgraph's own ticks were none.
+    values = np.array([[-1e6, 0.5, 2.0]])
+    widget.set_data(values, levels=None)
+    labels = [label for _value, label in widget.colorbar.axis._tickLevels[0]]
+    assert labels[0] == "-1e+06" and labels[-1] == "2" and widget.constant is None
+
+
+def test_a_log_scale_shows_small_weights_apart_and_labels_powers_of_ten(widget):
+    weights = np.array([[1e-4, 1e-3, 1e-2, 0.0]])
+    widget.set_data(weights, levels=(1e-4, 1e-2), log=True)
+    assert widget.log_scale
+    shown = widget.image_item.image
+    np.testing.assert_allclose(shown[0, :3], [-4, -3, -2], atol=1e-6)
+    assert shown[0, 3] == pytest.approx(-4)  # zero sits at the bottom of the scale
+    assert widget.values[0, 0] == pytest.approx(1e-4)  # hover and cell texts keep the weights
+    assert [label for _v, label in widget.colorbar.axis._tickLevels[0]][-1] == "0.01"
+    with pytest.raises(ValueError, match="positive low end"):
+        widget.set_data(weights, levels=(0.0, 1.0), log=True)
+
+
+def test_digits_on_striped_cells_get_a_halo_and_crowded_digits_are_hidden(qtbot):
+    w = HeatmapWidget()
+    qtbot.addWidget(w)
+    w.show_masked_values = True
+    w.resize(700, 300)
+    w.show()
+    qtbot.waitExposed(w)
+    mask = np.array([[True, True, False, False]])
+    w.set_data(np.array([[0.25, 0.25, 0.25, 0.25]]), mask=mask)  # masked but given weight
+    halo = [cell.halo for cell in w.annotations]
+    assert halo == [False, False, True, True]
+    qtbot.waitUntil(lambda: w.annotations_legible, timeout=2000)  # once the view has laid out
+    # Sixteen columns in 260 pixels: with the gap a value needs, they would run together.
+    w.set_data(np.full((1, 16), 0.06))
+    w.resize(260, 300)
+    qtbot.waitUntil(lambda: not w.annotations_legible, timeout=2000)

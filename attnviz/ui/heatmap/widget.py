@@ -388,16 +388,17 @@ class HeatmapWidget(QtWidgets.QWidget):
             # autoDownsample: at 4096x4096 only about one value per screen pixel is mapped.
             shown = paint.log_display(arr, new_levels[0]) if log else arr
             self._image.setImage(shown, autoLevels=False, levels=self._scale_levels(), autoDownsample=True)
+        if arr.shape != self._shown_shape:
+            # Only a new shape resets the view: live edits keep the user's zoom and pan.  Reset
+            # before the overlay and the cell text, which depend on how large a cell is on screen.
+            self._shown_shape = arr.shape
+            self._reset_view()
         self._update_colorbar()
         self._update_overlay()
         self._update_empty_marker()
         self._update_locators()
         self._update_ticks()
         self._update_annotations()
-        if arr.shape != self._shown_shape:
-            # Only a new shape resets the view: live edits keep the user's zoom and pan.
-            self._shown_shape = arr.shape
-            self._reset_view()
         self._update_tooltips()
         self._refresh_hover()
 
