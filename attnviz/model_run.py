@@ -1,0 +1,249 @@
+"""A model's attention, layer by layer and head by head: what a file, a capture or another
+tool's cache brings, as plain numpy (no Qt, no torch).
+
+A :class:`ModelRun` is a sequence of :class:`AttentionCall` (one per attention layer, in call
+order) and the tokens on its axes. Each call keeps its tensors with their heads,
+(B, H, L_q, d) queries and (B, H_kv, L_k, d) keys and values, and its masks exactly as the
+model's code passed them, under the argument they came through (``attn_mask`` as SDPA reads it,
+``key_padding_mask`` as ``nn.MultiheadAttention`` reads it, ``attention_mask`` as Hugging Face
+builds it, ``is_causal``): what a mask means is declared by its argument, never guessed.
+
+The app shows one call and one head at a time in its editable tables (:meth:`ModelRun.focus`)
+and every head of a call in its grid; edits to the focused head are written back into the run
+(:meth:`ModelRun.with_head`), copying only the array they change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import numpy as np
+
+from .tr import QT_TRANSLATE_NOOP, message
+
+__all__ = ["MASK_ARGUMENTS", "AttentionCall", "HeadFocus", "ModelRun", "ModelRunError", "MaskArguments"]
+
+#: The arguments a mask can come through, in the order the engine combines them.
+MASK_ARGUMENTS: tuple[str, ...] = ("attn_mask", "key_padding_mask", "attention_mask")
+
+Source = Literal["file", "capture", "transformer_lens", "output_attentions", "tensors"]
+
+
+class ModelRunError(ValueError):
+    """Tensors that do not form a model run (shapes that disagree); the message is one line."""
+
+
+@dataclass(frozen=True)
+class MaskArguments:
+    """Masks as a model's code passes them to attention, for one head's 3-D slice or a whole
+    call: each array broadcastable as the engine's argument of the same name reads it."""
+
+    attn_mask: np.ndarray | None = None
+    key_padding_mask: np.ndarray | None = None
+    attention_mask: np.ndarray | None = None
+    is_causal: bool = False
+
+    @property
+    def any(self) -> bool:
+        return self.is_causal or any(getattr(self, name) is not None for name in MASK_ARGUMENTS)
+
+    def as_kwargs(self) -> dict[str, object]:
+        """Keyword arguments for ``attnviz.engine.attend`` (``causal`` for ``is_causal``)."""
+        kwargs: dict[str, object] = {name: getattr(self, name) for name in MASK_ARGUMENTS}
+        kwargs["causal"] = True if self.is_causal else None
+        return kwargs
+
+
+@dataclass(frozen=True)
+class AttentionCall:
+    """One attention call (a layer) of a model.
+
+    ``queries`` (B, H, L_q, d), ``keys`` (B, H_kv, L_k, d), ``values`` (B, H_kv, L_k, d_v): H_kv
+    divides H (grouped-query attention when smaller). All three are None for a source that
+    recorded only the weights (Hugging Face ``output_attentions``): then ``weights``
+    (B, H, L_q, L_k) is what is shown, and nothing can be recomputed or edited.
+    ``output`` is the model's own result (B, H, L_q, d_v) when known, ``fidelity`` the largest
+    difference between it and attnviz's recomputation (None: not checked), ``note`` a one-line
+    remark on this call (why it could not be reproduced, what was left out).
+    """
+
+    name: str
+    queries: np.ndarray | None
+    keys: np.ndarray | None
+    values: np.ndarray | None
+    masks: MaskArguments = field(default_factory=MaskArguments)
+    scale: float | None = None
+    output: np.ndarray | None = None
+    weights: np.ndarray | None = None
+    fidelity: float | None = None
+    note: str = ""
+
+    @property
+    def weights_only(self) -> bool:
+        return self.queries is None
+
+    @property
+    def shape(self) -> tuple[int, int, int, int]:
+        """(batch, heads, L_q, L_k)."""
+        if self.queries is not None and self.keys is not None:
+            b, h, lq, _ = self.queries.shape
+            return int(b), int(h), int(lq), int(self.keys.shape[2])
+        assert self.weights is not None
+        b, h, lq, lk = self.weights.shape
+        return int(b), int(h), int(lq), int(lk)
+
+    @property
+    def kv_heads(self) -> int:
+        return int(self.keys.shape[1]) if self.keys is not None else self.shape[1]
+
+    def kv_head(self, head: int) -> int:
+        """The key/value head serving query head ``head`` (consecutive heads share one, as SDPA)."""
+        return head // (self.shape[1] // self.kv_heads)
+
+    def head_masks(self, head: int) -> MaskArguments:
+        """This call's masks for one head's (B, L_q, d) slice: a head axis is indexed away."""
+        m = self.masks
+        return replace(m, attn_mask=_head_slice(m.attn_mask, head), attention_mask=_head_slice(m.attention_mask, head))
+
+    def check(self) -> None:
+        """Raise :class:`ModelRunError` unless the shapes fit together."""
+        arrays = {"queries": self.queries, "keys": self.keys, "values": self.values}
+        given = [name for name, a in arrays.items() if a is not None]
+        if given and len(given) != 3:
+            raise ModelRunError(message(QT_TRANSLATE_NOOP(
+                "ModelRun", "{call}: queries, keys and values come together (only {given} found)"),
+                call=self.name, given=", ".join(given)))
+        if not given and self.weights is None:
+            raise ModelRunError(message(QT_TRANSLATE_NOOP(
+                "ModelRun", "{call}: neither queries, keys and values nor attention weights"), call=self.name))
+        for name, a in {**arrays, "weights": self.weights, "output": self.output}.items():
+            if a is not None and a.ndim != 4:
+                raise ModelRunError(message(QT_TRANSLATE_NOOP(
+                    "ModelRun", "{call}: {name} must be (batch, heads, length, size), got shape {shape}"),
+                    call=self.name, name=name, shape=tuple(a.shape)))
+        if self.queries is None:
+            return
+        q, k, v = self.queries, self.keys, self.values
+        assert k is not None and v is not None
+        b, h, _, d = q.shape
+        problem = None
+        if k.shape[0] != b or v.shape[0] != b:
+            problem = "batch"
+        elif k.shape[1] != v.shape[1] or h % k.shape[1]:
+            problem = "heads"
+        elif k.shape[2] != v.shape[2]:
+            problem = "length"
+        elif k.shape[3] != d:
+            problem = "size"
+        if problem is not None:
+            raise ModelRunError(message(QT_TRANSLATE_NOOP(
+                "ModelRun", "{call}: the {axis} of queries {q}, keys {k} and values {v} do not fit together"),
+                call=self.name, axis=problem, q=tuple(q.shape), k=tuple(k.shape), v=tuple(v.shape)))
+
+
+def _head_slice(mask: np.ndarray | None, head: int) -> np.ndarray | None:
+    if mask is None or mask.ndim < 4:
+        return mask  # (L_q, L_k), (B, L_k) or (B, L_q, L_k): no head axis
+    # (..., H or 1, L_q, L_k): keep the leading batch axes, drop the head axis.
+    index = head if mask.shape[-3] > 1 else 0
+    return mask[..., index, :, :]
+
+
+@dataclass(frozen=True)
+class HeadFocus:
+    """One head of one call as the 3-D tensors and masks the book's views understand."""
+
+    queries: np.ndarray  # (B, L_q, d)
+    keys: np.ndarray  # (B, L_k, d)
+    values: np.ndarray  # (B, L_k, d_v)
+    masks: MaskArguments
+    scale: float | None
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    """A model's attention calls and its tokens.
+
+    ``query_tokens`` (B, L_q) and ``key_tokens`` (B, L_k) are strings (None: no tokens); one
+    sequence given for the whole batch is repeated (``with_tokens``). ``source`` says where the
+    run came from. Calls need not share a length (a decoder's KV-cache steps), but share a batch.
+    """
+
+    calls: tuple[AttentionCall, ...]
+    query_tokens: np.ndarray | None = None
+    key_tokens: np.ndarray | None = None
+    source: Source = "tensors"
+
+    def __post_init__(self) -> None:
+        if not self.calls:
+            raise ModelRunError(message(QT_TRANSLATE_NOOP("ModelRun", "a model run needs at least one attention call")))
+        for call in self.calls:
+            call.check()
+        batches = {call.shape[0] for call in self.calls}
+        if len(batches) != 1:
+            raise ModelRunError(message(QT_TRANSLATE_NOOP(
+                "ModelRun", "the calls disagree on the batch size: {sizes}"), sizes=sorted(batches)))
+        for name, tokens, axis in (("query_tokens", self.query_tokens, 2), ("key_tokens", self.key_tokens, 3)):
+            if tokens is None:
+                continue
+            lengths = {call.shape[axis] for call in self.calls}
+            if tokens.ndim != 2 or tokens.shape[0] != self.batch or tokens.shape[1] not in lengths:
+                raise ModelRunError(message(QT_TRANSLATE_NOOP(
+                    "ModelRun", "{name} have shape {shape}; the tensors need ({batch}, {length})"),
+                    name=name, shape=tuple(tokens.shape), batch=self.batch, length=max(lengths)))
+
+    @property
+    def batch(self) -> int:
+        return self.calls[0].shape[0]
+
+    @property
+    def layers(self) -> int:
+        return len(self.calls)
+
+    def heads(self, layer: int) -> int:
+        return self.calls[layer].shape[1]
+
+    @property
+    def editable(self) -> bool:
+        """Whether every call brings queries, keys and values (not recorded weights only)."""
+        return not any(call.weights_only for call in self.calls)
+
+    def focus(self, layer: int, head: int) -> HeadFocus:
+        """The 3-D slice of one head of one call (views of the run's arrays, no copy)."""
+        call = self.calls[layer]
+        if call.queries is None or call.keys is None or call.values is None:
+            raise ModelRunError(message(QT_TRANSLATE_NOOP(
+                "ModelRun", "{call} recorded attention weights only: there are no tensors to show"), call=call.name))
+        kv = call.kv_head(head)
+        return HeadFocus(call.queries[:, head], call.keys[:, kv], call.values[:, kv], call.head_masks(head), call.scale)
+
+    def with_head(self, layer: int, head: int, role: str, array: np.ndarray) -> "ModelRun":
+        """This run with one head's (B, L, d) ``role`` tensor replaced: that array is copied,
+        every other is shared. A key or value edit changes the key/value head the whole group of
+        query heads shares, as it would in the model."""
+        call = self.calls[layer]
+        whole = getattr(call, role)
+        index = head if role == "queries" else call.kv_head(head)
+        new = np.array(whole, copy=True)
+        new[:, index] = array
+        new.setflags(write=False)
+        calls = list(self.calls)
+        calls[layer] = replace(call, **{role: new}, output=None, fidelity=None)
+        return replace(self, calls=tuple(calls))
+
+    def tokens(self, batch: int) -> tuple[list[str] | None, list[str] | None]:
+        """The query and key tokens of one batch element (None where there are none)."""
+        def one(tokens: np.ndarray | None) -> list[str] | None:
+            return None if tokens is None else [str(t) for t in tokens[batch]]
+        return one(self.query_tokens), one(self.key_tokens)
+
+    @staticmethod
+    def broadcast_tokens(tokens: np.ndarray | list[str] | None, batch: int) -> np.ndarray | None:
+        """(L,) tokens repeated for every batch element, (B, L) ones checked; as a str array."""
+        if tokens is None:
+            return None
+        arr = np.asarray(tokens, dtype=str)
+        if arr.ndim == 1:
+            arr = np.broadcast_to(arr, (batch, arr.shape[0]))
+        return arr

@@ -1,0 +1,72 @@
+"""The model-run data model: shapes checked, heads sliced without copies, edits written back."""
+
+import numpy as np
+import pytest
+
+from attnviz.model_run import AttentionCall, MaskArguments, ModelRun, ModelRunError
+
+
+def _call(h: int = 4, hkv: int = 2, name: str = "layer.0", **kw) -> AttentionCall:
+    rng = np.random.default_rng(0)
+    return AttentionCall(name, rng.random((2, h, 3, 5)), rng.random((2, hkv, 6, 5)), rng.random((2, hkv, 6, 7)), **kw)
+
+
+def test_focus_slices_the_head_and_its_key_value_group_without_copying():
+    run = ModelRun((_call(),))
+    f = run.focus(0, 3)
+    call = run.calls[0]
+    assert np.shares_memory(f.queries, call.queries) and f.queries.shape == (2, 3, 5)
+    np.testing.assert_array_equal(f.keys, call.keys[:, 1])  # heads 2 and 3 share kv head 1
+    np.testing.assert_array_equal(run.focus(0, 1).values, call.values[:, 0])
+
+
+def test_head_masks_drop_a_head_axis_and_keep_padding_masks():
+    attn = np.zeros((2, 4, 3, 6), bool)
+    attn[:, 2] = True
+    pad = np.array([[1, 1, 1, 1, 0, 0], [1] * 6])
+    run = ModelRun((_call(masks=MaskArguments(attn_mask=attn, attention_mask=pad, is_causal=True)),))
+    m = run.focus(0, 2).masks
+    assert m.attn_mask.shape == (2, 3, 6) and m.attn_mask.all()
+    assert m.attention_mask is pad and m.is_causal
+    assert run.focus(0, 1).masks.as_kwargs()["causal"] is True
+    # A broadcast head axis of 1 serves every head.
+    run = ModelRun((_call(masks=MaskArguments(attn_mask=attn[:, 2:3])),))
+    assert run.focus(0, 0).masks.attn_mask.all()
+
+
+def test_with_head_copies_one_array_and_forgets_the_models_output():
+    run = ModelRun((_call(output=np.zeros((2, 4, 3, 7)), fidelity=0.0), _call(name="layer.1")))
+    edited = run.with_head(0, 3, "keys", np.full((2, 6, 5), 9.0))
+    assert (edited.calls[0].keys[:, 1] == 9).all() and not (run.calls[0].keys == 9).any()
+    assert edited.calls[0].queries is run.calls[0].queries and edited.calls[1] is run.calls[1]
+    assert edited.calls[0].output is None and edited.calls[0].fidelity is None
+    assert not edited.calls[0].keys.flags.writeable
+
+
+@pytest.mark.parametrize("bad, words", [
+    (dict(keys=np.zeros((2, 3, 6, 5))), "heads"),  # 3 kv heads do not divide 4
+    (dict(keys=np.zeros((1, 2, 6, 5))), "batch"),
+    (dict(values=np.zeros((2, 2, 5, 7))), "length"),
+    (dict(keys=np.zeros((2, 2, 6, 4))), "size"),
+    (dict(queries=np.zeros((2, 3, 5))), "(batch, heads, length, size)"),
+    (dict(values=None), "come together"),
+])
+def test_shapes_that_do_not_fit_are_refused_in_one_line(bad, words):
+    with pytest.raises(ModelRunError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        ModelRun((_call().__class__(**{**_call().__dict__, **bad}),))
+
+
+def test_tokens_are_broadcast_and_checked_against_the_lengths():
+    run = ModelRun((_call(),), query_tokens=ModelRun.broadcast_tokens(["a", "b", "c"], 2),
+                   key_tokens=ModelRun.broadcast_tokens([["x"] * 6, ["y"] * 6], 2))
+    assert run.tokens(1) == (["a", "b", "c"], ["y"] * 6)
+    with pytest.raises(ModelRunError, match="query_tokens"):
+        ModelRun((_call(),), query_tokens=ModelRun.broadcast_tokens(["a", "b"], 2))
+
+
+def test_weights_only_calls_show_weights_but_have_no_tensors():
+    call = AttentionCall("layer.0", None, None, None, weights=np.full((2, 4, 3, 3), 1 / 3))
+    run = ModelRun((call,), source="output_attentions")
+    assert not run.editable and run.calls[0].shape == (2, 4, 3, 3)
+    with pytest.raises(ModelRunError, match="weights only"):
+        run.focus(0, 0)
