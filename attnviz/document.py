@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .model_run import MaskArguments, ModelRun
 from .tr import QT_TRANSLATE_NOOP
 
 Role = Literal["queries", "keys", "values", "valid_lens"]
@@ -44,6 +45,9 @@ class Settings:
     dropout: float = 0.0
     train: bool = False
     dropout_seed: int = 0
+    #: Dot-product scorings: multiply the dot products by this instead of dividing them by
+    #: sqrt(d) (SDPA's ``scale``; a model run brings its own). None = 1/sqrt(d).
+    scale: float | None = None
     num_hiddens: int = 8
     param_seed: int = 0
     #: Let NaN/Inf through to the engine (to show what masking does not remove); else refused.
@@ -57,7 +61,16 @@ class Settings:
 class State:
     """Everything that defines a computation. Arrays: queries (B, Q, d_q), keys (B, K, d_k),
     values (B, K, d_v), valid lengths 1-D (B,) and 2-D (B, Q) (both kept, ``lens_mode`` picks),
-    ``params`` the learnable scoring parameters by name (empty: seeded from ``param_seed``)."""
+    ``params`` the learnable scoring parameters by name (empty: seeded from ``param_seed``).
+
+    ``masks`` are masks as a model's code passed them (``attn_mask``, ``key_padding_mask``,
+    ``attention_mask``), combined with the valid lengths and the causal setting; None: none.
+    ``query_tokens`` (B, Q) and ``key_tokens`` (B, K) label the axes (None: q0.., k0..).
+
+    ``run`` is the model this state shows one head of: the tensors, masks and tokens above are
+    then head ``head`` of call ``layer`` of the run (``focused_state``), and table edits are
+    written back into the run, so another head and back shows them still.
+    """
 
     queries: np.ndarray
     keys: np.ndarray
@@ -66,20 +79,33 @@ class State:
     lens_2d: np.ndarray
     settings: Settings = field(default_factory=Settings)
     params: dict[str, np.ndarray] = field(default_factory=dict)
+    masks: MaskArguments | None = None
+    query_tokens: np.ndarray | None = None
+    key_tokens: np.ndarray | None = None
+    run: ModelRun | None = None
+    layer: int = 0
+    head: int = 0
 
     def copy(self) -> "State":
-        """A deep copy whose arrays the caller may change (the document's are read-only)."""
-        return State(
-            self.queries.copy(), self.keys.copy(), self.values.copy(), self.lens_1d.copy(),
-            self.lens_2d.copy(), self.settings, {k: v.copy() for k, v in self.params.items()},
+        """A deep copy whose arrays the caller may change (the document's are read-only; the
+        run, immutable, is shared)."""
+        return replace(
+            self, queries=self.queries.copy(), keys=self.keys.copy(), values=self.values.copy(),
+            lens_1d=self.lens_1d.copy(), lens_2d=self.lens_2d.copy(),
+            params={k: v.copy() for k, v in self.params.items()},
         )
 
     def frozen(self) -> "State":
         """This state with read-only arrays: the ones already read-only are shared, writable ones
         copied (a caller keeps its own arrays to change)."""
-        return State(
-            _frozen(self.queries), _frozen(self.keys), _frozen(self.values), _frozen(self.lens_1d),
-            _frozen(self.lens_2d), self.settings, {k: _frozen(v) for k, v in self.params.items()},
+        return replace(
+            self, queries=_frozen(self.queries), keys=_frozen(self.keys), values=_frozen(self.values),
+            lens_1d=_frozen(self.lens_1d), lens_2d=_frozen(self.lens_2d),
+            params={k: _frozen(v) for k, v in self.params.items()},
+            masks=None if self.masks is None else MaskArguments(
+                _frozen_or_none(self.masks.attn_mask), _frozen_or_none(self.masks.key_padding_mask),
+                _frozen_or_none(self.masks.attention_mask), self.masks.is_causal),
+            query_tokens=_frozen_or_none(self.query_tokens), key_tokens=_frozen_or_none(self.key_tokens),
         )
 
     @property
@@ -113,6 +139,52 @@ class State:
     def valid_lens(self) -> np.ndarray | None:
         mode = self.settings.lens_mode
         return None if mode == "none" else (self.lens_1d if mode == "1d" else self.lens_2d)
+
+    def tokens(self, batch: int) -> tuple[list[str] | None, list[str] | None]:
+        """The query and key tokens of one batch element (None where there are none)."""
+        def one(tokens: np.ndarray | None) -> list[str] | None:
+            return None if tokens is None else [str(t) for t in tokens[batch]]
+        return one(self.query_tokens), one(self.key_tokens)
+
+
+def focused_state(run: ModelRun, layer: int, head: int, base: State | None = None) -> State:
+    """The state showing head ``head`` of call ``layer`` of ``run``.
+
+    ``base`` gives the settings, valid lengths and parameters to keep (its lengths are kept when
+    they still fit the shapes); without it, the settings are a model's: scaled dot-product
+    scoring with the call's scale, masks applied exactly as SDPA applies them, causal as the call
+    was, no valid lengths.
+    """
+    focus = run.focus(layer, head)
+    b, q = focus.queries.shape[:2]
+    k = focus.keys.shape[1]
+    causal = "top_left" if focus.masks.is_causal else None
+    if base is None:
+        settings = Settings(scoring="scaled_dot", mask_mode="sdpa", lens_mode="none", causal=causal, scale=focus.scale)
+        lens_1d, lens_2d, params = np.full((b,), k, np.int64), np.full((b, q), k, np.int64), {}
+    else:
+        settings = replace(base.settings, scale=focus.scale)
+        if base.run is not None and base.layer != layer:
+            # Another call: its own causal flag, as the model ran it.
+            settings = replace(settings, causal=causal)
+        fits = base.lens_1d.shape == (b,) and base.lens_2d.shape == (b, q)
+        lens_1d = base.lens_1d if fits else np.full((b,), k, np.int64)
+        lens_2d = base.lens_2d if fits else np.full((b, q), k, np.int64)
+        same_dims = base.queries.shape[2] == focus.queries.shape[2] and base.keys.shape[2] == focus.keys.shape[2]
+        params = base.params if same_dims else {}
+    masks = replace(focus.masks, is_causal=False)  # the causal setting carries it, editable
+    query_tokens, key_tokens = run.query_tokens, run.key_tokens
+    return State(
+        focus.queries, focus.keys, focus.values, lens_1d, lens_2d, settings, params,
+        masks=masks if masks.any else None,
+        query_tokens=None if query_tokens is None else query_tokens[:, :q],
+        key_tokens=None if key_tokens is None else key_tokens[:, :k],
+        run=run, layer=layer, head=head,
+    ).frozen()
+
+
+def _frozen_or_none(array: np.ndarray | None) -> np.ndarray | None:
+    return None if array is None else _frozen(array)
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -154,6 +226,8 @@ class SetBlock(Edit):
     row: int
     col: int
     block: np.ndarray
+    #: The (layer, head) of a model run the block belongs to (None: the one shown).
+    focus: tuple[int, int] | None = None
 
     @property
     def text(self) -> str:  # type: ignore[override]
@@ -164,6 +238,10 @@ class SetBlock(Edit):
         block = np.asarray(self.block)
         if block.ndim != 2:
             raise ValueError(f"a block must be 2-D, got shape {block.shape}")
+        if state.run is not None and self.role in TENSOR_ROLES and self.focus is not None \
+                and self.focus != (state.layer, state.head):
+            # An undo of an edit made on another head: show that head again, then undo there.
+            state = focused_state(state.run, *self.focus, base=state)
         field_name = _field_of(state, self.role)
         array = getattr(state, field_name).copy()  # the one array this edit changes
         view = table_view_of(array, self.role, self.batch)
@@ -174,7 +252,14 @@ class SetBlock(Edit):
         old = view[rows, cols].copy()
         view[rows, cols] = block
         array.setflags(write=False)
-        return replace(state, **{field_name: array}), SetBlock(self.role, self.batch, self.row, self.col, old)
+        focus = None
+        if state.run is not None and self.role in TENSOR_ROLES:
+            focus = (state.layer, state.head)
+            run = state.run.with_head(state.layer, state.head, self.role, array)
+            new_state = focused_state(run, state.layer, state.head, base=state)
+        else:
+            new_state = replace(state, **{field_name: array})
+        return new_state, SetBlock(self.role, self.batch, self.row, self.col, old, focus)
 
 
 def _field_of(state: State, role: str) -> str:
@@ -224,6 +309,23 @@ class SetSettings(Edit):
             # Parameters no longer fit (or belong to another function): back to seeded ones.
             new_state = replace(new_state, params={})
         return new_state, SetSettings(old, self.text)
+
+
+@dataclass
+class SetFocus(Edit):
+    """Show another head or call (layer) of the model run: the tables, masks and tokens follow."""
+
+    layer: int
+    head: int
+    text: str = QT_TRANSLATE_NOOP("Undo", "Show another head")
+
+    def apply(self, state: State) -> tuple[State, Edit]:
+        if state.run is None:
+            raise ValueError("no model run to focus")
+        run = state.run
+        if not (0 <= self.layer < run.layers and 0 <= self.head < run.heads(self.layer)):
+            raise ValueError(f"no head {self.head} in call {self.layer}")
+        return focused_state(run, self.layer, self.head, base=state), SetFocus(state.layer, state.head, self.text)
 
 
 # ---------------------------------------------------------------------------- the document
@@ -291,7 +393,24 @@ def resize_state(state: State, **dims: int) -> State:
     new.lens_2d = fit(state.lens_2d, (b, n), m)
     if (cur["d_q"], cur["d_k"]) != (state.dims["d_q"], state.dims["d_k"]):
         new.params = {}
+    # The tensors no longer are a head of the model: the run is set aside (an undo brings it
+    # back). Masks drawn for other lengths would be misread: they go unless the lengths stay.
+    new.run = None
+    if (b, n, m) != (state.batch, state.n_queries, state.n_keys):
+        new.masks = None
+    new.query_tokens = _fit_tokens(state.query_tokens, b, n)
+    new.key_tokens = _fit_tokens(state.key_tokens, b, m)
     return new
+
+
+def _fit_tokens(tokens: np.ndarray | None, batch: int, length: int) -> np.ndarray | None:
+    """Tokens cut or padded with empty labels to (batch, length)."""
+    if tokens is None:
+        return None
+    out = np.full((batch, length), "", dtype=tokens.dtype)
+    rows, cols = min(batch, tokens.shape[0]), min(length, tokens.shape[1])
+    out[:rows, :cols] = tokens[:rows, :cols]
+    return out
 
 
 def fill_values(shape: tuple[int, ...], kind: str, seed: int = 0) -> np.ndarray:
@@ -310,8 +429,12 @@ def fill_values(shape: tuple[int, ...], kind: str, seed: int = 0) -> np.ndarray:
 
 
 def filled_state(state: State, role: str, kind: str, seed: int = 0) -> State:
+    values = fill_values(getattr(state, role).shape, kind, seed)
+    if state.run is not None and role in TENSOR_ROLES:
+        run = state.run.with_head(state.layer, state.head, role, values)
+        return focused_state(run, state.layer, state.head, base=state)
     new = state.copy()
-    setattr(new, role, fill_values(getattr(state, role).shape, kind, seed))
+    setattr(new, role, values)
     return new
 
 

@@ -70,3 +70,52 @@ def test_weights_only_calls_show_weights_but_have_no_tensors():
     assert not run.editable and run.calls[0].shape == (2, 4, 3, 3)
     with pytest.raises(ModelRunError, match="weights only"):
         run.focus(0, 0)
+
+
+def test_a_session_keeps_the_run_the_head_shown_edits_masks_and_tokens(tmp_path):
+    from attnviz.document import Document, SetBlock, focused_state
+    from attnviz.io.state_io import load_state_file, save_state_file
+
+    pad = np.array([[1, 1, 1, 1, 0, 0], [1] * 6])
+    run = ModelRun((_call(masks=MaskArguments(attention_mask=pad)), _call(name="layer.1", masks=MaskArguments(
+        is_causal=True), scale=0.5)), key_tokens=ModelRun.broadcast_tokens(list("abcdef"), 2))
+    doc = Document(focused_state(run, 1, 2))
+    doc.apply(SetBlock("queries", 1, 0, 0, np.array([[42.0]])))
+    save_state_file(tmp_path / "s.attnviz", doc.state)
+    back = load_state_file(tmp_path / "s.attnviz")
+    assert (back.layer, back.head) == (1, 2) and back.settings.causal == "top_left" and back.settings.scale == 0.5
+    assert back.queries[1, 0, 0] == 42 and back.run.calls[1].queries[1, 2, 0, 0] == 42
+    np.testing.assert_array_equal(back.run.calls[0].masks.attention_mask, pad)
+    assert back.tokens(0)[1] == list("abcdef") and back.run.calls[0].name == "layer.0"
+
+
+def test_undo_of_an_edit_on_another_head_goes_back_to_that_head():
+    from attnviz.document import Document, SetBlock, SetFocus, focused_state
+
+    doc = Document(focused_state(ModelRun((_call(),)), 0, 1))
+    inverse = doc.apply(SetBlock("keys", 0, 0, 0, np.array([[7.0]])))
+    doc.apply(SetFocus(0, 3))  # kv head 1: not the edited kv head 0
+    assert doc.state.keys[0, 0, 0] != 7
+    doc.apply(inverse)
+    assert (doc.state.layer, doc.state.head) == (0, 1) and doc.state.keys[0, 0, 0] != 7
+    assert doc.state.run.calls[0].keys[0, 0, 0, 0] != 7
+
+
+@pytest.mark.parametrize("head", [0, 3])
+def test_the_app_computes_a_focused_head_as_sdpa_did(head):
+    import torch
+
+    from attnviz.compute.attention import run_state
+    from attnviz.document import focused_state
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 4, 5, 8), torch.randn(2, 2, 5, 8), torch.randn(2, 2, 5, 8)
+    pad = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+    out = torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, attn_mask=pad[:, None, None, :].bool(), scale=0.3, enable_gqa=True)
+    run = ModelRun((AttentionCall("l0", q.numpy(), k.numpy(), v.numpy(), MaskArguments(attention_mask=pad.numpy()),
+                                  scale=0.3),))
+    outcome = run_state(focused_state(run, 0, head))
+    assert outcome.error is None
+    np.testing.assert_allclose(outcome.view.output, out[:, head].numpy(), atol=1e-6)
+    assert (outcome.view.weights[0, :, 3:] == 0).all()

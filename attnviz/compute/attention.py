@@ -13,6 +13,7 @@ import numpy as np
 
 from attnviz.compute.convert import to_numpy
 from attnviz.document import Snapshot, State
+from attnviz.model_run import MASK_ARGUMENTS
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 
 
@@ -79,6 +80,7 @@ def run_state(state: State, version: int = 0) -> Outcome:
                 scoring=s.scoring, mask_mode=s.mask_mode, causal=s.causal, params=params,
                 num_hiddens=s.num_hiddens, seed=s.param_seed, dropout=s.dropout, train=s.train,
                 dropout_seed=s.dropout_seed, dtype=s.dtype, device=s.device, allow_nonfinite=s.allow_nonfinite,
+                **mask_kwargs(state), **scale_kwargs(state),
             )
         d = result.diagnostics
         view = ViewData(
@@ -107,6 +109,24 @@ def run_state(state: State, version: int = 0) -> Outcome:
         return Outcome(version, error=message(QT_TRANSLATE_NOOP("Errors", "unexpected error: {error}"),
                                               error=f"{type(exc).__name__}: {exc}"), device=s.device,
                        dtype=s.dtype, seconds=time.perf_counter() - start)
+
+
+def mask_kwargs(state: State) -> dict[str, object]:
+    """The state's model masks as ``attend`` arguments (torch tensors; none: no arguments)."""
+    import torch
+
+    if state.masks is None:
+        return {}
+    return {name: None if (m := getattr(state.masks, name)) is None else torch.from_numpy(np.asarray(m))
+            for name in MASK_ARGUMENTS}
+
+
+def scale_kwargs(state: State) -> dict[str, object]:
+    """SDPA's ``scale`` for the dot-product scorings that take it (the others have none)."""
+    from attnviz.engine import get_scoring
+
+    s = state.settings
+    return {} if s.scale is None or not get_scoring(s.scoring).takes_scale else {"scale": s.scale}
 
 
 def run_snapshot(snapshot: Snapshot) -> Outcome:

@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 FORMAT_NAME = "attnviz-session"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 SESSION_MEMBER = "__session__"
 SESSION_SUFFIX = ".attnviz"
 AUTOSAVE_NAME = "autosave" + SESSION_SUFFIX
@@ -72,6 +72,9 @@ class Session:
 
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    #: What a model run adds (its calls' names and scales, the head shown, tokens), as JSON;
+    #: empty for the book's tensors. A session with it is format version 2.
+    model: dict[str, Any] = field(default_factory=dict)
 
 
 # --- writing -------------------------------------------------------------------------------
@@ -87,12 +90,17 @@ def save_session(path: str | os.PathLike[str], session: Session, *, private: boo
     """
     file_path = Path(path)
     arrays = _checked_arrays(file_path, session.arrays)
-    manifest = {
+    manifest: dict[str, Any] = {
         "format": FORMAT_NAME,
-        "version": FORMAT_VERSION,
+        # Version 1 readers would ignore a model's arrays and show a wrong picture: a session
+        # with a model says it needs version 2; one without stays readable by every version.
+        "version": FORMAT_VERSION if session.model else 1,
         "settings": _checked_settings(file_path, session.settings),
         "arrays": list(arrays),
     }
+    if session.model:
+        _check_json(file_path, session.model, "model")
+        manifest["model"] = dict(session.model)
     # allow_nan=False: NaN/Infinity are not JSON, and other languages' parsers reject them.
     text = json.dumps(manifest, ensure_ascii=False, allow_nan=False)
     members = {SESSION_MEMBER: np.array(text)}  # first, so streaming readers see it early
@@ -177,7 +185,7 @@ def load_session(
             listed: list[str] = manifest["arrays"]
             _check_members(archive, listed, budget)
             arrays = {name: archive.read(name) for name in listed}
-        return Session(arrays=arrays, settings=manifest["settings"])
+        return Session(arrays=arrays, settings=manifest["settings"], model=manifest["model"])
 
 
 def _check_regular_file(path: Path, budget: Budget) -> None:
@@ -219,7 +227,10 @@ def _parse_manifest(archive: _npy.NpzArchive, budget: Budget) -> dict[str, Any]:
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has a damaged array list (not a list of names)"))
     if len(set(listed)) != len(listed):
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "lists the same array twice"))
-    return {"settings": settings, "arrays": listed}
+    model = manifest.get("model", {})
+    if not isinstance(model, dict):
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has a damaged model description (not a JSON object)"))
+    return {"settings": settings, "arrays": listed, "model": model}
 
 
 def _check_members(archive: _npy.NpzArchive, listed: list[str], budget: Budget) -> None:

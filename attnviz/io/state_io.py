@@ -28,11 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LEN, Settings, State
+from attnviz.document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LEN, Settings, State, focused_state
 from attnviz.io.errors import SessionFileError, TensorFileError
 from attnviz.io.roles import needs_head_choice, select_head
 from attnviz.io.session import Session, load_session, save_session
 from attnviz.io.tensors import TensorFile
+from attnviz.model_run import MASK_ARGUMENTS, AttentionCall, MaskArguments, ModelRun
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, joined, message
 
 __all__ = [
@@ -55,6 +56,11 @@ __all__ = [
 #: Session array names of the parameters: ``params/W_q`` holds ``state.params["W_q"]``.
 PARAM_PREFIX = "params/"
 STATE_ARRAYS: tuple[str, ...] = ("queries", "keys", "values", "lens_1d", "lens_2d")
+#: A model run's arrays: ``run/<call>/<name>``; a plain state's masks: ``masks/<argument>``.
+RUN_PREFIX = "run/"
+MASKS_PREFIX = "masks/"
+_CALL_ARRAYS: tuple[str, ...] = ("queries", "keys", "values", "output", "weights")
+_RUN_SOURCES = ("file", "capture", "transformer_lens", "output_attentions", "tensors")
 
 # The names the engine and the settings panel know. Written out here because importing
 # attnviz.engine loads torch, which the GUI thread must not wait for; tests/io/test_state_io.py
@@ -100,7 +106,37 @@ def state_to_session(state: State) -> Session:
     }
     for name, value in state.params.items():
         arrays[PARAM_PREFIX + name] = np.array(value, copy=True)
-    return Session(arrays=arrays, settings=state.settings.as_dict())
+    return Session(arrays=arrays, settings=state.settings.as_dict(), model=_model_to_session(state, arrays))
+
+
+def _tokens_json(tokens: np.ndarray | None) -> list[list[str]] | None:
+    return None if tokens is None else [[str(t) for t in row] for row in tokens]
+
+
+def _model_to_session(state: State, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The session's ``model`` description; adds the run's and the masks' arrays to ``arrays``."""
+    model: dict[str, Any] = {}
+    run = state.run
+    if run is not None:
+        calls = []
+        for index, call in enumerate(run.calls):
+            for name in (*_CALL_ARRAYS, *MASK_ARGUMENTS):
+                value = getattr(call.masks if name in MASK_ARGUMENTS else call, name)
+                if value is not None:
+                    arrays[f"{RUN_PREFIX}{index}/{name}"] = np.array(value, copy=True)
+            calls.append({"name": call.name, "scale": call.scale, "is_causal": call.masks.is_causal,
+                          "fidelity": call.fidelity, "note": str(call.note)})
+        model.update(source=run.source, layer=state.layer, head=state.head, calls=calls,
+                     query_tokens=_tokens_json(run.query_tokens), key_tokens=_tokens_json(run.key_tokens))
+        return model
+    if state.masks is not None:
+        for name in MASK_ARGUMENTS:
+            value = getattr(state.masks, name)
+            if value is not None:
+                arrays[MASKS_PREFIX + name] = np.array(value, copy=True)
+    if state.query_tokens is not None or state.key_tokens is not None:
+        model.update(query_tokens=_tokens_json(state.query_tokens), key_tokens=_tokens_json(state.key_tokens))
+    return model
 
 
 def session_to_state(
@@ -163,9 +199,62 @@ def session_to_state(
             # Float parameters keep their dtype (a saved float32 W reloads bit for bit).
             dtype = array.dtype if array.dtype.kind == "f" else np.float64
             params[name[len(PARAM_PREFIX):]] = np.array(array, dtype=dtype, copy=True)
-        elif name not in STATE_ARRAYS:
+        elif name not in STATE_ARRAYS and not name.startswith((RUN_PREFIX, MASKS_PREFIX)):
             found.append(message(QT_TRANSLATE_NOOP("FileNotes", "ignored the unknown array '{name}'"), name=name))
-    return State(queries, keys, values, lens["lens_1d"], lens["lens_2d"], settings, params)
+    state = State(queries, keys, values, lens["lens_1d"], lens["lens_2d"], settings, params)
+    try:
+        return _model_from_session(session.model, arrays, state)
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has a damaged model description: {error}"),
+                           error=exception_message(exc))) from exc
+
+
+def _tokens_from(value: Any, batch: int, name: str) -> np.ndarray | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != batch or not all(
+            isinstance(row, list) and all(isinstance(t, str) for t in row) for row in value) \
+            or len({len(row) for row in value}) > 1:
+        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' must be {batch} lists of strings of one "
+                                                                 "length"), name=name, batch=batch))
+    return np.array(value, dtype=str).reshape(batch, -1)
+
+
+def _model_from_session(model: Mapping[str, Any], arrays: Mapping[str, np.ndarray], state: State) -> State:
+    """``state`` with what the session's ``model`` description adds (run, masks, tokens)."""
+    if not model:
+        return state
+    calls_json = model.get("calls")
+    if calls_json is None:
+        masks = {name: arrays[MASKS_PREFIX + name] for name in MASK_ARGUMENTS if MASKS_PREFIX + name in arrays}
+        return replace(
+            state, masks=MaskArguments(**masks) if masks else None,
+            query_tokens=_tokens_from(model.get("query_tokens"), state.batch, "query_tokens"),
+            key_tokens=_tokens_from(model.get("key_tokens"), state.batch, "key_tokens"))
+    if not isinstance(calls_json, list) or not calls_json:
+        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'calls' must be a non-empty list")))
+    calls = []
+    for index, info in enumerate(calls_json):
+        def arr(name: str, index: int = index) -> np.ndarray | None:
+            return arrays.get(f"{RUN_PREFIX}{index}/{name}")
+        scale = info.get("scale")
+        fidelity = info.get("fidelity")
+        calls.append(AttentionCall(
+            str(info["name"]), arr("queries"), arr("keys"), arr("values"),
+            MaskArguments(arr("attn_mask"), arr("key_padding_mask"), arr("attention_mask"),
+                          bool(info.get("is_causal", False))),
+            scale=None if scale is None else float(scale), output=arr("output"), weights=arr("weights"),
+            fidelity=None if fidelity is None else float(fidelity), note=str(info.get("note", ""))))
+    source = model.get("source", "file")
+    batch = calls[0].shape[0]
+    run = ModelRun(tuple(calls), _tokens_from(model.get("query_tokens"), batch, "query_tokens"),
+                   _tokens_from(model.get("key_tokens"), batch, "key_tokens"),
+                   source=source if source in _RUN_SOURCES else "file")
+    layer, head = int(model.get("layer", 0)), int(model.get("head", 0))
+    if not (0 <= layer < run.layers and 0 <= head < run.heads(layer)):
+        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "the head shown, {head} of call {layer}, is not in "
+                                                                 "the model"), head=head, layer=layer))
+    return focused_state(run, layer, head, base=state)
 
 
 def load_state_file(path: str | os.PathLike[str], *, notes: list[str] | None = None) -> State:

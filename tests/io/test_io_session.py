@@ -94,10 +94,14 @@ def test_plain_numpy_can_read_it(tmp_path: Path, session: Session) -> None:
         assert archive["__session__"].shape == ()
         assert manifest == {
             "format": FORMAT_NAME,
-            "version": FORMAT_VERSION,
+            "version": 1,  # no model: readable by attnviz versions that know format 1 only
             "settings": SETTINGS,
             "arrays": list(session.arrays),
         }
+    save_session(path, Session(session.arrays, SETTINGS, model={"layer": 0}))
+    with np.load(path, allow_pickle=False) as archive:
+        manifest = json.loads(str(archive["__session__"]))
+        assert manifest["version"] == FORMAT_VERSION == 2 and manifest["model"] == {"layer": 0}
         assert sorted(archive.files) == sorted(["__session__", *session.arrays])
         np.testing.assert_array_equal(archive["queries"], session.arrays["queries"])
 
@@ -247,9 +251,9 @@ def manifest(**changes: Any) -> dict[str, Any]:
     [
         (manifest(), {"q": np.ones(2)}, None),  # control: this one is valid
         (
-            manifest(version=2),
+            manifest(version=3),
             {"q": np.ones(2)},
-            "written by a newer attnviz (session format version 2); this version reads version 1 only",
+            "written by a newer attnviz (session format version 3); this version reads version 2 only",
         ),
         (manifest(version="1"), {"q": np.ones(2)}, "invalid session format version: '1'"),
         (manifest(version=0), {"q": np.ones(2)}, "invalid session format version"),
