@@ -3,12 +3,33 @@
 Drop-in equivalents of the book's code: ``masked_softmax``, ``AdditiveAttention``,
 ``DotProductAttention``. The functional core: ``attend`` returns an ``AttentionResult`` with
 every stage and ``Diagnostics``.
+
+Long inputs: ``overview`` reduces an (L_q, L_k) attention matrix to display bins without ever
+holding it, ``tile`` and ``weight_row`` give exact regions from its row statistics, and the
+descriptions of ``mask_mods`` (``SlidingWindow``, ``Documents``, ``MaskMod``...) say which
+pairs may attend.
 """
 
 from .core import attend
 from .book import AdditiveAttention, DotProductAttention, masked_softmax
 from .devices import DTYPES, available_devices, resolve_device, resolve_dtype
 from .errors import AttentionInputError, DeviceError, DeviceOutOfMemoryError
+from .long import Overview, OverviewCancelled, RowStats, Tile, overview, tile, weight_row
+from .mask_mods import (
+    AllOf,
+    BlockStructure,
+    Causal,
+    Chunked,
+    Documents,
+    KeyPadding,
+    Mask,
+    MaskMod,
+    PrefixLM,
+    SinkWindow,
+    SlidingWindow,
+    ValidLength,
+    make_mask,
+)
 from .masking import CAUSAL_ALIGNMENTS, D2L_FILL, MASK_MODES, MaskMode
 from .result import STAGES, AttentionResult, Diagnostics
 from .scoring import SCORINGS, ScoringFunction, get_scoring, register
@@ -36,4 +57,24 @@ __all__ = [
     "available_devices",
     "resolve_device",
     "resolve_dtype",
+    "overview",
+    "tile",
+    "weight_row",
+    "Overview",
+    "OverviewCancelled",
+    "RowStats",
+    "Tile",
+    "Mask",
+    "AllOf",
+    "BlockStructure",
+    "Causal",
+    "Chunked",
+    "Documents",
+    "KeyPadding",
+    "MaskMod",
+    "PrefixLM",
+    "SinkWindow",
+    "SlidingWindow",
+    "ValidLength",
+    "make_mask",
 ]

@@ -18,9 +18,16 @@ row max and log-normaliser of -inf, and is flagged in ``RowStats.empty_rows``: n
 the bins. (This is the "strict" / SDPA convention for empty rows, and FlexAttention's; the
 book's -1e6 fill would give such a row uniform weights instead.)
 
-Precision: float64 inputs are computed in float64, anything else in float32 (the bins and
-per-key sums are accumulated in float64). In float32 the weights carry the usual relative error
-of a few 1e-7 of |score|, and the entropy an absolute error of about 1e-7 x |row max|.
+Precision: by default float64 inputs are computed in float64 and anything else in float32
+(``dtype`` chooses); bins, per-key sums and row statistics are accumulated in float64. In
+float32 the scores carry float32 rounding (about 1e-7 of sum_i |q_i k_i| scale), and so does
+everything made of them: for scaled dot products of ordinary activations the weights, bins and
+tiles are within 1e-6 of a float64 computation, and the row statistics, entropy and per-key
+sums within a few 1e-6 relative. ``dtype="float64"`` removes that at about twice the cost.
+
+Speed: scores are computed in units of log2 (the scale folded into the queries) because exp2
+is about twice as fast as exp on the CPU, as FlashAttention does; masked cells get the lowest
+finite value, not -inf, so that 0 x fill stays 0 in the entropy's sum.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -45,9 +52,11 @@ from .mask_mods import (
     make_mask,
     runs,
 )
+from .memory import empty_large
 
-#: Scores per block of query rows (4 MiB in float32): the block, its exponentials and a mask of
-#: its edges stay in cache; much smaller blocks pay more per-operation overhead than they gain.
+#: Scores per block of query rows (8 MiB in float32). Smaller blocks pay more per-operation
+#: overhead (and, with several threads, more synchronisation); larger ones leave the cache and
+#: widen the masked strips along a band's edges. 2^20 to 2^22 measured within 10 % of each other.
 BLOCK_ELEMENTS = 1 << 21
 #: Cells of mask predicates (``mask_mod``) evaluated per block of rows: they are evaluated over
 #: every key a block might need, and a predicate's index arithmetic makes int64 temporaries.
@@ -60,7 +69,7 @@ _LN_2 = math.log(2.0)
 _LOG2_E = 1.0 / _LN_2
 
 
-class Cancelled(Exception):
+class OverviewCancelled(Exception):
     """``should_stop`` returned True: the overview stopped between two blocks of rows."""
 
 
@@ -82,6 +91,10 @@ class RowStats:
     batch: int
     head: int
     d: int
+    #: The same in the units the overview computed in (log2 of the weights, compute dtype /
+    #: float64): a tile recomputes its scores exactly as the overview did and subtracts these.
+    log2_max: torch.Tensor = field(repr=False)
+    log2_z: torch.Tensor = field(repr=False)
 
     @property
     def empty_rows(self) -> torch.Tensor:
@@ -164,6 +177,7 @@ def overview(
     mask_mod: MaskModFn | None = None,
     mask: Mask | None = None,
     block_size: int = DEFAULT_BLOCK,
+    dtype: torch.dtype | str | None = None,
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> Overview:
@@ -178,15 +192,19 @@ def overview(
     attend), ``window``, ``sinks``, ``documents``, ``prefix``, ``chunk``, ``mask_mod``, ``mask``.
     Key blocks of ``block_size`` keys that the mask empties are skipped.
 
+    ``dtype``: what to compute in, "float32" or "float64"; by default float64 for float64 inputs
+    and float32 otherwise (as fast as QK^T allows; see the module's note on precision). ``tile``
+    uses the same.
+
     ``progress(done_rows, total_rows)`` is called after each block of rows (from the calling
-    thread); ``should_stop()`` is polled before each and raises ``Cancelled`` when it returns
+    thread); ``should_stop()`` is polled before each and raises ``OverviewCancelled`` when it returns
     True (a block takes milliseconds, so a newer request waits no longer than that).
 
     Memory: O(L_q + L_k + bins) plus one block of about BLOCK_ELEMENTS scores and its mask,
     never O(L_q x L_k). Time: O(computed cells x d).
     """
     start = time.perf_counter()
-    qs, ks = _select(q, k, batch, head)
+    qs, ks = _select(q, k, batch, head, _check_dtype(dtype))
     n_q, d = qs.shape
     n_k = ks.shape[0]
     scale_value = _check_scale(scale, d)
@@ -197,7 +215,6 @@ def overview(
     bins_q, bins_k = _check_bins(bins)
     bh, bw = -(-n_q // bins_q), -(-n_k // bins_k)
     check_count(block_size, "block_size", 1, "shape")
-    # Scores in units of log2: exp2 is about twice as fast as exp on the CPU (FlashAttention's trick).
     run = _Run(qs * (scale_value * _LOG2_E), ks, bound, bh, bw, bw * -(-block_size // bw))
 
     def rows_for(width: int, previous: int) -> int:
@@ -213,7 +230,7 @@ def overview(
     r0 = 0
     while r0 < n_q:
         if should_stop is not None and should_stop():
-            raise Cancelled()
+            raise OverviewCancelled()
         r1 = min(n_q, r0 + n_rows)
         n_rows = rows_for(run.rows(r0, r1), r1 - r0)
         r0 = r1
@@ -228,7 +245,7 @@ def tile(q: object, k: object, stats: RowStats | Overview, rows: slice = slice(N
     statistics of an ``overview`` of the same ``q`` and ``k``. Costs the region's scores only:
     O(len(rows) x len(cols) x d) time, O(len(rows) x len(cols)) memory (at most MAX_TILE_CELLS)."""
     st = stats.stats if isinstance(stats, Overview) else stats
-    qs, ks = _select(q, k, st.batch, st.head)
+    qs, ks = _select(q, k, st.batch, st.head, st.log2_max.dtype)
     if (qs.shape[0], ks.shape[0], qs.shape[1]) != (st.n_q, st.n_k, st.d):
         raise AttentionInputError(message(QT_TRANSLATE_NOOP(
             "Errors", "these row statistics are for {n_q} queries and {n_k} keys of size {d}; got {q} queries and "
@@ -240,15 +257,13 @@ def tile(q: object, k: object, stats: RowStats | Overview, rows: slice = slice(N
         raise AttentionInputError(message(QT_TRANSLATE_NOOP(
             "Errors", "a tile of {rows} x {cols} is too large (at most {limit} cells); use the overview for "
                       "larger regions"), rows=len(rs), cols=len(cs), limit=MAX_TILE_CELLS), "shape")
-    scores = (qs[rs.start:rs.stop] * st.scale) @ ks[cs.start:cs.stop].T
+    # The scores as the overview computed them (log2 units), so w = 2^(s - m - log2 z) equals its.
+    scores = (qs[rs.start:rs.stop] * (st.scale * _LOG2_E)) @ ks[cs.start:cs.stop].T
     allowed = st.mask.region(rs.start, rs.stop, cs.start, cs.stop)
-    empty = st.empty_rows[rs.start:rs.stop, None]
-    row_max = st.row_max[rs.start:rs.stop, None]
-    # exp(s - m - log z), as the overview computed it; empty rows are all masked anyway.
-    m = torch.where(empty, 0.0, row_max).to(scores.dtype)
-    log_z = torch.where(empty, 0.0, st.log_normalizer[rs.start:rs.stop, None] - row_max).to(scores.dtype)
-    weights = torch.exp((scores - m).sub_(log_z)).masked_fill_(~allowed, 0.0)
-    return Tile(weights, scores, allowed, rs, cs)
+    rows_of = slice(rs.start, rs.stop)
+    weights = torch.exp2((scores - st.log2_max[rows_of, None]).sub_(st.log2_z[rows_of, None].to(scores.dtype)))
+    weights.masked_fill_(~allowed, 0.0)  # empty rows have no allowed key: all zero
+    return Tile(weights, scores.mul_(_LN_2), allowed, rs, cs)
 
 
 def weight_row(q: object, k: object, stats: RowStats | Overview, query: int) -> torch.Tensor:
@@ -281,6 +296,8 @@ class _Run:
         self.counts = torch.zeros_like(self.sums)  # allowed cells
         self.columns = torch.zeros(self.n_k_pad, dtype=f64, device=dev)
         self.row_max = torch.full((n_q,), -math.inf, dtype=f64, device=dev)
+        self.log2_max = torch.zeros(n_q, dtype=qs.dtype, device=dev)  # 0 on empty rows: harmless
+        self.log2_z = torch.zeros(n_q, dtype=f64, device=dev)
         self.lse = torch.full_like(self.row_max, -math.inf)
         self.entropy = torch.zeros_like(self.row_max)
         self.allowed = torch.zeros(n_q, dtype=torch.int64, device=dev)
@@ -293,6 +310,10 @@ class _Run:
         self.key_prefix[1 : n_k + 1] = torch.cumsum(keys, 0)
         self.key_prefix[n_k + 1 :] = self.key_prefix[n_k]
         self.computed = 0
+        # The scores and their exponentials of every block live in these two buffers, grown as
+        # needed: a fresh allocation per block costs page faults (in a new process, up to three
+        # times the arithmetic at 131,072 tokens).
+        self._work = [torch.empty(0, dtype=qs.dtype, device=dev) for _ in range(2)]
 
     def rows(self, r0: int, r1: int) -> int:
         """Fold rows r0:r1 in; returns how many key columns were computed for them."""
@@ -303,13 +324,17 @@ class _Run:
             return 0  # every row is empty: the initial -inf / 0 are its statistics
         n_rows = r1 - r0
         qb = self.qs[r0:r1]
-        spans, scores, counts = [], [], []
+        scores, counts = [], []
         # Without predicates the allowed cells are counted from the ranges (no pass over cells).
         counted = not mask.has_predicates
         masked_cells = torch.zeros(n_rows, dtype=torch.int64, device=qb.device)
-        for j0, j1 in blocks:
-            c0, c1 = j0 * block, min(j1 * block, self.n_k_pad)
-            s = qb @ self.ks[c0:c1].T
+        spans = [(j0 * block, min(j1 * block, self.n_k_pad)) for j0, j1 in blocks]
+        width = sum(c1 - c0 for c0, c1 in spans)
+        score_buf, exp_buf = (self._buffer(i, n_rows * width) for i in range(2))
+        for c0, c1 in spans:
+            s = score_buf[: n_rows * (c1 - c0)].view(n_rows, c1 - c0)
+            score_buf = score_buf[n_rows * (c1 - c0):]
+            torch.mm(qb, self.ks[c0:c1].T, out=s)
             count = self._allowed_per_bin(rb, c0, c1) if counted else torch.full(
                 (n_rows, (c1 - c0) // bw), bw, dtype=torch.int64, device=qb.device)
             for a, b in rb.masked_columns(c0, c1, bw):
@@ -319,10 +344,8 @@ class _Run:
                     n_masked = masked.view(n_rows, -1, bw).sum(-1)
                     count[:, (a - c0) // bw : (b - c0) // bw] -= n_masked
                     masked_cells += n_masked.sum(1)
-            spans.append((c0, c1))
             scores.append(s)
             counts.append(count)
-        width = sum(c1 - c0 for c0, c1 in spans)
         self.computed += n_rows * width
         allowed = self._allowed_per_row(rb) if counted else width - masked_cells
         empty = allowed == 0
@@ -331,7 +354,11 @@ class _Run:
         m = torch.stack([b.amax(1) for b in bin_max]).amax(0)
         # m = 0 on an empty row: its scores are all the fill, its exponentials all 0.
         m = m.masked_fill_(empty, 0.0)
-        exps = [torch.exp2(s.sub_(m[:, None])) for s in scores]
+        exps = []
+        for s in scores:
+            e = exp_buf[: s.numel()].view(s.shape)
+            exp_buf = exp_buf[s.numel():]
+            exps.append(torch.exp2(s.sub_(m[:, None]), out=e))
         bin_sums = [e.view(n_rows, -1, bw).sum(-1) for e in exps]
         z = torch.stack([bs.sum(1) for bs in bin_sums]).sum(0).masked_fill_(empty, 1.0)
         dot = torch.stack([s.mul_(e).sum(1) for s, e in zip(scores, exps)]).sum(0)  # sum_k e_k (s_k - m), log2
@@ -351,6 +378,8 @@ class _Run:
                                                          weights_max.to(f64), "amax")
             self.counts[rb0:rb1, cb0:cb1].index_add_(0, local, count.to(f64))
 
+        self.log2_max[r0:r1] = m
+        self.log2_z[r0:r1] = torch.log2(z.to(f64))
         log_z = torch.log(z.to(f64))
         m64 = m.to(f64) * _LN_2  # back to natural units
         self.row_max[r0:r1] = m64.masked_fill_(empty, -math.inf)
@@ -359,6 +388,12 @@ class _Run:
         self.entropy[r0:r1] = (log_z - dot.to(f64) * _LN_2 / z.to(f64)).masked_fill_(empty, 0.0)
         self.allowed[r0:r1] = allowed
         return width
+
+    def _buffer(self, index: int, numel: int) -> torch.Tensor:
+        """Work buffer ``index`` with room for ``numel`` elements (flat)."""
+        if self._work[index].numel() < numel:
+            self._work[index] = empty_large((numel,), self.qs.dtype, self.qs.device)
+        return self._work[index]
 
     def _allowed_per_bin(self, rb: RowBlock, c0: int, c1: int) -> torch.Tensor:
         """(rows, bins of c0:c1) allowed cells, from the rows' ranges and the key mask alone."""
@@ -391,11 +426,12 @@ class _Run:
         rows = torch.diff(_edges(self.bh, n_q)).to(torch.float64)
         cols = torch.diff(_edges(self.bw, n_k)).to(torch.float64)
         cells = rows[:, None] * cols[None, :]
-        stats = RowStats(self.row_max, self.lse, self.allowed, self.mask, scale, batch, head, self.qs.shape[1])
+        stats = RowStats(self.row_max, self.lse, self.allowed, self.mask, scale, batch, head, self.qs.shape[1],
+                         self.log2_max, self.log2_z)
         return Overview(
-            mean=self.sums / cells,
+            mean=self.sums.div_(cells),  # in place: the accumulators become the result
             max=self.maxes,
-            masked_share=1.0 - self.counts / cells,
+            masked_share=self.counts.div_(cells).neg_().add_(1.0),
             bin_rows=self.bh,
             bin_cols=self.bw,
             column_sums=self.columns[:n_k].clone(),
@@ -409,8 +445,10 @@ class _Run:
 # --------------------------------------------------------------------------- inputs
 
 
-def _select(q: object, k: object, batch: int, head: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The (L_q, d) queries and (L_k, d) keys of one batch element and head, checked."""
+def _select(q: object, k: object, batch: int, head: int, dtype: torch.dtype | None
+            ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The (L_q, d) queries and (L_k, d) keys of one batch element and head, checked, in
+    ``dtype`` (None: float64 for float64 inputs, else float32)."""
     qt, kt = _as_tensor(q, "queries"), _as_tensor(k, "keys")
     if qt.dim() != kt.dim() or qt.dim() not in (2, 3, 4):
         raise AttentionInputError(message(QT_TRANSLATE_NOOP(
@@ -442,7 +480,7 @@ def _select(q: object, k: object, batch: int, head: int) -> tuple[torch.Tensor, 
         raise AttentionInputError(message(QT_TRANSLATE_NOOP(
             "Errors", "queries and keys need at least one row and one feature; got shapes {q} and {k}"),
             q=tuple(qt.shape), k=tuple(kt.shape)), "shape")
-    dt = torch.float64 if qt.dtype == torch.float64 else torch.float32
+    dt = dtype or (torch.float64 if qt.dtype == torch.float64 else torch.float32)
     qt, kt = qt.to(dt).contiguous(), kt.to(dt).contiguous()
     for t, name in ((qt, "queries"), (kt, "keys")):
         finite = torch.isfinite(t)
@@ -473,6 +511,17 @@ def _check_index(value: object, size: int, name: str) -> None:
             "shape")
 
 
+def _check_dtype(dtype: object) -> torch.dtype | None:
+    if dtype is None:
+        return None
+    if isinstance(dtype, str):
+        dtype = getattr(torch, dtype, dtype)
+    if dtype not in (torch.float32, torch.float64):
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
+            "Errors", "dtype must be float32, float64 or None; got {value}"), value=repr(dtype)), "dtype")
+    return dtype  # type: ignore[return-value]
+
+
 def _check_scale(scale: object, d: int) -> float:
     if scale is None:
         return 1.0 / math.sqrt(d)
@@ -499,4 +548,4 @@ def _edges(width: int, n: int) -> torch.Tensor:
     return torch.cat([torch.arange(0, n, width), torch.tensor([n])])
 
 
-__all__ = ["Cancelled", "Overview", "RowStats", "Tile", "overview", "tile", "weight_row"]
+__all__ = ["Overview", "OverviewCancelled", "RowStats", "Tile", "overview", "tile", "weight_row"]
