@@ -197,8 +197,8 @@ def overview(
     uses the same.
 
     ``progress(done_rows, total_rows)`` is called after each block of rows (from the calling
-    thread); ``should_stop()`` is polled before each and raises ``OverviewCancelled`` when it returns
-    True (a block takes milliseconds, so a newer request waits no longer than that).
+    thread); ``should_stop()`` is polled before each and raises ``OverviewCancelled`` when it
+    returns True (a block takes milliseconds, so a newer request waits no longer than that).
 
     Memory: O(L_q + L_k + bins) plus one block of about BLOCK_ELEMENTS scores and its mask,
     never O(L_q x L_k). Time: O(computed cells x d).
@@ -257,11 +257,11 @@ def tile(q: object, k: object, stats: RowStats | Overview, rows: slice = slice(N
         raise AttentionInputError(message(QT_TRANSLATE_NOOP(
             "Errors", "a tile of {rows} x {cols} is too large (at most {limit} cells); use the overview for "
                       "larger regions"), rows=len(rs), cols=len(cs), limit=MAX_TILE_CELLS), "shape")
+    r, c = slice(rs.start, rs.stop), slice(cs.start, cs.stop)
     # The scores as the overview computed them (log2 units), so w = 2^(s - m - log2 z) equals its.
-    scores = (qs[rs.start:rs.stop] * (st.scale * _LOG2_E)) @ ks[cs.start:cs.stop].T
+    scores = (qs[r] * (st.scale * _LOG2_E)) @ ks[c].T
     allowed = st.mask.region(rs.start, rs.stop, cs.start, cs.stop)
-    rows_of = slice(rs.start, rs.stop)
-    weights = torch.exp2((scores - st.log2_max[rows_of, None]).sub_(st.log2_z[rows_of, None].to(scores.dtype)))
+    weights = torch.exp2((scores - st.log2_max[r, None]).sub_(st.log2_z[r, None].to(scores.dtype)))
     weights.masked_fill_(~allowed, 0.0)  # empty rows have no allowed key: all zero
     return Tile(weights, scores.mul_(_LN_2), allowed, rs, cs)
 
@@ -372,7 +372,7 @@ class _Run:
             cb0, cb1 = c0 // bw, c1 // bw
             self.columns[c0:c1] += torch.mv(e.T, inv_z).to(f64)
             self.sums[rb0:rb1, cb0:cb1].index_add_(0, local, (bs * inv_z[:, None]).to(f64))
-            # Max of a bin = exp(its largest score - m) / z: exp is increasing, so no pass over e.
+            # Max of a bin = 2^(its largest score - m) / z: exp2 is increasing, so no pass over e.
             weights_max = torch.exp2(bm - m[:, None]).mul_(inv_z[:, None])
             self.maxes[rb0:rb1, cb0:cb1].scatter_reduce_(0, local[:, None].expand(-1, cb1 - cb0),
                                                          weights_max.to(f64), "amax")
@@ -413,7 +413,8 @@ class _Run:
         kp = self.key_prefix
         if rb.ivs is None:
             return kp[self.mask.n_k].expand(len(rb.rows))
-        return sum(((_lookup(kp, hi) - _lookup(kp, lo)).clamp_min_(0) for lo, hi in rb.ivs), torch.zeros_like(rb.rows))
+        per_range = [(_lookup(kp, hi) - _lookup(kp, lo)).clamp_min_(0) for lo, hi in rb.ivs]
+        return torch.stack(per_range).sum(0)
 
     def result(self, scale: float, batch: int, head: int, seconds: float) -> Overview:
         n_q, n_k = self.mask.n_q, self.mask.n_k

@@ -50,6 +50,8 @@ EMPTY, PARTIAL, FULL = 0, 1, 2
 DEFAULT_BLOCK = 128
 #: ``dense`` refuses larger masks (64 Mi cells = 64 MiB of booleans): long inputs use blocks.
 MAX_DENSE_CELLS = 1 << 26
+#: Cells a predicate is evaluated on at once (its int64 temporaries: 8 MiB each).
+_PREDICATE_CELLS = 1 << 20
 
 #: A query's allowed keys: a list of (lo, hi) index tensors, key k allowed when lo <= k < hi for
 #: one of them. Within a row the ranges are disjoint (classification counts on it).
@@ -112,10 +114,8 @@ class Mask:
     def bind(self, n_q: int, n_k: int, *, batch: int = 0, head: int = 0,
              device: torch.device | str | None = None) -> BoundMask:
         """This description for an (n_q, n_k) score matrix of batch element ``batch``, head ``head``."""
-        for name, value in (("n_q", n_q), ("n_k", n_k)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                    "Errors", "{name} must be a whole number >= 1; got {value}"), name=name, value=repr(value)), "shape")
+        check_count(n_q, "n_q", 1, "shape")
+        check_count(n_k, "n_k", 1, "shape")
         g = Geometry(n_q, n_k, int(batch), int(head), torch.device(device or "cpu"))
         return BoundMask(g, self._terms(g))
 
@@ -456,7 +456,8 @@ def make_mask(
 class BlockStructure:
     """Block states of a mask: ``states[i, j]`` is EMPTY, PARTIAL or FULL for query block i
     (rows i*block_q ...) and key block j. Blocks at the far edges may be smaller; their state
-    refers to their real cells only."""
+    refers to their real cells only (FlexAttention pads to whole blocks and counts the padding
+    as masked, so it never calls an edge block full; elsewhere the two agree)."""
 
     states: torch.Tensor  # uint8 (ceil(n_q / block_q), ceil(n_k / block_k))
     block_q: int
@@ -498,10 +499,6 @@ class BoundMask:
     def has_predicates(self) -> bool:
         """Some rule is a predicate, evaluated cell by cell (``MaskMod``, scattered documents)."""
         return bool(self._predicates)
-
-    @property
-    def unmasked(self) -> bool:
-        return not self._ranges and not self._predicates and self.keys is None
 
     def intervals(self, q: torch.Tensor) -> Intervals | None:
         """The allowed key ranges of queries ``q`` (intersection of every range rule), each range
@@ -555,12 +552,15 @@ class RowBlock:
     """Rows r0:r1 of a bound mask against key blocks of ``block`` keys.
 
     ``some[j]``: key block j may hold an allowed cell (never False where one is);
-    ``full[j]``: every cell of key block j is allowed (exact). Predicates are evaluated once here,
-    over the key blocks the other rules leave, and reused by ``allowed``.
+    ``full[j]``: every cell of key block j is allowed (never True where one is masked; exact
+    unless a row's allowed keys are two touching ranges, as a sink and a window early on: then
+    the block counts as partial and is masked cell by cell, which gives the same result).
+    Predicates are evaluated once here, over the key blocks the other rules leave, and reused
+    by ``allowed``.
     """
 
     def __init__(self, mask: BoundMask, r0: int, r1: int, block: int) -> None:
-        self.mask, self.r0, self.r1, self.block = mask, r0, r1, block
+        self.mask, self.block = mask, block
         dev = mask.geometry.device
         n_k = mask.n_k
         n_kb = -(-n_k // block)
@@ -575,18 +575,26 @@ class RowBlock:
         if mask.keys is not None:
             k_some, others_full = _key_classes(mask.keys, block, n_kb)
             some = some & k_some
+        # The predicates' values over keys pred_start:pred_start + width (None: no predicate).
         self.pred: torch.Tensor | None = None
         self.pred_start = 0
         if mask._predicates:
+            self.pred = torch.zeros((r1 - r0, 0), dtype=torch.bool, device=dev)
             idx = some.nonzero()
             if len(idx):
                 # From the first to the last candidate block: nothing is allowed outside.
                 j0, j1 = int(idx[0]), int(idx[-1]) + 1
                 c0, c1 = j0 * block, min(n_k, j1 * block)
-                kv = torch.arange(c0, c1, device=dev)[None, :]
-                pred = (self.rows[:, None] >= 0) & (kv >= 0)
-                for predicate in mask._predicates:
-                    pred = pred & predicate(self.rows[:, None], kv)
+                pred = torch.empty((r1 - r0, c1 - c0), dtype=torch.bool, device=dev)
+                # A predicate's index arithmetic makes int64 temporaries: a few columns at a time.
+                step = max(block, _PREDICATE_CELLS // (r1 - r0) // block * block)
+                for a in range(c0, c1, step):
+                    b = min(c1, a + step)
+                    kv = torch.arange(a, b, device=dev)[None, :]
+                    cells = (self.rows[:, None] >= 0) & (kv >= 0)
+                    for predicate in mask._predicates:
+                        cells &= predicate(self.rows[:, None], kv)
+                    pred[:, a - c0 : b - c0] = cells
                 self.pred, self.pred_start = pred, c0
                 p_some, p_full = _dense_classes(pred, block, c1 - c0)
                 some[j0:j1] &= p_some
@@ -615,8 +623,14 @@ class RowBlock:
         stop = min(c1, n_k)
         if self.mask.keys is not None and stop > c0:
             out[:, : stop - c0] |= ~self.mask.keys[c0:stop]
-        if self.pred is not None and stop > c0:
-            out[:, : stop - c0] |= ~self.pred[:, c0 - self.pred_start : stop - self.pred_start]
+        if self.pred is not None:
+            p0, p1 = self.pred_start, self.pred_start + self.pred.shape[1]
+            a, b = max(c0, p0), min(c1, p1)
+            if b > a:
+                out[:, a - c0 : b - c0] |= ~self.pred[:, a - p0 : b - p0]
+            # Outside the evaluated keys no block is a candidate: nothing there is allowed.
+            out[:, : max(0, min(c1, p0) - c0)] = True
+            out[:, max(0, p1 - c0):] = True
         if c1 > n_k:
             out[:, max(0, n_k - c0):] = True
         return out
@@ -674,7 +688,8 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def _interval_classes(ivs: Intervals, n_rows: int, n_k: int, block: int, n_kb: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _interval_classes(ivs: Intervals, n_rows: int, n_k: int, block: int, n_kb: int
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
     """(some, full) per key block from each row's ranges, by difference arrays: O(rows + blocks)."""
     dev = ivs[0][0].device
     some_diff = torch.zeros(n_kb + 1, dtype=torch.int64, device=dev)
