@@ -323,25 +323,27 @@ class KeyPadding(Mask):
     """
 
     allowed_keys: object
+    #: What the user called it, for error messages.
+    name: str = "key padding"
 
     @staticmethod
     def from_key_padding_mask(key_padding_mask: object) -> KeyPadding:
-        return KeyPadding(~_bool_tensor(key_padding_mask, "key_padding_mask"))
+        return KeyPadding(~_bool_tensor(key_padding_mask, "key_padding_mask"), "key_padding_mask")
 
     @staticmethod
     def from_attention_mask(attention_mask: object) -> KeyPadding:
         t = torch.as_tensor(attention_mask)
         if t.dtype == torch.bool:
-            return KeyPadding(t)
+            return KeyPadding(t, "attention_mask")
         if t.is_complex() or not bool(((t == 0) | (t == 1)).all()):
             raise AttentionInputError(message(QT_TRANSLATE_NOOP(
                 "Errors", "attention_mask must hold 0 (padding) and 1 (attend) only, as Hugging Face's does"), ),
                 "mask")
-        return KeyPadding(t != 0)
+        return KeyPadding(t != 0, "attention_mask")
 
     def _terms(self, g: Geometry) -> list[_Term]:
-        keys = _bool_tensor(self.allowed_keys, "key padding")
-        return [_KeyTerm(_per_batch(keys, g.n_k, g, "key padding"))]
+        keys = _bool_tensor(self.allowed_keys, self.name)
+        return [_KeyTerm(_per_batch(keys, g.n_k, g, self.name))]
 
 
 @dataclass(frozen=True, eq=False)

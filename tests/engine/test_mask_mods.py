@@ -196,6 +196,8 @@ def test_bad_descriptions_raise_clear_errors():
         (lambda: Documents(torch.tensor([0.5, 1.0])).dense(2, 2), "whole numbers"),
         (lambda: KeyPadding.from_attention_mask([1, 2]), r"0 \(padding\) and 1"),
         (lambda: KeyPadding.from_key_padding_mask([1, 0]), "boolean"),
+        (lambda: KeyPadding.from_attention_mask(torch.ones(1, 1, 3, 3)).dense(3, 3),
+         r"attention_mask must have shape \(3,\) or \(batch, 3\)"),
         (lambda: ValidLength(torch.tensor([1, 2])).dense(1, 3, batch=2), "batch 2"),
         (lambda: ValidLength(-1).dense(1, 3), ">= 0"),
         (lambda: Causal().dense(1 << 14, 1 << 14), "too large"),
