@@ -5,6 +5,11 @@ Drop-in equivalents of the book's code: ``masked_softmax``, ``AdditiveAttention`
 every stage and ``Diagnostics``, for inputs with any leading dimensions (batch, heads) and masks
 in every form PyTorch and Hugging Face code builds them. ``estimate_memory`` tells what a
 computation will need before it is run (``attend`` refuses what is over its budget).
+
+Long inputs: ``overview`` reduces an (L_q, L_k) attention matrix to display bins without ever
+holding it, ``tile`` and ``weight_row`` give exact regions from its row statistics, and the
+descriptions of ``mask_mods`` (``SlidingWindow``, ``Documents``, ``MaskMod``...) say which
+pairs may attend.
 """
 
 from .core import attend
@@ -13,6 +18,22 @@ from .budget import (DEFAULT_MEMORY_BUDGET, MemoryEstimate, budget_for, check_me
                      set_default_memory_budget)
 from .devices import DTYPES, available_devices, resolve_device, resolve_dtype
 from .errors import AttentionInputError, DeviceError, DeviceOutOfMemoryError, MemoryBudgetError
+from .long import Overview, OverviewCancelled, RowStats, Tile, overview, tile, weight_row
+from .mask_mods import (
+    AllOf,
+    BlockStructure,
+    Causal,
+    Chunked,
+    Documents,
+    KeyPadding,
+    Mask,
+    MaskMod,
+    PrefixLM,
+    SinkWindow,
+    SlidingWindow,
+    ValidLength,
+    make_mask,
+)
 from .mask_findings import inverted_padding
 from .mask_spec import ADDITIVE_MASKED_AT
 from .masking import CAUSAL_ALIGNMENTS, D2L_FILL, MASK_MODES, MaskMode
@@ -54,4 +75,24 @@ __all__ = [
     "available_devices",
     "resolve_device",
     "resolve_dtype",
+    "overview",
+    "tile",
+    "weight_row",
+    "Overview",
+    "OverviewCancelled",
+    "RowStats",
+    "Tile",
+    "Mask",
+    "AllOf",
+    "BlockStructure",
+    "Causal",
+    "Chunked",
+    "Documents",
+    "KeyPadding",
+    "MaskMod",
+    "PrefixLM",
+    "SinkWindow",
+    "SlidingWindow",
+    "ValidLength",
+    "make_mask",
 ]
