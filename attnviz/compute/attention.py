@@ -7,7 +7,7 @@ the GUI shows it where the user is looking and keeps the last good picture.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -38,6 +38,11 @@ class ViewData:
     logit_variance: float
     warnings: tuple[str, ...]
     params: dict[str, np.ndarray]
+    #: Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``).
+    query_tokens: np.ndarray | None = None
+    key_tokens: np.ndarray | None = None
+    #: (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none.
+    padded_rows: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,9 @@ def run_state(state: State, version: int = 0) -> Outcome:
             empty_rows=to_numpy(d.empty_rows), nan_rows=to_numpy(d.nan_rows), entropy=to_numpy(d.entropy),
             max_weight=to_numpy(d.max_weight), row_sums=to_numpy(d.row_sums), logit_variance=d.logit_variance,
             warnings=d.warnings, params={k: to_numpy(v) for k, v in result.params.items()},
+            query_tokens=state.query_tokens, key_tokens=state.key_tokens,
         )
+        view = replace(view, padded_rows=padded_query_rows(state, view.mask))
         return Outcome(version, view, device=result.device, dtype=result.dtype, seconds=result.seconds,
                        extra={"devices": available_devices()})
     except DeviceOutOfMemoryError as exc:
@@ -109,6 +116,20 @@ def run_state(state: State, version: int = 0) -> Outcome:
         return Outcome(version, error=message(QT_TRANSLATE_NOOP("Errors", "unexpected error: {error}"),
                                               error=f"{type(exc).__name__}: {exc}"), device=s.device,
                        dtype=s.dtype, seconds=time.perf_counter() - start)
+
+
+def padded_query_rows(state: State, allowed: np.ndarray) -> np.ndarray | None:
+    """(B, Q) True for the queries at padding positions, in self-attention under a model's masks.
+
+    Padding is what the masks say, not a guess from tokens: a key no query may attend is a
+    padding position, and in self-attention (as many queries as keys) the query at that position
+    is a padding query, whose row a model computes but nobody reads. The book's valid lengths
+    mask keys of another sequence (its queries are not padded), so they mark no row.
+    """
+    if state.masks is None or state.n_queries != state.n_keys or allowed.ndim != 3:
+        return None
+    padded = ~allowed.any(axis=1)  # (B, K): keys masked for every query
+    return padded if padded.any() else None
 
 
 def mask_kwargs(state: State) -> dict[str, object]:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 
 from attnviz.compute.attention import ViewData
+from attnviz.compute.axes import axis_labels, index_labels, token_of
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.app.session import COLOR_RANGES, DEFAULT_COLOR_RANGE
@@ -33,12 +34,21 @@ from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
 MAX_GRID = 4
 
 
+def cell_place(view: ViewData, b: int, r: int, c: int) -> str:
+    """Where a cell is: batch, query and key, with their tokens when there are tokens."""
+    where = translate("ResultsPanel", "batch {b}, query {r}, key {c}").format(b=b, r=r, c=c)
+    q_token, k_token = token_of(view.query_tokens, b, r), token_of(view.key_tokens, b, c)
+    if q_token is not None or k_token is not None:
+        where += "\n" + translate("ResultsPanel", "{query} → {key}").format(
+            query=repr(q_token) if q_token is not None else f"q{r}", key=repr(k_token) if k_token is not None else f"k{c}")
+    return where
+
+
 def hover_text(view: ViewData, b: int, r: int, c: int) -> str:
     """The tooltip of one cell: where it is and every number that led to its weight."""
     allowed = bool(view.mask[b, r, c])
-    where = translate("ResultsPanel", "batch {b}, query {r}, key {c}").format(b=b, r=r, c=c)
     lines = [
-        where + ("" if allowed else "  " + translate("ResultsPanel", "(masked)")),
+        cell_place(view, b, r, c) + ("" if allowed else "  " + translate("ResultsPanel", "(masked)")),
         translate("ResultsPanel", "raw score {value}").format(value=format_number(float(view.raw_scores[b, r, c]))),
         translate("ResultsPanel", "masked score {value}").format(value=format_number(float(view.masked_scores[b, r, c]))),
         translate("ResultsPanel", "weight {value}").format(value=format_number(float(view.weights[b, r, c]))),
@@ -48,7 +58,17 @@ def hover_text(view: ViewData, b: int, r: int, c: int) -> str:
             value=format_number(float(view.applied_weights[b, r, c]))))
     if view.empty_rows[b, r]:
         lines.append(translate("ResultsPanel", "this query has no valid key"))
+    if view.padded_rows is not None and view.padded_rows[b, r]:
+        lines.append(translate("ResultsPanel", "a padding query: the model computes this row, nothing reads it"))
     return "\n".join(lines)
+
+
+def shown_mask(view: ViewData, b: int) -> np.ndarray:
+    """The mask a weights map of batch element ``b`` draws: padding query rows hatched like
+    masked keys (their weights keep their colours under the stripes)."""
+    if view.padded_rows is None or not view.padded_rows[b].any():
+        return view.mask[b]
+    return view.mask[b] & ~view.padded_rows[b][:, None]
 
 
 #: The colour ranges as the scale box names them.
@@ -123,6 +143,7 @@ class OutputPanel(Retranslating, QTabWidget):
         self.addTab(self.table, "")
         self.addTab(self.heatmap, "")
         self._pending: np.ndarray | None = None
+        self._rows: list[str] = []
         self.currentChanged.connect(lambda _index: self._draw_heatmap() if self.currentWidget() is self.heatmap else None)
         self.retranslate()
 
@@ -136,7 +157,12 @@ class OutputPanel(Retranslating, QTabWidget):
         self.setTabText(0, translate("ResultsPanel", "&Output"))
         self.setTabText(1, translate("ResultsPanel", "Output &map"))
 
-    def show_output(self, output: np.ndarray) -> None:
+    def show_output(self, output: np.ndarray, row_labels: list[str] | None = None) -> None:
+        rows = row_labels or index_labels("q", output.shape[0])
+        if rows != self._rows:
+            self._rows = rows
+            self.model.set_labels(row_label=lambda r: rows[r] if r < len(rows) else f"q{r}",
+                                  column_label=lambda c: f"d{c}")
         self.model.set_array(output)
         self._pending = output
         if self.currentWidget() is self.heatmap:
@@ -149,8 +175,8 @@ class OutputPanel(Retranslating, QTabWidget):
         if output is None:
             return
         self._pending = None
-        self.heatmap.set_data(output, levels=None, row_labels=[f"q{i}" for i in range(output.shape[0])],
-                              col_labels=[f"d{j}" for j in range(output.shape[1])])
+        self.heatmap.set_data(output, levels=None, row_labels=self._rows[: output.shape[0]],
+                              col_labels=index_labels("d", output.shape[1]))
 
 
 class ResultsPanel(Retranslating, QWidget):
@@ -269,10 +295,9 @@ class ResultsPanel(Retranslating, QWidget):
         shown = self._shown_batches(view, batch)
         self._ensure_maps(len(shown))
         n_q, n_k = view.weights.shape[1:]
-        rows = [f"q{i}" for i in range(n_q)]
-        cols = [f"k{j}" for j in range(n_k)]
         shared = weight_levels(view.weights[shown], view.mask[shown], self._range)
         for heatmap, b in zip(self.maps, shown):
+            rows, cols = axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k)
             levels = shared if self._range != "map" else weight_levels(view.weights[b], view.mask[b], "map")
             # Two decimals for weights of a few keys; significant digits for weights of many.
             heatmap.value_format = ".2f" if levels[1] >= 0.05 else ".2g"
@@ -280,11 +305,11 @@ class ResultsPanel(Retranslating, QWidget):
             # smear; the maps scroll instead.
             heatmap.setMinimumHeight(int(min(_MAX_MAP_HEIGHT, max(_MIN_MAP_HEIGHT, 70 + _ROW_PX * n_q))))
             heatmap.set_data(
-                view.weights[b], mask=view.mask[b], empty_rows=view.empty_rows[b], levels=levels,
+                view.weights[b], mask=shown_mask(view, b), empty_rows=view.empty_rows[b], levels=levels,
                 hover=lambda r, c, b=b: hover_text(view, b, r, c), row_labels=rows, col_labels=cols,
                 log=self._range == "log",
             )
-        self.output.show_output(view.output[batch])
+        self.output.show_output(view.output[batch], axis_labels(view.query_tokens, None, batch, n_q, 0)[0])
         self._show_texts(view)
 
     def _show_texts(self, view: ViewData) -> None:

@@ -19,6 +19,7 @@ from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 
+from attnviz.compute.axes import axis_labels
 from attnviz.compute.attention import ViewData
 from attnviz.document import State
 from attnviz.ui.i18n import tr_text, translate
@@ -248,10 +249,9 @@ def build_weights_figure(
     layout.addWidget(heading)
 
     n_q, n_k = int(view.weights.shape[1]), int(view.weights.shape[2])
-    rows = [f"q{i}" for i in range(n_q)]
-    cols = [f"k{j}" for j in range(n_k)]
     maps: list[HeatmapWidget] = []
     for b in chosen:
+        rows, cols = axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k)
         heatmap = HeatmapWidget(title=translate("Export", "batch {b} of {n}").format(b=b, n=n_batch),
                                 **({"colormap": colormap} if colormap else {}))
         heatmap.set_data(view.weights[b], mask=view.mask[b], empty_rows=view.empty_rows[b],

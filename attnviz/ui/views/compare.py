@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from attnviz import catalog
 from attnviz.compute import Outcome, ViewData
+from attnviz.compute.axes import axis_labels
 from attnviz.compute.compare import (
     COMPARE_KINDS,
     EXERCISE_1,
@@ -451,8 +452,9 @@ class CompareView(Retranslating, QWidget):
                 heatmap.clear()
                 continue
             n_q, n_k = view.weights.shape[1:]
+            rows, cols = axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k)
             heatmap.set_data(view.weights[b], mask=view.mask[b], empty_rows=view.empty_rows[b], levels=(0.0, 1.0),
-                             row_labels=[f"q{i}" for i in range(n_q)], col_labels=[f"k{j}" for j in range(n_k)])
+                             row_labels=rows, col_labels=cols)
         self._draw_diff(views.get("A"), views.get("B"), b)
 
     def _draw_diff(self, view_a: ViewData | None, view_b: ViewData | None, b: int) -> None:
@@ -481,6 +483,7 @@ class CompareView(Retranslating, QWidget):
         # Symmetric around 0 so that grey means "equal" and the two hues the sign.
         bound = largest if np.isfinite(largest) and largest > 0 else 1.0
         n_q, n_k = diff.shape
+        rows, cols = axis_labels(view_a.query_tokens, view_a.key_tokens, b, n_q, n_k)
         # Short labels so they fit cells as narrow as the weights' "0.50"; tiny differences
         # (float16 vs float32) need significant digits, not two decimals.
         self.map_diff.value_format = ".1g" if largest < 0.01 else ".2f"
@@ -488,7 +491,7 @@ class CompareView(Retranslating, QWidget):
             diff, levels=(-bound, bound),
             hover=lambda r, c: (translate("CompareView", "query {r}, key {c}").format(r=r, c=c)
                                 + f"\nA {wa[r, c]:.6g} − B {wb[r, c]:.6g} = {diff[r, c]:.4g}"),
-            row_labels=[f"q{i}" for i in range(n_q)], col_labels=[f"k{j}" for j in range(n_k)],
+            row_labels=rows, col_labels=cols,
         )
         nan_cells = int((~finite).sum())
         text = f"max |A − B| = {largest:.3g}" if np.isfinite(largest) else \

@@ -34,10 +34,12 @@ from PySide6.QtWidgets import (
 
 from attnviz import catalog
 from attnviz.compute import Outcome, ViewData
+from attnviz.compute.axes import axis_labels
 from attnviz.compute.pipeline import additive_features, softmax_allowed
 from attnviz.document import ReplaceState, State
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.host import DockSpec, Host, ToolDock
+from attnviz.ui.app.results_panel import cell_place
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
@@ -531,8 +533,7 @@ class PipelineView(Retranslating, QWidget):
         self.draw_count += 1
         s = state.settings
         n_q, n_k = view.weights.shape[1:]
-        rows = [f"q{i}" for i in range(n_q)]
-        cols = [f"k{j}" for j in range(n_k)]
+        rows, cols = axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k)
         mask = view.mask[b].astype(bool)
         allowed = softmax_allowed(mask, s.mask_mode)
         empty = view.empty_rows[b]
@@ -540,7 +541,7 @@ class PipelineView(Retranslating, QWidget):
         def hover(stage: str) -> object:
             def text(r: int, c: int) -> str:
                 value = float(getattr(view, stage)[b, r, c])
-                where = translate("PipelineView", "query {r}, key {c}").format(r=r, c=c)
+                where = cell_place(view, b, r, c)
                 if stage == "mask":
                     if mask[r, c]:
                         verdict = translate("PipelineView", "may attend")
