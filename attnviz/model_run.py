@@ -232,6 +232,23 @@ class ModelRun:
         calls[layer] = replace(call, **{role: new}, output=None, fidelity=None)
         return replace(self, calls=tuple(calls))
 
+    def short_names(self) -> list[str]:
+        """The calls' names without the parts they all share: "encoder.layer.3.attention.self"
+        among its siblings is "layer.3" (the part before the first difference is kept for
+        context). Names that share nothing stay whole."""
+        parts = [call.name.split(".") for call in self.calls]
+        if len(parts) < 2:
+            return [call.name for call in self.calls]
+        head = 0
+        while all(len(p) > head + 1 for p in parts) and len({p[head] for p in parts}) == 1:
+            head += 1
+        tail = 0
+        while all(len(p) > head + tail + 1 for p in parts) and len({p[-1 - tail] for p in parts}) == 1:
+            tail += 1
+        start = max(0, head - 1)
+        names = [".".join(p[start:len(p) - tail]) for p in parts]
+        return names if len(set(names)) == len(names) else [call.name for call in self.calls]
+
     def tokens(self, batch: int) -> tuple[list[str] | None, list[str] | None]:
         """The query and key tokens of one batch element (None where there are none)."""
         def one(tokens: np.ndarray | None) -> list[str] | None:

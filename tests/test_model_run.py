@@ -119,3 +119,11 @@ def test_the_app_computes_a_focused_head_as_sdpa_did(head):
     assert outcome.error is None
     np.testing.assert_allclose(outcome.view.output, out[:, head].numpy(), atol=1e-6)
     assert (outcome.view.weights[0, :, 3:] == 0).all()
+
+
+def test_short_names_drop_what_every_call_shares():
+    calls = tuple(_call(name=f"encoder.layer.{i}.attention.self") for i in range(3))
+    assert ModelRun(calls).short_names() == ["layer.0", "layer.1", "layer.2"]
+    assert ModelRun((_call(name="a.x"), _call(name="b.y"))).short_names() == ["a.x", "b.y"]
+    assert ModelRun((_call(name="only"),)).short_names() == ["only"]
+    assert ModelRun((_call(name="call 0"), _call(name="call 1"))).short_names() == ["call 0", "call 1"]

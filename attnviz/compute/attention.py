@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from attnviz.compute.convert import to_numpy
+from attnviz.compute.heads import HeadsData, heads_of_focused_call
 from attnviz.document import Snapshot, State
 from attnviz.model_run import MASK_ARGUMENTS
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
@@ -58,6 +59,8 @@ class Outcome:
     dtype: str = "float32"
     seconds: float = 0.0
     extra: dict[str, object] = field(default_factory=dict)
+    #: Every head of the model run's call on show (None without a run).
+    heads: HeadsData | None = None
 
 
 def run_state(state: State, version: int = 0) -> Outcome:
@@ -99,7 +102,7 @@ def run_state(state: State, version: int = 0) -> Outcome:
         )
         view = replace(view, padded_rows=padded_query_rows(state, view.mask))
         return Outcome(version, view, device=result.device, dtype=result.dtype, seconds=result.seconds,
-                       extra={"devices": available_devices()})
+                       extra={"devices": available_devices()}, heads=heads_of_focused_call(state))
     except DeviceOutOfMemoryError as exc:
         return Outcome(version, error=exception_message(exc), error_field="device", out_of_memory=True,
                        device=s.device, dtype=s.dtype, seconds=time.perf_counter() - start)

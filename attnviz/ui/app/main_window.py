@@ -192,6 +192,7 @@ class MainWindow(HostWindow):
         self.inputs.blockEdited.connect(self._on_block)
         self.inputs.fillRequested.connect(self._on_fill)
         self.inputs.batchChanged.connect(session.set_batch)
+        self.inputs.focusChanged.connect(session.set_focus)
         self.inputs.message.connect(lambda text: session.show_status(text, 8000))
         self.results.colormapChosen.connect(session.set_colormap)
         self.results.colorRangeChosen.connect(session.set_color_range)
@@ -236,6 +237,8 @@ class MainWindow(HostWindow):
         from attnviz.ui.files.copy_code import install_copy_code
         from attnviz.ui.files.file_actions import install_file_actions
         from attnviz.ui.views.compare import install_compare_view
+        from attnviz.ui.views.heads import install_heads_view
+        from attnviz.ui.views.model_overview import install_model_overview
         from attnviz.ui.views.lessons import install_lessons
         from attnviz.ui.views.masking_lab import install_masking_lab
         from attnviz.ui.views.pipeline import install_pipeline_view
@@ -249,7 +252,10 @@ class MainWindow(HostWindow):
         self.scaling_lab_dock = install_scaling_lab(session, self)
         self.lessons = install_lessons(session, self)
         self.code_copier = install_copy_code(session, self)
+        self.heads_dock = install_heads_view(session, self)
+        self.overview_dock = install_model_overview(session, self)
         self._restore_layout()
+        self._had_run = session.document.state.run is not None
 
     def _fit_controls_width(self) -> None:
         # As wide as the widest row of labels and fields needs (a translation may be wider than
@@ -475,6 +481,12 @@ class MainWindow(HostWindow):
 
     def _on_document_changed(self, edit: Edit | None) -> None:
         state = self.session.document.state
+        has_run = state.run is not None
+        if has_run and not self._had_run:
+            # A model arrived (a file, a capture): its heads are what the user came to see.
+            self.heads_dock.show()
+            self.heads_dock.raise_()
+        self._had_run = has_run
         if isinstance(edit, SetBlock):
             # A typed cell or a paste changes one array: only the table that shows it follows.
             self.inputs.show_role(state, edit.role, self.session.selection.batch)

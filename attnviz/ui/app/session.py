@@ -40,7 +40,7 @@ from attnviz.presets import DEFAULT_PRESET, PRESETS
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.undo import DocumentCommand
 from attnviz.ui.heatmap.colormaps import DEFAULT_COLORMAP, canonical_colormap_name
-from attnviz.ui.i18n import tr_text
+from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.scheduler import ComputeScheduler, run_in_app
 
 __all__ = ["COLOR_RANGES", "DEFAULT_COLOR_RANGE", "AppSession", "Selection"]
@@ -58,6 +58,10 @@ class Selection:
     """What the user is looking at, shared by every view: an input of each view like an edit."""
 
     batch: int = 0
+    #: The call (layer) and head of a model run on show (0, 0 without a run); they live in the
+    #: document's state, which the compute thread reads, and are mirrored here for the views.
+    layer: int = 0
+    head: int = 0
 
 
 class AppSession(QObject):
@@ -90,7 +94,7 @@ class AppSession(QObject):
         self._shutdown_hooks: list[Callable[[], object]] = []
         # Frees replaced results off the GUI thread (see _on_outcome): started on first use.
         self._releaser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnviz-release")
-        self.selection = Selection()
+        self.selection = Selection(layer=self.document.state.layer, head=self.document.state.head)
         self.last_outcome: Outcome | None = None
         self.shown_version = -1
         #: Outcomes that arrived after the document had moved on (for tests and the benchmark).
@@ -126,9 +130,11 @@ class AppSession(QObject):
     def _on_document_edit(self, edit: Edit | None) -> None:
         if self._closed:
             return
-        batch = self.document.state.batch
-        if self.selection.batch >= batch:
-            self.selection = replace(self.selection, batch=batch - 1)
+        state = self.document.state
+        selection = replace(self.selection, batch=min(self.selection.batch, state.batch - 1), layer=state.layer,
+                            head=state.head)
+        if selection != self.selection:
+            self.selection = selection
             self.selectionChanged.emit(self.selection)
         self.documentChanged.emit(edit)
         if self._computing:
@@ -141,6 +147,23 @@ class AppSession(QObject):
         if batch != self.selection.batch:
             self.selection = replace(self.selection, batch=batch)
             self.selectionChanged.emit(self.selection)
+
+    def set_focus(self, layer: int, head: int) -> None:
+        """Show another head (or call) of the model run: like picking a batch element, a choice
+        of what to look at, so it is not an undoable edit (edits remember their head)."""
+        from attnviz.document import SetFocus
+
+        state = self.document.state
+        run = state.run
+        if run is None or (layer, head) == (state.layer, state.head):
+            return
+        layer = max(0, min(int(layer), run.layers - 1))
+        head = max(0, min(int(head), run.heads(layer) - 1))
+        if run.calls[layer].weights_only:
+            self.show_status(translate("MainWindow", "{call} recorded its weights only: nothing to recompute or "
+                                                     "edit there").format(call=run.calls[layer].name))
+            return
+        self.document.apply(SetFocus(layer, head))
 
     def set_colormap(self, name: str) -> None:
         name = canonical_colormap_name(name)

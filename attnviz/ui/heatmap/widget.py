@@ -82,6 +82,8 @@ class HeatmapWidget(QtWidgets.QWidget):
 
     Signals:
         cellHovered(int, int): (row, col) of the cell under the mouse, emitted when it changes.
+        cellClicked(int, int, object): (row, col, Qt keyboard modifiers) of a cell clicked.
+        clicked(): the map was clicked anywhere (a small multiple chosen by a click, say).
 
     Public attributes (plain, settable before the next ``set_data``):
         annotate_limit: print each cell's value when rows <= limit and cols <= limit (16).
@@ -92,6 +94,8 @@ class HeatmapWidget(QtWidgets.QWidget):
     """
 
     cellHovered = Signal(int, int)
+    cellClicked = Signal(int, int, object)
+    clicked = Signal()
 
     def __init__(
         self,
@@ -226,6 +230,7 @@ class HeatmapWidget(QtWidgets.QWidget):
 
         # Hover: the scene reports every mouse move; we map it to a cell ourselves.
         self._view.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self._view.scene().sigMouseClicked.connect(self._on_mouse_clicked)
 
         # 2x10 weights stay legible: ten "0.50" columns plus the axis and colour bar.
         self.setMinimumSize(480, 200)
@@ -434,6 +439,18 @@ class HeatmapWidget(QtWidgets.QWidget):
     def overlay_tinted(self) -> bool:
         """Whether masked cells are tinted flat (cells too small on screen for stripes)."""
         return self._overlay_tint
+
+    def set_colorbar_visible(self, on: bool) -> None:
+        """Show or take away the colour bar (small multiples share one scale, drawn once)."""
+        layout = self._plot.layout
+        present = any(layout.itemAt(i) is self._colorbar for i in range(layout.count()))
+        if on and not present:
+            layout.addItem(self._colorbar, 2, 5)  # where ColorBarItem.setImageItem puts it
+        elif not on and present:
+            layout.removeItem(self._colorbar)
+            self._colorbar.setParentItem(None)
+            self._colorbar.hide()
+        self._colorbar.setVisible(on)
 
     def set_wheel_zoom(self, on: bool) -> None:
         """Whether the mouse wheel zooms into the map (True) or scrolls what holds it."""
@@ -763,6 +780,14 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._hover_cell = cell
         self._show_hover(self._hover_text_for(*cell), pos)
         self.cellHovered.emit(*cell)
+
+    def _on_mouse_clicked(self, event: object) -> None:
+        if getattr(event, "button", lambda: None)() != QtCore.Qt.MouseButton.LeftButton:
+            return
+        self.clicked.emit()
+        cell = self._cell_at_scene_pos(event.scenePos())  # type: ignore[attr-defined]
+        if cell is not None:
+            self.cellClicked.emit(cell[0], cell[1], event.modifiers())  # type: ignore[attr-defined]
 
     def _show_hover(self, text: str, scene_pos: QtCore.QPointF | None) -> None:
         self._hover_text = text

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSignalBlocker, Signal
+from collections.abc import Callable
+
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -14,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attnviz.compute.axes import short_token
 from attnviz.document import FILL_KINDS, State, table_view
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.tr import QT_TRANSLATE_NOOP
@@ -79,6 +82,7 @@ class InputsPanel(Retranslating, QWidget):
     blockEdited = Signal(str, int, int, int, object)
     fillRequested = Signal(str, str, int)
     batchChanged = Signal(int)
+    focusChanged = Signal(int, int)
     message = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -104,10 +108,26 @@ class InputsPanel(Retranslating, QWidget):
         self.fill_button.clicked.connect(self._fill)
         self.seed_caption = QLabel()
         self.seed_caption.setBuddy(self.fill_seed)
+        # A model run's call (layer) and head, beside the batch element: shown only with a run.
+        self.layer = QComboBox()
+        self.layer.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.layer.setMinimumContentsLength(10)
+        self.layer_caption = QLabel()
+        self.layer_caption.setBuddy(self.layer)
+        self.head = QSpinBox()
+        self.head_caption = QLabel()
+        self.head_caption.setBuddy(self.head)
+        self.layer.currentIndexChanged.connect(lambda _i: self._focus_edited())
+        self.head.valueChanged.connect(lambda _v: self._focus_edited())
+        self._layer_pair = _pair(self.layer_caption, self.layer)
+        self._head_pair = _pair(self.head_caption, self.head)
+        self._run_names: tuple[str, ...] = ()
         # One row when there is room, two beside a narrow window: the fill controls wrap under
         # the batch selector rather than make the window wider.
-        layout.addWidget(flow_widget(_pair(self.batch_caption, self.batch), self.fill_kind,
-                                     _pair(self.seed_caption, self.fill_seed), self.fill_button))
+        layout.addWidget(flow_widget(_pair(self.batch_caption, self.batch), self._layer_pair, self._head_pair,
+                                     self.fill_kind, _pair(self.seed_caption, self.fill_seed), self.fill_button))
+        self._layer_pair.setVisible(False)
+        self._head_pair.setVisible(False)
 
         self.error = ErrorLabel()
         layout.addWidget(self.error)
@@ -154,6 +174,11 @@ class InputsPanel(Retranslating, QWidget):
         self.fill_button.setText(translate("InputsPanel", "&Fill"))
         self.fill_button.setToolTip(translate("InputsPanel", "Fill the tensor of the current tab (one undoable edit)"))
         self.seed_caption.setText(translate("InputsPanel", "s&eed"))
+        self.layer_caption.setText(translate("InputsPanel", "La&yer"))
+        self.layer.setToolTip(translate("InputsPanel", "The model's attention call shown (a layer, in call order)"))
+        self.head_caption.setText(translate("InputsPanel", "&Head"))
+        self.head.setToolTip(translate("InputsPanel", "The attention head shown in the tables and every view; the "
+                                                      "Heads tab shows them all"))
         self.tabs.setToolTip(translate("InputsPanel", "The input tensors; type, paste (Ctrl+V) or copy (Ctrl+C) "
                                                       "blocks of cells"))
         for index, role in enumerate(ROLES):
@@ -161,6 +186,50 @@ class InputsPanel(Retranslating, QWidget):
         self._update_lens_tab_tip()
         for model in self.models.values():
             model.refresh_headers()  # headers such as "batch 0"
+
+    def _focus_edited(self) -> None:
+        if self._layer_pair.isVisible() or self._head_pair.isVisible():
+            self.focusChanged.emit(max(0, self.layer.currentIndex()), self.head.value())
+
+    def _show_focus(self, state: State) -> None:
+        """The layer and head pickers follow the state (hidden without a model run)."""
+        run = state.run
+        self._layer_pair.setVisible(run is not None and run.layers > 1)
+        self._head_pair.setVisible(run is not None)
+        if run is None:
+            return
+        with QSignalBlocker(self.layer), QSignalBlocker(self.head):
+            names = tuple(call.name for call in run.calls)
+            if names != self._run_names:
+                self._run_names = names
+                self.layer.clear()
+                for index, short in enumerate(run.short_names()):
+                    self.layer.addItem(short)
+                    self.layer.setItemData(index, names[index], Qt.ItemDataRole.ToolTipRole)
+            if self.layer.currentIndex() != state.layer:
+                self.layer.setCurrentIndex(state.layer)
+            heads = run.heads(state.layer)
+            if self.head.maximum() != heads - 1:
+                self.head.setRange(0, heads - 1)
+            if self.head.value() != state.head:
+                self.head.setValue(state.head)
+
+    def _show_tokens(self, state: State, batch: int) -> None:
+        """Row headers of Q, K and V: the tokens when there are tokens (index and token)."""
+        queries, keys = state.tokens(batch) if batch < state.batch else (None, None)
+        key = (queries, keys)
+        if key == getattr(self, "_tokens_shown", (None, None)):
+            return
+        self._tokens_shown = key
+
+        def labels(prefix: str, tokens: list[str] | None) -> Callable[[int], str]:
+            if tokens is None:
+                return lambda r: f"{prefix}{r}"
+            return lambda r: f"{r} {short_token(tokens[r])}" if r < len(tokens) else f"{prefix}{r}"
+
+        self.models["queries"].set_labels(row_label=labels("q", queries), column_label=lambda c: f"d{c}")
+        for role in ("keys", "values"):
+            self.models[role].set_labels(row_label=labels("k", keys), column_label=lambda c: f"d{c}")
 
     def current_role(self) -> str:
         return list(self.views)[self.tabs.currentIndex()]
@@ -193,6 +262,8 @@ class InputsPanel(Retranslating, QWidget):
                 self.batch.setRange(0, state.batch - 1)
             if self.batch.value() != batch:
                 self.batch.setValue(batch)
+        self._show_focus(state)
+        self._show_tokens(state, batch)
         for role, model in self.models.items():
             model.set_array(table_view(state, role, batch))
         mode = state.settings.lens_mode

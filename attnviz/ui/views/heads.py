@@ -1,0 +1,241 @@
+"""Every head of the model run's call on show, as small multiples with one colour scale.
+
+The grid follows the session: the batch element selected, the call (layer) on show, the last
+result (its ``heads``: computed with the main view's settings on the compute thread, so the
+focused head here is exactly the main view's). A click on a map shows that head everywhere.
+Hidden, the view draws nothing; shown again, it draws the latest result.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent, QShowEvent
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from attnviz.compute import Outcome
+from attnviz.compute.axes import axis_labels, token_of
+from attnviz.compute.heads import HeadsData
+from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.results_panel import weight_levels
+from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.heatmap import HeatmapWidget
+from attnviz.ui.heatmap.paint import format_number
+from attnviz.ui.i18n import translate
+from attnviz.ui.lifecycle import Retranslating
+from attnviz.ui.theme import mark_error_label
+
+__all__ = ["HEADS_DOCK", "HeadsView", "install_heads_view"]
+
+HEADS_DOCK = "heads"
+HEADS_SHORTCUT = "Ctrl+Shift+H"
+#: A small multiple's least size: a 128-token map still shows its structure at 200 pixels.
+MAP_MIN_WIDTH = 200
+MAP_MIN_HEIGHT = 190
+
+
+class HeadsView(Retranslating, QWidget):
+    """All heads of one call for one batch element; ``maps[h]`` is head h's heatmap."""
+
+    def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._heads: HeadsData | None = None
+        self._dirty = False
+        #: How many times the grid was drawn (a hidden view must not draw: tests check it).
+        self.draw_count = 0
+        self.maps: list[HeatmapWidget] = []
+        self._columns = 0
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        header = QHBoxLayout()
+        self.title = QLabel()
+        font = self.title.font()
+        font.setBold(True)
+        self.title.setFont(font)
+        header.addWidget(self.title, 1)
+        self.scale_label = QLabel()
+        header.addWidget(self.scale_label)
+        layout.addLayout(header)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        mark_error_label(self.message)
+        self.message.setVisible(False)
+        layout.addWidget(self.message)
+
+        self.grid_host = QWidget()
+        self.grid = QGridLayout(self.grid_host)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.grid.setSpacing(6)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(self.grid_host)
+        layout.addWidget(self.scroll, 1)
+
+        session.outcomeShown.connect(self._on_outcome)
+        session.selectionChanged.connect(self._on_selection)
+        session.colormapChanged.connect(self._on_colormap)
+        session.colorRangeChanged.connect(lambda _name: self._request_draw())
+        self.retranslate()
+        outcome = session.current_outcome()
+        if outcome is not None:
+            self._on_outcome(outcome)
+        else:
+            self._request_draw()
+
+    # ------------------------------------------------------------------ session
+
+    def _on_outcome(self, outcome: Outcome) -> None:
+        self._heads = outcome.heads
+        self._request_draw()
+
+    def _on_selection(self, _selection: Selection) -> None:
+        self._request_draw()
+
+    def _on_colormap(self, name: str) -> None:
+        for heatmap in self.maps:
+            heatmap.set_colormap(name)
+
+    def retranslate(self) -> None:
+        self.scroll.setToolTip(translate("HeadsView", "Every head of the layer, one colour scale; click a head to show "
+                                                      "it in every view"))
+        self._show_texts()
+
+    # ------------------------------------------------------------------ drawing
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._dirty:
+            self._draw()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self.maps and self._fit_columns(len(self.maps)) != self._columns:
+            self._place_maps()
+
+    def _request_draw(self) -> None:
+        if self.isVisible():
+            self._draw()
+        else:
+            self._dirty = True
+
+    def _fit_columns(self, count: int) -> int:
+        width = max(self.scroll.viewport().width(), MAP_MIN_WIDTH)
+        fits = max(1, width // (MAP_MIN_WIDTH + self.grid.spacing()))
+        # As square a grid as the width allows: 12 heads are 4 x 3, not 6 x 2 of thin maps.
+        return max(1, min(count, fits, math.ceil(math.sqrt(count * 1.5))))
+
+    def _ensure_maps(self, count: int) -> None:
+        while len(self.maps) < count:
+            head = len(self.maps)
+            heatmap = HeatmapWidget(colormap=self._session.colormap, x_label="", y_label="")
+            heatmap.setMinimumSize(MAP_MIN_WIDTH, MAP_MIN_HEIGHT)
+            heatmap.annotate_limit = 0  # small multiples: colours, not digits
+            heatmap.show_masked_values = True
+            heatmap.set_colorbar_visible(False)
+            heatmap.clicked.connect(lambda head=head: self._choose(head))
+            self.maps.append(heatmap)
+        while len(self.maps) > count:
+            heatmap = self.maps.pop()
+            self.grid.removeWidget(heatmap)
+            heatmap.deleteLater()
+        self._place_maps()
+
+    def _place_maps(self) -> None:
+        self._columns = self._fit_columns(len(self.maps))
+        for index, heatmap in enumerate(self.maps):
+            self.grid.addWidget(heatmap, index // self._columns, index % self._columns)
+            # One colour bar for the grid: on the last map of the first row.
+            heatmap.set_colorbar_visible(index == self._columns - 1 or (index == len(self.maps) - 1
+                                                                        and len(self.maps) < self._columns))
+
+    def _choose(self, head: int) -> None:
+        heads = self._heads
+        if heads is not None:
+            self._session.set_focus(heads.layer, head)
+
+    def _draw(self) -> None:
+        self._dirty = False
+        heads = self._heads
+        state = self._session.document.state
+        self._show_texts()
+        if heads is None or heads.weights is None or heads.mask is None or state.run is None:
+            self._ensure_maps(0)
+            return
+        self.draw_count += 1
+        b = min(self._session.selection.batch, heads.weights.shape[0] - 1)
+        weights, mask = heads.weights[b], heads.mask[b]
+        n_heads, n_q, n_k = weights.shape
+        self._ensure_maps(n_heads)
+        levels = weight_levels(weights, mask, "batch" if self._session.color_range == "map" else
+                               self._session.color_range)
+        rows, cols = axis_labels(state.query_tokens, state.key_tokens, b, n_q, n_k)
+        log = self._session.color_range == "log"
+        name = state.run.calls[heads.layer].name
+        for h, heatmap in enumerate(self.maps):
+            focused = h == state.head and heads.layer == state.layer
+            heatmap.set_title(("▶ " if focused else "") + translate("HeadsView", "head {h}").format(h=h))
+            heatmap.set_data(
+                weights[h], mask=mask[h], empty_rows=heads.empty_rows[b, h] if heads.empty_rows is not None else None,
+                levels=levels, log=log, row_labels=rows, col_labels=cols,
+                hover=lambda r, c, h=h: self._hover(name, b, h, r, c))
+
+    def _hover(self, call: str, b: int, h: int, r: int, c: int) -> str:
+        heads, state = self._heads, self._session.document.state
+        if heads is None or heads.weights is None or heads.mask is None:
+            return ""
+        where = translate("HeadsView", "{call}, head {h}, batch {b}").format(call=call, h=h, b=b)
+        q_tok, k_tok = token_of(state.query_tokens, b, r), token_of(state.key_tokens, b, c)
+        pair = translate("HeadsView", "query {r} {qt} → key {c} {kt}").format(
+            r=r, c=c, qt=repr(q_tok) if q_tok is not None else "", kt=repr(k_tok) if k_tok is not None else "")
+        value = translate("HeadsView", "weight {value}").format(value=format_number(float(heads.weights[b, h, r, c])))
+        masked = "" if heads.mask[b, h, r, c] else "  " + translate("HeadsView", "(masked)")
+        return f"{where}\n{pair}\n{value}{masked}\n" + translate("HeadsView", "click to show this head everywhere")
+
+    def _show_texts(self) -> None:
+        heads, state = self._heads, self._session.document.state
+        run = state.run
+        if run is None:
+            self.title.setText(translate("HeadsView", "Heads"))
+            self._show_message(translate(
+                "HeadsView", "No model here: open a file of a model's tensors with heads (File > Open), or a capture, "
+                             "to see every head of a layer side by side."), error=False)
+            self.scale_label.setText("")
+            return
+        layer = heads.layer if heads is not None else state.layer
+        b = self._session.selection.batch
+        self.title.setText(translate("HeadsView", "{call}: {n} heads, batch {b}").format(
+            call=run.calls[layer].name, n=run.heads(layer), b=b))
+        if heads is not None and heads.error:
+            self._show_message(heads.error, error=True)
+        else:
+            self._show_message(None)
+        self.scale_label.setText(translate("HeadsView", "one colour scale for every head"))
+
+    def _show_message(self, text: str | None, *, error: bool = True) -> None:
+        self.message.setVisible(bool(text))
+        if text:
+            self.message.setText(("⚠ " if error else "") + text)
+
+    @property
+    def grid_shape(self) -> tuple[int, int]:
+        """(rows, columns) of the grid on show."""
+        count = len(self.maps)
+        return (math.ceil(count / self._columns), self._columns) if count and self._columns else (0, 0)
+
+    def focused_head_levels(self) -> tuple[float, float] | None:
+        """The shared colour scale (for tests): every map's levels are these."""
+        return self.maps[0].levels if self.maps else None
+
+
+def install_heads_view(session: AppSession, host: Host) -> ToolPanel:
+    """Add the heads grid as a hidden tab; View > Heads (Ctrl+Shift+H) shows it."""
+    spec = DockSpec(
+        HEADS_DOCK, QT_TRANSLATE_NOOP("ModelDocks", "Heads: every head of the layer"),
+        QT_TRANSLATE_NOOP("ModelDocks", "&Heads"),
+        QT_TRANSLATE_NOOP("ModelDocks", "Every head of the model's layer on show, side by side with one colour scale"),
+        shortcut=HEADS_SHORTCUT, menu="view")
+    return host.add_dock(spec, lambda: HeadsView(session))

@@ -1,0 +1,180 @@
+"""The layers x heads overview of a model run: one cell per head of every call, coloured by a
+per-head statistic (entropy, attention to the first token, to padding...). A click on a cell
+shows that head everywhere.
+
+The statistics need every call's weights, so they are computed on a compute thread of their
+own (``AppSession.new_scheduler``, latest request wins) and only while the view is shown.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from attnviz.compute.heads import HEAD_STATISTICS, HeadStatistics, head_statistics
+from attnviz.document import Edit, Snapshot
+from attnviz.tr import QT_TRANSLATE_NOOP, exception_message
+from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.heatmap import HeatmapWidget
+from attnviz.ui.heatmap.paint import format_number
+from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.lifecycle import Retranslating
+from attnviz.ui.theme import mark_error_label
+
+__all__ = ["OVERVIEW_DOCK", "ModelOverview", "install_model_overview"]
+
+OVERVIEW_DOCK = "model_overview"
+OVERVIEW_SHORTCUT = "Ctrl+Shift+O"
+
+
+def _statistics(snapshot: Snapshot) -> tuple[int, HeadStatistics | None, str | None]:
+    """On the compute thread: every head's statistics, or why there are none."""
+    if snapshot.state.run is None:
+        return snapshot.version, None, None
+    try:
+        return snapshot.version, head_statistics(snapshot.state), None
+    except Exception as exc:  # noqa: BLE001 - shown in the view, the app goes on
+        return snapshot.version, None, exception_message(exc)
+
+
+class ModelOverview(Retranslating, QWidget):
+    """Layers down, heads across; ``heatmap`` shows the statistic picked in ``statistic``."""
+
+    def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._stats: HeadStatistics | None = None
+        self._dirty = True
+        self.draw_count = 0
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        row = QHBoxLayout()
+        self.caption = QLabel()
+        self.statistic = QComboBox()
+        for name in HEAD_STATISTICS:
+            self.statistic.addItem("", name)
+        self.caption.setBuddy(self.statistic)
+        self.statistic.currentIndexChanged.connect(lambda _i: self._draw())
+        row.addWidget(self.caption)
+        row.addWidget(self.statistic)
+        self.description = QLabel()
+        self.description.setWordWrap(True)
+        row.addWidget(self.description, 1)
+        layout.addLayout(row)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        mark_error_label(self.message)
+        self.message.setVisible(False)
+        layout.addWidget(self.message)
+        self.heatmap = HeatmapWidget(colormap=session.colormap)
+        self.heatmap.value_format = ".2f"
+        self.heatmap.cellClicked.connect(lambda r, c, _mods: self._choose(r, c))
+        layout.addWidget(self.heatmap, 1)
+
+        self._scheduler = session.new_scheduler(_statistics)
+        self._scheduler.finished.connect(self._on_statistics)
+        session.documentChanged.connect(self._on_document_changed)
+        session.selectionChanged.connect(self._on_selection)
+        session.colormapChanged.connect(self.heatmap.set_colormap)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.caption.setText(translate("ModelOverview", "&Statistic"))
+        for index, name in enumerate(HEAD_STATISTICS):
+            self.statistic.setItemText(index, tr_text(HEAD_STATISTICS[name][0]))
+        self.statistic.setToolTip(translate("ModelOverview", "What each cell shows about its head"))
+        self.heatmap.set_axis_labels(translate("ModelOverview", "Heads"), translate("ModelOverview", "Layers"))
+        self._draw()
+
+    # ------------------------------------------------------------------ computing
+
+    def _on_document_changed(self, _edit: Edit | None) -> None:
+        self._dirty = True
+        if self.isVisible():
+            self._compute()
+
+    def _on_selection(self, _selection: Selection) -> None:
+        self._draw()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._dirty:
+            self._compute()
+
+    def _compute(self) -> None:
+        self._dirty = False
+        if self._session.document.state.run is None:
+            self._stats = None
+            self._draw()
+            return
+        self._scheduler.submit(self._session.document.snapshot())
+
+    def _on_statistics(self, result: tuple[int, HeadStatistics | None, str | None]) -> None:
+        version, stats, error = result
+        if version != self._session.document.version:
+            return  # the model has changed since: a newer request is on its way
+        self._stats = stats
+        self._show_message(error)
+        self._draw()
+
+    # ------------------------------------------------------------------ drawing
+
+    @property
+    def statistics(self) -> HeadStatistics | None:
+        return self._stats
+
+    def _draw(self) -> None:
+        name = self.statistic.currentData() or "entropy"
+        self.description.setText(tr_text(HEAD_STATISTICS[name][1]))
+        stats = self._stats
+        state = self._session.document.state
+        if stats is None or state.run is None:
+            self.heatmap.clear()
+            if state.run is None:
+                self._show_message(translate("ModelOverview", "No model here: open a file of a model's tensors with "
+                                                              "layers and heads, or a capture."), error=False)
+            return
+        self.draw_count += 1
+        b = min(self._session.selection.batch, stats.values[name].shape[1] - 1)
+        values = stats.values[name][:, b, :]
+        n_layers, n_heads = values.shape
+        finite = values[np.isfinite(values)]
+        levels = (0.0, 1.0) if name != "max" or not finite.size else (0.0, max(1e-9, float(finite.max())))
+        rows = state.run.short_names() if len(state.run.calls) == n_layers else list(stats.names)
+        cols = [str(h) for h in range(n_heads)]
+        self.heatmap.set_title(translate("ModelOverview", "{statistic}, batch {b} (on show: layer {layer}, head "
+                                                          "{head})").format(
+            statistic=tr_text(HEAD_STATISTICS[name][0]), b=b, layer=state.layer, head=state.head))
+        self.heatmap.set_data(
+            values, mask=np.isfinite(values), levels=levels, row_labels=rows, col_labels=cols,
+            hover=lambda r, c: self._hover(stats, name, b, r, c))
+        notes = [f"{stats.names[i]}: {text}" for i, text in stats.errors.items()]
+        self._show_message("; ".join(notes) if notes else None)
+
+    def _hover(self, stats: HeadStatistics, name: str, b: int, r: int, c: int) -> str:
+        value = stats.values[name][r, b, c]
+        shown = format_number(float(value)) if np.isfinite(value) else translate("ModelOverview", "does not apply")
+        return (translate("ModelOverview", "{call}, head {h}").format(call=stats.names[r], h=c) + "\n"
+                + f"{tr_text(HEAD_STATISTICS[name][0])}: {shown}\n"
+                + translate("ModelOverview", "click to show this head everywhere"))
+
+    def _choose(self, layer: int, head: int) -> None:
+        self._session.set_focus(layer, head)
+
+    def _show_message(self, text: str | None, *, error: bool = True) -> None:
+        self.message.setVisible(bool(text))
+        if text:
+            self.message.setText(("⚠ " if error else "") + text)
+
+
+def install_model_overview(session: AppSession, host: Host) -> ToolPanel:
+    """Add the layers x heads overview as a hidden tab; View > Layers x heads shows it."""
+    spec = DockSpec(
+        OVERVIEW_DOCK, QT_TRANSLATE_NOOP("ModelDocks", "Layers × heads: a statistic of every head"),
+        QT_TRANSLATE_NOOP("ModelDocks", "&Layers × heads"),
+        QT_TRANSLATE_NOOP("ModelDocks", "Every head of every layer at a glance, coloured by a statistic; click one to "
+                                        "show it"),
+        shortcut=OVERVIEW_SHORTCUT, menu="view")
+    return host.add_dock(spec, lambda: ModelOverview(session))
