@@ -295,6 +295,24 @@ class HeatmapWidget(QtWidgets.QWidget):
         return self._values
 
     @property
+    def title(self) -> str:
+        return self._title
+
+    @property
+    def row_labels(self) -> list[str] | None:
+        """The row (query) labels given to set_data, None when there were none."""
+        return None if self._row_labels is None else list(self._row_labels)
+
+    @property
+    def col_labels(self) -> list[str] | None:
+        return None if self._col_labels is None else list(self._col_labels)
+
+    @property
+    def mask(self) -> np.ndarray | None:
+        """The allowed cells drawn (True = may attend), None when nothing is masked."""
+        return self._mask
+
+    @property
     def levels(self) -> Levels:
         return self._levels
 

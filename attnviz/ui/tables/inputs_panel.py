@@ -188,7 +188,7 @@ class InputsPanel(Retranslating, QWidget):
             model.refresh_headers()  # headers such as "batch 0"
 
     def _focus_edited(self) -> None:
-        if self._layer_pair.isVisible() or self._head_pair.isVisible():
+        if self._run_names:  # only a model run has heads to pick
             self.focusChanged.emit(max(0, self.layer.currentIndex()), self.head.value())
 
     def _show_focus(self, state: State) -> None:
@@ -197,6 +197,7 @@ class InputsPanel(Retranslating, QWidget):
         self._layer_pair.setVisible(run is not None and run.layers > 1)
         self._head_pair.setVisible(run is not None)
         if run is None:
+            self._run_names = ()
             return
         with QSignalBlocker(self.layer), QSignalBlocker(self.head):
             names = tuple(call.name for call in run.calls)

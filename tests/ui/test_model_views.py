@@ -1,0 +1,150 @@
+"""A model's heads and layers in the window: the pickers, the heads grid, the layers x heads
+overview, tokens on the axes and padding queries marked."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnviz.document import ReplaceState, SetBlock, focused_state
+from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+from tests.ui.conftest import wait_current
+
+TOKENS = [["[CLS]", "the", "cat", "sat", "[SEP]", "[PAD]"], ["[CLS]", "a", "dog", "ran", "far", "[SEP]"]]
+
+
+def make_run(layers: int = 3, heads: int = 4, *, mask_padding: bool = True, seed: int = 0) -> ModelRun:
+    rng = np.random.default_rng(seed)
+    b, n, d = 2, 6, 8
+    pad = np.array([[1, 1, 1, 1, 1, 0 if mask_padding else 1], [1] * 6])
+    calls = tuple(
+        AttentionCall(f"encoder.layer.{i}.attention.self", rng.standard_normal((b, heads, n, d)).astype(np.float32),
+                      rng.standard_normal((b, heads, n, d)).astype(np.float32),
+                      rng.standard_normal((b, heads, n, d)).astype(np.float32), MaskArguments(attention_mask=pad))
+        for i in range(layers))
+    tokens = np.array(TOKENS)
+    return ModelRun(calls, query_tokens=tokens, key_tokens=tokens, source="file")
+
+
+@pytest.fixture
+def window(qtbot):
+    from attnviz.ui.app.main_window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.resize(1400, 860)
+    win.show()
+    qtbot.waitExposed(win)
+    wait_current(qtbot, win)
+    return win
+
+
+def load(qtbot, win, run: ModelRun, layer: int = 0, head: int = 0) -> None:
+    win.session.push(ReplaceState(focused_state(run, layer, head)))
+    wait_current(qtbot, win)
+
+
+def test_a_model_opens_its_heads_and_every_head_is_one_click_away(qtbot, window):
+    run = make_run()
+    load(qtbot, window, run)
+    heads = window.heads_dock
+    assert heads.isVisible()  # a model arrived: its heads are shown
+    view = heads.view()
+    qtbot.waitUntil(lambda: len(view.maps) == 4 and view.draw_count > 0)
+    # One colour scale for every head; the head on show is marked.
+    assert len({m.levels for m in view.maps}) == 1
+    assert view.maps[0].title.startswith("▶")
+    view.maps[2].clicked.emit()
+    wait_current(qtbot, window)
+    sel = window.session.selection
+    assert (sel.layer, sel.head) == (0, 2) and window.inputs.head.value() == 2
+    np.testing.assert_array_equal(window.inputs.models["queries"].array(), run.calls[0].queries[0, 2])
+    qtbot.waitUntil(lambda: view.maps[2].title.startswith("▶") and not view.maps[0].title.startswith("▶"))
+    # The grid's head 2 is exactly the main view's weights for it.
+    outcome = window.session.current_outcome()
+    np.testing.assert_allclose(outcome.heads.weights[:, 2], outcome.view.weights, atol=1e-6)
+
+
+def test_the_layer_picker_shows_short_names_and_moves_every_view(qtbot, window):
+    run = make_run()
+    load(qtbot, window, run)
+    combo = window.inputs.layer
+    assert [combo.itemText(i) for i in range(combo.count())] == ["layer.0", "layer.1", "layer.2"]
+    combo.setCurrentIndex(2)
+    wait_current(qtbot, window)
+    assert window.session.selection.layer == 2
+    np.testing.assert_array_equal(window.inputs.models["keys"].array(), run.calls[2].keys[0, 0])
+
+
+def test_edits_stay_with_their_head_and_undo_returns_to_it(qtbot, window):
+    run = make_run()
+    load(qtbot, window, run, head=1)
+    window.session.push(SetBlock("queries", 0, 0, 0, np.array([[5.0]])))
+    window.session.set_focus(0, 3)
+    wait_current(qtbot, window)
+    assert window.inputs.models["queries"].array()[0, 0] != 5
+    window.session.set_focus(0, 1)
+    wait_current(qtbot, window)
+    assert window.inputs.models["queries"].array()[0, 0] == 5
+    window.session.set_focus(1, 0)
+    window.session.undo_stack.undo()
+    wait_current(qtbot, window)
+    assert (window.session.selection.layer, window.session.selection.head) == (0, 1)
+    assert window.inputs.models["queries"].array()[0, 0] != 5
+
+
+def test_tokens_label_the_axes_and_the_hover_and_padding_queries_are_hatched(qtbot, window):
+    load(qtbot, window, make_run())
+    heatmap = window.results.maps[0]
+    assert heatmap.col_labels == TOKENS[0] and heatmap.row_labels == TOKENS[0]
+    from attnviz.ui.app.results_panel import hover_text
+
+    view = window.session.current_view()
+    assert "'cat'" in hover_text(view, 0, 2, 1) and "'the'" in hover_text(view, 0, 2, 1)
+    # The [PAD] query of batch 0 attends real keys (its weights are not 0) but is marked.
+    assert view.padded_rows[0].tolist() == [False] * 5 + [True] and not view.padded_rows[1].any()
+    assert "padding query" in hover_text(view, 0, 5, 0)
+    assert not heatmap.mask[5].any() and heatmap.values[5, :5].sum() == pytest.approx(1, abs=1e-5)
+    assert window.inputs.models["queries"].headerData(2, 2, 0) in ("2 cat",)  # Qt.Vertical, DisplayRole
+
+
+def test_the_overview_finds_attention_to_padding_only_when_padding_is_not_masked(qtbot, window):
+    load(qtbot, window, make_run(mask_padding=True))
+    window.overview_dock.show()
+    window.overview_dock.raise_()  # over the heads grid, which a model opens
+    view = window.overview_dock.view()
+    qtbot.waitUntil(lambda: view.statistics is not None, timeout=20000)
+    stats = view.statistics
+    assert stats.values["padding"].shape == (3, 2, 4)
+    assert np.nanmax(stats.values["padding"]) == 0  # [PAD] is masked everywhere
+    load(qtbot, window, make_run(mask_padding=False))
+    qtbot.waitUntil(lambda: view.statistics is not stats and view.statistics is not None, timeout=20000)
+    leaked = view.statistics.values["padding"][:, 0]
+    assert (leaked > 0.01).all()  # every head of batch 0 gives the unmasked [PAD] weight
+    # A click on a cell shows that head.
+    view.heatmap.cellClicked.emit(1, 3, None)
+    wait_current(qtbot, window)
+    assert (window.session.selection.layer, window.session.selection.head) == (1, 3)
+
+
+def test_the_heads_grid_does_not_draw_while_hidden(qtbot, window):
+    load(qtbot, window, make_run())
+    view = window.heads_dock.view()
+    qtbot.waitUntil(lambda: view.draw_count > 0)
+    window.heads_dock.hide()
+    count = view.draw_count
+    window.session.set_focus(0, 3)
+    wait_current(qtbot, window)
+    assert view.draw_count == count
+    window.heads_dock.show()
+    qtbot.waitUntil(lambda: view.draw_count == count + 1)
+
+
+def test_a_shape_change_sets_the_model_aside_and_undo_brings_it_back(qtbot, window):
+    load(qtbot, window, make_run())
+    window.controls.shapes.shapeChanged.emit({"n_queries": 4})
+    wait_current(qtbot, window)
+    assert window.session.document.state.run is None and not window.inputs.head.isVisibleTo(window.inputs)
+    window.session.undo_stack.undo()
+    wait_current(qtbot, window)
+    assert window.session.document.state.run is not None and window.inputs.head.isVisibleTo(window.inputs)
