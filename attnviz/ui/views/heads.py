@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Qt
+import numpy as np
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
@@ -48,6 +48,8 @@ class HeadsView(Retranslating, QWidget):
         self.draw_count = 0
         self.maps: list[HeatmapWidget] = []
         self._columns = 0
+        #: What the maps show: (layer, batch, scale...), weights, mask; None: nothing yet.
+        self._drawn: tuple[tuple[object, ...], np.ndarray, np.ndarray] | None = None
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -164,6 +166,7 @@ class HeadsView(Retranslating, QWidget):
         self._show_texts()
         if heads is None or heads.weights is None or heads.mask is None or state.run is None:
             self._ensure_maps(0)
+            self._drawn = None
             return
         self.draw_count += 1
         b = min(self._session.selection.batch, heads.weights.shape[0] - 1)
@@ -175,9 +178,16 @@ class HeadsView(Retranslating, QWidget):
         rows, cols = axis_labels(state.query_tokens, state.key_tokens, b, n_q, n_k)
         log = self._session.color_range == "log"
         name = state.run.calls[heads.layer].name
+        # Another head of the same layer computes the same weights again: only the marker moves.
+        key = (heads.layer, b, levels, log, tuple(rows), tuple(cols), self._session.colormap)
+        same = self._drawn is not None and self._drawn[0] == key and _same(self._drawn[1], weights) \
+            and _same(self._drawn[2], mask)
+        self._drawn = (key, weights, mask)
         for h, heatmap in enumerate(self.maps):
             focused = h == state.head and heads.layer == state.layer
             heatmap.set_title(("▶ " if focused else "") + translate("HeadsView", "head {h}").format(h=h))
+            if same:
+                continue
             heatmap.set_data(
                 weights[h], mask=mask[h], empty_rows=heads.empty_rows[b, h] if heads.empty_rows is not None else None,
                 levels=levels, log=log, row_labels=rows, col_labels=cols,
@@ -229,6 +239,11 @@ class HeadsView(Retranslating, QWidget):
     def focused_head_levels(self) -> tuple[float, float] | None:
         """The shared colour scale (for tests): every map's levels are these."""
         return self.maps[0].levels if self.maps else None
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal arrays, NaN equal to NaN (a fully masked row stays NaN from one result to the next)."""
+    return a is b or (a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f")))
 
 
 def install_heads_view(session: AppSession, host: Host) -> ToolPanel:
