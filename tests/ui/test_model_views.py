@@ -148,3 +148,35 @@ def test_a_shape_change_sets_the_model_aside_and_undo_brings_it_back(qtbot, wind
     window.session.undo_stack.undo()
     wait_current(qtbot, window)
     assert window.session.document.state.run is not None and window.inputs.head.isVisibleTo(window.inputs)
+
+
+def test_token_sums_and_top_keys_are_the_weights_of_the_selection():
+    from attnviz.ui.views.tokens import token_sums, top_keys
+
+    w = np.array([[0.5, 0.5, 0.0], [0.1, 0.2, 0.7], [np.nan, np.nan, np.nan]])
+    sent, received = token_sums(w, [0, 1], [2])
+    np.testing.assert_allclose(sent, [0.6, 0.7, 0.7])
+    np.testing.assert_allclose(received, [0.0, 0.7, 0.0])  # a NaN row receives nothing
+    assert top_keys(w, 1, 2) == [(2, 0.7), (1, 0.2)]
+    assert [k for k, _ in top_keys(w, 2, 3)] == [0, 1, 2]
+
+
+def test_the_tokens_view_follows_a_click_on_the_map_and_searches(qtbot, window):
+    from PySide6.QtCore import Qt
+
+    load(qtbot, window, make_run())
+    window.tokens_dock.show()
+    window.tokens_dock.raise_()
+    view = window.tokens_dock.view()
+    qtbot.waitUntil(lambda: view.draw_count > 0)
+    window.results.cellClicked.emit(2, Qt.KeyboardModifier.NoModifier)
+    window.results.cellClicked.emit(3, Qt.KeyboardModifier.ShiftModifier)
+    assert view.queries.selected() == [2, 3]
+    weights = window.session.current_view().weights[0]
+    np.testing.assert_allclose(view.sums[0], weights[[2, 3]].sum(axis=0), atol=1e-6)
+    assert view.top.rowCount() == 5 and view.top.item(0, 1).text() in TOKENS[0]
+    view.keys.search.setText("cat")
+    assert view.keys.proxy.rowCount() == 1
+    view.keys.list.selectAll()
+    qtbot.waitUntil(lambda: view.keys.selected() == [2])
+    np.testing.assert_allclose(view.sums[1], weights[:, 2], atol=1e-6)

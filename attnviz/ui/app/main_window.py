@@ -239,6 +239,7 @@ class MainWindow(HostWindow):
         from attnviz.ui.views.compare import install_compare_view
         from attnviz.ui.views.heads import install_heads_view
         from attnviz.ui.views.model_overview import install_model_overview
+        from attnviz.ui.views.tokens import install_tokens_view
         from attnviz.ui.views.lessons import install_lessons
         from attnviz.ui.views.masking_lab import install_masking_lab
         from attnviz.ui.views.pipeline import install_pipeline_view
@@ -254,6 +255,9 @@ class MainWindow(HostWindow):
         self.code_copier = install_copy_code(session, self)
         self.heads_dock = install_heads_view(session, self)
         self.overview_dock = install_model_overview(session, self)
+        self.tokens_dock = install_tokens_view(session, self)
+        # A click on a main weights map selects its query in the tokens view (shift: adds it).
+        self.results.cellClicked.connect(self._select_token)
         self._restore_layout()
         self._had_run = session.document.state.run is not None
 
@@ -478,6 +482,11 @@ class MainWindow(HostWindow):
         self.controls.shapes.show_state(state)  # type: ignore[arg-type]
         self.controls.settings.show_state(state)  # type: ignore[arg-type]
         self.inputs.show_state(state, self.session.selection.batch)  # type: ignore[arg-type]
+
+    def _select_token(self, row: int, modifiers: object) -> None:
+        if self.tokens_dock.isVisible():
+            add = bool(modifiers & Qt.KeyboardModifier.ShiftModifier) if modifiers is not None else False
+            self.tokens_dock.view().select_query(row, add=add)  # type: ignore[attr-defined]
 
     def _on_document_changed(self, edit: Edit | None) -> None:
         state = self.session.document.state

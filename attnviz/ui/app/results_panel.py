@@ -187,6 +187,8 @@ class ResultsPanel(Retranslating, QWidget):
 
     colormapChosen = Signal(str)
     colorRangeChosen = Signal(str)
+    #: A cell of a weights map was clicked: (query row, keyboard modifiers).
+    cellClicked = Signal(int, object)
 
     def __init__(self, output: OutputPanel | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -276,6 +278,7 @@ class ResultsPanel(Retranslating, QWidget):
                                     y_label=translate("ResultsPanel", "Queries"))
             heatmap.show_masked_values = True  # padding that gets weight must show its colour
             heatmap.setMinimumWidth(260)  # a 1024-pixel screen has room for the controls, this and a lesson
+            heatmap.cellClicked.connect(lambda r, _c, mods: self.cellClicked.emit(r, mods))
             heatmap.set_font_scale(self._font_scale)
             self.maps.append(heatmap)
         while len(self.maps) > count:
