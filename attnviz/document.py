@@ -48,6 +48,13 @@ class Settings:
     #: Dot-product scorings: multiply the dot products by this instead of dividing them by
     #: sqrt(d) (SDPA's ``scale``; a model run brings its own). None = 1/sqrt(d).
     scale: float | None = None
+    #: Long-context masks (0 = off), combined with every other mask (``engine.mask_mods``): a
+    #: sliding window of this many keys (causal when ``causal`` is set), attention sinks (the
+    #: first keys, with a window), a prefix-LM prefix, chunked local attention.
+    window: int = 0
+    sinks: int = 0
+    prefix: int = 0
+    chunk: int = 0
     num_hiddens: int = 8
     param_seed: int = 0
     #: Let NaN/Inf through to the engine (to show what masking does not remove); else refused.
@@ -85,6 +92,9 @@ class State:
     run: ModelRun | None = None
     layer: int = 0
     head: int = 0
+    #: Document ids of packed sequences, (B, K) whole numbers: a query attends the keys of its
+    #: own document only (block-diagonal). None: one document.
+    documents: np.ndarray | None = None
 
     def copy(self) -> "State":
         """A deep copy whose arrays the caller may change (the document's are read-only; the
@@ -106,6 +116,7 @@ class State:
                 _frozen_or_none(self.masks.attn_mask), _frozen_or_none(self.masks.key_padding_mask),
                 _frozen_or_none(self.masks.attention_mask), self.masks.is_causal),
             query_tokens=_frozen_or_none(self.query_tokens), key_tokens=_frozen_or_none(self.key_tokens),
+            documents=_frozen_or_none(self.documents),
         )
 
     @property
@@ -180,6 +191,8 @@ def focused_state(run: ModelRun, layer: int, head: int, base: State | None = Non
         query_tokens=None if query_tokens is None else query_tokens[:, :q],
         key_tokens=None if key_tokens is None else key_tokens[:, :k],
         run=run, layer=layer, head=head,
+        documents=base.documents if base is not None and base.documents is not None
+        and base.documents.shape == (b, k) else None,
     ).frozen()
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from attnviz.compute.convert import to_numpy
+from attnviz.compute.convert import tensor_view, to_numpy
 from attnviz.compute.heads import HeadsData, heads_of_focused_call
 from attnviz.document import Snapshot, State
 from attnviz.model_run import MASK_ARGUMENTS
@@ -79,12 +79,12 @@ def run_state(state: State, version: int = 0) -> Outcome:
                        device=s.device, dtype=s.dtype)
     try:
 
-        params = {k: torch.from_numpy(v) for k, v in state.params.items()} or None
+        params = {k: tensor_view(v) for k, v in state.params.items()} or None
         lens = state.valid_lens()
         with torch.no_grad():
             result = attend(
-                torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values),
-                None if lens is None else torch.from_numpy(lens),
+                tensor_view(state.queries), tensor_view(state.keys), tensor_view(state.values),
+                None if lens is None else tensor_view(lens),
                 scoring=s.scoring, mask_mode=s.mask_mode, causal=s.causal, params=params,
                 num_hiddens=s.num_hiddens, seed=s.param_seed, dropout=s.dropout, train=s.train,
                 dropout_seed=s.dropout_seed, dtype=s.dtype, device=s.device, allow_nonfinite=s.allow_nonfinite,
@@ -139,10 +139,38 @@ def mask_kwargs(state: State) -> dict[str, object]:
     """The state's model masks as ``attend`` arguments (torch tensors; none: no arguments)."""
     import torch
 
-    if state.masks is None:
-        return {}
-    return {name: None if (m := getattr(state.masks, name)) is None else torch.from_numpy(np.asarray(m))
-            for name in MASK_ARGUMENTS}
+    kwargs: dict[str, object] = {}
+    if state.masks is not None:
+        kwargs = {name: None if (m := getattr(state.masks, name)) is None else tensor_view(m)
+                  for name in MASK_ARGUMENTS}
+    extra = long_context_mask(state)
+    if extra is not None:
+        given = kwargs.get("attn_mask")
+        if given is None:
+            kwargs["attn_mask"] = extra
+        elif isinstance(given, torch.Tensor) and given.dtype == torch.bool:
+            kwargs["attn_mask"] = given & extra
+        else:  # an additive mask: the extra masked keys get -inf on top of it
+            assert isinstance(given, torch.Tensor)
+            kwargs["attn_mask"] = given + torch.zeros((), dtype=given.dtype).masked_fill(~extra, float("-inf"))
+    return kwargs
+
+
+def long_context_mask(state: State) -> object:
+    """The settings' window, sinks, prefix and chunk and the state's document ids as one bool
+    tensor (B, Q, K), True = may attend (None: none of them is on). With a causal setting the
+    window and chunks are causal too, as ``engine.make_mask`` defines them."""
+    import torch
+
+    from attnviz.engine import make_mask
+
+    s = state.settings
+    if not (s.window or s.sinks or s.prefix or s.chunk) and state.documents is None:
+        return None
+    mask = make_mask(window=s.window or None, sinks=s.sinks or None, prefix=s.prefix or None, chunk=s.chunk or None,
+                     documents=None if state.documents is None else tensor_view(state.documents),
+                     causal=s.causal)
+    return torch.stack([mask.dense(state.n_queries, state.n_keys, batch=b) for b in range(state.batch)])
 
 
 def scale_kwargs(state: State) -> dict[str, object]:

@@ -26,3 +26,19 @@ def to_numpy(tensor: Any) -> np.ndarray:
     arr = t.cpu().numpy()
     arr.setflags(write=False)
     return arr
+
+
+def tensor_view(array: np.ndarray) -> Any:
+    """A torch tensor sharing ``array``'s memory, read-only arrays included.
+
+    The document's arrays are read-only (states share them) and nothing here writes into an
+    input: torch's warning that a non-writable array might be written is moot, so it is
+    silenced rather than each array copied.
+    """
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return torch.from_numpy(np.asarray(array))

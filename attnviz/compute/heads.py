@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from attnviz.compute.convert import to_numpy
+from attnviz.compute.convert import tensor_view, to_numpy
 from attnviz.document import State
 from attnviz.model_run import MASK_ARGUMENTS, AttentionCall
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
@@ -46,15 +46,15 @@ def _attend_call(call: AttentionCall, state: State, keep: tuple[str, ...] = ("ma
     s = state.settings
     if call.queries is None or call.keys is None or call.values is None:
         raise ValueError(message(QT_TRANSLATE_NOOP("Heads", "{call} recorded attention weights only"), call=call.name))
-    masks = {name: None if (m := getattr(call.masks, name)) is None else torch.from_numpy(np.asarray(m))
+    masks = {name: None if (m := getattr(call.masks, name)) is None else tensor_view(m)
              for name in MASK_ARGUMENTS}
     lens = state.valid_lens()
-    params = {k: torch.from_numpy(v) for k, v in state.params.items()} or None
+    params = {k: tensor_view(v) for k, v in state.params.items()} or None
     scale = call.scale if get_scoring(s.scoring).takes_scale else None
     with torch.no_grad():
         return attend(
-            torch.from_numpy(np.asarray(call.queries)), torch.from_numpy(np.asarray(call.keys)),
-            torch.from_numpy(np.asarray(call.values)), None if lens is None else torch.from_numpy(lens),
+            tensor_view(call.queries), tensor_view(call.keys),
+            tensor_view(call.values), None if lens is None else tensor_view(lens),
             scoring=s.scoring, mask_mode=s.mask_mode, causal=s.causal,
             params=params, num_hiddens=s.num_hiddens, seed=s.param_seed, dtype=s.dtype, device=s.device,
             allow_nonfinite=s.allow_nonfinite, enable_gqa=call.kv_heads != call.shape[1], scale=scale, keep=keep,

@@ -58,6 +58,8 @@ PARAM_PREFIX = "params/"
 STATE_ARRAYS: tuple[str, ...] = ("queries", "keys", "values", "lens_1d", "lens_2d")
 #: A model run's arrays: ``run/<call>/<name>``; a plain state's masks: ``masks/<argument>``.
 RUN_PREFIX = "run/"
+#: Document ids of packed sequences (B, K): ``State.documents``.
+DOCUMENTS = "documents"
 MASKS_PREFIX = "masks/"
 _CALL_ARRAYS: tuple[str, ...] = ("queries", "keys", "values", "output", "weights")
 _RUN_SOURCES = ("file", "capture", "transformer_lens", "output_attentions", "tensors")
@@ -116,6 +118,8 @@ def _tokens_json(tokens: np.ndarray | None) -> list[list[str]] | None:
 def _model_to_session(state: State, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     """The session's ``model`` description; adds the run's and the masks' arrays to ``arrays``."""
     model: dict[str, Any] = {}
+    if state.documents is not None:
+        arrays[DOCUMENTS] = np.array(state.documents, copy=True)
     run = state.run
     if run is not None:
         calls = []
@@ -199,9 +203,19 @@ def session_to_state(
             # Float parameters keep their dtype (a saved float32 W reloads bit for bit).
             dtype = array.dtype if array.dtype.kind == "f" else np.float64
             params[name[len(PARAM_PREFIX):]] = np.array(array, dtype=dtype, copy=True)
-        elif name not in STATE_ARRAYS and not name.startswith((RUN_PREFIX, MASKS_PREFIX)):
+        elif name not in STATE_ARRAYS and name != DOCUMENTS and not name.startswith((RUN_PREFIX, MASKS_PREFIX)):
             found.append(message(QT_TRANSLATE_NOOP("FileNotes", "ignored the unknown array '{name}'"), name=name))
-    state = State(queries, keys, values, lens["lens_1d"], lens["lens_2d"], settings, params)
+    documents = None
+    if DOCUMENTS in arrays:
+        try:
+            documents = _lengths(arrays[DOCUMENTS], DOCUMENTS)
+        except ValueError as exc:
+            raise fail(exception_message(exc)) from exc
+        if documents.shape != (b, n_k):
+            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' has shape {shape} but keys {keys} need "
+                                                               "{needed}"),
+                               name=DOCUMENTS, shape=documents.shape, keys=keys.shape, needed=(b, n_k)))
+    state = State(queries, keys, values, lens["lens_1d"], lens["lens_2d"], settings, params, documents=documents)
     try:
         return _model_from_session(session.model, arrays, state)
     except (ValueError, TypeError, KeyError, IndexError) as exc:
@@ -296,7 +310,8 @@ def settings_problem(name: str, value: Any) -> str | None:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
         return None if ok else message(QT_TRANSLATE_NOOP(
             "FileErrors", "setting '{name}' is {value}; expected a number from 0 to 1"), name=name, value=shown)
-    limits = {"num_hiddens": (1, MAX_HIDDEN), "dropout_seed": (0, _SEED_MAX), "param_seed": (0, _SEED_MAX)}
+    limits = {"num_hiddens": (1, MAX_HIDDEN), "dropout_seed": (0, _SEED_MAX), "param_seed": (0, _SEED_MAX),
+              "window": (0, _SEED_MAX), "sinks": (0, _SEED_MAX), "prefix": (0, _SEED_MAX), "chunk": (0, _SEED_MAX)}
     if name in limits:
         low, high = limits[name]
         ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high

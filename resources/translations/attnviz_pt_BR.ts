@@ -335,7 +335,7 @@
     <name>Errors</name>
     <message>
         <source>could not load PyTorch: {error}</source>
-        <extracomment>What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides).</extracomment>
+        <extracomment>Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every head of the model run&apos;s call on show (None without a run).</extracomment>
         <translation>não foi possível carregar o PyTorch: {error}</translation>
     </message>
     <message>
@@ -363,12 +363,65 @@
         <translation>etapa(s) desconhecida(s) {names} em keep: esperavam-se nomes entre {stages}</translation>
     </message>
     <message>
+        <source>these row statistics are for {n_q} queries and {n_k} keys of size {d}; got {q} queries and {k} keys of size {dq}</source>
+        <extracomment>Scores per block of query rows (8 MiB in float32). Smaller blocks pay more per-operation overhead (and, with several threads, more synchronisation); larger ones leave the cache and widen the masked strips along a band&apos;s edges. 2^20 to 2^22 measured within 10 % of each other. Cells of mask predicates (``mask_mod``) evaluated per block of rows: they are evaluated over every key a block might need, and a predicate&apos;s index arithmetic makes int64 temporaries. ``tile`` refuses larger regions (64 Mi cells, 256 MiB of float32 weights). The same in the units the overview computed in (log2 of the weights, compute dtype / float64): a tile recomputes its scores exactly as the overview did and subtracts these.</extracomment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a tile of {rows} x {cols} is too large (at most {limit} cells); use the overview for larger regions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>query must be a row index below {n}; got {value}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the scores of query {row} overflow {dtype}: the queries and keys are too large; use float64 or smaller values</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>queries and keys must both be (L, d), (batch, L, d) or (batch, heads, L, d); got shapes {q} and {k}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>queries and keys must have the same feature size: {d_q} and {d_k}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the query heads ({h_q}) must be a multiple of the key heads ({h_k})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>queries and keys need at least one row and one feature; got shapes {q} and {k}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} contain NaN or Inf at {idx}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>{name} must be a numeric tensor or array; got {type}</source>
         <translation>{name}: esperava-se um tensor ou array numérico; veio {type}</translation>
     </message>
     <message>
         <source>{name} must hold real numbers; got dtype {dtype}</source>
         <translation>{name}: esperavam-se números reais; veio o dtype {dtype}</translation>
+    </message>
+    <message>
+        <source>{name} must be an index below {size}; got {value}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>dtype must be float32, float64 or None; got {value}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>scale must be a finite non-zero number or None (1/sqrt(d)); got {value}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bins must be (rows, cols); got {value}</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>{name} must have at least one batch element and one row; got shape {shape}</source>
@@ -673,6 +726,72 @@
     <message>
         <source>attention of shape {shape} keeping {kept} needs about {needed} (one float stage is {stage}), more than the memory budget of {budget}. What would fit: {advice}</source>
         <translation>a atenção de forma {shape} guardando {kept} precisa de cerca de {needed} (uma etapa em ponto flutuante ocupa {stage}), mais que o orçamento de memória de {budget}. O que caberia: {advice}</translation>
+    </message>
+    <message>
+        <source>a dense mask of {n_q} x {n_k} is too large (at most {limit} cells); use the block structure or the streaming overview instead</source>
+        <extracomment>Block states, as drawn: no allowed cell, some allowed cells, every cell allowed. The block size FlexAttention uses by default. ``dense`` refuses larger masks (64 Mi cells = 64 MiB of booleans): long inputs use blocks. Cells a predicate is evaluated on at once (its int64 temporaries: 8 MiB each). A query&apos;s allowed keys: a list of (lo, hi) index tensors, key k allowed when lo &lt;= k &lt; hi for one of them. Within a row the ranges are disjoint (classification counts on it). FlexAttention&apos;s mask_mod: (batch, head, q_idx, kv_idx) index tensors -&gt; bool tensor. query indices (any shape) -&gt; allowed key ranges, each tensor of the same shape. (q_idx, kv_idx) broadcastable index tensors -&gt; bool of their broadcast shape.</extracomment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a mask combines Mask descriptions only; got {type}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>documents: with {n_q} queries and {n_k} keys, pass query_ids too (one document id per query)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>attention_mask must hold 0 (padding) and 1 (attend) only, as Hugging Face&apos;s does</source>
+        <extracomment>What the user called it, for error messages.</extracomment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mask_mod must be a function (b, h, q_idx, kv_idx) -&gt; bool tensor; got {type}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mask_mod failed: {error}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mask_mod must return a bool tensor; got {type}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mask_mod returned shape {shape} for indices of shape {q} and {kv}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sinks need a window: the sink tokens are what a query sees beyond its window</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} must have shape ({n},) or (batch, {n}); got {shape}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} must hold whole numbers; got dtype {dtype}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} has {size} batch element(s); batch {batch} was asked for</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} must be a boolean tensor; got dtype {dtype}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} must be a whole number &gt;= {minimum}; got {value}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} must be a slice with step 1; got {value}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} {value} selects nothing of {n}</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -1329,6 +1448,7 @@
     </message>
     <message>
         <source>cannot store an array named {name}</source>
+        <extracomment>What a model run adds (its calls&apos; names and scales, the head shown, tokens), as JSON; empty for the book&apos;s tensors. A session with it is format version 2.</extracomment>
         <translation>não é possível guardar um array chamado {name}</translation>
     </message>
     <message>
@@ -1400,6 +1520,10 @@
         <translation>lista o mesmo array duas vezes</translation>
     </message>
     <message>
+        <source>has a damaged model description (not a JSON object)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>holds an unexpected member &apos;{name}&apos;</source>
         <translation>contém um membro inesperado &apos;{name}&apos;</translation>
     </message>
@@ -1417,7 +1541,7 @@
     </message>
     <message>
         <source>explicit boolean masks cannot be loaded yet: attnviz masks with valid lengths (and the causal setting) only; leave the mask out, or express it as valid lengths</source>
-        <extracomment>Session array names of the parameters: ``params/W_q`` holds ``state.params[&quot;W_q&quot;]``.</extracomment>
+        <extracomment>Session array names of the parameters: ``params/W_q`` holds ``state.params[&quot;W_q&quot;]``. A model run&apos;s arrays: ``run/&lt;call&gt;/&lt;name&gt;``; a plain state&apos;s masks: ``masks/&lt;argument&gt;``.</extracomment>
         <translation>máscaras booleanas explícitas ainda não podem ser carregadas: o attnviz só mascara com comprimentos válidos (e a configuração causal); deixe a máscara de fora, ou expresse-a como comprimentos válidos</translation>
     </message>
     <message>
@@ -1444,6 +1568,22 @@
     <message>
         <source>parameter &apos;{name}&apos; must hold real numbers, not {dtype}</source>
         <translation>o parâmetro &apos;{name}&apos; deve conter números reais, não {dtype}</translation>
+    </message>
+    <message>
+        <source>has a damaged model description: {error}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; must be {batch} lists of strings of one length</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&apos;calls&apos; must be a non-empty list</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the head shown, {head} of call {layer}, is not in the model</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>setting &apos;{name}&apos; is {value}; expected one of {choices}</source>
@@ -1775,6 +1915,103 @@
     </message>
 </context>
 <context>
+    <name>Heads</name>
+    <message>
+        <source>{call} recorded attention weights only</source>
+        <extracomment>Token texts that mark padding in the common tokenisers (BERT, T5/Llama, RoBERTa, GPT-2&apos;s usual pad-as-EOS): used to find padding that a mask failed to mask.</extracomment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Entropy</source>
+        <extracomment>The per-head statistics of the overview: name -&gt; (label, description).</extracomment>
+        <translation type="unfinished">Entropia</translation>
+    </message>
+    <message>
+        <source>How spread each query&apos;s attention is, 0 (one key) to 1 (uniform over its allowed keys); mean over real queries</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention to the first token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weight on key 0 (often [CLS] or &lt;s&gt;: an attention sink); mean over real queries</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention to padding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weight on padding keys (from the padding mask and pad tokens); anything above 0 is a masking bug; mean over real queries</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention to itself</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weight of query i on key i (self-attention); mean over real queries</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Largest weight</source>
+        <translation type="unfinished">Maior peso</translation>
+    </message>
+    <message>
+        <source>Each query&apos;s largest weight (1: it looks at one key only); mean over real queries</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>HeadsView</name>
+    <message>
+        <source>Every head of the layer, one colour scale; click a head to show it in every view</source>
+        <extracomment>A small multiple&apos;s least size: a 128-token map still shows its structure at 200 pixels. How many times the grid was drawn (a hidden view must not draw: tests check it). What the maps show: (layer, batch, scale...), weights, mask; None: nothing yet.</extracomment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>head {h}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{call}, head {h}, batch {b}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>query {r} {qt} → key {c} {kt}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>weight {value}</source>
+        <translation type="unfinished">peso {value}</translation>
+    </message>
+    <message>
+        <source>(masked)</source>
+        <translation type="unfinished">(mascarada)</translation>
+    </message>
+    <message>
+        <source>click to show this head everywhere</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model here: open a file of a model&apos;s tensors with heads (File &gt; Open), or a capture, to see every head of a layer side by side.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{call}: {n} heads, batch {b}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>one colour scale for every head</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>Heatmap</name>
     <message>
         <source>Keys</source>
@@ -1950,6 +2187,22 @@
     <message>
         <source>s&amp;eed</source>
         <translation>se&amp;mente</translation>
+    </message>
+    <message>
+        <source>La&amp;yer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model&apos;s attention call shown (a layer, in call order)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Head</source>
+        <translation type="unfinished">&amp;Cabeça</translation>
+    </message>
+    <message>
+        <source>The attention head shown in the tables and every view; the Heads tab shows them all</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>The input tensors; type, paste (Ctrl+V) or copy (Ctrl+C) blocks of cells</source>
@@ -2472,8 +2725,12 @@
     </message>
     <message>
         <source>Load preset {title}</source>
-        <extracomment>How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Outcomes that arrived after the document had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
+        <extracomment>How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. The call (layer) and head of a model run on show (0, 0 without a run); they live in the document&apos;s state, which the compute thread reads, and are mirrored here for the views. Outcomes that arrived after the document had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
         <translation>Carregar a predefinição {title}</translation>
+    </message>
+    <message>
+        <source>{call} recorded its weights only: nothing to recompute or edit there</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Change shape</source>
@@ -2736,6 +2993,120 @@
     </message>
 </context>
 <context>
+    <name>ModelDocks</name>
+    <message>
+        <source>Heads: every head of the layer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every head of the model&apos;s layer on show, side by side with one colour scale</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layers × heads: a statistic of every head</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Layers × heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every head of every layer at a glance, coloured by a statistic; click one to show it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tokens: attention sent and received</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select tokens to see the attention they send and receive, and the keys a query looks at most</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ModelOverview</name>
+    <message>
+        <source>&amp;Statistic</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What each cell shows about its head</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model here: open a file of a model&apos;s tensors with layers and heads, or a capture.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{statistic}, batch {b} (on show: layer {layer}, head {head})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>does not apply</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{call}, head {h}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>click to show this head everywhere</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ModelRun</name>
+    <message>
+        <source>{call}: queries, keys and values come together (only {given} found)</source>
+        <extracomment>The arguments a mask can come through, in the order the engine combines them.</extracomment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{call}: neither queries, keys and values nor attention weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{call}: {name} must be (batch, heads, length, size), got shape {shape}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{call}: the {axis} of queries {q}, keys {k} and values {v} do not fit together</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a model run needs at least one attention call</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the calls disagree on the batch size: {sizes}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} have shape {shape}; the tensors need ({batch}, {length})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{call} recorded attention weights only: there are no tensors to show</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>OpenDialog</name>
     <message>
         <source>&amp;Queries</source>
@@ -2980,12 +3351,8 @@
         <translation>{message} (mostrando o último resultado válido)</translation>
     </message>
     <message>
-        <source>query {r}, key {c}</source>
-        <extracomment>Below this width the formulas go under the stages instead of beside them.</extracomment>
-        <translation>consulta {r}, chave {c}</translation>
-    </message>
-    <message>
         <source>may attend</source>
+        <extracomment>Below this width the formulas go under the stages instead of beside them.</extracomment>
         <translation>pode prestar atenção</translation>
     </message>
     <message>
@@ -3281,6 +3648,14 @@
         <translation>saída</translation>
     </message>
     <message>
+        <source>{query} → {key}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a padding query: the model computes this row, nothing reads it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Output numbers (read-only; Ctrl+C copies)</source>
         <translation>Números da saída (somente leitura; Ctrl+C copia)</translation>
     </message>
@@ -3302,6 +3677,7 @@
     </message>
     <message>
         <source>Attention weights</source>
+        <extracomment>A cell of a weights map was clicked: (query row, keyboard modifiers).</extracomment>
         <translation>Pesos de atenção</translation>
     </message>
     <message>
@@ -4026,6 +4402,50 @@ Delete põe 0 nas células selecionadas.</translation>
     </message>
 </context>
 <context>
+    <name>TokensView</name>
+    <message>
+        <source>&amp;Queries (click, shift-click; type to search)</source>
+        <extracomment>The top-k table holds at most this many keys.</extracomment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Keys (click, shift-click; type to search)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Search tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keys the first selected query looks at most</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>to&amp;p</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>key</source>
+        <translation type="unfinished">chave</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>weight</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention the selected queries send, per key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention the selected keys receive, per query</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>Undo</name>
     <message>
         <source>Edit 1 cell of {role}</source>
@@ -4037,16 +4457,21 @@ Delete põe 0 nas células selecionadas.</translation>
     </message>
     <message>
         <source>Edit</source>
-        <extracomment>Shape limits of the editor. The engine takes anything; a table of a million rows does not help anyone, and these keep a typo in a spin box from asking for terabytes. Let NaN/Inf through to the engine (to show what masking does not remove); else refused.</extracomment>
+        <extracomment>Shape limits of the editor. The engine takes anything; a table of a million rows does not help anyone, and these keep a typo in a spin box from asking for terabytes. Dot-product scorings: multiply the dot products by this instead of dividing them by sqrt(d) (SDPA&apos;s ``scale``; a model run brings its own). None = 1/sqrt(d). Let NaN/Inf through to the engine (to show what masking does not remove); else refused.</extracomment>
         <translation>Editar</translation>
     </message>
     <message>
         <source>Change</source>
+        <extracomment>The (layer, head) of a model run the block belongs to (None: the one shown).</extracomment>
         <translation>Alterar</translation>
     </message>
     <message>
         <source>Change setting</source>
         <translation>Alterar configuração</translation>
+    </message>
+    <message>
+        <source>Show another head</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 </TS>

@@ -269,6 +269,63 @@ class SettingsPanel(Retranslating, QGroupBox):
         self.dropout_seed.setEnabled(s.train and s.dropout > 0)
 
 
+#: The long-context masks' fields: (setting, caption, tip). 0 turns each off.
+_LONG_MASKS = (
+    ("window", QT_TRANSLATE_NOOP("SettingsPanel", "&Window"),
+     QT_TRANSLATE_NOOP("SettingsPanel", "Sliding window: a query sees the keys within this distance (|i - j| < w; "
+                                        "only earlier ones when Causal is on). 0: off")),
+    ("sinks", QT_TRANSLATE_NOOP("SettingsPanel", "S&inks"),
+     QT_TRANSLATE_NOOP("SettingsPanel", "Attention sinks: the first keys every query keeps seeing beside its window "
+                                        "(StreamingLLM). Needs a window. 0: off")),
+    ("prefix", QT_TRANSLATE_NOOP("SettingsPanel", "Pre&fix"),
+     QT_TRANSLATE_NOOP("SettingsPanel", "Prefix-LM: every query sees the first keys (the prefix), and causally "
+                                        "after it. 0: off")),
+    ("chunk", QT_TRANSLATE_NOOP("SettingsPanel", "C&hunk"),
+     QT_TRANSLATE_NOOP("SettingsPanel", "Chunked local attention: queries see the keys of their own chunk of this "
+                                        "size (causally within it when Causal is on). 0: off")),
+)
+
+
+class LongMasksPanel(Retranslating, QGroupBox):
+    """The masks of long-context models, each a whole number (0 = off). Emits ``settingsChanged``."""
+
+    settingsChanged = Signal(dict)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        form = _form(self)
+        self.spins: dict[str, QSpinBox] = {}
+        self.captions: dict[str, QLabel] = {}
+        for key, _caption, _tip in _LONG_MASKS:
+            spin = QSpinBox()
+            spin.setRange(0, 2**31 - 1)
+            spin.setKeyboardTracking(False)
+            spin.valueChanged.connect(lambda v, k=key: self.settingsChanged.emit({k: int(v)}))
+            caption = QLabel()
+            caption.setBuddy(spin)
+            form.addRow(caption, spin)
+            self.spins[key] = spin
+            self.captions[key] = caption
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.setTitle(translate("SettingsPanel", "Long-context masks"))
+        self.setToolTip(translate("SettingsPanel", "Masks of long-context models, combined with padding, causal and "
+                                                   "the model's own masks"))
+        off = translate("SettingsPanel", "off")
+        for key, caption, tip in _LONG_MASKS:
+            self.captions[key].setText(tr_text(caption))
+            self.spins[key].setToolTip(tr_text(tip))
+            self.spins[key].setSpecialValueText(off)
+
+    def show_state(self, state: State) -> None:
+        for key, spin in self.spins.items():
+            value = int(getattr(state.settings, key))
+            if spin.value() != value:
+                with QSignalBlocker(spin):
+                    spin.setValue(value)
+
+
 class ControlsColumn(QWidget):
     """Shapes and settings stacked, each with an error line under it."""
 
@@ -280,8 +337,10 @@ class ControlsColumn(QWidget):
         self.shape_error = ErrorLabel()
         self.settings = SettingsPanel()
         self.settings_error = ErrorLabel()
+        self.long_masks = LongMasksPanel()
         layout.addWidget(self.shapes)
         layout.addWidget(self.shape_error)
         layout.addWidget(self.settings)
         layout.addWidget(self.settings_error)
+        layout.addWidget(self.long_masks)
         layout.addStretch(1)

@@ -76,6 +76,10 @@ SETTING_NAMES = {
     "dropout_seed": QT_TRANSLATE_NOOP("MainWindow", "dropout seed"),
     "num_hiddens": QT_TRANSLATE_NOOP("MainWindow", "hidden size"),
     "param_seed": QT_TRANSLATE_NOOP("MainWindow", "parameter seed"),
+    "window": QT_TRANSLATE_NOOP("MainWindow", "sliding window"),
+    "sinks": QT_TRANSLATE_NOOP("MainWindow", "attention sinks"),
+    "prefix": QT_TRANSLATE_NOOP("MainWindow", "prefix"),
+    "chunk": QT_TRANSLATE_NOOP("MainWindow", "chunk size"),
 }
 ROLE_NAMES = {
     "queries": QT_TRANSLATE_NOOP("MainWindow", "queries"),
@@ -189,6 +193,7 @@ class MainWindow(HostWindow):
         # Panels -> edits.
         self.controls.shapes.shapeChanged.connect(self._on_shape)
         self.controls.settings.settingsChanged.connect(self._on_settings)
+        self.controls.long_masks.settingsChanged.connect(self._on_settings)
         self.inputs.blockEdited.connect(self._on_block)
         self.inputs.fillRequested.connect(self._on_fill)
         self.inputs.batchChanged.connect(session.set_batch)
@@ -238,6 +243,7 @@ class MainWindow(HostWindow):
         from attnviz.ui.files.file_actions import install_file_actions
         from attnviz.ui.views.compare import install_compare_view
         from attnviz.ui.views.heads import install_heads_view
+        from attnviz.ui.views.long_context import install_long_context_view
         from attnviz.ui.views.model_overview import install_model_overview
         from attnviz.ui.views.tokens import install_tokens_view
         from attnviz.ui.views.lessons import install_lessons
@@ -256,6 +262,7 @@ class MainWindow(HostWindow):
         self.heads_dock = install_heads_view(session, self)
         self.overview_dock = install_model_overview(session, self)
         self.tokens_dock = install_tokens_view(session, self)
+        self.long_dock = install_long_context_view(session, self)
         # A click on a main weights map selects its query in the tokens view (shift: adds it).
         self.results.cellClicked.connect(self._select_token)
         self._restore_layout()
@@ -481,6 +488,7 @@ class MainWindow(HostWindow):
     def _show_all(self, state: object) -> None:
         self.controls.shapes.show_state(state)  # type: ignore[arg-type]
         self.controls.settings.show_state(state)  # type: ignore[arg-type]
+        self.controls.long_masks.show_state(state)  # type: ignore[arg-type]
         self.inputs.show_state(state, self.session.selection.batch)  # type: ignore[arg-type]
 
     def _select_token(self, row: int, modifiers: object) -> None:
@@ -501,6 +509,7 @@ class MainWindow(HostWindow):
             self.inputs.show_role(state, edit.role, self.session.selection.batch)
         elif isinstance(edit, SetSettings):
             self.controls.settings.show_state(state)
+            self.controls.long_masks.show_state(state)
             if "lens_mode" in edit.changes:
                 self.inputs.show_state(state, self.session.selection.batch)
         else:

@@ -1,0 +1,383 @@
+"""Long contexts: the whole (L_q, L_k) attention of the head on show as display bins, without
+ever holding the matrix, and exact values wherever the user looks.
+
+* The overview (mean, largest weight or masked share per bin) is computed on a compute thread
+  of its own, streaming over blocks of rows (``engine.overview``); a newer request stops the
+  running one between two blocks, and a progress bar shows how far it is.
+* A click on a bin computes the exact tile around it from the overview's row statistics
+  (``engine.tile``): values, tokens and hover as in the main maps, at any length. The clicked
+  query's whole weight row is drawn as a line over all keys.
+* Per key, the attention it receives (attention sinks stand out); per query, the entropy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attnviz.compute.axes import axis_labels, token_of
+from attnviz.compute.long_view import LongRequest, LongResult, TileRequest, TileResult, compute_overview, compute_tile
+from attnviz.document import Edit
+from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.heatmap import HeatmapWidget
+from attnviz.ui.heatmap.paint import format_number
+from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.lifecycle import Retranslating
+from attnviz.ui.scheduler import in_app
+from attnviz.ui.theme import mark_error_label, plot_colors
+
+__all__ = ["LONG_DOCK", "LongContextView", "install_long_context_view"]
+
+LONG_DOCK = "long_context"
+LONG_SHORTCUT = "Ctrl+Shift+G"
+#: The overview's display bins at most (about the pixels a map has on a large screen).
+MAX_BINS = 512
+#: The exact tile's side, in cells, by default: large enough to read tokens and values.
+DEFAULT_TILE = 32
+
+#: What the overview map shows: name -> label.
+SHOWN = {
+    "mean": QT_TRANSLATE_NOOP("LongView", "Mean weight per bin"),
+    "max": QT_TRANSLATE_NOOP("LongView", "Largest weight per bin"),
+    "masked_share": QT_TRANSLATE_NOOP("LongView", "Share of masked cells"),
+}
+
+
+class LongContextView(Retranslating, QWidget):
+    """``overview_map`` (bins), ``tile_map`` (exact cells), ``row_plot``, ``sums_plot``,
+    ``entropy_plot``; ``result`` is the overview on show, ``tile`` the exact tile on show."""
+
+    def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._generation = 0
+        self._progress = (0, 0)
+        self._dirty = True
+        self.result: LongResult | None = None
+        self.tile: TileResult | None = None
+        self._focus_cell: tuple[int, int] | None = None
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        header = QHBoxLayout()
+        self.status = QLabel()
+        header.addWidget(self.status, 1)
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(200)
+        self.progress.setVisible(False)
+        header.addWidget(self.progress)
+        self.shown_caption = QLabel()
+        self.shown = QComboBox()
+        for name in SHOWN:
+            self.shown.addItem("", name)
+        self.shown_caption.setBuddy(self.shown)
+        self.shown.currentIndexChanged.connect(lambda _i: self._draw_overview())
+        self.tile_caption = QLabel()
+        self.tile_size = QSpinBox()
+        self.tile_size.setRange(4, 256)
+        self.tile_size.setValue(DEFAULT_TILE)
+        self.tile_caption.setBuddy(self.tile_size)
+        self.tile_size.valueChanged.connect(lambda _v: self._request_tile())
+        for widget in (self.shown_caption, self.shown, self.tile_caption, self.tile_size):
+            header.addWidget(widget)
+        layout.addLayout(header)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        mark_error_label(self.message)
+        self.message.setVisible(False)
+        layout.addWidget(self.message)
+
+        maps = QSplitter(Qt.Orientation.Horizontal)
+        self.overview_map = HeatmapWidget(colormap=session.colormap)
+        self.overview_map.annotate_limit = 0
+        self.overview_map.label_limit = 1 << 30  # bins are labelled by their first index, thinned
+        self.overview_map.cellClicked.connect(lambda r, c, _m: self._choose_bin(r, c))
+        self.tile_map = HeatmapWidget(colormap=session.colormap)
+        self.tile_map.show_masked_values = True
+        self.tile_map.cellClicked.connect(lambda r, c, _m: self._choose_tile_cell(r))
+        for heatmap in (self.overview_map, self.tile_map):
+            heatmap.setMinimumSize(300, 260)
+            maps.addWidget(heatmap)
+        layout.addWidget(maps, 3)
+
+        plots = QGridLayout()
+        self.row_plot = pg.PlotWidget()
+        self.sums_plot = pg.PlotWidget()
+        self.entropy_plot = pg.PlotWidget()
+        for col, plot in enumerate((self.row_plot, self.sums_plot, self.entropy_plot)):
+            plot.setMinimumHeight(130)
+            plot.setMouseEnabled(x=True, y=False)
+            plots.addWidget(plot, 0, col)
+        self._row_curve = self.row_plot.plot([], [])
+        self._sums_curve = self.sums_plot.plot([], [])
+        self._entropy_curve = self.entropy_plot.plot([], [])
+        layout.addLayout(plots, 1)
+
+        self._overview_scheduler = session.new_scheduler(in_app(self._compute_overview))  # type: ignore[arg-type]
+        self._overview_scheduler.finished.connect(self._on_overview)
+        self._overview_scheduler.busyChanged.connect(self._on_busy)
+        self._tile_scheduler = session.new_scheduler(in_app(compute_tile))  # type: ignore[arg-type]
+        self._tile_scheduler.finished.connect(self._on_tile)
+        self._progress_timer = QTimer(self)
+        self._progress_timer.setInterval(100)
+        self._progress_timer.timeout.connect(self._show_progress)
+        session.documentChanged.connect(self._on_document_changed)
+        session.selectionChanged.connect(self._on_selection)
+        session.colormapChanged.connect(self._on_colormap)
+        self.retranslate()
+
+    # ------------------------------------------------------------------ texts and style
+
+    def retranslate(self) -> None:
+        self.shown_caption.setText(translate("LongView", "S&how"))
+        for index, name in enumerate(SHOWN):
+            self.shown.setItemText(index, tr_text(SHOWN[name]))
+        self.tile_caption.setText(translate("LongView", "E&xact tile"))
+        self.tile_size.setToolTip(translate("LongView", "Side of the exact region computed around a clicked bin, in "
+                                                        "cells"))
+        self.overview_map.set_axis_labels(translate("LongView", "Keys (first of each bin)"),
+                                          translate("LongView", "Queries (first of each bin)"))
+        self.overview_map.setToolTip(translate("LongView", "Every weight of the head, in bins; click a bin for its "
+                                                           "exact values"))
+        self.tile_map.set_axis_labels(translate("LongView", "Keys"), translate("LongView", "Queries"))
+        self.row_plot.setTitle(translate("LongView", "Weights of the chosen query, every key"))
+        self.sums_plot.setTitle(translate("LongView", "Attention each key receives"))
+        self.entropy_plot.setTitle(translate("LongView", "Entropy of each query (nats)"))
+        self._restyle()
+        self._show_status()
+
+    def _restyle(self) -> None:
+        colors = plot_colors()
+        for plot, curve, colour in ((self.row_plot, self._row_curve, (70, 120, 200)),
+                                    (self.sums_plot, self._sums_curve, (220, 140, 40)),
+                                    (self.entropy_plot, self._entropy_curve, (60, 160, 90))):
+            plot.setBackground(colors.background)
+            for side in ("left", "bottom"):
+                plot.getAxis(side).setPen(colors.foreground)
+                plot.getAxis(side).setTextPen(colors.foreground)
+            curve.setPen(pg.mkPen(colour, width=1.5))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
+
+    def _on_colormap(self, name: str) -> None:
+        self.overview_map.set_colormap(name)
+        self.tile_map.set_colormap(name)
+
+    # ------------------------------------------------------------------ requests
+
+    def _on_document_changed(self, _edit: Edit | None) -> None:
+        self._dirty = True
+        if self.isVisible():
+            self._request_overview()
+
+    def _on_selection(self, selection: Selection) -> None:
+        if self.result is not None and self.result.batch != selection.batch:
+            self._dirty = True
+            if self.isVisible():
+                self._request_overview()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._dirty:
+            self._request_overview()
+
+    def _request_overview(self) -> None:
+        self._dirty = False
+        state = self._session.document.state
+        self._generation += 1
+        bins = (min(state.n_queries, MAX_BINS), min(state.n_keys, MAX_BINS))
+        self._progress = (0, state.n_queries)
+        self._overview_scheduler.submit(LongRequest(  # type: ignore[arg-type]
+            self._session.document.version, state, min(self._session.selection.batch, state.batch - 1), bins,
+            self._generation))
+
+    def _compute_overview(self, request: LongRequest) -> LongResult:
+        """On the compute thread: stops between blocks once a newer request (or the end) came."""
+        def stop() -> bool:
+            return request.generation != self._generation or self._session.closed
+
+        def progress(done: int, total: int) -> None:
+            self._progress = (done, total)  # one tuple assignment: read whole by the GUI thread
+
+        return compute_overview(request, should_stop=stop, progress=progress)
+
+    def _on_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        if busy:
+            self._progress_timer.start()
+        else:
+            self._progress_timer.stop()
+
+    def _show_progress(self) -> None:
+        done, total = self._progress
+        self.progress.setRange(0, max(1, total))
+        self.progress.setValue(done)
+
+    def _on_overview(self, result: LongResult) -> None:
+        if result.cancelled or result.generation != self._generation:
+            return  # a newer request is on its way
+        self.result = result
+        self._show_message(result.error)
+        self._draw_overview()
+        self._draw_lines()
+        self._show_status()
+        if result.error is None:
+            self._request_tile()
+
+    def _choose_bin(self, r: int, c: int) -> None:
+        result = self.result
+        if result is None or result.row_edges is None or result.col_edges is None:
+            return
+        rows = (int(result.row_edges[r]), int(result.row_edges[r + 1]))
+        cols = (int(result.col_edges[c]), int(result.col_edges[c + 1]))
+        self._focus_cell = ((rows[0] + rows[1]) // 2, (cols[0] + cols[1]) // 2)
+        self._request_tile()
+
+    def _choose_tile_cell(self, r: int) -> None:
+        tile = self.tile
+        if tile is not None and self._focus_cell is not None:
+            self._focus_cell = (tile.request.rows[0] + r, self._focus_cell[1])
+            self._request_tile(keep_region=True)
+
+    def _request_tile(self, *, keep_region: bool = False) -> None:
+        result = self.result
+        state = self._session.document.state
+        if result is None or result.overview is None or result.version != self._session.document.version:
+            return
+        n_q, n_k = state.n_queries, state.n_keys
+        query, key = self._focus_cell if self._focus_cell is not None else (0, 0)
+        query, key = min(query, n_q - 1), min(key, n_k - 1)
+        if keep_region and self.tile is not None:
+            rows, cols = self.tile.request.rows, self.tile.request.cols
+        else:
+            side = self.tile_size.value()
+            r0 = max(0, min(query - side // 2, n_q - side))
+            c0 = max(0, min(key - side // 2, n_k - side))
+            rows, cols = (r0, min(n_q, r0 + side)), (c0, min(n_k, c0 + side))
+        self._tile_scheduler.submit(TileRequest(result, state, rows, cols, query))  # type: ignore[arg-type]
+
+    def _on_tile(self, tile: TileResult) -> None:
+        if self.result is None or tile.request.result is not self.result:
+            return
+        self.tile = tile
+        if tile.error:
+            self._show_message(tile.error)
+            return
+        self._draw_tile()
+
+    # ------------------------------------------------------------------ drawing
+
+    def _draw_overview(self) -> None:
+        result = self.result
+        if result is None or result.mean is None or result.row_edges is None or result.col_edges is None:
+            self.overview_map.clear()
+            return
+        name = self.shown.currentData() or "mean"
+        values = getattr(result, name)
+        assert result.masked_share is not None
+        row_edges, col_edges = result.row_edges, result.col_edges
+        levels = (0.0, 1.0) if name == "masked_share" else (0.0, max(float(np.nanmax(values)), 1e-12))
+        self.overview_map.set_title(tr_text(SHOWN[name]))
+        self.overview_map.set_data(
+            values, mask=result.masked_share < 1.0 if name != "masked_share" else None, levels=levels,
+            row_labels=[str(int(e)) for e in row_edges[:-1]], col_labels=[str(int(e)) for e in col_edges[:-1]],
+            hover=lambda r, c: self._bin_hover(result, r, c))
+
+    def _bin_hover(self, result: LongResult, r: int, c: int) -> str:
+        assert result.row_edges is not None and result.col_edges is not None
+        assert result.mean is not None and result.max is not None and result.masked_share is not None
+        q0, q1 = int(result.row_edges[r]), int(result.row_edges[r + 1]) - 1
+        k0, k1 = int(result.col_edges[c]), int(result.col_edges[c + 1]) - 1
+        return "\n".join((
+            translate("LongView", "queries {q0}–{q1}, keys {k0}–{k1}").format(q0=q0, q1=q1, k0=k0, k1=k1),
+            translate("LongView", "mean weight {value}").format(value=format_number(float(result.mean[r, c]))),
+            translate("LongView", "largest weight {value}").format(value=format_number(float(result.max[r, c]))),
+            translate("LongView", "masked {share:.0%}").format(share=float(result.masked_share[r, c])),
+            translate("LongView", "click for the exact values"),
+        ))
+
+    def _draw_tile(self) -> None:
+        tile, state = self.tile, self._session.document.state
+        if tile is None or tile.weights is None or tile.allowed is None:
+            return
+        (r0, r1), (c0, c1) = tile.request.rows, tile.request.cols
+        b = tile.request.result.batch
+        rows, cols = axis_labels(state.query_tokens, state.key_tokens, b, state.n_queries, state.n_keys)
+        weights = tile.weights
+        top = max(float(np.nanmax(weights)) if np.isfinite(weights).any() else 0.0, 1e-12)
+        self.tile_map.value_format = ".2f" if top >= 0.05 else ".2g"
+        self.tile_map.set_title(translate("LongView", "Exact: queries {q0}–{q1}, keys {k0}–{k1}").format(
+            q0=r0, q1=r1 - 1, k0=c0, k1=c1 - 1))
+        self.tile_map.set_data(
+            weights, mask=tile.allowed, levels=(0.0, top), row_labels=rows[r0:r1], col_labels=cols[c0:c1],
+            hover=lambda r, c: self._tile_hover(tile, b, r0 + r, c0 + c, weights[r, c], bool(tile.allowed[r, c])))
+        if tile.row is not None:
+            self._row_curve.setData(np.arange(tile.row.shape[0]), tile.row)
+            query = tile.request.query
+            token = token_of(state.query_tokens, b, query)
+            self.row_plot.setTitle(translate("LongView", "Weights of query {q} {token}, every key").format(
+                q=query, token=repr(token) if token is not None else ""))
+
+    def _tile_hover(self, tile: TileResult, b: int, r: int, c: int, weight: float, allowed: bool) -> str:
+        state = self._session.document.state
+        q_tok, k_tok = token_of(state.query_tokens, b, r), token_of(state.key_tokens, b, c)
+        where = translate("LongView", "query {r}, key {c}").format(r=r, c=c)
+        if q_tok is not None or k_tok is not None:
+            where += f"\n{q_tok!r} → {k_tok!r}"
+        text = f"{where}\n" + translate("LongView", "weight {value}").format(value=format_number(float(weight)))
+        return text + ("" if allowed else "  " + translate("LongView", "(masked)"))
+
+    def _draw_lines(self) -> None:
+        result = self.result
+        if result is None or result.column_sums is None or result.entropy is None:
+            for curve in (self._sums_curve, self._entropy_curve, self._row_curve):
+                curve.setData([], [])
+            return
+        self._sums_curve.setData(np.arange(result.column_sums.shape[0]), result.column_sums)
+        self._entropy_curve.setData(np.arange(result.entropy.shape[0]), result.entropy)
+
+    def _show_status(self) -> None:
+        result, state = self.result, self._session.document.state
+        if result is None or result.mean is None:
+            self.status.setText(translate("LongView", "{q} queries x {k} keys: computing the overview…").format(
+                q=state.n_queries, k=state.n_keys))
+            return
+        self.status.setText(translate(
+            "LongView", "{q} x {k}, batch {b}: {bins_r} x {bins_c} bins in {seconds:.2f} s, {share:.0%} of the "
+                        "cells computed (the rest are masked blocks)").format(
+            q=state.n_queries, k=state.n_keys, b=result.batch, bins_r=result.mean.shape[0],
+            bins_c=result.mean.shape[1], seconds=result.seconds, share=result.computed_share))
+
+    def _show_message(self, text: str | None) -> None:
+        self.message.setVisible(bool(text))
+        if text:
+            self.message.setText("⚠ " + text)
+
+
+def install_long_context_view(session: AppSession, host: Host) -> ToolPanel:
+    """Add the long-context view as a hidden tab; View > Long context (Ctrl+Shift+G) shows it."""
+    spec = DockSpec(
+        LONG_DOCK, QT_TRANSLATE_NOOP("ModelDocks", "Long context: overview and exact tiles"),
+        QT_TRANSLATE_NOOP("ModelDocks", "Lon&g context"),
+        QT_TRANSLATE_NOOP("ModelDocks", "The whole attention of a long input in bins, never held at once; click for "
+                                        "exact values"),
+        shortcut=LONG_SHORTCUT, menu="view")
+    return host.add_dock(spec, lambda: LongContextView(session))

@@ -1,0 +1,85 @@
+"""The long-context view: an overview in bins that equals the full matrix's, exact tiles on
+click, lines per query and per key, and a newer request stopping an older one."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from attnviz.document import ReplaceState, make_state
+from attnviz.model_run import MaskArguments
+from tests.ui.conftest import wait_current
+
+
+def long_state(n: int = 600, *, window: int = 64):
+    rng = np.random.default_rng(1)
+    state = make_state(1, n, n, 16, 16, 16)
+    state.queries, state.keys, state.values = (rng.standard_normal((1, n, 16)) for _ in range(3))
+    pad = np.ones((1, n), np.int64)
+    pad[0, -50:] = 0
+    state.masks = MaskArguments(attention_mask=pad)
+    state.settings = replace(state.settings, scoring="scaled_dot", lens_mode="none", causal="top_left", window=window,
+                             dtype="float64")
+    return state
+
+
+@pytest.fixture
+def view(qtbot):
+    from attnviz.ui.app.main_window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    win.session.push(ReplaceState(long_state()))
+    wait_current(qtbot, win)
+    win.long_dock.show()
+    win.long_dock.raise_()
+    v = win.long_dock.view()
+    qtbot.waitUntil(lambda: v.result is not None and v.result.mean is not None, timeout=30000)
+    return win, v
+
+
+def test_the_overview_and_a_clicked_tile_equal_the_main_views_weights(qtbot, view):
+    win, v = view
+    weights = win.session.current_view().weights[0]  # the full matrix, computed the plain way
+    r = v.result
+    assert r.error is None and r.mean.shape == (300, 300)  # 600 rows in bins of 2: at most 512 bins
+    edges_r, edges_c = r.row_edges, r.col_edges
+    i, j = 150, 140
+    block = weights[edges_r[i]:edges_r[i + 1], edges_c[j]:edges_c[j + 1]]
+    assert r.mean[i, j] == pytest.approx(block.mean(), abs=1e-9)
+    assert r.max[i, j] == pytest.approx(block.max(), abs=1e-9)
+    np.testing.assert_allclose(r.column_sums, weights.sum(axis=0), atol=1e-9)
+    v.overview_map.cellClicked.emit(i, j, None)
+    qtbot.waitUntil(lambda: v.tile is not None and v.tile.request.rows[0] <= edges_r[i] < v.tile.request.rows[1],
+                    timeout=10000)
+    (r0, r1), (c0, c1) = v.tile.request.rows, v.tile.request.cols
+    np.testing.assert_allclose(v.tile.weights, weights[r0:r1, c0:c1], atol=1e-9)
+    np.testing.assert_allclose(v.tile.row, weights[v.tile.request.query], atol=1e-9)
+    assert v.tile_map.values.shape == (32, 32) and v.tile_map.row_labels[0] == f"q{r0}"
+
+
+def test_a_full_attn_mask_is_refused_with_a_message_not_a_wrong_picture(qtbot, view):
+    win, v = view
+    state = long_state(200)
+    state.masks = MaskArguments(attn_mask=np.tril(np.ones((200, 200), bool)))
+    win.session.push(ReplaceState(state))
+    qtbot.waitUntil(lambda: v.message.isVisibleTo(v) and "attn_mask" in v.message.text(), timeout=20000)
+
+
+def test_a_newer_request_stops_the_running_overview(qtbot, view):
+    from attnviz.compute.long_view import LongRequest, compute_overview
+
+    win, v = view
+    state = long_state(2000).frozen()
+    calls = []
+
+    def stop() -> bool:
+        calls.append(1)
+        return len(calls) > 2  # a newer request arrived after two blocks
+
+    result = compute_overview(LongRequest(1, state, 0, (64, 64), 1), should_stop=stop)
+    assert result.cancelled and result.mean is None
