@@ -30,6 +30,10 @@ FILL_KINDS: tuple[str, ...] = ("random", "zeros", "ones", "arange")
 #: help anyone, and these keep a typo in a spin box from asking for terabytes.
 MAX_BATCH = 64
 MAX_LEN = 4096
+#: Tensors loaded from files, captures or scripts may be longer than the editor makes them:
+#: the main view then refuses every stage at once (the memory budget) and the long-context view
+#: streams them. The bound keeps a typo'd or hostile file from asking for absurd lengths.
+MAX_LOADED_LEN = 1 << 17
 MAX_DIM = 1024
 MAX_HIDDEN = 1024
 

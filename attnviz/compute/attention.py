@@ -55,6 +55,8 @@ class Outcome:
     error_field: str | None = None
     #: The device ran out of memory: the CPU might do (the user decides).
     out_of_memory: bool = False
+    #: Every stage at once is over the memory budget (a long input: the long-context view can).
+    too_large: bool = False
     device: str = "cpu"
     dtype: str = "float32"
     seconds: float = 0.0
@@ -72,7 +74,8 @@ def run_state(state: State, version: int = 0) -> Outcome:
         # should be up meanwhile. A broken install becomes an error message, not a crash.
         import torch
 
-        from attnviz.engine import AttentionInputError, DeviceError, DeviceOutOfMemoryError, attend, available_devices
+        from attnviz.engine import (AttentionInputError, DeviceError, DeviceOutOfMemoryError, MemoryBudgetError, attend,
+                                    available_devices)
     except Exception as exc:  # noqa: BLE001
         return Outcome(version, error=message(QT_TRANSLATE_NOOP("Errors", "could not load PyTorch: {error}"),
                                               error=f"{type(exc).__name__}: {exc}"),
@@ -109,6 +112,9 @@ def run_state(state: State, version: int = 0) -> Outcome:
     except DeviceError as exc:
         return Outcome(version, error=exception_message(exc), error_field="device", device=s.device, dtype=s.dtype,
                        seconds=time.perf_counter() - start)
+    except MemoryBudgetError as exc:
+        return Outcome(version, error=exception_message(exc), error_field="shape", too_large=True, device=s.device,
+                       dtype=s.dtype, seconds=time.perf_counter() - start)
     except AttentionInputError as exc:
         return Outcome(version, error=exception_message(exc), error_field=exc.field, device=s.device, dtype=s.dtype,
                        seconds=time.perf_counter() - start)

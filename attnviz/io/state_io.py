@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LEN, Settings, State, focused_state
+from attnviz.document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LOADED_LEN, Settings, State, focused_state
 from attnviz.io.errors import SessionFileError, TensorFileError
 from attnviz.io.roles import needs_head_choice, select_head
 from attnviz.io.session import Session, load_session, save_session
@@ -411,8 +411,8 @@ def _check_qkv(queries: np.ndarray, keys: np.ndarray, values: np.ndarray) -> Non
         raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "keys {k} and values {v} must have the same number "
                                                                  "of entries (axis 1)"), k=keys.shape, v=values.shape))
     limits = ((QT_TRANSLATE_NOOP("FileErrors", "batch size"), queries.shape[0], MAX_BATCH),
-              (QT_TRANSLATE_NOOP("FileErrors", "number of queries"), queries.shape[1], MAX_LEN),
-              (QT_TRANSLATE_NOOP("FileErrors", "number of keys"), keys.shape[1], MAX_LEN),
+              (QT_TRANSLATE_NOOP("FileErrors", "number of queries"), queries.shape[1], MAX_LOADED_LEN),
+              (QT_TRANSLATE_NOOP("FileErrors", "number of keys"), keys.shape[1], MAX_LOADED_LEN),
               ("d_q", queries.shape[2], MAX_DIM), ("d_k", keys.shape[2], MAX_DIM), ("d_v", values.shape[2], MAX_DIM))
     for what, size, limit in limits:
         if size < 1:

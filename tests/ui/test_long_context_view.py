@@ -83,3 +83,25 @@ def test_a_newer_request_stops_the_running_overview(qtbot, view):
 
     result = compute_overview(LongRequest(1, state, 0, (64, 64), 1), should_stop=stop)
     assert result.cancelled and result.mean is None
+
+
+def test_an_input_over_the_budget_opens_the_long_context_view(qtbot):
+    from attnviz.engine import set_default_memory_budget
+    from attnviz.ui.app.main_window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    wait_current(qtbot, win)
+    set_default_memory_budget(20e6)  # every stage of 1500 x 1500 at once needs more
+    try:
+        win.session.push(ReplaceState(long_state(1500)))
+        wait_current(qtbot, win)
+        outcome = win.session.current_outcome()
+        assert outcome.too_large and "budget" in outcome.error
+        assert win.long_dock.isVisible()
+        v = win.long_dock.view()
+        qtbot.waitUntil(lambda: v.result is not None and v.result.mean is not None, timeout=30000)
+        assert win.controls.shapes.spins["n_queries"].value() == 1500
+    finally:
+        set_default_memory_budget(None)

@@ -111,6 +111,9 @@ class ShapePanel(Retranslating, QGroupBox):
             spin = self.spins[key]
             if spin.value() != value:
                 with QSignalBlocker(spin):
+                    if value > spin.maximum():
+                        # Loaded tensors may be longer than the editor makes them: show the truth.
+                        spin.setMaximum(value)
                     spin.setValue(value)
 
 

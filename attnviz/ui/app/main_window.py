@@ -548,6 +548,10 @@ class MainWindow(HostWindow):
                 self.controls.settings.set_devices(devices)
             self.results.show_view(outcome.view, min(self.session.selection.batch, outcome.view.weights.shape[0] - 1))
         self.cpu_button.setVisible(outcome.error_field == "device")
+        if outcome.too_large and not self.long_dock.isVisible():
+            # Too long for every stage at once: the long-context view streams it in bins.
+            self.long_dock.show()
+            self.long_dock.raise_()
         self._update_status()
 
     def _on_error(self, field: str | None, error: str | None) -> None:
