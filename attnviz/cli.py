@@ -46,24 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"attnviz: unknown preset {preset!r}; try --list-presets", file=sys.stderr)
         return 2
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("attnviz")
-    app.setApplicationVersion(__version__)
-    app.setOrganizationName("attnviz")
-    app.setDesktopFileName("attnviz")  # Wayland matches the window to attnviz.desktop by this
-    from .ui.app.icons import app_icon
+    from .ui.app.startup import application
 
-    app.setWindowIcon(app_icon())
-    from .ui.i18n import startup_language
-
-    # Before any widget exists: widgets take their texts when they are built.
-    startup_language(app, args.language)
-    from .ui import theme
-
-    theme.apply_theme(theme.saved_mode())
-    theme.follow_system(app)
+    app = application(args.language)
     from .ui.app.main_window import MainWindow
 
     window = MainWindow(preset)
