@@ -16,7 +16,7 @@ and every head of a call in its grid; edits to the focused head are written back
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -229,7 +229,8 @@ class ModelRun:
         new[:, index] = array
         new.setflags(write=False)
         calls = list(self.calls)
-        calls[layer] = replace(call, **{role: new}, output=None, fidelity=None)
+        changes: dict[str, Any] = {role: new, "output": None, "fidelity": None}
+        calls[layer] = replace(call, **changes)
         return replace(self, calls=tuple(calls))
 
     def short_names(self) -> list[str]:

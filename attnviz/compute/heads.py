@@ -8,6 +8,7 @@ so what the grid shows for the focused head is exactly what the main view shows 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -46,7 +47,7 @@ def _attend_call(call: AttentionCall, state: State, keep: tuple[str, ...] = ("ma
     s = state.settings
     if call.queries is None or call.keys is None or call.values is None:
         raise ValueError(message(QT_TRANSLATE_NOOP("Heads", "{call} recorded attention weights only"), call=call.name))
-    masks = {name: None if (m := getattr(call.masks, name)) is None else tensor_view(m)
+    masks: dict[str, Any] = {name: None if (m := getattr(call.masks, name)) is None else tensor_view(m)
              for name in MASK_ARGUMENTS}
     lens = state.valid_lens()
     params = {k: tensor_view(v) for k, v in state.params.items()} or None

@@ -14,6 +14,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -149,7 +150,7 @@ def compute_overview(request: LongRequest, should_stop: Callable[[], bool] | Non
                      progress: Callable[[int, int], None] | None = None) -> LongResult:
     """The overview for ``request``; never raises (an error or a cancellation is data)."""
     start = time.perf_counter()
-    base = {"version": request.version, "batch": request.batch, "generation": request.generation}
+    base: dict[str, Any] = {"version": request.version, "batch": request.batch, "generation": request.generation}
     try:
         from attnviz.engine import OverviewCancelled, overview
     except Exception as exc:  # noqa: BLE001 - a broken install is a message, not a crash

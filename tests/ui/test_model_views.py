@@ -104,7 +104,7 @@ def test_tokens_label_the_axes_and_the_hover_and_padding_queries_are_hatched(qtb
     # The [PAD] query of batch 0 attends real keys (its weights are not 0) but is marked.
     assert view.padded_rows[0].tolist() == [False] * 5 + [True] and not view.padded_rows[1].any()
     assert "padding query" in hover_text(view, 0, 5, 0)
-    assert not heatmap.mask[5].any() and heatmap.values[5, :5].sum() == pytest.approx(1, abs=1e-5)
+    assert not heatmap.allowed[5].any() and heatmap.values[5, :5].sum() == pytest.approx(1, abs=1e-5)
     assert window.inputs.models["queries"].headerData(2, 2, 0) in ("2 cat",)  # Qt.Vertical, DisplayRole
 
 

@@ -308,8 +308,9 @@ class HeatmapWidget(QtWidgets.QWidget):
         return None if self._col_labels is None else list(self._col_labels)
 
     @property
-    def mask(self) -> np.ndarray | None:
-        """The allowed cells drawn (True = may attend), None when nothing is masked."""
+    def allowed(self) -> np.ndarray | None:
+        """The allowed cells drawn (True = may attend), None when nothing is masked.
+        (Not ``mask``: that is QWidget's own method.)"""
         return self._mask
 
     @property

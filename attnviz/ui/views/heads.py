@@ -8,6 +8,7 @@ Hidden, the view draws nothing; shown again, it draws the latest result.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -72,10 +73,10 @@ class HeadsView(Retranslating, QWidget):
         self.grid = QGridLayout(self.grid_host)
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(6)
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setWidget(self.grid_host)
-        layout.addWidget(self.scroll, 1)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setWidget(self.grid_host)
+        layout.addWidget(self.scroll_area, 1)
 
         session.outcomeShown.connect(self._on_outcome)
         session.selectionChanged.connect(self._on_selection)
@@ -102,7 +103,7 @@ class HeadsView(Retranslating, QWidget):
             heatmap.set_colormap(name)
 
     def retranslate(self) -> None:
-        self.scroll.setToolTip(translate("HeadsView", "Every head of the layer, one colour scale; click a head to show "
+        self.scroll_area.setToolTip(translate("HeadsView", "Every head of the layer, one colour scale; click a head to show "
                                                       "it in every view"))
         self._show_texts()
 
@@ -125,7 +126,7 @@ class HeadsView(Retranslating, QWidget):
             self._dirty = True
 
     def _fit_columns(self, count: int) -> int:
-        width = max(self.scroll.viewport().width(), MAP_MIN_WIDTH)
+        width = max(self.scroll_area.viewport().width(), MAP_MIN_WIDTH)
         fits = max(1, width // (MAP_MIN_WIDTH + self.grid.spacing()))
         # As square a grid as the width allows: 12 heads are 4 x 3, not 6 x 2 of thin maps.
         return max(1, min(count, fits, math.ceil(math.sqrt(count * 1.5))))
@@ -191,7 +192,7 @@ class HeadsView(Retranslating, QWidget):
             heatmap.set_data(
                 weights[h], mask=mask[h], empty_rows=heads.empty_rows[b, h] if heads.empty_rows is not None else None,
                 levels=levels, log=log, row_labels=rows, col_labels=cols,
-                hover=lambda r, c, h=h: self._hover(name, b, h, r, c))
+                hover=functools.partial(self._hover, name, b, h))
 
     def _hover(self, call: str, b: int, h: int, r: int, c: int) -> str:
         heads, state = self._heads, self._session.document.state

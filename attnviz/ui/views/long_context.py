@@ -326,9 +326,10 @@ class LongContextView(Retranslating, QWidget):
         self.tile_map.value_format = ".2f" if top >= 0.05 else ".2g"
         self.tile_map.set_title(translate("LongView", "Exact: queries {q0}–{q1}, keys {k0}–{k1}").format(
             q0=r0, q1=r1 - 1, k0=c0, k1=c1 - 1))
+        allowed = tile.allowed
         self.tile_map.set_data(
-            weights, mask=tile.allowed, levels=(0.0, top), row_labels=rows[r0:r1], col_labels=cols[c0:c1],
-            hover=lambda r, c: self._tile_hover(tile, b, r0 + r, c0 + c, weights[r, c], bool(tile.allowed[r, c])))
+            weights, mask=allowed, levels=(0.0, top), row_labels=rows[r0:r1], col_labels=cols[c0:c1],
+            hover=lambda r, c: self._tile_hover(tile, b, r0 + r, c0 + c, weights[r, c], bool(allowed[r, c])))
         if tile.row is not None:
             self._row_curve.setData(np.arange(tile.row.shape[0]), tile.row)
             query = tile.request.query
