@@ -242,6 +242,7 @@ class MainWindow(HostWindow):
         from attnviz.ui.files.copy_code import install_copy_code
         from attnviz.ui.files.file_actions import install_file_actions
         from attnviz.ui.views.compare import install_compare_view
+        from attnviz.ui.views.doctor import install_doctor
         from attnviz.ui.views.heads import install_heads_view
         from attnviz.ui.views.long_context import install_long_context_view
         from attnviz.ui.views.model_overview import install_model_overview
@@ -263,6 +264,8 @@ class MainWindow(HostWindow):
         self.overview_dock = install_model_overview(session, self)
         self.tokens_dock = install_tokens_view(session, self)
         self.long_dock = install_long_context_view(session, self)
+        self.doctor_dock = install_doctor(session, self)
+        self.doctor_dock.built.connect(lambda view: view.findingChosen.connect(self._show_finding))
         # A click on a main weights map selects its query in the tokens view (shift: adds it).
         self.results.cellClicked.connect(self._select_token)
         self._restore_layout()
@@ -490,6 +493,14 @@ class MainWindow(HostWindow):
         self.controls.settings.show_state(state)  # type: ignore[arg-type]
         self.controls.long_masks.show_state(state)  # type: ignore[arg-type]
         self.inputs.show_state(state, self.session.selection.batch)  # type: ignore[arg-type]
+
+    def _show_finding(self, finding: object) -> None:
+        """A finding of the mask doctor was clicked: its cells, outlined in the weights."""
+        self.tool_tabs.setCurrentIndex(0)
+        rows = tuple(getattr(finding, "rows", ()))
+        batch = self.session.selection.batch
+        for heatmap, b in zip(self.results.maps, self.results.shown_batches()):
+            heatmap.set_highlight_rows(rows if b == batch else ())
 
     def _select_token(self, row: int, modifiers: object) -> None:
         if self.tokens_dock.isVisible():

@@ -288,6 +288,10 @@ class ResultsPanel(Retranslating, QWidget):
         for i, heatmap in enumerate(self.maps):
             self.grid.addWidget(heatmap, i // 2 if count > 2 else i, i % 2 if count > 2 else 0)
 
+    def shown_batches(self) -> list[int]:
+        """The batch elements the maps show, in order."""
+        return [] if self._view is None else self._shown_batches(self._view, self._batch)
+
     def _shown_batches(self, view: ViewData, batch: int) -> list[int]:
         n_batch = view.weights.shape[0]
         return list(range(n_batch)) if n_batch <= MAX_GRID else [batch]

@@ -459,6 +459,35 @@ class HeatmapWidget(QtWidgets.QWidget):
         """Whether masked cells are tinted flat (cells too small on screen for stripes)."""
         return self._overlay_tint
 
+    def set_highlight_rows(self, rows: Sequence[int]) -> None:
+        """Outline these rows (query rows a finding names, say); empty: no outline."""
+        for item in getattr(self, "_highlights", []):
+            self._plot.removeItem(item)
+        self._highlights: list[QtWidgets.QGraphicsRectItem] = []
+        if self._values is None or not len(rows):
+            return
+        cols = self._values.shape[1]
+        pen = pg.mkPen(paint.EMPTY_ROW_COLOR, width=3)
+        pen.setCosmetic(True)  # 3 screen pixels at any zoom
+        ordered = sorted(set(int(r) for r in rows))
+        start = prev = ordered[0]
+        for r in [*ordered[1:], None]:
+            if r is not None and r == prev + 1:
+                prev = r
+                continue
+            item = QtWidgets.QGraphicsRectItem(0, start, cols, prev - start + 1)
+            item.setPen(pen)
+            item.setZValue(30)  # above the data, the overlay and the cell texts
+            self._plot.addItem(item, ignoreBounds=True)
+            self._highlights.append(item)
+            if r is not None:
+                start = prev = r
+
+    @property
+    def highlighted_rows(self) -> int:
+        """How many outlined row ranges are on show (for tests)."""
+        return len(getattr(self, "_highlights", []))
+
     def set_colorbar_visible(self, on: bool) -> None:
         """Show or take away the colour bar (small multiples share one scale, drawn once)."""
         layout = self._plot.layout

@@ -1,0 +1,189 @@
+"""The mask doctor: every finding of ``attnviz.capture.diagnose_run`` on the model run on show,
+each one click away from the cells it names.
+
+A click on a finding shows its call, head and batch element in every view, brings the weights
+to the front and outlines the query rows it names. The diagnosis runs on a compute thread of
+its own, only while the view is shown, again whenever the model changes (an edit of a head).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QShowEvent
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+from attnviz.document import Edit, Snapshot
+from attnviz.tr import QT_TRANSLATE_NOOP, exception_message
+from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.session import AppSession
+from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.lifecycle import Retranslating
+from attnviz.ui.theme import error_color, mark_error_label, warning_color
+
+if TYPE_CHECKING:
+    from attnviz.capture import Finding
+
+__all__ = ["DOCTOR_DOCK", "DoctorView", "install_doctor"]
+
+DOCTOR_DOCK = "doctor"
+DOCTOR_SHORTCUT = "Ctrl+Shift+K"
+
+
+def _diagnose(snapshot: Snapshot) -> tuple[int, list[Any] | None, str | None]:
+    """On the compute thread: the findings of the state's run (None without a run)."""
+    run = snapshot.state.run
+    if run is None:
+        return snapshot.version, None, None
+    try:
+        from attnviz.capture import diagnose_run
+
+        return snapshot.version, diagnose_run(run), None
+    except Exception as exc:  # noqa: BLE001 - shown in the view
+        return snapshot.version, None, exception_message(exc)
+
+
+class DoctorView(Retranslating, QWidget):
+    """``table`` lists the findings (errors first); ``findingChosen(finding)`` when one is clicked."""
+
+    findingChosen = Signal(object)
+
+    def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._dirty = True
+        self.findings: list[Finding] | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        font = self.summary.font()
+        font.setBold(True)
+        self.summary.setFont(font)
+        layout.addWidget(self.summary)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        mark_error_label(self.message)
+        self.message.setVisible(False)
+        layout.addWidget(self.message)
+        self.table = QTableWidget(0, 3)  # a few findings per run: items are fine
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setWordWrap(True)
+        self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.table.cellClicked.connect(lambda row, _col: self._choose(row))
+        layout.addWidget(self.table, 1)
+
+        self._scheduler = session.new_scheduler(_diagnose)
+        self._scheduler.finished.connect(self._on_findings)
+        session.documentChanged.connect(self._on_document_changed)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.table.setHorizontalHeaderLabels([translate("Doctor", "severity"), translate("Doctor", "where"),
+                                              translate("Doctor", "what is wrong")])
+        self.table.setToolTip(translate("Doctor", "Click a finding to see its cells"))
+        self._fill()
+
+    # ------------------------------------------------------------------ computing
+
+    def _on_document_changed(self, edit: Edit | None) -> None:
+        from attnviz.document import SetFocus
+
+        if isinstance(edit, SetFocus):
+            return  # the same model, another head on show: the same findings
+        self._dirty = True
+        if self.isVisible():
+            self._compute()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._dirty:
+            self._compute()
+
+    def _compute(self) -> None:
+        self._dirty = False
+        if self._session.document.state.run is None:
+            self.findings = None
+            self._fill()
+            return
+        self.summary.setText(translate("Doctor", "Examining every call's masks…"))
+        self._scheduler.submit(self._session.document.snapshot())
+
+    def _on_findings(self, result: tuple[int, list[Any] | None, str | None]) -> None:
+        version, findings, error = result
+        if version != self._session.document.version and self._dirty:
+            return  # the model changed since; a newer diagnosis is on its way
+        self.findings = findings
+        self.message.setVisible(bool(error))
+        if error:
+            self.message.setText("⚠ " + error)
+        self._fill()
+
+    # ------------------------------------------------------------------ showing
+
+    def _fill(self) -> None:
+        findings = self.findings
+        state = self._session.document.state
+        self.table.setRowCount(0)
+        if state.run is None:
+            self.summary.setText(translate("Doctor", "No model here: capture one (attnviz.capture) or open a file of a "
+                                                     "model's tensors, and the doctor examines every mask it "
+                                                     "received."))
+            return
+        if findings is None:
+            return
+        errors = sum(f.severity == "error" for f in findings)
+        warnings = len(findings) - errors
+        if not findings:
+            self.summary.setText(translate("Doctor", "No problem found in the masks of {n} calls.").format(
+                n=state.run.layers))
+        else:
+            self.summary.setText(translate("Doctor", "{errors} errors and {warnings} warnings in {n} calls: click one "
+                                                     "to see its cells.").format(errors=errors, warnings=warnings,
+                                                                                 n=state.run.layers))
+        ordered = sorted(findings, key=lambda f: (f.severity != "error", f.call))
+        self._ordered = ordered
+        self.table.setRowCount(len(ordered))
+        for row, finding in enumerate(ordered):
+            severity = QTableWidgetItem(translate("Doctor", "error") if finding.severity == "error"
+                                        else translate("Doctor", "warning"))
+            severity.setForeground(QColor(error_color() if finding.severity == "error" else warning_color()))
+            where = QTableWidgetItem(tr_text(finding.where))
+            what = QTableWidgetItem(tr_text(finding.message))
+            what.setToolTip(tr_text(finding.message))
+            for col, item in enumerate((severity, where, what)):
+                item.setData(Qt.ItemDataRole.UserRole, row)
+                self.table.setItem(row, col, item)
+        self.table.resizeRowsToContents()
+
+    def _choose(self, row: int) -> None:
+        ordered = getattr(self, "_ordered", [])
+        if not 0 <= row < len(ordered):
+            return
+        finding = ordered[row]
+        state = self._session.document.state
+        if state.run is None:
+            return
+        head = finding.heads[0] if finding.heads else state.head
+        self._session.set_focus(finding.call, head)
+        if finding.batch:
+            self._session.set_batch(finding.batch[0])
+        self.findingChosen.emit(finding)
+
+
+def install_doctor(session: AppSession, host: Host) -> ToolPanel:
+    """Add the mask doctor as a hidden tab; View > Mask doctor (Ctrl+Shift+K) shows it."""
+    spec = DockSpec(
+        DOCTOR_DOCK, QT_TRANSLATE_NOOP("ModelDocks", "Mask doctor: what is wrong with the masks"),
+        QT_TRANSLATE_NOOP("ModelDocks", "Mask &doctor"),
+        QT_TRANSLATE_NOOP("ModelDocks", "Every problem in the masks the model's attention calls received, each a click "
+                                        "away from its cells"),
+        shortcut=DOCTOR_SHORTCUT, menu="view")
+    return host.add_dock(spec, lambda: DoctorView(session))
