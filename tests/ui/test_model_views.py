@@ -180,3 +180,21 @@ def test_the_tokens_view_follows_a_click_on_the_map_and_searches(qtbot, window):
     view.keys.list.selectAll()
     qtbot.waitUntil(lambda: view.keys.selected() == [2])
     np.testing.assert_allclose(view.sums[1], weights[:, 2], atol=1e-6)
+
+
+def test_the_calls_table_lists_each_call_with_its_masks_and_fidelity(qtbot, window):
+    import dataclasses
+
+    run = make_run()
+    calls = list(run.calls)
+    calls[1] = dataclasses.replace(calls[1], fidelity=2.5e-7)
+    load(qtbot, window, dataclasses.replace(run, calls=tuple(calls)))
+    window.overview_dock.show()
+    window.overview_dock.raise_()
+    view = window.overview_dock.view()
+    qtbot.waitUntil(lambda: view.calls.rowCount() == 3)
+    assert view.calls.item(0, 0).text() == "layer.0" and view.calls.item(0, 3).text() == "attention_mask"
+    assert view.calls.item(1, 4).text() == "2.5e-07" and view.calls.item(0, 4).text() == "not checked"
+    view.calls.cellClicked.emit(2, 0)
+    wait_current(qtbot, window)
+    assert window.session.selection.layer == 2

@@ -10,10 +10,22 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from attnviz.compute.heads import HEAD_STATISTICS, HeadStatistics, head_statistics
 from attnviz.document import Edit, Snapshot
+from attnviz.model_run import MASK_ARGUMENTS
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message
 from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
@@ -26,6 +38,15 @@ from attnviz.ui.theme import mark_error_label
 __all__ = ["OVERVIEW_DOCK", "ModelOverview", "install_model_overview"]
 
 OVERVIEW_DOCK = "model_overview"
+#: The calls table's columns.
+_CALL_COLUMNS = (
+    QT_TRANSLATE_NOOP("ModelOverview", "call"),
+    QT_TRANSLATE_NOOP("ModelOverview", "heads"),
+    QT_TRANSLATE_NOOP("ModelOverview", "batch x queries x keys"),
+    QT_TRANSLATE_NOOP("ModelOverview", "masks given"),
+    QT_TRANSLATE_NOOP("ModelOverview", "fidelity (largest difference)"),
+    QT_TRANSLATE_NOOP("ModelOverview", "note"),
+)
 OVERVIEW_SHORTCUT = "Ctrl+Shift+O"
 
 
@@ -71,7 +92,20 @@ class ModelOverview(Retranslating, QWidget):
         self.heatmap = HeatmapWidget(colormap=session.colormap)
         self.heatmap.value_format = ".2f"
         self.heatmap.cellClicked.connect(lambda r, c, _mods: self._choose(r, c))
-        layout.addWidget(self.heatmap, 1)
+        # The calls of the run: what each received and how faithfully attnviz recomputes it.
+        self.calls = QTableWidget(0, len(_CALL_COLUMNS))  # one row per layer: items are fine
+        self.calls.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.calls.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.calls.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.calls.verticalHeader().setVisible(False)
+        self.calls.horizontalHeader().setStretchLastSection(True)
+        self.calls.cellClicked.connect(lambda row, _col: self._session.set_focus(row, self._session.selection.head))
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.heatmap)
+        split.addWidget(self.calls)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        layout.addWidget(split, 1)
 
         self._scheduler = session.new_scheduler(_statistics)
         self._scheduler.finished.connect(self._on_statistics)
@@ -125,7 +159,34 @@ class ModelOverview(Retranslating, QWidget):
     def statistics(self) -> HeadStatistics | None:
         return self._stats
 
+    def _fill_calls(self) -> None:
+        run = self._session.document.state.run
+        self.calls.setHorizontalHeaderLabels([tr_text(text) for text in _CALL_COLUMNS])
+        if run is None:
+            self.calls.setRowCount(0)
+            return
+        names = run.short_names()
+        self.calls.setRowCount(run.layers)
+        for row, call in enumerate(run.calls):
+            b, h, lq, lk = call.shape
+            masks = [name for name in MASK_ARGUMENTS if getattr(call.masks, name) is not None]
+            if call.masks.is_causal:
+                masks.append("is_causal")
+            if call.fidelity is None:
+                fidelity = translate("ModelOverview", "not checked")
+            else:
+                fidelity = f"{call.fidelity:.1e}"
+            cells = (names[row], str(h) if call.kv_heads == h else f"{h} ({call.kv_heads} kv)",
+                     f"{b} x {lq} x {lk}", ", ".join(masks) or "—",
+                     translate("ModelOverview", "weights only") if call.weights_only else fidelity, str(call.note))
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(call.name if col == 0 else text)
+                self.calls.setItem(row, col, item)
+        self.calls.selectRow(self._session.document.state.layer)
+
     def _draw(self) -> None:
+        self._fill_calls()
         name = self.statistic.currentData() or "entropy"
         self.description.setText(tr_text(HEAD_STATISTICS[name][1]))
         stats = self._stats
