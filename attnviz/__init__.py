@@ -2,7 +2,22 @@
 
 The package is split so that the heavy parts load only when needed:
 ``attnviz.engine`` is pure PyTorch (no Qt), ``attnviz.ui`` is Qt only, ``attnviz.io`` reads and
-writes files. Importing ``attnviz`` itself imports neither torch nor Qt.
+writes files. Importing ``attnviz`` itself imports neither torch nor Qt: ``attnviz.capture``
+(which imports torch) is loaded the first time it is used.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # Only reached while the attribute is missing: importing attnviz.capture binds it for good.
+    if name == "capture":
+        import importlib
+
+        # The package is callable: attnviz.capture(model) records a model's attention calls.
+        return importlib.import_module(f"{__name__}.capture")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
