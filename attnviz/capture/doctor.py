@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -120,8 +120,8 @@ def _ranges(values: Iterable[int]) -> str:
     return ", ".join(out)
 
 
-def _indices(flags: torch.Tensor) -> tuple[int, ...]:
-    return tuple(int(i) for i in flags.nonzero().flatten().tolist())
+def _indices(flags: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.flatnonzero(flags))
 
 
 # ----------------------------------------------------------------------------- the run
@@ -134,7 +134,7 @@ def diagnose_run(run: ModelRun, *, pad_tokens: Sequence[str] = DEFAULT_PAD_TOKEN
     ``pad_tokens``: tokens that are padding where they run from either end of a sequence.
     ``lengths``: (B,) the real length of each batch element, right padded (instead of tokens).
     """
-    lens = None if lengths is None else torch.as_tensor(np.asarray(lengths, dtype=np.int64))
+    lens = None if lengths is None else np.asarray(lengths, dtype=np.int64)
     facts = [_Facts.of(call, index) for index, call in enumerate(run.calls)]
     padding = [_padding(run, call, lens, pad_tokens) for call in run.calls]
     causal = _causal_groups(facts, padding)
@@ -145,8 +145,8 @@ def diagnose_run(run: ModelRun, *, pad_tokens: Sequence[str] = DEFAULT_PAD_TOKEN
     return findings
 
 
-def _padding(run: ModelRun, call: AttentionCall, lens: torch.Tensor | None, pad_tokens: Sequence[str]) -> tuple[
-        torch.Tensor | None, torch.Tensor | None]:
+def _padding(run: ModelRun, call: AttentionCall, lens: np.ndarray | None, pad_tokens: Sequence[str]) -> tuple[
+        np.ndarray | None, np.ndarray | None]:
     """(B, L_q) and (B, L_k): which queries and keys are padding, where that is known."""
     b, _h, n_q, n_k = call.shape
     if lens is not None:
@@ -154,16 +154,16 @@ def _padding(run: ModelRun, call: AttentionCall, lens: torch.Tensor | None, pad_
             raise ValueError(message(QT_TRANSLATE_NOOP("Doctor", "lengths must have one entry per batch element "
                                                                  "({batch}); got shape {shape}"),
                                      batch=b, shape=tuple(lens.shape)))
-        return (torch.arange(n_q)[None] >= lens[:, None] if n_q == n_k else None,
-                torch.arange(n_k)[None] >= lens[:, None])
+        return (np.arange(n_q)[None] >= lens[:, None] if n_q == n_k else None,
+                np.arange(n_k)[None] >= lens[:, None])
 
-    def from_tokens(tokens: np.ndarray | None, length: int) -> torch.Tensor | None:
+    def from_tokens(tokens: np.ndarray | None, length: int) -> np.ndarray | None:
         if tokens is None or tokens.shape[1] != length:
             return None
-        pad = torch.from_numpy(np.isin(tokens, list(pad_tokens)))
+        pad = np.isin(tokens, list(pad_tokens))
         # Padding runs from an end: a pad token between real ones is a token of the text.
-        left = pad.int().cumprod(1).bool()
-        right = pad.flip(1).int().cumprod(1).bool().flip(1)
+        left = np.logical_and.accumulate(pad, axis=1)
+        right = np.logical_and.accumulate(pad[:, ::-1], axis=1)[:, ::-1]
         return left | right
 
     return from_tokens(run.query_tokens, n_q), from_tokens(run.key_tokens, n_k)
@@ -171,14 +171,17 @@ def _padding(run: ModelRun, call: AttentionCall, lens: torch.Tensor | None, pad_
 
 @dataclass
 class _Facts:
-    """One call and where each query may attend: ``allowed`` (B, H, L_q, L_k), built on demand."""
+    """One call and where each query may attend: ``allowed`` (B, H, L_q, L_k), built on demand.
+
+    numpy, not torch, from there on: its boolean reductions along the keys are an order of
+    magnitude faster on the CPU."""
 
     index: int
     call: AttentionCall
     dtype: torch.dtype
     spec: MaskSpec | None = None
     problem: str | None = None
-    _allowed: torch.Tensor | None = None
+    _allowed: np.ndarray | None = None
 
     @staticmethod
     def of(call: AttentionCall, index: int) -> _Facts:
@@ -187,12 +190,11 @@ class _Facts:
         else:
             assert call.queries is not None or call.weights is not None
             source = call.queries if call.queries is not None else call.weights
-            dtype = {np.dtype(np.float16): torch.float16, np.dtype(np.float64): torch.float64}.get(
-                np.asarray(source[:0]).dtype, torch.float32)
+            dtype = _torch_dtype(np.asarray(source[:0]).dtype)
         return _Facts(index, call, dtype)
 
     @property
-    def allowed(self) -> torch.Tensor | None:
+    def allowed(self) -> np.ndarray | None:
         if self._allowed is None and self.problem is None:
             self._allowed = self._build()
         return self._allowed
@@ -200,12 +202,12 @@ class _Facts:
     def release(self) -> None:
         self._allowed = None
 
-    def _build(self) -> torch.Tensor | None:
+    def _build(self) -> np.ndarray | None:
         call = self.call
         b, h, n_q, n_k = call.shape
         if call.weights_only:
             assert call.weights is not None
-            return torch.from_numpy(np.asarray(call.weights) > 0)  # NaN > 0 is False: a NaN row kept nothing
+            return np.asarray(call.weights) > 0  # NaN > 0 is False: a NaN row kept nothing
         kwargs = call.masks.as_kwargs()
         tensors = {name: None if value is None else torch.tensor(np.asarray(value))
                    for name, value in kwargs.items() if name != "causal"}
@@ -215,7 +217,7 @@ class _Facts:
         except AttentionInputError as exc:
             self.problem = str(exc)
             return None
-        return self.spec.full(torch.device("cpu"))
+        return self.spec.full(torch.device("cpu")).numpy()
 
 
 def _group(name: str) -> str:
@@ -229,20 +231,20 @@ class _Causal:
 
     causal: int
     total: int
-    future_rows: torch.Tensor  # (B, H, L_q): rows of this call that see a later key
+    future_rows: np.ndarray  # (B, H, L_q): rows of this call that see a later key
 
 
-def _causal_groups(facts: list[_Facts], padding: list[tuple[torch.Tensor | None, torch.Tensor | None]]) -> dict[
+def _causal_groups(facts: list[_Facts], padding: list[tuple[np.ndarray | None, np.ndarray | None]]) -> dict[
         int, _Causal]:
     """For each call that sees the future while most calls of its stack do not: the counts."""
-    groups: dict[str, list[tuple[int, torch.Tensor]]] = {}
+    groups: dict[str, list[tuple[int, np.ndarray]]] = {}
     for fact, (pad_q, _pad_k) in zip(facts, padding):
         allowed = fact.allowed
         _b, _h, n_q, n_k = fact.call.shape
         if allowed is None or n_q < 2:
             continue
         offset = n_k - n_q  # a later key is one past the query's own position, bottom-right aligned
-        later = torch.ones(n_q, n_k, dtype=torch.bool).triu(offset + 1)
+        later = np.triu(np.ones((n_q, n_k), dtype=bool), offset + 1)
         rows = (allowed & later).any(-1)
         if pad_q is not None:
             rows &= ~pad_q[:, None, :]  # what padding queries see is not the model's causality
@@ -260,7 +262,7 @@ def _causal_groups(facts: list[_Facts], padding: list[tuple[torch.Tensor | None,
 # ----------------------------------------------------------------------------- one call
 
 
-def _diagnose_call(fact: _Facts, pad_q: torch.Tensor | None, pad_k: torch.Tensor | None, causal: _Causal | None,
+def _diagnose_call(fact: _Facts, pad_q: np.ndarray | None, pad_k: np.ndarray | None, causal: _Causal | None,
                    pad_tokens: Sequence[str]) -> list[Finding]:
     call, index = fact.call, fact.index
     allowed = fact.allowed
@@ -292,7 +294,7 @@ def _diagnose_call(fact: _Facts, pad_q: torch.Tensor | None, pad_k: torch.Tensor
             heads=_indices(rows.any(-1).any(0)), batch=_indices(rows.any(-1).any(-1)),
             rows=_indices(rows.any(0).any(0)), count=int(rows.sum())))
     if causes:
-        return causes
+        return _merged(causes)
 
     symptoms: list[Finding] = []
     if pad_k is not None:
@@ -314,7 +316,7 @@ def _diagnose_call(fact: _Facts, pad_q: torch.Tensor | None, pad_k: torch.Tensor
                                   "never allows: the mask pairs padding with padding instead of hiding padding keys; "
                                   "use a (B, 1, 1, L_k) key mask"))):
                 n = int(rows.sum())
-                if n:
+                if n and not symptoms:  # padding keys that real queries see are seen by padding ones too
                     symptoms.append(finding(kind, severity, plural(n, one, many, pads=", ".join(pad_tokens)),
                                             heads=_indices(rows.any(-1).any(0)), batch=_indices(rows.any(-1).any(-1)),
                                             rows=_indices(rows.any(0).any(0)), count=n))
@@ -328,6 +330,20 @@ def _diagnose_call(fact: _Facts, pad_q: torch.Tensor | None, pad_k: torch.Tensor
                                     _empty_sentence(n, outcome), heads=_indices(rows.any(-1).any(0)),
                                     batch=_indices(rows.any(-1).any(-1)), rows=_indices(rows.any(0).any(0)), count=n))
     return symptoms
+
+
+def _merged(findings: list[Finding]) -> list[Finding]:
+    """One finding per kind: the engine's and the tokens' inverted polarity (say) become one, with
+    the more specific sentence (the later one) and every place either named."""
+    by_kind: dict[str, Finding] = {}
+    for f in findings:
+        seen = by_kind.get(f.kind)
+        if seen is not None:
+            batch = tuple(sorted({*seen.batch, *f.batch}))
+            f = replace(f, batch=batch, heads=tuple(sorted({*seen.heads, *f.heads})),
+                        rows=tuple(sorted({*seen.rows, *f.rows})), count=max(seen.count, f.count, len(batch)))
+        by_kind[f.kind] = f
+    return list(by_kind.values())
 
 
 def _engine_findings(fact: _Facts, has_empty: bool, finding: _Make) -> list[Finding]:
@@ -361,18 +377,15 @@ def _engine_findings(fact: _Facts, has_empty: bool, finding: _Make) -> list[Find
                           "fills were added and overflowed; combine masks as booleans, or clamp their sum at "
                           "torch.finfo(torch.{dtype}).min"),
                 name=name, count=near, dtype=dtype_name(_torch_dtype(values.dtype)), lowest=float(lowest)), count=near))
-    # One finding per kind: the engine and the check above can both see one overflow.
-    unique: dict[str, Finding] = {}
-    for f in out:
-        unique.setdefault(f.kind, f)
-    return list(unique.values())
+    return out
 
 
 def _torch_dtype(dtype: np.dtype) -> torch.dtype:
+    """The torch dtype of a numpy float array (float32 for anything that is not float16 or 64)."""
     return {np.dtype(np.float16): torch.float16, np.dtype(np.float64): torch.float64}.get(dtype, torch.float32)
 
 
-def _broadcast_axis(fact: _Facts, empty: torch.Tensor, finding: _Make) -> list[Finding]:
+def _broadcast_axis(fact: _Facts, empty: np.ndarray, finding: _Make) -> list[Finding]:
     """A mask constant along the keys and varying along the queries: (B, 1, L_q, 1) where padding
     needs (B, 1, 1, L_k). Not reported when another argument masks keys (then hiding query rows
     can be deliberate)."""
@@ -404,12 +417,12 @@ def _broadcast_axis(fact: _Facts, empty: torch.Tensor, finding: _Make) -> list[F
         batch=_indices(hidden.any(-1)), rows=_indices(hidden.any(0)), count=int(empty.sum()))]
 
 
-def _inverted(fact: _Facts, allowed: torch.Tensor, pad_k: torch.Tensor, pad_tokens: Sequence[str],
+def _inverted(fact: _Facts, allowed: np.ndarray, pad_k: np.ndarray, pad_tokens: Sequence[str],
               finding: _Make) -> list[Finding]:
     """Keys a batch element may attend that are exactly its padding (or none at all, though it has
     real tokens): the mask was read with the opposite convention."""
     keys = allowed.any(1).any(1)  # (B, L_k)
-    exact = inverted_padding(keys, pad_k)
+    exact = inverted_padding(torch.from_numpy(keys), torch.from_numpy(pad_k)).numpy()
     if not bool(exact.any()):
         return []
     # An element with no padding has nothing an inverted mask can keep: it hides the whole sequence.
@@ -425,7 +438,7 @@ def _inverted(fact: _Facts, allowed: torch.Tensor, pad_k: torch.Tensor, pad_toke
         batch=elements, count=len(elements))]
 
 
-def _alignment(fact: _Facts, allowed: torch.Tensor, finding: _Make) -> list[Finding]:
+def _alignment(fact: _Facts, allowed: np.ndarray, finding: _Make) -> list[Finding]:
     """A causal mask aligned top-left with fewer queries than keys: query i then sees keys 0..i,
     not the cached keys before it."""
     call = fact.call
@@ -439,7 +452,7 @@ def _alignment(fact: _Facts, allowed: torch.Tensor, finding: _Make) -> list[Find
                       "step) query i sees keys 0 to i only, not the {past} cached keys before it; align it "
                       "bottom-right with the boolean attn_mask torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q), "
                       "or pass no causal mask for a single new token"), n_q=n_q, n_k=n_k, past=past))]
-    later = torch.ones(n_q, n_k, dtype=torch.bool).triu(1)
+    later = np.triu(np.ones((n_q, n_k), dtype=bool), 1)
     if not bool(allowed.any()) or bool((allowed & later).any()):
         return []
     return [finding("causal_alignment", _ERROR, message(QT_TRANSLATE_NOOP(
@@ -459,9 +472,9 @@ _OUTCOMES = {
 }
 
 
-def _outcome(call: AttentionCall, empty: torch.Tensor) -> str:
+def _outcome(call: AttentionCall, empty: np.ndarray) -> str:
     """What the model produced for rows with no key: "NaN", "zero", "uniform", "other", "unknown"."""
-    where = empty.numpy()
+    where = empty
     if call.weights_only:
         assert call.weights is not None
         rows = np.asarray(call.weights)[where]
