@@ -135,8 +135,8 @@ class Capture:
         self._uninstall()
         if self._skipped:
             self.warnings.append(plural(self._skipped, QT_TRANSLATE_NOOP(
-                "Capture", "{n} later attention call was not recorded (memory budget)"), QT_TRANSLATE_NOOP(
-                "Capture", "{n} later attention calls were not recorded (memory budget)")))
+                "Capture", "{n} attention call was not recorded (memory budget)"), QT_TRANSLATE_NOOP(
+                "Capture", "{n} attention calls were not recorded (memory budget)")))
         if not self.calls and not self._stopped and exc_type is None:
             self.warnings.append(QT_TRANSLATE_NOOP(
                 "Capture", "no attention call was recorded: the model called neither "
@@ -356,6 +356,7 @@ class Capture:
                     if isinstance(m, torch.Tensor) and self._known_mask(m) is None)
         if self.recorded_bytes + need > self.memory_budget:
             self._stopped = True
+            self._skipped += 1
             self.warnings.append(message(QT_TRANSLATE_NOOP(
                 "Capture", "recording stopped at attention call {index}: it needs {need} more and {used} of the {budget} "
                            "memory budget are taken; pass capture(memory_budget=...) to record more, or modules=... "
