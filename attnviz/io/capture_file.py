@@ -194,7 +194,9 @@ def load_capture(path: str | os.PathLike[str]) -> ModelRun:
             views = {role: _view(mapped, data_start, entry) for role, entry in arrays.items()}
             masks = MaskArguments(views.pop("attn_mask", None), views.pop("key_padding_mask", None),
                                   views.pop("attention_mask", None), fields.pop("is_causal"))
-            calls.append(AttentionCall(masks=masks, **fields, **views))
+            calls.append(AttentionCall(queries=views.get("queries"), keys=views.get("keys"),
+                                       values=views.get("values"), output=views.get("output"),
+                                       weights=views.get("weights"), masks=masks, **fields))
         try:
             run = ModelRun(tuple(calls), _tokens(header, "query_tokens", budget), _tokens(header, "key_tokens", budget),
                            source=header["source"])
