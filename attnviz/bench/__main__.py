@@ -1,4 +1,4 @@
-"""``python -m attnviz.bench engine|app``: print the benchmark figures side by side."""
+"""``python -m attnviz.bench engine|app|capture``: print the benchmark figures side by side."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="attnviz-bench", description=__doc__)
-    parser.add_argument("which", choices=["engine", "app"], help="what to benchmark")
+    parser.add_argument("which", choices=["engine", "app", "capture"], help="what to benchmark")
     parser.add_argument("--repeats", type=int, default=15, help="timed runs per figure (median reported)")
     parser.add_argument("--quick", action="store_true", help="small sizes only, for a smoke test")
     args = parser.parse_args(argv)
@@ -18,6 +18,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.quick:
             return run(sizes=(256,), repeats=3, memory=False)
         return run(repeats=args.repeats)
+    if args.which == "capture":
+        from attnviz.bench.capture_bench import run as run_capture
+
+        return run_capture(repeats=3 if args.quick else args.repeats, quick=args.quick)
     from attnviz.bench.app_bench import run as run_app
 
     return run_app(quick=args.quick)

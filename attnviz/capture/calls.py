@@ -23,6 +23,9 @@ from ..tr import QT_TRANSLATE_NOOP, exception_message, message
 
 Kind = Literal["scaled_dot_product_attention", "multihead_attention"]
 
+#: Tensors already converted to numpy, by (id of the tensor they come from, shape, dtype).
+Converted = dict[tuple[int, tuple[int, ...], torch.dtype], tuple[torch.Tensor, np.ndarray]]
+
 #: Recomputations larger than this (their weights, in bytes) are done one batch element at a time.
 _CHUNK_BYTES = 256 * 2**20
 
@@ -64,10 +67,10 @@ class CapturedCall:
     _recomputed: torch.Tensor | None = field(default=None, repr=False)
 
     @property
-    def masks(self) -> MaskArguments:
-        """The masks as the engine (and :class:`ModelRun`) read them: an nn.MultiheadAttention
-        ``attn_mask`` is given SDPA's convention (a boolean one inverted to True = attend, a
-        (B * H, L_q, L_k) one split into (B, H, L_q, L_k)); everything else as passed."""
+    def sdpa_attn_mask(self) -> torch.Tensor | None:
+        """``attn_mask`` as SDPA (and the engine, and :class:`ModelRun`) read it: an nn.
+        MultiheadAttention one in SDPA's convention (a boolean one inverted to True = attend, a
+        (B * H, L_q, L_k) one split into (B, H, L_q, L_k)); an SDPA one as passed."""
         attn_mask = self.attn_mask
         if self.kind == "multihead_attention" and attn_mask is not None:
             if attn_mask.dtype == torch.bool:
@@ -75,7 +78,12 @@ class CapturedCall:
             if attn_mask.dim() == 3:
                 b, h = self.queries.shape[0], self.queries.shape[1]
                 attn_mask = attn_mask.reshape(b, h, *attn_mask.shape[1:])
-        return MaskArguments(attn_mask=attn_mask, key_padding_mask=self.key_padding_mask, is_causal=self.is_causal)
+        return attn_mask
+
+    def mask_kwargs(self) -> dict[str, object]:
+        """The masks as ``attnviz.engine.attend`` keyword arguments."""
+        return {"attn_mask": self.sdpa_attn_mask, "key_padding_mask": self.key_padding_mask,
+                "causal": True if self.is_causal else None}
 
     @property
     def fidelity(self) -> float | None:
@@ -104,7 +112,8 @@ class CapturedCall:
             return
         mode = "neg_inf" if self.output is None else "sdpa"
         try:
-            ours = recompute(self.queries, self.keys, self.values, self.masks, self.scale, self.enable_gqa, mode)
+            ours = recompute(self.queries, self.keys, self.values, self.mask_kwargs(), self.scale, self.enable_gqa,
+                             mode)
         except (AttentionInputError, MemoryBudgetError) as exc:
             self._add_note(message(QT_TRANSLATE_NOOP("Capture", "not recomputed: {reason}"),
                                    reason=exception_message(exc)))
@@ -130,36 +139,43 @@ class CapturedCall:
         self.note = note if not self.note else message(QT_TRANSLATE_NOOP("Capture", "{first}; {second}"),
                                                        first=self.note, second=note)
 
-    def to_attention_call(self, arrays: dict[int, np.ndarray]) -> AttentionCall:
-        """This call as the app's :class:`AttentionCall` (numpy views of the recorded tensors;
-        ``arrays`` maps tensors already converted, so a mask shared by calls stays shared)."""
+    def to_attention_call(self, arrays: Converted, check: bool = True) -> AttentionCall:
+        """This call as the app's :class:`AttentionCall` (numpy views of the recorded tensors).
 
-        def numpy(t: torch.Tensor | None) -> np.ndarray | None:
+        ``arrays`` remembers the tensors already converted (and holds them, so that no id in it
+        is reused), so a mask that calls share stays one array, in the run and in a saved file.
+        ``check``: compute the fidelity if it was not yet (else it stays None until it is)."""
+
+        def numpy(t: torch.Tensor | None, source: torch.Tensor | None = None) -> np.ndarray | None:
             if t is None:
                 return None
-            if id(t) not in arrays:
+            base = t if source is None else source  # a mask converted from ``source``
+            key = (id(base), tuple(t.shape), t.dtype)
+            if key not in arrays:
                 # numpy has no bfloat16: widen it to float32, which is exact.
-                arrays[id(t)] = (t.float() if t.dtype == torch.bfloat16 else t).numpy()
-            return arrays[id(t)]
+                arrays[key] = (base, (t.float() if t.dtype == torch.bfloat16 else t).numpy())
+            return arrays[key][1]
 
-        masks = self.masks
-        fidelity = self.fidelity
+        fidelity = self.fidelity if check else self._fidelity
         return AttentionCall(
             self.name, numpy(self.queries), numpy(self.keys), numpy(self.values),
-            MaskArguments(numpy(masks.attn_mask), numpy(masks.key_padding_mask), None, masks.is_causal),
-            scale=self.scale, output=numpy(self.head_output), fidelity=fidelity, note=self.note,
+            MaskArguments(numpy(self.sdpa_attn_mask, self.attn_mask), numpy(self.key_padding_mask), None,
+                          self.is_causal),
+            scale=self.scale, output=numpy(self.head_output if check else self.output), fidelity=fidelity,
+            note=self.note,
             dtype=dtype_name(self.dtype) if self.dtype == torch.bfloat16 else None)
 
 
-def recompute(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, masks: MaskArguments,
+def recompute(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, kwargs: dict[str, object],
               scale: float | None, enable_gqa: bool, mask_mode: str) -> torch.Tensor:
-    """attnviz's output for these inputs, (..., L_q, d_v); half precision is computed in float32.
+    """attnviz's output for these inputs and mask arguments (``attend``'s: attn_mask,
+    key_padding_mask, attention_mask, causal), (..., L_q, d_v); half precision is computed in
+    float32.
 
     A computation whose weights would be large is done one batch element at a time, so the
     check never needs more than about ``_CHUNK_BYTES`` at once.
     """
     dtype = torch.float32 if queries.dtype in (torch.float16, torch.bfloat16) else None
-    kwargs = masks.as_kwargs()
     n_q, n_k = queries.shape[-2], keys.shape[-2]
     size = math.prod(queries.shape[:-2]) * n_q * n_k * 4
     batch = queries.shape[0]

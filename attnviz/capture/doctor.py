@@ -26,13 +26,14 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ..engine import AttentionInputError
 from ..engine.devices import DTYPES, dtype_name
 from ..engine.mask_findings import _CONVENTIONS, inverted_padding, mask_findings
 from ..engine.mask_spec import MaskSpec
-from ..model_run import AttentionCall, ModelRun
+from ..model_run import MASK_ARGUMENTS, AttentionCall, ModelRun
 from ..tr import QT_TRANSLATE_NOOP, joined, message, plural
 
 __all__ = ["DEFAULT_PAD_TOKENS", "FINDING_KINDS", "Finding", "diagnose_run", "format_finding"]
@@ -120,7 +121,7 @@ def _ranges(values: Iterable[int]) -> str:
     return ", ".join(out)
 
 
-def _indices(flags: np.ndarray) -> tuple[int, ...]:
+def _indices(flags: npt.ArrayLike) -> tuple[int, ...]:
     return tuple(int(i) for i in np.flatnonzero(flags))
 
 
@@ -188,8 +189,8 @@ class _Facts:
         if call.dtype is not None:
             dtype = DTYPES[call.dtype]
         else:
-            assert call.queries is not None or call.weights is not None
             source = call.queries if call.queries is not None else call.weights
+            assert source is not None
             dtype = _torch_dtype(np.asarray(source[:0]).dtype)
         return _Facts(index, call, dtype)
 
@@ -208,11 +209,11 @@ class _Facts:
         if call.weights_only:
             assert call.weights is not None
             return np.asarray(call.weights) > 0  # NaN > 0 is False: a NaN row kept nothing
-        kwargs = call.masks.as_kwargs()
-        tensors = {name: None if value is None else torch.tensor(np.asarray(value))
-                   for name, value in kwargs.items() if name != "causal"}
+        masks = call.masks
+        tensors = {name: None if getattr(masks, name) is None else torch.tensor(np.asarray(getattr(masks, name)))
+                   for name in MASK_ARGUMENTS}
         try:
-            self.spec = MaskSpec.build((b, h), n_q, n_k, torch.device("cpu"), causal=kwargs["causal"],
+            self.spec = MaskSpec.build((b, h), n_q, n_k, torch.device("cpu"), causal=masks.is_causal or None,
                                        dtype=self.dtype, **tensors)
         except AttentionInputError as exc:
             self.problem = str(exc)
@@ -245,7 +246,7 @@ def _causal_groups(facts: list[_Facts], padding: list[tuple[np.ndarray | None, n
             continue
         offset = n_k - n_q  # a later key is one past the query's own position, bottom-right aligned
         later = np.triu(np.ones((n_q, n_k), dtype=bool), offset + 1)
-        rows = (allowed & later).any(-1)
+        rows = np.asarray((allowed & later).any(-1))
         if pad_q is not None:
             rows &= ~pad_q[:, None, :]  # what padding queries see is not the model's causality
         groups.setdefault(_group(fact.call.name), []).append((fact.index, rows))
@@ -274,7 +275,7 @@ def _diagnose_call(fact: _Facts, pad_q: np.ndarray | None, pad_k: np.ndarray | N
     if allowed is None:
         return [finding("invalid_mask", _ERROR, message(QT_TRANSLATE_NOOP(
             "Doctor", "the engine cannot read this call's masks: {problem}"), problem=fact.problem or ""))]
-    empty = ~allowed.any(-1)  # (B, H, L_q)
+    empty = np.asarray(~allowed.any(-1))  # (B, H, L_q)
     has_empty = bool(empty.any())
     causes: list[Finding] = []
     causes.extend(_engine_findings(fact, has_empty, finding))
@@ -421,7 +422,7 @@ def _inverted(fact: _Facts, allowed: np.ndarray, pad_k: np.ndarray, pad_tokens: 
               finding: _Make) -> list[Finding]:
     """Keys a batch element may attend that are exactly its padding (or none at all, though it has
     real tokens): the mask was read with the opposite convention."""
-    keys = allowed.any(1).any(1)  # (B, L_k)
+    keys = np.asarray(allowed.any(axis=(1, 2)))  # (B, L_k)
     exact = inverted_padding(torch.from_numpy(keys), torch.from_numpy(pad_k)).numpy()
     if not bool(exact.any()):
         return []

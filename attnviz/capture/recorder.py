@@ -33,9 +33,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, overload
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -43,7 +42,7 @@ from ..engine.budget import available_memory, format_bytes
 from ..io.capture_file import save_capture
 from ..model_run import ModelRun, ModelRunError
 from ..tr import QT_TRANSLATE_NOOP, message, plural
-from .calls import CapturedCall
+from .calls import CapturedCall, Converted
 
 __all__ = ["DEFAULT_CAPTURE_BUDGET", "Capture", "capture"]
 
@@ -162,7 +161,7 @@ class Capture:
 
         _F.scaled_dot_product_attention = scaled_dot_product_attention
         self._undo.append(lambda: setattr(_F, "scaled_dot_product_attention", sdpa))
-        nn.MultiheadAttention.forward = forward  # type: ignore[method-assign]
+        nn.MultiheadAttention.forward = forward  # type: ignore[method-assign, assignment]
         self._undo.append(lambda: setattr(nn.MultiheadAttention, "forward", mha_forward))
         torch.backends.mha.set_fastpath_enabled(False)
         self._undo.append(lambda: torch.backends.mha.set_fastpath_enabled(fast))
@@ -178,12 +177,16 @@ class Capture:
 
     # ------------------------------------------------------------------------- results
 
-    def to_run(self) -> ModelRun:
-        """The recorded calls as the app's :class:`ModelRun` (numpy, ``source="capture"``), each
-        call's fidelity checked. Calls whose batch differs from the first call's (a ModelRun
-        shares one batch) or whose tensors are not (B, H, L, d) are left out, with a warning.
-        Raises :class:`ModelRunError` when nothing was recorded or the tokens do not fit."""
-        arrays: dict[int, np.ndarray] = {}
+    def to_run(self, *, fidelity: bool = True) -> ModelRun:
+        """The recorded calls as the app's :class:`ModelRun` (numpy, ``source="capture"``).
+
+        ``fidelity``: check each call's fidelity first (the engine recomputes every call: about as
+        long as the forward pass took); False leaves it None where it was not checked yet, for a
+        caller that shows the run at once and checks it later. Calls whose batch differs from
+        the first call's (a ModelRun shares one batch) or whose tensors are not (B, H, L, d) are
+        left out, with a warning. Raises :class:`ModelRunError` when nothing was recorded or the
+        tokens do not fit."""
+        arrays: Converted = {}
         calls = []
         batch = None
         for call in self.calls:
@@ -197,7 +200,7 @@ class Capture:
                     self.warnings.append(note)
                 continue
             batch = shaped.queries.shape[0]
-            calls.append(shaped.to_attention_call(arrays))
+            calls.append(shaped.to_attention_call(arrays, fidelity))
         if not calls:
             raise ModelRunError(QT_TRANSLATE_NOOP("Capture", "nothing was captured: there is no attention call to "
                                                              "show"))
@@ -344,7 +347,7 @@ class Capture:
                 dropout_p=module.dropout if module.training else 0.0, output=_copy(out),
                 module_output=_copy(module_output),
                 out_proj=None if out is not None else (_copy(module.out_proj.weight),
-                                                       _copy(module.out_proj.bias))))
+                                                       _copy(module.out_proj.bias))))  # type: ignore[arg-type]
 
     def _reserve(self, tensors: list[Any], *masks: Any) -> bool:
         """Count the bytes these copies will take; False (and recording stops) past the budget."""
@@ -413,6 +416,12 @@ def _normal_tensors() -> Iterator[None]:
         yield
 
 
+@overload
+def _copy(t: torch.Tensor) -> torch.Tensor: ...
+@overload
+def _copy(t: torch.Tensor | None) -> torch.Tensor | None: ...
+
+
 def _copy(t: torch.Tensor | None) -> torch.Tensor | None:
     """A detached, contiguous CPU copy that shares nothing with the model."""
     if t is None:
@@ -454,11 +463,12 @@ def _project(module: nn.MultiheadAttention, query: torch.Tensor, key: torch.Tens
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
     if module._qkv_same_embed_dim:
-        q, k, v = _F._in_projection_packed(query, key, value, module.in_proj_weight, module.in_proj_bias)
+        q, k, v = _F._in_projection_packed(  # type: ignore[attr-defined]
+            query, key, value, module.in_proj_weight, module.in_proj_bias)
     else:
         b_q, b_k, b_v = module.in_proj_bias.chunk(3) if module.in_proj_bias is not None else (None, None, None)
-        q, k, v = _F._in_projection(query, key, value, module.q_proj_weight, module.k_proj_weight,
-                                    module.v_proj_weight, b_q, b_k, b_v)
+        q, k, v = _F._in_projection(  # type: ignore[attr-defined]
+            query, key, value, module.q_proj_weight, module.k_proj_weight, module.v_proj_weight, b_q, b_k, b_v)
     heads = module.num_heads
 
     def split(x: torch.Tensor) -> torch.Tensor:

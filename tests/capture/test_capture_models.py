@@ -94,18 +94,23 @@ def test_transformer_encoder_with_key_padding_in_inference_mode():
     layer = nn.TransformerEncoderLayer(16, 2, dim_feedforward=24, dropout=0.0, batch_first=True)
     encoder = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
     x = torch.randn(3, 6, 16)
+    causal = torch.ones(6, 6, dtype=torch.bool).triu(1)  # True = masked; one tensor for both layers
     with torch.inference_mode():
-        fast = encoder(x, src_key_padding_mask=~KEEP)  # the fused fast path
+        fast = encoder(x, mask=causal, src_key_padding_mask=~KEEP)  # the fused fast path
         with attnviz.capture(encoder, tokens=TOKENS) as cap:
-            captured = encoder(x, src_key_padding_mask=~KEEP)
+            captured = encoder(x, mask=causal, src_key_padding_mask=~KEEP)
     assert torch.backends.mha.get_fastpath_enabled()  # switched back on
     # The capture runs the same attention through code it can see: equal up to rounding.
     torch.testing.assert_close(captured, fast, atol=1e-5, rtol=0)
     assert [c.name for c in cap.calls] == ["layers.0.self_attn", "layers.1.self_attn"]
     assert all(c.kind == "multihead_attention" and c.fidelity <= ATOL for c in cap.calls)
     assert cap.calls[0].key_padding_mask is not None and cap.calls[0].output.shape == (3, 2, 6, 8)
+    assert cap.calls[0].attn_mask is cap.calls[1].attn_mask
+    quick = cap.to_run(fidelity=False)  # what was not checked yet stays unchecked
+    assert [c.fidelity for c in quick.calls] == [c._fidelity for c in cap.calls]
     run = cap.to_run()
     assert run.calls[0].masks.key_padding_mask.shape == (3, 6) and diagnose_run(run) == []
+    assert run.calls[0].masks.attn_mask is run.calls[1].masks.attn_mask  # still one mask
 
 
 @pytest.mark.parametrize("batch_first", [True, False])
