@@ -80,6 +80,31 @@ def test_severities_locations_and_sentences():
     assert line.startswith("error: call 0 (layers.0), batch 1-2, rows 2-5: attn_mask of shape (3, 1, 6, 1)")
 
 
+@pytest.mark.parametrize("fill, outcome", [("bool", "came out as zeros"), ("finfo.min", "spread them evenly")])
+def test_what_the_model_made_of_rows_with_no_key(fill, outcome):
+    allowed = PADDING & CAUSAL.tril(-1)
+    model = TinySdpa()
+    with attnviz.capture(model, tokens=TOKENS) as cap, torch.no_grad():
+        model(ids(), [(allowed if fill == "bool" else additive(allowed), False)] * 3)
+    findings = diagnose_run(cap.to_run())
+    assert [f.kind for f in findings] == ["empty_rows"] * 3 and outcome in findings[0].message
+
+
+def test_inverted_polarity_seen_through_the_tokens_alone():
+    """Every sequence padded: no sequence is hidden whole, so only the tokens tell the mask is inverted."""
+    keep = torch.tensor([[1] * 5 + [0], [1] * 4 + [0] * 2, [1] * 2 + [0] * 4]).bool()
+    tokens = [[f"w{j}" if keep[i, j] else "<pad>" for j in range(6)] for i in range(3)]
+    model = TinySdpa()
+    with attnviz.capture(model, tokens=tokens) as cap, torch.no_grad():
+        model(ids(), [((~keep)[:, None, None, :], False)] * 3)
+    run = cap.to_run()
+    findings = diagnose_run(run)
+    assert {(f.kind, f.batch) for f in findings} == {("inverted_polarity", (0, 1, 2))}
+    assert "attn_mask reads True as attend" in findings[0].message
+    # Without the tokens (or with pad tokens it does not know), nothing tells.
+    assert diagnose_run(run, pad_tokens=("[PAD]",)) == []
+
+
 def test_float16_fill_cast_from_float32_overflows():
     """A float32 finfo.min mask handed to a float16 model becomes -inf (SDPA takes it as it is)."""
     model = TinySdpa().half()
