@@ -60,8 +60,6 @@ FINDING_KINDS: dict[str, str] = {
     "padding_attended": "real queries attending to keys the tokens show to be padding",
     "padding_attends_padding": "padding queries attending to padding keys",
 }
-_CAUSES = ("broadcast_axis", "inverted_polarity", "float01_additive", "additive_overflow", "future_attended",
-           "causal_alignment", "invalid_mask")
 
 #: Makes a Finding of the call being diagnosed: finding(kind, severity, text, heads=, batch=, rows=, count=).
 _Make = Callable[..., "Finding"]
@@ -221,6 +219,11 @@ class _Facts:
         return self.spec.full(torch.device("cpu")).numpy()
 
 
+#: Elements of the calls' ``allowed`` masks kept from the first pass over the run to the second
+#: (64 MiB of booleans): 6 layers x 12 heads x batch 8 x 128 tokens take 9 Mi.
+_KEEP_ELEMENTS = 2**26
+
+
 def _group(name: str) -> str:
     """The stack a call belongs to: its module path with the layer numbers (and a repeat's " #2") out."""
     return re.sub(r"\d+", "#", re.sub(r" #\d+$", "", name))
@@ -239,8 +242,14 @@ def _causal_groups(facts: list[_Facts], padding: list[tuple[np.ndarray | None, n
         int, _Causal]:
     """For each call that sees the future while most calls of its stack do not: the counts."""
     groups: dict[str, list[tuple[int, np.ndarray]]] = {}
+    kept = 0
     for fact, (pad_q, _pad_k) in zip(facts, padding):
         allowed = fact.allowed
+        if allowed is not None:
+            # Kept for the calls' own diagnosis while small; a long run's masks are built again.
+            kept += allowed.size
+            if kept > _KEEP_ELEMENTS:
+                fact.release()
         _b, _h, n_q, n_k = fact.call.shape
         if allowed is None or n_q < 2:
             continue

@@ -184,3 +184,11 @@ def test_the_doctor_is_fast_on_a_six_layer_run():
     start = time.perf_counter()
     assert diagnose_run(run) == []
     assert time.perf_counter() - start < 0.5
+
+
+def test_masks_built_again_for_long_runs_give_the_same_findings(monkeypatch):
+    import attnviz.capture.doctor as doctor
+
+    masks, expected = SCENARIOS["one layer without its causal mask"]
+    monkeypatch.setattr(doctor, "_KEEP_ELEMENTS", 0)  # nothing kept from the first pass to the second
+    assert diagnose(masks) == expected
