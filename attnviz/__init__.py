@@ -2,21 +2,29 @@
 
 The package is split so that the heavy parts load only when needed:
 ``attnviz.engine`` is pure PyTorch (no Qt), ``attnviz.ui`` is Qt only, ``attnviz.io`` reads and
-writes files. Importing ``attnviz`` itself imports neither torch nor Qt; ``attnviz.show(...)``
-opens the window from a script or a notebook (``attnviz.viewer``).
+writes files. Importing ``attnviz`` itself imports neither torch nor Qt: ``attnviz.capture``
+(which imports torch) is loaded the first time it is used, and ``attnviz.show(...)``, which
+opens the window from a script or a notebook (``attnviz.viewer``), when it is called.
 """
+
+from __future__ import annotations
 
 from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "show"]
+__all__ = ["__version__", "capture", "show"]
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy: ``import attnviz`` stays free of torch and Qt; ``attnviz.show`` loads the window.
+    # Only reached while the attribute is missing: ``import attnviz`` stays free of torch and Qt.
+    if name == "capture":
+        import importlib
+
+        # The package is callable: attnviz.capture(model) records a model's attention calls.
+        return importlib.import_module(f"{__name__}.capture")
     if name == "show":
         from attnviz.viewer import show
 
         return show
-    raise AttributeError(f"module 'attnviz' has no attribute {name!r}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,7 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="attnviz",
         description="See and debug attention: edit queries, keys, values and masks, and watch "
         "every stage of the computation change. `attnviz render --help` renders heatmaps "
-        "without a window.",
+        "without a window; `attnviz doctor --help` lists the mask problems of a captured model run.",
     )
     parser.add_argument("--version", action="version", version=f"attnviz {__version__}")
     parser.add_argument("--preset", default=None, help="preset to open (default: the book's additive-attention toy)")
@@ -34,6 +34,10 @@ def main(argv: list[str] | None = None) -> int:
         from .render import render_main
 
         return render_main(argv[1:])
+    if argv[:1] == ["doctor"]:
+        from .doctor_cli import doctor_main
+
+        return doctor_main(argv[1:])
     args = build_parser().parse_args(argv)
     from .presets import DEFAULT_PRESET, PRESETS
 

@@ -65,7 +65,9 @@ class AttentionCall:
     (B, H, L_q, L_k) is what is shown, and nothing can be recomputed or edited.
     ``output`` is the model's own result (B, H, L_q, d_v) when known, ``fidelity`` the largest
     difference between it and attnviz's recomputation (None: not checked), ``note`` a one-line
-    remark on this call (why it could not be reproduced, what was left out).
+    remark on this call (why it could not be reproduced, what was left out). ``dtype`` names the
+    dtype the model computed in when the arrays hold another one (bfloat16, which numpy lacks, is
+    kept as float32); None: the queries' own.
     """
 
     name: str
@@ -78,6 +80,7 @@ class AttentionCall:
     weights: np.ndarray | None = None
     fidelity: float | None = None
     note: str = ""
+    dtype: str | None = None
 
     @property
     def weights_only(self) -> bool:

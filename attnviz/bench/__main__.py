@@ -1,4 +1,4 @@
-"""``python -m attnviz.bench engine|app|long``: print the benchmark figures side by side."""
+"""``python -m attnviz.bench engine|app|long|capture``: print the benchmark figures side by side."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="attnviz-bench", description=__doc__)
-    parser.add_argument("which", choices=["engine", "app", "long"], help="what to benchmark")
+    parser.add_argument("which", choices=["engine", "app", "long", "capture"], help="what to benchmark")
     parser.add_argument("--repeats", type=int, default=15, help="timed runs per figure (median reported)")
     parser.add_argument("--quick", action="store_true", help="small sizes only, for a smoke test")
     args = parser.parse_args(argv)
@@ -22,6 +22,10 @@ def main(argv: list[str] | None = None) -> int:
         from attnviz.bench.long_bench import run as run_long
 
         return run_long(quick=args.quick)
+    if args.which == "capture":
+        from attnviz.bench.capture_bench import run as run_capture
+
+        return run_capture(repeats=3 if args.quick else args.repeats, quick=args.quick)
     from attnviz.bench.app_bench import run as run_app
 
     return run_app(quick=args.quick)

@@ -1,11 +1,12 @@
-"""File input and output for attnviz: tensor files, session files, autosave.
+"""File input and output for attnviz: tensor files, session files, capture files, autosave.
 
 No Qt here: everything works headless and from scripts. torch is imported only when a
 PyTorch file is actually read or written.
 """
 
 from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS
-from attnviz.io.errors import AttnvizFileError, SessionFileError, TensorFileError
+from attnviz.io.capture_file import is_capture_file, load_capture, save_capture
+from attnviz.io.errors import AttnvizFileError, CaptureFileError, SessionFileError, TensorFileError
 from attnviz.io.roles import ROLES, describe, guess_roles, needs_head_choice, select_head
 from attnviz.io.session import (
     Session,
@@ -23,6 +24,7 @@ __all__ = [
     "DEFAULT_MAX_ELEMENTS",
     "ROLES",
     "AttnvizFileError",
+    "CaptureFileError",
     "Session",
     "SessionFileError",
     "TensorFile",
@@ -31,11 +33,14 @@ __all__ = [
     "clear_autosave",
     "describe",
     "guess_roles",
+    "is_capture_file",
+    "load_capture",
     "load_session",
     "load_tensor_file",
     "needs_head_choice",
     "read_autosave",
     "save_arrays",
+    "save_capture",
     "save_csv",
     "save_session",
     "select_head",

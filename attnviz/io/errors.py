@@ -19,7 +19,7 @@ from pathlib import Path
 
 from attnviz.tr import QT_TRANSLATE_NOOP, Message, message, one_line
 
-__all__ = ["AttnvizFileError", "SessionFileError", "TensorFileError"]
+__all__ = ["AttnvizFileError", "CaptureFileError", "SessionFileError", "TensorFileError"]
 
 # The whole line of every refusal. Left unmarked (empty context): "name: reason" reads the same
 # in every language shipped, and only the reason needs a translation.
@@ -46,6 +46,10 @@ class AttnvizFileError(ValueError):
 
 class TensorFileError(AttnvizFileError):
     """A tensor file (.npy, .npz, .pt/.pth, .safetensors) that is unsafe, damaged or too large."""
+
+
+class CaptureFileError(AttnvizFileError):
+    """A capture file (``.attnviz-capture``) that is not a valid capture, or could not be written."""
 
 
 class SessionFileError(AttnvizFileError):

@@ -1,0 +1,173 @@
+"""Capture benchmark: a 6-layer, 384-wide, 12-head BERT encoder (Hugging Face, SDPA attention,
+random weights) on a padded batch of 8 x 128 tokens, CPU float32.
+
+Printed side by side: the forward pass with and without ``attnviz.capture`` (target: at most
+1.3x), the fidelity check that ``to_run`` adds after it, the capture file's size and save time,
+the time to open it again and to run the mask doctor on it, and the peak memory of a captured
+forward pass (measured in a child process) against the memory budget. The window's figure
+(``attnviz.show(capture)`` to a painted overview) belongs to the app's benchmark, which can open
+the file ``write_bench_capture`` writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from attnviz.bench.engine_bench import interleaved_medians
+
+#: The encoder of issue 13's target: 6 layers, 384 wide, 12 heads, batch 8, 128 tokens.
+LAYERS, WIDTH, HEADS, BATCH, TOKENS = 6, 384, 12, 8, 128
+TARGET_RATIO = 1.3
+
+
+def bench_model(layers: int = LAYERS, width: int = WIDTH, heads: int = HEADS) -> Any:
+    """A BertModel with random weights and SDPA attention (transformers is needed)."""
+    import transformers
+
+    config = transformers.BertConfig(vocab_size=1000, hidden_size=width, num_hidden_layers=layers,
+                                     num_attention_heads=heads, intermediate_size=4 * width,
+                                     max_position_embeddings=512,
+                                     attn_implementation="sdpa")  # type: ignore[call-arg]
+    torch.manual_seed(0)
+    return transformers.BertModel(config).eval()
+
+
+def bench_batch(batch: int = BATCH, tokens: int = TOKENS) -> tuple[dict[str, torch.Tensor], list[list[str]]]:
+    """Token ids and a padding mask (the first sequence full, the others 1/2 to all of it), and
+    the tokens as strings ("[PAD]" where padded)."""
+    g = torch.Generator().manual_seed(1)
+    lengths = torch.randint(tokens // 2, tokens + 1, (batch,), generator=g)
+    lengths[0] = tokens
+    keep = torch.arange(tokens)[None] < lengths[:, None]
+    ids = torch.randint(1, 1000, (batch, tokens), generator=g)
+    words = [[f"t{int(i)}" if k else "[PAD]" for i, k in zip(row, row_keep)] for row, row_keep in zip(ids, keep)]
+    return {"input_ids": ids, "attention_mask": keep.long()}, words
+
+
+def write_bench_capture(path: str | Path, quick: bool = False) -> Path:
+    """Capture the benchmark encoder's forward pass and save it to ``path`` (for other benchmarks:
+    the window's time from ``attnviz.show`` to a painted overview)."""
+    from attnviz.capture import capture
+
+    model = bench_model(layers=2 if quick else LAYERS)
+    inputs, words = bench_batch(*((2, 32) if quick else (BATCH, TOKENS)))
+    with torch.no_grad(), capture(model, tokens=words) as cap:
+        model(**inputs)
+    cap.save(path)
+    return Path(path)
+
+
+def _median_seconds(fn: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+_CHILD = r"""
+import json, sys, torch
+from attnviz.bench.capture_bench import bench_batch, bench_model
+import attnviz.capture
+
+def status(field):
+    with open("/proc/self/status") as lines:
+        return next(int(line.split()[1]) for line in lines if line.startswith(field + ":")) / 1024
+
+def reset():
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+layers, batch, tokens, budget = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+budget = None if budget == "default" else float(budget)
+torch.set_grad_enabled(False)
+model = bench_model(layers=layers)
+inputs, words = bench_batch(batch, tokens)
+model(**inputs)  # one-off allocations of the libraries are not counted
+reset(); base = status("VmRSS"); model(**inputs); plain = status("VmHWM") - base
+reset(); base = status("VmRSS")
+with attnviz.capture(model, tokens=words, memory_budget=budget) as cap:
+    model(**inputs)
+captured = status("VmHWM") - base
+print(json.dumps({"plain_mib": plain, "captured_mib": captured, "recorded_mib": cap.recorded_bytes / 2**20,
+                  "budget_mib": cap.memory_budget / 2**20, "calls": len(cap.calls),
+                  "stopped": any("recording stopped" in w for w in cap.warnings)}))
+"""
+
+
+def peak_memory(layers: int, batch: int, tokens: int, budget: float | None) -> dict[str, Any]:
+    """Peak resident memory above the model of a plain and of a captured forward pass, in a fresh
+    process (Linux: the peak is reset with ``clear_refs``)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(Path(__file__).parents[2]),
+                                                                  os.environ.get("PYTHONPATH")) if p)}
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(layers), str(batch), str(tokens),
+                          "default" if budget is None else str(budget)],
+                         capture_output=True, text=True, check=True, env=env).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run(repeats: int = 15, quick: bool = False) -> int:
+    from attnviz.capture import capture, diagnose_run
+    from attnviz.io import load_capture, save_capture
+
+    layers, batch, tokens = (2, 2, 32) if quick else (LAYERS, BATCH, TOKENS)
+    model = bench_model(layers=layers)
+    inputs, words = bench_batch(batch, tokens)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"attnviz capture benchmark: BertModel (random weights, SDPA) {layers} layers x {WIDTH} wide x {HEADS} "
+          f"heads, batch {batch} x {tokens} tokens padded, CPU float32, torch {torch.__version__}, "
+          f"{torch.get_num_threads()} threads, load average {load:.2f} at start; median of {repeats} interleaved runs")
+
+    def captured() -> Any:
+        with capture(model, tokens=words) as cap:
+            model(**inputs)
+        return cap
+
+    with torch.no_grad():
+        figures = interleaved_medians({"plain": lambda: model(**inputs), "captured": captured}, repeats)
+        cap = captured()
+    ratio = figures["captured"] / figures["plain"]
+    print(f"{'forward ms':>24} {'with capture ms':>16} {'ratio':>7}   target <= {TARGET_RATIO}x")
+    print(f"{figures['plain']:24.1f} {figures['captured']:16.1f} {ratio:6.2f}x   "
+          f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}")
+    start = time.perf_counter()
+    model_run = cap.to_run()  # every call's fidelity is computed here, once
+    fidelity_ms = (time.perf_counter() - start) * 1e3
+    worst = max(c.fidelity for c in model_run.calls if c.fidelity is not None)
+    print(f"fidelity check of the {model_run.layers} calls (to_run, after the forward pass): {fidelity_ms:.1f} ms, "
+          f"{fidelity_ms / figures['plain']:.2f}x a plain forward; largest difference {worst:.2e}")
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "bench.attnviz-capture"
+        save_s = _median_seconds(lambda: save_capture(path, model_run), max(3, repeats // 3))
+        size = path.stat().st_size
+        open_s = _median_seconds(lambda: load_capture(path), max(3, repeats // 3))
+        loaded = load_capture(path)
+        doctor_s = _median_seconds(lambda: diagnose_run(loaded), max(3, repeats // 3))
+    print(f"capture file: {size / 2**20:.1f} MiB ({cap.recorded_bytes / 2**20:.1f} MiB recorded), save "
+          f"{save_s * 1e3:.1f} ms, open (memory-mapped) {open_s * 1e3:.2f} ms, mask doctor on the opened file "
+          f"{doctor_s * 1e3:.1f} ms (target well under 1 s)")
+
+    memory = peak_memory(layers, batch, tokens, None)
+    print(f"peak memory above the model (child process): plain forward {memory['plain_mib']:.0f} MiB, captured "
+          f"{memory['captured_mib']:.0f} MiB; {memory['recorded_mib']:.1f} MiB recorded of a "
+          f"{memory['budget_mib']:.0f} MiB budget")
+    small = memory["recorded_mib"] * 0.6 * 2**20
+    stopped = peak_memory(layers, batch, tokens, small)
+    print(f"with a budget of {stopped['budget_mib']:.1f} MiB (60% of that): {stopped['calls']} of {layers} calls "
+          f"recorded, {stopped['recorded_mib']:.1f} MiB, stopped {'and said so' if stopped['stopped'] else 'SILENTLY'}; "
+          f"peak {stopped['captured_mib']:.0f} MiB")
+    print("attnviz.show(capture) to a painted overview: the window's benchmark (write_bench_capture makes its file)")
+    return 0

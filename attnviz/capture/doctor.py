@@ -1,0 +1,536 @@
+"""The mask doctor: what is wrong with the masks a model's attention calls received.
+
+``diagnose_run(run)`` looks at every call of a :class:`ModelRun` and returns :class:`Finding`
+objects: what kind of problem, how bad, where (call, heads, batch elements, query rows), how
+many, and one sentence saying what is wrong and which convention would fix it.
+
+A finding is either a *cause* (a mask built wrongly: broadcast along the wrong axis, inverted,
+0/1 floats added, a fill that overflowed, a missing or misaligned causal mask) or a *symptom*
+(rows with no key left, real queries attending to padding, padding attending to padding).
+Symptoms are reported only for calls where no cause was found, so one planted bug gives one
+finding, and the sentence of the cause says what it did.
+
+What a mask means is what its argument declares (``attnviz.engine.mask_spec``): masks are read
+through the engine, whose own per-call checks (``mask_findings``: 0/1 float masks, overflowing
+fills, padding masks that hide a whole sequence) are reused here. Padding is known from the
+tokens (pad tokens at either end of a sequence) or from lengths given by the caller; without
+either, the checks that need it are skipped. Calls that recorded only their weights (Hugging
+Face ``output_attentions``) are read through their weights: a key with weight 0 was masked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+import torch
+
+from ..engine import AttentionInputError
+from ..engine.devices import DTYPES, dtype_name
+from ..engine.mask_findings import _CONVENTIONS, inverted_padding, mask_findings
+from ..engine.mask_spec import MaskSpec
+from ..model_run import MASK_ARGUMENTS, AttentionCall, ModelRun
+from ..tr import QT_TRANSLATE_NOOP, joined, message, plural
+
+__all__ = ["DEFAULT_PAD_TOKENS", "FINDING_KINDS", "Finding", "diagnose_run", "format_finding"]
+
+Severity = Literal["error", "warning"]
+
+#: Tokens read as padding where they run from either end of a sequence. GPT-2 pads with
+#: "<|endoftext|>", which is also its first token: name it when a batch is padded with it.
+DEFAULT_PAD_TOKENS: tuple[str, ...] = ("[PAD]", "<pad>", "<|pad|>")
+
+#: What each ``Finding.kind`` means.
+FINDING_KINDS: dict[str, str] = {
+    "broadcast_axis": "a mask that varies along the queries but is constant along the keys, (B, 1, L, 1) instead of "
+                      "(B, 1, 1, L): it hides whole query rows and lets every other query attend to padding",
+    "inverted_polarity": "a mask that keeps exactly the padding and hides the real tokens (or hides a whole "
+                         "sequence): read with the opposite convention",
+    "float01_additive": "a float mask of 0s and 1s given where masks are added to the scores: it masks nothing",
+    "additive_overflow": "additive fills (finfo.min) that overflowed to -inf: added twice, or cast to float16 or "
+                         "bfloat16",
+    "future_attended": "queries attending to later positions in a call of a stack whose other layers are causal",
+    "causal_alignment": "a causal mask aligned top-left when there are fewer queries than keys (a KV-cache step)",
+    "invalid_mask": "a mask the engine cannot read as its argument declares",
+    "empty_rows": "query rows with no key left to attend to, and what the model produced for them",
+    "padding_attended": "real queries attending to keys the tokens show to be padding",
+    "padding_attends_padding": "padding queries attending to padding keys",
+}
+
+#: Makes a Finding of the call being diagnosed: finding(kind, severity, text, heads=, batch=, rows=, count=).
+_Make = Callable[..., "Finding"]
+
+_ERROR: Severity = "error"
+_WARNING: Severity = "warning"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem in one call. ``heads``, ``batch`` and ``rows`` (query rows) are where it is
+    (empty: everywhere in the call); ``count`` how many rows or values; ``message`` one sentence,
+    marked for translation."""
+
+    kind: str
+    severity: Severity
+    call: int
+    name: str
+    message: str
+    heads: tuple[int, ...] = ()
+    batch: tuple[int, ...] = ()
+    rows: tuple[int, ...] = ()
+    count: int = 0
+
+    @property
+    def where(self) -> str:
+        """"call 3 (encoder.layer.3.attention.self), heads 0-11, batch 1, rows 5-7"."""
+        parts = [message(QT_TRANSLATE_NOOP("Doctor", "call {index} ({name})"), index=self.call, name=self.name)]
+        for values, template in ((self.heads, QT_TRANSLATE_NOOP("Doctor", "heads {list}")),
+                                 (self.batch, QT_TRANSLATE_NOOP("Doctor", "batch {list}")),
+                                 (self.rows, QT_TRANSLATE_NOOP("Doctor", "rows {list}"))):
+            if values:
+                parts.append(message(template, list=_ranges(values)))
+        return joined(parts)
+
+
+def format_finding(finding: Finding) -> str:
+    """One line: "error: call 3 (name), heads 0-11, batch 1, rows 5-7: what is wrong"."""
+    severity = QT_TRANSLATE_NOOP("Doctor", "error") if finding.severity == _ERROR else QT_TRANSLATE_NOOP(
+        "Doctor", "warning")
+    return message(QT_TRANSLATE_NOOP("Doctor", "{severity}: {where}: {message}"), severity=severity,
+                   where=finding.where, message=finding.message)
+
+
+def _ranges(values: Iterable[int]) -> str:
+    """1, 2, 3, 7 -> "1-3, 7"."""
+    out: list[str] = []
+    ordered = sorted(set(values))
+    start = prev = ordered[0]
+    for v in [*ordered[1:], None]:
+        if v is not None and v == prev + 1:
+            prev = v
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if v is not None:
+            start = prev = v
+    return ", ".join(out)
+
+
+def _indices(flags: npt.ArrayLike) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.flatnonzero(flags))
+
+
+# ----------------------------------------------------------------------------- the run
+
+
+def diagnose_run(run: ModelRun, *, pad_tokens: Sequence[str] = DEFAULT_PAD_TOKENS,
+                 lengths: Sequence[int] | np.ndarray | None = None) -> list[Finding]:
+    """Every finding of every call of ``run``, by call, causes first.
+
+    ``pad_tokens``: tokens that are padding where they run from either end of a sequence.
+    ``lengths``: (B,) the real length of each batch element, right padded (instead of tokens).
+    """
+    lens = None if lengths is None else np.asarray(lengths, dtype=np.int64)
+    facts = [_Facts.of(call, index) for index, call in enumerate(run.calls)]
+    padding = [_padding(run, call, lens, pad_tokens) for call in run.calls]
+    causal = _causal_groups(facts, padding)
+    findings: list[Finding] = []
+    for fact, (pad_q, pad_k) in zip(facts, padding):
+        findings.extend(_diagnose_call(fact, pad_q, pad_k, causal.get(fact.index), pad_tokens))
+        fact.release()
+    return findings
+
+
+def _padding(run: ModelRun, call: AttentionCall, lens: np.ndarray | None, pad_tokens: Sequence[str]) -> tuple[
+        np.ndarray | None, np.ndarray | None]:
+    """(B, L_q) and (B, L_k): which queries and keys are padding, where that is known."""
+    b, _h, n_q, n_k = call.shape
+    if lens is not None:
+        if lens.shape != (b,):
+            raise ValueError(message(QT_TRANSLATE_NOOP("Doctor", "lengths must have one entry per batch element "
+                                                                 "({batch}); got shape {shape}"),
+                                     batch=b, shape=tuple(lens.shape)))
+        return (np.arange(n_q)[None] >= lens[:, None] if n_q == n_k else None,
+                np.arange(n_k)[None] >= lens[:, None])
+
+    def from_tokens(tokens: np.ndarray | None, length: int) -> np.ndarray | None:
+        if tokens is None or tokens.shape[1] != length:
+            return None
+        pad = np.isin(tokens, list(pad_tokens))
+        # Padding runs from an end: a pad token between real ones is a token of the text.
+        left = np.logical_and.accumulate(pad, axis=1)
+        right = np.logical_and.accumulate(pad[:, ::-1], axis=1)[:, ::-1]
+        return left | right
+
+    return from_tokens(run.query_tokens, n_q), from_tokens(run.key_tokens, n_k)
+
+
+@dataclass
+class _Facts:
+    """One call and where each query may attend: ``allowed`` (B, H, L_q, L_k), built on demand.
+
+    numpy, not torch, from there on: its boolean reductions along the keys are an order of
+    magnitude faster on the CPU."""
+
+    index: int
+    call: AttentionCall
+    dtype: torch.dtype
+    spec: MaskSpec | None = None
+    problem: str | None = None
+    _allowed: np.ndarray | None = None
+
+    @staticmethod
+    def of(call: AttentionCall, index: int) -> _Facts:
+        if call.dtype is not None:
+            dtype = DTYPES[call.dtype]
+        else:
+            source = call.queries if call.queries is not None else call.weights
+            assert source is not None
+            dtype = _torch_dtype(np.asarray(source[:0]).dtype)
+        return _Facts(index, call, dtype)
+
+    @property
+    def allowed(self) -> np.ndarray | None:
+        if self._allowed is None and self.problem is None:
+            self._allowed = self._build()
+        return self._allowed
+
+    def release(self) -> None:
+        self._allowed = None
+
+    def _build(self) -> np.ndarray | None:
+        call = self.call
+        b, h, n_q, n_k = call.shape
+        if call.weights_only:
+            assert call.weights is not None
+            return np.asarray(call.weights) > 0  # NaN > 0 is False: a NaN row kept nothing
+        masks = call.masks
+        tensors = {name: None if getattr(masks, name) is None else torch.tensor(np.asarray(getattr(masks, name)))
+                   for name in MASK_ARGUMENTS}
+        try:
+            self.spec = MaskSpec.build((b, h), n_q, n_k, torch.device("cpu"), causal=masks.is_causal or None,
+                                       dtype=self.dtype, **tensors)
+        except AttentionInputError as exc:
+            self.problem = str(exc)
+            return None
+        return self.spec.full(torch.device("cpu")).numpy()
+
+
+#: Elements of the calls' ``allowed`` masks kept from the first pass over the run to the second
+#: (64 MiB of booleans): 6 layers x 12 heads x batch 8 x 128 tokens take 9 Mi.
+_KEEP_ELEMENTS = 2**26
+
+
+def _group(name: str) -> str:
+    """The stack a call belongs to: its module path with the layer numbers (and a repeat's " #2") out."""
+    return re.sub(r"\d+", "#", re.sub(r" #\d+$", "", name))
+
+
+@dataclass(frozen=True)
+class _Causal:
+    """How a call's stack masks the future: ``causal`` of its ``total`` calls with several queries."""
+
+    causal: int
+    total: int
+    future_rows: np.ndarray  # (B, H, L_q): rows of this call that see a later key
+
+
+def _causal_groups(facts: list[_Facts], padding: list[tuple[np.ndarray | None, np.ndarray | None]]) -> dict[
+        int, _Causal]:
+    """For each call that sees the future while most calls of its stack do not: the counts."""
+    groups: dict[str, list[tuple[int, np.ndarray]]] = {}
+    kept = 0
+    for fact, (pad_q, _pad_k) in zip(facts, padding):
+        allowed = fact.allowed
+        if allowed is not None:
+            # Kept for the calls' own diagnosis while small; a long run's masks are built again.
+            kept += allowed.size
+            if kept > _KEEP_ELEMENTS:
+                fact.release()
+        _b, _h, n_q, n_k = fact.call.shape
+        if allowed is None or n_q < 2:
+            continue
+        offset = n_k - n_q  # a later key is one past the query's own position, bottom-right aligned
+        later = np.triu(np.ones((n_q, n_k), dtype=bool), offset + 1)
+        rows = np.asarray((allowed & later).any(-1))
+        if pad_q is not None:
+            rows &= ~pad_q[:, None, :]  # what padding queries see is not the model's causality
+        groups.setdefault(_group(fact.call.name), []).append((fact.index, rows))
+    found: dict[int, _Causal] = {}
+    for members in groups.values():
+        causal = sum(1 for _index, rows in members if not bool(rows.any()))
+        if causal * 2 > len(members):
+            for index, rows in members:
+                if bool(rows.any()):
+                    found[index] = _Causal(causal, len(members), rows)
+    return found
+
+
+# ----------------------------------------------------------------------------- one call
+
+
+def _diagnose_call(fact: _Facts, pad_q: np.ndarray | None, pad_k: np.ndarray | None, causal: _Causal | None,
+                   pad_tokens: Sequence[str]) -> list[Finding]:
+    call, index = fact.call, fact.index
+    allowed = fact.allowed
+
+    def finding(kind: str, severity: Severity, text: str, heads: Iterable[int] = (), batch: Iterable[int] = (),
+                rows: Iterable[int] = (), count: int = 0) -> Finding:
+        return Finding(kind, severity, index, call.name, text, tuple(heads), tuple(batch), tuple(rows), count)
+
+    if allowed is None:
+        return [finding("invalid_mask", _ERROR, message(QT_TRANSLATE_NOOP(
+            "Doctor", "the engine cannot read this call's masks: {problem}"), problem=fact.problem or ""))]
+    empty = np.asarray(~allowed.any(-1))  # (B, H, L_q)
+    has_empty = bool(empty.any())
+    causes: list[Finding] = []
+    causes.extend(_engine_findings(fact, has_empty, finding))
+    causes.extend(_broadcast_axis(fact, empty, finding))
+    if pad_k is not None:
+        causes.extend(_inverted(fact, allowed, pad_k, pad_tokens, finding))
+    causes.extend(_alignment(fact, allowed, finding))
+    if causal is not None:
+        rows = causal.future_rows
+        causes.append(finding("future_attended", _ERROR, plural(int(rows.sum()), QT_TRANSLATE_NOOP(
+            "Doctor", "{n} query row attends to later positions while {causal} of the {total} calls of this stack "
+                      "are causal: this call misses its causal mask (pass is_causal=True, or build the causal mask into "
+                      "attn_mask)"), QT_TRANSLATE_NOOP(
+            "Doctor", "{n} query rows attend to later positions while {causal} of the {total} calls of this stack "
+                      "are causal: this call misses its causal mask (pass is_causal=True, or build the causal mask into "
+                      "attn_mask)"), causal=causal.causal, total=causal.total),
+            heads=_indices(rows.any(-1).any(0)), batch=_indices(rows.any(-1).any(-1)),
+            rows=_indices(rows.any(0).any(0)), count=int(rows.sum())))
+    if causes:
+        return _merged(causes)
+
+    symptoms: list[Finding] = []
+    if pad_k is not None:
+        key_pad = pad_k[:, None, None, :]
+        if pad_q is not None:
+            real = ~pad_q[:, None, :]
+            to_pad = (allowed & key_pad).any(-1)
+            for rows, kind, severity, one, many in (
+                    (to_pad & real, "padding_attended", _ERROR, QT_TRANSLATE_NOOP(
+                        "Doctor", "{n} real query row attends to padding keys ({pads}): nothing masks them; hide "
+                                  "padding keys from every query with a (B, 1, 1, L_k) mask"), QT_TRANSLATE_NOOP(
+                        "Doctor", "{n} real query rows attend to padding keys ({pads}): nothing masks them; hide "
+                                  "padding keys from every query with a (B, 1, 1, L_k) mask")),
+                    (to_pad & ~real, "padding_attends_padding", _WARNING, QT_TRANSLATE_NOOP(
+                        "Doctor", "{n} padding query row attends to padding keys ({pads}), which a key padding mask "
+                                  "never allows: the mask pairs padding with padding instead of hiding padding keys; "
+                                  "use a (B, 1, 1, L_k) key mask"), QT_TRANSLATE_NOOP(
+                        "Doctor", "{n} padding query rows attend to padding keys ({pads}), which a key padding mask "
+                                  "never allows: the mask pairs padding with padding instead of hiding padding keys; "
+                                  "use a (B, 1, 1, L_k) key mask"))):
+                n = int(rows.sum())
+                if n and not symptoms:  # padding keys that real queries see are seen by padding ones too
+                    symptoms.append(finding(kind, severity, plural(n, one, many, pads=", ".join(pad_tokens)),
+                                            heads=_indices(rows.any(-1).any(0)), batch=_indices(rows.any(-1).any(-1)),
+                                            rows=_indices(rows.any(0).any(0)), count=n))
+    if has_empty:
+        outcome = _outcome(call, empty)
+        rows = empty
+        benign = outcome in ("zero", "uniform") and pad_q is not None and not bool((empty & ~pad_q[:, None, :]).any())
+        if not benign:  # padding queries with a finite, discarded output are what padding does
+            n = int(rows.sum())
+            symptoms.append(finding("empty_rows", _ERROR if outcome == "NaN" else _WARNING,
+                                    _empty_sentence(n, outcome), heads=_indices(rows.any(-1).any(0)),
+                                    batch=_indices(rows.any(-1).any(-1)), rows=_indices(rows.any(0).any(0)), count=n))
+    return symptoms
+
+
+def _merged(findings: list[Finding]) -> list[Finding]:
+    """One finding per kind: the engine's and the tokens' inverted polarity (say) become one, with
+    the more specific sentence (the later one) and every place either named."""
+    by_kind: dict[str, Finding] = {}
+    for f in findings:
+        seen = by_kind.get(f.kind)
+        if seen is not None:
+            batch = tuple(sorted({*seen.batch, *f.batch}))
+            f = replace(f, batch=batch, heads=tuple(sorted({*seen.heads, *f.heads})),
+                        rows=tuple(sorted({*seen.rows, *f.rows})), count=max(seen.count, f.count, len(batch)))
+        by_kind[f.kind] = f
+    return list(by_kind.values())
+
+
+def _engine_findings(fact: _Facts, has_empty: bool, finding: _Make) -> list[Finding]:
+    """The engine's own checks of this call's masks, and -inf next to finfo.min in one mask."""
+    out: list[Finding] = []
+    overflow_severity = _ERROR if has_empty else _WARNING
+    if fact.spec is not None:
+        inverted: list[int] = []
+        inverted_text = None
+        for f in mask_findings(fact.spec, fact.dtype):
+            if f.kind == "float01_additive":
+                out.append(finding("float01_additive", _ERROR, f.message))
+            elif f.kind in ("additive_overflow", "additive_sum_overflow"):
+                out.append(finding("additive_overflow", overflow_severity, f.message, count=f.count))
+            elif f.kind in ("hides_whole_sequence", "padding_inverted"):
+                inverted.extend(f.batch_elements)
+                inverted_text = inverted_text or f.message
+        if inverted_text is not None:
+            out.append(finding("inverted_polarity", _ERROR, inverted_text, batch=sorted(set(inverted)),
+                               count=len(set(inverted))))
+    for name in ("attn_mask", "key_padding_mask"):
+        mask = getattr(fact.call.masks, name)
+        if mask is None or np.asarray(mask[:0]).dtype.kind != "f":
+            continue
+        values = np.asarray(mask)
+        lowest = np.finfo(values.dtype).min
+        near = int((np.isfinite(values) & (values <= lowest / 2)).sum())
+        if near and bool(np.isneginf(values).any()):
+            out.append(finding("additive_overflow", overflow_severity, message(QT_TRANSLATE_NOOP(
+                "Doctor", "{name} holds -inf next to {count} values near {dtype}'s lowest ({lowest:.4g}): two finfo.min "
+                          "fills were added and overflowed; combine masks as booleans, or clamp their sum at "
+                          "torch.finfo(torch.{dtype}).min"),
+                name=name, count=near, dtype=dtype_name(_torch_dtype(values.dtype)), lowest=float(lowest)), count=near))
+    return out
+
+
+def _torch_dtype(dtype: np.dtype) -> torch.dtype:
+    """The torch dtype of a numpy float array (float32 for anything that is not float16 or 64)."""
+    return {np.dtype(np.float16): torch.float16, np.dtype(np.float64): torch.float64}.get(dtype, torch.float32)
+
+
+def _broadcast_axis(fact: _Facts, empty: np.ndarray, finding: _Make) -> list[Finding]:
+    """A mask constant along the keys and varying along the queries: (B, 1, L_q, 1) where padding
+    needs (B, 1, 1, L_k). Not reported when another argument masks keys (then hiding query rows
+    can be deliberate)."""
+    call = fact.call
+    _b, _h, n_q, n_k = call.shape
+    if n_q < 2 or n_k < 2:
+        return []
+    masks = call.masks
+    given = [(name, getattr(masks, name)) for name in ("attn_mask", "key_padding_mask", "attention_mask")
+             if getattr(masks, name) is not None]
+    if len(given) != 1:
+        return []
+    name, mask = given[0]
+    values = np.asarray(mask)
+    if name == "key_padding_mask" or values.ndim < 2 or values.shape[-2] != n_q:
+        return []
+    along_keys = values.shape[-1] == 1 or bool((values == values[..., :1]).all())
+    along_queries = bool((values == values[..., :1, :]).all())
+    if not along_keys or along_queries:
+        return []
+    hidden = empty.any(1)  # (B, L_q)
+    outcome = _outcome(call, empty)
+    return [finding("broadcast_axis", _ERROR, message(QT_TRANSLATE_NOOP(
+        "Doctor", "{name} of shape {shape} varies along the queries but is constant along the keys: it hides whole "
+                  "query rows ({rows} of them; the model produced {outcome} there) while every other query attends to "
+                  "every key, padding included; a padding mask broadcasts over the queries: shape (B, 1, 1, L_k), not "
+                  "(B, 1, L_q, 1)"),
+        name=name, shape=tuple(values.shape), rows=int(empty.sum()), outcome=_OUTCOMES[outcome]),
+        batch=_indices(hidden.any(-1)), rows=_indices(hidden.any(0)), count=int(empty.sum()))]
+
+
+def _inverted(fact: _Facts, allowed: np.ndarray, pad_k: np.ndarray, pad_tokens: Sequence[str],
+              finding: _Make) -> list[Finding]:
+    """Keys a batch element may attend that are exactly its padding (or none at all, though it has
+    real tokens): the mask was read with the opposite convention."""
+    keys = np.asarray(allowed.any(axis=(1, 2)))  # (B, L_k)
+    exact = inverted_padding(torch.from_numpy(keys), torch.from_numpy(pad_k)).numpy()
+    if not bool(exact.any()):
+        return []
+    # An element with no padding has nothing an inverted mask can keep: it hides the whole sequence.
+    flipped = exact | (~keys.any(-1) & (~pad_k).any(-1))
+    masks = fact.call.masks
+    name = next((n for n in ("attn_mask", "key_padding_mask", "attention_mask") if getattr(masks, n) is not None),
+                "attn_mask")
+    elements = _indices(flipped)
+    return [finding("inverted_polarity", _ERROR, message(QT_TRANSLATE_NOOP(
+        "Doctor", "the mask lets batch element(s) {elements} attend to exactly their padding keys ({pads}) and hides "
+                  "their real ones: its polarity is inverted ({convention})"),
+        elements=_ranges(elements), pads=", ".join(pad_tokens), convention=_CONVENTIONS[name]),
+        batch=elements, count=len(elements))]
+
+
+def _alignment(fact: _Facts, allowed: np.ndarray, finding: _Make) -> list[Finding]:
+    """A causal mask aligned top-left with fewer queries than keys: query i then sees keys 0..i,
+    not the cached keys before it."""
+    call = fact.call
+    _b, _h, n_q, n_k = call.shape
+    if n_q >= n_k:
+        return []
+    past = n_k - n_q
+    if call.masks.is_causal:
+        return [finding("causal_alignment", _ERROR, message(QT_TRANSLATE_NOOP(
+            "Doctor", "is_causal=True aligns the causal mask top-left: with {n_q} queries and {n_k} keys (a KV-cache "
+                      "step) query i sees keys 0 to i only, not the {past} cached keys before it; align it "
+                      "bottom-right with the boolean attn_mask torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q), "
+                      "or pass no causal mask for a single new token"), n_q=n_q, n_k=n_k, past=past))]
+    later = np.triu(np.ones((n_q, n_k), dtype=bool), 1)
+    if not bool(allowed.any()) or bool((allowed & later).any()):
+        return []
+    return [finding("causal_alignment", _ERROR, message(QT_TRANSLATE_NOOP(
+        "Doctor", "the causal mask is aligned top-left: with {n_q} queries and {n_k} keys (a KV-cache step) query i "
+                  "sees keys 0 to i only, not the {past} cached keys before it; build it bottom-right, "
+                  "torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q)"), n_q=n_q, n_k=n_k, past=past))]
+
+
+# ----------------------------------------------------------------------------- what rows with no key became
+
+_OUTCOMES = {
+    "NaN": QT_TRANSLATE_NOOP("Doctor", "NaN"),
+    "zero": QT_TRANSLATE_NOOP("Doctor", "zeros"),
+    "uniform": QT_TRANSLATE_NOOP("Doctor", "the plain average of every value"),
+    "other": QT_TRANSLATE_NOOP("Doctor", "neither NaN, zeros nor an average"),
+    "unknown": QT_TRANSLATE_NOOP("Doctor", "an output that was not recorded"),
+}
+
+
+def _outcome(call: AttentionCall, empty: np.ndarray) -> str:
+    """What the model produced for rows with no key: "NaN", "zero", "uniform", "other", "unknown"."""
+    where = empty
+    if call.weights_only:
+        assert call.weights is not None
+        rows = np.asarray(call.weights)[where]
+        if np.isnan(rows).any():
+            return "NaN"
+        return "zero" if bool((rows == 0).all()) else "other"
+    if call.output is None or call.values is None:
+        return "unknown"
+    rows = np.asarray(call.output)[where].astype(np.float64)  # (n, d_v): only these rows are read
+    if np.isnan(rows).any():
+        return "NaN"
+    if bool((rows == 0).all()):
+        return "zero"
+    b_idx, h_idx, _q = where.nonzero()
+    kv = h_idx // (call.shape[1] // call.kv_heads)
+    means = np.asarray(call.values).astype(np.float64).mean(axis=2)  # (B, H_kv, d_v)
+    expected = means[b_idx, kv]
+    scale = np.abs(expected).max() + 1e-12
+    return "uniform" if bool(np.allclose(rows, expected, rtol=1e-3, atol=1e-3 * scale)) else "other"
+
+
+def _empty_sentence(n: int, outcome: str) -> str:
+    one, many = {
+        "NaN": (QT_TRANSLATE_NOOP("Doctor", "{n} query row has no key left to attend to, and the model produced NaN "
+                                            "there, which later layers spread (0 x NaN is NaN): leave every query at "
+                                            "least one key (hide padding keys, (B, 1, 1, L_k), not whole rows), or use "
+                                            "SDPA's boolean mask, which gives such rows zeros"),
+                QT_TRANSLATE_NOOP("Doctor", "{n} query rows have no key left to attend to, and the model produced NaN "
+                                            "there, which later layers spread (0 x NaN is NaN): leave every query at "
+                                            "least one key (hide padding keys, (B, 1, 1, L_k), not whole rows), or use "
+                                            "SDPA's boolean mask, which gives such rows zeros")),
+        "zero": (QT_TRANSLATE_NOOP("Doctor", "{n} query row has no key left to attend to and came out as zeros "
+                                             "(SDPA's rule for a fully masked row): unless it is padding whose output "
+                                             "is discarded, the mask hides too much"),
+                 QT_TRANSLATE_NOOP("Doctor", "{n} query rows have no key left to attend to and came out as zeros "
+                                             "(SDPA's rule for a fully masked row): unless they are padding whose "
+                                             "output is discarded, the mask hides too much")),
+        "uniform": (QT_TRANSLATE_NOOP("Doctor", "{n} query row has no key left to attend to, so a finite fill "
+                                                "(finfo.min) spread it evenly over every key, padding included: unless "
+                                                "it is padding whose output is discarded, the mask hides too much"),
+                    QT_TRANSLATE_NOOP("Doctor", "{n} query rows have no key left to attend to, so a finite fill "
+                                                "(finfo.min) spread them evenly over every key, padding included: "
+                                                "unless they are padding whose output is discarded, the mask hides too "
+                                                "much")),
+    }.get(outcome, (QT_TRANSLATE_NOOP("Doctor", "{n} query row has no key left to attend to (the model produced "
+                                                "{outcome} there): the mask hides every key of a query"),
+                    QT_TRANSLATE_NOOP("Doctor", "{n} query rows have no key left to attend to (the model produced "
+                                                "{outcome} there): the mask hides every key of these queries")))
+    return plural(n, one, many, outcome=_OUTCOMES.get(outcome, outcome))

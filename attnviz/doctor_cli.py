@@ -1,0 +1,124 @@
+"""``attnviz doctor FILE``: the mask doctor's findings on a capture file, as text, for CI.
+
+    attnviz doctor run.attnviz-capture
+    attnviz doctor run.attnviz-capture --pad-token "<|endoftext|>"
+
+One line per finding ("error: call 3 (encoder.layer.3.attention.self), batch 1, rows 5-7: ..."),
+then a summary. Exit status: 0 when no finding is an error (warnings alone pass), 1 when one is
+or when the file cannot be read (one line on stderr, never a traceback), 2 for a bad command
+line. Lines are in the system's language, as ``attnviz render`` prints them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from .render import _say, _Voice
+from .tr import QT_TRANSLATE_NOOP, exception_message, message, one_line, plural
+
+__all__ = ["build_parser", "doctor_main", "main"]
+
+PROG = "attnviz doctor"
+EXIT_CLEAN = 0
+EXIT_ERRORS = 1
+EXIT_USAGE = 2
+
+
+class DoctorError(Exception):
+    """A reason to stop, phrased for the user (one line, translatable)."""
+
+    def __init__(self, text: str, status: int = EXIT_ERRORS) -> None:
+        super().__init__(one_line(text))
+        self.status = status
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, text: str) -> NoReturn:  # argparse prints several lines; one is promised
+        raise DoctorError(message(QT_TRANSLATE_NOOP("Doctor", "{error} (see {prog} --help)"), error=text, prog=PROG),
+                          EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="List what is wrong with the masks of a captured model run "
+                     "(attnviz.capture(model).save(FILE)): one line per finding. Exit status 1 when a finding is an "
+                     "error or the file cannot be read, 0 otherwise, 2 for a bad command line.")
+    parser.add_argument("file", metavar="FILE", help="a capture file (.attnviz-capture)")
+    parser.add_argument("--pad-token", action="append", default=[], metavar="TOKEN",
+                        help="a token that pads sequences, besides [PAD], <pad> and <|pad|> (repeatable; GPT-2 pads "
+                             "with <|endoftext|>)")
+    parser.add_argument("--lengths", metavar="N,N,...", help="the real length of each batch element (right padding), "
+                        "when the capture holds no tokens")
+    return parser
+
+
+def doctor_main(argv: Sequence[str] | None = None) -> int:
+    """Run ``attnviz doctor`` with ``argv`` (without the word "doctor"); returns the exit status."""
+    voice = _Voice()
+    try:
+        return _doctor(list(sys.argv[1:] if argv is None else argv), voice)
+    except DoctorError as exc:
+        _say(f"{PROG}: {voice.text(exception_message(exc))}", sys.stderr)
+        return exc.status
+    except KeyboardInterrupt:
+        _say(f"{PROG}: {voice.text(QT_TRANSLATE_NOOP('Doctor', 'interrupted'))}", sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
+        _say(f"{PROG}: " + voice.text(message(QT_TRANSLATE_NOOP("Doctor", "unexpected error: {error}"),
+                                              error=f"{type(exc).__name__}: {exc}")), sys.stderr)
+        return EXIT_ERRORS
+    finally:
+        voice.close()
+
+
+def main() -> int:
+    """Console-script entry point (``attnviz-doctor``)."""
+    return doctor_main(sys.argv[1:])
+
+
+def _doctor(argv: list[str], voice: _Voice) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help prints and exits 0
+        return int(exc.code or 0)
+    lengths = _parse_lengths(args.lengths) if args.lengths else None
+    from .io import AttnvizFileError, load_capture
+
+    try:
+        run = load_capture(args.file)
+    except AttnvizFileError as exc:
+        raise DoctorError(exception_message(exc)) from exc
+    # torch loads only once the file is known to be a capture.
+    from .capture.doctor import DEFAULT_PAD_TOKENS, diagnose_run, format_finding
+
+    try:
+        findings = diagnose_run(run, pad_tokens=(*DEFAULT_PAD_TOKENS, *args.pad_token), lengths=lengths)
+    except ValueError as exc:  # lengths that do not fit the batch
+        raise DoctorError(exception_message(exc), EXIT_USAGE) from exc
+    for finding in findings:
+        _say(voice.text(format_finding(finding)), sys.stdout)
+    errors = sum(f.severity == "error" for f in findings)
+    calls = plural(run.layers, QT_TRANSLATE_NOOP("Doctor", "{n} call"), QT_TRANSLATE_NOOP("Doctor", "{n} calls"))
+    if findings:
+        summary = message(QT_TRANSLATE_NOOP("Doctor", "{errors}, {warnings} in {calls}"),
+                          errors=plural(errors, QT_TRANSLATE_NOOP("Doctor", "{n} error"),
+                                        QT_TRANSLATE_NOOP("Doctor", "{n} errors")),
+                          warnings=plural(len(findings) - errors, QT_TRANSLATE_NOOP("Doctor", "{n} warning"),
+                                          QT_TRANSLATE_NOOP("Doctor", "{n} warnings")), calls=calls)
+    else:
+        summary = message(QT_TRANSLATE_NOOP("Doctor", "no mask problem found in {calls}"), calls=calls)
+    _say(voice.text(summary), sys.stdout)
+    return EXIT_ERRORS if errors else EXIT_CLEAN
+
+
+def _parse_lengths(text: str) -> list[int]:
+    try:
+        lengths = [int(part) for part in text.split(",")]
+    except ValueError:
+        lengths = []
+    if not lengths or min(lengths) < 0:
+        raise DoctorError(message(QT_TRANSLATE_NOOP("Doctor", "--lengths {text}: expected whole numbers >= 0 separated "
+                                                              "by commas, e.g. 7,5,3"), text=repr(text)), EXIT_USAGE)
+    return lengths

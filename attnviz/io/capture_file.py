@@ -1,0 +1,446 @@
+"""Capture files (``.attnviz-capture``): a model run's attention calls, read lazily.
+
+Layout (version 1; ``CAPTURE_FORMAT.md`` next to this module says it for other readers):
+
+* 16 bytes of magic, ``ATTNVIZ-CAPTURE\\n``: a capture is told from a session (a zip archive)
+  and from a tensor file by its first bytes, whatever its name;
+* an unsigned little-endian 64-bit header length N (at most ``MAX_HEADER_BYTES``);
+* N bytes of UTF-8 JSON (padded with spaces so that the data starts at a multiple of 64): the
+  calls, their names, scalars and the dtype, shape and offset of each array, and the tokens;
+* the data: each array little-endian and C-ordered at its offset (a multiple of 64) from the
+  start of the data. Arrays the run shares (one mask passed to every layer) are stored once and
+  named by several calls; other ranges never overlap.
+
+Reading maps the file (``np.memmap``, read-only): an array is read from disk when it is used,
+so a capture larger than memory opens at once. Before anything is mapped, the header length is
+bounded, the JSON is parsed with duplicate keys and NaN/Infinity refused, and every offset,
+shape and dtype is checked against the file's size. Nothing is ever unpickled. Every refusal is
+a :class:`CaptureFileError` with one line naming the file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import stat
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO, get_args
+
+import numpy as np
+
+from attnviz.io._atomic import atomic_write
+from attnviz.io._limits import Budget
+from attnviz.io._safetensors import _DTYPES, _RepeatedKey, _unique_keys, safetensors_code
+from attnviz.io.errors import CaptureFileError, cannot_write, refusals
+from attnviz.model_run import AttentionCall, MaskArguments, ModelRun, ModelRunError, Source
+from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
+
+__all__ = ["CAPTURE_SUFFIX", "FORMAT_NAME", "FORMAT_VERSION", "MAGIC", "is_capture_file", "load_capture",
+           "save_capture"]
+
+MAGIC = b"ATTNVIZ-CAPTURE\n"
+FORMAT_NAME = "attnviz-capture"
+FORMAT_VERSION = 1
+CAPTURE_SUFFIX = ".attnviz-capture"
+#: The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists
+#: (64 sequences of 4,096 tokens take about 4 MB).
+MAX_HEADER_BYTES = 16 * 2**20
+#: JSON objects and arrays in a header, counted before parsing: some 20 per call and one per
+#: sequence of tokens. Dense JSON ("[[],[],...") makes some 20 bytes of Python objects per byte
+#: of text, so this bounds what a hostile header makes the parser allocate.
+MAX_CONTAINERS = 1_000_000
+#: Where the data starts and every array's offset: a multiple of this (cache lines, any dtype).
+ALIGNMENT = 64
+#: Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D).
+MAX_DIMS = 4
+
+#: The arrays a call may hold, in the order they are written.
+ARRAY_ROLES: tuple[str, ...] = ("queries", "keys", "values", "output", "weights", "attn_mask", "key_padding_mask",
+                                "attention_mask")
+_CALL_KEYS = {"name", "arrays", "is_causal", "scale", "fidelity", "note", "dtype"}
+_TOP_KEYS = {"format", "version", "source", "query_tokens", "key_tokens", "calls"}
+_SOURCES: tuple[str, ...] = get_args(Source)
+_DTYPE_NAMES = ("float16", "bfloat16", "float32", "float64")
+#: JSON has no infinity: a fidelity that is infinite (NaN in the model's output where attnviz has
+#: a number, or the reverse) is written as this string.
+_INFINITE = "inf"
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
+    """Write ``run`` to ``path`` atomically (an existing file is replaced only on success).
+
+    Call names must be unique (they are how a user tells calls apart). Raises
+    :class:`CaptureFileError` when something cannot be stored or the write fails.
+    """
+    file_path = Path(path)
+    names = [call.name for call in run.calls]
+    repeated = next((name for name in names if names.count(name) > 1), None)
+    if repeated is not None:
+        raise CaptureFileError(file_path, message(QT_TRANSLATE_NOOP(
+            "FileErrors", "cannot be written: two calls are named '{name}' (call names must be unique)"),
+            name=repeated))
+    blobs: list[np.ndarray] = []
+    offsets: dict[int, int] = {}  # id(array) -> offset: an array shared by calls is stored once
+    size = 0
+
+    def place(array: np.ndarray) -> dict[str, Any]:
+        nonlocal size
+        try:
+            code = safetensors_code(array.dtype)
+        except ValueError as exc:
+            raise CaptureFileError(file_path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be written: {problem}"),
+                                                      problem=exception_message(exc))) from exc
+        if id(array) not in offsets:
+            offsets[id(array)] = size
+            blobs.append(array)
+            size += -(-array.nbytes // ALIGNMENT) * ALIGNMENT
+        return {"dtype": code, "shape": list(array.shape), "offset": offsets[id(array)]}
+
+    calls = []
+    for call in run.calls:
+        arrays = {role: place(np.asarray(array)) for role, array in _call_arrays(call)}
+        calls.append({
+            "name": call.name,
+            "arrays": arrays,
+            "is_causal": call.masks.is_causal,
+            "scale": call.scale,
+            "fidelity": _INFINITE if call.fidelity is not None and math.isinf(call.fidelity) else call.fidelity,
+            "note": str(call.note),
+            "dtype": call.dtype,
+        })
+    header = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "source": run.source,
+        "query_tokens": None if run.query_tokens is None else run.query_tokens.tolist(),
+        "key_tokens": None if run.key_tokens is None else run.key_tokens.tolist(),
+        "calls": calls,
+    }
+    try:
+        text = json.dumps(header, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    except ValueError as exc:  # a NaN scale or fidelity: JSON has no NaN
+        raise CaptureFileError(file_path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be written: {problem}"),
+                                                  problem=str(exc))) from exc
+    if len(text) > MAX_HEADER_BYTES:
+        raise CaptureFileError(file_path, message(QT_TRANSLATE_NOOP(
+            "FileErrors", "cannot be written: its header would be {size} bytes, more than the {limit} allowed "
+                          "(too many tokens or calls)"), size=f"{len(text):,}", limit=f"{MAX_HEADER_BYTES:,}"))
+    text += b" " * (-(len(MAGIC) + 8 + len(text)) % ALIGNMENT)
+    try:
+        with atomic_write(file_path) as stream:
+            stream.write(MAGIC)
+            stream.write(struct.pack("<Q", len(text)))
+            stream.write(text)
+            _write_blobs(stream, blobs)
+    except OSError as exc:
+        raise CaptureFileError(file_path, cannot_write(exc)) from exc
+
+
+def _call_arrays(call: AttentionCall) -> Iterator[tuple[str, np.ndarray]]:
+    masks = call.masks
+    for role in ARRAY_ROLES:
+        array = getattr(masks if role in ("attn_mask", "key_padding_mask", "attention_mask") else call, role)
+        if array is not None:
+            yield role, array
+
+
+def _write_blobs(stream: BinaryIO, blobs: list[np.ndarray]) -> None:
+    for array in blobs:
+        little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+        # A flat uint8 view writes any dtype (bool too) without a tobytes() copy.
+        stream.write(little.reshape(-1).view(np.uint8).data)
+        stream.write(b"\0" * (-little.nbytes % ALIGNMENT))
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def is_capture_file(path: str | os.PathLike[str]) -> bool:
+    """True when the file starts with a capture's magic (False for anything else, unreadable too)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
+
+
+def load_capture(path: str | os.PathLike[str]) -> ModelRun:
+    """Open a capture file as a :class:`ModelRun` whose arrays are read-only ``np.memmap`` views.
+
+    Nothing is read beyond the header until an array is used. Raises :class:`CaptureFileError`
+    (one line) for anything that is not a complete, valid capture of a version this code reads.
+    The file must not be truncated or rewritten in place while the run is in use (a mapped file
+    that shrinks makes reading the lost part fail); attnviz's own saves replace files atomically.
+    """
+    file_path = Path(path)
+    budget = Budget(file_path, CaptureFileError)
+    with refusals(CaptureFileError, file_path):
+        size = _check_regular_file(file_path, budget)
+        with open(file_path, "rb") as stream:
+            header, data_start = _read_header(stream, size, budget)
+        layout = _Layout(budget, size - data_start)
+        parsed = [_parse_call(index, raw, layout) for index, raw in enumerate(_calls_of(header, budget))]
+        layout.check_overlaps()
+        mapped = np.memmap(file_path, dtype=np.uint8, mode="r") if layout.spans else None
+        calls = []
+        for fields, arrays in parsed:
+            views = {role: _view(mapped, data_start, entry) for role, entry in arrays.items()}
+            masks = MaskArguments(views.pop("attn_mask", None), views.pop("key_padding_mask", None),
+                                  views.pop("attention_mask", None), fields.pop("is_causal"))
+            calls.append(AttentionCall(queries=views.get("queries"), keys=views.get("keys"),
+                                       values=views.get("values"), output=views.get("output"),
+                                       weights=views.get("weights"), masks=masks, **fields))
+        try:
+            run = ModelRun(tuple(calls), _tokens(header, "query_tokens", budget), _tokens(header, "key_tokens", budget),
+                           source=header["source"])
+        except ModelRunError as exc:
+            raise budget.fail(exception_message(exc)) from exc
+        for call in run.calls:
+            _check_masks(call, budget)
+        return run
+
+
+def _check_regular_file(path: Path, budget: Budget) -> int:
+    try:
+        info = path.stat()
+    except FileNotFoundError as exc:
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "does not exist")) from exc
+    if stat.S_ISDIR(info.st_mode):
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is a directory, not a capture file"))
+    if not stat.S_ISREG(info.st_mode):
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not a regular file"))
+    return info.st_size
+
+
+def _read_header(stream: BinaryIO, size: int, budget: Budget) -> tuple[dict[str, Any], int]:
+    magic = stream.read(len(MAGIC))
+    if magic != MAGIC:
+        if magic.startswith(b"PK"):
+            raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not an attnviz capture (it is a zip archive: an "
+                                                              "attnviz session or a NumPy .npz?)"))
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not an attnviz capture (its first bytes do not match)"))
+    prefix = stream.read(8)
+    if len(prefix) < 8:
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated: it ends before its header length"))
+    (length,) = struct.unpack("<Q", prefix)
+    if length > MAX_HEADER_BYTES:
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "is not a valid capture: it claims a {length}-byte header (at most {limit} allowed)"),
+            length=f"{length:,}", limit=f"{MAX_HEADER_BYTES:,}"))
+    data_start = len(MAGIC) + 8 + length
+    if data_start > size:
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "is truncated: its header length ({length} bytes) is larger than the file"),
+            length=f"{length:,}"))
+    raw = stream.read(length)
+    containers = raw.count(b"{") + raw.count(b"[")
+    if containers > MAX_CONTAINERS:
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "has a capture header with {count} JSON objects and lists (at most {limit} allowed)"),
+            count=f"{containers:,}", limit=f"{MAX_CONTAINERS:,}"))
+    try:
+        header = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except _RepeatedKey as exc:
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "has a damaged capture header: the name '{name}' appears twice in one object"),
+            name=exc.key)) from exc
+    except _NonFinite as exc:
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "has a damaged capture header: {value} is not a number JSON allows"),
+            value=exc.args[0])) from exc
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has a damaged capture header (not valid JSON)")) from exc
+    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "is not an attnviz capture ('format' is not \"{format}\")"), format=FORMAT_NAME))
+    version = header.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid capture format version: {version}"),
+                                  version=repr(version)))
+    if version > FORMAT_VERSION:
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "was written by a newer attnviz (capture format version {version}); this version reads "
+                          "version {known} only"), version=version, known=FORMAT_VERSION))
+    _only_keys(header, _TOP_KEYS, QT_TRANSLATE_NOOP("FileErrors", "the header"), budget)
+    if header.get("source") not in _SOURCES:
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an unknown source {value} (one of {known})"),
+                                  value=repr(header.get("source"))[:40], known=", ".join(_SOURCES)))
+    return header, data_start
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    # json.loads accepts NaN, Infinity and -Infinity by default; other parsers refuse them.
+    raise _NonFinite(name)
+
+
+def _only_keys(obj: dict[str, Any], known: set[str], where: str, budget: Budget) -> None:
+    unknown = sorted(set(obj) - known)
+    if unknown:
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an unknown entry '{key}' in {where}"),
+                                  key=unknown[0], where=where))
+
+
+def _calls_of(header: dict[str, Any], budget: Budget) -> list[dict[str, Any]]:
+    calls = header.get("calls")
+    if not isinstance(calls, list) or not calls or not all(isinstance(c, dict) for c in calls):
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has no calls, or a damaged call list"))
+    seen: set[Any] = set()
+    for call in calls:
+        name = call.get("name")
+        if isinstance(name, str) and name in seen:
+            raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has two calls named '{name}'"), name=name))
+        seen.add(name)
+    return calls
+
+
+class _Layout:
+    """Checks each array's place in the data against the file's size and the other arrays."""
+
+    def __init__(self, budget: Budget, data_size: int) -> None:
+        self.budget = budget
+        self.data_size = data_size
+        #: (offset, end) -> (dtype code, shape, where): the arrays seen, one per stored range.
+        self.spans: dict[tuple[int, int], tuple[str, tuple[int, ...], str]] = {}
+
+    def entry(self, raw: Any, where: str) -> tuple[str, tuple[int, ...], int]:
+        fail = self.budget.fail
+        if not isinstance(raw, dict) or set(raw) != {"dtype", "shape", "offset"}:
+            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has a damaged entry for {where}"), where=where))
+        code, shape, offset = raw["dtype"], raw["shape"], raw["offset"]
+        if not isinstance(code, str) or code not in _DTYPES or code == "BF16":
+            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an unsupported dtype {dtype} for {where}"),
+                               dtype=repr(code)[:20], where=where))
+        if (not isinstance(shape, list) or not 1 <= len(shape) <= MAX_DIMS
+                or not all(_whole(s) and s >= 1 for s in shape)):
+            raise fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "has an invalid shape for {where} (1 to {most} dimensions, each at least 1)"),
+                where=where, most=MAX_DIMS))
+        if not _whole(offset) or offset < 0 or offset % ALIGNMENT:
+            raise fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "has an invalid offset for {where} (a multiple of {alignment} is needed)"),
+                where=where, alignment=ALIGNMENT))
+        nbytes = math.prod(shape) * _DTYPES[code].itemsize
+        end = offset + nbytes
+        if end > self.data_size:
+            raise fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "is truncated or lies: {where} needs bytes {begin}-{end} of the data, but only {size} "
+                              "bytes follow the header"),
+                where=where, begin=f"{offset:,}", end=f"{end:,}", size=f"{self.data_size:,}"))
+        seen = self.spans.get((offset, end))
+        if seen is not None and seen[:2] != (code, tuple(shape)):
+            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has overlapping data for {a} and {b}"),
+                               a=seen[2], b=where))
+        self.spans.setdefault((offset, end), (code, tuple(shape), where))
+        return code, tuple(shape), offset
+
+    def check_overlaps(self) -> None:
+        # Shared ranges were checked to be the same array; any other overlap lets a small file
+        # claim more data than it holds.
+        ordered = sorted((begin, end, info[2]) for (begin, end), info in self.spans.items())
+        for (_b1, end1, where1), (begin2, _e2, where2) in itertools.pairwise(ordered):
+            if begin2 < end1:
+                raise self.budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has overlapping data for {a} and {b}"),
+                                               a=where1, b=where2))
+
+
+def _whole(value: Any) -> bool:
+    # bool is an int subclass; JSON true must not pass as a number.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _parse_call(index: int, raw: dict[str, Any], layout: _Layout) -> tuple[
+        dict[str, Any], dict[str, tuple[str, tuple[int, ...], int]]]:
+    fail = layout.budget.fail
+    where_call = message(QT_TRANSLATE_NOOP("FileErrors", "call {index}"), index=index)
+    _only_keys(raw, _CALL_KEYS, where_call, layout.budget)
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has no name for call {index}"), index=index))
+    arrays = raw.get("arrays")
+    if not isinstance(arrays, dict):
+        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has no array list for call '{name}'"), name=name))
+    unknown = sorted(set(arrays) - set(ARRAY_ROLES))
+    if unknown:
+        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an unknown array '{array}' in call '{name}'"),
+                           array=unknown[0], name=name))
+    entries = {role: layout.entry(arrays[role], message(QT_TRANSLATE_NOOP("FileErrors", "array '{array}' of call "
+                                                                                        "'{name}'"),
+                                                        array=role, name=name))
+               for role in ARRAY_ROLES if role in arrays}
+    is_causal = raw.get("is_causal", False)
+    scale = raw.get("scale")
+    fidelity = raw.get("fidelity")
+    note = raw.get("note", "")
+    dtype = raw.get("dtype")
+    problem = None
+    if not isinstance(is_causal, bool):
+        problem = "is_causal"
+    elif scale is not None and (not isinstance(scale, (int, float)) or isinstance(scale, bool) or scale <= 0):
+        problem = "scale"
+    elif fidelity is not None and fidelity != _INFINITE and (
+            not isinstance(fidelity, (int, float)) or isinstance(fidelity, bool) or fidelity < 0):
+        problem = "fidelity"
+    elif not isinstance(note, str):
+        problem = "note"
+    elif dtype is not None and dtype not in _DTYPE_NAMES:
+        problem = "dtype"
+    if problem is not None:
+        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid '{key}' in call '{name}'"),
+                           key=problem, name=name))
+    fields = {"name": name, "is_causal": is_causal, "scale": None if scale is None else float(scale),
+              "fidelity": math.inf if fidelity == _INFINITE else (None if fidelity is None else float(fidelity)),
+              "note": note, "dtype": dtype}
+    return fields, entries
+
+
+def _view(mapped: np.memmap | None, data_start: int, entry: tuple[str, tuple[int, ...], int]) -> np.ndarray:
+    code, shape, offset = entry
+    assert mapped is not None
+    dtype = _DTYPES[code]
+    begin = data_start + offset
+    # A slice of the map is still an np.memmap: nothing is read until the array is used.
+    return mapped[begin:begin + math.prod(shape) * dtype.itemsize].view(dtype).reshape(shape)
+
+
+def _check_masks(call: AttentionCall, budget: Budget) -> None:
+    """Masks that the engine can read as their argument declares: shapes that broadcast to the
+    call's (B, H, L_q, L_k), dtypes the argument accepts."""
+    b, h, n_q, n_k = call.shape
+    masks = call.masks
+    for role in ("attn_mask", "key_padding_mask", "attention_mask"):
+        m = getattr(masks, role)
+        if m is None:
+            continue
+        if role == "key_padding_mask" or (role == "attention_mask" and m.ndim == 2):
+            fits = m.shape == (b, n_k)
+        else:
+            fits = m.ndim >= 2 and all(s in (1, t) for s, t in zip(reversed(m.shape), (n_k, n_q, h, b)))
+        kinds = "bif" if role == "attention_mask" else "bf"
+        if not fits or m.dtype.kind not in kinds:
+            raise budget.fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "has a mask {role} of shape {shape} and dtype {dtype} in call '{name}', which its "
+                              "attention of shape {target} cannot take"),
+                role=role, shape=tuple(m.shape), dtype=str(m.dtype), name=call.name, target=(b, h, n_q, n_k)))
+
+
+def _tokens(header: dict[str, Any], key: str, budget: Budget) -> np.ndarray | None:
+    raw = header.get(key)
+    if raw is None:
+        return None
+    if (not isinstance(raw, list) or not raw or not all(isinstance(row, list) for row in raw)
+            or len({len(row) for row in raw}) != 1
+            or not all(isinstance(token, str) for row in raw for token in row)):
+        raise budget.fail(message(QT_TRANSLATE_NOOP(
+            "FileErrors", "has damaged {key} (a list of equally long lists of strings is needed)"), key=key))
+    return np.array(raw, dtype=str)
