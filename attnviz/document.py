@@ -170,6 +170,17 @@ def focused_state(run: ModelRun, layer: int, head: int, base: State | None = Non
     scoring with the call's scale, masks applied exactly as SDPA applies them, causal as the call
     was, no valid lengths.
     """
+    call = run.calls[layer]
+    if call.weights_only:
+        # Recorded weights only: no tensor to show or edit. One-column zero placeholders keep the
+        # shapes (B, L_q, L_k) every view reads; compute shows the recorded weights instead.
+        b, _h, q, k = call.shape
+        zeros_q, zeros_k = np.zeros((b, q, 1), np.float32), np.zeros((b, k, 1), np.float32)
+        settings = base.settings if base is not None else Settings(scoring="scaled_dot", lens_mode="none")
+        return State(zeros_q, zeros_k, zeros_k, np.full((b,), k, np.int64), np.full((b, q), k, np.int64), settings,
+                     query_tokens=None if run.query_tokens is None else run.query_tokens[:, :q],
+                     key_tokens=None if run.key_tokens is None else run.key_tokens[:, :k],
+                     run=run, layer=layer, head=head).frozen()
     focus = run.focus(layer, head)
     b, q = focus.queries.shape[:2]
     k = focus.keys.shape[1]
@@ -255,6 +266,8 @@ class SetBlock(Edit):
         block = np.asarray(self.block)
         if block.ndim != 2:
             raise ValueError(f"a block must be 2-D, got shape {block.shape}")
+        if state.run is not None and state.run.calls[state.layer].weights_only and self.role in TENSOR_ROLES:
+            raise ValueError("recorded weights only: there is no tensor to edit")
         if state.run is not None and self.role in TENSOR_ROLES and self.focus is not None \
                 and self.focus != (state.layer, state.head):
             # An undo of an edit made on another head: show that head again, then undo there.
@@ -447,6 +460,8 @@ def fill_values(shape: tuple[int, ...], kind: str, seed: int = 0) -> np.ndarray:
 
 def filled_state(state: State, role: str, kind: str, seed: int = 0) -> State:
     values = fill_values(getattr(state, role).shape, kind, seed)
+    if state.run is not None and state.run.calls[state.layer].weights_only:
+        raise ValueError("recorded weights only: there is no tensor to fill")
     if state.run is not None and role in TENSOR_ROLES:
         run = state.run.with_head(state.layer, state.head, role, values)
         return focused_state(run, state.layer, state.head, base=state)

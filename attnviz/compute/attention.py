@@ -65,10 +65,38 @@ class Outcome:
     heads: HeadsData | None = None
 
 
+def recorded_view(state: State, version: int) -> Outcome:
+    """A call that recorded its weights only (Hugging Face ``output_attentions``): those weights,
+    shown as recorded; every stage that would need the tensors is NaN, and a warning says so."""
+    assert state.run is not None
+    call = state.run.calls[state.layer]
+    assert call.weights is not None
+    weights = np.asarray(call.weights[:, state.head], dtype=np.float32)
+    nan = np.full(weights.shape, np.nan, np.float32)
+    allowed = np.isfinite(weights) & (weights > 0)
+    finite = np.where(np.isfinite(weights), weights, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        entropy = -(finite * np.log(np.where(finite > 0, finite, 1.0))).sum(axis=-1)
+    view = ViewData(
+        raw_scores=nan, scores=nan, mask=allowed, masked_scores=nan, weights=weights, applied_weights=weights,
+        output=np.full((*weights.shape[:2], 1), np.nan, np.float32), empty_rows=~allowed.any(axis=-1),
+        nan_rows=np.isnan(weights).any(axis=-1), entropy=entropy.astype(np.float32),
+        max_weight=finite.max(axis=-1).astype(np.float32), row_sums=finite.sum(axis=-1).astype(np.float32),
+        logit_variance=float("nan"),
+        warnings=(message(QT_TRANSLATE_NOOP(
+            "Errors", "{call} recorded its attention weights only (Hugging Face output_attentions): they are shown as "
+                      "recorded; scores, masks and outputs cannot be recomputed, and a key with weight 0 is shown as "
+                      "masked"), call=call.name),),
+        params={}, query_tokens=state.query_tokens, key_tokens=state.key_tokens)
+    return Outcome(version, view, heads=heads_of_focused_call(state))
+
+
 def run_state(state: State, version: int = 0) -> Outcome:
     """Compute attention for ``state``; never raises for bad input, only reports."""
     start = time.perf_counter()
     s = state.settings
+    if state.run is not None and state.run.calls[state.layer].weights_only:
+        return recorded_view(state, version)
     try:
         # Imported here, on the compute thread: importing torch takes seconds and the window
         # should be up meanwhile. A broken install becomes an error message, not a crash.

@@ -68,8 +68,14 @@ def heads_of_focused_call(state: State) -> HeadsData | None:
     run = state.run
     if run is None:
         return None
+    call = run.calls[state.layer]
+    if call.weights_only:
+        assert call.weights is not None
+        weights = np.asarray(call.weights, dtype=np.float32)
+        allowed = np.isfinite(weights) & (weights > 0)
+        return HeadsData(state.layer, weights, allowed, ~allowed.any(axis=-1))
     try:
-        result = _attend_call(run.calls[state.layer], state)
+        result = _attend_call(call, state)
         return HeadsData(state.layer, to_numpy(result.weights), to_numpy(result.mask),  # type: ignore[attr-defined]
                          to_numpy(result.diagnostics.empty_rows))  # type: ignore[attr-defined]
     except Exception as exc:  # noqa: BLE001 - the main view must not fail because of the grid

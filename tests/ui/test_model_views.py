@@ -198,3 +198,49 @@ def test_the_calls_table_lists_each_call_with_its_masks_and_fidelity(qtbot, wind
     view.calls.cellClicked.emit(2, 0)
     wait_current(qtbot, window)
     assert window.session.selection.layer == 2
+
+
+def test_recorded_weights_only_are_shown_as_recorded_and_cannot_be_edited(qtbot, window):
+    from attnviz.capture import from_output_attentions
+
+    rng = np.random.default_rng(0)
+    raw = rng.random((2, 3, 4, 4))
+    raw[:, :, :, 3] = 0.0  # the last key masked by the model
+    weights = raw / raw.sum(axis=-1, keepdims=True)
+    run = from_output_attentions([weights, weights[:, ::-1]], tokens=["a", "b", "c", "[PAD]"])
+    load(qtbot, window, run)
+    view = window.session.current_view()
+    np.testing.assert_allclose(view.weights, weights[:, 0], rtol=1e-6)
+    assert not view.mask[:, :, 3].any() and np.isnan(view.raw_scores).all()
+    assert any("recorded its attention weights only" in w for w in view.warnings)
+    assert not window.inputs.models["queries"].request_edit(0, 0, np.array([[1.0]]))
+    heads = window.heads_dock.view()
+    qtbot.waitUntil(lambda: len(heads.maps) == 3)
+    np.testing.assert_allclose(heads.maps[2].values, weights[0, 2], rtol=1e-6)
+    window.session.set_focus(1, 0)
+    wait_current(qtbot, window)
+    np.testing.assert_allclose(window.session.current_view().weights, weights[:, ::-1][:, 0], rtol=1e-6)
+
+
+def test_the_doctor_lists_a_planted_bug_and_a_click_outlines_its_rows(qtbot, window):
+    # A (B, 1, L, 1) padding mask: the broadcast-axis bug hides whole query rows.
+    run = make_run(layers=2)
+    pad = np.array([[1, 1, 1, 1, 1, 0], [1] * 6], bool)
+    import dataclasses
+
+    wrong = MaskArguments(attn_mask=pad[:, None, :, None])
+    calls = (dataclasses.replace(run.calls[0], masks=wrong), run.calls[1])
+    load(qtbot, window, dataclasses.replace(run, calls=calls))
+    window.doctor_dock.show()
+    window.doctor_dock.raise_()
+    view = window.doctor_dock.view()
+    qtbot.waitUntil(lambda: view.findings is not None, timeout=30000)
+    kinds = {f.kind for f in view.findings}
+    assert "broadcast_axis" in kinds and all(f.call == 0 for f in view.findings if f.severity == "error")
+    assert view.table.rowCount() == len(view.findings) and "error" in view.table.item(0, 0).text()
+    view.table.cellClicked.emit(0, 2)
+    wait_current(qtbot, window)
+    assert window.tool_tabs.currentIndex() == 0 and window.session.selection.layer == 0
+    finding = view._ordered[0]
+    if finding.rows:
+        assert any(m.highlighted_rows for m in window.results.maps)

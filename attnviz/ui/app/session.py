@@ -40,7 +40,7 @@ from attnviz.presets import DEFAULT_PRESET, PRESETS
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.undo import DocumentCommand
 from attnviz.ui.heatmap.colormaps import DEFAULT_COLORMAP, canonical_colormap_name
-from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.i18n import tr_text
 from attnviz.ui.scheduler import ComputeScheduler, run_in_app
 
 __all__ = ["COLOR_RANGES", "DEFAULT_COLOR_RANGE", "AppSession", "Selection"]
@@ -159,10 +159,6 @@ class AppSession(QObject):
             return
         layer = max(0, min(int(layer), run.layers - 1))
         head = max(0, min(int(head), run.heads(layer) - 1))
-        if run.calls[layer].weights_only:
-            self.show_status(translate("MainWindow", "{call} recorded its weights only: nothing to recompute or "
-                                                     "edit there").format(call=run.calls[layer].name))
-            return
         self.document.apply(SetFocus(layer, head))
 
     def set_colormap(self, name: str) -> None:

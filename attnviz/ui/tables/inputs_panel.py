@@ -265,6 +265,12 @@ class InputsPanel(Retranslating, QWidget):
                 self.batch.setValue(batch)
         self._show_focus(state)
         self._show_tokens(state, batch)
+        weights_only = state.run is not None and state.run.calls[state.layer].weights_only
+        reason = translate("InputsPanel", "this call recorded its attention weights only: there are no queries, keys "
+                                          "or values to edit") if weights_only else None
+        for role in ("queries", "keys", "values"):
+            self.models[role].set_read_only(reason)
+        self.fill_button.setEnabled(not weights_only and self.current_role() != "valid_lens")
         for role, model in self.models.items():
             model.set_array(table_view(state, role, batch))
         mode = state.settings.lens_mode

@@ -449,7 +449,13 @@ class ArrayTableModel(QAbstractTableModel):
     def flags(self, index: AnyIndex) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
+        if getattr(self, "_read_only", None):
+            return _CELL_FLAGS & ~Qt.ItemFlag.ItemIsEditable
         return _CELL_FLAGS
+
+    def set_read_only(self, reason: str | None) -> None:
+        """Refuse every edit, saying ``reason`` (None: editable again)."""
+        self._read_only = reason
 
     def setData(self, index: AnyIndex, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
         """Parse ``value`` and request the edit through ``blockEdited``; the array is untouched.
@@ -524,6 +530,10 @@ class ArrayTableModel(QAbstractTableModel):
         does not fit or holds a value the table cannot take; True otherwise (also when nothing
         would change, in which case nothing is emitted).
         """
+        reason = getattr(self, "_read_only", None)
+        if reason:
+            self.inputRejected.emit(reason)
+            return False
         values = np.asarray(block)
         if values.ndim != 2 or values.size == 0:
             self.inputRejected.emit(translate("TensorTable", "an edit must be a non-empty 2-D block, got "
