@@ -259,13 +259,14 @@ def _prepare(path: Path, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
     return prepared
 
 
-def save_csv(path: str | os.PathLike[str], array: Any) -> None:
+def save_csv(path: str | os.PathLike[str], array: Any, *, block: str = "batch") -> None:
     """Write a 1-D, 2-D or 3-D array as comma-separated text, atomically.
 
     Format: one matrix row per line, values separated by ``,`` (floats with enough digits to
     round-trip their dtype, booleans as ``0``/``1``). A 1-D array is one line. A 3-D array
     ``(batch, rows, cols)`` is written as ``batch`` blocks, each preceded by a comment line
-    ``# batch <b>: <rows> rows x <cols> columns``. ``np.loadtxt(path, delimiter=",", ndmin=2)``
+    ``# batch <b>: <rows> rows x <cols> columns`` (``block`` names the first axis: "head" for a
+    layer's heads). ``np.loadtxt(path, delimiter=",", ndmin=2)``
     reads it back (comments are skipped) as a ``(batch * rows, cols)`` matrix.
     """
     file_path = Path(path)
@@ -283,11 +284,11 @@ def save_csv(path: str | os.PathLike[str], array: Any) -> None:
     try:
         with atomic_write(file_path) as stream:
             if data.ndim == 3:
-                for index, block in enumerate(data):
+                for index, matrix in enumerate(data):
                     stream.write(
-                        f"# batch {index}: {block.shape[0]} rows x {block.shape[1]} columns\n".encode()
+                        f"# {block} {index}: {matrix.shape[0]} rows x {matrix.shape[1]} columns\n".encode()
                     )
-                    np.savetxt(stream, block, delimiter=",", fmt=fmt)
+                    np.savetxt(stream, matrix, delimiter=",", fmt=fmt)
             else:
                 np.savetxt(stream, np.atleast_2d(data), delimiter=",", fmt=fmt)
     except OSError as exc:
