@@ -36,7 +36,7 @@ from attnviz.io.roles import MASK_ROLES, MODEL_ROLES, ROLE_ALIASES, guess_roles,
 from attnviz.io.session import Session, load_session, save_session
 from attnviz.io.tensors import TensorFile
 from attnviz.model_run import MASK_ARGUMENTS, AttentionCall, MaskArguments, ModelRun
-from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, joined, message
+from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, joined, message, plural
 
 __all__ = [
     "CAUSAL_NAMES",
@@ -505,13 +505,15 @@ def _run_state(tf: TensorFile, roles: Mapping[str, str], head: int | None, layer
     return replace(state, settings=settings)
 
 
-_LAYER_RANGE = QT_TRANSLATE_NOOP("FileErrors", "layer {index} is out of range: the file has {n} layers (0 to {last})")
-_HEAD_RANGE = QT_TRANSLATE_NOOP("FileErrors", "head {index} is out of range: layer {layer} has {n} heads (0 to {last})")
+_LAYER_RANGE = (QT_TRANSLATE_NOOP("FileErrors", "layer {index} is out of range: the file has {n} layer (0)"),
+                QT_TRANSLATE_NOOP("FileErrors", "layer {index} is out of range: the file has {n} layers (0 to {last})"))
+_HEAD_RANGE = (QT_TRANSLATE_NOOP("FileErrors", "head {index} is out of range: layer {layer} has {n} head (0)"),
+               QT_TRANSLATE_NOOP("FileErrors", "head {index} is out of range: layer {layer} has {n} heads (0 to {last})"))
 _LAYERS_NOTE = QT_TRANSLATE_NOOP("FileNotes", "the file has {n} layers: layer 0 is shown")
 _HEADS_NOTE = QT_TRANSLATE_NOOP("FileNotes", "the file has {n} heads: head 0 is shown")
 
 
-def _pick(index: int | None, count: int, out_of_range: str, chosen_note: str, found: list[str],
+def _pick(index: int | None, count: int, out_of_range: tuple[str, str], chosen_note: str, found: list[str],
           **params: Any) -> int:
     """``index`` checked against ``count``; None is 0 (a note says so when there are more)."""
     if index is None:
@@ -519,7 +521,7 @@ def _pick(index: int | None, count: int, out_of_range: str, chosen_note: str, fo
             found.append(message(chosen_note, n=count))
         return 0
     if not 0 <= index < count:
-        raise ValueError(message(out_of_range, index=index, n=count, last=count - 1, **params))
+        raise ValueError(plural(count, *out_of_range, index=index, last=count - 1, **params))
     return index
 
 
@@ -538,6 +540,11 @@ def _book_state(tf: TensorFile, roles: Mapping[str, str], head: int | None, base
         if array.dtype.kind not in "fiu":  # bool (kind "b") is refused too
             raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' ({role}) must hold real numbers, not {dtype}"),
                                name=name, role=ROLE_NAMES[role], dtype=array.dtype.name))
+        if array.ndim == 5:
+            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' ({role}) has shape {shape} (layers, batch, "
+                                                               "heads, n, d): a model's layers load with queries, keys "
+                                                               "and values from the file together"),
+                               name=name, role=ROLE_NAMES[role], shape=array.shape))
         if needs_head_choice(array):
             array = _one_head(array, head, name, role, fail)
         if array.ndim == 2:

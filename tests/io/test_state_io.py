@@ -299,6 +299,8 @@ def test_roles_left_out_keep_the_current_arrays(tmp_path: Path) -> None:
          ["valid lengths 'n' have shape (3,)", "queries (2, 1, d)", "(2,) or (2, 1)"]),
         ({"n": np.array([[1.5], [2.0]])}, {"valid_lens": "n"}, ["whole numbers", "1.5"]),
         ({"q": np.zeros(20)}, {"queries": "q"}, ["'q' (queries) has shape (20,)"]),
+        ({"q": np.zeros((2, 2, 1, 1, 20))}, {"queries": "q"},
+         ["'q' (queries) has shape (2, 2, 1, 1, 20) (layers, batch, heads, n, d): a model's layers load with"]),
         ({"q": np.zeros((2, 1, 20), dtype=bool)}, {"queries": "q"}, ["real numbers", "bool"]),
         ({"q": np.zeros((2, 1, 20)), "m": np.ones((2, 10), dtype=bool)}, {"queries": "q", "mask": "m"},
          ["'m' (mask) comes with queries, keys and values from the same file", "keys, values were not chosen"]),
