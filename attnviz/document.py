@@ -116,9 +116,10 @@ class State:
             self, queries=_frozen(self.queries), keys=_frozen(self.keys), values=_frozen(self.values),
             lens_1d=_frozen(self.lens_1d), lens_2d=_frozen(self.lens_2d),
             params={k: _frozen(v) for k, v in self.params.items()},
-            masks=None if self.masks is None else MaskArguments(
-                _frozen_or_none(self.masks.attn_mask), _frozen_or_none(self.masks.key_padding_mask),
-                _frozen_or_none(self.masks.attention_mask), self.masks.is_causal),
+            masks=None if self.masks is None else replace(
+                self.masks, attn_mask=_frozen_or_none(self.masks.attn_mask),
+                key_padding_mask=_frozen_or_none(self.masks.key_padding_mask),
+                attention_mask=_frozen_or_none(self.masks.attention_mask)),
             query_tokens=_frozen_or_none(self.query_tokens), key_tokens=_frozen_or_none(self.key_tokens),
             documents=_frozen_or_none(self.documents),
         )
@@ -184,7 +185,7 @@ def focused_state(run: ModelRun, layer: int, head: int, base: State | None = Non
     focus = run.focus(layer, head)
     b, q = focus.queries.shape[:2]
     k = focus.keys.shape[1]
-    causal = "top_left" if focus.masks.is_causal else None
+    causal = focus.masks.causal
     if base is None:
         settings = Settings(scoring="scaled_dot", mask_mode="sdpa", lens_mode="none", causal=causal, scale=focus.scale)
         lens_1d, lens_2d, params = np.full((b,), k, np.int64), np.full((b, q), k, np.int64), {}

@@ -43,15 +43,25 @@ class MaskArguments:
     key_padding_mask: np.ndarray | None = None
     attention_mask: np.ndarray | None = None
     is_causal: bool = False
+    #: Where the causal mask lines up when there are fewer queries than keys: "top_left" (SDPA's
+    #: is_causal) or "bottom_right" (the last query sees the last key: a KV-cache step, as
+    #: Hugging Face's causal masks do). The same whenever L_q = L_k.
+    causal_alignment: Literal["top_left", "bottom_right"] = "top_left"
 
     @property
     def any(self) -> bool:
         return self.is_causal or any(getattr(self, name) is not None for name in MASK_ARGUMENTS)
 
+    @property
+    def causal(self) -> str | None:
+        """The engine's ``causal`` argument: None, "top_left" or "bottom_right"."""
+        return self.causal_alignment if self.is_causal else None
+
     def as_kwargs(self) -> dict[str, object]:
         """Keyword arguments for ``attnviz.engine.attend`` (``causal`` for ``is_causal``)."""
         kwargs: dict[str, object] = {name: getattr(self, name) for name in MASK_ARGUMENTS}
-        kwargs["causal"] = True if self.is_causal else None
+        # True is SDPA's is_causal as passed; the engine reads it as "top_left".
+        kwargs["causal"] = True if self.causal == "top_left" else self.causal
         return kwargs
 
 

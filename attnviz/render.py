@@ -1,9 +1,19 @@
-"""``attnviz render``: draw the attention weights of a preset or a file into a PNG or SVG.
+"""``attnviz render``: draw the attention weights of a preset or a file into a PNG or SVG, or
+write them as .npy or .csv.
 
     attnviz render --preset masked-softmax-1d --out weights.png
     attnviz render --load work.attnviz --out weights.svg --mask-mode strict
-    attnviz render --load qkv.npz --head 0 --role mask= --out head0.png
+    attnviz render --load bert.npz --layer 3 --head 5 --out head5.png
+    attnviz render --load bert.npz --layer 3 --heads all --batch 1 --out layer3.png
+    attnviz render --load bert.npz --layer 3 --heads all --out layer3.npy
     attnviz render --list-presets
+
+A model's file (heads, layers, masks, tokens: see ``attnviz/io/FILE_FORMATS.md``) shows head 0
+of layer 0 unless ``--layer``/``--head`` say otherwise (a note says so); ``--heads all`` draws
+every head of the layer as a grid of small maps under one colour scale, for one batch element
+(``--batch``, default 0). The tokens the file brings label the axes. ``--out`` ending in .npy
+or .csv writes the weights of that selection instead of a picture: (B, L_q, L_k) for one head,
+(L_q, L_k) with ``--batch``, (H, L_q, L_k) with ``--heads all``.
 
 No window is shown: the computation runs synchronously (``compute.run_state``), the heatmaps are
 laid out off screen and grabbed. Without a display (Linux, no ``DISPLAY``/``WAYLAND_DISPLAY``) Qt
@@ -23,6 +33,7 @@ import contextlib
 import os
 import re
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -37,16 +48,17 @@ from .io.state_io import (
     SCORING_NAMES,
     is_session_path,
 )
-from .tr import QT_TRANSLATE_NOOP, Message, Source, exception_message, one_line
+from .tr import QT_TRANSLATE_NOOP, Message, Source, exception_message, one_line, plural
 from .tr import message as fill
 
 if TYPE_CHECKING:  # Qt widgets and torch load only when an image is actually drawn
+    import numpy as np
     from PySide6.QtCore import QCoreApplication
 
     from .compute import ViewData
     from .ui.files.export import WeightsFigure
 
-__all__ = ["RenderError", "build_parser", "figure_for", "main", "render_main"]
+__all__ = ["RenderError", "build_parser", "figure_for", "grid_for", "main", "render_main", "selected_weights"]
 
 PROG = "attnviz render"
 #: Exit statuses: a file, engine or write problem; a bad command line.
@@ -87,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--preset", metavar="NAME", help="one of the presets (see --list-presets)")
     source.add_argument("--load", metavar="FILE", help="a session (.attnviz) or tensor file")
     source.add_argument("--list-presets", action="store_true", help="list the presets and exit")
-    parser.add_argument("--out", metavar="FILE", help="image to write: .png or .svg")
+    parser.add_argument("--out", metavar="FILE", help="image to write (.png or .svg), or the weights drawn (.npy or "
+                        ".csv)")
     parser.add_argument("--scoring", choices=SCORING_NAMES, help="scoring function")
     parser.add_argument("--mask-mode", choices=MASK_MODE_NAMES, help="how masked keys are applied")
     parser.add_argument("--lens-mode", choices=LENS_MODES, help="valid lengths: none, 1d or 2d")
@@ -99,10 +112,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "inferno, plasma or gray")
     parser.add_argument("--batch", type=int, metavar="N", help="draw only batch element N (0-based)")
     parser.add_argument("--size", metavar="WxH", help="image size in pixels, e.g. 800x600")
-    parser.add_argument("--head", type=int, metavar="N", help="head to take from 4-D (batch, heads, n, d) arrays")
+    parser.add_argument("--layer", type=int, metavar="N", help="layer of a model's tensors to draw (default 0)")
+    heads = parser.add_mutually_exclusive_group()
+    heads.add_argument("--head", type=int, metavar="N", help="head of a model's tensors to draw (default 0)")
+    heads.add_argument("--heads", choices=("all",), help="all: every head of the layer, as a grid")
     parser.add_argument("--role", action="append", default=[], metavar="ROLE=NAME",
-                        help="which array of a tensor file is queries, keys, values, valid_lens or mask "
-                        "(repeatable; ROLE= leaves the role out)")
+                        help="which array of a tensor file plays a role: queries, keys, values, valid_lens, "
+                        "attn_mask, key_padding_mask, attention_mask, mask, is_causal, causal, scale, tokens, "
+                        "query_tokens, key_tokens (repeatable; ROLE= leaves the role out)")
     return parser
 
 
@@ -205,8 +222,9 @@ def _render(argv: list[str], voice: _Voice) -> int:
         raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--out FILE is required (see {prog} --help)"), prog=PROG),
                           EXIT_USAGE)
     out = Path(args.out)
-    if out.suffix.lower() not in (".png", ".svg"):
-        raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--out {out}: the image must end in .png or .svg"),
+    if out.suffix.lower() not in (*IMAGE_SUFFIXES, *ARRAY_SUFFIXES):
+        raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--out {out}: must end in .png or .svg (a picture), or .npy "
+                                                           "or .csv (the weights)"),
                                out=args.out), EXIT_USAGE)
     _check_out_dir(out)
     size = _parse_size(args.size) if args.size else None
@@ -217,31 +235,114 @@ def _render(argv: list[str], voice: _Voice) -> int:
         if args.preset not in PRESETS:
             raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "unknown preset {name}; choose one of {choices}"),
                                    name=repr(args.preset), choices=", ".join(PRESETS)), EXIT_USAGE)
-        state, source = PRESETS[args.preset].build(), args.preset
+        state, source = _focus(PRESETS[args.preset].build(), args, args.preset), args.preset
     else:
         state, source = _load(args, notes)
     state = _apply_options(state, args)
+    heads, states = _selection(state, args)
 
     from .compute import run_state
 
-    outcome = run_state(state)
-    if outcome.error is not None or outcome.view is None:
-        raise RenderError(fill(_LINE, name=source,
-                               problem=outcome.error or QT_TRANSLATE_NOOP("Render", "no result")))
-    view = outcome.view
-    n_batch = int(view.weights.shape[0])
+    views: list[ViewData] = []
+    for head_state in states:
+        with warnings.catch_warnings():
+            # A model's arrays are read-only (states share them) and the engine writes no input:
+            # torch's warning about that would break the promise of a silent stderr.
+            warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+            outcome = run_state(head_state)
+        if outcome.error is not None or outcome.view is None:
+            raise RenderError(fill(_LINE, name=source,
+                                   problem=outcome.error or QT_TRANSLATE_NOOP("Render", "no result")))
+        views.append(outcome.view)
+    n_batch = int(views[0].weights.shape[0])
     if args.batch is not None and not 0 <= args.batch < n_batch:
         raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--batch {batch} is out of range: the input has {n} batch "
                                                            "element(s), 0-{last}"),
                                batch=args.batch, n=n_batch, last=n_batch - 1), EXIT_USAGE)
-    batches = None if args.batch is None else [args.batch]
-    # Worded before drawing: once the image is written, only printing is left.
+    grid_batch = 0 if args.batch is None else args.batch
+    if heads is not None and args.batch is None and n_batch > 1:
+        notes.append(fill(QT_TRANSLATE_NOOP("Render", "batch element 0 of {n} is shown (choose one with --batch)"),
+                          n=n_batch))
+    # Worded before writing: once the file is written, only printing is left.
     lines = [voice.text(fill(QT_TRANSLATE_NOOP("Render", "note: {note}"), note=note)) for note in notes]
     lines.append(voice.text(fill(QT_TRANSLATE_NOOP("Render", "wrote {path}"), path=str(out))))
-    _draw(view, out, source=source, state=state, batches=batches, colormap=colormap, size=size)
+    if out.suffix.lower() in ARRAY_SUFFIXES:
+        _write_weights(out, selected_weights(views, heads, args.batch), grid=heads is not None)
+    elif heads is not None:
+        _draw_grid(views, heads, grid_batch, out, source=source, state=state, colormap=colormap, size=size)
+    else:
+        batches = None if args.batch is None else [args.batch]
+        _draw(views[0], out, source=source, state=state, batches=batches, colormap=colormap, size=size)
     for line in lines:
         _say(line, sys.stdout)
     return 0
+
+
+IMAGE_SUFFIXES = (".png", ".svg")
+ARRAY_SUFFIXES = (".npy", ".csv")
+
+
+def _focus(state: State, args: argparse.Namespace, name: str) -> State:
+    """A session's or preset's state on ``--layer``/``--head`` (a model run's; else refused)."""
+    if args.layer is None and args.head is None:
+        return state
+    if state.run is None:
+        raise RenderError(fill(_LINE, name=name, problem=QT_TRANSLATE_NOOP(
+            "Render", "has no heads or layers: --layer and --head choose among a model's")), EXIT_USAGE)
+    from .document import focused_state
+
+    layer = state.layer if args.layer is None else args.layer
+    head = state.head if args.head is None else args.head
+    run = state.run
+    if not 0 <= layer < run.layers:
+        raise RenderError(plural(
+            run.layers, QT_TRANSLATE_NOOP("Render", "--layer {layer} is out of range: {name} has {n} layer, 0"),
+            QT_TRANSLATE_NOOP("Render", "--layer {layer} is out of range: {name} has {n} layers, 0-{last}"),
+            layer=layer, name=name, last=run.layers - 1), EXIT_USAGE)
+    heads = run.heads(layer)
+    if not 0 <= head < heads:
+        raise RenderError(plural(
+            heads, QT_TRANSLATE_NOOP("Render", "--head {head} is out of range: layer {layer} of {name} has {n} head, 0"),
+            QT_TRANSLATE_NOOP("Render", "--head {head} is out of range: layer {layer} of {name} has {n} heads, 0-{last}"),
+            head=head, layer=layer, name=name, last=heads - 1), EXIT_USAGE)
+    return focused_state(run, layer, head, base=state)
+
+
+def _selection(state: State, args: argparse.Namespace) -> tuple[list[int] | None, list[State]]:
+    """The heads to draw (None: the one on show) and the state showing each."""
+    if args.heads is None:
+        return None, [state]
+    if state.run is None:
+        return [0], [state]  # tensors without heads are one head
+    from .document import focused_state
+
+    run, layer = state.run, state.layer
+    heads = list(range(run.heads(layer)))
+    # Each head under the same settings: the options given apply to all of them.
+    return heads, [state if h == state.head else focused_state(run, layer, h, base=state) for h in heads]
+
+
+def selected_weights(views: Sequence[ViewData], heads: Sequence[int] | None, batch: int | None) -> np.ndarray:
+    """The weights drawn: (H, L_q, L_k) of one batch element (default 0) for a grid of heads,
+    else (B, L_q, L_k), or (L_q, L_k) of batch element ``batch``."""
+    import numpy as np
+
+    if heads is not None:
+        return np.stack([view.weights[batch or 0] for view in views])
+    weights = views[0].weights
+    return weights if batch is None else weights[batch]
+
+
+def _write_weights(out: Path, weights: np.ndarray, *, grid: bool) -> None:
+    from .io import AttnvizFileError, save_arrays, save_csv
+
+    try:
+        if out.suffix.lower() == ".csv":
+            save_csv(out, weights, block="head" if grid else "batch")
+        else:
+            save_arrays(out, {"weights": weights})
+    except AttnvizFileError as exc:
+        raise RenderError(exception_message(exc)) from exc
 
 
 def _check_out_dir(out: Path) -> None:
@@ -277,47 +378,40 @@ def _check_colormap(name: str) -> str:
 
 
 def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, str]:
-    from .io import ROLES, AttnvizFileError, guess_roles, load_tensor_file, needs_head_choice
+    from .io import AttnvizFileError, guess_roles, load_tensor_file
+    from .io.roles import ALL_ROLES
     from .io.state_io import load_state_file, state_from_tensor_file
     from .presets import DEFAULT_PRESET, PRESETS
 
     path = Path(args.load)
     try:
         if is_session_path(path):
-            if args.role or args.head is not None:
+            if args.role:
                 raise RenderError(fill(_LINE, name=path.name, problem=QT_TRANSLATE_NOOP(
-                    "Render", "--role and --head apply to tensor files, not sessions")), EXIT_USAGE)
-            return load_state_file(path, notes=notes), path.name
+                    "Render", "--role applies to tensor files, not sessions")), EXIT_USAGE)
+            return _focus(load_state_file(path, notes=notes), args, path.name), path.name
         tf = load_tensor_file(path)
         roles = guess_roles(tf)
         for item in args.role:
             role, sep, name = item.partition("=")
-            if not sep or role not in ROLES:
+            if not sep or role not in ALL_ROLES:
                 raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--role {item}: expected ROLE=NAME with ROLE one of "
-                                                                   "{roles}"), item=repr(item), roles=", ".join(ROLES)),
-                                  EXIT_USAGE)
+                                                                   "{roles}"), item=repr(item),
+                                       roles=", ".join(ALL_ROLES)), EXIT_USAGE)
             if name:
                 roles[role] = name
             else:
                 roles.pop(role, None)
-        if "mask" in roles and not any(item.startswith("mask=") for item in args.role):
-            raise RenderError(fill(_LINE, name=path.name, problem=fill(QT_TRANSLATE_NOOP(
-                "Render", "'{array}' looks like a mask, and explicit masks cannot be rendered yet (valid lengths "
-                          "only); pass --role mask= to leave it out"), array=roles["mask"])))
         missing = [r for r in ("queries", "keys", "values") if r not in roles]
         if missing:
             names = ", ".join(f"{n} {shape}" for n, shape in ((n, tuple(a.shape)) for n, a in tf.arrays.items()))
             raise RenderError(fill(_LINE, name=path.name, problem=fill(QT_TRANSLATE_NOOP(
                 "Render", "cannot tell which array is {roles} (arrays: {arrays}); name them with --role {first}=NAME"),
                 roles=" / ".join(missing), arrays=names, first=missing[0])))
-        four_d = [n for n in roles.values() if n in tf.arrays and needs_head_choice(tf.arrays[n])]
-        if four_d and args.head is None:
-            shape = tuple(tf.arrays[four_d[0]].shape)
-            raise RenderError(fill(_LINE, name=path.name, problem=fill(QT_TRANSLATE_NOOP(
-                "Render", "'{array}' has shape {shape} (batch, heads, n, d): choose a head with --head 0 to {last}"),
-                array=four_d[0], shape=shape, last=shape[1] - 1)), EXIT_USAGE)
         base = PRESETS[DEFAULT_PRESET].build()
-        return state_from_tensor_file(tf, roles, args.head, base, notes=notes), path.name
+        # The grid shows every head: no head is chosen (nor said to be).
+        head = 0 if args.heads else args.head
+        return state_from_tensor_file(tf, roles, head, base, layer=args.layer, notes=notes), path.name
     except AttnvizFileError as exc:
         raise RenderError(exception_message(exc)) from exc
 
@@ -347,28 +441,66 @@ def figure_for(view: ViewData, state: State, *, source: str, batches: list[int] 
     Public so a script or test can find where each cell is (``figure.cell_point``): the same
     arguments always give the same layout. Raises ``ValueError`` for a size that is too small.
     """
+    from .render_figures import label_maps
     from .ui.files.export import build_weights_figure, figure_subtitle
 
-    return build_weights_figure(view, batches=batches, title=f"{source}: attention weights",
-                                subtitle=figure_subtitle(state), colormap=colormap, size=size)
+    figure = build_weights_figure(view, batches=batches, title=_title(source, state),
+                                  subtitle=figure_subtitle(state), colormap=colormap, size=size)
+    label_maps(figure, view, state)
+    return figure
+
+
+def _title(source: str, state: State) -> str:
+    """The picture's title: the file, and the layer and head of a model's (as drawn)."""
+    if state.run is None:
+        return f"{source}: attention weights"
+    return f"{source}: attention weights, layer {state.layer}, head {state.head}"
 
 
 def _draw(view: ViewData, out: Path, *, source: str, state: State, batches: list[int] | None,
           colormap: str | None, size: tuple[int, int] | None) -> None:
-    from .ui.files.export import ExportError
-
     with _quiet_qt():
         _app = _application()
         try:
             figure = figure_for(view, state, source=source, batches=batches, colormap=colormap, size=size)
         except ValueError as exc:
             raise RenderError(fill(_LINE, name="--size", problem=exception_message(exc)), EXIT_USAGE) from exc
+        _save(figure, out)
+
+
+def grid_for(views: Sequence[ViewData], heads: Sequence[int], batch: int, state: State, *, source: str,
+             colormap: str | None = None, size: tuple[int, int] | None = None) -> WeightsFigure:
+    """The figure ``attnviz render --heads all`` saves (``figure.maps[i]`` is head ``heads[i]``),
+    laid out off screen (a QApplication must exist). Raises ``ValueError`` for a size too small."""
+    from .render_figures import build_heads_grid
+    from .ui.files.export import figure_subtitle
+
+    layer = f", layer {state.layer}" if state.run is not None else ""
+    title = f"{source}: attention weights{layer}, batch {batch}, every head"
+    return build_heads_grid(views, heads, batch, state, title=title, subtitle=figure_subtitle(state),
+                            colormap=colormap, size=size)
+
+
+def _draw_grid(views: Sequence[ViewData], heads: Sequence[int], batch: int, out: Path, *, source: str,
+               state: State, colormap: str | None, size: tuple[int, int] | None) -> None:
+    with _quiet_qt():
+        _app = _application()
         try:
-            figure.save(out)
-        except ExportError as exc:
-            raise RenderError(exception_message(exc)) from exc
-        finally:
-            figure.close()
+            figure = grid_for(views, heads, batch, state, source=source, colormap=colormap, size=size)
+        except ValueError as exc:
+            raise RenderError(fill(_LINE, name="--size", problem=exception_message(exc)), EXIT_USAGE) from exc
+        _save(figure, out)
+
+
+def _save(figure: WeightsFigure, out: Path) -> None:
+    from .ui.files.export import ExportError
+
+    try:
+        figure.save(out)
+    except ExportError as exc:
+        raise RenderError(exception_message(exc)) from exc
+    finally:
+        figure.close()
 
 
 @contextlib.contextmanager

@@ -370,7 +370,7 @@ def test_the_wheel_carries_resources_and_the_session_format(tmp_path):
     (wheel,) = tmp_path.glob("attnviz-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "attnviz/_resources/icons/attnviz-256.png" in names
-    assert "attnviz/io/SESSION_FORMAT.md" in names
+    assert "attnviz/io/SESSION_FORMAT.md" in names and "attnviz/io/FILE_FORMATS.md" in names
     assert "attnviz/engine/core.py" in names
 
 

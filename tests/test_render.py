@@ -151,25 +151,35 @@ def _bad_inputs(tmp_path: Path) -> list[tuple[list[str], str]]:
     save_arrays(heads, {"q": np.zeros((1, 2, 2, 3)), "k": np.zeros((1, 2, 4, 3)), "v": np.zeros((1, 2, 4, 3))})
     mismatch = tmp_path / "mismatch.npz"  # dot scoring needs d_q = d_k: the engine refuses
     save_arrays(mismatch, {"q": np.zeros((1, 2, 3)), "k": np.zeros((1, 4, 5)), "v": np.zeros((1, 4, 2))})
-    masked = tmp_path / "masked.npz"
+    masked = tmp_path / "masked.npz"  # a mask for 3 queries where there are 2
     save_arrays(masked, {"q": np.zeros((1, 2, 3)), "k": np.zeros((1, 4, 3)), "v": np.zeros((1, 4, 2)),
-                         "mask": np.ones((1, 4), dtype=bool)})
+                         "mask": np.ones((3, 4), dtype=bool)})
+    flat = tmp_path / "flat.npz"
+    save_arrays(flat, {"q": np.zeros((1, 2, 3)), "k": np.zeros((1, 4, 3)), "v": np.zeros((1, 4, 2))})
     out = str(tmp_path / "x.png")
     return [
         (["--preset", "no-such-preset", "--out", out], "unknown preset 'no-such-preset'"),
         (["--load", str(tmp_path / "missing.npz"), "--out", out], "missing.npz: does not exist"),
         (["--load", str(corrupt), "--out", out], "corrupt.npy:"),
         (["--load", str(unnamed), "--out", out], "cannot tell which array is queries / keys / values"),
-        (["--load", str(heads), "--out", out], "choose a head with --head 0 to 1"),
+        (["--load", str(heads), "--head", "2", "--out", out], "head 2 is out of range: layer 0 has 2 heads (0 to 1)"),
+        (["--load", str(heads), "--layer", "1", "--out", out], "layer 1 is out of range: the file has 1 layer (0)"),
+        (["--load", str(heads), "--head", "1", "--heads", "all", "--out", out], "not allowed with argument"),
+        (["--load", str(flat), "--layer", "1", "--out", out], "the tensors have no layers"),
+        (["--preset", "dot-toy", "--head", "1", "--out", out], "has no heads or layers"),
         (["--load", str(mismatch), "--scoring", "dot", "--out", out], "mismatch.npz:"),
-        (["--load", str(masked), "--out", out], "pass --role mask= to leave it out"),
-        (["--load", str(masked), "--role", "mask=mask", "--out", out], "cannot be loaded yet"),
+        (["--load", str(masked), "--out", out],
+         "'mask' (attn_mask) has shape (3, 4), which does not broadcast to (1, 2, 4) (batch, queries, keys)"),
+        (["--load", str(masked), "--role", "valid_lens=mask", "--role", "mask=", "--out", out],
+         "'mask' is a mask by its name, not valid lengths"),
+        (["--load", str(heads), "--role", "nope=q", "--out", out], "--role 'nope=q': expected ROLE=NAME"),
         (["--preset", "dot-toy", "--scoring", "cosine", "--out", out], "invalid choice: 'cosine'"),
         (["--preset", "dot-toy", "--colormap", "jet", "--out", out], "unknown colour map 'jet'"),
         (["--preset", "dot-toy", "--size", "big", "--out", out], "expected WIDTHxHEIGHT"),
         (["--preset", "dot-toy", "--size", "100x100", "--out", out], "too small"),
         (["--preset", "dot-toy", "--batch", "7", "--out", out], "--batch 7 is out of range"),
-        (["--preset", "dot-toy", "--out", str(tmp_path / "x.jpg")], "must end in .png or .svg"),
+        (["--preset", "dot-toy", "--out", str(tmp_path / "x.jpg")], "must end in .png or .svg (a picture), or .npy or "
+                                                                    ".csv (the weights)"),
         (["--preset", "dot-toy", "--out", str(tmp_path / "nowhere" / "x.png")], "does not exist"),
         (["--preset", "dot-toy"], "--out FILE is required"),
         (["--preset", "dot-toy", "--load", str(heads), "--out", out], "not allowed with argument"),

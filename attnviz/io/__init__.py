@@ -7,7 +7,18 @@ PyTorch file is actually read or written.
 from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS
 from attnviz.io.capture_file import is_capture_file, load_capture, save_capture
 from attnviz.io.errors import AttnvizFileError, CaptureFileError, SessionFileError, TensorFileError
-from attnviz.io.roles import ROLES, describe, guess_roles, needs_head_choice, select_head
+from attnviz.io.roles import (
+    ALL_ROLES,
+    MASK_ROLES,
+    MODEL_ROLES,
+    ROLES,
+    TEXT_ROLES,
+    describe,
+    guess_roles,
+    needs_head_choice,
+    role_names,
+    select_head,
+)
 from attnviz.io.session import (
     Session,
     autosave_path,
@@ -20,9 +31,13 @@ from attnviz.io.session import (
 from attnviz.io.tensors import TensorFile, load_tensor_file, save_arrays, save_csv
 
 __all__ = [
+    "ALL_ROLES",
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_ELEMENTS",
+    "MASK_ROLES",
+    "MODEL_ROLES",
     "ROLES",
+    "TEXT_ROLES",
     "AttnvizFileError",
     "CaptureFileError",
     "Session",
@@ -39,6 +54,7 @@ __all__ = [
     "load_tensor_file",
     "needs_head_choice",
     "read_autosave",
+    "role_names",
     "save_arrays",
     "save_capture",
     "save_csv",

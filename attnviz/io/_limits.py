@@ -26,6 +26,13 @@ DEFAULT_MAX_BYTES: int = 1024 * 1024 * 1024
 
 ACCEPTED_DTYPES_TEXT = QT_TRANSLATE_NOOP("FileErrors", "bool, integers, float16, bfloat16, float32, float64")
 
+# Text (token labels, a causal alignment) is read only as 0-, 1- or 2-D arrays of short strings:
+# a label wider than a line helps nobody, and numpy stores every string at the widest one's size
+# (4 bytes a character), so one long string among many short ones would multiply the memory.
+MAX_LABEL_CHARS = 256
+#: Characters of all the text arrays of one file together, as numpy stores them (16 MiB).
+MAX_TEXT_CHARS = 4 * 1024 * 1024
+
 
 def format_bytes(n: int) -> str:
     """Decimal units, like file managers: ``4_000_000_000`` -> ``"4.0 GB"``."""
@@ -103,6 +110,7 @@ class Budget:
         self.max_bytes = max_bytes
         self.elements = 0
         self.bytes = 0
+        self.text_chars = 0
 
     def fail(self, reason: str) -> AttnvizFileError:
         """An error naming this budget's file, for the caller to raise."""
@@ -134,6 +142,46 @@ class Budget:
                 limit=format_bytes(self.max_bytes), where=_where(name)))
         self.elements += count
         self.bytes += nbytes
+
+    def claim_text(self, name: str, shape: Sequence[int], width: int) -> None:
+        """Account for a text array of ``shape`` whose strings are stored ``width`` characters wide."""
+        if len(shape) > 2:
+            raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+                "FileErrors", "holds text of shape {shape}: text labels come as (length,) or (batch, length)"),
+                shape=tuple(shape))))
+        if width > MAX_LABEL_CHARS:
+            raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+                "FileErrors", "holds text {width} characters wide (labels of at most {limit} are read)"),
+                width=f"{width:,}", limit=MAX_LABEL_CHARS)))
+        chars = element_count(shape) * max(width, 1)
+        if self.text_chars + chars > MAX_TEXT_CHARS:
+            raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+                "FileErrors", "takes the file's text past the {limit} characters allowed"),
+                limit=f"{MAX_TEXT_CHARS:,}")))
+        self.text_chars += chars
+
+    def labels(self, name: str, value: object) -> np.ndarray:
+        """A str array from text a file holds as plain data (a list of strings, or a list of
+        such lists, from a PyTorch pickle or JSON metadata), checked before it is built."""
+        if not isinstance(value, (list, tuple)):
+            raise self.fail(for_array(name, QT_TRANSLATE_NOOP("FileErrors", "is not a list of text labels")))
+        rows = value
+        if rows and all(isinstance(row, (list, tuple)) for row in rows):
+            lengths = {len(row) for row in rows}
+            if len(lengths) > 1:
+                raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
+                    "FileErrors", "holds lists of text of different lengths ({lengths}): one label per position of "
+                                  "each batch element"), lengths=", ".join(str(n) for n in sorted(lengths)))))
+            items = [item for row in rows for item in row]
+            shape: tuple[int, ...] = (len(rows), lengths.pop())
+        else:
+            items, shape = list(rows), (len(rows),)
+        if not all(isinstance(item, str) for item in items):
+            raise self.fail(for_array(name, QT_TRANSLATE_NOOP(
+                "FileErrors", "mixes text with other values: labels must all be strings")))
+        width = max((len(item) for item in items), default=0)
+        self.claim_text(name, shape, width)
+        return np.array(items, dtype=f"<U{max(width, 1)}").reshape(shape)
 
 
 def _where(name: str | None) -> str:

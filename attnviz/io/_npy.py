@@ -90,7 +90,11 @@ def _read_raw_header(stream: IO[bytes], budget: Budget, name: str | None) -> Npy
 
 def read_npy_header(stream: IO[bytes], budget: Budget, name: str | None) -> NpyHeader:
     """Parse the header at the stream's position (0) and check dtype and size; no data is read."""
-    header = _read_raw_header(stream, budget, name)
+    return _checked(_read_raw_header(stream, budget, name), budget, name)
+
+
+def _checked(header: NpyHeader, budget: Budget, name: str | None) -> NpyHeader:
+    """``header`` once its dtype is a numeric one and its size fits the budget."""
     problem = dtype_problem(header.dtype)
     if problem is not None:
         raise budget.fail(for_array(name, problem))
@@ -177,14 +181,16 @@ class NpzArchive:
     def names(self) -> list[str]:
         return list(self._members)
 
-    def read(self, name: str, *, allow_text: bool = False, max_text_chars: int = 0) -> np.ndarray:
-        """Read one array; ``allow_text`` admits a 0-d unicode string (session metadata)."""
+    def read(self, name: str, *, allow_text: bool = False, max_text_chars: int = 0,
+             labels: bool = False) -> np.ndarray:
+        """Read one array; ``allow_text`` admits a 0-d unicode string (session metadata), ``labels``
+        a unicode array of text labels (token names) within the budget's text limits."""
         info = self._members[name]
         if info.flag_bits & 0x1:
             raise self.budget.fail(for_array(name, QT_TRANSLATE_NOOP("FileErrors", "is encrypted")))
         try:
             with self._zip.open(info) as stream:
-                header = self._header(stream, name, allow_text, max_text_chars)
+                header = self._header(stream, name, allow_text, max_text_chars, labels)
                 available = info.file_size - header.data_offset
                 if available < header.data_bytes:
                     raise self.budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
@@ -201,7 +207,15 @@ class NpzArchive:
             raise self.budget.fail(for_array(name, message(QT_TRANSLATE_NOOP("FileErrors", "is damaged ({error})"),
                                                            error=_first_line(exc)))) from exc
 
-    def _header(self, stream: IO[bytes], name: str, allow_text: bool, max_text_chars: int) -> NpyHeader:
+    def _header(self, stream: IO[bytes], name: str, allow_text: bool, max_text_chars: int,
+                labels: bool) -> NpyHeader:
+        if labels:
+            header = _read_raw_header(stream, self.budget, name)
+            if header.dtype.kind == "U":
+                # Unicode arrays are plain fixed-width data (no pickle): bounded, then read.
+                self.budget.claim_text(name, header.shape, header.dtype.itemsize // 4)
+                return header
+            return _checked(header, self.budget, name)
         if not allow_text:
             return read_npy_header(stream, self.budget, name)
         header = _read_raw_header(stream, self.budget, name)

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from attnviz.io._limits import Budget, dtype_problem, element_count, for_array
+from attnviz.io._limits import MAX_TEXT_CHARS, Budget, dtype_problem, element_count, for_array
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 
 # The reference implementation refuses larger headers too; a real one is a few kB.
@@ -203,6 +203,30 @@ def _read_array(stream: BinaryIO, code: str, shape: tuple[int, ...], budget: Bud
         widened = flat.astype(np.uint32) << 16
         return widened.view(np.float32).reshape(shape)
     return np.asarray(flat.reshape(shape), dtype=stored.newbyteorder("="), order="C")
+
+
+def metadata_labels(metadata: Mapping[str, str], budget: Budget) -> dict[str, np.ndarray]:
+    """Metadata values that are JSON lists of strings (``"tokens": "[\\"the\\", \\"cat\\"]"``),
+    or lists of such lists, as str arrays; every other value stays plain metadata."""
+    texts: dict[str, np.ndarray] = {}
+    for key, value in metadata.items():
+        text = value.lstrip()
+        if not text.startswith("["):
+            continue
+        if len(text) > MAX_TEXT_CHARS:
+            # Parsed, a long list of short strings takes tens of times its length in memory.
+            raise budget.fail(for_array(key, message(QT_TRANSLATE_NOOP(
+                "FileErrors", "is metadata text longer than the {limit} characters allowed"),
+                limit=f"{MAX_TEXT_CHARS:,}")))
+        try:
+            parsed = json.loads(text)
+        except (ValueError, RecursionError):
+            continue  # not JSON: someone's own text that happens to start with "["
+        if isinstance(parsed, list) and all(
+                isinstance(item, str) or (isinstance(item, list) and all(isinstance(s, str) for s in item))
+                for item in parsed):
+            texts[key] = budget.labels(key, parsed)
+    return texts
 
 
 def safetensors_code(dtype: np.dtype) -> str:

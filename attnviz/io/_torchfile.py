@@ -29,6 +29,7 @@ from __future__ import annotations
 import struct
 import zipfile
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, BinaryIO, Literal
 
@@ -59,8 +60,20 @@ def is_torch_zip(names: Iterable[str]) -> bool:
     return any(n == "data.pkl" or n.endswith("/data.pkl") for n in names)
 
 
-def read_torch(path: Path, budget: Budget, *, zip_format: bool) -> tuple[dict[str, np.ndarray], list[str]]:
-    """Return ``(arrays, skipped)``: tensors flattened to names, and entries that were not tensors."""
+@dataclass
+class TorchContents:
+    """What a PyTorch file holds: tensors flattened to names, text labels (lists of strings),
+    plain values at the top (``"is_causal": True``), and the entries left out."""
+
+    arrays: dict[str, np.ndarray]
+    skipped: list[str] = field(default_factory=list)
+    texts: dict[str, np.ndarray] = field(default_factory=dict)
+    scalars: dict[str, bool | int | float | str] = field(default_factory=dict)
+
+
+def read_torch(path: Path, budget: Budget, *, zip_format: bool) -> TorchContents:
+    """The file's tensors flattened to names, its text labels and plain values, and the entries
+    that were none of these."""
     if zip_format:
         with open_zip(path, budget) as archive, open(path, "rb") as raw:
             loaded, read = _open_zip_layout(path, archive, raw, budget)
@@ -214,12 +227,12 @@ def _read_span(stream: IO[bytes], nbytes: int, storage: Storage, budget: Budget)
 # --- from records to arrays -------------------------------------------------------------------------
 
 
-def _arrays(loaded: Any, stem: str, budget: Budget, read: SpanReader) -> tuple[dict[str, np.ndarray], list[str]]:
-    skipped: list[str] = []
-    tensors = _flatten(loaded, stem, budget, skipped)
+def _arrays(loaded: Any, stem: str, budget: Budget, read: SpanReader) -> TorchContents:
+    contents = TorchContents({})
+    tensors = _flatten(loaded, stem, budget, contents)
     single = isinstance(loaded, (TensorRef, Unloadable))
-    arrays = {name: _to_numpy(t, None if single else name, budget, read) for name, t in tensors.items()}
-    return arrays, skipped
+    contents.arrays = {name: _to_numpy(t, None if single else name, budget, read) for name, t in tensors.items()}
+    return contents
 
 
 def _items(container: Mapping[Any, Any] | list[Any] | tuple[Any, ...]) -> Iterable[tuple[str, Any]]:
@@ -228,18 +241,24 @@ def _items(container: Mapping[Any, Any] | list[Any] | tuple[Any, ...]) -> Iterab
     return ((str(i), v) for i, v in enumerate(container))
 
 
-def _flatten(loaded: Any, stem: str, budget: Budget, skipped: list[str]) -> dict[str, TensorRef | Unloadable]:
-    """Tensor, or a container of tensors nested at most one level, to ``{"outer.inner": t}``."""
+def _flatten(loaded: Any, stem: str, budget: Budget, contents: TorchContents) -> dict[str, TensorRef | Unloadable]:
+    """Tensor, or a container of tensors nested at most one level, to ``{"outer.inner": t}``;
+    the container's text labels and plain values go to ``contents``, the rest to its skipped."""
     tensor_like = (TensorRef, Unloadable)
     if isinstance(loaded, tensor_like):
         return {stem: loaded}
     if not isinstance(loaded, (Mapping, list, tuple)):
         raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "holds a Python {type}, not tensors"),
                                   type=type(loaded).__name__))
+    skipped = contents.skipped
     found: list[tuple[str, TensorRef | Unloadable]] = []
     for key, value in _items(loaded):
         if isinstance(value, tensor_like):
             found.append((key, value))
+        elif isinstance(value, (bool, int, float, str)):
+            contents.scalars[key] = value
+        elif _is_text(value):
+            contents.texts[key] = budget.labels(key, value)
         elif isinstance(value, (Mapping, list, tuple)):
             for inner_key, inner in _items(value):
                 name = f"{key}.{inner_key}"
@@ -259,6 +278,14 @@ def _flatten(loaded: Any, stem: str, budget: Budget, skipped: list[str]) -> dict
     if not tensors:
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "holds no tensors"))
     return tensors
+
+
+def _is_text(value: Any) -> bool:
+    """A non-empty list of strings, or of lists of strings: token labels."""
+    if not isinstance(value, (list, tuple)) or not value:
+        return False
+    return all(isinstance(item, str) for item in value) or all(
+        isinstance(item, (list, tuple)) and all(isinstance(s, str) for s in item) for item in value)
 
 
 def _skipped(name: str, value: Any) -> str:

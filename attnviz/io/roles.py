@@ -16,9 +16,26 @@ import numpy as np
 
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 
-__all__ = ["ROLES", "ROLE_ALIASES", "describe", "guess_roles", "needs_head_choice", "select_head"]
+__all__ = [
+    "ALL_ROLES", "MASK_ROLES", "MODEL_ROLES", "ROLES", "ROLE_ALIASES", "TEXT_ROLES", "describe", "guess_roles", "role_names",
+    "needs_head_choice", "select_head",
+]
 
+#: The book's roles (and ``mask``, read as ``attn_mask``: see ``attnviz.io.model_files``).
 ROLES: tuple[str, ...] = ("queries", "keys", "values", "valid_lens", "mask")
+#: What a real model's file adds: masks under the argument they are passed through (which says
+#: what their values mean), the causal flag and its alignment, SDPA's scale, and the tokens.
+MODEL_ROLES: tuple[str, ...] = (
+    "attn_mask", "key_padding_mask", "attention_mask", "is_causal", "causal", "scale",
+    "tokens", "query_tokens", "key_tokens",
+)
+ALL_ROLES: tuple[str, ...] = ROLES + MODEL_ROLES
+#: The roles that hold a mask, each read as the argument of that name reads it.
+MASK_ROLES: tuple[str, ...] = ("attn_mask", "key_padding_mask", "attention_mask", "mask")
+#: Roles whose value is text (token labels) rather than numbers.
+TEXT_ROLES: tuple[str, ...] = ("tokens", "query_tokens", "key_tokens")
+# Roles whose value may be a plain value (a .pt's Python bool, .safetensors metadata) or 0-d.
+_SETTING_ROLES: tuple[str, ...] = ("is_causal", "causal", "scale")
 
 # Lower-case names accepted for each role; matching is case-insensitive, so "Q" is "q".
 ROLE_ALIASES: dict[str, tuple[str, ...]] = {
@@ -26,7 +43,16 @@ ROLE_ALIASES: dict[str, tuple[str, ...]] = {
     "keys": ("keys", "key", "k"),
     "values": ("values", "value", "v"),
     "valid_lens": ("valid_lens", "valid_len", "valid_lengths", "lengths", "lens"),
-    "mask": ("mask", "masks", "attn_mask", "attention_mask"),
+    "mask": ("mask", "masks"),
+    "attn_mask": ("attn_mask",),
+    "key_padding_mask": ("key_padding_mask", "src_key_padding_mask"),
+    "attention_mask": ("attention_mask",),
+    "is_causal": ("is_causal",),
+    "causal": ("causal",),
+    "scale": ("scale",),
+    "tokens": ("tokens",),
+    "query_tokens": ("query_tokens",),
+    "key_tokens": ("key_tokens",),
 }
 
 # Nested names come as "layer.q" (.pt/.safetensors) or "layer/q" (.npz written from dicts).
@@ -40,6 +66,20 @@ def _arrays_of(source: object) -> Mapping[str, np.ndarray]:
     return arrays
 
 
+def role_names(source: object, role: str) -> list[str]:
+    """The names in ``source`` that can play ``role``: arrays of numbers for tensors and masks,
+    text labels for tokens; for the causal flag, its alignment and the scale also a ``.pt``'s
+    plain values and ``.safetensors`` metadata."""
+    arrays = list(_arrays_of(source))
+    texts = list(getattr(source, "texts", {}))
+    if role in TEXT_ROLES:
+        return texts
+    if role in _SETTING_ROLES:
+        extra = [*getattr(source, "scalars", {}), *getattr(source, "metadata", {})]
+        return list(dict.fromkeys(arrays + texts + extra))
+    return arrays
+
+
 def guess_roles(source: object) -> dict[str, str]:
     """Map role -> array name for the roles whose array can be told from names alone.
 
@@ -47,9 +87,10 @@ def guess_roles(source: object) -> dict[str, str]:
     A whole-name match ("Q", "attention_mask") beats a last-component match ("attn.q");
     a role with several equally good candidates is left out.
     """
-    names = list(_arrays_of(source))
+    _arrays_of(source)
     result: dict[str, str] = {}
     for role, aliases in ROLE_ALIASES.items():
+        names = role_names(source, role)
         exact = [n for n in names if n.lower() in aliases]
         suffix = [n for n in names if _SEPARATORS.split(n.lower())[-1] in aliases]
         for candidates in (exact, suffix):

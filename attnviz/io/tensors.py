@@ -66,6 +66,11 @@ EXTENSIONS: dict[str, Format] = {
 class TensorFile:
     """The arrays of one loaded file, in file order.
 
+    ``arrays`` hold numbers (and booleans) only. ``texts`` are the file's text labels (tokens) as
+    str arrays of shape (), (L,) or (B, L): unicode members of an ``.npz``, lists of strings in a
+    ``.pt``, JSON lists of strings in ``.safetensors`` metadata. ``scalars`` are plain Python
+    values at the top of a ``.pt`` (``{"is_causal": True, "scale": 0.125}``).
+
     ``skipped`` names entries that were left out, with the reason in parentheses (non-tensor
     values in a checkpoint, non-array members of an ``.npz``); ``metadata`` is the
     ``.safetensors`` string metadata (empty for other formats). A single-array file (``.npy``, or
@@ -78,6 +83,8 @@ class TensorFile:
     arrays: dict[str, np.ndarray]
     skipped: list[str] = field(default_factory=list)
     metadata: dict[str, str] = field(default_factory=dict)
+    texts: dict[str, np.ndarray] = field(default_factory=dict)
+    scalars: dict[str, bool | int | float | str] = field(default_factory=dict)
 
 
 def load_tensor_file(
@@ -105,9 +112,11 @@ def load_tensor_file(
             arrays, metadata = _safetensors.read_safetensors(file_path, budget)
             if not arrays:
                 raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "holds no arrays"))
-            return TensorFile(file_path, fmt, arrays, metadata=metadata)
-        arrays, skipped = _torchfile.read_torch(file_path, budget, zip_format=zip_kind)
-        return TensorFile(file_path, fmt, arrays, skipped=skipped)
+            return TensorFile(file_path, fmt, arrays, metadata=metadata,
+                              texts=_safetensors.metadata_labels(metadata, budget))
+        loaded = _torchfile.read_torch(file_path, budget, zip_format=zip_kind)
+        return TensorFile(file_path, fmt, loaded.arrays, skipped=loaded.skipped, texts=loaded.texts,
+                          scalars=loaded.scalars)
 
 
 def _open_check(path: Path, budget: Budget) -> tuple[bytes, int]:
@@ -178,14 +187,20 @@ def _detect(path: Path, head: bytes, size: int, budget: Budget) -> tuple[Format,
 
 
 def _load_npz(path: Path, budget: Budget) -> TensorFile:
+    arrays: dict[str, np.ndarray] = {}
+    texts: dict[str, np.ndarray] = {}
     with _npy.NpzArchive(path, budget) as archive:
-        arrays = {name: archive.read(name) for name in archive.names}
+        for name in archive.names:
+            array = archive.read(name, labels=True)
+            (texts if array.dtype.kind == "U" else arrays)[name] = array
         skipped = [message(QT_TRANSLATE_NOOP("FileErrors", "{name} ({why})"), name=member,
                            why=QT_TRANSLATE_NOOP("FileErrors", "not an .npy array"))
                    for member in archive.other_members]
     if not arrays:
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "holds no arrays"))
-    return TensorFile(path, "npz", arrays, skipped=skipped)
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "holds no arrays") if not texts else message(
+            QT_TRANSLATE_NOOP("FileErrors", "holds no arrays of numbers, only text ({names})"),
+            names=", ".join(texts)))
+    return TensorFile(path, "npz", arrays, skipped=skipped, texts=texts)
 
 
 # --- saving -------------------------------------------------------------------------------
@@ -244,13 +259,14 @@ def _prepare(path: Path, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
     return prepared
 
 
-def save_csv(path: str | os.PathLike[str], array: Any) -> None:
+def save_csv(path: str | os.PathLike[str], array: Any, *, block: str = "batch") -> None:
     """Write a 1-D, 2-D or 3-D array as comma-separated text, atomically.
 
     Format: one matrix row per line, values separated by ``,`` (floats with enough digits to
     round-trip their dtype, booleans as ``0``/``1``). A 1-D array is one line. A 3-D array
     ``(batch, rows, cols)`` is written as ``batch`` blocks, each preceded by a comment line
-    ``# batch <b>: <rows> rows x <cols> columns``. ``np.loadtxt(path, delimiter=",", ndmin=2)``
+    ``# batch <b>: <rows> rows x <cols> columns`` (``block`` names the first axis: "head" for a
+    layer's heads). ``np.loadtxt(path, delimiter=",", ndmin=2)``
     reads it back (comments are skipped) as a ``(batch * rows, cols)`` matrix.
     """
     file_path = Path(path)
@@ -268,11 +284,11 @@ def save_csv(path: str | os.PathLike[str], array: Any) -> None:
     try:
         with atomic_write(file_path) as stream:
             if data.ndim == 3:
-                for index, block in enumerate(data):
+                for index, matrix in enumerate(data):
                     stream.write(
-                        f"# batch {index}: {block.shape[0]} rows x {block.shape[1]} columns\n".encode()
+                        f"# {block} {index}: {matrix.shape[0]} rows x {matrix.shape[1]} columns\n".encode()
                     )
-                    np.savetxt(stream, block, delimiter=",", fmt=fmt)
+                    np.savetxt(stream, matrix, delimiter=",", fmt=fmt)
             else:
                 np.savetxt(stream, np.atleast_2d(data), delimiter=",", fmt=fmt)
     except OSError as exc:

@@ -293,7 +293,10 @@ def test_unsupported_numpy_dtypes(tmp_path: Path, refused: Refused, array: np.nd
     np.save(tmp_path / "a.npy", array)
     refused(tmp_path / "a.npy", needle)
     np.savez(tmp_path / "a.npz", member=array)
-    refused(tmp_path / "a.npz", "array 'member'", needle)
+    if array.dtype.kind == "U":  # text in an .npz is read as labels (tokens), but it is no tensor
+        refused(tmp_path / "a.npz", "holds no arrays of numbers, only text (member)")
+    else:
+        refused(tmp_path / "a.npz", "array 'member'", needle)
 
 
 @pytest.mark.skipif(np.dtype(np.longdouble).itemsize <= 8, reason="longdouble is float64 here")

@@ -119,7 +119,8 @@ def test_pt_containers_are_flattened(tmp_path: Path) -> None:
     assert list(loaded.arrays) == ["attn.q", "attn.k", "lens"]
     np.testing.assert_array_equal(loaded.arrays["attn.k"], k.numpy())
     assert loaded.arrays["lens"].dtype == np.int64
-    assert loaded.skipped == ["step (int, not a tensor)", "deep.a (nested too deeply)"]
+    assert loaded.skipped == ["deep.a (nested too deeply)"]
+    assert loaded.scalars == {"step": 3}  # a plain value at the top: is_causal=True, scale=0.125
 
     torch.save([q, (k, q)], tmp_path / "list.pt")
     assert list(load_tensor_file(tmp_path / "list.pt").arrays) == ["0", "1.0", "1.1"]

@@ -141,7 +141,7 @@ def _broken(change) -> Session:  # noqa: ANN001 - a small mutator
         (lambda s: s.arrays.__setitem__("lens_2d", np.zeros((2, 3), dtype=np.int64)), ["'lens_2d' has shape (2, 3)", "(2, 1)"]),
         (lambda s: s.arrays.__setitem__("lens_1d", np.array([2.5, 6.0])), ["whole numbers", "2.5"]),
         (lambda s: s.arrays.__setitem__("lens_1d", np.array([np.nan, 6.0])), ["whole numbers", "nan"]),
-        (lambda s: s.arrays.__setitem__("mask", np.ones((2, 1, 10), dtype=bool)), ["'mask'", "cannot be loaded yet"]),
+        (lambda s: s.arrays.__setitem__("mask", np.ones((2, 1, 10), dtype=bool)), ["'mask'", "masks/attn_mask"]),
         (lambda s: s.arrays.__setitem__("params/W_q", np.zeros((8, 20), dtype=bool)), ["params/W_q", "real numbers"]),
         (lambda s: s.settings.__setitem__("scoring", "cosine"), ["'scoring' is 'cosine'", "additive"]),
         (lambda s: s.settings.__setitem__("mask_mode", None), ["'mask_mode' is None"]),
@@ -227,26 +227,36 @@ def test_2d_arrays_get_a_batch_axis_and_missing_lengths_mean_all_valid(tmp_path:
     assert state.settings.lens_mode == "none"
     np.testing.assert_array_equal(state.lens_1d, [5])
     np.testing.assert_array_equal(state.lens_2d, [[5, 5, 5]])
-    assert state.params == {}  # d_q changed from 20: the base's parameters do not fit
-    assert state.settings.scoring == BASE.settings.scoring
+    assert state.params == {}  # the file brings no parameters
+    # The file brings no settings: a real model's scoring, not the additive toy's, and it says so.
+    assert BASE.settings.scoring == "additive" and state.settings.scoring == "scaled_dot"
     assert any("every key is valid" in n for n in notes)
+    assert "the file brings no scoring settings: scaled dot-product scoring, as real models use" in notes
 
 
-def test_4d_arrays_need_a_head_and_get_exactly_that_head(tmp_path: Path) -> None:
+def test_4d_arrays_make_a_model_run_showing_the_chosen_head(tmp_path: Path) -> None:
     rng = np.random.default_rng(1)
     q = rng.standard_normal((2, 4, 3, 8)).astype(np.float32)
     k = rng.standard_normal((2, 4, 6, 8)).astype(np.float32)
     v = rng.standard_normal((2, 4, 6, 5)).astype(np.float32)
     tf = tensor_file(tmp_path, q=q, k=k, v=v)
     roles = {"queries": "q", "keys": "k", "values": "v"}
-    with pytest.raises(StateFileError, match=r"'q' \(queries\) has shape \(2, 4, 3, 8\).*head from 0 to 3"):
-        state_from_tensor_file(tf, roles, None, BASE)
-    with pytest.raises(StateFileError, match="head 4 is out of range"):
+    notes: list[str] = []
+    first = state_from_tensor_file(tf, roles, None, BASE, notes=notes)  # no head: head 0, said
+    assert first.run is not None and (first.layer, first.head) == (0, 0)
+    assert "the file has 4 heads: head 0 is shown" in notes
+    with pytest.raises(StateFileError, match=r"head 4 is out of range: layer 0 has 4 heads \(0 to 3\)"):
         state_from_tensor_file(tf, roles, 4, BASE)
     state = state_from_tensor_file(tf, roles, 2, BASE)
-    np.testing.assert_array_equal(state.queries, q[:, 2].astype(np.float64))
-    np.testing.assert_array_equal(state.keys, k[:, 2].astype(np.float64))
-    np.testing.assert_array_equal(state.values, v[:, 2].astype(np.float64))
+    np.testing.assert_array_equal(state.queries, q[:, 2])
+    np.testing.assert_array_equal(state.keys, k[:, 2])
+    np.testing.assert_array_equal(state.values, v[:, 2])
+    assert state.run is not None and state.run.heads(0) == 4 and state.head == 2
+    # A head out of a 4-D array still replaces only the inputs chosen, keeping the rest.
+    only = state_from_tensor_file(tensor_file(tmp_path, k=np.zeros((2, 3, 10, 2))), {"keys": "k"}, 1, BASE)
+    assert only.run is None and only.keys.shape == (2, 10, 2)
+    with pytest.raises(StateFileError, match=r"'k' \(keys\) has shape \(2, 3, 10, 2\).*head from 0 to 2"):
+        state_from_tensor_file(tensor_file(tmp_path, k=np.zeros((2, 3, 10, 2))), {"keys": "k"}, None, BASE)
 
 
 def test_valid_lengths_1d_and_2d_pick_the_lens_mode(tmp_path: Path) -> None:
@@ -286,11 +296,18 @@ def test_roles_left_out_keep_the_current_arrays(tmp_path: Path) -> None:
          ["keys (2, 7, 2) and values (2, 10, 4)", "values kept from the current inputs"]),
         ({"q": np.zeros((3, 1, 20))}, {"queries": "q"}, ["batch sizes disagree", "queries (3, 1, 20)", "keys (2, 10, 2)"]),
         ({"q": np.zeros((2, 1, 20)), "n": np.array([1, 2, 3])}, {"queries": "q", "valid_lens": "n"},
-         ["valid lengths 'n' have shape (3,)", "queries (2, 1, 20)", "(2,) or (2, 1)"]),
+         ["valid lengths 'n' have shape (3,)", "queries (2, 1, d)", "(2,) or (2, 1)"]),
         ({"n": np.array([[1.5], [2.0]])}, {"valid_lens": "n"}, ["whole numbers", "1.5"]),
         ({"q": np.zeros(20)}, {"queries": "q"}, ["'q' (queries) has shape (20,)"]),
+        ({"q": np.zeros((2, 2, 1, 1, 20))}, {"queries": "q"},
+         ["'q' (queries) has shape (2, 2, 1, 1, 20) (layers, batch, heads, n, d): a model's layers load with"]),
         ({"q": np.zeros((2, 1, 20), dtype=bool)}, {"queries": "q"}, ["real numbers", "bool"]),
-        ({"m": np.ones((2, 10), dtype=bool)}, {"mask": "m"}, ["'m' was chosen as the mask", "cannot be loaded yet"]),
+        ({"q": np.zeros((2, 1, 20)), "m": np.ones((2, 10), dtype=bool)}, {"queries": "q", "mask": "m"},
+         ["'m' (mask) comes with queries, keys and values from the same file", "keys, values were not chosen"]),
+        ({"m": np.ones((2, 10), dtype=bool)}, {"mask": "m"}, ["no array was chosen for queries"]),
+        ({"q": np.zeros((2, 1, 20)), "attention_mask": np.ones((2, 1))},
+         {"queries": "q", "valid_lens": "attention_mask"},
+         ["'attention_mask' is a mask by its name, not valid lengths: choose it as attention_mask"]),
         ({"q": np.zeros((2, 1, 20))}, {"queries": "nope"}, ["no array named 'nope'"]),
         ({"q": np.zeros((2, 1, 20))}, {}, ["no array was chosen"]),
         ({"q": np.zeros((2, 1, 20))}, {"weights": "q"}, ["'weights' is not a role"]),
