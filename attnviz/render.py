@@ -378,13 +378,22 @@ def _check_colormap(name: str) -> str:
 
 
 def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, str]:
-    from .io import AttnvizFileError, guess_roles, load_tensor_file
+    from .io import AttnvizFileError, guess_roles, is_capture_file, load_capture, load_tensor_file
     from .io.roles import ALL_ROLES
     from .io.state_io import load_state_file, state_from_tensor_file
     from .presets import DEFAULT_PRESET, PRESETS
 
     path = Path(args.load)
     try:
+        if is_capture_file(path):
+            # A capture (attnviz.capture): told by its content, whatever its name.
+            if args.role:
+                raise RenderError(fill(_LINE, name=path.name, problem=QT_TRANSLATE_NOOP(
+                    "Render", "--role applies to tensor files, not captures")), EXIT_USAGE)
+            from .document import focused_state
+
+            run = load_capture(path)
+            return _focus(focused_state(run, 0, 0), args, path.name), path.name
         if is_session_path(path):
             if args.role:
                 raise RenderError(fill(_LINE, name=path.name, problem=QT_TRANSLATE_NOOP(

@@ -158,3 +158,33 @@ def test_the_heads_grid_one_map_per_head_one_colour_scale(qapp, model_file, tmp_
             assert colour.red() > 150 and abs(colour.red() - colour.blue()) < 30  # grey, not a colour of the map
     finally:
         figure.close()
+
+
+def test_render_reads_a_capture_and_writes_the_models_own_weights(tmp_path):
+    """A BERT captured with attnviz.capture, rendered with --layer/--head/--out: the weights are
+    the model's own attention probabilities (eager, output_attentions)."""
+    import subprocess
+    import sys
+
+    import torch
+    import transformers
+
+    import attnviz
+
+    torch.manual_seed(0)
+    config = transformers.BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=64,
+                                     attn_implementation="sdpa")
+    model = transformers.BertModel(config).eval()
+    ids, mask = torch.randint(1000, (2, 8)), torch.tensor([[1] * 8, [1] * 5 + [0] * 3])
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        model(input_ids=ids, attention_mask=mask)
+    path = tmp_path / "bert.attnviz-capture"
+    cap.save(path)
+    out = tmp_path / "w.npy"
+    done = subprocess.run([sys.executable, "-m", "attnviz", "render", "--load", str(path), "--layer", "1", "--head",
+                           "2", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    model.config._attn_implementation = "eager"
+    with torch.no_grad():
+        expected = model(input_ids=ids, attention_mask=mask, output_attentions=True).attentions[1][:, 2]
+    np.testing.assert_allclose(np.load(out), expected.numpy(), atol=1e-5)
