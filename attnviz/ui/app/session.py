@@ -19,20 +19,27 @@ Signals, all on the GUI thread:
   ``languageChanged()`` (for objects that are not widgets: widgets get Qt's LanguageChange).
 
 ``shutdown()`` is the one way the session ends: every compute thread it or a view started
-(``new_scheduler``) is stopped, the hooks registered with ``on_shutdown`` run, and the document
-listener is released. The main window calls it when it closes, the application when it quits.
+(``new_scheduler``) is stopped, the hooks registered with ``on_shutdown`` run (file reading and
+autosave threads stop there), and the document listener is released. The main window calls it
+when it closes, the application when it quits, and the interpreter when it exits with the window
+still open (``_end_at_exit``).
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
+import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+import shiboken6
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import QWidget
 
 from attnviz.compute import Outcome, ViewData
 from attnviz.document import Document, Edit, Snapshot
@@ -108,6 +115,7 @@ class AppSession(QObject):
         app = QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
+        _end_at_exit(self)
 
     # ------------------------------------------------------------------ edits
 
@@ -270,6 +278,41 @@ class AppSession(QObject):
             if isinstance(command, DocumentCommand):
                 command.retranslate()
         self.languageChanged.emit()
+
+
+_sessions: weakref.WeakSet[AppSession] = weakref.WeakSet()
+
+
+def _end_at_exit(session: AppSession) -> None:
+    """Have ``session`` end, and its window go, before the interpreter does (if nothing else ends
+    it first: a script or notebook may finish with the window open).
+
+    Without this, a lab's thread still computing at exit finished into Qt objects already
+    deleted, and PySide's own clean-up, which runs during finalisation, deleted the windows'
+    pyqtgraph items when Python could no longer run their overrides (a segfault, 1 run in 5-10).
+    The sessions end where ``concurrent.futures`` joins its threads, before any ``atexit``
+    function: a computation finishing there may still import (the first one imports PyTorch),
+    and what an import registers with ``atexit`` (PyTorch's finalizers) still runs after it.
+    ``atexit`` itself where that hook is missing (it is private to the threading module).
+    """
+    if not _sessions:
+        getattr(threading, "_register_atexit", atexit.register)(_end_sessions)
+    _sessions.add(session)
+
+
+def _end_sessions() -> None:
+    sessions = list(_sessions)
+    windows: list[QWidget] = []
+    for session in sessions:
+        if not shiboken6.isValid(session):
+            continue
+        session.shutdown()  # waits for every thread it or its views started
+        window = session.parent()
+        if isinstance(window, QWidget) and window.parent() is None:
+            windows.append(window)
+    for window in windows:
+        if shiboken6.isValid(window):
+            shiboken6.delete(window)  # with its pyqtgraph items, while their Python overrides still run
 
 
 def _freeze_startup_objects() -> None:
