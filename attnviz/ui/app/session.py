@@ -58,6 +58,9 @@ __all__ = ["COLOR_RANGES", "DEFAULT_COLOR_RANGE", "AppSession", "Selection"]
 #: a 0-1 scale they would all be the colour of 0.
 COLOR_RANGES: tuple[str, ...] = ("batch", "map", "unit", "log")
 DEFAULT_COLOR_RANGE = "batch"
+#: Undos and redos closer together than this are one burst, computed once when it ends: longer
+#: than a held key's auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z.
+UNDO_SETTLE_MS = 60
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,13 @@ class AppSession(QObject):
 
     def push(self, edit: Edit) -> None:
         """Apply ``edit`` through the undo stack: the only way the document changes."""
-        self.undo_stack.push(DocumentCommand(self.document, edit))
+        self.undo_stack.push(DocumentCommand(self.document, edit, self._hold_computations))
+
+    def _hold_computations(self) -> None:
+        """An undo or redo is being applied: every compute thread (the labs' too) waits until
+        the steps stop coming for ``UNDO_SETTLE_MS``, then computes where they ended."""
+        for scheduler in self._schedulers:
+            scheduler.hold(UNDO_SETTLE_MS)
 
     def load_preset(self, name: str) -> None:
         from attnviz.document import ReplaceState
