@@ -87,8 +87,10 @@ def test_a_slow_open_keeps_the_event_loop_running_and_shows_progress(host, actio
     assert slow_reads and slow_reads[0] != threading.main_thread().name
     assert not actions.open_progress.isVisible()
     gaps = np.diff(ticks)
-    assert len(ticks) >= SLOW_S / 0.02 * 0.5, ticks  # the timer kept firing during the read
-    assert gaps.max() < 200, gaps.max()  # and no stall longer than a blink
+    # The timer kept firing during the read (on the GUI thread, the read stalled it for all of SLOW_S;
+    # the bounds leave room for a machine busy with other work).
+    assert len(ticks) >= SLOW_S / 0.02 * 0.25, ticks
+    assert gaps.max() < SLOW_S * 1000 / 3, gaps.max()
 
 
 def test_cancel_drops_the_result_of_a_read_still_running(host, actions, qtbot, slow_reads, tmp_path) -> None:
