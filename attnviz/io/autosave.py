@@ -100,7 +100,7 @@ class AutosaveSlot:
         the slot is then gone (idempotent)."""
         if not self.held:
             return
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # a clean exit must not fail on a file it cannot remove
             self.path.unlink()
         # The writer of this slot is this process (done writing) or a dead one: its unnamed
         # temporaries are leftovers too.
