@@ -59,9 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     window = MainWindow(preset)
     window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     window.show()
-    from .ui.files.file_actions import offer_restore
-
-    offer_restore(window.session, window)
+    window.file_actions.offer_restore()
     return app.exec()
 
 

@@ -1,4 +1,4 @@
-"""``python -m attnviz.bench engine|app|long|capture``: print the benchmark figures side by side."""
+"""``python -m attnviz.bench engine|app|long|capture|safety``: print the benchmark figures side by side."""
 
 from __future__ import annotations
 
@@ -8,10 +8,17 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="attnviz-bench", description=__doc__)
-    parser.add_argument("which", choices=["engine", "app", "long", "capture"], help="what to benchmark")
+    parser.add_argument("which", choices=["engine", "app", "long", "capture", "safety"],
+                        help="what to benchmark (safety: issue 12's memory, crash and exit figures beside their "
+                             "targets)")
     parser.add_argument("--repeats", type=int, default=15, help="timed runs per figure (median reported)")
     parser.add_argument("--quick", action="store_true", help="small sizes only, for a smoke test")
+    parser.add_argument("--kills", type=int, default=100, help="safety: saves killed with SIGKILL")
     args = parser.parse_args(argv)
+    if args.which == "safety":
+        from attnviz.bench.safety import run as run_safety
+
+        return run_safety(kills=10 if args.quick else args.kills)
     if args.which == "engine":
         from attnviz.bench.engine_bench import run
 

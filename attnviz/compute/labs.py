@@ -44,6 +44,17 @@ def _unexpected(exc: Exception) -> str:
     return message(QT_TRANSLATE_NOOP("LabWorker", "unexpected error: {error}"), error=f"{type(exc).__name__}: {exc}")
 
 
+def _out_of_memory(exc: BaseException) -> bool:
+    """The allocator's own failure (PyTorch's "DefaultCPUAllocator: can't allocate memory" is a
+    RuntimeError), told apart from other errors, so the lab says out of memory, not "unexpected"."""
+    try:
+        from attnviz.engine.devices import is_out_of_memory
+        from attnviz.engine.errors import DeviceOutOfMemoryError
+    except Exception:  # noqa: BLE001 - a broken install: then it is not recognised
+        return isinstance(exc, MemoryError)
+    return isinstance(exc, DeviceOutOfMemoryError) or is_out_of_memory(exc)
+
+
 def _tensors(state: State) -> tuple[object, object, object, object, dict[str, object] | None]:
     import torch
 
@@ -138,9 +149,9 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
             )
         return LabOutcome(snapshot.version, report, report.reference, conventions,
                           to_numpy(report.allowed), to_numpy(report.empty_rows))
-    except MemoryError:
-        return LabOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape")
     except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
+        if _out_of_memory(exc):
+            return LabOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape")
         return LabOutcome(snapshot.version, error=_unexpected(exc))
 
 
@@ -216,7 +227,7 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
             sat_note = QT_TRANSLATE_NOOP("LabWorker", "tanh saturation concerns additive attention: choose the "
                                                       "additive scoring function to see it")
         return ScalingOutcome(snapshot.version, curves, point, note, saturation, sat_note, s.scoring)
-    except MemoryError:
-        return ScalingOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape")
     except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
+        if _out_of_memory(exc):
+            return ScalingOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape")
         return ScalingOutcome(snapshot.version, error=_unexpected(exc))

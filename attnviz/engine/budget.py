@@ -228,12 +228,46 @@ def check_memory(estimate: MemoryEstimate, budget: float, available: int | None 
     advice.append(QT_TRANSLATE_NOOP("Errors", "the long-context overview, which summarises long inputs without "
                                               "holding their full matrices"))
     advice.append(QT_TRANSLATE_NOOP("Errors", "a larger memory_budget= (bytes)"))
-    limit = format_bytes(budget) if available is None else message(QT_TRANSLATE_NOOP(
-        "Errors", "{budget} (half of the {available} of memory available now)"),
-        budget=format_bytes(budget), available=format_bytes(available))
+    limit = _limit_text(budget, available)
     raise MemoryBudgetError(message(QT_TRANSLATE_NOOP(
         "Errors", "attention of shape {shape} keeping {kept} needs about {needed} (one float stage is {stage}), more "
                   "than the memory budget of {budget}. What would fit: {advice}"),
         shape=(*estimate.lead, estimate.n_queries, estimate.n_keys), kept=", ".join(kept),
         needed=format_bytes(estimate.total), stage=format_bytes(estimate.stage_bytes), budget=limit,
         advice=joined(advice, "; ")), estimate.total, int(budget))
+
+
+def _limit_text(budget: float, available: int | None) -> str:
+    return format_bytes(budget) if available is None else message(QT_TRANSLATE_NOOP(
+        "Errors", "{budget} (half of the {available} of memory available now)"),
+        budget=format_bytes(budget), available=format_bytes(available))
+
+
+def enforce_work_budget(what: str, shape: tuple[int, ...], per_batch: float, fixed: float, device: torch.device,
+                        requested: float | None = None) -> None:
+    """The budget check of a computation other than ``attend`` (a lab's), before it allocates.
+
+    It needs ``fixed`` bytes plus ``per_batch`` bytes per batch element (``shape[0]``);
+    ``what`` (a marked text) names it in the ``MemoryBudgetError``, which says, as ``attend``'s
+    does, the size, the budget and what would fit. The budget is ``budget_for(device, requested)``.
+    """
+    batch = int(shape[0])
+    needed = fixed + per_batch * batch
+    limit = _default_budget if requested is None else requested
+    if needed <= limit and (requested is not None or needed <= _NOT_WORTH_ASKING):
+        return
+    budget, available = _budget_and_cap(device, requested)
+    if needed <= budget:
+        return
+    advice: list[str] = []
+    fits = int((budget - fixed) // per_batch) if per_batch > 0 else batch
+    if batch > 1 and fits >= 1:
+        advice.append(message(QT_TRANSLATE_NOOP("Errors", "a smaller batch: {fits} of the {batch} at a time"),
+                              fits=fits, batch=batch))
+    advice.append(QT_TRANSLATE_NOOP("Errors", "fewer queries or keys"))
+    advice.append(QT_TRANSLATE_NOOP("Errors", "a larger memory_budget= (bytes)"))
+    raise MemoryBudgetError(message(QT_TRANSLATE_NOOP(
+        "Errors", "{what} on inputs of shape {shape} needs about {needed}, more than the memory budget of {budget}. "
+                  "What would fit: {advice}"),
+        what=what, shape=shape, needed=format_bytes(needed), budget=_limit_text(budget, available),
+        advice=joined(advice, "; ")), int(needed), int(budget))

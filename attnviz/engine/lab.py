@@ -20,14 +20,32 @@ from typing import Any
 import numpy as np
 import torch
 
-from .core import attend
+from ..tr import QT_TRANSLATE_NOOP, message, plural
+from .budget import enforce_work_budget, estimate_memory
+from .core import _default_dtype, _device_of, attend
+from .devices import resolve_device, resolve_dtype
 from .errors import AttentionInputError
 from .masking import CAUSAL_ALIGNMENTS, MASK_MODES, MaskSpec, causal_problem
 from .result import AttentionResult
-from ..tr import QT_TRANSLATE_NOOP, message, plural
+from .scoring import get_scoring
+from .validation import (
+    as_input,
+    check_dropout,
+    check_flag,
+    check_memory_budget,
+    check_num_hiddens,
+    check_scale,
+)
 
 #: The convention every other one is compared with by default.
 REFERENCE_MODE = "strict"
+#: What the lab holds besides its conventions' engine results, per (batch, query, key) cell (and
+#: once), measured on (1, 2048, 2048) with 6 and 12 conventions, both scorings: each convention's
+#: classification and comparison masks; once, the intended and future masks and the float64 copies
+#: a comparison works on, and the allocator's own working space.
+_CONVENTION_BYTES_PER_CELL = 10
+_LAB_BYTES_PER_CELL = 26
+_LAB_FIXED_BYTES = 64 * 2**20
 
 #: Row classes, in order of precedence (a row gets the first that applies), with what they mean.
 ROW_KINDS: dict[str, str] = {
@@ -181,6 +199,8 @@ def compare_conventions(
                 "Errors", "compare_conventions runs every mask mode itself: do not pass {name}"), name=own), "mask")
     intended = _alignment(causal)
     alignments: tuple[str | None, ...] = CAUSAL_ALIGNMENTS if intended is not None else (None,)
+    runs = len({_name(REFERENCE_MODE, intended)} | {_name(m, a) for m in MASK_MODES for a in alignments})
+    _check_memory(queries, keys, values, runs, scoring, dtype, attend_kwargs)
 
     def run(mode: str, alignment: str | None) -> AttentionResult:
         return attend(
@@ -225,6 +245,30 @@ def compare_conventions(
 
 
 # ------------------------------------------------------------------------------ internals
+
+
+def _check_memory(queries: object, keys: object, values: object, runs: int, scoring: str,
+                  dtype: str | torch.dtype | None, attend_kwargs: dict[str, Any]) -> None:
+    """Refuse, before anything runs, a lab whose ``runs`` results together would not fit the
+    budget (each ``attend`` checks only its own, and the lab keeps every one)."""
+    fn = get_scoring(scoring)
+    q, k, v = as_input(queries, "queries"), as_input(keys, "keys"), as_input(values, "values")
+    device = attend_kwargs.get("device")
+    dev = resolve_device(device) if device is not None else _device_of(queries)
+    one = estimate_memory(
+        q.shape, k.shape, v.shape, dtype=resolve_dtype(dtype, _default_dtype(queries)),
+        keep=("mask", "masked_scores"), scoring=fn.name, masked=True,
+        num_hiddens=check_num_hiddens(attend_kwargs.get("num_hiddens", 8)),
+        dropout=check_dropout(attend_kwargs.get("dropout", 0.0)), train=check_flag(attend_kwargs.get("train", False),
+                                                                                   "train"),
+        scale=check_scale(attend_kwargs.get("scale"), fn))
+    batch = one.lead[0] if one.lead else 1
+    cells = math.prod(one.lead) * one.n_queries * one.n_keys
+    kept = _LAB_BYTES_PER_CELL * cells + runs * (one.total - one.temporaries + _CONVENTION_BYTES_PER_CELL * cells)
+    what = message(QT_TRANSLATE_NOOP("Errors", "the masking lab ({runs} conventions, each keeping its weights, "
+                                               "mask and masked scores)"), runs=runs)
+    enforce_work_budget(what, (batch, one.n_queries, one.n_keys), kept / batch, one.temporaries + _LAB_FIXED_BYTES,
+                        dev, check_memory_budget(attend_kwargs.get("memory_budget")))
 
 
 def _alignment(causal: bool | str | None) -> str | None:

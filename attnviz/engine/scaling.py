@@ -19,16 +19,30 @@ import numpy as np
 import torch
 
 from ..tr import QT_TRANSLATE_NOOP, message
-from .validation import resolve_params, role_name
+from .budget import enforce_work_budget
 from .errors import AttentionInputError
 from .masking import MaskSpec
 from .scoring import Params, get_scoring
+from .validation import (
+    check_memory_budget,
+    check_num_hiddens,
+    resolve_params,
+    role_name,
+)
 
 #: The d of the default curves: 1, 2, 4, ..., 1024.
 DEFAULT_DIMS: tuple[int, ...] = tuple(2**i for i in range(11))
 
 #: Names of the per-d statistics in ``scaling_curves`` (each also with "_scaled"/"_unscaled").
 STATISTICS: tuple[str, ...] = ("var", "entropy", "max_weight", "jacobian_norm")
+
+#: Peak bytes per (batch, query, key) cell, measured with every key allowed (66 and 35 on
+#: (1, 2048, 2048)) plus a margin: ``current_point`` holds float64 scores, their scaled copy, the
+#: masked rows and the softmax's working copies; ``tanh_saturation`` the allowed mask and the
+#: indices of the allowed pairs.
+_POINT_BYTES_PER_CELL = 72
+_SATURATION_BYTES_PER_CELL = 40
+_CPU = torch.device("cpu")
 
 
 def softmax_jacobian_norm(weights: torch.Tensor) -> torch.Tensor:
@@ -150,7 +164,8 @@ def _allowed(q: torch.Tensor, k: torch.Tensor, valid_lens: object) -> torch.Tens
     return spec.full(torch.device("cpu"))
 
 
-def current_point(queries: object, keys: object, valid_lens: object = None) -> dict[str, float]:
+def current_point(queries: object, keys: object, valid_lens: object = None, *,
+                  memory_budget: float | None = None) -> dict[str, float]:
     """The ``scaling_curves`` statistics for the given queries (B, Q, d) and keys (B, K, d).
 
     Dot-product scores of every query with the keys its valid length allows (1-D or 2-D, as
@@ -161,9 +176,13 @@ def current_point(queries: object, keys: object, valid_lens: object = None) -> d
       unscaled variance is about d * q_mean_square * k_mean_square instead of d),
       max_entropy (log of n_keys).
     Statistics are NaN when no row (or, for the variances, fewer than two scores) is usable.
+    ``memory_budget`` as for ``attend``: over it, ``MemoryBudgetError`` before the scores are made.
     """
     q = _tensor3(queries, "queries")
     k = _tensor3(keys, "keys")
+    enforce_work_budget(QT_TRANSLATE_NOOP("Errors", "computing the scaling statistics of the current inputs"),
+                        (q.shape[0], q.shape[1], k.shape[1]), q.shape[1] * k.shape[1] * _POINT_BYTES_PER_CELL, 0, _CPU,
+                        check_memory_budget(memory_budget))
     d = q.shape[2]
     if k.shape[2] != d:
         raise AttentionInputError(message(QT_TRANSLATE_NOOP(
@@ -231,13 +250,15 @@ def tanh_saturation(
     bins: int = 40,
     threshold: float = 0.99,
     max_pairs: int = 1 << 18,
+    memory_budget: float | None = None,
 ) -> TanhSaturation:
     """How saturated additive attention's tanh is on these queries (B, Q, d_q) and keys (B, K, d_k).
 
     ``params`` are additive attention's {"W_q", "W_k", "w_v"} (as ``attend`` takes and returns
     them); None initialises them from ``seed`` and ``num_hiddens`` exactly as ``attend`` does.
     Only the (query, key) pairs the valid lengths allow are counted. Beyond ``max_pairs`` allowed
-    pairs a seeded random sample of them is used (``sampled`` says so).
+    pairs a seeded random sample of them is used (``sampled`` says so). ``memory_budget`` as for
+    ``attend``: over it, ``MemoryBudgetError`` before the pairs are listed.
     """
     if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
         raise AttentionInputError(message(_AT_LEAST, name="bins", low=1, value=repr(bins)), "shape")
@@ -246,6 +267,11 @@ def tanh_saturation(
                                           value=repr(threshold)), "shape")
     q = _tensor3(queries, "queries")
     k = _tensor3(keys, "keys")
+    hidden_bytes = (q.shape[1] + k.shape[1]) * check_num_hiddens(num_hiddens) * 8
+    enforce_work_budget(QT_TRANSLATE_NOOP("Errors", "computing the tanh saturation of the current inputs"),
+                        (q.shape[0], q.shape[1], k.shape[1]),
+                        q.shape[1] * k.shape[1] * _SATURATION_BYTES_PER_CELL + hidden_bytes, 0, _CPU,
+                        check_memory_budget(memory_budget))
     allowed = _allowed(q, k, valid_lens)
     given = None if params is None else {name: torch.as_tensor(v) for name, v in params.items()}
     # The same resolution as attend(): seeded parameters are bit for bit the ones it would use.

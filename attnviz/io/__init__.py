@@ -5,6 +5,7 @@ PyTorch file is actually read or written.
 """
 
 from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS
+from attnviz.io.autosave import AutosaveSlot, claim_autosave, stale_autosaves
 from attnviz.io.capture_file import is_capture_file, load_capture, save_capture
 from attnviz.io.errors import AttnvizFileError, CaptureFileError, SessionFileError, TensorFileError
 from attnviz.io.roles import (
@@ -19,15 +20,7 @@ from attnviz.io.roles import (
     role_names,
     select_head,
 )
-from attnviz.io.session import (
-    Session,
-    autosave_path,
-    clear_autosave,
-    load_session,
-    read_autosave,
-    save_session,
-    write_autosave,
-)
+from attnviz.io.session import Session, load_session, save_session
 from attnviz.io.tensors import TensorFile, load_tensor_file, save_arrays, save_csv
 
 __all__ = [
@@ -39,13 +32,13 @@ __all__ = [
     "ROLES",
     "TEXT_ROLES",
     "AttnvizFileError",
+    "AutosaveSlot",
     "CaptureFileError",
     "Session",
     "SessionFileError",
     "TensorFile",
     "TensorFileError",
-    "autosave_path",
-    "clear_autosave",
+    "claim_autosave",
     "describe",
     "guess_roles",
     "is_capture_file",
@@ -53,12 +46,11 @@ __all__ = [
     "load_session",
     "load_tensor_file",
     "needs_head_choice",
-    "read_autosave",
     "role_names",
     "save_arrays",
     "save_capture",
     "save_csv",
     "save_session",
     "select_head",
-    "write_autosave",
+    "stale_autosaves",
 ]

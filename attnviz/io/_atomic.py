@@ -95,7 +95,7 @@ def remove_leftovers(directory: Path, *, unnamed_prefix: str | None = None) -> N
 
     Temporaries that name no writer (written before the pid was part of the name) are left
     alone, except those starting with ``unnamed_prefix``: a caller that knows nobody writes its
-    file any more (``clear_autosave``) passes that file's ``temp_prefix``.
+    file any more (``AutosaveSlot.discard``) passes that file's ``temp_prefix``.
     """
     try:
         entries = list(os.scandir(directory))

@@ -20,7 +20,6 @@ the previous session intact.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
@@ -34,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from attnviz.io import _npy
-from attnviz.io._atomic import atomic_write, remove_leftovers, temp_prefix
+from attnviz.io._atomic import atomic_write
 from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS, Budget, dtype_problem, to_numpy
 from attnviz.io.errors import SessionFileError, cannot_write, refusals
 from attnviz.tr import QT_TRANSLATE_NOOP, message
@@ -46,19 +45,15 @@ __all__ = [
     "SESSION_SUFFIX",
     "Session",
     "SessionFileError",
-    "autosave_path",
-    "clear_autosave",
     "load_session",
-    "read_autosave",
     "save_session",
-    "write_autosave",
+    "state_dir",
 ]
 
 FORMAT_NAME = "attnviz-session"
 FORMAT_VERSION = 2
 SESSION_MEMBER = "__session__"
 SESSION_SUFFIX = ".attnviz"
-AUTOSAVE_NAME = "autosave" + SESSION_SUFFIX
 STATE_DIR_ENV = "ATTNVIZ_STATE_DIR"
 # Settings are small (view options, names: a few hundred characters). This bounds the JSON text
 # read before parsing, and so the objects parsing makes: JSON as dense as "{}," makes some 25 bytes
@@ -250,7 +245,7 @@ def _check_members(archive: _npy.NpzArchive, listed: list[str], budget: Budget) 
                                                                   "list"), name=extra[0]))
 
 
-# --- autosave ------------------------------------------------------------------------------
+# --- where autosaves live ------------------------------------------------------------------
 
 
 def state_dir() -> Path:
@@ -271,45 +266,3 @@ def state_dir() -> Path:
     if sys.platform == "win32" and local_appdata:
         return Path(local_appdata) / "attnviz"
     return Path.home() / ".local" / "state" / "attnviz"
-
-
-def autosave_path() -> Path:
-    """Where :func:`write_autosave` keeps the crash-recovery session."""
-    return state_dir() / AUTOSAVE_NAME
-
-
-def write_autosave(session: Session) -> Path:
-    """Save ``session`` as the autosave (private to the user, atomic); returns its path."""
-    path = autosave_path()
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError as exc:
-        raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot create {folder} ({error})"),
-                                             folder=str(path.parent), error=exc.strerror or str(exc))) from exc
-    # Autosaves may hold a user's private tensors: readable by the owner only.
-    save_session(path, session, private=True)
-    return path
-
-
-def read_autosave(
-    *, max_elements: int = DEFAULT_MAX_ELEMENTS, max_bytes: int = DEFAULT_MAX_BYTES
-) -> Session | None:
-    """The autosaved session, or ``None`` when there is none.
-
-    A damaged autosave raises :class:`SessionFileError` rather than returning ``None``, so the
-    app can tell the user instead of silently dropping their work; it may then call
-    :func:`clear_autosave`. The limits are as for :func:`load_session`.
-    """
-    path = autosave_path()
-    if not path.exists():
-        return None
-    return load_session(path, max_elements=max_elements, max_bytes=max_bytes)
-
-
-def clear_autosave() -> None:
-    """Delete the autosave and the temporary files crashed saves left behind in its folder
-    (never one a live process is still writing)."""
-    path = autosave_path()
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-    remove_leftovers(path.parent, unnamed_prefix=temp_prefix(path))

@@ -2,7 +2,9 @@
 
 At most one computation runs (a torch op cannot be interrupted) and at most one waits: a newer
 snapshot replaces the waiting one. So a burst of edits costs one computation in flight plus
-one pending, and the last edit is always the one that ends up computed. Results are delivered on
+one pending, and the last edit is always the one that ends up computed. ``hold(ms)`` keeps
+what is submitted waiting for a moment: a burst of undos and redos (a held Ctrl+Z) then costs
+one computation, of where the burst ended, instead of one for its first step too. Results are delivered on
 the GUI thread through a queued signal; whether a result is stale is for the receiver to judge
 against the document's version.
 
@@ -17,7 +19,7 @@ import os
 from collections.abc import Callable
 from typing import TypeVar
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 from superqt.utils import create_worker
 
 from attnviz.compute.attention import Outcome, run_snapshot
@@ -85,6 +87,9 @@ class ComputeScheduler(QObject):
         self._pending: Snapshot | None = None
         self._closed = False
         self._worker: object | None = None
+        self._hold = QTimer(self)
+        self._hold.setSingleShot(True)
+        self._hold.timeout.connect(self._release)
         #: How many computations were started (for tests and the benchmark).
         self.started_count = 0
 
@@ -97,10 +102,20 @@ class ComputeScheduler(QObject):
             return
         was_busy = self.busy
         self._pending = snapshot  # replaces a waiting one: it is stale already
-        if not self._running:
+        if not self._running and not self._hold.isActive():
             self._start_next()
         if not was_busy:
             self.busyChanged.emit(True)
+
+    def hold(self, ms: int) -> None:
+        """Start nothing new for ``ms`` milliseconds from now (each call restarts the wait); what
+        is submitted meanwhile waits, the latest winning as always, and starts when it ends."""
+        if not self._closed:
+            self._hold.start(ms)
+
+    def _release(self) -> None:
+        if not self._running and not self._closed:
+            self._start_next()
 
     def _start_next(self) -> None:
         snapshot, self._pending = self._pending, None
@@ -125,15 +140,16 @@ class ComputeScheduler(QObject):
         self._worker = None
         if self._closed:
             return
-        if self._pending is not None:
-            self._start_next()
-        else:
+        if self._pending is None:
             self.busyChanged.emit(False)
+        elif not self._hold.isActive():
+            self._start_next()
 
     def shutdown(self, timeout_ms: int = 30000) -> bool:
         """Drop what waits, let what runs finish, and wait for the thread to end."""
         self._closed = True
         self._pending = None
+        self._hold.stop()
         done = self._pool.waitForDone(timeout_ms)
         if done:
             # The thread has ended; its queued "finished" will not be delivered to a closed

@@ -2,23 +2,22 @@
 of a save still being written by a live process.
 
 The kill test runs a child that saves sessions in a loop and SIGKILLs it at random moments
-(``ATTNVIZ_KILLS`` times, 20 by default; issue 12 quotes a run of 100).
+(``ATTNVIZ_KILLS`` times, 20 by default; ``python -m attnviz.bench safety`` runs 100, as issue 12
+asks), through ``attnviz.bench.safety.kill_saves``.
 """
 
 from __future__ import annotations
 
 import os
-import random
 import re
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from attnviz.bench.safety import kill_saves
 from attnviz.io import Session, load_session, save_arrays, save_session
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes and signals")
@@ -52,39 +51,13 @@ def check_intact(path: Path) -> None:
     np.testing.assert_array_equal(loaded.arrays["x"], np.arange(500_000, dtype=np.float64) + loaded.settings["i"])
 
 
-SAVER = r"""
-import sys
-import numpy as np
-from attnviz.io import Session, save_session
-folder = sys.argv[1]
-base = np.arange(500_000, dtype=np.float64)
-print("saving", flush=True)
-i = 0
-while True:
-    i += 1
-    for name in ("a.attnviz", "b.attnviz"):
-        save_session(f"{folder}/{name}", Session({"x": base + i}, {"i": i}))
-"""
-
-
 def test_saves_killed_at_random_leave_nothing_after_the_next_save(tmp_path: Path) -> None:
-    kills = int(os.environ.get("ATTNVIZ_KILLS", "20"))
-    rng = random.Random(12)
-    interrupted = 0  # kills after which a temporary file was left
-    for _ in range(kills):
-        saver = child(SAVER, str(tmp_path))
-        assert saver.stdout is not None and saver.stdout.readline() == "saving\n"
-        time.sleep(rng.uniform(0.0, 0.25))
-        saver.send_signal(signal.SIGKILL)
-        saver.wait()
-        interrupted += bool(temporaries(tmp_path))
-    assert interrupted > 0  # the kills did interrupt saves: there was something to clean up
-    save_session(tmp_path / "a.attnviz", session(-1))
-    print(f"{kills} kills, {interrupted} left a temporary file; after the next save: {temporaries(tmp_path)}")
-    assert temporaries(tmp_path) == []
-    for name in ("a.attnviz", "b.attnviz"):
-        if (tmp_path / name).exists():
-            check_intact(tmp_path / name)
+    result = kill_saves(tmp_path, int(os.environ.get("ATTNVIZ_KILLS", "20")))
+    print(f"{result.kills} kills, {result.interrupted} left a temporary file; after the next save: "
+          f"{result.left_after_next_save}")
+    assert result.interrupted > 0  # the kills did interrupt saves: there was something to clean up
+    assert result.left_after_next_save == []
+    assert result.intact
     assert load_session(tmp_path / "a.attnviz").settings == {"i": -1}
 
 

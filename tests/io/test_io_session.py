@@ -1,4 +1,4 @@
-"""Session files: round trip, plain-numpy readability, atomic saves, refusals, autosave."""
+"""Session files: round trip, plain-numpy readability, atomic saves, refusals (autosave: test_io_autosave)."""
 
 from __future__ import annotations
 
@@ -16,16 +16,7 @@ import numpy.lib.format as npformat
 import pytest
 
 import attnviz.io._npy as npy_module
-from attnviz.io import (
-    Session,
-    SessionFileError,
-    autosave_path,
-    clear_autosave,
-    load_session,
-    read_autosave,
-    save_session,
-    write_autosave,
-)
+from attnviz.io import Session, SessionFileError, load_session, save_session
 from attnviz.io.session import FORMAT_NAME, FORMAT_VERSION
 
 SETTINGS: dict[str, Any] = {
@@ -328,49 +319,3 @@ def test_huge_member_is_refused_before_reading(tmp_path: Path) -> None:
             )
             member.write(b"\0" * 1000)
     refused(path, "array 'q' holds 1,000,000,000 elements (8.0 GB), more than the 67,108,864 allowed")
-
-
-# --- autosave ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "state"
-    monkeypatch.setenv("ATTNVIZ_STATE_DIR", str(directory))
-    return directory
-
-
-def test_autosave_cycle(state_dir: Path, session: Session) -> None:
-    assert autosave_path() == state_dir / "autosave.attnviz"
-    assert read_autosave() is None
-    written = write_autosave(session)
-    assert written == autosave_path() and written.is_file()
-    if sys.platform != "win32":
-        assert stat.S_IMODE(written.stat().st_mode) == 0o600
-    restored = read_autosave()
-    assert restored is not None and restored.settings == SETTINGS
-    np.testing.assert_array_equal(restored.arrays["mask"], session.arrays["mask"])
-    leftover = state_dir / ".autosave.attnviz.deadbeef.tmp"
-    leftover.write_bytes(b"half a session")
-    clear_autosave()
-    assert read_autosave() is None
-    assert list(state_dir.iterdir()) == []
-    clear_autosave()  # clearing twice is fine
-
-
-def test_damaged_autosave_is_reported_not_dropped(state_dir: Path) -> None:
-    state_dir.mkdir()
-    autosave_path().write_bytes(b"garbage")
-    with pytest.raises(SessionFileError):
-        read_autosave()
-    assert autosave_path().exists()
-
-
-def test_autosave_location_follows_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ATTNVIZ_STATE_DIR", raising=False)
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
-    assert autosave_path() == tmp_path / "xdg" / "attnviz" / "autosave.attnviz"
-    if sys.platform != "win32":
-        monkeypatch.setenv("XDG_STATE_HOME", "relative/ignored")
-        monkeypatch.setenv("HOME", str(tmp_path / "home"))
-        assert autosave_path() == tmp_path / "home" / ".local" / "state" / "attnviz" / "autosave.attnviz"

@@ -8,13 +8,27 @@ import time
 import numpy as np
 import pytest
 
-import attnviz.ui.files.autosave as autosave_module
 from attnviz.io import Session, SessionFileError
 from attnviz.ui.files.autosave import AutosaveWriter
 
 
 def _session(value: float) -> Session:
     return Session(arrays={"queries": np.full((1, 1, 1), value)}, settings={})
+
+
+class FakeSlot:
+    """An autosave slot whose writes go to ``write`` (the real ones: tests/io/test_io_autosave.py)."""
+
+    def __init__(self, write) -> None:
+        self.write = write
+        self.discarded = False
+
+    def discard(self) -> None:
+        self.discarded = True
+
+
+def writer_with(write) -> AutosaveWriter:
+    return AutosaveWriter(claim=lambda: FakeSlot(write))  # type: ignore[arg-type, return-value]
 
 
 def test_a_burst_writes_the_first_and_the_last_session_only(qtbot, monkeypatch):
@@ -25,8 +39,7 @@ def test_a_burst_writes_the_first_and_the_last_session_only(qtbot, monkeypatch):
         release.wait(5)
         written.append((float(session.arrays["queries"][0, 0, 0]), threading.current_thread() is threading.main_thread()))
 
-    monkeypatch.setattr(autosave_module, "write_autosave", slow_write)
-    writer = AutosaveWriter()
+    writer = writer_with(slow_write)
     for i in range(10):
         writer.submit(_session(i))
         time.sleep(0.002)  # the first write has started and waits
@@ -41,8 +54,7 @@ def test_a_failed_write_is_reported_on_the_gui_thread(qtbot, monkeypatch):
     def failing(session: Session) -> None:
         raise SessionFileError("/nowhere/autosave.attnviz", "cannot be written (disk full)")
 
-    monkeypatch.setattr(autosave_module, "write_autosave", failing)
-    writer = AutosaveWriter()
+    writer = writer_with(failing)
     seen: list[tuple[str, bool]] = []
     writer.failed.connect(lambda exc: seen.append((str(exc), threading.current_thread() is threading.main_thread())))
     writer.submit(_session(1.0))
@@ -61,13 +73,13 @@ def test_close_waits_for_the_write_in_progress_and_drops_the_rest(qtbot, monkeyp
         time.sleep(0.1)
         written.append(float(session.arrays["queries"][0, 0, 0]))
 
-    monkeypatch.setattr(autosave_module, "write_autosave", slow_write)
-    writer = AutosaveWriter()
+    writer = writer_with(slow_write)
     writer.submit(_session(1.0))
     assert started.wait(5)
     writer.submit(_session(2.0))  # waits behind the first: dropped by close
-    writer.close()
+    writer.close(discard=True)
     assert written == [1.0]  # finished before close returned, and nothing after it
+    assert writer.slot is not None and writer.slot.discarded  # a clean exit removes the autosave
     writer.submit(_session(3.0))
     time.sleep(0.05)
     assert written == [1.0]

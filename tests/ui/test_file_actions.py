@@ -14,10 +14,17 @@ from PySide6.QtGui import QImage, QKeySequence
 from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QMessageBox
 
 from attnviz.document import SetBlock, SetSettings
-from attnviz.io import autosave_path, load_session, save_arrays, save_session, write_autosave
+from attnviz.io import (
+    AutosaveSlot,
+    claim_autosave,
+    load_session,
+    save_arrays,
+    save_session,
+    stale_autosaves,
+)
 from attnviz.io.state_io import load_state_file, save_state_file, state_to_session
 from attnviz.presets import PRESETS
-from attnviz.ui.files.file_actions import FileActions, install_file_actions, offer_restore
+from attnviz.ui.files.file_actions import FileActions, install_file_actions
 from attnviz.ui.files.open_dialog import RolesDialog
 
 from .conftest import wait_session
@@ -44,6 +51,13 @@ def actions(host, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, messages) -> 
     yield result
     # Before monkeypatch restores ATTNVIZ_STATE_DIR: never touch the real autosave.
     result.shutdown()
+
+
+def open_now(actions: FileActions, qtbot, path) -> bool:
+    """Open ``path`` and wait until it is over: whether the inputs were replaced."""
+    with qtbot.waitSignal(actions.openFinished, timeout=10000) as finished:
+        assert actions.open_file(path)
+    return bool(finished.args[0])
 
 
 def states_equal(a, b) -> bool:  # noqa: ANN001
@@ -78,7 +92,7 @@ def test_save_then_open_restores_everything_as_one_undoable_edit(host, actions, 
     wait_session(qtbot, window.session)
     assert not states_equal(window.session.document.state, saved)
     version, depth = window.session.document.version, window.session.undo_stack.count()
-    assert actions.open_file(path)
+    assert open_now(actions, qtbot, path)
     assert window.session.document.version == version + 1
     assert window.session.undo_stack.count() == depth + 1
     assert states_equal(window.session.document.state, saved)
@@ -126,12 +140,12 @@ def _bad_files(tmp_path: Path) -> list[tuple[Path, str]]:
     ]
 
 
-def test_a_refused_file_shows_one_line_and_changes_nothing(host, actions, messages, tmp_path) -> None:  # noqa: ANN001
+def test_a_refused_file_shows_one_line_and_changes_nothing(host, actions, qtbot, messages, tmp_path) -> None:  # noqa: ANN001
     window = host
     before = window.session.document.state.copy()
     for path, needle in _bad_files(tmp_path):
         version, depth = window.session.document.version, window.session.undo_stack.count()
-        assert not actions.open_file(path)
+        assert not open_now(actions, qtbot, path)
         assert window.session.document.version == version, path
         assert window.session.undo_stack.count() == depth
         title, text = messages[-1]
@@ -141,7 +155,7 @@ def test_a_refused_file_shows_one_line_and_changes_nothing(host, actions, messag
     assert states_equal(window.session.document.state, before)
 
 
-def test_a_refused_file_is_explained_in_the_portuguese_ui(host, actions, messages, tmp_path, qapp) -> None:
+def test_a_refused_file_is_explained_in_the_portuguese_ui(host, actions, qtbot, messages, tmp_path, qapp) -> None:
     window = host
     from attnviz.ui.i18n import install_language
 
@@ -151,8 +165,8 @@ def test_a_refused_file_is_explained_in_the_portuguese_ui(host, actions, message
     assert install_language(qapp, "pt_BR")
     try:
         before = window.session.document.version
-        assert not actions.open_file(truncated)
-        assert not actions.open_file(tmp_path / "gone.attnviz")
+        assert not open_now(actions, qtbot, truncated)
+        assert not open_now(actions, qtbot, tmp_path / "gone.attnviz")
         assert actions.save_as(tmp_path / "no-such-folder" / "s.attnviz") is False
     finally:
         install_language(qapp, "en")
@@ -173,7 +187,7 @@ def test_complete_tensor_files_open_without_asking(host, actions, qtbot, tmp_pat
               "V": rng.standard_normal((1, 5, 2)), "valid_lens": np.array([4])}
     path = tmp_path / "qkv.npz"
     save_arrays(path, arrays)
-    assert actions.open_file(path)  # choose_roles would raise if called
+    assert open_now(actions, qtbot, path)  # choose_roles would raise if called
     state = window.session.document.state
     np.testing.assert_array_equal(state.queries, arrays["Q"])
     assert state.settings.lens_mode == "1d" and state.lens_1d.tolist() == [4]
@@ -184,7 +198,7 @@ def test_complete_tensor_files_open_without_asking(host, actions, qtbot, tmp_pat
     np.testing.assert_allclose(window.session.last_outcome.view.weights[0, :, 4], 0.0)  # key 4 is past the length
 
 
-def test_four_d_arrays_go_through_the_roles_chooser(host, actions, tmp_path) -> None:  # noqa: ANN001
+def test_four_d_arrays_go_through_the_roles_chooser(host, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
     window = host
     rng = np.random.default_rng(4)
     q, k, v = rng.standard_normal((2, 3, 4, 6)), rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((2, 3, 7, 2))
@@ -199,9 +213,9 @@ def test_four_d_arrays_go_through_the_roles_chooser(host, actions, tmp_path) -> 
 
     actions.choose_roles = choose
     version = window.session.document.version
-    assert not actions.open_file(path)  # cancelled
+    assert not open_now(actions, qtbot, path)  # cancelled
     assert window.session.document.version == version
-    assert actions.open_file(path)
+    assert open_now(actions, qtbot, path)
     assert calls == [{"queries": "q", "keys": "k", "values": "v"}] * 2
     np.testing.assert_array_equal(window.session.document.state.queries, q[:, 1])
     np.testing.assert_array_equal(window.session.document.state.values, v[:, 1])
@@ -236,19 +250,20 @@ def test_roles_dialog_previews_and_only_accepts_a_choice_that_loads(host, tmp_pa
     assert QImage(str(tmp_path / "roles_dialog.png")).width() >= 500
 
 
-def test_recent_files_are_remembered_and_missing_ones_forgotten(host, actions, tmp_path) -> None:  # noqa: ANN001
+def test_recent_files_are_remembered_and_missing_ones_forgotten(host, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
     window = host
     first, second = tmp_path / "a.attnviz", tmp_path / "b.attnviz"
     save_state_file(first, PRESETS["dot-toy"].build())
     save_state_file(second, PRESETS["dot-toy"].build())
-    assert actions.open_file(first) and actions.open_file(second) and actions.open_file(first)
+    assert open_now(actions, qtbot, first) and open_now(actions, qtbot, second) and open_now(actions, qtbot, first)
     assert actions.recent_files() == [str(first.resolve()), str(second.resolve())]
     actions.recent_menu.aboutToShow.emit()
     entries = [a for a in actions.recent_menu.actions() if a.data()]
     assert [a.data() for a in entries] == actions.recent_files()
     assert entries[0].text().startswith("&1 a.attnviz")
     second.unlink()
-    entries[1].trigger()  # opening a vanished file: refused and dropped from the list
+    with qtbot.waitSignal(actions.openFinished):
+        entries[1].trigger()  # opening a vanished file: refused and dropped from the list
     assert actions.recent_files() == [str(first.resolve())]
 
 
@@ -293,73 +308,84 @@ def test_autosave_follows_changes_once_per_burst_and_is_cleared_on_exit(host, ac
     window = host
     import threading
 
-    import attnviz.ui.files.autosave as autosave_module
-
     writes: list[int] = []
     on_gui_thread: list[int] = []
-    real_write = autosave_module.write_autosave
+    real_write = AutosaveSlot.write
 
-    def write(session):
+    def write(slot, session):
         writes.append(1)
         if threading.current_thread() is threading.main_thread():
             on_gui_thread.append(1)
-        return real_write(session)
+        return real_write(slot, session)
 
-    monkeypatch.setattr(autosave_module, "write_autosave", write)
-    assert not autosave_path().exists()
+    monkeypatch.setattr(AutosaveSlot, "write", write)
+    assert actions._autosave.slot is None  # nothing claimed before the first change
     for i in range(5):  # five keystrokes in a row
         window.session.push(SetBlock("keys", 0, 0, 0, np.array([[0.5 + i]])))
     assert writes == []  # nothing written while typing
-    qtbot.waitUntil(lambda: autosave_path().exists(), timeout=5000)
     qtbot.waitUntil(lambda: actions._autosave.written == 1, timeout=5000)
     assert writes == [1] and not on_gui_thread  # the file is written off the GUI thread
-    saved = load_session(autosave_path())
+    path = actions._autosave.slot.path
+    saved = load_session(path)
     assert saved.arrays["keys"][0, 0, 0] == 4.5
     window.close()
-    qtbot.waitUntil(lambda: not autosave_path().exists(), timeout=5000)
+    qtbot.waitUntil(lambda: not path.exists(), timeout=5000)
+    assert list(path.parent.iterdir()) == []  # its lock file went with it
+
+
+def stale_autosave(state) -> AutosaveSlot:
+    """An autosave left by a window that is gone (released here, as a crash would)."""
+    slot = claim_autosave()
+    slot.write(state_to_session(state))
+    slot.release()
+    return slot
 
 
 def test_offer_restore_brings_back_the_autosave_as_one_edit(host, actions, monkeypatch) -> None:  # noqa: ANN001
     window = host
     crashed = PRESETS["masked-softmax-2d"].build()
-    write_autosave(state_to_session(crashed))
-    actions.autosave_timer.cancel()
+    left = stale_autosave(crashed)
     monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *_a: QMessageBox.StandardButton.Yes))
     depth = window.session.undo_stack.count()
-    assert offer_restore(window.session, window)
+    assert actions.offer_restore()
     assert states_equal(window.session.document.state, crashed)
     assert window.session.undo_stack.count() == depth + 1
+    # The restored work stays on disk as this window's own autosave until the window closes.
+    assert actions._autosave.slot is not None and actions._autosave.slot.path == left.path and left.path.exists()
+    assert stale_autosaves() == []
+    actions.shutdown()
+    assert not left.path.exists()
 
 
 def test_declining_or_a_damaged_autosave_discards_it(host, actions, messages, monkeypatch) -> None:  # noqa: ANN001
     window = host
-    write_autosave(state_to_session(PRESETS["dot-toy"].build()))
+    declined = stale_autosave(PRESETS["dot-toy"].build())
     monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *_a: QMessageBox.StandardButton.No))
     version = window.session.document.version
-    assert not offer_restore(window.session, window)
-    assert window.session.document.version == version and not autosave_path().exists()
+    assert not actions.offer_restore()
+    assert window.session.document.version == version and not declined.path.exists()
 
-    autosave_path().write_bytes(b"damaged")
-    assert not offer_restore(window.session, window)
-    assert messages[-1][0] == "Autosave unreadable" and not autosave_path().exists()
+    damaged = stale_autosave(PRESETS["dot-toy"].build())
+    damaged.path.write_bytes(b"damaged")
+    assert not actions.offer_restore()
+    assert messages[-1][0] == "Autosave unreadable" and not damaged.path.exists()
 
     def never(*_a: object) -> None:
         raise AssertionError("nothing to restore: no question")
 
     monkeypatch.setattr(QMessageBox, "question", staticmethod(never))
-    assert not offer_restore(window.session, window)
+    assert not actions.offer_restore()
     assert window.session.document.version == version
 
 
 def test_a_failing_autosave_is_reported_in_the_status_bar_and_editing_goes_on(host, actions, qtbot, monkeypatch) -> None:
     window = host
-    import attnviz.ui.files.autosave as autosave_module
     from attnviz.io import SessionFileError
 
-    def failing(session):
+    def failing(_slot, _session):
         raise SessionFileError("/full/disk/autosave.attnviz", "cannot be written (No space left on device)")
 
-    monkeypatch.setattr(autosave_module, "write_autosave", failing)
+    monkeypatch.setattr(AutosaveSlot, "write", failing)
     window.session.push(SetBlock("keys", 0, 0, 0, np.array([[0.25]])))
     qtbot.waitUntil(lambda: "Autosave failed" in window.statusBar().currentMessage(), timeout=5000)
     assert "No space left on device" in window.statusBar().currentMessage()

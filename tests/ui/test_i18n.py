@@ -367,8 +367,6 @@ def test_qts_file_dialog_speaks_portuguese_too(portuguese, qtbot):
 
 
 def test_switching_language_keeps_the_document_the_undo_history_and_the_autosave(window, qtbot, qapp):
-    from attnviz.io import autosave_path
-
     try:
         window.session.load_preset("masked-softmax-2d")
         window._on_settings({"dropout": 0.25})  # what the dropout spin box does
@@ -386,7 +384,7 @@ def test_switching_language_keeps_the_document_the_undo_history_and_the_autosave
         assert window.isVisible() and window.session.document.version == version  # nothing was edited
         assert window.session.undo_stack.count() == depth and not window.isWindowModified()
         assert window.windowTitle().startswith("switch.attnviz")
-        assert autosave_path().exists()
+        assert window.file_actions._autosave.slot.path.exists()
         assert window.menu("file").title() == "&Arquivo" and window.results.title.text() == "Pesos de atenção"
         assert window.inputs.batch.value() == 1 and window.session.selection.batch == 1
         assert window.undo_action.text() == "&Desfazer Alterar dropout"  # the old edit, retold in Portuguese

@@ -19,20 +19,27 @@ Signals, all on the GUI thread:
   ``languageChanged()`` (for objects that are not widgets: widgets get Qt's LanguageChange).
 
 ``shutdown()`` is the one way the session ends: every compute thread it or a view started
-(``new_scheduler``) is stopped, the hooks registered with ``on_shutdown`` run, and the document
-listener is released. The main window calls it when it closes, the application when it quits.
+(``new_scheduler``) is stopped, the hooks registered with ``on_shutdown`` run (file reading and
+autosave threads stop there), and the document listener is released. The main window calls it
+when it closes, the application when it quits, and the interpreter when it exits with the window
+still open (``_end_at_exit``).
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
+import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+import shiboken6
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import QWidget
 
 from attnviz.compute import Outcome, ViewData
 from attnviz.document import Document, Edit, Snapshot
@@ -51,6 +58,9 @@ __all__ = ["COLOR_RANGES", "DEFAULT_COLOR_RANGE", "AppSession", "Selection"]
 #: a 0-1 scale they would all be the colour of 0.
 COLOR_RANGES: tuple[str, ...] = ("batch", "map", "unit", "log")
 DEFAULT_COLOR_RANGE = "batch"
+#: Undos and redos closer together than this are one burst, computed once when it ends: longer
+#: than a held key's auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z.
+UNDO_SETTLE_MS = 60
 
 
 @dataclass(frozen=True)
@@ -112,12 +122,19 @@ class AppSession(QObject):
         app = QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
+        _end_at_exit(self)
 
     # ------------------------------------------------------------------ edits
 
     def push(self, edit: Edit) -> None:
         """Apply ``edit`` through the undo stack: the only way the document changes."""
-        self.undo_stack.push(DocumentCommand(self.document, edit))
+        self.undo_stack.push(DocumentCommand(self.document, edit, self._hold_computations))
+
+    def _hold_computations(self) -> None:
+        """An undo or redo is being applied: every compute thread (the labs' too) waits until
+        the steps stop coming for ``UNDO_SETTLE_MS``, then computes where they ended."""
+        for scheduler in self._schedulers:
+            scheduler.hold(UNDO_SETTLE_MS)
 
     def load_preset(self, name: str) -> None:
         from attnviz.document import ReplaceState
@@ -289,6 +306,41 @@ class AppSession(QObject):
             if isinstance(command, DocumentCommand):
                 command.retranslate()
         self.languageChanged.emit()
+
+
+_sessions: weakref.WeakSet[AppSession] = weakref.WeakSet()
+
+
+def _end_at_exit(session: AppSession) -> None:
+    """Have ``session`` end, and its window go, before the interpreter does (if nothing else ends
+    it first: a script or notebook may finish with the window open).
+
+    Without this, a lab's thread still computing at exit finished into Qt objects already
+    deleted, and PySide's own clean-up, which runs during finalisation, deleted the windows'
+    pyqtgraph items when Python could no longer run their overrides (a segfault, 1 run in 5-10).
+    The sessions end where ``concurrent.futures`` joins its threads, before any ``atexit``
+    function: a computation finishing there may still import (the first one imports PyTorch),
+    and what an import registers with ``atexit`` (PyTorch's finalizers) still runs after it.
+    ``atexit`` itself where that hook is missing (it is private to the threading module).
+    """
+    if not _sessions:
+        getattr(threading, "_register_atexit", atexit.register)(_end_sessions)
+    _sessions.add(session)
+
+
+def _end_sessions() -> None:
+    sessions = list(_sessions)
+    windows: list[QWidget] = []
+    for session in sessions:
+        if not shiboken6.isValid(session):
+            continue
+        session.shutdown()  # waits for every thread it or its views started
+        window = session.parent()
+        if isinstance(window, QWidget) and window.parent() is None:
+            windows.append(window)
+    for window in windows:
+        if shiboken6.isValid(window):
+            shiboken6.delete(window)  # with its pyqtgraph items, while their Python overrides still run
 
 
 def _freeze_startup_objects() -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtGui import QUndoCommand
 
 from attnviz.document import Document, Edit, SetBlock
 from attnviz.ui.i18n import tr_text, translate
-
 
 
 def command_text(edit: Edit) -> str:
@@ -30,21 +31,33 @@ def command_text(edit: Edit) -> str:
 
 
 class DocumentCommand(QUndoCommand):
-    """Applies an Edit on redo and its inverse on undo; each apply hands back the other one."""
+    """Applies an Edit on redo and its inverse on undo; each apply hands back the other one.
 
-    def __init__(self, document: Document, edit: Edit) -> None:
+    ``on_replay`` is called before an undo or a redo (not before the first apply, when the edit
+    is pushed): the session holds its computations then, so a burst of them computes once.
+    """
+
+    def __init__(self, document: Document, edit: Edit, on_replay: Callable[[], None] | None = None) -> None:
         super().__init__(command_text(edit))
         self._document = document
         self._forward = edit
         self._backward: Edit | None = None
+        self._on_replay = on_replay
 
     def retranslate(self) -> None:
         """Describe the edit again in the current language (after a language switch)."""
         self.setText(command_text(self._forward))
 
     def redo(self) -> None:
+        if self._backward is not None:
+            self._replaying()
         self._backward = self._document.apply(self._forward)
 
     def undo(self) -> None:
         assert self._backward is not None
+        self._replaying()
         self._forward = self._document.apply(self._backward)
+
+    def _replaying(self) -> None:
+        if self._on_replay is not None:
+            self._on_replay()

@@ -6,12 +6,16 @@ and returns the :class:`FileActions` that owns it.
 Rules kept here:
 
 * loading anything is ONE ``ReplaceState`` edit, so Undo brings the previous inputs back;
+* files are read and parsed off the GUI thread (``loading.FileLoader``): the status bar shows
+  what is being opened with a Cancel button, a newer Open supersedes one still reading, and
+  ``openFinished(bool)`` says when it is over (True: the inputs were replaced);
 * a refused file shows one line in a message box and leaves the document untouched;
 * dialogs go through ``QFileDialog``/``QMessageBox`` static methods and the ``choose_roles``
   attribute, so tests (and scripts) replace them instead of clicking;
 * autosave writes a few seconds after a change (at most once per interval while the user types),
-  never on every keystroke, and is removed when the session ends cleanly; ``offer_restore``
-  brings it back after a crash.
+  never on every keystroke, into this window's own autosave, which is removed when the session
+  ends cleanly; ``offer_restore`` offers the autosaves of windows that did not end cleanly (never
+  those of windows still open, in this process or another).
 """
 
 from __future__ import annotations
@@ -19,12 +23,23 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import shiboken6
-from PySide6.QtCore import QObject, QSettings
+from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QWidget,
+)
 from superqt.utils import QSignalThrottler
 
 from attnviz.compute import ViewData
@@ -34,22 +49,23 @@ from attnviz.ui.app.session import AppSession
 from attnviz.document import ReplaceState, State
 from attnviz.ui.i18n import error_text, tr_text, translate
 from attnviz.tr import QT_TRANSLATE_NOOP, message
-from attnviz.io import (
-    TensorFile,
-    autosave_path,
-    clear_autosave,
-    guess_roles,
-    load_tensor_file,
-    read_autosave,
-)
+from attnviz.io import AutosaveSlot, TensorFile, guess_roles, load_tensor_file, stale_autosaves
 from attnviz.io.errors import AttnvizFileError
 from attnviz.ui.preferences import default_settings
 from attnviz.ui.files.autosave import AutosaveWriter
-from attnviz.io.state_io import is_session_path, load_state_file, save_state_file, session_to_state, state_to_session
+from attnviz.io.state_io import (
+    is_session_path,
+    load_state_file,
+    save_state_file,
+    session_to_state,
+    state_from_tensor_file,
+    state_to_session,
+)
 from attnviz.ui.files.export import ExportError, build_weights_figure, export_view_arrays, figure_subtitle
+from attnviz.ui.files.loading import FileLoader
 from attnviz.ui.files.open_dialog import ask_roles, roles_complete
 
-__all__ = ["AUTOSAVE_MS", "MAX_RECENT", "FileActions", "install_file_actions", "offer_restore"]
+__all__ = ["AUTOSAVE_MS", "MAX_RECENT", "FileActions", "install_file_actions"]
 
 #: Autosave this long after the first unsaved change (further changes ride along).
 AUTOSAVE_MS = 3000
@@ -81,10 +97,64 @@ def session_filter() -> str:
 _MAX_FIGURE_BATCH = 4
 
 RolesChooser = Callable[[QWidget, TensorFile, dict[str, str], State], tuple[dict[str, str], int | None] | None]
+#: A file still opening after this long gets the busy indicator (a quick one would only flash it).
+OPEN_BUSY_MS = 200
+
+
+@dataclass
+class OpenedFile:
+    """What the loader thread read: a session's state, or a tensor file (``state`` then built
+    from ``base_version``'s inputs when its roles were complete, else None: the roles are asked)."""
+
+    path: Path
+    state: State | None
+    tensors: TensorFile | None = None
+    roles: dict[str, str] = field(default_factory=dict)
+    base_version: int = -1
+    notes: list[str] = field(default_factory=list)
+
+
+def read_file(path: Path, base: State, base_version: int) -> OpenedFile:
+    """Read and parse ``path`` (runs on the loader's thread: no widget is touched)."""
+    notes: list[str] = []
+    if is_session_path(path):
+        return OpenedFile(path, load_state_file(path, notes=notes), notes=notes)
+    tf = load_tensor_file(path)
+    roles = guess_roles(tf)
+    state = state_from_tensor_file(tf, roles, None, base, notes=notes) if roles_complete(tf, roles) else None
+    return OpenedFile(path, state, tf, roles, base_version, notes)
+
+
+class OpenProgress(QWidget):
+    """For the status bar: which file is being opened, a busy bar and a Cancel button."""
+
+    def __init__(self, cancel: Callable[[], None], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.label = QLabel()
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 0)  # busy: a read has no progress to report
+        self.bar.setMaximumWidth(100)
+        self.cancel_button = QPushButton()
+        self.cancel_button.clicked.connect(cancel)
+        for widget in (self.label, self.bar, self.cancel_button):
+            layout.addWidget(widget)
+        self.name = ""
+        self.hide()
+
+    def retranslate(self) -> None:
+        self.label.setText(translate("FileActions", "Opening {name}…").format(name=self.name))
+        self.bar.setToolTip(translate("FileActions", "Reading the file"))
+        self.cancel_button.setText(translate("FileActions", "Cancel"))
+        self.cancel_button.setToolTip(translate("FileActions", "Stop opening this file; the inputs stay as they are"))
 
 
 class FileActions(QObject):
     """The File-menu actions of one session, and its autosave."""
+
+    #: An Open is over: True when the inputs were replaced (False: refused, cancelled, superseded).
+    openFinished = Signal(bool)
 
     def __init__(self, session: AppSession, host: Host, *, settings: QSettings | None = None,
                  autosave_ms: int = AUTOSAVE_MS) -> None:
@@ -99,6 +169,18 @@ class FileActions(QObject):
         #: Replaced by tests: (parent, tensor file, guessed roles, current state) -> choice or None.
         self.choose_roles: RolesChooser = ask_roles
         self._closed = False
+        self._loader = FileLoader(self)
+        self._loader.loaded.connect(lambda _ticket, opened: self._on_read(opened))
+        self._loader.failed.connect(lambda _ticket, exc: self._on_read_failed(exc))
+        self._loader.busyChanged.connect(self._on_loading)
+        self._opening: Path | None = None
+        self.open_progress = OpenProgress(self.cancel_open)
+        if isinstance(self.window, QMainWindow):
+            self.window.statusBar().addPermanentWidget(self.open_progress)
+        self._progress_timer = QTimer(self)
+        self._progress_timer.setSingleShot(True)
+        self._progress_timer.setInterval(OPEN_BUSY_MS)
+        self._progress_timer.timeout.connect(lambda: self.open_progress.setVisible(self._loader.busy))
 
         session.undo_stack.cleanChanged.connect(self._on_clean_changed)
         if "[*]" not in self.window.windowTitle():
@@ -192,6 +274,7 @@ class FileActions(QObject):
             action.setText(text)
             action.setToolTip(tip)
             action.setStatusTip(tip)
+        self.open_progress.retranslate()
         self.recent_menu.setTitle(translate("FileActions", "Open &Recent"))
         self.export_menu.setTitle(translate("FileActions", "&Export"))
         if self.current_path is not None or self._tensor_name is not None:
@@ -233,7 +316,8 @@ class FileActions(QObject):
     def open_file(self, path: str | os.PathLike[str] | None = None) -> bool:
         """Open a session or a tensor file (asking for one when ``path`` is None).
 
-        Returns True when the inputs were replaced; on a refusal shows why and changes nothing.
+        The file is read off the GUI thread; ``openFinished`` says how it ended. Returns False
+        when the user cancelled the file dialog, True when the file is being opened.
         """
         if path is None:
             title = translate("FileActions", "Open session or tensors")
@@ -241,26 +325,66 @@ class FileActions(QObject):
             if not chosen:
                 return False
             path = chosen
+        if self._closed:
+            return False
         file_path = Path(path)
-        notes: list[str] = []
-        try:
-            if is_session_path(file_path):
-                state = load_state_file(file_path, notes=notes)
-            else:
-                loaded = self._state_from_tensors(file_path, notes)
-                if loaded is None:
-                    return False  # the user cancelled the roles dialog
-                state = loaded
-        except AttnvizFileError as exc:
+        if self._opening is not None:
+            self.openFinished.emit(False)  # superseded: its result will be dropped
+        self._opening = file_path
+        document = self.session.document
+        base, version = document.state, document.version
+        self.open_progress.name = file_path.name
+        self.open_progress.retranslate()
+        self._loader.start(lambda: read_file(file_path, base, version))
+        return True
+
+    @property
+    def opening(self) -> Path | None:
+        """The file being opened now, if any."""
+        return self._opening
+
+    def cancel_open(self) -> None:
+        """Stop opening the file being read: its result is dropped and the inputs stay as they are."""
+        if self._opening is None:
+            return
+        name = self._opening.name
+        self._opening = None
+        self._loader.cancel()
+        self._status(translate("FileActions", "Opening {name} cancelled").format(name=name))
+        self.openFinished.emit(False)
+
+    def _on_loading(self, busy: bool) -> None:
+        if busy:
+            self._progress_timer.start()
+        else:
+            self._progress_timer.stop()
+            self.open_progress.hide()
+
+    def _on_read_failed(self, exc: BaseException) -> None:
+        file_path, self._opening = self._opening, None
+        if file_path is None:
+            return
+        if isinstance(exc, AttnvizFileError):
             self._refuse(translate("FileActions", "Cannot open file"), error_text(exc))
             if not file_path.exists():
                 self._forget_recent(file_path)
-            return False
-        except Exception as exc:  # noqa: BLE001 - a bug must not lose the user's session
+        else:  # a bug must not lose the user's session
             self._refuse(translate("FileActions", "Cannot open file"),
                          translate("FileActions", "{name}: unexpected error: {error}").format(
                              name=file_path.name, error=f"{type(exc).__name__}: {exc}"))
-            return False
+        self.openFinished.emit(False)
+
+    def _on_read(self, opened: OpenedFile) -> None:
+        self._opening = None
+        try:
+            state = self._state_of(opened)
+        except AttnvizFileError as exc:
+            self._refuse(translate("FileActions", "Cannot open file"), error_text(exc))
+            state = None
+        if state is None:
+            self.openFinished.emit(False)
+            return
+        file_path = opened.path
         text = message(QT_TRANSLATE_NOOP("FileActions", "Open {name}"), name=file_path.name)
         self.session.push(ReplaceState(state, text))
         self._add_recent(file_path)
@@ -272,23 +396,27 @@ class FileActions(QObject):
             self.current_path = None
             self._tensor_name = file_path.name
             self._update_title()
+        notes = opened.notes
         summary = translate("FileActions", "Opened {name}").format(name=file_path.name)
         self._status(summary + (": " + "; ".join(tr_text(n) for n in notes) if notes else ""), 15000)
-        return True
+        self.openFinished.emit(True)
 
-    def _state_from_tensors(self, path: Path, notes: list[str]) -> State | None:
-        from attnviz.io.state_io import state_from_tensor_file
-
-        tf = load_tensor_file(path)
-        base = self.session.document.state
-        roles = guess_roles(tf)
-        head: int | None = None
-        if not roles_complete(tf, roles):
-            answer = self.choose_roles(self.window, tf, roles, base)
+    def _state_of(self, opened: OpenedFile) -> State | None:
+        """The inputs ``opened`` gives, asking for the roles when its names do not tell (None:
+        the user cancelled)."""
+        tf = opened.tensors
+        document = self.session.document
+        if tf is None or (opened.state is not None and opened.base_version == document.version):
+            return opened.state
+        roles, head = opened.roles, None
+        if opened.state is None:
+            answer = self.choose_roles(self.window, tf, roles, document.state)
             if answer is None:
                 return None
             roles, head = answer
-        return state_from_tensor_file(tf, roles, head, base, notes=notes)
+        # Built again from the inputs as they are now: arrays the file does not hold are kept.
+        opened.notes.clear()
+        return state_from_tensor_file(tf, roles, head, document.state, notes=opened.notes)
 
     # ------------------------------------------------------------------ saving
 
@@ -464,55 +592,70 @@ class FileActions(QObject):
         self._status(translate("FileActions", "Autosave failed: {error}").format(error=text), 15000)
 
     def shutdown(self) -> None:
-        """Clean exit (the session ends): stop autosaving and remove the autosave (nothing to
-        recover)."""
+        """Clean exit (the session ends): stop reading files and autosaving, and remove this
+        window's autosave (nothing to recover)."""
         if self._closed:
             return
         self._closed = True
+        self._opening = None
+        self._loader.shutdown()  # a read still running ends first; its result is dropped
         self.autosave_timer.cancel()
-        self._autosave.close()  # a write still running ends first: it cannot bring the file back
-        clear_autosave()
+        self._autosave.close(discard=True)  # a write still running ends first: it cannot bring the file back
+
+    # ------------------------------------------------------------------ recovery
+
+    def offer_restore(self) -> bool:
+        """At start-up: offer the autosaves of windows that did not end cleanly, newest first.
+
+        Yes restores one as one undoable edit, and its autosave becomes this window's own (the
+        others stay for the next start); No, or an unreadable autosave, deletes the one offered
+        and goes on to the next. Autosaves of windows still open are never offered or touched.
+        """
+        stale = stale_autosaves()
+        try:
+            while stale:
+                slot = stale.pop(0)
+                if self._offer(slot, len(stale)):
+                    return True
+                slot.discard()
+            return False
+        finally:
+            for slot in stale:
+                slot.release()  # not offered this time: a later start offers them
+
+    def _offer(self, slot: AutosaveSlot, others: int) -> bool:
+        """Ask about one stale autosave; True when it was restored (and adopted)."""
+        unreadable = translate("FileActions", "Autosave unreadable")
+        discarded = translate("FileActions", "{error}. It has been discarded.")
+        try:
+            saved = slot.read()
+            state = None if saved is None else session_to_state(saved, source=slot.path, notes=[])
+        except AttnvizFileError as exc:
+            QMessageBox.warning(self.window, unreadable, discarded.format(error=error_text(exc)))
+            return False
+        if state is None:
+            return False
+        stamp = slot.modified()
+        when = (time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp)) if stamp is not None
+                else translate("FileActions", "recently"))
+        question = translate("FileActions", "attnviz did not close normally last time. Restore the inputs autosaved "
+                                            "{when}?").format(when=when)
+        if others:
+            question += " " + translate("FileActions", "Other windows that did not close normally left {n} more "
+                                                       "autosave(s): answer No to see the next one; after a Yes "
+                                                       "they are offered at the next start.").format(n=others)
+        answer = QMessageBox.question(
+            self.window, translate("FileActions", "Restore unsaved work?"), question,
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes)
+        if answer != QMessageBox.StandardButton.Yes:
+            return False
+        self.session.push(ReplaceState(state, QT_TRANSLATE_NOOP("FileActions", "Restore autosaved inputs")))
+        # The restored work stays on disk, now as this window's autosave, until it is saved over.
+        self._autosave.adopt(slot)
+        return True
 
 
 def install_file_actions(session: AppSession, host: Host, *, settings: QSettings | None = None,
                          autosave_ms: int = AUTOSAVE_MS) -> FileActions:
     """Add Open, Open Recent, Save, Save As and Export to the host's File menu and start autosave."""
     return FileActions(session, host, settings=settings, autosave_ms=autosave_ms)
-
-
-def offer_restore(session: AppSession, window: QWidget) -> bool:
-    """At start-up: if an autosave exists (the last run did not exit cleanly), ask whether to
-    restore it. Yes pushes it as one undoable edit; No (or an unreadable autosave) deletes it."""
-    try:
-        saved = read_autosave()
-    except AttnvizFileError as exc:
-        QMessageBox.warning(window, translate("FileActions", "Autosave unreadable"),
-                            translate("FileActions", "{error}. It has been discarded.").format(error=error_text(exc)))
-        clear_autosave()
-        return False
-    if saved is None:
-        return False
-    path = autosave_path()
-    try:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime))
-    except OSError:
-        when = translate("FileActions", "recently")
-    answer = QMessageBox.question(
-        window, translate("FileActions", "Restore unsaved work?"),
-        translate("FileActions", "attnviz did not close normally last time. Restore the inputs autosaved "
-                                 "{when}?").format(when=when),
-        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes)
-    if answer != QMessageBox.StandardButton.Yes:
-        clear_autosave()
-        return False
-    notes: list[str] = []
-    try:
-        state = session_to_state(saved, source=path, notes=notes)
-    except AttnvizFileError as exc:
-        QMessageBox.warning(window, translate("FileActions", "Autosave unreadable"),
-                            translate("FileActions", "{error}. It has been discarded.").format(error=error_text(exc)))
-        clear_autosave()
-        return False
-    text = QT_TRANSLATE_NOOP("FileActions", "Restore autosaved inputs")
-    session.push(ReplaceState(state, text))
-    return True
