@@ -198,25 +198,33 @@ def test_complete_tensor_files_open_without_asking(host, actions, qtbot, tmp_pat
     np.testing.assert_allclose(window.session.last_outcome.view.weights[0, :, 4], 0.0)  # key 4 is past the length
 
 
-def test_four_d_arrays_go_through_the_roles_chooser(host, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
+def test_a_file_of_heads_loads_whole_and_the_chooser_asks_only_for_unknown_names(host, actions, qtbot,
+                                                                                  tmp_path) -> None:  # noqa: ANN001
     window = host
     rng = np.random.default_rng(4)
     q, k, v = rng.standard_normal((2, 3, 4, 6)), rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((2, 3, 7, 2))
     path = tmp_path / "heads.npz"
     save_arrays(path, {"q": q, "k": k, "v": v})
+    assert open_now(actions, qtbot, path)  # names tell: no dialog, every head loaded
+    state = window.session.document.state
+    assert state.run is not None and state.run.heads(0) == 3 and state.head == 0
+    np.testing.assert_array_equal(state.queries, q[:, 0])
+
+    odd = tmp_path / "odd.npz"
+    save_arrays(odd, {"a": q, "b": k, "c": v})
     calls: list[dict[str, str]] = []
 
     def choose(parent, tf, guess, base):  # noqa: ANN001, ANN202
         assert parent is window and base is window.session.document.state
         calls.append(dict(guess))
-        return (None if len(calls) == 1 else (guess, 1))
+        return None if len(calls) == 1 else ({"queries": "a", "keys": "b", "values": "c"}, 1, None)
 
     actions.choose_roles = choose
     version = window.session.document.version
-    assert not open_now(actions, qtbot, path)  # cancelled
+    assert not open_now(actions, qtbot, odd)  # cancelled
     assert window.session.document.version == version
-    assert open_now(actions, qtbot, path)
-    assert calls == [{"queries": "q", "keys": "k", "values": "v"}] * 2
+    assert open_now(actions, qtbot, odd)
+    assert len(calls) == 2
     np.testing.assert_array_equal(window.session.document.state.queries, q[:, 1])
     np.testing.assert_array_equal(window.session.document.state.values, v[:, 1])
 
@@ -226,25 +234,27 @@ def test_roles_dialog_previews_and_only_accepts_a_choice_that_loads(host, tmp_pa
     from attnviz.io import guess_roles, load_tensor_file
 
     path = tmp_path / "mixed.npz"
-    save_arrays(path, {"attn.q": np.zeros((2, 4, 3, 8), np.float32), "attn.k": np.zeros((2, 4, 6, 8), np.float32),
-                       "layer0_value": np.zeros((2, 4, 6, 5), np.float32), "lengths": np.array([6, 4]),
-                       "attention_mask": np.ones((2, 6), bool)})
+    # np.savez: attnviz's own writer stores numbers only, a model's script writes tokens too.
+    np.savez(path, **{"attn.q": np.zeros((2, 4, 3, 8), np.float32), "attn.k": np.zeros((2, 4, 6, 8), np.float32),
+                      "layer0_value": np.zeros((2, 4, 6, 5), np.float32), "lengths": np.array([6, 4]),
+                      "attention_mask": np.ones((2, 6), bool), "tokens": np.array(list("abcdef"))})
     tf = load_tensor_file(path)
     dialog = RolesDialog(tf, guess_roles(tf), window.session.document.state)
     qtbot.addWidget(dialog)
     ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
-    assert dialog.combos["mask"].currentData() == "attention_mask"
-    assert not ok.isEnabled() and "cannot be loaded yet" in dialog.preview.text()
-    dialog.combos["mask"].setCurrentIndex(0)
+    # A mask is offered under the argument its name says, tokens under theirs.
+    assert dialog.combos["attention_mask"].currentData() == "attention_mask"
+    assert dialog.combos["tokens"].findData("tokens") > 0
     assert not ok.isEnabled()  # values kept (2, 10, 4) cannot go with keys of 6 entries
-    assert "(2, 6, 8)" in dialog.preview.text() and "(2, 10, 4)" in dialog.preview.text()
+    assert "Cannot load" in dialog.preview.text()
     dialog.combos["values"].setCurrentIndex(dialog.combos["values"].findData("layer0_value"))
-    assert dialog.head.isEnabled() and dialog.head.maximum() == 3
+    assert dialog.head.isEnabled() and dialog.head.maximum() == 3 and not dialog.layer.isEnabled()
     dialog.head.setValue(2)
-    assert ok.isEnabled()
+    assert ok.isEnabled(), dialog.preview.text()
     assert "queries (2, 3, 8), keys (2, 6, 8), values (2, 6, 5)" in dialog.preview.text()
-    assert dialog.choice() == ({"queries": "attn.q", "keys": "attn.k", "values": "layer0_value",
-                                "valid_lens": "lengths"}, 2)
+    assert "layer 0, head 2" in dialog.preview.text()
+    roles, head = dialog.choice()
+    assert head == 2 and roles["values"] == "layer0_value" and roles["attention_mask"] == "attention_mask"
     dialog.show()
     dialog.grab().save(str(tmp_path / "roles_dialog.png"))
     assert QImage(str(tmp_path / "roles_dialog.png")).width() >= 500
@@ -392,3 +402,19 @@ def test_a_failing_autosave_is_reported_in_the_status_bar_and_editing_goes_on(ho
     window.session.push(SetBlock("keys", 0, 0, 0, np.array([[0.5]])))  # the app keeps working
     wait_session(qtbot, window.session)
     assert window.session.document.state.keys[0, 0, 0] == 0.5
+
+
+def test_a_capture_opens_whole_from_the_open_command(host, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
+    from attnviz.io import save_capture
+    from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+
+    rng = np.random.default_rng(0)
+    calls = tuple(AttentionCall(f"layer.{i}", *(rng.standard_normal((1, 2, 4, 3)).astype(np.float32) for _ in range(3)),
+                                MaskArguments(is_causal=True), fidelity=1e-7) for i in range(2))
+    path = tmp_path / "run.attnviz-capture"
+    save_capture(path, ModelRun(calls, query_tokens=np.array([list("abcd")]), key_tokens=np.array([list("abcd")]),
+                                source="capture"))
+    assert open_now(actions, qtbot, path)
+    state = host.session.document.state
+    assert state.run is not None and state.run.layers == 2 and state.settings.causal == "top_left"
+    assert state.tokens(0) == (list("abcd"), list("abcd"))

@@ -46,10 +46,11 @@ from attnviz.compute import ViewData
 from attnviz.ui.app.host import Host
 from attnviz.ui.app.session import AppSession
 
-from attnviz.document import ReplaceState, State
+from attnviz.document import ReplaceState, State, focused_state
 from attnviz.ui.i18n import error_text, tr_text, translate
 from attnviz.tr import QT_TRANSLATE_NOOP, message
-from attnviz.io import AutosaveSlot, TensorFile, guess_roles, load_tensor_file, stale_autosaves
+from attnviz.io import (AutosaveSlot, TensorFile, guess_roles, is_capture_file, load_capture, load_tensor_file,
+                        stale_autosaves)
 from attnviz.io.errors import AttnvizFileError
 from attnviz.ui.preferences import default_settings
 from attnviz.ui.files.autosave import AutosaveWriter
@@ -84,8 +85,10 @@ WHAT_NAMES = {
 def open_filter() -> str:
     """The Open dialog's file types (descriptions in the current language, patterns as they are)."""
     return ";;".join((
-        translate("FileActions", "Sessions and tensor files") + f" (*.attnviz {_TENSOR_PATTERNS})",
+        translate("FileActions", "Sessions, captures and tensor files")
+        + f" (*.attnviz *.attnviz-capture {_TENSOR_PATTERNS})",
         translate("FileActions", "attnviz sessions") + " (*.attnviz)",
+        translate("FileActions", "Captures (attnviz.capture)") + " (*.attnviz-capture)",
         translate("FileActions", "Tensor files") + f" ({_TENSOR_PATTERNS})",
         translate("FileActions", "All files") + " (*)",
     ))
@@ -96,7 +99,9 @@ def session_filter() -> str:
 #: The app shows every batch element up to this many (results_panel.MAX_GRID), else the selected one.
 _MAX_FIGURE_BATCH = 4
 
-RolesChooser = Callable[[QWidget, TensorFile, dict[str, str], State], tuple[dict[str, str], int | None] | None]
+#: Asks which array plays which role: (roles, head, layer), or None when the user cancelled.
+RolesChooser = Callable[[QWidget, TensorFile, dict[str, str], State],
+                        tuple[dict[str, str], int | None, int | None] | None]
 #: A file still opening after this long gets the busy indicator (a quick one would only flash it).
 OPEN_BUSY_MS = 200
 
@@ -117,6 +122,9 @@ class OpenedFile:
 def read_file(path: Path, base: State, base_version: int) -> OpenedFile:
     """Read and parse ``path`` (runs on the loader's thread: no widget is touched)."""
     notes: list[str] = []
+    if is_capture_file(path):
+        # A capture (attnviz.capture), told by its content: every call, shown from the first.
+        return OpenedFile(path, focused_state(load_capture(path), 0, 0), notes=notes)
     if is_session_path(path):
         return OpenedFile(path, load_state_file(path, notes=notes), notes=notes)
     tf = load_tensor_file(path)
@@ -408,15 +416,15 @@ class FileActions(QObject):
         document = self.session.document
         if tf is None or (opened.state is not None and opened.base_version == document.version):
             return opened.state
-        roles, head = opened.roles, None
+        roles, head, layer = opened.roles, None, None
         if opened.state is None:
             answer = self.choose_roles(self.window, tf, roles, document.state)
             if answer is None:
                 return None
-            roles, head = answer
+            roles, head, layer = answer
         # Built again from the inputs as they are now: arrays the file does not hold are kept.
         opened.notes.clear()
-        return state_from_tensor_file(tf, roles, head, document.state, notes=opened.notes)
+        return state_from_tensor_file(tf, roles, head, document.state, layer=layer, notes=opened.notes)
 
     # ------------------------------------------------------------------ saving
 
