@@ -48,7 +48,9 @@ def test_a_model_opens_its_heads_and_every_head_is_one_click_away(qtbot, window)
     run = make_run()
     load(qtbot, window, run)
     heads = window.heads_dock
-    assert heads.isVisible()  # a model arrived: its heads are shown
+    # A model arrived: its heads are open, the layers x heads overview in front of them.
+    assert heads.isVisible() and window.overview_dock.view().isVisible()
+    heads.raise_()
     view = heads.view()
     qtbot.waitUntil(lambda: len(view.maps) == 4 and view.draw_count > 0)
     # One colour scale for every head; the head on show is marked.
@@ -129,6 +131,7 @@ def test_the_overview_finds_attention_to_padding_only_when_padding_is_not_masked
 
 def test_the_heads_grid_does_not_draw_while_hidden(qtbot, window):
     load(qtbot, window, make_run())
+    window.heads_dock.raise_()
     view = window.heads_dock.view()
     qtbot.waitUntil(lambda: view.draw_count > 0)
     window.heads_dock.hide()
@@ -214,6 +217,7 @@ def test_recorded_weights_only_are_shown_as_recorded_and_cannot_be_edited(qtbot,
     assert not view.mask[:, :, 3].any() and np.isnan(view.raw_scores).all()
     assert any("recorded its attention weights only" in w for w in view.warnings)
     assert not window.inputs.models["queries"].request_edit(0, 0, np.array([[1.0]]))
+    window.heads_dock.raise_()
     heads = window.heads_dock.view()
     qtbot.waitUntil(lambda: len(heads.maps) == 3)
     np.testing.assert_allclose(heads.maps[2].values, weights[0, 2], rtol=1e-6)

@@ -511,9 +511,13 @@ class MainWindow(HostWindow):
         state = self.session.document.state
         has_run = state.run is not None
         if has_run and not self._had_run:
-            # A model arrived (a file, a capture): its heads are what the user came to see.
+            # A model arrived (a file, a capture): its heads are what the user came to see, and
+            # with several calls the layers x heads overview (the calls browser) comes first.
             self.heads_dock.show()
             self.heads_dock.raise_()
+            if state.run is not None and state.run.layers > 1:
+                self.overview_dock.show()
+                self.overview_dock.raise_()
         self._had_run = has_run
         if isinstance(edit, SetBlock):
             # A typed cell or a paste changes one array: only the table that shows it follows.
