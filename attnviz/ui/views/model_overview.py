@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QHeaderView,
     QHBoxLayout,
     QLabel,
     QSplitter,
@@ -42,9 +43,9 @@ OVERVIEW_DOCK = "model_overview"
 _CALL_COLUMNS = (
     QT_TRANSLATE_NOOP("ModelOverview", "call"),
     QT_TRANSLATE_NOOP("ModelOverview", "heads"),
-    QT_TRANSLATE_NOOP("ModelOverview", "batch x queries x keys"),
+    QT_TRANSLATE_NOOP("ModelOverview", "B x Q x K"),
     QT_TRANSLATE_NOOP("ModelOverview", "masks given"),
-    QT_TRANSLATE_NOOP("ModelOverview", "fidelity (largest difference)"),
+    QT_TRANSLATE_NOOP("ModelOverview", "fidelity"),
     QT_TRANSLATE_NOOP("ModelOverview", "note"),
 )
 OVERVIEW_SHORTCUT = "Ctrl+Shift+O"
@@ -98,7 +99,10 @@ class ModelOverview(Retranslating, QWidget):
         self.calls.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.calls.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.calls.verticalHeader().setVisible(False)
-        self.calls.horizontalHeader().setStretchLastSection(True)
+        header = self.calls.horizontalHeader()
+        header.setStretchLastSection(True)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.calls.setMinimumHeight(110)
         self.calls.cellClicked.connect(lambda row, _col: self._session.set_focus(row, self._session.selection.head))
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.heatmap)
@@ -119,6 +123,9 @@ class ModelOverview(Retranslating, QWidget):
         for index, name in enumerate(HEAD_STATISTICS):
             self.statistic.setItemText(index, tr_text(HEAD_STATISTICS[name][0]))
         self.statistic.setToolTip(translate("ModelOverview", "What each cell shows about its head"))
+        self.calls.setToolTip(translate("ModelOverview", "The model's attention calls: what each was given, and the "
+                                                         "largest difference between its own output and attnviz's "
+                                                         "recomputation (fidelity); click one to show it"))
         self.heatmap.set_axis_labels(translate("ModelOverview", "Heads"), translate("ModelOverview", "Layers"))
         self._draw()
 
