@@ -19,6 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
         "every stage of the computation change. `attnviz render --help` renders heatmaps "
         "without a window; `attnviz doctor --help` lists the mask problems of a captured model run.",
     )
+    parser.add_argument("file", nargs="?", default=None,
+                        help="a session, capture or tensor file to open (.attnviz, .attnviz-capture, .npz, .pt, ...)")
     parser.add_argument("--version", action="version", version=f"attnviz {__version__}")
     parser.add_argument("--preset", default=None, help="preset to open (default: the book's additive-attention toy)")
     parser.add_argument("--list-presets", action="store_true", help="list the presets and exit")
@@ -60,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     window.show()
     window.file_actions.offer_restore()
+    if args.file is not None:
+        window.file_actions.open_file(args.file)  # read off the GUI thread; errors shown in the window
     return app.exec()
 
 
