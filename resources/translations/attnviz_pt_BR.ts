@@ -2,6 +2,123 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="pt_BR" sourcelanguage="en">
 <context>
+    <name>Capture</name>
+    <message>
+        <source>dropout (p = {p}) was applied: the model&apos;s output is random and was not compared</source>
+        <extracomment>Tensors already converted to numpy, by (id of the tensor they come from, shape, dtype). Recomputations larger than this (their weights, in bytes) are done one batch element at a time.</extracomment>
+        <translation>o dropout (p = {p}) foi aplicado: a saída do modelo é aleatória e não foi comparada</translation>
+    </message>
+    <message>
+        <source>not recomputed: {reason}</source>
+        <translation>sem recálculo: {reason}</translation>
+    </message>
+    <message>
+        <source>the heads&apos; output is attnviz&apos;s recomputation (nn.MultiheadAttention with need_weights=True returns it only after its output projection, where it was compared)</source>
+        <translation>a saída das cabeças é o recálculo do attnviz (nn.MultiheadAttention com need_weights=True só a devolve depois da sua projeção de saída, onde ela foi comparada)</translation>
+    </message>
+    <message>
+        <source>{first}; {second}</source>
+        <translation>{first}; {second}</translation>
+    </message>
+    <message>
+        <source>no TransformerLens attention hooks found (blocks.0.attn.hook_q, hook_k, hook_v, hook_pattern)</source>
+        <translation>nenhum hook de atenção do TransformerLens encontrado (blocks.0.attn.hook_q, hook_k, hook_v, hook_pattern)</translation>
+    </message>
+    <message>
+        <source>{name}: the cache holds neither hook_q, hook_k and hook_v nor hook_pattern</source>
+        <translation>{name}: o cache não contém nem hook_q, hook_k e hook_v, nem hook_pattern</translation>
+    </message>
+    <message>
+        <source>attention pattern only (hook_pattern): queries, keys and values were not cached</source>
+        <translation>só o padrão de atenção (hook_pattern): consultas, chaves e valores não foram guardados no cache</translation>
+    </message>
+    <message>
+        <source>fidelity measured on the weights (hook_pattern): the cache holds no hook_z</source>
+        <translation>fidelidade medida nos pesos (hook_pattern): o cache não contém hook_z</translation>
+    </message>
+    <message>
+        <source>not compared: the cache holds neither hook_z nor hook_pattern</source>
+        <translation>sem comparação: o cache não contém nem hook_z nem hook_pattern</translation>
+    </message>
+    <message>
+        <source>output_attentions must be the tuple of per-layer weight tensors the model returned (outputs.attentions): run the model with output_attentions=True and attn_implementation=&quot;eager&quot;</source>
+        <translation>output_attentions deve ser a tupla de tensores de pesos por camada que o modelo devolveu (outputs.attentions): execute o modelo com output_attentions=True e attn_implementation=&quot;eager&quot;</translation>
+    </message>
+    <message>
+        <source>{names} names for {layers} layers</source>
+        <translation>{names} nomes para {layers} camadas</translation>
+    </message>
+    <message>
+        <source>attention weights only (output_attentions): queries, keys, values, masks and the output were not recorded, so nothing can be recomputed or edited</source>
+        <translation>só os pesos de atenção (output_attentions): consultas, chaves, valores, máscaras e a saída não foram registrados, então nada pode ser recalculado nem editado</translation>
+    </message>
+    <message>
+        <source>layer {index}</source>
+        <translation>camada {index}</translation>
+    </message>
+    <message>
+        <source>{name} holds no weights (None): was the model run with output_attentions=True?</source>
+        <translation>{name} não contém pesos (None): o modelo foi executado com output_attentions=True?</translation>
+    </message>
+    <message>
+        <source>capture(model): model must be a torch.nn.Module, not {type}</source>
+        <extracomment>Bytes of copies a capture keeps by default (never more than half the memory available).</extracomment>
+        <translation>capture(model): model deve ser um torch.nn.Module, não {type}</translation>
+    </message>
+    <message>
+        <source>memory_budget must be a number of bytes &gt; 0; got {value}</source>
+        <translation>memory_budget deve ser um número de bytes &gt; 0; recebeu {value}</translation>
+    </message>
+    <message>
+        <source>a capture records once: make a new one with attnviz.capture(...)</source>
+        <translation>uma captura registra uma única vez: crie outra com attnviz.capture(...)</translation>
+    </message>
+    <message>
+        <source>{n} attention call was not recorded (memory budget)</source>
+        <translation>{n} chamada de atenção não foi registrada (orçamento de memória)</translation>
+    </message>
+    <message>
+        <source>{n} attention calls were not recorded (memory budget)</source>
+        <translation>{n} chamadas de atenção não foram registradas (orçamento de memória)</translation>
+    </message>
+    <message>
+        <source>no attention call was recorded: the model called neither torch.nn.functional.scaled_dot_product_attention nor nn.MultiheadAttention (a model with eager attention code, or one compiled with torch.compile, cannot be captured)</source>
+        <translation>nenhuma chamada de atenção foi registrada: o modelo não chamou nem torch.nn.functional.scaled_dot_product_attention nem nn.MultiheadAttention (um modelo com código de atenção eager, ou compilado com torch.compile, não pode ser capturado)</translation>
+    </message>
+    <message>
+        <source>{name} is left out of the run: queries {q}, keys {k} do not fit (batch, heads, length, size) with the other calls&apos; batch</source>
+        <translation>{name} fica fora da execução: consultas {q}, chaves {k} não se encaixam em (lote, cabeças, comprimento, tamanho) com o lote das outras chamadas</translation>
+    </message>
+    <message>
+        <source>nothing was captured: there is no attention call to show</source>
+        <translation>nada foi capturado: não há chamada de atenção para mostrar</translation>
+    </message>
+    <message>
+        <source>modules= names modules of a model: pass the model too, capture(model, modules=...)</source>
+        <translation>modules= nomeia módulos de um modelo: passe também o modelo, capture(model, modules=...)</translation>
+    </message>
+    <message>
+        <source>modules: a {type} that is not part of the model</source>
+        <translation>modules: um {type} que não faz parte do modelo</translation>
+    </message>
+    <message>
+        <source>modules: {pattern} names no module of the model</source>
+        <translation>modules: {pattern} não nomeia nenhum módulo do modelo</translation>
+    </message>
+    <message>
+        <source>call {index}</source>
+        <translation>chamada {index}</translation>
+    </message>
+    <message>
+        <source>a call could not be recorded: {error}</source>
+        <translation>não foi possível registrar uma chamada: {error}</translation>
+    </message>
+    <message>
+        <source>recording stopped at attention call {index}: it needs {need} more and {used} of the {budget} memory budget are taken; pass capture(memory_budget=...) to record more, or modules=... to record fewer calls</source>
+        <translation>o registro parou na chamada de atenção {index}: ela precisa de mais {need}, e {used} do orçamento de memória de {budget} já estão ocupados; passe capture(memory_budget=...) para registrar mais, ou modules=... para registrar menos chamadas</translation>
+    </message>
+</context>
+<context>
     <name>Colormaps</name>
     <message>
         <source>unknown colour map {name}; choose one of {choices}</source>
@@ -332,10 +449,227 @@
     </message>
 </context>
 <context>
+    <name>Doctor</name>
+    <message>
+        <source>call {index} ({name})</source>
+        <extracomment>Tokens read as padding where they run from either end of a sequence. GPT-2 pads with &quot;&lt;|endoftext|&gt;&quot;, which is also its first token: name it when a batch is padded with it. What each ``Finding.kind`` means. Makes a Finding of the call being diagnosed: finding(kind, severity, text, heads=, batch=, rows=, count=).</extracomment>
+        <translation>chamada {index} ({name})</translation>
+    </message>
+    <message>
+        <source>heads {list}</source>
+        <translation>cabeças {list}</translation>
+    </message>
+    <message>
+        <source>batch {list}</source>
+        <translation>lote {list}</translation>
+    </message>
+    <message>
+        <source>rows {list}</source>
+        <translation>linhas {list}</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>erro</translation>
+    </message>
+    <message>
+        <source>warning</source>
+        <translation>aviso</translation>
+    </message>
+    <message>
+        <source>{severity}: {where}: {message}</source>
+        <translation>{severity}: {where}: {message}</translation>
+    </message>
+    <message>
+        <source>lengths must have one entry per batch element ({batch}); got shape {shape}</source>
+        <translation>lengths deve ter uma entrada por elemento do lote ({batch}); veio o formato {shape}</translation>
+    </message>
+    <message>
+        <source>the engine cannot read this call&apos;s masks: {problem}</source>
+        <extracomment>Elements of the calls&apos; ``allowed`` masks kept from the first pass over the run to the second (64 MiB of booleans): 6 layers x 12 heads x batch 8 x 128 tokens take 9 Mi.</extracomment>
+        <translation>o motor não consegue ler as máscaras desta chamada: {problem}</translation>
+    </message>
+    <message>
+        <source>{n} query row attends to later positions while {causal} of the {total} calls of this stack are causal: this call misses its causal mask (pass is_causal=True, or build the causal mask into attn_mask)</source>
+        <translation>{n} linha de consulta presta atenção a posições posteriores, enquanto {causal} das {total} chamadas desta pilha são causais: falta a esta chamada a sua máscara causal (passe is_causal=True ou inclua a máscara causal na attn_mask)</translation>
+    </message>
+    <message>
+        <source>{n} query rows attend to later positions while {causal} of the {total} calls of this stack are causal: this call misses its causal mask (pass is_causal=True, or build the causal mask into attn_mask)</source>
+        <translation>{n} linhas de consulta prestam atenção a posições posteriores, enquanto {causal} das {total} chamadas desta pilha são causais: falta a esta chamada a sua máscara causal (passe is_causal=True ou inclua a máscara causal na attn_mask)</translation>
+    </message>
+    <message>
+        <source>{n} real query row attends to padding keys ({pads}): nothing masks them; hide padding keys from every query with a (B, 1, 1, L_k) mask</source>
+        <translation>{n} linha de consulta real presta atenção a chaves de padding ({pads}): nada as mascara; esconda as chaves de padding de todas as consultas com uma máscara (B, 1, 1, L_k)</translation>
+    </message>
+    <message>
+        <source>{n} real query rows attend to padding keys ({pads}): nothing masks them; hide padding keys from every query with a (B, 1, 1, L_k) mask</source>
+        <translation>{n} linhas de consulta reais prestam atenção a chaves de padding ({pads}): nada as mascara; esconda as chaves de padding de todas as consultas com uma máscara (B, 1, 1, L_k)</translation>
+    </message>
+    <message>
+        <source>{n} padding query row attends to padding keys ({pads}), which a key padding mask never allows: the mask pairs padding with padding instead of hiding padding keys; use a (B, 1, 1, L_k) key mask</source>
+        <translation>{n} linha de consulta de padding presta atenção a chaves de padding ({pads}), o que uma máscara de padding de chaves nunca permite: a máscara emparelha padding com padding em vez de esconder as chaves de padding; use uma máscara de chaves (B, 1, 1, L_k)</translation>
+    </message>
+    <message>
+        <source>{n} padding query rows attend to padding keys ({pads}), which a key padding mask never allows: the mask pairs padding with padding instead of hiding padding keys; use a (B, 1, 1, L_k) key mask</source>
+        <translation>{n} linhas de consulta de padding prestam atenção a chaves de padding ({pads}), o que uma máscara de padding de chaves nunca permite: a máscara emparelha padding com padding em vez de esconder as chaves de padding; use uma máscara de chaves (B, 1, 1, L_k)</translation>
+    </message>
+    <message>
+        <source>{name} holds -inf next to {count} values near {dtype}&apos;s lowest ({lowest:.4g}): two finfo.min fills were added and overflowed; combine masks as booleans, or clamp their sum at torch.finfo(torch.{dtype}).min</source>
+        <translation>{name} contém -inf ao lado de {count} valores perto do menor valor de {dtype} ({lowest:.4g}): dois preenchimentos finfo.min foram somados e estouraram; combine as máscaras como booleanas, ou limite a soma delas a torch.finfo(torch.{dtype}).min</translation>
+    </message>
+    <message>
+        <source>{name} of shape {shape} varies along the queries but is constant along the keys: it hides whole query rows ({rows} of them; the model produced {outcome} there) while every other query attends to every key, padding included; a padding mask broadcasts over the queries: shape (B, 1, 1, L_k), not (B, 1, L_q, 1)</source>
+        <translation>{name} de formato {shape} varia ao longo das consultas, mas é constante ao longo das chaves: esconde linhas de consulta inteiras ({rows} delas; o modelo produziu {outcome} ali), enquanto todas as outras consultas prestam atenção a todas as chaves, padding incluído; uma máscara de padding se propaga (broadcast) sobre as consultas: formato (B, 1, 1, L_k), não (B, 1, L_q, 1)</translation>
+    </message>
+    <message>
+        <source>the mask lets batch element(s) {elements} attend to exactly their padding keys ({pads}) and hides their real ones: its polarity is inverted ({convention})</source>
+        <translation>a máscara deixa o(s) elemento(s) do lote {elements} prestar atenção exatamente às suas chaves de padding ({pads}) e esconde as reais: sua polaridade está invertida ({convention})</translation>
+    </message>
+    <message>
+        <source>is_causal=True aligns the causal mask top-left: with {n_q} queries and {n_k} keys (a KV-cache step) query i sees keys 0 to i only, not the {past} cached keys before it; align it bottom-right with the boolean attn_mask torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q), or pass no causal mask for a single new token</source>
+        <translation>is_causal=True alinha a máscara causal no canto superior esquerdo: com {n_q} consultas e {n_k} chaves (um passo com cache KV), a consulta i vê só as chaves de 0 a i, não as {past} chaves em cache antes dela; alinhe-a no canto inferior direito com a attn_mask booleana torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q), ou não passe máscara causal para um único token novo</translation>
+    </message>
+    <message>
+        <source>the causal mask is aligned top-left: with {n_q} queries and {n_k} keys (a KV-cache step) query i sees keys 0 to i only, not the {past} cached keys before it; build it bottom-right, torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q)</source>
+        <translation>a máscara causal está alinhada no canto superior esquerdo: com {n_q} consultas e {n_k} chaves (um passo com cache KV), a consulta i vê só as chaves de 0 a i, não as {past} chaves em cache antes dela; construa-a alinhada no canto inferior direito, torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q)</translation>
+    </message>
+    <message>
+        <source>NaN</source>
+        <translation>NaN</translation>
+    </message>
+    <message>
+        <source>zeros</source>
+        <translation>zeros</translation>
+    </message>
+    <message>
+        <source>the plain average of every value</source>
+        <translation>a média simples de todos os valores</translation>
+    </message>
+    <message>
+        <source>neither NaN, zeros nor an average</source>
+        <translation>nem NaN, nem zeros, nem uma média</translation>
+    </message>
+    <message>
+        <source>an output that was not recorded</source>
+        <translation>uma saída que não foi registrada</translation>
+    </message>
+    <message>
+        <source>{n} query row has no key left to attend to, and the model produced NaN there, which later layers spread (0 x NaN is NaN): leave every query at least one key (hide padding keys, (B, 1, 1, L_k), not whole rows), or use SDPA&apos;s boolean mask, which gives such rows zeros</source>
+        <translation>{n} linha de consulta não tem mais nenhuma chave a que prestar atenção, e o modelo produziu NaN ali, que as camadas seguintes espalham (0 x NaN é NaN): deixe a toda consulta ao menos uma chave (esconda as chaves de padding, (B, 1, 1, L_k), não linhas inteiras), ou use a máscara booleana do SDPA, que dá zeros a essas linhas</translation>
+    </message>
+    <message>
+        <source>{n} query rows have no key left to attend to, and the model produced NaN there, which later layers spread (0 x NaN is NaN): leave every query at least one key (hide padding keys, (B, 1, 1, L_k), not whole rows), or use SDPA&apos;s boolean mask, which gives such rows zeros</source>
+        <translation>{n} linhas de consulta não têm mais nenhuma chave a que prestar atenção, e o modelo produziu NaN ali, que as camadas seguintes espalham (0 x NaN é NaN): deixe a toda consulta ao menos uma chave (esconda as chaves de padding, (B, 1, 1, L_k), não linhas inteiras), ou use a máscara booleana do SDPA, que dá zeros a essas linhas</translation>
+    </message>
+    <message>
+        <source>{n} query row has no key left to attend to and came out as zeros (SDPA&apos;s rule for a fully masked row): unless it is padding whose output is discarded, the mask hides too much</source>
+        <translation>{n} linha de consulta não tem mais nenhuma chave a que prestar atenção e saiu como zeros (a regra do SDPA para uma linha toda mascarada): a menos que seja padding cuja saída é descartada, a máscara esconde demais</translation>
+    </message>
+    <message>
+        <source>{n} query rows have no key left to attend to and came out as zeros (SDPA&apos;s rule for a fully masked row): unless they are padding whose output is discarded, the mask hides too much</source>
+        <translation>{n} linhas de consulta não têm mais nenhuma chave a que prestar atenção e saíram como zeros (a regra do SDPA para uma linha toda mascarada): a menos que sejam padding cuja saída é descartada, a máscara esconde demais</translation>
+    </message>
+    <message>
+        <source>{n} query row has no key left to attend to, so a finite fill (finfo.min) spread it evenly over every key, padding included: unless it is padding whose output is discarded, the mask hides too much</source>
+        <translation>{n} linha de consulta não tem mais nenhuma chave a que prestar atenção, então um preenchimento finito (finfo.min) a espalhou por igual sobre todas as chaves, padding incluído: a menos que seja padding cuja saída é descartada, a máscara esconde demais</translation>
+    </message>
+    <message>
+        <source>{n} query rows have no key left to attend to, so a finite fill (finfo.min) spread them evenly over every key, padding included: unless they are padding whose output is discarded, the mask hides too much</source>
+        <translation>{n} linhas de consulta não têm mais nenhuma chave a que prestar atenção, então um preenchimento finito (finfo.min) as espalhou por igual sobre todas as chaves, padding incluído: a menos que sejam padding cuja saída é descartada, a máscara esconde demais</translation>
+    </message>
+    <message>
+        <source>{n} query row has no key left to attend to (the model produced {outcome} there): the mask hides every key of a query</source>
+        <translation>{n} linha de consulta não tem mais nenhuma chave a que prestar atenção (o modelo produziu {outcome} ali): a máscara esconde todas as chaves de uma consulta</translation>
+    </message>
+    <message>
+        <source>{n} query rows have no key left to attend to (the model produced {outcome} there): the mask hides every key of these queries</source>
+        <translation>{n} linhas de consulta não têm mais nenhuma chave a que prestar atenção (o modelo produziu {outcome} ali): a máscara esconde todas as chaves dessas consultas</translation>
+    </message>
+    <message>
+        <source>{error} (see {prog} --help)</source>
+        <translation>{error} (veja {prog} --help)</translation>
+    </message>
+    <message>
+        <source>unexpected error: {error}</source>
+        <translation>erro inesperado: {error}</translation>
+    </message>
+    <message>
+        <source>{n} call</source>
+        <translation>{n} chamada</translation>
+    </message>
+    <message>
+        <source>{n} calls</source>
+        <translation>{n} chamadas</translation>
+    </message>
+    <message>
+        <source>{errors}, {warnings} in {calls}</source>
+        <translation>{errors}, {warnings} em {calls}</translation>
+    </message>
+    <message>
+        <source>{n} error</source>
+        <translation>{n} erro</translation>
+    </message>
+    <message>
+        <source>{n} errors</source>
+        <translation>{n} erros</translation>
+    </message>
+    <message>
+        <source>{n} warning</source>
+        <translation>{n} aviso</translation>
+    </message>
+    <message>
+        <source>{n} warnings</source>
+        <translation>{n} avisos</translation>
+    </message>
+    <message>
+        <source>no mask problem found in {calls}</source>
+        <translation>nenhum problema de máscara encontrado em {calls}</translation>
+    </message>
+    <message>
+        <source>--lengths {text}: expected whole numbers &gt;= 0 separated by commas, e.g. 7,5,3</source>
+        <translation>--lengths {text}: esperavam-se números inteiros &gt;= 0 separados por vírgulas, p. ex. 7,5,3</translation>
+    </message>
+    <message>
+        <source>severity</source>
+        <translation>gravidade</translation>
+    </message>
+    <message>
+        <source>where</source>
+        <translation>onde</translation>
+    </message>
+    <message>
+        <source>what is wrong</source>
+        <translation>o que está errado</translation>
+    </message>
+    <message>
+        <source>Click a finding to see its cells</source>
+        <translation>Clique em um problema para ver suas células</translation>
+    </message>
+    <message>
+        <source>Examining every call&apos;s masks…</source>
+        <translation>Examinando as máscaras de todas as chamadas…</translation>
+    </message>
+    <message>
+        <source>No model here: capture one (attnviz.capture) or open a file of a model&apos;s tensors, and the doctor examines every mask it received.</source>
+        <translation>Nenhum modelo aqui: capture um (attnviz.capture) ou abra um arquivo com os tensores de um modelo, e o médico examina todas as máscaras que ele recebeu.</translation>
+    </message>
+    <message>
+        <source>No problem found in the masks of {n} calls.</source>
+        <translation>Nenhum problema encontrado nas máscaras de {n} chamadas.</translation>
+    </message>
+    <message>
+        <source>{errors} errors and {warnings} warnings in {n} calls: click one to see its cells.</source>
+        <translation>{errors} erros e {warnings} avisos em {n} chamadas: clique em um deles para ver suas células.</translation>
+    </message>
+</context>
+<context>
     <name>Errors</name>
     <message>
+        <source>{call} recorded its attention weights only (Hugging Face output_attentions): they are shown as recorded; scores, masks and outputs cannot be recomputed, and a key with weight 0 is shown as masked</source>
+        <extracomment>Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every stage at once is over the memory budget (a long input: the long-context view can). Every head of the model run&apos;s call on show (None without a run).</extracomment>
+        <translation>{call} registrou só os seus pesos de atenção (output_attentions do Hugging Face): eles são mostrados como foram registrados; pontuações, máscaras e saídas não podem ser recalculadas, e uma chave com peso 0 aparece como mascarada</translation>
+    </message>
+    <message>
         <source>could not load PyTorch: {error}</source>
-        <extracomment>Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every head of the model run&apos;s call on show (None without a run).</extracomment>
         <translation>não foi possível carregar o PyTorch: {error}</translation>
     </message>
     <message>
@@ -365,39 +699,39 @@
     <message>
         <source>these row statistics are for {n_q} queries and {n_k} keys of size {d}; got {q} queries and {k} keys of size {dq}</source>
         <extracomment>Scores per block of query rows (8 MiB in float32). Smaller blocks pay more per-operation overhead (and, with several threads, more synchronisation); larger ones leave the cache and widen the masked strips along a band&apos;s edges. 2^20 to 2^22 measured within 10 % of each other. Cells of mask predicates (``mask_mod``) evaluated per block of rows: they are evaluated over every key a block might need, and a predicate&apos;s index arithmetic makes int64 temporaries. ``tile`` refuses larger regions (64 Mi cells, 256 MiB of float32 weights). The same in the units the overview computed in (log2 of the weights, compute dtype / float64): a tile recomputes its scores exactly as the overview did and subtracts these.</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>estas estatísticas de linha são para {n_q} consultas e {n_k} chaves de tamanho {d}; vieram {q} consultas e {k} chaves de tamanho {dq}</translation>
     </message>
     <message>
         <source>a tile of {rows} x {cols} is too large (at most {limit} cells); use the overview for larger regions</source>
-        <translation type="unfinished"></translation>
+        <translation>um recorte de {rows} x {cols} é grande demais (no máximo {limit} células); use a visão geral para regiões maiores</translation>
     </message>
     <message>
         <source>query must be a row index below {n}; got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation>query deve ser um índice de linha menor que {n}; veio {value}</translation>
     </message>
     <message>
         <source>the scores of query {row} overflow {dtype}: the queries and keys are too large; use float64 or smaller values</source>
-        <translation type="unfinished"></translation>
+        <translation>as pontuações da consulta {row} estouram {dtype}: as consultas e as chaves são grandes demais; use float64 ou valores menores</translation>
     </message>
     <message>
         <source>queries and keys must both be (L, d), (batch, L, d) or (batch, heads, L, d); got shapes {q} and {k}</source>
-        <translation type="unfinished"></translation>
+        <translation>consultas e chaves devem ser ambas (L, d), (lote, L, d) ou (lote, cabeças, L, d); vieram os formatos {q} e {k}</translation>
     </message>
     <message>
         <source>queries and keys must have the same feature size: {d_q} and {d_k}</source>
-        <translation type="unfinished"></translation>
+        <translation>consultas e chaves devem ter o mesmo número de características: {d_q} e {d_k}</translation>
     </message>
     <message>
         <source>the query heads ({h_q}) must be a multiple of the key heads ({h_k})</source>
-        <translation type="unfinished"></translation>
+        <translation>as cabeças de consulta ({h_q}) devem ser múltiplo das cabeças de chave ({h_k})</translation>
     </message>
     <message>
         <source>queries and keys need at least one row and one feature; got shapes {q} and {k}</source>
-        <translation type="unfinished"></translation>
+        <translation>consultas e chaves precisam de ao menos uma linha e uma característica; vieram os formatos {q} e {k}</translation>
     </message>
     <message>
         <source>{name} contain NaN or Inf at {idx}</source>
-        <translation type="unfinished"></translation>
+        <translation>NaN ou Inf em {name}, no índice {idx}</translation>
     </message>
     <message>
         <source>{name} must be a numeric tensor or array; got {type}</source>
@@ -409,19 +743,19 @@
     </message>
     <message>
         <source>{name} must be an index below {size}; got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation>{name} deve ser um índice menor que {size}; veio {value}</translation>
     </message>
     <message>
         <source>dtype must be float32, float64 or None; got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation>dtype deve ser float32, float64 ou None; veio {value}</translation>
     </message>
     <message>
         <source>scale must be a finite non-zero number or None (1/sqrt(d)); got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation>scale deve ser um número finito não nulo ou None (1/sqrt(d)); veio {value}</translation>
     </message>
     <message>
         <source>bins must be (rows, cols); got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation>bins deve ser (linhas, colunas); veio {value}</translation>
     </message>
     <message>
         <source>{name} must have at least one batch element and one row; got shape {shape}</source>
@@ -578,6 +912,10 @@
         <translation>compare_conventions executa ele mesmo todos os modos de máscara: não passe {name}</translation>
     </message>
     <message>
+        <source>the masking lab ({runs} conventions, each keeping its weights, mask and masked scores)</source>
+        <translation>o laboratório de máscaras ({runs} convenções, cada uma guardando seus pesos, máscara e pontuações mascaradas)</translation>
+    </message>
+    <message>
         <source>unknown mask_mode {value}: expected one of {choices}</source>
         <extracomment>The fill value of the book&apos;s ``masked_softmax``. Turn (scores, allowed) into the tensor the softmax sees. Rows with no allowed key get zero weights (instead of whatever the softmax gives). The mask is read with the opposite polarity (True = ignore). The value masked scores are replaced by, when the mode is a plain fill (None: it is not). A plain fill lets the engine mask a row&apos;s tail in place instead of building a mask.</extracomment>
         <translation>mask_mode desconhecido {value}: esperava-se um destes: {choices}</translation>
@@ -646,7 +984,7 @@
     </message>
     <message>
         <source>{name} must be a whole number &gt;= {low}; got {value}</source>
-        <extracomment>The d of the default curves: 1, 2, 4, ..., 1024. Names of the per-d statistics in ``scaling_curves`` (each also with &quot;_scaled&quot;/&quot;_unscaled&quot;).</extracomment>
+        <extracomment>The d of the default curves: 1, 2, 4, ..., 1024. Names of the per-d statistics in ``scaling_curves`` (each also with &quot;_scaled&quot;/&quot;_unscaled&quot;). Peak bytes per (batch, query, key) cell, measured with every key allowed (66 and 35 on (1, 2048, 2048)) plus a margin: ``current_point`` holds float64 scores, their scaled copy, the masked rows and the softmax&apos;s working copies; ``tanh_saturation`` the allowed mask and the indices of the allowed pairs.</extracomment>
         <translation>{name} deve ser um número inteiro &gt;= {low}; veio {value}</translation>
     </message>
     <message>
@@ -668,6 +1006,14 @@
     <message>
         <source>{name} contains NaN or Inf</source>
         <translation>NaN ou Inf em {name}</translation>
+    </message>
+    <message>
+        <source>computing the scaling statistics of the current inputs</source>
+        <translation>calcular as estatísticas de escala das entradas atuais</translation>
+    </message>
+    <message>
+        <source>computing the tanh saturation of the current inputs</source>
+        <translation>calcular a saturação da tanh das entradas atuais</translation>
     </message>
     <message>
         <source>batch sizes differ: queries {q}, keys {k}</source>
@@ -724,74 +1070,82 @@
         <translation>{budget} (metade dos {available} de memória disponíveis agora)</translation>
     </message>
     <message>
+        <source>fewer queries or keys</source>
+        <translation>menos consultas ou chaves</translation>
+    </message>
+    <message>
+        <source>{what} on inputs of shape {shape} needs about {needed}, more than the memory budget of {budget}. What would fit: {advice}</source>
+        <translation>{what} em entradas de formato {shape} precisa de cerca de {needed}, mais que o orçamento de memória de {budget}. O que caberia: {advice}</translation>
+    </message>
+    <message>
         <source>attention of shape {shape} keeping {kept} needs about {needed} (one float stage is {stage}), more than the memory budget of {budget}. What would fit: {advice}</source>
         <translation>a atenção de forma {shape} guardando {kept} precisa de cerca de {needed} (uma etapa em ponto flutuante ocupa {stage}), mais que o orçamento de memória de {budget}. O que caberia: {advice}</translation>
     </message>
     <message>
         <source>a dense mask of {n_q} x {n_k} is too large (at most {limit} cells); use the block structure or the streaming overview instead</source>
         <extracomment>Block states, as drawn: no allowed cell, some allowed cells, every cell allowed. The block size FlexAttention uses by default. ``dense`` refuses larger masks (64 Mi cells = 64 MiB of booleans): long inputs use blocks. Cells a predicate is evaluated on at once (its int64 temporaries: 8 MiB each). A query&apos;s allowed keys: a list of (lo, hi) index tensors, key k allowed when lo &lt;= k &lt; hi for one of them. Within a row the ranges are disjoint (classification counts on it). FlexAttention&apos;s mask_mod: (batch, head, q_idx, kv_idx) index tensors -&gt; bool tensor. query indices (any shape) -&gt; allowed key ranges, each tensor of the same shape. (q_idx, kv_idx) broadcastable index tensors -&gt; bool of their broadcast shape.</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>uma máscara densa de {n_q} x {n_k} é grande demais (no máximo {limit} células); use a estrutura em blocos ou a visão geral em fluxo (streaming)</translation>
     </message>
     <message>
         <source>a mask combines Mask descriptions only; got {type}</source>
-        <translation type="unfinished"></translation>
+        <translation>uma máscara só combina descrições Mask; veio {type}</translation>
     </message>
     <message>
         <source>documents: with {n_q} queries and {n_k} keys, pass query_ids too (one document id per query)</source>
-        <translation type="unfinished"></translation>
+        <translation>documents: com {n_q} consultas e {n_k} chaves, passe também query_ids (um id de documento por consulta)</translation>
     </message>
     <message>
         <source>attention_mask must hold 0 (padding) and 1 (attend) only, as Hugging Face&apos;s does</source>
         <extracomment>What the user called it, for error messages.</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>attention_mask deve conter só 0 (padding) e 1 (atender), como a do Hugging Face</translation>
     </message>
     <message>
         <source>mask_mod must be a function (b, h, q_idx, kv_idx) -&gt; bool tensor; got {type}</source>
-        <translation type="unfinished"></translation>
+        <translation>mask_mod deve ser uma função (b, h, q_idx, kv_idx) -&gt; tensor bool; veio {type}</translation>
     </message>
     <message>
         <source>mask_mod failed: {error}</source>
-        <translation type="unfinished"></translation>
+        <translation>mask_mod falhou: {error}</translation>
     </message>
     <message>
         <source>mask_mod must return a bool tensor; got {type}</source>
-        <translation type="unfinished"></translation>
+        <translation>mask_mod deve devolver um tensor bool; veio {type}</translation>
     </message>
     <message>
         <source>mask_mod returned shape {shape} for indices of shape {q} and {kv}</source>
-        <translation type="unfinished"></translation>
+        <translation>mask_mod devolveu o formato {shape} para índices de formato {q} e {kv}</translation>
     </message>
     <message>
         <source>sinks need a window: the sink tokens are what a query sees beyond its window</source>
-        <translation type="unfinished"></translation>
+        <translation>sinks exige uma janela: os tokens sumidouros são o que uma consulta vê além da sua janela</translation>
     </message>
     <message>
         <source>{name} must have shape ({n},) or (batch, {n}); got {shape}</source>
-        <translation type="unfinished"></translation>
+        <translation>{name} deve ter formato ({n},) ou (lote, {n}); veio {shape}</translation>
     </message>
     <message>
         <source>{name} must hold whole numbers; got dtype {dtype}</source>
-        <translation type="unfinished"></translation>
+        <translation>{name} deve conter números inteiros; veio o dtype {dtype}</translation>
     </message>
     <message>
         <source>{name} has {size} batch element(s); batch {batch} was asked for</source>
-        <translation type="unfinished"></translation>
+        <translation>{name} tem {size} elemento(s) de lote; foi pedido o lote {batch}</translation>
     </message>
     <message>
         <source>{name} must be a boolean tensor; got dtype {dtype}</source>
-        <translation type="unfinished"></translation>
+        <translation>{name} deve ser um tensor booleano; veio o dtype {dtype}</translation>
     </message>
     <message>
         <source>{name} must be a whole number &gt;= {minimum}; got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation>{name} deve ser um número inteiro &gt;= {minimum}; veio {value}</translation>
     </message>
     <message>
         <source>{name} must be a slice with step 1; got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation>{name} deve ser uma fatia (slice) com passo 1; veio {value}</translation>
     </message>
     <message>
         <source>{name} {value} selects nothing of {n}</source>
-        <translation type="unfinished"></translation>
+        <translation>{name} {value} não seleciona nada de {n}</translation>
     </message>
 </context>
 <context>
@@ -871,10 +1225,6 @@
         <translation>saída</translation>
     </message>
     <message>
-        <source>Sessions and tensor files</source>
-        <translation>Sessões e arquivos de tensores</translation>
-    </message>
-    <message>
         <source>attnviz sessions</source>
         <translation>Sessões do attnviz</translation>
     </message>
@@ -892,7 +1242,7 @@
     </message>
     <message>
         <source>&amp;Open…</source>
-        <extracomment>The app shows every batch element up to this many (results_panel.MAX_GRID), else the selected one. The name of an opened tensor file (not a session: Save asks for a name), else None. Replaced by tests: (parent, tensor file, guessed roles, current state) -&gt; choice or None.</extracomment>
+        <extracomment>An Open is over: True when the inputs were replaced (False: refused, cancelled, superseded). The name of an opened tensor file (not a session: Save asks for a name), else None. Replaced by tests: (parent, tensor file, guessed roles, current state) -&gt; choice or None.</extracomment>
         <translation>&amp;Abrir…</translation>
     </message>
     <message>
@@ -926,6 +1276,31 @@
     <message>
         <source>Weights heatmaps as &amp;PNG…</source>
         <translation>Mapas de calor dos pesos em &amp;PNG…</translation>
+    </message>
+    <message>
+        <source>Sessions, captures and tensor files</source>
+        <translation>Sessões, capturas e arquivos de tensores</translation>
+    </message>
+    <message>
+        <source>Captures (attnviz.capture)</source>
+        <translation>Capturas (attnviz.capture)</translation>
+    </message>
+    <message>
+        <source>Opening {name}…</source>
+        <extracomment>The app shows every batch element up to this many (results_panel.MAX_GRID), else the selected one. Asks which array plays which role: (roles, head, layer), or None when the user cancelled. A file still opening after this long gets the busy indicator (a quick one would only flash it).</extracomment>
+        <translation>Abrindo {name}…</translation>
+    </message>
+    <message>
+        <source>Reading the file</source>
+        <translation>Lendo o arquivo</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Cancelar</translation>
+    </message>
+    <message>
+        <source>Stop opening this file; the inputs stay as they are</source>
+        <translation>Parar de abrir este arquivo; as entradas ficam como estão</translation>
     </message>
     <message>
         <source>The attention-weight heatmaps as a PNG image</source>
@@ -982,6 +1357,10 @@
     <message>
         <source>Open session or tensors</source>
         <translation>Abrir sessão ou tensores</translation>
+    </message>
+    <message>
+        <source>Opening {name} cancelled</source>
+        <translation>Abertura de {name} cancelada</translation>
     </message>
     <message>
         <source>Cannot open file</source>
@@ -1084,6 +1463,10 @@
         <translation>recentemente</translation>
     </message>
     <message>
+        <source>Other windows that did not close normally left {n} more autosave(s): answer No to see the next one; after a Yes they are offered at the next start.</source>
+        <translation>Outras janelas que não foram fechadas normalmente deixaram mais {n} salvamento(s) automático(s): responda Não para ver o próximo; depois de um Sim, os demais serão oferecidos na próxima inicialização.</translation>
+    </message>
+    <message>
         <source>Restore unsaved work?</source>
         <translation>Restaurar o trabalho não salvo?</translation>
     </message>
@@ -1104,6 +1487,7 @@
     </message>
     <message>
         <source>holds Python objects (dtype object), which can only be loaded by running code from the file</source>
+        <extracomment>Characters of all the text arrays of one file together, as numpy stores them (16 MiB).</extracomment>
         <translation>contém objetos Python (dtype object), que só podem ser carregados executando código do arquivo</translation>
     </message>
     <message>
@@ -1149,6 +1533,30 @@
     <message>
         <source>its arrays need more than the {limit} allowed in total (reached at {where})</source>
         <translation>seus arrays precisam de mais que os {limit} permitidos no total (limite atingido {where})</translation>
+    </message>
+    <message>
+        <source>holds text of shape {shape}: text labels come as (length,) or (batch, length)</source>
+        <translation>contém texto de formato {shape}: rótulos de texto vêm como (comprimento,) ou (lote, comprimento)</translation>
+    </message>
+    <message>
+        <source>holds text {width} characters wide (labels of at most {limit} are read)</source>
+        <translation>contém texto de {width} caracteres de largura (são lidos rótulos de no máximo {limit})</translation>
+    </message>
+    <message>
+        <source>takes the file&apos;s text past the {limit} characters allowed</source>
+        <translation>leva o texto do arquivo além dos {limit} caracteres permitidos</translation>
+    </message>
+    <message>
+        <source>is not a list of text labels</source>
+        <translation>não é uma lista de rótulos de texto</translation>
+    </message>
+    <message>
+        <source>holds lists of text of different lengths ({lengths}): one label per position of each batch element</source>
+        <translation>contém listas de texto de comprimentos diferentes ({lengths}): espera-se um rótulo por posição de cada elemento do lote</translation>
+    </message>
+    <message>
+        <source>mixes text with other values: labels must all be strings</source>
+        <translation>mistura texto com outros valores: os rótulos devem ser todos textos</translation>
     </message>
     <message>
         <source>its only array</source>
@@ -1281,6 +1689,10 @@
     <message>
         <source>is truncated inside array &apos;{name}&apos;</source>
         <translation>está truncado dentro do array &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>is metadata text longer than the {limit} characters allowed</source>
+        <translation>é um texto de metadados mais longo que os {limit} caracteres permitidos</translation>
     </message>
     <message>
         <source>dtype {dtype} cannot be stored in .safetensors</source>
@@ -1424,6 +1836,7 @@
     </message>
     <message>
         <source>select_head needs a 4-D (batch, heads, n, d) array, got {ndim}-D of shape {shape}</source>
+        <extracomment>The book&apos;s roles (and ``mask``, read as ``attn_mask``: see ``attnviz.io.model_files``). What a real model&apos;s file adds: masks under the argument they are passed through (which says what their values mean), the causal flag and its alignment, SDPA&apos;s scale, and the tokens. The roles that hold a mask, each read as the argument of that name reads it. Roles whose value is text (token labels) rather than numbers.</extracomment>
         <translation>select_head exige um array 4-D (lote, cabeças, n, d), veio um {ndim}-D de formato {shape}</translation>
     </message>
     <message>
@@ -1476,8 +1889,150 @@
         <translation>não é uma sessão do attnviz (falta o membro &apos;{member}&apos;)</translation>
     </message>
     <message>
+        <source>cannot be written: two calls are named &apos;{name}&apos; (call names must be unique)</source>
+        <extracomment>The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). JSON objects and arrays in a header, counted before parsing: some 20 per call and one per sequence of tokens. Dense JSON (&quot;[[],[],...&quot;) makes some 20 bytes of Python objects per byte of text, so this bounds what a hostile header makes the parser allocate. Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. JSON has no infinity: a fidelity that is infinite (NaN in the model&apos;s output where attnviz has a number, or the reverse) is written as this string.</extracomment>
+        <translation>não pode ser gravado: duas chamadas têm o nome &apos;{name}&apos; (os nomes das chamadas devem ser únicos)</translation>
+    </message>
+    <message>
+        <source>cannot be written: {problem}</source>
+        <translation>não pode ser gravado: {problem}</translation>
+    </message>
+    <message>
+        <source>cannot be written: its header would be {size} bytes, more than the {limit} allowed (too many tokens or calls)</source>
+        <translation>não pode ser gravado: seu cabeçalho teria {size} bytes, mais que os {limit} permitidos (tokens ou chamadas demais)</translation>
+    </message>
+    <message>
         <source>does not exist</source>
         <translation>não existe</translation>
+    </message>
+    <message>
+        <source>is a directory, not a capture file</source>
+        <translation>é uma pasta, não um arquivo de captura</translation>
+    </message>
+    <message>
+        <source>is not an attnviz capture (it is a zip archive: an attnviz session or a NumPy .npz?)</source>
+        <translation>não é uma captura do attnviz (é um arquivo zip: uma sessão do attnviz ou um .npz do NumPy?)</translation>
+    </message>
+    <message>
+        <source>is not an attnviz capture (its first bytes do not match)</source>
+        <translation>não é uma captura do attnviz (seus primeiros bytes não conferem)</translation>
+    </message>
+    <message>
+        <source>is truncated: it ends before its header length</source>
+        <translation>está truncado: termina antes do campo com o tamanho do cabeçalho</translation>
+    </message>
+    <message>
+        <source>is not a valid capture: it claims a {length}-byte header (at most {limit} allowed)</source>
+        <translation>não é uma captura válida: declara um cabeçalho de {length} bytes (no máximo {limit} permitidos)</translation>
+    </message>
+    <message>
+        <source>is truncated: its header length ({length} bytes) is larger than the file</source>
+        <translation>está truncado: o tamanho do seu cabeçalho ({length} bytes) é maior que o arquivo</translation>
+    </message>
+    <message>
+        <source>has a capture header with {count} JSON objects and lists (at most {limit} allowed)</source>
+        <translation>tem um cabeçalho de captura com {count} objetos e listas JSON (no máximo {limit} permitidos)</translation>
+    </message>
+    <message>
+        <source>has a damaged capture header: the name &apos;{name}&apos; appears twice in one object</source>
+        <translation>tem um cabeçalho de captura danificado: o nome &apos;{name}&apos; aparece duas vezes em um objeto</translation>
+    </message>
+    <message>
+        <source>has a damaged capture header: {value} is not a number JSON allows</source>
+        <translation>tem um cabeçalho de captura danificado: {value} não é um número que o JSON permita</translation>
+    </message>
+    <message>
+        <source>has a damaged capture header (not valid JSON)</source>
+        <translation>tem um cabeçalho de captura danificado (JSON inválido)</translation>
+    </message>
+    <message>
+        <source>is not an attnviz capture (&apos;format&apos; is not &quot;{format}&quot;)</source>
+        <translation>não é uma captura do attnviz (&apos;format&apos; não é &quot;{format}&quot;)</translation>
+    </message>
+    <message>
+        <source>has an invalid capture format version: {version}</source>
+        <translation>tem uma versão de formato de captura inválida: {version}</translation>
+    </message>
+    <message>
+        <source>was written by a newer attnviz (capture format version {version}); this version reads version {known} only</source>
+        <translation>foi gravado por um attnviz mais novo (versão {version} do formato de captura); esta versão só lê a versão {known}</translation>
+    </message>
+    <message>
+        <source>the header</source>
+        <translation>no cabeçalho</translation>
+    </message>
+    <message>
+        <source>has an unknown source {value} (one of {known})</source>
+        <translation>tem uma origem desconhecida {value} (esperava-se uma destas: {known})</translation>
+    </message>
+    <message>
+        <source>has an unknown entry &apos;{key}&apos; in {where}</source>
+        <translation>tem uma entrada desconhecida &apos;{key}&apos; {where}</translation>
+    </message>
+    <message>
+        <source>has no calls, or a damaged call list</source>
+        <translation>não tem chamadas, ou tem uma lista de chamadas danificada</translation>
+    </message>
+    <message>
+        <source>has two calls named &apos;{name}&apos;</source>
+        <translation>tem duas chamadas com o nome &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has a damaged entry for {where}</source>
+        <extracomment>(offset, end) -&gt; (dtype code, shape, where): the arrays seen, one per stored range.</extracomment>
+        <translation>tem uma entrada danificada para {where}</translation>
+    </message>
+    <message>
+        <source>has an unsupported dtype {dtype} for {where}</source>
+        <translation>tem um dtype {dtype} não suportado para {where}</translation>
+    </message>
+    <message>
+        <source>has an invalid shape for {where} (1 to {most} dimensions, each at least 1)</source>
+        <translation>tem um formato inválido para {where} (de 1 a {most} dimensões, cada uma de pelo menos 1)</translation>
+    </message>
+    <message>
+        <source>has an invalid offset for {where} (a multiple of {alignment} is needed)</source>
+        <translation>tem um deslocamento inválido para {where} (é preciso um múltiplo de {alignment})</translation>
+    </message>
+    <message>
+        <source>is truncated or lies: {where} needs bytes {begin}-{end} of the data, but only {size} bytes follow the header</source>
+        <translation>está truncado ou mente: {where} precisa dos bytes {begin}-{end} dos dados, mas só {size} bytes vêm depois do cabeçalho</translation>
+    </message>
+    <message>
+        <source>has overlapping data for {a} and {b}</source>
+        <translation>tem dados sobrepostos para {a} e {b}</translation>
+    </message>
+    <message>
+        <source>call {index}</source>
+        <translation>na chamada {index}</translation>
+    </message>
+    <message>
+        <source>has no name for call {index}</source>
+        <translation>não tem nome para a chamada {index}</translation>
+    </message>
+    <message>
+        <source>has no array list for call &apos;{name}&apos;</source>
+        <translation>não tem lista de arrays para a chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has an unknown array &apos;{array}&apos; in call &apos;{name}&apos;</source>
+        <translation>tem um array desconhecido &apos;{array}&apos; na chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>array &apos;{array}&apos; of call &apos;{name}&apos;</source>
+        <translation>o array &apos;{array}&apos; da chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has an invalid &apos;{key}&apos; in call &apos;{name}&apos;</source>
+        <translation>tem um &apos;{key}&apos; inválido na chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has a mask {role} of shape {shape} and dtype {dtype} in call &apos;{name}&apos;, which its attention of shape {target} cannot take</source>
+        <translation>tem uma máscara {role} de formato {shape} e dtype {dtype} na chamada &apos;{name}&apos;, que sua atenção de formato {target} não aceita</translation>
+    </message>
+    <message>
+        <source>has damaged {key} (a list of equally long lists of strings is needed)</source>
+        <translation>tem {key} danificado (é preciso uma lista de listas de textos, todas do mesmo comprimento)</translation>
     </message>
     <message>
         <source>is a directory, not a session file</source>
@@ -1521,7 +2076,7 @@
     </message>
     <message>
         <source>has a damaged model description (not a JSON object)</source>
-        <translation type="unfinished"></translation>
+        <translation>tem uma descrição de modelo danificada (não é um objeto JSON)</translation>
     </message>
     <message>
         <source>holds an unexpected member &apos;{name}&apos;</source>
@@ -1536,17 +2091,19 @@
         <translation>contém o array &apos;{name}&apos;, que seu manifesto não lista</translation>
     </message>
     <message>
+        <source>is no longer this window&apos;s autosave</source>
+        <translation>não é mais o salvamento automático desta janela</translation>
+    </message>
+    <message>
+        <source>cannot hold a lock on an autosave file here</source>
+        <translation>não é possível manter uma trava em um arquivo de salvamento automático aqui</translation>
+    </message>
+    <message>
         <source>cannot create {folder} ({error})</source>
         <translation>não é possível criar {folder} ({error})</translation>
     </message>
     <message>
-        <source>explicit boolean masks cannot be loaded yet: attnviz masks with valid lengths (and the causal setting) only; leave the mask out, or express it as valid lengths</source>
-        <extracomment>Session array names of the parameters: ``params/W_q`` holds ``state.params[&quot;W_q&quot;]``. A model run&apos;s arrays: ``run/&lt;call&gt;/&lt;name&gt;``; a plain state&apos;s masks: ``masks/&lt;argument&gt;``.</extracomment>
-        <translation>máscaras booleanas explícitas ainda não podem ser carregadas: o attnviz só mascara com comprimentos válidos (e a configuração causal); deixe a máscara de fora, ou expresse-a como comprimentos válidos</translation>
-    </message>
-    <message>
         <source>valid_lens</source>
-        <extracomment>The role of the valid-lengths array, as error messages name it.</extracomment>
         <translation>comprimentos válidos</translation>
     </message>
     <message>
@@ -1554,8 +2111,117 @@
         <translation>máscara</translation>
     </message>
     <message>
-        <source>holds an array &apos;mask&apos;: {why}</source>
-        <translation>contém um array &apos;mask&apos;: {why}</translation>
+        <source>&apos;{name}&apos; is not a role ({roles})</source>
+        <translation>&apos;{name}&apos; não é um papel ({roles})</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({role}) holds text (dtype {dtype}), not numbers</source>
+        <translation>&apos;{name}&apos; ({role}) contém texto (dtype {dtype}), não números</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({role}) holds numbers, not text labels</source>
+        <translation>&apos;{name}&apos; ({role}) contém números, não rótulos de texto</translation>
+    </message>
+    <message>
+        <source>a model&apos;s file needs queries, keys and values: no array was chosen for {role}</source>
+        <translation>o arquivo de um modelo precisa de consultas, chaves e valores: nenhum array foi escolhido para {role}</translation>
+    </message>
+    <message>
+        <source>queries {q}, keys {k} and values {v} must all be (batch, heads, n, d) or all (layers, batch, heads, n, d)</source>
+        <translation>consultas {q}, chaves {k} e valores {v} devem ser todos (lote, cabeças, n, d) ou todos (camadas, lote, cabeças, n, d)</translation>
+    </message>
+    <message>
+        <source>queries {q}, keys {k} and values {v} disagree on the number of layers (axis 0)</source>
+        <translation>consultas {q}, chaves {k} e valores {v} não batem no número de camadas (eixo 0)</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; and &apos;{other}&apos; would both be the {argument}: leave one out</source>
+        <translation>&apos;{name}&apos; e &apos;{other}&apos; seriam ambos o argumento {argument}: deixe um de fora</translation>
+    </message>
+    <message>
+        <source>(batch, queries, keys)</source>
+        <translation>(lote, consultas, chaves)</translation>
+    </message>
+    <message>
+        <source>(batch, heads, queries, keys)</source>
+        <translation>(lote, cabeças, consultas, chaves)</translation>
+    </message>
+    <message>
+        <source>SDPA&apos;s attn_mask is bool (True = attend) or float (added to the scores)</source>
+        <translation>a attn_mask do SDPA é bool (True = atender) ou float (somada às pontuações)</translation>
+    </message>
+    <message>
+        <source>a key_padding_mask is bool (True = ignore) or float (added to the scores)</source>
+        <translation>uma key_padding_mask é bool (True = ignorar) ou float (somada às pontuações)</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({argument}) holds whole numbers ({dtype}): {why}; a 0/1 mask with 1 = attend is named attention_mask</source>
+        <translation>&apos;{name}&apos; ({argument}) contém números inteiros ({dtype}): {why}; uma máscara 0/1 com 1 = atender se chama attention_mask</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; (attention_mask) must hold 0 and 1 (1 = attend), found {value}; an additive mask (0 and large negative numbers) is named attn_mask</source>
+        <translation>&apos;{name}&apos; (attention_mask) deve conter 0 e 1 (1 = atender), foi encontrado {value}; uma máscara aditiva (0 e números negativos grandes) se chama attn_mask</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({argument}) has shape {shape}: its first axis is {found} layers, the tensors have {layers}</source>
+        <translation>&apos;{name}&apos; ({argument}) tem formato {shape}: seu primeiro eixo tem {found} camadas, os tensores têm {layers}</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({argument}) has shape {shape}; a padding mask is (batch, keys) = {needed}</source>
+        <translation>&apos;{name}&apos; ({argument}) tem formato {shape}; uma máscara de padding é (lote, chaves) = {needed}</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({argument}) has shape {shape}, which does not broadcast to {target} {axes}; expected a shape such as {examples}</source>
+        <translation>&apos;{name}&apos; ({argument}) tem formato {shape}, que não se propaga (broadcast) para {target} {axes}; esperava-se um formato como {examples}</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; (causal) is {value}; expected top_left, bottom_right, true or false</source>
+        <translation>&apos;{name}&apos; (causal) é {value}; esperava-se top_left, bottom_right, true ou false</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; (is_causal) and &apos;{other}&apos; (causal) disagree</source>
+        <translation>&apos;{name}&apos; (is_causal) e &apos;{other}&apos; (causal) não concordam</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; (is_causal) is {value}; expected true or false (one value)</source>
+        <translation>&apos;{name}&apos; (is_causal) é {value}; esperava-se true ou false (um único valor)</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; (scale) is {value}; expected one finite number (SDPA&apos;s scale)</source>
+        <translation>&apos;{name}&apos; (scale) é {value}; esperava-se um único número finito (o scale do SDPA)</translation>
+    </message>
+    <message>
+        <source>an array of shape {shape}</source>
+        <translation>um array de formato {shape}</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; (tokens) has shape {shape}: {n} labels, but the queries are {n_q} and the keys {n_k}; give ({n_k},) or ({batch}, {n_k})</source>
+        <translation>&apos;{name}&apos; (tokens) tem formato {shape}: {n} rótulos, mas as consultas são {n_q} e as chaves {n_k}; use ({n_k},) ou ({batch}, {n_k})</translation>
+    </message>
+    <message>
+        <source>queries</source>
+        <translation>consultas</translation>
+    </message>
+    <message>
+        <source>keys</source>
+        <translation>chaves</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; has shape {shape}, but there are {n} {what}: give ({n},) or ({batch}, {n})</source>
+        <translation>&apos;{name}&apos; tem formato {shape}, mas há {n} {what}: use ({n},) ou ({batch}, {n})</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({role}) has shape {shape}: {rows} rows of labels for a batch of {batch}</source>
+        <translation>&apos;{name}&apos; ({role}) tem formato {shape}: {rows} linhas de rótulos para um lote de {batch}</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({role}) is one text; tokens are a list of labels, (L,) or (batch, L)</source>
+        <translation>&apos;{name}&apos; ({role}) é um único texto; os tokens são uma lista de rótulos, (L,) ou (lote, L)</translation>
+    </message>
+    <message>
+        <source>holds an array &apos;mask&apos;, which sessions do not have: masks are kept as masks/attn_mask, masks/key_padding_mask or masks/attention_mask</source>
+        <extracomment>Session array names of the parameters: ``params/W_q`` holds ``state.params[&quot;W_q&quot;]``. A model run&apos;s arrays: ``run/&lt;call&gt;/&lt;name&gt;``; a plain state&apos;s masks: ``masks/&lt;argument&gt;``. Document ids of packed sequences (B, K): ``State.documents``.</extracomment>
+        <translation>contém um array &apos;mask&apos;, que as sessões não têm: as máscaras são guardadas como masks/attn_mask, masks/key_padding_mask ou masks/attention_mask</translation>
     </message>
     <message>
         <source>has no &apos;{name}&apos; array; a session needs queries, keys and values</source>
@@ -1570,20 +2236,28 @@
         <translation>o parâmetro &apos;{name}&apos; deve conter números reais, não {dtype}</translation>
     </message>
     <message>
+        <source>&apos;{name}&apos; has shape {shape} but keys {keys} need {needed}</source>
+        <translation>&apos;{name}&apos; tem formato {shape}, mas as chaves {keys} precisam de {needed}</translation>
+    </message>
+    <message>
         <source>has a damaged model description: {error}</source>
-        <translation type="unfinished"></translation>
+        <translation>tem uma descrição de modelo danificada: {error}</translation>
     </message>
     <message>
         <source>&apos;{name}&apos; must be {batch} lists of strings of one length</source>
-        <translation type="unfinished"></translation>
+        <translation>&apos;{name}&apos; deve ser {batch} listas de textos, todas do mesmo comprimento</translation>
     </message>
     <message>
         <source>&apos;calls&apos; must be a non-empty list</source>
-        <translation type="unfinished"></translation>
+        <translation>&apos;calls&apos; deve ser uma lista não vazia</translation>
+    </message>
+    <message>
+        <source>&apos;causal_alignment&apos; is {value}; expected one of {choices}</source>
+        <translation>&apos;causal_alignment&apos; é {value}; esperava-se um destes: {choices}</translation>
     </message>
     <message>
         <source>the head shown, {head} of call {layer}, is not in the model</source>
-        <translation type="unfinished"></translation>
+        <translation>a cabeça mostrada, {head} da chamada {layer}, não está no modelo</translation>
     </message>
     <message>
         <source>setting &apos;{name}&apos; is {value}; expected one of {choices}</source>
@@ -1666,16 +2340,52 @@
         <translation>o {what} é {size}, mais que os {limit} que o attnviz consegue editar</translation>
     </message>
     <message>
-        <source>&apos;{name}&apos; is not a role (queries, keys, values, valid_lens, mask)</source>
-        <translation>&apos;{name}&apos; não é um papel (queries, keys, values, valid_lens, mask)</translation>
+        <source>&apos;{name}&apos; ({role}) comes with queries, keys and values from the same file, and {missing} were not chosen</source>
+        <translation>&apos;{name}&apos; ({role}) vem com consultas, chaves e valores do mesmo arquivo, e não foram escolhidos: {missing}</translation>
+    </message>
+    <message>
+        <source>layer {layer} is out of range: the tensors have no layers</source>
+        <translation>a camada {layer} está fora do intervalo: os tensores não têm camadas</translation>
+    </message>
+    <message>
+        <source>layer {index} is out of range: the file has {n} layer (0)</source>
+        <translation>a camada {index} está fora do intervalo: o arquivo tem {n} camada (0)</translation>
+    </message>
+    <message>
+        <source>layer {index} is out of range: the file has {n} layers (0 to {last})</source>
+        <translation>a camada {index} está fora do intervalo: o arquivo tem {n} camadas (0 a {last})</translation>
+    </message>
+    <message>
+        <source>head {index} is out of range: layer {layer} has {n} head (0)</source>
+        <translation>a cabeça {index} está fora do intervalo: a camada {layer} tem {n} cabeça (0)</translation>
+    </message>
+    <message>
+        <source>head {index} is out of range: layer {layer} has {n} heads (0 to {last})</source>
+        <translation>a cabeça {index} está fora do intervalo: a camada {layer} tem {n} cabeças (0 a {last})</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({role}) has shape {shape} (layers, batch, heads, n, d): a model&apos;s layers load with queries, keys and values from the file together</source>
+        <translation>&apos;{name}&apos; ({role}) tem formato {shape} (camadas, lote, cabeças, n, d): as camadas de um modelo são carregadas junto com as consultas, chaves e valores do arquivo</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({role}) has shape {shape}; expected (n, d), (batch, n, d), (batch, heads, n, d) or (layers, batch, heads, n, d)</source>
+        <translation>&apos;{name}&apos; ({role}) tem formato {shape}; esperava-se (n, d), (lote, n, d), (lote, cabeças, n, d) ou (camadas, lote, cabeças, n, d)</translation>
+    </message>
+    <message>
+        <source>valid lengths &apos;{name}&apos; have shape {shape} but queries ({b}, {n_q}, d) need ({b},) or ({b}, {n_q})</source>
+        <translation>os comprimentos válidos &apos;{name}&apos; têm formato {shape}, mas as consultas ({b}, {n_q}, d) precisam de ({b},) ou ({b}, {n_q})</translation>
+    </message>
+    <message>
+        <source>{what} must be a whole number, got {value}</source>
+        <translation>{what} deve ser um número inteiro, veio {value}</translation>
+    </message>
+    <message>
+        <source>{what} must be 0 or more, got {value}</source>
+        <translation>{what} deve ser 0 ou mais, veio {value}</translation>
     </message>
     <message>
         <source>has no array named &apos;{name}&apos; (for {role})</source>
         <translation>não tem array chamado &apos;{name}&apos; (para {role})</translation>
-    </message>
-    <message>
-        <source>array &apos;{name}&apos; was chosen as the mask: {why}</source>
-        <translation>o array &apos;{name}&apos; foi escolhido como máscara: {why}</translation>
     </message>
     <message>
         <source>no array was chosen for queries, keys, values or valid lengths</source>
@@ -1686,28 +2396,20 @@
         <translation>&apos;{name}&apos; ({role}) deve conter números reais, não {dtype}</translation>
     </message>
     <message>
-        <source>&apos;{name}&apos; ({role}) has shape {shape}; expected (n, d), (batch, n, d) or (batch, heads, n, d)</source>
-        <translation>&apos;{name}&apos; ({role}) tem formato {shape}; esperava-se (n, d), (lote, n, d) ou (lote, cabeças, n, d)</translation>
-    </message>
-    <message>
         <source>{problem} ({roles} kept from the current inputs)</source>
         <translation>{problem} (das entradas atuais: {roles})</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; is a mask by its name, not valid lengths: choose it as {argument}</source>
+        <translation>&apos;{name}&apos; é uma máscara pelo nome, não comprimentos válidos: escolha-o como {argument}</translation>
     </message>
     <message>
         <source>&apos;{name}&apos; (valid lengths) has shape {shape}; expected (batch,) or (batch, n_queries)</source>
         <translation>&apos;{name}&apos; (comprimentos válidos) tem formato {shape}; esperava-se (lote,) ou (lote, n_consultas)</translation>
     </message>
     <message>
-        <source>valid lengths &apos;{name}&apos; have shape {shape} but queries {queries} need ({b},) or ({b}, {n_q})</source>
-        <translation>os comprimentos válidos &apos;{name}&apos; têm formato {shape}, mas as consultas {queries} precisam de ({b},) ou ({b}, {n_q})</translation>
-    </message>
-    <message>
         <source>valid lengths &apos;{name}&apos; have shape {shape}; expected (batch,) or (batch, n_queries)</source>
         <translation>os comprimentos válidos &apos;{name}&apos; têm formato {shape}; esperava-se (lote,) ou (lote, n_consultas)</translation>
-    </message>
-    <message>
-        <source>head must be a whole number, got {head}</source>
-        <translation>a cabeça deve ser um número inteiro, veio {head}</translation>
     </message>
     <message>
         <source>&apos;{name}&apos; ({role}) has shape {shape} (batch, heads, n, d): choose a head from 0 to {last}</source>
@@ -1754,6 +2456,10 @@
         <translation>não é um array .npy</translation>
     </message>
     <message>
+        <source>holds no arrays of numbers, only text ({names})</source>
+        <translation>não contém arrays de números, só texto ({names})</translation>
+    </message>
+    <message>
         <source>has an unknown extension; use .npy, .npz, .pt, .pth or .safetensors</source>
         <translation>tem uma extensão desconhecida; use .npy, .npz, .pt, .pth ou .safetensors</translation>
     </message>
@@ -1797,16 +2503,61 @@
         <translation>usado o padrão para {names}</translation>
     </message>
     <message>
+        <source>the file brings no scoring settings: scaled dot-product scoring, as real models use</source>
+        <extracomment>The one line that says a file&apos;s tensors are shown with a real model&apos;s scoring, not the toy&apos;s.</extracomment>
+        <translation>o arquivo não traz configurações de pontuação: pontuação por produto escalar escalonado, como usam os modelos reais</translation>
+    </message>
+    <message>
+        <source>the file has {n} layers: layer 0 is shown</source>
+        <translation>o arquivo tem {n} camadas: a camada 0 é mostrada</translation>
+    </message>
+    <message>
+        <source>the file has {n} heads: head 0 is shown</source>
+        <translation>o arquivo tem {n} cabeças: a cabeça 0 é mostrada</translation>
+    </message>
+    <message>
         <source>no valid lengths in the file: every key is valid</source>
         <translation>sem comprimentos válidos no arquivo: todas as chaves são válidas</translation>
+    </message>
+    <message>
+        <source>the current settings are kept: {scoring} scoring</source>
+        <translation>as configurações atuais são mantidas: pontuação {scoring}</translation>
     </message>
     <message>
         <source>{scoring} scoring needs d_q = d_k (here {d_q} and {d_k}): choose additive, bilinear or another scoring</source>
         <translation>a pontuação {scoring} exige d_q = d_k (aqui {d_q} e {d_k}): escolha a aditiva, a bilinear ou outra pontuação</translation>
     </message>
     <message>
+        <source>the file brings no scoring settings, and dot products need d_q = d_k (here {d_q} and {d_k}): additive scoring with seeded parameters, as in the book</source>
+        <translation>o arquivo não traz configurações de pontuação, e produtos escalares exigem d_q = d_k (aqui {d_q} e {d_k}): pontuação aditiva com parâmetros de semente fixa, como no livro</translation>
+    </message>
+    <message>
+        <source>valid lengths &apos;{name}&apos; are all 0 or 1: each query sees at most key 0; a 0/1 mask (1 = attend) is loaded as attention_mask</source>
+        <translation>os comprimentos válidos &apos;{name}&apos; são todos 0 ou 1: cada consulta vê no máximo a chave 0; uma máscara 0/1 (1 = atender) se carrega como attention_mask</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; ({role}) was left out</source>
+        <translation>&apos;{name}&apos; ({role}) foi deixado de fora</translation>
+    </message>
+    <message>
         <source>skipped {entries}</source>
         <translation>ignorados: {entries}</translation>
+    </message>
+    <message>
+        <source>is_causal with fewer queries ({n_q}) than keys ({n_k}) is aligned top-left, as SDPA does: a KV-cache step is causal=&quot;bottom_right&quot;</source>
+        <translation>is_causal com menos consultas ({n_q}) que chaves ({n_k}) é alinhado no canto superior esquerdo, como faz o SDPA: um passo com cache KV é causal=&quot;bottom_right&quot;</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; is read as SDPA&apos;s attn_mask: True = attend, floats added to the scores (a mask whose True means ignore is named key_padding_mask)</source>
+        <translation>&apos;{name}&apos; é lido como a attn_mask do SDPA: True = atender, floats somados às pontuações (uma máscara em que True significa ignorar se chama key_padding_mask)</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; holds whole numbers: read as Hugging Face&apos;s attention_mask, 1 = attend</source>
+        <translation>&apos;{name}&apos; contém números inteiros: lido como a attention_mask do Hugging Face, 1 = atender</translation>
+    </message>
+    <message>
+        <source>the {axis} have no labels: &apos;{name}&apos; has {length}, and there are {n} {axis} (give {role})</source>
+        <translation>as {axis} não têm rótulos: &apos;{name}&apos; tem {length}, e há {n} {axis} (indique {role})</translation>
     </message>
 </context>
 <context>
@@ -1919,48 +2670,48 @@
     <message>
         <source>{call} recorded attention weights only</source>
         <extracomment>Token texts that mark padding in the common tokenisers (BERT, T5/Llama, RoBERTa, GPT-2&apos;s usual pad-as-EOS): used to find padding that a mask failed to mask.</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>{call} registrou só pesos de atenção</translation>
     </message>
     <message>
         <source>Entropy</source>
         <extracomment>The per-head statistics of the overview: name -&gt; (label, description).</extracomment>
-        <translation type="unfinished">Entropia</translation>
+        <translation>Entropia</translation>
     </message>
     <message>
         <source>How spread each query&apos;s attention is, 0 (one key) to 1 (uniform over its allowed keys); mean over real queries</source>
-        <translation type="unfinished"></translation>
+        <translation>Quão espalhada é a atenção de cada consulta, de 0 (uma chave) a 1 (uniforme sobre as chaves permitidas); média sobre as consultas reais</translation>
     </message>
     <message>
         <source>Attention to the first token</source>
-        <translation type="unfinished"></translation>
+        <translation>Atenção ao primeiro token</translation>
     </message>
     <message>
         <source>Weight on key 0 (often [CLS] or &lt;s&gt;: an attention sink); mean over real queries</source>
-        <translation type="unfinished"></translation>
+        <translation>Peso na chave 0 (muitas vezes [CLS] ou &lt;s&gt;: um sumidouro de atenção); média sobre as consultas reais</translation>
     </message>
     <message>
         <source>Attention to padding</source>
-        <translation type="unfinished"></translation>
+        <translation>Atenção ao padding</translation>
     </message>
     <message>
         <source>Weight on padding keys (from the padding mask and pad tokens); anything above 0 is a masking bug; mean over real queries</source>
-        <translation type="unfinished"></translation>
+        <translation>Peso nas chaves de padding (pela máscara de padding e pelos tokens de padding); qualquer valor acima de 0 é um bug de mascaramento; média sobre as consultas reais</translation>
     </message>
     <message>
         <source>Attention to itself</source>
-        <translation type="unfinished"></translation>
+        <translation>Atenção a si mesma</translation>
     </message>
     <message>
         <source>Weight of query i on key i (self-attention); mean over real queries</source>
-        <translation type="unfinished"></translation>
+        <translation>Peso da consulta i na chave i (autoatenção); média sobre as consultas reais</translation>
     </message>
     <message>
         <source>Largest weight</source>
-        <translation type="unfinished">Maior peso</translation>
+        <translation>Maior peso</translation>
     </message>
     <message>
         <source>Each query&apos;s largest weight (1: it looks at one key only); mean over real queries</source>
-        <translation type="unfinished"></translation>
+        <translation>O maior peso de cada consulta (1: ela olha para uma única chave); média sobre as consultas reais</translation>
     </message>
 </context>
 <context>
@@ -1968,47 +2719,47 @@
     <message>
         <source>Every head of the layer, one colour scale; click a head to show it in every view</source>
         <extracomment>A small multiple&apos;s least size: a 128-token map still shows its structure at 200 pixels. How many times the grid was drawn (a hidden view must not draw: tests check it). What the maps show: (layer, batch, scale...), weights, mask; None: nothing yet.</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Todas as cabeças da camada, com uma só escala de cores; clique em uma cabeça para mostrá-la em todas as vistas</translation>
     </message>
     <message>
         <source>head {h}</source>
-        <translation type="unfinished"></translation>
+        <translation>cabeça {h}</translation>
     </message>
     <message>
         <source>{call}, head {h}, batch {b}</source>
-        <translation type="unfinished"></translation>
+        <translation>{call}, cabeça {h}, lote {b}</translation>
     </message>
     <message>
         <source>query {r} {qt} → key {c} {kt}</source>
-        <translation type="unfinished"></translation>
+        <translation>consulta {r} {qt} → chave {c} {kt}</translation>
     </message>
     <message>
         <source>weight {value}</source>
-        <translation type="unfinished">peso {value}</translation>
+        <translation>peso {value}</translation>
     </message>
     <message>
         <source>(masked)</source>
-        <translation type="unfinished">(mascarada)</translation>
+        <translation>(mascarada)</translation>
     </message>
     <message>
         <source>click to show this head everywhere</source>
-        <translation type="unfinished"></translation>
+        <translation>clique para mostrar esta cabeça em todas as vistas</translation>
     </message>
     <message>
         <source>Heads</source>
-        <translation type="unfinished"></translation>
+        <translation>Cabeças</translation>
     </message>
     <message>
         <source>No model here: open a file of a model&apos;s tensors with heads (File &gt; Open), or a capture, to see every head of a layer side by side.</source>
-        <translation type="unfinished"></translation>
+        <translation>Nenhum modelo aqui: abra um arquivo com os tensores de um modelo com cabeças (Arquivo &gt; Abrir), ou uma captura, para ver lado a lado todas as cabeças de uma camada.</translation>
     </message>
     <message>
         <source>{call}: {n} heads, batch {b}</source>
-        <translation type="unfinished"></translation>
+        <translation>{call}: {n} cabeças, lote {b}</translation>
     </message>
     <message>
         <source>one colour scale for every head</source>
-        <translation type="unfinished"></translation>
+        <translation>uma só escala de cores para todas as cabeças</translation>
     </message>
 </context>
 <context>
@@ -2190,19 +2941,19 @@
     </message>
     <message>
         <source>La&amp;yer</source>
-        <translation type="unfinished"></translation>
+        <translation>C&amp;amada</translation>
     </message>
     <message>
         <source>The model&apos;s attention call shown (a layer, in call order)</source>
-        <translation type="unfinished"></translation>
+        <translation>A chamada de atenção do modelo que é mostrada (uma camada, na ordem das chamadas)</translation>
     </message>
     <message>
         <source>&amp;Head</source>
-        <translation type="unfinished">&amp;Cabeça</translation>
+        <translation>Ca&amp;beça</translation>
     </message>
     <message>
         <source>The attention head shown in the tables and every view; the Heads tab shows them all</source>
-        <translation type="unfinished"></translation>
+        <translation>A cabeça de atenção mostrada nas tabelas e em todas as vistas; a aba Cabeças mostra todas elas</translation>
     </message>
     <message>
         <source>The input tensors; type, paste (Ctrl+V) or copy (Ctrl+C) blocks of cells</source>
@@ -2213,6 +2964,10 @@
         <translation>comprimento válido</translation>
     </message>
     <message>
+        <source>this call recorded its attention weights only: there are no queries, keys or values to edit</source>
+        <translation>esta chamada registrou só os seus pesos de atenção: não há consultas, chaves nem valores para editar</translation>
+    </message>
+    <message>
         <source>Valid lengths are off: pick 1-D or 2-D under Attention &gt; Valid lengths</source>
         <translation>Os comprimentos válidos estão desligados: escolha 1-D ou 2-D em Atenção &gt; Comprimentos válidos</translation>
     </message>
@@ -2221,7 +2976,7 @@
     <name>Lab</name>
     <message>
         <source>NaN weights</source>
-        <extracomment>The convention every other one is compared with by default. Row classes, in order of precedence (a row gets the first that applies), with what they mean. How a row with no valid key is described in sentences, by its class. The sentences are English ``attnviz.tr.Message`` objects: the app shows them translated.</extracomment>
+        <extracomment>The convention every other one is compared with by default. What the lab holds besides its conventions&apos; engine results, per (batch, query, key) cell (and once), measured on (1, 2048, 2048) with 6 and 12 conventions, both scorings: each convention&apos;s classification and comparison masks; once, the intended and future masks and the float64 copies a comparison works on, and the allocator&apos;s own working space. Row classes, in order of precedence (a row gets the first that applies), with what they mean. How a row with no valid key is described in sentences, by its class. The sentences are English ``attnviz.tr.Message`` objects: the app shows them translated.</extracomment>
         <translation>pesos NaN</translation>
     </message>
     <message>
@@ -2499,6 +3254,131 @@
     </message>
 </context>
 <context>
+    <name>LongView</name>
+    <message>
+        <source>the long-context overview computes dot-product attention; the scoring is {scoring}</source>
+        <extracomment>numpy copies for drawing: (rows, cols) mean, max, masked share; per key sums; per row entropy.</extracomment>
+        <translation>a visão geral de contexto longo calcula a atenção por produto escalar; a pontuação é {scoring}</translation>
+    </message>
+    <message>
+        <source>queries and keys must have the same size for a dot product: {d_q} and {d_k}</source>
+        <translation>consultas e chaves devem ter o mesmo tamanho para um produto escalar: {d_q} e {d_k}</translation>
+    </message>
+    <message>
+        <source>the overview streams masks it can compute: a full (queries x keys) attn_mask of shape {shape} cannot be; give it as a padding mask and causal / window settings</source>
+        <translation>a visão geral só processa em fluxo as máscaras que consegue calcular: uma attn_mask completa (consultas x chaves) de formato {shape} não pode ser processada assim; passe-a como máscara de padding e configurações causal / janela</translation>
+    </message>
+    <message>
+        <source>{name} must be (batch, keys) for the overview; got shape {shape}</source>
+        <translation>{name} deve ser (lote, chaves) para a visão geral; veio o formato {shape}</translation>
+    </message>
+    <message>
+        <source>Mean weight per bin</source>
+        <extracomment>The overview&apos;s display bins at most (about the pixels a map has on a large screen). The exact tile&apos;s side, in cells, by default: large enough to read tokens and values. What the overview map shows: name -&gt; label.</extracomment>
+        <translation>Peso médio por caixa</translation>
+    </message>
+    <message>
+        <source>Largest weight per bin</source>
+        <translation>Maior peso por caixa</translation>
+    </message>
+    <message>
+        <source>Share of masked cells</source>
+        <translation>Fração de células mascaradas</translation>
+    </message>
+    <message>
+        <source>S&amp;how</source>
+        <translation>&amp;Mostrar</translation>
+    </message>
+    <message>
+        <source>E&amp;xact tile</source>
+        <translation>Recorte e&amp;xato</translation>
+    </message>
+    <message>
+        <source>Side of the exact region computed around a clicked bin, in cells</source>
+        <translation>Lado da região exata calculada em torno de uma caixa clicada, em células</translation>
+    </message>
+    <message>
+        <source>Keys (first of each bin)</source>
+        <translation>Chaves (a primeira de cada caixa)</translation>
+    </message>
+    <message>
+        <source>Queries (first of each bin)</source>
+        <translation>Consultas (a primeira de cada caixa)</translation>
+    </message>
+    <message>
+        <source>Every weight of the head, in bins; click a bin for its exact values</source>
+        <translation>Todos os pesos da cabeça, agrupados em caixas; clique em uma caixa para ver seus valores exatos</translation>
+    </message>
+    <message>
+        <source>Keys</source>
+        <translation>Chaves</translation>
+    </message>
+    <message>
+        <source>Queries</source>
+        <translation>Consultas</translation>
+    </message>
+    <message>
+        <source>Weights of the chosen query, every key</source>
+        <translation>Pesos da consulta escolhida, todas as chaves</translation>
+    </message>
+    <message>
+        <source>Attention each key receives</source>
+        <translation>Atenção que cada chave recebe</translation>
+    </message>
+    <message>
+        <source>Entropy of each query (nats)</source>
+        <translation>Entropia de cada consulta (nats)</translation>
+    </message>
+    <message>
+        <source>queries {q0}–{q1}, keys {k0}–{k1}</source>
+        <translation>consultas {q0}–{q1}, chaves {k0}–{k1}</translation>
+    </message>
+    <message>
+        <source>mean weight {value}</source>
+        <translation>peso médio {value}</translation>
+    </message>
+    <message>
+        <source>largest weight {value}</source>
+        <translation>maior peso {value}</translation>
+    </message>
+    <message>
+        <source>masked {share:.0%}</source>
+        <translation>células mascaradas {share:.0%}</translation>
+    </message>
+    <message>
+        <source>click for the exact values</source>
+        <translation>clique para ver os valores exatos</translation>
+    </message>
+    <message>
+        <source>Exact: queries {q0}–{q1}, keys {k0}–{k1}</source>
+        <translation>Exato: consultas {q0}–{q1}, chaves {k0}–{k1}</translation>
+    </message>
+    <message>
+        <source>Weights of query {q} {token}, every key</source>
+        <translation>Pesos da consulta {q} {token}, todas as chaves</translation>
+    </message>
+    <message>
+        <source>query {r}, key {c}</source>
+        <translation>consulta {r}, chave {c}</translation>
+    </message>
+    <message>
+        <source>weight {value}</source>
+        <translation>peso {value}</translation>
+    </message>
+    <message>
+        <source>(masked)</source>
+        <translation>(mascarada)</translation>
+    </message>
+    <message>
+        <source>{q} queries x {k} keys: computing the overview…</source>
+        <translation>{q} consultas x {k} chaves: calculando a visão geral…</translation>
+    </message>
+    <message>
+        <source>{q} x {k}, batch {b}: {bins_r} x {bins_c} bins in {seconds:.2f} s, {share:.0%} of the cells computed (the rest are masked blocks)</source>
+        <translation>{q} x {k}, lote {b}: {bins_r} x {bins_c} caixas em {seconds:.2f} s, {share:.0%} das células calculadas (o resto são blocos mascarados)</translation>
+    </message>
+</context>
+<context>
     <name>MainWindow</name>
     <message>
         <source>scoring function</source>
@@ -2544,6 +3424,22 @@
     <message>
         <source>parameter seed</source>
         <translation>semente dos parâmetros</translation>
+    </message>
+    <message>
+        <source>sliding window</source>
+        <translation>janela deslizante</translation>
+    </message>
+    <message>
+        <source>attention sinks</source>
+        <translation>sumidouros de atenção</translation>
+    </message>
+    <message>
+        <source>prefix</source>
+        <translation>prefixo</translation>
+    </message>
+    <message>
+        <source>chunk size</source>
+        <translation>tamanho do bloco</translation>
     </message>
     <message>
         <source>queries</source>
@@ -2725,12 +3621,8 @@
     </message>
     <message>
         <source>Load preset {title}</source>
-        <extracomment>How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. The call (layer) and head of a model run on show (0, 0 without a run); they live in the document&apos;s state, which the compute thread reads, and are mirrored here for the views. Outcomes that arrived after the document had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
+        <extracomment>How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. The call (layer) and head of a model run on show (0, 0 without a run); they live in the document&apos;s state, which the compute thread reads, and are mirrored here for the views. Outcomes that arrived after the document had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
         <translation>Carregar a predefinição {title}</translation>
-    </message>
-    <message>
-        <source>{call} recorded its weights only: nothing to recompute or edit there</source>
-        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Change shape</source>
@@ -2771,6 +3663,10 @@
     <message>
         <source>The translation for {language} could not be loaded</source>
         <translation>Não foi possível carregar a tradução para {language}</translation>
+    </message>
+    <message>
+        <source>Show the given tensors</source>
+        <translation>Mostrar os tensores dados</translation>
     </message>
 </context>
 <context>
@@ -2996,114 +3892,171 @@
     <name>ModelDocks</name>
     <message>
         <source>Heads: every head of the layer</source>
-        <translation type="unfinished"></translation>
+        <translation>Cabeças: todas as cabeças da camada</translation>
     </message>
     <message>
         <source>&amp;Heads</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Cabeças</translation>
     </message>
     <message>
         <source>Every head of the model&apos;s layer on show, side by side with one colour scale</source>
-        <translation type="unfinished"></translation>
+        <translation>Todas as cabeças da camada do modelo em exibição, lado a lado, com uma só escala de cores</translation>
     </message>
     <message>
         <source>Layers × heads: a statistic of every head</source>
-        <translation type="unfinished"></translation>
+        <translation>Camadas × cabeças: uma estatística de cada cabeça</translation>
     </message>
     <message>
         <source>&amp;Layers × heads</source>
-        <translation type="unfinished"></translation>
+        <translation>Ca&amp;madas × cabeças</translation>
     </message>
     <message>
         <source>Every head of every layer at a glance, coloured by a statistic; click one to show it</source>
-        <translation type="unfinished"></translation>
+        <translation>Todas as cabeças de todas as camadas num relance, coloridas por uma estatística; clique em uma para mostrá-la</translation>
     </message>
     <message>
         <source>Tokens: attention sent and received</source>
-        <translation type="unfinished"></translation>
+        <translation>Tokens: atenção enviada e recebida</translation>
     </message>
     <message>
         <source>&amp;Tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>T&amp;okens</translation>
     </message>
     <message>
         <source>Select tokens to see the attention they send and receive, and the keys a query looks at most</source>
-        <translation type="unfinished"></translation>
+        <translation>Selecione tokens para ver a atenção que eles enviam e recebem, e as chaves para as quais uma consulta mais olha</translation>
+    </message>
+    <message>
+        <source>Mask doctor: what is wrong with the masks</source>
+        <translation>Médico de máscaras: o que há de errado com as máscaras</translation>
+    </message>
+    <message>
+        <source>Mask &amp;doctor</source>
+        <translation>Mé&amp;dico de máscaras</translation>
+    </message>
+    <message>
+        <source>Every problem in the masks the model&apos;s attention calls received, each a click away from its cells</source>
+        <translation>Todos os problemas nas máscaras que as chamadas de atenção do modelo receberam, cada um a um clique das suas células</translation>
+    </message>
+    <message>
+        <source>Long context: overview and exact tiles</source>
+        <translation>Contexto longo: visão geral e recortes exatos</translation>
+    </message>
+    <message>
+        <source>Lon&amp;g context</source>
+        <translation>Contexto lon&amp;go</translation>
+    </message>
+    <message>
+        <source>The whole attention of a long input in bins, never held at once; click for exact values</source>
+        <translation>Toda a atenção de uma entrada longa, em caixas, sem nunca guardá-la inteira de uma vez; clique para ver os valores exatos</translation>
     </message>
 </context>
 <context>
     <name>ModelOverview</name>
     <message>
+        <source>call</source>
+        <extracomment>The calls table&apos;s columns.</extracomment>
+        <translation>chamada</translation>
+    </message>
+    <message>
+        <source>heads</source>
+        <translation>cabeças</translation>
+    </message>
+    <message>
+        <source>batch x queries x keys</source>
+        <translation>lote x consultas x chaves</translation>
+    </message>
+    <message>
+        <source>masks given</source>
+        <translation>máscaras passadas</translation>
+    </message>
+    <message>
+        <source>fidelity (largest difference)</source>
+        <translation>fidelidade (maior diferença)</translation>
+    </message>
+    <message>
+        <source>note</source>
+        <translation>nota</translation>
+    </message>
+    <message>
         <source>&amp;Statistic</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Estatística</translation>
     </message>
     <message>
         <source>What each cell shows about its head</source>
-        <translation type="unfinished"></translation>
+        <translation>O que cada célula mostra sobre a sua cabeça</translation>
     </message>
     <message>
         <source>Heads</source>
-        <translation type="unfinished"></translation>
+        <translation>Cabeças</translation>
     </message>
     <message>
         <source>Layers</source>
-        <translation type="unfinished"></translation>
+        <translation>Camadas</translation>
+    </message>
+    <message>
+        <source>not checked</source>
+        <translation>não verificada</translation>
+    </message>
+    <message>
+        <source>weights only</source>
+        <translation>só pesos</translation>
     </message>
     <message>
         <source>No model here: open a file of a model&apos;s tensors with layers and heads, or a capture.</source>
-        <translation type="unfinished"></translation>
+        <translation>Nenhum modelo aqui: abra um arquivo com os tensores de um modelo com camadas e cabeças, ou uma captura.</translation>
     </message>
     <message>
         <source>{statistic}, batch {b} (on show: layer {layer}, head {head})</source>
-        <translation type="unfinished"></translation>
+        <translation>{statistic}, lote {b} (em exibição: camada {layer}, cabeça {head})</translation>
     </message>
     <message>
         <source>does not apply</source>
-        <translation type="unfinished"></translation>
+        <translation>não se aplica</translation>
     </message>
     <message>
         <source>{call}, head {h}</source>
-        <translation type="unfinished"></translation>
+        <translation>{call}, cabeça {h}</translation>
     </message>
     <message>
         <source>click to show this head everywhere</source>
-        <translation type="unfinished"></translation>
+        <translation>clique para mostrar esta cabeça em todas as vistas</translation>
     </message>
 </context>
 <context>
     <name>ModelRun</name>
     <message>
         <source>{call}: queries, keys and values come together (only {given} found)</source>
-        <extracomment>The arguments a mask can come through, in the order the engine combines them.</extracomment>
-        <translation type="unfinished"></translation>
+        <extracomment>The arguments a mask can come through, in the order the engine combines them. Where the causal mask lines up when there are fewer queries than keys: &quot;top_left&quot; (SDPA&apos;s is_causal) or &quot;bottom_right&quot; (the last query sees the last key: a KV-cache step, as Hugging Face&apos;s causal masks do). The same whenever L_q = L_k.</extracomment>
+        <translation>{call}: consultas, chaves e valores vêm juntos (só foi encontrado: {given})</translation>
     </message>
     <message>
         <source>{call}: neither queries, keys and values nor attention weights</source>
-        <translation type="unfinished"></translation>
+        <translation>{call}: nem consultas, chaves e valores, nem pesos de atenção</translation>
     </message>
     <message>
         <source>{call}: {name} must be (batch, heads, length, size), got shape {shape}</source>
-        <translation type="unfinished"></translation>
+        <translation>{call}: {name} deve ser (lote, cabeças, comprimento, tamanho), veio o formato {shape}</translation>
     </message>
     <message>
         <source>{call}: the {axis} of queries {q}, keys {k} and values {v} do not fit together</source>
-        <translation type="unfinished"></translation>
+        <translation>{call}: consultas {q}, chaves {k} e valores {v} não batem na dimensão {axis}</translation>
     </message>
     <message>
         <source>a model run needs at least one attention call</source>
-        <translation type="unfinished"></translation>
+        <translation>uma execução de modelo precisa de ao menos uma chamada de atenção</translation>
     </message>
     <message>
         <source>the calls disagree on the batch size: {sizes}</source>
-        <translation type="unfinished"></translation>
+        <translation>as chamadas não concordam no tamanho do lote: {sizes}</translation>
     </message>
     <message>
         <source>{name} have shape {shape}; the tensors need ({batch}, {length})</source>
-        <translation type="unfinished"></translation>
+        <translation>{name} tem formato {shape}; os tensores precisam de ({batch}, {length})</translation>
     </message>
     <message>
         <source>{call} recorded attention weights only: there are no tensors to show</source>
-        <translation type="unfinished"></translation>
+        <translation>{call} registrou só pesos de atenção: não há tensores para mostrar</translation>
     </message>
 </context>
 <context>
@@ -3129,7 +4082,20 @@
         <translation>&amp;Máscara</translation>
     </message>
     <message>
+        <source>&amp;Tokens</source>
+        <translation>&amp;Tokens</translation>
+    </message>
+    <message>
+        <source>Query tokens</source>
+        <translation>Tokens das consultas</translation>
+    </message>
+    <message>
+        <source>Key tokens</source>
+        <translation>Tokens das chaves</translation>
+    </message>
+    <message>
         <source>(keep current)</source>
+        <extracomment>The roles the dialog offers, in form order (causal flag and scale are read by name only).</extracomment>
         <translation>(manter a atual)</translation>
     </message>
     <message>
@@ -3157,8 +4123,52 @@
         <translation>Os arrays do arquivo</translation>
     </message>
     <message>
-        <source>Which head to take from (batch, heads, n, d) arrays</source>
-        <translation>De qual cabeça tirar os arrays (lote, cabeças, n, d)</translation>
+        <source>Which layer to show first, of (layers, batch, heads, n, d) arrays (every layer is loaded)</source>
+        <translation>Qual camada mostrar primeiro, em arrays (camadas, lote, cabeças, n, d) (todas as camadas são carregadas)</translation>
+    </message>
+    <message>
+        <source>La&amp;yer</source>
+        <translation>C&amp;amada</translation>
+    </message>
+    <message>
+        <source>Which head to show first, of (batch, heads, n, d) arrays (every head is loaded)</source>
+        <translation>Qual cabeça mostrar primeiro, em arrays (lote, cabeças, n, d) (todas as cabeças são carregadas)</translation>
+    </message>
+    <message>
+        <source>(of {n} layers: 0 to {last})</source>
+        <translation>(de {n} camadas: 0 a {last})</translation>
+    </message>
+    <message>
+        <source>(none in the chosen arrays)</source>
+        <translation>(nenhuma nos arrays escolhidos)</translation>
+    </message>
+    <message>
+        <source>A mask named only &apos;mask&apos;: bool or float is read as SDPA&apos;s attn_mask (True = attend, floats added), whole numbers as Hugging Face&apos;s attention_mask (1 = attend)</source>
+        <translation>Uma máscara chamada só &apos;mask&apos;: bool ou float é lida como a attn_mask do SDPA (True = atender, floats somados), números inteiros como a attention_mask do Hugging Face (1 = atender)</translation>
+    </message>
+    <message>
+        <source>As torch&apos;s scaled_dot_product_attention reads it: bool True = attend; floats are added to the scores</source>
+        <translation>Como o scaled_dot_product_attention do torch a lê: bool True = atender; floats são somados às pontuações</translation>
+    </message>
+    <message>
+        <source>As nn.MultiheadAttention reads it: (batch, n_keys), True = ignore</source>
+        <translation>Como nn.MultiheadAttention a lê: (lote, n_chaves), True = ignorar</translation>
+    </message>
+    <message>
+        <source>As Hugging Face builds it: (batch, n_keys) 0/1, 1 = attend</source>
+        <translation>Como o Hugging Face a constrói: (lote, n_chaves) 0/1, 1 = atender</translation>
+    </message>
+    <message>
+        <source>Token labels for both axes: (n,) or (batch, n)</source>
+        <translation>Rótulos dos tokens para os dois eixos: (n,) ou (lote, n)</translation>
+    </message>
+    <message>
+        <source>Token labels of the queries</source>
+        <translation>Rótulos dos tokens das consultas</translation>
+    </message>
+    <message>
+        <source>Token labels of the keys</source>
+        <translation>Rótulos dos tokens das chaves</translation>
     </message>
     <message>
         <source>&amp;Head</source>
@@ -3171,10 +4181,6 @@
     <message>
         <source>(of {n} heads: 0 to {last})</source>
         <translation>(de {n} cabeças: 0 a {last})</translation>
-    </message>
-    <message>
-        <source>(no 4-D array chosen)</source>
-        <translation>(nenhum array 4-D escolhido)</translation>
     </message>
     <message>
         <source>Cannot load:</source>
@@ -3201,6 +4207,10 @@
         <translation>consultas {q}, chaves {k}, valores {v}, {lengths}.</translation>
     </message>
     <message>
+        <source>A model of {layers} layer(s) x {heads} head(s); layer {layer}, head {head} shown first.</source>
+        <translation>Um modelo de {layers} camada(s) x {heads} cabeça(s); a camada {layer}, cabeça {head}, é mostrada primeiro.</translation>
+    </message>
+    <message>
         <source>Queries: (batch, n_queries, d_q); (n, d) gets a batch of 1; 4-D needs a head</source>
         <translation>Consultas: (lote, n_consultas, d_q); (n, d) ganha um lote de 1; 4-D precisa de uma cabeça</translation>
     </message>
@@ -3215,10 +4225,6 @@
     <message>
         <source>Valid lengths: (batch,) per batch element or (batch, n_queries) per query</source>
         <translation>Comprimentos válidos: (lote,) por elemento do lote ou (lote, n_consultas) por consulta</translation>
-    </message>
-    <message>
-        <source>Explicit boolean masks cannot be loaded yet; use valid lengths</source>
-        <translation>Máscaras booleanas explícitas ainda não podem ser carregadas; use comprimentos válidos</translation>
     </message>
 </context>
 <context>
@@ -3522,8 +4528,8 @@
         <translation>--out FILE é obrigatório (veja {prog} --help)</translation>
     </message>
     <message>
-        <source>--out {out}: the image must end in .png or .svg</source>
-        <translation>--out {out}: a imagem deve terminar em .png ou .svg</translation>
+        <source>--out {out}: must end in .png or .svg (a picture), or .npy or .csv (the weights)</source>
+        <translation>--out {out}: deve terminar em .png ou .svg (uma imagem), ou em .npy ou .csv (os pesos)</translation>
     </message>
     <message>
         <source>unknown preset {name}; choose one of {choices}</source>
@@ -3538,12 +4544,36 @@
         <translation>--batch {batch} está fora do intervalo: a entrada tem {n} elemento(s) de lote, 0-{last}</translation>
     </message>
     <message>
+        <source>batch element 0 of {n} is shown (choose one with --batch)</source>
+        <translation>é mostrado o elemento do lote 0 de {n} (escolha um com --batch)</translation>
+    </message>
+    <message>
         <source>note: {note}</source>
         <translation>nota: {note}</translation>
     </message>
     <message>
         <source>wrote {path}</source>
         <translation>gravado: {path}</translation>
+    </message>
+    <message>
+        <source>has no heads or layers: --layer and --head choose among a model&apos;s</source>
+        <translation>não tem cabeças nem camadas: --layer e --head escolhem entre as de um modelo</translation>
+    </message>
+    <message>
+        <source>--layer {layer} is out of range: {name} has {n} layer, 0</source>
+        <translation>--layer {layer} está fora do intervalo: {name} tem {n} camada, 0</translation>
+    </message>
+    <message>
+        <source>--layer {layer} is out of range: {name} has {n} layers, 0-{last}</source>
+        <translation>--layer {layer} está fora do intervalo: {name} tem {n} camadas, 0-{last}</translation>
+    </message>
+    <message>
+        <source>--head {head} is out of range: layer {layer} of {name} has {n} head, 0</source>
+        <translation>--head {head} está fora do intervalo: a camada {layer} de {name} tem {n} cabeça, 0</translation>
+    </message>
+    <message>
+        <source>--head {head} is out of range: layer {layer} of {name} has {n} heads, 0-{last}</source>
+        <translation>--head {head} está fora do intervalo: a camada {layer} de {name} tem {n} cabeças, 0-{last}</translation>
     </message>
     <message>
         <source>cannot be written (the folder {folder} does not exist)</source>
@@ -3562,24 +4592,33 @@
         <translation>--size {text}: cada lado deve ter de 1 a {most} pixels</translation>
     </message>
     <message>
-        <source>--role and --head apply to tensor files, not sessions</source>
-        <translation>--role e --head valem para arquivos de tensores, não para sessões</translation>
+        <source>--role applies to tensor files, not captures</source>
+        <translation>--role se aplica a arquivos de tensores, não a capturas</translation>
+    </message>
+    <message>
+        <source>--role applies to tensor files, not sessions</source>
+        <translation>--role se aplica a arquivos de tensores, não a sessões</translation>
     </message>
     <message>
         <source>--role {item}: expected ROLE=NAME with ROLE one of {roles}</source>
         <translation>--role {item}: esperava-se PAPEL=NOME com PAPEL um destes: {roles}</translation>
     </message>
     <message>
-        <source>&apos;{array}&apos; looks like a mask, and explicit masks cannot be rendered yet (valid lengths only); pass --role mask= to leave it out</source>
-        <translation>&apos;{array}&apos; parece uma máscara, e máscaras explícitas ainda não podem ser desenhadas (só comprimentos válidos); passe --role mask= para deixá-la de fora</translation>
-    </message>
-    <message>
         <source>cannot tell which array is {roles} (arrays: {arrays}); name them with --role {first}=NAME</source>
         <translation>não é possível saber qual array é {roles} (arrays: {arrays}); indique-os com --role {first}=NOME</translation>
     </message>
     <message>
-        <source>&apos;{array}&apos; has shape {shape} (batch, heads, n, d): choose a head with --head 0 to {last}</source>
-        <translation>&apos;{array}&apos; tem formato {shape} (lote, cabeças, n, d): escolha uma cabeça com --head 0 a {last}</translation>
+        <source>size {size} is too small for {n} heads: at least {least}</source>
+        <extracomment>A map of the grid by default, and the least a ``size`` may leave each (pixels). Tokens are put on the axes up to this many (the axis shows as many as fit without overlapping).</extracomment>
+        <translation>o tamanho {size} é pequeno demais para {n} cabeças: no mínimo {least}</translation>
+    </message>
+    <message>
+        <source>head {h}</source>
+        <translation>cabeça {h}</translation>
+    </message>
+    <message>
+        <source>weight</source>
+        <translation>peso</translation>
     </message>
 </context>
 <context>
@@ -3649,11 +4688,11 @@
     </message>
     <message>
         <source>{query} → {key}</source>
-        <translation type="unfinished"></translation>
+        <translation>{query} → {key}</translation>
     </message>
     <message>
         <source>a padding query: the model computes this row, nothing reads it</source>
-        <translation type="unfinished"></translation>
+        <translation>uma consulta de padding: o modelo calcula esta linha, mas nada a lê</translation>
     </message>
     <message>
         <source>Output numbers (read-only; Ctrl+C copies)</source>
@@ -4038,6 +5077,51 @@
         <translation>Semente da máscara de dropout, para que uma imagem do modo de treinamento seja reproduzível</translation>
     </message>
     <message>
+        <source>&amp;Window</source>
+        <extracomment>The long-context masks&apos; fields: (setting, caption, tip). 0 turns each off.</extracomment>
+        <translation>&amp;Janela</translation>
+    </message>
+    <message>
+        <source>Sliding window: a query sees the keys within this distance (|i - j| &lt; w; only earlier ones when Causal is on). 0: off</source>
+        <translation>Janela deslizante: uma consulta vê as chaves dentro desta distância (|i - j| &lt; w; só as anteriores quando Causal está ativado). 0: desligada</translation>
+    </message>
+    <message>
+        <source>S&amp;inks</source>
+        <translation>&amp;Sumidouros</translation>
+    </message>
+    <message>
+        <source>Attention sinks: the first keys every query keeps seeing beside its window (StreamingLLM). Needs a window. 0: off</source>
+        <translation>Sumidouros de atenção: as primeiras chaves que toda consulta continua vendo além da sua janela (StreamingLLM). Exige uma janela. 0: desligado</translation>
+    </message>
+    <message>
+        <source>Pre&amp;fix</source>
+        <translation>Pre&amp;fixo</translation>
+    </message>
+    <message>
+        <source>Prefix-LM: every query sees the first keys (the prefix), and causally after it. 0: off</source>
+        <translation>Prefix-LM: toda consulta vê as primeiras chaves (o prefixo), e causalmente depois dele. 0: desligado</translation>
+    </message>
+    <message>
+        <source>C&amp;hunk</source>
+        <translation>&amp;Bloco</translation>
+    </message>
+    <message>
+        <source>Chunked local attention: queries see the keys of their own chunk of this size (causally within it when Causal is on). 0: off</source>
+        <translation>Atenção local em blocos: as consultas veem as chaves do seu próprio bloco, deste tamanho (causalmente dentro dele quando Causal está ativado). 0: desligado</translation>
+    </message>
+    <message>
+        <source>Long-context masks</source>
+        <translation>Máscaras de contexto longo</translation>
+    </message>
+    <message>
+        <source>Masks of long-context models, combined with padding, causal and the model&apos;s own masks</source>
+        <translation>Máscaras de modelos de contexto longo, combinadas com o padding, a máscara causal e as próprias máscaras do modelo</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>desligado</translation>
+    </message>
+    <message>
         <source>&amp;Scoring</source>
         <extracomment>The settings&apos; captions, in form order (key of the widget, marked caption).</extracomment>
         <translation>&amp;Pontuação</translation>
@@ -4406,43 +5490,43 @@ Delete põe 0 nas células selecionadas.</translation>
     <message>
         <source>&amp;Queries (click, shift-click; type to search)</source>
         <extracomment>The top-k table holds at most this many keys.</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Consultas (clique, Shift+clique; digite para buscar)</translation>
     </message>
     <message>
         <source>&amp;Keys (click, shift-click; type to search)</source>
-        <translation type="unfinished"></translation>
+        <translation>C&amp;haves (clique, Shift+clique; digite para buscar)</translation>
     </message>
     <message>
         <source>Search tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>Buscar tokens</translation>
     </message>
     <message>
         <source>Keys the first selected query looks at most</source>
-        <translation type="unfinished"></translation>
+        <translation>Chaves para as quais a primeira consulta selecionada mais olha</translation>
     </message>
     <message>
         <source>to&amp;p</source>
-        <translation type="unfinished"></translation>
+        <translation>to&amp;p</translation>
     </message>
     <message>
         <source>key</source>
-        <translation type="unfinished">chave</translation>
+        <translation>chave</translation>
     </message>
     <message>
         <source>token</source>
-        <translation type="unfinished"></translation>
+        <translation>token</translation>
     </message>
     <message>
         <source>weight</source>
-        <translation type="unfinished"></translation>
+        <translation>peso</translation>
     </message>
     <message>
         <source>Attention the selected queries send, per key</source>
-        <translation type="unfinished"></translation>
+        <translation>Atenção que as consultas selecionadas enviam, por chave</translation>
     </message>
     <message>
         <source>Attention the selected keys receive, per query</source>
-        <translation type="unfinished"></translation>
+        <translation>Atenção que as chaves selecionadas recebem, por consulta</translation>
     </message>
 </context>
 <context>
@@ -4457,7 +5541,7 @@ Delete põe 0 nas células selecionadas.</translation>
     </message>
     <message>
         <source>Edit</source>
-        <extracomment>Shape limits of the editor. The engine takes anything; a table of a million rows does not help anyone, and these keep a typo in a spin box from asking for terabytes. Dot-product scorings: multiply the dot products by this instead of dividing them by sqrt(d) (SDPA&apos;s ``scale``; a model run brings its own). None = 1/sqrt(d). Let NaN/Inf through to the engine (to show what masking does not remove); else refused.</extracomment>
+        <extracomment>Shape limits of the editor. The engine takes anything; a table of a million rows does not help anyone, and these keep a typo in a spin box from asking for terabytes. Tensors loaded from files, captures or scripts may be longer than the editor makes them: the main view then refuses every stage at once (the memory budget) and the long-context view streams them. The bound keeps a typo&apos;d or hostile file from asking for absurd lengths. Dot-product scorings: multiply the dot products by this instead of dividing them by sqrt(d) (SDPA&apos;s ``scale``; a model run brings its own). None = 1/sqrt(d). Long-context masks (0 = off), combined with every other mask (``engine.mask_mods``): a sliding window of this many keys (causal when ``causal`` is set), attention sinks (the first keys, with a window), a prefix-LM prefix, chunked local attention. Let NaN/Inf through to the engine (to show what masking does not remove); else refused. Document ids of packed sequences, (B, K) whole numbers: a query attends the keys of its own document only (block-diagonal). None: one document.</extracomment>
         <translation>Editar</translation>
     </message>
     <message>
@@ -4471,7 +5555,7 @@ Delete põe 0 nas células selecionadas.</translation>
     </message>
     <message>
         <source>Show another head</source>
-        <translation type="unfinished"></translation>
+        <translation>Mostrar outra cabeça</translation>
     </message>
 </context>
 </TS>
