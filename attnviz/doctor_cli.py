@@ -63,7 +63,9 @@ def doctor_main(argv: Sequence[str] | None = None) -> int:
         _say(f"{PROG}: {voice.text(exception_message(exc))}", sys.stderr)
         return exc.status
     except KeyboardInterrupt:
-        _say(f"{PROG}: {voice.text(QT_TRANSLATE_NOOP('Doctor', 'interrupted'))}", sys.stderr)
+        # Marked outside an f-string: lupdate does not read inside one.
+        interrupted = QT_TRANSLATE_NOOP("Doctor", "interrupted")
+        _say(f"{PROG}: {voice.text(interrupted)}", sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
         _say(f"{PROG}: " + voice.text(message(QT_TRANSLATE_NOOP("Doctor", "unexpected error: {error}"),

@@ -589,6 +589,10 @@
         <translation>{error} (veja {prog} --help)</translation>
     </message>
     <message>
+        <source>interrupted</source>
+        <translation>interrompido</translation>
+    </message>
+    <message>
         <source>unexpected error: {error}</source>
         <translation>erro inesperado: {error}</translation>
     </message>
@@ -3963,16 +3967,16 @@
         <translation>cabeças</translation>
     </message>
     <message>
-        <source>batch x queries x keys</source>
-        <translation>lote x consultas x chaves</translation>
-    </message>
-    <message>
         <source>masks given</source>
         <translation>máscaras passadas</translation>
     </message>
     <message>
-        <source>fidelity (largest difference)</source>
-        <translation>fidelidade (maior diferença)</translation>
+        <source>B x Q x K</source>
+        <translation>B x Q x K</translation>
+    </message>
+    <message>
+        <source>fidelity</source>
+        <translation>fidelidade</translation>
     </message>
     <message>
         <source>note</source>
@@ -3985,6 +3989,10 @@
     <message>
         <source>What each cell shows about its head</source>
         <translation>O que cada célula mostra sobre a sua cabeça</translation>
+    </message>
+    <message>
+        <source>The model&apos;s attention calls: what each was given, and the largest difference between its own output and attnviz&apos;s recomputation (fidelity); click one to show it</source>
+        <translation>As chamadas de atenção do modelo: o que cada uma recebeu, e a maior diferença entre a sua própria saída e o recálculo do attnviz (fidelidade); clique em uma para mostrá-la</translation>
     </message>
     <message>
         <source>Heads</source>

@@ -169,7 +169,10 @@ def test_loading_errors_notes_and_engine_errors_read_in_portuguese(portuguese, t
     tf = load_tensor_file(_saved(tmp_path / "three.npz", {"queries": np.zeros((1, 2, 3)), "keys": np.zeros((1, 4, 3)),
                                                           "values": np.zeros((1, 4, 2))}))
     state_from_tensor_file(tf, {"queries": "queries", "keys": "keys", "values": "values"}, None, base, notes=notes)
-    assert [tr_text(n) for n in notes] == ["sem comprimentos válidos no arquivo: todas as chaves são válidas"]
+    assert [tr_text(n) for n in notes] == [
+        "sem comprimentos válidos no arquivo: todas as chaves são válidas",
+        "o arquivo não traz configurações de pontuação: pontuação por produto escalar escalonado, como usam os "
+        "modelos reais"]
 
     session = tmp_path / "s.attnviz"
     from attnviz.io import save_session
@@ -204,11 +207,14 @@ def test_the_roles_dialog_says_why_a_choice_cannot_load_in_portuguese(portuguese
 
     tf = load_tensor_file(_saved(tmp_path / "m.npz", {"q": np.zeros((1, 2, 3)), "k": np.zeros((1, 4, 3)),
                                                       "v": np.zeros((1, 4, 2)), "pad": np.ones((1, 4), bool)}))
-    dialog = RolesDialog(tf, {"queries": "q", "keys": "k", "values": "v", "mask": "pad"}, PRESETS["dot-toy"].build())
+    # A boolean mask chosen as valid lengths: refused, the reason in Portuguese.
+    dialog = RolesDialog(tf, {"queries": "q", "keys": "k", "values": "v", "valid_lens": "pad"},
+                         PRESETS["dot-toy"].build())
     qtbot.addWidget(dialog)
     text = dialog.preview.text()
-    assert "foi escolhido como máscara" in text and "ainda não podem ser carregadas" in text, text
-    assert "was chosen" not in text
+    assert "Não é possível carregar" in text or "não" in text.lower(), text
+    assert "deve conter números inteiros (comprimentos válidos), não bool" in text, text
+    assert "must hold" not in text
 
 
 # --------------------------------------------------------------------------- the catalogue
@@ -273,15 +279,20 @@ def test_render_prints_its_notes_in_the_systems_language_not_the_apps(tmp_path: 
     ok = _render(["--load", str(tensors), "--out", "w.png"], "pt_BR.UTF-8", tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert ok.stderr == ""
-    assert ok.stdout.splitlines() == ["nota: sem comprimentos válidos no arquivo: todas as chaves são válidas",
-                                      "gravado: w.png"]
+    assert ok.stdout.splitlines() == [
+        "nota: sem comprimentos válidos no arquivo: todas as chaves são válidas",
+        "nota: o arquivo não traz configurações de pontuação: pontuação por produto escalar escalonado, como usam os "
+        "modelos reais",
+        "gravado: w.png"]
     # The app's saved choice does not apply: a script that sets LANG=C gets English.
     state = tmp_path / "state"
     state.mkdir()
     (state / "settings.ini").write_text("[General]\nlanguage=pt_BR\n")
     english = _render(["--load", str(tensors), "--out", "w.png"], "C", tmp_path, language="", state_dir=state)
     assert english.returncode == 0, english.stderr
-    assert english.stdout.splitlines() == ["note: no valid lengths in the file: every key is valid", "wrote w.png"]
+    assert english.stdout.splitlines() == [
+        "note: no valid lengths in the file: every key is valid",
+        "note: the file brings no scoring settings: scaled dot-product scoring, as real models use", "wrote w.png"]
 
 
 def test_render_inside_the_app_leaves_the_apps_language_alone(portuguese, tmp_path, capsys, monkeypatch) -> None:
