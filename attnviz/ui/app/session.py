@@ -25,7 +25,9 @@ listener is released. The main window calls it when it closes, the application w
 
 from __future__ import annotations
 
+import functools
 import gc
+import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -44,6 +46,8 @@ from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.scheduler import ComputeScheduler, run_in_app
 
 __all__ = ["COLOR_RANGES", "DEFAULT_COLOR_RANGE", "AppSession", "Selection"]
+
+_log = logging.getLogger(__name__)
 
 #: How the colour scale of the attention weights is chosen: "batch" (0 to the largest weight of
 #: the batch, shared by its maps), "map" (0 to each map's largest), "unit" (0 to 1) or "log"
@@ -87,7 +91,9 @@ class AppSession(QObject):
         super().__init__(parent)
         self.document = document if document is not None else Document(PRESETS[preset].build())
         self.undo_stack = QUndoStack(self)
-        self.scheduler = ComputeScheduler(compute or run_in_app, parent=self)
+        #: What to prepare for display on the compute thread (``prepare_on_compute``).
+        self._display_preparers: dict[str, Callable[[ViewData], object]] = {}
+        self.scheduler = ComputeScheduler(self._then_prepare(compute or run_in_app), parent=self)
         self.scheduler.finished.connect(self._on_outcome)
         self.scheduler.busyChanged.connect(self.busyChanged)
         self._schedulers: list[ComputeScheduler] = [self.scheduler]
@@ -248,6 +254,35 @@ class AppSession(QObject):
             self._releaser.submit(previous.clear)
         except RuntimeError:  # shutting down: drop it here
             previous.clear()
+
+    # ------------------------------------------------------------------ drawing big results
+
+    def prepare_on_compute(self, name: str, prepare: Callable[[ViewData], object]) -> None:
+        """Run ``prepare(view)`` on the compute thread after each computation and hand its result
+        over in ``view.display[name]``. A view that draws big arrays has its passes over them
+        (pictures at the screen's size) done there, so the GUI thread only shows them.
+
+        ``prepare`` runs on another thread: it must not touch a widget, and reads what it needs
+        of the GUI as plain values. If it raises, the error is logged and the view draws without.
+        """
+        self._display_preparers[name] = prepare
+
+    def _then_prepare(self, compute: Callable[[Snapshot], Outcome]) -> Callable[[Snapshot], Outcome]:
+        @functools.wraps(compute)
+        def run(snapshot: Snapshot) -> Outcome:
+            outcome = compute(snapshot)
+            preparers = dict(self._display_preparers)  # a copy: the GUI thread may add one meanwhile
+            if outcome.view is None or not preparers:
+                return outcome
+            display: dict[str, object] = {}
+            for name, prepare in preparers.items():
+                try:
+                    display[name] = prepare(outcome.view)
+                except Exception:  # noqa: BLE001 - the result itself is fine: shown unprepared
+                    _log.exception("preparing %r for display failed", name)
+            return replace(outcome, view=replace(outcome.view, display=display))
+
+        return run
 
     # ------------------------------------------------------------------ threads and the end
 
