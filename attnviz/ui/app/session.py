@@ -33,7 +33,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from PySide6.QtCore import QCoreApplication, QObject, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
 from attnviz.compute import Outcome, ViewData
@@ -48,6 +48,9 @@ from attnviz.ui.scheduler import ComputeScheduler, run_in_app
 __all__ = ["COLOR_RANGES", "DEFAULT_COLOR_RANGE", "AppSession", "Selection"]
 
 _log = logging.getLogger(__name__)
+
+#: A replaced result is freed this long after the new one arrived: time for its paint.
+_RELEASE_AFTER_MS = 100
 
 #: How the colour scale of the attention weights is chosen: "batch" (0 to the largest weight of
 #: the batch, shared by its maps), "map" (0 to each map's largest), "unit" (0 to 1) or "log"
@@ -249,7 +252,12 @@ class AppSession(QObject):
         if first:
             _freeze_startup_objects()
         # Every view now holds the new result; the old one (hundreds of MiB of torch memory at
-        # 4096x4096, ~50 ms to free) is dropped on the releaser's thread, not this one.
+        # 4096x4096, ~50 ms to free) is dropped on the releaser's thread, not this one, and once
+        # the new one is painted: on a small machine the GUI thread painting while hundreds of
+        # MiB are unmapped stalled 5-8 ms longer.
+        QTimer.singleShot(_RELEASE_AFTER_MS, self, lambda: self._release(previous))
+
+    def _release(self, previous: list[Outcome | None]) -> None:
         try:
             self._releaser.submit(previous.clear)
         except RuntimeError:  # shutting down: drop it here
