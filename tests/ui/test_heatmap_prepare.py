@@ -105,6 +105,7 @@ def _expected_axis(lo: float, hi: float, n: int, f: int, pixels: int) -> list[tu
     Frame(0, 517, 0, 301, 300, 200),  # zoomed out: about 1.7 x 1.5 cells a pixel
     Frame(0, 517, 0, 301, 100, 60),  # a thumbnail: level 4
     Frame(40.5, 390.2, 20.0, 230.7, 160, 90),  # part of it, still under a pixel a cell
+    Frame(40.5, 390.2, 20.0, 230.7, 250, 160),  # part of it, one or two cells a pixel
     Frame(40.5, 140.2, 20.0, 80.7, 400, 300),  # zoomed in: every cell is a few pixels
 ])
 def test_every_pixel_shows_the_mean_of_the_cells_under_it(frame):
@@ -125,6 +126,38 @@ def test_every_pixel_shows_the_mean_of_the_cells_under_it(frame):
     # It covers the view.
     x, y, w, h = pic.rect
     assert x <= frame.x0 and y <= frame.y0 and x + w >= frame.x1 and y + h >= frame.y1
+
+
+@pytest.mark.parametrize("frame", [
+    Frame(0, 517, 0, 301, 300, 200),  # level 0, one or two cells a pixel
+    Frame(40.5, 390.2, 20.0, 230.7, 250, 160),  # level 0, part of the matrix
+    Frame(40.5, 390.2, 20.0, 230.7, 160, 90),  # level 2, part of the matrix
+    Frame(0, 517, 0, 301, 100, 60),  # level 4
+])
+def test_the_overlay_of_a_pixel_is_the_tint_of_the_cells_under_it(frame):
+    rng = np.random.default_rng(5)
+    values = rng.random((301, 517))
+    values[rng.random(values.shape) < 0.01] = np.nan
+    values[rng.random(values.shape) < 0.01] = np.inf
+    allowed = rng.random(values.shape) < 0.6
+    values[~allowed & (rng.random(values.shape) < 0.5)] = 0.0
+    prepared = prepare_map(values, mask=allowed, show_masked_values=True, pyramid=True)
+    pic = picture(prepared, frame)
+    code = paint.overlay_codes(paint.special_cells(values, allowed), values, True)
+    cells_per_px = min((frame.x1 - frame.x0) / frame.px_w, (frame.y1 - frame.y0) / frame.px_h)
+    f = max(f for f in prepared.pyramid.factors if f <= max(1.0, cells_per_px))
+    ys = _expected_axis(frame.y0, frame.y1, 301, f, frame.px_h)
+    xs = _expected_axis(frame.x0, frame.x1, 517, f, frame.px_w)
+    assert pic.overlay is not None and pic.overlay.shape == (len(ys), len(xs), 4) and pic.tinted
+    tints = paint.overlay_image(code, 1, tint=True).astype(np.float64)  # each cell's own tint
+    for i, (a, b) in enumerate(ys):
+        for j, (c, d) in enumerate(xs):
+            block = tints[a:b, c:d].reshape(-1, 4)
+            alpha = block[:, 3].mean()
+            assert abs(int(pic.overlay[i, j, 3]) - alpha) <= 1
+            if alpha > 0:
+                colour = (block[:, :3] * block[:, 3:]).sum(axis=0) / block[:, 3].sum()
+                assert np.abs(pic.overlay[i, j, :3] - colour).max() <= 1
 
 
 def test_zoomed_in_the_cells_themselves_are_drawn_and_masked_ones_hatched():

@@ -275,11 +275,13 @@ def picture(prepared: PreparedMap, frame: Frame) -> Picture:
     y_last = (rows - (ys.stop - 1) * f) / f if ys.stop * f >= rows else 1.0
     x_last = (cols - (xs.stop - 1) * f) / f if xs.stop * f >= cols else 1.0
 
-    def region(a: np.ndarray) -> np.ndarray:
-        a = a[ys.start:ys.stop, xs.start:xs.stop]
+    def cut(a: np.ndarray) -> np.ndarray:
+        return a[ys.start:ys.stop, xs.start:xs.stop]
+
+    def resample(a: np.ndarray) -> np.ndarray:
         return _resample(_resample(a, ys.edges, 0, y_last), xs.edges, 1, x_last)
 
-    data = region(pyramid.images[level])
+    data = resample(cut(pyramid.images[level]))
     # A last partial block is drawn as wide as the others, squeezed under a pixel at the edge.
     x, y = xs.start * f, ys.start * f
     rect = (float(x), float(y), float(min(xs.stop * f, cols) - x), float(min(ys.stop * f, rows) - y))
@@ -289,16 +291,16 @@ def picture(prepared: PreparedMap, frame: Frame) -> Picture:
     if pyramid.code is not None:
         if level == 0 and ys.edges is None and xs.edges is None:
             # Cells at least a pixel: each one drawn, hatched when big enough, as set_data does.
-            code = pyramid.code[ys.start:ys.stop, xs.start:xs.stop]
+            code = cut(pyramid.code)
             if code.any():
                 k = 1 if tinted else overlay_scale(*code.shape)
                 overlay = overlay_image(code, k, tint=tinted, origin=(ys.start, xs.start))
         else:
             if level == 0:
-                code = pyramid.code[ys.start:ys.stop, xs.start:xs.stop]
-                shares = {k: region((code == k).astype(np.float32)) for k in pyramid.kinds}
+                code = cut(pyramid.code)
+                shares = {k: resample((code == k).astype(np.float32)) for k in pyramid.kinds}
             else:
-                shares = {k: region(share) for k, share in pyramid.shares[level].items()}
+                shares = {k: resample(cut(share)) for k, share in pyramid.shares[level].items()}
             shares = {k: s for k, s in shares.items() if s.any()}
             if shares:
                 overlay = mean_tint(shares)
