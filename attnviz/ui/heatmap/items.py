@@ -167,6 +167,8 @@ class RegionImageItem(FastImageItem):
     def set_source(self, source: PictureSource | None) -> None:
         """Draw what ``source`` gives (call after ``setImage`` of the whole matrix), or with None
         the image as a FastImageItem does."""
+        if source is None and self._source is None:
+            return  # drawing whole already (every set_data of a small matrix comes here)
         if source is not None:
             self.resetTransform()  # the pictures are placed in cells, not stretched
             self.autoDownsample = False  # the source gives a screen's worth already
