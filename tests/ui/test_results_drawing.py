@@ -114,3 +114,34 @@ def test_prepared_maps_have_the_levels_the_panel_would_compute(color_range):
         assert m.levels == expected
         np.testing.assert_array_equal(m.allowed if m.allowed is not None else True, results_panel.shown_mask(view, b))
         assert m.show_masked_values
+
+
+def test_big_pipeline_stages_are_prepared_off_the_gui_thread(window, qtbot, monkeypatch):
+    dock = window.pipeline_dock
+    dock.show()
+    qtbot.waitUntil(lambda: dock.view().isVisible())
+    pipeline = dock.view()
+    _load(qtbot, window, random_state(1, 1024, 16, seed=4))
+    called = _guard_panel(monkeypatch)
+    _edit(qtbot, window, "0.25")
+    view = window.session.current_view()
+    stages = ("raw_scores", "scores", "mask", "masked_scores", "weights", "applied_weights")
+
+    def drawn() -> bool:
+        return all(np.shares_memory(pipeline.cards[s].heatmap.values, getattr(view, s)[0]) for s in stages
+                   if s != "mask") and pipeline.cards["mask"].heatmap.values.shape == (1024, 1024)
+
+    qtbot.waitUntil(drawn, timeout=30000)
+    for stage in stages:
+        heatmap = pipeline.cards[stage].heatmap
+        heatmap.grab()
+        assert heatmap.image_item.source is not None  # a screen at a time
+    assert called == []
+    # The same maps as drawn whole: values, hatching of what the softmax masked, hover.
+    weights = pipeline.cards["weights"].heatmap
+    np.testing.assert_array_equal(weights._mask if weights._mask is not None else True, view.mask[0])
+    np.testing.assert_array_equal(pipeline.cards["mask"].heatmap.values, view.mask[0].astype(np.float32))
+    assert pipeline.cards["raw_scores"].heatmap.levels == (float(np.nanmin(view.raw_scores[0])),
+                                                           float(np.nanmax(view.raw_scores[0])))
+    text = weights._hover_text_for(2, 1000)
+    assert "query 2, key 1000" in text and "(masked)" in text  # keys past 3/4 are padding
