@@ -240,7 +240,7 @@ class AppSession(QObject):
         if outcome.version != self.document.version:
             self.dropped_outcomes += 1  # the inputs have moved on; a newer result is coming
             return
-        previous = [self.last_outcome]  # released at the end, off this thread
+        previous = self.last_outcome  # released at the end, off this thread
         self.last_outcome = outcome
         first = self.shown_version < 0 and outcome.view is not None
         self.shown_version = outcome.version
@@ -251,17 +251,22 @@ class AppSession(QObject):
         self.outcomeShown.emit(outcome)
         if first:
             _freeze_startup_objects()
-        # Every view now holds the new result; the old one (hundreds of MiB of torch memory at
-        # 4096x4096, ~50 ms to free) is dropped on the releaser's thread, not this one, and once
-        # the new one is painted: on a small machine the GUI thread painting while hundreds of
-        # MiB are unmapped stalled 5-8 ms longer.
-        QTimer.singleShot(_RELEASE_AFTER_MS, self, lambda: self._release(previous))
+        # Every view now holds the new result; the old one is dropped off this thread.
+        self.release_later(previous)
 
-    def _release(self, previous: list[Outcome | None]) -> None:
+    def release_later(self, replaced: object) -> None:
+        """Drop ``replaced`` (a result, pictures of one: hundreds of MiB at 4096x4096, ~50 ms to
+        free) on the releaser's thread, not the GUI thread, and once what replaced it is painted:
+        on a small machine the GUI thread painting while that much memory is unmapped stalled
+        5-8 ms longer. The caller must hold no other reference to it."""
+        held = [replaced]
+        QTimer.singleShot(_RELEASE_AFTER_MS, self, lambda: self._release(held))
+
+    def _release(self, held: list[object]) -> None:
         try:
-            self._releaser.submit(previous.clear)
+            self._releaser.submit(held.clear)
         except RuntimeError:  # shutting down: drop it here
-            previous.clear()
+            held.clear()
 
     # ------------------------------------------------------------------ drawing big results
 

@@ -136,6 +136,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._cells: paint.SpecialCells | None = None  # NaN / inf / masked cells of _values (drawn whole)
         self._prepared: PreparedMap | None = None  # what is on show; with a pyramid, drawn a screen at a time
         self._picture: tuple[PreparedMap, Frame, Picture] | None = None  # the last frame's images
+        self._last_frame: Frame | None = None
         # What the overlay and the empty-row bar were last built from (None: nothing shown).
         self._overlay_code: np.ndarray | None = None
         self._overlay_tint = False  # the overlay is drawn as a flat tint (cells too small for stripes)
@@ -417,8 +418,10 @@ class HeatmapWidget(QtWidgets.QWidget):
         row_lab = self._check_labels(row_labels, rows, "row_labels")
         col_lab = self._check_labels(col_labels, cols, "col_labels")
 
-        # Commit state, then update every dependent item from it.
+        # Commit state, then update every dependent item from it. The last picture goes with the
+        # map it showed: whoever replaces a big map decides on which thread it is freed.
         self._prepared = prepared
+        self._picture = None
         self._values = arr
         self._mask = prepared.allowed
         self._cells = prepared.cells
@@ -464,6 +467,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         ready = prepared.frame_picture
         pic = ready[1] if ready is not None and ready[0] == frame else picture(prepared, frame)
         self._picture = (prepared, frame, pic)
+        self._last_frame = frame
         self._overlay_tint = pic.tinted
         return pic
 
@@ -472,7 +476,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         """The frame (cells in view, pixels) of the last picture drawn of a prepared pyramid:
         prepared with it (``prepare_map(frame=...)``), the next matrix is drawn with no work here
         as long as the view does not move."""
-        return None if self._picture is None else self._picture[1]
+        return self._last_frame
 
     def _data_picture(self, frame: Frame) -> tuple[np.ndarray, tuple[float, float, float, float]]:
         pic = self._frame_picture(frame)

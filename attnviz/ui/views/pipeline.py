@@ -232,6 +232,7 @@ class PipelineView(Retranslating, QWidget):
         self._preparer = session.new_scheduler(_prepare_stages)  # type: ignore[arg-type]
         self._preparer.finished.connect(self._on_stages_prepared)
         self._requests = 0
+        self._stages: _PreparedStages | None = None  # the big maps on show, freed off this thread
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -633,10 +634,13 @@ class PipelineView(Retranslating, QWidget):
             return  # the view has moved on, and asked again
         n_q, n_k = view.weights.shape[1:]
         rows, cols = axis_labels(view.query_tokens, view.key_tokens, request.batch, n_q, n_k)
+        previous, self._stages = self._stages, result
         for stage, prepared in result.maps.items():
             self.cards[stage].heatmap.show_prepared(
                 prepared, hover=self._hover(view, request.batch, stage, result.mask, result.allowed),
                 row_labels=rows, col_labels=cols)
+        if previous is not None:  # its pyramids: tens of MiB a map, not to be freed here
+            self._session.release_later(previous)
 
     @staticmethod
     def _hover(view: ViewData, b: int, stage: str, mask: np.ndarray, allowed: np.ndarray) -> Callable[[int, int], str]:
