@@ -165,3 +165,19 @@ def test_replaced_pipeline_pictures_are_freed_off_the_gui_thread(window, qtbot):
     _edit(qtbot, window, "0.125")
     qtbot.waitUntil(lambda: bool(freed_on), timeout=30000)
     assert freed_on == [False]
+
+
+def test_maps_prepared_for_another_scale_are_freed_off_the_gui_thread(window, qtbot):
+    import threading
+    import weakref
+
+    _load(qtbot, window, random_state(1, 1024, 16, seed=6))
+    heatmap = window.results.maps[0]
+    window.session.set_color_range("unit")  # prepared on the panel's thread, held by the panel only
+    qtbot.waitUntil(lambda: heatmap.levels == (0.0, 1.0), timeout=20000)
+    freed_on: list[bool] = []
+    weakref.finalize(window.results._prepared.maps[0].pyramid.images[1],
+                     lambda: freed_on.append(threading.get_ident() == threading.main_thread().ident))
+    _edit(qtbot, window, "0.625")  # comes prepared for "unit" from the compute thread
+    qtbot.waitUntil(lambda: bool(freed_on), timeout=30000)
+    assert freed_on == [False]

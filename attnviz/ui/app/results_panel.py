@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -308,6 +309,8 @@ class ResultsPanel(Retranslating, QWidget):
         self.maps: list[HeatmapWidget] = []
         #: Prepares big maps for another scale or batch than a result came with (``prepare_on``).
         self._preparer: ComputeScheduler | None = None
+        self._release_later: Callable[[object], None] | None = None
+        self._prepared: PreparedWeights | None = None  # the big maps on show
         self._requests = 0
         self._view: ViewData | None = None
         self._batch = 0
@@ -371,6 +374,7 @@ class ResultsPanel(Retranslating, QWidget):
                                                                            self._frames()))
         self._preparer = session.new_scheduler(_prepare_request)  # type: ignore[arg-type]
         self._preparer.finished.connect(self._on_prepared)
+        self._release_later = session.release_later
 
     def show_view(self, view: ViewData, batch: int) -> None:
         self._view = view
@@ -413,6 +417,7 @@ class ResultsPanel(Retranslating, QWidget):
         # else: the panel has moved on, and asked again
 
     def _draw_maps(self, view: ViewData, shown: list[int], prepared: PreparedWeights | None) -> None:
+        previous, self._prepared = self._prepared, prepared
         self._ensure_maps(len(shown))
         n_q, n_k = view.weights.shape[1:]
         shared = None if prepared is not None else weight_levels(view.weights[shown], view.mask[shown], self._range)
@@ -437,6 +442,9 @@ class ResultsPanel(Retranslating, QWidget):
                                  levels=levels, hover=hover, row_labels=rows, col_labels=cols,
                                  log=self._range == "log")
         self._show_texts(view)
+        if previous is not None and previous is not prepared and self._release_later is not None:
+            # Its pyramids (tens of MiB a map) are freed off this thread, after the paint.
+            self._release_later(previous)
 
     def _show_texts(self, view: ViewData) -> None:
         n_batch = view.weights.shape[0]
