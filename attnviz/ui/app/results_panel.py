@@ -151,7 +151,7 @@ class PreparedWeights:
     labels: tuple[tuple[list[str] | None, list[str] | None], ...]  # axis_labels of each map
 
 
-def shown_batches(n_batch: int, batch: int) -> tuple[int, ...]:
+def batches_on_show(n_batch: int, batch: int) -> tuple[int, ...]:
     """The batch elements the maps show: all up to MAX_GRID, else the selected one."""
     return tuple(range(n_batch)) if n_batch <= MAX_GRID else (min(batch, n_batch - 1),)
 
@@ -165,7 +165,7 @@ def prepare_weights(view: ViewData, color_range: str, batch: int,
     n_batch, n_q, n_k = view.weights.shape
     if n_q * n_k < PYRAMID_MIN_CELLS:
         return None
-    shown = shown_batches(n_batch, batch)
+    shown = batches_on_show(n_batch, batch)
     rows = slice(shown[0], shown[-1] + 1)  # consecutive: a view, not a copy of every map
     shared = weight_levels(view.weights[rows], view.mask[rows], color_range)
     maps, labels = [], []
@@ -364,7 +364,7 @@ class ResultsPanel(Retranslating, QWidget):
             self.grid.addWidget(heatmap, i // 2 if count > 2 else i, i % 2 if count > 2 else 0)
 
     def _shown_batches(self, view: ViewData, batch: int) -> list[int]:
-        return list(shown_batches(view.weights.shape[0], batch))
+        return list(batches_on_show(view.weights.shape[0], batch))
 
     def prepare_on(self, session: AppSession) -> None:
         """Have big maps prepared off the GUI thread, so that drawing them does not stall it:
