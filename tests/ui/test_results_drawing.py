@@ -4,6 +4,9 @@ the panel's own thread for another scale or batch element; the GUI thread only s
 
 from __future__ import annotations
 
+import threading
+import weakref
+
 import numpy as np
 import pytest
 
@@ -33,8 +36,6 @@ def _guard_panel(monkeypatch) -> list[str]:
 
         def guarded(view_or_weights, *args, _name=name, _original=original):
             weights = getattr(view_or_weights, "weights", view_or_weights)
-            import threading
-
             if threading.get_ident() == threading.main_thread().ident and weights.size >= 1 << 18:
                 called.append(_name)
                 raise AssertionError(f"{_name} on the GUI thread")
@@ -149,9 +150,6 @@ def test_big_pipeline_stages_are_prepared_off_the_gui_thread(window, qtbot, monk
 
 def test_replaced_pipeline_pictures_are_freed_off_the_gui_thread(window, qtbot):
     """Tens of MiB of pyramid per stage map: freeing them took the GUI thread ~5 ms."""
-    import threading
-    import weakref
-
     dock = window.pipeline_dock
     dock.show()
     qtbot.waitUntil(lambda: dock.view().isVisible())
@@ -168,9 +166,6 @@ def test_replaced_pipeline_pictures_are_freed_off_the_gui_thread(window, qtbot):
 
 
 def test_maps_prepared_for_another_scale_are_freed_off_the_gui_thread(window, qtbot):
-    import threading
-    import weakref
-
     _load(qtbot, window, random_state(1, 1024, 16, seed=6))
     heatmap = window.results.maps[0]
     window.session.set_color_range("unit")  # prepared on the panel's thread, held by the panel only
