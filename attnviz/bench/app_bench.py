@@ -712,10 +712,10 @@ def _heartbeat_case(app: QApplication, win: MainWindow, probe: Probe, plan: Plan
     print(f"  while computing ({worst.compute_ms:.0f} ms on the compute thread, GUI thread idle): longest gap "
           f"{worst.compute_gap:.1f} ms (median over the edits {typical:.1f} ms)   target < 16 ms: "
           f"{_yes(worst.compute_gap < FRAME_MS)}")
-    print(f"  while drawing the result (engine done -> painted: the pictures prepared on the compute thread "
-          f"{worst.prepare_ms:.0f} ms, then on the GUI thread set_data {worst.set_data_ms:.0f} ms, outcomeShown -> "
-          f"painted {worst.paint_ms:.0f} ms): longest gap {worst.draw_gap:.1f} ms   target < 16 ms: "
-          f"{_yes(worst.draw_gap < FRAME_MS)}")
+    print(f"  while drawing the result on the GUI thread (after the engine, its pictures prepared on the compute "
+          f"thread {worst.prepare_ms:.0f} ms; set_data {worst.set_data_ms:.0f} ms, outcomeShown -> painted "
+          f"{worst.paint_ms:.0f} ms; until the replaced result is freed): longest gap {worst.draw_gap:.1f} ms   "
+          f"target < 16 ms: {_yes(worst.draw_gap < FRAME_MS)}")
     print(f"  during the edit itself (setData on the GUI thread, any gap that overlaps it): longest gap "
           f"{worst.edit_gap:.1f} ms")
     print(f"  ({meter.others()})")
