@@ -202,3 +202,15 @@ def test_a_prepared_map_drawn_again_in_an_unmoved_view_uses_its_ready_picture(qt
     widget.show_prepared(again)
     widget.grab()
     assert widget.last_frame == frame
+
+
+def test_labels_given_again_are_kept_and_any_sequence_is_taken(widget):
+    labels = [f"t{i}" for i in range(5)]
+    widget.set_data(np.zeros((5, 5)), row_labels=labels, col_labels=np.array(labels))
+    kept = widget._row_labels
+    widget.set_data(np.ones((5, 5)), row_labels=list(labels), col_labels=tuple(labels))
+    assert widget._row_labels is kept and widget.row_labels == labels and widget.col_labels == labels
+    widget.set_data(np.ones((5, 5)), row_labels=list(range(5)))
+    assert widget.row_labels == ["0", "1", "2", "3", "4"]
+    with pytest.raises(ValueError, match="row_labels"):
+        widget.set_data(np.ones((5, 5)), row_labels=labels[:4])

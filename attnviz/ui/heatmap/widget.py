@@ -415,8 +415,8 @@ class HeatmapWidget(QtWidgets.QWidget):
                              f"the heatmap has {self.show_masked_values}")
         arr = prepared.values
         rows, cols = arr.shape
-        row_lab = self._check_labels(row_labels, rows, "row_labels")
-        col_lab = self._check_labels(col_labels, cols, "col_labels")
+        row_lab = self._check_labels(row_labels, rows, "row_labels", self._row_labels)
+        col_lab = self._check_labels(col_labels, cols, "col_labels", self._col_labels)
 
         # Commit state, then update every dependent item from it. The last picture goes with the
         # map it showed: whoever replaces a big map decides on which thread it is freed.
@@ -607,9 +607,11 @@ class HeatmapWidget(QtWidgets.QWidget):
     # ------------------------------------------------------------------ data helpers
 
     @staticmethod
-    def _check_labels(labels: Sequence[str] | None, n: int, what: str) -> list[str] | None:
+    def _check_labels(labels: Sequence[str] | None, n: int, what: str, shown: list[str] | None) -> list[str] | None:
         if labels is None:
             return None
+        if isinstance(labels, list) and shown is not None and len(shown) == n and labels == shown:
+            return shown  # the same labels again (every edit): no copy of thousands of strings
         out = [str(x) for x in labels]
         if len(out) != n:
             raise ValueError(f"{what} has {len(out)} entries, expected {n}")
