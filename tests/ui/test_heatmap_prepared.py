@@ -121,6 +121,30 @@ def test_a_prepared_big_map_looks_and_hovers_as_set_data_draws_it(qtbot, widget,
     assert called == []
 
 
+@pytest.mark.slow
+def test_a_prepared_4096_square_is_shown_zoomed_and_hovered_with_no_pass_over_its_cells(qtbot, widget, monkeypatch):
+    n = 4096
+    values = np.random.default_rng(3).random((n, n), dtype=np.float32)
+    values[5, 7] = np.nan
+    mask = np.tril(np.ones((n, n), bool))
+    _shown(qtbot, widget)
+    prepared = _prepared_off_the_gui_thread(values, mask=mask)
+    called = forbid_whole_matrix_passes(monkeypatch)
+    widget.show_prepared(prepared)
+    img = widget.grab().toImage()
+    # Upper-right corner is masked: the flat masked grey; the NaN cell has its marker.
+    r, g, b = _pixel_of_cell(widget, img, 10, n - 10)
+    assert abs(r - g) < 8 and abs(g - b) < 8 and 60 < r < 230
+    assert (7.5, 5.5) in set(zip(*(a.tolist() for a in widget.locator_item.getData())))
+    vb = widget.plot_item.getViewBox()
+    for span in (3000, 1500, 600, 40):  # every level of the pyramid, then the cells themselves
+        vb.setRange(xRange=(1000, 1000 + span), yRange=(2000, 2000 + span * 0.7), padding=0)
+        widget.grab()
+    widget._on_mouse_moved(vb.mapViewToScene(QtCore.QPointF(1010.5, 2020.5)))
+    assert widget.hover_text == f"query 2020, key 1010: {paint.format_number(float(values[2020, 1010]))}"
+    assert called == []
+
+
 def test_zooming_into_a_prepared_map_shows_the_exact_cells_and_hatching(qtbot, widget, monkeypatch):
     n = 1024
     rng = np.random.default_rng(4)
