@@ -44,6 +44,10 @@ class ViewData:
     key_tokens: np.ndarray | None = None
     #: (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none.
     padded_rows: np.ndarray | None = None
+    #: Pictures of these arrays made ready for display on the compute thread, under the name of
+    #: the view that asked for them (the UI registers what to prepare; this layer knows nothing
+    #: of it). Empty when nobody asked.
+    display: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

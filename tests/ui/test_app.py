@@ -442,7 +442,8 @@ def test_every_compute_thread_of_the_app_configures_the_process_first(window):
     from attnviz.compute.labs import run_masking_lab, run_scaling_lab
 
     assert worker.run_in_app.__wrapped__ is worker.run_snapshot
-    assert window.session.scheduler._compute is worker.run_in_app
+    # The main computation is run_in_app, followed on its thread by the display preparation.
+    assert window.session.scheduler._compute.__wrapped__ is worker.run_in_app
     wrapped = {dock.objectName(): dock.view().scheduler._compute.__wrapped__
                for dock in (window.masking_lab_dock, window.scaling_lab_dock, window.compare_dock)}
     assert wrapped == {"maskingLabDock": run_masking_lab, "scalingLabDock": run_scaling_lab, "compareDock": run_pair}

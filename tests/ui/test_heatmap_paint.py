@@ -209,6 +209,45 @@ def test_overlay_image_leaves_the_codes_untouched():
     np.testing.assert_array_equal(code, before)
 
 
+def test_a_piece_of_the_overlay_drawn_alone_has_the_wholes_stripes():
+    """A zoomed-in view draws only the cells on screen: their hatching must be where the whole
+    overlay has it, or it would crawl while the view pans."""
+    rng = np.random.default_rng(8)
+    values = rng.random((30, 40))
+    values[rng.random((30, 40)) < 0.5] = 0.0
+    allowed = rng.random((30, 40)) < 0.6
+    code = paint.overlay_codes(paint.special_cells(values, allowed), values, True)
+    for k in (1, 5, 8, 13):
+        whole = paint.overlay_image(code, k)
+        for r0, c0 in [(0, 0), (3, 7), (11, 2)]:
+            piece = paint.overlay_image(code[r0:r0 + 9, c0:c0 + 15], k, origin=(r0, c0))
+            np.testing.assert_array_equal(piece, whole[r0 * k:(r0 + 9) * k, c0 * k:(c0 + 15) * k])
+    yy, xx = np.mgrid[5:12, 9:20]
+    np.testing.assert_array_equal(paint.diagonal_stripes(7, 11, 6, 2, origin=(5, 9)), (yy + xx) % 6 < 2)
+
+
+def test_mean_tint_is_the_opacity_weighted_mean_of_the_cells_tints():
+    codes = np.array([[1, 0, 3, 5], [1, 1, 2, 0]], dtype=np.uint8)
+    one_by_one = paint.overlay_image(codes, 1, tint=True).astype(np.float64)  # RGBA per cell
+    # Each pixel: the share of its block's cells with each code (here the 2 x 2 blocks).
+    shares = {k: (codes == k).reshape(1, 2, 2, 2).mean(axis=(1, 3)).astype(np.float32)
+              for k in paint.TINT_CODES if (codes == k).any()}
+    got = paint.mean_tint(shares)
+    assert got.shape == (1, 2, 4) and got.dtype == np.uint8
+    for j in range(2):
+        block = one_by_one[:, 2 * j:2 * j + 2].reshape(-1, 4)
+        alpha = block[:, 3].mean()
+        colour = (block[:, :3] * block[:, 3:]).sum(axis=0) / block[:, 3].sum()
+        assert abs(int(got[0, j, 3]) - alpha) <= 0.5
+        assert np.abs(got[0, j, :3] - colour).max() <= 0.5
+    # One kind of cell (the usual masked block): its colour, as opaque as it is common.
+    alone = paint.mean_tint({1: np.array([[1.0, 0.5, 0.0]], dtype=np.float32)})
+    full = paint.overlay_image(np.array([[1]], dtype=np.uint8), 1, tint=True)[0, 0]
+    assert alone[0, 0].tolist() == full.tolist()
+    assert alone[0, 1, :3].tolist() == full[:3].tolist() and alone[0, 1, 3] == round(full[3] / 2)
+    assert alone[0, 2, 3] == 0
+
+
 # --------------------------------------------------------------------------- empty rows and locators
 
 

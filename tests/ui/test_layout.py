@@ -73,5 +73,7 @@ def test_a_long_padded_input_shows_its_structure_under_the_default_scale(window,
     assert steps.std() > 25  # and spread over the map: the structure shows
     assert np.mean(steps == 255) < 0.02  # only the few largest saturate
     window.session.set_color_range("unit")  # the old scale, for comparison
+    # A map this big is drawn on another scale once prepared off the GUI thread.
+    qtbot.waitUntil(lambda: heatmap.levels == (0.0, 1.0), timeout=10000)
     steps = colour_steps()
     assert np.mean(steps >= 8) < 0.01 and steps.std() < 2  # all but a few drawn like zero

@@ -160,6 +160,7 @@ class MainWindow(HostWindow):
         self.inputs = InputsPanel()
         self.output = OutputPanel()
         self.results = ResultsPanel(self.output)
+        self.results.prepare_on(session)  # big maps are prepared on the compute thread
         # Controls on the left; the heatmaps large on top, the tables being edited right below
         # them, so an edit and its effect are in view together.
         controls_scroll = self.controls_scroll = QScrollArea()

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 import numpy as np
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,8 +31,13 @@ from attnviz.ui.theme import mark_warning_label
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.heatmap.colormaps import COLORMAPS, DEFAULT_COLORMAP
 from attnviz.ui.heatmap.paint import format_number
+from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS, Frame, PreparedMap, prepare_map
 from attnviz.ui.heatmap.widget import HeatmapWidget
+from attnviz.ui.scheduler import ComputeScheduler
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
+
+if TYPE_CHECKING:
+    from attnviz.ui.app.session import AppSession
 
 #: Up to this many batch elements are shown side by side; beyond, only the selected one.
 MAX_GRID = 4
@@ -126,6 +135,67 @@ def weight_levels(weights: np.ndarray, mask: np.ndarray, color_range: str) -> tu
     # Six decades at most below the top: a lone 1e-30 would flatten everything else.
     low = max(float(positive.min()), top * 1e-6)
     return (low, top) if low < top else (top / 10.0, top)
+
+
+# ---------------------------------------------------------------- big maps, prepared off the GUI thread
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedWeights:
+    """The weights maps of a result as ``ResultsPanel`` draws them under a scale and a batch
+    selection, made ready to draw (``prepare_weights``)."""
+
+    color_range: str
+    batches: tuple[int, ...]
+    maps: tuple[PreparedMap, ...]
+    labels: tuple[tuple[list[str] | None, list[str] | None], ...]  # axis_labels of each map
+
+
+def batches_on_show(n_batch: int, batch: int) -> tuple[int, ...]:
+    """The batch elements the maps show: all up to MAX_GRID, else the selected one."""
+    return tuple(range(n_batch)) if n_batch <= MAX_GRID else (min(batch, n_batch - 1),)
+
+
+def prepare_weights(view: ViewData, color_range: str, batch: int,
+                    frames: tuple[Frame | None, ...] = ()) -> PreparedWeights | None:
+    """Every pass over the cells that drawing ``view``'s weights maps needs (colour levels,
+    masks, pictures: ``prepare_map``), for maps big enough to need it; None for smaller ones,
+    which the GUI thread draws as they come. ``frames``: what each map has on screen, to have
+    its picture made too. Qt-free: runs on the compute thread."""
+    n_batch, n_q, n_k = view.weights.shape
+    if n_q * n_k < PYRAMID_MIN_CELLS:
+        return None
+    shown = batches_on_show(n_batch, batch)
+    rows = slice(shown[0], shown[-1] + 1)  # consecutive: a view, not a copy of every map
+    shared = weight_levels(view.weights[rows], view.mask[rows], color_range)
+    maps, labels = [], []
+    for i, b in enumerate(shown):
+        levels = shared if color_range != "map" else weight_levels(view.weights[b], view.mask[b], "map")
+        maps.append(prepare_map(view.weights[b], mask=shown_mask(view, b), empty_rows=view.empty_rows[b],
+                                levels=levels, log=color_range == "log", show_masked_values=True, pyramid=True,
+                                frame=frames[i] if i < len(frames) else None))
+        labels.append(axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k))
+    return PreparedWeights(color_range, shown, tuple(maps), tuple(labels))
+
+
+@dataclass(frozen=True, eq=False)
+class _PrepareRequest:
+    """Maps to prepare on the panel's own thread (another scale or batch than the result came
+    with). ``version`` is for ComputeScheduler, which reports an error with it."""
+
+    version: int
+    view: ViewData
+    color_range: str
+    batch: int
+    frames: tuple[Frame | None, ...]
+
+
+def _prepare_request(request: _PrepareRequest) -> tuple[_PrepareRequest, PreparedWeights | None]:
+    return request, prepare_weights(request.view, request.color_range, request.batch, request.frames)
+
+
+#: Where the compute thread puts the prepared maps (``ViewData.display``).
+_DISPLAY_KEY = "weights"
 
 
 class OutputPanel(Retranslating, QTabWidget):
@@ -237,6 +307,11 @@ class ResultsPanel(Retranslating, QWidget):
         layout.addWidget(self.maps_scroll, 1)
 
         self.maps: list[HeatmapWidget] = []
+        #: Prepares big maps for another scale or batch than a result came with (``prepare_on``).
+        self._preparer: ComputeScheduler | None = None
+        self._release_later: Callable[[object], None] | None = None
+        self._prepared: PreparedWeights | None = None  # the big maps on show
+        self._requests = 0
         self._view: ViewData | None = None
         self._batch = 0
         self._colormap = DEFAULT_COLORMAP
@@ -293,31 +368,87 @@ class ResultsPanel(Retranslating, QWidget):
         return [] if self._view is None else self._shown_batches(self._view, self._batch)
 
     def _shown_batches(self, view: ViewData, batch: int) -> list[int]:
-        n_batch = view.weights.shape[0]
-        return list(range(n_batch)) if n_batch <= MAX_GRID else [batch]
+        return list(batches_on_show(view.weights.shape[0], batch))
+
+    def prepare_on(self, session: AppSession) -> None:
+        """Have big maps prepared off the GUI thread, so that drawing them does not stall it:
+        with each result on ``session``'s compute thread (for the scale and batch on show), and
+        for another scale or batch on a thread of the panel's own, stopped with the session's."""
+        session.prepare_on_compute(_DISPLAY_KEY, lambda view: prepare_weights(view, self._range, self._batch,
+                                                                           self._frames()))
+        self._preparer = session.new_scheduler(_prepare_request)  # type: ignore[arg-type]
+        self._preparer.finished.connect(self._on_prepared)
+        self._release_later = session.release_later
 
     def show_view(self, view: ViewData, batch: int) -> None:
         self._view = view
         self._batch = batch
         shown = self._shown_batches(view, batch)
+        n_q, n_k = view.weights.shape[1:]
+        prepared = self._prepared_for(view.display.get(_DISPLAY_KEY), shown)
+        self.output.show_output(view.output[batch], axis_labels(view.query_tokens, None, batch, n_q, 0)[0])
+        if prepared is None and self._preparer is not None and n_q * n_k >= PYRAMID_MIN_CELLS:
+            # Big maps for another scale or batch than the compute thread prepared: prepared on
+            # the panel's thread; the maps keep their pictures until then (``_on_prepared``).
+            self._requests += 1
+            self._preparer.submit(_PrepareRequest(  # type: ignore[arg-type]
+                self._requests, view, self._range, batch, self._frames()))
+            return
+        self._draw_maps(view, shown, prepared)
+
+    def _frames(self) -> tuple[Frame | None, ...]:
+        """What each map has on screen (read on the compute thread too: plain values)."""
+        return tuple(heatmap.last_frame for heatmap in list(self.maps))
+
+    def _prepared_for(self, prepared: object, shown: list[int]) -> PreparedWeights | None:
+        """``prepared`` if it is of the maps to show now (same scale, same batch elements)."""
+        if isinstance(prepared, PreparedWeights) and prepared.color_range == self._range \
+                and list(prepared.batches) == shown:
+            return prepared
+        return None
+
+    def _on_prepared(self, result: object) -> None:
+        view = self._view
+        if view is None:
+            return
+        shown = self._shown_batches(view, self._batch)
+        if not isinstance(result, tuple):  # preparing failed (an Outcome says why): draw here
+            self._draw_maps(view, shown, None)
+            return
+        request, prepared = result
+        if request.view is view and request.color_range == self._range and request.batch == self._batch:
+            self._draw_maps(view, shown, prepared)
+        # else: the panel has moved on, and asked again
+
+    def _draw_maps(self, view: ViewData, shown: list[int], prepared: PreparedWeights | None) -> None:
+        previous, self._prepared = self._prepared, prepared
         self._ensure_maps(len(shown))
         n_q, n_k = view.weights.shape[1:]
-        shared = weight_levels(view.weights[shown], view.mask[shown], self._range)
-        for heatmap, b in zip(self.maps, shown):
-            rows, cols = axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k)
-            levels = shared if self._range != "map" else weight_levels(view.weights[b], view.mask[b], "map")
+        shared = None if prepared is not None else weight_levels(view.weights[shown], view.mask[shown], self._range)
+        for i, (heatmap, b) in enumerate(zip(self.maps, shown)):
+            if prepared is not None:
+                rows, cols = prepared.labels[i]
+                levels = prepared.maps[i].levels
+            else:
+                rows, cols = axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k)
+                assert shared is not None
+                levels = shared if self._range != "map" else weight_levels(view.weights[b], view.mask[b], "map")
             # Two decimals for weights of a few keys; significant digits for weights of many.
             heatmap.value_format = ".2f" if levels[1] >= 0.05 else ".2g"
             # Every query row keeps a few pixels: 64 rows squeezed into 110 pixels read as a
             # smear; the maps scroll instead.
             heatmap.setMinimumHeight(int(min(_MAX_MAP_HEIGHT, max(_MIN_MAP_HEIGHT, 70 + _ROW_PX * n_q))))
-            heatmap.set_data(
-                view.weights[b], mask=shown_mask(view, b), empty_rows=view.empty_rows[b], levels=levels,
-                hover=lambda r, c, b=b: hover_text(view, b, r, c), row_labels=rows, col_labels=cols,
-                log=self._range == "log",
-            )
-        self.output.show_output(view.output[batch], axis_labels(view.query_tokens, None, batch, n_q, 0)[0])
+            hover = lambda r, c, b=b: hover_text(view, b, r, c)
+            if prepared is not None:
+                heatmap.show_prepared(prepared.maps[i], hover=hover, row_labels=rows, col_labels=cols)
+            else:
+                heatmap.set_data(view.weights[b], mask=shown_mask(view, b), empty_rows=view.empty_rows[b],
+                                 levels=levels, hover=hover, row_labels=rows, col_labels=cols,
+                                 log=self._range == "log")
         self._show_texts(view)
+        if previous is not None and previous is not prepared and self._release_later is not None:
+            # Its pyramids (tens of MiB a map) are freed off this thread, after the paint.
+            self._release_later(previous)
 
     def _show_texts(self, view: ViewData) -> None:
         n_batch = view.weights.shape[0]

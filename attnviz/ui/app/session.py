@@ -28,7 +28,9 @@ still open (``_end_at_exit``).
 from __future__ import annotations
 
 import atexit
+import functools
 import gc
+import logging
 import threading
 import time
 import weakref
@@ -37,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import shiboken6
-from PySide6.QtCore import QCoreApplication, QObject, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QWidget
 
@@ -51,6 +53,11 @@ from attnviz.ui.i18n import tr_text
 from attnviz.ui.scheduler import ComputeScheduler, run_in_app
 
 __all__ = ["COLOR_RANGES", "DEFAULT_COLOR_RANGE", "AppSession", "Selection"]
+
+_log = logging.getLogger(__name__)
+
+#: A replaced result is freed this long after the new one arrived: time for its paint.
+_RELEASE_AFTER_MS = 100
 
 #: How the colour scale of the attention weights is chosen: "batch" (0 to the largest weight of
 #: the batch, shared by its maps), "map" (0 to each map's largest), "unit" (0 to 1) or "log"
@@ -97,7 +104,9 @@ class AppSession(QObject):
         super().__init__(parent)
         self.document = document if document is not None else Document(PRESETS[preset].build())
         self.undo_stack = QUndoStack(self)
-        self.scheduler = ComputeScheduler(compute or run_in_app, parent=self)
+        #: What to prepare for display on the compute thread (``prepare_on_compute``).
+        self._display_preparers: dict[str, Callable[[ViewData], object]] = {}
+        self.scheduler = ComputeScheduler(self._then_prepare(compute or run_in_app), parent=self)
         self.scheduler.finished.connect(self._on_outcome)
         self.scheduler.busyChanged.connect(self.busyChanged)
         self._schedulers: list[ComputeScheduler] = [self.scheduler]
@@ -244,7 +253,7 @@ class AppSession(QObject):
         if outcome.version != self.document.version:
             self.dropped_outcomes += 1  # the inputs have moved on; a newer result is coming
             return
-        previous = [self.last_outcome]  # released at the end, off this thread
+        previous = self.last_outcome  # released at the end, off this thread
         self.last_outcome = outcome
         first = self.shown_version < 0 and outcome.view is not None
         self.shown_version = outcome.version
@@ -255,12 +264,51 @@ class AppSession(QObject):
         self.outcomeShown.emit(outcome)
         if first:
             _freeze_startup_objects()
-        # Every view now holds the new result; the old one (hundreds of MiB of torch memory at
-        # 4096x4096, ~50 ms to free) is dropped on the releaser's thread, not this one.
+        # Every view now holds the new result; the old one is dropped off this thread.
+        self.release_later(previous)
+
+    def release_later(self, replaced: object) -> None:
+        """Drop ``replaced`` (a result, pictures of one: hundreds of MiB at 4096x4096, ~50 ms to
+        free) on the releaser's thread, not the GUI thread, and once what replaced it is painted:
+        on a small machine the GUI thread painting while that much memory is unmapped stalled
+        5-8 ms longer. The caller must hold no other reference to it."""
+        held = [replaced]
+        QTimer.singleShot(_RELEASE_AFTER_MS, self, lambda: self._release(held))
+
+    def _release(self, held: list[object]) -> None:
         try:
-            self._releaser.submit(previous.clear)
+            self._releaser.submit(held.clear)
         except RuntimeError:  # shutting down: drop it here
-            previous.clear()
+            held.clear()
+
+    # ------------------------------------------------------------------ drawing big results
+
+    def prepare_on_compute(self, name: str, prepare: Callable[[ViewData], object]) -> None:
+        """Run ``prepare(view)`` on the compute thread after each computation and hand its result
+        over in ``view.display[name]``. A view that draws big arrays has its passes over them
+        (pictures at the screen's size) done there, so the GUI thread only shows them.
+
+        ``prepare`` runs on another thread: it must not touch a widget, and reads what it needs
+        of the GUI as plain values. If it raises, the error is logged and the view draws without.
+        """
+        self._display_preparers[name] = prepare
+
+    def _then_prepare(self, compute: Callable[[Snapshot], Outcome]) -> Callable[[Snapshot], Outcome]:
+        @functools.wraps(compute)
+        def run(snapshot: Snapshot) -> Outcome:
+            outcome = compute(snapshot)
+            preparers = dict(self._display_preparers)  # a copy: the GUI thread may add one meanwhile
+            if outcome.view is None or not preparers:
+                return outcome
+            display: dict[str, object] = {}
+            for name, prepare in preparers.items():
+                try:
+                    display[name] = prepare(outcome.view)
+                except Exception:  # noqa: BLE001 - the result itself is fine: shown unprepared
+                    _log.exception("preparing %r for display failed", name)
+            return replace(outcome, view=replace(outcome.view, display=display))
+
+        return run
 
     # ------------------------------------------------------------------ threads and the end
 

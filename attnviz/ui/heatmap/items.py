@@ -8,14 +8,16 @@ pyqtgraph release that changes one fails a clear test instead of misdrawing the 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtGui
+from PySide6 import QtCore, QtGui
 
 from attnviz.ui.heatmap.paint import block_mean
+from attnviz.ui.heatmap.prepare import Frame
 
-__all__ = ["CellAxisItem", "FastImageItem"]
+__all__ = ["CellAxisItem", "FastImageItem", "PictureSource", "RegionImageItem"]
 
 
 class CellAxisItem(pg.AxisItem):
@@ -137,3 +139,121 @@ class FastImageItem(pg.ImageItem):
                 qimage.format() != QtGui.QImage.Format.Format_ARGB32_Premultiplied:
             # The converted copy owns its pixels (the original may view a reused numpy buffer).
             self.qimage = qimage.convertToFormat(QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+
+
+#: ``source(frame)``: the image to draw for what is on screen and the cells it covers
+#: (x, y, width, height), or None for nothing.
+PictureSource = Callable[[Frame], "tuple[np.ndarray, tuple[float, float, float, float]] | None"]
+
+
+class RegionImageItem(FastImageItem):
+    """A FastImageItem that, given a picture source, draws only what is on screen.
+
+    The item keeps the whole matrix as its ``image`` (its size, bounds and hover stay per cell),
+    but with a source set it renders what the source gives for the visible cells and the pixels
+    they cover (``prepare.picture``: a screen's worth, whatever the matrix's size), and renders
+    again whenever the view moves. Without a source it is a FastImageItem.
+    """
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self._source: PictureSource | None = None
+        self._target: tuple[np.ndarray, QtCore.QRectF] | None = None
+
+    @property
+    def source(self) -> PictureSource | None:
+        return self._source
+
+    def set_source(self, source: PictureSource | None) -> None:
+        """Draw what ``source`` gives (call after ``setImage`` of the whole matrix), or with None
+        the image as a FastImageItem does."""
+        if source is None and self._source is None:
+            return  # drawing whole already (every set_data of a small matrix comes here)
+        if source is not None:
+            self.resetTransform()  # the pictures are placed in cells, not stretched
+            self.autoDownsample = False  # the source gives a screen's worth already
+        self._source = source
+        self._target = None
+        self.qimage = None
+        self._renderRequired = True
+        self.update()
+
+    def viewTransformChanged(self) -> None:
+        if self._source is None:
+            super().viewTransformChanged()
+            return
+        # Another part of the matrix, or another zoom: the picture is of a frame.
+        self._renderRequired = True
+        self.update()
+
+    def frame(self) -> Frame | None:
+        """The visible cells and the device pixels they cover (None: nothing of it on screen)."""
+        view = self.getViewBox()
+        image = self.image
+        origin = self.mapToDevice(QtCore.QPointF(0, 0))
+        if view is None or image is None or origin is None:
+            return None
+        sx = math.hypot(*(self.mapToDevice(QtCore.QPointF(1, 0)) - origin).toTuple())
+        sy = math.hypot(*(self.mapToDevice(QtCore.QPointF(0, 1)) - origin).toTuple())
+        (x0, x1), (y0, y1) = view.viewRange()
+        rows, cols = image.shape[:2]
+        x0, x1, y0, y1 = max(0.0, x0), min(float(cols), x1), max(0.0, y0), min(float(rows), y1)
+        if x1 <= x0 or y1 <= y0 or sx <= 0 or sy <= 0:
+            return None
+        return Frame(x0, x1, y0, y1, max(1, math.ceil((x1 - x0) * sx)), max(1, math.ceil((y1 - y0) * sy)))
+
+    def render(self) -> None:
+        if self._source is None:
+            super().render()
+            return
+        frame = self.frame()
+        got = None if frame is None else self._source(frame)
+        if got is None:
+            self._target = None
+            self.qimage = None
+            self._renderRequired = False
+            self._unrenderable = True
+            return
+        picture, (x, y, w, h) = got
+        self._target = (picture, QtCore.QRectF(x, y, w, h))
+        if picture.ndim == 3:
+            # RGBA bytes (an overlay): Qt converts them itself, 5x faster than pyqtgraph's
+            # general path; the converted copy owns its pixels.
+            rgba = np.ascontiguousarray(picture, dtype=np.uint8)
+            ph, pw = rgba.shape[:2]
+            self.qimage = QtGui.QImage(rgba.data, pw, ph, pw * 4, QtGui.QImage.Format.Format_RGBA8888).convertToFormat(
+                QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+            self._renderRequired = False
+            self._unrenderable = False
+            return
+        whole, self.image = self.image, picture
+        self._imageHasNans = None  # pyqtgraph's NaN cache is of the image it last rendered
+        self._imageNanLocations = None
+        try:
+            super().render()
+        finally:
+            self.image = whole
+            self._imageHasNans = None
+            self._imageNanLocations = None
+
+    def paint(self, painter: QtGui.QPainter, *args: object) -> None:
+        if self._source is None:
+            super().paint(painter, *args)
+            return
+        if self._renderRequired:
+            self.render()
+        if self._target is None or self.qimage is None:
+            return
+        picture, rect = self._target
+        # pyqtgraph's paint draws the image over (0, 0, its width, its height): given the
+        # picture as the image, and the painter moved and scaled onto the picture's cells.
+        h, w = picture.shape[:2]
+        whole, self.image = self.image, picture
+        painter.save()
+        try:
+            painter.translate(rect.x(), rect.y())
+            painter.scale(rect.width() / w, rect.height() / h)
+            super().paint(painter, *args)
+        finally:
+            painter.restore()
+            self.image = whole

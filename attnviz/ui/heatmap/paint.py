@@ -32,6 +32,8 @@ __all__ = [
     "Levels",
     "LocatorPoints",
     "SpecialCells",
+    "TINT_BELOW_PX",
+    "TINT_CODES",
     "allowed_cells",
     "annotation_format",
     "block_mean",
@@ -43,6 +45,7 @@ __all__ = [
     "empty_row_flags",
     "format_number",
     "locator_points",
+    "mean_tint",
     "opaque_masked",
     "overlay_codes",
     "overlay_image",
@@ -314,17 +317,21 @@ def upsample(cells: np.ndarray, k: int) -> np.ndarray:
     return np.repeat(np.repeat(cells, k, axis=0), k, axis=1)
 
 
-def diagonal_stripes(h: int, w: int, period: int, width: int, *, rising: bool = True) -> np.ndarray:
+def diagonal_stripes(h: int, w: int, period: int, width: int, *, rising: bool = True,
+                     origin: tuple[int, int] = (0, 0)) -> np.ndarray:
     """Bool (h, w) image of diagonal stripes ``width`` pixels wide, one every ``period`` pixels.
 
     In pixel coordinates (y down), rising stripes run from bottom left to top right ("/", where
     ``(y + x) % period < width``), falling ones from top left to bottom right ("\\").  Drawn in
-    overlay pixels, they continue across neighbouring cells.
+    overlay pixels, they continue across neighbouring cells.  ``origin`` (y, x) is where the
+    image's first pixel sits in a larger pattern: a piece of a big overlay drawn alone keeps the
+    stripes where the whole overlay has them.
     """
+    y0, x0 = origin
     # Row y of the pattern is row y % period of a small table: no h * w index arithmetic.
-    step = np.arange(w)[None, :] if rising else -np.arange(w)[None, :]
+    step = np.arange(x0, x0 + w)[None, :] if rising else -np.arange(x0, x0 + w)[None, :]
     table = (np.arange(period)[:, None] + step) % period < width
-    return table[np.arange(h) % period]
+    return table[np.arange(y0, y0 + h) % period]
 
 
 def overlay_codes(cells: SpecialCells, values: np.ndarray, show_masked_values: bool) -> np.ndarray | None:
@@ -348,13 +355,14 @@ def overlay_codes(cells: SpecialCells, values: np.ndarray, show_masked_values: b
 TINT_BELOW_PX = 6.0
 
 
-def overlay_image(code: np.ndarray, k: int, *, tint: bool = False) -> np.ndarray:
+def overlay_image(code: np.ndarray, k: int, *, tint: bool = False, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
     """RGBA uint8 image, k x k pixels per cell, of the cells ``overlay_codes`` gave.
 
     Masked cells are grey with dark hatching, masked-but-valued cells transparent with light
     stripes, NaN magenta and inf cyan; every other pixel is transparent. With ``tint`` (cells a
     few pixels on screen, where stripes would read as noise) masked cells are a flat grey and
-    masked-but-valued ones a light veil over their colour.
+    masked-but-valued ones a light veil over their colour. ``origin`` (row, column) is the cell
+    ``code[0, 0]`` is in a bigger matrix, so the stripes of a piece line up with the whole's.
     """
     if tint:
         return _TINT_PALETTE.view(np.uint32).ravel()[code].view(np.uint8).reshape(*code.shape, 4)
@@ -366,11 +374,50 @@ def overlay_image(code: np.ndarray, k: int, *, tint: bool = False) -> np.ndarray
     # Two stripes per cell from k >= 8; at k == 1 a pixel texture that averages to a mid grey
     # when zoomed out.
     period = max(4, k // 2)
-    stripes = diagonal_stripes(h, w, period, max(1, period // 4))
+    stripes = diagonal_stripes(h, w, period, max(1, period // 4), origin=(origin[0] * k, origin[1] * k))
     px += 3 * ((px == _CODE_MASKED) & stripes).view(np.uint8)
     px += ((px == _CODE_MASKED_VALUED) & stripes).view(np.uint8)
     # Gather whole RGBA pixels as uint32 (one 4-byte copy per pixel), then view as bytes.
     return _OVERLAY_PALETTE.view(np.uint32).ravel()[px].view(np.uint8).reshape(h, w, 4)
+
+
+#: The overlay codes a flat tint has a colour for (the others are transparent).
+TINT_CODES = (_CODE_MASKED, _CODE_INF, _CODE_NAN, _CODE_MASKED_VALUED)
+
+
+def mean_tint(shares: dict[int, np.ndarray]) -> np.ndarray:
+    """RGBA uint8 image of the flat tint (``overlay_image(..., tint=True)``) averaged over blocks
+    of cells, from the share of each block's cells that have each code of ``TINT_CODES`` (equal
+    shapes, at least one; codes left out have none): what a screen pixel over a whole block shows.
+
+    Colours are averaged weighted by their opacity (premultiplied), as drawing the cells one by
+    one and shrinking the picture would: a block half masked is the masked grey, half as opaque.
+    """
+    items = list(shares.items())
+    shape = items[0][1].shape
+    palette = _TINT_PALETTE.astype(np.float32)
+    # + 0.5 then truncation: rounding of values known to be >= 0, a pass cheaper than np.rint.
+    if len(items) == 1:  # the usual case (masked cells only): their colour, as opaque as they are many
+        code, share = items[0]
+        # Whole RGBA pixels as little-endian uint32 (R in the low byte): two passes, not four.
+        alpha = (share * palette[code, 3] + 0.5).astype("<u4")
+        alpha <<= 24
+        alpha |= int.from_bytes(bytes(_TINT_PALETTE[code, :3]), "little")
+        return alpha.view(np.uint8).reshape(*shape, 4)
+    alpha = np.zeros(shape, dtype=np.float32)
+    colour = np.zeros((3, *shape), dtype=np.float32)  # channel first: whole-plane operations
+    for code, share in items:
+        weight = share * palette[code, 3]
+        alpha += weight
+        for c in range(3):
+            colour[c] += weight * palette[code, c]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        colour /= alpha  # 0 / 0 where no cell is special: NaN, made transparent black below
+    out = np.empty((*shape, 4), dtype=np.uint8)
+    for c in range(3):
+        out[..., c] = np.nan_to_num(colour[c], nan=0.0) + 0.5
+    out[..., 3] = alpha + 0.5
+    return out
 
 
 # --------------------------------------------------------------------------- empty rows and locators

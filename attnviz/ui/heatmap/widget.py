@@ -35,8 +35,9 @@ from attnviz.ui.heatmap.colormaps import (
     load_colormap,
     lookup_table,
 )
-from attnviz.ui.heatmap.items import CellAxisItem, FastImageItem
+from attnviz.ui.heatmap.items import CellAxisItem, FastImageItem, RegionImageItem
 from attnviz.ui.heatmap.paint import WEIGHT_LEVELS, Levels
+from attnviz.ui.heatmap.prepare import Frame, Picture, PreparedMap, picture, prepare_map
 from attnviz.ui.i18n import translate
 from attnviz.ui.theme import PlotColors, plot_colors
 
@@ -132,7 +133,10 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._row_labels: list[str] | None = None
         self._col_labels: list[str] | None = None
         self._overlay_scale: int = 1
-        self._cells: paint.SpecialCells | None = None  # NaN / inf / masked cells of _values
+        self._cells: paint.SpecialCells | None = None  # NaN / inf / masked cells of _values (drawn whole)
+        self._prepared: PreparedMap | None = None  # what is on show; with a pyramid, drawn a screen at a time
+        self._picture: tuple[PreparedMap, Frame, Picture] | None = None  # the last frame's images
+        self._last_frame: Frame | None = None
         # What the overlay and the empty-row bar were last built from (None: nothing shown).
         self._overlay_code: np.ndarray | None = None
         self._overlay_tint = False  # the overlay is drawn as a flat tint (cells too small for stripes)
@@ -175,12 +179,13 @@ class HeatmapWidget(QtWidgets.QWidget):
         for side in ("top", "right"):
             self._plot.getAxis(side).setTicks([[], []])
 
-        self._image = FastImageItem(axisOrder="row-major")
+        # A big prepared matrix is drawn a screen at a time (RegionImageItem.set_source).
+        self._image = RegionImageItem(axisOrder="row-major")
         self._image.setAutoDownsample(True)
         self._plot.addItem(self._image)
 
         # Masked / NaN / inf cells.  Above the data, below annotations.
-        self._overlay = FastImageItem(axisOrder="row-major")
+        self._overlay = RegionImageItem(axisOrder="row-major")
         # No auto-downsampling of the RGBA overlay: pyqtgraph would average it as floats on every
         # paint (400 ms at 4096x4096); it is already built near screen resolution.
         self._overlay.setAutoDownsample(False)
@@ -381,37 +386,64 @@ class HeatmapWidget(QtWidgets.QWidget):
             row_labels / col_labels: tick labels (used when there are <= label_limit of them).
             log: a logarithmic colour scale; ``levels`` (required, low > 0) are in the values'
                 units, and values at or below the low end take its colour (zero weights).
-        """
-        arr = paint.display_values(values)
-        rows, cols = arr.shape
-        allowed = paint.allowed_cells(mask, arr.shape)
-        empty_arr = paint.empty_row_flags(empty_rows, allowed, rows)
-        row_lab = self._check_labels(row_labels, rows, "row_labels")
-        col_lab = self._check_labels(col_labels, cols, "col_labels")
-        if log and (levels is None or not levels[0] > 0):
-            raise ValueError(f"a logarithmic scale needs levels with a positive low end, got {levels!r}")
-        new_levels = paint.resolve_levels(arr, allowed, levels)
-        constant = None if levels is not None else paint.constant_value(arr, allowed)
 
-        # Commit state, then update every dependent item from it.
+        Every pass over the cells happens here, on the calling thread, and the matrix is drawn
+        whole. A big matrix drawn on the GUI thread is better prepared elsewhere
+        (``prepare.prepare_map``) and shown with ``show_prepared``.
+        """
+        prepared = prepare_map(values, mask=mask, empty_rows=empty_rows, levels=levels, log=log,
+                               show_masked_values=self.show_masked_values, pyramid=False)
+        self.show_prepared(prepared, hover=hover, row_labels=row_labels, col_labels=col_labels)
+
+    def show_prepared(
+        self,
+        prepared: PreparedMap,
+        *,
+        hover: HoverFn | None = None,
+        row_labels: Sequence[str] | None = None,
+        col_labels: Sequence[str] | None = None,
+    ) -> None:
+        """Show a matrix made ready by ``prepare.prepare_map`` (on any thread), with ``hover`` and
+        labels as in ``set_data``. With a pyramid (a big matrix) it is drawn a screen at a time
+        (``prepare.picture``): nothing here or in the paint passes over every cell, so a
+        4096x4096 result is shown without stalling the GUI thread.
+
+        Raises ValueError when the map was prepared with another ``show_masked_values`` than
+        the widget's, or labels do not match its shape.
+        """
+        if prepared.show_masked_values != self.show_masked_values:
+            raise ValueError(f"prepared with show_masked_values={prepared.show_masked_values}, "
+                             f"the heatmap has {self.show_masked_values}")
+        arr = prepared.values
+        rows, cols = arr.shape
+        row_lab = self._check_labels(row_labels, rows, "row_labels", self._row_labels)
+        col_lab = self._check_labels(col_labels, cols, "col_labels", self._col_labels)
+
+        # Commit state, then update every dependent item from it. The last picture goes with the
+        # map it showed: whoever replaces a big map decides on which thread it is freed.
+        self._prepared = prepared
+        self._picture = None
         self._values = arr
-        self._mask = allowed
-        self._cells = paint.special_cells(arr, allowed)
-        self._empty_rows = empty_arr
-        self._levels = new_levels
-        self._log = log
-        self._constant = constant
+        self._mask = prepared.allowed
+        self._cells = prepared.cells
+        self._empty_rows = prepared.empty_rows
+        self._levels = prepared.levels
+        self._log = prepared.log
+        self._constant = prepared.constant
         self._hover_fn = hover
         self._row_labels = row_lab
         self._col_labels = col_lab
 
         if rows == 0 or cols == 0:
             # Nothing to draw (e.g. an empty sequence while editing): blank but keep the frame.
+            self._image.set_source(None)
             self._image.clear()
         else:
-            # autoDownsample: at 4096x4096 only about one value per screen pixel is mapped.
-            shown = paint.log_display(arr, new_levels[0]) if log else arr
-            self._image.setImage(shown, autoLevels=False, levels=self._scale_levels(), autoDownsample=True)
+            # Drawn whole, autoDownsample maps only about one value per screen pixel at 4096x4096;
+            # a pyramid gives a screen's worth by itself.
+            whole = prepared.pyramid is None
+            self._image.setImage(prepared.shown, autoLevels=False, levels=self._scale_levels(), autoDownsample=whole)
+            self._image.set_source(None if whole else self._data_picture)
         if arr.shape != self._shown_shape:
             # Only a new shape resets the view: live edits keep the user's zoom and pan.  Reset
             # before the overlay and the cell text, which depend on how large a cell is on screen.
@@ -425,6 +457,35 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._update_annotations()
         self._update_tooltips()
         self._refresh_hover()
+
+    def _frame_picture(self, frame: Frame) -> Picture:
+        """The images of a prepared pyramid for ``frame``, made once for both items."""
+        prepared = self._prepared
+        assert prepared is not None
+        last = self._picture
+        if last is not None and last[0] is prepared and last[1] == frame:
+            return last[2]
+        ready = prepared.frame_picture
+        pic = ready[1] if ready is not None and ready[0] == frame else picture(prepared, frame)
+        self._picture = (prepared, frame, pic)
+        self._last_frame = frame
+        self._overlay_tint = pic.tinted
+        return pic
+
+    @property
+    def last_frame(self) -> Frame | None:
+        """The frame (cells in view, pixels) of the last picture drawn of a prepared pyramid:
+        prepared with it (``prepare_map(frame=...)``), the next matrix is drawn with no work here
+        as long as the view does not move."""
+        return self._last_frame
+
+    def _data_picture(self, frame: Frame) -> tuple[np.ndarray, tuple[float, float, float, float]]:
+        pic = self._frame_picture(frame)
+        return pic.data, pic.rect
+
+    def _overlay_picture(self, frame: Frame) -> tuple[np.ndarray, tuple[float, float, float, float]] | None:
+        pic = self._frame_picture(frame)
+        return None if pic.overlay is None else (pic.overlay, pic.rect)
 
     def _scale_levels(self) -> Levels:
         """The image's and the colour bar's levels: the values' own, or their log10."""
@@ -576,9 +637,11 @@ class HeatmapWidget(QtWidgets.QWidget):
     # ------------------------------------------------------------------ data helpers
 
     @staticmethod
-    def _check_labels(labels: Sequence[str] | None, n: int, what: str) -> list[str] | None:
+    def _check_labels(labels: Sequence[str] | None, n: int, what: str, shown: list[str] | None) -> list[str] | None:
         if labels is None:
             return None
+        if isinstance(labels, list) and shown is not None and len(shown) == n and labels == shown:
+            return shown  # the same labels again (every edit): no copy of thousands of strings
         out = [str(x) for x in labels]
         if len(out) != n:
             raise ValueError(f"{what} has {len(out)} entries, expected {n}")
@@ -600,6 +663,22 @@ class HeatmapWidget(QtWidgets.QWidget):
     # ------------------------------------------------------------------ item updates
 
     def _update_overlay(self) -> None:
+        prepared = self._prepared
+        if prepared is not None and prepared.pyramid is not None and prepared.values.size:
+            self._overlay_code = None  # the whole-matrix overlay below is no longer on show
+            if prepared.pyramid.code is None:
+                self._overlay.set_source(None)
+                self._overlay.clear()
+                self._overlay.setVisible(False)
+                return
+            # The item spans the matrix; its pictures are made with the data's, frame by frame.
+            self._overlay.setImage(prepared.values, autoLevels=False, levels=(0, 255), autoDownsample=False)
+            self._overlay.set_source(self._overlay_picture)
+            self._overlay.setVisible(True)
+            return
+        if self._overlay.source is not None:  # back from a pyramid: the overlay is drawn whole again
+            self._overlay.set_source(None)
+            self._overlay.clear()
         values, cells = self._values, self._cells
         if values is None or cells is None or values.size == 0:
             self._overlay.setVisible(False)
@@ -650,15 +729,19 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._empty_marker.setVisible(True)
 
     def _update_locators(self) -> None:
-        values, cells, empty = self._values, self._cells, self._empty_rows
-        if values is None or cells is None or empty is None or values.size == 0 \
+        values, cells, empty, prepared = self._values, self._cells, self._empty_rows, self._prepared
+        if prepared is not None and prepared.pyramid is not None:
+            points = prepared.locators  # found where the map was prepared
+        elif values is None or cells is None or empty is None or values.size == 0 \
                 or max(values.shape) <= _LOCATOR_MIN_SIDE:
+            points = None
+        elif not (cells.has_nan or cells.has_inf or empty.any()):
+            points = None  # np.nonzero of an all-False 4096x4096 mask alone costs ~70 ms
+        else:
+            points = paint.locator_points(cells.nan, cells.inf, empty, paint.empty_bar_width(values.shape[1]) / 2)
+        if points is None:
             self._hide_locator()
             return
-        if not (cells.has_nan or cells.has_inf or empty.any()):
-            self._hide_locator()  # np.nonzero of an all-False 4096x4096 mask alone costs ~70 ms
-            return
-        points = paint.locator_points(cells.nan, cells.inf, empty, paint.empty_bar_width(values.shape[1]) / 2)
         brushes = (
             [pg.mkBrush(paint.NAN_COLOR)] * points.n_nan
             + [pg.mkBrush(paint.INF_COLOR)] * points.n_inf

@@ -13,6 +13,9 @@ nothing is drawn; the latest result is drawn when it is shown again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -42,6 +45,7 @@ from attnviz.ui.app.host import DockSpec, Host, ToolDock
 from attnviz.ui.app.results_panel import cell_place
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.heatmap import HeatmapWidget
+from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS, Frame, PreparedMap, prepare_map
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
@@ -85,6 +89,57 @@ def _fmt(x: float) -> str:
     if np.isinf(x):
         return "∞" if x > 0 else "−∞"
     return f"{x:.4g}"
+
+
+# ---------------------------------------------------------------- big stages, prepared off the GUI thread
+
+#: The stages drawn as (queries, keys) maps; the output is (queries, value dimension).
+_QK_STAGES = ("raw_scores", "scores", "mask", "masked_scores", "weights", "applied_weights")
+
+
+def _stage_maps(view: ViewData, b: int, mask: np.ndarray, allowed: np.ndarray) -> dict[str, tuple[np.ndarray, dict]]:
+    """Each (queries, keys) stage of batch element ``b``: its values and how they are drawn
+    (``set_data`` / ``prepare_map`` arguments)."""
+    empty = view.empty_rows[b]
+    return {
+        "raw_scores": (view.raw_scores[b], {"levels": None}),
+        "scores": (view.scores[b], {"levels": None}),
+        "mask": (mask.astype(np.float32), {"mask": mask, "empty_rows": empty, "levels": (0.0, 1.0)}),
+        "masked_scores": (view.masked_scores[b], {"mask": allowed, "levels": None}),
+        "weights": (view.weights[b], {"mask": allowed, "empty_rows": empty, "levels": (0.0, 1.0)}),
+        "applied_weights": (view.applied_weights[b], {"mask": allowed, "empty_rows": empty, "levels": (0.0, 1.0)}),
+    }
+
+
+@dataclass(frozen=True, eq=False)
+class _StagesRequest:
+    """Stage maps to prepare on the view's own thread. ``version`` is for ComputeScheduler."""
+
+    version: int
+    view: ViewData
+    batch: int
+    mask_mode: str
+    show_masked_values: dict[str, bool]  # each stage's heatmap's
+    frames: dict[str, Frame | None]  # what each stage's heatmap has on screen
+
+
+@dataclass(frozen=True, eq=False)
+class _PreparedStages:
+    request: _StagesRequest
+    mask: np.ndarray
+    allowed: np.ndarray
+    maps: dict[str, PreparedMap]
+
+
+def _prepare_stages(request: _StagesRequest) -> _PreparedStages:
+    """Every pass over the cells the stage maps need, for big ones. Qt-free: off the GUI thread."""
+    b = request.batch
+    mask = request.view.mask[b].astype(bool)
+    allowed = softmax_allowed(mask, request.mask_mode)
+    maps = {stage: prepare_map(values, **kwargs, show_masked_values=request.show_masked_values[stage], pyramid=True,
+                               frame=request.frames[stage])
+            for stage, (values, kwargs) in _stage_maps(request.view, b, mask, allowed).items()}
+    return _PreparedStages(request, mask, allowed, maps)
 
 
 class _StageCard(Retranslating, QFrame):
@@ -173,6 +228,11 @@ class PipelineView(Retranslating, QWidget):
         self._error: str | None = None
         #: How many times the stages were drawn (hidden views must not draw; tests check it).
         self.draw_count = 0
+        #: Prepares big stage maps off the GUI thread (latest request wins), drawn when ready.
+        self._preparer = session.new_scheduler(_prepare_stages)  # type: ignore[arg-type]
+        self._preparer.finished.connect(self._on_stages_prepared)
+        self._requests = 0
+        self._stages: _PreparedStages | None = None  # the big maps on show, freed off this thread
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -534,38 +594,21 @@ class PipelineView(Retranslating, QWidget):
         s = state.settings
         n_q, n_k = view.weights.shape[1:]
         rows, cols = axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k)
-        mask = view.mask[b].astype(bool)
-        allowed = softmax_allowed(mask, s.mask_mode)
-        empty = view.empty_rows[b]
-
-        def hover(stage: str) -> object:
-            def text(r: int, c: int) -> str:
-                value = float(getattr(view, stage)[b, r, c])
-                where = cell_place(view, b, r, c)
-                if stage == "mask":
-                    if mask[r, c]:
-                        verdict = translate("PipelineView", "may attend")
-                    else:
-                        verdict = translate("PipelineView", "masked")
-                    return f"{where}: {verdict}"
-                state_txt = "" if allowed[r, c] else "  " + translate("PipelineView", "(masked)")
-                return f"{where}: {_fmt(value)}{state_txt}"
-            return text
-
         cards = self.cards
-        cards["raw_scores"].heatmap.set_data(view.raw_scores[b], levels=None, hover=hover("raw_scores"),
-                                             row_labels=rows, col_labels=cols)
-        cards["scores"].heatmap.set_data(view.scores[b], levels=None, hover=hover("scores"),
-                                         row_labels=rows, col_labels=cols)
-        cards["mask"].heatmap.set_data(mask.astype(np.float32), mask=mask, empty_rows=empty, levels=(0.0, 1.0),
-                                       hover=hover("mask"), row_labels=rows, col_labels=cols)
-        cards["masked_scores"].heatmap.set_data(view.masked_scores[b], mask=allowed, levels=None,
-                                                hover=hover("masked_scores"), row_labels=rows, col_labels=cols)
-        cards["weights"].heatmap.set_data(view.weights[b], mask=allowed, empty_rows=empty, levels=(0.0, 1.0),
-                                          hover=hover("weights"), row_labels=rows, col_labels=cols)
-        cards["applied_weights"].heatmap.set_data(view.applied_weights[b], mask=allowed, empty_rows=empty,
-                                                  levels=(0.0, 1.0), hover=hover("applied_weights"),
-                                                  row_labels=rows, col_labels=cols)
+        if n_q * n_k >= PYRAMID_MIN_CELLS:
+            # Big stages: prepared on the view's thread and drawn when ready (_on_stages_prepared);
+            # the maps keep their pictures until then.
+            self._requests += 1
+            self._preparer.submit(_StagesRequest(  # type: ignore[arg-type]
+                self._requests, view, b, s.mask_mode,
+                {stage: cards[stage].heatmap.show_masked_values for stage in _QK_STAGES},
+                {stage: cards[stage].heatmap.last_frame for stage in _QK_STAGES}))
+        else:
+            mask = view.mask[b].astype(bool)
+            allowed = softmax_allowed(mask, s.mask_mode)
+            for stage, (values, kwargs) in _stage_maps(view, b, mask, allowed).items():
+                cards[stage].heatmap.set_data(values, **kwargs, hover=self._hover(view, b, stage, mask, allowed),
+                                              row_labels=rows, col_labels=cols)
         out = view.output[b]
         cards["output"].heatmap.set_data(out, levels=None, row_labels=rows,
                                          col_labels=[f"d{j}" for j in range(out.shape[1])])
@@ -578,6 +621,41 @@ class PipelineView(Retranslating, QWidget):
         self._draw_formula()
         self._draw_params()
         self._draw_features()
+
+    def _on_stages_prepared(self, result: object) -> None:
+        view, state = self._view, self._state
+        if not isinstance(result, _PreparedStages):  # preparing failed (an Outcome says why)
+            if state is not None:
+                self.show_error(getattr(result, "error", None))
+            return
+        request = result.request
+        if request.view is not view or request.batch != self._batch or state is None \
+                or request.mask_mode != state.settings.mask_mode:
+            return  # the view has moved on, and asked again
+        n_q, n_k = view.weights.shape[1:]
+        rows, cols = axis_labels(view.query_tokens, view.key_tokens, request.batch, n_q, n_k)
+        previous, self._stages = self._stages, result
+        for stage, prepared in result.maps.items():
+            self.cards[stage].heatmap.show_prepared(
+                prepared, hover=self._hover(view, request.batch, stage, result.mask, result.allowed),
+                row_labels=rows, col_labels=cols)
+        if previous is not None:  # its pyramids: tens of MiB a map, not to be freed here
+            self._session.release_later(previous)
+
+    @staticmethod
+    def _hover(view: ViewData, b: int, stage: str, mask: np.ndarray, allowed: np.ndarray) -> Callable[[int, int], str]:
+        def text(r: int, c: int) -> str:
+            value = float(getattr(view, stage)[b, r, c])
+            where = cell_place(view, b, r, c)
+            if stage == "mask":
+                if mask[r, c]:
+                    verdict = translate("PipelineView", "may attend")
+                else:
+                    verdict = translate("PipelineView", "masked")
+                return f"{where}: {verdict}"
+            state_txt = "" if allowed[r, c] else "  " + translate("PipelineView", "(masked)")
+            return f"{where}: {_fmt(value)}{state_txt}"
+        return text
 
     def _write_notes(self, view: ViewData, state: State, b: int) -> None:
         s = state.settings
