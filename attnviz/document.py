@@ -100,7 +100,7 @@ class State:
     #: own document only (block-diagonal). None: one document.
     documents: np.ndarray | None = None
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         """A deep copy whose arrays the caller may change (the document's are read-only; the
         run, immutable, is shared)."""
         return replace(
@@ -109,7 +109,7 @@ class State:
             params={k: v.copy() for k, v in self.params.items()},
         )
 
-    def frozen(self) -> "State":
+    def frozen(self) -> State:
         """This state with read-only arrays: the ones already read-only are shared, writable ones
         copied (a caller keeps its own arrays to change)."""
         return replace(
@@ -242,7 +242,7 @@ class Edit:
     # undo menu never shows English in another language.
     text: str = QT_TRANSLATE_NOOP("Undo", "Edit")
 
-    def apply(self, state: State) -> tuple[State, "Edit"]:
+    def apply(self, state: State) -> tuple[State, Edit]:
         raise NotImplementedError
 
 

@@ -231,7 +231,7 @@ class ModelRun:
         kv = call.kv_head(head)
         return HeadFocus(call.queries[:, head], call.keys[:, kv], call.values[:, kv], call.head_masks(head), call.scale)
 
-    def with_head(self, layer: int, head: int, role: str, array: np.ndarray) -> "ModelRun":
+    def with_head(self, layer: int, head: int, role: str, array: np.ndarray) -> ModelRun:
         """This run with one head's (B, L, d) ``role`` tensor replaced: that array is copied,
         every other is shared. A key or value edit changes the key/value head the whole group of
         query heads shares, as it would in the model."""

@@ -48,7 +48,7 @@ class Source(str):
 
     context: str
 
-    def __new__(cls, context: str, text: str) -> "Source":
+    def __new__(cls, context: str, text: str) -> Source:
         obj = super().__new__(cls, text)
         obj.context = context
         return obj
@@ -69,7 +69,7 @@ class Message(str):
     source: Source
     params: dict[str, Any]
 
-    def __new__(cls, source: str, **params: Any) -> "Message":
+    def __new__(cls, source: str, **params: Any) -> Message:
         # Values are cleaned once, here: the English and every translation are filled with them.
         params = {key: clean(value) if _is_data(value) else value for key, value in params.items()}
         obj = super().__new__(cls, str.format(source, **params))

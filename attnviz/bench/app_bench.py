@@ -22,10 +22,10 @@ child processes and use ``time.monotonic``, which is one system-wide clock.
 from __future__ import annotations
 
 import os
-import tempfile
 import statistics
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Callable, Iterator

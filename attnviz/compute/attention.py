@@ -106,8 +106,14 @@ def run_state(state: State, version: int = 0) -> Outcome:
         # should be up meanwhile. A broken install becomes an error message, not a crash.
         import torch
 
-        from attnviz.engine import (AttentionInputError, DeviceError, DeviceOutOfMemoryError, MemoryBudgetError, attend,
-                                    available_devices)
+        from attnviz.engine import (
+            AttentionInputError,
+            DeviceError,
+            DeviceOutOfMemoryError,
+            MemoryBudgetError,
+            attend,
+            available_devices,
+        )
     except Exception as exc:  # noqa: BLE001
         return Outcome(version, error=message(QT_TRANSLATE_NOOP("Errors", "could not load PyTorch: {error}"),
                                               error=f"{type(exc).__name__}: {exc}"),

@@ -8,8 +8,8 @@ so what the grid shows for the focused head is exactly what the main view shows 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 

@@ -12,13 +12,21 @@ descriptions of ``mask_mods`` (``SlidingWindow``, ``Documents``, ``MaskMod``...)
 pairs may attend.
 """
 
-from .core import attend
 from .book import AdditiveAttention, DotProductAttention, masked_softmax
-from .budget import (DEFAULT_MEMORY_BUDGET, MemoryEstimate, budget_for, check_memory, estimate_memory, format_bytes,
-                     set_default_memory_budget)
+from .budget import (
+    DEFAULT_MEMORY_BUDGET,
+    MemoryEstimate,
+    budget_for,
+    check_memory,
+    estimate_memory,
+    format_bytes,
+    set_default_memory_budget,
+)
+from .core import attend
 from .devices import DTYPES, available_devices, resolve_device, resolve_dtype
 from .errors import AttentionInputError, DeviceError, DeviceOutOfMemoryError, MemoryBudgetError
 from .long import Overview, OverviewCancelled, RowStats, Tile, overview, tile, weight_row
+from .mask_findings import inverted_padding
 from .mask_mods import (
     AllOf,
     BlockStructure,
@@ -34,7 +42,6 @@ from .mask_mods import (
     ValidLength,
     make_mask,
 )
-from .mask_findings import inverted_padding
 from .mask_spec import ADDITIVE_MASKED_AT
 from .masking import CAUSAL_ALIGNMENTS, D2L_FILL, MASK_MODES, MaskMode
 from .result import MASK_FINDING_KINDS, STAGES, AttentionResult, Diagnostics, MaskFinding

@@ -31,8 +31,19 @@ from .masking import MaskMode, check_mask_mode
 from .memory import empty_large
 from .result import STAGES, AttentionResult
 from .scoring import Params, ScoringFunction, get_scoring
-from .validation import (as_input, check_dropout, check_finite, check_flag, check_keep, check_memory_budget,
-                         check_num_hiddens, check_scale, check_seed, check_shapes, resolve_params)
+from .validation import (
+    as_input,
+    check_dropout,
+    check_finite,
+    check_flag,
+    check_keep,
+    check_memory_budget,
+    check_num_hiddens,
+    check_scale,
+    check_seed,
+    check_shapes,
+    resolve_params,
+)
 
 
 def attend(

@@ -33,14 +33,15 @@ for display, never used to compute.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
 from .. import catalog
-from .errors import AttentionInputError
 from ..tr import QT_TRANSLATE_NOOP, message
+from .errors import AttentionInputError
+
 # Where the sources are validated and combined; re-exported because this module used to hold them.
 from .mask_spec import CAUSAL_ALIGNMENTS, MaskSpec, causal_problem, check_valid_lens  # noqa: F401
 

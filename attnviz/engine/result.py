@@ -88,7 +88,7 @@ class Diagnostics:
     #: Suspicious masks, structured (their sentences are in ``warnings`` too).
     findings: tuple[MaskFinding, ...] = ()
 
-    def cpu(self) -> "Diagnostics":
+    def cpu(self) -> Diagnostics:
         return replace(self, **{f.name: _cpu(getattr(self, f.name)) for f in fields(self)})
 
 
@@ -141,7 +141,7 @@ class AttentionResult:
             raise KeyError(f"stage {name!r} was not kept: pass keep=... to attend()")
         return value
 
-    def cpu(self) -> "AttentionResult":
+    def cpu(self) -> AttentionResult:
         """A copy with every tensor on the CPU (for handing to a GUI thread)."""
         changes: dict[str, Any] = {name: _cpu(getattr(self, name)) for name in STAGES}
         changes["diagnostics"] = self.diagnostics.cpu()

@@ -25,7 +25,6 @@ from superqt.utils import create_worker
 from attnviz.compute.attention import Outcome, run_snapshot
 from attnviz.document import Snapshot
 
-
 _threads_configured = False
 T = TypeVar("T")
 

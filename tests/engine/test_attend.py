@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import attnviz.engine.core as attend_impl
 from attnviz.bench.reference import BookAdditiveAttention, BookDotProductAttention
 from attnviz.engine import (
     MASK_MODES,
@@ -16,7 +17,6 @@ from attnviz.engine import (
     AttentionInputError,
     attend,
 )
-import attnviz.engine.core as attend_impl
 
 
 def inputs(b=2, n=5, m=7, d=4, dv=3, seed=0, dk=None):
@@ -284,8 +284,8 @@ def test_missing_device_is_named():
 
 
 def test_out_of_memory_is_named(monkeypatch):
-    from attnviz.engine import DeviceOutOfMemoryError
     import attnviz.engine.scoring as scoring
+    from attnviz.engine import DeviceOutOfMemoryError
 
     def boom(*args, **kwargs):
         raise RuntimeError("CUDA out of memory. Tried to allocate 4.00 GiB")

@@ -9,7 +9,6 @@ import sys
 import pytest
 
 
-
 def test_engine_imports_no_qt():
     code = (
         "import sys, attnviz.engine; "

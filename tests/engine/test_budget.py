@@ -12,8 +12,15 @@ import pytest
 import torch
 
 import attnviz.engine.budget as budget
-from attnviz.engine import (DEFAULT_MEMORY_BUDGET, DeviceOutOfMemoryError, MemoryBudgetError, attend, budget_for,
-                            estimate_memory, set_default_memory_budget)
+from attnviz.engine import (
+    DEFAULT_MEMORY_BUDGET,
+    DeviceOutOfMemoryError,
+    MemoryBudgetError,
+    attend,
+    budget_for,
+    estimate_memory,
+    set_default_memory_budget,
+)
 from attnviz.engine.devices import is_out_of_memory
 
 GiB = 2**30

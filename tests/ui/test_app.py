@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLabel
 
 from attnviz.compute.attention import run_state
 from attnviz.document import Snapshot
@@ -370,10 +370,10 @@ def test_objects_alive_after_the_first_result_are_out_of_the_collectors_reach(wi
 
 
 def test_the_apps_compute_thread_turns_huge_pages_off(monkeypatch):
-    from attnviz.ui import scheduler as worker
-    from attnviz.engine import memory
     from attnviz.document import Snapshot
+    from attnviz.engine import memory
     from attnviz.presets import PRESETS
+    from attnviz.ui import scheduler as worker
 
     monkeypatch.setattr(memory, "_use_huge_pages", True)
     monkeypatch.setattr(worker, "_threads_configured", False)
@@ -437,9 +437,9 @@ def test_every_tool_dock_joins_its_menu_with_a_shortcut_tip_and_a_close_tip(wind
 def test_every_compute_thread_of_the_app_configures_the_process_first(window):
     """Whichever computes first, the main view or a lab, torch gets cores - 1 threads and no
     huge pages: each scheduler runs its function through worker.in_app."""
-    from attnviz.ui import scheduler as worker
     from attnviz.compute.compare import run_pair
     from attnviz.compute.labs import run_masking_lab, run_scaling_lab
+    from attnviz.ui import scheduler as worker
 
     assert worker.run_in_app.__wrapped__ is worker.run_snapshot
     # The main computation is run_in_app, followed on its thread by the display preparation.

@@ -10,10 +10,10 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 
-from attnviz.document import ReplaceState, filled_state
+from attnviz.compute.compare import EXERCISE_1, Comparison, PairSnapshot, variants
+from attnviz.document import ReplaceState
 from attnviz.engine import attend
 from attnviz.presets import PRESETS
-from attnviz.compute.compare import EXERCISE_1, Comparison, PairSnapshot, variants
 
 from .conftest import wait_current
 

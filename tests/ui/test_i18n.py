@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QLocale, Qt, QTranslator
+from PySide6.QtCore import QLocale, QTranslator
 from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attnviz.tr import QT_TRANSLATE_NOOP, Message, message, plural
 from attnviz.ui.i18n import (
     current_language,
     install_language,
@@ -37,7 +38,6 @@ from attnviz.ui.i18n import (
     tr_text,
     translate,
 )
-from attnviz.tr import QT_TRANSLATE_NOOP, Message, message, plural
 
 from .conftest import wait_current
 

@@ -12,6 +12,7 @@ from PySide6.QtCore import QEvent, QPointF
 from PySide6.QtGui import QEnterEvent
 from PySide6.QtWidgets import QApplication
 
+from attnviz.compute.pipeline import additive_features, softmax_allowed
 from attnviz.document import ReplaceState, filled_state
 from attnviz.engine import SCORINGS, STAGES, attend
 from attnviz.ui.views.formulas import (
@@ -21,7 +22,6 @@ from attnviz.ui.views.formulas import (
     pipeline_formulas,
     scoring_formula,
 )
-from attnviz.compute.pipeline import additive_features, softmax_allowed
 
 from .conftest import wait_current
 

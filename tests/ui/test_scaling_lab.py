@@ -9,17 +9,16 @@ import pytest
 import torch
 from PySide6.QtGui import QKeySequence
 
+from attnviz.compute.labs import curves_for
 from attnviz.document import ReplaceState, SetBlock, SetSettings, State
 from attnviz.engine.scaling import current_point, scaling_curves, tanh_saturation
 from attnviz.presets import PRESETS
-from attnviz.compute.labs import curves_for
 from attnviz.ui.views.scaling_lab import (
     PLOTS,
     SCALING_LAB_DOCK,
     ScalingLabView,
     install_scaling_lab,
 )
-
 
 
 def point_of(state: State) -> dict[str, float]:

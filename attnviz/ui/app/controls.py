@@ -19,10 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LEN, State
-from attnviz.ui.i18n import tr_text, translate
-from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz import catalog
+from attnviz.document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LEN, State
+from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.labels import ErrorLabel
 from attnviz.ui.lifecycle import Retranslating
 

@@ -38,10 +38,10 @@ from PySide6.QtWidgets import (
 )
 
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.heatmap import PRESENTATION_SCALE
 from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.lifecycle import Retranslating
 
 __all__ = ["MENU_NAMES", "DockSpec", "Host", "HostWindow", "ToolDock", "ToolPanel", "ToolTab"]
 
@@ -78,14 +78,14 @@ class Host(Protocol):
     def menu(self, name: str) -> QMenu:
         """One of ``MENU_NAMES``."""
 
-    def add_dock(self, spec: DockSpec, build: Callable[[], QWidget]) -> "ToolPanel":
+    def add_dock(self, spec: DockSpec, build: Callable[[], QWidget]) -> ToolPanel:
         """A hidden tool view (a tab or a dock, by ``spec.placement``) whose contents ``build()``
         makes the first time it is shown."""
 
     def add_toolbar(self, title: str, object_name: str) -> QToolBar:
         """A toolbar (``title`` a marked source)."""
 
-    def dock(self, object_name: str) -> "ToolPanel | None":
+    def dock(self, object_name: str) -> ToolPanel | None:
         """A tool view another feature added, by its object name."""
 
     def widget(self) -> QWidget:
@@ -110,7 +110,7 @@ class ToolDock(Retranslating, QDockWidget):
     #: Emitted with the view once it has been built.
     built = Signal(QWidget)
 
-    def __init__(self, spec: DockSpec, build: Callable[[], QWidget], host: "HostWindow") -> None:
+    def __init__(self, spec: DockSpec, build: Callable[[], QWidget], host: HostWindow) -> None:
         super().__init__(tr_text(spec.title), host)
         self.spec = spec
         self._build = build
@@ -193,7 +193,7 @@ class _DetachedWindow(Retranslating, QWidget):
     """A tool view in a window of its own; closing it closes the view, "Back into the main window"
     docks it back as a tab."""
 
-    def __init__(self, tool: "ToolTab") -> None:
+    def __init__(self, tool: ToolTab) -> None:
         super().__init__(tool.host, Qt.WindowType.Window)
         self._tool = tool
         self.setObjectName(tool.objectName() + "Window")
@@ -233,7 +233,7 @@ class ToolTab(QObject):
 
     built = Signal(QWidget)
 
-    def __init__(self, spec: DockSpec, build: Callable[[], QWidget], host: "HostWindow") -> None:
+    def __init__(self, spec: DockSpec, build: Callable[[], QWidget], host: HostWindow) -> None:
         super().__init__(host)
         self.spec = spec
         self.host = host

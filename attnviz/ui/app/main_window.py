@@ -12,10 +12,10 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import (
     QAction,
-    QGuiApplication,
     QActionGroup,
     QCloseEvent,
     QFont,
+    QGuiApplication,
     QKeyEvent,
     QKeySequence,
     QPaintEvent,
@@ -43,7 +43,6 @@ from attnviz.ui.app.controls import ControlsColumn
 from attnviz.ui.app.host import HostWindow, ToolTab
 from attnviz.ui.app.results_panel import OutputPanel, ResultsPanel
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.labels import SteadyLabel
 from attnviz.ui.heatmap import PRESENTATION_SCALE
 from attnviz.ui.i18n import (
     LANGUAGES,
@@ -55,6 +54,7 @@ from attnviz.ui.i18n import (
     tr_text,
     translate,
 )
+from attnviz.ui.labels import SteadyLabel
 from attnviz.ui.tables.inputs_panel import InputsPanel
 
 __all__ = ["MainWindow"]
@@ -245,13 +245,13 @@ class MainWindow(HostWindow):
         from attnviz.ui.views.compare import install_compare_view
         from attnviz.ui.views.doctor import install_doctor
         from attnviz.ui.views.heads import install_heads_view
-        from attnviz.ui.views.long_context import install_long_context_view
-        from attnviz.ui.views.model_overview import install_model_overview
-        from attnviz.ui.views.tokens import install_tokens_view
         from attnviz.ui.views.lessons import install_lessons
+        from attnviz.ui.views.long_context import install_long_context_view
         from attnviz.ui.views.masking_lab import install_masking_lab
+        from attnviz.ui.views.model_overview import install_model_overview
         from attnviz.ui.views.pipeline import install_pipeline_view
         from attnviz.ui.views.scaling_lab import install_scaling_lab
+        from attnviz.ui.views.tokens import install_tokens_view
 
         session = self.session
         self.file_actions = install_file_actions(session, self)

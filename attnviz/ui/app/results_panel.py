@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -19,22 +20,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
-
 from attnviz.compute.attention import ViewData
 from attnviz.compute.axes import axis_labels, index_labels, token_of
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.app.session import COLOR_RANGES, DEFAULT_COLOR_RANGE
 from attnviz.ui.flow_layout import flow_widget
-from attnviz.ui.theme import mark_warning_label
-from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.heatmap.colormaps import COLORMAPS, DEFAULT_COLORMAP
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS, Frame, PreparedMap, prepare_map
 from attnviz.ui.heatmap.widget import HeatmapWidget
+from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.scheduler import ComputeScheduler
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
+from attnviz.ui.theme import mark_warning_label
 
 if TYPE_CHECKING:
     from attnviz.ui.app.session import AppSession

@@ -8,10 +8,9 @@ attnviz file, so a failed export never leaves half a file behind and every failu
 from __future__ import annotations
 
 import os
-from pathlib import Path
-
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QBuffer, QIODevice, QPoint, QPointF, QRect, Qt
@@ -19,15 +18,15 @@ from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 
-from attnviz.compute.axes import axis_labels
 from attnviz.compute.attention import ViewData
+from attnviz.compute.axes import axis_labels
 from attnviz.document import State
-from attnviz.ui.i18n import tr_text, translate
 from attnviz.io import save_arrays, save_csv
 from attnviz.io._atomic import atomic_write
 from attnviz.io.errors import AttnvizFileError, cannot_write
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.heatmap.widget import HeatmapWidget
+from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import DARK_PLOT, plot_colors
 
 __all__ = [

@@ -43,17 +43,17 @@ from PySide6.QtWidgets import (
 from superqt.utils import QSignalThrottler
 
 from attnviz.compute import ViewData
-from attnviz.ui.app.host import Host
-from attnviz.ui.app.session import AppSession
-
 from attnviz.document import ReplaceState, State, focused_state
-from attnviz.ui.i18n import error_text, tr_text, translate
-from attnviz.tr import QT_TRANSLATE_NOOP, message
-from attnviz.io import (AutosaveSlot, TensorFile, guess_roles, is_capture_file, load_capture, load_tensor_file,
-                        stale_autosaves)
+from attnviz.io import (
+    AutosaveSlot,
+    TensorFile,
+    guess_roles,
+    is_capture_file,
+    load_capture,
+    load_tensor_file,
+    stale_autosaves,
+)
 from attnviz.io.errors import AttnvizFileError
-from attnviz.ui.preferences import default_settings
-from attnviz.ui.files.autosave import AutosaveWriter
 from attnviz.io.state_io import (
     is_session_path,
     load_state_file,
@@ -62,9 +62,15 @@ from attnviz.io.state_io import (
     state_from_tensor_file,
     state_to_session,
 )
+from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.ui.app.host import Host
+from attnviz.ui.app.session import AppSession
+from attnviz.ui.files.autosave import AutosaveWriter
 from attnviz.ui.files.export import ExportError, build_weights_figure, export_view_arrays, figure_subtitle
 from attnviz.ui.files.loading import FileLoader
 from attnviz.ui.files.open_dialog import ask_roles, roles_complete
+from attnviz.ui.i18n import error_text, tr_text, translate
+from attnviz.ui.preferences import default_settings
 
 __all__ = ["AUTOSAVE_MS", "MAX_RECENT", "FileActions", "install_file_actions"]
 

@@ -29,11 +29,11 @@ from PySide6.QtWidgets import (
 )
 
 from attnviz.document import State
-from attnviz.ui.i18n import tr_text, translate
-from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.io import ROLES, TensorFile, describe, role_names
 from attnviz.io.errors import AttnvizFileError
 from attnviz.io.state_io import state_from_tensor_file
+from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import error_color, ok_color
 
 __all__ = ["ROLE_LABELS", "RolesDialog", "ask_roles", "roles_complete"]

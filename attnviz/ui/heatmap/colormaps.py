@@ -10,7 +10,7 @@ value.  This module keeps the colour maps and those reserved colours (defined in
 from __future__ import annotations
 
 import logging
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pyqtgraph as pg
@@ -70,7 +70,7 @@ def _fallback_colormap() -> pg.ColorMap:
     return pg.ColorMap(pos=[0.0, 1.0], color=[(0, 0, 0), (255, 255, 255)], name="fallback-gray")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_colormap(name: str) -> pg.ColorMap:
     """Load one of COLORMAPS as a pyqtgraph ColorMap, falling back gracefully if it is missing."""
     key = canonical_colormap_name(name)
@@ -89,7 +89,7 @@ def load_colormap(name: str) -> pg.ColorMap:
     return cmap if cmap is not None else _fallback_colormap()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _lookup_table_cached(key: str) -> np.ndarray:
     lut = np.asarray(load_colormap(key).getLookupTable(nPts=256, alpha=False), dtype=np.uint8)
     lut.setflags(write=False)  # shared between widgets through the cache

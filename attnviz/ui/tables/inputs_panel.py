@@ -18,9 +18,9 @@ from PySide6.QtWidgets import (
 
 from attnviz.compute.axes import short_token
 from attnviz.document import FILL_KINDS, State, table_view
-from attnviz.ui.i18n import tr_text, translate
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.flow_layout import flow_widget
+from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.labels import ErrorLabel
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView

@@ -43,8 +43,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.ui.i18n import tr_text, translate
 from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 
 __all__ = [

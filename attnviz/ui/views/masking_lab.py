@@ -16,12 +16,12 @@ costs nothing and catches up when shown.
 from __future__ import annotations
 
 import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QDockWidget,
     QFrame,
     QGridLayout,
     QLabel,

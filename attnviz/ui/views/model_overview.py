@@ -9,13 +9,13 @@ own (``AppSession.new_scheduler``, latest request wins) and only while the view 
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtGui import QShowEvent
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QHeaderView,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QSplitter,
     QTableWidget,

@@ -14,7 +14,6 @@ from PySide6.QtCore import QEvent, QItemSelectionModel, QSortFilterProxyModel, Q
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
