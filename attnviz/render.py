@@ -302,8 +302,10 @@ def _focus(state: State, args: argparse.Namespace, name: str) -> State:
     heads = run.heads(layer)
     if not 0 <= head < heads:
         raise RenderError(plural(
-            heads, QT_TRANSLATE_NOOP("Render", "--head {head} is out of range: layer {layer} of {name} has {n} head, 0"),
-            QT_TRANSLATE_NOOP("Render", "--head {head} is out of range: layer {layer} of {name} has {n} heads, 0-{last}"),
+            heads,
+            QT_TRANSLATE_NOOP("Render", "--head {head} is out of range: layer {layer} of {name} has {n} head, 0"),
+            QT_TRANSLATE_NOOP("Render", "--head {head} is out of range: layer {layer} of {name} has {n} heads, "
+                                        "0-{last}"),
             head=head, layer=layer, name=name, last=heads - 1), EXIT_USAGE)
     return focused_state(run, layer, head, base=state)
 

@@ -64,7 +64,8 @@ def _form(arr: np.ndarray, max_inline: int, max_embedded: int) -> str:
     return "embedded" if arr.size <= max_embedded else "file"
 
 
-def snippet_data(state: State, *, max_inline: int = MAX_INLINE, max_embedded: int = MAX_EMBEDDED) -> dict[str, np.ndarray]:
+def snippet_data(state: State, *, max_inline: int = MAX_INLINE,
+                 max_embedded: int = MAX_EMBEDDED) -> dict[str, np.ndarray]:
     """The arrays the snippet reads from its data file (empty: the script needs no file)."""
     return {name: arr for name, arr in _inputs(state).items() if _form(arr, max_inline, max_embedded) == "file"}
 

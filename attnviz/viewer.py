@@ -87,7 +87,8 @@ def tensors_to_run(queries: Any, keys: Any, values: Any, *, attn_mask: Any = Non
             return m
     calls = []
     for i, (qi, ki, vi) in enumerate(per_layer):
-        name = names[i] if names is not None and i < len(names) else (f"layer {i}" if len(per_layer) > 1 else "attention")
+        name = (names[i] if names is not None and i < len(names)
+                else (f"layer {i}" if len(per_layer) > 1 else "attention"))
         calls.append(AttentionCall(
             name, qi, ki, vi,
             MaskArguments(layer_mask(masks["attn_mask"], i), layer_mask(masks["key_padding_mask"], i),

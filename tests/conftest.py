@@ -5,6 +5,8 @@ import os
 import tempfile
 from pathlib import Path
 
+import pytest
+
 # Offscreen Qt, on a 1920x1080 screen (the offscreen platform's own is 800x800, smaller than a
 # window the app opens on any real desktop).
 _SCREEN = Path(tempfile.mkdtemp(prefix="attnviz-screen-")) / "screen.json"
@@ -14,8 +16,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", f"offscreen:configfile={_SCREEN}")
 
 # The app autosaves and remembers recent files: keep tests away from the user's own.
 os.environ.setdefault("ATTNVIZ_STATE_DIR", tempfile.mkdtemp(prefix="attnviz-test-"))
-
-import pytest
 
 
 @pytest.fixture(autouse=True)

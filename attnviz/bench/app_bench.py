@@ -235,7 +235,8 @@ def timed_edit(app: QApplication, win: MainWindow, probe: Probe, role: str, row:
     ms = 1e3
     return EditTiming(
         total=(t_end - t0) * ms, gui_edit=(t1 - t0) * ms, compute=(c1 - c0) * ms, set_data=(s1 - s0) * ms,
-        paint=(t_end - t_shown) * ms, gui_cpu=(cpu1 - cpu0) * ms, computations=win.session.scheduler.started_count - started, forced=forced,
+        paint=(t_end - t_shown) * ms, gui_cpu=(cpu1 - cpu0) * ms,
+        computations=win.session.scheduler.started_count - started, forced=forced,
     )
 
 

@@ -167,7 +167,8 @@ def run(repeats: int = 15, quick: bool = False) -> int:
     small = memory["recorded_mib"] * 0.6 * 2**20
     stopped = peak_memory(layers, batch, tokens, small)
     print(f"with a budget of {stopped['budget_mib']:.1f} MiB (60% of that): {stopped['calls']} of {layers} calls "
-          f"recorded, {stopped['recorded_mib']:.1f} MiB, stopped {'and said so' if stopped['stopped'] else 'SILENTLY'}; "
+          f"recorded, {stopped['recorded_mib']:.1f} MiB, "
+          f"stopped {'and said so' if stopped['stopped'] else 'SILENTLY'}; "
           f"peak {stopped['captured_mib']:.0f} MiB")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "bench.attnviz-capture"
@@ -177,7 +178,8 @@ def run(repeats: int = 15, quick: bool = False) -> int:
         print(f"attnviz.show(capture) to a painted overview: failed ({shown['error']})")
         return 1
     print(f"attnviz.show(capture) to a painted layers x heads overview (child process, offscreen, window already up): "
-          f"{shown['seconds']:.2f} s   target < {SHOW_TARGET_S} s: {'met' if shown['seconds'] < SHOW_TARGET_S else 'NOT met'}"
+          f"{shown['seconds']:.2f} s   target < {SHOW_TARGET_S} s: "
+          f"{'met' if shown['seconds'] < SHOW_TARGET_S else 'NOT met'}"
           f" (heads grid painted after {shown['grid_seconds']:.2f} s)")
     return 0
 

@@ -59,7 +59,8 @@ def run(sizes: tuple[int, ...] = (1024, 4096), d: int = 64, repeats: int = 15, m
           "valid length 3/4 of the keys")
     print("'attnviz' is the weights-and-output path (keep=weights, output; diagnostics included); "
           "'all stages' keeps every stage; the parts are each timed alone on ready inputs.")
-    header = f"{'size':>16} {'book ms':>9} {'attnviz ms':>11} {'all stages':>11} {'QK^T':>7} {'softmax':>8} {'W@V':>7} {'parts':>7} {'book/attnviz':>13} {'attnviz/parts':>14}"
+    header = (f"{'size':>16} {'book ms':>9} {'attnviz ms':>11} {'all stages':>11} {'QK^T':>7} {'softmax':>8} "
+              f"{'W@V':>7} {'parts':>7} {'book/attnviz':>13} {'attnviz/parts':>14}")
     print(header)
     ok = True
     for n in sizes:

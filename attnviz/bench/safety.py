@@ -214,8 +214,8 @@ print(json.dumps({
 
 def window_probe(session: Path, headroom_mb: int = 3072) -> dict[str, Any]:
     """The main window with the masking lab, the scaling lab, side by side and the pipeline open,
-    each in a window of its own (so all compute at once), then File > Open of ``session``: seconds until everything is idle again, peak MB, and what
-    each view shows."""
+    each in a window of its own (so all compute at once), then File > Open of ``session``:
+    seconds until everything is idle again, peak MB, and what each view shows."""
     with tempfile.TemporaryDirectory() as state:
         env = {"ATTNVIZ_STATE_DIR": state, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
         return _child(_WINDOW, str(session), str(headroom_mb), env=env)

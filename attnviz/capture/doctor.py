@@ -296,11 +296,11 @@ def _diagnose_call(fact: _Facts, pad_q: np.ndarray | None, pad_k: np.ndarray | N
         rows = causal.future_rows
         causes.append(finding("future_attended", _ERROR, plural(int(rows.sum()), QT_TRANSLATE_NOOP(
             "Doctor", "{n} query row attends to later positions while {causal} of the {total} calls of this stack "
-                      "are causal: this call misses its causal mask (pass is_causal=True, or build the causal mask into "
-                      "attn_mask)"), QT_TRANSLATE_NOOP(
+                      "are causal: this call misses its causal mask (pass is_causal=True, or build the causal mask "
+                      "into attn_mask)"), QT_TRANSLATE_NOOP(
             "Doctor", "{n} query rows attend to later positions while {causal} of the {total} calls of this stack "
-                      "are causal: this call misses its causal mask (pass is_causal=True, or build the causal mask into "
-                      "attn_mask)"), causal=causal.causal, total=causal.total),
+                      "are causal: this call misses its causal mask (pass is_causal=True, or build the causal mask "
+                      "into attn_mask)"), causal=causal.causal, total=causal.total),
             heads=_indices(rows.any(-1).any(0)), batch=_indices(rows.any(-1).any(-1)),
             rows=_indices(rows.any(0).any(0)), count=int(rows.sum())))
     if causes:
@@ -383,8 +383,8 @@ def _engine_findings(fact: _Facts, has_empty: bool, finding: _Make) -> list[Find
         near = int((np.isfinite(values) & (values <= lowest / 2)).sum())
         if near and bool(np.isneginf(values).any()):
             out.append(finding("additive_overflow", overflow_severity, message(QT_TRANSLATE_NOOP(
-                "Doctor", "{name} holds -inf next to {count} values near {dtype}'s lowest ({lowest:.4g}): two finfo.min "
-                          "fills were added and overflowed; combine masks as booleans, or clamp their sum at "
+                "Doctor", "{name} holds -inf next to {count} values near {dtype}'s lowest ({lowest:.4g}): two "
+                          "finfo.min fills were added and overflowed; combine masks as booleans, or clamp their sum at "
                           "torch.finfo(torch.{dtype}).min"),
                 name=name, count=near, dtype=dtype_name(_torch_dtype(values.dtype)), lowest=float(lowest)), count=near))
     return out

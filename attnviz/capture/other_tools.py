@@ -73,7 +73,8 @@ def from_transformer_lens(cache: Mapping[str, Any], *, tokens: object = None, at
         if not {"q", "k", "v"} <= hooks.keys():
             if "pattern" not in hooks:
                 raise ModelRunError(message(QT_TRANSLATE_NOOP(
-                    "Capture", "{name}: the cache holds neither hook_q, hook_k and hook_v nor hook_pattern"), name=name))
+                    "Capture", "{name}: the cache holds neither hook_q, hook_k and hook_v nor hook_pattern"),
+                    name=name))
             calls.append(_weights_only(name, hooks["pattern"], QT_TRANSLATE_NOOP(
                 "Capture", "attention pattern only (hook_pattern): queries, keys and values were not cached")))
             continue

@@ -231,8 +231,8 @@ class Capture:
                 continue
             found = [m for m, name in self._names.items() if name == item or fnmatch.fnmatchcase(name, str(item))]
             if not found:
-                raise ValueError(message(QT_TRANSLATE_NOOP("Capture", "modules: {pattern} names no module of the model"),
-                                         pattern=repr(item)))
+                raise ValueError(message(QT_TRANSLATE_NOOP(
+                    "Capture", "modules: {pattern} names no module of the model"), pattern=repr(item)))
             chosen.update(found)
         return chosen
 
@@ -361,9 +361,9 @@ class Capture:
             self._stopped = True
             self._skipped += 1
             self.warnings.append(message(QT_TRANSLATE_NOOP(
-                "Capture", "recording stopped at attention call {index}: it needs {need} more and {used} of the {budget} "
-                           "memory budget are taken; pass capture(memory_budget=...) to record more, or modules=... "
-                           "to record fewer calls"),
+                "Capture", "recording stopped at attention call {index}: it needs {need} more and {used} of the "
+                           "{budget} memory budget are taken; pass capture(memory_budget=...) to record more, or "
+                           "modules=... to record fewer calls"),
                 index=len(self.calls), need=format_bytes(need), used=format_bytes(self.recorded_bytes),
                 budget=format_bytes(self.memory_budget)))
             return False

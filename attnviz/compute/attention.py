@@ -157,7 +157,8 @@ def run_state(state: State, version: int = 0) -> Outcome:
         return Outcome(version, error=exception_message(exc), error_field=exc.field, device=s.device, dtype=s.dtype,
                        seconds=time.perf_counter() - start)
     except MemoryError:
-        return Outcome(version, error=QT_TRANSLATE_NOOP("Errors", "out of memory on this computer: use a smaller input"),
+        return Outcome(version,
+                       error=QT_TRANSLATE_NOOP("Errors", "out of memory on this computer: use a smaller input"),
                        error_field="shape", out_of_memory=True, device=s.device, dtype=s.dtype)
     except Exception as exc:  # noqa: BLE001 - the app must keep running whatever the engine does
         return Outcome(version, error=message(QT_TRANSLATE_NOOP("Errors", "unexpected error: {error}"),

@@ -101,7 +101,8 @@ def overview_arguments(state: State, batch: int) -> dict[str, object]:
     d = state.queries.shape[2]
     if state.keys.shape[2] != d:
         raise ValueError(message(QT_TRANSLATE_NOOP("LongView", "queries and keys must have the same size for a dot "
-                                                               "product: {d_q} and {d_k}"), d_q=d, d_k=state.keys.shape[2]))
+                                                               "product: {d_q} and {d_k}"),
+                                 d_q=d, d_k=state.keys.shape[2]))
     scale = s.scale if s.scale is not None else (1.0 if s.scoring == "dot" else 1.0 / math.sqrt(d))
     kwargs: dict[str, object] = {"scale": scale, "causal": s.causal}
     lens = state.valid_lens()

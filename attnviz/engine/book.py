@@ -26,8 +26,8 @@ def masked_softmax(X: torch.Tensor, valid_lens: torch.Tensor | None) -> torch.Te
     length (1-D: per batch element; 2-D: per batch element and query) filled with -1e6."""
     if not isinstance(X, torch.Tensor) or not X.is_floating_point():
         got = f"dtype {X.dtype}" if isinstance(X, torch.Tensor) else type(X).__name__
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "X must be a floating-point tensor of scores; got "
-                                                                      "{got}"), got=got), "scores")
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "X must be a floating-point tensor of "
+                                                                      "scores; got {got}"), got=got), "scores")
     if X.device.type == "meta":
         raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} is on the 'meta' device, which holds no "
                                                                       "values"), name="X"), "scores")

@@ -115,7 +115,8 @@ def check_valid_lens(valid_lens: object, batch: int, n_queries: int, device: tor
         if torch.isnan(vl).any():
             raise AttentionInputError(QT_TRANSLATE_NOOP("Errors", "valid_lens contains NaN"), "valid_lens")
         if torch.isinf(vl).any():
-            raise AttentionInputError(QT_TRANSLATE_NOOP("Errors", "valid_lens contains an infinite value"), "valid_lens")
+            raise AttentionInputError(QT_TRANSLATE_NOOP("Errors", "valid_lens contains an infinite value"),
+                                      "valid_lens")
         fractional = vl != torch.floor(vl)
         if fractional.any():
             bad = vl[fractional][0].item()

@@ -134,8 +134,8 @@ def _check_dims(dims: tuple[int, ...] | list[int]) -> np.ndarray:
         raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "dims must be a non-empty list of whole numbers "
                                                                       ">= 1; got {value}"), value=repr(dims)), "shape")
     if int(arr.max()) > 1 << 16:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "dims above 65536 are not supported; got {value}"),
-                                          value=int(arr.max())), "shape")
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "dims above 65536 are not supported; got "
+                                                                      "{value}"), value=int(arr.max())), "shape")
     return arr.astype(np.int64)
 
 

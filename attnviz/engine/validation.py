@@ -144,7 +144,8 @@ def as_input(x: object, name: str) -> torch.Tensor:
         raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} is on the 'meta' device, which holds no "
                                                                       "values"), name=role_name(name)), name)
     if t.dtype == torch.bool or t.is_complex() or not (t.is_floating_point() or t.dtype in INT_DTYPES):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} must hold real numbers; got dtype {dtype}"),
+        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} must hold real numbers; got dtype "
+                                                                      "{dtype}"),
                                           name=role_name(name), dtype=str(t.dtype)), name)
     if t.dim() < 3:
         # Two whole sentences: the axis name is a word of the sentence, translated with it.

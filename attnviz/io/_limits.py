@@ -61,7 +61,8 @@ def dtype_problem(dtype: np.dtype) -> str | None:
         return None
     if kind == "c":
         return message(QT_TRANSLATE_NOOP("FileErrors", "holds complex numbers ({dtype}); attention tensors must be "
-                                                       "real ({accepted})"), dtype=dtype.name, accepted=ACCEPTED_DTYPES_TEXT)
+                                                       "real ({accepted})"),
+                       dtype=dtype.name, accepted=ACCEPTED_DTYPES_TEXT)
     if kind in "US":
         return message(QT_TRANSLATE_NOOP("FileErrors", "holds text (dtype {dtype}), not numbers"), dtype=dtype.str)
     if kind in "Mm":
@@ -127,7 +128,8 @@ class Budget:
                        size=format_bytes(nbytes))
         if count > self.max_elements:
             raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-                "FileErrors", "holds {size}, more than the {limit} allowed"), size=size, limit=f"{self.max_elements:,}")))
+                "FileErrors", "holds {size}, more than the {limit} allowed"), size=size,
+                limit=f"{self.max_elements:,}")))
         if nbytes > self.max_bytes:
             raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
                 "FileErrors", "holds {size}, more than the {limit} allowed"), size=size,

@@ -148,7 +148,8 @@ def open_zip(path: Path, budget: Budget) -> zipfile.ZipFile:
         raise  # permission and the like: the caller words those
     except Exception as exc:
         # BadZipFile, NotImplementedError ("zip file version 6.6"), struct.error, ValueError...
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged: not a complete zip archive")) from exc
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors",
+                                            "is truncated or damaged: not a complete zip archive")) from exc
 
 
 class NpzArchive:

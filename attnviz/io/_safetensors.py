@@ -89,7 +89,8 @@ def _read_header(
     (length,) = struct.unpack("<Q", prefix)
     if length > MAX_HEADER_BYTES:
         raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "is not a valid .safetensors file: it claims a {length}-byte header (at most {limit} allowed)"),
+            "FileErrors", "is not a valid .safetensors file: it claims a {length}-byte header (at most {limit} "
+                          "allowed)"),
             length=f"{length:,}", limit=f"{MAX_HEADER_BYTES:,}"))
     if length > file_size - 8:
         raise budget.fail(message(QT_TRANSLATE_NOOP(
@@ -102,7 +103,8 @@ def _read_header(
         raise budget.fail(message(QT_TRANSLATE_NOOP(
             "FileErrors", "has a damaged .safetensors header: the name '{name}' appears twice"), name=exc.key)) from exc
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has a damaged .safetensors header (not valid JSON)")) from exc
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors",
+                                            "has a damaged .safetensors header (not valid JSON)")) from exc
     if not isinstance(header, dict):
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has a damaged .safetensors header (not a JSON object)"))
 
@@ -127,8 +129,8 @@ def _read_header(
     spans = sorted((begin, end, name) for name, (_c, _s, begin, end) in entries.items())
     for (_b1, end1, name1), (begin2, _e2, name2) in itertools.pairwise(spans):
         if begin2 < end1:
-            raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has overlapping data for arrays '{a}' and '{b}'"),
-                                      a=name1, b=name2))
+            raise budget.fail(message(QT_TRANSLATE_NOOP(
+                "FileErrors", "has overlapping data for arrays '{a}' and '{b}'"), a=name1, b=name2))
     return entries, {str(k): v for k, v in metadata.items()}, data_start
 
 

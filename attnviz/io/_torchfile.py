@@ -170,8 +170,8 @@ def _open_legacy_layout(stream: BinaryIO, file_size: int, budget: Budget) -> tup
     try:
         magic, pos = unpickle(data, pos, budget, storages, legacy=True)
         if magic != _LEGACY_MAGIC:
-            raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not a PyTorch file (its first bytes do not match), or "
-                                                              "is damaged"))
+            raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not a PyTorch file (its first bytes do not "
+                                                              "match), or is damaged"))
         protocol, pos = unpickle(data, pos, budget, storages, legacy=True)
         if protocol != _LEGACY_PROTOCOL:
             raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged"))

@@ -251,8 +251,8 @@ def _check_mask_shape(name: str, argument: str, shape: tuple[int, ...], lead: tu
     examples = [(n_q, n_k), (batch, *(1,) * (len(lead) - 1), 1, n_k), (batch, *(1,) * (len(lead) - 1), n_q, n_k),
                 target]
     raise ModelFileError(message(QT_TRANSLATE_NOOP(
-        "FileErrors", "'{name}' ({argument}) has shape {shape}, which does not broadcast to {target} {axes}; expected a "
-                      "shape such as {examples}"),
+        "FileErrors", "'{name}' ({argument}) has shape {shape}, which does not broadcast to {target} {axes}; "
+                      "expected a shape such as {examples}"),
         name=name, argument=argument, shape=shape, target=target, axes=_AXES[len(lead)],
         examples=", ".join(str(e) for e in dict.fromkeys(examples))))
 

@@ -17,8 +17,8 @@ import numpy as np
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = [
-    "ALL_ROLES", "MASK_ROLES", "MODEL_ROLES", "ROLES", "ROLE_ALIASES", "TEXT_ROLES", "describe", "guess_roles", "role_names",
-    "needs_head_choice", "select_head",
+    "ALL_ROLES", "MASK_ROLES", "MODEL_ROLES", "ROLES", "ROLE_ALIASES", "TEXT_ROLES", "describe", "guess_roles",
+    "role_names", "needs_head_choice", "select_head",
 ]
 
 #: The book's roles (and ``mask``, read as ``attn_mask``: see ``attnviz.io.model_files``).
@@ -131,7 +131,8 @@ def select_head(array: np.ndarray, head: SupportsIndex, head_axis: SupportsIndex
         head_axis = operator.index(head_axis)
     except TypeError as exc:
         raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "head and head_axis must be integers, got {head} and "
-                                                                 "{axis}"), head=repr(head), axis=repr(head_axis))) from exc
+                                                                 "{axis}"),
+                                 head=repr(head), axis=repr(head_axis))) from exc
     if not -4 <= head_axis < 4:
         raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "head_axis {axis} is out of range for a 4-D array"),
                                  axis=head_axis))

@@ -117,7 +117,8 @@ def _checked_arrays(path: Path, arrays: Mapping[str, Any]) -> dict[str, np.ndarr
         problem = dtype_problem(array.dtype)
         if problem is not None:
             raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot store array '{name}': it "
-                                                                                 "{problem}"), name=name, problem=problem))
+                                                                                 "{problem}"),
+                                                 name=name, problem=problem))
         checked[name] = array
     return checked
 
@@ -137,7 +138,8 @@ def _check_json(path: Path, value: Any, where: str) -> None:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "{where} is {value}, which JSON "
-                                                                                 "cannot store"), where=where, value=value))
+                                                                                 "cannot store"),
+                                                 where=where, value=value))
         return
     if isinstance(value, Mapping):
         for key, item in value.items():
@@ -150,7 +152,8 @@ def _check_json(path: Path, value: Any, where: str) -> None:
         for index, item in enumerate(value):
             _check_json(path, item, f"{where}[{index}]")
         return
-    raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "{where} is a {type}, which JSON cannot store"),
+    raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "{where} is a {type}, which JSON cannot "
+                                                                         "store"),
                                          where=where, type=type(value).__name__))
 
 

@@ -296,8 +296,8 @@ def settings_problem(name: str, value: Any) -> str | None:
         return None
     if name == "device":
         if not isinstance(value, str) or not value.strip():
-            return message(QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected a device name such as "
-                                                           "\"cpu\""), name=name, value=shown)
+            return message(QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected a device name "
+                                                           "such as \"cpu\""), name=name, value=shown)
         return None
     if name == "train":
         return None if isinstance(value, bool) else message(QT_TRANSLATE_NOOP(
@@ -327,7 +327,8 @@ def settings_problem(name: str, value: Any) -> str | None:
             ok = isinstance(value, (int, float))
         else:
             ok = isinstance(value, type(default))
-        return None if ok else message(QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected a {type}"),
+        return None if ok else message(QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected a "
+                                                                       "{type}"),
                                        name=name, value=shown, type=type(default).__name__)
     return message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' is not a setting"), name=name)
 
@@ -348,7 +349,8 @@ def _settings_from(raw: Mapping[str, Any], notes: list[str], fail: Any) -> Setti
         values[name] = value
     defaulted = sorted(known - set(values))
     if defaulted:
-        notes.append(message(QT_TRANSLATE_NOOP("FileNotes", "used the default for {names}"), names=", ".join(defaulted)))
+        notes.append(message(QT_TRANSLATE_NOOP("FileNotes", "used the default for {names}"),
+                             names=", ".join(defaulted)))
     return Settings(**values)
 
 
@@ -362,7 +364,8 @@ def _tensor(value: Any, role: str) -> np.ndarray:
         raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' must hold real numbers, not {dtype}"),
                                  name=role, dtype=array.dtype.name))
     if array.ndim != 3:
-        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' must be 3-D (batch, n, d), got shape {shape}"),
+        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' must be 3-D (batch, n, d), got shape "
+                                                                 "{shape}"),
                                  name=role, shape=array.shape))
     # float64 holds every float16/32 and int32 value exactly; the compute dtype is a setting.
     return np.array(array, dtype=np.float64, copy=True)
@@ -523,7 +526,8 @@ def _run_state(tf: TensorFile, roles: Mapping[str, str], head: int | None, layer
 _LAYER_RANGE = (QT_TRANSLATE_NOOP("FileErrors", "layer {index} is out of range: the file has {n} layer (0)"),
                 QT_TRANSLATE_NOOP("FileErrors", "layer {index} is out of range: the file has {n} layers (0 to {last})"))
 _HEAD_RANGE = (QT_TRANSLATE_NOOP("FileErrors", "head {index} is out of range: layer {layer} has {n} head (0)"),
-               QT_TRANSLATE_NOOP("FileErrors", "head {index} is out of range: layer {layer} has {n} heads (0 to {last})"))
+               QT_TRANSLATE_NOOP("FileErrors", "head {index} is out of range: layer {layer} has {n} heads "
+                                               "(0 to {last})"))
 _LAYERS_NOTE = QT_TRANSLATE_NOOP("FileNotes", "the file has {n} layers: layer 0 is shown")
 _HEADS_NOTE = QT_TRANSLATE_NOOP("FileNotes", "the file has {n} heads: head 0 is shown")
 
@@ -681,7 +685,8 @@ def _note_unused(tf: TensorFile, roles: Mapping[str, str], found: list[str]) -> 
     chosen = set(roles.values())
     for role, name in guess_roles(tf).items():
         if role not in roles and name not in chosen and (role in MODEL_ROLES or role == "mask"):
-            found.append(message(QT_TRANSLATE_NOOP("FileNotes", "'{name}' ({role}) was left out"), name=name, role=role))
+            found.append(message(QT_TRANSLATE_NOOP("FileNotes", "'{name}' ({role}) was left out"),
+                                 name=name, role=role))
 
 
 def _whole(index: int | None, what: str, fail: Any) -> int | None:

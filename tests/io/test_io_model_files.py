@@ -154,9 +154,9 @@ def test_masks_per_head_per_layer_and_of_the_square_shape(tmp_path: Path) -> Non
     per_head[..., 0] = True  # every row keeps a key
     per_layer = np.stack([per_head, ~per_head | np.eye(5, dtype=bool)])  # (layers, B, H, L, L)
     square = np.tril(np.ones((5, 5), bool))
-    for name, mask, allowed in (("attn_mask", per_layer, lambda l, h: per_layer[l][:, h]),
-                                ("attn_mask", per_head, lambda l, h: per_head[:, h]),
-                                ("attn_mask", square, lambda l, h: square)):
+    for name, mask, allowed in (("attn_mask", per_layer, lambda lay, h: per_layer[lay][:, h]),
+                                ("attn_mask", per_head, lambda lay, h: per_head[:, h]),
+                                ("attn_mask", square, lambda lay, h: square)):
         state = load(file_of(tmp_path, **arrays, **{name: mask}))
         for layer in range(2):
             for head in range(2):

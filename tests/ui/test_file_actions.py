@@ -261,7 +261,6 @@ def test_roles_dialog_previews_and_only_accepts_a_choice_that_loads(host, tmp_pa
 
 
 def test_recent_files_are_remembered_and_missing_ones_forgotten(host, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
-    window = host
     first, second = tmp_path / "a.attnviz", tmp_path / "b.attnviz"
     save_state_file(first, PRESETS["dot-toy"].build())
     save_state_file(second, PRESETS["dot-toy"].build())

@@ -82,7 +82,6 @@ def test_a_lesson_is_one_undo_step_and_shows_its_question(host, qtbot, lessons, 
 
 
 def test_a_new_lesson_hides_the_previous_answer(host, lessons):
-    window = host
     lessons.load("pitfall-zero-length")
     lessons.view.answer_button.click()
     lessons.load("exercise-3-summation")

@@ -186,7 +186,8 @@ class SettingsPanel(Retranslating, QGroupBox):
         for key, box in (("scoring", self.scoring), ("lens_mode", self.lens_mode), ("mask_mode", self.mask_mode),
                          ("causal", self.causal), ("device", self.device), ("dtype", self.dtype)):
             box.currentIndexChanged.connect(lambda _i, k=key, b=box: self.settingsChanged.emit({k: b.currentData()}))
-        for key, spin in (("num_hiddens", self.hidden), ("param_seed", self.param_seed), ("dropout_seed", self.dropout_seed)):
+        for key, spin in (("num_hiddens", self.hidden), ("param_seed", self.param_seed),
+                          ("dropout_seed", self.dropout_seed)):
             spin.valueChanged.connect(lambda v, k=key: self.settingsChanged.emit({k: int(v)}))
         self.dropout.valueChanged.connect(lambda v: self.settingsChanged.emit({"dropout": float(v)}))
         self.train.toggled.connect(lambda on: self.settingsChanged.emit({"train": bool(on)}))

@@ -498,8 +498,8 @@ class HostWindow(Retranslating, QMainWindow):
     def _show_status(self, text: str, ms: int) -> None:
         self.statusBar().showMessage(text, ms)
 
-    def add_action(self, menu: str, text: str, slot: Callable[[], object], *, shortcut: QKeySequence | str | None = None,
-                   tip: str = "") -> QAction:
+    def add_action(self, menu: str, text: str, slot: Callable[[], object], *,
+                   shortcut: QKeySequence | str | None = None, tip: str = "") -> QAction:
         """An action in ``menu`` whose text and tip (marked sources) follow the language."""
         action = QAction(tr_text(text), self)
         self._action_texts.append((action, text, tip))

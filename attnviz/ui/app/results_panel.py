@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -48,7 +49,8 @@ def cell_place(view: ViewData, b: int, r: int, c: int) -> str:
     q_token, k_token = token_of(view.query_tokens, b, r), token_of(view.key_tokens, b, c)
     if q_token is not None or k_token is not None:
         where += "\n" + translate("ResultsPanel", "{query} → {key}").format(
-            query=repr(q_token) if q_token is not None else f"q{r}", key=repr(k_token) if k_token is not None else f"k{c}")
+            query=repr(q_token) if q_token is not None else f"q{r}",
+            key=repr(k_token) if k_token is not None else f"k{c}")
     return where
 
 
@@ -58,7 +60,8 @@ def hover_text(view: ViewData, b: int, r: int, c: int) -> str:
     lines = [
         cell_place(view, b, r, c) + ("" if allowed else "  " + translate("ResultsPanel", "(masked)")),
         translate("ResultsPanel", "raw score {value}").format(value=format_number(float(view.raw_scores[b, r, c]))),
-        translate("ResultsPanel", "masked score {value}").format(value=format_number(float(view.masked_scores[b, r, c]))),
+        translate("ResultsPanel", "masked score {value}").format(
+            value=format_number(float(view.masked_scores[b, r, c]))),
         translate("ResultsPanel", "weight {value}").format(value=format_number(float(view.weights[b, r, c]))),
     ]
     if view.applied_weights is not view.weights and not np.shares_memory(view.applied_weights, view.weights):
@@ -213,7 +216,8 @@ class OutputPanel(Retranslating, QTabWidget):
         self.addTab(self.heatmap, "")
         self._pending: np.ndarray | None = None
         self._rows: list[str] = []
-        self.currentChanged.connect(lambda _index: self._draw_heatmap() if self.currentWidget() is self.heatmap else None)
+        self.currentChanged.connect(
+            lambda _index: self._draw_heatmap() if self.currentWidget() is self.heatmap else None)
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -333,7 +337,8 @@ class ResultsPanel(Retranslating, QWidget):
                             "that one large weight does not darken all the others. Or 0 to 1, or a logarithmic "
                             "scale for weights spread over many keys."))
         self.warnings.setToolTip(translate("ResultsPanel", "What the diagnostics found in the last result"))
-        self.maps_scroll.setToolTip(translate("ResultsPanel", "One heatmap per batch element; hover a cell for its numbers"))
+        self.maps_scroll.setToolTip(translate("ResultsPanel",
+                                              "One heatmap per batch element; hover a cell for its numbers"))
         for heatmap in self.maps:
             heatmap.set_axis_labels(translate("ResultsPanel", "Keys"), translate("ResultsPanel", "Queries"))
         if self._view is not None:
@@ -437,7 +442,7 @@ class ResultsPanel(Retranslating, QWidget):
             # Every query row keeps a few pixels: 64 rows squeezed into 110 pixels read as a
             # smear; the maps scroll instead.
             heatmap.setMinimumHeight(int(min(_MAX_MAP_HEIGHT, max(_MIN_MAP_HEIGHT, 70 + _ROW_PX * n_q))))
-            hover = lambda r, c, b=b: hover_text(view, b, r, c)
+            hover = partial(hover_text, view, b)
             if prepared is not None:
                 heatmap.show_prepared(prepared.maps[i], hover=hover, row_labels=rows, col_labels=cols)
             else:

@@ -222,7 +222,8 @@ def build_weights_figure(
     for b in chosen:
         if not 0 <= b < n_batch:
             raise ValueError(message(QT_TRANSLATE_NOOP("Export", "batch {b} is out of range: the result has {n} batch "
-                                                                 "element(s), 0-{last}"), b=b, n=n_batch, last=n_batch - 1))
+                                                                 "element(s), 0-{last}"),
+                                     b=b, n=n_batch, last=n_batch - 1))
     caption_height = 64 if subtitle else 40
     warnings_height = 22 * len(view.warnings)
     if size is None:

@@ -200,7 +200,8 @@ class RolesDialog(QDialog):
             state = state_from_tensor_file(self.tf, roles, head, self.base, layer=self.chosen_layer(), notes=notes)
         except AttnvizFileError as exc:
             cannot = translate("OpenDialog", "Cannot load:")
-            self.preview.setText(f"<span style='color:{error_color()}'><b>{cannot}</b> {_html(tr_text(exc.reason))}</span>")
+            self.preview.setText(f"<span style='color:{error_color()}'><b>{cannot}</b> "
+                                 f"{_html(tr_text(exc.reason))}</span>")
             ok_button.setEnabled(False)
             return
         lens = {"none": translate("OpenDialog", "no valid lengths"),

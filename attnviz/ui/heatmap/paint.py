@@ -142,7 +142,8 @@ def colorbar_ticks(levels: Levels, *, log: bool = False, constant: float | None 
         return [((lo + hi) / 2, format_number(constant, ".3g"))]
     if log:
         ticks = [(lo, format_number(10.0 ** lo, ".2g")), (hi, format_number(10.0 ** hi, ".2g"))]
-        inner = [float(e) for e in range(math.ceil(lo), math.floor(hi) + 1) if lo + 0.15 * (hi - lo) < e < hi - 0.15 * (hi - lo)]
+        inner = [float(e) for e in range(math.ceil(lo), math.floor(hi) + 1)
+                 if lo + 0.15 * (hi - lo) < e < hi - 0.15 * (hi - lo)]
         return ticks[:1] + [(e, format_number(10.0 ** e, ".0e") if abs(e) > 2 else format_number(10.0 ** e, "g"))
                             for e in inner] + ticks[1:]
     span = hi - lo

@@ -150,7 +150,8 @@ class InputsPanel(Retranslating, QWidget):
                 model = ArrayTableModel(row_label=row_label, column_label=column_label, value_name=VALUE_NAMES[role])
             view = TensorTableView(model)
             view.tip_prefix = ROLE_TIPS[role]
-            model.blockEdited.connect(lambda r, c, block, role=role: self.blockEdited.emit(role, self.batch.value(), r, c, block))
+            model.blockEdited.connect(
+                lambda r, c, block, role=role: self.blockEdited.emit(role, self.batch.value(), r, c, block))
             model.inputRejected.connect(self._rejected)
             view.message.connect(self.message.emit)
             self.models[role] = model

@@ -190,8 +190,9 @@ def parse_block(
     what spreadsheets put on the clipboard. Text without tabs may use commas, and text without
     tabs or commas may use any whitespace, so a column copied from a text file or a NumPy
     printout also pastes. Where the locale writes decimal commas ("0,5"), cells may be written
-    so and lists without tabs are separated by semicolons or whitespace instead. Trailing newlines are ignored. Ragged rows and bad cells raise
-    ``ValueError`` naming the 1-based row and column of the pasted block.
+    so and lists without tabs are separated by semicolons or whitespace instead. Trailing
+    newlines are ignored. Ragged rows and bad cells raise ``ValueError`` naming the 1-based row
+    and column of the pasted block.
     """
     normalized = text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
     if not normalized.strip():

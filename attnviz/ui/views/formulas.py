@@ -117,7 +117,8 @@ class _Math:
         colour = f' bgcolor="{HIGHLIGHT_BG}"' if bg else ""
         return (
             '<table cellspacing="0" cellpadding="0" style="border-collapse:collapse;">'
-            f'<tr><td align="center"{colour} style="border-bottom:1px solid {self.ink}; padding:0px 3px 1px 3px;">{num}</td></tr>'
+            f'<tr><td align="center"{colour} style="border-bottom:1px solid {self.ink}; padding:0px 3px 1px 3px;">'
+            f'{num}</td></tr>'
             f'<tr><td align="center"{colour} style="padding:1px 3px 0px 3px;">{den}</td></tr></table>'
         )
 
@@ -172,7 +173,8 @@ def _scaled_dot(m: _Math, d: int | None) -> str:
 
 
 def _additive(m: _Math, d: int | None) -> str:
-    hidden = m.hl(f"{m.op('tanh')}({m.vec('W', m.var('q'))}{m.vec('q')} + {m.vec('W', m.var('k'))}{m.vec('k')})", "hidden")
+    hidden = m.hl(f"{m.op('tanh')}({m.vec('W', m.var('q'))}{m.vec('q')} + {m.vec('W', m.var('k'))}{m.vec('k')})",
+                  "hidden")
     rhs = m.hl(f"{m.transpose(m.vec('w', m.var('v')))} {hidden}", ("raw_scores", "scores"))
     return m.row(f"{m.hl(m.a_of(), 'scores')} = {rhs}")
 

@@ -103,8 +103,8 @@ class HeadsView(Retranslating, QWidget):
             heatmap.set_colormap(name)
 
     def retranslate(self) -> None:
-        self.scroll_area.setToolTip(translate("HeadsView", "Every head of the layer, one colour scale; click a head to show "
-                                                      "it in every view"))
+        self.scroll_area.setToolTip(translate("HeadsView", "Every head of the layer, one colour scale; click a head "
+                                                      "to show it in every view"))
         self._show_texts()
 
     # ------------------------------------------------------------------ drawing

@@ -150,7 +150,8 @@ class LessonView(Retranslating, QWidget):
         self.title.setText(f"<span style='color:{self._muted}'>{kind}</span><br><b style='font-size:large'>"
                            f"{html.escape(menu_text(lesson))}</b>")
         self.question.setText(f"<p>{_breakable(tr_text(lesson.question))}</p>"
-                              f"<p style='color:{self._muted}'><i>{_breakable(tr_text(lesson.preset.description))}</i></p>")
+                              f"<p style='color:{self._muted}'><i>"
+                              f"{_breakable(tr_text(lesson.preset.description))}</i></p>")
         answer = translate("Lessons", "Answer.")
         self.explanation.setText(f"<b>{answer}</b> {_breakable(tr_text(lesson.explanation))}")
         self.answer_button.setVisible(True)

@@ -772,7 +772,8 @@ class PipelineView(Retranslating, QWidget):
         shown = float(view.raw_scores[b, i, j])
         self.feature_text.setText(
             f"<i>a</i>(<b>q</b><sub>{i}</sub>, <b>k</b><sub>{j}</sub>) = ∑ <b>w</b><sub><i>v</i></sub> ⊙ "
-            f"tanh(<b>W</b><sub><i>q</i></sub><b>q</b><sub>{i}</sub> + <b>W</b><sub><i>k</i></sub><b>k</b><sub>{j}</sub>)"
+            f"tanh(<b>W</b><sub><i>q</i></sub><b>q</b><sub>{i}</sub> + "
+            f"<b>W</b><sub><i>k</i></sub><b>k</b><sub>{j}</sub>)"
             f" = <b>{_fmt(score)}</b> &nbsp;"
             + translate("PipelineView", "(raw-score map, batch {b}: {value})").format(b=b, value=_fmt(shown)))
 

@@ -134,7 +134,7 @@ class ScalingLabView(Retranslating, QWidget):
         self.point_items: dict[str, tuple[pg.ScatterPlotItem, pg.ScatterPlotItem]] = {}
         self.legends: list[pg.LegendItem] = []
         self.guides: dict[str, pg.InfiniteLine] = {}
-        for i, (key, _title, _ylabel, _stat, logy) in enumerate(PLOTS):
+        for key, _title, _ylabel, _stat, logy in PLOTS:
             row, col = _GRID[key]
             plot = self.graphics.addPlot(row=row, col=col, axisItems={"bottom": _Log2Axis("bottom")})
             plot.setLogMode(x=False, y=logy)
@@ -448,8 +448,8 @@ class ScalingLabView(Retranslating, QWidget):
         if self.error is not None:
             self.status.setText(f"<span style='color:{error_color()}'>{html.escape(tr_text(self.error))}</span>")
         elif self.scheduler.busy and self.outcome is None:
-            self.status.setText(f"<span style='color:{warning_color()}'>" + translate("ScalingLab", "computing the curves…")
-                                + "</span>")
+            self.status.setText(f"<span style='color:{warning_color()}'>"
+                                + translate("ScalingLab", "computing the curves…") + "</span>")
         else:
             self.status.setText("")
         self.status.setVisible(bool(self.status.text()))
