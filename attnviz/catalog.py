@@ -129,83 +129,129 @@ class Catalogue(Generic[T]):
         return len(self._listeners)
 
 
-SCORINGS: Catalogue[ScoringInfo] = Catalogue((
-    ScoringInfo(
-        "additive", QT_TRANSLATE_NOOP("Scoring", "Additive"),
-        r"a(\mathbf{q}, \mathbf{k}) = \mathbf{w}_v^\top \tanh(\mathbf{W}_q \mathbf{q} + \mathbf{W}_k \mathbf{k})",
-        same_dim=False, params=("W_q", "W_k", "w_v"), uses_hidden=True,
-        note=QT_TRANSLATE_NOOP("Formulas", "learned <b>W</b><sub><i>q</i></sub> ∈ ℝ<sup><i>h</i>×<i>q</i></sup>, "
-                                           "<b>W</b><sub><i>k</i></sub> ∈ ℝ<sup><i>h</i>×<i>k</i></sup>, "
-                                           "<b>w</b><sub><i>v</i></sub> ∈ ℝ<sup><i>h</i></sup>"),
-    ),
-    ScoringInfo(
-        "scaled_dot", QT_TRANSLATE_NOOP("Scoring", "Scaled dot product"),
-        r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{k} / \sqrt{d}", scaled=True,
-        note=QT_TRANSLATE_NOOP("Formulas", "the scaling keeps the variance of the scores near 1 for unit-variance "
-                                           "inputs"),
-    ),
-    ScoringInfo(
-        "dot", QT_TRANSLATE_NOOP("Scoring", "Dot product (unscaled)"),
-        r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{k}",
-        note=QT_TRANSLATE_NOOP("Formulas", "no scaling: the scores grow with <i>d</i>"),
-    ),
-    ScoringInfo(
-        "bilinear", QT_TRANSLATE_NOOP("Scoring", "Bilinear (general)"),
-        r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{W} \mathbf{k}", same_dim=False, params=("W",),
-        note=QT_TRANSLATE_NOOP("Formulas", "learned <b>W</b> ∈ ℝ<sup><i>q</i>×<i>k</i></sup>: queries and keys may "
-                                           "differ in length"),
-    ),
-    ScoringInfo(
-        "gaussian", QT_TRANSLATE_NOOP("Scoring", "Gaussian kernel"),
-        r"a(\mathbf{q}, \mathbf{k}) = -\tfrac{1}{2}\lVert \mathbf{q} - \mathbf{k} \rVert^2",
-        note=QT_TRANSLATE_NOOP("Formulas", "the Nadaraya–Watson kernel the chapter starts from"),
-    ),
-    ScoringInfo(
-        "summation", QT_TRANSLATE_NOOP("Scoring", "Vector summation"),
-        r"a(\mathbf{q}, \mathbf{k}) = \mathbf{1}^\top (\mathbf{q} + \mathbf{k})",
-        note=QT_TRANSLATE_NOOP("Formulas", "the query term is the same for every key, so the softmax cancels it"),
-    ),
-))
+SCORINGS: Catalogue[ScoringInfo] = Catalogue(
+    (
+        ScoringInfo(
+            "additive",
+            QT_TRANSLATE_NOOP("Scoring", "Additive"),
+            r"a(\mathbf{q}, \mathbf{k}) = \mathbf{w}_v^\top \tanh(\mathbf{W}_q \mathbf{q} + \mathbf{W}_k \mathbf{k})",
+            same_dim=False,
+            params=("W_q", "W_k", "w_v"),
+            uses_hidden=True,
+            note=QT_TRANSLATE_NOOP(
+                "Formulas",
+                "learned <b>W</b><sub><i>q</i></sub> ∈ ℝ<sup><i>h</i>×<i>q</i></sup>, "
+                "<b>W</b><sub><i>k</i></sub> ∈ ℝ<sup><i>h</i>×<i>k</i></sup>, "
+                "<b>w</b><sub><i>v</i></sub> ∈ ℝ<sup><i>h</i></sup>",
+            ),
+        ),
+        ScoringInfo(
+            "scaled_dot",
+            QT_TRANSLATE_NOOP("Scoring", "Scaled dot product"),
+            r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{k} / \sqrt{d}",
+            scaled=True,
+            note=QT_TRANSLATE_NOOP(
+                "Formulas", "the scaling keeps the variance of the scores near 1 for unit-variance inputs"
+            ),
+        ),
+        ScoringInfo(
+            "dot",
+            QT_TRANSLATE_NOOP("Scoring", "Dot product (unscaled)"),
+            r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{k}",
+            note=QT_TRANSLATE_NOOP("Formulas", "no scaling: the scores grow with <i>d</i>"),
+        ),
+        ScoringInfo(
+            "bilinear",
+            QT_TRANSLATE_NOOP("Scoring", "Bilinear (general)"),
+            r"a(\mathbf{q}, \mathbf{k}) = \mathbf{q}^\top \mathbf{W} \mathbf{k}",
+            same_dim=False,
+            params=("W",),
+            note=QT_TRANSLATE_NOOP(
+                "Formulas", "learned <b>W</b> ∈ ℝ<sup><i>q</i>×<i>k</i></sup>: queries and keys may differ in length"
+            ),
+        ),
+        ScoringInfo(
+            "gaussian",
+            QT_TRANSLATE_NOOP("Scoring", "Gaussian kernel"),
+            r"a(\mathbf{q}, \mathbf{k}) = -\tfrac{1}{2}\lVert \mathbf{q} - \mathbf{k} \rVert^2",
+            note=QT_TRANSLATE_NOOP("Formulas", "the Nadaraya–Watson kernel the chapter starts from"),
+        ),
+        ScoringInfo(
+            "summation",
+            QT_TRANSLATE_NOOP("Scoring", "Vector summation"),
+            r"a(\mathbf{q}, \mathbf{k}) = \mathbf{1}^\top (\mathbf{q} + \mathbf{k})",
+            note=QT_TRANSLATE_NOOP("Formulas", "the query term is the same for every key, so the softmax cancels it"),
+        ),
+    )
+)
 
-MASK_MODES: Catalogue[MaskModeInfo] = Catalogue((
-    MaskModeInfo(
-        "d2l", QT_TRANSLATE_NOOP("MaskModes", "Book (-1e6 fill)"),
-        QT_TRANSLATE_NOOP("MaskModes", "Masked scores are replaced by -1e6 before the softmax, as in the book's "
-                                       "masked_softmax. A row with no valid key gets uniform weights over all keys, "
-                                       "padding included."),
-    ),
-    MaskModeInfo(
-        "strict", QT_TRANSLATE_NOOP("MaskModes", "Strict"),
-        QT_TRANSLATE_NOOP("MaskModes", "Masked keys are excluded exactly. A row with no valid key gets zero weights "
-                                       "and a zero output and is flagged; never NaN, and padded keys and values "
-                                       "cannot leak in."),
-    ),
-    MaskModeInfo(
-        "neg_inf", QT_TRANSLATE_NOOP("MaskModes", "-inf fill"),
-        QT_TRANSLATE_NOOP("MaskModes", "Masked scores become -inf (an additive float mask of 0 and -inf does the "
-                                       "same) and a plain softmax follows: a row with no valid key becomes NaN."),
-    ),
-    MaskModeInfo(
-        "sdpa", QT_TRANSLATE_NOOP("MaskModes", "PyTorch SDPA (bool mask)"),
-        QT_TRANSLATE_NOOP("MaskModes", "What torch.nn.functional.scaled_dot_product_attention does with a boolean "
-                                       "attn_mask (True = attend): masked scores become -inf, and a row with no "
-                                       "valid key gets zero weights (PyTorch >= 2.5)."),
-    ),
-    MaskModeInfo(
-        "float01", QT_TRANSLATE_NOOP("MaskModes", "1/0 mask as float (bug)"),
-        QT_TRANSLATE_NOOP("MaskModes", "A 1 = keep / 0 = drop mask handed to an API that expects an additive float "
-                                       "mask: it adds 1 to kept scores and 0 to dropped ones, so nothing is masked "
-                                       "at all."),
-        bug=True, effect="none",
-    ),
-    MaskModeInfo(
-        "inverted", QT_TRANSLATE_NOOP("MaskModes", "Wrong polarity (bug)"),
-        QT_TRANSLATE_NOOP("MaskModes", "A True = attend mask handed to an API where True = ignore (such as "
-                                       "nn.MultiheadAttention's key_padding_mask): the padding is attended and the "
-                                       "real keys are hidden; rows whose every key is then hidden become NaN."),
-        bug=True, effect="inverted",
-    ),
-))
+MASK_MODES: Catalogue[MaskModeInfo] = Catalogue(
+    (
+        MaskModeInfo(
+            "d2l",
+            QT_TRANSLATE_NOOP("MaskModes", "Book (-1e6 fill)"),
+            QT_TRANSLATE_NOOP(
+                "MaskModes",
+                "Masked scores are replaced by -1e6 before the softmax, as in the book's "
+                "masked_softmax. A row with no valid key gets uniform weights over all keys, "
+                "padding included.",
+            ),
+        ),
+        MaskModeInfo(
+            "strict",
+            QT_TRANSLATE_NOOP("MaskModes", "Strict"),
+            QT_TRANSLATE_NOOP(
+                "MaskModes",
+                "Masked keys are excluded exactly. A row with no valid key gets zero weights "
+                "and a zero output and is flagged; never NaN, and padded keys and values "
+                "cannot leak in.",
+            ),
+        ),
+        MaskModeInfo(
+            "neg_inf",
+            QT_TRANSLATE_NOOP("MaskModes", "-inf fill"),
+            QT_TRANSLATE_NOOP(
+                "MaskModes",
+                "Masked scores become -inf (an additive float mask of 0 and -inf does the "
+                "same) and a plain softmax follows: a row with no valid key becomes NaN.",
+            ),
+        ),
+        MaskModeInfo(
+            "sdpa",
+            QT_TRANSLATE_NOOP("MaskModes", "PyTorch SDPA (bool mask)"),
+            QT_TRANSLATE_NOOP(
+                "MaskModes",
+                "What torch.nn.functional.scaled_dot_product_attention does with a boolean "
+                "attn_mask (True = attend): masked scores become -inf, and a row with no "
+                "valid key gets zero weights (PyTorch >= 2.5).",
+            ),
+        ),
+        MaskModeInfo(
+            "float01",
+            QT_TRANSLATE_NOOP("MaskModes", "1/0 mask as float (bug)"),
+            QT_TRANSLATE_NOOP(
+                "MaskModes",
+                "A 1 = keep / 0 = drop mask handed to an API that expects an additive float "
+                "mask: it adds 1 to kept scores and 0 to dropped ones, so nothing is masked "
+                "at all.",
+            ),
+            bug=True,
+            effect="none",
+        ),
+        MaskModeInfo(
+            "inverted",
+            QT_TRANSLATE_NOOP("MaskModes", "Wrong polarity (bug)"),
+            QT_TRANSLATE_NOOP(
+                "MaskModes",
+                "A True = attend mask handed to an API where True = ignore (such as "
+                "nn.MultiheadAttention's key_padding_mask): the padding is attended and the "
+                "real keys are hidden; rows whose every key is then hidden become NaN.",
+            ),
+            bug=True,
+            effect="inverted",
+        ),
+    )
+)
 
 #: Valid-length modes of the document, as the settings show them.
 LENS_OPTIONS: dict[str, str] = {

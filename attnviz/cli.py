@@ -19,14 +19,21 @@ def build_parser() -> argparse.ArgumentParser:
         "every stage of the computation change. `attnviz render --help` renders heatmaps "
         "without a window; `attnviz doctor --help` lists the mask problems of a captured model run.",
     )
-    parser.add_argument("file", nargs="?", default=None,
-                        help="a session, capture or tensor file to open (.attnviz, .attnviz-capture, .npz, .pt, ...)")
+    parser.add_argument(
+        "file",
+        nargs="?",
+        default=None,
+        help="a session, capture or tensor file to open (.attnviz, .attnviz-capture, .npz, .pt, ...)",
+    )
     parser.add_argument("--version", action="version", version=f"attnviz {__version__}")
     parser.add_argument("--preset", default=None, help="preset to open (default: the book's additive-attention toy)")
     parser.add_argument("--list-presets", action="store_true", help="list the presets and exit")
-    parser.add_argument("--language", choices=("system", "en", "pt_BR"), default=None,
-                        help="language of the window for this run (default: as chosen under View > Language, "
-                             "else the system's)")
+    parser.add_argument(
+        "--language",
+        choices=("system", "en", "pt_BR"),
+        default=None,
+        help="language of the window for this run (default: as chosen under View > Language, else the system's)",
+    )
     return parser
 
 

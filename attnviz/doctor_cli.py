@@ -37,20 +37,32 @@ class DoctorError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, text: str) -> NoReturn:  # argparse prints several lines; one is promised
-        raise DoctorError(message(QT_TRANSLATE_NOOP("Doctor", "{error} (see {prog} --help)"), error=text, prog=PROG),
-                          EXIT_USAGE)
+        raise DoctorError(
+            message(QT_TRANSLATE_NOOP("Doctor", "{error} (see {prog} --help)"), error=text, prog=PROG), EXIT_USAGE
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="List what is wrong with the masks of a captured model run "
-                     "(attnviz.capture(model).save(FILE)): one line per finding. Exit status 1 when a finding is an "
-                     "error or the file cannot be read, 0 otherwise, 2 for a bad command line.")
+    parser = _Parser(
+        prog=PROG,
+        description="List what is wrong with the masks of a captured model run "
+        "(attnviz.capture(model).save(FILE)): one line per finding. Exit status 1 when a finding is an "
+        "error or the file cannot be read, 0 otherwise, 2 for a bad command line.",
+    )
     parser.add_argument("file", metavar="FILE", help="a capture file (.attnviz-capture)")
-    parser.add_argument("--pad-token", action="append", default=[], metavar="TOKEN",
-                        help="a token that pads sequences, besides [PAD], <pad> and <|pad|> (repeatable; GPT-2 pads "
-                             "with <|endoftext|>)")
-    parser.add_argument("--lengths", metavar="N,N,...", help="the real length of each batch element (right padding), "
-                        "when the capture holds no tokens")
+    parser.add_argument(
+        "--pad-token",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        help="a token that pads sequences, besides [PAD], <pad> and <|pad|> (repeatable; GPT-2 pads "
+        "with <|endoftext|>)",
+    )
+    parser.add_argument(
+        "--lengths",
+        metavar="N,N,...",
+        help="the real length of each batch element (right padding), when the capture holds no tokens",
+    )
     return parser
 
 
@@ -68,8 +80,13 @@ def doctor_main(argv: Sequence[str] | None = None) -> int:
         _say(f"{PROG}: {voice.text(interrupted)}", sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
-        _say(f"{PROG}: " + voice.text(message(QT_TRANSLATE_NOOP("Doctor", "unexpected error: {error}"),
-                                              error=f"{type(exc).__name__}: {exc}")), sys.stderr)
+        _say(
+            f"{PROG}: "
+            + voice.text(
+                message(QT_TRANSLATE_NOOP("Doctor", "unexpected error: {error}"), error=f"{type(exc).__name__}: {exc}")
+            ),
+            sys.stderr,
+        )
         return EXIT_ERRORS
     finally:
         voice.close()
@@ -104,11 +121,16 @@ def _doctor(argv: list[str], voice: _Voice) -> int:
     errors = sum(f.severity == "error" for f in findings)
     calls = plural(run.layers, QT_TRANSLATE_NOOP("Doctor", "{n} call"), QT_TRANSLATE_NOOP("Doctor", "{n} calls"))
     if findings:
-        summary = message(QT_TRANSLATE_NOOP("Doctor", "{errors}, {warnings} in {calls}"),
-                          errors=plural(errors, QT_TRANSLATE_NOOP("Doctor", "{n} error"),
-                                        QT_TRANSLATE_NOOP("Doctor", "{n} errors")),
-                          warnings=plural(len(findings) - errors, QT_TRANSLATE_NOOP("Doctor", "{n} warning"),
-                                          QT_TRANSLATE_NOOP("Doctor", "{n} warnings")), calls=calls)
+        summary = message(
+            QT_TRANSLATE_NOOP("Doctor", "{errors}, {warnings} in {calls}"),
+            errors=plural(errors, QT_TRANSLATE_NOOP("Doctor", "{n} error"), QT_TRANSLATE_NOOP("Doctor", "{n} errors")),
+            warnings=plural(
+                len(findings) - errors,
+                QT_TRANSLATE_NOOP("Doctor", "{n} warning"),
+                QT_TRANSLATE_NOOP("Doctor", "{n} warnings"),
+            ),
+            calls=calls,
+        )
     else:
         summary = message(QT_TRANSLATE_NOOP("Doctor", "no mask problem found in {calls}"), calls=calls)
     _say(voice.text(summary), sys.stdout)
@@ -121,6 +143,13 @@ def _parse_lengths(text: str) -> list[int]:
     except ValueError:
         lengths = []
     if not lengths or min(lengths) < 0:
-        raise DoctorError(message(QT_TRANSLATE_NOOP("Doctor", "--lengths {text}: expected whole numbers >= 0 separated "
-                                                              "by commas, e.g. 7,5,3"), text=repr(text)), EXIT_USAGE)
+        raise DoctorError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Doctor", "--lengths {text}: expected whole numbers >= 0 separated by commas, e.g. 7,5,3"
+                ),
+                text=repr(text),
+            ),
+            EXIT_USAGE,
+        )
     return lengths

@@ -104,8 +104,12 @@ class State:
         """A deep copy whose arrays the caller may change (the document's are read-only; the
         run, immutable, is shared)."""
         return replace(
-            self, queries=self.queries.copy(), keys=self.keys.copy(), values=self.values.copy(),
-            lens_1d=self.lens_1d.copy(), lens_2d=self.lens_2d.copy(),
+            self,
+            queries=self.queries.copy(),
+            keys=self.keys.copy(),
+            values=self.values.copy(),
+            lens_1d=self.lens_1d.copy(),
+            lens_2d=self.lens_2d.copy(),
             params={k: v.copy() for k, v in self.params.items()},
         )
 
@@ -113,14 +117,23 @@ class State:
         """This state with read-only arrays: the ones already read-only are shared, writable ones
         copied (a caller keeps its own arrays to change)."""
         return replace(
-            self, queries=_frozen(self.queries), keys=_frozen(self.keys), values=_frozen(self.values),
-            lens_1d=_frozen(self.lens_1d), lens_2d=_frozen(self.lens_2d),
+            self,
+            queries=_frozen(self.queries),
+            keys=_frozen(self.keys),
+            values=_frozen(self.values),
+            lens_1d=_frozen(self.lens_1d),
+            lens_2d=_frozen(self.lens_2d),
             params={k: _frozen(v) for k, v in self.params.items()},
-            masks=None if self.masks is None else replace(
-                self.masks, attn_mask=_frozen_or_none(self.masks.attn_mask),
+            masks=None
+            if self.masks is None
+            else replace(
+                self.masks,
+                attn_mask=_frozen_or_none(self.masks.attn_mask),
                 key_padding_mask=_frozen_or_none(self.masks.key_padding_mask),
-                attention_mask=_frozen_or_none(self.masks.attention_mask)),
-            query_tokens=_frozen_or_none(self.query_tokens), key_tokens=_frozen_or_none(self.key_tokens),
+                attention_mask=_frozen_or_none(self.masks.attention_mask),
+            ),
+            query_tokens=_frozen_or_none(self.query_tokens),
+            key_tokens=_frozen_or_none(self.key_tokens),
             documents=_frozen_or_none(self.documents),
         )
 
@@ -158,8 +171,10 @@ class State:
 
     def tokens(self, batch: int) -> tuple[list[str] | None, list[str] | None]:
         """The query and key tokens of one batch element (None where there are none)."""
+
         def one(tokens: np.ndarray | None) -> list[str] | None:
             return None if tokens is None else [str(t) for t in tokens[batch]]
+
         return one(self.query_tokens), one(self.key_tokens)
 
 
@@ -178,10 +193,19 @@ def focused_state(run: ModelRun, layer: int, head: int, base: State | None = Non
         b, _h, q, k = call.shape
         zeros_q, zeros_k = np.zeros((b, q, 1), np.float32), np.zeros((b, k, 1), np.float32)
         settings = base.settings if base is not None else Settings(scoring="scaled_dot", lens_mode="none")
-        return State(zeros_q, zeros_k, zeros_k, np.full((b,), k, np.int64), np.full((b, q), k, np.int64), settings,
-                     query_tokens=None if run.query_tokens is None else run.query_tokens[:, :q],
-                     key_tokens=None if run.key_tokens is None else run.key_tokens[:, :k],
-                     run=run, layer=layer, head=head).frozen()
+        return State(
+            zeros_q,
+            zeros_k,
+            zeros_k,
+            np.full((b,), k, np.int64),
+            np.full((b, q), k, np.int64),
+            settings,
+            query_tokens=None if run.query_tokens is None else run.query_tokens[:, :q],
+            key_tokens=None if run.key_tokens is None else run.key_tokens[:, :k],
+            run=run,
+            layer=layer,
+            head=head,
+        ).frozen()
     focus = run.focus(layer, head)
     b, q = focus.queries.shape[:2]
     k = focus.keys.shape[1]
@@ -202,13 +226,22 @@ def focused_state(run: ModelRun, layer: int, head: int, base: State | None = Non
     masks = replace(focus.masks, is_causal=False)  # the causal setting carries it, editable
     query_tokens, key_tokens = run.query_tokens, run.key_tokens
     return State(
-        focus.queries, focus.keys, focus.values, lens_1d, lens_2d, settings, params,
+        focus.queries,
+        focus.keys,
+        focus.values,
+        lens_1d,
+        lens_2d,
+        settings,
+        params,
         masks=masks if masks.any else None,
         query_tokens=None if query_tokens is None else query_tokens[:, :q],
         key_tokens=None if key_tokens is None else key_tokens[:, :k],
-        run=run, layer=layer, head=head,
-        documents=base.documents if base is not None and base.documents is not None
-        and base.documents.shape == (b, k) else None,
+        run=run,
+        layer=layer,
+        head=head,
+        documents=base.documents
+        if base is not None and base.documents is not None and base.documents.shape == (b, k)
+        else None,
     ).frozen()
 
 
@@ -269,8 +302,12 @@ class SetBlock(Edit):
             raise ValueError(f"a block must be 2-D, got shape {block.shape}")
         if state.run is not None and state.run.calls[state.layer].weights_only and self.role in TENSOR_ROLES:
             raise ValueError("recorded weights only: there is no tensor to edit")
-        if state.run is not None and self.role in TENSOR_ROLES and self.focus is not None \
-                and self.focus != (state.layer, state.head):
+        if (
+            state.run is not None
+            and self.role in TENSOR_ROLES
+            and self.focus is not None
+            and self.focus != (state.layer, state.head)
+        ):
             # An undo of an edit made on another head: show that head again, then undo there.
             state = focused_state(state.run, *self.focus, base=state)
         field_name = _field_of(state, self.role)
@@ -488,4 +525,3 @@ def make_state(
         np.full((batch, n_queries), n_keys, dtype=np.int64),
         settings or Settings(),
     )
-

@@ -124,17 +124,34 @@ class AttentionCall:
         arrays = {"queries": self.queries, "keys": self.keys, "values": self.values}
         given = [name for name, a in arrays.items() if a is not None]
         if given and len(given) != 3:
-            raise ModelRunError(message(QT_TRANSLATE_NOOP(
-                "ModelRun", "{call}: queries, keys and values come together (only {given} found)"),
-                call=self.name, given=", ".join(given)))
+            raise ModelRunError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "ModelRun", "{call}: queries, keys and values come together (only {given} found)"
+                    ),
+                    call=self.name,
+                    given=", ".join(given),
+                )
+            )
         if not given and self.weights is None:
-            raise ModelRunError(message(QT_TRANSLATE_NOOP(
-                "ModelRun", "{call}: neither queries, keys and values nor attention weights"), call=self.name))
+            raise ModelRunError(
+                message(
+                    QT_TRANSLATE_NOOP("ModelRun", "{call}: neither queries, keys and values nor attention weights"),
+                    call=self.name,
+                )
+            )
         for name, a in {**arrays, "weights": self.weights, "output": self.output}.items():
             if a is not None and a.ndim != 4:
-                raise ModelRunError(message(QT_TRANSLATE_NOOP(
-                    "ModelRun", "{call}: {name} must be (batch, heads, length, size), got shape {shape}"),
-                    call=self.name, name=name, shape=tuple(a.shape)))
+                raise ModelRunError(
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "ModelRun", "{call}: {name} must be (batch, heads, length, size), got shape {shape}"
+                        ),
+                        call=self.name,
+                        name=name,
+                        shape=tuple(a.shape),
+                    )
+                )
         if self.queries is None:
             return
         q, k, v = self.queries, self.keys, self.values
@@ -150,9 +167,18 @@ class AttentionCall:
         elif k.shape[3] != d:
             problem = "size"
         if problem is not None:
-            raise ModelRunError(message(QT_TRANSLATE_NOOP(
-                "ModelRun", "{call}: the {axis} of queries {q}, keys {k} and values {v} do not fit together"),
-                call=self.name, axis=problem, q=tuple(q.shape), k=tuple(k.shape), v=tuple(v.shape)))
+            raise ModelRunError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "ModelRun", "{call}: the {axis} of queries {q}, keys {k} and values {v} do not fit together"
+                    ),
+                    call=self.name,
+                    axis=problem,
+                    q=tuple(q.shape),
+                    k=tuple(k.shape),
+                    v=tuple(v.shape),
+                )
+            )
 
 
 def _head_slice(mask: np.ndarray | None, head: int) -> np.ndarray | None:
@@ -195,16 +221,28 @@ class ModelRun:
             call.check()
         batches = {call.shape[0] for call in self.calls}
         if len(batches) != 1:
-            raise ModelRunError(message(QT_TRANSLATE_NOOP(
-                "ModelRun", "the calls disagree on the batch size: {sizes}"), sizes=sorted(batches)))
+            raise ModelRunError(
+                message(
+                    QT_TRANSLATE_NOOP("ModelRun", "the calls disagree on the batch size: {sizes}"),
+                    sizes=sorted(batches),
+                )
+            )
         for name, tokens, axis in (("query_tokens", self.query_tokens, 2), ("key_tokens", self.key_tokens, 3)):
             if tokens is None:
                 continue
             lengths = {call.shape[axis] for call in self.calls}
             if tokens.ndim != 2 or tokens.shape[0] != self.batch or tokens.shape[1] not in lengths:
-                raise ModelRunError(message(QT_TRANSLATE_NOOP(
-                    "ModelRun", "{name} have shape {shape}; the tensors need ({batch}, {length})"),
-                    name=name, shape=tuple(tokens.shape), batch=self.batch, length=max(lengths)))
+                raise ModelRunError(
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "ModelRun", "{name} have shape {shape}; the tensors need ({batch}, {length})"
+                        ),
+                        name=name,
+                        shape=tuple(tokens.shape),
+                        batch=self.batch,
+                        length=max(lengths),
+                    )
+                )
 
     @property
     def batch(self) -> int:
@@ -226,8 +264,14 @@ class ModelRun:
         """The 3-D slice of one head of one call (views of the run's arrays, no copy)."""
         call = self.calls[layer]
         if call.queries is None or call.keys is None or call.values is None:
-            raise ModelRunError(message(QT_TRANSLATE_NOOP(
-                "ModelRun", "{call} recorded attention weights only: there are no tensors to show"), call=call.name))
+            raise ModelRunError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "ModelRun", "{call} recorded attention weights only: there are no tensors to show"
+                    ),
+                    call=call.name,
+                )
+            )
         kv = call.kv_head(head)
         return HeadFocus(call.queries[:, head], call.keys[:, kv], call.values[:, kv], call.head_masks(head), call.scale)
 
@@ -260,13 +304,15 @@ class ModelRun:
         while all(len(p) > head + tail + 1 for p in parts) and len({p[-1 - tail] for p in parts}) == 1:
             tail += 1
         start = max(0, head - 1)
-        names = [".".join(p[start:len(p) - tail]) for p in parts]
+        names = [".".join(p[start : len(p) - tail]) for p in parts]
         return names if len(set(names)) == len(names) else [call.name for call in self.calls]
 
     def tokens(self, batch: int) -> tuple[list[str] | None, list[str] | None]:
         """The query and key tokens of one batch element (None where there are none)."""
+
         def one(tokens: np.ndarray | None) -> list[str] | None:
             return None if tokens is None else [str(t) for t in tokens[batch]]
+
         return one(self.query_tokens), one(self.key_tokens)
 
     @staticmethod

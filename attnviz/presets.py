@@ -42,15 +42,15 @@ def _toy_keys_values() -> tuple[np.ndarray, np.ndarray]:
 def additive_toy() -> State:
     keys, values = _toy_keys_values()
     queries = np.random.default_rng(0).standard_normal((2, 1, 20))
-    return _state(queries, keys, values, np.array([2, 6]),
-                  Settings(scoring="additive", num_hiddens=8, dropout=0.1, train=False))
+    return _state(
+        queries, keys, values, np.array([2, 6]), Settings(scoring="additive", num_hiddens=8, dropout=0.1, train=False)
+    )
 
 
 def dot_toy() -> State:
     keys, values = _toy_keys_values()
     queries = np.random.default_rng(1).standard_normal((2, 1, 2))
-    return _state(queries, keys, values, np.array([2, 6]),
-                  Settings(scoring="scaled_dot", dropout=0.5, train=False))
+    return _state(queries, keys, values, np.array([2, 6]), Settings(scoring="scaled_dot", dropout=0.5, train=False))
 
 
 def _masked_softmax(lens: np.ndarray, lens_mode: str, seed: int) -> State:
@@ -64,26 +64,50 @@ def _masked_softmax(lens: np.ndarray, lens_mode: str, seed: int) -> State:
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
-        Preset("additive-toy", QT_TRANSLATE_NOOP("Presets", "Book: additive attention toy"),
-               QT_TRANSLATE_NOOP("Presets", "Queries (2, 1, 20), identical keys (2, 10, 2), values arange(40), valid "
-                                            "lengths 2 and 6: identical keys give uniform weights over the valid "
-                                            "ones, and the output is the mean of the valid values, [[2, 3, 4, 5]] "
-                                            "and [[10, 11, 12, 13]]."),
-               additive_toy),
-        Preset("dot-toy", QT_TRANSLATE_NOOP("Presets", "Book: scaled dot-product toy"),
-               QT_TRANSLATE_NOOP("Presets", "The same keys, values and valid lengths with queries (2, 1, 2) and "
-                                            "scaled dot-product scoring: again uniform weights, output [[2, 3, 4, "
-                                            "5]] and [[10, 11, 12, 13]]."),
-               dot_toy),
-        Preset("masked-softmax-1d", QT_TRANSLATE_NOOP("Presets", "Book: masked softmax, 1-D valid lengths"),
-               QT_TRANSLATE_NOOP("Presets", "Random scores of shape (2, 2, 4) with valid lengths 2 and 3: keys past "
-                                            "the valid length get weight 0. (Unscaled dot scoring with identity keys "
-                                            "and values makes the scores the queries and the output the weights.)"),
-               lambda: _masked_softmax(np.array([2, 3]), "1d", 2)),
-        Preset("masked-softmax-2d", QT_TRANSLATE_NOOP("Presets", "Book: masked softmax, 2-D valid lengths"),
-               QT_TRANSLATE_NOOP("Presets", "The same with one valid length per query, [[1, 3], [2, 4]]: a valid "
-                                            "length of 1 gives weight 1 to the first key."),
-               lambda: _masked_softmax(np.array([[1, 3], [2, 4]]), "2d", 3)),
+        Preset(
+            "additive-toy",
+            QT_TRANSLATE_NOOP("Presets", "Book: additive attention toy"),
+            QT_TRANSLATE_NOOP(
+                "Presets",
+                "Queries (2, 1, 20), identical keys (2, 10, 2), values arange(40), valid "
+                "lengths 2 and 6: identical keys give uniform weights over the valid "
+                "ones, and the output is the mean of the valid values, [[2, 3, 4, 5]] "
+                "and [[10, 11, 12, 13]].",
+            ),
+            additive_toy,
+        ),
+        Preset(
+            "dot-toy",
+            QT_TRANSLATE_NOOP("Presets", "Book: scaled dot-product toy"),
+            QT_TRANSLATE_NOOP(
+                "Presets",
+                "The same keys, values and valid lengths with queries (2, 1, 2) and "
+                "scaled dot-product scoring: again uniform weights, output [[2, 3, 4, "
+                "5]] and [[10, 11, 12, 13]].",
+            ),
+            dot_toy,
+        ),
+        Preset(
+            "masked-softmax-1d",
+            QT_TRANSLATE_NOOP("Presets", "Book: masked softmax, 1-D valid lengths"),
+            QT_TRANSLATE_NOOP(
+                "Presets",
+                "Random scores of shape (2, 2, 4) with valid lengths 2 and 3: keys past "
+                "the valid length get weight 0. (Unscaled dot scoring with identity keys "
+                "and values makes the scores the queries and the output the weights.)",
+            ),
+            lambda: _masked_softmax(np.array([2, 3]), "1d", 2),
+        ),
+        Preset(
+            "masked-softmax-2d",
+            QT_TRANSLATE_NOOP("Presets", "Book: masked softmax, 2-D valid lengths"),
+            QT_TRANSLATE_NOOP(
+                "Presets",
+                "The same with one valid length per query, [[1, 3], [2, 4]]: a valid "
+                "length of 1 gives weight 1 to the first key.",
+            ),
+            lambda: _masked_softmax(np.array([[1, 3], [2, 4]]), "2d", 3),
+        ),
     )
 }
 

@@ -85,8 +85,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse prints the usage and the error on several lines; we promise one line."""
 
     def error(self, message: str) -> NoReturn:
-        raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "{error} (see {prog} --help)"), error=message, prog=PROG),
-                          EXIT_USAGE)
+        raise RenderError(
+            fill(QT_TRANSLATE_NOOP("Render", "{error} (see {prog} --help)"), error=message, prog=PROG), EXIT_USAGE
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -99,8 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--preset", metavar="NAME", help="one of the presets (see --list-presets)")
     source.add_argument("--load", metavar="FILE", help="a session (.attnviz) or tensor file")
     source.add_argument("--list-presets", action="store_true", help="list the presets and exit")
-    parser.add_argument("--out", metavar="FILE", help="image to write (.png or .svg), or the weights drawn (.npy or "
-                        ".csv)")
+    parser.add_argument(
+        "--out", metavar="FILE", help="image to write (.png or .svg), or the weights drawn (.npy or .csv)"
+    )
     parser.add_argument("--scoring", choices=SCORING_NAMES, help="scoring function")
     parser.add_argument("--mask-mode", choices=MASK_MODE_NAMES, help="how masked keys are applied")
     parser.add_argument("--lens-mode", choices=LENS_MODES, help="valid lengths: none, 1d or 2d")
@@ -108,18 +110,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dtype", choices=DTYPE_NAMES, help="floating-point type of the computation")
     parser.add_argument("--device", metavar="NAME", help="device to compute on (default: as saved, else cpu)")
     # Checked after parsing: the list lives with the colour maps, which import pyqtgraph.
-    parser.add_argument("--colormap", metavar="NAME", help="colour map: cividis (default), viridis, magma, "
-                        "inferno, plasma or gray")
+    parser.add_argument(
+        "--colormap", metavar="NAME", help="colour map: cividis (default), viridis, magma, inferno, plasma or gray"
+    )
     parser.add_argument("--batch", type=int, metavar="N", help="draw only batch element N (0-based)")
     parser.add_argument("--size", metavar="WxH", help="image size in pixels, e.g. 800x600")
     parser.add_argument("--layer", type=int, metavar="N", help="layer of a model's tensors to draw (default 0)")
     heads = parser.add_mutually_exclusive_group()
     heads.add_argument("--head", type=int, metavar="N", help="head of a model's tensors to draw (default 0)")
     heads.add_argument("--heads", choices=("all",), help="all: every head of the layer, as a grid")
-    parser.add_argument("--role", action="append", default=[], metavar="ROLE=NAME",
-                        help="which array of a tensor file plays a role: queries, keys, values, valid_lens, "
-                        "attn_mask, key_padding_mask, attention_mask, mask, is_causal, causal, scale, tokens, "
-                        "query_tokens, key_tokens (repeatable; ROLE= leaves the role out)")
+    parser.add_argument(
+        "--role",
+        action="append",
+        default=[],
+        metavar="ROLE=NAME",
+        help="which array of a tensor file plays a role: queries, keys, values, valid_lens, "
+        "attn_mask, key_padding_mask, attention_mask, mask, is_causal, causal, scale, tokens, "
+        "query_tokens, key_tokens (repeatable; ROLE= leaves the role out)",
+    )
     return parser
 
 
@@ -135,8 +143,11 @@ def render_main(argv: Sequence[str] | None = None) -> int:
         _fail_line(voice.text(QT_TRANSLATE_NOOP("Render", "interrupted")))
         return 130
     except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
-        _fail_line(voice.text(fill(QT_TRANSLATE_NOOP("Render", "unexpected error: {error}"),
-                                   error=f"{type(exc).__name__}: {exc}")))
+        _fail_line(
+            voice.text(
+                fill(QT_TRANSLATE_NOOP("Render", "unexpected error: {error}"), error=f"{type(exc).__name__}: {exc}")
+            )
+        )
         return EXIT_FAILED
     finally:
         voice.close()
@@ -219,13 +230,20 @@ def _render(argv: list[str], voice: _Voice) -> int:
             print(f"{preset.name:22} {voice.text(preset.title)}")
         return 0
     if not args.out:
-        raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--out FILE is required (see {prog} --help)"), prog=PROG),
-                          EXIT_USAGE)
+        raise RenderError(
+            fill(QT_TRANSLATE_NOOP("Render", "--out FILE is required (see {prog} --help)"), prog=PROG), EXIT_USAGE
+        )
     out = Path(args.out)
     if out.suffix.lower() not in (*IMAGE_SUFFIXES, *ARRAY_SUFFIXES):
-        raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--out {out}: must end in .png or .svg (a picture), or .npy "
-                                                           "or .csv (the weights)"),
-                               out=args.out), EXIT_USAGE)
+        raise RenderError(
+            fill(
+                QT_TRANSLATE_NOOP(
+                    "Render", "--out {out}: must end in .png or .svg (a picture), or .npy or .csv (the weights)"
+                ),
+                out=args.out,
+            ),
+            EXIT_USAGE,
+        )
     _check_out_dir(out)
     size = _parse_size(args.size) if args.size else None
     colormap = _check_colormap(args.colormap) if args.colormap else None
@@ -233,8 +251,14 @@ def _render(argv: list[str], voice: _Voice) -> int:
     notes: list[str] = []
     if args.preset is not None:
         if args.preset not in PRESETS:
-            raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "unknown preset {name}; choose one of {choices}"),
-                                   name=repr(args.preset), choices=", ".join(PRESETS)), EXIT_USAGE)
+            raise RenderError(
+                fill(
+                    QT_TRANSLATE_NOOP("Render", "unknown preset {name}; choose one of {choices}"),
+                    name=repr(args.preset),
+                    choices=", ".join(PRESETS),
+                ),
+                EXIT_USAGE,
+            )
         state, source = _focus(PRESETS[args.preset].build(), args, args.preset), args.preset
     else:
         state, source = _load(args, notes)
@@ -251,18 +275,28 @@ def _render(argv: list[str], voice: _Voice) -> int:
             warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
             outcome = run_state(head_state)
         if outcome.error is not None or outcome.view is None:
-            raise RenderError(fill(_LINE, name=source,
-                                   problem=outcome.error or QT_TRANSLATE_NOOP("Render", "no result")))
+            raise RenderError(
+                fill(_LINE, name=source, problem=outcome.error or QT_TRANSLATE_NOOP("Render", "no result"))
+            )
         views.append(outcome.view)
     n_batch = int(views[0].weights.shape[0])
     if args.batch is not None and not 0 <= args.batch < n_batch:
-        raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--batch {batch} is out of range: the input has {n} batch "
-                                                           "element(s), 0-{last}"),
-                               batch=args.batch, n=n_batch, last=n_batch - 1), EXIT_USAGE)
+        raise RenderError(
+            fill(
+                QT_TRANSLATE_NOOP(
+                    "Render", "--batch {batch} is out of range: the input has {n} batch element(s), 0-{last}"
+                ),
+                batch=args.batch,
+                n=n_batch,
+                last=n_batch - 1,
+            ),
+            EXIT_USAGE,
+        )
     grid_batch = 0 if args.batch is None else args.batch
     if heads is not None and args.batch is None and n_batch > 1:
-        notes.append(fill(QT_TRANSLATE_NOOP("Render", "batch element 0 of {n} is shown (choose one with --batch)"),
-                          n=n_batch))
+        notes.append(
+            fill(QT_TRANSLATE_NOOP("Render", "batch element 0 of {n} is shown (choose one with --batch)"), n=n_batch)
+        )
     # Worded before writing: once the file is written, only printing is left.
     lines = [voice.text(fill(QT_TRANSLATE_NOOP("Render", "note: {note}"), note=note)) for note in notes]
     lines.append(voice.text(fill(QT_TRANSLATE_NOOP("Render", "wrote {path}"), path=str(out))))
@@ -287,26 +321,49 @@ def _focus(state: State, args: argparse.Namespace, name: str) -> State:
     if args.layer is None and args.head is None:
         return state
     if state.run is None:
-        raise RenderError(fill(_LINE, name=name, problem=QT_TRANSLATE_NOOP(
-            "Render", "has no heads or layers: --layer and --head choose among a model's")), EXIT_USAGE)
+        raise RenderError(
+            fill(
+                _LINE,
+                name=name,
+                problem=QT_TRANSLATE_NOOP(
+                    "Render", "has no heads or layers: --layer and --head choose among a model's"
+                ),
+            ),
+            EXIT_USAGE,
+        )
     from .document import focused_state
 
     layer = state.layer if args.layer is None else args.layer
     head = state.head if args.head is None else args.head
     run = state.run
     if not 0 <= layer < run.layers:
-        raise RenderError(plural(
-            run.layers, QT_TRANSLATE_NOOP("Render", "--layer {layer} is out of range: {name} has {n} layer, 0"),
-            QT_TRANSLATE_NOOP("Render", "--layer {layer} is out of range: {name} has {n} layers, 0-{last}"),
-            layer=layer, name=name, last=run.layers - 1), EXIT_USAGE)
+        raise RenderError(
+            plural(
+                run.layers,
+                QT_TRANSLATE_NOOP("Render", "--layer {layer} is out of range: {name} has {n} layer, 0"),
+                QT_TRANSLATE_NOOP("Render", "--layer {layer} is out of range: {name} has {n} layers, 0-{last}"),
+                layer=layer,
+                name=name,
+                last=run.layers - 1,
+            ),
+            EXIT_USAGE,
+        )
     heads = run.heads(layer)
     if not 0 <= head < heads:
-        raise RenderError(plural(
-            heads,
-            QT_TRANSLATE_NOOP("Render", "--head {head} is out of range: layer {layer} of {name} has {n} head, 0"),
-            QT_TRANSLATE_NOOP("Render", "--head {head} is out of range: layer {layer} of {name} has {n} heads, "
-                                        "0-{last}"),
-            head=head, layer=layer, name=name, last=heads - 1), EXIT_USAGE)
+        raise RenderError(
+            plural(
+                heads,
+                QT_TRANSLATE_NOOP("Render", "--head {head} is out of range: layer {layer} of {name} has {n} head, 0"),
+                QT_TRANSLATE_NOOP(
+                    "Render", "--head {head} is out of range: layer {layer} of {name} has {n} heads, 0-{last}"
+                ),
+                head=head,
+                layer=layer,
+                name=name,
+                last=heads - 1,
+            ),
+            EXIT_USAGE,
+        )
     return focused_state(run, layer, head, base=state)
 
 
@@ -351,22 +408,42 @@ def _check_out_dir(out: Path) -> None:
     # Checked before any work, so a typo in the folder does not cost a computation.
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
-        raise RenderError(fill(_LINE, name=str(out), problem=fill(QT_TRANSLATE_NOOP(
-            "Render", "cannot be written (the folder {folder} does not exist)"), folder=str(parent))))
+        raise RenderError(
+            fill(
+                _LINE,
+                name=str(out),
+                problem=fill(
+                    QT_TRANSLATE_NOOP("Render", "cannot be written (the folder {folder} does not exist)"),
+                    folder=str(parent),
+                ),
+            )
+        )
     if out.is_dir():
-        raise RenderError(fill(_LINE, name=str(out), problem=QT_TRANSLATE_NOOP("Render", "is a folder, not an image "
-                                                                                         "file")))
+        raise RenderError(
+            fill(_LINE, name=str(out), problem=QT_TRANSLATE_NOOP("Render", "is a folder, not an image file"))
+        )
 
 
 def _parse_size(text: str) -> tuple[int, int]:
     match = re.fullmatch(r"\s*(\d{1,6})\s*[xX×]\s*(\d{1,6})\s*", text)
     if not match:
-        raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--size {text}: expected WIDTHxHEIGHT in pixels, e.g. "
-                                                           "800x600"), text=repr(text)), EXIT_USAGE)
+        raise RenderError(
+            fill(
+                QT_TRANSLATE_NOOP("Render", "--size {text}: expected WIDTHxHEIGHT in pixels, e.g. 800x600"),
+                text=repr(text),
+            ),
+            EXIT_USAGE,
+        )
     width, height = int(match.group(1)), int(match.group(2))
     if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
-        raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--size {text}: each side must be from 1 to {most} pixels"),
-                               text=text, most=MAX_SIDE), EXIT_USAGE)
+        raise RenderError(
+            fill(
+                QT_TRANSLATE_NOOP("Render", "--size {text}: each side must be from 1 to {most} pixels"),
+                text=text,
+                most=MAX_SIDE,
+            ),
+            EXIT_USAGE,
+        )
     return width, height
 
 
@@ -390,25 +467,42 @@ def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, str]:
         if is_capture_file(path):
             # A capture (attnviz.capture): told by its content, whatever its name.
             if args.role:
-                raise RenderError(fill(_LINE, name=path.name, problem=QT_TRANSLATE_NOOP(
-                    "Render", "--role applies to tensor files, not captures")), EXIT_USAGE)
+                raise RenderError(
+                    fill(
+                        _LINE,
+                        name=path.name,
+                        problem=QT_TRANSLATE_NOOP("Render", "--role applies to tensor files, not captures"),
+                    ),
+                    EXIT_USAGE,
+                )
             from .document import focused_state
 
             run = load_capture(path)
             return _focus(focused_state(run, 0, 0), args, path.name), path.name
         if is_session_path(path):
             if args.role:
-                raise RenderError(fill(_LINE, name=path.name, problem=QT_TRANSLATE_NOOP(
-                    "Render", "--role applies to tensor files, not sessions")), EXIT_USAGE)
+                raise RenderError(
+                    fill(
+                        _LINE,
+                        name=path.name,
+                        problem=QT_TRANSLATE_NOOP("Render", "--role applies to tensor files, not sessions"),
+                    ),
+                    EXIT_USAGE,
+                )
             return _focus(load_state_file(path, notes=notes), args, path.name), path.name
         tf = load_tensor_file(path)
         roles = guess_roles(tf)
         for item in args.role:
             role, sep, name = item.partition("=")
             if not sep or role not in ALL_ROLES:
-                raise RenderError(fill(QT_TRANSLATE_NOOP("Render", "--role {item}: expected ROLE=NAME with ROLE one of "
-                                                                   "{roles}"), item=repr(item),
-                                       roles=", ".join(ALL_ROLES)), EXIT_USAGE)
+                raise RenderError(
+                    fill(
+                        QT_TRANSLATE_NOOP("Render", "--role {item}: expected ROLE=NAME with ROLE one of {roles}"),
+                        item=repr(item),
+                        roles=", ".join(ALL_ROLES),
+                    ),
+                    EXIT_USAGE,
+                )
             if name:
                 roles[role] = name
             else:
@@ -416,9 +510,21 @@ def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, str]:
         missing = [r for r in ("queries", "keys", "values") if r not in roles]
         if missing:
             names = ", ".join(f"{n} {shape}" for n, shape in ((n, tuple(a.shape)) for n, a in tf.arrays.items()))
-            raise RenderError(fill(_LINE, name=path.name, problem=fill(QT_TRANSLATE_NOOP(
-                "Render", "cannot tell which array is {roles} (arrays: {arrays}); name them with --role {first}=NAME"),
-                roles=" / ".join(missing), arrays=names, first=missing[0])))
+            raise RenderError(
+                fill(
+                    _LINE,
+                    name=path.name,
+                    problem=fill(
+                        QT_TRANSLATE_NOOP(
+                            "Render",
+                            "cannot tell which array is {roles} (arrays: {arrays}); name them with --role {first}=NAME",
+                        ),
+                        roles=" / ".join(missing),
+                        arrays=names,
+                        first=missing[0],
+                    ),
+                )
+            )
         base = PRESETS[DEFAULT_PRESET].build()
         # The grid shows every head: no head is chosen (nor said to be).
         head = 0 if args.heads else args.head
@@ -429,8 +535,13 @@ def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, str]:
 
 def _apply_options(state: State, args: argparse.Namespace) -> State:
     changes: dict[str, object] = {}
-    for option, key in (("scoring", "scoring"), ("mask_mode", "mask_mode"), ("lens_mode", "lens_mode"),
-                        ("dtype", "dtype"), ("device", "device")):
+    for option, key in (
+        ("scoring", "scoring"),
+        ("mask_mode", "mask_mode"),
+        ("lens_mode", "lens_mode"),
+        ("dtype", "dtype"),
+        ("device", "device"),
+    ):
         value = getattr(args, option)
         if value is not None:
             changes[key] = value
@@ -445,8 +556,15 @@ def _apply_options(state: State, args: argparse.Namespace) -> State:
     return new
 
 
-def figure_for(view: ViewData, state: State, *, source: str, batches: list[int] | None = None,
-               colormap: str | None = None, size: tuple[int, int] | None = None) -> WeightsFigure:
+def figure_for(
+    view: ViewData,
+    state: State,
+    *,
+    source: str,
+    batches: list[int] | None = None,
+    colormap: str | None = None,
+    size: tuple[int, int] | None = None,
+) -> WeightsFigure:
     """The figure ``attnviz render`` saves, laid out off screen (a QApplication must exist).
 
     Public so a script or test can find where each cell is (``figure.cell_point``): the same
@@ -455,8 +573,14 @@ def figure_for(view: ViewData, state: State, *, source: str, batches: list[int] 
     from .render_figures import label_maps
     from .ui.files.export import build_weights_figure, figure_subtitle
 
-    figure = build_weights_figure(view, batches=batches, title=_title(source, state),
-                                  subtitle=figure_subtitle(state), colormap=colormap, size=size)
+    figure = build_weights_figure(
+        view,
+        batches=batches,
+        title=_title(source, state),
+        subtitle=figure_subtitle(state),
+        colormap=colormap,
+        size=size,
+    )
     label_maps(figure, view, state)
     return figure
 
@@ -468,8 +592,16 @@ def _title(source: str, state: State) -> str:
     return f"{source}: attention weights, layer {state.layer}, head {state.head}"
 
 
-def _draw(view: ViewData, out: Path, *, source: str, state: State, batches: list[int] | None,
-          colormap: str | None, size: tuple[int, int] | None) -> None:
+def _draw(
+    view: ViewData,
+    out: Path,
+    *,
+    source: str,
+    state: State,
+    batches: list[int] | None,
+    colormap: str | None,
+    size: tuple[int, int] | None,
+) -> None:
     with _quiet_qt():
         _app = _application()
         try:
@@ -479,8 +611,16 @@ def _draw(view: ViewData, out: Path, *, source: str, state: State, batches: list
         _save(figure, out)
 
 
-def grid_for(views: Sequence[ViewData], heads: Sequence[int], batch: int, state: State, *, source: str,
-             colormap: str | None = None, size: tuple[int, int] | None = None) -> WeightsFigure:
+def grid_for(
+    views: Sequence[ViewData],
+    heads: Sequence[int],
+    batch: int,
+    state: State,
+    *,
+    source: str,
+    colormap: str | None = None,
+    size: tuple[int, int] | None = None,
+) -> WeightsFigure:
     """The figure ``attnviz render --heads all`` saves (``figure.maps[i]`` is head ``heads[i]``),
     laid out off screen (a QApplication must exist). Raises ``ValueError`` for a size too small."""
     from .render_figures import build_heads_grid
@@ -488,12 +628,22 @@ def grid_for(views: Sequence[ViewData], heads: Sequence[int], batch: int, state:
 
     layer = f", layer {state.layer}" if state.run is not None else ""
     title = f"{source}: attention weights{layer}, batch {batch}, every head"
-    return build_heads_grid(views, heads, batch, state, title=title, subtitle=figure_subtitle(state),
-                            colormap=colormap, size=size)
+    return build_heads_grid(
+        views, heads, batch, state, title=title, subtitle=figure_subtitle(state), colormap=colormap, size=size
+    )
 
 
-def _draw_grid(views: Sequence[ViewData], heads: Sequence[int], batch: int, out: Path, *, source: str,
-               state: State, colormap: str | None, size: tuple[int, int] | None) -> None:
+def _draw_grid(
+    views: Sequence[ViewData],
+    heads: Sequence[int],
+    batch: int,
+    out: Path,
+    *,
+    source: str,
+    state: State,
+    colormap: str | None,
+    size: tuple[int, int] | None,
+) -> None:
     with _quiet_qt():
         _app = _application()
         try:

@@ -48,12 +48,17 @@ def token_labels(state: State, batch: int) -> tuple[list[str] | None, list[str] 
     return (rows if fits[0] else None), (cols if fits[1] else None)
 
 
-def _label(heatmap: HeatmapWidget, view: ViewData, batch: int, rows: list[str] | None,
-           cols: list[str] | None) -> None:
+def _label(heatmap: HeatmapWidget, view: ViewData, batch: int, rows: list[str] | None, cols: list[str] | None) -> None:
     # Every token may be a label: the axis shows every step-th one when they do not all fit.
     heatmap.label_limit = max(heatmap.label_limit, len(rows or ()), len(cols or ()))
-    heatmap.set_data(view.weights[batch], mask=view.mask[batch], empty_rows=view.empty_rows[batch],
-                     levels=(0.0, 1.0), row_labels=rows, col_labels=cols)
+    heatmap.set_data(
+        view.weights[batch],
+        mask=view.mask[batch],
+        empty_rows=view.empty_rows[batch],
+        levels=(0.0, 1.0),
+        row_labels=rows,
+        col_labels=cols,
+    )
 
 
 def label_maps(figure: WeightsFigure, view: ViewData, state: State) -> None:
@@ -68,9 +73,17 @@ def label_maps(figure: WeightsFigure, view: ViewData, state: State) -> None:
         QApplication.processEvents()  # the axes take the room their new labels need
 
 
-def build_heads_grid(views: Sequence[ViewData], heads: Sequence[int], batch: int, state: State, *, title: str,
-                     subtitle: str = "", colormap: str | None = None,
-                     size: tuple[int, int] | None = None) -> WeightsFigure:
+def build_heads_grid(
+    views: Sequence[ViewData],
+    heads: Sequence[int],
+    batch: int,
+    state: State,
+    *,
+    title: str,
+    subtitle: str = "",
+    colormap: str | None = None,
+    size: tuple[int, int] | None = None,
+) -> WeightsFigure:
     """Every head of a layer for batch element ``batch``: ``views[i]`` is head ``heads[i]``,
     drawn as small maps titled "head h" in a grid, all on the weights' scale 0 to 1, shown by
     one colour bar. The figure's ``batches`` are the heads (``maps[i]`` shows ``heads[i]``).
@@ -89,9 +102,14 @@ def build_heads_grid(views: Sequence[ViewData], heads: Sequence[int], batch: int
         size = (columns * GRID_MAP_SIZE[0] + extra_width, rows_of_maps * GRID_MAP_SIZE[1] + extra_height)
     least = (columns * MIN_GRID_MAP_SIZE[0] + extra_width, rows_of_maps * MIN_GRID_MAP_SIZE[1] + extra_height)
     if size[0] < least[0] or size[1] < least[1]:
-        raise ValueError(message(QT_TRANSLATE_NOOP("Render", "size {size} is too small for {n} heads: at least "
-                                                             "{least}"),
-                                 size=f"{size[0]}x{size[1]}", n=n, least=f"{least[0]}x{least[1]}"))
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("Render", "size {size} is too small for {n} heads: at least {least}"),
+                size=f"{size[0]}x{size[1]}",
+                n=n,
+                least=f"{least[0]}x{least[1]}",
+            )
+        )
     name = colormap or DEFAULT_COLORMAP
 
     widget = QWidget()
@@ -102,8 +120,10 @@ def build_heads_grid(views: Sequence[ViewData], heads: Sequence[int], batch: int
     outer = QVBoxLayout(widget)
     outer.setContentsMargins(8, 8, 8, 8)
     outer.setSpacing(4)
-    heading = QLabel(f"<b>{escape(title, quote=False)}</b>"
-                     + (f"<br><small>{escape(subtitle, quote=False)}</small>" if subtitle else ""))
+    heading = QLabel(
+        f"<b>{escape(title, quote=False)}</b>"
+        + (f"<br><small>{escape(subtitle, quote=False)}</small>" if subtitle else "")
+    )
     heading.setTextFormat(Qt.TextFormat.RichText)
     outer.addWidget(heading)
     body = QHBoxLayout()
@@ -137,8 +157,14 @@ def _colour_bar(name: str) -> QWidget:
     """The grid's one colour bar: weights from 0 to 1."""
     view = pg.GraphicsLayoutWidget()
     view.setBackground(plot_colors().background)
-    bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=load_colormap(name), interactive=False, width=16,
-                          colorMapMenu=False, label=translate("Render", "weight"))
+    bar = pg.ColorBarItem(
+        values=(0.0, 1.0),
+        colorMap=load_colormap(name),
+        interactive=False,
+        width=16,
+        colorMapMenu=False,
+        label=translate("Render", "weight"),
+    )
     view.addItem(bar)
     view.setFixedWidth(_BAR_WIDTH)
     return view

@@ -40,9 +40,15 @@ MAX_EMBEDDED = 1 << 16
 DATA_FILE = "attnviz_snippet_data.npz"
 
 _TORCH_DTYPES = {
-    "float64": "torch.float64", "float32": "torch.float32", "float16": "torch.float16",
-    "int64": "torch.int64", "int32": "torch.int32", "int16": "torch.int16", "int8": "torch.int8",
-    "uint8": "torch.uint8", "bool": "torch.bool",
+    "float64": "torch.float64",
+    "float32": "torch.float32",
+    "float16": "torch.float16",
+    "int64": "torch.int64",
+    "int32": "torch.int32",
+    "int16": "torch.int16",
+    "int8": "torch.int8",
+    "uint8": "torch.uint8",
+    "bool": "torch.bool",
 }
 _DEFAULTS = {f.name: f.default for f in fields(Settings)}
 
@@ -64,8 +70,9 @@ def _form(arr: np.ndarray, max_inline: int, max_embedded: int) -> str:
     return "embedded" if arr.size <= max_embedded else "file"
 
 
-def snippet_data(state: State, *, max_inline: int = MAX_INLINE,
-                 max_embedded: int = MAX_EMBEDDED) -> dict[str, np.ndarray]:
+def snippet_data(
+    state: State, *, max_inline: int = MAX_INLINE, max_embedded: int = MAX_EMBEDDED
+) -> dict[str, np.ndarray]:
     """The arrays the snippet reads from its data file (empty: the script needs no file)."""
     return {name: arr for name, arr in _inputs(state).items() if _form(arr, max_inline, max_embedded) == "file"}
 
@@ -214,8 +221,11 @@ def _short(x: float) -> str:
     read through float64 it could, in rare cases, land one float32 away)."""
     if not math.isfinite(x):
         return _number(x)
-    return np.format_float_positional(np.float32(x), unique=True, trim="0") if abs(x) >= 1e-4 or x == 0 else \
-        np.format_float_scientific(np.float32(x), unique=True, trim="0")
+    return (
+        np.format_float_positional(np.float32(x), unique=True, trim="0")
+        if abs(x) >= 1e-4 or x == 0
+        else np.format_float_scientific(np.float32(x), unique=True, trim="0")
+    )
 
 
 def _literal(arr: np.ndarray, indent: str, short: bool = False) -> str:
@@ -262,8 +272,9 @@ def _assign(name: str, arr: np.ndarray, form: str, short: bool = False) -> list[
     return [f'{name} = torch.from_numpy(data["{name}"])  # {arr.size} numbers, shape {shape}: from the data file']
 
 
-def _check_lines(state: State, max_inline: int, max_embedded: int,
-                 outcome: Outcome | None = None) -> tuple[list[str], np.ndarray | None]:
+def _check_lines(
+    state: State, max_inline: int, max_embedded: int, outcome: Outcome | None = None
+) -> tuple[list[str], np.ndarray | None]:
     """The script's closing check, and the weights it embeds (None: no check)."""
     if outcome is None:
         from .compute import run_state

@@ -28,8 +28,17 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["Message", "QT_TRANSLATE_NOOP", "Source", "clean", "exception_message", "joined", "message", "one_line",
-           "plural"]
+__all__ = [
+    "Message",
+    "QT_TRANSLATE_NOOP",
+    "Source",
+    "clean",
+    "exception_message",
+    "joined",
+    "message",
+    "one_line",
+    "plural",
+]
 
 #: The longest line ``one_line`` returns, and the longest value it leaves whole.
 MAX_LINE_CHARS = 1000
@@ -183,7 +192,7 @@ def _elided(text: str, limit: int = MAX_LINE_CHARS) -> str:
     many characters were left out (a ``Message``, translatable)."""
     if len(text) <= limit:
         return text
-    start, end = text[: limit * 2 // 3], text[-(limit // 4):]
+    start, end = text[: limit * 2 // 3], text[-(limit // 4) :]
     return Message(_ELISION, start=start, count=f"{len(text) - len(start) - len(end):,}", end=end)
 
 

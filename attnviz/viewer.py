@@ -54,28 +54,45 @@ def _with_heads(array: np.ndarray, name: str) -> np.ndarray:
         return array[:, None]
     if array.ndim == 4:
         return array
-    raise ValueError(f"{name} must be (L, d), (B, L, d), (B, H, L, d) or (layers, B, H, L, d); got shape "
-                     f"{array.shape}")
+    raise ValueError(f"{name} must be (L, d), (B, L, d), (B, H, L, d) or (layers, B, H, L, d); got shape {array.shape}")
 
 
-def tensors_to_run(queries: Any, keys: Any, values: Any, *, attn_mask: Any = None, key_padding_mask: Any = None,
-                   attention_mask: Any = None, is_causal: bool = False, scale: float | None = None,
-                   tokens: Sequence[str] | Any = None, query_tokens: Any = None, key_tokens: Any = None,
-                   names: Sequence[str] | None = None) -> ModelRun:
+def tensors_to_run(
+    queries: Any,
+    keys: Any,
+    values: Any,
+    *,
+    attn_mask: Any = None,
+    key_padding_mask: Any = None,
+    attention_mask: Any = None,
+    is_causal: bool = False,
+    scale: float | None = None,
+    tokens: Sequence[str] | Any = None,
+    query_tokens: Any = None,
+    key_tokens: Any = None,
+    names: Sequence[str] | None = None,
+) -> ModelRun:
     """Q, K, V (and masks as the code passed them) as a ``ModelRun``: a leading layer axis
     (5-D) becomes one call per layer; masks with a leading layer axis of the same length are
     split per layer too."""
     from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
 
     q, k, v = (_array(x, n) for x, n in ((queries, "queries"), (keys, "keys"), (values, "values")))
-    masks = {n: None if m is None else _array(m, n) for n, m in (("attn_mask", attn_mask),
-                                                                  ("key_padding_mask", key_padding_mask),
-                                                                  ("attention_mask", attention_mask))}
+    masks = {
+        n: None if m is None else _array(m, n)
+        for n, m in (
+            ("attn_mask", attn_mask),
+            ("key_padding_mask", key_padding_mask),
+            ("attention_mask", attention_mask),
+        )
+    }
     if q.ndim == 5:
         layers = q.shape[0]
         if k.ndim != 5 or v.ndim != 5 or k.shape[0] != layers or v.shape[0] != layers:
-            raise ValueError(f"with a layer axis, queries, keys and values must all be 5-D with {layers} layers; got "
-                             f"{q.shape}, {k.shape}, {v.shape}")
+            raise ValueError(
+                f"with a layer axis, queries, keys and values must all be 5-D with {layers} layers; got "
+                f"{q.shape}, {k.shape}, {v.shape}"
+            )
         per_layer = [(q[i], k[i], v[i]) for i in range(layers)]
 
         def layer_mask(m: np.ndarray | None, i: int) -> np.ndarray | None:
@@ -85,20 +102,35 @@ def tensors_to_run(queries: Any, keys: Any, values: Any, *, attn_mask: Any = Non
 
         def layer_mask(m: np.ndarray | None, i: int) -> np.ndarray | None:
             return m
+
     calls = []
     for i, (qi, ki, vi) in enumerate(per_layer):
-        name = (names[i] if names is not None and i < len(names)
-                else (f"layer {i}" if len(per_layer) > 1 else "attention"))
-        calls.append(AttentionCall(
-            name, qi, ki, vi,
-            MaskArguments(layer_mask(masks["attn_mask"], i), layer_mask(masks["key_padding_mask"], i),
-                          layer_mask(masks["attention_mask"], i), bool(is_causal)), scale=scale))
+        name = (
+            names[i] if names is not None and i < len(names) else (f"layer {i}" if len(per_layer) > 1 else "attention")
+        )
+        calls.append(
+            AttentionCall(
+                name,
+                qi,
+                ki,
+                vi,
+                MaskArguments(
+                    layer_mask(masks["attn_mask"], i),
+                    layer_mask(masks["key_padding_mask"], i),
+                    layer_mask(masks["attention_mask"], i),
+                    bool(is_causal),
+                ),
+                scale=scale,
+            )
+        )
     batch = calls[0].shape[0]
     shared = tokens if tokens is not None else None
-    return ModelRun(tuple(calls), ModelRun.broadcast_tokens(_tokens(query_tokens if query_tokens is not None
-                                                                    else shared), batch),
-                    ModelRun.broadcast_tokens(_tokens(key_tokens if key_tokens is not None else shared), batch),
-                    source="tensors")
+    return ModelRun(
+        tuple(calls),
+        ModelRun.broadcast_tokens(_tokens(query_tokens if query_tokens is not None else shared), batch),
+        ModelRun.broadcast_tokens(_tokens(key_tokens if key_tokens is not None else shared), batch),
+        source="tensors",
+    )
 
 
 def _tokens(tokens: Any) -> Any:
@@ -117,8 +149,9 @@ def _in_ipython() -> Any:
     return get_ipython()
 
 
-def show(*args: Any, layer: int = 0, head: int = 0, block: bool | None = None, language: str | None = None,
-         **kwargs: Any) -> MainWindow:
+def show(
+    *args: Any, layer: int = 0, head: int = 0, block: bool | None = None, language: str | None = None, **kwargs: Any
+) -> MainWindow:
     """Open an attnviz window on ``args`` (see the module's docstring) and return it.
 
     ``layer``/``head``: what to show first. ``block``: wait until the window is closed (default:
@@ -151,8 +184,9 @@ def show(*args: Any, layer: int = 0, head: int = 0, block: bool | None = None, l
             run = source
         else:
             raise TypeError("attnviz.show takes q, k, v tensors, a capture, a ModelRun or a file path")
-        window.session.push(ReplaceState(focused_state(run, layer, head),
-                                         QT_TRANSLATE_NOOP("MainWindow", "Show the given tensors")))
+        window.session.push(
+            ReplaceState(focused_state(run, layer, head), QT_TRANSLATE_NOOP("MainWindow", "Show the given tensors"))
+        )
     window.show()
     window.raise_()
     if block if block is not None else ipython is None:

@@ -29,7 +29,6 @@ NAME = "attnviz"
 SIZES: tuple[int, ...] = (16, 22, 24, 32, 48, 64, 128, 256, 512)
 
 
-
 @dataclass(frozen=True)
 class Layout:
     """Where the grid sits on a canvas of `canvas` units (1 unit = 1 px when canvas == size)."""
@@ -57,8 +56,16 @@ BACKGROUND = "#1b1f27"  # near-black slate: the cividis cells and the grey mask 
 # Cividis samples (pyqtgraph's cividis map at 0.1, 0.2, ... 1.0) so the icon reads like the
 # default heatmap.
 CIVIDIS = {
-    0.1: "#00316f", 0.2: "#31446b", 0.3: "#4e566c", 0.4: "#666970", 0.5: "#7c7b78",
-    0.6: "#958f78", 0.7: "#afa473", 0.8: "#cbba69", 0.9: "#e7d159", 1.0: "#ffea46",
+    0.1: "#00316f",
+    0.2: "#31446b",
+    0.3: "#4e566c",
+    0.4: "#666970",
+    0.5: "#7c7b78",
+    0.6: "#958f78",
+    0.7: "#afa473",
+    0.8: "#cbba69",
+    0.9: "#e7d159",
+    1.0: "#ffea46",
 }
 # Same colours as attnviz.ui.heatmap.colormaps.MASK_COLOR / MASK_HATCH_COLOR.
 MASK = "#c8c8c8"
@@ -82,8 +89,10 @@ Point = tuple[float, float]
 
 def _clip(poly: list[Point], x0: float, y0: float, x1: float, y1: float) -> list[Point]:
     """Sutherland-Hodgman clip of a convex polygon to an axis-aligned rectangle."""
-    def clip_edge(points: list[Point], inside: Callable[[Point], bool],
-                  cross: Callable[[Point, Point], Point]) -> list[Point]:
+
+    def clip_edge(
+        points: list[Point], inside: Callable[[Point], bool], cross: Callable[[Point, Point], Point]
+    ) -> list[Point]:
         out: list[Point] = []
         for i, cur in enumerate(points):
             prev = points[i - 1]
@@ -120,8 +129,12 @@ def _hatch(x: float, y: float, w: float, h: float) -> list[str]:
     # Stripes run from bottom-left to top-right; walk their offsets across the cell.
     offset = -h
     while offset < w:
-        band = [(x + offset, y + h), (x + offset + HATCH_WIDTH, y + h),
-                (x + offset + HATCH_WIDTH + h, y), (x + offset + h, y)]
+        band = [
+            (x + offset, y + h),
+            (x + offset + HATCH_WIDTH, y + h),
+            (x + offset + HATCH_WIDTH + h, y),
+            (x + offset + h, y),
+        ]
         clipped = _clip(band, x, y, x + w, y + h)
         if len(clipped) >= 3:
             pts = " ".join(f"{px:g},{py:g}" for px, py in clipped)
@@ -147,10 +160,8 @@ def build_svg(layout: Layout = MASTER) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" version="1.2" baseProfile="tiny" '
         f'width="{c}" height="{c}" viewBox="0 0 {c} {c}">',
         "  <title>attnviz</title>",
-        "  <desc>An attention heatmap: queries by keys, weight on the diagonal, last key "
-        "masked.</desc>",
-        f'  <rect x="0" y="0" width="{c}" height="{c}" rx="{layout.corner}" '
-        f'ry="{layout.corner}" fill="{BACKGROUND}"/>',
+        "  <desc>An attention heatmap: queries by keys, weight on the diagonal, last key masked.</desc>",
+        f'  <rect x="0" y="0" width="{c}" height="{c}" rx="{layout.corner}" ry="{layout.corner}" fill="{BACKGROUND}"/>',
     ]
     side = layout.pitch - layout.gap
     for r, row in enumerate(WEIGHTS):

@@ -43,22 +43,28 @@ def test_with_head_copies_one_array_and_forgets_the_models_output():
     assert not edited.calls[0].keys.flags.writeable
 
 
-@pytest.mark.parametrize("bad, words", [
-    (dict(keys=np.zeros((2, 3, 6, 5))), "heads"),  # 3 kv heads do not divide 4
-    (dict(keys=np.zeros((1, 2, 6, 5))), "batch"),
-    (dict(values=np.zeros((2, 2, 5, 7))), "length"),
-    (dict(keys=np.zeros((2, 2, 6, 4))), "size"),
-    (dict(queries=np.zeros((2, 3, 5))), "(batch, heads, length, size)"),
-    (dict(values=None), "come together"),
-])
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        (dict(keys=np.zeros((2, 3, 6, 5))), "heads"),  # 3 kv heads do not divide 4
+        (dict(keys=np.zeros((1, 2, 6, 5))), "batch"),
+        (dict(values=np.zeros((2, 2, 5, 7))), "length"),
+        (dict(keys=np.zeros((2, 2, 6, 4))), "size"),
+        (dict(queries=np.zeros((2, 3, 5))), "(batch, heads, length, size)"),
+        (dict(values=None), "come together"),
+    ],
+)
 def test_shapes_that_do_not_fit_are_refused_in_one_line(bad, words):
     with pytest.raises(ModelRunError, match=words.replace("(", r"\(").replace(")", r"\)")):
         ModelRun((_call().__class__(**{**_call().__dict__, **bad}),))
 
 
 def test_tokens_are_broadcast_and_checked_against_the_lengths():
-    run = ModelRun((_call(),), query_tokens=ModelRun.broadcast_tokens(["a", "b", "c"], 2),
-                   key_tokens=ModelRun.broadcast_tokens([["x"] * 6, ["y"] * 6], 2))
+    run = ModelRun(
+        (_call(),),
+        query_tokens=ModelRun.broadcast_tokens(["a", "b", "c"], 2),
+        key_tokens=ModelRun.broadcast_tokens([["x"] * 6, ["y"] * 6], 2),
+    )
     assert run.tokens(1) == (["a", "b", "c"], ["y"] * 6)
     with pytest.raises(ModelRunError, match="query_tokens"):
         ModelRun((_call(),), query_tokens=ModelRun.broadcast_tokens(["a", "b"], 2))
@@ -77,8 +83,13 @@ def test_a_session_keeps_the_run_the_head_shown_edits_masks_and_tokens(tmp_path)
     from attnviz.io.state_io import load_state_file, save_state_file
 
     pad = np.array([[1, 1, 1, 1, 0, 0], [1] * 6])
-    run = ModelRun((_call(masks=MaskArguments(attention_mask=pad)), _call(name="layer.1", masks=MaskArguments(
-        is_causal=True), scale=0.5)), key_tokens=ModelRun.broadcast_tokens(list("abcdef"), 2))
+    run = ModelRun(
+        (
+            _call(masks=MaskArguments(attention_mask=pad)),
+            _call(name="layer.1", masks=MaskArguments(is_causal=True), scale=0.5),
+        ),
+        key_tokens=ModelRun.broadcast_tokens(list("abcdef"), 2),
+    )
     doc = Document(focused_state(run, 1, 2))
     doc.apply(SetBlock("queries", 1, 0, 0, np.array([[42.0]])))
     save_state_file(tmp_path / "s.attnviz", doc.state)
@@ -112,9 +123,11 @@ def test_the_app_computes_a_focused_head_as_sdpa_did(head):
     q, k, v = torch.randn(2, 4, 5, 8), torch.randn(2, 2, 5, 8), torch.randn(2, 2, 5, 8)
     pad = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
     out = torch.nn.functional.scaled_dot_product_attention(
-        q, k, v, attn_mask=pad[:, None, None, :].bool(), scale=0.3, enable_gqa=True)
-    run = ModelRun((AttentionCall("l0", q.numpy(), k.numpy(), v.numpy(), MaskArguments(attention_mask=pad.numpy()),
-                                  scale=0.3),))
+        q, k, v, attn_mask=pad[:, None, None, :].bool(), scale=0.3, enable_gqa=True
+    )
+    run = ModelRun(
+        (AttentionCall("l0", q.numpy(), k.numpy(), v.numpy(), MaskArguments(attention_mask=pad.numpy()), scale=0.3),)
+    )
     outcome = run_state(focused_state(run, 0, head))
     assert outcome.error is None
     np.testing.assert_allclose(outcome.view.output, out[:, head].numpy(), atol=1e-6)

@@ -347,7 +347,11 @@ def test_app_works_without_the_modules_the_bundle_leaves_out() -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
     result = subprocess.run(
         [sys.executable, "-c", _WITHOUT_EXCLUDED, str(PACKAGING / "bundle_config.py")],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=600,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     counts = re.search(r"modules (\d+) runs (\d+) presets (\d+)", result.stdout)
@@ -365,8 +369,22 @@ def test_the_wheel_carries_resources_and_the_session_format(tmp_path):
     import zipfile
 
     root = Path(__file__).resolve().parents[1]
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    "-w", str(tmp_path), str(root)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(root),
+        ],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = tmp_path.glob("attnviz-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "attnviz/_resources/icons/attnviz-256.png" in names

@@ -38,7 +38,9 @@ def run_ok(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 
 def test_png_shows_the_masked_columns_hatched_and_the_weights_in_colour(
-    qapp, tmp_path: Path, capsys: pytest.CaptureFixture[str]  # noqa: ANN001
+    qapp,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],  # noqa: ANN001
 ) -> None:
     from PySide6.QtGui import QImage
 
@@ -106,8 +108,9 @@ def test_svg_is_valid_xml_with_the_heatmaps_and_renders(qapp, tmp_path: Path, ca
     renderer.render(painter)
     painter.end()
     # The SVG draws the heatmaps: a good part of the picture is neither background white nor grey.
-    colours = {picture.pixelColor(x, y).name() for x in range(0, picture.width(), 7)
-               for y in range(0, picture.height(), 7)}
+    colours = {
+        picture.pixelColor(x, y).name() for x in range(0, picture.width(), 7) for y in range(0, picture.height(), 7)
+    }
     assert len(colours) > 20
 
 
@@ -122,22 +125,37 @@ def test_a_session_and_a_tensor_file_render_with_options(qapp, tmp_path: Path, c
     session = tmp_path / "work.attnviz"
     save_state_file(session, PRESETS["dot-toy"].build())
     out = tmp_path / "s.png"
-    run_ok(capsys, "--load", str(session), "--out", str(out), "--mask-mode", "strict", "--batch", "1",
-           "--size", "640x420")
+    run_ok(
+        capsys, "--load", str(session), "--out", str(out), "--mask-mode", "strict", "--batch", "1", "--size", "640x420"
+    )
     image = QImage(str(out))
     assert (image.width(), image.height()) == (640, 420)  # offscreen renders at 1 pixel per pixel
 
     rng = np.random.default_rng(0)
     tensors = tmp_path / "heads.npz"
-    save_arrays(tensors, {"q": rng.standard_normal((1, 3, 2, 4)), "k": rng.standard_normal((1, 3, 5, 4)),
-                          "v": rng.standard_normal((1, 3, 5, 2)), "valid_lens": np.array([3])})
+    save_arrays(
+        tensors,
+        {
+            "q": rng.standard_normal((1, 3, 2, 4)),
+            "k": rng.standard_normal((1, 3, 5, 4)),
+            "v": rng.standard_normal((1, 3, 5, 2)),
+            "valid_lens": np.array([3]),
+        },
+    )
     out2 = tmp_path / "t.png"
     run_ok(capsys, "--load", str(tensors), "--head", "2", "--scoring", "scaled_dot", "--out", str(out2))
     assert not QImage(str(out2)).isNull()
 
     masked = tmp_path / "masked.npz"
-    save_arrays(masked, {"Q": np.zeros((1, 2, 3)), "K": np.zeros((1, 4, 3)), "V": np.zeros((1, 4, 2)),
-                         "attn_mask": np.ones((1, 2, 4), dtype=bool)})
+    save_arrays(
+        masked,
+        {
+            "Q": np.zeros((1, 2, 3)),
+            "K": np.zeros((1, 4, 3)),
+            "V": np.zeros((1, 4, 2)),
+            "attn_mask": np.ones((1, 2, 4), dtype=bool),
+        },
+    )
     run_ok(capsys, "--load", str(masked), "--role", "mask=", "--out", str(tmp_path / "m.svg"))
     assert (tmp_path / "m.svg").stat().st_size > 0
 
@@ -152,8 +170,15 @@ def _bad_inputs(tmp_path: Path) -> list[tuple[list[str], str]]:
     mismatch = tmp_path / "mismatch.npz"  # dot scoring needs d_q = d_k: the engine refuses
     save_arrays(mismatch, {"q": np.zeros((1, 2, 3)), "k": np.zeros((1, 4, 5)), "v": np.zeros((1, 4, 2))})
     masked = tmp_path / "masked.npz"  # a mask for 3 queries where there are 2
-    save_arrays(masked, {"q": np.zeros((1, 2, 3)), "k": np.zeros((1, 4, 3)), "v": np.zeros((1, 4, 2)),
-                         "mask": np.ones((3, 4), dtype=bool)})
+    save_arrays(
+        masked,
+        {
+            "q": np.zeros((1, 2, 3)),
+            "k": np.zeros((1, 4, 3)),
+            "v": np.zeros((1, 4, 2)),
+            "mask": np.ones((3, 4), dtype=bool),
+        },
+    )
     flat = tmp_path / "flat.npz"
     save_arrays(flat, {"q": np.zeros((1, 2, 3)), "k": np.zeros((1, 4, 3)), "v": np.zeros((1, 4, 2))})
     out = str(tmp_path / "x.png")
@@ -168,18 +193,24 @@ def _bad_inputs(tmp_path: Path) -> list[tuple[list[str], str]]:
         (["--load", str(flat), "--layer", "1", "--out", out], "the tensors have no layers"),
         (["--preset", "dot-toy", "--head", "1", "--out", out], "has no heads or layers"),
         (["--load", str(mismatch), "--scoring", "dot", "--out", out], "mismatch.npz:"),
-        (["--load", str(masked), "--out", out],
-         "'mask' (attn_mask) has shape (3, 4), which does not broadcast to (1, 2, 4) (batch, queries, keys)"),
-        (["--load", str(masked), "--role", "valid_lens=mask", "--role", "mask=", "--out", out],
-         "'mask' is a mask by its name, not valid lengths"),
+        (
+            ["--load", str(masked), "--out", out],
+            "'mask' (attn_mask) has shape (3, 4), which does not broadcast to (1, 2, 4) (batch, queries, keys)",
+        ),
+        (
+            ["--load", str(masked), "--role", "valid_lens=mask", "--role", "mask=", "--out", out],
+            "'mask' is a mask by its name, not valid lengths",
+        ),
         (["--load", str(heads), "--role", "nope=q", "--out", out], "--role 'nope=q': expected ROLE=NAME"),
         (["--preset", "dot-toy", "--scoring", "cosine", "--out", out], "invalid choice: 'cosine'"),
         (["--preset", "dot-toy", "--colormap", "jet", "--out", out], "unknown colour map 'jet'"),
         (["--preset", "dot-toy", "--size", "big", "--out", out], "expected WIDTHxHEIGHT"),
         (["--preset", "dot-toy", "--size", "100x100", "--out", out], "too small"),
         (["--preset", "dot-toy", "--batch", "7", "--out", out], "--batch 7 is out of range"),
-        (["--preset", "dot-toy", "--out", str(tmp_path / "x.jpg")], "must end in .png or .svg (a picture), or .npy or "
-                                                                    ".csv (the weights)"),
+        (
+            ["--preset", "dot-toy", "--out", str(tmp_path / "x.jpg")],
+            "must end in .png or .svg (a picture), or .npy or .csv (the weights)",
+        ),
         (["--preset", "dot-toy", "--out", str(tmp_path / "nowhere" / "x.png")], "does not exist"),
         (["--preset", "dot-toy"], "--out FILE is required"),
         (["--preset", "dot-toy", "--load", str(heads), "--out", out], "not allowed with argument"),
@@ -210,13 +241,25 @@ def _clean_env() -> dict[str, str]:
 
 def test_as_a_program_without_a_display(tmp_path: Path) -> None:
     out = tmp_path / "cli.png"
-    ok = subprocess.run([sys.executable, "-m", "attnviz.render", "--preset", "additive-toy", "--out", str(out)],
-                        cwd=tmp_path, env=_clean_env(), capture_output=True, text=True, timeout=120)
+    ok = subprocess.run(
+        [sys.executable, "-m", "attnviz.render", "--preset", "additive-toy", "--out", str(out)],
+        cwd=tmp_path,
+        env=_clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ok.returncode == 0, ok.stderr
     assert ok.stderr == ""  # Qt's chatter about the offscreen platform stays out of stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    bad = subprocess.run([sys.executable, "-m", "attnviz.render", "--load", "nope.attnviz", "--out", str(out)],
-                         cwd=tmp_path, env=_clean_env(), capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "attnviz.render", "--load", "nope.attnviz", "--out", str(out)],
+        cwd=tmp_path,
+        env=_clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 1
     assert bad.stderr.splitlines() == ["attnviz render: nope.attnviz: does not exist"]
 
@@ -251,6 +294,8 @@ def test_an_unreadable_list_of_many_arrays_is_one_short_line(qapp, tmp_path: Pat
         err = capsys.readouterr().err
         assert status == 1
         assert len(err.splitlines()) == 1 and len(err) < 1200, len(err)
-        assert err.startswith(f"attnviz render: many{suffix}: cannot tell which array is queries / keys / values "
-                              "(arrays: a0 (1,), a1 (1,),")
+        assert err.startswith(
+            f"attnviz render: many{suffix}: cannot tell which array is queries / keys / values "
+            "(arrays: a0 (1,), a1 (1,),"
+        )
         assert "characters left out" in err and f"a{count - 1} (1,)); name them with --role" in err

@@ -37,10 +37,12 @@ def model_file(tmp_path: Path) -> tuple[Path, dict[str, np.ndarray]]:
     """A Hugging Face style file with layers: (layers, B, H, L, d) tensors, a 0/1 attention_mask
     with padding, and a token per position of each batch element."""
     rng = np.random.default_rng(3)
-    arrays = {"q": rng.standard_normal((2, 2, 3, 40, 8)).astype(np.float32),
-              "k": rng.standard_normal((2, 2, 3, 40, 8)).astype(np.float32),
-              "v": rng.standard_normal((2, 2, 3, 40, 4)).astype(np.float32),
-              "attention_mask": np.ones((2, 40), np.int64)}
+    arrays = {
+        "q": rng.standard_normal((2, 2, 3, 40, 8)).astype(np.float32),
+        "k": rng.standard_normal((2, 2, 3, 40, 8)).astype(np.float32),
+        "v": rng.standard_normal((2, 2, 3, 40, 4)).astype(np.float32),
+        "attention_mask": np.ones((2, 40), np.int64),
+    }
     arrays["attention_mask"][1, 30:] = 0
     tokens = np.array([[f"tok{i}" for i in range(40)], [f"w{i}" for i in range(30)] + ["[PAD]"] * 10])
     path = tmp_path / "model.npz"
@@ -61,8 +63,9 @@ def test_layer_head_and_the_weights_of_the_selection(model_file, tmp_path, capsy
 
     lines = run_ok(capsys, "--load", str(path), "--out", str(out))  # no choice: layer 0, head 0, said
     assert lines[:2] == ["note: the file has 2 layers: layer 0 is shown", "note: the file has 3 heads: head 0 is shown"]
-    np.testing.assert_allclose(np.load(out), softmax_reference(arrays["q"][0][:, 0], arrays["k"][0][:, 0], keep),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        np.load(out), softmax_reference(arrays["q"][0][:, 0], arrays["k"][0][:, 0], keep), atol=1e-6
+    )
 
     grid = tmp_path / "grid.npy"
     lines = run_ok(capsys, "--load", str(path), "--layer", "1", "--heads", "all", "--out", str(grid))
@@ -87,11 +90,14 @@ def test_a_session_of_a_model_renders_the_layer_and_head_asked(model_file, tmp_p
     out = tmp_path / "s.npy"
     run_ok(capsys, "--load", str(session), "--layer", "1", "--head", "1", "--out", str(out))
     keep = arrays["attention_mask"].astype(bool)[:, None, :]
-    np.testing.assert_allclose(np.load(out), softmax_reference(arrays["q"][1][:, 1], arrays["k"][1][:, 1], keep),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        np.load(out), softmax_reference(arrays["q"][1][:, 1], arrays["k"][1][:, 1], keep), atol=1e-6
+    )
     status = render_main(["--load", str(session), "--head", "3", "--out", str(out)])
     err = capsys.readouterr().err.splitlines()
-    assert status == 2 and err == ["attnviz render: --head 3 is out of range: layer 0 of model.attnviz has 3 heads, 0-2"]
+    assert status == 2 and err == [
+        "attnviz render: --head 3 is out of range: layer 0 of model.attnviz has 3 heads, 0-2"
+    ]
 
 
 def test_tokens_label_the_axes_without_overlapping(qapp, model_file) -> None:  # noqa: ANN001
@@ -109,7 +115,7 @@ def test_tokens_label_the_axes_without_overlapping(qapp, model_file) -> None:  #
                 axis = heatmap.plot_item.getAxis(side)
                 assert axis.cell_labels == tokens  # every token is a label (none is longer than the cut)
                 # The labels drawn (every step-th when all 40 do not fit) never overprint.
-                (spacing, shown), = axis.tickValues(0, 40, axis.width() if side == "bottom" else axis.height())
+                ((spacing, shown),) = axis.tickValues(0, 40, axis.width() if side == "bottom" else axis.height())
                 pixels = (axis.width() if side == "bottom" else axis.height()) / 40 * spacing
                 metrics = QFontMetricsF(axis.style["tickFont"])
                 need = max(metrics.horizontalAdvance(t) for t in tokens) if side == "bottom" else metrics.height()
@@ -139,8 +145,12 @@ def test_the_heads_grid_one_map_per_head_one_colour_scale(qapp, model_file, tmp_
     try:
         assert [m.plot_item.titleLabel.text for m in figure.maps] == ["head 0", "head 1", "head 2"]
         assert not any(m.colorbar.isVisible() for m in figure.maps)  # one bar for the grid instead
-        bars = [item for view in figure.widget.findChildren(pg.GraphicsLayoutWidget)
-                for item in view.ci.items if isinstance(item, pg.ColorBarItem)]
+        bars = [
+            item
+            for view in figure.widget.findChildren(pg.GraphicsLayoutWidget)
+            for item in view.ci.items
+            if isinstance(item, pg.ColorBarItem)
+        ]
         assert len(bars) == 1 and tuple(bars[0].levels()) == (0.0, 1.0)
         assert figure.maps[0].plot_item.getAxis("left").cell_labels == state.key_tokens[1].tolist()
         assert (image.width(), image.height()) == (figure.widget.width(), figure.widget.height())
@@ -172,8 +182,9 @@ def test_render_reads_a_capture_and_writes_the_models_own_weights(tmp_path):
     import attnviz
 
     torch.manual_seed(0)
-    config = transformers.BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=64,
-                                     attn_implementation="sdpa")
+    config = transformers.BertConfig(
+        num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=64, attn_implementation="sdpa"
+    )
     model = transformers.BertModel(config).eval()
     ids, mask = torch.randint(1000, (2, 8)), torch.tensor([[1] * 8, [1] * 5 + [0] * 3])
     with torch.no_grad(), attnviz.capture(model) as cap:
@@ -181,8 +192,25 @@ def test_render_reads_a_capture_and_writes_the_models_own_weights(tmp_path):
     path = tmp_path / "bert.attnviz-capture"
     cap.save(path)
     out = tmp_path / "w.npy"
-    done = subprocess.run([sys.executable, "-m", "attnviz", "render", "--load", str(path), "--layer", "1", "--head",
-                           "2", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "attnviz",
+            "render",
+            "--load",
+            str(path),
+            "--layer",
+            "1",
+            "--head",
+            "2",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     model.config._attn_implementation = "eager"
     with torch.no_grad():

@@ -59,17 +59,28 @@ def seeded_additive() -> State:
 def additive_with_params() -> State:
     state = PRESETS["additive-toy"].build()
     rng = np.random.default_rng(4)
-    state.params = {"W_q": rng.standard_normal((8, 20)).astype(np.float32),
-                    "W_k": rng.standard_normal((8, 2)).astype(np.float32),
-                    "w_v": rng.standard_normal((1, 8)).astype(np.float32)}
+    state.params = {
+        "W_q": rng.standard_normal((8, 20)).astype(np.float32),
+        "W_k": rng.standard_normal((8, 2)).astype(np.float32),
+        "w_v": rng.standard_normal((1, 8)).astype(np.float32),
+    }
     return state
 
 
 def causal_2d() -> State:
-    state = make_state(batch=2, n_queries=4, n_keys=6, d_q=3, d_k=3, d_v=2,
-                       settings=Settings(scoring="scaled_dot", causal="bottom_right", lens_mode="2d"))
+    state = make_state(
+        batch=2,
+        n_queries=4,
+        n_keys=6,
+        d_q=3,
+        d_k=3,
+        d_v=2,
+        settings=Settings(scoring="scaled_dot", causal="bottom_right", lens_mode="2d"),
+    )
     rng = np.random.default_rng(1)
-    state.queries, state.keys, state.values = (rng.standard_normal(a.shape) for a in (state.queries, state.keys, state.values))
+    state.queries, state.keys, state.values = (
+        rng.standard_normal(a.shape) for a in (state.queries, state.keys, state.values)
+    )
     state.lens_2d = np.array([[6, 5, 0, 2], [1, 2, 3, 9]])
     return state
 
@@ -127,8 +138,7 @@ def test_nan_inputs_behave_as_in_the_app():
 
 def big_state(n: int) -> State:
     rng = np.random.default_rng(9)
-    state = make_state(batch=1, n_queries=n, n_keys=n, d_q=40, d_k=40, d_v=3,
-                       settings=Settings(scoring="scaled_dot"))
+    state = make_state(batch=1, n_queries=n, n_keys=n, d_q=40, d_k=40, d_v=3, settings=Settings(scoring="scaled_dot"))
     state.queries = rng.standard_normal(state.queries.shape)
     state.keys = rng.standard_normal(state.keys.shape) * 1e-3
     state.values = rng.standard_normal(state.values.shape)

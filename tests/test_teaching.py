@@ -24,9 +24,14 @@ def lab(state: State, **kwargs: object) -> LabReport:
     s = state.settings
     lens = state.valid_lens()
     return compare_conventions(
-        torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values),
-        None if lens is None else torch.from_numpy(lens), scoring=s.scoring, dtype=s.dtype,
-        causal=s.causal, **kwargs,
+        torch.from_numpy(state.queries),
+        torch.from_numpy(state.keys),
+        torch.from_numpy(state.values),
+        None if lens is None else torch.from_numpy(lens),
+        scoring=s.scoring,
+        dtype=s.dtype,
+        causal=s.causal,
+        **kwargs,
     )
 
 
@@ -34,11 +39,22 @@ def run(state: State, **changes: object):
     """attend() exactly as the app calls it for ``state`` (plus ``changes``)."""
     s = state.settings
     lens = state.valid_lens()
-    kw = dict(scoring=s.scoring, mask_mode=s.mask_mode, causal=s.causal, num_hiddens=s.num_hiddens,
-              seed=s.param_seed, dtype=s.dtype)
+    kw = dict(
+        scoring=s.scoring,
+        mask_mode=s.mask_mode,
+        causal=s.causal,
+        num_hiddens=s.num_hiddens,
+        seed=s.param_seed,
+        dtype=s.dtype,
+    )
     kw.update(changes)
-    return attend(torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values),
-                  None if lens is None else torch.from_numpy(lens), **kw)
+    return attend(
+        torch.from_numpy(state.queries),
+        torch.from_numpy(state.keys),
+        torch.from_numpy(state.values),
+        None if lens is None else torch.from_numpy(lens),
+        **kw,
+    )
 
 
 def test_catalogue():
@@ -97,7 +113,10 @@ def test_wrong_polarity_attends_padding_and_nans_full_rows():
     assert torch.isnan(inv.output[1]).all()
     sentences = report.disagreements["inverted"].sentences
     assert sentences[0].startswith("inverted: 2 rows with valid keys are NaN")
-    assert "inverted: 2 rows with valid keys put weight on 4 masked keys, up to all of a row's weight, where strict gives them none" in sentences
+    assert (
+        "inverted: 2 rows with valid keys put weight on 4 masked keys, up to all of a row's weight, where strict gives "
+        "them none" in sentences
+    )
 
 
 def test_float_mask_masks_nothing():
@@ -107,13 +126,21 @@ def test_float_mask_masks_nothing():
     assert f01.row_kinds.tolist() == [["padding_attended"] * 2] * 2
     assert (f01.weights[0, :, 1:] > 0).all() and (f01.weights[1, :, 3] > 0).all()
     # Against a kept key with the same score a padded key gets 1/e of its weight: the +1 is all.
-    no_mask = attend(torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values),
-                     scoring="scaled_dot", dtype="float64")
+    no_mask = attend(
+        torch.from_numpy(state.queries),
+        torch.from_numpy(state.keys),
+        torch.from_numpy(state.values),
+        scoring="scaled_dot",
+        dtype="float64",
+    )
     scores = no_mask.scores
     expected = torch.softmax(scores + (torch.arange(4) < torch.tensor([1, 3])[:, None, None]), -1)
     torch.testing.assert_close(run(state, dtype="float64").weights, expected)
-    assert report.disagreements["float01"].sentences[0].startswith(
-        "float01: 4 rows with valid keys put weight on 8 masked keys")
+    assert (
+        report.disagreements["float01"]
+        .sentences[0]
+        .startswith("float01: 4 rows with valid keys put weight on 8 masked keys")
+    )
 
 
 def test_float16_fill_overflows_and_empty_row_is_nan():
@@ -141,7 +168,8 @@ def test_fill_too_small_gives_the_weight_to_padding():
     assert report.conventions["strict"].weights[0].tolist() == [[0.0, 1.0, 0.0, 0.0]] * 2
     assert report.conventions["d2l"].row_kinds[0].tolist() == ["padding_attended"] * 2
     assert report.disagreements["d2l"].sentences[0] == (
-        "d2l: 2 rows with valid keys put weight on 4 masked keys, up to all of a row's weight, where strict gives them none"
+        "d2l: 2 rows with valid keys put weight on 4 masked keys, up to all of a row's weight, where strict gives them "
+        "none"
     )
 
 
@@ -200,8 +228,16 @@ def test_exercise_1_distinct_keys_break_the_agreement():
 def test_exercise_2_bilinear_scores_different_lengths():
     state = EXERCISE_PRESETS["exercise-2-bilinear"].build()
     assert state.queries.shape[2] == 3 and state.keys.shape[2] == 5
-    dot = run_state(State(state.queries, state.keys, state.values, state.lens_1d, state.lens_2d,
-                          Settings(**{**state.settings.as_dict(), "scoring": "scaled_dot"})))
+    dot = run_state(
+        State(
+            state.queries,
+            state.keys,
+            state.values,
+            state.lens_1d,
+            state.lens_2d,
+            Settings(**{**state.settings.as_dict(), "scoring": "scaled_dot"}),
+        )
+    )
     assert dot.error_field == "shape" and "d_q = 3, d_k = 5" in (dot.error or "")
     assert state.settings.scoring != "bilinear"  # the answer is not chosen for the student
     r = run(state, scoring="bilinear")

@@ -8,9 +8,11 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="attnviz-bench", description=__doc__)
-    parser.add_argument("which", choices=["engine", "app", "long", "capture", "safety"],
-                        help="what to benchmark (safety: issue 12's memory, crash and exit figures beside their "
-                             "targets)")
+    parser.add_argument(
+        "which",
+        choices=["engine", "app", "long", "capture", "safety"],
+        help="what to benchmark (safety: issue 12's memory, crash and exit figures beside their targets)",
+    )
     parser.add_argument("--repeats", type=int, default=15, help="timed runs per figure (median reported)")
     parser.add_argument("--quick", action="store_true", help="small sizes only, for a smoke test")
     parser.add_argument("--kills", type=int, default=100, help="safety: saves killed with SIGKILL")

@@ -137,8 +137,11 @@ class CpuMeter:
 
     def others(self) -> str:
         share = self.share()
-        return "other processes' CPU use unknown" if share is None else \
-            f"other processes used {share:.0%} of the CPUs meanwhile"
+        return (
+            "other processes' CPU use unknown"
+            if share is None
+            else f"other processes used {share:.0%} of the CPUs meanwhile"
+        )
 
 
 # ------------------------------------------------------------------------------ one edit
@@ -213,8 +216,9 @@ def flush_paint(app: QApplication, win: MainWindow, probe: Probe, since: float) 
     return not probe.painted_since(want, since)  # still not painted: reported as forced too
 
 
-def timed_edit(app: QApplication, win: MainWindow, probe: Probe, role: str, row: int, col: int,
-               text: str) -> EditTiming:
+def timed_edit(
+    app: QApplication, win: MainWindow, probe: Probe, role: str, row: int, col: int, text: str
+) -> EditTiming:
     model = win.inputs.models[role]
     index = model.index(row, col)
     started = win.session.scheduler.started_count
@@ -234,14 +238,18 @@ def timed_edit(app: QApplication, win: MainWindow, probe: Probe, role: str, row:
     s0, s1 = probe.shows[-1] if len(probe.shows) > shows_before else (t_shown, t_shown)
     ms = 1e3
     return EditTiming(
-        total=(t_end - t0) * ms, gui_edit=(t1 - t0) * ms, compute=(c1 - c0) * ms, set_data=(s1 - s0) * ms,
-        paint=(t_end - t_shown) * ms, gui_cpu=(cpu1 - cpu0) * ms,
-        computations=win.session.scheduler.started_count - started, forced=forced,
+        total=(t_end - t0) * ms,
+        gui_edit=(t1 - t0) * ms,
+        compute=(c1 - c0) * ms,
+        set_data=(s1 - s0) * ms,
+        paint=(t_end - t_shown) * ms,
+        gui_cpu=(cpu1 - cpu0) * ms,
+        computations=win.session.scheduler.started_count - started,
+        forced=forced,
     )
 
 
-def edit_series(app: QApplication, win: MainWindow, probe: Probe, name: str, edits: int,
-                warmup: int = 3) -> Series:
+def edit_series(app: QApplication, win: MainWindow, probe: Probe, name: str, edits: int, warmup: int = 3) -> Series:
     """``edits`` timed edits of query (0, 0) after ``warmup`` untimed ones, one after another."""
     series = Series(name)
     base = float(win.session.document.state.queries[0, 0, 0])
@@ -256,8 +264,9 @@ def edit_series(app: QApplication, win: MainWindow, probe: Probe, name: str, edi
 # ------------------------------------------------------------------------------ states
 
 
-def random_state(batch: int, n: int, d: int, *, scoring: str = "scaled_dot", valid_fraction: float = 0.75,
-                 seed: int = 0) -> State:
+def random_state(
+    batch: int, n: int, d: int, *, scoring: str = "scaled_dot", valid_fraction: float = 0.75, seed: int = 0
+) -> State:
     """Random Q, K, V (batch, n, d) with 1-D valid lengths (a padded batch) and ``scoring``."""
     from attnviz.document import make_state
 
@@ -344,8 +353,16 @@ def heartbeat_edit(app: QApplication, win: MainWindow, probe: Probe, text: str) 
             if min(b, hi) > max(a, lo):
                 longest[phase] = max(longest[phase], (b - a) * 1e3)
                 break
-    return HeartbeatResult(longest["edit"], longest["compute"], longest["draw"], (c1 - c0) * 1e3,
-                           (s1 - s0) * 1e3, (t_end - t_shown) * 1e3, len(beats), (s0 - c1) * 1e3)
+    return HeartbeatResult(
+        longest["edit"],
+        longest["compute"],
+        longest["draw"],
+        (c1 - c0) * 1e3,
+        (s1 - s0) * 1e3,
+        (t_end - t_shown) * 1e3,
+        len(beats),
+        (s0 - c1) * 1e3,
+    )
 
 
 @dataclass
@@ -382,14 +399,24 @@ def burst(app: QApplication, win: MainWindow, probe: Probe, edits: int) -> Burst
         problems.append(f"document holds {state.queries[0, 0, 0]}, last edit was {edits - 1}")
     if win.session.shown_version != win.session.document.version:
         problems.append(f"shown version {win.session.shown_version} != document version {win.session.document.version}")
-    if expected is None or len(shown) == 0 or any(
-        v is None or not np.allclose(v, expected.weights[b], rtol=1e-5, atol=1e-7, equal_nan=True)
-        for b, v in enumerate(shown)
+    if (
+        expected is None
+        or len(shown) == 0
+        or any(
+            v is None or not np.allclose(v, expected.weights[b], rtol=1e-5, atol=1e-7, equal_nan=True)
+            for b, v in enumerate(shown)
+        )
     ):
         problems.append("the heatmaps differ from the weights of the final state")
-    return BurstResult(edits, win.session.scheduler.started_count - started, not problems,
-                       "; ".join(problems) or "shown = last edit", (t1 - t0) * 1e3, (t_end - t0) * 1e3,
-                       (t_end - t1) * 1e3)
+    return BurstResult(
+        edits,
+        win.session.scheduler.started_count - started,
+        not problems,
+        "; ".join(problems) or "shown = last edit",
+        (t1 - t0) * 1e3,
+        (t_end - t0) * 1e3,
+        (t_end - t1) * 1e3,
+    )
 
 
 # Child process for cold start: the same steps as ``attnviz.cli.main`` (QApplication,
@@ -500,8 +527,9 @@ def window_construction(runs: int) -> tuple[list[float], list[float], list[str]]
     painted: list[float] = []
     notes: list[str] = []
     for _ in range(runs):
-        proc = subprocess.run([sys.executable, "-c", _CONSTRUCT_CHILD], capture_output=True, text=True, env=env,
-                              timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-c", _CONSTRUCT_CHILD], capture_output=True, text=True, env=env, timeout=120
+        )
         words = proc.stdout.split()
         if proc.returncode != 0 or "built" not in words:
             notes.append(f"child exit {proc.returncode}: {proc.stderr.strip()[-300:]}")
@@ -530,8 +558,7 @@ def cold_start(runs: int) -> ColdStart:
     notes: list[str] = []
     for _ in range(runs):
         start = time.monotonic()
-        proc = subprocess.run([sys.executable, "-c", _COLD_CHILD], capture_output=True, text=True, env=env,
-                              timeout=180)
+        proc = subprocess.run([sys.executable, "-c", _COLD_CHILD], capture_output=True, text=True, env=env, timeout=180)
         stamps = {}
         for line in proc.stdout.splitlines():
             parts = line.split()
@@ -546,8 +573,13 @@ def cold_start(runs: int) -> ColdStart:
         result.append(stamps["result"])
     for _ in range(runs):
         start = time.monotonic()
-        proc = subprocess.run([sys.executable, "-c", "import time, torch; print(repr(time.monotonic()))"],
-                              capture_output=True, text=True, env=env, timeout=180)
+        proc = subprocess.run(
+            [sys.executable, "-c", "import time, torch; print(repr(time.monotonic()))"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=180,
+        )
         if proc.returncode == 0:
             torch_ms.append((float(proc.stdout.split()[-1]) - start) * 1e3)
         else:
@@ -617,9 +649,11 @@ def _row(name: str, s: Series, target: str, ok: bool, meter: CpuMeter) -> str:
     forced = sum(t.forced for t in s.timings)
     extra = sum(t.computations for t in s.timings) - len(s.timings)
     flags = (f" forced:{forced}" if forced else "") + (f" extra computations:{extra}" if extra else "")
-    return (f"{name:<38} {len(s.timings):>5} {s.median():>8.1f} {s.p95():>7.1f}  {target:<15} {_yes(ok):>4}  |"
-            f" {s.median('gui_edit'):>6.1f} {s.median('compute'):>8.1f} {s.median('set_data'):>8.1f}"
-            f" {s.median('paint'):>6.1f} {s.median('gui_cpu'):>7.1f}  {meter.percent():>6}{flags}")
+    return (
+        f"{name:<38} {len(s.timings):>5} {s.median():>8.1f} {s.p95():>7.1f}  {target:<15} {_yes(ok):>4}  |"
+        f" {s.median('gui_edit'):>6.1f} {s.median('compute'):>8.1f} {s.median('set_data'):>8.1f}"
+        f" {s.median('paint'):>6.1f} {s.median('gui_cpu'):>7.1f}  {meter.percent():>6}{flags}"
+    )
 
 
 def run(quick: bool = False) -> int:
@@ -636,13 +670,17 @@ def run(quick: bool = False) -> int:
     import PySide6
     import torch
 
-    print(f"attnviz app benchmark{' (quick: small sizes, few edits)' if quick else ''}: "
-          f"Qt platform {app.platformName()}, PySide6 {PySide6.__version__}, pyqtgraph {pg.__version__}, "
-          f"torch {torch.__version__} CPU with {torch.get_num_threads()} threads, {os.cpu_count()} CPUs")
-    print("One edit = model.setData on one input cell -> undo stack -> document -> tables -> compute thread -> "
-          "engine -> outcome back on the GUI thread -> heatmap set_data -> the event loop's paint pass has run "
-          "ImageItem.paint (colour-table render to QImage + draw) for every visible heatmap. Edits run one after "
-          "another, 3 untimed warm-up edits per case.")
+    print(
+        f"attnviz app benchmark{' (quick: small sizes, few edits)' if quick else ''}: "
+        f"Qt platform {app.platformName()}, PySide6 {PySide6.__version__}, pyqtgraph {pg.__version__}, "
+        f"torch {torch.__version__} CPU with {torch.get_num_threads()} threads, {os.cpu_count()} CPUs"
+    )
+    print(
+        "One edit = model.setData on one input cell -> undo stack -> document -> tables -> compute thread -> "
+        "engine -> outcome back on the GUI thread -> heatmap set_data -> the event loop's paint pass has run "
+        "ImageItem.paint (colour-table render to QImage + draw) for every visible heatmap. Edits run one after "
+        "another, 3 untimed warm-up edits per case."
+    )
     ok = True
     probe = Probe()
     try:
@@ -669,8 +707,10 @@ def run(quick: bool = False) -> int:
 
 def _edit_cases(app: QApplication, win: MainWindow, probe: Probe, plan: Plan) -> bool:
     print()
-    print(f"{'case':<38} {'edits':>5} {'median':>8} {'p95':>7}  {'target':<15} {'met':>4}  |"
-          f" {'edit':>6} {'compute':>8} {'set_data':>8} {'paint':>6} {'GUI cpu':>7}  {'others':>6}")
+    print(
+        f"{'case':<38} {'edits':>5} {'median':>8} {'p95':>7}  {'target':<15} {'met':>4}  |"
+        f" {'edit':>6} {'compute':>8} {'set_data':>8} {'paint':>6} {'GUI cpu':>7}  {'others':>6}"
+    )
     meter = CpuMeter()
     toy = edit_series(app, win, probe, "toy (2,1,10) additive preset", plan.toy_edits)
     print(_row(toy.name, toy, "p95 < 10 ms", toy.p95() < EDIT_P95_MS, meter))
@@ -684,11 +724,13 @@ def _edit_cases(app: QApplication, win: MainWindow, probe: Probe, plan: Plan) ->
     meter = CpuMeter()
     large = edit_series(app, win, probe, f"(1,{n},{n}) d=64 scaled_dot, lens 3/4", plan.large_edits, warmup=2)
     print(_row(large.name, large, "median < 100 ms", large.median() < 100.0, meter))
-    print("All times in ms. Right of | the medians of the parts: edit = setData returning (undo stack, document, "
-          "tables, snapshot, submit); compute = on the compute thread (engine + numpy copies); set_data = "
-          "ResultsPanel.show_view; paint = outcomeShown -> paint pass done; GUI cpu = CPU time the GUI thread "
-          "used per edit (what a faster GUI path would save, little affected by other load); others = CPU share "
-          "other processes took meanwhile (high: wall-clock figures are inflated by them).")
+    print(
+        "All times in ms. Right of | the medians of the parts: edit = setData returning (undo stack, document, "
+        "tables, snapshot, submit); compute = on the compute thread (engine + numpy copies); set_data = "
+        "ResultsPanel.show_view; paint = outcomeShown -> paint pass done; GUI cpu = CPU time the GUI thread "
+        "used per edit (what a faster GUI path would save, little affected by other load); others = CPU share "
+        "other processes took meanwhile (high: wall-clock figures are inflated by them)."
+    )
     forced = sum(t.forced for s in (toy, medium, large) for t in s.timings)
     if forced:
         print(f"WARNING: {forced} edits were not painted by the event loop and had to be repainted by force")
@@ -698,27 +740,40 @@ def _edit_cases(app: QApplication, win: MainWindow, probe: Probe, plan: Plan) ->
 def _heartbeat_case(app: QApplication, win: MainWindow, probe: Probe, plan: Plan) -> bool:
     n = plan.heartbeat_n
     print()
-    print(f"GUI thread responsiveness, (1,{n},{n}) d=64 scaled_dot, lens 3/4: a 5 ms PreciseTimer ticks on the "
-          f"GUI thread while one cell is edited; longest gap between ticks, by what was happening "
-          f"({plan.heartbeat_edits} edit{'s' if plan.heartbeat_edits > 1 else ''}, worst shown):")
+    print(
+        f"GUI thread responsiveness, (1,{n},{n}) d=64 scaled_dot, lens 3/4: a 5 ms PreciseTimer ticks on the "
+        f"GUI thread while one cell is edited; longest gap between ticks, by what was happening "
+        f"({plan.heartbeat_edits} edit{'s' if plan.heartbeat_edits > 1 else ''}, worst shown):"
+    )
     load_state(app, win, random_state(1, n, 64, scoring="scaled_dot"), "benchmark heartbeat")
     meter = CpuMeter()
     results = [heartbeat_edit(app, win, probe, repr(0.5 + 0.01 * i)) for i in range(plan.heartbeat_edits)]
     worst = HeartbeatResult(
-        max(r.edit_gap for r in results), max(r.compute_gap for r in results), max(r.draw_gap for r in results),
-        statistics.median(r.compute_ms for r in results), statistics.median(r.set_data_ms for r in results),
-        statistics.median(r.paint_ms for r in results), sum(r.beats for r in results),
-        statistics.median(r.prepare_ms for r in results))
+        max(r.edit_gap for r in results),
+        max(r.compute_gap for r in results),
+        max(r.draw_gap for r in results),
+        statistics.median(r.compute_ms for r in results),
+        statistics.median(r.set_data_ms for r in results),
+        statistics.median(r.paint_ms for r in results),
+        sum(r.beats for r in results),
+        statistics.median(r.prepare_ms for r in results),
+    )
     typical = statistics.median(r.compute_gap for r in results)
-    print(f"  while computing ({worst.compute_ms:.0f} ms on the compute thread, GUI thread idle): longest gap "
-          f"{worst.compute_gap:.1f} ms (median over the edits {typical:.1f} ms)   target < 16 ms: "
-          f"{_yes(worst.compute_gap < FRAME_MS)}")
-    print(f"  while drawing the result on the GUI thread (after the engine, its pictures prepared on the compute "
-          f"thread {worst.prepare_ms:.0f} ms; set_data {worst.set_data_ms:.0f} ms, outcomeShown -> painted "
-          f"{worst.paint_ms:.0f} ms; until the replaced result is freed): longest gap {worst.draw_gap:.1f} ms   "
-          f"target < 16 ms: {_yes(worst.draw_gap < FRAME_MS)}")
-    print(f"  during the edit itself (setData on the GUI thread, any gap that overlaps it): longest gap "
-          f"{worst.edit_gap:.1f} ms")
+    print(
+        f"  while computing ({worst.compute_ms:.0f} ms on the compute thread, GUI thread idle): longest gap "
+        f"{worst.compute_gap:.1f} ms (median over the edits {typical:.1f} ms)   target < 16 ms: "
+        f"{_yes(worst.compute_gap < FRAME_MS)}"
+    )
+    print(
+        f"  while drawing the result on the GUI thread (after the engine, its pictures prepared on the compute "
+        f"thread {worst.prepare_ms:.0f} ms; set_data {worst.set_data_ms:.0f} ms, outcomeShown -> painted "
+        f"{worst.paint_ms:.0f} ms; until the replaced result is freed): longest gap {worst.draw_gap:.1f} ms   "
+        f"target < 16 ms: {_yes(worst.draw_gap < FRAME_MS)}"
+    )
+    print(
+        f"  during the edit itself (setData on the GUI thread, any gap that overlaps it): longest gap "
+        f"{worst.edit_gap:.1f} ms"
+    )
     print(f"  ({meter.others()})")
     return True
 
@@ -732,11 +787,15 @@ def _burst_case(app: QApplication, win: MainWindow, probe: Probe, plan: Plan) ->
     r = burst(app, win, probe, plan.burst_edits)
     print()
     print(f"Burst: {r.edits} setData calls in a tight loop on one cell (values 0..{r.edits - 1}), toy preset:")
-    print(f"  computations run: {r.computations} of {r.edits} edits; final shown state equals the last edit: "
-          f"{_yes(r.final_ok)} ({r.detail})")
-    print(f"  the {r.edits} setData calls took {r.loop_ms:.0f} ms ({r.loop_ms / r.edits:.2f} ms each); first edit -> "
-          f"final state painted {r.until_final_ms:.0f} ms; last edit -> painted {r.after_last_ms:.0f} ms "
-          f"({meter.others()})")
+    print(
+        f"  computations run: {r.computations} of {r.edits} edits; final shown state equals the last edit: "
+        f"{_yes(r.final_ok)} ({r.detail})"
+    )
+    print(
+        f"  the {r.edits} setData calls took {r.loop_ms:.0f} ms ({r.loop_ms / r.edits:.2f} ms each); first edit -> "
+        f"final state painted {r.until_final_ms:.0f} ms; last edit -> painted {r.after_last_ms:.0f} ms "
+        f"({meter.others()})"
+    )
     return r.final_ok
 
 
@@ -749,16 +808,28 @@ def model_run_state(layers: int, heads: int, tokens: int, batch: int, d: int = 6
     rng = np.random.default_rng(seed)
     lengths = [tokens - (tokens // 4) * i for i in range(batch)]
     mask = np.array([[1] * n + [0] * (tokens - n) for n in lengths])
-    calls = tuple(AttentionCall(
-        f"encoder.layer.{i}.attention.self",
-        *(rng.standard_normal((batch, heads, tokens, d)).astype(np.float32) for _ in range(3)),
-        masks=MaskArguments(attention_mask=mask)) for i in range(layers))
+    calls = tuple(
+        AttentionCall(
+            f"encoder.layer.{i}.attention.self",
+            *(rng.standard_normal((batch, heads, tokens, d)).astype(np.float32) for _ in range(3)),
+            masks=MaskArguments(attention_mask=mask),
+        )
+        for i in range(layers)
+    )
     words = np.array([[f"w{j}" if j < n else "[PAD]" for j in range(tokens)] for n in lengths])
     return focused_state(ModelRun(calls, query_tokens=words, key_tokens=words), 0, 0)
 
 
-def timed_focus(app: QApplication, win: MainWindow, probe: Probe, layer: int, head: int,
-                heatmaps: Callable[[], list[Any]], *, new_data: bool = True) -> float:
+def timed_focus(
+    app: QApplication,
+    win: MainWindow,
+    probe: Probe,
+    layer: int,
+    head: int,
+    heatmaps: Callable[[], list[Any]],
+    *,
+    new_data: bool = True,
+) -> float:
     """ms from ``set_focus`` until the event loop has painted every heatmap ``heatmaps()`` lists
     (``new_data``), or, when the maps keep their pictures (another head of the grid's layer:
     only the marker moves), until the posted repaints have been delivered."""
@@ -792,22 +863,32 @@ def _heads_case(app: QApplication, win: MainWindow, probe: Probe, plan: Plan) ->
     # Another layer: a new grid of every head (new weights in all of them).
     layer_ms = [timed_focus(app, win, probe, (i + 1) % layers, 0, maps) for i in range(plan.head_switches)]
     # Another head of the same layer, grid on show: the grid marks it, the weights stay.
-    head_ms = [timed_focus(app, win, probe, 0, (i + 1) % heads, maps, new_data=False)
-               for i in range(plan.head_switches)]
+    head_ms = [
+        timed_focus(app, win, probe, 0, (i + 1) % heads, maps, new_data=False) for i in range(plan.head_switches)
+    ]
     win.tool_tabs.setCurrentIndex(0)  # the main maps (3 batch elements, tokens on the axes)
-    main_ms = [timed_focus(app, win, probe, 0, i % heads, lambda: win.results.maps)
-               for i in range(1, plan.head_switches + 1)]
+    main_ms = [
+        timed_focus(app, win, probe, 0, i % heads, lambda: win.results.maps) for i in range(1, plan.head_switches + 1)
+    ]
     print()
-    print(f"Model run: {layers} layers x {heads} heads, {tokens} tokens, batch {batch} (padded), d = 64, tokens on the "
-          f"axes; {plan.head_switches} selections each, set_focus -> every heatmap of the view painted by the event "
-          f"loop:")
+    print(
+        f"Model run: {layers} layers x {heads} heads, {tokens} tokens, batch {batch} (padded), d = 64, tokens on the "
+        f"axes; {plan.head_switches} selections each, set_focus -> every heatmap of the view painted by the event "
+        f"loop:"
+    )
     lm, hm, mm = (statistics.median(v) for v in (layer_ms, head_ms, main_ms))
-    print(f"  another layer, heads grid of {heads} maps redrawn: median {lm:.1f} ms (max {max(layer_ms):.1f})   "
-          f"target < 150 ms: {_yes(lm < 150)}")
-    print(f"  another head, heads grid on show: median {hm:.1f} ms (max {max(head_ms):.1f})   target < 50 ms: "
-          f"{_yes(hm < 50)}")
-    print(f"  another head, main window's {len(win.results.maps)} maps: median {mm:.1f} ms (max {max(main_ms):.1f})   "
-          f"target < 50 ms: {_yes(mm < 50)}")
+    print(
+        f"  another layer, heads grid of {heads} maps redrawn: median {lm:.1f} ms (max {max(layer_ms):.1f})   "
+        f"target < 150 ms: {_yes(lm < 150)}"
+    )
+    print(
+        f"  another head, heads grid on show: median {hm:.1f} ms (max {max(head_ms):.1f})   target < 50 ms: "
+        f"{_yes(hm < 50)}"
+    )
+    print(
+        f"  another head, main window's {len(win.results.maps)} maps: median {mm:.1f} ms (max {max(main_ms):.1f})   "
+        f"target < 50 ms: {_yes(mm < 50)}"
+    )
     print(f"  ({meter.others()})")
     grid.hide()
     return True
@@ -820,12 +901,16 @@ def _construction_case(plan: Plan) -> bool:
     if not painted:
         print("Window construction: failed", *notes)
         return False
-    print(f"Window construction, median of {len(painted)} child processes (modules already imported; the first "
-          f"computation, which imports torch, starts after the first paint):")
+    print(
+        f"Window construction, median of {len(painted)} child processes (modules already imported; the first "
+        f"computation, which imports torch, starts after the first paint):"
+    )
     med = statistics.median(painted) / 1e3
-    print(f"  MainWindow() -> end of the first paint pass: {med:.3f} s (range {min(painted) / 1e3:.3f}-"
-          f"{max(painted) / 1e3:.3f} s; the constructor alone {statistics.median(built) / 1e3:.3f} s)   "
-          f"target <= {CONSTRUCTION_S:.2f} s: {_yes(med <= CONSTRUCTION_S)}")
+    print(
+        f"  MainWindow() -> end of the first paint pass: {med:.3f} s (range {min(painted) / 1e3:.3f}-"
+        f"{max(painted) / 1e3:.3f} s; the constructor alone {statistics.median(built) / 1e3:.3f} s)   "
+        f"target <= {CONSTRUCTION_S:.2f} s: {_yes(med <= CONSTRUCTION_S)}"
+    )
     print(f"  ({meter.others()})")
     for note in notes:
         print(f"  {note}")
@@ -836,8 +921,10 @@ def _cold_case(plan: Plan) -> bool:
     meter = CpuMeter()
     c = cold_start(plan.cold_runs)
     print()
-    print(f"Cold start, median of {plan.cold_runs} child processes each (launch of the interpreter -> stamp): "
-          "the child does what `python -m attnviz` does (QApplication, MainWindow, show, exec)")
+    print(
+        f"Cold start, median of {plan.cold_runs} child processes each (launch of the interpreter -> stamp): "
+        "the child does what `python -m attnviz` does (QApplication, MainWindow, show, exec)"
+    )
 
     def med(values: list[float]) -> str:
         return f"{statistics.median(values):8.0f} ms" if values else "  failed"

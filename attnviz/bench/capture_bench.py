@@ -35,10 +35,15 @@ def bench_model(layers: int = LAYERS, width: int = WIDTH, heads: int = HEADS) ->
     """A BertModel with random weights and SDPA attention (transformers is needed)."""
     import transformers
 
-    config = transformers.BertConfig(vocab_size=1000, hidden_size=width, num_hidden_layers=layers,
-                                     num_attention_heads=heads, intermediate_size=4 * width,
-                                     max_position_embeddings=512,
-                                     attn_implementation="sdpa")  # type: ignore[call-arg]
+    config = transformers.BertConfig(
+        vocab_size=1000,
+        hidden_size=width,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=4 * width,
+        max_position_embeddings=512,
+        attn_implementation="sdpa",
+    )  # type: ignore[call-arg]
     torch.manual_seed(0)
     return transformers.BertModel(config).eval()
 
@@ -110,11 +115,25 @@ print(json.dumps({"plain_mib": plain, "captured_mib": captured, "recorded_mib": 
 def peak_memory(layers: int, batch: int, tokens: int, budget: float | None) -> dict[str, Any]:
     """Peak resident memory above the model of a plain and of a captured forward pass, in a fresh
     process (Linux: the peak is reset with ``clear_refs``)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(Path(__file__).parents[2]),
-                                                                  os.environ.get("PYTHONPATH")) if p)}
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(layers), str(batch), str(tokens),
-                          "default" if budget is None else str(budget)],
-                         capture_output=True, text=True, check=True, env=env).stdout
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(p for p in (str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH")) if p),
+    }
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _CHILD,
+            str(layers),
+            str(batch),
+            str(tokens),
+            "default" if budget is None else str(budget),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -126,9 +145,11 @@ def run(repeats: int = 15, quick: bool = False) -> int:
     model = bench_model(layers=layers)
     inputs, words = bench_batch(batch, tokens)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"attnviz capture benchmark: BertModel (random weights, SDPA) {layers} layers x {WIDTH} wide x {HEADS} "
-          f"heads, batch {batch} x {tokens} tokens padded, CPU float32, torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads, load average {load:.2f} at start; median of {repeats} interleaved runs")
+    print(
+        f"attnviz capture benchmark: BertModel (random weights, SDPA) {layers} layers x {WIDTH} wide x {HEADS} "
+        f"heads, batch {batch} x {tokens} tokens padded, CPU float32, torch {torch.__version__}, "
+        f"{torch.get_num_threads()} threads, load average {load:.2f} at start; median of {repeats} interleaved runs"
+    )
 
     def captured() -> Any:
         with capture(model, tokens=words) as cap:
@@ -140,14 +161,18 @@ def run(repeats: int = 15, quick: bool = False) -> int:
         cap = captured()
     ratio = figures["captured"] / figures["plain"]
     print(f"{'forward ms':>24} {'with capture ms':>16} {'ratio':>7}   target <= {TARGET_RATIO}x")
-    print(f"{figures['plain']:24.1f} {figures['captured']:16.1f} {ratio:6.2f}x   "
-          f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}")
+    print(
+        f"{figures['plain']:24.1f} {figures['captured']:16.1f} {ratio:6.2f}x   "
+        f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}"
+    )
     start = time.perf_counter()
     model_run = cap.to_run()  # every call's fidelity is computed here, once
     fidelity_ms = (time.perf_counter() - start) * 1e3
     worst = max(c.fidelity for c in model_run.calls if c.fidelity is not None)
-    print(f"fidelity check of the {model_run.layers} calls (to_run, after the forward pass): {fidelity_ms:.1f} ms, "
-          f"{fidelity_ms / figures['plain']:.2f}x a plain forward; largest difference {worst:.2e}")
+    print(
+        f"fidelity check of the {model_run.layers} calls (to_run, after the forward pass): {fidelity_ms:.1f} ms, "
+        f"{fidelity_ms / figures['plain']:.2f}x a plain forward; largest difference {worst:.2e}"
+    )
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "bench.attnviz-capture"
@@ -156,20 +181,26 @@ def run(repeats: int = 15, quick: bool = False) -> int:
         open_s = _median_seconds(lambda: load_capture(path), max(3, repeats // 3))
         loaded = load_capture(path)
         doctor_s = _median_seconds(lambda: diagnose_run(loaded), max(3, repeats // 3))
-    print(f"capture file: {size / 2**20:.1f} MiB ({cap.recorded_bytes / 2**20:.1f} MiB recorded), save "
-          f"{save_s * 1e3:.1f} ms, open (memory-mapped) {open_s * 1e3:.2f} ms, mask doctor on the opened file "
-          f"{doctor_s * 1e3:.1f} ms (target well under 1 s)")
+    print(
+        f"capture file: {size / 2**20:.1f} MiB ({cap.recorded_bytes / 2**20:.1f} MiB recorded), save "
+        f"{save_s * 1e3:.1f} ms, open (memory-mapped) {open_s * 1e3:.2f} ms, mask doctor on the opened file "
+        f"{doctor_s * 1e3:.1f} ms (target well under 1 s)"
+    )
 
     memory = peak_memory(layers, batch, tokens, None)
-    print(f"peak memory above the model (child process): plain forward {memory['plain_mib']:.0f} MiB, captured "
-          f"{memory['captured_mib']:.0f} MiB; {memory['recorded_mib']:.1f} MiB recorded of a "
-          f"{memory['budget_mib']:.0f} MiB budget")
+    print(
+        f"peak memory above the model (child process): plain forward {memory['plain_mib']:.0f} MiB, captured "
+        f"{memory['captured_mib']:.0f} MiB; {memory['recorded_mib']:.1f} MiB recorded of a "
+        f"{memory['budget_mib']:.0f} MiB budget"
+    )
     small = memory["recorded_mib"] * 0.6 * 2**20
     stopped = peak_memory(layers, batch, tokens, small)
-    print(f"with a budget of {stopped['budget_mib']:.1f} MiB (60% of that): {stopped['calls']} of {layers} calls "
-          f"recorded, {stopped['recorded_mib']:.1f} MiB, "
-          f"stopped {'and said so' if stopped['stopped'] else 'SILENTLY'}; "
-          f"peak {stopped['captured_mib']:.0f} MiB")
+    print(
+        f"with a budget of {stopped['budget_mib']:.1f} MiB (60% of that): {stopped['calls']} of {layers} calls "
+        f"recorded, {stopped['recorded_mib']:.1f} MiB, "
+        f"stopped {'and said so' if stopped['stopped'] else 'SILENTLY'}; "
+        f"peak {stopped['captured_mib']:.0f} MiB"
+    )
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "bench.attnviz-capture"
         save_capture(path, model_run)
@@ -177,10 +208,12 @@ def run(repeats: int = 15, quick: bool = False) -> int:
     if "error" in shown:
         print(f"attnviz.show(capture) to a painted overview: failed ({shown['error']})")
         return 1
-    print(f"attnviz.show(capture) to a painted layers x heads overview (child process, offscreen, window already up): "
-          f"{shown['seconds']:.2f} s   target < {SHOW_TARGET_S} s: "
-          f"{'met' if shown['seconds'] < SHOW_TARGET_S else 'NOT met'}"
-          f" (heads grid painted after {shown['grid_seconds']:.2f} s)")
+    print(
+        f"attnviz.show(capture) to a painted layers x heads overview (child process, offscreen, window already up): "
+        f"{shown['seconds']:.2f} s   target < {SHOW_TARGET_S} s: "
+        f"{'met' if shown['seconds'] < SHOW_TARGET_S else 'NOT met'}"
+        f" (heads grid painted after {shown['grid_seconds']:.2f} s)"
+    )
     return 0
 
 

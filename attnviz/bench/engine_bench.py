@@ -40,34 +40,45 @@ def bench_size(n: int, d: int, repeats: int) -> dict[str, float]:
     scores = torch.bmm(q, k.transpose(1, 2)) / d**0.5
     weights = torch.softmax(scores, -1)
     with torch.no_grad():
-        figures = interleaved_medians({
-            "book": lambda: book(q, k, v, valid_lens),
-            "attnviz": lambda: attend(q, k, v, valid_lens, keep=("weights", "output")),
-            "attnviz_all_stages": lambda: attend(q, k, v, valid_lens),
-            "qk": lambda: torch.bmm(q, k.transpose(1, 2)),
-            "softmax": lambda: torch.softmax(scores, -1),
-            "wv": lambda: torch.bmm(weights, v),
-        }, repeats)
+        figures = interleaved_medians(
+            {
+                "book": lambda: book(q, k, v, valid_lens),
+                "attnviz": lambda: attend(q, k, v, valid_lens, keep=("weights", "output")),
+                "attnviz_all_stages": lambda: attend(q, k, v, valid_lens),
+                "qk": lambda: torch.bmm(q, k.transpose(1, 2)),
+                "softmax": lambda: torch.softmax(scores, -1),
+                "wv": lambda: torch.bmm(weights, v),
+            },
+            repeats,
+        )
     figures["parts"] = figures["qk"] + figures["softmax"] + figures["wv"]
     return figures
 
 
 def run(sizes: tuple[int, ...] = (1024, 4096), d: int = 64, repeats: int = 15, memory: bool = True) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"attnviz engine benchmark: CPU float32, torch {torch.__version__}, {torch.get_num_threads()} threads, "
-          f"{os.cpu_count()} CPUs, load average {load:.2f} at start; median of {repeats} interleaved runs; "
-          "valid length 3/4 of the keys")
-    print("'attnviz' is the weights-and-output path (keep=weights, output; diagnostics included); "
-          "'all stages' keeps every stage; the parts are each timed alone on ready inputs.")
-    header = (f"{'size':>16} {'book ms':>9} {'attnviz ms':>11} {'all stages':>11} {'QK^T':>7} {'softmax':>8} "
-              f"{'W@V':>7} {'parts':>7} {'book/attnviz':>13} {'attnviz/parts':>14}")
+    print(
+        f"attnviz engine benchmark: CPU float32, torch {torch.__version__}, {torch.get_num_threads()} threads, "
+        f"{os.cpu_count()} CPUs, load average {load:.2f} at start; median of {repeats} interleaved runs; "
+        "valid length 3/4 of the keys"
+    )
+    print(
+        "'attnviz' is the weights-and-output path (keep=weights, output; diagnostics included); "
+        "'all stages' keeps every stage; the parts are each timed alone on ready inputs."
+    )
+    header = (
+        f"{'size':>16} {'book ms':>9} {'attnviz ms':>11} {'all stages':>11} {'QK^T':>7} {'softmax':>8} "
+        f"{'W@V':>7} {'parts':>7} {'book/attnviz':>13} {'attnviz/parts':>14}"
+    )
     print(header)
     ok = True
     for n in sizes:
         f = bench_size(n, d, repeats)
         speedup, overhead = f["book"] / f["attnviz"], f["attnviz"] / f["parts"]
-        print(f"{f'(1, {n}, {n}, {d})':>16} {f['book']:9.1f} {f['attnviz']:11.1f} {f['attnviz_all_stages']:11.1f} "
-              f"{f['qk']:7.1f} {f['softmax']:8.1f} {f['wv']:7.1f} {f['parts']:7.1f} {speedup:12.2f}x {overhead:13.2f}x")
+        print(
+            f"{f'(1, {n}, {n}, {d})':>16} {f['book']:9.1f} {f['attnviz']:11.1f} {f['attnviz_all_stages']:11.1f} "
+            f"{f['qk']:7.1f} {f['softmax']:8.1f} {f['wv']:7.1f} {f['parts']:7.1f} {speedup:12.2f}x {overhead:13.2f}x"
+        )
         if n >= 4096:
             ok &= speedup >= 1.5 and overhead <= 1.3
     if any(n >= 4096 for n in sizes):
@@ -76,8 +87,10 @@ def run(sizes: tuple[int, ...] = (1024, 4096), d: int = 64, repeats: int = 15, m
         from attnviz.bench.memory import additive_peak_mib
 
         m = additive_peak_mib(2048, 64, d, include_book=True)
-        print(f"additive attention (1, 2048, 2048), hidden 64: peak {m['peak_above_inputs_mib']:.0f} MiB above the "
-              f"inputs (of which {m['returned_weights_mib']:.0f} MiB are the returned weights); book's code "
-              f"{m['book_peak_above_inputs_mib']:.0f} MiB; the feature tensor at once would be "
-              f"{m['naive_feature_tensor_mib']} MiB; target < 512 MiB")
+        print(
+            f"additive attention (1, 2048, 2048), hidden 64: peak {m['peak_above_inputs_mib']:.0f} MiB above the "
+            f"inputs (of which {m['returned_weights_mib']:.0f} MiB are the returned weights); book's code "
+            f"{m['book_peak_above_inputs_mib']:.0f} MiB; the feature tensor at once would be "
+            f"{m['naive_feature_tensor_mib']} MiB; target < 512 MiB"
+        )
     return 0

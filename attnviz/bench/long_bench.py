@@ -46,7 +46,7 @@ def make_inputs(n: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torc
     g = torch.Generator().manual_seed(seed)
     q, k = torch.randn(n, D, generator=g), torch.randn(n, D, generator=g)
     attention_mask = torch.ones(n, dtype=torch.int64)
-    attention_mask[n - int(n * PADDED_SHARE):] = 0
+    attention_mask[n - int(n * PADDED_SHARE) :] = 0
     return q, k, attention_mask
 
 
@@ -66,15 +66,20 @@ def windowed(q: torch.Tensor, k: torch.Tensor, attention_mask: torch.Tensor, win
     return overview(q, k, bins=BINS, causal=True, window=window, attention_mask=attention_mask)
 
 
-def time_tiles(q: torch.Tensor, k: torch.Tensor, ov: Overview, size: int, positions: int = 8,
-               repeats: int = 3) -> list[float]:
+def time_tiles(
+    q: torch.Tensor, k: torch.Tensor, ov: Overview, size: int, positions: int = 8, repeats: int = 3
+) -> list[float]:
     """Median milliseconds of exact size x size tiles, per position (spread out, on and off the band)."""
     n_q, n_k = q.shape[0], k.shape[0]
     g = torch.Generator().manual_seed(1)
     spots = [(0, 0), (n_q - size, n_k - size), (n_q - size, 0)]
     while len(spots) < positions:
-        spots.append((int(torch.randint(0, n_q - size + 1, (1,), generator=g)),
-                      int(torch.randint(0, n_k - size + 1, (1,), generator=g))))
+        spots.append(
+            (
+                int(torch.randint(0, n_q - size + 1, (1,), generator=g)),
+                int(torch.randint(0, n_k - size + 1, (1,), generator=g)),
+            )
+        )
     medians = []
     for r, c in spots:
         times = []
@@ -119,8 +124,9 @@ print(json.dumps({"base_mib": base, "peak_mib": peak, "peak_above_inputs_mib": p
 
 def child_peak(n: int, window: int) -> dict[str, float]:
     """Peak memory above the inputs (and time) of one overview at n x n, in a fresh process."""
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(n), str(window)],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(n), str(window)], capture_output=True, text=True, check=True
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -144,9 +150,11 @@ def bench_size(n: int, window: int, repeats: int, threads: int) -> Figures:
     last: list[Overview] = []
     try:
         with torch.no_grad():
-            ms = interleaved_medians({"floor": floor(q, k),
-                                      "overview": lambda: last.append(windowed(q, k, attention_mask, window))},
-                                     repeats, warmup=1)
+            ms = interleaved_medians(
+                {"floor": floor(q, k), "overview": lambda: last.append(windowed(q, k, attention_mask, window))},
+                repeats,
+                warmup=1,
+            )
     finally:
         torch.set_num_threads(before)
     ov = last[-1]
@@ -159,14 +167,19 @@ def run(quick: bool = False, repeats: int = 3) -> int:
     cores = os.cpu_count() or 1
     default_threads = torch.get_num_threads()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"attnviz long-context benchmark: CPU float32, d = {D}, one head, torch {torch.__version__}, {cores} CPUs, "
-          f"load average {load:.2f} at start; median of {repeats} interleaved run(s)")
-    print(f"mask: causal sliding window of {window} keys + padding (the last {PADDED_SHARE:.1%} of the keys, Hugging "
-          f"Face attention_mask 0); overview into {BINS[0]} x {BINS[1]} bins (mean, max, masked share, row "
-          "statistics, column sums, entropy)")
+    print(
+        f"attnviz long-context benchmark: CPU float32, d = {D}, one head, torch {torch.__version__}, {cores} CPUs, "
+        f"load average {load:.2f} at start; median of {repeats} interleaved run(s)"
+    )
+    print(
+        f"mask: causal sliding window of {window} keys + padding (the last {PADDED_SHARE:.1%} of the keys, Hugging "
+        f"Face attention_mask 0); overview into {BINS[0]} x {BINS[1]} bins (mean, max, masked share, row "
+        "statistics, column sums, entropy)"
+    )
     print("floor: QK^T alone over every cell, float32, in blocks of 1024 rows into one reused buffer")
-    print(f"{'size':>16} {'threads':>8} {'floor s':>9} {'overview s':>11} {'overview/floor':>15} "
-          f"{'cells computed':>15}")
+    print(
+        f"{'size':>16} {'threads':>8} {'floor s':>9} {'overview s':>11} {'overview/floor':>15} {'cells computed':>15}"
+    )
     ok = True
     runs = []
     for threads in dict.fromkeys((default_threads, 1)):
@@ -174,18 +187,24 @@ def run(quick: bool = False, repeats: int = 3) -> int:
         runs.append(f)
         ratio = f.overview_s / f.floor_s
         ok &= ratio <= TARGET_RATIO
-        print(f"{f'{n} x {n}':>16} {threads:>8} {f.floor_s:9.2f} {f.overview_s:11.2f} {ratio:14.2f}x "
-              f"{f.computed_share:14.1%}")
+        print(
+            f"{f'{n} x {n}':>16} {threads:>8} {f.floor_s:9.2f} {f.overview_s:11.2f} {ratio:14.2f}x "
+            f"{f.computed_share:14.1%}"
+        )
     tiles = time_tiles(runs[0].q, runs[0].k, runs[0].overview, tile_size, repeats=repeats)
     tile_ok = max(tiles) < TARGET_TILE_MS
-    print(f"exact {tile_size} x {tile_size} tile at {len(tiles)} places after the overview ({default_threads} "
-          f"threads, median of {repeats} per place): median {statistics.median(tiles):.1f} ms, slowest place "
-          f"{max(tiles):.1f} ms (target < {TARGET_TILE_MS:.0f} ms: {'met' if tile_ok else 'NOT met'})")
+    print(
+        f"exact {tile_size} x {tile_size} tile at {len(tiles)} places after the overview ({default_threads} "
+        f"threads, median of {repeats} per place): median {statistics.median(tiles):.1f} ms, slowest place "
+        f"{max(tiles):.1f} ms (target < {TARGET_TILE_MS:.0f} ms: {'met' if tile_ok else 'NOT met'})"
+    )
     peaks = {size: child_peak(size, window) for size in (n, big)}
     mem_ok = all(p["peak_above_inputs_mib"] < TARGET_MIB for p in peaks.values())
     for size, p in peaks.items():
-        print(f"peak memory of the {size} x {size} overview in a child process: {p['peak_above_inputs_mib']:.0f} MiB "
-              f"above the inputs ({p['inputs_mib']:.0f} MiB of queries and keys; peak reset: {p['hwm_reset']})")
+        print(
+            f"peak memory of the {size} x {size} overview in a child process: {p['peak_above_inputs_mib']:.0f} MiB "
+            f"above the inputs ({p['inputs_mib']:.0f} MiB of queries and keys; peak reset: {p['hwm_reset']})"
+        )
     print(f"peak memory target < {TARGET_MIB:.0f} MiB above the inputs: {'met' if mem_ok else 'NOT met'}")
     q, k, attention_mask = make_inputs(big)
     start = time.perf_counter()
@@ -194,13 +213,17 @@ def run(quick: bool = False, repeats: int = 3) -> int:
     start = time.perf_counter()
     ov = windowed(q, k, attention_mask, window)
     big_overview = time.perf_counter() - start
-    print(f"{f'{big} x {big}':>16} {default_threads:>8} {big_floor:9.2f} {big_overview:11.2f} "
-          f"{big_overview / big_floor:14.2f}x {ov.computed_cells / big / big:14.1%}   (one run each; the child's "
-          f"overview took {peaks[big]['seconds']:.2f} s)")
+    print(
+        f"{f'{big} x {big}':>16} {default_threads:>8} {big_floor:9.2f} {big_overview:11.2f} "
+        f"{big_overview / big_floor:14.2f}x {ov.computed_cells / big / big:14.1%}   (one run each; the child's "
+        f"overview took {peaks[big]['seconds']:.2f} s)"
+    )
     if quick:
         print("quick mode: sizes too small for the targets (they are set at 32768); this checks that it all runs")
     else:
-        print(f"targets at {n}: overview <= {TARGET_RATIO}x the floor at every thread count: "
-              f"{'met' if ok else 'NOT met'}; tile: {'met' if tile_ok else 'NOT met'}; memory: "
-              f"{'met' if mem_ok else 'NOT met'}")
+        print(
+            f"targets at {n}: overview <= {TARGET_RATIO}x the floor at every thread count: "
+            f"{'met' if ok else 'NOT met'}; tile: {'met' if tile_ok else 'NOT met'}; memory: "
+            f"{'met' if mem_ok else 'NOT met'}"
+        )
     return 0

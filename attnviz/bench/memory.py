@@ -56,7 +56,9 @@ print(json.dumps({"base_mib": base, "peak_mib": peak, "peak_above_inputs_mib": p
 def _measure(which: str, n: int, hidden: int, d: int) -> dict[str, float]:
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, str(n), str(hidden), str(d), which],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
 

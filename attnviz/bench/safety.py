@@ -72,10 +72,19 @@ def peak_mb(base):
 
 def _child(code: str, *args: str, timeout: float = 300, env: dict[str, str] | None = None) -> Any:
     """Run ``code`` (after the prelude) in a fresh interpreter; its last stdout line is JSON."""
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-                   **(env or {})}
-    done = subprocess.run([sys.executable, "-c", _PRELUDE + code, *args], capture_output=True, text=True,
-                          env=environment, timeout=timeout, check=False)
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        **(env or {}),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _PRELUDE + code, *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=timeout,
+        check=False,
+    )
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
         raise RuntimeError(f"probe failed (exit {done.returncode}): {done.stderr[-2000:]}")
@@ -123,8 +132,10 @@ def bytearray_pt(path: Path, nbytes: int = 6_400_000_000) -> Path:
 def header_bomb_npz(path: Path, header_bytes: int = 1_000_000_000, member: str = "keys.npy") -> Path:
     """A ~1 MB ``.npz`` whose member's ``.npy`` header declares ``header_bytes`` of padding (which
     compresses to almost nothing)."""
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive, \
-            archive.open(member, "w", force_zip64=True) as stream:
+    with (
+        zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive,
+        archive.open(member, "w", force_zip64=True) as stream,
+    ):
         stream.write(b"\x93NUMPY\x02\x00" + struct.pack("<I", header_bytes))
         block = b" " * (1 << 20)
         for _ in range(header_bytes >> 20):
@@ -270,10 +281,21 @@ def recovery_probe() -> dict[str, Any]:
     """Two windows (processes) autosave; the first is killed, a new window starts; then the
     second is killed and another starts. What each new window was offered."""
     with tempfile.TemporaryDirectory() as state:
-        env = {**os.environ, "ATTNVIZ_STATE_DIR": state,
-               "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-        windows = [subprocess.Popen([sys.executable, "-c", AUTOSAVING_WINDOW, str(m)], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, text=True, env=env) for m in (1, 2)]
+        env = {
+            **os.environ,
+            "ATTNVIZ_STATE_DIR": state,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        }
+        windows = [
+            subprocess.Popen(
+                [sys.executable, "-c", AUTOSAVING_WINDOW, str(m)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            for m in (1, 2)
+        ]
         try:
             for window in windows:
                 assert window.stdout is not None
@@ -325,8 +347,7 @@ def kill_saves(folder: Path, kills: int = 100, seed: int = 12) -> KillResult:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     interrupted = 0
     for _ in range(kills):
-        saver = subprocess.Popen([sys.executable, "-c", SAVER, str(folder)], stdout=subprocess.PIPE, text=True,
-                                 env=env)
+        saver = subprocess.Popen([sys.executable, "-c", SAVER, str(folder)], stdout=subprocess.PIPE, text=True, env=env)
         assert saver.stdout is not None and saver.stdout.readline() == "saving\n"
         time.sleep(rng.uniform(0.0, 0.25))
         saver.send_signal(signal.SIGKILL)
@@ -338,8 +359,9 @@ def kill_saves(folder: Path, kills: int = 100, seed: int = 12) -> KillResult:
     for name in ("a.attnviz", "b.attnviz"):
         if (folder / name).exists():
             loaded = load_session(folder / name)
-            intact &= bool(np.array_equal(loaded.arrays["x"], np.arange(500_000, dtype=np.float64)
-                                          + loaded.settings["i"]))
+            intact &= bool(
+                np.array_equal(loaded.arrays["x"], np.arange(500_000, dtype=np.float64) + loaded.settings["i"])
+            )
     left = sorted(p.name for p in folder.iterdir() if _TEMPORARY.match(p.name))
     return KillResult(kills, interrupted, left, intact)
 
@@ -469,53 +491,78 @@ def run(kills: int = 100) -> int:
     print(f"{'figure':<44} {'measured':<44} {'target':<34}")
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        for label, path in (("32-byte .pt (bytearray 6.4 GB)", bytearray_pt(work / "tiny.pt")),
-                            ("1 MB header-bomb .npz", header_bomb_npz(work / "bomb.npz"))):
+        for label, path in (
+            ("32-byte .pt (bytearray 6.4 GB)", bytearray_pt(work / "tiny.pt")),
+            ("1 MB header-bomb .npz", header_bomb_npz(work / "bomb.npz")),
+        ):
             runs = [probe_load(path) for _ in range(5)]
             peak = statistics.median(r.peak_mb for r in runs)
             seconds = statistics.median(r.seconds for r in runs)
-            row(f"{label} ({path.stat().st_size:,} B)", f"+{peak:.1f} MB, {seconds * 1000:.1f} ms (median of 5)",
+            row(
+                f"{label} ({path.stat().st_size:,} B)",
+                f"+{peak:.1f} MB, {seconds * 1000:.1f} ms (median of 5)",
                 f"< {HOSTILE_PEAK_MB} MB, < {HOSTILE_SECONDS:.0f} s, refused",
-                runs[0].error is not None and peak < HOSTILE_PEAK_MB and seconds < HOSTILE_SECONDS)
+                runs[0].error is not None and peak < HOSTILE_PEAK_MB and seconds < HOSTILE_SECONDS,
+            )
             print(f"    {_first_words(runs[0].error)}")
 
         session = maximal_session(work / "maximal.attnviz")
         rendered = render_probe(session, work / "maximal.png")
-        row(f"8 MB maximal session ({session.stat().st_size:,} B): render",
+        row(
+            f"8 MB maximal session ({session.stat().st_size:,} B): render",
             f"+{rendered['peak_mb']:.0f} MB, {rendered['seconds']:.2f} s, exit {rendered['status']}",
             f"< {MAXIMAL_PEAK_MB} MB, < {MAXIMAL_SECONDS:.0f} s",
-            rendered["peak_mb"] < MAXIMAL_PEAK_MB and rendered["seconds"] < MAXIMAL_SECONDS)
+            rendered["peak_mb"] < MAXIMAL_PEAK_MB and rendered["seconds"] < MAXIMAL_SECONDS,
+        )
         print(f"    {_first_words(rendered['stderr'].strip())}")
         shown = window_probe(session)
-        row("8 MB maximal session: window + labs open", f"+{shown['peak_mb']:.0f} MB, {shown['seconds']:.2f} s",
+        row(
+            "8 MB maximal session: window + labs open",
+            f"+{shown['peak_mb']:.0f} MB, {shown['seconds']:.2f} s",
             f"< {MAXIMAL_PEAK_MB} MB, < {MAXIMAL_SECONDS:.0f} s",
-            shown["peak_mb"] < MAXIMAL_PEAK_MB and shown["seconds"] < MAXIMAL_SECONDS and shown["opened"] == [True])
+            shown["peak_mb"] < MAXIMAL_PEAK_MB and shown["seconds"] < MAXIMAL_SECONDS and shown["opened"] == [True],
+        )
         for view in ("main", "masking_lab", "scaling_lab"):
             print(f"    {view}: {_first_words(shown[view])}")
 
         attended = attend_probe()
         budget_named = attended["error"] is not None and "memory budget" in attended["error"]
-        row("attend (1, 30000, 64), every stage kept", f"+{attended['peak_mb']:.1f} MB, "
-            f"{attended['seconds'] * 1000:.1f} ms", f"refused < {ATTEND_SECONDS:.0f} s, budget named",
-            budget_named and attended["seconds"] < ATTEND_SECONDS)
+        row(
+            "attend (1, 30000, 64), every stage kept",
+            f"+{attended['peak_mb']:.1f} MB, {attended['seconds'] * 1000:.1f} ms",
+            f"refused < {ATTEND_SECONDS:.0f} s, budget named",
+            budget_named and attended["seconds"] < ATTEND_SECONDS,
+        )
         print(f"    {_first_words(attended['error'])}")
 
         recovered = recovery_probe()
-        row("two windows killed in turn", f"offered {recovered['offered']}, left {recovered['left']}",
-            "each recovers its own work", recovered["offered"] == [[1.0], [2.0]] and not recovered["left"])
+        row(
+            "two windows killed in turn",
+            f"offered {recovered['offered']}, left {recovered['left']}",
+            "each recovers its own work",
+            recovered["offered"] == [[1.0], [2.0]] and not recovered["left"],
+        )
 
         (work / "kills").mkdir()
         killed = kill_saves(work / "kills", kills)
-        row(f"{killed.kills} kill -9 during saves", f"{killed.interrupted} left a temporary; after the next save: "
-            f"{len(killed.left_after_next_save)}; intact: {killed.intact}", "none left, every target intact",
-            not killed.left_after_next_save and killed.intact)
+        row(
+            f"{killed.kills} kill -9 during saves",
+            f"{killed.interrupted} left a temporary; after the next save: "
+            f"{len(killed.left_after_next_save)}; intact: {killed.intact}",
+            "none left, every target intact",
+            not killed.left_after_next_save and killed.intact,
+        )
 
     edits = edits_probe()
     print("\nEdits (issue 12, item 8), medians of the same run:")
-    print(f"    parse a 500 x 500 paste: {edits['parse_ms']:.0f} ms now, {edits['parse_by_cell_ms']:.0f} ms cell by "
-          f"cell as before ({edits['parse_by_cell_ms'] / edits['parse_ms']:.1f}x); the whole paste in the window "
-          f"(GUI thread) {edits['paste_ms']:.0f} ms now, {edits['cell_by_cell_paste_ms']:.0f} ms as before")
-    print(f"    6 undos + 6 redos of fills {tuple(edits['burst_shape'])}: {edits['burst_ms']:.0f} ms with "
-          f"{edits['burst_computations']} computation(s), {edits['unheld_burst_ms']:.0f} ms with "
-          f"{edits['unheld_computations']} when every step is submitted at once (as before)")
+    print(
+        f"    parse a 500 x 500 paste: {edits['parse_ms']:.0f} ms now, {edits['parse_by_cell_ms']:.0f} ms cell by "
+        f"cell as before ({edits['parse_by_cell_ms'] / edits['parse_ms']:.1f}x); the whole paste in the window "
+        f"(GUI thread) {edits['paste_ms']:.0f} ms now, {edits['cell_by_cell_paste_ms']:.0f} ms as before"
+    )
+    print(
+        f"    6 undos + 6 redos of fills {tuple(edits['burst_shape'])}: {edits['burst_ms']:.0f} ms with "
+        f"{edits['burst_computations']} computation(s), {edits['unheld_burst_ms']:.0f} ms with "
+        f"{edits['unheld_computations']} when every step is submitted at once (as before)"
+    )
     return 1 if missed else 0

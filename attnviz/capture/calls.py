@@ -82,8 +82,11 @@ class CapturedCall:
 
     def mask_kwargs(self) -> dict[str, object]:
         """The masks as ``attnviz.engine.attend`` keyword arguments."""
-        return {"attn_mask": self.sdpa_attn_mask, "key_padding_mask": self.key_padding_mask,
-                "causal": True if self.is_causal else None}
+        return {
+            "attn_mask": self.sdpa_attn_mask,
+            "key_padding_mask": self.key_padding_mask,
+            "causal": True if self.is_causal else None,
+        }
 
     @property
     def fidelity(self) -> float | None:
@@ -106,17 +109,24 @@ class CapturedCall:
 
     def _check(self) -> None:
         if self.dropout_p > 0:
-            self._add_note(message(QT_TRANSLATE_NOOP(
-                "Capture", "dropout (p = {p}) was applied: the model's output is random and was not compared"),
-                p=f"{self.dropout_p:g}"))
+            self._add_note(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Capture", "dropout (p = {p}) was applied: the model's output is random and was not compared"
+                    ),
+                    p=f"{self.dropout_p:g}",
+                )
+            )
             return
         mode = "neg_inf" if self.output is None else "sdpa"
         try:
-            ours = recompute(self.queries, self.keys, self.values, self.mask_kwargs(), self.scale, self.enable_gqa,
-                             mode)
+            ours = recompute(
+                self.queries, self.keys, self.values, self.mask_kwargs(), self.scale, self.enable_gqa, mode
+            )
         except (AttentionInputError, MemoryBudgetError) as exc:
-            self._add_note(message(QT_TRANSLATE_NOOP("Capture", "not recomputed: {reason}"),
-                                   reason=exception_message(exc)))
+            self._add_note(
+                message(QT_TRANSLATE_NOOP("Capture", "not recomputed: {reason}"), reason=exception_message(exc))
+            )
             return
         if self.output is not None:
             self._fidelity = largest_difference(ours, self.output)
@@ -131,13 +141,20 @@ class CapturedCall:
             projected = torch.nn.functional.linear(merged, weight, bias)
         self._fidelity = largest_difference(projected, self.module_output)
         self._recomputed = ours.to(self.values.dtype) if self.values.dtype.is_floating_point else ours
-        self._add_note(QT_TRANSLATE_NOOP(
-            "Capture", "the heads' output is attnviz's recomputation (nn.MultiheadAttention with need_weights=True "
-                       "returns it only after its output projection, where it was compared)"))
+        self._add_note(
+            QT_TRANSLATE_NOOP(
+                "Capture",
+                "the heads' output is attnviz's recomputation (nn.MultiheadAttention with need_weights=True "
+                "returns it only after its output projection, where it was compared)",
+            )
+        )
 
     def _add_note(self, note: str) -> None:
-        self.note = note if not self.note else message(QT_TRANSLATE_NOOP("Capture", "{first}; {second}"),
-                                                       first=self.note, second=note)
+        self.note = (
+            note
+            if not self.note
+            else message(QT_TRANSLATE_NOOP("Capture", "{first}; {second}"), first=self.note, second=note)
+        )
 
     def to_attention_call(self, arrays: Converted, check: bool = True) -> AttentionCall:
         """This call as the app's :class:`AttentionCall` (numpy views of the recorded tensors).
@@ -158,16 +175,30 @@ class CapturedCall:
 
         fidelity = self.fidelity if check else self._fidelity
         return AttentionCall(
-            self.name, numpy(self.queries), numpy(self.keys), numpy(self.values),
-            MaskArguments(numpy(self.sdpa_attn_mask, self.attn_mask), numpy(self.key_padding_mask), None,
-                          self.is_causal),
-            scale=self.scale, output=numpy(self.head_output if check else self.output), fidelity=fidelity,
+            self.name,
+            numpy(self.queries),
+            numpy(self.keys),
+            numpy(self.values),
+            MaskArguments(
+                numpy(self.sdpa_attn_mask, self.attn_mask), numpy(self.key_padding_mask), None, self.is_causal
+            ),
+            scale=self.scale,
+            output=numpy(self.head_output if check else self.output),
+            fidelity=fidelity,
             note=self.note,
-            dtype=dtype_name(self.dtype) if self.dtype == torch.bfloat16 else None)
+            dtype=dtype_name(self.dtype) if self.dtype == torch.bfloat16 else None,
+        )
 
 
-def recompute(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, kwargs: dict[str, object],
-              scale: float | None, enable_gqa: bool, mask_mode: str) -> torch.Tensor:
+def recompute(
+    queries: torch.Tensor,
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    kwargs: dict[str, object],
+    scale: float | None,
+    enable_gqa: bool,
+    mask_mode: str,
+) -> torch.Tensor:
     """attnviz's output for these inputs and mask arguments (``attend``'s: attn_mask,
     key_padding_mask, attention_mask, causal), (..., L_q, d_v); half precision is computed in
     float32.
@@ -184,15 +215,34 @@ def recompute(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, k
     parts = []
     for b in range(batch):
         one = {name: _batch_slice(name, mask, b, batch, queries.dim()) for name, mask in kwargs.items()}
-        parts.append(_attend(queries[b:b + 1], keys[b:b + 1], values[b:b + 1], one, scale, enable_gqa, mask_mode,
-                             dtype))
+        parts.append(
+            _attend(queries[b : b + 1], keys[b : b + 1], values[b : b + 1], one, scale, enable_gqa, mask_mode, dtype)
+        )
     return torch.cat(parts)
 
 
-def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, kwargs: dict[str, object], scale: float | None,
-            gqa: bool, mode: str, dtype: torch.dtype | None) -> torch.Tensor:
-    result = attend(q, k, v, mask_mode=mode, scale=scale, enable_gqa=gqa, dtype=dtype, keep=("output",),
-                    allow_nonfinite=True, **kwargs)  # type: ignore[arg-type]
+def _attend(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    kwargs: dict[str, object],
+    scale: float | None,
+    gqa: bool,
+    mode: str,
+    dtype: torch.dtype | None,
+) -> torch.Tensor:
+    result = attend(
+        q,
+        k,
+        v,
+        mask_mode=mode,
+        scale=scale,
+        enable_gqa=gqa,
+        dtype=dtype,
+        keep=("output",),
+        allow_nonfinite=True,
+        **kwargs,
+    )  # type: ignore[arg-type]
     return result.output
 
 
@@ -203,7 +253,7 @@ def _batch_slice(name: str, mask: object, b: int, batch: int, dims: int) -> obje
         return mask
     padding = name == "key_padding_mask" or (name == "attention_mask" and mask.dim() == 2)
     if padding or (mask.dim() == dims and mask.shape[0] == batch):
-        return mask[b:b + 1]
+        return mask[b : b + 1]
     return mask
 
 

@@ -47,12 +47,12 @@ DEFAULT_PAD_TOKENS: tuple[str, ...] = ("[PAD]", "<pad>", "<|pad|>")
 #: What each ``Finding.kind`` means.
 FINDING_KINDS: dict[str, str] = {
     "broadcast_axis": "a mask that varies along the queries but is constant along the keys, (B, 1, L, 1) instead of "
-                      "(B, 1, 1, L): it hides whole query rows and lets every other query attend to padding",
+    "(B, 1, 1, L): it hides whole query rows and lets every other query attend to padding",
     "inverted_polarity": "a mask that keeps exactly the padding and hides the real tokens (or hides a whole "
-                         "sequence): read with the opposite convention",
+    "sequence): read with the opposite convention",
     "float01_additive": "a float mask of 0s and 1s given where masks are added to the scores: it masks nothing",
     "additive_overflow": "additive fills (finfo.min) that overflowed to -inf: added twice, or cast to float16 or "
-                         "bfloat16",
+    "bfloat16",
     "future_attended": "queries attending to later positions in a call of a stack whose other layers are causal",
     "causal_alignment": "a causal mask aligned top-left when there are fewer queries than keys (a KV-cache step)",
     "invalid_mask": "a mask the engine cannot read as its argument declares",
@@ -86,11 +86,13 @@ class Finding:
 
     @property
     def where(self) -> str:
-        """"call 3 (encoder.layer.3.attention.self), heads 0-11, batch 1, rows 5-7"."""
+        """ "call 3 (encoder.layer.3.attention.self), heads 0-11, batch 1, rows 5-7"."""
         parts = [message(QT_TRANSLATE_NOOP("Doctor", "call {index} ({name})"), index=self.call, name=self.name)]
-        for values, template in ((self.heads, QT_TRANSLATE_NOOP("Doctor", "heads {list}")),
-                                 (self.batch, QT_TRANSLATE_NOOP("Doctor", "batch {list}")),
-                                 (self.rows, QT_TRANSLATE_NOOP("Doctor", "rows {list}"))):
+        for values, template in (
+            (self.heads, QT_TRANSLATE_NOOP("Doctor", "heads {list}")),
+            (self.batch, QT_TRANSLATE_NOOP("Doctor", "batch {list}")),
+            (self.rows, QT_TRANSLATE_NOOP("Doctor", "rows {list}")),
+        ):
             if values:
                 parts.append(message(template, list=_ranges(values)))
         return joined(parts)
@@ -98,10 +100,15 @@ class Finding:
 
 def format_finding(finding: Finding) -> str:
     """One line: "error: call 3 (name), heads 0-11, batch 1, rows 5-7: what is wrong"."""
-    severity = QT_TRANSLATE_NOOP("Doctor", "error") if finding.severity == _ERROR else QT_TRANSLATE_NOOP(
-        "Doctor", "warning")
-    return message(QT_TRANSLATE_NOOP("Doctor", "{severity}: {where}: {message}"), severity=severity,
-                   where=finding.where, message=finding.message)
+    severity = (
+        QT_TRANSLATE_NOOP("Doctor", "error") if finding.severity == _ERROR else QT_TRANSLATE_NOOP("Doctor", "warning")
+    )
+    return message(
+        QT_TRANSLATE_NOOP("Doctor", "{severity}: {where}: {message}"),
+        severity=severity,
+        where=finding.where,
+        message=finding.message,
+    )
 
 
 def _ranges(values: Iterable[int]) -> str:
@@ -126,8 +133,9 @@ def _indices(flags: npt.ArrayLike) -> tuple[int, ...]:
 # ----------------------------------------------------------------------------- the run
 
 
-def diagnose_run(run: ModelRun, *, pad_tokens: Sequence[str] = DEFAULT_PAD_TOKENS,
-                 lengths: Sequence[int] | np.ndarray | None = None) -> list[Finding]:
+def diagnose_run(
+    run: ModelRun, *, pad_tokens: Sequence[str] = DEFAULT_PAD_TOKENS, lengths: Sequence[int] | np.ndarray | None = None
+) -> list[Finding]:
     """Every finding of every call of ``run``, by call, causes first.
 
     ``pad_tokens``: tokens that are padding where they run from either end of a sequence.
@@ -144,17 +152,23 @@ def diagnose_run(run: ModelRun, *, pad_tokens: Sequence[str] = DEFAULT_PAD_TOKEN
     return findings
 
 
-def _padding(run: ModelRun, call: AttentionCall, lens: np.ndarray | None, pad_tokens: Sequence[str]) -> tuple[
-        np.ndarray | None, np.ndarray | None]:
+def _padding(
+    run: ModelRun, call: AttentionCall, lens: np.ndarray | None, pad_tokens: Sequence[str]
+) -> tuple[np.ndarray | None, np.ndarray | None]:
     """(B, L_q) and (B, L_k): which queries and keys are padding, where that is known."""
     b, _h, n_q, n_k = call.shape
     if lens is not None:
         if lens.shape != (b,):
-            raise ValueError(message(QT_TRANSLATE_NOOP("Doctor", "lengths must have one entry per batch element "
-                                                                 "({batch}); got shape {shape}"),
-                                     batch=b, shape=tuple(lens.shape)))
-        return (np.arange(n_q)[None] >= lens[:, None] if n_q == n_k else None,
-                np.arange(n_k)[None] >= lens[:, None])
+            raise ValueError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Doctor", "lengths must have one entry per batch element ({batch}); got shape {shape}"
+                    ),
+                    batch=b,
+                    shape=tuple(lens.shape),
+                )
+            )
+        return (np.arange(n_q)[None] >= lens[:, None] if n_q == n_k else None, np.arange(n_k)[None] >= lens[:, None])
 
     def from_tokens(tokens: np.ndarray | None, length: int) -> np.ndarray | None:
         if tokens is None or tokens.shape[1] != length:
@@ -208,11 +222,14 @@ class _Facts:
             assert call.weights is not None
             return np.asarray(call.weights) > 0  # NaN > 0 is False: a NaN row kept nothing
         masks = call.masks
-        tensors = {name: None if getattr(masks, name) is None else torch.tensor(np.asarray(getattr(masks, name)))
-                   for name in MASK_ARGUMENTS}
+        tensors = {
+            name: None if getattr(masks, name) is None else torch.tensor(np.asarray(getattr(masks, name)))
+            for name in MASK_ARGUMENTS
+        }
         try:
-            self.spec = MaskSpec.build((b, h), n_q, n_k, torch.device("cpu"), causal=masks.is_causal or None,
-                                       dtype=self.dtype, **tensors)
+            self.spec = MaskSpec.build(
+                (b, h), n_q, n_k, torch.device("cpu"), causal=masks.is_causal or None, dtype=self.dtype, **tensors
+            )
         except AttentionInputError as exc:
             self.problem = str(exc)
             return None
@@ -238,8 +255,9 @@ class _Causal:
     future_rows: np.ndarray  # (B, H, L_q): rows of this call that see a later key
 
 
-def _causal_groups(facts: list[_Facts], padding: list[tuple[np.ndarray | None, np.ndarray | None]]) -> dict[
-        int, _Causal]:
+def _causal_groups(
+    facts: list[_Facts], padding: list[tuple[np.ndarray | None, np.ndarray | None]]
+) -> dict[int, _Causal]:
     """For each call that sees the future while most calls of its stack do not: the counts."""
     groups: dict[str, list[tuple[int, np.ndarray]]] = {}
     kept = 0
@@ -272,18 +290,34 @@ def _causal_groups(facts: list[_Facts], padding: list[tuple[np.ndarray | None, n
 # ----------------------------------------------------------------------------- one call
 
 
-def _diagnose_call(fact: _Facts, pad_q: np.ndarray | None, pad_k: np.ndarray | None, causal: _Causal | None,
-                   pad_tokens: Sequence[str]) -> list[Finding]:
+def _diagnose_call(
+    fact: _Facts, pad_q: np.ndarray | None, pad_k: np.ndarray | None, causal: _Causal | None, pad_tokens: Sequence[str]
+) -> list[Finding]:
     call, index = fact.call, fact.index
     allowed = fact.allowed
 
-    def finding(kind: str, severity: Severity, text: str, heads: Iterable[int] = (), batch: Iterable[int] = (),
-                rows: Iterable[int] = (), count: int = 0) -> Finding:
+    def finding(
+        kind: str,
+        severity: Severity,
+        text: str,
+        heads: Iterable[int] = (),
+        batch: Iterable[int] = (),
+        rows: Iterable[int] = (),
+        count: int = 0,
+    ) -> Finding:
         return Finding(kind, severity, index, call.name, text, tuple(heads), tuple(batch), tuple(rows), count)
 
     if allowed is None:
-        return [finding("invalid_mask", _ERROR, message(QT_TRANSLATE_NOOP(
-            "Doctor", "the engine cannot read this call's masks: {problem}"), problem=fact.problem or ""))]
+        return [
+            finding(
+                "invalid_mask",
+                _ERROR,
+                message(
+                    QT_TRANSLATE_NOOP("Doctor", "the engine cannot read this call's masks: {problem}"),
+                    problem=fact.problem or "",
+                ),
+            )
+        ]
     empty = np.asarray(~allowed.any(-1))  # (B, H, L_q)
     has_empty = bool(empty.any())
     causes: list[Finding] = []
@@ -294,15 +328,33 @@ def _diagnose_call(fact: _Facts, pad_q: np.ndarray | None, pad_k: np.ndarray | N
     causes.extend(_alignment(fact, allowed, finding))
     if causal is not None:
         rows = causal.future_rows
-        causes.append(finding("future_attended", _ERROR, plural(int(rows.sum()), QT_TRANSLATE_NOOP(
-            "Doctor", "{n} query row attends to later positions while {causal} of the {total} calls of this stack "
-                      "are causal: this call misses its causal mask (pass is_causal=True, or build the causal mask "
-                      "into attn_mask)"), QT_TRANSLATE_NOOP(
-            "Doctor", "{n} query rows attend to later positions while {causal} of the {total} calls of this stack "
-                      "are causal: this call misses its causal mask (pass is_causal=True, or build the causal mask "
-                      "into attn_mask)"), causal=causal.causal, total=causal.total),
-            heads=_indices(rows.any(-1).any(0)), batch=_indices(rows.any(-1).any(-1)),
-            rows=_indices(rows.any(0).any(0)), count=int(rows.sum())))
+        causes.append(
+            finding(
+                "future_attended",
+                _ERROR,
+                plural(
+                    int(rows.sum()),
+                    QT_TRANSLATE_NOOP(
+                        "Doctor",
+                        "{n} query row attends to later positions while {causal} of the {total} calls of this stack "
+                        "are causal: this call misses its causal mask (pass is_causal=True, or build the causal mask "
+                        "into attn_mask)",
+                    ),
+                    QT_TRANSLATE_NOOP(
+                        "Doctor",
+                        "{n} query rows attend to later positions while {causal} of the {total} calls of this stack "
+                        "are causal: this call misses its causal mask (pass is_causal=True, or build the causal mask "
+                        "into attn_mask)",
+                    ),
+                    causal=causal.causal,
+                    total=causal.total,
+                ),
+                heads=_indices(rows.any(-1).any(0)),
+                batch=_indices(rows.any(-1).any(-1)),
+                rows=_indices(rows.any(0).any(0)),
+                count=int(rows.sum()),
+            )
+        )
     if causes:
         return _merged(causes)
 
@@ -313,32 +365,69 @@ def _diagnose_call(fact: _Facts, pad_q: np.ndarray | None, pad_k: np.ndarray | N
             real = ~pad_q[:, None, :]
             to_pad = (allowed & key_pad).any(-1)
             for rows, kind, severity, one, many in (
-                    (to_pad & real, "padding_attended", _ERROR, QT_TRANSLATE_NOOP(
-                        "Doctor", "{n} real query row attends to padding keys ({pads}): nothing masks them; hide "
-                                  "padding keys from every query with a (B, 1, 1, L_k) mask"), QT_TRANSLATE_NOOP(
-                        "Doctor", "{n} real query rows attend to padding keys ({pads}): nothing masks them; hide "
-                                  "padding keys from every query with a (B, 1, 1, L_k) mask")),
-                    (to_pad & ~real, "padding_attends_padding", _WARNING, QT_TRANSLATE_NOOP(
-                        "Doctor", "{n} padding query row attends to padding keys ({pads}), which a key padding mask "
-                                  "never allows: the mask pairs padding with padding instead of hiding padding keys; "
-                                  "use a (B, 1, 1, L_k) key mask"), QT_TRANSLATE_NOOP(
-                        "Doctor", "{n} padding query rows attend to padding keys ({pads}), which a key padding mask "
-                                  "never allows: the mask pairs padding with padding instead of hiding padding keys; "
-                                  "use a (B, 1, 1, L_k) key mask"))):
+                (
+                    to_pad & real,
+                    "padding_attended",
+                    _ERROR,
+                    QT_TRANSLATE_NOOP(
+                        "Doctor",
+                        "{n} real query row attends to padding keys ({pads}): nothing masks them; hide "
+                        "padding keys from every query with a (B, 1, 1, L_k) mask",
+                    ),
+                    QT_TRANSLATE_NOOP(
+                        "Doctor",
+                        "{n} real query rows attend to padding keys ({pads}): nothing masks them; hide "
+                        "padding keys from every query with a (B, 1, 1, L_k) mask",
+                    ),
+                ),
+                (
+                    to_pad & ~real,
+                    "padding_attends_padding",
+                    _WARNING,
+                    QT_TRANSLATE_NOOP(
+                        "Doctor",
+                        "{n} padding query row attends to padding keys ({pads}), which a key padding mask "
+                        "never allows: the mask pairs padding with padding instead of hiding padding keys; "
+                        "use a (B, 1, 1, L_k) key mask",
+                    ),
+                    QT_TRANSLATE_NOOP(
+                        "Doctor",
+                        "{n} padding query rows attend to padding keys ({pads}), which a key padding mask "
+                        "never allows: the mask pairs padding with padding instead of hiding padding keys; "
+                        "use a (B, 1, 1, L_k) key mask",
+                    ),
+                ),
+            ):
                 n = int(rows.sum())
                 if n and not symptoms:  # padding keys that real queries see are seen by padding ones too
-                    symptoms.append(finding(kind, severity, plural(n, one, many, pads=", ".join(pad_tokens)),
-                                            heads=_indices(rows.any(-1).any(0)), batch=_indices(rows.any(-1).any(-1)),
-                                            rows=_indices(rows.any(0).any(0)), count=n))
+                    symptoms.append(
+                        finding(
+                            kind,
+                            severity,
+                            plural(n, one, many, pads=", ".join(pad_tokens)),
+                            heads=_indices(rows.any(-1).any(0)),
+                            batch=_indices(rows.any(-1).any(-1)),
+                            rows=_indices(rows.any(0).any(0)),
+                            count=n,
+                        )
+                    )
     if has_empty:
         outcome = _outcome(call, empty)
         rows = empty
         benign = outcome in ("zero", "uniform") and pad_q is not None and not bool((empty & ~pad_q[:, None, :]).any())
         if not benign:  # padding queries with a finite, discarded output are what padding does
             n = int(rows.sum())
-            symptoms.append(finding("empty_rows", _ERROR if outcome == "NaN" else _WARNING,
-                                    _empty_sentence(n, outcome), heads=_indices(rows.any(-1).any(0)),
-                                    batch=_indices(rows.any(-1).any(-1)), rows=_indices(rows.any(0).any(0)), count=n))
+            symptoms.append(
+                finding(
+                    "empty_rows",
+                    _ERROR if outcome == "NaN" else _WARNING,
+                    _empty_sentence(n, outcome),
+                    heads=_indices(rows.any(-1).any(0)),
+                    batch=_indices(rows.any(-1).any(-1)),
+                    rows=_indices(rows.any(0).any(0)),
+                    count=n,
+                )
+            )
     return symptoms
 
 
@@ -350,8 +439,13 @@ def _merged(findings: list[Finding]) -> list[Finding]:
         seen = by_kind.get(f.kind)
         if seen is not None:
             batch = tuple(sorted({*seen.batch, *f.batch}))
-            f = replace(f, batch=batch, heads=tuple(sorted({*seen.heads, *f.heads})),
-                        rows=tuple(sorted({*seen.rows, *f.rows})), count=max(seen.count, f.count, len(batch)))
+            f = replace(
+                f,
+                batch=batch,
+                heads=tuple(sorted({*seen.heads, *f.heads})),
+                rows=tuple(sorted({*seen.rows, *f.rows})),
+                count=max(seen.count, f.count, len(batch)),
+            )
         by_kind[f.kind] = f
     return list(by_kind.values())
 
@@ -372,8 +466,11 @@ def _engine_findings(fact: _Facts, has_empty: bool, finding: _Make) -> list[Find
                 inverted.extend(f.batch_elements)
                 inverted_text = inverted_text or f.message
         if inverted_text is not None:
-            out.append(finding("inverted_polarity", _ERROR, inverted_text, batch=sorted(set(inverted)),
-                               count=len(set(inverted))))
+            out.append(
+                finding(
+                    "inverted_polarity", _ERROR, inverted_text, batch=sorted(set(inverted)), count=len(set(inverted))
+                )
+            )
     for name in ("attn_mask", "key_padding_mask"):
         mask = getattr(fact.call.masks, name)
         if mask is None or np.asarray(mask[:0]).dtype.kind != "f":
@@ -382,11 +479,26 @@ def _engine_findings(fact: _Facts, has_empty: bool, finding: _Make) -> list[Find
         lowest = np.finfo(values.dtype).min
         near = int((np.isfinite(values) & (values <= lowest / 2)).sum())
         if near and bool(np.isneginf(values).any()):
-            out.append(finding("additive_overflow", overflow_severity, message(QT_TRANSLATE_NOOP(
-                "Doctor", "{name} holds -inf next to {count} values near {dtype}'s lowest ({lowest:.4g}): two "
-                          "finfo.min fills were added and overflowed; combine masks as booleans, or clamp their sum at "
-                          "torch.finfo(torch.{dtype}).min"),
-                name=name, count=near, dtype=dtype_name(_torch_dtype(values.dtype)), lowest=float(lowest)), count=near))
+            out.append(
+                finding(
+                    "additive_overflow",
+                    overflow_severity,
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "Doctor",
+                            "{name} holds -inf next to {count} values near {dtype}'s lowest ({lowest:.4g}): two "
+                            "finfo.min fills were added and overflowed; combine masks as booleans, or clamp their sum "
+                            "at "
+                            "torch.finfo(torch.{dtype}).min",
+                        ),
+                        name=name,
+                        count=near,
+                        dtype=dtype_name(_torch_dtype(values.dtype)),
+                        lowest=float(lowest),
+                    ),
+                    count=near,
+                )
+            )
     return out
 
 
@@ -404,8 +516,11 @@ def _broadcast_axis(fact: _Facts, empty: np.ndarray, finding: _Make) -> list[Fin
     if n_q < 2 or n_k < 2:
         return []
     masks = call.masks
-    given = [(name, getattr(masks, name)) for name in ("attn_mask", "key_padding_mask", "attention_mask")
-             if getattr(masks, name) is not None]
+    given = [
+        (name, getattr(masks, name))
+        for name in ("attn_mask", "key_padding_mask", "attention_mask")
+        if getattr(masks, name) is not None
+    ]
     if len(given) != 1:
         return []
     name, mask = given[0]
@@ -418,17 +533,35 @@ def _broadcast_axis(fact: _Facts, empty: np.ndarray, finding: _Make) -> list[Fin
         return []
     hidden = empty.any(1)  # (B, L_q)
     outcome = _outcome(call, empty)
-    return [finding("broadcast_axis", _ERROR, message(QT_TRANSLATE_NOOP(
-        "Doctor", "{name} of shape {shape} varies along the queries but is constant along the keys: it hides whole "
-                  "query rows ({rows} of them; the model produced {outcome} there) while every other query attends to "
-                  "every key, padding included; a padding mask broadcasts over the queries: shape (B, 1, 1, L_k), not "
-                  "(B, 1, L_q, 1)"),
-        name=name, shape=tuple(values.shape), rows=int(empty.sum()), outcome=_OUTCOMES[outcome]),
-        batch=_indices(hidden.any(-1)), rows=_indices(hidden.any(0)), count=int(empty.sum()))]
+    return [
+        finding(
+            "broadcast_axis",
+            _ERROR,
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Doctor",
+                    "{name} of shape {shape} varies along the queries but is constant along the keys: it hides whole "
+                    "query rows ({rows} of them; the model produced {outcome} there) while every other query attends "
+                    "to "
+                    "every key, padding included; a padding mask broadcasts over the queries: shape (B, 1, 1, L_k), "
+                    "not "
+                    "(B, 1, L_q, 1)",
+                ),
+                name=name,
+                shape=tuple(values.shape),
+                rows=int(empty.sum()),
+                outcome=_OUTCOMES[outcome],
+            ),
+            batch=_indices(hidden.any(-1)),
+            rows=_indices(hidden.any(0)),
+            count=int(empty.sum()),
+        )
+    ]
 
 
-def _inverted(fact: _Facts, allowed: np.ndarray, pad_k: np.ndarray, pad_tokens: Sequence[str],
-              finding: _Make) -> list[Finding]:
+def _inverted(
+    fact: _Facts, allowed: np.ndarray, pad_k: np.ndarray, pad_tokens: Sequence[str], finding: _Make
+) -> list[Finding]:
     """Keys a batch element may attend that are exactly its padding (or none at all, though it has
     real tokens): the mask was read with the opposite convention."""
     keys = np.asarray(allowed.any(axis=(1, 2)))  # (B, L_k)
@@ -438,14 +571,28 @@ def _inverted(fact: _Facts, allowed: np.ndarray, pad_k: np.ndarray, pad_tokens: 
     # An element with no padding has nothing an inverted mask can keep: it hides the whole sequence.
     flipped = exact | (~keys.any(-1) & (~pad_k).any(-1))
     masks = fact.call.masks
-    name = next((n for n in ("attn_mask", "key_padding_mask", "attention_mask") if getattr(masks, n) is not None),
-                "attn_mask")
+    name = next(
+        (n for n in ("attn_mask", "key_padding_mask", "attention_mask") if getattr(masks, n) is not None), "attn_mask"
+    )
     elements = _indices(flipped)
-    return [finding("inverted_polarity", _ERROR, message(QT_TRANSLATE_NOOP(
-        "Doctor", "the mask lets batch element(s) {elements} attend to exactly their padding keys ({pads}) and hides "
-                  "their real ones: its polarity is inverted ({convention})"),
-        elements=_ranges(elements), pads=", ".join(pad_tokens), convention=_CONVENTIONS[name]),
-        batch=elements, count=len(elements))]
+    return [
+        finding(
+            "inverted_polarity",
+            _ERROR,
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Doctor",
+                    "the mask lets batch element(s) {elements} attend to exactly their padding keys ({pads}) and hides "
+                    "their real ones: its polarity is inverted ({convention})",
+                ),
+                elements=_ranges(elements),
+                pads=", ".join(pad_tokens),
+                convention=_CONVENTIONS[name],
+            ),
+            batch=elements,
+            count=len(elements),
+        )
+    ]
 
 
 def _alignment(fact: _Facts, allowed: np.ndarray, finding: _Make) -> list[Finding]:
@@ -457,18 +604,45 @@ def _alignment(fact: _Facts, allowed: np.ndarray, finding: _Make) -> list[Findin
         return []
     past = n_k - n_q
     if call.masks.is_causal:
-        return [finding("causal_alignment", _ERROR, message(QT_TRANSLATE_NOOP(
-            "Doctor", "is_causal=True aligns the causal mask top-left: with {n_q} queries and {n_k} keys (a KV-cache "
-                      "step) query i sees keys 0 to i only, not the {past} cached keys before it; align it "
-                      "bottom-right with the boolean attn_mask torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q), "
-                      "or pass no causal mask for a single new token"), n_q=n_q, n_k=n_k, past=past))]
+        return [
+            finding(
+                "causal_alignment",
+                _ERROR,
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Doctor",
+                        "is_causal=True aligns the causal mask top-left: with {n_q} queries and {n_k} keys (a KV-cache "
+                        "step) query i sees keys 0 to i only, not the {past} cached keys before it; align it "
+                        "bottom-right with the boolean attn_mask torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - "
+                        "L_q), "
+                        "or pass no causal mask for a single new token",
+                    ),
+                    n_q=n_q,
+                    n_k=n_k,
+                    past=past,
+                ),
+            )
+        ]
     later = np.triu(np.ones((n_q, n_k), dtype=bool), 1)
     if not bool(allowed.any()) or bool((allowed & later).any()):
         return []
-    return [finding("causal_alignment", _ERROR, message(QT_TRANSLATE_NOOP(
-        "Doctor", "the causal mask is aligned top-left: with {n_q} queries and {n_k} keys (a KV-cache step) query i "
-                  "sees keys 0 to i only, not the {past} cached keys before it; build it bottom-right, "
-                  "torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q)"), n_q=n_q, n_k=n_k, past=past))]
+    return [
+        finding(
+            "causal_alignment",
+            _ERROR,
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Doctor",
+                    "the causal mask is aligned top-left: with {n_q} queries and {n_k} keys (a KV-cache step) query i "
+                    "sees keys 0 to i only, not the {past} cached keys before it; build it bottom-right, "
+                    "torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q)",
+                ),
+                n_q=n_q,
+                n_k=n_k,
+                past=past,
+            ),
+        )
+    ]
 
 
 # ----------------------------------------------------------------------------- what rows with no key became
@@ -508,29 +682,64 @@ def _outcome(call: AttentionCall, empty: np.ndarray) -> str:
 
 def _empty_sentence(n: int, outcome: str) -> str:
     one, many = {
-        "NaN": (QT_TRANSLATE_NOOP("Doctor", "{n} query row has no key left to attend to, and the model produced NaN "
-                                            "there, which later layers spread (0 x NaN is NaN): leave every query at "
-                                            "least one key (hide padding keys, (B, 1, 1, L_k), not whole rows), or use "
-                                            "SDPA's boolean mask, which gives such rows zeros"),
-                QT_TRANSLATE_NOOP("Doctor", "{n} query rows have no key left to attend to, and the model produced NaN "
-                                            "there, which later layers spread (0 x NaN is NaN): leave every query at "
-                                            "least one key (hide padding keys, (B, 1, 1, L_k), not whole rows), or use "
-                                            "SDPA's boolean mask, which gives such rows zeros")),
-        "zero": (QT_TRANSLATE_NOOP("Doctor", "{n} query row has no key left to attend to and came out as zeros "
-                                             "(SDPA's rule for a fully masked row): unless it is padding whose output "
-                                             "is discarded, the mask hides too much"),
-                 QT_TRANSLATE_NOOP("Doctor", "{n} query rows have no key left to attend to and came out as zeros "
-                                             "(SDPA's rule for a fully masked row): unless they are padding whose "
-                                             "output is discarded, the mask hides too much")),
-        "uniform": (QT_TRANSLATE_NOOP("Doctor", "{n} query row has no key left to attend to, so a finite fill "
-                                                "(finfo.min) spread it evenly over every key, padding included: unless "
-                                                "it is padding whose output is discarded, the mask hides too much"),
-                    QT_TRANSLATE_NOOP("Doctor", "{n} query rows have no key left to attend to, so a finite fill "
-                                                "(finfo.min) spread them evenly over every key, padding included: "
-                                                "unless they are padding whose output is discarded, the mask hides too "
-                                                "much")),
-    }.get(outcome, (QT_TRANSLATE_NOOP("Doctor", "{n} query row has no key left to attend to (the model produced "
-                                                "{outcome} there): the mask hides every key of a query"),
-                    QT_TRANSLATE_NOOP("Doctor", "{n} query rows have no key left to attend to (the model produced "
-                                                "{outcome} there): the mask hides every key of these queries")))
+        "NaN": (
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "{n} query row has no key left to attend to, and the model produced NaN "
+                "there, which later layers spread (0 x NaN is NaN): leave every query at "
+                "least one key (hide padding keys, (B, 1, 1, L_k), not whole rows), or use "
+                "SDPA's boolean mask, which gives such rows zeros",
+            ),
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "{n} query rows have no key left to attend to, and the model produced NaN "
+                "there, which later layers spread (0 x NaN is NaN): leave every query at "
+                "least one key (hide padding keys, (B, 1, 1, L_k), not whole rows), or use "
+                "SDPA's boolean mask, which gives such rows zeros",
+            ),
+        ),
+        "zero": (
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "{n} query row has no key left to attend to and came out as zeros "
+                "(SDPA's rule for a fully masked row): unless it is padding whose output "
+                "is discarded, the mask hides too much",
+            ),
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "{n} query rows have no key left to attend to and came out as zeros "
+                "(SDPA's rule for a fully masked row): unless they are padding whose "
+                "output is discarded, the mask hides too much",
+            ),
+        ),
+        "uniform": (
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "{n} query row has no key left to attend to, so a finite fill "
+                "(finfo.min) spread it evenly over every key, padding included: unless "
+                "it is padding whose output is discarded, the mask hides too much",
+            ),
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "{n} query rows have no key left to attend to, so a finite fill "
+                "(finfo.min) spread them evenly over every key, padding included: "
+                "unless they are padding whose output is discarded, the mask hides too "
+                "much",
+            ),
+        ),
+    }.get(
+        outcome,
+        (
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "{n} query row has no key left to attend to (the model produced "
+                "{outcome} there): the mask hides every key of a query",
+            ),
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "{n} query rows have no key left to attend to (the model produced "
+                "{outcome} there): the mask hides every key of these queries",
+            ),
+        ),
+    )
     return plural(n, one, many, outcome=_OUTCOMES.get(outcome, outcome))

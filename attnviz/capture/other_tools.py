@@ -46,8 +46,14 @@ def _heads_first(value: Any) -> np.ndarray:
     return np.ascontiguousarray(a.transpose(0, 2, 1, 3))
 
 
-def from_transformer_lens(cache: Mapping[str, Any], *, tokens: object = None, attention_mask: object = None,
-                          causal: bool = True, scale: float | None = None) -> ModelRun:
+def from_transformer_lens(
+    cache: Mapping[str, Any],
+    *,
+    tokens: object = None,
+    attention_mask: object = None,
+    causal: bool = True,
+    scale: float | None = None,
+) -> ModelRun:
     """A TransformerLens ``ActivationCache`` (or a dict with its hook names) as a ModelRun.
 
     ``tokens``: the model's tokens (one sequence, or one per batch element). ``attention_mask``:
@@ -62,8 +68,12 @@ def from_transformer_lens(cache: Mapping[str, Any], *, tokens: object = None, at
         if match:
             layers.setdefault(int(match.group(1)), {})[match.group(2)] = cache[key]
     if not layers:
-        raise ModelRunError(QT_TRANSLATE_NOOP(
-            "Capture", "no TransformerLens attention hooks found (blocks.0.attn.hook_q, hook_k, hook_v, hook_pattern)"))
+        raise ModelRunError(
+            QT_TRANSLATE_NOOP(
+                "Capture",
+                "no TransformerLens attention hooks found (blocks.0.attn.hook_q, hook_k, hook_v, hook_pattern)",
+            )
+        )
     padding = None if attention_mask is None else _array(attention_mask)
     masks = MaskArguments(attention_mask=padding, is_causal=bool(causal))
     calls = []
@@ -72,11 +82,23 @@ def from_transformer_lens(cache: Mapping[str, Any], *, tokens: object = None, at
         name = f"blocks.{index}.attn"
         if not {"q", "k", "v"} <= hooks.keys():
             if "pattern" not in hooks:
-                raise ModelRunError(message(QT_TRANSLATE_NOOP(
-                    "Capture", "{name}: the cache holds neither hook_q, hook_k and hook_v nor hook_pattern"),
-                    name=name))
-            calls.append(_weights_only(name, hooks["pattern"], QT_TRANSLATE_NOOP(
-                "Capture", "attention pattern only (hook_pattern): queries, keys and values were not cached")))
+                raise ModelRunError(
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "Capture", "{name}: the cache holds neither hook_q, hook_k and hook_v nor hook_pattern"
+                        ),
+                        name=name,
+                    )
+                )
+            calls.append(
+                _weights_only(
+                    name,
+                    hooks["pattern"],
+                    QT_TRANSLATE_NOOP(
+                        "Capture", "attention pattern only (hook_pattern): queries, keys and values were not cached"
+                    ),
+                )
+            )
             continue
         q = _heads_first(hooks.get("rot_q", hooks["q"]))
         k = _heads_first(hooks.get("rot_k", hooks["k"]))
@@ -87,8 +109,15 @@ def from_transformer_lens(cache: Mapping[str, Any], *, tokens: object = None, at
     return _run(calls, tokens, "transformer_lens")
 
 
-def _tl_fidelity(q: np.ndarray, k: np.ndarray, v: np.ndarray, masks: MaskArguments, scale: float | None,
-                 output: np.ndarray | None, pattern: Any) -> tuple[float | None, str]:
+def _tl_fidelity(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    masks: MaskArguments,
+    scale: float | None,
+    output: np.ndarray | None,
+    pattern: Any,
+) -> tuple[float | None, str]:
     # TransformerLens fills masked scores with -inf: a row with no key left is NaN ("neg_inf").
     tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
     gqa = tq.shape[1] != tk.shape[1]
@@ -97,37 +126,69 @@ def _tl_fidelity(q: np.ndarray, k: np.ndarray, v: np.ndarray, masks: MaskArgumen
         return largest_difference(ours, torch.from_numpy(output)), ""
     if pattern is not None:
         kwargs = masks.as_kwargs()
-        result = attend(tq, tk, tv, mask_mode="neg_inf", scale=scale, enable_gqa=gqa, keep=("weights",),
-                        allow_nonfinite=True, **kwargs)  # type: ignore[arg-type]
+        result = attend(
+            tq,
+            tk,
+            tv,
+            mask_mode="neg_inf",
+            scale=scale,
+            enable_gqa=gqa,
+            keep=("weights",),
+            allow_nonfinite=True,
+            **kwargs,
+        )  # type: ignore[arg-type]
         return largest_difference(result.weights, torch.from_numpy(_array(pattern))), QT_TRANSLATE_NOOP(
-            "Capture", "fidelity measured on the weights (hook_pattern): the cache holds no hook_z")
+            "Capture", "fidelity measured on the weights (hook_pattern): the cache holds no hook_z"
+        )
     return None, QT_TRANSLATE_NOOP("Capture", "not compared: the cache holds neither hook_z nor hook_pattern")
 
 
-def from_output_attentions(attentions: Sequence[Any], *, tokens: object = None,
-                           names: Sequence[str] | None = None) -> ModelRun:
+def from_output_attentions(
+    attentions: Sequence[Any], *, tokens: object = None, names: Sequence[str] | None = None
+) -> ModelRun:
     """Hugging Face ``outputs.attentions`` (one (B, H, L_q, L_k) tensor per layer) as a run of
     weights-only calls named ``names`` (default "layer 0", "layer 1"...)."""
     if isinstance(attentions, torch.Tensor) or not len(attentions):
-        raise ModelRunError(QT_TRANSLATE_NOOP(
-            "Capture", "output_attentions must be the tuple of per-layer weight tensors the model returned "
-                       "(outputs.attentions): run the model with output_attentions=True and attn_implementation="
-                       "\"eager\""))
+        raise ModelRunError(
+            QT_TRANSLATE_NOOP(
+                "Capture",
+                "output_attentions must be the tuple of per-layer weight tensors the model returned "
+                "(outputs.attentions): run the model with output_attentions=True and attn_implementation="
+                '"eager"',
+            )
+        )
     if names is not None and len(names) != len(attentions):
-        raise ModelRunError(message(QT_TRANSLATE_NOOP("Capture", "{names} names for {layers} layers"),
-                                    names=len(names), layers=len(attentions)))
-    note = QT_TRANSLATE_NOOP("Capture", "attention weights only (output_attentions): queries, keys, values, masks and "
-                                        "the output were not recorded, so nothing can be recomputed or edited")
-    calls = [_weights_only(names[i] if names is not None else message(QT_TRANSLATE_NOOP("Capture", "layer {index}"),
-                                                                       index=i), w, note)
-             for i, w in enumerate(attentions)]
+        raise ModelRunError(
+            message(
+                QT_TRANSLATE_NOOP("Capture", "{names} names for {layers} layers"),
+                names=len(names),
+                layers=len(attentions),
+            )
+        )
+    note = QT_TRANSLATE_NOOP(
+        "Capture",
+        "attention weights only (output_attentions): queries, keys, values, masks and "
+        "the output were not recorded, so nothing can be recomputed or edited",
+    )
+    calls = [
+        _weights_only(
+            names[i] if names is not None else message(QT_TRANSLATE_NOOP("Capture", "layer {index}"), index=i), w, note
+        )
+        for i, w in enumerate(attentions)
+    ]
     return _run(calls, tokens, "output_attentions")
 
 
 def _weights_only(name: str, weights: Any, note: str) -> AttentionCall:
     if weights is None:
-        raise ModelRunError(message(QT_TRANSLATE_NOOP(
-            "Capture", "{name} holds no weights (None): was the model run with output_attentions=True?"), name=name))
+        raise ModelRunError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Capture", "{name} holds no weights (None): was the model run with output_attentions=True?"
+                ),
+                name=name,
+            )
+        )
     return AttentionCall(name, None, None, None, weights=_array(weights), note=note)
 
 

@@ -53,8 +53,13 @@ _SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "s
 _F = torch.nn.functional
 
 
-def capture(model: nn.Module | None = None, *, tokens: object = None,
-            modules: Iterable[str | nn.Module] | None = None, memory_budget: float | None = None) -> Capture:
+def capture(
+    model: nn.Module | None = None,
+    *,
+    tokens: object = None,
+    modules: Iterable[str | nn.Module] | None = None,
+    memory_budget: float | None = None,
+) -> Capture:
     """Record the attention calls made inside ``with capture(model) as cap:`` (see ``Capture``)."""
     return Capture(model, tokens=tokens, modules=modules, memory_budget=memory_budget)
 
@@ -88,14 +93,28 @@ class Capture:
     user; ``recorded_bytes`` what the copies take.
     """
 
-    def __init__(self, model: nn.Module | None = None, *, tokens: object = None,
-                 modules: Iterable[str | nn.Module] | None = None, memory_budget: float | None = None) -> None:
+    def __init__(
+        self,
+        model: nn.Module | None = None,
+        *,
+        tokens: object = None,
+        modules: Iterable[str | nn.Module] | None = None,
+        memory_budget: float | None = None,
+    ) -> None:
         if model is not None and not isinstance(model, nn.Module):
-            raise TypeError(message(QT_TRANSLATE_NOOP("Capture", "capture(model): model must be a torch.nn.Module, "
-                                                                 "not {type}"), type=type(model).__name__))
+            raise TypeError(
+                message(
+                    QT_TRANSLATE_NOOP("Capture", "capture(model): model must be a torch.nn.Module, not {type}"),
+                    type=type(model).__name__,
+                )
+            )
         if memory_budget is not None and not memory_budget > 0:
-            raise ValueError(message(QT_TRANSLATE_NOOP("Capture", "memory_budget must be a number of bytes > 0; got "
-                                                                  "{value}"), value=repr(memory_budget)))
+            raise ValueError(
+                message(
+                    QT_TRANSLATE_NOOP("Capture", "memory_budget must be a number of bytes > 0; got {value}"),
+                    value=repr(memory_budget),
+                )
+            )
         self.model = model
         self.tokens = tokens
         self.calls: list[CapturedCall] = []
@@ -119,8 +138,9 @@ class Capture:
 
     def __enter__(self) -> Capture:
         if self._used:
-            raise RuntimeError(QT_TRANSLATE_NOOP("Capture", "a capture records once: make a new one with "
-                                                            "attnviz.capture(...)"))
+            raise RuntimeError(
+                QT_TRANSLATE_NOOP("Capture", "a capture records once: make a new one with attnviz.capture(...)")
+            )
         self._used = self._active = True
         try:
             self._install()
@@ -129,18 +149,27 @@ class Capture:
             raise
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._uninstall()
         if self._skipped:
-            self.warnings.append(plural(self._skipped, QT_TRANSLATE_NOOP(
-                "Capture", "{n} attention call was not recorded (memory budget)"), QT_TRANSLATE_NOOP(
-                "Capture", "{n} attention calls were not recorded (memory budget)")))
+            self.warnings.append(
+                plural(
+                    self._skipped,
+                    QT_TRANSLATE_NOOP("Capture", "{n} attention call was not recorded (memory budget)"),
+                    QT_TRANSLATE_NOOP("Capture", "{n} attention calls were not recorded (memory budget)"),
+                )
+            )
         if not self.calls and not self._stopped and exc_type is None:
-            self.warnings.append(QT_TRANSLATE_NOOP(
-                "Capture", "no attention call was recorded: the model called neither "
-                           "torch.nn.functional.scaled_dot_product_attention nor nn.MultiheadAttention (a model "
-                           "with eager attention code, or one compiled with torch.compile, cannot be captured)"))
+            self.warnings.append(
+                QT_TRANSLATE_NOOP(
+                    "Capture",
+                    "no attention call was recorded: the model called neither "
+                    "torch.nn.functional.scaled_dot_product_attention nor nn.MultiheadAttention (a model "
+                    "with eager attention code, or one compiled with torch.compile, cannot be captured)",
+                )
+            )
 
     def _install(self) -> None:
         sdpa = _F.scaled_dot_product_attention
@@ -192,18 +221,25 @@ class Capture:
         for call in self.calls:
             shaped = _as_4d(call)
             if shaped is None or (batch is not None and shaped.queries.shape[0] != batch):
-                note = message(QT_TRANSLATE_NOOP(
-                    "Capture", "{name} is left out of the run: queries {q}, keys {k} do not fit (batch, heads, "
-                               "length, size) with the other calls' batch"),
-                    name=call.name, q=tuple(call.queries.shape), k=tuple(call.keys.shape))
+                note = message(
+                    QT_TRANSLATE_NOOP(
+                        "Capture",
+                        "{name} is left out of the run: queries {q}, keys {k} do not fit (batch, heads, "
+                        "length, size) with the other calls' batch",
+                    ),
+                    name=call.name,
+                    q=tuple(call.queries.shape),
+                    k=tuple(call.keys.shape),
+                )
                 if note not in self.warnings:
                     self.warnings.append(note)
                 continue
             batch = shaped.queries.shape[0]
             calls.append(shaped.to_attention_call(arrays, fidelity))
         if not calls:
-            raise ModelRunError(QT_TRANSLATE_NOOP("Capture", "nothing was captured: there is no attention call to "
-                                                             "show"))
+            raise ModelRunError(
+                QT_TRANSLATE_NOOP("Capture", "nothing was captured: there is no attention call to show")
+            )
         tokens = ModelRun.broadcast_tokens(self.tokens, batch) if self.tokens is not None else None  # type: ignore[arg-type]
         return ModelRun(tuple(calls), tokens, tokens, source="capture")
 
@@ -217,22 +253,33 @@ class Capture:
         if modules is None:
             return None
         if self.model is None:
-            raise ValueError(QT_TRANSLATE_NOOP("Capture", "modules= names modules of a model: pass the model too, "
-                                                          "capture(model, modules=...)"))
+            raise ValueError(
+                QT_TRANSLATE_NOOP(
+                    "Capture", "modules= names modules of a model: pass the model too, capture(model, modules=...)"
+                )
+            )
         if isinstance(modules, (str, nn.Module)):
             modules = [modules]
         chosen: set[nn.Module] = set()
         for item in modules:
             if isinstance(item, nn.Module):
                 if item not in self._names:
-                    raise ValueError(message(QT_TRANSLATE_NOOP(
-                        "Capture", "modules: a {type} that is not part of the model"), type=type(item).__name__))
+                    raise ValueError(
+                        message(
+                            QT_TRANSLATE_NOOP("Capture", "modules: a {type} that is not part of the model"),
+                            type=type(item).__name__,
+                        )
+                    )
                 chosen.add(item)
                 continue
             found = [m for m, name in self._names.items() if name == item or fnmatch.fnmatchcase(name, str(item))]
             if not found:
-                raise ValueError(message(QT_TRANSLATE_NOOP(
-                    "Capture", "modules: {pattern} names no module of the model"), pattern=repr(item)))
+                raise ValueError(
+                    message(
+                        QT_TRANSLATE_NOOP("Capture", "modules: {pattern} names no module of the model"),
+                        pattern=repr(item),
+                    )
+                )
             chosen.update(found)
         return chosen
 
@@ -275,8 +322,9 @@ class Capture:
             text = f"{type(exc).__name__}: {exc}"
             if text not in self._failures:
                 self._failures.add(text)
-                self.warnings.append(message(QT_TRANSLATE_NOOP("Capture", "a call could not be recorded: {error}"),
-                                             error=text))
+                self.warnings.append(
+                    message(QT_TRANSLATE_NOOP("Capture", "a call could not be recorded: {error}"), error=text)
+                )
 
     def _on_sdpa(self, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
         frame = self._local.mha
@@ -293,14 +341,31 @@ class Capture:
         with self._lock:
             if not self._reserve([q, k, v, out], mask):
                 return
-            self.calls.append(CapturedCall(
-                self._name(), "scaled_dot_product_attention", _copy(q), _copy(k), _copy(v), q.dtype,
-                attn_mask=self._mask(mask), is_causal=bool(given["is_causal"]),
-                scale=None if given["scale"] is None else float(given["scale"]),
-                dropout_p=float(given["dropout_p"]), enable_gqa=bool(given["enable_gqa"]), output=_copy(out)))
+            self.calls.append(
+                CapturedCall(
+                    self._name(),
+                    "scaled_dot_product_attention",
+                    _copy(q),
+                    _copy(k),
+                    _copy(v),
+                    q.dtype,
+                    attn_mask=self._mask(mask),
+                    is_causal=bool(given["is_causal"]),
+                    scale=None if given["scale"] is None else float(given["scale"]),
+                    dropout_p=float(given["dropout_p"]),
+                    enable_gqa=bool(given["enable_gqa"]),
+                    output=_copy(out),
+                )
+            )
 
-    def _on_mha(self, forward: Callable[..., Any], signature: inspect.Signature, module: nn.MultiheadAttention,
-                args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _on_mha(
+        self,
+        forward: Callable[..., Any],
+        signature: inspect.Signature,
+        module: nn.MultiheadAttention,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
         if not self._wanted() or self._local.mha is not None:
             return forward(module, *args, **kwargs)
         if module.bias_k is not None or module.add_zero_attn:
@@ -314,8 +379,15 @@ class Capture:
         self._guarded(lambda: self._record_mha(module, signature, args, kwargs, frame, result))
         return result
 
-    def _record_mha(self, module: nn.MultiheadAttention, signature: inspect.Signature, args: tuple[Any, ...],
-                    kwargs: dict[str, Any], frame: _MhaFrame, result: Any) -> None:
+    def _record_mha(
+        self,
+        module: nn.MultiheadAttention,
+        signature: inspect.Signature,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        frame: _MhaFrame,
+        result: Any,
+    ) -> None:
         bound = signature.bind(module, *args, **kwargs)
         bound.apply_defaults()
         given = bound.arguments
@@ -335,19 +407,32 @@ class Capture:
                 q, k, v = _project(module, query, given["key"], given["value"])
             out = None
             # (L, B, E) or (B, L, E) or (L, E) as the module returned it: (B, L, E) here.
-            module_output = result[0] if batched and module.batch_first else (
-                result[0].transpose(0, 1) if batched else result[0].unsqueeze(0))
+            module_output = (
+                result[0]
+                if batched and module.batch_first
+                else (result[0].transpose(0, 1) if batched else result[0].unsqueeze(0))
+            )
         with self._lock:
             weights = [] if out is not None else [module.out_proj.weight, module.out_proj.bias]
             if not self._reserve([q, k, v, out, module_output, *weights], attn_mask, kpm):
                 return
-            self.calls.append(CapturedCall(
-                self._name(), "multihead_attention", _copy(q), _copy(k), _copy(v), q.dtype,
-                attn_mask=self._mask(attn_mask), key_padding_mask=self._mask(kpm), is_causal=bool(given["is_causal"]),
-                dropout_p=module.dropout if module.training else 0.0, output=_copy(out),
-                module_output=_copy(module_output),
-                out_proj=None if out is not None else (_copy(module.out_proj.weight),
-                                                       _copy(module.out_proj.bias))))  # type: ignore[arg-type]
+            self.calls.append(
+                CapturedCall(
+                    self._name(),
+                    "multihead_attention",
+                    _copy(q),
+                    _copy(k),
+                    _copy(v),
+                    q.dtype,
+                    attn_mask=self._mask(attn_mask),
+                    key_padding_mask=self._mask(kpm),
+                    is_causal=bool(given["is_causal"]),
+                    dropout_p=module.dropout if module.training else 0.0,
+                    output=_copy(out),
+                    module_output=_copy(module_output),
+                    out_proj=None if out is not None else (_copy(module.out_proj.weight), _copy(module.out_proj.bias)),
+                )
+            )  # type: ignore[arg-type]
 
     def _reserve(self, tensors: list[Any], *masks: Any) -> bool:
         """Count the bytes these copies will take; False (and recording stops) past the budget."""
@@ -355,17 +440,28 @@ class Capture:
             self._skipped += 1
             return False
         need = sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
-        need += sum(_compact(m).numel() * m.element_size() for m in masks
-                    if isinstance(m, torch.Tensor) and self._known_mask(m) is None)
+        need += sum(
+            _compact(m).numel() * m.element_size()
+            for m in masks
+            if isinstance(m, torch.Tensor) and self._known_mask(m) is None
+        )
         if self.recorded_bytes + need > self.memory_budget:
             self._stopped = True
             self._skipped += 1
-            self.warnings.append(message(QT_TRANSLATE_NOOP(
-                "Capture", "recording stopped at attention call {index}: it needs {need} more and {used} of the "
-                           "{budget} memory budget are taken; pass capture(memory_budget=...) to record more, or "
-                           "modules=... to record fewer calls"),
-                index=len(self.calls), need=format_bytes(need), used=format_bytes(self.recorded_bytes),
-                budget=format_bytes(self.memory_budget)))
+            self.warnings.append(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Capture",
+                        "recording stopped at attention call {index}: it needs {need} more and {used} of the "
+                        "{budget} memory budget are taken; pass capture(memory_budget=...) to record more, or "
+                        "modules=... to record fewer calls",
+                    ),
+                    index=len(self.calls),
+                    need=format_bytes(need),
+                    used=format_bytes(self.recorded_bytes),
+                    budget=format_bytes(self.memory_budget),
+                )
+            )
             return False
         self.recorded_bytes += need
         return True
@@ -396,16 +492,22 @@ def _default_budget() -> float:
 
 
 def _sdpa_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    given: dict[str, Any] = {"attn_mask": None, "dropout_p": 0.0, "is_causal": False, "scale": None,
-                             "enable_gqa": False}
+    given: dict[str, Any] = {
+        "attn_mask": None,
+        "dropout_p": 0.0,
+        "is_causal": False,
+        "scale": None,
+        "enable_gqa": False,
+    }
     given.update(zip(_SDPA_ARGS, args))
     given.update(kwargs)
     return given
 
 
 def _refuse(module: nn.MultiheadAttention) -> None:
-    raise NotImplementedError("nn.MultiheadAttention with add_bias_kv or add_zero_attn adds keys of its own; its "
-                              "calls are not recorded")
+    raise NotImplementedError(
+        "nn.MultiheadAttention with add_bias_kv or add_zero_attn adds keys of its own; its calls are not recorded"
+    )
 
 
 @contextmanager
@@ -433,8 +535,9 @@ def _copy(t: torch.Tensor | None) -> torch.Tensor | None:
 def _compact(mask: torch.Tensor) -> torch.Tensor:
     """A broadcast view (a mask ``expand``-ed to every query) at the size it is stored: axes with
     stride 0 are kept at length 1, which broadcasts to the same mask."""
-    index = tuple(slice(0, 1) if stride == 0 and size > 1 else slice(None)
-                  for stride, size in zip(mask.stride(), mask.shape))
+    index = tuple(
+        slice(0, 1) if stride == 0 and size > 1 else slice(None) for stride, size in zip(mask.stride(), mask.shape)
+    )
     return mask[index]
 
 
@@ -445,8 +548,9 @@ def _version(t: torch.Tensor) -> int | None:
         return None
 
 
-def _project(module: nn.MultiheadAttention, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> tuple[
-        torch.Tensor, torch.Tensor, torch.Tensor]:
+def _project(
+    module: nn.MultiheadAttention, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The heads (B, H, L, d) nn.MultiheadAttention computes from its inputs, with the very
     functions and transposes its forward uses (``F.multi_head_attention_forward``)."""
     batched = query.dim() == 3
@@ -464,11 +568,13 @@ def _project(module: nn.MultiheadAttention, query: torch.Tensor, key: torch.Tens
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
     if module._qkv_same_embed_dim:
         q, k, v = _F._in_projection_packed(  # type: ignore[attr-defined]
-            query, key, value, module.in_proj_weight, module.in_proj_bias)
+            query, key, value, module.in_proj_weight, module.in_proj_bias
+        )
     else:
         b_q, b_k, b_v = module.in_proj_bias.chunk(3) if module.in_proj_bias is not None else (None, None, None)
         q, k, v = _F._in_projection(  # type: ignore[attr-defined]
-            query, key, value, module.q_proj_weight, module.k_proj_weight, module.v_proj_weight, b_q, b_k, b_v)
+            query, key, value, module.q_proj_weight, module.k_proj_weight, module.v_proj_weight, b_q, b_k, b_v
+        )
     heads = module.num_heads
 
     def split(x: torch.Tensor) -> torch.Tensor:
@@ -488,13 +594,22 @@ def _as_4d(call: CapturedCall) -> CapturedCall | None:
         mask = call.attn_mask
         output = call.output
         shaped = CapturedCall(
-            call.name, call.kind, q.unsqueeze(1), k.unsqueeze(1), v.unsqueeze(1), call.dtype,
+            call.name,
+            call.kind,
+            q.unsqueeze(1),
+            k.unsqueeze(1),
+            v.unsqueeze(1),
+            call.dtype,
             attn_mask=mask.unsqueeze(1) if mask is not None and mask.dim() == 3 else mask,
-            key_padding_mask=call.key_padding_mask, is_causal=call.is_causal, scale=call.scale,
-            dropout_p=call.dropout_p, enable_gqa=call.enable_gqa,
-            output=None if output is None else output.unsqueeze(1), note=call.note)
+            key_padding_mask=call.key_padding_mask,
+            is_causal=call.is_causal,
+            scale=call.scale,
+            dropout_p=call.dropout_p,
+            enable_gqa=call.enable_gqa,
+            output=None if output is None else output.unsqueeze(1),
+            note=call.note,
+        )
         shaped._fidelity, shaped._checked = call.fidelity, True
         shaped.note = call.note
         return shaped
     return None
-

@@ -82,16 +82,34 @@ def recorded_view(state: State, version: int) -> Outcome:
     with np.errstate(divide="ignore", invalid="ignore"):
         entropy = -(finite * np.log(np.where(finite > 0, finite, 1.0))).sum(axis=-1)
     view = ViewData(
-        raw_scores=nan, scores=nan, mask=allowed, masked_scores=nan, weights=weights, applied_weights=weights,
-        output=np.full((*weights.shape[:2], 1), np.nan, np.float32), empty_rows=~allowed.any(axis=-1),
-        nan_rows=np.isnan(weights).any(axis=-1), entropy=entropy.astype(np.float32),
-        max_weight=finite.max(axis=-1).astype(np.float32), row_sums=finite.sum(axis=-1).astype(np.float32),
+        raw_scores=nan,
+        scores=nan,
+        mask=allowed,
+        masked_scores=nan,
+        weights=weights,
+        applied_weights=weights,
+        output=np.full((*weights.shape[:2], 1), np.nan, np.float32),
+        empty_rows=~allowed.any(axis=-1),
+        nan_rows=np.isnan(weights).any(axis=-1),
+        entropy=entropy.astype(np.float32),
+        max_weight=finite.max(axis=-1).astype(np.float32),
+        row_sums=finite.sum(axis=-1).astype(np.float32),
         logit_variance=float("nan"),
-        warnings=(message(QT_TRANSLATE_NOOP(
-            "Errors", "{call} recorded its attention weights only (Hugging Face output_attentions): they are shown as "
-                      "recorded; scores, masks and outputs cannot be recomputed, and a key with weight 0 is shown as "
-                      "masked"), call=call.name),),
-        params={}, query_tokens=state.query_tokens, key_tokens=state.key_tokens)
+        warnings=(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Errors",
+                    "{call} recorded its attention weights only (Hugging Face output_attentions): they are shown as "
+                    "recorded; scores, masks and outputs cannot be recomputed, and a key with weight 0 is shown as "
+                    "masked",
+                ),
+                call=call.name,
+            ),
+        ),
+        params={},
+        query_tokens=state.query_tokens,
+        key_tokens=state.key_tokens,
+    )
     return Outcome(version, view, heads=heads_of_focused_call(state))
 
 
@@ -115,55 +133,125 @@ def run_state(state: State, version: int = 0) -> Outcome:
             available_devices,
         )
     except Exception as exc:  # noqa: BLE001
-        return Outcome(version, error=message(QT_TRANSLATE_NOOP("Errors", "could not load PyTorch: {error}"),
-                                              error=f"{type(exc).__name__}: {exc}"),
-                       device=s.device, dtype=s.dtype)
+        return Outcome(
+            version,
+            error=message(
+                QT_TRANSLATE_NOOP("Errors", "could not load PyTorch: {error}"), error=f"{type(exc).__name__}: {exc}"
+            ),
+            device=s.device,
+            dtype=s.dtype,
+        )
     try:
-
         params = {k: tensor_view(v) for k, v in state.params.items()} or None
         lens = state.valid_lens()
         with torch.no_grad():
             result = attend(
-                tensor_view(state.queries), tensor_view(state.keys), tensor_view(state.values),
+                tensor_view(state.queries),
+                tensor_view(state.keys),
+                tensor_view(state.values),
                 None if lens is None else tensor_view(lens),
-                scoring=s.scoring, mask_mode=s.mask_mode, causal=s.causal, params=params,
-                num_hiddens=s.num_hiddens, seed=s.param_seed, dropout=s.dropout, train=s.train,
-                dropout_seed=s.dropout_seed, dtype=s.dtype, device=s.device, allow_nonfinite=s.allow_nonfinite,
-                **mask_kwargs(state), **scale_kwargs(state),
+                scoring=s.scoring,
+                mask_mode=s.mask_mode,
+                causal=s.causal,
+                params=params,
+                num_hiddens=s.num_hiddens,
+                seed=s.param_seed,
+                dropout=s.dropout,
+                train=s.train,
+                dropout_seed=s.dropout_seed,
+                dtype=s.dtype,
+                device=s.device,
+                allow_nonfinite=s.allow_nonfinite,
+                **mask_kwargs(state),
+                **scale_kwargs(state),
             )
         d = result.diagnostics
         view = ViewData(
-            raw_scores=to_numpy(result.raw_scores), scores=to_numpy(result.scores), mask=to_numpy(result.mask),
-            masked_scores=to_numpy(result.masked_scores), weights=to_numpy(result.weights),
-            applied_weights=to_numpy(result.applied_weights), output=to_numpy(result.output),
-            empty_rows=to_numpy(d.empty_rows), nan_rows=to_numpy(d.nan_rows), entropy=to_numpy(d.entropy),
-            max_weight=to_numpy(d.max_weight), row_sums=to_numpy(d.row_sums), logit_variance=d.logit_variance,
-            warnings=d.warnings, params={k: to_numpy(v) for k, v in result.params.items()},
-            query_tokens=state.query_tokens, key_tokens=state.key_tokens,
+            raw_scores=to_numpy(result.raw_scores),
+            scores=to_numpy(result.scores),
+            mask=to_numpy(result.mask),
+            masked_scores=to_numpy(result.masked_scores),
+            weights=to_numpy(result.weights),
+            applied_weights=to_numpy(result.applied_weights),
+            output=to_numpy(result.output),
+            empty_rows=to_numpy(d.empty_rows),
+            nan_rows=to_numpy(d.nan_rows),
+            entropy=to_numpy(d.entropy),
+            max_weight=to_numpy(d.max_weight),
+            row_sums=to_numpy(d.row_sums),
+            logit_variance=d.logit_variance,
+            warnings=d.warnings,
+            params={k: to_numpy(v) for k, v in result.params.items()},
+            query_tokens=state.query_tokens,
+            key_tokens=state.key_tokens,
         )
         view = replace(view, padded_rows=padded_query_rows(state, view.mask))
-        return Outcome(version, view, device=result.device, dtype=result.dtype, seconds=result.seconds,
-                       extra={"devices": available_devices()}, heads=heads_of_focused_call(state))
+        return Outcome(
+            version,
+            view,
+            device=result.device,
+            dtype=result.dtype,
+            seconds=result.seconds,
+            extra={"devices": available_devices()},
+            heads=heads_of_focused_call(state),
+        )
     except DeviceOutOfMemoryError as exc:
-        return Outcome(version, error=exception_message(exc), error_field="device", out_of_memory=True,
-                       device=s.device, dtype=s.dtype, seconds=time.perf_counter() - start)
+        return Outcome(
+            version,
+            error=exception_message(exc),
+            error_field="device",
+            out_of_memory=True,
+            device=s.device,
+            dtype=s.dtype,
+            seconds=time.perf_counter() - start,
+        )
     except DeviceError as exc:
-        return Outcome(version, error=exception_message(exc), error_field="device", device=s.device, dtype=s.dtype,
-                       seconds=time.perf_counter() - start)
+        return Outcome(
+            version,
+            error=exception_message(exc),
+            error_field="device",
+            device=s.device,
+            dtype=s.dtype,
+            seconds=time.perf_counter() - start,
+        )
     except MemoryBudgetError as exc:
-        return Outcome(version, error=exception_message(exc), error_field="shape", too_large=True, device=s.device,
-                       dtype=s.dtype, seconds=time.perf_counter() - start)
+        return Outcome(
+            version,
+            error=exception_message(exc),
+            error_field="shape",
+            too_large=True,
+            device=s.device,
+            dtype=s.dtype,
+            seconds=time.perf_counter() - start,
+        )
     except AttentionInputError as exc:
-        return Outcome(version, error=exception_message(exc), error_field=exc.field, device=s.device, dtype=s.dtype,
-                       seconds=time.perf_counter() - start)
+        return Outcome(
+            version,
+            error=exception_message(exc),
+            error_field=exc.field,
+            device=s.device,
+            dtype=s.dtype,
+            seconds=time.perf_counter() - start,
+        )
     except MemoryError:
-        return Outcome(version,
-                       error=QT_TRANSLATE_NOOP("Errors", "out of memory on this computer: use a smaller input"),
-                       error_field="shape", out_of_memory=True, device=s.device, dtype=s.dtype)
+        return Outcome(
+            version,
+            error=QT_TRANSLATE_NOOP("Errors", "out of memory on this computer: use a smaller input"),
+            error_field="shape",
+            out_of_memory=True,
+            device=s.device,
+            dtype=s.dtype,
+        )
     except Exception as exc:  # noqa: BLE001 - the app must keep running whatever the engine does
-        return Outcome(version, error=message(QT_TRANSLATE_NOOP("Errors", "unexpected error: {error}"),
-                                              error=f"{type(exc).__name__}: {exc}"), device=s.device,
-                       dtype=s.dtype, seconds=time.perf_counter() - start)
+        return Outcome(
+            version,
+            error=message(
+                QT_TRANSLATE_NOOP("Errors", "unexpected error: {error}"), error=f"{type(exc).__name__}: {exc}"
+            ),
+            device=s.device,
+            dtype=s.dtype,
+            seconds=time.perf_counter() - start,
+        )
 
 
 def padded_query_rows(state: State, allowed: np.ndarray) -> np.ndarray | None:
@@ -186,8 +274,9 @@ def mask_kwargs(state: State) -> dict[str, object]:
 
     kwargs: dict[str, object] = {}
     if state.masks is not None:
-        kwargs = {name: None if (m := getattr(state.masks, name)) is None else tensor_view(m)
-                  for name in MASK_ARGUMENTS}
+        kwargs = {
+            name: None if (m := getattr(state.masks, name)) is None else tensor_view(m) for name in MASK_ARGUMENTS
+        }
     extra = long_context_mask(state)
     if extra is not None:
         given = kwargs.get("attn_mask")
@@ -212,9 +301,14 @@ def long_context_mask(state: State) -> object:
     s = state.settings
     if not (s.window or s.sinks or s.prefix or s.chunk) and state.documents is None:
         return None
-    mask = make_mask(window=s.window or None, sinks=s.sinks or None, prefix=s.prefix or None, chunk=s.chunk or None,
-                     documents=None if state.documents is None else tensor_view(state.documents),
-                     causal=s.causal)
+    mask = make_mask(
+        window=s.window or None,
+        sinks=s.sinks or None,
+        prefix=s.prefix or None,
+        chunk=s.chunk or None,
+        documents=None if state.documents is None else tensor_view(state.documents),
+        causal=s.causal,
+    )
     return torch.stack([mask.dense(state.n_queries, state.n_keys, batch=b) for b in range(state.batch)])
 
 

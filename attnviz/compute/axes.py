@@ -31,8 +31,9 @@ def _row(tokens: np.ndarray | Sequence[Sequence[str]] | None, batch: int, count:
     return [short_token(str(t)) for t in tokens[batch]]
 
 
-def axis_labels(query_tokens: np.ndarray | None, key_tokens: np.ndarray | None, batch: int, n_queries: int,
-                n_keys: int) -> tuple[list[str], list[str]]:
+def axis_labels(
+    query_tokens: np.ndarray | None, key_tokens: np.ndarray | None, batch: int, n_queries: int, n_keys: int
+) -> tuple[list[str], list[str]]:
     """Row (query) and column (key) labels of batch element ``batch``."""
     rows = _row(query_tokens, batch, n_queries) or index_labels("q", n_queries)
     cols = _row(key_tokens, batch, n_keys) or index_labels("k", n_keys)

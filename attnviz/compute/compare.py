@@ -57,8 +57,9 @@ class Comparison:
         choices = compare_choices(self.what)
         for side, value in (("A", self.a), ("B", self.b)):
             if value not in choices:
-                raise ValueError(f"{side}: {value!r} is not a {COMPARE_KINDS[self.what].lower()}; "
-                                 f"choose one of {', '.join(choices)}")
+                raise ValueError(
+                    f"{side}: {value!r} is not a {COMPARE_KINDS[self.what].lower()}; choose one of {', '.join(choices)}"
+                )
 
     def choice_label(self, side: str) -> str:
         """The (marked) label of side ``side``'s choice ("A" or "B")."""
@@ -112,5 +113,11 @@ def run_pair(snapshot: Snapshot) -> Outcome:
     assert isinstance(snapshot, PairSnapshot)
     a = run_state(snapshot.state, snapshot.version)
     b = run_state(snapshot.state_b, snapshot.version)
-    return PairOutcome(snapshot.version, a=a, b=b, doc_version=snapshot.doc_version,
-                       comparison=snapshot.comparison, seconds=a.seconds + b.seconds)
+    return PairOutcome(
+        snapshot.version,
+        a=a,
+        b=b,
+        doc_version=snapshot.doc_version,
+        comparison=snapshot.comparison,
+        seconds=a.seconds + b.seconds,
+    )

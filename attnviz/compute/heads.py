@@ -18,8 +18,16 @@ from attnviz.document import State
 from attnviz.model_run import MASK_ARGUMENTS, AttentionCall
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 
-__all__ = ["HEAD_STATISTICS", "PAD_TOKENS", "HeadStatistics", "HeadsData", "call_weights", "head_statistics",
-           "heads_of_focused_call", "padding_keys"]
+__all__ = [
+    "HEAD_STATISTICS",
+    "PAD_TOKENS",
+    "HeadStatistics",
+    "HeadsData",
+    "call_weights",
+    "head_statistics",
+    "heads_of_focused_call",
+    "padding_keys",
+]
 
 #: Token texts that mark padding in the common tokenisers (BERT, T5/Llama, RoBERTa, GPT-2's
 #: usual pad-as-EOS): used to find padding that a mask failed to mask.
@@ -47,18 +55,30 @@ def _attend_call(call: AttentionCall, state: State, keep: tuple[str, ...] = ("ma
     s = state.settings
     if call.queries is None or call.keys is None or call.values is None:
         raise ValueError(message(QT_TRANSLATE_NOOP("Heads", "{call} recorded attention weights only"), call=call.name))
-    masks: dict[str, Any] = {name: None if (m := getattr(call.masks, name)) is None else tensor_view(m)
-             for name in MASK_ARGUMENTS}
+    masks: dict[str, Any] = {
+        name: None if (m := getattr(call.masks, name)) is None else tensor_view(m) for name in MASK_ARGUMENTS
+    }
     lens = state.valid_lens()
     params = {k: tensor_view(v) for k, v in state.params.items()} or None
     scale = call.scale if get_scoring(s.scoring).takes_scale else None
     with torch.no_grad():
         return attend(
-            tensor_view(call.queries), tensor_view(call.keys),
-            tensor_view(call.values), None if lens is None else tensor_view(lens),
-            scoring=s.scoring, mask_mode=s.mask_mode, causal=s.causal,
-            params=params, num_hiddens=s.num_hiddens, seed=s.param_seed, dtype=s.dtype, device=s.device,
-            allow_nonfinite=s.allow_nonfinite, enable_gqa=call.kv_heads != call.shape[1], scale=scale, keep=keep,
+            tensor_view(call.queries),
+            tensor_view(call.keys),
+            tensor_view(call.values),
+            None if lens is None else tensor_view(lens),
+            scoring=s.scoring,
+            mask_mode=s.mask_mode,
+            causal=s.causal,
+            params=params,
+            num_hiddens=s.num_hiddens,
+            seed=s.param_seed,
+            dtype=s.dtype,
+            device=s.device,
+            allow_nonfinite=s.allow_nonfinite,
+            enable_gqa=call.kv_heads != call.shape[1],
+            scale=scale,
+            keep=keep,
             **masks,
         )
 
@@ -76,8 +96,12 @@ def heads_of_focused_call(state: State) -> HeadsData | None:
         return HeadsData(state.layer, weights, allowed, ~allowed.any(axis=-1))
     try:
         result = _attend_call(call, state)
-        return HeadsData(state.layer, to_numpy(result.weights), to_numpy(result.mask),  # type: ignore[attr-defined]
-                         to_numpy(result.diagnostics.empty_rows))  # type: ignore[attr-defined]
+        return HeadsData(
+            state.layer,
+            to_numpy(result.weights),
+            to_numpy(result.mask),  # type: ignore[attr-defined]
+            to_numpy(result.diagnostics.empty_rows),
+        )  # type: ignore[attr-defined]
     except Exception as exc:  # noqa: BLE001 - the main view must not fail because of the grid
         return HeadsData(state.layer, error=exception_message(exc))
 
@@ -116,20 +140,34 @@ def padding_keys(state: State, call: AttentionCall) -> np.ndarray | None:
 
 #: The per-head statistics of the overview: name -> (label, description).
 HEAD_STATISTICS: dict[str, tuple[str, str]] = {
-    "entropy": (QT_TRANSLATE_NOOP("Heads", "Entropy"),
-                QT_TRANSLATE_NOOP("Heads", "How spread each query's attention is, 0 (one key) to 1 (uniform over its "
-                                           "allowed keys); mean over real queries")),
-    "first": (QT_TRANSLATE_NOOP("Heads", "Attention to the first token"),
-              QT_TRANSLATE_NOOP("Heads", "Weight on key 0 (often [CLS] or <s>: an attention sink); mean over real "
-                                         "queries")),
-    "padding": (QT_TRANSLATE_NOOP("Heads", "Attention to padding"),
-                QT_TRANSLATE_NOOP("Heads", "Weight on padding keys (from the padding mask and pad tokens); anything "
-                                           "above 0 is a masking bug; mean over real queries")),
-    "diagonal": (QT_TRANSLATE_NOOP("Heads", "Attention to itself"),
-                 QT_TRANSLATE_NOOP("Heads", "Weight of query i on key i (self-attention); mean over real queries")),
-    "max": (QT_TRANSLATE_NOOP("Heads", "Largest weight"),
-            QT_TRANSLATE_NOOP("Heads", "Each query's largest weight (1: it looks at one key only); mean over real "
-                                       "queries")),
+    "entropy": (
+        QT_TRANSLATE_NOOP("Heads", "Entropy"),
+        QT_TRANSLATE_NOOP(
+            "Heads",
+            "How spread each query's attention is, 0 (one key) to 1 (uniform over its "
+            "allowed keys); mean over real queries",
+        ),
+    ),
+    "first": (
+        QT_TRANSLATE_NOOP("Heads", "Attention to the first token"),
+        QT_TRANSLATE_NOOP("Heads", "Weight on key 0 (often [CLS] or <s>: an attention sink); mean over real queries"),
+    ),
+    "padding": (
+        QT_TRANSLATE_NOOP("Heads", "Attention to padding"),
+        QT_TRANSLATE_NOOP(
+            "Heads",
+            "Weight on padding keys (from the padding mask and pad tokens); anything "
+            "above 0 is a masking bug; mean over real queries",
+        ),
+    ),
+    "diagonal": (
+        QT_TRANSLATE_NOOP("Heads", "Attention to itself"),
+        QT_TRANSLATE_NOOP("Heads", "Weight of query i on key i (self-attention); mean over real queries"),
+    ),
+    "max": (
+        QT_TRANSLATE_NOOP("Heads", "Largest weight"),
+        QT_TRANSLATE_NOOP("Heads", "Each query's largest weight (1: it looks at one key only); mean over real queries"),
+    ),
 }
 
 
@@ -188,8 +226,9 @@ def head_statistics(state: State, *, should_stop: Callable[[], bool] | None = No
         norm = np.where(np.isfinite(w).all(axis=-1), norm, np.nan)
         values["entropy"][index, :, :h] = _mean_rows(norm, rows)
         values["first"][index, :, :h] = _mean_rows(w[..., 0], rows)
-        values["max"][index, :, :h] = _mean_rows(np.where(np.isfinite(w).all(axis=-1), finite.max(axis=-1), np.nan),
-                                                 rows)
+        values["max"][index, :, :h] = _mean_rows(
+            np.where(np.isfinite(w).all(axis=-1), finite.max(axis=-1), np.nan), rows
+        )
         if pad is not None:
             values["padding"][index, :, :h] = _mean_rows((finite * pad[:, None, None, :]).sum(axis=-1), rows)
         if q == k:

@@ -61,8 +61,11 @@ def _tensors(state: State) -> tuple[object, object, object, object, dict[str, ob
     lens = state.valid_lens()
     params = {k: torch.from_numpy(np.asarray(v)) for k, v in state.params.items()} or None
     return (
-        torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values),
-        None if lens is None else torch.from_numpy(lens), params,
+        torch.from_numpy(state.queries),
+        torch.from_numpy(state.keys),
+        torch.from_numpy(state.values),
+        None if lens is None else torch.from_numpy(lens),
+        params,
     )
 
 
@@ -130,8 +133,17 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
         try:
             with torch.no_grad():
                 report = compare_conventions(
-                    q, k, v, lens, causal=s.causal, scoring=s.scoring, dtype=s.dtype, params=params,
-                    num_hiddens=s.num_hiddens, seed=s.param_seed, allow_nonfinite=s.allow_nonfinite,
+                    q,
+                    k,
+                    v,
+                    lens,
+                    causal=s.causal,
+                    scoring=s.scoring,
+                    dtype=s.dtype,
+                    params=params,
+                    num_hiddens=s.num_hiddens,
+                    seed=s.param_seed,
+                    allow_nonfinite=s.allow_nonfinite,
                 )
         except AttentionInputError as exc:
             return LabOutcome(snapshot.version, error=exception_message(exc), error_field=exc.field)
@@ -140,15 +152,24 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
             diff = report.disagreements.get(name)
             zeros = np.zeros(tuple(conv.weights.shape), dtype=bool)
             conventions[name] = ConventionView(
-                name=name, mask_mode=conv.mask_mode, causal=conv.causal, label=conv.label,
+                name=name,
+                mask_mode=conv.mask_mode,
+                causal=conv.causal,
+                label=conv.label,
                 weights=to_numpy(conv.weights),
                 cells=zeros if diff is None else to_numpy(diff.cells),
                 output_rows=zeros.any(-1) if diff is None else to_numpy(diff.output_rows),
                 row_kinds=conv.row_kinds,
                 sentences=() if diff is None else diff.sentences,
             )
-        return LabOutcome(snapshot.version, report, report.reference, conventions,
-                          to_numpy(report.allowed), to_numpy(report.empty_rows))
+        return LabOutcome(
+            snapshot.version,
+            report,
+            report.reference,
+            conventions,
+            to_numpy(report.allowed),
+            to_numpy(report.empty_rows),
+        )
     except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
         if _out_of_memory(exc):
             return LabOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape")
@@ -219,13 +240,16 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
         sat_note: str | None = None
         if s.scoring == "additive":
             try:
-                saturation = tanh_saturation(q, k, params, num_hiddens=s.num_hiddens, seed=s.param_seed,
-                                             valid_lens=lens)
+                saturation = tanh_saturation(
+                    q, k, params, num_hiddens=s.num_hiddens, seed=s.param_seed, valid_lens=lens
+                )
             except AttentionInputError as exc:
                 sat_note = exception_message(exc)
         else:
-            sat_note = QT_TRANSLATE_NOOP("LabWorker", "tanh saturation concerns additive attention: choose the "
-                                                      "additive scoring function to see it")
+            sat_note = QT_TRANSLATE_NOOP(
+                "LabWorker",
+                "tanh saturation concerns additive attention: choose the additive scoring function to see it",
+            )
         return ScalingOutcome(snapshot.version, curves, point, note, saturation, sat_note, s.scoring)
     except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
         if _out_of_memory(exc):

@@ -22,8 +22,15 @@ from attnviz.compute.convert import tensor_view
 from attnviz.document import State
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 
-__all__ = ["LongRequest", "LongResult", "TileRequest", "TileResult", "compute_overview", "compute_tile",
-           "overview_arguments"]
+__all__ = [
+    "LongRequest",
+    "LongResult",
+    "TileRequest",
+    "TileResult",
+    "compute_overview",
+    "compute_tile",
+    "overview_arguments",
+]
 
 
 @dataclass(frozen=True)
@@ -95,19 +102,30 @@ def overview_arguments(state: State, batch: int) -> dict[str, object]:
 
     s = state.settings
     if s.scoring not in ("scaled_dot", "dot"):
-        raise ValueError(message(QT_TRANSLATE_NOOP(
-            "LongView", "the long-context overview computes dot-product attention; the scoring is {scoring}"),
-            scoring=s.scoring))
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "LongView", "the long-context overview computes dot-product attention; the scoring is {scoring}"
+                ),
+                scoring=s.scoring,
+            )
+        )
     d = state.queries.shape[2]
     if state.keys.shape[2] != d:
-        raise ValueError(message(QT_TRANSLATE_NOOP("LongView", "queries and keys must have the same size for a dot "
-                                                               "product: {d_q} and {d_k}"),
-                                 d_q=d, d_k=state.keys.shape[2]))
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "LongView", "queries and keys must have the same size for a dot product: {d_q} and {d_k}"
+                ),
+                d_q=d,
+                d_k=state.keys.shape[2],
+            )
+        )
     scale = s.scale if s.scale is not None else (1.0 if s.scoring == "dot" else 1.0 / math.sqrt(d))
     kwargs: dict[str, object] = {"scale": scale, "causal": s.causal}
     lens = state.valid_lens()
     if lens is not None:
-        kwargs["valid_lens"] = tensor_view(lens[batch:batch + 1])
+        kwargs["valid_lens"] = tensor_view(lens[batch : batch + 1])
     masks = state.masks
     if masks is not None:
         if masks.attention_mask is not None:
@@ -117,13 +135,20 @@ def overview_arguments(state: State, batch: int) -> dict[str, object]:
         if masks.attn_mask is not None:
             am = np.asarray(masks.attn_mask)
             if am.shape[-2:-1] not in ((), (1,)) or am.dtype != bool:
-                raise ValueError(message(QT_TRANSLATE_NOOP(
-                    "LongView", "the overview streams masks it can compute: a full (queries x keys) attn_mask of "
-                                "shape {shape} cannot be; give it as a padding mask and causal / window settings"),
-                    shape=tuple(am.shape)))
+                raise ValueError(
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "LongView",
+                            "the overview streams masks it can compute: a full (queries x keys) attn_mask of "
+                            "shape {shape} cannot be; give it as a padding mask and causal / window settings",
+                        ),
+                        shape=tuple(am.shape),
+                    )
+                )
             # A boolean (..., 1, L_k) attn_mask is a padding mask (True = attend).
-            kwargs["attention_mask"] = _key_row(am.reshape(-1, am.shape[-1]).astype(np.int64), batch,
-                                                state.n_keys, "attn_mask")
+            kwargs["attention_mask"] = _key_row(
+                am.reshape(-1, am.shape[-1]).astype(np.int64), batch, state.n_keys, "attn_mask"
+            )
     for name in ("window", "sinks", "prefix", "chunk"):
         value = getattr(s, name)
         if value:
@@ -139,16 +164,24 @@ def _key_row(mask: np.ndarray, batch: int, n_keys: int, name: str) -> object:
     if arr.ndim == 1:
         arr = arr[None]
     if arr.ndim != 2 or arr.shape[1] != n_keys:
-        raise ValueError(message(QT_TRANSLATE_NOOP("LongView", "{name} must be (batch, keys) for the overview; got "
-                                                               "shape {shape}"), name=name, shape=tuple(arr.shape)))
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("LongView", "{name} must be (batch, keys) for the overview; got shape {shape}"),
+                name=name,
+                shape=tuple(arr.shape),
+            )
+        )
     row = arr[min(batch, arr.shape[0] - 1)]
     if arr.dtype.kind == "f" and name == "key_padding_mask":
         row = row <= -1e4  # an additive padding mask: its very negative entries are padding
     return tensor_view(np.ascontiguousarray(row))
 
 
-def compute_overview(request: LongRequest, should_stop: Callable[[], bool] | None = None,
-                     progress: Callable[[int, int], None] | None = None) -> LongResult:
+def compute_overview(
+    request: LongRequest,
+    should_stop: Callable[[], bool] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> LongResult:
     """The overview for ``request``; never raises (an error or a cancellation is data)."""
     start = time.perf_counter()
     base: dict[str, Any] = {"version": request.version, "batch": request.batch, "generation": request.generation}
@@ -166,10 +199,18 @@ def compute_overview(request: LongRequest, should_stop: Callable[[], bool] | Non
         return LongResult(**base, error=exception_message(exc))
     n_q, n_k = request.state.n_queries, request.state.n_keys
     return LongResult(
-        **base, overview=ov, mean=ov.mean.numpy(), max=ov.max.numpy(), masked_share=ov.masked_share.numpy(),
-        column_sums=ov.column_sums.numpy(), entropy=ov.entropy.numpy(), row_edges=ov.row_edges().numpy(),
-        col_edges=ov.col_edges().numpy(), computed_share=ov.computed_cells / max(1, n_q * n_k),
-        seconds=time.perf_counter() - start)
+        **base,
+        overview=ov,
+        mean=ov.mean.numpy(),
+        max=ov.max.numpy(),
+        masked_share=ov.masked_share.numpy(),
+        column_sums=ov.column_sums.numpy(),
+        entropy=ov.entropy.numpy(),
+        row_edges=ov.row_edges().numpy(),
+        col_edges=ov.col_edges().numpy(),
+        computed_share=ov.computed_cells / max(1, n_q * n_k),
+        seconds=time.perf_counter() - start,
+    )
 
 
 def compute_tile(request: TileRequest) -> TileResult:

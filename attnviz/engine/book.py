@@ -26,16 +26,24 @@ def masked_softmax(X: torch.Tensor, valid_lens: torch.Tensor | None) -> torch.Te
     length (1-D: per batch element; 2-D: per batch element and query) filled with -1e6."""
     if not isinstance(X, torch.Tensor) or not X.is_floating_point():
         got = f"dtype {X.dtype}" if isinstance(X, torch.Tensor) else type(X).__name__
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "X must be a floating-point tensor of "
-                                                                      "scores; got {got}"), got=got), "scores")
+        raise AttentionInputError(
+            message(QT_TRANSLATE_NOOP("Errors", "X must be a floating-point tensor of scores; got {got}"), got=got),
+            "scores",
+        )
     if X.device.type == "meta":
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} is on the 'meta' device, which holds no "
-                                                                      "values"), name="X"), "scores")
+        raise AttentionInputError(
+            message(QT_TRANSLATE_NOOP("Errors", "{name} is on the 'meta' device, which holds no values"), name="X"),
+            "scores",
+        )
     if valid_lens is None:
         return nn.functional.softmax(X, dim=-1)
     if X.dim() != 3:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "X must be 3-D (batch, queries, keys); got shape "
-                                                                      "{shape}"), shape=tuple(X.shape)))
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "X must be 3-D (batch, queries, keys); got shape {shape}"),
+                shape=tuple(X.shape),
+            )
+        )
     batch, n_q, n_k = X.shape
     spec = MaskSpec.build(batch, n_q, n_k, X.device, valid_lens=valid_lens)
     allowed = spec.rows(0, n_q, X.device)
@@ -70,10 +78,14 @@ class AdditiveAttention(nn.Module):
         q_hidden, k_hidden = self.W_q(queries), self.W_k(keys)
         batch, n_q, hidden = q_hidden.shape
         rows = max(1, self.block_elements // max(batch * k_hidden.shape[1] * hidden, 1))
-        scores = torch.cat(
-            [additive_scores(q_hidden[:, r:r + rows], k_hidden, self.w_v.weight) for r in range(0, n_q, rows)],
-            dim=1,
-        ) if n_q > rows else additive_scores(q_hidden, k_hidden, self.w_v.weight)
+        scores = (
+            torch.cat(
+                [additive_scores(q_hidden[:, r : r + rows], k_hidden, self.w_v.weight) for r in range(0, n_q, rows)],
+                dim=1,
+            )
+            if n_q > rows
+            else additive_scores(q_hidden, k_hidden, self.w_v.weight)
+        )
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.bmm(self.dropout(self.attention_weights), values)
 
@@ -94,9 +106,16 @@ class DotProductAttention(nn.Module):
     ) -> torch.Tensor:
         d = queries.shape[-1]
         if keys.shape[-1] != d:
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                "Errors", "dot-product attention needs queries and keys of the same length: d_q = {d_q}, d_k = {d_k}"),
-                d_q=d, d_k=keys.shape[-1]))
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Errors",
+                        "dot-product attention needs queries and keys of the same length: d_q = {d_q}, d_k = {d_k}",
+                    ),
+                    d_q=d,
+                    d_k=keys.shape[-1],
+                )
+            )
         scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.bmm(self.dropout(self.attention_weights), values)

@@ -182,11 +182,18 @@ def estimate_memory(
     cells = n * n_q * n_k
     scaled = scale is not None or fn.scale(d_q) is not None
     distinct = {
-        "raw_scores": scaled, "scores": True, "mask": masked, "masked_scores": masked,
-        "weights": True, "applied_weights": train and dropout > 0,
+        "raw_scores": scaled,
+        "scores": True,
+        "mask": masked,
+        "masked_scores": masked,
+        "weights": True,
+        "applied_weights": train and dropout > 0,
     }
-    stages = {name: cells * (1 if name == "mask" else element)
-              for name in STAGES if name != "output" and distinct[name] and (name in kept or name == "weights")}
+    stages = {
+        name: cells * (1 if name == "mask" else element)
+        for name in STAGES
+        if name != "output" and distinct[name] and (name in kept or name == "weights")
+    }
     hidden = num_hiddens if "w_v" in fn.param_shapes(d_q, d_k, num_hiddens) else 1
     block = min(cells, BLOCK_ELEMENTS)
     temporaries = _BLOCK_TEMPORARIES * block * max(element, 4)
@@ -196,8 +203,9 @@ def estimate_memory(
     inputs = (n * n_q * d_q + n * n_k * (d_k + d_v)) * element
     per_row = n * n_q * (3 * max(element, 4) + 3)  # row sums, entropy, largest weight; three bool flags
     output = n * n_q * d_v * element
-    return MemoryEstimate(lead, n_q, n_k, stages, output + inputs + params + per_row + mask_bytes + temporaries,
-                          temporaries)
+    return MemoryEstimate(
+        lead, n_q, n_k, stages, output + inputs + params + per_row + mask_bytes + temporaries, temporaries
+    )
 
 
 def check_memory(estimate: MemoryEstimate, budget: float, available: int | None = None) -> None:
@@ -212,39 +220,82 @@ def check_memory(estimate: MemoryEstimate, budget: float, available: int | None 
     advice: list[str] = []
     minimal = estimate.total_keeping(())
     if set(estimate.stages) - set(_MINIMAL_KEEP) and minimal <= budget:
-        advice.append(message(QT_TRANSLATE_NOOP("Errors", "keep fewer stages: keep=('weights', 'output') needs about "
-                                                          "{size}"), size=format_bytes(minimal)))
+        advice.append(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "keep fewer stages: keep=('weights', 'output') needs about {size}"),
+                size=format_bytes(minimal),
+            )
+        )
     batch = estimate.lead[0]
     if batch > 1:
         fits = estimate.max_batch(budget)
         fits_minimal = estimate.max_batch(budget, ())
         if fits >= 1:
-            advice.append(message(QT_TRANSLATE_NOOP("Errors", "a smaller batch: {fits} of the {batch} at a time"),
-                                  fits=fits, batch=batch))
+            advice.append(
+                message(
+                    QT_TRANSLATE_NOOP("Errors", "a smaller batch: {fits} of the {batch} at a time"),
+                    fits=fits,
+                    batch=batch,
+                )
+            )
         elif fits_minimal >= 1:
-            advice.append(message(QT_TRANSLATE_NOOP("Errors", "a smaller batch with fewer stages: {fits} of the "
-                                                              "{batch} at a time with keep=('weights', 'output')"),
-                                  fits=fits_minimal, batch=batch))
-    advice.append(QT_TRANSLATE_NOOP("Errors", "the long-context overview, which summarises long inputs without "
-                                              "holding their full matrices"))
+            advice.append(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Errors",
+                        "a smaller batch with fewer stages: {fits} of the "
+                        "{batch} at a time with keep=('weights', 'output')",
+                    ),
+                    fits=fits_minimal,
+                    batch=batch,
+                )
+            )
+    advice.append(
+        QT_TRANSLATE_NOOP(
+            "Errors", "the long-context overview, which summarises long inputs without holding their full matrices"
+        )
+    )
     advice.append(QT_TRANSLATE_NOOP("Errors", "a larger memory_budget= (bytes)"))
     limit = _limit_text(budget, available)
-    raise MemoryBudgetError(message(QT_TRANSLATE_NOOP(
-        "Errors", "attention of shape {shape} keeping {kept} needs about {needed} (one float stage is {stage}), more "
-                  "than the memory budget of {budget}. What would fit: {advice}"),
-        shape=(*estimate.lead, estimate.n_queries, estimate.n_keys), kept=", ".join(kept),
-        needed=format_bytes(estimate.total), stage=format_bytes(estimate.stage_bytes), budget=limit,
-        advice=joined(advice, "; ")), estimate.total, int(budget))
+    raise MemoryBudgetError(
+        message(
+            QT_TRANSLATE_NOOP(
+                "Errors",
+                "attention of shape {shape} keeping {kept} needs about {needed} (one float stage is {stage}), more "
+                "than the memory budget of {budget}. What would fit: {advice}",
+            ),
+            shape=(*estimate.lead, estimate.n_queries, estimate.n_keys),
+            kept=", ".join(kept),
+            needed=format_bytes(estimate.total),
+            stage=format_bytes(estimate.stage_bytes),
+            budget=limit,
+            advice=joined(advice, "; "),
+        ),
+        estimate.total,
+        int(budget),
+    )
 
 
 def _limit_text(budget: float, available: int | None) -> str:
-    return format_bytes(budget) if available is None else message(QT_TRANSLATE_NOOP(
-        "Errors", "{budget} (half of the {available} of memory available now)"),
-        budget=format_bytes(budget), available=format_bytes(available))
+    return (
+        format_bytes(budget)
+        if available is None
+        else message(
+            QT_TRANSLATE_NOOP("Errors", "{budget} (half of the {available} of memory available now)"),
+            budget=format_bytes(budget),
+            available=format_bytes(available),
+        )
+    )
 
 
-def enforce_work_budget(what: str, shape: tuple[int, ...], per_batch: float, fixed: float, device: torch.device,
-                        requested: float | None = None) -> None:
+def enforce_work_budget(
+    what: str,
+    shape: tuple[int, ...],
+    per_batch: float,
+    fixed: float,
+    device: torch.device,
+    requested: float | None = None,
+) -> None:
     """The budget check of a computation other than ``attend`` (a lab's), before it allocates.
 
     It needs ``fixed`` bytes plus ``per_batch`` bytes per batch element (``shape[0]``);
@@ -262,12 +313,26 @@ def enforce_work_budget(what: str, shape: tuple[int, ...], per_batch: float, fix
     advice: list[str] = []
     fits = int((budget - fixed) // per_batch) if per_batch > 0 else batch
     if batch > 1 and fits >= 1:
-        advice.append(message(QT_TRANSLATE_NOOP("Errors", "a smaller batch: {fits} of the {batch} at a time"),
-                              fits=fits, batch=batch))
+        advice.append(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "a smaller batch: {fits} of the {batch} at a time"), fits=fits, batch=batch
+            )
+        )
     advice.append(QT_TRANSLATE_NOOP("Errors", "fewer queries or keys"))
     advice.append(QT_TRANSLATE_NOOP("Errors", "a larger memory_budget= (bytes)"))
-    raise MemoryBudgetError(message(QT_TRANSLATE_NOOP(
-        "Errors", "{what} on inputs of shape {shape} needs about {needed}, more than the memory budget of {budget}. "
-                  "What would fit: {advice}"),
-        what=what, shape=shape, needed=format_bytes(needed), budget=_limit_text(budget, available),
-        advice=joined(advice, "; ")), int(needed), int(budget))
+    raise MemoryBudgetError(
+        message(
+            QT_TRANSLATE_NOOP(
+                "Errors",
+                "{what} on inputs of shape {shape} needs about {needed}, more than the memory budget of {budget}. "
+                "What would fit: {advice}",
+            ),
+            what=what,
+            shape=shape,
+            needed=format_bytes(needed),
+            budget=_limit_text(budget, available),
+            advice=joined(advice, "; "),
+        ),
+        int(needed),
+        int(budget),
+    )

@@ -128,11 +128,20 @@ def attend(
     lead, n_q, d_q = tuple(q.shape[:-2]), q.shape[-2], q.shape[-1]
     n_k, d_k = k.shape[-2], k.shape[-1]
     estimate = estimate_memory(
-        q.shape, (*lead, n_k, d_k), (*lead, n_k, v.shape[-1]), dtype=dt, keep=kept, scoring=fn.name,
-        masked=alignment is not None or any(m is not None for m in (valid_lens, attn_mask, key_padding_mask,
-                                                                      attention_mask)),
-        dropout=p_drop, train=training, num_hiddens=hidden, scale=factor,
-        mask_bytes=_mask_bytes((attn_mask, key_padding_mask, attention_mask), dt))
+        q.shape,
+        (*lead, n_k, d_k),
+        (*lead, n_k, v.shape[-1]),
+        dtype=dt,
+        keep=kept,
+        scoring=fn.name,
+        masked=alignment is not None
+        or any(m is not None for m in (valid_lens, attn_mask, key_padding_mask, attention_mask)),
+        dropout=p_drop,
+        train=training,
+        num_hiddens=hidden,
+        scale=factor,
+        mask_bytes=_mask_bytes((attn_mask, key_padding_mask, attention_mask), dt),
+    )
     enforce_budget(estimate, dev, requested_budget)
     if not nonfinite_ok:
         for name, t in (("queries", q), ("keys", k), ("values", v)):
@@ -140,31 +149,61 @@ def attend(
 
     divisor = fn.scale(d_q) if factor is None else 1.0 / factor
     try:
-        spec = MaskSpec.build(lead, n_q, n_k, dev, valid_lens, alignment, attn_mask, key_padding_mask,
-                              attention_mask, dt)
+        spec = MaskSpec.build(
+            lead, n_q, n_k, dev, valid_lens, alignment, attn_mask, key_padding_mask, attention_mask, dt
+        )
         p = resolve_params(fn, params, d_q, d_k, hidden, param_seed)
         heads = q.shape[-3] // k.shape[-3]
         start = time.perf_counter()
         with torch.no_grad():
             computed = _compute(
-                fn, mode, spec, _flat(q, dev, dt, 1), _flat(k, dev, dt, heads), _flat(v, dev, dt, heads),
-                {n: t.to(device=dev, dtype=dt) for n, t in p.items()}, divisor, factor,
-                p_drop if training else 0.0, drop_seed, kept,
+                fn,
+                mode,
+                spec,
+                _flat(q, dev, dt, 1),
+                _flat(k, dev, dt, heads),
+                _flat(v, dev, dt, heads),
+                {n: t.to(device=dev, dtype=dt) for n, t in p.items()},
+                divisor,
+                factor,
+                p_drop if training else 0.0,
+                drop_seed,
+                kept,
             )
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
     except Exception as exc:
         if is_out_of_memory(exc):
-            raise DeviceOutOfMemoryError(message(QT_TRANSLATE_NOOP(
-                "Errors", "out of memory on {device} for batch {batch}, {n_q} queries x {n_k} keys (about {mib} MiB "
-                          "of stages); use a smaller input or another device"),
-                device=str(dev), batch=" x ".join(map(str, lead)), n_q=n_q, n_k=n_k,
-                mib=f"{estimate.total / 2**20:.0f}")) from exc
+            raise DeviceOutOfMemoryError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Errors",
+                        "out of memory on {device} for batch {batch}, {n_q} queries x {n_k} keys (about {mib} MiB "
+                        "of stages); use a smaller input or another device",
+                    ),
+                    device=str(dev),
+                    batch=" x ".join(map(str, lead)),
+                    n_q=n_q,
+                    n_k=n_k,
+                    mib=f"{estimate.total / 2**20:.0f}",
+                )
+            ) from exc
         raise
     seconds = time.perf_counter() - start
     row_sums, entropy, max_weight, empty_rows, fill_rows = computed.rows
-    diagnostics = finish_diagnostics(mode, spec, computed.sums, row_sums, entropy, max_weight, empty_rows, fill_rows,
-                                     divisor, dt, mask_findings(spec, dt))
+    diagnostics = finish_diagnostics(
+        mode,
+        spec,
+        computed.sums,
+        row_sums,
+        entropy,
+        max_weight,
+        empty_rows,
+        fill_rows,
+        divisor,
+        dt,
+        mask_findings(spec, dt),
+    )
     stages = _unflatten(computed.stages, lead)
     weights, output = stages["weights"], stages["output"]
     assert weights is not None and output is not None
@@ -203,8 +242,11 @@ def _default_dtype(x: object) -> torch.dtype:
 def _mask_bytes(masks: Iterable[object], dt: torch.dtype) -> int:
     """Bytes of the masks once converted: float masks to ``dt``, 0/1 masks to bool."""
     element = torch.finfo(dt).bits // 8
-    return sum(m.numel() * (element if m.is_floating_point() else 1)
-               for m in masks if isinstance(m, torch.Tensor) and m.dtype != torch.bool)
+    return sum(
+        m.numel() * (element if m.is_floating_point() else 1)
+        for m in masks
+        if isinstance(m, torch.Tensor) and m.dtype != torch.bool
+    )
 
 
 def _flat(t: torch.Tensor, device: torch.device, dtype: torch.dtype, repeat: int) -> torch.Tensor:
@@ -315,8 +357,14 @@ def _compute(
         return torch.full((), value, dtype=dtype, device=dev)
 
     sums = Accumulators(
-        scalar(), scalar(), scalar(), scalar(torch.int64), scalar(torch.int64),
-        scalar(torch.int64), scalar(torch.int64), scalar(value=math.inf),
+        scalar(),
+        scalar(),
+        scalar(),
+        scalar(torch.int64),
+        scalar(torch.int64),
+        scalar(torch.int64),
+        scalar(torch.int64),
+        scalar(value=math.inf),
     )
     row_sums = torch.empty((n, n_q), dtype=acc, device=dev)
     entropy = torch.empty_like(row_sums)
@@ -411,22 +459,48 @@ def _compute(
         if bias is not None:
             # -inf (a fill or the bias) sits where the weight is 0: the entropy's dot product skips it.
             finite_inputs = pre_softmax.masked_fill(torch.isneginf(pre_softmax), 0.0)
-        diagnose_weights(pre_softmax, weights, sums, row_sums[n0:n1, r0:r1], entropy[n0:n1, r0:r1],
-                         max_weight[n0:n1, r0:r1], finite_inputs=finite_inputs, length=length)
+        diagnose_weights(
+            pre_softmax,
+            weights,
+            sums,
+            row_sums[n0:n1, r0:r1],
+            entropy[n0:n1, r0:r1],
+            max_weight[n0:n1, r0:r1],
+            finite_inputs=finite_inputs,
+            length=length,
+        )
 
         if single:
-            stage_blocks = {"raw_scores": raw, "scores": scores, "masked_scores": pre_softmax,
-                            "weights": weights, "applied_weights": applied, "output": out,
-                            "mask": None if shown is None else shown.expand(shape).contiguous()}
+            stage_blocks = {
+                "raw_scores": raw,
+                "scores": scores,
+                "masked_scores": pre_softmax,
+                "weights": weights,
+                "applied_weights": applied,
+                "output": out,
+                "mask": None if shown is None else shown.expand(shape).contiguous(),
+            }
             break
-        for buf, block in ((raw_buf, raw), (scores_buf, scores), (masked_buf, pre_softmax), (applied_buf, applied),
-                           (mask_buf, shown)):
+        for buf, block in (
+            (raw_buf, raw),
+            (scores_buf, scores),
+            (masked_buf, pre_softmax),
+            (applied_buf, applied),
+            (mask_buf, shown),
+        ):
             if buf is not None and block is not None:
                 buf[n0:n1, r0:r1] = block
 
     if not single:
-        stage_blocks = {"raw_scores": raw_buf, "scores": scores_buf, "mask": mask_buf, "masked_scores": masked_buf,
-                        "weights": weights_buf, "applied_weights": applied_buf, "output": output}
+        stage_blocks = {
+            "raw_scores": raw_buf,
+            "scores": scores_buf,
+            "mask": mask_buf,
+            "masked_scores": masked_buf,
+            "weights": weights_buf,
+            "applied_weights": applied_buf,
+            "output": output,
+        }
     # Stages that are the same tensor as another one are shared, not copied.
     if divisor is None and factor is None:
         stage_blocks["raw_scores"] = stage_blocks["scores"]

@@ -31,8 +31,14 @@ def resolve_dtype(dtype: str | torch.dtype | None, default: torch.dtype = torch.
             return dtype
     elif isinstance(dtype, str) and dtype.removeprefix("torch.") in DTYPES:
         return DTYPES[dtype.removeprefix("torch.")]
-    raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "dtype must be one of {choices}; got {value}"),
-                                      choices=", ".join(DTYPES), value=repr(dtype)), "dtype")
+    raise AttentionInputError(
+        message(
+            QT_TRANSLATE_NOOP("Errors", "dtype must be one of {choices}; got {value}"),
+            choices=", ".join(DTYPES),
+            value=repr(dtype),
+        ),
+        "dtype",
+    )
 
 
 def _mps_available() -> bool:
@@ -60,8 +66,14 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
-        raise DeviceError(message(QT_TRANSLATE_NOOP("Errors", "unknown device {value}: expected 'auto', 'cpu', 'cuda', "
-                                                              "'cuda:N' or 'mps'"), value=repr(device))) from exc
+        raise DeviceError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Errors", "unknown device {value}: expected 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'"
+                ),
+                value=repr(device),
+            )
+        ) from exc
     if dev.type == "cpu":
         return dev
     if dev.type == "cuda":
@@ -69,21 +81,34 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
         index = 0 if dev.index is None else dev.index
         if index >= count:
             if count:
-                have = plural(count, QT_TRANSLATE_NOOP("Errors", "{n} CUDA device"),
-                              QT_TRANSLATE_NOOP("Errors", "{n} CUDA devices"))
+                have = plural(
+                    count,
+                    QT_TRANSLATE_NOOP("Errors", "{n} CUDA device"),
+                    QT_TRANSLATE_NOOP("Errors", "{n} CUDA devices"),
+                )
             else:
                 have = QT_TRANSLATE_NOOP("Errors", "no CUDA device")
-            raise DeviceError(message(
-                QT_TRANSLATE_NOOP("Errors", "device '{device}' is not available: this machine has {have}"),
-                device=str(dev), have=have))
+            raise DeviceError(
+                message(
+                    QT_TRANSLATE_NOOP("Errors", "device '{device}' is not available: this machine has {have}"),
+                    device=str(dev),
+                    have=have,
+                )
+            )
         return torch.device("cuda", index)
     if dev.type == "mps":
         if not _mps_available():
-            raise DeviceError(QT_TRANSLATE_NOOP(
-                "Errors", "device 'mps' is not available: this machine has no Apple GPU (MPS)"))
+            raise DeviceError(
+                QT_TRANSLATE_NOOP("Errors", "device 'mps' is not available: this machine has no Apple GPU (MPS)")
+            )
         return dev
-    raise DeviceError(message(QT_TRANSLATE_NOOP("Errors", "device '{device}' is not supported: use one of {choices}"),
-                              device=str(dev), choices=", ".join(available_devices())))
+    raise DeviceError(
+        message(
+            QT_TRANSLATE_NOOP("Errors", "device '{device}' is not supported: use one of {choices}"),
+            device=str(dev),
+            choices=", ".join(available_devices()),
+        )
+    )
 
 
 #: How each allocator words running out: CUDA and MPS ("out of memory"), PyTorch's CPU allocator

@@ -147,8 +147,9 @@ def scores_surely_finite(fn: ScoringFunction, q: torch.Tensor, k: torch.Tensor, 
     if q.dtype not in (torch.float32, torch.float64):
         return False
     limit = 1e15
-    biggest = max(float(q.abs().max()), float(k.abs().max()),
-                  *(float(p.abs().max()) for p in params.values() if p.numel()))
+    biggest = max(
+        float(q.abs().max()), float(k.abs().max()), *(float(p.abs().max()) for p in params.values() if p.numel())
+    )
     return biggest < limit and max(q.shape[2], k.shape[2]) < 1_000_000
 
 
@@ -185,67 +186,138 @@ def finish_diagnostics(
     warnings: list[str] = []
     n_empty = int(empty_rows.sum())
     if n_empty:
-        rows = plural(n_empty, QT_TRANSLATE_NOOP("Diagnostics", "{n} query row"),
-                      QT_TRANSLATE_NOOP("Diagnostics", "{n} query rows"))
+        rows = plural(
+            n_empty,
+            QT_TRANSLATE_NOOP("Diagnostics", "{n} query row"),
+            QT_TRANSLATE_NOOP("Diagnostics", "{n} query rows"),
+        )
         if mode.name == "d2l":
             fill = torch.tensor(D2L_FILL, dtype=torch.float64).to(dt)
             # Only the boolean sources are filled; a row emptied by an additive -inf is NaN
             # whatever the fill, which the NaN warning says.
             n_uniform = int((empty_rows & ~nan_rows).sum())
             if boolean and torch.isinf(fill):
-                warnings.append(message(QT_TRANSLATE_NOOP(
-                    "Diagnostics", "{rows} with no valid key: in {dtype} the -1e6 fill overflows to -inf, so these "
-                                   "rows are NaN"), rows=rows, dtype=dtype_name(dt)))
+                warnings.append(
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "Diagnostics",
+                            "{rows} with no valid key: in {dtype} the -1e6 fill overflows to -inf, so these "
+                            "rows are NaN",
+                        ),
+                        rows=rows,
+                        dtype=dtype_name(dt),
+                    )
+                )
             elif n_uniform:
-                rows = plural(n_uniform, QT_TRANSLATE_NOOP("Diagnostics", "{n} query row"),
-                              QT_TRANSLATE_NOOP("Diagnostics", "{n} query rows"))
-                warnings.append(message(QT_TRANSLATE_NOOP(
-                    "Diagnostics", "{rows} with no valid key: the book's -1e6 fill gives them uniform weights over "
-                                   "all keys, padding included"), rows=rows))
+                rows = plural(
+                    n_uniform,
+                    QT_TRANSLATE_NOOP("Diagnostics", "{n} query row"),
+                    QT_TRANSLATE_NOOP("Diagnostics", "{n} query rows"),
+                )
+                warnings.append(
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "Diagnostics",
+                            "{rows} with no valid key: the book's -1e6 fill gives them uniform weights over "
+                            "all keys, padding included",
+                        ),
+                        rows=rows,
+                    )
+                )
         elif mode.zero_empty_rows:
-            warnings.append(message(QT_TRANSLATE_NOOP(
-                "Diagnostics", "{rows} with no valid key: zero weights and zero output"), rows=rows))
+            warnings.append(
+                message(
+                    QT_TRANSLATE_NOOP("Diagnostics", "{rows} with no valid key: zero weights and zero output"),
+                    rows=rows,
+                )
+            )
         elif mode.fill is not None:
-            warnings.append(message(QT_TRANSLATE_NOOP(
-                "Diagnostics", "{rows} with no valid key: the softmax of an all -inf row is NaN"), rows=rows))
+            warnings.append(
+                message(
+                    QT_TRANSLATE_NOOP("Diagnostics", "{rows} with no valid key: the softmax of an all -inf row is NaN"),
+                    rows=rows,
+                )
+            )
     n_nan = int(nan_rows.sum())
     if n_nan:
-        warnings.append(plural(n_nan, QT_TRANSLATE_NOOP("Diagnostics", "{n} row of weights contain NaN"),
-                               QT_TRANSLATE_NOOP("Diagnostics", "{n} rows of weights contain NaN")))
+        warnings.append(
+            plural(
+                n_nan,
+                QT_TRANSLATE_NOOP("Diagnostics", "{n} row of weights contain NaN"),
+                QT_TRANSLATE_NOOP("Diagnostics", "{n} rows of weights contain NaN"),
+            )
+        )
     if int(sums.inf_scores):
-        warnings.append(plural(int(sums.inf_scores),
-                               QT_TRANSLATE_NOOP("Diagnostics", "{n} score overflowed to Inf in {dtype}"),
-                               QT_TRANSLATE_NOOP("Diagnostics", "{n} scores overflowed to Inf in {dtype}"),
-                               dtype=dtype_name(dt)))
+        warnings.append(
+            plural(
+                int(sums.inf_scores),
+                QT_TRANSLATE_NOOP("Diagnostics", "{n} score overflowed to Inf in {dtype}"),
+                QT_TRANSLATE_NOOP("Diagnostics", "{n} scores overflowed to Inf in {dtype}"),
+                dtype=dtype_name(dt),
+            )
+        )
     if int(sums.nan_scores):
-        warnings.append(plural(int(sums.nan_scores), QT_TRANSLATE_NOOP("Diagnostics", "{n} score are NaN"),
-                               QT_TRANSLATE_NOOP("Diagnostics", "{n} scores are NaN")))
+        warnings.append(
+            plural(
+                int(sums.nan_scores),
+                QT_TRANSLATE_NOOP("Diagnostics", "{n} score are NaN"),
+                QT_TRANSLATE_NOOP("Diagnostics", "{n} scores are NaN"),
+            )
+        )
     if over is not None and bool(over.any()):
-        warnings.append(plural(
-            int(over.sum()),
-            QT_TRANSLATE_NOOP("Diagnostics", "{n} valid length exceed the {keys} keys: treated as all keys valid, as "
-                                             "the book's code does"),
-            QT_TRANSLATE_NOOP("Diagnostics", "{n} valid lengths exceed the {keys} keys: treated as all keys valid, "
-                                             "as the book's code does"),
-            keys=spec.n_keys))
+        warnings.append(
+            plural(
+                int(over.sum()),
+                QT_TRANSLATE_NOOP(
+                    "Diagnostics",
+                    "{n} valid length exceed the {keys} keys: treated as all keys valid, as the book's code does",
+                ),
+                QT_TRANSLATE_NOOP(
+                    "Diagnostics",
+                    "{n} valid lengths exceed the {keys} keys: treated as all keys valid, as the book's code does",
+                ),
+                keys=spec.n_keys,
+            )
+        )
     if mode.name == "d2l" and float(sums.min_allowed) <= D2L_FILL:
-        warnings.append(QT_TRANSLATE_NOOP(
-            "Diagnostics", "some real scores are at or below the -1e6 fill: masked keys are not negligible against "
-                           "them"))
+        warnings.append(
+            QT_TRANSLATE_NOOP(
+                "Diagnostics",
+                "some real scores are at or below the -1e6 fill: masked keys are not negligible against them",
+            )
+        )
     n_fill = 0 if fill_rows is None else int(fill_rows.sum())
     if n_fill:
-        findings = [*findings, MaskFinding("fill_only_rows", ", ".join(source.name for source in spec.bias), plural(
-            n_fill, QT_TRANSLATE_NOOP("Diagnostics", "{n} query row has every key masked by a finite additive fill: "
-                                                     "the softmax spreads it over the masked keys"),
-            QT_TRANSLATE_NOOP("Diagnostics", "{n} query rows have every key masked by a finite additive fill: the "
-                                             "softmax spreads them over the masked keys")), count=n_fill)]
+        findings = [
+            *findings,
+            MaskFinding(
+                "fill_only_rows",
+                ", ".join(source.name for source in spec.bias),
+                plural(
+                    n_fill,
+                    QT_TRANSLATE_NOOP(
+                        "Diagnostics",
+                        "{n} query row has every key masked by a finite additive fill: "
+                        "the softmax spreads it over the masked keys",
+                    ),
+                    QT_TRANSLATE_NOOP(
+                        "Diagnostics",
+                        "{n} query rows have every key masked by a finite additive fill: the "
+                        "softmax spreads them over the masked keys",
+                    ),
+                ),
+                count=n_fill,
+            ),
+        ]
     warnings.extend(finding.message for finding in findings)
     if mode.name == "float01" and boolean:
-        warnings.append(QT_TRANSLATE_NOOP(
-            "Diagnostics", "the 1/0 mask was added to the scores as a float mask: nothing is masked"))
+        warnings.append(
+            QT_TRANSLATE_NOOP("Diagnostics", "the 1/0 mask was added to the scores as a float mask: nothing is masked")
+        )
     if mode.inverted and boolean:
-        warnings.append(QT_TRANSLATE_NOOP(
-            "Diagnostics", "the mask was read with the opposite polarity: masked keys are attended"))
+        warnings.append(
+            QT_TRANSLATE_NOOP("Diagnostics", "the mask was read with the opposite polarity: masked keys are attended")
+        )
 
     rows_shape = (*spec.lead, spec.n_queries)
     return Diagnostics(

@@ -54,7 +54,7 @@ ROW_KINDS: dict[str, str] = {
     "uniform_over_padding": "the row has no valid key and gets uniform weights over all keys, padding included",
     "future_visible": "a key after the query's position (under the intended causal alignment) gets weight",
     "padding_attended": "a key the intended mask forbids gets weight (for a row with no valid key: non-uniform "
-                        "weights)",
+    "weights)",
     "keys_hidden": "a key the intended mask allows gets zero weight where the reference gives it weight",
     "ok": "none of the above",
 }
@@ -155,9 +155,14 @@ class LabReport:
         ref = self.reference if reference is None else reference
         for n in (name, ref):
             if n not in self.conventions:
-                raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                    "Errors", "unknown convention {value}: expected one of {choices}"),
-                    value=repr(n), choices=", ".join(self.conventions)), "mask")
+                raise AttentionInputError(
+                    message(
+                        QT_TRANSLATE_NOOP("Errors", "unknown convention {value}: expected one of {choices}"),
+                        value=repr(n),
+                        choices=", ".join(self.conventions),
+                    ),
+                    "mask",
+                )
         if ref == self.reference and name in self.disagreements:
             return self.disagreements[name]
         return _compare(self, self.conventions[name], self.conventions[ref])
@@ -195,8 +200,13 @@ def compare_conventions(
     """
     for own in ("mask_mode", "keep"):
         if own in attend_kwargs:
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                "Errors", "compare_conventions runs every mask mode itself: do not pass {name}"), name=own), "mask")
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP("Errors", "compare_conventions runs every mask mode itself: do not pass {name}"),
+                    name=own,
+                ),
+                "mask",
+            )
     intended = _alignment(causal)
     alignments: tuple[str | None, ...] = CAUSAL_ALIGNMENTS if intended is not None else (None,)
     runs = len({_name(REFERENCE_MODE, intended)} | {_name(m, a) for m in MASK_MODES for a in alignments})
@@ -204,8 +214,16 @@ def compare_conventions(
 
     def run(mode: str, alignment: str | None) -> AttentionResult:
         return attend(
-            queries, keys, values, valid_lens, scoring=scoring, mask_mode=mode, causal=alignment,
-            dtype=dtype, keep=("mask", "masked_scores"), **attend_kwargs,
+            queries,
+            keys,
+            values,
+            valid_lens,
+            scoring=scoring,
+            mask_mode=mode,
+            causal=alignment,
+            dtype=dtype,
+            keep=("mask", "masked_scores"),
+            **attend_kwargs,
         )
 
     ref_name = _name(REFERENCE_MODE, intended)
@@ -234,8 +252,15 @@ def compare_conventions(
         for name, (mode, alignment, result) in results.items()
     }
     report = LabReport(
-        reference=ref_name, causal=intended, allowed=allowed, future=future,
-        empty_rows=~allowed.any(-1), conventions=conventions, disagreements={}, atol=a_tol, rtol=r_tol,
+        reference=ref_name,
+        causal=intended,
+        allowed=allowed,
+        future=future,
+        empty_rows=~allowed.any(-1),
+        conventions=conventions,
+        disagreements={},
+        atol=a_tol,
+        rtol=r_tol,
     )
     ref = conventions[ref_name]
     report.disagreements.update(
@@ -247,8 +272,15 @@ def compare_conventions(
 # ------------------------------------------------------------------------------ internals
 
 
-def _check_memory(queries: object, keys: object, values: object, runs: int, scoring: str,
-                  dtype: str | torch.dtype | None, attend_kwargs: dict[str, Any]) -> None:
+def _check_memory(
+    queries: object,
+    keys: object,
+    values: object,
+    runs: int,
+    scoring: str,
+    dtype: str | torch.dtype | None,
+    attend_kwargs: dict[str, Any],
+) -> None:
     """Refuse, before anything runs, a lab whose ``runs`` results together would not fit the
     budget (each ``attend`` checks only its own, and the lab keeps every one)."""
     fn = get_scoring(scoring)
@@ -256,19 +288,35 @@ def _check_memory(queries: object, keys: object, values: object, runs: int, scor
     device = attend_kwargs.get("device")
     dev = resolve_device(device) if device is not None else _device_of(queries)
     one = estimate_memory(
-        q.shape, k.shape, v.shape, dtype=resolve_dtype(dtype, _default_dtype(queries)),
-        keep=("mask", "masked_scores"), scoring=fn.name, masked=True,
+        q.shape,
+        k.shape,
+        v.shape,
+        dtype=resolve_dtype(dtype, _default_dtype(queries)),
+        keep=("mask", "masked_scores"),
+        scoring=fn.name,
+        masked=True,
         num_hiddens=check_num_hiddens(attend_kwargs.get("num_hiddens", 8)),
-        dropout=check_dropout(attend_kwargs.get("dropout", 0.0)), train=check_flag(attend_kwargs.get("train", False),
-                                                                                   "train"),
-        scale=check_scale(attend_kwargs.get("scale"), fn))
+        dropout=check_dropout(attend_kwargs.get("dropout", 0.0)),
+        train=check_flag(attend_kwargs.get("train", False), "train"),
+        scale=check_scale(attend_kwargs.get("scale"), fn),
+    )
     batch = one.lead[0] if one.lead else 1
     cells = math.prod(one.lead) * one.n_queries * one.n_keys
     kept = _LAB_BYTES_PER_CELL * cells + runs * (one.total - one.temporaries + _CONVENTION_BYTES_PER_CELL * cells)
-    what = message(QT_TRANSLATE_NOOP("Errors", "the masking lab ({runs} conventions, each keeping its weights, "
-                                               "mask and masked scores)"), runs=runs)
-    enforce_work_budget(what, (batch, one.n_queries, one.n_keys), kept / batch, one.temporaries + _LAB_FIXED_BYTES,
-                        dev, check_memory_budget(attend_kwargs.get("memory_budget")))
+    what = message(
+        QT_TRANSLATE_NOOP(
+            "Errors", "the masking lab ({runs} conventions, each keeping its weights, mask and masked scores)"
+        ),
+        runs=runs,
+    )
+    enforce_work_budget(
+        what,
+        (batch, one.n_queries, one.n_keys),
+        kept / batch,
+        one.temporaries + _LAB_FIXED_BYTES,
+        dev,
+        check_memory_budget(attend_kwargs.get("memory_budget")),
+    )
 
 
 def _alignment(causal: bool | str | None) -> str | None:
@@ -289,8 +337,9 @@ def _label(mode: str, alignment: str | None) -> str:
     label = MASK_MODES[mode].label
     if alignment is None:
         return label
-    return message(QT_TRANSLATE_NOOP("Lab", "{label}, {alignment} causal"), label=label,
-                   alignment=alignment.replace("_", "-"))
+    return message(
+        QT_TRANSLATE_NOOP("Lab", "{label}, {alignment} causal"), label=label, alignment=alignment.replace("_", "-")
+    )
 
 
 def _classify(
@@ -373,14 +422,25 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
         share = message(QT_TRANSLATE_NOOP("Lab", "1/{keys} each"), keys=n_k)
         mine_text = message(_EMPTY_ROW_PHRASES[mine], share=share)
         if mine == theirs:
-            tail = message(QT_TRANSLATE_NOOP("Lab", "other {mine} than {reference}"), mine=mine_text,
-                           reference=ref.name)
+            tail = message(
+                QT_TRANSLATE_NOOP("Lab", "other {mine} than {reference}"), mine=mine_text, reference=ref.name
+            )
         else:
-            tail = message(QT_TRANSLATE_NOOP("Lab", "{mine} where {reference} gives {theirs}"), mine=mine_text,
-                           reference=ref.name, theirs=message(_EMPTY_ROW_PHRASES[theirs], share=share))
-        sentences.append(plural(n, QT_TRANSLATE_NOOP("Lab", "{name}: {n} row with no valid key get {tail}"),
-                                QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows with no valid key get {tail}"),
-                                name=name, tail=tail))
+            tail = message(
+                QT_TRANSLATE_NOOP("Lab", "{mine} where {reference} gives {theirs}"),
+                mine=mine_text,
+                reference=ref.name,
+                theirs=message(_EMPTY_ROW_PHRASES[theirs], share=share),
+            )
+        sentences.append(
+            plural(
+                n,
+                QT_TRANSLATE_NOOP("Lab", "{name}: {n} row with no valid key get {tail}"),
+                QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows with no valid key get {tail}"),
+                name=name,
+                tail=tail,
+            )
+        )
 
     # 2. Rows with valid keys, by the problem this convention has there and the reference has not.
     rows_valid = ~empty
@@ -390,91 +450,165 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
 
     nan_rows = new["nan_row"]
     if bool(nan_rows.any()):
-        sentences.append(plural(int(nan_rows.sum()),
-                                QT_TRANSLATE_NOOP("Lab", "{name}: {n} row with valid keys is NaN{cause}"),
-                                QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows with valid keys are NaN{cause}"),
-                                name=name, cause=_nan_cause(conv, nan_rows)))
+        sentences.append(
+            plural(
+                int(nan_rows.sum()),
+                QT_TRANSLATE_NOOP("Lab", "{name}: {n} row with valid keys is NaN{cause}"),
+                QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows with valid keys are NaN{cause}"),
+                name=name,
+                cause=_nan_cause(conv, nan_rows),
+            )
+        )
         explained |= nan_rows
     zero_rows = new["zero_row"] & ~nan_rows
     if bool(zero_rows.any()):
         n = int(zero_rows.sum())
-        sentences.append(plural(n, QT_TRANSLATE_NOOP("Lab", "{name}: {n} row with valid keys gets all-zero weights"),
-                                QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows with valid keys get all-zero weights"),
-                                name=name))
+        sentences.append(
+            plural(
+                n,
+                QT_TRANSLATE_NOOP("Lab", "{name}: {n} row with valid keys gets all-zero weights"),
+                QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows with valid keys get all-zero weights"),
+                name=name,
+            )
+        )
         explained |= zero_rows
     fut = new["future_visible"] & ~explained
     if bool(fut.any()):
         cell_mask = (w > 0) & report.future & fut.unsqueeze(-1)
         share = (finite_w * cell_mask).sum(-1).amax()
-        keys = plural(int(cell_mask.sum()), QT_TRANSLATE_NOOP("Lab", "{n} future key"),
-                      QT_TRANSLATE_NOOP("Lab", "{n} future keys"))
-        sentences.append(plural(
-            int(fut.sum()),
-            QT_TRANSLATE_NOOP("Lab", "{name}: {n} row attends to {keys} (after the query's {alignment} position), up "
-                                     "to {share} of a row's weight"),
-            QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows attend to {keys} (after the query's {alignment} position), up "
-                                     "to {share} of a row's weight"),
-            name=name, keys=keys, alignment=str(report.causal).replace("_", "-"),
-            share=_share(float(share), report.atol)))
+        keys = plural(
+            int(cell_mask.sum()),
+            QT_TRANSLATE_NOOP("Lab", "{n} future key"),
+            QT_TRANSLATE_NOOP("Lab", "{n} future keys"),
+        )
+        sentences.append(
+            plural(
+                int(fut.sum()),
+                QT_TRANSLATE_NOOP(
+                    "Lab",
+                    "{name}: {n} row attends to {keys} (after the query's {alignment} position), up "
+                    "to {share} of a row's weight",
+                ),
+                QT_TRANSLATE_NOOP(
+                    "Lab",
+                    "{name}: {n} rows attend to {keys} (after the query's {alignment} position), up "
+                    "to {share} of a row's weight",
+                ),
+                name=name,
+                keys=keys,
+                alignment=str(report.causal).replace("_", "-"),
+                share=_share(float(share), report.atol),
+            )
+        )
         explained |= fut
     pad = new["padding_attended"] & ~nan_rows & ~zero_rows
     if bool(pad.any()):
         cell_mask = (w > 0) & ~report.allowed & ~report.future & pad.unsqueeze(-1)
         share = (finite_w * cell_mask).sum(-1).amax()
-        keys = plural(int(cell_mask.sum()), QT_TRANSLATE_NOOP("Lab", "{n} masked key"),
-                      QT_TRANSLATE_NOOP("Lab", "{n} masked keys"))
-        sentences.append(plural(
-            int(pad.sum()),
-            QT_TRANSLATE_NOOP("Lab", "{name}: {n} row with valid keys puts weight on {keys}, up to {share} of a "
-                                     "row's weight, where {reference} gives them none"),
-            QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows with valid keys put weight on {keys}, up to {share} of a "
-                                     "row's weight, where {reference} gives them none"),
-            name=name, keys=keys, share=_share(float(share), report.atol), reference=ref.name))
+        keys = plural(
+            int(cell_mask.sum()),
+            QT_TRANSLATE_NOOP("Lab", "{n} masked key"),
+            QT_TRANSLATE_NOOP("Lab", "{n} masked keys"),
+        )
+        sentences.append(
+            plural(
+                int(pad.sum()),
+                QT_TRANSLATE_NOOP(
+                    "Lab",
+                    "{name}: {n} row with valid keys puts weight on {keys}, up to {share} of a "
+                    "row's weight, where {reference} gives them none",
+                ),
+                QT_TRANSLATE_NOOP(
+                    "Lab",
+                    "{name}: {n} rows with valid keys put weight on {keys}, up to {share} of a "
+                    "row's weight, where {reference} gives them none",
+                ),
+                name=name,
+                keys=keys,
+                share=_share(float(share), report.atol),
+                reference=ref.name,
+            )
+        )
         explained |= pad
     hid = new["keys_hidden"] & ~nan_rows & ~zero_rows
     if bool(hid.any()):
         cell_mask = (w == 0) & report.allowed & (rw > 0) & hid.unsqueeze(-1)
         keys = plural(int(cell_mask.sum()), QT_TRANSLATE_NOOP("Lab", "{n} key"), QT_TRANSLATE_NOOP("Lab", "{n} keys"))
-        sentences.append(plural(
-            int(hid.sum()),
-            QT_TRANSLATE_NOOP("Lab", "{name}: {n} row gives zero weight to {keys} the mask allows, which {reference} "
-                                     "weighs"),
-            QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows give zero weight to {keys} the mask allows, which {reference} "
-                                     "weighs"),
-            name=name, keys=keys, reference=ref.name))
+        sentences.append(
+            plural(
+                int(hid.sum()),
+                QT_TRANSLATE_NOOP(
+                    "Lab", "{name}: {n} row gives zero weight to {keys} the mask allows, which {reference} weighs"
+                ),
+                QT_TRANSLATE_NOOP(
+                    "Lab", "{name}: {n} rows give zero weight to {keys} the mask allows, which {reference} weighs"
+                ),
+                name=name,
+                keys=keys,
+                reference=ref.name,
+            )
+        )
         explained |= hid
     rest = row_differs & ~explained
     if bool(rest.any()):
         gap = (finite_w - torch.nan_to_num(rw.detach().to(torch.float64), nan=0.0)).abs()
         gap = (gap * rest.unsqueeze(-1)).amax()
         n = int(rest.sum())
-        sentences.append(plural(
-            n, QT_TRANSLATE_NOOP("Lab", "{name}: {n} row weighs its keys differently from {reference}, by up to {gap}"),
-            QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows weigh their keys differently from {reference}, by up to {gap}"),
-            name=name, reference=ref.name, gap=_fmt(float(gap))))
+        sentences.append(
+            plural(
+                n,
+                QT_TRANSLATE_NOOP(
+                    "Lab", "{name}: {n} row weighs its keys differently from {reference}, by up to {gap}"
+                ),
+                QT_TRANSLATE_NOOP(
+                    "Lab", "{name}: {n} rows weigh their keys differently from {reference}, by up to {gap}"
+                ),
+                name=name,
+                reference=ref.name,
+                gap=_fmt(float(gap)),
+            )
+        )
 
     # 3. Outputs that differ although the weights agree: something in the values gets through.
     out_only = out_rows & ~row_differs
     if bool(out_only.any()):
         n = int(out_only.sum())
         if _leaks_nonfinite_values(conv, ref, out_only):
-            sentences.append(plural(
-                n, QT_TRANSLATE_NOOP("Lab", "{name}: {n} row has a non-finite output although its weights match "
-                                            "{reference}'s: a NaN or Inf in the value vector of a key with zero "
-                                            "weight gets through (0 x NaN = NaN)"),
-                QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows have a non-finite output although their weights match "
-                                         "{reference}'s: a NaN or Inf in the value vector of a key with zero weight "
-                                         "gets through (0 x NaN = NaN)"),
-                name=name, reference=ref.name))
+            sentences.append(
+                plural(
+                    n,
+                    QT_TRANSLATE_NOOP(
+                        "Lab",
+                        "{name}: {n} row has a non-finite output although its weights match "
+                        "{reference}'s: a NaN or Inf in the value vector of a key with zero "
+                        "weight gets through (0 x NaN = NaN)",
+                    ),
+                    QT_TRANSLATE_NOOP(
+                        "Lab",
+                        "{name}: {n} rows have a non-finite output although their weights match "
+                        "{reference}'s: a NaN or Inf in the value vector of a key with zero weight "
+                        "gets through (0 x NaN = NaN)",
+                    ),
+                    name=name,
+                    reference=ref.name,
+                )
+            )
         else:
             gap = torch.nan_to_num((conv.output.to(torch.float64) - ref.output.to(torch.float64)).abs(), nan=math.inf)
             biggest = float(gap[out_only].amax())
-            sentences.append(plural(
-                n, QT_TRANSLATE_NOOP("Lab", "{name}: {n} row has a different output with the same weights, by up to "
-                                            "{gap}"),
-                QT_TRANSLATE_NOOP("Lab", "{name}: {n} rows have a different output with the same weights, by up to "
-                                         "{gap}"),
-                name=name, gap=_fmt(biggest)))
+            sentences.append(
+                plural(
+                    n,
+                    QT_TRANSLATE_NOOP(
+                        "Lab", "{name}: {n} row has a different output with the same weights, by up to {gap}"
+                    ),
+                    QT_TRANSLATE_NOOP(
+                        "Lab", "{name}: {n} rows have a different output with the same weights, by up to {gap}"
+                    ),
+                    name=name,
+                    gap=_fmt(biggest),
+                )
+            )
     return Disagreement(conv.name, ref.name, cells, out_rows, tuple(sentences))
 
 

@@ -209,8 +209,17 @@ def overview(
     n_k = ks.shape[0]
     scale_value = _check_scale(scale, d)
     bound = make_mask(
-        causal=causal, valid_lens=valid_lens, key_padding_mask=key_padding_mask, attention_mask=attention_mask,
-        window=window, sinks=sinks, documents=documents, prefix=prefix, chunk=chunk, mask_mod=mask_mod, mask=mask,
+        causal=causal,
+        valid_lens=valid_lens,
+        key_padding_mask=key_padding_mask,
+        attention_mask=attention_mask,
+        window=window,
+        sinks=sinks,
+        documents=documents,
+        prefix=prefix,
+        chunk=chunk,
+        mask_mod=mask_mod,
+        mask=mask,
     ).bind(n_q, n_k, batch=batch, head=head, device=qs.device)
     bins_q, bins_k = _check_bins(bins)
     bh, bw = -(-n_q // bins_q), -(-n_k // bins_k)
@@ -239,24 +248,47 @@ def overview(
     return run.result(scale_value, batch, head, time.perf_counter() - start)
 
 
-def tile(q: object, k: object, stats: RowStats | Overview, rows: slice = slice(None),
-         cols: slice = slice(None)) -> Tile:
+def tile(
+    q: object, k: object, stats: RowStats | Overview, rows: slice = slice(None), cols: slice = slice(None)
+) -> Tile:
     """The exact weights of query rows ``rows`` over keys ``cols`` (slices, step 1), from the row
     statistics of an ``overview`` of the same ``q`` and ``k``. Costs the region's scores only:
     O(len(rows) x len(cols) x d) time, O(len(rows) x len(cols)) memory (at most MAX_TILE_CELLS)."""
     st = stats.stats if isinstance(stats, Overview) else stats
     qs, ks = _select(q, k, st.batch, st.head, st.log2_max.dtype)
     if (qs.shape[0], ks.shape[0], qs.shape[1]) != (st.n_q, st.n_k, st.d):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "these row statistics are for {n_q} queries and {n_k} keys of size {d}; got {q} queries and "
-                      "{k} keys of size {dq}"),
-            n_q=st.n_q, n_k=st.n_k, d=st.d, q=qs.shape[0], k=ks.shape[0], dq=qs.shape[1]), "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Errors",
+                    "these row statistics are for {n_q} queries and {n_k} keys of size {d}; got {q} queries and "
+                    "{k} keys of size {dq}",
+                ),
+                n_q=st.n_q,
+                n_k=st.n_k,
+                d=st.d,
+                q=qs.shape[0],
+                k=ks.shape[0],
+                dq=qs.shape[1],
+            ),
+            "shape",
+        )
     rs = range(*check_span(rows, st.n_q, "rows"))
     cs = range(*check_span(cols, st.n_k, "cols"))
     if len(rs) * len(cs) > MAX_TILE_CELLS:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "a tile of {rows} x {cols} is too large (at most {limit} cells); use the overview for "
-                      "larger regions"), rows=len(rs), cols=len(cs), limit=MAX_TILE_CELLS), "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Errors",
+                    "a tile of {rows} x {cols} is too large (at most {limit} cells); use the overview for "
+                    "larger regions",
+                ),
+                rows=len(rs),
+                cols=len(cs),
+                limit=MAX_TILE_CELLS,
+            ),
+            "shape",
+        )
     r, c = slice(rs.start, rs.stop), slice(cs.start, cs.stop)
     # The scores as the overview computed them (log2 units), so w = 2^(s - m - log2 z) equals its.
     scores = (qs[r] * (st.scale * _LOG2_E)) @ ks[c].T
@@ -270,8 +302,14 @@ def weight_row(q: object, k: object, stats: RowStats | Overview, query: int) -> 
     """(L_k,) the exact weights of query ``query`` over every key (a line plot of one row)."""
     st = stats.stats if isinstance(stats, Overview) else stats
     if isinstance(query, bool) or not isinstance(query, int) or not -st.n_q <= query < st.n_q:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "query must be a row index below {n}; got {value}"), n=st.n_q, value=repr(query)), "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "query must be a row index below {n}; got {value}"),
+                n=st.n_q,
+                value=repr(query),
+            ),
+            "shape",
+        )
     query %= st.n_q
     return tile(q, k, st, slice(query, query + 1)).weights[0]
 
@@ -333,10 +371,13 @@ class _Run:
         score_buf, exp_buf = (self._buffer(i, n_rows * width) for i in range(2))
         for c0, c1 in spans:
             s = score_buf[: n_rows * (c1 - c0)].view(n_rows, c1 - c0)
-            score_buf = score_buf[n_rows * (c1 - c0):]
+            score_buf = score_buf[n_rows * (c1 - c0) :]
             torch.mm(qb, self.ks[c0:c1].T, out=s)
-            count = self._allowed_per_bin(rb, c0, c1) if counted else torch.full(
-                (n_rows, (c1 - c0) // bw), bw, dtype=torch.int64, device=qb.device)
+            count = (
+                self._allowed_per_bin(rb, c0, c1)
+                if counted
+                else torch.full((n_rows, (c1 - c0) // bw), bw, dtype=torch.int64, device=qb.device)
+            )
             for a, b in rb.masked_columns(c0, c1, bw):
                 masked = rb.masked(a, b)
                 s[:, a - c0 : b - c0].masked_fill_(masked, self.fill)
@@ -357,7 +398,7 @@ class _Run:
         exps = []
         for s in scores:
             e = exp_buf[: s.numel()].view(s.shape)
-            exp_buf = exp_buf[s.numel():]
+            exp_buf = exp_buf[s.numel() :]
             exps.append(torch.exp2(s.sub_(m[:, None]), out=e))
         bin_sums = [e.view(n_rows, -1, bw).sum(-1) for e in exps]
         z = torch.stack([bs.sum(1) for bs in bin_sums]).sum(0).masked_fill_(empty, 1.0)
@@ -374,8 +415,9 @@ class _Run:
             self.sums[rb0:rb1, cb0:cb1].index_add_(0, local, (bs * inv_z[:, None]).to(f64))
             # Max of a bin = 2^(its largest score - m) / z: exp2 is increasing, so no pass over e.
             weights_max = torch.exp2(bm - m[:, None]).mul_(inv_z[:, None])
-            self.maxes[rb0:rb1, cb0:cb1].scatter_reduce_(0, local[:, None].expand(-1, cb1 - cb0),
-                                                         weights_max.to(f64), "amax")
+            self.maxes[rb0:rb1, cb0:cb1].scatter_reduce_(
+                0, local[:, None].expand(-1, cb1 - cb0), weights_max.to(f64), "amax"
+            )
             self.counts[rb0:rb1, cb0:cb1].index_add_(0, local, count.to(f64))
 
         self.log2_max[r0:r1] = m
@@ -421,14 +463,33 @@ class _Run:
         finite = torch.isfinite(self.lse) | (self.allowed == 0)
         if not bool(finite.all()):
             row = int((~finite).nonzero()[0])
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                "Errors", "the scores of query {row} overflow {dtype}: the queries and keys are too large; use "
-                          "float64 or smaller values"), row=row, dtype=str(self.qs.dtype)), "queries")
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Errors",
+                        "the scores of query {row} overflow {dtype}: the queries and keys are too large; use "
+                        "float64 or smaller values",
+                    ),
+                    row=row,
+                    dtype=str(self.qs.dtype),
+                ),
+                "queries",
+            )
         rows = torch.diff(_edges(self.bh, n_q)).to(torch.float64)
         cols = torch.diff(_edges(self.bw, n_k)).to(torch.float64)
         cells = rows[:, None] * cols[None, :]
-        stats = RowStats(self.row_max, self.lse, self.allowed, self.mask, scale, batch, head, self.qs.shape[1],
-                         self.log2_max, self.log2_z)
+        stats = RowStats(
+            self.row_max,
+            self.lse,
+            self.allowed,
+            self.mask,
+            scale,
+            batch,
+            head,
+            self.qs.shape[1],
+            self.log2_max,
+            self.log2_z,
+        )
         return Overview(
             mean=self.sums.div_(cells),  # in place: the accumulators become the result
             max=self.maxes,
@@ -446,23 +507,44 @@ class _Run:
 # --------------------------------------------------------------------------- inputs
 
 
-def _select(q: object, k: object, batch: int, head: int, dtype: torch.dtype | None
-            ) -> tuple[torch.Tensor, torch.Tensor]:
+def _select(
+    q: object, k: object, batch: int, head: int, dtype: torch.dtype | None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The (L_q, d) queries and (L_k, d) keys of one batch element and head, checked, in
     ``dtype`` (None: float64 for float64 inputs, else float32)."""
     qt, kt = _as_tensor(q, "queries"), _as_tensor(k, "keys")
     if qt.dim() != kt.dim() or qt.dim() not in (2, 3, 4):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "queries and keys must both be (L, d), (batch, L, d) or (batch, heads, L, d); got shapes {q} "
-                      "and {k}"), q=tuple(qt.shape), k=tuple(kt.shape)), "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Errors",
+                    "queries and keys must both be (L, d), (batch, L, d) or (batch, heads, L, d); got shapes {q} "
+                    "and {k}",
+                ),
+                q=tuple(qt.shape),
+                k=tuple(kt.shape),
+            ),
+            "shape",
+        )
     if qt.shape[-1] != kt.shape[-1]:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "queries and keys must have the same feature size: {d_q} and {d_k}"),
-            d_q=qt.shape[-1], d_k=kt.shape[-1]), "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "queries and keys must have the same feature size: {d_q} and {d_k}"),
+                d_q=qt.shape[-1],
+                d_k=kt.shape[-1],
+            ),
+            "shape",
+        )
     if qt.dim() >= 3:
         if qt.shape[0] != kt.shape[0]:
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                "Errors", "batch sizes differ: queries {q}, keys {k}"), q=qt.shape[0], k=kt.shape[0]), "shape")
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP("Errors", "batch sizes differ: queries {q}, keys {k}"),
+                    q=qt.shape[0],
+                    k=kt.shape[0],
+                ),
+                "shape",
+            )
         _check_index(batch, qt.shape[0], "batch")
         qt, kt = qt[batch], kt[batch]
     else:
@@ -470,25 +552,38 @@ def _select(q: object, k: object, batch: int, head: int, dtype: torch.dtype | No
     if qt.dim() == 3:
         h_q, h_k = qt.shape[0], kt.shape[0]
         if h_q % h_k:
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                "Errors", "the query heads ({h_q}) must be a multiple of the key heads ({h_k})"),
-                h_q=h_q, h_k=h_k), "shape")
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP("Errors", "the query heads ({h_q}) must be a multiple of the key heads ({h_k})"),
+                    h_q=h_q,
+                    h_k=h_k,
+                ),
+                "shape",
+            )
         _check_index(head, h_q, "head")
         qt, kt = qt[head], kt[head // (h_q // h_k)]
     else:
         _check_index(head, 1, "head")
     if 0 in qt.shape or 0 in kt.shape:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "queries and keys need at least one row and one feature; got shapes {q} and {k}"),
-            q=tuple(qt.shape), k=tuple(kt.shape)), "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Errors", "queries and keys need at least one row and one feature; got shapes {q} and {k}"
+                ),
+                q=tuple(qt.shape),
+                k=tuple(kt.shape),
+            ),
+            "shape",
+        )
     dt = dtype or (torch.float64 if qt.dtype == torch.float64 else torch.float32)
     qt, kt = qt.to(dt).contiguous(), kt.to(dt).contiguous()
     for t, name in ((qt, "queries"), (kt, "keys")):
         finite = torch.isfinite(t)
         if not bool(finite.all()):
             idx = tuple(int(i) for i in (~finite).nonzero()[0])
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} contain NaN or Inf at {idx}"),
-                                              name=name, idx=idx), name)
+            raise AttentionInputError(
+                message(QT_TRANSLATE_NOOP("Errors", "{name} contain NaN or Inf at {idx}"), name=name, idx=idx), name
+            )
     return qt, kt
 
 
@@ -496,20 +591,37 @@ def _as_tensor(x: object, name: str) -> torch.Tensor:
     try:
         t = torch.as_tensor(x)
     except (TypeError, ValueError, RuntimeError) as exc:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "{name} must be a numeric tensor or array; got {type}"), name=name, type=type(x).__name__),
-            name) from exc
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "{name} must be a numeric tensor or array; got {type}"),
+                name=name,
+                type=type(x).__name__,
+            ),
+            name,
+        ) from exc
     if t.dtype == torch.bool or t.is_complex():
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} must hold real numbers; got dtype "
-                                                                      "{dtype}"), name=name, dtype=str(t.dtype)), name)
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "{name} must hold real numbers; got dtype {dtype}"),
+                name=name,
+                dtype=str(t.dtype),
+            ),
+            name,
+        )
     return t
 
 
 def _check_index(value: object, size: int, name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < size:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "{name} must be an index below {size}; got {value}"), name=name, size=size, value=repr(value)),
-            "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "{name} must be an index below {size}; got {value}"),
+                name=name,
+                size=size,
+                value=repr(value),
+            ),
+            "shape",
+        )
 
 
 def _check_dtype(dtype: object) -> torch.dtype | None:
@@ -518,8 +630,12 @@ def _check_dtype(dtype: object) -> torch.dtype | None:
     if isinstance(dtype, str):
         dtype = getattr(torch, dtype, dtype)
     if dtype not in (torch.float32, torch.float64):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "dtype must be float32, float64 or None; got {value}"), value=repr(dtype)), "dtype")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "dtype must be float32, float64 or None; got {value}"), value=repr(dtype)
+            ),
+            "dtype",
+        )
     return dtype  # type: ignore[return-value]
 
 
@@ -527,16 +643,21 @@ def _check_scale(scale: object, d: int) -> float:
     if scale is None:
         return 1.0 / math.sqrt(d)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale == 0:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "scale must be a finite non-zero number or None (1/sqrt(d)); got {value}"),
-            value=repr(scale)), "scoring")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "scale must be a finite non-zero number or None (1/sqrt(d)); got {value}"),
+                value=repr(scale),
+            ),
+            "scoring",
+        )
     return float(scale)
 
 
 def _check_bins(bins: object) -> tuple[int, int]:
     if not (isinstance(bins, (tuple, list)) and len(bins) == 2):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "bins must be (rows, cols); got {value}"), value=repr(bins)), "shape")
+        raise AttentionInputError(
+            message(QT_TRANSLATE_NOOP("Errors", "bins must be (rows, cols); got {value}"), value=repr(bins)), "shape"
+        )
     return check_count(bins[0], "bins", 1, "shape"), check_count(bins[1], "bins", 1, "shape")
 
 

@@ -59,47 +59,116 @@ def mask_findings(spec: MaskSpec, dtype: torch.dtype) -> list[MaskFinding]:
     findings: list[MaskFinding] = []
     for source in spec.bias:
         if source.zero_one:
-            findings.append(MaskFinding("float01_additive", source.name, message(QT_TRANSLATE_NOOP(
-                "Diagnostics", "{name} is a float mask of 0s and 1s, which is added to the scores: it masks nothing. "
-                               "A keep/drop mask must be boolean (True = {meaning}) or go through attention_mask="),
-                name=source.name, meaning=_IGNORE if source.name == "key_padding_mask" else _ATTEND)))
+            findings.append(
+                MaskFinding(
+                    "float01_additive",
+                    source.name,
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "Diagnostics",
+                            "{name} is a float mask of 0s and 1s, which is added to the scores: it masks nothing. "
+                            "A keep/drop mask must be boolean (True = {meaning}) or go through attention_mask=",
+                        ),
+                        name=source.name,
+                        meaning=_IGNORE if source.name == "key_padding_mask" else _ATTEND,
+                    ),
+                )
+            )
         if source.overflowed:
-            findings.append(MaskFinding("additive_overflow", source.name, plural(source.overflowed, QT_TRANSLATE_NOOP(
-                "Diagnostics", "{n} finite value of {name} is beyond {dtype}'s range and became -inf: build the mask "
-                               "with torch.finfo(torch.{dtype}).min"), QT_TRANSLATE_NOOP(
-                "Diagnostics", "{n} finite values of {name} are beyond {dtype}'s range and became -inf: build the mask "
-                               "with torch.finfo(torch.{dtype}).min"), name=source.name, dtype=dtype_name(dtype)),
-                count=source.overflowed))
+            findings.append(
+                MaskFinding(
+                    "additive_overflow",
+                    source.name,
+                    plural(
+                        source.overflowed,
+                        QT_TRANSLATE_NOOP(
+                            "Diagnostics",
+                            "{n} finite value of {name} is beyond {dtype}'s range and became -inf: build the mask "
+                            "with torch.finfo(torch.{dtype}).min",
+                        ),
+                        QT_TRANSLATE_NOOP(
+                            "Diagnostics",
+                            "{n} finite values of {name} are beyond {dtype}'s range and became -inf: build the mask "
+                            "with torch.finfo(torch.{dtype}).min",
+                        ),
+                        name=source.name,
+                        dtype=dtype_name(dtype),
+                    ),
+                    count=source.overflowed,
+                )
+            )
     if len(spec.bias) > 1:
         lowest = [s.data[torch.isfinite(s.data)].min() for s in spec.bias if bool(torch.isfinite(s.data).any())]
         if len(lowest) > 1 and bool(torch.isinf(torch.stack(lowest).sum())):
             names = " and ".join(s.name for s in spec.bias)
-            findings.append(MaskFinding("additive_sum_overflow", names, message(QT_TRANSLATE_NOOP(
-                "Diagnostics", "{names} are added together, and where both hold their most negative values the sum "
-                               "overflows to -inf in {dtype}"), names=names, dtype=dtype_name(dtype))))
-    padding = [(s.name, s.keys_by_batch.expand(spec.batch, spec.n_keys))
-               for s in (*spec.allowed, *spec.bias) if s.keys_by_batch is not None]
+            findings.append(
+                MaskFinding(
+                    "additive_sum_overflow",
+                    names,
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "Diagnostics",
+                            "{names} are added together, and where both hold their most negative values the sum "
+                            "overflows to -inf in {dtype}",
+                        ),
+                        names=names,
+                        dtype=dtype_name(dtype),
+                    ),
+                )
+            )
+    padding = [
+        (s.name, s.keys_by_batch.expand(spec.batch, spec.n_keys))
+        for s in (*spec.allowed, *spec.bias)
+        if s.keys_by_batch is not None
+    ]
     for name, keys in padding:
         hidden = ~keys.any(-1)
         if bool(hidden.any()):
             elements = _elements(hidden)
-            findings.append(MaskFinding("hides_whole_sequence", name, message(QT_TRANSLATE_NOOP(
-                "Diagnostics", "{name} hides every key of batch element(s) {elements}; padding never covers a whole "
-                               "sequence, so its polarity is probably inverted ({convention})"),
-                name=name, elements=", ".join(map(str, elements)), convention=_CONVENTIONS[name]),
-                elements, len(elements)))
+            findings.append(
+                MaskFinding(
+                    "hides_whole_sequence",
+                    name,
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "Diagnostics",
+                            "{name} hides every key of batch element(s) {elements}; padding never covers a whole "
+                            "sequence, so its polarity is probably inverted ({convention})",
+                        ),
+                        name=name,
+                        elements=", ".join(map(str, elements)),
+                        convention=_CONVENTIONS[name],
+                    ),
+                    elements,
+                    len(elements),
+                )
+            )
     declared = list(padding)
     if padding and spec.valid_lens is not None and spec.valid_lens.dim() == 1:
         keys = torch.arange(spec.n_keys, device=spec.valid_lens.device)
         declared.insert(0, ("valid_lens", keys[None, :] < spec.valid_lens[:, None]))
     for i, (name_a, keys_a) in enumerate(declared):
-        for name_b, keys_b in declared[i + 1:]:
+        for name_b, keys_b in declared[i + 1 :]:
             opposite = inverted_padding(keys_a, ~keys_b.to(keys_a.device))
             if bool(opposite.any()):
                 elements = _elements(opposite)
                 names = f"{name_a} and {name_b}"
-                findings.append(MaskFinding("padding_inverted", names, message(QT_TRANSLATE_NOOP(
-                    "Diagnostics", "{a} and {b} keep opposite keys of batch element(s) {elements}: one of them has "
-                                   "the wrong polarity"), a=name_a, b=name_b, elements=", ".join(map(str, elements))),
-                    elements, len(elements)))
+                findings.append(
+                    MaskFinding(
+                        "padding_inverted",
+                        names,
+                        message(
+                            QT_TRANSLATE_NOOP(
+                                "Diagnostics",
+                                "{a} and {b} keep opposite keys of batch element(s) {elements}: one of them has "
+                                "the wrong polarity",
+                            ),
+                            a=name_a,
+                            b=name_b,
+                            elements=", ".join(map(str, elements)),
+                        ),
+                        elements,
+                        len(elements),
+                    )
+                )
     return findings

@@ -111,16 +111,18 @@ class Mask:
             return NotImplemented
         return AllOf((self, other))
 
-    def bind(self, n_q: int, n_k: int, *, batch: int = 0, head: int = 0,
-             device: torch.device | str | None = None) -> BoundMask:
+    def bind(
+        self, n_q: int, n_k: int, *, batch: int = 0, head: int = 0, device: torch.device | str | None = None
+    ) -> BoundMask:
         """This description for an (n_q, n_k) score matrix of batch element ``batch``, head ``head``."""
         check_count(n_q, "n_q", 1, "shape")
         check_count(n_k, "n_k", 1, "shape")
         g = Geometry(n_q, n_k, int(batch), int(head), torch.device(device or "cpu"))
         return BoundMask(g, self._terms(g))
 
-    def allowed(self, n_q: int, n_k: int, rows: slice = slice(None), cols: slice = slice(None), *,
-                batch: int = 0, head: int = 0) -> torch.Tensor:
+    def allowed(
+        self, n_q: int, n_k: int, rows: slice = slice(None), cols: slice = slice(None), *, batch: int = 0, head: int = 0
+    ) -> torch.Tensor:
         """The boolean mask of ``rows`` x ``cols`` (slices with step 1) of an (n_q, n_k) matrix."""
         bound = self.bind(n_q, n_k, batch=batch, head=head)
         return bound.region(*check_span(rows, n_q, "rows"), *check_span(cols, n_k, "cols"))
@@ -129,14 +131,24 @@ class Mask:
         """The whole (n_q, n_k) boolean mask, True = attend: for small inputs (``attend``'s
         ``attn_mask``). Refuses more than ``MAX_DENSE_CELLS`` cells."""
         if n_q * n_k > MAX_DENSE_CELLS:
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                "Errors", "a dense mask of {n_q} x {n_k} is too large (at most {limit} cells); use the "
-                          "block structure or the streaming overview instead"),
-                n_q=n_q, n_k=n_k, limit=MAX_DENSE_CELLS), "mask")
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Errors",
+                        "a dense mask of {n_q} x {n_k} is too large (at most {limit} cells); use the "
+                        "block structure or the streaming overview instead",
+                    ),
+                    n_q=n_q,
+                    n_k=n_k,
+                    limit=MAX_DENSE_CELLS,
+                ),
+                "mask",
+            )
         return self.allowed(n_q, n_k, batch=batch, head=head)
 
-    def block_structure(self, n_q: int, n_k: int, block_size: int | tuple[int, int] = DEFAULT_BLOCK, *,
-                        batch: int = 0, head: int = 0) -> BlockStructure:
+    def block_structure(
+        self, n_q: int, n_k: int, block_size: int | tuple[int, int] = DEFAULT_BLOCK, *, batch: int = 0, head: int = 0
+    ) -> BlockStructure:
         """Which (block_q x block_k) blocks are full, partial or empty. Exact: blocks the rule
         alone cannot settle are looked at cell by cell. Memory: the states, plus a block of rows
         of booleans at a time."""
@@ -159,8 +171,13 @@ class AllOf(Mask):
         flat: list[Mask] = []
         for part in self.parts:
             if not isinstance(part, Mask):
-                raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                    "Errors", "a mask combines Mask descriptions only; got {type}"), type=type(part).__name__), "mask")
+                raise AttentionInputError(
+                    message(
+                        QT_TRANSLATE_NOOP("Errors", "a mask combines Mask descriptions only; got {type}"),
+                        type=type(part).__name__,
+                    ),
+                    "mask",
+                )
             flat.extend(part.parts if isinstance(part, AllOf) else (part,))
         object.__setattr__(self, "parts", tuple(flat))
 
@@ -283,9 +300,17 @@ class Documents(Mask):
         kid = _per_batch(self.ids, g.n_k, g, "documents")
         qid = kid if self.query_ids is None else _per_batch(self.query_ids, g.n_q, g, "documents")
         if self.query_ids is None and g.n_q != g.n_k:
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                "Errors", "documents: with {n_q} queries and {n_k} keys, pass query_ids too (one document id per "
-                          "query)"), n_q=g.n_q, n_k=g.n_k), "mask")
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Errors",
+                        "documents: with {n_q} queries and {n_k} keys, pass query_ids too (one document id per query)",
+                    ),
+                    n_q=g.n_q,
+                    n_k=g.n_k,
+                ),
+                "mask",
+            )
         terms: list[_Term] = [_document_term(qid, kid)]
         if self.causal:
             terms.extend(Causal()._terms(g))
@@ -336,9 +361,14 @@ class KeyPadding(Mask):
         if t.dtype == torch.bool:
             return KeyPadding(t, "attention_mask")
         if t.is_complex() or not bool(((t == 0) | (t == 1)).all()):
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                "Errors", "attention_mask must hold 0 (padding) and 1 (attend) only, as Hugging Face's does"), ),
-                "mask")
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Errors", "attention_mask must hold 0 (padding) and 1 (attend) only, as Hugging Face's does"
+                    ),
+                ),
+                "mask",
+            )
         return KeyPadding(t != 0, "attention_mask")
 
     def _terms(self, g: Geometry) -> list[_Term]:
@@ -359,9 +389,15 @@ class MaskMod(Mask):
 
     def __post_init__(self) -> None:
         if not callable(self.fn):
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                "Errors", "mask_mod must be a function (b, h, q_idx, kv_idx) -> bool tensor; got {type}"),
-                type=type(self.fn).__name__), "mask")
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Errors", "mask_mod must be a function (b, h, q_idx, kv_idx) -> bool tensor; got {type}"
+                    ),
+                    type=type(self.fn).__name__,
+                ),
+                "mask",
+            )
 
     def _terms(self, g: Geometry) -> list[_Term]:
         b = torch.tensor(g.batch, device=g.device)
@@ -372,18 +408,34 @@ class MaskMod(Mask):
             try:
                 out = fn(b, h, q, kv)
             except Exception as exc:  # the user's code may raise anything: say where it failed
-                raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "mask_mod failed: {error}"),
-                                                  error=f"{type(exc).__name__}: {exc}"), "mask") from exc
+                raise AttentionInputError(
+                    message(
+                        QT_TRANSLATE_NOOP("Errors", "mask_mod failed: {error}"), error=f"{type(exc).__name__}: {exc}"
+                    ),
+                    "mask",
+                ) from exc
             if not isinstance(out, torch.Tensor) or out.dtype != torch.bool:
-                raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                    "Errors", "mask_mod must return a bool tensor; got {type}"),
-                    type=str(out.dtype) if isinstance(out, torch.Tensor) else type(out).__name__), "mask")
+                raise AttentionInputError(
+                    message(
+                        QT_TRANSLATE_NOOP("Errors", "mask_mod must return a bool tensor; got {type}"),
+                        type=str(out.dtype) if isinstance(out, torch.Tensor) else type(out).__name__,
+                    ),
+                    "mask",
+                )
             try:
                 torch.broadcast_shapes(out.shape, torch.broadcast_shapes(q.shape, kv.shape))
             except RuntimeError:
-                raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                    "Errors", "mask_mod returned shape {shape} for indices of shape {q} and {kv}"),
-                    shape=tuple(out.shape), q=tuple(q.shape), kv=tuple(kv.shape)), "mask") from None
+                raise AttentionInputError(
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "Errors", "mask_mod returned shape {shape} for indices of shape {q} and {kv}"
+                        ),
+                        shape=tuple(out.shape),
+                        q=tuple(q.shape),
+                        kv=tuple(kv.shape),
+                    ),
+                    "mask",
+                ) from None
             return out
 
         return [_PredicateTerm(predicate)]
@@ -433,8 +485,14 @@ def make_mask(
         parts.append(KeyPadding.from_attention_mask(attention_mask))
     if sinks is not None:
         if window is None:
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                "Errors", "sinks need a window: the sink tokens are what a query sees beyond its window")), "mask")
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Errors", "sinks need a window: the sink tokens are what a query sees beyond its window"
+                    )
+                ),
+                "mask",
+            )
         parts.append(SinkWindow(sinks, window))
     elif window is not None:
         parts.append(SlidingWindow(window, align=align))  # aligned as the causal mask is
@@ -509,8 +567,9 @@ class BoundMask:
             return None
         result: Intervals = self._ranges[0](q)
         for ranges in self._ranges[1:]:
-            result = [(torch.maximum(lo, b_lo), torch.minimum(hi, b_hi))
-                      for lo, hi in result for b_lo, b_hi in ranges(q)]
+            result = [
+                (torch.maximum(lo, b_lo), torch.minimum(hi, b_hi)) for lo, hi in result for b_lo, b_hi in ranges(q)
+            ]
         return [(lo.clamp(0, self.n_k), hi.clamp(0, self.n_k)) for lo, hi in result]
 
     def evaluate(self, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
@@ -632,9 +691,9 @@ class RowBlock:
                 out[:, a - c0 : b - c0] |= ~self.pred[:, a - p0 : b - p0]
             # Outside the evaluated keys no block is a candidate: nothing there is allowed.
             out[:, : max(0, min(c1, p0) - c0)] = True
-            out[:, max(0, p1 - c0):] = True
+            out[:, max(0, p1 - c0) :] = True
         if c1 > n_k:
-            out[:, max(0, n_k - c0):] = True
+            out[:, max(0, n_k - c0) :] = True
         return out
 
     def masked_columns(self, c0: int, c1: int, align: int) -> list[tuple[int, int]]:
@@ -690,8 +749,9 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def _interval_classes(ivs: Intervals, n_rows: int, n_k: int, block: int, n_kb: int
-                      ) -> tuple[torch.Tensor, torch.Tensor]:
+def _interval_classes(
+    ivs: Intervals, n_rows: int, n_k: int, block: int, n_kb: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(some, full) per key block from each row's ranges, by difference arrays: O(rows + blocks)."""
     dev = ivs[0][0].device
     some_diff = torch.zeros(n_kb + 1, dtype=torch.int64, device=dev)
@@ -764,36 +824,66 @@ def _per_batch(t: object, length: int, g: Geometry, name: str) -> torch.Tensor:
         _check_batch(x.shape[0], g, name)
         x = x[g.batch]
     if x.dim() != 1 or x.shape[0] != length:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "{name} must have shape ({n},) or (batch, {n}); got {shape}"),
-            name=name, n=length, shape=tuple(torch.as_tensor(t).shape)), "mask")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "{name} must have shape ({n},) or (batch, {n}); got {shape}"),
+                name=name,
+                n=length,
+                shape=tuple(torch.as_tensor(t).shape),
+            ),
+            "mask",
+        )
     if x.dtype != torch.bool and (x.is_floating_point() or x.is_complex()):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "{name} must hold whole numbers; got dtype {dtype}"), name=name, dtype=str(x.dtype)), "mask")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "{name} must hold whole numbers; got dtype {dtype}"),
+                name=name,
+                dtype=str(x.dtype),
+            ),
+            "mask",
+        )
     return x
 
 
 def _check_batch(size: int, g: Geometry, name: str) -> None:
     if not 0 <= g.batch < size:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "{name} has {size} batch element(s); batch {batch} was asked for"),
-            name=name, size=size, batch=g.batch), "mask")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "{name} has {size} batch element(s); batch {batch} was asked for"),
+                name=name,
+                size=size,
+                batch=g.batch,
+            ),
+            "mask",
+        )
 
 
 def _bool_tensor(t: object, name: str) -> torch.Tensor:
     x = torch.as_tensor(t)
     if x.dtype != torch.bool:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "{name} must be a boolean tensor; got dtype {dtype}"), name=name, dtype=str(x.dtype)), "mask")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "{name} must be a boolean tensor; got dtype {dtype}"),
+                name=name,
+                dtype=str(x.dtype),
+            ),
+            "mask",
+        )
     return x
 
 
 def check_count(value: object, name: str, minimum: int, field: str = "mask") -> int:
     """``value`` if it is a whole number >= ``minimum``, else an error about ``name``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "{name} must be a whole number >= {minimum}; got {value}"),
-            name=name, minimum=minimum, value=repr(value)), field)
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "{name} must be a whole number >= {minimum}; got {value}"),
+                name=name,
+                minimum=minimum,
+                value=repr(value),
+            ),
+            field,
+        )
     return value
 
 
@@ -810,12 +900,20 @@ def _offset(align: str, g: Geometry) -> int:
 def check_span(s: slice, n: int, name: str) -> tuple[int, int]:
     """(start, stop) of a step-1 slice of ``n`` items that selects something."""
     if not isinstance(s, slice) or s.step not in (None, 1):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "{name} must be a slice with step 1; got {value}"), name=name, value=repr(s)), "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "{name} must be a slice with step 1; got {value}"), name=name, value=repr(s)
+            ),
+            "shape",
+        )
     start, stop, _ = s.indices(n)
     if stop <= start:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "{name} {value} selects nothing of {n}"), name=name, value=repr(s), n=n), "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "{name} {value} selects nothing of {n}"), name=name, value=repr(s), n=n
+            ),
+            "shape",
+        )
     return start, stop
 
 
@@ -842,4 +940,3 @@ __all__ = [
     "make_mask",
     "runs",
 ]
-

@@ -45,14 +45,15 @@ ADDITIVE_MASKED_AT = -1e4
 _MAX_LENGTH = 2**62
 
 #: Whole-number dtypes, signed and unsigned.
-INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32,
-               torch.uint64)
+INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32, torch.uint64)
 
 
 def causal_problem(causal: object) -> str:
     """The error for a ``causal`` argument that is none of the accepted values."""
-    return message(QT_TRANSLATE_NOOP("Errors", "causal must be None, True, 'top_left' or 'bottom_right'; got {value}"),
-                   value=repr(causal))
+    return message(
+        QT_TRANSLATE_NOOP("Errors", "causal must be None, True, 'top_left' or 'bottom_right'; got {value}"),
+        value=repr(causal),
+    )
 
 
 def check_causal(causal: object) -> str | None:
@@ -70,12 +71,19 @@ def _as_tensor(value: object, name: str, field: str) -> torch.Tensor:
     try:
         t = torch.as_tensor(value)
     except (TypeError, ValueError, RuntimeError, OverflowError) as exc:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} must be a numeric tensor or array; "
-                                                                      "got {type}"),
-                                          name=name, type=type(value).__name__), field) from exc
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "{name} must be a numeric tensor or array; got {type}"),
+                name=name,
+                type=type(value).__name__,
+            ),
+            field,
+        ) from exc
     if t.device.type == "meta":
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} is on the 'meta' device, which holds no "
-                                                                      "values"), name=name), field)
+        raise AttentionInputError(
+            message(QT_TRANSLATE_NOOP("Errors", "{name} is on the 'meta' device, which holds no values"), name=name),
+            field,
+        )
     return t.detach()
 
 
@@ -95,37 +103,66 @@ def check_valid_lens(valid_lens: object, batch: int, n_queries: int, device: tor
         try:
             vl = torch.as_tensor(valid_lens, dtype=torch.float64)
         except (TypeError, ValueError, RuntimeError, OverflowError):
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                "Errors", "valid_lens must hold whole numbers; got {type}"), type=type(valid_lens).__name__),
-                "valid_lens") from None
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP("Errors", "valid_lens must hold whole numbers; got {type}"),
+                    type=type(valid_lens).__name__,
+                ),
+                "valid_lens",
+            ) from None
     if vl.device.type == "meta":
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} is on the 'meta' device, which holds no "
-                                                                      "values"), name="valid_lens"), "valid_lens")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "{name} is on the 'meta' device, which holds no values"), name="valid_lens"
+            ),
+            "valid_lens",
+        )
     if vl.dtype == torch.bool or vl.is_complex() or not (vl.is_floating_point() or vl.dtype in INT_DTYPES):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "valid_lens must hold whole numbers, got dtype "
-                                                                      "{dtype}"), dtype=str(vl.dtype)), "valid_lens")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "valid_lens must hold whole numbers, got dtype {dtype}"),
+                dtype=str(vl.dtype),
+            ),
+            "valid_lens",
+        )
     if vl.shape not in ((batch,), (batch, n_queries)):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "valid_lens must have shape ({batch},) or ({batch}, {n_q}) for a batch of {batch} with {n_q} "
-                      "queries; got shape {shape}"),
-            batch=batch, n_q=n_queries, shape=tuple(vl.shape)), "valid_lens")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Errors",
+                    "valid_lens must have shape ({batch},) or ({batch}, {n_q}) for a batch of {batch} with {n_q} "
+                    "queries; got shape {shape}",
+                ),
+                batch=batch,
+                n_q=n_queries,
+                shape=tuple(vl.shape),
+            ),
+            "valid_lens",
+        )
     if vl.dtype in (torch.uint16, torch.uint32, torch.uint64):
         vl = vl.to(torch.float64)  # few operations exist for these; every value is >= 0 anyway
     if vl.is_floating_point():
         if torch.isnan(vl).any():
             raise AttentionInputError(QT_TRANSLATE_NOOP("Errors", "valid_lens contains NaN"), "valid_lens")
         if torch.isinf(vl).any():
-            raise AttentionInputError(QT_TRANSLATE_NOOP("Errors", "valid_lens contains an infinite value"),
-                                      "valid_lens")
+            raise AttentionInputError(
+                QT_TRANSLATE_NOOP("Errors", "valid_lens contains an infinite value"), "valid_lens"
+            )
         fractional = vl != torch.floor(vl)
         if fractional.any():
             bad = vl[fractional][0].item()
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "valid lengths must be whole numbers; got "
-                                                                          "{value}"), value=f"{bad:g}"), "valid_lens")
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP("Errors", "valid lengths must be whole numbers; got {value}"), value=f"{bad:g}"
+                ),
+                "valid_lens",
+            )
     if (vl < 0).any():
         bad = vl[vl < 0][0].item()
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "valid lengths must be >= 0; got {value}"),
-                                          value=f"{bad:g}"), "valid_lens")
+        raise AttentionInputError(
+            message(QT_TRANSLATE_NOOP("Errors", "valid lengths must be >= 0; got {value}"), value=f"{bad:g}"),
+            "valid_lens",
+        )
     if vl.is_floating_point():
         vl = vl.clamp(max=_MAX_LENGTH)
     return vl.to(device=device, dtype=torch.int64)
@@ -158,9 +195,9 @@ class Source:
         rows = self.index[n0:n1]
         first = int(rows[0])
         if bool((rows == first).all()):
-            return d[first:first + 1]
+            return d[first : first + 1]
         if torch.equal(rows, torch.arange(first, first + n1 - n0)):
-            return d[first:first + n1 - n0]
+            return d[first : first + n1 - n0]
         return d.index_select(0, rows.to(d.device))
 
 
@@ -172,22 +209,40 @@ def _index(shape: tuple[int, ...], lead: tuple[int, ...]) -> torch.Tensor | None
 
 
 def _examples(lead: tuple[int, ...], n_q: int, n_k: int) -> str:
-    shapes = [(n_q, n_k), (lead[0], *(1,) * (len(lead) - 1), 1, n_k), (lead[0], *(1,) * (len(lead) - 1), n_q, n_k),
-              (*lead, n_q, n_k)]
+    shapes = [
+        (n_q, n_k),
+        (lead[0], *(1,) * (len(lead) - 1), 1, n_k),
+        (lead[0], *(1,) * (len(lead) - 1), n_q, n_k),
+        (*lead, n_q, n_k),
+    ]
     unique = [s for i, s in enumerate(shapes) if s not in shapes[:i]]
     return ", ".join(str(s) for s in unique)
 
 
-def _broadcast_source(mask: torch.Tensor, name: str, lead: tuple[int, ...], n_q: int, n_k: int) -> tuple[
-        torch.Tensor, tuple[int, ...]]:
+def _broadcast_source(
+    mask: torch.Tensor, name: str, lead: tuple[int, ...], n_q: int, n_k: int
+) -> tuple[torch.Tensor, tuple[int, ...]]:
     """``mask`` as (M, L_q or 1, L_k or 1) and its leading shape, right-aligned to (*lead, L_q, L_k)."""
     target = (*lead, n_q, n_k)
-    if mask.dim() < 2 or mask.dim() > len(target) or any(
-            s not in (1, t) for s, t in zip(reversed(mask.shape), reversed(target))):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "{name} of shape {shape} does not broadcast to {target} (..., queries, keys); expected a shape "
-                      "such as {examples}"),
-            name=name, shape=tuple(mask.shape), target=target, examples=_examples(lead, n_q, n_k)), "mask")
+    if (
+        mask.dim() < 2
+        or mask.dim() > len(target)
+        or any(s not in (1, t) for s, t in zip(reversed(mask.shape), reversed(target)))
+    ):
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Errors",
+                    "{name} of shape {shape} does not broadcast to {target} (..., queries, keys); expected a shape "
+                    "such as {examples}",
+                ),
+                name=name,
+                shape=tuple(mask.shape),
+                target=target,
+                examples=_examples(lead, n_q, n_k),
+            ),
+            "mask",
+        )
     full = (1,) * (len(target) - mask.dim()) + tuple(mask.shape)
     return mask.reshape(math.prod(full[:-2]), full[-2], full[-1]), full[:-2]
 
@@ -197,19 +252,33 @@ def _key_only(flat: torch.Tensor, lead_shape: tuple[int, ...], n_k: int) -> bool
     return flat.shape[1] == 1 and flat.shape[2] == n_k and all(s == 1 for s in lead_shape[1:])
 
 
-def _bool_source(name: str, allowed: torch.Tensor, lead_shape: tuple[int, ...], lead: tuple[int, ...],
-                 n_k: int, device: torch.device) -> Source:
+def _bool_source(
+    name: str, allowed: torch.Tensor, lead_shape: tuple[int, ...], lead: tuple[int, ...], n_k: int, device: torch.device
+) -> Source:
     allowed = allowed.to(device).contiguous()
     keys = allowed[:, 0, :] if _key_only(allowed, lead_shape, n_k) else None
     return Source(name, allowed, _index(lead_shape, lead), keys)
 
 
-def _float_source(name: str, values: torch.Tensor, lead_shape: tuple[int, ...], lead: tuple[int, ...], n_k: int,
-                  device: torch.device, dtype: torch.dtype) -> Source:
+def _float_source(
+    name: str,
+    values: torch.Tensor,
+    lead_shape: tuple[int, ...],
+    lead: tuple[int, ...],
+    n_k: int,
+    device: torch.device,
+    dtype: torch.dtype,
+) -> Source:
     if bool(torch.isnan(values).any()) or bool(torch.isposinf(values).any()):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "{name} contains NaN or +inf: an additive mask may hold 0, negative numbers and -inf"),
-            name=name), "mask")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Errors", "{name} contains NaN or +inf: an additive mask may hold 0, negative numbers and -inf"
+                ),
+                name=name,
+            ),
+            "mask",
+        )
     converted = values.to(device=device, dtype=dtype).contiguous()
     # A conversion only ever turns finite values into -inf, never the other way.
     overflowed = int(torch.isinf(converted).sum()) - int(torch.isinf(values).sum())
@@ -220,32 +289,55 @@ def _float_source(name: str, values: torch.Tensor, lead_shape: tuple[int, ...], 
 
 def _padding_shape(mask: torch.Tensor, name: str, batch: int, n_k: int) -> None:
     if tuple(mask.shape) != (batch, n_k):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} must have shape {shape} (batch, keys); "
-                                                                      "got {got}"),
-                                          name=name, shape=(batch, n_k), got=tuple(mask.shape)), "mask")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "{name} must have shape {shape} (batch, keys); got {got}"),
+                name=name,
+                shape=(batch, n_k),
+                got=tuple(mask.shape),
+            ),
+            "mask",
+        )
 
 
-def _attn_mask(mask: object, lead: tuple[int, ...], n_q: int, n_k: int, device: torch.device,
-               dtype: torch.dtype) -> Source:
+def _attn_mask(
+    mask: object, lead: tuple[int, ...], n_q: int, n_k: int, device: torch.device, dtype: torch.dtype
+) -> Source:
     m = _as_tensor(mask, "attn_mask", "mask")
     if m.dtype != torch.bool and not m.is_floating_point():
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "attn_mask must be a boolean tensor (True = attend) or a float tensor added to the scores, as "
-                      "torch SDPA reads it; got dtype {dtype} (a Hugging Face 0/1 mask goes through attention_mask=)"),
-            dtype=str(m.dtype)), "mask")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Errors",
+                    "attn_mask must be a boolean tensor (True = attend) or a float tensor added to the scores, as "
+                    "torch SDPA reads it; got dtype {dtype} (a Hugging Face 0/1 mask goes through attention_mask=)",
+                ),
+                dtype=str(m.dtype),
+            ),
+            "mask",
+        )
     flat, lead_shape = _broadcast_source(m, "attn_mask", lead, n_q, n_k)
     if m.dtype == torch.bool:
         return _bool_source("attn_mask", flat, lead_shape, lead, n_k, device)
     return _float_source("attn_mask", flat, lead_shape, lead, n_k, device, dtype)
 
 
-def _key_padding_mask(mask: object, lead: tuple[int, ...], n_q: int, n_k: int, device: torch.device,
-                      dtype: torch.dtype) -> Source:
+def _key_padding_mask(
+    mask: object, lead: tuple[int, ...], n_q: int, n_k: int, device: torch.device, dtype: torch.dtype
+) -> Source:
     m = _as_tensor(mask, "key_padding_mask", "mask")
     if m.dtype != torch.bool and not m.is_floating_point():
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "key_padding_mask must be a boolean tensor (True = ignore) or a float tensor added to the "
-                      "scores, as nn.MultiheadAttention reads it; got dtype {dtype}"), dtype=str(m.dtype)), "mask")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Errors",
+                    "key_padding_mask must be a boolean tensor (True = ignore) or a float tensor added to the "
+                    "scores, as nn.MultiheadAttention reads it; got dtype {dtype}",
+                ),
+                dtype=str(m.dtype),
+            ),
+            "mask",
+        )
     _padding_shape(m, "key_padding_mask", lead[0], n_k)
     lead_shape = (lead[0], *(1,) * (len(lead) - 1))
     flat = m.reshape(lead[0], 1, n_k)
@@ -257,20 +349,33 @@ def _key_padding_mask(mask: object, lead: tuple[int, ...], n_q: int, n_k: int, d
 def _attention_mask(mask: object, lead: tuple[int, ...], n_q: int, n_k: int, device: torch.device) -> Source:
     m = _as_tensor(mask, "attention_mask", "mask")
     if m.is_complex() or not (m.dtype == torch.bool or m.is_floating_point() or m.dtype in INT_DTYPES):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "attention_mask must hold 0 and 1 (1 = attend); got dtype {dtype}"), dtype=str(m.dtype)), "mask")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "attention_mask must hold 0 and 1 (1 = attend); got dtype {dtype}"),
+                dtype=str(m.dtype),
+            ),
+            "mask",
+        )
     if m.dtype != torch.bool:
         odd = (m != 0) & (m != 1)
         if bool(odd.any()):
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                "Errors", "attention_mask must hold 0 and 1 (1 = attend), as Hugging Face tokenizers return it; got "
-                          "{value}. An additive mask (0 and large negative numbers) goes through attn_mask="),
-                value=f"{m[odd][0].item():g}"), "mask")
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Errors",
+                        "attention_mask must hold 0 and 1 (1 = attend), as Hugging Face tokenizers return it; got "
+                        "{value}. An additive mask (0 and large negative numbers) goes through attn_mask=",
+                    ),
+                    value=f"{m[odd][0].item():g}",
+                ),
+                "mask",
+            )
         m = m != 0
     if m.dim() == 2:
         _padding_shape(m, "attention_mask", lead[0], n_k)
-        return _bool_source("attention_mask", m.reshape(lead[0], 1, n_k), (lead[0], *(1,) * (len(lead) - 1)), lead,
-                            n_k, device)
+        return _bool_source(
+            "attention_mask", m.reshape(lead[0], 1, n_k), (lead[0], *(1,) * (len(lead) - 1)), lead, n_k, device
+        )
     flat, lead_shape = _broadcast_source(m, "attention_mask", lead, n_q, n_k)
     return _bool_source("attention_mask", flat, lead_shape, lead, n_k, device)
 
@@ -312,8 +417,9 @@ class MaskSpec:
         bias: list[Source] = []
         for source in (
             None if attn_mask is None else _attn_mask(attn_mask, lead, n_queries, n_keys, device, dtype),
-            None if key_padding_mask is None else _key_padding_mask(key_padding_mask, lead, n_queries, n_keys,
-                                                                    device, dtype),
+            None
+            if key_padding_mask is None
+            else _key_padding_mask(key_padding_mask, lead, n_queries, n_keys, device, dtype),
             None if attention_mask is None else _attention_mask(attention_mask, lead, n_queries, n_keys, device),
         ):
             if source is not None:
@@ -347,8 +453,13 @@ class MaskSpec:
     @property
     def is_prefix(self) -> bool:
         """Only 1-D valid lengths: every row of a batch element keeps the same leading keys."""
-        return (self.valid_lens is not None and self.valid_lens.dim() == 1 and self.causal is None
-                and not self.allowed and not self.bias)
+        return (
+            self.valid_lens is not None
+            and self.valid_lens.dim() == 1
+            and self.causal is None
+            and not self.allowed
+            and not self.bias
+        )
 
     def flat_lens(self) -> list[int]:
         """1-D valid lengths per flattened batch element (each head repeats its batch element's)."""
@@ -356,8 +467,9 @@ class MaskSpec:
         heads = self.n_flat // self.batch
         return (self.valid_lens if heads == 1 else self.valid_lens.repeat_interleave(heads)).tolist()
 
-    def block(self, n0: int, n1: int, r0: int, r1: int, device: torch.device) -> tuple[
-            torch.Tensor | None, torch.Tensor | None]:
+    def block(
+        self, n0: int, n1: int, r0: int, r1: int, device: torch.device
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """``allowed`` (bool) and ``bias`` (float) for flattened elements n0:n1 and query rows r0:r1.
 
         Each is broadcastable to (n1 - n0, r1 - r0, L_k), or None when no source of its kind exists.

@@ -124,6 +124,11 @@ def check_mask_mode(mask_mode: str) -> MaskMode:
     try:
         return MASK_MODES[mask_mode]
     except (KeyError, TypeError):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "unknown mask_mode {value}: expected one of "
-                                                                      "{choices}"),
-                                          value=repr(mask_mode), choices=", ".join(MASK_MODES)), "mask") from None
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "unknown mask_mode {value}: expected one of {choices}"),
+                value=repr(mask_mode),
+                choices=", ".join(MASK_MODES),
+            ),
+            "mask",
+        ) from None

@@ -39,16 +39,16 @@ class MaskFinding:
 #: What each ``MaskFinding.kind`` means.
 MASK_FINDING_KINDS: dict[str, str] = {
     "float01_additive": "a float mask of only 0s and 1s given where masks are added to the scores: it adds 1 to some "
-                        "scores and masks nothing",
+    "scores and masks nothing",
     "additive_overflow": "finite values of an additive mask became -inf in the compute dtype (float32's finfo.min "
-                         "in float16 or bfloat16)",
+    "in float16 or bfloat16)",
     "additive_sum_overflow": "two additive masks whose most negative values overflow to -inf when added",
     "hides_whole_sequence": "a padding mask hides every key of a batch element: real padding never covers a whole "
-                            "sequence, so its polarity is probably inverted",
+    "sequence, so its polarity is probably inverted",
     "padding_inverted": "two padding declarations (valid lengths, padding masks) are exact opposites for some batch "
-                        "element: one of them has the wrong polarity",
+    "element: one of them has the wrong polarity",
     "fill_only_rows": "rows whose every key is masked by a finite additive fill (finfo.min, -1e9): the softmax "
-                      "spreads them over the masked keys",
+    "spreads them over the masked keys",
 }
 
 

@@ -131,11 +131,20 @@ def _check_dims(dims: tuple[int, ...] | list[int]) -> np.ndarray:
     except (TypeError, ValueError):
         arr = np.asarray([])
     if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu" or (arr < 1).any():
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "dims must be a non-empty list of whole numbers "
-                                                                      ">= 1; got {value}"), value=repr(dims)), "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "dims must be a non-empty list of whole numbers >= 1; got {value}"),
+                value=repr(dims),
+            ),
+            "shape",
+        )
     if int(arr.max()) > 1 << 16:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "dims above 65536 are not supported; got "
-                                                                      "{value}"), value=int(arr.max())), "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "dims above 65536 are not supported; got {value}"), value=int(arr.max())
+            ),
+            "shape",
+        )
     return arr.astype(np.int64)
 
 
@@ -143,29 +152,48 @@ def _tensor3(x: object, name: str) -> torch.Tensor:
     try:
         t = torch.as_tensor(x).detach().to("cpu", torch.float64)
     except (TypeError, ValueError, RuntimeError) as exc:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} must be a numeric array; got {type}"),
-                                          name=role_name(name), type=type(x).__name__), name) from exc
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "{name} must be a numeric array; got {type}"),
+                name=role_name(name),
+                type=type(x).__name__,
+            ),
+            name,
+        ) from exc
     if t.dim() != 3 or 0 in t.shape:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "{name} must be 3-D (batch, rows, features) and not empty; got shape {shape}"),
-            name=role_name(name), shape=tuple(t.shape)), "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Errors", "{name} must be 3-D (batch, rows, features) and not empty; got shape {shape}"
+                ),
+                name=role_name(name),
+                shape=tuple(t.shape),
+            ),
+            "shape",
+        )
     if not bool(torch.isfinite(t).all()):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{name} contains NaN or Inf"),
-                                          name=role_name(name)), name)
+        raise AttentionInputError(
+            message(QT_TRANSLATE_NOOP("Errors", "{name} contains NaN or Inf"), name=role_name(name)), name
+        )
     return t
 
 
 def _allowed(q: torch.Tensor, k: torch.Tensor, valid_lens: object) -> torch.Tensor:
     """(B, Q, K) bool: the pairs the valid lengths allow (all, without valid lengths)."""
     if q.shape[0] != k.shape[0]:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "batch sizes differ: queries {q}, keys {k}"),
-                                          q=q.shape[0], k=k.shape[0]), "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "batch sizes differ: queries {q}, keys {k}"), q=q.shape[0], k=k.shape[0]
+            ),
+            "shape",
+        )
     spec = MaskSpec.build(q.shape[0], q.shape[1], k.shape[1], torch.device("cpu"), valid_lens=valid_lens)
     return spec.full(torch.device("cpu"))
 
 
-def current_point(queries: object, keys: object, valid_lens: object = None, *,
-                  memory_budget: float | None = None) -> dict[str, float]:
+def current_point(
+    queries: object, keys: object, valid_lens: object = None, *, memory_budget: float | None = None
+) -> dict[str, float]:
     """The ``scaling_curves`` statistics for the given queries (B, Q, d) and keys (B, K, d).
 
     Dot-product scores of every query with the keys its valid length allows (1-D or 2-D, as
@@ -180,14 +208,28 @@ def current_point(queries: object, keys: object, valid_lens: object = None, *,
     """
     q = _tensor3(queries, "queries")
     k = _tensor3(keys, "keys")
-    enforce_work_budget(QT_TRANSLATE_NOOP("Errors", "computing the scaling statistics of the current inputs"),
-                        (q.shape[0], q.shape[1], k.shape[1]), q.shape[1] * k.shape[1] * _POINT_BYTES_PER_CELL, 0, _CPU,
-                        check_memory_budget(memory_budget))
+    enforce_work_budget(
+        QT_TRANSLATE_NOOP("Errors", "computing the scaling statistics of the current inputs"),
+        (q.shape[0], q.shape[1], k.shape[1]),
+        q.shape[1] * k.shape[1] * _POINT_BYTES_PER_CELL,
+        0,
+        _CPU,
+        check_memory_budget(memory_budget),
+    )
     d = q.shape[2]
     if k.shape[2] != d:
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-            "Errors", "the scaling view compares dot products, which need queries and keys of the same length: "
-                      "d_q = {d_q}, d_k = {d_k}"), d_q=d, d_k=k.shape[2]), "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Errors",
+                    "the scaling view compares dot products, which need queries and keys of the same length: "
+                    "d_q = {d_q}, d_k = {d_k}",
+                ),
+                d_q=d,
+                d_k=k.shape[2],
+            ),
+            "shape",
+        )
     allowed = _allowed(q, k, valid_lens)
     rows = allowed.any(-1)
     result: dict[str, float] = {
@@ -263,15 +305,23 @@ def tanh_saturation(
     if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
         raise AttentionInputError(message(_AT_LEAST, name="bins", low=1, value=repr(bins)), "shape")
     if not (isinstance(threshold, (int, float)) and 0.0 < float(threshold) < 1.0):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "threshold must be between 0 and 1; got {value}"),
-                                          value=repr(threshold)), "shape")
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "threshold must be between 0 and 1; got {value}"), value=repr(threshold)
+            ),
+            "shape",
+        )
     q = _tensor3(queries, "queries")
     k = _tensor3(keys, "keys")
     hidden_bytes = (q.shape[1] + k.shape[1]) * check_num_hiddens(num_hiddens) * 8
-    enforce_work_budget(QT_TRANSLATE_NOOP("Errors", "computing the tanh saturation of the current inputs"),
-                        (q.shape[0], q.shape[1], k.shape[1]),
-                        q.shape[1] * k.shape[1] * _SATURATION_BYTES_PER_CELL + hidden_bytes, 0, _CPU,
-                        check_memory_budget(memory_budget))
+    enforce_work_budget(
+        QT_TRANSLATE_NOOP("Errors", "computing the tanh saturation of the current inputs"),
+        (q.shape[0], q.shape[1], k.shape[1]),
+        q.shape[1] * k.shape[1] * _SATURATION_BYTES_PER_CELL + hidden_bytes,
+        0,
+        _CPU,
+        check_memory_budget(memory_budget),
+    )
     allowed = _allowed(q, k, valid_lens)
     given = None if params is None else {name: torch.as_tensor(v) for name, v in params.items()}
     # The same resolution as attend(): seeded parameters are bit for bit the ones it would use.
@@ -300,8 +350,9 @@ def tanh_saturation(
         tanh_edges=tanh_edges,
         tanh_counts=np.histogram(t_np, tanh_edges)[0].astype(np.int64),
         saturated_fraction=float(saturated.to(torch.float64).mean()) if saturated.numel() else math.nan,
-        saturated_per_unit=(saturated.to(torch.float64).mean(0).numpy() if saturated.shape[0]
-                            else np.full(h.shape[1], math.nan)),
+        saturated_per_unit=(
+            saturated.to(torch.float64).mean(0).numpy() if saturated.shape[0] else np.full(h.shape[1], math.nan)
+        ),
         threshold=float(threshold),
         pre_threshold=pre_threshold,
         n_values=int(h.numel()),

@@ -67,9 +67,17 @@ def register(cls: type[ScoringFunction]) -> type[ScoringFunction]:
         cls.label, cls.formula = known.label, known.formula
     else:
         shapes = fn.param_shapes(2, 3, 4)
-        catalog.SCORINGS.register(catalog.ScoringInfo(
-            cls.name, getattr(cls, "label", cls.name), getattr(cls, "formula", ""), same_dim=cls.same_dim,
-            params=tuple(shapes), uses_hidden=shapes != fn.param_shapes(2, 3, 5), scaled=fn.scale(4) is not None))
+        catalog.SCORINGS.register(
+            catalog.ScoringInfo(
+                cls.name,
+                getattr(cls, "label", cls.name),
+                getattr(cls, "formula", ""),
+                same_dim=cls.same_dim,
+                params=tuple(shapes),
+                uses_hidden=shapes != fn.param_shapes(2, 3, 5),
+                scaled=fn.scale(4) is not None,
+            )
+        )
     SCORINGS[cls.name] = fn
     return cls
 
@@ -78,9 +86,14 @@ def get_scoring(name: str) -> ScoringFunction:
     try:
         return SCORINGS[name]
     except (KeyError, TypeError):
-        raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "unknown scoring function {value}: expected one "
-                                                                      "of {choices}"),
-                                          value=repr(name), choices=", ".join(SCORINGS)), "scoring") from None
+        raise AttentionInputError(
+            message(
+                QT_TRANSLATE_NOOP("Errors", "unknown scoring function {value}: expected one of {choices}"),
+                value=repr(name),
+                choices=", ".join(SCORINGS),
+            ),
+            "scoring",
+        ) from None
 
 
 def _uniform(shape: tuple[int, ...], fan_in: int, generator: torch.Generator) -> torch.Tensor:
@@ -193,17 +206,42 @@ def check_params(scoring: ScoringFunction, params: Params, d_q: int, d_k: int, n
     expected = scoring.param_shapes(d_q, d_k, num_hiddens)
     for key, shape in expected.items():
         if key not in params:
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                "Errors", "{scoring} scoring needs parameter {key} of shape {shape}; it is missing"),
-                scoring=scoring.name, key=repr(key), shape=shape), "params")
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Errors", "{scoring} scoring needs parameter {key} of shape {shape}; it is missing"
+                    ),
+                    scoring=scoring.name,
+                    key=repr(key),
+                    shape=shape,
+                ),
+                "params",
+            )
         got = tuple(params[key].shape)
         if got != shape:
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP(
-                "Errors", "{scoring} parameter {key} must have shape {shape} for d_q={d_q}, d_k={d_k}, "
-                          "num_hiddens={num_hiddens}; got {got}"),
-                scoring=scoring.name, key=repr(key), shape=shape, d_q=d_q, d_k=d_k, num_hiddens=num_hiddens, got=got),
-                "params")
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Errors",
+                        "{scoring} parameter {key} must have shape {shape} for d_q={d_q}, d_k={d_k}, "
+                        "num_hiddens={num_hiddens}; got {got}",
+                    ),
+                    scoring=scoring.name,
+                    key=repr(key),
+                    shape=shape,
+                    d_q=d_q,
+                    d_k=d_k,
+                    num_hiddens=num_hiddens,
+                    got=got,
+                ),
+                "params",
+            )
         if not torch.isfinite(params[key]).all():
-            raise AttentionInputError(message(QT_TRANSLATE_NOOP("Errors", "{scoring} parameter {key} contains NaN or "
-                                                                          "Inf"), scoring=scoring.name, key=repr(key)),
-                                      "params")
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP("Errors", "{scoring} parameter {key} contains NaN or Inf"),
+                    scoring=scoring.name,
+                    key=repr(key),
+                ),
+                "params",
+            )

@@ -107,8 +107,7 @@ def remove_leftovers(directory: Path, *, unnamed_prefix: str | None = None) -> N
             pid = int(match.group(1))
             if pid == os.getpid() or _alive(pid):
                 continue
-        elif unnamed_prefix is None or not (entry.name.startswith(unnamed_prefix)
-                                            and entry.name.endswith(TEMP_SUFFIX)):
+        elif unnamed_prefix is None or not (entry.name.startswith(unnamed_prefix) and entry.name.endswith(TEMP_SUFFIX)):
             continue
         with contextlib.suppress(OSError):
             if entry.is_file(follow_symlinks=False):

@@ -49,27 +49,40 @@ def dtype_problem(dtype: np.dtype) -> str | None:
     ``None`` when it is."""
     if dtype.hasobject:
         # Object arrays can only be stored pickled, and unpickling can run arbitrary code.
-        return QT_TRANSLATE_NOOP("FileErrors", "holds Python objects (dtype object), which can only be loaded by "
-                                               "running code from the file")
+        return QT_TRANSLATE_NOOP(
+            "FileErrors", "holds Python objects (dtype object), which can only be loaded by running code from the file"
+        )
     if dtype.names is not None or dtype.subdtype is not None:
-        return message(QT_TRANSLATE_NOOP("FileErrors", "has a structured dtype ({dtype}); only plain numeric "
-                                                       "arrays are supported"), dtype=str(dtype))
+        return message(
+            QT_TRANSLATE_NOOP(
+                "FileErrors", "has a structured dtype ({dtype}); only plain numeric arrays are supported"
+            ),
+            dtype=str(dtype),
+        )
     kind = dtype.kind
     if kind in "biu":
         return None
     if kind == "f" and dtype.itemsize in (2, 4, 8):
         return None
     if kind == "c":
-        return message(QT_TRANSLATE_NOOP("FileErrors", "holds complex numbers ({dtype}); attention tensors must be "
-                                                       "real ({accepted})"),
-                       dtype=dtype.name, accepted=ACCEPTED_DTYPES_TEXT)
+        return message(
+            QT_TRANSLATE_NOOP(
+                "FileErrors", "holds complex numbers ({dtype}); attention tensors must be real ({accepted})"
+            ),
+            dtype=dtype.name,
+            accepted=ACCEPTED_DTYPES_TEXT,
+        )
     if kind in "US":
         return message(QT_TRANSLATE_NOOP("FileErrors", "holds text (dtype {dtype}), not numbers"), dtype=dtype.str)
     if kind in "Mm":
-        return message(QT_TRANSLATE_NOOP("FileErrors", "holds dates or times (dtype {dtype}), not numbers"),
-                       dtype=dtype.name)
-    return message(QT_TRANSLATE_NOOP("FileErrors", "has dtype {dtype}, which is not supported ({accepted})"),
-                   dtype=dtype.name, accepted=ACCEPTED_DTYPES_TEXT)
+        return message(
+            QT_TRANSLATE_NOOP("FileErrors", "holds dates or times (dtype {dtype}), not numbers"), dtype=dtype.name
+        )
+    return message(
+        QT_TRANSLATE_NOOP("FileErrors", "has dtype {dtype}, which is not supported ({accepted})"),
+        dtype=dtype.name,
+        accepted=ACCEPTED_DTYPES_TEXT,
+    )
 
 
 def for_array(name: str | None, problem: str) -> str:
@@ -120,46 +133,105 @@ class Budget:
     def claim(self, name: str | None, shape: Sequence[int], itemsize: int) -> None:
         """Account for an array about to be allocated; ``name`` is None for single-array files."""
         if any(int(s) < 0 for s in shape):
-            raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-                "FileErrors", "has a negative dimension in its shape {shape}"), shape=tuple(shape))))
+            raise self.fail(
+                for_array(
+                    name,
+                    message(
+                        QT_TRANSLATE_NOOP("FileErrors", "has a negative dimension in its shape {shape}"),
+                        shape=tuple(shape),
+                    ),
+                )
+            )
         count = element_count(shape)
         nbytes = count * itemsize
-        size = message(QT_TRANSLATE_NOOP("FileErrors", "{count} elements ({size})"), count=f"{count:,}",
-                       size=format_bytes(nbytes))
+        size = message(
+            QT_TRANSLATE_NOOP("FileErrors", "{count} elements ({size})"), count=f"{count:,}", size=format_bytes(nbytes)
+        )
         if count > self.max_elements:
-            raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-                "FileErrors", "holds {size}, more than the {limit} allowed"), size=size,
-                limit=f"{self.max_elements:,}")))
+            raise self.fail(
+                for_array(
+                    name,
+                    message(
+                        QT_TRANSLATE_NOOP("FileErrors", "holds {size}, more than the {limit} allowed"),
+                        size=size,
+                        limit=f"{self.max_elements:,}",
+                    ),
+                )
+            )
         if nbytes > self.max_bytes:
-            raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-                "FileErrors", "holds {size}, more than the {limit} allowed"), size=size,
-                limit=format_bytes(self.max_bytes))))
+            raise self.fail(
+                for_array(
+                    name,
+                    message(
+                        QT_TRANSLATE_NOOP("FileErrors", "holds {size}, more than the {limit} allowed"),
+                        size=size,
+                        limit=format_bytes(self.max_bytes),
+                    ),
+                )
+            )
         if self.elements + count > self.max_elements:
-            raise self.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "its arrays hold more than the {limit} elements allowed in total (reached at {where})"),
-                limit=f"{self.max_elements:,}", where=_where(name)))
+            raise self.fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "its arrays hold more than the {limit} elements allowed in total (reached at {where})",
+                    ),
+                    limit=f"{self.max_elements:,}",
+                    where=_where(name),
+                )
+            )
         if self.bytes + nbytes > self.max_bytes:
-            raise self.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "its arrays need more than the {limit} allowed in total (reached at {where})"),
-                limit=format_bytes(self.max_bytes), where=_where(name)))
+            raise self.fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors", "its arrays need more than the {limit} allowed in total (reached at {where})"
+                    ),
+                    limit=format_bytes(self.max_bytes),
+                    where=_where(name),
+                )
+            )
         self.elements += count
         self.bytes += nbytes
 
     def claim_text(self, name: str, shape: Sequence[int], width: int) -> None:
         """Account for a text array of ``shape`` whose strings are stored ``width`` characters wide."""
         if len(shape) > 2:
-            raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-                "FileErrors", "holds text of shape {shape}: text labels come as (length,) or (batch, length)"),
-                shape=tuple(shape))))
+            raise self.fail(
+                for_array(
+                    name,
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "FileErrors",
+                            "holds text of shape {shape}: text labels come as (length,) or (batch, length)",
+                        ),
+                        shape=tuple(shape),
+                    ),
+                )
+            )
         if width > MAX_LABEL_CHARS:
-            raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-                "FileErrors", "holds text {width} characters wide (labels of at most {limit} are read)"),
-                width=f"{width:,}", limit=MAX_LABEL_CHARS)))
+            raise self.fail(
+                for_array(
+                    name,
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "FileErrors", "holds text {width} characters wide (labels of at most {limit} are read)"
+                        ),
+                        width=f"{width:,}",
+                        limit=MAX_LABEL_CHARS,
+                    ),
+                )
+            )
         chars = element_count(shape) * max(width, 1)
         if self.text_chars + chars > MAX_TEXT_CHARS:
-            raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-                "FileErrors", "takes the file's text past the {limit} characters allowed"),
-                limit=f"{MAX_TEXT_CHARS:,}")))
+            raise self.fail(
+                for_array(
+                    name,
+                    message(
+                        QT_TRANSLATE_NOOP("FileErrors", "takes the file's text past the {limit} characters allowed"),
+                        limit=f"{MAX_TEXT_CHARS:,}",
+                    ),
+                )
+            )
         self.text_chars += chars
 
     def labels(self, name: str, value: object) -> np.ndarray:
@@ -171,16 +243,29 @@ class Budget:
         if rows and all(isinstance(row, (list, tuple)) for row in rows):
             lengths = {len(row) for row in rows}
             if len(lengths) > 1:
-                raise self.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-                    "FileErrors", "holds lists of text of different lengths ({lengths}): one label per position of "
-                                  "each batch element"), lengths=", ".join(str(n) for n in sorted(lengths)))))
+                raise self.fail(
+                    for_array(
+                        name,
+                        message(
+                            QT_TRANSLATE_NOOP(
+                                "FileErrors",
+                                "holds lists of text of different lengths ({lengths}): one label per position of "
+                                "each batch element",
+                            ),
+                            lengths=", ".join(str(n) for n in sorted(lengths)),
+                        ),
+                    )
+                )
             items = [item for row in rows for item in row]
             shape: tuple[int, ...] = (len(rows), lengths.pop())
         else:
             items, shape = list(rows), (len(rows),)
         if not all(isinstance(item, str) for item in items):
-            raise self.fail(for_array(name, QT_TRANSLATE_NOOP(
-                "FileErrors", "mixes text with other values: labels must all be strings")))
+            raise self.fail(
+                for_array(
+                    name, QT_TRANSLATE_NOOP("FileErrors", "mixes text with other values: labels must all be strings")
+                )
+            )
         width = max((len(item) for item in items), default=0)
         self.claim_text(name, shape, width)
         return np.array(items, dtype=f"<U{max(width, 1)}").reshape(shape)

@@ -62,15 +62,30 @@ def _read_raw_header(stream: IO[bytes], budget: Budget, name: str | None) -> Npy
         if version not in ((1, 0), (2, 0)):
             # Version 3.0 only exists for structured dtypes with non-Latin-1 field names,
             # which are refused anyway.
-            raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-                "FileErrors", "uses .npy format version {version}, which is not supported"),
-                version=f"{version[0]}.{version[1]}")))
+            raise budget.fail(
+                for_array(
+                    name,
+                    message(
+                        QT_TRANSLATE_NOOP("FileErrors", "uses .npy format version {version}, which is not supported"),
+                        version=f"{version[0]}.{version[1]}",
+                    ),
+                )
+            )
         field = stream.read(2 if version == (1, 0) else 4)
         length = int.from_bytes(field, "little")
         if length > MAX_HEADER_BYTES:
-            raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-                "FileErrors", "claims a {length}-byte .npy header (at most {limit} bytes allowed)"),
-                length=f"{length:,}", limit=f"{MAX_HEADER_BYTES:,}")))
+            raise budget.fail(
+                for_array(
+                    name,
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "FileErrors", "claims a {length}-byte .npy header (at most {limit} bytes allowed)"
+                        ),
+                        length=f"{length:,}",
+                        limit=f"{MAX_HEADER_BYTES:,}",
+                    ),
+                )
+            )
         # numpy parses the (now bounded) header from memory.
         header = io.BytesIO(field + stream.read(length))
         if version == (1, 0):
@@ -82,8 +97,12 @@ def _read_raw_header(stream: IO[bytes], budget: Budget, name: str | None) -> Npy
     except Exception as exc:
         # numpy's parser raises ValueError, TokenError, SyntaxError...: whatever it trips on,
         # the header is damaged, and nothing has been allocated yet.
-        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-            "FileErrors", "has a damaged .npy header ({error})"), error=_first_line(exc)))) from exc
+        raise budget.fail(
+            for_array(
+                name,
+                message(QT_TRANSLATE_NOOP("FileErrors", "has a damaged .npy header ({error})"), error=_first_line(exc)),
+            )
+        ) from exc
     offset = len(NPY_MAGIC) + 2 + len(field) + length
     return NpyHeader(tuple(int(s) for s in shape), bool(fortran), dtype, offset)
 
@@ -107,9 +126,18 @@ def read_npy_data(stream: IO[bytes], header: NpyHeader, budget: Budget, name: st
     flat = np.empty(element_count(header.shape), dtype=header.dtype)
     filled = read_into(stream, flat.data)
     if filled < flat.nbytes:
-        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-            "FileErrors", "is truncated: its header promises {promised} of data but only {found} are there"),
-            promised=format_bytes(flat.nbytes), found=format_bytes(filled))))
+        raise budget.fail(
+            for_array(
+                name,
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors", "is truncated: its header promises {promised} of data but only {found} are there"
+                    ),
+                    promised=format_bytes(flat.nbytes),
+                    found=format_bytes(filled),
+                ),
+            )
+        )
     array = flat.reshape(header.shape, order="F" if header.fortran_order else "C")
     # Callers get native-endian C-ordered arrays whatever the writer used.
     # np.asarray, not ascontiguousarray: the latter turns 0-d arrays into 1-d.
@@ -134,9 +162,15 @@ def read_npy_file(path: Path, budget: Budget) -> np.ndarray:
         header = read_npy_header(stream, budget, None)
         available = os.fstat(stream.fileno()).st_size - header.data_offset
         if available < header.data_bytes:
-            raise budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "is truncated: its header promises {promised} of data but only {found} follow"),
-                promised=format_bytes(header.data_bytes), found=format_bytes(max(available, 0))))
+            raise budget.fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors", "is truncated: its header promises {promised} of data but only {found} follow"
+                    ),
+                    promised=format_bytes(header.data_bytes),
+                    found=format_bytes(max(available, 0)),
+                )
+            )
         return read_npy_data(stream, header, budget, None)
 
 
@@ -148,8 +182,9 @@ def open_zip(path: Path, budget: Budget) -> zipfile.ZipFile:
         raise  # permission and the like: the caller words those
     except Exception as exc:
         # BadZipFile, NotImplementedError ("zip file version 6.6"), struct.error, ValueError...
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors",
-                                            "is truncated or damaged: not a complete zip archive")) from exc
+        raise budget.fail(
+            QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged: not a complete zip archive")
+        ) from exc
 
 
 class NpzArchive:
@@ -174,16 +209,16 @@ class NpzArchive:
             name = info.filename[: -len(NPY_SUFFIX)]
             if name in self._members:
                 self.close()
-                raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has two members named '{name}'"),
-                                          name=info.filename))
+                raise budget.fail(
+                    message(QT_TRANSLATE_NOOP("FileErrors", "has two members named '{name}'"), name=info.filename)
+                )
             self._members[name] = info
 
     @property
     def names(self) -> list[str]:
         return list(self._members)
 
-    def read(self, name: str, *, allow_text: bool = False, max_text_chars: int = 0,
-             labels: bool = False) -> np.ndarray:
+    def read(self, name: str, *, allow_text: bool = False, max_text_chars: int = 0, labels: bool = False) -> np.ndarray:
         """Read one array; ``allow_text`` admits a 0-d unicode string (session metadata), ``labels``
         a unicode array of text labels (token names) within the budget's text limits."""
         info = self._members[name]
@@ -194,10 +229,20 @@ class NpzArchive:
                 header = self._header(stream, name, allow_text, max_text_chars, labels)
                 available = info.file_size - header.data_offset
                 if available < header.data_bytes:
-                    raise self.budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-                        "FileErrors", "is truncated: its header promises {promised} of data but the archive holds "
-                                      "{found}"),
-                        promised=format_bytes(header.data_bytes), found=format_bytes(max(available, 0)))))
+                    raise self.budget.fail(
+                        for_array(
+                            name,
+                            message(
+                                QT_TRANSLATE_NOOP(
+                                    "FileErrors",
+                                    "is truncated: its header promises {promised} of data but the archive holds "
+                                    "{found}",
+                                ),
+                                promised=format_bytes(header.data_bytes),
+                                found=format_bytes(max(available, 0)),
+                            ),
+                        )
+                    )
                 return read_npy_data(stream, header, self.budget, name)
         except self.budget.error:
             raise
@@ -205,11 +250,13 @@ class NpzArchive:
             raise
         except Exception as exc:
             # Bad CRC, inflated stream ending early, unsupported compression method, zlib error...
-            raise self.budget.fail(for_array(name, message(QT_TRANSLATE_NOOP("FileErrors", "is damaged ({error})"),
-                                                           error=_first_line(exc)))) from exc
+            raise self.budget.fail(
+                for_array(
+                    name, message(QT_TRANSLATE_NOOP("FileErrors", "is damaged ({error})"), error=_first_line(exc))
+                )
+            ) from exc
 
-    def _header(self, stream: IO[bytes], name: str, allow_text: bool, max_text_chars: int,
-                labels: bool) -> NpyHeader:
+    def _header(self, stream: IO[bytes], name: str, allow_text: bool, max_text_chars: int, labels: bool) -> NpyHeader:
         if labels:
             header = _read_raw_header(stream, self.budget, name)
             if header.dtype.kind == "U":
@@ -221,13 +268,24 @@ class NpzArchive:
             return read_npy_header(stream, self.budget, name)
         header = _read_raw_header(stream, self.budget, name)
         if header.dtype.kind != "U" or header.shape != ():
-            raise self.budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "member '{name}' should be a single text string, not {dtype} of shape {shape}"),
-                name=name, dtype=str(header.dtype), shape=header.shape))
+            raise self.budget.fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors", "member '{name}' should be a single text string, not {dtype} of shape {shape}"
+                    ),
+                    name=name,
+                    dtype=str(header.dtype),
+                    shape=header.shape,
+                )
+            )
         if header.dtype.itemsize // 4 > max_text_chars:
-            raise self.budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "member '{name}' is longer than the {limit} characters allowed"),
-                name=name, limit=f"{max_text_chars:,}"))
+            raise self.budget.fail(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "member '{name}' is longer than the {limit} characters allowed"),
+                    name=name,
+                    limit=f"{max_text_chars:,}",
+                )
+            )
         return header
 
     def close(self) -> None:

@@ -88,30 +88,48 @@ def _read_header(
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is too short to be a .safetensors file"))
     (length,) = struct.unpack("<Q", prefix)
     if length > MAX_HEADER_BYTES:
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "is not a valid .safetensors file: it claims a {length}-byte header (at most {limit} "
-                          "allowed)"),
-            length=f"{length:,}", limit=f"{MAX_HEADER_BYTES:,}"))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "is not a valid .safetensors file: it claims a {length}-byte header (at most {limit} allowed)",
+                ),
+                length=f"{length:,}",
+                limit=f"{MAX_HEADER_BYTES:,}",
+            )
+        )
     if length > file_size - 8:
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "is truncated or not .safetensors: its header length ({length} bytes) is larger than the "
-                          "file"), length=f"{length:,}"))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "is truncated or not .safetensors: its header length ({length} bytes) is larger than the file",
+                ),
+                length=f"{length:,}",
+            )
+        )
     raw = stream.read(length)
     try:
         header = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
     except _RepeatedKey as exc:
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "has a damaged .safetensors header: the name '{name}' appears twice"), name=exc.key)) from exc
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has a damaged .safetensors header: the name '{name}' appears twice"),
+                name=exc.key,
+            )
+        ) from exc
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors",
-                                            "has a damaged .safetensors header (not valid JSON)")) from exc
+        raise budget.fail(
+            QT_TRANSLATE_NOOP("FileErrors", "has a damaged .safetensors header (not valid JSON)")
+        ) from exc
     if not isinstance(header, dict):
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has a damaged .safetensors header (not a JSON object)"))
 
     metadata = header.pop(METADATA_KEY, None) or {}
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has damaged .safetensors metadata (must map names to "
-                                                          "strings)"))
+        raise budget.fail(
+            QT_TRANSLATE_NOOP("FileErrors", "has damaged .safetensors metadata (must map names to strings)")
+        )
 
     data_start = 8 + length
     data_size = file_size - data_start
@@ -119,18 +137,30 @@ def _read_header(
     for name, info in header.items():
         code, shape, begin, end = _parse_entry(name, info, budget)
         if end > data_size:
-            raise budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "is truncated: array '{name}' lies at bytes {begin}-{end} of the data but only {size} "
-                              "bytes follow the header"),
-                name=name, begin=f"{begin:,}", end=f"{end:,}", size=f"{data_size:,}"))
+            raise budget.fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "is truncated: array '{name}' lies at bytes {begin}-{end} of the data but only {size} "
+                        "bytes follow the header",
+                    ),
+                    name=name,
+                    begin=f"{begin:,}",
+                    end=f"{end:,}",
+                    size=f"{data_size:,}",
+                )
+            )
         entries[name] = (code, shape, begin, end)
 
     # Overlapping ranges would let a small file claim much more data than it holds.
     spans = sorted((begin, end, name) for name, (_c, _s, begin, end) in entries.items())
     for (_b1, end1, name1), (begin2, _e2, name2) in itertools.pairwise(spans):
         if begin2 < end1:
-            raise budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "has overlapping data for arrays '{a}' and '{b}'"), a=name1, b=name2))
+            raise budget.fail(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "has overlapping data for arrays '{a}' and '{b}'"), a=name1, b=name2
+                )
+            )
     return entries, {str(k): v for k, v in metadata.items()}, data_start
 
 
@@ -153,8 +183,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _parse_entry(name: str, info: Any, budget: Budget) -> tuple[str, tuple[int, ...], int, int]:
     if not isinstance(info, dict):
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has a damaged header entry for array '{name}'"),
-                                  name=name))
+        raise budget.fail(
+            message(QT_TRANSLATE_NOOP("FileErrors", "has a damaged header entry for array '{name}'"), name=name)
+        )
     code = info.get("dtype")
     shape = _int_list(info.get("shape"))
     offsets = _int_list(info.get("data_offsets"))
@@ -165,24 +196,42 @@ def _parse_entry(name: str, info: Any, budget: Budget) -> tuple[str, tuple[int, 
             kind = QT_TRANSLATE_NOOP("FileErrors", "complex numbers")
         else:
             kind = message(QT_TRANSLATE_NOOP("FileErrors", "dtype {dtype}"), dtype=code)
-        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-            "FileErrors", "holds {kind}, which is not supported ({accepted})"),
-            kind=kind, accepted=QT_TRANSLATE_NOOP("FileErrors", "bool, integers, F16, BF16, F32, F64"))))
+        raise budget.fail(
+            for_array(
+                name,
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "holds {kind}, which is not supported ({accepted})"),
+                    kind=kind,
+                    accepted=QT_TRANSLATE_NOOP("FileErrors", "bool, integers, F16, BF16, F32, F64"),
+                ),
+            )
+        )
     if shape is None or any(s < 0 for s in shape):
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid shape for array '{name}'"),
-                                  name=name))
+        raise budget.fail(
+            message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid shape for array '{name}'"), name=name)
+        )
     if offsets is None or len(offsets) != 2 or not 0 <= offsets[0] <= offsets[1]:
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has invalid data offsets for array '{name}'"),
-                                  name=name))
+        raise budget.fail(
+            message(QT_TRANSLATE_NOOP("FileErrors", "has invalid data offsets for array '{name}'"), name=name)
+        )
     begin, end = offsets
     shape_t = tuple(shape)
     budget.claim(name, shape_t, 4 if code == _BF16 else _DTYPES[code].itemsize)
     stored = element_count(shape_t) * _DTYPES[code].itemsize
     if end - begin != stored:
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "has a lying header: array '{name}' of shape {shape} needs {needed} bytes but its offsets "
-                          "span {span}"),
-            name=name, shape=shape_t, needed=f"{stored:,}", span=f"{end - begin:,}"))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "has a lying header: array '{name}' of shape {shape} needs {needed} bytes but its offsets "
+                    "span {span}",
+                ),
+                name=name,
+                shape=shape_t,
+                needed=f"{stored:,}",
+                span=f"{end - begin:,}",
+            )
+        )
     return code, shape_t, begin, end
 
 
@@ -217,16 +266,23 @@ def metadata_labels(metadata: Mapping[str, str], budget: Budget) -> dict[str, np
             continue
         if len(text) > MAX_TEXT_CHARS:
             # Parsed, a long list of short strings takes tens of times its length in memory.
-            raise budget.fail(for_array(key, message(QT_TRANSLATE_NOOP(
-                "FileErrors", "is metadata text longer than the {limit} characters allowed"),
-                limit=f"{MAX_TEXT_CHARS:,}")))
+            raise budget.fail(
+                for_array(
+                    key,
+                    message(
+                        QT_TRANSLATE_NOOP("FileErrors", "is metadata text longer than the {limit} characters allowed"),
+                        limit=f"{MAX_TEXT_CHARS:,}",
+                    ),
+                )
+            )
         try:
             parsed = json.loads(text)
         except (ValueError, RecursionError):
             continue  # not JSON: someone's own text that happens to start with "["
         if isinstance(parsed, list) and all(
-                isinstance(item, str) or (isinstance(item, list) and all(isinstance(s, str) for s in item))
-                for item in parsed):
+            isinstance(item, str) or (isinstance(item, list) and all(isinstance(s, str) for s in item))
+            for item in parsed
+        ):
             texts[key] = budget.labels(key, parsed)
     return texts
 
@@ -236,8 +292,12 @@ def safetensors_code(dtype: np.dtype) -> str:
     problem = dtype_problem(dtype)
     code = _CODES.get((dtype.kind, dtype.itemsize))
     if problem is not None or code is None:
-        raise ValueError(problem or message(QT_TRANSLATE_NOOP("FileErrors", "dtype {dtype} cannot be stored in "
-                                                                             ".safetensors"), dtype=str(dtype)))
+        raise ValueError(
+            problem
+            or message(
+                QT_TRANSLATE_NOOP("FileErrors", "dtype {dtype} cannot be stored in .safetensors"), dtype=str(dtype)
+            )
+        )
     return code
 
 

@@ -81,9 +81,15 @@ def read_torch(path: Path, budget: Budget, *, zip_format: bool) -> TorchContents
     size = path.stat().st_size
     if size > budget.max_bytes:
         # A legacy file's storages all sit in it: one larger than the byte limit cannot be wanted.
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "is a legacy (non-zip) PyTorch file of {size}, more than the {limit} allowed"),
-            size=format_bytes(size), limit=format_bytes(budget.max_bytes)))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "is a legacy (non-zip) PyTorch file of {size}, more than the {limit} allowed"
+                ),
+                size=format_bytes(size),
+                limit=format_bytes(budget.max_bytes),
+            )
+        )
     with open(path, "rb") as stream:
         loaded, read = _open_legacy_layout(stream, size, budget)
         return _arrays(loaded, path.stem, budget, read)
@@ -98,17 +104,27 @@ def _open_zip_layout(path: Path, archive: zipfile.ZipFile, raw: BinaryIO, budget
             raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged: not a complete zip archive"))
         # A member past the end would be read as if it were there: report the file as cut short.
         if info.header_offset + info.compress_size > file_size:
-            raise budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "is truncated: member '{name}' extends beyond the end of the file"), name=info.filename))
+            raise budget.fail(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "is truncated: member '{name}' extends beyond the end of the file"),
+                    name=info.filename,
+                )
+            )
     pickle_info = next(i for i in infos if i.filename == "data.pkl" or i.filename.endswith("/data.pkl"))
     root = pickle_info.filename[: -len("data.pkl")]
     with archive.open(pickle_info) as member:
         # Read with a bound: the size in the zip directory is only a claim.
         data = member.read(MAX_PICKLE_BYTES + 1)
     if len(data) > MAX_PICKLE_BYTES:
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "has a {size} object description (data.pkl), more than the {limit} allowed"),
-            size=format_bytes(pickle_info.file_size), limit=format_bytes(MAX_PICKLE_BYTES)))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "has a {size} object description (data.pkl), more than the {limit} allowed"
+                ),
+                size=format_bytes(pickle_info.file_size),
+                limit=format_bytes(MAX_PICKLE_BYTES),
+            )
+        )
     byteorder: Literal["<", ">"] = "<"
     if root + "byteorder" in archive.NameToInfo:
         with archive.open(root + "byteorder") as member:
@@ -127,13 +143,22 @@ def _open_zip_layout(path: Path, archive: zipfile.ZipFile, raw: BinaryIO, budget
     for key, storage in storages.items():
         record = archive.NameToInfo.get(f"{root}data/{key}")
         if record is None:
-            raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged: storage '{key}' is "
-                                                                      "missing"), key=key))
+            raise budget.fail(
+                message(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged: storage '{key}' is missing"), key=key)
+            )
         if record.file_size < storage.nbytes:
-            raise budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "is truncated or damaged: storage '{key}' declares {declared} bytes but its record "
-                              "holds {found} bytes"),
-                key=key, declared=f"{storage.nbytes:,}", found=f"{record.file_size:,}"))
+            raise budget.fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "is truncated or damaged: storage '{key}' declares {declared} bytes but its record "
+                        "holds {found} bytes",
+                    ),
+                    key=key,
+                    declared=f"{storage.nbytes:,}",
+                    found=f"{record.file_size:,}",
+                )
+            )
         records[key] = record
 
     def read(storage: Storage, start: int, nbytes: int, dtype: np.dtype) -> np.ndarray:
@@ -170,8 +195,9 @@ def _open_legacy_layout(stream: BinaryIO, file_size: int, budget: Budget) -> tup
     try:
         magic, pos = unpickle(data, pos, budget, storages, legacy=True)
         if magic != _LEGACY_MAGIC:
-            raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not a PyTorch file (its first bytes do not "
-                                                              "match), or is damaged"))
+            raise budget.fail(
+                QT_TRANSLATE_NOOP("FileErrors", "is not a PyTorch file (its first bytes do not match), or is damaged")
+            )
         protocol, pos = unpickle(data, pos, budget, storages, legacy=True)
         if protocol != _LEGACY_PROTOCOL:
             raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged"))
@@ -180,9 +206,12 @@ def _open_legacy_layout(stream: BinaryIO, file_size: int, budget: Budget) -> tup
         keys, pos = unpickle(data, pos, budget, storages, legacy=True)
     except _unpickler.Truncated as exc:
         if len(data) < file_size:
-            raise budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "has an object description larger than the {limit} allowed"),
-                limit=format_bytes(MAX_PICKLE_BYTES))) from exc
+            raise budget.fail(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "has an object description larger than the {limit} allowed"),
+                    limit=format_bytes(MAX_PICKLE_BYTES),
+                )
+            ) from exc
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged")) from exc
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys) or sorted(keys) != sorted(storages):
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged"))
@@ -198,15 +227,32 @@ def _open_legacy_layout(stream: BinaryIO, file_size: int, budget: Budget) -> tup
             raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated or damaged"))
         (numel,) = struct.unpack("<q", head)
         if numel != storage.numel:
-            raise budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "is damaged: storage '{key}' declares {declared} elements but its record says {found}"),
-                key=key, declared=f"{storage.numel:,}", found=f"{numel:,}"))
+            raise budget.fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "is damaged: storage '{key}' declares {declared} elements but its record says {found}",
+                    ),
+                    key=key,
+                    declared=f"{storage.numel:,}",
+                    found=f"{numel:,}",
+                )
+            )
         starts[key] = pos + 8
         left = max(file_size - starts[key], 0)
         if storage.nbytes > left:
-            raise budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "is truncated or damaged: storage '{key}' declares {declared} bytes but only {found} "
-                              "bytes remain in the file"), key=key, declared=f"{storage.nbytes:,}", found=f"{left:,}"))
+            raise budget.fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "is truncated or damaged: storage '{key}' declares {declared} bytes but only {found} "
+                        "bytes remain in the file",
+                    ),
+                    key=key,
+                    declared=f"{storage.nbytes:,}",
+                    found=f"{left:,}",
+                )
+            )
         pos = starts[key] + storage.nbytes
 
     def read(storage: Storage, start: int, nbytes: int, dtype: np.dtype) -> np.ndarray:
@@ -219,8 +265,9 @@ def _open_legacy_layout(stream: BinaryIO, file_size: int, budget: Budget) -> tup
 def _read_span(stream: IO[bytes], nbytes: int, storage: Storage, budget: Budget) -> np.ndarray:
     buffer = np.empty(nbytes, dtype=np.uint8)
     if read_into(stream, buffer.data) < nbytes:
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "is truncated: storage '{key}' ends early"),
-                                  key=storage.key))
+        raise budget.fail(
+            message(QT_TRANSLATE_NOOP("FileErrors", "is truncated: storage '{key}' ends early"), key=storage.key)
+        )
     return buffer
 
 
@@ -248,8 +295,9 @@ def _flatten(loaded: Any, stem: str, budget: Budget, contents: TorchContents) ->
     if isinstance(loaded, tensor_like):
         return {stem: loaded}
     if not isinstance(loaded, (Mapping, list, tuple)):
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "holds a Python {type}, not tensors"),
-                                  type=type(loaded).__name__))
+        raise budget.fail(
+            message(QT_TRANSLATE_NOOP("FileErrors", "holds a Python {type}, not tensors"), type=type(loaded).__name__)
+        )
     skipped = contents.skipped
     found: list[tuple[str, TensorRef | Unloadable]] = []
     for key, value in _items(loaded):
@@ -272,8 +320,9 @@ def _flatten(loaded: Any, stem: str, budget: Budget, contents: TorchContents) ->
     tensors: dict[str, TensorRef | Unloadable] = {}
     for name, tensor in found:
         if name in tensors:
-            raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has two tensors that would both be named "
-                                                                      "'{name}'"), name=name))
+            raise budget.fail(
+                message(QT_TRANSLATE_NOOP("FileErrors", "has two tensors that would both be named '{name}'"), name=name)
+            )
         tensors[name] = tensor
     if not tensors:
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "holds no tensors"))
@@ -285,7 +334,8 @@ def _is_text(value: Any) -> bool:
     if not isinstance(value, (list, tuple)) or not value:
         return False
     return all(isinstance(item, str) for item in value) or all(
-        isinstance(item, (list, tuple)) and all(isinstance(s, str) for s in item) for item in value)
+        isinstance(item, (list, tuple)) and all(isinstance(s, str) for s in item) for item in value
+    )
 
 
 def _skipped(name: str, value: Any) -> str:
@@ -313,15 +363,34 @@ def _to_numpy(ref: TensorRef | Unloadable, name: str | None, budget: Budget, rea
         return np.zeros(ref.shape, dtype=np.float32 if widen else stored.newbyteorder("="))
     last = ref.offset + sum((size - 1) * step for size, step in zip(ref.shape, ref.stride, strict=True))
     if (last + 1) * itemsize > ref.storage.nbytes:
-        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-            "FileErrors", "reaches past the end of its storage (it needs {needed} bytes, the storage holds {held})"),
-            needed=f"{(last + 1) * itemsize:,}", held=f"{ref.storage.nbytes:,}")))
+        raise budget.fail(
+            for_array(
+                name,
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "reaches past the end of its storage (it needs {needed} bytes, the storage holds {held})",
+                    ),
+                    needed=f"{(last + 1) * itemsize:,}",
+                    held=f"{ref.storage.nbytes:,}",
+                ),
+            )
+        )
     span = (last + 1 - ref.offset) * itemsize
     if span > budget.max_bytes:
         # A sparse view (a big step) would have its whole span read to copy a few elements.
-        raise budget.fail(for_array(name, message(QT_TRANSLATE_NOOP(
-            "FileErrors", "is a view spanning {span} of its storage, more than the {limit} allowed"),
-            span=format_bytes(span), limit=format_bytes(budget.max_bytes))))
+        raise budget.fail(
+            for_array(
+                name,
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors", "is a view spanning {span} of its storage, more than the {limit} allowed"
+                    ),
+                    span=format_bytes(span),
+                    limit=format_bytes(budget.max_bytes),
+                ),
+            )
+        )
     elements = read(ref.storage, ref.offset * itemsize, span, stored)
     native = stored.newbyteorder("=")
     if _c_contiguous(ref.shape, ref.stride):
@@ -359,4 +428,3 @@ def write_torch(stream: BinaryIO, arrays: Mapping[str, np.ndarray]) -> None:
         native = np.array(array, dtype=array.dtype.newbyteorder("="), order="C", copy=True)
         tensors[name] = torch.from_numpy(native)
     torch.save(tensors, stream)
-

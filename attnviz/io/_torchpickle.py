@@ -118,8 +118,9 @@ def _indices(value: Any) -> tuple[int, ...]:
     return tuple(_index(v) for v in value)
 
 
-def _tensor(storage: Any, offset: Any, size: Any, stride: Any, dtype: DType | None = None,
-            metadata: Any = None) -> TensorRef:
+def _tensor(
+    storage: Any, offset: Any, size: Any, stride: Any, dtype: DType | None = None, metadata: Any = None
+) -> TensorRef:
     shape, steps = _indices(size), _indices(stride)  # torch refuses negative strides too
     if not isinstance(storage, Storage) or len(shape) != len(steps):
         raise TypeError("a tensor needs a storage and as many strides as dimensions")
@@ -127,13 +128,28 @@ def _tensor(storage: Any, offset: Any, size: Any, stride: Any, dtype: DType | No
     return TensorRef(storage, dtype or storage.dtype, _index(offset), shape, steps, negated)
 
 
-def _rebuild_tensor_v2(storage: Any, offset: Any, size: Any, stride: Any, _requires_grad: Any = False,
-                       _hooks: Any = None, metadata: Any = None) -> TensorRef:
+def _rebuild_tensor_v2(
+    storage: Any,
+    offset: Any,
+    size: Any,
+    stride: Any,
+    _requires_grad: Any = False,
+    _hooks: Any = None,
+    metadata: Any = None,
+) -> TensorRef:
     return _tensor(storage, offset, size, stride, None, metadata)
 
 
-def _rebuild_tensor_v3(storage: Any, offset: Any, size: Any, stride: Any, _requires_grad: Any, _hooks: Any,
-                       dtype: Any, metadata: Any = None) -> TensorRef:
+def _rebuild_tensor_v3(
+    storage: Any,
+    offset: Any,
+    size: Any,
+    stride: Any,
+    _requires_grad: Any,
+    _hooks: Any,
+    dtype: Any,
+    metadata: Any = None,
+) -> TensorRef:
     if not isinstance(dtype, DType):
         raise TypeError("expected a dtype")
     return _tensor(storage, offset, size, stride, dtype, metadata)
@@ -153,8 +169,12 @@ def _from_type(func: Any, new_type: Any, args: Any, _state: Any) -> Any:
 
 
 def _sparse(layout: Any, _data: Any) -> Unloadable:
-    return Unloadable(message(QT_TRANSLATE_NOOP("FileErrors", "is a {layout} tensor; only dense tensors are supported"),
-                              layout=str(layout)))
+    return Unloadable(
+        message(
+            QT_TRANSLATE_NOOP("FileErrors", "is a {layout} tensor; only dense tensors are supported"),
+            layout=str(layout),
+        )
+    )
 
 
 def _quantized(storage: Any, *_rest: Any) -> Unloadable:
@@ -164,14 +184,16 @@ def _quantized(storage: Any, *_rest: Any) -> Unloadable:
 
 
 def _meta(*_args: Any) -> Unloadable:
-    return Unloadable(message(QT_TRANSLATE_NOOP("FileErrors", "is on device '{device}' and holds no loadable data"),
-                              device="meta"))
+    return Unloadable(
+        message(QT_TRANSLATE_NOOP("FileErrors", "is on device '{device}' and holds no loadable data"), device="meta")
+    )
 
 
 def _other_kind(kind: str) -> Callable[..., Unloadable]:
     def build(*_args: Any) -> Unloadable:
-        return Unloadable(message(QT_TRANSLATE_NOOP("FileErrors", "is a kind of tensor attnviz does not read ({kind})"),
-                                  kind=kind))
+        return Unloadable(
+            message(QT_TRANSLATE_NOOP("FileErrors", "is a kind of tensor attnviz does not read ({kind})"), kind=kind)
+        )
 
     return build
 
@@ -206,9 +228,12 @@ def _constructors() -> dict[str, Any]:
         "collections.OrderedDict": _ordered_dict,
         "torch.Size": _size,
     }
-    for function, kind in (("nested_tensor", "nested"), ("wrapper_subclass", "tensor subclass"),
-                           ("device_tensor_from_numpy", "device tensor"),
-                           ("device_tensor_from_cpu_tensor", "device tensor")):
+    for function, kind in (
+        ("nested_tensor", "nested"),
+        ("wrapper_subclass", "tensor subclass"),
+        ("device_tensor_from_numpy", "device tensor"),
+        ("device_tensor_from_cpu_tensor", "device tensor"),
+    ):
         table[f"{rebuild}_rebuild_{function}"] = _other_kind(kind)
     return {name: _unpickler.Constructor(name, build) for name, build in table.items()}
 
@@ -216,11 +241,23 @@ def _constructors() -> dict[str, Any]:
 _CONSTRUCTORS = _constructors()
 _VALUES: dict[str, Any] = {
     **{f"torch.{name}": dtype for name, dtype in _DTYPES.items()},
-    **{f"{module}.{name}": StorageType(_DTYPES[dtype]) for name, dtype in _STORAGE_TYPES.items()
-       for module in ("torch", "torch.cuda", "torch.storage")},
-    **{name: _Marker(name) for name in ("torch.Tensor", "torch.nn.parameter.Parameter", "torch.per_tensor_affine",
-                                        "torch.per_channel_affine", "torch.per_tensor_symmetric",
-                                        "torch.per_channel_symmetric", "torch.per_channel_affine_float_qparams")},
+    **{
+        f"{module}.{name}": StorageType(_DTYPES[dtype])
+        for name, dtype in _STORAGE_TYPES.items()
+        for module in ("torch", "torch.cuda", "torch.storage")
+    },
+    **{
+        name: _Marker(name)
+        for name in (
+            "torch.Tensor",
+            "torch.nn.parameter.Parameter",
+            "torch.per_tensor_affine",
+            "torch.per_channel_affine",
+            "torch.per_tensor_symmetric",
+            "torch.per_channel_symmetric",
+            "torch.per_channel_affine_float_qparams",
+        )
+    },
 }
 
 
@@ -229,9 +266,16 @@ def _find_global(budget: Budget) -> Callable[[str, str], Any]:
         full = f"{module}.{name}"
         found = _CONSTRUCTORS.get(full, _VALUES.get(full))
         if found is None:
-            raise budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "refused: its pickle would call {name}, which could run code (only tensors and plain "
-                              "containers are loaded)"), name=full))
+            raise budget.fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "refused: its pickle would call {name}, which could run code (only tensors and plain "
+                        "containers are loaded)",
+                    ),
+                    name=full,
+                )
+            )
         return found
 
     return find
@@ -250,8 +294,12 @@ def _persistent_load(budget: Budget, storages: dict[str, Storage], *, legacy: bo
             raise TypeError("not a storage reference")
         storage = Storage(key, storage_type.dtype, _index(numel))
         if storages.setdefault(key, storage) != storage:
-            raise budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "is damaged: storage '{key}' is described twice, differently"), key=key))
+            raise budget.fail(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "is damaged: storage '{key}' is described twice, differently"),
+                    key=key,
+                )
+            )
         return storage
 
     return load
@@ -261,24 +309,33 @@ def dtype_problem(dtype: DType) -> str | None:
     """Why attnviz does not read tensors of ``dtype`` (a phrase starting with a verb), or None."""
     shown = f"torch.{dtype.name}"
     if dtype.kind == "complex":
-        return message(QT_TRANSLATE_NOOP("FileErrors", "holds complex numbers ({dtype}); attention tensors must be "
-                                                       "real"), dtype=shown)
+        return message(
+            QT_TRANSLATE_NOOP("FileErrors", "holds complex numbers ({dtype}); attention tensors must be real"),
+            dtype=shown,
+        )
     if dtype.kind == "quantized":
-        return message(QT_TRANSLATE_NOOP("FileErrors", "is quantized ({dtype}); only plain tensors are supported"),
-                       dtype=shown)
+        return message(
+            QT_TRANSLATE_NOOP("FileErrors", "is quantized ({dtype}); only plain tensors are supported"), dtype=shown
+        )
     if dtype.numpy is None:
         return message(QT_TRANSLATE_NOOP("FileErrors", "has dtype {dtype}, which is not supported"), dtype=shown)
     return None
 
 
-def unpickle(data: bytes, start: int, budget: Budget, storages: dict[str, Storage], *,
-             legacy: bool = False) -> tuple[Any, int]:
+def unpickle(
+    data: bytes, start: int, budget: Budget, storages: dict[str, Storage], *, legacy: bool = False
+) -> tuple[Any, int]:
     """The object pickled at ``data[start:]`` and where its pickle ends; the storages it
     references are added to ``storages``.
 
     Raises :class:`attnviz.io._unpickler.Truncated` when the data ends first, the budget's error
     for anything refused or damaged.
     """
-    return _unpickler.load(data, start, find_global=_find_global(budget),
-                           persistent_load=_persistent_load(budget, storages, legacy=legacy),
-                           fail=budget.fail, max_ops=MAX_PICKLE_OPS)
+    return _unpickler.load(
+        data,
+        start,
+        find_global=_find_global(budget),
+        persistent_load=_persistent_load(budget, storages, legacy=legacy),
+        fail=budget.fail,
+        max_ops=MAX_PICKLE_OPS,
+    )

@@ -78,8 +78,14 @@ def load(
 
 
 class _Machine:
-    def __init__(self, data: bytes, pos: int, find_global: Callable[[str, str], Any],
-                 persistent_load: Callable[[Any], Any], fail: Fail) -> None:
+    def __init__(
+        self,
+        data: bytes,
+        pos: int,
+        find_global: Callable[[str, str], Any],
+        persistent_load: Callable[[Any], Any],
+        fail: Fail,
+    ) -> None:
         self.data = data
         self.pos = pos
         self.find_global = find_global
@@ -101,12 +107,25 @@ class _Machine:
                 return self.stack.pop(), self.pos
             handler = dispatch.get(code)
             if handler is None:
-                raise self.fail(_unsafe(message(QT_TRANSLATE_NOOP(
-                    "FileErrors", "its pickle uses the {opcode} opcode, which attnviz does not read"),
-                    opcode=_OPCODE_NAMES.get(code, f"0x{code:02x}"))))
+                raise self.fail(
+                    _unsafe(
+                        message(
+                            QT_TRANSLATE_NOOP(
+                                "FileErrors", "its pickle uses the {opcode} opcode, which attnviz does not read"
+                            ),
+                            opcode=_OPCODE_NAMES.get(code, f"0x{code:02x}"),
+                        )
+                    )
+                )
             handler(self)
-        raise self.fail(_unsafe(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "its pickle describes more than {limit} objects"), limit=f"{max_ops:,}")))
+        raise self.fail(
+            _unsafe(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "its pickle describes more than {limit} objects"),
+                    limit=f"{max_ops:,}",
+                )
+            )
+        )
 
     # --- reading arguments
 
@@ -114,7 +133,7 @@ class _Machine:
         end = self.pos + n
         if end > len(self.data):
             raise Truncated
-        chunk = self.data[self.pos:end]
+        chunk = self.data[self.pos : end]
         self.pos = end
         return chunk
 
@@ -125,15 +144,23 @@ class _Machine:
         end = self.data.find(b"\n", self.pos, self.pos + _MAX_NAME_BYTES)
         if end < 0:
             raise Truncated if len(self.data) - self.pos < _MAX_NAME_BYTES else ValueError("name too long")
-        text = self.data[self.pos:end].decode("utf-8")
+        text = self.data[self.pos : end].decode("utf-8")
         self.pos = end + 1
         return text
 
     def long(self, n: int) -> int:
         if n > MAX_NUMBER_BYTES:
-            raise self.fail(_unsafe(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "its pickle holds a {n}-byte number (at most {limit} bytes are read)"),
-                n=f"{n:,}", limit=MAX_NUMBER_BYTES)))
+            raise self.fail(
+                _unsafe(
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "FileErrors", "its pickle holds a {n}-byte number (at most {limit} bytes are read)"
+                        ),
+                        n=f"{n:,}",
+                        limit=MAX_NUMBER_BYTES,
+                    )
+                )
+            )
         return int.from_bytes(self.take(n), "little", signed=True)
 
     # --- the stack
@@ -147,9 +174,17 @@ class _Machine:
     def key(self, key: Any) -> Any:
         if isinstance(key, str) or (isinstance(key, int) and -_MAX_HASHED_INT < key < _MAX_HASHED_INT):
             return key
-        raise self.fail(_unsafe(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "its pickle uses a {type} as a dictionary key (only text and whole numbers are read)"),
-            type=type(key).__name__)))
+        raise self.fail(
+            _unsafe(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "its pickle uses a {type} as a dictionary key (only text and whole numbers are read)",
+                    ),
+                    type=type(key).__name__,
+                )
+            )
+        )
 
     def set_items(self, target: Any, items: list[Any]) -> None:
         if not isinstance(target, dict) or len(items) % 2:
@@ -177,8 +212,9 @@ class _Machine:
 
 
 def _unsafe(reason: str) -> str:
-    return message(QT_TRANSLATE_NOOP("FileErrors", "is not a PyTorch file that can be loaded safely ({error})"),
-                   error=reason)
+    return message(
+        QT_TRANSLATE_NOOP("FileErrors", "is not a PyTorch file that can be loaded safely ({error})"), error=reason
+    )
 
 
 def _append(m: _Machine) -> None:

@@ -169,6 +169,12 @@ def _folder(directory: Path | None) -> Path:
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
-        raise SessionFileError(folder, message(QT_TRANSLATE_NOOP("FileErrors", "cannot create {folder} ({error})"),
-                                               folder=str(folder), error=exc.strerror or str(exc))) from exc
+        raise SessionFileError(
+            folder,
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "cannot create {folder} ({error})"),
+                folder=str(folder),
+                error=exc.strerror or str(exc),
+            ),
+        ) from exc
     return folder

@@ -39,8 +39,15 @@ from attnviz.io.errors import CaptureFileError, cannot_write, refusals
 from attnviz.model_run import AttentionCall, MaskArguments, ModelRun, ModelRunError, Source
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 
-__all__ = ["CAPTURE_SUFFIX", "FORMAT_NAME", "FORMAT_VERSION", "MAGIC", "is_capture_file", "load_capture",
-           "save_capture"]
+__all__ = [
+    "CAPTURE_SUFFIX",
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "MAGIC",
+    "is_capture_file",
+    "load_capture",
+    "save_capture",
+]
 
 MAGIC = b"ATTNVIZ-CAPTURE\n"
 FORMAT_NAME = "attnviz-capture"
@@ -59,8 +66,16 @@ ALIGNMENT = 64
 MAX_DIMS = 4
 
 #: The arrays a call may hold, in the order they are written.
-ARRAY_ROLES: tuple[str, ...] = ("queries", "keys", "values", "output", "weights", "attn_mask", "key_padding_mask",
-                                "attention_mask")
+ARRAY_ROLES: tuple[str, ...] = (
+    "queries",
+    "keys",
+    "values",
+    "output",
+    "weights",
+    "attn_mask",
+    "key_padding_mask",
+    "attention_mask",
+)
 _CALL_KEYS = {"name", "arrays", "is_causal", "scale", "fidelity", "note", "dtype"}
 _TOP_KEYS = {"format", "version", "source", "query_tokens", "key_tokens", "calls"}
 _SOURCES: tuple[str, ...] = get_args(Source)
@@ -83,9 +98,15 @@ def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
     names = [call.name for call in run.calls]
     repeated = next((name for name in names if names.count(name) > 1), None)
     if repeated is not None:
-        raise CaptureFileError(file_path, message(QT_TRANSLATE_NOOP(
-            "FileErrors", "cannot be written: two calls are named '{name}' (call names must be unique)"),
-            name=repeated))
+        raise CaptureFileError(
+            file_path,
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "cannot be written: two calls are named '{name}' (call names must be unique)"
+                ),
+                name=repeated,
+            ),
+        )
     blobs: list[np.ndarray] = []
     offsets: dict[int, int] = {}  # id(array) -> offset: an array shared by calls is stored once
     size = 0
@@ -95,8 +116,12 @@ def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
         try:
             code = safetensors_code(array.dtype)
         except ValueError as exc:
-            raise CaptureFileError(file_path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be written: {problem}"),
-                                                      problem=exception_message(exc))) from exc
+            raise CaptureFileError(
+                file_path,
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "cannot be written: {problem}"), problem=exception_message(exc)
+                ),
+            ) from exc
         if id(array) not in offsets:
             offsets[id(array)] = size
             blobs.append(array)
@@ -106,15 +131,17 @@ def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
     calls = []
     for call in run.calls:
         arrays = {role: place(np.asarray(array)) for role, array in _call_arrays(call)}
-        calls.append({
-            "name": call.name,
-            "arrays": arrays,
-            "is_causal": call.masks.is_causal,
-            "scale": call.scale,
-            "fidelity": _INFINITE if call.fidelity is not None and math.isinf(call.fidelity) else call.fidelity,
-            "note": str(call.note),
-            "dtype": call.dtype,
-        })
+        calls.append(
+            {
+                "name": call.name,
+                "arrays": arrays,
+                "is_causal": call.masks.is_causal,
+                "scale": call.scale,
+                "fidelity": _INFINITE if call.fidelity is not None and math.isinf(call.fidelity) else call.fidelity,
+                "note": str(call.note),
+                "dtype": call.dtype,
+            }
+        )
     header = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
@@ -126,12 +153,22 @@ def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
     try:
         text = json.dumps(header, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
     except ValueError as exc:  # a NaN scale or fidelity: JSON has no NaN
-        raise CaptureFileError(file_path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be written: {problem}"),
-                                                  problem=str(exc))) from exc
+        raise CaptureFileError(
+            file_path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be written: {problem}"), problem=str(exc))
+        ) from exc
     if len(text) > MAX_HEADER_BYTES:
-        raise CaptureFileError(file_path, message(QT_TRANSLATE_NOOP(
-            "FileErrors", "cannot be written: its header would be {size} bytes, more than the {limit} allowed "
-                          "(too many tokens or calls)"), size=f"{len(text):,}", limit=f"{MAX_HEADER_BYTES:,}"))
+        raise CaptureFileError(
+            file_path,
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "cannot be written: its header would be {size} bytes, more than the {limit} allowed "
+                    "(too many tokens or calls)",
+                ),
+                size=f"{len(text):,}",
+                limit=f"{MAX_HEADER_BYTES:,}",
+            ),
+        )
     text += b" " * (-(len(MAGIC) + 8 + len(text)) % ALIGNMENT)
     try:
         with atomic_write(file_path) as stream:
@@ -192,14 +229,30 @@ def load_capture(path: str | os.PathLike[str]) -> ModelRun:
         calls = []
         for fields, arrays in parsed:
             views = {role: _view(mapped, data_start, entry) for role, entry in arrays.items()}
-            masks = MaskArguments(views.pop("attn_mask", None), views.pop("key_padding_mask", None),
-                                  views.pop("attention_mask", None), fields.pop("is_causal"))
-            calls.append(AttentionCall(queries=views.get("queries"), keys=views.get("keys"),
-                                       values=views.get("values"), output=views.get("output"),
-                                       weights=views.get("weights"), masks=masks, **fields))
+            masks = MaskArguments(
+                views.pop("attn_mask", None),
+                views.pop("key_padding_mask", None),
+                views.pop("attention_mask", None),
+                fields.pop("is_causal"),
+            )
+            calls.append(
+                AttentionCall(
+                    queries=views.get("queries"),
+                    keys=views.get("keys"),
+                    values=views.get("values"),
+                    output=views.get("output"),
+                    weights=views.get("weights"),
+                    masks=masks,
+                    **fields,
+                )
+            )
         try:
-            run = ModelRun(tuple(calls), _tokens(header, "query_tokens", budget), _tokens(header, "key_tokens", budget),
-                           source=header["source"])
+            run = ModelRun(
+                tuple(calls),
+                _tokens(header, "query_tokens", budget),
+                _tokens(header, "key_tokens", budget),
+                source=header["source"],
+            )
         except ModelRunError as exc:
             raise budget.fail(exception_message(exc)) from exc
         for call in run.calls:
@@ -223,55 +276,104 @@ def _read_header(stream: BinaryIO, size: int, budget: Budget) -> tuple[dict[str,
     magic = stream.read(len(MAGIC))
     if magic != MAGIC:
         if magic.startswith(b"PK"):
-            raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not an attnviz capture (it is a zip archive: an "
-                                                              "attnviz session or a NumPy .npz?)"))
+            raise budget.fail(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "is not an attnviz capture (it is a zip archive: an attnviz session or a NumPy .npz?)"
+                )
+            )
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not an attnviz capture (its first bytes do not match)"))
     prefix = stream.read(8)
     if len(prefix) < 8:
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is truncated: it ends before its header length"))
     (length,) = struct.unpack("<Q", prefix)
     if length > MAX_HEADER_BYTES:
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "is not a valid capture: it claims a {length}-byte header (at most {limit} allowed)"),
-            length=f"{length:,}", limit=f"{MAX_HEADER_BYTES:,}"))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "is not a valid capture: it claims a {length}-byte header (at most {limit} allowed)"
+                ),
+                length=f"{length:,}",
+                limit=f"{MAX_HEADER_BYTES:,}",
+            )
+        )
     data_start = len(MAGIC) + 8 + length
     if data_start > size:
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "is truncated: its header length ({length} bytes) is larger than the file"),
-            length=f"{length:,}"))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "is truncated: its header length ({length} bytes) is larger than the file"
+                ),
+                length=f"{length:,}",
+            )
+        )
     raw = stream.read(length)
     containers = raw.count(b"{") + raw.count(b"[")
     if containers > MAX_CONTAINERS:
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "has a capture header with {count} JSON objects and lists (at most {limit} allowed)"),
-            count=f"{containers:,}", limit=f"{MAX_CONTAINERS:,}"))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "has a capture header with {count} JSON objects and lists (at most {limit} allowed)"
+                ),
+                count=f"{containers:,}",
+                limit=f"{MAX_CONTAINERS:,}",
+            )
+        )
     try:
         header = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except _RepeatedKey as exc:
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "has a damaged capture header: the name '{name}' appears twice in one object"),
-            name=exc.key)) from exc
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "has a damaged capture header: the name '{name}' appears twice in one object"
+                ),
+                name=exc.key,
+            )
+        ) from exc
     except _NonFinite as exc:
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "has a damaged capture header: {value} is not a number JSON allows"),
-            value=exc.args[0])) from exc
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has a damaged capture header: {value} is not a number JSON allows"),
+                value=exc.args[0],
+            )
+        ) from exc
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has a damaged capture header (not valid JSON)")) from exc
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "is not an attnviz capture ('format' is not \"{format}\")"), format=FORMAT_NAME))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "is not an attnviz capture ('format' is not \"{format}\")"),
+                format=FORMAT_NAME,
+            )
+        )
     version = header.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid capture format version: {version}"),
-                                  version=repr(version)))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has an invalid capture format version: {version}"),
+                version=repr(version),
+            )
+        )
     if version > FORMAT_VERSION:
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "was written by a newer attnviz (capture format version {version}); this version reads "
-                          "version {known} only"), version=version, known=FORMAT_VERSION))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "was written by a newer attnviz (capture format version {version}); this version reads "
+                    "version {known} only",
+                ),
+                version=version,
+                known=FORMAT_VERSION,
+            )
+        )
     _only_keys(header, _TOP_KEYS, QT_TRANSLATE_NOOP("FileErrors", "the header"), budget)
     if header.get("source") not in _SOURCES:
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an unknown source {value} (one of {known})"),
-                                  value=repr(header.get("source"))[:40], known=", ".join(_SOURCES)))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has an unknown source {value} (one of {known})"),
+                value=repr(header.get("source"))[:40],
+                known=", ".join(_SOURCES),
+            )
+        )
     return header, data_start
 
 
@@ -287,8 +389,11 @@ def _no_constant(name: str) -> Any:
 def _only_keys(obj: dict[str, Any], known: set[str], where: str, budget: Budget) -> None:
     unknown = sorted(set(obj) - known)
     if unknown:
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an unknown entry '{key}' in {where}"),
-                                  key=unknown[0], where=where))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has an unknown entry '{key}' in {where}"), key=unknown[0], where=where
+            )
+        )
 
 
 def _calls_of(header: dict[str, Any], budget: Budget) -> list[dict[str, Any]]:
@@ -319,28 +424,58 @@ class _Layout:
             raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has a damaged entry for {where}"), where=where))
         code, shape, offset = raw["dtype"], raw["shape"], raw["offset"]
         if not isinstance(code, str) or code not in _DTYPES or code == "BF16":
-            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an unsupported dtype {dtype} for {where}"),
-                               dtype=repr(code)[:20], where=where))
-        if (not isinstance(shape, list) or not 1 <= len(shape) <= MAX_DIMS
-                or not all(_whole(s) and s >= 1 for s in shape)):
-            raise fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "has an invalid shape for {where} (1 to {most} dimensions, each at least 1)"),
-                where=where, most=MAX_DIMS))
+            raise fail(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "has an unsupported dtype {dtype} for {where}"),
+                    dtype=repr(code)[:20],
+                    where=where,
+                )
+            )
+        if (
+            not isinstance(shape, list)
+            or not 1 <= len(shape) <= MAX_DIMS
+            or not all(_whole(s) and s >= 1 for s in shape)
+        ):
+            raise fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors", "has an invalid shape for {where} (1 to {most} dimensions, each at least 1)"
+                    ),
+                    where=where,
+                    most=MAX_DIMS,
+                )
+            )
         if not _whole(offset) or offset < 0 or offset % ALIGNMENT:
-            raise fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "has an invalid offset for {where} (a multiple of {alignment} is needed)"),
-                where=where, alignment=ALIGNMENT))
+            raise fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors", "has an invalid offset for {where} (a multiple of {alignment} is needed)"
+                    ),
+                    where=where,
+                    alignment=ALIGNMENT,
+                )
+            )
         nbytes = math.prod(shape) * _DTYPES[code].itemsize
         end = offset + nbytes
         if end > self.data_size:
-            raise fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "is truncated or lies: {where} needs bytes {begin}-{end} of the data, but only {size} "
-                              "bytes follow the header"),
-                where=where, begin=f"{offset:,}", end=f"{end:,}", size=f"{self.data_size:,}"))
+            raise fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "is truncated or lies: {where} needs bytes {begin}-{end} of the data, but only {size} "
+                        "bytes follow the header",
+                    ),
+                    where=where,
+                    begin=f"{offset:,}",
+                    end=f"{end:,}",
+                    size=f"{self.data_size:,}",
+                )
+            )
         seen = self.spans.get((offset, end))
         if seen is not None and seen[:2] != (code, tuple(shape)):
-            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has overlapping data for {a} and {b}"),
-                               a=seen[2], b=where))
+            raise fail(
+                message(QT_TRANSLATE_NOOP("FileErrors", "has overlapping data for {a} and {b}"), a=seen[2], b=where)
+            )
         self.spans.setdefault((offset, end), (code, tuple(shape), where))
         return code, tuple(shape), offset
 
@@ -350,8 +485,9 @@ class _Layout:
         ordered = sorted((begin, end, info[2]) for (begin, end), info in self.spans.items())
         for (_b1, end1, where1), (begin2, _e2, where2) in itertools.pairwise(ordered):
             if begin2 < end1:
-                raise self.budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has overlapping data for {a} and {b}"),
-                                               a=where1, b=where2))
+                raise self.budget.fail(
+                    message(QT_TRANSLATE_NOOP("FileErrors", "has overlapping data for {a} and {b}"), a=where1, b=where2)
+                )
 
 
 def _whole(value: Any) -> bool:
@@ -359,8 +495,9 @@ def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _parse_call(index: int, raw: dict[str, Any], layout: _Layout) -> tuple[
-        dict[str, Any], dict[str, tuple[str, tuple[int, ...], int]]]:
+def _parse_call(
+    index: int, raw: dict[str, Any], layout: _Layout
+) -> tuple[dict[str, Any], dict[str, tuple[str, tuple[int, ...], int]]]:
     fail = layout.budget.fail
     where_call = message(QT_TRANSLATE_NOOP("FileErrors", "call {index}"), index=index)
     _only_keys(raw, _CALL_KEYS, where_call, layout.budget)
@@ -372,12 +509,21 @@ def _parse_call(index: int, raw: dict[str, Any], layout: _Layout) -> tuple[
         raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has no array list for call '{name}'"), name=name))
     unknown = sorted(set(arrays) - set(ARRAY_ROLES))
     if unknown:
-        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an unknown array '{array}' in call '{name}'"),
-                           array=unknown[0], name=name))
-    entries = {role: layout.entry(arrays[role], message(QT_TRANSLATE_NOOP("FileErrors", "array '{array}' of call "
-                                                                                        "'{name}'"),
-                                                        array=role, name=name))
-               for role in ARRAY_ROLES if role in arrays}
+        raise fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has an unknown array '{array}' in call '{name}'"),
+                array=unknown[0],
+                name=name,
+            )
+        )
+    entries = {
+        role: layout.entry(
+            arrays[role],
+            message(QT_TRANSLATE_NOOP("FileErrors", "array '{array}' of call '{name}'"), array=role, name=name),
+        )
+        for role in ARRAY_ROLES
+        if role in arrays
+    }
     is_causal = raw.get("is_causal", False)
     scale = raw.get("scale")
     fidelity = raw.get("fidelity")
@@ -388,19 +534,28 @@ def _parse_call(index: int, raw: dict[str, Any], layout: _Layout) -> tuple[
         problem = "is_causal"
     elif scale is not None and (not isinstance(scale, (int, float)) or isinstance(scale, bool) or scale <= 0):
         problem = "scale"
-    elif fidelity is not None and fidelity != _INFINITE and (
-            not isinstance(fidelity, (int, float)) or isinstance(fidelity, bool) or fidelity < 0):
+    elif (
+        fidelity is not None
+        and fidelity != _INFINITE
+        and (not isinstance(fidelity, (int, float)) or isinstance(fidelity, bool) or fidelity < 0)
+    ):
         problem = "fidelity"
     elif not isinstance(note, str):
         problem = "note"
     elif dtype is not None and dtype not in _DTYPE_NAMES:
         problem = "dtype"
     if problem is not None:
-        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid '{key}' in call '{name}'"),
-                           key=problem, name=name))
-    fields = {"name": name, "is_causal": is_causal, "scale": None if scale is None else float(scale),
-              "fidelity": math.inf if fidelity == _INFINITE else (None if fidelity is None else float(fidelity)),
-              "note": note, "dtype": dtype}
+        raise fail(
+            message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid '{key}' in call '{name}'"), key=problem, name=name)
+        )
+    fields = {
+        "name": name,
+        "is_causal": is_causal,
+        "scale": None if scale is None else float(scale),
+        "fidelity": math.inf if fidelity == _INFINITE else (None if fidelity is None else float(fidelity)),
+        "note": note,
+        "dtype": dtype,
+    }
     return fields, entries
 
 
@@ -410,7 +565,7 @@ def _view(mapped: np.memmap | None, data_start: int, entry: tuple[str, tuple[int
     dtype = _DTYPES[code]
     begin = data_start + offset
     # A slice of the map is still an np.memmap: nothing is read until the array is used.
-    return mapped[begin:begin + math.prod(shape) * dtype.itemsize].view(dtype).reshape(shape)
+    return mapped[begin : begin + math.prod(shape) * dtype.itemsize].view(dtype).reshape(shape)
 
 
 def _check_masks(call: AttentionCall, budget: Budget) -> None:
@@ -428,19 +583,39 @@ def _check_masks(call: AttentionCall, budget: Budget) -> None:
             fits = m.ndim >= 2 and all(s in (1, t) for s, t in zip(reversed(m.shape), (n_k, n_q, h, b)))
         kinds = "bif" if role == "attention_mask" else "bf"
         if not fits or m.dtype.kind not in kinds:
-            raise budget.fail(message(QT_TRANSLATE_NOOP(
-                "FileErrors", "has a mask {role} of shape {shape} and dtype {dtype} in call '{name}', which its "
-                              "attention of shape {target} cannot take"),
-                role=role, shape=tuple(m.shape), dtype=str(m.dtype), name=call.name, target=(b, h, n_q, n_k)))
+            raise budget.fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "has a mask {role} of shape {shape} and dtype {dtype} in call '{name}', which its "
+                        "attention of shape {target} cannot take",
+                    ),
+                    role=role,
+                    shape=tuple(m.shape),
+                    dtype=str(m.dtype),
+                    name=call.name,
+                    target=(b, h, n_q, n_k),
+                )
+            )
 
 
 def _tokens(header: dict[str, Any], key: str, budget: Budget) -> np.ndarray | None:
     raw = header.get(key)
     if raw is None:
         return None
-    if (not isinstance(raw, list) or not raw or not all(isinstance(row, list) for row in raw)
-            or len({len(row) for row in raw}) != 1
-            or not all(isinstance(token, str) for row in raw for token in row)):
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "has damaged {key} (a list of equally long lists of strings is needed)"), key=key))
+    if (
+        not isinstance(raw, list)
+        or not raw
+        or not all(isinstance(row, list) for row in raw)
+        or len({len(row) for row in raw}) != 1
+        or not all(isinstance(token, str) for row in raw for token in row)
+    ):
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "has damaged {key} (a list of equally long lists of strings is needed)"
+                ),
+                key=key,
+            )
+        )
     return np.array(raw, dtype=str)

@@ -69,13 +69,15 @@ def refusals(error: type[AttnvizFileError], path: str | os.PathLike[str]) -> Ite
     except AttnvizFileError:
         raise
     except OSError as exc:
-        raise error(path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be read ({error})"),
-                                  error=exc.strerror or str(exc))) from exc
+        raise error(
+            path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be read ({error})"), error=exc.strerror or str(exc))
+        ) from exc
     except MemoryError as exc:
         raise error(path, QT_TRANSLATE_NOOP("FileErrors", "is too large to load into memory")) from exc
     except Exception as exc:
-        raise error(path, message(QT_TRANSLATE_NOOP("FileErrors", "is damaged ({error})"),
-                                  error=first_line(exc))) from exc
+        raise error(
+            path, message(QT_TRANSLATE_NOOP("FileErrors", "is damaged ({error})"), error=first_line(exc))
+        ) from exc
 
 
 def cannot_write(exc: OSError) -> Message:

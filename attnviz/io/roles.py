@@ -17,8 +17,17 @@ import numpy as np
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = [
-    "ALL_ROLES", "MASK_ROLES", "MODEL_ROLES", "ROLES", "ROLE_ALIASES", "TEXT_ROLES", "describe", "guess_roles",
-    "role_names", "needs_head_choice", "select_head",
+    "ALL_ROLES",
+    "MASK_ROLES",
+    "MODEL_ROLES",
+    "ROLES",
+    "ROLE_ALIASES",
+    "TEXT_ROLES",
+    "describe",
+    "guess_roles",
+    "role_names",
+    "needs_head_choice",
+    "select_head",
 ]
 
 #: The book's roles (and ``mask``, read as ``attn_mask``: see ``attnviz.io.model_files``).
@@ -26,8 +35,15 @@ ROLES: tuple[str, ...] = ("queries", "keys", "values", "valid_lens", "mask")
 #: What a real model's file adds: masks under the argument they are passed through (which says
 #: what their values mean), the causal flag and its alignment, SDPA's scale, and the tokens.
 MODEL_ROLES: tuple[str, ...] = (
-    "attn_mask", "key_padding_mask", "attention_mask", "is_causal", "causal", "scale",
-    "tokens", "query_tokens", "key_tokens",
+    "attn_mask",
+    "key_padding_mask",
+    "attention_mask",
+    "is_causal",
+    "causal",
+    "scale",
+    "tokens",
+    "query_tokens",
+    "key_tokens",
 )
 ALL_ROLES: tuple[str, ...] = ROLES + MODEL_ROLES
 #: The roles that hold a mask, each read as the argument of that name reads it.
@@ -121,27 +137,47 @@ def select_head(array: np.ndarray, head: SupportsIndex, head_axis: SupportsIndex
     """
     array = np.asarray(array)
     if array.ndim != 4:
-        raise ValueError(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "select_head needs a 4-D (batch, heads, n, d) array, got {ndim}-D of shape {shape}"),
-            ndim=array.ndim, shape=array.shape))
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "select_head needs a 4-D (batch, heads, n, d) array, got {ndim}-D of shape {shape}"
+                ),
+                ndim=array.ndim,
+                shape=array.shape,
+            )
+        )
     if isinstance(head, bool) or isinstance(head_axis, bool):
         raise ValueError(QT_TRANSLATE_NOOP("FileErrors", "head and head_axis must be integers, not booleans"))
     try:
         head = operator.index(head)
         head_axis = operator.index(head_axis)
     except TypeError as exc:
-        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "head and head_axis must be integers, got {head} and "
-                                                                 "{axis}"),
-                                 head=repr(head), axis=repr(head_axis))) from exc
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "head and head_axis must be integers, got {head} and {axis}"),
+                head=repr(head),
+                axis=repr(head_axis),
+            )
+        ) from exc
     if not -4 <= head_axis < 4:
-        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "head_axis {axis} is out of range for a 4-D array"),
-                                 axis=head_axis))
+        raise ValueError(
+            message(QT_TRANSLATE_NOOP("FileErrors", "head_axis {axis} is out of range for a 4-D array"), axis=head_axis)
+        )
     axis = head_axis % 4
     count = array.shape[axis]
     if not 0 <= head < count:
         valid = f"0-{count - 1}" if count else QT_TRANSLATE_NOOP("FileErrors", "none")
-        raise ValueError(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "head {head} is out of range: the array has {count} heads on axis {axis} (valid: {valid})"),
-            head=head, count=count, axis=axis, valid=valid))
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "head {head} is out of range: the array has {count} heads on axis {axis} (valid: {valid})",
+                ),
+                head=head,
+                count=count,
+                axis=axis,
+                valid=valid,
+            )
+        )
     result: np.ndarray = np.take(array, head, axis=axis)  # take always copies
     return result

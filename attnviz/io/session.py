@@ -111,22 +111,32 @@ def _checked_arrays(path: Path, arrays: Mapping[str, Any]) -> dict[str, np.ndarr
     checked: dict[str, np.ndarray] = {}
     for name, value in arrays.items():
         if not isinstance(name, str) or not name or name == SESSION_MEMBER or "\x00" in name:
-            raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot store an array named {name}"),
-                                                 name=repr(name)))
+            raise SessionFileError(
+                path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot store an array named {name}"), name=repr(name))
+            )
         array = to_numpy(value)
         problem = dtype_problem(array.dtype)
         if problem is not None:
-            raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot store array '{name}': it "
-                                                                                 "{problem}"),
-                                                 name=name, problem=problem))
+            raise SessionFileError(
+                path,
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "cannot store array '{name}': it {problem}"),
+                    name=name,
+                    problem=problem,
+                ),
+            )
         checked[name] = array
     return checked
 
 
 def _checked_settings(path: Path, settings: Any) -> dict[str, Any]:
     if not isinstance(settings, Mapping):
-        raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "settings must be a dict, not {type}"),
-                                             type=type(settings).__name__))
+        raise SessionFileError(
+            path,
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "settings must be a dict, not {type}"), type=type(settings).__name__
+            ),
+        )
     _check_json(path, settings, "settings")
     return dict(settings)
 
@@ -137,24 +147,40 @@ def _check_json(path: Path, value: Any, where: str) -> None:
         return
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "{where} is {value}, which JSON "
-                                                                                 "cannot store"),
-                                                 where=where, value=value))
+            raise SessionFileError(
+                path,
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "{where} is {value}, which JSON cannot store"),
+                    where=where,
+                    value=value,
+                ),
+            )
         return
     if isinstance(value, Mapping):
         for key, item in value.items():
             if not isinstance(key, str):
-                raise SessionFileError(path, message(QT_TRANSLATE_NOOP(
-                    "FileErrors", "{where} has the key {key}; JSON keys must be strings"), where=where, key=repr(key)))
+                raise SessionFileError(
+                    path,
+                    message(
+                        QT_TRANSLATE_NOOP("FileErrors", "{where} has the key {key}; JSON keys must be strings"),
+                        where=where,
+                        key=repr(key),
+                    ),
+                )
             _check_json(path, item, f"{where}[{key!r}]")
         return
     if isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
             _check_json(path, item, f"{where}[{index}]")
         return
-    raise SessionFileError(path, message(QT_TRANSLATE_NOOP("FileErrors", "{where} is a {type}, which JSON cannot "
-                                                                         "store"),
-                                         where=where, type=type(value).__name__))
+    raise SessionFileError(
+        path,
+        message(
+            QT_TRANSLATE_NOOP("FileErrors", "{where} is a {type}, which JSON cannot store"),
+            where=where,
+            type=type(value).__name__,
+        ),
+    )
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -177,8 +203,12 @@ def load_session(
         _check_regular_file(file_path, budget)
         with _npy.NpzArchive(file_path, budget) as archive:
             if SESSION_MEMBER not in archive.names:
-                raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "is not an attnviz session (no '{member}' "
-                                                                          "member)"), member=SESSION_MEMBER))
+                raise budget.fail(
+                    message(
+                        QT_TRANSLATE_NOOP("FileErrors", "is not an attnviz session (no '{member}' member)"),
+                        member=SESSION_MEMBER,
+                    )
+                )
             manifest = _parse_manifest(archive, budget)
             listed: list[str] = manifest["arrays"]
             _check_members(archive, listed, budget)
@@ -204,19 +234,39 @@ def _parse_manifest(archive: _npy.NpzArchive, budget: Budget) -> dict[str, Any]:
     try:
         manifest = json.loads(str(raw[()]))
     except (ValueError, RecursionError) as exc:
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has a damaged '{member}' member (not valid JSON)"),
-                                  member=SESSION_MEMBER)) from exc
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has a damaged '{member}' member (not valid JSON)"),
+                member=SESSION_MEMBER,
+            )
+        ) from exc
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "is not an attnviz session ('format' is not "
-                                                                  "\"{format}\")"), format=FORMAT_NAME))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "is not an attnviz session ('format' is not \"{format}\")"),
+                format=FORMAT_NAME,
+            )
+        )
     version = manifest.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid session format version: {version}"),
-                                  version=repr(version)))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has an invalid session format version: {version}"),
+                version=repr(version),
+            )
+        )
     if version > FORMAT_VERSION:
-        raise budget.fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "was written by a newer attnviz (session format version {version}); this version reads "
-                          "version {known} only"), version=version, known=FORMAT_VERSION))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "was written by a newer attnviz (session format version {version}); this version reads "
+                    "version {known} only",
+                ),
+                version=version,
+                known=FORMAT_VERSION,
+            )
+        )
     settings = manifest.get("settings", {})
     if not isinstance(settings, dict):
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has damaged settings (not a JSON object)"))
@@ -234,18 +284,27 @@ def _parse_manifest(archive: _npy.NpzArchive, budget: Budget) -> dict[str, Any]:
 def _check_members(archive: _npy.NpzArchive, listed: list[str], budget: Budget) -> None:
     # Checked before reading any data: an unlisted member means the file is not what it claims.
     if archive.other_members:
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "holds an unexpected member '{name}'"),
-                                  name=archive.other_members[0]))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "holds an unexpected member '{name}'"), name=archive.other_members[0]
+            )
+        )
     present = set(archive.names) - {SESSION_MEMBER}
     missing = [n for n in listed if n not in present]
     if missing:
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "is missing array '{name}' listed in its manifest"),
-                                  name=missing[0]))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "is missing array '{name}' listed in its manifest"), name=missing[0]
+            )
+        )
     wanted = set(listed)
     extra = [n for n in archive.names if n != SESSION_MEMBER and n not in wanted]
     if extra:
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "holds array '{name}' that its manifest does not "
-                                                                  "list"), name=extra[0]))
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "holds array '{name}' that its manifest does not list"), name=extra[0]
+            )
+        )
 
 
 # --- where autosaves live ------------------------------------------------------------------

@@ -76,6 +76,7 @@ DTYPE_NAMES: tuple[str, ...] = ("float32", "float64", "float16", "bfloat16")
 LENS_MODES: tuple[str, ...] = ("none", "1d", "2d")
 _SEED_MAX = 2**31 - 1  # the seed spin boxes' range
 
+
 class StateFileError(TensorFileError):
     """A tensor file whose arrays cannot become attnviz inputs (wrong ranks, shapes disagree)."""
 
@@ -115,11 +116,24 @@ def _model_to_session(state: State, arrays: dict[str, np.ndarray]) -> dict[str, 
                 value = getattr(call.masks if name in MASK_ARGUMENTS else call, name)
                 if value is not None:
                     arrays[f"{RUN_PREFIX}{index}/{name}"] = np.array(value, copy=True)
-            calls.append({"name": call.name, "scale": call.scale, "is_causal": call.masks.is_causal,
-                          "causal_alignment": call.masks.causal_alignment,
-                          "fidelity": call.fidelity, "note": str(call.note)})
-        model.update(source=run.source, layer=state.layer, head=state.head, calls=calls,
-                     query_tokens=_tokens_json(run.query_tokens), key_tokens=_tokens_json(run.key_tokens))
+            calls.append(
+                {
+                    "name": call.name,
+                    "scale": call.scale,
+                    "is_causal": call.masks.is_causal,
+                    "causal_alignment": call.masks.causal_alignment,
+                    "fidelity": call.fidelity,
+                    "note": str(call.note),
+                }
+            )
+        model.update(
+            source=run.source,
+            layer=state.layer,
+            head=state.head,
+            calls=calls,
+            query_tokens=_tokens_json(run.query_tokens),
+            key_tokens=_tokens_json(run.key_tokens),
+        )
         return model
     if state.masks is not None:
         for name in MASK_ARGUMENTS:
@@ -151,13 +165,22 @@ def session_to_state(
     arrays = dict(session.arrays)
     if "mask" in arrays:
         # What a bare mask means would be a guess: a session keeps each under its argument's name.
-        raise fail(QT_TRANSLATE_NOOP("FileErrors", "holds an array 'mask', which sessions do not have: masks are kept "
-                                                   "as masks/attn_mask, masks/key_padding_mask or "
-                                                   "masks/attention_mask"))
+        raise fail(
+            QT_TRANSLATE_NOOP(
+                "FileErrors",
+                "holds an array 'mask', which sessions do not have: masks are kept "
+                "as masks/attn_mask, masks/key_padding_mask or "
+                "masks/attention_mask",
+            )
+        )
     missing = [name for name in ("queries", "keys", "values") if name not in arrays]
     if missing:
-        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has no '{name}' array; a session needs queries, keys and "
-                                                           "values"), name=missing[0]))
+        raise fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has no '{name}' array; a session needs queries, keys and values"),
+                name=missing[0],
+            )
+        )
     try:
         queries = _tensor(arrays["queries"], "queries")
         keys = _tensor(arrays["keys"], "keys")
@@ -180,20 +203,31 @@ def session_to_state(
         except ValueError as exc:
             raise fail(exception_message(exc)) from exc
         if lens[name].shape != shape:
-            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' has shape {shape} but queries {queries} need "
-                                                               "{needed}"),
-                               name=name, shape=lens[name].shape, queries=queries.shape, needed=shape))
+            raise fail(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "'{name}' has shape {shape} but queries {queries} need {needed}"),
+                    name=name,
+                    shape=lens[name].shape,
+                    queries=queries.shape,
+                    needed=shape,
+                )
+            )
 
     params: dict[str, np.ndarray] = {}
     for name, value in arrays.items():
         if name.startswith(PARAM_PREFIX) and len(name) > len(PARAM_PREFIX):
             array = np.asarray(value)
             if array.dtype.kind not in "fiu":  # bool is kind "b": refused too
-                raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "parameter '{name}' must hold real numbers, not "
-                                                                   "{dtype}"), name=name, dtype=array.dtype.name))
+                raise fail(
+                    message(
+                        QT_TRANSLATE_NOOP("FileErrors", "parameter '{name}' must hold real numbers, not {dtype}"),
+                        name=name,
+                        dtype=array.dtype.name,
+                    )
+                )
             # Float parameters keep their dtype (a saved float32 W reloads bit for bit).
             dtype = array.dtype if array.dtype.kind == "f" else np.float64
-            params[name[len(PARAM_PREFIX):]] = np.array(array, dtype=dtype, copy=True)
+            params[name[len(PARAM_PREFIX) :]] = np.array(array, dtype=dtype, copy=True)
         elif name not in STATE_ARRAYS and name != DOCUMENTS and not name.startswith((RUN_PREFIX, MASKS_PREFIX)):
             found.append(message(QT_TRANSLATE_NOOP("FileNotes", "ignored the unknown array '{name}'"), name=name))
     documents = None
@@ -203,25 +237,43 @@ def session_to_state(
         except ValueError as exc:
             raise fail(exception_message(exc)) from exc
         if documents.shape != (b, n_k):
-            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' has shape {shape} but keys {keys} need "
-                                                               "{needed}"),
-                               name=DOCUMENTS, shape=documents.shape, keys=keys.shape, needed=(b, n_k)))
+            raise fail(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "'{name}' has shape {shape} but keys {keys} need {needed}"),
+                    name=DOCUMENTS,
+                    shape=documents.shape,
+                    keys=keys.shape,
+                    needed=(b, n_k),
+                )
+            )
     state = State(queries, keys, values, lens["lens_1d"], lens["lens_2d"], settings, params, documents=documents)
     try:
         return _model_from_session(session.model, arrays, state)
     except (ValueError, TypeError, KeyError, IndexError) as exc:
-        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has a damaged model description: {error}"),
-                           error=exception_message(exc))) from exc
+        raise fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has a damaged model description: {error}"),
+                error=exception_message(exc),
+            )
+        ) from exc
 
 
 def _tokens_from(value: Any, batch: int, name: str) -> np.ndarray | None:
     if value is None:
         return None
-    if not isinstance(value, list) or len(value) != batch or not all(
-            isinstance(row, list) and all(isinstance(t, str) for t in row) for row in value) \
-            or len({len(row) for row in value}) > 1:
-        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' must be {batch} lists of strings of one "
-                                                                 "length"), name=name, batch=batch))
+    if (
+        not isinstance(value, list)
+        or len(value) != batch
+        or not all(isinstance(row, list) and all(isinstance(t, str) for t in row) for row in value)
+        or len({len(row) for row in value}) > 1
+    ):
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "'{name}' must be {batch} lists of strings of one length"),
+                name=name,
+                batch=batch,
+            )
+        )
     return np.array(value, dtype=str).reshape(batch, -1)
 
 
@@ -233,37 +285,67 @@ def _model_from_session(model: Mapping[str, Any], arrays: Mapping[str, np.ndarra
     if calls_json is None:
         masks = {name: arrays[MASKS_PREFIX + name] for name in MASK_ARGUMENTS if MASKS_PREFIX + name in arrays}
         return replace(
-            state, masks=MaskArguments(**masks) if masks else None,
+            state,
+            masks=MaskArguments(**masks) if masks else None,
             query_tokens=_tokens_from(model.get("query_tokens"), state.batch, "query_tokens"),
-            key_tokens=_tokens_from(model.get("key_tokens"), state.batch, "key_tokens"))
+            key_tokens=_tokens_from(model.get("key_tokens"), state.batch, "key_tokens"),
+        )
     if not isinstance(calls_json, list) or not calls_json:
         raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'calls' must be a non-empty list")))
     calls = []
     for index, info in enumerate(calls_json):
+
         def arr(name: str, index: int = index) -> np.ndarray | None:
             return arrays.get(f"{RUN_PREFIX}{index}/{name}")
+
         scale = info.get("scale")
         fidelity = info.get("fidelity")
         alignment = info.get("causal_alignment", "top_left")
         if alignment not in CAUSAL_NAMES:
-            raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'causal_alignment' is {value}; expected one of "
-                                                                     "{choices}"),
-                                     value=repr(alignment), choices=", ".join(CAUSAL_NAMES)))
-        calls.append(AttentionCall(
-            str(info["name"]), arr("queries"), arr("keys"), arr("values"),
-            MaskArguments(arr("attn_mask"), arr("key_padding_mask"), arr("attention_mask"),
-                          bool(info.get("is_causal", False)), alignment),
-            scale=None if scale is None else float(scale), output=arr("output"), weights=arr("weights"),
-            fidelity=None if fidelity is None else float(fidelity), note=str(info.get("note", ""))))
+            raise ValueError(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "'causal_alignment' is {value}; expected one of {choices}"),
+                    value=repr(alignment),
+                    choices=", ".join(CAUSAL_NAMES),
+                )
+            )
+        calls.append(
+            AttentionCall(
+                str(info["name"]),
+                arr("queries"),
+                arr("keys"),
+                arr("values"),
+                MaskArguments(
+                    arr("attn_mask"),
+                    arr("key_padding_mask"),
+                    arr("attention_mask"),
+                    bool(info.get("is_causal", False)),
+                    alignment,
+                ),
+                scale=None if scale is None else float(scale),
+                output=arr("output"),
+                weights=arr("weights"),
+                fidelity=None if fidelity is None else float(fidelity),
+                note=str(info.get("note", "")),
+            )
+        )
     source = model.get("source", "file")
     batch = calls[0].shape[0]
-    run = ModelRun(tuple(calls), _tokens_from(model.get("query_tokens"), batch, "query_tokens"),
-                   _tokens_from(model.get("key_tokens"), batch, "key_tokens"),
-                   source=source if source in _RUN_SOURCES else "file")
+    run = ModelRun(
+        tuple(calls),
+        _tokens_from(model.get("query_tokens"), batch, "query_tokens"),
+        _tokens_from(model.get("key_tokens"), batch, "key_tokens"),
+        source=source if source in _RUN_SOURCES else "file",
+    )
     layer, head = int(model.get("layer", 0)), int(model.get("head", 0))
     if not (0 <= layer < run.layers and 0 <= head < run.heads(layer)):
-        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "the head shown, {head} of call {layer}, is not in "
-                                                                 "the model"), head=head, layer=layer))
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "the head shown, {head} of call {layer}, is not in the model"),
+                head=head,
+                layer=layer,
+            )
+        )
     return focused_state(run, layer, head, base=state)
 
 
@@ -280,40 +362,84 @@ def save_state_file(path: str | os.PathLike[str], state: State) -> None:
 def settings_problem(name: str, value: Any) -> str | None:
     """Why ``value`` is not acceptable for the setting ``name`` (None when it is)."""
     choices: dict[str, tuple[str, ...]] = {
-        "scoring": SCORING_NAMES, "mask_mode": MASK_MODE_NAMES, "lens_mode": LENS_MODES,
+        "scoring": SCORING_NAMES,
+        "mask_mode": MASK_MODE_NAMES,
+        "lens_mode": LENS_MODES,
         "dtype": DTYPE_NAMES,
     }
     shown = repr(value)
     if name in choices:
         if value not in choices[name]:
-            return message(QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected one of {choices}"),
-                           name=name, value=shown, choices=", ".join(choices[name]))
+            return message(
+                QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected one of {choices}"),
+                name=name,
+                value=shown,
+                choices=", ".join(choices[name]),
+            )
         return None
     if name == "causal":
         if value is not None and value not in CAUSAL_NAMES:
-            return message(QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected null, {choices}"),
-                           name=name, value=shown, choices=", ".join(CAUSAL_NAMES))
+            return message(
+                QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected null, {choices}"),
+                name=name,
+                value=shown,
+                choices=", ".join(CAUSAL_NAMES),
+            )
         return None
     if name == "device":
         if not isinstance(value, str) or not value.strip():
-            return message(QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected a device name "
-                                                           "such as \"cpu\""), name=name, value=shown)
+            return message(
+                QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected a device name such as \"cpu\""),
+                name=name,
+                value=shown,
+            )
         return None
     if name == "train":
-        return None if isinstance(value, bool) else message(QT_TRANSLATE_NOOP(
-            "FileErrors", "setting '{name}' is {value}; expected true or false"), name=name, value=shown)
+        return (
+            None
+            if isinstance(value, bool)
+            else message(
+                QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected true or false"),
+                name=name,
+                value=shown,
+            )
+        )
     if name == "dropout":
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
-        return None if ok else message(QT_TRANSLATE_NOOP(
-            "FileErrors", "setting '{name}' is {value}; expected a number from 0 to 1"), name=name, value=shown)
-    limits = {"num_hiddens": (1, MAX_HIDDEN), "dropout_seed": (0, _SEED_MAX), "param_seed": (0, _SEED_MAX),
-              "window": (0, _SEED_MAX), "sinks": (0, _SEED_MAX), "prefix": (0, _SEED_MAX), "chunk": (0, _SEED_MAX)}
+        return (
+            None
+            if ok
+            else message(
+                QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected a number from 0 to 1"),
+                name=name,
+                value=shown,
+            )
+        )
+    limits = {
+        "num_hiddens": (1, MAX_HIDDEN),
+        "dropout_seed": (0, _SEED_MAX),
+        "param_seed": (0, _SEED_MAX),
+        "window": (0, _SEED_MAX),
+        "sinks": (0, _SEED_MAX),
+        "prefix": (0, _SEED_MAX),
+        "chunk": (0, _SEED_MAX),
+    }
     if name in limits:
         low, high = limits[name]
         ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-        return None if ok else message(QT_TRANSLATE_NOOP(
-            "FileErrors", "setting '{name}' is {value}; expected a whole number from {low} to {high}"),
-            name=name, value=shown, low=low, high=high)
+        return (
+            None
+            if ok
+            else message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "setting '{name}' is {value}; expected a whole number from {low} to {high}"
+                ),
+                name=name,
+                value=shown,
+                low=low,
+                high=high,
+            )
+        )
     defaults = Settings()
     if hasattr(defaults, name):
         # A setting without a rule of its own (added after this module was written): it must at
@@ -327,9 +453,16 @@ def settings_problem(name: str, value: Any) -> str | None:
             ok = isinstance(value, (int, float))
         else:
             ok = isinstance(value, type(default))
-        return None if ok else message(QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected a "
-                                                                       "{type}"),
-                                       name=name, value=shown, type=type(default).__name__)
+        return (
+            None
+            if ok
+            else message(
+                QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected a {type}"),
+                name=name,
+                value=shown,
+                type=type(default).__name__,
+            )
+        )
     return message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' is not a setting"), name=name)
 
 
@@ -349,8 +482,9 @@ def _settings_from(raw: Mapping[str, Any], notes: list[str], fail: Any) -> Setti
         values[name] = value
     defaulted = sorted(known - set(values))
     if defaulted:
-        notes.append(message(QT_TRANSLATE_NOOP("FileNotes", "used the default for {names}"),
-                             names=", ".join(defaulted)))
+        notes.append(
+            message(QT_TRANSLATE_NOOP("FileNotes", "used the default for {names}"), names=", ".join(defaulted))
+        )
     return Settings(**values)
 
 
@@ -361,12 +495,21 @@ def _tensor(value: Any, role: str) -> np.ndarray:
     """A 3-D float64 copy of a Q/K/V array, or ValueError naming the role."""
     array = np.asarray(value)
     if array.dtype.kind not in "fiu":  # bool (kind "b") is refused too
-        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' must hold real numbers, not {dtype}"),
-                                 name=role, dtype=array.dtype.name))
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "'{name}' must hold real numbers, not {dtype}"),
+                name=role,
+                dtype=array.dtype.name,
+            )
+        )
     if array.ndim != 3:
-        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' must be 3-D (batch, n, d), got shape "
-                                                                 "{shape}"),
-                                 name=role, shape=array.shape))
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "'{name}' must be 3-D (batch, n, d), got shape {shape}"),
+                name=role,
+                shape=array.shape,
+            )
+        )
     # float64 holds every float16/32 and int32 value exactly; the compute dtype is a setting.
     return np.array(array, dtype=np.float64, copy=True)
 
@@ -381,14 +524,23 @@ def _lengths(value: Any, role: str) -> np.ndarray:
     if array.dtype.kind == "f":
         finite = np.isfinite(array)
         if not finite.all() or not np.array_equal(array, np.round(array)):
-            raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' must hold whole numbers (valid "
-                                                                     "lengths), found {value}"),
-                                     name=role, value=_first_bad(array)))
+            raise ValueError(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "'{name}' must hold whole numbers (valid lengths), found {value}"),
+                    name=role,
+                    value=_first_bad(array),
+                )
+            )
         if array.size and float(np.abs(array).max()) > 2.0**62:
             raise ValueError(message(_TOO_LARGE, name=role))
         return array.astype(np.int64)
-    raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' must hold whole numbers (valid lengths), not "
-                                                             "{dtype}"), name=role, dtype=array.dtype.name))
+    raise ValueError(
+        message(
+            QT_TRANSLATE_NOOP("FileErrors", "'{name}' must hold whole numbers (valid lengths), not {dtype}"),
+            name=role,
+            dtype=array.dtype.name,
+        )
+    )
 
 
 _TOO_LARGE = QT_TRANSLATE_NOOP("FileErrors", "'{name}' has lengths too large for int64")
@@ -404,24 +556,49 @@ def _check_qkv(queries: np.ndarray, keys: np.ndarray, values: np.ndarray) -> Non
     """Shapes must agree with each other and fit the editor's limits."""
     shapes = {"q": queries.shape, "k": keys.shape, "v": values.shape}
     if queries.shape[0] != keys.shape[0] or keys.shape[0] != values.shape[0]:
-        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "batch sizes disagree: queries {q}, keys {k}, "
-                                                                 "values {v}"), **shapes))
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "batch sizes disagree: queries {q}, keys {k}, values {v}"), **shapes
+            )
+        )
     if keys.shape[1] != values.shape[1]:
-        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "keys {k} and values {v} must have the same number "
-                                                                 "of entries (axis 1)"), k=keys.shape, v=values.shape))
-    limits = ((QT_TRANSLATE_NOOP("FileErrors", "batch size"), queries.shape[0], MAX_BATCH),
-              (QT_TRANSLATE_NOOP("FileErrors", "number of queries"), queries.shape[1], MAX_LOADED_LEN),
-              (QT_TRANSLATE_NOOP("FileErrors", "number of keys"), keys.shape[1], MAX_LOADED_LEN),
-              ("d_q", queries.shape[2], MAX_DIM), ("d_k", keys.shape[2], MAX_DIM), ("d_v", values.shape[2], MAX_DIM))
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "keys {k} and values {v} must have the same number of entries (axis 1)"
+                ),
+                k=keys.shape,
+                v=values.shape,
+            )
+        )
+    limits = (
+        (QT_TRANSLATE_NOOP("FileErrors", "batch size"), queries.shape[0], MAX_BATCH),
+        (QT_TRANSLATE_NOOP("FileErrors", "number of queries"), queries.shape[1], MAX_LOADED_LEN),
+        (QT_TRANSLATE_NOOP("FileErrors", "number of keys"), keys.shape[1], MAX_LOADED_LEN),
+        ("d_q", queries.shape[2], MAX_DIM),
+        ("d_k", keys.shape[2], MAX_DIM),
+        ("d_v", values.shape[2], MAX_DIM),
+    )
     for what, size, limit in limits:
         if size < 1:
-            raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "the {what} is 0 (queries {q}, keys {k}, values "
-                                                                     "{v}); attnviz needs at least 1"),
-                                     what=what, **shapes))
+            raise ValueError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors", "the {what} is 0 (queries {q}, keys {k}, values {v}); attnviz needs at least 1"
+                    ),
+                    what=what,
+                    **shapes,
+                )
+            )
         if size > limit:
-            raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "the {what} is {size}, more than the {limit} "
-                                                                     "attnviz can edit"),
-                                     what=what, size=size, limit=limit))
+            raise ValueError(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "the {what} is {size}, more than the {limit} attnviz can edit"),
+                    what=what,
+                    size=size,
+                    limit=limit,
+                )
+            )
 
 
 # --------------------------------------------------------------------------- tensor files
@@ -474,11 +651,18 @@ def state_from_tensor_file(
     full = all(r in roles for r in ("queries", "keys", "values"))
     extra = [r for r in roles if r in MODEL_ROLES or r == "mask"]
     if extra and not full:
-        raise fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "'{name}' ({role}) comes with queries, keys and values from the same file, and {missing} "
-                          "were not chosen"),
-            name=roles[extra[0]], role=extra[0],
-            missing=joined([ROLE_NAMES[r] for r in ("queries", "keys", "values") if r not in roles])))
+        raise fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "'{name}' ({role}) comes with queries, keys and values from the same file, and {missing} "
+                    "were not chosen",
+                ),
+                name=roles[extra[0]],
+                role=extra[0],
+                missing=joined([ROLE_NAMES[r] for r in ("queries", "keys", "values") if r not in roles]),
+            )
+        )
     _check_lengths_name(roles, fail)
     head_index = _whole(head, "head", fail)
     layer_index = _whole(layer, "layer", fail)
@@ -487,8 +671,12 @@ def state_from_tensor_file(
             state = _run_state(tf, roles, head_index, layer_index, base, found)
         else:
             if layer_index:
-                raise ValueError(message(QT_TRANSLATE_NOOP(
-                    "FileErrors", "layer {layer} is out of range: the tensors have no layers"), layer=layer_index))
+                raise ValueError(
+                    message(
+                        QT_TRANSLATE_NOOP("FileErrors", "layer {layer} is out of range: the tensors have no layers"),
+                        layer=layer_index,
+                    )
+                )
             state = _book_state(tf, roles, head_index, base, found, fail)
     except StateFileError:
         raise
@@ -501,12 +689,14 @@ def state_from_tensor_file(
 
 
 #: The one line that says a file's tensors are shown with a real model's scoring, not the toy's.
-NO_SETTINGS_NOTE = QT_TRANSLATE_NOOP("FileNotes", "the file brings no scoring settings: scaled dot-product scoring, "
-                                                  "as real models use")
+NO_SETTINGS_NOTE = QT_TRANSLATE_NOOP(
+    "FileNotes", "the file brings no scoring settings: scaled dot-product scoring, as real models use"
+)
 
 
-def _run_state(tf: TensorFile, roles: Mapping[str, str], head: int | None, layer: int | None, base: State,
-               found: list[str]) -> State:
+def _run_state(
+    tf: TensorFile, roles: Mapping[str, str], head: int | None, layer: int | None, base: State, found: list[str]
+) -> State:
     """Head ``head`` of layer ``layer`` of the model run in the file, with a model's settings."""
     run = model_run_from_file(tf, roles, notes=found)
     layer = _pick(layer, run.layers, _LAYER_RANGE, _LAYERS_NOTE, found)
@@ -516,24 +706,29 @@ def _run_state(tf: TensorFile, roles: Mapping[str, str], head: int | None, layer
     settings = replace(state.settings, device=base.settings.device, dtype=base.settings.dtype)
     found.append(NO_SETTINGS_NOTE)
     if "valid_lens" in roles:
-        lens_1d, lens_2d, mode = _file_lengths(tf, roles["valid_lens"], state.batch, state.n_queries,
-                                               state.n_keys, False, found)
+        lens_1d, lens_2d, mode = _file_lengths(
+            tf, roles["valid_lens"], state.batch, state.n_queries, state.n_keys, False, found
+        )
         settings = replace(settings, lens_mode=mode)
         return replace(state, lens_1d=lens_1d, lens_2d=lens_2d, settings=settings)
     return replace(state, settings=settings)
 
 
-_LAYER_RANGE = (QT_TRANSLATE_NOOP("FileErrors", "layer {index} is out of range: the file has {n} layer (0)"),
-                QT_TRANSLATE_NOOP("FileErrors", "layer {index} is out of range: the file has {n} layers (0 to {last})"))
-_HEAD_RANGE = (QT_TRANSLATE_NOOP("FileErrors", "head {index} is out of range: layer {layer} has {n} head (0)"),
-               QT_TRANSLATE_NOOP("FileErrors", "head {index} is out of range: layer {layer} has {n} heads "
-                                               "(0 to {last})"))
+_LAYER_RANGE = (
+    QT_TRANSLATE_NOOP("FileErrors", "layer {index} is out of range: the file has {n} layer (0)"),
+    QT_TRANSLATE_NOOP("FileErrors", "layer {index} is out of range: the file has {n} layers (0 to {last})"),
+)
+_HEAD_RANGE = (
+    QT_TRANSLATE_NOOP("FileErrors", "head {index} is out of range: layer {layer} has {n} head (0)"),
+    QT_TRANSLATE_NOOP("FileErrors", "head {index} is out of range: layer {layer} has {n} heads (0 to {last})"),
+)
 _LAYERS_NOTE = QT_TRANSLATE_NOOP("FileNotes", "the file has {n} layers: layer 0 is shown")
 _HEADS_NOTE = QT_TRANSLATE_NOOP("FileNotes", "the file has {n} heads: head 0 is shown")
 
 
-def _pick(index: int | None, count: int, out_of_range: tuple[str, str], chosen_note: str, found: list[str],
-          **params: Any) -> int:
+def _pick(
+    index: int | None, count: int, out_of_range: tuple[str, str], chosen_note: str, found: list[str], **params: Any
+) -> int:
     """``index`` checked against ``count``; None is 0 (a note says so when there are more)."""
     if index is None:
         if count > 1:
@@ -544,8 +739,9 @@ def _pick(index: int | None, count: int, out_of_range: tuple[str, str], chosen_n
     return index
 
 
-def _book_state(tf: TensorFile, roles: Mapping[str, str], head: int | None, base: State, found: list[str],
-                fail: Any) -> State:
+def _book_state(
+    tf: TensorFile, roles: Mapping[str, str], head: int | None, base: State, found: list[str], fail: Any
+) -> State:
     """The book's 3-D tensors (2-D ones get a batch axis), or one head of 4-D arrays when only some
     roles come from the file; the file's masks, causality, scale and tokens with them."""
     tensors: dict[str, np.ndarray] = {}
@@ -557,23 +753,47 @@ def _book_state(tf: TensorFile, roles: Mapping[str, str], head: int | None, base
         name = roles[role]
         array = np.asarray(tf.arrays[name])
         if array.dtype.kind not in "fiu":  # bool (kind "b") is refused too
-            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' ({role}) must hold real numbers, not {dtype}"),
-                               name=name, role=ROLE_NAMES[role], dtype=array.dtype.name))
+            raise fail(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "'{name}' ({role}) must hold real numbers, not {dtype}"),
+                    name=name,
+                    role=ROLE_NAMES[role],
+                    dtype=array.dtype.name,
+                )
+            )
         if array.ndim == 5:
-            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' ({role}) has shape {shape} (layers, batch, "
-                                                               "heads, n, d): a model's layers load with queries, keys "
-                                                               "and values from the file together"),
-                               name=name, role=ROLE_NAMES[role], shape=array.shape))
+            raise fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "'{name}' ({role}) has shape {shape} (layers, batch, "
+                        "heads, n, d): a model's layers load with queries, keys "
+                        "and values from the file together",
+                    ),
+                    name=name,
+                    role=ROLE_NAMES[role],
+                    shape=array.shape,
+                )
+            )
         if needs_head_choice(array):
             array = _one_head(array, head, name, role, fail)
         if array.ndim == 2:
             array = array[None]
             batched_up = True
         if array.ndim != 3:
-            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' ({role}) has shape {shape}; expected (n, d), "
-                                                               "(batch, n, d), (batch, heads, n, d) or (layers, batch, "
-                                                               "heads, n, d)"),
-                               name=name, role=ROLE_NAMES[role], shape=array.shape))
+            raise fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "'{name}' ({role}) has shape {shape}; expected (n, d), "
+                        "(batch, n, d), (batch, heads, n, d) or (layers, batch, "
+                        "heads, n, d)",
+                    ),
+                    name=name,
+                    role=ROLE_NAMES[role],
+                    shape=array.shape,
+                )
+            )
         tensors[role] = np.array(array, dtype=np.float64, copy=True)
 
     queries, keys, values = tensors["queries"], tensors["keys"], tensors["values"]
@@ -584,8 +804,11 @@ def _book_state(tf: TensorFile, roles: Mapping[str, str], head: int | None, base
         kept = [ROLE_NAMES[r] for r in ("queries", "keys", "values") if r not in roles]
         problem = exception_message(exc)
         if kept:
-            problem = message(QT_TRANSLATE_NOOP("FileErrors", "{problem} ({roles} kept from the current inputs)"),
-                              problem=problem, roles=joined(kept))
+            problem = message(
+                QT_TRANSLATE_NOOP("FileErrors", "{problem} ({roles} kept from the current inputs)"),
+                problem=problem,
+                roles=joined(kept),
+            )
         raise fail(problem) from exc
     b, n_q, n_k = queries.shape[0], queries.shape[1], keys.shape[1]
     same_layout = (b, n_q, n_k) == (base.batch, base.n_queries, base.n_keys)
@@ -606,27 +829,65 @@ def _book_state(tf: TensorFile, roles: Mapping[str, str], head: int | None, base
         settings = _replace(base.settings, lens_mode=mode)
         same_dims = (d_q, d_k) == (base.queries.shape[2], base.keys.shape[2])
         params = {k: v.copy() for k, v in base.params.items()} if same_dims else {}
-        found.append(message(QT_TRANSLATE_NOOP("FileNotes", "the current settings are kept: {scoring} scoring"),
-                             scoring=settings.scoring))
+        found.append(
+            message(
+                QT_TRANSLATE_NOOP("FileNotes", "the current settings are kept: {scoring} scoring"),
+                scoring=settings.scoring,
+            )
+        )
         if settings.scoring in ("dot", "scaled_dot") and d_q != d_k:
-            found.append(message(QT_TRANSLATE_NOOP("FileNotes", "{scoring} scoring needs d_q = d_k (here {d_q} and "
-                                                                "{d_k}): choose additive, bilinear or another scoring"),
-                                 scoring=settings.scoring, d_q=d_q, d_k=d_k))
+            found.append(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileNotes",
+                        "{scoring} scoring needs d_q = d_k (here {d_q} and "
+                        "{d_k}): choose additive, bilinear or another scoring",
+                    ),
+                    scoring=settings.scoring,
+                    d_q=d_q,
+                    d_k=d_k,
+                )
+            )
         return State(queries, keys, values, lens_1d, lens_2d, settings, params)
 
     extras = file_extras(tf, roles, (b,), n_q, n_k, notes=found)
     masks = replace(extras.masks[0], is_causal=False)  # the causal setting carries it, editable
     scoring = "scaled_dot" if d_q == d_k else "additive"
-    settings = Settings(scoring=scoring, mask_mode="sdpa" if masks.any else "d2l", causal=extras.causal,
-                        lens_mode=mode, scale=extras.scale, device=base.settings.device, dtype=base.settings.dtype)
+    settings = Settings(
+        scoring=scoring,
+        mask_mode="sdpa" if masks.any else "d2l",
+        causal=extras.causal,
+        lens_mode=mode,
+        scale=extras.scale,
+        device=base.settings.device,
+        dtype=base.settings.dtype,
+    )
     if scoring == "scaled_dot":
         found.append(NO_SETTINGS_NOTE)
     else:
-        found.append(message(QT_TRANSLATE_NOOP(
-            "FileNotes", "the file brings no scoring settings, and dot products need d_q = d_k (here {d_q} and {d_k}): "
-                         "additive scoring with seeded parameters, as in the book"), d_q=d_q, d_k=d_k))
-    return State(queries, keys, values, lens_1d, lens_2d, settings, {}, masks=masks if masks.any else None,
-                 query_tokens=extras.query_tokens, key_tokens=extras.key_tokens)
+        found.append(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileNotes",
+                    "the file brings no scoring settings, and dot products need d_q = d_k (here {d_q} and {d_k}): "
+                    "additive scoring with seeded parameters, as in the book",
+                ),
+                d_q=d_q,
+                d_k=d_k,
+            )
+        )
+    return State(
+        queries,
+        keys,
+        values,
+        lens_1d,
+        lens_2d,
+        settings,
+        {},
+        masks=masks if masks.any else None,
+        query_tokens=extras.query_tokens,
+        key_tokens=extras.key_tokens,
+    )
 
 
 def _check_lengths_name(roles: Mapping[str, str], fail: Any) -> None:
@@ -638,28 +899,48 @@ def _check_lengths_name(roles: Mapping[str, str], fail: Any) -> None:
     last = re.split(r"[./]", name.lower())[-1]
     argument = next((role for role in MASK_ROLES if last in ROLE_ALIASES[role]), None)
     if argument is not None:
-        raise fail(message(QT_TRANSLATE_NOOP(
-            "FileErrors", "'{name}' is a mask by its name, not valid lengths: choose it as {argument}"),
-            name=name, argument=argument))
+        raise fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "'{name}' is a mask by its name, not valid lengths: choose it as {argument}"
+                ),
+                name=name,
+                argument=argument,
+            )
+        )
 
 
-def _file_lengths(tf: TensorFile, name: str, b: int, n_q: int, n_k: int, batched_up: bool,
-                  found: list[str]) -> tuple[np.ndarray, np.ndarray, LensMode]:
+def _file_lengths(
+    tf: TensorFile, name: str, b: int, n_q: int, n_k: int, batched_up: bool, found: list[str]
+) -> tuple[np.ndarray, np.ndarray, LensMode]:
     """(lens_1d, lens_2d, lens_mode) from the file's valid lengths ``name``, or ValueError."""
     raw = np.asarray(tf.arrays[name])
     if needs_head_choice(raw):
-        raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' (valid lengths) has shape {shape}; "
-                                                                 "expected (batch,) or (batch, n_queries)"),
-                                 name=name, shape=raw.shape))
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "'{name}' (valid lengths) has shape {shape}; expected (batch,) or (batch, n_queries)"
+                ),
+                name=name,
+                shape=raw.shape,
+            )
+        )
     lens = _lengths(raw, name)
     if lens.ndim == 0:
         lens = lens.reshape(1)
     if lens.ndim == 1 and lens.shape[0] != b and batched_up and b == 1 and lens.shape[0] == n_q:
         # An unbatched (n, d) input with one length per query.
         lens = lens[None]
-    wrong_shape = message(QT_TRANSLATE_NOOP("FileErrors", "valid lengths '{name}' have shape {shape} but queries "
-                                                          "({b}, {n_q}, d) need ({b},) or ({b}, {n_q})"),
-                          name=name, shape=lens.shape, b=b, n_q=n_q)
+    wrong_shape = message(
+        QT_TRANSLATE_NOOP(
+            "FileErrors",
+            "valid lengths '{name}' have shape {shape} but queries ({b}, {n_q}, d) need ({b},) or ({b}, {n_q})",
+        ),
+        name=name,
+        shape=lens.shape,
+        b=b,
+        n_q=n_q,
+    )
     if lens.ndim == 1:
         if lens.shape != (b,):
             raise ValueError(wrong_shape)
@@ -670,13 +951,26 @@ def _file_lengths(tf: TensorFile, name: str, b: int, n_q: int, n_k: int, batched
         if n_k > 1 and lens.size and bool(np.isin(lens, (0, 1)).all()):
             # Said, never acted on: lengths of 0 and 1 are lengths, but they are what a 0/1 mask
             # read as lengths looks like.
-            found.append(message(QT_TRANSLATE_NOOP(
-                "FileNotes", "valid lengths '{name}' are all 0 or 1: each query sees at most key 0; a 0/1 mask "
-                             "(1 = attend) is loaded as attention_mask"), name=name))
+            found.append(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileNotes",
+                        "valid lengths '{name}' are all 0 or 1: each query sees at most key 0; a 0/1 mask "
+                        "(1 = attend) is loaded as attention_mask",
+                    ),
+                    name=name,
+                )
+            )
         return np.full((b,), n_k, dtype=np.int64), lens, "2d"
-    raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "valid lengths '{name}' have shape {shape}; expected "
-                                                             "(batch,) or (batch, n_queries)"),
-                             name=name, shape=lens.shape))
+    raise ValueError(
+        message(
+            QT_TRANSLATE_NOOP(
+                "FileErrors", "valid lengths '{name}' have shape {shape}; expected (batch,) or (batch, n_queries)"
+            ),
+            name=name,
+            shape=lens.shape,
+        )
+    )
 
 
 def _note_unused(tf: TensorFile, roles: Mapping[str, str], found: list[str]) -> None:
@@ -685,15 +979,17 @@ def _note_unused(tf: TensorFile, roles: Mapping[str, str], found: list[str]) -> 
     chosen = set(roles.values())
     for role, name in guess_roles(tf).items():
         if role not in roles and name not in chosen and (role in MODEL_ROLES or role == "mask"):
-            found.append(message(QT_TRANSLATE_NOOP("FileNotes", "'{name}' ({role}) was left out"),
-                                 name=name, role=role))
+            found.append(
+                message(QT_TRANSLATE_NOOP("FileNotes", "'{name}' ({role}) was left out"), name=name, role=role)
+            )
 
 
 def _whole(index: int | None, what: str, fail: Any) -> int | None:
     if index is None:
         return None
-    not_whole = message(QT_TRANSLATE_NOOP("FileErrors", "{what} must be a whole number, got {value}"), what=what,
-                        value=repr(index))
+    not_whole = message(
+        QT_TRANSLATE_NOOP("FileErrors", "{what} must be a whole number, got {value}"), what=what, value=repr(index)
+    )
     if isinstance(index, bool):
         raise fail(not_whole)
     try:
@@ -701,21 +997,37 @@ def _whole(index: int | None, what: str, fail: Any) -> int | None:
     except TypeError as exc:
         raise fail(not_whole) from exc
     if value < 0:
-        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "{what} must be 0 or more, got {value}"), what=what,
-                           value=value))
+        raise fail(
+            message(QT_TRANSLATE_NOOP("FileErrors", "{what} must be 0 or more, got {value}"), what=what, value=value)
+        )
     return value
 
 
 def _one_head(array: np.ndarray, head: int | None, name: str, role: str, fail: Any) -> np.ndarray:
     if head is None:
-        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' ({role}) has shape {shape} (batch, heads, n, d): "
-                                                           "choose a head from 0 to {last}"),
-                           name=name, role=ROLE_NAMES[role], shape=array.shape, last=array.shape[1] - 1))
+        raise fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "'{name}' ({role}) has shape {shape} (batch, heads, n, d): choose a head from 0 to {last}",
+                ),
+                name=name,
+                role=ROLE_NAMES[role],
+                shape=array.shape,
+                last=array.shape[1] - 1,
+            )
+        )
     try:
         return select_head(array, head)
     except ValueError as exc:
-        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "'{name}' ({role}): {problem}"),
-                           name=name, role=ROLE_NAMES[role], problem=exception_message(exc))) from exc
+        raise fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "'{name}' ({role}): {problem}"),
+                name=name,
+                role=ROLE_NAMES[role],
+                problem=exception_message(exc),
+            )
+        ) from exc
 
 
 def _replace(settings: Settings, **changes: Any) -> Settings:
@@ -725,4 +1037,3 @@ def _replace(settings: Settings, **changes: Any) -> Settings:
 def is_session_path(path: str | os.PathLike[str]) -> bool:
     """True when the name says ``.attnviz`` session (anything else is read as a tensor file)."""
     return Path(path).suffix.lower() == ".attnviz"
-

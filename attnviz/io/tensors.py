@@ -112,11 +112,13 @@ def load_tensor_file(
             arrays, metadata = _safetensors.read_safetensors(file_path, budget)
             if not arrays:
                 raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "holds no arrays"))
-            return TensorFile(file_path, fmt, arrays, metadata=metadata,
-                              texts=_safetensors.metadata_labels(metadata, budget))
+            return TensorFile(
+                file_path, fmt, arrays, metadata=metadata, texts=_safetensors.metadata_labels(metadata, budget)
+            )
         loaded = _torchfile.read_torch(file_path, budget, zip_format=zip_kind)
-        return TensorFile(file_path, fmt, loaded.arrays, skipped=loaded.skipped, texts=loaded.texts,
-                          scalars=loaded.scalars)
+        return TensorFile(
+            file_path, fmt, loaded.arrays, skipped=loaded.skipped, texts=loaded.texts, scalars=loaded.scalars
+        )
 
 
 def _open_check(path: Path, budget: Budget) -> tuple[bytes, int]:
@@ -126,8 +128,9 @@ def _open_check(path: Path, budget: Budget) -> tuple[bytes, int]:
     except FileNotFoundError as exc:
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "does not exist")) from exc
     except OSError as exc:
-        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "cannot be accessed ({error})"),
-                                  error=exc.strerror or str(exc))) from exc
+        raise budget.fail(
+            message(QT_TRANSLATE_NOOP("FileErrors", "cannot be accessed ({error})"), error=exc.strerror or str(exc))
+        ) from exc
     if stat.S_ISDIR(info.st_mode):
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is a directory, not a tensor file"))
     if not stat.S_ISREG(info.st_mode):
@@ -174,16 +177,20 @@ def _detect(path: Path, head: bytes, size: int, budget: Budget) -> tuple[Format,
     if by_extension is not None:
         # Whole sentences, not "is not {kind}": the article agrees with the noun in Portuguese.
         expected = {
-            "npy": QT_TRANSLATE_NOOP("FileErrors", "is not a NumPy .npy file (its first bytes do not match), or is "
-                                                   "damaged"),
-            "npz": QT_TRANSLATE_NOOP("FileErrors", "is not a NumPy .npz archive (its first bytes do not match), or is "
-                                                   "damaged"),
-            "pt": QT_TRANSLATE_NOOP("FileErrors", "is not a PyTorch file (its first bytes do not match), or is "
-                                                  "damaged"),
+            "npy": QT_TRANSLATE_NOOP(
+                "FileErrors", "is not a NumPy .npy file (its first bytes do not match), or is damaged"
+            ),
+            "npz": QT_TRANSLATE_NOOP(
+                "FileErrors", "is not a NumPy .npz archive (its first bytes do not match), or is damaged"
+            ),
+            "pt": QT_TRANSLATE_NOOP(
+                "FileErrors", "is not a PyTorch file (its first bytes do not match), or is damaged"
+            ),
         }
         raise budget.fail(expected[by_extension])
-    raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not a tensor file attnviz can read (.npy, .npz, .pt/.pth "
-                                                      "or .safetensors)"))
+    raise budget.fail(
+        QT_TRANSLATE_NOOP("FileErrors", "is not a tensor file attnviz can read (.npy, .npz, .pt/.pth or .safetensors)")
+    )
 
 
 def _load_npz(path: Path, budget: Budget) -> TensorFile:
@@ -193,13 +200,23 @@ def _load_npz(path: Path, budget: Budget) -> TensorFile:
         for name in archive.names:
             array = archive.read(name, labels=True)
             (texts if array.dtype.kind == "U" else arrays)[name] = array
-        skipped = [message(QT_TRANSLATE_NOOP("FileErrors", "{name} ({why})"), name=member,
-                           why=QT_TRANSLATE_NOOP("FileErrors", "not an .npy array"))
-                   for member in archive.other_members]
+        skipped = [
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "{name} ({why})"),
+                name=member,
+                why=QT_TRANSLATE_NOOP("FileErrors", "not an .npy array"),
+            )
+            for member in archive.other_members
+        ]
     if not arrays:
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "holds no arrays") if not texts else message(
-            QT_TRANSLATE_NOOP("FileErrors", "holds no arrays of numbers, only text ({names})"),
-            names=", ".join(texts)))
+        raise budget.fail(
+            QT_TRANSLATE_NOOP("FileErrors", "holds no arrays")
+            if not texts
+            else message(
+                QT_TRANSLATE_NOOP("FileErrors", "holds no arrays of numbers, only text ({names})"),
+                names=", ".join(texts),
+            )
+        )
     return TensorFile(path, "npz", arrays, skipped=skipped, texts=texts)
 
 
@@ -219,14 +236,17 @@ def save_arrays(path: str | os.PathLike[str], arrays: Mapping[str, Any]) -> None
     fmt = EXTENSIONS.get(file_path.suffix.lower())
     if fmt is None:
         raise TensorFileError(
-            file_path, QT_TRANSLATE_NOOP("FileErrors", "has an unknown extension; use .npy, .npz, .pt, .pth or "
-                                                       ".safetensors")
+            file_path,
+            QT_TRANSLATE_NOOP("FileErrors", "has an unknown extension; use .npy, .npz, .pt, .pth or .safetensors"),
         )
     prepared = _prepare(file_path, arrays)
     if fmt == "npy" and len(prepared) != 1:
         raise TensorFileError(
-            file_path, message(QT_TRANSLATE_NOOP("FileErrors", "a .npy file holds exactly one array, {n} given; use "
-                                                               ".npz"), n=len(prepared))
+            file_path,
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "a .npy file holds exactly one array, {n} given; use .npz"),
+                n=len(prepared),
+            ),
         )
     try:
         with atomic_write(file_path) as stream:
@@ -246,15 +266,25 @@ def _prepare(path: Path, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
     prepared: dict[str, np.ndarray] = {}
     for name, value in arrays.items():
         if not isinstance(name, str) or not name:
-            raise TensorFileError(path, message(QT_TRANSLATE_NOOP(
-                "FileErrors", "array names must be non-empty strings, got {name}"), name=repr(name)))
+            raise TensorFileError(
+                path,
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "array names must be non-empty strings, got {name}"),
+                    name=repr(name),
+                ),
+            )
         array = to_numpy(value)
         problem = dtype_problem(array.dtype)
         if problem is not None:
             raise TensorFileError(path, for_array(name, problem))
         if name == _safetensors.METADATA_KEY and path.suffix.lower() == ".safetensors":
-            raise TensorFileError(path, message(QT_TRANSLATE_NOOP(
-                "FileErrors", "'{name}' is reserved in .safetensors and cannot name an array"), name=name))
+            raise TensorFileError(
+                path,
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "'{name}' is reserved in .safetensors and cannot name an array"),
+                    name=name,
+                ),
+            )
         prepared[name] = array
     return prepared
 
@@ -273,11 +303,18 @@ def save_csv(path: str | os.PathLike[str], array: Any, *, block: str = "batch") 
     data = to_numpy(array)
     problem = dtype_problem(data.dtype)
     if problem is not None:
-        raise TensorFileError(file_path, message(QT_TRANSLATE_NOOP(
-            "FileErrors", "cannot be written as CSV: the array {problem}"), problem=problem))
+        raise TensorFileError(
+            file_path,
+            message(QT_TRANSLATE_NOOP("FileErrors", "cannot be written as CSV: the array {problem}"), problem=problem),
+        )
     if data.ndim not in (1, 2, 3):
-        raise TensorFileError(file_path, message(QT_TRANSLATE_NOOP(
-            "FileErrors", "CSV export takes a 1-D, 2-D or 3-D array, got shape {shape}"), shape=data.shape))
+        raise TensorFileError(
+            file_path,
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "CSV export takes a 1-D, 2-D or 3-D array, got shape {shape}"),
+                shape=data.shape,
+            ),
+        )
     fmt = _csv_number_format(data.dtype)
     if data.dtype.kind == "b":
         data = data.astype(np.uint8)
@@ -285,9 +322,7 @@ def save_csv(path: str | os.PathLike[str], array: Any, *, block: str = "batch") 
         with atomic_write(file_path) as stream:
             if data.ndim == 3:
                 for index, matrix in enumerate(data):
-                    stream.write(
-                        f"# {block} {index}: {matrix.shape[0]} rows x {matrix.shape[1]} columns\n".encode()
-                    )
+                    stream.write(f"# {block} {index}: {matrix.shape[0]} rows x {matrix.shape[1]} columns\n".encode())
                     np.savetxt(stream, matrix, delimiter=",", fmt=fmt)
             else:
                 np.savetxt(stream, np.atleast_2d(data), delimiter=",", fmt=fmt)

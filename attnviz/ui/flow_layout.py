@@ -65,8 +65,12 @@ class FlowLayout(QLayout):
         x, y, row_height = area.x(), area.y(), 0
         for item in self._items:
             widget = item.widget()
-            if widget is not None and not widget.isVisible() and widget.parentWidget() is not None \
-                    and widget.parentWidget().isVisible():
+            if (
+                widget is not None
+                and not widget.isVisible()
+                and widget.parentWidget() is not None
+                and widget.parentWidget().isVisible()
+            ):
                 continue  # hidden items take no room
             hint = item.sizeHint()
             if x + hint.width() > area.right() + 1 and x > area.x():

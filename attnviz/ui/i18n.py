@@ -78,8 +78,9 @@ def tr_text(text: Any) -> str:
     """
     if isinstance(text, Message):
         template = translate(text.source.context, text.source) if text.source.context else str(text.source)
-        params = {key: tr_text(value) if isinstance(value, (Source, Message)) else value
-                  for key, value in text.params.items()}
+        params = {
+            key: tr_text(value) if isinstance(value, (Source, Message)) else value for key, value in text.params.items()
+        }
         try:
             return template.format(**params)
         except (KeyError, IndexError, ValueError):

@@ -74,15 +74,20 @@ class SteadyLabel(QLabel):
         bold.setBold(True)
         metrics = QFontMetrics(bold)
         margins = self.contentsMargins()
-        return (max(metrics.horizontalAdvance(t) for t in texts) + margins.left() + margins.right()
-                + 2 * self.margin() + 2)
+        return (
+            max(metrics.horizontalAdvance(t) for t in texts) + margins.left() + margins.right() + 2 * self.margin() + 2
+        )
 
     def _refit(self) -> None:
         bold = self.font()
         bold.setBold(True)
         margins = self.contentsMargins()
-        height = (max(QFontMetrics(bold).height(), self.fontMetrics().height()) + margins.top() + margins.bottom()
-                  + 2 * self.margin())
+        height = (
+            max(QFontMetrics(bold).height(), self.fontMetrics().height())
+            + margins.top()
+            + margins.bottom()
+            + 2 * self.margin()
+        )
         self.setFixedSize(self._box_width([*self._expected, self.text()]), height)
 
 

@@ -124,8 +124,11 @@ class ComputeScheduler(QObject):
         self.started_count += 1
         worker = create_worker(self._compute, snapshot, _start_thread=False, _ignore_errors=True)
         worker.returned.connect(self._on_returned)
-        worker.errored.connect(lambda exc, v=snapshot.version: self._on_returned(
-            Outcome(v, error=f"unexpected error: {type(exc).__name__}: {exc}")))
+        worker.errored.connect(
+            lambda exc, v=snapshot.version: self._on_returned(
+                Outcome(v, error=f"unexpected error: {type(exc).__name__}: {exc}")
+            )
+        )
         worker.finished.connect(self._on_finished)
         self._worker = worker  # keep the Python object alive while it runs
         self._pool.start(worker)

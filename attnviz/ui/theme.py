@@ -191,11 +191,14 @@ class _FramedIndicators(QProxyStyle):
     invisible: the menu's check marks (presentation mode, the open views) could not be seen.
     """
 
-    def drawPrimitive(self, element: QStyle.PrimitiveElement, option: QStyleOption, painter: QPainter,
-                      widget: QWidget | None = None) -> None:  # noqa: N802 - Qt's name
+    def drawPrimitive(
+        self, element: QStyle.PrimitiveElement, option: QStyleOption, painter: QPainter, widget: QWidget | None = None
+    ) -> None:  # noqa: N802 - Qt's name
         super().drawPrimitive(element, option, painter, widget)
-        if element in (QStyle.PrimitiveElement.PE_IndicatorCheckBox, QStyle.PrimitiveElement.PE_IndicatorRadioButton) \
-                and option.palette.window().color().lightness() < 128:
+        if (
+            element in (QStyle.PrimitiveElement.PE_IndicatorCheckBox, QStyle.PrimitiveElement.PE_IndicatorRadioButton)
+            and option.palette.window().color().lightness() < 128
+        ):
             painter.save()
             frame = QColor(option.palette.windowText().color())
             frame.setAlpha(170)

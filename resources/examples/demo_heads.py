@@ -77,8 +77,14 @@ def main() -> None:
         return
     import attnviz
 
-    attnviz.show(arrays["q"], arrays["k"], arrays["v"], attention_mask=arrays["attention_mask"],
-                 tokens=arrays["tokens"].tolist(), names=[f"encoder.layer.{i}" for i in range(len(arrays["q"]))])
+    attnviz.show(
+        arrays["q"],
+        arrays["k"],
+        arrays["v"],
+        attention_mask=arrays["attention_mask"],
+        tokens=arrays["tokens"].tolist(),
+        names=[f"encoder.layer.{i}" for i in range(len(arrays["q"]))],
+    )
 
 
 if __name__ == "__main__":

@@ -28,8 +28,13 @@ class Layer(nn.Module):
         self.qkv = nn.Linear(width, 3 * width)
         self.out = nn.Linear(width, width)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, is_causal: bool,
-                past: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[torch.Tensor, Any]:
+    def forward(
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None,
+        is_causal: bool,
+        past: tuple[torch.Tensor, torch.Tensor] | None = None,
+    ) -> tuple[torch.Tensor, Any]:
         q, k, v = (split_heads(t, self.heads) for t in self.qkv(x).chunk(3, dim=-1))
         if past is not None:
             k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
@@ -47,8 +52,9 @@ class TinySdpa(nn.Module):
         self.embed = nn.Embedding(vocab, width)
         self.layers = nn.ModuleList(Layer(width, heads) for _ in range(layers))
 
-    def forward(self, ids: torch.Tensor, masks: list[tuple[torch.Tensor | None, bool]],
-                past: list[Any] | None = None) -> tuple[torch.Tensor, list[Any]]:
+    def forward(
+        self, ids: torch.Tensor, masks: list[tuple[torch.Tensor | None, bool]], past: list[Any] | None = None
+    ) -> tuple[torch.Tensor, list[Any]]:
         x = self.embed(ids)
         cache = []
         for i, (layer, (mask, causal)) in enumerate(zip(self.layers, masks)):

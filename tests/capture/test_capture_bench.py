@@ -15,8 +15,15 @@ from attnviz.io import load_capture  # noqa: E402
 def test_quick_capture_benchmark_prints_every_figure(capsys):
     assert run(repeats=1, quick=True) == 0
     out = capsys.readouterr().out
-    for words in ("with capture ms", "fidelity check of the 2 calls", "capture file:", "open (memory-mapped)",
-                  "mask doctor", "peak memory above the model", "stopped and said so"):
+    for words in (
+        "with capture ms",
+        "fidelity check of the 2 calls",
+        "capture file:",
+        "open (memory-mapped)",
+        "mask doctor",
+        "peak memory above the model",
+        "stopped and said so",
+    ):
         assert words in out, out
 
 

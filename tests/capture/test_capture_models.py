@@ -35,8 +35,15 @@ def padded_batch(b: int, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor,
 
 
 def test_a_six_layer_twelve_head_bert_on_a_padded_batch(transformers):
-    config = transformers.BertConfig(vocab_size=60, hidden_size=96, num_hidden_layers=6, num_attention_heads=12,
-                                     intermediate_size=128, max_position_embeddings=32, attn_implementation="sdpa")
+    config = transformers.BertConfig(
+        vocab_size=60,
+        hidden_size=96,
+        num_hidden_layers=6,
+        num_attention_heads=12,
+        intermediate_size=128,
+        max_position_embeddings=32,
+        attn_implementation="sdpa",
+    )
     torch.manual_seed(0)
     model = transformers.BertModel(config).eval()
     input_ids, attention_mask, tokens = padded_batch(4, 16, 1)
@@ -58,8 +65,16 @@ def test_a_six_layer_twelve_head_bert_on_a_padded_batch(transformers):
 
 
 def gpt2(transformers: Any) -> Any:
-    config = transformers.GPT2Config(vocab_size=60, n_embd=32, n_layer=3, n_head=4, n_positions=32, bos_token_id=0,
-                                     eos_token_id=0, attn_implementation="sdpa")
+    config = transformers.GPT2Config(
+        vocab_size=60,
+        n_embd=32,
+        n_layer=3,
+        n_head=4,
+        n_positions=32,
+        bos_token_id=0,
+        eos_token_id=0,
+        attn_implementation="sdpa",
+    )
     torch.manual_seed(3)
     return transformers.GPT2Model(config).eval()
 
@@ -74,12 +89,20 @@ def test_gpt2_causal_with_padding_then_a_kv_cache_step(transformers, side):
     prompt, step = torch.randint(1, 60, (3, 6), generator=g), torch.randint(1, 60, (3, 2), generator=g)
     with torch.no_grad():
         first = model(input_ids=prompt, attention_mask=attend_01, use_cache=True)
-        plain = model(input_ids=step, attention_mask=torch.cat([attend_01, torch.ones(3, 2, dtype=torch.long)], 1),
-                      past_key_values=first.past_key_values, use_cache=True).last_hidden_state
+        plain = model(
+            input_ids=step,
+            attention_mask=torch.cat([attend_01, torch.ones(3, 2, dtype=torch.long)], 1),
+            past_key_values=first.past_key_values,
+            use_cache=True,
+        ).last_hidden_state
         with attnviz.capture(model, tokens=tokens) as cap:
             first = model(input_ids=prompt, attention_mask=attend_01, use_cache=True)
-            out = model(input_ids=step, attention_mask=torch.cat([attend_01, torch.ones(3, 2, dtype=torch.long)], 1),
-                        past_key_values=first.past_key_values, use_cache=True).last_hidden_state
+            out = model(
+                input_ids=step,
+                attention_mask=torch.cat([attend_01, torch.ones(3, 2, dtype=torch.long)], 1),
+                past_key_values=first.past_key_values,
+                use_cache=True,
+            ).last_hidden_state
     assert torch.equal(plain, out)
     assert [c.name for c in cap.calls] == [f"h.{i}.attn" for i in range(3)] + [f"h.{i}.attn #2" for i in range(3)]
     assert [tuple(c.queries.shape[2:3]) + tuple(c.keys.shape[2:3]) for c in cap.calls] == [(6, 6)] * 3 + [(2, 8)] * 3
@@ -222,8 +245,11 @@ def test_modules_restricts_what_is_recorded():
 
 def test_gqa_three_d_inputs_dropout_and_no_call():
     g = torch.Generator().manual_seed(0)
-    q, k, v = torch.randn(2, 4, 5, 8, generator=g), torch.randn(2, 2, 7, 8, generator=g), torch.randn(2, 2, 7, 8,
-                                                                                                       generator=g)
+    q, k, v = (
+        torch.randn(2, 4, 5, 8, generator=g),
+        torch.randn(2, 2, 7, 8, generator=g),
+        torch.randn(2, 2, 7, 8, generator=g),
+    )
     with attnviz.capture() as cap:
         F.scaled_dot_product_attention(q, k, v, enable_gqa=True, scale=0.3)
         F.scaled_dot_product_attention(q, k, v, enable_gqa=True, dropout_p=0.5)

@@ -40,17 +40,23 @@ def test_a_planted_bug_is_an_error_line_per_call_and_status_1(tmp_path, capsys):
     status, out, err = doctor(capsys, str(path))
     assert status == 1 and err == []
     assert len(out) == 4 and out[-1] == "3 errors, 0 warnings in 3 calls"
-    assert out[0].startswith("error: call 0 (layers.0), batch 1-2, rows 2-5: attn_mask of shape (3, 1, 6, 1) varies "
-                             "along the queries")
+    assert out[0].startswith(
+        "error: call 0 (layers.0), batch 1-2, rows 2-5: attn_mask of shape (3, 1, 6, 1) varies along the queries"
+    )
     assert out[2].startswith("error: call 2 (layers.2)")
 
 
 def test_a_correct_model_passes_and_warnings_alone_pass(tmp_path, capsys):
     assert doctor(capsys, str(captured(tmp_path, [(KEEP[:, None, None, :], False)] * 3))) == (
-        0, ["no mask problem found in 3 calls"], [])
+        0,
+        ["no mask problem found in 3 calls"],
+        [],
+    )
     pairs = (KEEP[:, :, None] == KEEP[:, None, :])[:, None]  # padding paired with padding: a warning
     status, out, _ = doctor(capsys, str(captured(tmp_path, [(pairs, False)] * 3)))
-    assert status == 0 and out[0].startswith("warning: call 0 (layers.0)") and out[-1].startswith("0 errors, 3 warnings")
+    assert (
+        status == 0 and out[0].startswith("warning: call 0 (layers.0)") and out[-1].startswith("0 errors, 3 warnings")
+    )
 
 
 def test_pad_tokens_and_lengths_from_the_command_line(tmp_path, capsys):
@@ -65,11 +71,14 @@ def test_pad_tokens_and_lengths_from_the_command_line(tmp_path, capsys):
     assert status == 2 and err == ["attnviz doctor: lengths must have one entry per batch element (3); got shape (2,)"]
 
 
-@pytest.mark.parametrize("argv, words", [
-    ((), "the following arguments are required: FILE"),
-    (("x", "--lengths", "a,b"), "--lengths 'a,b': expected whole numbers"),
-    (("x", "--bogus"), "unrecognized arguments: --bogus"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        ((), "the following arguments are required: FILE"),
+        (("x", "--lengths", "a,b"), "--lengths 'a,b': expected whole numbers"),
+        (("x", "--bogus"), "unrecognized arguments: --bogus"),
+    ],
+)
 def test_usage_errors_are_status_2_in_one_line(capsys, argv, words):
     status, out, err = doctor(capsys, *argv)
     assert status == 2 and out == [] and len(err) == 1 and words in err[0] and err[0].startswith("attnviz doctor: ")
@@ -80,8 +89,12 @@ def test_bad_files_are_one_line_status_1(tmp_path, capsys):
     save_session(session, Session(arrays={"queries": torch.zeros(1, 2, 3).numpy()}, settings={}))
     damaged = tmp_path / "damaged.attnviz-capture"
     damaged.write_bytes(b"ATTNVIZ-CAPTURE\n" + b"\xff" * 8 + b"{")
-    for path, words in ((session, "is not an attnviz capture"), (damaged, "at most"),
-                        (tmp_path / "missing", "does not exist"), (tmp_path, "is a directory")):
+    for path, words in (
+        (session, "is not an attnviz capture"),
+        (damaged, "at most"),
+        (tmp_path / "missing", "does not exist"),
+        (tmp_path, "is a directory"),
+    ):
         status, out, err = doctor(capsys, str(path))
         assert status == 1 and out == [] and len(err) == 1 and words in err[0], err
 
@@ -89,10 +102,12 @@ def test_bad_files_are_one_line_status_1(tmp_path, capsys):
 def test_wired_into_the_attnviz_command(tmp_path):
     path = captured(tmp_path, [(KEEP[:, None, None, :].float(), False)] * 3)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LANG": "C", "LANGUAGE": "", "LC_ALL": "C"}
-    result = subprocess.run([sys.executable, "-m", "attnviz", "doctor", str(path)], capture_output=True, text=True,
-                            env=env, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "attnviz", "doctor", str(path)], capture_output=True, text=True, env=env, timeout=120
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "attn_mask is a float mask of 0s and 1s" in result.stdout
-    help_text = subprocess.run([sys.executable, "-m", "attnviz", "doctor", "--help"], capture_output=True, text=True,
-                               env=env, timeout=120)
+    help_text = subprocess.run(
+        [sys.executable, "-m", "attnviz", "doctor", "--help"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert help_text.returncode == 0 and "--pad-token" in help_text.stdout

@@ -33,15 +33,23 @@ SCENARIOS: dict[str, tuple[list[tuple[torch.Tensor | None, bool]], set[tuple[str
     "mask shaped (B, 1, L, 1)": ([(KEEP[:, None, :, None], False)] * 3, {("broadcast_axis", i) for i in range(3)}),
     "key padding convention given to SDPA": ([(~PADDING, False)] * 3, {("inverted_polarity", i) for i in range(3)}),
     "0/1 float mask added": ([(PADDING.float(), False)] * 3, {("float01_additive", i) for i in range(3)}),
-    "padding paired with padding": ([((KEEP[:, :, None] == KEEP[:, None, :])[:, None], False)] * 3,
-                                    {("padding_attends_padding", i) for i in range(3)}),
+    "padding paired with padding": (
+        [((KEEP[:, :, None] == KEEP[:, None, :])[:, None], False)] * 3,
+        {("padding_attends_padding", i) for i in range(3)},
+    ),
     "no mask on a padded batch": ([(None, False)] * 3, {("padding_attended", i) for i in range(3)}),
-    "finfo.min added twice": ([(additive(PADDING) + additive(CAUSAL), False)] * 3,
-                              {("additive_overflow", i) for i in range(3)}),
-    "one layer without its causal mask": ([(PADDING & CAUSAL, False), (PADDING, False), (PADDING & CAUSAL, False)],
-                                          {("future_attended", 1)}),
-    "causal mask off by one (tril(-1))": ([(PADDING & CAUSAL.tril(-1), False)] * 3,
-                                          {("empty_rows", i) for i in range(3)}),
+    "finfo.min added twice": (
+        [(additive(PADDING) + additive(CAUSAL), False)] * 3,
+        {("additive_overflow", i) for i in range(3)},
+    ),
+    "one layer without its causal mask": (
+        [(PADDING & CAUSAL, False), (PADDING, False), (PADDING & CAUSAL, False)],
+        {("future_attended", 1)},
+    ),
+    "causal mask off by one (tril(-1))": (
+        [(PADDING & CAUSAL.tril(-1), False)] * 3,
+        {("empty_rows", i) for i in range(3)},
+    ),
 }
 
 
@@ -119,10 +127,11 @@ def test_kv_cache_step_with_top_left_causal_alignment():
     model = TinySdpa()
     keep = torch.ones(3, 8, dtype=torch.bool)
     bottom_right = torch.ones(2, 8, dtype=torch.bool).tril(6)
-    for step_masks, expected in (([(None, True)] * 3, {("causal_alignment", i) for i in (3, 4, 5)}),
-                                 ([(bottom_right & keep[:, None, None, :], False)] * 3, set()),
-                                 ([(torch.ones(2, 8, dtype=torch.bool).tril(), False)] * 3,
-                                  {("causal_alignment", i) for i in (3, 4, 5)})):
+    for step_masks, expected in (
+        ([(None, True)] * 3, {("causal_alignment", i) for i in (3, 4, 5)}),
+        ([(bottom_right & keep[:, None, None, :], False)] * 3, set()),
+        ([(torch.ones(2, 8, dtype=torch.bool).tril(), False)] * 3, {("causal_alignment", i) for i in (3, 4, 5)}),
+    ):
         with attnviz.capture(model) as cap, torch.no_grad():
             _, past = model(ids(), [(None, True)] * 3)
             model(ids(length=2, seed=1), step_masks, past=past)
@@ -175,10 +184,15 @@ def test_the_doctor_is_fast_on_a_six_layer_run():
     keep = np.arange(n)[None] < rng.integers(n // 2, n + 1, b)[:, None]
     mask = keep[:, None, None, :]
     tokens = np.where(keep, "w", "[PAD]")
-    calls = tuple(AttentionCall(f"encoder.layer.{i}.attention.self", *(rng.standard_normal((b, h, n, d), np.float32)
-                                                                         for _ in range(3)),
-                                MaskArguments(attn_mask=mask), output=rng.standard_normal((b, h, n, d), np.float32))
-                  for i in range(6))
+    calls = tuple(
+        AttentionCall(
+            f"encoder.layer.{i}.attention.self",
+            *(rng.standard_normal((b, h, n, d), np.float32) for _ in range(3)),
+            MaskArguments(attn_mask=mask),
+            output=rng.standard_normal((b, h, n, d), np.float32),
+        )
+        for i in range(6)
+    )
     run = ModelRun(calls, tokens, tokens)
     diagnose_run(run)
     start = time.perf_counter()

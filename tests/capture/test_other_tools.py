@@ -30,8 +30,15 @@ def tl_cache(layers: int = 2, with_z: bool = True, rotary: bool = False) -> dict
         scores = torch.einsum("bqhd,bkhd->bhqk", used_q, used_k) / math.sqrt(D)
         pattern = torch.softmax(scores.masked_fill(~allowed, -torch.inf), -1)
         z = torch.einsum("bhqk,bkhd->bqhd", pattern, v)
-        cache.update({f"blocks.{i}.attn.hook_q": q, f"blocks.{i}.attn.hook_k": k, f"blocks.{i}.attn.hook_v": v,
-                      f"blocks.{i}.attn.hook_pattern": pattern, f"blocks.{i}.hook_resid_pre": torch.randn(B, L, H * D)})
+        cache.update(
+            {
+                f"blocks.{i}.attn.hook_q": q,
+                f"blocks.{i}.attn.hook_k": k,
+                f"blocks.{i}.attn.hook_v": v,
+                f"blocks.{i}.attn.hook_pattern": pattern,
+                f"blocks.{i}.hook_resid_pre": torch.randn(B, L, H * D),
+            }
+        )
         if rotary:
             cache[f"blocks.{i}.attn.hook_rot_q"], cache[f"blocks.{i}.attn.hook_rot_k"] = used_q, used_k
         if with_z:
@@ -72,8 +79,15 @@ def test_without_hook_z_the_pattern_is_compared_and_a_pattern_alone_is_weights_o
 
 def test_hugging_face_output_attentions_are_weights_only():
     transformers = pytest.importorskip("transformers", reason="transformers is a test dependency")
-    config = transformers.BertConfig(vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                     intermediate_size=40, max_position_embeddings=16, attn_implementation="eager")
+    config = transformers.BertConfig(
+        vocab_size=60,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=40,
+        max_position_embeddings=16,
+        attn_implementation="eager",
+    )
     torch.manual_seed(2)
     model = transformers.BertModel(config).eval()
     keep = torch.tensor([[1] * 7, [1] * 5 + [0] * 2, [1] * 3 + [0] * 4])

@@ -20,6 +20,7 @@ def test_import_attnviz_loads_no_torch_until_capture_is_used() -> None:
         "    pass\n"
         "print(type(cap).__name__)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120
+    )
     assert result.stdout.split() == ["False", "True", "True", "True", "Capture"]

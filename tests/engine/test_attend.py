@@ -21,8 +21,11 @@ from attnviz.engine import (
 
 def inputs(b=2, n=5, m=7, d=4, dv=3, seed=0, dk=None):
     g = torch.Generator().manual_seed(seed)
-    return (torch.randn(b, n, d, generator=g), torch.randn(b, m, dk or d, generator=g),
-            torch.randn(b, m, dv, generator=g))
+    return (
+        torch.randn(b, n, d, generator=g),
+        torch.randn(b, m, dk or d, generator=g),
+        torch.randn(b, m, dv, generator=g),
+    )
 
 
 def test_stages_chain_together():
@@ -115,6 +118,7 @@ def test_exercise_one_changed_keys_make_additive_and_dot_disagree():
 
 # ----------------------------------------------------------------- masks: sources and modes
 
+
 def test_causal_alignments_differ_when_queries_and_keys_differ():
     q, k, v = inputs(b=1, n=3, m=5)
     tl = attend(q, k, v, causal="top_left").mask[0]
@@ -198,7 +202,7 @@ def test_scores_below_the_fill_are_reported():
     k = torch.tensor([[[-1000.0], [-1000.0], [5.0]]])
     v = torch.randn(1, 3, 2)
     r = attend(q, k, v, torch.tensor([2]), scoring="dot")
-    assert (r.weights[0, 0, 2] > 0.99)  # the padded key wins: -1e6 is not small enough
+    assert r.weights[0, 0, 2] > 0.99  # the padded key wins: -1e6 is not small enough
     assert any("below the -1e6 fill" in w for w in r.diagnostics.warnings)
 
 
@@ -215,6 +219,7 @@ def test_nan_in_a_padded_value_leaks_in_book_mode_but_not_strict():
 
 
 # ----------------------------------------------------------------- dtypes, devices, dropout
+
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 def test_dtypes(dtype):
@@ -274,6 +279,7 @@ def test_keep_limits_the_stages():
 
 def test_missing_device_is_named():
     from attnviz.engine import DeviceError
+
     q, k, v = inputs()
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
@@ -310,6 +316,7 @@ def test_cuda_matches_cpu():
 
 # ----------------------------------------------------------------- diagnostics
 
+
 def test_diagnostics_values():
     q, k, v = inputs(b=1, n=2, m=4)
     r = attend(q, k, v, torch.tensor([[4, 9]]))
@@ -336,23 +343,27 @@ def test_logit_variance_grows_with_d_unless_scaled():
 
 # ----------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(queries=torch.randn(2, 3, 4), keys=torch.randn(2, 5, 3)), r"d_q = 4, d_k = 3"),
-    (dict(keys=torch.randn(3, 5, 4)), r"batch sizes differ: queries 2, keys 3, values 2"),
-    (dict(values=torch.randn(2, 6, 2)), r"5 keys but 6 values"),
-    (dict(valid_lens=torch.tensor([1, 2, 3])), r"valid_lens must have shape \(2,\) or \(2, 3\).*got shape \(3,\)"),
-    (dict(valid_lens=torch.tensor([-1, 2])), r"must be >= 0; got -1"),
-    (dict(valid_lens=torch.tensor([1.5, 2.0])), r"whole numbers; got 1.5"),
-    (dict(queries=torch.tensor([[[float("nan")] * 4] * 3] * 2)), r"queries contains NaN"),
-    (dict(scoring="cosine"), r"unknown scoring function 'cosine': expected one of .*scaled_dot"),
-    (dict(mask_mode="loose"), r"unknown mask_mode 'loose': expected one of d2l, strict"),
-    (dict(queries=torch.randn(3, 4)), r"queries must be 3-D .* got shape \(3, 4\)"),
-    (dict(causal="diagonal"), r"causal must be"),
-    # A float attn_mask is additive (as SDPA reads it); an integer one has no PyTorch meaning.
-    (dict(attn_mask=torch.ones(3, 5, dtype=torch.int64)), r"attn_mask must be a boolean tensor"),
-    (dict(dropout=1.5), r"dropout must be a probability"),
-    (dict(dtype="int8"), r"dtype must be one of float32"),
-])
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(queries=torch.randn(2, 3, 4), keys=torch.randn(2, 5, 3)), r"d_q = 4, d_k = 3"),
+        (dict(keys=torch.randn(3, 5, 4)), r"batch sizes differ: queries 2, keys 3, values 2"),
+        (dict(values=torch.randn(2, 6, 2)), r"5 keys but 6 values"),
+        (dict(valid_lens=torch.tensor([1, 2, 3])), r"valid_lens must have shape \(2,\) or \(2, 3\).*got shape \(3,\)"),
+        (dict(valid_lens=torch.tensor([-1, 2])), r"must be >= 0; got -1"),
+        (dict(valid_lens=torch.tensor([1.5, 2.0])), r"whole numbers; got 1.5"),
+        (dict(queries=torch.tensor([[[float("nan")] * 4] * 3] * 2)), r"queries contains NaN"),
+        (dict(scoring="cosine"), r"unknown scoring function 'cosine': expected one of .*scaled_dot"),
+        (dict(mask_mode="loose"), r"unknown mask_mode 'loose': expected one of d2l, strict"),
+        (dict(queries=torch.randn(3, 4)), r"queries must be 3-D .* got shape \(3, 4\)"),
+        (dict(causal="diagonal"), r"causal must be"),
+        # A float attn_mask is additive (as SDPA reads it); an integer one has no PyTorch meaning.
+        (dict(attn_mask=torch.ones(3, 5, dtype=torch.int64)), r"attn_mask must be a boolean tensor"),
+        (dict(dropout=1.5), r"dropout must be a probability"),
+        (dict(dtype="int8"), r"dtype must be one of float32"),
+    ],
+)
 def test_bad_input_raises_a_clear_value_error(kwargs, message):
     args = dict(queries=torch.randn(2, 3, 4), keys=torch.randn(2, 5, 4), values=torch.randn(2, 5, 2))
     args.update(kwargs)
@@ -367,8 +378,9 @@ def test_valid_length_above_the_keys_behaves_like_the_book():
 
 def test_float_valid_lengths_with_whole_values_are_accepted():
     q, k, v = inputs()
-    torch.testing.assert_close(attend(q, k, v, torch.tensor([2.0, 3.0])).weights,
-                               attend(q, k, v, torch.tensor([2, 3])).weights)
+    torch.testing.assert_close(
+        attend(q, k, v, torch.tensor([2.0, 3.0])).weights, attend(q, k, v, torch.tensor([2, 3])).weights
+    )
 
 
 def test_every_mode_is_documented():
@@ -386,8 +398,9 @@ def test_blocked_prefix_path_equals_single_block(monkeypatch, mode):
     for name in STAGES:
         torch.testing.assert_close(getattr(blocked, name), getattr(whole, name), equal_nan=True, msg=name)
     for name in ("row_sums", "entropy", "max_weight", "empty_rows", "nan_rows"):
-        torch.testing.assert_close(getattr(blocked.diagnostics, name), getattr(whole.diagnostics, name),
-                                   equal_nan=True, msg=name)
+        torch.testing.assert_close(
+            getattr(blocked.diagnostics, name), getattr(whole.diagnostics, name), equal_nan=True, msg=name
+        )
     assert blocked.diagnostics.warnings == whole.diagnostics.warnings
     assert math.isclose(blocked.diagnostics.logit_variance, whole.diagnostics.logit_variance, rel_tol=1e-5)
     w = whole.weights

@@ -13,10 +13,11 @@ from attnviz.engine import AdditiveAttention, AttentionInputError, DotProductAtt
 # The chapter's printed PyTorch outputs (valid lengths [2, 3] and [[1, 3], [2, 4]]). Their inputs
 # were unseeded random numbers; feeding the log of the printed weights as scores (with junk in
 # the padded positions) must print the same weights back.
-PRINTED_1D = [[[0.5667, 0.4333, 0, 0], [0.6657, 0.3343, 0, 0]],
-              [[0.2451, 0.3035, 0.4514, 0], [0.4595, 0.2742, 0.2663, 0]]]
-PRINTED_2D = [[[1.0, 0, 0, 0], [0.3734, 0.1832, 0.4434, 0]],
-              [[0.5169, 0.4831, 0, 0], [0.3576, 0.1722, 0.1807, 0.2894]]]
+PRINTED_1D = [
+    [[0.5667, 0.4333, 0, 0], [0.6657, 0.3343, 0, 0]],
+    [[0.2451, 0.3035, 0.4514, 0], [0.4595, 0.2742, 0.2663, 0]],
+]
+PRINTED_2D = [[[1.0, 0, 0, 0], [0.3734, 0.1832, 0.4434, 0]], [[0.5169, 0.4831, 0, 0], [0.3576, 0.1722, 0.1807, 0.2894]]]
 
 
 def _logits_from_printed(printed: list) -> torch.Tensor:
@@ -25,10 +26,13 @@ def _logits_from_printed(printed: list) -> torch.Tensor:
     return torch.where(w > 0, torch.log(w.clamp_min(1e-30)), junk)
 
 
-@pytest.mark.parametrize("printed, valid_lens", [
-    (PRINTED_1D, torch.tensor([2, 3])),
-    (PRINTED_2D, torch.tensor([[1, 3], [2, 4]])),
-])
+@pytest.mark.parametrize(
+    "printed, valid_lens",
+    [
+        (PRINTED_1D, torch.tensor([2, 3])),
+        (PRINTED_2D, torch.tensor([[1, 3], [2, 4]])),
+    ],
+)
 def test_masked_softmax_prints_the_books_outputs(printed, valid_lens):
     out = masked_softmax(_logits_from_printed(printed), valid_lens)
     torch.testing.assert_close(out, torch.tensor(printed), atol=6e-5, rtol=0)
@@ -143,11 +147,14 @@ def test_modules_backpropagate():
     assert q.grad is not None and attention.W_q.weight.grad is not None
 
 
-@pytest.mark.parametrize("valid_lens, message", [
-    (torch.tensor([2.5, 1.0]), "whole numbers"),
-    (torch.tensor([-1, 2]), ">= 0"),
-    (torch.tensor([1, 2, 3]), "shape"),
-])
+@pytest.mark.parametrize(
+    "valid_lens, message",
+    [
+        (torch.tensor([2.5, 1.0]), "whole numbers"),
+        (torch.tensor([-1, 2]), ">= 0"),
+        (torch.tensor([1, 2, 3]), "shape"),
+    ],
+)
 def test_masked_softmax_rejects_bad_valid_lengths(valid_lens, message):
     with pytest.raises(AttentionInputError, match=message):
         masked_softmax(torch.randn(2, 2, 4), valid_lens)

@@ -12,7 +12,8 @@ import pytest
 def test_engine_imports_no_qt():
     code = (
         "import sys, attnviz.engine; "
-        "print([m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6', 'superqt', 'PyQt5', 'PyQt6')])"
+        "print([m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6', 'superqt', 'PyQt5', "
+        "'PyQt6')])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -30,15 +30,17 @@ def run_capped(code: str, cap_bytes: int) -> dict:
     """Run ``code`` in a child process whose address space is capped, so that a bug allocating
     without bound fails there instead of taking the machine down; it prints one JSON line."""
     prelude = f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({cap_bytes}, {cap_bytes}))\n"
-    done = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS caps the address space on Linux")
 def test_a_30000_token_computation_keeping_every_stage_is_refused_at_once_naming_the_budget():
-    report = run_capped("""
+    report = run_capped(
+        """
         import json, time, torch
         from attnviz.engine import attend, MemoryBudgetError
         q = torch.randn(1, 30000, 64)
@@ -49,7 +51,9 @@ def test_a_30000_token_computation_keeping_every_stage_is_refused_at_once_naming
         except MemoryBudgetError as exc:
             print(json.dumps({"refused": True, "seconds": time.perf_counter() - start, "message": str(exc),
                               "needed": exc.needed, "budget": exc.budget, "field": exc.field}))
-    """, 3 * GiB)
+    """,
+        3 * GiB,
+    )
     assert report["refused"], report
     assert report["seconds"] < 1.0
     assert report["budget"] <= 4 * GiB and report["needed"] > 10 * GiB
@@ -62,7 +66,8 @@ def test_a_30000_token_computation_keeping_every_stage_is_refused_at_once_naming
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS caps the address space on Linux")
 def test_the_cpu_allocators_own_failure_is_reported_as_out_of_memory():
-    report = run_capped("""
+    report = run_capped(
+        """
         import json, math, torch
         from attnviz.engine import attend, DeviceOutOfMemoryError
         q = torch.randn(1, 30000, 64)
@@ -71,15 +76,21 @@ def test_the_cpu_allocators_own_failure_is_reported_as_out_of_memory():
             print(json.dumps({"raised": None}))
         except DeviceOutOfMemoryError as exc:
             print(json.dumps({"raised": "DeviceOutOfMemoryError", "message": str(exc), "cause": str(exc.__cause__)}))
-    """, 3 * GiB)
+    """,
+        3 * GiB,
+    )
     assert report["raised"] == "DeviceOutOfMemoryError", report
     assert "can't allocate memory" in report["cause"]
     assert report["message"].startswith("out of memory on cpu for batch 1, 30000 queries x 30000 keys")
 
 
 def test_every_allocator_wording_is_recognised():
-    assert is_out_of_memory(RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't "
-                                         "allocate memory: you tried to allocate 3600000000 bytes."))
+    assert is_out_of_memory(
+        RuntimeError(
+            "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't "
+            "allocate memory: you tried to allocate 3600000000 bytes."
+        )
+    )
     assert is_out_of_memory(RuntimeError("DefaultCPUAllocator: not enough memory: you tried to allocate 10 bytes."))
     assert is_out_of_memory(RuntimeError("MPS backend out of memory (MPS allocated: 1 GB)"))
     assert is_out_of_memory(MemoryError())
@@ -92,8 +103,14 @@ def test_the_estimate_counts_each_distinct_stage_once():
     # No mask: masked_scores is scores, no dropout: applied_weights is weights.
     assert e.stages == {"raw_scores": stage, "scores": stage, "weights": stage}
     masked = estimate_memory((2, 4, 100, 8), (2, 4, 50, 8), (2, 4, 50, 16), masked=True, dropout=0.1, train=True)
-    assert masked.stages == {"raw_scores": stage, "scores": stage, "mask": stage // 4, "masked_scores": stage,
-                             "weights": stage, "applied_weights": stage}
+    assert masked.stages == {
+        "raw_scores": stage,
+        "scores": stage,
+        "mask": stage // 4,
+        "masked_scores": stage,
+        "weights": stage,
+        "applied_weights": stage,
+    }
     minimal = estimate_memory((2, 4, 100, 8), (2, 4, 50, 8), (2, 4, 50, 16), keep=("weights",), dtype="float64")
     assert minimal.stages == {"weights": 2 * stage}
     dot = estimate_memory((1, 10, 8), (1, 20, 8), (1, 20, 8), scoring="dot")
@@ -105,11 +122,17 @@ def test_the_estimate_counts_each_distinct_stage_once():
 def test_the_estimate_bounds_what_attend_allocates():
     """The stage tensors attend() returns never hold more than the estimate said."""
     g = torch.Generator().manual_seed(0)
-    q, k, v = torch.randn(3, 2, 300, 8, generator=g), torch.randn(3, 2, 500, 8, generator=g), torch.randn(
-        3, 2, 500, 4, generator=g)
+    q, k, v = (
+        torch.randn(3, 2, 300, 8, generator=g),
+        torch.randn(3, 2, 500, 8, generator=g),
+        torch.randn(3, 2, 500, 4, generator=g),
+    )
     r = attend(q, k, v, torch.tensor([10, 200, 500]), causal=True)
-    held = {id(t): t.numel() * t.element_size() for t in (r.raw_scores, r.scores, r.mask, r.masked_scores, r.weights,
-                                                         r.applied_weights, r.output) if t is not None}
+    held = {
+        id(t): t.numel() * t.element_size()
+        for t in (r.raw_scores, r.scores, r.mask, r.masked_scores, r.weights, r.applied_weights, r.output)
+        if t is not None
+    }
     e = estimate_memory(q.shape, k.shape, v.shape, masked=True)
     assert sum(held.values()) <= e.total
     assert sum(held.values()) >= sum(e.stages.values())
@@ -144,8 +167,11 @@ def test_the_default_budget_is_configurable_and_capped_by_what_is_available(monk
     monkeypatch.setattr(budget, "available_memory", lambda device: 2 * GiB)
     assert budget_for(cpu) == 1 * GiB  # half of what is available now
     q = torch.randn(1, 12000, 8)  # 550 MiB a stage
-    with pytest.raises(MemoryBudgetError, match=r"more than the memory budget of 1 GiB \(half of the 2 GiB of memory "
-                                                r"available now\)"):
+    with pytest.raises(
+        MemoryBudgetError,
+        match=r"more than the memory budget of 1 GiB \(half of the 2 GiB of memory "
+        r"available now\)",
+    ):
         attend(q, q, q)
     assert budget_for(cpu, 8 * GiB) == 8 * GiB  # an explicit budget is trusted
     monkeypatch.setattr(budget, "available_memory", lambda device: None)

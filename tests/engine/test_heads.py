@@ -14,8 +14,11 @@ from attnviz.engine import STAGES, AttentionInputError, attend
 
 def heads(b=2, h=3, n=5, m=7, d=4, dv=6, h_kv=None, seed=0):
     g = torch.Generator().manual_seed(seed)
-    return (torch.randn(b, h, n, d, generator=g), torch.randn(b, h_kv or h, m, d, generator=g),
-            torch.randn(b, h_kv or h, m, dv, generator=g))
+    return (
+        torch.randn(b, h, n, d, generator=g),
+        torch.randn(b, h_kv or h, m, d, generator=g),
+        torch.randn(b, h_kv or h, m, dv, generator=g),
+    )
 
 
 def test_every_stage_and_diagnostic_takes_the_leading_dimensions():
@@ -67,8 +70,9 @@ def test_blocked_heads_equal_one_block(monkeypatch, mode):
         for name in STAGES:
             torch.testing.assert_close(getattr(blocked, name), getattr(whole, name), equal_nan=True, msg=name)
         for name in ("row_sums", "entropy", "empty_rows", "fill_only_rows"):
-            torch.testing.assert_close(getattr(blocked.diagnostics, name), getattr(whole.diagnostics, name),
-                                       equal_nan=True, msg=name)
+            torch.testing.assert_close(
+                getattr(blocked.diagnostics, name), getattr(whole.diagnostics, name), equal_nan=True, msg=name
+            )
         assert math.isclose(blocked.diagnostics.logit_variance, whole.diagnostics.logit_variance, rel_tol=1e-5)
 
 

@@ -100,8 +100,10 @@ def test_float_mask_and_inverted_mask_attend_padding():
     assert (padding_weight > 0.01).all()
     share = float(torch.cat([f01.weights[0, :, 2:].sum(-1), f01.weights[1, :, 4:].sum(-1)]).max())
     (sentence,) = report.disagreements["float01"].sentences
-    assert sentence == (f"float01: 6 rows with valid keys put weight on 12 masked keys, up to {share:.3g} of a "
-                        "row's weight, where strict gives them none")
+    assert sentence == (
+        f"float01: 6 rows with valid keys put weight on 12 masked keys, up to {share:.3g} of a "
+        "row's weight, where strict gives them none"
+    )
 
     inv = report.disagreements["inverted"]
     assert report.conventions["inverted"].flags["keys_hidden"].all()
@@ -140,7 +142,10 @@ def test_causal_runs_both_alignments_and_finds_future_keys():
     br_report = compare_conventions(q, k, v, causal="bottom_right")
     tl = br_report.conventions["strict/top_left"]
     assert tl.row_kinds.tolist() == [["keys_hidden"] * 3] * 2
-    assert "strict/top_left: 6 rows give zero weight to 12 keys the mask allows" in br_report.disagreements["strict/top_left"].sentences[0]
+    assert (
+        "strict/top_left: 6 rows give zero weight to 12 keys the mask allows"
+        in br_report.disagreements["strict/top_left"].sentences[0]
+    )
 
 
 def test_causal_true_means_top_left():
@@ -158,7 +163,8 @@ def test_fill_smaller_than_real_scores_sends_weight_to_padding():
     assert report.conventions["strict"].weights[0, 0].tolist() == [0.0, 1.0, 0.0, 0.0]
     assert d2l.row_kinds[0, 0] == "padding_attended" and bool(d2l.flags["keys_hidden"][0, 0])
     assert report.disagreements["d2l"].sentences == (
-        "d2l: 1 row with valid keys puts weight on 2 masked keys, up to all of a row's weight, where strict gives them none",
+        "d2l: 1 row with valid keys puts weight on 2 masked keys, up to all of a row's weight, where strict gives them "
+        "none",
         "d2l: 1 row gives zero weight to 1 key the mask allows, which strict weighs",
     )
 
@@ -215,8 +221,12 @@ def test_bad_arguments_give_clear_errors():
 
 @settings(max_examples=40, deadline=None)
 @given(
-    st.integers(1, 4), st.integers(1, 5), st.integers(1, 6), st.booleans(),
-    st.integers(0, 2**31 - 1), st.sampled_from([None, "top_left", "bottom_right"]),
+    st.integers(1, 4),
+    st.integers(1, 5),
+    st.integers(1, 6),
+    st.booleans(),
+    st.integers(0, 2**31 - 1),
+    st.sampled_from([None, "top_left", "bottom_right"]),
 )
 def test_sentences_count_what_the_numbers_show(b, n, m, two_d, seed, causal):
     g = torch.Generator().manual_seed(seed)

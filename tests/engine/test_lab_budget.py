@@ -32,8 +32,10 @@ def test_the_masking_lab_refuses_what_its_conventions_need_together(monkeypatch:
         compare_conventions(q, k, v, lens, memory_budget=budget)
     assert calls == []  # refused before anything ran
     text = str(info.value)
-    assert text.startswith("the masking lab (6 conventions, each keeping its weights, mask and masked scores) on "
-                           "inputs of shape (2, 64, 64) needs about ")
+    assert text.startswith(
+        "the masking lab (6 conventions, each keeping its weights, mask and masked scores) on "
+        "inputs of shape (2, 64, 64) needs about "
+    )
     assert "more than the memory budget of" in text and "fewer queries or keys" in text and "\n" not in text
     assert info.value.budget == int(budget) < info.value.needed and info.value.field == "memory_budget"
     report = compare_conventions(q, k, v, lens, memory_budget=info.value.needed)  # what it asked for is enough
@@ -55,8 +57,9 @@ def test_the_scaling_statistics_refuse_before_making_the_scores(monkeypatch: pyt
     monkeypatch.setattr(scaling_module, "_allowed", never)
     with pytest.raises(MemoryBudgetError) as point:
         current_point(q, k, lens, memory_budget=600_000)
-    assert str(point.value).startswith("computing the scaling statistics of the current inputs on inputs of shape "
-                                       "(4, 64, 64) needs about ")
+    assert str(point.value).startswith(
+        "computing the scaling statistics of the current inputs on inputs of shape (4, 64, 64) needs about "
+    )
     assert "a smaller batch: 2 of the 4 at a time" in str(point.value)  # 64 x 64 x 72 bytes each
     with pytest.raises(MemoryBudgetError, match="computing the tanh saturation of the current inputs"):
         tanh_saturation(q, k, valid_lens=lens, memory_budget=100_000)
@@ -75,8 +78,10 @@ def test_the_labs_show_a_budget_refusal_and_recognise_the_allocators_failure(mon
     assert outcome.error_field == "memory_budget"
 
     def allocator(*_a: object, **_kw: object) -> None:
-        raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
-                           "you tried to allocate 8589934592 bytes. Error code 12 (Cannot allocate memory)")
+        raise RuntimeError(
+            "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
+            "you tried to allocate 8589934592 bytes. Error code 12 (Cannot allocate memory)"
+        )
 
     monkeypatch.setattr(lab_module, "compare_conventions", allocator)
     assert run_masking_lab(Snapshot(4, state)).error == "out of memory on this computer: use a smaller input"

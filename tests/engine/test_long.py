@@ -72,8 +72,16 @@ def check_against_reference(q, k, cfg: MaskConfig, bins, block_size=128, scale=N
             # A float32 score is a sum of d float32 products: its rounding is absolute, about
             # 2^-24 times the sum of the products' magnitudes, not relative to the (possibly tiny)
             # score itself (see test_float32_error_follows_the_scores).
-            score_tol = relative if in_float64 else dict(rtol=TOL_F32_RELATIVE, atol=max(TOL, _score_rounding(
-                q[rows], k[cols], 1 / math.sqrt(q.shape[1]) if scale is None else scale)))
+            score_tol = (
+                relative
+                if in_float64
+                else dict(
+                    rtol=TOL_F32_RELATIVE,
+                    atol=max(
+                        TOL, _score_rounding(q[rows], k[cols], 1 / math.sqrt(q.shape[1]) if scale is None else scale)
+                    ),
+                )
+            )
             torch.testing.assert_close(t.scores.double(), ref["scores"][rows, cols], **score_tol)
         for name in ("mean", "max", "masked_share", "column_sums", "entropy"):
             assert not torch.isnan(getattr(ov, name)).any(), name
@@ -108,9 +116,15 @@ def region(data, n: int) -> slice:
 
 
 @settings(max_examples=60, deadline=None)
-@given(cases(), st.sampled_from([torch.float64, torch.float32]), st.sampled_from([1, 5, 32, 128]),
-       st.sampled_from([64, 1000, 1 << 21]), st.sampled_from([None, 1.0, 0.3]), st.integers(0, 2**31 - 1),
-       st.data())
+@given(
+    cases(),
+    st.sampled_from([torch.float64, torch.float32]),
+    st.sampled_from([1, 5, 32, 128]),
+    st.sampled_from([64, 1000, 1 << 21]),
+    st.sampled_from([None, 1.0, 0.3]),
+    st.integers(0, 2**31 - 1),
+    st.data(),
+)
 def test_overview_and_tiles_equal_the_full_matrix(case, dtype, block_size, block_elements, scale, seed, data):
     n_q, n_k, cfg, d, bins = case
     dtypes: tuple = (None,)
@@ -133,18 +147,29 @@ def test_at_4096_tokens(case, seed, data):
     check_against_reference(q, k, cfg, bins, tiles=tiles, dtypes=(None, "float64"))
 
 
-@pytest.mark.parametrize("cfg", [
-    MaskConfig(causal="top_left", window=1024, attention_mask=(torch.arange(4096) < 3700).long()[None]),
-    MaskConfig(documents=torch.sort(torch.randint(0, 9, (4096,), generator=torch.Generator().manual_seed(2))).values,
-               doc_causal=True),
-    MaskConfig(causal="bottom_right", mask_mod=("checker", 100)),
-], ids=["window+padding", "documents", "mask_mod"])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        MaskConfig(causal="top_left", window=1024, attention_mask=(torch.arange(4096) < 3700).long()[None]),
+        MaskConfig(
+            documents=torch.sort(torch.randint(0, 9, (4096,), generator=torch.Generator().manual_seed(2))).values,
+            doc_causal=True,
+        ),
+        MaskConfig(causal="bottom_right", mask_mod=("checker", 100)),
+    ],
+    ids=["window+padding", "documents", "mask_mod"],
+)
 def test_typical_long_masks_at_4096_tokens(cfg):
     q, k = inputs(4096, 4096, 64, torch.float32, 7)
     n = 4096
-    check_against_reference(q, k, cfg, (1024, 1024), tiles=[(slice(0, n), slice(n - 700, n)),
-                                                            (slice(1000, 2024), slice(0, 1024))],
-                            dtypes=(None, torch.float64))
+    check_against_reference(
+        q,
+        k,
+        cfg,
+        (1024, 1024),
+        tiles=[(slice(0, n), slice(n - 700, n)), (slice(1000, 2024), slice(0, 1024))],
+        dtypes=(None, torch.float64),
+    )
 
 
 def test_float32_error_follows_the_scores():
@@ -163,8 +188,9 @@ def test_float32_error_follows_the_scores():
 def test_large_scores_in_float64():
     """Scores of several hundred: every row's softmax is nearly one-hot; nothing overflows."""
     q, k = inputs(300, 280, 16, torch.float64, 1, spread=12.0)
-    check_against_reference(q, k, MaskConfig(causal="top_left", window=50), (64, 64),
-                            tiles=[(slice(0, 300), slice(0, 280))])
+    check_against_reference(
+        q, k, MaskConfig(causal="top_left", window=50), (64, 64), tiles=[(slice(0, 300), slice(0, 280))]
+    )
 
 
 def test_fully_masked_rows_are_zero_flagged_and_never_nan():
@@ -331,13 +357,17 @@ flex = pytest.importorskip("torch.nn.attention.flex_attention", reason="this tor
 FLEX_MASKS = {
     "window+padding": dict(causal=True, window=150, attention_mask=(torch.arange(640) < 600).long()),
     "sinks": dict(sinks=4, window=100),
-    "documents": dict(mask=Documents(torch.sort(torch.randint(0, 6, (640,), generator=torch.Generator().manual_seed(5)))
-                                     .values, causal=True)),
+    "documents": dict(
+        mask=Documents(
+            torch.sort(torch.randint(0, 6, (640,), generator=torch.Generator().manual_seed(5))).values, causal=True
+        )
+    ),
     "prefix": dict(prefix=200),
     "chunked": dict(chunk=96, causal=True),
     "mask_mod": dict(mask_mod=lambda b, h, q, kv: (q - kv).abs() % 5 != 1),
-    "empty rows": dict(causal="bottom_right", window=64, valid_lens=torch.randint(0, 700, (1, 512),
-                                                                                 generator=torch.Generator())),
+    "empty rows": dict(
+        causal="bottom_right", window=64, valid_lens=torch.randint(0, 700, (1, 512), generator=torch.Generator())
+    ),
 }
 
 

@@ -11,8 +11,15 @@ from attnviz.bench.long_bench import child_peak, floor, make_inputs
 def test_quick_long_benchmark_prints_every_figure(capsys):
     assert main(["long", "--quick"]) == 0
     out = capsys.readouterr().out
-    for words in ("overview/floor", "2048 x 2048", "4096 x 4096", "exact 256 x 256 tile", "peak memory of the",
-                  "above the inputs", "quick mode"):
+    for words in (
+        "overview/floor",
+        "2048 x 2048",
+        "4096 x 4096",
+        "exact 256 x 256 tile",
+        "peak memory of the",
+        "above the inputs",
+        "quick mode",
+    ):
         assert words in out, words
 
 

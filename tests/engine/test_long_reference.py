@@ -11,10 +11,10 @@ import torch
 
 #: FlexAttention-style predicates (b, h, q_idx, kv_idx) -> bool, by name, with one parameter.
 MASK_MODS = {
-    "band": lambda p: (lambda b, h, q, kv: (q - kv).abs() <= p),
-    "stride": lambda p: (lambda b, h, q, kv: (q % (p + 1)) == (kv % (p + 1))),
-    "double_causal": lambda p: (lambda b, h, q, kv: kv <= 2 * q + p),
-    "checker": lambda p: (lambda b, h, q, kv: (q // (p + 1) + kv // (p + 1)) % 2 == 0),
+    "band": lambda p: lambda b, h, q, kv: (q - kv).abs() <= p,
+    "stride": lambda p: lambda b, h, q, kv: (q % (p + 1)) == (kv % (p + 1)),
+    "double_causal": lambda p: lambda b, h, q, kv: kv <= 2 * q + p,
+    "checker": lambda p: lambda b, h, q, kv: (q // (p + 1) + kv // (p + 1)) % 2 == 0,
 }
 
 
@@ -38,8 +38,16 @@ class MaskConfig:
     def kwargs(self) -> dict:
         """Keyword arguments for ``overview`` / ``make_mask``."""
         out: dict = {}
-        for name in ("causal", "window", "sinks", "prefix", "chunk", "valid_lens", "key_padding_mask",
-                     "attention_mask"):
+        for name in (
+            "causal",
+            "window",
+            "sinks",
+            "prefix",
+            "chunk",
+            "valid_lens",
+            "key_padding_mask",
+            "attention_mask",
+        ):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value

@@ -59,7 +59,7 @@ def mask_configs(draw, n_q: int, n_k: int) -> MaskConfig:
         cfg.key_padding_mask = torch.rand(1, n_k, generator=g) < 0.2
     elif choice == 4:
         am = torch.ones(1, n_k, dtype=torch.long)
-        am[0, draw(st.integers(0, n_k)):] = 0  # right padding, as tokenizers make it
+        am[0, draw(st.integers(0, n_k)) :] = 0  # right padding, as tokenizers make it
         cfg.attention_mask = am
     if draw(st.integers(0, 3)) == 0:
         cfg.mask_mod = (draw(st.sampled_from(sorted(MASK_MODS))), draw(st.integers(0, 40)))
@@ -103,8 +103,9 @@ def test_any_region_equals_that_region_of_the_whole_mask(case, data):
     c0 = data.draw(st.integers(0, n_k - 1))
     c1 = data.draw(st.integers(c0 + 1, n_k))
     mask = make_mask(**cfg.kwargs())
-    torch.testing.assert_close(mask.allowed(n_q, n_k, slice(r0, r1), slice(c0, c1)),
-                               plain_mask(n_q, n_k, cfg)[r0:r1, c0:c1])
+    torch.testing.assert_close(
+        mask.allowed(n_q, n_k, slice(r0, r1), slice(c0, c1)), plain_mask(n_q, n_k, cfg)[r0:r1, c0:c1]
+    )
 
 
 def test_the_descriptions_as_documented():
@@ -115,21 +116,38 @@ def test_the_descriptions_as_documented():
     # bottom_right: the last query lines up with the last key.
     assert Causal("bottom_right").dense(2, 4).int().tolist() == [[1, 1, 1, 0], [1, 1, 1, 1]]
     assert SlidingWindow(2, causal=True).dense(4, 4).int().tolist() == [
-        [1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]]
-    assert SlidingWindow(2).dense(4, 4).int().tolist() == [
-        [1, 1, 0, 0], [1, 1, 1, 0], [0, 1, 1, 1], [0, 0, 1, 1]]
+        [1, 0, 0, 0],
+        [1, 1, 0, 0],
+        [0, 1, 1, 0],
+        [0, 0, 1, 1],
+    ]
+    assert SlidingWindow(2).dense(4, 4).int().tolist() == [[1, 1, 0, 0], [1, 1, 1, 0], [0, 1, 1, 1], [0, 0, 1, 1]]
     assert SinkWindow(sinks=1, window=2).dense(5, 5).int().tolist() == [
-        [1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [1, 0, 1, 1, 0], [1, 0, 0, 1, 1]]
+        [1, 0, 0, 0, 0],
+        [1, 1, 0, 0, 0],
+        [1, 1, 1, 0, 0],
+        [1, 0, 1, 1, 0],
+        [1, 0, 0, 1, 1],
+    ]
     assert PrefixLM(2).dense(4, 4).int().tolist() == [[1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]
     assert Chunked(2).dense(4, 4).int().tolist() == [[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1], [0, 0, 1, 1]]
     assert Chunked(2, causal=True).dense(4, 4).int().tolist() == [
-        [1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0], [0, 0, 1, 1]]
+        [1, 0, 0, 0],
+        [1, 1, 0, 0],
+        [0, 0, 1, 0],
+        [0, 0, 1, 1],
+    ]
     assert Documents(torch.tensor([0, 0, 1, 1]), causal=True).dense(4, 4).int().tolist() == [
-        [1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0], [0, 0, 1, 1]]
+        [1, 0, 0, 0],
+        [1, 1, 0, 0],
+        [0, 0, 1, 0],
+        [0, 0, 1, 1],
+    ]
     assert ValidLength(2).dense(2, 4).int().tolist() == [[1, 1, 0, 0], [1, 1, 0, 0]]
     assert KeyPadding.from_attention_mask([1, 1, 0]).dense(1, 3).int().tolist() == [[1, 1, 0]]
     assert KeyPadding.from_key_padding_mask(torch.tensor([False, True, False])).dense(1, 3).int().tolist() == [
-        [1, 0, 1]]
+        [1, 0, 1]
+    ]
     assert dense(AllOf(())) == torch.ones(6, 6).int().tolist()
 
 
@@ -175,8 +193,7 @@ def test_mask_mod_gets_flex_attention_arguments():
     q, kv = torch.arange(1, 4)[:, None], torch.arange(2, 7)[None, :]
     torch.testing.assert_close(out, (q + kv + 4) % 2 == 0)
     # A predicate may return any shape that broadcasts: here one value per key.
-    torch.testing.assert_close(MaskMod(lambda b, h, q, kv: kv < 2).dense(2, 3),
-                               torch.tensor([[True, True, False]] * 2))
+    torch.testing.assert_close(MaskMod(lambda b, h, q, kv: kv < 2).dense(2, 3), torch.tensor([[True, True, False]] * 2))
 
 
 def test_bad_descriptions_raise_clear_errors():
@@ -196,8 +213,10 @@ def test_bad_descriptions_raise_clear_errors():
         (lambda: Documents(torch.tensor([0.5, 1.0])).dense(2, 2), "whole numbers"),
         (lambda: KeyPadding.from_attention_mask([1, 2]), r"0 \(padding\) and 1"),
         (lambda: KeyPadding.from_key_padding_mask([1, 0]), "boolean"),
-        (lambda: KeyPadding.from_attention_mask(torch.ones(1, 1, 3, 3)).dense(3, 3),
-         r"attention_mask must have shape \(3,\) or \(batch, 3\)"),
+        (
+            lambda: KeyPadding.from_attention_mask(torch.ones(1, 1, 3, 3)).dense(3, 3),
+            r"attention_mask must have shape \(3,\) or \(batch, 3\)",
+        ),
         (lambda: ValidLength(torch.tensor([1, 2])).dense(1, 3, batch=2), "batch 2"),
         (lambda: ValidLength(-1).dense(1, 3), ">= 0"),
         (lambda: Causal().dense(1 << 14, 1 << 14), "too large"),
@@ -252,8 +271,7 @@ def test_row_block_classes_never_miss_an_allowed_or_masked_cell(case, block, dat
         for a, b in rb.masked_columns(c0, c1, align):
             assert a % align == 0 and b % align == 0 and c0 <= a < b <= c1
             covered[a - c0 : b - c0] = True
-            torch.testing.assert_close(rb.masked(a, b)[:, : max(0, min(b, n_k) - a)],
-                                       ~allowed[:, a : min(b, n_k)])
+            torch.testing.assert_close(rb.masked(a, b)[:, : max(0, min(b, n_k) - a)], ~allowed[:, a : min(b, n_k)])
         real = allowed[:, c0 : min(c1, n_k)]
         assert real[:, ~covered[: real.shape[1]]].all(), "a masked cell outside the masked columns"
         assert covered[n_k - c0 :].all(), "the padding keys must be masked"
@@ -291,8 +309,12 @@ def flex_states(mask_mod, n_q: int, n_k: int) -> torch.Tensor:
 FLEX_CASES = [
     ("sliding window + causal", make_mask(causal=True, window=200)),
     ("sinks + window", SinkWindow(sinks=4, window=150)),
-    ("documents, causal", Documents(torch.sort(torch.randint(0, 5, (640,), generator=torch.Generator().manual_seed(1)))
-                                    .values, causal=True)),
+    (
+        "documents, causal",
+        Documents(
+            torch.sort(torch.randint(0, 5, (640,), generator=torch.Generator().manual_seed(1))).values, causal=True
+        ),
+    ),
     ("prefix-LM", PrefixLM(300)),
     ("chunked", Chunked(192, causal=True)),
     ("padding", make_mask(causal=True, attention_mask=(torch.arange(640) < 500).long())),

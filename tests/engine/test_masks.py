@@ -14,8 +14,11 @@ MIN = torch.finfo(torch.float32).min
 
 def qkv(seed=0, n=L, m=S):
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(B, H, n, D, generator=g), torch.randn(B, H, m, D, generator=g), torch.randn(B, H, m, 3,
-                                                                                                 generator=g)
+    return (
+        torch.randn(B, H, n, D, generator=g),
+        torch.randn(B, H, m, D, generator=g),
+        torch.randn(B, H, m, 3, generator=g),
+    )
 
 
 def random_mask(shape, seed=1):
@@ -80,8 +83,10 @@ def test_hugging_face_attention_mask_one_means_attend(dtype):
 
 def test_attention_mask_values_must_be_zero_or_one():
     q, k, v = qkv()
-    with pytest.raises(AttentionInputError, match="attention_mask must hold 0 and 1 .* got -3.40282e\\+38. An "
-                                                  "additive mask .* goes through attn_mask="):
+    with pytest.raises(
+        AttentionInputError,
+        match="attention_mask must hold 0 and 1 .* got -3.40282e\\+38. An additive mask .* goes through attn_mask=",
+    ):
         attend(q, k, v, attention_mask=additive(torch.ones(B, S, dtype=torch.bool).tril(), MIN))
     with pytest.raises(AttentionInputError, match=r"attention_mask must have shape \(2, 6\)"):
         attend(q, k, v, attention_mask=torch.ones(3, 6))
@@ -92,8 +97,11 @@ def test_left_padding_with_causal_masks_reproduce_sdpa():
     hf = torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]])  # left padding of the first sequence
     allowed = hf.bool()[:, None, None, :] & torch.ones(S, S, dtype=torch.bool).tril()
     expected = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
-    for kwargs in (dict(attention_mask=hf), dict(key_padding_mask=hf == 0),
-                   dict(attn_mask=additive(hf.bool()[:, None, None, :], float("-inf")))):
+    for kwargs in (
+        dict(attention_mask=hf),
+        dict(key_padding_mask=hf == 0),
+        dict(attn_mask=additive(hf.bool()[:, None, None, :], float("-inf"))),
+    ):
         r = attend(q, k, v, causal=True, mask_mode="sdpa", **kwargs)
         torch.testing.assert_close(r.output, expected, msg=str(kwargs))
         # The padded queries see no key at all: flagged, zero weights as SDPA gives them.
@@ -108,18 +116,28 @@ def test_every_source_combines():
     am = random_mask((B, 1, L, S), seed=7)
     hf = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0]])
     bias = torch.randn(H, L, S, generator=torch.Generator().manual_seed(8))
-    r = attend(q, k, v, vl, causal="bottom_right", attn_mask=am, key_padding_mask=kpm, attention_mask=hf,
-               mask_mode="sdpa")
-    allowed = ((torch.arange(S) < vl[:, None])[:, None, None, :] & torch.ones(L, S, dtype=torch.bool).tril(1) & am
-               & ~kpm[:, None, None, :] & hf.bool()[:, None, None, :])
+    r = attend(
+        q, k, v, vl, causal="bottom_right", attn_mask=am, key_padding_mask=kpm, attention_mask=hf, mask_mode="sdpa"
+    )
+    allowed = (
+        (torch.arange(S) < vl[:, None])[:, None, None, :]
+        & torch.ones(L, S, dtype=torch.bool).tril(1)
+        & am
+        & ~kpm[:, None, None, :]
+        & hf.bool()[:, None, None, :]
+    )
     torch.testing.assert_close(r.output, F.scaled_dot_product_attention(q, k, v, attn_mask=allowed))
     assert torch.equal(r.mask, allowed.expand(B, H, L, S))
     # An additive bias on top goes into the same softmax.
     r = attend(q, k, v, vl, causal="bottom_right", attn_mask=bias, key_padding_mask=kpm, mask_mode="sdpa")
-    allowed = (torch.arange(S) < vl[:, None])[:, None, None, :] & torch.ones(L, S, dtype=torch.bool).tril(1) & \
-        ~kpm[:, None, None, :]
-    torch.testing.assert_close(r.output, F.scaled_dot_product_attention(
-        q, k, v, attn_mask=bias.masked_fill(~allowed, float("-inf"))))
+    allowed = (
+        (torch.arange(S) < vl[:, None])[:, None, None, :]
+        & torch.ones(L, S, dtype=torch.bool).tril(1)
+        & ~kpm[:, None, None, :]
+    )
+    torch.testing.assert_close(
+        r.output, F.scaled_dot_product_attention(q, k, v, attn_mask=bias.masked_fill(~allowed, float("-inf")))
+    )
 
 
 def test_fully_masked_rows_are_what_sdpa_and_multihead_attention_give():
@@ -153,8 +171,10 @@ def test_multihead_attention_fully_padded_query_is_nan_as_neg_inf_mode():
     kpm = torch.tensor([[True, True, True], [False, False, True]])
     with torch.no_grad():
         _, w = mha(x, x, x, key_padding_mask=kpm, need_weights=True, average_attn_weights=False)
-    q, k, v = (F.linear(x, w_, b_).reshape(2, 3, 2, 4).transpose(1, 2)
-               for w_, b_ in zip(mha.in_proj_weight.chunk(3), mha.in_proj_bias.chunk(3)))
+    q, k, v = (
+        F.linear(x, w_, b_).reshape(2, 3, 2, 4).transpose(1, 2)
+        for w_, b_ in zip(mha.in_proj_weight.chunk(3), mha.in_proj_bias.chunk(3))
+    )
     r = attend(q, k, v, key_padding_mask=kpm, mask_mode="neg_inf")
     torch.testing.assert_close(r.weights, w, equal_nan=True)
     assert torch.isnan(w[0]).all()
@@ -163,9 +183,12 @@ def test_multihead_attention_fully_padded_query_is_nan_as_neg_inf_mode():
 def test_shapes_that_do_not_broadcast_name_what_was_expected():
     q, k, v = qkv()
     for bad in ((L, S + 1), (3, 1, 1, S), (B, H, L, S, 1), (S,)):  # SDPA refuses 1-D masks too
-        with pytest.raises(AttentionInputError, match=r"attn_mask of shape .* does not broadcast to \(2, 3, 5, 6\) "
-                                                      r"\(\.\.\., queries, keys\); expected a shape such as \(5, 6\), "
-                                                      r"\(2, 1, 1, 6\), \(2, 1, 5, 6\), \(2, 3, 5, 6\)") as info:
+        with pytest.raises(
+            AttentionInputError,
+            match=r"attn_mask of shape .* does not broadcast to \(2, 3, 5, 6\) "
+            r"\(\.\.\., queries, keys\); expected a shape such as \(5, 6\), "
+            r"\(2, 1, 1, 6\), \(2, 1, 5, 6\), \(2, 3, 5, 6\)",
+        ) as info:
             attend(q, k, v, attn_mask=torch.ones(bad, dtype=torch.bool))
         assert info.value.field == "mask"
 
@@ -183,6 +206,7 @@ def test_bad_additive_values_and_dtypes_are_refused():
 
 # ----------------------------------------------------------------------------- findings
 
+
 def kinds(r):
     return [f.kind for f in r.diagnostics.findings]
 
@@ -192,8 +216,10 @@ def test_a_zero_one_float_passed_as_additive_is_reported():
     keep = torch.tensor([[1.0] * 4 + [0.0] * 2, [1.0] * 6])
     r = attend(q, k, v, attn_mask=keep[:, None, None, :])
     assert kinds(r) == ["float01_additive"]
-    assert "attn_mask is a float mask of 0s and 1s, which is added to the scores: it masks nothing" in \
-        r.diagnostics.warnings[0]
+    assert (
+        "attn_mask is a float mask of 0s and 1s, which is added to the scores: it masks nothing"
+        in r.diagnostics.warnings[0]
+    )
     assert (r.weights[0, ..., 4:] > 0).all()  # masked nothing, as declared: added
     r = attend(q, k, v, key_padding_mask=1.0 - keep)
     assert kinds(r) == ["float01_additive"] and "(True = ignore)" in r.diagnostics.warnings[0]
@@ -216,7 +242,9 @@ def test_an_inverted_padding_mask_that_hides_a_whole_sequence_is_reported():
     # Inverted HF mask: 0 = attend read as 1 = attend.
     assert kinds(attend(q, k, v, attention_mask=1 - attend_mask)) == ["hides_whole_sequence"]
     assert kinds(attend(q, k, v, attn_mask=additive(attend_mask == 0, MIN)[:, None, None, :])) == [
-        "hides_whole_sequence", "fill_only_rows"]
+        "hides_whole_sequence",
+        "fill_only_rows",
+    ]
 
 
 def test_padding_declarations_that_are_opposites_are_reported():
@@ -226,8 +254,10 @@ def test_padding_declarations_that_are_opposites_are_reported():
     r = attend(q, k, v, vl, key_padding_mask=~padding)  # the padding mask is inverted
     assert kinds(r) == ["padding_inverted"]
     assert r.diagnostics.findings[0].batch_elements == (0, 1)
-    assert "valid_lens and key_padding_mask keep opposite keys of batch element(s) 0, 1" in \
-        r.diagnostics.findings[0].message
+    assert (
+        "valid_lens and key_padding_mask keep opposite keys of batch element(s) 0, 1"
+        in r.diagnostics.findings[0].message
+    )
     assert r.diagnostics.findings[0].message in r.diagnostics.warnings
     assert kinds(attend(q, k, v, vl, key_padding_mask=padding)) == []
     # The check the UI can run with the padding its token labels reveal:
@@ -243,20 +273,29 @@ def test_additive_fills_that_overflow_in_half_precision_are_reported():
     for dtype in ("float16", "bfloat16"):
         r = attend(q, k, v, attn_mask=mask, dtype=dtype, mask_mode="sdpa")
         assert kinds(r)[0] == "additive_overflow" and r.diagnostics.findings[0].count == 8
-        assert f"8 finite values of attn_mask are beyond {dtype}'s range and became -inf" in \
-            r.diagnostics.findings[0].message
+        assert (
+            f"8 finite values of attn_mask are beyond {dtype}'s range and became -inf"
+            in r.diagnostics.findings[0].message
+        )
         assert r.diagnostics.findings[0].message in r.diagnostics.warnings
         # Batch element 1 lost every key to -inf: an empty row now, zero weights under "sdpa".
         assert r.diagnostics.empty_rows[1].all() and (r.weights[1] == 0).all()
-    assert kinds(attend(q, k, v, attn_mask=additive(allowed, torch.finfo(torch.float16).min), dtype="float16",
-                        mask_mode="sdpa")) == ["hides_whole_sequence", "fill_only_rows"]
+    assert kinds(
+        attend(q, k, v, attn_mask=additive(allowed, torch.finfo(torch.float16).min), dtype="float16", mask_mode="sdpa")
+    ) == ["hides_whole_sequence", "fill_only_rows"]
     both = attend(q, k, v, attn_mask=mask, key_padding_mask=additive(~allowed[:, 0, 0], MIN).float())
     assert "additive_sum_overflow" in kinds(both)
 
 
 def test_every_finding_kind_is_documented():
-    assert set(MASK_FINDING_KINDS) == {"float01_additive", "additive_overflow", "additive_sum_overflow",
-                                       "hides_whole_sequence", "padding_inverted", "fill_only_rows"}
+    assert set(MASK_FINDING_KINDS) == {
+        "float01_additive",
+        "additive_overflow",
+        "additive_sum_overflow",
+        "hides_whole_sequence",
+        "padding_inverted",
+        "fill_only_rows",
+    }
 
 
 @pytest.mark.parametrize("mode", list(MASK_MODES))
@@ -266,8 +305,9 @@ def test_modes_apply_to_boolean_sources_and_add_the_bias_in_every_mode(mode):
     vl = torch.tensor([3, 6])
     with_bias = attend(q, k, v, vl, attn_mask=bias, mask_mode=mode)
     without = attend(q, k, v, vl, mask_mode=mode)
-    torch.testing.assert_close(with_bias.masked_scores, MASK_MODES[mode].apply(
-        without.scores + bias, without.mask), equal_nan=True)
+    torch.testing.assert_close(
+        with_bias.masked_scores, MASK_MODES[mode].apply(without.scores + bias, without.mask), equal_nan=True
+    )
 
 
 def test_a_row_emptied_by_an_additive_mask_is_not_blamed_on_the_fill():

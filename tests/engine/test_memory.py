@@ -24,4 +24,3 @@ def test_huge_pages_are_asked_for_only_when_enabled(monkeypatch):
     memory.use_huge_pages(True)
     memory.empty_large((4, 1024, 1024), torch.float32, torch.device("cpu"))
     assert len(calls) == 2
-

@@ -27,7 +27,11 @@ def cases(draw, two_d: bool | None = None):
 
 
 @settings(max_examples=60, deadline=None)
-@given(cases(), st.sampled_from(["d2l", "strict", "sdpa"]), st.sampled_from(["scaled_dot", "dot", "gaussian", "additive", "bilinear"]))
+@given(
+    cases(),
+    st.sampled_from(["d2l", "strict", "sdpa"]),
+    st.sampled_from(["scaled_dot", "dot", "gaussian", "additive", "bilinear"]),
+)
 def test_rows_sum_to_one_over_valid_keys_and_zero_on_masked(case, mode, scoring):
     q, k, v, vl = case
     r = attend(q, k, v, vl, mask_mode=mode, scoring=scoring)

@@ -53,7 +53,8 @@ def padding_forms(attend_01: torch.Tensor, n_q: int) -> dict[str, dict[str, Any]
         "attn_mask (B, 1, 1, L) bool": dict(attn_mask=keep[:, None, None, :]),
         "attn_mask (B, 1, L, L) bool": dict(attn_mask=keep[:, None, None, :].expand(b, 1, n_q, n_k)),
         "attn_mask (B, 1, 1, L) additive finfo.min": dict(
-            attn_mask=torch.zeros(b, 1, 1, n_k).masked_fill(~keep[:, None, None, :], MIN)),
+            attn_mask=torch.zeros(b, 1, 1, n_k).masked_fill(~keep[:, None, None, :], MIN)
+        ),
     }
 
 
@@ -86,9 +87,12 @@ def test_transformer_encoder_with_a_key_padding_mask_every_layer():
     encoder = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
     attend_01 = torch.tensor([[1] * 6, [1] * 4 + [0] * 2, [1] + [0] * 5])
     seen: list[tuple[torch.Tensor, torch.Tensor]] = []
-    hooks = [mod.self_attn.register_forward_hook(
-        lambda m, args, kwargs, out: seen.append((args[0].detach(), out[0].detach())), with_kwargs=True)
-        for mod in encoder.layers]
+    hooks = [
+        mod.self_attn.register_forward_hook(
+            lambda m, args, kwargs, out: seen.append((args[0].detach(), out[0].detach())), with_kwargs=True
+        )
+        for mod in encoder.layers
+    ]
     # With gradients on, the encoder takes its plain path, which calls self_attn (the hooks see it).
     encoder(torch.randn(b, n, e), src_key_padding_mask=attend_01 == 0)
     for h in hooks:
@@ -96,8 +100,10 @@ def test_transformer_encoder_with_a_key_padding_mask_every_layer():
     assert len(seen) == 2
     for index, (mod, (x, expected)) in enumerate(zip(encoder.layers, seen)):
         mha = mod.self_attn
-        q, k, v = (split_heads(F.linear(x, w, bias), heads).detach()
-                   for w, bias in zip(mha.in_proj_weight.chunk(3), mha.in_proj_bias.chunk(3)))
+        q, k, v = (
+            split_heads(F.linear(x, w, bias), heads).detach()
+            for w, bias in zip(mha.in_proj_weight.chunk(3), mha.in_proj_bias.chunk(3))
+        )
         for name, kwargs in padding_forms(attend_01, n).items():
             r = attend(q, k, v, **kwargs)
             close(mha.out_proj(merge_heads(r.output)).detach(), expected, f"layer {index}: {name}")
@@ -124,10 +130,16 @@ class Recorder:
 
     def input_of(self, name: str, module: nn.Module) -> None:
         self.calls[name] = []
-        self.handles.append(module.register_forward_pre_hook(
-            lambda m, args, kwargs: self.calls[name].append(
-                kwargs.get("attention_mask", args[1] if len(args) > 1 else None)
-                if name.startswith("mask") else args[0]), with_kwargs=True))
+        self.handles.append(
+            module.register_forward_pre_hook(
+                lambda m, args, kwargs: self.calls[name].append(
+                    kwargs.get("attention_mask", args[1] if len(args) > 1 else None)
+                    if name.startswith("mask")
+                    else args[0]
+                ),
+                with_kwargs=True,
+            )
+        )
 
     def remove(self) -> None:
         for h in self.handles:
@@ -135,16 +147,30 @@ class Recorder:
 
 
 def bert(transformers: Any, implementation: str) -> Any:
-    config = transformers.BertConfig(vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                     intermediate_size=40, max_position_embeddings=16,
-                                     attn_implementation=implementation)
+    config = transformers.BertConfig(
+        vocab_size=60,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=40,
+        max_position_embeddings=16,
+        attn_implementation=implementation,
+    )
     torch.manual_seed(2)
     return transformers.BertModel(config).eval()
 
 
 def gpt2(transformers: Any, implementation: str) -> Any:
-    config = transformers.GPT2Config(vocab_size=60, n_embd=32, n_layer=2, n_head=4, n_positions=16,
-                                     bos_token_id=0, eos_token_id=0, attn_implementation=implementation)
+    config = transformers.GPT2Config(
+        vocab_size=60,
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        n_positions=16,
+        bos_token_id=0,
+        eos_token_id=0,
+        attn_implementation=implementation,
+    )
     torch.manual_seed(3)
     return transformers.GPT2Model(config).eval()
 
@@ -169,8 +195,11 @@ def test_bert_padded_batch_every_layer_and_head(transformers, implementation):
         q, k, v = (split_heads(rec.calls[f"{part}{i}"][0], heads) for part in ("query", "key", "value"))
         own = rec.calls[f"mask{i}"][0]  # what the model built: additive finfo.min (eager) or bool (sdpa)
         assert own.shape == (3, 1, 7, 7) and own.dtype == (torch.float32 if implementation == "eager" else torch.bool)
-        forms = {"the model's own mask": dict(attn_mask=own), **padding_forms(attend_01, 7),
-                 "valid_lens (B,)": dict(valid_lens=attend_01.sum(-1))}
+        forms = {
+            "the model's own mask": dict(attn_mask=own),
+            **padding_forms(attend_01, 7),
+            "valid_lens (B,)": dict(valid_lens=attend_01.sum(-1)),
+        }
         for name, kwargs in forms.items():
             for mode in ("d2l", "sdpa"):
                 r = attend(q, k, v, mask_mode=mode, **kwargs)
@@ -181,22 +210,31 @@ def test_bert_padded_batch_every_layer_and_head(transformers, implementation):
                 assert not r.diagnostics.findings and not r.diagnostics.empty_rows.any()
 
 
-def run_gpt2(model: Any, ids: torch.Tensor, attend_01: torch.Tensor, eager: bool, past: Any = None) -> tuple[
-        dict[str, list[Any]], Any]:
+def run_gpt2(
+    model: Any, ids: torch.Tensor, attend_01: torch.Tensor, eager: bool, past: Any = None
+) -> tuple[dict[str, list[Any]], Any]:
     rec = Recorder()
     for i, block in enumerate(model.h):
         rec.output_of(f"qkv{i}", block.attn.c_attn)
         rec.input_of(f"mask{i}", block.attn)
         rec.input_of(f"out{i}", block.attn.c_proj)  # the heads merged, before the output projection
     with torch.no_grad():
-        result = model(input_ids=ids, attention_mask=attend_01, past_key_values=past, use_cache=True,
-                       output_attentions=eager)
+        result = model(
+            input_ids=ids, attention_mask=attend_01, past_key_values=past, use_cache=True, output_attentions=eager
+        )
     rec.remove()
     return rec.calls, result
 
 
-def check_gpt2_layers(model: Any, calls: dict[str, list[Any]], result: Any, forms: dict[str, dict[str, Any]],
-                      query_padding: torch.Tensor, eager: bool, tag: str) -> None:
+def check_gpt2_layers(
+    model: Any,
+    calls: dict[str, list[Any]],
+    result: Any,
+    forms: dict[str, dict[str, Any]],
+    query_padding: torch.Tensor,
+    eager: bool,
+    tag: str,
+) -> None:
     heads, e = model.config.n_head, model.config.n_embd
     for i in range(model.config.n_layer):
         q = split_heads(calls[f"qkv{i}"][0].split(e, dim=2)[0], heads)
@@ -240,7 +278,8 @@ def causal_forms(attend_01: torch.Tensor, n_q: int, alignment: str) -> dict[str,
     forms = {name: dict(causal=alignment, **kwargs) for name, kwargs in padding_forms(attend_01, n_q).items()}
     forms["attn_mask (B, 1, Lq, Lk) bool, causal inside"] = dict(attn_mask=keep)
     forms["attn_mask (B, 1, Lq, Lk) additive finfo.min, causal inside"] = dict(
-        attn_mask=torch.zeros(keep.shape).masked_fill(~keep, MIN))
+        attn_mask=torch.zeros(keep.shape).masked_fill(~keep, MIN)
+    )
     return forms
 
 
@@ -267,8 +306,16 @@ def test_gpt2_kv_cache_step_with_fewer_queries_than_keys(transformers, implement
     g = torch.Generator().manual_seed(6)
     _, first = run_gpt2(model, torch.randint(1, 60, (2, 5), generator=g), prompt, eager)
     attend_01 = torch.cat([prompt, torch.ones(2, 2, dtype=torch.long)], dim=1)  # two new tokens: L_q 2, L_k 7
-    calls, result = run_gpt2(model, torch.randint(1, 60, (2, 2), generator=g), attend_01, eager,
-                             past=first.past_key_values)
+    calls, result = run_gpt2(
+        model, torch.randint(1, 60, (2, 2), generator=g), attend_01, eager, past=first.past_key_values
+    )
     assert result.past_key_values.layers[0].keys.shape[2] == 7
-    check_gpt2_layers(model, calls, result, causal_forms(attend_01, 2, "bottom_right"), attend_01[:, 5:] == 0,
-                      eager, f"{implementation} KV-cache step")
+    check_gpt2_layers(
+        model,
+        calls,
+        result,
+        causal_forms(attend_01, 2, "bottom_right"),
+        attend_01[:, 5:] == 0,
+        eager,
+        f"{implementation} KV-cache step",
+    )

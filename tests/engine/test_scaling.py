@@ -151,8 +151,11 @@ def test_tanh_saturation_uses_attends_seeded_parameters():
 def test_tanh_saturation_with_given_parameters():
     q = np.array([[[1.0, 0.0], [0.1, 0.0]]])
     k = np.array([[[0.0, 1.0], [0.0, -0.1]]])
-    params = {"W_q": np.array([[10.0, 0.0], [0.0, 0.0]]), "W_k": np.array([[0.0, 0.0], [0.0, 0.5]]),
-              "w_v": np.ones((1, 2))}
+    params = {
+        "W_q": np.array([[10.0, 0.0], [0.0, 0.0]]),
+        "W_k": np.array([[0.0, 0.0], [0.0, 0.5]]),
+        "w_v": np.ones((1, 2)),
+    }
     sat = tanh_saturation(q, k, params, num_hiddens=2)
     # Unit 0 sees 10 * q0: |h| = 10 for query 0 (saturated), 1 for query 1; unit 1 sees |0.5 k1| <= 0.5.
     assert sat.saturated_per_unit.tolist() == [0.5, 0.0]

@@ -36,47 +36,71 @@ def test_whole_valid_lengths_beyond_int64_are_clamped_too(huge):
     assert r.diagnostics.valid_lens_over_keys.tolist() == [True, False]
 
 
-@pytest.mark.parametrize("kwargs, field, text", [
-    (dict(dropout=True), "dropout", "dropout must be a probability between 0 and 1; got True"),
-    (dict(dropout="0.5"), "dropout", "dropout must be a probability"),
-    (dict(dropout=float("nan")), "dropout", "dropout must be a probability"),
-    (dict(seed=1.5), "seed", "seed must be a whole number from 0 to 2^64 - 1; got 1.5"),
-    (dict(seed=2**64), "seed", "seed must be a whole number from 0 to 2^64 - 1; got 18446744073709551616"),
-    (dict(seed=-1), "seed", "seed must be a whole number"),
-    (dict(seed=True), "seed", "seed must be a whole number"),
-    (dict(seed="3"), "seed", "seed must be a whole number"),
-    (dict(dropout_seed=2.5, dropout=0.5, train=True), "dropout_seed", "dropout_seed must be a whole number"),
-    (dict(dropout_seed=2**64, dropout=0.5, train=True), "dropout_seed", "dropout_seed must be a whole number"),
-    (dict(train="yes"), "train", "train must be True or False; got 'yes'"),
-    (dict(allow_nonfinite=1), "allow_nonfinite", "allow_nonfinite must be True or False"),
-    (dict(num_hiddens="8", scoring="additive"), "params", "num_hiddens must be a whole number >= 1"),
-    (dict(keep=5), "keep", "unknown stage"),
-    (dict(keep=["weights", 3]), "keep", "unknown stage"),
-    (dict(memory_budget=-1), "memory_budget", "memory_budget must be a number of bytes > 0"),
-    (dict(memory_budget="4GB"), "memory_budget", "memory_budget must be a number of bytes > 0"),
-    (dict(valid_lens="3"), "valid_lens", "valid_lens must hold whole numbers; got str"),
-    (dict(valid_lens=["a", "b"]), "valid_lens", "valid_lens must hold whole numbers; got list"),
-    (dict(valid_lens=[True, False]), "valid_lens", "valid_lens must hold whole numbers, got dtype torch.bool"),
-    (dict(scoring="additive", params={"W_q": "abc", "W_k": torch.zeros(8, 4), "w_v": torch.zeros(1, 8)}), "params",
-     "parameter 'W_q' must be a tensor or array of numbers; got str"),
-    (dict(scoring="bilinear", params="W"), "params", "params must map parameter names to tensors; got str"),
-    (dict(scoring="bilinear", params={"W": torch.zeros(4, 4, dtype=torch.bool)}), "params",
-     "parameter 'W' must hold real numbers; got dtype torch.bool"),
-    (dict(scoring="bilinear", params={"W": torch.zeros(4, 4, device="meta")}), "params",
-     "parameter 'W' must hold real numbers; got dtype torch.float32 on meta"),
-    (dict(queries=torch.randn(2, 3, 0), keys=torch.randn(2, 5, 0)), "shape",
-     "queries must have at least one feature (d >= 1); got shape (2, 3, 0)"),
-    (dict(values=torch.randn(2, 5, 0)), "shape", "values must have at least one feature"),
-    (dict(queries=torch.randn(2, 3, 4, device="meta")), "queries",
-     "queries is on the 'meta' device, which holds no values"),
-    (dict(valid_lens=torch.tensor([1, 2], device="meta")), "valid_lens",
-     "valid_lens is on the 'meta' device, which holds no values"),
-    (dict(attn_mask=torch.ones(3, 5, dtype=torch.bool, device="meta")), "mask",
-     "attn_mask is on the 'meta' device, which holds no values"),
-    (dict(queries="abc"), "queries", "queries must be a numeric tensor or array; got str"),
-    (dict(causal="yes"), "mask", "causal must be None, True, 'top_left' or 'bottom_right'; got 'yes'"),
-    (dict(causal=[True]), "mask", "causal must be None"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field, text",
+    [
+        (dict(dropout=True), "dropout", "dropout must be a probability between 0 and 1; got True"),
+        (dict(dropout="0.5"), "dropout", "dropout must be a probability"),
+        (dict(dropout=float("nan")), "dropout", "dropout must be a probability"),
+        (dict(seed=1.5), "seed", "seed must be a whole number from 0 to 2^64 - 1; got 1.5"),
+        (dict(seed=2**64), "seed", "seed must be a whole number from 0 to 2^64 - 1; got 18446744073709551616"),
+        (dict(seed=-1), "seed", "seed must be a whole number"),
+        (dict(seed=True), "seed", "seed must be a whole number"),
+        (dict(seed="3"), "seed", "seed must be a whole number"),
+        (dict(dropout_seed=2.5, dropout=0.5, train=True), "dropout_seed", "dropout_seed must be a whole number"),
+        (dict(dropout_seed=2**64, dropout=0.5, train=True), "dropout_seed", "dropout_seed must be a whole number"),
+        (dict(train="yes"), "train", "train must be True or False; got 'yes'"),
+        (dict(allow_nonfinite=1), "allow_nonfinite", "allow_nonfinite must be True or False"),
+        (dict(num_hiddens="8", scoring="additive"), "params", "num_hiddens must be a whole number >= 1"),
+        (dict(keep=5), "keep", "unknown stage"),
+        (dict(keep=["weights", 3]), "keep", "unknown stage"),
+        (dict(memory_budget=-1), "memory_budget", "memory_budget must be a number of bytes > 0"),
+        (dict(memory_budget="4GB"), "memory_budget", "memory_budget must be a number of bytes > 0"),
+        (dict(valid_lens="3"), "valid_lens", "valid_lens must hold whole numbers; got str"),
+        (dict(valid_lens=["a", "b"]), "valid_lens", "valid_lens must hold whole numbers; got list"),
+        (dict(valid_lens=[True, False]), "valid_lens", "valid_lens must hold whole numbers, got dtype torch.bool"),
+        (
+            dict(scoring="additive", params={"W_q": "abc", "W_k": torch.zeros(8, 4), "w_v": torch.zeros(1, 8)}),
+            "params",
+            "parameter 'W_q' must be a tensor or array of numbers; got str",
+        ),
+        (dict(scoring="bilinear", params="W"), "params", "params must map parameter names to tensors; got str"),
+        (
+            dict(scoring="bilinear", params={"W": torch.zeros(4, 4, dtype=torch.bool)}),
+            "params",
+            "parameter 'W' must hold real numbers; got dtype torch.bool",
+        ),
+        (
+            dict(scoring="bilinear", params={"W": torch.zeros(4, 4, device="meta")}),
+            "params",
+            "parameter 'W' must hold real numbers; got dtype torch.float32 on meta",
+        ),
+        (
+            dict(queries=torch.randn(2, 3, 0), keys=torch.randn(2, 5, 0)),
+            "shape",
+            "queries must have at least one feature (d >= 1); got shape (2, 3, 0)",
+        ),
+        (dict(values=torch.randn(2, 5, 0)), "shape", "values must have at least one feature"),
+        (
+            dict(queries=torch.randn(2, 3, 4, device="meta")),
+            "queries",
+            "queries is on the 'meta' device, which holds no values",
+        ),
+        (
+            dict(valid_lens=torch.tensor([1, 2], device="meta")),
+            "valid_lens",
+            "valid_lens is on the 'meta' device, which holds no values",
+        ),
+        (
+            dict(attn_mask=torch.ones(3, 5, dtype=torch.bool, device="meta")),
+            "mask",
+            "attn_mask is on the 'meta' device, which holds no values",
+        ),
+        (dict(queries="abc"), "queries", "queries must be a numeric tensor or array; got str"),
+        (dict(causal="yes"), "mask", "causal must be None, True, 'top_left' or 'bottom_right'; got 'yes'"),
+        (dict(causal=[True]), "mask", "causal must be None"),
+    ],
+)
 def test_each_bad_argument_is_named(kwargs, field, text):
     args = dict(zip(("queries", "keys", "values"), inputs()))
     args.update(kwargs)
@@ -91,8 +115,10 @@ def test_numpy_scalars_are_accepted_where_python_numbers_are():
     a = attend(q, k, v, seed=np.int64(3), dropout=np.float32(0.5), train=np.bool_(True), dropout_seed=np.uint8(1))
     b = attend(q, k, v, seed=3, dropout=0.5, train=True, dropout_seed=1)
     assert torch.equal(a.applied_weights, b.applied_weights)
-    assert torch.equal(attend(q, k, v, seed=2**64 - 1, scoring="bilinear").weights,
-                       attend(q, k, v, seed=2**64 - 1, scoring="bilinear").weights)
+    assert torch.equal(
+        attend(q, k, v, seed=2**64 - 1, scoring="bilinear").weights,
+        attend(q, k, v, seed=2**64 - 1, scoring="bilinear").weights,
+    )
 
 
 def test_inputs_that_require_grad_work_in_blocks_and_come_back_detached():

@@ -27,9 +27,11 @@ def main() -> None:
             runs = [probe(path) for _ in range(5)]
             peaks = [r.peak_mb for r in runs]
             times = [r.seconds for r in runs]
-            print(f"{path.name} ({path.stat().st_size:,} bytes): peak +{statistics.median(peaks):.1f} MB "
-                  f"(max {max(peaks):.1f}), {statistics.median(times) * 1000:.1f} ms median "
-                  f"(max {max(times) * 1000:.1f}); {runs[0].error}")
+            print(
+                f"{path.name} ({path.stat().st_size:,} bytes): peak +{statistics.median(peaks):.1f} MB "
+                f"(max {max(peaks):.1f}), {statistics.median(times) * 1000:.1f} ms median "
+                f"(max {max(times) * 1000:.1f}); {runs[0].error}"
+            )
 
 
 if __name__ == "__main__":

@@ -136,8 +136,9 @@ for slot in found:
 
 def spawn(code: str, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.Popen([sys.executable, "-c", code, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    )
 
 
 def open_window(marker: str) -> tuple[subprocess.Popen[str], Path]:

@@ -64,8 +64,13 @@ def tensor(storage: Storage, shape: tuple[int, ...], stride: tuple[int, ...], of
     return Call(torch._utils._rebuild_tensor_v2, storage, offset, shape, stride, False, OrderedDict())
 
 
-def zip_pt(path: Path, obj: object, records: dict[str, bytes], byteorder: bytes | None = b"little",
-           data_pkl: bytes | None = None) -> Path:
+def zip_pt(
+    path: Path,
+    obj: object,
+    records: dict[str, bytes],
+    byteorder: bytes | None = b"little",
+    data_pkl: bytes | None = None,
+) -> Path:
     """A zip-format ``.pt`` laid out as ``torch.save`` does (``archive/data.pkl``, ``archive/data/<key>``);
     ``data_pkl`` replaces the pickle of ``obj``."""
     with zipfile.ZipFile(path, "w") as archive:
@@ -112,8 +117,11 @@ def test_32_byte_pt_asking_for_6_gb_is_refused_without_allocating(tmp_path: Path
 def test_legacy_pt_storage_larger_than_the_file_is_refused_before_allocating(tmp_path: Path) -> None:
     # ~200 bytes whose one storage declares 6.7 billion floats (25 GiB); the tensor is one element.
     huge = 25 * 2**30 // 4
-    path = legacy_pt(tmp_path / "small.pt", {"q": tensor(Storage("storage", torch.FloatStorage, "0", "cpu", huge,
-                                                                        None), (1,), (1,))}, [("0", huge, b"\0" * 4)])
+    path = legacy_pt(
+        tmp_path / "small.pt",
+        {"q": tensor(Storage("storage", torch.FloatStorage, "0", "cpu", huge, None), (1,), (1,))},
+        [("0", huge, b"\0" * 4)],
+    )
     assert path.stat().st_size < 400
     check_probe(probe(path), "storage", "26,843,545,600 bytes")
 
@@ -196,8 +204,9 @@ def test_strided_view_spanning_more_than_the_budget(tmp_path: Path, refused: Ref
     ],
     ids=["memo-index", "op-count", "long4", "tuple-key", "bytearray8", "set", "class", "build", "unicode", "reduce"],
 )
-def test_hostile_pickles_are_refused_in_one_line(tmp_path: Path, refused: Refused, data: bytes,
-                                                 needle: str | None) -> None:
+def test_hostile_pickles_are_refused_in_one_line(
+    tmp_path: Path, refused: Refused, data: bytes, needle: str | None
+) -> None:
     path = zip_pt(tmp_path / "p.pt", None, {}, data_pkl=data)
     error = refused(path) if needle is None else refused(path, needle)
     assert len(str(error)) < 300
@@ -249,8 +258,10 @@ def test_real_checkpoints_load_without_torch_load(tmp_path: Path, monkeypatch: p
 def test_compressed_storage_records_load(tmp_path: Path) -> None:
     # torch.save stores records uncompressed; an archive re-zipped with compression still loads.
     torch.save({"q": torch.arange(12.0).reshape(3, 4).t()}, tmp_path / "plain.pt")
-    with zipfile.ZipFile(tmp_path / "plain.pt") as plain, \
-            zipfile.ZipFile(tmp_path / "deflated.pt", "w", zipfile.ZIP_DEFLATED) as deflated:
+    with (
+        zipfile.ZipFile(tmp_path / "plain.pt") as plain,
+        zipfile.ZipFile(tmp_path / "deflated.pt", "w", zipfile.ZIP_DEFLATED) as deflated,
+    ):
         for info in plain.infolist():
             deflated.writestr(info.filename, plain.read(info))
     expected = np.arange(12.0, dtype=np.float32).reshape(3, 4).T
@@ -260,8 +271,7 @@ def test_compressed_storage_records_load(tmp_path: Path) -> None:
 def test_big_endian_zip_pt(tmp_path: Path) -> None:
     values = np.arange(6, dtype=">f4")
     storage = Storage("storage", torch.FloatStorage, "0", "cuda:0", 6)
-    path = zip_pt(tmp_path / "be.pt", {"q": tensor(storage, (2, 3), (3, 1))}, {"0": values.tobytes()},
-                  byteorder=b"big")
+    path = zip_pt(tmp_path / "be.pt", {"q": tensor(storage, (2, 3), (3, 1))}, {"0": values.tobytes()}, byteorder=b"big")
     np.testing.assert_array_equal(load_tensor_file(path).arrays["q"], np.arange(6, dtype=np.float32).reshape(2, 3))
 
 
@@ -298,7 +308,10 @@ def test_tensor_kinds_attnviz_does_not_read_are_named(tmp_path: Path, refused: R
     kinds = {
         "quantized": (torch.quantize_per_tensor(torch.ones(3), 0.1, 0, torch.qint8), "is quantized (torch.qint8)"),
         "meta": (torch.empty(3, device="meta"), "is on device 'meta'"),
-        "nested": (torch.nested.nested_tensor([torch.ones(2), torch.ones(3)]), "is a kind of tensor attnviz does not read (nested)"),
+        "nested": (
+            torch.nested.nested_tensor([torch.ones(2), torch.ones(3)]),
+            "is a kind of tensor attnviz does not read (nested)",
+        ),
     }
     for name, (value, needle) in kinds.items():
         torch.save({"q": torch.ones(2), name: value}, tmp_path / f"{name}.pt")

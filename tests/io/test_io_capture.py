@@ -33,15 +33,32 @@ def run_with_everything() -> ModelRun:
         return [rng.standard_normal((b, heads, n, 8)).astype(dtype) for heads in (h, hkv, hkv)]
 
     calls = (
-        AttentionCall("encoder.layer.0", *qkv(), MaskArguments(attn_mask=shared), scale=0.25,
-                      output=rng.standard_normal((b, h, n, 8)).astype(np.float32), fidelity=3e-7),
-        AttentionCall("encoder.layer.1", *qkv(hkv=2), MaskArguments(attn_mask=shared, is_causal=True),
-                      output=rng.standard_normal((b, h, n, 8)).astype(np.float32), fidelity=math.inf,
-                      note="NaN where the model had numbers", dtype="bfloat16"),
-        AttentionCall("mha", *qkv(dtype=np.float16),
-                      MaskArguments(attn_mask=np.zeros((n, n), np.float16),
-                                    key_padding_mask=np.array([[False] * 5, [False] * 3 + [True] * 2]),
-                                    attention_mask=np.array([[1] * 5, [1, 1, 1, 0, 0]], np.int64))),
+        AttentionCall(
+            "encoder.layer.0",
+            *qkv(),
+            MaskArguments(attn_mask=shared),
+            scale=0.25,
+            output=rng.standard_normal((b, h, n, 8)).astype(np.float32),
+            fidelity=3e-7,
+        ),
+        AttentionCall(
+            "encoder.layer.1",
+            *qkv(hkv=2),
+            MaskArguments(attn_mask=shared, is_causal=True),
+            output=rng.standard_normal((b, h, n, 8)).astype(np.float32),
+            fidelity=math.inf,
+            note="NaN where the model had numbers",
+            dtype="bfloat16",
+        ),
+        AttentionCall(
+            "mha",
+            *qkv(dtype=np.float16),
+            MaskArguments(
+                attn_mask=np.zeros((n, n), np.float16),
+                key_padding_mask=np.array([[False] * 5, [False] * 3 + [True] * 2]),
+                attention_mask=np.array([[1] * 5, [1, 1, 1, 0, 0]], np.int64),
+            ),
+        ),
         AttentionCall("weights only", None, None, None, weights=rng.random((b, h, n, n)), note="weights"),
     )
     tokens = ModelRun.broadcast_tokens(["a", "b", "c", "d", "é"], b)
@@ -57,7 +74,12 @@ def test_round_trip_memory_mapped_and_read_only(tmp_path):
     assert loaded.source == "capture" and loaded.query_tokens.tolist() == run.query_tokens.tolist()
     for old, new in zip(run.calls, loaded.calls):
         assert (new.name, new.scale, new.note, new.dtype, new.masks.is_causal) == (
-            old.name, old.scale, old.note, old.dtype, old.masks.is_causal)
+            old.name,
+            old.scale,
+            old.note,
+            old.dtype,
+            old.masks.is_causal,
+        )
         assert new.fidelity == old.fidelity
         for role in ("queries", "keys", "values", "output", "weights"):
             a, b = getattr(old, role), getattr(new, role)
@@ -111,8 +133,13 @@ def test_a_large_capture_is_not_read_when_opened(tmp_path):
     save_capture(path, run)
     del big, run
     assert path.stat().st_size > 128 * 2**20
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    ).stdout
     figures = json.loads(out.strip().splitlines()[-1])
     assert figures["type"] == "memmap"
     assert figures["open_mb"] < 16 and figures["touched_mb"] < 16, figures
@@ -129,10 +156,18 @@ def write(path: Path, header: Any, data: bytes = b"", *, length: int | None = No
 
 
 def header(**call: Any) -> dict[str, Any]:
-    arrays = {role: {"dtype": "F32", "shape": [1, 1, 2, 2], "offset": 64 * i}
-              for i, role in enumerate(("queries", "keys", "values"))}
-    return {"format": "attnviz-capture", "version": 1, "source": "capture", "query_tokens": None,
-            "key_tokens": None, "calls": [{"name": "c", "arrays": arrays, **call}]}
+    arrays = {
+        role: {"dtype": "F32", "shape": [1, 1, 2, 2], "offset": 64 * i}
+        for i, role in enumerate(("queries", "keys", "values"))
+    }
+    return {
+        "format": "attnviz-capture",
+        "version": 1,
+        "source": "capture",
+        "query_tokens": None,
+        "key_tokens": None,
+        "calls": [{"name": "c", "arrays": arrays, **call}],
+    }
 
 
 DATA = b"\0" * (3 * 64)
@@ -164,48 +199,57 @@ def with_array(**entry: Any) -> dict[str, Any]:
     return h
 
 
-@pytest.mark.parametrize("case, needles", [
-    (lambda p: write(p, header(), DATA[:130]), ("truncated or lies", "values")),
-    (lambda p: write(p, with_array(offset=1 << 40), DATA), ("truncated or lies",)),
-    (lambda p: write(p, with_array(offset=64, shape=[1, 1, 2, 4]), DATA), ("overlapping",)),
-    (lambda p: write(p, with_array(offset=64, dtype="I32"), DATA), ("overlapping",)),
-    (lambda p: write(p, with_array(offset=65), DATA), ("multiple of 64",)),
-    (lambda p: write(p, with_array(offset=-64), DATA), ("invalid offset",)),
-    (lambda p: write(p, with_array(offset=True), DATA), ("invalid offset",)),
-    (lambda p: write(p, with_array(shape=[1, 1, 2 ** 62, 2 ** 62]), DATA), ("truncated or lies",)),
-    (lambda p: write(p, with_array(shape=[1, 1, 0, 2]), DATA), ("invalid shape",)),
-    (lambda p: write(p, with_array(shape=[1, 1, 1, 1, 1]), DATA), ("invalid shape",)),
-    (lambda p: write(p, with_array(dtype="BF16"), DATA), ("unsupported dtype",)),
-    (lambda p: write(p, with_array(dtype="O"), DATA), ("unsupported dtype",)),
-    (lambda p: write(p, with_array(extra=1), DATA), ("damaged entry",)),
-    (lambda p: write(p, header(), DATA, length=MAX_HEADER_BYTES + 1), ("at most",)),
-    (lambda p: write(p, header(), DATA, length=2 ** 64 - 1), ("at most",)),
-    (lambda p: write(p, header(), b"", length=10_000), ("larger than the file",)),
-    (lambda p: write(p, None, DATA, raw=json.dumps(header(scale=1)).replace('"scale": 1', '"scale": NaN').encode()),
-     ("NaN is not a number JSON allows",)),
-    (lambda p: write(p, None, DATA, raw=json.dumps(header()).replace('"keys"', '"queries"').encode()),
-     ("'queries' appears twice",)),
-    (lambda p: write(p, {**header(), "calls": header()["calls"] * 2}, DATA), ("two calls named 'c'",)),
-    (lambda p: write(p, None, DATA, raw=b"[" * 100_000 + b"]" * 100_000), ("not valid JSON",)),
-    (lambda p: write(p, None, DATA, raw=b"[" + b"[]," * 1_100_000 + b"[]]"), ("JSON objects and lists",)),
-    (lambda p: write(p, None, DATA, raw=b"\xff\xfe{"), ("not valid JSON",)),
-    (lambda p: write(p, [], DATA), ("'format' is not",)),
-    (lambda p: write(p, {**header(), "version": 2}, DATA), ("newer attnviz",)),
-    (lambda p: write(p, {**header(), "version": "1"}, DATA), ("invalid capture format version",)),
-    (lambda p: write(p, {**header(), "source": "pickle"}, DATA), ("unknown source",)),
-    (lambda p: write(p, {**header(), "more": 1}, DATA), ("unknown entry 'more'",)),
-    (lambda p: write(p, header(scale=-1.0), DATA), ("invalid 'scale'",)),
-    (lambda p: write(p, header(fidelity="NaN"), DATA), ("invalid 'fidelity'",)),
-    (lambda p: write(p, header(is_causal=1), DATA), ("invalid 'is_causal'",)),
-    (lambda p: write(p, header(dtype="int8"), DATA), ("invalid 'dtype'",)),
-    (lambda p: write(p, {**header(), "calls": []}, DATA), ("no calls",)),
-    (lambda p: write(p, {**header(), "query_tokens": [["a"], ["b", "c"]]}, DATA), ("damaged query_tokens",)),
-    (lambda p: write(p, {**header(), "query_tokens": [["a", "b", "c"]]}, DATA), ("query_tokens have shape",)),
-    (lambda p: write(p, with_array(shape=[1, 2, 2, 2], offset=128), DATA + b"\0" * 64), ("do not fit",)),
-    (lambda p: raw(p, b""), ("first bytes do not match",)),
-    (lambda p: raw(p, MAGIC + b"\1\0"), ("ends before its header length",)),
-    (lambda p: raw(p, b"PK\3\4" + b"\0" * 40), ("zip archive",)),
-])
+@pytest.mark.parametrize(
+    "case, needles",
+    [
+        (lambda p: write(p, header(), DATA[:130]), ("truncated or lies", "values")),
+        (lambda p: write(p, with_array(offset=1 << 40), DATA), ("truncated or lies",)),
+        (lambda p: write(p, with_array(offset=64, shape=[1, 1, 2, 4]), DATA), ("overlapping",)),
+        (lambda p: write(p, with_array(offset=64, dtype="I32"), DATA), ("overlapping",)),
+        (lambda p: write(p, with_array(offset=65), DATA), ("multiple of 64",)),
+        (lambda p: write(p, with_array(offset=-64), DATA), ("invalid offset",)),
+        (lambda p: write(p, with_array(offset=True), DATA), ("invalid offset",)),
+        (lambda p: write(p, with_array(shape=[1, 1, 2**62, 2**62]), DATA), ("truncated or lies",)),
+        (lambda p: write(p, with_array(shape=[1, 1, 0, 2]), DATA), ("invalid shape",)),
+        (lambda p: write(p, with_array(shape=[1, 1, 1, 1, 1]), DATA), ("invalid shape",)),
+        (lambda p: write(p, with_array(dtype="BF16"), DATA), ("unsupported dtype",)),
+        (lambda p: write(p, with_array(dtype="O"), DATA), ("unsupported dtype",)),
+        (lambda p: write(p, with_array(extra=1), DATA), ("damaged entry",)),
+        (lambda p: write(p, header(), DATA, length=MAX_HEADER_BYTES + 1), ("at most",)),
+        (lambda p: write(p, header(), DATA, length=2**64 - 1), ("at most",)),
+        (lambda p: write(p, header(), b"", length=10_000), ("larger than the file",)),
+        (
+            lambda p: write(
+                p, None, DATA, raw=json.dumps(header(scale=1)).replace('"scale": 1', '"scale": NaN').encode()
+            ),
+            ("NaN is not a number JSON allows",),
+        ),
+        (
+            lambda p: write(p, None, DATA, raw=json.dumps(header()).replace('"keys"', '"queries"').encode()),
+            ("'queries' appears twice",),
+        ),
+        (lambda p: write(p, {**header(), "calls": header()["calls"] * 2}, DATA), ("two calls named 'c'",)),
+        (lambda p: write(p, None, DATA, raw=b"[" * 100_000 + b"]" * 100_000), ("not valid JSON",)),
+        (lambda p: write(p, None, DATA, raw=b"[" + b"[]," * 1_100_000 + b"[]]"), ("JSON objects and lists",)),
+        (lambda p: write(p, None, DATA, raw=b"\xff\xfe{"), ("not valid JSON",)),
+        (lambda p: write(p, [], DATA), ("'format' is not",)),
+        (lambda p: write(p, {**header(), "version": 2}, DATA), ("newer attnviz",)),
+        (lambda p: write(p, {**header(), "version": "1"}, DATA), ("invalid capture format version",)),
+        (lambda p: write(p, {**header(), "source": "pickle"}, DATA), ("unknown source",)),
+        (lambda p: write(p, {**header(), "more": 1}, DATA), ("unknown entry 'more'",)),
+        (lambda p: write(p, header(scale=-1.0), DATA), ("invalid 'scale'",)),
+        (lambda p: write(p, header(fidelity="NaN"), DATA), ("invalid 'fidelity'",)),
+        (lambda p: write(p, header(is_causal=1), DATA), ("invalid 'is_causal'",)),
+        (lambda p: write(p, header(dtype="int8"), DATA), ("invalid 'dtype'",)),
+        (lambda p: write(p, {**header(), "calls": []}, DATA), ("no calls",)),
+        (lambda p: write(p, {**header(), "query_tokens": [["a"], ["b", "c"]]}, DATA), ("damaged query_tokens",)),
+        (lambda p: write(p, {**header(), "query_tokens": [["a", "b", "c"]]}, DATA), ("query_tokens have shape",)),
+        (lambda p: write(p, with_array(shape=[1, 2, 2, 2], offset=128), DATA + b"\0" * 64), ("do not fit",)),
+        (lambda p: raw(p, b""), ("first bytes do not match",)),
+        (lambda p: raw(p, MAGIC + b"\1\0"), ("ends before its header length",)),
+        (lambda p: raw(p, b"PK\3\4" + b"\0" * 40), ("zip archive",)),
+    ],
+)
 def test_hostile_and_damaged_files_are_refused_in_one_line(tmp_path, case, needles):
     refused(case(tmp_path / "bad.attnviz-capture"), *needles)
 
@@ -227,7 +271,7 @@ def test_random_damage_to_a_header_is_always_a_one_line_refusal(tmp_path):
     good = tmp_path / "good"
     save_capture(good, run_with_everything())
     blob = bytearray(good.read_bytes())
-    header_end = len(MAGIC) + 8 + struct.unpack("<Q", blob[len(MAGIC):len(MAGIC) + 8])[0]
+    header_end = len(MAGIC) + 8 + struct.unpack("<Q", blob[len(MAGIC) : len(MAGIC) + 8])[0]
     rng = np.random.default_rng(1)
     loaded = 0
     for i in range(300):

@@ -40,9 +40,7 @@ def originals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_mutated_files_are_refused_cleanly(
-    tmp_path: Path, originals: dict[str, bytes], data: st.DataObject
-) -> None:
+def test_mutated_files_are_refused_cleanly(tmp_path: Path, originals: dict[str, bytes], data: st.DataObject) -> None:
     name = data.draw(st.sampled_from(sorted(originals)))
     content = bytearray(originals[name])
     how = data.draw(st.sampled_from(["flip", "cut", "insert"]))

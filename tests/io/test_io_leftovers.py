@@ -32,8 +32,9 @@ def temporaries(folder: Path) -> list[str]:
 
 def child(code: str, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.Popen([sys.executable, "-c", code, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    )
 
 
 def dead_pid() -> int:
@@ -53,8 +54,10 @@ def check_intact(path: Path) -> None:
 
 def test_saves_killed_at_random_leave_nothing_after_the_next_save(tmp_path: Path) -> None:
     result = kill_saves(tmp_path, int(os.environ.get("ATTNVIZ_KILLS", "20")))
-    print(f"{result.kills} kills, {result.interrupted} left a temporary file; after the next save: "
-          f"{result.left_after_next_save}")
+    print(
+        f"{result.kills} kills, {result.interrupted} left a temporary file; after the next save: "
+        f"{result.left_after_next_save}"
+    )
     assert result.interrupted > 0  # the kills did interrupt saves: there was something to clean up
     assert result.left_after_next_save == []
     assert result.intact

@@ -57,8 +57,9 @@ def test_names_from_outside_reach_a_message_escaped(tmp_path: Path, name: str, s
 
 
 def test_values_of_any_message_are_cleaned_when_it_is_made() -> None:
-    made = message(QT_TRANSLATE_NOOP("FileNotes", "ignored the unknown setting '{name}'"),
-                   name="x\nwrote forged.png\x1b[0m")
+    made = message(
+        QT_TRANSLATE_NOOP("FileNotes", "ignored the unknown setting '{name}'"), name="x\nwrote forged.png\x1b[0m"
+    )
     assert made == "ignored the unknown setting 'x wrote forged.png\\x1b[0m'"
     assert made.params["name"] == "x wrote forged.png\\x1b[0m"  # what a translation is filled with
 
@@ -76,8 +77,10 @@ def test_a_session_setting_key_cannot_forge_lines_in_notes(tmp_path: Path) -> No
 
 def test_a_long_value_is_elided_saying_how_much(tmp_path: Path) -> None:
     names = ", ".join(f"array_{i} (1,)" for i in range(20_000))
-    error = AttnvizFileError(tmp_path / "many.npz", message(QT_TRANSLATE_NOOP(
-        "FileErrors", "holds array '{name}' that its manifest does not list"), name=names))
+    error = AttnvizFileError(
+        tmp_path / "many.npz",
+        message(QT_TRANSLATE_NOOP("FileErrors", "holds array '{name}' that its manifest does not list"), name=names),
+    )
     text = str(error)
     check_line(text)
     assert text.startswith("many.npz: holds array 'array_0 (1,), array_1 (1,)")
@@ -105,13 +108,21 @@ def test_joined_lists_say_how_many_were_left_out() -> None:
 
 def test_a_pt_with_twenty_thousand_skipped_entries_gives_a_short_note(tmp_path: Path) -> None:
     path = tmp_path / "many.pt"
-    torch.save({"queries": torch.ones(1, 2, 3), "keys": torch.ones(1, 4, 3), "values": torch.ones(1, 4, 2),
-                **{f"step_{i}": None for i in range(20_000)}}, path)  # plain numbers would be read as values
+    torch.save(
+        {
+            "queries": torch.ones(1, 2, 3),
+            "keys": torch.ones(1, 4, 3),
+            "values": torch.ones(1, 4, 2),
+            **{f"step_{i}": None for i in range(20_000)},
+        },
+        path,
+    )  # plain numbers would be read as values
     tf = load_tensor_file(path)
     assert len(tf.skipped) == 20_000
     notes: list[str] = []
-    state_from_tensor_file(tf, {"queries": "queries", "keys": "keys", "values": "values"}, None,
-                           PRESETS["dot-toy"].build(), notes=notes)
+    state_from_tensor_file(
+        tf, {"queries": "queries", "keys": "keys", "values": "values"}, None, PRESETS["dot-toy"].build(), notes=notes
+    )
     skipped = [n for n in notes if n.startswith("skipped ")]
     assert len(skipped) == 1
     check_line(skipped[0])

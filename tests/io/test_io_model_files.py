@@ -31,17 +31,21 @@ BASE = PRESETS[DEFAULT_PRESET].build()
 RNG = np.random.default_rng(11)
 
 
-def tensors(b: int = 2, h: int = 4, n_q: int = 5, n_k: int = 5, d: int = 8, h_kv: int | None = None,
-            layers: int | None = None) -> dict[str, np.ndarray]:
+def tensors(
+    b: int = 2, h: int = 4, n_q: int = 5, n_k: int = 5, d: int = 8, h_kv: int | None = None, layers: int | None = None
+) -> dict[str, np.ndarray]:
     lead = (b,) if layers is None else (layers, b)
     kv = h if h_kv is None else h_kv
-    return {"q": RNG.standard_normal((*lead, h, n_q, d)).astype(np.float32),
-            "k": RNG.standard_normal((*lead, kv, n_k, d)).astype(np.float32),
-            "v": RNG.standard_normal((*lead, kv, n_k, 3)).astype(np.float32)}
+    return {
+        "q": RNG.standard_normal((*lead, h, n_q, d)).astype(np.float32),
+        "k": RNG.standard_normal((*lead, kv, n_k, d)).astype(np.float32),
+        "v": RNG.standard_normal((*lead, kv, n_k, 3)).astype(np.float32),
+    }
 
 
-def reference(q: np.ndarray, k: np.ndarray, allowed: np.ndarray | None = None, scale: float | None = None
-              ) -> np.ndarray:
+def reference(
+    q: np.ndarray, k: np.ndarray, allowed: np.ndarray | None = None, scale: float | None = None
+) -> np.ndarray:
     """softmax(q k^T * scale) over the allowed keys, in float64 (rows with none: zeros, as SDPA)."""
     scores = q.astype(np.float64) @ np.swapaxes(k.astype(np.float64), -1, -2)
     scores *= 1 / np.sqrt(q.shape[-1]) if scale is None else scale
@@ -53,10 +57,14 @@ def reference(q: np.ndarray, k: np.ndarray, allowed: np.ndarray | None = None, s
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
 
-def load(tf: TensorFile, head: int | None = None, layer: int | None = None, roles: dict[str, str] | None = None,
-         notes: list[str] | None = None) -> Any:
-    return state_from_tensor_file(tf, guess_roles(tf) if roles is None else roles, head, BASE, layer=layer,
-                                  notes=notes)
+def load(
+    tf: TensorFile,
+    head: int | None = None,
+    layer: int | None = None,
+    roles: dict[str, str] | None = None,
+    notes: list[str] | None = None,
+) -> Any:
+    return state_from_tensor_file(tf, guess_roles(tf) if roles is None else roles, head, BASE, layer=layer, notes=notes)
 
 
 def weights(state: Any) -> np.ndarray:
@@ -66,8 +74,12 @@ def weights(state: Any) -> np.ndarray:
 
 
 def file_of(tmp_path: Path, **arrays: Any) -> TensorFile:
-    return TensorFile(tmp_path / "model.npz", "npz", {k: v for k, v in arrays.items() if k not in ("texts",)},
-                      texts=arrays.get("texts", {}))
+    return TensorFile(
+        tmp_path / "model.npz",
+        "npz",
+        {k: v for k, v in arrays.items() if k not in ("texts",)},
+        texts=arrays.get("texts", {}),
+    )
 
 
 def refused_state(tf: TensorFile, *needles: str, roles: dict[str, str] | None = None) -> str:
@@ -102,18 +114,30 @@ def test_heads_layers_and_grouped_query_attention(tmp_path: Path) -> None:
     np.testing.assert_array_equal(chosen.keys, arrays["k"][2][:, 1])
 
 
-@pytest.mark.parametrize(("arrays", "needles"), [
-    ({"q": np.zeros((2, 4, 5, 8)), "k": np.zeros((2, 3, 5, 8)), "v": np.zeros((2, 3, 5, 8))},
-     ["the heads of queries (2, 4, 5, 8), keys (2, 3, 5, 8) and values (2, 3, 5, 8) do not fit together"]),
-    ({"q": np.zeros((3, 2, 4, 5, 8)), "k": np.zeros((2, 2, 4, 5, 8)), "v": np.zeros((2, 2, 4, 5, 8))},
-     ["disagree on the number of layers"]),
-    ({"q": np.zeros((2, 4, 5, 8)), "k": np.zeros((2, 5, 8)), "v": np.zeros((2, 5, 8))},
-     ["must all be (batch, heads, n, d) or all (layers, batch, heads, n, d)"]),
-    ({"q": np.zeros((2, 4, 5, 8)), "k": np.zeros((2, 4, 6, 8)), "v": np.zeros((2, 4, 5, 8))},
-     ["the length of queries"]),
-])
-def test_tensors_that_do_not_make_a_model_are_refused_in_one_line(tmp_path: Path, arrays: dict[str, np.ndarray],
-                                                                  needles: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("arrays", "needles"),
+    [
+        (
+            {"q": np.zeros((2, 4, 5, 8)), "k": np.zeros((2, 3, 5, 8)), "v": np.zeros((2, 3, 5, 8))},
+            ["the heads of queries (2, 4, 5, 8), keys (2, 3, 5, 8) and values (2, 3, 5, 8) do not fit together"],
+        ),
+        (
+            {"q": np.zeros((3, 2, 4, 5, 8)), "k": np.zeros((2, 2, 4, 5, 8)), "v": np.zeros((2, 2, 4, 5, 8))},
+            ["disagree on the number of layers"],
+        ),
+        (
+            {"q": np.zeros((2, 4, 5, 8)), "k": np.zeros((2, 5, 8)), "v": np.zeros((2, 5, 8))},
+            ["must all be (batch, heads, n, d) or all (layers, batch, heads, n, d)"],
+        ),
+        (
+            {"q": np.zeros((2, 4, 5, 8)), "k": np.zeros((2, 4, 6, 8)), "v": np.zeros((2, 4, 5, 8))},
+            ["the length of queries"],
+        ),
+    ],
+)
+def test_tensors_that_do_not_make_a_model_are_refused_in_one_line(
+    tmp_path: Path, arrays: dict[str, np.ndarray], needles: list[str]
+) -> None:
     refused_state(file_of(tmp_path, **arrays), *needles)
 
 
@@ -136,8 +160,9 @@ def test_every_mask_form_means_what_its_name_says(tmp_path: Path) -> None:
         notes: list[str] = []
         state = load(file_of(tmp_path, **arrays, **{array_name: mask}), notes=notes)
         for h in range(3):
-            np.testing.assert_allclose(weights(focused_state(state.run, 0, h, base=state)), expected[h],
-                                       atol=1e-6, err_msg=name)
+            np.testing.assert_allclose(
+                weights(focused_state(state.run, 0, h, base=state)), expected[h], atol=1e-6, err_msg=name
+            )
         if name == "mask":
             assert any("'mask' is read as SDPA's attn_mask: True = attend" in n for n in notes)
     # Whole numbers under the ambiguous name: Hugging Face's 0/1, said in a note.
@@ -154,9 +179,11 @@ def test_masks_per_head_per_layer_and_of_the_square_shape(tmp_path: Path) -> Non
     per_head[..., 0] = True  # every row keeps a key
     per_layer = np.stack([per_head, ~per_head | np.eye(5, dtype=bool)])  # (layers, B, H, L, L)
     square = np.tril(np.ones((5, 5), bool))
-    for name, mask, allowed in (("attn_mask", per_layer, lambda lay, h: per_layer[lay][:, h]),
-                                ("attn_mask", per_head, lambda lay, h: per_head[:, h]),
-                                ("attn_mask", square, lambda lay, h: square)):
+    for name, mask, allowed in (
+        ("attn_mask", per_layer, lambda lay, h: per_layer[lay][:, h]),
+        ("attn_mask", per_head, lambda lay, h: per_head[:, h]),
+        ("attn_mask", square, lambda lay, h: square),
+    ):
         state = load(file_of(tmp_path, **arrays, **{name: mask}))
         for layer in range(2):
             for head in range(2):
@@ -168,8 +195,14 @@ def test_masks_per_head_per_layer_and_of_the_square_shape(tmp_path: Path) -> Non
 def test_a_book_file_with_masks_and_tokens_keeps_its_3d_tensors(tmp_path: Path) -> None:
     q, k, v = (RNG.standard_normal(shape).astype(np.float32) for shape in ((2, 3, 4), (2, 6, 4), (2, 6, 2)))
     keep = np.array([[1] * 6, [1] * 2 + [0] * 4], bool)
-    tf = file_of(tmp_path, q=q, k=k, v=v, attn_mask=keep[:, None, None, :],  # (B, 1, 1, L_k) from a model
-                 texts={"key_tokens": np.array(list("abcdef"))})
+    tf = file_of(
+        tmp_path,
+        q=q,
+        k=k,
+        v=v,
+        attn_mask=keep[:, None, None, :],  # (B, 1, 1, L_k) from a model
+        texts={"key_tokens": np.array(list("abcdef"))},
+    )
     notes: list[str] = []
     state = load(tf, notes=notes)
     assert state.run is None and state.masks is not None and state.masks.attn_mask.shape == (2, 1, 6)
@@ -180,34 +213,52 @@ def test_a_book_file_with_masks_and_tokens_keeps_its_3d_tensors(tmp_path: Path) 
     notes = []
     other = load(file_of(tmp_path, q=q, k=k[..., :3], v=v), notes=notes)
     assert other.settings.scoring == "additive"
-    assert any("dot products need d_q = d_k (here 4 and 3): additive scoring with seeded parameters" in n
-               for n in notes)
+    assert any(
+        "dot products need d_q = d_k (here 4 and 3): additive scoring with seeded parameters" in n for n in notes
+    )
     # Only some inputs from the file: the current settings stay, and a note says which scoring.
     notes = []
     partial = load(file_of(tmp_path, k=np.zeros((2, 10, 2))), roles={"keys": "k"}, notes=notes)
     assert partial.settings == BASE.settings and "the current settings are kept: additive scoring" in notes
 
 
-@pytest.mark.parametrize(("extra", "needles"), [
-    ({"attn_mask": np.ones((3, 5), bool)},
-     ["'attn_mask' (attn_mask) has shape (3, 5), which does not broadcast to (2, 4, 5, 5) (batch, heads, queries, "
-      "keys)", "(5, 5), (2, 1, 1, 5)"]),
-    ({"attn_mask": np.ones((2, 3, 5, 5), bool)}, ["(2, 3, 5, 5), which does not broadcast to (2, 4, 5, 5)"]),
-    ({"attn_mask": np.ones((2, 5), np.int64)},
-     ["'attn_mask' (attn_mask) holds whole numbers (int64): SDPA's attn_mask is bool", "named attention_mask"]),
-    ({"key_padding_mask": np.ones((2, 6), bool)}, ["has shape (2, 6); a padding mask is (batch, keys) = (2, 5)"]),
-    ({"key_padding_mask": np.ones((2, 5), np.int8)}, ["a key_padding_mask is bool (True = ignore)"]),
-    ({"attention_mask": np.array([[1, 1, 2, 1, 1]] * 2)}, ["must hold 0 and 1 (1 = attend), found 2"]),
-    ({"attention_mask": np.zeros((3, 5))}, ["has shape (3, 5); a padding mask is (batch, keys) = (2, 5)"]),
-    ({"mask": np.ones((2, 5), bool), "attn_mask": np.ones((5, 5), bool)},
-     ["would both be the attn_mask: leave one out"]),
-    ({"is_causal": np.array([1, 0])}, ["'is_causal' (is_causal) is an array of shape (2,); expected true or false"]),
-    ({"scale": np.array(np.inf)}, ["'scale' (scale) is inf; expected one finite number"]),
-    ({"is_causal": np.array(False), "texts": {"causal": np.array("bottom_right")}}, ["disagree"]),
-    ({"texts": {"causal": np.array("sideways")}}, ["'causal' (causal) is 'sideways'; expected top_left"]),
-])
-def test_masks_and_flags_that_cannot_be_read_are_refused_in_one_line(tmp_path: Path, extra: dict[str, Any],
-                                                                     needles: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("extra", "needles"),
+    [
+        (
+            {"attn_mask": np.ones((3, 5), bool)},
+            [
+                "'attn_mask' (attn_mask) has shape (3, 5), which does not broadcast to (2, 4, 5, 5) (batch, heads, "
+                "queries, "
+                "keys)",
+                "(5, 5), (2, 1, 1, 5)",
+            ],
+        ),
+        ({"attn_mask": np.ones((2, 3, 5, 5), bool)}, ["(2, 3, 5, 5), which does not broadcast to (2, 4, 5, 5)"]),
+        (
+            {"attn_mask": np.ones((2, 5), np.int64)},
+            ["'attn_mask' (attn_mask) holds whole numbers (int64): SDPA's attn_mask is bool", "named attention_mask"],
+        ),
+        ({"key_padding_mask": np.ones((2, 6), bool)}, ["has shape (2, 6); a padding mask is (batch, keys) = (2, 5)"]),
+        ({"key_padding_mask": np.ones((2, 5), np.int8)}, ["a key_padding_mask is bool (True = ignore)"]),
+        ({"attention_mask": np.array([[1, 1, 2, 1, 1]] * 2)}, ["must hold 0 and 1 (1 = attend), found 2"]),
+        ({"attention_mask": np.zeros((3, 5))}, ["has shape (3, 5); a padding mask is (batch, keys) = (2, 5)"]),
+        (
+            {"mask": np.ones((2, 5), bool), "attn_mask": np.ones((5, 5), bool)},
+            ["would both be the attn_mask: leave one out"],
+        ),
+        (
+            {"is_causal": np.array([1, 0])},
+            ["'is_causal' (is_causal) is an array of shape (2,); expected true or false"],
+        ),
+        ({"scale": np.array(np.inf)}, ["'scale' (scale) is inf; expected one finite number"]),
+        ({"is_causal": np.array(False), "texts": {"causal": np.array("bottom_right")}}, ["disagree"]),
+        ({"texts": {"causal": np.array("sideways")}}, ["'causal' (causal) is 'sideways'; expected top_left"]),
+    ],
+)
+def test_masks_and_flags_that_cannot_be_read_are_refused_in_one_line(
+    tmp_path: Path, extra: dict[str, Any], needles: list[str]
+) -> None:
     refused_state(file_of(tmp_path, **tensors(), **extra), *needles)
 
 
@@ -225,8 +276,9 @@ def test_causal_alignment_is_kept_through_heads_layers_and_sessions(tmp_path: Pa
     for layer in range(2):
         shown = focused_state(state.run, layer, 1, base=state)
         assert shown.settings.causal == "bottom_right"
-        np.testing.assert_allclose(weights(shown), reference(arrays["q"][layer][:, 1], arrays["k"][layer][:, 1],
-                                                             allowed, 0.5), atol=1e-6)
+        np.testing.assert_allclose(
+            weights(shown), reference(arrays["q"][layer][:, 1], arrays["k"][layer][:, 1], allowed, 0.5), atol=1e-6
+        )
     path = tmp_path / "kv.attnviz"
     save_state_file(path, state)
     again = load_state_file(path)
@@ -254,36 +306,57 @@ def test_lengths_of_zeros_and_ones_are_lengths_but_a_note_asks(tmp_path: Path) -
 # ------------------------------------------------------------------------------------ tokens
 
 
-@pytest.mark.parametrize(("texts", "needles"), [
-    ({"tokens": np.array(list("abcd"))},
-     ["'tokens' (tokens) has shape (2, 4): 4 labels, but the queries are 5 and the keys 5"]),
-    ({"query_tokens": np.array(list("abcdef"))}, ["'query_tokens' has shape (2, 6), but there are 5 queries"]),
-    ({"key_tokens": np.array([list("abcde")] * 3)}, ["'key_tokens' (key_tokens) has shape (3, 5): 3 rows of labels "
-                                                     "for a batch of 2"]),
-    ({"tokens": np.array("abcde")}, ["'tokens' (tokens) is one text"]),
-])
-def test_tokens_of_the_wrong_length_are_refused_naming_the_shapes(tmp_path: Path, texts: dict[str, np.ndarray],
-                                                                  needles: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("texts", "needles"),
+    [
+        (
+            {"tokens": np.array(list("abcd"))},
+            ["'tokens' (tokens) has shape (2, 4): 4 labels, but the queries are 5 and the keys 5"],
+        ),
+        ({"query_tokens": np.array(list("abcdef"))}, ["'query_tokens' has shape (2, 6), but there are 5 queries"]),
+        (
+            {"key_tokens": np.array([list("abcde")] * 3)},
+            ["'key_tokens' (key_tokens) has shape (3, 5): 3 rows of labels for a batch of 2"],
+        ),
+        ({"tokens": np.array("abcde")}, ["'tokens' (tokens) is one text"]),
+    ],
+)
+def test_tokens_of_the_wrong_length_are_refused_naming_the_shapes(
+    tmp_path: Path, texts: dict[str, np.ndarray], needles: list[str]
+) -> None:
     refused_state(file_of(tmp_path, **tensors(), texts=texts), *needles)
 
 
 def test_text_where_numbers_are_needed_and_numbers_where_text_is(tmp_path: Path) -> None:
     tf = file_of(tmp_path, **tensors(), texts={"tokens": np.array(list("abcde"))})
-    refused_state(tf, "'tokens' (queries) holds text (dtype <U1), not numbers",
-                  roles={"queries": "tokens", "keys": "k", "values": "v"})
-    refused_state(tf, "'k' (tokens) holds numbers, not text labels",
-                  roles={"queries": "q", "keys": "k", "values": "v", "tokens": "k"})
+    refused_state(
+        tf,
+        "'tokens' (queries) holds text (dtype <U1), not numbers",
+        roles={"queries": "tokens", "keys": "k", "values": "v"},
+    )
+    refused_state(
+        tf,
+        "'k' (tokens) holds numbers, not text labels",
+        roles={"queries": "q", "keys": "k", "values": "v", "tokens": "k"},
+    )
 
 
 def test_tokens_in_each_format(tmp_path: Path) -> None:
     arrays = {k: torch.from_numpy(v) for k, v in tensors(n_q=3, n_k=3).items()}
     batch = [["the", "cat", "[PAD]"], ["a", "dog", "ran"]]
-    np.savez(tmp_path / "t.npz", **{k: v.numpy() for k, v in arrays.items()}, tokens=np.array(batch),
-             is_causal=np.array(True))
+    np.savez(
+        tmp_path / "t.npz",
+        **{k: v.numpy() for k, v in arrays.items()},
+        tokens=np.array(batch),
+        is_causal=np.array(True),
+    )
     from safetensors.numpy import save_file
 
-    save_file({k: v.numpy() for k, v in arrays.items()}, str(tmp_path / "t.safetensors"),
-              metadata={"tokens": json.dumps(batch), "is_causal": "true", "scale": "0.25", "format": "np"})
+    save_file(
+        {k: v.numpy() for k, v in arrays.items()},
+        str(tmp_path / "t.safetensors"),
+        metadata={"tokens": json.dumps(batch), "is_causal": "true", "scale": "0.25", "format": "np"},
+    )
     torch.save({**arrays, "tokens": batch, "is_causal": True, "step": 7}, tmp_path / "t.pt")
     for name in ("t.npz", "t.safetensors", "t.pt"):
         tf = load_tensor_file(tmp_path / name)

@@ -57,8 +57,10 @@ def write_model_file(path: Path, arrays: Mapping[str, np.ndarray], extra: Mappin
     elif suffix == ".safetensors":
         from safetensors.numpy import save_file
 
-        metadata = {k: json.dumps(v) if isinstance(v, list) else str(v).lower() if isinstance(v, bool) else str(v)
-                    for k, v in extra.items()}
+        metadata = {
+            k: json.dumps(v) if isinstance(v, list) else str(v).lower() if isinstance(v, bool) else str(v)
+            for k, v in extra.items()
+        }
         save_file({k: np.ascontiguousarray(v) for k, v in arrays.items()}, str(path), metadata=metadata)
     else:
         torch.save({**{k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in arrays.items()}, **extra}, path)
@@ -77,8 +79,14 @@ def as_file_arrays(kwargs: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], di
     return arrays, extra
 
 
-def check_file(path: Path, weights: list[torch.Tensor] | None, outputs: list[torch.Tensor],
-               query_padding: torch.Tensor, tokens: list[list[str]], what: str) -> int:
+def check_file(
+    path: Path,
+    weights: list[torch.Tensor] | None,
+    outputs: list[torch.Tensor],
+    query_padding: torch.Tensor,
+    tokens: list[list[str]],
+    what: str,
+) -> int:
     """Open ``path`` as the app does and compare every head of every layer with the model's
     ``weights`` (B, H, L_q, L_k) and merged-head ``outputs`` (B, L_q, H * d) per layer. Rows
     with no key left (a padded query under a causal mask) are spread over whatever fill a form
@@ -112,7 +120,7 @@ def check_file(path: Path, weights: list[torch.Tensor] | None, outputs: list[tor
                 np.testing.assert_allclose(view.weights[rows], expected[rows], atol=ATOL, rtol=0, err_msg=place)
                 worst = max(worst, float(np.abs(view.weights[rows] - expected[rows]).max()))
             d = view.output.shape[-1]
-            expected_out = outputs[layer][..., head * d:(head + 1) * d].numpy()
+            expected_out = outputs[layer][..., head * d : (head + 1) * d].numpy()
             np.testing.assert_allclose(view.output[rows], expected_out[rows], atol=ATOL, rtol=0, err_msg=place)
             worst = max(worst, float(np.abs(view.output[rows] - expected_out[rows]).max()))
     return worst
@@ -147,8 +155,10 @@ def test_bert_padded_batch_files_in_every_mask_form(transformers, implementation
         result = model(input_ids=ids, attention_mask=attend_01, output_attentions=implementation == "eager")
     rec.remove()
     heads, layers = model.config.num_attention_heads, model.config.num_hidden_layers
-    qkv = {name: torch.stack([split_heads(rec.calls[f"{part}{i}"][0], heads) for i in range(layers)]).numpy()
-           for name, part in (("q", "query"), ("k", "key"), ("v", "value"))}  # (layers, B, H, L, d)
+    qkv = {
+        name: torch.stack([split_heads(rec.calls[f"{part}{i}"][0], heads) for i in range(layers)]).numpy()
+        for name, part in (("q", "query"), ("k", "key"), ("v", "value"))
+    }  # (layers, B, H, L, d)
     own = [rec.calls[f"mask{i}"][0] for i in range(layers)]  # additive finfo.min (eager) or bool (sdpa)
     keep = attend_01.bool()
     forms: dict[str, dict[str, Any]] = {
@@ -180,16 +190,25 @@ def gpt2_files(model: Any, calls: dict[str, list[Any]], result: Any) -> tuple[di
     return {"q": q.numpy(), "k": k.numpy(), "v": v.numpy()}, [calls[f"mask{i}"][0] for i in range(layers)]
 
 
-def check_gpt2(model: Any, calls: dict[str, list[Any]], result: Any, attend_01: torch.Tensor, n_q: int,
-               alignment: str, eager: bool, suffix: str, tmp_path: Path, tag: str) -> None:
+def check_gpt2(
+    model: Any,
+    calls: dict[str, list[Any]],
+    result: Any,
+    attend_01: torch.Tensor,
+    n_q: int,
+    alignment: str,
+    eager: bool,
+    suffix: str,
+    tmp_path: Path,
+    tag: str,
+) -> None:
     qkv, own = gpt2_files(model, calls, result)
     forms = causal_forms(attend_01, n_q, alignment)
     if own[0] is not None:
         forms["the model's own mask"] = dict(attn_mask=own[0])
     n_k = attend_01.shape[1]
     keep = attend_01.bool()[:, None, None, :] & torch.ones(n_q, n_k, dtype=torch.bool).tril(n_k - n_q)
-    forms["attn_mask (B, H, Lq, Lk) bool, causal inside"] = dict(
-        attn_mask=keep.expand(-1, model.config.n_head, -1, -1))
+    forms["attn_mask (B, H, Lq, Lk) bool, causal inside"] = dict(attn_mask=keep.expand(-1, model.config.n_head, -1, -1))
     forms["mask (B, L) int and is_causal"] = dict(mask=attend_01, causal=alignment)
     tokens = words(attend_01.shape[0], n_k, attend_01 == 0)
     weights = list(result.attentions) if eager else None
@@ -198,7 +217,7 @@ def check_gpt2(model: Any, calls: dict[str, list[Any]], result: Any, attend_01: 
         arrays, extra = as_file_arrays(kwargs)
         path = tmp_path / f"gpt2{suffix}"
         write_model_file(path, {**qkv, **arrays}, {**extra, "tokens": tokens})
-        check_file(path, weights, outputs, attend_01[:, n_k - n_q:] == 0, tokens, f"{tag} {suffix}: {name}")
+        check_file(path, weights, outputs, attend_01[:, n_k - n_q :] == 0, tokens, f"{tag} {suffix}: {name}")
 
 
 @pytest.mark.parametrize("suffix", FORMATS)
@@ -211,8 +230,9 @@ def test_gpt2_causal_padded_files_in_every_mask_form(transformers, implementatio
     attend_01 = right if side == "right" else right.flip(-1)
     ids = torch.randint(1, 60, (3, 6), generator=torch.Generator().manual_seed(5))
     calls, result = run_gpt2(model, ids, attend_01, eager)
-    check_gpt2(model, calls, result, attend_01, 6, "top_left", eager, suffix, tmp_path,
-               f"{implementation} {side} padding")
+    check_gpt2(
+        model, calls, result, attend_01, 6, "top_left", eager, suffix, tmp_path, f"{implementation} {side} padding"
+    )
 
 
 @pytest.mark.parametrize("suffix", FORMATS)
@@ -224,29 +244,36 @@ def test_gpt2_kv_cache_step_files_with_fewer_queries_than_keys(transformers, imp
     g = torch.Generator().manual_seed(6)
     _, first = run_gpt2(model, torch.randint(1, 60, (2, 5), generator=g), prompt, eager)
     attend_01 = torch.cat([prompt, torch.ones(2, 2, dtype=torch.long)], dim=1)  # two new tokens: L_q 2, L_k 7
-    calls, result = run_gpt2(model, torch.randint(1, 60, (2, 2), generator=g), attend_01, eager,
-                             past=first.past_key_values)
-    check_gpt2(model, calls, result, attend_01, 2, "bottom_right", eager, suffix, tmp_path,
-               f"{implementation} KV-cache step")
+    calls, result = run_gpt2(
+        model, torch.randint(1, 60, (2, 2), generator=g), attend_01, eager, past=first.past_key_values
+    )
+    check_gpt2(
+        model, calls, result, attend_01, 2, "bottom_right", eager, suffix, tmp_path, f"{implementation} KV-cache step"
+    )
 
 
 def test_gpt2_without_padding_a_square_causal_mask_and_is_causal(transformers, tmp_path):
     """The (L_q, L_k) form, and SDPA's is_causal flag as a .pt's plain value and in metadata."""
     model = gpt2(transformers, "eager")
     attend_01 = torch.ones(2, 6, dtype=torch.long)
-    calls, result = run_gpt2(model, torch.randint(1, 60, (2, 6), generator=torch.Generator().manual_seed(8)),
-                             attend_01, True)
+    calls, result = run_gpt2(
+        model, torch.randint(1, 60, (2, 6), generator=torch.Generator().manual_seed(8)), attend_01, True
+    )
     qkv, _ = gpt2_files(model, calls, result)
     tokens = words(2, 6, attend_01 == 0)
     outputs = [calls[f"out{i}"][0] for i in range(model.config.n_layer)]
     square = np.tril(np.ones((6, 6), dtype=bool))
     for suffix in FORMATS:
-        for arrays, extra in (({"attn_mask": square}, {}), ({}, {"is_causal": True}),
-                              ({"attn_mask": np.where(square, 0.0, float(MIN)).astype(np.float32)}, {})):
+        for arrays, extra in (
+            ({"attn_mask": square}, {}),
+            ({}, {"is_causal": True}),
+            ({"attn_mask": np.where(square, 0.0, float(MIN)).astype(np.float32)}, {}),
+        ):
             path = tmp_path / f"square{suffix}"
             write_model_file(path, {**qkv, **arrays}, {**extra, "tokens": tokens[0]})  # one sequence for all
-            check_file(path, list(result.attentions), outputs, attend_01 == 0, [tokens[0]] * 2,
-                       f"{suffix} {sorted(arrays)}")
+            check_file(
+                path, list(result.attentions), outputs, attend_01 == 0, [tokens[0]] * 2, f"{suffix} {sorted(arrays)}"
+            )
 
 
 def test_a_hugging_face_style_file_renders_its_heads_with_only_the_head_given(transformers, tmp_path, capsys):
@@ -264,15 +291,22 @@ def test_a_hugging_face_style_file_renders_its_heads_with_only_the_head_given(tr
     rec.remove()
     heads = model.config.num_attention_heads
     path = tmp_path / "bert_layer1.npz"
-    np.savez(path, q=split_heads(rec.calls["query"][0], heads).numpy(), k=split_heads(rec.calls["key"][0], heads).numpy(),
-             v=split_heads(rec.calls["value"][0], heads).numpy(), attention_mask=attend_01.numpy(),
-             tokens=np.array(words(2, 7, attend_01 == 0)))
+    np.savez(
+        path,
+        q=split_heads(rec.calls["query"][0], heads).numpy(),
+        k=split_heads(rec.calls["key"][0], heads).numpy(),
+        v=split_heads(rec.calls["value"][0], heads).numpy(),
+        attention_mask=attend_01.numpy(),
+        tokens=np.array(words(2, 7, attend_01 == 0)),
+    )
     for head in range(heads):
         out = tmp_path / f"head{head}.npy"
         assert render_main(["--load", str(path), "--head", str(head), "--out", str(out)]) == 0
         printed = capsys.readouterr()
         assert printed.err == "" and f"wrote {out}" in printed.out
-        assert "note: the file brings no scoring settings: scaled dot-product scoring, as real models use" in printed.out
+        assert (
+            "note: the file brings no scoring settings: scaled dot-product scoring, as real models use" in printed.out
+        )
         np.testing.assert_allclose(np.load(out), result.attentions[1][:, head].numpy(), atol=ATOL, rtol=0)
     grid = tmp_path / "all.npy"
     assert render_main(["--load", str(path), "--heads", "all", "--batch", "1", "--out", str(grid)]) == 0
@@ -290,15 +324,18 @@ def test_multihead_attention_files_with_a_key_padding_mask(tmp_path):
     attend_01 = torch.tensor([[1] * 7, [1] * 5 + [0] * 2, [1] * 2 + [0] * 5])
     with torch.no_grad():
         out, weights = mha(x, x, x, key_padding_mask=attend_01 == 0, need_weights=True, average_attn_weights=False)
-    q, k, v = (split_heads(F.linear(x, w, bias), heads).detach()
-               for w, bias in zip(mha.in_proj_weight.chunk(3), mha.in_proj_bias.chunk(3)))
+    q, k, v = (
+        split_heads(F.linear(x, w, bias), heads).detach()
+        for w, bias in zip(mha.in_proj_weight.chunk(3), mha.in_proj_bias.chunk(3))
+    )
     tokens = words(b, n, attend_01 == 0)
     for suffix in FORMATS:
         for name, kwargs in padding_forms(attend_01, n).items():
             arrays, extra = as_file_arrays(kwargs)
             path = tmp_path / f"mha{suffix}"
-            write_model_file(path, {"q": q.numpy(), "k": k.numpy(), "v": v.numpy(), **arrays},
-                             {**extra, "tokens": tokens})
+            write_model_file(
+                path, {"q": q.numpy(), "k": k.numpy(), "v": v.numpy(), **arrays}, {**extra, "tokens": tokens}
+            )
             tf = load_tensor_file(path)
             state = state_from_tensor_file(tf, guess_roles(tf), None, BASE)
             assert state.run is not None
@@ -306,8 +343,9 @@ def test_multihead_attention_files_with_a_key_padding_mask(tmp_path):
             for head in range(heads):
                 view = run_state(focused_state(state.run, 0, head, base=state)).view
                 assert view is not None
-                np.testing.assert_allclose(view.weights, weights[:, head].numpy(), atol=ATOL, rtol=0,
-                                           err_msg=f"{suffix} {name} head {head}")
+                np.testing.assert_allclose(
+                    view.weights, weights[:, head].numpy(), atol=ATOL, rtol=0, err_msg=f"{suffix} {name} head {head}"
+                )
                 per_head.append(torch.from_numpy(view.output))
             # The heads' outputs, merged and projected as the module does, are the module's output.
             merged = mha.out_proj(merge_heads(torch.stack(per_head, dim=1))).detach()
@@ -321,22 +359,31 @@ def test_transformer_encoder_layers_in_one_file_with_a_per_layer_mask(tmp_path):
     encoder = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
     attend_01 = torch.tensor([[1] * 6, [1] * 4 + [0] * 2, [1] + [0] * 5])
     seen: list[tuple[torch.Tensor, torch.Tensor]] = []
-    hooks = [mod.self_attn.register_forward_hook(
-        lambda m, args, kwargs, out: seen.append((args[0].detach(), out[0].detach())), with_kwargs=True)
-        for mod in encoder.layers]
+    hooks = [
+        mod.self_attn.register_forward_hook(
+            lambda m, args, kwargs, out: seen.append((args[0].detach(), out[0].detach())), with_kwargs=True
+        )
+        for mod in encoder.layers
+    ]
     encoder(torch.randn(b, n, e), src_key_padding_mask=attend_01 == 0)
     for h in hooks:
         h.remove()
     qkv = []
     for mod, (x, _) in zip(encoder.layers, seen, strict=True):
         mha = mod.self_attn
-        qkv.append([split_heads(F.linear(x, w, bias), heads).detach()
-                    for w, bias in zip(mha.in_proj_weight.chunk(3), mha.in_proj_bias.chunk(3))])
+        qkv.append(
+            [
+                split_heads(F.linear(x, w, bias), heads).detach()
+                for w, bias in zip(mha.in_proj_weight.chunk(3), mha.in_proj_bias.chunk(3))
+            ]
+        )
     arrays = {name: torch.stack([layer_qkv[i] for layer_qkv in qkv]).numpy() for i, name in enumerate("qkv")}
     ignore = (attend_01 == 0).numpy()
     for suffix in FORMATS:
-        for masks in ({"src_key_padding_mask": ignore},
-                      {"key_padding_mask": np.stack([ignore, ignore])}):  # (layers, B, L): one per layer
+        for masks in (
+            {"src_key_padding_mask": ignore},
+            {"key_padding_mask": np.stack([ignore, ignore])},
+        ):  # (layers, B, L): one per layer
             path = tmp_path / f"encoder{suffix}"
             write_model_file(path, {**arrays, **masks}, {"tokens": words(b, n, attend_01 == 0)})
             tf = load_tensor_file(path)
@@ -349,5 +396,10 @@ def test_transformer_encoder_layers_in_one_file_with_a_per_layer_mask(tmp_path):
                     assert view is not None
                     per_head.append(torch.from_numpy(view.output))
                 merged = mod.self_attn.out_proj(merge_heads(torch.stack(per_head, dim=1))).detach()
-                np.testing.assert_allclose(merged.numpy(), expected.numpy(), atol=ATOL, rtol=0,
-                                           err_msg=f"{suffix} {sorted(masks)} layer {index}")
+                np.testing.assert_allclose(
+                    merged.numpy(),
+                    expected.numpy(),
+                    atol=ATOL,
+                    rtol=0,
+                    err_msg=f"{suffix} {sorted(masks)} layer {index}",
+                )

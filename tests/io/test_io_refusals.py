@@ -159,9 +159,7 @@ def test_npy_with_damaged_header(tmp_path: Path, refused: Refused) -> None:
 def test_billion_element_npy_header_is_refused_before_allocating(tmp_path: Path, refused: Refused) -> None:
     path = tmp_path / "keys.npy"
     with open(path, "wb") as handle:
-        npformat.write_array_header_1_0(
-            handle, {"descr": "<f4", "fortran_order": False, "shape": (1_000_000_000,)}
-        )
+        npformat.write_array_header_1_0(handle, {"descr": "<f4", "fortran_order": False, "shape": (1_000_000_000,)})
         handle.write(b"\0" * 64)
     tracemalloc.start()
     started = time.perf_counter()
@@ -180,9 +178,7 @@ def test_huge_npz_member_is_refused_before_inflating(tmp_path: Path, refused: Re
         zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive,
         archive.open("values.npy", "w") as member,
     ):
-        npformat.write_array_header_1_0(
-            member, {"descr": "<f8", "fortran_order": False, "shape": (50_000, 50_000)}
-        )
+        npformat.write_array_header_1_0(member, {"descr": "<f8", "fortran_order": False, "shape": (50_000, 50_000)})
         member.write(b"\0" * 1_000_000)  # compresses to almost nothing
     refused(path, "array 'values' holds 2,500,000,000 elements")
 
@@ -261,9 +257,7 @@ def write_safetensors(
         ([1, 2], 0, "not a JSON object"),
     ],
 )
-def test_safetensors_bad_headers(
-    tmp_path: Path, refused: Refused, header: object, data: int, needle: str
-) -> None:
+def test_safetensors_bad_headers(tmp_path: Path, refused: Refused, header: object, data: int, needle: str) -> None:
     refused(write_safetensors(tmp_path / "x.safetensors", header, b"\0" * data), needle)
 
 
@@ -313,9 +307,7 @@ def test_extended_precision_is_refused(tmp_path: Path, refused: Refused) -> None
         (torch.eye(3).to_sparse(), "sparse"),
     ],
 )
-def test_unsupported_torch_tensors(
-    tmp_path: Path, refused: Refused, tensor: torch.Tensor, needle: str
-) -> None:
+def test_unsupported_torch_tensors(tmp_path: Path, refused: Refused, tensor: torch.Tensor, needle: str) -> None:
     torch.save({"t": tensor}, tmp_path / "t.pt")
     refused(tmp_path / "t.pt", "array 't'", needle)
 

@@ -38,8 +38,10 @@ def test_exact_role_names() -> None:
         (("Query", "KEY", "value"), {"queries": "Query", "keys": "KEY", "values": "value"}),
         (("valid_len", "attn_mask"), {"valid_lens": "valid_len", "attn_mask": "attn_mask"}),
         (("lengths", "Attention_Mask"), {"valid_lens": "lengths", "attention_mask": "Attention_Mask"}),
-        (("src_key_padding_mask", "is_causal", "scale"),
-         {"key_padding_mask": "src_key_padding_mask", "is_causal": "is_causal", "scale": "scale"}),
+        (
+            ("src_key_padding_mask", "is_causal", "scale"),
+            {"key_padding_mask": "src_key_padding_mask", "is_causal": "is_causal", "scale": "scale"},
+        ),
         (
             ("attn.q", "attn.k", "attn.v", "attn.valid_lens"),
             {"queries": "attn.q", "keys": "attn.k", "values": "attn.v", "valid_lens": "attn.valid_lens"},

@@ -38,9 +38,7 @@ def test_multi_array_round_trip(tmp_path: Path, sample_arrays: dict[str, np.ndar
 
 
 @pytest.mark.parametrize("name", ["valid_lens", "mask", "queries", "values"])
-def test_npy_round_trip_names_array_after_file(
-    tmp_path: Path, sample_arrays: dict[str, np.ndarray], name: str
-) -> None:
+def test_npy_round_trip_names_array_after_file(tmp_path: Path, sample_arrays: dict[str, np.ndarray], name: str) -> None:
     path = tmp_path / f"{name}.npy"
     save_arrays(path, {"whatever": sample_arrays[name]})
     loaded = load_tensor_file(path)
@@ -69,9 +67,7 @@ def test_files_written_by_numpy_itself(tmp_path: Path, sample_arrays: dict[str, 
     np.testing.assert_array_equal(load_tensor_file(tmp_path / "f.npy").arrays["f"], fortran)
 
 
-def test_our_files_are_readable_by_numpy_and_torch(
-    tmp_path: Path, sample_arrays: dict[str, np.ndarray]
-) -> None:
+def test_our_files_are_readable_by_numpy_and_torch(tmp_path: Path, sample_arrays: dict[str, np.ndarray]) -> None:
     save_arrays(tmp_path / "a.npz", sample_arrays)
     with np.load(tmp_path / "a.npz", allow_pickle=False) as archive:
         assert_same(dict(archive), sample_arrays)
@@ -80,9 +76,7 @@ def test_our_files_are_readable_by_numpy_and_torch(
     assert_same({k: v.numpy() for k, v in loaded.items()}, sample_arrays)
 
 
-def test_safetensors_interoperates_with_reference_library(
-    tmp_path: Path, sample_arrays: dict[str, np.ndarray]
-) -> None:
+def test_safetensors_interoperates_with_reference_library(tmp_path: Path, sample_arrays: dict[str, np.ndarray]) -> None:
     st_numpy = pytest.importorskip("safetensors.numpy")
     save_arrays(tmp_path / "ours.safetensors", sample_arrays)
     theirs = st_numpy.load_file(str(tmp_path / "ours.safetensors"))
@@ -132,9 +126,7 @@ def test_pt_containers_are_flattened(tmp_path: Path) -> None:
 def test_pt_parameters_views_and_legacy_format(tmp_path: Path) -> None:
     weight = torch.nn.Parameter(torch.randn(3, 4))
     base = torch.arange(20.0).reshape(4, 5)
-    torch.save(
-        {"w": weight, "view": base[1:3, ::2], "wide": torch.ones(1, 3).expand(4, 3)}, tmp_path / "p.pt"
-    )
+    torch.save({"w": weight, "view": base[1:3, ::2], "wide": torch.ones(1, 3).expand(4, 3)}, tmp_path / "p.pt")
     loaded = load_tensor_file(tmp_path / "p.pt").arrays
     np.testing.assert_array_equal(loaded["w"], weight.detach().numpy())
     np.testing.assert_array_equal(loaded["view"], base[1:3, ::2].numpy())
@@ -187,9 +179,7 @@ def test_save_accepts_torch_tensors_and_replaces_atomically(tmp_path: Path) -> N
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.npz"]
 
 
-_dtypes = st.sampled_from(
-    [np.float16, np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8, np.bool_]
-)
+_dtypes = st.sampled_from([np.float16, np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8, np.bool_])
 
 
 @settings(max_examples=30, deadline=None)

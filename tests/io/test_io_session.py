@@ -135,9 +135,7 @@ def test_failed_replace_leaves_previous_file_and_no_temporaries(
     assert load_session(path).settings == SETTINGS
 
 
-def test_crash_in_the_middle_of_writing(
-    tmp_path: Path, session: Session, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_crash_in_the_middle_of_writing(tmp_path: Path, session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "work.attnviz"
     save_session(path, session)
     before = path.read_bytes()
@@ -218,9 +216,7 @@ def test_unstorable_arrays_are_refused(tmp_path: Path, arrays: dict[str, Any], n
 # --- refusing to load -------------------------------------------------------------------------
 
 
-def write_archive(
-    path: Path, manifest: Any, arrays: dict[str, np.ndarray], *, raw_manifest: str | None = None
-) -> Path:
+def write_archive(path: Path, manifest: Any, arrays: dict[str, np.ndarray], *, raw_manifest: str | None = None) -> Path:
     text = raw_manifest if raw_manifest is not None else json.dumps(manifest)
     with zipfile.ZipFile(path, "w") as archive:
         with archive.open("__session__.npy", "w") as member:
@@ -262,9 +258,7 @@ def manifest(**changes: Any) -> dict[str, Any]:
         (manifest(), {"q": np.array([object()], dtype=object)}, "array 'q' holds Python objects"),
     ],
 )
-def test_invalid_sessions(
-    tmp_path: Path, content: Any, arrays: dict[str, np.ndarray], needle: str | None
-) -> None:
+def test_invalid_sessions(tmp_path: Path, content: Any, arrays: dict[str, np.ndarray], needle: str | None) -> None:
     path = write_archive(tmp_path / "bad.attnviz", content, arrays)
     if needle is None:
         np.testing.assert_array_equal(load_session(path).arrays["q"], np.ones(2))
@@ -314,8 +308,6 @@ def test_huge_member_is_refused_before_reading(tmp_path: Path) -> None:
         with archive.open("__session__.npy", "w") as member:
             npformat.write_array(member, np.array(json.dumps(manifest())))
         with archive.open("q.npy", "w") as member:
-            npformat.write_array_header_2_0(
-                member, {"descr": "<f8", "fortran_order": False, "shape": (10**9,)}
-            )
+            npformat.write_array_header_2_0(member, {"descr": "<f8", "fortran_order": False, "shape": (10**9,)})
             member.write(b"\0" * 1000)
     refused(path, "array 'q' holds 1,000,000,000 elements (8.0 GB), more than the 67,108,864 allowed")

@@ -51,9 +51,20 @@ def odd_state() -> State:
     state.queries[0, 0, 0] = np.nan  # a debugging tool must keep what the user typed
     state.lens_1d = np.array([5, 0, 3])
     state.lens_2d = np.array([[1, 2], [3, 4], [5, 0]])
-    state.settings = Settings(scoring="bilinear", mask_mode="neg_inf", causal="bottom_right", lens_mode="2d",
-                              device="cuda:1", dtype="bfloat16", dropout=0.25, train=True, dropout_seed=9,
-                              num_hiddens=16, param_seed=3, allow_nonfinite=True)
+    state.settings = Settings(
+        scoring="bilinear",
+        mask_mode="neg_inf",
+        causal="bottom_right",
+        lens_mode="2d",
+        device="cuda:1",
+        dtype="bfloat16",
+        dropout=0.25,
+        train=True,
+        dropout_seed=9,
+        num_hiddens=16,
+        param_seed=3,
+        allow_nonfinite=True,
+    )
     state.params = {"W": rng.standard_normal((4, 3)).astype(np.float32)}
     return state
 
@@ -134,11 +145,17 @@ def _broken(change) -> Session:  # noqa: ANN001 - a small mutator
     ("change", "needles"),
     [
         (lambda s: s.arrays.pop("values"), ["no 'values' array"]),
-        (lambda s: s.arrays.__setitem__("keys", np.zeros((3, 10, 2))), ["batch sizes disagree", "(2, 1, 20)", "(3, 10, 2)"]),
+        (
+            lambda s: s.arrays.__setitem__("keys", np.zeros((3, 10, 2))),
+            ["batch sizes disagree", "(2, 1, 20)", "(3, 10, 2)"],
+        ),
         (lambda s: s.arrays.__setitem__("values", np.zeros((2, 9, 4))), ["keys (2, 10, 2)", "values (2, 9, 4)"]),
         (lambda s: s.arrays.__setitem__("queries", np.zeros((1, 20))), ["'queries' must be 3-D", "(1, 20)"]),
         (lambda s: s.arrays.__setitem__("queries", np.zeros((2, 1, 20), dtype=bool)), ["real numbers", "bool"]),
-        (lambda s: s.arrays.__setitem__("lens_2d", np.zeros((2, 3), dtype=np.int64)), ["'lens_2d' has shape (2, 3)", "(2, 1)"]),
+        (
+            lambda s: s.arrays.__setitem__("lens_2d", np.zeros((2, 3), dtype=np.int64)),
+            ["'lens_2d' has shape (2, 3)", "(2, 1)"],
+        ),
         (lambda s: s.arrays.__setitem__("lens_1d", np.array([2.5, 6.0])), ["whole numbers", "2.5"]),
         (lambda s: s.arrays.__setitem__("lens_1d", np.array([np.nan, 6.0])), ["whole numbers", "nan"]),
         (lambda s: s.arrays.__setitem__("mask", np.ones((2, 1, 10), dtype=bool)), ["'mask'", "masks/attn_mask"]),
@@ -200,8 +217,9 @@ def test_importing_state_io_loads_neither_torch_nor_qt() -> None:
         "import sys, attnviz.io.state_io\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'PySide6', 'pyqtgraph')))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                            check=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=60
+    )
     assert result.stdout.strip() == "[]"
 
 
@@ -219,8 +237,9 @@ def test_2d_arrays_get_a_batch_axis_and_missing_lengths_mean_all_valid(tmp_path:
     rng = np.random.default_rng(0)
     q, k, v = rng.standard_normal((3, 4)), rng.standard_normal((5, 4)), rng.standard_normal((5, 2))
     notes: list[str] = []
-    state = state_from_tensor_file(tensor_file(tmp_path, q=q, k=k, v=v),
-                                   {"queries": "q", "keys": "k", "values": "v"}, None, BASE, notes=notes)
+    state = state_from_tensor_file(
+        tensor_file(tmp_path, q=q, k=k, v=v), {"queries": "q", "keys": "k", "values": "v"}, None, BASE, notes=notes
+    )
     assert state.queries.shape == (1, 3, 4) and state.keys.shape == (1, 5, 4) and state.values.shape == (1, 5, 2)
     np.testing.assert_array_equal(state.queries[0], q)
     assert state.queries.dtype == np.float64
@@ -261,19 +280,31 @@ def test_4d_arrays_make_a_model_run_showing_the_chosen_head(tmp_path: Path) -> N
 
 def test_valid_lengths_1d_and_2d_pick_the_lens_mode(tmp_path: Path) -> None:
     q, k, v = np.zeros((2, 3, 4)), np.zeros((2, 5, 4)), np.zeros((2, 5, 1))
-    one = state_from_tensor_file(tensor_file(tmp_path, q=q, k=k, v=v, n=np.array([4, 2], dtype=np.int32)),
-                                 {"queries": "q", "keys": "k", "values": "v", "valid_lens": "n"}, None, BASE)
+    one = state_from_tensor_file(
+        tensor_file(tmp_path, q=q, k=k, v=v, n=np.array([4, 2], dtype=np.int32)),
+        {"queries": "q", "keys": "k", "values": "v", "valid_lens": "n"},
+        None,
+        BASE,
+    )
     assert one.settings.lens_mode == "1d"
     np.testing.assert_array_equal(one.lens_1d, [4, 2])
     np.testing.assert_array_equal(one.lens_2d, [[4, 4, 4], [2, 2, 2]])
     per_query = np.array([[1, 2, 3], [5, 4, 0]])
-    two = state_from_tensor_file(tensor_file(tmp_path, q=q, k=k, v=v, n=per_query),
-                                 {"queries": "q", "keys": "k", "values": "v", "valid_lens": "n"}, None, BASE)
+    two = state_from_tensor_file(
+        tensor_file(tmp_path, q=q, k=k, v=v, n=per_query),
+        {"queries": "q", "keys": "k", "values": "v", "valid_lens": "n"},
+        None,
+        BASE,
+    )
     assert two.settings.lens_mode == "2d"
     np.testing.assert_array_equal(two.lens_2d, per_query)
     # An unbatched (n, d) input with one length per query.
-    solo = state_from_tensor_file(tensor_file(tmp_path, q=q[0], k=k[0], v=v[0], n=np.array([1, 2, 3])),
-                                  {"queries": "q", "keys": "k", "values": "v", "valid_lens": "n"}, None, BASE)
+    solo = state_from_tensor_file(
+        tensor_file(tmp_path, q=q[0], k=k[0], v=v[0], n=np.array([1, 2, 3])),
+        {"queries": "q", "keys": "k", "values": "v", "valid_lens": "n"},
+        None,
+        BASE,
+    )
     assert solo.settings.lens_mode == "2d"
     np.testing.assert_array_equal(solo.lens_2d, [[1, 2, 3]])
 
@@ -292,22 +323,40 @@ def test_roles_left_out_keep_the_current_arrays(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("arrays", "roles", "needles"),
     [
-        ({"k": np.zeros((2, 7, 2))}, {"keys": "k"},
-         ["keys (2, 7, 2) and values (2, 10, 4)", "values kept from the current inputs"]),
-        ({"q": np.zeros((3, 1, 20))}, {"queries": "q"}, ["batch sizes disagree", "queries (3, 1, 20)", "keys (2, 10, 2)"]),
-        ({"q": np.zeros((2, 1, 20)), "n": np.array([1, 2, 3])}, {"queries": "q", "valid_lens": "n"},
-         ["valid lengths 'n' have shape (3,)", "queries (2, 1, d)", "(2,) or (2, 1)"]),
+        (
+            {"k": np.zeros((2, 7, 2))},
+            {"keys": "k"},
+            ["keys (2, 7, 2) and values (2, 10, 4)", "values kept from the current inputs"],
+        ),
+        (
+            {"q": np.zeros((3, 1, 20))},
+            {"queries": "q"},
+            ["batch sizes disagree", "queries (3, 1, 20)", "keys (2, 10, 2)"],
+        ),
+        (
+            {"q": np.zeros((2, 1, 20)), "n": np.array([1, 2, 3])},
+            {"queries": "q", "valid_lens": "n"},
+            ["valid lengths 'n' have shape (3,)", "queries (2, 1, d)", "(2,) or (2, 1)"],
+        ),
         ({"n": np.array([[1.5], [2.0]])}, {"valid_lens": "n"}, ["whole numbers", "1.5"]),
         ({"q": np.zeros(20)}, {"queries": "q"}, ["'q' (queries) has shape (20,)"]),
-        ({"q": np.zeros((2, 2, 1, 1, 20))}, {"queries": "q"},
-         ["'q' (queries) has shape (2, 2, 1, 1, 20) (layers, batch, heads, n, d): a model's layers load with"]),
+        (
+            {"q": np.zeros((2, 2, 1, 1, 20))},
+            {"queries": "q"},
+            ["'q' (queries) has shape (2, 2, 1, 1, 20) (layers, batch, heads, n, d): a model's layers load with"],
+        ),
         ({"q": np.zeros((2, 1, 20), dtype=bool)}, {"queries": "q"}, ["real numbers", "bool"]),
-        ({"q": np.zeros((2, 1, 20)), "m": np.ones((2, 10), dtype=bool)}, {"queries": "q", "mask": "m"},
-         ["'m' (mask) comes with queries, keys and values from the same file", "keys, values were not chosen"]),
+        (
+            {"q": np.zeros((2, 1, 20)), "m": np.ones((2, 10), dtype=bool)},
+            {"queries": "q", "mask": "m"},
+            ["'m' (mask) comes with queries, keys and values from the same file", "keys, values were not chosen"],
+        ),
         ({"m": np.ones((2, 10), dtype=bool)}, {"mask": "m"}, ["no array was chosen for queries"]),
-        ({"q": np.zeros((2, 1, 20)), "attention_mask": np.ones((2, 1))},
-         {"queries": "q", "valid_lens": "attention_mask"},
-         ["'attention_mask' is a mask by its name, not valid lengths: choose it as attention_mask"]),
+        (
+            {"q": np.zeros((2, 1, 20)), "attention_mask": np.ones((2, 1))},
+            {"queries": "q", "valid_lens": "attention_mask"},
+            ["'attention_mask' is a mask by its name, not valid lengths: choose it as attention_mask"],
+        ),
         ({"q": np.zeros((2, 1, 20))}, {"queries": "nope"}, ["no array named 'nope'"]),
         ({"q": np.zeros((2, 1, 20))}, {}, ["no array was chosen"]),
         ({"q": np.zeros((2, 1, 20))}, {"weights": "q"}, ["'weights' is not a role"]),
@@ -337,8 +386,9 @@ def test_parameters_survive_only_when_dq_and_dk_are_unchanged(tmp_path: Path) ->
 def test_dot_scoring_with_unequal_dims_loads_with_a_note(tmp_path: Path) -> None:
     base = PRESETS["dot-toy"].build()
     notes: list[str] = []
-    state = state_from_tensor_file(tensor_file(tmp_path, q=np.zeros((2, 1, 3))), {"queries": "q"}, None, base,
-                                   notes=notes)
+    state = state_from_tensor_file(
+        tensor_file(tmp_path, q=np.zeros((2, 1, 3))), {"queries": "q"}, None, base, notes=notes
+    )
     assert state.queries.shape == (2, 1, 3)
     assert any("d_q = d_k" in n for n in notes)
 

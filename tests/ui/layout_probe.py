@@ -102,11 +102,22 @@ def _clipped_sideways(widget: QWidget) -> bool:
 def text_problems(window: QWidget, where: str) -> list[str]:
     """Texts that do not fit their widget, anywhere in ``window`` (and its own windows)."""
     problems: list[str] = []
-    roots = [window, *[w for w in QApplication.topLevelWidgets() if w.isVisible() and w is not window
-                       and w.parentWidget() is window]]
+    roots = [
+        window,
+        *[
+            w
+            for w in QApplication.topLevelWidgets()
+            if w.isVisible() and w is not window and w.parentWidget() is window
+        ],
+    ]
     for root in roots:
         for label in root.findChildren(QLabel):
-            if not _shown(label, root) or not label.text() or label.pixmap() is not None and not label.pixmap().isNull():
+            if (
+                not _shown(label, root)
+                or not label.text()
+                or label.pixmap() is not None
+                and not label.pixmap().isNull()
+            ):
                 continue
             if isinstance(label.parentWidget(), QAbstractScrollArea):
                 continue
@@ -120,18 +131,27 @@ def text_problems(window: QWidget, where: str) -> list[str]:
                 need = QFontMetricsF(label.font()).horizontalAdvance(_plain(label.text()))
             if need > room + 1:
                 problems.append(f"{where}: label {_plain(label.text())[:60]!r} needs {need:.0f} px, has {room:.0f}")
-        for widget in [*root.findChildren(QAbstractButton), *root.findChildren(QComboBox),
-                       *root.findChildren(QAbstractSpinBox)]:
+        for widget in [
+            *root.findChildren(QAbstractButton),
+            *root.findChildren(QComboBox),
+            *root.findChildren(QAbstractSpinBox),
+        ]:
             if _shown(widget, root) and not isinstance(widget.parentWidget(), QTabBar) and _clipped_sideways(widget):
-                text = widget.text() if isinstance(widget, QAbstractButton) else (
-                    widget.currentText() if isinstance(widget, QComboBox) else widget.text())
+                text = (
+                    widget.text()
+                    if isinstance(widget, QAbstractButton)
+                    else (widget.currentText() if isinstance(widget, QComboBox) else widget.text())
+                )
                 problems.append(f"{where}: {type(widget).__name__} {_plain(text)!r} is cut off at the side")
         for button in root.findChildren(QAbstractButton):
             if not _shown(button, root) or not button.text() or isinstance(button.parentWidget(), QTabBar):
                 continue
             need = button.sizeHint().width()
-            if isinstance(button, QToolButton) and button.parentWidget() is not None \
-                    and button.parentWidget().inherits("QToolBar"):
+            if (
+                isinstance(button, QToolButton)
+                and button.parentWidget() is not None
+                and button.parentWidget().inherits("QToolBar")
+            ):
                 need = button.minimumSizeHint().width()
             if need > button.width() + 1:
                 problems.append(f"{where}: button {_plain(button.text())!r} needs {need} px, has {button.width()}")
@@ -145,7 +165,9 @@ def text_problems(window: QWidget, where: str) -> list[str]:
             if _shown(group, root) and group.title():
                 need = QFontMetricsF(group.font()).horizontalAdvance(_plain(group.title())) + 16
                 if need > group.width() + 1:
-                    problems.append(f"{where}: group {_plain(group.title())!r} needs {need:.0f} px, has {group.width()}")
+                    problems.append(
+                        f"{where}: group {_plain(group.title())!r} needs {need:.0f} px, has {group.width()}"
+                    )
         for bar in root.findChildren(QTabBar):
             if not _shown(bar, root):
                 continue
@@ -192,8 +214,10 @@ def font_problems(window: QWidget, where: str, normal_pt: float) -> list[str]:
                 continue
             size = widget.font().pointSizeF()
             if size < 1.5 * normal_pt - 0.01:
-                problems.append(f"{where}: {type(widget).__name__} {_plain(widget.text())[:50]!r} stays at "
-                                f"{size:.1f} pt in presentation mode (normal {normal_pt:.1f} pt)")
+                problems.append(
+                    f"{where}: {type(widget).__name__} {_plain(widget.text())[:50]!r} stays at "
+                    f"{size:.1f} pt in presentation mode (normal {normal_pt:.1f} pt)"
+                )
     return problems
 
 
@@ -202,11 +226,14 @@ def window_problems(window: QWidget, where: str, size0: tuple[int, int]) -> list
     free = window.screen().availableGeometry()
     frame = window.frameGeometry()
     if frame.width() > free.width() or frame.height() > free.height():
-        problems.append(f"{where}: the window ({frame.width()}x{frame.height()}) exceeds the screen "
-                        f"({free.width()}x{free.height()})")
+        problems.append(
+            f"{where}: the window ({frame.width()}x{frame.height()}) exceeds the screen "
+            f"({free.width()}x{free.height()})"
+        )
     if (window.width(), window.height()) != size0:
-        problems.append(f"{where}: the window resized itself from {size0[0]}x{size0[1]} to "
-                        f"{window.width()}x{window.height()}")
+        problems.append(
+            f"{where}: the window resized itself from {size0[0]}x{size0[1]} to {window.width()}x{window.height()}"
+        )
     return problems
 
 

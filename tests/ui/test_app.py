@@ -22,9 +22,16 @@ from .conftest import wait_current
 def engine_weights(state) -> np.ndarray:
     s = state.settings
     lens = state.valid_lens()
-    r = attend(torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values),
-               None if lens is None else torch.from_numpy(lens), scoring=s.scoring, mask_mode=s.mask_mode,
-               num_hiddens=s.num_hiddens, seed=s.param_seed)
+    r = attend(
+        torch.from_numpy(state.queries),
+        torch.from_numpy(state.keys),
+        torch.from_numpy(state.values),
+        None if lens is None else torch.from_numpy(lens),
+        scoring=s.scoring,
+        mask_mode=s.mask_mode,
+        num_hiddens=s.num_hiddens,
+        seed=s.param_seed,
+    )
     return r.weights.numpy()
 
 
@@ -166,6 +173,7 @@ def test_compute_reports_errors_as_data():
     assert outcome.error_field == "valid_lens" and ">= 0" in outcome.error
     state = PRESETS["dot-toy"].build()
     from dataclasses import replace
+
     state.settings = replace(state.settings, device="cuda:3")
     if not torch.cuda.is_available():
         outcome = run_state(state, 1)
@@ -190,13 +198,15 @@ def test_scheduler_latest_wins_without_a_window(qtbot):
 
 def test_help_and_version_need_no_display():
     env = {"PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-m", "attnviz", "--version"], capture_output=True, text=True, env=env,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "attnviz", "--version"], capture_output=True, text=True, env=env, check=True
+    )
     from attnviz import __version__
 
     assert out.stdout.strip() == f"attnviz {__version__}"
-    out = subprocess.run([sys.executable, "-m", "attnviz", "--help"], capture_output=True, text=True, env=env,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "attnviz", "--help"], capture_output=True, text=True, env=env, check=True
+    )
     assert "usage: attnviz" in out.stdout
 
 
@@ -389,8 +399,9 @@ def test_a_replaced_result_is_freed_off_the_gui_thread(window, qtbot):
     import weakref
 
     freed_on: list[bool] = []
-    weakref.finalize(window.session.last_outcome.view,
-                     lambda: freed_on.append(threading.current_thread() is threading.main_thread()))
+    weakref.finalize(
+        window.session.last_outcome.view, lambda: freed_on.append(threading.current_thread() is threading.main_thread())
+    )
     model = window.inputs.models["queries"]
     assert model.setData(model.index(0, 0), "0.75")
     wait_current(qtbot, window)
@@ -402,9 +413,13 @@ def test_a_replaced_result_is_freed_off_the_gui_thread(window, qtbot):
 def test_every_tool_dock_joins_its_menu_with_a_shortcut_tip_and_a_close_tip(window):
     from PySide6.QtWidgets import QAbstractButton
 
-    docks = {window.pipeline_dock: window.menu("view"), window.compare_dock: window.menu("view"),
-             window.masking_lab_dock: window.menu("tools"), window.scaling_lab_dock: window.menu("tools"),
-             window.lessons.dock: window.menu("tools")}
+    docks = {
+        window.pipeline_dock: window.menu("view"),
+        window.compare_dock: window.menu("view"),
+        window.masking_lab_dock: window.menu("tools"),
+        window.scaling_lab_dock: window.menu("tools"),
+        window.lessons.dock: window.menu("tools"),
+    }
     from attnviz.ui.app.host import ToolTab
 
     for dock, menu in docks.items():
@@ -444,6 +459,8 @@ def test_every_compute_thread_of_the_app_configures_the_process_first(window):
     assert worker.run_in_app.__wrapped__ is worker.run_snapshot
     # The main computation is run_in_app, followed on its thread by the display preparation.
     assert window.session.scheduler._compute.__wrapped__ is worker.run_in_app
-    wrapped = {dock.objectName(): dock.view().scheduler._compute.__wrapped__
-               for dock in (window.masking_lab_dock, window.scaling_lab_dock, window.compare_dock)}
+    wrapped = {
+        dock.objectName(): dock.view().scheduler._compute.__wrapped__
+        for dock in (window.masking_lab_dock, window.scaling_lab_dock, window.compare_dock)
+    }
     assert wrapped == {"maskingLabDock": run_masking_lab, "scalingLabDock": run_scaling_lab, "compareDock": run_pair}

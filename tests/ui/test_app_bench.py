@@ -39,8 +39,7 @@ def test_quick_app_benchmark_runs_every_scenario(qapp, capsys):
     assert "final shown state equals the last edit: yes (shown = last edit)" in out
 
     # Heartbeat gaps are reported for the computation and, separately, for the drawing.
-    assert re.search(r"while computing \(\d+ ms on the compute thread, GUI thread idle\): longest gap \d+\.\d ms",
-                     out)
+    assert re.search(r"while computing \(\d+ ms on the compute thread, GUI thread idle\): longest gap \d+\.\d ms", out)
     assert re.search(r"while drawing the result on the GUI thread .*longest gap \d+\.\d ms", out)
 
     # Cold start: both stamps and the torch baseline came back from the child processes.

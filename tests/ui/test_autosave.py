@@ -37,7 +37,9 @@ def test_a_burst_writes_the_first_and_the_last_session_only(qtbot, monkeypatch):
 
     def slow_write(session: Session) -> None:
         release.wait(5)
-        written.append((float(session.arrays["queries"][0, 0, 0]), threading.current_thread() is threading.main_thread()))
+        written.append(
+            (float(session.arrays["queries"][0, 0, 0]), threading.current_thread() is threading.main_thread())
+        )
 
     writer = writer_with(slow_write)
     for i in range(10):

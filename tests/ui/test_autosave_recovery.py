@@ -44,8 +44,13 @@ sys.stdin.readline()
 class OtherWindow:
     def __init__(self, marker: float) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-        self.process = subprocess.Popen([sys.executable, "-c", OTHER_WINDOW, str(marker)], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True, env=env)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", OTHER_WINDOW, str(marker)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         assert self.process.stdout is not None
         self.path = Path(self.process.stdout.readline().strip())
         self.bytes = self.path.read_bytes()

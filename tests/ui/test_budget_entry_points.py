@@ -34,8 +34,9 @@ def test_render_refuses_the_maximal_session_in_one_line(session: Path, tmp_path:
     result = render_probe(session, tmp_path / "w.png")
     assert result["status"] == 1 and not (tmp_path / "w.png").exists()
     line = result["stderr"]
-    assert line.count("\n") == 1 and line.startswith("attnviz render: maximal.attnviz: attention of shape "
-                                                     "(64, 4096, 4096)")
+    assert line.count("\n") == 1 and line.startswith(
+        "attnviz render: maximal.attnviz: attention of shape (64, 4096, 4096)"
+    )
     assert "more than the memory budget of" in line and "What would fit: a smaller batch" in line
     assert result["seconds"] < MAXIMAL_SECONDS and result["peak_mb"] < MAXIMAL_PEAK_MB, result
 
@@ -47,6 +48,8 @@ def test_the_window_and_every_lab_refuse_the_maximal_session(session: Path) -> N
     budget = "more than the memory budget of"
     assert budget in result["main"] and result["shapes_message"].startswith("attention of shape (64, 4096, 4096)")
     assert result["masking_lab"].startswith("the masking lab (6 conventions") and budget in result["masking_lab"]
-    assert result["scaling_lab"].startswith("computing the scaling statistics of the current inputs") and budget in \
-        result["scaling_lab"]
+    assert (
+        result["scaling_lab"].startswith("computing the scaling statistics of the current inputs")
+        and budget in result["scaling_lab"]
+    )
     assert all(budget in text for text in result["compare"]), result["compare"]

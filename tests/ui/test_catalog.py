@@ -24,7 +24,10 @@ def cosine():
     class Cosine(ScoringFunction):
         name = "cosine_test"
         label = "Cosine similarity (test)"
-        formula = r"a(\mathbf{q}, \mathbf{k}) = \frac{\mathbf{q}^\top \mathbf{k}}{\lVert \mathbf{q} \rVert \lVert \mathbf{k} \rVert}"
+        formula = (
+            r"a(\mathbf{q}, \mathbf{k}) = "
+            r"\frac{\mathbf{q}^\top \mathbf{k}}{\lVert \mathbf{q} \rVert \lVert \mathbf{k} \rVert}"
+        )
 
         def scores(self, queries, keys, params):
             q = queries / queries.norm(dim=-1, keepdim=True).clamp_min(1e-12)
@@ -54,8 +57,13 @@ def test_a_registered_scoring_function_appears_in_settings_formulas_and_compare_
     wait_current(qtbot, window)
     assert window.session.document.state.settings.scoring == "cosine_test"
     state = window.session.document.state
-    expected = attend(torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values),
-                      torch.from_numpy(state.lens_1d), scoring="cosine_test").weights.numpy()
+    expected = attend(
+        torch.from_numpy(state.queries),
+        torch.from_numpy(state.keys),
+        torch.from_numpy(state.values),
+        torch.from_numpy(state.lens_1d),
+        scoring="cosine_test",
+    ).weights.numpy()
     np.testing.assert_allclose(window.session.last_outcome.view.weights, expected, rtol=1e-6)
     window.pipeline_dock.show()
     pipeline = window.pipeline_dock.view()
@@ -70,7 +78,11 @@ def test_a_registered_scoring_function_appears_in_settings_formulas_and_compare_
     compare.set_comparison(Comparison("scoring", "cosine_test", "scaled_dot"))
     assert compare.choice_a.currentData() == "cosine_test"
     assert compare.choice_a.currentText() == "Cosine similarity (test)"
-    qtbot.waitUntil(lambda: compare.last_result is not None and not compare.busy
-                    and compare.last_result.comparison.a == "cosine_test", timeout=30000)
+    qtbot.waitUntil(
+        lambda: (
+            compare.last_result is not None and not compare.busy and compare.last_result.comparison.a == "cosine_test"
+        ),
+        timeout=30000,
+    )
     assert compare.errors["A"].isHidden()
     window.session.push(SetSettings({"scoring": "scaled_dot"}))

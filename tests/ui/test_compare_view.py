@@ -22,11 +22,23 @@ def engine_weights(state) -> np.ndarray:
     s = state.settings
     lens = state.valid_lens()
     params = {k: torch.from_numpy(np.asarray(v)) for k, v in state.params.items()} or None
-    return attend(
-        torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values),
-        None if lens is None else torch.from_numpy(lens), scoring=s.scoring, mask_mode=s.mask_mode,
-        causal=s.causal, params=params, num_hiddens=s.num_hiddens, seed=s.param_seed, dtype=s.dtype,
-    ).weights.double().numpy()
+    return (
+        attend(
+            torch.from_numpy(state.queries),
+            torch.from_numpy(state.keys),
+            torch.from_numpy(state.values),
+            None if lens is None else torch.from_numpy(lens),
+            scoring=s.scoring,
+            mask_mode=s.mask_mode,
+            causal=s.causal,
+            params=params,
+            num_hiddens=s.num_hiddens,
+            seed=s.param_seed,
+            dtype=s.dtype,
+        )
+        .weights.double()
+        .numpy()
+    )
 
 
 def expected_diff(state, comparison: Comparison, batch: int = 0) -> np.ndarray:
@@ -134,8 +146,9 @@ def test_exercise_1_is_one_click_and_randomising_keys_makes_them_differ(window, 
     assert window.session.undo_stack.count() == undo_count + 1  # one undoable edit in the window
     wait_compare(qtbot, window, view)
     assert "keys differ" in view.explanation.text()
-    np.testing.assert_allclose(view.map_diff.values, expected_diff(window.session.document.state, EXERCISE_1),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        view.map_diff.values, expected_diff(window.session.document.state, EXERCISE_1), rtol=1e-5, atol=1e-6
+    )
     assert view.max_abs_diff > 0.01
 
 
@@ -182,8 +195,9 @@ def test_a_hidden_dock_computes_nothing_and_catches_up_when_shown(window, qtbot)
     _shown(qtbot, dock)
     wait_compare(qtbot, window, view)
     assert view.scheduler.started_count == 1
-    np.testing.assert_allclose(view.map_diff.values, expected_diff(window.session.document.state, EXERCISE_1),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        view.map_diff.values, expected_diff(window.session.document.state, EXERCISE_1), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_a_burst_of_edits_ends_on_the_last_state(window, qtbot):
@@ -195,8 +209,9 @@ def test_a_burst_of_edits_ends_on_the_last_state(window, qtbot):
         model.setData(model.index(0, 0), str(0.05 * i))
     wait_compare(qtbot, window, view)
     assert view.scheduler.started_count < 61
-    np.testing.assert_allclose(view.map_diff.values, expected_diff(window.session.document.state, EXERCISE_1),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        view.map_diff.values, expected_diff(window.session.document.state, EXERCISE_1), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_the_compute_thread_stops_with_the_window(qtbot):

@@ -50,11 +50,21 @@ FAILURES = ("Fatal Python error", "Segmentation fault", "Traceback", "Exception 
 @pytest.mark.skipif(sys.platform == "win32", reason="the failure was seen on Linux; the check is the same")
 def test_leaving_the_interpreter_mid_computation_exits_cleanly(tmp_path: Path) -> None:
     runs = int(os.environ.get("ATTNVIZ_EXIT_RUNS", "10"))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-           "ATTNVIZ_STATE_DIR": str(tmp_path), "PYTHONFAULTHANDLER": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "ATTNVIZ_STATE_DIR": str(tmp_path),
+        "PYTHONFAULTHANDLER": "1",
+    }
     for run in range(runs):
-        done = subprocess.run([sys.executable, "-c", CHILD, str(0.1 * (run % 5))], capture_output=True, text=True,
-                              env=env, timeout=120, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, str(0.1 * (run % 5))],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
         problems = [word for word in FAILURES if word in done.stderr]
         assert "leaving while the lab computes: True" in done.stdout, done.stdout + done.stderr[-2000:]
         assert done.returncode == 0 and not problems, f"run {run}: {done.returncode} {problems}\n{done.stderr[-3000:]}"

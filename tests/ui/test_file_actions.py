@@ -34,7 +34,9 @@ from .conftest import wait_session
 def messages(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """Every QMessageBox.warning shown, as (title, text); no box ever opens."""
     shown: list[tuple[str, str]] = []
-    monkeypatch.setattr(QMessageBox, "warning", staticmethod(lambda _parent, title, text, *a: shown.append((title, text))))
+    monkeypatch.setattr(
+        QMessageBox, "warning", staticmethod(lambda _parent, title, text, *a: shown.append((title, text)))
+    )
     return shown
 
 
@@ -62,7 +64,9 @@ def open_now(actions: FileActions, qtbot, path) -> bool:
 
 def states_equal(a, b) -> bool:  # noqa: ANN001
     arrays = ("queries", "keys", "values", "lens_1d", "lens_2d")
-    return a.settings == b.settings and all(np.array_equal(getattr(a, n), getattr(b, n), equal_nan=True) for n in arrays)
+    return a.settings == b.settings and all(
+        np.array_equal(getattr(a, n), getattr(b, n), equal_nan=True) for n in arrays
+    )
 
 
 def test_menu_has_the_standard_shortcuts_above_quit(window) -> None:  # noqa: ANN001
@@ -130,7 +134,9 @@ def _bad_files(tmp_path: Path) -> list[tuple[Path, str]]:
     corrupt = tmp_path / "corrupt.npy"
     corrupt.write_bytes(b"\x93NUMPY\x01\x00{'descr': '<f8', 'fortran_order': False, 'shape': (9, 9), }")
     too_big_batch = tmp_path / "batch.npz"
-    save_arrays(too_big_batch, {"queries": np.zeros((3, 1, 20)), "keys": np.zeros((3, 10, 2)), "values": np.zeros((2, 10, 4))})
+    save_arrays(
+        too_big_batch, {"queries": np.zeros((3, 1, 20)), "keys": np.zeros((3, 10, 2)), "values": np.zeros((2, 10, 4))}
+    )
     return [
         (tmp_path / "missing.attnviz", "missing.attnviz: does not exist"),
         (garbage, "garbage.attnviz: "),
@@ -171,9 +177,10 @@ def test_a_refused_file_is_explained_in_the_portuguese_ui(host, actions, qtbot, 
     finally:
         install_language(qapp, "en")
     assert window.session.document.version == before
-    assert messages[0] == ("Não foi possível abrir o arquivo",
-                           ("cut.npy: está truncado: seu cabeçalho promete 648 bytes de dados, mas só 72 bytes vêm "
-                            "depois dele"))
+    assert messages[0] == (
+        "Não foi possível abrir o arquivo",
+        ("cut.npy: está truncado: seu cabeçalho promete 648 bytes de dados, mas só 72 bytes vêm depois dele"),
+    )
     assert messages[1] == ("Não foi possível abrir o arquivo", "gone.attnviz: não existe")
     title, text = messages[2]
     assert title == "Não foi possível salvar"
@@ -183,8 +190,12 @@ def test_a_refused_file_is_explained_in_the_portuguese_ui(host, actions, qtbot, 
 def test_complete_tensor_files_open_without_asking(host, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
     window = host
     rng = np.random.default_rng(3)
-    arrays = {"Q": rng.standard_normal((1, 3, 4)), "K": rng.standard_normal((1, 5, 4)),
-              "V": rng.standard_normal((1, 5, 2)), "valid_lens": np.array([4])}
+    arrays = {
+        "Q": rng.standard_normal((1, 3, 4)),
+        "K": rng.standard_normal((1, 5, 4)),
+        "V": rng.standard_normal((1, 5, 2)),
+        "valid_lens": np.array([4]),
+    }
     path = tmp_path / "qkv.npz"
     save_arrays(path, arrays)
     assert open_now(actions, qtbot, path)  # choose_roles would raise if called
@@ -198,8 +209,9 @@ def test_complete_tensor_files_open_without_asking(host, actions, qtbot, tmp_pat
     np.testing.assert_allclose(window.session.last_outcome.view.weights[0, :, 4], 0.0)  # key 4 is past the length
 
 
-def test_a_file_of_heads_loads_whole_and_the_chooser_asks_only_for_unknown_names(host, actions, qtbot,
-                                                                                  tmp_path) -> None:  # noqa: ANN001
+def test_a_file_of_heads_loads_whole_and_the_chooser_asks_only_for_unknown_names(
+    host, actions, qtbot, tmp_path
+) -> None:  # noqa: ANN001
     window = host
     rng = np.random.default_rng(4)
     q, k, v = rng.standard_normal((2, 3, 4, 6)), rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((2, 3, 7, 2))
@@ -235,9 +247,17 @@ def test_roles_dialog_previews_and_only_accepts_a_choice_that_loads(host, tmp_pa
 
     path = tmp_path / "mixed.npz"
     # np.savez: attnviz's own writer stores numbers only, a model's script writes tokens too.
-    np.savez(path, **{"attn.q": np.zeros((2, 4, 3, 8), np.float32), "attn.k": np.zeros((2, 4, 6, 8), np.float32),
-                      "layer0_value": np.zeros((2, 4, 6, 5), np.float32), "lengths": np.array([6, 4]),
-                      "attention_mask": np.ones((2, 6), bool), "tokens": np.array(list("abcdef"))})
+    np.savez(
+        path,
+        **{
+            "attn.q": np.zeros((2, 4, 3, 8), np.float32),
+            "attn.k": np.zeros((2, 4, 6, 8), np.float32),
+            "layer0_value": np.zeros((2, 4, 6, 5), np.float32),
+            "lengths": np.array([6, 4]),
+            "attention_mask": np.ones((2, 6), bool),
+            "tokens": np.array(list("abcdef")),
+        },
+    )
     tf = load_tensor_file(path)
     dialog = RolesDialog(tf, guess_roles(tf), window.session.document.state)
     qtbot.addWidget(dialog)
@@ -306,8 +326,7 @@ def test_no_export_without_a_result_for_the_current_inputs(host, actions, messag
 
 def test_export_menu_asks_for_a_name_and_adds_the_extension(host, actions, qtbot, monkeypatch, tmp_path) -> None:  # noqa: ANN001
     window = host
-    monkeypatch.setattr(QFileDialog, "getSaveFileName",
-                        staticmethod(lambda *_a: (str(tmp_path / "weights_out"), "")))
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *_a: (str(tmp_path / "weights_out"), "")))
     wait_session(qtbot, window.session)
     actions.export_actions["weights.npy"].trigger()
     np.testing.assert_array_equal(np.load(tmp_path / "weights_out.npy"), window.session.last_outcome.view.weights)
@@ -387,7 +406,9 @@ def test_declining_or_a_damaged_autosave_discards_it(host, actions, messages, mo
     assert window.session.document.version == version
 
 
-def test_a_failing_autosave_is_reported_in_the_status_bar_and_editing_goes_on(host, actions, qtbot, monkeypatch) -> None:
+def test_a_failing_autosave_is_reported_in_the_status_bar_and_editing_goes_on(
+    host, actions, qtbot, monkeypatch
+) -> None:
     window = host
     from attnviz.io import SessionFileError
 
@@ -408,11 +429,20 @@ def test_a_capture_opens_whole_from_the_open_command(host, actions, qtbot, tmp_p
     from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
 
     rng = np.random.default_rng(0)
-    calls = tuple(AttentionCall(f"layer.{i}", *(rng.standard_normal((1, 2, 4, 3)).astype(np.float32) for _ in range(3)),
-                                MaskArguments(is_causal=True), fidelity=1e-7) for i in range(2))
+    calls = tuple(
+        AttentionCall(
+            f"layer.{i}",
+            *(rng.standard_normal((1, 2, 4, 3)).astype(np.float32) for _ in range(3)),
+            MaskArguments(is_causal=True),
+            fidelity=1e-7,
+        )
+        for i in range(2)
+    )
     path = tmp_path / "run.attnviz-capture"
-    save_capture(path, ModelRun(calls, query_tokens=np.array([list("abcd")]), key_tokens=np.array([list("abcd")]),
-                                source="capture"))
+    save_capture(
+        path,
+        ModelRun(calls, query_tokens=np.array([list("abcd")]), key_tokens=np.array([list("abcd")]), source="capture"),
+    )
     assert open_now(actions, qtbot, path)
     state = host.session.document.state
     assert state.run is not None and state.run.layers == 2 and state.settings.causal == "top_left"

@@ -64,7 +64,9 @@ def queries(actions: FileActions) -> float:
     return float(actions.session.document.state.queries[0, 0, 0])
 
 
-def test_a_slow_open_keeps_the_event_loop_running_and_shows_progress(host, actions, qtbot, slow_reads, tmp_path) -> None:
+def test_a_slow_open_keeps_the_event_loop_running_and_shows_progress(
+    host, actions, qtbot, slow_reads, tmp_path
+) -> None:
     path = session_file(tmp_path, "slow.attnviz", 5.0)
     ticks: list[int] = []
     clock = QElapsedTimer()
@@ -135,7 +137,9 @@ def test_a_refusal_is_shown_as_before(host, actions, qtbot, warnings, monkeypatc
     assert warnings == [("Cannot open file", "bad.attnviz: is not an attnviz session")]
 
 
-def test_closing_the_window_while_a_file_is_read_waits_for_the_reader(host, actions, qtbot, slow_reads, tmp_path) -> None:
+def test_closing_the_window_while_a_file_is_read_waits_for_the_reader(
+    host, actions, qtbot, slow_reads, tmp_path
+) -> None:
     path = session_file(tmp_path, "slow.attnviz", 5.0)
     results: list[bool] = []
     actions.openFinished.connect(results.append)

@@ -702,8 +702,9 @@ def _centre_patch(w: HeatmapWidget, img: QtGui.QImage, row: int, col: int, half:
     scene_pt = w.plot_item.getViewBox().mapViewToScene(QtCore.QPointF(col + 0.5, row + 0.5))
     pt = w._view.mapTo(w, w._view.mapFromScene(scene_pt))
     x, y = int(pt.x()), int(pt.y())
-    return np.array([[img.pixelColor(i, j).getRgb()[:3] for i in range(x - half, x + half)]
-                     for j in range(y - half, y + half)])
+    return np.array(
+        [[img.pixelColor(i, j).getRgb()[:3] for i in range(x - half, x + half)] for j in range(y - half, y + half)]
+    )
 
 
 def test_cell_values_are_drawn_in_contrasting_colour_and_on_a_patch_when_masked(qtbot, widget):
@@ -742,7 +743,7 @@ def test_block_mean_matches_pyqtgraphs_downsample():
 def test_big_matrix_is_drawn_downsampled_but_kept_whole(qtbot, widget):
     n = 3000
     values = np.zeros((n, n), np.float32)
-    values[:, n // 2:] = 1.0  # right half bright
+    values[:, n // 2 :] = 1.0  # right half bright
     widget.annotate_limit = 0
     _shown(qtbot, widget)
     widget.set_data(values)
@@ -796,8 +797,7 @@ def test_nan_cells_survive_a_change_of_downsampling(qtbot, widget):
     assert qimage is not None and not img.isNull()
     # The averaged block holding the NaN is transparent in the rendered image, and only it.
     kx, ky = widget.image_item._lastDownsample
-    alpha = np.array([[qimage.pixelColor(x, y).alpha() for x in range(qimage.width())]
-                      for y in range(qimage.height())])
+    alpha = np.array([[qimage.pixelColor(x, y).alpha() for x in range(qimage.width())] for y in range(qimage.height())])
     assert alpha[590 // ky, 595 // kx] == 0 and (alpha == 0).sum() == 1
 
 

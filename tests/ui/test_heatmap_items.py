@@ -188,8 +188,9 @@ def test_color_bar_item_api_the_widget_uses(qtbot):
     styles, fonts and compares its ``axis`` and ``levels()``."""
     plot = pg.PlotWidget()
     qtbot.addWidget(plot)
-    bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get("viridis"), interactive=False, width=16,
-                          colorMapMenu=False)
+    bar = pg.ColorBarItem(
+        values=(0.0, 1.0), colorMap=pg.colormap.get("viridis"), interactive=False, width=16, colorMapMenu=False
+    )
     bar.setImageItem([], insert_in=plot.getPlotItem())
     assert bar.parentItem() is plot.getPlotItem()
     assert isinstance(bar.axis, pg.AxisItem)

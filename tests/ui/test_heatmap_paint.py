@@ -162,7 +162,7 @@ def test_overlay_codes_are_none_without_special_cells():
 
 
 def _cell_pixels(img: np.ndarray, k: int, r: int, c: int) -> set[tuple[int, ...]]:
-    return {tuple(p) for p in img[r * k:(r + 1) * k, c * k:(c + 1) * k].reshape(-1, 4)}
+    return {tuple(p) for p in img[r * k : (r + 1) * k, c * k : (c + 1) * k].reshape(-1, 4)}
 
 
 def test_overlay_image_colours_each_kind_of_cell():
@@ -178,7 +178,7 @@ def test_overlay_image_colours_each_kind_of_cell():
     assert _cell_pixels(img, k, 0, 1) == {INF_COLOR}
     assert _cell_pixels(img, k, 0, 2) == {MASK_COLOR, MASK_HATCH_COLOR}  # hatched grey
     # Masked but valued: mostly transparent, light stripes let the value's colour show.
-    valued = img[:, 3 * k:4 * k]
+    valued = img[:, 3 * k : 4 * k]
     assert {tuple(p) for p in valued.reshape(-1, 4)} == {(0, 0, 0, 0), (255, 255, 255, 170)}
     assert (valued[..., 3] == 0).mean() > 0.5
     assert _cell_pixels(img, k, 0, 4) == {(0, 0, 0, 0)}
@@ -220,8 +220,8 @@ def test_a_piece_of_the_overlay_drawn_alone_has_the_wholes_stripes():
     for k in (1, 5, 8, 13):
         whole = paint.overlay_image(code, k)
         for r0, c0 in [(0, 0), (3, 7), (11, 2)]:
-            piece = paint.overlay_image(code[r0:r0 + 9, c0:c0 + 15], k, origin=(r0, c0))
-            np.testing.assert_array_equal(piece, whole[r0 * k:(r0 + 9) * k, c0 * k:(c0 + 15) * k])
+            piece = paint.overlay_image(code[r0 : r0 + 9, c0 : c0 + 15], k, origin=(r0, c0))
+            np.testing.assert_array_equal(piece, whole[r0 * k : (r0 + 9) * k, c0 * k : (c0 + 15) * k])
     yy, xx = np.mgrid[5:12, 9:20]
     np.testing.assert_array_equal(paint.diagonal_stripes(7, 11, 6, 2, origin=(5, 9)), (yy + xx) % 6 < 2)
 
@@ -230,12 +230,15 @@ def test_mean_tint_is_the_opacity_weighted_mean_of_the_cells_tints():
     codes = np.array([[1, 0, 3, 5], [1, 1, 2, 0]], dtype=np.uint8)
     one_by_one = paint.overlay_image(codes, 1, tint=True).astype(np.float64)  # RGBA per cell
     # Each pixel: the share of its block's cells with each code (here the 2 x 2 blocks).
-    shares = {k: (codes == k).reshape(1, 2, 2, 2).mean(axis=(1, 3)).astype(np.float32)
-              for k in paint.TINT_CODES if (codes == k).any()}
+    shares = {
+        k: (codes == k).reshape(1, 2, 2, 2).mean(axis=(1, 3)).astype(np.float32)
+        for k in paint.TINT_CODES
+        if (codes == k).any()
+    }
     got = paint.mean_tint(shares)
     assert got.shape == (1, 2, 4) and got.dtype == np.uint8
     for j in range(2):
-        block = one_by_one[:, 2 * j:2 * j + 2].reshape(-1, 4)
+        block = one_by_one[:, 2 * j : 2 * j + 2].reshape(-1, 4)
         alpha = block[:, 3].mean()
         colour = (block[:, :3] * block[:, 3:]).sum(axis=0) / block[:, 3].sum()
         assert abs(int(got[0, j, 3]) - alpha) <= 0.5

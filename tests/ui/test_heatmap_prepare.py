@@ -36,7 +36,7 @@ def _block_reference(a: np.ndarray, f: int) -> np.ndarray:
     out = np.empty((-(-rows // f), -(-cols // f)))
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            out[i, j] = a[i * f:(i + 1) * f, j * f:(j + 1) * f].astype(np.float64).mean()
+            out[i, j] = a[i * f : (i + 1) * f, j * f : (j + 1) * f].astype(np.float64).mean()
     return out
 
 
@@ -101,13 +101,16 @@ def _expected_axis(lo: float, hi: float, n: int, f: int, pixels: int) -> list[tu
     return [(a * f, min(b * f, n)) for a, b in runs]
 
 
-@pytest.mark.parametrize("frame", [
-    Frame(0, 517, 0, 301, 300, 200),  # zoomed out: about 1.7 x 1.5 cells a pixel
-    Frame(0, 517, 0, 301, 100, 60),  # a thumbnail: level 4
-    Frame(40.5, 390.2, 20.0, 230.7, 160, 90),  # part of it, still under a pixel a cell
-    Frame(40.5, 390.2, 20.0, 230.7, 250, 160),  # part of it, one or two cells a pixel
-    Frame(40.5, 140.2, 20.0, 80.7, 400, 300),  # zoomed in: every cell is a few pixels
-])
+@pytest.mark.parametrize(
+    "frame",
+    [
+        Frame(0, 517, 0, 301, 300, 200),  # zoomed out: about 1.7 x 1.5 cells a pixel
+        Frame(0, 517, 0, 301, 100, 60),  # a thumbnail: level 4
+        Frame(40.5, 390.2, 20.0, 230.7, 160, 90),  # part of it, still under a pixel a cell
+        Frame(40.5, 390.2, 20.0, 230.7, 250, 160),  # part of it, one or two cells a pixel
+        Frame(40.5, 140.2, 20.0, 80.7, 400, 300),  # zoomed in: every cell is a few pixels
+    ],
+)
 def test_every_pixel_shows_the_mean_of_the_cells_under_it(frame):
     rng = np.random.default_rng(1)
     values = rng.random((301, 517)).astype(np.float32)
@@ -128,12 +131,15 @@ def test_every_pixel_shows_the_mean_of_the_cells_under_it(frame):
     assert x <= frame.x0 and y <= frame.y0 and x + w >= frame.x1 and y + h >= frame.y1
 
 
-@pytest.mark.parametrize("frame", [
-    Frame(0, 517, 0, 301, 300, 200),  # level 0, one or two cells a pixel
-    Frame(40.5, 390.2, 20.0, 230.7, 250, 160),  # level 0, part of the matrix
-    Frame(40.5, 390.2, 20.0, 230.7, 160, 90),  # level 2, part of the matrix
-    Frame(0, 517, 0, 301, 100, 60),  # level 4
-])
+@pytest.mark.parametrize(
+    "frame",
+    [
+        Frame(0, 517, 0, 301, 300, 200),  # level 0, one or two cells a pixel
+        Frame(40.5, 390.2, 20.0, 230.7, 250, 160),  # level 0, part of the matrix
+        Frame(40.5, 390.2, 20.0, 230.7, 160, 90),  # level 2, part of the matrix
+        Frame(0, 517, 0, 301, 100, 60),  # level 4
+    ],
+)
 def test_the_overlay_of_a_pixel_is_the_tint_of_the_cells_under_it(frame):
     rng = np.random.default_rng(5)
     values = rng.random((301, 517))
@@ -175,7 +181,7 @@ def test_zoomed_in_the_cells_themselves_are_drawn_and_masked_ones_hatched():
     code = paint.overlay_codes(paint.special_cells(values, allowed), values, True)
     k = paint.overlay_scale(20, 30)
     whole = paint.overlay_image(code, k)
-    np.testing.assert_array_equal(pic.overlay, whole[200 * k:220 * k, 100 * k:130 * k])
+    np.testing.assert_array_equal(pic.overlay, whole[200 * k : 220 * k, 100 * k : 130 * k])
     # A cell or two a pixel: one flat tint pixel per cell, as set_data draws small cells.
     frame = Frame(100.0, 400.0, 200.0, 400.0, 400, 300)
     pic = picture(prepared, frame)

@@ -50,9 +50,20 @@ def forbid_whole_matrix_passes(monkeypatch) -> list[str]:
 
         monkeypatch.setattr(module, name, guarded)
 
-    for name in ("display_values", "allowed_cells", "resolve_levels", "constant_value", "special_cells",
-                 "overlay_codes", "overlay_image", "locator_points", "log_display", "block_mean", "cell_colors",
-                 "opaque_masked"):
+    for name in (
+        "display_values",
+        "allowed_cells",
+        "resolve_levels",
+        "constant_value",
+        "special_cells",
+        "overlay_codes",
+        "overlay_image",
+        "locator_points",
+        "log_display",
+        "block_mean",
+        "cell_colors",
+        "opaque_masked",
+    ):
         guard(paint, name)
     for name in ("prepare_map", "build_pyramid", "special_cells", "overlay_codes", "locator_points", "log_display"):
         guard(prepare, name)
@@ -73,9 +84,9 @@ def _masked_values(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Left half 0, right half 1, the last quarter of the keys masked (weight 0 there), a NaN
     and an empty row."""
     values = np.zeros((n, n), dtype=np.float32)
-    values[:, n // 2:] = 1.0
+    values[:, n // 2 :] = 1.0
     mask = np.ones((n, n), bool)
-    mask[:, 3 * n // 4:] = False
+    mask[:, 3 * n // 4 :] = False
     values[~mask] = 0.0
     values[5, 7] = np.nan
     mask[100] = False  # a query with no valid key
@@ -161,11 +172,16 @@ def test_zooming_into_a_prepared_map_shows_the_exact_cells_and_hatching(qtbot, w
     img = widget.grab().toImage()
     assert not widget.overlay_tinted  # cells of tens of pixels: hatched, as a small matrix
     r0, c0 = 200, 300
-    region = values[r0:r0 + 6, c0:c0 + 10]
-    allowed = mask[r0:r0 + 6, c0:c0 + 10]
+    region = values[r0 : r0 + 6, c0 : c0 + 10]
+    allowed = mask[r0 : r0 + 6, c0 : c0 + 10]
     cells = paint.special_cells(region, allowed)
-    colours = paint.cell_colors(region, widget.levels, lookup_table(widget.colormap_name), cells,
-                                paint.opaque_masked(region, cells.masked, True))
+    colours = paint.cell_colors(
+        region,
+        widget.levels,
+        lookup_table(widget.colormap_name),
+        cells,
+        paint.opaque_masked(region, cells.masked, True),
+    )
     checked = {"exact": 0, "hatched": 0}
     for r in range(6):
         for c in range(10):

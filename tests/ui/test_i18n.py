@@ -107,8 +107,9 @@ def test_every_message_is_translated_with_the_same_fields_and_accelerators():
             problems.append(f"{context}: {source!r} is {kind or 'empty'}")
         elif _fields(source) != _fields(translation):
             # str.format would raise on the translation (tr_text then falls back to the English).
-            problems.append(f"{context}: {source!r} has fields {_fields(source)}, the translation "
-                            f"{_fields(translation)}")
+            problems.append(
+                f"{context}: {source!r} has fields {_fields(source)}, the translation {_fields(translation)}"
+            )
         elif _accelerators(source) != _accelerators(translation):
             problems.append(f"{context}: {source!r} and {translation!r} differ in '&' accelerators")
     assert problems == []
@@ -119,8 +120,9 @@ def test_lupdate_finds_no_string_missing_from_the_committed_catalogue(tmp_path):
     if lupdate is None:
         pytest.skip("pyside6-lupdate is not installed (it comes with PySide6-Essentials)")
     fresh = tmp_path / "attnviz_pt_BR.ts"
-    subprocess.run([lupdate, *LUPDATE_ARGS, "attnviz", "-ts", str(fresh)], cwd=ROOT, check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [lupdate, *LUPDATE_ARGS, "attnviz", "-ts", str(fresh)], cwd=ROOT, check=True, capture_output=True, timeout=120
+    )
     found = set(_messages(fresh))
     committed = _messages(TS)
     missing = sorted(found - set(committed))
@@ -135,13 +137,20 @@ def test_lupdate_finds_no_string_missing_from_the_committed_catalogue(tmp_path):
 def test_the_committed_qm_is_the_compiled_ts(qapp, tmp_path):
     translator = QTranslator()
     assert translator.load(str(QM))
-    stale = [(context, source) for (context, source), (translation, _kind) in _messages(TS).items()
-             if translator.translate(context, source) != translation]
+    stale = [
+        (context, source)
+        for (context, source), (translation, _kind) in _messages(TS).items()
+        if translator.translate(context, source) != translation
+    ]
     assert stale == [], "resources/translations/attnviz_pt_BR.qm is older than the .ts: run pyside6-lrelease"
     lrelease = _tool("pyside6-lrelease")
     if lrelease is not None:
-        subprocess.run([lrelease, "-silent", str(TS), "-qm", str(tmp_path / "fresh.qm")], check=True,
-                       capture_output=True, timeout=120)
+        subprocess.run(
+            [lrelease, "-silent", str(TS), "-qm", str(tmp_path / "fresh.qm")],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         assert (tmp_path / "fresh.qm").read_bytes() == QM.read_bytes()
     assert qm_path("pt_BR") is not None and Path(qm_path("pt_BR")).samefile(QM)  # type: ignore[arg-type]
 
@@ -150,10 +159,12 @@ def test_the_committed_qm_is_the_compiled_ts(qapp, tmp_path):
 
 
 def test_messages_are_english_strings_that_translate_with_their_numbers(portuguese):
-    rows = plural(3, QT_TRANSLATE_NOOP("Diagnostics", "{n} query row"),
-                  QT_TRANSLATE_NOOP("Diagnostics", "{n} query rows"))
-    warning = message(QT_TRANSLATE_NOOP("Diagnostics", "{rows} with no valid key: zero weights and zero output"),
-                      rows=rows)
+    rows = plural(
+        3, QT_TRANSLATE_NOOP("Diagnostics", "{n} query row"), QT_TRANSLATE_NOOP("Diagnostics", "{n} query rows")
+    )
+    warning = message(
+        QT_TRANSLATE_NOOP("Diagnostics", "{rows} with no valid key: zero weights and zero output"), rows=rows
+    )
     assert warning == "3 query rows with no valid key: zero weights and zero output"
     assert isinstance(warning, str) and isinstance(warning, Message)
     assert tr_text(warning) == "3 linhas de consulta sem chave válida: pesos zero e saída zero"
@@ -177,8 +188,12 @@ def test_engine_warnings_and_lab_sentences_are_shown_in_portuguese(portuguese):
     assert tr_text(view.warnings[0]).startswith("2 linhas de consulta sem chave válida")
     import torch
 
-    report = compare_conventions(torch.from_numpy(state.queries), torch.from_numpy(state.keys),
-                                 torch.from_numpy(state.values), torch.from_numpy(state.lens_1d))
+    report = compare_conventions(
+        torch.from_numpy(state.queries),
+        torch.from_numpy(state.keys),
+        torch.from_numpy(state.values),
+        torch.from_numpy(state.lens_1d),
+    )
     sentences = report.sentences()
     assert sentences and all(tr_text(s) != s for s in sentences)
     assert any("sem chave válida" in tr_text(s) for s in sentences), [tr_text(s) for s in sentences]
@@ -257,8 +272,10 @@ def _english_sources() -> tuple[dict[str, str], list[tuple[re.Pattern[str], str]
         plain[_norm(source)] = f"{context}: {source!r}"
         parts = [p for p in string.Formatter().parse(source)]
         if any(field is not None for _, field, _, _ in parts):
-            regex = "".join(re.escape(_norm_literal(literal)) + ("(.+?)" if field is not None else "")
-                            for literal, field, _, _ in parts)
+            regex = "".join(
+                re.escape(_norm_literal(literal)) + ("(.+?)" if field is not None else "")
+                for literal, field, _, _ in parts
+            )
             patterns.append((re.compile(regex), f"{context}: {source!r}"))
     return plain, patterns
 
@@ -295,8 +312,13 @@ def test_the_portuguese_window_shows_no_english(portuguese, qtbot):
         dock.setFloating(True)  # all visible at once
         dock.show()
     labs = [win.masking_lab_dock.view(), win.scaling_lab_dock.view(), win.compare_dock.view()]
-    qtbot.waitUntil(lambda: all(getattr(v, "shown_version", -1) == win.session.document.version for v in labs[:2])
-                    and win.compare_dock.view().shown_doc_version == win.session.document.version, timeout=60000)
+    qtbot.waitUntil(
+        lambda: (
+            all(getattr(v, "shown_version", -1) == win.session.document.version for v in labs[:2])
+            and win.compare_dock.view().shown_doc_version == win.session.document.version
+        ),
+        timeout=60000,
+    )
     qtbot.waitUntil(lambda: not any(v.busy for v in labs), timeout=60000)
 
     texts = _visible_texts(win)
@@ -335,8 +357,15 @@ def test_the_open_dialog_speaks_portuguese_and_so_do_qts_own_buttons(portuguese,
     from attnviz.ui.files.open_dialog import RolesDialog
 
     path = tmp_path / "mixed.npz"
-    save_arrays(path, {"attn.q": np.zeros((2, 4, 3, 8), np.float32), "attn.k": np.zeros((2, 4, 6, 8), np.float32),
-                       "layer0_value": np.zeros((2, 4, 6, 5), np.float32), "lengths": np.array([6, 4])})
+    save_arrays(
+        path,
+        {
+            "attn.q": np.zeros((2, 4, 3, 8), np.float32),
+            "attn.k": np.zeros((2, 4, 6, 8), np.float32),
+            "layer0_value": np.zeros((2, 4, 6, 5), np.float32),
+            "lengths": np.array([6, 4]),
+        },
+    )
     tf = load_tensor_file(path)
     dialog = RolesDialog(tf, guess_roles(tf), PRESETS["dot-toy"].build())
     qtbot.addWidget(dialog)
@@ -359,8 +388,11 @@ def test_qts_file_dialog_speaks_portuguese_too(portuguese, qtbot):
         dialog.setAcceptMode(mode)
         texts = [label.text() for label in dialog.findChildren(QLabel)]
         texts += [button.text() for button in dialog.findChildren(QAbstractButton) if button.text()]
-        assert texts and not [text for text in texts if text.replace("&", "") in {
-            "Look in:", "Files of type:", "File name:", "Open", "Save", "Cancel"}], texts
+        assert texts and not [
+            text
+            for text in texts
+            if text.replace("&", "") in {"Look in:", "Files of type:", "File name:", "Open", "Save", "Cancel"}
+        ], texts
 
 
 # --------------------------------------------------------------------------- switching
@@ -436,10 +468,15 @@ def test_ten_language_switches_keep_listeners_windows_document_docks_and_selecti
         wait_current(qtbot, window)
         before = _live_counts(window)
         assert before["document listeners"] == 1 and before["main windows"] == 1
-        state, version, depth = window.session.document.state, window.session.document.version, \
-            window.session.undo_stack.count()
-        docks = {d.objectName(): d.isVisible() for d in (window.pipeline_dock, window.masking_lab_dock,
-                                                         window.compare_dock, window.scaling_lab_dock)}
+        state, version, depth = (
+            window.session.document.state,
+            window.session.document.version,
+            window.session.undo_stack.count(),
+        )
+        docks = {
+            d.objectName(): d.isVisible()
+            for d in (window.pipeline_dock, window.masking_lab_dock, window.compare_dock, window.scaling_lab_dock)
+        }
         for i in range(10):
             window.set_language("pt_BR" if i % 2 == 0 else "en")
             assert window.menu("file").title() == ("&Arquivo" if i % 2 == 0 else "&File")
@@ -470,8 +507,15 @@ def test_switching_to_portuguese_in_place_leaves_no_english(qtbot, qapp):
             dock.setFloating(True)
             dock.show()
         labs = [win.masking_lab_dock.view(), win.scaling_lab_dock.view(), win.compare_dock.view()]
-        qtbot.waitUntil(lambda: not any(v.busy for v in labs) and labs[0].outcome is not None
-                        and labs[1].outcome is not None and labs[2].last_result is not None, timeout=60000)
+        qtbot.waitUntil(
+            lambda: (
+                not any(v.busy for v in labs)
+                and labs[0].outcome is not None
+                and labs[1].outcome is not None
+                and labs[2].last_result is not None
+            ),
+            timeout=60000,
+        )
         win.set_language("pt_BR")
         offenders = _untranslated(_visible_texts(win))
         assert offenders == [], "untranslated after switching:\n" + "\n".join(offenders)
@@ -489,12 +533,15 @@ def test_english_unless_the_system_is_portuguese():
     assert system_language(QLocale("pt_PT")) == "pt_BR"  # the only Portuguese there is
 
 
-@pytest.mark.parametrize(("lang", "saved", "expected"), [
-    ("de_DE.UTF-8", None, ("en", "&File")),
-    ("pt_BR.UTF-8", None, ("pt_BR", "&Arquivo")),
-    ("pt_BR.UTF-8", "en", ("en", "&File")),
-    ("C", "pt_BR", ("pt_BR", "&Arquivo")),
-])
+@pytest.mark.parametrize(
+    ("lang", "saved", "expected"),
+    [
+        ("de_DE.UTF-8", None, ("en", "&File")),
+        ("pt_BR.UTF-8", None, ("pt_BR", "&Arquivo")),
+        ("pt_BR.UTF-8", "en", ("en", "&File")),
+        ("C", "pt_BR", ("pt_BR", "&Arquivo")),
+    ],
+)
 def test_the_app_starts_in_the_saved_language_else_the_systems(tmp_path, lang, saved, expected):
     code = (
         "import sys\n"
@@ -504,8 +551,15 @@ def test_the_app_starts_in_the_saved_language_else_the_systems(tmp_path, lang, s
         f"if {saved!r}: save_language({saved!r})\n"
         "print(startup_language(app), translate('MainWindow', '&File'))\n"
     )
-    env = {**os.environ, "LANG": lang, "LC_ALL": lang, "LANGUAGE": "", "ATTNVIZ_STATE_DIR": str(tmp_path),
-           "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "LANG": lang,
+        "LC_ALL": lang,
+        "LANGUAGE": "",
+        "ATTNVIZ_STATE_DIR": str(tmp_path),
+        "QT_QPA_PLATFORM": "offscreen",
+        "PYTHONPATH": str(ROOT),
+    }
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert tuple(out.stdout.split()) == expected
@@ -528,7 +582,8 @@ def test_engine_errors_are_shown_in_portuguese(portuguese):
     assert outcome.error.startswith("Scaled dot product scoring needs")  # scripts keep the English
     assert tr_text(outcome.error) == (
         "a pontuação Produto escalar escalonado exige consultas e chaves do mesmo comprimento: "
-        "d_q = 20, d_k = 2 (as pontuações aditiva e bilinear aceitam comprimentos diferentes)")
+        "d_q = 20, d_k = 2 (as pontuações aditiva e bilinear aceitam comprimentos diferentes)"
+    )
     state = PRESETS["dot-toy"].build()
     state.values[0, 3, 1] = float("nan")
     assert tr_text(run_state(state).error) == "NaN em valores, no índice (0, 3, 1)"
@@ -540,6 +595,9 @@ def test_undo_texts_of_undescribed_edits_are_translated(portuguese):
     from attnviz.presets import PRESETS
     from attnviz.ui.app.undo import command_text
 
-    texts = [command_text(ReplaceState(PRESETS["dot-toy"].build())), command_text(SetSettings({"dropout": 0.1})),
-             command_text(Edit())]
+    texts = [
+        command_text(ReplaceState(PRESETS["dot-toy"].build())),
+        command_text(SetSettings({"dropout": 0.1})),
+        command_text(Edit()),
+    ]
     assert texts == ["Alterar", "Alterar configuração", "Editar"]

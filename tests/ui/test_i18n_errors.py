@@ -50,14 +50,25 @@ def _bad_files(tmp_path: Path) -> dict[str, Path]:
     save_arrays(tmp_path / "tensors.npz", {"q": np.zeros((2, 3))})  # a valid .npz, but no session manifest
     (tmp_path / "tensors.npz").rename(not_session)
     huge = tmp_path / "huge.npy"  # the header promises 10^12 elements in a 100-byte file
-    huge.write_bytes(b"\x93NUMPY\x01\x00" + b"v\x00" + b"{'descr': '<f4', 'fortran_order': False, "
-                     b"'shape': (1000000, 1000000), }".ljust(117) + b"\n")
+    huge.write_bytes(
+        b"\x93NUMPY\x01\x00"
+        + b"v\x00"
+        + b"{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000), }".ljust(117)
+        + b"\n"
+    )
     header = tmp_path / "header.safetensors"  # claims a 2^40-byte JSON header
     header.write_bytes((1 << 40).to_bytes(8, "little") + b"{}")
     garbage = tmp_path / "garbage.pt"
     garbage.write_bytes(b"certainly not a pickle")
-    return {"truncated": truncated, "pickled": pickled, "not_session": not_session, "huge": huge,
-            "header": header, "garbage": garbage, "missing": tmp_path / "missing.npz"}
+    return {
+        "truncated": truncated,
+        "pickled": pickled,
+        "not_session": not_session,
+        "huge": huge,
+        "header": header,
+        "garbage": garbage,
+        "missing": tmp_path / "missing.npz",
+    }
 
 
 def _refusal(path: Path) -> AttnvizFileError:
@@ -85,11 +96,11 @@ def test_the_english_of_every_refusal_is_as_before(tmp_path: Path) -> None:
     expected = {
         "truncated": "truncated.npy: is truncated: its header promises 648 bytes of data but only 72 bytes follow",
         "pickled": "pickled.npy: holds Python objects (dtype object), which can only be loaded by running code "
-                   "from the file",
+        "from the file",
         "not_session": "tensors.attnviz: is not an attnviz session (no '__session__' member)",
         "huge": "huge.npy: holds 1,000,000,000,000 elements (4.0 TB), more than the 67,108,864 allowed",
         "header": "header.safetensors: is not a valid .safetensors file: it claims a 1,099,511,627,776-byte header "
-                  "(at most 100,000,000 allowed)",
+        "(at most 100,000,000 allowed)",
         "missing": "missing.npz: does not exist",
     }
     for kind, text in expected.items():
@@ -108,7 +119,8 @@ def test_the_english_of_loading_errors_and_engine_errors_is_as_before(tmp_path: 
         state_from_tensor_file(tf, {"queries": "q", "values": "v"}, None, base)
     assert str(caught.value) == (
         f"qk.npz: batch sizes disagree: queries (3, 2, 4), keys {base.keys.shape}, values (2, 5, 3) "
-        "(keys kept from the current inputs)")
+        "(keys kept from the current inputs)"
+    )
     with pytest.raises(ValueError, match=r"^head 5 is out of range: the array has 2 heads on axis 1 \(valid: 0-1\)$"):
         select_head(np.zeros((1, 2, 3, 4)), 5)
 
@@ -116,12 +128,14 @@ def test_the_english_of_loading_errors_and_engine_errors_is_as_before(tmp_path: 
 
     with pytest.raises(AttentionInputError) as engine:
         attend(np.zeros((2, 3, 4)), np.zeros((2, 5, 4)), np.zeros((2, 5, 1)), np.array([1, 2, 3]))
-    assert str(engine.value) == ("valid_lens must have shape (2,) or (2, 3) for a batch of 2 with 3 queries; "
-                                 "got shape (3,)")
+    assert str(engine.value) == (
+        "valid_lens must have shape (2,) or (2, 3) for a batch of 2 with 3 queries; got shape (3,)"
+    )
     with pytest.raises(AttentionInputError) as scoring:
         attend(np.zeros((1, 2, 3)), np.zeros((1, 2, 3)), np.zeros((1, 2, 3)), scoring="cosine")
-    assert str(scoring.value) == ("unknown scoring function 'cosine': expected one of dot, scaled_dot, additive, "
-                                  "bilinear, gaussian, summation")
+    assert str(scoring.value) == (
+        "unknown scoring function 'cosine': expected one of dot, scaled_dot, additive, bilinear, gaussian, summation"
+    )
 
 
 def test_multi_line_reasons_become_one_line_and_stay_translatable(portuguese) -> None:
@@ -163,16 +177,22 @@ def test_loading_errors_notes_and_engine_errors_read_in_portuguese(portuguese, t
         state_from_tensor_file(tf, {"queries": "q", "values": "v"}, None, base)
     assert error_text(caught.value) == (
         f"qk.npz: os tamanhos de lote não batem: consultas (3, 2, 4), chaves {base.keys.shape}, valores (2, 5, 3) "
-        "(das entradas atuais: chaves)")
+        "(das entradas atuais: chaves)"
+    )
 
     notes: list[str] = []
-    tf = load_tensor_file(_saved(tmp_path / "three.npz", {"queries": np.zeros((1, 2, 3)), "keys": np.zeros((1, 4, 3)),
-                                                          "values": np.zeros((1, 4, 2))}))
+    tf = load_tensor_file(
+        _saved(
+            tmp_path / "three.npz",
+            {"queries": np.zeros((1, 2, 3)), "keys": np.zeros((1, 4, 3)), "values": np.zeros((1, 4, 2))},
+        )
+    )
     state_from_tensor_file(tf, {"queries": "queries", "keys": "keys", "values": "values"}, None, base, notes=notes)
     assert [tr_text(n) for n in notes] == [
         "sem comprimentos válidos no arquivo: todas as chaves são válidas",
         "o arquivo não traz configurações de pontuação: pontuação por produto escalar escalonado, como usam os "
-        "modelos reais"]
+        "modelos reais",
+    ]
 
     session = tmp_path / "s.attnviz"
     from attnviz.io import save_session
@@ -205,11 +225,21 @@ def test_the_scaling_lab_note_reads_in_portuguese(portuguese) -> None:
 def test_the_roles_dialog_says_why_a_choice_cannot_load_in_portuguese(portuguese, qtbot, tmp_path) -> None:
     from attnviz.ui.files.open_dialog import RolesDialog
 
-    tf = load_tensor_file(_saved(tmp_path / "m.npz", {"q": np.zeros((1, 2, 3)), "k": np.zeros((1, 4, 3)),
-                                                      "v": np.zeros((1, 4, 2)), "pad": np.ones((1, 4), bool)}))
+    tf = load_tensor_file(
+        _saved(
+            tmp_path / "m.npz",
+            {
+                "q": np.zeros((1, 2, 3)),
+                "k": np.zeros((1, 4, 3)),
+                "v": np.zeros((1, 4, 2)),
+                "pad": np.ones((1, 4), bool),
+            },
+        )
+    )
     # A boolean mask chosen as valid lengths: refused, the reason in Portuguese.
-    dialog = RolesDialog(tf, {"queries": "q", "keys": "k", "values": "v", "valid_lens": "pad"},
-                         PRESETS["dot-toy"].build())
+    dialog = RolesDialog(
+        tf, {"queries": "q", "keys": "k", "values": "v", "valid_lens": "pad"}, PRESETS["dot-toy"].build()
+    )
     qtbot.addWidget(dialog)
     text = dialog.preview.text()
     assert "Não é possível carregar" in text or "não" in text.lower(), text
@@ -242,16 +272,28 @@ def test_every_marked_string_is_a_literal_the_catalogue_holds_exactly() -> None:
 # --------------------------------------------------------------------------- attnviz render
 
 
-def _render(args: list[str], lang: str, cwd: Path, language: str | None = None,
-            state_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
+def _render(
+    args: list[str], lang: str, cwd: Path, language: str | None = None, state_dir: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """``attnviz render`` as a user runs it: its own process, no display, the given locale."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    env.update(LANG=lang, LC_ALL=lang, LANGUAGE=lang.split(".")[0] if language is None else language,
-               PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""))
+    env.update(
+        LANG=lang,
+        LC_ALL=lang,
+        LANGUAGE=lang.split(".")[0] if language is None else language,
+        PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+    )
     if state_dir is not None:
         env["ATTNVIZ_STATE_DIR"] = str(state_dir)
-    return subprocess.run([sys.executable, "-m", "attnviz", "render", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "attnviz", "render", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_render_speaks_the_systems_language(tmp_path: Path) -> None:
@@ -260,12 +302,16 @@ def test_render_speaks_the_systems_language(tmp_path: Path) -> None:
     assert portuguese.returncode == 1
     assert portuguese.stdout == ""
     assert portuguese.stderr.splitlines() == [
-        ("attnviz render: truncated.npy: está truncado: seu cabeçalho promete 648 bytes de dados, mas só 72 bytes "
-         "vêm depois dele")]
+        (
+            "attnviz render: truncated.npy: está truncado: seu cabeçalho promete 648 bytes de dados, mas só 72 bytes "
+            "vêm depois dele"
+        )
+    ]
     english = _render(["--load", str(files["truncated"]), "--out", "x.png"], "C", tmp_path, language="")
     assert english.returncode == 1
     assert english.stderr.splitlines() == [
-        "attnviz render: truncated.npy: is truncated: its header promises 648 bytes of data but only 72 bytes follow"]
+        "attnviz render: truncated.npy: is truncated: its header promises 648 bytes of data but only 72 bytes follow"
+    ]
     # Usage errors: still exit status 2 and one line; argparse's own words stay English.
     usage = _render(["--preset", "dot-toy"], "pt_BR.UTF-8", tmp_path)
     assert usage.returncode == 2
@@ -274,8 +320,10 @@ def test_render_speaks_the_systems_language(tmp_path: Path) -> None:
 
 
 def test_render_prints_its_notes_in_the_systems_language_not_the_apps(tmp_path: Path) -> None:
-    tensors = _saved(tmp_path / "qkv.npz", {"queries": np.zeros((1, 2, 3)), "keys": np.zeros((1, 4, 3)),
-                                            "values": np.zeros((1, 4, 2))})
+    tensors = _saved(
+        tmp_path / "qkv.npz",
+        {"queries": np.zeros((1, 2, 3)), "keys": np.zeros((1, 4, 3)), "values": np.zeros((1, 4, 2))},
+    )
     ok = _render(["--load", str(tensors), "--out", "w.png"], "pt_BR.UTF-8", tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert ok.stderr == ""
@@ -283,7 +331,8 @@ def test_render_prints_its_notes_in_the_systems_language_not_the_apps(tmp_path: 
         "nota: sem comprimentos válidos no arquivo: todas as chaves são válidas",
         "nota: o arquivo não traz configurações de pontuação: pontuação por produto escalar escalonado, como usam os "
         "modelos reais",
-        "gravado: w.png"]
+        "gravado: w.png",
+    ]
     # The app's saved choice does not apply: a script that sets LANG=C gets English.
     state = tmp_path / "state"
     state.mkdir()
@@ -292,7 +341,9 @@ def test_render_prints_its_notes_in_the_systems_language_not_the_apps(tmp_path: 
     assert english.returncode == 0, english.stderr
     assert english.stdout.splitlines() == [
         "note: no valid lengths in the file: every key is valid",
-        "note: the file brings no scoring settings: scaled dot-product scoring, as real models use", "wrote w.png"]
+        "note: the file brings no scoring settings: scaled dot-product scoring, as real models use",
+        "wrote w.png",
+    ]
 
 
 def test_render_inside_the_app_leaves_the_apps_language_alone(portuguese, tmp_path, capsys, monkeypatch) -> None:

@@ -19,13 +19,34 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _probe(tmp_path: Path, width: int, height: int, *flags: str) -> dict:
     screen = tmp_path / "screen.json"
-    screen.write_text(json.dumps({"screens": [{"name": "S", "x": 0, "y": 0, "width": width, "height": height,
-                                               "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}))
+    screen.write_text(
+        json.dumps(
+            {
+                "screens": [
+                    {
+                        "name": "S",
+                        "x": 0,
+                        "y": 0,
+                        "width": width,
+                        "height": height,
+                        "logicalDpi": 96,
+                        "logicalBaseDpi": 96,
+                        "dpr": 1,
+                    }
+                ]
+            }
+        )
+    )
     out = tmp_path / "probe.json"
-    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={screen}",
-           "ATTNVIZ_STATE_DIR": str(tmp_path / "state"), "PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, str(PROBE), str(out), *flags], env=env, capture_output=True,
-                            text=True, timeout=600)
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": f"offscreen:configfile={screen}",
+        "ATTNVIZ_STATE_DIR": str(tmp_path / "state"),
+        "PYTHONPATH": str(ROOT),
+    }
+    result = subprocess.run(
+        [sys.executable, str(PROBE), str(out), *flags], env=env, capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(out.read_text())
 

@@ -249,7 +249,9 @@ def test_big_inputs_go_to_a_data_file_where_the_user_says(host, qtbot, tmp_path)
     assert asked and code is not None and target.exists()
     assert str(target.as_posix()) in code and str(target) in window.statusBar().currentMessage()
     namespace = run_snippet(code, tmp_path)  # another directory: the script finds the file by path
-    np.testing.assert_allclose(namespace["weights"].numpy(), window.session.last_outcome.view.weights, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(
+        namespace["weights"].numpy(), window.session.last_outcome.view.weights, rtol=1e-5, atol=1e-7
+    )
 
 
 def test_cancelling_the_data_file_copies_nothing(host, qtbot):

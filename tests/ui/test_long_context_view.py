@@ -20,8 +20,9 @@ def long_state(n: int = 600, *, window: int = 64):
     pad = np.ones((1, n), np.int64)
     pad[0, -50:] = 0
     state.masks = MaskArguments(attention_mask=pad)
-    state.settings = replace(state.settings, scoring="scaled_dot", lens_mode="none", causal="top_left", window=window,
-                             dtype="float64")
+    state.settings = replace(
+        state.settings, scoring="scaled_dot", lens_mode="none", causal="top_left", window=window, dtype="float64"
+    )
     return state
 
 
@@ -49,13 +50,14 @@ def test_the_overview_and_a_clicked_tile_equal_the_main_views_weights(qtbot, vie
     assert r.error is None and r.mean.shape == (300, 300)  # 600 rows in bins of 2: at most 512 bins
     edges_r, edges_c = r.row_edges, r.col_edges
     i, j = 150, 140
-    block = weights[edges_r[i]:edges_r[i + 1], edges_c[j]:edges_c[j + 1]]
+    block = weights[edges_r[i] : edges_r[i + 1], edges_c[j] : edges_c[j + 1]]
     assert r.mean[i, j] == pytest.approx(block.mean(), abs=1e-9)
     assert r.max[i, j] == pytest.approx(block.max(), abs=1e-9)
     np.testing.assert_allclose(r.column_sums, weights.sum(axis=0), atol=1e-9)
     v.overview_map.cellClicked.emit(i, j, None)
-    qtbot.waitUntil(lambda: v.tile is not None and v.tile.request.rows[0] <= edges_r[i] < v.tile.request.rows[1],
-                    timeout=10000)
+    qtbot.waitUntil(
+        lambda: v.tile is not None and v.tile.request.rows[0] <= edges_r[i] < v.tile.request.rows[1], timeout=10000
+    )
     (r0, r1), (c0, c1) = v.tile.request.rows, v.tile.request.cols
     np.testing.assert_allclose(v.tile.weights, weights[r0:r1, c0:c1], atol=1e-9)
     np.testing.assert_allclose(v.tile.row, weights[v.tile.request.query], atol=1e-9)

@@ -27,9 +27,16 @@ def lab_of(state: State) -> LabReport:
     s = state.settings
     lens = state.valid_lens()
     return compare_conventions(
-        torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values),
-        None if lens is None else torch.from_numpy(lens), causal=s.causal, scoring=s.scoring, dtype=s.dtype,
-        num_hiddens=s.num_hiddens, seed=s.param_seed, allow_nonfinite=s.allow_nonfinite,
+        torch.from_numpy(state.queries),
+        torch.from_numpy(state.keys),
+        torch.from_numpy(state.values),
+        None if lens is None else torch.from_numpy(lens),
+        causal=s.causal,
+        scoring=s.scoring,
+        dtype=s.dtype,
+        num_hiddens=s.num_hiddens,
+        seed=s.param_seed,
+        allow_nonfinite=s.allow_nonfinite,
     )
 
 
@@ -112,7 +119,9 @@ def test_every_convention_has_a_map_titled_with_its_label_and_causal_adds_alignm
     # The reference first, then the conventions that differ from it (the opening preset: the two
     # bugs), then those that agree.
     assert lab._order == ["strict", "float01", "inverted", "d2l", "neg_inf", "sdpa"]
-    assert [lab.grid.indexOf(lab.cells[n]) for n in lab._order] == sorted(lab.grid.indexOf(c) for c in lab.cells.values())
+    assert [lab.grid.indexOf(lab.cells[n]) for n in lab._order] == sorted(
+        lab.grid.indexOf(c) for c in lab.cells.values()
+    )
     for name, cell in lab.cells.items():
         assert cell.title.text().startswith(MASK_MODES[name].label)
     assert "(reference)" in lab.cells["strict"].title.text()
@@ -131,8 +140,9 @@ def test_every_convention_has_a_map_titled_with_its_label_and_causal_adds_alignm
 def test_the_lab_follows_the_batch_selector(host, qtbot, lab):
     report = lab_of(host.session.document.state)
     host.session.set_batch(1)
-    np.testing.assert_allclose(lab.cells["neg_inf"].heatmap.values, report.conventions["neg_inf"].weights[1].numpy(),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        lab.cells["neg_inf"].heatmap.values, report.conventions["neg_inf"].weights[1].numpy(), rtol=1e-6
+    )
     assert "batch 1 of 2" in lab.header.text()
 
 
@@ -152,14 +162,14 @@ def test_the_overlay_outlines_exactly_the_differing_cells():
     red = np.all(img[..., :3] == DIFF_COLOR, axis=-1) & (img[..., 3] > 0)
     for r in range(2):
         for c in range(3):
-            block = red[r * k:(r + 1) * k, c * k:(c + 1) * k]
+            block = red[r * k : (r + 1) * k, c * k : (c + 1) * k]
             assert block.any() == cells[r, c], (r, c)
             if cells[r, c]:
                 # An outline, not a fill: the edge is red, the centre shows the weight's colour.
                 assert block[0].all() and block[-1].all() and not block[k // 2, k // 2]
     # The leaked cell gets translucent stripes (it stays readable), nothing else does.
     striped = (img[..., 3] > 0) & ~red
-    assert striped[0:k, k:2 * k].any() and not striped[k:, :].any()
+    assert striped[0:k, k : 2 * k].any() and not striped[k:, :].any()
     assert (img[..., 3][striped] < 255).all()
     # Rows whose output differs (weights equal: 0 x NaN) get a red bar at their right edge only.
     img, k = disagreement_image(np.zeros((2, 3), dtype=bool), np.zeros((2, 3), dtype=bool), np.array([False, True]))
@@ -169,7 +179,7 @@ def test_the_overlay_outlines_exactly_the_differing_cells():
     big = np.zeros((100, 100), dtype=bool)
     big[3, 7] = True
     img, k = disagreement_image(big, np.zeros_like(big))
-    assert k == 10 and img[3 * k:4 * k, 7 * k:8 * k, 3].min() > 0 and img[..., 3].sum() == 150 * k * k
+    assert k == 10 and img[3 * k : 4 * k, 7 * k : 8 * k, 3].min() > 0 and img[..., 3].sum() == 150 * k * k
 
 
 def test_the_disagreeing_cells_are_drawn_on_the_map(host, qtbot, lab):
@@ -216,7 +226,9 @@ def test_the_documents_own_convention_matches_the_main_view_with_edited_params(h
     window.session.push(ReplaceState(LESSONS["exercise-1-keys"].preset.build(), "exercise 1"))
     wait_session(qtbot, window.session)
     wait_lab(qtbot, window, lab)
-    np.testing.assert_allclose(lab.outcome.conventions["d2l"].weights, window.session.last_outcome.view.weights, rtol=1e-6)
+    np.testing.assert_allclose(
+        lab.outcome.conventions["d2l"].weights, window.session.last_outcome.view.weights, rtol=1e-6
+    )
     state = window.session.document.state.copy()
     rng = np.random.default_rng(5)
     state.params = {k: rng.standard_normal(v.shape) for k, v in window.session.last_outcome.view.params.items()}

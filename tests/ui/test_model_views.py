@@ -18,10 +18,15 @@ def make_run(layers: int = 3, heads: int = 4, *, mask_padding: bool = True, seed
     b, n, d = 2, 6, 8
     pad = np.array([[1, 1, 1, 1, 1, 0 if mask_padding else 1], [1] * 6])
     calls = tuple(
-        AttentionCall(f"encoder.layer.{i}.attention.self", rng.standard_normal((b, heads, n, d)).astype(np.float32),
-                      rng.standard_normal((b, heads, n, d)).astype(np.float32),
-                      rng.standard_normal((b, heads, n, d)).astype(np.float32), MaskArguments(attention_mask=pad))
-        for i in range(layers))
+        AttentionCall(
+            f"encoder.layer.{i}.attention.self",
+            rng.standard_normal((b, heads, n, d)).astype(np.float32),
+            rng.standard_normal((b, heads, n, d)).astype(np.float32),
+            rng.standard_normal((b, heads, n, d)).astype(np.float32),
+            MaskArguments(attention_mask=pad),
+        )
+        for i in range(layers)
+    )
     tokens = np.array(TOKENS)
     return ModelRun(calls, query_tokens=tokens, key_tokens=tokens, source="file")
 

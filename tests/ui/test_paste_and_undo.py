@@ -15,8 +15,35 @@ from attnviz.ui.tables.tensor_table import parse_block, parse_value
 from .conftest import wait_current, wait_session
 
 # Cells a user may paste: numbers in every spelling parse_value takes, and things it refuses.
-TOKENS = ["0", "1.5", "-2", " 3.25 ", "−0.5", "–4", "1e3", "-1.5E-3", "nan", "inf", "-inf", "Infinity", "+.5",
-          "1.", "1_000", "0,5", "1,5e2", "-0,25", "1,000", "", " ", "abc", "1.0.0", "0x10", "1e", "--1", "١٢"]
+TOKENS = [
+    "0",
+    "1.5",
+    "-2",
+    " 3.25 ",
+    "−0.5",
+    "–4",
+    "1e3",
+    "-1.5E-3",
+    "nan",
+    "inf",
+    "-inf",
+    "Infinity",
+    "+.5",
+    "1.",
+    "1_000",
+    "0,5",
+    "1,5e2",
+    "-0,25",
+    "1,000",
+    "",
+    " ",
+    "abc",
+    "1.0.0",
+    "0x10",
+    "1e",
+    "--1",
+    "١٢",
+]
 
 
 def reference(text: str, minimum: float | None) -> np.ndarray | str:
@@ -32,10 +59,13 @@ def reference(text: str, minimum: float | None) -> np.ndarray | str:
 
 @pytest.mark.parametrize("locale", ["en_US", "pt_BR"])
 @settings(max_examples=150, deadline=None)
-@given(grid=st.lists(st.lists(st.sampled_from(TOKENS), min_size=3, max_size=3), min_size=1, max_size=4),
-       minimum=st.sampled_from([None, 0.0]))
-def test_a_pasted_block_reads_every_cell_as_parse_value_does(locale: str, grid: list[list[str]],
-                                                            minimum: float | None) -> None:
+@given(
+    grid=st.lists(st.lists(st.sampled_from(TOKENS), min_size=3, max_size=3), min_size=1, max_size=4),
+    minimum=st.sampled_from([None, 0.0]),
+)
+def test_a_pasted_block_reads_every_cell_as_parse_value_does(
+    locale: str, grid: list[list[str]], minimum: float | None
+) -> None:
     before = QLocale()
     QLocale.setDefault(QLocale(locale))
     try:

@@ -31,10 +31,20 @@ def engine_result(state):
     lens = state.valid_lens()
     params = {k: torch.from_numpy(np.asarray(v)) for k, v in state.params.items()} or None
     return attend(
-        torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values),
-        None if lens is None else torch.from_numpy(lens), scoring=s.scoring, mask_mode=s.mask_mode,
-        causal=s.causal, params=params, num_hiddens=s.num_hiddens, seed=s.param_seed, dropout=s.dropout,
-        train=s.train, dropout_seed=s.dropout_seed, dtype=s.dtype,
+        torch.from_numpy(state.queries),
+        torch.from_numpy(state.keys),
+        torch.from_numpy(state.values),
+        None if lens is None else torch.from_numpy(lens),
+        scoring=s.scoring,
+        mask_mode=s.mask_mode,
+        causal=s.causal,
+        params=params,
+        num_hiddens=s.num_hiddens,
+        seed=s.param_seed,
+        dropout=s.dropout,
+        train=s.train,
+        dropout_seed=s.dropout_seed,
+        dtype=s.dtype,
     )
 
 
@@ -101,14 +111,23 @@ def test_raw_scores_highlight_the_dot_product_and_scores_the_whole_fraction():
 
 def test_additive_features_sum_to_the_additive_score():
     rng = np.random.default_rng(3)
-    params = {"W_q": rng.standard_normal((5, 3)), "W_k": rng.standard_normal((5, 2)),
-              "w_v": rng.standard_normal((1, 5))}
+    params = {
+        "W_q": rng.standard_normal((5, 3)),
+        "W_k": rng.standard_normal((5, 2)),
+        "w_v": rng.standard_normal((1, 5)),
+    }
     q, k = rng.standard_normal(3), rng.standard_normal(2)
     hidden, weighted = additive_features(params, q, k)
     np.testing.assert_allclose(hidden, np.tanh(params["W_q"] @ q + params["W_k"] @ k))
-    score = attend(torch.tensor(q[None, None]), torch.tensor(k[None, None]), torch.ones(1, 1, 1),
-                   scoring="additive", params={n: torch.tensor(v) for n, v in params.items()},
-                   num_hiddens=5, dtype="float64").raw_scores
+    score = attend(
+        torch.tensor(q[None, None]),
+        torch.tensor(k[None, None]),
+        torch.ones(1, 1, 1),
+        scoring="additive",
+        params={n: torch.tensor(v) for n, v in params.items()},
+        num_hiddens=5,
+        dtype="float64",
+    ).raw_scores
     assert weighted.sum() == pytest.approx(float(score[0, 0, 0]), rel=1e-6)
 
 
@@ -212,7 +231,9 @@ def test_editing_a_parameter_changes_the_weights_through_the_window(window, qtbo
     i, j = 0, 1
     view.feature_key.setValue(j)
     _, weighted = additive_features(state.params, state.queries[0, i], state.keys[0, j])
-    assert weighted.sum() == pytest.approx(float(window.session.last_outcome.view.raw_scores[0, i, j]), rel=1e-4, abs=1e-6)
+    assert weighted.sum() == pytest.approx(
+        float(window.session.last_outcome.view.raw_scores[0, i, j]), rel=1e-4, abs=1e-6
+    )
     window.session.undo_stack.undo()
     wait_current(qtbot, window)
     np.testing.assert_allclose(window.session.last_outcome.view.weights, before, rtol=1e-6)

@@ -84,8 +84,9 @@ def test_another_batch_element_of_a_big_batch_is_prepared_off_the_gui_thread(win
     heatmap = window.results.maps[0]
     view = window.session.current_view()
     window.session.set_batch(4)
-    qtbot.waitUntil(lambda: heatmap.values is not None and np.shares_memory(heatmap.values, view.weights[4]),
-                    timeout=20000)
+    qtbot.waitUntil(
+        lambda: heatmap.values is not None and np.shares_memory(heatmap.values, view.weights[4]), timeout=20000
+    )
     heatmap.grab()
     assert called == []
     assert "batch 4 of 6" in heatmap.title
@@ -129,8 +130,9 @@ def test_big_pipeline_stages_are_prepared_off_the_gui_thread(window, qtbot, monk
     stages = ("raw_scores", "scores", "mask", "masked_scores", "weights", "applied_weights")
 
     def drawn() -> bool:
-        return all(np.shares_memory(pipeline.cards[s].heatmap.values, getattr(view, s)[0]) for s in stages
-                   if s != "mask") and pipeline.cards["mask"].heatmap.values.shape == (1024, 1024)
+        return all(
+            np.shares_memory(pipeline.cards[s].heatmap.values, getattr(view, s)[0]) for s in stages if s != "mask"
+        ) and pipeline.cards["mask"].heatmap.values.shape == (1024, 1024)
 
     qtbot.waitUntil(drawn, timeout=30000)
     for stage in stages:
@@ -142,8 +144,10 @@ def test_big_pipeline_stages_are_prepared_off_the_gui_thread(window, qtbot, monk
     weights = pipeline.cards["weights"].heatmap
     np.testing.assert_array_equal(weights._mask if weights._mask is not None else True, view.mask[0])
     np.testing.assert_array_equal(pipeline.cards["mask"].heatmap.values, view.mask[0].astype(np.float32))
-    assert pipeline.cards["raw_scores"].heatmap.levels == (float(np.nanmin(view.raw_scores[0])),
-                                                           float(np.nanmax(view.raw_scores[0])))
+    assert pipeline.cards["raw_scores"].heatmap.levels == (
+        float(np.nanmin(view.raw_scores[0])),
+        float(np.nanmax(view.raw_scores[0])),
+    )
     text = weights._hover_text_for(2, 1000)
     assert "query 2, key 1000" in text and "(masked)" in text  # keys past 3/4 are padding
 
@@ -155,11 +159,15 @@ def test_replaced_pipeline_pictures_are_freed_off_the_gui_thread(window, qtbot):
     qtbot.waitUntil(lambda: dock.view().isVisible())
     pipeline = dock.view()
     _load(qtbot, window, random_state(1, 1024, 16, seed=5))
-    qtbot.waitUntil(lambda: pipeline._stages is not None
-                    and pipeline._stages.request.view is window.session.current_view(), timeout=30000)
+    qtbot.waitUntil(
+        lambda: pipeline._stages is not None and pipeline._stages.request.view is window.session.current_view(),
+        timeout=30000,
+    )
     freed_on: list[bool] = []
-    weakref.finalize(pipeline._stages.maps["weights"].pyramid.images[1],
-                     lambda: freed_on.append(threading.get_ident() == threading.main_thread().ident))
+    weakref.finalize(
+        pipeline._stages.maps["weights"].pyramid.images[1],
+        lambda: freed_on.append(threading.get_ident() == threading.main_thread().ident),
+    )
     _edit(qtbot, window, "0.125")
     qtbot.waitUntil(lambda: bool(freed_on), timeout=30000)
     assert freed_on == [False]
@@ -171,8 +179,10 @@ def test_maps_prepared_for_another_scale_are_freed_off_the_gui_thread(window, qt
     window.session.set_color_range("unit")  # prepared on the panel's thread, held by the panel only
     qtbot.waitUntil(lambda: heatmap.levels == (0.0, 1.0), timeout=20000)
     freed_on: list[bool] = []
-    weakref.finalize(window.results._prepared.maps[0].pyramid.images[1],
-                     lambda: freed_on.append(threading.get_ident() == threading.main_thread().ident))
+    weakref.finalize(
+        window.results._prepared.maps[0].pyramid.images[1],
+        lambda: freed_on.append(threading.get_ident() == threading.main_thread().ident),
+    )
     _edit(qtbot, window, "0.625")  # comes prepared for "unit" from the compute thread
     qtbot.waitUntil(lambda: bool(freed_on), timeout=30000)
     assert freed_on == [False]

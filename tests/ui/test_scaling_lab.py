@@ -23,8 +23,9 @@ from attnviz.ui.views.scaling_lab import (
 
 def point_of(state: State) -> dict[str, float]:
     lens = state.valid_lens()
-    return current_point(torch.from_numpy(state.queries), torch.from_numpy(state.keys),
-                         None if lens is None else torch.from_numpy(lens))
+    return current_point(
+        torch.from_numpy(state.queries), torch.from_numpy(state.keys), None if lens is None else torch.from_numpy(lens)
+    )
 
 
 def wait_lab(qtbot, window, view: ScalingLabView) -> None:
@@ -121,8 +122,14 @@ def test_additive_attention_gets_the_tanh_histogram_and_its_saturated_share(host
     wait_lab(qtbot, host, lab)
     state = host.session.document.state
     lens = state.valid_lens()
-    expected = tanh_saturation(torch.from_numpy(state.queries), torch.from_numpy(state.keys), None,
-                               num_hiddens=6, seed=3, valid_lens=None if lens is None else torch.from_numpy(lens))
+    expected = tanh_saturation(
+        torch.from_numpy(state.queries),
+        torch.from_numpy(state.keys),
+        None,
+        num_hiddens=6,
+        seed=3,
+        valid_lens=None if lens is None else torch.from_numpy(lens),
+    )
     sat = lab.outcome.saturation
     assert sat is not None and sat.saturated_fraction == expected.saturated_fraction
     np.testing.assert_array_equal(sat.pre_counts, expected.pre_counts)

@@ -39,9 +39,7 @@ class Recorder:
 
 def float_model(**kwargs: Any) -> ArrayTableModel:
     arr = np.arange(12, dtype=np.float64).reshape(3, 4) / 8
-    return ArrayTableModel(
-        arr, row_label=lambda i: f"q{i}", column_label=lambda i: f"d{i}", **kwargs
-    )
+    return ArrayTableModel(arr, row_label=lambda i: f"q{i}", column_label=lambda i: f"d{i}", **kwargs)
 
 
 def length_model() -> ArrayTableModel:
@@ -295,9 +293,7 @@ def test_parse_block_windows_line_endings_and_empty_cells_in_tsv() -> None:
 def test_parse_block_commas_and_whitespace() -> None:
     np.testing.assert_array_equal(parse_block("1, 2.5\n-3,4e1", False, None), [[1, 2.5], [-3, 40]])
     np.testing.assert_array_equal(parse_block("1  2 3", False, None), [[1, 2, 3]])
-    np.testing.assert_array_equal(
-        parse_block(" 1 2 3 \n4 5 6\n", False, None), [[1, 2, 3], [4, 5, 6]]
-    )
+    np.testing.assert_array_equal(parse_block(" 1 2 3 \n4 5 6\n", False, None), [[1, 2, 3], [4, 5, 6]])
     np.testing.assert_array_equal(parse_block("7\n8\n9\n", False, None), [[7], [8], [9]])
 
 
@@ -318,9 +314,7 @@ def test_parse_block_bad_cell_is_named() -> None:
     assert str(info.value) == "row 2, column 2: 'foo' is not a number"
     with pytest.raises(ValueError) as info:
         parse_block("1\t2.5\n", True, 0, name="valid length")
-    assert str(info.value) == (
-        "row 1, column 2: valid length must be a whole number ≥ 0, got '2.5'"
-    )
+    assert str(info.value) == ("row 1, column 2: valid length must be a whole number ≥ 0, got '2.5'")
     with pytest.raises(ValueError, match="row 1, column 1"):
         parse_block("-1 2", True, 0)
 
@@ -344,9 +338,7 @@ def test_parse_value() -> None:
 # ---- view: copy / paste / delete ---------------------------------------------------------------
 
 
-def test_copy_selection_puts_full_precision_tsv_on_clipboard(
-    view: TensorTableView, qtbot: Any
-) -> None:
+def test_copy_selection_puts_full_precision_tsv_on_clipboard(view: TensorTableView, qtbot: Any) -> None:
     model = view.model()
     assert isinstance(model, ArrayTableModel)
     arr = np.array([[0.1, 1 / 3, 2.0], [np.nan, -1e-300, 5.0]])

@@ -28,19 +28,41 @@ from attnviz.ui.lifecycle import Retranslating
 
 # (key, label, tooltip, maximum); labels and tooltips are translated where they are shown.
 SHAPE_FIELDS: tuple[tuple[str, str, str, int], ...] = (
-    ("batch", QT_TRANSLATE_NOOP("SettingsPanel", "&Batch"),
-     QT_TRANSLATE_NOOP("SettingsPanel", "Number of batch elements (independent examples)"), MAX_BATCH),
-    ("n_queries", QT_TRANSLATE_NOOP("SettingsPanel", "&Queries"),
-     QT_TRANSLATE_NOOP("SettingsPanel", "Number of queries per batch element (rows of the attention map)"), MAX_LEN),
-    ("n_keys", QT_TRANSLATE_NOOP("SettingsPanel", "&Keys"),
-     QT_TRANSLATE_NOOP("SettingsPanel", "Number of key-value pairs per batch element (columns of the attention map)"),
-     MAX_LEN),
+    (
+        "batch",
+        QT_TRANSLATE_NOOP("SettingsPanel", "&Batch"),
+        QT_TRANSLATE_NOOP("SettingsPanel", "Number of batch elements (independent examples)"),
+        MAX_BATCH,
+    ),
+    (
+        "n_queries",
+        QT_TRANSLATE_NOOP("SettingsPanel", "&Queries"),
+        QT_TRANSLATE_NOOP("SettingsPanel", "Number of queries per batch element (rows of the attention map)"),
+        MAX_LEN,
+    ),
+    (
+        "n_keys",
+        QT_TRANSLATE_NOOP("SettingsPanel", "&Keys"),
+        QT_TRANSLATE_NOOP(
+            "SettingsPanel", "Number of key-value pairs per batch element (columns of the attention map)"
+        ),
+        MAX_LEN,
+    ),
     ("d_q", "d_&q", QT_TRANSLATE_NOOP("SettingsPanel", "Length of each query vector"), MAX_DIM),
-    ("d_k", "d_&k",
-     QT_TRANSLATE_NOOP("SettingsPanel", "Length of each key vector (dot-product scoring needs d_k = d_q)"), MAX_DIM),
-    ("d_v", "d_&v", QT_TRANSLATE_NOOP("SettingsPanel", "Length of each value vector (the output has this length too)"),
-     MAX_DIM),
+    (
+        "d_k",
+        "d_&k",
+        QT_TRANSLATE_NOOP("SettingsPanel", "Length of each key vector (dot-product scoring needs d_k = d_q)"),
+        MAX_DIM,
+    ),
+    (
+        "d_v",
+        "d_&v",
+        QT_TRANSLATE_NOOP("SettingsPanel", "Length of each value vector (the output has this length too)"),
+        MAX_DIM,
+    ),
 )
+
 
 def _combo(keys: list[Any]) -> QComboBox:
     """A combo box of ``keys`` (item data); texts are set by the panel's ``retranslate``. It is
@@ -100,8 +122,9 @@ class ShapePanel(Retranslating, QGroupBox):
 
     def retranslate(self) -> None:
         self.setTitle(translate("SettingsPanel", "Shapes"))
-        self.setToolTip(translate("SettingsPanel", "Dimensions of the tensors; values that still fit are kept when "
-                                                   "they change"))
+        self.setToolTip(
+            translate("SettingsPanel", "Dimensions of the tensors; values that still fit are kept when they change")
+        )
         for key, label, tip, _maximum in SHAPE_FIELDS:
             self.spins[key].setToolTip(tr_text(tip))
             self.captions[key].setText(tr_text(label))
@@ -173,9 +196,16 @@ class SettingsPanel(Retranslating, QGroupBox):
         drop_layout.addWidget(self.train)
 
         fields: dict[str, QWidget] = {
-            "scoring": self.scoring, "hidden": self.hidden, "param_seed": self.param_seed,
-            "lens_mode": self.lens_mode, "mask_mode": self.mask_mode, "causal": self.causal,
-            "device": self.device, "dtype": self.dtype, "dropout": self._drop, "dropout_seed": self.dropout_seed,
+            "scoring": self.scoring,
+            "hidden": self.hidden,
+            "param_seed": self.param_seed,
+            "lens_mode": self.lens_mode,
+            "mask_mode": self.mask_mode,
+            "causal": self.causal,
+            "device": self.device,
+            "dtype": self.dtype,
+            "dropout": self._drop,
+            "dropout_seed": self.dropout_seed,
         }
         self.captions: dict[str, QLabel] = {}
         for key, _text in _SETTING_CAPTIONS:
@@ -183,11 +213,20 @@ class SettingsPanel(Retranslating, QGroupBox):
             caption.setBuddy(self.dropout if key == "dropout" else fields[key])
             form.addRow(caption, fields[key])
 
-        for key, box in (("scoring", self.scoring), ("lens_mode", self.lens_mode), ("mask_mode", self.mask_mode),
-                         ("causal", self.causal), ("device", self.device), ("dtype", self.dtype)):
+        for key, box in (
+            ("scoring", self.scoring),
+            ("lens_mode", self.lens_mode),
+            ("mask_mode", self.mask_mode),
+            ("causal", self.causal),
+            ("device", self.device),
+            ("dtype", self.dtype),
+        ):
             box.currentIndexChanged.connect(lambda _i, k=key, b=box: self.settingsChanged.emit({k: b.currentData()}))
-        for key, spin in (("num_hiddens", self.hidden), ("param_seed", self.param_seed),
-                          ("dropout_seed", self.dropout_seed)):
+        for key, spin in (
+            ("num_hiddens", self.hidden),
+            ("param_seed", self.param_seed),
+            ("dropout_seed", self.dropout_seed),
+        ):
             spin.valueChanged.connect(lambda v, k=key: self.settingsChanged.emit({k: int(v)}))
         self.dropout.valueChanged.connect(lambda v: self.settingsChanged.emit({"dropout": float(v)}))
         self.train.toggled.connect(lambda on: self.settingsChanged.emit({"train": bool(on)}))
@@ -215,24 +254,38 @@ class SettingsPanel(Retranslating, QGroupBox):
         self.scoring.setToolTip(translate("SettingsPanel", "Scoring function a(q, k)"))
         self.hidden.setToolTip(translate("SettingsPanel", "Hidden size h of additive attention (W_q, W_k are h x d)"))
         self.param_seed.setToolTip(translate("SettingsPanel", "Seed of the learnable parameters (additive, bilinear)"))
-        self.lens_mode.setToolTip(translate(
-            "SettingsPanel", "Valid lengths: none, one per batch element (1-D), or one per query (2-D)"))
-        self.mask_mode.setToolTip(translate(
-            "SettingsPanel", "How masked keys are applied: the book's -1e6 fill, strict, or the conventions (and "
-                             "bugs) of other libraries"))
-        self.causal.setToolTip(translate(
-            "SettingsPanel", "Causal mask: query i sees keys up to i (top-left) or up to i + K - Q (bottom-right)"))
+        self.lens_mode.setToolTip(
+            translate("SettingsPanel", "Valid lengths: none, one per batch element (1-D), or one per query (2-D)")
+        )
+        self.mask_mode.setToolTip(
+            translate(
+                "SettingsPanel",
+                "How masked keys are applied: the book's -1e6 fill, strict, or the conventions (and "
+                "bugs) of other libraries",
+            )
+        )
+        self.causal.setToolTip(
+            translate(
+                "SettingsPanel", "Causal mask: query i sees keys up to i (top-left) or up to i + K - Q (bottom-right)"
+            )
+        )
         self.device.setToolTip(translate("SettingsPanel", "Device the attention runs on"))
-        self.dtype.setToolTip(translate(
-            "SettingsPanel", "Floating-point type of the computation; float16 shows the -1e6 fill overflowing"))
-        self.dropout.setToolTip(translate("SettingsPanel", "Dropout probability on the attention weights (only in "
-                                                           "training mode)"))
+        self.dtype.setToolTip(
+            translate(
+                "SettingsPanel", "Floating-point type of the computation; float16 shows the -1e6 fill overflowing"
+            )
+        )
+        self.dropout.setToolTip(
+            translate("SettingsPanel", "Dropout probability on the attention weights (only in training mode)")
+        )
         self._drop.setToolTip(self.dropout.toolTip())
         self.train.setText(translate("SettingsPanel", "&Training"))
-        self.train.setToolTip(translate("SettingsPanel", "Training mode: apply dropout to the weights (evaluation "
-                                                         "mode ignores it)"))
-        self.dropout_seed.setToolTip(translate("SettingsPanel", "Seed of the dropout mask, so a training-mode "
-                                                                "picture is reproducible"))
+        self.train.setToolTip(
+            translate("SettingsPanel", "Training mode: apply dropout to the weights (evaluation mode ignores it)")
+        )
+        self.dropout_seed.setToolTip(
+            translate("SettingsPanel", "Seed of the dropout mask, so a training-mode picture is reproducible")
+        )
 
     def set_devices(self, devices: list[str]) -> None:
         current = self.device.currentData()
@@ -256,8 +309,11 @@ class SettingsPanel(Retranslating, QGroupBox):
                 self.device.addItem(s.device, s.device)
         _select(self.device, s.device)
         _select(self.dtype, s.dtype)
-        for spin, value in ((self.hidden, s.num_hiddens), (self.param_seed, s.param_seed),
-                            (self.dropout_seed, s.dropout_seed)):
+        for spin, value in (
+            (self.hidden, s.num_hiddens),
+            (self.param_seed, s.param_seed),
+            (self.dropout_seed, s.dropout_seed),
+        ):
             if spin.value() != value:
                 with QSignalBlocker(spin):
                     spin.setValue(value)
@@ -275,18 +331,40 @@ class SettingsPanel(Retranslating, QGroupBox):
 
 #: The long-context masks' fields: (setting, caption, tip). 0 turns each off.
 _LONG_MASKS = (
-    ("window", QT_TRANSLATE_NOOP("SettingsPanel", "&Window"),
-     QT_TRANSLATE_NOOP("SettingsPanel", "Sliding window: a query sees the keys within this distance (|i - j| < w; "
-                                        "only earlier ones when Causal is on). 0: off")),
-    ("sinks", QT_TRANSLATE_NOOP("SettingsPanel", "S&inks"),
-     QT_TRANSLATE_NOOP("SettingsPanel", "Attention sinks: the first keys every query keeps seeing beside its window "
-                                        "(StreamingLLM). Needs a window. 0: off")),
-    ("prefix", QT_TRANSLATE_NOOP("SettingsPanel", "Pre&fix"),
-     QT_TRANSLATE_NOOP("SettingsPanel", "Prefix-LM: every query sees the first keys (the prefix), and causally "
-                                        "after it. 0: off")),
-    ("chunk", QT_TRANSLATE_NOOP("SettingsPanel", "C&hunk"),
-     QT_TRANSLATE_NOOP("SettingsPanel", "Chunked local attention: queries see the keys of their own chunk of this "
-                                        "size (causally within it when Causal is on). 0: off")),
+    (
+        "window",
+        QT_TRANSLATE_NOOP("SettingsPanel", "&Window"),
+        QT_TRANSLATE_NOOP(
+            "SettingsPanel",
+            "Sliding window: a query sees the keys within this distance (|i - j| < w; "
+            "only earlier ones when Causal is on). 0: off",
+        ),
+    ),
+    (
+        "sinks",
+        QT_TRANSLATE_NOOP("SettingsPanel", "S&inks"),
+        QT_TRANSLATE_NOOP(
+            "SettingsPanel",
+            "Attention sinks: the first keys every query keeps seeing beside its window "
+            "(StreamingLLM). Needs a window. 0: off",
+        ),
+    ),
+    (
+        "prefix",
+        QT_TRANSLATE_NOOP("SettingsPanel", "Pre&fix"),
+        QT_TRANSLATE_NOOP(
+            "SettingsPanel", "Prefix-LM: every query sees the first keys (the prefix), and causally after it. 0: off"
+        ),
+    ),
+    (
+        "chunk",
+        QT_TRANSLATE_NOOP("SettingsPanel", "C&hunk"),
+        QT_TRANSLATE_NOOP(
+            "SettingsPanel",
+            "Chunked local attention: queries see the keys of their own chunk of this "
+            "size (causally within it when Causal is on). 0: off",
+        ),
+    ),
 )
 
 
@@ -314,8 +392,11 @@ class LongMasksPanel(Retranslating, QGroupBox):
 
     def retranslate(self) -> None:
         self.setTitle(translate("SettingsPanel", "Long-context masks"))
-        self.setToolTip(translate("SettingsPanel", "Masks of long-context models, combined with padding, causal and "
-                                                   "the model's own masks"))
+        self.setToolTip(
+            translate(
+                "SettingsPanel", "Masks of long-context models, combined with padding, causal and the model's own masks"
+            )
+        )
         off = translate("SettingsPanel", "off")
         for key, caption, tip in _LONG_MASKS:
             self.captions[key].setText(tr_text(caption))

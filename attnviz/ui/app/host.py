@@ -100,8 +100,11 @@ def _tab_title(spec: DockSpec) -> str:
 
 def _close_tip(spec: DockSpec) -> str:
     name = tr_text(spec.title).split(":")[0]
-    return (translate("LabWorker", "Close {name} (it stays in the View menu)") if spec.menu == "view"
-            else translate("LabWorker", "Close {name} (it stays in the Tools menu)")).format(name=name)
+    return (
+        translate("LabWorker", "Close {name} (it stays in the View menu)")
+        if spec.menu == "view"
+        else translate("LabWorker", "Close {name} (it stays in the Tools menu)")
+    ).format(name=name)
 
 
 class ToolDock(Retranslating, QDockWidget):
@@ -182,8 +185,10 @@ class ToolDock(Retranslating, QDockWidget):
         action.setToolTip(tip)
         action.setStatusTip(tip)
         # The title bar's own buttons come without tooltips; every control of the app has one.
-        tips = {"qt_dockwidget_closebutton": _close_tip(spec),
-                "qt_dockwidget_floatbutton": translate("LabWorker", "Undock into its own window, or dock it back")}
+        tips = {
+            "qt_dockwidget_closebutton": _close_tip(spec),
+            "qt_dockwidget_floatbutton": translate("LabWorker", "Undock into its own window, or dock it back"),
+        }
         for button in self.findChildren(QAbstractButton):
             if button.objectName() in tips:
                 button.setToolTip(tips[button.objectName()])
@@ -399,8 +404,9 @@ class HostWindow(Retranslating, QMainWindow):
         self.session = session
         if session.parent() is None:
             session.setParent(self)  # one lifetime: the session's Qt objects go with the window
-        self._menus: dict[str, QMenu] = {name: self.menuBar().addMenu(tr_text(title))
-                                         for name, title in MENU_NAMES.items()}
+        self._menus: dict[str, QMenu] = {
+            name: self.menuBar().addMenu(tr_text(title)) for name, title in MENU_NAMES.items()
+        }
         for menu in self._menus.values():
             menu.setToolTipsVisible(True)
         self._toolbars: dict[QToolBar, str] = {}
@@ -498,8 +504,15 @@ class HostWindow(Retranslating, QMainWindow):
     def _show_status(self, text: str, ms: int) -> None:
         self.statusBar().showMessage(text, ms)
 
-    def add_action(self, menu: str, text: str, slot: Callable[[], object], *,
-                   shortcut: QKeySequence | str | None = None, tip: str = "") -> QAction:
+    def add_action(
+        self,
+        menu: str,
+        text: str,
+        slot: Callable[[], object],
+        *,
+        shortcut: QKeySequence | str | None = None,
+        tip: str = "",
+    ) -> QAction:
         """An action in ``menu`` whose text and tip (marked sources) follow the language."""
         action = QAction(tr_text(text), self)
         self._action_texts.append((action, text, tip))
@@ -526,9 +539,14 @@ class HostWindow(Retranslating, QMainWindow):
         self.session.retranslate()
 
     def _retranslate_tabs(self) -> None:
-        self.tool_tabs.setToolTip(translate("LabWorker", "The main view and the views opened from the View and "
-                                                         "Tools menus; right-click a tab to give it a window of its "
-                                                         "own"))
+        self.tool_tabs.setToolTip(
+            translate(
+                "LabWorker",
+                "The main view and the views opened from the View and "
+                "Tools menus; right-click a tab to give it a window of its "
+                "own",
+            )
+        )
         if self._main_title:
             self.tool_tabs.setTabText(0, tr_text(self._main_title))
             self.tool_tabs.setTabToolTip(0, translate("MainWindow", "Inputs, settings and attention weights"))

@@ -94,15 +94,24 @@ FILL_NAMES = {
     "arange": QT_TRANSLATE_NOOP("MainWindow", "the book's arange values"),
 }
 THEME_CHOICES = (
-    ("system", QT_TRANSLATE_NOOP("MainWindow", "Follow the &system"),
-     QT_TRANSLATE_NOOP("MainWindow", "Light or dark as the desktop is")),
-    ("light", QT_TRANSLATE_NOOP("MainWindow", "&Light"),
-     QT_TRANSLATE_NOOP("MainWindow", "Light theme (good on a projector in a bright room)")),
+    (
+        "system",
+        QT_TRANSLATE_NOOP("MainWindow", "Follow the &system"),
+        QT_TRANSLATE_NOOP("MainWindow", "Light or dark as the desktop is"),
+    ),
+    (
+        "light",
+        QT_TRANSLATE_NOOP("MainWindow", "&Light"),
+        QT_TRANSLATE_NOOP("MainWindow", "Light theme (good on a projector in a bright room)"),
+    ),
     ("dark", QT_TRANSLATE_NOOP("MainWindow", "&Dark"), QT_TRANSLATE_NOOP("MainWindow", "Dark theme")),
 )
-LANGUAGE_SYSTEM = (QT_TRANSLATE_NOOP("MainWindow", "Follow the &system"),
-                   QT_TRANSLATE_NOOP("MainWindow", "The language of the desktop (Portuguese for any Portuguese "
-                                                   "locale, otherwise English)"))
+LANGUAGE_SYSTEM = (
+    QT_TRANSLATE_NOOP("MainWindow", "Follow the &system"),
+    QT_TRANSLATE_NOOP(
+        "MainWindow", "The language of the desktop (Portuguese for any Portuguese locale, otherwise English)"
+    ),
+)
 
 
 #: How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE).
@@ -115,8 +124,10 @@ class _PresentationHint(QLabel):
     def __init__(self, window: QWidget) -> None:
         super().__init__(window)
         self.setObjectName("presentationHint")
-        self.setStyleSheet("QLabel#presentationHint { background: rgba(20, 20, 20, 200); color: white; "
-                           "padding: 8px 16px; border-radius: 6px; }")
+        self.setStyleSheet(
+            "QLabel#presentationHint { background: rgba(20, 20, 20, 200); color: white; "
+            "padding: 8px 16px; border-radius: 6px; }"
+        )
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -227,8 +238,11 @@ class MainWindow(HostWindow):
             return
         free = screen.availableGeometry()
         # Before the first show there is no frame yet: leave room for a usual title bar.
-        frame_w, frame_h = (16, 40) if not self.isVisible() else (
-            self.frameGeometry().width() - self.width(), self.frameGeometry().height() - self.height())
+        frame_w, frame_h = (
+            (16, 40)
+            if not self.isVisible()
+            else (self.frameGeometry().width() - self.width(), self.frameGeometry().height() - self.height())
+        )
         width = max(min(self.width(), free.width() - frame_w), self.minimumSizeHint().width())
         height = max(min(self.height(), free.height() - frame_h), self.minimumSizeHint().height())
         if (width, height) != (self.width(), self.height()):
@@ -338,9 +352,13 @@ class MainWindow(HostWindow):
             bar.addPermanentWidget(label)
 
     def _build_menus(self) -> None:
-        self.quit_action = self.add_action("file", QT_TRANSLATE_NOOP("MainWindow", "&Quit"), self.close,
-                                           shortcut=QKeySequence(QKeySequence.StandardKey.Quit),
-                                           tip=QT_TRANSLATE_NOOP("MainWindow", "Close attnviz"))
+        self.quit_action = self.add_action(
+            "file",
+            QT_TRANSLATE_NOOP("MainWindow", "&Quit"),
+            self.close,
+            shortcut=QKeySequence(QKeySequence.StandardKey.Quit),
+            tip=QT_TRANSLATE_NOOP("MainWindow", "Close attnviz"),
+        )
         undo_stack = self.session.undo_stack
         edit_menu = self.menu("edit")
         # Our own actions rather than QUndoStack.createUndoAction: that one fixes its "Undo"
@@ -365,19 +383,31 @@ class MainWindow(HostWindow):
         # Copy and Paste act on the table that has the focus (the tables also take the keys
         # themselves); from the menu they reach the table the user last worked in.
         self.copy_action = self.add_action(
-            "edit", QT_TRANSLATE_NOOP("MainWindow", "&Copy"), lambda: self._table_command("copy"),
+            "edit",
+            QT_TRANSLATE_NOOP("MainWindow", "&Copy"),
+            lambda: self._table_command("copy"),
             shortcut=QKeySequence(QKeySequence.StandardKey.Copy),
-            tip=QT_TRANSLATE_NOOP("MainWindow", "Copy the selected cells of the current table as tab-separated text"))
+            tip=QT_TRANSLATE_NOOP("MainWindow", "Copy the selected cells of the current table as tab-separated text"),
+        )
         self.paste_action = self.add_action(
-            "edit", QT_TRANSLATE_NOOP("MainWindow", "&Paste"), lambda: self._table_command("paste"),
+            "edit",
+            QT_TRANSLATE_NOOP("MainWindow", "&Paste"),
+            lambda: self._table_command("paste"),
             shortcut=QKeySequence(QKeySequence.StandardKey.Paste),
-            tip=QT_TRANSLATE_NOOP("MainWindow", "Paste a block of numbers into the current table as one edit"))
+            tip=QT_TRANSLATE_NOOP("MainWindow", "Paste a block of numbers into the current table as one edit"),
+        )
 
         view_menu = self.menu("view")
         self.presentation_action = self.add_action(
-            "view", QT_TRANSLATE_NOOP("MainWindow", "&Presentation mode"), lambda: None, shortcut="F5",
-            tip=QT_TRANSLATE_NOOP("MainWindow", "For a lecture hall: large fonts and cells, editing chrome hidden, "
-                                                "still live (F5 or Esc to leave)"))
+            "view",
+            QT_TRANSLATE_NOOP("MainWindow", "&Presentation mode"),
+            lambda: None,
+            shortcut="F5",
+            tip=QT_TRANSLATE_NOOP(
+                "MainWindow",
+                "For a lecture hall: large fonts and cells, editing chrome hidden, still live (F5 or Esc to leave)",
+            ),
+        )
         self.presentation_action.setCheckable(True)
         self.presentation_action.toggled.connect(self.set_presentation_mode)
         # Shortcuts of a hidden menu bar do not fire: the window holds the actions that must work
@@ -416,36 +446,46 @@ class MainWindow(HostWindow):
         view_menu.addSeparator()
 
         for preset in PRESETS.values():
-            action = self.add_action("presets", preset.title, lambda name=preset.name: self.session.load_preset(name),
-                                     tip=preset.description)
+            action = self.add_action(
+                "presets", preset.title, lambda name=preset.name: self.session.load_preset(name), tip=preset.description
+            )
             action.setStatusTip(tr_text(preset.description))
 
         self.add_action("help", QT_TRANSLATE_NOOP("MainWindow", "&About attnviz"), self._about)
 
     def _about(self) -> None:
         QMessageBox.about(
-            self, translate("MainWindow", "About attnviz"),
+            self,
+            translate("MainWindow", "About attnviz"),
             f"<b>attnviz {__version__}</b>"
-            + translate("MainWindow", "<p>See and debug attention: edit queries, keys, values and masks and watch "
-                                      "every stage of the computation change.</p><p>Built on the chapter “Attention "
-                                      "Scoring Functions” of <i>Dive into Deep Learning</i>.</p>"))
+            + translate(
+                "MainWindow",
+                "<p>See and debug attention: edit queries, keys, values and masks and watch "
+                "every stage of the computation change.</p><p>Built on the chapter “Attention "
+                "Scoring Functions” of <i>Dive into Deep Learning</i>.</p>",
+            ),
+        )
 
     def retranslate(self) -> None:
         super().retranslate()
         self.theme_menu.setTitle(translate("MainWindow", "&Theme"))
         self.language_menu.setTitle(translate("MainWindow", "&Language"))
         self._update_undo_texts()
-        self._state_texts = (translate("MainWindow", "computing…"), translate("MainWindow", "loading PyTorch…"),
-                             translate("MainWindow", "error: showing the last good result"),
-                             translate("MainWindow", "up to date"))
+        self._state_texts = (
+            translate("MainWindow", "computing…"),
+            translate("MainWindow", "loading PyTorch…"),
+            translate("MainWindow", "error: showing the last good result"),
+            translate("MainWindow", "up to date"),
+        )
         self.status_state.expect(self._state_texts)
         self.status_state.setToolTip(translate("MainWindow", "Whether the pictures show the current inputs"))
         self.status_device.setToolTip(translate("MainWindow", "Device and dtype of the last result"))
         self.status_time.setToolTip(translate("MainWindow", "Compute time of the last result (engine only)"))
         self.busy_bar.setToolTip(translate("MainWindow", "Computing…"))
         self.cpu_button.setText(translate("MainWindow", "Run on CPU"))
-        self.cpu_button.setToolTip(translate("MainWindow", "The device failed (missing or out of memory): compute on "
-                                                           "the CPU instead"))
+        self.cpu_button.setToolTip(
+            translate("MainWindow", "The device failed (missing or out of memory): compute on the CPU instead")
+        )
         self._presentation_hint.retranslate()
         # After the panels have their new texts (they hear of the language change after the
         # window does): a translation may need a wider column.
@@ -454,8 +494,10 @@ class MainWindow(HostWindow):
 
     def _update_undo_texts(self, _text: str = "") -> None:
         stack = self.session.undo_stack
-        for action, prefix, text in ((self.undo_action, translate("MainWindow", "&Undo"), stack.undoText()),
-                                     (self.redo_action, translate("MainWindow", "&Redo"), stack.redoText())):
+        for action, prefix, text in (
+            (self.undo_action, translate("MainWindow", "&Undo"), stack.undoText()),
+            (self.redo_action, translate("MainWindow", "&Redo"), stack.redoText()),
+        ):
             action.setText(f"{prefix} {text}" if text else prefix)
 
     # ------------------------------------------------------------------ edits
@@ -471,8 +513,11 @@ class MainWindow(HostWindow):
         return table.paste()
 
     def _on_shape(self, dims: dict[str, int]) -> None:
-        self.session.push(ReplaceState(resize_state(self.session.document.state, **dims),
-                                       QT_TRANSLATE_NOOP("MainWindow", "Change shape")))
+        self.session.push(
+            ReplaceState(
+                resize_state(self.session.document.state, **dims), QT_TRANSLATE_NOOP("MainWindow", "Change shape")
+            )
+        )
 
     def _on_settings(self, changes: dict[str, object]) -> None:
         names = [SETTING_NAMES.get(name, name) for name in changes]
@@ -485,9 +530,16 @@ class MainWindow(HostWindow):
         self.session.push(SetBlock(role, batch, row, col, block))  # type: ignore[arg-type]
 
     def _on_fill(self, role: str, kind: str, seed: int) -> None:
-        self.session.push(ReplaceState(filled_state(self.session.document.state, role, kind, seed),
-                                       message(QT_TRANSLATE_NOOP("MainWindow", "Fill {role} with {kind}"),
-                                               role=ROLE_NAMES.get(role, role), kind=FILL_NAMES.get(kind, kind))))
+        self.session.push(
+            ReplaceState(
+                filled_state(self.session.document.state, role, kind, seed),
+                message(
+                    QT_TRANSLATE_NOOP("MainWindow", "Fill {role} with {kind}"),
+                    role=ROLE_NAMES.get(role, role),
+                    kind=FILL_NAMES.get(kind, kind),
+                ),
+            )
+        )
 
     def _show_all(self, state: object) -> None:
         self.controls.shapes.show_state(state)  # type: ignore[arg-type]
@@ -685,7 +737,10 @@ class MainWindow(HostWindow):
             install_language(app, previous)  # the window keeps the language it is in
             self.session.show_status(
                 translate("MainWindow", "The translation for {language} could not be loaded").format(
-                    language=LANGUAGES.get(code, code)), 10000)
+                    language=LANGUAGES.get(code, code)
+                ),
+                10000,
+            )
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self._save_layout()

@@ -50,7 +50,8 @@ def cell_place(view: ViewData, b: int, r: int, c: int) -> str:
     if q_token is not None or k_token is not None:
         where += "\n" + translate("ResultsPanel", "{query} → {key}").format(
             query=repr(q_token) if q_token is not None else f"q{r}",
-            key=repr(k_token) if k_token is not None else f"k{c}")
+            key=repr(k_token) if k_token is not None else f"k{c}",
+        )
     return where
 
 
@@ -61,12 +62,16 @@ def hover_text(view: ViewData, b: int, r: int, c: int) -> str:
         cell_place(view, b, r, c) + ("" if allowed else "  " + translate("ResultsPanel", "(masked)")),
         translate("ResultsPanel", "raw score {value}").format(value=format_number(float(view.raw_scores[b, r, c]))),
         translate("ResultsPanel", "masked score {value}").format(
-            value=format_number(float(view.masked_scores[b, r, c]))),
+            value=format_number(float(view.masked_scores[b, r, c]))
+        ),
         translate("ResultsPanel", "weight {value}").format(value=format_number(float(view.weights[b, r, c]))),
     ]
     if view.applied_weights is not view.weights and not np.shares_memory(view.applied_weights, view.weights):
-        lines.append(translate("ResultsPanel", "after dropout {value}").format(
-            value=format_number(float(view.applied_weights[b, r, c]))))
+        lines.append(
+            translate("ResultsPanel", "after dropout {value}").format(
+                value=format_number(float(view.applied_weights[b, r, c]))
+            )
+        )
     if view.empty_rows[b, r]:
         lines.append(translate("ResultsPanel", "this query has no valid key"))
     if view.padded_rows is not None and view.padded_rows[b, r]:
@@ -158,8 +163,9 @@ def batches_on_show(n_batch: int, batch: int) -> tuple[int, ...]:
     return tuple(range(n_batch)) if n_batch <= MAX_GRID else (min(batch, n_batch - 1),)
 
 
-def prepare_weights(view: ViewData, color_range: str, batch: int,
-                    frames: tuple[Frame | None, ...] = ()) -> PreparedWeights | None:
+def prepare_weights(
+    view: ViewData, color_range: str, batch: int, frames: tuple[Frame | None, ...] = ()
+) -> PreparedWeights | None:
     """Every pass over the cells that drawing ``view``'s weights maps needs (colour levels,
     masks, pictures: ``prepare_map``), for maps big enough to need it; None for smaller ones,
     which the GUI thread draws as they come. ``frames``: what each map has on screen, to have
@@ -173,9 +179,18 @@ def prepare_weights(view: ViewData, color_range: str, batch: int,
     maps, labels = [], []
     for i, b in enumerate(shown):
         levels = shared if color_range != "map" else weight_levels(view.weights[b], view.mask[b], "map")
-        maps.append(prepare_map(view.weights[b], mask=shown_mask(view, b), empty_rows=view.empty_rows[b],
-                                levels=levels, log=color_range == "log", show_masked_values=True, pyramid=True,
-                                frame=frames[i] if i < len(frames) else None))
+        maps.append(
+            prepare_map(
+                view.weights[b],
+                mask=shown_mask(view, b),
+                empty_rows=view.empty_rows[b],
+                levels=levels,
+                log=color_range == "log",
+                show_masked_values=True,
+                pyramid=True,
+                frame=frames[i] if i < len(frames) else None,
+            )
+        )
         labels.append(axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k))
     return PreparedWeights(color_range, shown, tuple(maps), tuple(labels))
 
@@ -205,8 +220,11 @@ class OutputPanel(Retranslating, QTabWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.model = ArrayTableModel(row_label=lambda r: f"q{r}", column_label=lambda c: f"d{c}",
-                                     value_name=QT_TRANSLATE_NOOP("ResultsPanel", "output"))
+        self.model = ArrayTableModel(
+            row_label=lambda r: f"q{r}",
+            column_label=lambda c: f"d{c}",
+            value_name=QT_TRANSLATE_NOOP("ResultsPanel", "output"),
+        )
         self.table = TensorTableView(self.model)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.heatmap = HeatmapWidget()
@@ -217,12 +235,14 @@ class OutputPanel(Retranslating, QTabWidget):
         self._pending: np.ndarray | None = None
         self._rows: list[str] = []
         self.currentChanged.connect(
-            lambda _index: self._draw_heatmap() if self.currentWidget() is self.heatmap else None)
+            lambda _index: self._draw_heatmap() if self.currentWidget() is self.heatmap else None
+        )
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.setToolTip(translate("ResultsPanel", "The attention output (weights @ values) of the selected batch "
-                                                  "element"))
+        self.setToolTip(
+            translate("ResultsPanel", "The attention output (weights @ values) of the selected batch element")
+        )
         self.table.set_tip_prefix(QT_TRANSLATE_NOOP("ResultsPanel", "Output numbers (read-only; Ctrl+C copies)"))
         self.heatmap.set_title(translate("ResultsPanel", "Output"))
         self.heatmap.set_axis_labels(translate("ResultsPanel", "Value dimension"), translate("ResultsPanel", "Queries"))
@@ -234,8 +254,9 @@ class OutputPanel(Retranslating, QTabWidget):
         rows = row_labels or index_labels("q", output.shape[0])
         if rows != self._rows:
             self._rows = rows
-            self.model.set_labels(row_label=lambda r: rows[r] if r < len(rows) else f"q{r}",
-                                  column_label=lambda c: f"d{c}")
+            self.model.set_labels(
+                row_label=lambda r: rows[r] if r < len(rows) else f"q{r}", column_label=lambda c: f"d{c}"
+            )
         self.model.set_array(output)
         self._pending = output
         if self.currentWidget() is self.heatmap:
@@ -248,8 +269,9 @@ class OutputPanel(Retranslating, QTabWidget):
         if output is None:
             return
         self._pending = None
-        self.heatmap.set_data(output, levels=None, row_labels=self._rows[: output.shape[0]],
-                              col_labels=index_labels("d", output.shape[1]))
+        self.heatmap.set_data(
+            output, levels=None, row_labels=self._rows[: output.shape[0]], col_labels=index_labels("d", output.shape[1])
+        )
 
 
 class ResultsPanel(Retranslating, QWidget):
@@ -284,7 +306,8 @@ class ResultsPanel(Retranslating, QWidget):
             self.color_range.addItem("", name)
         self.color_range.setCurrentIndex(COLOR_RANGES.index(DEFAULT_COLOR_RANGE))
         self.color_range.currentIndexChanged.connect(
-            lambda _i: self.colorRangeChosen.emit(self.color_range.currentData()))
+            lambda _i: self.colorRangeChosen.emit(self.color_range.currentData())
+        )
         self.range_caption = QLabel()
         self.range_caption.setBuddy(self.color_range)
         # The title left, the scale and colour map right; on a narrow window they wrap under it.
@@ -325,20 +348,28 @@ class ResultsPanel(Retranslating, QWidget):
     def retranslate(self) -> None:
         self.title.setText(translate("ResultsPanel", "Attention weights"))
         self.title.setToolTip(translate("ResultsPanel", "softmax of the masked scores; keys across, queries down"))
-        self.colormap.setToolTip(translate("ResultsPanel", "Colour map of the heatmaps (cividis: perceptually "
-                                                           "uniform and colour-blind safe)"))
+        self.colormap.setToolTip(
+            translate(
+                "ResultsPanel", "Colour map of the heatmaps (cividis: perceptually uniform and colour-blind safe)"
+            )
+        )
         self.cmap_caption.setText(translate("ResultsPanel", "C&olour map"))
         self.range_caption.setText(translate("ResultsPanel", "Sc&ale"))
         for index, name in enumerate(COLOR_RANGES):
             self.color_range.setItemText(index, tr_text(COLOR_RANGE_LABELS[name]))
-        self.color_range.setToolTip(translate(
-            "ResultsPanel", "What the colours span. Auto: from 0 to the largest weights of the batch (shared, so "
-                            "maps compare) or of each map; past a thousand weights, to the 99.5th percentile, so "
-                            "that one large weight does not darken all the others. Or 0 to 1, or a logarithmic "
-                            "scale for weights spread over many keys."))
+        self.color_range.setToolTip(
+            translate(
+                "ResultsPanel",
+                "What the colours span. Auto: from 0 to the largest weights of the batch (shared, so "
+                "maps compare) or of each map; past a thousand weights, to the 99.5th percentile, so "
+                "that one large weight does not darken all the others. Or 0 to 1, or a logarithmic "
+                "scale for weights spread over many keys.",
+            )
+        )
         self.warnings.setToolTip(translate("ResultsPanel", "What the diagnostics found in the last result"))
-        self.maps_scroll.setToolTip(translate("ResultsPanel",
-                                              "One heatmap per batch element; hover a cell for its numbers"))
+        self.maps_scroll.setToolTip(
+            translate("ResultsPanel", "One heatmap per batch element; hover a cell for its numbers")
+        )
         for heatmap in self.maps:
             heatmap.set_axis_labels(translate("ResultsPanel", "Keys"), translate("ResultsPanel", "Queries"))
         if self._view is not None:
@@ -353,8 +384,11 @@ class ResultsPanel(Retranslating, QWidget):
 
     def _ensure_maps(self, count: int) -> None:
         while len(self.maps) < count:
-            heatmap = HeatmapWidget(colormap=self._colormap, x_label=translate("ResultsPanel", "Keys"),
-                                    y_label=translate("ResultsPanel", "Queries"))
+            heatmap = HeatmapWidget(
+                colormap=self._colormap,
+                x_label=translate("ResultsPanel", "Keys"),
+                y_label=translate("ResultsPanel", "Queries"),
+            )
             heatmap.show_masked_values = True  # padding that gets weight must show its colour
             heatmap.setMinimumWidth(260)  # a 1024-pixel screen has room for the controls, this and a lesson
             heatmap.cellClicked.connect(lambda r, _c, mods: self.cellClicked.emit(r, mods))
@@ -378,8 +412,9 @@ class ResultsPanel(Retranslating, QWidget):
         """Have big maps prepared off the GUI thread, so that drawing them does not stall it:
         with each result on ``session``'s compute thread (for the scale and batch on show), and
         for another scale or batch on a thread of the panel's own, stopped with the session's."""
-        session.prepare_on_compute(_DISPLAY_KEY, lambda view: prepare_weights(view, self._range, self._batch,
-                                                                           self._frames()))
+        session.prepare_on_compute(
+            _DISPLAY_KEY, lambda view: prepare_weights(view, self._range, self._batch, self._frames())
+        )
         self._preparer = session.new_scheduler(_prepare_request)  # type: ignore[arg-type]
         self._preparer.finished.connect(self._on_prepared)
         self._release_later = session.release_later
@@ -395,8 +430,11 @@ class ResultsPanel(Retranslating, QWidget):
             # Big maps for another scale or batch than the compute thread prepared: prepared on
             # the panel's thread; the maps keep their pictures until then (``_on_prepared``).
             self._requests += 1
-            self._preparer.submit(_PrepareRequest(  # type: ignore[arg-type]
-                self._requests, view, self._range, batch, self._frames()))
+            self._preparer.submit(
+                _PrepareRequest(  # type: ignore[arg-type]
+                    self._requests, view, self._range, batch, self._frames()
+                )
+            )
             return
         self._draw_maps(view, shown, prepared)
 
@@ -406,8 +444,11 @@ class ResultsPanel(Retranslating, QWidget):
 
     def _prepared_for(self, prepared: object, shown: list[int]) -> PreparedWeights | None:
         """``prepared`` if it is of the maps to show now (same scale, same batch elements)."""
-        if isinstance(prepared, PreparedWeights) and prepared.color_range == self._range \
-                and list(prepared.batches) == shown:
+        if (
+            isinstance(prepared, PreparedWeights)
+            and prepared.color_range == self._range
+            and list(prepared.batches) == shown
+        ):
             return prepared
         return None
 
@@ -446,9 +487,16 @@ class ResultsPanel(Retranslating, QWidget):
             if prepared is not None:
                 heatmap.show_prepared(prepared.maps[i], hover=hover, row_labels=rows, col_labels=cols)
             else:
-                heatmap.set_data(view.weights[b], mask=shown_mask(view, b), empty_rows=view.empty_rows[b],
-                                 levels=levels, hover=hover, row_labels=rows, col_labels=cols,
-                                 log=self._range == "log")
+                heatmap.set_data(
+                    view.weights[b],
+                    mask=shown_mask(view, b),
+                    empty_rows=view.empty_rows[b],
+                    levels=levels,
+                    hover=hover,
+                    row_labels=rows,
+                    col_labels=cols,
+                    log=self._range == "log",
+                )
         self._show_texts(view)
         if previous is not None and previous is not prepared and self._release_later is not None:
             # Its pyramids (tens of MiB a map) are freed off this thread, after the paint.
@@ -458,8 +506,11 @@ class ResultsPanel(Retranslating, QWidget):
         n_batch = view.weights.shape[0]
         shown = self._shown_batches(view, self._batch)
         for heatmap, b in zip(self.maps, shown):
-            heatmap.set_title(translate("ResultsPanel", "batch {b} of {n}").format(b=b, n=n_batch)
-                              if len(shown) < n_batch else translate("ResultsPanel", "batch {b}").format(b=b))
+            heatmap.set_title(
+                translate("ResultsPanel", "batch {b} of {n}").format(b=b, n=n_batch)
+                if len(shown) < n_batch
+                else translate("ResultsPanel", "batch {b}").format(b=b)
+            )
         self.warnings.setText("\n".join(f"⚠ {tr_text(w)}" for w in view.warnings))
         self.warnings.setVisible(bool(view.warnings))
 

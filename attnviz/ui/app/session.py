@@ -149,16 +149,20 @@ class AppSession(QObject):
         from attnviz.document import ReplaceState
 
         preset = PRESETS[name]
-        self.push(ReplaceState(preset.build(), message(QT_TRANSLATE_NOOP("MainWindow", "Load preset {title}"),
-                                                       title=preset.title)))
+        self.push(
+            ReplaceState(
+                preset.build(), message(QT_TRANSLATE_NOOP("MainWindow", "Load preset {title}"), title=preset.title)
+            )
+        )
         self.show_status(tr_text(preset.description), 10000)
 
     def _on_document_edit(self, edit: Edit | None) -> None:
         if self._closed:
             return
         state = self.document.state
-        selection = replace(self.selection, batch=min(self.selection.batch, state.batch - 1), layer=state.layer,
-                            head=state.head)
+        selection = replace(
+            self.selection, batch=min(self.selection.batch, state.batch - 1), layer=state.layer, head=state.head
+        )
         if selection != self.selection:
             self.selection = selection
             self.selectionChanged.emit(self.selection)

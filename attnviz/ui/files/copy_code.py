@@ -35,8 +35,11 @@ AskPath = Callable[[QWidget, str], "str | None"]
 def ask_data_path_dialog(parent: QWidget, suggested: str) -> str | None:
     """Ask where to save the snippet's data file (a .npz); None when cancelled."""
     path, _filter = QFileDialog.getSaveFileName(
-        parent, translate("CopyCode", "Save the data file the script loads"), suggested,
-        translate("CopyCode", "NumPy archive (*.npz)"))
+        parent,
+        translate("CopyCode", "Save the data file the script loads"),
+        suggested,
+        translate("CopyCode", "NumPy archive (*.npz)"),
+    )
     if not path:
         return None
     return path if path.lower().endswith(".npz") else path + ".npz"
@@ -65,8 +68,9 @@ class CodeCopier(QObject):
         session.languageChanged.connect(self.retranslate)
 
     def retranslate(self) -> None:
-        tip = translate("CopyCode", "Copy a Python script that rebuilds these inputs and runs the same attention "
-                                    "(Ctrl+Shift+C)")
+        tip = translate(
+            "CopyCode", "Copy a Python script that rebuilds these inputs and runs the same attention (Ctrl+Shift+C)"
+        )
         self.action.setText(translate("CopyCode", "Copy as &code"))
         self.action.setToolTip(tip)
         self.action.setStatusTip(tip)
@@ -79,8 +83,13 @@ class CodeCopier(QObject):
         # made them, and computing them again here would freeze the window on a big input.
         outcome = self.session.current_outcome()
         if outcome is None:
-            self._status(translate("CopyCode", "Copy as code: these inputs are still being computed; try again "
-                                               "when the status bar says up to date"))
+            self._status(
+                translate(
+                    "CopyCode",
+                    "Copy as code: these inputs are still being computed; try again "
+                    "when the status bar says up to date",
+                )
+            )
             return None
         data_file = DATA_FILE
         data_path: Path | None = None
@@ -88,15 +97,23 @@ class CodeCopier(QObject):
             suggested = str(Path.home() / DATA_FILE)
             chosen = self.ask_data_path(self.host.widget(), suggested)
             if not chosen:
-                self._status(translate("CopyCode", "Copy as code cancelled: these inputs are too big for the script "
-                                                   "itself, so it needs a data file"))
+                self._status(
+                    translate(
+                        "CopyCode",
+                        "Copy as code cancelled: these inputs are too big for the script "
+                        "itself, so it needs a data file",
+                    )
+                )
                 return None
             data_path = Path(chosen).expanduser().resolve()
             try:
                 save_snippet_data(state, data_path)
             except OSError as exc:
-                self._status(translate("CopyCode", "Could not write the data file {path}: {error}").format(
-                    path=data_path, error=exc.strerror or exc))
+                self._status(
+                    translate("CopyCode", "Could not write the data file {path}: {error}").format(
+                        path=data_path, error=exc.strerror or exc
+                    )
+                )
                 return None
             # Forward slashes: the path goes into a Python string literal in the script.
             data_file = data_path.as_posix()
@@ -109,11 +126,15 @@ class CodeCopier(QObject):
         self.last_code, self.last_data_path = code, data_path
         lines = code.count("\n")
         if data_path is not None:
-            done = translate("CopyCode", "Copied a {lines}-line Python script that reproduces these weights; it loads "
-                                         "its larger arrays from {path}").format(lines=lines, path=data_path)
+            done = translate(
+                "CopyCode",
+                "Copied a {lines}-line Python script that reproduces these weights; it loads "
+                "its larger arrays from {path}",
+            ).format(lines=lines, path=data_path)
         else:
             done = translate("CopyCode", "Copied a {lines}-line Python script that reproduces these weights").format(
-                lines=lines)
+                lines=lines
+            )
         self._status(done)
         return code
 

@@ -48,7 +48,13 @@ IMAGE_SUFFIXES: tuple[str, ...] = (".png", ".svg")
 ARRAY_SUFFIXES: tuple[str, ...] = (".csv", ".npy", ".npz", ".pt", ".pth", ".safetensors")
 #: Which ViewData arrays can be exported, by the name used in menus and file names.
 EXPORTABLE: tuple[str, ...] = (
-    "weights", "output", "raw_scores", "scores", "masked_scores", "applied_weights", "mask",
+    "weights",
+    "output",
+    "raw_scores",
+    "scores",
+    "masked_scores",
+    "applied_weights",
+    "mask",
 )
 
 
@@ -103,11 +109,15 @@ def save_widget_image(
     if widget.width() <= 0 or widget.height() <= 0:
         raise ExportError(file_path, QT_TRANSLATE_NOOP("Export", "cannot be written: the picture has no size"))
     try:
-        data = (widget_png_bytes(widget) if suffix == ".png"
-                else widget_svg_bytes(widget, title=title, description=description))
+        data = (
+            widget_png_bytes(widget)
+            if suffix == ".png"
+            else widget_svg_bytes(widget, title=title, description=description)
+        )
     except RuntimeError as exc:
-        raise ExportError(file_path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be written ({error})"),
-                                             error=str(exc))) from exc
+        raise ExportError(
+            file_path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be written ({error})"), error=str(exc))
+        ) from exc
     _write(file_path, data)
 
 
@@ -127,13 +137,23 @@ def export_view_arrays(view: ViewData, what: str, path: str | os.PathLike[str]) 
     """
     file_path = Path(path)
     if what not in EXPORTABLE:
-        raise ExportError(file_path, message(QT_TRANSLATE_NOOP("Export", "cannot export '{what}'; choose one of "
-                                                                         "{choices}"),
-                                             what=what, choices=", ".join(EXPORTABLE)))
+        raise ExportError(
+            file_path,
+            message(
+                QT_TRANSLATE_NOOP("Export", "cannot export '{what}'; choose one of {choices}"),
+                what=what,
+                choices=", ".join(EXPORTABLE),
+            ),
+        )
     suffix = file_path.suffix.lower()
     if suffix not in ARRAY_SUFFIXES:
-        raise ExportError(file_path, message(QT_TRANSLATE_NOOP("Export", "has an unknown extension; use {choices}"),
-                                             choices=", ".join(ARRAY_SUFFIXES)))
+        raise ExportError(
+            file_path,
+            message(
+                QT_TRANSLATE_NOOP("Export", "has an unknown extension; use {choices}"),
+                choices=", ".join(ARRAY_SUFFIXES),
+            ),
+        )
     array = np.asarray(getattr(view, what))
     if suffix == ".csv":
         save_csv(file_path, array)
@@ -145,14 +165,18 @@ def export_view_arrays(view: ViewData, what: str, path: str | os.PathLike[str]) 
 
 #: Smallest heatmap the figure lays out (HeatmapWidget's own minimum is 480 x 200).
 MIN_MAP_SIZE = (480, 200)
+
+
 def _figure_style() -> str:
     # Every widget of the figure gets the plots' own background (light or dark theme): the
     # captions then read as part of one picture, and no other window colour shows through as
     # hairlines between the views when the SVG is scaled.
     colors = plot_colors()
     warn = "#ffb74d" if colors is DARK_PLOT else "#8a5300"
-    return (f"QWidget {{ background: {colors.background}; color: {colors.foreground}; }}"
-            f"QLabel#figureWarnings {{ color: {warn}; }}")
+    return (
+        f"QWidget {{ background: {colors.background}; color: {colors.foreground}; }}"
+        f"QLabel#figureWarnings {{ color: {warn}; }}"
+    )
 
 
 @dataclass
@@ -189,12 +213,23 @@ class WeightsFigure:
 def figure_subtitle(state: State) -> str:
     """One line saying what was computed: scoring, masking, lengths, causal, dtype and shapes."""
     s = state.settings
-    lens = {"none": translate("Export", "no valid lengths"), "1d": translate("Export", "valid lengths 1-D"),
-            "2d": translate("Export", "valid lengths 2-D")}.get(s.lens_mode, s.lens_mode)
-    return translate("Export", "scoring {scoring} · mask {mask_mode} · {lengths} · causal {causal} · {dtype} · Q {q} "
-                               "K {k} V {v}").format(
-        scoring=s.scoring, mask_mode=s.mask_mode, lengths=lens, causal=s.causal or translate("Export", "off"),
-        dtype=s.dtype, q=state.queries.shape, k=state.keys.shape, v=state.values.shape)
+    lens = {
+        "none": translate("Export", "no valid lengths"),
+        "1d": translate("Export", "valid lengths 1-D"),
+        "2d": translate("Export", "valid lengths 2-D"),
+    }.get(s.lens_mode, s.lens_mode)
+    return translate(
+        "Export", "scoring {scoring} · mask {mask_mode} · {lengths} · causal {causal} · {dtype} · Q {q} K {k} V {v}"
+    ).format(
+        scoring=s.scoring,
+        mask_mode=s.mask_mode,
+        lengths=lens,
+        causal=s.causal or translate("Export", "off"),
+        dtype=s.dtype,
+        q=state.queries.shape,
+        k=state.keys.shape,
+        v=state.values.shape,
+    )
 
 
 def build_weights_figure(
@@ -221,9 +256,16 @@ def build_weights_figure(
         raise ValueError(QT_TRANSLATE_NOOP("Export", "no batch element to draw"))
     for b in chosen:
         if not 0 <= b < n_batch:
-            raise ValueError(message(QT_TRANSLATE_NOOP("Export", "batch {b} is out of range: the result has {n} batch "
-                                                                 "element(s), 0-{last}"),
-                                     b=b, n=n_batch, last=n_batch - 1))
+            raise ValueError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Export", "batch {b} is out of range: the result has {n} batch element(s), 0-{last}"
+                    ),
+                    b=b,
+                    n=n_batch,
+                    last=n_batch - 1,
+                )
+            )
     caption_height = 64 if subtitle else 40
     warnings_height = 22 * len(view.warnings)
     if size is None:
@@ -232,9 +274,14 @@ def build_weights_figure(
     width, height = size
     min_height = caption_height + warnings_height + MIN_MAP_SIZE[1] * len(chosen)
     if width < MIN_MAP_SIZE[0] or height < min_height:
-        raise ValueError(message(QT_TRANSLATE_NOOP("Export", "size {size} is too small for {n} heatmap(s): at least "
-                                                             "{least}"),
-                                 size=f"{width}x{height}", n=len(chosen), least=f"{MIN_MAP_SIZE[0]}x{min_height}"))
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("Export", "size {size} is too small for {n} heatmap(s): at least {least}"),
+                size=f"{width}x{height}",
+                n=len(chosen),
+                least=f"{MIN_MAP_SIZE[0]}x{min_height}",
+            )
+        )
 
     widget = QWidget()
     # Never a window on screen, even when a display exists: the figure is only grabbed.
@@ -252,10 +299,18 @@ def build_weights_figure(
     maps: list[HeatmapWidget] = []
     for b in chosen:
         rows, cols = axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k)
-        heatmap = HeatmapWidget(title=translate("Export", "batch {b} of {n}").format(b=b, n=n_batch),
-                                **({"colormap": colormap} if colormap else {}))
-        heatmap.set_data(view.weights[b], mask=view.mask[b], empty_rows=view.empty_rows[b],
-                         levels=(0.0, 1.0), row_labels=rows, col_labels=cols)
+        heatmap = HeatmapWidget(
+            title=translate("Export", "batch {b} of {n}").format(b=b, n=n_batch),
+            **({"colormap": colormap} if colormap else {}),
+        )
+        heatmap.set_data(
+            view.weights[b],
+            mask=view.mask[b],
+            empty_rows=view.empty_rows[b],
+            levels=(0.0, 1.0),
+            row_labels=rows,
+            col_labels=cols,
+        )
         layout.addWidget(heatmap, 1)
         maps.append(heatmap)
     if view.warnings:
@@ -280,4 +335,3 @@ def _write(path: Path, data: bytes) -> None:
             stream.write(data)
     except OSError as exc:
         raise ExportError(path, cannot_write(exc)) from exc
-

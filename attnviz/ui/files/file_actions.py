@@ -90,24 +90,29 @@ WHAT_NAMES = {
 
 def open_filter() -> str:
     """The Open dialog's file types (descriptions in the current language, patterns as they are)."""
-    return ";;".join((
-        translate("FileActions", "Sessions, captures and tensor files")
-        + f" (*.attnviz *.attnviz-capture {_TENSOR_PATTERNS})",
-        translate("FileActions", "attnviz sessions") + " (*.attnviz)",
-        translate("FileActions", "Captures (attnviz.capture)") + " (*.attnviz-capture)",
-        translate("FileActions", "Tensor files") + f" ({_TENSOR_PATTERNS})",
-        translate("FileActions", "All files") + " (*)",
-    ))
+    return ";;".join(
+        (
+            translate("FileActions", "Sessions, captures and tensor files")
+            + f" (*.attnviz *.attnviz-capture {_TENSOR_PATTERNS})",
+            translate("FileActions", "attnviz sessions") + " (*.attnviz)",
+            translate("FileActions", "Captures (attnviz.capture)") + " (*.attnviz-capture)",
+            translate("FileActions", "Tensor files") + f" ({_TENSOR_PATTERNS})",
+            translate("FileActions", "All files") + " (*)",
+        )
+    )
 
 
 def session_filter() -> str:
     return translate("FileActions", "attnviz session") + " (*.attnviz)"
+
+
 #: The app shows every batch element up to this many (results_panel.MAX_GRID), else the selected one.
 _MAX_FIGURE_BATCH = 4
 
 #: Asks which array plays which role: (roles, head, layer), or None when the user cancelled.
-RolesChooser = Callable[[QWidget, TensorFile, dict[str, str], State],
-                        tuple[dict[str, str], int | None, int | None] | None]
+RolesChooser = Callable[
+    [QWidget, TensorFile, dict[str, str], State], tuple[dict[str, str], int | None, int | None] | None
+]
 #: A file still opening after this long gets the busy indicator (a quick one would only flash it).
 OPEN_BUSY_MS = 200
 
@@ -170,8 +175,9 @@ class FileActions(QObject):
     #: An Open is over: True when the inputs were replaced (False: refused, cancelled, superseded).
     openFinished = Signal(bool)
 
-    def __init__(self, session: AppSession, host: Host, *, settings: QSettings | None = None,
-                 autosave_ms: int = AUTOSAVE_MS) -> None:
+    def __init__(
+        self, session: AppSession, host: Host, *, settings: QSettings | None = None, autosave_ms: int = AUTOSAVE_MS
+    ) -> None:
         super().__init__(host.widget())
         self.session = session
         self.host = host
@@ -229,8 +235,16 @@ class FileActions(QObject):
         menu = host.menu("file")
         # Above what is already there (Quit stays last); None appends to an empty menu.
         first = menu.actions()[0] if menu.actions() else None
-        for item in (self.open_action, self.recent_menu, None, self.save_action, self.save_as_action, None,
-                     self.export_menu, None):
+        for item in (
+            self.open_action,
+            self.recent_menu,
+            None,
+            self.save_action,
+            self.save_as_action,
+            None,
+            self.export_menu,
+            None,
+        ):
             if item is None:
                 menu.insertSeparator(first)
             elif isinstance(item, QMenu):
@@ -266,24 +280,51 @@ class FileActions(QObject):
     def retranslate(self) -> None:
         """Texts of the File menu's entries in the current language."""
         for action, text, tip in (
-            (self.open_action, translate("FileActions", "&Open…"),
-             translate("FileActions", "Open a session (.attnviz) or a tensor file (.npy, .npz, .pt, .safetensors)")),
-            (self.save_action, translate("FileActions", "&Save"),
-             translate("FileActions", "Save the inputs and settings as a session (.attnviz)")),
-            (self.save_as_action, translate("FileActions", "Save &As…"),
-             translate("FileActions", "Save the session under a new name")),
-            (self.export_actions["weights.png"], translate("FileActions", "Weights heatmaps as &PNG…"),
-             translate("FileActions", "The attention-weight heatmaps as a PNG image")),
-            (self.export_actions["weights.svg"], translate("FileActions", "Weights heatmaps as &SVG…"),
-             translate("FileActions", "The attention-weight heatmaps as an SVG drawing")),
-            (self.export_actions["weights.csv"], translate("FileActions", "Weights as &CSV…"),
-             translate("FileActions", "Attention weights, one block per batch element")),
-            (self.export_actions["weights.npy"], translate("FileActions", "Weights as &NumPy .npy…"),
-             translate("FileActions", "Attention weights (batch, queries, keys)")),
-            (self.export_actions["output.csv"], translate("FileActions", "Output as C&SV…"),
-             translate("FileActions", "Attention output, one block per batch element")),
-            (self.export_actions["output.npy"], translate("FileActions", "Output as N&umPy .npy…"),
-             translate("FileActions", "Attention output (batch, queries, d_v)")),
+            (
+                self.open_action,
+                translate("FileActions", "&Open…"),
+                translate("FileActions", "Open a session (.attnviz) or a tensor file (.npy, .npz, .pt, .safetensors)"),
+            ),
+            (
+                self.save_action,
+                translate("FileActions", "&Save"),
+                translate("FileActions", "Save the inputs and settings as a session (.attnviz)"),
+            ),
+            (
+                self.save_as_action,
+                translate("FileActions", "Save &As…"),
+                translate("FileActions", "Save the session under a new name"),
+            ),
+            (
+                self.export_actions["weights.png"],
+                translate("FileActions", "Weights heatmaps as &PNG…"),
+                translate("FileActions", "The attention-weight heatmaps as a PNG image"),
+            ),
+            (
+                self.export_actions["weights.svg"],
+                translate("FileActions", "Weights heatmaps as &SVG…"),
+                translate("FileActions", "The attention-weight heatmaps as an SVG drawing"),
+            ),
+            (
+                self.export_actions["weights.csv"],
+                translate("FileActions", "Weights as &CSV…"),
+                translate("FileActions", "Attention weights, one block per batch element"),
+            ),
+            (
+                self.export_actions["weights.npy"],
+                translate("FileActions", "Weights as &NumPy .npy…"),
+                translate("FileActions", "Attention weights (batch, queries, keys)"),
+            ),
+            (
+                self.export_actions["output.csv"],
+                translate("FileActions", "Output as C&SV…"),
+                translate("FileActions", "Attention output, one block per batch element"),
+            ),
+            (
+                self.export_actions["output.npy"],
+                translate("FileActions", "Output as N&umPy .npy…"),
+                translate("FileActions", "Attention output (batch, queries, d_v)"),
+            ),
         ):
             action.setText(text)
             action.setToolTip(tip)
@@ -383,9 +424,12 @@ class FileActions(QObject):
             if not file_path.exists():
                 self._forget_recent(file_path)
         else:  # a bug must not lose the user's session
-            self._refuse(translate("FileActions", "Cannot open file"),
-                         translate("FileActions", "{name}: unexpected error: {error}").format(
-                             name=file_path.name, error=f"{type(exc).__name__}: {exc}"))
+            self._refuse(
+                translate("FileActions", "Cannot open file"),
+                translate("FileActions", "{name}: unexpected error: {error}").format(
+                    name=file_path.name, error=f"{type(exc).__name__}: {exc}"
+                ),
+            )
         self.openFinished.emit(False)
 
     def _on_read(self, opened: OpenedFile) -> None:
@@ -443,8 +487,9 @@ class FileActions(QObject):
     def save_as(self, path: str | os.PathLike[str] | None = None) -> bool:
         if path is None:
             start = self.current_path or Path(self._start_dir()) / (translate("FileActions", "untitled") + ".attnviz")
-            chosen, _filter = QFileDialog.getSaveFileName(self.window, translate("FileActions", "Save session"),
-                                                          str(start), session_filter())
+            chosen, _filter = QFileDialog.getSaveFileName(
+                self.window, translate("FileActions", "Save session"), str(start), session_filter()
+            )
             if not chosen:
                 return False
             path = chosen
@@ -506,14 +551,19 @@ class FileActions(QObject):
         outcome = self.session.current_outcome()
         name = tr_text(WHAT_NAMES.get(what, what))
         if outcome is None:
-            self._refuse(translate("FileActions", "Nothing to export"),
-                         translate("FileActions", "There is no {what} for the current inputs yet; wait until the "
-                                                  "status bar says “up to date”.").format(what=name))
+            self._refuse(
+                translate("FileActions", "Nothing to export"),
+                translate(
+                    "FileActions",
+                    "There is no {what} for the current inputs yet; wait until the status bar says “up to date”.",
+                ).format(what=name),
+            )
             return None
         if outcome.view is None:
             why = translate("FileActions", "The current inputs give an error, so there is no {what}: {error}")
-            self._refuse(translate("FileActions", "Nothing to export"),
-                         why.format(what=name, error=tr_text(outcome.error)))
+            self._refuse(
+                translate("FileActions", "Nothing to export"), why.format(what=name, error=tr_text(outcome.error))
+            )
             return None
         return outcome.view
 
@@ -531,10 +581,14 @@ class FileActions(QObject):
         if view is None:
             return False
         if path is None:
-            file_filter = (translate("FileActions", "PNG image") + " (*.png)" if suffix == ".png"
-                           else translate("FileActions", "SVG drawing") + " (*.svg)")
-            chosen = self._ask_export_path(translate("FileActions", "Export weights heatmaps"), "weights" + suffix,
-                                           file_filter, suffix)
+            file_filter = (
+                translate("FileActions", "PNG image") + " (*.png)"
+                if suffix == ".png"
+                else translate("FileActions", "SVG drawing") + " (*.svg)"
+            )
+            chosen = self._ask_export_path(
+                translate("FileActions", "Export weights heatmaps"), "weights" + suffix, file_filter, suffix
+            )
             if chosen is None:
                 return False
             path = chosen
@@ -543,7 +597,8 @@ class FileActions(QObject):
         selected = min(self.session.selection.batch, n_batch - 1)
         batches = list(range(n_batch)) if n_batch <= _MAX_FIGURE_BATCH else [selected]
         title = translate("FileActions", "{name}: attention weights").format(
-            name=self.current_path.name if self.current_path else "attnviz")
+            name=self.current_path.name if self.current_path else "attnviz"
+        )
         subtitle = figure_subtitle(self.session.document.state)
         colormap = self.session.colormap
         try:
@@ -566,8 +621,12 @@ class FileActions(QObject):
             return False
         if path is None:
             file_filter = "CSV (*.csv)" if suffix == ".csv" else translate("FileActions", "NumPy array") + " (*.npy)"
-            chosen = self._ask_export_path(translate("FileActions", "Export {what}").format(
-                what=tr_text(WHAT_NAMES.get(what, what))), what + suffix, file_filter, suffix)
+            chosen = self._ask_export_path(
+                translate("FileActions", "Export {what}").format(what=tr_text(WHAT_NAMES.get(what, what))),
+                what + suffix,
+                file_filter,
+                suffix,
+            )
             if chosen is None:
                 return False
             path = chosen
@@ -578,8 +637,11 @@ class FileActions(QObject):
             self._refuse(translate("FileActions", "Cannot export"), error_text(exc))
             return False
         self._remember_dir(file_path)
-        self._status(translate("FileActions", "Exported {what} to {path}").format(
-            what=tr_text(WHAT_NAMES.get(what, what)), path=file_path))
+        self._status(
+            translate("FileActions", "Exported {what} to {path}").format(
+                what=tr_text(WHAT_NAMES.get(what, what)), path=file_path
+            )
+        )
         return True
 
     # ------------------------------------------------------------------ autosave
@@ -650,17 +712,28 @@ class FileActions(QObject):
         if state is None:
             return False
         stamp = slot.modified()
-        when = (time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp)) if stamp is not None
-                else translate("FileActions", "recently"))
-        question = translate("FileActions", "attnviz did not close normally last time. Restore the inputs autosaved "
-                                            "{when}?").format(when=when)
+        when = (
+            time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+            if stamp is not None
+            else translate("FileActions", "recently")
+        )
+        question = translate(
+            "FileActions", "attnviz did not close normally last time. Restore the inputs autosaved {when}?"
+        ).format(when=when)
         if others:
-            question += " " + translate("FileActions", "Other windows that did not close normally left {n} more "
-                                                       "autosave(s): answer No to see the next one; after a Yes "
-                                                       "they are offered at the next start.").format(n=others)
+            question += " " + translate(
+                "FileActions",
+                "Other windows that did not close normally left {n} more "
+                "autosave(s): answer No to see the next one; after a Yes "
+                "they are offered at the next start.",
+            ).format(n=others)
         answer = QMessageBox.question(
-            self.window, translate("FileActions", "Restore unsaved work?"), question,
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes)
+            self.window,
+            translate("FileActions", "Restore unsaved work?"),
+            question,
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.Yes,
+        )
         if answer != QMessageBox.StandardButton.Yes:
             return False
         self.session.push(ReplaceState(state, QT_TRANSLATE_NOOP("FileActions", "Restore autosaved inputs")))
@@ -669,7 +742,8 @@ class FileActions(QObject):
         return True
 
 
-def install_file_actions(session: AppSession, host: Host, *, settings: QSettings | None = None,
-                         autosave_ms: int = AUTOSAVE_MS) -> FileActions:
+def install_file_actions(
+    session: AppSession, host: Host, *, settings: QSettings | None = None, autosave_ms: int = AUTOSAVE_MS
+) -> FileActions:
     """Add Open, Open Recent, Save, Save As and Export to the host's File menu and start autosave."""
     return FileActions(session, host, settings=settings, autosave_ms=autosave_ms)

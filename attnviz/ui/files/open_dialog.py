@@ -52,8 +52,19 @@ ROLE_LABELS: dict[str, str] = {
     "key_tokens": QT_TRANSLATE_NOOP("OpenDialog", "Key tokens"),
 }
 #: The roles the dialog offers, in form order (causal flag and scale are read by name only).
-DIALOG_ROLES: tuple[str, ...] = ("queries", "keys", "values", "valid_lens", "attn_mask", "key_padding_mask",
-                                 "attention_mask", "mask", "tokens", "query_tokens", "key_tokens")
+DIALOG_ROLES: tuple[str, ...] = (
+    "queries",
+    "keys",
+    "values",
+    "valid_lens",
+    "attn_mask",
+    "key_padding_mask",
+    "attention_mask",
+    "mask",
+    "tokens",
+    "query_tokens",
+    "key_tokens",
+)
 _KEEP = QT_TRANSLATE_NOOP("OpenDialog", "(keep current)")
 _NONE = QT_TRANSLATE_NOOP("OpenDialog", "(none)")
 
@@ -81,24 +92,27 @@ def _heads_and_layers(tf: TensorFile, names: list[str]) -> tuple[int, int]:
 class RolesDialog(QDialog):
     """Pick an array per role (and a head for 4-D arrays); ``choice()`` gives the answer."""
 
-    def __init__(self, tf: TensorFile, guess: Mapping[str, str], base: State,
-                 parent: QWidget | None = None) -> None:
+    def __init__(self, tf: TensorFile, guess: Mapping[str, str], base: State, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.tf = tf
         self.base = base
         self.setWindowTitle(translate("OpenDialog", "Open {name}").format(name=tf.path.name))
         layout = QVBoxLayout(self)
-        intro = QLabel(translate(
-            "OpenDialog", "{name} ({format}) holds {n} array(s). Say which is which; a role left on “keep current” "
-                          "keeps the array you have now.").format(name=f"<b>{_html(tf.path.name)}</b>",
-                                                                  format=tf.format, n=len(tf.arrays)))
+        intro = QLabel(
+            translate(
+                "OpenDialog",
+                "{name} ({format}) holds {n} array(s). Say which is which; a role left on “keep current” "
+                "keeps the array you have now.",
+            ).format(name=f"<b>{_html(tf.path.name)}</b>", format=tf.format, n=len(tf.arrays))
+        )
         intro.setWordWrap(True)
         layout.addWidget(intro)
 
         listing = describe(tf)
         self.table = QTableWidget(len(listing), 3)
-        self.table.setHorizontalHeaderLabels([translate("OpenDialog", "Array"), translate("OpenDialog", "Shape"),
-                                              "dtype"])
+        self.table.setHorizontalHeaderLabels(
+            [translate("OpenDialog", "Array"), translate("OpenDialog", "Shape"), "dtype"]
+        )
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
@@ -142,15 +156,20 @@ class RolesDialog(QDialog):
             form.addRow(caption, box)
             self.combos[role] = box
         self.layer = QSpinBox()
-        self.layer.setToolTip(translate("OpenDialog", "Which layer to show first, of (layers, batch, heads, n, d) "
-                                                      "arrays (every layer is loaded)"))
+        self.layer.setToolTip(
+            translate(
+                "OpenDialog",
+                "Which layer to show first, of (layers, batch, heads, n, d) arrays (every layer is loaded)",
+            )
+        )
         self.layer.valueChanged.connect(self._update)
         layer_caption = QLabel(translate("OpenDialog", "La&yer"))
         layer_caption.setBuddy(self.layer)
         form.addRow(layer_caption, self.layer)
         self.head = QSpinBox()
-        self.head.setToolTip(translate("OpenDialog", "Which head to show first, of (batch, heads, n, d) arrays (every "
-                                                     "head is loaded)"))
+        self.head.setToolTip(
+            translate("OpenDialog", "Which head to show first, of (batch, heads, n, d) arrays (every head is loaded)")
+        )
         self.head.valueChanged.connect(self._update)
         head_caption = QLabel(translate("OpenDialog", "&Head"))
         head_caption.setBuddy(self.head)
@@ -185,8 +204,10 @@ class RolesDialog(QDialog):
         roles = self.roles()
         tensors = [n for r, n in roles.items() if r in ("queries", "keys", "values") and n in self.tf.arrays]
         heads, layers = _heads_and_layers(self.tf, tensors)
-        for spin, count, of_what in ((self.head, heads, translate("OpenDialog", "(of {n} heads: 0 to {last})")),
-                                     (self.layer, layers, translate("OpenDialog", "(of {n} layers: 0 to {last})"))):
+        for spin, count, of_what in (
+            (self.head, heads, translate("OpenDialog", "(of {n} heads: 0 to {last})")),
+            (self.layer, layers, translate("OpenDialog", "(of {n} layers: 0 to {last})")),
+        ):
             spin.setEnabled(bool(count))
             if count:
                 spin.setRange(0, max(0, count - 1))
@@ -200,29 +221,33 @@ class RolesDialog(QDialog):
             state = state_from_tensor_file(self.tf, roles, head, self.base, layer=self.chosen_layer(), notes=notes)
         except AttnvizFileError as exc:
             cannot = translate("OpenDialog", "Cannot load:")
-            self.preview.setText(f"<span style='color:{error_color()}'><b>{cannot}</b> "
-                                 f"{_html(tr_text(exc.reason))}</span>")
+            self.preview.setText(
+                f"<span style='color:{error_color()}'><b>{cannot}</b> {_html(tr_text(exc.reason))}</span>"
+            )
             ok_button.setEnabled(False)
             return
-        lens = {"none": translate("OpenDialog", "no valid lengths"),
-                "1d": translate("OpenDialog", "valid lengths per batch element"),
-                "2d": translate("OpenDialog", "valid lengths per query")}[state.settings.lens_mode]
+        lens = {
+            "none": translate("OpenDialog", "no valid lengths"),
+            "1d": translate("OpenDialog", "valid lengths per batch element"),
+            "2d": translate("OpenDialog", "valid lengths per query"),
+        }[state.settings.lens_mode]
         loads_as = translate("OpenDialog", "Loads as")
         text = f"<span style='color:{ok_color()}'><b>{loads_as}</b></span> " + translate(
-            "OpenDialog", "queries {q}, keys {k}, values {v}, {lengths}.").format(
-            q=state.queries.shape, k=state.keys.shape, v=state.values.shape, lengths=lens)
+            "OpenDialog", "queries {q}, keys {k}, values {v}, {lengths}."
+        ).format(q=state.queries.shape, k=state.keys.shape, v=state.values.shape, lengths=lens)
         if state.run is not None:
-            text += " " + translate("OpenDialog", "A model of {layers} layer(s) x {heads} head(s); layer {layer}, head "
-                                                  "{head} shown first.").format(
-                layers=state.run.layers, heads=state.run.heads(state.layer), layer=state.layer, head=state.head)
+            text += " " + translate(
+                "OpenDialog", "A model of {layers} layer(s) x {heads} head(s); layer {layer}, head {head} shown first."
+            ).format(layers=state.run.layers, heads=state.run.heads(state.layer), layer=state.layer, head=state.head)
         if notes:
             text += "<br>" + "<br>".join(f"• {_html(tr_text(n))}" for n in notes)
         self.preview.setText(text)
         ok_button.setEnabled(True)
 
 
-def ask_roles(parent: QWidget | None, tf: TensorFile, guess: Mapping[str, str],
-              base: State) -> tuple[dict[str, str], int | None, int | None] | None:
+def ask_roles(
+    parent: QWidget | None, tf: TensorFile, guess: Mapping[str, str], base: State
+) -> tuple[dict[str, str], int | None, int | None] | None:
     """Show :class:`RolesDialog` modally; (roles, head, layer), or None when cancelled."""
     dialog = RolesDialog(tf, guess, base, parent)
     try:
@@ -236,19 +261,27 @@ def ask_roles(parent: QWidget | None, tf: TensorFile, guess: Mapping[str, str],
 
 def _role_tip(role: str) -> str:
     return {
-        "queries": translate("OpenDialog", "Queries: (batch, n_queries, d_q); (n, d) gets a batch of 1; 4-D needs a "
-                                           "head"),
+        "queries": translate(
+            "OpenDialog", "Queries: (batch, n_queries, d_q); (n, d) gets a batch of 1; 4-D needs a head"
+        ),
         "keys": translate("OpenDialog", "Keys: (batch, n_keys, d_k)"),
         "values": translate("OpenDialog", "Values: (batch, n_keys, d_v), as many rows as the keys"),
-        "valid_lens": translate("OpenDialog", "Valid lengths: (batch,) per batch element or (batch, n_queries) per "
-                                              "query"),
-        "mask": translate("OpenDialog", "A mask named only 'mask': bool or float is read as SDPA's attn_mask (True = "
-                                        "attend, floats added), whole numbers as Hugging Face's attention_mask (1 = "
-                                        "attend)"),
-        "attn_mask": translate("OpenDialog", "As torch's scaled_dot_product_attention reads it: bool True = attend; "
-                                             "floats are added to the scores"),
-        "key_padding_mask": translate("OpenDialog", "As nn.MultiheadAttention reads it: (batch, n_keys), True = "
-                                                    "ignore"),
+        "valid_lens": translate(
+            "OpenDialog", "Valid lengths: (batch,) per batch element or (batch, n_queries) per query"
+        ),
+        "mask": translate(
+            "OpenDialog",
+            "A mask named only 'mask': bool or float is read as SDPA's attn_mask (True = "
+            "attend, floats added), whole numbers as Hugging Face's attention_mask (1 = "
+            "attend)",
+        ),
+        "attn_mask": translate(
+            "OpenDialog",
+            "As torch's scaled_dot_product_attention reads it: bool True = attend; floats are added to the scores",
+        ),
+        "key_padding_mask": translate(
+            "OpenDialog", "As nn.MultiheadAttention reads it: (batch, n_keys), True = ignore"
+        ),
         "attention_mask": translate("OpenDialog", "As Hugging Face builds it: (batch, n_keys) 0/1, 1 = attend"),
         "tokens": translate("OpenDialog", "Token labels for both axes: (n,) or (batch, n)"),
         "query_tokens": translate("OpenDialog", "Token labels of the queries"),

@@ -67,8 +67,14 @@ class CellTextLayer(pg.GraphicsObject):
 
     # ------------------------------------------------------------------ content
 
-    def set_cells(self, shape: tuple[int, int], texts: Sequence[str], dark: np.ndarray, on_mask: np.ndarray,
-                  halo: np.ndarray | None = None) -> None:
+    def set_cells(
+        self,
+        shape: tuple[int, int],
+        texts: Sequence[str],
+        dark: np.ndarray,
+        on_mask: np.ndarray,
+        halo: np.ndarray | None = None,
+    ) -> None:
         """Texts in row-major order; ``dark``/``on_mask``/``halo`` are bool per cell (dark digits,
         a grey patch under them, an outline in the opposite colour where stripes cross them)."""
         rows, cols = shape
@@ -78,8 +84,13 @@ class CellTextLayer(pg.GraphicsObject):
         on_mask = np.asarray(on_mask, dtype=bool).reshape(-1)
         halo = np.zeros(len(texts), dtype=bool) if halo is None else np.asarray(halo, dtype=bool).reshape(-1)
         texts = list(texts)
-        if (shape == self._shape and texts == self._texts and np.array_equal(dark, self._dark)
-                and np.array_equal(on_mask, self._on_mask) and np.array_equal(halo, self._halo)):
+        if (
+            shape == self._shape
+            and texts == self._texts
+            and np.array_equal(dark, self._dark)
+            and np.array_equal(on_mask, self._on_mask)
+            and np.array_equal(halo, self._halo)
+        ):
             return  # nothing to redraw
         if shape != self._shape:
             self.prepareGeometryChange()
@@ -108,8 +119,14 @@ class CellTextLayer(pg.GraphicsObject):
     def cells(self) -> tuple[CellText, ...]:
         cols = self._shape[1]
         return tuple(
-            CellText(i // cols, i % cols, text, self._dark_text if self._dark[i] else self._light_text,
-                     bool(self._on_mask[i]), bool(self._halo[i]))
+            CellText(
+                i // cols,
+                i % cols,
+                text,
+                self._dark_text if self._dark[i] else self._light_text,
+                bool(self._on_mask[i]),
+                bool(self._halo[i]),
+            )
             for i, text in enumerate(self._texts)
         )
 
@@ -124,8 +141,12 @@ class CellTextLayer(pg.GraphicsObject):
         rows, cols = self._shape
         return QtCore.QRectF(0, 0, cols, rows)
 
-    def paint(self, painter: QtGui.QPainter, option: QtWidgets.QStyleOptionGraphicsItem,
-              widget: QtWidgets.QWidget | None = None) -> None:
+    def paint(
+        self,
+        painter: QtGui.QPainter,
+        option: QtWidgets.QStyleOptionGraphicsItem,
+        widget: QtWidgets.QWidget | None = None,
+    ) -> None:
         if not self._texts:
             return
         transform = painter.worldTransform()  # cell coordinates -> device pixels (no rotation)
@@ -164,8 +185,10 @@ class CellTextLayer(pg.GraphicsObject):
             top = cy - self._half_h[idx]
             statics = self._cell_static
             halo = self._halo[idx]
-            for dark, color, outline in ((True, self._dark_text, self._light_text),
-                                         (False, self._light_text, self._dark_text)):
+            for dark, color, outline in (
+                (True, self._dark_text, self._light_text),
+                (False, self._light_text, self._dark_text),
+            ):
                 chosen = self._dark[idx] == dark
                 if not chosen.any():
                     continue

@@ -135,8 +135,11 @@ class FastImageItem(pg.ImageItem):
 
     def _premultiply(self) -> None:
         qimage = self.qimage
-        if qimage is not None and not self._unrenderable and \
-                qimage.format() != QtGui.QImage.Format.Format_ARGB32_Premultiplied:
+        if (
+            qimage is not None
+            and not self._unrenderable
+            and qimage.format() != QtGui.QImage.Format.Format_ARGB32_Premultiplied
+        ):
             # The converted copy owns its pixels (the original may view a reused numpy buffer).
             self.qimage = qimage.convertToFormat(QtGui.QImage.Format.Format_ARGB32_Premultiplied)
 
@@ -222,7 +225,8 @@ class RegionImageItem(FastImageItem):
             rgba = np.ascontiguousarray(picture, dtype=np.uint8)
             ph, pw = rgba.shape[:2]
             self.qimage = QtGui.QImage(rgba.data, pw, ph, pw * 4, QtGui.QImage.Format.Format_RGBA8888).convertToFormat(
-                QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+                QtGui.QImage.Format.Format_ARGB32_Premultiplied
+            )
             self._renderRequired = False
             self._unrenderable = False
             return

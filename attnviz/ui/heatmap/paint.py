@@ -141,11 +141,17 @@ def colorbar_ticks(levels: Levels, *, log: bool = False, constant: float | None 
     if constant is not None:
         return [((lo + hi) / 2, format_number(constant, ".3g"))]
     if log:
-        ticks = [(lo, format_number(10.0 ** lo, ".2g")), (hi, format_number(10.0 ** hi, ".2g"))]
-        inner = [float(e) for e in range(math.ceil(lo), math.floor(hi) + 1)
-                 if lo + 0.15 * (hi - lo) < e < hi - 0.15 * (hi - lo)]
-        return ticks[:1] + [(e, format_number(10.0 ** e, ".0e") if abs(e) > 2 else format_number(10.0 ** e, "g"))
-                            for e in inner] + ticks[1:]
+        ticks = [(lo, format_number(10.0**lo, ".2g")), (hi, format_number(10.0**hi, ".2g"))]
+        inner = [
+            float(e)
+            for e in range(math.ceil(lo), math.floor(hi) + 1)
+            if lo + 0.15 * (hi - lo) < e < hi - 0.15 * (hi - lo)
+        ]
+        return (
+            ticks[:1]
+            + [(e, format_number(10.0**e, ".0e") if abs(e) > 2 else format_number(10.0**e, "g")) for e in inner]
+            + ticks[1:]
+        )
     span = hi - lo
     step = 10.0 ** math.floor(math.log10(span / 4)) if span > 0 else 1.0
     for factor in (1.0, 2.0, 2.5, 5.0, 10.0):
@@ -160,8 +166,11 @@ def colorbar_ticks(levels: Levels, *, log: bool = False, constant: float | None 
             inner.append(value)
         value += step
     spec = ".3g"
-    return [(lo, format_number(lo, spec))] + [(v, format_number(v + 0.0, spec)) for v in inner] + \
-        [(hi, format_number(hi, spec))]
+    return (
+        [(lo, format_number(lo, spec))]
+        + [(v, format_number(v + 0.0, spec)) for v in inner]
+        + [(hi, format_number(hi, spec))]
+    )
 
 
 def log_display(values: np.ndarray, floor: float) -> np.ndarray:
@@ -318,8 +327,9 @@ def upsample(cells: np.ndarray, k: int) -> np.ndarray:
     return np.repeat(np.repeat(cells, k, axis=0), k, axis=1)
 
 
-def diagonal_stripes(h: int, w: int, period: int, width: int, *, rising: bool = True,
-                     origin: tuple[int, int] = (0, 0)) -> np.ndarray:
+def diagonal_stripes(
+    h: int, w: int, period: int, width: int, *, rising: bool = True, origin: tuple[int, int] = (0, 0)
+) -> np.ndarray:
     """Bool (h, w) image of diagonal stripes ``width`` pixels wide, one every ``period`` pixels.
 
     In pixel coordinates (y down), rising stripes run from bottom left to top right ("/", where
@@ -470,8 +480,9 @@ def locator_points(nan: np.ndarray, inf: np.ndarray, empty_rows: np.ndarray, bar
 # --------------------------------------------------------------------------- colours and text contrast
 
 
-def cell_colors(values: np.ndarray, levels: Levels, lut: np.ndarray, cells: SpecialCells,
-                opaque: np.ndarray) -> np.ndarray:
+def cell_colors(
+    values: np.ndarray, levels: Levels, lut: np.ndarray, cells: SpecialCells, opaque: np.ndarray
+) -> np.ndarray:
     """Displayed colour of every cell, (rows, cols, 3) uint8: ``values`` through the (256, 3)
     ``lut`` scaled to ``levels``, then the reserved colours (``opaque`` = solid grey masked cells)."""
     lo, hi = levels

@@ -44,8 +44,7 @@ from attnviz.ui.heatmap.paint import (
     special_cells,
 )
 
-__all__ = ["PYRAMID_MIN_CELLS", "Frame", "Picture", "PreparedMap", "Pyramid", "build_pyramid", "picture",
-           "prepare_map"]
+__all__ = ["PYRAMID_MIN_CELLS", "Frame", "Picture", "PreparedMap", "Pyramid", "build_pyramid", "picture", "prepare_map"]
 
 #: From this many cells on, a matrix is drawn from a pyramid, a screen at a time: below, drawing
 #: it whole costs the GUI thread a millisecond or two (512 x 512).
@@ -152,8 +151,19 @@ def prepare_map(
     locators = None
     if cells.has_nan or cells.has_inf or empty.any():
         locators = locator_points(cells.nan, cells.inf, empty, empty_bar_width(cols) / 2)
-    prepared = PreparedMap(arr, allowed, empty, resolved, log, constant, show_masked_values, shown, None,
-                           build_pyramid(shown, code), locators)
+    prepared = PreparedMap(
+        arr,
+        allowed,
+        empty,
+        resolved,
+        log,
+        constant,
+        show_masked_values,
+        shown,
+        None,
+        build_pyramid(shown, code),
+        locators,
+    )
     if frame is not None and frame.x0 < frame.x1 <= cols and frame.y0 < frame.y1 <= rows:
         prepared = replace(prepared, frame_picture=(frame, picture(prepared, frame)))
     return prepared
@@ -276,7 +286,7 @@ def picture(prepared: PreparedMap, frame: Frame) -> Picture:
     x_last = (cols - (xs.stop - 1) * f) / f if xs.stop * f >= cols else 1.0
 
     def cut(a: np.ndarray) -> np.ndarray:
-        return a[ys.start:ys.stop, xs.start:xs.stop]
+        return a[ys.start : ys.stop, xs.start : xs.stop]
 
     def resample(a: np.ndarray) -> np.ndarray:
         return _resample(_resample(a, ys.edges, 0, y_last), xs.edges, 1, x_last)

@@ -207,8 +207,9 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._plot.addItem(self._locator, ignoreBounds=True)
 
         # Each cell's value printed inside it (small matrices): one item draws them all.
-        self._cell_text = CellTextLayer(QtGui.QColor(*paint.DARK_TEXT), QtGui.QColor(*paint.LIGHT_TEXT),
-                                        QtGui.QColor(*paint.MASK_COLOR))
+        self._cell_text = CellTextLayer(
+            QtGui.QColor(*paint.DARK_TEXT), QtGui.QColor(*paint.LIGHT_TEXT), QtGui.QColor(*paint.MASK_COLOR)
+        )
         self._cell_text.setZValue(20)  # above data, overlay and empty-row marker
         self._plot.addItem(self._cell_text, ignoreBounds=True)
 
@@ -391,8 +392,15 @@ class HeatmapWidget(QtWidgets.QWidget):
         whole. A big matrix drawn on the GUI thread is better prepared elsewhere
         (``prepare.prepare_map``) and shown with ``show_prepared``.
         """
-        prepared = prepare_map(values, mask=mask, empty_rows=empty_rows, levels=levels, log=log,
-                               show_masked_values=self.show_masked_values, pyramid=False)
+        prepared = prepare_map(
+            values,
+            mask=mask,
+            empty_rows=empty_rows,
+            levels=levels,
+            log=log,
+            show_masked_values=self.show_masked_values,
+            pyramid=False,
+        )
         self.show_prepared(prepared, hover=hover, row_labels=row_labels, col_labels=col_labels)
 
     def show_prepared(
@@ -412,8 +420,10 @@ class HeatmapWidget(QtWidgets.QWidget):
         the widget's, or labels do not match its shape.
         """
         if prepared.show_masked_values != self.show_masked_values:
-            raise ValueError(f"prepared with show_masked_values={prepared.show_masked_values}, "
-                             f"the heatmap has {self.show_masked_values}")
+            raise ValueError(
+                f"prepared with show_masked_values={prepared.show_masked_values}, "
+                f"the heatmap has {self.show_masked_values}"
+            )
         arr = prepared.values
         rows, cols = arr.shape
         row_lab = self._check_labels(row_labels, rows, "row_labels", self._row_labels)
@@ -604,8 +614,10 @@ class HeatmapWidget(QtWidgets.QWidget):
         kind = event.type()
         if kind == QtCore.QEvent.Type.LanguageChange:
             default_x, default_y = self._default_labels
-            self.set_axis_labels(translate("Heatmap", "Keys") if default_x else None,
-                                 translate("Heatmap", "Queries") if default_y else None)
+            self.set_axis_labels(
+                translate("Heatmap", "Keys") if default_x else None,
+                translate("Heatmap", "Queries") if default_y else None,
+            )
             self.setAccessibleName(translate("Heatmap", "Attention heatmap"))
         elif kind == QtCore.QEvent.Type.PaletteChange:
             colors = plot_colors()
@@ -657,8 +669,9 @@ class HeatmapWidget(QtWidgets.QWidget):
         A subclass with its own colour table overrides this (views.compare.DivergingHeatmap).
         """
         assert self._values is not None and self._cells is not None
-        return paint.cell_colors(self._values, self._levels, lookup_table(self._colormap_name), self._cells,
-                                 self._opaque_masked())
+        return paint.cell_colors(
+            self._values, self._levels, lookup_table(self._colormap_name), self._cells, self._opaque_masked()
+        )
 
     # ------------------------------------------------------------------ item updates
 
@@ -693,8 +706,12 @@ class HeatmapWidget(QtWidgets.QWidget):
             return
         tint = self._cell_pixels() < paint.TINT_BELOW_PX
         previous = self._overlay_code
-        if previous is not None and previous.shape == code.shape and tint == self._overlay_tint \
-                and np.array_equal(previous, code):
+        if (
+            previous is not None
+            and previous.shape == code.shape
+            and tint == self._overlay_tint
+            and np.array_equal(previous, code)
+        ):
             # A live edit rarely changes which cells are special: keeping the image spares its
             # rebuild and, more importantly, the repaint of everything it overlaps.
             self._overlay.setVisible(True)
@@ -732,8 +749,13 @@ class HeatmapWidget(QtWidgets.QWidget):
         values, cells, empty, prepared = self._values, self._cells, self._empty_rows, self._prepared
         if prepared is not None and prepared.pyramid is not None:
             points = prepared.locators  # found where the map was prepared
-        elif values is None or cells is None or empty is None or values.size == 0 \
-                or max(values.shape) <= _LOCATOR_MIN_SIDE:
+        elif (
+            values is None
+            or cells is None
+            or empty is None
+            or values.size == 0
+            or max(values.shape) <= _LOCATOR_MIN_SIDE
+        ):
             points = None
         elif not (cells.has_nan or cells.has_inf or empty.any()):
             points = None  # np.nonzero of an all-False 4096x4096 mask alone costs ~70 ms
@@ -790,8 +812,9 @@ class HeatmapWidget(QtWidgets.QWidget):
         opaque = self._opaque_masked()
         # Masked cells that keep their colour are crossed by light stripes: outline their digits.
         striped = cells.masked & ~opaque
-        self._cell_text.set_cells(values.shape, [paint.format_number(float(v), spec) for v in values.ravel()],
-                                  dark, opaque, striped)
+        self._cell_text.set_cells(
+            values.shape, [paint.format_number(float(v), spec) for v in values.ravel()], dark, opaque, striped
+        )
 
     def _reset_view(self) -> None:
         rows, cols = (0, 0) if self._values is None else self._values.shape
@@ -820,8 +843,9 @@ class HeatmapWidget(QtWidgets.QWidget):
             # derives from the text pen (the label would turn black on black): so restate it.
             axis.setLabel(text, **{"color": axis.textPen().color().name(), "font-size": label_pt})
         if self._title:
-            self._plot.setTitle(self._title, size=f"{self._base_pt * 1.3 * self._font_scale:.1f}pt",
-                                color=self._plot_colors.foreground)
+            self._plot.setTitle(
+                self._title, size=f"{self._base_pt * 1.3 * self._font_scale:.1f}pt", color=self._plot_colors.foreground
+            )
         else:
             self._plot.setTitle(None)
 
@@ -831,31 +855,43 @@ class HeatmapWidget(QtWidgets.QWidget):
             listed = ", ".join(str(i) for i in empty[:_MAX_LISTED_EMPTY_ROWS])
             if len(empty) > _MAX_LISTED_EMPTY_ROWS:
                 listed = translate("Heatmap", "{listed} and {n} more").format(
-                    listed=listed, n=len(empty) - _MAX_LISTED_EMPTY_ROWS)
+                    listed=listed, n=len(empty) - _MAX_LISTED_EMPTY_ROWS
+                )
             empty_note = "\n" + translate("Heatmap", "Queries with no valid key (red bar, ∅): {rows}").format(
-                rows=listed)
+                rows=listed
+            )
         else:
             empty_note = ""
         legend = translate("Heatmap", "Hatched grey = masked (query may not attend key); magenta = NaN; cyan = ±inf.")
         if self._values is None:
             what = translate("Heatmap", "Attention heatmap: {rows} down, {columns} across.").format(
-                rows=self._y_label.lower(), columns=self._x_label.lower())
+                rows=self._y_label.lower(), columns=self._x_label.lower()
+            )
         else:
-            what = translate("Heatmap", "Attention heatmap ({n_rows} x {n_cols}): {rows} down, {columns} "
-                                        "across.").format(
-                n_rows=self._values.shape[0], n_cols=self._values.shape[1],
-                rows=self._y_label.lower(), columns=self._x_label.lower())
+            what = translate(
+                "Heatmap", "Attention heatmap ({n_rows} x {n_cols}): {rows} down, {columns} across."
+            ).format(
+                n_rows=self._values.shape[0],
+                n_cols=self._values.shape[1],
+                rows=self._y_label.lower(),
+                columns=self._x_label.lower(),
+            )
         hover_hint = translate("Heatmap", "Hover a cell for its value.")
         self.setToolTip(f"{what} {hover_hint}\n{legend}{empty_note}")
         self._plot.getAxis("left").setToolTip(
-            translate("Heatmap", "{label} (rows)").format(label=self._y_label) + empty_note)
+            translate("Heatmap", "{label} (rows)").format(label=self._y_label) + empty_note
+        )
         self._plot.getAxis("bottom").setToolTip(translate("Heatmap", "{label} (columns)").format(label=self._x_label))
         for side in ("top", "right"):
             self._plot.getAxis(side).setToolTip("")
         lo, hi = self._levels
-        self._colorbar.setToolTip(translate(
-            "Heatmap", "Colour scale ({name}): {low} to {high}. NaN/inf are excluded from the range and drawn in "
-                       "magenta/cyan.").format(name=self._colormap_name, low=f"{lo:.4g}", high=f"{hi:.4g}"))
+        self._colorbar.setToolTip(
+            translate(
+                "Heatmap",
+                "Colour scale ({name}): {low} to {high}. NaN/inf are excluded from the range and drawn in "
+                "magenta/cyan.",
+            ).format(name=self._colormap_name, low=f"{lo:.4g}", high=f"{hi:.4g}")
+        )
         # No tooltip on the empty-row bar itself: it spans every row's left strip, and over a
         # normal row it would shadow the cell tooltip.  Empty rows are named in the cell text.
         if not self._hover_text:

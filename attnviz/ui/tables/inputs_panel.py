@@ -34,8 +34,9 @@ ROLE_TITLES = {
 ROLE_TIPS = {
     "queries": QT_TRANSLATE_NOOP("InputsPanel", "Query vectors of the selected batch element: one row per query"),
     "keys": QT_TRANSLATE_NOOP("InputsPanel", "Key vectors of the selected batch element: one row per key"),
-    "values": QT_TRANSLATE_NOOP("InputsPanel", "Value vectors of the selected batch element: one row per key-value "
-                                               "pair"),
+    "values": QT_TRANSLATE_NOOP(
+        "InputsPanel", "Value vectors of the selected batch element: one row per key-value pair"
+    ),
     "valid_lens": QT_TRANSLATE_NOOP("InputsPanel", "Valid lengths: keys at or past the valid length are masked"),
 }
 #: The fill kinds as the combo box shows them.
@@ -124,8 +125,16 @@ class InputsPanel(Retranslating, QWidget):
         self._run_names: tuple[str, ...] = ()
         # One row when there is room, two beside a narrow window: the fill controls wrap under
         # the batch selector rather than make the window wider.
-        layout.addWidget(flow_widget(_pair(self.batch_caption, self.batch), self._layer_pair, self._head_pair,
-                                     self.fill_kind, _pair(self.seed_caption, self.fill_seed), self.fill_button))
+        layout.addWidget(
+            flow_widget(
+                _pair(self.batch_caption, self.batch),
+                self._layer_pair,
+                self._head_pair,
+                self.fill_kind,
+                _pair(self.seed_caption, self.fill_seed),
+                self.fill_button,
+            )
+        )
         self._layer_pair.setVisible(False)
         self._head_pair.setVisible(False)
 
@@ -142,16 +151,21 @@ class InputsPanel(Retranslating, QWidget):
         }
         for role in ROLES:
             if role == "valid_lens":
-                model = ArrayTableModel(integer=True, minimum=0,
-                                        value_name=QT_TRANSLATE_NOOP("InputsPanel", "valid length"),
-                                        row_label=_batch_label, column_label=_length_label)
+                model = ArrayTableModel(
+                    integer=True,
+                    minimum=0,
+                    value_name=QT_TRANSLATE_NOOP("InputsPanel", "valid length"),
+                    row_label=_batch_label,
+                    column_label=_length_label,
+                )
             else:
                 row_label, column_label = labels[role]
                 model = ArrayTableModel(row_label=row_label, column_label=column_label, value_name=VALUE_NAMES[role])
             view = TensorTableView(model)
             view.tip_prefix = ROLE_TIPS[role]
             model.blockEdited.connect(
-                lambda r, c, block, role=role: self.blockEdited.emit(role, self.batch.value(), r, c, block))
+                lambda r, c, block, role=role: self.blockEdited.emit(role, self.batch.value(), r, c, block)
+            )
             model.inputRejected.connect(self._rejected)
             view.message.connect(self.message.emit)
             self.models[role] = model
@@ -163,25 +177,32 @@ class InputsPanel(Retranslating, QWidget):
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.batch.setToolTip(translate("InputsPanel", "Batch element shown in the tables and highlighted in the "
-                                                       "results"))
+        self.batch.setToolTip(
+            translate("InputsPanel", "Batch element shown in the tables and highlighted in the results")
+        )
         self.batch_caption.setText(translate("InputsPanel", "Batch &element"))
         for index, kind in enumerate(FILL_KINDS):
             self.fill_kind.setItemText(index, tr_text(FILL_LABELS.get(kind, kind)))
-        self.fill_kind.setToolTip(translate("InputsPanel", "What to fill the current tensor with (every batch "
-                                                           "element)"))
-        self.fill_seed.setToolTip(translate("InputsPanel", "Seed of the random fill, so the same seed gives the same "
-                                                           "values"))
+        self.fill_kind.setToolTip(
+            translate("InputsPanel", "What to fill the current tensor with (every batch element)")
+        )
+        self.fill_seed.setToolTip(
+            translate("InputsPanel", "Seed of the random fill, so the same seed gives the same values")
+        )
         self.fill_button.setText(translate("InputsPanel", "&Fill"))
         self.fill_button.setToolTip(translate("InputsPanel", "Fill the tensor of the current tab (one undoable edit)"))
         self.seed_caption.setText(translate("InputsPanel", "s&eed"))
         self.layer_caption.setText(translate("InputsPanel", "La&yer"))
         self.layer.setToolTip(translate("InputsPanel", "The model's attention call shown (a layer, in call order)"))
         self.head_caption.setText(translate("InputsPanel", "&Head"))
-        self.head.setToolTip(translate("InputsPanel", "The attention head shown in the tables and every view; the "
-                                                      "Heads tab shows them all"))
-        self.tabs.setToolTip(translate("InputsPanel", "The input tensors; type, paste (Ctrl+V) or copy (Ctrl+C) "
-                                                      "blocks of cells"))
+        self.head.setToolTip(
+            translate(
+                "InputsPanel", "The attention head shown in the tables and every view; the Heads tab shows them all"
+            )
+        )
+        self.tabs.setToolTip(
+            translate("InputsPanel", "The input tensors; type, paste (Ctrl+V) or copy (Ctrl+C) blocks of cells")
+        )
         for index, role in enumerate(ROLES):
             self.tabs.setTabText(index, tr_text(ROLE_TITLES[role]))
         self._update_lens_tab_tip()
@@ -267,8 +288,14 @@ class InputsPanel(Retranslating, QWidget):
         self._show_focus(state)
         self._show_tokens(state, batch)
         weights_only = state.run is not None and state.run.calls[state.layer].weights_only
-        reason = translate("InputsPanel", "this call recorded its attention weights only: there are no queries, keys "
-                                          "or values to edit") if weights_only else None
+        reason = (
+            translate(
+                "InputsPanel",
+                "this call recorded its attention weights only: there are no queries, keys or values to edit",
+            )
+            if weights_only
+            else None
+        )
         for role in ("queries", "keys", "values"):
             self.models[role].set_read_only(reason)
         self.fill_button.setEnabled(not weights_only and self.current_role() != "valid_lens")
@@ -292,8 +319,11 @@ class InputsPanel(Retranslating, QWidget):
 
     def _update_lens_tab_tip(self) -> None:
         index = ROLES.index("valid_lens")
-        tip = tr_text(ROLE_TIPS["valid_lens"]) if self._lens_mode != "none" else translate(
-            "InputsPanel", "Valid lengths are off: pick 1-D or 2-D under Attention > Valid lengths")
+        tip = (
+            tr_text(ROLE_TIPS["valid_lens"])
+            if self._lens_mode != "none"
+            else translate("InputsPanel", "Valid lengths are off: pick 1-D or 2-D under Attention > Valid lengths")
+        )
         if self.tabs.tabToolTip(index) != tip:
             self.tabs.setTabToolTip(index, tip)
         for i, role in enumerate(ROLES):

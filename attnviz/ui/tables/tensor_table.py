@@ -105,7 +105,8 @@ def _fmt_bound(bound: float) -> str:
 def _whole_number_message(name: str, minimum: float | None, text: str) -> str:
     if minimum is not None:
         return translate("TensorTable", "{name} must be a whole number ≥ {bound}, got '{text}'").format(
-            name=name, bound=_fmt_bound(minimum), text=text)
+            name=name, bound=_fmt_bound(minimum), text=text
+        )
     return translate("TensorTable", "{name} must be a whole number, got '{text}'").format(name=name, text=text)
 
 
@@ -118,9 +119,7 @@ def uses_decimal_comma() -> bool:
     return QLocale().decimalPoint() == ","
 
 
-def parse_value(
-    text: str, integer: bool = False, minimum: float | None = None, name: str | None = None
-) -> float | int:
+def parse_value(text: str, integer: bool = False, minimum: float | None = None, name: str | None = None) -> float | int:
     """Parse one cell's text into a number, or raise ``ValueError`` with a message for people.
 
     Float cells accept anything ``float()`` does, including "nan", "inf" and "-inf" (they are
@@ -166,7 +165,8 @@ def parse_value(
 
 def _minimum_message(name: str, minimum: float, text: str) -> str:
     return translate("TensorTable", "{name} must be ≥ {bound}, got '{text}'").format(
-        name=name, bound=_fmt_bound(minimum), text=text)
+        name=name, bound=_fmt_bound(minimum), text=text
+    )
 
 
 def _cells(n: int) -> str:
@@ -181,9 +181,7 @@ def _split_cells(line: str, separator: str | None) -> list[str]:
     return line.split(separator)
 
 
-def parse_block(
-    text: str, integer: bool = False, minimum: float | None = None, name: str | None = None
-) -> np.ndarray:
+def parse_block(text: str, integer: bool = False, minimum: float | None = None, name: str | None = None) -> np.ndarray:
     """Parse clipboard text into a 2-D array: int64 when ``integer``, else float64.
 
     Rows are separated by newlines (``\\n``, ``\\r\\n`` or ``\\r``) and cells by tabs, which is
@@ -214,8 +212,9 @@ def parse_block(
         if separator is None and not cells:
             problem = translate("TensorTable", "row {r} is empty").format(r=r)
         elif len(cells) != width:
-            problem = translate("TensorTable", "rows have different lengths: row {r} has {cells}, row 1 has "
-                                              "{first}").format(r=r, cells=_cells(len(cells)), first=_cells(width))
+            problem = translate(
+                "TensorTable", "rows have different lengths: row {r} has {cells}, row 1 has {first}"
+            ).format(r=r, cells=_cells(len(cells)), first=_cells(width))
         if problem is not None:
             _parse_cells(rows[: r - 1], integer, minimum, name)  # a bad cell above is reported first
             raise ValueError(problem)
@@ -237,8 +236,9 @@ def _parse_cells(
             try:
                 row.append(parse_value(cell, integer, minimum, name))
             except ValueError as err:
-                raise ValueError(translate("TensorTable", "row {r}, column {c}: {error}").format(
-                    r=r, c=c, error=err)) from None
+                raise ValueError(
+                    translate("TensorTable", "row {r}, column {c}: {error}").format(r=r, c=c, error=err)
+                ) from None
         parsed.append(row)
     return parsed
 
@@ -380,8 +380,7 @@ class ArrayTableModel(QAbstractTableModel):
                 return
             rows = np.flatnonzero(changed.any(axis=1))
             cols = np.flatnonzero(changed.any(axis=0))
-            self.dataChanged.emit(self.index(int(rows[0]), int(cols[0])),
-                                  self.index(int(rows[-1]), int(cols[-1])), [])
+            self.dataChanged.emit(self.index(int(rows[0]), int(cols[0])), self.index(int(rows[-1]), int(cols[-1])), [])
         else:
             self.beginResetModel()
             try:
@@ -473,9 +472,7 @@ class ArrayTableModel(QAbstractTableModel):
                 return _NON_FINITE_BRUSH
         return None
 
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role != Qt.ItemDataRole.DisplayRole or section < 0:
             return None
         if orientation == Qt.Orientation.Horizontal:
@@ -530,12 +527,14 @@ class ArrayTableModel(QAbstractTableModel):
             low, high = self._dtype_bounds
             if not low <= value <= high:
                 return translate("TensorTable", "{text} does not fit in {dtype} ({low} to {high})").format(
-                    text=text, dtype=self._array.dtype, low=low, high=high)
+                    text=text, dtype=self._array.dtype, low=low, high=high
+                )
         elif math.isfinite(value):
             largest = float(np.finfo(self._array.dtype).max)
             if abs(value) > largest:
                 return translate("TensorTable", "{text} is too large for {dtype} (largest is {largest})").format(
-                    text=text, dtype=self._array.dtype, largest=f"{largest:.4g}")
+                    text=text, dtype=self._array.dtype, largest=f"{largest:.4g}"
+                )
         return None
 
     def _first_problem(self, values: np.ndarray) -> tuple[int, str] | None:
@@ -559,9 +558,7 @@ class ArrayTableModel(QAbstractTableModel):
                 return int(pos), problem
         return None
 
-    def request_edit(
-        self, row: int, col: int, block: np.ndarray, mask: np.ndarray | None = None
-    ) -> bool:
+    def request_edit(self, row: int, col: int, block: np.ndarray, mask: np.ndarray | None = None) -> bool:
         """Validate a rectangular edit at (row, col) and emit it as one ``blockEdited``.
 
         ``mask`` (same shape as ``block``) marks which cells are new; the others keep their
@@ -576,21 +573,26 @@ class ArrayTableModel(QAbstractTableModel):
             return False
         values = np.asarray(block)
         if values.ndim != 2 or values.size == 0:
-            self.inputRejected.emit(translate("TensorTable", "an edit must be a non-empty 2-D block, got "
-                                                             "{shape}").format(
-                shape=values.shape))
+            self.inputRejected.emit(
+                translate("TensorTable", "an edit must be a non-empty 2-D block, got {shape}").format(
+                    shape=values.shape
+                )
+            )
             return False
         height, width = values.shape
         rows, cols = self._array.shape
         if row < 0 or col < 0 or row + height > rows or col + width > cols:
-            self.inputRejected.emit(translate(
-                "TensorTable", "a {height}×{width} block at row {row}, column {col} does not fit in the "
-                               "{rows}×{cols} table").format(height=height, width=width, row=row, col=col,
-                                                             rows=rows, cols=cols))
+            self.inputRejected.emit(
+                translate(
+                    "TensorTable",
+                    "a {height}×{width} block at row {row}, column {col} does not fit in the {rows}×{cols} table",
+                ).format(height=height, width=width, row=row, col=col, rows=rows, cols=cols)
+            )
             return False
         if values.dtype.kind not in "biuf":
-            self.inputRejected.emit(translate("TensorTable", "cannot store values of type {dtype}").format(
-                dtype=values.dtype))
+            self.inputRejected.emit(
+                translate("TensorTable", "cannot store values of type {dtype}").format(dtype=values.dtype)
+            )
             return False
         if mask is not None:
             mask = np.asarray(mask, dtype=bool)
@@ -627,7 +629,8 @@ _VIEW_HELP = QT_TRANSLATE_NOOP(
     "TensorTable",
     "Type a number to edit a cell; Enter commits and moves down, Tab moves right.\nCtrl+C copies the selected "
     "rectangle as tab-separated text (full precision).\nCtrl+V pastes a block from a spreadsheet or text at the "
-    "selection's top-left cell;\na single value pasted into a selection fills it.\nDelete sets the selected cells to 0."
+    "selection's top-left cell;\na single value pasted into a selection fills it.\nDelete sets the selected cells to "
+    "0.",
 )
 
 
@@ -775,21 +778,25 @@ class TensorTableView(Retranslating, QTableView):
             model.inputRejected.emit(translate("TensorTable", "cannot paste outside the table"))
             return False
         if (fit_rows, fit_cols) != block.shape:
-            self.message.emit(translate(
-                "TensorTable", "pasted block is {height}×{width} but only {fit_rows}×{fit_cols} fits from {cell}; "
-                               "the rest was dropped").format(
-                height=block.shape[0], width=block.shape[1], fit_rows=fit_rows, fit_cols=fit_cols,
-                cell=model.cell_label(top, left)))
+            self.message.emit(
+                translate(
+                    "TensorTable",
+                    "pasted block is {height}×{width} but only {fit_rows}×{fit_cols} fits from {cell}; "
+                    "the rest was dropped",
+                ).format(
+                    height=block.shape[0],
+                    width=block.shape[1],
+                    fit_rows=fit_rows,
+                    fit_cols=fit_cols,
+                    cell=model.cell_label(top, left),
+                )
+            )
             block = block[:fit_rows, :fit_cols]
         ok = model.request_edit(top, left, block)
         if ok:
             # Select what was pasted so the user sees where it went.
-            selection = QItemSelection(
-                model.index(top, left), model.index(top + fit_rows - 1, left + fit_cols - 1)
-            )
-            self.selectionModel().select(
-                selection, QItemSelectionModel.SelectionFlag.ClearAndSelect
-            )
+            selection = QItemSelection(model.index(top, left), model.index(top + fit_rows - 1, left + fit_cols - 1))
+            self.selectionModel().select(selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
         return ok
 
     def clear_selection_values(self) -> bool:

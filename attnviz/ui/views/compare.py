@@ -67,8 +67,15 @@ DIVERGING_MAP = "CET-CBD1"
 
 
 # CET-CBD1 sampled at 7 points, for installs whose pyqtgraph lacks its colour-map files.
-_DIVERGING_STOPS = ((58, 144, 254), (140, 174, 251), (194, 207, 246), (237, 237, 236),
-                    (221, 206, 167), (196, 174, 97), (168, 144, 8))
+_DIVERGING_STOPS = (
+    (58, 144, 254),
+    (140, 174, 251),
+    (194, 207, 246),
+    (237, 237, 236),
+    (221, 206, 167),
+    (196, 174, 97),
+    (168, 144, 8),
+)
 
 
 def diverging_colormap() -> pg.ColorMap:
@@ -122,7 +129,7 @@ def _dot_products_exist(state: object) -> bool:
 
 
 def _side_label(comparison: Comparison, side: str) -> str:
-    """"A: Additive": the side and its choice, in the current language."""
+    """ "A: Additive": the side and its choice, in the current language."""
     return f"{side}: {tr_text(comparison.choice_label(side))}"
 
 
@@ -147,8 +154,9 @@ class CompareView(Retranslating, QWidget):
         self._dirty = False
         # The chapter's exercise, where the inputs allow it; otherwise (queries and keys of
         # different lengths: no dot product) two mask modes, so the view opens on two results.
-        self._comparison = EXERCISE_1 if _dot_products_exist(session.document.state) else \
-            Comparison("mask_mode", "d2l", "strict")
+        self._comparison = (
+            EXERCISE_1 if _dot_products_exist(session.document.state) else Comparison("mask_mode", "d2l", "strict")
+        )
         self._random_seed = 0
         self.last_result: PairOutcome | None = None
         #: Document version of the drawn result (-1 before the first).
@@ -166,11 +174,15 @@ class CompareView(Retranslating, QWidget):
         self.choice_b = QComboBox()
         self.swap = QToolButton()
         self.swap.setText("⇄")
-        self.swap.clicked.connect(lambda: self.set_comparison(
-            Comparison(self._comparison.what, self._comparison.b, self._comparison.a)))
+        self.swap.clicked.connect(
+            lambda: self.set_comparison(Comparison(self._comparison.what, self._comparison.b, self._comparison.a))
+        )
         self.kind_caption = QLabel()
-        for caption, widget in ((self.kind_caption, self.kind), (QLabel("&A"), self.choice_a),
-                                (QLabel("&B"), self.choice_b)):
+        for caption, widget in (
+            (self.kind_caption, self.kind),
+            (QLabel("&A"), self.choice_a),
+            (QLabel("&B"), self.choice_b),
+        ):
             caption.setBuddy(widget)
             controls.addWidget(caption)
             controls.addWidget(widget)
@@ -245,27 +257,41 @@ class CompareView(Retranslating, QWidget):
     def retranslate(self) -> None:
         for index, key in enumerate(COMPARE_KINDS):
             self.kind.setItemText(index, tr_text(COMPARE_KINDS[key]))
-        self.kind.setToolTip(translate("CompareView", "The one setting that differs between A and B; everything else "
-                                                      "is the main window's"))
+        self.kind.setToolTip(
+            translate(
+                "CompareView", "The one setting that differs between A and B; everything else is the main window's"
+            )
+        )
         self.kind_caption.setText(translate("CompareView", "C&ompare"))
         self.choice_a.setToolTip(translate("CompareView", "Configuration A"))
         self.choice_b.setToolTip(translate("CompareView", "Configuration B"))
         self.swap.setToolTip(translate("CompareView", "Swap A and B"))
-        self.batch_spin.setToolTip(translate("CompareView", "Which batch element to show (the same as in the main "
-                                                            "window)"))
+        self.batch_spin.setToolTip(
+            translate("CompareView", "Which batch element to show (the same as in the main window)")
+        )
         self.batch_caption.setText(translate("CompareView", "Ba&tch element"))
         self.exercise_button.setText(translate("CompareView", "Exercise 1: additive vs scaled dot"))
-        self.exercise_button.setToolTip(translate("CompareView", "Compare additive with scaled dot-product attention "
-                                                                 "on the current inputs"))
+        self.exercise_button.setToolTip(
+            translate("CompareView", "Compare additive with scaled dot-product attention on the current inputs")
+        )
         self.randomise_button.setText(translate("CompareView", "Randomise keys"))
-        self.randomise_button.setToolTip(translate("CompareView", "Fill the keys with random numbers (one undoable "
-                                                                  "edit in the main window)"))
+        self.randomise_button.setToolTip(
+            translate("CompareView", "Fill the keys with random numbers (one undoable edit in the main window)")
+        )
         self.dot_toy_button.setText(translate("CompareView", "Load the dot-product toy"))
-        self.dot_toy_button.setToolTip(translate("CompareView", "Scaled dot product needs queries and keys of the "
-                                                                "same length: the book's dot-product toy has both of "
-                                                                "length 2"))
-        self.max_label.setToolTip(translate("CompareView", "The largest absolute difference between the two weight "
-                                                           "matrices (this batch element)"))
+        self.dot_toy_button.setToolTip(
+            translate(
+                "CompareView",
+                "Scaled dot product needs queries and keys of the "
+                "same length: the book's dot-product toy has both of "
+                "length 2",
+            )
+        )
+        self.max_label.setToolTip(
+            translate(
+                "CompareView", "The largest absolute difference between the two weight matrices (this batch element)"
+            )
+        )
         self._show_comparison_controls()
         self._update_explanation()
         self._update_status()
@@ -363,26 +389,36 @@ class CompareView(Retranslating, QWidget):
         state = self._session.document.state
         mismatch = state.queries.shape[2] != state.keys.shape[2]
         identical = bool(np.all(state.keys == state.keys[:, :1]))
-        text = translate("CompareView", "<b>Exercise 1.</b> Do additive and scaled dot-product attention still give "
-                                        "the same weights once the keys change? ")
+        text = translate(
+            "CompareView",
+            "<b>Exercise 1.</b> Do additive and scaled dot-product attention still give "
+            "the same weights once the keys change? ",
+        )
         if identical:
-            text += translate("CompareView", "<br><b>Now the keys are all the same vector</b>, so every key gets the "
-                                             "same score under <i>any</i> scoring function, and the softmax spreads "
-                                             "the weight evenly over the valid keys: both give 1/(valid length), and "
-                                             "A − B is 0. ")
+            text += translate(
+                "CompareView",
+                "<br><b>Now the keys are all the same vector</b>, so every key gets the "
+                "same score under <i>any</i> scoring function, and the softmax spreads "
+                "the weight evenly over the valid keys: both give 1/(valid length), and "
+                "A − B is 0. ",
+            )
         else:
             text += translate("CompareView", "<br><b>Now the keys differ.</b> ")
         text += translate(
-            "CompareView", "<br>With different keys each scoring function ranks them by its own measure: scaled dot "
-                           "product by <b>q</b><sup>⊤</sup><b>k</b>/√<i>d</i>, additive through a small network "
-                           "whose weights <b>W</b><sub><i>q</i></sub>, <b>W</b><sub><i>k</i></sub>, "
-                           "<b>w</b><sub><i>v</i></sub> are random and untrained here. Nothing ties the two "
-                           "together, so the weights differ. Edit a key in the Keys table, or click <i>Randomise "
-                           "keys</i>, and watch A − B.")
+            "CompareView",
+            "<br>With different keys each scoring function ranks them by its own measure: scaled dot "
+            "product by <b>q</b><sup>⊤</sup><b>k</b>/√<i>d</i>, additive through a small network "
+            "whose weights <b>W</b><sub><i>q</i></sub>, <b>W</b><sub><i>k</i></sub>, "
+            "<b>w</b><sub><i>v</i></sub> are random and untrained here. Nothing ties the two "
+            "together, so the weights differ. Edit a key in the Keys table, or click <i>Randomise "
+            "keys</i>, and watch A − B.",
+        )
         if mismatch:
             needs = translate(
-                "CompareView", "Scaled dot product needs queries and keys of the same length (here {d_q} and {d_k}): "
-                               "load the dot-product toy, whose queries and keys both have length 2.")
+                "CompareView",
+                "Scaled dot product needs queries and keys of the same length (here {d_q} and {d_k}): "
+                "load the dot-product toy, whose queries and keys both have length 2.",
+            )
             needs = needs.format(d_q=state.queries.shape[2], d_k=state.keys.shape[2])
             text += f"<br><span style='color:{error_color()}'>{needs}</span>"
         self.explanation.setText(text)
@@ -446,15 +482,24 @@ class CompareView(Retranslating, QWidget):
         for side, heatmap in (("A", self.map_a), ("B", self.map_b)):
             view = views.get(side)
             label = _side_label(comparison, side)
-            heatmap.set_title(label if view is not None else
-                              translate("CompareView", "{side} — no result (see below)").format(side=label))
+            heatmap.set_title(
+                label
+                if view is not None
+                else translate("CompareView", "{side} — no result (see below)").format(side=label)
+            )
             if view is None:
                 heatmap.clear()
                 continue
             n_q, n_k = view.weights.shape[1:]
             rows, cols = axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k)
-            heatmap.set_data(view.weights[b], mask=view.mask[b], empty_rows=view.empty_rows[b], levels=(0.0, 1.0),
-                             row_labels=rows, col_labels=cols)
+            heatmap.set_data(
+                view.weights[b],
+                mask=view.mask[b],
+                empty_rows=view.empty_rows[b],
+                levels=(0.0, 1.0),
+                row_labels=rows,
+                col_labels=cols,
+            )
         self._draw_diff(views.get("A"), views.get("B"), b)
 
     def _draw_diff(self, view_a: ViewData | None, view_b: ViewData | None, b: int) -> None:
@@ -472,8 +517,12 @@ class CompareView(Retranslating, QWidget):
             self.map_diff.clear()
             self.max_abs_diff = None
             self.max_label.setText(translate("CompareView", "max |A − B|: —"))
-            error.setText("⚠ " + translate("CompareView", "the weights have different shapes {a} and {b}").format(
-                a=wa.shape, b=wb.shape))
+            error.setText(
+                "⚠ "
+                + translate("CompareView", "the weights have different shapes {a} and {b}").format(
+                    a=wa.shape, b=wb.shape
+                )
+            )
             error.setVisible(True)
             return
         diff = wa - wb
@@ -488,14 +537,21 @@ class CompareView(Retranslating, QWidget):
         # (float16 vs float32) need significant digits, not two decimals.
         self.map_diff.value_format = ".1g" if largest < 0.01 else ".2f"
         self.map_diff.set_data(
-            diff, levels=(-bound, bound),
-            hover=lambda r, c: (translate("CompareView", "query {r}, key {c}").format(r=r, c=c)
-                                + f"\nA {wa[r, c]:.6g} − B {wb[r, c]:.6g} = {diff[r, c]:.4g}"),
-            row_labels=rows, col_labels=cols,
+            diff,
+            levels=(-bound, bound),
+            hover=lambda r, c: (
+                translate("CompareView", "query {r}, key {c}").format(r=r, c=c)
+                + f"\nA {wa[r, c]:.6g} − B {wb[r, c]:.6g} = {diff[r, c]:.4g}"
+            ),
+            row_labels=rows,
+            col_labels=cols,
         )
         nan_cells = int((~finite).sum())
-        text = f"max |A − B| = {largest:.3g}" if np.isfinite(largest) else \
-            translate("CompareView", "max |A − B|: no finite difference")
+        text = (
+            f"max |A − B| = {largest:.3g}"
+            if np.isfinite(largest)
+            else translate("CompareView", "max |A − B|: no finite difference")
+        )
         if largest == 0:
             text += "  " + translate("CompareView", "(identical weights)")
         if nan_cells == 1:
@@ -509,8 +565,11 @@ class CompareView(Retranslating, QWidget):
 def install_compare_view(session: AppSession, host: Host) -> ToolDock:
     """Add the side-by-side view as a hidden dock; View > Side by side (Ctrl+Shift+D) shows it."""
     spec = DockSpec(
-        COMPARE_DOCK, QT_TRANSLATE_NOOP("TeachingDocks", "Side by side: A vs B"),
+        COMPARE_DOCK,
+        QT_TRANSLATE_NOOP("TeachingDocks", "Side by side: A vs B"),
         QT_TRANSLATE_NOOP("TeachingDocks", "&Side by side (A vs B)"),
         QT_TRANSLATE_NOOP("TeachingDocks", "The same inputs under two configurations, and where their weights differ"),
-        shortcut=COMPARE_SHORTCUT, menu="view")
+        shortcut=COMPARE_SHORTCUT,
+        menu="view",
+    )
     return host.add_dock(spec, lambda: CompareView(session))

@@ -94,8 +94,9 @@ class DoctorView(Retranslating, QWidget):
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.table.setHorizontalHeaderLabels([translate("Doctor", "severity"), translate("Doctor", "where"),
-                                              translate("Doctor", "what is wrong")])
+        self.table.setHorizontalHeaderLabels(
+            [translate("Doctor", "severity"), translate("Doctor", "where"), translate("Doctor", "what is wrong")]
+        )
         self.table.setToolTip(translate("Doctor", "Click a finding to see its cells"))
         self._fill()
 
@@ -141,27 +142,36 @@ class DoctorView(Retranslating, QWidget):
         state = self._session.document.state
         self.table.setRowCount(0)
         if state.run is None:
-            self.summary.setText(translate("Doctor", "No model here: capture one (attnviz.capture) or open a file of a "
-                                                     "model's tensors, and the doctor examines every mask it "
-                                                     "received."))
+            self.summary.setText(
+                translate(
+                    "Doctor",
+                    "No model here: capture one (attnviz.capture) or open a file of a "
+                    "model's tensors, and the doctor examines every mask it "
+                    "received.",
+                )
+            )
             return
         if findings is None:
             return
         errors = sum(f.severity == "error" for f in findings)
         warnings = len(findings) - errors
         if not findings:
-            self.summary.setText(translate("Doctor", "No problem found in the masks of {n} calls.").format(
-                n=state.run.layers))
+            self.summary.setText(
+                translate("Doctor", "No problem found in the masks of {n} calls.").format(n=state.run.layers)
+            )
         else:
-            self.summary.setText(translate("Doctor", "{errors} errors and {warnings} warnings in {n} calls: click one "
-                                                     "to see its cells.").format(errors=errors, warnings=warnings,
-                                                                                 n=state.run.layers))
+            self.summary.setText(
+                translate(
+                    "Doctor", "{errors} errors and {warnings} warnings in {n} calls: click one to see its cells."
+                ).format(errors=errors, warnings=warnings, n=state.run.layers)
+            )
         ordered = sorted(findings, key=lambda f: (f.severity != "error", f.call))
         self._ordered = ordered
         self.table.setRowCount(len(ordered))
         for row, finding in enumerate(ordered):
-            severity = QTableWidgetItem(translate("Doctor", "error") if finding.severity == "error"
-                                        else translate("Doctor", "warning"))
+            severity = QTableWidgetItem(
+                translate("Doctor", "error") if finding.severity == "error" else translate("Doctor", "warning")
+            )
             severity.setForeground(QColor(error_color() if finding.severity == "error" else warning_color()))
             where = QTableWidgetItem(tr_text(finding.where))
             what = QTableWidgetItem(tr_text(finding.message))
@@ -189,9 +199,14 @@ class DoctorView(Retranslating, QWidget):
 def install_doctor(session: AppSession, host: Host) -> ToolPanel:
     """Add the mask doctor as a hidden tab; View > Mask doctor (Ctrl+Shift+K) shows it."""
     spec = DockSpec(
-        DOCTOR_DOCK, QT_TRANSLATE_NOOP("ModelDocks", "Mask doctor: what is wrong with the masks"),
+        DOCTOR_DOCK,
+        QT_TRANSLATE_NOOP("ModelDocks", "Mask doctor: what is wrong with the masks"),
         QT_TRANSLATE_NOOP("ModelDocks", "Mask &doctor"),
-        QT_TRANSLATE_NOOP("ModelDocks", "Every problem in the masks the model's attention calls received, each a click "
-                                        "away from its cells"),
-        shortcut=DOCTOR_SHORTCUT, menu="view")
+        QT_TRANSLATE_NOOP(
+            "ModelDocks",
+            "Every problem in the masks the model's attention calls received, each a click away from its cells",
+        ),
+        shortcut=DOCTOR_SHORTCUT,
+        menu="view",
+    )
     return host.add_dock(spec, lambda: DoctorView(session))

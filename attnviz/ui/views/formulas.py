@@ -45,7 +45,14 @@ HIGHLIGHT_BG = "#ffd866"
 _HIGHLIGHT_FG = "#000000"
 #: Stages a formula part can be tagged with: the engine's stages plus the additive features.
 FORMULA_STAGES: tuple[str, ...] = (
-    "raw_scores", "scores", "mask", "masked_scores", "weights", "applied_weights", "output", "hidden",
+    "raw_scores",
+    "scores",
+    "mask",
+    "masked_scores",
+    "weights",
+    "applied_weights",
+    "output",
+    "hidden",
 )
 
 
@@ -64,7 +71,7 @@ class _Math:
         ink = self.ink.lstrip("#")
         if len(ink) != 6:
             return self.ink
-        r, g, b = (int(ink[i:i + 2], 16) for i in (0, 2, 4))
+        r, g, b = (int(ink[i : i + 2], 16) for i in (0, 2, 4))
         return f"rgba({r},{g},{b},165)"
 
     def on(self, stage: str | tuple[str, ...]) -> bool:
@@ -118,7 +125,7 @@ class _Math:
         return (
             '<table cellspacing="0" cellpadding="0" style="border-collapse:collapse;">'
             f'<tr><td align="center"{colour} style="border-bottom:1px solid {self.ink}; padding:0px 3px 1px 3px;">'
-            f'{num}</td></tr>'
+            f"{num}</td></tr>"
             f'<tr><td align="center"{colour} style="padding:1px 3px 0px 3px;">{den}</td></tr></table>'
         )
 
@@ -134,9 +141,7 @@ class _Math:
 
     def cases(self, *lines: tuple[str, str]) -> str:
         """A left brace followed by (value, condition) lines: a piecewise definition."""
-        body = "".join(
-            f'<tr><td style="padding-right:10px;">{value}</td><td>{cond}</td></tr>' for value, cond in lines
-        )
+        body = "".join(f'<tr><td style="padding-right:10px;">{value}</td><td>{cond}</td></tr>' for value, cond in lines)
         return self.row(
             '<span style="font-size:xx-large; font-weight:200;">{</span>',
             f'<table cellspacing="0" cellpadding="1">{body}</table>',
@@ -167,14 +172,21 @@ def _dot(m: _Math, d: int | None) -> str:
 def _scaled_dot(m: _Math, d: int | None) -> str:
     num = m.hl(f"{m.transpose(m.vec('q'))}{m.vec('k')}", "raw_scores")
     den = m.sqrt(m.var("d"))
-    note = "" if d is None else "&nbsp;&nbsp;" + translate("Formulas", "with {d} = {n}, {root} = {value}").format(
-        d=m.var("d"), n=d, root=m.sqrt(str(d)), value=f"{d ** 0.5:.4g}")
+    note = (
+        ""
+        if d is None
+        else "&nbsp;&nbsp;"
+        + translate("Formulas", "with {d} = {n}, {root} = {value}").format(
+            d=m.var("d"), n=d, root=m.sqrt(str(d)), value=f"{d**0.5:.4g}"
+        )
+    )
     return m.row(f"{m.hl(m.a_of(), 'scores')} =&nbsp;", m.frac(num, den, bg=m.on("scores")), note)
 
 
 def _additive(m: _Math, d: int | None) -> str:
-    hidden = m.hl(f"{m.op('tanh')}({m.vec('W', m.var('q'))}{m.vec('q')} + {m.vec('W', m.var('k'))}{m.vec('k')})",
-                  "hidden")
+    hidden = m.hl(
+        f"{m.op('tanh')}({m.vec('W', m.var('q'))}{m.vec('q')} + {m.vec('W', m.var('k'))}{m.vec('k')})", "hidden"
+    )
     rhs = m.hl(f"{m.transpose(m.vec('w', m.var('v')))} {hidden}", ("raw_scores", "scores"))
     return m.row(f"{m.hl(m.a_of(), 'scores')} = {rhs}")
 
@@ -188,8 +200,7 @@ def _gaussian(m: _Math, d: int | None) -> str:
     on = m.on(("raw_scores", "scores"))
     return m.row(
         f"{m.hl(m.a_of(), 'scores')} =&nbsp;",
-        m.row("−", m.frac("1", "2", bg=on),
-              f"‖{m.vec('q')} − {m.vec('k')}‖<sup>2</sup>", bg=on),
+        m.row("−", m.frac("1", "2", bg=on), f"‖{m.vec('q')} − {m.vec('k')}‖<sup>2</sup>", bg=on),
     )
 
 
@@ -197,8 +208,9 @@ def _summation(m: _Math, d: int | None) -> str:
     on = m.on(("raw_scores", "scores"))
     upper = m.var("d") if d is None else str(d)
     term = f"({m.var('q')}<sub>{m.var('l')}</sub> + {m.var('k')}<sub>{m.var('l')}</sub>)"
-    return m.row(f"{m.hl(m.a_of(), 'scores')} =&nbsp;",
-                 m.row(m.big_sum(f"{m.var('l')}=1", upper), f"&nbsp;{term}", bg=on))
+    return m.row(
+        f"{m.hl(m.a_of(), 'scores')} =&nbsp;", m.row(m.big_sum(f"{m.var('l')}=1", upper), f"&nbsp;{term}", bg=on)
+    )
 
 
 #: HTML of a(q, k) for every scoring function, by name. A scoring function registered in the
@@ -212,6 +224,7 @@ SCORING_FORMULAS: dict[str, Callable[[_Math, int | None], str]] = {
     "summation": _summation,
 }
 
+
 def missing_formulas() -> list[str]:
     """Scoring functions of the catalogue that have no hand-laid-out formula here (they are shown
     from their LaTeX, see ``latex_to_html``)."""
@@ -219,11 +232,41 @@ def missing_formulas() -> list[str]:
 
 
 _LATEX_SYMBOLS = {
-    "top": "⊤", "cdot": "·", "times": "×", "sum": "∑", "prod": "∏", "infty": "∞", "in": "∈", "le": "≤",
-    "ge": "≥", "neq": "≠", "approx": "≈", "lVert": "‖", "rVert": "‖", "Vert": "‖", "lvert": "|", "rvert": "|",
-    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "theta": "θ", "lambda": "λ",
-    "mu": "μ", "sigma": "σ", "tau": "τ", "phi": "φ", "psi": "ψ", "omega": "ω", "Sigma": "Σ",
-    "left": "", "right": "", ",": " ", ";": " ", "quad": "  ",
+    "top": "⊤",
+    "cdot": "·",
+    "times": "×",
+    "sum": "∑",
+    "prod": "∏",
+    "infty": "∞",
+    "in": "∈",
+    "le": "≤",
+    "ge": "≥",
+    "neq": "≠",
+    "approx": "≈",
+    "lVert": "‖",
+    "rVert": "‖",
+    "Vert": "‖",
+    "lvert": "|",
+    "rvert": "|",
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "epsilon": "ε",
+    "theta": "θ",
+    "lambda": "λ",
+    "mu": "μ",
+    "sigma": "σ",
+    "tau": "τ",
+    "phi": "φ",
+    "psi": "ψ",
+    "omega": "ω",
+    "Sigma": "Σ",
+    "left": "",
+    "right": "",
+    ",": " ",
+    ";": " ",
+    "quad": "  ",
 }
 _LATEX_FUNCTIONS = ("tanh", "exp", "log", "softmax", "max", "min", "cos", "sin", "relu")
 _LATEX_TOKEN = re.compile(r"\\([A-Za-z]+|.)|([{}^_])|([A-Za-z])|(\s+)|(.)", re.S)
@@ -331,8 +374,12 @@ def _mask_lines(m: _Math, mode: str) -> tuple[tuple[str, str], ...]:
     if mode in ("strict", "neg_inf", "sdpa"):
         return ((a_i, allowed), ("−∞", masked))
     if mode == "float01":
-        return ((f"{a_i} + {m.hl(m.var('m') + '<sub><i>i</i></sub>', 'mask')}",
-                 translate("Formulas", "for every key: 1 is added, nothing is masked")),)
+        return (
+            (
+                f"{a_i} + {m.hl(m.var('m') + '<sub><i>i</i></sub>', 'mask')}",
+                translate("Formulas", "for every key: 1 is added, nothing is masked"),
+            ),
+        )
     if mode == "inverted":
         return ((a_i, masked), ("−∞", allowed))
     return ((a_i, allowed), (translate("Formulas", "masked"), masked))
@@ -343,8 +390,9 @@ _EMPTY_ROW_NOTES: dict[str, str] = {
     "strict": QT_TRANSLATE_NOOP("Formulas", "A query with no valid key gets weights 0 (and output 0)."),
     "neg_inf": QT_TRANSLATE_NOOP("Formulas", "A query with no valid key gets NaN weights (exp(−∞)/0)."),
     "sdpa": QT_TRANSLATE_NOOP("Formulas", "A query with no valid key gets weights 0, as PyTorch's SDPA does."),
-    "float01": QT_TRANSLATE_NOOP("Formulas", "Bug on purpose: the 0/1 mask is added to the scores instead of masking "
-                                             "them."),
+    "float01": QT_TRANSLATE_NOOP(
+        "Formulas", "Bug on purpose: the 0/1 mask is added to the scores instead of masking them."
+    ),
     "inverted": QT_TRANSLATE_NOOP("Formulas", "Bug on purpose: the mask's polarity is flipped, padding is attended."),
 }
 
@@ -353,24 +401,24 @@ def softmax_formula(mask_mode: str = "d2l", *, highlight: str | None = None, ink
     """The masked softmax: α(q, k_i) = exp(ã_i) / ∑_j exp(ã_j), with ã_i defined by the mask mode."""
     m = _Math(highlight, ink)
     num = f"{m.op('exp')}({m.hl(m.masked('i'), 'masked_scores')})"
-    den = m.row(m.big_sum(f"{m.var('j')}=1", m.var("m")),
-                f"&nbsp;{m.op('exp')}({m.hl(m.masked('j'), 'masked_scores')})")
+    den = m.row(
+        m.big_sum(f"{m.var('j')}=1", m.var("m")), f"&nbsp;{m.op('exp')}({m.hl(m.masked('j'), 'masked_scores')})"
+    )
     softmax = m.row(
-        f"{m.hl(m.alpha_of('i'), 'weights')} = "
-        f"{m.op('softmax')}({m.hl(m.masked('i'), 'masked_scores')}) =&nbsp;",
+        f"{m.hl(m.alpha_of('i'), 'weights')} = {m.op('softmax')}({m.hl(m.masked('i'), 'masked_scores')}) =&nbsp;",
         m.frac(num, den, bg=m.on("weights")),
     )
     definition = m.row(f"{m.hl(m.masked('i'), 'masked_scores')} =&nbsp;", m.cases(*_mask_lines(m, mask_mode)))
-    mask_def = m.hl(translate("Formulas", "{m} = 1 when key {i} may be attended (within the valid length, and causal "
-                                          "when set)").format(m=f"{m.var('m')}<sub>{m.var('i')}</sub>",
-                                                                     i=m.var("i")), "mask")
+    mask_def = m.hl(
+        translate(
+            "Formulas", "{m} = 1 when key {i} may be attended (within the valid length, and causal when set)"
+        ).format(m=f"{m.var('m')}<sub>{m.var('i')}</sub>", i=m.var("i")),
+        "mask",
+    )
     label = tr_text(catalog.MASK_MODES.label(mask_mode))
     note = tr_text(_EMPTY_ROW_NOTES.get(mask_mode, ""))
     mode = translate("Formulas", "Mask mode {name}.").format(name=f"<b>{escape(label)}</b>")
-    return (
-        softmax + definition
-        + f'<div style="color:{m.muted};">{mask_def}.<br>{mode} {note}</div>'
-    )
+    return softmax + definition + f'<div style="color:{m.muted};">{mask_def}.<br>{mode} {note}</div>'
 
 
 def pooling_formula(*, dropout: float = 0.0, highlight: str | None = None, ink: str = "#202020") -> str:
@@ -378,14 +426,19 @@ def pooling_formula(*, dropout: float = 0.0, highlight: str | None = None, ink: 
     m = _Math(highlight, ink)
     lhs = m.hl(
         f"{m.var('f')}({m.vec('q')}, ({m.vec('k', '1')}, {m.vec('v', '1')}), …, "
-        f"({m.vec('k', m.var('m'))}, {m.vec('v', m.var('m'))}))", "output")
+        f"({m.vec('k', m.var('m'))}, {m.vec('v', m.var('m'))}))",
+        "output",
+    )
     alpha = m.hl(m.alpha_of("i"), "weights")
     weight = m.hl(f"{m.op('dropout')}({alpha})" if dropout > 0 else alpha, "applied_weights")
-    body = m.row(f"{lhs} =&nbsp;", m.big_sum(f"{m.var('i')}=1", m.var("m")),
-                 f"&nbsp;{weight}&nbsp;{m.vec('v', m.var('i'))}")
+    body = m.row(
+        f"{lhs} =&nbsp;", m.big_sum(f"{m.var('i')}=1", m.var("m")), f"&nbsp;{weight}&nbsp;{m.vec('v', m.var('i'))}"
+    )
     if dropout > 0:
-        note = translate("Formulas", "dropout zeroes each weight with probability {p} and scales the rest by 1/(1 − "
-                                     "{p}), in training only").format(p=f"{dropout:g}")
+        note = translate(
+            "Formulas",
+            "dropout zeroes each weight with probability {p} and scales the rest by 1/(1 − {p}), in training only",
+        ).format(p=f"{dropout:g}")
     else:
         note = translate("Formulas", "no dropout: the weights multiply the values as they are")
     return body + f'<div style="color:{m.muted};">{m.hl(note, "applied_weights")}</div>'
@@ -394,10 +447,13 @@ def pooling_formula(*, dropout: float = 0.0, highlight: str | None = None, ink: 
 def matrix_formula(*, highlight: str | None = None, ink: str = "#202020") -> str:
     """softmax(QKᵀ/√d) V: the scaled dot-product attention of n queries at once."""
     m = _Math(highlight, ink)
-    frac = m.frac(m.hl(f"{m.vec('Q')}{m.transpose(m.vec('K'))}", "raw_scores"), m.sqrt(m.var("d")),
-                  bg=m.on("scores"))
-    return m.row(f"{m.op('softmax')}", "<span style='font-size:x-large;'>(</span>", frac,
-                 f"<span style='font-size:x-large;'>)</span>{m.vec('V')} ∈ ℝ<sup>{m.var('n')}×{m.var('v')}</sup>")
+    frac = m.frac(m.hl(f"{m.vec('Q')}{m.transpose(m.vec('K'))}", "raw_scores"), m.sqrt(m.var("d")), bg=m.on("scores"))
+    return m.row(
+        f"{m.op('softmax')}",
+        "<span style='font-size:x-large;'>(</span>",
+        frac,
+        f"<span style='font-size:x-large;'>)</span>{m.vec('V')} ∈ ℝ<sup>{m.var('n')}×{m.var('v')}</sup>",
+    )
 
 
 def pipeline_formulas(

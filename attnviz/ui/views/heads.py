@@ -103,8 +103,9 @@ class HeadsView(Retranslating, QWidget):
             heatmap.set_colormap(name)
 
     def retranslate(self) -> None:
-        self.scroll_area.setToolTip(translate("HeadsView", "Every head of the layer, one colour scale; click a head "
-                                                      "to show it in every view"))
+        self.scroll_area.setToolTip(
+            translate("HeadsView", "Every head of the layer, one colour scale; click a head to show it in every view")
+        )
         self._show_texts()
 
     # ------------------------------------------------------------------ drawing
@@ -152,8 +153,9 @@ class HeadsView(Retranslating, QWidget):
         for index, heatmap in enumerate(self.maps):
             self.grid.addWidget(heatmap, index // self._columns, index % self._columns)
             # One colour bar for the grid: on the last map of the first row.
-            heatmap.set_colorbar_visible(index == self._columns - 1 or (index == len(self.maps) - 1
-                                                                        and len(self.maps) < self._columns))
+            heatmap.set_colorbar_visible(
+                index == self._columns - 1 or (index == len(self.maps) - 1 and len(self.maps) < self._columns)
+            )
 
     def _choose(self, head: int) -> None:
         heads = self._heads
@@ -174,15 +176,20 @@ class HeadsView(Retranslating, QWidget):
         weights, mask = heads.weights[b], heads.mask[b]
         n_heads, n_q, n_k = weights.shape
         self._ensure_maps(n_heads)
-        levels = weight_levels(weights, mask, "batch" if self._session.color_range == "map" else
-                               self._session.color_range)
+        levels = weight_levels(
+            weights, mask, "batch" if self._session.color_range == "map" else self._session.color_range
+        )
         rows, cols = axis_labels(state.query_tokens, state.key_tokens, b, n_q, n_k)
         log = self._session.color_range == "log"
         name = state.run.calls[heads.layer].name
         # Another head of the same layer computes the same weights again: only the marker moves.
         key = (heads.layer, b, levels, log, tuple(rows), tuple(cols), self._session.colormap)
-        same = self._drawn is not None and self._drawn[0] == key and _same(self._drawn[1], weights) \
+        same = (
+            self._drawn is not None
+            and self._drawn[0] == key
+            and _same(self._drawn[1], weights)
             and _same(self._drawn[2], mask)
+        )
         self._drawn = (key, weights, mask)
         for h, heatmap in enumerate(self.maps):
             focused = h == state.head and heads.layer == state.layer
@@ -190,9 +197,15 @@ class HeadsView(Retranslating, QWidget):
             if same:
                 continue
             heatmap.set_data(
-                weights[h], mask=mask[h], empty_rows=heads.empty_rows[b, h] if heads.empty_rows is not None else None,
-                levels=levels, log=log, row_labels=rows, col_labels=cols,
-                hover=functools.partial(self._hover, name, b, h))
+                weights[h],
+                mask=mask[h],
+                empty_rows=heads.empty_rows[b, h] if heads.empty_rows is not None else None,
+                levels=levels,
+                log=log,
+                row_labels=rows,
+                col_labels=cols,
+                hover=functools.partial(self._hover, name, b, h),
+            )
 
     def _hover(self, call: str, b: int, h: int, r: int, c: int) -> str:
         heads, state = self._heads, self._session.document.state
@@ -201,7 +214,8 @@ class HeadsView(Retranslating, QWidget):
         where = translate("HeadsView", "{call}, head {h}, batch {b}").format(call=call, h=h, b=b)
         q_tok, k_tok = token_of(state.query_tokens, b, r), token_of(state.key_tokens, b, c)
         pair = translate("HeadsView", "query {r} {qt} → key {c} {kt}").format(
-            r=r, c=c, qt=repr(q_tok) if q_tok is not None else "", kt=repr(k_tok) if k_tok is not None else "")
+            r=r, c=c, qt=repr(q_tok) if q_tok is not None else "", kt=repr(k_tok) if k_tok is not None else ""
+        )
         value = translate("HeadsView", "weight {value}").format(value=format_number(float(heads.weights[b, h, r, c])))
         masked = "" if heads.mask[b, h, r, c] else "  " + translate("HeadsView", "(masked)")
         return f"{where}\n{pair}\n{value}{masked}\n" + translate("HeadsView", "click to show this head everywhere")
@@ -211,15 +225,23 @@ class HeadsView(Retranslating, QWidget):
         run = state.run
         if run is None:
             self.title.setText(translate("HeadsView", "Heads"))
-            self._show_message(translate(
-                "HeadsView", "No model here: open a file of a model's tensors with heads (File > Open), or a capture, "
-                             "to see every head of a layer side by side."), error=False)
+            self._show_message(
+                translate(
+                    "HeadsView",
+                    "No model here: open a file of a model's tensors with heads (File > Open), or a capture, "
+                    "to see every head of a layer side by side.",
+                ),
+                error=False,
+            )
             self.scale_label.setText("")
             return
         layer = heads.layer if heads is not None else state.layer
         b = self._session.selection.batch
-        self.title.setText(translate("HeadsView", "{call}: {n} heads, batch {b}").format(
-            call=run.calls[layer].name, n=run.heads(layer), b=b))
+        self.title.setText(
+            translate("HeadsView", "{call}: {n} heads, batch {b}").format(
+                call=run.calls[layer].name, n=run.heads(layer), b=b
+            )
+        )
         if heads is not None and heads.error:
             self._show_message(heads.error, error=True)
         else:
@@ -250,8 +272,11 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 def install_heads_view(session: AppSession, host: Host) -> ToolPanel:
     """Add the heads grid as a hidden tab; View > Heads (Ctrl+Shift+H) shows it."""
     spec = DockSpec(
-        HEADS_DOCK, QT_TRANSLATE_NOOP("ModelDocks", "Heads: every head of the layer"),
+        HEADS_DOCK,
+        QT_TRANSLATE_NOOP("ModelDocks", "Heads: every head of the layer"),
         QT_TRANSLATE_NOOP("ModelDocks", "&Heads"),
         QT_TRANSLATE_NOOP("ModelDocks", "Every head of the model's layer on show, side by side with one colour scale"),
-        shortcut=HEADS_SHORTCUT, menu="view")
+        shortcut=HEADS_SHORTCUT,
+        menu="view",
+    )
     return host.add_dock(spec, lambda: HeadsView(session))

@@ -124,8 +124,9 @@ class LessonView(Retranslating, QWidget):
     def retranslate(self) -> None:
         self.answer_button.setToolTip(translate("Lessons", "Reveal (or hide again) the explanation"))
         self.lab_button.setText(translate("Lessons", "Open the masking lab"))
-        self.lab_button.setToolTip(translate("Lessons", "See this input under every masking convention, with the "
-                                                        "differences outlined"))
+        self.lab_button.setToolTip(
+            translate("Lessons", "See this input under every masking convention, with the differences outlined")
+        )
         shown = self.answer_button.isChecked()
         self._show_texts()
         self._on_answer_toggled(shown)
@@ -147,11 +148,15 @@ class LessonView(Retranslating, QWidget):
             self.lab_button.setVisible(False)
             return
         kind = translate("Lessons", "Pitfall") if lesson.kind == "pitfall" else translate("Lessons", "Exercise")
-        self.title.setText(f"<span style='color:{self._muted}'>{kind}</span><br><b style='font-size:large'>"
-                           f"{html.escape(menu_text(lesson))}</b>")
-        self.question.setText(f"<p>{_breakable(tr_text(lesson.question))}</p>"
-                              f"<p style='color:{self._muted}'><i>"
-                              f"{_breakable(tr_text(lesson.preset.description))}</i></p>")
+        self.title.setText(
+            f"<span style='color:{self._muted}'>{kind}</span><br><b style='font-size:large'>"
+            f"{html.escape(menu_text(lesson))}</b>"
+        )
+        self.question.setText(
+            f"<p>{_breakable(tr_text(lesson.question))}</p>"
+            f"<p style='color:{self._muted}'><i>"
+            f"{_breakable(tr_text(lesson.preset.description))}</i></p>"
+        )
         answer = translate("Lessons", "Answer.")
         self.explanation.setText(f"<b>{answer}</b> {_breakable(tr_text(lesson.explanation))}")
         self.answer_button.setVisible(True)
@@ -163,8 +168,9 @@ class LessonView(Retranslating, QWidget):
 
     def _on_answer_toggled(self, on: bool) -> None:
         self.explanation.setVisible(on)
-        self.answer_button.setText(translate("Lessons", "Hide the answer") if on else
-                                   translate("Lessons", "Show the answer"))
+        self.answer_button.setText(
+            translate("Lessons", "Hide the answer") if on else translate("Lessons", "Show the answer")
+        )
 
 
 class LessonsController(QObject):
@@ -174,10 +180,17 @@ class LessonsController(QObject):
         super().__init__(host.widget())
         self.session = session
         self.host = host
-        self.dock = host.add_dock(DockSpec(
-            LESSON_DOCK, QT_TRANSLATE_NOOP("Lessons", "Lesson"), QT_TRANSLATE_NOOP("Lessons", "&Lesson"),
-            QT_TRANSLATE_NOOP("Lessons", "The question of the lesson loaded from Presets › Pitfalls or Exercises"),
-            area=Qt.DockWidgetArea.RightDockWidgetArea, placement="dock"), self._build_view)
+        self.dock = host.add_dock(
+            DockSpec(
+                LESSON_DOCK,
+                QT_TRANSLATE_NOOP("Lessons", "Lesson"),
+                QT_TRANSLATE_NOOP("Lessons", "&Lesson"),
+                QT_TRANSLATE_NOOP("Lessons", "The question of the lesson loaded from Presets › Pitfalls or Exercises"),
+                area=Qt.DockWidgetArea.RightDockWidgetArea,
+                placement="dock",
+            ),
+            self._build_view,
+        )
         menu = host.menu("presets")
         menu.addSeparator()
         self.pitfalls_menu: QMenu = menu.addMenu("")
@@ -217,14 +230,17 @@ class LessonsController(QObject):
     def load(self, name: str) -> None:
         """Load lesson ``name``'s inputs as one undoable edit and show its question."""
         lesson = LESSONS[name]
-        self.session.push(ReplaceState(lesson.preset.build(),
-                                       message(QT_TRANSLATE_NOOP("Lessons", "Lesson: {title}"), title=lesson.title)))
+        self.session.push(
+            ReplaceState(
+                lesson.preset.build(), message(QT_TRANSLATE_NOOP("Lessons", "Lesson: {title}"), title=lesson.title)
+            )
+        )
         self.view.set_lesson(lesson, lab_available=self._masking_lab() is not None)
         self.dock.show()
         self.dock.raise_()
         self.session.show_status(
-            translate("Lessons", "Lesson loaded: {title} (Ctrl+Z goes back)").format(title=tr_text(lesson.title)),
-            10000)
+            translate("Lessons", "Lesson loaded: {title} (Ctrl+Z goes back)").format(title=tr_text(lesson.title)), 10000
+        )
 
     def open_masking_lab(self) -> None:
         dock = self._masking_lab()

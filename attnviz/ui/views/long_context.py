@@ -148,12 +148,15 @@ class LongContextView(Retranslating, QWidget):
         for index, name in enumerate(SHOWN):
             self.shown.setItemText(index, tr_text(SHOWN[name]))
         self.tile_caption.setText(translate("LongView", "E&xact tile"))
-        self.tile_size.setToolTip(translate("LongView", "Side of the exact region computed around a clicked bin, in "
-                                                        "cells"))
-        self.overview_map.set_axis_labels(translate("LongView", "Keys (first of each bin)"),
-                                          translate("LongView", "Queries (first of each bin)"))
-        self.overview_map.setToolTip(translate("LongView", "Every weight of the head, in bins; click a bin for its "
-                                                           "exact values"))
+        self.tile_size.setToolTip(
+            translate("LongView", "Side of the exact region computed around a clicked bin, in cells")
+        )
+        self.overview_map.set_axis_labels(
+            translate("LongView", "Keys (first of each bin)"), translate("LongView", "Queries (first of each bin)")
+        )
+        self.overview_map.setToolTip(
+            translate("LongView", "Every weight of the head, in bins; click a bin for its exact values")
+        )
         self.tile_map.set_axis_labels(translate("LongView", "Keys"), translate("LongView", "Queries"))
         self.row_plot.setTitle(translate("LongView", "Weights of the chosen query, every key"))
         self.sums_plot.setTitle(translate("LongView", "Attention each key receives"))
@@ -163,9 +166,11 @@ class LongContextView(Retranslating, QWidget):
 
     def _restyle(self) -> None:
         colors = plot_colors()
-        for plot, curve, colour in ((self.row_plot, self._row_curve, (70, 120, 200)),
-                                    (self.sums_plot, self._sums_curve, (220, 140, 40)),
-                                    (self.entropy_plot, self._entropy_curve, (60, 160, 90))):
+        for plot, curve, colour in (
+            (self.row_plot, self._row_curve, (70, 120, 200)),
+            (self.sums_plot, self._sums_curve, (220, 140, 40)),
+            (self.entropy_plot, self._entropy_curve, (60, 160, 90)),
+        ):
             plot.setBackground(colors.background)
             for side in ("left", "bottom"):
                 plot.getAxis(side).setPen(colors.foreground)
@@ -205,12 +210,19 @@ class LongContextView(Retranslating, QWidget):
         self._generation += 1
         bins = (min(state.n_queries, MAX_BINS), min(state.n_keys, MAX_BINS))
         self._progress = (0, state.n_queries)
-        self._overview_scheduler.submit(LongRequest(  # type: ignore[arg-type]
-            self._session.document.version, state, min(self._session.selection.batch, state.batch - 1), bins,
-            self._generation))
+        self._overview_scheduler.submit(
+            LongRequest(  # type: ignore[arg-type]
+                self._session.document.version,
+                state,
+                min(self._session.selection.batch, state.batch - 1),
+                bins,
+                self._generation,
+            )
+        )
 
     def _compute_overview(self, request: LongRequest) -> LongResult:
         """On the compute thread: stops between blocks once a newer request (or the end) came."""
+
         def stop() -> bool:
             return request.generation != self._generation or self._session.closed
 
@@ -297,22 +309,28 @@ class LongContextView(Retranslating, QWidget):
         levels = (0.0, 1.0) if name == "masked_share" else (0.0, max(float(np.nanmax(values)), 1e-12))
         self.overview_map.set_title(tr_text(SHOWN[name]))
         self.overview_map.set_data(
-            values, mask=result.masked_share < 1.0 if name != "masked_share" else None, levels=levels,
-            row_labels=[str(int(e)) for e in row_edges[:-1]], col_labels=[str(int(e)) for e in col_edges[:-1]],
-            hover=lambda r, c: self._bin_hover(result, r, c))
+            values,
+            mask=result.masked_share < 1.0 if name != "masked_share" else None,
+            levels=levels,
+            row_labels=[str(int(e)) for e in row_edges[:-1]],
+            col_labels=[str(int(e)) for e in col_edges[:-1]],
+            hover=lambda r, c: self._bin_hover(result, r, c),
+        )
 
     def _bin_hover(self, result: LongResult, r: int, c: int) -> str:
         assert result.row_edges is not None and result.col_edges is not None
         assert result.mean is not None and result.max is not None and result.masked_share is not None
         q0, q1 = int(result.row_edges[r]), int(result.row_edges[r + 1]) - 1
         k0, k1 = int(result.col_edges[c]), int(result.col_edges[c + 1]) - 1
-        return "\n".join((
-            translate("LongView", "queries {q0}–{q1}, keys {k0}–{k1}").format(q0=q0, q1=q1, k0=k0, k1=k1),
-            translate("LongView", "mean weight {value}").format(value=format_number(float(result.mean[r, c]))),
-            translate("LongView", "largest weight {value}").format(value=format_number(float(result.max[r, c]))),
-            translate("LongView", "masked {share:.0%}").format(share=float(result.masked_share[r, c])),
-            translate("LongView", "click for the exact values"),
-        ))
+        return "\n".join(
+            (
+                translate("LongView", "queries {q0}–{q1}, keys {k0}–{k1}").format(q0=q0, q1=q1, k0=k0, k1=k1),
+                translate("LongView", "mean weight {value}").format(value=format_number(float(result.mean[r, c]))),
+                translate("LongView", "largest weight {value}").format(value=format_number(float(result.max[r, c]))),
+                translate("LongView", "masked {share:.0%}").format(share=float(result.masked_share[r, c])),
+                translate("LongView", "click for the exact values"),
+            )
+        )
 
     def _draw_tile(self) -> None:
         tile, state = self.tile, self._session.document.state
@@ -324,18 +342,27 @@ class LongContextView(Retranslating, QWidget):
         weights = tile.weights
         top = max(float(np.nanmax(weights)) if np.isfinite(weights).any() else 0.0, 1e-12)
         self.tile_map.value_format = ".2f" if top >= 0.05 else ".2g"
-        self.tile_map.set_title(translate("LongView", "Exact: queries {q0}–{q1}, keys {k0}–{k1}").format(
-            q0=r0, q1=r1 - 1, k0=c0, k1=c1 - 1))
+        self.tile_map.set_title(
+            translate("LongView", "Exact: queries {q0}–{q1}, keys {k0}–{k1}").format(q0=r0, q1=r1 - 1, k0=c0, k1=c1 - 1)
+        )
         allowed = tile.allowed
         self.tile_map.set_data(
-            weights, mask=allowed, levels=(0.0, top), row_labels=rows[r0:r1], col_labels=cols[c0:c1],
-            hover=lambda r, c: self._tile_hover(tile, b, r0 + r, c0 + c, weights[r, c], bool(allowed[r, c])))
+            weights,
+            mask=allowed,
+            levels=(0.0, top),
+            row_labels=rows[r0:r1],
+            col_labels=cols[c0:c1],
+            hover=lambda r, c: self._tile_hover(tile, b, r0 + r, c0 + c, weights[r, c], bool(allowed[r, c])),
+        )
         if tile.row is not None:
             self._row_curve.setData(np.arange(tile.row.shape[0]), tile.row)
             query = tile.request.query
             token = token_of(state.query_tokens, b, query)
-            self.row_plot.setTitle(translate("LongView", "Weights of query {q} {token}, every key").format(
-                q=query, token=repr(token) if token is not None else ""))
+            self.row_plot.setTitle(
+                translate("LongView", "Weights of query {q} {token}, every key").format(
+                    q=query, token=repr(token) if token is not None else ""
+                )
+            )
 
     def _tile_hover(self, tile: TileResult, b: int, r: int, c: int, weight: float, allowed: bool) -> str:
         state = self._session.document.state
@@ -358,14 +385,27 @@ class LongContextView(Retranslating, QWidget):
     def _show_status(self) -> None:
         result, state = self.result, self._session.document.state
         if result is None or result.mean is None:
-            self.status.setText(translate("LongView", "{q} queries x {k} keys: computing the overview…").format(
-                q=state.n_queries, k=state.n_keys))
+            self.status.setText(
+                translate("LongView", "{q} queries x {k} keys: computing the overview…").format(
+                    q=state.n_queries, k=state.n_keys
+                )
+            )
             return
-        self.status.setText(translate(
-            "LongView", "{q} x {k}, batch {b}: {bins_r} x {bins_c} bins in {seconds:.2f} s, {share:.0%} of the "
-                        "cells computed (the rest are masked blocks)").format(
-            q=state.n_queries, k=state.n_keys, b=result.batch, bins_r=result.mean.shape[0],
-            bins_c=result.mean.shape[1], seconds=result.seconds, share=result.computed_share))
+        self.status.setText(
+            translate(
+                "LongView",
+                "{q} x {k}, batch {b}: {bins_r} x {bins_c} bins in {seconds:.2f} s, {share:.0%} of the "
+                "cells computed (the rest are masked blocks)",
+            ).format(
+                q=state.n_queries,
+                k=state.n_keys,
+                b=result.batch,
+                bins_r=result.mean.shape[0],
+                bins_c=result.mean.shape[1],
+                seconds=result.seconds,
+                share=result.computed_share,
+            )
+        )
 
     def _show_message(self, text: str | None) -> None:
         self.message.setVisible(bool(text))
@@ -376,9 +416,13 @@ class LongContextView(Retranslating, QWidget):
 def install_long_context_view(session: AppSession, host: Host) -> ToolPanel:
     """Add the long-context view as a hidden tab; View > Long context (Ctrl+Shift+G) shows it."""
     spec = DockSpec(
-        LONG_DOCK, QT_TRANSLATE_NOOP("ModelDocks", "Long context: overview and exact tiles"),
+        LONG_DOCK,
+        QT_TRANSLATE_NOOP("ModelDocks", "Long context: overview and exact tiles"),
         QT_TRANSLATE_NOOP("ModelDocks", "Lon&g context"),
-        QT_TRANSLATE_NOOP("ModelDocks", "The whole attention of a long input in bins, never held at once; click for "
-                                        "exact values"),
-        shortcut=LONG_SHORTCUT, menu="view")
+        QT_TRANSLATE_NOOP(
+            "ModelDocks", "The whole attention of a long input in bins, never held at once; click for exact values"
+        ),
+        shortcut=LONG_SHORTCUT,
+        menu="view",
+    )
     return host.add_dock(spec, lambda: LongContextView(session))

@@ -115,7 +115,7 @@ def disagreement_image(
     if output_rows is not None and output_rows.any():
         bar = max(1, round(empty_bar_width(cols) * k))  # as wide as the empty-row bar
         rows_px = np.repeat(np.asarray(output_rows, dtype=bool), k)
-        img[rows_px, w - bar:] = (*DIFF_COLOR, 255)
+        img[rows_px, w - bar :] = (*DIFF_COLOR, 255)
     return img, k
 
 
@@ -188,7 +188,10 @@ class _ConventionCell(Retranslating, QFrame):
         self.title.setText(title + (" " + translate("MaskingLab", "(reference)") if is_ref else ""))
         self.title.setToolTip(f"{tr_text(conv.label)}: {tr_text(mode.description)}")
         self.heatmap.set_data(
-            w, mask=allowed | leaked, empty_rows=outcome.empty_rows[b], levels=(0.0, 1.0),
+            w,
+            mask=allowed | leaked,
+            empty_rows=outcome.empty_rows[b],
+            levels=(0.0, 1.0),
             hover=lambda r, c: self._hover(conv, ref, allowed, b, r, c),
         )
         cells = conv.cells[b]
@@ -208,13 +211,19 @@ class _ConventionCell(Retranslating, QFrame):
     def _hover(conv: ConventionView, ref: ConventionView, allowed: np.ndarray, b: int, r: int, c: int) -> str:
         w = float(conv.weights[b, r, c])
         where = translate("MaskingLab", "{name}: batch {b}, query {r}, key {c}").format(
-            name=friendly_name(conv), b=b, r=r, c=c)
-        lines = [where + ("" if allowed[r, c] else "  " + translate("MaskingLab", "(masked)")),
-                 translate("MaskingLab", "weight {value}").format(value=format_number(w))]
+            name=friendly_name(conv), b=b, r=r, c=c
+        )
+        lines = [
+            where + ("" if allowed[r, c] else "  " + translate("MaskingLab", "(masked)")),
+            translate("MaskingLab", "weight {value}").format(value=format_number(w)),
+        ]
         if conv.name != ref.name:
-            lines.append(translate("MaskingLab", "{name} gives {value}").format(
-                name=friendly_name(ref), value=format_number(float(ref.weights[b, r, c])))
-                + ("  — " + translate("MaskingLab", "differs") if conv.cells[b, r, c] else ""))
+            lines.append(
+                translate("MaskingLab", "{name} gives {value}").format(
+                    name=friendly_name(ref), value=format_number(float(ref.weights[b, r, c]))
+                )
+                + ("  — " + translate("MaskingLab", "differs") if conv.cells[b, r, c] else "")
+            )
         kind = str(conv.row_kinds[b, r])
         lines.append(translate("MaskingLab", "row: {kind}").format(kind=tr_text(ROW_KIND_NAMES.get(kind, kind))))
         return "\n".join(lines)
@@ -229,10 +238,16 @@ class _ConventionCell(Retranslating, QFrame):
         if n_cells == 0 and n_out == 0:
             same = translate("MaskingLab", "same as {name}").format(name=html.escape(friendly_name(ref)))
             return f"<b>{name}</b>: <span style='color:{ok_color()}'>{same}</span>"
-        weights = translate("MaskingLab", "1 weight") if n_cells == 1 else \
-            translate("MaskingLab", "{n} weights").format(n=n_cells)
-        outputs = translate("MaskingLab", "1 output") if n_out == 1 else \
-            translate("MaskingLab", "{n} outputs").format(n=n_out)
+        weights = (
+            translate("MaskingLab", "1 weight")
+            if n_cells == 1
+            else translate("MaskingLab", "{n} weights").format(n=n_cells)
+        )
+        outputs = (
+            translate("MaskingLab", "1 output")
+            if n_out == 1
+            else translate("MaskingLab", "{n} outputs").format(n=n_out)
+        )
         if n_cells and n_out:
             verdict = translate("MaskingLab", "{weights} and {outputs} differ").format(weights=weights, outputs=outputs)
         elif n_cells + n_out == 1:
@@ -320,10 +335,19 @@ class MaskingLabView(Retranslating, QWidget):
         session.selectionChanged.connect(self._on_selection)
 
     def retranslate(self) -> None:
-        self.setToolTip(translate("MaskingLab", "The current input under every masking convention; red outlines mark "
-                                                "weights that differ from the reference"))
-        self.sentence_label.setToolTip(translate("MaskingLab", "What each convention does differently from the "
-                                                               "reference, counted over every batch element"))
+        self.setToolTip(
+            translate(
+                "MaskingLab",
+                "The current input under every masking convention; red outlines mark "
+                "weights that differ from the reference",
+            )
+        )
+        self.sentence_label.setToolTip(
+            translate(
+                "MaskingLab",
+                "What each convention does differently from the reference, counted over every batch element",
+            )
+        )
         if self.outcome is not None:
             self._draw(self.outcome)
         else:
@@ -466,30 +490,44 @@ class MaskingLabView(Retranslating, QWidget):
         where = ""
         if outcome is not None and outcome.allowed is not None:
             n_b = outcome.allowed.shape[0]
-            where = " " + (translate("MaskingLab", "Showing batch {b} of {n} (pick it above the input tables).")
-                           if n_b > 1 else
-                           translate("MaskingLab", "Showing batch {b} (pick it above the input tables)."))
+            where = " " + (
+                translate("MaskingLab", "Showing batch {b} of {n} (pick it above the input tables).")
+                if n_b > 1
+                else translate("MaskingLab", "Showing batch {b} (pick it above the input tables).")
+            )
             where = where.format(b=b, n=n_b)
-        ref = html.escape(friendly_name(outcome.conventions[outcome.reference])) if outcome is not None \
-            and outcome.reference in outcome.conventions else html.escape(tr_text(catalog.MASK_MODES.label("strict")))
+        ref = (
+            html.escape(friendly_name(outcome.conventions[outcome.reference]))
+            if outcome is not None and outcome.reference in outcome.conventions
+            else html.escape(tr_text(catalog.MASK_MODES.label("strict")))
+        )
         self.header.setText(
-            translate("MaskingLab", "The current input under every masking convention, as each library or bug would "
-                                    "compute it.")
-            + where + " " + translate(
-                "MaskingLab", "<span style='color:#d01414'><b>Red outline</b></span>: the weight differs from "
-                              "<b>{reference}</b>. Grey hatch: masked; light stripes: masked <i>but given "
-                              "weight</i>. Red bar on the left: the query has no valid key; on the right: its output "
-                              "differs.").format(reference=ref)
+            translate(
+                "MaskingLab",
+                "The current input under every masking convention, as each library or bug would compute it.",
+            )
+            + where
+            + " "
+            + translate(
+                "MaskingLab",
+                "<span style='color:#d01414'><b>Red outline</b></span>: the weight differs from "
+                "<b>{reference}</b>. Grey hatch: masked; light stripes: masked <i>but given "
+                "weight</i>. Red bar on the left: the query has no valid key; on the right: its output "
+                "differs.",
+            ).format(reference=ref)
         )
 
     def _show_sentences(self, outcome: LabOutcome) -> None:
         sentences = outcome.sentences()
         ref = html.escape(friendly_name(outcome.conventions[outcome.reference]))
         if not sentences:
-            self.sentence_label.setText(translate(
-                "MaskingLab", "<b>Every convention gives {reference}'s weights and outputs on this input</b> (over "
-                              "all batch elements). Try a valid length of 0, or a pitfall from Presets.").format(
-                reference=ref))
+            self.sentence_label.setText(
+                translate(
+                    "MaskingLab",
+                    "<b>Every convention gives {reference}'s weights and outputs on this input</b> (over "
+                    "all batch elements). Try a valid length of 0, or a pitfall from Presets.",
+                ).format(reference=ref)
+            )
             self._fit_sentences()
             return
         items = []
@@ -498,19 +536,20 @@ class MaskingLabView(Retranslating, QWidget):
             # The sentence starts with the convention's identifier ("d2l: 2 rows ..."): show its
             # name instead.
             head, sep, tail = tr_text(s).partition(":")
-            text = (f"<b>{html.escape(names.get(head.strip(), head))}</b>:{html.escape(tail)}" if sep
-                    else html.escape(s))
+            text = f"<b>{html.escape(names.get(head.strip(), head))}</b>:{html.escape(tail)}" if sep else html.escape(s)
             items.append(f"<li>{text}</li>")
         heading = translate("MaskingLab", "<b>What differs from {reference}</b> (all batch elements):").format(
-            reference=ref)
+            reference=ref
+        )
         self.sentence_label.setText(f"{heading}<ul style='margin-left:12px'>{''.join(items)}</ul>")
         self._fit_sentences()
 
     def _update_status(self) -> None:
         if self.error is not None:
-            self.status.setText(f"<span style='color:{error_color()}'>{html.escape(tr_text(self.error))}</span>"
-                                + (" " + translate("MaskingLab", "(showing the last good result)")
-                                   if self.outcome is not None else ""))
+            self.status.setText(
+                f"<span style='color:{error_color()}'>{html.escape(tr_text(self.error))}</span>"
+                + (" " + translate("MaskingLab", "(showing the last good result)") if self.outcome is not None else "")
+            )
         elif self.scheduler.busy:
             computing = translate("MaskingLab", "computing every convention…")
             self.status.setText(f"<span style='color:{warning_color()}'>{computing}</span>")
@@ -522,9 +561,14 @@ class MaskingLabView(Retranslating, QWidget):
 def install_masking_lab(session: AppSession, host: Host) -> ToolDock:
     """Add the masking lab as a hidden dock; Tools > Masking lab (Ctrl+Shift+M) shows it."""
     spec = DockSpec(
-        MASKING_LAB_DOCK, QT_TRANSLATE_NOOP("MaskingLab", "Masking lab: every convention"),
+        MASKING_LAB_DOCK,
+        QT_TRANSLATE_NOOP("MaskingLab", "Masking lab: every convention"),
         QT_TRANSLATE_NOOP("MaskingLab", "&Masking lab"),
-        QT_TRANSLATE_NOOP("MaskingLab", "The current input under every masking convention (book, strict, -inf, SDPA "
-                                        "and common bugs), with the weights that differ outlined and explained"),
-        shortcut=MASKING_LAB_SHORTCUT)
+        QT_TRANSLATE_NOOP(
+            "MaskingLab",
+            "The current input under every masking convention (book, strict, -inf, SDPA "
+            "and common bugs), with the weights that differ outlined and explained",
+        ),
+        shortcut=MASKING_LAB_SHORTCUT,
+    )
     return host.add_dock(spec, lambda: MaskingLabView(session))

@@ -123,9 +123,14 @@ class ModelOverview(Retranslating, QWidget):
         for index, name in enumerate(HEAD_STATISTICS):
             self.statistic.setItemText(index, tr_text(HEAD_STATISTICS[name][0]))
         self.statistic.setToolTip(translate("ModelOverview", "What each cell shows about its head"))
-        self.calls.setToolTip(translate("ModelOverview", "The model's attention calls: what each was given, and the "
-                                                         "largest difference between its own output and attnviz's "
-                                                         "recomputation (fidelity); click one to show it"))
+        self.calls.setToolTip(
+            translate(
+                "ModelOverview",
+                "The model's attention calls: what each was given, and the "
+                "largest difference between its own output and attnviz's "
+                "recomputation (fidelity); click one to show it",
+            )
+        )
         self.heatmap.set_axis_labels(translate("ModelOverview", "Heads"), translate("ModelOverview", "Layers"))
         self._draw()
 
@@ -183,9 +188,14 @@ class ModelOverview(Retranslating, QWidget):
                 fidelity = translate("ModelOverview", "not checked")
             else:
                 fidelity = f"{call.fidelity:.1e}"
-            cells = (names[row], str(h) if call.kv_heads == h else f"{h} ({call.kv_heads} kv)",
-                     f"{b} x {lq} x {lk}", ", ".join(masks) or "—",
-                     translate("ModelOverview", "weights only") if call.weights_only else fidelity, str(call.note))
+            cells = (
+                names[row],
+                str(h) if call.kv_heads == h else f"{h} ({call.kv_heads} kv)",
+                f"{b} x {lq} x {lk}",
+                ", ".join(masks) or "—",
+                translate("ModelOverview", "weights only") if call.weights_only else fidelity,
+                str(call.note),
+            )
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(call.name if col == 0 else text)
@@ -201,8 +211,13 @@ class ModelOverview(Retranslating, QWidget):
         if stats is None or state.run is None:
             self.heatmap.clear()
             if state.run is None:
-                self._show_message(translate("ModelOverview", "No model here: open a file of a model's tensors with "
-                                                              "layers and heads, or a capture."), error=False)
+                self._show_message(
+                    translate(
+                        "ModelOverview",
+                        "No model here: open a file of a model's tensors with layers and heads, or a capture.",
+                    ),
+                    error=False,
+                )
             return
         self.draw_count += 1
         b = min(self._session.selection.batch, stats.values[name].shape[1] - 1)
@@ -212,21 +227,31 @@ class ModelOverview(Retranslating, QWidget):
         levels = (0.0, 1.0) if name != "max" or not finite.size else (0.0, max(1e-9, float(finite.max())))
         rows = state.run.short_names() if len(state.run.calls) == n_layers else list(stats.names)
         cols = [str(h) for h in range(n_heads)]
-        self.heatmap.set_title(translate("ModelOverview", "{statistic}, batch {b} (on show: layer {layer}, head "
-                                                          "{head})").format(
-            statistic=tr_text(HEAD_STATISTICS[name][0]), b=b, layer=state.layer, head=state.head))
+        self.heatmap.set_title(
+            translate("ModelOverview", "{statistic}, batch {b} (on show: layer {layer}, head {head})").format(
+                statistic=tr_text(HEAD_STATISTICS[name][0]), b=b, layer=state.layer, head=state.head
+            )
+        )
         self.heatmap.set_data(
-            values, mask=np.isfinite(values), levels=levels, row_labels=rows, col_labels=cols,
-            hover=lambda r, c: self._hover(stats, name, b, r, c))
+            values,
+            mask=np.isfinite(values),
+            levels=levels,
+            row_labels=rows,
+            col_labels=cols,
+            hover=lambda r, c: self._hover(stats, name, b, r, c),
+        )
         notes = [f"{stats.names[i]}: {text}" for i, text in stats.errors.items()]
         self._show_message("; ".join(notes) if notes else None)
 
     def _hover(self, stats: HeadStatistics, name: str, b: int, r: int, c: int) -> str:
         value = stats.values[name][r, b, c]
         shown = format_number(float(value)) if np.isfinite(value) else translate("ModelOverview", "does not apply")
-        return (translate("ModelOverview", "{call}, head {h}").format(call=stats.names[r], h=c) + "\n"
-                + f"{tr_text(HEAD_STATISTICS[name][0])}: {shown}\n"
-                + translate("ModelOverview", "click to show this head everywhere"))
+        return (
+            translate("ModelOverview", "{call}, head {h}").format(call=stats.names[r], h=c)
+            + "\n"
+            + f"{tr_text(HEAD_STATISTICS[name][0])}: {shown}\n"
+            + translate("ModelOverview", "click to show this head everywhere")
+        )
 
     def _choose(self, layer: int, head: int) -> None:
         self._session.set_focus(layer, head)
@@ -240,9 +265,13 @@ class ModelOverview(Retranslating, QWidget):
 def install_model_overview(session: AppSession, host: Host) -> ToolPanel:
     """Add the layers x heads overview as a hidden tab; View > Layers x heads shows it."""
     spec = DockSpec(
-        OVERVIEW_DOCK, QT_TRANSLATE_NOOP("ModelDocks", "Layers × heads: a statistic of every head"),
+        OVERVIEW_DOCK,
+        QT_TRANSLATE_NOOP("ModelDocks", "Layers × heads: a statistic of every head"),
         QT_TRANSLATE_NOOP("ModelDocks", "&Layers × heads"),
-        QT_TRANSLATE_NOOP("ModelDocks", "Every head of every layer at a glance, coloured by a statistic; click one to "
-                                        "show it"),
-        shortcut=OVERVIEW_SHORTCUT, menu="view")
+        QT_TRANSLATE_NOOP(
+            "ModelDocks", "Every head of every layer at a glance, coloured by a statistic; click one to show it"
+        ),
+        shortcut=OVERVIEW_SHORTCUT,
+        menu="view",
+    )
     return host.add_dock(spec, lambda: ModelOverview(session))

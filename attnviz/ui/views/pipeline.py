@@ -136,9 +136,16 @@ def _prepare_stages(request: _StagesRequest) -> _PreparedStages:
     b = request.batch
     mask = request.view.mask[b].astype(bool)
     allowed = softmax_allowed(mask, request.mask_mode)
-    maps = {stage: prepare_map(values, **kwargs, show_masked_values=request.show_masked_values[stage], pyramid=True,
-                               frame=request.frames[stage])
-            for stage, (values, kwargs) in _stage_maps(request.view, b, mask, allowed).items()}
+    maps = {
+        stage: prepare_map(
+            values,
+            **kwargs,
+            show_masked_values=request.show_masked_values[stage],
+            pyramid=True,
+            frame=request.frames[stage],
+        )
+        for stage, (values, kwargs) in _stage_maps(request.view, b, mask, allowed).items()
+    }
     return _PreparedStages(request, mask, allowed, maps)
 
 
@@ -167,8 +174,11 @@ class _StageCard(Retranslating, QFrame):
         self.retranslate()
 
     def retranslate(self) -> None:
-        x_label = (translate("PipelineView", "Value dimension") if self.stage == "output"
-                   else translate("PipelineView", "Keys"))
+        x_label = (
+            translate("PipelineView", "Value dimension")
+            if self.stage == "output"
+            else translate("PipelineView", "Keys")
+        )
         self.heatmap.set_title(tr_text(self._title))
         self.heatmap.set_axis_labels(x_label, translate("PipelineView", "Queries"))
 
@@ -318,28 +328,40 @@ class PipelineView(Retranslating, QWidget):
     def retranslate(self) -> None:
         if self._view is None:
             self.summary.setText(translate("PipelineView", "Waiting for a result…"))
-        self.batch_spin.setToolTip(translate("PipelineView", "Which batch element the stages show (the same as in the "
-                                                             "main window)"))
+        self.batch_spin.setToolTip(
+            translate("PipelineView", "Which batch element the stages show (the same as in the main window)")
+        )
         self.batch_caption.setText(translate("PipelineView", "&Batch element"))
-        self.formula.setToolTip(translate("PipelineView", "The chapter's equations; hover a stage to see where it is "
-                                                          "in them"))
-        self.additive_box.setTitle(translate("PipelineView", "Additive attention: hidden features of one query–key "
-                                                             "pair"))
-        self.additive_box.setToolTip(translate("PipelineView", "tanh(W_q q + W_k k): the h hidden units whose "
-                                                               "w_v-weighted sum is the score"))
+        self.formula.setToolTip(
+            translate("PipelineView", "The chapter's equations; hover a stage to see where it is in them")
+        )
+        self.additive_box.setTitle(
+            translate("PipelineView", "Additive attention: hidden features of one query–key pair")
+        )
+        self.additive_box.setToolTip(
+            translate("PipelineView", "tanh(W_q q + W_k k): the h hidden units whose w_v-weighted sum is the score")
+        )
         self.feature_query.setToolTip(translate("PipelineView", "Query index i"))
         self.feature_key.setToolTip(translate("PipelineView", "Key index j"))
         self.feature_query_caption.setText(translate("PipelineView", "&Query i"))
         self.feature_key_caption.setText(translate("PipelineView", "&Key j"))
         self.feature_plot.setLabel("bottom", translate("PipelineView", "hidden unit"))
-        self.params_box.setTitle(translate("PipelineView", "Learned parameters (edit a cell: the scores follow; Ctrl+Z "
-                                                           "undoes)"))
-        self.params_tabs.setToolTip(translate(
-            "PipelineView", "The scoring function's learned parameters, one tab per matrix (rows × columns as in "
-                            "nn.Linear: out × in)"))
+        self.params_box.setTitle(
+            translate("PipelineView", "Learned parameters (edit a cell: the scores follow; Ctrl+Z undoes)")
+        )
+        self.params_tabs.setToolTip(
+            translate(
+                "PipelineView",
+                "The scoring function's learned parameters, one tab per matrix (rows × columns as in "
+                "nn.Linear: out × in)",
+            )
+        )
         for name, view in self.param_views.items():
-            view.setToolTip(translate("PipelineView", "{name}: type or paste numbers; each edit is one undo step in "
-                                                      "the main window").format(name=name))
+            view.setToolTip(
+                translate(
+                    "PipelineView", "{name}: type or paste numbers; each edit is one undo step in the main window"
+                ).format(name=name)
+            )
         self.show_error(self._error)
         if self._view is not None and self._state is not None:
             self._write_notes(self._view, self._state, self._batch)
@@ -357,8 +379,10 @@ class PipelineView(Retranslating, QWidget):
         self.feature_key = QSpinBox()
         self.feature_query_caption = QLabel()
         self.feature_key_caption = QLabel()
-        for label, spin in ((self.feature_query_caption, self.feature_query),
-                            (self.feature_key_caption, self.feature_key)):
+        for label, spin in (
+            (self.feature_query_caption, self.feature_query),
+            (self.feature_key_caption, self.feature_key),
+        ):
             label.setBuddy(spin)
             row.addWidget(label)
             row.addWidget(spin)
@@ -416,13 +440,17 @@ class PipelineView(Retranslating, QWidget):
         self.param_models.clear()
         self.param_views.clear()
         for name, value in params.items():
-            model = ArrayTableModel(np.asarray(value), value_name=name,
-                                    row_label=lambda r: str(r), column_label=lambda c: str(c))
+            model = ArrayTableModel(
+                np.asarray(value), value_name=name, row_label=lambda r: str(r), column_label=lambda c: str(c)
+            )
             model.blockEdited.connect(lambda r, c, block, name=name: self._on_param_block(name, r, c, block))
             model.inputRejected.connect(self._show_params_error)
             view = TensorTableView(model)
-            view.setToolTip(translate("PipelineView", "{name}: type or paste numbers; each edit is one undo step in "
-                                                      "the main window").format(name=name))
+            view.setToolTip(
+                translate(
+                    "PipelineView", "{name}: type or paste numbers; each edit is one undo step in the main window"
+                ).format(name=name)
+            )
             self.param_models[name] = model
             self.param_views[name] = view
             rows, cols = np.shape(value)
@@ -457,8 +485,12 @@ class PipelineView(Retranslating, QWidget):
     def show_error(self, message: str | None) -> None:
         """A message above the stages (the last good result stays drawn)."""
         self._error = message
-        self.error.setText("⚠ " + translate("PipelineView", "{message} (showing the last good result)").format(
-            message=tr_text(message)) if message else "")
+        self.error.setText(
+            "⚠ "
+            + translate("PipelineView", "{message} (showing the last good result)").format(message=tr_text(message))
+            if message
+            else ""
+        )
         self.error.setVisible(bool(message))
 
     def set_batch(self, batch: int) -> None:
@@ -571,8 +603,9 @@ class PipelineView(Retranslating, QWidget):
         if self.splitter.orientation() != orientation:
             self.splitter.setOrientation(orientation)
             total = event.size().width() if wide else event.size().height()
-            self.splitter.setSizes([int(total * 0.62), int(total * 0.38)] if wide else
-                                   [int(total * 0.55), int(total * 0.45)])
+            self.splitter.setSizes(
+                [int(total * 0.62), int(total * 0.38)] if wide else [int(total * 0.55), int(total * 0.45)]
+            )
 
     # ------------------------------------------------------------------ drawing
 
@@ -599,19 +632,27 @@ class PipelineView(Retranslating, QWidget):
             # Big stages: prepared on the view's thread and drawn when ready (_on_stages_prepared);
             # the maps keep their pictures until then.
             self._requests += 1
-            self._preparer.submit(_StagesRequest(  # type: ignore[arg-type]
-                self._requests, view, b, s.mask_mode,
-                {stage: cards[stage].heatmap.show_masked_values for stage in _QK_STAGES},
-                {stage: cards[stage].heatmap.last_frame for stage in _QK_STAGES}))
+            self._preparer.submit(
+                _StagesRequest(  # type: ignore[arg-type]
+                    self._requests,
+                    view,
+                    b,
+                    s.mask_mode,
+                    {stage: cards[stage].heatmap.show_masked_values for stage in _QK_STAGES},
+                    {stage: cards[stage].heatmap.last_frame for stage in _QK_STAGES},
+                )
+            )
         else:
             mask = view.mask[b].astype(bool)
             allowed = softmax_allowed(mask, s.mask_mode)
             for stage, (values, kwargs) in _stage_maps(view, b, mask, allowed).items():
-                cards[stage].heatmap.set_data(values, **kwargs, hover=self._hover(view, b, stage, mask, allowed),
-                                              row_labels=rows, col_labels=cols)
+                cards[stage].heatmap.set_data(
+                    values, **kwargs, hover=self._hover(view, b, stage, mask, allowed), row_labels=rows, col_labels=cols
+                )
         out = view.output[b]
-        cards["output"].heatmap.set_data(out, levels=None, row_labels=rows,
-                                         col_labels=[f"d{j}" for j in range(out.shape[1])])
+        cards["output"].heatmap.set_data(
+            out, levels=None, row_labels=rows, col_labels=[f"d{j}" for j in range(out.shape[1])]
+        )
         # A map of one or two query rows does not need 400 pixels of height: keep the pipeline
         # on one screen when there are few queries, let big matrices grow.
         height = int(min(520, max(170, 110 + 30 * n_q)))
@@ -629,16 +670,23 @@ class PipelineView(Retranslating, QWidget):
                 self.show_error(getattr(result, "error", None))
             return
         request = result.request
-        if request.view is not view or request.batch != self._batch or state is None \
-                or request.mask_mode != state.settings.mask_mode:
+        if (
+            request.view is not view
+            or request.batch != self._batch
+            or state is None
+            or request.mask_mode != state.settings.mask_mode
+        ):
             return  # the view has moved on, and asked again
         n_q, n_k = view.weights.shape[1:]
         rows, cols = axis_labels(view.query_tokens, view.key_tokens, request.batch, n_q, n_k)
         previous, self._stages = self._stages, result
         for stage, prepared in result.maps.items():
             self.cards[stage].heatmap.show_prepared(
-                prepared, hover=self._hover(view, request.batch, stage, result.mask, result.allowed),
-                row_labels=rows, col_labels=cols)
+                prepared,
+                hover=self._hover(view, request.batch, stage, result.mask, result.allowed),
+                row_labels=rows,
+                col_labels=cols,
+            )
         if previous is not None:  # its pyramids: tens of MiB a map, not to be freed here
             self._session.release_later(previous)
 
@@ -655,6 +703,7 @@ class PipelineView(Retranslating, QWidget):
                 return f"{where}: {verdict}"
             state_txt = "" if allowed[r, c] else "  " + translate("PipelineView", "(masked)")
             return f"{where}: {_fmt(value)}{state_txt}"
+
         return text
 
     def _write_notes(self, view: ViewData, state: State, b: int) -> None:
@@ -663,36 +712,49 @@ class PipelineView(Retranslating, QWidget):
         notes = {stage: "" for stage, _ in PIPELINE_STAGES}
         scoring = tr_text(SCORING_NAMES.get(s.scoring) or catalog.SCORINGS.label(s.scoring))
         notes["raw_scores"] = translate(
-            "PipelineView", "{scoring} scoring; colour range from the scores themselves").format(scoring=scoring)
+            "PipelineView", "{scoring} scoring; colour range from the scores themselves"
+        ).format(scoring=scoring)
         if s.scoring == "scaled_dot":
             notes["scores"] = translate("PipelineView", "raw ÷ √d = raw ÷ {root} (d = {d})").format(
-                root=f"{np.sqrt(d_k):.4g}", d=d_k)
+                root=f"{np.sqrt(d_k):.4g}", d=d_k
+            )
         else:
             notes["scores"] = translate(
-                "PipelineView", "the same as the raw scores: {scoring} has no scaling step").format(scoring=scoring)
+                "PipelineView", "the same as the raw scores: {scoring} has no scaling step"
+            ).format(scoring=scoring)
         if s.lens_mode == "none" and s.causal is None:
             notes["mask"] = translate("PipelineView", "no valid lengths and no causal mask: every key may be attended")
         else:
             lens = state.valid_lens()
-            lens_txt = "" if lens is None else translate("PipelineView", "valid lengths {lengths}").format(
-                lengths=np.asarray(lens)[b].tolist())
-            causal_txt = "" if s.causal is None else translate("PipelineView", "causal ({alignment})").format(
-                alignment=s.causal.replace("_", "-"))
+            lens_txt = (
+                ""
+                if lens is None
+                else translate("PipelineView", "valid lengths {lengths}").format(lengths=np.asarray(lens)[b].tolist())
+            )
+            causal_txt = (
+                ""
+                if s.causal is None
+                else translate("PipelineView", "causal ({alignment})").format(alignment=s.causal.replace("_", "-"))
+            )
             if lens_txt and causal_txt:
                 notes["mask"] = translate("PipelineView", "from {first} and {second}").format(
-                    first=lens_txt, second=causal_txt)
+                    first=lens_txt, second=causal_txt
+                )
             else:
                 notes["mask"] = translate("PipelineView", "from {source}").format(source=lens_txt or causal_txt)
         fill = _FILLS.get(s.mask_mode)
         if s.mask_mode == "float01":
-            notes["masked_scores"] = translate("PipelineView", "bug mode: the 0/1 mask is added (+1 on kept keys), "
-                                                               "nothing is masked")
+            notes["masked_scores"] = translate(
+                "PipelineView", "bug mode: the 0/1 mask is added (+1 on kept keys), nothing is masked"
+            )
         elif s.mask_mode == "inverted":
-            notes["masked_scores"] = translate("PipelineView", "bug mode: the mask's polarity is flipped, the kept "
-                                                               "keys get −∞")
+            notes["masked_scores"] = translate(
+                "PipelineView", "bug mode: the mask's polarity is flipped, the kept keys get −∞"
+            )
         else:
-            notes["masked_scores"] = translate("PipelineView", "masked keys (hatched) get {fill}; colours from the "
-                                                               "allowed cells").format(fill=fill)
+            notes["masked_scores"] = translate(
+                "PipelineView", "masked keys (hatched) get {fill}; colours from the allowed cells"
+            ).format(fill=fill)
         rows_sum = view.row_sums[b]
         sums = ", ".join(_fmt(float(x)) for x in rows_sum[:6]) + ("…" if rows_sum.size > 6 else "")
         notes["weights"] = translate("PipelineView", "each row sums to {sums}").format(sums=sums)
@@ -700,26 +762,33 @@ class PipelineView(Retranslating, QWidget):
         if n_empty == 1:
             notes["weights"] += "; " + translate("PipelineView", "{n} query has no valid key (∅)").format(n=n_empty)
         elif n_empty:
-            notes["weights"] += "; " + translate("PipelineView", "{n} queries have no valid key (∅)").format(
-                n=n_empty)
+            notes["weights"] += "; " + translate("PipelineView", "{n} queries have no valid key (∅)").format(n=n_empty)
         if s.dropout > 0 and s.train:
-            notes["applied_weights"] = translate("PipelineView", "dropout p = {p}: zeroed at random, the rest × "
-                                                                 "{factor}").format(p=f"{s.dropout:g}",
-                                                                                    factor=f"{1 / (1 - s.dropout):.4g}")
+            notes["applied_weights"] = translate(
+                "PipelineView", "dropout p = {p}: zeroed at random, the rest × {factor}"
+            ).format(p=f"{s.dropout:g}", factor=f"{1 / (1 - s.dropout):.4g}")
         elif s.dropout > 0:
             notes["applied_weights"] = translate(
-                "PipelineView", "the same as the weights: dropout ({p}) acts in training only (train is off)").format(
-                p=f"{s.dropout:g}")
+                "PipelineView", "the same as the weights: dropout ({p}) acts in training only (train is off)"
+            ).format(p=f"{s.dropout:g}")
         else:
             notes["applied_weights"] = translate("PipelineView", "the same as the weights: no dropout")
         notes["output"] = translate("PipelineView", "weights × values: one row of length d_v = {d_v} per query").format(
-            d_v=view.output.shape[2])
+            d_v=view.output.shape[2]
+        )
         for stage, card in self.cards.items():
             card.note.setText(notes[stage])
-        self.summary.setText(translate(
-            "PipelineView", "{scoring} scoring · mask {mask_mode} · {dtype} · batch element {b} of {n}").format(
-            scoring=scoring, mask_mode=tr_text(catalog.MASK_MODES.label(s.mask_mode)), dtype=s.dtype, b=b,
-            n=view.weights.shape[0]))
+        self.summary.setText(
+            translate(
+                "PipelineView", "{scoring} scoring · mask {mask_mode} · {dtype} · batch element {b} of {n}"
+            ).format(
+                scoring=scoring,
+                mask_mode=tr_text(catalog.MASK_MODES.label(s.mask_mode)),
+                dtype=s.dtype,
+                b=b,
+                n=view.weights.shape[0],
+            )
+        )
 
     def _draw_formula(self) -> None:
         state = self._state
@@ -728,8 +797,11 @@ class PipelineView(Retranslating, QWidget):
         s = state.settings
         dropout = s.dropout if s.train else 0.0
         ink = self.palette().windowText().color().name()
-        self.formula.setText(pipeline_formulas(s.scoring, s.mask_mode, dropout=dropout,
-                                               d=int(state.keys.shape[2]), highlight=self._highlight, ink=ink))
+        self.formula.setText(
+            pipeline_formulas(
+                s.scoring, s.mask_mode, dropout=dropout, d=int(state.keys.shape[2]), highlight=self._highlight, ink=ink
+            )
+        )
 
     def _draw_params(self) -> None:
         view = self._view
@@ -740,8 +812,9 @@ class PipelineView(Retranslating, QWidget):
 
     def _draw_features(self) -> None:
         view, state = self._view, self._state
-        is_additive = state is not None and state.settings.scoring == "additive" and view is not None \
-            and "W_q" in view.params
+        is_additive = (
+            state is not None and state.settings.scoring == "additive" and view is not None and "W_q" in view.params
+        )
         self.additive_box.setVisible(is_additive)
         if not is_additive or view is None or state is None:
             return
@@ -756,8 +829,11 @@ class PipelineView(Retranslating, QWidget):
         try:
             hidden, weighted = additive_features(view.params, state.queries[b, i], state.keys[b, j])
         except (KeyError, ValueError, IndexError) as exc:
-            self.feature_text.setText(f"<span style='color:{error_color()}'>" + translate(
-                "PipelineView", "cannot compute the features: {error}").format(error=exc) + "</span>")
+            self.feature_text.setText(
+                f"<span style='color:{error_color()}'>"
+                + translate("PipelineView", "cannot compute the features: {error}").format(error=exc)
+                + "</span>"
+            )
             self._bars_hidden.setOpts(x=[], height=[])
             self._bars_weighted.setOpts(x=[], height=[])
             return
@@ -775,7 +851,8 @@ class PipelineView(Retranslating, QWidget):
             f"tanh(<b>W</b><sub><i>q</i></sub><b>q</b><sub>{i}</sub> + "
             f"<b>W</b><sub><i>k</i></sub><b>k</b><sub>{j}</sub>)"
             f" = <b>{_fmt(score)}</b> &nbsp;"
-            + translate("PipelineView", "(raw-score map, batch {b}: {value})").format(b=b, value=_fmt(shown)))
+            + translate("PipelineView", "(raw-score map, batch {b}: {value})").format(b=b, value=_fmt(shown))
+        )
 
     # ------------------------------------------------------------------ parameter edits
 
@@ -789,18 +866,24 @@ class PipelineView(Retranslating, QWidget):
             return
         arr = np.asarray(block, dtype=np.float64)
         if not np.isfinite(arr).all():
-            self._show_params_error(translate("PipelineView", "{name} must hold finite numbers: NaN and ±inf are not "
-                                                              "accepted here").format(name=name))
+            self._show_params_error(
+                translate("PipelineView", "{name} must hold finite numbers: NaN and ±inf are not accepted here").format(
+                    name=name
+                )
+            )
             return
         self._show_params_error(None)
         params = {k: np.array(v, dtype=np.float32, copy=True) for k, v in view.params.items()}
         target = params[name]
         rows, cols = arr.shape
         if row + rows > target.shape[0] or col + cols > target.shape[1]:
-            self._show_params_error(translate("PipelineView", "the block does not fit into {name} {shape}").format(
-                name=name, shape=target.shape))
+            self._show_params_error(
+                translate("PipelineView", "the block does not fit into {name} {shape}").format(
+                    name=name, shape=target.shape
+                )
+            )
             return
-        target[row:row + rows, col:col + cols] = arr
+        target[row : row + rows, col : col + cols] = arr
         self.edit_params(params)
 
     def edit_params(self, params: dict[str, np.ndarray]) -> None:
@@ -811,7 +894,8 @@ class PipelineView(Retranslating, QWidget):
             # The tables show the parameters of an older result (say, before a change of the
             # hidden size): writing them back could not fit. Wait for the current one.
             session.show_status(
-                translate("TeachingDocks", "The parameters are being recomputed; edit them again in a moment"), 8000)
+                translate("TeachingDocks", "The parameters are being recomputed; edit them again in a moment"), 8000
+            )
             return
         state = session.document.state
         # Compare with the parameters last used (seeded ones are not in state.params yet) so
@@ -821,8 +905,12 @@ class PipelineView(Retranslating, QWidget):
         changed = [k for k, v in params.items() if k not in used or not np.array_equal(used[k], v)]
         new = state.copy()
         new.params = {k: np.asarray(v).copy() for k, v in params.items()}
-        session.push(ReplaceState(new, message(QT_TRANSLATE_NOOP("TeachingDocks", "Edit {names}"),
-                                               names=", ".join(changed or list(params)))))
+        session.push(
+            ReplaceState(
+                new,
+                message(QT_TRANSLATE_NOOP("TeachingDocks", "Edit {names}"), names=", ".join(changed or list(params))),
+            )
+        )
 
 
 def install_pipeline_view(session: AppSession, host: Host) -> ToolDock:
@@ -830,8 +918,11 @@ def install_pipeline_view(session: AppSession, host: Host) -> ToolDock:
     # Teaching views are wide (seven stages, or three maps side by side): along the bottom,
     # tabbed with each other, toggled from the View menu.
     spec = DockSpec(
-        PIPELINE_DOCK, QT_TRANSLATE_NOOP("TeachingDocks", "Pipeline: every stage"),
+        PIPELINE_DOCK,
+        QT_TRANSLATE_NOOP("TeachingDocks", "Pipeline: every stage"),
         QT_TRANSLATE_NOOP("TeachingDocks", "&Pipeline view"),
         QT_TRANSLATE_NOOP("TeachingDocks", "Every stage of the computation, with the chapter's formulas"),
-        shortcut=PIPELINE_SHORTCUT, menu="view")
+        shortcut=PIPELINE_SHORTCUT,
+        menu="view",
+    )
     return host.add_dock(spec, lambda: PipelineView(session))

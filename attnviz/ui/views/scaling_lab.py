@@ -60,14 +60,28 @@ _DODGE = 0.18
 
 #: The plots: key, title, y label, statistic name in the curves, log y axis.
 PLOTS: tuple[tuple[str, str, str, str, bool], ...] = (
-    ("var", QT_TRANSLATE_NOOP("ScalingLab", "Score variance"), QT_TRANSLATE_NOOP("ScalingLab", "variance"), "var",
-     True),
-    ("entropy", QT_TRANSLATE_NOOP("ScalingLab", "Entropy"), QT_TRANSLATE_NOOP("ScalingLab", "entropy (nats)"),
-     "entropy", False),
-    ("max_weight", QT_TRANSLATE_NOOP("ScalingLab", "Largest weight"), QT_TRANSLATE_NOOP("ScalingLab", "max weight"),
-     "max_weight", False),
-    ("jacobian", QT_TRANSLATE_NOOP("ScalingLab", "Softmax gradient"), "‖∂w/∂s‖ (Frobenius)", "jacobian_norm",
-     False),
+    (
+        "var",
+        QT_TRANSLATE_NOOP("ScalingLab", "Score variance"),
+        QT_TRANSLATE_NOOP("ScalingLab", "variance"),
+        "var",
+        True,
+    ),
+    (
+        "entropy",
+        QT_TRANSLATE_NOOP("ScalingLab", "Entropy"),
+        QT_TRANSLATE_NOOP("ScalingLab", "entropy (nats)"),
+        "entropy",
+        False,
+    ),
+    (
+        "max_weight",
+        QT_TRANSLATE_NOOP("ScalingLab", "Largest weight"),
+        QT_TRANSLATE_NOOP("ScalingLab", "max weight"),
+        "max_weight",
+        False,
+    ),
+    ("jacobian", QT_TRANSLATE_NOOP("ScalingLab", "Softmax gradient"), "‖∂w/∂s‖ (Frobenius)", "jacobian_norm", False),
 )
 
 
@@ -90,7 +104,7 @@ class _Log2Axis(pg.AxisItem):
 
 
 def _power_of_two(exponent: int) -> str:
-    value = 2 ** exponent
+    value = 2**exponent
     return f"{value // 1024}k" if value >= 1024 and value % 1024 == 0 else str(value)
 
 
@@ -155,9 +169,12 @@ class ScalingLabView(Retranslating, QWidget):
             self.plots[key] = plot
         # Reference levels: uniform weights' entropy log n and largest weight 1/n.
         for key in ("entropy", "max_weight"):
-            line = pg.InfiniteLine(angle=0, pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine),
-                                   label="uniform",
-                                   labelOpts={"position": 0.08, "color": REFERENCE_COLOR, "anchors": [(0, 1), (0, 1)]})
+            line = pg.InfiniteLine(
+                angle=0,
+                pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine),
+                label="uniform",
+                labelOpts={"position": 0.08, "color": REFERENCE_COLOR, "anchors": [(0, 1), (0, 1)]},
+            )
             self.plots[key].addItem(line)
             self.guides[key] = line
 
@@ -165,10 +182,22 @@ class ScalingLabView(Retranslating, QWidget):
         tanh.setLabel("bottom", "|W_q q + W_k k|")
         tanh.setMenuEnabled(False)
         tanh.hideButtons()
-        self.tanh_hist = pg.PlotDataItem([0, 1], [0], stepMode="center", fillLevel=0,
-                                         brush=pg.mkBrush(*SCALED_COLOR, 150), pen=pg.mkPen(SCALED_COLOR))
-        self.tanh_saturated = pg.PlotDataItem([0, 1], [0], stepMode="center", fillLevel=0,
-                                              brush=pg.mkBrush(*SATURATED_COLOR, 190), pen=pg.mkPen(SATURATED_COLOR))
+        self.tanh_hist = pg.PlotDataItem(
+            [0, 1],
+            [0],
+            stepMode="center",
+            fillLevel=0,
+            brush=pg.mkBrush(*SCALED_COLOR, 150),
+            pen=pg.mkPen(SCALED_COLOR),
+        )
+        self.tanh_saturated = pg.PlotDataItem(
+            [0, 1],
+            [0],
+            stepMode="center",
+            fillLevel=0,
+            brush=pg.mkBrush(*SATURATED_COLOR, 190),
+            pen=pg.mkPen(SATURATED_COLOR),
+        )
         tanh.addItem(self.tanh_hist)
         tanh.addItem(self.tanh_saturated)
         self.tanh_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(SATURATED_COLOR, width=1.5, style=Qt.PenStyle.DashLine))
@@ -178,8 +207,13 @@ class ScalingLabView(Retranslating, QWidget):
         # One legend for all plots, in a row above them: inside a plot it would hide a curve.
         legend = pg.LegendItem(colCount=5)
         first = self.curve_items["var"]
-        for sample in (first[0], first[1], self.point_items["var"][0], self.point_items["var"][1],
-                       pg.PlotDataItem([], [], pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine))):
+        for sample in (
+            first[0],
+            first[1],
+            self.point_items["var"][0],
+            self.point_items["var"][1],
+            pg.PlotDataItem([], [], pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine)),
+        ):
             legend.addItem(sample, " ")
         self.graphics.addItem(legend, row=0, col=0, colspan=3)
         self.legends.append(legend)
@@ -212,12 +246,17 @@ class ScalingLabView(Retranslating, QWidget):
         session.documentChanged.connect(self._on_document_changed)
 
     def retranslate(self) -> None:
-        self.header.setText(translate(
-            "ScalingLab", "Random unit-variance q and k of length d: without scaling the scores' variance grows like "
-                          "d, the softmax collapses onto one key (entropy → 0, largest weight → 1) and its gradient "
-                          "vanishes; dividing by √d keeps all three where they are at d = 1. Stars: your inputs."))
-        self.setToolTip(translate("ScalingLab", "Why scores are divided by √d, with the current queries and keys "
-                                                "marked"))
+        self.header.setText(
+            translate(
+                "ScalingLab",
+                "Random unit-variance q and k of length d: without scaling the scores' variance grows like "
+                "d, the softmax collapses onto one key (entropy → 0, largest weight → 1) and its gradient "
+                "vanishes; dividing by √d keeps all three where they are at d = 1. Stars: your inputs.",
+            )
+        )
+        self.setToolTip(
+            translate("ScalingLab", "Why scores are divided by √d, with the current queries and keys marked")
+        )
         for key, title, ylabel, _stat, _logy in PLOTS:
             plot = self.plots[key]
             plot.setTitle(tr_text(title))
@@ -227,9 +266,13 @@ class ScalingLabView(Retranslating, QWidget):
         self.plots["tanh"].setLabel("left", translate("ScalingLab", "values"))
         for line in self.guides.values():
             line.label.setFormat(translate("ScalingLab", "uniform"))
-        names = (translate("ScalingLab", "q·k (unscaled)"), translate("ScalingLab", "q·k / √d (scaled)"),
-                 translate("ScalingLab", "your inputs (unscaled)"), translate("ScalingLab", "your inputs (scaled)"),
-                 translate("ScalingLab", "uniform weights"))
+        names = (
+            translate("ScalingLab", "q·k (unscaled)"),
+            translate("ScalingLab", "q·k / √d (scaled)"),
+            translate("ScalingLab", "your inputs (unscaled)"),
+            translate("ScalingLab", "your inputs (scaled)"),
+            translate("ScalingLab", "uniform weights"),
+        )
         for (_sample, label), name in zip(self.legends[0].items, names):
             label.setText(name)
         self._apply_fonts()
@@ -336,8 +379,11 @@ class ScalingLabView(Retranslating, QWidget):
         self.tanh_line.setVisible(True)
         frac = sat.saturated_fraction
         share = "—" if not math.isfinite(frac) else f"{100 * frac:.1f}%"
-        self._set_title("tanh", translate("ScalingLab", "tanh: {share} saturated").format(share=share),
-                        error_color() if frac > 0 else None)
+        self._set_title(
+            "tanh",
+            translate("ScalingLab", "tanh: {share} saturated").format(share=share),
+            error_color() if frac > 0 else None,
+        )
         plot.setYRange(0, max(1.0, float(counts.max()) * 1.1), padding=0)
         plot.setXRange(0, float(edges[-1]), padding=0.02)
 
@@ -347,50 +393,82 @@ class ScalingLabView(Retranslating, QWidget):
         assert curves is not None
         lines: list[str] = []
         if p is None:
-            lines.append("<p>" + translate("ScalingLab", "<b>Your inputs are not marked.</b>")
-                         + f" {html.escape(tr_text(outcome.point_note or ''))}</p>")
+            lines.append(
+                "<p>"
+                + translate("ScalingLab", "<b>Your inputs are not marked.</b>")
+                + f" {html.escape(tr_text(outcome.point_note or ''))}</p>"
+            )
         else:
             d = int(p["d"])
-            lines.append("<p>" + translate(
-                "ScalingLab", "<b>Your inputs</b>: d = {d}, {rows} query rows, {keys} allowed keys per row on "
-                              "average.").format(d=d, rows=int(p["rows"]), keys=_fmt(p["n_keys"])) + "</p>")
+            lines.append(
+                "<p>"
+                + translate(
+                    "ScalingLab",
+                    "<b>Your inputs</b>: d = {d}, {rows} query rows, {keys} allowed keys per row on average.",
+                ).format(d=d, rows=int(p["rows"]), keys=_fmt(p["n_keys"]))
+                + "</p>"
+            )
             rows = "".join(
                 f"<tr><td>{label}</td><td align='right'>{_fmt(p[f'{stat}_unscaled'])}</td>"
                 f"<td align='right'>{_fmt(p[f'{stat}_scaled'])}</td></tr>"
-                for label, stat in ((translate("ScalingLab", "variance"), "var"),
-                                    (translate("ScalingLab", "entropy"), "entropy"),
-                                    (translate("ScalingLab", "max weight"), "max_weight"),
-                                    (translate("ScalingLab", "gradient"), "jacobian_norm"))
+                for label, stat in (
+                    (translate("ScalingLab", "variance"), "var"),
+                    (translate("ScalingLab", "entropy"), "entropy"),
+                    (translate("ScalingLab", "max weight"), "max_weight"),
+                    (translate("ScalingLab", "gradient"), "jacobian_norm"),
+                )
             )
             unscaled, scaled = translate("ScalingLab", "unscaled"), translate("ScalingLab", "scaled")
             lines.append(
                 f"<table cellspacing='0' cellpadding='2'><tr><th></th><th>{unscaled}</th><th>{scaled}</th></tr>"
-                f"{rows}</table>")
+                f"{rows}</table>"
+            )
             qms, kms = p["q_mean_square"], p["k_mean_square"]
             q_off = not (1 / _UNIT_TOLERANCE <= qms <= _UNIT_TOLERANCE)
             k_off = not (1 / _UNIT_TOLERANCE <= kms <= _UNIT_TOLERANCE)
             if q_off or k_off:
-                which = (translate("ScalingLab", "queries and keys") if q_off and k_off else
-                         translate("ScalingLab", "queries") if q_off else translate("ScalingLab", "keys"))
-                lines.append(f"<p style='color:{warning_color()}'>" + translate(
-                    "ScalingLab", "The curves assume unit-variance entries; your {which} have mean square {q} (q) "
-                                  "and {k} (k), so the unscaled variance is about d × {q} × {k} = {product} rather "
-                                  "than {d}.").format(which=which, q=_fmt(qms), k=_fmt(kms),
-                                                      product=_fmt(d * qms * kms), d=d) + "</p>")
-        lines.append(f"<p style='color:{muted_color(self)}'>" + translate(
-            "ScalingLab", "Curves: {samples} random (q, keys) samples per d, softmax over {keys} keys (your average, "
-                          "rounded).").format(samples=int(curves["samples"]), keys=int(curves["n_keys"]))
-                     + "</p>")
+                which = (
+                    translate("ScalingLab", "queries and keys")
+                    if q_off and k_off
+                    else translate("ScalingLab", "queries")
+                    if q_off
+                    else translate("ScalingLab", "keys")
+                )
+                lines.append(
+                    f"<p style='color:{warning_color()}'>"
+                    + translate(
+                        "ScalingLab",
+                        "The curves assume unit-variance entries; your {which} have mean square {q} (q) "
+                        "and {k} (k), so the unscaled variance is about d × {q} × {k} = {product} rather "
+                        "than {d}.",
+                    ).format(which=which, q=_fmt(qms), k=_fmt(kms), product=_fmt(d * qms * kms), d=d)
+                    + "</p>"
+                )
+        lines.append(
+            f"<p style='color:{muted_color(self)}'>"
+            + translate(
+                "ScalingLab",
+                "Curves: {samples} random (q, keys) samples per d, softmax over {keys} keys (your average, rounded).",
+            ).format(samples=int(curves["samples"]), keys=int(curves["n_keys"]))
+            + "</p>"
+        )
         sat = outcome.saturation
         if sat is not None:
             frac = sat.saturated_fraction
             share = "—" if not math.isfinite(frac) else f"{100 * frac:.1f}%"
             sampled = " " + translate("ScalingLab", "(a random sample of pairs)") if sat.sampled else ""
             tanh_note = translate(
-                "ScalingLab", "<b>tanh</b>: {share} of the {n} hidden values have |tanh| &gt; {threshold} (|h| &gt; "
-                              "{pre}, right of the dashed line), where the gradient 1 − tanh² is below {gradient}")
-            tanh_note = tanh_note.format(share=share, n=sat.n_values, threshold=f"{sat.threshold:g}",
-                                         pre=f"{sat.pre_threshold:.2f}", gradient=f"{1 - sat.threshold ** 2:.3g}")
+                "ScalingLab",
+                "<b>tanh</b>: {share} of the {n} hidden values have |tanh| &gt; {threshold} (|h| &gt; "
+                "{pre}, right of the dashed line), where the gradient 1 − tanh² is below {gradient}",
+            )
+            tanh_note = tanh_note.format(
+                share=share,
+                n=sat.n_values,
+                threshold=f"{sat.threshold:g}",
+                pre=f"{sat.pre_threshold:.2f}",
+                gradient=f"{1 - sat.threshold**2:.3g}",
+            )
             lines.append(f"<p>{tanh_note}{sampled}.</p>")
         elif outcome.saturation_note:
             lines.append(f"<p style='color:{muted_color(self)}'>{html.escape(tr_text(outcome.saturation_note))}.</p>")
@@ -448,8 +526,9 @@ class ScalingLabView(Retranslating, QWidget):
         if self.error is not None:
             self.status.setText(f"<span style='color:{error_color()}'>{html.escape(tr_text(self.error))}</span>")
         elif self.scheduler.busy and self.outcome is None:
-            self.status.setText(f"<span style='color:{warning_color()}'>"
-                                + translate("ScalingLab", "computing the curves…") + "</span>")
+            self.status.setText(
+                f"<span style='color:{warning_color()}'>" + translate("ScalingLab", "computing the curves…") + "</span>"
+            )
         else:
             self.status.setText("")
         self.status.setVisible(bool(self.status.text()))
@@ -458,10 +537,15 @@ class ScalingLabView(Retranslating, QWidget):
 def install_scaling_lab(session: AppSession, host: Host) -> ToolDock:
     """Add the scaling lab as a hidden dock; Tools > Scaling lab (Ctrl+Shift+L) shows it."""
     spec = DockSpec(
-        SCALING_LAB_DOCK, QT_TRANSLATE_NOOP("ScalingLab", "Scaling lab: why divide by √d"),
+        SCALING_LAB_DOCK,
+        QT_TRANSLATE_NOOP("ScalingLab", "Scaling lab: why divide by √d"),
         QT_TRANSLATE_NOOP("ScalingLab", "&Scaling lab"),
-        QT_TRANSLATE_NOOP("ScalingLab", "Variance, softmax entropy, largest weight and gradient against d, scaled and "
-                                        "unscaled, with the current inputs marked; tanh saturation for additive "
-                                        "attention"),
-        shortcut=SCALING_LAB_SHORTCUT)
+        QT_TRANSLATE_NOOP(
+            "ScalingLab",
+            "Variance, softmax entropy, largest weight and gradient against d, scaled and "
+            "unscaled, with the current inputs marked; tanh saturation for additive "
+            "attention",
+        ),
+        shortcut=SCALING_LAB_SHORTCUT,
+    )
     return host.add_dock(spec, lambda: ScalingLabView(session))

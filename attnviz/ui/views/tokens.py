@@ -177,8 +177,9 @@ class TokensView(Retranslating, QWidget):
         self.keys.search.setPlaceholderText(translate("TokensView", "Search tokens"))
         self.top_caption.setText(translate("TokensView", "Keys the first selected query looks at most"))
         self.k_caption.setText(translate("TokensView", "to&p"))
-        self.top.setHorizontalHeaderLabels([translate("TokensView", "key"), translate("TokensView", "token"),
-                                            translate("TokensView", "weight")])
+        self.top.setHorizontalHeaderLabels(
+            [translate("TokensView", "key"), translate("TokensView", "token"), translate("TokensView", "weight")]
+        )
         self.sent_plot.setTitle(translate("TokensView", "Attention the selected queries send, per key"))
         self.received_plot.setTitle(translate("TokensView", "Attention the selected keys receive, per query"))
         self._restyle()
@@ -270,9 +271,13 @@ class TokensView(Retranslating, QWidget):
 def install_tokens_view(session: AppSession, host: Host) -> ToolPanel:
     """Add the tokens view as a hidden tab; View > Tokens (Ctrl+Shift+T) shows it."""
     spec = DockSpec(
-        TOKENS_DOCK, QT_TRANSLATE_NOOP("ModelDocks", "Tokens: attention sent and received"),
+        TOKENS_DOCK,
+        QT_TRANSLATE_NOOP("ModelDocks", "Tokens: attention sent and received"),
         QT_TRANSLATE_NOOP("ModelDocks", "&Tokens"),
-        QT_TRANSLATE_NOOP("ModelDocks", "Select tokens to see the attention they send and receive, and the keys a "
-                                        "query looks at most"),
-        shortcut=TOKENS_SHORTCUT, menu="view")
+        QT_TRANSLATE_NOOP(
+            "ModelDocks", "Select tokens to see the attention they send and receive, and the keys a query looks at most"
+        ),
+        shortcut=TOKENS_SHORTCUT,
+        menu="view",
+    )
     return host.add_dock(spec, lambda: TokensView(session))
