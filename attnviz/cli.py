@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     from .presets import DEFAULT_PRESET, PRESETS
 
     if args.list_presets:
-        for preset in PRESETS.values():
-            print(f"{preset.name:22} {preset.title}")
+        for each in PRESETS.values():
+            print(f"{each.name:22} {each.title}")
         return 0
     preset = args.preset or DEFAULT_PRESET
     if preset not in PRESETS:

@@ -57,7 +57,7 @@ class MaskArguments:
         """The engine's ``causal`` argument: None, "top_left" or "bottom_right"."""
         return self.causal_alignment if self.is_causal else None
 
-    def as_kwargs(self) -> dict[str, object]:
+    def as_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``attnviz.engine.attend`` (``causal`` for ``is_causal``)."""
         kwargs: dict[str, object] = {name: getattr(self, name) for name in MASK_ARGUMENTS}
         # True is SDPA's is_causal as passed; the engine reads it as "top_left".

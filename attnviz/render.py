@@ -37,7 +37,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from .document import State
 from .io.state_io import (
@@ -534,7 +534,7 @@ def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, str]:
 
 
 def _apply_options(state: State, args: argparse.Namespace) -> State:
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}
     for option, key in (
         ("scoring", "scoring"),
         ("mask_mode", "mask_mode"),

@@ -23,7 +23,7 @@ import textwrap
 import zlib
 from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -81,7 +81,7 @@ def save_snippet_data(
     state: State, path: str | Path, *, max_inline: int = MAX_INLINE, max_embedded: int = MAX_EMBEDDED
 ) -> list[str]:
     """Write the snippet's data file (``.npz``) to ``path``; returns the names written (none: no file)."""
-    data = snippet_data(state, max_inline=max_inline, max_embedded=max_embedded)
+    data: dict[str, Any] = snippet_data(state, max_inline=max_inline, max_embedded=max_embedded)
     if data:
         with open(path, "wb") as fh:
             np.savez(fh, **data)

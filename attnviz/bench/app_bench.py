@@ -92,11 +92,11 @@ def count_image_paints(probe: Probe) -> Iterator[None]:
         original(item, painter, *args)
         probe.paints.append((id(item), time.perf_counter()))
 
-    pg.ImageItem.paint = paint  # type: ignore[method-assign]
+    pg.ImageItem.paint = paint
     try:
         yield
     finally:
-        pg.ImageItem.paint = original  # type: ignore[method-assign]
+        pg.ImageItem.paint = original
 
 
 class CpuMeter:
@@ -808,11 +808,13 @@ def model_run_state(layers: int, heads: int, tokens: int, batch: int, d: int = 6
     rng = np.random.default_rng(seed)
     lengths = [tokens - (tokens // 4) * i for i in range(batch)]
     mask = np.array([[1] * n + [0] * (tokens - n) for n in lengths])
+
+    def qkv() -> np.ndarray:
+        return rng.standard_normal((batch, heads, tokens, d)).astype(np.float32)
+
     calls = tuple(
         AttentionCall(
-            f"encoder.layer.{i}.attention.self",
-            *(rng.standard_normal((batch, heads, tokens, d)).astype(np.float32) for _ in range(3)),
-            masks=MaskArguments(attention_mask=mask),
+            f"encoder.layer.{i}.attention.self", qkv(), qkv(), qkv(), masks=MaskArguments(attention_mask=mask)
         )
         for i in range(layers)
     )
@@ -857,7 +859,7 @@ def _heads_case(app: QApplication, win: MainWindow, probe: Probe, plan: Plan) ->
     grid = win.heads_dock
     grid.show()
     grid.raise_()
-    view = grid.view()
+    view: Any = grid.view()
     maps = lambda: view.maps  # noqa: E731
     meter = CpuMeter()
     # Another layer: a new grid of every head (new weights in all of them).

@@ -40,7 +40,7 @@ class BookAdditiveAttention(nn.Module):
         self.w_v = nn.Linear(num_hiddens, 1, bias=False)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, queries, keys, values, valid_lens):  # type: ignore[no-untyped-def]
+    def forward(self, queries, keys, values, valid_lens):
         queries, keys = self.W_q(queries), self.W_k(keys)
         features = torch.tanh(queries.unsqueeze(2) + keys.unsqueeze(1))
         scores = self.w_v(features).squeeze(-1)
@@ -53,7 +53,7 @@ class BookDotProductAttention(nn.Module):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, queries, keys, values, valid_lens=None):  # type: ignore[no-untyped-def]
+    def forward(self, queries, keys, values, valid_lens=None):
         d = queries.shape[-1]
         scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
         self.attention_weights = book_masked_softmax(scores, valid_lens)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -194,7 +194,7 @@ def recompute(
     queries: torch.Tensor,
     keys: torch.Tensor,
     values: torch.Tensor,
-    kwargs: dict[str, object],
+    kwargs: dict[str, Any],
     scale: float | None,
     enable_gqa: bool,
     mask_mode: str,
@@ -225,7 +225,7 @@ def _attend(
     q: torch.Tensor,
     k: torch.Tensor,
     v: torch.Tensor,
-    kwargs: dict[str, object],
+    kwargs: dict[str, Any],
     scale: float | None,
     gqa: bool,
     mode: str,
@@ -242,7 +242,7 @@ def _attend(
         keep=("output",),
         allow_nonfinite=True,
         **kwargs,
-    )  # type: ignore[arg-type]
+    )
     return result.output
 
 

@@ -136,7 +136,7 @@ def _tl_fidelity(
             keep=("weights",),
             allow_nonfinite=True,
             **kwargs,
-        )  # type: ignore[arg-type]
+        )
         return largest_difference(result.weights, torch.from_numpy(_array(pattern))), QT_TRANSLATE_NOOP(
             "Capture", "fidelity measured on the weights (hook_pattern): the cache holds no hook_z"
         )

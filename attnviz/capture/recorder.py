@@ -432,7 +432,7 @@ class Capture:
                     module_output=_copy(module_output),
                     out_proj=None if out is not None else (_copy(module.out_proj.weight), _copy(module.out_proj.bias)),
                 )
-            )  # type: ignore[arg-type]
+            )
 
     def _reserve(self, tensors: list[Any], *masks: Any) -> bool:
         """Count the bytes these copies will take; False (and recording stops) past the budget."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -89,8 +90,8 @@ def recorded_view(state: State, version: int) -> Outcome:
         weights=weights,
         applied_weights=weights,
         output=np.full((*weights.shape[:2], 1), np.nan, np.float32),
-        empty_rows=~allowed.any(axis=-1),
-        nan_rows=np.isnan(weights).any(axis=-1),
+        empty_rows=np.asarray(~allowed.any(axis=-1)),
+        nan_rows=np.asarray(np.isnan(weights).any(axis=-1)),
         entropy=entropy.astype(np.float32),
         max_weight=finite.max(axis=-1).astype(np.float32),
         row_sums=finite.sum(axis=-1).astype(np.float32),
@@ -265,14 +266,14 @@ def padded_query_rows(state: State, allowed: np.ndarray) -> np.ndarray | None:
     if state.masks is None or state.n_queries != state.n_keys or allowed.ndim != 3:
         return None
     padded = ~allowed.any(axis=1)  # (B, K): keys masked for every query
-    return padded if padded.any() else None
+    return np.asarray(padded) if padded.any() else None
 
 
-def mask_kwargs(state: State) -> dict[str, object]:
+def mask_kwargs(state: State) -> dict[str, Any]:
     """The state's model masks as ``attend`` arguments (torch tensors; none: no arguments)."""
     import torch
 
-    kwargs: dict[str, object] = {}
+    kwargs: dict[str, Any] = {}
     if state.masks is not None:
         kwargs = {
             name: None if (m := getattr(state.masks, name)) is None else tensor_view(m) for name in MASK_ARGUMENTS
@@ -290,7 +291,7 @@ def mask_kwargs(state: State) -> dict[str, object]:
     return kwargs
 
 
-def long_context_mask(state: State) -> object:
+def long_context_mask(state: State) -> Any:
     """The settings' window, sinks, prefix and chunk and the state's document ids as one bool
     tensor (B, Q, K), True = may attend (None: none of them is on). With a causal setting the
     window and chunks are causal too, as ``engine.make_mask`` defines them."""
@@ -312,7 +313,7 @@ def long_context_mask(state: State) -> object:
     return torch.stack([mask.dense(state.n_queries, state.n_keys, batch=b) for b in range(state.batch)])
 
 
-def scale_kwargs(state: State) -> dict[str, object]:
+def scale_kwargs(state: State) -> dict[str, Any]:
     """SDPA's ``scale`` for the dot-product scorings that take it (the others have none)."""
     from attnviz.engine import get_scoring
 

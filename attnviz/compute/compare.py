@@ -8,6 +8,7 @@ compare thread (errors are data, as in ``run_state``).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from attnviz import catalog
 from attnviz.compute.attention import Outcome, run_state
@@ -78,7 +79,8 @@ def variants(state: State, comparison: Comparison) -> tuple[State, State]:
     out = []
     for value in (comparison.a, comparison.b):
         variant = state.copy()
-        variant.settings = replace(state.settings, **{comparison.what: value})
+        changed: dict[str, Any] = {comparison.what: value}
+        variant.settings = replace(state.settings, **changed)
         if comparison.what == "scoring" and value != state.settings.scoring:
             variant.params = {}
         out.append(variant)

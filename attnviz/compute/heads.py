@@ -46,7 +46,7 @@ class HeadsData:
     error: str | None = None
 
 
-def _attend_call(call: AttentionCall, state: State, keep: tuple[str, ...] = ("mask",)) -> object:
+def _attend_call(call: AttentionCall, state: State, keep: tuple[str, ...] = ("mask",)) -> Any:
     """The engine's result for every head of ``call`` under ``state``'s settings."""
     import torch
 
@@ -93,15 +93,15 @@ def heads_of_focused_call(state: State) -> HeadsData | None:
         assert call.weights is not None
         weights = np.asarray(call.weights, dtype=np.float32)
         allowed = np.isfinite(weights) & (weights > 0)
-        return HeadsData(state.layer, weights, allowed, ~allowed.any(axis=-1))
+        return HeadsData(state.layer, weights, allowed, np.asarray(~allowed.any(axis=-1)))
     try:
         result = _attend_call(call, state)
         return HeadsData(
             state.layer,
             to_numpy(result.weights),
-            to_numpy(result.mask),  # type: ignore[attr-defined]
+            to_numpy(result.mask),
             to_numpy(result.diagnostics.empty_rows),
-        )  # type: ignore[attr-defined]
+        )
     except Exception as exc:  # noqa: BLE001 - the main view must not fail because of the grid
         return HeadsData(state.layer, error=exception_message(exc))
 
@@ -117,7 +117,7 @@ def call_weights(state: State, layer: int) -> np.ndarray:
         return np.asarray(call.weights)
     if layer != state.layer:
         state = replace(state, settings=replace(state.settings, causal="top_left" if call.masks.is_causal else None))
-    return to_numpy(_attend_call(call, state, keep=()).weights)  # type: ignore[attr-defined]
+    return to_numpy(_attend_call(call, state, keep=()).weights)
 
 
 def padding_keys(state: State, call: AttentionCall) -> np.ndarray | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -55,7 +55,7 @@ def _out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, DeviceOutOfMemoryError) or is_out_of_memory(exc)
 
 
-def _tensors(state: State) -> tuple[object, object, object, object, dict[str, object] | None]:
+def _tensors(state: State) -> tuple[Any, Any, Any, Any, dict[str, Any] | None]:
     import torch
 
     lens = state.valid_lens()
@@ -158,7 +158,7 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
                 label=conv.label,
                 weights=to_numpy(conv.weights),
                 cells=zeros if diff is None else to_numpy(diff.cells),
-                output_rows=zeros.any(-1) if diff is None else to_numpy(diff.output_rows),
+                output_rows=np.asarray(zeros.any(-1)) if diff is None else to_numpy(diff.output_rows),
                 row_kinds=conv.row_kinds,
                 sentences=() if diff is None else diff.sentences,
             )

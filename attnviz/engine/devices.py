@@ -81,7 +81,7 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
         index = 0 if dev.index is None else dev.index
         if index >= count:
             if count:
-                have = plural(
+                have: str = plural(
                     count,
                     QT_TRANSLATE_NOOP("Errors", "{n} CUDA device"),
                     QT_TRANSLATE_NOOP("Errors", "{n} CUDA devices"),

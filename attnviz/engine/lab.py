@@ -419,7 +419,7 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
     for b, q in zip(*np.nonzero(empty.cpu().numpy() & diff_np)):
         pairs[(str(conv_kinds[b, q]), str(ref_kinds[b, q]))] += 1
     for (mine, theirs), n in pairs.items():
-        share = message(QT_TRANSLATE_NOOP("Lab", "1/{keys} each"), keys=n_k)
+        share: str = message(QT_TRANSLATE_NOOP("Lab", "1/{keys} each"), keys=n_k)
         mine_text = message(_EMPTY_ROW_PHRASES[mine], share=share)
         if mine == theirs:
             tail = message(
@@ -475,7 +475,7 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
     fut = new["future_visible"] & ~explained
     if bool(fut.any()):
         cell_mask = (w > 0) & report.future & fut.unsqueeze(-1)
-        share = (finite_w * cell_mask).sum(-1).amax()
+        largest = (finite_w * cell_mask).sum(-1).amax()
         keys = plural(
             int(cell_mask.sum()),
             QT_TRANSLATE_NOOP("Lab", "{n} future key"),
@@ -497,14 +497,14 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
                 name=name,
                 keys=keys,
                 alignment=str(report.causal).replace("_", "-"),
-                share=_share(float(share), report.atol),
+                share=_share(float(largest), report.atol),
             )
         )
         explained |= fut
     pad = new["padding_attended"] & ~nan_rows & ~zero_rows
     if bool(pad.any()):
         cell_mask = (w > 0) & ~report.allowed & ~report.future & pad.unsqueeze(-1)
-        share = (finite_w * cell_mask).sum(-1).amax()
+        largest = (finite_w * cell_mask).sum(-1).amax()
         keys = plural(
             int(cell_mask.sum()),
             QT_TRANSLATE_NOOP("Lab", "{n} masked key"),
@@ -525,7 +525,7 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
                 ),
                 name=name,
                 keys=keys,
-                share=_share(float(share), report.atol),
+                share=_share(float(largest), report.atol),
                 reference=ref.name,
             )
         )

@@ -636,7 +636,7 @@ def _check_dtype(dtype: object) -> torch.dtype | None:
             ),
             "dtype",
         )
-    return dtype  # type: ignore[return-value]
+    return dtype
 
 
 def _check_scale(scale: object, d: int) -> float:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import sys
+from collections.abc import Callable
 
 import torch
 
@@ -22,7 +23,7 @@ _MADV_HUGEPAGE = 14
 MIN_BYTES = 4 << 20
 
 
-def _load_madvise() -> object | None:
+def _load_madvise() -> Callable[..., int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:

@@ -193,7 +193,7 @@ def _parse_entry(name: str, info: Any, budget: Budget) -> tuple[str, tuple[int, 
         raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has no dtype for array '{name}'"), name=name))
     if code not in _DTYPES:
         if code.startswith("C"):
-            kind = QT_TRANSLATE_NOOP("FileErrors", "complex numbers")
+            kind: str = QT_TRANSLATE_NOOP("FileErrors", "complex numbers")
         else:
             kind = message(QT_TRANSLATE_NOOP("FileErrors", "dtype {dtype}"), dtype=code)
         raise budget.fail(

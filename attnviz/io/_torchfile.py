@@ -341,7 +341,7 @@ def _is_text(value: Any) -> bool:
 def _skipped(name: str, value: Any) -> str:
     """An entry of ``TensorFile.skipped``: the name, and why in parentheses."""
     if isinstance(value, (Mapping, list, tuple)):
-        why = QT_TRANSLATE_NOOP("FileErrors", "nested too deeply")
+        why: str = QT_TRANSLATE_NOOP("FileErrors", "nested too deeply")
     else:
         why = message(QT_TRANSLATE_NOOP("FileErrors", "{type}, not a tensor"), type=type(value).__name__)
     return message(QT_TRANSLATE_NOOP("FileErrors", "{name} ({why})"), name=name, why=why)

@@ -283,7 +283,9 @@ def _model_from_session(model: Mapping[str, Any], arrays: Mapping[str, np.ndarra
         return state
     calls_json = model.get("calls")
     if calls_json is None:
-        masks = {name: arrays[MASKS_PREFIX + name] for name in MASK_ARGUMENTS if MASKS_PREFIX + name in arrays}
+        masks: dict[str, Any] = {
+            name: arrays[MASKS_PREFIX + name] for name in MASK_ARGUMENTS if MASKS_PREFIX + name in arrays
+        }
         return replace(
             state,
             masks=MaskArguments(**masks) if masks else None,

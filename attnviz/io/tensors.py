@@ -200,7 +200,7 @@ def _load_npz(path: Path, budget: Budget) -> TensorFile:
         for name in archive.names:
             array = archive.read(name, labels=True)
             (texts if array.dtype.kind == "U" else arrays)[name] = array
-        skipped = [
+        skipped: list[str] = [
             message(
                 QT_TRANSLATE_NOOP("FileErrors", "{name} ({why})"),
                 name=member,

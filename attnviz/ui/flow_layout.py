@@ -68,8 +68,8 @@ class FlowLayout(QLayout):
             if (
                 widget is not None
                 and not widget.isVisible()
-                and widget.parentWidget() is not None
-                and widget.parentWidget().isVisible()
+                and (parent := widget.parentWidget()) is not None
+                and parent.isVisible()
             ):
                 continue  # hidden items take no room
             hint = item.sizeHint()

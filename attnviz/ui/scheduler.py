@@ -124,11 +124,7 @@ class ComputeScheduler(QObject):
         self.started_count += 1
         worker = create_worker(self._compute, snapshot, _start_thread=False, _ignore_errors=True)
         worker.returned.connect(self._on_returned)
-        worker.errored.connect(
-            lambda exc, v=snapshot.version: self._on_returned(
-                Outcome(v, error=f"unexpected error: {type(exc).__name__}: {exc}")
-            )
-        )
+        worker.errored.connect(functools.partial(self._on_errored, snapshot.version))
         worker.finished.connect(self._on_finished)
         self._worker = worker  # keep the Python object alive while it runs
         self._pool.start(worker)
@@ -137,7 +133,10 @@ class ComputeScheduler(QObject):
         if not self._closed:
             self.finished.emit(outcome)
 
-    def _on_finished(self) -> None:
+    def _on_errored(self, version: int, exc: BaseException) -> None:
+        self._on_returned(Outcome(version, error=f"unexpected error: {type(exc).__name__}: {exc}"))
+
+    def _on_finished(self, *_: object) -> None:
         self._running = False
         self._worker = None
         if self._closed:

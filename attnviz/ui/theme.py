@@ -75,7 +75,9 @@ def ok_color() -> str:
 def blend(a: QColor, b: QColor, share_of_b: float) -> QColor:
     """``a`` moved ``share_of_b`` of the way towards ``b``."""
     s = share_of_b
-    return QColor(*(round((1 - s) * x + s * y) for x, y in zip(a.getRgb()[:3], b.getRgb()[:3])))
+    return QColor(
+        *(round((1 - s) * x + s * y) for x, y in zip((a.red(), a.green(), a.blue()), (b.red(), b.green(), b.blue())))
+    )
 
 
 def muted_color(widget: QWidget | None = None) -> str:
@@ -218,7 +220,7 @@ def apply_theme(mode: ThemeMode | str = "system", app: QApplication | None = Non
     global _mode
     app = app or QApplication.instance()  # type: ignore[assignment]
     assert isinstance(app, QApplication)
-    _mode = mode if mode in THEME_MODES else "system"  # type: ignore[assignment]
+    _mode = mode if mode in THEME_MODES else "system"
     dark = _mode == "dark" or (_mode == "system" and system_is_dark())
     # Fusion draws the same everywhere and honours a palette fully, which native styles do not.
     fusion = QStyleFactory.create("Fusion")
@@ -234,7 +236,7 @@ def apply_theme(mode: ThemeMode | str = "system", app: QApplication | None = Non
 
 def saved_mode(settings: QSettings | None = None) -> ThemeMode:
     value = (settings or default_settings()).value("theme", "system")
-    return value if value in THEME_MODES else "system"  # type: ignore[return-value]
+    return value if value in THEME_MODES else "system"
 
 
 def save_mode(mode: ThemeMode, settings: QSettings | None = None) -> None:

@@ -669,7 +669,7 @@
     <name>Errors</name>
     <message>
         <source>{call} recorded its attention weights only (Hugging Face output_attentions): they are shown as recorded; scores, masks and outputs cannot be recomputed, and a key with weight 0 is shown as masked</source>
-        <extracomment>Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every stage at once is over the memory budget (a long input: the long-context view can). Every head of the model run&apos;s call on show (None without a run).</extracomment>
+        <extracomment>Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. Pictures of these arrays made ready for display on the compute thread, under the name of the view that asked for them (the UI registers what to prepare; this layer knows nothing of it). Empty when nobody asked. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every stage at once is over the memory budget (a long input: the long-context view can). Every head of the model run&apos;s call on show (None without a run).</extracomment>
         <translation>{call} registrou só os seus pesos de atenção (output_attentions do Hugging Face): eles são mostrados como foram registrados; pontuações, máscaras e saídas não podem ser recalculadas, e uma chave com peso 0 aparece como mascarada</translation>
     </message>
     <message>
@@ -3625,7 +3625,7 @@
     </message>
     <message>
         <source>Load preset {title}</source>
-        <extracomment>How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. The call (layer) and head of a model run on show (0, 0 without a run); they live in the document&apos;s state, which the compute thread reads, and are mirrored here for the views. Outcomes that arrived after the document had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
+        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. The call (layer) and head of a model run on show (0, 0 without a run); they live in the document&apos;s state, which the compute thread reads, and are mirrored here for the views. What to prepare for display on the compute thread (``prepare_on_compute``). Outcomes that arrived after the document had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
         <translation>Carregar a predefinição {title}</translation>
     </message>
     <message>
@@ -4293,6 +4293,7 @@
     </message>
     <message>
         <source>Value dimension</source>
+        <extracomment>The stages drawn as (queries, keys) maps; the output is (queries, value dimension).</extracomment>
         <translation>Dimensão do valor</translation>
     </message>
     <message>
@@ -4305,7 +4306,7 @@
     </message>
     <message>
         <source>Waiting for a result…</source>
-        <extracomment>A card narrower than this cannot show a 10-key row of weights with its numbers. How many times the stages were drawn (hidden views must not draw; tests check it).</extracomment>
+        <extracomment>A card narrower than this cannot show a 10-key row of weights with its numbers. How many times the stages were drawn (hidden views must not draw; tests check it). Prepares big stage maps off the GUI thread (latest request wins), drawn when ready.</extracomment>
         <translation>Esperando um resultado…</translation>
     </message>
     <message>
@@ -4691,7 +4692,7 @@
     </message>
     <message>
         <source>output</source>
-        <extracomment>Height of one weights map: about this many pixels per query row, within these bounds. Past this many weights, the top of an automatic scale is a high percentile, not the maximum. Percentiles are taken on a strided sample of at most this many weights (a 4096x4096 map would cost the GUI thread ~0.2 s otherwise; the sample&apos;s percentile differs by a hair).</extracomment>
+        <extracomment>Height of one weights map: about this many pixels per query row, within these bounds. Past this many weights, the top of an automatic scale is a high percentile, not the maximum. Percentiles are taken on a strided sample of at most this many weights (a 4096x4096 map would cost the GUI thread ~0.2 s otherwise; the sample&apos;s percentile differs by a hair). Where the compute thread puts the prepared maps (``ViewData.display``).</extracomment>
         <translation>saída</translation>
     </message>
     <message>
@@ -4724,7 +4725,7 @@
     </message>
     <message>
         <source>Attention weights</source>
-        <extracomment>A cell of a weights map was clicked: (query row, keyboard modifiers).</extracomment>
+        <extracomment>A cell of a weights map was clicked: (query row, keyboard modifiers). Prepares big maps for another scale or batch than a result came with (``prepare_on``).</extracomment>
         <translation>Pesos de atenção</translation>
     </message>
     <message>

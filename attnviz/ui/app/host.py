@@ -467,7 +467,7 @@ class HostWindow(Retranslating, QMainWindow):
         self._main_title = title
         bar = self.tool_tabs.tabBar()
         for side in (QTabBar.ButtonPosition.RightSide, QTabBar.ButtonPosition.LeftSide):
-            bar.setTabButton(0, side, None)  # type: ignore[arg-type]
+            bar.setTabButton(0, side, None)
         self.tool_tabs.setCurrentIndex(0)
         self._retranslate_tabs()
 

@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QBuffer, QIODevice, QPoint, QPointF, QRect, Qt
@@ -297,11 +298,12 @@ def build_weights_figure(
 
     n_q, n_k = int(view.weights.shape[1]), int(view.weights.shape[2])
     maps: list[HeatmapWidget] = []
+    extra: dict[str, Any] = {"colormap": colormap} if colormap else {}
     for b in chosen:
         rows, cols = axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k)
         heatmap = HeatmapWidget(
             title=translate("Export", "batch {b} of {n}").format(b=b, n=n_batch),
-            **({"colormap": colormap} if colormap else {}),
+            **extra,
         )
         heatmap.set_data(
             view.weights[b],

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
@@ -233,7 +234,7 @@ class FileActions(QObject):
         session.languageChanged.connect(self.retranslate)
 
         menu = host.menu("file")
-        # Above what is already there (Quit stays last); None appends to an empty menu.
+        # Above what is already there (Quit stays last), or appended to an empty menu.
         first = menu.actions()[0] if menu.actions() else None
         for item in (
             self.open_action,
@@ -245,7 +246,14 @@ class FileActions(QObject):
             self.export_menu,
             None,
         ):
-            if item is None:
+            if first is None:
+                if item is None:
+                    menu.addSeparator()
+                elif isinstance(item, QMenu):
+                    menu.addMenu(item)
+                else:
+                    menu.addAction(item)
+            elif item is None:
                 menu.insertSeparator(first)
             elif isinstance(item, QMenu):
                 menu.insertMenu(first, item)
@@ -513,7 +521,7 @@ class FileActions(QObject):
     # ------------------------------------------------------------------ recent files
 
     def recent_files(self) -> list[str]:
-        value = self.settings.value(RECENT_KEY, [])
+        value: Any = self.settings.value(RECENT_KEY, [])
         if isinstance(value, str):  # QSettings gives a lone string for a one-item list (INI)
             value = [value]
         return [str(v) for v in (value or []) if v]

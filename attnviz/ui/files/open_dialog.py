@@ -142,7 +142,7 @@ class RolesDialog(QDialog):
             box = QComboBox()
             box.addItem(tr_text(_KEEP if role in ("queries", "keys", "values") else _NONE), None)
             for name in candidates:
-                shape, dtype = shapes.get(name, ("", ""))
+                shape, dtype = shapes.get(name, ((), ""))
                 texts = tf.texts.get(name) if hasattr(tf, "texts") else None
                 detail = f"{shape}  {dtype}" if name in shapes else (f"({len(texts)})" if texts is not None else "")
                 box.addItem(f"{name}   {detail}", name)
@@ -214,7 +214,7 @@ class RolesDialog(QDialog):
                 spin.setSuffix("   " + of_what.format(n=count, last=count - 1))
             else:
                 spin.setSuffix("   " + translate("OpenDialog", "(none in the chosen arrays)"))
-        _, head = self.choice()
+        head = self.choice()[1]
         ok_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
         notes: list[str] = []
         try:

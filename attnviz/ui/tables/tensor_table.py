@@ -701,7 +701,7 @@ class TensorTableView(Retranslating, QTableView):
         selection_model = self.selectionModel()
         if selection_model is None:
             return None
-        ranges = [r for r in selection_model.selection() if r.isValid()]
+        ranges = [r for r in selection_model.selection().toList() if r.isValid()]
         if not ranges:
             return None
         return (
@@ -715,7 +715,7 @@ class TensorTableView(Retranslating, QTableView):
         mask = np.zeros((bottom - top + 1, right - left + 1), dtype=bool)
         selection_model = self.selectionModel()
         selection: QItemSelection = selection_model.selection()
-        for rng in selection:
+        for rng in selection.toList():
             if rng.isValid():
                 mask[
                     rng.top() - top : rng.bottom() - top + 1,

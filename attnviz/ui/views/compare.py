@@ -43,7 +43,7 @@ from attnviz.compute.compare import (
 )
 from attnviz.document import ReplaceState, filled_state
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolDock
+from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
@@ -481,11 +481,11 @@ class CompareView(Retranslating, QWidget):
         comparison = result.comparison or self._comparison
         for side, heatmap in (("A", self.map_a), ("B", self.map_b)):
             view = views.get(side)
-            label = _side_label(comparison, side)
+            side_label = _side_label(comparison, side)
             heatmap.set_title(
-                label
+                side_label
                 if view is not None
-                else translate("CompareView", "{side} — no result (see below)").format(side=label)
+                else translate("CompareView", "{side} — no result (see below)").format(side=side_label)
             )
             if view is None:
                 heatmap.clear()
@@ -562,7 +562,7 @@ class CompareView(Retranslating, QWidget):
         error.setVisible(False)
 
 
-def install_compare_view(session: AppSession, host: Host) -> ToolDock:
+def install_compare_view(session: AppSession, host: Host) -> ToolPanel:
     """Add the side-by-side view as a hidden dock; View > Side by side (Ctrl+Shift+D) shows it."""
     spec = DockSpec(
         COMPARE_DOCK,

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from attnviz.document import ReplaceState
 from attnviz.teaching import LESSONS, Lesson
 from attnviz.tr import QT_TRANSLATE_NOOP, message
-from attnviz.ui.app.host import DockSpec, Host, ToolDock
+from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.i18n import tr_text, translate
@@ -250,7 +250,7 @@ class LessonsController(QObject):
         dock.show()
         dock.raise_()
 
-    def _masking_lab(self) -> ToolDock | None:
+    def _masking_lab(self) -> ToolPanel | None:
         return self.host.dock(MASKING_LAB_DOCK)
 
 

@@ -36,7 +36,7 @@ from attnviz import catalog
 from attnviz.compute.labs import ConventionView, LabOutcome, run_masking_lab
 from attnviz.document import Edit
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolDock
+from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import (
@@ -558,7 +558,7 @@ class MaskingLabView(Retranslating, QWidget):
         self.status.setVisible(bool(self.status.text()))
 
 
-def install_masking_lab(session: AppSession, host: Host) -> ToolDock:
+def install_masking_lab(session: AppSession, host: Host) -> ToolPanel:
     """Add the masking lab as a hidden dock; Tools > Masking lab (Ctrl+Shift+M) shows it."""
     spec = DockSpec(
         MASKING_LAB_DOCK,

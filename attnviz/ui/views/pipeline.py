@@ -41,7 +41,7 @@ from attnviz.compute.axes import axis_labels
 from attnviz.compute.pipeline import additive_features, softmax_allowed
 from attnviz.document import ReplaceState, State
 from attnviz.tr import QT_TRANSLATE_NOOP, message
-from attnviz.ui.app.host import DockSpec, Host, ToolDock
+from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.results_panel import cell_place
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.heatmap import HeatmapWidget
@@ -458,7 +458,7 @@ class PipelineView(Retranslating, QWidget):
 
     # ------------------------------------------------------------------ public API
 
-    def show(self, view: ViewData | None = None, state: State | None = None, batch: int | None = None) -> None:  # type: ignore[override]
+    def show(self, view: ViewData | None = None, state: State | None = None, batch: int | None = None) -> None:
         """Show a result: ``view`` of ``state`` for batch element ``batch``.
 
         Called without arguments it is QWidget.show(). While the view is hidden the result is
@@ -913,7 +913,7 @@ class PipelineView(Retranslating, QWidget):
         )
 
 
-def install_pipeline_view(session: AppSession, host: Host) -> ToolDock:
+def install_pipeline_view(session: AppSession, host: Host) -> ToolPanel:
     """Add the pipeline view as a hidden dock; View > Pipeline view (Ctrl+Shift+P) shows it."""
     # Teaching views are wide (seven stages, or three maps side by side): along the bottom,
     # tabbed with each other, toggled from the View menu.

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from attnviz.compute.labs import ScalingOutcome, run_scaling_lab
 from attnviz.document import Edit
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolDock
+from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
@@ -234,14 +234,14 @@ class ScalingLabView(Retranslating, QWidget):
         notes_scroll.setMaximumWidth(340)
         notes_scroll.setMinimumWidth(260)
 
-        row = QHBoxLayout()
-        row.addWidget(self.graphics, 1)
-        row.addWidget(notes_scroll)
+        body = QHBoxLayout()
+        body.addWidget(self.graphics, 1)
+        body.addWidget(notes_scroll)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.header)
         layout.addWidget(self.status)
-        layout.addLayout(row, 1)
+        layout.addLayout(body, 1)
         self.retranslate()
         session.documentChanged.connect(self._on_document_changed)
 
@@ -348,8 +348,8 @@ class ScalingLabView(Retranslating, QWidget):
                 else:
                     # setLogMode(y) maps curves, not scatter items added by hand: map the point.
                     # Side by side, not on top of each other (equal values would hide one).
-                    x = math.log2(point["d"]) + (-_DODGE if kind == "unscaled" else _DODGE)
-                    mark.setData([x], [math.log10(y) if logy else y])
+                    x_mark = math.log2(point["d"]) + (-_DODGE if kind == "unscaled" else _DODGE)
+                    mark.setData([x_mark], [math.log10(y) if logy else y])
         self._draw_tanh(outcome)
         self._show_notes(outcome)
 
@@ -534,7 +534,7 @@ class ScalingLabView(Retranslating, QWidget):
         self.status.setVisible(bool(self.status.text()))
 
 
-def install_scaling_lab(session: AppSession, host: Host) -> ToolDock:
+def install_scaling_lab(session: AppSession, host: Host) -> ToolPanel:
     """Add the scaling lab as a hidden dock; Tools > Scaling lab (Ctrl+Shift+L) shows it."""
     spec = DockSpec(
         SCALING_LAB_DOCK,
