@@ -9,6 +9,8 @@ off the GUI thread; its current outcome comes back and is drawn.
 
 from __future__ import annotations
 
+import functools
+
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import (
     QAction,
@@ -40,7 +42,7 @@ from attnviz.presets import DEFAULT_PRESET, PRESETS
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui import theme
 from attnviz.ui.app.controls import ControlsColumn
-from attnviz.ui.app.host import HostWindow, ToolTab
+from attnviz.ui.app.host import HostWindow, ToolDock, ToolTab
 from attnviz.ui.app.results_panel import OutputPanel, ResultsPanel
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.heatmap import PRESENTATION_SCALE
@@ -432,12 +434,14 @@ class MainWindow(HostWindow):
         self.language_menu.setToolTipsVisible(True)
         group = QActionGroup(self)
         self.language_actions: dict[str, QAction] = {}
-        choices = [("system", *LANGUAGE_SYSTEM)] + [(code, name, name) for code, name in LANGUAGES.items()]
-        for choice, label, tip in choices:
-            action = QAction(label, self, checkable=True)
-            action.setToolTip(tip)
+        choices: list[tuple[str, str, str]] = [("system", *LANGUAGE_SYSTEM)] + [
+            (code, name, name) for code, name in LANGUAGES.items()
+        ]
+        for choice, caption, hint in choices:
+            action = QAction(caption, self, checkable=True)
+            action.setToolTip(hint)
             if choice == "system":
-                self._action_texts.append((action, label, tip))
+                self._action_texts.append((action, caption, hint))
             action.triggered.connect(lambda _checked=False, c=choice: self.set_language(c))
             group.addAction(action)
             self.language_menu.addAction(action)
@@ -447,7 +451,10 @@ class MainWindow(HostWindow):
 
         for preset in PRESETS.values():
             action = self.add_action(
-                "presets", preset.title, lambda name=preset.name: self.session.load_preset(name), tip=preset.description
+                "presets",
+                preset.title,
+                functools.partial(self.session.load_preset, preset.name),
+                tip=preset.description,
             )
             action.setStatusTip(tr_text(preset.description))
 
@@ -489,7 +496,7 @@ class MainWindow(HostWindow):
         self._presentation_hint.retranslate()
         # After the panels have their new texts (they hear of the language change after the
         # window does): a translation may need a wider column.
-        QTimer.singleShot(0, self._fit_controls_width)
+        QTimer.singleShot(0, self, self._fit_controls_width)
         self._update_status()
 
     def _update_undo_texts(self, _text: str = "") -> None:
@@ -555,7 +562,7 @@ class MainWindow(HostWindow):
         for heatmap, b in zip(self.results.maps, self.results.shown_batches()):
             heatmap.set_highlight_rows(rows if b == batch else ())
 
-    def _select_token(self, row: int, modifiers: object) -> None:
+    def _select_token(self, row: int, modifiers: Qt.KeyboardModifier | None) -> None:
         if self.tokens_dock.isVisible():
             add = bool(modifiers & Qt.KeyboardModifier.ShiftModifier) if modifiers is not None else False
             self.tokens_dock.view().select_query(row, add=add)  # type: ignore[attr-defined]
@@ -591,7 +598,7 @@ class MainWindow(HostWindow):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         # A window that is never painted (minimised at start, say) still computes, a moment later.
-        QTimer.singleShot(1000, self._start_computing)
+        QTimer.singleShot(1000, self, self._start_computing)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
@@ -601,7 +608,7 @@ class MainWindow(HostWindow):
             # delay the first paint by as long (half a second). So start it once the paint pass
             # that began with this event is over.
             self._start_queued = True
-            QTimer.singleShot(0, self._start_computing)
+            QTimer.singleShot(0, self, self._start_computing)
 
     def _start_computing(self) -> None:
         self.session.start()
@@ -694,7 +701,7 @@ class MainWindow(HostWindow):
         elif self._normal_font is not None:
             app.setFont(self._normal_font)
             self._normal_font = None
-            QTimer.singleShot(0, self._restore_normal_layout)
+            QTimer.singleShot(0, self, self._restore_normal_layout)
         self.results.set_font_scale(PRESENTATION_SCALE if on else 1.0)
         self.results.pickers.setVisible(not on)  # the scale and colour map are chosen beforehand
         self.controls_scroll.setVisible(not on)
@@ -703,7 +710,7 @@ class MainWindow(HostWindow):
         # The tabs are chrome too: the class sees the view that was chosen before F5.
         self.tool_tabs.tabBar().setVisible(not on)
         lesson = self.lessons.dock
-        if on and lesson.isVisible() and not lesson.isFloating():
+        if on and isinstance(lesson, ToolDock) and lesson.isVisible() and not lesson.isFloating():
             # Its larger text needs a wider panel; the controls and tables leave room for it.
             self.resizeDocks([lesson], [max(lesson.width(), int(0.32 * self.width()))], Qt.Orientation.Horizontal)
         self._presentation_hint.show_hint(on)
