@@ -86,7 +86,7 @@ class Finding:
 
     @property
     def where(self) -> str:
-        """ "call 3 (encoder.layer.3.attention.self), heads 0-11, batch 1, rows 5-7"."""
+        """Where it is, such as "call 3 (encoder.layer.3.attention.self), heads 0-11, batch 1, rows 5-7"."""
         parts = [message(QT_TRANSLATE_NOOP("Doctor", "call {index} ({name})"), index=self.call, name=self.name)]
         for values, template in (
             (self.heads, QT_TRANSLATE_NOOP("Doctor", "heads {list}")),

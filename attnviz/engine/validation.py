@@ -93,7 +93,7 @@ def check_dropout(value: object) -> float:
 
 
 def check_keep(keep: object) -> frozenset[str]:
-    """ "all", one stage name or several; weights and output are always kept."""
+    """The stages to keep: "all", one stage name or several; weights and output are always kept."""
     names: list[object]
     if isinstance(keep, str):
         if keep == "all":

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QGroupBox,
     QLabel,
+    QScrollArea,
     QTabBar,
     QToolButton,
     QWidget,
@@ -221,6 +222,20 @@ def font_problems(window: QWidget, where: str, normal_pt: float) -> list[str]:
     return problems
 
 
+def sideways_problems(window: QWidget, where: str) -> list[str]:
+    """A view wider than its tab scrolls sideways: on a projector part of it is out of sight
+    (texts cut at the edge, a map behind the scroll bar)."""
+    problems = []
+    for page in window.findChildren(QScrollArea):
+        name = page.objectName()
+        if name.endswith("Page") and page.isVisible() and page.horizontalScrollBar().isVisible():
+            inner = page.widget().minimumSizeHint().width() if page.widget() is not None else -1
+            problems.append(
+                f"{where}: {name} scrolls sideways (its view needs {inner} px, the tab is {page.viewport().width()} px)"
+            )
+    return problems
+
+
 def window_problems(window: QWidget, where: str, size0: tuple[int, int]) -> list[str]:
     problems = []
     free = window.screen().availableGeometry()
@@ -272,6 +287,7 @@ def main() -> int:
                 problems += window_problems(window, where, size0)
                 if not window_only:
                     problems += text_problems(window, where)
+                    problems += sideways_problems(window, where)
                 checked += 1
                 if shots is not None:
                     window.grab().save(str(shots / f"{tag}-{language}-{mode}-{tab}.png"))

@@ -280,3 +280,18 @@ def test_every_control_of_the_teaching_docks_has_a_tooltip(window, qtbot):
         if w.isVisibleTo(dock.view()) and not described(w)
     ]
     assert missing == []
+
+
+def test_fits_beside_a_docked_lesson_on_a_projector(qtbot, window):
+    """At 1280x720 with a lesson docked at a third of the width (as presentation mode sets it),
+    side by side still fits its tab: the controls wrap, the maps shrink, nothing scrolls sideways."""
+    window.resize(1280, 720)
+    window.lessons.load("pitfall-zero-length")
+    view = _shown(qtbot, window.compare_dock)
+    lesson = window.lessons.dock
+    window.resizeDocks([lesson], [int(0.32 * 1280)], Qt.Orientation.Horizontal)
+    wait_compare(qtbot, window, view)
+    page = view.parentWidget().parentWidget()  # the tab's scroll area (viewport, then the area)
+    qtbot.waitUntil(lambda: page.viewport().width() < 1280 - 0.3 * 1280)
+    assert view.minimumSizeHint().width() <= page.viewport().width()
+    assert not page.horizontalScrollBar().isVisible()

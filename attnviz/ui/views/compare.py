@@ -45,6 +45,7 @@ from attnviz.document import ReplaceState, filled_state
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
@@ -129,8 +130,18 @@ def _dot_products_exist(state: object) -> bool:
 
 
 def _side_label(comparison: Comparison, side: str) -> str:
-    """ "A: Additive": the side and its choice, in the current language."""
+    """The side and its choice in the current language, such as "A: Additive"."""
     return f"{side}: {tr_text(comparison.choice_label(side))}"
+
+
+def _group(*widgets: QWidget) -> QWidget:
+    """Widgets kept together on one line (a caption and its field) inside a flowing row."""
+    box = QWidget()
+    row = QHBoxLayout(box)
+    row.setContentsMargins(0, 0, 0, 0)
+    for widget in widgets:
+        row.addWidget(widget)
+    return box
 
 
 class CompareView(Retranslating, QWidget):
@@ -166,7 +177,10 @@ class CompareView(Retranslating, QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
 
+        # The controls wrap onto a second line when the tab is narrow (a lesson docked beside it
+        # on a projector), so the view never scrolls sideways; each caption stays with its field.
         controls = QHBoxLayout()
+        groups: list[QWidget] = []
         self.kind = QComboBox()
         for key in COMPARE_KINDS:
             self.kind.addItem("", key)
@@ -184,17 +198,13 @@ class CompareView(Retranslating, QWidget):
             (QLabel("&B"), self.choice_b),
         ):
             caption.setBuddy(widget)
-            controls.addWidget(caption)
-            controls.addWidget(widget)
-        controls.addWidget(self.swap)
-        controls.addSpacing(12)
+            groups.append(_group(caption, widget, *([self.swap] if widget is self.choice_b else [])))
         self.batch_spin = QSpinBox()
         self.batch_spin.valueChanged.connect(session.set_batch)
         self.batch_caption = QLabel()
         self.batch_caption.setBuddy(self.batch_spin)
-        controls.addWidget(self.batch_caption)
-        controls.addWidget(self.batch_spin)
-        controls.addStretch(1)
+        groups.append(_group(self.batch_caption, self.batch_spin))
+        controls.addWidget(flow_widget(*groups, spacing=12), 1)
         self.status = QLabel()
         controls.addWidget(self.status)
         layout.addLayout(controls)
@@ -233,7 +243,8 @@ class CompareView(Retranslating, QWidget):
         self.map_diff = DivergingHeatmap(title="A − B")
         self.errors: dict[str, QLabel] = {}
         for col, (side, heatmap) in enumerate((("A", self.map_a), ("B", self.map_b), ("diff", self.map_diff))):
-            heatmap.setMinimumSize(320, 200)
+            # Three of them fit beside a docked lesson at 1280x720 (the maps scale; 320 did not).
+            heatmap.setMinimumSize(200, 200)
             maps.addWidget(heatmap, 0, col)
             error = QLabel()
             error.setWordWrap(True)
