@@ -65,13 +65,12 @@ class FlowLayout(QLayout):
         x, y, row_height = area.x(), area.y(), 0
         for item in self._items:
             widget = item.widget()
-            if (
-                widget is not None
-                and not widget.isVisible()
-                and (parent := widget.parentWidget()) is not None
-                and parent.isVisible()
-            ):
-                continue  # hidden items take no room
+            # Hidden items take no room. isHidden (hidden on purpose), not isVisible: while a
+            # panel is being shown its items are not visible yet, and a pass that skipped them
+            # left them unplaced (at 0, 0 in Qt's default 640x480, over their neighbours); a
+            # pass before the panel was on screen counted hidden items in.
+            if widget is not None and widget.isHidden():
+                continue
             hint = item.sizeHint()
             if x + hint.width() > area.right() + 1 and x > area.x():
                 x, y, row_height = area.x(), y + row_height + self._spacing, 0
