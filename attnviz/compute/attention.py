@@ -297,11 +297,29 @@ def long_context_mask(state: State) -> Any:
     window and chunks are causal too, as ``engine.make_mask`` defines them."""
     import torch
 
-    from attnviz.engine import make_mask
+    from attnviz.engine import estimate_memory, make_mask, resolve_device, resolve_dtype
+    from attnviz.engine.budget import enforce_budget
 
     s = state.settings
     if not (s.window or s.sinks or s.prefix or s.chunk) and state.documents is None:
         return None
+    # The dense mask is as big as the matrix: check the whole computation against the memory
+    # budget first, so a long input is refused as too large (and the long-context view, which
+    # never builds it, takes over) rather than by the mask's own size limit.
+    n_q, n_k = state.n_queries, state.n_keys
+    enforce_budget(
+        estimate_memory(
+            state.queries.shape,
+            state.keys.shape,
+            state.values.shape,
+            dtype=resolve_dtype(s.dtype, torch.float32),
+            scoring=s.scoring,
+            masked=True,
+            num_hiddens=s.num_hiddens,
+            mask_bytes=state.batch * n_q * n_k,
+        ),
+        resolve_device(s.device),
+    )
     mask = make_mask(
         window=s.window or None,
         sinks=s.sinks or None,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["MAX_LABEL_CHARS", "axis_labels", "index_labels", "short_token", "token_of"]
+__all__ = ["MAX_LABEL_CHARS", "axis_labels", "index_labels", "short_token", "span_labels", "token_of"]
 
 #: Longer tokens are cut with an ellipsis on the axes (the hover text shows them whole).
 MAX_LABEL_CHARS = 14
@@ -38,6 +38,15 @@ def axis_labels(
     rows = _row(query_tokens, batch, n_queries) or index_labels("q", n_queries)
     cols = _row(key_tokens, batch, n_keys) or index_labels("k", n_keys)
     return rows, cols
+
+
+def span_labels(tokens: np.ndarray | None, prefix: str, batch: int, count: int, start: int, stop: int) -> list[str]:
+    """The labels ``axis_labels`` gives positions ``start`` to ``stop`` of an axis of ``count``
+    (tokens, else ``prefix`` and the index), made for those positions only: a tile of a long
+    input needs a few hundred of them, not all 32768."""
+    if tokens is not None and batch < len(tokens) and len(tokens[batch]) == count:
+        return [short_token(str(tokens[batch][i])) for i in range(start, stop)]
+    return [f"{prefix}{i}" for i in range(start, stop)]
 
 
 def token_of(tokens: np.ndarray | None, batch: int, index: int) -> str | None:

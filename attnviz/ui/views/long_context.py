@@ -12,6 +12,8 @@ ever holding the matrix, and exact values wherever the user looks.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, QTimer
@@ -28,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.compute.axes import axis_labels, token_of
+from attnviz.compute.axes import span_labels, token_of
 from attnviz.compute.long_view import LongRequest, LongResult, TileRequest, TileResult, compute_overview, compute_tile
 from attnviz.document import Edit
 from attnviz.tr import QT_TRANSLATE_NOOP
@@ -36,6 +38,7 @@ from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import format_number
+from attnviz.ui.heatmap.prepare import PreparedMap, prepare_map
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.scheduler import in_app
@@ -58,6 +61,44 @@ SHOWN = {
 }
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    """An overview and its maps made ready for drawing, handed from the compute thread."""
+
+    result: LongResult
+    maps: dict[str, PreparedMap]
+
+
+def _prepare_statistic(result: LongResult, name: str) -> PreparedMap:
+    """The overview map of one statistic (``SHOWN``) as ``HeatmapWidget.show_prepared`` takes it:
+    weights on a scale from 0 to their largest, the masked share from 0 to 1."""
+    values = getattr(result, name)
+    assert values is not None and result.masked_share is not None
+    top = 1.0 if name == "masked_share" else max(float(np.nanmax(values)), 1e-12)
+    return prepare_map(values, mask=result.masked_share < 1.0 if name != "masked_share" else None, levels=(0.0, top))
+
+
+def _prepare_overview(result: LongResult) -> dict[str, PreparedMap]:
+    """Every statistic's map, on the compute thread: 1024 x 1024 bins are a million cells, whose
+    colour levels, special cells and pyramid would otherwise take the GUI thread."""
+    if result.mean is None or result.masked_share is None or result.error is not None:
+        return {}
+    try:
+        return {name: _prepare_statistic(result, name) for name in SHOWN}
+    except ValueError:  # left to the GUI thread, which shows what set_data says
+        return {}
+
+
+def _fit(plot: pg.PlotWidget, values: np.ndarray) -> None:
+    """Show the whole line: every index across, 0 to its largest finite value up."""
+    finite = values[np.isfinite(values)]
+    top = float(finite.max()) if finite.size else 1.0
+    plot.setRange(
+        xRange=(0, max(1, values.shape[0] - 1)),
+        yRange=(min(0.0, float(finite.min()) if finite.size else 0.0), top if top > 0 else 1.0),
+    )
+
+
 class LongContextView(Retranslating, QWidget):
     """``overview_map`` (bins), ``tile_map`` (exact cells), ``row_plot``, ``sums_plot``,
     ``entropy_plot``; ``result`` is the overview on show, ``tile`` the exact tile on show."""
@@ -69,6 +110,8 @@ class LongContextView(Retranslating, QWidget):
         self._progress = (0, 0)
         self._dirty = True
         self.result: LongResult | None = None
+        #: The overview's maps made ready for drawing on the compute thread, per statistic shown.
+        self._prepared: dict[str, PreparedMap] = {}
         self.tile: TileResult | None = None
         self._focus_cell: tuple[int, int] | None = None
 
@@ -76,9 +119,16 @@ class LongContextView(Retranslating, QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         header = QHBoxLayout()
         self.status = QLabel()
+        # Wrapped, so a longer status never widens the view (which resized, and so repainted,
+        # every map and plot below it each time a result came); the progress bar keeps its room
+        # when hidden for the same reason.
+        self.status.setWordWrap(True)
         header.addWidget(self.status, 1)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(200)
+        policy = self.progress.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.progress.setSizePolicy(policy)
         self.progress.setVisible(False)
         header.addWidget(self.progress)
         self.shown_caption = QLabel()
@@ -121,6 +171,13 @@ class LongContextView(Retranslating, QWidget):
         self.entropy_plot = pg.PlotWidget()
         for col, plot in enumerate((self.row_plot, self.sums_plot, self.entropy_plot)):
             plot.setMinimumHeight(130)
+            # A line over every key of a long input (32768 points and more) is drawn from its
+            # peaks at the plot's width, and only the part in view: a full line took 15 ms a paint.
+            plot.setDownsampling(auto=True, mode="peak")
+            plot.setClipToView(True)
+            # Ranges set with the data: pyqtgraph's auto range finds them at the next paint and
+            # asks for another, and three plots doing so tripled the paints when a result came.
+            plot.disableAutoRange()
             plot.setMouseEnabled(x=True, y=False)
             plots.addWidget(plot, 0, col)
         self._row_curve = self.row_plot.plot([], [])
@@ -220,7 +277,7 @@ class LongContextView(Retranslating, QWidget):
             )
         )
 
-    def _compute_overview(self, request: LongRequest) -> LongResult:
+    def _compute_overview(self, request: LongRequest) -> _Prepared:
         """On the compute thread: stops between blocks once a newer request (or the end) came."""
 
         def stop() -> bool:
@@ -229,7 +286,8 @@ class LongContextView(Retranslating, QWidget):
         def progress(done: int, total: int) -> None:
             self._progress = (done, total)  # one tuple assignment: read whole by the GUI thread
 
-        return compute_overview(request, should_stop=stop, progress=progress)
+        result = compute_overview(request, should_stop=stop, progress=progress)
+        return _Prepared(result, _prepare_overview(result))
 
     def _on_busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)
@@ -243,10 +301,12 @@ class LongContextView(Retranslating, QWidget):
         self.progress.setRange(0, max(1, total))
         self.progress.setValue(done)
 
-    def _on_overview(self, result: LongResult) -> None:
+    def _on_overview(self, done: _Prepared) -> None:
+        result = done.result
         if result.cancelled or result.generation != self._generation:
             return  # a newer request is on its way
         self.result = result
+        self._prepared = done.maps
         self._show_message(result.error)
         self._draw_overview()
         self._draw_lines()
@@ -303,15 +363,13 @@ class LongContextView(Retranslating, QWidget):
             self.overview_map.clear()
             return
         name = self.shown.currentData() or "mean"
-        values = getattr(result, name)
-        assert result.masked_share is not None
         row_edges, col_edges = result.row_edges, result.col_edges
-        levels = (0.0, 1.0) if name == "masked_share" else (0.0, max(float(np.nanmax(values)), 1e-12))
         self.overview_map.set_title(tr_text(SHOWN[name]))
-        self.overview_map.set_data(
-            values,
-            mask=result.masked_share < 1.0 if name != "masked_share" else None,
-            levels=levels,
+        prepared = self._prepared.get(name)
+        if prepared is None:  # not prepared on the compute thread: a statistic chosen since
+            prepared = _prepare_statistic(result, name)
+        self.overview_map.show_prepared(
+            prepared,
             row_labels=[str(int(e)) for e in row_edges[:-1]],
             col_labels=[str(int(e)) for e in col_edges[:-1]],
             hover=lambda r, c: self._bin_hover(result, r, c),
@@ -338,7 +396,8 @@ class LongContextView(Retranslating, QWidget):
             return
         (r0, r1), (c0, c1) = tile.request.rows, tile.request.cols
         b = tile.request.result.batch
-        rows, cols = axis_labels(state.query_tokens, state.key_tokens, b, state.n_queries, state.n_keys)
+        rows = span_labels(state.query_tokens, "q", b, state.n_queries, r0, r1)
+        cols = span_labels(state.key_tokens, "k", b, state.n_keys, c0, c1)
         weights = tile.weights
         top = max(float(np.nanmax(weights)) if np.isfinite(weights).any() else 0.0, 1e-12)
         self.tile_map.value_format = ".2f" if top >= 0.05 else ".2g"
@@ -350,12 +409,13 @@ class LongContextView(Retranslating, QWidget):
             weights,
             mask=allowed,
             levels=(0.0, top),
-            row_labels=rows[r0:r1],
-            col_labels=cols[c0:c1],
+            row_labels=rows,
+            col_labels=cols,
             hover=lambda r, c: self._tile_hover(tile, b, r0 + r, c0 + c, weights[r, c], bool(allowed[r, c])),
         )
         if tile.row is not None:
             self._row_curve.setData(np.arange(tile.row.shape[0]), tile.row)
+            _fit(self.row_plot, tile.row)
             query = tile.request.query
             token = token_of(state.query_tokens, b, query)
             self.row_plot.setTitle(
@@ -381,6 +441,8 @@ class LongContextView(Retranslating, QWidget):
             return
         self._sums_curve.setData(np.arange(result.column_sums.shape[0]), result.column_sums)
         self._entropy_curve.setData(np.arange(result.entropy.shape[0]), result.entropy)
+        _fit(self.sums_plot, result.column_sums)
+        _fit(self.entropy_plot, result.entropy)
 
     def _show_status(self) -> None:
         result, state = self.result, self._session.document.state
