@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QProgressBar,
+    QSizePolicy,
     QSpinBox,
     QSplitter,
     QVBoxLayout,
@@ -99,6 +100,26 @@ def _fit(plot: pg.PlotWidget, values: np.ndarray) -> None:
     )
 
 
+class _StatusLabel(QLabel):
+    """A status line that wraps onto at most two lines and asks for two lines' height whatever
+    its text (and in whatever font: presentation mode enlarges it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setWordWrap(True)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
+        return False
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        margins = self.contentsMargins()
+        return QSize(200, 2 * self.fontMetrics().lineSpacing() + margins.top() + margins.bottom())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        return QSize(80, self.sizeHint().height())
+
+
 class LongContextView(Retranslating, QWidget):
     """``overview_map`` (bins), ``tile_map`` (exact cells), ``row_plot``, ``sums_plot``,
     ``entropy_plot``; ``result`` is the overview on show, ``tile`` the exact tile on show."""
@@ -118,11 +139,10 @@ class LongContextView(Retranslating, QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         header = QHBoxLayout()
-        self.status = QLabel()
-        # Wrapped, so a longer status never widens the view (which resized, and so repainted,
-        # every map and plot below it each time a result came); the progress bar keeps its room
-        # when hidden for the same reason.
-        self.status.setWordWrap(True)
+        # Its size never follows its text: a status that widened the view or changed its height
+        # by a line resized, and so repainted, every map and plot below it each time a result
+        # came. The progress bar keeps its room when hidden for the same reason.
+        self.status = _StatusLabel()
         header.addWidget(self.status, 1)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(200)
