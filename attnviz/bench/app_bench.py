@@ -925,6 +925,7 @@ def _long_case(app: QApplication, win: MainWindow, plan: Plan) -> bool:
 
     from attnviz.document import ReplaceState
     from attnviz.engine import set_default_memory_budget
+    from attnviz.ui.views.long_context import MAX_BINS
 
     n = plan.long_n
     view: Any = win.long_dock.view()  # built now, so its schedulers can be watched
@@ -986,8 +987,9 @@ def _long_case(app: QApplication, win: MainWindow, plan: Plan) -> bool:
     print()
     print(
         f"Long context: {n} x {n} tokens, d = 64, float32, causal sliding window {state.settings.window} + padding; "
-        f"the edit that loads it -> the main view refuses (over the memory budget) -> the long-context view's "
-        f"overview (1024 x 1024 bins) -> an exact tile, a 5 ms timer ticking on the GUI thread throughout:"
+        f"the edit that loads it -> the main view refuses (over the memory budget) -> the long-context view opens, "
+        f"its overview ({MAX_BINS} x {MAX_BINS} bins) -> an exact tile, a 5 ms timer ticking on the GUI thread "
+        f"throughout:"
     )
     print(
         f"  while the overview computes ({(t_overview - t0) * 1e3:.0f} ms from the edit): longest gap "

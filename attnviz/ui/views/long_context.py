@@ -439,9 +439,9 @@ class LongContextView(Retranslating, QWidget):
             query = tile.request.query
             token = token_of(state.query_tokens, b, query)
             self.row_plot.setTitle(
-                translate("LongView", "Weights of query {q} {token}, every key").format(
-                    q=query, token=repr(token) if token is not None else ""
-                )
+                translate("LongView", "Weights of query {q} {token}, every key")
+                .format(q=query, token=repr(token) if token is not None else "")
+                .replace(" ,", ",")  # no token: no gap before the comma
             )
 
     def _tile_hover(self, tile: TileResult, b: int, r: int, c: int, weight: float, allowed: bool) -> str:
