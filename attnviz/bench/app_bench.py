@@ -305,6 +305,45 @@ class HeartbeatResult:
     prepare_ms: float = 0.0  # engine done -> outcome on the GUI thread (display preparation)
 
 
+class Heartbeat:
+    """A 5 ms precise timer on the GUI thread and the times it ticked: a gap between ticks is
+    time the GUI thread could not answer. ``run`` pumps the event loop for a while."""
+
+    def __init__(self, app: QApplication) -> None:
+        from PySide6.QtCore import Qt, QTimer
+
+        self.app = app
+        self.beats: list[float] = []
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(lambda: self.beats.append(time.perf_counter()))
+
+    def start(self) -> None:
+        self.timer.start()
+        self.run(0.05)  # a baseline of beats before what is measured
+
+    def run(self, seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            self.app.processEvents()
+            time.sleep(0.001)
+
+    def stop(self) -> None:
+        self.timer.stop()
+
+    def longest_gaps(self, phases: dict[str, tuple[float, float]]) -> dict[str, float]:
+        """The longest gap (ms) overlapping each phase (start, end); a gap overlapping several
+        counts for the first of them in ``phases``' order."""
+        longest = dict.fromkeys(phases, 0.0)
+        for a, b in zip(self.beats, self.beats[1:]):
+            for phase, (lo, hi) in phases.items():
+                if min(b, hi) > max(a, lo):
+                    longest[phase] = max(longest[phase], (b - a) * 1e3)
+                    break
+        return longest
+
+
 def heartbeat_edit(app: QApplication, win: MainWindow, probe: Probe, text: str) -> HeartbeatResult:
     """One edit of a cell while a 5 ms timer ticks on the GUI thread; gaps split by phase.
 
@@ -314,18 +353,8 @@ def heartbeat_edit(app: QApplication, win: MainWindow, probe: Probe, text: str) 
     during which the GUI thread had nothing of its own to do, which is what "the GUI stays
     responsive while the engine runs" means.
     """
-    from PySide6.QtCore import Qt, QTimer
-
-    beats: list[float] = []
-    timer = QTimer()
-    timer.setTimerType(Qt.TimerType.PreciseTimer)
-    timer.setInterval(5)
-    timer.timeout.connect(lambda: beats.append(time.perf_counter()))
-    timer.start()
-    settle = time.perf_counter() + 0.05  # a baseline of beats before the edit
-    while time.perf_counter() < settle:
-        app.processEvents()
-        time.sleep(0.001)
+    heartbeat = Heartbeat(app)
+    heartbeat.start()
     model = win.inputs.models["queries"]
     t0 = time.perf_counter()
     model.setData(model.index(0, 0), text)
@@ -337,22 +366,14 @@ def heartbeat_edit(app: QApplication, win: MainWindow, probe: Probe, text: str) 
     t_end = time.perf_counter()
     # Beats after the paint close the last gap; the replaced result is freed (off the GUI
     # thread) 100 ms after the new one arrived, and that is part of drawing too.
-    tail = t_end + 0.2
-    while time.perf_counter() < tail:
-        app.processEvents()
-        time.sleep(0.001)
-    timer.stop()
+    heartbeat.run(0.2)
+    tail = time.perf_counter()
+    heartbeat.stop()
     c0, c1 = probe.compute[version]
     s0, s1 = probe.shows[-1]
     # Drawing starts when the engine is done (the display is then prepared on the compute thread)
     # and ends once the previous result is freed.
-    phases = {"edit": (t0, t1), "draw": (c1, tail), "compute": (c0, c1)}  # first overlap wins
-    longest = dict.fromkeys(phases, 0.0)
-    for a, b in zip(beats, beats[1:]):
-        for phase, (lo, hi) in phases.items():
-            if min(b, hi) > max(a, lo):
-                longest[phase] = max(longest[phase], (b - a) * 1e3)
-                break
+    longest = heartbeat.longest_gaps({"edit": (t0, t1), "draw": (c1, tail), "compute": (c0, c1)})
     return HeartbeatResult(
         longest["edit"],
         longest["compute"],
@@ -360,7 +381,7 @@ def heartbeat_edit(app: QApplication, win: MainWindow, probe: Probe, text: str) 
         (c1 - c0) * 1e3,
         (s1 - s0) * 1e3,
         (t_end - t_shown) * 1e3,
-        len(beats),
+        len(heartbeat.beats),
         (s0 - c1) * 1e3,
     )
 
@@ -921,7 +942,6 @@ def _long_case(app: QApplication, win: MainWindow, plan: Plan) -> bool:
     """A long input opens the long-context view; a 5 ms timer ticks on the GUI thread from the
     edit that loads it until its overview and first exact tile are drawn. Gaps while the overview
     computes (on its thread) and while the results are drawn (overview, lines, tile), apart."""
-    from PySide6.QtCore import Qt, QTimer
 
     from attnviz.document import ReplaceState
     from attnviz.engine import set_default_memory_budget
@@ -944,21 +964,13 @@ def _long_case(app: QApplication, win: MainWindow, plan: Plan) -> bool:
 
         scheduler.finished.connect(stamped)
     state = long_state(n)
-    beats: list[float] = []
-    timer = QTimer()
-    timer.setTimerType(Qt.TimerType.PreciseTimer)
-    timer.setInterval(5)
-    timer.timeout.connect(lambda: beats.append(time.perf_counter()))
+    heartbeat = Heartbeat(app)
     meter = CpuMeter()
     # Every stage of the full matrix at once is over the budget, so the main view refuses and the
     # long-context view takes over (at 32768 tokens the default budget does; smaller, one is set).
     set_default_memory_budget(None if n >= 16384 else 8 * n * n)
     try:
-        timer.start()
-        settle = time.perf_counter() + 0.05
-        while time.perf_counter() < settle:
-            app.processEvents()
-            time.sleep(0.001)
+        heartbeat.start()
         t0 = time.perf_counter()
         win.session.push(ReplaceState(state, "benchmark long context"))
         t1 = time.perf_counter()
@@ -969,21 +981,13 @@ def _long_case(app: QApplication, win: MainWindow, plan: Plan) -> bool:
             app.processEvents()
             time.sleep(0.001)
         t_end = time.perf_counter()
-        tail = t_end + 0.2
-        while time.perf_counter() < tail:
-            app.processEvents()
-            time.sleep(0.001)
-        timer.stop()
+        heartbeat.run(0.2)
+        tail = time.perf_counter()
+        heartbeat.stop()
     finally:
         set_default_memory_budget(None)
     t_overview = stamps["overview"]
-    phases = {"edit": (t0, t1), "compute": (t1, t_overview), "draw": (t_overview, tail)}  # first overlap wins
-    longest = dict.fromkeys(phases, 0.0)
-    for a, b in zip(beats, beats[1:]):
-        for phase, (lo, hi) in phases.items():
-            if min(b, hi) > max(a, lo):
-                longest[phase] = max(longest[phase], (b - a) * 1e3)
-                break
+    longest = heartbeat.longest_gaps({"edit": (t0, t1), "compute": (t1, t_overview), "draw": (t_overview, tail)})
     print()
     print(
         f"Long context: {n} x {n} tokens, d = 64, float32, causal sliding window {state.settings.window} + padding; "

@@ -37,6 +37,8 @@ from PySide6.QtWidgets import (
 # Lessons and views the probe opens, in order.
 LESSON = "pitfall-zero-length"
 TABS = ("pipelineDock", "compareDock", "maskingLabDock", "scalingLabDock")
+#: The views of a model's run, checked on a small padded run with tokens (after the lesson).
+MODEL_TABS = ("heads", "model_overview", "tokens", "doctor", "long_context")
 
 
 def wait(ms: int) -> None:
@@ -304,6 +306,29 @@ def main() -> int:
             window.set_presentation_mode(False)
             settle(window)
             checked += 1
+    from attnviz.bench.app_bench import model_run_state
+    from attnviz.document import ReplaceState
+
+    # An engineer's working set, not a teacher's: the teaching views closed (all ten views open
+    # at once do not fit one row of tabs at 1280 px; Qt then scrolls the tab bar).
+    for tab in TABS:
+        window.dock(tab).hide()
+    window.session.push(ReplaceState(model_run_state(2, 4, 16, 2), "a model's run"))
+    for language in ("en", "pt_BR"):
+        install_language(app, language)
+        for mode in ("light", "dark"):
+            theme.apply_theme(mode)
+            for tab in MODEL_TABS:
+                window.dock(tab).show()
+                settle(window)
+                where = f"{tag} {language} {mode} {tab}"
+                problems += window_problems(window, where, size0)
+                if not window_only:
+                    problems += text_problems(window, where)
+                    problems += sideways_problems(window, where)
+                checked += 1
+                if shots is not None:
+                    window.grab().save(str(shots / f"{tag}-{language}-{mode}-{tab}.png"))
     install_language(app, "en")
     theme.apply_theme("light")
     window.close()
