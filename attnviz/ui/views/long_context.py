@@ -39,7 +39,7 @@ from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import format_number
-from attnviz.ui.heatmap.prepare import PreparedMap, prepare_map
+from attnviz.ui.heatmap.prepare import Frame, PreparedMap, prepare_map
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.scheduler import in_app
@@ -70,22 +70,25 @@ class _Prepared:
     maps: dict[str, PreparedMap]
 
 
-def _prepare_statistic(result: LongResult, name: str) -> PreparedMap:
+def _prepare_statistic(result: LongResult, name: str, frame: Frame | None = None) -> PreparedMap:
     """The overview map of one statistic (``SHOWN``) as ``HeatmapWidget.show_prepared`` takes it:
-    weights on a scale from 0 to their largest, the masked share from 0 to 1."""
+    weights on a scale from 0 to their largest, the masked share from 0 to 1; with ``frame`` (what
+    the map has on screen) its picture too."""
     values = getattr(result, name)
     assert values is not None and result.masked_share is not None
     top = 1.0 if name == "masked_share" else max(float(np.nanmax(values)), 1e-12)
-    return prepare_map(values, mask=result.masked_share < 1.0 if name != "masked_share" else None, levels=(0.0, top))
+    mask = result.masked_share < 1.0 if name != "masked_share" else None
+    return prepare_map(values, mask=mask, levels=(0.0, top), frame=frame)
 
 
-def _prepare_overview(result: LongResult) -> dict[str, PreparedMap]:
-    """Every statistic's map, on the compute thread: 1024 x 1024 bins are a million cells, whose
-    colour levels, special cells and pyramid would otherwise take the GUI thread."""
+def _prepare_overview(result: LongResult, shown: str, frame: Frame | None) -> dict[str, PreparedMap]:
+    """Every statistic's map, on the compute thread: hundreds of thousands of bins, whose colour
+    levels, special cells and pyramid would otherwise take the GUI thread; the one ``shown``
+    with its picture of ``frame``, what the map has on screen."""
     if result.mean is None or result.masked_share is None or result.error is not None:
         return {}
     try:
-        return {name: _prepare_statistic(result, name) for name in SHOWN}
+        return {name: _prepare_statistic(result, name, frame if name == shown else None) for name in SHOWN}
     except ValueError:  # left to the GUI thread, which shows what set_data says
         return {}
 
@@ -133,6 +136,7 @@ class LongContextView(Retranslating, QWidget):
         self.result: LongResult | None = None
         #: The overview's maps made ready for drawing on the compute thread, per statistic shown.
         self._prepared: dict[str, PreparedMap] = {}
+        self._shown_name = "mean"  # the statistic on show, for the compute thread
         self.tile: TileResult | None = None
         self._focus_cell: tuple[int, int] | None = None
 
@@ -307,7 +311,8 @@ class LongContextView(Retranslating, QWidget):
             self._progress = (done, total)  # one tuple assignment: read whole by the GUI thread
 
         result = compute_overview(request, should_stop=stop, progress=progress)
-        return _Prepared(result, _prepare_overview(result))
+        # The statistic and frame on show, read here as plain values (as the results panel does).
+        return _Prepared(result, _prepare_overview(result, self._shown_name, self.overview_map.last_frame))
 
     def _on_busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)
@@ -382,7 +387,7 @@ class LongContextView(Retranslating, QWidget):
         if result is None or result.mean is None or result.row_edges is None or result.col_edges is None:
             self.overview_map.clear()
             return
-        name = self.shown.currentData() or "mean"
+        name = self._shown_name = self.shown.currentData() or "mean"
         row_edges, col_edges = result.row_edges, result.col_edges
         self.overview_map.set_title(tr_text(SHOWN[name]))
         prepared = self._prepared.get(name)
