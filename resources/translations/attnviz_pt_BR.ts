@@ -3291,6 +3291,7 @@
     </message>
     <message>
         <source>S&amp;how</source>
+        <extracomment>The overview&apos;s maps made ready for drawing on the compute thread, per statistic shown.</extracomment>
         <translation>&amp;Mostrar</translation>
     </message>
     <message>
