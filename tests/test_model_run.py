@@ -142,23 +142,30 @@ def test_short_names_drop_what_every_call_shares():
     assert ModelRun((_call(name="call 0"), _call(name="call 1"))).short_names() == ["call 0", "call 1"]
 
 
-def test_a_long_input_with_long_context_masks_is_refused_as_too_large_before_any_mask_is_built():
+@pytest.mark.parametrize(
+    ("n", "budget", "said"),
+    [
+        (3000, 100e6, "memory budget"),  # over the budget, under the dense mask's size limit
+        (9000, None, "at most 67108864 cells"),  # under the default budget, over the size limit
+    ],
+)
+def test_a_long_input_with_long_context_masks_is_refused_as_too_large_before_any_mask_is_built(n, budget, said):
     """With a sliding window on, the full matrix path needs a dense mask as big as the matrix.
-    Over the memory budget that is "too large" (the window then opens the long-context view),
-    not the dense mask's own size refusal, and nothing of that size is allocated."""
+    Over the memory budget, or over the cells a dense mask may have, that is "too large" (the
+    window then opens the long-context view), not the mask's own refusal, and nothing of that
+    size is allocated."""
     from dataclasses import replace as _replace
 
     from attnviz.compute.attention import run_state
     from attnviz.document import make_state
     from attnviz.engine import set_default_memory_budget
 
-    n = 9000  # 81 million cells: more than a dense mask may have
     state = make_state(1, n, n, 8, 8, 8)
     state.settings = _replace(state.settings, scoring="scaled_dot", lens_mode="none", window=64)
-    set_default_memory_budget(100e6)
+    set_default_memory_budget(budget)
     try:
         outcome = run_state(state)
     finally:
         set_default_memory_budget(None)
     assert outcome.too_large, outcome.error
-    assert "memory budget" in outcome.error and "long-context overview" in outcome.error
+    assert said in outcome.error and "long-context overview" in outcome.error

@@ -297,8 +297,9 @@ def long_context_mask(state: State) -> Any:
     window and chunks are causal too, as ``engine.make_mask`` defines them."""
     import torch
 
-    from attnviz.engine import estimate_memory, make_mask, resolve_device, resolve_dtype
+    from attnviz.engine import MemoryBudgetError, estimate_memory, make_mask, resolve_device, resolve_dtype
     from attnviz.engine.budget import enforce_budget
+    from attnviz.engine.mask_mods import MAX_DENSE_CELLS
 
     s = state.settings
     if not (s.window or s.sinks or s.prefix or s.chunk) and state.documents is None:
@@ -307,6 +308,21 @@ def long_context_mask(state: State) -> Any:
     # budget first, so a long input is refused as too large (and the long-context view, which
     # never builds it, takes over) rather than by the mask's own size limit.
     n_q, n_k = state.n_queries, state.n_keys
+    if n_q * n_k > MAX_DENSE_CELLS:  # more than a dense mask may have, whatever the budget
+        raise MemoryBudgetError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Errors",
+                    "{n_q} queries x {n_k} keys with long-context masks is more than the full matrix view "
+                    "shows (at most {limit} cells): the long-context overview shows it",
+                ),
+                n_q=n_q,
+                n_k=n_k,
+                limit=MAX_DENSE_CELLS,
+            ),
+            n_q * n_k,
+            MAX_DENSE_CELLS,
+        )
     enforce_budget(
         estimate_memory(
             state.queries.shape,

@@ -685,6 +685,10 @@
         <translation>erro inesperado: {error}</translation>
     </message>
     <message>
+        <source>{n_q} queries x {n_k} keys with long-context masks is more than the full matrix view shows (at most {limit} cells): the long-context overview shows it</source>
+        <translation>{n_q} consultas x {n_k} chaves com máscaras de contexto longo é mais do que a visão da matriz inteira mostra (no máximo {limit} células): a visão geral de contexto longo mostra</translation>
+    </message>
+    <message>
         <source>num_hiddens must be a whole number &gt;= 1; got {value}</source>
         <translation>num_hiddens deve ser um número inteiro &gt;= 1; veio {value}</translation>
     </message>

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QScrollArea
 
 from attnviz.compute.compare import EXERCISE_1, Comparison, PairSnapshot, variants
 from attnviz.document import ReplaceState
@@ -291,7 +292,9 @@ def test_fits_beside_a_docked_lesson_on_a_projector(qtbot, window):
     lesson = window.lessons.dock
     window.resizeDocks([lesson], [int(0.32 * 1280)], Qt.Orientation.Horizontal)
     wait_compare(qtbot, window, view)
-    page = view.parentWidget().parentWidget()  # the tab's scroll area (viewport, then the area)
+    page = view.parentWidget()
+    while not isinstance(page, QScrollArea):  # the tab's scroll area
+        page = page.parentWidget()
     qtbot.waitUntil(lambda: page.viewport().width() < 1280 - 0.3 * 1280)
     assert view.minimumSizeHint().width() <= page.viewport().width()
     assert not page.horizontalScrollBar().isVisible()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -89,7 +89,7 @@ def _prepare_overview(result: LongResult, shown: str, frame: Frame | None) -> di
         return {}
     try:
         return {name: _prepare_statistic(result, name, frame if name == shown else None) for name in SHOWN}
-    except ValueError:  # left to the GUI thread, which shows what set_data says
+    except Exception:  # noqa: BLE001 - the GUI thread prepares again and shows what fails
         return {}
 
 
@@ -103,21 +103,58 @@ def _fit(plot: pg.PlotWidget, values: np.ndarray) -> None:
     )
 
 
+def _with_token(template: str, query: int, token: str | None) -> str:
+    """``template`` with the query and its token; without a token, no gap where it would be."""
+    mark = "\x00"  # a placeholder no translation or token contains
+    text = template.format(q=query, token=mark)
+    if token is None:
+        return text.replace(" " + mark, "").replace(mark, "")
+    return text.replace(mark, repr(token))
+
+
 class _StatusLabel(QLabel):
-    """A status line that wraps onto at most two lines and asks for two lines' height whatever
-    its text (and in whatever font: presentation mode enlarges it)."""
+    """A wrapped status line whose height only grows: at least two lines, and as many as the
+    longest text it has shown needs at its width. A status that changes every result then
+    leaves the layout alone, while none is ever cut (presentation fonts, Portuguese, a narrow
+    tab); a new font or width starts the count again."""
 
     def __init__(self) -> None:
         super().__init__()
         self.setWordWrap(True)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self._tallest = 0
 
-    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        super().setText(text)
+        self._grow()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._tallest = 0
+            self._grow()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._tallest = 0
+            self._grow()
+
+    def _grow(self) -> None:
+        margins = self.contentsMargins()
+        two_lines = 2 * self.fontMetrics().lineSpacing() + margins.top() + margins.bottom()
+        need = max(two_lines, super().heightForWidth(max(1, self.width())))
+        if need > self._tallest:
+            self._tallest = need
+            self.updateGeometry()
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802
         return False
 
     def sizeHint(self) -> QSize:  # noqa: N802
-        margins = self.contentsMargins()
-        return QSize(200, 2 * self.fontMetrics().lineSpacing() + margins.top() + margins.bottom())
+        if not self._tallest:
+            self._grow()
+        return QSize(200, self._tallest)
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802
         return QSize(80, self.sizeHint().height())
@@ -391,8 +428,13 @@ class LongContextView(Retranslating, QWidget):
         row_edges, col_edges = result.row_edges, result.col_edges
         self.overview_map.set_title(tr_text(SHOWN[name]))
         prepared = self._prepared.get(name)
-        if prepared is None:  # not prepared on the compute thread: a statistic chosen since
-            prepared = _prepare_statistic(result, name)
+        if prepared is None:  # preparing failed on the compute thread: here it says why
+            try:
+                prepared = _prepare_statistic(result, name)
+            except ValueError as exc:
+                self.overview_map.clear()
+                self._show_message(str(exc))
+                return
         self.overview_map.show_prepared(
             prepared,
             row_labels=[str(int(e)) for e in row_edges[:-1]],
@@ -444,9 +486,7 @@ class LongContextView(Retranslating, QWidget):
             query = tile.request.query
             token = token_of(state.query_tokens, b, query)
             self.row_plot.setTitle(
-                translate("LongView", "Weights of query {q} {token}, every key")
-                .format(q=query, token=repr(token) if token is not None else "")
-                .replace(" ,", ",")  # no token: no gap before the comma
+                _with_token(translate("LongView", "Weights of query {q} {token}, every key"), query, token)
             )
 
     def _tile_hover(self, tile: TileResult, b: int, r: int, c: int, weight: float, allowed: bool) -> str:
