@@ -440,6 +440,11 @@ def test_every_tool_dock_joins_its_menu_with_a_shortcut_tip_and_a_close_tip(wind
         "pipeline": lambda: window.pipeline_dock.view().cards["weights"].heatmap.font_scale,
         "masking lab": lambda: window.masking_lab_dock.view()._font_scale,
         "scaling lab": lambda: window.scaling_lab_dock.view()._font_scale,
+        "side by side": lambda: window.compare_dock.view().map_a.font_scale,
+        "layers x heads": lambda: window.overview_dock.view().heatmap.font_scale,
+        "long context": lambda: window.long_dock.view().overview_map.font_scale,
+        "long context tile": lambda: window.long_dock.view().tile_map.font_scale,
+        "heads": lambda: window.heads_dock.view()._font_scale,
     }
     window.set_presentation_mode(True)
     try:

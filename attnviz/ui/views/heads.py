@@ -48,6 +48,7 @@ class HeadsView(Retranslating, QWidget):
         #: How many times the grid was drawn (a hidden view must not draw: tests check it).
         self.draw_count = 0
         self.maps: list[HeatmapWidget] = []
+        self._font_scale = 1.0
         self._columns = 0
         #: What the maps show: (layer, batch, scale...), weights, mask; None: nothing yet.
         self._drawn: tuple[tuple[object, ...], np.ndarray, np.ndarray] | None = None
@@ -102,6 +103,12 @@ class HeadsView(Retranslating, QWidget):
         for heatmap in self.maps:
             heatmap.set_colormap(name)
 
+    def set_font_scale(self, scale: float) -> None:
+        """Scale the maps' text (presentation mode), maps made later included."""
+        self._font_scale = scale
+        for heatmap in self.maps:
+            heatmap.set_font_scale(scale)
+
     def retranslate(self) -> None:
         self.scroll_area.setToolTip(
             translate("HeadsView", "Every head of the layer, one colour scale; click a head to show it in every view")
@@ -141,6 +148,8 @@ class HeadsView(Retranslating, QWidget):
             heatmap.show_masked_values = True
             heatmap.set_colorbar_visible(False)
             heatmap.clicked.connect(lambda head=head: self._choose(head))
+            if self._font_scale != 1.0:
+                heatmap.set_font_scale(self._font_scale)
             self.maps.append(heatmap)
         while len(self.maps) > count:
             heatmap = self.maps.pop()

@@ -261,6 +261,11 @@ class LongContextView(Retranslating, QWidget):
 
     # ------------------------------------------------------------------ texts and style
 
+    def set_font_scale(self, scale: float) -> None:
+        """Scale the maps' text (presentation mode; the plots follow the widget font)."""
+        for heatmap in (self.overview_map, self.tile_map):
+            heatmap.set_font_scale(scale)
+
     def retranslate(self) -> None:
         self.shown_caption.setText(translate("LongView", "S&how"))
         for index, name in enumerate(SHOWN):

@@ -118,6 +118,10 @@ class ModelOverview(Retranslating, QWidget):
         session.colormapChanged.connect(self.heatmap.set_colormap)
         self.retranslate()
 
+    def set_font_scale(self, scale: float) -> None:
+        """Scale the map's text (presentation mode)."""
+        self.heatmap.set_font_scale(scale)
+
     def retranslate(self) -> None:
         self.caption.setText(translate("ModelOverview", "&Statistic"))
         for index, name in enumerate(HEAD_STATISTICS):
