@@ -215,6 +215,10 @@
         <translation>&lt;br&gt;&lt;b&gt;Agora as chaves são todas o mesmo vetor&lt;/b&gt;, então toda chave recebe a mesma pontuação com &lt;i&gt;qualquer&lt;/i&gt; função de pontuação, e o softmax distribui o peso por igual entre as chaves válidas: ambas dão 1/(comprimento válido), e A − B é 0. </translation>
     </message>
     <message>
+        <source>&lt;br&gt;&lt;b&gt;The keys differ, but no query of batch element {b} has more than one valid key&lt;/b&gt;: the softmax has nothing to rank, so both give the same weights whatever their scores, and A − B is 0. Pick another batch element or raise its valid length.</source>
+        <translation>&lt;br&gt;&lt;b&gt;As chaves diferem, mas nenhuma consulta do elemento {b} do lote tem mais de uma chave válida&lt;/b&gt;: o softmax não tem o que ordenar, então os dois dão os mesmos pesos, sejam quais forem as pontuações, e A − B é 0. Escolha outro elemento do lote ou aumente o seu comprimento válido.</translation>
+    </message>
+    <message>
         <source>&lt;br&gt;&lt;b&gt;Now the keys differ.&lt;/b&gt; </source>
         <translation>&lt;br&gt;&lt;b&gt;Agora as chaves diferem.&lt;/b&gt; </translation>
     </message>

@@ -131,6 +131,21 @@ def test_mask_mode_and_dtype_comparisons(window, qtbot):
     assert 0 < view.max_abs_diff < 1e-6
 
 
+def test_exercise_1_says_why_weights_agree_when_no_query_has_two_valid_keys(window, qtbot):
+    """A batch element whose queries have no valid key gives the same weights under any scoring:
+    the explanation says so instead of promising that different keys make them differ."""
+    view = _shown(qtbot, window.compare_dock)
+    window.lessons.load("pitfall-zero-length")  # batch element 0: valid length 0
+    window.session.set_batch(0)
+    view.start_exercise_1()
+    wait_compare(qtbot, window, view)
+    assert view.max_abs_diff == pytest.approx(0.0, abs=1e-9)
+    assert "no query of batch element 0 has more than one valid key" in view.explanation.text()
+    assert "Now the keys differ" not in view.explanation.text()
+    window.session.set_batch(1)
+    assert "Now the keys differ" in view.explanation.text()
+
+
 def test_exercise_1_is_one_click_and_randomising_keys_makes_them_differ(window, qtbot):
     view = _shown(qtbot, window.compare_dock)
     view.set_comparison(Comparison("mask_mode", "d2l", "strict"))

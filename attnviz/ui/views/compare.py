@@ -41,7 +41,7 @@ from attnviz.compute.compare import (
     run_pair,
     variants,
 )
-from attnviz.document import ReplaceState, filled_state
+from attnviz.document import ReplaceState, State, filled_state
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
@@ -132,6 +132,15 @@ def _dot_products_exist(state: object) -> bool:
 def _side_label(comparison: Comparison, side: str) -> str:
     """The side and its choice in the current language, such as "A: Additive"."""
     return f"{side}: {tr_text(comparison.choice_label(side))}"
+
+
+def _nothing_to_rank(state: State, batch: int) -> bool:
+    """Whether every query of ``batch`` has at most one valid key (by its valid lengths): then
+    any two scoring functions give it the same weights."""
+    lens = state.valid_lens()
+    if lens is None or state.masks is not None or not 0 <= batch < lens.shape[0]:
+        return False
+    return bool(np.all(np.asarray(lens[batch]) <= 1))
 
 
 def _group(*widgets: QWidget) -> QWidget:
@@ -339,6 +348,7 @@ class CompareView(Retranslating, QWidget):
         self._request_compute()
 
     def _on_selection(self, _selection: Selection) -> None:
+        self._update_explanation()  # it may speak of the batch element on show
         if self.last_result is not None:
             self._draw(self.last_result)
 
@@ -413,6 +423,13 @@ class CompareView(Retranslating, QWidget):
                 "the weight evenly over the valid keys: both give 1/(valid length), and "
                 "A − B is 0. ",
             )
+        elif _nothing_to_rank(state, self._session.selection.batch):
+            text += translate(
+                "CompareView",
+                "<br><b>The keys differ, but no query of batch element {b} has more than one valid "
+                "key</b>: the softmax has nothing to rank, so both give the same weights whatever "
+                "their scores, and A − B is 0. Pick another batch element or raise its valid length.",
+            ).format(b=self._session.selection.batch)
         else:
             text += translate("CompareView", "<br><b>Now the keys differ.</b> ")
         text += translate(
