@@ -5543,8 +5543,16 @@ Delete põe 0 nas células selecionadas.</translation>
         <translation>Atenção que as consultas selecionadas enviam, por chave</translation>
     </message>
     <message>
+        <source>Select queries on the left: the attention they send, per key</source>
+        <translation>Selecione consultas à esquerda: a atenção que elas enviam, por chave</translation>
+    </message>
+    <message>
         <source>Attention the selected keys receive, per query</source>
         <translation>Atenção que as chaves selecionadas recebem, por consulta</translation>
+    </message>
+    <message>
+        <source>Select keys on the left: the attention they receive, per query</source>
+        <translation>Selecione chaves à esquerda: a atenção que elas recebem, por consulta</translation>
     </message>
 </context>
 <context>

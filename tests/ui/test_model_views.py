@@ -177,12 +177,16 @@ def test_the_tokens_view_follows_a_click_on_the_map_and_searches(qtbot, window):
     window.tokens_dock.raise_()
     view = window.tokens_dock.view()
     qtbot.waitUntil(lambda: view.draw_count > 0)
+    # Nothing selected yet: each plot says how to fill it; the top-k caption's "&p" is a shortcut.
+    assert view.sent_plot.plotItem.titleLabel.text.startswith("Select queries")
+    assert view.k_caption.buddy() is view.top_k
     window.results.cellClicked.emit(2, Qt.KeyboardModifier.NoModifier)
     window.results.cellClicked.emit(3, Qt.KeyboardModifier.ShiftModifier)
     assert view.queries.selected() == [2, 3]
     weights = window.session.current_view().weights[0]
     np.testing.assert_allclose(view.sums[0], weights[[2, 3]].sum(axis=0), atol=1e-6)
     assert view.top.rowCount() == 5 and view.top.item(0, 1).text() in TOKENS[0]
+    assert view.sent_plot.plotItem.titleLabel.text.startswith("Attention the selected queries")
     view.keys.search.setText("cat")
     assert view.keys.proxy.rowCount() == 1
     view.keys.list.selectAll()

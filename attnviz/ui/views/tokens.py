@@ -149,6 +149,7 @@ class TokensView(Retranslating, QWidget):
         self.top_k.valueChanged.connect(lambda _v: self._draw())
         self.top_caption.setBuddy(self.top_k)
         self.k_caption = QLabel()
+        self.k_caption.setBuddy(self.top_k)  # its "&p" is a shortcut, not a character to show
         top_row.addWidget(self.top_caption, 1)
         top_row.addWidget(self.k_caption)
         top_row.addWidget(self.top_k)
@@ -180,8 +181,22 @@ class TokensView(Retranslating, QWidget):
         self.top.setHorizontalHeaderLabels(
             [translate("TokensView", "key"), translate("TokensView", "token"), translate("TokensView", "weight")]
         )
-        self.sent_plot.setTitle(translate("TokensView", "Attention the selected queries send, per key"))
-        self.received_plot.setTitle(translate("TokensView", "Attention the selected keys receive, per query"))
+        self._set_titles()
+
+    def _set_titles(self) -> None:
+        """What each plot shows, or, with nothing selected on its side, how to fill it."""
+        queries = bool(self.queries.selected()) if self._view is not None else True
+        keys = bool(self.keys.selected()) if self._view is not None else True
+        self.sent_plot.setTitle(
+            translate("TokensView", "Attention the selected queries send, per key")
+            if queries
+            else translate("TokensView", "Select queries on the left: the attention they send, per key")
+        )
+        self.received_plot.setTitle(
+            translate("TokensView", "Attention the selected keys receive, per query")
+            if keys
+            else translate("TokensView", "Select keys on the left: the attention they receive, per query")
+        )
         self._restyle()
 
     def _restyle(self) -> None:
@@ -250,6 +265,7 @@ class TokensView(Retranslating, QWidget):
             step = max(1, len(labels) // 40)  # at most ~40 labels along the axis: never overlapping
             plot.getAxis("bottom").setTicks([[(i, labels[i]) for i in range(0, len(labels), step)], []])
         self._fill_top(weights, queries, b, view)
+        self._set_titles()
 
     def _fill_top(self, weights: np.ndarray, queries: list[int], b: int, view: ViewData) -> None:
         if not queries:
