@@ -169,3 +169,38 @@ def test_a_long_input_with_long_context_masks_is_refused_as_too_large_before_any
         set_default_memory_budget(None)
     assert outcome.too_large, outcome.error
     assert said in outcome.error and "long-context overview" in outcome.error
+
+
+@pytest.mark.parametrize("attn_mask", [None, "bool", "additive"])
+def test_every_head_of_the_call_is_computed_as_the_main_view_computes_the_head_on_show(attn_mask):
+    """The heads grid (every head at once) and the main view (one head) share how settings,
+    model masks and long-context masks become ``attend`` arguments: with a sliding window on
+    top of a padding mask (and of an attn_mask, boolean or additive), head 2 in the grid is
+    exactly the main view's weights."""
+    from dataclasses import replace as _replace
+
+    from attnviz.compute.attention import run_state
+    from attnviz.document import focused_state
+
+    rng = np.random.default_rng(3)
+    b, h, n, d = 2, 4, 7, 8
+    pad = np.array([[1] * 5 + [0] * 2, [1] * 7])
+    causal = np.tril(np.ones((n, n), bool))[None, None]
+    extra = {
+        None: {},
+        "bool": {"attn_mask": np.broadcast_to(causal, (b, 1, n, n)).copy()},
+        "additive": {"attn_mask": np.where(causal, 0.0, -1e9).astype(np.float32).repeat(b, 0)},
+    }[attn_mask]
+    call = AttentionCall(
+        "layer.0",
+        *(rng.standard_normal((b, h, n, d)).astype(np.float32) for _ in range(3)),
+        MaskArguments(attention_mask=pad, **extra),
+    )
+    state = focused_state(ModelRun((call,)), 0, 2)
+    state.settings = _replace(state.settings, scoring="scaled_dot", lens_mode="none", window=3)
+    outcome = run_state(state)
+    assert outcome.error is None and outcome.heads is not None and outcome.heads.error is None
+    np.testing.assert_allclose(outcome.heads.weights[:, 2], outcome.view.weights, atol=1e-6)
+    # The window masks something: without it the weights differ.
+    plain = run_state(_replace(state, settings=_replace(state.settings, window=0)))
+    assert not np.allclose(plain.view.weights, outcome.view.weights)

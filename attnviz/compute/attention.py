@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
 from attnviz.compute.convert import tensor_view, to_numpy
+from attnviz.compute.engine_args import mask_kwargs, scale_kwargs, settings_kwargs
 from attnviz.compute.heads import HeadsData, heads_of_focused_call
 from attnviz.document import Snapshot, State
-from attnviz.model_run import MASK_ARGUMENTS
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 
 
@@ -143,26 +142,15 @@ def run_state(state: State, version: int = 0) -> Outcome:
             dtype=s.dtype,
         )
     try:
-        params = {k: tensor_view(v) for k, v in state.params.items()} or None
-        lens = state.valid_lens()
         with torch.no_grad():
             result = attend(
                 tensor_view(state.queries),
                 tensor_view(state.keys),
                 tensor_view(state.values),
-                None if lens is None else tensor_view(lens),
-                scoring=s.scoring,
-                mask_mode=s.mask_mode,
-                causal=s.causal,
-                params=params,
-                num_hiddens=s.num_hiddens,
-                seed=s.param_seed,
                 dropout=s.dropout,
                 train=s.train,
                 dropout_seed=s.dropout_seed,
-                dtype=s.dtype,
-                device=s.device,
-                allow_nonfinite=s.allow_nonfinite,
+                **settings_kwargs(state),
                 **mask_kwargs(state),
                 **scale_kwargs(state),
             )
@@ -267,92 +255,6 @@ def padded_query_rows(state: State, allowed: np.ndarray) -> np.ndarray | None:
         return None
     padded = ~allowed.any(axis=1)  # (B, K): keys masked for every query
     return np.asarray(padded) if padded.any() else None
-
-
-def mask_kwargs(state: State) -> dict[str, Any]:
-    """The state's model masks as ``attend`` arguments (torch tensors; none: no arguments)."""
-    import torch
-
-    kwargs: dict[str, Any] = {}
-    if state.masks is not None:
-        kwargs = {
-            name: None if (m := getattr(state.masks, name)) is None else tensor_view(m) for name in MASK_ARGUMENTS
-        }
-    extra = long_context_mask(state)
-    if extra is not None:
-        given = kwargs.get("attn_mask")
-        if given is None:
-            kwargs["attn_mask"] = extra
-        elif isinstance(given, torch.Tensor) and given.dtype == torch.bool:
-            kwargs["attn_mask"] = given & extra
-        else:  # an additive mask: the extra masked keys get -inf on top of it
-            assert isinstance(given, torch.Tensor)
-            kwargs["attn_mask"] = given + torch.zeros((), dtype=given.dtype).masked_fill(~extra, float("-inf"))
-    return kwargs
-
-
-def long_context_mask(state: State) -> Any:
-    """The settings' window, sinks, prefix and chunk and the state's document ids as one bool
-    tensor (B, Q, K), True = may attend (None: none of them is on). With a causal setting the
-    window and chunks are causal too, as ``engine.make_mask`` defines them."""
-    import torch
-
-    from attnviz.engine import MemoryBudgetError, estimate_memory, make_mask, resolve_device, resolve_dtype
-    from attnviz.engine.budget import enforce_budget
-    from attnviz.engine.mask_mods import MAX_DENSE_CELLS
-
-    s = state.settings
-    if not (s.window or s.sinks or s.prefix or s.chunk) and state.documents is None:
-        return None
-    # The dense mask is as big as the matrix: check the whole computation against the memory
-    # budget first, so a long input is refused as too large (and the long-context view, which
-    # never builds it, takes over) rather than by the mask's own size limit.
-    n_q, n_k = state.n_queries, state.n_keys
-    if n_q * n_k > MAX_DENSE_CELLS:  # more than a dense mask may have, whatever the budget
-        raise MemoryBudgetError(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "Errors",
-                    "{n_q} queries x {n_k} keys with long-context masks is more than the full matrix view "
-                    "shows (at most {limit} cells): the long-context overview shows it",
-                ),
-                n_q=n_q,
-                n_k=n_k,
-                limit=MAX_DENSE_CELLS,
-            ),
-            n_q * n_k,
-            MAX_DENSE_CELLS,
-        )
-    enforce_budget(
-        estimate_memory(
-            state.queries.shape,
-            state.keys.shape,
-            state.values.shape,
-            dtype=resolve_dtype(s.dtype, torch.float32),
-            scoring=s.scoring,
-            masked=True,
-            num_hiddens=s.num_hiddens,
-            mask_bytes=state.batch * n_q * n_k,
-        ),
-        resolve_device(s.device),
-    )
-    mask = make_mask(
-        window=s.window or None,
-        sinks=s.sinks or None,
-        prefix=s.prefix or None,
-        chunk=s.chunk or None,
-        documents=None if state.documents is None else tensor_view(state.documents),
-        causal=s.causal,
-    )
-    return torch.stack([mask.dense(state.n_queries, state.n_keys, batch=b) for b in range(state.batch)])
-
-
-def scale_kwargs(state: State) -> dict[str, Any]:
-    """SDPA's ``scale`` for the dot-product scorings that take it (the others have none)."""
-    from attnviz.engine import get_scoring
-
-    s = state.settings
-    return {} if s.scale is None or not get_scoring(s.scoring).takes_scale else {"scale": s.scale}
 
 
 def run_snapshot(snapshot: Snapshot) -> Outcome:

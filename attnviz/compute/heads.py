@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from attnviz.compute.convert import tensor_view, to_numpy
+from attnviz.compute.engine_args import mask_kwargs, scale_kwargs, settings_kwargs
 from attnviz.document import State
-from attnviz.model_run import MASK_ARGUMENTS, AttentionCall
+from attnviz.model_run import AttentionCall
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 
 __all__ = [
@@ -50,36 +51,20 @@ def _attend_call(call: AttentionCall, state: State, keep: tuple[str, ...] = ("ma
     """The engine's result for every head of ``call`` under ``state``'s settings."""
     import torch
 
-    from attnviz.engine import attend, get_scoring
+    from attnviz.engine import attend
 
-    s = state.settings
     if call.queries is None or call.keys is None or call.values is None:
         raise ValueError(message(QT_TRANSLATE_NOOP("Heads", "{call} recorded attention weights only"), call=call.name))
-    masks: dict[str, Any] = {
-        name: None if (m := getattr(call.masks, name)) is None else tensor_view(m) for name in MASK_ARGUMENTS
-    }
-    lens = state.valid_lens()
-    params = {k: tensor_view(v) for k, v in state.params.items()} or None
-    scale = call.scale if get_scoring(s.scoring).takes_scale else None
     with torch.no_grad():
         return attend(
             tensor_view(call.queries),
             tensor_view(call.keys),
             tensor_view(call.values),
-            None if lens is None else tensor_view(lens),
-            scoring=s.scoring,
-            mask_mode=s.mask_mode,
-            causal=s.causal,
-            params=params,
-            num_hiddens=s.num_hiddens,
-            seed=s.param_seed,
-            dtype=s.dtype,
-            device=s.device,
-            allow_nonfinite=s.allow_nonfinite,
             enable_gqa=call.kv_heads != call.shape[1],
-            scale=scale,
             keep=keep,
-            **masks,
+            **settings_kwargs(state),
+            **mask_kwargs(state, call.masks, head_axis=True),
+            **scale_kwargs(state, call.scale),
         )
 
 
