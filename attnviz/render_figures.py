@@ -27,6 +27,7 @@ from attnviz.document import State
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.files.export import WeightsFigure
 from attnviz.ui.heatmap.colormaps import DEFAULT_COLORMAP, load_colormap
+from attnviz.ui.heatmap.weights import show_weights
 from attnviz.ui.heatmap.widget import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import plot_colors
@@ -51,14 +52,7 @@ def token_labels(state: State, batch: int) -> tuple[list[str] | None, list[str] 
 def _label(heatmap: HeatmapWidget, view: ViewData, batch: int, rows: list[str] | None, cols: list[str] | None) -> None:
     # Every token may be a label: the axis shows every step-th one when they do not all fit.
     heatmap.label_limit = max(heatmap.label_limit, len(rows or ()), len(cols or ()))
-    heatmap.set_data(
-        view.weights[batch],
-        mask=view.mask[batch],
-        empty_rows=view.empty_rows[batch],
-        levels=(0.0, 1.0),
-        row_labels=rows,
-        col_labels=cols,
-    )
+    show_weights(heatmap, view, batch, (rows, cols))
 
 
 def label_maps(figure: WeightsFigure, view: ViewData, state: State) -> None:

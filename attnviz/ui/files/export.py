@@ -20,12 +20,12 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 
 from attnviz.compute.attention import ViewData
-from attnviz.compute.axes import axis_labels
 from attnviz.document import State
 from attnviz.io import save_arrays, save_csv
 from attnviz.io._atomic import atomic_write
 from attnviz.io.errors import AttnvizFileError, cannot_write
 from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.ui.heatmap.weights import show_weights
 from attnviz.ui.heatmap.widget import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import DARK_PLOT, plot_colors
@@ -296,23 +296,14 @@ def build_weights_figure(
     heading.setTextFormat(Qt.TextFormat.RichText)
     layout.addWidget(heading)
 
-    n_q, n_k = int(view.weights.shape[1]), int(view.weights.shape[2])
     maps: list[HeatmapWidget] = []
     extra: dict[str, Any] = {"colormap": colormap} if colormap else {}
     for b in chosen:
-        rows, cols = axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k)
         heatmap = HeatmapWidget(
             title=translate("Export", "batch {b} of {n}").format(b=b, n=n_batch),
             **extra,
         )
-        heatmap.set_data(
-            view.weights[b],
-            mask=view.mask[b],
-            empty_rows=view.empty_rows[b],
-            levels=(0.0, 1.0),
-            row_labels=rows,
-            col_labels=cols,
-        )
+        show_weights(heatmap, view, b)
         layout.addWidget(heatmap, 1)
         maps.append(heatmap)
     if view.warnings:

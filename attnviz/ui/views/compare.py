@@ -47,6 +47,7 @@ from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.heatmap import HeatmapWidget
+from attnviz.ui.heatmap.weights import show_weights
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.scheduler import in_app
@@ -518,16 +519,7 @@ class CompareView(Retranslating, QWidget):
             if view is None:
                 heatmap.clear()
                 continue
-            n_q, n_k = view.weights.shape[1:]
-            rows, cols = axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k)
-            heatmap.set_data(
-                view.weights[b],
-                mask=view.mask[b],
-                empty_rows=view.empty_rows[b],
-                levels=(0.0, 1.0),
-                row_labels=rows,
-                col_labels=cols,
-            )
+            show_weights(heatmap, view, b)
         self._draw_diff(views.get("A"), views.get("B"), b)
 
     def _draw_diff(self, view_a: ViewData | None, view_b: ViewData | None, b: int) -> None:

@@ -1,0 +1,33 @@
+"""One batch element of a result's attention weights on a heatmap, as every view draws them:
+0 to 1, masked cells hatched, empty rows flagged, tokens (or q0, k0...) on the axes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attnviz.compute.attention import ViewData
+from attnviz.compute.axes import axis_labels
+from attnviz.ui.heatmap.widget import HeatmapWidget
+
+__all__ = ["show_weights"]
+
+
+def show_weights(
+    heatmap: HeatmapWidget,
+    view: ViewData,
+    batch: int,
+    labels: tuple[Sequence[str] | None, Sequence[str] | None] | None = None,
+) -> None:
+    """Draw ``view``'s weights of ``batch`` on ``heatmap``. ``labels``: (rows, columns), either
+    None for the axes' numbers; by default the view's tokens, else q0, q1... and k0, k1..."""
+    if labels is None:
+        n_q, n_k = view.weights.shape[1:]
+        labels = axis_labels(view.query_tokens, view.key_tokens, batch, n_q, n_k)
+    heatmap.set_data(
+        view.weights[batch],
+        mask=view.mask[batch],
+        empty_rows=view.empty_rows[batch],
+        levels=(0.0, 1.0),
+        row_labels=labels[0],
+        col_labels=labels[1],
+    )
