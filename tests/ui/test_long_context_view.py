@@ -107,3 +107,13 @@ def test_an_input_over_the_budget_opens_the_long_context_view(qtbot):
         assert win.controls.shapes.spins["n_queries"].value() == 1500
     finally:
         set_default_memory_budget(None)
+
+
+def test_each_statistic_is_drawn_from_its_own_values(qtbot, view):
+    """The statistic on show comes prepared with the overview; another is prepared when chosen."""
+    _win, v = view
+    result = v.result
+    for name in ("masked_share", "max", "mean"):
+        v.shown.setCurrentIndex(v.shown.findData(name))
+        np.testing.assert_array_equal(v.overview_map.values, getattr(result, name))
+    assert set(v._prepared) == {"mean", "max", "masked_share"}  # each prepared once, then kept

@@ -82,13 +82,14 @@ def _prepare_statistic(result: LongResult, name: str, frame: Frame | None = None
 
 
 def _prepare_overview(result: LongResult, shown: str, frame: Frame | None) -> dict[str, PreparedMap]:
-    """Every statistic's map, on the compute thread: hundreds of thousands of bins, whose colour
-    levels, special cells and pyramid would otherwise take the GUI thread; the one ``shown``
-    with its picture of ``frame``, what the map has on screen."""
+    """The map of the statistic ``shown``, with its picture of ``frame`` (what the map has on
+    screen), on the compute thread: hundreds of thousands of bins, whose colour levels, special
+    cells and pyramid would otherwise take the GUI thread. Another statistic, chosen later, is
+    prepared when it is chosen."""
     if result.mean is None or result.masked_share is None or result.error is not None:
         return {}
     try:
-        return {name: _prepare_statistic(result, name, frame if name == shown else None) for name in SHOWN}
+        return {shown: _prepare_statistic(result, shown, frame)}
     except Exception:  # noqa: BLE001 - the GUI thread prepares again and shows what fails
         return {}
 
@@ -433,9 +434,9 @@ class LongContextView(Retranslating, QWidget):
         row_edges, col_edges = result.row_edges, result.col_edges
         self.overview_map.set_title(tr_text(SHOWN[name]))
         prepared = self._prepared.get(name)
-        if prepared is None:  # preparing failed on the compute thread: here it says why
+        if prepared is None:  # another statistic, or preparing failed (then this says why)
             try:
-                prepared = _prepare_statistic(result, name)
+                prepared = self._prepared[name] = _prepare_statistic(result, name)
             except ValueError as exc:
                 self.overview_map.clear()
                 self._show_message(str(exc))
