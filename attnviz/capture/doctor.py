@@ -613,8 +613,8 @@ def _alignment(fact: _Facts, allowed: np.ndarray, finding: _Make) -> list[Findin
                         "Doctor",
                         "is_causal=True aligns the causal mask top-left: with {n_q} queries and {n_k} keys (a KV-cache "
                         "step) query i sees keys 0 to i only, not the {past} cached keys before it; align it "
-                        "bottom-right with the boolean attn_mask torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - "
-                        "L_q), "
+                        "bottom-right with the boolean attn_mask "
+                        "torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q), "
                         "or pass no causal mask for a single new token",
                     ),
                     n_q=n_q,
