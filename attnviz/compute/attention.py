@@ -117,6 +117,20 @@ def run_state(state: State, version: int = 0) -> Outcome:
     """Compute attention for ``state``; never raises for bad input, only reports."""
     start = time.perf_counter()
     s = state.settings
+
+    def failed(error: str, field: str | None, *, out_of_memory: bool = False, too_large: bool = False) -> Outcome:
+        """The outcome of a computation that failed: the message and the field it concerns."""
+        return Outcome(
+            version,
+            error=error,
+            error_field=field,
+            device=s.device,
+            dtype=s.dtype,
+            seconds=time.perf_counter() - start,
+            out_of_memory=out_of_memory,
+            too_large=too_large,
+        )
+
     if state.run is not None and state.run.calls[state.layer].weights_only:
         return recorded_view(state, version)
     try:
@@ -133,13 +147,11 @@ def run_state(state: State, version: int = 0) -> Outcome:
             available_devices,
         )
     except Exception as exc:  # noqa: BLE001
-        return Outcome(
-            version,
-            error=message(
+        return failed(
+            message(
                 QT_TRANSLATE_NOOP("Errors", "could not load PyTorch: {error}"), error=f"{type(exc).__name__}: {exc}"
             ),
-            device=s.device,
-            dtype=s.dtype,
+            None,
         )
     try:
         with torch.no_grad():
@@ -185,61 +197,23 @@ def run_state(state: State, version: int = 0) -> Outcome:
             heads=heads_of_focused_call(state),
         )
     except DeviceOutOfMemoryError as exc:
-        return Outcome(
-            version,
-            error=exception_message(exc),
-            error_field="device",
-            out_of_memory=True,
-            device=s.device,
-            dtype=s.dtype,
-            seconds=time.perf_counter() - start,
-        )
+        return failed(exception_message(exc), "device", out_of_memory=True)
     except DeviceError as exc:
-        return Outcome(
-            version,
-            error=exception_message(exc),
-            error_field="device",
-            device=s.device,
-            dtype=s.dtype,
-            seconds=time.perf_counter() - start,
-        )
+        return failed(exception_message(exc), "device")
     except MemoryBudgetError as exc:
-        return Outcome(
-            version,
-            error=exception_message(exc),
-            error_field="shape",
-            too_large=True,
-            device=s.device,
-            dtype=s.dtype,
-            seconds=time.perf_counter() - start,
-        )
+        return failed(exception_message(exc), "shape", too_large=True)
     except AttentionInputError as exc:
-        return Outcome(
-            version,
-            error=exception_message(exc),
-            error_field=exc.field,
-            device=s.device,
-            dtype=s.dtype,
-            seconds=time.perf_counter() - start,
-        )
+        return failed(exception_message(exc), exc.field)
     except MemoryError:
-        return Outcome(
-            version,
-            error=QT_TRANSLATE_NOOP("Errors", "out of memory on this computer: use a smaller input"),
-            error_field="shape",
+        return failed(
+            QT_TRANSLATE_NOOP("Errors", "out of memory on this computer: use a smaller input"),
+            "shape",
             out_of_memory=True,
-            device=s.device,
-            dtype=s.dtype,
         )
     except Exception as exc:  # noqa: BLE001 - the app must keep running whatever the engine does
-        return Outcome(
-            version,
-            error=message(
-                QT_TRANSLATE_NOOP("Errors", "unexpected error: {error}"), error=f"{type(exc).__name__}: {exc}"
-            ),
-            device=s.device,
-            dtype=s.dtype,
-            seconds=time.perf_counter() - start,
+        return failed(
+            message(QT_TRANSLATE_NOOP("Errors", "unexpected error: {error}"), error=f"{type(exc).__name__}: {exc}"),
+            None,
         )
 
 
