@@ -15,7 +15,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6 import QtCore, QtGui
 
-from attnviz.ui.heatmap.items import CellAxisItem, FastImageItem
+from attnviz.ui.heatmap.items import CellAxisItem, FastImageItem, hold_tick_room
 from attnviz.ui.heatmap.paint import block_mean
 
 
@@ -226,3 +226,57 @@ def test_image_item_set_image_keeps_explicit_levels_and_rect(qtbot):
     assert tuple(item.levels) == (-2.0, 3.0) and item.autoDownsample
     item.setRect(QtCore.QRectF(0, 0, 3, 2))
     assert item.mapRectToParent(item.boundingRect()) == QtCore.QRectF(0, 0, 3, 2)
+
+
+# --------------------------------------------------------------------------- room for tick labels
+
+
+def test_held_tick_room_does_not_shrink_when_labels_get_shorter(qtbot):
+    """``hold_tick_room`` relies on AxisItem's ``textWidth`` / ``textHeight``, its
+    ``autoReduceTextSpace`` style and ``_adjustSize``: an axis given room for six digits keeps
+    its width when its labels shrink to one digit (pyqtgraph's default shrinks it, which relays
+    the plot out and paints it again)."""
+
+    def width_after(labels: list[str], *, held: bool) -> tuple[float, float]:
+        axis = CellAxisItem("left")
+        plot = pg.PlotWidget(axisItems={"left": axis})
+        qtbot.addWidget(plot)
+        plot.resize(300, 200)
+        plot.show()
+        qtbot.waitExposed(plot)
+        if held:
+            hold_tick_room(axis, "000000")
+        plot.getViewBox().setRange(yRange=(0, 2), padding=0)
+
+        def settled_width(cells: list[str]) -> float:
+            axis.set_cell_labels(cells)
+            for _ in range(3):  # paint (measures the labels), relayout, paint again
+                plot.grab()
+                QtCore.QCoreApplication.processEvents()
+            return axis.width()
+
+        return settled_width(["123456", "234567"]), settled_width(labels)
+
+    wide, narrow = width_after(["1", "2"], held=False)
+    assert narrow < wide  # pyqtgraph's own behaviour, which the helper changes
+    wide, kept = width_after(["1", "2"], held=True)
+    assert kept == wide
+
+
+# --------------------------------------------------------------------------- RGBA overlays
+
+
+def test_an_rgba_overlay_renders_the_same_pixels_as_pyqtgraphs_own_path(qtbot):
+    """FastImageItem hands uint8 RGBA with levels 0-255 to Qt directly; the image equals what
+    pyqtgraph's general path makes of it (premultiplied the same way)."""
+    rng = np.random.default_rng(0)
+    rgba = rng.integers(0, 256, (40, 60, 4), dtype=np.uint8)
+    rgba[..., 3] = rng.choice([0, 90, 255], (40, 60)).astype(np.uint8)
+    fast, plain = FastImageItem(axisOrder="row-major"), pg.ImageItem(axisOrder="row-major")
+    for item in (fast, plain):
+        item.setImage(rgba, autoLevels=False, levels=(0, 255), autoDownsample=False)
+        item.render()
+    assert fast.qimage is not None and plain.qimage is not None
+    a = fast.qimage.convertToFormat(QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+    b = plain.qimage.convertToFormat(QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+    assert (a.width(), a.height()) == (60, 40) and a == b

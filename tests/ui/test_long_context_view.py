@@ -117,3 +117,29 @@ def test_each_statistic_is_drawn_from_its_own_values(qtbot, view):
         v.shown.setCurrentIndex(v.shown.findData(name))
         np.testing.assert_array_equal(v.overview_map.values, getattr(result, name))
     assert set(v._prepared) == {"mean", "max", "masked_share"}  # each prepared once, then kept
+
+
+def test_a_first_overview_is_drawn_with_the_picture_prepared_on_the_compute_thread(qtbot, monkeypatch):
+    """The overview map has no picture before its first overview: the compute thread predicts its
+    frame from the plot area (``frame_for``), so the GUI thread resamples nothing to draw it."""
+    import attnviz.ui.heatmap.widget as widget_module
+    from attnviz.ui.app.main_window import MainWindow
+
+    resampled = []
+    real_picture = widget_module.picture
+    monkeypatch.setattr(widget_module, "picture", lambda *a: resampled.append(a[1]) or real_picture(*a))
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.resize(1280, 720)
+    win.show()
+    qtbot.waitExposed(win)
+    win.long_dock.show()
+    v = win.long_dock.view()
+    qtbot.waitUntil(lambda: v.overview_map.frame_for((600, 600)) is not None)
+    # 1024 rows in 512 bins of 2: a map drawn from a pyramid, a screen at a time.
+    win.session.push(ReplaceState(long_state(1024)))
+    qtbot.waitUntil(lambda: v.result is not None and v.result.mean is not None, timeout=30000)
+    assert v.result.mean.shape == (512, 512)
+    v.overview_map.grab()
+    assert v.overview_map.last_frame is not None  # drawn from the pyramid
+    assert resampled == []

@@ -17,7 +17,26 @@ from PySide6 import QtCore, QtGui
 from attnviz.ui.heatmap.paint import block_mean
 from attnviz.ui.heatmap.prepare import Frame
 
-__all__ = ["CellAxisItem", "FastImageItem", "PictureSource", "RegionImageItem"]
+__all__ = ["CellAxisItem", "FastImageItem", "PictureSource", "RegionImageItem", "hold_tick_room"]
+
+
+def hold_tick_room(axis: pg.AxisItem, sample: str) -> None:
+    """Give ``axis`` room for tick labels as wide as ``sample`` from the start, and never take
+    room back when its labels get shorter.
+
+    pyqtgraph measures tick labels while it paints and resizes the axis to fit them (wider or
+    narrower). That resize relays the plot out and paints it all again, a second full paint
+    for each result whose labels differ in width (a long input's maps and lines: two or three
+    paints per result, 10-15 ms each). Called again after a font change: the room is that of
+    ``sample`` in the new font."""
+    font = axis.style["tickFont"] or QtGui.QFont(axis.font())
+    metrics = QtGui.QFontMetricsF(font)
+    axis.setStyle(autoReduceTextSpace=False)
+    if axis.orientation in ("left", "right"):
+        axis.textWidth = math.ceil(metrics.horizontalAdvance(sample)) + 2
+    else:
+        axis.textHeight = math.ceil(metrics.height()) + 2
+    axis._adjustSize()
 
 
 class CellAxisItem(pg.AxisItem):
@@ -90,6 +109,23 @@ class CellAxisItem(pg.AxisItem):
         return out
 
 
+def rgba_qimage(rgba: np.ndarray) -> QtGui.QImage:
+    """(h, w, 4) RGBA bytes as the premultiplied image Qt draws fastest; the copy owns its pixels."""
+    rgba = np.ascontiguousarray(rgba, dtype=np.uint8)
+    h, w = rgba.shape[:2]
+    image = QtGui.QImage(rgba.data, w, h, w * 4, QtGui.QImage.Format.Format_RGBA8888)
+    return image.convertToFormat(QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+
+
+def _is_rgba_as_is(image: np.ndarray | None, levels: object, lut: object) -> bool:
+    """Whether pyqtgraph would draw ``image``'s bytes unchanged: uint8 RGBA, levels 0-255, no
+    colour table (how the heatmap's overlays are set)."""
+    if image is None or image.ndim != 3 or image.shape[2] != 4 or image.dtype != np.uint8 or lut is not None:
+        return False
+    flat = np.asarray(levels, dtype=float).ravel() if levels is not None else None
+    return flat is not None and flat.shape == (2,) and flat[0] == 0.0 and flat[1] == 255.0
+
+
 class FastImageItem(pg.ImageItem):
     """An ImageItem that renders big matrices faster and hands Qt the format it scales quickly.
 
@@ -110,6 +146,13 @@ class FastImageItem(pg.ImageItem):
 
     def render(self) -> None:
         image = self.image
+        if image is not None and self.axisOrder == "row-major" and _is_rgba_as_is(image, self.levels, self.lut):
+            # An overlay (masked cells hatched, several pixels a cell): pyqtgraph's general path
+            # took 5 ms for a 384x384 one at each first paint; Qt converts the bytes in 1.
+            self.qimage = rgba_qimage(image)
+            self._renderRequired = False
+            self._unrenderable = False
+            return
         factors = self._computeDownsampleFactors() if self.autoDownsample and image is not None else (1, 1)
         if image is not None and image.ndim == 2 and self.axisOrder == "row-major" and factors != (1, 1):
             ky, kx = factors[1], factors[0]  # row-major: x runs along axis 1
@@ -220,13 +263,8 @@ class RegionImageItem(FastImageItem):
         picture, (x, y, w, h) = got
         self._target = (picture, QtCore.QRectF(x, y, w, h))
         if picture.ndim == 3:
-            # RGBA bytes (an overlay): Qt converts them itself, 5x faster than pyqtgraph's
-            # general path; the converted copy owns its pixels.
-            rgba = np.ascontiguousarray(picture, dtype=np.uint8)
-            ph, pw = rgba.shape[:2]
-            self.qimage = QtGui.QImage(rgba.data, pw, ph, pw * 4, QtGui.QImage.Format.Format_RGBA8888).convertToFormat(
-                QtGui.QImage.Format.Format_ARGB32_Premultiplied
-            )
+            # RGBA bytes (an overlay): Qt converts them itself, 5x faster than pyqtgraph.
+            self.qimage = rgba_qimage(picture)
             self._renderRequired = False
             self._unrenderable = False
             return

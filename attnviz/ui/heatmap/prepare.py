@@ -65,6 +65,17 @@ class Frame(NamedTuple):
     px_h: int
 
 
+def same_view(a: Frame, b: Frame) -> bool:
+    """Whether a picture made for ``a`` may be drawn for ``b``: the same cells, and pixel sizes
+    at most one apart (a frame predicted from the plot area, ``HeatmapWidget.frame_for``, may
+    round the other way; the picture is stretched over its cells whatever its size)."""
+    return (
+        max(abs(a.x0 - b.x0), abs(a.x1 - b.x1), abs(a.y0 - b.y0), abs(a.y1 - b.y1)) < 1e-6
+        and abs(a.px_w - b.px_w) <= 1
+        and abs(a.px_h - b.px_h) <= 1
+    )
+
+
 class Picture(NamedTuple):
     """A frame's images: ``data`` (values or block means, for the colour table) and ``overlay``
     (RGBA of masked / NaN / inf cells, None when none is in view), both stretched over ``rect``

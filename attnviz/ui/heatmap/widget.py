@@ -35,9 +35,9 @@ from attnviz.ui.heatmap.colormaps import (
     load_colormap,
     lookup_table,
 )
-from attnviz.ui.heatmap.items import CellAxisItem, FastImageItem, RegionImageItem
+from attnviz.ui.heatmap.items import CellAxisItem, FastImageItem, RegionImageItem, hold_tick_room
 from attnviz.ui.heatmap.paint import WEIGHT_LEVELS, Levels
-from attnviz.ui.heatmap.prepare import Frame, Picture, PreparedMap, picture, prepare_map
+from attnviz.ui.heatmap.prepare import Frame, Picture, PreparedMap, picture, prepare_map, same_view
 from attnviz.ui.i18n import translate
 from attnviz.ui.theme import PlotColors, plot_colors
 
@@ -122,6 +122,9 @@ class HeatmapWidget(QtWidgets.QWidget):
         #: padding, a 1/0 float mask) must be visible, not hidden by the mask drawing.
         self.show_masked_values: bool = False
         self.label_limit: int = 32
+        #: About how many pixels a side the hatching of masked cells is drawn with (fewer: faster
+        #: to build and to paint, coarser stripes when zoomed in).
+        self.overlay_pixels: int = paint.OVERLAY_TARGET_PX
         self.value_format: str | None = None
 
         # --- data state (all replaced together by set_data so nothing can go stale) ---
@@ -137,6 +140,10 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._prepared: PreparedMap | None = None  # what is on show; with a pyramid, drawn a screen at a time
         self._picture: tuple[PreparedMap, Frame, Picture] | None = None  # the last frame's images
         self._last_frame: Frame | None = None
+        # The device pixels the whole plot area covers, kept as plain values at every resize so a
+        # compute thread can prepare the picture of a matrix not shown yet (``frame_for``).
+        self._area_px: tuple[int, int] | None = None
+        self._label_room: tuple[str, str] | None = None  # see hold_label_room
         # What the overlay and the empty-row bar were last built from (None: nothing shown).
         self._overlay_code: np.ndarray | None = None
         self._overlay_tint = False  # the overlay is drawn as a flat tint (cells too small for stripes)
@@ -346,7 +353,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         if title == self._title:
             return
         self._title = title
-        self._apply_fonts()
+        self._apply_title()  # only the title: new fonts for the axes would redraw them all
 
     def set_axis_labels(self, x_label: str | None = None, y_label: str | None = None) -> None:
         if (x_label is None or x_label == self._x_label) and (y_label is None or y_label == self._y_label):
@@ -476,7 +483,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         if last is not None and last[0] is prepared and last[1] == frame:
             return last[2]
         ready = prepared.frame_picture
-        pic = ready[1] if ready is not None and ready[0] == frame else picture(prepared, frame)
+        pic = ready[1] if ready is not None and same_view(ready[0], frame) else picture(prepared, frame)
         self._picture = (prepared, frame, pic)
         self._last_frame = frame
         self._overlay_tint = pic.tinted
@@ -488,6 +495,17 @@ class HeatmapWidget(QtWidgets.QWidget):
         prepared with it (``prepare_map(frame=...)``), the next matrix is drawn with no work here
         as long as the view does not move."""
         return self._last_frame
+
+    def frame_for(self, shape: tuple[int, int]) -> Frame | None:
+        """The frame a matrix of ``shape`` would be drawn in if shown now: the current one when
+        the map shows that shape (the view is kept), else all of it over the plot area (a new
+        shape resets the view). Plain values only, so any thread may ask; None until laid out."""
+        if shape == self._shown_shape and self._last_frame is not None:
+            return self._last_frame
+        if self._area_px is None or 0 in shape:
+            return None
+        rows, cols = shape
+        return Frame(0.0, float(cols), 0.0, float(rows), *self._area_px)
 
     def _data_picture(self, frame: Frame) -> tuple[np.ndarray, tuple[float, float, float, float]]:
         pic = self._frame_picture(frame)
@@ -586,6 +604,9 @@ class HeatmapWidget(QtWidgets.QWidget):
         return min(rect.width() / max(x1 - x0, 1e-9), rect.height() / max(y1 - y0, 1e-9))
 
     def _on_view_resized(self) -> None:
+        area = self._vb.mapRectToDevice(self._vb.boundingRect())
+        laid_out = area is not None and area.width() >= 1 and area.height() >= 1
+        self._area_px = (math.ceil(area.width()), math.ceil(area.height())) if laid_out else None
         if self._cells is not None and (self._cell_pixels() < paint.TINT_BELOW_PX) != self._overlay_tint:
             self._update_overlay()
 
@@ -633,6 +654,14 @@ class HeatmapWidget(QtWidgets.QWidget):
             axis.setTextPen(fg)
         self._colorbar.axis.setPen(fg)
         self._colorbar.axis.setTextPen(fg)
+
+    def hold_label_room(self, rows: str, cols: str) -> None:
+        """Keep room for row labels as wide as ``rows`` (and column labels as tall as ``cols``)
+        from the start, never giving it back when labels get shorter: a map whose labels change
+        with every result (a long input's bins and tiles) is then laid out, and painted, once
+        per result instead of again after each paint measured new labels."""
+        self._label_room = (rows, cols)
+        self._apply_fonts()
 
     def set_font_scale(self, f: float) -> None:
         """Scale title, axis labels, tick labels and annotations (presentation mode)."""
@@ -720,7 +749,7 @@ class HeatmapWidget(QtWidgets.QWidget):
         self._overlay_tint = tint
         rows, cols = code.shape
         # A tint needs one pixel per cell; stripes need several.
-        self._overlay_scale = 1 if tint else paint.overlay_scale(rows, cols)
+        self._overlay_scale = 1 if tint else paint.overlay_scale(rows, cols, self.overlay_pixels)
         img = paint.overlay_image(code, self._overlay_scale, tint=tint)
         # levels=(0, 255), not None: if this uint8 RGBA image were ever averaged into float RGBA,
         # pyqtgraph 0.14 segfaults painting it with levels=None. Not downsampled (see __init__).
@@ -836,12 +865,19 @@ class HeatmapWidget(QtWidgets.QWidget):
         label_pt = f"{self._base_pt * 1.1 * self._font_scale:.1f}pt"
         for side in ("left", "bottom"):
             self._plot.getAxis(side).setTickFont(tick_font)
+        if self._label_room is not None:
+            rows, cols = self._label_room
+            hold_tick_room(self._plot.getAxis("left"), rows)
+            hold_tick_room(self._plot.getAxis("bottom"), cols)
         self._colorbar.axis.setTickFont(tick_font)
         for side, text in (("bottom", self._x_label), ("left", self._y_label)):
             axis = self._plot.getAxis(side)
             # Passing any CSS replaces AxisItem's whole label style, including the colour it
             # derives from the text pen (the label would turn black on black): so restate it.
             axis.setLabel(text, **{"color": axis.textPen().color().name(), "font-size": label_pt})
+        self._apply_title()
+
+    def _apply_title(self) -> None:
         if self._title:
             self._plot.setTitle(
                 self._title, size=f"{self._base_pt * 1.3 * self._font_scale:.1f}pt", color=self._plot_colors.foreground

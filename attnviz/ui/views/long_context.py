@@ -12,6 +12,7 @@ ever holding the matrix, and exact values wherever the user looks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,7 @@ from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.heatmap import HeatmapWidget
+from attnviz.ui.heatmap.items import hold_tick_room
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.heatmap.prepare import Frame, PreparedMap, prepare_map
 from attnviz.ui.i18n import tr_text, translate
@@ -53,6 +55,9 @@ LONG_SHORTCUT = "Ctrl+Shift+G"
 MAX_BINS = 512
 #: The exact tile's side, in cells, by default: large enough to read tokens and values.
 DEFAULT_TILE = 32
+
+#: Tick labels of bins and lines have room for this many digits from the start.
+_DIGITS = "000000"
 
 #: What the overview map shows: name -> label.
 SHOWN = {
@@ -102,6 +107,16 @@ def _fit(plot: pg.PlotWidget, values: np.ndarray) -> None:
         xRange=(0, max(1, values.shape[0] - 1)),
         yRange=(min(0.0, float(finite.min()) if finite.size else 0.0), top if top > 0 else 1.0),
     )
+    # The view's transform follows the range now, not as the paint begins: changed there, it
+    # makes the line rebuild and the plot paint a second time.
+    plot.getViewBox().updateMatrix()
+
+
+def _next_turn(owner: QWidget, call: Callable[[], None], turns: int = 1) -> None:
+    """Run ``call`` a turn (or ``turns``) of the event loop later, after the timers due by then
+    and the paint of what was drawn before it. (A 0 ms single shot is a posted call: Qt runs it
+    in the same turn, before any timer, so the two paints would stall one frame together.)"""
+    QTimer.singleShot(turns, owner, call)
 
 
 def _with_token(template: str, query: int, token: str | None) -> str:
@@ -221,7 +236,14 @@ class LongContextView(Retranslating, QWidget):
         self.overview_map.cellClicked.connect(lambda r, c, _m: self._choose_bin(r, c))
         self.tile_map = HeatmapWidget(colormap=session.colormap)
         self.tile_map.show_masked_values = True
+        # A 32 x 32 tile's hatching at 16 pixels a cell (not 32): built and painted in a quarter
+        # of the time when each tile comes, still finer than the cells on screen.
+        self.tile_map.overlay_pixels = 512
         self.tile_map.cellClicked.connect(lambda r, c, _m: self._choose_tile_cell(r))
+        # Labels change with every result (bin starts up to the length; tokens or indices of a
+        # tile): room held for the usual widths, so a result is laid out and painted once.
+        self.overview_map.hold_label_room(_DIGITS, _DIGITS)
+        self.tile_map.hold_label_room("q" + _DIGITS, _DIGITS)
         for heatmap in (self.overview_map, self.tile_map):
             heatmap.setMinimumSize(300, 260)
             maps.addWidget(heatmap)
@@ -242,6 +264,7 @@ class LongContextView(Retranslating, QWidget):
             plot.disableAutoRange()
             plot.setMouseEnabled(x=True, y=False)
             plots.addWidget(plot, 0, col)
+        self._hold_plot_room()
         self._row_curve = self.row_plot.plot([], [])
         self._sums_curve = self.sums_plot.plot([], [])
         self._entropy_curve = self.entropy_plot.plot([], [])
@@ -282,6 +305,10 @@ class LongContextView(Retranslating, QWidget):
             translate("LongView", "Every weight of the head, in bins; click a bin for its exact values")
         )
         self.tile_map.set_axis_labels(translate("LongView", "Keys"), translate("LongView", "Queries"))
+        # Both maps have their titles from the start: a title arriving with the first result
+        # would shrink the map under it and make it drawn twice.
+        self.overview_map.set_title(tr_text(SHOWN[self.shown.currentData() or "mean"]))
+        self.tile_map.set_title(self._tile_title())
         self.row_plot.setTitle(translate("LongView", "Weights of the chosen query, every key"))
         self.sums_plot.setTitle(translate("LongView", "Attention each key receives"))
         self.entropy_plot.setTitle(translate("LongView", "Entropy of each query (nats)"))
@@ -301,10 +328,18 @@ class LongContextView(Retranslating, QWidget):
                 plot.getAxis(side).setTextPen(colors.foreground)
             curve.setPen(pg.mkPen(colour, width=1.5))
 
+    def _hold_plot_room(self) -> None:
+        """The lines' axes keep room for their usual tick labels (see ``hold_tick_room``)."""
+        for plot in (self.row_plot, self.sums_plot, self.entropy_plot):
+            hold_tick_room(plot.getAxis("left"), "0.0000")
+            hold_tick_room(plot.getAxis("bottom"), _DIGITS)
+
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
             self._restyle()
+        elif event.type() == QEvent.Type.FontChange:
+            self._hold_plot_room()
 
     def _on_colormap(self, name: str) -> None:
         self.overview_map.set_colormap(name)
@@ -354,8 +389,11 @@ class LongContextView(Retranslating, QWidget):
             self._progress = (done, total)  # one tuple assignment: read whole by the GUI thread
 
         result = compute_overview(request, should_stop=stop, progress=progress)
-        # The statistic and frame on show, read here as plain values (as the results panel does).
-        return _Prepared(result, _prepare_overview(result, self._shown_name, self.overview_map.last_frame))
+        # The statistic and frame on show, read here as plain values (as the results panel does);
+        # a first overview, or one of another shape, is drawn over the whole plot area.
+        shape = None if result.mean is None else result.mean.shape
+        frame = None if shape is None else self.overview_map.frame_for(shape)
+        return _Prepared(result, _prepare_overview(result, self._shown_name, frame))
 
     def _on_busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)
@@ -377,8 +415,11 @@ class LongContextView(Retranslating, QWidget):
         self._prepared = done.maps
         self._show_message(result.error)
         self._draw_overview()
-        self._draw_lines()
         self._show_status()
+        # The lines are drawn at later turns of the event loop: the map and each line paint in
+        # a frame of their own instead of stalling one frame for all.
+        _next_turn(self, lambda: self._draw_lines(entropy=False))
+        _next_turn(self, lambda: self._draw_lines(sums=False), turns=2)
         if result.error is None:
             self._request_tile()
 
@@ -422,6 +463,7 @@ class LongContextView(Retranslating, QWidget):
             self._show_message(tile.error)
             return
         self._draw_tile()
+        _next_turn(self, self._draw_row)  # in a frame of its own, as the lines
 
     # ------------------------------------------------------------------ drawing
 
@@ -474,9 +516,7 @@ class LongContextView(Retranslating, QWidget):
         weights = tile.weights
         top = max(float(np.nanmax(weights)) if np.isfinite(weights).any() else 0.0, 1e-12)
         self.tile_map.value_format = ".2f" if top >= 0.05 else ".2g"
-        self.tile_map.set_title(
-            translate("LongView", "Exact: queries {q0}–{q1}, keys {k0}–{k1}").format(q0=r0, q1=r1 - 1, k0=c0, k1=c1 - 1)
-        )
+        self.tile_map.set_title(self._tile_title())
         allowed = tile.allowed
         self.tile_map.set_data(
             weights,
@@ -486,14 +526,27 @@ class LongContextView(Retranslating, QWidget):
             col_labels=cols,
             hover=lambda r, c: self._tile_hover(tile, b, r0 + r, c0 + c, weights[r, c], bool(allowed[r, c])),
         )
-        if tile.row is not None:
-            self._row_curve.setData(np.arange(tile.row.shape[0]), tile.row)
-            _fit(self.row_plot, tile.row)
-            query = tile.request.query
-            token = token_of(state.query_tokens, b, query)
-            self.row_plot.setTitle(
-                _with_token(translate("LongView", "Weights of query {q} {token}, every key"), query, token)
-            )
+
+    def _draw_row(self) -> None:
+        """The clicked query's weights over every key, from the tile on show."""
+        tile, state = self.tile, self._session.document.state
+        if tile is None or tile.row is None or tile.weights is None:
+            return
+        self._row_curve.setData(np.arange(tile.row.shape[0]), tile.row)
+        _fit(self.row_plot, tile.row)
+        query = tile.request.query
+        token = token_of(state.query_tokens, tile.request.result.batch, query)
+        title = translate("LongView", "Weights of query {q} {token}, every key")
+        self.row_plot.setTitle(_with_token(title, query, token))
+
+    def _tile_title(self) -> str:
+        tile = self.tile
+        if tile is None or tile.weights is None:
+            return translate("LongView", "Exact values: click a bin")
+        (r0, r1), (c0, c1) = tile.request.rows, tile.request.cols
+        return translate("LongView", "Exact: queries {q0}–{q1}, keys {k0}–{k1}").format(
+            q0=r0, q1=r1 - 1, k0=c0, k1=c1 - 1
+        )
 
     def _tile_hover(self, tile: TileResult, b: int, r: int, c: int, weight: float, allowed: bool) -> str:
         state = self._session.document.state
@@ -504,16 +557,19 @@ class LongContextView(Retranslating, QWidget):
         text = f"{where}\n" + translate("LongView", "weight {value}").format(value=format_number(float(weight)))
         return text + ("" if allowed else "  " + translate("LongView", "(masked)"))
 
-    def _draw_lines(self) -> None:
+    def _draw_lines(self, *, sums: bool = True, entropy: bool = True) -> None:
+        """The attention each key receives and the entropy of each query, of the overview."""
         result = self.result
         if result is None or result.column_sums is None or result.entropy is None:
             for curve in (self._sums_curve, self._entropy_curve, self._row_curve):
                 curve.setData([], [])
             return
-        self._sums_curve.setData(np.arange(result.column_sums.shape[0]), result.column_sums)
-        self._entropy_curve.setData(np.arange(result.entropy.shape[0]), result.entropy)
-        _fit(self.sums_plot, result.column_sums)
-        _fit(self.entropy_plot, result.entropy)
+        if sums:
+            self._sums_curve.setData(np.arange(result.column_sums.shape[0]), result.column_sums)
+            _fit(self.sums_plot, result.column_sums)
+        if entropy:
+            self._entropy_curve.setData(np.arange(result.entropy.shape[0]), result.entropy)
+            _fit(self.entropy_plot, result.entropy)
 
     def _show_status(self) -> None:
         result, state = self.result, self._session.document.state
