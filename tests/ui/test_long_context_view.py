@@ -101,7 +101,7 @@ def test_an_input_over_the_budget_opens_the_long_context_view(qtbot):
         wait_current(qtbot, win)
         outcome = win.session.current_outcome()
         assert outcome.too_large and "budget" in outcome.error
-        assert win.long_dock.isVisible()
+        qtbot.waitUntil(win.long_dock.isVisible)
         v = win.long_dock.view()
         qtbot.waitUntil(lambda: v.result is not None and v.result.mean is not None, timeout=30000)
         assert win.controls.shapes.spins["n_queries"].value() == 1500

@@ -624,10 +624,17 @@ class MainWindow(HostWindow):
             self.results.show_view(outcome.view, min(self.session.selection.batch, outcome.view.weights.shape[0] - 1))
         self.cpu_button.setVisible(outcome.error_field == "device")
         if outcome.too_large and not self.long_dock.isVisible():
-            # Too long for every stage at once: the long-context view streams it in bins.
+            # Too long for every stage at once: the long-context view streams it in bins. It
+            # opens at the next turn of the event loop, in a frame of its own (laying it out
+            # takes 10-15 ms, the refusal drawn here a few more).
+            QTimer.singleShot(1, self, self._open_long_view)
+        self._update_status()
+
+    def _open_long_view(self) -> None:
+        outcome = self.session.current_outcome()
+        if outcome is not None and outcome.too_large and not self.long_dock.isVisible():
             self.long_dock.show()
             self.long_dock.raise_()
-        self._update_status()
 
     def _on_error(self, field: str | None, error: str | None) -> None:
         shape_msg = settings_msg = input_msg = None

@@ -192,6 +192,7 @@ class LongContextView(Retranslating, QWidget):
         self._shown_name = "mean"  # the statistic on show, for the compute thread
         self.tile: TileResult | None = None
         self._focus_cell: tuple[int, int] | None = None
+        self._to_reveal: list[QWidget] = []  # plots not painted yet since the view was shown
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -360,8 +361,20 @@ class LongContextView(Retranslating, QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
+        # Its five plots painted at once took 20 ms of one frame when the view opened (and
+        # the first paint relays each out once): they appear one per turn of the event loop.
+        self._to_reveal = [self.tile_map, self.overview_map, self.row_plot, self.sums_plot, self.entropy_plot]
+        for widget in self._to_reveal[1:]:
+            widget.setUpdatesEnabled(False)
+        self._to_reveal.pop(0)
+        _next_turn(self, self._reveal_next)
         if self._dirty:
             self._request_overview()
+
+    def _reveal_next(self) -> None:
+        if self._to_reveal:
+            self._to_reveal.pop(0).setUpdatesEnabled(True)
+            _next_turn(self, self._reveal_next)
 
     def _request_overview(self) -> None:
         self._dirty = False
