@@ -43,7 +43,7 @@ def bench_model(layers: int = LAYERS, width: int = WIDTH, heads: int = HEADS) ->
         intermediate_size=4 * width,
         max_position_embeddings=512,
         attn_implementation="sdpa",
-    )  # type: ignore[call-arg]
+    )
     torch.manual_seed(0)
     return transformers.BertModel(config).eval()
 
