@@ -2787,7 +2787,7 @@
     </message>
     <message>
         <source>Attention heatmap</source>
-        <extracomment>Masked cells whose value is not zero keep their colour under light stripes instead of the opaque grey: for weights, &quot;masked but given weight&quot; (the book&apos;s uniform rows over padding, a 1/0 float mask) must be visible, not hidden by the mask drawing.</extracomment>
+        <extracomment>Masked cells whose value is not zero keep their colour under light stripes instead of the opaque grey: for weights, &quot;masked but given weight&quot; (the book&apos;s uniform rows over padding, a 1/0 float mask) must be visible, not hidden by the mask drawing. About how many pixels a side the hatching of masked cells is drawn with (fewer: faster to build and to paint, coarser stripes when zoomed in).</extracomment>
         <translation>Mapa de calor da atenção</translation>
     </message>
     <message>
@@ -3286,7 +3286,7 @@
     </message>
     <message>
         <source>Mean weight per bin</source>
-        <extracomment>The overview&apos;s display bins at most (about the pixels a map has on a large screen). The exact tile&apos;s side, in cells, by default: large enough to read tokens and values. What the overview map shows: name -&gt; label.</extracomment>
+        <extracomment>The overview&apos;s display bins at most (about the pixels a map has on a large screen). The exact tile&apos;s side, in cells, by default: large enough to read tokens and values. Tick labels of bins and lines have room for this many digits from the start. What the overview map shows: name -&gt; label.</extracomment>
         <translation>Peso médio por caixa</translation>
     </message>
     <message>
@@ -3361,6 +3361,10 @@
     <message>
         <source>click for the exact values</source>
         <translation>clique para ver os valores exatos</translation>
+    </message>
+    <message>
+        <source>Exact values: click a bin</source>
+        <translation>Valores exatos: clique em uma caixa</translation>
     </message>
     <message>
         <source>Exact: queries {q0}–{q1}, keys {k0}–{k1}</source>
