@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -136,11 +137,34 @@ def header_bomb_npz(path: Path, header_bytes: int = 1_000_000_000, member: str =
         zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive,
         archive.open(member, "w", force_zip64=True) as stream,
     ):
+        if hasattr(stream, "_compressor"):  # zipfile's writer; without it, compressed the slow way
+            stream._compressor = _RepeatedBlocks()
         stream.write(b"\x93NUMPY\x02\x00" + struct.pack("<I", header_bytes))
         block = b" " * (1 << 20)
         for _ in range(header_bytes >> 20):
             stream.write(block)
     return path
+
+
+class _RepeatedBlocks:
+    """zlib's raw deflate (what a zip member holds) with each write flushed in full: the writes
+    are then independent, byte-aligned pieces of one valid stream, so a block written again is
+    the same bytes, compressed once. A gigabyte of padding took 4.9 s to compress, now 0.3 s
+    (its CRC, which zipfile still computes)."""
+
+    def __init__(self) -> None:
+        self._zlib = zlib.compressobj(6, zlib.DEFLATED, -15)
+        self._last: tuple[bytes, bytes] | None = None
+
+    def compress(self, data: bytes) -> bytes:
+        if self._last is not None and self._last[0] == data:
+            return self._last[1]
+        piece = self._zlib.compress(data) + self._zlib.flush(zlib.Z_FULL_FLUSH)
+        self._last = (bytes(data), piece)
+        return piece
+
+    def flush(self) -> bytes:
+        return self._zlib.flush(zlib.Z_FINISH)
 
 
 # ------------------------------------------------------------------------------ legal but huge
