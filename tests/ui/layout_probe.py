@@ -57,9 +57,11 @@ def settle(window, timeout_ms: int = 60000) -> None:  # noqa: ANN001
             busy = busy or bool(getattr(view, "busy", False))
         if not busy:
             break
-        wait(50)
-        waited += 50
-    wait(150)
+        wait(20)
+        waited += 20
+    # Deferred calls (a turn or a few ms: a tab opening, plots appearing one per turn) and the
+    # paints they cause; nothing in the app waits longer once computations are done.
+    wait(40)
 
 
 def _plain(text: str) -> str:
