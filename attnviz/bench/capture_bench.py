@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,46 +95,46 @@ def reset():
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")
 
-layers, batch, tokens, budget = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-budget = None if budget == "default" else float(budget)
+layers, batch, tokens = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 torch.set_grad_enabled(False)
 model = bench_model(layers=layers)
 inputs, words = bench_batch(batch, tokens)
 model(**inputs)  # one-off allocations of the libraries are not counted
 reset(); base = status("VmRSS"); model(**inputs); plain = status("VmHWM") - base
-reset(); base = status("VmRSS")
-with attnviz.capture(model, tokens=words, memory_budget=budget) as cap:
-    model(**inputs)
-captured = status("VmHWM") - base
-print(json.dumps({"plain_mib": plain, "captured_mib": captured, "recorded_mib": cap.recorded_bytes / 2**20,
-                  "budget_mib": cap.memory_budget / 2**20, "calls": len(cap.calls),
-                  "stopped": any("recording stopped" in w for w in cap.warnings)}))
+results, first = [], None
+for share in sys.argv[4:]:  # "default", or a share of what the first capture recorded
+    budget = None if share == "default" else float(share) * first
+    reset(); base = status("VmRSS")
+    with attnviz.capture(model, tokens=words, memory_budget=budget) as cap:
+        model(**inputs)
+    captured = status("VmHWM") - base
+    first = cap.recorded_bytes if first is None else first
+    results.append({"plain_mib": plain, "captured_mib": captured, "recorded_mib": cap.recorded_bytes / 2**20,
+                    "budget_mib": cap.memory_budget / 2**20, "calls": len(cap.calls),
+                    "stopped": any("recording stopped" in w for w in cap.warnings)})
+    del cap
+print(json.dumps(results))
 """
 
 
-def peak_memory(layers: int, batch: int, tokens: int, budget: float | None) -> dict[str, Any]:
-    """Peak resident memory above the model of a plain and of a captured forward pass, in a fresh
-    process (Linux: the peak is reset with ``clear_refs``)."""
+def peak_memory(layers: int, batch: int, tokens: int, shares: Sequence[float | None]) -> list[dict[str, Any]]:
+    """Peak resident memory above the model of a plain forward pass and of a captured one per
+    entry of ``shares`` (None: the default budget; a number: that share of what the first capture
+    recorded), in one fresh process (Linux: the peak is reset with ``clear_refs`` before each)."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(p for p in (str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH")) if p),
     }
+    args = ["default" if share is None else str(share) for share in shares]
     out = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            _CHILD,
-            str(layers),
-            str(batch),
-            str(tokens),
-            "default" if budget is None else str(budget),
-        ],
+        [sys.executable, "-c", _CHILD, str(layers), str(batch), str(tokens), *args],
         capture_output=True,
         text=True,
         check=True,
         env=env,
     ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    results: list[dict[str, Any]] = json.loads(out.strip().splitlines()[-1])
+    return results
 
 
 def run(repeats: int = 15, quick: bool = False) -> int:
@@ -187,14 +187,13 @@ def run(repeats: int = 15, quick: bool = False) -> int:
         f"{doctor_s * 1e3:.1f} ms (target well under 1 s)"
     )
 
-    memory = peak_memory(layers, batch, tokens, None)
+    # One child for both: a default budget, then 60% of what that one recorded.
+    memory, stopped = peak_memory(layers, batch, tokens, (None, 0.6))
     print(
         f"peak memory above the model (child process): plain forward {memory['plain_mib']:.0f} MiB, captured "
         f"{memory['captured_mib']:.0f} MiB; {memory['recorded_mib']:.1f} MiB recorded of a "
         f"{memory['budget_mib']:.0f} MiB budget"
     )
-    small = memory["recorded_mib"] * 0.6 * 2**20
-    stopped = peak_memory(layers, batch, tokens, small)
     print(
         f"with a budget of {stopped['budget_mib']:.1f} MiB (60% of that): {stopped['calls']} of {layers} calls "
         f"recorded, {stopped['recorded_mib']:.1f} MiB, "
