@@ -127,19 +127,41 @@ def test_a_first_overview_is_drawn_with_the_picture_prepared_on_the_compute_thre
 
     resampled = []
     real_picture = widget_module.picture
-    monkeypatch.setattr(widget_module, "picture", lambda *a: resampled.append(a[1]) or real_picture(*a))
+    monkeypatch.setattr(widget_module, "picture", lambda *a: resampled.append(a) or real_picture(*a))
     win = MainWindow()
     qtbot.addWidget(win)
     win.resize(1280, 720)
     win.show()
     qtbot.waitExposed(win)
+    wait_current(qtbot, win)
     win.long_dock.show()
     v = win.long_dock.view()
-    qtbot.waitUntil(lambda: v.overview_map.frame_for((600, 600)) is not None)
+    # Its plots appear one per frame once it is shown; then its layout is final.
+    qtbot.waitUntil(lambda: all(plot.isVisible() for plot in v._plots()) and v.result is not None)
+    # The book's toy is additive, which the overview refuses with a message over the maps:
+    # a long input first, so that the maps keep their size (the frame predicted is exact).
+    win.session.push(ReplaceState(long_state(600)))
+    qtbot.waitUntil(lambda: v.result is not None and v.result.mean is not None, timeout=30000)
+    assert v.overview_map.frame_for((600, 600)) is not None
+    resampled.clear()
     # 1024 rows in 512 bins of 2: a map drawn from a pyramid, a screen at a time.
     win.session.push(ReplaceState(long_state(1024)))
-    qtbot.waitUntil(lambda: v.result is not None and v.result.mean is not None, timeout=30000)
-    assert v.result.mean.shape == (512, 512)
+    qtbot.waitUntil(lambda: v.result is not None and v.result.mean is not None and v.result.mean.shape == (512, 512))
     v.overview_map.grab()
     assert v.overview_map.last_frame is not None  # drawn from the pyramid
-    assert resampled == []
+    # (The main view's 1024 x 1024 map is a pyramid too, with pictures of its own.)
+    ours = [frame for prepared, frame in resampled if any(prepared is p for p in v._prepared.values())]
+    assert ours == []
+
+
+def test_a_message_over_the_maps_leaves_the_view_the_height_of_its_tab(qtbot, window):
+    """The book's additive toy has no overview (dot products only): a message says so. A wrapped
+    label there made the tab's scroll area size the view by its preferred height (970 px in a
+    720-pixel window), so the plots fell below the fold until the message went away."""
+    window.resize(1280, 720)
+    window.long_dock.show()
+    v = window.long_dock.view()
+    qtbot.waitUntil(lambda: v.message.isVisible() and all(plot.isVisible() for plot in v._plots()))
+    assert "additive" in v.message.text()
+    page = v.parentWidget()
+    assert v.height() <= page.height(), (v.height(), page.height())

@@ -467,7 +467,15 @@ class HostWindow(Retranslating, QMainWindow):
         self._main_title = title
         bar = self.tool_tabs.tabBar()
         for side in (QTabBar.ButtonPosition.RightSide, QTabBar.ButtonPosition.LeftSide):
-            bar.setTabButton(0, side, None)
+            close = bar.tabButton(0, side)
+            # An empty widget where the close button was: the tab keeps the height the others
+            # have with theirs, so opening the first tool view does not make the bar taller
+            # (it shrank and repainted the main view by a pixel or two, in the same frame).
+            keep = None
+            if close is not None:
+                keep = QWidget()
+                keep.setFixedSize(close.sizeHint())
+            bar.setTabButton(0, side, keep)
         self.tool_tabs.setCurrentIndex(0)
         self._retranslate_tabs()
 

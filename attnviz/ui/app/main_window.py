@@ -625,9 +625,9 @@ class MainWindow(HostWindow):
         self.cpu_button.setVisible(outcome.error_field == "device")
         if outcome.too_large and not self.long_dock.isVisible():
             # Too long for every stage at once: the long-context view streams it in bins. It
-            # opens at the next turn of the event loop, in a frame of its own (laying it out
-            # takes 10-15 ms, the refusal drawn here a few more).
-            QTimer.singleShot(1, self, self._open_long_view)
+            # opens a frame later (16 ms), once the refusal shown here is painted: laying the
+            # new tab out takes 5-10 ms more, too much for the same frame.
+            QTimer.singleShot(16, self, self._open_long_view)
         self._update_status()
 
     def _open_long_view(self) -> None:

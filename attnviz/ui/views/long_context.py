@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
-from PySide6.QtGui import QResizeEvent, QShowEvent
+from PySide6.QtGui import QHideEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -112,11 +112,32 @@ def _fit(plot: pg.PlotWidget, values: np.ndarray) -> None:
     plot.getViewBox().updateMatrix()
 
 
-def _next_turn(owner: QWidget, call: Callable[[], None], turns: int = 1) -> None:
-    """Run ``call`` a turn (or ``turns``) of the event loop later, after the timers due by then
-    and the paint of what was drawn before it. (A 0 ms single shot is a posted call: Qt runs it
-    in the same turn, before any timer, so the two paints would stall one frame together.)"""
-    QTimer.singleShot(turns, owner, call)
+def _keep_room_when_hidden(widget: QWidget) -> None:
+    policy = widget.sizePolicy()
+    policy.setRetainSizeWhenHidden(True)
+    widget.setSizePolicy(policy)
+
+
+def _holder(widget: QWidget) -> QWidget:
+    """``widget`` in a plain box that keeps its room while it is hidden."""
+    _keep_room_when_hidden(widget)
+    box = QWidget()
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(widget)
+    return box
+
+
+#: Between two parts of a view drawn apart: a frame at 60 Hz.
+FRAME_MS = 16
+
+
+def _next_turn(owner: QWidget, call: Callable[[], None]) -> None:
+    """Run ``call`` a frame later, once what was drawn before it is painted and the event loop
+    has answered whatever came meanwhile. (A 0 ms single shot is a posted call that Qt runs in
+    the same turn, and a 1 ms one often fires right after the paint, before other timers: the
+    two paints then stall one frame together.)"""
+    QTimer.singleShot(FRAME_MS, owner, call)
 
 
 def _with_token(template: str, query: int, token: str | None) -> str:
@@ -224,8 +245,10 @@ class LongContextView(Retranslating, QWidget):
         for widget in (self.shown_caption, self.shown, self.tile_caption, self.tile_size):
             header.addWidget(widget)
         layout.addLayout(header)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
+        # Not a plain wrapped label: one that is height-for-width makes the scroll area holding
+        # the view size it by its size hint (the maps' and plots' preferred heights, 970 px)
+        # instead of the page, and the plots fell below the fold while a message was shown.
+        self.message = _StatusLabel()
         mark_error_label(self.message)
         self.message.setVisible(False)
         layout.addWidget(self.message)
@@ -247,7 +270,7 @@ class LongContextView(Retranslating, QWidget):
         self.tile_map.hold_label_room("q" + _DIGITS, _DIGITS)
         for heatmap in (self.overview_map, self.tile_map):
             heatmap.setMinimumSize(300, 260)
-            maps.addWidget(heatmap)
+            maps.addWidget(_holder(heatmap))  # a splitter gives a hidden child's room away
         layout.addWidget(maps, 3)
 
         plots = QGridLayout()
@@ -264,6 +287,7 @@ class LongContextView(Retranslating, QWidget):
             # asks for another, and three plots doing so tripled the paints when a result came.
             plot.disableAutoRange()
             plot.setMouseEnabled(x=True, y=False)
+            _keep_room_when_hidden(plot)
             plots.addWidget(plot, 0, col)
         self._hold_plot_room()
         self._row_curve = self.row_plot.plot([], [])
@@ -274,6 +298,8 @@ class LongContextView(Retranslating, QWidget):
         self._overview_scheduler = session.new_scheduler(in_app(self._compute_overview))  # type: ignore[arg-type]
         self._overview_scheduler.finished.connect(self._on_overview)
         self._overview_scheduler.busyChanged.connect(self._on_busy)
+        for plot_widget in self._plots():  # shown one by one when the view is (showEvent)
+            plot_widget.hide()
         self._tile_scheduler = session.new_scheduler(in_app(compute_tile))  # type: ignore[arg-type]
         self._tile_scheduler.finished.connect(self._on_tile)
         self._progress_timer = QTimer(self)
@@ -361,19 +387,27 @@ class LongContextView(Retranslating, QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        # Its five plots painted at once took 20 ms of one frame when the view opened (and
-        # the first paint relays each out once): they appear one per turn of the event loop.
-        self._to_reveal = [self.tile_map, self.overview_map, self.row_plot, self.sums_plot, self.entropy_plot]
-        for widget in self._to_reveal[1:]:
-            widget.setUpdatesEnabled(False)
-        self._to_reveal.pop(0)
+        # Its five plots laid out and painted at once took 20 ms of one frame when the view
+        # opened: hidden while it is (their room kept), they appear one per turn of the event
+        # loop once it is shown.
+        self._to_reveal = self._plots()
         _next_turn(self, self._reveal_next)
         if self._dirty:
             self._request_overview()
 
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        if not event.spontaneous():  # closed or another tab chosen, not the window minimised
+            self._to_reveal = []
+            for widget in self._plots():
+                widget.hide()
+
+    def _plots(self) -> list[QWidget]:
+        return [self.tile_map, self.overview_map, self.row_plot, self.sums_plot, self.entropy_plot]
+
     def _reveal_next(self) -> None:
         if self._to_reveal:
-            self._to_reveal.pop(0).setUpdatesEnabled(True)
+            self._to_reveal.pop(0).show()
             _next_turn(self, self._reveal_next)
 
     def _request_overview(self) -> None:
@@ -431,10 +465,11 @@ class LongContextView(Retranslating, QWidget):
         self._show_status()
         # The lines are drawn at later turns of the event loop: the map and each line paint in
         # a frame of their own instead of stalling one frame for all.
-        _next_turn(self, lambda: self._draw_lines(entropy=False))
-        _next_turn(self, lambda: self._draw_lines(sums=False), turns=2)
+        _next_turn(self, self._draw_sums_then_entropy)
         if result.error is None:
-            self._request_tile()
+            # Also a frame later: computed meanwhile, the tile's Python parts took turns with
+            # the map's paint for the interpreter's lock (paints of 6 ms took 11).
+            _next_turn(self, self._request_tile)
 
     def _choose_bin(self, r: int, c: int) -> None:
         result = self.result
@@ -569,6 +604,10 @@ class LongContextView(Retranslating, QWidget):
             where += f"\n{q_tok!r} → {k_tok!r}"
         text = f"{where}\n" + translate("LongView", "weight {value}").format(value=format_number(float(weight)))
         return text + ("" if allowed else "  " + translate("LongView", "(masked)"))
+
+    def _draw_sums_then_entropy(self) -> None:
+        self._draw_lines(entropy=False)
+        _next_turn(self, lambda: self._draw_lines(sums=False))  # chained: never both in one turn
 
     def _draw_lines(self, *, sums: bool = True, entropy: bool = True) -> None:
         """The attention each key receives and the entropy of each query, of the overview."""
