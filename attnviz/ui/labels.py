@@ -1,5 +1,6 @@
-"""Labels that look after themselves: an error line, and a status-bar label that changes text and
-colour at every edit without re-laying out the window.
+"""Labels that look after themselves: an error line, a status-bar label that changes text and
+colour at every edit without re-laying out the window, and a wrapped status line over a view
+that only grows (``WrappedStatusLabel``).
 
 ``SteadyLabel``: a ``QLabel`` whose text changes asks its parent layout to recompute (``updateGeometry``), and a
 new style sheet re-polishes it as well: in the status bar that meant a layout pass of the main
@@ -13,13 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QColor, QFontMetrics, QPalette
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtGui import QColor, QFontMetrics, QPalette, QResizeEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from attnviz.ui.theme import mark_error_label
 
-__all__ = ["ErrorLabel", "SteadyLabel"]
+__all__ = ["ErrorLabel", "SteadyLabel", "WrappedStatusLabel"]
 
 
 class SteadyLabel(QLabel):
@@ -104,3 +105,55 @@ class ErrorLabel(QLabel):
         self.setText(text or "")
         self.setToolTip(text or "")
         self.setVisible(bool(text))
+
+
+class WrappedStatusLabel(QLabel):
+    """A wrapped status line whose height only grows: at least two lines, and as many as the
+    longest text it has shown needs at its width. A status that changes every result then
+    leaves the layout alone, while none is ever cut (presentation fonts, Portuguese, a narrow
+    tab); a new font or width starts the count again.
+
+    Unlike a wrapped ``QLabel`` it is not height-for-width: one such child makes a scroll area
+    that holds its view size the view by its preferred height instead of the page (the long-
+    context view was 968 px tall in a 642-pixel tab while a message was shown)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setWordWrap(True)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self._tallest = 0
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        super().setText(text)
+        self._grow()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._tallest = 0
+            self._grow()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._tallest = 0
+            self._grow()
+
+    def _grow(self) -> None:
+        margins = self.contentsMargins()
+        two_lines = 2 * self.fontMetrics().lineSpacing() + margins.top() + margins.bottom()
+        need = max(two_lines, super().heightForWidth(max(1, self.width())))
+        if need > self._tallest:
+            self._tallest = need
+            self.updateGeometry()
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802
+        return False
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        if not self._tallest:
+            self._grow()
+        return QSize(200, self._tallest)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        return QSize(80, self.sizeHint().height())

@@ -469,3 +469,18 @@ def test_every_compute_thread_of_the_app_configures_the_process_first(window):
         for dock in (window.masking_lab_dock, window.scaling_lab_dock, window.compare_dock)
     }
     assert wrapped == {"maskingLabDock": run_masking_lab, "scalingLabDock": run_scaling_lab, "compareDock": run_pair}
+
+
+def test_every_tool_view_that_can_fit_its_tab_does_at_1280x720(qtbot, window):
+    """A view taller than its tab scrolls; one that could be as short as the tab must not. A
+    height-for-width child (a wrapped label) made the tab's scroll area size two views by their
+    preferred height instead (layers x heads 26 px too tall, the long-context view 326 px)."""
+    window.resize(1280, 720)
+    for tool in window.tools():
+        tool.show()
+        view = tool.view()
+        qtbot.wait(50)
+        page = view.parentWidget()
+        if page is not None and view.minimumSizeHint().height() <= page.height():
+            assert view.height() <= page.height(), (tool.objectName(), view.height(), page.height())
+        tool.hide()

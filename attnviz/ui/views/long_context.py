@@ -17,15 +17,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QSize, Qt, QTimer
-from PySide6.QtGui import QHideEvent, QResizeEvent, QShowEvent
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
     QHBoxLayout,
     QLabel,
     QProgressBar,
-    QSizePolicy,
     QSpinBox,
     QSplitter,
     QVBoxLayout,
@@ -43,6 +42,7 @@ from attnviz.ui.heatmap.items import hold_tick_room
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.heatmap.prepare import Frame, PreparedMap, prepare_map
 from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.labels import WrappedStatusLabel
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.scheduler import in_app
 from attnviz.ui.theme import mark_error_label, plot_colors
@@ -149,54 +149,6 @@ def _with_token(template: str, query: int, token: str | None) -> str:
     return text.replace(mark, repr(token))
 
 
-class _StatusLabel(QLabel):
-    """A wrapped status line whose height only grows: at least two lines, and as many as the
-    longest text it has shown needs at its width. A status that changes every result then
-    leaves the layout alone, while none is ever cut (presentation fonts, Portuguese, a narrow
-    tab); a new font or width starts the count again."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setWordWrap(True)
-        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
-        self._tallest = 0
-
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
-        super().setText(text)
-        self._grow()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        if event.size().width() != event.oldSize().width():
-            self._tallest = 0
-            self._grow()
-
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:
-            self._tallest = 0
-            self._grow()
-
-    def _grow(self) -> None:
-        margins = self.contentsMargins()
-        two_lines = 2 * self.fontMetrics().lineSpacing() + margins.top() + margins.bottom()
-        need = max(two_lines, super().heightForWidth(max(1, self.width())))
-        if need > self._tallest:
-            self._tallest = need
-            self.updateGeometry()
-
-    def hasHeightForWidth(self) -> bool:  # noqa: N802
-        return False
-
-    def sizeHint(self) -> QSize:  # noqa: N802
-        if not self._tallest:
-            self._grow()
-        return QSize(200, self._tallest)
-
-    def minimumSizeHint(self) -> QSize:  # noqa: N802
-        return QSize(80, self.sizeHint().height())
-
-
 class LongContextView(Retranslating, QWidget):
     """``overview_map`` (bins), ``tile_map`` (exact cells), ``row_plot``, ``sums_plot``,
     ``entropy_plot``; ``result`` is the overview on show, ``tile`` the exact tile on show."""
@@ -221,7 +173,7 @@ class LongContextView(Retranslating, QWidget):
         # Its size never follows its text: a status that widened the view or changed its height
         # by a line resized, and so repainted, every map and plot below it each time a result
         # came. The progress bar keeps its room when hidden for the same reason.
-        self.status = _StatusLabel()
+        self.status = WrappedStatusLabel()
         header.addWidget(self.status, 1)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(200)
@@ -248,7 +200,7 @@ class LongContextView(Retranslating, QWidget):
         # Not a plain wrapped label: one that is height-for-width makes the scroll area holding
         # the view size it by its size hint (the maps' and plots' preferred heights, 970 px)
         # instead of the page, and the plots fell below the fold while a message was shown.
-        self.message = _StatusLabel()
+        self.message = WrappedStatusLabel()
         mark_error_label(self.message)
         self.message.setVisible(False)
         layout.addWidget(self.message)

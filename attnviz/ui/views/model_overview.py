@@ -33,6 +33,7 @@ from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.labels import WrappedStatusLabel
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.theme import mark_error_label
 
@@ -81,12 +82,10 @@ class ModelOverview(Retranslating, QWidget):
         self.statistic.currentIndexChanged.connect(lambda _i: self._draw())
         row.addWidget(self.caption)
         row.addWidget(self.statistic)
-        self.description = QLabel()
-        self.description.setWordWrap(True)
+        self.description = WrappedStatusLabel()  # not height-for-width: see its docstring
         row.addWidget(self.description, 1)
         layout.addLayout(row)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
+        self.message = WrappedStatusLabel()
         mark_error_label(self.message)
         self.message.setVisible(False)
         layout.addWidget(self.message)
