@@ -165,3 +165,32 @@ def test_a_message_over_the_maps_leaves_the_view_the_height_of_its_tab(qtbot, wi
     assert "additive" in v.message.text()
     page = v.parentWidget()
     assert v.height() <= page.height(), (v.height(), page.height())
+
+
+def test_an_input_over_the_budget_brings_an_open_long_context_tab_forward_once(qtbot):
+    """Open already but behind another tab (a restored layout, say): the refusal brings it
+    forward; the next edit of the same long input leaves the user where they went."""
+    from attnviz.engine import set_default_memory_budget
+    from attnviz.ui.app.main_window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    wait_current(qtbot, win)
+    win.long_dock.show()
+    win.tool_tabs.setCurrentIndex(0)  # the long-context tab open, the main view on show
+    assert win.long_dock.isVisible() and not win.long_dock.is_current_tab()
+    set_default_memory_budget(20e6)
+    try:
+        win.session.push(ReplaceState(long_state(1500)))
+        wait_current(qtbot, win)
+        qtbot.waitUntil(win.long_dock.is_current_tab)
+        win.tool_tabs.setCurrentIndex(0)
+        state = win.session.document.state.copy()
+        state.settings = replace(state.settings, window=32)
+        win.session.push(ReplaceState(state))
+        wait_current(qtbot, win)
+        qtbot.wait(100)
+        assert win.session.current_outcome().too_large and not win.long_dock.is_current_tab()
+    finally:
+        set_default_memory_budget(None)

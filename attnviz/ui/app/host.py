@@ -139,6 +139,11 @@ class ToolDock(Retranslating, QDockWidget):
         self._session.presentationChanged.connect(self._apply_font_scale)
         self.retranslate()
 
+    def is_current_tab(self) -> bool:
+        """Whether the view is on show (a dock has no tab of the central area: it is when open
+        and not tabbed behind another dock)."""
+        return self.isVisible() and not self.visibleRegion().isEmpty()
+
     def view(self) -> QWidget:
         """The dock's view, built now if it has not been yet."""
         if self._view is None:

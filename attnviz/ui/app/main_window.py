@@ -226,6 +226,7 @@ class MainWindow(HostWindow):
         session.presentationChanged.connect(self._apply_presentation)
 
         self._start_queued = False
+        self._too_large = False  # the last outcome was refused as too large (see _on_outcome)
         self._show_all(session.document.state)
         self._update_status()
         self.resize(1400, 860)
@@ -623,7 +624,8 @@ class MainWindow(HostWindow):
                 self.controls.settings.set_devices(devices)
             self.results.show_view(outcome.view, min(self.session.selection.batch, outcome.view.weights.shape[0] - 1))
         self.cpu_button.setVisible(outcome.error_field == "device")
-        if outcome.too_large and not self.long_dock.isVisible():
+        was_too_large, self._too_large = self._too_large, outcome.too_large
+        if outcome.too_large and not was_too_large and not self.long_dock.is_current_tab():
             # Too long for every stage at once: the long-context view streams it in bins. It
             # opens a frame later (16 ms), once the refusal shown here is painted: laying the
             # new tab out takes 5-10 ms more, too much for the same frame.
@@ -632,7 +634,9 @@ class MainWindow(HostWindow):
 
     def _open_long_view(self) -> None:
         outcome = self.session.current_outcome()
-        if outcome is not None and outcome.too_large and not self.long_dock.isVisible():
+        # Brought forward when the input becomes too large (open already, a restored layout's
+        # tab in the background, say), not again at each edit of it: the user may look elsewhere.
+        if outcome is not None and outcome.too_large and not self.long_dock.is_current_tab():
             self.long_dock.show()
             self.long_dock.raise_()
 
