@@ -219,7 +219,7 @@ class LongContextView(Retranslating, QWidget):
         # Labels change with every result (bin starts up to the length; tokens or indices of a
         # tile): room held for the usual widths, so a result is laid out and painted once.
         self.overview_map.hold_label_room(_DIGITS, _DIGITS)
-        self.tile_map.hold_label_room("q" + _DIGITS, _DIGITS)
+        self.tile_map.hold_label_room("q00000", _DIGITS)  # a tile of a 131k input may need more
         for heatmap in (self.overview_map, self.tile_map):
             heatmap.setMinimumSize(300, 260)
             maps.addWidget(_holder(heatmap))  # a splitter gives a hidden child's room away
