@@ -59,8 +59,8 @@ def settle(window, timeout_ms: int = 60000) -> None:  # noqa: ANN001
             break
         wait(20)
         waited += 20
-    # Deferred calls (a turn or a few ms: a tab opening, plots appearing one per turn) and the
-    # paints they cause; nothing in the app waits longer once computations are done.
+    # Deferred calls (a turn or a frame: a tab opening, a line drawn a frame after its map) and
+    # the paints they cause (a view whose plots appear one per frame says it is busy meanwhile).
     wait(40)
 
 

@@ -194,3 +194,26 @@ def test_an_input_over_the_budget_brings_an_open_long_context_tab_forward_once(q
         assert win.session.current_outcome().too_large and not win.long_dock.is_current_tab()
     finally:
         set_default_memory_budget(None)
+
+
+def test_a_long_context_window_of_its_own_is_not_raised_again_by_a_long_input(qtbot):
+    from attnviz.engine import set_default_memory_budget
+    from attnviz.ui.app.main_window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    wait_current(qtbot, win)
+    win.long_dock.show()
+    win.long_dock.setFloating(True)
+    shown = []
+    real_show = win.long_dock.show
+    win.long_dock.show = lambda: shown.append(1) or real_show()
+    set_default_memory_budget(20e6)
+    try:
+        win.session.push(ReplaceState(long_state(1500)))
+        wait_current(qtbot, win)
+        qtbot.wait(100)
+        assert win.session.current_outcome().too_large and shown == []
+    finally:
+        set_default_memory_budget(None)

@@ -303,7 +303,10 @@ class ToolTab(QObject):
         return self._floating
 
     def is_current_tab(self) -> bool:
-        """Whether the view is the tab on show in the host's central area."""
+        """Whether the view is the tab on show in the host's central area (or open in a window
+        of its own: then it is on show as far as the host can tell)."""
+        if self._floating:
+            return self._open
         return self._page is not None and self.host.tool_tabs.currentWidget() is self._page
 
     def show(self) -> None:

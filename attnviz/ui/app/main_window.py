@@ -633,10 +633,11 @@ class MainWindow(HostWindow):
         self._update_status()
 
     def _open_long_view(self) -> None:
-        outcome = self.session.current_outcome()
         # Brought forward when the input becomes too large (open already, a restored layout's
         # tab in the background, say), not again at each edit of it: the user may look elsewhere.
-        if outcome is not None and outcome.too_large and not self.long_dock.is_current_tab():
+        # The last outcome shown decides, not the current one: an edit within the frame (a wheel
+        # over a spin box) would otherwise skip the opening, and later outcomes do not ask again.
+        if self._too_large and not self.long_dock.is_current_tab():
             self.long_dock.show()
             self.long_dock.raise_()
 

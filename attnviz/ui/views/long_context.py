@@ -166,6 +166,7 @@ class LongContextView(Retranslating, QWidget):
         self.tile: TileResult | None = None
         self._focus_cell: tuple[int, int] | None = None
         self._to_reveal: list[QWidget] = []  # plots not painted yet since the view was shown
+        self._tile_asked_for: LongResult | None = None  # the overview the last tile was asked of
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -357,6 +358,16 @@ class LongContextView(Retranslating, QWidget):
     def _plots(self) -> list[QWidget]:
         return [self.tile_map, self.overview_map, self.row_plot, self.sums_plot, self.entropy_plot]
 
+    @property
+    def revealing(self) -> bool:
+        """Whether some plots are still to appear (one per frame after the view is shown)."""
+        return bool(self._to_reveal)
+
+    @property
+    def busy(self) -> bool:
+        """Whether an overview or a tile is being computed, or plots are still to appear."""
+        return self._overview_scheduler.busy or self._tile_scheduler.busy or self.revealing
+
     def _reveal_next(self) -> None:
         if self._to_reveal:
             self._to_reveal.pop(0).show()
@@ -421,7 +432,7 @@ class LongContextView(Retranslating, QWidget):
         if result.error is None:
             # Also a frame later: computed meanwhile, the tile's Python parts took turns with
             # the map's paint for the interpreter's lock (paints of 6 ms took 11).
-            _next_turn(self, self._request_tile)
+            _next_turn(self, lambda: self._request_tile() if self._tile_asked_for is not result else None)
 
     def _choose_bin(self, r: int, c: int) -> None:
         result = self.result
@@ -453,6 +464,7 @@ class LongContextView(Retranslating, QWidget):
             r0 = max(0, min(query - side // 2, n_q - side))
             c0 = max(0, min(key - side // 2, n_k - side))
             rows, cols = (r0, min(n_q, r0 + side)), (c0, min(n_k, c0 + side))
+        self._tile_asked_for = result  # a click before the first tile is asked for wins
         self._tile_scheduler.submit(TileRequest(result, state, rows, cols, query))  # type: ignore[arg-type]
 
     def _on_tile(self, tile: TileResult) -> None:
