@@ -30,6 +30,13 @@ _SCREEN.write_text(
 )
 os.environ.setdefault("QT_QPA_PLATFORM", f"offscreen:configfile={_SCREEN}")
 
+# Parallel workers (pytest-xdist, one per CPU) get one torch thread each, children they start
+# too: torch's own pool, a thread per CPU in every worker, oversubscribed the machine (OpenMP
+# threads spinning while they wait for each other). On 2 CPUs the suite took 185-194 s, 166 s
+# with this. Set before any test module imports torch; a value the user set is kept.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 # The app autosaves and remembers recent files: keep tests away from the user's own.
 os.environ.setdefault("ATTNVIZ_STATE_DIR", tempfile.mkdtemp(prefix="attnviz-test-"))
 
