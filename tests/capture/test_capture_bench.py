@@ -3,17 +3,25 @@ is its job), and writes a capture file other benchmarks can open."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-pytest.importorskip("transformers", reason="the benchmark's model is a Hugging Face BertModel")
+from attnviz.io import load_capture
 
-from attnviz.bench.capture_bench import run, write_bench_capture  # noqa: E402
-from attnviz.io import load_capture  # noqa: E402
+
+def _bench() -> Any:
+    """The benchmark module, imported by the test that uses it: importing transformers took 3 s
+    of every parallel worker's collection, though one worker runs these tests."""
+    pytest.importorskip("transformers", reason="the benchmark's model is a Hugging Face BertModel")
+    from attnviz.bench import capture_bench
+
+    return capture_bench
 
 
 @pytest.mark.slow
 def test_quick_capture_benchmark_prints_every_figure(capsys):
-    assert run(repeats=1, quick=True) == 0
+    assert _bench().run(repeats=1, quick=True) == 0
     out = capsys.readouterr().out
     for words in (
         "with capture ms",
@@ -28,5 +36,5 @@ def test_quick_capture_benchmark_prints_every_figure(capsys):
 
 
 def test_the_bench_capture_file_opens(tmp_path):
-    run_ = load_capture(write_bench_capture(tmp_path / "bench.attnviz-capture", quick=True))
+    run_ = load_capture(_bench().write_bench_capture(tmp_path / "bench.attnviz-capture", quick=True))
     assert run_.layers == 2 and run_.query_tokens is not None and all(c.fidelity <= 1e-5 for c in run_.calls)
