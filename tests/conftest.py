@@ -46,3 +46,10 @@ def _private_state_dir(tmp_path_factory, monkeypatch):
     """Each test gets its own autosave, recent files and window layout: a layout saved by one
     test's window (docks open, say) must not leak into the next."""
     monkeypatch.setenv("ATTNVIZ_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Slow tests first (the ``slow`` mark), in their order, then the rest in theirs: parallel
+    workers take tests from each other's queues, and a slow test left for the end ran alone
+    while the other workers had nothing left to do."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -170,6 +170,7 @@ def test_the_heads_grid_one_map_per_head_one_colour_scale(qapp, model_file, tmp_
         figure.close()
 
 
+@pytest.mark.slow
 def test_render_reads_a_capture_and_writes_the_models_own_weights(tmp_path):
     """A BERT captured with attnviz.capture, rendered with --layer/--head/--out: the weights are
     the model's own attention probabilities (eager, output_attentions)."""

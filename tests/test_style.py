@@ -37,6 +37,7 @@ def test_ruff_format() -> None:
     assert result.returncode == 0, "run `ruff format attnviz tests`:\n" + result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_mypy() -> None:
     # The configuration ([tool.mypy] in pyproject.toml) names the files: the whole package.
     result = _run(sys.executable, "-m", "mypy")

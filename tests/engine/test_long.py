@@ -125,6 +125,7 @@ def region(data, n: int) -> slice:
     st.integers(0, 2**31 - 1),
     st.data(),
 )
+@pytest.mark.slow
 def test_overview_and_tiles_equal_the_full_matrix(case, dtype, block_size, block_elements, scale, seed, data):
     n_q, n_k, cfg, d, bins = case
     dtypes: tuple = (None,)
@@ -138,6 +139,7 @@ def test_overview_and_tiles_equal_the_full_matrix(case, dtype, block_size, block
         check_against_reference(q, k, cfg, bins, block_size, scale, tiles, dtypes)
 
 
+@pytest.mark.slow
 @settings(max_examples=3, deadline=None)
 @given(cases(st.just(4096)), st.integers(0, 2**31 - 1), st.data())
 def test_at_4096_tokens(case, seed, data):
@@ -159,6 +161,7 @@ def test_at_4096_tokens(case, seed, data):
     ],
     ids=["window+padding", "documents", "mask_mod"],
 )
+@pytest.mark.slow
 def test_typical_long_masks_at_4096_tokens(cfg):
     q, k = inputs(4096, 4096, 64, torch.float32, 7)
     n = 4096

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from attnviz.bench.__main__ import main
 from attnviz.bench.long_bench import child_peak, floor, make_inputs
 
 
+@pytest.mark.slow
 def test_quick_long_benchmark_prints_every_figure(capsys):
     assert main(["long", "--quick"]) == 0
     out = capsys.readouterr().out

@@ -52,6 +52,7 @@ def check_intact(path: Path) -> None:
     np.testing.assert_array_equal(loaded.arrays["x"], np.arange(500_000, dtype=np.float64) + loaded.settings["i"])
 
 
+@pytest.mark.slow
 def test_saves_killed_at_random_leave_nothing_after_the_next_save(tmp_path: Path) -> None:
     result = kill_saves(tmp_path, int(os.environ.get("ATTNVIZ_KILLS", "20")))
     print(

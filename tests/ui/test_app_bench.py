@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import threading
 
+import pytest
+
 from attnviz.bench.app_bench import QUICK, run
 
 
@@ -17,6 +19,7 @@ def _numbers(line: str) -> list[float]:
     return [float(x) for x in re.findall(r"\d+(?:\.\d+)?", line)]
 
 
+@pytest.mark.slow
 def test_quick_app_benchmark_runs_every_scenario(qapp, capsys):
     threads_before = threading.active_count()
     assert run(quick=True) == 0

@@ -41,6 +41,7 @@ def test_render_refuses_the_maximal_session_in_one_line(session: Path, tmp_path:
     assert result["seconds"] < MAXIMAL_SECONDS and result["peak_mb"] < MAXIMAL_PEAK_MB, result
 
 
+@pytest.mark.slow
 def test_the_window_and_every_lab_refuse_the_maximal_session(session: Path) -> None:
     result = window_probe(session)
     assert result["opened"] == [True] and result["refusals"] == []  # the file itself is fine

@@ -48,6 +48,7 @@ CHILDREN_AT_ONCE = 5
 FAILURES = ("Fatal Python error", "Segmentation fault", "Traceback", "Exception ignored", "terminate called")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="the failure was seen on Linux; the check is the same")
 def test_leaving_the_interpreter_mid_computation_exits_cleanly(tmp_path: Path) -> None:
     runs = int(os.environ.get("ATTNVIZ_EXIT_RUNS", "10"))

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
 
@@ -53,6 +54,7 @@ spin(0.3)
 """
 
 
+@pytest.mark.slow
 def test_the_lesson_buttons_are_placed_after_presentation_mode_widened_the_panel(tmp_path) -> None:
     """A window closed in presentation mode leaves the lesson panel wide; in the next window, a
     pitfall with the masking lab open showed a white box where its buttons belong: "Open the

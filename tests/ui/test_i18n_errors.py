@@ -319,6 +319,7 @@ def test_render_speaks_the_systems_language(tmp_path: Path) -> None:
     assert "Traceback" not in portuguese.stderr + english.stderr + usage.stderr
 
 
+@pytest.mark.slow
 def test_render_prints_its_notes_in_the_systems_language_not_the_apps(tmp_path: Path) -> None:
     tensors = _saved(
         tmp_path / "qkv.npz",

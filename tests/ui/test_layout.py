@@ -51,6 +51,7 @@ def _probe(tmp_path: Path, width: int, height: int, *flags: str) -> dict:
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("width", "height"), [(1280, 720), (1920, 1080)])
 def test_every_view_fits_and_reads_in_both_languages_and_themes(tmp_path, width, height):
     report = _probe(tmp_path, width, height)
@@ -59,6 +60,7 @@ def test_every_view_fits_and_reads_in_both_languages_and_themes(tmp_path, width,
     assert report["problems"] == [], "\n".join(report["problems"])
 
 
+@pytest.mark.slow
 def test_the_window_fits_a_1024x600_screen_and_keeps_its_size(tmp_path):
     report = _probe(tmp_path, 1024, 600, "--window-only")
     assert report["problems"] == [], "\n".join(report["problems"])
