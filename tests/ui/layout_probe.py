@@ -275,6 +275,18 @@ def main() -> int:
     window.show()
     settle(window)
     size0 = (window.width(), window.height())
+
+    def look_at(what: str) -> list[str]:
+        """The view on show, once settled: the window's size, and its texts unless window_only."""
+        settle(window)
+        where = f"{tag} {what}"
+        found = window_problems(window, where, size0)
+        if not window_only:
+            found += text_problems(window, where) + sideways_problems(window, where)
+        if shots is not None:
+            window.grab().save(str(shots / f"{tag}-{what.replace(' ', '-')}.png"))
+        return found
+
     window.lessons.load(LESSON)
     window.lessons.view.answer_button.setChecked(True)
     for language in ("en", "pt_BR"):
@@ -286,15 +298,8 @@ def main() -> int:
                     window.tool_tabs.setCurrentIndex(0)
                 else:
                     window.dock(tab).show()
-                settle(window)
-                where = f"{tag} {language} {mode} {tab}"
-                problems += window_problems(window, where, size0)
-                if not window_only:
-                    problems += text_problems(window, where)
-                    problems += sideways_problems(window, where)
+                problems += look_at(f"{language} {mode} {tab}")
                 checked += 1
-                if shots is not None:
-                    window.grab().save(str(shots / f"{tag}-{language}-{mode}-{tab}.png"))
             window.tool_tabs.setCurrentIndex(0)
             window.set_presentation_mode(True)
             settle(window)
@@ -322,15 +327,8 @@ def main() -> int:
             theme.apply_theme(mode)
             for tab in MODEL_TABS:
                 window.dock(tab).show()
-                settle(window)
-                where = f"{tag} {language} {mode} {tab}"
-                problems += window_problems(window, where, size0)
-                if not window_only:
-                    problems += text_problems(window, where)
-                    problems += sideways_problems(window, where)
+                problems += look_at(f"{language} {mode} {tab}")
                 checked += 1
-                if shots is not None:
-                    window.grab().save(str(shots / f"{tag}-{language}-{mode}-{tab}.png"))
     install_language(app, "en")
     theme.apply_theme("light")
     window.close()

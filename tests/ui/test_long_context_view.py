@@ -119,21 +119,16 @@ def test_each_statistic_is_drawn_from_its_own_values(qtbot, view):
     assert set(v._prepared) == {"mean", "max", "masked_share"}  # each prepared once, then kept
 
 
-def test_a_first_overview_is_drawn_with_the_picture_prepared_on_the_compute_thread(qtbot, monkeypatch):
+def test_a_first_overview_is_drawn_with_the_picture_prepared_on_the_compute_thread(qtbot, monkeypatch, window):
     """The overview map has no picture before its first overview: the compute thread predicts its
     frame from the plot area (``frame_for``), so the GUI thread resamples nothing to draw it."""
     import attnviz.ui.heatmap.widget as widget_module
-    from attnviz.ui.app.main_window import MainWindow
 
     resampled = []
     real_picture = widget_module.picture
     monkeypatch.setattr(widget_module, "picture", lambda *a: resampled.append(a) or real_picture(*a))
-    win = MainWindow()
-    qtbot.addWidget(win)
+    win = window
     win.resize(1280, 720)
-    win.show()
-    qtbot.waitExposed(win)
-    wait_current(qtbot, win)
     win.long_dock.show()
     v = win.long_dock.view()
     # Its plots appear one per frame once it is shown; then its layout is final.
@@ -167,16 +162,12 @@ def test_a_message_over_the_maps_leaves_the_view_the_height_of_its_tab(qtbot, wi
     assert v.height() <= page.height(), (v.height(), page.height())
 
 
-def test_an_input_over_the_budget_brings_an_open_long_context_tab_forward_once(qtbot):
+def test_an_input_over_the_budget_brings_an_open_long_context_tab_forward_once(qtbot, window):
     """Open already but behind another tab (a restored layout, say): the refusal brings it
     forward; the next edit of the same long input leaves the user where they went."""
     from attnviz.engine import set_default_memory_budget
-    from attnviz.ui.app.main_window import MainWindow
 
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.show()
-    wait_current(qtbot, win)
+    win = window
     win.long_dock.show()
     win.tool_tabs.setCurrentIndex(0)  # the long-context tab open, the main view on show
     assert win.long_dock.isVisible() and not win.long_dock.is_current_tab()
@@ -196,14 +187,10 @@ def test_an_input_over_the_budget_brings_an_open_long_context_tab_forward_once(q
         set_default_memory_budget(None)
 
 
-def test_a_long_context_window_of_its_own_is_not_raised_again_by_a_long_input(qtbot):
+def test_a_long_context_window_of_its_own_is_not_raised_again_by_a_long_input(qtbot, window):
     from attnviz.engine import set_default_memory_budget
-    from attnviz.ui.app.main_window import MainWindow
 
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.show()
-    wait_current(qtbot, win)
+    win = window
     win.long_dock.show()
     win.long_dock.setFloating(True)
     shown = []

@@ -57,6 +57,7 @@ from attnviz.ui.i18n import (
     translate,
 )
 from attnviz.ui.labels import SteadyLabel
+from attnviz.ui.pacing import next_frame
 from attnviz.ui.tables.inputs_panel import InputsPanel
 
 __all__ = ["MainWindow"]
@@ -627,9 +628,9 @@ class MainWindow(HostWindow):
         was_too_large, self._too_large = self._too_large, outcome.too_large
         if outcome.too_large and not was_too_large and not self.long_dock.is_current_tab():
             # Too long for every stage at once: the long-context view streams it in bins. It
-            # opens a frame later (16 ms), once the refusal shown here is painted: laying the
+            # opens a frame later, once the refusal shown here is painted: laying the
             # new tab out takes 5-10 ms more, too much for the same frame.
-            QTimer.singleShot(16, self, self._open_long_view)
+            next_frame(self, self._open_long_view)
         self._update_status()
 
     def _open_long_view(self) -> None:

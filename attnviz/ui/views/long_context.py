@@ -12,7 +12,6 @@ ever holding the matrix, and exact values wherever the user looks.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +43,7 @@ from attnviz.ui.heatmap.prepare import Frame, PreparedMap, prepare_map
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.labels import WrappedStatusLabel
 from attnviz.ui.lifecycle import Retranslating
+from attnviz.ui.pacing import next_frame
 from attnviz.ui.scheduler import in_app
 from attnviz.ui.theme import mark_error_label, plot_colors
 
@@ -128,18 +128,6 @@ def _holder(widget: QWidget) -> QWidget:
     return box
 
 
-#: Between two parts of a view drawn apart: a frame at 60 Hz.
-FRAME_MS = 16
-
-
-def _next_turn(owner: QWidget, call: Callable[[], None]) -> None:
-    """Run ``call`` a frame later, once what was drawn before it is painted and the event loop
-    has answered whatever came meanwhile. (A 0 ms single shot is a posted call that Qt runs in
-    the same turn, and a 1 ms one often fires right after the paint, before other timers: the
-    two paints then stall one frame together.)"""
-    QTimer.singleShot(FRAME_MS, owner, call)
-
-
 def _with_token(template: str, query: int, token: str | None) -> str:
     """``template`` with the query and its token; without a token, no gap where it would be."""
     mark = "\x00"  # a placeholder no translation or token contains
@@ -178,9 +166,7 @@ class LongContextView(Retranslating, QWidget):
         header.addWidget(self.status, 1)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(200)
-        policy = self.progress.sizePolicy()
-        policy.setRetainSizeWhenHidden(True)
-        self.progress.setSizePolicy(policy)
+        _keep_room_when_hidden(self.progress)
         self.progress.setVisible(False)
         header.addWidget(self.progress)
         self.shown_caption = QLabel()
@@ -344,7 +330,7 @@ class LongContextView(Retranslating, QWidget):
         # opened: hidden while it is (their room kept), they appear one per turn of the event
         # loop once it is shown.
         self._to_reveal = self._plots()
-        _next_turn(self, self._reveal_next)
+        next_frame(self, self._reveal_next)
         if self._dirty:
             self._request_overview()
 
@@ -371,7 +357,7 @@ class LongContextView(Retranslating, QWidget):
     def _reveal_next(self) -> None:
         if self._to_reveal:
             self._to_reveal.pop(0).show()
-            _next_turn(self, self._reveal_next)
+            next_frame(self, self._reveal_next)
 
     def _request_overview(self) -> None:
         self._dirty = False
@@ -428,11 +414,11 @@ class LongContextView(Retranslating, QWidget):
         self._show_status()
         # The lines are drawn at later turns of the event loop: the map and each line paint in
         # a frame of their own instead of stalling one frame for all.
-        _next_turn(self, self._draw_sums_then_entropy)
+        next_frame(self, self._draw_sums_then_entropy)
         if result.error is None:
             # Also a frame later: computed meanwhile, the tile's Python parts took turns with
             # the map's paint for the interpreter's lock (paints of 6 ms took 11).
-            _next_turn(self, lambda: self._request_tile() if self._tile_asked_for is not result else None)
+            next_frame(self, lambda: self._request_tile() if self._tile_asked_for is not result else None)
 
     def _choose_bin(self, r: int, c: int) -> None:
         result = self.result
@@ -475,7 +461,7 @@ class LongContextView(Retranslating, QWidget):
             self._show_message(tile.error)
             return
         self._draw_tile()
-        _next_turn(self, self._draw_row)  # in a frame of its own, as the lines
+        next_frame(self, self._draw_row)  # in a frame of its own, as the lines
 
     # ------------------------------------------------------------------ drawing
 
@@ -571,7 +557,7 @@ class LongContextView(Retranslating, QWidget):
 
     def _draw_sums_then_entropy(self) -> None:
         self._draw_lines(entropy=False)
-        _next_turn(self, lambda: self._draw_lines(sums=False))  # chained: never both in one turn
+        next_frame(self, lambda: self._draw_lines(sums=False))  # chained: never both in one turn
 
     def _draw_lines(self, *, sums: bool = True, entropy: bool = True) -> None:
         """The attention each key receives and the entropy of each query, of the overview."""
