@@ -413,7 +413,8 @@ class ResultsPanel(Retranslating, QWidget):
         with each result on ``session``'s compute thread (for the scale and batch on show), and
         for another scale or batch on a thread of the panel's own, stopped with the session's."""
         session.prepare_on_compute(
-            _DISPLAY_KEY, lambda view: prepare_weights(view, self._range, self._batch, self._frames())
+            _DISPLAY_KEY,
+            lambda view: prepare_weights(view, self._range, self._batch, self._frames(view.weights.shape[1:])),
         )
         self._preparer = session.new_scheduler(_prepare_request)  # type: ignore[arg-type]
         self._preparer.finished.connect(self._on_prepared)
@@ -432,15 +433,16 @@ class ResultsPanel(Retranslating, QWidget):
             self._requests += 1
             self._preparer.submit(
                 _PrepareRequest(  # type: ignore[arg-type]
-                    self._requests, view, self._range, batch, self._frames()
+                    self._requests, view, self._range, batch, self._frames((n_q, n_k))
                 )
             )
             return
         self._draw_maps(view, shown, prepared)
 
-    def _frames(self) -> tuple[Frame | None, ...]:
-        """What each map has on screen (read on the compute thread too: plain values)."""
-        return tuple(heatmap.last_frame for heatmap in list(self.maps))
+    def _frames(self, shape: tuple[int, int]) -> tuple[Frame | None, ...]:
+        """What each map will have on screen for maps of ``shape`` (read on the compute thread
+        too: plain values); a new shape's first pictures are then made there as well."""
+        return tuple(heatmap.frame_for(shape) for heatmap in list(self.maps))
 
     def _prepared_for(self, prepared: object, shown: list[int]) -> PreparedWeights | None:
         """``prepared`` if it is of the maps to show now (same scale, same batch elements)."""

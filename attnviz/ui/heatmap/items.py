@@ -54,7 +54,7 @@ class CellAxisItem(pg.AxisItem):
     def __init__(self, orientation: str, **kwargs: object) -> None:
         super().__init__(orientation, **kwargs)
         self._cell_labels: list[str] | None = None
-        self._extent: tuple[tuple[int, str], list[str], float] | None = None  # see _label_extent
+        self._extent: tuple[list[str], str, float] | None = None  # see _label_extent
 
     @property
     def cell_labels(self) -> list[str] | None:
@@ -71,15 +71,15 @@ class CellAxisItem(pg.AxisItem):
         """Pixels one label needs along the axis (plus a gap); kept for the same labels and font
         (each paint asks: 512 labels measured took a millisecond of every paint)."""
         font = self.style["tickFont"] or QtGui.QFont()
-        key = (id(labels), font.key())
-        if self._extent is not None and self._extent[0] == key and self._extent[1] is labels:
+        key = font.key()
+        if self._extent is not None and self._extent[0] is labels and self._extent[1] == key:
             return self._extent[2]
         fm = QtGui.QFontMetricsF(font)
         if self.orientation in ("top", "bottom"):
             extent = max((fm.horizontalAdvance(t) for t in labels), default=0.0) + 8.0
         else:
             extent = fm.height() + 1.0
-        self._extent = (key, labels, extent)
+        self._extent = (labels, key, extent)
         return extent
 
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, list[float]]]:

@@ -84,8 +84,7 @@ WEIGHT_LEVELS: Levels = (0.0, 1.0)
 
 # Upper bound for an overlay's side in pixels.  Small matrices get several overlay pixels per
 # cell (so a hatch is a pattern *inside* each cell); big ones get one pixel per cell.
-_OVERLAY_TARGET_PX = 1024
-OVERLAY_TARGET_PX = _OVERLAY_TARGET_PX  # the heatmap's default (HeatmapWidget.overlay_pixels)
+OVERLAY_TARGET_PX = 1024  # the heatmap's default (HeatmapWidget.overlay_pixels)
 _OVERLAY_MAX_SUPERSAMPLE = 48
 
 # Past this many points, locator markers are an evenly spread subset: markers are several
@@ -318,7 +317,7 @@ def opaque_masked(values: np.ndarray, masked: np.ndarray, show_masked_values: bo
 # --------------------------------------------------------------------------- overlay
 
 
-def overlay_scale(rows: int, cols: int, target: int = _OVERLAY_TARGET_PX) -> int:
+def overlay_scale(rows: int, cols: int, target: int = OVERLAY_TARGET_PX) -> int:
     """Overlay pixels per cell per side for a rows x cols matrix: about ``target`` pixels a side
     (1 per cell past that many cells)."""
     return max(1, min(_OVERLAY_MAX_SUPERSAMPLE, target // max(rows, cols, 1)))

@@ -639,7 +639,7 @@ class PipelineView(Retranslating, QWidget):
                     b,
                     s.mask_mode,
                     {stage: cards[stage].heatmap.show_masked_values for stage in _QK_STAGES},
-                    {stage: cards[stage].heatmap.last_frame for stage in _QK_STAGES},
+                    {stage: cards[stage].heatmap.frame_for((n_q, n_k)) for stage in _QK_STAGES},
                 )
             )
         else:
