@@ -47,6 +47,7 @@ from attnviz.compute import Outcome, ViewData
 from attnviz.document import Document, Edit, Snapshot
 from attnviz.presets import DEFAULT_PRESET, PRESETS
 from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.ui import collector
 from attnviz.ui.app.undo import DocumentCommand
 from attnviz.ui.heatmap.colormaps import DEFAULT_COLORMAP, canonical_colormap_name
 from attnviz.ui.i18n import tr_text
@@ -127,6 +128,9 @@ class AppSession(QObject):
         self._computing = False
         self._closed = False
         self._error_field: str | None = None
+        # Cycles of Qt wrappers are collected on this (the GUI) thread only, between events.
+        collector.hold()
+        self._collector_held = True
         self.document.subscribe(self._on_document_edit)
         app = QCoreApplication.instance()
         if app is not None:
@@ -343,6 +347,9 @@ class AppSession(QObject):
         self._shutdown_hooks.clear()
         self._releaser.shutdown(wait=True)
         self.document.unsubscribe(self._on_document_edit)
+        if self._collector_held:
+            self._collector_held = False
+            collector.release()
         app = QCoreApplication.instance()
         if app is not None:
             try:
@@ -402,9 +409,9 @@ def _freeze_startup_objects() -> None:
     long as the process. A full collection walks all of them on the GUI thread: 120-140 ms, a
     visible hitch in the middle of typing whenever Python decides to run one. ``gc.freeze``
     (meant for exactly this) moves them out of the collector's reach; later garbage is still
-    collected as usual. Freezing only relinks the collector's lists (no walk); a collection
-    first would itself be the hitch, so the little garbage alive at this moment stays. Once per
-    process.
+    collected (on the GUI thread, between events: ``ui/collector``). Freezing only relinks the
+    collector's lists (no walk); a collection first would itself be the hitch, so the little
+    garbage alive at this moment stays. Once per process.
     """
     if gc.get_freeze_count() == 0:
         gc.freeze()
