@@ -24,33 +24,28 @@ def _placed(button: QPushButton) -> bool:
 
 
 _CHILD = r"""
-import json, sys, time
+import json, sys
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from attnviz.ui.app.main_window import MainWindow
-
-def spin(seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        app.processEvents()
-        time.sleep(0.01)
+from tests.ui.layout_probe import settle  # every computation done, then the frames they cause
 
 window = MainWindow()
 window.resize(1280, 720)
 window.show()
-spin(0.5)
+settle(window)
 window.lessons.load("pitfall-zero-length")
 if sys.argv[1] == "present":
     window.set_presentation_mode(True)
-    spin(1.0)
+    settle(window)
 else:
     window.dock("maskingLabDock").show()
-    spin(1.5)
+    settle(window)
     view = window.lessons.view
     print(json.dumps({name: [*getattr(view, name).geometry().getRect(), getattr(view, name).isVisible()]
                       for name in ("answer_button", "lab_button")}))
 window.close()
-spin(0.3)
+settle(window)
 """
 
 
