@@ -120,9 +120,12 @@ def binned(x: torch.Tensor, bh: int, bw: int, how: str) -> torch.Tensor:
     """x reduced over bins of bh x bw cells (the last ones may be smaller): "mean" or "max"."""
     n_q, n_k = x.shape
     rb, cb = -(-n_q // bh), -(-n_k // bw)
-    padded = torch.zeros(rb * bh, cb * bw, dtype=torch.float64)
-    padded[:n_q, :n_k] = x.double()  # zero padding: weights are >= 0, so the max is unchanged
-    blocks = padded.view(rb, bh, cb, bw)
+    if (rb * bh, cb * bw) == (n_q, n_k):  # whole bins: no padded copy (128 MiB at 4096 x 4096)
+        padded = x.double()
+    else:
+        padded = torch.zeros(rb * bh, cb * bw, dtype=torch.float64)
+        padded[:n_q, :n_k] = x.double()  # zero padding: weights are >= 0, so the max is unchanged
+    blocks = padded.reshape(rb, bh, cb, bw)
     if how == "max":
         return blocks.amax((1, 3))
     rows = torch.tensor([min(bh, n_q - i * bh) for i in range(rb)], dtype=torch.float64)
