@@ -7,9 +7,9 @@ the middle of a paint on the GUI thread (deleting an item while its scene is bei
 can crash the process: a test worker died of a segfault with the collector running inside
 pyqtgraph's ``AxisItem.boundingRect`` during a paint. pyqtgraph's own answer
 (``pyqtgraph.util.garbage_collector.GarbageCollector``) is the one taken here: automatic
-collection off, and a timer on the GUI thread collecting each generation that has passed its
-threshold. Unlike pyqtgraph's, this one is held by each open session and gives automatic
-collection back when the last one ends (a notebook or a test process goes on afterwards).
+collection off, and a timer on the GUI thread collecting. Unlike pyqtgraph's, this one collects
+the young generation at every tick (see ``collect_due``), is held by each open session and gives
+automatic collection back when the last one ends (a notebook or a test process goes on).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from PySide6.QtCore import QTimer
 
 __all__ = ["INTERVAL_MS", "hold", "holding", "release"]
 
-#: How often the GUI thread looks at the collector's counts: garbage cycles wait at most this
-#: long, and a young generation stays small enough to be collected in well under a frame.
+#: How often the GUI thread collects: garbage cycles wait at most this long, and the young
+#: generation stays small enough to be collected in well under a frame.
 INTERVAL_MS = 200
 
 _holders = 0

@@ -143,15 +143,21 @@ def test_block_mean_matches_pyqtgraphs_downsample_with_nan_and_inf():
 # --------------------------------------------------------------------------- AxisItem
 
 
-def test_axis_item_caches_its_drawing_in_picture(qtbot):
-    """CellAxisItem.set_cell_labels drops ``picture`` so the new labels are drawn; pyqtgraph must
-    keep its drawing there and draw again when it is None."""
-    axis = CellAxisItem("bottom")
-    plot = pg.PlotWidget(axisItems={"bottom": axis})
+def _shown_axis(qtbot, side: str) -> tuple[CellAxisItem, pg.PlotWidget]:
+    """A cell axis on ``side`` of a small plot on screen."""
+    axis = CellAxisItem(side)
+    plot = pg.PlotWidget(axisItems={side: axis})
     qtbot.addWidget(plot)
     plot.resize(300, 200)
     plot.show()
     qtbot.waitExposed(plot)
+    return axis, plot
+
+
+def test_axis_item_caches_its_drawing_in_picture(qtbot):
+    """CellAxisItem.set_cell_labels drops ``picture`` so the new labels are drawn; pyqtgraph must
+    keep its drawing there and draw again when it is None."""
+    axis, plot = _shown_axis(qtbot, "bottom")
     plot.grab()
     assert isinstance(axis.picture, QtGui.QPicture)
     axis.set_cell_labels(["a", "b"])
@@ -238,12 +244,7 @@ def test_held_tick_room_does_not_shrink_when_labels_get_shorter(qtbot):
     the plot out and paints it again)."""
 
     def width_after(labels: list[str], *, held: bool) -> tuple[float, float]:
-        axis = CellAxisItem("left")
-        plot = pg.PlotWidget(axisItems={"left": axis})
-        qtbot.addWidget(plot)
-        plot.resize(300, 200)
-        plot.show()
-        qtbot.waitExposed(plot)
+        axis, plot = _shown_axis(qtbot, "left")
         if held:
             hold_tick_room(axis, "000000")
         plot.getViewBox().setRange(yRange=(0, 2), padding=0)

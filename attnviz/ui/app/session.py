@@ -129,8 +129,7 @@ class AppSession(QObject):
         self._closed = False
         self._error_field: str | None = None
         # Cycles of Qt wrappers are collected on this (the GUI) thread only, between events.
-        collector.hold()
-        self._collector_held = True
+        collector.hold()  # released once, by shutdown
         self.document.subscribe(self._on_document_edit)
         app = QCoreApplication.instance()
         if app is not None:
@@ -347,9 +346,7 @@ class AppSession(QObject):
         self._shutdown_hooks.clear()
         self._releaser.shutdown(wait=True)
         self.document.unsubscribe(self._on_document_edit)
-        if self._collector_held:
-            self._collector_held = False
-            collector.release()
+        collector.release()
         app = QCoreApplication.instance()
         if app is not None:
             try:
