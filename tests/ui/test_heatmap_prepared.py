@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from PySide6 import QtCore
 
-from attnviz.ui.heatmap import items, paint, prepare
+from attnviz.ui.heatmap import items, paint, plot, prepare
 from attnviz.ui.heatmap import widget as widget_module
 from attnviz.ui.heatmap.colormaps import MASK_COLOR, MASK_HATCH_COLOR, lookup_table
 from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS, prepare_map
@@ -238,7 +238,7 @@ def test_a_prepared_map_drawn_again_in_an_unmoved_view_uses_its_ready_picture(qt
     frame = widget.last_frame
     assert frame is not None
     again = prepare_map(values * 0.5, mask=mask, frame=frame)
-    monkeypatch.setattr(widget_module, "picture", lambda *a: pytest.fail("the picture was ready"))
+    monkeypatch.setattr(plot, "picture", lambda *a: pytest.fail("the picture was ready"))
     widget.show_prepared(again)
     widget.grab()
     assert widget.last_frame == frame

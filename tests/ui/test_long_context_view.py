@@ -122,11 +122,11 @@ def test_each_statistic_is_drawn_from_its_own_values(qtbot, view):
 def test_a_first_overview_is_drawn_with_the_picture_prepared_on_the_compute_thread(qtbot, monkeypatch, window):
     """The overview map has no picture before its first overview: the compute thread predicts its
     frame from the plot area (``frame_for``), so the GUI thread resamples nothing to draw it."""
-    import attnviz.ui.heatmap.widget as widget_module
+    import attnviz.ui.heatmap.plot as plot_module
 
     resampled = []
-    real_picture = widget_module.picture
-    monkeypatch.setattr(widget_module, "picture", lambda *a: resampled.append(a) or real_picture(*a))
+    real_picture = plot_module.picture
+    monkeypatch.setattr(plot_module, "picture", lambda *a: resampled.append(a) or real_picture(*a))
     win = window
     win.resize(1280, 720)
     win.long_dock.show()

@@ -1,0 +1,130 @@
+"""A heatmap's title, axis names and tick labels: their text, fonts, colours and room.
+
+Rows and columns are labelled one by one (elided) while there are at most ``label_limit`` of
+them, else the axis picks integer ticks itself.  The default axis names ("Keys", "Queries")
+follow the language; a name the owner gives is the owner's, set again in its own retranslate.
+"""
+
+from __future__ import annotations
+
+from attnviz.ui.heatmap.items import CellAxisItem, hold_tick_room
+from attnviz.ui.heatmap.plot import MapPlot
+from attnviz.ui.i18n import translate
+
+__all__ = ["MapAxes"]
+
+# Tick labels longer than this are elided so one long token cannot eat the plot's width;
+# the full label is still shown in the hover text.
+_MAX_TICK_LABEL_CHARS = 14
+
+
+def _elide(label: str) -> str:
+    return label if len(label) <= _MAX_TICK_LABEL_CHARS else label[: _MAX_TICK_LABEL_CHARS - 1] + "…"
+
+
+class MapAxes(MapPlot):
+    """The title and the axes of a heatmap (its colour bar's axis included: fonts and colours)."""
+
+    def _init_axes(self, title: str, x_label: str | None, y_label: str | None) -> None:
+        #: Label every row/col when there are at most this many; beyond that the axis picks
+        #: integer ticks itself.
+        self.label_limit: int = 32
+        # Default axis names follow the language; names the owner gives are the owner's to
+        # translate again (it sets them in its own retranslate).
+        self._default_labels = (x_label is None, y_label is None)
+        self._title = title
+        self._x_label = x_label if x_label is not None else translate("Heatmap", "Keys")
+        self._y_label = y_label if y_label is not None else translate("Heatmap", "Queries")
+        self._label_room: tuple[str, str] | None = None  # see hold_label_room
+
+    @property
+    def title(self) -> str:
+        return self._title
+
+    def set_title(self, title: str) -> None:
+        if title == self._title:
+            return
+        self._title = title
+        self._apply_title()  # only the title: new fonts for the axes would redraw them all
+
+    def _name_axes(self, x_label: str | None, y_label: str | None) -> None:
+        """Show these axis names (None: that axis keeps its name)."""
+        if (x_label is None or x_label == self._x_label) and (y_label is None or y_label == self._y_label):
+            return
+        if x_label is not None:
+            self._x_label = x_label
+        if y_label is not None:
+            self._y_label = y_label
+        self._apply_fonts()
+
+    def _default_names(self) -> tuple[str | None, str | None]:
+        """ "Keys" and "Queries" in the current language for the axes still named by default."""
+        default_x, default_y = self._default_labels
+        return (
+            translate("Heatmap", "Keys") if default_x else None,
+            translate("Heatmap", "Queries") if default_y else None,
+        )
+
+    def hold_label_room(self, rows: str, cols: str) -> None:
+        """Keep room for row labels as wide as ``rows`` (and column labels as tall as ``cols``)
+        from the start, never giving it back when labels get shorter: a map whose labels change
+        with every result (a long input's bins and tiles) is then laid out, and painted, once
+        per result instead of again after each paint measured new labels."""
+        self._label_room = (rows, cols)
+        self._apply_fonts()
+
+    def _apply_axis_colors(self) -> None:
+        fg = self._plot_colors.foreground
+        for side in ("left", "bottom", "top", "right"):
+            axis = self._plot.getAxis(side)
+            axis.setPen(fg)
+            axis.setTextPen(fg)
+        self._colorbar.axis.setPen(fg)
+        self._colorbar.axis.setTextPen(fg)
+
+    def _apply_fonts(self) -> None:
+        tick_font = self._font(1.0)
+        label_pt = f"{self._base_pt * 1.1 * self._font_scale:.1f}pt"
+        for side in ("left", "bottom"):
+            self._plot.getAxis(side).setTickFont(tick_font)
+        if self._label_room is not None:
+            rows, cols = self._label_room
+            hold_tick_room(self._plot.getAxis("left"), rows)
+            hold_tick_room(self._plot.getAxis("bottom"), cols)
+        self._colorbar.axis.setTickFont(tick_font)
+        for side, text in (("bottom", self._x_label), ("left", self._y_label)):
+            axis = self._plot.getAxis(side)
+            # Passing any CSS replaces AxisItem's whole label style, including the colour it
+            # derives from the text pen (the label would turn black on black): so restate it.
+            axis.setLabel(text, **{"color": axis.textPen().color().name(), "font-size": label_pt})
+        self._apply_title()
+
+    def _apply_title(self) -> None:
+        if self._title:
+            self._plot.setTitle(
+                self._title, size=f"{self._base_pt * 1.3 * self._font_scale:.1f}pt", color=self._plot_colors.foreground
+            )
+        else:
+            self._plot.setTitle(None)
+
+    def _update_ticks(self) -> None:
+        rows, cols = (0, 0) if self._values is None else self._values.shape
+        empty = self._empty_rows
+        self._set_axis_ticks(
+            self._plot.getAxis("left"),
+            rows,
+            self._row_labels,
+            # "∅ " marks rows with no valid key next to the red bar (tick text is one colour).
+            prefix=None if empty is None else ["∅ " if e else "" for e in empty],
+        )
+        self._set_axis_ticks(self._plot.getAxis("bottom"), cols, self._col_labels)
+
+    def _set_axis_ticks(
+        self, axis: CellAxisItem, n: int, labels: list[str] | None, prefix: list[str] | None = None
+    ) -> None:
+        if 0 < n <= self.label_limit:
+            names = labels if labels is not None else [str(i) for i in range(n)]
+            pre = prefix if prefix is not None else [""] * n
+            axis.set_cell_labels([pre[i] + _elide(names[i]) for i in range(n)])
+        else:
+            axis.set_cell_labels(None)  # integer ticks at cell centres, chosen by the axis
