@@ -917,3 +917,37 @@ def test_digits_on_striped_cells_get_a_halo_and_crowded_digits_are_hidden(qtbot)
     w.set_data(np.full((1, 16), 0.06))
     w.resize(260, 300)
     qtbot.waitUntil(lambda: not w.annotations_legible, timeout=2000)
+
+
+def test_a_language_switch_keeps_the_owners_axis_names_and_translates_the_defaults(qtbot, qapp):
+    """The output map names its columns "Value dimension"; its heatmap was built with the default
+    names, and at each language switch it put back "Keys" after the panel had retranslated its own."""
+    from attnviz.ui.app.results_panel import OutputPanel
+    from attnviz.ui.i18n import install_language
+
+    panel = OutputPanel()
+    qtbot.addWidget(panel)
+    owners_x = HeatmapWidget(y_label="Layers")
+    qtbot.addWidget(owners_x)
+    owners_x.set_axis_labels(x_label="Heads")
+
+    def titles(w: HeatmapWidget) -> tuple[str, str]:
+        return w.plot_item.getAxis("bottom").labelText, w.plot_item.getAxis("left").labelText
+
+    assert titles(panel.heatmap) == ("Value dimension", "Queries")
+    try:
+        for language, output_titles, owners_titles in (
+            ("pt_BR", ("Dimensão do valor", "Consultas"), ("Heads", "Layers")),
+            ("en", ("Value dimension", "Queries"), ("Heads", "Layers")),
+            ("pt_BR", ("Dimensão do valor", "Consultas"), ("Heads", "Layers")),
+        ):
+            assert install_language(qapp, language)
+            assert titles(panel.heatmap) == output_titles, language
+            assert titles(owners_x) == owners_titles, language
+        fresh = HeatmapWidget()  # nobody names its axes: they follow the language
+        qtbot.addWidget(fresh)
+        assert titles(fresh) == ("Chaves", "Consultas")
+        install_language(qapp, "en")
+        assert titles(fresh) == ("Keys", "Queries")
+    finally:
+        install_language(qapp, "en")

@@ -57,8 +57,14 @@ class MapAxes(MapPlot):
             self._y_label = y_label
         self._apply_fonts()
 
+    def _keep_owners_names(self, x_label: str | None, y_label: str | None) -> None:
+        """Names given by the owner (not None) are no longer the defaults a language switch resets."""
+        default_x, default_y = self._default_labels
+        self._default_labels = (default_x and x_label is None, default_y and y_label is None)
+
     def _default_names(self) -> tuple[str | None, str | None]:
-        """ "Keys" and "Queries" in the current language for the axes still named by default."""
+        """The default names ("Keys", "Queries") in the current language, for the axes still named
+        by default (None for an axis its owner named)."""
         default_x, default_y = self._default_labels
         return (
             translate("Heatmap", "Keys") if default_x else None,

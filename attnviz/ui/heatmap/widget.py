@@ -84,6 +84,9 @@ class HeatmapWidget(MapHover, MapOverlays, MapColorScale):
         return QtCore.QSize(640, 420)
 
     def set_axis_labels(self, x_label: str | None = None, y_label: str | None = None) -> None:
+        """Name the axes (None: that axis keeps its name). A name given here is the owner's: a
+        language switch leaves it alone (the owner sets it again in its own language)."""
+        self._keep_owners_names(x_label, y_label)
         self._name_axes(x_label, y_label)
         self._update_tooltips()  # also with the same names: the tooltips may be in another language
 
@@ -229,7 +232,8 @@ class HeatmapWidget(MapHover, MapOverlays, MapColorScale):
     def changeEvent(self, event: QtCore.QEvent) -> None:
         kind = event.type()
         if kind == QtCore.QEvent.Type.LanguageChange:
-            self.set_axis_labels(*self._default_names())
+            self._name_axes(*self._default_names())
+            self._update_tooltips()
             self.setAccessibleName(translate("Heatmap", "Attention heatmap"))
         elif kind == QtCore.QEvent.Type.PaletteChange:
             colors = plot_colors()
