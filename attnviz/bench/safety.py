@@ -399,7 +399,7 @@ from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from attnviz.document import ReplaceState, filled_state, resize_state
 from attnviz.ui.app.main_window import MainWindow
-from attnviz.ui.tables import tensor_table
+from attnviz import number_text
 
 def median_ms(run, repeats):
     times = []
@@ -412,8 +412,8 @@ def median_ms(run, repeats):
 values = np.random.default_rng(0).standard_normal((500, 500))
 text = "\n".join("\t".join(map(repr, row)) for row in values.tolist())
 rows = [line.split("\t") for line in text.split("\n")]
-parse_now = median_ms(lambda: tensor_table.parse_block(text), 5)
-parse_by_cell = median_ms(lambda: tensor_table._parse_cells(rows, False, None, "value"), 5)
+parse_now = median_ms(lambda: number_text.parse_block(text), 5)
+parse_by_cell = median_ms(lambda: number_text._parse_cells(rows, number_text.ANY_NUMBER), 5)
 
 window = MainWindow()
 window.show()
@@ -429,7 +429,7 @@ session.start()
 session.push(ReplaceState(resize_state(session.document.state, batch=1, n_queries=500, d_q=500), "paste target"))
 idle()
 view = window.inputs.views["queries"]
-fast_path = tensor_table._floats
+fast_path = number_text._floats
 
 def paste(i):
     view.setCurrentIndex(view.model().index(0, 0))
@@ -443,9 +443,9 @@ def paste(i):
 pastes, cell_by_cell_pastes = [], []
 for i in range(5):
     pastes.append(paste(i))
-    tensor_table._floats = lambda *_args: None  # every cell through parse_value, as before
+    number_text._floats = lambda *_args: None  # every cell through parse_value, as before
     cell_by_cell_pastes.append(paste(i + 1))
-    tensor_table._floats = fast_path
+    number_text._floats = fast_path
 
 B, N, D = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 session.push(ReplaceState(resize_state(session.document.state, batch=B, n_queries=N, n_keys=N, d_q=D, d_k=D, d_v=D),

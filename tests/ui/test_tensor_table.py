@@ -13,13 +13,8 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication, QLineEdit  # noqa: E402
 
-from attnviz.ui.tables.tensor_table import (  # noqa: E402
-    ArrayTableModel,
-    TensorTableView,
-    format_full,
-    parse_block,
-    parse_value,
-)
+from attnviz.number_text import format_full, parse_block  # noqa: E402
+from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView  # noqa: E402
 
 DISPLAY = Qt.ItemDataRole.DisplayRole
 EDIT = Qt.ItemDataRole.EditRole
@@ -275,66 +270,6 @@ def test_float_model_minimum() -> None:
     assert edits.calls[0][2][0, 0] == 0.5
 
 
-# ---- parse_block -------------------------------------------------------------------------------
-
-
-def test_parse_block_spreadsheet_tsv() -> None:
-    block = parse_block("1\t2\n3\t4\n", integer=False, minimum=None)
-    assert block.dtype == np.float64
-    np.testing.assert_array_equal(block, [[1, 2], [3, 4]])
-
-
-def test_parse_block_windows_line_endings_and_empty_cells_in_tsv() -> None:
-    np.testing.assert_array_equal(parse_block("1\t2\r\n3\t4\r\n", False, None), [[1, 2], [3, 4]])
-    with pytest.raises(ValueError, match="row 1, column 2"):
-        parse_block("1\t\t3\n", False, None)
-
-
-def test_parse_block_commas_and_whitespace() -> None:
-    np.testing.assert_array_equal(parse_block("1, 2.5\n-3,4e1", False, None), [[1, 2.5], [-3, 40]])
-    np.testing.assert_array_equal(parse_block("1  2 3", False, None), [[1, 2, 3]])
-    np.testing.assert_array_equal(parse_block(" 1 2 3 \n4 5 6\n", False, None), [[1, 2, 3], [4, 5, 6]])
-    np.testing.assert_array_equal(parse_block("7\n8\n9\n", False, None), [[7], [8], [9]])
-
-
-def test_parse_block_integer() -> None:
-    block = parse_block("1\t2\n3\t40\n", integer=True, minimum=0)
-    assert block.dtype == np.int64
-    np.testing.assert_array_equal(block, [[1, 2], [3, 40]])
-
-
-def test_parse_block_ragged_is_an_error() -> None:
-    with pytest.raises(ValueError, match="row 2 has 1 cell, row 1 has 2 cells"):
-        parse_block("1\t2\n3\n", False, None)
-
-
-def test_parse_block_bad_cell_is_named() -> None:
-    with pytest.raises(ValueError) as info:
-        parse_block("1\t2\n3\tfoo\n", False, None)
-    assert str(info.value) == "row 2, column 2: 'foo' is not a number"
-    with pytest.raises(ValueError) as info:
-        parse_block("1\t2.5\n", True, 0, name="valid length")
-    assert str(info.value) == ("row 1, column 2: valid length must be a whole number ≥ 0, got '2.5'")
-    with pytest.raises(ValueError, match="row 1, column 1"):
-        parse_block("-1 2", True, 0)
-
-
-def test_parse_block_empty_is_an_error() -> None:
-    with pytest.raises(ValueError):
-        parse_block("", False, None)
-    with pytest.raises(ValueError):
-        parse_block("\n\n", False, None)
-
-
-def test_parse_value() -> None:
-    assert parse_value(" 2.5 ") == 2.5
-    assert parse_value("\u22120.5") == -0.5  # typographic minus from a web page
-    assert parse_value("1e2", integer=True) == 100
-    assert isinstance(parse_value("3", integer=True), int)
-    with pytest.raises(ValueError):
-        parse_value("99999999999999999999999", integer=True)
-
-
 # ---- view: copy / paste / delete ---------------------------------------------------------------
 
 
@@ -349,7 +284,7 @@ def test_copy_selection_puts_full_precision_tsv_on_clipboard(view: TensorTableVi
     qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
     text = QApplication.clipboard().text()
     assert text == f"{1 / 3!r}\t2.0\n-1e-300\t5.0"
-    np.testing.assert_array_equal(parse_block(text, False, None), arr[0:2, 1:3])
+    np.testing.assert_array_equal(parse_block(text), arr[0:2, 1:3])
 
 
 def test_copy_uses_bounding_box_of_disjoint_selection(view: TensorTableView) -> None:
@@ -569,23 +504,42 @@ def decimal_comma_locale():
     QLocale.setDefault(before)
 
 
-def test_decimal_commas_are_read_where_the_locale_writes_them(decimal_comma_locale) -> None:
-    assert parse_value("0,5") == 0.5
-    assert parse_value("−1,25e-3") == -0.00125
-    assert parse_value("1,000") == 1.0  # in Brazil that is one, not a thousand
-    assert parse_value("3,0", integer=True) == 3
-    with pytest.raises(ValueError):
-        parse_value("1.000,5")  # a thousands separator is not a number of ours
-    # Spreadsheets copy tab-separated cells with decimal commas; text lists use semicolons.
-    np.testing.assert_array_equal(parse_block("0,5\t0,25\n1,5\t2\n"), [[0.5, 0.25], [1.5, 2.0]])
-    np.testing.assert_array_equal(parse_block("0,5;0,25"), [[0.5, 0.25]])
-    np.testing.assert_array_equal(parse_block("0,5 0,25\n1 2"), [[0.5, 0.25], [1.0, 2.0]])
+def test_decimal_commas_are_read_where_the_locale_writes_them(decimal_comma_locale, view: TensorTableView) -> None:
+    """The table tells the Qt-free reader (number_text) what the locale writes."""
+    model = view.model()
+    edits, rejects = connect(model)
+    assert model.setData(model.index(0, 0), "0,5", EDIT) is True
+    assert model.setData(model.index(0, 1), "1,000", EDIT) is True  # in Brazil that is one, not a thousand
+    select(view, 1, 0, 1, 0)
+    assert view.paste("0,5;0,25")  # text lists use semicolons where commas are decimals
+    assert [call[2].tolist() for call in edits.calls] == [[[0.5]], [[1.0]], [[0.5, 0.25]]] and rejects.calls == []
 
 
-def test_commas_separate_cells_where_the_locale_writes_decimal_points() -> None:
+def test_commas_separate_cells_where_the_locale_writes_decimal_points(view: TensorTableView) -> None:
     from PySide6.QtCore import QLocale
 
     assert QLocale().decimalPoint() == "."
-    with pytest.raises(ValueError):
-        parse_value("0,5")
-    np.testing.assert_array_equal(parse_block("0.5,0.25"), [[0.5, 0.25]])
+    model = view.model()
+    edits, rejects = connect(model)
+    assert model.setData(model.index(0, 0), "0,5", EDIT) is False
+    assert rejects.calls == [("'0,5' is not a number",)]
+    select(view, 1, 0, 1, 0)
+    assert view.paste("0.5,0.25")
+    assert [call[2].tolist() for call in edits.calls] == [[[0.5, 0.25]]]
+
+
+def test_a_refused_paste_is_said_in_the_current_language(qapp, view: TensorTableView) -> None:
+    from attnviz.ui.i18n import install_language
+
+    model = view.model()
+    _edits, rejects = connect(model)
+    select(view, 0, 0, 0, 0)
+    assert install_language(qapp, "pt_BR")
+    try:
+        assert not view.paste("1\tx")
+    finally:
+        install_language(qapp, "en")
+    assert not view.paste("1\tx")
+    portuguese, english = (call[0] for call in rejects.calls)
+    assert english == "cannot paste: row 1, column 2: 'x' is not a number"
+    assert "'x'" in portuguese and "not a number" not in portuguese and "cannot paste" not in portuguese

@@ -9,12 +9,15 @@ table and the document to disagree.
 
 ``TensorTableView`` adds what a spreadsheet user expects: copy and paste of rectangles as
 tab-separated text, Delete to zero the selection, typing to edit, Enter to commit and move down.
+
+What typed and pasted text means (numbers, decimal commas, spreadsheet blocks, the messages of a
+refusal) is decided without Qt in ``attnviz.number_text``; this module only tells it whether the
+locale writes decimal commas and shows its messages in the current language.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -43,29 +46,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attnviz.number_text import (
+    CellRule,
+    format_compact,
+    format_full,
+    minimum_message,
+    parse_block,
+    parse_value,
+    whole_number_message,
+)
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.i18n import error_text, tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 
-__all__ = [
-    "ArrayTableModel",
-    "TensorTableView",
-    "format_full",
-    "parse_block",
-    "parse_value",
-]
+__all__ = ["ArrayTableModel", "TensorTableView", "uses_decimal_comma"]
 
 Label = Callable[[int], str]
 AnyIndex = QModelIndex | QPersistentModelIndex
 
-# Spreadsheets and web pages sometimes hand over a typographic minus; float() rejects it, and a
-# user who copied "−0.5" means -0.5.
-_MINUS_SIGNS_TEXT = ("\u2212", "\u2013")
-_MINUS_SIGNS = str.maketrans(dict.fromkeys(_MINUS_SIGNS_TEXT, "-"))
-# A number written with a decimal comma ("0,5", "-1,25e-3"): read as such where the locale
-# writes decimals that way (Brazil: the spin boxes show "0,50", spreadsheets copy "0,5").
-_DECIMAL_COMMA_NUMBER = re.compile(r"[+-]?\d*,\d+(?:[eE][+-]?\d+)?")
-_INT64 = np.iinfo(np.int64)
 # Colour for NaN/inf cells: in a debugging tool a non-finite value is the thing to spot first.
 _NON_FINITE_BRUSH = QBrush(QColor("#d62728"))
 _ALIGN_RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -92,212 +90,9 @@ def _default_label(i: int) -> str:
     return str(i)
 
 
-def _fmt_bound(bound: float) -> str:
-    """Write a minimum the way a person would: 0 rather than 0.0."""
-    return f"{bound:g}"
-
-
-# --------------------------------------------------------------------------------------------
-# Parsing
-# --------------------------------------------------------------------------------------------
-
-
-def _whole_number_message(name: str, minimum: float | None, text: str) -> str:
-    if minimum is not None:
-        return translate("TensorTable", "{name} must be a whole number ≥ {bound}, got '{text}'").format(
-            name=name, bound=_fmt_bound(minimum), text=text
-        )
-    return translate("TensorTable", "{name} must be a whole number, got '{text}'").format(name=name, text=text)
-
-
-def _not_a_number(text: str) -> str:
-    return translate("TensorTable", "'{text}' is not a number").format(text=text)
-
-
 def uses_decimal_comma() -> bool:
     """Whether the locale the app runs in writes decimals with a comma (QLocale's default)."""
     return QLocale().decimalPoint() == ","
-
-
-def parse_value(text: str, integer: bool = False, minimum: float | None = None, name: str | None = None) -> float | int:
-    """Parse one cell's text into a number, or raise ``ValueError`` with a message for people.
-
-    Float cells accept anything ``float()`` does, including "nan", "inf" and "-inf" (they are
-    legitimate when debugging). Integer cells accept whole numbers, also written as "3.0" or
-    "1e2", and reject NaN and infinities. Where the locale writes decimal commas (pt-BR),
-    "0,5" is 0.5. ``minimum`` is inclusive; NaN never satisfies it.
-    ``name`` names the quantity in messages, e.g. "valid length" (default: "value"). Messages
-    are in the current language.
-    """
-    if name is None:
-        name = translate("TensorTable", "value")
-    stripped = text.strip().translate(_MINUS_SIGNS)
-    if not stripped:
-        raise ValueError(translate("TensorTable", "an empty cell is not a number"))
-    if "," in stripped and _DECIMAL_COMMA_NUMBER.fullmatch(stripped) and uses_decimal_comma():
-        stripped = stripped.replace(",", ".")
-    if integer:
-        value: float | int
-        try:
-            # int() first so that large integers stay exact instead of passing through a float.
-            value = int(stripped)
-        except ValueError:
-            try:
-                as_float = float(stripped)
-            except ValueError:
-                raise ValueError(_not_a_number(text)) from None
-            if not as_float.is_integer():  # also false for NaN and infinities
-                raise ValueError(_whole_number_message(name, minimum, text)) from None
-            value = int(as_float)
-        if minimum is not None and value < minimum:
-            raise ValueError(_whole_number_message(name, minimum, text))
-        if not _INT64.min <= value <= _INT64.max:
-            raise ValueError(translate("TensorTable", "'{text}' is too large for a whole number").format(text=text))
-        return value
-    try:
-        result = float(stripped)
-    except ValueError:
-        raise ValueError(_not_a_number(text)) from None
-    if minimum is not None and not result >= minimum:  # written so that NaN fails the test
-        raise ValueError(_minimum_message(name, minimum, text))
-    return result
-
-
-def _minimum_message(name: str, minimum: float, text: str) -> str:
-    return translate("TensorTable", "{name} must be ≥ {bound}, got '{text}'").format(
-        name=name, bound=_fmt_bound(minimum), text=text
-    )
-
-
-def _cells(n: int) -> str:
-    if n == 1:
-        return translate("TensorTable", "{n} cell").format(n=n)
-    return translate("TensorTable", "{n} cells").format(n=n)
-
-
-def _split_cells(line: str, separator: str | None) -> list[str]:
-    if separator is None:
-        return line.split()
-    return line.split(separator)
-
-
-def parse_block(text: str, integer: bool = False, minimum: float | None = None, name: str | None = None) -> np.ndarray:
-    """Parse clipboard text into a 2-D array: int64 when ``integer``, else float64.
-
-    Rows are separated by newlines (``\\n``, ``\\r\\n`` or ``\\r``) and cells by tabs, which is
-    what spreadsheets put on the clipboard. Text without tabs may use commas, and text without
-    tabs or commas may use any whitespace, so a column copied from a text file or a NumPy
-    printout also pastes. Where the locale writes decimal commas ("0,5"), cells may be written
-    so and lists without tabs are separated by semicolons or whitespace instead. Trailing
-    newlines are ignored. Ragged rows and bad cells raise ``ValueError`` naming the 1-based row
-    and column of the pasted block.
-    """
-    normalized = text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
-    if not normalized.strip():
-        raise ValueError(translate("TensorTable", "there is nothing to paste"))
-    separator: str | None
-    if "\t" in normalized:
-        separator = "\t"
-    elif uses_decimal_comma():
-        # Commas are decimals here; lists use semicolons (as spreadsheets in such locales do).
-        separator = ";" if ";" in normalized else None
-    elif "," in normalized:
-        separator = ","
-    else:
-        separator = None
-    rows = [_split_cells(line, separator) for line in normalized.split("\n")]
-    width = len(rows[0])
-    for r, cells in enumerate(rows, start=1):
-        problem = None
-        if separator is None and not cells:
-            problem = translate("TensorTable", "row {r} is empty").format(r=r)
-        elif len(cells) != width:
-            problem = translate(
-                "TensorTable", "rows have different lengths: row {r} has {cells}, row 1 has {first}"
-            ).format(r=r, cells=_cells(len(cells)), first=_cells(width))
-        if problem is not None:
-            _parse_cells(rows[: r - 1], integer, minimum, name)  # a bad cell above is reported first
-            raise ValueError(problem)
-    if not integer:
-        fast = _floats(rows, width, minimum, any(sign in normalized for sign in _MINUS_SIGNS_TEXT))
-        if fast is not None:
-            return fast
-    return np.array(_parse_cells(rows, integer, minimum, name), dtype=np.int64 if integer else np.float64)
-
-
-def _parse_cells(
-    rows: list[list[str]], integer: bool, minimum: float | None, name: str | None
-) -> list[list[float | int]]:
-    """``parse_value`` of every cell; the first bad one raises, naming its row and column."""
-    parsed: list[list[float | int]] = []
-    for r, cells in enumerate(rows, start=1):
-        row: list[float | int] = []
-        for c, cell in enumerate(cells, start=1):
-            try:
-                row.append(parse_value(cell, integer, minimum, name))
-            except ValueError as err:
-                raise ValueError(
-                    translate("TensorTable", "row {r}, column {c}: {error}").format(r=r, c=c, error=err)
-                ) from None
-        parsed.append(row)
-    return parsed
-
-
-def _floats(rows: list[list[str]], width: int, minimum: float | None, minus_signs: bool) -> np.ndarray | None:
-    """The cells as a (rows, width) float64 array, each read exactly as ``parse_value`` reads it,
-    or None when some cell is not a number ``parse_value`` takes (``_parse_cells`` then says which).
-
-    ``parse_value`` costs about 1.5 µs a cell, most of it in its per-cell clean-up: a 500 x 500
-    paste blocked the window for 0.4-1.1 s. Here the clean-up is done only where it is needed
-    (``minus_signs``: the text has typographic minus signs) and the minimum is checked on the array.
-    """
-    cells = [cell for row in rows for cell in row]
-    if minus_signs:
-        cells = [cell.translate(_MINUS_SIGNS) for cell in cells]
-    if uses_decimal_comma():
-        cells = [_decimal_point(cell) if "," in cell else cell for cell in cells]
-    try:
-        values = np.array(list(map(float, cells)), dtype=np.float64)  # float() skips surrounding spaces
-    except ValueError:
-        return None
-    if minimum is not None and not bool((values >= minimum).all()):  # NaN fails, as in parse_value
-        return None
-    return values.reshape(len(rows), width)
-
-
-def _decimal_point(cell: str) -> str:
-    stripped = cell.strip()
-    return stripped.replace(",", ".") if _DECIMAL_COMMA_NUMBER.fullmatch(stripped) else cell
-
-
-# --------------------------------------------------------------------------------------------
-# Formatting
-# --------------------------------------------------------------------------------------------
-
-
-def format_full(value: Any, integer: bool = False) -> str:
-    """Text that parses back to exactly ``value`` in its own dtype.
-
-    ``str`` of a NumPy scalar is the shortest text that round-trips in that dtype, so a float32
-    0.1 reads "0.1" rather than "0.10000000149011612" and still comes back bit-identical.
-    """
-    if integer or isinstance(value, (int, np.integer, bool, np.bool_)):
-        as_float = float(value)
-        if math.isfinite(as_float) and as_float.is_integer():
-            return str(int(value))
-    if isinstance(value, np.floating):
-        return str(value)
-    return repr(float(value))
-
-
-def _format_compact(value: float | int, integer: bool) -> str:
-    if isinstance(value, (bool, int)):
-        return str(int(value))
-    if math.isnan(value):
-        return "NaN"
-    if integer and value.is_integer():  # integer table stored as floats: show 3, not 3.0
-        return str(int(value))
-    return f"{value:.4g}"  # also gives "inf" and "-inf"
 
 
 # --------------------------------------------------------------------------------------------
@@ -406,20 +201,6 @@ class ArrayTableModel(QAbstractTableModel):
         if cols:
             self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, cols - 1)
 
-    @property
-    def integer(self) -> bool:
-        """True when cells must hold whole numbers (by option or because the dtype is integral)."""
-        return self._integer
-
-    @property
-    def minimum(self) -> float | None:
-        return self._minimum
-
-    @property
-    def value_name(self) -> str:
-        """How messages name a cell's value, in the current language."""
-        return tr_text(self._value_name)
-
     def row_label(self, row: int) -> str:
         return self._row_label(row)
 
@@ -457,7 +238,7 @@ class ArrayTableModel(QAbstractTableModel):
             return None
         row, col = index.row(), index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return _format_compact(self._array.item(row, col), self._integer)
+            return format_compact(self._array.item(row, col), self._integer)
         if role == Qt.ItemDataRole.EditRole:
             # A string, not a number: the default delegate then opens a QLineEdit with the full
             # value, where a float would get a QDoubleSpinBox rounded to two decimals.
@@ -505,24 +286,33 @@ class ArrayTableModel(QAbstractTableModel):
             return False
         text = value if isinstance(value, str) else str(value)
         try:
-            parsed = parse_value(text, self._integer, self._minimum, self.value_name)
+            parsed = parse_value(text, self.cell_rule())
         except ValueError as err:
-            self.inputRejected.emit(str(err))
+            self.inputRejected.emit(error_text(err))
             return False
         dtype = np.int64 if isinstance(parsed, int) else np.float64
         return self.request_edit(index.row(), index.column(), np.array([[parsed]], dtype=dtype))
+
+    def cell_rule(self) -> CellRule:
+        """What this table's cells take (whole numbers by option or because the dtype is
+        integral; the minimum; the value's name), read in the decimals of the app's locale."""
+        return CellRule(self._integer, self._minimum, self._value_name, uses_decimal_comma())
+
+    def parse_block(self, text: str) -> np.ndarray:
+        """Pasted ``text`` read as this table's cells take it; raises ``ValueError`` with a
+        translatable message (``number_text.parse_block``)."""
+        return parse_block(text, self.cell_rule())
 
     # ---- edits ------------------------------------------------------------------------------
 
     def _value_problem(self, value: float | int) -> str | None:
         """Why ``value`` cannot be stored, or None. Used on edits that did not come as text."""
         text = format_full(value)
+        rule = self.cell_rule()
         if self._integer and not float(value).is_integer():
-            return _whole_number_message(self.value_name, self._minimum, text)
+            return tr_text(whole_number_message(rule, text))
         if self._minimum is not None and not value >= self._minimum:
-            if self._integer:
-                return _whole_number_message(self.value_name, self._minimum, text)
-            return _minimum_message(self.value_name, self._minimum, text)
+            return tr_text(whole_number_message(rule, text) if self._integer else minimum_message(rule, text))
         if self._dtype_bounds is not None:
             low, high = self._dtype_bounds
             if not low <= value <= high:
@@ -725,17 +515,19 @@ class TensorTableView(Retranslating, QTableView):
 
     # ---- actions ----------------------------------------------------------------------------
 
+    def _selected_or_current(self) -> tuple[int, int, int, int] | None:
+        """The selection's bounds, else the current cell's, else None."""
+        bounds = self.selected_bounds()
+        current = self.currentIndex()
+        if bounds is None and current.isValid():
+            return (current.row(), current.column(), current.row(), current.column())
+        return bounds
+
     def copy_selection(self) -> bool:
         """Copy the selection's bounding box (or the current cell) to the clipboard as TSV."""
-        model = self.array_model()
-        if model is None:
+        model, bounds = self.array_model(), self._selected_or_current()
+        if model is None or bounds is None:
             return False
-        bounds = self.selected_bounds()
-        if bounds is None:
-            current = self.currentIndex()
-            if not current.isValid():
-                return False
-            bounds = (current.row(), current.column(), current.row(), current.column())
         QGuiApplication.clipboard().setText(model.block_text(*bounds))
         return True
 
@@ -756,17 +548,14 @@ class TensorTableView(Retranslating, QTableView):
             model.inputRejected.emit(translate("TensorTable", "the clipboard has no text to paste"))
             return False
         try:
-            block = parse_block(text, model.integer, model.minimum, model.value_name)
+            block = model.parse_block(text)
         except ValueError as err:
-            model.inputRejected.emit(translate("TensorTable", "cannot paste: {error}").format(error=err))
+            model.inputRejected.emit(translate("TensorTable", "cannot paste: {error}").format(error=error_text(err)))
             return False
-        bounds = self.selected_bounds()
+        bounds = self._selected_or_current()
         if bounds is None:
-            current = self.currentIndex()
-            if not current.isValid():
-                model.inputRejected.emit(translate("TensorTable", "select a cell to paste into"))
-                return False
-            bounds = (current.row(), current.column(), current.row(), current.column())
+            model.inputRejected.emit(translate("TensorTable", "select a cell to paste into"))
+            return False
         top, left, bottom, right = bounds
         if block.shape == (1, 1) and (bottom > top or right > left):
             mask = self._selection_mask(top, left, bottom, right)
@@ -801,18 +590,16 @@ class TensorTableView(Retranslating, QTableView):
 
     def clear_selection_values(self) -> bool:
         """Set the selected cells to 0 (or the model's minimum, if above 0) as one edit."""
-        model = self.array_model()
-        if model is None:
-            return False
-        bounds = self.selected_bounds()
-        if bounds is None:
+        model, bounds = self.array_model(), self.selected_bounds()
+        if model is None or bounds is None:
             return False
         top, left, bottom, right = bounds
         mask = self._selection_mask(top, left, bottom, right)
+        rule = model.cell_rule()
         fill: float = 0
-        if model.minimum is not None and model.minimum > 0:
-            fill = math.ceil(model.minimum) if model.integer else model.minimum
-        values = np.full(mask.shape, fill, dtype=np.int64 if model.integer else np.float64)
+        if rule.minimum is not None and rule.minimum > 0:
+            fill = math.ceil(rule.minimum) if rule.integer else rule.minimum
+        values = np.full(mask.shape, fill, dtype=np.int64 if rule.integer else np.float64)
         return model.request_edit(top, left, values, mask)
 
     def _show_context_menu(self, pos: QPoint) -> None:
