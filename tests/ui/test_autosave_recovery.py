@@ -130,9 +130,9 @@ def test_a_starting_window_offers_a_gone_window_and_never_a_live_one(qtbot, othe
     assert queries_of(actions) == 1.0
     assert live.untouched()
     # The restored autosave is this window's own now; its clean exit removes it and nothing else.
-    assert actions._autosave.slot is not None and actions._autosave.slot.path == gone.path
+    assert actions.autosave.writer.slot is not None and actions.autosave.writer.slot.path == gone.path
     actions.session.push(SetSettings({"dropout": 0.25}))
-    qtbot.waitUntil(lambda: actions._autosave.written >= 1, timeout=5000)
+    qtbot.waitUntil(lambda: actions.autosave.writer.written >= 1, timeout=5000)
     actions.session.shutdown()
     assert not gone.path.exists()
     assert live.untouched()

@@ -347,13 +347,13 @@ def test_autosave_follows_changes_once_per_burst_and_is_cleared_on_exit(host, ac
         return real_write(slot, session)
 
     monkeypatch.setattr(AutosaveSlot, "write", write)
-    assert actions._autosave.slot is None  # nothing claimed before the first change
+    assert actions.autosave.writer.slot is None  # nothing claimed before the first change
     for i in range(5):  # five keystrokes in a row
         window.session.push(SetBlock("keys", 0, 0, 0, np.array([[0.5 + i]])))
     assert writes == []  # nothing written while typing
-    qtbot.waitUntil(lambda: actions._autosave.written == 1, timeout=5000)
+    qtbot.waitUntil(lambda: actions.autosave.writer.written == 1, timeout=5000)
     assert writes == [1] and not on_gui_thread  # the file is written off the GUI thread
-    path = actions._autosave.slot.path
+    path = actions.autosave.writer.slot.path
     saved = load_session(path)
     assert saved.arrays["keys"][0, 0, 0] == 4.5
     window.close()
@@ -379,7 +379,8 @@ def test_offer_restore_brings_back_the_autosave_as_one_edit(host, actions, monke
     assert states_equal(window.session.document.state, crashed)
     assert window.session.undo_stack.count() == depth + 1
     # The restored work stays on disk as this window's own autosave until the window closes.
-    assert actions._autosave.slot is not None and actions._autosave.slot.path == left.path and left.path.exists()
+    slot = actions.autosave.writer.slot
+    assert slot is not None and slot.path == left.path and left.path.exists()
     assert stale_autosaves() == []
     actions.shutdown()
     assert not left.path.exists()

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QElapsedTimer, QSettings, QTimer
 from PySide6.QtWidgets import QMessageBox
 
-import attnviz.ui.files.file_actions as file_actions_module
+import attnviz.ui.files.opening as opening_module
 from attnviz.io import SessionFileError
 from attnviz.io.state_io import save_state_file
 from attnviz.presets import PRESETS
@@ -41,14 +41,14 @@ def slow_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every session read takes SLOW_S seconds (sleeping, as a read from a slow disk does) and
     records the thread it ran on."""
     threads: list[str] = []
-    real = file_actions_module.load_state_file
+    real = opening_module.load_state_file
 
     def slow(path, **kwargs):
         threads.append(threading.current_thread().name)
         time.sleep(SLOW_S if "slow" in Path(path).name else 0.0)
         return real(path, **kwargs)
 
-    monkeypatch.setattr(file_actions_module, "load_state_file", slow)
+    monkeypatch.setattr(opening_module, "load_state_file", slow)
     return threads
 
 
@@ -130,7 +130,7 @@ def test_a_refusal_is_shown_as_before(host, actions, qtbot, warnings, monkeypatc
     def refuse(path, **_kwargs):
         raise SessionFileError(path, "is not an attnviz session")
 
-    monkeypatch.setattr(file_actions_module, "load_state_file", refuse)
+    monkeypatch.setattr(opening_module, "load_state_file", refuse)
     with qtbot.waitSignal(actions.openFinished, timeout=5000) as finished:
         actions.open_file(tmp_path / "bad.attnviz")
     assert finished.args == [False]
@@ -147,6 +147,6 @@ def test_closing_the_window_while_a_file_is_read_waits_for_the_reader(
     started = time.perf_counter()
     host.close()  # ends the session: the reader thread is waited for
     assert time.perf_counter() - started >= SLOW_S * 0.5
-    assert not actions._loader.busy
+    assert not actions.opener.loader.busy
     qtbot.wait(100)
     assert results == []  # nothing is applied to a closed session

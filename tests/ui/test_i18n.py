@@ -408,7 +408,7 @@ def test_switching_language_keeps_the_document_the_undo_history_and_the_autosave
         window.file_actions.autosave_now()
         window.session.set_batch(1)
         assert window.menu("file").title() == "&File"
-        window.file_actions.save_as(window.file_actions._start_dir() + "/switch.attnviz")
+        window.file_actions.save_as(window.file_actions.context.start_dir() + "/switch.attnviz")
         assert not window.isWindowModified()
 
         window.set_language("pt_BR")  # the same window, retranslated in place
@@ -416,7 +416,7 @@ def test_switching_language_keeps_the_document_the_undo_history_and_the_autosave
         assert window.isVisible() and window.session.document.version == version  # nothing was edited
         assert window.session.undo_stack.count() == depth and not window.isWindowModified()
         assert window.windowTitle().startswith("switch.attnviz")
-        assert window.file_actions._autosave.slot.path.exists()
+        assert window.file_actions.autosave.writer.slot.path.exists()
         assert window.menu("file").title() == "&Arquivo" and window.results.title.text() == "Pesos de atenção"
         assert window.inputs.batch.value() == 1 and window.session.selection.batch == 1
         assert window.undo_action.text() == "&Desfazer Alterar dropout"  # the old edit, retold in Portuguese
