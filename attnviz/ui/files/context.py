@@ -8,6 +8,7 @@ Opening, saving, exporting, autosaving and restoring each live in their own modu
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import shiboken6
@@ -23,22 +24,24 @@ __all__ = ["LAST_DIR_KEY", "FileContext"]
 LAST_DIR_KEY = "lastDirectory"
 
 
+@dataclass(eq=False)
 class FileContext:
     """The session, the window and the settings the file jobs work with, and the file on show."""
 
-    def __init__(self, session: AppSession, window: QWidget, settings: QSettings) -> None:
-        self.session = session
-        self.window = window
-        self.settings = settings
-        self.current_path: Path | None = None
-        #: The name of an opened tensor file (not a session: Save asks for a name), else None.
-        self.tensor_name: str | None = None
-        #: The session ended: no more reading, writing or asking.
-        self.closed = False
-        session.undo_stack.cleanChanged.connect(self._on_clean_changed)
-        if "[*]" not in window.windowTitle():
+    session: AppSession
+    window: QWidget
+    settings: QSettings
+    current_path: Path | None = None
+    #: The name of an opened tensor file (not a session: Save asks for a name), else None.
+    tensor_name: str | None = None
+    #: The session ended: no more reading, writing or asking.
+    closed: bool = False
+
+    def __post_init__(self) -> None:
+        self.session.undo_stack.cleanChanged.connect(self._on_clean_changed)
+        if "[*]" not in self.window.windowTitle():
             # Where Qt shows the unsaved-changes marker.
-            window.setWindowTitle(window.windowTitle() + "[*]")
+            self.window.setWindowTitle(self.window.windowTitle() + "[*]")
 
     def _on_clean_changed(self, clean: bool) -> None:
         # The undo stack also reports while the window is being destroyed.

@@ -138,14 +138,8 @@ def export_view_arrays(view: ViewData, what: str, path: str | os.PathLike[str]) 
     """
     file_path = Path(path)
     if what not in EXPORTABLE:
-        raise ExportError(
-            file_path,
-            message(
-                QT_TRANSLATE_NOOP("Export", "cannot export '{what}'; choose one of {choices}"),
-                what=what,
-                choices=", ".join(EXPORTABLE),
-            ),
-        )
+        unknown = QT_TRANSLATE_NOOP("Export", "cannot export '{what}'; choose one of {choices}")
+        raise ExportError(file_path, message(unknown, what=what, choices=", ".join(EXPORTABLE)))
     suffix = file_path.suffix.lower()
     if suffix not in ARRAY_SUFFIXES:
         raise ExportError(

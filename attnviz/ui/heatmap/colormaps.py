@@ -59,13 +59,8 @@ def canonical_colormap_name(name: str) -> str:
     key = name.strip().lower()
     key = _ALIASES.get(key, key)
     if key not in COLORMAPS:
-        raise ValueError(
-            message(
-                QT_TRANSLATE_NOOP("Colormaps", "unknown colour map {name}; choose one of {choices}"),
-                name=repr(name),
-                choices=", ".join(COLORMAPS),
-            )
-        )
+        unknown = QT_TRANSLATE_NOOP("Colormaps", "unknown colour map {name}; choose one of {choices}")
+        raise ValueError(message(unknown, name=repr(name), choices=", ".join(COLORMAPS)))
     return key
 
 

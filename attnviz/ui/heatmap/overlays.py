@@ -86,10 +86,12 @@ class MapOverlays(MapPlot):
 
     @property
     def overlay_scale(self) -> int:
+        """Overlay pixels per cell and side: 1 for a flat tint, more for stripes."""
         return self._overlay_scale
 
     @property
     def empty_row_marker_item(self) -> pg.ImageItem:
+        """The red bar along the left edge of rows with no valid key."""
         return self._empty_marker
 
     @property

@@ -134,6 +134,7 @@ class MapPlot(QtWidgets.QWidget):
 
     @property
     def plot_item(self) -> pg.PlotItem:
+        """The PlotItem holding the map: its axes, title and colour bar."""
         return self._plot
 
     @property
