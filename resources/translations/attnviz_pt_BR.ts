@@ -1225,7 +1225,7 @@
     <name>FileActions</name>
     <message>
         <source>attention map</source>
-        <extracomment>Autosave this long after the first unsaved change (further changes ride along). What the exports and refusals call each result array.</extracomment>
+        <extracomment>What the exports and refusals call each result array.</extracomment>
         <translation>mapa de atenção</translation>
     </message>
     <message>
@@ -1254,11 +1254,11 @@
     </message>
     <message>
         <source>&amp;Open…</source>
-        <extracomment>An Open is over: True when the inputs were replaced (False: refused, cancelled, superseded). The name of an opened tensor file (not a session: Save asks for a name), else None. Replaced by tests: (parent, tensor file, guessed roles, current state) -&gt; choice or None.</extracomment>
         <translation>&amp;Abrir…</translation>
     </message>
     <message>
         <source>Open a session (.attnviz) or a tensor file (.npy, .npz, .pt, .safetensors)</source>
+        <extracomment>An Open is over: True when the inputs were replaced (False: refused, cancelled, superseded). Replaced by tests: (parent, tensor file, guessed roles, current state) -&gt; choice or None.</extracomment>
         <translation>Abre uma sessão (.attnviz) ou um arquivo de tensores (.npy, .npz, .pt, .safetensors)</translation>
     </message>
     <message>
@@ -1287,6 +1287,7 @@
     </message>
     <message>
         <source>Weights heatmaps as &amp;PNG…</source>
+        <extracomment>The app shows every batch element up to this many (results_panel.MAX_GRID), else the selected one.</extracomment>
         <translation>Mapas de calor dos pesos em &amp;PNG…</translation>
     </message>
     <message>
@@ -1299,7 +1300,7 @@
     </message>
     <message>
         <source>Opening {name}…</source>
-        <extracomment>The app shows every batch element up to this many (results_panel.MAX_GRID), else the selected one. Asks which array plays which role: (roles, head, layer), or None when the user cancelled. A file still opening after this long gets the busy indicator (a quick one would only flash it).</extracomment>
+        <extracomment>Asks which array plays which role: (roles, head, layer), or None when the user cancelled. A file still opening after this long gets the busy indicator (a quick one would only flash it).</extracomment>
         <translation>Abrindo {name}…</translation>
     </message>
     <message>
@@ -1360,6 +1361,7 @@
     </message>
     <message>
         <source>{name} (tensors)</source>
+        <extracomment>The name of an opened tensor file (not a session: Save asks for a name), else None. The session ended: no more reading, writing or asking.</extracomment>
         <translation>{name} (tensores)</translation>
     </message>
     <message>
@@ -1460,6 +1462,7 @@
     </message>
     <message>
         <source>Autosave failed: {error}</source>
+        <extracomment>Autosave this long after the first unsaved change (further changes ride along).</extracomment>
         <translation>O salvamento automático falhou: {error}</translation>
     </message>
     <message>
@@ -2778,7 +2781,7 @@
     <name>Heatmap</name>
     <message>
         <source>Keys</source>
-        <extracomment>How much presentation mode (F5) enlarges the text of every heatmap and plot.</extracomment>
+        <extracomment>Label every row/col when there are at most this many; beyond that the axis picks integer ticks itself.</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>
@@ -2787,7 +2790,7 @@
     </message>
     <message>
         <source>Attention heatmap</source>
-        <extracomment>Masked cells whose value is not zero keep their colour under light stripes instead of the opaque grey: for weights, &quot;masked but given weight&quot; (the book&apos;s uniform rows over padding, a 1/0 float mask) must be visible, not hidden by the mask drawing. About how many pixels a side the hatching of masked cells is drawn with (fewer: faster to build and to paint, coarser stripes when zoomed in).</extracomment>
+        <extracomment>How much presentation mode (F5) enlarges the text of every heatmap and plot.</extracomment>
         <translation>Mapa de calor da atenção</translation>
     </message>
     <message>
@@ -2796,6 +2799,7 @@
     </message>
     <message>
         <source>{listed} and {n} more</source>
+        <extracomment>(row, col) of the cell under the mouse, emitted when it changes. (row, col, Qt keyboard modifiers) of a cell clicked. The map was clicked anywhere (a small multiple chosen by a click, say).</extracomment>
         <translation>{listed} e mais {n}</translation>
     </message>
     <message>
@@ -5391,6 +5395,7 @@
     </message>
     <message>
         <source>{name} must be a whole number, got &apos;{text}&apos;</source>
+        <extracomment>The locale writes decimals with a comma (pt-BR: &quot;0,5&quot;): commas are decimals, not separators. Any float, in a locale that writes decimal points.</extracomment>
         <translation>{name} deve ser um número inteiro, veio &apos;{text}&apos;</translation>
     </message>
     <message>
@@ -5399,6 +5404,7 @@
     </message>
     <message>
         <source>value</source>
+        <extracomment>Whole numbers only (read as int64), else any float (&quot;nan&quot; and &quot;inf&quot; included). The smallest value a cell takes (inclusive; NaN never satisfies it), None: any. How messages name the value (&quot;valid length&quot;); a marked source is translated when shown.</extracomment>
         <translation>valor</translation>
     </message>
     <message>
