@@ -34,6 +34,8 @@ __all__ = [
     "Probe",
     "bytearray_pt",
     "header_bomb_npz",
+    "width_bomb_capture",
+    "width_bomb_session",
     "kill_saves",
     "maximal_session",
     "probe_load",
@@ -103,13 +105,17 @@ class Probe:
 
 
 _LOAD = r"""
-from attnviz.io import load_session, load_tensor_file
+from attnviz.io import is_capture_file, load_capture, load_tensor_file
+from attnviz.io.state_io import load_state_file
 path = sys.argv[1]
 cap(int(sys.argv[2]))
 base = start_peak()
 started = time.perf_counter()
 try:
-    (load_session if path.endswith(".attnviz") else load_tensor_file)(path)
+    if is_capture_file(path):
+        load_capture(path)
+    else:
+        (load_state_file if path.endswith(".attnviz") else load_tensor_file)(path)
     error = None
 except Exception as exc:
     error = type(exc).__name__ + ": " + str(exc)
@@ -119,7 +125,8 @@ print(json.dumps({"error": error, "peak_mb": peak_mb(base), "seconds": seconds})
 
 
 def probe_load(path: Path, headroom_mb: int = 2048) -> Probe:
-    """Load ``path`` (a session when it ends in ``.attnviz``) in a capped child process."""
+    """Load ``path`` in a capped child process as the window reads it: a capture (told by its first
+    bytes), a session when it ends in ``.attnviz`` (read into the app's state), else a tensor file."""
     return Probe(**_child(_LOAD, str(path), str(headroom_mb)))
 
 
@@ -165,6 +172,58 @@ class _RepeatedBlocks:
 
     def flush(self) -> bytes:
         return self._zlib.flush(zlib.Z_FINISH)
+
+
+# Issue 22's width bomb: one token of a million characters among 899 of one, in the JSON of a
+# capture's header or a session's manifest (about 1 MB): numpy stores every string at the widest
+# one's width, 3.6 GB.
+WIDE_TOKEN_CHARS, SHORT_TOKENS = 1_000_000, 899
+
+
+def _wide_tokens() -> list[list[str]]:
+    return [["x" * WIDE_TOKEN_CHARS, *["a"] * SHORT_TOKENS]]
+
+
+def _small_run(n: int) -> Any:
+    import numpy as np
+
+    from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((1, 1, n, 2)).astype(np.float32) for _ in range(3))
+    tokens = np.array([["a"] * n])
+    return ModelRun((AttentionCall("layer 0", q, k, v, MaskArguments()),), tokens, tokens, source="capture")
+
+
+def width_bomb_capture(path: Path) -> Path:
+    """A capture of one call over 900 tokens whose header's first token is a million characters
+    wide (the app's own writer shortens such a token; the header is rewritten here)."""
+    from attnviz.io.capture_file import ALIGNMENT, MAGIC, save_capture
+
+    save_capture(path, _small_run(SHORT_TOKENS + 1))
+    raw = path.read_bytes()
+    (length,) = struct.unpack("<Q", raw[len(MAGIC) : len(MAGIC) + 8])
+    start = len(MAGIC) + 8
+    header = json.loads(raw[start : start + length])
+    header["query_tokens"] = _wide_tokens()
+    text = json.dumps(header).encode()
+    text += b" " * (-(start + len(text)) % ALIGNMENT)
+    path.write_bytes(MAGIC + struct.pack("<Q", len(text)) + text + raw[start + length :])
+    return path
+
+
+def width_bomb_session(path: Path) -> Path:
+    """A session of the same run, its manifest's tokens as in ``width_bomb_capture`` (written with
+    the session writer, which stores the model description as given)."""
+    from attnviz.document import focused_state
+    from attnviz.io import load_session, save_session
+    from attnviz.io.state_io import save_state_file
+
+    save_state_file(path, focused_state(_small_run(SHORT_TOKENS + 1), 0, 0))
+    session = load_session(path)
+    session.model["query_tokens"] = _wide_tokens()
+    save_session(path, session)
+    return path
 
 
 # ------------------------------------------------------------------------------ legal but huge

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.io import _npy
+from attnviz.io import _json, _npy
 from attnviz.io._atomic import atomic_write
 from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS, Budget, dtype_problem, to_numpy
 from attnviz.io.errors import SessionFileError, cannot_write, refusals
@@ -232,7 +232,25 @@ def _check_regular_file(path: Path, budget: Budget) -> None:
 def _parse_manifest(archive: _npy.NpzArchive, budget: Budget) -> dict[str, Any]:
     raw = archive.read(SESSION_MEMBER, allow_text=True, max_text_chars=MAX_SETTINGS_CHARS)
     try:
-        manifest = json.loads(str(raw[()]))
+        manifest = _json.loads(str(raw[()]))
+    except _json.NonFiniteNumber as exc:
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has a damaged '{member}' member: {value} is not a number JSON allows"),
+                member=SESSION_MEMBER,
+                value=exc.text,
+            )
+        ) from exc
+    except _json.RepeatedName as exc:
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "has a damaged '{member}' member: the name '{name}' appears twice in one object"
+                ),
+                member=SESSION_MEMBER,
+                name=exc.key,
+            )
+        ) from exc
     except (ValueError, RecursionError) as exc:
         raise budget.fail(
             message(
