@@ -55,6 +55,7 @@ from attnviz.io import (
     stale_autosaves,
 )
 from attnviz.io.errors import AttnvizFileError
+from attnviz.io.names import display_name, display_path
 from attnviz.io.state_io import (
     is_session_path,
     load_state_file,
@@ -369,7 +370,7 @@ class FileActions(QObject):
         if self._tensor_name is not None:
             name = translate("FileActions", "{name} (tensors)").format(name=self._tensor_name)
         elif self.current_path is not None:
-            name = self.current_path.name
+            name = display_name(self.current_path)
         else:
             name = translate("FileActions", "untitled")
         self.window.setWindowTitle(f"{name}[*] — attnviz")
@@ -396,7 +397,7 @@ class FileActions(QObject):
         self._opening = file_path
         document = self.session.document
         base, version = document.state, document.version
-        self.open_progress.name = file_path.name
+        self.open_progress.name = display_name(file_path)
         self.open_progress.retranslate()
         self._loader.start(lambda: read_file(file_path, base, version))
         return True
@@ -410,7 +411,7 @@ class FileActions(QObject):
         """Stop opening the file being read: its result is dropped and the inputs stay as they are."""
         if self._opening is None:
             return
-        name = self._opening.name
+        name = display_name(self._opening)
         self._opening = None
         self._loader.cancel()
         self._status(translate("FileActions", "Opening {name} cancelled").format(name=name))
@@ -435,7 +436,7 @@ class FileActions(QObject):
             self._refuse(
                 translate("FileActions", "Cannot open file"),
                 translate("FileActions", "{name}: unexpected error: {error}").format(
-                    name=file_path.name, error=f"{type(exc).__name__}: {exc}"
+                    name=display_name(file_path), error=f"{type(exc).__name__}: {exc}"
                 ),
             )
         self.openFinished.emit(False)
@@ -451,7 +452,7 @@ class FileActions(QObject):
             self.openFinished.emit(False)
             return
         file_path = opened.path
-        text = message(QT_TRANSLATE_NOOP("FileActions", "Open {name}"), name=file_path.name)
+        text = message(QT_TRANSLATE_NOOP("FileActions", "Open {name}"), name=display_name(file_path))
         self.session.push(ReplaceState(state, text))
         self._add_recent(file_path)
         self._remember_dir(file_path)
@@ -460,10 +461,10 @@ class FileActions(QObject):
         else:
             # Tensors are not a session: Save asks for a name rather than overwrite the file.
             self.current_path = None
-            self._tensor_name = file_path.name
+            self._tensor_name = display_name(file_path)
             self._update_title()
         notes = opened.notes
-        summary = translate("FileActions", "Opened {name}").format(name=file_path.name)
+        summary = translate("FileActions", "Opened {name}").format(name=display_name(file_path))
         self._status(summary + (": " + "; ".join(tr_text(n) for n in notes) if notes else ""), 15000)
         self.openFinished.emit(True)
 
@@ -515,7 +516,7 @@ class FileActions(QObject):
         self._set_current(path)
         self._add_recent(path)
         self._remember_dir(path)
-        self._status(translate("FileActions", "Saved {path}").format(path=path))
+        self._status(translate("FileActions", "Saved {path}").format(path=display_path(path)))
         return True
 
     # ------------------------------------------------------------------ recent files
@@ -543,7 +544,7 @@ class FileActions(QObject):
         paths = self.recent_files()
         for index, text in enumerate(paths, start=1):
             path = Path(text)
-            action = self.recent_menu.addAction(f"&{index % 10} {path.name}   —   {path.parent}")
+            action = self.recent_menu.addAction(f"&{index % 10} {display_name(path)}   —   {display_path(path.parent)}")
             action.setToolTip(text)
             action.setData(text)
             action.triggered.connect(lambda _checked=False, p=text: self.open_file(p))
@@ -605,7 +606,7 @@ class FileActions(QObject):
         selected = min(self.session.selection.batch, n_batch - 1)
         batches = list(range(n_batch)) if n_batch <= _MAX_FIGURE_BATCH else [selected]
         title = translate("FileActions", "{name}: attention weights").format(
-            name=self.current_path.name if self.current_path else "attnviz"
+            name=display_name(self.current_path) if self.current_path else "attnviz"
         )
         subtitle = figure_subtitle(self.session.document.state)
         colormap = self.session.colormap
@@ -619,7 +620,7 @@ class FileActions(QObject):
             self._refuse(translate("FileActions", "Cannot export"), error_text(exc))
             return False
         self._remember_dir(file_path)
-        self._status(translate("FileActions", "Exported {path}").format(path=file_path))
+        self._status(translate("FileActions", "Exported {path}").format(path=display_path(file_path)))
         return True
 
     def export_array(self, what: str, suffix: str, path: str | os.PathLike[str] | None = None) -> bool:
@@ -647,7 +648,7 @@ class FileActions(QObject):
         self._remember_dir(file_path)
         self._status(
             translate("FileActions", "Exported {what} to {path}").format(
-                what=tr_text(WHAT_NAMES.get(what, what)), path=file_path
+                what=tr_text(WHAT_NAMES.get(what, what)), path=display_path(file_path)
             )
         )
         return True
