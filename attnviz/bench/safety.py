@@ -1,4 +1,4 @@
-"""``python -m attnviz.bench safety``: issue 12's figures, each beside its target.
+"""``python -m attnviz.bench safety``: issues 12's and 22's figures, each beside its target.
 
 Everything that could allocate without bound runs in a child process whose address space is
 capped (``RLIMIT_AS``) at what it has mapped plus a headroom, so a regression fails the line
@@ -562,6 +562,48 @@ def _first_words(text: str | None, n: int = 110) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def _width_bombs(work: Path, row: Any) -> None:
+    """Issue 22's width bomb, as a capture and as a session: read, rendered and opened in the window.
+    Before, numpy padded the 900 tokens to the widest: 3.6 GB asked (a MemoryError, or the window
+    killed under a cap)."""
+    for label, path in (
+        ("capture", width_bomb_capture(work / "wide.attnviz-capture")),
+        ("session", width_bomb_session(work / "wide.attnviz")),
+    ):
+        title = f"width bomb {label} ({path.stat().st_size:,} B)"
+        target = f"< {HOSTILE_PEAK_MB} MB, < {HOSTILE_SECONDS:.0f} s, refused"
+        runs = [probe_load(path) for _ in range(5)]
+        peak = statistics.median(r.peak_mb for r in runs)
+        seconds = statistics.median(r.seconds for r in runs)
+        ok = runs[0].error is not None and "characters wide" in runs[0].error
+        row(
+            f"{title}: read",
+            f"+{peak:.1f} MB, {seconds * 1000:.1f} ms (median of 5)",
+            target,
+            ok and peak < HOSTILE_PEAK_MB and seconds < HOSTILE_SECONDS,
+        )
+        print(f"    {_first_words(runs[0].error)}")
+        rendered = [render_probe(path, work / "wide.png") for _ in range(3)]
+        peak = statistics.median(r["peak_mb"] for r in rendered)
+        seconds = statistics.median(r["seconds"] for r in rendered)
+        ok = all(r["status"] == 1 and "characters wide" in r["stderr"] for r in rendered)
+        row(
+            f"{title}: render",
+            f"+{peak:.1f} MB, {seconds * 1000:.1f} ms, exit {rendered[0]['status']} (median of 3)",
+            target,
+            ok and peak < HOSTILE_PEAK_MB and seconds < HOSTILE_SECONDS,
+        )
+        shown = window_probe(path)
+        refused = shown["opened"] == [False] and any("characters wide" in text for text in shown["refusals"])
+        row(
+            f"{title}: window",
+            f"+{shown['peak_mb']:.1f} MB, {shown['seconds'] * 1000:.0f} ms",
+            target,
+            refused and shown["peak_mb"] < HOSTILE_PEAK_MB and shown["seconds"] < HOSTILE_SECONDS,
+        )
+        print(f"    {_first_words(shown['refusals'][0] if shown['refusals'] else None)}")
+
+
 def run(kills: int = 100) -> int:
     """Measure everything and print one line per figure; 0 when every target is met."""
     missed = 0
@@ -588,6 +630,8 @@ def run(kills: int = 100) -> int:
                 runs[0].error is not None and peak < HOSTILE_PEAK_MB and seconds < HOSTILE_SECONDS,
             )
             print(f"    {_first_words(runs[0].error)}")
+
+        _width_bombs(work, row)
 
         session = maximal_session(work / "maximal.attnviz")
         rendered = render_probe(session, work / "maximal.png")
