@@ -19,6 +19,7 @@ from attnviz.bench.safety import HOSTILE_PEAK_MB, probe_load, width_bomb_capture
 from attnviz.document import focused_state
 from attnviz.io import (
     CaptureFileError,
+    Session,
     SessionFileError,
     claim_autosave,
     load_capture,
@@ -193,3 +194,32 @@ def test_what_no_check_foresaw_is_still_a_refusal_naming_the_file(
     with pytest.raises(SessionFileError) as caught:
         load_state_file(path)
     assert "is damaged ('int' object has no attribute 'get')" in one_line_naming(caught.value, path.name)
+
+
+# ----------------------------------------------------------------------------- what is saved opens again
+
+
+def test_a_session_of_many_tokens_opens_again_and_one_past_the_bound_is_not_written(tmp_path: Path) -> None:
+    b, n = 16, 4096  # 131,072 tokens: past the manifest's old bound of 1 Mi characters
+    q = np.zeros((b, 1, n, 1), np.float32)
+    tokens = np.array([[f"tok{i}" for i in range(n)]] * b)
+    run = ModelRun((AttentionCall("c", q, q, q, MaskArguments()),), tokens, tokens, source="capture")
+    save_state_file(tmp_path / "many.attnviz", focused_state(run, 0, 0))
+    loaded = load_state_file(tmp_path / "many.attnviz")
+    assert loaded.run is not None and loaded.run.query_tokens.shape == (b, n)
+    huge = Session(arrays={"queries": np.zeros((1, 1, 1))}, settings={}, model={"x": "y" * (9 * 2**20)})
+    with pytest.raises(SessionFileError, match="cannot be written: its description would be 9,437,"):
+        save_session(tmp_path / "huge.attnviz", huge)
+    assert not (tmp_path / "huge.attnviz").exists()
+
+
+def test_a_manifest_of_a_million_lists_is_refused_before_parsing(tmp_path: Path) -> None:
+    path = tmp_path / "lists.attnviz"
+    text = '{"format": "attnviz-session", "version": 1, "arrays": [], "settings": {"x": [' + "[]," * 1_200_000 + "[]]}}"
+    np.savez(tmp_path / "lists.npz", __session__=np.array(text))
+    (tmp_path / "lists.npz").rename(path)
+    with pytest.raises(SessionFileError) as caught:
+        load_session(path)
+    assert "with 1,200,005 JSON objects and lists (at most 1,000,000 allowed)" in one_line_naming(
+        caught.value, path.name
+    )
