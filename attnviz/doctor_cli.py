@@ -4,9 +4,15 @@
     attnviz doctor run.attnviz-capture --pad-token "<|endoftext|>"
 
 One line per finding ("error: call 3 (encoder.layer.3.attention.self), batch 1, rows 5-7: ..."),
-then a summary. Exit status: 0 when no finding is an error (warnings alone pass), 1 when one is
-or when the file cannot be read (one line on stderr, never a traceback), 2 for a bad command
-line. Lines are in the system's language, as ``attnviz render`` prints them.
+then a summary. Exit status, so that CI tells a bug in the model from a broken artifact:
+
+* 0: no finding is an error (warnings alone pass);
+* 1: a finding is an error (a mask bug, weights that are no distribution, scores that overflow);
+* 2: a bad command line;
+* 3: the file cannot be read (missing, not a capture, damaged, from a newer attnviz) or could
+  not be diagnosed: one line on stderr naming it, never a traceback.
+
+Lines are in the system's language, as ``attnviz render`` prints them.
 """
 
 from __future__ import annotations
@@ -19,18 +25,19 @@ from typing import NoReturn
 from .render import _say, _Voice
 from .tr import QT_TRANSLATE_NOOP, exception_message, message, one_line, plural
 
-__all__ = ["build_parser", "doctor_main", "main"]
+__all__ = ["EXIT_CLEAN", "EXIT_ERRORS", "EXIT_UNREADABLE", "EXIT_USAGE", "build_parser", "doctor_main", "main"]
 
 PROG = "attnviz doctor"
 EXIT_CLEAN = 0
 EXIT_ERRORS = 1
 EXIT_USAGE = 2
+EXIT_UNREADABLE = 3
 
 
 class DoctorError(Exception):
     """A reason to stop, phrased for the user (one line, translatable)."""
 
-    def __init__(self, text: str, status: int = EXIT_ERRORS) -> None:
+    def __init__(self, text: str, status: int = EXIT_UNREADABLE) -> None:
         super().__init__(one_line(text))
         self.status = status
 
@@ -46,8 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="List what is wrong with the masks of a captured model run "
-        "(attnviz.capture(model).save(FILE)): one line per finding. Exit status 1 when a finding is an "
-        "error or the file cannot be read, 0 otherwise, 2 for a bad command line.",
+        "(attnviz.capture(model).save(FILE)): one line per finding. Exit status 0 when no finding is an "
+        "error, 1 when one is, 2 for a bad command line, 3 when the file cannot be read.",
     )
     parser.add_argument("file", metavar="FILE", help="a capture file (.attnviz-capture)")
     parser.add_argument(
@@ -87,7 +94,7 @@ def doctor_main(argv: Sequence[str] | None = None) -> int:
             ),
             sys.stderr,
         )
-        return EXIT_ERRORS
+        return EXIT_UNREADABLE
     finally:
         voice.close()
 

@@ -19,6 +19,9 @@ No window is shown: the computation runs synchronously (``compute.run_state``), 
 laid out off screen and grabbed. Without a display (Linux, no ``DISPLAY``/``WAYLAND_DISPLAY``) Qt
 is switched to its ``offscreen`` platform. Every failure, from a typo in an option to an engine
 error, ends with exit status 1 (2 for usage errors) and ONE line on stderr, never a traceback.
+Scores that overflowed (finite inputs whose weights came out NaN) are said in one
+"attnviz render: warning: ..." line on stderr; the exit status stays 0, what was computed is
+what was written.
 Qt widgets and torch are imported only once the inputs have been read and checked.
 
 What it prints is in the system's language (``LANGUAGE``, ``LC_ALL``, ``LANG``: Portuguese for
@@ -273,6 +276,8 @@ def _render(argv: list[str], voice: _Voice) -> int:
             # A model's arrays are read-only (states share them) and the engine writes no input:
             # torch's warning about that would break the promise of a silent stderr.
             warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+            # numpy's overflow warnings are blocks of lines; the diagnostics say it in one.
+            warnings.filterwarnings("ignore", category=RuntimeWarning)
             outcome = run_state(head_state)
         if outcome.error is not None or outcome.view is None:
             raise RenderError(
@@ -300,6 +305,10 @@ def _render(argv: list[str], voice: _Voice) -> int:
     # Worded before writing: once the file is written, only printing is left.
     lines = [voice.text(fill(QT_TRANSLATE_NOOP("Render", "note: {note}"), note=note)) for note in notes]
     lines.append(voice.text(fill(QT_TRANSLATE_NOOP("Render", "wrote {path}"), path=str(out))))
+    overflow = _overflow_warning(views)
+    warning = None
+    if overflow is not None:
+        warning = voice.text(fill(QT_TRANSLATE_NOOP("Render", "warning: {warning}"), warning=overflow))
     if out.suffix.lower() in ARRAY_SUFFIXES:
         _write_weights(out, selected_weights(views, heads, args.batch), grid=heads is not None)
     elif heads is not None:
@@ -309,7 +318,20 @@ def _render(argv: list[str], voice: _Voice) -> int:
         _draw(views[0], out, source=source, state=state, batches=batches, colormap=colormap, size=size)
     for line in lines:
         _say(line, sys.stdout)
+    if warning is not None:
+        _say(f"{PROG}: {warning}", sys.stderr)
     return 0
+
+
+def _overflow_warning(views: Sequence[ViewData]) -> str | None:
+    """The engine's line about scores that overflowed (the weights drawn are NaN there), once."""
+    from .engine.diagnose import OVERFLOW_TEMPLATES
+
+    for view in views:
+        for line in view.warnings:
+            if isinstance(line, Message) and line.source in OVERFLOW_TEMPLATES:
+                return line
+    return None
 
 
 IMAGE_SUFFIXES = (".png", ".svg")

@@ -143,7 +143,7 @@ def _tokens(tokens: Any) -> Any:
 
 def _in_ipython() -> Any:
     try:
-        from IPython import get_ipython  # type: ignore[import-not-found]
+        from IPython import get_ipython  # optional: pyproject.toml's mypy section says how it is checked
     except ImportError:
         return None
     return get_ipython()

@@ -6,6 +6,7 @@ and its own report is the failure message, so a finding reads exactly as on the 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -41,6 +42,25 @@ def test_ruff_format() -> None:
 def test_mypy() -> None:
     # The configuration ([tool.mypy] in pyproject.toml) names the files: the whole package.
     result = _run(sys.executable, "-m", "mypy")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("installed", [False, True], ids=["without IPython", "with IPython"])
+def test_mypy_reads_the_same_whether_or_not_optional_packages_are_installed(tmp_path: Path, installed: bool) -> None:
+    """attnviz.show imports IPython when it is there: an ignore comment for its missing import was
+    unused, and an error, wherever IPython is installed (any Jupyter user's environment). IPython
+    installed is stood in for by a stub package on MYPYPATH; the module that imports it is
+    checked alone (its imports skipped: what is tested is that one import)."""
+    env = {key: value for key, value in os.environ.items() if key != "MYPYPATH"}
+    if installed:
+        stub = tmp_path / "stubs" / "IPython"
+        stub.mkdir(parents=True)
+        (stub / "__init__.pyi").write_text("from typing import Any\n\ndef get_ipython() -> Any: ...\n")
+        env["MYPYPATH"] = str(tmp_path / "stubs")
+    command = (sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache"), "--follow-imports=skip")
+    result = subprocess.run(
+        (*command, "attnviz/viewer.py"), cwd=ROOT, capture_output=True, text=True, timeout=600, env=env
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 

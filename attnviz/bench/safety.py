@@ -1,4 +1,4 @@
-"""``python -m attnviz.bench safety``: issue 12's figures, each beside its target.
+"""``python -m attnviz.bench safety``: issues 12's and 22's figures, each beside its target.
 
 Everything that could allocate without bound runs in a child process whose address space is
 capped (``RLIMIT_AS``) at what it has mapped plus a headroom, so a regression fails the line
@@ -34,6 +34,8 @@ __all__ = [
     "Probe",
     "bytearray_pt",
     "header_bomb_npz",
+    "width_bomb_capture",
+    "width_bomb_session",
     "kill_saves",
     "maximal_session",
     "probe_load",
@@ -103,13 +105,17 @@ class Probe:
 
 
 _LOAD = r"""
-from attnviz.io import load_session, load_tensor_file
+from attnviz.io import is_capture_file, load_capture, load_tensor_file
+from attnviz.io.state_io import load_state_file
 path = sys.argv[1]
 cap(int(sys.argv[2]))
 base = start_peak()
 started = time.perf_counter()
 try:
-    (load_session if path.endswith(".attnviz") else load_tensor_file)(path)
+    if is_capture_file(path):
+        load_capture(path)
+    else:
+        (load_state_file if path.endswith(".attnviz") else load_tensor_file)(path)
     error = None
 except Exception as exc:
     error = type(exc).__name__ + ": " + str(exc)
@@ -119,7 +125,8 @@ print(json.dumps({"error": error, "peak_mb": peak_mb(base), "seconds": seconds})
 
 
 def probe_load(path: Path, headroom_mb: int = 2048) -> Probe:
-    """Load ``path`` (a session when it ends in ``.attnviz``) in a capped child process."""
+    """Load ``path`` in a capped child process as the window reads it: a capture (told by its first
+    bytes), a session when it ends in ``.attnviz`` (read into the app's state), else a tensor file."""
     return Probe(**_child(_LOAD, str(path), str(headroom_mb)))
 
 
@@ -165,6 +172,58 @@ class _RepeatedBlocks:
 
     def flush(self) -> bytes:
         return self._zlib.flush(zlib.Z_FINISH)
+
+
+# Issue 22's width bomb: one token of a million characters among 899 of one, in the JSON of a
+# capture's header or a session's manifest (about 1 MB): numpy stores every string at the widest
+# one's width, 3.6 GB.
+WIDE_TOKEN_CHARS, SHORT_TOKENS = 1_000_000, 899
+
+
+def _wide_tokens() -> list[list[str]]:
+    return [["x" * WIDE_TOKEN_CHARS, *["a"] * SHORT_TOKENS]]
+
+
+def _small_run(n: int) -> Any:
+    import numpy as np
+
+    from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((1, 1, n, 2)).astype(np.float32) for _ in range(3))
+    tokens = np.array([["a"] * n])
+    return ModelRun((AttentionCall("layer 0", q, k, v, MaskArguments()),), tokens, tokens, source="capture")
+
+
+def width_bomb_capture(path: Path) -> Path:
+    """A capture of one call over 900 tokens whose header's first token is a million characters
+    wide (the app's own writer shortens such a token; the header is rewritten here)."""
+    from attnviz.io.capture_file import ALIGNMENT, MAGIC, save_capture
+
+    save_capture(path, _small_run(SHORT_TOKENS + 1))
+    raw = path.read_bytes()
+    (length,) = struct.unpack("<Q", raw[len(MAGIC) : len(MAGIC) + 8])
+    start = len(MAGIC) + 8
+    header = json.loads(raw[start : start + length])
+    header["query_tokens"] = _wide_tokens()
+    text = json.dumps(header).encode()
+    text += b" " * (-(start + len(text)) % ALIGNMENT)
+    path.write_bytes(MAGIC + struct.pack("<Q", len(text)) + text + raw[start + length :])
+    return path
+
+
+def width_bomb_session(path: Path) -> Path:
+    """A session of the same run, its manifest's tokens as in ``width_bomb_capture`` (written with
+    the session writer, which stores the model description as given)."""
+    from attnviz.document import focused_state
+    from attnviz.io import load_session, save_session
+    from attnviz.io.state_io import save_state_file
+
+    save_state_file(path, focused_state(_small_run(SHORT_TOKENS + 1), 0, 0))
+    session = load_session(path)
+    session.model["query_tokens"] = _wide_tokens()
+    save_session(path, session)
+    return path
 
 
 # ------------------------------------------------------------------------------ legal but huge
@@ -503,6 +562,48 @@ def _first_words(text: str | None, n: int = 110) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def _width_bombs(work: Path, row: Any) -> None:
+    """Issue 22's width bomb, as a capture and as a session: read, rendered and opened in the window.
+    Before, numpy padded the 900 tokens to the widest: 3.6 GB asked (a MemoryError, or the window
+    killed under a cap)."""
+    for label, path in (
+        ("capture", width_bomb_capture(work / "wide.attnviz-capture")),
+        ("session", width_bomb_session(work / "wide.attnviz")),
+    ):
+        title = f"width bomb {label} ({path.stat().st_size:,} B)"
+        target = f"< {HOSTILE_PEAK_MB} MB, < {HOSTILE_SECONDS:.0f} s, refused"
+        runs = [probe_load(path) for _ in range(5)]
+        peak = statistics.median(r.peak_mb for r in runs)
+        seconds = statistics.median(r.seconds for r in runs)
+        ok = runs[0].error is not None and "characters wide" in runs[0].error
+        row(
+            f"{title}: read",
+            f"+{peak:.1f} MB, {seconds * 1000:.1f} ms (median of 5)",
+            target,
+            ok and peak < HOSTILE_PEAK_MB and seconds < HOSTILE_SECONDS,
+        )
+        print(f"    {_first_words(runs[0].error)}")
+        rendered = [render_probe(path, work / "wide.png") for _ in range(3)]
+        peak = statistics.median(r["peak_mb"] for r in rendered)
+        seconds = statistics.median(r["seconds"] for r in rendered)
+        ok = all(r["status"] == 1 and "characters wide" in r["stderr"] for r in rendered)
+        row(
+            f"{title}: render",
+            f"+{peak:.1f} MB, {seconds * 1000:.1f} ms, exit {rendered[0]['status']} (median of 3)",
+            target,
+            ok and peak < HOSTILE_PEAK_MB and seconds < HOSTILE_SECONDS,
+        )
+        shown = window_probe(path)
+        refused = shown["opened"] == [False] and any("characters wide" in text for text in shown["refusals"])
+        row(
+            f"{title}: window",
+            f"+{shown['peak_mb']:.1f} MB, {shown['seconds'] * 1000:.0f} ms",
+            target,
+            refused and shown["peak_mb"] < HOSTILE_PEAK_MB and shown["seconds"] < HOSTILE_SECONDS,
+        )
+        print(f"    {_first_words(shown['refusals'][0] if shown['refusals'] else None)}")
+
+
 def run(kills: int = 100) -> int:
     """Measure everything and print one line per figure; 0 when every target is met."""
     missed = 0
@@ -529,6 +630,8 @@ def run(kills: int = 100) -> int:
                 runs[0].error is not None and peak < HOSTILE_PEAK_MB and seconds < HOSTILE_SECONDS,
             )
             print(f"    {_first_words(runs[0].error)}")
+
+        _width_bombs(work, row)
 
         session = maximal_session(work / "maximal.attnviz")
         rendered = render_probe(session, work / "maximal.png")

@@ -35,6 +35,7 @@ from ..engine.mask_findings import _CONVENTIONS, inverted_padding, mask_findings
 from ..engine.mask_spec import MaskSpec
 from ..model_run import MASK_ARGUMENTS, AttentionCall, ModelRun
 from ..tr import QT_TRANSLATE_NOOP, joined, message, plural
+from .doctor_values import RowsProblem, invalid_weights, score_overflow
 
 __all__ = ["DEFAULT_PAD_TOKENS", "FINDING_KINDS", "Finding", "diagnose_run", "format_finding"]
 
@@ -59,6 +60,9 @@ FINDING_KINDS: dict[str, str] = {
     "empty_rows": "query rows with no key left to attend to, and what the model produced for them",
     "padding_attended": "real queries attending to keys the tokens show to be padding",
     "padding_attends_padding": "padding queries attending to padding keys",
+    "invalid_weights": "recorded weights that are not probability distributions (negative, above 1, NaN next to "
+    "numbers, rows not summing to 1): no mask is read from them",
+    "score_overflow": "scores that overflow to Inf or NaN from finite queries and keys: their rows' weights are NaN",
 }
 
 #: Makes a Finding of the call being diagnosed: finding(kind, severity, text, heads=, batch=, rows=, count=).
@@ -148,6 +152,9 @@ def diagnose_run(
     findings: list[Finding] = []
     for fact, (pad_q, pad_k) in zip(facts, padding):
         findings.extend(_diagnose_call(fact, pad_q, pad_k, causal.get(fact.index), pad_tokens))
+        overflow = score_overflow(fact.call, fact.dtype)
+        if overflow is not None:
+            findings.append(_rows_finding(fact, "score_overflow", overflow))
         fact.release()
     return findings
 
@@ -194,6 +201,8 @@ class _Facts:
     dtype: torch.dtype
     spec: MaskSpec | None = None
     problem: str | None = None
+    #: Recorded weights that are not probability distributions (no mask is read from them).
+    invalid: RowsProblem | None = None
     _allowed: np.ndarray | None = None
 
     @staticmethod
@@ -220,6 +229,10 @@ class _Facts:
         b, h, n_q, n_k = call.shape
         if call.weights_only:
             assert call.weights is not None
+            self.invalid = invalid_weights(call.weights, self.dtype in (torch.float16, torch.bfloat16))
+            if self.invalid is not None:
+                self.problem = self.invalid.message
+                return None
             return np.asarray(call.weights) > 0  # NaN > 0 is False: a NaN row kept nothing
         masks = call.masks
         tensors = {
@@ -307,6 +320,8 @@ def _diagnose_call(
     ) -> Finding:
         return Finding(kind, severity, index, call.name, text, tuple(heads), tuple(batch), tuple(rows), count)
 
+    if allowed is None and fact.invalid is not None:
+        return [_rows_finding(fact, "invalid_weights", fact.invalid)]
     if allowed is None:
         return [
             finding(
@@ -429,6 +444,21 @@ def _diagnose_call(
                 )
             )
     return symptoms
+
+
+def _rows_finding(fact: _Facts, kind: str, problem: RowsProblem) -> Finding:
+    rows = problem.rows  # (B, H, L_q)
+    return Finding(
+        kind,
+        _ERROR,
+        fact.index,
+        fact.call.name,
+        problem.message,
+        heads=_indices(rows.any(-1).any(0)),
+        batch=_indices(rows.any(-1).any(-1)),
+        rows=_indices(rows.any(0).any(0)),
+        count=problem.count,
+    )
 
 
 def _merged(findings: list[Finding]) -> list[Finding]:

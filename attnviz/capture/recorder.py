@@ -18,14 +18,21 @@ While the context is open:
 * with a model, forward hooks on its modules name each call after the module that made it
   (``encoder.layer.3.attention.self``); a module called again gets " #2", " #3"...
 
-Everything is put back on exit, whatever happened inside. Recording never changes what the
-model computes, and a failure to record is a line in ``warnings``, never an exception in the
-model. Copies count against a memory budget: past it recording stops and ``warnings`` says so.
+Captures compose: the functions are patched once for the whole process while any capture is
+open (a registry of the open ones, ``_PATCH``), and put back when the last one closes, whatever
+happened inside and in whichever order they close. Each capture records the calls made inside
+it: on the thread that entered it (captures nested on one thread each record what runs inside
+them), and on another thread where no capture is open only the calls made inside its own
+model's modules (``nn.DataParallel`` replicas run on threads of their own). Recording never
+changes what the model computes, and a failure to record is a line in ``warnings``, never an
+exception in the model. Copies count against a memory budget: past it recording stops and
+``warnings`` says so.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import inspect
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -73,9 +80,147 @@ class _MhaFrame:
 
 @dataclass
 class _Local(threading.local):
+    """One capture's view of one thread: the modules of its model running there."""
+
     stack: list[nn.Module] = field(default_factory=list)
     selected: int = 0
+
+
+class _Frames(threading.local):
+    """Per thread: the nn.MultiheadAttention forward being recorded, whose inner SDPA call is its."""
+
     mha: _MhaFrame | None = None
+
+
+@dataclass(frozen=True)
+class _Saved:
+    """What the patch replaced, and its own wrappers (to tell whether other code replaced them since)."""
+
+    sdpa: Callable[..., Any]
+    mha_forward: Callable[..., Any]
+    fastpath: bool
+    sdpa_wrapper: Callable[..., Any]
+    forward_wrapper: Callable[..., Any]
+
+
+class _Patch:
+    """The one process-wide patch of SDPA and nn.MultiheadAttention.forward, and the captures open.
+
+    The first capture to open installs the wrappers (saving what was there), the last to close
+    puts it back: captures can nest and overlap across threads in any order, and PyTorch is left
+    exactly as it was found. The wrappers hand each call to the captures it belongs to
+    (``_recipients``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        #: The open captures, replaced whole under the lock (readers take it without locking).
+        self.captures: tuple[Capture, ...] = ()
+        self._saved: _Saved | None = None
+        self._frames = _Frames()
+
+    def open(self, capture: Capture) -> None:
+        with self._lock:
+            if self._saved is None:
+                self._saved = self._install()
+            self.captures = (*self.captures, capture)
+
+    def close(self, capture: Capture) -> list[str]:
+        """Forget ``capture``; the last one out restores PyTorch. Returns warnings for it."""
+        with self._lock:
+            if capture not in self.captures:
+                return []
+            self.captures = tuple(c for c in self.captures if c is not capture)
+            if self.captures or self._saved is None:
+                return []
+            saved, self._saved = self._saved, None
+            return _restore(saved)
+
+    def _install(self) -> _Saved:
+        sdpa = _F.scaled_dot_product_attention
+        mha_forward = nn.MultiheadAttention.__dict__["forward"]
+        fastpath = torch.backends.mha.get_fastpath_enabled()
+        signature = inspect.signature(mha_forward)
+        frames = self._frames
+
+        def scaled_dot_product_attention(*args: Any, **kwargs: Any) -> Any:
+            out = sdpa(*args, **kwargs)
+            frame = frames.mha
+            if frame is not None:
+                if frame.inner is None:  # the call nn.MultiheadAttention makes inside: recorded as that module's
+                    frame.inner = (_sdpa_arguments(args, kwargs), out)
+                return out
+            for capture in self._recipients():
+                capture._guarded(functools.partial(capture._on_sdpa, args, kwargs, out))
+            return out
+
+        scaled_dot_product_attention.__doc__ = sdpa.__doc__
+
+        def forward(module: nn.MultiheadAttention, *args: Any, **kwargs: Any) -> Any:
+            recipients = self._recipients() if frames.mha is None else []
+            if not recipients:
+                return mha_forward(module, *args, **kwargs)
+            if module.bias_k is not None or module.add_zero_attn:
+                for capture in recipients:
+                    capture._guarded(lambda: _refuse(module))
+                return mha_forward(module, *args, **kwargs)
+            frame = frames.mha = _MhaFrame()
+            try:
+                result = mha_forward(module, *args, **kwargs)
+            finally:
+                frames.mha = None
+            for capture in recipients:
+                capture._guarded(functools.partial(capture._record_mha, module, signature, args, kwargs, frame, result))
+            return result
+
+        saved = _Saved(sdpa, mha_forward, fastpath, scaled_dot_product_attention, forward)
+        _F.scaled_dot_product_attention = scaled_dot_product_attention
+        nn.MultiheadAttention.forward = forward  # type: ignore[method-assign, assignment]
+        # The fused fast path runs in C++, where no call can be seen.
+        torch.backends.mha.set_fastpath_enabled(False)
+        return saved
+
+    def _recipients(self) -> list[Capture]:
+        """The captures a call made now, on this thread, belongs to: those entered on this thread
+        (nested ones all record it); where none is, those whose model is running here."""
+        captures = self.captures
+        if not captures:
+            return []
+        here = threading.get_ident()
+        own = [c for c in captures if c._thread == here]
+        pool = own if own else [c for c in captures if c._local.stack]
+        return [c for c in pool if c._wanted()]
+
+
+def _restore(saved: _Saved) -> list[str]:
+    """Put back what the patch replaced; what other code replaced meanwhile is left as it is, and said."""
+    replaced: list[str] = []
+    if _F.scaled_dot_product_attention is saved.sdpa_wrapper:
+        _F.scaled_dot_product_attention = saved.sdpa
+    else:
+        replaced.append("torch.nn.functional.scaled_dot_product_attention")
+    if nn.MultiheadAttention.__dict__.get("forward") is saved.forward_wrapper:
+        nn.MultiheadAttention.forward = saved.mha_forward  # type: ignore[method-assign]
+    else:
+        replaced.append("nn.MultiheadAttention.forward")
+    torch.backends.mha.set_fastpath_enabled(saved.fastpath)
+    return [
+        message(
+            QT_TRANSLATE_NOOP(
+                "Capture",
+                "{name} was replaced by other code while captures were open: it is left as that code set it",
+            ),
+            name=name,
+        )
+        for name in replaced
+    ]
+
+
+_PATCH = _Patch()
+
+
+def _positive_number(value: object) -> bool:
+    # float("inf") is a budget too: no limit. NaN is not > 0.
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
 class Capture:
@@ -108,8 +253,8 @@ class Capture:
                     type=type(model).__name__,
                 )
             )
-        if memory_budget is not None and not memory_budget > 0:
-            raise ValueError(
+        if memory_budget is not None and not _positive_number(memory_budget):
+            raise (ValueError if isinstance(memory_budget, (int, float)) else TypeError)(
                 message(
                     QT_TRANSLATE_NOOP("Capture", "memory_budget must be a number of bytes > 0; got {value}"),
                     value=repr(memory_budget),
@@ -120,10 +265,11 @@ class Capture:
         self.calls: list[CapturedCall] = []
         self.warnings: list[str] = []
         self.recorded_bytes = 0
-        self.memory_budget = memory_budget if memory_budget is not None else _default_budget()
+        self.memory_budget = float(memory_budget) if memory_budget is not None else _default_budget()
         self._names = {m: name for name, m in model.named_modules()} if model is not None else {}
         self._selected = self._select(modules)
         self._local = _Local()
+        self._thread = 0  # the thread that entered the capture
         self._lock = threading.Lock()
         self._uses: dict[str, int] = {}
         self._masks: dict[int, tuple[torch.Tensor, int | None, torch.Tensor]] = {}
@@ -142,8 +288,12 @@ class Capture:
                 QT_TRANSLATE_NOOP("Capture", "a capture records once: make a new one with attnviz.capture(...)")
             )
         self._used = self._active = True
+        self._thread = threading.get_ident()
         try:
-            self._install()
+            for module in self._names:
+                self._undo.append(module.register_forward_pre_hook(self._enter_module).remove)
+                self._undo.append(module.register_forward_hook(self._leave_module, always_call=True).remove)
+            _PATCH.open(self)
         except BaseException:
             self._uninstall()
             raise
@@ -171,37 +321,11 @@ class Capture:
                 )
             )
 
-    def _install(self) -> None:
-        sdpa = _F.scaled_dot_product_attention
-        mha_forward = nn.MultiheadAttention.__dict__["forward"]
-        fast = torch.backends.mha.get_fastpath_enabled()
-        capture_self = self
-
-        def scaled_dot_product_attention(*args: Any, **kwargs: Any) -> Any:
-            out = sdpa(*args, **kwargs)
-            capture_self._guarded(lambda: capture_self._on_sdpa(args, kwargs, out))
-            return out
-
-        scaled_dot_product_attention.__doc__ = sdpa.__doc__
-        signature = inspect.signature(mha_forward)
-
-        def forward(module: nn.MultiheadAttention, *args: Any, **kwargs: Any) -> Any:
-            return capture_self._on_mha(mha_forward, signature, module, args, kwargs)
-
-        _F.scaled_dot_product_attention = scaled_dot_product_attention
-        self._undo.append(lambda: setattr(_F, "scaled_dot_product_attention", sdpa))
-        nn.MultiheadAttention.forward = forward  # type: ignore[method-assign, assignment]
-        self._undo.append(lambda: setattr(nn.MultiheadAttention, "forward", mha_forward))
-        torch.backends.mha.set_fastpath_enabled(False)
-        self._undo.append(lambda: torch.backends.mha.set_fastpath_enabled(fast))
-        for module in self._names:
-            self._undo.append(module.register_forward_pre_hook(self._enter_module).remove)
-            self._undo.append(module.register_forward_hook(self._leave_module, always_call=True).remove)
-
     def _uninstall(self) -> None:
+        self._active = False
         while self._undo:
             self._undo.pop()()
-        self._active = False
+        self.warnings.extend(_PATCH.close(self))
         self._masks.clear()  # the model's masks were held only to tell a shared one again
 
     # ------------------------------------------------------------------------- results
@@ -327,13 +451,6 @@ class Capture:
                 )
 
     def _on_sdpa(self, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
-        frame = self._local.mha
-        if frame is not None:
-            if frame.inner is None:  # the call nn.MultiheadAttention makes inside: recorded as that module's
-                frame.inner = (_sdpa_arguments(args, kwargs), out)
-            return
-        if not self._wanted():
-            return
         given = _sdpa_arguments(args, kwargs)
         q, k, v, mask = given["query"], given["key"], given["value"], given["attn_mask"]
         if not all(isinstance(t, torch.Tensor) and not t.is_nested for t in (q, k, v, out)):
@@ -357,27 +474,6 @@ class Capture:
                     output=_copy(out),
                 )
             )
-
-    def _on_mha(
-        self,
-        forward: Callable[..., Any],
-        signature: inspect.Signature,
-        module: nn.MultiheadAttention,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-    ) -> Any:
-        if not self._wanted() or self._local.mha is not None:
-            return forward(module, *args, **kwargs)
-        if module.bias_k is not None or module.add_zero_attn:
-            self._guarded(lambda: _refuse(module))
-            return forward(module, *args, **kwargs)
-        frame = self._local.mha = _MhaFrame()
-        try:
-            result = forward(module, *args, **kwargs)
-        finally:
-            self._local.mha = None
-        self._guarded(lambda: self._record_mha(module, signature, args, kwargs, frame, result))
-        return result
 
     def _record_mha(
         self,

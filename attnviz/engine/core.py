@@ -23,7 +23,14 @@ import torch
 from ..tr import QT_TRANSLATE_NOOP, message
 from .budget import BLOCK_ELEMENTS, MAX_TEMP_ELEMENTS, enforce_budget, estimate_memory
 from .devices import dtype_name, is_out_of_memory, resolve_device, resolve_dtype
-from .diagnose import Accumulators, diagnose_scores, diagnose_weights, finish_diagnostics, scores_surely_finite
+from .diagnose import (
+    Accumulators,
+    diagnose_scores,
+    diagnose_weights,
+    finish_diagnostics,
+    input_magnitude,
+    scores_surely_finite,
+)
 from .errors import DeviceOutOfMemoryError
 from .mask_findings import mask_findings
 from .mask_spec import ADDITIVE_MASKED_AT, MaskSpec, check_causal
@@ -153,6 +160,8 @@ def attend(
             lead, n_q, n_k, dev, valid_lens, alignment, attn_mask, key_padding_mask, attention_mask, dt
         )
         p = resolve_params(fn, params, d_q, d_k, hidden, param_seed)
+        # Of the inputs as given: a float64 1e39 is finite, and overflows float32 in the cast.
+        largest = input_magnitude(q, k, p)
         heads = q.shape[-3] // k.shape[-3]
         start = time.perf_counter()
         with torch.no_grad():
@@ -169,6 +178,7 @@ def attend(
                 p_drop if training else 0.0,
                 drop_seed,
                 kept,
+                largest,
             )
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
@@ -203,6 +213,7 @@ def attend(
         divisor,
         dt,
         mask_findings(spec, dt),
+        computed.largest_input,
     )
     stages = _unflatten(computed.stages, lead)
     weights, output = stages["weights"], stages["output"]
@@ -280,6 +291,8 @@ class _Computed:
     sums: Accumulators
     #: Per row (N, L_q): row sums, entropy, largest weight, empty rows, fill-only rows (or None).
     rows: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
+    #: The largest |input| (queries, keys, parameters): finite, any NaN/Inf score is an overflow.
+    largest_input: float = math.nan
 
 
 # --------------------------------------------------------------------------- the computation
@@ -317,6 +330,7 @@ def _compute(
     p_drop: float,
     dropout_seed: int,
     kept: frozenset[str],
+    largest: float,
 ) -> _Computed:
     """Every stage of flattened (N, L, d) inputs, a block of query rows at a time.
 
@@ -379,7 +393,8 @@ def _compute(
     # value behind a zero weight still makes the output NaN (0 * NaN).
     # Where a -inf fill sits the weight is 0: the entropy's dot product then takes the scores.
     inf_fill = mode.inverted or (fill is not None and bool(torch.isinf(fill)))
-    surely_finite = scores_surely_finite(fn, q, k, params)
+    multiplier = factor if factor is not None else (1.0 if divisor is None else 1.0 / divisor)
+    surely_finite = scores_surely_finite(fn, q, k, params, multiplier, largest)
     clean_pool = mode.name == "strict" and not bool(torch.isfinite(v).all())
     keys = torch.arange(n_k, device=dev)
 
@@ -510,7 +525,7 @@ def _compute(
     if not dropping:
         stage_blocks["applied_weights"] = stage_blocks["weights"]
     stages = {name: (stage_blocks.get(name) if name in kept else None) for name in STAGES}
-    return _Computed(stages, sums, (row_sums, entropy, max_weight, empty_rows, fill_rows))
+    return _Computed(stages, sums, (row_sums, entropy, max_weight, empty_rows, fill_rows), largest)
 
 
 def _pool(weights: torch.Tensor, values: torch.Tensor, clean: bool, out: torch.Tensor | None) -> torch.Tensor:

@@ -137,19 +137,34 @@ def diagnose_weights(
         sums.inf_weights += torch.isinf(w).sum()
 
 
-def scores_surely_finite(fn: ScoringFunction, q: torch.Tensor, k: torch.Tensor, params: Params) -> bool:
+def input_magnitude(q: torch.Tensor, k: torch.Tensor, params: Params) -> float:
+    """The largest |value| of the queries, keys and parameters: inf or NaN when one is not finite."""
+    return max(
+        float(q.abs().max()), float(k.abs().max()), *(float(p.abs().max()) for p in params.values() if p.numel())
+    )
+
+
+def scores_surely_finite(
+    fn: ScoringFunction,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    params: Params,
+    multiplier: float = 1.0,
+    biggest: float | None = None,
+) -> bool:
     """True when no score can overflow: float32/64 and inputs far below the overflow bound.
 
     |q.k| <= d max|q| max|k|; the Gaussian kernel and q^T W k are bounded alike, additive
     attention by sum |w_v| (tanh <= 1). With every magnitude under 1e15 and d under 1e6, the
-    bound stays below float32's 3.4e38; then there is no need to look for NaN/Inf scores.
+    bound stays below float32's 3.4e38, unless the scores are then multiplied by more than 1
+    (``multiplier``: an SDPA-style ``scale`` such as 1e300); then there is no need to look for
+    NaN/Inf scores. ``biggest``: ``input_magnitude`` when already known.
     """
-    if q.dtype not in (torch.float32, torch.float64):
+    if q.dtype not in (torch.float32, torch.float64) or not multiplier <= 1.0:
         return False
     limit = 1e15
-    biggest = max(
-        float(q.abs().max()), float(k.abs().max()), *(float(p.abs().max()) for p in params.values() if p.numel())
-    )
+    if biggest is None:
+        biggest = input_magnitude(q, k, params)
     return biggest < limit and max(q.shape[2], k.shape[2]) < 1_000_000
 
 
@@ -165,10 +180,12 @@ def finish_diagnostics(
     scale: float | None,
     dt: torch.dtype,
     findings: list[MaskFinding],
+    largest_input: float = math.nan,
 ) -> Diagnostics:
     """The ``Diagnostics`` of a computation, per-row tensors shaped (*spec.lead, L_q).
 
-    ``scale`` is what the scores were divided by (None: no scaling stage).
+    ``scale`` is what the scores were divided by (None: no scaling stage). ``largest_input``:
+    ``input_magnitude`` of the inputs (finite: any NaN or Inf score is an overflow; NaN: unknown).
     """
     count = float(sums.count)
     if count >= 2:
@@ -247,7 +264,11 @@ def finish_diagnostics(
                 QT_TRANSLATE_NOOP("Diagnostics", "{n} rows of weights contain NaN"),
             )
         )
-    if int(sums.inf_scores):
+    overflowed = int(sums.inf_scores) + int(sums.nan_scores) if math.isfinite(largest_input) else 0
+    if overflowed:
+        # Finite inputs: every NaN or Inf score is an overflow (and an Inf minus an Inf a NaN).
+        warnings.append(overflow_warning(overflowed, dt, largest_input, scale))
+    elif int(sums.inf_scores):
         warnings.append(
             plural(
                 int(sums.inf_scores),
@@ -256,7 +277,7 @@ def finish_diagnostics(
                 dtype=dtype_name(dt),
             )
         )
-    if int(sums.nan_scores):
+    if int(sums.nan_scores) and not overflowed:
         warnings.append(
             plural(
                 int(sums.nan_scores),
@@ -336,4 +357,30 @@ def finish_diagnostics(
         warnings=tuple(warnings),
         fill_only_rows=None if fill_rows is None else fill_rows.reshape(rows_shape),
         findings=tuple(findings),
+        overflowed_scores=overflowed,
+    )
+
+
+_OVERFLOW_ONE = QT_TRANSLATE_NOOP(
+    "Diagnostics",
+    "{n} score overflowed to Inf or NaN in {dtype} although every input is finite (the largest is {largest}, "
+    "the scores multiplied by {factor}): the weights of its row are NaN or meaningless; make the inputs or the "
+    "scale smaller",
+)
+_OVERFLOW_MANY = QT_TRANSLATE_NOOP(
+    "Diagnostics",
+    "{n} scores overflowed to Inf or NaN in {dtype} although every input is finite (the largest is {largest}, "
+    "the scores multiplied by {factor}): the weights of their rows are NaN or meaningless; make the inputs or "
+    "the scale smaller",
+)
+#: The sentences of ``overflow_warning``, for a reader that picks that warning out (``render``).
+OVERFLOW_TEMPLATES: frozenset[str] = frozenset({_OVERFLOW_ONE, _OVERFLOW_MANY})
+
+
+def overflow_warning(n: int, dt: torch.dtype, largest: float, divisor: float | None) -> str:
+    """One line: ``n`` scores overflowed ``dt`` from inputs at most ``largest``; ``divisor`` is
+    what the scores were divided by (None: not scaled)."""
+    factor = 1.0 if divisor is None else 1.0 / divisor
+    return plural(
+        n, _OVERFLOW_ONE, _OVERFLOW_MANY, dtype=dtype_name(dt), largest=f"{largest:.3g}", factor=f"{factor:.3g}"
     )

@@ -87,6 +87,9 @@ class Diagnostics:
     fill_only_rows: torch.Tensor | None = None
     #: Suspicious masks, structured (their sentences are in ``warnings`` too).
     findings: tuple[MaskFinding, ...] = ()
+    #: Scores that overflowed to +-Inf or NaN although every input was finite (queries of 3e38,
+    #: an SDPA ``scale`` of 1e300): their rows' weights are NaN. Said in ``warnings`` too.
+    overflowed_scores: int = 0
 
     def cpu(self) -> Diagnostics:
         return replace(self, **{f.name: _cpu(getattr(self, f.name)) for f in fields(self)})

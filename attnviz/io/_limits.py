@@ -30,8 +30,26 @@ ACCEPTED_DTYPES_TEXT = QT_TRANSLATE_NOOP("FileErrors", "bool, integers, float16,
 # a label wider than a line helps nobody, and numpy stores every string at the widest one's size
 # (4 bytes a character), so one long string among many short ones would multiply the memory.
 MAX_LABEL_CHARS = 256
-#: Characters of all the text arrays of one file together, as numpy stores them (16 MiB).
+#: Characters of text a reader parses as one JSON list of labels (safetensors metadata): parsed,
+#: a long list of short strings takes tens of times its length in memory.
 MAX_TEXT_CHARS = 4 * 1024 * 1024
+#: Characters of all the text arrays of one file together, as numpy stores them (every string at
+#: the widest one's width, 4 bytes a character: 64 MiB). Every reader's labels and tokens count
+#: against it: two lists of 131,072 tokens up to 64 characters wide fit.
+MAX_STORED_TEXT_CHARS = 16 * 1024 * 1024
+
+
+def label_lists(tokens: Any) -> list[list[str]] | None:
+    """Tokens (B, L) as the lists of strings a file's JSON holds; a token longer than
+    ``MAX_LABEL_CHARS`` is shortened to fit, ending in "…" (readers refuse longer labels, and
+    no label is shown that wide), so what attnviz writes it can read back."""
+    if tokens is None:
+        return None
+    return [[_label(str(token)) for token in row] for row in tokens]
+
+
+def _label(token: str) -> str:
+    return token if len(token) <= MAX_LABEL_CHARS else token[: MAX_LABEL_CHARS - 1] + "\u2026"
 
 
 def format_bytes(n: int) -> str:
@@ -222,13 +240,13 @@ class Budget:
                 )
             )
         chars = element_count(shape) * max(width, 1)
-        if self.text_chars + chars > MAX_TEXT_CHARS:
+        if self.text_chars + chars > MAX_STORED_TEXT_CHARS:
             raise self.fail(
                 for_array(
                     name,
                     message(
                         QT_TRANSLATE_NOOP("FileErrors", "takes the file's text past the {limit} characters allowed"),
-                        limit=f"{MAX_TEXT_CHARS:,}",
+                        limit=f"{MAX_STORED_TEXT_CHARS:,}",
                     ),
                 )
             )
@@ -236,7 +254,10 @@ class Budget:
 
     def labels(self, name: str, value: object) -> np.ndarray:
         """A str array from text a file holds as plain data (a list of strings, or a list of
-        such lists, from a PyTorch pickle or JSON metadata), checked before it is built."""
+        such lists, from a PyTorch pickle or JSON metadata), checked before it is built: the
+        count and every string's length are read on the list itself, because numpy stores every
+        string at the widest one's width (one token of a million characters among 899 short
+        ones would take 3.6 GB)."""
         if not isinstance(value, (list, tuple)):
             raise self.fail(for_array(name, QT_TRANSLATE_NOOP("FileErrors", "is not a list of text labels")))
         rows = value

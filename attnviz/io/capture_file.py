@@ -32,9 +32,10 @@ from typing import Any, BinaryIO, get_args
 
 import numpy as np
 
+from attnviz.io import _json
 from attnviz.io._atomic import atomic_write
-from attnviz.io._limits import Budget
-from attnviz.io._safetensors import _DTYPES, _RepeatedKey, _unique_keys, safetensors_code
+from attnviz.io._limits import Budget, label_lists
+from attnviz.io._safetensors import _DTYPES, safetensors_code
 from attnviz.io.errors import CaptureFileError, cannot_write, refusals
 from attnviz.model_run import AttentionCall, MaskArguments, ModelRun, ModelRunError, Source
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
@@ -146,8 +147,8 @@ def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "source": run.source,
-        "query_tokens": None if run.query_tokens is None else run.query_tokens.tolist(),
-        "key_tokens": None if run.key_tokens is None else run.key_tokens.tolist(),
+        "query_tokens": label_lists(run.query_tokens),
+        "key_tokens": label_lists(run.key_tokens),
         "calls": calls,
     }
     try:
@@ -319,8 +320,8 @@ def _read_header(stream: BinaryIO, size: int, budget: Budget) -> tuple[dict[str,
             )
         )
     try:
-        header = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys, parse_constant=_no_constant)
-    except _RepeatedKey as exc:
+        header = _json.loads(raw.decode("utf-8"))
+    except _json.RepeatedName as exc:
         raise budget.fail(
             message(
                 QT_TRANSLATE_NOOP(
@@ -329,11 +330,11 @@ def _read_header(stream: BinaryIO, size: int, budget: Budget) -> tuple[dict[str,
                 name=exc.key,
             )
         ) from exc
-    except _NonFinite as exc:
+    except _json.NonFiniteNumber as exc:
         raise budget.fail(
             message(
                 QT_TRANSLATE_NOOP("FileErrors", "has a damaged capture header: {value} is not a number JSON allows"),
-                value=exc.args[0],
+                value=exc.text,
             )
         ) from exc
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -375,15 +376,6 @@ def _read_header(stream: BinaryIO, size: int, budget: Budget) -> tuple[dict[str,
             )
         )
     return header, data_start
-
-
-class _NonFinite(ValueError):
-    pass
-
-
-def _no_constant(name: str) -> Any:
-    # json.loads accepts NaN, Infinity and -Infinity by default; other parsers refuse them.
-    raise _NonFinite(name)
 
 
 def _only_keys(obj: dict[str, Any], known: set[str], where: str, budget: Budget) -> None:
@@ -529,16 +521,14 @@ def _parse_call(
     fidelity = raw.get("fidelity")
     note = raw.get("note", "")
     dtype = raw.get("dtype")
+    scale_value = _json.whole_or_float(scale)
+    fidelity_value = math.inf if fidelity == _INFINITE else _json.whole_or_float(fidelity)
     problem = None
     if not isinstance(is_causal, bool):
         problem = "is_causal"
-    elif scale is not None and (not isinstance(scale, (int, float)) or isinstance(scale, bool) or scale <= 0):
+    elif scale is not None and (scale_value is None or scale_value <= 0):
         problem = "scale"
-    elif (
-        fidelity is not None
-        and fidelity != _INFINITE
-        and (not isinstance(fidelity, (int, float)) or isinstance(fidelity, bool) or fidelity < 0)
-    ):
+    elif fidelity is not None and (fidelity_value is None or fidelity_value < 0):
         problem = "fidelity"
     elif not isinstance(note, str):
         problem = "note"
@@ -551,8 +541,8 @@ def _parse_call(
     fields = {
         "name": name,
         "is_causal": is_causal,
-        "scale": None if scale is None else float(scale),
-        "fidelity": math.inf if fidelity == _INFINITE else (None if fidelity is None else float(fidelity)),
+        "scale": scale_value,
+        "fidelity": fidelity_value,
         "note": note,
         "dtype": dtype,
     }
@@ -618,4 +608,6 @@ def _tokens(header: dict[str, Any], key: str, budget: Budget) -> np.ndarray | No
                 key=key,
             )
         )
-    return np.array(raw, dtype=str)
+    # Counted and measured on the list itself before numpy stores it (every string as wide as
+    # the widest): the file's labels share one budget.
+    return budget.labels(key, raw)

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.io import _npy
+from attnviz.io import _json, _npy
 from attnviz.io._atomic import atomic_write
 from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS, Budget, dtype_problem, to_numpy
 from attnviz.io.errors import SessionFileError, cannot_write, refusals
@@ -55,10 +55,14 @@ FORMAT_VERSION = 2
 SESSION_MEMBER = "__session__"
 SESSION_SUFFIX = ".attnviz"
 STATE_DIR_ENV = "ATTNVIZ_STATE_DIR"
-# Settings are small (view options, names: a few hundred characters). This bounds the JSON text
-# read before parsing, and so the objects parsing makes: JSON as dense as "{}," makes some 25 bytes
-# of objects per character, and the member may be compressed (16 MB of "{}," deflates to 16 kB).
-MAX_SETTINGS_CHARS = 1024 * 1024
+# Settings are small (view options, names: a few hundred characters), a model's tokens are not
+# (two lists of 64 x 4,096 tokens take some 5 Mi characters). This bounds the JSON text read
+# before parsing, and ``MAX_CONTAINERS`` the objects and lists counted in it, and so what parsing
+# makes: JSON as dense as "{}," makes some 25 bytes of objects per character, and the member may
+# be compressed (16 MB of "{}," deflates to 16 kB). The writer keeps to the same bound, so a
+# session attnviz saves (an autosave too) is one it opens again.
+MAX_SETTINGS_CHARS = 8 * 1024 * 1024
+MAX_CONTAINERS = 1_000_000
 
 
 @dataclass
@@ -98,6 +102,19 @@ def save_session(path: str | os.PathLike[str], session: Session, *, private: boo
         manifest["model"] = dict(session.model)
     # allow_nan=False: NaN/Infinity are not JSON, and other languages' parsers reject them.
     text = json.dumps(manifest, ensure_ascii=False, allow_nan=False)
+    if len(text) > MAX_SETTINGS_CHARS:
+        raise SessionFileError(
+            file_path,
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "cannot be written: its description would be {size} characters, more than the {limit} a "
+                    "session may hold (too many tokens)",
+                ),
+                size=f"{len(text):,}",
+                limit=f"{MAX_SETTINGS_CHARS:,}",
+            ),
+        )
     members = {SESSION_MEMBER: np.array(text)}  # first, so streaming readers see it early
     members.update(arrays)
     try:
@@ -231,8 +248,41 @@ def _check_regular_file(path: Path, budget: Budget) -> None:
 
 def _parse_manifest(archive: _npy.NpzArchive, budget: Budget) -> dict[str, Any]:
     raw = archive.read(SESSION_MEMBER, allow_text=True, max_text_chars=MAX_SETTINGS_CHARS)
+    text = str(raw[()])
+    del raw
+    containers = text.count("{") + text.count("[")
+    if containers > MAX_CONTAINERS:
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "has a '{member}' member with {count} JSON objects and lists (at most {limit} allowed)",
+                ),
+                member=SESSION_MEMBER,
+                count=f"{containers:,}",
+                limit=f"{MAX_CONTAINERS:,}",
+            )
+        )
     try:
-        manifest = json.loads(str(raw[()]))
+        manifest = _json.loads(text)
+    except _json.NonFiniteNumber as exc:
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has a damaged '{member}' member: {value} is not a number JSON allows"),
+                member=SESSION_MEMBER,
+                value=exc.text,
+            )
+        ) from exc
+    except _json.RepeatedName as exc:
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "has a damaged '{member}' member: the name '{name}' appears twice in one object"
+                ),
+                member=SESSION_MEMBER,
+                name=exc.key,
+            )
+        ) from exc
     except (ValueError, RecursionError) as exc:
         raise budget.fail(
             message(

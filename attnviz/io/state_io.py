@@ -19,6 +19,7 @@ wrong picture (shapes that disagree, values of the wrong kind): those raise
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 import re
@@ -30,7 +31,9 @@ from typing import Any
 import numpy as np
 
 from attnviz.document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LOADED_LEN, LensMode, Settings, State, focused_state
-from attnviz.io.errors import SessionFileError, TensorFileError
+from attnviz.io._json import whole_or_float
+from attnviz.io._limits import Budget, label_lists
+from attnviz.io.errors import SessionFileError, TensorFileError, refusals
 from attnviz.io.model_files import ROLE_NAMES, check_roles, file_extras, has_heads, model_run_from_file
 from attnviz.io.roles import MASK_ROLES, MODEL_ROLES, ROLE_ALIASES, guess_roles, needs_head_choice, select_head
 from attnviz.io.session import Session, load_session, save_session
@@ -100,7 +103,7 @@ def state_to_session(state: State) -> Session:
 
 
 def _tokens_json(tokens: np.ndarray | None) -> list[list[str]] | None:
-    return None if tokens is None else [[str(t) for t in row] for row in tokens]
+    return label_lists(tokens)
 
 
 def _model_to_session(state: State, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -122,7 +125,10 @@ def _model_to_session(state: State, arrays: dict[str, np.ndarray]) -> dict[str, 
                     "scale": call.scale,
                     "is_causal": call.masks.is_causal,
                     "causal_alignment": call.masks.causal_alignment,
-                    "fidelity": call.fidelity,
+                    # JSON has no infinity: written as the capture format writes it.
+                    "fidelity": INFINITE_FIDELITY
+                    if call.fidelity is not None and math.isinf(call.fidelity)
+                    else call.fidelity,
                     "note": str(call.note),
                 }
             )
@@ -157,8 +163,12 @@ def session_to_state(
     defaults used) are appended to ``notes`` when a list is given. Raises
     :class:`SessionFileError` with a one-line message for anything the app cannot show.
     """
-    found: list[str] = [] if notes is None else notes
+    # Whatever the checks below did not foresee is still a one-line refusal naming the file.
+    with refusals(SessionFileError, source):
+        return _session_to_state(session, source, [] if notes is None else notes)
 
+
+def _session_to_state(session: Session, source: str | os.PathLike[str], found: list[str]) -> State:
     def fail(reason: str) -> SessionFileError:
         return SessionFileError(source, reason)
 
@@ -248,7 +258,9 @@ def session_to_state(
             )
     state = State(queries, keys, values, lens["lens_1d"], lens["lens_2d"], settings, params, documents=documents)
     try:
-        return _model_from_session(session.model, arrays, state)
+        return _model_from_session(session.model, arrays, state, Budget(source, SessionFileError))
+    except SessionFileError:
+        raise
     except (ValueError, TypeError, KeyError, IndexError) as exc:
         raise fail(
             message(
@@ -258,7 +270,7 @@ def session_to_state(
         ) from exc
 
 
-def _tokens_from(value: Any, batch: int, name: str) -> np.ndarray | None:
+def _tokens_from(value: Any, batch: int, name: str, budget: Budget) -> np.ndarray | None:
     if value is None:
         return None
     if (
@@ -274,10 +286,13 @@ def _tokens_from(value: Any, batch: int, name: str) -> np.ndarray | None:
                 batch=batch,
             )
         )
-    return np.array(value, dtype=str).reshape(batch, -1)
+    # Counted and measured on the lists before numpy stores every token as wide as the widest.
+    return budget.labels(name, value).reshape(batch, -1)
 
 
-def _model_from_session(model: Mapping[str, Any], arrays: Mapping[str, np.ndarray], state: State) -> State:
+def _model_from_session(
+    model: Mapping[str, Any], arrays: Mapping[str, np.ndarray], state: State, budget: Budget
+) -> State:
     """``state`` with what the session's ``model`` description adds (run, masks, tokens)."""
     if not model:
         return state
@@ -289,8 +304,8 @@ def _model_from_session(model: Mapping[str, Any], arrays: Mapping[str, np.ndarra
         return replace(
             state,
             masks=MaskArguments(**masks) if masks else None,
-            query_tokens=_tokens_from(model.get("query_tokens"), state.batch, "query_tokens"),
-            key_tokens=_tokens_from(model.get("key_tokens"), state.batch, "key_tokens"),
+            query_tokens=_tokens_from(model.get("query_tokens"), state.batch, "query_tokens", budget),
+            key_tokens=_tokens_from(model.get("key_tokens"), state.batch, "key_tokens", budget),
         )
     if not isinstance(calls_json, list) or not calls_json:
         raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'calls' must be a non-empty list")))
@@ -300,20 +315,10 @@ def _model_from_session(model: Mapping[str, Any], arrays: Mapping[str, np.ndarra
         def arr(name: str, index: int = index) -> np.ndarray | None:
             return arrays.get(f"{RUN_PREFIX}{index}/{name}")
 
-        scale = info.get("scale")
-        fidelity = info.get("fidelity")
-        alignment = info.get("causal_alignment", "top_left")
-        if alignment not in CAUSAL_NAMES:
-            raise ValueError(
-                message(
-                    QT_TRANSLATE_NOOP("FileErrors", "'causal_alignment' is {value}; expected one of {choices}"),
-                    value=repr(alignment),
-                    choices=", ".join(CAUSAL_NAMES),
-                )
-            )
+        fields = _call_fields(info, index)
         calls.append(
             AttentionCall(
-                str(info["name"]),
+                fields["name"],
                 arr("queries"),
                 arr("keys"),
                 arr("values"),
@@ -321,25 +326,25 @@ def _model_from_session(model: Mapping[str, Any], arrays: Mapping[str, np.ndarra
                     arr("attn_mask"),
                     arr("key_padding_mask"),
                     arr("attention_mask"),
-                    bool(info.get("is_causal", False)),
-                    alignment,
+                    fields["is_causal"],
+                    fields["causal_alignment"],
                 ),
-                scale=None if scale is None else float(scale),
+                scale=fields["scale"],
                 output=arr("output"),
                 weights=arr("weights"),
-                fidelity=None if fidelity is None else float(fidelity),
-                note=str(info.get("note", "")),
+                fidelity=fields["fidelity"],
+                note=fields["note"],
             )
         )
     source = model.get("source", "file")
     batch = calls[0].shape[0]
     run = ModelRun(
         tuple(calls),
-        _tokens_from(model.get("query_tokens"), batch, "query_tokens"),
-        _tokens_from(model.get("key_tokens"), batch, "key_tokens"),
+        _tokens_from(model.get("query_tokens"), batch, "query_tokens", budget),
+        _tokens_from(model.get("key_tokens"), batch, "key_tokens", budget),
         source=source if source in _RUN_SOURCES else "file",
     )
-    layer, head = int(model.get("layer", 0)), int(model.get("head", 0))
+    layer, head = _whole_entry(model.get("layer", 0), "layer"), _whole_entry(model.get("head", 0), "head")
     if not (0 <= layer < run.layers and 0 <= head < run.heads(layer)):
         raise ValueError(
             message(
@@ -349,6 +354,85 @@ def _model_from_session(model: Mapping[str, Any], arrays: Mapping[str, np.ndarra
             )
         )
     return focused_state(run, layer, head, base=state)
+
+
+#: JSON has no infinity: a call's infinite fidelity (NaN in the model's output where attnviz has a
+#: number, or the reverse) is stored as this string, as in capture files.
+INFINITE_FIDELITY = "inf"
+
+
+def _call_fields(info: Any, index: int) -> dict[str, Any]:
+    """A call's entry of the session's model description, each value of the type it must have:
+    a wrong one is refused, never converted (``bool("false")`` is True, ``int(1.9)`` is 1)."""
+    if not isinstance(info, dict):
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "call {index} is {value}, not an object"),
+                index=index,
+                value=_shown(info),
+            )
+        )
+
+    def wrong(key: str, expected: str) -> ValueError:
+        return ValueError(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "call {index}: '{key}' is {value}; expected {expected}"),
+                index=index,
+                key=key,
+                value=_shown(info.get(key)),
+                expected=expected,
+            )
+        )
+
+    name, is_causal, note = info.get("name"), info.get("is_causal", False), info.get("note", "")
+    scale, fidelity = info.get("scale"), info.get("fidelity")
+    scale_value = whole_or_float(scale)
+    fidelity_value = math.inf if fidelity == INFINITE_FIDELITY else whole_or_float(fidelity)
+    alignment = info.get("causal_alignment", "top_left")
+    if not isinstance(name, str) or not name:
+        raise wrong("name", QT_TRANSLATE_NOOP("FileErrors", "a non-empty string"))
+    if not isinstance(is_causal, bool):
+        raise wrong("is_causal", QT_TRANSLATE_NOOP("FileErrors", "true or false"))
+    if scale is not None and (scale_value is None or scale_value <= 0):
+        raise wrong("scale", QT_TRANSLATE_NOOP("FileErrors", "null or a number > 0"))
+    if fidelity is not None and (fidelity_value is None or fidelity_value < 0):
+        raise wrong("fidelity", QT_TRANSLATE_NOOP("FileErrors", 'null, "inf" or a number >= 0'))
+    if not isinstance(note, str):
+        raise wrong("note", QT_TRANSLATE_NOOP("FileErrors", "a string"))
+    if alignment not in CAUSAL_NAMES:
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "'causal_alignment' is {value}; expected one of {choices}"),
+                value=_shown(alignment),
+                choices=", ".join(CAUSAL_NAMES),
+            )
+        )
+    return {
+        "name": name,
+        "is_causal": is_causal,
+        "causal_alignment": alignment,
+        "scale": scale_value,
+        "fidelity": fidelity_value,
+        "note": note,
+    }
+
+
+def _whole_entry(value: Any, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "'{key}' is {value}; expected a whole number"),
+                key=key,
+                value=_shown(value),
+            )
+        )
+    return value
+
+
+def _shown(value: Any) -> str:
+    """A value from a file, bounded for a message."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def load_state_file(path: str | os.PathLike[str], *, notes: list[str] | None = None) -> State:

@@ -61,8 +61,12 @@
         <translation>{name} não contém pesos (None): o modelo foi executado com output_attentions=True?</translation>
     </message>
     <message>
+        <source>{name} was replaced by other code while captures were open: it is left as that code set it</source>
+        <extracomment>Bytes of copies a capture keeps by default (never more than half the memory available). The open captures, replaced whole under the lock (readers take it without locking).</extracomment>
+        <translation>{name} foi substituído por outro código enquanto havia capturas abertas: fica como esse código o deixou</translation>
+    </message>
+    <message>
         <source>capture(model): model must be a torch.nn.Module, not {type}</source>
-        <extracomment>Bytes of copies a capture keeps by default (never more than half the memory available).</extracomment>
         <translation>capture(model): model deve ser um torch.nn.Module, não {type}</translation>
     </message>
     <message>
@@ -407,6 +411,14 @@
         <translation>a máscara foi lida com a polaridade oposta: as chaves mascaradas recebem atenção</translation>
     </message>
     <message>
+        <source>{n} score overflowed to Inf or NaN in {dtype} although every input is finite (the largest is {largest}, the scores multiplied by {factor}): the weights of its row are NaN or meaningless; make the inputs or the scale smaller</source>
+        <translation>{n} pontuação estourou para Inf ou NaN em {dtype} embora todas as entradas sejam finitas (a maior é {largest}, as pontuações multiplicadas por {factor}): os pesos da sua linha são NaN ou sem sentido; diminua as entradas ou a escala</translation>
+    </message>
+    <message>
+        <source>{n} scores overflowed to Inf or NaN in {dtype} although every input is finite (the largest is {largest}, the scores multiplied by {factor}): the weights of their rows are NaN or meaningless; make the inputs or the scale smaller</source>
+        <translation>{n} pontuações estouraram para Inf ou NaN em {dtype} embora todas as entradas sejam finitas (a maior é {largest}, as pontuações multiplicadas por {factor}): os pesos das suas linhas são NaN ou sem sentido; diminua as entradas ou a escala</translation>
+    </message>
+    <message>
         <source>attn_mask reads True as attend</source>
         <extracomment>How each argument reads its values, for the polarity sentences.</extracomment>
         <translation>attn_mask lê True como atender</translation>
@@ -489,7 +501,7 @@
     </message>
     <message>
         <source>the engine cannot read this call&apos;s masks: {problem}</source>
-        <extracomment>Elements of the calls&apos; ``allowed`` masks kept from the first pass over the run to the second (64 MiB of booleans): 6 layers x 12 heads x batch 8 x 128 tokens take 9 Mi.</extracomment>
+        <extracomment>Recorded weights that are not probability distributions (no mask is read from them). Elements of the calls&apos; ``allowed`` masks kept from the first pass over the run to the second (64 MiB of booleans): 6 layers x 12 heads x batch 8 x 128 tokens take 9 Mi.</extracomment>
         <translation>o motor não consegue ler as máscaras desta chamada: {problem}</translation>
     </message>
     <message>
@@ -667,6 +679,39 @@
     <message>
         <source>{errors} errors and {warnings} warnings in {n} calls: click one to see its cells.</source>
         <translation>{errors} erros e {warnings} avisos em {n} chamadas: clique em um deles para ver suas células.</translation>
+    </message>
+    <message>
+        <source>negative weights</source>
+        <extracomment>Elements of scores computed at once by the overflow check (16 MiB of float32).</extracomment>
+        <translation>pesos negativos</translation>
+    </message>
+    <message>
+        <source>weights above 1</source>
+        <translation>pesos acima de 1</translation>
+    </message>
+    <message>
+        <source>NaN or Inf among numbers</source>
+        <translation>NaN ou Inf entre números</translation>
+    </message>
+    <message>
+        <source>rows summing to {low} to {high}</source>
+        <translation>linhas com somas de {low} a {high}</translation>
+    </message>
+    <message>
+        <source>{n} query row of the recorded weights is not a probability distribution ({what}): these are not softmax weights (scores, logits, or weights after dropout?), so no mask can be read from them</source>
+        <translation>{n} linha de consulta dos pesos gravados não é uma distribuição de probabilidade ({what}): não são pesos de um softmax (pontuações, logits ou pesos após dropout?), então nenhuma máscara pode ser lida deles</translation>
+    </message>
+    <message>
+        <source>{n} query rows of the recorded weights are not probability distributions ({what}): these are not softmax weights (scores, logits, or weights after dropout?), so no mask can be read from them</source>
+        <translation>{n} linhas de consulta dos pesos gravados não são distribuições de probabilidade ({what}): não são pesos de um softmax (pontuações, logits ou pesos após dropout?), então nenhuma máscara pode ser lida deles</translation>
+    </message>
+    <message>
+        <source>{n} score overflows to Inf or NaN in {dtype} although the queries and keys are finite (up to {q} and {k}, scale {scale}): the weights of its row are NaN or meaningless; make the inputs or the scale smaller</source>
+        <translation>{n} pontuação estoura para Inf ou NaN em {dtype} embora as consultas e as chaves sejam finitas (até {q} e {k}, escala {scale}): os pesos da sua linha são NaN ou sem sentido; diminua as entradas ou a escala</translation>
+    </message>
+    <message>
+        <source>{n} scores overflow to Inf or NaN in {dtype} although the queries and keys are finite (up to {q} and {k}, scale {scale}): the weights of their rows are NaN or meaningless; make the inputs or the scale smaller</source>
+        <translation>{n} pontuações estouram para Inf ou NaN em {dtype} embora as consultas e as chaves sejam finitas (até {q} e {k}, escala {scale}): os pesos das suas linhas são NaN ou sem sentido; diminua as entradas ou a escala</translation>
     </message>
 </context>
 <context>
@@ -1502,7 +1547,7 @@
     </message>
     <message>
         <source>holds Python objects (dtype object), which can only be loaded by running code from the file</source>
-        <extracomment>Characters of all the text arrays of one file together, as numpy stores them (16 MiB).</extracomment>
+        <extracomment>Characters of text a reader parses as one JSON list of labels (safetensors metadata): parsed, a long list of short strings takes tens of times its length in memory. Characters of all the text arrays of one file together, as numpy stores them (every string at the widest one&apos;s width, 4 bytes a character: 64 MiB). Every reader&apos;s labels and tokens count against it: two lists of 131,072 tokens up to 64 characters wide fit.</extracomment>
         <translation>contém objetos Python (dtype object), que só podem ser carregados executando código do arquivo</translation>
     </message>
     <message>
@@ -1876,7 +1921,6 @@
     </message>
     <message>
         <source>cannot store an array named {name}</source>
-        <extracomment>What a model run adds (its calls&apos; names and scales, the head shown, tokens), as JSON; empty for the book&apos;s tensors. A session with it is format version 2.</extracomment>
         <translation>não é possível guardar um array chamado {name}</translation>
     </message>
     <message>
@@ -2058,8 +2102,25 @@
         <translation>não é um arquivo comum</translation>
     </message>
     <message>
+        <source>cannot be written: its description would be {size} characters, more than the {limit} a session may hold (too many tokens)</source>
+        <extracomment>What a model run adds (its calls&apos; names and scales, the head shown, tokens), as JSON; empty for the book&apos;s tensors. A session with it is format version 2.</extracomment>
+        <translation>não pode ser gravado: sua descrição teria {size} caracteres, mais que os {limit} que uma sessão pode conter (tokens demais)</translation>
+    </message>
+    <message>
         <source>is empty</source>
         <translation>está vazio</translation>
+    </message>
+    <message>
+        <source>has a &apos;{member}&apos; member with {count} JSON objects and lists (at most {limit} allowed)</source>
+        <translation>tem um membro &apos;{member}&apos; com {count} objetos e listas JSON (no máximo {limit} permitidos)</translation>
+    </message>
+    <message>
+        <source>has a damaged &apos;{member}&apos; member: {value} is not a number JSON allows</source>
+        <translation>tem um membro &apos;{member}&apos; danificado: {value} não é um número que o JSON permita</translation>
+    </message>
+    <message>
+        <source>has a damaged &apos;{member}&apos; member: the name &apos;{name}&apos; appears twice in one object</source>
+        <translation>tem um membro &apos;{member}&apos; danificado: o nome &apos;{name}&apos; aparece duas vezes num mesmo objeto</translation>
     </message>
     <message>
         <source>has a damaged &apos;{member}&apos; member (not valid JSON)</source>
@@ -2273,6 +2334,39 @@
     <message>
         <source>the head shown, {head} of call {layer}, is not in the model</source>
         <translation>a cabeça mostrada, {head} da chamada {layer}, não está no modelo</translation>
+    </message>
+    <message>
+        <source>call {index} is {value}, not an object</source>
+        <extracomment>JSON has no infinity: a call&apos;s infinite fidelity (NaN in the model&apos;s output where attnviz has a number, or the reverse) is stored as this string, as in capture files.</extracomment>
+        <translation>a chamada {index} é {value}, não um objeto</translation>
+    </message>
+    <message>
+        <source>call {index}: &apos;{key}&apos; is {value}; expected {expected}</source>
+        <translation>chamada {index}: &apos;{key}&apos; é {value}; esperava-se {expected}</translation>
+    </message>
+    <message>
+        <source>a non-empty string</source>
+        <translation>um texto não vazio</translation>
+    </message>
+    <message>
+        <source>true or false</source>
+        <translation>true ou false</translation>
+    </message>
+    <message>
+        <source>null or a number &gt; 0</source>
+        <translation>null ou um número &gt; 0</translation>
+    </message>
+    <message>
+        <source>null, &quot;inf&quot; or a number &gt;= 0</source>
+        <translation>null, &quot;inf&quot; ou um número &gt;= 0</translation>
+    </message>
+    <message>
+        <source>a string</source>
+        <translation>um texto</translation>
+    </message>
+    <message>
+        <source>&apos;{key}&apos; is {value}; expected a whole number</source>
+        <translation>&apos;{key}&apos; é {value}; esperava-se um número inteiro</translation>
     </message>
     <message>
         <source>setting &apos;{name}&apos; is {value}; expected one of {choices}</source>
@@ -4580,6 +4674,10 @@
     <message>
         <source>wrote {path}</source>
         <translation>gravado: {path}</translation>
+    </message>
+    <message>
+        <source>warning: {warning}</source>
+        <translation>aviso: {warning}</translation>
     </message>
     <message>
         <source>has no heads or layers: --layer and --head choose among a model&apos;s</source>

@@ -1,5 +1,5 @@
-"""``attnviz doctor FILE``: one line per finding, exit status 1 on an error finding or an
-unreadable file, 0 otherwise, 2 for a bad command line; never a traceback."""
+"""``attnviz doctor FILE``: one line per finding, exit status 1 on an error finding, 0 otherwise,
+2 for a bad command line, 3 for a file that cannot be read; never a traceback."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def test_usage_errors_are_status_2_in_one_line(capsys, argv, words):
     assert status == 2 and out == [] and len(err) == 1 and words in err[0] and err[0].startswith("attnviz doctor: ")
 
 
-def test_bad_files_are_one_line_status_1(tmp_path, capsys):
+def test_bad_files_are_one_line_status_3(tmp_path, capsys):
     session = tmp_path / "work.attnviz"
     save_session(session, Session(arrays={"queries": torch.zeros(1, 2, 3).numpy()}, settings={}))
     damaged = tmp_path / "damaged.attnviz-capture"
@@ -96,7 +96,7 @@ def test_bad_files_are_one_line_status_1(tmp_path, capsys):
         (tmp_path, "is a directory"),
     ):
         status, out, err = doctor(capsys, str(path))
-        assert status == 1 and out == [] and len(err) == 1 and words in err[0], err
+        assert status == 3 and out == [] and len(err) == 1 and words in err[0], err
 
 
 def test_wired_into_the_attnviz_command(tmp_path):

@@ -17,6 +17,7 @@ import torch
 from attnviz.compute.attention import run_state
 from attnviz.document import focused_state
 from attnviz.io import TensorFile, guess_roles, load_tensor_file, save_arrays
+from attnviz.io._limits import MAX_STORED_TEXT_CHARS
 from attnviz.io.state_io import (
     NO_SETTINGS_NOTE,
     StateFileError,
@@ -395,5 +396,6 @@ def test_a_text_member_declaring_a_trillion_labels_is_refused_without_allocating
     with zipfile.ZipFile(path, "a") as archive:
         archive.writestr("tokens.npy", header.getvalue() + b"\0" * 64)
     result = probe(path, headroom_mb=256)
-    assert result.error is not None and "takes the file's text past the 4,194,304 characters allowed" in result.error
+    limit = f"takes the file's text past the {MAX_STORED_TEXT_CHARS:,} characters allowed"
+    assert result.error is not None and limit in result.error
     assert result.peak_mb < 50

@@ -16,6 +16,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from attnviz.io.names import display_name
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.i18n import translate
 
@@ -90,7 +91,7 @@ class FileContext:
         if self.tensor_name is not None:
             name = translate("FileActions", "{name} (tensors)").format(name=self.tensor_name)
         elif self.current_path is not None:
-            name = self.current_path.name
+            name = display_name(self.current_path)
         else:
             name = translate("FileActions", "untitled")
         self.window.setWindowTitle(f"{name}[*] — attnviz")

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu
 
 from attnviz.compute import ViewData
 from attnviz.io.errors import AttnvizFileError
+from attnviz.io.names import display_name, display_path
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.files.context import FileContext
 from attnviz.ui.files.export import ExportError, build_weights_figure, export_view_arrays, figure_subtitle
@@ -143,7 +144,7 @@ class Exports:
         selected = min(self.context.session.selection.batch, n_batch - 1)
         batches = list(range(n_batch)) if n_batch <= _MAX_FIGURE_BATCH else [selected]
         title = translate("FileActions", "{name}: attention weights").format(
-            name=self.context.current_path.name if self.context.current_path else "attnviz"
+            name=display_name(self.context.current_path) if self.context.current_path else "attnviz"
         )
         subtitle = figure_subtitle(self.context.session.document.state)
         colormap = self.context.session.colormap
@@ -157,7 +158,7 @@ class Exports:
             self.context.refuse(translate("FileActions", "Cannot export"), error_text(exc))
             return False
         self.context.remember_dir(file_path)
-        self.context.status(translate("FileActions", "Exported {path}").format(path=file_path))
+        self.context.status(translate("FileActions", "Exported {path}").format(path=display_path(file_path)))
         return True
 
     def export_array(self, what: str, suffix: str, path: str | os.PathLike[str] | None = None) -> bool:
@@ -185,7 +186,7 @@ class Exports:
         self.context.remember_dir(file_path)
         self.context.status(
             translate("FileActions", "Exported {what} to {path}").format(
-                what=tr_text(WHAT_NAMES.get(what, what)), path=file_path
+                what=tr_text(WHAT_NAMES.get(what, what)), path=display_path(file_path)
             )
         )
         return True

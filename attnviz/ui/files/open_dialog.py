@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from attnviz.document import State
 from attnviz.io import ROLES, TensorFile, describe, role_names
 from attnviz.io.errors import AttnvizFileError
+from attnviz.io.names import display_name
 from attnviz.io.state_io import state_from_tensor_file
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.i18n import tr_text, translate
@@ -96,14 +97,14 @@ class RolesDialog(QDialog):
         super().__init__(parent)
         self.tf = tf
         self.base = base
-        self.setWindowTitle(translate("OpenDialog", "Open {name}").format(name=tf.path.name))
+        self.setWindowTitle(translate("OpenDialog", "Open {name}").format(name=display_name(tf.path)))
         layout = QVBoxLayout(self)
         intro = QLabel(
             translate(
                 "OpenDialog",
                 "{name} ({format}) holds {n} array(s). Say which is which; a role left on “keep current” "
                 "keeps the array you have now.",
-            ).format(name=f"<b>{_html(tf.path.name)}</b>", format=tf.format, n=len(tf.arrays))
+            ).format(name=f"<b>{_html(display_name(tf.path))}</b>", format=tf.format, n=len(tf.arrays))
         )
         intro.setWordWrap(True)
         layout.addWidget(intro)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QMainWindow, QPr
 from attnviz.document import ReplaceState, State, focused_state
 from attnviz.io import TensorFile, guess_roles, is_capture_file, load_capture, load_tensor_file
 from attnviz.io.errors import AttnvizFileError
+from attnviz.io.names import display_name
 from attnviz.io.state_io import is_session_path, load_state_file, state_from_tensor_file
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.files.context import FileContext
@@ -167,7 +168,7 @@ class FileOpener(QObject):
         self._opening = file_path
         document = self.context.session.document
         base, version = document.state, document.version
-        self.progress.name = file_path.name
+        self.progress.name = display_name(file_path)
         self.progress.retranslate()
         self.loader.start(lambda: read_file(file_path, base, version))
         return True
@@ -181,7 +182,7 @@ class FileOpener(QObject):
         """Stop opening the file being read: its result is dropped and the inputs stay as they are."""
         if self._opening is None:
             return
-        name = self._opening.name
+        name = display_name(self._opening)
         self._opening = None
         self.loader.cancel()
         self.context.status(translate("FileActions", "Opening {name} cancelled").format(name=name))
@@ -206,7 +207,7 @@ class FileOpener(QObject):
             self.context.refuse(
                 translate("FileActions", "Cannot open file"),
                 translate("FileActions", "{name}: unexpected error: {error}").format(
-                    name=file_path.name, error=f"{type(exc).__name__}: {exc}"
+                    name=display_name(file_path), error=f"{type(exc).__name__}: {exc}"
                 ),
             )
         self.finished.emit(False)
@@ -222,7 +223,7 @@ class FileOpener(QObject):
             self.finished.emit(False)
             return
         file_path = opened.path
-        text = message(QT_TRANSLATE_NOOP("FileActions", "Open {name}"), name=file_path.name)
+        text = message(QT_TRANSLATE_NOOP("FileActions", "Open {name}"), name=display_name(file_path))
         self.context.session.push(ReplaceState(state, text))
         self.recent.add(file_path)
         self.context.remember_dir(file_path)
@@ -230,9 +231,9 @@ class FileOpener(QObject):
             self.context.set_current(file_path)
         else:
             # Tensors are not a session: Save asks for a name rather than overwrite the file.
-            self.context.show_tensors(file_path.name)
+            self.context.show_tensors(display_name(file_path))
         notes = opened.notes
-        summary = translate("FileActions", "Opened {name}").format(name=file_path.name)
+        summary = translate("FileActions", "Opened {name}").format(name=display_name(file_path))
         self.context.status(summary + (": " + "; ".join(tr_text(n) for n in notes) if notes else ""), 15000)
         self.finished.emit(True)
 

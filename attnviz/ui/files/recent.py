@@ -8,6 +8,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QMenu
 
+from attnviz.io.names import display_name, display_path
 from attnviz.ui.files.context import FileContext
 from attnviz.ui.i18n import translate
 
@@ -53,7 +54,7 @@ class RecentFiles:
         paths = self.paths()
         for index, text in enumerate(paths, start=1):
             path = Path(text)
-            action = self.menu.addAction(f"&{index % 10} {path.name}   —   {path.parent}")
+            action = self.menu.addAction(f"&{index % 10} {display_name(path)}   —   {display_path(path.parent)}")
             action.setToolTip(text)
             action.setData(text)
             action.triggered.connect(lambda _checked=False, p=text: self._open_file(p))

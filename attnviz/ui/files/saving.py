@@ -9,6 +9,7 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QFileDialog
 
 from attnviz.io.errors import AttnvizFileError
+from attnviz.io.names import display_path
 from attnviz.io.state_io import save_state_file
 from attnviz.ui.files.context import FileContext
 from attnviz.ui.files.recent import RecentFiles
@@ -78,5 +79,5 @@ class SessionSaver:
         self.context.set_current(path)
         self.recent.add(path)
         self.context.remember_dir(path)
-        self.context.status(translate("FileActions", "Saved {path}").format(path=path))
+        self.context.status(translate("FileActions", "Saved {path}").format(path=display_path(path)))
         return True
