@@ -106,7 +106,7 @@ def main(args: list[str]) -> int:
         saved_path = os.path.join(tmp, "weights.npy")
         namespace, captured = run_traced(code, spans, ["--save-weights", saved_path])
         saved = np.load(saved_path)
-    arrays = {f"stage_{k}": v for k, v in captured.items()}
+    arrays: dict[str, Any] = {f"stage_{k}": v for k, v in captured.items()}
     arrays["weights"] = to_numpy(namespace["weights"])
     arrays["output"] = to_numpy(namespace["output"])
     arrays["saved_weights"] = saved

@@ -3,7 +3,8 @@
 ``CASES`` maps a name to a ``Case``: how to build its state, and whether it stays within what the
 book's code covers (additive or scaled dot-product scoring, the -1e6 fill over 1-D or 2-D valid
 lengths, float32, no dropout in training). The suite runs the PyTorch snippet on all of them,
-``python -m attnviz.bench snippets`` every framework. Plain numpy: no torch, no Qt.
+``python -m attnviz.bench snippets`` every framework. Plain numpy: no torch, no Qt (it lives with
+the benchmarks, which may import the lessons).
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..document import Settings, State, make_state
-from ..model_run import MaskArguments
-from ..presets import PRESETS
-from ..teaching import LESSONS
+from attnviz.document import Settings, State, make_state
+from attnviz.model_run import MaskArguments
+from attnviz.presets import PRESETS
+from attnviz.teaching import LESSONS
 
 __all__ = ["CASES", "Case", "book_state", "with_settings"]
 
@@ -109,6 +110,24 @@ def _gaussian_sdpa() -> State:
     return state
 
 
+def _book_random(seed: int) -> Callable[[], State]:
+    """A random input within the book's code whose shapes and settings follow from ``seed``."""
+
+    def build() -> State:
+        return book_state(
+            seed,
+            scoring=("additive", "scaled_dot")[seed % 2],
+            lens_mode=("1d", "2d", "none")[seed % 3],
+            batch=1 + seed % 3,
+            n_queries=1 + seed,
+            n_keys=2 + 2 * seed,
+            d=2 + seed,
+            d_k=None if seed % 2 else 3,
+        )
+
+    return build
+
+
 CASES: dict[str, Case] = {
     case.name: case
     for case in (
@@ -160,24 +179,6 @@ CASES: dict[str, Case] = {
         Case("scaled-by-0.3", lambda: with_settings(PRESETS["dot-toy"].build(), scale=0.3), False),
         Case("sliding-window", _window, False),
         Case("model-masks", _model_masks, False),
-        *(
-            Case(
-                f"book-random-{seed}",
-                (
-                    lambda seed=seed: book_state(
-                        seed,
-                        scoring=("additive", "scaled_dot")[seed % 2],
-                        lens_mode=("1d", "2d", "none")[seed % 3],
-                        batch=1 + seed % 3,
-                        n_queries=1 + seed,
-                        n_keys=2 + 2 * seed,
-                        d=2 + seed,
-                        d_k=None if seed % 2 else 3,
-                    )
-                ),
-                True,
-            )
-            for seed in range(5)
-        ),
+        *(Case(f"book-random-{seed}", _book_random(seed), True) for seed in range(5)),
     )
 }
