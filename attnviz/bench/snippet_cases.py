@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from attnviz.document import Settings, State, make_state
-from attnviz.model_run import MaskArguments
+from attnviz.document import Settings, State, focused_state, make_state
+from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
 from attnviz.presets import PRESETS
 from attnviz.teaching import LESSONS
 
@@ -96,6 +96,21 @@ def _model_masks() -> State:
     padding = np.array([[False, False, False, True], [False, False, True, True]])
     state.masks = MaskArguments(attn_mask=bias, key_padding_mask=padding)
     return state
+
+
+def _model_run_head() -> State:
+    """Head 3 of a model's call: grouped-query keys, a padding attention_mask, causal, its own scale."""
+    rng = np.random.default_rng(6)
+    pad = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
+    call = AttentionCall(
+        "decoder.layers.0.self_attn",
+        rng.standard_normal((2, 4, 5, 4)),
+        rng.standard_normal((2, 2, 5, 4)),
+        rng.standard_normal((2, 2, 5, 3)),
+        masks=MaskArguments(attention_mask=pad, is_causal=True),
+        scale=0.4,
+    )
+    return focused_state(ModelRun((call,)), 0, 3)
 
 
 def _window() -> State:
@@ -179,6 +194,7 @@ CASES: dict[str, Case] = {
         Case("scaled-by-0.3", lambda: with_settings(PRESETS["dot-toy"].build(), scale=0.3), False),
         Case("sliding-window", _window, False),
         Case("model-masks", _model_masks, False),
+        Case("model-run-head", _model_run_head, False),
         *(Case(f"book-random-{seed}", _book_random(seed), True) for seed in range(5)),
     )
 }

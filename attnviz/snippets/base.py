@@ -225,53 +225,56 @@ class FrameworkGenerator:
 
     def header(self) -> None:
         inp = self.inp
-        w = self.w
-        b, q, k = inp.shape
+        lines: list[str] = []
         words = _SCORING_WORDS[inp.scoring]
-        w.line(f"# {words[0].upper()}{words[1:]}, in plain {self.title} (no attnviz needed):")
-        w.line("# the inputs, learnable parameters and settings attnviz showed, written out.")
+        if inp.scale is not None:
+            words = f"dot-product attention scaled by {inp.scale!r}, a(q, k) = {inp.scale!r} q^T k"
+        lines.append(
+            f"{words[0].upper()}{words[1:]}, in plain {self.title} (no attnviz needed): the inputs, "
+            "learnable parameters and settings attnviz showed, written out."
+        )
         if inp.focus:
-            w.line(f"# The tensors are {inp.focus} of a model run; the other heads are left out.")
-        dims = f"queries {tuple(inp.queries.shape)}, keys {tuple(inp.keys.shape)}, values {tuple(inp.values.shape)}"
-        w.line(f"# Inputs: {dims} (batch, length, size).")
+            lines.append(f"The tensors are {inp.focus} of a model run; the other heads are left out.")
+        lines.append(
+            f"Inputs: queries {tuple(inp.queries.shape)}, keys {tuple(inp.keys.shape)}, values "
+            f"{tuple(inp.values.shape)} (batch, length, size)."
+        )
         if inp.valid_lens is None:
-            w.line("# Valid lengths: none (every key is valid).")
+            lines.append("Valid lengths: none (every key is valid).")
         else:
             per = "per batch element" if inp.valid_lens.ndim == 1 else "per query"
-            w.line(f"# Valid lengths: {tuple(inp.valid_lens.shape)}, one {per}.")
+            lines.append(f"Valid lengths: {tuple(inp.valid_lens.shape)}, one {per}.")
         if inp.causal is not None:
             aligned = (
                 "query i sees keys 0..i"
                 if inp.causal == "top_left"
-                else "aligned bottom-right: the last query sees every key"
+                else "aligned bottom-right, the last query sees every key"
             )
-            w.line(f"# Causal mask: {aligned}.")
-        if inp.mask_sources or inp.mask is not None or inp.bias is not None:
+            lines.append(f"Causal mask: {aligned}.")
+        if inp.mask is not None or inp.bias is not None:
             what = "; ".join(inp.mask_sources) if inp.mask_sources else "the model's masks"
-            w.line(
-                f"# Other masks, written below as the boolean `extra_mask` (True = may attend)"
-                f"{' and the additive `bias`' if inp.bias is not None else ''}: {what}."
-            )
-        w.line(f"# Masking: {_MODE_WORDS[inp.mask_mode]}.")
-        if inp.scale is not None:
-            w.line(f"# Scale: the dot products are multiplied by {inp.scale!r} (instead of divided by sqrt(d)).")
+            written = "the boolean `extra_mask` (True = may attend)" if inp.mask is not None else ""
+            if inp.bias is not None:
+                written += (" and " if written else "") + "the additive `bias`"
+            lines.append(f"Other masks, written below as {written}: {what}.")
+        lines.append(f"Masking: {_MODE_WORDS[inp.mask_mode]}.")
         if inp.dropping:
-            w.line(
-                f"# Dropout {inp.dropout!r} in training: attnviz's draw is `dropout_keep` below, so this script drops"
+            lines.append(
+                f"Dropout {inp.dropout!r} in training: attnviz's draw is `dropout_keep` below, so this script drops "
+                "the same weights (the framework's own dropout would draw others)."
             )
-            w.line("# the same weights (the framework's own dropout would draw others).")
         elif inp.dropout > 0:
-            w.line(f"# Dropout {inp.dropout!r}, inactive: attnviz shows the weights outside training.")
-        w.line(f"# Computed in {self.dtype}.")
+            lines.append(f"Dropout {inp.dropout!r}, inactive: attnviz shows the weights outside training.")
+        lines.append(f"Computed in {self.dtype}.")
         if inp.device != "cpu":
-            w.line(f"# attnviz computed on {inp.device}; this script runs on the CPU (the last bits may differ).")
-        for note in self.notes:
-            w.line(f"# {note}")
-        for item in self.leaves_out:
-            for i, part in enumerate(_wrap(f"Left out: {item}.", 92)):
-                w.line(f"# {part}" if i == 0 else f"#   {part}")
-        w.line(f"# Needs {self.needs}. Run it to print the attention weights and the output;")
-        w.line("# `python snippet.py --save-weights weights.npy` also saves the weights as a .npy file.")
+            lines.append(f"attnviz computed on {inp.device}; this script runs on the CPU (the last bits may differ).")
+        lines += self.notes
+        lines += [f"Left out: {item}." for item in self.leaves_out]
+        lines.append(f"Needs {self.needs}. Run it to print the attention weights and the output;")
+        lines.append("`python snippet.py --save-weights weights.npy` also saves the weights as a .npy file.")
+        for text in lines:
+            for i, part in enumerate(_wrap(text, 96)):
+                self.w.line(f"# {part}" if i == 0 else f"#   {part}")
 
     def data_section(self) -> None:
         """The arrays, each as literals, embedded bytes or from the data file."""

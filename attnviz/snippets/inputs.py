@@ -156,7 +156,7 @@ def snippet_input(state: State, outcome: Outcome | None = None) -> SnippetInput:
         scale=scale_kwargs(state).get("scale"),
         mask=mask,
         bias=bias,
-        mask_sources=tuple(_sources(state, model_masks)),
+        mask_sources=tuple(_sources(state)),
         dropout=float(s.dropout),
         train=bool(s.train),
         dropout_keep=keep,
@@ -173,12 +173,14 @@ def snippet_input(state: State, outcome: Outcome | None = None) -> SnippetInput:
     )
 
 
-def _sources(state: State, model_masks: dict[str, Any]) -> list[str]:
+def _sources(state: State) -> list[str]:
     """What the combined mask and bias are made of, in words for the snippet's comments."""
+    from ..model_run import MASK_ARGUMENTS
+
     s = state.settings
-    named = [f"{name} (as the model passed it)" for name in model_masks if state.masks is not None]
-    if state.masks is not None and "attn_mask" in model_masks and state.masks.attn_mask is None:
-        named = [n for n in named if not n.startswith("attn_mask")]
+    named = []
+    if state.masks is not None:
+        named = [f"the model's {name}" for name in MASK_ARGUMENTS if getattr(state.masks, name) is not None]
     long = [
         text
         for on, text in (
@@ -191,7 +193,7 @@ def _sources(state: State, model_masks: dict[str, Any]) -> list[str]:
         if on
     ]
     if long:
-        named.append("the long-context masks: " + ", ".join(long) + (" (causal)" if s.causal else ""))
+        named.append(("causal " if s.causal else "") + "long-context masks: " + ", ".join(long))
     return named
 
 
