@@ -205,3 +205,25 @@ def test_copy_as_code_uses_the_shown_result_and_never_computes_on_the_gui_thread
     assert QGuiApplication.clipboard().text() == "before"
     assert "still being computed" in window.statusBar().currentMessage()
     assert not on_gui_thread
+
+
+def test_the_framework_choice_speaks_portuguese(host, qtbot, qapp, settings):
+    from attnviz.ui.i18n import install_language
+
+    window = host
+    copier = install_copy_code(window.session, window, settings=settings)
+    copier.set_framework("tensorflow")
+    assert install_language(qapp, "pt_BR")
+    try:
+        window.session.languageChanged.emit()
+        assert copier.action.text() == "Copiar como &código"
+        assert copier.framework_menu.title() == "&Framework do código"
+        assert copier.framework_actions["attnviz"].text() == "attnviz (uma chamada de attnviz.engine.attend)"
+        assert copier.action.toolTip().startswith("Copia um script TensorFlow que reconstrói estas entradas")
+        wait_session(qtbot, window.session)
+        assert copier.copy() is not None
+        assert window.statusBar().currentMessage().startswith("Copiado um script TensorFlow de ")
+    finally:
+        install_language(qapp, "en")
+        window.session.languageChanged.emit()
+    assert copier.framework_menu.title() == "Code &framework"
