@@ -199,6 +199,20 @@ class FrameworkGenerator:
 
     def helpers(self) -> None:
         """masked_softmax and what it needs (causal mask, dropout with a given draw, pooling)."""
+        self.masked_softmax()
+        if self.inp.causal is not None:
+            self.causal_mask()
+        if self.inp.dropping:
+            self.recorded_dropout()
+        if self.clean_pool:
+            self.pool()
+
+    def recorded_dropout(self) -> None:
+        """A dropout that applies the draw the app made (``dropout_keep``)."""
+        raise NotImplementedError
+
+    def pool(self) -> None:
+        """``pool(weights, values)``: strict mode's product, which keeps NaN padding out."""
         raise NotImplementedError
 
     def scoring_class(self) -> None:
@@ -503,11 +517,6 @@ class FrameworkGenerator:
 
     def needs_unpack(self) -> bool:
         return any(self._form(arr) == "embedded" for arr, _kind in self.arrays.values())
-
-    def needs_numpy(self) -> bool:
-        """numpy is imported by every snippet (saving the weights); this says whether it also
-        reads arrays (embedded or from the data file)."""
-        return any(self._form(arr) != "inline" for arr, _kind in self.arrays.values())
 
     def call_args(self) -> str:
         """The arguments the attention (and masked_softmax after the scores) is called with,

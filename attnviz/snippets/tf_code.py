@@ -50,15 +50,6 @@ class TensorFlowGenerator(FrameworkGenerator):
         w.line("import numpy as np")
         w.line("import tensorflow as tf")
 
-    def helpers(self) -> None:
-        self.masked_softmax()
-        if self.inp.causal is not None:
-            self.causal_mask()
-        if self.inp.dropping:
-            self.recorded_dropout()
-        if self.clean_pool:
-            self.pool()
-
     def recorded_dropout(self) -> None:
         w = self.w
         w.blank(2)

@@ -61,15 +61,6 @@ class TorchGenerator(FrameworkGenerator):
 
     # ------------------------------------------------------------------ helpers
 
-    def helpers(self) -> None:
-        self.masked_softmax()
-        if self.inp.causal is not None:
-            self.causal_mask()
-        if self.inp.dropping:
-            self.recorded_dropout()
-        if self.clean_pool:
-            self.pool()
-
     def recorded_dropout(self) -> None:
         w = self.w
         w.blank(2)
