@@ -179,6 +179,7 @@ class FrameworkGenerator:
 
     def build(self) -> Snippet:
         self.header()
+        self.w.blank()
         self.imports()
         self.w.blank(2)
         self.helpers()
@@ -514,6 +515,17 @@ class FrameworkGenerator:
             w.line("mask = extra_mask", "mask", "mask")
 
     # ------------------------------------------------------------------ helpers for subclasses
+
+    def stdlib_imports(self, extra: tuple[str, ...] = ()) -> None:
+        """The standard library's imports the snippet needs, sorted, then a blank line (if any)."""
+        lines = list(extra)
+        if self.needs_unpack():
+            lines += ["import base64", "import io", "import zlib"]
+        if self.inp.scoring == "scaled_dot" and self.inp.scale is None:
+            lines.append("import math")
+        if lines:
+            self.w.lines(sorted(lines))
+            self.w.blank()
 
     def needs_unpack(self) -> bool:
         return any(self._form(arr) == "embedded" for arr, _kind in self.arrays.values())

@@ -39,14 +39,7 @@ class JaxGenerator(FrameworkGenerator):
 
     def imports(self) -> None:
         w = self.w
-        if self.needs_unpack():
-            w.line("import base64")
-            w.line("import io")
-        if self.inp.scoring == "scaled_dot" and self.inp.scale is None:
-            w.line("import math")
-        if self.needs_unpack():
-            w.line("import zlib")
-        w.blank()
+        self.stdlib_imports()
         w.line("import jax")
         w.line("import jax.numpy as jnp")
         w.line("import numpy as np")

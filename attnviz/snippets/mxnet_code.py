@@ -52,16 +52,7 @@ class MXNetGenerator(FrameworkGenerator):
 
     def imports(self) -> None:
         w = self.w
-        if self.needs_unpack():
-            w.line("import base64")
-            w.line("import io")
-        if self.inp.scoring == "scaled_dot" and self.inp.scale is None:
-            w.line("import math")
-        if self.dtype == "float16":
-            w.line("import os")
-        if self.needs_unpack():
-            w.line("import zlib")
-        w.blank()
+        self.stdlib_imports(("import os",) if self.dtype == "float16" else ())
         if self.dtype == "float16":
             w.line("# float16 softmax sums in float32 (as PyTorch's does); set before MXNet loads")
             w.line('os.environ["MXNET_SAFE_ACCUMULATION"] = "1"')
