@@ -246,7 +246,11 @@ def run(frameworks: tuple[str, ...] = ORDER, venvs: str | None = None, cases: tu
     root = Path(venvs) if venvs else Path(tempfile.mkdtemp(prefix="attnviz-snippets-"))
     root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="attnviz-snippet-runs-"))
-    harness = work / "harness.py"
+    # The harness in a folder of its own: a script's folder is the first place Python imports
+    # from, and a folder named like a package there ("jax", where the JAX snippets run) would
+    # be imported instead of it (Keras tries `import jax`).
+    harness = work / "harness" / "harness.py"
+    harness.parent.mkdir()
     shutil.copyfile(harness_module.__file__, harness)
     print(f"environments under {root}; snippets run in {work}")
     print(f"this machine: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
@@ -281,7 +285,7 @@ def run(frameworks: tuple[str, ...] = ORDER, venvs: str | None = None, cases: tu
             reference = reference_stages(inp, outcome.view)
             for framework, python in pythons.items():
                 snippet = generate(inp, framework)
-                folder = work / framework / name
+                folder = work / "runs" / framework / name
                 jobs.append(
                     (name, framework, pool.submit(_run_case, python, harness, snippet, folder, reference, inp.dtype))
                 )
