@@ -196,5 +196,11 @@ CASES: dict[str, Case] = {
         Case("model-masks", _model_masks, False),
         Case("model-run-head", _model_run_head, False),
         *(Case(f"book-random-{seed}", _book_random(seed), True) for seed in range(5)),
+        # Queries and keys of more numbers than a script prints: embedded as .npy bytes.
+        Case(
+            "book-embedded",
+            lambda: book_state(9, scoring="scaled_dot", lens_mode="2d", batch=1, n_queries=70, n_keys=70, d=32),
+            True,
+        ),
     )
 }

@@ -18,11 +18,16 @@ from .inputs import SnippetInput
 if TYPE_CHECKING:
     from ..compute import ViewData
 
-__all__ = ["TOLERANCE", "differences", "reference_stages", "spans_json"]
+__all__ = ["STAGE_TOLERANCE", "TOLERANCE", "differences", "reference_stages", "spans_json"]
 
 #: The largest difference of weights (each in [0, 1]) that counts as equal, per dtype: float32
 #: is the issue's 1e-6; half precisions round to 3 (float16) or 2 (bfloat16) decimal digits.
 TOLERANCE: dict[str, float] = {"float64": 1e-12, "float32": 1e-6, "float16": 1e-3, "bfloat16": 1e-2}
+#: The same for the stages before the weights, relative to max(1, |value|), in a framework other
+#: than PyTorch: its matrix products sum in another order, and a dot product of d terms then
+#: differs by a few roundings of its dtype (2e-6 for d = 32 in float32), which the softmax
+#: mostly absorbs.
+STAGE_TOLERANCE: dict[str, float] = {dtype: 10 * tolerance for dtype, tolerance in TOLERANCE.items()}
 
 
 def spans_json(snippet: Snippet) -> dict[str, list[dict[str, Any]]]:
