@@ -17,7 +17,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="attnviz",
         description="See and debug attention: edit queries, keys, values and masks, and watch "
         "every stage of the computation change. `attnviz render --help` renders heatmaps "
-        "without a window; `attnviz doctor --help` lists the mask problems of a captured model run.",
+        "without a window; `attnviz doctor --help` lists the mask problems of a captured model run; "
+        "`attnviz code --help` prints the inputs as a PyTorch, TensorFlow, MXNet or JAX script.",
     )
     parser.add_argument(
         "file",
@@ -47,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
         from .doctor_cli import doctor_main
 
         return doctor_main(argv[1:])
+    if argv[:1] == ["code"]:
+        from .code_cli import code_main
+
+        return code_main(argv[1:])
     args = build_parser().parse_args(argv)
     from .presets import DEFAULT_PRESET, PRESETS
 

@@ -183,3 +183,12 @@ def test_snippet_check_fails_when_the_weights_do_not_match():
     tampered = code.replace("result = attend(queries", "queries = queries * 2\nresult = attend(queries")
     with pytest.raises(AssertionError, match="the weights differ from what attnviz showed"):
         exec_snippet(tampered)
+
+
+@pytest.mark.parametrize("case", ["model-masks", "model-run-head", "sliding-window", "scaled-by-0.3"])
+def test_the_attnviz_script_passes_the_models_masks_and_scale(case):
+    from attnviz.bench.snippet_cases import CASES as MORE
+
+    state = MORE[case].build()
+    code = snippet_for_state(state)
+    assert np.array_equal(snippet_weights(code), app_weights(state), equal_nan=True)

@@ -1,4 +1,5 @@
-"""``python -m attnviz.bench engine|app|long|capture|safety``: print the benchmark figures side by side."""
+"""``python -m attnviz.bench engine|app|long|capture|safety|snippets``: print the benchmark figures side by
+side (snippets: every framework's copy-as-code snippet run in its own environment, against the app)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="attnviz-bench", description=__doc__)
     parser.add_argument(
         "which",
-        choices=["engine", "app", "long", "capture", "safety"],
+        choices=["engine", "app", "long", "capture", "safety", "snippets"],
         help="what to benchmark (safety: issue 12's memory, crash and exit figures beside their targets)",
     )
     parser.add_argument("--repeats", type=int, default=15, help="timed runs per figure (median reported)")
     parser.add_argument("--quick", action="store_true", help="small sizes only, for a smoke test")
     parser.add_argument("--kills", type=int, default=100, help="safety: saves killed with SIGKILL")
+    parser.add_argument(
+        "--venvs", metavar="DIR", help="snippets: keep (and reuse) the frameworks' environments in DIR, not a temp dir"
+    )
+    parser.add_argument(
+        "--frameworks",
+        default="pytorch,tensorflow,mxnet,jax",
+        help="snippets: the frameworks to run, comma-separated (default: all four)",
+    )
+    parser.add_argument("--cases", default="", help="snippets: only these cases, comma-separated")
     args = parser.parse_args(argv)
+    if args.which == "snippets":
+        from attnviz.bench.snippets_bench import run as run_snippets
+
+        frameworks = tuple(f for f in args.frameworks.split(",") if f)
+        cases = tuple(c for c in args.cases.split(",") if c)
+        return run_snippets(frameworks=frameworks, venvs=args.venvs, cases=cases)
     if args.which == "safety":
         from attnviz.bench.safety import run as run_safety
 

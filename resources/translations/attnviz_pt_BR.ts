@@ -123,6 +123,46 @@
     </message>
 </context>
 <context>
+    <name>Code</name>
+    <message>
+        <source>{error} (see {prog} --help)</source>
+        <extracomment>The frameworks, as ``attnviz.snippets.FRAMEWORKS`` lists them (here without importing it: the parser must answer --help before torch loads).</extracomment>
+        <translation>{error} (veja {prog} --help)</translation>
+    </message>
+    <message>
+        <source>interrupted</source>
+        <translation>interrompido</translation>
+    </message>
+    <message>
+        <source>unexpected error: {error}</source>
+        <translation>erro inesperado: {error}</translation>
+    </message>
+    <message>
+        <source>--data {path}: the folder {folder} does not exist</source>
+        <translation>--data {path}: a pasta {folder} não existe</translation>
+    </message>
+    <message>
+        <source>unknown preset {name}; choose one of {choices}</source>
+        <translation>predefinição desconhecida {name}; escolha uma destas: {choices}</translation>
+    </message>
+    <message>
+        <source>{name}: its arrays are too big to print into the script; give --data FILE to write them to FILE, which the script loads</source>
+        <translation>{name}: seus arrays são grandes demais para escrever no script; use --data ARQUIVO para gravá-los em ARQUIVO, que o script carrega</translation>
+    </message>
+    <message>
+        <source>cannot write {path}: {error}</source>
+        <translation>não é possível gravar {path}: {error}</translation>
+    </message>
+    <message>
+        <source>the script loads its larger arrays from {path}</source>
+        <translation>o script carrega seus arrays maiores de {path}</translation>
+    </message>
+    <message>
+        <source>note: {note}</source>
+        <translation>nota: {note}</translation>
+    </message>
+</context>
+<context>
     <name>Colormaps</name>
     <message>
         <source>unknown colour map {name}; choose one of {choices}</source>
@@ -283,7 +323,7 @@
     <name>CopyCode</name>
     <message>
         <source>Save the data file the script loads</source>
-        <extracomment>``ask(parent, suggested_path) -&gt; chosen path, or None when the user cancels``.</extracomment>
+        <extracomment>Where the framework chosen is remembered, and the one chosen until then. ``ask(parent, suggested_path) -&gt; chosen path, or None when the user cancels``.</extracomment>
         <translation>Salvar o arquivo de dados que o script carrega</translation>
     </message>
     <message>
@@ -291,17 +331,29 @@
         <translation>Arquivo NumPy (*.npz)</translation>
     </message>
     <message>
-        <source>Copy a Python script that rebuilds these inputs and runs the same attention (Ctrl+Shift+C)</source>
-        <translation>Copia um script Python que reconstrói estas entradas e executa a mesma atenção (Ctrl+Shift+C)</translation>
-    </message>
-    <message>
         <source>Copy as &amp;code</source>
         <translation>Copiar como &amp;código</translation>
     </message>
     <message>
         <source>Code</source>
-        <extracomment>The last script copied and the data file written with it (None: none needed).</extracomment>
+        <extracomment>The framework scripts are written in. The last script copied and the data file written with it (None: none needed).</extracomment>
         <translation>Código</translation>
+    </message>
+    <message>
+        <source>attnviz (a call of attnviz.engine.attend)</source>
+        <translation>attnviz (uma chamada de attnviz.engine.attend)</translation>
+    </message>
+    <message>
+        <source>Copy a {framework} script that rebuilds these inputs and computes the same attention (Ctrl+Shift+C); the arrow chooses the framework</source>
+        <translation>Copia um script {framework} que reconstrói estas entradas e calcula a mesma atenção (Ctrl+Shift+C); a seta escolhe o framework</translation>
+    </message>
+    <message>
+        <source>Code &amp;framework</source>
+        <translation>&amp;Framework do código</translation>
+    </message>
+    <message>
+        <source>The framework Copy as code writes in</source>
+        <translation>O framework em que Copiar como código escreve</translation>
     </message>
     <message>
         <source>Copy the current inputs as a runnable script</source>
@@ -320,16 +372,20 @@
         <translation>Não foi possível gravar o arquivo de dados {path}: {error}</translation>
     </message>
     <message>
+        <source>Copied a {lines}-line {framework} script that reproduces these weights; it loads its larger arrays from {path}</source>
+        <translation>Copiado um script {framework} de {lines} linhas que reproduz estes pesos; ele carrega os arrays maiores de {path}</translation>
+    </message>
+    <message>
+        <source>Copied a {lines}-line {framework} script that reproduces these weights</source>
+        <translation>Copiado um script {framework} de {lines} linhas que reproduz estes pesos</translation>
+    </message>
+    <message>
+        <source>its first lines say what it leaves out</source>
+        <translation>suas primeiras linhas dizem o que ele deixa de fora</translation>
+    </message>
+    <message>
         <source>Could not write the script: {error}</source>
         <translation>Não foi possível escrever o script: {error}</translation>
-    </message>
-    <message>
-        <source>Copied a {lines}-line Python script that reproduces these weights; it loads its larger arrays from {path}</source>
-        <translation>Copiado um script Python de {lines} linhas que reproduz estes pesos; ele carrega os arrays maiores de {path}</translation>
-    </message>
-    <message>
-        <source>Copied a {lines}-line Python script that reproduces these weights</source>
-        <translation>Copiado um script Python de {lines} linhas que reproduz estes pesos</translation>
     </message>
 </context>
 <context>
@@ -5285,6 +5341,32 @@
     <message>
         <source>Dropout s&amp;eed</source>
         <translation>S&amp;emente do dropout</translation>
+    </message>
+</context>
+<context>
+    <name>Snippet</name>
+    <message>
+        <source>unknown framework {name}: expected one of {choices}</source>
+        <extracomment>Every framework a snippet can be written in, the default first. Their names as the menus show them (proper names: not translated).</extracomment>
+        <translation>framework desconhecido {name}: esperado um destes: {choices}</translation>
+    </message>
+    <message>
+        <source>the scoring function {name} has no {framework} code: it is not one of attnviz&apos;s own</source>
+        <extracomment>How an array becomes a tensor: the compute dtype, a parameter&apos;s own dtype, whole numbers, booleans. What each mask mode does, said in the snippet&apos;s header. The packages the snippet imports (&quot;torch and numpy&quot;). The name numpy goes by in the snippet (MXNet&apos;s own numpy takes &quot;np&quot;). The dtypes this framework computes in; another is computed in float32 and said so.</extracomment>
+        <translation>a função de pontuação {name} não tem código {framework}: ela não é uma das do attnviz</translation>
+    </message>
+    <message>
+        <source>the mask mode {name} has no {framework} code</source>
+        <translation>o modo de máscara {name} não tem código {framework}</translation>
+    </message>
+    <message>
+        <source>this call recorded its attention weights only: there are no queries and keys to write as code</source>
+        <extracomment>The scoring functions and mask modes the framework generators write out. Dot-product scorings: the factor the dot products are multiplied by (SDPA&apos;s ``scale``); None: the scoring&apos;s own (1/sqrt(d) for scaled_dot, none for dot). For the attnviz script, which calls attnviz itself: the parameters came from the user (else from ``param_seed``), the dropout seed, the masks as the app passes them to ``attend`` (torch&apos;s dtypes kept as numpy ones), and the weights the app showed. A model run&apos;s head on show (&quot;head 3 of call 1, encoder.layer.1.attention.self&quot;), or None.</extracomment>
+        <translation>esta chamada gravou só os pesos de atenção: não há consultas nem chaves para escrever como código</translation>
+    </message>
+    <message>
+        <source>attnviz cannot compute these inputs: {error}</source>
+        <translation>o attnviz não consegue calcular estas entradas: {error}</translation>
     </message>
 </context>
 <context>

@@ -1,18 +1,13 @@
-"""Lessons in the Presets menu (one undo step each, the lab shows what the answer claims) and
-copy as code (the script reproduces the weights the window shows)."""
+"""Lessons in the Presets menu (one undo step each, the lab shows what the answer claims). Copy as
+code is tested in test_copy_code.py."""
 
 from __future__ import annotations
 
-import os
-from dataclasses import replace
-
 import numpy as np
 import pytest
-from PySide6.QtGui import QGuiApplication, QKeySequence
 
-from attnviz.document import ReplaceState, SetBlock, SetSettings, make_state
+from attnviz.document import SetSettings
 from attnviz.teaching import EXERCISE_PRESETS, LESSONS, PITFALL_PRESETS
-from attnviz.ui.files.copy_code import install_copy_code
 from attnviz.ui.views.lessons import LESSON_DOCK, install_lessons, menu_text
 from attnviz.ui.views.masking_lab import MASKING_LAB_DOCK, MaskingLabView, install_masking_lab
 
@@ -185,112 +180,3 @@ def test_a_pitfall_opens_the_masking_lab_which_shows_the_claimed_disagreement(ho
     lab = wait_lab(qtbot, window)
     assert lab.error is None
     PITFALL_CHECKS[name](lab, window, qtbot)
-
-
-# -------------------------------------------------------------------------------- copy as code
-
-
-def run_snippet(code: str, cwd) -> dict:
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        namespace: dict = {"__name__": "snippet"}
-        exec(compile(code, "snippet.py", "exec"), namespace)  # noqa: S102 - the app's own output
-        return namespace
-    finally:
-        os.chdir(here)
-
-
-def test_copy_as_code_action_and_toolbar(host):
-    window = host
-    copier = install_copy_code(window.session, window)
-    assert copier.action in window.menu("edit").actions()
-    assert copier.action.shortcut() == QKeySequence("Ctrl+Shift+C") and copier.action.toolTip()
-    assert copier.action in copier.toolbar.actions() and copier.toolbar.objectName() == "codeToolBar"
-
-
-@pytest.mark.parametrize("lesson", [None, "pitfall-float16", "pitfall-nan-padding", "exercise-1-keys"])
-def test_the_copied_script_reproduces_the_weights_the_window_shows(host, qtbot, tmp_path, lesson):
-    window = host
-    copier = install_copy_code(window.session, window, ask_data_path=lambda *_: pytest.fail("no data file needed"))
-    if lesson is not None:
-        window.session.push(ReplaceState(LESSONS[lesson].preset.build(), "lesson"))
-    wait_session(qtbot, window.session)
-    code = copier.copy()
-    assert code is not None and QGuiApplication.clipboard().text() == code
-    assert "Copied a" in window.statusBar().currentMessage()
-    namespace = run_snippet(code, tmp_path)
-    shown = window.session.last_outcome.view.weights
-    got = namespace["weights"].detach().float().numpy()
-    assert got.shape == shown.shape
-    np.testing.assert_allclose(got, shown, rtol=1e-6, atol=1e-7, equal_nan=True)
-
-
-def test_big_inputs_go_to_a_data_file_where_the_user_says(host, qtbot, tmp_path):
-    window = host
-    asked: list[str] = []
-    target = tmp_path / "chosen" / "inputs.npz"
-    target.parent.mkdir()
-
-    def ask(_parent, suggested: str) -> str:
-        asked.append(suggested)
-        return str(target)
-
-    copier = install_copy_code(window.session, window, ask_data_path=ask)
-    state = make_state(batch=1, n_queries=300, n_keys=300, d_q=256, d_k=256, d_v=4)
-    rng = np.random.default_rng(0)
-    state.queries = rng.standard_normal(state.queries.shape) * 0.1
-    state.keys = rng.standard_normal(state.keys.shape) * 0.1
-    state.values = rng.standard_normal(state.values.shape)
-    state.settings = replace(state.settings, scoring="scaled_dot")
-    window.session.push(ReplaceState(state, "big"))
-    wait_session(qtbot, window.session)
-    code = copier.copy()
-    assert asked and code is not None and target.exists()
-    assert str(target.as_posix()) in code and str(target) in window.statusBar().currentMessage()
-    namespace = run_snippet(code, tmp_path)  # another directory: the script finds the file by path
-    np.testing.assert_allclose(
-        namespace["weights"].numpy(), window.session.last_outcome.view.weights, rtol=1e-5, atol=1e-7
-    )
-
-
-def test_cancelling_the_data_file_copies_nothing(host, qtbot):
-    window = host
-    copier = install_copy_code(window.session, window, ask_data_path=lambda *_: None)
-    state = make_state(batch=1, n_queries=300, n_keys=10, d_q=256, d_k=256, d_v=2)
-    window.session.push(ReplaceState(state, "big"))
-    wait_session(qtbot, window.session)
-    QGuiApplication.clipboard().setText("before")
-    assert copier.copy() is None
-    assert QGuiApplication.clipboard().text() == "before"
-    assert "cancelled" in window.statusBar().currentMessage()
-
-
-def test_copy_as_code_uses_the_shown_result_and_never_computes_on_the_gui_thread(host, qtbot, monkeypatch):
-    window = host
-    import threading
-
-    import attnviz.compute.attention
-
-    copier = install_copy_code(window.session, window, ask_data_path=lambda *_: pytest.fail("no data file needed"))
-    wait_session(qtbot, window.session)
-    original = attnviz.compute.attention.run_state
-    on_gui_thread: list[int] = []
-
-    def run_state(*args, **kwargs):
-        if threading.current_thread() is threading.main_thread():
-            on_gui_thread.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(attnviz.compute.attention, "run_state", run_state)
-    code = copier.copy()
-    assert code is not None and "expected" in code and not on_gui_thread
-    # While the current inputs are still being computed there is nothing to check against yet:
-    # nothing is copied, and the status bar says why.
-    QGuiApplication.clipboard().setText("before")
-    window.session.push(SetBlock("queries", 0, 0, 0, np.array([[0.125]])))
-    assert window.session.last_outcome.version != window.session.document.version
-    assert copier.copy() is None
-    assert QGuiApplication.clipboard().text() == "before"
-    assert "still being computed" in window.statusBar().currentMessage()
-    assert not on_gui_thread

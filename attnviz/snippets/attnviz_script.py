@@ -1,0 +1,253 @@
+"""The attnviz script: the current inputs and settings as a call of ``attnviz.engine.attend``.
+
+Unlike the framework snippets, it needs attnviz: it writes the queries, keys, values, valid
+lengths, learnable parameters and masks exactly (see ``arrays``) and calls ``attend`` with the
+settings the app uses, so the script's weights equal the app's bit for bit, dropout included
+(``attend`` draws it from the same seed). It prints the weights and output and asserts that
+they match what the app showed (``check``).
+
+No Qt; torch is only needed to run the script.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .arrays import DATA_FILE, MAX_EMBEDDED, MAX_INLINE, form, has_nonfinite, literal, packed_lines, write_data_file
+from .base import Snippet
+from .inputs import SnippetInput, snippet_input
+from .writer import STAGES, CodeWriter
+
+if TYPE_CHECKING:
+    from ..compute import Outcome
+    from ..document import State
+
+__all__ = ["attnviz_snippet", "save_snippet_data", "snippet_data", "snippet_for_state"]
+
+_TORCH_DTYPES = {
+    "float64": "torch.float64",
+    "float32": "torch.float32",
+    "float16": "torch.float16",
+    "int64": "torch.int64",
+    "int32": "torch.int32",
+    "int16": "torch.int16",
+    "int8": "torch.int8",
+    "uint8": "torch.uint8",
+    "bool": "torch.bool",
+}
+
+
+def snippet_for_state(
+    state: State,
+    *,
+    max_inline: int = MAX_INLINE,
+    max_embedded: int = MAX_EMBEDDED,
+    data_file: str = DATA_FILE,
+    check: bool = True,
+    outcome: Outcome | None = None,
+) -> str:
+    """A runnable script reproducing ``state``'s attention with ``attnviz.engine.attend``.
+
+    ``outcome`` is the app's result for exactly this state when the caller has it (the window
+    does: its compute thread made it), else it is computed here with ``compute.run_state``. An
+    input the app refuses raises ``SnippetError``. The script leaves ``result`` (the
+    AttentionResult) and ``weights`` in its namespace.
+    """
+    inp = snippet_input(state, outcome)
+    return attnviz_snippet(inp, max_inline=max_inline, max_embedded=max_embedded, data_file=data_file, check=check).code
+
+
+def snippet_data(
+    state: State, *, max_inline: int = MAX_INLINE, max_embedded: int = MAX_EMBEDDED, outcome: Outcome | None = None
+) -> dict[str, np.ndarray]:
+    """The arrays the attnviz script reads from its data file (empty: the script needs no file)."""
+    inp = snippet_input(state, outcome)
+    return dict(attnviz_snippet(inp, max_inline=max_inline, max_embedded=max_embedded).data)
+
+
+def save_snippet_data(
+    state: State,
+    path: str | Path,
+    *,
+    max_inline: int = MAX_INLINE,
+    max_embedded: int = MAX_EMBEDDED,
+    outcome: Outcome | None = None,
+) -> list[str]:
+    """Write the attnviz script's data file (``.npz``) to ``path``; the names written (none: no file)."""
+    return write_data_file(snippet_data(state, max_inline=max_inline, max_embedded=max_embedded, outcome=outcome), path)
+
+
+def _arrays(inp: SnippetInput) -> dict[str, np.ndarray]:
+    """The arrays the script writes, by the name it gives them."""
+    arrays = {"queries": inp.queries, "keys": inp.keys, "values": inp.values}
+    if inp.valid_lens is not None:
+        arrays["valid_lens"] = inp.valid_lens
+    for name, value in inp.model_masks.items():
+        arrays[name] = value
+    if inp.params_given:
+        for name, value in inp.params.items():
+            arrays[f"params_{name}"] = value
+    return arrays
+
+
+def attnviz_snippet(
+    inp: SnippetInput,
+    *,
+    max_inline: int = MAX_INLINE,
+    max_embedded: int = MAX_EMBEDDED,
+    data_file: str = DATA_FILE,
+    check: bool = True,
+) -> Snippet:
+    """The attnviz script for ``inp``; with ``check`` it asserts the weights the app showed."""
+    arrays = _arrays(inp)
+    forms = {name: form(arr, max_inline, max_embedded) for name, arr in arrays.items()}
+    expected = inp.app_weights if check else None
+    expected_form = None if expected is None else form(expected, max_inline, max_embedded)
+    if expected_form == "file":
+        expected = None
+    used = [*forms.values(), *([expected_form] if expected is not None else [])]
+    inline = [a for n, a in arrays.items() if forms[n] == "inline"]
+    if expected is not None and expected_form == "inline":
+        inline.append(expected)
+
+    w = CodeWriter()
+    w.line("# attnviz: the current inputs and settings, as a script. Needs attnviz and torch.")
+    if inp.focus:
+        w.line(f"# The tensors are {inp.focus} of a model run.")
+    w.line("# `python snippet.py --save-weights weights.npy` also saves the weights as a .npy file.")
+    w.line("import numpy as np")
+    w.line("import torch")
+    if "embedded" in used:
+        w.line("import base64, io, zlib")
+    w.line("from attnviz.engine import attend")
+    if has_nonfinite(inline):
+        w.blank()
+        w.line('nan, inf = float("nan"), float("inf")')
+    if "embedded" in used:
+        w.blank(2)
+        w.line("def unpack(text):")
+        with w.block():
+            w.line('"""An array stored as base64 of zlib-compressed .npy bytes (exact)."""')
+            w.line("return np.load(io.BytesIO(zlib.decompress(base64.b64decode(text))))")
+        w.blank()
+    if "file" in forms.values():
+        w.blank()
+        w.line(f"# The largest tensors are in {data_file} (np.load reads them back exactly); attnviz")
+        w.line("# writes it with this script.")
+        w.line(f'data = np.load("{data_file}")')
+    w.blank()
+    for name, arr in arrays.items():
+        w.lines(_assign(name, arr, forms[name]))
+    w.blank()
+    if inp.params_given:
+        entries = ", ".join(f'"{n}": params_{n}' for n in inp.params)
+        w.line(f"params = {{{entries}}}  # the learnable parameters the app uses")
+        w.blank()
+    args = ["queries", "keys", "values"]
+    if inp.valid_lens is not None:
+        args.append("valid_lens")
+    call = f"result = attend({', '.join(args)}, {', '.join(_kwargs(inp))})"
+    stages = [s for s in STAGES if s != "hidden_features" or inp.scoring == "additive"]
+    for part in textwrap.wrap(call, width=96, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False):
+        w.line(part, stages)
+    w.line("weights = result.weights", "weights", "weights")
+    w.line("output = result.output", "output", "output")
+    w.lines(
+        [
+            "torch.set_printoptions(precision=4, sci_mode=False)",
+            'print("weights", tuple(weights.shape))',
+            "print(weights)",
+            'print("output", tuple(output.shape))',
+            "print(output)",
+            "for warning in result.diagnostics.warnings:",
+            '    print("warning:", warning)',
+        ]
+    )
+    if check:
+        w.blank()
+        if expected is None:
+            count = 0 if inp.app_weights is None else inp.app_weights.size
+            w.line(f"# (the {count} weights are too many to embed a check of them)")
+        else:
+            w.line("# What attnviz showed for these inputs; this run must give the same.")
+            w.lines(_assign("expected", expected, expected_form or "inline", short=expected.dtype == np.float32))
+            w.line(
+                "assert torch.allclose(weights.to(expected.dtype).cpu(), expected, rtol=1e-5, atol=1e-6, "
+                "equal_nan=True), \\"
+            )
+            w.line('    "the weights differ from what attnviz showed"')
+    w.blank()
+    w.line('if __name__ == "__main__":')
+    with w.block():
+        w.line("import argparse")
+        w.blank()
+        w.line('parser = argparse.ArgumentParser(description="attention weights and output, as attnviz showed")')
+        w.line('parser.add_argument("--save-weights", metavar="PATH", help="also save the weights as a .npy file")')
+        w.line("args, _ = parser.parse_known_args()")
+        w.line("if args.save_weights:")
+        with w.block():
+            w.line(
+                "np.save(args.save_weights, weights.cpu().float().numpy() if weights.dtype in "
+                "(torch.float16, torch.bfloat16) else weights.cpu().numpy())"
+            )
+    code, spans, functions = w.finish()
+    data = {name: arr for name, arr in arrays.items() if forms[name] == "file"}
+    return Snippet("attnviz", code, spans, functions, data, (), data_file)
+
+
+# ------------------------------------------------------------------------------ internals
+
+
+def _kwargs(inp: SnippetInput) -> list[str]:
+    """attend()'s keyword arguments as compute.run_state passes them; ones equal to attend's
+    defaults are left out to keep the call short (dtype never is: the inputs are float64)."""
+    kw = [f"scoring={inp.scoring!r}", f"mask_mode={inp.mask_mode!r}"]
+    if inp.causal is not None:
+        kw.append(f"causal={inp.causal!r}")
+    for name in inp.model_masks:
+        kw.append(f"{name}={name}")
+    if inp.scale is not None:
+        kw.append(f"scale={inp.scale!r}")
+    if inp.params_given:
+        kw.append("params=params")
+    if inp.scoring == "additive" or inp.params_given:
+        kw.append(f"num_hiddens={inp.num_hiddens!r}")
+    if not inp.params_given and inp.param_seed != 0:
+        kw.append(f"seed={inp.param_seed!r}")
+    if inp.dropout != 0.0 or inp.train:
+        kw += [f"dropout={inp.dropout!r}", f"train={inp.train!r}"]
+    if inp.dropout_seed != 0:
+        kw.append(f"dropout_seed={inp.dropout_seed!r}")
+    kw.append(f"dtype={inp.dtype!r}")
+    if inp.device != "cpu":
+        kw.append(f"device={inp.device!r}")
+    if inp.allow_nonfinite:
+        kw.append("allow_nonfinite=True")
+    return kw
+
+
+def _torch_dtype(arr: np.ndarray) -> str:
+    name = arr.dtype.name
+    if name in _TORCH_DTYPES:
+        return _TORCH_DTYPES[name]
+    # Other float types (longdouble...) are written as float64, which holds their values here.
+    return "torch.float64" if arr.dtype.kind == "f" else "torch.int64"
+
+
+def _assign(name: str, arr: np.ndarray, how: str, short: bool = False) -> list[str]:
+    shape = tuple(arr.shape)
+    dt = _torch_dtype(arr)
+    if how == "inline":
+        return f"{name} = torch.tensor({literal(arr, '', short)}, dtype={dt})  # shape {shape}".split("\n")
+    if how == "embedded":
+        return [
+            f"# {name}: {arr.size} numbers, shape {shape}: too many to print, so stored exactly as .npy bytes",
+            f"{name} = torch.from_numpy(unpack(",
+            *(f"    {chunk}" for chunk in packed_lines(arr)),
+            "))",
+        ]
+    return [f'{name} = torch.from_numpy(data["{name}"])  # {arr.size} numbers, shape {shape}: from the data file']

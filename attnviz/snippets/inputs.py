@@ -1,0 +1,256 @@
+"""What a snippet is written from: ``SnippetInput``, made from the document's state by ONE function.
+
+The generators never read a ``State``: ``snippet_input(state, outcome)`` collects what they need
+(tensors, valid lengths, the learnable parameters the app really used, the settings, the model's
+and long-context masks reduced to one boolean mask and one additive bias, the dropout the app
+drew) and every generator works from that. When the state changes shape, this is the one place
+to follow it.
+
+No Qt. Torch is imported only here, to combine masks exactly as the engine reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..tr import QT_TRANSLATE_NOOP, message
+
+if TYPE_CHECKING:
+    from ..compute import Outcome
+    from ..document import State
+
+__all__ = ["MASK_MODES", "SCORINGS", "SnippetError", "SnippetInput", "snippet_input"]
+
+#: The scoring functions and mask modes the framework generators write out.
+SCORINGS: tuple[str, ...] = ("additive", "scaled_dot", "dot", "bilinear", "gaussian", "summation")
+MASK_MODES: tuple[str, ...] = ("d2l", "strict", "neg_inf", "sdpa", "float01", "inverted")
+
+
+class SnippetError(ValueError):
+    """These inputs cannot be written as code (the message is one line, translatable)."""
+
+
+@dataclass(frozen=True)
+class SnippetInput:
+    """Everything a snippet needs, as plain numpy and Python.
+
+    ``queries`` (B, Q, d_q), ``keys`` (B, K, d_k), ``values`` (B, K, d_v) as the document holds
+    them; ``valid_lens`` (B,) or (B, Q) whole numbers, or None; ``params`` the learnable
+    parameters the app computed with (nn.Linear layout: W_q (h, d_q), W_k (h, d_k), w_v (1, h);
+    bilinear W (d_q, d_k)).
+
+    ``mask`` (B, Q, K) bool, True = may attend, is every boolean mask besides the valid lengths
+    and the causal setting: a model's masks as its code passed them and the long-context masks;
+    ``bias`` (B, Q, K) is what a model's float masks add to the scores (in the compute dtype,
+    exactly representable in this array's dtype). ``mask_sources`` names what they were made of.
+
+    ``dropout_keep`` (B, Q, K) bool is the dropout the app drew (True = kept) when it trains
+    with a rate above 0: a framework's own dropout would draw another one.
+    """
+
+    queries: np.ndarray
+    keys: np.ndarray
+    values: np.ndarray
+    valid_lens: np.ndarray | None
+    params: dict[str, np.ndarray]
+    scoring: str = "scaled_dot"
+    mask_mode: str = "d2l"
+    causal: str | None = None
+    #: Dot-product scorings: the factor the dot products are multiplied by (SDPA's ``scale``);
+    #: None: the scoring's own (1/sqrt(d) for scaled_dot, none for dot).
+    scale: float | None = None
+    mask: np.ndarray | None = None
+    bias: np.ndarray | None = None
+    mask_sources: tuple[str, ...] = ()
+    dropout: float = 0.0
+    train: bool = False
+    dropout_keep: np.ndarray | None = None
+    dtype: str = "float32"
+    device: str = "cpu"
+    num_hiddens: int = 8
+    allow_nonfinite: bool = False
+    #: For the attnviz script, which calls attnviz itself: the parameters came from the user
+    #: (else from ``param_seed``), the dropout seed, the masks as the app passes them to
+    #: ``attend`` (torch's dtypes kept as numpy ones), and the weights the app showed.
+    params_given: bool = False
+    param_seed: int = 0
+    dropout_seed: int = 0
+    model_masks: dict[str, np.ndarray] = field(default_factory=dict)
+    app_weights: np.ndarray | None = None
+    #: A model run's head on show ("head 3 of call 1, encoder.layer.1.attention.self"), or None.
+    focus: str | None = None
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(batch, queries, keys)."""
+        return int(self.queries.shape[0]), int(self.queries.shape[1]), int(self.keys.shape[1])
+
+    @property
+    def lens_ndim(self) -> int:
+        """0 without valid lengths, else 1 or 2."""
+        return 0 if self.valid_lens is None else int(self.valid_lens.ndim)
+
+    @property
+    def dropping(self) -> bool:
+        """Dropout changes the weights: training with a rate above 0."""
+        return self.train and self.dropout > 0.0
+
+
+def snippet_input(state: State, outcome: Outcome | None = None) -> SnippetInput:
+    """What the generators need to write ``state`` as code.
+
+    ``outcome`` is the app's result for exactly this state (the window has it from its compute
+    thread); without it, it is computed here. An input the app refuses, or a call that recorded
+    its weights only, raises ``SnippetError`` with the reason.
+    """
+    if state.run is not None and state.run.calls[state.layer].weights_only:
+        raise SnippetError(
+            QT_TRANSLATE_NOOP(
+                "Snippet",
+                "this call recorded its attention weights only: there are no queries and keys to write as code",
+            )
+        )
+    if outcome is None:
+        from ..compute import run_state
+
+        outcome = run_state(state)
+    if outcome.view is None:
+        raise SnippetError(
+            message(
+                QT_TRANSLATE_NOOP("Snippet", "attnviz cannot compute these inputs: {error}"),
+                error=outcome.error or "?",
+            )
+        )
+    view = outcome.view
+    s = state.settings
+    from ..compute.engine_args import mask_kwargs, scale_kwargs
+
+    model_masks = {name: value for name, value in mask_kwargs(state).items() if value is not None}
+    b, q, k = state.batch, state.n_queries, state.n_keys
+    mask, bias = _combined_masks(model_masks, (b, q, k), s.dtype)
+    keep = None
+    if s.train and s.dropout > 0.0:
+        if s.dropout >= 1.0:
+            keep = np.zeros(view.weights.shape, dtype=bool)
+        else:
+            # Where a weight is 0 (or NaN) the draw does not show, and does not matter either.
+            w, applied = view.weights, view.applied_weights
+            keep = (applied != 0) | (w == 0) | np.isnan(w)
+    focus = None
+    if state.run is not None:
+        call = state.run.calls[state.layer]
+        focus = f"head {state.head} of call {state.layer} ({call.name})"
+    lens = state.valid_lens()
+    return SnippetInput(
+        queries=np.asarray(state.queries),
+        keys=np.asarray(state.keys),
+        values=np.asarray(state.values),
+        valid_lens=None if lens is None else np.asarray(lens),
+        params={name: np.asarray(value) for name, value in view.params.items()},
+        scoring=s.scoring,
+        mask_mode=s.mask_mode,
+        causal=s.causal,
+        scale=scale_kwargs(state).get("scale"),
+        mask=mask,
+        bias=bias,
+        mask_sources=tuple(_sources(state)),
+        dropout=float(s.dropout),
+        train=bool(s.train),
+        dropout_keep=keep,
+        dtype=s.dtype,
+        device=outcome.device,
+        num_hiddens=int(s.num_hiddens),
+        allow_nonfinite=bool(s.allow_nonfinite),
+        params_given=bool(state.params),
+        param_seed=int(s.param_seed),
+        dropout_seed=int(s.dropout_seed),
+        model_masks={name: _numpy(value) for name, value in model_masks.items()},
+        app_weights=view.weights,
+        focus=focus,
+    )
+
+
+def _sources(state: State) -> list[str]:
+    """What the combined mask and bias are made of, in words for the snippet's comments."""
+    from ..model_run import MASK_ARGUMENTS
+
+    s = state.settings
+    named = []
+    if state.masks is not None:
+        named = [f"the model's {name}" for name in MASK_ARGUMENTS if getattr(state.masks, name) is not None]
+    long = [
+        text
+        for on, text in (
+            (s.window, f"a sliding window of {s.window} keys"),
+            (s.sinks, f"{s.sinks} attention sinks"),
+            (s.prefix, f"a prefix-LM prefix of {s.prefix}"),
+            (s.chunk, f"chunks of {s.chunk}"),
+            (state.documents is not None, "packed documents"),
+        )
+        if on
+    ]
+    if long:
+        named.append(("causal " if s.causal else "") + "long-context masks: " + ", ".join(long))
+    return named
+
+
+def _numpy(value: Any) -> np.ndarray:
+    import torch
+
+    t = value.detach().cpu()
+    if t.dtype == torch.bfloat16:
+        t = t.float()
+    return t.numpy()
+
+
+def _combined_masks(
+    masks: dict[str, Any], shape: tuple[int, int, int], dtype: str
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The model's masks as one (B, Q, K) boolean "may attend" and one additive bias.
+
+    Each argument is read as the engine reads it: ``attn_mask`` bool True = attend, float added;
+    ``key_padding_mask`` (B, K) bool True = ignore, float added; ``attention_mask`` 1 = attend.
+    Float masks are converted to the compute dtype and summed there, as the engine does (a
+    float32 finfo.min becomes -inf in float16).
+    """
+    if not masks:
+        return None, None
+    import torch
+
+    from ..engine import resolve_dtype
+
+    dt = resolve_dtype(dtype)
+    b, q, k = shape
+    allowed: Any = None
+    bias: Any = None
+
+    def allow(more: Any) -> None:
+        nonlocal allowed
+        more = torch.broadcast_to(more, (b, q, k))
+        allowed = more.clone() if allowed is None else allowed & more
+
+    def add(more: Any) -> None:
+        nonlocal bias
+        more = torch.broadcast_to(more.to(dt), (b, q, k))
+        bias = more.clone() if bias is None else bias + more
+
+    attn_mask = masks.get("attn_mask")
+    if attn_mask is not None:
+        (allow if attn_mask.dtype == torch.bool else add)(attn_mask)
+    padding = masks.get("key_padding_mask")
+    if padding is not None:
+        if padding.dtype == torch.bool:
+            allow(~padding[:, None, :])
+        else:
+            add(padding[:, None, :])
+    attention_mask = masks.get("attention_mask")
+    if attention_mask is not None:
+        attend = attention_mask != 0
+        allow(attend[:, None, :] if attend.dim() == 2 else attend)
+    mask = None if allowed is None else allowed.numpy()
+    # float16 and bfloat16 values are exactly float32 ones; numpy has no bfloat16.
+    array_dtype = torch.float64 if dt == torch.float64 else torch.float32
+    return mask, None if bias is None else bias.to(array_dtype).numpy()
