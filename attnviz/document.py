@@ -240,7 +240,7 @@ def _frozen_run(run: ModelRun) -> ModelRun:
             if array is not None and array.flags.writeable:
                 changes[name] = _frozen(array)
         masks = call.masks
-        mask_changes = {
+        mask_changes: dict[str, Any] = {
             name: _frozen(m) for name in MASK_ARGUMENTS if (m := getattr(masks, name)) is not None and m.flags.writeable
         }
         if mask_changes:
@@ -249,7 +249,7 @@ def _frozen_run(run: ModelRun) -> ModelRun:
             changed = True
             call = replace(call, **changes)
         calls.append(call)
-    tokens = {
+    tokens: dict[str, Any] = {
         name: _frozen(t)
         for name in ("query_tokens", "key_tokens")
         if (t := getattr(run, name)) is not None and t.flags.writeable

@@ -345,6 +345,11 @@ class ModelRun:
         return self.calls[layer].shape[1]
 
     @property
+    def single_head(self) -> bool:
+        """One call of one head (the book's input, say): no head or layer to choose."""
+        return self.layers == 1 and self.calls[0].shape[1] == 1
+
+    @property
     def editable(self) -> bool:
         """Whether every call brings queries, keys and values (not recorded weights only)."""
         return not any(call.weights_only for call in self.calls)

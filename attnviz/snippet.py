@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .document import Settings, State
+from .model_run import Focus, HeadView
 
 if TYPE_CHECKING:
     from .compute import Outcome
@@ -53,10 +54,10 @@ _TORCH_DTYPES = {
 _DEFAULTS = {f.name: f.default for f in fields(Settings)}
 
 
-def _inputs(state: State) -> dict[str, np.ndarray]:
-    """The arrays the computation uses, by the name the script gives them."""
-    arrays = {"queries": state.queries, "keys": state.keys, "values": state.values}
-    lens = state.valid_lens()
+def _inputs(state: State, view: HeadView) -> dict[str, np.ndarray]:
+    """The arrays the computation of head ``view`` uses, by the name the script gives them."""
+    arrays = {"queries": view.queries, "keys": view.keys, "values": view.values}
+    lens = state.valid_lens(view)
     if lens is not None:
         arrays["valid_lens"] = lens
     for name, value in state.params.items():
@@ -71,17 +72,24 @@ def _form(arr: np.ndarray, max_inline: int, max_embedded: int) -> str:
 
 
 def snippet_data(
-    state: State, *, max_inline: int = MAX_INLINE, max_embedded: int = MAX_EMBEDDED
+    state: State, *, max_inline: int = MAX_INLINE, max_embedded: int = MAX_EMBEDDED, focus: Focus = Focus()
 ) -> dict[str, np.ndarray]:
-    """The arrays the snippet reads from its data file (empty: the script needs no file)."""
-    return {name: arr for name, arr in _inputs(state).items() if _form(arr, max_inline, max_embedded) == "file"}
+    """The arrays the snippet of head ``focus`` reads from its data file (empty: the script needs
+    no file)."""
+    arrays = _inputs(state, state.head_view(focus))
+    return {name: arr for name, arr in arrays.items() if _form(arr, max_inline, max_embedded) == "file"}
 
 
 def save_snippet_data(
-    state: State, path: str | Path, *, max_inline: int = MAX_INLINE, max_embedded: int = MAX_EMBEDDED
+    state: State,
+    path: str | Path,
+    *,
+    max_inline: int = MAX_INLINE,
+    max_embedded: int = MAX_EMBEDDED,
+    focus: Focus = Focus(),
 ) -> list[str]:
     """Write the snippet's data file (``.npz``) to ``path``; returns the names written (none: no file)."""
-    data: dict[str, Any] = snippet_data(state, max_inline=max_inline, max_embedded=max_embedded)
+    data: dict[str, Any] = snippet_data(state, max_inline=max_inline, max_embedded=max_embedded, focus=focus)
     if data:
         with open(path, "wb") as fh:
             np.savez(fh, **data)
@@ -96,18 +104,21 @@ def snippet_for_state(
     data_file: str = DATA_FILE,
     check: bool = True,
     outcome: Outcome | None = None,
+    focus: Focus = Focus(),
 ) -> str:
-    """A runnable script reproducing ``state``'s attention with ``attnviz.engine.attend``.
+    """A runnable script reproducing the attention of ``state``'s head ``focus`` with
+    ``attnviz.engine.attend``.
 
     With ``check``, the script asserts it gets the weights the app computes for ``state``
     (NaN equal to NaN); an input the app refuses gets a comment with the app's message instead.
-    ``outcome`` is the app's result for exactly this state when the caller has it (the window
-    does: its compute thread made it), else it is computed here with ``compute.run_state``.
+    ``outcome`` is the app's result for exactly this state and head when the caller has it (the
+    window does: its compute thread made it), else it is computed here with ``compute.run_state``.
     The script leaves ``result`` (the AttentionResult) and ``weights`` in its namespace.
     """
-    arrays = _inputs(state)
+    view = state.head_view(focus)
+    arrays = _inputs(state, view)
     forms = {name: _form(arr, max_inline, max_embedded) for name, arr in arrays.items()}
-    check_lines, expected = _check_lines(state, max_inline, max_embedded, outcome) if check else ([], None)
+    check_lines, expected = _check_lines(state, focus, max_inline, max_embedded, outcome) if check else ([], None)
     if expected is not None:
         forms_used = [*forms.values(), _form(expected, max_inline, max_embedded)]
         literals = [*(a for n, a in arrays.items() if forms[n] == "inline"), expected]
@@ -158,7 +169,7 @@ def snippet_for_state(
     args = ["queries", "keys", "values"]
     if "valid_lens" in arrays:
         args.append("valid_lens")
-    call = f"result = attend({', '.join(args)}, {', '.join(_kwargs(state))})"
+    call = f"result = attend({', '.join(args)}, {', '.join(_kwargs(state, view))})"
     lines += textwrap.wrap(call, width=96, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
     lines += [
         "weights = result.weights",
@@ -176,13 +187,13 @@ def snippet_for_state(
 # ------------------------------------------------------------------------------ internals
 
 
-def _kwargs(state: State) -> list[str]:
+def _kwargs(state: State, view: HeadView) -> list[str]:
     """attend()'s keyword arguments as compute.run_state passes them; ones equal to attend's
     defaults are left out to keep the call short (dtype never is: the inputs are float64)."""
     s = state.settings
     kw = [f"scoring={s.scoring!r}", f"mask_mode={s.mask_mode!r}"]
-    if s.causal is not None:
-        kw.append(f"causal={s.causal!r}")
+    if view.causal is not None:
+        kw.append(f"causal={view.causal!r}")
     if state.params:
         kw.append("params=params")
     if s.scoring == "additive" or state.params:
@@ -273,13 +284,13 @@ def _assign(name: str, arr: np.ndarray, form: str, short: bool = False) -> list[
 
 
 def _check_lines(
-    state: State, max_inline: int, max_embedded: int, outcome: Outcome | None = None
+    state: State, focus: Focus, max_inline: int, max_embedded: int, outcome: Outcome | None = None
 ) -> tuple[list[str], np.ndarray | None]:
     """The script's closing check, and the weights it embeds (None: no check)."""
     if outcome is None:
         from .compute import run_state
 
-        outcome = run_state(state)
+        outcome = run_state(state, 0, focus)
     if outcome.view is None:
         message = (outcome.error or "unknown error").replace("\n", " ")
         return ["", f"# attnviz could not compute these inputs: {message}"], None

@@ -175,13 +175,12 @@ def maximal_session(path: Path) -> Path:
     largest shape), saved with the app's own session writer."""
     import numpy as np
 
-    from attnviz.document import make_state
+    from attnviz.document import State
     from attnviz.io.state_io import save_state_file
 
-    state = make_state(batch=64, n_queries=4096, n_keys=4096, d_q=1, d_k=1, d_v=1)
     rng = np.random.default_rng(0)
-    for array in (state.queries, state.keys, state.values):
-        array[...] = rng.standard_normal(array.shape)
+    queries, keys, values = (rng.standard_normal((64, 4096, 1)) for _ in range(3))
+    state = State.from_tensors(queries, keys, values)
     save_state_file(path, state)
     return path
 

@@ -78,7 +78,7 @@ class CodeCopier(QObject):
 
     def copy(self) -> str | None:
         """Put the script on the clipboard; returns it (None when cancelled or failed)."""
-        state = self.session.document.state
+        state, focus = self.session.document.state, self.session.selection.focus
         # The script's check embeds the weights the window shows: the compute thread already
         # made them, and computing them again here would freeze the window on a big input.
         outcome = self.session.current_outcome()
@@ -93,7 +93,7 @@ class CodeCopier(QObject):
             return None
         data_file = DATA_FILE
         data_path: Path | None = None
-        if snippet_data(state):
+        if snippet_data(state, focus=focus):
             suggested = str(Path.home() / DATA_FILE)
             chosen = self.ask_data_path(self.host.widget(), suggested)
             if not chosen:
@@ -107,7 +107,7 @@ class CodeCopier(QObject):
                 return None
             data_path = Path(chosen).expanduser().resolve()
             try:
-                save_snippet_data(state, data_path)
+                save_snippet_data(state, data_path, focus=focus)
             except OSError as exc:
                 self._status(
                     translate("CopyCode", "Could not write the data file {path}: {error}").format(
@@ -118,7 +118,7 @@ class CodeCopier(QObject):
             # Forward slashes: the path goes into a Python string literal in the script.
             data_file = data_path.as_posix()
         try:
-            code = snippet_for_state(state, data_file=data_file, outcome=outcome)
+            code = snippet_for_state(state, data_file=data_file, outcome=outcome, focus=focus)
         except (ValueError, MemoryError) as exc:
             self._status(translate("CopyCode", "Could not write the script: {error}").format(error=exc))
             return None

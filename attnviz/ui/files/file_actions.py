@@ -44,7 +44,7 @@ from PySide6.QtWidgets import (
 from superqt.utils import QSignalThrottler
 
 from attnviz.compute import ViewData
-from attnviz.document import ReplaceState, State, focused_state
+from attnviz.document import ReplaceState, State, resize_state
 from attnviz.io import (
     AutosaveSlot,
     TensorFile,
@@ -57,12 +57,14 @@ from attnviz.io import (
 from attnviz.io.errors import AttnvizFileError
 from attnviz.io.state_io import (
     is_session_path,
-    load_state_file,
+    load_state_and_focus,
     save_state_file,
-    session_to_state,
+    session_to_state_and_focus,
     state_from_tensor_file,
     state_to_session,
+    tensor_file_focus,
 )
+from attnviz.model_run import Focus
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.host import Host
 from attnviz.ui.app.session import AppSession
@@ -121,7 +123,8 @@ OPEN_BUSY_MS = 200
 @dataclass
 class OpenedFile:
     """What the loader thread read: a session's state, or a tensor file (``state`` then built
-    from ``base_version``'s inputs when its roles were complete, else None: the roles are asked)."""
+    from ``base_version``'s inputs, head ``base_focus``, when its roles were complete, else None:
+    the roles are asked). ``focus``: the head to show first."""
 
     path: Path
     state: State | None
@@ -129,20 +132,25 @@ class OpenedFile:
     roles: dict[str, str] = field(default_factory=dict)
     base_version: int = -1
     notes: list[str] = field(default_factory=list)
+    focus: Focus = Focus()
+    base_focus: Focus = Focus()
 
 
-def read_file(path: Path, base: State, base_version: int) -> OpenedFile:
+def read_file(path: Path, base: State, base_version: int, base_focus: Focus = Focus()) -> OpenedFile:
     """Read and parse ``path`` (runs on the loader's thread: no widget is touched)."""
     notes: list[str] = []
     if is_capture_file(path):
         # A capture (attnviz.capture), told by its content: every call, shown from the first.
-        return OpenedFile(path, focused_state(load_capture(path), 0, 0), notes=notes)
+        return OpenedFile(path, State.from_run(load_capture(path)), notes=notes)
     if is_session_path(path):
-        return OpenedFile(path, load_state_file(path, notes=notes), notes=notes)
+        session, shown = load_state_and_focus(path, notes=notes)
+        return OpenedFile(path, session, notes=notes, focus=shown)
     tf = load_tensor_file(path)
     roles = guess_roles(tf)
-    state = state_from_tensor_file(tf, roles, None, base, notes=notes) if roles_complete(tf, roles) else None
-    return OpenedFile(path, state, tf, roles, base_version, notes)
+    if not roles_complete(tf, roles):
+        return OpenedFile(path, None, tf, roles, base_version, notes, base_focus=base_focus)
+    state = state_from_tensor_file(tf, roles, None, base, notes=notes, base_focus=base_focus)
+    return OpenedFile(path, state, tf, roles, base_version, notes, tensor_file_focus(state, None, None), base_focus)
 
 
 class OpenProgress(QWidget):
@@ -395,10 +403,10 @@ class FileActions(QObject):
             self.openFinished.emit(False)  # superseded: its result will be dropped
         self._opening = file_path
         document = self.session.document
-        base, version = document.state, document.version
+        base, version, focus = document.state, document.version, self.session.selection.focus
         self.open_progress.name = file_path.name
         self.open_progress.retranslate()
-        self._loader.start(lambda: read_file(file_path, base, version))
+        self._loader.start(lambda: read_file(file_path, base, version, focus))
         return True
 
     @property
@@ -443,16 +451,17 @@ class FileActions(QObject):
     def _on_read(self, opened: OpenedFile) -> None:
         self._opening = None
         try:
-            state = self._state_of(opened)
+            shown = self._state_of(opened)
         except AttnvizFileError as exc:
             self._refuse(translate("FileActions", "Cannot open file"), error_text(exc))
-            state = None
-        if state is None:
+            shown = None
+        if shown is None:
             self.openFinished.emit(False)
             return
+        state, focus = shown
         file_path = opened.path
         text = message(QT_TRANSLATE_NOOP("FileActions", "Open {name}"), name=file_path.name)
-        self.session.push(ReplaceState(state, text))
+        self.session.push(ReplaceState(state, text, focus))
         self._add_recent(file_path)
         self._remember_dir(file_path)
         if is_session_path(file_path):
@@ -467,22 +476,30 @@ class FileActions(QObject):
         self._status(summary + (": " + "; ".join(tr_text(n) for n in notes) if notes else ""), 15000)
         self.openFinished.emit(True)
 
-    def _state_of(self, opened: OpenedFile) -> State | None:
-        """The inputs ``opened`` gives, asking for the roles when its names do not tell (None:
-        the user cancelled)."""
+    def _state_of(self, opened: OpenedFile) -> tuple[State, Focus] | None:
+        """The inputs ``opened`` gives and the head to show first, asking for the roles when its
+        names do not tell (None: the user cancelled)."""
         tf = opened.tensors
         document = self.session.document
-        if tf is None or (opened.state is not None and opened.base_version == document.version):
-            return opened.state
+        focus = self.session.selection.focus
+        unchanged = opened.base_version == document.version and opened.base_focus == focus
+        if opened.state is not None and (tf is None or unchanged):
+            return opened.state, opened.focus
+        assert tf is not None
         roles, head, layer = opened.roles, None, None
         if opened.state is None:
-            answer = self.choose_roles(self.window, tf, roles, document.state)
+            # The dialog previews a load that keeps the arrays the file lacks from the head on
+            # show: it is given that head, as the book's input.
+            answer = self.choose_roles(self.window, tf, roles, resize_state(document.state, focus=focus))
             if answer is None:
                 return None
             roles, head, layer = answer
         # Built again from the inputs as they are now: arrays the file does not hold are kept.
         opened.notes.clear()
-        return state_from_tensor_file(tf, roles, head, document.state, layer=layer, notes=opened.notes)
+        state = state_from_tensor_file(
+            tf, roles, head, document.state, layer=layer, notes=opened.notes, base_focus=focus
+        )
+        return state, tensor_file_focus(state, layer, head)
 
     # ------------------------------------------------------------------ saving
 
@@ -508,7 +525,7 @@ class FileActions(QObject):
 
     def _save_to(self, path: Path) -> bool:
         try:
-            save_state_file(path, self.session.document.state)
+            save_state_file(path, self.session.document.state, self.session.selection.focus)
         except AttnvizFileError as exc:
             self._refuse(translate("FileActions", "Cannot save"), error_text(exc))
             return False
@@ -607,7 +624,7 @@ class FileActions(QObject):
         title = translate("FileActions", "{name}: attention weights").format(
             name=self.current_path.name if self.current_path else "attnviz"
         )
-        subtitle = figure_subtitle(self.session.document.state)
+        subtitle = figure_subtitle(self.session.document.state, self.session.selection.focus)
         colormap = self.session.colormap
         try:
             figure = build_weights_figure(view, batches=batches, title=title, subtitle=subtitle, colormap=colormap)
@@ -661,7 +678,7 @@ class FileActions(QObject):
     def _autosave_in_background(self) -> None:
         if not self._closed:
             # Copied here (arrays included), written on the writer's thread.
-            self._autosave.submit(state_to_session(self.session.document.state))
+            self._autosave.submit(state_to_session(self.session.document.state, self.session.selection.focus))
 
     def autosave_now(self) -> bool:
         """Write the autosave and wait for it; a failure goes to the status bar (a dialog every
@@ -713,12 +730,13 @@ class FileActions(QObject):
         discarded = translate("FileActions", "{error}. It has been discarded.")
         try:
             saved = slot.read()
-            state = None if saved is None else session_to_state(saved, source=slot.path, notes=[])
+            restored = None if saved is None else session_to_state_and_focus(saved, source=slot.path, notes=[])
         except AttnvizFileError as exc:
             QMessageBox.warning(self.window, unreadable, discarded.format(error=error_text(exc)))
             return False
-        if state is None:
+        if restored is None:
             return False
+        state, focus = restored
         stamp = slot.modified()
         when = (
             time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
@@ -744,7 +762,7 @@ class FileActions(QObject):
         )
         if answer != QMessageBox.StandardButton.Yes:
             return False
-        self.session.push(ReplaceState(state, QT_TRANSLATE_NOOP("FileActions", "Restore autosaved inputs")))
+        self.session.push(ReplaceState(state, QT_TRANSLATE_NOOP("FileActions", "Restore autosaved inputs"), focus))
         # The restored work stays on disk, now as this window's autosave, until it is saved over.
         self._autosave.adopt(slot)
         return True
