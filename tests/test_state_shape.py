@@ -15,7 +15,9 @@ from attnviz.model_run import AttentionCall, Focus, MaskArguments, ModelRun
 from attnviz.presets import PRESETS
 from attnviz.teaching import LESSONS
 
-BOOK = {f"preset {k}": p.build for k, p in PRESETS.items()} | {f"lesson {k}": v.preset.build for k, v in LESSONS.items()}
+BOOK = {f"preset {k}": p.build for k, p in PRESETS.items()} | {
+    f"lesson {k}": v.preset.build for k, v in LESSONS.items()
+}
 
 
 def _attend_3d(state: State):
