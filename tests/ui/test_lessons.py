@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QGuiApplication, QKeySequence
 
-from attnviz.document import ReplaceState, SetBlock, SetSettings, make_state
+from attnviz.document import ReplaceState, SetBlock, SetSettings, State, make_state
 from attnviz.teaching import EXERCISE_PRESETS, LESSONS, PITFALL_PRESETS
 from attnviz.ui.files.copy_code import install_copy_code
 from attnviz.ui.views.lessons import LESSON_DOCK, install_lessons, menu_text
@@ -77,7 +77,7 @@ def test_a_lesson_is_one_undo_step_and_shows_its_question(host, qtbot, lessons, 
     assert view.lab_button.isVisibleTo(view) == (lesson.kind == "pitfall")
 
     window.session.undo_stack.undo()  # one step back is the state before the lesson
-    np.testing.assert_array_equal(window.session.document.state.queries, before.queries)
+    np.testing.assert_array_equal(window.session.head_view().queries, before.head_view().queries)
     assert window.session.document.state.settings == before.settings
 
 
@@ -237,11 +237,12 @@ def test_big_inputs_go_to_a_data_file_where_the_user_says(host, qtbot, tmp_path)
         return str(target)
 
     copier = install_copy_code(window.session, window, ask_data_path=ask)
-    state = make_state(batch=1, n_queries=300, n_keys=300, d_q=256, d_k=256, d_v=4)
     rng = np.random.default_rng(0)
-    state.queries = rng.standard_normal(state.queries.shape) * 0.1
-    state.keys = rng.standard_normal(state.keys.shape) * 0.1
-    state.values = rng.standard_normal(state.values.shape)
+    state = State.from_tensors(
+        rng.standard_normal((1, 300, 256)) * 0.1,
+        rng.standard_normal((1, 300, 256)) * 0.1,
+        rng.standard_normal((1, 300, 4)),
+    )
     state.settings = replace(state.settings, scoring="scaled_dot")
     window.session.push(ReplaceState(state, "big"))
     wait_session(qtbot, window.session)
