@@ -244,7 +244,9 @@ def test_the_compute_thread_stops_with_the_window(qtbot):
     assert not view.busy
     # After the close nothing more is computed, whatever arrives.
     a, b = variants(win.session.document.state, EXERCISE_1)
-    view.scheduler.submit(PairSnapshot(10_000, a, b, win.session.document.version, EXERCISE_1))
+    view.scheduler.submit(
+        PairSnapshot(10_000, a, state_b=b, doc_version=win.session.document.version, comparison=EXERCISE_1)
+    )
     assert view.scheduler.started_count == started
     assert not view.busy
     assert threading.active_count() <= threads_before + 2
