@@ -174,21 +174,22 @@ class State:
         )
 
     def frozen(self) -> State:
-        """This state with read-only arrays: the ones already read-only are shared, writable ones
-        copied (a caller keeps its own arrays to change)."""
-        return replace(
-            self,
-            run=_frozen_run(self.run),
-            lens_1d=_frozen(self.lens_1d),
-            lens_2d=_frozen(self.lens_2d),
-            params={k: _frozen(v) for k, v in self.params.items()},
-            documents=_frozen_or_none(self.documents),
+        """This state with read-only arrays, as a new object: the arrays already read-only are
+        shared, writable ones copied (a caller keeps its own arrays, and its State, to change)."""
+        return State(
+            _frozen_run(self.run),
+            _frozen(self.lens_1d),
+            _frozen(self.lens_2d),
+            self.settings,
+            {k: _frozen(v) for k, v in self.params.items()},
+            _frozen_or_none(self.documents),
         )
 
     def with_head(self, focus: tuple[int, int], role: str, array: np.ndarray) -> State:
         """This state with the (B, L, d) ``role`` tensor of one head replaced (``array`` copied
         into the run; a key or value head is shared by its group of query heads)."""
-        return replace(self, run=self.run.with_head(focus[0], focus[1], role, array))
+        run = self.run.with_head(focus[0], focus[1], role, array)
+        return State(run, self.lens_1d, self.lens_2d, self.settings, self.params, self.documents)
 
     @property
     def batch(self) -> int:

@@ -375,7 +375,12 @@ class ModelRun:
         else:
             kv = call.kv_head(head)
             queries, keys, values = call.queries[:, head], call.keys[:, kv], call.values[:, kv]
-        masks = replace(call.head_masks(head), is_causal=False)  # the causal flag is ``causal``
+        m = call.masks
+        masks = None  # the causal flag is ``causal``, not a mask array
+        if m.attn_mask is not None or m.key_padding_mask is not None or m.attention_mask is not None:
+            masks = MaskArguments(
+                _head_slice(m.attn_mask, head), m.key_padding_mask, _head_slice(m.attention_mask, head)
+            )
         return HeadView(
             call,
             layer,
@@ -383,7 +388,7 @@ class ModelRun:
             queries,
             keys,
             values,
-            masks if masks.any else None,
+            masks,
             None if self.query_tokens is None else self.query_tokens[:, :q],
             None if self.key_tokens is None else self.key_tokens[:, :k],
         )
