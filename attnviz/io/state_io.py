@@ -54,7 +54,7 @@ from attnviz.io.model_files import ROLE_NAMES, check_roles, file_extras, has_hea
 from attnviz.io.roles import MASK_ROLES, MODEL_ROLES, ROLE_ALIASES, guess_roles, needs_head_choice, select_head
 from attnviz.io.session import Session, load_session, save_session
 from attnviz.io.tensors import TensorFile
-from attnviz.model_run import MASK_ARGUMENTS, AttentionCall, Focus, MaskArguments, ModelRun
+from attnviz.model_run import CAUSAL_ALIGNMENTS, MASK_ARGUMENTS, AttentionCall, Focus, MaskArguments, ModelRun
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, joined, message, plural
 
 __all__ = [
@@ -93,7 +93,7 @@ _RUN_SOURCES = ("file", "capture", "transformer_lens", "output_attentions", "ten
 # checks these against the engine's registries so they cannot drift apart.
 SCORING_NAMES: tuple[str, ...] = ("additive", "scaled_dot", "dot", "bilinear", "gaussian", "summation")
 MASK_MODE_NAMES: tuple[str, ...] = ("d2l", "strict", "neg_inf", "sdpa", "float01", "inverted")
-CAUSAL_NAMES: tuple[str, ...] = ("top_left", "bottom_right")
+CAUSAL_NAMES: tuple[str, ...] = CAUSAL_ALIGNMENTS
 DTYPE_NAMES: tuple[str, ...] = ("float32", "float64", "float16", "bfloat16")
 LENS_MODES: tuple[str, ...] = ("none", "1d", "2d")
 _SEED_MAX = 2**31 - 1  # the seed spin boxes' range

@@ -2,8 +2,9 @@
 
 It owns the document, the undo stack, the main compute scheduler, the outcome on show and the
 selection (which batch element, and which call and head: the focus, which only the selection
-holds), and says what changed with signals. Views and features get the session (and a ``Host`` to put their
-docks and menus in), never the main window, so they can be built and tested on their own.
+holds), and says what changed with signals. Views and features get the session (and a ``Host``
+to put their docks and menus in), never the main window, so they can be built and tested on
+their own.
 
 Signals, all on the GUI thread:
 
@@ -124,7 +125,8 @@ class AppSession(QObject):
         self.selection = Selection()
         self.last_outcome: Outcome | None = None
         self.shown_version = -1
-        #: Outcomes that arrived after the document had moved on (for tests and the benchmark).
+        #: Outcomes that arrived after the document or the head on show had moved on (for tests
+        #: and the benchmark).
         self.dropped_outcomes = 0
         #: When the last snapshot went to the scheduler (the benchmark measures from it).
         self.submitted_at = time.perf_counter()
