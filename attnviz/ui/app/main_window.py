@@ -288,7 +288,7 @@ class MainWindow(HostWindow):
         # A click on a main weights map selects its query in the tokens view (shift: adds it).
         self.results.cellClicked.connect(self._select_token)
         self._restore_layout()
-        self._had_heads = _has_heads_to_show(session.document.state)
+        self._had_heads = not session.document.state.run.single_head
 
     def _fit_controls_width(self) -> None:
         # As wide as the widest row of labels and fields needs (a translation may be wider than
@@ -574,7 +574,7 @@ class MainWindow(HostWindow):
 
     def _on_document_changed(self, edit: Edit | None) -> None:
         state = self.session.document.state
-        has_heads = _has_heads_to_show(state)
+        has_heads = not state.run.single_head
         if has_heads and not self._had_heads:
             # A model arrived (a file, a capture): its heads are what the user came to see, and
             # with several calls the layers x heads overview (the calls browser) comes first.
@@ -782,9 +782,3 @@ def _string_list(value: object) -> list[str]:
     if isinstance(value, str):
         return [value] if value else []
     return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
-
-
-def _has_heads_to_show(state: State) -> bool:
-    """Whether the run has more than one head to look at (a model's; the book's has one)."""
-    run = state.run
-    return run.layers > 1 or run.heads(0) > 1

@@ -219,7 +219,7 @@ class InputsPanel(Retranslating, QWidget):
         one head: the book's input)."""
         run = state.run
         self._layer_pair.setVisible(run.layers > 1)
-        self._head_pair.setVisible(run.layers > 1 or any(call.shape[1] > 1 for call in run.calls))
+        self._head_pair.setVisible(not run.single_head)
         with QSignalBlocker(self.layer), QSignalBlocker(self.head):
             names = tuple(call.name for call in run.calls)
             if names != self._run_names:
