@@ -175,8 +175,9 @@ def test_loading_errors_notes_and_engine_errors_read_in_portuguese(portuguese, t
     tf = load_tensor_file(_saved(tmp_path / "qk.npz", {"q": np.zeros((3, 2, 4)), "v": np.zeros((2, 5, 3))}))
     with pytest.raises(TensorFileError) as caught:
         state_from_tensor_file(tf, {"queries": "q", "values": "v"}, None, base)
+    kept = base.head_view().keys.shape
     assert error_text(caught.value) == (
-        f"qk.npz: os tamanhos de lote não batem: consultas (3, 2, 4), chaves {base.head_view().keys.shape}, valores (2, 5, 3) "
+        f"qk.npz: os tamanhos de lote não batem: consultas (3, 2, 4), chaves {kept}, valores (2, 5, 3) "
         "(das entradas atuais: chaves)"
     )
 
