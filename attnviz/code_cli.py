@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from .model_run import Focus
 from .render import RenderError, _load, _say, _Voice
 from .render import _focus as _focus_head
 from .tr import QT_TRANSLATE_NOOP, Source, exception_message, message, one_line
@@ -144,15 +145,17 @@ def _code(argv: list[str], voice: _Voice) -> int:
                 ),
                 EXIT_USAGE,
             )
-        state, source = _focus_head(PRESETS[args.preset].build(), args, args.preset), args.preset
+        state, shown, source = PRESETS[args.preset].build(), Focus(), args.preset
     else:
-        state, source = _load(args, notes)
+        state, shown, source = _load(args, notes)
+    # --layer/--head as render takes them; else the head the file shows first (a session's own).
+    focus = _focus_head(state, shown, args, source)
     # torch loads only once the input is read.
     from .snippets import DATA_FILE, SnippetError, make_snippet
 
     data_file = DATA_FILE if data_path is None else data_path.resolve().as_posix()
     try:
-        snippet = make_snippet(state, args.framework, data_file=data_file)
+        snippet = make_snippet(state, args.framework, data_file=data_file, focus=focus)
     except SnippetError as exc:
         raise CodeError(message(_LINE, name=source, problem=exc.args[0])) from exc
     if snippet.data:

@@ -6,8 +6,12 @@ tests use the document directly.
 
 The document's arrays are read-only, so states share them: an edit copies only the array it
 changes (a typed cell copies one tensor, a setting copies none), and ``snapshot()`` hands the
-compute thread the current state itself, with no copy. ``State.copy()`` still gives a caller a
-private, writable copy to change and push back.
+compute thread the current state itself, with no copy. ``State.copy()`` still gives a caller
+private, writable lengths and parameters to change and push back.
+
+The state always holds a model run (``State.run``); the book's input is a run of one call and
+one head. Which head is on show is not part of the state: the session's selection holds it, a
+``Snapshot`` carries it to the compute thread, and edits remember the head they were made on.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .model_run import MaskArguments, ModelRun
+from .model_run import MASK_ARGUMENTS, AttentionCall, Focus, HeadView, MaskArguments, ModelRun
 from .tr import QT_TRANSLATE_NOOP
 
 Role = Literal["queries", "keys", "values", "valid_lens"]
@@ -40,20 +44,19 @@ MAX_HIDDEN = 1024
 
 @dataclass(frozen=True)
 class Settings:
+    """How every call is computed. A call's causal flag and scale are the call's own (a model's
+    calls differ in them): ``SetSettings({"causal": ...})`` writes into the call on show."""
+
     scoring: str = "additive"
     mask_mode: str = "d2l"
-    causal: str | None = None  # None, "top_left", "bottom_right"
     lens_mode: LensMode = "1d"
     device: str = "cpu"
     dtype: str = "float32"
     dropout: float = 0.0
     train: bool = False
     dropout_seed: int = 0
-    #: Dot-product scorings: multiply the dot products by this instead of dividing them by
-    #: sqrt(d) (SDPA's ``scale``; a model run brings its own). None = 1/sqrt(d).
-    scale: float | None = None
     #: Long-context masks (0 = off), combined with every other mask (``engine.mask_mods``): a
-    #: sliding window of this many keys (causal when ``causal`` is set), attention sinks (the
+    #: sliding window of this many keys (causal when the call is), attention sinks (the
     #: first keys, with a window), a prefix-LM prefix, chunked local attention.
     window: int = 0
     sinks: int = 0
@@ -68,181 +71,193 @@ class Settings:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+#: The settings a model's run is shown with: scaled dot-product scoring, masks applied exactly
+#: as SDPA applies them, no valid lengths (a model masks with its own masks).
+MODEL_SETTINGS = Settings(scoring="scaled_dot", mask_mode="sdpa", lens_mode="none")
+#: What ``SetSettings`` writes into a call rather than into ``Settings``: each call of a model
+#: has its own causal flag and scale (the book's one call too).
+CALL_SETTINGS: tuple[str, ...] = ("causal", "scale")
+
+
 @dataclass
 class State:
-    """Everything that defines a computation. Arrays: queries (B, Q, d_q), keys (B, K, d_k),
-    values (B, K, d_v), valid lengths 1-D (B,) and 2-D (B, Q) (both kept, ``lens_mode`` picks),
-    ``params`` the learnable scoring parameters by name (empty: seeded from ``param_seed``).
+    """Everything that defines a computation.
 
-    ``masks`` are masks as a model's code passed them (``attn_mask``, ``key_padding_mask``,
-    ``attention_mask``), combined with the valid lengths and the causal setting; None: none.
-    ``query_tokens`` (B, Q) and ``key_tokens`` (B, K) label the axes (None: q0.., k0..).
+    ``run`` holds the attention: every call with its tensors, masks as passed, causal flag,
+    scale and tokens (a model's, or the book's input as a run of one call and one head:
+    :meth:`from_tensors`). A view reads one head through :meth:`head_view` (views of the run's
+    arrays, made on demand); which head that is, is the session's choice, not the state's.
 
-    ``run`` is the model this state shows one head of: the tensors, masks and tokens above are
-    then head ``head`` of call ``layer`` of the run (``focused_state``), and table edits are
-    written back into the run, so another head and back shows them still.
+    Alongside, for every call: valid lengths 1-D (B,) and 2-D (B, Q) (both kept, ``lens_mode``
+    picks; 2-D lengths made for another number of queries count as all keys valid), the
+    settings, ``params`` the learnable scoring parameters by name (empty: seeded from
+    ``param_seed``), ``documents`` the ids of packed sequences, (B, K) whole numbers: a query
+    attends the keys of its own document only (None: one document).
     """
 
-    queries: np.ndarray
-    keys: np.ndarray
-    values: np.ndarray
+    run: ModelRun
     lens_1d: np.ndarray
     lens_2d: np.ndarray
     settings: Settings = field(default_factory=Settings)
     params: dict[str, np.ndarray] = field(default_factory=dict)
-    masks: MaskArguments | None = None
-    query_tokens: np.ndarray | None = None
-    key_tokens: np.ndarray | None = None
-    run: ModelRun | None = None
-    layer: int = 0
-    head: int = 0
-    #: Document ids of packed sequences, (B, K) whole numbers: a query attends the keys of its
-    #: own document only (block-diagonal). None: one document.
     documents: np.ndarray | None = None
 
+    @classmethod
+    def from_tensors(
+        cls,
+        queries: np.ndarray,
+        keys: np.ndarray,
+        values: np.ndarray,
+        lens_1d: np.ndarray | None = None,
+        lens_2d: np.ndarray | None = None,
+        settings: Settings | None = None,
+        params: dict[str, np.ndarray] | None = None,
+        *,
+        masks: MaskArguments | None = None,
+        causal: str | None = None,
+        scale: float | None = None,
+        query_tokens: np.ndarray | None = None,
+        key_tokens: np.ndarray | None = None,
+        documents: np.ndarray | None = None,
+    ) -> State:
+        """The book's input: queries (B, Q, d_q), keys (B, K, d_k), values (B, K, d_v) as a run of
+        one call and one head. Lengths left out: every key valid. ``masks`` as a model's code
+        passes them (for the (B, Q, d) tensors), ``causal`` None, "top_left" or "bottom_right"."""
+        b, q, k = queries.shape[0], queries.shape[1], keys.shape[1]
+        base = MaskArguments() if masks is None else masks
+        flag = base.is_causal or causal is not None
+        alignment: Any = causal if causal is not None else base.causal_alignment
+        call = AttentionCall(
+            BOOK_CALL,
+            queries[:, None],
+            keys[:, None],
+            values[:, None],
+            replace(
+                base,
+                attn_mask=_head_axis(base.attn_mask),
+                attention_mask=_head_axis(base.attention_mask),
+                is_causal=flag,
+                causal_alignment=alignment,
+            ),
+            scale=scale,
+        )
+        run = ModelRun((call,), query_tokens, key_tokens, source="book")
+        return cls(
+            run,
+            np.full((b,), k, np.int64) if lens_1d is None else lens_1d,
+            np.full((b, q), k, np.int64) if lens_2d is None else lens_2d,
+            settings or Settings(),
+            {} if params is None else params,
+            documents,
+        )
+
+    @classmethod
+    def from_run(cls, run: ModelRun, settings: Settings | None = None) -> State:
+        """A model's run with a model's settings (``MODEL_SETTINGS``) and every key valid."""
+        b, _h, q, k = run.calls[0].shape
+        return cls(run, np.full((b,), k, np.int64), np.full((b, q), k, np.int64), settings or MODEL_SETTINGS)
+
+    def head_view(self, focus: tuple[int, int] = Focus()) -> HeadView:
+        """Head ``focus.head`` of call ``focus.layer``, as the 3-D tensors the views read (views
+        of the run's arrays, no copy). IndexError when the run has no such head."""
+        return self.run.head_view(*focus)
+
     def copy(self) -> State:
-        """A deep copy whose arrays the caller may change (the document's are read-only; the
-        run, immutable, is shared)."""
+        """A deep copy whose lengths and parameters the caller may change (the document's are
+        read-only; the run, immutable, is shared: change it with ``with_head``)."""
         return replace(
             self,
-            queries=self.queries.copy(),
-            keys=self.keys.copy(),
-            values=self.values.copy(),
             lens_1d=self.lens_1d.copy(),
             lens_2d=self.lens_2d.copy(),
             params={k: v.copy() for k, v in self.params.items()},
+            documents=None if self.documents is None else self.documents.copy(),
         )
 
     def frozen(self) -> State:
-        """This state with read-only arrays: the ones already read-only are shared, writable ones
-        copied (a caller keeps its own arrays to change)."""
-        return replace(
-            self,
-            queries=_frozen(self.queries),
-            keys=_frozen(self.keys),
-            values=_frozen(self.values),
-            lens_1d=_frozen(self.lens_1d),
-            lens_2d=_frozen(self.lens_2d),
-            params={k: _frozen(v) for k, v in self.params.items()},
-            masks=None
-            if self.masks is None
-            else replace(
-                self.masks,
-                attn_mask=_frozen_or_none(self.masks.attn_mask),
-                key_padding_mask=_frozen_or_none(self.masks.key_padding_mask),
-                attention_mask=_frozen_or_none(self.masks.attention_mask),
-            ),
-            query_tokens=_frozen_or_none(self.query_tokens),
-            key_tokens=_frozen_or_none(self.key_tokens),
-            documents=_frozen_or_none(self.documents),
+        """This state with read-only arrays, as a new object: the arrays already read-only are
+        shared, writable ones copied (a caller keeps its own arrays, and its State, to change)."""
+        return State(
+            _frozen_run(self.run),
+            _frozen(self.lens_1d),
+            _frozen(self.lens_2d),
+            self.settings,
+            {k: _frozen(v) for k, v in self.params.items()},
+            _frozen_or_none(self.documents),
         )
+
+    def with_head(self, focus: tuple[int, int], role: str, array: np.ndarray) -> State:
+        """This state with the (B, L, d) ``role`` tensor of one head replaced (``array`` copied
+        into the run; a key or value head is shared by its group of query heads)."""
+        run = self.run.with_head(focus[0], focus[1], role, array)
+        return State(run, self.lens_1d, self.lens_2d, self.settings, self.params, self.documents)
 
     @property
     def batch(self) -> int:
-        return int(self.queries.shape[0])
+        return self.run.batch
 
-    @property
-    def n_queries(self) -> int:
-        return int(self.queries.shape[1])
+    def lens_2d_for(self, view: HeadView) -> np.ndarray:
+        """The 2-D valid lengths for ``view``'s call: all keys valid when they were made for
+        another number of queries (a model's calls need not share their lengths)."""
+        if self.lens_2d.shape == (view.batch, view.n_queries):
+            return self.lens_2d
+        return np.full((view.batch, view.n_queries), view.n_keys, np.int64)
 
-    @property
-    def n_keys(self) -> int:
-        return int(self.keys.shape[1])
+    def lens_array(self, view: HeadView) -> np.ndarray:
+        """The valid lengths the table shows and edits: the 1-D ones, or the 2-D ones in 2-D mode."""
+        return self.lens_2d_for(view) if self.settings.lens_mode == "2d" else self.lens_1d
 
-    @property
-    def dims(self) -> dict[str, int]:
-        return {
-            "batch": self.batch,
-            "n_queries": self.n_queries,
-            "n_keys": self.n_keys,
-            "d_q": int(self.queries.shape[2]),
-            "d_k": int(self.keys.shape[2]),
-            "d_v": int(self.values.shape[2]),
+    def valid_lens(self, view: HeadView) -> np.ndarray | None:
+        """The valid lengths the engine gets for ``view`` (None: lens mode "none")."""
+        return None if self.settings.lens_mode == "none" else self.lens_array(view)
+
+    def documents_for(self, view: HeadView) -> np.ndarray | None:
+        """The document ids, when they fit ``view``'s keys (else None: one document)."""
+        docs = self.documents
+        return docs if docs is not None and docs.shape == (view.batch, view.n_keys) else None
+
+    def array(self, role: str, view: HeadView) -> np.ndarray:
+        """What a table of ``role`` shows: one head's tensor, or the valid lengths."""
+        return self.lens_array(view) if role == "valid_lens" else getattr(view, role)
+
+
+#: The name of the book's one call (a model's calls are named by its code).
+BOOK_CALL = "attention"
+
+
+def _head_axis(mask: np.ndarray | None) -> np.ndarray | None:
+    """A (B, Q, K) mask of the book's 3-D tensors with the head axis of its (B, 1, Q, K) call;
+    smaller masks ((Q, K), (B, K)) broadcast as they are."""
+    return mask[:, None] if mask is not None and mask.ndim == 3 else mask
+
+
+def _frozen_run(run: ModelRun) -> ModelRun:
+    """``run`` with read-only arrays (the same run when they all are already)."""
+    calls = []
+    changed = False
+    for call in run.calls:
+        changes: dict[str, Any] = {}
+        for name in ("queries", "keys", "values", "output", "weights"):
+            array = getattr(call, name)
+            if array is not None and array.flags.writeable:
+                changes[name] = _frozen(array)
+        masks = call.masks
+        mask_changes: dict[str, Any] = {
+            name: _frozen(m) for name in MASK_ARGUMENTS if (m := getattr(masks, name)) is not None and m.flags.writeable
         }
-
-    def array(self, role: str) -> np.ndarray:
-        if role == "valid_lens":
-            return self.lens_1d if self.settings.lens_mode != "2d" else self.lens_2d
-        return getattr(self, role)
-
-    def valid_lens(self) -> np.ndarray | None:
-        mode = self.settings.lens_mode
-        return None if mode == "none" else (self.lens_1d if mode == "1d" else self.lens_2d)
-
-    def tokens(self, batch: int) -> tuple[list[str] | None, list[str] | None]:
-        """The query and key tokens of one batch element (None where there are none)."""
-
-        def one(tokens: np.ndarray | None) -> list[str] | None:
-            return None if tokens is None else [str(t) for t in tokens[batch]]
-
-        return one(self.query_tokens), one(self.key_tokens)
-
-
-def focused_state(run: ModelRun, layer: int, head: int, base: State | None = None) -> State:
-    """The state showing head ``head`` of call ``layer`` of ``run``.
-
-    ``base`` gives the settings, valid lengths and parameters to keep (its lengths are kept when
-    they still fit the shapes); without it, the settings are a model's: scaled dot-product
-    scoring with the call's scale, masks applied exactly as SDPA applies them, causal as the call
-    was, no valid lengths.
-    """
-    call = run.calls[layer]
-    if call.weights_only:
-        # Recorded weights only: no tensor to show or edit. One-column zero placeholders keep the
-        # shapes (B, L_q, L_k) every view reads; compute shows the recorded weights instead.
-        b, _h, q, k = call.shape
-        zeros_q, zeros_k = np.zeros((b, q, 1), np.float32), np.zeros((b, k, 1), np.float32)
-        settings = base.settings if base is not None else Settings(scoring="scaled_dot", lens_mode="none")
-        return State(
-            zeros_q,
-            zeros_k,
-            zeros_k,
-            np.full((b,), k, np.int64),
-            np.full((b, q), k, np.int64),
-            settings,
-            query_tokens=None if run.query_tokens is None else run.query_tokens[:, :q],
-            key_tokens=None if run.key_tokens is None else run.key_tokens[:, :k],
-            run=run,
-            layer=layer,
-            head=head,
-        ).frozen()
-    focus = run.focus(layer, head)
-    b, q = focus.queries.shape[:2]
-    k = focus.keys.shape[1]
-    causal = focus.masks.causal
-    if base is None:
-        settings = Settings(scoring="scaled_dot", mask_mode="sdpa", lens_mode="none", causal=causal, scale=focus.scale)
-        lens_1d, lens_2d, params = np.full((b,), k, np.int64), np.full((b, q), k, np.int64), {}
-    else:
-        settings = replace(base.settings, scale=focus.scale)
-        if base.run is not None and base.layer != layer:
-            # Another call: its own causal flag, as the model ran it.
-            settings = replace(settings, causal=causal)
-        fits = base.lens_1d.shape == (b,) and base.lens_2d.shape == (b, q)
-        lens_1d = base.lens_1d if fits else np.full((b,), k, np.int64)
-        lens_2d = base.lens_2d if fits else np.full((b, q), k, np.int64)
-        same_dims = base.queries.shape[2] == focus.queries.shape[2] and base.keys.shape[2] == focus.keys.shape[2]
-        params = base.params if same_dims else {}
-    masks = replace(focus.masks, is_causal=False)  # the causal setting carries it, editable
-    query_tokens, key_tokens = run.query_tokens, run.key_tokens
-    return State(
-        focus.queries,
-        focus.keys,
-        focus.values,
-        lens_1d,
-        lens_2d,
-        settings,
-        params,
-        masks=masks if masks.any else None,
-        query_tokens=None if query_tokens is None else query_tokens[:, :q],
-        key_tokens=None if key_tokens is None else key_tokens[:, :k],
-        run=run,
-        layer=layer,
-        head=head,
-        documents=base.documents
-        if base is not None and base.documents is not None and base.documents.shape == (b, k)
-        else None,
-    ).frozen()
+        if mask_changes:
+            changes["masks"] = replace(masks, **mask_changes)
+        if changes:
+            changed = True
+            call = replace(call, **changes)
+        calls.append(call)
+    tokens: dict[str, Any] = {
+        name: _frozen(t)
+        for name in ("query_tokens", "key_tokens")
+        if (t := getattr(run, name)) is not None and t.flags.writeable
+    }
+    if not changed and not tokens:
+        return run
+    return replace(run, calls=tuple(calls), **tokens)
 
 
 def _frozen_or_none(array: np.ndarray | None) -> np.ndarray | None:
@@ -259,141 +274,144 @@ def _frozen(array: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The inputs at one document version (read-only arrays, shared with the document)."""
+    """The inputs at one document version (read-only arrays, shared with the document) and the
+    head on show when it was taken: a result is current only for both."""
 
     version: int
     state: State
+    focus: Focus = Focus()
 
 
 # ------------------------------------------------------------------------------------ edits
 
 
 class Edit:
-    """One undoable change. ``apply`` changes the state and returns the inverse edit."""
+    """One undoable change. ``apply(state, focus)`` changes the state and returns the inverse
+    edit; ``focus`` is the head on show when it is applied (edits of one head's tensors or of a
+    call's settings are made there).
+
+    ``focus`` on an edit says where it was made: applying it (an undo, a redo) brings that head
+    back on show. None: it shows no head in particular (the session keeps its own).
+    """
 
     # Defaults for edits made without a description (the app always gives one): marked, so an
     # undo menu never shows English in another language.
     text: str = QT_TRANSLATE_NOOP("Undo", "Edit")
+    focus: Focus | None = None
 
-    def apply(self, state: State) -> tuple[State, Edit]:
+    def apply(self, state: State, focus: Focus = Focus()) -> tuple[State, Edit]:
         raise NotImplementedError
 
 
 @dataclass
 class SetBlock(Edit):
-    """Write a rectangular block into one batch element of a tensor (a typed cell, a paste)."""
+    """Write a rectangular block into one batch element of one head's tensor (a typed cell, a
+    paste) or into the valid lengths."""
 
     role: str
     batch: int
     row: int
     col: int
     block: np.ndarray
-    #: The (layer, head) of a model run the block belongs to (None: the one shown).
-    focus: tuple[int, int] | None = None
+    #: The (layer, head) the block belongs to (None: the one on show when applied).
+    focus: Focus | None = None
 
     @property
     def text(self) -> str:  # type: ignore[override]
         cells = self.block.size
         return f"Edit {cells} cell{'s' if cells != 1 else ''} of {self.role.replace('_', ' ')}"
 
-    def apply(self, state: State) -> tuple[State, Edit]:
+    def apply(self, state: State, focus: Focus = Focus()) -> tuple[State, Edit]:
         block = np.asarray(self.block)
         if block.ndim != 2:
             raise ValueError(f"a block must be 2-D, got shape {block.shape}")
-        if state.run is not None and state.run.calls[state.layer].weights_only and self.role in TENSOR_ROLES:
+        at = Focus(*(focus if self.focus is None else self.focus))
+        view = state.head_view(at)
+        tensor = self.role in TENSOR_ROLES
+        if tensor and view.weights_only:
             raise ValueError("recorded weights only: there is no tensor to edit")
-        if (
-            state.run is not None
-            and self.role in TENSOR_ROLES
-            and self.focus is not None
-            and self.focus != (state.layer, state.head)
-        ):
-            # An undo of an edit made on another head: show that head again, then undo there.
-            state = focused_state(state.run, *self.focus, base=state)
-        field_name = _field_of(state, self.role)
-        array = getattr(state, field_name).copy()  # the one array this edit changes
-        view = table_view_of(array, self.role, self.batch)
+        source = state.array(self.role, view)
+        array = source.copy()  # the one array this edit changes
+        cells = table_view_of(array, self.role, self.batch)
         rows = slice(self.row, self.row + block.shape[0])
         cols = slice(self.col, self.col + block.shape[1])
-        if view[rows, cols].shape != block.shape:
+        if cells[rows, cols].shape != block.shape:
             raise ValueError(f"block of shape {block.shape} does not fit at ({self.row}, {self.col})")
-        old = view[rows, cols].copy()
-        view[rows, cols] = block
+        old = cells[rows, cols].copy()
+        cells[rows, cols] = block
         array.setflags(write=False)
-        focus = None
-        if state.run is not None and self.role in TENSOR_ROLES:
-            focus = (state.layer, state.head)
-            run = state.run.with_head(state.layer, state.head, self.role, array)
-            new_state = focused_state(run, state.layer, state.head, base=state)
-        else:
-            new_state = replace(state, **{field_name: array})
-        return new_state, SetBlock(self.role, self.batch, self.row, self.col, old, focus)
-
-
-def _field_of(state: State, role: str) -> str:
-    """The State field a table of ``role`` edits (valid lengths: the one the lens mode shows)."""
-    if role == "valid_lens":
-        return "lens_2d" if state.settings.lens_mode == "2d" else "lens_1d"
-    return role
+        if tensor:
+            # The one path: the block goes into the run's call, the book's one head included.
+            return state.with_head(at, self.role, array), SetBlock(self.role, self.batch, self.row, self.col, old, at)
+        lens_field = "lens_2d" if state.settings.lens_mode == "2d" else "lens_1d"
+        inverse: Edit = SetBlock(self.role, self.batch, self.row, self.col, old)
+        if lens_field == "lens_2d" and source is not state.lens_2d:
+            # Lengths made for another call's queries were shown as "all valid": an undo brings
+            # the ones they replace back whole.
+            inverse = ReplaceState(state, self.text)
+        return replace(state, **{lens_field: array}), inverse
 
 
 def table_view_of(array: np.ndarray, role: str, batch: int) -> np.ndarray:
-    """The 2-D part of ``array`` (a state field of ``role``) that a table shows."""
+    """The 2-D part of ``array`` (a head's tensor or the valid lengths) that a table shows."""
     if role == "valid_lens":
         return array.reshape(-1, 1) if array.ndim == 1 else array
     return array[batch]
 
 
-def table_view(state: State, role: str, batch: int) -> np.ndarray:
+def table_view(state: State, role: str, batch: int, focus: tuple[int, int] = Focus()) -> np.ndarray:
     """The 2-D array a table shows for ``role`` (a view of the state's array).
 
-    Q, K and V show one batch element; valid lengths show every batch element, as a column
-    (1-D) or one row per batch element with a column per query (2-D).
+    Q, K and V show one batch element of the head ``focus``; valid lengths show every batch
+    element, as a column (1-D) or one row per batch element with a column per query (2-D).
     """
-    return table_view_of(state.array(role), role, batch)
+    return table_view_of(state.array(role, state.head_view(focus)), role, batch)
 
 
 @dataclass
 class ReplaceState(Edit):
-    """Swap the whole state (shape changes, fills, presets, loaded files)."""
+    """Swap the whole state (shape changes, fills, presets, loaded files). ``focus``: the head
+    to show with it (a file's saved head; None: the one on show, moved into the new run)."""
 
     new: State
     text: str = QT_TRANSLATE_NOOP("Undo", "Change")
+    focus: Focus | None = None
 
-    def apply(self, state: State) -> tuple[State, Edit]:
-        # The state being replaced is read-only already: the inverse keeps it as it is.
-        return self.new.frozen(), ReplaceState(state, self.text)
+    def apply(self, state: State, focus: Focus = Focus()) -> tuple[State, Edit]:
+        # The state being replaced is read-only already: the inverse keeps it as it is, and
+        # brings back the head that was on show with it.
+        return self.new.frozen(), ReplaceState(state, self.text, Focus(*focus))
 
 
 @dataclass
 class SetSettings(Edit):
+    """Change settings. ``causal`` and ``scale`` (``CALL_SETTINGS``) belong to a call: they are
+    written into the call of the head on show (or ``focus``), as the book's one call has them."""
+
     changes: dict[str, Any]
     text: str = QT_TRANSLATE_NOOP("Undo", "Change setting")
+    focus: Focus | None = None
 
-    def apply(self, state: State) -> tuple[State, Edit]:
-        old = {name: getattr(state.settings, name) for name in self.changes}
-        new_state = replace(state, settings=replace(state.settings, **self.changes))
+    def apply(self, state: State, focus: Focus = Focus()) -> tuple[State, Edit]:
+        at = Focus(*(focus if self.focus is None else self.focus))
+        settings = {k: v for k, v in self.changes.items() if k not in CALL_SETTINGS}
+        of_call = {k: v for k, v in self.changes.items() if k in CALL_SETTINGS}
+        old: dict[str, Any] = {name: getattr(state.settings, name) for name in settings}
+        new_state = replace(state, settings=replace(state.settings, **settings))
+        if of_call:
+            view = state.head_view(at)
+            old.update(causal=view.causal, scale=view.scale)
+            old = {k: v for k, v in old.items() if k in self.changes}
+            run = state.run
+            if "causal" in of_call:
+                run = run.with_causal(at.layer, of_call["causal"])
+            if "scale" in of_call:
+                run = run.with_call(at.layer, scale=None if of_call["scale"] is None else float(of_call["scale"]))
+            new_state = replace(new_state, run=run)
         if "num_hiddens" in self.changes or "scoring" in self.changes or "param_seed" in self.changes:
             # Parameters no longer fit (or belong to another function): back to seeded ones.
             new_state = replace(new_state, params={})
-        return new_state, SetSettings(old, self.text)
-
-
-@dataclass
-class SetFocus(Edit):
-    """Show another head or call (layer) of the model run: the tables, masks and tokens follow."""
-
-    layer: int
-    head: int
-    text: str = QT_TRANSLATE_NOOP("Undo", "Show another head")
-
-    def apply(self, state: State) -> tuple[State, Edit]:
-        if state.run is None:
-            raise ValueError("no model run to focus")
-        run = state.run
-        if not (0 <= self.layer < run.layers and 0 <= self.head < run.heads(self.layer)):
-            raise ValueError(f"no head {self.head} in call {self.layer}")
-        return focused_state(run, self.layer, self.head, base=state), SetFocus(state.layer, state.head, self.text)
+        return new_state, SetSettings(old, self.text, at if of_call else None)
 
 
 # ---------------------------------------------------------------------------- the document
@@ -420,30 +438,33 @@ class Document:
         if listener in self._listeners:
             self._listeners.remove(listener)
 
-    def apply(self, edit: Edit) -> Edit:
-        """Apply ``edit``; return the edit that undoes it."""
-        new_state, inverse = edit.apply(self._state)
+    def apply(self, edit: Edit, focus: tuple[int, int] = Focus()) -> Edit:
+        """Apply ``edit`` with ``focus`` the head on show; return the edit that undoes it."""
+        new_state, inverse = edit.apply(self._state, Focus(*focus))
         self._state = new_state.frozen()  # an edit of another kind may hand back writable arrays
         self.version += 1
         for listener in list(self._listeners):
             listener(edit)
         return inverse
 
-    def snapshot(self) -> Snapshot:
-        """The current state and version for another thread: nothing is copied, every array is
-        read-only, and edits replace arrays rather than change them."""
-        return Snapshot(self.version, self._state)
+    def snapshot(self, focus: tuple[int, int] = Focus()) -> Snapshot:
+        """The current state and version, with ``focus`` the head on show, for another thread:
+        nothing is copied, every array is read-only, and edits replace arrays, never change them."""
+        return Snapshot(self.version, self._state, Focus(*focus))
 
 
 # ------------------------------------------------------------------------------ state makers
 
 
-def resize_state(state: State, **dims: int) -> State:
-    """A copy of ``state`` with new dimensions; values that still fit are kept.
+def resize_state(state: State, *, focus: tuple[int, int] = Focus(), **dims: int) -> State:
+    """The head ``focus`` with new dimensions, as the book's input; values that still fit are
+    kept, with the head's masks (while the lengths stay), causal flag, scale and tokens.
 
-    New cells of Q, K, V are 0; new valid lengths are the number of keys (all valid).
+    New cells of Q, K, V are 0; new valid lengths are the number of keys (all valid). The other
+    heads of a model are set aside (an undo brings them back).
     """
-    cur = state.dims
+    view = state.head_view(focus)
+    cur = view.dims
     cur.update({k: int(v) for k, v in dims.items() if v is not None})
     b, n, m = cur["batch"], cur["n_queries"], cur["n_keys"]
 
@@ -453,22 +474,27 @@ def resize_state(state: State, **dims: int) -> State:
         out[common] = arr[common]
         return out
 
-    new = state.copy()
-    new.queries = fit(state.queries, (b, n, cur["d_q"]), 0.0)
-    new.keys = fit(state.keys, (b, m, cur["d_k"]), 0.0)
-    new.values = fit(state.values, (b, m, cur["d_v"]), 0.0)
-    new.lens_1d = fit(state.lens_1d, (b,), m)
-    new.lens_2d = fit(state.lens_2d, (b, n), m)
-    if (cur["d_q"], cur["d_k"]) != (state.dims["d_q"], state.dims["d_k"]):
-        new.params = {}
-    # The tensors no longer are a head of the model: the run is set aside (an undo brings it
-    # back). Masks drawn for other lengths would be misread: they go unless the lengths stay.
-    new.run = None
-    if (b, n, m) != (state.batch, state.n_queries, state.n_keys):
-        new.masks = None
-    new.query_tokens = _fit_tokens(state.query_tokens, b, n)
-    new.key_tokens = _fit_tokens(state.key_tokens, b, m)
-    return new
+    same_lengths = (b, n, m) == (view.batch, view.n_queries, view.n_keys)
+    docs = state.documents_for(view)
+    return State.from_tensors(
+        fit(view.queries, (b, n, cur["d_q"]), 0.0),
+        fit(view.keys, (b, m, cur["d_k"]), 0.0),
+        fit(view.values, (b, m, cur["d_v"]), 0.0),
+        fit(state.lens_1d, (b,), m),
+        fit(state.lens_2d_for(view), (b, n), m),
+        state.settings,
+        # Parameters belong to the sizes they were made for.
+        {k: v.copy() for k, v in state.params.items()}
+        if (cur["d_q"], cur["d_k"]) == (view.dims["d_q"], view.dims["d_k"])
+        else {},
+        # Masks drawn for other lengths would be misread: they go unless the lengths stay.
+        masks=view.masks if same_lengths else None,
+        causal=view.causal,
+        scale=view.scale,
+        query_tokens=_fit_tokens(view.query_tokens, b, n),
+        key_tokens=_fit_tokens(view.key_tokens, b, m),
+        documents=docs if same_lengths else None,
+    )
 
 
 def _fit_tokens(tokens: np.ndarray | None, batch: int, length: int) -> np.ndarray | None:
@@ -496,16 +522,14 @@ def fill_values(shape: tuple[int, ...], kind: str, seed: int = 0) -> np.ndarray:
     raise ValueError(f"unknown fill {kind!r}: expected one of {', '.join(FILL_KINDS)}")
 
 
-def filled_state(state: State, role: str, kind: str, seed: int = 0) -> State:
-    values = fill_values(getattr(state, role).shape, kind, seed)
-    if state.run is not None and state.run.calls[state.layer].weights_only:
+def filled_state(state: State, role: str, kind: str, seed: int = 0, focus: tuple[int, int] = Focus()) -> State:
+    """``state`` with the ``role`` tensor of head ``focus`` filled (``fill_values``)."""
+    if role not in TENSOR_ROLES:
+        raise ValueError(f"only queries, keys and values are filled, not {role!r}")
+    view = state.head_view(focus)
+    if view.weights_only:
         raise ValueError("recorded weights only: there is no tensor to fill")
-    if state.run is not None and role in TENSOR_ROLES:
-        run = state.run.with_head(state.layer, state.head, role, values)
-        return focused_state(run, state.layer, state.head, base=state)
-    new = state.copy()
-    setattr(new, role, values)
-    return new
+    return state.with_head(focus, role, fill_values(getattr(view, role).shape, kind, seed))
 
 
 def make_state(
@@ -517,11 +541,9 @@ def make_state(
     d_v: int = 4,
     settings: Settings | None = None,
 ) -> State:
-    return State(
+    return State.from_tensors(
         np.zeros((batch, n_queries, d_q)),
         np.zeros((batch, n_keys, d_k)),
         np.zeros((batch, n_keys, d_v)),
-        np.full((batch,), n_keys, dtype=np.int64),
-        np.full((batch, n_queries), n_keys, dtype=np.int64),
-        settings or Settings(),
+        settings=settings,
     )

@@ -8,26 +8,50 @@ model's code passed them, under the argument they came through (``attn_mask`` as
 ``key_padding_mask`` as ``nn.MultiheadAttention`` reads it, ``attention_mask`` as Hugging Face
 builds it, ``is_causal``): what a mask means is declared by its argument, never guessed.
 
-The app shows one call and one head at a time in its editable tables (:meth:`ModelRun.focus`)
-and every head of a call in its grid; edits to the focused head are written back into the run
-(:meth:`ModelRun.with_head`), copying only the array they change.
+The book's input is a run too: one call of one head (``source="book"``), its (B, Q, d) tensors
+as (B, 1, Q, d). The app shows one head at a time (:meth:`ModelRun.head_view`: views of the
+run's arrays, made on demand, never copies) and every head of a call in its grid; which head is
+on show (a :class:`Focus`) is the session's choice, not part of the run. Edits are written into
+the run (:meth:`ModelRun.with_head`, :meth:`ModelRun.with_call`), copying only what they change.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
 from .tr import QT_TRANSLATE_NOOP, message
 
-__all__ = ["MASK_ARGUMENTS", "AttentionCall", "HeadFocus", "ModelRun", "ModelRunError", "MaskArguments"]
+__all__ = [
+    "CAUSAL_ALIGNMENTS",
+    "MASK_ARGUMENTS",
+    "AttentionCall",
+    "Focus",
+    "HeadView",
+    "MaskArguments",
+    "ModelRun",
+    "ModelRunError",
+]
 
 #: The arguments a mask can come through, in the order the engine combines them.
 MASK_ARGUMENTS: tuple[str, ...] = ("attn_mask", "key_padding_mask", "attention_mask")
 
-Source = Literal["file", "capture", "transformer_lens", "output_attentions", "tensors"]
+#: Where a run came from; "book": the book's 3-D inputs (typed, filled, a preset, a tensor file
+#: without heads), one call of one head whose queries and keys may differ in size (additive
+#: scoring takes any d_q and d_k; the engine refuses a dot product of different sizes).
+Source = Literal["file", "capture", "transformer_lens", "output_attentions", "tensors", "book"]
+#: The values of a causal flag other than off (``MaskArguments.causal``).
+CAUSAL_ALIGNMENTS: tuple[str, ...] = ("top_left", "bottom_right")
+
+
+class Focus(NamedTuple):
+    """Which head is on show: head ``head`` of call (layer) ``layer``. A choice of what to look
+    at, held by the session's selection, never by the document."""
+
+    layer: int = 0
+    head: int = 0
 
 
 class ModelRunError(ValueError):
@@ -119,8 +143,9 @@ class AttentionCall:
         m = self.masks
         return replace(m, attn_mask=_head_slice(m.attn_mask, head), attention_mask=_head_slice(m.attention_mask, head))
 
-    def check(self) -> None:
-        """Raise :class:`ModelRunError` unless the shapes fit together."""
+    def check(self, *, same_size: bool = True) -> None:
+        """Raise :class:`ModelRunError` unless the shapes fit together (``same_size``: queries
+        and keys of one size, as every model's dot product needs)."""
         arrays = {"queries": self.queries, "keys": self.keys, "values": self.values}
         given = [name for name, a in arrays.items() if a is not None]
         if given and len(given) != 3:
@@ -164,7 +189,7 @@ class AttentionCall:
             problem = "heads"
         elif k.shape[2] != v.shape[2]:
             problem = "length"
-        elif k.shape[3] != d:
+        elif same_size and k.shape[3] != d:
             problem = "size"
         if problem is not None:
             raise ModelRunError(
@@ -189,15 +214,79 @@ def _head_slice(mask: np.ndarray | None, head: int) -> np.ndarray | None:
     return mask[..., index, :, :]
 
 
-@dataclass(frozen=True)
-class HeadFocus:
-    """One head of one call as the 3-D tensors and masks the book's views understand."""
+#: A call of recorded weights only has no tensors: its head views show zeros of one column
+#: (read-only, no memory), so every view can still read the shapes (B, L_q, L_k).
+_NO_TENSOR = np.zeros((1, 1, 1), np.float32)
+_NO_TENSOR.setflags(write=False)
 
-    queries: np.ndarray  # (B, L_q, d)
-    keys: np.ndarray  # (B, L_k, d)
-    values: np.ndarray  # (B, L_k, d_v)
-    masks: MaskArguments
-    scale: float | None
+
+@dataclass(frozen=True)
+class HeadView:
+    """One head of one call as the book's 3-D tensors: views of the run's arrays, no copy.
+
+    ``queries`` (B, L_q, d), ``keys`` (B, L_k, d), ``values`` (B, L_k, d_v) (the key/value head
+    serving this query head); ``masks`` the call's masks sliced to this head, None when it has
+    none (its causal flag is ``causal``, not a mask array); tokens cut to the call's lengths.
+    """
+
+    call: AttentionCall
+    layer: int
+    head: int
+    queries: np.ndarray
+    keys: np.ndarray
+    values: np.ndarray
+    masks: MaskArguments | None
+    query_tokens: np.ndarray | None
+    key_tokens: np.ndarray | None
+
+    @property
+    def focus(self) -> Focus:
+        return Focus(self.layer, self.head)
+
+    @property
+    def scale(self) -> float | None:
+        """The call's scale (None: 1/sqrt(d))."""
+        return self.call.scale
+
+    @property
+    def causal(self) -> str | None:
+        """The call's causal flag as the engine's ``causal``: None, "top_left" or "bottom_right"."""
+        return self.call.masks.causal
+
+    @property
+    def weights_only(self) -> bool:
+        return self.call.weights_only
+
+    @property
+    def batch(self) -> int:
+        return int(self.queries.shape[0])
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.queries.shape[1])
+
+    @property
+    def n_keys(self) -> int:
+        return int(self.keys.shape[1])
+
+    @property
+    def dims(self) -> dict[str, int]:
+        return {
+            "batch": self.batch,
+            "n_queries": self.n_queries,
+            "n_keys": self.n_keys,
+            "d_q": int(self.queries.shape[2]),
+            "d_k": int(self.keys.shape[2]),
+            "d_v": int(self.values.shape[2]),
+        }
+
+    def tokens(self, batch: int) -> tuple[list[str] | None, list[str] | None]:
+        """The query and key tokens of one batch element (None where there are none)."""
+
+        def one(tokens: np.ndarray | None) -> list[str] | None:
+            return None if tokens is None else [str(t) for t in tokens[batch]]
+
+        return one(self.query_tokens), one(self.key_tokens)
 
 
 @dataclass(frozen=True)
@@ -218,7 +307,7 @@ class ModelRun:
         if not self.calls:
             raise ModelRunError(message(QT_TRANSLATE_NOOP("ModelRun", "a model run needs at least one attention call")))
         for call in self.calls:
-            call.check()
+            call.check(same_size=self.source != "book")
         batches = {call.shape[0] for call in self.calls}
         if len(batches) != 1:
             raise ModelRunError(
@@ -256,24 +345,53 @@ class ModelRun:
         return self.calls[layer].shape[1]
 
     @property
+    def single_head(self) -> bool:
+        """One call of one head (the book's input, say): no head or layer to choose."""
+        return self.layers == 1 and self.calls[0].shape[1] == 1
+
+    @property
     def editable(self) -> bool:
         """Whether every call brings queries, keys and values (not recorded weights only)."""
         return not any(call.weights_only for call in self.calls)
 
-    def focus(self, layer: int, head: int) -> HeadFocus:
-        """The 3-D slice of one head of one call (views of the run's arrays, no copy)."""
+    def has_head(self, layer: int, head: int) -> bool:
+        return 0 <= layer < self.layers and 0 <= head < self.heads(layer)
+
+    def clamp(self, focus: tuple[int, int]) -> Focus:
+        """``focus`` moved to the nearest head this run has."""
+        layer = max(0, min(int(focus[0]), self.layers - 1))
+        return Focus(layer, max(0, min(int(focus[1]), self.heads(layer) - 1)))
+
+    def head_view(self, layer: int = 0, head: int = 0) -> HeadView:
+        """Head ``head`` of call ``layer`` as 3-D tensors (views of the run's arrays, no copy);
+        a call of recorded weights only gives zeros of one column. IndexError: no such head."""
+        if not self.has_head(layer, head):
+            raise IndexError(f"no head {head} in call {layer} of a run of {self.layers} call(s)")
         call = self.calls[layer]
+        b, _h, q, k = call.shape
         if call.queries is None or call.keys is None or call.values is None:
-            raise ModelRunError(
-                message(
-                    QT_TRANSLATE_NOOP(
-                        "ModelRun", "{call} recorded attention weights only: there are no tensors to show"
-                    ),
-                    call=call.name,
-                )
+            queries = np.broadcast_to(_NO_TENSOR, (b, q, 1))
+            keys = values = np.broadcast_to(_NO_TENSOR, (b, k, 1))
+        else:
+            kv = call.kv_head(head)
+            queries, keys, values = call.queries[:, head], call.keys[:, kv], call.values[:, kv]
+        m = call.masks
+        masks = None  # the causal flag is ``causal``, not a mask array
+        if m.attn_mask is not None or m.key_padding_mask is not None or m.attention_mask is not None:
+            masks = MaskArguments(
+                _head_slice(m.attn_mask, head), m.key_padding_mask, _head_slice(m.attention_mask, head)
             )
-        kv = call.kv_head(head)
-        return HeadFocus(call.queries[:, head], call.keys[:, kv], call.values[:, kv], call.head_masks(head), call.scale)
+        return HeadView(
+            call,
+            layer,
+            head,
+            queries,
+            keys,
+            values,
+            masks,
+            None if self.query_tokens is None else self.query_tokens[:, :q],
+            None if self.key_tokens is None else self.key_tokens[:, :k],
+        )
 
     def with_head(self, layer: int, head: int, role: str, array: np.ndarray) -> ModelRun:
         """This run with one head's (B, L, d) ``role`` tensor replaced: that array is copied,
@@ -285,10 +403,22 @@ class ModelRun:
         new = np.array(whole, copy=True)
         new[:, index] = array
         new.setflags(write=False)
+        return self.with_call(layer, **{role: new})
+
+    def with_call(self, layer: int, **changes: Any) -> ModelRun:
+        """This run with fields of call ``layer`` changed (tensors, masks, scale); the model's
+        own output and the fidelity measured against it no longer describe the call: dropped."""
         calls = list(self.calls)
-        changes: dict[str, Any] = {role: new, "output": None, "fidelity": None}
-        calls[layer] = replace(call, **changes)
+        calls[layer] = replace(calls[layer], **changes, output=None, fidelity=None)
         return replace(self, calls=tuple(calls))
+
+    def with_causal(self, layer: int, causal: str | None) -> ModelRun:
+        """This run with call ``layer``'s causal flag set (None: off, else its alignment)."""
+        if causal is not None and causal not in CAUSAL_ALIGNMENTS:
+            raise ValueError(f"causal must be None, {' or '.join(map(repr, CAUSAL_ALIGNMENTS))}; got {causal!r}")
+        masks = self.calls[layer].masks
+        alignment: Any = causal if causal is not None else masks.causal_alignment
+        return self.with_call(layer, masks=replace(masks, is_causal=causal is not None, causal_alignment=alignment))
 
     def short_names(self) -> list[str]:
         """The calls' names without the parts they all share: "encoder.layer.3.attention.self"

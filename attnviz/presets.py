@@ -30,7 +30,9 @@ def _state(q: np.ndarray, k: np.ndarray, v: np.ndarray, lens: np.ndarray, settin
     lens = np.asarray(lens, dtype=np.int64)
     lens_1d = lens if lens.ndim == 1 else np.full((b,), m, dtype=np.int64)
     lens_2d = lens if lens.ndim == 2 else np.repeat(lens[:, None], n, axis=1)
-    return State(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64), lens_1d, lens_2d, settings)
+    return State.from_tensors(
+        q.astype(np.float64), k.astype(np.float64), v.astype(np.float64), lens_1d, lens_2d, settings
+    )
 
 
 def _toy_keys_values() -> tuple[np.ndarray, np.ndarray]:

@@ -38,11 +38,10 @@ import re
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from .document import State
+from .document import SetSettings, State
 from .io.state_io import (
     CAUSAL_NAMES,
     DTYPE_NAMES,
@@ -51,6 +50,7 @@ from .io.state_io import (
     SCORING_NAMES,
     is_session_path,
 )
+from .model_run import Focus
 from .tr import QT_TRANSLATE_NOOP, Message, Source, exception_message, one_line, plural
 from .tr import message as fill
 
@@ -262,23 +262,24 @@ def _render(argv: list[str], voice: _Voice) -> int:
                 ),
                 EXIT_USAGE,
             )
-        state, source = _focus(PRESETS[args.preset].build(), args, args.preset), args.preset
+        state, shown, source = PRESETS[args.preset].build(), Focus(), args.preset
     else:
-        state, source = _load(args, notes)
-    state = _apply_options(state, args)
-    heads, states = _selection(state, args)
+        state, shown, source = _load(args, notes)
+    focus = _focus(state, shown, args, source)
+    state = _apply_options(state, focus, args)
+    heads, focuses = _selection(state, focus, args)
 
     from .compute import run_state
 
     views: list[ViewData] = []
-    for head_state in states:
+    for head_focus in focuses:
         with warnings.catch_warnings():
             # A model's arrays are read-only (states share them) and the engine writes no input:
             # torch's warning about that would break the promise of a silent stderr.
             warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
             # numpy's overflow warnings are blocks of lines; the diagnostics say it in one.
             warnings.filterwarnings("ignore", category=RuntimeWarning)
-            outcome = run_state(head_state)
+            outcome = run_state(state, 0, head_focus)
         if outcome.error is not None or outcome.view is None:
             raise RenderError(
                 fill(_LINE, name=source, problem=outcome.error or QT_TRANSLATE_NOOP("Render", "no result"))
@@ -312,10 +313,10 @@ def _render(argv: list[str], voice: _Voice) -> int:
     if out.suffix.lower() in ARRAY_SUFFIXES:
         _write_weights(out, selected_weights(views, heads, args.batch), grid=heads is not None)
     elif heads is not None:
-        _draw_grid(views, heads, grid_batch, out, source=source, state=state, colormap=colormap, size=size)
+        _draw_grid(views, heads, grid_batch, out, source=source, state=state, focus=focus, colormap=colormap, size=size)
     else:
         batches = None if args.batch is None else [args.batch]
-        _draw(views[0], out, source=source, state=state, batches=batches, colormap=colormap, size=size)
+        _draw(views[0], out, source=source, state=state, focus=focus, batches=batches, colormap=colormap, size=size)
     for line in lines:
         _say(line, sys.stdout)
     if warning is not None:
@@ -338,25 +339,11 @@ IMAGE_SUFFIXES = (".png", ".svg")
 ARRAY_SUFFIXES = (".npy", ".csv")
 
 
-def _focus(state: State, args: argparse.Namespace, name: str) -> State:
-    """A session's or preset's state on ``--layer``/``--head`` (a model run's; else refused)."""
-    if args.layer is None and args.head is None:
-        return state
-    if state.run is None:
-        raise RenderError(
-            fill(
-                _LINE,
-                name=name,
-                problem=QT_TRANSLATE_NOOP(
-                    "Render", "has no heads or layers: --layer and --head choose among a model's"
-                ),
-            ),
-            EXIT_USAGE,
-        )
-    from .document import focused_state
-
-    layer = state.layer if args.layer is None else args.layer
-    head = state.head if args.head is None else args.head
+def _focus(state: State, shown: Focus, args: argparse.Namespace, name: str) -> Focus:
+    """The head to draw: ``--layer``/``--head`` where given (checked against the run; the book's
+    input has one call of one head), else the one ``shown`` (a session's, a file's)."""
+    layer = shown.layer if args.layer is None else args.layer
+    head = shown.head if args.head is None else args.head
     run = state.run
     if not 0 <= layer < run.layers:
         raise RenderError(
@@ -386,21 +373,16 @@ def _focus(state: State, args: argparse.Namespace, name: str) -> State:
             ),
             EXIT_USAGE,
         )
-    return focused_state(run, layer, head, base=state)
+    return Focus(layer, head)
 
 
-def _selection(state: State, args: argparse.Namespace) -> tuple[list[int] | None, list[State]]:
-    """The heads to draw (None: the one on show) and the state showing each."""
+def _selection(state: State, focus: Focus, args: argparse.Namespace) -> tuple[list[int] | None, list[Focus]]:
+    """The heads to draw (None: the one on show) and the head of each."""
     if args.heads is None:
-        return None, [state]
-    if state.run is None:
-        return [0], [state]  # tensors without heads are one head
-    from .document import focused_state
-
-    run, layer = state.run, state.layer
-    heads = list(range(run.heads(layer)))
-    # Each head under the same settings: the options given apply to all of them.
-    return heads, [state if h == state.head else focused_state(run, layer, h, base=state) for h in heads]
+        return None, [focus]
+    # Every head of the call, under the same settings: the options given apply to all of them.
+    heads = list(range(state.run.heads(focus.layer)))
+    return heads, [Focus(focus.layer, h) for h in heads]
 
 
 def selected_weights(views: Sequence[ViewData], heads: Sequence[int] | None, batch: int | None) -> np.ndarray:
@@ -478,10 +460,11 @@ def _check_colormap(name: str) -> str:
         raise RenderError(fill(_LINE, name="--colormap", problem=exception_message(exc)), EXIT_USAGE) from exc
 
 
-def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, str]:
+def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, Focus, str]:
+    """The state of ``--load``, the head it shows first, and its name."""
     from .io import AttnvizFileError, guess_roles, is_capture_file, load_capture, load_tensor_file
     from .io.roles import ALL_ROLES
-    from .io.state_io import load_state_file, state_from_tensor_file
+    from .io.state_io import load_state_and_focus, state_from_tensor_file, tensor_file_focus
     from .presets import DEFAULT_PRESET, PRESETS
 
     path = Path(args.load)
@@ -497,10 +480,7 @@ def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, str]:
                     ),
                     EXIT_USAGE,
                 )
-            from .document import focused_state
-
-            run = load_capture(path)
-            return _focus(focused_state(run, 0, 0), args, path.name), path.name
+            return State.from_run(load_capture(path)), Focus(), path.name
         if is_session_path(path):
             if args.role:
                 raise RenderError(
@@ -511,7 +491,8 @@ def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, str]:
                     ),
                     EXIT_USAGE,
                 )
-            return _focus(load_state_file(path, notes=notes), args, path.name), path.name
+            state, shown = load_state_and_focus(path, notes=notes)
+            return state, shown, path.name
         tf = load_tensor_file(path)
         roles = guess_roles(tf)
         for item in args.role:
@@ -550,12 +531,14 @@ def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, str]:
         base = PRESETS[DEFAULT_PRESET].build()
         # The grid shows every head: no head is chosen (nor said to be).
         head = 0 if args.heads else args.head
-        return state_from_tensor_file(tf, roles, head, base, layer=args.layer, notes=notes), path.name
+        state = state_from_tensor_file(tf, roles, head, base, layer=args.layer, notes=notes)
+        return state, tensor_file_focus(state, args.layer, head), path.name
     except AttnvizFileError as exc:
         raise RenderError(exception_message(exc)) from exc
 
 
-def _apply_options(state: State, args: argparse.Namespace) -> State:
+def _apply_options(state: State, focus: Focus, args: argparse.Namespace) -> State:
+    """The settings given on the command line applied (``--causal`` to the call drawn)."""
     changes: dict[str, Any] = {}
     for option, key in (
         ("scoring", "scoring"),
@@ -571,11 +554,8 @@ def _apply_options(state: State, args: argparse.Namespace) -> State:
         changes["causal"] = None if args.causal == "off" else args.causal
     if not changes:
         return state
-    new = state.copy()
-    new.settings = replace(state.settings, **changes)
-    if new.settings.scoring != state.settings.scoring:
-        new.params = {}  # parameters belong to the scoring function they were made for
-    return new
+    # As the settings panel does: parameters go with another scoring function.
+    return SetSettings(changes).apply(state, focus)[0]
 
 
 def figure_for(
@@ -583,6 +563,7 @@ def figure_for(
     state: State,
     *,
     source: str,
+    focus: Focus = Focus(),
     batches: list[int] | None = None,
     colormap: str | None = None,
     size: tuple[int, int] | None = None,
@@ -598,20 +579,20 @@ def figure_for(
     figure = build_weights_figure(
         view,
         batches=batches,
-        title=_title(source, state),
-        subtitle=figure_subtitle(state),
+        title=_title(source, state, focus),
+        subtitle=figure_subtitle(state, focus),
         colormap=colormap,
         size=size,
     )
-    label_maps(figure, view, state)
+    label_maps(figure, view, state.head_view(focus))
     return figure
 
 
-def _title(source: str, state: State) -> str:
-    """The picture's title: the file, and the layer and head of a model's (as drawn)."""
-    if state.run is None:
+def _title(source: str, state: State, focus: Focus) -> str:
+    """The picture's title: the file, and the layer and head drawn when there is a choice."""
+    if state.run.single_head:
         return f"{source}: attention weights"
-    return f"{source}: attention weights, layer {state.layer}, head {state.head}"
+    return f"{source}: attention weights, layer {focus.layer}, head {focus.head}"
 
 
 def _draw(
@@ -620,6 +601,7 @@ def _draw(
     *,
     source: str,
     state: State,
+    focus: Focus,
     batches: list[int] | None,
     colormap: str | None,
     size: tuple[int, int] | None,
@@ -627,7 +609,7 @@ def _draw(
     with _quiet_qt():
         _app = _application()
         try:
-            figure = figure_for(view, state, source=source, batches=batches, colormap=colormap, size=size)
+            figure = figure_for(view, state, source=source, focus=focus, batches=batches, colormap=colormap, size=size)
         except ValueError as exc:
             raise RenderError(fill(_LINE, name="--size", problem=exception_message(exc)), EXIT_USAGE) from exc
         _save(figure, out)
@@ -640,18 +622,27 @@ def grid_for(
     state: State,
     *,
     source: str,
+    focus: Focus = Focus(),
     colormap: str | None = None,
     size: tuple[int, int] | None = None,
 ) -> WeightsFigure:
-    """The figure ``attnviz render --heads all`` saves (``figure.maps[i]`` is head ``heads[i]``),
-    laid out off screen (a QApplication must exist). Raises ``ValueError`` for a size too small."""
+    """The figure ``attnviz render --heads all`` saves (``figure.maps[i]`` is head ``heads[i]``
+    of call ``focus.layer``), laid out off screen (a QApplication must exist). Raises
+    ``ValueError`` for a size too small."""
     from .render_figures import build_heads_grid
     from .ui.files.export import figure_subtitle
 
-    layer = f", layer {state.layer}" if state.run is not None else ""
+    layer = "" if state.run.single_head else f", layer {focus.layer}"
     title = f"{source}: attention weights{layer}, batch {batch}, every head"
     return build_heads_grid(
-        views, heads, batch, state, title=title, subtitle=figure_subtitle(state), colormap=colormap, size=size
+        views,
+        heads,
+        batch,
+        state.head_view(focus),
+        title=title,
+        subtitle=figure_subtitle(state, focus),
+        colormap=colormap,
+        size=size,
     )
 
 
@@ -663,13 +654,14 @@ def _draw_grid(
     *,
     source: str,
     state: State,
+    focus: Focus,
     colormap: str | None,
     size: tuple[int, int] | None,
 ) -> None:
     with _quiet_qt():
         _app = _application()
         try:
-            figure = grid_for(views, heads, batch, state, source=source, colormap=colormap, size=size)
+            figure = grid_for(views, heads, batch, state, source=source, focus=focus, colormap=colormap, size=size)
         except ValueError as exc:
             raise RenderError(fill(_LINE, name="--size", problem=exception_message(exc)), EXIT_USAGE) from exc
         _save(figure, out)

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from attnviz.compute import ViewData
-from attnviz.document import State
+from attnviz.model_run import HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.files.export import WeightsFigure
 from attnviz.ui.heatmap.colormaps import DEFAULT_COLORMAP, load_colormap
@@ -42,9 +42,9 @@ MAX_LABELLED = 1024
 _BAR_WIDTH = 90
 
 
-def token_labels(state: State, batch: int) -> tuple[list[str] | None, list[str] | None]:
+def token_labels(head: HeadView, batch: int) -> tuple[list[str] | None, list[str] | None]:
     """The query and key tokens of batch element ``batch`` (None: the axes keep their numbers)."""
-    rows, cols = state.tokens(batch)
+    rows, cols = head.tokens(batch)
     fits = (len(rows or ()) <= MAX_LABELLED, len(cols or ()) <= MAX_LABELLED)
     return (rows if fits[0] else None), (cols if fits[1] else None)
 
@@ -55,11 +55,11 @@ def _label(heatmap: HeatmapWidget, view: ViewData, batch: int, rows: list[str] |
     show_weights(heatmap, view, batch, (rows, cols))
 
 
-def label_maps(figure: WeightsFigure, view: ViewData, state: State) -> None:
-    """Put the state's tokens on the axes of a weights figure (one map per batch element)."""
+def label_maps(figure: WeightsFigure, view: ViewData, head: HeadView) -> None:
+    """Put the head's tokens on the axes of a weights figure (one map per batch element)."""
     changed = False
     for heatmap, batch in zip(figure.maps, figure.batches, strict=True):
-        rows, cols = token_labels(state, batch)
+        rows, cols = token_labels(head, batch)
         if rows is not None or cols is not None:
             _label(heatmap, view, batch, rows, cols)
             changed = True
@@ -71,7 +71,7 @@ def build_heads_grid(
     views: Sequence[ViewData],
     heads: Sequence[int],
     batch: int,
-    state: State,
+    head: HeadView,
     *,
     title: str,
     subtitle: str = "",
@@ -123,10 +123,10 @@ def build_heads_grid(
     body = QHBoxLayout()
     grid = QGridLayout()
     grid.setSpacing(2)
-    row_labels, col_labels = token_labels(state, batch)
+    row_labels, col_labels = token_labels(head, batch)
     maps: list[HeatmapWidget] = []
-    for index, (view, head) in enumerate(zip(views, heads, strict=True)):
-        heatmap = HeatmapWidget(title=translate("Render", "head {h}").format(h=head), colormap=name)
+    for index, (view, number) in enumerate(zip(views, heads, strict=True)):
+        heatmap = HeatmapWidget(title=translate("Render", "head {h}").format(h=number), colormap=name)
         heatmap.setMinimumSize(*MIN_GRID_MAP_SIZE)
         # One colour bar for the grid: each map's own would say the same 0 to 1 in less room.
         heatmap.plot_item.layout.removeItem(heatmap.colorbar)

@@ -53,7 +53,7 @@ def _state(
     l1 = np.asarray(lens_1d, dtype=np.int64)
     l2 = np.repeat(l1[:, None], n, axis=1) if lens_2d is None else np.asarray(lens_2d, dtype=np.int64)
     assert l1.shape == (b,) and l2.shape == (b, n)
-    return State(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64), l1, l2, settings)
+    return State.from_tensors(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64), l1, l2, settings)
 
 
 def _rounded(shape: tuple[int, ...], seed: int) -> np.ndarray:

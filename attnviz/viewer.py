@@ -158,8 +158,8 @@ def show(
     in a plain script yes, in IPython no). Keyword arguments go to ``tensors_to_run`` (masks,
     ``is_causal``, ``scale``, ``tokens``...).
     """
-    from attnviz.document import ReplaceState, focused_state
-    from attnviz.model_run import ModelRun
+    from attnviz.document import ReplaceState, State
+    from attnviz.model_run import Focus, ModelRun
     from attnviz.tr import QT_TRANSLATE_NOOP
     from attnviz.ui.app.main_window import MainWindow
     from attnviz.ui.app.startup import application
@@ -184,8 +184,12 @@ def show(
             run = source
         else:
             raise TypeError("attnviz.show takes q, k, v tensors, a capture, a ModelRun or a file path")
+        if not run.has_head(layer, head):
+            raise ValueError(f"no head {head} in layer {layer}: the run has {run.layers} layer(s)")
         window.session.push(
-            ReplaceState(focused_state(run, layer, head), QT_TRANSLATE_NOOP("MainWindow", "Show the given tensors"))
+            ReplaceState(
+                State.from_run(run), QT_TRANSLATE_NOOP("MainWindow", "Show the given tensors"), Focus(layer, head)
+            )
         )
     window.show()
     window.raise_()

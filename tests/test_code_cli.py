@@ -56,8 +56,12 @@ def test_a_session_file_is_read_as_render_reads_it(tmp_path, capsys):
 
 
 def test_a_models_head_is_chosen_with_layer_and_head(tmp_path, capsys):
-    state = CASES["model-run-head"].build()
-    save_state_file(tmp_path / "run.attnviz", state)
+    case = CASES["model-run-head"]
+    save_state_file(tmp_path / "run.attnviz", case.build(), case.focus)  # saved showing head 3
+    # Without --layer/--head: the head the session was saved showing, as render draws it.
+    status, out, err = code(["--load", str(tmp_path / "run.attnviz")], capsys)
+    assert status == 0, err
+    assert "# The tensors are head 3 of call 0 (decoder.layers.0.self_attn)" in out
     status, out, err = code(["--load", str(tmp_path / "run.attnviz"), "--head", "1"], capsys)
     assert status == 0, err
     assert "# The tensors are head 1 of call 0 (decoder.layers.0.self_attn)" in out
@@ -72,7 +76,7 @@ def test_a_models_head_is_chosen_with_layer_and_head(tmp_path, capsys):
         (["--preset", "nope"], 2, "unknown preset 'nope'"),
         (["--framework", "keras", "--preset", "dot-toy"], 2, "invalid choice: 'keras'"),
         (["--load", "missing.npz"], 1, "missing.npz: does not exist"),
-        (["--preset", "dot-toy", "--layer", "1"], 2, "has no heads or layers"),
+        (["--preset", "dot-toy", "--layer", "1"], 2, "--layer 1 is out of range: dot-toy has 1 layer, 0"),
         (["--preset", "dot-toy", "--data", "no/such/folder/x.npz"], 2, "the folder no/such/folder does not exist"),
     ],
 )

@@ -1,4 +1,4 @@
-"""The model-run data model: shapes checked, heads sliced without copies, edits written back."""
+"""The model-run data model: shapes checked, heads viewed without copies, edits written back."""
 
 import numpy as np
 import pytest
@@ -11,13 +11,17 @@ def _call(h: int = 4, hkv: int = 2, name: str = "layer.0", **kw) -> AttentionCal
     return AttentionCall(name, rng.random((2, h, 3, 5)), rng.random((2, hkv, 6, 5)), rng.random((2, hkv, 6, 7)), **kw)
 
 
-def test_focus_slices_the_head_and_its_key_value_group_without_copying():
+def test_a_head_view_slices_the_head_and_its_key_value_group_without_copying():
     run = ModelRun((_call(),))
-    f = run.focus(0, 3)
+    f = run.head_view(0, 3)
     call = run.calls[0]
     assert np.shares_memory(f.queries, call.queries) and f.queries.shape == (2, 3, 5)
+    assert np.shares_memory(f.keys, call.keys) and np.shares_memory(f.values, call.values)
     np.testing.assert_array_equal(f.keys, call.keys[:, 1])  # heads 2 and 3 share kv head 1
-    np.testing.assert_array_equal(run.focus(0, 1).values, call.values[:, 0])
+    np.testing.assert_array_equal(run.head_view(0, 1).values, call.values[:, 0])
+    assert f.focus == (0, 3) and f.dims == {"batch": 2, "n_queries": 3, "n_keys": 6, "d_q": 5, "d_k": 5, "d_v": 7}
+    with pytest.raises(IndexError):
+        run.head_view(0, 4)
 
 
 def test_head_masks_drop_a_head_axis_and_keep_padding_masks():
@@ -25,13 +29,17 @@ def test_head_masks_drop_a_head_axis_and_keep_padding_masks():
     attn[:, 2] = True
     pad = np.array([[1, 1, 1, 1, 0, 0], [1] * 6])
     run = ModelRun((_call(masks=MaskArguments(attn_mask=attn, attention_mask=pad, is_causal=True)),))
-    m = run.focus(0, 2).masks
+    m = run.calls[0].head_masks(2)
     assert m.attn_mask.shape == (2, 3, 6) and m.attn_mask.all()
     assert m.attention_mask is pad and m.is_causal
-    assert run.focus(0, 1).masks.as_kwargs()["causal"] is True
+    assert run.calls[0].head_masks(1).as_kwargs()["causal"] is True
+    # A head view carries the masks as arrays and the causal flag as the call's own.
+    view = run.head_view(0, 2)
+    assert view.masks is not None and not view.masks.is_causal and view.causal == "top_left"
+    np.testing.assert_array_equal(view.masks.attn_mask, m.attn_mask)
     # A broadcast head axis of 1 serves every head.
     run = ModelRun((_call(masks=MaskArguments(attn_mask=attn[:, 2:3])),))
-    assert run.focus(0, 0).masks.attn_mask.all()
+    assert run.head_view(0, 0).masks.attn_mask.all()
 
 
 def test_with_head_copies_one_array_and_forgets_the_models_output():
@@ -74,13 +82,15 @@ def test_weights_only_calls_show_weights_but_have_no_tensors():
     call = AttentionCall("layer.0", None, None, None, weights=np.full((2, 4, 3, 3), 1 / 3))
     run = ModelRun((call,), source="output_attentions")
     assert not run.editable and run.calls[0].shape == (2, 4, 3, 3)
-    with pytest.raises(ModelRunError, match="weights only"):
-        run.focus(0, 0)
+    view = run.head_view(0, 1)  # zeros of one column keep the shapes, read-only and costing nothing
+    assert view.weights_only and view.queries.shape == (2, 3, 1) and view.keys.shape == (2, 3, 1)
+    assert not view.queries.any() and not view.queries.flags.writeable
 
 
 def test_a_session_keeps_the_run_the_head_shown_edits_masks_and_tokens(tmp_path):
-    from attnviz.document import Document, SetBlock, focused_state
-    from attnviz.io.state_io import load_state_file, save_state_file
+    from attnviz.document import Document, SetBlock, State
+    from attnviz.io.state_io import load_state_and_focus, save_state_file
+    from attnviz.model_run import Focus
 
     pad = np.array([[1, 1, 1, 1, 0, 0], [1] * 6])
     run = ModelRun(
@@ -90,26 +100,29 @@ def test_a_session_keeps_the_run_the_head_shown_edits_masks_and_tokens(tmp_path)
         ),
         key_tokens=ModelRun.broadcast_tokens(list("abcdef"), 2),
     )
-    doc = Document(focused_state(run, 1, 2))
-    doc.apply(SetBlock("queries", 1, 0, 0, np.array([[42.0]])))
-    save_state_file(tmp_path / "s.attnviz", doc.state)
-    back = load_state_file(tmp_path / "s.attnviz")
-    assert (back.layer, back.head) == (1, 2) and back.settings.causal == "top_left" and back.settings.scale == 0.5
-    assert back.queries[1, 0, 0] == 42 and back.run.calls[1].queries[1, 2, 0, 0] == 42
+    doc = Document(State.from_run(run))
+    doc.apply(SetBlock("queries", 1, 0, 0, np.array([[42.0]]), Focus(1, 2)))
+    save_state_file(tmp_path / "s.attnviz", doc.state, Focus(1, 2))
+    back, shown = load_state_and_focus(tmp_path / "s.attnviz")
+    head = back.head_view(shown)
+    assert shown == (1, 2) and head.causal == "top_left" and head.scale == 0.5
+    assert head.queries[1, 0, 0] == 42 and back.run.calls[1].queries[1, 2, 0, 0] == 42
     np.testing.assert_array_equal(back.run.calls[0].masks.attention_mask, pad)
-    assert back.tokens(0)[1] == list("abcdef") and back.run.calls[0].name == "layer.0"
+    assert head.tokens(0)[1] == list("abcdef") and back.run.calls[0].name == "layer.0"
 
 
 def test_undo_of_an_edit_on_another_head_goes_back_to_that_head():
-    from attnviz.document import Document, SetBlock, SetFocus, focused_state
+    from attnviz.document import Document, SetBlock, State
+    from attnviz.model_run import Focus
 
-    doc = Document(focused_state(ModelRun((_call(),)), 0, 1))
-    inverse = doc.apply(SetBlock("keys", 0, 0, 0, np.array([[7.0]])))
-    doc.apply(SetFocus(0, 3))  # kv head 1: not the edited kv head 0
-    assert doc.state.keys[0, 0, 0] != 7
-    doc.apply(inverse)
-    assert (doc.state.layer, doc.state.head) == (0, 1) and doc.state.keys[0, 0, 0] != 7
-    assert doc.state.run.calls[0].keys[0, 0, 0, 0] != 7
+    doc = Document(State.from_run(ModelRun((_call(),))))
+    inverse = doc.apply(SetBlock("keys", 0, 0, 0, np.array([[7.0]])), Focus(0, 1))
+    assert inverse.focus == (0, 1)  # the edit remembers the head it was made on
+    assert doc.state.head_view((0, 3)).keys[0, 0, 0] != 7  # kv head 1: not the edited kv head 0
+    redo = doc.apply(inverse, Focus(0, 3))  # undone while head 3 is on show: applied to head 1
+    assert redo.focus == (0, 1) and doc.state.run.calls[0].keys[0, 0, 0, 0] != 7
+    doc.apply(redo, Focus(0, 3))
+    assert doc.state.head_view((0, 1)).keys[0, 0, 0] == 7 and doc.state.head_view((0, 3)).keys[0, 0, 0] != 7
 
 
 @pytest.mark.parametrize("head", [0, 3])
@@ -117,7 +130,7 @@ def test_the_app_computes_a_focused_head_as_sdpa_did(head):
     import torch
 
     from attnviz.compute.attention import run_state
-    from attnviz.document import focused_state
+    from attnviz.document import State
 
     torch.manual_seed(0)
     q, k, v = torch.randn(2, 4, 5, 8), torch.randn(2, 2, 5, 8), torch.randn(2, 2, 5, 8)
@@ -128,7 +141,7 @@ def test_the_app_computes_a_focused_head_as_sdpa_did(head):
     run = ModelRun(
         (AttentionCall("l0", q.numpy(), k.numpy(), v.numpy(), MaskArguments(attention_mask=pad.numpy()), scale=0.3),)
     )
-    outcome = run_state(focused_state(run, 0, head))
+    outcome = run_state(State.from_run(run), 0, (0, head))
     assert outcome.error is None
     np.testing.assert_allclose(outcome.view.output, out[:, head].numpy(), atol=1e-6)
     assert (outcome.view.weights[0, :, 3:] == 0).all()
@@ -180,7 +193,7 @@ def test_every_head_of_the_call_is_computed_as_the_main_view_computes_the_head_o
     from dataclasses import replace as _replace
 
     from attnviz.compute.attention import run_state
-    from attnviz.document import focused_state
+    from attnviz.document import State
 
     rng = np.random.default_rng(3)
     b, h, n, d = 2, 4, 7, 8
@@ -196,11 +209,11 @@ def test_every_head_of_the_call_is_computed_as_the_main_view_computes_the_head_o
         *(rng.standard_normal((b, h, n, d)).astype(np.float32) for _ in range(3)),
         MaskArguments(attention_mask=pad, **extra),
     )
-    state = focused_state(ModelRun((call,)), 0, 2)
+    state = State.from_run(ModelRun((call,)))
     state.settings = _replace(state.settings, scoring="scaled_dot", lens_mode="none", window=3)
-    outcome = run_state(state)
+    outcome = run_state(state, 0, (0, 2))
     assert outcome.error is None and outcome.heads is not None and outcome.heads.error is None
     np.testing.assert_allclose(outcome.heads.weights[:, 2], outcome.view.weights, atol=1e-6)
     # The window masks something: without it the weights differ.
-    plain = run_state(_replace(state, settings=_replace(state.settings, window=0)))
+    plain = run_state(_replace(state, settings=_replace(state.settings, window=0)), 0, (0, 2))
     assert not np.allclose(plain.view.weights, outcome.view.weights)

@@ -191,7 +191,10 @@ def _bad_inputs(tmp_path: Path) -> list[tuple[list[str], str]]:
         (["--load", str(heads), "--layer", "1", "--out", out], "layer 1 is out of range: the file has 1 layer (0)"),
         (["--load", str(heads), "--head", "1", "--heads", "all", "--out", out], "not allowed with argument"),
         (["--load", str(flat), "--layer", "1", "--out", out], "the tensors have no layers"),
-        (["--preset", "dot-toy", "--head", "1", "--out", out], "has no heads or layers"),
+        (
+            ["--preset", "dot-toy", "--head", "1", "--out", out],
+            "--head 1 is out of range: layer 0 of dot-toy has 1 head, 0",
+        ),
         (["--load", str(mismatch), "--scoring", "dot", "--out", out], "mismatch.npz:"),
         (
             ["--load", str(masked), "--out", out],

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from attnviz.compute.attention import run_state
-from attnviz.document import focused_state
 from attnviz.io import guess_roles, load_tensor_file
-from attnviz.io.state_io import save_state_file, state_from_tensor_file
+from attnviz.io.state_io import save_state_file, state_from_tensor_file, tensor_file_focus
+from attnviz.model_run import Focus
 from attnviz.presets import DEFAULT_PRESET, PRESETS
 from attnviz.render import figure_for, grid_for, render_main
 
@@ -106,11 +106,12 @@ def test_tokens_label_the_axes_without_overlapping(qapp, model_file) -> None:  #
     path, _ = model_file
     tf = load_tensor_file(path)
     state = state_from_tensor_file(tf, guess_roles(tf), 1, PRESETS[DEFAULT_PRESET].build())
-    view = run_state(state).view
-    figure = figure_for(view, state, source="model.npz", size=(720, 900))
+    focus = tensor_file_focus(state, None, 1)
+    view = run_state(state, 0, focus).view
+    figure = figure_for(view, state, source="model.npz", focus=focus, size=(720, 900))
     try:
         for heatmap, batch in zip(figure.maps, figure.batches, strict=True):
-            tokens = state.key_tokens[batch].tolist()
+            tokens = state.head_view(focus).key_tokens[batch].tolist()
             for side in ("left", "bottom"):
                 axis = heatmap.plot_item.getAxis(side)
                 assert axis.cell_labels == tokens  # every token is a label (none is longer than the cut)
@@ -140,8 +141,8 @@ def test_the_heads_grid_one_map_per_head_one_colour_scale(qapp, model_file, tmp_
 
     tf = load_tensor_file(path)
     state = state_from_tensor_file(tf, guess_roles(tf), 0, PRESETS[DEFAULT_PRESET].build(), layer=1)
-    views = [run_state(focused_state(state.run, 1, h, base=state)).view for h in range(3)]
-    figure = grid_for(views, [0, 1, 2], 1, state, source="model.npz")
+    views = [run_state(state, 0, (1, h)).view for h in range(3)]
+    figure = grid_for(views, [0, 1, 2], 1, state, source="model.npz", focus=Focus(1, 0))
     try:
         assert [m.plot_item.titleLabel.text for m in figure.maps] == ["head 0", "head 1", "head 2"]
         assert not any(m.colorbar.isVisible() for m in figure.maps)  # one bar for the grid instead
@@ -152,7 +153,7 @@ def test_the_heads_grid_one_map_per_head_one_colour_scale(qapp, model_file, tmp_
             if isinstance(item, pg.ColorBarItem)
         ]
         assert len(bars) == 1 and tuple(bars[0].levels()) == (0.0, 1.0)
-        assert figure.maps[0].plot_item.getAxis("left").cell_labels == state.key_tokens[1].tolist()
+        assert figure.maps[0].plot_item.getAxis("left").cell_labels == state.head_view((1, 0)).key_tokens[1].tolist()
         assert (image.width(), image.height()) == (figure.widget.width(), figure.widget.height())
         # Each map shows its own head: the PNG's cells have the colour of that head's weights.
         lut = lookup_table("cividis")

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from attnviz.compute.attention import run_state
-from attnviz.document import Settings, State, make_state
+from attnviz.document import Settings, State
 from attnviz.presets import PRESETS
 from attnviz.snippet import save_snippet_data, snippet_data, snippet_for_state
 from attnviz.teaching import LESSONS
@@ -45,8 +45,8 @@ def snippet_weights(code: str, cwd: pathlib.Path | None = None) -> np.ndarray:
     return (weights.float() if weights.dtype in (torch.float16, torch.bfloat16) else weights).numpy()
 
 
-def app_weights(state: State) -> np.ndarray:
-    outcome = run_state(state)
+def app_weights(state: State, focus: tuple[int, int] = (0, 0)) -> np.ndarray:
+    outcome = run_state(state, 0, focus)
     assert outcome.view is not None, outcome.error
     return outcome.view.weights
 
@@ -68,21 +68,15 @@ def additive_with_params() -> State:
 
 
 def causal_2d() -> State:
-    state = make_state(
-        batch=2,
-        n_queries=4,
-        n_keys=6,
-        d_q=3,
-        d_k=3,
-        d_v=2,
-        settings=Settings(scoring="scaled_dot", causal="bottom_right", lens_mode="2d"),
-    )
     rng = np.random.default_rng(1)
-    state.queries, state.keys, state.values = (
-        rng.standard_normal(a.shape) for a in (state.queries, state.keys, state.values)
+    return State.from_tensors(
+        rng.standard_normal((2, 4, 3)),
+        rng.standard_normal((2, 6, 3)),
+        rng.standard_normal((2, 6, 2)),
+        lens_2d=np.array([[6, 5, 0, 2], [1, 2, 3, 9]]),
+        settings=Settings(scoring="scaled_dot", lens_mode="2d"),
+        causal="bottom_right",
     )
-    state.lens_2d = np.array([[6, 5, 0, 2], [1, 2, 3, 9]])
-    return state
 
 
 CASES = {
@@ -138,12 +132,13 @@ def test_nan_inputs_behave_as_in_the_app():
 
 def big_state(n: int) -> State:
     rng = np.random.default_rng(9)
-    state = make_state(batch=1, n_queries=n, n_keys=n, d_q=40, d_k=40, d_v=3, settings=Settings(scoring="scaled_dot"))
-    state.queries = rng.standard_normal(state.queries.shape)
-    state.keys = rng.standard_normal(state.keys.shape) * 1e-3
-    state.values = rng.standard_normal(state.values.shape)
-    state.lens_1d = np.array([n - 5])
-    return state
+    return State.from_tensors(
+        rng.standard_normal((1, n, 40)),
+        rng.standard_normal((1, n, 40)) * 1e-3,
+        rng.standard_normal((1, n, 3)),
+        np.array([n - 5]),
+        settings=Settings(scoring="scaled_dot"),
+    )
 
 
 def test_big_tensors_are_embedded_exactly_and_say_so():
@@ -189,6 +184,19 @@ def test_snippet_check_fails_when_the_weights_do_not_match():
 def test_the_attnviz_script_passes_the_models_masks_and_scale(case):
     from attnviz.bench.snippet_cases import CASES as MORE
 
-    state = MORE[case].build()
-    code = snippet_for_state(state)
-    assert np.array_equal(snippet_weights(code), app_weights(state), equal_nan=True)
+    state, focus = MORE[case].build(), MORE[case].focus
+    code = snippet_for_state(state, focus=focus)
+    assert np.array_equal(snippet_weights(code), app_weights(state, focus), equal_nan=True)
+
+
+def test_the_snippet_is_of_the_head_on_show():
+    from attnviz.model_run import AttentionCall, Focus, ModelRun
+
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((2, 3, 4, 5)).astype(np.float32) for _ in range(3))
+    state = State.from_run(ModelRun((AttentionCall("layer.0", q, k, v),)))
+    state.settings = replace(state.settings, mask_mode="d2l")
+    code = snippet_for_state(state, focus=Focus(0, 2))
+    expected = run_state(state, 0, (0, 2)).view.weights
+    assert np.array_equal(snippet_weights(code), expected)
+    assert not np.array_equal(expected, run_state(state, 0, (0, 1)).view.weights)

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from attnviz.bench.snippet_cases import CASES, book_state, with_settings
 from attnviz.compute import run_state
 from attnviz.document import State
+from attnviz.model_run import Focus
 from attnviz.presets import PRESETS
 from attnviz.snippets import (
     FRAMEWORKS,
@@ -40,12 +41,14 @@ ROOT = Path(__file__).resolve().parents[1]
 FRAMEWORK_CODE = ("pytorch", "tensorflow", "mxnet", "jax")
 
 
-def traced(state: State, framework: str = "pytorch", **kwargs: object) -> tuple[Snippet, dict, dict, dict]:
-    """Run ``state``'s snippet under the tracer: the snippet, its namespace, the stages it computed
-    and the app's stages."""
-    outcome = run_state(state)
+def traced(
+    state: State, framework: str = "pytorch", focus: Focus = Focus(), **kwargs: object
+) -> tuple[Snippet, dict, dict, dict]:
+    """Run the snippet of ``state``'s head ``focus`` under the tracer: the snippet, its namespace,
+    the stages it computed and the app's stages."""
+    outcome = run_state(state, 0, focus)
     assert outcome.view is not None, outcome.error
-    inp = snippet_input(state, outcome)
+    inp = snippet_input(state, outcome, focus=focus)
     snippet = generate(inp, framework, **kwargs)  # type: ignore[arg-type]
     with contextlib.redirect_stdout(io.StringIO()):
         namespace, captured = run_traced(snippet.code, spans_json(snippet))
@@ -57,14 +60,15 @@ def traced(state: State, framework: str = "pytorch", **kwargs: object) -> tuple[
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_the_pytorch_snippet_computes_every_stage_as_the_app_does(case):
-    state = CASES[case].build()
-    snippet, namespace, captured, reference = traced(state)
+    state, focus = CASES[case].build(), CASES[case].focus
+    snippet, namespace, captured, reference = traced(state, focus=focus)
     tolerance = TOLERANCE[state.settings.dtype]
+    view = state.head_view(focus)
     diffs = differences(captured, reference)
     # Every stage the app shows was found where the snippet says it is computed ...
     for stage in ("raw_scores", "scores", "weights", "applied_weights", "output"):
         assert stage in diffs, f"{stage} was never recorded"
-    if state.valid_lens() is not None or state.settings.causal is not None:
+    if state.valid_lens(view) is not None or view.causal is not None:
         assert "mask" in diffs and "masked_scores" in diffs
     if state.settings.scoring == "additive":
         assert diffs["hidden_features"] <= max(tolerance, 1e-6)
@@ -155,7 +159,7 @@ STAGE_WORDS = {
 )
 def test_every_stage_maps_to_lines_of_its_function_that_compute_it(framework, case):
     state = CASES[case].build()
-    snippet = make_snippet(state, framework)
+    snippet = make_snippet(state, framework, focus=CASES[case].focus)
     lines = snippet.code.splitlines()
     expected = [s for s in STAGES if s != "hidden_features" or state.settings.scoring == "additive"]
     assert list(snippet.stages) == expected
@@ -227,7 +231,7 @@ def test_settings_beyond_the_book_are_written_out_not_left_out(framework):
         "neg-inf-zero-length",
         "scaled-by-0.3",
     ):
-        snippet = make_snippet(CASES[case].build(), framework)
+        snippet = make_snippet(CASES[case].build(), framework, focus=CASES[case].focus)
         assert not snippet.leaves_out, (case, snippet.leaves_out)
     code = make_snippet(CASES["causal-bottom-right-2d"].build(), framework).code
     assert "causal_mask(4, 6, bottom_right=True)" in code
@@ -270,10 +274,9 @@ def test_what_has_no_code_is_refused_with_the_reason():
 
 def test_a_call_that_recorded_weights_only_cannot_be_written_as_code():
     from attnviz.capture import from_output_attentions
-    from attnviz.document import focused_state
 
     weights = np.full((1, 2, 3, 3), 1 / 3)
-    state = focused_state(from_output_attentions([weights]), 0, 0)
+    state = State.from_run(from_output_attentions([weights]))
     with pytest.raises(SnippetError, match="recorded its attention weights only"):
         make_snippet(state, "jax")
 
@@ -304,7 +307,7 @@ def test_dropout_in_training_drops_what_the_app_dropped():
 def big_state(n: int) -> State:
     rng = np.random.default_rng(9)
     state = book_state(3, scoring="scaled_dot", lens_mode="1d", batch=1, n_queries=n, n_keys=n, d=40)
-    state.keys = rng.standard_normal(state.keys.shape) * 1e-2
+    state = state.with_head(Focus(), "keys", rng.standard_normal(state.head_view().keys.shape) * 1e-2)
     state.lens_1d = np.array([n - 5])
     return state
 

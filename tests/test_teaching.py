@@ -22,15 +22,15 @@ from attnviz.teaching import (
 
 def lab(state: State, **kwargs: object) -> LabReport:
     s = state.settings
-    lens = state.valid_lens()
+    lens = state.valid_lens(state.head_view())
     return compare_conventions(
-        torch.from_numpy(state.queries),
-        torch.from_numpy(state.keys),
-        torch.from_numpy(state.values),
+        torch.from_numpy(np.array(state.head_view().queries)),
+        torch.from_numpy(np.array(state.head_view().keys)),
+        torch.from_numpy(np.array(state.head_view().values)),
         None if lens is None else torch.from_numpy(lens),
         scoring=s.scoring,
         dtype=s.dtype,
-        causal=s.causal,
+        causal=state.head_view().causal,
         **kwargs,
     )
 
@@ -38,20 +38,20 @@ def lab(state: State, **kwargs: object) -> LabReport:
 def run(state: State, **changes: object):
     """attend() exactly as the app calls it for ``state`` (plus ``changes``)."""
     s = state.settings
-    lens = state.valid_lens()
+    lens = state.valid_lens(state.head_view())
     kw = dict(
         scoring=s.scoring,
         mask_mode=s.mask_mode,
-        causal=s.causal,
+        causal=state.head_view().causal,
         num_hiddens=s.num_hiddens,
         seed=s.param_seed,
         dtype=s.dtype,
     )
     kw.update(changes)
     return attend(
-        torch.from_numpy(state.queries),
-        torch.from_numpy(state.keys),
-        torch.from_numpy(state.values),
+        torch.from_numpy(np.array(state.head_view().queries)),
+        torch.from_numpy(np.array(state.head_view().keys)),
+        torch.from_numpy(np.array(state.head_view().values)),
         None if lens is None else torch.from_numpy(lens),
         **kw,
     )
@@ -68,9 +68,9 @@ def test_catalogue():
         assert lesson.question.strip() and lesson.explanation.strip() and lesson.title
         state = lesson.preset.build()
         assert isinstance(state, State) and isinstance(state.settings, Settings)
-        assert state.lens_2d.shape == (state.batch, state.n_queries)
+        assert state.run.single_head and state.lens_2d.shape == (state.batch, state.head_view().n_queries)
         # A fresh state every time: editing one must not change the preset.
-        assert state.queries is not lesson.preset.build().queries
+        assert not np.shares_memory(state.head_view().queries, lesson.preset.build().head_view().queries)
 
 
 def test_every_lesson_runs_in_the_app():
@@ -96,7 +96,10 @@ def test_zero_length_uniform_in_book_nan_with_inf_fill_zero_in_sdpa():
         "sdpa: 2 rows with no valid key get zero weights where d2l gives uniform weights (1/4 each) over padding",
     )
     # PyTorch's own SDPA agrees with the sdpa convention on the empty rows.
-    q, k, v = (torch.from_numpy(a).float() for a in (state.queries, state.keys, state.values))
+    q, k, v = (
+        torch.from_numpy(a).float()
+        for a in (state.head_view().queries, state.head_view().keys, state.head_view().values)
+    )
     mask = torch.arange(4)[None, None, :] < torch.from_numpy(state.lens_1d)[:, None, None]
     assert F.scaled_dot_product_attention(q, k, v, attn_mask=mask)[0].abs().sum() == 0
 
@@ -127,9 +130,9 @@ def test_float_mask_masks_nothing():
     assert (f01.weights[0, :, 1:] > 0).all() and (f01.weights[1, :, 3] > 0).all()
     # Against a kept key with the same score a padded key gets 1/e of its weight: the +1 is all.
     no_mask = attend(
-        torch.from_numpy(state.queries),
-        torch.from_numpy(state.keys),
-        torch.from_numpy(state.values),
+        torch.from_numpy(np.array(state.head_view().queries)),
+        torch.from_numpy(np.array(state.head_view().keys)),
+        torch.from_numpy(np.array(state.head_view().values)),
         scoring="scaled_dot",
         dtype="float64",
     )
@@ -175,7 +178,7 @@ def test_fill_too_small_gives_the_weight_to_padding():
 
 def test_query_padding_rows_still_get_weights_and_outputs():
     state = PITFALL_PRESETS["pitfall-query-padding"].build()
-    assert (state.queries[0, 2:] == 0).all() and state.lens_1d.tolist() == [2, 4]
+    assert (state.head_view().queries[0, 2:] == 0).all() and state.lens_1d.tolist() == [2, 4]
     report = lab(state)
     # Every convention that masks keys correctly (the two buggy ones have their own lessons).
     for name in ("strict", "d2l", "neg_inf", "sdpa"):
@@ -195,7 +198,7 @@ def test_query_padding_rows_still_get_weights_and_outputs():
 
 def test_nan_in_padded_values_survives_the_mask():
     state = PITFALL_PRESETS["pitfall-nan-padding"].build()
-    assert np.isnan(state.values[0, 2:]).all() and state.lens_1d.tolist() == [2, 3]
+    assert np.isnan(state.head_view().values[0, 2:]).all() and state.lens_1d.tolist() == [2, 3]
     assert state.settings.allow_nonfinite is True
     report = lab(state, allow_nonfinite=True)
     d2l = report.conventions["d2l"]
@@ -208,31 +211,34 @@ def test_nan_in_padded_values_survives_the_mask():
         "vector of a key with zero weight gets through (0 x NaN = NaN)",
     )
     # The explanation's claim about PyTorch's own SDPA.
-    q, k, v = (torch.from_numpy(a).float() for a in (state.queries, state.keys, state.values))
+    q, k, v = (
+        torch.from_numpy(a).float()
+        for a in (state.head_view().queries, state.head_view().keys, state.head_view().values)
+    )
     mask = torch.arange(4)[None, None, :] < torch.from_numpy(state.lens_1d)[:, None, None]
     assert torch.isnan(F.scaled_dot_product_attention(q, k, v, attn_mask=mask)).all()
 
 
 def test_exercise_1_distinct_keys_break_the_agreement():
     state = EXERCISE_PRESETS["exercise-1-keys"].build()
-    assert state.queries.shape[2] == state.keys.shape[2] == 2
-    assert len({tuple(k) for k in state.keys[0]}) == 10
+    assert state.head_view().queries.shape[2] == state.head_view().keys.shape[2] == 2
+    assert len({tuple(k) for k in state.head_view().keys[0]}) == 10
     additive, dot = run(state, scoring="additive"), run(state, scoring="scaled_dot")
     assert float((additive.weights - dot.weights).abs().max()) > 0.05
     # Both still mask the same keys, and identical keys would make them agree.
     assert ((additive.weights == 0) == (dot.weights == 0)).all()
-    state.keys = np.ones_like(state.keys)
+    state = state.with_head((0, 0), "keys", np.ones_like(state.head_view().keys))
     torch.testing.assert_close(run(state, scoring="additive").weights, run(state, scoring="scaled_dot").weights)
 
 
 def test_exercise_2_bilinear_scores_different_lengths():
     state = EXERCISE_PRESETS["exercise-2-bilinear"].build()
-    assert state.queries.shape[2] == 3 and state.keys.shape[2] == 5
+    assert state.head_view().queries.shape[2] == 3 and state.head_view().keys.shape[2] == 5
     dot = run_state(
-        State(
-            state.queries,
-            state.keys,
-            state.values,
+        State.from_tensors(
+            state.head_view().queries,
+            state.head_view().keys,
+            state.head_view().values,
             state.lens_1d,
             state.lens_2d,
             Settings(**{**state.settings.as_dict(), "scoring": "scaled_dot"}),
@@ -241,13 +247,13 @@ def test_exercise_2_bilinear_scores_different_lengths():
     assert dot.error_field == "shape" and "d_q = 3, d_k = 5" in (dot.error or "")
     assert state.settings.scoring != "bilinear"  # the answer is not chosen for the student
     r = run(state, scoring="bilinear")
-    q, k = torch.from_numpy(state.queries).float(), torch.from_numpy(state.keys).float()
+    q, k = torch.from_numpy(state.head_view().queries).float(), torch.from_numpy(state.head_view().keys).float()
     torch.testing.assert_close(r.raw_scores, q @ r.params["W"] @ k.transpose(1, 2))
 
 
 def test_exercise_3_summation_weights_ignore_the_query():
     state = EXERCISE_PRESETS["exercise-3-summation"].build()
-    assert len({tuple(q) for q in state.queries[0]}) == 3
+    assert len({tuple(q) for q in state.head_view().queries[0]}) == 3
     w = run(state).weights[0]
     # Equal up to the rounding of sum(q) + sum(k) in float32.
     torch.testing.assert_close(w[0], w[1], rtol=0, atol=1e-6)

@@ -252,7 +252,7 @@ def timed_edit(
 def edit_series(app: QApplication, win: MainWindow, probe: Probe, name: str, edits: int, warmup: int = 3) -> Series:
     """``edits`` timed edits of query (0, 0) after ``warmup`` untimed ones, one after another."""
     series = Series(name)
-    base = float(win.session.document.state.queries[0, 0, 0])
+    base = float(win.session.head_view().queries[0, 0, 0])
     for i in range(warmup + edits):
         # A new value every time: setting the stored value again is (rightly) not an edit.
         timing = timed_edit(app, win, probe, "queries", 0, 0, repr(base + 0.01 * (i + 1)))
@@ -268,11 +268,11 @@ def random_state(
     batch: int, n: int, d: int, *, scoring: str = "scaled_dot", valid_fraction: float = 0.75, seed: int = 0
 ) -> State:
     """Random Q, K, V (batch, n, d) with 1-D valid lengths (a padded batch) and ``scoring``."""
-    from attnviz.document import make_state
+    from attnviz.document import State
 
     rng = np.random.default_rng(seed)
-    state = make_state(batch, n, n, d, d, d)
-    state.queries, state.keys, state.values = (rng.standard_normal((batch, n, d)) for _ in range(3))
+    queries, keys, values = (rng.standard_normal((batch, n, d)) for _ in range(3))
+    state = State.from_tensors(queries, keys, values)
     if batch > 1:
         # Different lengths per batch element, as in a real padded batch; never 0 (no empty rows).
         state.lens_1d = rng.integers(max(1, n // 4), n + 1, size=batch).astype(np.int64)
@@ -416,8 +416,9 @@ def burst(app: QApplication, win: MainWindow, probe: Probe, edits: int) -> Burst
     expected = run_state(state).view
     shown = [m.values for m in win.results.maps]
     problems = []
-    if state.queries[0, 0, 0] != edits - 1:
-        problems.append(f"document holds {state.queries[0, 0, 0]}, last edit was {edits - 1}")
+    held = state.head_view().queries[0, 0, 0]
+    if held != edits - 1:
+        problems.append(f"document holds {held}, last edit was {edits - 1}")
     if win.session.shown_version != win.session.document.version:
         problems.append(f"shown version {win.session.shown_version} != document version {win.session.document.version}")
     if (
@@ -825,7 +826,7 @@ def _burst_case(app: QApplication, win: MainWindow, probe: Probe, plan: Plan) ->
 def model_run_state(layers: int, heads: int, tokens: int, batch: int, d: int = 64, seed: int = 0) -> State:
     """A random encoder run: ``layers`` calls of ``heads`` heads over ``tokens`` tokens, a padded
     batch (Hugging Face attention_mask), tokens on the axes; head 0 of call 0 on show."""
-    from attnviz.document import focused_state
+    from attnviz.document import State
     from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
 
     rng = np.random.default_rng(seed)
@@ -842,7 +843,7 @@ def model_run_state(layers: int, heads: int, tokens: int, batch: int, d: int = 6
         for i in range(layers)
     )
     words = np.array([[f"w{j}" if j < n else "[PAD]" for j in range(tokens)] for n in lengths])
-    return focused_state(ModelRun(calls, query_tokens=words, key_tokens=words), 0, 0)
+    return State.from_run(ModelRun(calls, query_tokens=words, key_tokens=words))
 
 
 def timed_focus(
@@ -923,19 +924,21 @@ def long_state(n: int, d: int = 64, window: int = 4096, seed: int = 0) -> State:
     """``n`` tokens of self-attention, float32, scaled dot product, a causal sliding window of
     ``window`` keys and the last 8.5% of the keys padding (a Hugging Face attention_mask), as
     the long-context benchmark's input."""
-    from attnviz.document import make_state
+    from attnviz.document import Settings, State
     from attnviz.model_run import MaskArguments
 
     rng = np.random.default_rng(seed)
-    state = make_state(1, n, n, d, d, d)
-    state.queries, state.keys, state.values = (rng.standard_normal((1, n, d)).astype(np.float32) for _ in range(3))
     pad = np.ones((1, n), np.int64)
     pad[0, n - int(0.085 * n) :] = 0
-    state.masks = MaskArguments(attention_mask=pad)
-    state.settings = replace(
-        state.settings, scoring="scaled_dot", lens_mode="none", causal="top_left", window=min(window, n // 4)
+    queries, keys, values = (rng.standard_normal((1, n, d)).astype(np.float32) for _ in range(3))
+    return State.from_tensors(
+        queries,
+        keys,
+        values,
+        settings=Settings(scoring="scaled_dot", lens_mode="none", window=min(window, n // 4)),
+        masks=MaskArguments(attention_mask=pad),
+        causal="top_left",
     )
-    return state
 
 
 def _long_case(app: QApplication, win: MainWindow, plan: Plan) -> bool:

@@ -215,11 +215,11 @@ def width_bomb_capture(path: Path) -> Path:
 def width_bomb_session(path: Path) -> Path:
     """A session of the same run, its manifest's tokens as in ``width_bomb_capture`` (written with
     the session writer, which stores the model description as given)."""
-    from attnviz.document import focused_state
+    from attnviz.document import State
     from attnviz.io import load_session, save_session
     from attnviz.io.state_io import save_state_file
 
-    save_state_file(path, focused_state(_small_run(SHORT_TOKENS + 1), 0, 0))
+    save_state_file(path, State.from_run(_small_run(SHORT_TOKENS + 1)))
     session = load_session(path)
     session.model["query_tokens"] = _wide_tokens()
     save_session(path, session)
@@ -234,13 +234,12 @@ def maximal_session(path: Path) -> Path:
     largest shape), saved with the app's own session writer."""
     import numpy as np
 
-    from attnviz.document import make_state
+    from attnviz.document import State
     from attnviz.io.state_io import save_state_file
 
-    state = make_state(batch=64, n_queries=4096, n_keys=4096, d_q=1, d_k=1, d_v=1)
     rng = np.random.default_rng(0)
-    for array in (state.queries, state.keys, state.values):
-        array[...] = rng.standard_normal(array.shape)
+    queries, keys, values = (rng.standard_normal((64, 4096, 1)) for _ in range(3))
+    state = State.from_tensors(queries, keys, values)
     save_state_file(path, state)
     return path
 

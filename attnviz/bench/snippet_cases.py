@@ -1,7 +1,8 @@
 """The inputs snippets are checked on: every preset and lesson, and one case per setting beyond.
 
-``CASES`` maps a name to a ``Case``: how to build its state, and whether it stays within what the
-book's code covers (additive or scaled dot-product scoring, the -1e6 fill over 1-D or 2-D valid
+``CASES`` maps a name to a ``Case``: how to build its state, the head it is written for (a model
+run's head on show; the book's input has one), and whether it stays within what the book's code
+covers (additive or scaled dot-product scoring, the -1e6 fill over 1-D or 2-D valid
 lengths, float32, no dropout in training). The suite runs the PyTorch snippet on all of them,
 ``python -m attnviz.bench snippets`` every framework. Plain numpy: no torch, no Qt (it lives with
 the benchmarks, which may import the lessons).
@@ -14,8 +15,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from attnviz.document import Settings, State, focused_state, make_state
-from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+from attnviz.document import CALL_SETTINGS, TENSOR_ROLES, SetSettings, Settings, State, make_state
+from attnviz.model_run import AttentionCall, Focus, MaskArguments, ModelRun
 from attnviz.presets import PRESETS
 from attnviz.teaching import LESSONS
 
@@ -28,19 +29,24 @@ class Case:
     build: Callable[[], State]
     #: Within what the book's code covers.
     book: bool
+    #: The head the snippet is written for.
+    focus: Focus = Focus()
 
 
 def with_settings(state: State, **changes: object) -> State:
+    """``state`` with other settings; ``causal`` and ``scale`` go into its call (the book's one)."""
+    of_call = {name: changes.pop(name) for name in CALL_SETTINGS if name in changes}
     new = state.copy()
     new.settings = replace(state.settings, **changes)  # type: ignore[arg-type]
-    return new
+    return SetSettings(of_call).apply(new)[0] if of_call else new
 
 
 def _random(state: State, seed: int) -> State:
+    """The book's input with seeded standard normal queries, keys and values (drawn in that order)."""
     rng = np.random.default_rng(seed)
-    state.queries = rng.standard_normal(state.queries.shape)
-    state.keys = rng.standard_normal(state.keys.shape)
-    state.values = rng.standard_normal(state.values.shape)
+    view = state.head_view()
+    for role in TENSOR_ROLES:
+        state = state.with_head(Focus(), role, rng.standard_normal(getattr(view, role).shape))
     return state
 
 
@@ -76,26 +82,36 @@ def book_state(
 
 def _causal_2d() -> State:
     state = _random(
-        make_state(2, 4, 6, 3, 3, 2, Settings(scoring="scaled_dot", causal="bottom_right", lens_mode="2d")), 1
+        with_settings(
+            make_state(2, 4, 6, 3, 3, 2, Settings(scoring="scaled_dot", lens_mode="2d")), causal="bottom_right"
+        ),
+        1,
     )
     state.lens_2d = np.array([[6, 5, 0, 2], [1, 2, 3, 9]])
     return state
 
 
 def _causal_strict() -> State:
-    state = _random(make_state(2, 5, 5, 4, 4, 2, Settings(scoring="dot", causal="top_left", mask_mode="strict")), 2)
+    state = _random(
+        with_settings(make_state(2, 5, 5, 4, 4, 2, Settings(scoring="dot", mask_mode="strict")), causal="top_left"), 2
+    )
     state.lens_1d = np.array([0, 3])
     return state
 
 
 def _model_masks() -> State:
     """A model's masks as its code passed them: an additive attn_mask and a boolean padding mask."""
-    state = _random(make_state(2, 4, 4, 4, 4, 3, Settings(scoring="scaled_dot", lens_mode="none", mask_mode="sdpa")), 3)
+    view = _random(make_state(2, 4, 4, 4, 4, 3), 3).head_view()
     bias = np.zeros((4, 4), np.float32)
     bias[np.triu_indices(4, 1)] = np.finfo(np.float32).min  # a causal mask, as models build it
     padding = np.array([[False, False, False, True], [False, False, True, True]])
-    state.masks = MaskArguments(attn_mask=bias, key_padding_mask=padding)
-    return state
+    return State.from_tensors(
+        view.queries,
+        view.keys,
+        view.values,
+        settings=Settings(scoring="scaled_dot", lens_mode="none", mask_mode="sdpa"),
+        masks=MaskArguments(attn_mask=bias, key_padding_mask=padding),
+    )
 
 
 def _model_run_head() -> State:
@@ -110,11 +126,13 @@ def _model_run_head() -> State:
         masks=MaskArguments(attention_mask=pad, is_causal=True),
         scale=0.4,
     )
-    return focused_state(ModelRun((call,)), 0, 3)
+    return State.from_run(ModelRun((call,)))
 
 
 def _window() -> State:
-    state = _random(make_state(1, 6, 6, 4, 4, 2, Settings(scoring="scaled_dot", causal="top_left", window=2)), 4)
+    state = _random(
+        with_settings(make_state(1, 6, 6, 4, 4, 2, Settings(scoring="scaled_dot", window=2)), causal="top_left"), 4
+    )
     state.lens_1d = np.array([5])
     return state
 
@@ -194,7 +212,7 @@ CASES: dict[str, Case] = {
         Case("scaled-by-0.3", lambda: with_settings(PRESETS["dot-toy"].build(), scale=0.3), False),
         Case("sliding-window", _window, False),
         Case("model-masks", _model_masks, False),
-        Case("model-run-head", _model_run_head, False),
+        Case("model-run-head", _model_run_head, False, Focus(0, 3)),
         *(Case(f"book-random-{seed}", _book_random(seed), True) for seed in range(5)),
         # Queries and keys of more numbers than a script prints: embedded as .npy bytes.
         Case(

@@ -280,12 +280,13 @@ def run(frameworks: tuple[str, ...] = ORDER, venvs: str | None = None, cases: tu
     jobs = []
     with ThreadPoolExecutor(max_workers=max(1, min(4, (os.cpu_count() or 2)))) as pool:
         for name in names:
-            state = CASES[name].build()
-            outcome = run_state(state)
+            case = CASES[name]
+            state = case.build()
+            outcome = run_state(state, 0, case.focus)
             if outcome.view is None:
                 print(f"{name}: attnviz refuses it ({outcome.error})")
                 continue
-            inp = snippet_input(state, outcome)
+            inp = snippet_input(state, outcome, focus=case.focus)
             reference = reference_stages(inp, outcome.view)
             for framework, python in pythons.items():
                 snippet = generate(inp, framework)

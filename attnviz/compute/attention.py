@@ -15,6 +15,7 @@ from attnviz.compute.convert import tensor_view, to_numpy
 from attnviz.compute.engine_args import mask_kwargs, scale_kwargs, settings_kwargs
 from attnviz.compute.heads import HeadsData, heads_of_focused_call
 from attnviz.document import Snapshot, State
+from attnviz.model_run import Focus, HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 
 
@@ -52,6 +53,8 @@ class ViewData:
 
 @dataclass(frozen=True)
 class Outcome:
+    """The result of one document version for one head (``focus``): current only for both."""
+
     version: int
     view: ViewData | None = None
     error: str | None = None
@@ -65,17 +68,19 @@ class Outcome:
     dtype: str = "float32"
     seconds: float = 0.0
     extra: dict[str, object] = field(default_factory=dict)
-    #: Every head of the model run's call on show (None without a run).
+    #: Every head of the call on show (one for the book's input).
     heads: HeadsData | None = None
+    #: The head this is the result of.
+    focus: Focus = Focus()
 
 
-def recorded_view(state: State, version: int) -> Outcome:
+def recorded_view(state: State, version: int, focus: Focus = Focus()) -> Outcome:
     """A call that recorded its weights only (Hugging Face ``output_attentions``): those weights,
     shown as recorded; every stage that would need the tensors is NaN, and a warning says so."""
-    assert state.run is not None
-    call = state.run.calls[state.layer]
+    head = state.head_view(focus)
+    call = head.call
     assert call.weights is not None
-    weights = np.asarray(call.weights[:, state.head], dtype=np.float32)
+    weights = np.asarray(call.weights[:, focus.head], dtype=np.float32)
     nan = np.full(weights.shape, np.nan, np.float32)
     allowed = np.isfinite(weights) & (weights > 0)
     finite = np.where(np.isfinite(weights), weights, 0.0)
@@ -107,16 +112,17 @@ def recorded_view(state: State, version: int) -> Outcome:
             ),
         ),
         params={},
-        query_tokens=state.query_tokens,
-        key_tokens=state.key_tokens,
+        query_tokens=head.query_tokens,
+        key_tokens=head.key_tokens,
     )
-    return Outcome(version, view, heads=heads_of_focused_call(state))
+    return Outcome(version, view, heads=heads_of_focused_call(state, focus), focus=focus)
 
 
-def run_state(state: State, version: int = 0) -> Outcome:
-    """Compute attention for ``state``; never raises for bad input, only reports."""
+def run_state(state: State, version: int = 0, focus: tuple[int, int] = Focus()) -> Outcome:
+    """Compute attention for head ``focus`` of ``state``; never raises for bad input, only reports."""
     start = time.perf_counter()
     s = state.settings
+    focus = Focus(*focus)
 
     def failed(error: str, field: str | None, *, out_of_memory: bool = False, too_large: bool = False) -> Outcome:
         """The outcome of a computation that failed: the message and the field it concerns."""
@@ -129,10 +135,15 @@ def run_state(state: State, version: int = 0) -> Outcome:
             seconds=time.perf_counter() - start,
             out_of_memory=out_of_memory,
             too_large=too_large,
+            focus=focus,
         )
 
-    if state.run is not None and state.run.calls[state.layer].weights_only:
-        return recorded_view(state, version)
+    try:
+        head = state.head_view(focus)
+    except IndexError as exc:
+        return failed(str(exc), None)
+    if head.weights_only:
+        return recorded_view(state, version, focus)
     try:
         # Imported here, on the compute thread: importing torch takes seconds and the window
         # should be up meanwhile. A broken install becomes an error message, not a crash.
@@ -156,15 +167,15 @@ def run_state(state: State, version: int = 0) -> Outcome:
     try:
         with torch.no_grad():
             result = attend(
-                tensor_view(state.queries),
-                tensor_view(state.keys),
-                tensor_view(state.values),
+                tensor_view(head.queries),
+                tensor_view(head.keys),
+                tensor_view(head.values),
                 dropout=s.dropout,
                 train=s.train,
                 dropout_seed=s.dropout_seed,
-                **settings_kwargs(state),
-                **mask_kwargs(state),
-                **scale_kwargs(state),
+                **settings_kwargs(state, head),
+                **mask_kwargs(state, head),
+                **scale_kwargs(state, head.scale),
             )
         d = result.diagnostics
         view = ViewData(
@@ -183,10 +194,10 @@ def run_state(state: State, version: int = 0) -> Outcome:
             logit_variance=d.logit_variance,
             warnings=d.warnings,
             params={k: to_numpy(v) for k, v in result.params.items()},
-            query_tokens=state.query_tokens,
-            key_tokens=state.key_tokens,
+            query_tokens=head.query_tokens,
+            key_tokens=head.key_tokens,
         )
-        view = replace(view, padded_rows=padded_query_rows(state, view.mask))
+        view = replace(view, padded_rows=padded_query_rows(head, view.mask))
         return Outcome(
             version,
             view,
@@ -194,7 +205,8 @@ def run_state(state: State, version: int = 0) -> Outcome:
             dtype=result.dtype,
             seconds=result.seconds,
             extra={"devices": available_devices()},
-            heads=heads_of_focused_call(state),
+            heads=heads_of_focused_call(state, focus, view),
+            focus=focus,
         )
     except DeviceOutOfMemoryError as exc:
         return failed(exception_message(exc), "device", out_of_memory=True)
@@ -217,7 +229,7 @@ def run_state(state: State, version: int = 0) -> Outcome:
         )
 
 
-def padded_query_rows(state: State, allowed: np.ndarray) -> np.ndarray | None:
+def padded_query_rows(head: HeadView, allowed: np.ndarray) -> np.ndarray | None:
     """(B, Q) True for the queries at padding positions, in self-attention under a model's masks.
 
     Padding is what the masks say, not a guess from tokens: a key no query may attend is a
@@ -225,11 +237,11 @@ def padded_query_rows(state: State, allowed: np.ndarray) -> np.ndarray | None:
     is a padding query, whose row a model computes but nobody reads. The book's valid lengths
     mask keys of another sequence (its queries are not padded), so they mark no row.
     """
-    if state.masks is None or state.n_queries != state.n_keys or allowed.ndim != 3:
+    if head.masks is None or head.n_queries != head.n_keys or allowed.ndim != 3:
         return None
     padded = ~allowed.any(axis=1)  # (B, K): keys masked for every query
     return np.asarray(padded) if padded.any() else None
 
 
 def run_snapshot(snapshot: Snapshot) -> Outcome:
-    return run_state(snapshot.state, snapshot.version)
+    return run_state(snapshot.state, snapshot.version, snapshot.focus)

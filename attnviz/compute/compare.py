@@ -78,18 +78,16 @@ def variants(state: State, comparison: Comparison) -> tuple[State, State]:
     """
     out = []
     for value in (comparison.a, comparison.b):
-        variant = state.copy()
         changed: dict[str, Any] = {comparison.what: value}
-        variant.settings = replace(state.settings, **changed)
-        if comparison.what == "scoring" and value != state.settings.scoring:
-            variant.params = {}
-        out.append(variant)
+        params = {} if comparison.what == "scoring" and value != state.settings.scoring else state.params
+        out.append(replace(state, settings=replace(state.settings, **changed), params=params))
     return out[0], out[1]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PairSnapshot(Snapshot):
-    """What the compare thread computes: ``state`` is variant A, ``state_b`` variant B.
+    """What the compare thread computes: ``state`` is variant A, ``state_b`` variant B, both at
+    head ``focus``.
 
     ``version`` is the view's request number (the scheduler only needs it to be increasing);
     ``doc_version`` the document version both variants were made from.
@@ -113,8 +111,8 @@ class PairOutcome(Outcome):
 def run_pair(snapshot: Snapshot) -> Outcome:
     """Compute both variants (on the compare thread). Never raises: errors are data."""
     assert isinstance(snapshot, PairSnapshot)
-    a = run_state(snapshot.state, snapshot.version)
-    b = run_state(snapshot.state_b, snapshot.version)
+    a = run_state(snapshot.state, snapshot.version, snapshot.focus)
+    b = run_state(snapshot.state_b, snapshot.version, snapshot.focus)
     return PairOutcome(
         snapshot.version,
         a=a,
@@ -122,4 +120,5 @@ def run_pair(snapshot: Snapshot) -> Outcome:
         doc_version=snapshot.doc_version,
         comparison=snapshot.comparison,
         seconds=a.seconds + b.seconds,
+        focus=snapshot.focus,
     )

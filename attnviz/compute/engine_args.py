@@ -1,6 +1,7 @@
-"""How a document's state becomes ``attend`` arguments: its settings, its model masks with the
-long-context masks on top, the scale. One place, so the main view and every head of a call
-(the heads grid, layers x heads) compute the same attention. No Qt here."""
+"""How a document's state becomes ``attend`` arguments for one call (a ``HeadView`` of it): the
+settings, the call's masks and causal flag with the long-context masks on top, its scale. One
+place, so the main view and every head of a call (the heads grid, layers x heads) compute the
+same attention. No Qt here."""
 
 from __future__ import annotations
 
@@ -8,22 +9,22 @@ from typing import Any
 
 from attnviz.compute.convert import tensor_view
 from attnviz.document import State
-from attnviz.model_run import MASK_ARGUMENTS, MaskArguments
+from attnviz.model_run import MASK_ARGUMENTS, HeadView, MaskArguments
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["long_context_mask", "mask_kwargs", "scale_kwargs", "settings_kwargs"]
 
 
-def settings_kwargs(state: State) -> dict[str, Any]:
-    """The settings every computation of the state passes (valid lengths, scoring, mask mode,
-    causal, parameters, dtype, device...); dropout is the main view's own."""
+def settings_kwargs(state: State, view: HeadView) -> dict[str, Any]:
+    """The settings every computation of ``view``'s call passes (valid lengths, scoring, mask
+    mode, the call's causal flag, parameters, dtype, device...); dropout is the main view's own."""
     s = state.settings
-    lens = state.valid_lens()
+    lens = state.valid_lens(view)
     return {
         "valid_lens": None if lens is None else tensor_view(lens),
         "scoring": s.scoring,
         "mask_mode": s.mask_mode,
-        "causal": s.causal,
+        "causal": view.causal,
         "params": {k: tensor_view(v) for k, v in state.params.items()} or None,
         "num_hiddens": s.num_hiddens,
         "seed": s.param_seed,
@@ -33,17 +34,19 @@ def settings_kwargs(state: State) -> dict[str, Any]:
     }
 
 
-def mask_kwargs(state: State, masks: MaskArguments | None = None, *, head_axis: bool = False) -> dict[str, Any]:
+def mask_kwargs(
+    state: State, view: HeadView, masks: MaskArguments | None = None, *, head_axis: bool = False
+) -> dict[str, Any]:
     """Model masks as ``attend`` arguments (torch tensors; none: no arguments), with the settings'
-    long-context masks on top. ``masks``: another call's (default the state's own, of the head on
-    show); ``head_axis``: for (B, H, L, d) inputs, the long-context mask gets a head axis."""
+    long-context masks on top. ``masks``: the whole call's (default ``view``'s, of one head);
+    ``head_axis``: for (B, H, L, d) inputs, the long-context mask gets a head axis."""
     import torch
 
-    masks = state.masks if masks is None else masks
+    masks = view.masks if masks is None else masks
     kwargs: dict[str, Any] = {}
     if masks is not None:
         kwargs = {name: None if (m := getattr(masks, name)) is None else tensor_view(m) for name in MASK_ARGUMENTS}
-    extra = long_context_mask(state)
+    extra = long_context_mask(state, view)
     if extra is not None:
         if head_axis:
             extra = extra[:, None]
@@ -58,10 +61,10 @@ def mask_kwargs(state: State, masks: MaskArguments | None = None, *, head_axis: 
     return kwargs
 
 
-def long_context_mask(state: State) -> Any:
+def long_context_mask(state: State, view: HeadView) -> Any:
     """The settings' window, sinks, prefix and chunk and the state's document ids as one bool
-    tensor (B, Q, K), True = may attend (None: none of them is on). With a causal setting the
-    window and chunks are causal too, as ``engine.make_mask`` defines them."""
+    tensor (B, Q, K) for ``view``'s call, True = may attend (None: none of them is on). With a
+    causal call the window and chunks are causal too, as ``engine.make_mask`` defines them."""
     import torch
 
     from attnviz.engine import MemoryBudgetError, estimate_memory, make_mask, resolve_device, resolve_dtype
@@ -69,12 +72,13 @@ def long_context_mask(state: State) -> Any:
     from attnviz.engine.mask_mods import MAX_DENSE_CELLS
 
     s = state.settings
-    if not (s.window or s.sinks or s.prefix or s.chunk) and state.documents is None:
+    documents = state.documents_for(view)
+    if not (s.window or s.sinks or s.prefix or s.chunk) and documents is None:
         return None
     # The dense mask is as big as the matrix: check the whole computation against the memory
     # budget first, so a long input is refused as too large (and the long-context view, which
     # never builds it, takes over) rather than by the mask's own size limit.
-    n_q, n_k = state.n_queries, state.n_keys
+    n_q, n_k = view.n_queries, view.n_keys
     if n_q * n_k > MAX_DENSE_CELLS:  # more than a dense mask may have, whatever the budget
         raise MemoryBudgetError(
             message(
@@ -92,14 +96,14 @@ def long_context_mask(state: State) -> Any:
         )
     enforce_budget(
         estimate_memory(
-            state.queries.shape,
-            state.keys.shape,
-            state.values.shape,
+            view.queries.shape,
+            view.keys.shape,
+            view.values.shape,
             dtype=resolve_dtype(s.dtype, torch.float32),
             scoring=s.scoring,
             masked=True,
             num_hiddens=s.num_hiddens,
-            mask_bytes=state.batch * n_q * n_k,
+            mask_bytes=view.batch * n_q * n_k,
         ),
         resolve_device(s.device),
     )
@@ -108,21 +112,15 @@ def long_context_mask(state: State) -> Any:
         sinks=s.sinks or None,
         prefix=s.prefix or None,
         chunk=s.chunk or None,
-        documents=None if state.documents is None else tensor_view(state.documents),
-        causal=s.causal,
+        documents=None if documents is None else tensor_view(documents),
+        causal=view.causal,
     )
-    return torch.stack([mask.dense(state.n_queries, state.n_keys, batch=b) for b in range(state.batch)])
+    return torch.stack([mask.dense(n_q, n_k, batch=b) for b in range(view.batch)])
 
 
-#: ``scale_kwargs``'s default: the scale in the settings.
-_SETTINGS = object()
-
-
-def scale_kwargs(state: State, scale: float | None | object = _SETTINGS) -> dict[str, Any]:
-    """SDPA's ``scale`` for the dot-product scorings that take it (the others have none): the
-    settings' (the head on show), or ``scale`` (another call's own; None: the default 1/sqrt(d))."""
+def scale_kwargs(state: State, scale: float | None) -> dict[str, Any]:
+    """SDPA's ``scale`` for the dot-product scorings that take it (the others have none): a
+    call's own (``HeadView.scale``; None: the default 1/sqrt(d))."""
     from attnviz.engine import get_scoring
 
-    s = state.settings
-    value = s.scale if scale is _SETTINGS else scale
-    return {} if value is None or not get_scoring(s.scoring).takes_scale else {"scale": value}
+    return {} if scale is None or not get_scoring(state.settings.scoring).takes_scale else {"scale": scale}

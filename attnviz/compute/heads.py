@@ -1,23 +1,26 @@
-"""Every head of a model run at once: the weights of one call (the heads grid) and per-head
+"""Every head of a run at once: the weights of one call (the heads grid) and per-head
 statistics of every call (the layers x heads overview). No Qt here; run on compute threads.
 
-Both compute with the state's own settings (scoring, mask mode, causal, valid lengths, scale),
-so what the grid shows for the focused head is exactly what the main view shows for it.
+Both compute with the state's settings and each call's own causal flag and scale, as the main
+view does, so what the grid shows for the focused head is exactly what the main view shows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from attnviz.compute.convert import tensor_view, to_numpy
 from attnviz.compute.engine_args import mask_kwargs, scale_kwargs, settings_kwargs
 from attnviz.document import State
-from attnviz.model_run import AttentionCall
+from attnviz.model_run import AttentionCall, Focus
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
+
+if TYPE_CHECKING:
+    from attnviz.compute.attention import ViewData
 
 __all__ = [
     "HEAD_STATISTICS",
@@ -47,14 +50,16 @@ class HeadsData:
     error: str | None = None
 
 
-def _attend_call(call: AttentionCall, state: State, keep: tuple[str, ...] = ("mask",)) -> Any:
-    """The engine's result for every head of ``call`` under ``state``'s settings."""
+def _attend_call(state: State, layer: int, keep: tuple[str, ...] = ("mask",)) -> Any:
+    """The engine's result for every head of call ``layer`` under ``state``'s settings."""
     import torch
 
     from attnviz.engine import attend
 
+    call = state.run.calls[layer]
     if call.queries is None or call.keys is None or call.values is None:
         raise ValueError(message(QT_TRANSLATE_NOOP("Heads", "{call} recorded attention weights only"), call=call.name))
+    first = state.head_view(Focus(layer, 0))  # the call's lengths and causal flag
     with torch.no_grad():
         return attend(
             tensor_view(call.queries),
@@ -62,47 +67,45 @@ def _attend_call(call: AttentionCall, state: State, keep: tuple[str, ...] = ("ma
             tensor_view(call.values),
             enable_gqa=call.kv_heads != call.shape[1],
             keep=keep,
-            **settings_kwargs(state),
-            **mask_kwargs(state, call.masks, head_axis=True),
+            **settings_kwargs(state, first),
+            **mask_kwargs(state, first, call.masks, head_axis=True),
             **scale_kwargs(state, call.scale),
         )
 
 
-def heads_of_focused_call(state: State) -> HeadsData | None:
-    """Every head's weights of the call on show (None without a model run); never raises."""
-    run = state.run
-    if run is None:
-        return None
-    call = run.calls[state.layer]
+def heads_of_focused_call(state: State, focus: tuple[int, int] = Focus(), main: ViewData | None = None) -> HeadsData:
+    """Every head's weights of the call on show; never raises. ``main``: the main view's result
+    for the head on show, which is the whole call when the call has one head (the book's)."""
+    layer = focus[0]
+    call = state.run.calls[layer]
     if call.weights_only:
         assert call.weights is not None
         weights = np.asarray(call.weights, dtype=np.float32)
         allowed = np.isfinite(weights) & (weights > 0)
-        return HeadsData(state.layer, weights, allowed, np.asarray(~allowed.any(axis=-1)))
+        return HeadsData(layer, weights, allowed, np.asarray(~allowed.any(axis=-1)))
+    if main is not None and call.shape[1] == 1:
+        # One head: the main view computed it already (the same settings, masks and scale).
+        return HeadsData(layer, main.weights[:, None], main.mask[:, None], main.empty_rows[:, None])
     try:
-        result = _attend_call(call, state)
+        result = _attend_call(state, layer)
         return HeadsData(
-            state.layer,
+            layer,
             to_numpy(result.weights),
             to_numpy(result.mask),
             to_numpy(result.diagnostics.empty_rows),
         )
     except Exception as exc:  # noqa: BLE001 - the main view must not fail because of the grid
-        return HeadsData(state.layer, error=exception_message(exc))
+        return HeadsData(layer, error=exception_message(exc))
 
 
 def call_weights(state: State, layer: int) -> np.ndarray:
-    """(B, H, Q, K) weights of call ``layer`` under the state's settings (its causal flag as the
-    call had it, unless it is the call on show, whose causal setting the user may have changed)."""
-    run = state.run
-    assert run is not None
-    call = run.calls[layer]
+    """(B, H, Q, K) weights of call ``layer`` under the state's settings and the call's own causal
+    flag and scale."""
+    call = state.run.calls[layer]
     if call.weights_only:
         assert call.weights is not None
         return np.asarray(call.weights)
-    if layer != state.layer:
-        state = replace(state, settings=replace(state.settings, causal="top_left" if call.masks.is_causal else None))
-    return to_numpy(_attend_call(call, state, keep=()).weights)
+    return to_numpy(_attend_call(state, layer, keep=()).weights)
 
 
 def padding_keys(state: State, call: AttentionCall) -> np.ndarray | None:
@@ -116,8 +119,7 @@ def padding_keys(state: State, call: AttentionCall) -> np.ndarray | None:
     if m.key_padding_mask is not None and np.ndim(m.key_padding_mask) == 2:
         kpm = np.asarray(m.key_padding_mask)
         pad |= kpm if kpm.dtype == bool else np.isneginf(kpm) | (kpm <= -1e4)
-    run = state.run
-    tokens = run.key_tokens if run is not None else state.key_tokens
+    tokens = state.run.key_tokens
     if tokens is not None and tokens.shape[1] >= k:
         pad |= np.isin(tokens[:, :k], list(PAD_TOKENS))
     return pad if pad.any() else None
@@ -185,7 +187,6 @@ def head_statistics(state: State, *, should_stop: Callable[[], bool] | None = No
     """Every statistic of ``HEAD_STATISTICS`` for every call and head of the state's run, a call
     at a time (only one call's weights are held at once)."""
     run = state.run
-    assert run is not None
     b = run.batch
     h_max = max(run.heads(i) for i in range(run.layers))
     values = {name: np.full((run.layers, b, h_max), np.nan) for name in HEAD_STATISTICS}

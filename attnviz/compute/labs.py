@@ -18,6 +18,7 @@ import numpy as np
 
 from attnviz.compute.convert import to_numpy
 from attnviz.document import Snapshot, State
+from attnviz.model_run import Focus, HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 
 if TYPE_CHECKING:
@@ -55,15 +56,15 @@ def _out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, DeviceOutOfMemoryError) or is_out_of_memory(exc)
 
 
-def _tensors(state: State) -> tuple[Any, Any, Any, Any, dict[str, Any] | None]:
+def _tensors(state: State, view: HeadView) -> tuple[Any, Any, Any, Any, dict[str, Any] | None]:
     import torch
 
-    lens = state.valid_lens()
+    lens = state.valid_lens(view)
     params = {k: torch.from_numpy(np.asarray(v)) for k, v in state.params.items()} or None
     return (
-        torch.from_numpy(state.queries),
-        torch.from_numpy(state.keys),
-        torch.from_numpy(state.values),
+        torch.from_numpy(view.queries),
+        torch.from_numpy(view.keys),
+        torch.from_numpy(view.values),
         None if lens is None else torch.from_numpy(lens),
         params,
     )
@@ -95,7 +96,8 @@ class ConventionView:
 
 @dataclass(frozen=True)
 class LabOutcome:
-    """The masking lab for one document version: every convention, or an error.
+    """The masking lab for one document version and head (``focus``): every convention, or an
+    error.
 
     ``report`` is the engine's ``LabReport`` (torch tensors); ``conventions`` the same as numpy,
     reference first; ``allowed`` (B, Q, K) the intended mask; ``empty_rows`` (B, Q).
@@ -109,6 +111,7 @@ class LabOutcome:
     empty_rows: np.ndarray | None = None
     error: str | None = None
     error_field: str | None = None
+    focus: Focus = Focus()
 
     def sentences(self) -> list[str]:
         return [s for c in self.conventions.values() for s in c.sentences]
@@ -123,13 +126,15 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
     """
     state = snapshot.state
     s = state.settings
+    focus = snapshot.focus
     try:
         import torch
 
         from attnviz.engine import AttentionInputError
         from attnviz.engine.lab import compare_conventions
 
-        q, k, v, lens, params = _tensors(state)
+        view = state.head_view(focus)
+        q, k, v, lens, params = _tensors(state, view)
         try:
             with torch.no_grad():
                 report = compare_conventions(
@@ -137,7 +142,7 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
                     k,
                     v,
                     lens,
-                    causal=s.causal,
+                    causal=view.causal,
                     scoring=s.scoring,
                     dtype=s.dtype,
                     params=params,
@@ -146,7 +151,7 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
                     allow_nonfinite=s.allow_nonfinite,
                 )
         except AttentionInputError as exc:
-            return LabOutcome(snapshot.version, error=exception_message(exc), error_field=exc.field)
+            return LabOutcome(snapshot.version, error=exception_message(exc), error_field=exc.field, focus=focus)
         conventions: dict[str, ConventionView] = {}
         for name, conv in report.conventions.items():
             diff = report.disagreements.get(name)
@@ -169,11 +174,12 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
             conventions,
             to_numpy(report.allowed),
             to_numpy(report.empty_rows),
+            focus=focus,
         )
     except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
         if _out_of_memory(exc):
-            return LabOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape")
-        return LabOutcome(snapshot.version, error=_unexpected(exc))
+            return LabOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape", focus=focus)
+        return LabOutcome(snapshot.version, error=_unexpected(exc), focus=focus)
 
 
 #: Curves cost about the same for every number of keys: samples x keys stays near this.
@@ -197,7 +203,7 @@ def curves_for(n_keys: int) -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True)
 class ScalingOutcome:
-    """The scaling lab for one document version.
+    """The scaling lab for one document version and head (``focus``).
 
     ``curves``: ``scaling_curves`` for the current mean number of allowed keys (rounded);
     ``point``: ``current_point`` for the current inputs, or None with ``point_note`` saying why;
@@ -214,6 +220,7 @@ class ScalingOutcome:
     scoring: str = ""
     error: str | None = None
     error_field: str | None = None
+    focus: Focus = Focus()
 
 
 def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
@@ -221,18 +228,20 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
     the curves they are drawn on."""
     state = snapshot.state
     s = state.settings
+    focus = snapshot.focus
     try:
         from attnviz.engine import AttentionInputError
         from attnviz.engine.scaling import current_point, tanh_saturation
 
-        q, k, _v, lens, params = _tensors(state)
+        view = state.head_view(focus)
+        q, k, _v, lens, params = _tensors(state, view)
         point: dict[str, float] | None = None
         note: str | None = None
         try:
             point = current_point(q, k, lens)
         except AttentionInputError as exc:
             note = exception_message(exc)
-        n_keys = state.n_keys
+        n_keys = view.n_keys
         if point is not None and math.isfinite(point["n_keys"]):
             n_keys = round(point["n_keys"])
         curves = curves_for(max(1, n_keys))
@@ -250,8 +259,8 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
                 "LabWorker",
                 "tanh saturation concerns additive attention: choose the additive scoring function to see it",
             )
-        return ScalingOutcome(snapshot.version, curves, point, note, saturation, sat_note, s.scoring)
+        return ScalingOutcome(snapshot.version, curves, point, note, saturation, sat_note, s.scoring, focus=focus)
     except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
         if _out_of_memory(exc):
-            return ScalingOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape")
-        return ScalingOutcome(snapshot.version, error=_unexpected(exc))
+            return ScalingOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape", focus=focus)
+        return ScalingOutcome(snapshot.version, error=_unexpected(exc), focus=focus)

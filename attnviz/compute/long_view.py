@@ -1,7 +1,7 @@
 """The long-context view's computations: the overview of one (L_q, L_k) matrix without holding
 it, and exact tiles, rows and per-key sums from its row statistics. No Qt here.
 
-The matrix is the state's head and batch element on show, with every mask the state has that
+The matrix is the head and batch element on show, with every mask the state has that
 the streaming engine reads: causal, valid lengths, (B, L_k) padding masks, the long-context
 masks (window, sinks, prefix, chunk, documents). A full (L_q, L_k) ``attn_mask`` cannot be
 streamed and is refused with a message saying so. Scoring is a dot product (scaled as the state
@@ -20,6 +20,7 @@ import numpy as np
 
 from attnviz.compute.convert import tensor_view
 from attnviz.document import State
+from attnviz.model_run import Focus
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 
 __all__ = [
@@ -35,14 +36,16 @@ __all__ = [
 
 @dataclass(frozen=True)
 class LongRequest:
-    """An overview of ``state``'s batch element ``batch`` in at most ``bins`` display bins.
-    ``generation`` identifies the request: ``should_stop`` compares it with the newest."""
+    """An overview of ``state``'s head ``focus``, batch element ``batch``, in at most ``bins``
+    display bins. ``generation`` identifies the request: ``should_stop`` compares it with the
+    newest."""
 
     version: int
     state: State
     batch: int
     bins: tuple[int, int]
     generation: int
+    focus: Focus = Focus()
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class LongResult:
     seconds: float = 0.0
     error: str | None = None
     cancelled: bool = False
+    focus: Focus = Focus()
 
 
 @dataclass(frozen=True)
@@ -89,18 +93,20 @@ class TileResult:
     error: str | None = None
 
 
-def _head_inputs(state: State, batch: int) -> tuple[object, object]:
+def _head_inputs(state: State, focus: Focus, batch: int) -> tuple[object, object]:
+    view = state.head_view(focus)
+    return tensor_view(view.queries[batch]), tensor_view(view.keys[batch])
 
-    return tensor_view(state.queries[batch]), tensor_view(state.keys[batch])
 
-
-def overview_arguments(state: State, batch: int) -> dict[str, object]:
-    """``engine.overview`` keyword arguments for the state's masks and scale (one batch element).
+def overview_arguments(state: State, batch: int, focus: Focus = Focus()) -> dict[str, object]:
+    """``engine.overview`` keyword arguments for the masks and scale of head ``focus`` (one batch
+    element).
 
     Raises ValueError (a one-line message) for what the streaming engine cannot compute.
     """
 
     s = state.settings
+    view = state.head_view(focus)
     if s.scoring not in ("scaled_dot", "dot"):
         raise ValueError(
             message(
@@ -110,28 +116,28 @@ def overview_arguments(state: State, batch: int) -> dict[str, object]:
                 scoring=s.scoring,
             )
         )
-    d = state.queries.shape[2]
-    if state.keys.shape[2] != d:
+    d = view.queries.shape[2]
+    if view.keys.shape[2] != d:
         raise ValueError(
             message(
                 QT_TRANSLATE_NOOP(
                     "LongView", "queries and keys must have the same size for a dot product: {d_q} and {d_k}"
                 ),
                 d_q=d,
-                d_k=state.keys.shape[2],
+                d_k=view.keys.shape[2],
             )
         )
-    scale = s.scale if s.scale is not None else (1.0 if s.scoring == "dot" else 1.0 / math.sqrt(d))
-    kwargs: dict[str, object] = {"scale": scale, "causal": s.causal}
-    lens = state.valid_lens()
+    scale = view.scale if view.scale is not None else (1.0 if s.scoring == "dot" else 1.0 / math.sqrt(d))
+    kwargs: dict[str, object] = {"scale": scale, "causal": view.causal}
+    lens = state.valid_lens(view)
     if lens is not None:
         kwargs["valid_lens"] = tensor_view(lens[batch : batch + 1])
-    masks = state.masks
+    masks = view.masks
     if masks is not None:
         if masks.attention_mask is not None:
-            kwargs["attention_mask"] = _key_row(masks.attention_mask, batch, state.n_keys, "attention_mask")
+            kwargs["attention_mask"] = _key_row(masks.attention_mask, batch, view.n_keys, "attention_mask")
         if masks.key_padding_mask is not None:
-            kwargs["key_padding_mask"] = _key_row(masks.key_padding_mask, batch, state.n_keys, "key_padding_mask")
+            kwargs["key_padding_mask"] = _key_row(masks.key_padding_mask, batch, view.n_keys, "key_padding_mask")
         if masks.attn_mask is not None:
             am = np.asarray(masks.attn_mask)
             if am.shape[-2:-1] not in ((), (1,)) or am.dtype != bool:
@@ -147,14 +153,15 @@ def overview_arguments(state: State, batch: int) -> dict[str, object]:
                 )
             # A boolean (..., 1, L_k) attn_mask is a padding mask (True = attend).
             kwargs["attention_mask"] = _key_row(
-                am.reshape(-1, am.shape[-1]).astype(np.int64), batch, state.n_keys, "attn_mask"
+                am.reshape(-1, am.shape[-1]).astype(np.int64), batch, view.n_keys, "attn_mask"
             )
     for name in ("window", "sinks", "prefix", "chunk"):
         value = getattr(s, name)
         if value:
             kwargs[name] = int(value)
-    if state.documents is not None:
-        kwargs["documents"] = tensor_view(state.documents[batch])
+    documents = state.documents_for(view)
+    if documents is not None:
+        kwargs["documents"] = tensor_view(documents[batch])
     return kwargs
 
 
@@ -184,20 +191,26 @@ def compute_overview(
 ) -> LongResult:
     """The overview for ``request``; never raises (an error or a cancellation is data)."""
     start = time.perf_counter()
-    base: dict[str, Any] = {"version": request.version, "batch": request.batch, "generation": request.generation}
+    base: dict[str, Any] = {
+        "version": request.version,
+        "batch": request.batch,
+        "generation": request.generation,
+        "focus": request.focus,
+    }
     try:
         from attnviz.engine import OverviewCancelled, overview
     except Exception as exc:  # noqa: BLE001 - a broken install is a message, not a crash
         return LongResult(**base, error=exception_message(exc))
     try:
-        q, k = _head_inputs(request.state, request.batch)
-        kwargs = overview_arguments(request.state, request.batch)
+        q, k = _head_inputs(request.state, request.focus, request.batch)
+        kwargs = overview_arguments(request.state, request.batch, request.focus)
         ov = overview(q, k, bins=request.bins, progress=progress, should_stop=should_stop, **kwargs)  # type: ignore[arg-type]
     except OverviewCancelled:
         return LongResult(**base, cancelled=True)
     except Exception as exc:  # noqa: BLE001 - the view shows it, the app goes on
         return LongResult(**base, error=exception_message(exc))
-    n_q, n_k = request.state.n_queries, request.state.n_keys
+    view = request.state.head_view(request.focus)
+    n_q, n_k = view.n_queries, view.n_keys
     return LongResult(
         **base,
         overview=ov,
@@ -219,7 +232,7 @@ def compute_tile(request: TileRequest) -> TileResult:
         from attnviz.engine import tile, weight_row
 
         ov = request.result.overview
-        q, k = _head_inputs(request.state, request.result.batch)
+        q, k = _head_inputs(request.state, request.result.focus, request.result.batch)
         t = tile(q, k, ov, rows=slice(*request.rows), cols=slice(*request.cols))  # type: ignore[arg-type]
         row = weight_row(q, k, ov, request.query)  # type: ignore[arg-type]
         return TileResult(request, t.weights.numpy(), t.allowed.numpy(), row.numpy())

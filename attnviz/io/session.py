@@ -1,6 +1,6 @@
 """attnviz session files (``.attnviz``): every tensor plus the app settings, in one file.
 
-On-disk format, version 1 (also described in ``SESSION_FORMAT.md`` next to this module):
+On-disk format (versions 1 to 3, described in ``SESSION_FORMAT.md`` next to this module):
 
 * the file is a NumPy ``.npz`` archive (a zip of ``.npy`` members), readable with
   ``np.load(path, allow_pickle=False)``; nothing in it needs pickle;
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 FORMAT_NAME = "attnviz-session"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 SESSION_MEMBER = "__session__"
 SESSION_SUFFIX = ".attnviz"
 STATE_DIR_ENV = "ATTNVIZ_STATE_DIR"
@@ -71,8 +71,8 @@ class Session:
 
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
-    #: What a model run adds (its calls' names and scales, the head shown, tokens), as JSON;
-    #: empty for the book's tensors. A session with it is format version 2.
+    #: The run's description (its calls' names, scales and causal flags, the head shown,
+    #: tokens), as JSON; the app always writes one (format version 3). Empty: version 1.
     model: dict[str, Any] = field(default_factory=dict)
 
 
@@ -91,8 +91,8 @@ def save_session(path: str | os.PathLike[str], session: Session, *, private: boo
     arrays = _checked_arrays(file_path, session.arrays)
     manifest: dict[str, Any] = {
         "format": FORMAT_NAME,
-        # Version 1 readers would ignore a model's arrays and show a wrong picture: a session
-        # with a model says it needs version 2; one without stays readable by every version.
+        # Older readers would ignore a run's arrays and show a wrong picture: a session with a
+        # model says it needs this version; one without stays readable by every version.
         "version": FORMAT_VERSION if session.model else 1,
         "settings": _checked_settings(file_path, session.settings),
         "arrays": list(arrays),

@@ -2,13 +2,21 @@
 
 No Qt and no torch here (the GUI calls this on its own thread, before PyTorch has loaded).
 
-How a ``State`` is laid out in a session (format version 1, see ``SESSION_FORMAT.md``):
+How a ``State`` is laid out in a session (format version 3, see ``SESSION_FORMAT.md``):
 
-* arrays ``queries`` (B, Q, d_q), ``keys`` (B, K, d_k), ``values`` (B, K, d_v),
-  ``lens_1d`` (B,) and ``lens_2d`` (B, Q) (both kept, the ``lens_mode`` setting picks one),
-  and one ``params/<name>`` array per learnable scoring parameter (none: seeded ones);
+* the run, always (the book's input is a run of one call and one head, ``source`` "book"):
+  ``run/<i>/<name>`` arrays per call and a ``model`` description (calls' names, scales, causal
+  flags; tokens; the head on show when saved, reopened on show);
+* arrays ``lens_1d`` (B,) and ``lens_2d`` (B, Q) (both kept, the ``lens_mode`` setting picks
+  one), ``documents`` (B, K) when set, one ``params/<name>`` array per learnable scoring
+  parameter (none: seeded ones);
 * settings: the fields of :class:`attnviz.document.Settings`, flat
-  (``{"scoring": "additive", "mask_mode": "d2l", "causal": null, ...}``).
+  (``{"scoring": "additive", "mask_mode": "d2l", "lens_mode": "1d", ...}``).
+
+Every older session still opens: versions 1 and 2 kept the book's tensors as ``queries``,
+``keys``, ``values`` (and ``masks/<argument>``), a run's head on show copied there too, and the
+causal flag and scale among the settings; those two are the call's now, and are read into the
+call that was on show.
 
 Reading is forgiving where nothing can go wrong (unknown settings keys and unknown arrays are
 ignored, missing settings take their defaults, a missing valid-length array means "all keys
@@ -30,7 +38,17 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LOADED_LEN, LensMode, Settings, State, focused_state
+from attnviz.document import (
+    CALL_SETTINGS,
+    MAX_BATCH,
+    MAX_DIM,
+    MAX_HIDDEN,
+    MAX_LOADED_LEN,
+    MODEL_SETTINGS,
+    LensMode,
+    Settings,
+    State,
+)
 from attnviz.io._json import whole_or_float
 from attnviz.io._limits import Budget, label_lists
 from attnviz.io.errors import SessionFileError, TensorFileError, refusals
@@ -38,7 +56,7 @@ from attnviz.io.model_files import ROLE_NAMES, check_roles, file_extras, has_hea
 from attnviz.io.roles import MASK_ROLES, MODEL_ROLES, ROLE_ALIASES, guess_roles, needs_head_choice, select_head
 from attnviz.io.session import Session, load_session, save_session
 from attnviz.io.tensors import TensorFile
-from attnviz.model_run import MASK_ARGUMENTS, AttentionCall, MaskArguments, ModelRun
+from attnviz.model_run import CAUSAL_ALIGNMENTS, MASK_ARGUMENTS, AttentionCall, Focus, MaskArguments, ModelRun
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, joined, message, plural
 
 __all__ = [
@@ -50,31 +68,34 @@ __all__ = [
     "SCORING_NAMES",
     "StateFileError",
     "is_session_path",
+    "load_state_and_focus",
     "load_state_file",
     "save_state_file",
     "session_to_state",
+    "session_to_state_and_focus",
     "settings_problem",
     "state_from_tensor_file",
     "state_to_session",
+    "tensor_file_focus",
 ]
 
 #: Session array names of the parameters: ``params/W_q`` holds ``state.params["W_q"]``.
 PARAM_PREFIX = "params/"
 STATE_ARRAYS: tuple[str, ...] = ("queries", "keys", "values", "lens_1d", "lens_2d")
-#: A model run's arrays: ``run/<call>/<name>``; a plain state's masks: ``masks/<argument>``.
+#: The run's arrays: ``run/<call>/<name>``; a version 1 or 2 session's book masks: ``masks/<argument>``.
 RUN_PREFIX = "run/"
 #: Document ids of packed sequences (B, K): ``State.documents``.
 DOCUMENTS = "documents"
 MASKS_PREFIX = "masks/"
 _CALL_ARRAYS: tuple[str, ...] = ("queries", "keys", "values", "output", "weights")
-_RUN_SOURCES = ("file", "capture", "transformer_lens", "output_attentions", "tensors")
+_RUN_SOURCES = ("file", "capture", "transformer_lens", "output_attentions", "tensors", "book")
 
 # The names the engine and the settings panel know. Written out here because importing
 # attnviz.engine loads torch, which the GUI thread must not wait for; tests/io/test_state_io.py
 # checks these against the engine's registries so they cannot drift apart.
 SCORING_NAMES: tuple[str, ...] = ("additive", "scaled_dot", "dot", "bilinear", "gaussian", "summation")
 MASK_MODE_NAMES: tuple[str, ...] = ("d2l", "strict", "neg_inf", "sdpa", "float01", "inverted")
-CAUSAL_NAMES: tuple[str, ...] = ("top_left", "bottom_right")
+CAUSAL_NAMES: tuple[str, ...] = CAUSAL_ALIGNMENTS
 DTYPE_NAMES: tuple[str, ...] = ("float32", "float64", "float16", "bfloat16")
 LENS_MODES: tuple[str, ...] = ("none", "1d", "2d")
 _SEED_MAX = 2**31 - 1  # the seed spin boxes' range
@@ -87,68 +108,52 @@ class StateFileError(TensorFileError):
 # ----------------------------------------------------------------------------- sessions
 
 
-def state_to_session(state: State) -> Session:
-    """Everything in ``state`` as a :class:`Session`: all tensors, both valid-length arrays,
-    parameters and every setting. The arrays are copies, so later edits cannot leak in."""
+def state_to_session(state: State, focus: tuple[int, int] = Focus()) -> Session:
+    """Everything in ``state`` as a :class:`Session`: the run (every call), both valid-length
+    arrays, parameters, document ids and every setting, with ``focus`` the head on show. The
+    arrays are copies, so later edits cannot leak in."""
     arrays: dict[str, np.ndarray] = {
-        "queries": np.array(state.queries, copy=True),
-        "keys": np.array(state.keys, copy=True),
-        "values": np.array(state.values, copy=True),
         "lens_1d": np.array(state.lens_1d, copy=True),
         "lens_2d": np.array(state.lens_2d, copy=True),
     }
     for name, value in state.params.items():
         arrays[PARAM_PREFIX + name] = np.array(value, copy=True)
-    return Session(arrays=arrays, settings=state.settings.as_dict(), model=_model_to_session(state, arrays))
+    if state.documents is not None:
+        arrays[DOCUMENTS] = np.array(state.documents, copy=True)
+    run = state.run
+    layer, head = run.clamp(focus)
+    calls = []
+    for index, call in enumerate(run.calls):
+        for name in (*_CALL_ARRAYS, *MASK_ARGUMENTS):
+            value = getattr(call.masks if name in MASK_ARGUMENTS else call, name)
+            if value is not None:
+                arrays[f"{RUN_PREFIX}{index}/{name}"] = np.array(value, copy=True)
+        calls.append(
+            {
+                "name": call.name,
+                "scale": call.scale,
+                "is_causal": call.masks.is_causal,
+                "causal_alignment": call.masks.causal_alignment,
+                # JSON has no infinity: written as the capture format writes it.
+                "fidelity": INFINITE_FIDELITY
+                if call.fidelity is not None and math.isinf(call.fidelity)
+                else call.fidelity,
+                "note": str(call.note),
+            }
+        )
+    model = {
+        "source": run.source,
+        "layer": layer,
+        "head": head,
+        "calls": calls,
+        "query_tokens": _tokens_json(run.query_tokens),
+        "key_tokens": _tokens_json(run.key_tokens),
+    }
+    return Session(arrays=arrays, settings=state.settings.as_dict(), model=model)
 
 
 def _tokens_json(tokens: np.ndarray | None) -> list[list[str]] | None:
     return label_lists(tokens)
-
-
-def _model_to_session(state: State, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
-    """The session's ``model`` description; adds the run's and the masks' arrays to ``arrays``."""
-    model: dict[str, Any] = {}
-    if state.documents is not None:
-        arrays[DOCUMENTS] = np.array(state.documents, copy=True)
-    run = state.run
-    if run is not None:
-        calls = []
-        for index, call in enumerate(run.calls):
-            for name in (*_CALL_ARRAYS, *MASK_ARGUMENTS):
-                value = getattr(call.masks if name in MASK_ARGUMENTS else call, name)
-                if value is not None:
-                    arrays[f"{RUN_PREFIX}{index}/{name}"] = np.array(value, copy=True)
-            calls.append(
-                {
-                    "name": call.name,
-                    "scale": call.scale,
-                    "is_causal": call.masks.is_causal,
-                    "causal_alignment": call.masks.causal_alignment,
-                    # JSON has no infinity: written as the capture format writes it.
-                    "fidelity": INFINITE_FIDELITY
-                    if call.fidelity is not None and math.isinf(call.fidelity)
-                    else call.fidelity,
-                    "note": str(call.note),
-                }
-            )
-        model.update(
-            source=run.source,
-            layer=state.layer,
-            head=state.head,
-            calls=calls,
-            query_tokens=_tokens_json(run.query_tokens),
-            key_tokens=_tokens_json(run.key_tokens),
-        )
-        return model
-    if state.masks is not None:
-        for name in MASK_ARGUMENTS:
-            value = getattr(state.masks, name)
-            if value is not None:
-                arrays[MASKS_PREFIX + name] = np.array(value, copy=True)
-    if state.query_tokens is not None or state.key_tokens is not None:
-        model.update(query_tokens=_tokens_json(state.query_tokens), key_tokens=_tokens_json(state.key_tokens))
-    return model
 
 
 def session_to_state(
@@ -157,7 +162,18 @@ def session_to_state(
     source: str | os.PathLike[str] = "session",
     notes: list[str] | None = None,
 ) -> State:
-    """Rebuild a ``State`` from a session, checking that it is complete and consistent.
+    """Rebuild a ``State`` from a session of any version (``session_to_state_and_focus``)."""
+    return session_to_state_and_focus(session, source=source, notes=notes)[0]
+
+
+def session_to_state_and_focus(
+    session: Session,
+    *,
+    source: str | os.PathLike[str] = "session",
+    notes: list[str] | None = None,
+) -> tuple[State, Focus]:
+    """Rebuild a ``State`` from a session, checking that it is complete and consistent, with the
+    head that was on show when it was saved.
 
     ``source`` names the session in messages (its path). Non-fatal findings (unknown keys,
     defaults used) are appended to ``notes`` when a list is given. Raises
@@ -168,7 +184,7 @@ def session_to_state(
         return _session_to_state(session, source, [] if notes is None else notes)
 
 
-def _session_to_state(session: Session, source: str | os.PathLike[str], found: list[str]) -> State:
+def _session_to_state(session: Session, source: str | os.PathLike[str], found: list[str]) -> tuple[State, Focus]:
     def fail(reason: str) -> SessionFileError:
         return SessionFileError(source, reason)
 
@@ -183,24 +199,39 @@ def _session_to_state(session: Session, source: str | os.PathLike[str], found: l
                 "masks/attention_mask",
             )
         )
-    missing = [name for name in ("queries", "keys", "values") if name not in arrays]
-    if missing:
-        raise fail(
-            message(
-                QT_TRANSLATE_NOOP("FileErrors", "has no '{name}' array; a session needs queries, keys and values"),
-                name=missing[0],
-            )
-        )
+    raw_settings = dict(session.settings)
+    # Versions 1 and 2 kept the causal flag and scale of the head on show among the settings.
+    of_call: dict[str, Any] = {}
+    for name in CALL_SETTINGS:
+        if name in raw_settings:
+            value = raw_settings.pop(name)
+            problem = settings_problem(name, value)
+            if problem is not None:
+                raise fail(problem)
+            of_call[name] = None if value is None else (float(value) if name == "scale" else value)
+    settings = _settings_from(raw_settings, found, fail)
+    model = session.model or {}
+    damaged = QT_TRANSLATE_NOOP("FileErrors", "has a damaged model description: {error}")
+    budget = Budget(source, SessionFileError)
     try:
-        queries = _tensor(arrays["queries"], "queries")
-        keys = _tensor(arrays["keys"], "keys")
-        values = _tensor(arrays["values"], "values")
-        _check_qkv(queries, keys, values)
+        if model.get("calls") is None:
+            run, focus = _book_run_from_session(arrays, model, of_call, budget), Focus()
+        else:
+            run, focus = _run_from_session(model, arrays, of_call, budget)
+    except SessionFileError:
+        raise  # already one line naming the file (a token budget, say)
+    except _DamagedModel as exc:
+        raise fail(message(damaged, error=str(exc))) from exc
     except ValueError as exc:
-        raise fail(exception_message(exc)) from exc
-    b, n_q, n_k = queries.shape[0], queries.shape[1], keys.shape[1]
-
-    settings = _settings_from(session.settings, found, fail)
+        if model.get("calls") is None:
+            raise fail(exception_message(exc)) from exc  # the book's tensors themselves
+        raise fail(message(damaged, error=exception_message(exc))) from exc
+    except (TypeError, KeyError, IndexError) as exc:
+        raise fail(message(damaged, error=exception_message(exc))) from exc
+    shown = run.head_view(*focus)
+    b, n_q, n_k = shown.batch, shown.n_queries, shown.n_keys
+    queries_of = {call.shape[2] for call in run.calls}
+    keys_of = {call.shape[3] for call in run.calls}
 
     lens: dict[str, np.ndarray] = {}
     for name, shape in (("lens_1d", (b,)), ("lens_2d", (b, n_q))):
@@ -212,13 +243,16 @@ def _session_to_state(session: Session, source: str | os.PathLike[str], found: l
             lens[name] = _lengths(arrays[name], name)
         except ValueError as exc:
             raise fail(exception_message(exc)) from exc
-        if lens[name].shape != shape:
+        # 2-D lengths are made for one call's queries (a model's calls need not share lengths).
+        got = lens[name].shape
+        fits = got == shape or (name == "lens_2d" and len(got) == 2 and got[0] == b and got[1] in queries_of)
+        if not fits:
             raise fail(
                 message(
                     QT_TRANSLATE_NOOP("FileErrors", "'{name}' has shape {shape} but queries {queries} need {needed}"),
                     name=name,
                     shape=lens[name].shape,
-                    queries=queries.shape,
+                    queries=shown.queries.shape,
                     needed=shape,
                 )
             )
@@ -246,28 +280,61 @@ def _session_to_state(session: Session, source: str | os.PathLike[str], found: l
             documents = _lengths(arrays[DOCUMENTS], DOCUMENTS)
         except ValueError as exc:
             raise fail(exception_message(exc)) from exc
-        if documents.shape != (b, n_k):
+        if documents.ndim != 2 or documents.shape[0] != b or documents.shape[1] not in keys_of:
             raise fail(
                 message(
                     QT_TRANSLATE_NOOP("FileErrors", "'{name}' has shape {shape} but keys {keys} need {needed}"),
                     name=DOCUMENTS,
                     shape=documents.shape,
-                    keys=keys.shape,
+                    keys=shown.keys.shape,
                     needed=(b, n_k),
                 )
             )
-    state = State(queries, keys, values, lens["lens_1d"], lens["lens_2d"], settings, params, documents=documents)
+    state = State(run, lens["lens_1d"], lens["lens_2d"], settings, params, documents)
+    return state, focus
+
+
+def _book_run_from_session(
+    arrays: Mapping[str, np.ndarray], model: Mapping[str, Any], of_call: Mapping[str, Any], budget: Budget
+) -> ModelRun:
+    """A version 1 or 2 session of the book's tensors (no calls): ``queries``, ``keys``,
+    ``values`` and ``masks/<argument>`` arrays, tokens in ``model``, the causal flag and scale
+    from the settings (``of_call``). ValueError names what is wrong."""
+    missing = [name for name in ("queries", "keys", "values") if name not in arrays]
+    if missing:
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has no '{name}' array; a session needs queries, keys and values"),
+                name=missing[0],
+            )
+        )
+    queries = _tensor(arrays["queries"], "queries")
+    keys = _tensor(arrays["keys"], "keys")
+    values = _tensor(arrays["values"], "values")
+    _check_qkv(queries, keys, values)
+    masks: dict[str, Any] = {
+        name: arrays[MASKS_PREFIX + name] for name in MASK_ARGUMENTS if MASKS_PREFIX + name in arrays
+    }
+    batch = queries.shape[0]
     try:
-        return _model_from_session(session.model, arrays, state, Budget(source, SessionFileError))
+        return State.from_tensors(
+            queries,
+            keys,
+            values,
+            masks=MaskArguments(**masks) if masks else None,
+            causal=of_call.get("causal"),
+            scale=of_call.get("scale"),
+            query_tokens=_tokens_from(model.get("query_tokens"), batch, "query_tokens", budget),
+            key_tokens=_tokens_from(model.get("key_tokens"), batch, "key_tokens", budget),
+        ).run
     except SessionFileError:
         raise
     except (ValueError, TypeError, KeyError, IndexError) as exc:
-        raise fail(
-            message(
-                QT_TRANSLATE_NOOP("FileErrors", "has a damaged model description: {error}"),
-                error=exception_message(exc),
-            )
-        ) from exc
+        raise _DamagedModel(exception_message(exc)) from exc
+
+
+class _DamagedModel(Exception):
+    """What a session's ``model`` description says does not fit its tensors (tokens, say)."""
 
 
 def _tokens_from(value: Any, batch: int, name: str, budget: Budget) -> np.ndarray | None:
@@ -290,23 +357,12 @@ def _tokens_from(value: Any, batch: int, name: str, budget: Budget) -> np.ndarra
     return budget.labels(name, value).reshape(batch, -1)
 
 
-def _model_from_session(
-    model: Mapping[str, Any], arrays: Mapping[str, np.ndarray], state: State, budget: Budget
-) -> State:
-    """``state`` with what the session's ``model`` description adds (run, masks, tokens)."""
-    if not model:
-        return state
+def _run_from_session(
+    model: Mapping[str, Any], arrays: Mapping[str, np.ndarray], of_call: Mapping[str, Any], budget: Budget
+) -> tuple[ModelRun, Focus]:
+    """The run a session's ``model`` describes and the head on show; ``of_call``: a version 2
+    session's causal flag and scale of that head, written into its call."""
     calls_json = model.get("calls")
-    if calls_json is None:
-        masks: dict[str, Any] = {
-            name: arrays[MASKS_PREFIX + name] for name in MASK_ARGUMENTS if MASKS_PREFIX + name in arrays
-        }
-        return replace(
-            state,
-            masks=MaskArguments(**masks) if masks else None,
-            query_tokens=_tokens_from(model.get("query_tokens"), state.batch, "query_tokens", budget),
-            key_tokens=_tokens_from(model.get("key_tokens"), state.batch, "key_tokens", budget),
-        )
     if not isinstance(calls_json, list) or not calls_json:
         raise ValueError(message(QT_TRANSLATE_NOOP("FileErrors", "'calls' must be a non-empty list")))
     calls = []
@@ -345,7 +401,7 @@ def _model_from_session(
         source=source if source in _RUN_SOURCES else "file",
     )
     layer, head = _whole_entry(model.get("layer", 0), "layer"), _whole_entry(model.get("head", 0), "head")
-    if not (0 <= layer < run.layers and 0 <= head < run.heads(layer)):
+    if not run.has_head(layer, head):
         raise ValueError(
             message(
                 QT_TRANSLATE_NOOP("FileErrors", "the head shown, {head} of call {layer}, is not in the model"),
@@ -353,7 +409,16 @@ def _model_from_session(
                 layer=layer,
             )
         )
-    return focused_state(run, layer, head, base=state)
+    for call in run.calls:
+        if not call.weights_only:
+            view = run.head_view(run.calls.index(call), 0)
+            _check_qkv(view.queries, view.keys, view.values)  # the editor's limits, per head
+    call = run.calls[layer]
+    if "causal" in of_call and of_call["causal"] != call.masks.causal:
+        run = run.with_causal(layer, of_call["causal"])
+    if "scale" in of_call and of_call["scale"] != call.scale:
+        run = run.with_call(layer, scale=of_call["scale"])
+    return run, Focus(layer, head)
 
 
 #: JSON has no infinity: a call's infinite fidelity (NaN in the model's output where attnviz has a
@@ -437,12 +502,19 @@ def _shown(value: Any) -> str:
 
 def load_state_file(path: str | os.PathLike[str], *, notes: list[str] | None = None) -> State:
     """Read an ``.attnviz`` file into a ``State``; raises :class:`SessionFileError` only."""
-    return session_to_state(load_session(path), source=path, notes=notes)
+    return load_state_and_focus(path, notes=notes)[0]
 
 
-def save_state_file(path: str | os.PathLike[str], state: State) -> None:
-    """Write ``state`` as an ``.attnviz`` session (atomically); raises :class:`SessionFileError`."""
-    save_session(path, state_to_session(state))
+def load_state_and_focus(path: str | os.PathLike[str], *, notes: list[str] | None = None) -> tuple[State, Focus]:
+    """Read an ``.attnviz`` file: its ``State`` and the head that was on show; raises
+    :class:`SessionFileError` only."""
+    return session_to_state_and_focus(load_session(path), source=path, notes=notes)
+
+
+def save_state_file(path: str | os.PathLike[str], state: State, focus: tuple[int, int] = Focus()) -> None:
+    """Write ``state`` as an ``.attnviz`` session (atomically), ``focus`` the head on show;
+    raises :class:`SessionFileError`."""
+    save_session(path, state_to_session(state, focus))
 
 
 def settings_problem(name: str, value: Any) -> str | None:
@@ -472,6 +544,19 @@ def settings_problem(name: str, value: Any) -> str | None:
                 choices=", ".join(CAUSAL_NAMES),
             )
         return None
+    if name == "scale":
+        ok = value is None or (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+        )
+        return (
+            None
+            if ok
+            else message(
+                QT_TRANSLATE_NOOP("FileErrors", "setting '{name}' is {value}; expected null or a number above 0"),
+                name=name,
+                value=shown,
+            )
+        )
     if name == "device":
         if not isinstance(value, str) or not value.strip():
             return message(
@@ -698,16 +783,18 @@ def state_from_tensor_file(
     *,
     layer: int | None = None,
     notes: list[str] | None = None,
+    base_focus: tuple[int, int] = Focus(),
 ) -> State:
     """A new ``State`` from a user's arrays: ``roles`` maps role -> name in ``tf``
     (``attnviz.io.roles.ALL_ROLES``; ``guess_roles`` guesses them from the names).
 
     * queries/keys/values: 3-D (batch, n, d); 2-D (n, d) gets a batch axis of 1. With all three
       from the file, 4-D (batch, heads, n, d) or 5-D (layers, batch, heads, n, d) make a model run
-      (``model_files.model_run_from_file``: keys and values may have fewer heads) and the state
-      shows head ``head`` of layer ``layer`` (None: 0, with a note when there are more).
-      A role left out keeps ``base``'s array (the shapes must then still agree); then a 4-D
-      array needs ``head``, which is taken out of it.
+      (``model_files.model_run_from_file``: keys and values may have fewer heads), to be shown
+      at head ``head`` of layer ``layer`` (None: 0, with a note when there are more; see
+      ``tensor_file_focus``). A role left out keeps the array of ``base``'s head ``base_focus``
+      (the shapes must then still agree); then a 4-D array needs ``head``, which is taken out
+      of it.
     * valid_lens: 1-D (batch,) or 2-D (batch, n_queries) whole numbers; switches ``lens_mode``.
       Left out: ``base``'s lengths when the batch, query and key counts are unchanged, else
       "none" (every key valid).
@@ -763,7 +850,7 @@ def state_from_tensor_file(
                         layer=layer_index,
                     )
                 )
-            state = _book_state(tf, roles, head_index, base, found, fail)
+            state = _book_state(tf, roles, head_index, base, Focus(*base_focus), found, fail)
     except StateFileError:
         raise
     except ValueError as exc:
@@ -780,24 +867,34 @@ NO_SETTINGS_NOTE = QT_TRANSLATE_NOOP(
 )
 
 
+def tensor_file_focus(state: State, layer: int | None, head: int | None) -> Focus:
+    """The head to show first of what ``state_from_tensor_file(..., head, layer=layer)`` gave:
+    the one asked for (0 where None), or the book's one head."""
+    return state.run.clamp((layer or 0, head or 0))
+
+
 def _run_state(
     tf: TensorFile, roles: Mapping[str, str], head: int | None, layer: int | None, base: State, found: list[str]
 ) -> State:
-    """Head ``head`` of layer ``layer`` of the model run in the file, with a model's settings."""
+    """The model run in the file, to be shown at head ``head`` of layer ``layer``, with a model's
+    settings."""
     run = model_run_from_file(tf, roles, notes=found)
     layer = _pick(layer, run.layers, _LAYER_RANGE, _LAYERS_NOTE, found)
     head = _pick(head, run.heads(layer), _HEAD_RANGE, _HEADS_NOTE, found, layer=layer)
-    state = focused_state(run, layer, head)
-    _check_qkv(state.queries, state.keys, state.values)  # the editor's limits, per head
-    settings = replace(state.settings, device=base.settings.device, dtype=base.settings.dtype)
+    for index, call in enumerate(run.calls):
+        if not call.weights_only:
+            view = run.head_view(index, 0)
+            _check_qkv(view.queries, view.keys, view.values)  # the editor's limits, per head
+    shown = run.head_view(layer, head)
+    settings = replace(MODEL_SETTINGS, device=base.settings.device, dtype=base.settings.dtype)
     found.append(NO_SETTINGS_NOTE)
+    state = State.from_run(run, settings)
+    b, q, k = shown.batch, shown.n_queries, shown.n_keys
+    state = replace(state, lens_1d=np.full((b,), k, np.int64), lens_2d=np.full((b, q), k, np.int64))
     if "valid_lens" in roles:
-        lens_1d, lens_2d, mode = _file_lengths(
-            tf, roles["valid_lens"], state.batch, state.n_queries, state.n_keys, False, found
-        )
-        settings = replace(settings, lens_mode=mode)
-        return replace(state, lens_1d=lens_1d, lens_2d=lens_2d, settings=settings)
-    return replace(state, settings=settings)
+        lens_1d, lens_2d, mode = _file_lengths(tf, roles["valid_lens"], b, q, k, False, found)
+        return replace(state, lens_1d=lens_1d, lens_2d=lens_2d, settings=replace(settings, lens_mode=mode))
+    return state
 
 
 _LAYER_RANGE = (
@@ -826,15 +923,22 @@ def _pick(
 
 
 def _book_state(
-    tf: TensorFile, roles: Mapping[str, str], head: int | None, base: State, found: list[str], fail: Any
+    tf: TensorFile,
+    roles: Mapping[str, str],
+    head: int | None,
+    base: State,
+    base_focus: Focus,
+    found: list[str],
+    fail: Any,
 ) -> State:
     """The book's 3-D tensors (2-D ones get a batch axis), or one head of 4-D arrays when only some
     roles come from the file; the file's masks, causality, scale and tokens with them."""
     tensors: dict[str, np.ndarray] = {}
     batched_up = False
+    shown = base.head_view(base_focus)
     for role in ("queries", "keys", "values"):
         if role not in roles:
-            tensors[role] = np.array(getattr(base, role), dtype=np.float64, copy=True)
+            tensors[role] = np.array(getattr(shown, role), dtype=np.float64, copy=True)
             continue
         name = roles[role]
         array = np.asarray(tf.arrays[name])
@@ -897,12 +1001,12 @@ def _book_state(
             )
         raise fail(problem) from exc
     b, n_q, n_k = queries.shape[0], queries.shape[1], keys.shape[1]
-    same_layout = (b, n_q, n_k) == (base.batch, base.n_queries, base.n_keys)
+    same_layout = (b, n_q, n_k) == (shown.batch, shown.n_queries, shown.n_keys)
 
     if "valid_lens" in roles:
         lens_1d, lens_2d, mode = _file_lengths(tf, roles["valid_lens"], b, n_q, n_k, batched_up, found)
     elif same_layout and not full:
-        lens_1d, lens_2d, mode = base.lens_1d.copy(), base.lens_2d.copy(), base.settings.lens_mode
+        lens_1d, lens_2d, mode = base.lens_1d.copy(), base.lens_2d_for(shown).copy(), base.settings.lens_mode
     else:
         lens_1d = np.full((b,), n_k, dtype=np.int64)
         lens_2d = np.full((b, n_q), n_k, dtype=np.int64)
@@ -913,7 +1017,7 @@ def _book_state(
     d_q, d_k = queries.shape[2], keys.shape[2]
     if not full:
         settings = _replace(base.settings, lens_mode=mode)
-        same_dims = (d_q, d_k) == (base.queries.shape[2], base.keys.shape[2])
+        same_dims = (d_q, d_k) == (shown.queries.shape[2], shown.keys.shape[2])
         params = {k: v.copy() for k, v in base.params.items()} if same_dims else {}
         found.append(
             message(
@@ -934,17 +1038,17 @@ def _book_state(
                     d_k=d_k,
                 )
             )
-        return State(queries, keys, values, lens_1d, lens_2d, settings, params)
+        return State.from_tensors(
+            queries, keys, values, lens_1d, lens_2d, settings, params, causal=shown.causal, scale=shown.scale
+        )
 
     extras = file_extras(tf, roles, (b,), n_q, n_k, notes=found)
-    masks = replace(extras.masks[0], is_causal=False)  # the causal setting carries it, editable
+    masks = replace(extras.masks[0], is_causal=False)  # the call's causal flag carries it
     scoring = "scaled_dot" if d_q == d_k else "additive"
     settings = Settings(
         scoring=scoring,
         mask_mode="sdpa" if masks.any else "d2l",
-        causal=extras.causal,
         lens_mode=mode,
-        scale=extras.scale,
         device=base.settings.device,
         dtype=base.settings.dtype,
     )
@@ -962,7 +1066,7 @@ def _book_state(
                 d_k=d_k,
             )
         )
-    return State(
+    return State.from_tensors(
         queries,
         keys,
         values,
@@ -971,6 +1075,8 @@ def _book_state(
         settings,
         {},
         masks=masks if masks.any else None,
+        causal=extras.causal,
+        scale=extras.scale,
         query_tokens=extras.query_tokens,
         key_tokens=extras.key_tokens,
     )

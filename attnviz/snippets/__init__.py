@@ -1,6 +1,6 @@
 """Copy as code: the current inputs and settings as a script, in the framework the user works in.
 
-``make_snippet(state, framework)`` writes plain PyTorch, TensorFlow, MXNet or JAX code (no attnviz
+``make_snippet(state, framework, focus=...)`` writes plain PyTorch, TensorFlow, MXNet or JAX code (no attnviz
 needed) structured as the chapter teaches: a masked softmax over valid lengths, the scoring
 function as a module (or a function, in JAX), the batched products, with the tensors and
 learnable parameters the app used; or, as ``"attnviz"``, a call of ``attnviz.engine.attend``. Run,
@@ -9,14 +9,16 @@ a snippet prints the weights and the output; ``--save-weights PATH`` also saves 
 Each ``Snippet`` says which of its lines compute which stage (``stage_lines``, ``stage_spans``)
 and what it leaves out (``leaves_out``, also written at its top).
 
-The generators work from a ``SnippetInput`` that ``snippet_input(state, outcome)`` makes: the one
-place that reads a ``State``. No Qt here.
+The generators work from a ``SnippetInput`` that ``snippet_input(state, outcome, focus=...)`` makes
+from one head of the state (``State.head_view(focus)``): the one place that reads a ``State``.
+No Qt here.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..model_run import Focus
 from ..tr import QT_TRANSLATE_NOOP, message
 from .arrays import DATA_FILE, MAX_EMBEDDED, MAX_INLINE
 from .attnviz_script import attnviz_snippet
@@ -93,11 +95,13 @@ def make_snippet(
     data_file: str = DATA_FILE,
     max_inline: int = MAX_INLINE,
     max_embedded: int = MAX_EMBEDDED,
+    focus: tuple[int, int] = Focus(),
 ) -> Snippet:
-    """``state`` as a snippet in ``framework``; ``outcome``: the app's result for this state
-    (computed here when not given). Raises ``SnippetError`` for what cannot be written."""
+    """Head ``focus`` of ``state`` as a snippet in ``framework``; ``outcome``: the app's result
+    for this state and head (computed here when not given). Raises ``SnippetError`` for what
+    cannot be written."""
     return generate(
-        snippet_input(state, outcome),
+        snippet_input(state, outcome, focus=focus),
         framework,
         data_file=data_file,
         max_inline=max_inline,

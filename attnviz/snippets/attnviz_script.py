@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..model_run import Focus
 from .arrays import DATA_FILE, MAX_EMBEDDED, MAX_INLINE, form, has_nonfinite, literal, packed_lines, write_data_file
 from .base import Snippet
 from .inputs import SnippetInput, snippet_input
@@ -49,23 +50,31 @@ def snippet_for_state(
     data_file: str = DATA_FILE,
     check: bool = True,
     outcome: Outcome | None = None,
+    focus: tuple[int, int] = Focus(),
 ) -> str:
-    """A runnable script reproducing ``state``'s attention with ``attnviz.engine.attend``.
+    """A runnable script reproducing the attention of ``state``'s head ``focus`` with
+    ``attnviz.engine.attend``.
 
-    ``outcome`` is the app's result for exactly this state when the caller has it (the window
-    does: its compute thread made it), else it is computed here with ``compute.run_state``. An
+    ``outcome`` is the app's result for exactly this state and head when the caller has it (the
+    window does: its compute thread made it), else it is computed here with ``compute.run_state``. An
     input the app refuses raises ``SnippetError``. The script leaves ``result`` (the
     AttentionResult) and ``weights`` in its namespace.
     """
-    inp = snippet_input(state, outcome)
+    inp = snippet_input(state, outcome, focus=focus)
     return attnviz_snippet(inp, max_inline=max_inline, max_embedded=max_embedded, data_file=data_file, check=check).code
 
 
 def snippet_data(
-    state: State, *, max_inline: int = MAX_INLINE, max_embedded: int = MAX_EMBEDDED, outcome: Outcome | None = None
+    state: State,
+    *,
+    max_inline: int = MAX_INLINE,
+    max_embedded: int = MAX_EMBEDDED,
+    outcome: Outcome | None = None,
+    focus: tuple[int, int] = Focus(),
 ) -> dict[str, np.ndarray]:
-    """The arrays the attnviz script reads from its data file (empty: the script needs no file)."""
-    inp = snippet_input(state, outcome)
+    """The arrays the attnviz script of head ``focus`` reads from its data file (empty: the
+    script needs no file)."""
+    inp = snippet_input(state, outcome, focus=focus)
     return dict(attnviz_snippet(inp, max_inline=max_inline, max_embedded=max_embedded).data)
 
 
@@ -76,9 +85,12 @@ def save_snippet_data(
     max_inline: int = MAX_INLINE,
     max_embedded: int = MAX_EMBEDDED,
     outcome: Outcome | None = None,
+    focus: tuple[int, int] = Focus(),
 ) -> list[str]:
-    """Write the attnviz script's data file (``.npz``) to ``path``; the names written (none: no file)."""
-    return write_data_file(snippet_data(state, max_inline=max_inline, max_embedded=max_embedded, outcome=outcome), path)
+    """Write the data file (``.npz``) of the attnviz script of head ``focus`` to ``path``; the
+    names written (none: no file)."""
+    data = snippet_data(state, max_inline=max_inline, max_embedded=max_embedded, outcome=outcome, focus=focus)
+    return write_data_file(data, path)
 
 
 def _arrays(inp: SnippetInput) -> dict[str, np.ndarray]:

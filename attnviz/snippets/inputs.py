@@ -1,10 +1,11 @@
 """What a snippet is written from: ``SnippetInput``, made from the document's state by ONE function.
 
-The generators never read a ``State``: ``snippet_input(state, outcome)`` collects what they need
-(tensors, valid lengths, the learnable parameters the app really used, the settings, the model's
-and long-context masks reduced to one boolean mask and one additive bias, the dropout the app
-drew) and every generator works from that. When the state changes shape, this is the one place
-to follow it.
+The generators never read a ``State``: ``snippet_input(state, outcome, focus=...)`` collects what
+they need for one head, the one on show (its tensors through ``State.head_view(focus)``, valid
+lengths, the learnable parameters the app really used, the settings with the call's causal flag
+and scale, the model's and long-context masks reduced to one boolean mask and one additive bias,
+the dropout the app drew) and every generator works from that. When the state changes shape,
+this is the one place to follow it.
 
 No Qt. Torch is imported only here, to combine masks exactly as the engine reads them.
 """
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..model_run import Focus, HeadView
 from ..tr import QT_TRANSLATE_NOOP, message
 
 if TYPE_CHECKING:
@@ -37,8 +39,8 @@ class SnippetError(ValueError):
 class SnippetInput:
     """Everything a snippet needs, as plain numpy and Python.
 
-    ``queries`` (B, Q, d_q), ``keys`` (B, K, d_k), ``values`` (B, K, d_v) as the document holds
-    them; ``valid_lens`` (B,) or (B, Q) whole numbers, or None; ``params`` the learnable
+    ``queries`` (B, Q, d_q), ``keys`` (B, K, d_k), ``values`` (B, K, d_v) of the head on show,
+    as the document holds them; ``valid_lens`` (B,) or (B, Q) whole numbers, or None; ``params`` the learnable
     parameters the app computed with (nn.Linear layout: W_q (h, d_q), W_k (h, d_k), w_v (1, h);
     bilinear W (d_q, d_k)).
 
@@ -99,14 +101,24 @@ class SnippetInput:
         return self.train and self.dropout > 0.0
 
 
-def snippet_input(state: State, outcome: Outcome | None = None) -> SnippetInput:
-    """What the generators need to write ``state`` as code.
+def snippet_input(state: State, outcome: Outcome | None = None, *, focus: tuple[int, int] = Focus()) -> SnippetInput:
+    """What the generators need to write head ``focus`` of ``state`` as code (the window passes
+    the head on show, ``session.selection.focus``; the book's input has only head (0, 0)).
 
-    ``outcome`` is the app's result for exactly this state (the window has it from its compute
-    thread); without it, it is computed here. An input the app refuses, or a call that recorded
-    its weights only, raises ``SnippetError`` with the reason.
+    ``outcome`` is the app's result for exactly this state and head (the window has it from its
+    compute thread); without it, it is computed here. An input the app refuses, or a call that
+    recorded its weights only, raises ``SnippetError`` with the reason; a head the run lacks, or
+    an outcome computed for another head, raises ``ValueError``.
     """
-    if state.run is not None and state.run.calls[state.layer].weights_only:
+    focus = Focus(*focus)
+    try:
+        head = state.head_view(focus)
+    except IndexError as exc:
+        raise ValueError(str(exc)) from exc
+    if outcome is not None and outcome.focus != focus:
+        # Its weights would be another head's: the snippet's check would assert the wrong ones.
+        raise ValueError(f"the result given is of head {tuple(outcome.focus)}, not of head {tuple(focus)}")
+    if head.weights_only:
         raise SnippetError(
             QT_TRANSLATE_NOOP(
                 "Snippet",
@@ -116,7 +128,7 @@ def snippet_input(state: State, outcome: Outcome | None = None) -> SnippetInput:
     if outcome is None:
         from ..compute import run_state
 
-        outcome = run_state(state)
+        outcome = run_state(state, 0, focus)
     if outcome.view is None:
         raise SnippetError(
             message(
@@ -128,8 +140,8 @@ def snippet_input(state: State, outcome: Outcome | None = None) -> SnippetInput:
     s = state.settings
     from ..compute.engine_args import mask_kwargs, scale_kwargs
 
-    model_masks = {name: value for name, value in mask_kwargs(state).items() if value is not None}
-    b, q, k = state.batch, state.n_queries, state.n_keys
+    model_masks = {name: value for name, value in mask_kwargs(state, head).items() if value is not None}
+    b, q, k = head.batch, head.n_queries, head.n_keys
     mask, bias = _combined_masks(model_masks, (b, q, k), s.dtype)
     keep = None
     if s.train and s.dropout > 0.0:
@@ -139,24 +151,22 @@ def snippet_input(state: State, outcome: Outcome | None = None) -> SnippetInput:
             # Where a weight is 0 (or NaN) the draw does not show, and does not matter either.
             w, applied = view.weights, view.applied_weights
             keep = (applied != 0) | (w == 0) | np.isnan(w)
-    focus = None
-    if state.run is not None:
-        call = state.run.calls[state.layer]
-        focus = f"head {state.head} of call {state.layer} ({call.name})"
-    lens = state.valid_lens()
+    # A model's head is named; the book's input (a run of one call and one head) has no choice.
+    named = None if state.run.source == "book" else f"head {head.head} of call {head.layer} ({head.call.name})"
+    lens = state.valid_lens(head)
     return SnippetInput(
-        queries=np.asarray(state.queries),
-        keys=np.asarray(state.keys),
-        values=np.asarray(state.values),
+        queries=np.asarray(head.queries),
+        keys=np.asarray(head.keys),
+        values=np.asarray(head.values),
         valid_lens=None if lens is None else np.asarray(lens),
         params={name: np.asarray(value) for name, value in view.params.items()},
         scoring=s.scoring,
         mask_mode=s.mask_mode,
-        causal=s.causal,
-        scale=scale_kwargs(state).get("scale"),
+        causal=head.causal,
+        scale=scale_kwargs(state, head.scale).get("scale"),
         mask=mask,
         bias=bias,
-        mask_sources=tuple(_sources(state)),
+        mask_sources=tuple(_sources(state, head)),
         dropout=float(s.dropout),
         train=bool(s.train),
         dropout_keep=keep,
@@ -169,18 +179,18 @@ def snippet_input(state: State, outcome: Outcome | None = None) -> SnippetInput:
         dropout_seed=int(s.dropout_seed),
         model_masks={name: _numpy(value) for name, value in model_masks.items()},
         app_weights=view.weights,
-        focus=focus,
+        focus=named,
     )
 
 
-def _sources(state: State) -> list[str]:
-    """What the combined mask and bias are made of, in words for the snippet's comments."""
+def _sources(state: State, head: HeadView) -> list[str]:
+    """What the combined mask and bias of ``head`` are made of, in words for the snippet's comments."""
     from ..model_run import MASK_ARGUMENTS
 
     s = state.settings
     named = []
-    if state.masks is not None:
-        named = [f"the model's {name}" for name in MASK_ARGUMENTS if getattr(state.masks, name) is not None]
+    if head.masks is not None:
+        named = [f"the model's {name}" for name in MASK_ARGUMENTS if getattr(head.masks, name) is not None]
     long = [
         text
         for on, text in (
@@ -188,12 +198,12 @@ def _sources(state: State) -> list[str]:
             (s.sinks, f"{s.sinks} attention sinks"),
             (s.prefix, f"a prefix-LM prefix of {s.prefix}"),
             (s.chunk, f"chunks of {s.chunk}"),
-            (state.documents is not None, "packed documents"),
+            (state.documents_for(head) is not None, "packed documents"),
         )
         if on
     ]
     if long:
-        named.append(("causal " if s.causal else "") + "long-context masks: " + ", ".join(long))
+        named.append(("causal " if head.causal else "") + "long-context masks: " + ", ".join(long))
     return named
 
 

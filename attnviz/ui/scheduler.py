@@ -24,6 +24,7 @@ from superqt.utils import create_worker
 
 from attnviz.compute.attention import Outcome, run_snapshot
 from attnviz.document import Snapshot
+from attnviz.model_run import Focus
 
 _threads_configured = False
 T = TypeVar("T")
@@ -124,7 +125,7 @@ class ComputeScheduler(QObject):
         self.started_count += 1
         worker = create_worker(self._compute, snapshot, _start_thread=False, _ignore_errors=True)
         worker.returned.connect(self._on_returned)
-        worker.errored.connect(functools.partial(self._on_errored, snapshot.version))
+        worker.errored.connect(functools.partial(self._on_errored, snapshot))
         worker.finished.connect(self._on_finished)
         self._worker = worker  # keep the Python object alive while it runs
         self._pool.start(worker)
@@ -133,8 +134,9 @@ class ComputeScheduler(QObject):
         if not self._closed:
             self.finished.emit(outcome)
 
-    def _on_errored(self, version: int, exc: BaseException) -> None:
-        self._on_returned(Outcome(version, error=f"unexpected error: {type(exc).__name__}: {exc}"))
+    def _on_errored(self, snapshot: Snapshot, exc: BaseException) -> None:
+        error = f"unexpected error: {type(exc).__name__}: {exc}"
+        self._on_returned(Outcome(snapshot.version, error=error, focus=getattr(snapshot, "focus", Focus())))
 
     def _on_finished(self, *_: object) -> None:
         self._running = False

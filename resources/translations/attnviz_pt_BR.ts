@@ -191,7 +191,7 @@
     </message>
     <message>
         <source>The one setting that differs between A and B; everything else is the main window&apos;s</source>
-        <extracomment>Document version of the drawn result (-1 before the first).</extracomment>
+        <extracomment>Document version of the drawn result (-1 before the first). The head the last request and the last result shown were of.</extracomment>
         <translation>A única configuração que difere entre A e B; todo o resto vem da janela principal</translation>
     </message>
     <message>
@@ -725,8 +725,8 @@
         <translation>Examinando as máscaras de todas as chamadas…</translation>
     </message>
     <message>
-        <source>No model here: capture one (attnviz.capture) or open a file of a model&apos;s tensors, and the doctor examines every mask it received.</source>
-        <translation>Nenhum modelo aqui: capture um (attnviz.capture) ou abra um arquivo com os tensores de um modelo, e o médico examina todas as máscaras que ele recebeu.</translation>
+        <source>No mask here to examine: capture a model (attnviz.capture) or open a file of a model&apos;s tensors, and the doctor examines every mask it received.</source>
+        <translation>Nenhuma máscara aqui para examinar: capture um modelo (attnviz.capture) ou abra um arquivo com os tensores de um modelo, e o médico examina todas as máscaras que ele recebeu.</translation>
     </message>
     <message>
         <source>No problem found in the masks of {n} calls.</source>
@@ -774,7 +774,7 @@
     <name>Errors</name>
     <message>
         <source>{call} recorded its attention weights only (Hugging Face output_attentions): they are shown as recorded; scores, masks and outputs cannot be recomputed, and a key with weight 0 is shown as masked</source>
-        <extracomment>Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. Pictures of these arrays made ready for display on the compute thread, under the name of the view that asked for them (the UI registers what to prepare; this layer knows nothing of it). Empty when nobody asked. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every stage at once is over the memory budget (a long input: the long-context view can). Every head of the model run&apos;s call on show (None without a run).</extracomment>
+        <extracomment>Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. Pictures of these arrays made ready for display on the compute thread, under the name of the view that asked for them (the UI registers what to prepare; this layer knows nothing of it). Empty when nobody asked. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every stage at once is over the memory budget (a long input: the long-context view can). Every head of the call on show (one for the book&apos;s input). The head this is the result of.</extracomment>
         <translation>{call} registrou só os seus pesos de atenção (output_attentions do Hugging Face): eles são mostrados como foram registrados; pontuações, máscaras e saídas não podem ser recalculadas, e uma chave com peso 0 aparece como mascarada</translation>
     </message>
     <message>
@@ -2159,7 +2159,7 @@
     </message>
     <message>
         <source>cannot be written: its description would be {size} characters, more than the {limit} a session may hold (too many tokens)</source>
-        <extracomment>What a model run adds (its calls&apos; names and scales, the head shown, tokens), as JSON; empty for the book&apos;s tensors. A session with it is format version 2.</extracomment>
+        <extracomment>The run&apos;s description (its calls&apos; names, scales and causal flags, the head shown, tokens), as JSON; the app always writes one (format version 3). Empty: version 1.</extracomment>
         <translation>não pode ser gravado: sua descrição teria {size} caracteres, mais que os {limit} que uma sessão pode conter (tokens demais)</translation>
     </message>
     <message>
@@ -2352,7 +2352,7 @@
     </message>
     <message>
         <source>holds an array &apos;mask&apos;, which sessions do not have: masks are kept as masks/attn_mask, masks/key_padding_mask or masks/attention_mask</source>
-        <extracomment>Session array names of the parameters: ``params/W_q`` holds ``state.params[&quot;W_q&quot;]``. A model run&apos;s arrays: ``run/&lt;call&gt;/&lt;name&gt;``; a plain state&apos;s masks: ``masks/&lt;argument&gt;``. Document ids of packed sequences (B, K): ``State.documents``.</extracomment>
+        <extracomment>Session array names of the parameters: ``params/W_q`` holds ``state.params[&quot;W_q&quot;]``. The run&apos;s arrays: ``run/&lt;call&gt;/&lt;name&gt;``; a version 1 or 2 session&apos;s book masks: ``masks/&lt;argument&gt;``. Document ids of packed sequences (B, K): ``State.documents``.</extracomment>
         <translation>contém um array &apos;mask&apos;, que as sessões não têm: as máscaras são guardadas como masks/attn_mask, masks/key_padding_mask ou masks/attention_mask</translation>
     </message>
     <message>
@@ -2431,6 +2431,10 @@
     <message>
         <source>setting &apos;{name}&apos; is {value}; expected null, {choices}</source>
         <translation>a configuração &apos;{name}&apos; é {value}; esperava-se null, {choices}</translation>
+    </message>
+    <message>
+        <source>setting &apos;{name}&apos; is {value}; expected null or a number above 0</source>
+        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se null ou um número acima de 0</translation>
     </message>
     <message>
         <source>setting &apos;{name}&apos; is {value}; expected a device name such as &quot;cpu&quot;</source>
@@ -2883,7 +2887,7 @@
     <name>HeadsView</name>
     <message>
         <source>Every head of the layer, one colour scale; click a head to show it in every view</source>
-        <extracomment>A small multiple&apos;s least size: a 128-token map still shows its structure at 200 pixels. How many times the grid was drawn (a hidden view must not draw: tests check it). What the maps show: (layer, batch, scale...), weights, mask; None: nothing yet.</extracomment>
+        <extracomment>A small multiple&apos;s least size: a 128-token map still shows its structure at 200 pixels. The query and key tokens of the call the heads are of (None: none). How many times the grid was drawn (a hidden view must not draw: tests check it). What the maps show: (layer, batch, scale...), weights, mask; None: nothing yet.</extracomment>
         <translation>Todas as cabeças da camada, com uma só escala de cores; clique em uma cabeça para mostrá-la em todas as vistas</translation>
     </message>
     <message>
@@ -2911,16 +2915,12 @@
         <translation>clique para mostrar esta cabeça em todas as vistas</translation>
     </message>
     <message>
-        <source>Heads</source>
-        <translation>Cabeças</translation>
-    </message>
-    <message>
-        <source>No model here: open a file of a model&apos;s tensors with heads (File &gt; Open), or a capture, to see every head of a layer side by side.</source>
-        <translation>Nenhum modelo aqui: abra um arquivo com os tensores de um modelo com cabeças (Arquivo &gt; Abrir), ou uma captura, para ver lado a lado todas as cabeças de uma camada.</translation>
-    </message>
-    <message>
         <source>{call}: {n} heads, batch {b}</source>
         <translation>{call}: {n} cabeças, lote {b}</translation>
+    </message>
+    <message>
+        <source>One head here: open a file of a model&apos;s tensors with heads (File &gt; Open), or a capture, to see every head of a layer side by side.</source>
+        <translation>Uma só cabeça aqui: abra um arquivo com os tensores de um modelo com cabeças (Arquivo &gt; Abrir), ou uma captura, para ver lado a lado todas as cabeças de uma camada.</translation>
     </message>
     <message>
         <source>one colour scale for every head</source>
@@ -3792,7 +3792,7 @@
     </message>
     <message>
         <source>Load preset {title}</source>
-        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. The call (layer) and head of a model run on show (0, 0 without a run); they live in the document&apos;s state, which the compute thread reads, and are mirrored here for the views. What to prepare for display on the compute thread (``prepare_on_compute``). Outcomes that arrived after the document had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
+        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). What to prepare for display on the compute thread (``prepare_on_compute``). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
         <translation>Carregar a predefinição {title}</translation>
     </message>
     <message>
@@ -4178,12 +4178,12 @@
         <translation>só pesos</translation>
     </message>
     <message>
-        <source>No model here: open a file of a model&apos;s tensors with layers and heads, or a capture.</source>
-        <translation>Nenhum modelo aqui: abra um arquivo com os tensores de um modelo com camadas e cabeças, ou uma captura.</translation>
-    </message>
-    <message>
         <source>{statistic}, batch {b} (on show: layer {layer}, head {head})</source>
         <translation>{statistic}, lote {b} (em exibição: camada {layer}, cabeça {head})</translation>
+    </message>
+    <message>
+        <source>One head here: open a file of a model&apos;s tensors with layers and heads, or a capture.</source>
+        <translation>Uma só cabeça aqui: abra um arquivo com os tensores de um modelo com camadas e cabeças, ou uma captura.</translation>
     </message>
     <message>
         <source>does not apply</source>
@@ -4202,7 +4202,7 @@
     <name>ModelRun</name>
     <message>
         <source>{call}: queries, keys and values come together (only {given} found)</source>
-        <extracomment>The arguments a mask can come through, in the order the engine combines them. Where the causal mask lines up when there are fewer queries than keys: &quot;top_left&quot; (SDPA&apos;s is_causal) or &quot;bottom_right&quot; (the last query sees the last key: a KV-cache step, as Hugging Face&apos;s causal masks do). The same whenever L_q = L_k.</extracomment>
+        <extracomment>The arguments a mask can come through, in the order the engine combines them. Where a run came from; &quot;book&quot;: the book&apos;s 3-D inputs (typed, filled, a preset, a tensor file without heads), one call of one head whose queries and keys may differ in size (additive scoring takes any d_q and d_k; the engine refuses a dot product of different sizes). The values of a causal flag other than off (``MaskArguments.causal``). Where the causal mask lines up when there are fewer queries than keys: &quot;top_left&quot; (SDPA&apos;s is_causal) or &quot;bottom_right&quot; (the last query sees the last key: a KV-cache step, as Hugging Face&apos;s causal masks do). The same whenever L_q = L_k.</extracomment>
         <translation>{call}: consultas, chaves e valores vêm juntos (só foi encontrado: {given})</translation>
     </message>
     <message>
@@ -4219,6 +4219,7 @@
     </message>
     <message>
         <source>a model run needs at least one attention call</source>
+        <extracomment>A call of recorded weights only has no tensors: its head views show zeros of one column (read-only, no memory), so every view can still read the shapes (B, L_q, L_k).</extracomment>
         <translation>uma execução de modelo precisa de ao menos uma chamada de atenção</translation>
     </message>
     <message>
@@ -4228,10 +4229,6 @@
     <message>
         <source>{name} have shape {shape}; the tensors need ({batch}, {length})</source>
         <translation>{name} tem formato {shape}; os tensores precisam de ({batch}, {length})</translation>
-    </message>
-    <message>
-        <source>{call} recorded attention weights only: there are no tensors to show</source>
-        <translation>{call} registrou só pesos de atenção: não há tensores para mostrar</translation>
     </message>
 </context>
 <context>
@@ -4473,7 +4470,7 @@
     </message>
     <message>
         <source>Waiting for a result…</source>
-        <extracomment>A card narrower than this cannot show a 10-key row of weights with its numbers. How many times the stages were drawn (hidden views must not draw; tests check it). Prepares big stage maps off the GUI thread (latest request wins), drawn when ready.</extracomment>
+        <extracomment>A card narrower than this cannot show a 10-key row of weights with its numbers. The head the result on show is of (its tensors, lengths and causal flag). How many times the stages were drawn (hidden views must not draw; tests check it). Prepares big stage maps off the GUI thread (latest request wins), drawn when ready.</extracomment>
         <translation>Esperando um resultado…</translation>
     </message>
     <message>
@@ -4734,10 +4731,6 @@
     <message>
         <source>warning: {warning}</source>
         <translation>aviso: {warning}</translation>
-    </message>
-    <message>
-        <source>has no heads or layers: --layer and --head choose among a model&apos;s</source>
-        <translation>não tem cabeças nem camadas: --layer e --head escolhem entre as de um modelo</translation>
     </message>
     <message>
         <source>--layer {layer} is out of range: {name} has {n} layer, 0</source>
@@ -5757,21 +5750,17 @@ Delete põe 0 nas células selecionadas.</translation>
     </message>
     <message>
         <source>Edit</source>
-        <extracomment>Shape limits of the editor. The engine takes anything; a table of a million rows does not help anyone, and these keep a typo in a spin box from asking for terabytes. Tensors loaded from files, captures or scripts may be longer than the editor makes them: the main view then refuses every stage at once (the memory budget) and the long-context view streams them. The bound keeps a typo&apos;d or hostile file from asking for absurd lengths. Dot-product scorings: multiply the dot products by this instead of dividing them by sqrt(d) (SDPA&apos;s ``scale``; a model run brings its own). None = 1/sqrt(d). Long-context masks (0 = off), combined with every other mask (``engine.mask_mods``): a sliding window of this many keys (causal when ``causal`` is set), attention sinks (the first keys, with a window), a prefix-LM prefix, chunked local attention. Let NaN/Inf through to the engine (to show what masking does not remove); else refused. Document ids of packed sequences, (B, K) whole numbers: a query attends the keys of its own document only (block-diagonal). None: one document.</extracomment>
+        <extracomment>Shape limits of the editor. The engine takes anything; a table of a million rows does not help anyone, and these keep a typo in a spin box from asking for terabytes. Tensors loaded from files, captures or scripts may be longer than the editor makes them: the main view then refuses every stage at once (the memory budget) and the long-context view streams them. The bound keeps a typo&apos;d or hostile file from asking for absurd lengths. Long-context masks (0 = off), combined with every other mask (``engine.mask_mods``): a sliding window of this many keys (causal when the call is), attention sinks (the first keys, with a window), a prefix-LM prefix, chunked local attention. Let NaN/Inf through to the engine (to show what masking does not remove); else refused. The settings a model&apos;s run is shown with: scaled dot-product scoring, masks applied exactly as SDPA applies them, no valid lengths (a model masks with its own masks). What ``SetSettings`` writes into a call rather than into ``Settings``: each call of a model has its own causal flag and scale (the book&apos;s one call too). The name of the book&apos;s one call (a model&apos;s calls are named by its code).</extracomment>
         <translation>Editar</translation>
     </message>
     <message>
         <source>Change</source>
-        <extracomment>The (layer, head) of a model run the block belongs to (None: the one shown).</extracomment>
+        <extracomment>The (layer, head) the block belongs to (None: the one on show when applied).</extracomment>
         <translation>Alterar</translation>
     </message>
     <message>
         <source>Change setting</source>
         <translation>Alterar configuração</translation>
-    </message>
-    <message>
-        <source>Show another head</source>
-        <translation>Mostrar outra cabeça</translation>
     </message>
 </context>
 </TS>

@@ -67,7 +67,7 @@ def test_the_scaling_statistics_refuse_before_making_the_scores(monkeypatch: pyt
 
 def test_the_labs_show_a_budget_refusal_and_recognise_the_allocators_failure(monkeypatch: pytest.MonkeyPatch) -> None:
     state = make_state(batch=2, n_queries=8, n_keys=8, d_q=2, d_k=2, d_v=2)
-    state.queries[...] = np.random.default_rng(0).standard_normal(state.queries.shape)
+    state = state.with_head((0, 0), "queries", np.random.default_rng(0).standard_normal((2, 8, 2)))
 
     def over_budget(*_a: object, **_kw: object) -> None:
         raise MemoryBudgetError("the masking lab needs about 9 GiB, more than the memory budget of 4 GiB", 9, 4)

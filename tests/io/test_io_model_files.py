@@ -15,7 +15,6 @@ import pytest
 import torch
 
 from attnviz.compute.attention import run_state
-from attnviz.document import focused_state
 from attnviz.io import TensorFile, guess_roles, load_tensor_file, save_arrays
 from attnviz.io._limits import MAX_STORED_TEXT_CHARS
 from attnviz.io.state_io import (
@@ -24,6 +23,7 @@ from attnviz.io.state_io import (
     load_state_file,
     save_state_file,
     state_from_tensor_file,
+    tensor_file_focus,
 )
 from attnviz.presets import DEFAULT_PRESET, PRESETS
 from tests.io.memory_probe import probe
@@ -68,8 +68,8 @@ def load(
     return state_from_tensor_file(tf, guess_roles(tf) if roles is None else roles, head, BASE, layer=layer, notes=notes)
 
 
-def weights(state: Any) -> np.ndarray:
-    outcome = run_state(state)
+def weights(state: Any, focus: tuple[int, int] = (0, 0)) -> np.ndarray:
+    outcome = run_state(state, 0, focus)
     assert outcome.error is None and outcome.view is not None, outcome.error
     return outcome.view.weights
 
@@ -101,18 +101,18 @@ def test_heads_layers_and_grouped_query_attention(tmp_path: Path) -> None:
     tf = file_of(tmp_path, **arrays)
     notes: list[str] = []
     state = load(tf, notes=notes)
-    assert state.run is not None and state.run.layers == 3 and state.run.heads(2) == 4
+    assert state.run.layers == 3 and state.run.heads(2) == 4
     assert "the file has 3 layers: layer 0 is shown" in notes and "the file has 4 heads: head 0 is shown" in notes
     assert NO_SETTINGS_NOTE in notes
     for layer in range(3):
         for head in range(4):
-            shown = focused_state(state.run, layer, head, base=state)
             # Consecutive query heads share a key/value head, as SDPA's enable_gqa.
             expected = reference(arrays["q"][layer][:, head], arrays["k"][layer][:, head // 2])
-            np.testing.assert_allclose(weights(shown), expected, atol=1e-6)
+            np.testing.assert_allclose(weights(state, (layer, head)), expected, atol=1e-6)
     chosen = load(tf, head=3, layer=2)
-    assert (chosen.layer, chosen.head) == (2, 3)
-    np.testing.assert_array_equal(chosen.keys, arrays["k"][2][:, 1])
+    focus = tensor_file_focus(chosen, 2, 3)
+    assert focus == (2, 3)
+    np.testing.assert_array_equal(chosen.head_view(focus).keys, arrays["k"][2][:, 1])
 
 
 @pytest.mark.parametrize(
@@ -161,15 +161,14 @@ def test_every_mask_form_means_what_its_name_says(tmp_path: Path) -> None:
         notes: list[str] = []
         state = load(file_of(tmp_path, **arrays, **{array_name: mask}), notes=notes)
         for h in range(3):
-            np.testing.assert_allclose(
-                weights(focused_state(state.run, 0, h, base=state)), expected[h], atol=1e-6, err_msg=name
-            )
+            np.testing.assert_allclose(weights(state, (0, h)), expected[h], atol=1e-6, err_msg=name)
         if name == "mask":
             assert any("'mask' is read as SDPA's attn_mask: True = attend" in n for n in notes)
     # Whole numbers under the ambiguous name: Hugging Face's 0/1, said in a note.
     notes = []
     state = load(file_of(tmp_path, **arrays, mask=keep.astype(np.int32)), notes=notes)
-    assert state.masks is not None and state.masks.attention_mask is not None
+    masks = state.head_view().masks
+    assert masks is not None and masks.attention_mask is not None
     assert "'mask' holds whole numbers: read as Hugging Face's attention_mask, 1 = attend" in notes
     np.testing.assert_allclose(weights(state), expected[0], atol=1e-6)
 
@@ -188,9 +187,10 @@ def test_masks_per_head_per_layer_and_of_the_square_shape(tmp_path: Path) -> Non
         state = load(file_of(tmp_path, **arrays, **{name: mask}))
         for layer in range(2):
             for head in range(2):
-                shown = focused_state(state.run, layer, head, base=state)
                 expected = reference(arrays["q"][layer][:, head], arrays["k"][layer][:, head], allowed(layer, head))
-                np.testing.assert_allclose(weights(shown), expected, atol=1e-6, err_msg=f"{mask.shape} {layer} {head}")
+                np.testing.assert_allclose(
+                    weights(state, (layer, head)), expected, atol=1e-6, err_msg=f"{mask.shape} {layer} {head}"
+                )
 
 
 def test_a_book_file_with_masks_and_tokens_keeps_its_3d_tensors(tmp_path: Path) -> None:
@@ -206,9 +206,10 @@ def test_a_book_file_with_masks_and_tokens_keeps_its_3d_tensors(tmp_path: Path) 
     )
     notes: list[str] = []
     state = load(tf, notes=notes)
-    assert state.run is None and state.masks is not None and state.masks.attn_mask.shape == (2, 1, 6)
+    head = state.head_view()
+    assert state.run.single_head and head.masks is not None and head.masks.attn_mask.shape == (2, 1, 6)
     assert state.settings.scoring == "scaled_dot" and state.settings.mask_mode == "sdpa"
-    assert state.key_tokens.tolist() == [list("abcdef")] * 2 and state.query_tokens is None
+    assert head.key_tokens.tolist() == [list("abcdef")] * 2 and head.query_tokens is None
     np.testing.assert_allclose(weights(state), reference(q, k, keep[:, None, :]), atol=1e-6)
     # d_q != d_k: no dot product can be taken: the book's additive scoring, said.
     notes = []
@@ -272,18 +273,21 @@ def test_causal_alignment_is_kept_through_heads_layers_and_sessions(tmp_path: Pa
     arrays = tensors(n_q=2, n_k=5, layers=2)
     tf = file_of(tmp_path, **arrays, texts={"causal": np.array("bottom_right")}, scale=np.array(0.5))
     state = load(tf)
-    assert state.settings.causal == "bottom_right" and state.settings.scale == 0.5
+    assert state.head_view().causal == "bottom_right" and state.head_view().scale == 0.5
     allowed = np.tril(np.ones((2, 5), bool), 3)  # the last query sees every key
     for layer in range(2):
-        shown = focused_state(state.run, layer, 1, base=state)
-        assert shown.settings.causal == "bottom_right"
+        assert state.head_view((layer, 1)).causal == "bottom_right"
         np.testing.assert_allclose(
-            weights(shown), reference(arrays["q"][layer][:, 1], arrays["k"][layer][:, 1], allowed, 0.5), atol=1e-6
+            weights(state, (layer, 1)),
+            reference(arrays["q"][layer][:, 1], arrays["k"][layer][:, 1], allowed, 0.5),
+            atol=1e-6,
         )
     path = tmp_path / "kv.attnviz"
-    save_state_file(path, state)
+    save_state_file(path, state, (1, 0))
     again = load_state_file(path)
-    assert again.run.calls[1].masks.causal_alignment == "bottom_right" and again.settings.causal == "bottom_right"
+    assert (
+        again.run.calls[1].masks.causal_alignment == "bottom_right" and again.head_view((1, 0)).causal == "bottom_right"
+    )
     notes: list[str] = []
     load(file_of(tmp_path, **arrays, is_causal=np.array(True)), notes=notes)
     assert any("is_causal with fewer queries (2) than keys (5) is aligned top-left" in n for n in notes)
@@ -361,10 +365,10 @@ def test_tokens_in_each_format(tmp_path: Path) -> None:
     torch.save({**arrays, "tokens": batch, "is_causal": True, "step": 7}, tmp_path / "t.pt")
     for name in ("t.npz", "t.safetensors", "t.pt"):
         tf = load_tensor_file(tmp_path / name)
-        state = load(tf)
-        assert state.query_tokens.tolist() == batch and state.key_tokens.tolist() == batch, name
-        assert state.settings.causal == "top_left", name
-    assert load(load_tensor_file(tmp_path / "t.safetensors")).settings.scale == 0.25
+        head = load(tf).head_view()
+        assert head.query_tokens.tolist() == batch and head.key_tokens.tolist() == batch, name
+        assert head.causal == "top_left", name
+    assert load(load_tensor_file(tmp_path / "t.safetensors")).head_view().scale == 0.25
 
 
 def test_text_is_bounded_before_it_is_built(tmp_path: Path) -> None:

@@ -25,7 +25,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnviz.compute.attention import run_state
-from attnviz.document import focused_state
 from attnviz.io import guess_roles, load_tensor_file
 from attnviz.io.state_io import NO_SETTINGS_NOTE, state_from_tensor_file
 from attnviz.presets import DEFAULT_PRESET, PRESETS
@@ -96,19 +95,19 @@ def check_file(
     state = state_from_tensor_file(tf, guess_roles(tf), None, BASE, notes=notes)
     assert NO_SETTINGS_NOTE in notes, (what, notes)
     assert state.settings.scoring == "scaled_dot" and state.params == {}
-    assert state.key_tokens is not None and state.key_tokens.tolist() == tokens
-    if state.n_queries == state.n_keys:
-        assert state.query_tokens is not None and state.query_tokens.tolist() == tokens
+    first = state.head_view()
+    assert first.key_tokens is not None and first.key_tokens.tolist() == tokens
+    if first.n_queries == first.n_keys:
+        assert first.query_tokens is not None and first.query_tokens.tolist() == tokens
     else:  # a KV-cache step: 'tokens' labels the keys, and the queries' labels are asked for
-        assert state.query_tokens is None and any("give query_tokens" in n for n in notes), notes
+        assert first.query_tokens is None and any("give query_tokens" in n for n in notes), notes
     run = state.run
-    assert run is not None and run.layers == len(outputs)
+    assert run.layers == len(outputs)
     padding = query_padding.numpy()
     worst = 0.0
     for layer in range(run.layers):
         for head in range(run.heads(layer)):
-            shown = focused_state(run, layer, head, base=state)
-            outcome = run_state(shown)
+            outcome = run_state(state, 0, (layer, head))
             assert outcome.error is None and outcome.view is not None, (what, outcome.error)
             view = outcome.view
             left = ~view.mask.any(-1)  # (B, L_q): rows with no key left
@@ -338,10 +337,10 @@ def test_multihead_attention_files_with_a_key_padding_mask(tmp_path):
             )
             tf = load_tensor_file(path)
             state = state_from_tensor_file(tf, guess_roles(tf), None, BASE)
-            assert state.run is not None
+            assert state.run.heads(0) == heads
             per_head = []
             for head in range(heads):
-                view = run_state(focused_state(state.run, 0, head, base=state)).view
+                view = run_state(state, 0, (0, head)).view
                 assert view is not None
                 np.testing.assert_allclose(
                     view.weights, weights[:, head].numpy(), atol=ATOL, rtol=0, err_msg=f"{suffix} {name} head {head}"
@@ -388,11 +387,11 @@ def test_transformer_encoder_layers_in_one_file_with_a_per_layer_mask(tmp_path):
             write_model_file(path, {**arrays, **masks}, {"tokens": words(b, n, attend_01 == 0)})
             tf = load_tensor_file(path)
             state = state_from_tensor_file(tf, guess_roles(tf), None, BASE)
-            assert state.run is not None and state.run.layers == 2
+            assert state.run.layers == 2
             for index, (mod, (_, expected)) in enumerate(zip(encoder.layers, seen, strict=True)):
                 per_head = []
                 for head in range(heads):
-                    view = run_state(focused_state(state.run, index, head, base=state)).view
+                    view = run_state(state, 0, (index, head)).view
                     assert view is not None
                     per_head.append(torch.from_numpy(view.output))
                 merged = mod.self_attn.out_proj(merge_heads(torch.stack(per_head, dim=1))).detach()

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from attnviz.bench.safety import HOSTILE_PEAK_MB, probe_load, width_bomb_capture, width_bomb_session
-from attnviz.document import focused_state
+from attnviz.document import State
 from attnviz.io import (
     CaptureFileError,
     Session,
@@ -54,7 +54,7 @@ def rewrite_capture_header(path: Path, change: Any) -> None:
 
 
 def session_with_model(path: Path, **model_changes: Any) -> Path:
-    save_state_file(path, focused_state(small_run(), 0, 0))
+    save_state_file(path, State.from_run(small_run()))
     session = load_session(path)
     for key, value in model_changes.items():
         if key == "call":
@@ -90,9 +90,9 @@ def test_tokens_longer_than_a_label_are_shortened_when_written_and_read_back(tmp
     save_capture(tmp_path / "run.attnviz-capture", run)
     shortened = "y" * (MAX_LABEL_CHARS - 1) + "\u2026"
     assert load_capture(tmp_path / "run.attnviz-capture").query_tokens[0].tolist() == [shortened, "b", "c", "d"]
-    save_state_file(tmp_path / "run.attnviz", focused_state(run, 0, 0))
+    save_state_file(tmp_path / "run.attnviz", State.from_run(run))
     loaded = load_state_file(tmp_path / "run.attnviz")
-    assert loaded.run is not None and loaded.run.key_tokens[0, 0] == shortened
+    assert loaded.run.key_tokens[0, 0] == shortened
 
 
 # ----------------------------------------------------------------------------- point 3: infinite fidelity
@@ -100,16 +100,16 @@ def test_tokens_longer_than_a_label_are_shortened_when_written_and_read_back(tmp
 
 def test_a_capture_with_infinite_fidelity_saves_as_a_session_and_autosaves(tmp_path: Path) -> None:
     save_capture(tmp_path / "nan.attnviz-capture", small_run(fidelity=math.inf))
-    state = focused_state(load_capture(tmp_path / "nan.attnviz-capture"), 0, 0)
+    state = State.from_run(load_capture(tmp_path / "nan.attnviz-capture"))
     save_state_file(tmp_path / "nan.attnviz", state)
     loaded = load_state_file(tmp_path / "nan.attnviz")
-    assert loaded.run is not None and loaded.run.calls[0].fidelity == math.inf
+    assert loaded.run.calls[0].fidelity == math.inf
     slot = claim_autosave(tmp_path / "autosaves")
     try:
         slot.write(state_to_session(state))
         restored = slot.read()
         assert restored is not None
-        assert session_to_state(restored, source=slot.path).run.calls[0].fidelity == math.inf  # type: ignore[union-attr]
+        assert session_to_state(restored, source=slot.path).run.calls[0].fidelity == math.inf
     finally:
         slot.discard()
 
@@ -190,7 +190,7 @@ def test_what_no_check_foresaw_is_still_a_refusal_naming_the_file(
     def broken(*_args: object) -> None:
         raise AttributeError("'int' object has no attribute 'get'")
 
-    monkeypatch.setattr("attnviz.io.state_io._model_from_session", broken)
+    monkeypatch.setattr("attnviz.io.state_io._run_from_session", broken)
     with pytest.raises(SessionFileError) as caught:
         load_state_file(path)
     assert "is damaged ('int' object has no attribute 'get')" in one_line_naming(caught.value, path.name)
@@ -204,9 +204,9 @@ def test_a_session_of_many_tokens_opens_again_and_one_past_the_bound_is_not_writ
     q = np.zeros((b, 1, n, 1), np.float32)
     tokens = np.array([[f"tok{i}" for i in range(n)]] * b)
     run = ModelRun((AttentionCall("c", q, q, q, MaskArguments()),), tokens, tokens, source="capture")
-    save_state_file(tmp_path / "many.attnviz", focused_state(run, 0, 0))
+    save_state_file(tmp_path / "many.attnviz", State.from_run(run))
     loaded = load_state_file(tmp_path / "many.attnviz")
-    assert loaded.run is not None and loaded.run.query_tokens.shape == (b, n)
+    assert loaded.run.query_tokens.shape == (b, n)
     huge = Session(arrays={"queries": np.zeros((1, 1, 1))}, settings={}, model={"x": "y" * (9 * 2**20)})
     with pytest.raises(SessionFileError, match="cannot be written: its description would be 9,437,"):
         save_session(tmp_path / "huge.attnviz", huge)

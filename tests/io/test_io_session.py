@@ -92,7 +92,7 @@ def test_plain_numpy_can_read_it(tmp_path: Path, session: Session) -> None:
     save_session(path, Session(session.arrays, SETTINGS, model={"layer": 0}))
     with np.load(path, allow_pickle=False) as archive:
         manifest = json.loads(str(archive["__session__"]))
-        assert manifest["version"] == FORMAT_VERSION == 2 and manifest["model"] == {"layer": 0}
+        assert manifest["version"] == FORMAT_VERSION == 3 and manifest["model"] == {"layer": 0}
         assert sorted(archive.files) == sorted(["__session__", *session.arrays])
         np.testing.assert_array_equal(archive["queries"], session.arrays["queries"])
 
@@ -238,9 +238,9 @@ def manifest(**changes: Any) -> dict[str, Any]:
     [
         (manifest(), {"q": np.ones(2)}, None),  # control: this one is valid
         (
-            manifest(version=3),
+            manifest(version=4),
             {"q": np.ones(2)},
-            "written by a newer attnviz (session format version 3); this version reads version 2 only",
+            "written by a newer attnviz (session format version 4); this version reads version 3 only",
         ),
         (manifest(version="1"), {"q": np.ones(2)}, "invalid session format version: '1'"),
         (manifest(version=0), {"q": np.ones(2)}, "invalid session format version"),

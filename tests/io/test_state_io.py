@@ -23,6 +23,7 @@ from attnviz.io.state_io import (
     session_to_state,
     state_from_tensor_file,
     state_to_session,
+    tensor_file_focus,
 )
 from attnviz.presets import PRESETS
 
@@ -30,10 +31,15 @@ ROOT = Path(__file__).parents[2]
 
 
 def assert_same_state(a: State, b: State) -> None:
-    for name in ("queries", "keys", "values", "lens_1d", "lens_2d"):
-        x, y = getattr(a, name), getattr(b, name)
+    ha, hb = a.head_view(), b.head_view()
+    for name, x, y in (
+        *((role, getattr(ha, role), getattr(hb, role)) for role in ("queries", "keys", "values")),
+        ("lens_1d", a.lens_1d, b.lens_1d),
+        ("lens_2d", a.lens_2d, b.lens_2d),
+    ):
         assert x.shape == y.shape, name
         np.testing.assert_array_equal(x, y, err_msg=name)
+    assert (ha.causal, ha.scale) == (hb.causal, hb.scale) and a.run.source == b.run.source
     assert a.settings == b.settings
     assert sorted(a.params) == sorted(b.params)
     for name in a.params:
@@ -44,17 +50,20 @@ def assert_same_state(a: State, b: State) -> None:
 def odd_state() -> State:
     """Every setting off its default, parameters present, lens arrays that differ."""
     rng = np.random.default_rng(7)
-    state = make_state(batch=3, n_queries=2, n_keys=5, d_q=4, d_k=3, d_v=2)
-    state.queries = rng.standard_normal(state.queries.shape)
-    state.keys = rng.standard_normal(state.keys.shape)
-    state.values = rng.standard_normal(state.values.shape)
-    state.queries[0, 0, 0] = np.nan  # a debugging tool must keep what the user typed
-    state.lens_1d = np.array([5, 0, 3])
-    state.lens_2d = np.array([[1, 2], [3, 4], [5, 0]])
+    queries = rng.standard_normal((3, 2, 4))
+    queries[0, 0, 0] = np.nan  # a debugging tool must keep what the user typed
+    state = State.from_tensors(
+        queries,
+        rng.standard_normal((3, 5, 3)),
+        rng.standard_normal((3, 5, 2)),
+        np.array([5, 0, 3]),
+        np.array([[1, 2], [3, 4], [5, 0]]),
+        causal="bottom_right",
+        scale=0.5,
+    )
     state.settings = Settings(
         scoring="bilinear",
         mask_mode="neg_inf",
-        causal="bottom_right",
         lens_mode="2d",
         device="cuda:1",
         dtype="bfloat16",
@@ -89,18 +98,32 @@ def test_every_setting_array_and_parameter_round_trips(tmp_path: Path) -> None:
     save_state_file(path, state)
     loaded = load_state_file(path)
     assert_same_state(state, loaded)
-    assert np.isnan(loaded.queries[0, 0, 0])
+    assert np.isnan(loaded.head_view().queries[0, 0, 0])
     # Readable without attnviz, under the documented names.
     with np.load(path, allow_pickle=False) as z:
-        assert set(z.files) == {"__session__", "queries", "keys", "values", "lens_1d", "lens_2d", "params/W"}
+        assert set(z.files) == {
+            "__session__",
+            "run/0/queries",
+            "run/0/keys",
+            "run/0/values",
+            "lens_1d",
+            "lens_2d",
+            "params/W",
+        }
+        assert z["run/0/queries"].shape == (3, 1, 2, 4)  # the book's input: one call of one head
 
 
 def test_state_to_session_copies(tmp_path: Path) -> None:
     state = odd_state()
     session = state_to_session(state)
-    state.keys[0, 0, 0] = 123.0
-    assert session.arrays["keys"][0, 0, 0] != 123.0
-    assert session.settings["causal"] == "bottom_right"
+    state.lens_1d[0] = 123
+    keys = state.run.calls[0].keys
+    assert keys is not None and keys.flags.writeable  # the caller's own array, not yet frozen
+    keys[0, 0, 0, 0] = 123.0
+    assert session.arrays["run/0/keys"][0, 0, 0, 0] != 123.0 and session.arrays["lens_1d"][0] != 123
+    call = session.model["calls"][0]
+    assert call["is_causal"] and call["causal_alignment"] == "bottom_right" and call["scale"] == 0.5
+    assert session.model["source"] == "book" and "causal" not in session.settings
     assert session.settings["dropout"] == 0.25
 
 
@@ -135,10 +158,28 @@ def test_integer_dropout_and_float_whole_lengths_are_accepted() -> None:
 # ------------------------------------------------------------------------------- refusals
 
 
+def version_1(state: State) -> Session:
+    """``state`` (the book's) as attnviz wrote it before format 3: the tensors at the top, the
+    causal flag and scale among the settings."""
+    head = state.head_view()
+    arrays = {role: np.array(getattr(head, role)) for role in ("queries", "keys", "values")}
+    arrays.update(lens_1d=state.lens_1d, lens_2d=state.lens_2d)
+    arrays.update({f"params/{k}": v for k, v in state.params.items()})
+    return Session(arrays, {**state.settings.as_dict(), "causal": head.causal, "scale": head.scale})
+
+
 def _broken(change) -> Session:  # noqa: ANN001 - a small mutator
-    session = state_to_session(PRESETS["additive-toy"].build())
+    session = version_1(PRESETS["additive-toy"].build())
     change(session)
     return session
+
+
+def test_a_version_1_session_opens_as_the_books_run() -> None:
+    state = odd_state()
+    notes: list[str] = []
+    loaded = session_to_state(version_1(state), notes=notes)
+    assert_same_state(state, loaded)
+    assert notes == []
 
 
 @pytest.mark.parametrize(
@@ -163,6 +204,7 @@ def _broken(change) -> Session:  # noqa: ANN001 - a small mutator
         (lambda s: s.settings.__setitem__("scoring", "cosine"), ["'scoring' is 'cosine'", "additive"]),
         (lambda s: s.settings.__setitem__("mask_mode", None), ["'mask_mode' is None"]),
         (lambda s: s.settings.__setitem__("causal", "top"), ["'causal' is 'top'", "bottom_right"]),
+        (lambda s: s.settings.__setitem__("scale", -1), ["'scale' is -1", "above 0"]),
         (lambda s: s.settings.__setitem__("lens_mode", "3d"), ["'lens_mode' is '3d'"]),
         (lambda s: s.settings.__setitem__("dtype", "int8"), ["'dtype' is 'int8'"]),
         (lambda s: s.settings.__setitem__("dropout", 1.5), ["'dropout' is 1.5", "0 to 1"]),
@@ -174,7 +216,7 @@ def _broken(change) -> Session:  # noqa: ANN001 - a small mutator
         (lambda s: s.arrays.__setitem__("queries", np.zeros((MAX_BATCH + 1, 1, 2))), ["batch sizes disagree"]),
     ],
 )
-def test_inconsistent_sessions_are_refused_with_one_line(tmp_path: Path, change, needles: list[str]) -> None:  # noqa: ANN001
+def test_inconsistent_old_sessions_are_refused_with_one_line(tmp_path: Path, change, needles: list[str]) -> None:  # noqa: ANN001
     path = tmp_path / "bad.attnviz"
     save_session(path, _broken(change))
     with pytest.raises(SessionFileError) as info:
@@ -182,6 +224,47 @@ def test_inconsistent_sessions_are_refused_with_one_line(tmp_path: Path, change,
     message = str(info.value)
     assert "\n" not in message
     assert message.startswith("bad.attnviz: "), message
+    for needle in needles:
+        assert needle in message, f"{needle!r} not in {message!r}"
+
+
+def _broken_run(change) -> Session:  # noqa: ANN001 - a small mutator
+    session = state_to_session(PRESETS["additive-toy"].build())
+    change(session)
+    return session
+
+
+@pytest.mark.parametrize(
+    ("change", "needles"),
+    [
+        (lambda s: s.arrays.pop("run/0/values"), ["damaged model description", "only queries, keys found"]),
+        (
+            lambda s: s.arrays.__setitem__("run/0/keys", np.zeros((3, 1, 10, 2))),
+            ["damaged model description", "batch", "(3, 1, 10, 2)"],
+        ),
+        (lambda s: s.model.__setitem__("calls", []), ["'calls' must be a non-empty list"]),
+        (lambda s: s.model.__setitem__("head", 1), ["the head shown, 1 of call 0, is not in the model"]),
+        (
+            lambda s: s.model["calls"][0].__setitem__("causal_alignment", "middle"),
+            ["'causal_alignment' is 'middle'"],
+        ),
+        (
+            lambda s: s.arrays.__setitem__("lens_2d", np.zeros((2, 3), dtype=np.int64)),
+            ["'lens_2d' has shape (2, 3)", "(2, 1)"],
+        ),
+        (
+            lambda s: s.arrays.__setitem__("run/0/queries", np.zeros((MAX_BATCH + 1, 1, 1, 2))),
+            ["batch"],
+        ),
+    ],
+)
+def test_inconsistent_sessions_are_refused_with_one_line(tmp_path: Path, change, needles: list[str]) -> None:  # noqa: ANN001
+    path = tmp_path / "bad.attnviz"
+    save_session(path, _broken_run(change))
+    with pytest.raises(SessionFileError) as info:
+        load_state_file(path)
+    message = str(info.value)
+    assert "\n" not in message and message.startswith("bad.attnviz: "), message
     for needle in needles:
         assert needle in message, f"{needle!r} not in {message!r}"
 
@@ -240,9 +323,10 @@ def test_2d_arrays_get_a_batch_axis_and_missing_lengths_mean_all_valid(tmp_path:
     state = state_from_tensor_file(
         tensor_file(tmp_path, q=q, k=k, v=v), {"queries": "q", "keys": "k", "values": "v"}, None, BASE, notes=notes
     )
-    assert state.queries.shape == (1, 3, 4) and state.keys.shape == (1, 5, 4) and state.values.shape == (1, 5, 2)
-    np.testing.assert_array_equal(state.queries[0], q)
-    assert state.queries.dtype == np.float64
+    head = state.head_view()
+    assert head.queries.shape == (1, 3, 4) and head.keys.shape == (1, 5, 4) and head.values.shape == (1, 5, 2)
+    np.testing.assert_array_equal(head.queries[0], q)
+    assert head.queries.dtype == np.float64 and state.run.single_head
     assert state.settings.lens_mode == "none"
     np.testing.assert_array_equal(state.lens_1d, [5])
     np.testing.assert_array_equal(state.lens_2d, [[5, 5, 5]])
@@ -262,18 +346,21 @@ def test_4d_arrays_make_a_model_run_showing_the_chosen_head(tmp_path: Path) -> N
     roles = {"queries": "q", "keys": "k", "values": "v"}
     notes: list[str] = []
     first = state_from_tensor_file(tf, roles, None, BASE, notes=notes)  # no head: head 0, said
-    assert first.run is not None and (first.layer, first.head) == (0, 0)
+    assert first.run.heads(0) == 4 and tensor_file_focus(first, None, None) == (0, 0)
     assert "the file has 4 heads: head 0 is shown" in notes
     with pytest.raises(StateFileError, match=r"head 4 is out of range: layer 0 has 4 heads \(0 to 3\)"):
         state_from_tensor_file(tf, roles, 4, BASE)
     state = state_from_tensor_file(tf, roles, 2, BASE)
-    np.testing.assert_array_equal(state.queries, q[:, 2])
-    np.testing.assert_array_equal(state.keys, k[:, 2])
-    np.testing.assert_array_equal(state.values, v[:, 2])
-    assert state.run is not None and state.run.heads(0) == 4 and state.head == 2
+    focus = tensor_file_focus(state, None, 2)
+    head = state.head_view(focus)
+    np.testing.assert_array_equal(head.queries, q[:, 2])
+    np.testing.assert_array_equal(head.keys, k[:, 2])
+    np.testing.assert_array_equal(head.values, v[:, 2])
+    assert state.run.heads(0) == 4 and focus == (0, 2)
     # A head out of a 4-D array still replaces only the inputs chosen, keeping the rest.
     only = state_from_tensor_file(tensor_file(tmp_path, k=np.zeros((2, 3, 10, 2))), {"keys": "k"}, 1, BASE)
-    assert only.run is None and only.keys.shape == (2, 10, 2)
+    assert only.run.single_head and only.head_view().keys.shape == (2, 10, 2)
+    assert tensor_file_focus(only, None, 1) == (0, 0)
     with pytest.raises(StateFileError, match=r"'k' \(keys\) has shape \(2, 3, 10, 2\).*head from 0 to 2"):
         state_from_tensor_file(tensor_file(tmp_path, k=np.zeros((2, 3, 10, 2))), {"keys": "k"}, None, BASE)
 
@@ -312,9 +399,10 @@ def test_valid_lengths_1d_and_2d_pick_the_lens_mode(tmp_path: Path) -> None:
 def test_roles_left_out_keep_the_current_arrays(tmp_path: Path) -> None:
     new_keys = np.full((2, 10, 2), 3.0)
     state = state_from_tensor_file(tensor_file(tmp_path, keys=new_keys), {"keys": "keys"}, None, BASE)
-    np.testing.assert_array_equal(state.keys, new_keys)
-    np.testing.assert_array_equal(state.queries, BASE.queries)
-    np.testing.assert_array_equal(state.values, BASE.values)
+    head, base = state.head_view(), BASE.head_view()
+    np.testing.assert_array_equal(head.keys, new_keys)
+    np.testing.assert_array_equal(head.queries, base.queries)
+    np.testing.assert_array_equal(head.values, base.values)
     # Same batch, queries and keys: the valid lengths and lens mode stay as they were.
     np.testing.assert_array_equal(state.lens_1d, BASE.lens_1d)
     assert state.settings == BASE.settings
@@ -389,7 +477,7 @@ def test_dot_scoring_with_unequal_dims_loads_with_a_note(tmp_path: Path) -> None
     state = state_from_tensor_file(
         tensor_file(tmp_path, q=np.zeros((2, 1, 3))), {"queries": "q"}, None, base, notes=notes
     )
-    assert state.queries.shape == (2, 1, 3)
+    assert state.head_view().queries.shape == (2, 1, 3)
     assert any("d_q = d_k" in n for n in notes)
 
 

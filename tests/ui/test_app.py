@@ -21,11 +21,11 @@ from .conftest import wait_current
 
 def engine_weights(state) -> np.ndarray:
     s = state.settings
-    lens = state.valid_lens()
+    lens = state.valid_lens(state.head_view())
     r = attend(
-        torch.from_numpy(state.queries),
-        torch.from_numpy(state.keys),
-        torch.from_numpy(state.values),
+        torch.from_numpy(state.head_view().queries),
+        torch.from_numpy(state.head_view().keys),
+        torch.from_numpy(state.head_view().values),
         None if lens is None else torch.from_numpy(lens),
         scoring=s.scoring,
         mask_mode=s.mask_mode,
@@ -50,7 +50,7 @@ def test_editing_a_cell_updates_the_heatmap_to_the_engines_weights(window, qtbot
     assert model.setData(model.index(0, 1), "3.5")
     wait_current(qtbot, window)
     expected = engine_weights(window.session.document.state)
-    assert window.session.document.state.keys[0, 0, 1] == 3.5
+    assert window.session.head_view().keys[0, 0, 1] == 3.5
     np.testing.assert_allclose(window.results.maps[0].values, expected[0], rtol=1e-6)
     assert not np.allclose(expected[0, 0, :2], 0.5)  # the key changed, so the weights did
 
@@ -64,9 +64,9 @@ def test_a_pasted_block_is_one_edit(window, qtbot):
     assert view.paste()
     assert window.session.document.version == version + 1
     assert window.session.undo_stack.count() == undo_count + 1
-    np.testing.assert_array_equal(window.session.document.state.values[0, 1:3, 0:2], [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(window.session.head_view().values[0, 1:3, 0:2], [[1, 2], [3, 4]])
     window.session.undo_stack.undo()
-    np.testing.assert_array_equal(window.session.document.state.values[0, 1:3, 0:2], [[4, 5], [8, 9]])
+    np.testing.assert_array_equal(window.session.head_view().values[0, 1:3, 0:2], [[4, 5], [8, 9]])
 
 
 def test_a_burst_of_edits_ends_on_the_last_state(window, qtbot):
@@ -79,7 +79,7 @@ def test_a_burst_of_edits_ends_on_the_last_state(window, qtbot):
     wait_current(qtbot, window)
     # One in flight plus one pending: most of the 200 never ran.
     assert window.session.scheduler.started_count - started < 200
-    assert window.session.document.state.queries[0, 0, 0] == pytest.approx(1.99)
+    assert window.session.head_view().queries[0, 0, 0] == pytest.approx(1.99)
     expected = engine_weights(window.session.document.state)
     np.testing.assert_allclose(window.session.last_outcome.view.weights, expected, rtol=1e-6)
     assert window.session.shown_version == window.session.document.version
@@ -119,15 +119,15 @@ def test_valid_length_edits_mask_keys(window, qtbot):
 
 
 def test_shape_change_keeps_values_that_fit(window, qtbot):
-    before = window.session.document.state.queries.copy()
+    before = window.session.head_view().queries.copy()
     window.controls.shapes.spins["d_q"].setValue(25)
     wait_current(qtbot, window)
-    after = window.session.document.state.queries
+    after = window.session.head_view().queries
     assert after.shape == (2, 1, 25)
     np.testing.assert_array_equal(after[:, :, :20], before)
     assert (after[:, :, 20:] == 0).all()
     window.session.undo_stack.undo()
-    np.testing.assert_array_equal(window.session.document.state.queries, before)
+    np.testing.assert_array_equal(window.session.head_view().queries, before)
 
 
 def test_every_table_model_passes_the_model_tester(window, qtmodeltester):
@@ -297,11 +297,11 @@ def test_edit_menu_copy_and_paste_reach_the_current_table(window, qtbot):
     view.setCurrentIndex(model.index(0, 0))
     view.selectionModel().select(model.index(0, 0), view.selectionModel().SelectionFlag.ClearAndSelect)
     window.copy_action.trigger()
-    assert float(QGuiApplication.clipboard().text()) == window.session.document.state.queries[0, 0, 0]
+    assert float(QGuiApplication.clipboard().text()) == window.session.head_view().queries[0, 0, 0]
     QGuiApplication.clipboard().setText("7.5")
     version = window.session.document.version
     window.paste_action.trigger()
-    assert window.session.document.version == version + 1 and window.session.document.state.queries[0, 0, 0] == 7.5
+    assert window.session.document.version == version + 1 and window.session.head_view().queries[0, 0, 0] == 7.5
 
 
 def test_building_the_window_does_not_import_torch():

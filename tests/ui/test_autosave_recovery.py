@@ -29,11 +29,12 @@ ROOT = Path(__file__).resolve().parents[2]
 # where, then lives until killed.
 OTHER_WINDOW = r"""
 import sys
+import numpy as np
 from attnviz.io import claim_autosave
 from attnviz.io.state_io import state_to_session
 from attnviz.presets import PRESETS
-state = PRESETS["dot-toy"].build().copy()
-state.queries[...] = float(sys.argv[1])
+state = PRESETS["dot-toy"].build()
+state = state.with_head((0, 0), "queries", np.full((2, 1, 2), float(sys.argv[1])))
 slot = claim_autosave()
 slot.write(state_to_session(state))
 print(slot.path, flush=True)
@@ -116,7 +117,7 @@ def window_actions(qtbot) -> FileActions:
 
 
 def queries_of(actions: FileActions) -> float:
-    return float(actions.session.document.state.queries[0, 0, 0])
+    return float(actions.session.head_view().queries[0, 0, 0])
 
 
 def test_a_starting_window_offers_a_gone_window_and_never_a_live_one(qtbot, others, answers) -> None:
@@ -180,4 +181,4 @@ def test_after_a_yes_the_other_gone_windows_wait_for_the_next_start(qtbot, other
     answers.append("yes")
     second = window_actions(qtbot)
     assert second.offer_restore() and queries_of(second) == 1.0
-    np.testing.assert_array_equal(second.session.document.state.queries, 1.0)
+    np.testing.assert_array_equal(second.session.head_view().queries, 1.0)

@@ -58,9 +58,9 @@ def test_a_registered_scoring_function_appears_in_settings_formulas_and_compare_
     assert window.session.document.state.settings.scoring == "cosine_test"
     state = window.session.document.state
     expected = attend(
-        torch.from_numpy(state.queries),
-        torch.from_numpy(state.keys),
-        torch.from_numpy(state.values),
+        torch.from_numpy(state.head_view().queries),
+        torch.from_numpy(state.head_view().keys),
+        torch.from_numpy(state.head_view().values),
         torch.from_numpy(state.lens_1d),
         scoring="cosine_test",
     ).weights.numpy()

@@ -21,17 +21,17 @@ from .conftest import wait_current
 
 def engine_weights(state) -> np.ndarray:
     s = state.settings
-    lens = state.valid_lens()
+    lens = state.valid_lens(state.head_view())
     params = {k: torch.from_numpy(np.asarray(v)) for k, v in state.params.items()} or None
     return (
         attend(
-            torch.from_numpy(state.queries),
-            torch.from_numpy(state.keys),
-            torch.from_numpy(state.values),
+            torch.from_numpy(state.head_view().queries),
+            torch.from_numpy(state.head_view().keys),
+            torch.from_numpy(state.head_view().values),
             None if lens is None else torch.from_numpy(lens),
             scoring=s.scoring,
             mask_mode=s.mask_mode,
-            causal=s.causal,
+            causal=state.head_view().causal,
             params=params,
             num_hiddens=s.num_hiddens,
             seed=s.param_seed,
@@ -71,7 +71,7 @@ def test_variants_differ_in_the_compared_setting_only():
     a, b = variants(state, Comparison("dtype", "float32", "float16"))
     assert (a.settings.dtype, b.settings.dtype) == ("float32", "float16")
     assert a.params.keys() == b.params.keys() == state.params.keys()
-    np.testing.assert_array_equal(a.keys, state.keys)
+    np.testing.assert_array_equal(a.head_view().keys, state.head_view().keys)
 
 
 def test_a_comparison_names_a_real_choice():
@@ -181,7 +181,7 @@ def test_on_unequal_lengths_it_opens_on_two_results_and_exercise_1_is_one_click(
     qtbot.mouseClick(view.exercise_button, Qt.MouseButton.LeftButton)
     assert window.session.undo_stack.count() == depth + 1
     wait_compare(qtbot, window, view)
-    assert view.comparison == EXERCISE_1 and window.session.document.state.queries.shape[2] == 2
+    assert view.comparison == EXERCISE_1 and window.session.head_view().queries.shape[2] == 2
     assert not view.errors["B"].isVisible() and not view.dot_toy_button.isVisible()
     assert view.max_abs_diff == pytest.approx(0.0, abs=1e-6)
 
@@ -196,7 +196,7 @@ def test_a_side_that_cannot_compute_says_why_and_offers_the_dot_toy(window, qtbo
     assert view.dot_toy_button.isVisible()
     qtbot.mouseClick(view.dot_toy_button, Qt.MouseButton.LeftButton)
     wait_compare(qtbot, window, view)
-    assert window.session.document.state.queries.shape[2] == 2
+    assert window.session.head_view().queries.shape[2] == 2
     assert not view.errors["B"].isVisible() and not view.dot_toy_button.isVisible()
 
 
@@ -244,7 +244,9 @@ def test_the_compute_thread_stops_with_the_window(qtbot):
     assert not view.busy
     # After the close nothing more is computed, whatever arrives.
     a, b = variants(win.session.document.state, EXERCISE_1)
-    view.scheduler.submit(PairSnapshot(10_000, a, b, win.session.document.version, EXERCISE_1))
+    view.scheduler.submit(
+        PairSnapshot(10_000, a, state_b=b, doc_version=win.session.document.version, comparison=EXERCISE_1)
+    )
     assert view.scheduler.started_count == started
     assert not view.busy
     assert threading.active_count() <= threads_before + 2

@@ -12,7 +12,8 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QToolButton
 
-from attnviz.document import ReplaceState, SetBlock, make_state
+from attnviz.document import ReplaceState, SetBlock, State, make_state
+from attnviz.model_run import AttentionCall, Focus, MaskArguments, ModelRun
 from attnviz.snippets import FRAMEWORKS, make_snippet
 from attnviz.teaching import LESSONS
 from attnviz.ui.files.copy_code import FRAMEWORK_KEY, install_copy_code
@@ -75,9 +76,49 @@ def test_the_copied_script_is_the_snippet_of_the_framework_chosen(host, qtbot, s
     code = copier.copy()
     assert code is not None and QGuiApplication.clipboard().text() == code
     state, outcome = window.session.document.state, window.session.current_outcome()
-    assert code == make_snippet(state, framework, outcome=outcome).code
+    assert code == make_snippet(state, framework, outcome=outcome, focus=window.session.selection.focus).code
     title = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "mxnet": "MXNet", "jax": "JAX"}.get(framework, "attnviz")
     assert f"-line {title}" in window.statusBar().currentMessage()
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "attnviz"])
+def test_the_copied_script_is_of_the_head_on_show(host, qtbot, tmp_path, settings, framework):
+    """A model's head other than the first: the script reproduces that head, as the window shows it."""
+    window = host
+    copier = install_copy_code(
+        window.session, window, ask_data_path=lambda *_: pytest.fail("no data file needed"), settings=settings
+    )
+    copier.set_framework(framework)
+    rng = np.random.default_rng(8)
+    pad = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
+    calls = tuple(
+        AttentionCall(
+            f"layer.{i}",
+            *(rng.standard_normal((2, 3, 5, 4)).astype(np.float32) for _ in range(3)),
+            MaskArguments(attention_mask=pad, is_causal=i == 1),
+            scale=0.3 if i == 1 else None,
+        )
+        for i in range(2)
+    )
+    window.session.push(ReplaceState(State.from_run(ModelRun(calls)), "model"))
+    window.session.set_focus(1, 2)
+    wait_session(qtbot, window.session)
+    code = copier.copy()
+    assert code is not None and "head 2 of call 1 (layer.1)" in code
+    state, outcome = window.session.document.state, window.session.current_outcome()
+    assert outcome.focus == Focus(1, 2)
+    assert code == make_snippet(state, framework, outcome=outcome, focus=Focus(1, 2)).code
+    shown = outcome.view.weights
+    got = run_snippet(code, tmp_path)["weights"].detach().float().numpy()
+    np.testing.assert_allclose(got, shown, rtol=0, atol=1e-6)
+    # Not the first head's weights (what a snippet of the document without its focus would give).
+    assert not np.allclose(got, run_state_weights(state, Focus(0, 0)))
+
+
+def run_state_weights(state: State, focus: Focus) -> np.ndarray:
+    from attnviz.compute import run_state
+
+    return run_state(state, 0, focus).view.weights
 
 
 @pytest.mark.parametrize("lesson", [None, "pitfall-float16", "pitfall-nan-padding", "exercise-1-keys"])
@@ -119,12 +160,11 @@ def replace_dtype(state, dtype):
 
 def test_inputs_that_cannot_be_written_leave_the_clipboard_alone(host, qtbot, settings):
     from attnviz.capture import from_output_attentions
-    from attnviz.document import focused_state
 
     window = host
     copier = install_copy_code(window.session, window, settings=settings)
     run = from_output_attentions([np.full((1, 2, 3, 3), 1 / 3)])
-    window.session.push(ReplaceState(focused_state(run, 0, 0), "weights only"))
+    window.session.push(ReplaceState(State.from_run(run), "weights only"))
     wait_session(qtbot, window.session)
     QGuiApplication.clipboard().setText("before")
     assert copier.copy() is None
@@ -145,11 +185,12 @@ def test_big_inputs_go_to_a_data_file_where_the_user_says(host, qtbot, tmp_path,
         return str(target)
 
     copier = install_copy_code(window.session, window, ask_data_path=ask, settings=settings)
-    state = make_state(batch=1, n_queries=300, n_keys=300, d_q=256, d_k=256, d_v=4)
     rng = np.random.default_rng(0)
-    state.queries = rng.standard_normal(state.queries.shape) * 0.1
-    state.keys = rng.standard_normal(state.keys.shape) * 0.1
-    state.values = rng.standard_normal(state.values.shape)
+    state = State.from_tensors(
+        rng.standard_normal((1, 300, 256)) * 0.1,
+        rng.standard_normal((1, 300, 256)) * 0.1,
+        rng.standard_normal((1, 300, 4)),
+    )
     state.settings = replace(state.settings, scoring="scaled_dot")
     window.session.push(ReplaceState(state, "big"))
     wait_session(qtbot, window.session)

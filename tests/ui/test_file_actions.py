@@ -63,9 +63,19 @@ def open_now(actions: FileActions, qtbot, path) -> bool:
 
 
 def states_equal(a, b) -> bool:  # noqa: ANN001
-    arrays = ("queries", "keys", "values", "lens_1d", "lens_2d")
-    return a.settings == b.settings and all(
-        np.array_equal(getattr(a, n), getattr(b, n), equal_nan=True) for n in arrays
+    """The same inputs: settings, lengths, and every call's tensors, causal flag and scale."""
+
+    def same(x, y) -> bool:  # noqa: ANN001
+        return (x is None) == (y is None) and (x is None or np.array_equal(x, y, equal_nan=True))
+
+    calls = list(zip(a.run.calls, b.run.calls))
+    return (
+        a.settings == b.settings
+        and same(a.lens_1d, b.lens_1d)
+        and same(a.lens_2d, b.lens_2d)
+        and len(a.run.calls) == len(b.run.calls)
+        and all(same(getattr(x, r), getattr(y, r)) for x, y in calls for r in ("queries", "keys", "values"))
+        and all((x.masks.causal, x.scale) == (y.masks.causal, y.scale) for x, y in calls)
     )
 
 
@@ -129,7 +139,7 @@ def _bad_files(tmp_path: Path) -> list[tuple[Path, str]]:
     garbage.write_bytes(b"PK\x03\x04 definitely not a zip")
     inconsistent = tmp_path / "inconsistent.attnviz"
     session = state_to_session(PRESETS["dot-toy"].build())
-    session.arrays["values"] = np.zeros((2, 3, 4))
+    session.arrays["run/0/values"] = np.zeros((2, 1, 3, 4))
     save_session(inconsistent, session)
     corrupt = tmp_path / "corrupt.npy"
     corrupt.write_bytes(b"\x93NUMPY\x01\x00{'descr': '<f8', 'fortran_order': False, 'shape': (9, 9), }")
@@ -140,7 +150,7 @@ def _bad_files(tmp_path: Path) -> list[tuple[Path, str]]:
     return [
         (tmp_path / "missing.attnviz", "missing.attnviz: does not exist"),
         (garbage, "garbage.attnviz: "),
-        (inconsistent, "keys (2, 10, 2) and values (2, 3, 4)"),
+        (inconsistent, "keys (2, 1, 10, 2) and values (2, 1, 3, 4) do not fit together"),
         (corrupt, "corrupt.npy: "),
         (too_big_batch, "batch sizes disagree"),
     ]
@@ -200,7 +210,7 @@ def test_complete_tensor_files_open_without_asking(host, actions, qtbot, tmp_pat
     save_arrays(path, arrays)
     assert open_now(actions, qtbot, path)  # choose_roles would raise if called
     state = window.session.document.state
-    np.testing.assert_array_equal(state.queries, arrays["Q"])
+    np.testing.assert_array_equal(state.head_view().queries, arrays["Q"])
     assert state.settings.lens_mode == "1d" and state.lens_1d.tolist() == [4]
     assert actions.current_path is None  # Save must not overwrite the tensor file with a session
     assert "qkv.npz" in window.windowTitle()
@@ -219,15 +229,17 @@ def test_a_file_of_heads_loads_whole_and_the_chooser_asks_only_for_unknown_names
     save_arrays(path, {"q": q, "k": k, "v": v})
     assert open_now(actions, qtbot, path)  # names tell: no dialog, every head loaded
     state = window.session.document.state
-    assert state.run is not None and state.run.heads(0) == 3 and state.head == 0
-    np.testing.assert_array_equal(state.queries, q[:, 0])
+    assert state.run.heads(0) == 3 and window.session.selection.focus == (0, 0)
+    np.testing.assert_array_equal(state.head_view().queries, q[:, 0])
 
     odd = tmp_path / "odd.npz"
     save_arrays(odd, {"a": q, "b": k, "c": v})
     calls: list[dict[str, str]] = []
 
     def choose(parent, tf, guess, base):  # noqa: ANN001, ANN202
-        assert parent is window and base is window.session.document.state
+        # The inputs the file's missing roles would come from: the head on show.
+        assert parent is window and base.settings == window.session.document.state.settings
+        np.testing.assert_array_equal(base.head_view().keys, window.session.head_view().keys)
         calls.append(dict(guess))
         return None if len(calls) == 1 else ({"queries": "a", "keys": "b", "values": "c"}, 1, None)
 
@@ -237,8 +249,8 @@ def test_a_file_of_heads_loads_whole_and_the_chooser_asks_only_for_unknown_names
     assert window.session.document.version == version
     assert open_now(actions, qtbot, odd)
     assert len(calls) == 2
-    np.testing.assert_array_equal(window.session.document.state.queries, q[:, 1])
-    np.testing.assert_array_equal(window.session.document.state.values, v[:, 1])
+    np.testing.assert_array_equal(window.session.head_view().queries, q[:, 1])
+    np.testing.assert_array_equal(window.session.head_view().values, v[:, 1])
 
 
 def test_roles_dialog_previews_and_only_accepts_a_choice_that_loads(host, tmp_path, qtbot) -> None:  # noqa: ANN001
@@ -355,7 +367,7 @@ def test_autosave_follows_changes_once_per_burst_and_is_cleared_on_exit(host, ac
     assert writes == [1] and not on_gui_thread  # the file is written off the GUI thread
     path = actions.autosave.writer.slot.path
     saved = load_session(path)
-    assert saved.arrays["keys"][0, 0, 0] == 4.5
+    assert saved.arrays["run/0/keys"][0, 0, 0, 0] == 4.5
     window.close()
     qtbot.waitUntil(lambda: not path.exists(), timeout=5000)
     assert list(path.parent.iterdir()) == []  # its lock file went with it
@@ -422,7 +434,7 @@ def test_a_failing_autosave_is_reported_in_the_status_bar_and_editing_goes_on(
     assert "No space left on device" in window.statusBar().currentMessage()
     window.session.push(SetBlock("keys", 0, 0, 0, np.array([[0.5]])))  # the app keeps working
     wait_session(qtbot, window.session)
-    assert window.session.document.state.keys[0, 0, 0] == 0.5
+    assert window.session.head_view().keys[0, 0, 0] == 0.5
 
 
 def test_a_capture_opens_whole_from_the_open_command(host, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
@@ -446,5 +458,6 @@ def test_a_capture_opens_whole_from_the_open_command(host, actions, qtbot, tmp_p
     )
     assert open_now(actions, qtbot, path)
     state = host.session.document.state
-    assert state.run is not None and state.run.layers == 2 and state.settings.causal == "top_left"
-    assert state.tokens(0) == (list("abcd"), list("abcd"))
+    head = host.session.head_view()
+    assert state.run.layers == 2 and head.causal == "top_left"
+    assert head.tokens(0) == (list("abcd"), list("abcd"))

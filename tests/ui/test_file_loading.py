@@ -41,27 +41,27 @@ def slow_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every session read takes SLOW_S seconds (sleeping, as a read from a slow disk does) and
     records the thread it ran on."""
     threads: list[str] = []
-    real = opening_module.load_state_file
+    real = opening_module.load_state_and_focus
 
     def slow(path, **kwargs):
         threads.append(threading.current_thread().name)
         time.sleep(SLOW_S if "slow" in Path(path).name else 0.0)
         return real(path, **kwargs)
 
-    monkeypatch.setattr(opening_module, "load_state_file", slow)
+    monkeypatch.setattr(opening_module, "load_state_and_focus", slow)
     return threads
 
 
 def session_file(tmp_path: Path, name: str, marker: float) -> Path:
-    state = PRESETS["dot-toy"].build().copy()
-    state.queries[...] = marker
+    state = PRESETS["dot-toy"].build()
+    state = state.with_head((0, 0), "queries", np.full((2, 1, 2), marker))
     path = tmp_path / name
     save_state_file(path, state)
     return path
 
 
 def queries(actions: FileActions) -> float:
-    return float(actions.session.document.state.queries[0, 0, 0])
+    return float(actions.session.head_view().queries[0, 0, 0])
 
 
 def test_a_slow_open_keeps_the_event_loop_running_and_shows_progress(
@@ -130,7 +130,7 @@ def test_a_refusal_is_shown_as_before(host, actions, qtbot, warnings, monkeypatc
     def refuse(path, **_kwargs):
         raise SessionFileError(path, "is not an attnviz session")
 
-    monkeypatch.setattr(opening_module, "load_state_file", refuse)
+    monkeypatch.setattr(opening_module, "load_state_and_focus", refuse)
     with qtbot.waitSignal(actions.openFinished, timeout=5000) as finished:
         actions.open_file(tmp_path / "bad.attnviz")
     assert finished.args == [False]

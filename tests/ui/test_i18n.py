@@ -189,9 +189,9 @@ def test_engine_warnings_and_lab_sentences_are_shown_in_portuguese(portuguese):
     import torch
 
     report = compare_conventions(
-        torch.from_numpy(state.queries),
-        torch.from_numpy(state.keys),
-        torch.from_numpy(state.values),
+        torch.from_numpy(state.head_view().queries),
+        torch.from_numpy(state.head_view().keys),
+        torch.from_numpy(state.head_view().values),
         torch.from_numpy(state.lens_1d),
     )
     sentences = report.sentences()
@@ -420,14 +420,14 @@ def test_switching_language_keeps_the_document_the_undo_history_and_the_autosave
         assert window.menu("file").title() == "&Arquivo" and window.results.title.text() == "Pesos de atenção"
         assert window.inputs.batch.value() == 1 and window.session.selection.batch == 1
         assert window.undo_action.text() == "&Desfazer Alterar dropout"  # the old edit, retold in Portuguese
-        np.testing.assert_array_equal(window.session.document.state.queries, state_before.queries)
+        np.testing.assert_array_equal(window.session.head_view().queries, state_before.head_view().queries)
 
         window.session.undo_stack.undo()  # the dropout change, made in English, undoes in Portuguese
         assert window.session.document.state.settings.dropout == 0.0
         window.session.undo_stack.undo()  # and the preset before it
-        assert window.session.document.state.queries.shape != state_before.queries.shape
+        assert window.session.head_view().queries.shape != state_before.head_view().queries.shape
         window.session.undo_stack.redo()
-        np.testing.assert_array_equal(window.session.document.state.queries, state_before.queries)
+        np.testing.assert_array_equal(window.session.head_view().queries, state_before.head_view().queries)
         assert "Carregar a predefinição" in window.session.undo_stack.undoText()
         wait_current(qtbot, window)
 
@@ -585,7 +585,9 @@ def test_engine_errors_are_shown_in_portuguese(portuguese):
         "d_q = 20, d_k = 2 (as pontuações aditiva e bilinear aceitam comprimentos diferentes)"
     )
     state = PRESETS["dot-toy"].build()
-    state.values[0, 3, 1] = float("nan")
+    values = np.array(state.head_view().values)
+    values[0, 3, 1] = float("nan")
+    state = state.with_head((0, 0), "values", values)
     assert tr_text(run_state(state).error) == "NaN em valores, no índice (0, 3, 1)"
 
 

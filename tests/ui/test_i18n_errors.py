@@ -118,7 +118,7 @@ def test_the_english_of_loading_errors_and_engine_errors_is_as_before(tmp_path: 
     with pytest.raises(TensorFileError) as caught:
         state_from_tensor_file(tf, {"queries": "q", "values": "v"}, None, base)
     assert str(caught.value) == (
-        f"qk.npz: batch sizes disagree: queries (3, 2, 4), keys {base.keys.shape}, values (2, 5, 3) "
+        f"qk.npz: batch sizes disagree: queries (3, 2, 4), keys {base.head_view().keys.shape}, values (2, 5, 3) "
         "(keys kept from the current inputs)"
     )
     with pytest.raises(ValueError, match=r"^head 5 is out of range: the array has 2 heads on axis 1 \(valid: 0-1\)$"):
@@ -175,8 +175,9 @@ def test_loading_errors_notes_and_engine_errors_read_in_portuguese(portuguese, t
     tf = load_tensor_file(_saved(tmp_path / "qk.npz", {"q": np.zeros((3, 2, 4)), "v": np.zeros((2, 5, 3))}))
     with pytest.raises(TensorFileError) as caught:
         state_from_tensor_file(tf, {"queries": "q", "values": "v"}, None, base)
+    kept = base.head_view().keys.shape
     assert error_text(caught.value) == (
-        f"qk.npz: os tamanhos de lote não batem: consultas (3, 2, 4), chaves {base.keys.shape}, valores (2, 5, 3) "
+        f"qk.npz: os tamanhos de lote não batem: consultas (3, 2, 4), chaves {kept}, valores (2, 5, 3) "
         "(das entradas atuais: chaves)"
     )
 

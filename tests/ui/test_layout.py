@@ -71,13 +71,13 @@ def test_a_long_padded_input_shows_its_structure_under_the_default_scale(window,
     were all the colour of zero; the default scale must spread them over the colour map."""
     from dataclasses import replace
 
-    from attnviz.document import ReplaceState, make_state
+    from attnviz.document import ReplaceState, State
 
     from .conftest import wait_current
 
     rng = np.random.default_rng(0)
-    state = make_state(1, 512, 512, 64, 64, 64)
-    state.queries, state.keys, state.values = (rng.standard_normal((1, 512, 64)) for _ in range(3))
+    queries, keys, values = (rng.standard_normal((1, 512, 64)) for _ in range(3))
+    state = State.from_tensors(queries, keys, values)
     state.lens_1d = np.array([400])
     state.lens_2d = np.full((1, 512), 400)
     state.settings = replace(state.settings, scoring="scaled_dot")

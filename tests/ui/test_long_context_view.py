@@ -8,22 +8,19 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from attnviz.document import ReplaceState, make_state
+from attnviz.document import ReplaceState, Settings, State
 from attnviz.model_run import MaskArguments
 from tests.ui.conftest import wait_current
 
 
 def long_state(n: int = 600, *, window: int = 64):
     rng = np.random.default_rng(1)
-    state = make_state(1, n, n, 16, 16, 16)
-    state.queries, state.keys, state.values = (rng.standard_normal((1, n, 16)) for _ in range(3))
+    queries, keys, values = (rng.standard_normal((1, n, 16)) for _ in range(3))
     pad = np.ones((1, n), np.int64)
     pad[0, -50:] = 0
-    state.masks = MaskArguments(attention_mask=pad)
-    state.settings = replace(
-        state.settings, scoring="scaled_dot", lens_mode="none", causal="top_left", window=window, dtype="float64"
-    )
-    return state
+    settings = Settings(scoring="scaled_dot", lens_mode="none", window=window, dtype="float64")
+    masks = MaskArguments(attention_mask=pad)
+    return State.from_tensors(queries, keys, values, settings=settings, masks=masks, causal="top_left")
 
 
 @pytest.fixture
@@ -66,8 +63,15 @@ def test_the_overview_and_a_clicked_tile_equal_the_main_views_weights(qtbot, vie
 
 def test_a_full_attn_mask_is_refused_with_a_message_not_a_wrong_picture(qtbot, view):
     win, v = view
-    state = long_state(200)
-    state.masks = MaskArguments(attn_mask=np.tril(np.ones((200, 200), bool)))
+    head = long_state(200).head_view()
+    state = State.from_tensors(
+        head.queries,
+        head.keys,
+        head.values,
+        settings=long_state(200).settings,
+        masks=MaskArguments(attn_mask=np.tril(np.ones((200, 200), bool))),
+        causal="top_left",
+    )
     win.session.push(ReplaceState(state))
     qtbot.waitUntil(lambda: v.message.isVisibleTo(v) and "attn_mask" in v.message.text(), timeout=20000)
 

@@ -25,13 +25,13 @@ from .conftest import wait_session
 def lab_of(state: State) -> LabReport:
     """compare_conventions called independently of the app, with the state's settings."""
     s = state.settings
-    lens = state.valid_lens()
+    lens = state.valid_lens(state.head_view())
     return compare_conventions(
-        torch.from_numpy(state.queries),
-        torch.from_numpy(state.keys),
-        torch.from_numpy(state.values),
+        torch.from_numpy(state.head_view().queries),
+        torch.from_numpy(state.head_view().keys),
+        torch.from_numpy(state.head_view().values),
         None if lens is None else torch.from_numpy(lens),
-        causal=s.causal,
+        causal=state.head_view().causal,
         scoring=s.scoring,
         dtype=s.dtype,
         num_hiddens=s.num_hiddens,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnviz.document import ReplaceState, SetBlock, focused_state
-from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+from attnviz.document import ReplaceState, SetBlock, State
+from attnviz.model_run import AttentionCall, Focus, MaskArguments, ModelRun
 from tests.ui.conftest import wait_current
 
 TOKENS = [["[CLS]", "the", "cat", "sat", "[SEP]", "[PAD]"], ["[CLS]", "a", "dog", "ran", "far", "[SEP]"]]
@@ -45,7 +45,7 @@ def window(qtbot):
 
 
 def load(qtbot, win, run: ModelRun, layer: int = 0, head: int = 0) -> None:
-    win.session.push(ReplaceState(focused_state(run, layer, head)))
+    win.session.push(ReplaceState(State.from_run(run), "a model", Focus(layer, head)))
     wait_current(qtbot, win)
 
 
@@ -152,10 +152,12 @@ def test_a_shape_change_sets_the_model_aside_and_undo_brings_it_back(qtbot, wind
     load(qtbot, window, make_run())
     window.controls.shapes.shapeChanged.emit({"n_queries": 4})
     wait_current(qtbot, window)
-    assert window.session.document.state.run is None and not window.inputs.head.isVisibleTo(window.inputs)
+    state = window.session.document.state
+    assert state.run.single_head and not window.inputs.head.isVisibleTo(window.inputs)
+    assert state.head_view().queries.shape == (2, 4, 8)  # the head on show, as the book's input
     window.session.undo_stack.undo()
     wait_current(qtbot, window)
-    assert window.session.document.state.run is not None and window.inputs.head.isVisibleTo(window.inputs)
+    assert window.session.document.state.run.layers == 3 and window.inputs.head.isVisibleTo(window.inputs)
 
 
 def test_token_sums_and_top_keys_are_the_weights_of_the_selection():

@@ -17,15 +17,15 @@ def test_a_500_by_500_paste_is_one_edit(window, qtbot) -> None:
     values = np.random.default_rng(1).standard_normal((500, 500))
     view = window.inputs.views["queries"]
     view.setCurrentIndex(view.model().index(0, 0))
-    before = session.document.state.queries
+    before = session.head_view().queries
     version, depth, started = session.document.version, session.undo_stack.count(), session.scheduler.started_count
     assert view.paste("\n".join("\t".join(map(repr, row)) for row in values.tolist()))
     assert session.document.version == version + 1 and session.undo_stack.count() == depth + 1
-    np.testing.assert_array_equal(session.document.state.queries[0], values)
+    np.testing.assert_array_equal(session.head_view().queries[0], values)
     wait_current(qtbot, window)
     assert session.scheduler.started_count == started + 1
     session.undo_stack.undo()
-    np.testing.assert_array_equal(session.document.state.queries, before)
+    np.testing.assert_array_equal(session.head_view().queries, before)
 
 
 def test_a_burst_of_undos_and_redos_computes_once_where_it_ends(window, qtbot) -> None:
@@ -43,7 +43,7 @@ def test_a_burst_of_undos_and_redos_computes_once_where_it_ends(window, qtbot) -
     for _ in range(4):
         window.redo_action.trigger()
     # Every step is applied at once (the tables and the Edit menu follow), only the computing waits.
-    assert session.document.state.keys[0, 0, 0] == 3.0
+    assert session.head_view().keys[0, 0, 0] == 3.0
     wait_current(qtbot, window)
     qtbot.waitUntil(lambda: not lab.busy, timeout=5000)
     assert session.scheduler.started_count == started + 1  # was 2: the first step's, then the last

@@ -28,16 +28,16 @@ from .conftest import wait_current
 
 def engine_result(state):
     s = state.settings
-    lens = state.valid_lens()
+    lens = state.valid_lens(state.head_view())
     params = {k: torch.from_numpy(np.asarray(v)) for k, v in state.params.items()} or None
     return attend(
-        torch.from_numpy(state.queries),
-        torch.from_numpy(state.keys),
-        torch.from_numpy(state.values),
+        torch.from_numpy(state.head_view().queries),
+        torch.from_numpy(state.head_view().keys),
+        torch.from_numpy(state.head_view().values),
         None if lens is None else torch.from_numpy(lens),
         scoring=s.scoring,
         mask_mode=s.mask_mode,
-        causal=s.causal,
+        causal=state.head_view().causal,
         params=params,
         num_hiddens=s.num_hiddens,
         seed=s.param_seed,
@@ -156,7 +156,7 @@ def test_stages_update_live_from_an_edit_and_equal_the_engine(window, qtbot):
     assert model.setData(model.index(1, 0), "-2.5")
     wait_current(qtbot, window)
     state = window.session.document.state
-    assert state.keys[0, 1, 0] == -2.5
+    assert state.head_view().keys[0, 1, 0] == -2.5
     result = engine_result(state)
     for stage in STAGES:
         expected = getattr(result, stage)[0].numpy().astype(np.float32)
@@ -230,7 +230,7 @@ def test_editing_a_parameter_changes_the_weights_through_the_window(window, qtbo
     # The hidden features follow the new parameters and still add up to the drawn score.
     i, j = 0, 1
     view.feature_key.setValue(j)
-    _, weighted = additive_features(state.params, state.queries[0, i], state.keys[0, j])
+    _, weighted = additive_features(state.params, state.head_view().queries[0, i], state.head_view().keys[0, j])
     assert weighted.sum() == pytest.approx(
         float(window.session.last_outcome.view.raw_scores[0, i, j]), rel=1e-4, abs=1e-6
     )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,7 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from attnviz.bench.safety import HOSTILE_PEAK_MB, width_bomb_capture, width_bomb_session, window_probe
-from attnviz.document import make_state
+from attnviz.document import Settings, State, make_state
 from attnviz.io.names import display_name
 from attnviz.io.state_io import save_state_file
 
@@ -55,10 +54,12 @@ def test_display_name_escapes_and_bounds() -> None:
 
 
 def test_overflowing_scores_are_one_line_under_the_weights(window, qtbot, tmp_path: Path, refusals) -> None:  # noqa: ANN001
-    state = make_state(batch=2, n_queries=3, n_keys=4, d_q=2, d_k=2, d_v=2)
-    state.settings = replace(state.settings, scoring="scaled_dot")  # additive scores are bounded
-    state.queries[...] = 3e38
-    state.keys[...] = np.linspace(0.5, 1.5, state.keys.size).reshape(state.keys.shape)
+    state = State.from_tensors(
+        np.full((2, 3, 2), 3e38),
+        np.linspace(0.5, 1.5, 2 * 4 * 2).reshape(2, 4, 2),
+        np.zeros((2, 4, 2)),
+        settings=Settings(scoring="scaled_dot"),  # additive scores are bounded
+    )
     path = tmp_path / "overflow.attnviz"
     save_state_file(path, state)
     assert open_in(window, qtbot, path) and refusals == []

@@ -22,9 +22,11 @@ from attnviz.ui.views.scaling_lab import (
 
 
 def point_of(state: State) -> dict[str, float]:
-    lens = state.valid_lens()
+    lens = state.valid_lens(state.head_view())
     return current_point(
-        torch.from_numpy(state.queries), torch.from_numpy(state.keys), None if lens is None else torch.from_numpy(lens)
+        torch.from_numpy(state.head_view().queries),
+        torch.from_numpy(state.head_view().keys),
+        None if lens is None else torch.from_numpy(lens),
     )
 
 
@@ -121,10 +123,10 @@ def test_additive_attention_gets_the_tanh_histogram_and_its_saturated_share(host
     host.session.push(SetSettings({"scoring": "additive", "num_hiddens": 6, "param_seed": 3}))
     wait_lab(qtbot, host, lab)
     state = host.session.document.state
-    lens = state.valid_lens()
+    lens = state.valid_lens(state.head_view())
     expected = tanh_saturation(
-        torch.from_numpy(state.queries),
-        torch.from_numpy(state.keys),
+        torch.from_numpy(state.head_view().queries),
+        torch.from_numpy(state.head_view().keys),
         None,
         num_hiddens=6,
         seed=3,
@@ -141,8 +143,7 @@ def test_additive_attention_gets_the_tanh_histogram_and_its_saturated_share(host
     assert f"{100 * expected.saturated_fraction:.1f}%" in lab.plots["tanh"].titleLabel.text
 
     # Keys 100 times larger: most hidden units saturate, and the printed share says so.
-    big = state.copy()
-    big.keys = big.keys * 100
+    big = state.with_head((0, 0), "keys", state.head_view().keys * 100)
     host.session.push(ReplaceState(big, "scale keys"))
     wait_lab(qtbot, host, lab)
     assert lab.outcome.saturation.saturated_fraction > 0.5

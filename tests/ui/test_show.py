@@ -24,7 +24,7 @@ def test_show_tensors_with_heads_masks_and_tokens_without_blocking(qtbot):
     window = attnviz.show(q, k, v, attention_mask=mask, tokens=["a", "b", "c", "d", "e"], head=2, block=False)
     _close(qtbot, window)
     state = window.session.document.state
-    assert (state.run.layers, state.run.heads(0), state.head) == (1, 4, 2)
+    assert (state.run.layers, state.run.heads(0), window.session.selection.head) == (1, 4, 2)
     expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None, None].bool())
     np.testing.assert_allclose(window.session.current_view().output, expected[:, 2].numpy(), atol=1e-5)
     assert window.results.maps[0].col_labels == ["a", "b", "c", "d", "e"]
@@ -38,7 +38,8 @@ def test_show_five_dimensional_tensors_gives_one_call_per_layer(qtbot):
     window = attnviz.show(*qkv, is_causal=True, layer=1, block=False)
     _close(qtbot, window)
     state = window.session.document.state
-    assert state.run.layers == 3 and state.layer == 1 and state.settings.causal == "top_left"
+    focus = window.session.selection.focus
+    assert state.run.layers == 3 and focus.layer == 1 and state.head_view(focus).causal == "top_left"
 
 
 def test_show_refuses_what_it_cannot_show_with_a_clear_error():

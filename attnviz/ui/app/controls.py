@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from attnviz import catalog
 from attnviz.document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LEN, State
+from attnviz.model_run import HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.labels import ErrorLabel
@@ -129,8 +130,9 @@ class ShapePanel(Retranslating, QGroupBox):
             self.spins[key].setToolTip(tr_text(tip))
             self.captions[key].setText(tr_text(label))
 
-    def show_state(self, state: State) -> None:
-        for key, value in state.dims.items():
+    def show_state(self, view: HeadView) -> None:
+        """Show the sizes of the head on show."""
+        for key, value in view.dims.items():
             spin = self.spins[key]
             if spin.value() != value:
                 with QSignalBlocker(spin):
@@ -298,12 +300,13 @@ class SettingsPanel(Retranslating, QGroupBox):
                 self.device.addItem(name, name)
         _select(self.device, current if current in devices else devices[-1])
 
-    def show_state(self, state: State) -> None:
+    def show_state(self, state: State, view: HeadView) -> None:
+        """Show the settings, and the causal flag of ``view``'s call (each call has its own)."""
         s = state.settings
         _select(self.scoring, s.scoring)
         _select(self.lens_mode, s.lens_mode)
         _select(self.mask_mode, s.mask_mode)
-        _select(self.causal, s.causal)
+        _select(self.causal, view.causal)
         if self.device.findData(s.device) < 0:
             with QSignalBlocker(self.device):
                 self.device.addItem(s.device, s.device)

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from attnviz import __version__
 from attnviz.compute import Outcome
-from attnviz.document import Edit, ReplaceState, SetBlock, SetSettings, filled_state, resize_state
+from attnviz.document import Edit, ReplaceState, SetBlock, SetSettings, State, filled_state, resize_state
 from attnviz.presets import DEFAULT_PRESET, PRESETS
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui import theme
@@ -288,7 +288,7 @@ class MainWindow(HostWindow):
         # A click on a main weights map selects its query in the tokens view (shift: adds it).
         self.results.cellClicked.connect(self._select_token)
         self._restore_layout()
-        self._had_run = session.document.state.run is not None
+        self._had_heads = not session.document.state.run.single_head
 
     def _fit_controls_width(self) -> None:
         # As wide as the widest row of labels and fields needs (a translation may be wider than
@@ -524,7 +524,8 @@ class MainWindow(HostWindow):
     def _on_shape(self, dims: dict[str, int]) -> None:
         self.session.push(
             ReplaceState(
-                resize_state(self.session.document.state, **dims), QT_TRANSLATE_NOOP("MainWindow", "Change shape")
+                resize_state(self.session.document.state, focus=self.session.selection.focus, **dims),
+                QT_TRANSLATE_NOOP("MainWindow", "Change shape"),
             )
         )
 
@@ -536,12 +537,12 @@ class MainWindow(HostWindow):
 
     def _on_block(self, role: str, batch: int, row: int, col: int, block: object) -> None:
         self.inputs.clear_error()
-        self.session.push(SetBlock(role, batch, row, col, block))  # type: ignore[arg-type]
+        self.session.push(SetBlock(role, batch, row, col, block, self.session.selection.focus))  # type: ignore[arg-type]
 
     def _on_fill(self, role: str, kind: str, seed: int) -> None:
         self.session.push(
             ReplaceState(
-                filled_state(self.session.document.state, role, kind, seed),
+                filled_state(self.session.document.state, role, kind, seed, self.session.selection.focus),
                 message(
                     QT_TRANSLATE_NOOP("MainWindow", "Fill {role} with {kind}"),
                     role=ROLE_NAMES.get(role, role),
@@ -550,11 +551,13 @@ class MainWindow(HostWindow):
             )
         )
 
-    def _show_all(self, state: object) -> None:
-        self.controls.shapes.show_state(state)  # type: ignore[arg-type]
-        self.controls.settings.show_state(state)  # type: ignore[arg-type]
-        self.controls.long_masks.show_state(state)  # type: ignore[arg-type]
-        self.inputs.show_state(state, self.session.selection.batch)  # type: ignore[arg-type]
+    def _show_all(self, state: State) -> None:
+        selection = self.session.selection
+        view = state.head_view(selection.focus)
+        self.controls.shapes.show_state(view)
+        self.controls.settings.show_state(state, view)
+        self.controls.long_masks.show_state(state)
+        self.inputs.show_state(state, selection.batch, selection.focus)
 
     def _show_finding(self, finding: object) -> None:
         """A finding of the mask doctor was clicked: its cells, outlined in the weights."""
@@ -571,31 +574,38 @@ class MainWindow(HostWindow):
 
     def _on_document_changed(self, edit: Edit | None) -> None:
         state = self.session.document.state
-        has_run = state.run is not None
-        if has_run and not self._had_run:
+        has_heads = not state.run.single_head
+        if has_heads and not self._had_heads:
             # A model arrived (a file, a capture): its heads are what the user came to see, and
             # with several calls the layers x heads overview (the calls browser) comes first.
             self.heads_dock.show()
             self.heads_dock.raise_()
-            if state.run is not None and state.run.layers > 1:
+            if state.run.layers > 1:
                 self.overview_dock.show()
                 self.overview_dock.raise_()
-        self._had_run = has_run
+        self._had_heads = has_heads
+        selection = self.session.selection
         if isinstance(edit, SetBlock):
             # A typed cell or a paste changes one array: only the table that shows it follows.
-            self.inputs.show_role(state, edit.role, self.session.selection.batch)
+            self.inputs.show_role(state, edit.role, selection.batch, selection.focus)
         elif isinstance(edit, SetSettings):
-            self.controls.settings.show_state(state)
+            self.controls.settings.show_state(state, state.head_view(selection.focus))
             self.controls.long_masks.show_state(state)
             if "lens_mode" in edit.changes:
-                self.inputs.show_state(state, self.session.selection.batch)
+                self.inputs.show_state(state, selection.batch, selection.focus)
         else:
             self._show_all(state)
         self._update_status()
 
     def _on_selection(self, selection: Selection) -> None:
-        self.inputs.show_state(self.session.document.state, selection.batch)
+        state = self.session.document.state
+        view = state.head_view(selection.focus)
+        # Another head may have other sizes and its call another causal flag.
+        self.controls.shapes.show_state(view)
+        self.controls.settings.show_state(state, view)
+        self.inputs.show_state(state, selection.batch, selection.focus)
         self.results.set_batch(selection.batch)
+        self._update_status()
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -668,7 +678,7 @@ class MainWindow(HostWindow):
         outcome = session.last_outcome
         computing, loading, failed, current = self._state_texts
         bold = False
-        if session.busy or session.shown_version != session.document.version:
+        if session.busy or not session.is_current:
             state, color = (computing if outcome is not None else loading), theme.warning_color()
         elif session.error_field is not None:
             state, color, bold = failed, theme.error_color(), True

@@ -1,16 +1,19 @@
 """The application session: the one object every view and action works through.
 
 It owns the document, the undo stack, the main compute scheduler, the outcome on show and the
-selection (which batch element; heads, layers and captured calls join it later), and says
-what changed with signals. Views and features get the session (and a ``Host`` to put their
-docks and menus in), never the main window, so they can be built and tested on their own.
+selection (which batch element, and which call and head: the focus, which only the selection
+holds), and says what changed with signals. Views and features get the session (and a ``Host``
+to put their docks and menus in), never the main window, so they can be built and tested on
+their own.
 
 Signals, all on the GUI thread:
 
 * ``documentChanged(edit)``: the document was edited (``edit`` is the ``Edit``, or None);
-* ``outcomeShown(outcome)``: the result of the document's current version has arrived (stale
-  results never get this far: ``current_outcome`` is the one judge of staleness);
-* ``selectionChanged(selection)``: another batch element (head, call...) was selected;
+* ``outcomeShown(outcome)``: the result of the document's current version for the head on show
+  has arrived (stale results never get this far: ``current_outcome`` is the one judge of
+  staleness);
+* ``selectionChanged(selection)``: another batch element, call or head was selected (choosing a
+  head is not an edit: the undo stack does not see it);
 * ``errorChanged(field, text)``: the current inputs give an error about ``field`` (None, None:
   they no longer do), so the panel that owns that field shows it;
 * ``statusMessage(text, ms)``: a transient message for the status bar;
@@ -45,6 +48,7 @@ from PySide6.QtWidgets import QWidget
 
 from attnviz.compute import Outcome, ViewData
 from attnviz.document import Document, Edit, Snapshot
+from attnviz.model_run import Focus, HeadView
 from attnviz.presets import DEFAULT_PRESET, PRESETS
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui import collector
@@ -76,10 +80,14 @@ class Selection:
     """What the user is looking at, shared by every view: an input of each view like an edit."""
 
     batch: int = 0
-    #: The call (layer) and head of a model run on show (0, 0 without a run); they live in the
-    #: document's state, which the compute thread reads, and are mirrored here for the views.
+    #: The call (layer) and head on show (the focus): here only, not in the document; the
+    #: compute thread gets it with each snapshot (0, 0 for the book's one head).
     layer: int = 0
     head: int = 0
+
+    @property
+    def focus(self) -> Focus:
+        return Focus(self.layer, self.head)
 
 
 class AppSession(QObject):
@@ -114,10 +122,11 @@ class AppSession(QObject):
         self._shutdown_hooks: list[Callable[[], object]] = []
         # Frees replaced results off the GUI thread (see _on_outcome): started on first use.
         self._releaser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnviz-release")
-        self.selection = Selection(layer=self.document.state.layer, head=self.document.state.head)
+        self.selection = Selection()
         self.last_outcome: Outcome | None = None
         self.shown_version = -1
-        #: Outcomes that arrived after the document had moved on (for tests and the benchmark).
+        #: Outcomes that arrived after the document or the head on show had moved on (for tests
+        #: and the benchmark).
         self.dropped_outcomes = 0
         #: When the last snapshot went to the scheduler (the benchmark measures from it).
         self.submitted_at = time.perf_counter()
@@ -140,7 +149,9 @@ class AppSession(QObject):
 
     def push(self, edit: Edit) -> None:
         """Apply ``edit`` through the undo stack: the only way the document changes."""
-        self.undo_stack.push(DocumentCommand(self.document, edit, self._hold_computations))
+        self.undo_stack.push(
+            DocumentCommand(self.document, edit, self._hold_computations, lambda: self.selection.focus)
+        )
 
     def _hold_computations(self) -> None:
         """An undo or redo is being applied: every compute thread (the labs' too) waits until
@@ -163,9 +174,11 @@ class AppSession(QObject):
         if self._closed:
             return
         state = self.document.state
-        selection = replace(
-            self.selection, batch=min(self.selection.batch, state.batch - 1), layer=state.layer, head=state.head
-        )
+        # An edit made on another head (an undo, a redo) brings that head back on show; else the
+        # head on show stays, moved into the new run if it has fewer calls or heads.
+        wanted = edit.focus if edit is not None and edit.focus is not None else self.selection.focus
+        layer, head = state.run.clamp(wanted)
+        selection = replace(self.selection, batch=min(self.selection.batch, state.batch - 1), layer=layer, head=head)
         if selection != self.selection:
             self.selection = selection
             self.selectionChanged.emit(self.selection)
@@ -182,17 +195,23 @@ class AppSession(QObject):
             self.selectionChanged.emit(self.selection)
 
     def set_focus(self, layer: int, head: int) -> None:
-        """Show another head (or call) of the model run: like picking a batch element, a choice
-        of what to look at, so it is not an undoable edit (edits remember their head)."""
-        from attnviz.document import SetFocus
-
-        state = self.document.state
-        run = state.run
-        if run is None or (layer, head) == (state.layer, state.head):
+        """Show another head (or call) of the run: like picking a batch element, a choice of what
+        to look at, not an edit (edits remember the head they were made on)."""
+        layer, head = self.document.state.run.clamp((layer, head))
+        if (layer, head) == self.selection.focus:
             return
-        layer = max(0, min(int(layer), run.layers - 1))
-        head = max(0, min(int(head), run.heads(layer) - 1))
-        self.document.apply(SetFocus(layer, head))
+        self.selection = replace(self.selection, layer=layer, head=head)
+        self.selectionChanged.emit(self.selection)
+        if self._computing:
+            self.submit()
+
+    def head_view(self) -> HeadView:
+        """The head on show of the document as it is now (views of its arrays, no copy)."""
+        return self.document.state.head_view(self.selection.focus)
+
+    def snapshot(self) -> Snapshot:
+        """The document as it is now and the head on show, for a compute thread."""
+        return self.document.snapshot(self.selection.focus)
 
     def set_colormap(self, name: str) -> None:
         name = canonical_colormap_name(name)
@@ -230,7 +249,7 @@ class AppSession(QObject):
 
     def submit(self) -> None:
         self.submitted_at = time.perf_counter()
-        self.scheduler.submit(self.document.snapshot())
+        self.scheduler.submit(self.snapshot())
 
     @property
     def busy(self) -> bool:
@@ -238,11 +257,17 @@ class AppSession(QObject):
 
     @property
     def is_current(self) -> bool:
-        """Whether what is on show is the result of the document as it is now."""
-        return self.last_outcome is not None and self.shown_version == self.document.version
+        """Whether what is on show is the result of the document as it is now, for the head on
+        show now."""
+        return self.last_outcome is not None and self.is_current_for(self.shown_version, self.last_outcome.focus)
+
+    def is_current_for(self, version: int, focus: tuple[int, int]) -> bool:
+        """Whether a result of document version ``version`` for head ``focus`` is current."""
+        return version == self.document.version and tuple(focus) == self.selection.focus
 
     def current_outcome(self) -> Outcome | None:
-        """The outcome of the document as it is now (None while it is being computed)."""
+        """The outcome of the document as it is now, for the head on show (None while it is
+        being computed)."""
         return self.last_outcome if self.is_current else None
 
     def current_view(self) -> ViewData | None:
@@ -257,8 +282,9 @@ class AppSession(QObject):
     def _on_outcome(self, outcome: Outcome) -> None:
         if self._closed:
             return
-        if outcome.version != self.document.version:
-            self.dropped_outcomes += 1  # the inputs have moved on; a newer result is coming
+        if not self.is_current_for(outcome.version, outcome.focus):
+            # The inputs or the head on show have moved on; a newer result is coming.
+            self.dropped_outcomes += 1
             return
         previous = self.last_outcome  # released at the end, off this thread
         self.last_outcome = outcome

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from PySide6.QtGui import QUndoCommand
 
 from attnviz.document import Document, Edit, SetBlock
+from attnviz.model_run import Focus
 from attnviz.ui.i18n import tr_text, translate
 
 
@@ -33,16 +34,25 @@ def command_text(edit: Edit) -> str:
 class DocumentCommand(QUndoCommand):
     """Applies an Edit on redo and its inverse on undo; each apply hands back the other one.
 
-    ``on_replay`` is called before an undo or a redo (not before the first apply, when the edit
-    is pushed): the session holds its computations then, so a burst of them computes once.
+    ``focus`` says which head is on show when it is applied (an edit of a head's tensors is made
+    there; the inverse remembers it, so an undo brings that head back). ``on_replay`` is called
+    before an undo or a redo (not before the first apply, when the edit is pushed): the session
+    holds its computations then, so a burst of them computes once.
     """
 
-    def __init__(self, document: Document, edit: Edit, on_replay: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        document: Document,
+        edit: Edit,
+        on_replay: Callable[[], None] | None = None,
+        focus: Callable[[], Focus] = Focus,
+    ) -> None:
         super().__init__(command_text(edit))
         self._document = document
         self._forward = edit
         self._backward: Edit | None = None
         self._on_replay = on_replay
+        self._focus = focus
 
     def retranslate(self) -> None:
         """Describe the edit again in the current language (after a language switch)."""
@@ -51,12 +61,12 @@ class DocumentCommand(QUndoCommand):
     def redo(self) -> None:
         if self._backward is not None:
             self._replaying()
-        self._backward = self._document.apply(self._forward)
+        self._backward = self._document.apply(self._forward, self._focus())
 
     def undo(self) -> None:
         assert self._backward is not None
         self._replaying()
-        self._forward = self._document.apply(self._backward)
+        self._forward = self._document.apply(self._backward, self._focus())
 
     def _replaying(self) -> None:
         if self._on_replay is not None:

@@ -43,7 +43,9 @@ class Autosave(QObject):
     def _save_in_background(self) -> None:
         if not self.context.closed:
             # Copied here (arrays included), written on the writer's thread.
-            self.writer.submit(state_to_session(self.context.session.document.state))
+            self.writer.submit(
+                state_to_session(self.context.session.document.state, self.context.session.selection.focus)
+            )
 
     def now(self) -> bool:
         """Write the autosave and wait for it; a failure goes to the status bar (a dialog every

@@ -149,7 +149,8 @@ class CodeCopier(QObject):
 
     def copy(self) -> str | None:
         """Put the script on the clipboard; returns it (None when cancelled or failed)."""
-        state = self.session.document.state
+        # The head on show: the snippet is of that head, as the window shows it.
+        state, focus = self.session.document.state, self.session.selection.focus
         # The snippet is written from the result the window shows: the compute thread already
         # made it, and computing it again here would freeze the window on a big input.
         outcome = self.session.current_outcome()
@@ -164,7 +165,7 @@ class CodeCopier(QObject):
             return None
         title = framework_title(self.framework)
         try:
-            inp = snippet_input(state, outcome)
+            inp = snippet_input(state, outcome, focus=focus)
             snippet = generate(inp, self.framework)
         except SnippetError as exc:
             self._status(

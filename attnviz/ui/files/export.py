@@ -24,6 +24,7 @@ from attnviz.document import State
 from attnviz.io import save_arrays, save_csv
 from attnviz.io._atomic import atomic_write
 from attnviz.io.errors import AttnvizFileError, cannot_write
+from attnviz.model_run import Focus
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.heatmap.weights import show_weights
 from attnviz.ui.heatmap.widget import HeatmapWidget
@@ -205,9 +206,11 @@ class WeightsFigure:
         self.widget.deleteLater()
 
 
-def figure_subtitle(state: State) -> str:
-    """One line saying what was computed: scoring, masking, lengths, causal, dtype and shapes."""
+def figure_subtitle(state: State, focus: Focus = Focus()) -> str:
+    """One line saying what was computed for head ``focus``: scoring, masking, lengths, causal,
+    dtype and shapes."""
     s = state.settings
+    head = state.head_view(focus)
     lens = {
         "none": translate("Export", "no valid lengths"),
         "1d": translate("Export", "valid lengths 1-D"),
@@ -219,11 +222,11 @@ def figure_subtitle(state: State) -> str:
         scoring=s.scoring,
         mask_mode=s.mask_mode,
         lengths=lens,
-        causal=s.causal or translate("Export", "off"),
+        causal=head.causal or translate("Export", "off"),
         dtype=s.dtype,
-        q=state.queries.shape,
-        k=state.keys.shape,
-        v=state.values.shape,
+        q=head.queries.shape,
+        k=head.keys.shape,
+        v=head.values.shape,
     )
 
 

@@ -146,7 +146,7 @@ class Exports:
         title = translate("FileActions", "{name}: attention weights").format(
             name=display_name(self.context.current_path) if self.context.current_path else "attnviz"
         )
-        subtitle = figure_subtitle(self.context.session.document.state)
+        subtitle = figure_subtitle(self.context.session.document.state, self.context.session.selection.focus)
         colormap = self.context.session.colormap
         try:
             figure = build_weights_figure(view, batches=batches, title=title, subtitle=subtitle, colormap=colormap)

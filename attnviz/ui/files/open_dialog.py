@@ -32,7 +32,7 @@ from attnviz.document import State
 from attnviz.io import ROLES, TensorFile, describe, role_names
 from attnviz.io.errors import AttnvizFileError
 from attnviz.io.names import display_name
-from attnviz.io.state_io import state_from_tensor_file
+from attnviz.io.state_io import state_from_tensor_file, tensor_file_focus
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import error_color, ok_color
@@ -233,13 +233,15 @@ class RolesDialog(QDialog):
             "2d": translate("OpenDialog", "valid lengths per query"),
         }[state.settings.lens_mode]
         loads_as = translate("OpenDialog", "Loads as")
+        layer, head = tensor_file_focus(state, self.chosen_layer(), head)
+        shown = state.head_view((layer, head))
         text = f"<span style='color:{ok_color()}'><b>{loads_as}</b></span> " + translate(
             "OpenDialog", "queries {q}, keys {k}, values {v}, {lengths}."
-        ).format(q=state.queries.shape, k=state.keys.shape, v=state.values.shape, lengths=lens)
-        if state.run is not None:
+        ).format(q=shown.queries.shape, k=shown.keys.shape, v=shown.values.shape, lengths=lens)
+        if not state.run.single_head:
             text += " " + translate(
                 "OpenDialog", "A model of {layers} layer(s) x {heads} head(s); layer {layer}, head {head} shown first."
-            ).format(layers=state.run.layers, heads=state.run.heads(state.layer), layer=state.layer, head=state.head)
+            ).format(layers=state.run.layers, heads=state.run.heads(layer), layer=layer, head=head)
         if notes:
             text += "<br>" + "<br>".join(f"• {_html(tr_text(n))}" for n in notes)
         self.preview.setText(text)

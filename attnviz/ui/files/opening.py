@@ -22,11 +22,12 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QMainWindow, QProgressBar, QPushButton, QWidget
 
-from attnviz.document import ReplaceState, State, focused_state
+from attnviz.document import ReplaceState, State, resize_state
 from attnviz.io import TensorFile, guess_roles, is_capture_file, load_capture, load_tensor_file
 from attnviz.io.errors import AttnvizFileError
 from attnviz.io.names import display_name
-from attnviz.io.state_io import is_session_path, load_state_file, state_from_tensor_file
+from attnviz.io.state_io import is_session_path, load_state_and_focus, state_from_tensor_file, tensor_file_focus
+from attnviz.model_run import Focus
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.files.context import FileContext
 from attnviz.ui.files.loading import FileLoader
@@ -64,7 +65,8 @@ OPEN_BUSY_MS = 200
 @dataclass
 class OpenedFile:
     """What the loader thread read: a session's state, or a tensor file (``state`` then built
-    from ``base_version``'s inputs when its roles were complete, else None: the roles are asked)."""
+    from ``base_version``'s inputs, head ``base_focus``, when its roles were complete, else None:
+    the roles are asked). ``focus``: the head to show first."""
 
     path: Path
     state: State | None
@@ -72,20 +74,25 @@ class OpenedFile:
     roles: dict[str, str] = field(default_factory=dict)
     base_version: int = -1
     notes: list[str] = field(default_factory=list)
+    focus: Focus = Focus()
+    base_focus: Focus = Focus()
 
 
-def read_file(path: Path, base: State, base_version: int) -> OpenedFile:
+def read_file(path: Path, base: State, base_version: int, base_focus: Focus = Focus()) -> OpenedFile:
     """Read and parse ``path`` (runs on the loader's thread: no widget is touched)."""
     notes: list[str] = []
     if is_capture_file(path):
         # A capture (attnviz.capture), told by its content: every call, shown from the first.
-        return OpenedFile(path, focused_state(load_capture(path), 0, 0), notes=notes)
+        return OpenedFile(path, State.from_run(load_capture(path)), notes=notes)
     if is_session_path(path):
-        return OpenedFile(path, load_state_file(path, notes=notes), notes=notes)
+        session, shown = load_state_and_focus(path, notes=notes)
+        return OpenedFile(path, session, notes=notes, focus=shown)
     tf = load_tensor_file(path)
     roles = guess_roles(tf)
-    state = state_from_tensor_file(tf, roles, None, base, notes=notes) if roles_complete(tf, roles) else None
-    return OpenedFile(path, state, tf, roles, base_version, notes)
+    if not roles_complete(tf, roles):
+        return OpenedFile(path, None, tf, roles, base_version, notes, base_focus=base_focus)
+    state = state_from_tensor_file(tf, roles, None, base, notes=notes, base_focus=base_focus)
+    return OpenedFile(path, state, tf, roles, base_version, notes, tensor_file_focus(state, None, None), base_focus)
 
 
 class OpenProgress(QWidget):
@@ -167,10 +174,10 @@ class FileOpener(QObject):
             self.finished.emit(False)  # superseded: its result will be dropped
         self._opening = file_path
         document = self.context.session.document
-        base, version = document.state, document.version
+        base, version, focus = document.state, document.version, self.context.session.selection.focus
         self.progress.name = display_name(file_path)
         self.progress.retranslate()
-        self.loader.start(lambda: read_file(file_path, base, version))
+        self.loader.start(lambda: read_file(file_path, base, version, focus))
         return True
 
     @property
@@ -215,16 +222,17 @@ class FileOpener(QObject):
     def _on_read(self, opened: OpenedFile) -> None:
         self._opening = None
         try:
-            state = self._state_of(opened)
+            shown = self._state_of(opened)
         except AttnvizFileError as exc:
             self.context.refuse(translate("FileActions", "Cannot open file"), error_text(exc))
-            state = None
-        if state is None:
+            shown = None
+        if shown is None:
             self.finished.emit(False)
             return
+        state, focus = shown
         file_path = opened.path
         text = message(QT_TRANSLATE_NOOP("FileActions", "Open {name}"), name=display_name(file_path))
-        self.context.session.push(ReplaceState(state, text))
+        self.context.session.push(ReplaceState(state, text, focus))
         self.recent.add(file_path)
         self.context.remember_dir(file_path)
         if is_session_path(file_path):
@@ -237,22 +245,30 @@ class FileOpener(QObject):
         self.context.status(summary + (": " + "; ".join(tr_text(n) for n in notes) if notes else ""), 15000)
         self.finished.emit(True)
 
-    def _state_of(self, opened: OpenedFile) -> State | None:
-        """The inputs ``opened`` gives, asking for the roles when its names do not tell (None:
-        the user cancelled)."""
+    def _state_of(self, opened: OpenedFile) -> tuple[State, Focus] | None:
+        """The inputs ``opened`` gives and the head to show first, asking for the roles when its
+        names do not tell (None: the user cancelled)."""
         tf = opened.tensors
         document = self.context.session.document
-        if tf is None or (opened.state is not None and opened.base_version == document.version):
-            return opened.state
+        focus = self.context.session.selection.focus
+        unchanged = opened.base_version == document.version and opened.base_focus == focus
+        if opened.state is not None and (tf is None or unchanged):
+            return opened.state, opened.focus
+        assert tf is not None
         roles, head, layer = opened.roles, None, None
         if opened.state is None:
-            answer = self.choose_roles(self.context.window, tf, roles, document.state)
+            # The dialog previews a load that keeps the arrays the file lacks from the head on
+            # show: it is given that head, as the book's input.
+            answer = self.choose_roles(self.context.window, tf, roles, resize_state(document.state, focus=focus))
             if answer is None:
                 return None
             roles, head, layer = answer
         # Built again from the inputs as they are now: arrays the file does not hold are kept.
         opened.notes.clear()
-        return state_from_tensor_file(tf, roles, head, document.state, layer=layer, notes=opened.notes)
+        state = state_from_tensor_file(
+            tf, roles, head, document.state, layer=layer, notes=opened.notes, base_focus=focus
+        )
+        return state, tensor_file_focus(state, layer, head)
 
     def shutdown(self) -> None:
         """Stop reading: a read still running ends first; its result is dropped."""

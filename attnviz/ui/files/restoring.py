@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QMessageBox
 from attnviz.document import ReplaceState
 from attnviz.io import AutosaveSlot, stale_autosaves
 from attnviz.io.errors import AttnvizFileError
-from attnviz.io.state_io import session_to_state
+from attnviz.io.state_io import session_to_state_and_focus
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.files.autosave import AutosaveWriter
 from attnviz.ui.files.context import FileContext
@@ -45,12 +45,13 @@ def _offer(context: FileContext, writer: AutosaveWriter, slot: AutosaveSlot, oth
     discarded = translate("FileActions", "{error}. It has been discarded.")
     try:
         saved = slot.read()
-        state = None if saved is None else session_to_state(saved, source=slot.path, notes=[])
+        restored = None if saved is None else session_to_state_and_focus(saved, source=slot.path, notes=[])
     except AttnvizFileError as exc:
         QMessageBox.warning(context.window, unreadable, discarded.format(error=error_text(exc)))
         return False
-    if state is None:
+    if restored is None:
         return False
+    state, focus = restored
     stamp = slot.modified()
     when = (
         time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
@@ -76,7 +77,7 @@ def _offer(context: FileContext, writer: AutosaveWriter, slot: AutosaveSlot, oth
     )
     if answer != QMessageBox.StandardButton.Yes:
         return False
-    context.session.push(ReplaceState(state, QT_TRANSLATE_NOOP("FileActions", "Restore autosaved inputs")))
+    context.session.push(ReplaceState(state, QT_TRANSLATE_NOOP("FileActions", "Restore autosaved inputs"), focus))
     # The restored work stays on disk, now as this window's autosave, until it is saved over.
     writer.adopt(slot)
     return True

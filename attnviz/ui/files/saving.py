@@ -72,7 +72,7 @@ class SessionSaver:
 
     def _save_to(self, path: Path) -> bool:
         try:
-            save_state_file(path, self.context.session.document.state)
+            save_state_file(path, self.context.session.document.state, self.context.session.selection.focus)
         except AttnvizFileError as exc:
             self.context.refuse(translate("FileActions", "Cannot save"), error_text(exc))
             return False

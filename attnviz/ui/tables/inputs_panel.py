@@ -17,7 +17,8 @@ from PySide6.QtWidgets import (
 )
 
 from attnviz.compute.axes import short_token
-from attnviz.document import FILL_KINDS, State, table_view
+from attnviz.document import FILL_KINDS, State, table_view, table_view_of
+from attnviz.model_run import Focus, HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.i18n import tr_text, translate
@@ -109,7 +110,7 @@ class InputsPanel(Retranslating, QWidget):
         self.fill_button.clicked.connect(self._fill)
         self.seed_caption = QLabel()
         self.seed_caption.setBuddy(self.fill_seed)
-        # A model run's call (layer) and head, beside the batch element: shown only with a run.
+        # A model's call (layer) and head, beside the batch element: shown when there is a choice.
         self.layer = QComboBox()
         self.layer.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.layer.setMinimumContentsLength(10)
@@ -210,17 +211,15 @@ class InputsPanel(Retranslating, QWidget):
             model.refresh_headers()  # headers such as "batch 0"
 
     def _focus_edited(self) -> None:
-        if self._run_names:  # only a model run has heads to pick
+        if self._run_names:
             self.focusChanged.emit(max(0, self.layer.currentIndex()), self.head.value())
 
-    def _show_focus(self, state: State) -> None:
-        """The layer and head pickers follow the state (hidden without a model run)."""
+    def _show_focus(self, state: State, focus: Focus) -> None:
+        """The layer and head pickers follow the head on show (hidden when there is one call, or
+        one head: the book's input)."""
         run = state.run
-        self._layer_pair.setVisible(run is not None and run.layers > 1)
-        self._head_pair.setVisible(run is not None)
-        if run is None:
-            self._run_names = ()
-            return
+        self._layer_pair.setVisible(run.layers > 1)
+        self._head_pair.setVisible(not run.single_head)
         with QSignalBlocker(self.layer), QSignalBlocker(self.head):
             names = tuple(call.name for call in run.calls)
             if names != self._run_names:
@@ -229,17 +228,17 @@ class InputsPanel(Retranslating, QWidget):
                 for index, short in enumerate(run.short_names()):
                     self.layer.addItem(short)
                     self.layer.setItemData(index, names[index], Qt.ItemDataRole.ToolTipRole)
-            if self.layer.currentIndex() != state.layer:
-                self.layer.setCurrentIndex(state.layer)
-            heads = run.heads(state.layer)
+            if self.layer.currentIndex() != focus.layer:
+                self.layer.setCurrentIndex(focus.layer)
+            heads = run.heads(focus.layer)
             if self.head.maximum() != heads - 1:
                 self.head.setRange(0, heads - 1)
-            if self.head.value() != state.head:
-                self.head.setValue(state.head)
+            if self.head.value() != focus.head:
+                self.head.setValue(focus.head)
 
-    def _show_tokens(self, state: State, batch: int) -> None:
+    def _show_tokens(self, view: HeadView, batch: int) -> None:
         """Row headers of Q, K and V: the tokens when there are tokens (index and token)."""
-        queries, keys = state.tokens(batch) if batch < state.batch else (None, None)
+        queries, keys = view.tokens(batch) if batch < view.batch else (None, None)
         key = (queries, keys)
         if key == getattr(self, "_tokens_shown", (None, None)):
             return
@@ -273,21 +272,23 @@ class InputsPanel(Retranslating, QWidget):
     def clear_error(self) -> None:
         self.error.show_message(None)
 
-    def show_role(self, state: State, role: str, batch: int) -> None:
-        """Show ``role``'s array of batch element ``batch`` (the other tables stay as they are)."""
+    def show_role(self, state: State, role: str, batch: int, focus: Focus = Focus()) -> None:
+        """Show ``role``'s array of batch element ``batch`` of head ``focus`` (the other tables
+        stay as they are)."""
         if role == "valid_lens" or self.batch.value() == batch:
-            self.models[role].set_array(table_view(state, role, batch))
+            self.models[role].set_array(table_view(state, role, batch, focus))
 
-    def show_state(self, state: State, batch: int) -> None:
-        """Show every table of ``state`` for batch element ``batch``."""
+    def show_state(self, state: State, batch: int, focus: Focus = Focus()) -> None:
+        """Show every table of head ``focus`` of ``state`` for batch element ``batch``."""
         with QSignalBlocker(self.batch):
             if self.batch.maximum() != state.batch - 1:
                 self.batch.setRange(0, state.batch - 1)
             if self.batch.value() != batch:
                 self.batch.setValue(batch)
-        self._show_focus(state)
-        self._show_tokens(state, batch)
-        weights_only = state.run is not None and state.run.calls[state.layer].weights_only
+        view = state.head_view(focus)
+        self._show_focus(state, focus)
+        self._show_tokens(view, batch)
+        weights_only = view.weights_only
         reason = (
             translate(
                 "InputsPanel",
@@ -300,7 +301,7 @@ class InputsPanel(Retranslating, QWidget):
             self.models[role].set_read_only(reason)
         self.fill_button.setEnabled(not weights_only and self.current_role() != "valid_lens")
         for role, model in self.models.items():
-            model.set_array(table_view(state, role, batch))
+            model.set_array(table_view_of(state.array(role, view), role, batch))
         mode = state.settings.lens_mode
         if mode != self._lens_mode:
             self._lens_mode = mode

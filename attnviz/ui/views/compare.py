@@ -42,6 +42,7 @@ from attnviz.compute.compare import (
     variants,
 )
 from attnviz.document import ReplaceState, State, filled_state
+from attnviz.model_run import HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
@@ -125,9 +126,9 @@ def _side_error(outcome: Outcome | None) -> str | None:
     return None if outcome.error is None else tr_text(outcome.error)
 
 
-def _dot_products_exist(state: object) -> bool:
+def _dot_products_exist(head: HeadView) -> bool:
     """Whether queries and keys have the same length (dot-product scoring can run)."""
-    return state.queries.shape[-1] == state.keys.shape[-1]  # type: ignore[attr-defined]
+    return head.queries.shape[-1] == head.keys.shape[-1]
 
 
 def _side_label(comparison: Comparison, side: str) -> str:
@@ -135,11 +136,11 @@ def _side_label(comparison: Comparison, side: str) -> str:
     return f"{side}: {tr_text(comparison.choice_label(side))}"
 
 
-def _nothing_to_rank(state: State, batch: int) -> bool:
+def _nothing_to_rank(state: State, head: HeadView, batch: int) -> bool:
     """Whether every query of ``batch`` has at most one valid key (by its valid lengths): then
     any two scoring functions give it the same weights."""
-    lens = state.valid_lens()
-    if lens is None or state.masks is not None or not 0 <= batch < lens.shape[0]:
+    lens = state.valid_lens(head)
+    if lens is None or head.masks is not None or not 0 <= batch < lens.shape[0]:
         return False
     return bool(np.all(np.asarray(lens[batch]) <= 1))
 
@@ -176,12 +177,15 @@ class CompareView(Retranslating, QWidget):
         # The chapter's exercise, where the inputs allow it; otherwise (queries and keys of
         # different lengths: no dot product) two mask modes, so the view opens on two results.
         self._comparison = (
-            EXERCISE_1 if _dot_products_exist(session.document.state) else Comparison("mask_mode", "d2l", "strict")
+            EXERCISE_1 if _dot_products_exist(session.head_view()) else Comparison("mask_mode", "d2l", "strict")
         )
         self._random_seed = 0
         self.last_result: PairOutcome | None = None
         #: Document version of the drawn result (-1 before the first).
         self.shown_doc_version = -1
+        #: The head the last request and the last result shown were of.
+        self._requested_focus = session.selection.focus
+        self.shown_focus = session.selection.focus
         self.max_abs_diff: float | None = None
 
         layout = QVBoxLayout(self)
@@ -348,7 +352,11 @@ class CompareView(Retranslating, QWidget):
         self._update_explanation()
         self._request_compute()
 
-    def _on_selection(self, _selection: Selection) -> None:
+    def _on_selection(self, selection: Selection) -> None:
+        if selection.focus != self._requested_focus:
+            self._update_explanation()
+            self._request_compute()  # another head: other inputs
+            return
         self._update_explanation()  # it may speak of the batch element on show
         if self.last_result is not None:
             self._draw(self.last_result)
@@ -366,7 +374,7 @@ class CompareView(Retranslating, QWidget):
         """Exercise 1 of the chapter, in one click: additive against scaled dot-product attention,
         on the book's dot-product toy when the current queries and keys have different lengths
         (one undoable edit) so that both sides compute."""
-        if not _dot_products_exist(self._session.document.state):
+        if not _dot_products_exist(self._session.head_view()):
             self._session.load_preset("dot-toy")
         self.set_comparison(EXERCISE_1)
         self._update_explanation(force=True)
@@ -398,7 +406,9 @@ class CompareView(Retranslating, QWidget):
 
     def _randomise_keys(self) -> None:
         self._random_seed += 1
-        new = filled_state(self._session.document.state, "keys", "random", seed=self._random_seed)
+        new = filled_state(
+            self._session.document.state, "keys", "random", seed=self._random_seed, focus=self._session.selection.focus
+        )
         self._session.push(ReplaceState(new, QT_TRANSLATE_NOOP("CompareView", "Randomise keys")))
 
     def _update_explanation(self, force: bool = False) -> None:
@@ -408,9 +418,9 @@ class CompareView(Retranslating, QWidget):
             self.explanation.setVisible(False)
             self.dot_toy_button.setVisible(False)
             return
-        state = self._session.document.state
-        mismatch = state.queries.shape[2] != state.keys.shape[2]
-        identical = bool(np.all(state.keys == state.keys[:, :1]))
+        state, head = self._session.document.state, self._session.head_view()
+        mismatch = head.queries.shape[2] != head.keys.shape[2]
+        identical = bool(np.all(head.keys == head.keys[:, :1]))
         text = translate(
             "CompareView",
             "<b>Exercise 1.</b> Do additive and scaled dot-product attention still give "
@@ -424,7 +434,7 @@ class CompareView(Retranslating, QWidget):
                 "the weight evenly over the valid keys: both give 1/(valid length), and "
                 "A − B is 0. ",
             )
-        elif _nothing_to_rank(state, self._session.selection.batch):
+        elif _nothing_to_rank(state, head, self._session.selection.batch):
             text += translate(
                 "CompareView",
                 "<br><b>The keys differ, but no query of batch element {b} has more than one valid "
@@ -448,7 +458,7 @@ class CompareView(Retranslating, QWidget):
                 "Scaled dot product needs queries and keys of the same length (here {d_q} and {d_k}): "
                 "load the dot-product toy, whose queries and keys both have length 2.",
             )
-            needs = needs.format(d_q=state.queries.shape[2], d_k=state.keys.shape[2])
+            needs = needs.format(d_q=head.queries.shape[2], d_k=head.keys.shape[2])
             text += f"<br><span style='color:{error_color()}'>{needs}</span>"
         self.explanation.setText(text)
         self.explanation.setVisible(True)
@@ -463,8 +473,11 @@ class CompareView(Retranslating, QWidget):
         self._dirty = False
         self._request += 1
         document = self._session.document
+        focus = self._requested_focus = self._session.selection.focus
         a, b = variants(document.state, self._comparison)
-        self.scheduler.submit(PairSnapshot(self._request, a, b, document.version, self._comparison))
+        self.scheduler.submit(
+            PairSnapshot(self._request, a, focus, state_b=b, doc_version=document.version, comparison=self._comparison)
+        )
         self._update_status()
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -477,6 +490,7 @@ class CompareView(Retranslating, QWidget):
             return  # a newer request is on its way: latest wins
         self.last_result = outcome
         self.shown_doc_version = outcome.doc_version
+        self.shown_focus = outcome.focus
         self._draw(outcome)
         self._update_status()
         self.resultShown.emit(outcome)

@@ -1,9 +1,10 @@
-"""The mask doctor: every finding of ``attnviz.capture.diagnose_run`` on the model run on show,
+"""The mask doctor: every finding of ``attnviz.capture.diagnose_run`` on the run on show,
 each one click away from the cells it names.
 
 A click on a finding shows its call, head and batch element in every view, brings the weights
 to the front and outlines the query rows it names. The diagnosis runs on a compute thread of
-its own, only while the view is shown, again whenever the model changes (an edit of a head).
+its own, only while the view is shown, again whenever the run changes (an edit), not when
+another head is picked (the findings are the whole run's).
 """
 
 from __future__ import annotations
@@ -40,14 +41,11 @@ DOCTOR_SHORTCUT = "Ctrl+Shift+K"
 
 
 def _diagnose(snapshot: Snapshot) -> tuple[int, list[Any] | None, str | None]:
-    """On the compute thread: the findings of the state's run (None without a run)."""
-    run = snapshot.state.run
-    if run is None:
-        return snapshot.version, None, None
+    """On the compute thread: the findings of the state's run."""
     try:
         from attnviz.capture import diagnose_run
 
-        return snapshot.version, diagnose_run(run), None
+        return snapshot.version, diagnose_run(snapshot.state.run), None
     except Exception as exc:  # noqa: BLE001 - shown in the view
         return snapshot.version, None, exception_message(exc)
 
@@ -102,11 +100,7 @@ class DoctorView(Retranslating, QWidget):
 
     # ------------------------------------------------------------------ computing
 
-    def _on_document_changed(self, edit: Edit | None) -> None:
-        from attnviz.document import SetFocus
-
-        if isinstance(edit, SetFocus):
-            return  # the same model, another head on show: the same findings
+    def _on_document_changed(self, _edit: Edit | None) -> None:
         self._dirty = True
         if self.isVisible():
             self._compute()
@@ -118,10 +112,6 @@ class DoctorView(Retranslating, QWidget):
 
     def _compute(self) -> None:
         self._dirty = False
-        if self._session.document.state.run is None:
-            self.findings = None
-            self._fill()
-            return
         self.summary.setText(translate("Doctor", "Examining every call's masks…"))
         self._scheduler.submit(self._session.document.snapshot())
 
@@ -141,21 +131,19 @@ class DoctorView(Retranslating, QWidget):
         findings = self.findings
         state = self._session.document.state
         self.table.setRowCount(0)
-        if state.run is None:
-            self.summary.setText(
-                translate(
-                    "Doctor",
-                    "No model here: capture one (attnviz.capture) or open a file of a "
-                    "model's tensors, and the doctor examines every mask it "
-                    "received.",
-                )
-            )
-            return
         if findings is None:
             return
         errors = sum(f.severity == "error" for f in findings)
         warnings = len(findings) - errors
-        if not findings:
+        if not findings and not any(call.masks.any for call in state.run.calls):
+            self.summary.setText(
+                translate(
+                    "Doctor",
+                    "No mask here to examine: capture a model (attnviz.capture) or open a file of a "
+                    "model's tensors, and the doctor examines every mask it received.",
+                )
+            )
+        elif not findings:
             self.summary.setText(
                 translate("Doctor", "No problem found in the masks of {n} calls.").format(n=state.run.layers)
             )
@@ -186,10 +174,7 @@ class DoctorView(Retranslating, QWidget):
         if not 0 <= row < len(ordered):
             return
         finding = ordered[row]
-        state = self._session.document.state
-        if state.run is None:
-            return
-        head = finding.heads[0] if finding.heads else state.head
+        head = finding.heads[0] if finding.heads else self._session.selection.head
         self._session.set_focus(finding.call, head)
         if finding.batch:
             self._session.set_batch(finding.batch[0])

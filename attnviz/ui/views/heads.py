@@ -1,4 +1,4 @@
-"""Every head of the model run's call on show, as small multiples with one colour scale.
+"""Every head of the call on show, as small multiples with one colour scale.
 
 The grid follows the session: the batch element selected, the call (layer) on show, the last
 result (its ``heads``: computed with the main view's settings on the compute thread, so the
@@ -44,6 +44,8 @@ class HeadsView(Retranslating, QWidget):
         super().__init__(parent)
         self._session = session
         self._heads: HeadsData | None = None
+        #: The query and key tokens of the call the heads are of (None: none).
+        self._tokens: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
         self._dirty = False
         #: How many times the grid was drawn (a hidden view must not draw: tests check it).
         self.draw_count = 0
@@ -94,6 +96,8 @@ class HeadsView(Retranslating, QWidget):
 
     def _on_outcome(self, outcome: Outcome) -> None:
         self._heads = outcome.heads
+        view = outcome.view
+        self._tokens = (None, None) if view is None else (view.query_tokens, view.key_tokens)
         self._request_draw()
 
     def _on_selection(self, _selection: Selection) -> None:
@@ -176,7 +180,7 @@ class HeadsView(Retranslating, QWidget):
         heads = self._heads
         state = self._session.document.state
         self._show_texts()
-        if heads is None or heads.weights is None or heads.mask is None or state.run is None:
+        if heads is None or heads.weights is None or heads.mask is None or heads.layer >= state.run.layers:
             self._ensure_maps(0)
             self._drawn = None
             return
@@ -188,7 +192,7 @@ class HeadsView(Retranslating, QWidget):
         levels = weight_levels(
             weights, mask, "batch" if self._session.color_range == "map" else self._session.color_range
         )
-        rows, cols = axis_labels(state.query_tokens, state.key_tokens, b, n_q, n_k)
+        rows, cols = axis_labels(*self._tokens, b, n_q, n_k)
         log = self._session.color_range == "log"
         name = state.run.calls[heads.layer].name
         # Another head of the same layer computes the same weights again: only the marker moves.
@@ -200,8 +204,9 @@ class HeadsView(Retranslating, QWidget):
             and _same(self._drawn[2], mask)
         )
         self._drawn = (key, weights, mask)
+        shown = self._session.selection.focus
         for h, heatmap in enumerate(self.maps):
-            focused = h == state.head and heads.layer == state.layer
+            focused = (heads.layer, h) == shown
             heatmap.set_title(("▶ " if focused else "") + translate("HeadsView", "head {h}").format(h=h))
             if same:
                 continue
@@ -217,11 +222,11 @@ class HeadsView(Retranslating, QWidget):
             )
 
     def _hover(self, call: str, b: int, h: int, r: int, c: int) -> str:
-        heads, state = self._heads, self._session.document.state
+        heads, (query_tokens, key_tokens) = self._heads, self._tokens
         if heads is None or heads.weights is None or heads.mask is None:
             return ""
         where = translate("HeadsView", "{call}, head {h}, batch {b}").format(call=call, h=h, b=b)
-        q_tok, k_tok = token_of(state.query_tokens, b, r), token_of(state.key_tokens, b, c)
+        q_tok, k_tok = token_of(query_tokens, b, r), token_of(key_tokens, b, c)
         pair = translate("HeadsView", "query {r} {qt} → key {c} {kt}").format(
             r=r, c=c, qt=repr(q_tok) if q_tok is not None else "", kt=repr(k_tok) if k_tok is not None else ""
         )
@@ -230,21 +235,8 @@ class HeadsView(Retranslating, QWidget):
         return f"{where}\n{pair}\n{value}{masked}\n" + translate("HeadsView", "click to show this head everywhere")
 
     def _show_texts(self) -> None:
-        heads, state = self._heads, self._session.document.state
-        run = state.run
-        if run is None:
-            self.title.setText(translate("HeadsView", "Heads"))
-            self._show_message(
-                translate(
-                    "HeadsView",
-                    "No model here: open a file of a model's tensors with heads (File > Open), or a capture, "
-                    "to see every head of a layer side by side.",
-                ),
-                error=False,
-            )
-            self.scale_label.setText("")
-            return
-        layer = heads.layer if heads is not None else state.layer
+        heads, run = self._heads, self._session.document.state.run
+        layer = heads.layer if heads is not None and heads.layer < run.layers else self._session.selection.layer
         b = self._session.selection.batch
         self.title.setText(
             translate("HeadsView", "{call}: {n} heads, batch {b}").format(
@@ -253,6 +245,15 @@ class HeadsView(Retranslating, QWidget):
         )
         if heads is not None and heads.error:
             self._show_message(heads.error, error=True)
+        elif run.heads(layer) == 1:
+            self._show_message(
+                translate(
+                    "HeadsView",
+                    "One head here: open a file of a model's tensors with heads (File > Open), or a capture, "
+                    "to see every head of a layer side by side.",
+                ),
+                error=False,
+            )
         else:
             self._show_message(None)
         self.scale_label.setText(translate("HeadsView", "one colour scale for every head"))

@@ -319,7 +319,7 @@ class LongContextView(Retranslating, QWidget):
             self._request_overview()
 
     def _on_selection(self, selection: Selection) -> None:
-        if self.result is not None and self.result.batch != selection.batch:
+        if self.result is not None and (self.result.batch, self.result.focus) != (selection.batch, selection.focus):
             self._dirty = True
             if self.isVisible():
                 self._request_overview()
@@ -361,10 +361,10 @@ class LongContextView(Retranslating, QWidget):
 
     def _request_overview(self) -> None:
         self._dirty = False
-        state = self._session.document.state
+        state, head = self._session.document.state, self._session.head_view()
         self._generation += 1
-        bins = (min(state.n_queries, MAX_BINS), min(state.n_keys, MAX_BINS))
-        self._progress = (0, state.n_queries)
+        bins = (min(head.n_queries, MAX_BINS), min(head.n_keys, MAX_BINS))
+        self._progress = (0, head.n_queries)
         self._overview_scheduler.submit(
             LongRequest(  # type: ignore[arg-type]
                 self._session.document.version,
@@ -372,6 +372,7 @@ class LongContextView(Retranslating, QWidget):
                 min(self._session.selection.batch, state.batch - 1),
                 bins,
                 self._generation,
+                head.focus,
             )
         )
 
@@ -438,9 +439,10 @@ class LongContextView(Retranslating, QWidget):
     def _request_tile(self, *, keep_region: bool = False) -> None:
         result = self.result
         state = self._session.document.state
-        if result is None or result.overview is None or result.version != self._session.document.version:
+        if result is None or result.overview is None or not self._session.is_current_for(result.version, result.focus):
             return
-        n_q, n_k = state.n_queries, state.n_keys
+        head = state.head_view(result.focus)
+        n_q, n_k = head.n_queries, head.n_keys
         query, key = self._focus_cell if self._focus_cell is not None else (0, 0)
         query, key = min(query, n_q - 1), min(key, n_k - 1)
         if keep_region and self.tile is not None:
@@ -504,13 +506,13 @@ class LongContextView(Retranslating, QWidget):
         )
 
     def _draw_tile(self) -> None:
-        tile, state = self.tile, self._session.document.state
+        tile, head = self.tile, self._session.head_view()
         if tile is None or tile.weights is None or tile.allowed is None:
             return
         (r0, r1), (c0, c1) = tile.request.rows, tile.request.cols
         b = tile.request.result.batch
-        rows = span_labels(state.query_tokens, "q", b, state.n_queries, r0, r1)
-        cols = span_labels(state.key_tokens, "k", b, state.n_keys, c0, c1)
+        rows = span_labels(head.query_tokens, "q", b, head.n_queries, r0, r1)
+        cols = span_labels(head.key_tokens, "k", b, head.n_keys, c0, c1)
         weights = tile.weights
         top = max(float(np.nanmax(weights)) if np.isfinite(weights).any() else 0.0, 1e-12)
         self.tile_map.value_format = ".2f" if top >= 0.05 else ".2g"
@@ -527,13 +529,13 @@ class LongContextView(Retranslating, QWidget):
 
     def _draw_row(self) -> None:
         """The clicked query's weights over every key, from the tile on show."""
-        tile, state = self.tile, self._session.document.state
+        tile, head = self.tile, self._session.head_view()
         if tile is None or tile.row is None or tile.weights is None:
             return
         self._row_curve.setData(np.arange(tile.row.shape[0]), tile.row)
         _fit(self.row_plot, tile.row)
         query = tile.request.query
-        token = token_of(state.query_tokens, tile.request.result.batch, query)
+        token = token_of(head.query_tokens, tile.request.result.batch, query)
         title = translate("LongView", "Weights of query {q} {token}, every key")
         self.row_plot.setTitle(_with_token(title, query, token))
 
@@ -547,8 +549,8 @@ class LongContextView(Retranslating, QWidget):
         )
 
     def _tile_hover(self, tile: TileResult, b: int, r: int, c: int, weight: float, allowed: bool) -> str:
-        state = self._session.document.state
-        q_tok, k_tok = token_of(state.query_tokens, b, r), token_of(state.key_tokens, b, c)
+        head = self._session.head_view()
+        q_tok, k_tok = token_of(head.query_tokens, b, r), token_of(head.key_tokens, b, c)
         where = translate("LongView", "query {r}, key {c}").format(r=r, c=c)
         if q_tok is not None or k_tok is not None:
             where += f"\n{q_tok!r} → {k_tok!r}"
@@ -574,11 +576,11 @@ class LongContextView(Retranslating, QWidget):
             _fit(self.entropy_plot, result.entropy)
 
     def _show_status(self) -> None:
-        result, state = self.result, self._session.document.state
+        result, head = self.result, self._session.head_view()
         if result is None or result.mean is None:
             self.status.setText(
                 translate("LongView", "{q} queries x {k} keys: computing the overview…").format(
-                    q=state.n_queries, k=state.n_keys
+                    q=head.n_queries, k=head.n_keys
                 )
             )
             return
@@ -588,8 +590,8 @@ class LongContextView(Retranslating, QWidget):
                 "{q} x {k}, batch {b}: {bins_r} x {bins_c} bins in {seconds:.2f} s, {share:.0%} of the "
                 "cells computed (the rest are masked blocks)",
             ).format(
-                q=state.n_queries,
-                k=state.n_keys,
+                q=head.n_queries,
+                k=head.n_keys,
                 b=result.batch,
                 bins_r=result.mean.shape[0],
                 bins_c=result.mean.shape[1],

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from attnviz import catalog
 from attnviz.compute.labs import ConventionView, LabOutcome, run_masking_lab
 from attnviz.document import Edit
+from attnviz.model_run import Focus
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
@@ -271,6 +272,7 @@ class MaskingLabView(Retranslating, QWidget):
         super().__init__(parent)
         self._session = session
         self._document = session.document
+        self._requested_focus = session.selection.focus
         self.outcome: LabOutcome | None = None
         self.shown_version = -1
         self.error: str | None = None
@@ -364,7 +366,8 @@ class MaskingLabView(Retranslating, QWidget):
     def refresh(self) -> None:
         """Compute the lab for the document's current version (off the GUI thread)."""
         self._dirty = False
-        self.scheduler.submit(self._document.snapshot())
+        self._requested_focus = self._session.selection.focus
+        self.scheduler.submit(self._session.snapshot())
         self._update_status()
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -373,6 +376,8 @@ class MaskingLabView(Retranslating, QWidget):
             self.refresh()
 
     def _on_selection(self, selection: Selection) -> None:
+        if selection.focus != self._requested_focus:
+            self._on_document_changed()  # another head: other inputs
         self.set_batch(selection.batch)
 
     def set_batch(self, batch: int) -> None:
@@ -399,8 +404,12 @@ class MaskingLabView(Retranslating, QWidget):
     def _on_result(self, outcome: object) -> None:
         if not isinstance(outcome, LabOutcome):
             # The scheduler turns a crash of the compute function into a plain compute.Outcome.
-            outcome = LabOutcome(getattr(outcome, "version", -1), error=str(getattr(outcome, "error", outcome)))
-        if outcome.version != self._document.version:
+            outcome = LabOutcome(
+                getattr(outcome, "version", -1),
+                error=str(getattr(outcome, "error", outcome)),
+                focus=getattr(outcome, "focus", Focus()),
+            )
+        if not self._session.is_current_for(outcome.version, outcome.focus):
             return  # the document moved on; the newer request is already queued
         self.shown_version = outcome.version
         if outcome.error is not None:

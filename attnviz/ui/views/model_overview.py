@@ -54,8 +54,6 @@ OVERVIEW_SHORTCUT = "Ctrl+Shift+O"
 
 def _statistics(snapshot: Snapshot) -> tuple[int, HeadStatistics | None, str | None]:
     """On the compute thread: every head's statistics, or why there are none."""
-    if snapshot.state.run is None:
-        return snapshot.version, None, None
     try:
         return snapshot.version, head_statistics(snapshot.state), None
     except Exception as exc:  # noqa: BLE001 - shown in the view, the app goes on
@@ -154,10 +152,6 @@ class ModelOverview(Retranslating, QWidget):
 
     def _compute(self) -> None:
         self._dirty = False
-        if self._session.document.state.run is None:
-            self._stats = None
-            self._draw()
-            return
         self._scheduler.submit(self._session.document.snapshot())
 
     def _on_statistics(self, result: tuple[int, HeadStatistics | None, str | None]) -> None:
@@ -177,9 +171,6 @@ class ModelOverview(Retranslating, QWidget):
     def _fill_calls(self) -> None:
         run = self._session.document.state.run
         self.calls.setHorizontalHeaderLabels([tr_text(text) for text in _CALL_COLUMNS])
-        if run is None:
-            self.calls.setRowCount(0)
-            return
         names = run.short_names()
         self.calls.setRowCount(run.layers)
         for row, call in enumerate(run.calls):
@@ -203,7 +194,7 @@ class ModelOverview(Retranslating, QWidget):
                 item = QTableWidgetItem(text)
                 item.setToolTip(call.name if col == 0 else text)
                 self.calls.setItem(row, col, item)
-        self.calls.selectRow(self._session.document.state.layer)
+        self.calls.selectRow(self._session.selection.layer)
 
     def _draw(self) -> None:
         self._fill_calls()
@@ -211,16 +202,8 @@ class ModelOverview(Retranslating, QWidget):
         self.description.setText(tr_text(HEAD_STATISTICS[name][1]))
         stats = self._stats
         state = self._session.document.state
-        if stats is None or state.run is None:
+        if stats is None:
             self.heatmap.clear()
-            if state.run is None:
-                self._show_message(
-                    translate(
-                        "ModelOverview",
-                        "No model here: open a file of a model's tensors with layers and heads, or a capture.",
-                    ),
-                    error=False,
-                )
             return
         self.draw_count += 1
         b = min(self._session.selection.batch, stats.values[name].shape[1] - 1)
@@ -230,9 +213,10 @@ class ModelOverview(Retranslating, QWidget):
         levels = (0.0, 1.0) if name != "max" or not finite.size else (0.0, max(1e-9, float(finite.max())))
         rows = state.run.short_names() if len(state.run.calls) == n_layers else list(stats.names)
         cols = [str(h) for h in range(n_heads)]
+        shown = self._session.selection
         self.heatmap.set_title(
             translate("ModelOverview", "{statistic}, batch {b} (on show: layer {layer}, head {head})").format(
-                statistic=tr_text(HEAD_STATISTICS[name][0]), b=b, layer=state.layer, head=state.head
+                statistic=tr_text(HEAD_STATISTICS[name][0]), b=b, layer=shown.layer, head=shown.head
             )
         )
         self.heatmap.set_data(
@@ -244,7 +228,18 @@ class ModelOverview(Retranslating, QWidget):
             hover=lambda r, c: self._hover(stats, name, b, r, c),
         )
         notes = [f"{stats.names[i]}: {text}" for i, text in stats.errors.items()]
-        self._show_message("; ".join(notes) if notes else None)
+        if notes:
+            self._show_message("; ".join(notes))
+        elif state.run.single_head:
+            self._show_message(
+                translate(
+                    "ModelOverview",
+                    "One head here: open a file of a model's tensors with layers and heads, or a capture.",
+                ),
+                error=False,
+            )
+        else:
+            self._show_message(None)
 
     def _hover(self, stats: HeadStatistics, name: str, b: int, r: int, c: int) -> str:
         value = stats.values[name][r, b, c]

@@ -14,7 +14,7 @@ nothing is drawn; the latest result is drawn when it is shown again.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyqtgraph as pg
@@ -40,6 +40,7 @@ from attnviz.compute import Outcome, ViewData
 from attnviz.compute.axes import axis_labels
 from attnviz.compute.pipeline import additive_features, softmax_allowed
 from attnviz.document import ReplaceState, State
+from attnviz.model_run import HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.results_panel import cell_place
@@ -232,6 +233,8 @@ class PipelineView(Retranslating, QWidget):
         self._session = session
         self._view: ViewData | None = None
         self._state: State | None = None
+        #: The head the result on show is of (its tensors, lengths and causal flag).
+        self._head: HeadView | None = None
         self._batch = 0
         self._dirty = False
         self._highlight: str | None = None
@@ -320,7 +323,8 @@ class PipelineView(Retranslating, QWidget):
         if outcome.view is None:
             self.show_error(outcome.error)
             return
-        self.show(outcome.view, self._session.document.state, self._session.selection.batch)
+        state = self._session.document.state
+        self.show(outcome.view, state, self._session.selection.batch, state.head_view(outcome.focus))
 
     def _on_selection(self, selection: Selection) -> None:
         self.set_batch(selection.batch)
@@ -363,8 +367,8 @@ class PipelineView(Retranslating, QWidget):
                 ).format(name=name)
             )
         self.show_error(self._error)
-        if self._view is not None and self._state is not None:
-            self._write_notes(self._view, self._state, self._batch)
+        if self._view is not None and self._state is not None and self._head is not None:
+            self._write_notes(self._view, self._state, self._head, self._batch)
             self._draw_formula()
             self._draw_features()
 
@@ -458,8 +462,15 @@ class PipelineView(Retranslating, QWidget):
 
     # ------------------------------------------------------------------ public API
 
-    def show(self, view: ViewData | None = None, state: State | None = None, batch: int | None = None) -> None:
-        """Show a result: ``view`` of ``state`` for batch element ``batch``.
+    def show(
+        self,
+        view: ViewData | None = None,
+        state: State | None = None,
+        batch: int | None = None,
+        head: HeadView | None = None,
+    ) -> None:
+        """Show a result: ``view`` of ``state``'s ``head`` (default: the book's one head) for batch
+        element ``batch``.
 
         Called without arguments it is QWidget.show(). While the view is hidden the result is
         only kept, and drawn when the view is shown.
@@ -471,6 +482,7 @@ class PipelineView(Retranslating, QWidget):
             raise ValueError("PipelineView.show needs the state the result was computed from")
         self._view = view
         self._state = state
+        self._head = state.head_view() if head is None else head
         n_batch = view.weights.shape[0]
         if batch is not None:
             self._batch = int(batch)
@@ -658,7 +670,8 @@ class PipelineView(Retranslating, QWidget):
         height = int(min(520, max(170, 110 + 30 * n_q)))
         for card in cards.values():
             card.heatmap.setMaximumHeight(height)
-        self._write_notes(view, state, b)
+        if self._head is not None:
+            self._write_notes(view, state, self._head, b)
         self._draw_formula()
         self._draw_params()
         self._draw_features()
@@ -706,9 +719,9 @@ class PipelineView(Retranslating, QWidget):
 
         return text
 
-    def _write_notes(self, view: ViewData, state: State, b: int) -> None:
+    def _write_notes(self, view: ViewData, state: State, head: HeadView, b: int) -> None:
         s = state.settings
-        d_k = int(state.keys.shape[2])
+        d_k = int(head.keys.shape[2])
         notes = {stage: "" for stage, _ in PIPELINE_STAGES}
         scoring = tr_text(SCORING_NAMES.get(s.scoring) or catalog.SCORINGS.label(s.scoring))
         notes["raw_scores"] = translate(
@@ -722,10 +735,11 @@ class PipelineView(Retranslating, QWidget):
             notes["scores"] = translate(
                 "PipelineView", "the same as the raw scores: {scoring} has no scaling step"
             ).format(scoring=scoring)
-        if s.lens_mode == "none" and s.causal is None:
+        causal = head.causal
+        if s.lens_mode == "none" and causal is None:
             notes["mask"] = translate("PipelineView", "no valid lengths and no causal mask: every key may be attended")
         else:
-            lens = state.valid_lens()
+            lens = state.valid_lens(head)
             lens_txt = (
                 ""
                 if lens is None
@@ -733,8 +747,8 @@ class PipelineView(Retranslating, QWidget):
             )
             causal_txt = (
                 ""
-                if s.causal is None
-                else translate("PipelineView", "causal ({alignment})").format(alignment=s.causal.replace("_", "-"))
+                if causal is None
+                else translate("PipelineView", "causal ({alignment})").format(alignment=causal.replace("_", "-"))
             )
             if lens_txt and causal_txt:
                 notes["mask"] = translate("PipelineView", "from {first} and {second}").format(
@@ -791,15 +805,15 @@ class PipelineView(Retranslating, QWidget):
         )
 
     def _draw_formula(self) -> None:
-        state = self._state
-        if state is None:
+        state, head = self._state, self._head
+        if state is None or head is None:
             return
         s = state.settings
         dropout = s.dropout if s.train else 0.0
         ink = self.palette().windowText().color().name()
         self.formula.setText(
             pipeline_formulas(
-                s.scoring, s.mask_mode, dropout=dropout, d=int(state.keys.shape[2]), highlight=self._highlight, ink=ink
+                s.scoring, s.mask_mode, dropout=dropout, d=int(head.keys.shape[2]), highlight=self._highlight, ink=ink
             )
         )
 
@@ -811,23 +825,23 @@ class PipelineView(Retranslating, QWidget):
             self._ensure_param_tables(params)
 
     def _draw_features(self) -> None:
-        view, state = self._view, self._state
+        view, state, head = self._view, self._state, self._head
         is_additive = (
             state is not None and state.settings.scoring == "additive" and view is not None and "W_q" in view.params
         )
         self.additive_box.setVisible(is_additive)
-        if not is_additive or view is None or state is None:
+        if not is_additive or view is None or head is None:
             return
         b = self._batch
         self.feature_query.blockSignals(True)
         self.feature_key.blockSignals(True)
-        self.feature_query.setRange(0, max(state.n_queries - 1, 0))
-        self.feature_key.setRange(0, max(state.n_keys - 1, 0))
+        self.feature_query.setRange(0, max(head.n_queries - 1, 0))
+        self.feature_key.setRange(0, max(head.n_keys - 1, 0))
         self.feature_query.blockSignals(False)
         self.feature_key.blockSignals(False)
         i, j = self.feature_query.value(), self.feature_key.value()
         try:
-            hidden, weighted = additive_features(view.params, state.queries[b, i], state.keys[b, j])
+            hidden, weighted = additive_features(view.params, head.queries[b, i], head.keys[b, j])
         except (KeyError, ValueError, IndexError) as exc:
             self.feature_text.setText(
                 f"<span style='color:{error_color()}'>"
@@ -903,8 +917,7 @@ class PipelineView(Retranslating, QWidget):
         view = session.current_view()
         used = view.params if view is not None else state.params
         changed = [k for k, v in params.items() if k not in used or not np.array_equal(used[k], v)]
-        new = state.copy()
-        new.params = {k: np.asarray(v).copy() for k, v in params.items()}
+        new = replace(state, params={k: np.asarray(v).copy() for k, v in params.items()})
         session.push(
             ReplaceState(
                 new,

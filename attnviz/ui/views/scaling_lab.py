@@ -32,9 +32,10 @@ from PySide6.QtWidgets import (
 
 from attnviz.compute.labs import ScalingOutcome, run_scaling_lab
 from attnviz.document import Edit
+from attnviz.model_run import Focus
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import DockSpec, Host, ToolPanel
-from attnviz.ui.app.session import AppSession
+from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.scheduler import in_app
@@ -128,6 +129,7 @@ class ScalingLabView(Retranslating, QWidget):
         super().__init__(parent)
         self._session = session
         self._document = session.document
+        self._requested_focus = session.selection.focus
         self.outcome: ScalingOutcome | None = None
         self.shown_version = -1
         self.error: str | None = None
@@ -244,6 +246,7 @@ class ScalingLabView(Retranslating, QWidget):
         layout.addLayout(body, 1)
         self.retranslate()
         session.documentChanged.connect(self._on_document_changed)
+        session.selectionChanged.connect(self._on_selection)
 
     def retranslate(self) -> None:
         self.header.setText(
@@ -287,10 +290,15 @@ class ScalingLabView(Retranslating, QWidget):
         if self.isVisible():
             self.refresh()
 
+    def _on_selection(self, selection: Selection) -> None:
+        if selection.focus != self._requested_focus:
+            self._on_document_changed()  # another head: other queries and keys
+
     def refresh(self) -> None:
         """Compute the point (and, the first time for this many keys, the curves) off the GUI thread."""
         self._dirty = False
-        self.scheduler.submit(self._document.snapshot())
+        self._requested_focus = self._session.selection.focus
+        self.scheduler.submit(self._session.snapshot())
         self._update_status()
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -311,8 +319,12 @@ class ScalingLabView(Retranslating, QWidget):
 
     def _on_result(self, outcome: object) -> None:
         if not isinstance(outcome, ScalingOutcome):
-            outcome = ScalingOutcome(getattr(outcome, "version", -1), error=str(getattr(outcome, "error", outcome)))
-        if outcome.version != self._document.version:
+            outcome = ScalingOutcome(
+                getattr(outcome, "version", -1),
+                error=str(getattr(outcome, "error", outcome)),
+                focus=getattr(outcome, "focus", Focus()),
+            )
+        if not self._session.is_current_for(outcome.version, outcome.focus):
             return
         self.shown_version = outcome.version
         if outcome.error is not None or outcome.curves is None:
