@@ -350,3 +350,18 @@ def test_a_snippet_runs_as_a_script_and_saves_its_weights(tmp_path):
 def test_every_framework_is_offered():
     assert FRAMEWORKS == ("pytorch", "tensorflow", "mxnet", "jax", "attnviz")
     assert isinstance(snippet_input(PRESETS["dot-toy"].build()), SnippetInput)
+
+
+def test_a_snippet_is_of_the_head_asked_for_and_never_of_another_heads_result():
+    case = CASES["model-run-head"]
+    state = case.build()
+    inp = snippet_input(state, focus=case.focus)
+    view = state.head_view(case.focus)
+    assert np.array_equal(inp.queries, view.queries) and inp.scale == 0.4 and inp.causal == "top_left"
+    assert inp.focus == "head 3 of call 0 (decoder.layers.0.self_attn)"
+    assert not np.array_equal(snippet_input(state).queries, inp.queries)
+    # The first head's result would put another head's weights into the script's check.
+    with pytest.raises(ValueError, match=r"the result given is of head \(0, 0\), not of head \(0, 3\)"):
+        snippet_input(state, run_state(state), focus=case.focus)
+    with pytest.raises(ValueError, match="no head 4"):
+        snippet_input(state, focus=(0, 4))
