@@ -31,8 +31,9 @@ import torch
 
 from ..engine import AttentionInputError
 from ..engine.devices import DTYPES, dtype_name
-from ..engine.mask_findings import _CONVENTIONS, inverted_padding, mask_findings
-from ..engine.mask_spec import MaskSpec
+from ..engine.mask_bound import CallMask
+from ..engine.mask_findings import ARGUMENT_CONVENTIONS, inverted_padding, mask_findings
+from ..engine.mask_spec import mask_from_arguments
 from ..model_run import MASK_ARGUMENTS, AttentionCall, ModelRun
 from ..tr import QT_TRANSLATE_NOOP, joined, message, plural
 
@@ -192,7 +193,7 @@ class _Facts:
     index: int
     call: AttentionCall
     dtype: torch.dtype
-    spec: MaskSpec | None = None
+    spec: CallMask | None = None
     problem: str | None = None
     _allowed: np.ndarray | None = None
 
@@ -227,13 +228,19 @@ class _Facts:
             for name in MASK_ARGUMENTS
         }
         try:
-            self.spec = MaskSpec.build(
-                (b, h), n_q, n_k, torch.device("cpu"), causal=masks.is_causal or None, dtype=self.dtype, **tensors
+            # SDPA's is_causal: top-left, whatever the call's queries and keys (the alignment finding says so).
+            described = mask_from_arguments(
+                None,
+                masks.is_causal or None,
+                tensors["attn_mask"],
+                tensors["key_padding_mask"],
+                tensors["attention_mask"],
             )
+            self.spec = described.bind_call((b, h), n_q, n_k, dtype=self.dtype)
         except AttentionInputError as exc:
             self.problem = str(exc)
             return None
-        return self.spec.full(torch.device("cpu")).numpy()
+        return self.spec.full().numpy()
 
 
 #: Elements of the calls' ``allowed`` masks kept from the first pass over the run to the second
@@ -587,7 +594,7 @@ def _inverted(
                 ),
                 elements=_ranges(elements),
                 pads=", ".join(pad_tokens),
-                convention=_CONVENTIONS[name],
+                convention=ARGUMENT_CONVENTIONS[name],
             ),
             batch=elements,
             count=len(elements),

@@ -15,7 +15,8 @@ from torch import nn
 
 from ..tr import QT_TRANSLATE_NOOP, message
 from .errors import AttentionInputError
-from .masking import D2L_FILL, MaskSpec, _fill
+from .mask_mods import ValidLength
+from .masking import D2L_FILL, _fill
 from .scoring import Additive, additive_scores
 
 __all__ = ["masked_softmax", "AdditiveAttention", "DotProductAttention"]
@@ -45,8 +46,7 @@ def masked_softmax(X: torch.Tensor, valid_lens: torch.Tensor | None) -> torch.Te
             )
         )
     batch, n_q, n_k = X.shape
-    spec = MaskSpec.build(batch, n_q, n_k, X.device, valid_lens=valid_lens)
-    allowed = spec.rows(0, n_q, X.device)
+    allowed = ValidLength(valid_lens).bind_call(batch, n_q, n_k, device=X.device).block(0, batch, 0, n_q)[0]
     assert allowed is not None
     return nn.functional.softmax(_fill(X, allowed.expand_as(X), D2L_FILL), dim=-1)
 

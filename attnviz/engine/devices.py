@@ -41,6 +41,18 @@ def resolve_dtype(dtype: str | torch.dtype | None, default: torch.dtype = torch.
     )
 
 
+def device_of(x: object) -> torch.device:
+    """Where a computation on ``x`` runs by default: its device (the CPU for what is not a tensor)."""
+    return x.device if isinstance(x, torch.Tensor) and x.device.type != "meta" else torch.device("cpu")
+
+
+def default_dtype(x: object) -> torch.dtype:
+    """What a computation on ``x`` runs in by default: its floating dtype, else float32."""
+    if isinstance(x, torch.Tensor) and x.dtype in (torch.float64, torch.float16, torch.bfloat16):
+        return x.dtype
+    return torch.float32
+
+
 def _mps_available() -> bool:
     mps = getattr(torch.backends, "mps", None)
     return bool(mps is not None and mps.is_available())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..tr import message
+
 
 class AttentionInputError(ValueError):
     """The inputs cannot be used: wrong shape, bad valid length, NaN, unknown option...
@@ -14,6 +16,12 @@ class AttentionInputError(ValueError):
     def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
+
+
+def input_error(text: str, field: str | None, **values: object) -> AttentionInputError:
+    """An ``AttentionInputError`` about ``field`` saying ``text`` (a template marked with
+    ``QT_TRANSLATE_NOOP``) filled with ``values``: ``raise input_error(...)``."""
+    return AttentionInputError(message(text, **values) if values else text, field)
 
 
 class DeviceError(RuntimeError):

@@ -22,14 +22,17 @@ import torch
 
 from ..tr import QT_TRANSLATE_NOOP, message, plural
 from .budget import enforce_work_budget, estimate_memory
-from .core import _default_dtype, _device_of, attend
-from .devices import resolve_device, resolve_dtype
+from .core import attend
+from .devices import default_dtype, device_of, resolve_device, resolve_dtype
 from .errors import AttentionInputError
-from .masking import CAUSAL_ALIGNMENTS, MASK_MODES, MaskSpec, causal_problem
+from .mask_mods import Causal
+from .masking import MASK_MODES
 from .result import AttentionResult
 from .scoring import get_scoring
 from .validation import (
+    CAUSAL_ALIGNMENTS,
     as_input,
+    check_causal,
     check_dropout,
     check_flag,
     check_memory_budget,
@@ -207,7 +210,7 @@ def compare_conventions(
                 ),
                 "mask",
             )
-    intended = _alignment(causal)
+    intended = check_causal(causal)
     alignments: tuple[str | None, ...] = CAUSAL_ALIGNMENTS if intended is not None else (None,)
     runs = len({_name(REFERENCE_MODE, intended)} | {_name(m, a) for m in MASK_MODES for a in alignments})
     _check_memory(queries, keys, values, runs, scoring, dtype, attend_kwargs)
@@ -234,7 +237,7 @@ def compare_conventions(
     dev = allowed.device
     future = torch.zeros_like(allowed)
     if intended is not None:
-        future = ~MaskSpec.build(batch, n_q, n_k, dev, causal=intended).full(dev)
+        future = ~Causal(intended).bind_call(batch, n_q, n_k, device=dev).full()
     eps = torch.finfo(reference.weights.dtype).eps
     a_tol = max(16 * eps, 1e-9) if atol is None else float(atol)
     r_tol = max(16 * eps, 1e-9) if rtol is None else float(rtol)
@@ -286,12 +289,12 @@ def _check_memory(
     fn = get_scoring(scoring)
     q, k, v = as_input(queries, "queries"), as_input(keys, "keys"), as_input(values, "values")
     device = attend_kwargs.get("device")
-    dev = resolve_device(device) if device is not None else _device_of(queries)
+    dev = resolve_device(device) if device is not None else device_of(queries)
     one = estimate_memory(
         q.shape,
         k.shape,
         v.shape,
-        dtype=resolve_dtype(dtype, _default_dtype(queries)),
+        dtype=resolve_dtype(dtype, default_dtype(queries)),
         keep=("mask", "masked_scores"),
         scoring=fn.name,
         masked=True,
@@ -317,16 +320,6 @@ def _check_memory(
         dev,
         check_memory_budget(attend_kwargs.get("memory_budget")),
     )
-
-
-def _alignment(causal: bool | str | None) -> str | None:
-    if causal is True:
-        return "top_left"  # PyTorch's is_causal convention, as attend() reads True
-    if causal is None or causal is False:
-        return None
-    if causal not in CAUSAL_ALIGNMENTS:
-        raise AttentionInputError(causal_problem(causal), "mask")
-    return str(causal)
 
 
 def _name(mode: str, alignment: str | None) -> str:

@@ -27,7 +27,7 @@ the keys the boolean mask hides. So ``masked_scores`` = mode(scores + bias, allo
 The default mode ("d2l") thus reproduces the book for valid lengths and the model (and SDPA) for
 additive masks on every row that has a key left; "sdpa" reproduces torch SDPA on every row, for
 boolean masks too. The ``mask`` stage and the diagnostics count a key as masked by an additive
-mask when its value is at or below ``mask_spec.ADDITIVE_MASKED_AT`` (-1e4); that is a reading
+mask when its value is at or below ``mask_bound.ADDITIVE_MASKED_AT`` (-1e4); that is a reading
 for display, never used to compute.
 """
 
@@ -41,9 +41,6 @@ import torch
 from .. import catalog
 from ..tr import QT_TRANSLATE_NOOP, message
 from .errors import AttentionInputError
-
-# Where the sources are validated and combined; re-exported because this module used to hold them.
-from .mask_spec import CAUSAL_ALIGNMENTS, MaskSpec, causal_problem, check_valid_lens  # noqa: F401
 
 #: The fill value of the book's ``masked_softmax``.
 D2L_FILL = -1e6

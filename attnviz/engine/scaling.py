@@ -21,7 +21,8 @@ import torch
 from ..tr import QT_TRANSLATE_NOOP, message
 from .budget import enforce_work_budget
 from .errors import AttentionInputError
-from .masking import MaskSpec
+from .mask_mods import Mask
+from .mask_spec import mask_from_arguments
 from .scoring import Params, get_scoring
 from .validation import (
     check_memory_budget,
@@ -178,8 +179,8 @@ def _tensor3(x: object, name: str) -> torch.Tensor:
     return t
 
 
-def _allowed(q: torch.Tensor, k: torch.Tensor, valid_lens: object) -> torch.Tensor:
-    """(B, Q, K) bool: the pairs the valid lengths allow (all, without valid lengths)."""
+def _allowed(q: torch.Tensor, k: torch.Tensor, valid_lens: object, mask: Mask | None) -> torch.Tensor:
+    """(B, Q, K) bool: the pairs the valid lengths and ``mask`` allow (all, without either)."""
     if q.shape[0] != k.shape[0]:
         raise AttentionInputError(
             message(
@@ -187,17 +188,22 @@ def _allowed(q: torch.Tensor, k: torch.Tensor, valid_lens: object) -> torch.Tens
             ),
             "shape",
         )
-    spec = MaskSpec.build(q.shape[0], q.shape[1], k.shape[1], torch.device("cpu"), valid_lens=valid_lens)
-    return spec.full(torch.device("cpu"))
+    return mask_from_arguments(valid_lens, mask=mask).bind_call(q.shape[0], q.shape[1], k.shape[1]).full()
 
 
 def current_point(
-    queries: object, keys: object, valid_lens: object = None, *, memory_budget: float | None = None
+    queries: object,
+    keys: object,
+    valid_lens: object = None,
+    *,
+    mask: Mask | None = None,
+    memory_budget: float | None = None,
 ) -> dict[str, float]:
     """The ``scaling_curves`` statistics for the given queries (B, Q, d) and keys (B, K, d).
 
-    Dot-product scores of every query with the keys its valid length allows (1-D or 2-D, as
-    ``attend`` reads them); rows with no allowed key are left out. Returns floats:
+    Dot-product scores of every query with the keys its valid length (1-D or 2-D, as ``attend``
+    reads them) and ``mask`` (a description, as ``attend`` takes it) allow; rows with no allowed
+    key are left out. Returns floats:
       d, n_keys (mean allowed keys per row), rows (rows used),
       var_unscaled, var_scaled, entropy_*, max_weight_*, jacobian_norm_* (as in the curves),
       q_mean_square, k_mean_square (the curves assume 1 for both: if yours are not near 1, the
@@ -230,7 +236,7 @@ def current_point(
             ),
             "shape",
         )
-    allowed = _allowed(q, k, valid_lens)
+    allowed = _allowed(q, k, valid_lens, mask)
     rows = allowed.any(-1)
     result: dict[str, float] = {
         "d": float(d),
@@ -289,6 +295,7 @@ def tanh_saturation(
     num_hiddens: int = 8,
     seed: int = 0,
     valid_lens: object = None,
+    mask: Mask | None = None,
     bins: int = 40,
     threshold: float = 0.99,
     max_pairs: int = 1 << 18,
@@ -298,7 +305,7 @@ def tanh_saturation(
 
     ``params`` are additive attention's {"W_q", "W_k", "w_v"} (as ``attend`` takes and returns
     them); None initialises them from ``seed`` and ``num_hiddens`` exactly as ``attend`` does.
-    Only the (query, key) pairs the valid lengths allow are counted. Beyond ``max_pairs`` allowed
+    Only the (query, key) pairs the valid lengths and ``mask`` allow are counted. Beyond ``max_pairs`` allowed
     pairs a seeded random sample of them is used (``sampled`` says so). ``memory_budget`` as for
     ``attend``: over it, ``MemoryBudgetError`` before the pairs are listed.
     """
@@ -322,7 +329,7 @@ def tanh_saturation(
         _CPU,
         check_memory_budget(memory_budget),
     )
-    allowed = _allowed(q, k, valid_lens)
+    allowed = _allowed(q, k, valid_lens, mask)
     given = None if params is None else {name: torch.as_tensor(v) for name, v in params.items()}
     # The same resolution as attend(): seeded parameters are bit for bit the ones it would use.
     p = resolve_params(get_scoring("additive"), given, q.shape[2], k.shape[2], num_hiddens, seed)
