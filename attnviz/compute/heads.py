@@ -63,7 +63,7 @@ def _attend_call(call: AttentionCall, state: State, keep: tuple[str, ...] = ("ma
             enable_gqa=call.kv_heads != call.shape[1],
             keep=keep,
             **settings_kwargs(state),
-            **mask_kwargs(state, call.masks, head_axis=True),
+            **mask_kwargs(state, call.masks),
             **scale_kwargs(state, call.scale),
         )
 

@@ -3,8 +3,8 @@
 ``run_masking_lab`` and ``run_scaling_lab`` take a document ``Snapshot`` and return a result
 tagged with its version, which is what a latest-wins compute thread runs. They never raise for
 bad input: an error becomes data (``.error``, ``.error_field``), like ``run_state``. Both read
-the document's settings the way the main computation does, so the labs show the same numbers
-as the main heatmaps. No Qt here.
+the document's settings and its one mask description (``engine_args.state_mask``) the way the
+main computation does, so the labs show the same numbers as the main heatmaps. No Qt here.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from attnviz.compute.convert import to_numpy
+from attnviz.compute.engine_args import state_mask
 from attnviz.document import Snapshot, State
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 
@@ -55,18 +56,11 @@ def _out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, DeviceOutOfMemoryError) or is_out_of_memory(exc)
 
 
-def _tensors(state: State) -> tuple[Any, Any, Any, Any, dict[str, Any] | None]:
+def _tensors(state: State) -> tuple[Any, Any, Any, dict[str, Any] | None]:
     import torch
 
-    lens = state.valid_lens()
     params = {k: torch.from_numpy(np.asarray(v)) for k, v in state.params.items()} or None
-    return (
-        torch.from_numpy(state.queries),
-        torch.from_numpy(state.keys),
-        torch.from_numpy(state.values),
-        None if lens is None else torch.from_numpy(lens),
-        params,
-    )
+    return torch.from_numpy(state.queries), torch.from_numpy(state.keys), torch.from_numpy(state.values), params
 
 
 @dataclass(frozen=True)
@@ -129,15 +123,16 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
         from attnviz.engine import AttentionInputError
         from attnviz.engine.lab import compare_conventions
 
-        q, k, v, lens, params = _tensors(state)
+        q, k, v, params = _tensors(state)
         try:
             with torch.no_grad():
+                # The main view's mask but its causal setting, which the lab tries in both alignments.
                 report = compare_conventions(
                     q,
                     k,
                     v,
-                    lens,
                     causal=s.causal,
+                    mask=state_mask(state, causal=False),
                     scoring=s.scoring,
                     dtype=s.dtype,
                     params=params,
@@ -225,11 +220,12 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
         from attnviz.engine import AttentionInputError
         from attnviz.engine.scaling import current_point, tanh_saturation
 
-        q, k, _v, lens, params = _tensors(state)
+        q, k, _v, params = _tensors(state)
+        mask = state_mask(state)
         point: dict[str, float] | None = None
         note: str | None = None
         try:
-            point = current_point(q, k, lens)
+            point = current_point(q, k, mask=mask)
         except AttentionInputError as exc:
             note = exception_message(exc)
         n_keys = state.n_keys
@@ -240,9 +236,7 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
         sat_note: str | None = None
         if s.scoring == "additive":
             try:
-                saturation = tanh_saturation(
-                    q, k, params, num_hiddens=s.num_hiddens, seed=s.param_seed, valid_lens=lens
-                )
+                saturation = tanh_saturation(q, k, params, num_hiddens=s.num_hiddens, seed=s.param_seed, mask=mask)
             except AttentionInputError as exc:
                 sat_note = exception_message(exc)
         else:
