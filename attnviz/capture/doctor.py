@@ -609,47 +609,26 @@ def _alignment(fact: _Facts, allowed: np.ndarray, finding: _Make) -> list[Findin
     _b, _h, n_q, n_k = call.shape
     if n_q >= n_k:
         return []
-    past = n_k - n_q
     if call.masks.is_causal:
-        return [
-            finding(
-                "causal_alignment",
-                _ERROR,
-                message(
-                    QT_TRANSLATE_NOOP(
-                        "Doctor",
-                        "is_causal=True aligns the causal mask top-left: with {n_q} queries and {n_k} keys (a KV-cache "
-                        "step) query i sees keys 0 to i only, not the {past} cached keys before it; align it "
-                        "bottom-right with the boolean attn_mask "
-                        "torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q), "
-                        "or pass no causal mask for a single new token",
-                    ),
-                    n_q=n_q,
-                    n_k=n_k,
-                    past=past,
-                ),
-            )
-        ]
-    later = np.triu(np.ones((n_q, n_k), dtype=bool), 1)
-    if not bool(allowed.any()) or bool((allowed & later).any()):
-        return []
-    return [
-        finding(
-            "causal_alignment",
-            _ERROR,
-            message(
-                QT_TRANSLATE_NOOP(
-                    "Doctor",
-                    "the causal mask is aligned top-left: with {n_q} queries and {n_k} keys (a KV-cache step) query i "
-                    "sees keys 0 to i only, not the {past} cached keys before it; build it bottom-right, "
-                    "torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q)",
-                ),
-                n_q=n_q,
-                n_k=n_k,
-                past=past,
-            ),
+        text = QT_TRANSLATE_NOOP(
+            "Doctor",
+            "is_causal=True aligns the causal mask top-left: with {n_q} queries and {n_k} keys (a KV-cache "
+            "step) query i sees keys 0 to i only, not the {past} cached keys before it; align it "
+            "bottom-right with the boolean attn_mask "
+            "torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q), "
+            "or pass no causal mask for a single new token",
         )
-    ]
+    else:
+        later = np.triu(np.ones((n_q, n_k), dtype=bool), 1)
+        if not bool(allowed.any()) or bool((allowed & later).any()):
+            return []
+        text = QT_TRANSLATE_NOOP(
+            "Doctor",
+            "the causal mask is aligned top-left: with {n_q} queries and {n_k} keys (a KV-cache step) query i "
+            "sees keys 0 to i only, not the {past} cached keys before it; build it bottom-right, "
+            "torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q)",
+        )
+    return [finding("causal_alignment", _ERROR, message(text, n_q=n_q, n_k=n_k, past=n_k - n_q))]
 
 
 # ----------------------------------------------------------------------------- what rows with no key became

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..tr import QT_TRANSLATE_NOOP, message, plural
-from .errors import AttentionInputError, DeviceError
+from .errors import DeviceError, input_error
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
@@ -31,13 +31,11 @@ def resolve_dtype(dtype: str | torch.dtype | None, default: torch.dtype = torch.
             return dtype
     elif isinstance(dtype, str) and dtype.removeprefix("torch.") in DTYPES:
         return DTYPES[dtype.removeprefix("torch.")]
-    raise AttentionInputError(
-        message(
-            QT_TRANSLATE_NOOP("Errors", "dtype must be one of {choices}; got {value}"),
-            choices=", ".join(DTYPES),
-            value=repr(dtype),
-        ),
+    raise input_error(
+        QT_TRANSLATE_NOOP("Errors", "dtype must be one of {choices}; got {value}"),
         "dtype",
+        choices=", ".join(DTYPES),
+        value=repr(dtype),
     )
 
 

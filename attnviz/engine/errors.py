@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TypeVar
+
 from ..tr import message
+
+T = TypeVar("T")
 
 
 class AttentionInputError(ValueError):
@@ -22,6 +27,15 @@ def input_error(text: str, field: str | None, **values: object) -> AttentionInpu
     """An ``AttentionInputError`` about ``field`` saying ``text`` (a template marked with
     ``QT_TRANSLATE_NOOP``) filled with ``values``: ``raise input_error(...)``."""
     return AttentionInputError(message(text, **values) if values else text, field)
+
+
+def choose(table: Mapping[str, T], key: object, text: str, field: str) -> T:
+    """``table[key]``, else an ``AttentionInputError`` about ``field`` saying ``text`` (a template
+    with ``{value}``, what was given, and ``{choices}``, the keys)."""
+    try:
+        return table[key]  # type: ignore[index]
+    except (KeyError, TypeError):
+        raise input_error(text, field, value=repr(key), choices=", ".join(table)) from None
 
 
 class DeviceError(RuntimeError):

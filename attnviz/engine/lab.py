@@ -24,7 +24,7 @@ from ..tr import QT_TRANSLATE_NOOP, message, plural
 from .budget import enforce_work_budget, estimate_memory
 from .core import attend
 from .devices import default_dtype, device_of, resolve_device, resolve_dtype
-from .errors import AttentionInputError
+from .errors import input_error
 from .mask_mods import Causal
 from .masking import MASK_MODES
 from .result import AttentionResult
@@ -158,13 +158,11 @@ class LabReport:
         ref = self.reference if reference is None else reference
         for n in (name, ref):
             if n not in self.conventions:
-                raise AttentionInputError(
-                    message(
-                        QT_TRANSLATE_NOOP("Errors", "unknown convention {value}: expected one of {choices}"),
-                        value=repr(n),
-                        choices=", ".join(self.conventions),
-                    ),
+                raise input_error(
+                    QT_TRANSLATE_NOOP("Errors", "unknown convention {value}: expected one of {choices}"),
                     "mask",
+                    value=repr(n),
+                    choices=", ".join(self.conventions),
                 )
         if ref == self.reference and name in self.disagreements:
             return self.disagreements[name]
@@ -203,12 +201,10 @@ def compare_conventions(
     """
     for own in ("mask_mode", "keep"):
         if own in attend_kwargs:
-            raise AttentionInputError(
-                message(
-                    QT_TRANSLATE_NOOP("Errors", "compare_conventions runs every mask mode itself: do not pass {name}"),
-                    name=own,
-                ),
+            raise input_error(
+                QT_TRANSLATE_NOOP("Errors", "compare_conventions runs every mask mode itself: do not pass {name}"),
                 "mask",
+                name=own,
             )
     intended = check_causal(causal)
     alignments: tuple[str | None, ...] = CAUSAL_ALIGNMENTS if intended is not None else (None,)
@@ -385,6 +381,11 @@ def _differs(a: torch.Tensor, b: torch.Tensor, atol: float, rtol: float) -> torc
     return ~(both_nan | same_inf | close)
 
 
+def _weighted(cells: torch.Tensor, weights: torch.Tensor, one: str, many: str) -> tuple[str, float]:
+    """How many ``cells`` get weight, in words, and the largest share of a row's weight they get."""
+    return plural(int(cells.sum()), one, many), float((weights * cells).sum(-1).amax())
+
+
 def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
@@ -467,10 +468,9 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
         explained |= zero_rows
     fut = new["future_visible"] & ~explained
     if bool(fut.any()):
-        cell_mask = (w > 0) & report.future & fut.unsqueeze(-1)
-        largest = (finite_w * cell_mask).sum(-1).amax()
-        keys = plural(
-            int(cell_mask.sum()),
+        keys, largest = _weighted(
+            (w > 0) & report.future & fut.unsqueeze(-1),
+            finite_w,
             QT_TRANSLATE_NOOP("Lab", "{n} future key"),
             QT_TRANSLATE_NOOP("Lab", "{n} future keys"),
         )
@@ -490,16 +490,15 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
                 name=name,
                 keys=keys,
                 alignment=str(report.causal).replace("_", "-"),
-                share=_share(float(largest), report.atol),
+                share=_share(largest, report.atol),
             )
         )
         explained |= fut
     pad = new["padding_attended"] & ~nan_rows & ~zero_rows
     if bool(pad.any()):
-        cell_mask = (w > 0) & ~report.allowed & ~report.future & pad.unsqueeze(-1)
-        largest = (finite_w * cell_mask).sum(-1).amax()
-        keys = plural(
-            int(cell_mask.sum()),
+        keys, largest = _weighted(
+            (w > 0) & ~report.allowed & ~report.future & pad.unsqueeze(-1),
+            finite_w,
             QT_TRANSLATE_NOOP("Lab", "{n} masked key"),
             QT_TRANSLATE_NOOP("Lab", "{n} masked keys"),
         )
@@ -518,7 +517,7 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
                 ),
                 name=name,
                 keys=keys,
-                share=_share(float(largest), report.atol),
+                share=_share(largest, report.atol),
                 reference=ref.name,
             )
         )

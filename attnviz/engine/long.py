@@ -36,16 +36,21 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 
 from ..tr import QT_TRANSLATE_NOOP
 from .errors import input_error
-from .mask_bound import DEFAULT_BLOCK, BoundMask, MaskModFn, RowBlock, runs
-from .mask_mods import Mask, make_mask
+from .mask_bound import DEFAULT_BLOCK, BoundMask, RowBlock, runs
+from .mask_mods import Mask, MaskKeywords, make_mask
 from .memory import empty_large
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 from .validation import (
     as_tensor,
+    check_batches,
     check_count,
     check_float_dtype,
     check_index,
@@ -166,21 +171,12 @@ def overview(
     scale: float | None = None,
     batch: int = 0,
     head: int = 0,
-    causal: bool | str | None = None,
-    valid_lens: object = None,
-    key_padding_mask: object = None,
-    attention_mask: object = None,
-    window: int | None = None,
-    sinks: int | None = None,
-    documents: object = None,
-    prefix: int | None = None,
-    chunk: int | None = None,
-    mask_mod: MaskModFn | None = None,
     mask: Mask | None = None,
     block_size: int = DEFAULT_BLOCK,
     dtype: torch.dtype | str | None = None,
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
+    **masks: Unpack[MaskKeywords],
 ) -> Overview:
     """The attention weights of queries ``q`` over keys ``k``, reduced to at most ``bins``.
 
@@ -215,23 +211,8 @@ def overview(
     n_k = ks.shape[0]
     given_scale = check_scale_value(scale)
     scale_value = 1.0 / math.sqrt(d) if given_scale is None else given_scale
-    bound = (
-        make_mask(
-            causal=causal,
-            valid_lens=valid_lens,
-            key_padding_mask=key_padding_mask,
-            attention_mask=attention_mask,
-            window=window,
-            sinks=sinks,
-            documents=documents,
-            prefix=prefix,
-            chunk=chunk,
-            mask_mod=mask_mod,
-            mask=mask,
-        )
-        .bind_call(lead, n_q, n_k, device=qs.device, dtype=qs.dtype, exact=False)
-        .element(batch, head)
-    )
+    call = make_mask(mask=mask, **masks).bind_call(lead, n_q, n_k, device=qs.device, dtype=qs.dtype, exact=False)
+    bound = call.element(batch, head)
     bins_q, bins_k = _check_bins(bins)
     bh, bw = -(-n_q // bins_q), -(-n_k // bins_k)
     check_count(block_size, "block_size", 1, "shape")
@@ -543,13 +524,7 @@ def _select(
         )
     lead = tuple(qt.shape[:-2]) or (1,)
     if qt.dim() >= 3:
-        if qt.shape[0] != kt.shape[0]:
-            raise input_error(
-                QT_TRANSLATE_NOOP("Errors", "batch sizes differ: queries {q}, keys {k}"),
-                "shape",
-                q=qt.shape[0],
-                k=kt.shape[0],
-            )
+        check_batches(qt.shape[0], kt.shape[0])
         qt, kt = qt[check_index(batch, qt.shape[0], "batch")], kt[batch]
     else:
         check_index(batch, 1, "batch")

@@ -302,6 +302,10 @@ class CallMask:
 
     def __init__(self, g: Geometry, parts: Sequence[Part]) -> None:
         self.geometry = g
+        self.lead, self.n_queries, self.n_keys = g.lead, g.n_q, g.n_k
+        self.batch = g.batch
+        #: N: the number of flattened batch elements (the product of the leading dimensions).
+        self.n_flat = g.n_flat
         unique: list[Part] = []
         for part in parts:
             # One causal mask per alignment: the keyword form and a description may both say it.
@@ -316,27 +320,6 @@ class CallMask:
         self._lengths = lengths[0] if lengths else None
         self.allowed = tuple(p.source for p in self._masking if isinstance(p, SourcePart))
         self.bias = tuple(p.source for p in self._adding if isinstance(p, SourcePart))
-
-    @property
-    def lead(self) -> tuple[int, ...]:
-        return self.geometry.lead
-
-    @property
-    def n_queries(self) -> int:
-        return self.geometry.n_q
-
-    @property
-    def n_keys(self) -> int:
-        return self.geometry.n_k
-
-    @property
-    def batch(self) -> int:
-        return self.geometry.batch
-
-    @property
-    def n_flat(self) -> int:
-        """N: the number of flattened batch elements (the product of the leading dimensions)."""
-        return self.geometry.n_flat
 
     @property
     def valid_lens(self) -> torch.Tensor | None:

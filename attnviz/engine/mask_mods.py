@@ -32,13 +32,14 @@ to skip the blocks a mask empties, which is what makes a sliding window cheap.
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
+from typing import Any, TypedDict
 
 import torch
 
 from ..tr import QT_TRANSLATE_NOOP
 from .budget import BLOCK_ELEMENTS
-from .errors import input_error
+from .errors import AttentionInputError, input_error
 from .mask_bound import (
     DEFAULT_BLOCK,
     EMPTY,
@@ -62,7 +63,7 @@ from .mask_bound import (
     Term,
     runs,
 )
-from .validation import check_alignment, check_count, check_span, check_valid_lens
+from .validation import check_alignment, check_causal, check_count, check_span, check_valid_lens
 
 #: ``dense`` refuses larger masks (64 Mi cells = 64 MiB of booleans): long inputs use blocks.
 MAX_DENSE_CELLS = 1 << 26
@@ -435,6 +436,21 @@ class MaskMod(Mask):
         return [PredicateTerm(predicate)]
 
 
+class MaskKeywords(TypedDict, total=False):
+    """The keyword forms of the descriptions (``make_mask``'s, which ``overview`` passes on)."""
+
+    causal: bool | str | None
+    valid_lens: object
+    key_padding_mask: object
+    attention_mask: object
+    window: int | None
+    sinks: int | None
+    documents: object
+    prefix: int | None
+    chunk: int | None
+    mask_mod: MaskModFn | None
+
+
 def make_mask(
     *,
     causal: bool | str | None = None,
@@ -464,25 +480,16 @@ def make_mask(
     mask_mod          a FlexAttention mask_mod(b, h, q_idx, kv_idx)
     mask              any ``Mask`` description
     """
-    parts: list[Mask] = []
-    if causal is True:
-        causal = "top_left"
-    align = "top_left"
-    if causal not in (None, False):
-        align = check_alignment(causal)
-        parts.append(Causal(align))
-    if valid_lens is not None:
-        parts.append(ValidLength(valid_lens))
-    if key_padding_mask is not None:
-        parts.append(KeyPadding.from_key_padding_mask(key_padding_mask))
-    if attention_mask is not None:
-        parts.append(KeyPadding.from_attention_mask(attention_mask))
-    parts.extend(context_masks(align, window, sinks, documents, prefix, chunk))
-    if mask_mod is not None:
-        parts.append(MaskMod(mask_mod))
-    if mask is not None:
-        parts.append(mask)
-    return AllOf(tuple(parts))
+    alignment = check_causal(causal)
+    parts = given_masks(
+        (alignment, Causal),
+        (valid_lens, ValidLength),
+        (key_padding_mask, KeyPadding.from_key_padding_mask),
+        (attention_mask, KeyPadding.from_attention_mask),
+    )
+    parts += context_masks(alignment or "top_left", window, sinks, documents, prefix, chunk)
+    parts += given_masks((mask_mod, MaskMod))
+    return AllOf((*parts, *([] if mask is None else [mask])))
 
 
 def context_masks(
@@ -507,13 +514,13 @@ def context_masks(
         parts.append(SinkWindow(sinks, window))
     elif window is not None:
         parts.append(SlidingWindow(window, align=align))
-    if documents is not None:
-        parts.append(Documents(documents))
-    if prefix is not None:
-        parts.append(PrefixLM(prefix))
-    if chunk is not None:
-        parts.append(Chunked(chunk))
-    return parts
+    return parts + given_masks((documents, Documents), (prefix, PrefixLM), (chunk, Chunked))
+
+
+def given_masks(*pairs: tuple[Any, Callable[[Any], Mask]]) -> list[Mask]:
+    """The description ``make(value)`` of every (value, make) whose value was given (not None):
+    how the keyword forms become descriptions."""
+    return [make(value) for value, make in pairs if value is not None]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -554,12 +561,7 @@ def _per_batch(t: object, length: int, g: Geometry, batch: int, name: str) -> to
             shape=tuple(torch.as_tensor(t).shape),
         )
     if x.dtype != torch.bool and (x.is_floating_point() or x.is_complex()):
-        raise input_error(
-            QT_TRANSLATE_NOOP("Errors", "{name} must hold whole numbers; got dtype {dtype}"),
-            "mask",
-            name=name,
-            dtype=str(x.dtype),
-        )
+        raise _dtype_error(QT_TRANSLATE_NOOP("Errors", "{name} must hold whole numbers; got dtype {dtype}"), name, x)
     return x
 
 
@@ -567,44 +569,30 @@ def _check_batch(size: int, g: Geometry, name: str) -> None:
     """A per-batch tensor of ``size`` rows covers the call's batch: exactly (``g.exact``) or at
     least (one matrix picked by its index)."""
     if size < g.batch:
-        raise input_error(
+        text, batch = (
             QT_TRANSLATE_NOOP("Errors", "{name} has {size} batch element(s); batch {batch} was asked for"),
-            "mask",
-            name=name,
-            size=size,
-            batch=g.batch - 1,
+            g.batch - 1,
         )
-    if g.exact and size != g.batch:
-        raise input_error(
-            QT_TRANSLATE_NOOP("Errors", "{name} has {size} batch elements for a batch of {batch}"),
-            "mask",
-            name=name,
-            size=size,
-            batch=g.batch,
-        )
+    elif g.exact and size != g.batch:
+        text, batch = QT_TRANSLATE_NOOP("Errors", "{name} has {size} batch elements for a batch of {batch}"), g.batch
+    else:
+        return
+    raise input_error(text, "mask", name=name, size=size, batch=batch)
 
 
 def _bool_tensor(t: object, name: str) -> torch.Tensor:
     x = torch.as_tensor(t)
     if x.dtype != torch.bool:
-        raise input_error(
-            QT_TRANSLATE_NOOP("Errors", "{name} must be a boolean tensor; got dtype {dtype}"),
-            "mask",
-            name=name,
-            dtype=str(x.dtype),
-        )
+        raise _dtype_error(QT_TRANSLATE_NOOP("Errors", "{name} must be a boolean tensor; got dtype {dtype}"), name, x)
     return x
+
+
+def _dtype_error(text: str, name: str, x: torch.Tensor) -> AttentionInputError:
+    return input_error(text, "mask", name=name, dtype=str(x.dtype))
 
 
 def _offset(align: str, g: Geometry) -> int:
     return g.n_k - g.n_q if align == "bottom_right" else 0
-
-
-def _converted_bytes(mask: object, dtype: torch.dtype) -> int:
-    """Bytes of a mask tensor once converted: a float mask to ``dtype``, a 0/1 mask to bool."""
-    if not isinstance(mask, torch.Tensor) or mask.dtype == torch.bool:
-        return 0
-    return mask.numel() * (math.ceil(torch.finfo(dtype).bits / 8) if mask.is_floating_point() else 1)
 
 
 __all__ = [
@@ -629,6 +617,8 @@ __all__ = [
     "SlidingWindow",
     "ValidLength",
     "context_masks",
+    "given_masks",
     "make_mask",
+    "MaskKeywords",
     "runs",
 ]

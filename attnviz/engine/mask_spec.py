@@ -34,76 +34,80 @@ import torch
 from ..tr import QT_TRANSLATE_NOOP
 from .errors import input_error
 from .mask_bound import ADDITIVE_MASKED_AT, Geometry, Part, Source, SourcePart, source_index
-from .mask_mods import AllOf, Causal, Mask, ValidLength, _converted_bytes
+from .mask_mods import AllOf, Causal, Mask, ValidLength, given_masks
 from .validation import INT_DTYPES, as_tensor, check_causal
 
+#: What a mask argument that is added to the scores when it is a float must be.
+_KINDS = {
+    "attn_mask": QT_TRANSLATE_NOOP(
+        "Errors",
+        "attn_mask must be a boolean tensor (True = attend) or a float tensor added to the scores, as "
+        "torch SDPA reads it; got dtype {dtype} (a Hugging Face 0/1 mask goes through attention_mask=)",
+    ),
+    "key_padding_mask": QT_TRANSLATE_NOOP(
+        "Errors",
+        "key_padding_mask must be a boolean tensor (True = ignore) or a float tensor added to the "
+        "scores, as nn.MultiheadAttention reads it; got dtype {dtype}",
+    ),
+}
 
-class AttnMask(Mask):
+
+class _Argument(Mask):
+    """A tensor as one of ``attend``'s mask arguments declares it (``name``)."""
+
+    name = ""
+
+    def __init__(self, mask: object) -> None:
+        self.mask = mask
+
+    def _nbytes(self, dtype: torch.dtype) -> int:
+        return _converted_bytes(self.mask, dtype)
+
+    def _tensor(self) -> torch.Tensor:
+        """The mask, refused unless a boolean or a float tensor (``_KINDS`` says so)."""
+        m = as_tensor(self.mask, self.name, "mask")
+        if m.dtype != torch.bool and not m.is_floating_point():
+            raise input_error(_KINDS[self.name], "mask", dtype=str(m.dtype))
+        return m
+
+    def _part(self, g: Geometry, values: torch.Tensor, lead_shape: tuple[int, ...] | None = None) -> list[Part]:
+        """One part: ``values`` (M, L_q or 1, L_k or 1), or a (B, 1, L_k) padding form."""
+        return [SourcePart(g, _source(self.name, values, _padding_lead(g) if lead_shape is None else lead_shape, g))]
+
+    def _broadcast(self, g: Geometry, m: torch.Tensor) -> list[Part]:
+        return self._part(g, *broadcast_source(m, self.name, g))
+
+
+class AttnMask(_Argument):
     """SDPA's ``attn_mask``: broadcastable to (..., L_q, L_k); bool True = attend, float values
     added to the scores (0 / -inf, 0 / finfo.min, a position bias)."""
 
-    def __init__(self, mask: object) -> None:
-        self.mask = mask
-
-    def _nbytes(self, dtype: torch.dtype) -> int:
-        return _converted_bytes(self.mask, dtype)
+    name = "attn_mask"
 
     def _parts(self, g: Geometry) -> list[Part]:
-        m = as_tensor(self.mask, "attn_mask", "mask")
-        if m.dtype != torch.bool and not m.is_floating_point():
-            raise input_error(
-                QT_TRANSLATE_NOOP(
-                    "Errors",
-                    "attn_mask must be a boolean tensor (True = attend) or a float tensor added to the scores, as "
-                    "torch SDPA reads it; got dtype {dtype} (a Hugging Face 0/1 mask goes through attention_mask=)",
-                ),
-                "mask",
-                dtype=str(m.dtype),
-            )
-        flat, lead_shape = broadcast_source(m, "attn_mask", g)
-        return [SourcePart(g, _source("attn_mask", flat, lead_shape, g))]
+        return self._broadcast(g, self._tensor())
 
 
-class KeyPaddingMask(Mask):
+class KeyPaddingMask(_Argument):
     """nn.MultiheadAttention's ``key_padding_mask``: (B, L_k); bool True = ignore, float values
     added to the scores."""
 
-    def __init__(self, mask: object) -> None:
-        self.mask = mask
-
-    def _nbytes(self, dtype: torch.dtype) -> int:
-        return _converted_bytes(self.mask, dtype)
+    name = "key_padding_mask"
 
     def _parts(self, g: Geometry) -> list[Part]:
-        m = as_tensor(self.mask, "key_padding_mask", "mask")
-        if m.dtype != torch.bool and not m.is_floating_point():
-            raise input_error(
-                QT_TRANSLATE_NOOP(
-                    "Errors",
-                    "key_padding_mask must be a boolean tensor (True = ignore) or a float tensor added to the "
-                    "scores, as nn.MultiheadAttention reads it; got dtype {dtype}",
-                ),
-                "mask",
-                dtype=str(m.dtype),
-            )
-        flat = _padding_form(m, "key_padding_mask", g)
-        if m.dtype == torch.bool:
-            flat = ~flat
-        return [SourcePart(g, _source("key_padding_mask", flat, _padding_lead(g), g))]
+        m = self._tensor()
+        flat = _padding_form(m, self.name, g)
+        return self._part(g, ~flat if m.dtype == torch.bool else flat)
 
 
-class AttentionMask(Mask):
+class AttentionMask(_Argument):
     """Hugging Face's ``attention_mask``: (B, L_k) 0/1 (int, bool or float), 1 = attend; or an
     expanded form broadcastable to (..., L_q, L_k) with the same meaning."""
 
-    def __init__(self, mask: object) -> None:
-        self.mask = mask
-
-    def _nbytes(self, dtype: torch.dtype) -> int:
-        return _converted_bytes(self.mask, dtype)
+    name = "attention_mask"
 
     def _parts(self, g: Geometry) -> list[Part]:
-        m = as_tensor(self.mask, "attention_mask", "mask")
+        m = as_tensor(self.mask, self.name, "mask")
         if m.is_complex() or not (m.dtype == torch.bool or m.is_floating_point() or m.dtype in INT_DTYPES):
             raise input_error(
                 QT_TRANSLATE_NOOP("Errors", "attention_mask must hold 0 and 1 (1 = attend); got dtype {dtype}"),
@@ -123,12 +127,7 @@ class AttentionMask(Mask):
                     value=f"{m[odd][0].item():g}",
                 )
             m = m != 0
-        if m.dim() == 2:
-            return [
-                SourcePart(g, _source("attention_mask", _padding_form(m, "attention_mask", g), _padding_lead(g), g))
-            ]
-        flat, lead_shape = broadcast_source(m, "attention_mask", g)
-        return [SourcePart(g, _source("attention_mask", flat, lead_shape, g))]
+        return self._part(g, _padding_form(m, self.name, g)) if m.dim() == 2 else self._broadcast(g, m)
 
 
 def mask_from_arguments(
@@ -143,20 +142,14 @@ def mask_from_arguments(
     tensors first (additive ones are summed in this order), then the valid lengths, the causal
     mask and the description."""
     alignment = check_causal(causal)
-    parts: list[Mask] = []
-    if attn_mask is not None:
-        parts.append(AttnMask(attn_mask))
-    if key_padding_mask is not None:
-        parts.append(KeyPaddingMask(key_padding_mask))
-    if attention_mask is not None:
-        parts.append(AttentionMask(attention_mask))
-    if valid_lens is not None:
-        parts.append(ValidLength(valid_lens))
-    if alignment is not None:
-        parts.append(Causal(alignment))
-    if mask is not None:
-        parts.append(mask)
-    return AllOf(tuple(parts))
+    given = given_masks(
+        (attn_mask, AttnMask),
+        (key_padding_mask, KeyPaddingMask),
+        (attention_mask, AttentionMask),
+        (valid_lens, ValidLength),
+        (alignment, Causal),
+    )
+    return AllOf((*given, *([] if mask is None else [mask])))
 
 
 # --------------------------------------------------------------------------- sources
@@ -242,6 +235,13 @@ def _source(name: str, values: torch.Tensor, lead_shape: tuple[int, ...], g: Geo
     zero_one = bool(((values == 0) | (values == 1)).all()) and bool((values == 1).any())
     keys = converted[:, 0, :] > ADDITIVE_MASKED_AT if _key_only(converted, lead_shape, g.n_k) else None
     return Source(name, converted, index, keys, overflowed, zero_one)
+
+
+def _converted_bytes(mask: object, dtype: torch.dtype) -> int:
+    """Bytes of a mask tensor once converted: a float mask to ``dtype``, a 0/1 mask to bool."""
+    if not isinstance(mask, torch.Tensor) or mask.dtype == torch.bool:
+        return 0
+    return mask.numel() * (math.ceil(torch.finfo(dtype).bits / 8) if mask.is_floating_point() else 1)
 
 
 __all__ = ["ADDITIVE_MASKED_AT", "AttentionMask", "AttnMask", "KeyPaddingMask", "mask_from_arguments"]

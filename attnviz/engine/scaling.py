@@ -18,13 +18,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP, message
+from ..tr import QT_TRANSLATE_NOOP
 from .budget import enforce_work_budget
-from .errors import AttentionInputError
+from .errors import input_error
 from .mask_mods import Mask
 from .mask_spec import mask_from_arguments
 from .scoring import Params, get_scoring
 from .validation import (
+    as_tensor,
+    check_batches,
     check_memory_budget,
     check_num_hiddens,
     resolve_params,
@@ -96,9 +98,9 @@ def scaling_curves(
     """
     dims_arr = _check_dims(dims)
     if isinstance(n_keys, bool) or not isinstance(n_keys, int) or n_keys < 1:
-        raise AttentionInputError(message(_AT_LEAST, name="n_keys", low=1, value=repr(n_keys)), "shape")
+        raise input_error(_AT_LEAST, "shape", name="n_keys", low=1, value=repr(n_keys))
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 2:
-        raise AttentionInputError(message(_AT_LEAST, name="samples", low=2, value=repr(samples)), "shape")
+        raise input_error(_AT_LEAST, "shape", name="samples", low=2, value=repr(samples))
     gen = torch.Generator().manual_seed(int(seed))
     d_max = int(dims_arr.max())
     q = torch.randn((samples, d_max), generator=gen, dtype=torch.float64)
@@ -132,62 +134,37 @@ def _check_dims(dims: tuple[int, ...] | list[int]) -> np.ndarray:
     except (TypeError, ValueError):
         arr = np.asarray([])
     if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu" or (arr < 1).any():
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "dims must be a non-empty list of whole numbers >= 1; got {value}"),
-                value=repr(dims),
-            ),
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "dims must be a non-empty list of whole numbers >= 1; got {value}"),
             "shape",
+            value=repr(dims),
         )
     if int(arr.max()) > 1 << 16:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "dims above 65536 are not supported; got {value}"), value=int(arr.max())
-            ),
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "dims above 65536 are not supported; got {value}"),
             "shape",
+            value=int(arr.max()),
         )
     return arr.astype(np.int64)
 
 
 def _tensor3(x: object, name: str) -> torch.Tensor:
-    try:
-        t = torch.as_tensor(x).detach().to("cpu", torch.float64)
-    except (TypeError, ValueError, RuntimeError) as exc:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "{name} must be a numeric array; got {type}"),
-                name=role_name(name),
-                type=type(x).__name__,
-            ),
-            name,
-        ) from exc
+    t = as_tensor(x, name, name).to("cpu", torch.float64)
     if t.dim() != 3 or 0 in t.shape:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "Errors", "{name} must be 3-D (batch, rows, features) and not empty; got shape {shape}"
-                ),
-                name=role_name(name),
-                shape=tuple(t.shape),
-            ),
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "{name} must be 3-D (batch, rows, features) and not empty; got shape {shape}"),
             "shape",
+            name=role_name(name),
+            shape=tuple(t.shape),
         )
     if not bool(torch.isfinite(t).all()):
-        raise AttentionInputError(
-            message(QT_TRANSLATE_NOOP("Errors", "{name} contains NaN or Inf"), name=role_name(name)), name
-        )
+        raise input_error(QT_TRANSLATE_NOOP("Errors", "{name} contains NaN or Inf"), name, name=role_name(name))
     return t
 
 
 def _allowed(q: torch.Tensor, k: torch.Tensor, valid_lens: object, mask: Mask | None) -> torch.Tensor:
     """(B, Q, K) bool: the pairs the valid lengths and ``mask`` allow (all, without either)."""
-    if q.shape[0] != k.shape[0]:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "batch sizes differ: queries {q}, keys {k}"), q=q.shape[0], k=k.shape[0]
-            ),
-            "shape",
-        )
+    check_batches(q.shape[0], k.shape[0])
     return mask_from_arguments(valid_lens, mask=mask).bind_call(q.shape[0], q.shape[1], k.shape[1]).full()
 
 
@@ -224,17 +201,15 @@ def current_point(
     )
     d = q.shape[2]
     if k.shape[2] != d:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "Errors",
-                    "the scaling view compares dot products, which need queries and keys of the same length: "
-                    "d_q = {d_q}, d_k = {d_k}",
-                ),
-                d_q=d,
-                d_k=k.shape[2],
+        raise input_error(
+            QT_TRANSLATE_NOOP(
+                "Errors",
+                "the scaling view compares dot products, which need queries and keys of the same length: "
+                "d_q = {d_q}, d_k = {d_k}",
             ),
             "shape",
+            d_q=d,
+            d_k=k.shape[2],
         )
     allowed = _allowed(q, k, valid_lens, mask)
     rows = allowed.any(-1)
@@ -310,13 +285,12 @@ def tanh_saturation(
     ``attend``: over it, ``MemoryBudgetError`` before the pairs are listed.
     """
     if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-        raise AttentionInputError(message(_AT_LEAST, name="bins", low=1, value=repr(bins)), "shape")
+        raise input_error(_AT_LEAST, "shape", name="bins", low=1, value=repr(bins))
     if not (isinstance(threshold, (int, float)) and 0.0 < float(threshold) < 1.0):
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "threshold must be between 0 and 1; got {value}"), value=repr(threshold)
-            ),
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "threshold must be between 0 and 1; got {value}"),
             "shape",
+            value=repr(threshold),
         )
     q = _tensor3(queries, "queries")
     k = _tensor3(keys, "keys")

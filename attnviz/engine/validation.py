@@ -490,6 +490,14 @@ def check_shapes(fn: ScoringFunction, q: torch.Tensor, k: torch.Tensor, v: torch
         )
 
 
+def check_batches(queries: int, keys: int) -> None:
+    """Queries and keys come in as many batch elements."""
+    if queries != keys:
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "batch sizes differ: queries {q}, keys {k}"), "shape", q=queries, k=keys
+        )
+
+
 def check_head_groups(heads_q: int, heads_k: int) -> None:
     """Grouped-query attention: the key/value heads divide the query heads."""
     if heads_q % heads_k:
@@ -552,6 +560,7 @@ __all__ = [
     "as_tensor",
     "causal_error",
     "check_alignment",
+    "check_batches",
     "check_causal",
     "check_count",
     "check_dropout",
