@@ -63,7 +63,7 @@ from .mask_bound import (
     Term,
     runs,
 )
-from .validation import check_alignment, check_causal, check_count, check_span, check_valid_lens
+from .validation import as_tensor, check_alignment, check_causal, check_count, check_span, check_valid_lens
 
 #: ``dense`` refuses larger masks (64 Mi cells = 64 MiB of booleans): long inputs use blocks.
 MAX_DENSE_CELLS = 1 << 26
@@ -290,7 +290,7 @@ class Documents(Mask):
         self.ids, self.causal, self.query_ids = ids, causal, query_ids
 
     def _by_batch(self) -> bool:
-        return any(t is not None and torch.as_tensor(t).dim() == 2 for t in (self.ids, self.query_ids))
+        return any(t is not None and as_tensor(t, "documents", "mask").dim() == 2 for t in (self.ids, self.query_ids))
 
     def _nbytes(self, dtype: torch.dtype) -> int:
         return _PREDICATE_WORK_BYTES  # scattered ids are a predicate
@@ -353,7 +353,7 @@ class KeyPadding(Mask):
 
     @staticmethod
     def from_attention_mask(attention_mask: object) -> KeyPadding:
-        t = torch.as_tensor(attention_mask)
+        t = as_tensor(attention_mask, "attention_mask", "mask")
         if t.dtype == torch.bool:
             return KeyPadding(t, "attention_mask")
         if t.is_complex() or not bool(((t == 0) | (t == 1)).all()):
@@ -366,7 +366,7 @@ class KeyPadding(Mask):
         return KeyPadding(t != 0, "attention_mask")
 
     def _by_batch(self) -> bool:
-        return torch.as_tensor(self.allowed_keys).dim() == 2
+        return as_tensor(self.allowed_keys, self.name, "mask").dim() == 2
 
     def _terms(self, g: Geometry, batch: int, head: int) -> list[Term]:
         keys = _bool_tensor(self.allowed_keys, self.name)
@@ -548,7 +548,7 @@ def _document_term(qid: torch.Tensor, kid: torch.Tensor) -> Term:
 
 def _per_batch(t: object, length: int, g: Geometry, batch: int, name: str) -> torch.Tensor:
     """Row ``batch`` of a per-batch tensor (L,) or (B, L) of whole numbers."""
-    x = torch.as_tensor(t, device=g.device)
+    x = as_tensor(t, name, "mask").to(g.device)
     if x.dim() == 2:
         _check_batch(x.shape[0], g, name)
         x = x[batch]
@@ -558,7 +558,7 @@ def _per_batch(t: object, length: int, g: Geometry, batch: int, name: str) -> to
             "mask",
             name=name,
             n=length,
-            shape=tuple(torch.as_tensor(t).shape),
+            shape=tuple(as_tensor(t, name, "mask").shape),
         )
     if x.dtype != torch.bool and (x.is_floating_point() or x.is_complex()):
         raise _dtype_error(QT_TRANSLATE_NOOP("Errors", "{name} must hold whole numbers; got dtype {dtype}"), name, x)
@@ -581,7 +581,7 @@ def _check_batch(size: int, g: Geometry, name: str) -> None:
 
 
 def _bool_tensor(t: object, name: str) -> torch.Tensor:
-    x = torch.as_tensor(t)
+    x = as_tensor(t, name, "mask")
     if x.dtype != torch.bool:
         raise _dtype_error(QT_TRANSLATE_NOOP("Errors", "{name} must be a boolean tensor; got dtype {dtype}"), name, x)
     return x
