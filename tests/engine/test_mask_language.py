@@ -229,3 +229,18 @@ def test_bad_score_terms_are_named(terms, words):
     with pytest.raises(AttentionInputError, match=words) as info:
         attend(q, k, v, score_terms=terms(), enable_gqa=True)
     assert info.value.field == "score_terms"
+
+
+@pytest.mark.parametrize(
+    ("mask", "words"),
+    [
+        (lambda: Documents("abc"), "documents must be a numeric tensor or array; got str"),
+        (lambda: ValidLength("abc"), "valid_lens must hold whole numbers; got str"),
+        (lambda: AttnMask(object()), "attn_mask must be a numeric tensor or array; got object"),
+    ],
+)
+def test_a_description_of_something_that_is_not_a_tensor_is_named(mask, words):
+    q, k, v = inputs()
+    for run in (lambda: attend(q, k, v, mask=mask(), enable_gqa=True), lambda: overview(q, k, mask=mask())):
+        with pytest.raises(AttentionInputError, match=words):
+            run()
