@@ -153,7 +153,7 @@ def attend(
         train=training,
         num_hiddens=hidden,
         scale=factor,
-        mask_bytes=description._nbytes(dt) + sum(term._nbytes(dt) for term in terms),
+        mask_bytes=description.nbytes(dt) + sum(term.nbytes(dt) for term in terms),
     )
     enforce_budget(estimate, dev, requested_budget)
     if not nonfinite_ok:

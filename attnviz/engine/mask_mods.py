@@ -95,7 +95,7 @@ class Mask:
     def _parts(self, g: Geometry) -> list[Part]:
         return [RulePart(g, lambda b, h: self._terms(g, b, h), self._by_batch(), self._by_head())]
 
-    def _nbytes(self, dtype: torch.dtype) -> int:
+    def nbytes(self, dtype: torch.dtype) -> int:
         """Bytes a call bound to this description holds beyond one block's mask (the memory budget
         counts them): converted tensors, a predicate's working space."""
         return 0
@@ -194,8 +194,8 @@ class AllOf(Mask):
     def _parts(self, g: Geometry) -> list[Part]:
         return [bound for part in self.parts for bound in part._parts(g)]
 
-    def _nbytes(self, dtype: torch.dtype) -> int:
-        return sum(part._nbytes(dtype) for part in self.parts)
+    def nbytes(self, dtype: torch.dtype) -> int:
+        return sum(part.nbytes(dtype) for part in self.parts)
 
 
 class Causal(Mask):
@@ -292,7 +292,7 @@ class Documents(Mask):
     def _by_batch(self) -> bool:
         return any(t is not None and as_tensor(t, "documents", "mask").dim() == 2 for t in (self.ids, self.query_ids))
 
-    def _nbytes(self, dtype: torch.dtype) -> int:
+    def nbytes(self, dtype: torch.dtype) -> int:
         return _PREDICATE_WORK_BYTES  # scattered ids are a predicate
 
     def _terms(self, g: Geometry, batch: int, head: int) -> list[Term]:
@@ -398,7 +398,7 @@ class MaskMod(Mask):
     def _by_head(self) -> bool:
         return True
 
-    def _nbytes(self, dtype: torch.dtype) -> int:
+    def nbytes(self, dtype: torch.dtype) -> int:
         return _PREDICATE_WORK_BYTES
 
     def _terms(self, g: Geometry, batch: int, head: int) -> list[Term]:

@@ -60,7 +60,7 @@ class _Argument(Mask):
     def __init__(self, mask: object) -> None:
         self.mask = mask
 
-    def _nbytes(self, dtype: torch.dtype) -> int:
+    def nbytes(self, dtype: torch.dtype) -> int:
         return _converted_bytes(self.mask, dtype)
 
     def _tensor(self) -> torch.Tensor:

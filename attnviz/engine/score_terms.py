@@ -41,7 +41,7 @@ class ScoreTerm:
     def bind(self, g: Geometry) -> BoundTerm:
         raise NotImplementedError
 
-    def _nbytes(self, dtype: torch.dtype) -> int:
+    def nbytes(self, dtype: torch.dtype) -> int:
         """Bytes a call bound to this term holds (the memory budget counts them)."""
         return 0
 
@@ -54,7 +54,7 @@ class ScoreBias(ScoreTerm):
     def __init__(self, values: object, name: str = "score bias") -> None:
         self.values, self.name = values, name
 
-    def _nbytes(self, dtype: torch.dtype) -> int:
+    def nbytes(self, dtype: torch.dtype) -> int:
         t = self.values
         return t.numel() * math.ceil(torch.finfo(dtype).bits / 8) if isinstance(t, torch.Tensor) else 0
 
