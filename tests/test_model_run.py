@@ -155,18 +155,11 @@ def test_short_names_drop_what_every_call_shares():
     assert ModelRun((_call(name="call 0"), _call(name="call 1"))).short_names() == ["call 0", "call 1"]
 
 
-@pytest.mark.parametrize(
-    ("n", "budget", "said"),
-    [
-        (3000, 100e6, "memory budget"),  # over the budget, under the dense mask's size limit
-        (9000, None, "at most 67108864 cells"),  # under the default budget, over the size limit
-    ],
-)
-def test_a_long_input_with_long_context_masks_is_refused_as_too_large_before_any_mask_is_built(n, budget, said):
-    """With a sliding window on, the full matrix path needs a dense mask as big as the matrix.
-    Over the memory budget, or over the cells a dense mask may have, that is "too large" (the
-    window then opens the long-context view), not the mask's own refusal, and nothing of that
-    size is allocated."""
+def test_a_long_input_with_long_context_masks_is_refused_as_too_large_before_any_mask_is_built():
+    """With a sliding window on, the full matrix path binds the window as a rule (no dense mask):
+    over the memory budget, attend's own estimate refuses it as "too large" (the window then
+    opens the long-context view), and nothing of that size is allocated."""
+    n, budget, said = 3000, 100e6, "memory budget"
     from dataclasses import replace as _replace
 
     from attnviz.compute.attention import run_state

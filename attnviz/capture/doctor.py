@@ -31,8 +31,9 @@ import torch
 
 from ..engine import AttentionInputError
 from ..engine.devices import DTYPES, dtype_name
-from ..engine.mask_findings import _CONVENTIONS, inverted_padding, mask_findings
-from ..engine.mask_spec import MaskSpec
+from ..engine.mask_bound import CallMask
+from ..engine.mask_findings import ARGUMENT_CONVENTIONS, inverted_padding, mask_findings
+from ..engine.mask_spec import mask_from_arguments
 from ..model_run import MASK_ARGUMENTS, AttentionCall, ModelRun
 from ..tr import QT_TRANSLATE_NOOP, joined, message, plural
 from .doctor_values import RowsProblem, invalid_weights, score_overflow
@@ -199,7 +200,7 @@ class _Facts:
     index: int
     call: AttentionCall
     dtype: torch.dtype
-    spec: MaskSpec | None = None
+    spec: CallMask | None = None
     problem: str | None = None
     #: Recorded weights that are not probability distributions (no mask is read from them).
     invalid: RowsProblem | None = None
@@ -240,13 +241,19 @@ class _Facts:
             for name in MASK_ARGUMENTS
         }
         try:
-            self.spec = MaskSpec.build(
-                (b, h), n_q, n_k, torch.device("cpu"), causal=masks.is_causal or None, dtype=self.dtype, **tensors
+            # SDPA's is_causal: top-left, whatever the call's queries and keys (the alignment finding says so).
+            described = mask_from_arguments(
+                None,
+                masks.is_causal or None,
+                tensors["attn_mask"],
+                tensors["key_padding_mask"],
+                tensors["attention_mask"],
             )
+            self.spec = described.bind_call((b, h), n_q, n_k, dtype=self.dtype)
         except AttentionInputError as exc:
             self.problem = str(exc)
             return None
-        return self.spec.full(torch.device("cpu")).numpy()
+        return self.spec.full().numpy()
 
 
 #: Elements of the calls' ``allowed`` masks kept from the first pass over the run to the second
@@ -617,7 +624,7 @@ def _inverted(
                 ),
                 elements=_ranges(elements),
                 pads=", ".join(pad_tokens),
-                convention=_CONVENTIONS[name],
+                convention=ARGUMENT_CONVENTIONS[name],
             ),
             batch=elements,
             count=len(elements),
@@ -632,47 +639,26 @@ def _alignment(fact: _Facts, allowed: np.ndarray, finding: _Make) -> list[Findin
     _b, _h, n_q, n_k = call.shape
     if n_q >= n_k:
         return []
-    past = n_k - n_q
     if call.masks.is_causal:
-        return [
-            finding(
-                "causal_alignment",
-                _ERROR,
-                message(
-                    QT_TRANSLATE_NOOP(
-                        "Doctor",
-                        "is_causal=True aligns the causal mask top-left: with {n_q} queries and {n_k} keys (a KV-cache "
-                        "step) query i sees keys 0 to i only, not the {past} cached keys before it; align it "
-                        "bottom-right with the boolean attn_mask "
-                        "torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q), "
-                        "or pass no causal mask for a single new token",
-                    ),
-                    n_q=n_q,
-                    n_k=n_k,
-                    past=past,
-                ),
-            )
-        ]
-    later = np.triu(np.ones((n_q, n_k), dtype=bool), 1)
-    if not bool(allowed.any()) or bool((allowed & later).any()):
-        return []
-    return [
-        finding(
-            "causal_alignment",
-            _ERROR,
-            message(
-                QT_TRANSLATE_NOOP(
-                    "Doctor",
-                    "the causal mask is aligned top-left: with {n_q} queries and {n_k} keys (a KV-cache step) query i "
-                    "sees keys 0 to i only, not the {past} cached keys before it; build it bottom-right, "
-                    "torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q)",
-                ),
-                n_q=n_q,
-                n_k=n_k,
-                past=past,
-            ),
+        text = QT_TRANSLATE_NOOP(
+            "Doctor",
+            "is_causal=True aligns the causal mask top-left: with {n_q} queries and {n_k} keys (a KV-cache "
+            "step) query i sees keys 0 to i only, not the {past} cached keys before it; align it "
+            "bottom-right with the boolean attn_mask "
+            "torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q), "
+            "or pass no causal mask for a single new token",
         )
-    ]
+    else:
+        later = np.triu(np.ones((n_q, n_k), dtype=bool), 1)
+        if not bool(allowed.any()) or bool((allowed & later).any()):
+            return []
+        text = QT_TRANSLATE_NOOP(
+            "Doctor",
+            "the causal mask is aligned top-left: with {n_q} queries and {n_k} keys (a KV-cache step) query i "
+            "sees keys 0 to i only, not the {past} cached keys before it; build it bottom-right, "
+            "torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q)",
+        )
+    return [finding("causal_alignment", _ERROR, message(text, n_q=n_q, n_k=n_k, past=n_k - n_q))]
 
 
 # ----------------------------------------------------------------------------- what rows with no key became

@@ -173,7 +173,7 @@ def run_state(state: State, version: int = 0, focus: tuple[int, int] = Focus()) 
                 dropout=s.dropout,
                 train=s.train,
                 dropout_seed=s.dropout_seed,
-                **settings_kwargs(state, head),
+                **settings_kwargs(state),
                 **mask_kwargs(state, head),
                 **scale_kwargs(state, head.scale),
             )

@@ -1,30 +1,29 @@
 """How a document's state becomes ``attend`` arguments for one call (a ``HeadView`` of it): the
-settings, the call's masks and causal flag with the long-context masks on top, its scale. One
-place, so the main view and every head of a call (the heads grid, layers x heads) compute the
-same attention. No Qt here."""
+settings, its one mask description, its scale. One place, so the main view, every head of a call
+(the heads grid, layers x heads), the long-context view and the labs compute with the same mask.
+No Qt here."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attnviz.compute.convert import tensor_view
 from attnviz.document import State
 from attnviz.model_run import MASK_ARGUMENTS, HeadView, MaskArguments
-from attnviz.tr import QT_TRANSLATE_NOOP, message
 
-__all__ = ["long_context_mask", "mask_kwargs", "scale_kwargs", "settings_kwargs"]
+if TYPE_CHECKING:
+    from attnviz.engine import Mask
+
+__all__ = ["mask_kwargs", "scale_kwargs", "settings_kwargs", "state_mask"]
 
 
-def settings_kwargs(state: State, view: HeadView) -> dict[str, Any]:
-    """The settings every computation of ``view``'s call passes (valid lengths, scoring, mask
-    mode, the call's causal flag, parameters, dtype, device...); dropout is the main view's own."""
+def settings_kwargs(state: State) -> dict[str, Any]:
+    """The settings every computation of the state passes (scoring, mask mode, parameters, dtype,
+    device...); the masks are ``mask_kwargs``'s, dropout is the main view's own."""
     s = state.settings
-    lens = state.valid_lens(view)
     return {
-        "valid_lens": None if lens is None else tensor_view(lens),
         "scoring": s.scoring,
         "mask_mode": s.mask_mode,
-        "causal": view.causal,
         "params": {k: tensor_view(v) for k, v in state.params.items()} or None,
         "num_hiddens": s.num_hiddens,
         "seed": s.param_seed,
@@ -34,88 +33,46 @@ def settings_kwargs(state: State, view: HeadView) -> dict[str, Any]:
     }
 
 
-def mask_kwargs(
-    state: State, view: HeadView, masks: MaskArguments | None = None, *, head_axis: bool = False
-) -> dict[str, Any]:
-    """Model masks as ``attend`` arguments (torch tensors; none: no arguments), with the settings'
-    long-context masks on top. ``masks``: the whole call's (default ``view``'s, of one head);
-    ``head_axis``: for (B, H, L, d) inputs, the long-context mask gets a head axis."""
-    import torch
-
-    masks = view.masks if masks is None else masks
-    kwargs: dict[str, Any] = {}
-    if masks is not None:
-        kwargs = {name: None if (m := getattr(masks, name)) is None else tensor_view(m) for name in MASK_ARGUMENTS}
-    extra = long_context_mask(state, view)
-    if extra is not None:
-        if head_axis:
-            extra = extra[:, None]
-        given = kwargs.get("attn_mask")
-        if given is None:
-            kwargs["attn_mask"] = extra
-        elif isinstance(given, torch.Tensor) and given.dtype == torch.bool:
-            kwargs["attn_mask"] = given & extra
-        else:  # an additive mask: the extra masked keys get -inf on top of it
-            assert isinstance(given, torch.Tensor)
-            kwargs["attn_mask"] = given + torch.zeros((), dtype=given.dtype).masked_fill(~extra, float("-inf"))
-    return kwargs
+def mask_kwargs(state: State, view: HeadView, masks: MaskArguments | None = None) -> dict[str, Any]:
+    """``attend``'s ``mask`` argument for ``view``'s call (``state_mask``). ``masks``: the whole
+    call's model masks (default ``view``'s, of one head)."""
+    return {"mask": state_mask(state, view, masks)}
 
 
-def long_context_mask(state: State, view: HeadView) -> Any:
-    """The settings' window, sinks, prefix and chunk and the state's document ids as one bool
-    tensor (B, Q, K) for ``view``'s call, True = may attend (None: none of them is on). With a
-    causal call the window and chunks are causal too, as ``engine.make_mask`` defines them."""
-    import torch
-
-    from attnviz.engine import MemoryBudgetError, estimate_memory, make_mask, resolve_device, resolve_dtype
-    from attnviz.engine.budget import enforce_budget
-    from attnviz.engine.mask_mods import MAX_DENSE_CELLS
+def state_mask(state: State, view: HeadView, masks: MaskArguments | None = None, *, causal: bool = True) -> Mask:
+    """The one mask description of ``view``'s call: the state's valid lengths, the call's causal
+    flag, its model masks (``masks``: the whole call's; default ``view``'s own, of one head), and
+    the settings' window, sinks, prefix and chunk and the state's document ids, as
+    ``engine.make_mask`` defines them (with a causal call the window is causal too, aligned the
+    same way). Bound to a call's leading dimensions by whoever computes: one batch element's
+    heads or all of them, one matrix of the long-context view. ``causal=False`` leaves the causal
+    flag out (the masking lab tries both alignments itself)."""
+    from attnviz.engine import AllOf, mask_from_arguments
+    from attnviz.engine.mask_mods import context_masks
 
     s = state.settings
+    masks = view.masks if masks is None else masks
+    tensors: dict[str, Any] = {name: None for name in MASK_ARGUMENTS}
+    if masks is not None:
+        tensors = {name: None if (m := getattr(masks, name)) is None else tensor_view(m) for name in MASK_ARGUMENTS}
+    lens = state.valid_lens(view)
     documents = state.documents_for(view)
-    if not (s.window or s.sinks or s.prefix or s.chunk) and documents is None:
-        return None
-    # The dense mask is as big as the matrix: check the whole computation against the memory
-    # budget first, so a long input is refused as too large (and the long-context view, which
-    # never builds it, takes over) rather than by the mask's own size limit.
-    n_q, n_k = view.n_queries, view.n_keys
-    if n_q * n_k > MAX_DENSE_CELLS:  # more than a dense mask may have, whatever the budget
-        raise MemoryBudgetError(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "Errors",
-                    "{n_q} queries x {n_k} keys with long-context masks is more than the full matrix view "
-                    "shows (at most {limit} cells): the long-context overview shows it",
-                ),
-                n_q=n_q,
-                n_k=n_k,
-                limit=MAX_DENSE_CELLS,
-            ),
-            n_q * n_k,
-            MAX_DENSE_CELLS,
-        )
-    enforce_budget(
-        estimate_memory(
-            view.queries.shape,
-            view.keys.shape,
-            view.values.shape,
-            dtype=resolve_dtype(s.dtype, torch.float32),
-            scoring=s.scoring,
-            masked=True,
-            num_hiddens=s.num_hiddens,
-            mask_bytes=view.batch * n_q * n_k,
-        ),
-        resolve_device(s.device),
+    given = mask_from_arguments(
+        None if lens is None else tensor_view(lens),
+        view.causal if causal else None,
+        tensors["attn_mask"],
+        tensors["key_padding_mask"],
+        tensors["attention_mask"],
     )
-    mask = make_mask(
+    context = context_masks(
+        view.causal or "top_left",
         window=s.window or None,
         sinks=s.sinks or None,
+        documents=None if documents is None else tensor_view(documents),
         prefix=s.prefix or None,
         chunk=s.chunk or None,
-        documents=None if documents is None else tensor_view(documents),
-        causal=view.causal,
     )
-    return torch.stack([mask.dense(n_q, n_k, batch=b) for b in range(view.batch)])
+    return AllOf((given, *context))
 
 
 def scale_kwargs(state: State, scale: float | None) -> dict[str, Any]:

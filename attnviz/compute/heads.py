@@ -67,8 +67,8 @@ def _attend_call(state: State, layer: int, keep: tuple[str, ...] = ("mask",)) ->
             tensor_view(call.values),
             enable_gqa=call.kv_heads != call.shape[1],
             keep=keep,
-            **settings_kwargs(state, first),
-            **mask_kwargs(state, first, call.masks, head_axis=True),
+            **settings_kwargs(state),
+            **mask_kwargs(state, first, call.masks),
             **scale_kwargs(state, call.scale),
         )
 

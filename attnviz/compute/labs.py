@@ -3,8 +3,8 @@
 ``run_masking_lab`` and ``run_scaling_lab`` take a document ``Snapshot`` and return a result
 tagged with its version, which is what a latest-wins compute thread runs. They never raise for
 bad input: an error becomes data (``.error``, ``.error_field``), like ``run_state``. Both read
-the document's settings the way the main computation does, so the labs show the same numbers
-as the main heatmaps. No Qt here.
+the document's settings and its one mask description (``engine_args.state_mask``) the way the
+main computation does, so the labs show the same numbers as the main heatmaps. No Qt here.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attnviz.compute.convert import to_numpy
+from attnviz.compute.convert import tensor_view, to_numpy
+from attnviz.compute.engine_args import state_mask
 from attnviz.document import Snapshot, State
 from attnviz.model_run import Focus, HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
@@ -56,18 +57,11 @@ def _out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, DeviceOutOfMemoryError) or is_out_of_memory(exc)
 
 
-def _tensors(state: State, view: HeadView) -> tuple[Any, Any, Any, Any, dict[str, Any] | None]:
+def _tensors(state: State, view: HeadView) -> tuple[Any, Any, Any, dict[str, Any] | None]:
     import torch
 
-    lens = state.valid_lens(view)
     params = {k: torch.from_numpy(np.asarray(v)) for k, v in state.params.items()} or None
-    return (
-        torch.from_numpy(view.queries),
-        torch.from_numpy(view.keys),
-        torch.from_numpy(view.values),
-        None if lens is None else torch.from_numpy(lens),
-        params,
-    )
+    return tensor_view(view.queries), tensor_view(view.keys), tensor_view(view.values), params
 
 
 @dataclass(frozen=True)
@@ -134,15 +128,16 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
         from attnviz.engine.lab import compare_conventions
 
         view = state.head_view(focus)
-        q, k, v, lens, params = _tensors(state, view)
+        q, k, v, params = _tensors(state, view)
         try:
             with torch.no_grad():
+                # The main view's mask but its causal setting, which the lab tries in both alignments.
                 report = compare_conventions(
                     q,
                     k,
                     v,
-                    lens,
                     causal=view.causal,
+                    mask=state_mask(state, view, causal=False),
                     scoring=s.scoring,
                     dtype=s.dtype,
                     params=params,
@@ -234,11 +229,12 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
         from attnviz.engine.scaling import current_point, tanh_saturation
 
         view = state.head_view(focus)
-        q, k, _v, lens, params = _tensors(state, view)
+        q, k, _v, params = _tensors(state, view)
+        mask = state_mask(state, view)
         point: dict[str, float] | None = None
         note: str | None = None
         try:
-            point = current_point(q, k, lens)
+            point = current_point(q, k, mask=mask)
         except AttentionInputError as exc:
             note = exception_message(exc)
         n_keys = view.n_keys
@@ -249,9 +245,7 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
         sat_note: str | None = None
         if s.scoring == "additive":
             try:
-                saturation = tanh_saturation(
-                    q, k, params, num_hiddens=s.num_hiddens, seed=s.param_seed, valid_lens=lens
-                )
+                saturation = tanh_saturation(q, k, params, num_hiddens=s.num_hiddens, seed=s.param_seed, mask=mask)
             except AttentionInputError as exc:
                 sat_note = exception_message(exc)
         else:

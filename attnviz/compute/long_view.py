@@ -1,11 +1,11 @@
 """The long-context view's computations: the overview of one (L_q, L_k) matrix without holding
 it, and exact tiles, rows and per-key sums from its row statistics. No Qt here.
 
-The matrix is the head and batch element on show, with every mask the state has that
-the streaming engine reads: causal, valid lengths, (B, L_k) padding masks, the long-context
-masks (window, sinks, prefix, chunk, documents). A full (L_q, L_k) ``attn_mask`` cannot be
-streamed and is refused with a message saying so. Scoring is a dot product (scaled as the state
-says): the streaming engine computes no other.
+The matrix is the state's head and batch element on show, with the state's one mask description
+(``engine_args.state_mask``: valid lengths, causal, the model's masks, window, sinks, prefix,
+chunk, documents), the description the main view binds too, so the two cannot disagree on a
+mask. Scoring is a dot product (scaled as the state says): the streaming engine computes no
+other.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +22,9 @@ from attnviz.compute.convert import tensor_view
 from attnviz.document import State
 from attnviz.model_run import Focus
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
+
+if TYPE_CHECKING:
+    from attnviz.engine import Mask
 
 __all__ = [
     "LongRequest",
@@ -93,17 +96,20 @@ class TileResult:
     error: str | None = None
 
 
-def _head_inputs(state: State, focus: Focus, batch: int) -> tuple[object, object]:
+def _head_inputs(state: State, focus: Focus) -> tuple[object, object]:
+    """Every batch element's queries and keys of head ``focus`` (the engine takes the matrix it
+    is asked for)."""
     view = state.head_view(focus)
-    return tensor_view(view.queries[batch]), tensor_view(view.keys[batch])
+    return tensor_view(view.queries), tensor_view(view.keys)
 
 
-def overview_arguments(state: State, batch: int, focus: Focus = Focus()) -> dict[str, object]:
-    """``engine.overview`` keyword arguments for the masks and scale of head ``focus`` (one batch
-    element).
+def overview_arguments(state: State, focus: Focus = Focus()) -> tuple[float, Mask]:
+    """``engine.overview``'s ``scale`` and ``mask`` for head ``focus``: the call's scale and the
+    state's one mask description of it (``engine_args.state_mask``, which the main view binds too).
 
     Raises ValueError (a one-line message) for what the streaming engine cannot compute.
     """
+    from attnviz.compute.engine_args import state_mask
 
     s = state.settings
     view = state.head_view(focus)
@@ -128,60 +134,7 @@ def overview_arguments(state: State, batch: int, focus: Focus = Focus()) -> dict
             )
         )
     scale = view.scale if view.scale is not None else (1.0 if s.scoring == "dot" else 1.0 / math.sqrt(d))
-    kwargs: dict[str, object] = {"scale": scale, "causal": view.causal}
-    lens = state.valid_lens(view)
-    if lens is not None:
-        kwargs["valid_lens"] = tensor_view(lens[batch : batch + 1])
-    masks = view.masks
-    if masks is not None:
-        if masks.attention_mask is not None:
-            kwargs["attention_mask"] = _key_row(masks.attention_mask, batch, view.n_keys, "attention_mask")
-        if masks.key_padding_mask is not None:
-            kwargs["key_padding_mask"] = _key_row(masks.key_padding_mask, batch, view.n_keys, "key_padding_mask")
-        if masks.attn_mask is not None:
-            am = np.asarray(masks.attn_mask)
-            if am.shape[-2:-1] not in ((), (1,)) or am.dtype != bool:
-                raise ValueError(
-                    message(
-                        QT_TRANSLATE_NOOP(
-                            "LongView",
-                            "the overview streams masks it can compute: a full (queries x keys) attn_mask of "
-                            "shape {shape} cannot be; give it as a padding mask and causal / window settings",
-                        ),
-                        shape=tuple(am.shape),
-                    )
-                )
-            # A boolean (..., 1, L_k) attn_mask is a padding mask (True = attend).
-            kwargs["attention_mask"] = _key_row(
-                am.reshape(-1, am.shape[-1]).astype(np.int64), batch, view.n_keys, "attn_mask"
-            )
-    for name in ("window", "sinks", "prefix", "chunk"):
-        value = getattr(s, name)
-        if value:
-            kwargs[name] = int(value)
-    documents = state.documents_for(view)
-    if documents is not None:
-        kwargs["documents"] = tensor_view(documents[batch])
-    return kwargs
-
-
-def _key_row(mask: np.ndarray, batch: int, n_keys: int, name: str) -> object:
-
-    arr = np.asarray(mask)
-    if arr.ndim == 1:
-        arr = arr[None]
-    if arr.ndim != 2 or arr.shape[1] != n_keys:
-        raise ValueError(
-            message(
-                QT_TRANSLATE_NOOP("LongView", "{name} must be (batch, keys) for the overview; got shape {shape}"),
-                name=name,
-                shape=tuple(arr.shape),
-            )
-        )
-    row = arr[min(batch, arr.shape[0] - 1)]
-    if arr.dtype.kind == "f" and name == "key_padding_mask":
-        row = row <= -1e4  # an additive padding mask: its very negative entries are padding
-    return tensor_view(np.ascontiguousarray(row))
+    return scale, state_mask(state, view)
 
 
 def compute_overview(
@@ -202,9 +155,18 @@ def compute_overview(
     except Exception as exc:  # noqa: BLE001 - a broken install is a message, not a crash
         return LongResult(**base, error=exception_message(exc))
     try:
-        q, k = _head_inputs(request.state, request.focus, request.batch)
-        kwargs = overview_arguments(request.state, request.batch, request.focus)
-        ov = overview(q, k, bins=request.bins, progress=progress, should_stop=should_stop, **kwargs)  # type: ignore[arg-type]
+        q, k = _head_inputs(request.state, request.focus)
+        scale, mask = overview_arguments(request.state, request.focus)
+        ov = overview(
+            q,
+            k,
+            batch=request.batch,
+            bins=request.bins,
+            scale=scale,
+            mask=mask,
+            progress=progress,
+            should_stop=should_stop,
+        )
     except OverviewCancelled:
         return LongResult(**base, cancelled=True)
     except Exception as exc:  # noqa: BLE001 - the view shows it, the app goes on
@@ -232,7 +194,7 @@ def compute_tile(request: TileRequest) -> TileResult:
         from attnviz.engine import tile, weight_row
 
         ov = request.result.overview
-        q, k = _head_inputs(request.state, request.result.focus, request.result.batch)
+        q, k = _head_inputs(request.state, request.result.focus)
         t = tile(q, k, ov, rows=slice(*request.rows), cols=slice(*request.cols))  # type: ignore[arg-type]
         row = weight_row(q, k, ov, request.query)  # type: ignore[arg-type]
         return TileResult(request, t.weights.numpy(), t.allowed.numpy(), row.numpy())

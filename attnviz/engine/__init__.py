@@ -26,10 +26,12 @@ from .core import attend
 from .devices import DTYPES, available_devices, resolve_device, resolve_dtype
 from .errors import AttentionInputError, DeviceError, DeviceOutOfMemoryError, MemoryBudgetError
 from .long import Overview, OverviewCancelled, RowStats, Tile, overview, tile, weight_row
+from .mask_bound import ADDITIVE_MASKED_AT
 from .mask_findings import inverted_padding
 from .mask_mods import (
     AllOf,
     BlockStructure,
+    CallMask,
     Causal,
     Chunked,
     Documents,
@@ -42,10 +44,12 @@ from .mask_mods import (
     ValidLength,
     make_mask,
 )
-from .mask_spec import ADDITIVE_MASKED_AT
-from .masking import CAUSAL_ALIGNMENTS, D2L_FILL, MASK_MODES, MaskMode
+from .mask_spec import AttentionMask, AttnMask, KeyPaddingMask, mask_from_arguments
+from .masking import D2L_FILL, MASK_MODES, MaskMode
 from .result import MASK_FINDING_KINDS, STAGES, AttentionResult, Diagnostics, MaskFinding
+from .score_terms import ScoreBias, ScoreTerm, SoftCap
 from .scoring import SCORINGS, ScoringFunction, get_scoring, register
+from .validation import CAUSAL_ALIGNMENTS
 
 __all__ = [
     "attend",
@@ -102,4 +106,12 @@ __all__ = [
     "SlidingWindow",
     "ValidLength",
     "make_mask",
+    "CallMask",
+    "AttnMask",
+    "KeyPaddingMask",
+    "AttentionMask",
+    "mask_from_arguments",
+    "ScoreTerm",
+    "ScoreBias",
+    "SoftCap",
 ]

@@ -13,9 +13,10 @@ import math
 import torch
 from torch import nn
 
-from ..tr import QT_TRANSLATE_NOOP, message
-from .errors import AttentionInputError
-from .masking import D2L_FILL, MaskSpec, _fill
+from ..tr import QT_TRANSLATE_NOOP
+from .errors import input_error
+from .mask_mods import ValidLength
+from .masking import D2L_FILL, _fill
 from .scoring import Additive, additive_scores
 
 __all__ = ["masked_softmax", "AdditiveAttention", "DotProductAttention"]
@@ -26,32 +27,50 @@ def masked_softmax(X: torch.Tensor, valid_lens: torch.Tensor | None) -> torch.Te
     length (1-D: per batch element; 2-D: per batch element and query) filled with -1e6."""
     if not isinstance(X, torch.Tensor) or not X.is_floating_point():
         got = f"dtype {X.dtype}" if isinstance(X, torch.Tensor) else type(X).__name__
-        raise AttentionInputError(
-            message(QT_TRANSLATE_NOOP("Errors", "X must be a floating-point tensor of scores; got {got}"), got=got),
-            "scores",
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "X must be a floating-point tensor of scores; got {got}"), "scores", got=got
         )
     if X.device.type == "meta":
-        raise AttentionInputError(
-            message(QT_TRANSLATE_NOOP("Errors", "{name} is on the 'meta' device, which holds no values"), name="X"),
-            "scores",
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "{name} is on the 'meta' device, which holds no values"), "scores", name="X"
         )
     if valid_lens is None:
         return nn.functional.softmax(X, dim=-1)
     if X.dim() != 3:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "X must be 3-D (batch, queries, keys); got shape {shape}"),
-                shape=tuple(X.shape),
-            )
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "X must be 3-D (batch, queries, keys); got shape {shape}"),
+            None,
+            shape=tuple(X.shape),
         )
     batch, n_q, n_k = X.shape
-    spec = MaskSpec.build(batch, n_q, n_k, X.device, valid_lens=valid_lens)
-    allowed = spec.rows(0, n_q, X.device)
+    allowed = ValidLength(valid_lens).bind_call(batch, n_q, n_k, device=X.device).block(0, batch, 0, n_q)[0]
     assert allowed is not None
     return nn.functional.softmax(_fill(X, allowed.expand_as(X), D2L_FILL), dim=-1)
 
 
-class AdditiveAttention(nn.Module):
+class _BookAttention(nn.Module):
+    """The book's pooling: masked softmax of the scores (kept as ``attention_weights``), dropout,
+    a weighted sum of the values. Subclasses say how the scores are made."""
+
+    def __init__(self, dropout: float, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.dropout = nn.Dropout(dropout)
+
+    def scores(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def forward(
+        self,
+        queries: torch.Tensor,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        valid_lens: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        self.attention_weights = masked_softmax(self.scores(queries, keys), valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+
+
+class AdditiveAttention(_BookAttention):
     """Additive attention, w_v^T tanh(W_q q + W_k k), with the book's parameter names.
 
     The (batch, queries, keys, hidden) feature tensor is built a block of queries at a time,
@@ -62,63 +81,37 @@ class AdditiveAttention(nn.Module):
     block_elements = 1 << 24
 
     def __init__(self, key_size: int, query_size: int, num_hiddens: int, dropout: float, **kwargs: object) -> None:
-        super().__init__(**kwargs)
+        super().__init__(dropout, **kwargs)
         self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
         self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
         self.w_v = nn.Linear(num_hiddens, 1, bias=False)
-        self.dropout = nn.Dropout(dropout)
 
-    def forward(
-        self,
-        queries: torch.Tensor,
-        keys: torch.Tensor,
-        values: torch.Tensor,
-        valid_lens: torch.Tensor | None,
-    ) -> torch.Tensor:
+    def scores(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         q_hidden, k_hidden = self.W_q(queries), self.W_k(keys)
         batch, n_q, hidden = q_hidden.shape
         rows = max(1, self.block_elements // max(batch * k_hidden.shape[1] * hidden, 1))
-        scores = (
-            torch.cat(
-                [additive_scores(q_hidden[:, r : r + rows], k_hidden, self.w_v.weight) for r in range(0, n_q, rows)],
-                dim=1,
-            )
-            if n_q > rows
-            else additive_scores(q_hidden, k_hidden, self.w_v.weight)
-        )
-        self.attention_weights = masked_softmax(scores, valid_lens)
-        return torch.bmm(self.dropout(self.attention_weights), values)
+        if n_q <= rows:
+            return additive_scores(q_hidden, k_hidden, self.w_v.weight)
+        blocks = [additive_scores(q_hidden[:, r : r + rows], k_hidden, self.w_v.weight) for r in range(0, n_q, rows)]
+        return torch.cat(blocks, dim=1)
 
 
-class DotProductAttention(nn.Module):
+class DotProductAttention(_BookAttention):
     """Scaled dot-product attention, softmax(Q K^T / sqrt(d)) V."""
 
-    def __init__(self, dropout: float, **kwargs: object) -> None:
-        super().__init__(**kwargs)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(
-        self,
-        queries: torch.Tensor,
-        keys: torch.Tensor,
-        values: torch.Tensor,
-        valid_lens: torch.Tensor | None = None,
-    ) -> torch.Tensor:
+    def scores(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         d = queries.shape[-1]
         if keys.shape[-1] != d:
-            raise AttentionInputError(
-                message(
-                    QT_TRANSLATE_NOOP(
-                        "Errors",
-                        "dot-product attention needs queries and keys of the same length: d_q = {d_q}, d_k = {d_k}",
-                    ),
-                    d_q=d,
-                    d_k=keys.shape[-1],
-                )
+            raise input_error(
+                QT_TRANSLATE_NOOP(
+                    "Errors",
+                    "dot-product attention needs queries and keys of the same length: d_q = {d_q}, d_k = {d_k}",
+                ),
+                None,
+                d_q=d,
+                d_k=keys.shape[-1],
             )
-        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
-        self.attention_weights = masked_softmax(scores, valid_lens)
-        return torch.bmm(self.dropout(self.attention_weights), values)
+        return torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
 
 
 # Keep the registry's parameter layout and the module's in step: a change to one breaks here.

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
 
 from ..tr import QT_TRANSLATE_NOOP, message
 from .budget import BLOCK_ELEMENTS, MAX_TEMP_ELEMENTS, enforce_budget, estimate_memory
-from .devices import dtype_name, is_out_of_memory, resolve_device, resolve_dtype
+from .devices import default_dtype, device_of, dtype_name, is_out_of_memory, resolve_device, resolve_dtype
 from .diagnose import (
     Accumulators,
     diagnose_scores,
@@ -32,14 +32,18 @@ from .diagnose import (
     scores_surely_finite,
 )
 from .errors import DeviceOutOfMemoryError
+from .mask_bound import ADDITIVE_MASKED_AT, CallMask
 from .mask_findings import mask_findings
-from .mask_spec import ADDITIVE_MASKED_AT, MaskSpec, check_causal
+from .mask_mods import Mask
+from .mask_spec import mask_from_arguments
 from .masking import MaskMode, check_mask_mode
 from .memory import empty_large
 from .result import STAGES, AttentionResult
+from .score_terms import BoundTerm, ScoreTerm, check_score_terms
 from .scoring import Params, ScoringFunction, get_scoring
 from .validation import (
     as_input,
+    check_causal,
     check_dropout,
     check_finite,
     check_flag,
@@ -65,6 +69,8 @@ def attend(
     attn_mask: object = None,
     key_padding_mask: object = None,
     attention_mask: object = None,
+    mask: Mask | None = None,
+    score_terms: ScoreTerm | Sequence[ScoreTerm] | None = None,
     scale: float | None = None,
     enable_gqa: bool = False,
     params: Params | None = None,
@@ -92,6 +98,11 @@ def attend(
       attn_mask         broadcastable to (..., Q, K) as SDPA reads it: bool True = attend, float added
       key_padding_mask  (B, K) as nn.MultiheadAttention reads it: bool True = ignore, float added
       attention_mask    Hugging Face's (B, K) 0/1, 1 = attend (or broadcastable to (..., Q, K))
+      mask              a ``Mask`` description (``mask_mods``: windows, documents, sinks, prefixes,
+                        chunks, ``MaskMod``; the arguments above as ``AttnMask``, ``ValidLength``...)
+    The keyword forms build the same description ``mask`` is (``mask_spec.mask_from_arguments``);
+    every part given is combined. ``score_terms`` (``score_terms``: ``ScoreBias``, ``SoftCap``)
+    change the scaled scores, in order, before the mask is applied.
 
     ``mask_mode`` picks how the boolean mask is applied (see ``masking``, which also says how
     additive masks combine with each mode): "d2l" (the book's -1e6 fill), "strict", "neg_inf",
@@ -126,8 +137,11 @@ def attend(
     requested_budget = check_memory_budget(memory_budget)
     alignment = check_causal(causal)
 
-    dev = resolve_device(device) if device is not None else _device_of(queries)
-    dt = resolve_dtype(dtype, _default_dtype(queries))
+    description = mask_from_arguments(valid_lens, alignment, attn_mask, key_padding_mask, attention_mask, mask)
+    terms = check_score_terms(score_terms)
+
+    dev = resolve_device(device) if device is not None else device_of(queries)
+    dt = resolve_dtype(dtype, default_dtype(queries))
     q = as_input(queries, "queries")
     k = as_input(keys, "keys")
     v = as_input(values, "values")
@@ -141,13 +155,12 @@ def attend(
         dtype=dt,
         keep=kept,
         scoring=fn.name,
-        masked=alignment is not None
-        or any(m is not None for m in (valid_lens, attn_mask, key_padding_mask, attention_mask)),
+        masked=bool(description.parts) or bool(terms),
         dropout=p_drop,
         train=training,
         num_hiddens=hidden,
         scale=factor,
-        mask_bytes=_mask_bytes((attn_mask, key_padding_mask, attention_mask), dt),
+        mask_bytes=description.nbytes(dt) + sum(term.nbytes(dt) for term in terms),
     )
     enforce_budget(estimate, dev, requested_budget)
     if not nonfinite_ok:
@@ -156,9 +169,8 @@ def attend(
 
     divisor = fn.scale(d_q) if factor is None else 1.0 / factor
     try:
-        spec = MaskSpec.build(
-            lead, n_q, n_k, dev, valid_lens, alignment, attn_mask, key_padding_mask, attention_mask, dt
-        )
+        spec = description.bind_call(lead, n_q, n_k, device=dev, dtype=dt)
+        bound_terms = [term.bind(spec.geometry) for term in terms]
         p = resolve_params(fn, params, d_q, d_k, hidden, param_seed)
         # Of the inputs as given: a float64 1e39 is finite, and overflows float32 in the cast.
         largest = input_magnitude(q, k, p)
@@ -169,6 +181,7 @@ def attend(
                 fn,
                 mode,
                 spec,
+                bound_terms,
                 _flat(q, dev, dt, 1),
                 _flat(k, dev, dt, heads),
                 _flat(v, dev, dt, heads),
@@ -240,26 +253,6 @@ def attend(
 # --------------------------------------------------------------------------- inputs and outputs
 
 
-def _device_of(x: object) -> torch.device:
-    return x.device if isinstance(x, torch.Tensor) and x.device.type != "meta" else torch.device("cpu")
-
-
-def _default_dtype(x: object) -> torch.dtype:
-    if isinstance(x, torch.Tensor) and x.dtype in (torch.float64, torch.float16, torch.bfloat16):
-        return x.dtype
-    return torch.float32
-
-
-def _mask_bytes(masks: Iterable[object], dt: torch.dtype) -> int:
-    """Bytes of the masks once converted: float masks to ``dt``, 0/1 masks to bool."""
-    element = torch.finfo(dt).bits // 8
-    return sum(
-        m.numel() * (element if m.is_floating_point() else 1)
-        for m in masks
-        if isinstance(m, torch.Tensor) and m.dtype != torch.bool
-    )
-
-
 def _flat(t: torch.Tensor, device: torch.device, dtype: torch.dtype, repeat: int) -> torch.Tensor:
     """(..., L, d) as a contiguous (N, L, d) in ``dtype`` on ``device``; heads (dimension -3)
     repeated ``repeat`` times each, as grouped-query attention shares them."""
@@ -320,7 +313,8 @@ def _blocks(n: int, n_q: int, capacity: int, group: bool) -> list[tuple[int, int
 def _compute(
     fn: ScoringFunction,
     mode: MaskMode,
-    spec: MaskSpec,
+    spec: CallMask,
+    terms: Sequence[BoundTerm],
     q: torch.Tensor,
     k: torch.Tensor,
     v: torch.Tensor,
@@ -343,6 +337,8 @@ def _compute(
     dev, dt = q.device, q.dtype
     acc = torch.float64 if dt == torch.float64 else torch.float32
     masked = not spec.is_empty
+    # What the softmax sees differs from the scaled scores: a stage of its own.
+    changed = masked or bool(terms)
     # A plain fill of the keys past a 1-D valid length needs no mask tensor at all.
     prefix = spec.is_prefix and mode.fill is not None
     lens = spec.flat_lens() if prefix else None
@@ -362,7 +358,7 @@ def _compute(
     raw_buf = buffer("raw_scores", needed=divisor is not None or factor is not None)
     scores_buf = buffer("scores")
     mask_buf = buffer("mask", torch.bool, needed=masked)
-    masked_buf = buffer("masked_scores", needed=masked)
+    masked_buf = buffer("masked_scores", needed=changed)
     applied_buf = buffer("applied_weights", needed=dropping)
     weights_buf = None if single else empty_large(shape, dt, dev)
     output = None if single else empty_large((n, n_q, v.shape[2]), dt, dev)
@@ -409,6 +405,9 @@ def _compute(
             scores = raw / divisor
         else:
             scores = raw
+        logits = scores
+        for term in terms:
+            logits = term.apply(logits, n0, n1, r0, r1)
         allowed: torch.Tensor | None = None
         bias: torch.Tensor | None = None
         shown: torch.Tensor | None = None  # the mask stage's block: keys no source masks
@@ -418,10 +417,10 @@ def _compute(
             # A block holds rows of one batch element: one length for all.
             length = int(lens[n0])
             diagnose_scores(scores, None, length, mode, sums, surely_finite)
-            pre_softmax = scores
+            pre_softmax = logits
             if length < n_k:
                 assert fill is not None
-                if (scores is raw and "raw_scores" in kept) or "scores" in kept:
+                if logits is scores and ((scores is raw and "raw_scores" in kept) or "scores" in kept):
                     pre_softmax = scores.clone()
                 pre_softmax[..., length:] = fill
             if length == 0:
@@ -429,7 +428,7 @@ def _compute(
             if "mask" in kept:
                 shown = (keys < length)[None, None, :]
         elif masked:
-            allowed, bias = spec.block(n0, n1, r0, r1, dev)
+            allowed, bias = spec.block(n0, n1, r0, r1)
             shown = allowed
             if bias is not None:
                 unmasked = bias > ADDITIVE_MASKED_AT
@@ -437,10 +436,10 @@ def _compute(
             assert shown is not None
             shown = shown.expand(scores.shape)
             diagnose_scores(scores, shown, None, mode, sums, surely_finite)
-            biased = scores if bias is None else scores + bias
+            biased = logits if bias is None else logits + bias
             pre_softmax = biased if allowed is None else mode.apply(biased, allowed.expand(scores.shape))
             if bias is None:
-                empty = spec.empty_rows(n0, n1, r0, r1, dev)
+                empty = spec.empty_rows(n0, n1, r0, r1)
                 if empty is None:
                     empty = ~shown.any(-1)
             else:
@@ -452,7 +451,7 @@ def _compute(
             empty_rows[n0:n1, r0:r1] = empty
         else:
             diagnose_scores(scores, None, None, mode, sums, surely_finite)
-            pre_softmax = scores
+            pre_softmax = logits
 
         if weights_buf is not None:
             weights = weights_buf[n0:n1, r0:r1]
@@ -470,7 +469,7 @@ def _compute(
             applied = weights * keep_mask / (1.0 - p_drop) if p_drop < 1.0 else torch.zeros_like(weights)
         out = _pool(applied, v[n0:n1], clean_pool, None if output is None else output[n0:n1, r0:r1])
 
-        finite_inputs = scores if inf_fill and bias is None else None
+        finite_inputs = logits if inf_fill and bias is None else None
         if bias is not None:
             # -inf (a fill or the bias) sits where the weight is 0: the entropy's dot product skips it.
             finite_inputs = pre_softmax.masked_fill(torch.isneginf(pre_softmax), 0.0)
@@ -519,8 +518,9 @@ def _compute(
     # Stages that are the same tensor as another one are shared, not copied.
     if divisor is None and factor is None:
         stage_blocks["raw_scores"] = stage_blocks["scores"]
-    if not masked:
+    if not changed:
         stage_blocks["masked_scores"] = stage_blocks["scores"]
+    if not masked:
         stage_blocks["mask"] = torch.ones((1, 1, 1), dtype=torch.bool, device=dev).expand(shape)
     if not dropping:
         stage_blocks["applied_weights"] = stage_blocks["weights"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..tr import QT_TRANSLATE_NOOP, message, plural
-from .errors import AttentionInputError, DeviceError
+from .errors import DeviceError, input_error
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
@@ -31,14 +31,24 @@ def resolve_dtype(dtype: str | torch.dtype | None, default: torch.dtype = torch.
             return dtype
     elif isinstance(dtype, str) and dtype.removeprefix("torch.") in DTYPES:
         return DTYPES[dtype.removeprefix("torch.")]
-    raise AttentionInputError(
-        message(
-            QT_TRANSLATE_NOOP("Errors", "dtype must be one of {choices}; got {value}"),
-            choices=", ".join(DTYPES),
-            value=repr(dtype),
-        ),
+    raise input_error(
+        QT_TRANSLATE_NOOP("Errors", "dtype must be one of {choices}; got {value}"),
         "dtype",
+        choices=", ".join(DTYPES),
+        value=repr(dtype),
     )
+
+
+def device_of(x: object) -> torch.device:
+    """Where a computation on ``x`` runs by default: its device (the CPU for what is not a tensor)."""
+    return x.device if isinstance(x, torch.Tensor) and x.device.type != "meta" else torch.device("cpu")
+
+
+def default_dtype(x: object) -> torch.dtype:
+    """What a computation on ``x`` runs in by default: its floating dtype, else float32."""
+    if isinstance(x, torch.Tensor) and x.dtype in (torch.float64, torch.float16, torch.bfloat16):
+        return x.dtype
+    return torch.float32
 
 
 def _mps_available() -> bool:

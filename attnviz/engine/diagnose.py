@@ -12,7 +12,7 @@ import torch
 
 from ..tr import QT_TRANSLATE_NOOP, message, plural
 from .devices import dtype_name
-from .mask_spec import MaskSpec
+from .mask_bound import CallMask
 from .masking import D2L_FILL, MaskMode
 from .result import Diagnostics, MaskFinding
 from .scoring import Params, ScoringFunction
@@ -170,7 +170,7 @@ def scores_surely_finite(
 
 def finish_diagnostics(
     mode: MaskMode,
-    spec: MaskSpec,
+    spec: CallMask,
     sums: Accumulators,
     row_sums: torch.Tensor,
     entropy: torch.Tensor,

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TypeVar
+
+from ..tr import message
+
+T = TypeVar("T")
+
 
 class AttentionInputError(ValueError):
     """The inputs cannot be used: wrong shape, bad valid length, NaN, unknown option...
@@ -14,6 +21,21 @@ class AttentionInputError(ValueError):
     def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
+
+
+def input_error(text: str, field: str | None, **values: object) -> AttentionInputError:
+    """An ``AttentionInputError`` about ``field`` saying ``text`` (a template marked with
+    ``QT_TRANSLATE_NOOP``) filled with ``values``: ``raise input_error(...)``."""
+    return AttentionInputError(message(text, **values) if values else text, field)
+
+
+def choose(table: Mapping[str, T], key: object, text: str, field: str) -> T:
+    """``table[key]``, else an ``AttentionInputError`` about ``field`` saying ``text`` (a template
+    with ``{value}``, what was given, and ``{choices}``, the keys)."""
+    try:
+        return table[key]  # type: ignore[index]
+    except (KeyError, TypeError):
+        raise input_error(text, field, value=repr(key), choices=", ".join(table)) from None
 
 
 class DeviceError(RuntimeError):

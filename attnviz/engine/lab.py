@@ -22,14 +22,17 @@ import torch
 
 from ..tr import QT_TRANSLATE_NOOP, message, plural
 from .budget import enforce_work_budget, estimate_memory
-from .core import _default_dtype, _device_of, attend
-from .devices import resolve_device, resolve_dtype
-from .errors import AttentionInputError
-from .masking import CAUSAL_ALIGNMENTS, MASK_MODES, MaskSpec, causal_problem
+from .core import attend
+from .devices import default_dtype, device_of, resolve_device, resolve_dtype
+from .errors import input_error
+from .mask_mods import Causal
+from .masking import MASK_MODES
 from .result import AttentionResult
 from .scoring import get_scoring
 from .validation import (
+    CAUSAL_ALIGNMENTS,
     as_input,
+    check_causal,
     check_dropout,
     check_flag,
     check_memory_budget,
@@ -155,13 +158,11 @@ class LabReport:
         ref = self.reference if reference is None else reference
         for n in (name, ref):
             if n not in self.conventions:
-                raise AttentionInputError(
-                    message(
-                        QT_TRANSLATE_NOOP("Errors", "unknown convention {value}: expected one of {choices}"),
-                        value=repr(n),
-                        choices=", ".join(self.conventions),
-                    ),
+                raise input_error(
+                    QT_TRANSLATE_NOOP("Errors", "unknown convention {value}: expected one of {choices}"),
                     "mask",
+                    value=repr(n),
+                    choices=", ".join(self.conventions),
                 )
         if ref == self.reference and name in self.disagreements:
             return self.disagreements[name]
@@ -200,14 +201,12 @@ def compare_conventions(
     """
     for own in ("mask_mode", "keep"):
         if own in attend_kwargs:
-            raise AttentionInputError(
-                message(
-                    QT_TRANSLATE_NOOP("Errors", "compare_conventions runs every mask mode itself: do not pass {name}"),
-                    name=own,
-                ),
+            raise input_error(
+                QT_TRANSLATE_NOOP("Errors", "compare_conventions runs every mask mode itself: do not pass {name}"),
                 "mask",
+                name=own,
             )
-    intended = _alignment(causal)
+    intended = check_causal(causal)
     alignments: tuple[str | None, ...] = CAUSAL_ALIGNMENTS if intended is not None else (None,)
     runs = len({_name(REFERENCE_MODE, intended)} | {_name(m, a) for m in MASK_MODES for a in alignments})
     _check_memory(queries, keys, values, runs, scoring, dtype, attend_kwargs)
@@ -234,7 +233,7 @@ def compare_conventions(
     dev = allowed.device
     future = torch.zeros_like(allowed)
     if intended is not None:
-        future = ~MaskSpec.build(batch, n_q, n_k, dev, causal=intended).full(dev)
+        future = ~Causal(intended).bind_call(batch, n_q, n_k, device=dev).full()
     eps = torch.finfo(reference.weights.dtype).eps
     a_tol = max(16 * eps, 1e-9) if atol is None else float(atol)
     r_tol = max(16 * eps, 1e-9) if rtol is None else float(rtol)
@@ -286,12 +285,12 @@ def _check_memory(
     fn = get_scoring(scoring)
     q, k, v = as_input(queries, "queries"), as_input(keys, "keys"), as_input(values, "values")
     device = attend_kwargs.get("device")
-    dev = resolve_device(device) if device is not None else _device_of(queries)
+    dev = resolve_device(device) if device is not None else device_of(queries)
     one = estimate_memory(
         q.shape,
         k.shape,
         v.shape,
-        dtype=resolve_dtype(dtype, _default_dtype(queries)),
+        dtype=resolve_dtype(dtype, default_dtype(queries)),
         keep=("mask", "masked_scores"),
         scoring=fn.name,
         masked=True,
@@ -317,16 +316,6 @@ def _check_memory(
         dev,
         check_memory_budget(attend_kwargs.get("memory_budget")),
     )
-
-
-def _alignment(causal: bool | str | None) -> str | None:
-    if causal is True:
-        return "top_left"  # PyTorch's is_causal convention, as attend() reads True
-    if causal is None or causal is False:
-        return None
-    if causal not in CAUSAL_ALIGNMENTS:
-        raise AttentionInputError(causal_problem(causal), "mask")
-    return str(causal)
 
 
 def _name(mode: str, alignment: str | None) -> str:
@@ -390,6 +379,11 @@ def _differs(a: torch.Tensor, b: torch.Tensor, atol: float, rtol: float) -> torc
     same_inf = torch.isinf(a64) & (a64 == b64)
     close = (a64 - b64).abs() <= atol + rtol * b64.abs()
     return ~(both_nan | same_inf | close)
+
+
+def _weighted(cells: torch.Tensor, weights: torch.Tensor, one: str, many: str) -> tuple[str, float]:
+    """How many ``cells`` get weight, in words, and the largest share of a row's weight they get."""
+    return plural(int(cells.sum()), one, many), float((weights * cells).sum(-1).amax())
 
 
 def _fmt(x: float) -> str:
@@ -474,10 +468,9 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
         explained |= zero_rows
     fut = new["future_visible"] & ~explained
     if bool(fut.any()):
-        cell_mask = (w > 0) & report.future & fut.unsqueeze(-1)
-        largest = (finite_w * cell_mask).sum(-1).amax()
-        keys = plural(
-            int(cell_mask.sum()),
+        keys, largest = _weighted(
+            (w > 0) & report.future & fut.unsqueeze(-1),
+            finite_w,
             QT_TRANSLATE_NOOP("Lab", "{n} future key"),
             QT_TRANSLATE_NOOP("Lab", "{n} future keys"),
         )
@@ -497,16 +490,15 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
                 name=name,
                 keys=keys,
                 alignment=str(report.causal).replace("_", "-"),
-                share=_share(float(largest), report.atol),
+                share=_share(largest, report.atol),
             )
         )
         explained |= fut
     pad = new["padding_attended"] & ~nan_rows & ~zero_rows
     if bool(pad.any()):
-        cell_mask = (w > 0) & ~report.allowed & ~report.future & pad.unsqueeze(-1)
-        largest = (finite_w * cell_mask).sum(-1).amax()
-        keys = plural(
-            int(cell_mask.sum()),
+        keys, largest = _weighted(
+            (w > 0) & ~report.allowed & ~report.future & pad.unsqueeze(-1),
+            finite_w,
             QT_TRANSLATE_NOOP("Lab", "{n} masked key"),
             QT_TRANSLATE_NOOP("Lab", "{n} masked keys"),
         )
@@ -525,7 +517,7 @@ def _compare(report: LabReport, conv: Convention, ref: Convention) -> Disagreeme
                 ),
                 name=name,
                 keys=keys,
-                share=_share(float(largest), report.atol),
+                share=_share(largest, report.atol),
                 reference=ref.name,
             )
         )

@@ -36,23 +36,29 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP, message
-from .errors import AttentionInputError
-from .mask_mods import (
-    DEFAULT_BLOCK,
-    BoundMask,
-    Mask,
-    MaskModFn,
-    RowBlock,
-    check_count,
-    check_span,
-    make_mask,
-    runs,
-)
+from ..tr import QT_TRANSLATE_NOOP
+from .errors import input_error
+from .mask_bound import DEFAULT_BLOCK, BoundMask, RowBlock, runs
+from .mask_mods import Mask, MaskKeywords, make_mask
 from .memory import empty_large
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+from .validation import (
+    as_tensor,
+    check_batches,
+    check_count,
+    check_float_dtype,
+    check_index,
+    check_real,
+    check_scale_value,
+    check_span,
+    first_nonfinite,
+)
 
 #: Scores per block of query rows (8 MiB in float32). Smaller blocks pay more per-operation
 #: overhead (and, with several threads, more synchronisation); larger ones leave the cache and
@@ -165,21 +171,12 @@ def overview(
     scale: float | None = None,
     batch: int = 0,
     head: int = 0,
-    causal: bool | str | None = None,
-    valid_lens: object = None,
-    key_padding_mask: object = None,
-    attention_mask: object = None,
-    window: int | None = None,
-    sinks: int | None = None,
-    documents: object = None,
-    prefix: int | None = None,
-    chunk: int | None = None,
-    mask_mod: MaskModFn | None = None,
     mask: Mask | None = None,
     block_size: int = DEFAULT_BLOCK,
     dtype: torch.dtype | str | None = None,
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
+    **masks: Unpack[MaskKeywords],
 ) -> Overview:
     """The attention weights of queries ``q`` over keys ``k``, reduced to at most ``bins``.
 
@@ -189,8 +186,13 @@ def overview(
 
     Masks (every one given is combined, AND; see ``mask_mods.make_mask`` for each): ``causal``,
     ``valid_lens``, ``key_padding_mask`` (True = ignore), ``attention_mask`` (Hugging Face, 1 =
-    attend), ``window``, ``sinks``, ``documents``, ``prefix``, ``chunk``, ``mask_mod``, ``mask``.
-    Key blocks of ``block_size`` keys that the mask empties are skipped.
+    attend), ``window``, ``sinks``, ``documents``, ``prefix``, ``chunk``, ``mask_mod``, and
+    ``mask``, any description ``attend`` takes: it is bound to the call's leading dimensions
+    (those of ``q``) and the matrix of ``batch`` and ``head`` is taken from it, so ``attend`` and
+    the overview read one description the same way. An additive mask's values are added to the
+    scores; a key whose value is at or below ``ADDITIVE_MASKED_AT`` counts as masked (as in
+    ``attend``'s ``mask`` stage). Key blocks of ``block_size`` keys that the mask empties are
+    skipped.
 
     ``dtype``: what to compute in, "float32" or "float64"; by default float64 for float64 inputs
     and float32 otherwise (as fast as QK^T allows; see the module's note on precision). ``tile``
@@ -204,23 +206,13 @@ def overview(
     never O(L_q x L_k). Time: O(computed cells x d).
     """
     start = time.perf_counter()
-    qs, ks = _select(q, k, batch, head, _check_dtype(dtype))
+    qs, ks, lead = _select(q, k, batch, head, check_float_dtype(dtype, (torch.float32, torch.float64)))
     n_q, d = qs.shape
     n_k = ks.shape[0]
-    scale_value = _check_scale(scale, d)
-    bound = make_mask(
-        causal=causal,
-        valid_lens=valid_lens,
-        key_padding_mask=key_padding_mask,
-        attention_mask=attention_mask,
-        window=window,
-        sinks=sinks,
-        documents=documents,
-        prefix=prefix,
-        chunk=chunk,
-        mask_mod=mask_mod,
-        mask=mask,
-    ).bind(n_q, n_k, batch=batch, head=head, device=qs.device)
+    given_scale = check_scale_value(scale)
+    scale_value = 1.0 / math.sqrt(d) if given_scale is None else given_scale
+    call = make_mask(mask=mask, **masks).bind_call(lead, n_q, n_k, device=qs.device, dtype=qs.dtype, exact=False)
+    bound = call.element(batch, head)
     bins_q, bins_k = _check_bins(bins)
     bh, bw = -(-n_q // bins_q), -(-n_k // bins_k)
     check_count(block_size, "block_size", 1, "shape")
@@ -255,43 +247,41 @@ def tile(
     statistics of an ``overview`` of the same ``q`` and ``k``. Costs the region's scores only:
     O(len(rows) x len(cols) x d) time, O(len(rows) x len(cols)) memory (at most MAX_TILE_CELLS)."""
     st = stats.stats if isinstance(stats, Overview) else stats
-    qs, ks = _select(q, k, st.batch, st.head, st.log2_max.dtype)
+    qs, ks, _lead = _select(q, k, st.batch, st.head, st.log2_max.dtype)
     if (qs.shape[0], ks.shape[0], qs.shape[1]) != (st.n_q, st.n_k, st.d):
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "Errors",
-                    "these row statistics are for {n_q} queries and {n_k} keys of size {d}; got {q} queries and "
-                    "{k} keys of size {dq}",
-                ),
-                n_q=st.n_q,
-                n_k=st.n_k,
-                d=st.d,
-                q=qs.shape[0],
-                k=ks.shape[0],
-                dq=qs.shape[1],
+        raise input_error(
+            QT_TRANSLATE_NOOP(
+                "Errors",
+                "these row statistics are for {n_q} queries and {n_k} keys of size {d}; got {q} queries and "
+                "{k} keys of size {dq}",
             ),
             "shape",
+            n_q=st.n_q,
+            n_k=st.n_k,
+            d=st.d,
+            q=qs.shape[0],
+            k=ks.shape[0],
+            dq=qs.shape[1],
         )
     rs = range(*check_span(rows, st.n_q, "rows"))
     cs = range(*check_span(cols, st.n_k, "cols"))
     if len(rs) * len(cs) > MAX_TILE_CELLS:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "Errors",
-                    "a tile of {rows} x {cols} is too large (at most {limit} cells); use the overview for "
-                    "larger regions",
-                ),
-                rows=len(rs),
-                cols=len(cs),
-                limit=MAX_TILE_CELLS,
+        raise input_error(
+            QT_TRANSLATE_NOOP(
+                "Errors",
+                "a tile of {rows} x {cols} is too large (at most {limit} cells); use the overview for larger regions",
             ),
             "shape",
+            rows=len(rs),
+            cols=len(cs),
+            limit=MAX_TILE_CELLS,
         )
     r, c = slice(rs.start, rs.stop), slice(cs.start, cs.stop)
     # The scores as the overview computed them (log2 units), so w = 2^(s - m - log2 z) equals its.
     scores = (qs[r] * (st.scale * _LOG2_E)) @ ks[c].T
+    bias = st.mask.bias(rs.start, rs.stop, cs.start, cs.stop)
+    if bias is not None:
+        scores += bias * _LOG2_E
     allowed = st.mask.region(rs.start, rs.stop, cs.start, cs.stop)
     weights = torch.exp2((scores - st.log2_max[r, None]).sub_(st.log2_z[r, None].to(scores.dtype)))
     weights.masked_fill_(~allowed, 0.0)  # empty rows have no allowed key: all zero
@@ -302,13 +292,11 @@ def weight_row(q: object, k: object, stats: RowStats | Overview, query: int) -> 
     """(L_k,) the exact weights of query ``query`` over every key (a line plot of one row)."""
     st = stats.stats if isinstance(stats, Overview) else stats
     if isinstance(query, bool) or not isinstance(query, int) or not -st.n_q <= query < st.n_q:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "query must be a row index below {n}; got {value}"),
-                n=st.n_q,
-                value=repr(query),
-            ),
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "query must be a row index below {n}; got {value}"),
             "shape",
+            n=st.n_q,
+            value=repr(query),
         )
     query %= st.n_q
     return tile(q, k, st, slice(query, query + 1)).weights[0]
@@ -373,6 +361,10 @@ class _Run:
             s = score_buf[: n_rows * (c1 - c0)].view(n_rows, c1 - c0)
             score_buf = score_buf[n_rows * (c1 - c0) :]
             torch.mm(qb, self.ks[c0:c1].T, out=s)
+            stop = min(c1, mask.n_k)
+            bias = mask.bias(r0, r1, c0, stop) if stop > c0 else None
+            if bias is not None:
+                s[:, : stop - c0] += bias * _LOG2_E
             count = (
                 self._allowed_per_bin(rb, c0, c1)
                 if counted
@@ -463,17 +455,15 @@ class _Run:
         finite = torch.isfinite(self.lse) | (self.allowed == 0)
         if not bool(finite.all()):
             row = int((~finite).nonzero()[0])
-            raise AttentionInputError(
-                message(
-                    QT_TRANSLATE_NOOP(
-                        "Errors",
-                        "the scores of query {row} overflow {dtype}: the queries and keys are too large; use "
-                        "float64 or smaller values",
-                    ),
-                    row=row,
-                    dtype=str(self.qs.dtype),
+            raise input_error(
+                QT_TRANSLATE_NOOP(
+                    "Errors",
+                    "the scores of query {row} overflow {dtype}: the queries and keys are too large; use "
+                    "float64 or smaller values",
                 ),
                 "queries",
+                row=row,
+                dtype=str(self.qs.dtype),
             )
         rows = torch.diff(_edges(self.bh, n_q)).to(torch.float64)
         cols = torch.diff(_edges(self.bw, n_k)).to(torch.float64)
@@ -509,154 +499,71 @@ class _Run:
 
 def _select(
     q: object, k: object, batch: int, head: int, dtype: torch.dtype | None
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> tuple[torch.Tensor, torch.Tensor, tuple[int, ...]]:
     """The (L_q, d) queries and (L_k, d) keys of one batch element and head, checked, in
-    ``dtype`` (None: float64 for float64 inputs, else float32)."""
-    qt, kt = _as_tensor(q, "queries"), _as_tensor(k, "keys")
+    ``dtype`` (None: float64 for float64 inputs, else float32), and the queries' leading shape
+    ((1,) for one matrix)."""
+    qt = check_real(as_tensor(q, "queries", "queries"), "queries", "queries")
+    kt = check_real(as_tensor(k, "keys", "keys"), "keys", "keys")
     if qt.dim() != kt.dim() or qt.dim() not in (2, 3, 4):
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "Errors",
-                    "queries and keys must both be (L, d), (batch, L, d) or (batch, heads, L, d); got shapes {q} "
-                    "and {k}",
-                ),
-                q=tuple(qt.shape),
-                k=tuple(kt.shape),
+        raise input_error(
+            QT_TRANSLATE_NOOP(
+                "Errors",
+                "queries and keys must both be (L, d), (batch, L, d) or (batch, heads, L, d); got shapes {q} and {k}",
             ),
             "shape",
+            q=tuple(qt.shape),
+            k=tuple(kt.shape),
         )
     if qt.shape[-1] != kt.shape[-1]:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "queries and keys must have the same feature size: {d_q} and {d_k}"),
-                d_q=qt.shape[-1],
-                d_k=kt.shape[-1],
-            ),
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "queries and keys must have the same feature size: {d_q} and {d_k}"),
             "shape",
+            d_q=qt.shape[-1],
+            d_k=kt.shape[-1],
         )
+    lead = tuple(qt.shape[:-2]) or (1,)
     if qt.dim() >= 3:
-        if qt.shape[0] != kt.shape[0]:
-            raise AttentionInputError(
-                message(
-                    QT_TRANSLATE_NOOP("Errors", "batch sizes differ: queries {q}, keys {k}"),
-                    q=qt.shape[0],
-                    k=kt.shape[0],
-                ),
-                "shape",
-            )
-        _check_index(batch, qt.shape[0], "batch")
-        qt, kt = qt[batch], kt[batch]
+        check_batches(qt.shape[0], kt.shape[0])
+        qt, kt = qt[check_index(batch, qt.shape[0], "batch")], kt[batch]
     else:
-        _check_index(batch, 1, "batch")
+        check_index(batch, 1, "batch")
     if qt.dim() == 3:
         h_q, h_k = qt.shape[0], kt.shape[0]
         if h_q % h_k:
-            raise AttentionInputError(
-                message(
-                    QT_TRANSLATE_NOOP("Errors", "the query heads ({h_q}) must be a multiple of the key heads ({h_k})"),
-                    h_q=h_q,
-                    h_k=h_k,
-                ),
+            raise input_error(
+                QT_TRANSLATE_NOOP("Errors", "the query heads ({h_q}) must be a multiple of the key heads ({h_k})"),
                 "shape",
+                h_q=h_q,
+                h_k=h_k,
             )
-        _check_index(head, h_q, "head")
-        qt, kt = qt[head], kt[head // (h_q // h_k)]
+        qt, kt = qt[check_index(head, h_q, "head")], kt[head // (h_q // h_k)]
     else:
-        _check_index(head, 1, "head")
+        check_index(head, 1, "head")
     if 0 in qt.shape or 0 in kt.shape:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "Errors", "queries and keys need at least one row and one feature; got shapes {q} and {k}"
-                ),
-                q=tuple(qt.shape),
-                k=tuple(kt.shape),
+        raise input_error(
+            QT_TRANSLATE_NOOP(
+                "Errors", "queries and keys need at least one row and one feature; got shapes {q} and {k}"
             ),
             "shape",
+            q=tuple(qt.shape),
+            k=tuple(kt.shape),
         )
     dt = dtype or (torch.float64 if qt.dtype == torch.float64 else torch.float32)
     qt, kt = qt.to(dt).contiguous(), kt.to(dt).contiguous()
     for t, name in ((qt, "queries"), (kt, "keys")):
-        finite = torch.isfinite(t)
-        if not bool(finite.all()):
-            idx = tuple(int(i) for i in (~finite).nonzero()[0])
-            raise AttentionInputError(
-                message(QT_TRANSLATE_NOOP("Errors", "{name} contain NaN or Inf at {idx}"), name=name, idx=idx), name
+        idx = first_nonfinite(t)
+        if idx is not None:
+            raise input_error(
+                QT_TRANSLATE_NOOP("Errors", "{name} contain NaN or Inf at {idx}"), name, name=name, idx=idx
             )
-    return qt, kt
-
-
-def _as_tensor(x: object, name: str) -> torch.Tensor:
-    try:
-        t = torch.as_tensor(x)
-    except (TypeError, ValueError, RuntimeError) as exc:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "{name} must be a numeric tensor or array; got {type}"),
-                name=name,
-                type=type(x).__name__,
-            ),
-            name,
-        ) from exc
-    if t.dtype == torch.bool or t.is_complex():
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "{name} must hold real numbers; got dtype {dtype}"),
-                name=name,
-                dtype=str(t.dtype),
-            ),
-            name,
-        )
-    return t
-
-
-def _check_index(value: object, size: int, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < size:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "{name} must be an index below {size}; got {value}"),
-                name=name,
-                size=size,
-                value=repr(value),
-            ),
-            "shape",
-        )
-
-
-def _check_dtype(dtype: object) -> torch.dtype | None:
-    if dtype is None:
-        return None
-    if isinstance(dtype, str):
-        dtype = getattr(torch, dtype, dtype)
-    if dtype not in (torch.float32, torch.float64):
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "dtype must be float32, float64 or None; got {value}"), value=repr(dtype)
-            ),
-            "dtype",
-        )
-    return dtype
-
-
-def _check_scale(scale: object, d: int) -> float:
-    if scale is None:
-        return 1.0 / math.sqrt(d)
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale == 0:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "scale must be a finite non-zero number or None (1/sqrt(d)); got {value}"),
-                value=repr(scale),
-            ),
-            "scoring",
-        )
-    return float(scale)
+    return qt, kt, lead
 
 
 def _check_bins(bins: object) -> tuple[int, int]:
     if not (isinstance(bins, (tuple, list)) and len(bins) == 2):
-        raise AttentionInputError(
-            message(QT_TRANSLATE_NOOP("Errors", "bins must be (rows, cols); got {value}"), value=repr(bins)), "shape"
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "bins must be (rows, cols); got {value}"), "shape", value=repr(bins)
         )
     return check_count(bins[0], "bins", 1, "shape"), check_count(bins[1], "bins", 1, "shape")
 

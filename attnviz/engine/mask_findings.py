@@ -28,11 +28,11 @@ import torch
 
 from ..tr import QT_TRANSLATE_NOOP, message, plural
 from .devices import dtype_name
-from .mask_spec import MaskSpec
+from .mask_bound import CallMask
 from .result import MaskFinding
 
-#: How each argument reads its values, for the polarity sentences.
-_CONVENTIONS = {
+#: How each mask argument reads its values, for the polarity sentences (the doctor's too).
+ARGUMENT_CONVENTIONS = {
     "attn_mask": QT_TRANSLATE_NOOP("Diagnostics", "attn_mask reads True as attend"),
     "key_padding_mask": QT_TRANSLATE_NOOP("Diagnostics", "key_padding_mask reads True as ignore"),
     "attention_mask": QT_TRANSLATE_NOOP("Diagnostics", "attention_mask reads 1 as attend"),
@@ -55,7 +55,7 @@ def inverted_padding(keys_allowed: torch.Tensor, padding: torch.Tensor) -> torch
     return (keys_allowed == padding).all(-1) & keys_allowed.any(-1) & real.any(-1)
 
 
-def mask_findings(spec: MaskSpec, dtype: torch.dtype) -> list[MaskFinding]:
+def mask_findings(spec: CallMask, dtype: torch.dtype) -> list[MaskFinding]:
     findings: list[MaskFinding] = []
     for source in spec.bias:
         if source.zero_one:
@@ -137,7 +137,7 @@ def mask_findings(spec: MaskSpec, dtype: torch.dtype) -> list[MaskFinding]:
                         ),
                         name=name,
                         elements=", ".join(map(str, elements)),
-                        convention=_CONVENTIONS[name],
+                        convention=ARGUMENT_CONVENTIONS[name],
                     ),
                     elements,
                     len(elements),

@@ -27,7 +27,7 @@ the keys the boolean mask hides. So ``masked_scores`` = mode(scores + bias, allo
 The default mode ("d2l") thus reproduces the book for valid lengths and the model (and SDPA) for
 additive masks on every row that has a key left; "sdpa" reproduces torch SDPA on every row, for
 boolean masks too. The ``mask`` stage and the diagnostics count a key as masked by an additive
-mask when its value is at or below ``mask_spec.ADDITIVE_MASKED_AT`` (-1e4); that is a reading
+mask when its value is at or below ``mask_bound.ADDITIVE_MASKED_AT`` (-1e4); that is a reading
 for display, never used to compute.
 """
 
@@ -39,11 +39,8 @@ from dataclasses import dataclass
 import torch
 
 from .. import catalog
-from ..tr import QT_TRANSLATE_NOOP, message
-from .errors import AttentionInputError
-
-# Where the sources are validated and combined; re-exported because this module used to hold them.
-from .mask_spec import CAUSAL_ALIGNMENTS, MaskSpec, causal_problem, check_valid_lens  # noqa: F401
+from ..tr import QT_TRANSLATE_NOOP
+from .errors import choose
 
 #: The fill value of the book's ``masked_softmax``.
 D2L_FILL = -1e6
@@ -82,53 +79,27 @@ def _fill(scores: torch.Tensor, allowed: torch.Tensor, value: float) -> torch.Te
     return torch.where(allowed, scores, fill)
 
 
+def _filling(name: str, value: float, zero_empty_rows: bool = False) -> MaskMode:
+    """A mode that replaces masked scores by ``value``."""
+    return MaskMode(name, lambda s, a: _fill(s, a, value), zero_empty_rows=zero_empty_rows, fill=value)
+
+
 MASK_MODES: dict[str, MaskMode] = {
     mode.name: mode
     for mode in (
-        MaskMode(
-            "d2l",
-            lambda s, a: _fill(s, a, D2L_FILL),
-            fill=D2L_FILL,
-        ),
-        MaskMode(
-            "strict",
-            lambda s, a: _fill(s, a, float("-inf")),
-            zero_empty_rows=True,
-            fill=float("-inf"),
-        ),
-        MaskMode(
-            "neg_inf",
-            lambda s, a: _fill(s, a, float("-inf")),
-            fill=float("-inf"),
-        ),
-        MaskMode(
-            "sdpa",
-            lambda s, a: _fill(s, a, float("-inf")),
-            zero_empty_rows=True,
-            fill=float("-inf"),
-        ),
-        MaskMode(
-            "float01",
-            lambda s, a: s + a.to(s.dtype),
-        ),
-        MaskMode(
-            "inverted",
-            lambda s, a: _fill(s, ~a, float("-inf")),
-            inverted=True,
-        ),
+        _filling("d2l", D2L_FILL),
+        _filling("strict", float("-inf"), zero_empty_rows=True),
+        _filling("neg_inf", float("-inf")),
+        _filling("sdpa", float("-inf"), zero_empty_rows=True),
+        MaskMode("float01", lambda s, a: s + a.to(s.dtype)),
+        MaskMode("inverted", lambda s, a: _fill(s, ~a, float("-inf")), inverted=True),
     )
 }
 
 
+#: The error for a name that is not in ``MASK_MODES``.
+_UNKNOWN = QT_TRANSLATE_NOOP("Errors", "unknown mask_mode {value}: expected one of {choices}")
+
+
 def check_mask_mode(mask_mode: str) -> MaskMode:
-    try:
-        return MASK_MODES[mask_mode]
-    except (KeyError, TypeError):
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "unknown mask_mode {value}: expected one of {choices}"),
-                value=repr(mask_mode),
-                choices=", ".join(MASK_MODES),
-            ),
-            "mask",
-        ) from None
+    return choose(MASK_MODES, mask_mode, _UNKNOWN, "mask")

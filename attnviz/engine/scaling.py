@@ -18,12 +18,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP, message
+from ..tr import QT_TRANSLATE_NOOP
 from .budget import enforce_work_budget
-from .errors import AttentionInputError
-from .masking import MaskSpec
+from .errors import input_error
+from .mask_mods import Mask
+from .mask_spec import mask_from_arguments
 from .scoring import Params, get_scoring
 from .validation import (
+    as_tensor,
+    check_batches,
     check_memory_budget,
     check_num_hiddens,
     resolve_params,
@@ -95,9 +98,9 @@ def scaling_curves(
     """
     dims_arr = _check_dims(dims)
     if isinstance(n_keys, bool) or not isinstance(n_keys, int) or n_keys < 1:
-        raise AttentionInputError(message(_AT_LEAST, name="n_keys", low=1, value=repr(n_keys)), "shape")
+        raise input_error(_AT_LEAST, "shape", name="n_keys", low=1, value=repr(n_keys))
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 2:
-        raise AttentionInputError(message(_AT_LEAST, name="samples", low=2, value=repr(samples)), "shape")
+        raise input_error(_AT_LEAST, "shape", name="samples", low=2, value=repr(samples))
     gen = torch.Generator().manual_seed(int(seed))
     d_max = int(dims_arr.max())
     q = torch.randn((samples, d_max), generator=gen, dtype=torch.float64)
@@ -131,73 +134,53 @@ def _check_dims(dims: tuple[int, ...] | list[int]) -> np.ndarray:
     except (TypeError, ValueError):
         arr = np.asarray([])
     if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu" or (arr < 1).any():
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "dims must be a non-empty list of whole numbers >= 1; got {value}"),
-                value=repr(dims),
-            ),
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "dims must be a non-empty list of whole numbers >= 1; got {value}"),
             "shape",
+            value=repr(dims),
         )
     if int(arr.max()) > 1 << 16:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "dims above 65536 are not supported; got {value}"), value=int(arr.max())
-            ),
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "dims above 65536 are not supported; got {value}"),
             "shape",
+            value=int(arr.max()),
         )
     return arr.astype(np.int64)
 
 
 def _tensor3(x: object, name: str) -> torch.Tensor:
-    try:
-        t = torch.as_tensor(x).detach().to("cpu", torch.float64)
-    except (TypeError, ValueError, RuntimeError) as exc:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "{name} must be a numeric array; got {type}"),
-                name=role_name(name),
-                type=type(x).__name__,
-            ),
-            name,
-        ) from exc
+    t = as_tensor(x, name, name).to("cpu", torch.float64)
     if t.dim() != 3 or 0 in t.shape:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "Errors", "{name} must be 3-D (batch, rows, features) and not empty; got shape {shape}"
-                ),
-                name=role_name(name),
-                shape=tuple(t.shape),
-            ),
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "{name} must be 3-D (batch, rows, features) and not empty; got shape {shape}"),
             "shape",
+            name=role_name(name),
+            shape=tuple(t.shape),
         )
     if not bool(torch.isfinite(t).all()):
-        raise AttentionInputError(
-            message(QT_TRANSLATE_NOOP("Errors", "{name} contains NaN or Inf"), name=role_name(name)), name
-        )
+        raise input_error(QT_TRANSLATE_NOOP("Errors", "{name} contains NaN or Inf"), name, name=role_name(name))
     return t
 
 
-def _allowed(q: torch.Tensor, k: torch.Tensor, valid_lens: object) -> torch.Tensor:
-    """(B, Q, K) bool: the pairs the valid lengths allow (all, without valid lengths)."""
-    if q.shape[0] != k.shape[0]:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "batch sizes differ: queries {q}, keys {k}"), q=q.shape[0], k=k.shape[0]
-            ),
-            "shape",
-        )
-    spec = MaskSpec.build(q.shape[0], q.shape[1], k.shape[1], torch.device("cpu"), valid_lens=valid_lens)
-    return spec.full(torch.device("cpu"))
+def _allowed(q: torch.Tensor, k: torch.Tensor, valid_lens: object, mask: Mask | None) -> torch.Tensor:
+    """(B, Q, K) bool: the pairs the valid lengths and ``mask`` allow (all, without either)."""
+    check_batches(q.shape[0], k.shape[0])
+    return mask_from_arguments(valid_lens, mask=mask).bind_call(q.shape[0], q.shape[1], k.shape[1]).full()
 
 
 def current_point(
-    queries: object, keys: object, valid_lens: object = None, *, memory_budget: float | None = None
+    queries: object,
+    keys: object,
+    valid_lens: object = None,
+    *,
+    mask: Mask | None = None,
+    memory_budget: float | None = None,
 ) -> dict[str, float]:
     """The ``scaling_curves`` statistics for the given queries (B, Q, d) and keys (B, K, d).
 
-    Dot-product scores of every query with the keys its valid length allows (1-D or 2-D, as
-    ``attend`` reads them); rows with no allowed key are left out. Returns floats:
+    Dot-product scores of every query with the keys its valid length (1-D or 2-D, as ``attend``
+    reads them) and ``mask`` (a description, as ``attend`` takes it) allow; rows with no allowed
+    key are left out. Returns floats:
       d, n_keys (mean allowed keys per row), rows (rows used),
       var_unscaled, var_scaled, entropy_*, max_weight_*, jacobian_norm_* (as in the curves),
       q_mean_square, k_mean_square (the curves assume 1 for both: if yours are not near 1, the
@@ -218,19 +201,17 @@ def current_point(
     )
     d = q.shape[2]
     if k.shape[2] != d:
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "Errors",
-                    "the scaling view compares dot products, which need queries and keys of the same length: "
-                    "d_q = {d_q}, d_k = {d_k}",
-                ),
-                d_q=d,
-                d_k=k.shape[2],
+        raise input_error(
+            QT_TRANSLATE_NOOP(
+                "Errors",
+                "the scaling view compares dot products, which need queries and keys of the same length: "
+                "d_q = {d_q}, d_k = {d_k}",
             ),
             "shape",
+            d_q=d,
+            d_k=k.shape[2],
         )
-    allowed = _allowed(q, k, valid_lens)
+    allowed = _allowed(q, k, valid_lens, mask)
     rows = allowed.any(-1)
     result: dict[str, float] = {
         "d": float(d),
@@ -289,6 +270,7 @@ def tanh_saturation(
     num_hiddens: int = 8,
     seed: int = 0,
     valid_lens: object = None,
+    mask: Mask | None = None,
     bins: int = 40,
     threshold: float = 0.99,
     max_pairs: int = 1 << 18,
@@ -298,18 +280,17 @@ def tanh_saturation(
 
     ``params`` are additive attention's {"W_q", "W_k", "w_v"} (as ``attend`` takes and returns
     them); None initialises them from ``seed`` and ``num_hiddens`` exactly as ``attend`` does.
-    Only the (query, key) pairs the valid lengths allow are counted. Beyond ``max_pairs`` allowed
+    Only the (query, key) pairs the valid lengths and ``mask`` allow are counted. Beyond ``max_pairs`` allowed
     pairs a seeded random sample of them is used (``sampled`` says so). ``memory_budget`` as for
     ``attend``: over it, ``MemoryBudgetError`` before the pairs are listed.
     """
     if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-        raise AttentionInputError(message(_AT_LEAST, name="bins", low=1, value=repr(bins)), "shape")
+        raise input_error(_AT_LEAST, "shape", name="bins", low=1, value=repr(bins))
     if not (isinstance(threshold, (int, float)) and 0.0 < float(threshold) < 1.0):
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "threshold must be between 0 and 1; got {value}"), value=repr(threshold)
-            ),
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "threshold must be between 0 and 1; got {value}"),
             "shape",
+            value=repr(threshold),
         )
     q = _tensor3(queries, "queries")
     k = _tensor3(keys, "keys")
@@ -322,7 +303,7 @@ def tanh_saturation(
         _CPU,
         check_memory_budget(memory_budget),
     )
-    allowed = _allowed(q, k, valid_lens)
+    allowed = _allowed(q, k, valid_lens, mask)
     given = None if params is None else {name: torch.as_tensor(v) for name, v in params.items()}
     # The same resolution as attend(): seeded parameters are bit for bit the ones it would use.
     p = resolve_params(get_scoring("additive"), given, q.shape[2], k.shape[2], num_hiddens, seed)

@@ -18,8 +18,8 @@ from typing import ClassVar
 import torch
 
 from .. import catalog
-from ..tr import QT_TRANSLATE_NOOP, message
-from .errors import AttentionInputError
+from ..tr import QT_TRANSLATE_NOOP
+from .errors import choose, input_error
 
 Params = dict[str, torch.Tensor]
 
@@ -82,18 +82,12 @@ def register(cls: type[ScoringFunction]) -> type[ScoringFunction]:
     return cls
 
 
+#: The error for a name that is not in ``SCORINGS``.
+_UNKNOWN = QT_TRANSLATE_NOOP("Errors", "unknown scoring function {value}: expected one of {choices}")
+
+
 def get_scoring(name: str) -> ScoringFunction:
-    try:
-        return SCORINGS[name]
-    except (KeyError, TypeError):
-        raise AttentionInputError(
-            message(
-                QT_TRANSLATE_NOOP("Errors", "unknown scoring function {value}: expected one of {choices}"),
-                value=repr(name),
-                choices=", ".join(SCORINGS),
-            ),
-            "scoring",
-        ) from None
+    return choose(SCORINGS, name, _UNKNOWN, "scoring")
 
 
 def _uniform(shape: tuple[int, ...], fan_in: int, generator: torch.Generator) -> torch.Tensor:
@@ -206,42 +200,34 @@ def check_params(scoring: ScoringFunction, params: Params, d_q: int, d_k: int, n
     expected = scoring.param_shapes(d_q, d_k, num_hiddens)
     for key, shape in expected.items():
         if key not in params:
-            raise AttentionInputError(
-                message(
-                    QT_TRANSLATE_NOOP(
-                        "Errors", "{scoring} scoring needs parameter {key} of shape {shape}; it is missing"
-                    ),
-                    scoring=scoring.name,
-                    key=repr(key),
-                    shape=shape,
-                ),
+            raise input_error(
+                QT_TRANSLATE_NOOP("Errors", "{scoring} scoring needs parameter {key} of shape {shape}; it is missing"),
                 "params",
+                scoring=scoring.name,
+                key=repr(key),
+                shape=shape,
             )
         got = tuple(params[key].shape)
         if got != shape:
-            raise AttentionInputError(
-                message(
-                    QT_TRANSLATE_NOOP(
-                        "Errors",
-                        "{scoring} parameter {key} must have shape {shape} for d_q={d_q}, d_k={d_k}, "
-                        "num_hiddens={num_hiddens}; got {got}",
-                    ),
-                    scoring=scoring.name,
-                    key=repr(key),
-                    shape=shape,
-                    d_q=d_q,
-                    d_k=d_k,
-                    num_hiddens=num_hiddens,
-                    got=got,
+            raise input_error(
+                QT_TRANSLATE_NOOP(
+                    "Errors",
+                    "{scoring} parameter {key} must have shape {shape} for d_q={d_q}, d_k={d_k}, "
+                    "num_hiddens={num_hiddens}; got {got}",
                 ),
                 "params",
+                scoring=scoring.name,
+                key=repr(key),
+                shape=shape,
+                d_q=d_q,
+                d_k=d_k,
+                num_hiddens=num_hiddens,
+                got=got,
             )
         if not torch.isfinite(params[key]).all():
-            raise AttentionInputError(
-                message(
-                    QT_TRANSLATE_NOOP("Errors", "{scoring} parameter {key} contains NaN or Inf"),
-                    scoring=scoring.name,
-                    key=repr(key),
-                ),
+            raise input_error(
+                QT_TRANSLATE_NOOP("Errors", "{scoring} parameter {key} contains NaN or Inf"),
                 "params",
+                scoring=scoring.name,
+                key=repr(key),
             )

@@ -100,6 +100,8 @@ def _arrays(inp: SnippetInput) -> dict[str, np.ndarray]:
         arrays["valid_lens"] = inp.valid_lens
     for name, value in inp.model_masks.items():
         arrays[name] = value
+    if "documents" in inp.context:
+        arrays["documents"] = inp.context["documents"]
     if inp.params_given:
         for name, value in inp.params.items():
             arrays[f"params_{name}"] = value
@@ -135,7 +137,7 @@ def attnviz_snippet(
     w.line("import torch")
     if "embedded" in used:
         w.line("import base64, io, zlib")
-    w.line("from attnviz.engine import attend")
+    w.line("from attnviz.engine import attend, make_mask" if inp.context else "from attnviz.engine import attend")
     if has_nonfinite(inline):
         w.blank()
         w.line('nan, inf = float("nan"), float("inf")')
@@ -222,6 +224,12 @@ def _kwargs(inp: SnippetInput) -> list[str]:
         kw.append(f"causal={inp.causal!r}")
     for name in inp.model_masks:
         kw.append(f"{name}={name}")
+    if inp.context:
+        # The long-context masks: one description, its window aligned as the causal mask is.
+        parts = [f"{name}={'documents' if name == 'documents' else repr(value)}" for name, value in inp.context.items()]
+        if inp.causal is not None:
+            parts.append(f"causal={inp.causal!r}")
+        kw.append(f"mask=make_mask({', '.join(parts)})")
     if inp.scale is not None:
         kw.append(f"scale={inp.scale!r}")
     if inp.params_given:

@@ -81,6 +81,9 @@ class SnippetInput:
     param_seed: int = 0
     dropout_seed: int = 0
     model_masks: dict[str, np.ndarray] = field(default_factory=dict)
+    #: The settings' long-context masks as ``engine.make_mask`` keywords (window, sinks, prefix,
+    #: chunk: ints; documents: an array), which the attnviz script passes as ``mask=make_mask(...)``.
+    context: dict[str, Any] = field(default_factory=dict)
     app_weights: np.ndarray | None = None
     #: A model run's head on show ("head 3 of call 1, encoder.layer.1.attention.self"), or None.
     focus: str | None = None
@@ -138,11 +141,12 @@ def snippet_input(state: State, outcome: Outcome | None = None, *, focus: tuple[
         )
     view = outcome.view
     s = state.settings
-    from ..compute.engine_args import mask_kwargs, scale_kwargs
+    from ..compute.engine_args import scale_kwargs
 
-    model_masks = {name: value for name, value in mask_kwargs(state, head).items() if value is not None}
+    model_masks = _model_masks(head)
+    context = _context(state, head)
     b, q, k = head.batch, head.n_queries, head.n_keys
-    mask, bias = _combined_masks(model_masks, (b, q, k), s.dtype)
+    mask, bias = _combined_masks(model_masks, context, head.causal, (b, q, k), s.dtype)
     keep = None
     if s.train and s.dropout > 0.0:
         if s.dropout >= 1.0:
@@ -178,6 +182,7 @@ def snippet_input(state: State, outcome: Outcome | None = None, *, focus: tuple[
         param_seed=int(s.param_seed),
         dropout_seed=int(s.dropout_seed),
         model_masks={name: _numpy(value) for name, value in model_masks.items()},
+        context={name: value if name != "documents" else _numpy(value) for name, value in context.items()},
         app_weights=view.weights,
         focus=named,
     )
@@ -216,51 +221,61 @@ def _numpy(value: Any) -> np.ndarray:
     return t.numpy()
 
 
-def _combined_masks(
-    masks: dict[str, Any], shape: tuple[int, int, int], dtype: str
-) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The model's masks as one (B, Q, K) boolean "may attend" and one additive bias.
+def _model_masks(head: HeadView) -> dict[str, Any]:
+    """The call's masks as ``attend``'s keyword arguments (torch tensors), as the model passed them."""
+    from ..compute.convert import tensor_view
+    from ..model_run import MASK_ARGUMENTS
 
-    Each argument is read as the engine reads it: ``attn_mask`` bool True = attend, float added;
-    ``key_padding_mask`` (B, K) bool True = ignore, float added; ``attention_mask`` 1 = attend.
-    Float masks are converted to the compute dtype and summed there, as the engine does (a
-    float32 finfo.min becomes -inf in float16).
+    if head.masks is None:
+        return {}
+    return {name: tensor_view(m) for name in MASK_ARGUMENTS if (m := getattr(head.masks, name)) is not None}
+
+
+def _context(state: State, head: HeadView) -> dict[str, Any]:
+    """The settings' long-context masks of ``head``'s call, as ``engine.make_mask`` keywords."""
+    from ..compute.convert import tensor_view
+
+    s = state.settings
+    names = ("window", "sinks", "prefix", "chunk")
+    context: dict[str, Any] = {name: int(value) for name in names if (value := getattr(s, name))}
+    documents = state.documents_for(head)
+    if documents is not None:
+        context["documents"] = tensor_view(documents)
+    return context
+
+
+def _combined_masks(
+    masks: dict[str, Any], context: dict[str, Any], causal: str | None, shape: tuple[int, int, int], dtype: str
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The model's masks and the long-context masks as one (B, Q, K) boolean "may attend" and one
+    additive bias, bound by the engine exactly as ``attend`` binds them (the valid lengths and the
+    causal mask are the snippet's own code): ``attn_mask`` bool True = attend, float added;
+    ``key_padding_mask`` (B, K) bool True = ignore, float added; ``attention_mask`` 1 = attend;
+    float masks converted to the compute dtype and summed there (a float32 finfo.min becomes -inf
+    in float16); the window aligned as the causal mask is.
     """
-    if not masks:
+    if not masks and not context:
         return None, None
     import torch
 
-    from ..engine import resolve_dtype
+    from ..engine import AllOf, mask_from_arguments, resolve_dtype
+    from ..engine.mask_mods import context_masks
 
     dt = resolve_dtype(dtype)
     b, q, k = shape
-    allowed: Any = None
-    bias: Any = None
-
-    def allow(more: Any) -> None:
-        nonlocal allowed
-        more = torch.broadcast_to(more, (b, q, k))
-        allowed = more.clone() if allowed is None else allowed & more
-
-    def add(more: Any) -> None:
-        nonlocal bias
-        more = torch.broadcast_to(more.to(dt), (b, q, k))
-        bias = more.clone() if bias is None else bias + more
-
-    attn_mask = masks.get("attn_mask")
-    if attn_mask is not None:
-        (allow if attn_mask.dtype == torch.bool else add)(attn_mask)
-    padding = masks.get("key_padding_mask")
-    if padding is not None:
-        if padding.dtype == torch.bool:
-            allow(~padding[:, None, :])
-        else:
-            add(padding[:, None, :])
-    attention_mask = masks.get("attention_mask")
-    if attention_mask is not None:
-        attend = attention_mask != 0
-        allow(attend[:, None, :] if attend.dim() == 2 else attend)
-    mask = None if allowed is None else allowed.numpy()
+    given = mask_from_arguments(
+        None, None, masks.get("attn_mask"), masks.get("key_padding_mask"), masks.get("attention_mask")
+    )
+    rules = context_masks(
+        causal or "top_left",
+        window=context.get("window"),
+        sinks=context.get("sinks"),
+        documents=context.get("documents"),
+        prefix=context.get("prefix"),
+        chunk=context.get("chunk"),
+    )
+    allowed, bias = AllOf((given, *rules)).bind_call((b,), q, k, dtype=dt).block(0, b, 0, q)
+    mask = None if allowed is None else torch.broadcast_to(allowed, (b, q, k)).contiguous().numpy()
     # float16 and bfloat16 values are exactly float32 ones; numpy has no bfloat16.
     array_dtype = torch.float64 if dt == torch.float64 else torch.float32
-    return mask, None if bias is None else bias.to(array_dtype).numpy()
+    return mask, None if bias is None else torch.broadcast_to(bias, (b, q, k)).to(array_dtype).numpy()

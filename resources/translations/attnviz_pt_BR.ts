@@ -476,7 +476,7 @@
     </message>
     <message>
         <source>attn_mask reads True as attend</source>
-        <extracomment>How each argument reads its values, for the polarity sentences.</extracomment>
+        <extracomment>How each mask argument reads its values, for the polarity sentences (the doctor&apos;s too).</extracomment>
         <translation>attn_mask lê True como atender</translation>
     </message>
     <message>
@@ -790,10 +790,6 @@
         <translation>erro inesperado: {error}</translation>
     </message>
     <message>
-        <source>{n_q} queries x {n_k} keys with long-context masks is more than the full matrix view shows (at most {limit} cells): the long-context overview shows it</source>
-        <translation>{n_q} consultas x {n_k} chaves com máscaras de contexto longo é mais do que a visão da matriz inteira mostra (no máximo {limit} células): a visão geral de contexto longo mostra</translation>
-    </message>
-    <message>
         <source>num_hiddens must be a whole number &gt;= 1; got {value}</source>
         <translation>num_hiddens deve ser um número inteiro &gt;= 1; veio {value}</translation>
     </message>
@@ -863,10 +859,6 @@
         <translation>dtype deve ser float32, float64 ou None; veio {value}</translation>
     </message>
     <message>
-        <source>scale must be a finite non-zero number or None (1/sqrt(d)); got {value}</source>
-        <translation>scale deve ser um número finito não nulo ou None (1/sqrt(d)); veio {value}</translation>
-    </message>
-    <message>
         <source>bins must be (rows, cols); got {value}</source>
         <translation>bins deve ser (linhas, colunas); veio {value}</translation>
     </message>
@@ -892,7 +884,7 @@
     </message>
     <message>
         <source>{name} must be True or False; got {value}</source>
-        <extracomment>torch.Generator.manual_seed takes 64-bit seeds.</extracomment>
+        <extracomment>torch.Generator.manual_seed takes 64-bit seeds. Whole-number dtypes, signed and unsigned. ``causal``&apos;s alignments: PyTorch&apos;s is_causal (query i sees keys 0..i), and the last query lined up with the last key (a KV-cache step). What huge float valid lengths are clamped to before becoming int64: still &quot;all keys valid&quot;.</extracomment>
         <translation>{name} deve ser True ou False; recebeu {value}</translation>
     </message>
     <message>
@@ -1030,7 +1022,7 @@
     </message>
     <message>
         <source>unknown mask_mode {value}: expected one of {choices}</source>
-        <extracomment>The fill value of the book&apos;s ``masked_softmax``. Turn (scores, allowed) into the tensor the softmax sees. Rows with no allowed key get zero weights (instead of whatever the softmax gives). The mask is read with the opposite polarity (True = ignore). The value masked scores are replaced by, when the mode is a plain fill (None: it is not). A plain fill lets the engine mask a row&apos;s tail in place instead of building a mask.</extracomment>
+        <extracomment>The fill value of the book&apos;s ``masked_softmax``. Turn (scores, allowed) into the tensor the softmax sees. Rows with no allowed key get zero weights (instead of whatever the softmax gives). The mask is read with the opposite polarity (True = ignore). The value masked scores are replaced by, when the mode is a plain fill (None: it is not). A plain fill lets the engine mask a row&apos;s tail in place instead of building a mask. The error for a name that is not in ``MASK_MODES``.</extracomment>
         <translation>mask_mode desconhecido {value}: esperava-se um destes: {choices}</translation>
     </message>
     <message>
@@ -1063,7 +1055,6 @@
     </message>
     <message>
         <source>{name} of shape {shape} does not broadcast to {target} (..., queries, keys); expected a shape such as {examples}</source>
-        <extracomment>Float sources: finite values that became -inf in the compute dtype. Float sources holding only 0 and 1 with some 1: an additive mask that masks nothing.</extracomment>
         <translation>{name} de forma {shape} não se propaga (broadcast) para {target} (..., consultas, chaves); esperava uma forma como {examples}</translation>
     </message>
     <message>
@@ -1076,6 +1067,7 @@
     </message>
     <message>
         <source>attn_mask must be a boolean tensor (True = attend) or a float tensor added to the scores, as torch SDPA reads it; got dtype {dtype} (a Hugging Face 0/1 mask goes through attention_mask=)</source>
+        <extracomment>What a mask argument that is added to the scores when it is a float must be.</extracomment>
         <translation>attn_mask deve ser um tensor booleano (True = atender) ou um tensor de ponto flutuante somado às pontuações, como o SDPA do torch o lê; recebeu dtype {dtype} (uma máscara 0/1 do Hugging Face passa por attention_mask=)</translation>
     </message>
     <message>
@@ -1092,7 +1084,6 @@
     </message>
     <message>
         <source>causal must be None, True, &apos;top_left&apos; or &apos;bottom_right&apos;; got {value}</source>
-        <extracomment>An additive mask value at or below this counts as masking its key, for the ``mask`` stage and the diagnostics only (the computation adds every value as given). exp(-1e4) underflows to 0 in every float dtype, so such a key gets no weight unless the scores themselves span 1e4. Every masking convention in use is below it: -inf, finfo(float16/bfloat16/float32).min, -1e9, and the -10000 of older BERT code; position biases (ALiBi, T5) stay far above it. What huge float valid lengths are clamped to before becoming int64: still &quot;all keys valid&quot;. Whole-number dtypes, signed and unsigned.</extracomment>
         <translation>causal deve ser None, True, &apos;top_left&apos; ou &apos;bottom_right&apos;; veio {value}</translation>
     </message>
     <message>
@@ -1107,10 +1098,6 @@
     <message>
         <source>dims above 65536 are not supported; got {value}</source>
         <translation>valores de dims acima de 65536 não são suportados; veio {value}</translation>
-    </message>
-    <message>
-        <source>{name} must be a numeric array; got {type}</source>
-        <translation>{name}: esperava-se um array numérico; veio {type}</translation>
     </message>
     <message>
         <source>{name} must be 3-D (batch, rows, features) and not empty; got shape {shape}</source>
@@ -1142,7 +1129,7 @@
     </message>
     <message>
         <source>unknown scoring function {value}: expected one of {choices}</source>
-        <extracomment>The label and LaTeX of a(q, k) shown in the app: a built-in&apos;s come from ``attnviz.catalog`` (set by ``register``), a new one sets its own. Queries and keys must have the same length d. A dot product q.k, which SDPA&apos;s ``scale`` multiplies (learnable or kernel scorings have none).</extracomment>
+        <extracomment>The label and LaTeX of a(q, k) shown in the app: a built-in&apos;s come from ``attnviz.catalog`` (set by ``register``), a new one sets its own. Queries and keys must have the same length d. A dot product q.k, which SDPA&apos;s ``scale`` multiplies (learnable or kernel scorings have none). The error for a name that is not in ``SCORINGS``.</extracomment>
         <translation>função de pontuação desconhecida {value}: esperava-se uma destas: {choices}</translation>
     </message>
     <message>
@@ -1196,7 +1183,7 @@
     </message>
     <message>
         <source>a dense mask of {n_q} x {n_k} is too large (at most {limit} cells); use the block structure or the streaming overview instead</source>
-        <extracomment>Block states, as drawn: no allowed cell, some allowed cells, every cell allowed. The block size FlexAttention uses by default. ``dense`` refuses larger masks (64 Mi cells = 64 MiB of booleans): long inputs use blocks. Cells a predicate is evaluated on at once (its int64 temporaries: 8 MiB each). A query&apos;s allowed keys: a list of (lo, hi) index tensors, key k allowed when lo &lt;= k &lt; hi for one of them. Within a row the ranges are disjoint (classification counts on it). FlexAttention&apos;s mask_mod: (batch, head, q_idx, kv_idx) index tensors -&gt; bool tensor. query indices (any shape) -&gt; allowed key ranges, each tensor of the same shape. (q_idx, kv_idx) broadcastable index tensors -&gt; bool of their broadcast shape.</extracomment>
+        <extracomment>``dense`` refuses larger masks (64 Mi cells = 64 MiB of booleans): long inputs use blocks. Cells a predicate is evaluated on at once (its int64 temporaries: 8 MiB each); read when a description is bound. What a predicate&apos;s evaluation over one of ``attend``&apos;s blocks holds: its int64 index arithmetic (a few temporaries of the block&apos;s size).</extracomment>
         <translation>uma máscara densa de {n_q} x {n_k} é grande demais (no máximo {limit} células); use a estrutura em blocos ou a visão geral em fluxo (streaming)</translation>
     </message>
     <message>
@@ -1209,7 +1196,7 @@
     </message>
     <message>
         <source>attention_mask must hold 0 (padding) and 1 (attend) only, as Hugging Face&apos;s does</source>
-        <extracomment>What the user called it, for error messages.</extracomment>
+        <extracomment>``name``: what the user called it, for error messages.</extracomment>
         <translation>attention_mask deve conter só 0 (padding) e 1 (atender), como a do Hugging Face</translation>
     </message>
     <message>
@@ -1245,6 +1232,10 @@
         <translation>{name} tem {size} elemento(s) de lote; foi pedido o lote {batch}</translation>
     </message>
     <message>
+        <source>{name} has {size} batch elements for a batch of {batch}</source>
+        <translation>{name} tem {size} elementos de lote para um lote de {batch}</translation>
+    </message>
+    <message>
         <source>{name} must be a boolean tensor; got dtype {dtype}</source>
         <translation>{name} deve ser um tensor booleano; veio o dtype {dtype}</translation>
     </message>
@@ -1259,6 +1250,18 @@
     <message>
         <source>{name} {value} selects nothing of {n}</source>
         <translation>{name} {value} não seleciona nada de {n}</translation>
+    </message>
+    <message>
+        <source>{name} holds a value that is not finite at {idx}: a score bias is added to the scores and never masks (a mask goes through attn_mask= or mask=)</source>
+        <translation>{name} contém um valor não finito em {idx}: um viés de pontuações é somado às pontuações e nunca mascara (uma máscara vai por attn_mask= ou mask=)</translation>
+    </message>
+    <message>
+        <source>a soft cap must be a finite number &gt; 0; got {value}</source>
+        <translation>um limite suave (soft cap) deve ser um número finito &gt; 0; recebeu {value}</translation>
+    </message>
+    <message>
+        <source>score_terms must be ScoreTerm descriptions (ScoreBias, SoftCap); got {value}</source>
+        <translation>score_terms deve conter descrições ScoreTerm (ScoreBias, SoftCap); recebeu {value}</translation>
     </message>
 </context>
 <context>
@@ -3431,14 +3434,6 @@
         <translation>consultas e chaves devem ter o mesmo tamanho para um produto escalar: {d_q} e {d_k}</translation>
     </message>
     <message>
-        <source>the overview streams masks it can compute: a full (queries x keys) attn_mask of shape {shape} cannot be; give it as a padding mask and causal / window settings</source>
-        <translation>a visão geral só processa em fluxo as máscaras que consegue calcular: uma attn_mask completa (consultas x chaves) de formato {shape} não pode ser processada assim; passe-a como máscara de padding e configurações causal / janela</translation>
-    </message>
-    <message>
-        <source>{name} must be (batch, keys) for the overview; got shape {shape}</source>
-        <translation>{name} deve ser (lote, chaves) para a visão geral; veio o formato {shape}</translation>
-    </message>
-    <message>
         <source>Mean weight per bin</source>
         <extracomment>The overview&apos;s display bins at most (about the pixels a map has on a large screen). The exact tile&apos;s side, in cells, by default: large enough to read tokens and values. Tick labels of bins and lines have room for this many digits from the start. What the overview map shows: name -&gt; label.</extracomment>
         <translation>Peso médio por caixa</translation>
@@ -5354,7 +5349,7 @@
     </message>
     <message>
         <source>this call recorded its attention weights only: there are no queries and keys to write as code</source>
-        <extracomment>The scoring functions and mask modes the framework generators write out. Dot-product scorings: the factor the dot products are multiplied by (SDPA&apos;s ``scale``); None: the scoring&apos;s own (1/sqrt(d) for scaled_dot, none for dot). For the attnviz script, which calls attnviz itself: the parameters came from the user (else from ``param_seed``), the dropout seed, the masks as the app passes them to ``attend`` (torch&apos;s dtypes kept as numpy ones), and the weights the app showed. A model run&apos;s head on show (&quot;head 3 of call 1, encoder.layer.1.attention.self&quot;), or None.</extracomment>
+        <extracomment>The scoring functions and mask modes the framework generators write out. Dot-product scorings: the factor the dot products are multiplied by (SDPA&apos;s ``scale``); None: the scoring&apos;s own (1/sqrt(d) for scaled_dot, none for dot). For the attnviz script, which calls attnviz itself: the parameters came from the user (else from ``param_seed``), the dropout seed, the masks as the app passes them to ``attend`` (torch&apos;s dtypes kept as numpy ones), and the weights the app showed. The settings&apos; long-context masks as ``engine.make_mask`` keywords (window, sinks, prefix, chunk: ints; documents: an array), which the attnviz script passes as ``mask=make_mask(...)``. A model run&apos;s head on show (&quot;head 3 of call 1, encoder.layer.1.attention.self&quot;), or None.</extracomment>
         <translation>esta chamada gravou só os pesos de atenção: não há consultas nem chaves para escrever como código</translation>
     </message>
     <message>

@@ -61,19 +61,32 @@ def test_the_overview_and_a_clicked_tile_equal_the_main_views_weights(qtbot, vie
     assert v.tile_map.values.shape == (32, 32) and v.tile_map.row_labels[0] == f"q{r0}"
 
 
-def test_a_full_attn_mask_is_refused_with_a_message_not_a_wrong_picture(qtbot, view):
+def test_a_full_attn_mask_is_drawn_as_the_main_view_masks_it(qtbot, view):
+    """The long-context view binds the main view's mask description: a full (L_q, L_k) attn_mask
+    (here a band the settings' window does not make) is streamed, not refused."""
     win, v = view
-    head = long_state(200).head_view()
+    base = long_state(200, window=0)
+    head = base.head_view()
+    band = np.abs(np.arange(200)[:, None] - np.arange(200)[None, :]) < 20
     state = State.from_tensors(
         head.queries,
         head.keys,
         head.values,
-        settings=long_state(200).settings,
-        masks=MaskArguments(attn_mask=np.tril(np.ones((200, 200), bool))),
+        settings=base.settings,
+        masks=MaskArguments(attn_mask=band),
         causal="top_left",
     )
     win.session.push(ReplaceState(state))
-    qtbot.waitUntil(lambda: v.message.isVisibleTo(v) and "attn_mask" in v.message.text(), timeout=20000)
+    wait_current(qtbot, win)
+    qtbot.waitUntil(lambda: v.result is not None and v.result.version == win.session.document.version, timeout=20000)
+    r = v.result
+    assert r.error is None and r.mean is not None
+    allowed = win.session.current_view().mask[0]
+    assert not allowed[0, 30] and allowed[30, 29]  # the band, as the main view masks it
+    for i in range(len(r.row_edges) - 1):
+        rows = slice(r.row_edges[i], r.row_edges[i + 1])
+        shares = [(~allowed[rows, r.col_edges[j] : r.col_edges[j + 1]]).mean() for j in range(len(r.col_edges) - 1)]
+        np.testing.assert_allclose(r.masked_share[i], shares, atol=1e-12)
 
 
 def test_a_newer_request_stops_the_running_overview(qtbot, view):
