@@ -20,19 +20,12 @@ per setting declared in ``attnviz.settings``).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .command_inputs import (
-    LINE,
-    add_input_options,
-    add_setting_options,
-    apply_settings,
-    head_focus,
-    read_input,
-    setting_changes,
-)
+from .command_inputs import LINE, add_input_options, add_setting_options, command_state
 from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, run_command, say
 from .tr import QT_TRANSLATE_NOOP, message
 
@@ -69,24 +62,20 @@ def build_parser() -> OneLineParser:
         metavar="FILE",
         help="where to write the arrays too big to print into the script (a .npz the script loads)",
     )
-    add_setting_options(parser)
+    add_setting_options(parser)  # the settings last, as render's --help lists them
     return parser
 
 
 def code_main(argv: Sequence[str] | None = None) -> int:
     """Run ``attnviz code`` with ``argv`` (without the word "code"); returns the exit status."""
-    return run_command(PROG, _code, list(sys.argv[1:] if argv is None else argv), failed=EXIT_FAILED)
+    return run_command(build_parser(), _code, argv, failed=EXIT_FAILED)
 
 
-def main() -> int:
-    """Console-script entry point (``attnviz-code``)."""
-    return code_main(sys.argv[1:])
+#: The console script ``attnviz-code`` (its arguments are the process's).
+main = code_main
 
 
-def _code(argv: list[str], voice: Voice) -> int:
-    args = build_parser().parse_or_exit(argv)
-    if isinstance(args, int):
-        return args  # --help printed
+def _code(args: argparse.Namespace, voice: Voice) -> int:
     data_path = Path(args.data) if args.data else None
     if data_path is not None and not (data_path.parent if str(data_path.parent) else Path(".")).is_dir():
         raise CodeError(
@@ -97,12 +86,9 @@ def _code(argv: list[str], voice: Voice) -> int:
             ),
             EXIT_USAGE,
         )
-    changes = setting_changes(args)
     notes: list[str] = []
-    state, shown, source = read_input(args, notes, head=args.head)
     # --layer/--head as render takes them; else the head the file shows first (a session's own).
-    focus = head_focus(state, shown, args.layer, args.head, source)
-    state = apply_settings(state, focus, changes)
+    state, focus, source = command_state(args, notes, file_head=args.head)
     # torch loads only once the input is read.
     from .snippets import DATA_FILE, SnippetError, make_snippet
 

@@ -22,7 +22,7 @@ from .tr import QT_TRANSLATE_NOOP, exception_message, message, plural
 __all__ = [
     "add_input_options",
     "add_setting_options",
-    "apply_settings",
+    "command_state",
     "head_focus",
     "read_input",
     "setting_changes",
@@ -91,10 +91,18 @@ def setting_changes(args: argparse.Namespace) -> dict[str, Any]:
     return changes
 
 
-def apply_settings(state: State, focus: Focus, changes: dict[str, Any]) -> State:
-    """``state`` with ``changes`` (a call's own settings written into the call ``focus``), as the
-    settings panel makes them: parameters go with another scoring function."""
-    return SetSettings(changes).apply(state, focus)[0] if changes else state
+def command_state(args: argparse.Namespace, notes: list[str], *, file_head: int | None) -> tuple[State, Focus, str]:
+    """What a command computes from: the preset or file (``read_input``; ``file_head`` the head
+    taken out of a tensor file's 4-D arrays), the head asked for (``head_focus``) and the state
+    with the settings given applied, as the settings panel makes them (a call's own written into
+    the call on show; parameters go with another scoring function). The settings are checked
+    first, before any file is read. Returns the state, the head and the input's name."""
+    changes = setting_changes(args)
+    state, shown, source = read_input(args, notes, head=file_head)
+    focus = head_focus(state, shown, args.layer, args.head, source)
+    if changes:
+        state = SetSettings(changes).apply(state, focus)[0]
+    return state, focus, source
 
 
 def read_input(args: argparse.Namespace, notes: list[str], *, head: int | None = None) -> tuple[State, Focus, str]:

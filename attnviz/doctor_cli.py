@@ -17,6 +17,7 @@ Lines are in the system's language, as ``attnviz render`` prints them.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 
@@ -64,18 +65,14 @@ def build_parser() -> OneLineParser:
 
 def doctor_main(argv: Sequence[str] | None = None) -> int:
     """Run ``attnviz doctor`` with ``argv`` (without the word "doctor"); returns the exit status."""
-    return run_command(PROG, _doctor, list(sys.argv[1:] if argv is None else argv), failed=EXIT_UNREADABLE)
+    return run_command(build_parser(), _doctor, argv, failed=EXIT_UNREADABLE)
 
 
-def main() -> int:
-    """Console-script entry point (``attnviz-doctor``)."""
-    return doctor_main(sys.argv[1:])
+#: The console script ``attnviz-doctor`` (its arguments are the process's).
+main = doctor_main
 
 
-def _doctor(argv: list[str], voice: Voice) -> int:
-    args = build_parser().parse_or_exit(argv)
-    if isinstance(args, int):
-        return args  # --help printed
+def _doctor(args: argparse.Namespace, voice: Voice) -> int:
     lengths = _parse_lengths(args.lengths) if args.lengths else None
     from .io import AttnvizFileError, load_capture
 

@@ -39,19 +39,11 @@ import argparse
 import re
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .command_inputs import (
-    LINE,
-    add_input_options,
-    add_setting_options,
-    apply_settings,
-    head_focus,
-    read_input,
-    setting_changes,
-)
+from .command_inputs import LINE, add_input_options, add_setting_options, command_state
 from .document import State
 from .model_run import Focus
 from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, application, quiet_qt, run_command, say
@@ -107,18 +99,14 @@ def build_parser() -> OneLineParser:
 
 def render_main(argv: Sequence[str] | None = None) -> int:
     """Run ``attnviz render`` with ``argv`` (without the word "render"); returns the exit status."""
-    return run_command(PROG, _render, list(sys.argv[1:] if argv is None else argv), failed=EXIT_FAILED)
+    return run_command(build_parser(), _render, argv, failed=EXIT_FAILED)
 
 
-def main() -> int:
-    """Console-script entry point (``attnviz-render``)."""
-    return render_main(sys.argv[1:])
+#: The console script ``attnviz-render`` (its arguments are the process's).
+main = render_main
 
 
-def _render(argv: list[str], voice: Voice) -> int:
-    args = build_parser().parse_or_exit(argv)
-    if isinstance(args, int):
-        return args  # --help printed
+def _render(args: argparse.Namespace, voice: Voice) -> int:
     from .presets import PRESETS
 
     if args.list_presets:
@@ -143,13 +131,9 @@ def _render(argv: list[str], voice: Voice) -> int:
     _check_out_dir(out)
     size = _parse_size(args.size) if args.size else None
     colormap = _check_colormap(args.colormap) if args.colormap else None
-    changes = setting_changes(args)  # checked before a file is read or anything computed
-
     notes: list[str] = []
     # The grid shows every head: no head is chosen (nor said to be).
-    state, shown, source = read_input(args, notes, head=0 if args.heads else args.head)
-    focus = head_focus(state, shown, args.layer, args.head, source)
-    state = apply_settings(state, focus, changes)
+    state, focus, source = command_state(args, notes, file_head=0 if args.heads else args.head)
     heads, focuses = _selection(state, focus, args)
 
     from .compute import run_state
@@ -196,10 +180,18 @@ def _render(argv: list[str], voice: Voice) -> int:
     if out.suffix.lower() in ARRAY_SUFFIXES:
         _write_weights(out, selected_weights(views, heads, args.batch), grid=heads is not None)
     elif heads is not None:
-        _draw_grid(views, heads, grid_batch, out, source=source, state=state, focus=focus, colormap=colormap, size=size)
+        _draw(
+            lambda: grid_for(views, heads, grid_batch, state, source=source, focus=focus, colormap=colormap, size=size),
+            out,
+        )
     else:
         batches = None if args.batch is None else [args.batch]
-        _draw(views[0], out, source=source, state=state, focus=focus, batches=batches, colormap=colormap, size=size)
+        _draw(
+            lambda: figure_for(
+                views[0], state, source=source, focus=focus, batches=batches, colormap=colormap, size=size
+            ),
+            out,
+        )
     for line in lines:
         say(line, sys.stdout)
     if warning is not None:
@@ -343,26 +335,6 @@ def _title(source: str, state: State, focus: Focus) -> str:
     return f"{source}: attention weights, layer {focus.layer}, head {focus.head}"
 
 
-def _draw(
-    view: ViewData,
-    out: Path,
-    *,
-    source: str,
-    state: State,
-    focus: Focus,
-    batches: list[int] | None,
-    colormap: str | None,
-    size: tuple[int, int] | None,
-) -> None:
-    with quiet_qt(PROG):
-        _app = application()
-        try:
-            figure = figure_for(view, state, source=source, focus=focus, batches=batches, colormap=colormap, size=size)
-        except ValueError as exc:
-            raise RenderError(fill(LINE, name="--size", problem=exception_message(exc)), EXIT_USAGE) from exc
-        _save(figure, out)
-
-
 def grid_for(
     views: Sequence[ViewData],
     heads: Sequence[int],
@@ -394,36 +366,22 @@ def grid_for(
     )
 
 
-def _draw_grid(
-    views: Sequence[ViewData],
-    heads: Sequence[int],
-    batch: int,
-    out: Path,
-    *,
-    source: str,
-    state: State,
-    focus: Focus,
-    colormap: str | None,
-    size: tuple[int, int] | None,
-) -> None:
+def _draw(make: Callable[[], WeightsFigure], out: Path) -> None:
+    """Lay out the figure ``make`` builds (a size too small for it is a usage error) and save it."""
+    from .ui.files.export import ExportError
+
     with quiet_qt(PROG):
         _app = application()
         try:
-            figure = grid_for(views, heads, batch, state, source=source, focus=focus, colormap=colormap, size=size)
+            figure = make()
         except ValueError as exc:
             raise RenderError(fill(LINE, name="--size", problem=exception_message(exc)), EXIT_USAGE) from exc
-        _save(figure, out)
-
-
-def _save(figure: WeightsFigure, out: Path) -> None:
-    from .ui.files.export import ExportError
-
-    try:
-        figure.save(out)
-    except ExportError as exc:
-        raise RenderError(exception_message(exc)) from exc
-    finally:
-        figure.close()
+        try:
+            figure.save(out)
+        except ExportError as exc:
+            raise RenderError(exception_message(exc)) from exc
+        finally:
+            figure.close()
 
 
 if __name__ == "__main__":

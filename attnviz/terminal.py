@@ -19,7 +19,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from .tr import QT_TRANSLATE_NOOP, Message, Source, exception_message, message, one_line
@@ -63,21 +63,26 @@ class OneLineParser(argparse.ArgumentParser):
             EXIT_USAGE,
         )
 
-    def parse_or_exit(self, argv: list[str]) -> argparse.Namespace | int:
-        """The parsed ``argv``, or the exit status of ``--help`` (which prints and stops)."""
-        try:
-            return self.parse_args(argv)
-        except SystemExit as exc:
-            return int(exc.code or 0)
 
-
-def run_command(prog: str, body: Callable[[list[str], Voice], int], argv: list[str], *, failed: int = 1) -> int:
-    """Run ``body(argv, voice)`` and return its exit status; whatever it raises becomes one line
-    on stderr naming ``prog``: a ``CommandError`` with its own status, an interrupt with 130,
-    anything else with ``failed``."""
+def run_command(
+    parser: OneLineParser,
+    body: Callable[[argparse.Namespace, Voice], int],
+    argv: Sequence[str] | None = None,
+    *,
+    failed: int = 1,
+) -> int:
+    """Parse ``argv`` (None: the process's arguments) with ``parser``, run ``body(args, voice)``
+    and return its exit status. Whatever goes wrong becomes one line on stderr naming the
+    command: a bad command line or a ``CommandError`` with its own status, an interrupt with
+    130, anything else with ``failed``. ``--help`` prints and returns 0."""
+    prog = parser.prog
     voice = Voice()
     try:
-        return body(argv, voice)
+        try:
+            args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        except SystemExit as exc:  # --help printed
+            return int(exc.code or 0)
+        return body(args, voice)
     except CommandError as exc:
         say(f"{prog}: {voice.text(exception_message(exc))}", sys.stderr)
         return exc.status
