@@ -127,7 +127,8 @@ def read_input(args: argparse.Namespace, notes: list[str], *, head: int | None =
 def _load(args: argparse.Namespace, notes: list[str], head: int | None) -> tuple[State, Focus, str]:
     from .io import AttnvizFileError, guess_roles, is_capture_file, load_capture, load_tensor_file
     from .io.roles import ALL_ROLES
-    from .io.session_state import is_session_path, load_state_and_focus
+    from .io.session import is_session_path
+    from .io.session_state import load_state_and_focus
     from .io.tensor_import import state_from_tensor_file, tensor_file_focus
     from .presets import DEFAULT_PRESET, PRESETS
 

@@ -31,6 +31,7 @@ from typing import Any, BinaryIO, get_args
 
 import numpy as np
 
+from attnviz import catalog
 from attnviz.io import _json
 from attnviz.io._atomic import atomic_write
 from attnviz.io._limits import Budget, label_lists, regular_file_size
@@ -75,7 +76,6 @@ ARRAY_ROLES: tuple[str, ...] = (
 _CALL_KEYS = {"name", "arrays", "is_causal", "scale", "fidelity", "note", "dtype"}
 _TOP_KEYS = {"format", "version", "source", "query_tokens", "key_tokens", "calls"}
 _SOURCES: tuple[str, ...] = get_args(Source)
-_DTYPE_NAMES = ("float16", "bfloat16", "float32", "float64")
 #: JSON has no infinity: a fidelity that is infinite (NaN in the model's output where attnviz has
 #: a number, or the reverse) is written as this string.
 _INFINITE = "inf"
@@ -467,7 +467,7 @@ def _parse_call(
         problem = "fidelity"
     elif not isinstance(note, str):
         problem = "note"
-    elif dtype is not None and dtype not in _DTYPE_NAMES:
+    elif dtype is not None and dtype not in catalog.DTYPE_OPTIONS:
         problem = "dtype"
     if problem is not None:
         raise fail(

@@ -50,6 +50,7 @@ __all__ = [
     "SESSION_SUFFIX",
     "Session",
     "SessionFileError",
+    "is_session_path",
     "load_session",
     "save_session",
     "state_dir",
@@ -66,6 +67,11 @@ STATE_DIR_ENV = "ATTNVIZ_STATE_DIR"
 # parsing makes (the member may be compressed: 16 MB of "{}," deflates to 16 kB). The writer keeps
 # to the same bound, so a session attnviz saves (an autosave too) is one it opens again.
 MAX_SETTINGS_CHARS = 8 * 1024 * 1024
+
+
+def is_session_path(path: str | os.PathLike[str]) -> bool:
+    """True when the name says ``.attnviz`` session (anything else is read as a tensor file)."""
+    return Path(path).suffix.lower() == SESSION_SUFFIX
 
 
 @dataclass

@@ -32,7 +32,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -51,7 +50,6 @@ from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 __all__ = [
     "INFINITE_FIDELITY",
     "PARAM_PREFIX",
-    "is_session_path",
     "load_state_and_focus",
     "load_state_file",
     "save_state_file",
@@ -70,11 +68,6 @@ DOCUMENTS = "documents"
 MASKS_PREFIX = "masks/"
 _CALL_ARRAYS: tuple[str, ...] = ("queries", "keys", "values", "output", "weights")
 _RUN_SOURCES = ("file", "capture", "transformer_lens", "output_attentions", "tensors", "book")
-
-
-def is_session_path(path: str | os.PathLike[str]) -> bool:
-    """True when the name says ``.attnviz`` session (anything else is read as a tensor file)."""
-    return Path(path).suffix.lower() == ".attnviz"
 
 
 def state_to_session(state: State, focus: tuple[int, int] = Focus()) -> Session:
