@@ -98,8 +98,14 @@ def _form(parent: QWidget) -> QFormLayout:
     return form
 
 
-def _select(box: QComboBox, key: Any) -> None:
+def _select(box: QComboBox, key: Any, *, add: bool = False) -> None:
+    """Show ``key``'s entry (added first when ``add`` and the box lacks it: a device this machine
+    does not have, say), without reporting a change."""
     index = box.findData(key)
+    if index < 0 and add:
+        with QSignalBlocker(box):
+            box.addItem(str(key), key)
+        index = box.count() - 1
     if index >= 0 and index != box.currentIndex():
         with QSignalBlocker(box):
             box.setCurrentIndex(index)
@@ -292,11 +298,7 @@ class SettingsForm(Retranslating, QGroupBox):
                 continue
             value = getattr(view if setting.of_call else state.settings, name)
             if name in self.combos:
-                box = self.combos[name]
-                if box.findData(value) < 0:
-                    with QSignalBlocker(box):
-                        box.addItem(str(value), value)  # a device this machine lacks, say
-                _select(box, value)
+                _select(self.combos[name], value, add=True)
             elif name in self.spins:
                 spin = self.spins[name]
                 if spin.value() != value:
