@@ -150,17 +150,18 @@ class Budget:
         """An error naming this budget's file, for the caller to raise."""
         return self.error(self.path, reason)
 
+    def refuse(self, name: str | None, template: str, **params: Any) -> AttnvizFileError:
+        """``fail`` with ``template`` (a marked phrase starting with a verb) filled with
+        ``params``, said of array ``name`` (``for_array``)."""
+        return self.fail(for_array(name, message(template, **params)))
+
     def claim(self, name: str | None, shape: Sequence[int], itemsize: int) -> None:
         """Account for an array about to be allocated; ``name`` is None for single-array files."""
         if any(int(s) < 0 for s in shape):
-            raise self.fail(
-                for_array(
-                    name,
-                    message(
-                        QT_TRANSLATE_NOOP("FileErrors", "has a negative dimension in its shape {shape}"),
-                        shape=tuple(shape),
-                    ),
-                )
+            raise self.refuse(
+                name,
+                QT_TRANSLATE_NOOP("FileErrors", "has a negative dimension in its shape {shape}"),
+                shape=tuple(shape),
             )
         count = element_count(shape)
         nbytes = count * itemsize
@@ -173,7 +174,7 @@ class Budget:
         ):
             if needed > most:
                 too_big = QT_TRANSLATE_NOOP("FileErrors", "holds {size}, more than the {limit} allowed")
-                raise self.fail(for_array(name, message(too_big, size=size, limit=limit)))
+                raise self.refuse(name, too_big, size=size, limit=limit)
         if self.elements + count > self.max_elements:
             raise self.fail(
                 message(
@@ -201,41 +202,29 @@ class Budget:
     def claim_text(self, name: str, shape: Sequence[int], width: int) -> None:
         """Account for a text array of ``shape`` whose strings are stored ``width`` characters wide."""
         if len(shape) > 2:
-            raise self.fail(
-                for_array(
-                    name,
-                    message(
-                        QT_TRANSLATE_NOOP(
-                            "FileErrors",
-                            "holds text of shape {shape}: text labels come as (length,) or (batch, length)",
-                        ),
-                        shape=tuple(shape),
-                    ),
-                )
+            raise self.refuse(
+                name,
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "holds text of shape {shape}: text labels come as (length,) or (batch, length)",
+                ),
+                shape=tuple(shape),
             )
         if width > MAX_LABEL_CHARS:
-            raise self.fail(
-                for_array(
-                    name,
-                    message(
-                        QT_TRANSLATE_NOOP(
-                            "FileErrors", "holds text {width} characters wide (labels of at most {limit} are read)"
-                        ),
-                        width=f"{width:,}",
-                        limit=MAX_LABEL_CHARS,
-                    ),
-                )
+            raise self.refuse(
+                name,
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "holds text {width} characters wide (labels of at most {limit} are read)"
+                ),
+                width=f"{width:,}",
+                limit=MAX_LABEL_CHARS,
             )
         chars = element_count(shape) * max(width, 1)
         if self.text_chars + chars > MAX_STORED_TEXT_CHARS:
-            raise self.fail(
-                for_array(
-                    name,
-                    message(
-                        QT_TRANSLATE_NOOP("FileErrors", "takes the file's text past the {limit} characters allowed"),
-                        limit=f"{MAX_STORED_TEXT_CHARS:,}",
-                    ),
-                )
+            raise self.refuse(
+                name,
+                QT_TRANSLATE_NOOP("FileErrors", "takes the file's text past the {limit} characters allowed"),
+                limit=f"{MAX_STORED_TEXT_CHARS:,}",
             )
         self.text_chars += chars
 
@@ -251,18 +240,14 @@ class Budget:
         if rows and all(isinstance(row, (list, tuple)) for row in rows):
             lengths = {len(row) for row in rows}
             if len(lengths) > 1:
-                raise self.fail(
-                    for_array(
-                        name,
-                        message(
-                            QT_TRANSLATE_NOOP(
-                                "FileErrors",
-                                "holds lists of text of different lengths ({lengths}): one label per position of "
-                                "each batch element",
-                            ),
-                            lengths=", ".join(str(n) for n in sorted(lengths)),
-                        ),
-                    )
+                raise self.refuse(
+                    name,
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "holds lists of text of different lengths ({lengths}): one label per position of "
+                        "each batch element",
+                    ),
+                    lengths=", ".join(str(n) for n in sorted(lengths)),
                 )
             items = [item for row in rows for item in row]
             shape: tuple[int, ...] = (len(rows), lengths.pop())
