@@ -102,10 +102,6 @@ class Setting:
     applies: Callable[[Any], bool] | None = None
 
     @property
-    def label_or_name(self) -> str:
-        return self.label or self.name
-
-    @property
     def command_option(self) -> str | None:
         """The command-line option (``--mask-mode``), or None."""
         if self.option is None:
