@@ -89,7 +89,7 @@ def test_weights_only_calls_show_weights_but_have_no_tensors():
 
 def test_a_session_keeps_the_run_the_head_shown_edits_masks_and_tokens(tmp_path):
     from attnviz.document import Document, SetBlock, State
-    from attnviz.io.state_io import load_state_and_focus, save_state_file
+    from attnviz.io.session_state import load_state_and_focus, save_state_file
     from attnviz.model_run import Focus
 
     pad = np.array([[1, 1, 1, 1, 0, 0], [1] * 6])

@@ -125,25 +125,9 @@
 <context>
     <name>Code</name>
     <message>
-        <source>{error} (see {prog} --help)</source>
-        <extracomment>The frameworks, as ``attnviz.snippets.FRAMEWORKS`` lists them (here without importing it: the parser must answer --help before torch loads).</extracomment>
-        <translation>{error} (veja {prog} --help)</translation>
-    </message>
-    <message>
-        <source>interrupted</source>
-        <translation>interrompido</translation>
-    </message>
-    <message>
-        <source>unexpected error: {error}</source>
-        <translation>erro inesperado: {error}</translation>
-    </message>
-    <message>
         <source>--data {path}: the folder {folder} does not exist</source>
+        <extracomment>The frameworks, as ``attnviz.snippets.FRAMEWORKS`` lists them (here without importing it: the parser must answer --help before torch loads). The console script ``attnviz-code`` (its arguments are the process&apos;s).</extracomment>
         <translation>--data {path}: a pasta {folder} não existe</translation>
-    </message>
-    <message>
-        <source>unknown preset {name}; choose one of {choices}</source>
-        <translation>predefinição desconhecida {name}; escolha uma destas: {choices}</translation>
     </message>
     <message>
         <source>{name}: its arrays are too big to print into the script; give --data FILE to write them to FILE, which the script loads</source>
@@ -167,6 +151,62 @@
     <message>
         <source>unknown colour map {name}; choose one of {choices}</source>
         <translation>mapa de cores desconhecido {name}; escolha um destes: {choices}</translation>
+    </message>
+</context>
+<context>
+    <name>CommandLine</name>
+    <message>
+        <source>{option} {value}: expected {expected}</source>
+        <translation>{option} {value}: esperava-se {expected}</translation>
+    </message>
+    <message>
+        <source>unknown preset {name}; choose one of {choices}</source>
+        <translation>predefinição desconhecida {name}; escolha uma destas: {choices}</translation>
+    </message>
+    <message>
+        <source>--role applies to tensor files, not captures</source>
+        <translation>--role se aplica a arquivos de tensores, não a capturas</translation>
+    </message>
+    <message>
+        <source>--role applies to tensor files, not sessions</source>
+        <translation>--role se aplica a arquivos de tensores, não a sessões</translation>
+    </message>
+    <message>
+        <source>--role {item}: expected ROLE=NAME with ROLE one of {roles}</source>
+        <translation>--role {item}: esperava-se PAPEL=NOME com PAPEL um destes: {roles}</translation>
+    </message>
+    <message>
+        <source>cannot tell which array is {roles} (arrays: {arrays}); name them with --role {first}=NAME</source>
+        <translation>não é possível saber qual array é {roles} (arrays: {arrays}); indique-os com --role {first}=NOME</translation>
+    </message>
+    <message>
+        <source>--layer {layer} is out of range: {name} has {n} layer, 0</source>
+        <translation>--layer {layer} está fora do intervalo: {name} tem {n} camada, 0</translation>
+    </message>
+    <message>
+        <source>--layer {layer} is out of range: {name} has {n} layers, 0-{last}</source>
+        <translation>--layer {layer} está fora do intervalo: {name} tem {n} camadas, 0-{last}</translation>
+    </message>
+    <message>
+        <source>--head {head} is out of range: layer {layer} of {name} has {n} head, 0</source>
+        <translation>--head {head} está fora do intervalo: a camada {layer} de {name} tem {n} cabeça, 0</translation>
+    </message>
+    <message>
+        <source>--head {head} is out of range: layer {layer} of {name} has {n} heads, 0-{last}</source>
+        <translation>--head {head} está fora do intervalo: a camada {layer} de {name} tem {n} cabeças, 0-{last}</translation>
+    </message>
+    <message>
+        <source>{error} (see {prog} --help)</source>
+        <extracomment>The exit status of a bad command line, in every command.</extracomment>
+        <translation>{error} (veja {prog} --help)</translation>
+    </message>
+    <message>
+        <source>interrupted</source>
+        <translation>interrompido</translation>
+    </message>
+    <message>
+        <source>unexpected error: {error}</source>
+        <translation>erro inesperado: {error}</translation>
     </message>
 </context>
 <context>
@@ -657,19 +697,8 @@
         <translation>{n} linhas de consulta não têm mais nenhuma chave a que prestar atenção (o modelo produziu {outcome} ali): a máscara esconde todas as chaves dessas consultas</translation>
     </message>
     <message>
-        <source>{error} (see {prog} --help)</source>
-        <translation>{error} (veja {prog} --help)</translation>
-    </message>
-    <message>
-        <source>interrupted</source>
-        <translation>interrompido</translation>
-    </message>
-    <message>
-        <source>unexpected error: {error}</source>
-        <translation>erro inesperado: {error}</translation>
-    </message>
-    <message>
         <source>{n} call</source>
+        <extracomment>The console script ``attnviz-doctor`` (its arguments are the process&apos;s).</extracomment>
         <translation>{n} chamada</translation>
     </message>
     <message>
@@ -1735,6 +1764,7 @@
     </message>
     <message>
         <source>is too short to be a .safetensors file</source>
+        <extracomment>The code numpy&apos;s dtype is written under (bfloat16 aside: numpy has none).</extracomment>
         <translation>é curto demais para ser um arquivo .safetensors</translation>
     </message>
     <message>
@@ -1983,10 +2013,6 @@
         <translation>não é possível guardar um array chamado {name}</translation>
     </message>
     <message>
-        <source>cannot store array &apos;{name}&apos;: it {problem}</source>
-        <translation>não é possível guardar o array &apos;{name}&apos;: ele {problem}</translation>
-    </message>
-    <message>
         <source>settings must be a dict, not {type}</source>
         <translation>as configurações devem ser um dict, não {type}</translation>
     </message>
@@ -2008,7 +2034,7 @@
     </message>
     <message>
         <source>cannot be written: two calls are named &apos;{name}&apos; (call names must be unique)</source>
-        <extracomment>The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). JSON objects and arrays in a header, counted before parsing: some 20 per call and one per sequence of tokens. Dense JSON (&quot;[[],[],...&quot;) makes some 20 bytes of Python objects per byte of text, so this bounds what a hostile header makes the parser allocate. Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. JSON has no infinity: a fidelity that is infinite (NaN in the model&apos;s output where attnviz has a number, or the reverse) is written as this string.</extracomment>
+        <extracomment>The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. JSON has no infinity: a fidelity that is infinite (NaN in the model&apos;s output where attnviz has a number, or the reverse) is written as this string.</extracomment>
         <translation>não pode ser gravado: duas chamadas têm o nome &apos;{name}&apos; (os nomes das chamadas devem ser únicos)</translation>
     </message>
     <message>
@@ -2048,32 +2074,12 @@
         <translation>está truncado: o tamanho do seu cabeçalho ({length} bytes) é maior que o arquivo</translation>
     </message>
     <message>
-        <source>has a capture header with {count} JSON objects and lists (at most {limit} allowed)</source>
-        <translation>tem um cabeçalho de captura com {count} objetos e listas JSON (no máximo {limit} permitidos)</translation>
+        <source>capture</source>
+        <translation>captura</translation>
     </message>
     <message>
-        <source>has a damaged capture header: the name &apos;{name}&apos; appears twice in one object</source>
-        <translation>tem um cabeçalho de captura danificado: o nome &apos;{name}&apos; aparece duas vezes em um objeto</translation>
-    </message>
-    <message>
-        <source>has a damaged capture header: {value} is not a number JSON allows</source>
-        <translation>tem um cabeçalho de captura danificado: {value} não é um número que o JSON permita</translation>
-    </message>
-    <message>
-        <source>has a damaged capture header (not valid JSON)</source>
-        <translation>tem um cabeçalho de captura danificado (JSON inválido)</translation>
-    </message>
-    <message>
-        <source>is not an attnviz capture (&apos;format&apos; is not &quot;{format}&quot;)</source>
-        <translation>não é uma captura do attnviz (&apos;format&apos; não é &quot;{format}&quot;)</translation>
-    </message>
-    <message>
-        <source>has an invalid capture format version: {version}</source>
-        <translation>tem uma versão de formato de captura inválida: {version}</translation>
-    </message>
-    <message>
-        <source>was written by a newer attnviz (capture format version {version}); this version reads version {known} only</source>
-        <translation>foi gravado por um attnviz mais novo (versão {version} do formato de captura); esta versão só lê a versão {known}</translation>
+        <source>capture header</source>
+        <translation>cabeçalho de captura</translation>
     </message>
     <message>
         <source>the header</source>
@@ -2170,32 +2176,12 @@
         <translation>está vazio</translation>
     </message>
     <message>
-        <source>has a &apos;{member}&apos; member with {count} JSON objects and lists (at most {limit} allowed)</source>
-        <translation>tem um membro &apos;{member}&apos; com {count} objetos e listas JSON (no máximo {limit} permitidos)</translation>
+        <source>session</source>
+        <translation>sessão</translation>
     </message>
     <message>
-        <source>has a damaged &apos;{member}&apos; member: {value} is not a number JSON allows</source>
-        <translation>tem um membro &apos;{member}&apos; danificado: {value} não é um número que o JSON permita</translation>
-    </message>
-    <message>
-        <source>has a damaged &apos;{member}&apos; member: the name &apos;{name}&apos; appears twice in one object</source>
-        <translation>tem um membro &apos;{member}&apos; danificado: o nome &apos;{name}&apos; aparece duas vezes num mesmo objeto</translation>
-    </message>
-    <message>
-        <source>has a damaged &apos;{member}&apos; member (not valid JSON)</source>
-        <translation>tem o membro &apos;{member}&apos; danificado (JSON inválido)</translation>
-    </message>
-    <message>
-        <source>is not an attnviz session (&apos;format&apos; is not &quot;{format}&quot;)</source>
-        <translation>não é uma sessão do attnviz (&apos;format&apos; não é &quot;{format}&quot;)</translation>
-    </message>
-    <message>
-        <source>has an invalid session format version: {version}</source>
-        <translation>tem uma versão de formato de sessão inválida: {version}</translation>
-    </message>
-    <message>
-        <source>was written by a newer attnviz (session format version {version}); this version reads version {known} only</source>
-        <translation>foi gravado por um attnviz mais novo (versão {version} do formato de sessão); esta versão só lê a versão {known}</translation>
+        <source>&apos;{member}&apos; member</source>
+        <translation>membro &apos;{member}&apos;</translation>
     </message>
     <message>
         <source>has damaged settings (not a JSON object)</source>
@@ -2428,36 +2414,9 @@
         <translation>&apos;{key}&apos; é {value}; esperava-se um número inteiro</translation>
     </message>
     <message>
-        <source>setting &apos;{name}&apos; is {value}; expected one of {choices}</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um destes: {choices}</translation>
-    </message>
-    <message>
-        <source>setting &apos;{name}&apos; is {value}; expected null, {choices}</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se null, {choices}</translation>
-    </message>
-    <message>
-        <source>setting &apos;{name}&apos; is {value}; expected null or a number above 0</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se null ou um número acima de 0</translation>
-    </message>
-    <message>
-        <source>setting &apos;{name}&apos; is {value}; expected a device name such as &quot;cpu&quot;</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um nome de dispositivo como &quot;cpu&quot;</translation>
-    </message>
-    <message>
-        <source>setting &apos;{name}&apos; is {value}; expected true or false</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se true ou false</translation>
-    </message>
-    <message>
-        <source>setting &apos;{name}&apos; is {value}; expected a number from 0 to 1</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um número de 0 a 1</translation>
-    </message>
-    <message>
-        <source>setting &apos;{name}&apos; is {value}; expected a whole number from {low} to {high}</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um número inteiro de {low} a {high}</translation>
-    </message>
-    <message>
-        <source>setting &apos;{name}&apos; is {value}; expected a {type}</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um {type}</translation>
+        <source>setting &apos;{name}&apos; is {value}; expected {expected}</source>
+        <extracomment>The panels settings are shown in (a declaration&apos;s ``group``; &quot;&quot;: in none). The largest whole number a spin box holds (a C int): the seeds&apos; and long-context masks&apos; top. Additive attention&apos;s hidden size h: W_q and W_k are h x d, so a typo must not ask for more.</extracomment>
+        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se {expected}</translation>
     </message>
     <message>
         <source>&apos;{name}&apos; is not a setting</source>
@@ -2640,10 +2599,6 @@
         <translation>um arquivo .npy contém exatamente um array, mas foram dados {n}; use .npz</translation>
     </message>
     <message>
-        <source>array names must be non-empty strings, got {name}</source>
-        <translation>os nomes de arrays devem ser textos não vazios, veio {name}</translation>
-    </message>
-    <message>
         <source>&apos;{name}&apos; is reserved in .safetensors and cannot name an array</source>
         <translation>&apos;{name}&apos; é reservado em .safetensors e não pode nomear um array</translation>
     </message>
@@ -2654,6 +2609,35 @@
     <message>
         <source>CSV export takes a 1-D, 2-D or 3-D array, got shape {shape}</source>
         <translation>a exportação CSV aceita um array 1-D, 2-D ou 3-D, veio o formato {shape}</translation>
+    </message>
+    <message>
+        <source>has a damaged {part}: the name &apos;{name}&apos; appears twice in one object</source>
+        <extracomment>The objects and lists a file&apos;s description may hold, counted before parsing: dense JSON (&quot;[[],[],...&quot; or &quot;{},{},...&quot;) makes some 20 to 25 bytes of Python objects per character, so this bounds what a hostile description makes the parser allocate. A capture header holds some 20 per call and one per sequence of tokens, a session&apos;s manifest fewer.</extracomment>
+        <translation>tem um {part} danificado: o nome &apos;{name}&apos; aparece duas vezes em um objeto</translation>
+    </message>
+    <message>
+        <source>has a damaged {part}: {value} is not a number JSON allows</source>
+        <translation>tem um {part} danificado: {value} não é um número que o JSON permita</translation>
+    </message>
+    <message>
+        <source>has a {part} with {count} JSON objects and lists (at most {limit} allowed)</source>
+        <translation>tem um {part} com {count} objetos e listas JSON (no máximo {limit} permitidos)</translation>
+    </message>
+    <message>
+        <source>has a damaged {part} (not valid JSON)</source>
+        <translation>tem um {part} danificado (JSON inválido)</translation>
+    </message>
+    <message>
+        <source>is not an attnviz {kind} (&apos;format&apos; is not &quot;{format}&quot;)</source>
+        <translation>não é uma {kind} do attnviz (&apos;format&apos; não é &quot;{format}&quot;)</translation>
+    </message>
+    <message>
+        <source>has an invalid {kind} format version: {version}</source>
+        <translation>tem uma versão de formato de {kind} inválida: {version}</translation>
+    </message>
+    <message>
+        <source>was written by a newer attnviz ({kind} format version {version}); this version reads version {known} only</source>
+        <translation>foi gravado por um attnviz mais novo (versão {version} do formato de {kind}); esta versão só lê a versão {known}</translation>
     </message>
 </context>
 <context>
@@ -3012,6 +2996,7 @@
     <name>InputsPanel</name>
     <message>
         <source>&amp;Queries</source>
+        <extracomment>Floating-point types (their names are the same in every language). Its tab in the inputs panel (marked, with its accelerator). How sentences name it: &quot;Fill keys with zeros&quot;, &quot;Edit 3 cells of valid lengths&quot;. The tab&apos;s tooltip. How one of its cells is named in messages (&quot;k2, d1: not a number&quot; says which key). The inputs, in the order of the inputs panel&apos;s tabs.</extracomment>
         <translation>&amp;Consultas</translation>
     </message>
     <message>
@@ -3061,7 +3046,6 @@
     </message>
     <message>
         <source>query</source>
-        <extracomment>How a cell is named in messages (&quot;k2, d1: ...&quot;); the labels themselves are identifiers.</extracomment>
         <translation>consulta</translation>
     </message>
     <message>
@@ -3074,6 +3058,7 @@
     </message>
     <message>
         <source>batch {index}</source>
+        <extracomment>The tabs: the inputs as the catalogue declares them (title, tooltip, how a cell is named).</extracomment>
         <translation>lote {index}</translation>
     </message>
     <message>
@@ -3548,7 +3533,6 @@
     <name>MainWindow</name>
     <message>
         <source>scoring function</source>
-        <extracomment>Which panel shows an error about which field. Names of the settings and tensors in undo texts (&quot;Change dropout&quot;, &quot;Fill keys with zeros&quot;).</extracomment>
         <translation>função de pontuação</translation>
     </message>
     <message>
@@ -3582,6 +3566,14 @@
     <message>
         <source>dropout seed</source>
         <translation>semente do dropout</translation>
+    </message>
+    <message>
+        <source>NaN and infinite inputs</source>
+        <translation>entradas NaN e infinitas</translation>
+    </message>
+    <message>
+        <source>scale</source>
+        <translation>escala</translation>
     </message>
     <message>
         <source>hidden size</source>
@@ -3621,6 +3613,7 @@
     </message>
     <message>
         <source>random numbers</source>
+        <extracomment>Which panel shows an error about which field. Names of the fills in undo texts (&quot;Fill keys with zeros&quot;); the settings&apos; and the inputs&apos; names are declared with them (``attnviz.settings``, ``catalog.ROLES``).</extracomment>
         <translation>números aleatórios</translation>
     </message>
     <message>
@@ -4679,29 +4672,13 @@
 <context>
     <name>Render</name>
     <message>
-        <source>{error} (see {prog} --help)</source>
-        <extracomment>Exit statuses: a file, engine or write problem; a bad command line.</extracomment>
-        <translation>{error} (veja {prog} --help)</translation>
-    </message>
-    <message>
-        <source>interrupted</source>
-        <translation>interrompido</translation>
-    </message>
-    <message>
-        <source>unexpected error: {error}</source>
-        <translation>erro inesperado: {error}</translation>
-    </message>
-    <message>
         <source>--out FILE is required (see {prog} --help)</source>
+        <extracomment>Exit statuses: a file, engine or write problem; a bad command line. The console script ``attnviz-render`` (its arguments are the process&apos;s).</extracomment>
         <translation>--out FILE é obrigatório (veja {prog} --help)</translation>
     </message>
     <message>
         <source>--out {out}: must end in .png or .svg (a picture), or .npy or .csv (the weights)</source>
         <translation>--out {out}: deve terminar em .png ou .svg (uma imagem), ou em .npy ou .csv (os pesos)</translation>
-    </message>
-    <message>
-        <source>unknown preset {name}; choose one of {choices}</source>
-        <translation>predefinição desconhecida {name}; escolha uma destas: {choices}</translation>
     </message>
     <message>
         <source>no result</source>
@@ -4728,22 +4705,6 @@
         <translation>aviso: {warning}</translation>
     </message>
     <message>
-        <source>--layer {layer} is out of range: {name} has {n} layer, 0</source>
-        <translation>--layer {layer} está fora do intervalo: {name} tem {n} camada, 0</translation>
-    </message>
-    <message>
-        <source>--layer {layer} is out of range: {name} has {n} layers, 0-{last}</source>
-        <translation>--layer {layer} está fora do intervalo: {name} tem {n} camadas, 0-{last}</translation>
-    </message>
-    <message>
-        <source>--head {head} is out of range: layer {layer} of {name} has {n} head, 0</source>
-        <translation>--head {head} está fora do intervalo: a camada {layer} de {name} tem {n} cabeça, 0</translation>
-    </message>
-    <message>
-        <source>--head {head} is out of range: layer {layer} of {name} has {n} heads, 0-{last}</source>
-        <translation>--head {head} está fora do intervalo: a camada {layer} de {name} tem {n} cabeças, 0-{last}</translation>
-    </message>
-    <message>
         <source>cannot be written (the folder {folder} does not exist)</source>
         <translation>não pode ser gravado (a pasta {folder} não existe)</translation>
     </message>
@@ -4758,22 +4719,6 @@
     <message>
         <source>--size {text}: each side must be from 1 to {most} pixels</source>
         <translation>--size {text}: cada lado deve ter de 1 a {most} pixels</translation>
-    </message>
-    <message>
-        <source>--role applies to tensor files, not captures</source>
-        <translation>--role se aplica a arquivos de tensores, não a capturas</translation>
-    </message>
-    <message>
-        <source>--role applies to tensor files, not sessions</source>
-        <translation>--role se aplica a arquivos de tensores, não a sessões</translation>
-    </message>
-    <message>
-        <source>--role {item}: expected ROLE=NAME with ROLE one of {roles}</source>
-        <translation>--role {item}: esperava-se PAPEL=NOME com PAPEL um destes: {roles}</translation>
-    </message>
-    <message>
-        <source>cannot tell which array is {roles} (arrays: {arrays}); name them with --role {first}=NAME</source>
-        <translation>não é possível saber qual array é {roles} (arrays: {arrays}); indique-os com --role {first}=NOME</translation>
     </message>
     <message>
         <source>size {size} is too small for {n} heads: at least {least}</source>
@@ -5117,6 +5062,40 @@
     </message>
 </context>
 <context>
+    <name>Settings</name>
+    <message>
+        <source>one of {choices}</source>
+        <extracomment>How undo texts name it (&quot;Change {undo_name}&quot;), marked for translation. Its caption in a settings panel (marked, with its accelerator); &quot;&quot;: not shown in one. Its tooltip in the panel (marked). The panel it is shown in (``ATTENTION``, ``LONG_MASKS``), or &quot;&quot; for none. Shown on the row of that setting rather than on a row of its own. Its ``attnviz render`` option (None: ``--`` and the name with dashes; &quot;&quot;: none). The option&apos;s help (English, as argparse&apos;s own words are); &quot;&quot;: the undo name. A call&apos;s own (a model&apos;s calls differ in it): ``SetSettings`` writes it into the call on show, and ``document.Settings`` has no field for it. Changing it makes the learnable parameters start again from their seed (they no longer fit, or belong to another scoring function). Whether it changes anything under these settings (the panel greys it out when not). The choices, value -&gt; marked label, read each time (a catalogue grows). The catalogue the choices come from, if it tells when one is registered. How None is typed on the command line.</extracomment>
+        <translation>um destes: {choices}</translation>
+    </message>
+    <message>
+        <source>a whole number from {low} to {high}</source>
+        <extracomment>What the spin box shows for 0 (a mask that is off), if anything.</extracomment>
+        <translation>um número inteiro de {low} a {high}</translation>
+    </message>
+    <message>
+        <source>a number above {low}</source>
+        <extracomment>The spin box&apos;s step and decimals.</extracomment>
+        <translation>um número acima de {low}</translation>
+    </message>
+    <message>
+        <source>a number from {low} to {high}</source>
+        <translation>um número de {low} a {high}</translation>
+    </message>
+    <message>
+        <source>null or {phrase}</source>
+        <translation>null ou {phrase}</translation>
+    </message>
+    <message>
+        <source>true or false</source>
+        <translation>true ou false</translation>
+    </message>
+    <message>
+        <source>a device name such as &quot;cpu&quot;</source>
+        <translation>um nome de dispositivo como &quot;cpu&quot;</translation>
+    </message>
+</context>
+<context>
     <name>SettingsPanel</name>
     <message>
         <source>&amp;Batch</source>
@@ -5190,6 +5169,7 @@
     </message>
     <message>
         <source>Attention</source>
+        <extracomment>The ``attnviz.settings`` group this panel shows. Rows shared by two settings (training mode beside dropout), by the first one&apos;s name.</extracomment>
         <translation>Atenção</translation>
     </message>
     <message>
@@ -5246,7 +5226,6 @@
     </message>
     <message>
         <source>&amp;Window</source>
-        <extracomment>The long-context masks&apos; fields: (setting, caption, tip). 0 turns each off.</extracomment>
         <translation>&amp;Janela</translation>
     </message>
     <message>
@@ -5291,7 +5270,7 @@
     </message>
     <message>
         <source>&amp;Scoring</source>
-        <extracomment>The settings&apos; captions, in form order (key of the widget, marked caption).</extracomment>
+        <extracomment>Every setting, in the order the panels show them.</extracomment>
         <translation>&amp;Pontuação</translation>
     </message>
     <message>

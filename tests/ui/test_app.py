@@ -88,7 +88,9 @@ def test_a_burst_of_edits_ends_on_the_last_state(window, qtbot):
 def test_a_shape_error_is_shown_and_recovered_from(window, qtbot):
     # The additive toy has d_q = 20, d_k = 2: scaled dot product cannot score that.
     good = window.session.last_outcome.view
-    window.controls.settings.scoring.setCurrentIndex(window.controls.settings.scoring.findData("scaled_dot"))
+    window.controls.settings.combos["scoring"].setCurrentIndex(
+        window.controls.settings.combos["scoring"].findData("scaled_dot")
+    )
     wait_current(qtbot, window)
     error = window.controls.shape_error
     assert error.isVisible() and "d_q = 20, d_k = 2" in error.text()
@@ -327,7 +329,9 @@ def test_building_the_window_does_not_import_torch():
 def test_error_text_follows_the_theme(window, qtbot):
     from attnviz.ui import theme
 
-    window.controls.settings.scoring.setCurrentIndex(window.controls.settings.scoring.findData("scaled_dot"))
+    window.controls.settings.combos["scoring"].setCurrentIndex(
+        window.controls.settings.combos["scoring"].findData("scaled_dot")
+    )
     wait_current(qtbot, window)
     from PySide6.QtGui import QPalette
 
@@ -359,7 +363,7 @@ def test_valid_lengths_tab_follows_the_lens_mode(window, qtbot):
 
 
 def test_device_list_is_refilled_only_when_it_changes(window):
-    box = window.controls.settings.device
+    box = window.controls.settings.combos["device"]
     listed = [box.itemData(i) for i in range(box.count())]
     removed: list[int] = []
     box.model().rowsRemoved.connect(lambda *_: removed.append(1))

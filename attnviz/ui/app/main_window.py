@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz import __version__
+from attnviz import __version__, catalog
 from attnviz.compute import Outcome
 from attnviz.document import Edit, ReplaceState, SetBlock, SetSettings, State, filled_state, resize_state
 from attnviz.presets import DEFAULT_PRESET, PRESETS
@@ -66,30 +66,8 @@ __all__ = ["MainWindow"]
 SHAPE_FIELDS = {"shape", "queries", "keys", "values", "memory_budget"}
 INPUT_FIELDS = {"valid_lens", "mask"}
 
-#: Names of the settings and tensors in undo texts ("Change dropout", "Fill keys with zeros").
-SETTING_NAMES = {
-    "scoring": QT_TRANSLATE_NOOP("MainWindow", "scoring function"),
-    "lens_mode": QT_TRANSLATE_NOOP("MainWindow", "valid lengths"),
-    "mask_mode": QT_TRANSLATE_NOOP("MainWindow", "mask mode"),
-    "causal": QT_TRANSLATE_NOOP("MainWindow", "causal mask"),
-    "device": QT_TRANSLATE_NOOP("MainWindow", "device"),
-    "dtype": QT_TRANSLATE_NOOP("MainWindow", "dtype"),
-    "dropout": QT_TRANSLATE_NOOP("MainWindow", "dropout"),
-    "train": QT_TRANSLATE_NOOP("MainWindow", "training mode"),
-    "dropout_seed": QT_TRANSLATE_NOOP("MainWindow", "dropout seed"),
-    "num_hiddens": QT_TRANSLATE_NOOP("MainWindow", "hidden size"),
-    "param_seed": QT_TRANSLATE_NOOP("MainWindow", "parameter seed"),
-    "window": QT_TRANSLATE_NOOP("MainWindow", "sliding window"),
-    "sinks": QT_TRANSLATE_NOOP("MainWindow", "attention sinks"),
-    "prefix": QT_TRANSLATE_NOOP("MainWindow", "prefix"),
-    "chunk": QT_TRANSLATE_NOOP("MainWindow", "chunk size"),
-}
-ROLE_NAMES = {
-    "queries": QT_TRANSLATE_NOOP("MainWindow", "queries"),
-    "keys": QT_TRANSLATE_NOOP("MainWindow", "keys"),
-    "values": QT_TRANSLATE_NOOP("MainWindow", "values"),
-    "valid_lens": QT_TRANSLATE_NOOP("MainWindow", "valid lengths"),
-}
+#: Names of the fills in undo texts ("Fill keys with zeros"); the settings' and the inputs' names
+#: are declared with them (``attnviz.settings``, ``catalog.ROLES``).
 FILL_NAMES = {
     "random": QT_TRANSLATE_NOOP("MainWindow", "random numbers"),
     "zeros": QT_TRANSLATE_NOOP("MainWindow", "zeros"),
@@ -530,10 +508,8 @@ class MainWindow(HostWindow):
         )
 
     def _on_settings(self, changes: dict[str, object]) -> None:
-        names = [SETTING_NAMES.get(name, name) for name in changes]
-        # One setting (the usual case) stays a Source, so the undo text follows a language switch.
-        what = names[0] if len(names) == 1 else ", ".join(tr_text(n) for n in names)
-        self.session.push(SetSettings(changes, message(QT_TRANSLATE_NOOP("MainWindow", "Change {names}"), names=what)))
+        # Described by the settings' declared names ("Change dropout"), in the language on show.
+        self.session.push(SetSettings(changes))
 
     def _on_block(self, role: str, batch: int, row: int, col: int, block: object) -> None:
         self.inputs.clear_error()
@@ -545,7 +521,7 @@ class MainWindow(HostWindow):
                 filled_state(self.session.document.state, role, kind, seed, self.session.selection.focus),
                 message(
                     QT_TRANSLATE_NOOP("MainWindow", "Fill {role} with {kind}"),
-                    role=ROLE_NAMES.get(role, role),
+                    role=catalog.role_word(role),
                     kind=FILL_NAMES.get(kind, kind),
                 ),
             )
