@@ -34,7 +34,7 @@ def test_operands_are_grouped_only_where_an_operator_needs_it():
     assert spell("{px}.sum(-1)", x="self.w_v(features)") == "self.w_v(features).sum(-1)"
     assert spell("{pa} @ {pb}", a='params["W"]', b="keys[0]") == 'params["W"] @ keys[0]'
     assert spell("tf.reduce_sum({x}, axis=-1)", x="keys * keys") == "tf.reduce_sum(keys * keys, axis=-1)"
-    assert not atom("-1e6") and atom("1e6") and not atom("~finite") and not atom("a b")
+    assert atom('"text"') and not atom("-1e6") and not atom("2") and not atom("~finite") and not atom("a b")
 
 
 @pytest.mark.parametrize("framework", sorted(TABLES))

@@ -59,7 +59,7 @@ class Ops:
     expand: str = "{lib}.expand_dims({x}, axis={axis})"
     squeeze_last: str = "{lib}.squeeze({x}, axis=-1)"  # {x} without its last axis, of size 1
     sum_last: str = "{px}.sum(axis=-1)"  # {x} summed over its last axis
-    sum_last_keep: str = "{px}.sum(axis=-1, keepdims=True)"  # ... kept with size 1
+    sum_last_keep: str = "{px}.sum(axis=-1, keepdims=True)"  # the same, the axis kept of size 1
     clamp0: str = "{lib}.maximum({x}, 0)"  # max({x}, 0), elementwise
     #: {c} - 2 {a} {b}^T as one fused product (None: written as the subtraction of ``bmm_t``).
     minus_2_bmm_t: str | None = None
@@ -70,7 +70,8 @@ class Ops:
     setting: str = "self.{name}"  # the constructor argument {name} (a scale)
 
     # -- arrays in and out
-    array: str = "{lib}.array({src}, dtype={dtype})"  # a tensor of {dtype} from {src}: a literal...
+    #: A tensor of {dtype} from {src}: a literal, ``unpack(...)`` or ``data[...]``.
+    array: str = "{lib}.array({src}, dtype={dtype})"
     bool_array: str = "{lib}.array({src}) != 0"  # booleans from the 0/1 {src}
     dtype_name: str = "{lib}.{name}"  # the dtype named {name} ("float32"), as an argument
     #: ``dtype = ...``, the compute dtype {name} (None: as ``dtype_name``).
@@ -92,7 +93,7 @@ def atom(expression: str) -> bool:
     except SyntaxError:
         return False
     if isinstance(node, ast.Constant):
-        return not isinstance(node.value, (int, float)) or node.value >= 0
+        return not isinstance(node.value, (int, float))  # 1.sum() does not parse; "ab".upper() does
     return isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
 
 
