@@ -5319,7 +5319,7 @@
     </message>
     <message>
         <source>the scoring function {name} has no {framework} code: it is not one of attnviz&apos;s own</source>
-        <extracomment>How an array becomes a tensor: the compute dtype, a parameter&apos;s own dtype, whole numbers, booleans. What each mask mode does, said in the snippet&apos;s header. The packages the snippet imports (&quot;torch and numpy&quot;). The name numpy goes by in the snippet (MXNet&apos;s own numpy takes &quot;np&quot;). The dtypes this framework computes in; another is computed in float32 and said so.</extracomment>
+        <extracomment>How an array becomes a tensor: the compute dtype, a parameter&apos;s own dtype, whole numbers, booleans. The packages the snippet imports (&quot;torch and numpy&quot;). The snippet&apos;s imports after the standard library&apos;s. The name numpy goes by in the snippet (MXNet&apos;s own numpy takes &quot;np&quot;). The dtypes this framework computes in; another is computed in float32 and said so.</extracomment>
         <translation>a função de pontuação {name} não tem código {framework}: ela não é uma das do attnviz</translation>
     </message>
     <message>
