@@ -29,7 +29,7 @@ from attnviz.ui.heatmap.colormaps import DEFAULT_COLORMAP, canonical_colormap_na
 from attnviz.ui.heatmap.items import CellAxisItem, RegionImageItem
 from attnviz.ui.heatmap.paint import WEIGHT_LEVELS, Levels
 from attnviz.ui.heatmap.prepare import Frame, Picture, PreparedMap, picture, same_view
-from attnviz.ui.theme import plot_colors
+from attnviz.ui.theme import PlotColors, plot_colors
 
 __all__ = ["HoverFn", "MapPlot"]
 
@@ -174,6 +174,11 @@ class MapPlot(QtWidgets.QWidget):
     @property
     def font_scale(self) -> float:
         return self._font_scale
+
+    @property
+    def plot_colors(self) -> PlotColors:
+        """The theme's background and text colours the map is drawn with."""
+        return self._plot_colors
 
     @property
     def empty_rows(self) -> tuple[int, ...]:
