@@ -975,23 +975,7 @@ def _long_case(app: QApplication, win: MainWindow, plan: Plan) -> bool:
     from attnviz.ui.views.long_context import MAX_BINS
 
     n = plan.long_n
-    view: Any = win.long_dock.view()  # built now, so its schedulers can be watched
-    stamps: dict[str, float] = {}
-    # Stamped as each result reaches the GUI thread, before the view draws it: the view's own
-    # handlers are called from these wrappers (put back at the end).
-    swapped: list[tuple[Any, Callable[[Any], None], Callable[[Any], None]]] = []
-    for scheduler, key, handler in (
-        (view._overview_scheduler, "overview", view._on_overview),
-        (view._tile_scheduler, "tile", view._on_tile),
-    ):
-
-        def stamped(result: Any, key: str = key, handler: Callable[[Any], None] = handler) -> None:
-            stamps.setdefault(key, time.perf_counter())
-            handler(result)
-
-        scheduler.finished.disconnect(handler)
-        scheduler.finished.connect(stamped)
-        swapped.append((scheduler, handler, stamped))
+    view: Any = win.long_dock.view()  # built now, so its computations can be watched
     state = long_state(n)
     heartbeat = Heartbeat(app)
     meter = CpuMeter()
@@ -1018,10 +1002,8 @@ def _long_case(app: QApplication, win: MainWindow, plan: Plan) -> bool:
         heartbeat.stop()
     finally:
         set_default_memory_budget(None)
-        for scheduler, original, wrapper in swapped:
-            scheduler.finished.disconnect(wrapper)
-            scheduler.finished.connect(original)
-    t_overview = stamps["overview"]
+    # When the overview reached the GUI thread, before the view drew it.
+    t_overview = view.overview.arrived_at
     longest = heartbeat.longest_gaps({"edit": (t0, t1), "compute": (t1, t_overview), "draw": (t_overview, tail)})
     print()
     print(
