@@ -1,18 +1,19 @@
 """The mask doctor: every finding of ``attnviz.capture.diagnose_run`` on the run on show,
 each one click away from the cells it names.
 
-A click on a finding shows its call, head and batch element in every view, brings the weights
-to the front and outlines the query rows it names. The diagnosis runs on a compute thread of
-its own, only while the view is shown, again whenever the run changes (an edit), not when
-another head is picked (the findings are the whole run's).
+A click on a finding shows its call, head and batch element in every view and asks for the
+query rows it names to be outlined (``AppSession.outline_rows``: the weights come to the front
+with them). The diagnosis is a computation of the view on a thread of its own, run only while
+the view is on show, again whenever the run changes (an edit), not when another head is picked
+(the findings are the whole run's).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QShowEvent
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -23,12 +24,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.document import Edit, Snapshot
+from attnviz.compute.jobs import Job
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message
 from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession
+from attnviz.ui.app.view_base import SessionView
 from attnviz.ui.i18n import tr_text, translate
-from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.theme import error_color, mark_error_label, warning_color
 
 if TYPE_CHECKING:
@@ -40,25 +41,22 @@ DOCTOR_DOCK = "doctor"
 DOCTOR_SHORTCUT = "Ctrl+Shift+K"
 
 
-def _diagnose(snapshot: Snapshot) -> tuple[int, list[Any] | None, str | None]:
-    """On the compute thread: the findings of the state's run."""
+def _diagnose(job: Job[None]) -> tuple[list[Any] | None, str | None]:
+    """On the view's thread: the findings of the state's run, or why there are none."""
     try:
         from attnviz.capture import diagnose_run
 
-        return snapshot.version, diagnose_run(snapshot.state.run), None
+        return diagnose_run(job.snapshot.state.run), None
     except Exception as exc:  # noqa: BLE001 - shown in the view
-        return snapshot.version, None, exception_message(exc)
+        return None, exception_message(exc)
 
 
-class DoctorView(Retranslating, QWidget):
-    """``table`` lists the findings (errors first); ``findingChosen(finding)`` when one is clicked."""
-
-    findingChosen = Signal(object)
+class DoctorView(SessionView):
+    """``table`` lists the findings (errors first); a click on one shows it (``choose``)."""
 
     def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(session, parent)
         self._session = session
-        self._dirty = True
         self.findings: list[Finding] | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -86,9 +84,9 @@ class DoctorView(Retranslating, QWidget):
         self.table.cellClicked.connect(lambda row, _col: self._choose(row))
         layout.addWidget(self.table, 1)
 
-        self._scheduler = session.new_scheduler(_diagnose)
-        self._scheduler.finished.connect(self._on_findings)
-        session.documentChanged.connect(self._on_document_changed)
+        self.diagnosis = self.computation("mask doctor", _diagnose, follows="document")
+        self.diagnosis.on_result(self._on_findings)
+        self.diagnosis.busyChanged.connect(self._on_busy)
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -100,25 +98,12 @@ class DoctorView(Retranslating, QWidget):
 
     # ------------------------------------------------------------------ computing
 
-    def _on_document_changed(self, _edit: Edit | None) -> None:
-        self._dirty = True
-        if self.isVisible():
-            self._compute()
+    def _on_busy(self, busy: bool) -> None:
+        if busy:
+            self.summary.setText(translate("Doctor", "Examining every call's masks…"))
 
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        if self._dirty:
-            self._compute()
-
-    def _compute(self) -> None:
-        self._dirty = False
-        self.summary.setText(translate("Doctor", "Examining every call's masks…"))
-        self._scheduler.submit(self._session.document.snapshot())
-
-    def _on_findings(self, result: tuple[int, list[Any] | None, str | None]) -> None:
-        version, findings, error = result
-        if version != self._session.document.version and self._dirty:
-            return  # the model changed since; a newer diagnosis is on its way
+    def _on_findings(self, result: tuple[list[Any] | None, str | None]) -> None:
+        findings, error = result
         self.findings = findings
         self.message.setVisible(bool(error))
         if error:
@@ -178,7 +163,7 @@ class DoctorView(Retranslating, QWidget):
         self._session.set_focus(finding.call, head)
         if finding.batch:
             self._session.set_batch(finding.batch[0])
-        self.findingChosen.emit(finding)
+        self._session.outline_rows(tuple(finding.rows))
 
 
 def install_doctor(session: AppSession, host: Host) -> ToolPanel:

@@ -29,9 +29,9 @@ from attnviz.teaching import LESSONS, Lesson
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession
+from attnviz.ui.app.view_base import SessionView
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.i18n import tr_text, translate
-from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.theme import muted_color, tinted_panel
 from attnviz.ui.views.masking_lab import MASKING_LAB_DOCK
 
@@ -60,14 +60,15 @@ def menu_text(lesson: Lesson) -> str:
     return title
 
 
-class LessonView(Retranslating, QWidget):
+class LessonView(SessionView):
     """The current lesson: its title, question, the answer behind a button, and for pitfalls a
-    button to open the masking lab (``openMaskingLab``)."""
+    button to open the masking lab (``openMaskingLab``). Its texts follow the application font
+    (presentation mode enlarges it)."""
 
     openMaskingLab = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
+        super().__init__(session, parent)
         self.lesson: Lesson | None = None
         self.title = QLabel()
         self.title.setWordWrap(True)
@@ -208,7 +209,7 @@ class LessonsController(QObject):
         session.languageChanged.connect(self.retranslate)
 
     def _build_view(self) -> LessonView:
-        view = LessonView()
+        view = LessonView(self.session)
         view.openMaskingLab.connect(self.open_masking_lab)
         return view
 
