@@ -136,6 +136,7 @@ class AppSession(QObject):
         self.scheduler.finished.connect(self._on_main_run)
         self.scheduler.failed.connect(self._on_main_crash)
         self.scheduler.busyChanged.connect(self.busyChanged)
+        self.scheduler.busyChanged.connect(self._on_main_busy)
         #: Every view's registered computation (``register``).
         self.computations = Computations(self.snapshot, lambda: self.selection.batch, self._request_main, parent=self)
         self._extras_after = False  # main computations were asked for while the main thread ran
@@ -370,7 +371,10 @@ class AppSession(QObject):
             self.computations.deliver(job.snapshot, job.batch, dict(run.results), dict(run.failures))
             if run.computed:
                 self._show_outcome(outcome)
-        if not self.scheduler.busy and (self._extras_after or self.computations.wants_main()):
+
+    def _on_main_busy(self, busy: bool) -> None:
+        # The main thread is free: the main computations asked for while it ran go now.
+        if not busy and not self._closed and (self._extras_after or self.computations.wants_main()):
             self._extras_after = False
             self._request_main()
 
