@@ -96,6 +96,9 @@ def test_every_map_follows_the_colour_map_the_theme_and_presentation_mode(model_
         window.heads_dock.raise_()
         qtbot.waitUntil(lambda: len(window.heads_dock.view().maps) == 6, timeout=30000)
         assert {m.font_scale for m in every_map()} == {PRESENTATION_SCALE}
+        # From the same size as the others: not from the application font presentation enlarged.
+        ticks = {round(m.plot_item.getAxis("left").style["tickFont"].pointSizeF(), 2) for m in every_map()}
+        assert len(ticks) == 1
         assert {m.colormap_name for m in window.heads_dock.view().maps} == {"viridis"}
     finally:
         window.set_presentation_mode(False)

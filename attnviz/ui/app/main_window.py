@@ -45,6 +45,7 @@ from attnviz.ui.app.controls import ControlsColumn
 from attnviz.ui.app.host import HostWindow, ToolDock, ToolTab
 from attnviz.ui.app.results_panel import OutputPanel, ResultsPanel
 from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.fonts import hold_normal_size
 from attnviz.ui.i18n import (
     LANGUAGES,
     current_language,
@@ -692,6 +693,7 @@ class MainWindow(HostWindow):
         assert isinstance(app, QApplication)
         if on:
             self._normal_font = app.font()
+            hold_normal_size(self._normal_font.pointSizeF())
             # Larger texts make docks wider; leaving must give back the window as it was.
             self._normal_geometry = self.saveGeometry()
             self._normal_state = self.saveState()
@@ -701,6 +703,7 @@ class MainWindow(HostWindow):
         elif self._normal_font is not None:
             app.setFont(self._normal_font)
             self._normal_font = None
+            hold_normal_size(None)
             QTimer.singleShot(0, self, self._restore_normal_layout)
         self.controls_scroll.setVisible(not on)
         self.bottom_splitter.setVisible(not on)

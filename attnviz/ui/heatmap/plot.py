@@ -24,6 +24,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtGui, QtWidgets
 
+from attnviz.ui.fonts import base_point_size
 from attnviz.ui.heatmap import paint
 from attnviz.ui.heatmap.colormaps import DEFAULT_COLORMAP, canonical_colormap_name, load_colormap, lookup_table
 from attnviz.ui.heatmap.items import CellAxisItem, RegionImageItem
@@ -80,8 +81,7 @@ class MapPlot(QtWidgets.QWidget):
 
         # --- presentation state ---
         self._font_scale = 1.0
-        base = QtWidgets.QApplication.font().pointSizeF()
-        self._base_pt = base if base > 0 else 9.0
+        self._base_pt = base_point_size()  # presentation mode scales it (font_scale), never twice
         self._colormap_name = canonical_colormap_name(colormap)
 
         # --- graphics ---

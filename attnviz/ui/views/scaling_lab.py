@@ -36,6 +36,7 @@ from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.app.view_base import SessionView
+from attnviz.ui.fonts import base_point_size
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import error_color, muted_color, plot_colors, warning_color
 
@@ -135,8 +136,7 @@ class ScalingLabView(SessionView):
         self.outcome: ScalingOutcome | None = None
         self.shown_version = -1
         self.error: str | None = None
-        base = QApplication.font().pointSizeF()
-        self._base_pt = base if base > 0 else 9.0
+        self._base_pt = base_point_size()  # presentation mode scales it (font_scale), never twice
 
         self._ink = plot_colors().foreground
         self.lab = self.computation("scaling lab", _scaling)
