@@ -26,8 +26,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent
-from PySide6.QtGui import QHideEvent, QShowEvent
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QFont, QFontMetricsF, QHideEvent, QShowEvent
 from PySide6.QtWidgets import QWidget
 
 from attnviz.compute import Outcome
@@ -177,8 +177,10 @@ class SessionView(Retranslating, QWidget):
         return list(self._owned_maps)
 
     def own_plot(self, plot: pg.PlotWidget, title: str = "") -> pg.PlotWidget:
-        """``plot`` (a line or bar chart) takes the theme's colours, and its title the font."""
+        """``plot`` (a line or bar chart) takes the theme's colours, and its title the font (as
+        large as the plot's width allows)."""
         self._owned_plots[plot] = title
+        plot.installEventFilter(self)
         self._style_plot(plot)
         return plot
 
@@ -208,8 +210,20 @@ class SessionView(Retranslating, QWidget):
 
     def _title_plot(self, plot: pg.PlotWidget) -> None:
         # Size and colour every time: setTitle without them falls back to pyqtgraph's small grey.
-        points = max(self.font().pointSizeF(), 6.0) * 1.05
-        plot.setTitle(self._owned_plots[plot] or None, size=f"{points:.1f}pt", color=plot_colors().foreground)
+        title = self._owned_plots[plot]
+        font = QFont(self.font())
+        points = max(font.pointSizeF(), 6.0) * 1.05
+        font.setPointSizeF(points)
+        # The title sits over the plot area, right of the left axis, within margins of its own.
+        room = plot.width() - plot.getAxis("left").width() - 40
+        wide = QFontMetricsF(font).horizontalAdvance(title)
+        if title and 0 < room < wide:
+            # Wider than the plot, the title would push the plot aside: smaller, down to 6 pt.
+            points = max(6.0, points * room / wide)
+        key = (title, round(points, 1), plot_colors().foreground)
+        if plot.property("attnviz_title") != repr(key):  # the same title again re-lays out the plot
+            plot.setProperty("attnviz_title", repr(key))
+            plot.setTitle(title or None, size=f"{points:.1f}pt", color=key[2])
 
     # ------------------------------------------------------------------ computing
 
@@ -260,6 +274,11 @@ class SessionView(Retranslating, QWidget):
 
     def _rows_outlined(self, rows: tuple[int, ...]) -> None:
         self.on_rows_outlined(rows)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and watched in self._owned_plots:
+            self._title_plot(watched)
+        return super().eventFilter(watched, event)
 
     def changeEvent(self, event: QEvent) -> None:
         kind = event.type()

@@ -291,12 +291,13 @@ class PipelineView(SessionView):
             elif watched is self.features or watched is self.parameters:
                 stage = "hidden" if self._scoring() == "additive" else "raw_scores"
             else:
-                return False
+                return super().eventFilter(watched, event)
             if kind == QEvent.Type.Enter:
                 self.set_highlight(stage)
             elif self._highlight == stage:
                 self.set_highlight(None)
-        return False
+            return False
+        return super().eventFilter(watched, event)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
