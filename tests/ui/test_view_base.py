@@ -194,11 +194,13 @@ def test_a_views_computation_runs_only_while_it_is_on_show(host, qtbot):
             super().__init__(session)
             self.own_results: list[tuple[int, int, str]] = []
             self.main_results: list[int] = []
-            self.own = self.computation(
-                "probe", lambda job: (job.snapshot.version, job.batch, job.params), follows="selection", params="a"
+            self.own = self.while_shown(
+                session.register(
+                    "probe", lambda job: (job.snapshot.version, job.batch, job.params), follows="selection", params="a"
+                )
             )
             self.own.on_result(self.own_results.append)
-            self.main = self.computation("probe main", lambda job: job.main.version, thread="main")
+            self.main = self.while_shown(session.register("probe main", lambda job: job.main.version, thread="main"))
             self.main.on_result(self.main_results.append)
 
     spec = DockSpec("probe", QT_TRANSLATE_NOOP("Test", "Probe"), QT_TRANSLATE_NOOP("Test", "Probe"), "")

@@ -1,7 +1,7 @@
 """A view's computations, registered with the session: the one way a view computes.
 
-A view registers a Qt-free function of a ``compute.jobs.Job`` (``AppSession.register``, or
-``SessionView.computation`` which also ties it to the view's visibility) and says
+A view registers a Qt-free function of a ``compute.jobs.Job`` (``AppSession.register``; the
+view base's ``while_shown`` ties it to the view's visibility) and says
 
 * where it runs: ``"main"``, on the main compute thread right after the main computation, with
   its outcome (every head of the call on show, pictures of big maps: what a view must have with
@@ -93,6 +93,7 @@ class Computation(QObject, Generic[P, R]):
         params: P,
     ) -> None:
         super().__init__(registry)
+        registry.add(self)
         if follows not in FOLLOWS:
             raise ValueError(f"a computation follows one of {', '.join(FOLLOWS)}, not {follows!r}")
         self.name = name
@@ -257,21 +258,8 @@ class Computations(QObject):
         self._serials = itertools.count()
         self._all: list[Computation[Any, Any]] = []
 
-    def register(
-        self,
-        name: str,
-        run: Callable[[Job[P]], R],
-        *,
-        thread: Thread = "own",
-        follows: Follows = "head",
-        auto: bool = True,
-        params: P = None,  # type: ignore[assignment]  # P is None for a computation without parameters
-    ) -> Computation[P, R]:
-        computation: Computation[P, R] = Computation(
-            self, name, run, thread=thread, follows=follows, auto=auto, params=params
-        )
+    def add(self, computation: Computation[Any, Any]) -> None:
         self._all.append(computation)
-        return computation
 
     def unregister(self, computation: Computation[Any, Any]) -> None:
         if computation in self._all:

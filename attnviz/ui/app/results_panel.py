@@ -16,10 +16,8 @@ from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
-    QScrollArea,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -30,7 +28,7 @@ from attnviz.compute.axes import axis_labels, index_labels, token_of
 from attnviz.compute.jobs import Job
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.session import COLOR_RANGES, AppSession, Selection
-from attnviz.ui.app.view_base import SessionView
+from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled_grid
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.heatmap.colormaps import COLORMAPS
 from attnviz.ui.heatmap.paint import format_number
@@ -39,7 +37,6 @@ from attnviz.ui.heatmap.widget import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
-from attnviz.ui.theme import mark_warning_label
 
 #: Up to this many batch elements are shown side by side; beyond, only the selected one.
 MAX_GRID = 4
@@ -281,10 +278,7 @@ class ResultsPanel(SessionView):
         self.output = output or OutputPanel()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        self.title = QLabel()
-        font = self.title.font()
-        font.setBold(True)
-        self.title.setFont(font)
+        self.title = bold_label()
         self.colormap = QComboBox()
         for name in COLORMAPS:
             self.colormap.addItem(name, name)
@@ -307,18 +301,9 @@ class ResultsPanel(SessionView):
         header.addWidget(self.pickers, 0)
         layout.addLayout(header)
 
-        self.warnings = QLabel()
-        self.warnings.setWordWrap(True)
-        mark_warning_label(self.warnings)
-        self.warnings.setVisible(False)
+        self.warnings = message_label(warning=True)
         layout.addWidget(self.warnings)
-
-        self.grid_host = QWidget()
-        self.grid = QGridLayout(self.grid_host)
-        self.grid.setContentsMargins(0, 0, 0, 0)
-        self.maps_scroll = QScrollArea()
-        self.maps_scroll.setWidgetResizable(True)
-        self.maps_scroll.setWidget(self.grid_host)
+        self.maps_scroll, self.grid_host, self.grid = scrolled_grid()
         layout.addWidget(self.maps_scroll, 1)
 
         self.maps: list[HeatmapWidget] = []
@@ -330,11 +315,13 @@ class ResultsPanel(SessionView):
         self._range = session.color_range
         #: Query rows to outline, and the batch element they are of (``AppSession.outline_rows``).
         self._outlined: tuple[int, tuple[int, ...]] = (0, ())
-        self.pictures = self.computation(
-            "weights pictures",
-            self._prepare_pictures,
-            thread="main",
-            params=PictureParams(self._range, self._batch),
+        self.pictures = self.while_shown(
+            self.session.register(
+                "weights pictures",
+                self._prepare_pictures,
+                thread="main",
+                params=PictureParams(self._range, self._batch),
+            )
         )
         self.pictures.on_result(self._on_pictures)
         self.pictures.on_failure(lambda _error: self._draw_unprepared())

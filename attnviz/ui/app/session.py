@@ -325,8 +325,9 @@ class AppSession(QObject):
         and never raises for bad input; it runs only while the computation is on show
         (``Computation.set_on_show``, which ``SessionView`` drives), on the main thread after the
         main computation (``thread="main"``, the job carries the main outcome) or on a
-        latest-wins thread of its own, stopped with the session."""
-        return self.computations.register(name, run, thread=thread, follows=follows, auto=auto, params=params)
+        latest-wins thread of its own, stopped with the session. A view has it run while it is on
+        show with ``SessionView.while_shown``."""
+        return Computation(self.computations, name, run, thread=thread, follows=follows, auto=auto, params=params)
 
     @property
     def busy(self) -> bool:

@@ -12,8 +12,9 @@ Every view of ``ui/views`` and the main results panel is a ``SessionView``. The 
   map, presentation mode's font scale and the theme, and sets its axis names (marked sources)
   again at every language switch; the pyqtgraph plots it owns (``own_plot``) follow the theme,
   and their titles the font;
-* runs the view's computations (``computation``: a function registered with the session) only
-  while the view is on show; shown again, they are requested for the current snapshot.
+* runs the view's computations (``while_shown(session.register(...))``: a function registered
+  with the session) only while the view is on show; shown again, they are requested for the
+  current snapshot.
 
 Texts follow Qt's LanguageChange (``retranslate``) and colours its PaletteChange (``restyle``),
 as ``lifecycle.Retranslating`` has every widget do.
@@ -22,27 +23,26 @@ as ``lifecycle.Retranslating`` has every widget do.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QFont, QFontMetricsF, QHideEvent, QShowEvent
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QWidget
 
 from attnviz.compute import Outcome
-from attnviz.compute.jobs import Follows, Job
 from attnviz.document import Edit
-from attnviz.ui.app.computations import Computation, Thread
+from attnviz.ui.app.computations import Computation
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.heatmap import PRESENTATION_SCALE, HeatmapWidget
 from attnviz.ui.i18n import tr_text
 from attnviz.ui.lifecycle import Retranslating
-from attnviz.ui.theme import plot_colors
+from attnviz.ui.theme import mark_error_label, mark_warning_label, plot_colors
 
-__all__ = ["SessionView"]
+__all__ = ["SessionView", "bold_label", "message_label", "scrolled", "scrolled_grid"]
 
 H = TypeVar("H", bound=HeatmapWidget)
+W = TypeVar("W", bound=QWidget)
 P = TypeVar("P")
 R = TypeVar("R")
 
@@ -227,18 +227,9 @@ class SessionView(Retranslating, QWidget):
 
     # ------------------------------------------------------------------ computing
 
-    def computation(
-        self,
-        name: str,
-        run: Callable[[Job[P]], R],
-        *,
-        thread: Thread = "own",
-        follows: Follows = "head",
-        auto: bool = True,
-        params: P = None,  # type: ignore[assignment]  # None for a computation without parameters
-    ) -> Computation[P, R]:
-        """Register ``run`` with the session (``AppSession.register``), on show with this view."""
-        computation = self.session.register(name, run, thread=thread, follows=follows, auto=auto, params=params)
+    def while_shown(self, computation: Computation[P, R]) -> Computation[P, R]:
+        """Run ``computation`` (registered with ``AppSession.register``) only while this view is
+        on show; shown again, it is requested for the current snapshot."""
         self._computations.append(computation)
         self.destroyed.connect(functools.partial(self.session.computations.unregister, computation))
         computation.set_on_show(self.isVisible())
@@ -296,3 +287,48 @@ class SessionView(Retranslating, QWidget):
             for plot in self._owned_plots:
                 self._title_plot(plot)
         super().changeEvent(event)  # Retranslating: retranslate(), restyle()
+
+
+# ---------------------------------------------------------------------- a view's usual parts
+
+
+def bold_label(text: str = "") -> QLabel:
+    """A view's heading: the summary of what it shows."""
+    label = QLabel(text)
+    font = label.font()
+    font.setBold(True)
+    label.setFont(font)
+    return label
+
+
+def message_label(*, warning: bool = False) -> QLabel:
+    """A message over a view's maps (an error, or a warning), wrapped, hidden until it says
+    something."""
+    label = QLabel()
+    label.setWordWrap(True)
+    if warning:
+        mark_warning_label(label)
+    else:
+        mark_error_label(label)
+    label.setVisible(False)
+    return label
+
+
+def scrolled(widget: W, *, frame: bool = True) -> QScrollArea:
+    """``widget`` in a scroll area that resizes it: it scrolls only below its minimum size."""
+    scroll = QScrollArea()
+    scroll.setWidgetResizable(True)
+    scroll.setWidget(widget)
+    if not frame:
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+    return scroll
+
+
+def scrolled_grid(spacing: int | None = None) -> tuple[QScrollArea, QWidget, QGridLayout]:
+    """A grid of maps that scrolls: (the scroll area, the widget holding the grid, the grid)."""
+    host = QWidget()
+    grid = QGridLayout(host)
+    grid.setContentsMargins(0, 0, 0, 0)
+    if spacing is not None:
+        grid.setSpacing(spacing)
+    return scrolled(host), host, grid

@@ -43,19 +43,18 @@ from attnviz.compute.compare import (
 from attnviz.document import ReplaceState, State, filled_state
 from attnviz.model_run import HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.app.view_base import SessionView
+from attnviz.ui.app.view_base import SessionView, message_label
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.weights import show_weights
 from attnviz.ui.i18n import tr_text, translate
-from attnviz.ui.theme import error_color, mark_error_label, ok_color, set_text_color, tinted_panel, warning_color
+from attnviz.ui.theme import error_color, ok_color, set_text_color, tinted_panel, warning_color
+from attnviz.ui.views.docks import COMPARE_DOCK, DOCKS
 
-__all__ = ["COMPARE_DOCK", "COMPARE_SHORTCUT", "CompareView", "DivergingHeatmap", "install_compare_view"]
+__all__ = ["COMPARE_DOCK", "CompareView", "DivergingHeatmap", "install_compare_view"]
 
-COMPARE_SHORTCUT = "Ctrl+Shift+D"
-COMPARE_DOCK = "compareDock"
 _DEFAULTS: dict[str, tuple[str, str]] = {
     "scoring": ("additive", "scaled_dot"),
     "mask_mode": ("d2l", "strict"),
@@ -179,7 +178,7 @@ class CompareView(SessionView):
         #: The head the last result shown was of.
         self.shown_focus = session.selection.focus
         self.max_abs_diff: float | None = None
-        self.pair = self.computation("side by side", run_comparison, params=self._comparison)
+        self.pair = self.while_shown(self.session.register("side by side", run_comparison, params=self._comparison))
         self.pair.on_result(self._on_result)
         self.pair.busyChanged.connect(lambda _busy: self._update_status())
 
@@ -255,10 +254,7 @@ class CompareView(SessionView):
             # Three of them fit beside a docked lesson at 1280x720 (the maps scale; 320 did not).
             heatmap.setMinimumSize(200, 200)
             maps.addWidget(heatmap, 0, col)
-            error = QLabel()
-            error.setWordWrap(True)
-            mark_error_label(error)
-            error.setVisible(False)
+            error = message_label()
             maps.addWidget(error, 1, col)
             self.errors[side] = error
         layout.addLayout(maps, 1)
@@ -567,12 +563,4 @@ class CompareView(SessionView):
 
 def install_compare_view(session: AppSession, host: Host) -> ToolPanel:
     """Add the side-by-side view as a hidden dock; View > Side by side (Ctrl+Shift+D) shows it."""
-    spec = DockSpec(
-        COMPARE_DOCK,
-        QT_TRANSLATE_NOOP("TeachingDocks", "Side by side: A vs B"),
-        QT_TRANSLATE_NOOP("TeachingDocks", "&Side by side (A vs B)"),
-        QT_TRANSLATE_NOOP("TeachingDocks", "The same inputs under two configurations, and where their weights differ"),
-        shortcut=COMPARE_SHORTCUT,
-        menu="view",
-    )
-    return host.add_dock(spec, lambda: CompareView(session))
+    return host.add_dock(DOCKS[COMPARE_DOCK], lambda: CompareView(session))

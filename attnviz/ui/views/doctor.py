@@ -17,7 +17,6 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
-    QLabel,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -25,20 +24,18 @@ from PySide6.QtWidgets import (
 )
 
 from attnviz.compute.jobs import Job
-from attnviz.tr import QT_TRANSLATE_NOOP, exception_message
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.tr import exception_message
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
-from attnviz.ui.app.view_base import SessionView
+from attnviz.ui.app.view_base import SessionView, bold_label, message_label
 from attnviz.ui.i18n import tr_text, translate
-from attnviz.ui.theme import error_color, mark_error_label, warning_color
+from attnviz.ui.theme import error_color, warning_color
+from attnviz.ui.views.docks import DOCKS, DOCTOR_DOCK
 
 if TYPE_CHECKING:
     from attnviz.capture import Finding
 
 __all__ = ["DOCTOR_DOCK", "DoctorView", "install_doctor"]
-
-DOCTOR_DOCK = "doctor"
-DOCTOR_SHORTCUT = "Ctrl+Shift+K"
 
 
 def _diagnose(job: Job[None]) -> tuple[list[Any] | None, str | None]:
@@ -60,16 +57,10 @@ class DoctorView(SessionView):
         self.findings: list[Finding] | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        self.summary = QLabel()
+        self.summary = bold_label()
         self.summary.setWordWrap(True)
-        font = self.summary.font()
-        font.setBold(True)
-        self.summary.setFont(font)
         layout.addWidget(self.summary)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        mark_error_label(self.message)
-        self.message.setVisible(False)
+        self.message = message_label()
         layout.addWidget(self.message)
         self.table = QTableWidget(0, 3)  # a few findings per run: items are fine
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -84,7 +75,7 @@ class DoctorView(SessionView):
         self.table.cellClicked.connect(lambda row, _col: self._choose(row))
         layout.addWidget(self.table, 1)
 
-        self.diagnosis = self.computation("mask doctor", _diagnose, follows="document")
+        self.diagnosis = self.while_shown(self.session.register("mask doctor", _diagnose, follows="document"))
         self.diagnosis.on_result(self._on_findings)
         self.diagnosis.busyChanged.connect(self._on_busy)
         self.retranslate()
@@ -168,15 +159,4 @@ class DoctorView(SessionView):
 
 def install_doctor(session: AppSession, host: Host) -> ToolPanel:
     """Add the mask doctor as a hidden tab; View > Mask doctor (Ctrl+Shift+K) shows it."""
-    spec = DockSpec(
-        DOCTOR_DOCK,
-        QT_TRANSLATE_NOOP("ModelDocks", "Mask doctor: what is wrong with the masks"),
-        QT_TRANSLATE_NOOP("ModelDocks", "Mask &doctor"),
-        QT_TRANSLATE_NOOP(
-            "ModelDocks",
-            "Every problem in the masks the model's attention calls received, each a click away from its cells",
-        ),
-        shortcut=DOCTOR_SHORTCUT,
-        menu="view",
-    )
-    return host.add_dock(spec, lambda: DoctorView(session))
+    return host.add_dock(DOCKS[DOCTOR_DOCK], lambda: DoctorView(session))

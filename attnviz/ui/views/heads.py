@@ -14,24 +14,21 @@ import math
 
 import numpy as np
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from attnviz.compute.axes import axis_labels, token_of
 from attnviz.compute.heads import HeadsData, heads_on_show
-from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.results_panel import weight_levels
 from attnviz.ui.app.session import AppSession
-from attnviz.ui.app.view_base import SessionView
+from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled_grid
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.i18n import translate
-from attnviz.ui.theme import mark_error_label
+from attnviz.ui.views.docks import DOCKS, HEADS_DOCK
 
 __all__ = ["HEADS_DOCK", "HeadsView", "install_heads_view"]
 
-HEADS_DOCK = "heads"
-HEADS_SHORTCUT = "Ctrl+Shift+H"
 #: A small multiple's least size: a 128-token map still shows its structure at 200 pixels.
 MAP_MIN_WIDTH = 200
 MAP_MIN_HEIGHT = 190
@@ -53,30 +50,17 @@ class HeadsView(SessionView):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         header = QHBoxLayout()
-        self.title = QLabel()
-        font = self.title.font()
-        font.setBold(True)
-        self.title.setFont(font)
+        self.title = bold_label()
         header.addWidget(self.title, 1)
         self.scale_label = QLabel()
         header.addWidget(self.scale_label)
         layout.addLayout(header)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        mark_error_label(self.message)
-        self.message.setVisible(False)
+        self.message = message_label()
         layout.addWidget(self.message)
-
-        self.grid_host = QWidget()
-        self.grid = QGridLayout(self.grid_host)
-        self.grid.setContentsMargins(0, 0, 0, 0)
-        self.grid.setSpacing(6)
-        self.scroll_area = QScrollArea()
-        self.scroll_area.setWidgetResizable(True)
-        self.scroll_area.setWidget(self.grid_host)
+        self.scroll_area, self.grid_host, self.grid = scrolled_grid(spacing=6)
         layout.addWidget(self.scroll_area, 1)
 
-        self.heads = self.computation("every head of the layer", heads_on_show, thread="main")
+        self.heads = self.while_shown(self.session.register("every head of the layer", heads_on_show, thread="main"))
         self.heads.on_result(self._on_heads)
         self.retranslate()
         self.request_draw()
@@ -244,12 +228,4 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 
 def install_heads_view(session: AppSession, host: Host) -> ToolPanel:
     """Add the heads grid as a hidden tab; View > Heads (Ctrl+Shift+H) shows it."""
-    spec = DockSpec(
-        HEADS_DOCK,
-        QT_TRANSLATE_NOOP("ModelDocks", "Heads: every head of the layer"),
-        QT_TRANSLATE_NOOP("ModelDocks", "&Heads"),
-        QT_TRANSLATE_NOOP("ModelDocks", "Every head of the model's layer on show, side by side with one colour scale"),
-        shortcut=HEADS_SHORTCUT,
-        menu="view",
-    )
-    return host.add_dock(spec, lambda: HeadsView(session))
+    return host.add_dock(DOCKS[HEADS_DOCK], lambda: HeadsView(session))

@@ -34,7 +34,7 @@ from attnviz.compute.axes import span_labels, token_of
 from attnviz.compute.jobs import Job
 from attnviz.compute.long_view import LongRequest, LongResult, TileRequest, TileResult, compute_overview, compute_tile
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.app.view_base import SessionView
 from attnviz.ui.heatmap import HeatmapWidget
@@ -45,11 +45,10 @@ from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.labels import WrappedStatusLabel
 from attnviz.ui.pacing import next_frame
 from attnviz.ui.theme import mark_error_label
+from attnviz.ui.views.docks import DOCKS, LONG_DOCK
 
 __all__ = ["LONG_DOCK", "LongContextView", "install_long_context_view"]
 
-LONG_DOCK = "long_context"
-LONG_SHORTCUT = "Ctrl+Shift+G"
 #: The overview's display bins at most (about the pixels a map has on a large screen).
 MAX_BINS = 512
 #: The exact tile's side, in cells, by default: large enough to read tokens and values.
@@ -245,12 +244,14 @@ class LongContextView(SessionView):
         self._entropy_curve = self.entropy_plot.plot([], [], pen=pg.mkPen((60, 160, 90), width=1.5))
         layout.addLayout(plots, 1)
 
-        self.overview = self.computation("long-context overview", self._compute_overview, follows="selection")
+        self.overview = self.while_shown(
+            self.session.register("long-context overview", self._compute_overview, follows="selection")
+        )
         self.overview.on_result(self._on_overview)
         self.overview.busyChanged.connect(self._on_busy)
         for plot_widget in self._plots():  # shown one by one when the view is (on_shown)
             plot_widget.hide()
-        self.exact_tile = self.computation("exact tile", _tile, follows="selection", auto=False)
+        self.exact_tile = self.while_shown(self.session.register("exact tile", _tile, follows="selection", auto=False))
         self.exact_tile.on_result(self._on_tile)
         self._progress_timer = QTimer(self)
         self._progress_timer.setInterval(100)
@@ -565,14 +566,4 @@ class LongContextView(SessionView):
 
 def install_long_context_view(session: AppSession, host: Host) -> ToolPanel:
     """Add the long-context view as a hidden tab; View > Long context (Ctrl+Shift+G) shows it."""
-    spec = DockSpec(
-        LONG_DOCK,
-        QT_TRANSLATE_NOOP("ModelDocks", "Long context: overview and exact tiles"),
-        QT_TRANSLATE_NOOP("ModelDocks", "Lon&g context"),
-        QT_TRANSLATE_NOOP(
-            "ModelDocks", "The whole attention of a long input in bins, never held at once; click for exact values"
-        ),
-        shortcut=LONG_SHORTCUT,
-        menu="view",
-    )
-    return host.add_dock(spec, lambda: LongContextView(session))
+    return host.add_dock(DOCKS[LONG_DOCK], lambda: LongContextView(session))

@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
     QLabel,
-    QScrollArea,
     QSizePolicy,
     QSplitter,
     QVBoxLayout,
@@ -36,9 +35,9 @@ from attnviz import catalog
 from attnviz.compute.jobs import Job
 from attnviz.compute.labs import ConventionView, LabOutcome, run_masking_lab
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.app.view_base import SessionView
+from attnviz.ui.app.view_base import SessionView, scrolled
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import (
     MASK_HATCH_COLOR,
@@ -50,12 +49,10 @@ from attnviz.ui.heatmap.paint import (
 )
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import error_color, ok_color, warning_color
+from attnviz.ui.views.docks import DOCKS, MASKING_LAB_DOCK
 
-__all__ = ["MASKING_LAB_DOCK", "MASKING_LAB_SHORTCUT", "MaskingLabView", "install_masking_lab"]
+__all__ = ["MASKING_LAB_DOCK", "MaskingLabView", "install_masking_lab"]
 
-MASKING_LAB_SHORTCUT = "Ctrl+Shift+M"
-#: The dock's objectName (``window.findChild(QDockWidget, MASKING_LAB_DOCK)``).
-MASKING_LAB_DOCK = "maskingLabDock"
 
 #: Red of the disagreement outline: the same family as the empty-row marker, so red always
 #: means "look here", but as an outline (or a tint) rather than a filled bar.
@@ -282,7 +279,7 @@ class MaskingLabView(SessionView):
         self._paired = False
         self._laid_out_columns = 0
 
-        self.lab = self.computation("masking lab", _every_convention)
+        self.lab = self.while_shown(self.session.register("masking lab", _every_convention))
         self.lab.on_result(self._on_result)
         self.lab.on_failure(self._on_failure)
         self.lab.busyChanged.connect(lambda _busy: self._update_status())
@@ -296,20 +293,14 @@ class MaskingLabView(SessionView):
         self.grid = _FitGrid(self.grid_host)
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(4)
-        grid_scroll = QScrollArea()
-        grid_scroll.setWidgetResizable(True)
-        grid_scroll.setWidget(self.grid_host)
-        grid_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        grid_scroll = scrolled(self.grid_host, frame=False)
 
         self.sentence_label = QLabel()
         self.sentence_label.setWordWrap(True)
         self.sentence_label.setTextFormat(Qt.TextFormat.RichText)
         self.sentence_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.sentence_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        sentence_scroll = QScrollArea()
-        sentence_scroll.setWidgetResizable(True)
-        sentence_scroll.setWidget(self.sentence_label)
-        sentence_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        sentence_scroll = scrolled(self.sentence_label, frame=False)
 
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(grid_scroll)
@@ -541,15 +532,4 @@ class MaskingLabView(SessionView):
 
 def install_masking_lab(session: AppSession, host: Host) -> ToolPanel:
     """Add the masking lab as a hidden dock; Tools > Masking lab (Ctrl+Shift+M) shows it."""
-    spec = DockSpec(
-        MASKING_LAB_DOCK,
-        QT_TRANSLATE_NOOP("MaskingLab", "Masking lab: every convention"),
-        QT_TRANSLATE_NOOP("MaskingLab", "&Masking lab"),
-        QT_TRANSLATE_NOOP(
-            "MaskingLab",
-            "The current input under every masking convention (book, strict, -inf, SDPA "
-            "and common bugs), with the weights that differ outlined and explained",
-        ),
-        shortcut=MASKING_LAB_SHORTCUT,
-    )
-    return host.add_dock(spec, lambda: MaskingLabView(session))
+    return host.add_dock(DOCKS[MASKING_LAB_DOCK], lambda: MaskingLabView(session))

@@ -28,7 +28,7 @@ from attnviz.compute.heads import HEAD_STATISTICS, HeadStatistics, head_statisti
 from attnviz.compute.jobs import Job
 from attnviz.model_run import MASK_ARGUMENTS
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.app.view_base import SessionView
 from attnviz.ui.heatmap import HeatmapWidget
@@ -36,10 +36,10 @@ from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.labels import WrappedStatusLabel
 from attnviz.ui.theme import mark_error_label
+from attnviz.ui.views.docks import DOCKS, OVERVIEW_DOCK
 
 __all__ = ["OVERVIEW_DOCK", "ModelOverview", "install_model_overview"]
 
-OVERVIEW_DOCK = "model_overview"
 #: The calls table's columns.
 _CALL_COLUMNS = (
     QT_TRANSLATE_NOOP("ModelOverview", "call"),
@@ -49,7 +49,6 @@ _CALL_COLUMNS = (
     QT_TRANSLATE_NOOP("ModelOverview", "fidelity"),
     QT_TRANSLATE_NOOP("ModelOverview", "note"),
 )
-OVERVIEW_SHORTCUT = "Ctrl+Shift+O"
 
 
 def _statistics(job: Job[None]) -> tuple[HeadStatistics | None, str | None]:
@@ -110,7 +109,9 @@ class ModelOverview(SessionView):
         split.setStretchFactor(1, 1)
         layout.addWidget(split, 1)
 
-        self.statistics_of_heads = self.computation("head statistics", _statistics, follows="document")
+        self.statistics_of_heads = self.while_shown(
+            self.session.register("head statistics", _statistics, follows="document")
+        )
         self.statistics_of_heads.on_result(self._on_statistics)
         self.retranslate()
 
@@ -236,14 +237,4 @@ class ModelOverview(SessionView):
 
 def install_model_overview(session: AppSession, host: Host) -> ToolPanel:
     """Add the layers x heads overview as a hidden tab; View > Layers x heads shows it."""
-    spec = DockSpec(
-        OVERVIEW_DOCK,
-        QT_TRANSLATE_NOOP("ModelDocks", "Layers × heads: a statistic of every head"),
-        QT_TRANSLATE_NOOP("ModelDocks", "&Layers × heads"),
-        QT_TRANSLATE_NOOP(
-            "ModelDocks", "Every head of every layer at a glance, coloured by a statistic; click one to show it"
-        ),
-        shortcut=OVERVIEW_SHORTCUT,
-        menu="view",
-    )
-    return host.add_dock(spec, lambda: ModelOverview(session))
+    return host.add_dock(DOCKS[OVERVIEW_DOCK], lambda: ModelOverview(session))

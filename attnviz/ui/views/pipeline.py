@@ -21,7 +21,7 @@ from dataclasses import replace
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QFont, QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QSpinBox, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QSpinBox, QSplitter, QVBoxLayout, QWidget
 
 from attnviz.compute import Outcome, ViewData
 from attnviz.compute.axes import axis_labels
@@ -29,13 +29,14 @@ from attnviz.compute.pipeline import softmax_allowed
 from attnviz.document import ReplaceState, State
 from attnviz.model_run import HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP, message
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.results_panel import cell_place
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.app.view_base import SessionView
+from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled
 from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS
 from attnviz.ui.i18n import tr_text, translate
-from attnviz.ui.theme import mark_error_label, muted_color, set_text_color
+from attnviz.ui.theme import muted_color, set_text_color
+from attnviz.ui.views.docks import DOCKS, PIPELINE_DOCK
 from attnviz.ui.views.formulas import pipeline_formulas
 from attnviz.ui.views.pipeline_notes import PIPELINE_STAGES, format_value, stage_notes, summary
 from attnviz.ui.views.pipeline_side import FeaturesBox, ParametersBox
@@ -50,10 +51,7 @@ from attnviz.ui.views.pipeline_stages import (
     stage_maps,
 )
 
-__all__ = ["PIPELINE_DOCK", "PIPELINE_SHORTCUT", "PIPELINE_STAGES", "PipelineView", "install_pipeline_view"]
-
-PIPELINE_SHORTCUT = "Ctrl+Shift+P"
-PIPELINE_DOCK = "pipelineDock"
+__all__ = ["PIPELINE_DOCK", "PIPELINE_STAGES", "PipelineView", "install_pipeline_view"]
 
 
 class PipelineView(SessionView):
@@ -81,7 +79,7 @@ class PipelineView(SessionView):
         self._highlight: str | None = None
         self._error: str | None = None
         #: Big stage maps, prepared off the GUI thread (latest request wins), drawn when ready.
-        self.stages = self.computation("pipeline stages", prepare_stages, auto=False)
+        self.stages = self.while_shown(self.session.register("pipeline stages", prepare_stages, auto=False))
         self.stages.on_result(self._on_stages_prepared)
         self.stages.on_failure(self.show_error)
         self._prepared: PreparedStages | None = None  # the big maps on show, freed off this thread
@@ -89,10 +87,7 @@ class PipelineView(SessionView):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         header = QHBoxLayout()
-        self.summary = QLabel()
-        font = self.summary.font()
-        font.setBold(True)
-        self.summary.setFont(font)
+        self.summary = bold_label()
         header.addWidget(self.summary, 1)
         self.batch_spin = QSpinBox()
         self.batch_spin.setRange(0, 0)
@@ -102,10 +97,7 @@ class PipelineView(SessionView):
         header.addWidget(self.batch_caption)
         header.addWidget(self.batch_spin)
         layout.addLayout(header)
-        self.error = QLabel()
-        self.error.setWordWrap(True)
-        mark_error_label(self.error)
-        self.error.setVisible(False)
+        self.error = message_label()
         layout.addWidget(self.error)
 
         splitter = self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -121,10 +113,7 @@ class PipelineView(SessionView):
             card.installEventFilter(self)
             self.cards[stage] = card
         self.stage_grid = StageGrid(list(self.cards.values()))
-        stage_scroll = QScrollArea()
-        stage_scroll.setWidgetResizable(True)
-        stage_scroll.setWidget(self.stage_grid)
-        splitter.addWidget(stage_scroll)
+        splitter.addWidget(scrolled(self.stage_grid))
 
         # Formulas, additive features and parameters.
         side = QWidget()
@@ -144,9 +133,7 @@ class PipelineView(SessionView):
             box.installEventFilter(self)
             side_layout.addWidget(box)
         side_layout.addStretch(1)
-        side_scroll = QScrollArea()
-        side_scroll.setWidgetResizable(True)
-        side_scroll.setWidget(side)
+        side_scroll = scrolled(side)
         side_scroll.setMinimumWidth(300)
         splitter.addWidget(side_scroll)
         splitter.setStretchFactor(0, 3)
@@ -427,12 +414,4 @@ class PipelineView(SessionView):
 
 def install_pipeline_view(session: AppSession, host: Host) -> ToolPanel:
     """Add the pipeline view as a hidden tab; View > Pipeline view (Ctrl+Shift+P) shows it."""
-    spec = DockSpec(
-        PIPELINE_DOCK,
-        QT_TRANSLATE_NOOP("TeachingDocks", "Pipeline: every stage"),
-        QT_TRANSLATE_NOOP("TeachingDocks", "&Pipeline view"),
-        QT_TRANSLATE_NOOP("TeachingDocks", "Every stage of the computation, with the chapter's formulas"),
-        shortcut=PIPELINE_SHORTCUT,
-        menu="view",
-    )
-    return host.add_dock(spec, lambda: PipelineView(session))
+    return host.add_dock(DOCKS[PIPELINE_DOCK], lambda: PipelineView(session))

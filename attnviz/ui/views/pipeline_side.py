@@ -13,10 +13,11 @@ from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QSpinBox, QTabWidg
 from attnviz.compute.attention import ViewData
 from attnviz.compute.pipeline import additive_features
 from attnviz.model_run import HeadView
+from attnviz.ui.app.view_base import message_label
 from attnviz.ui.i18n import translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
-from attnviz.ui.theme import error_color, mark_error_label, plot_colors
+from attnviz.ui.theme import error_color, plot_colors
 from attnviz.ui.views.pipeline_notes import format_value
 
 __all__ = ["FeaturesBox", "ParametersBox"]
@@ -143,10 +144,7 @@ class ParametersBox(Retranslating, QGroupBox):
         super().__init__(parent)
         self._on_edit = on_edit
         layout = QVBoxLayout(self)
-        self.error = QLabel()
-        self.error.setWordWrap(True)
-        mark_error_label(self.error)
-        self.error.setVisible(False)
+        self.error = message_label()
         layout.addWidget(self.error)
         self.tabs = QTabWidget()
         self.tabs.setMinimumHeight(200)

@@ -33,17 +33,16 @@ from PySide6.QtWidgets import (
 from attnviz.compute.jobs import Job
 from attnviz.compute.labs import ScalingOutcome, run_scaling_lab
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.app.view_base import SessionView
 from attnviz.ui.fonts import base_point_size
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import error_color, muted_color, plot_colors, warning_color
+from attnviz.ui.views.docks import DOCKS, SCALING_LAB_DOCK
 
-__all__ = ["SCALING_LAB_DOCK", "SCALING_LAB_SHORTCUT", "ScalingLabView", "install_scaling_lab"]
+__all__ = ["SCALING_LAB_DOCK", "ScalingLabView", "install_scaling_lab"]
 
-SCALING_LAB_SHORTCUT = "Ctrl+Shift+L"
-SCALING_LAB_DOCK = "scalingLabDock"
 
 # Colour-blind-safe pair (Okabe-Ito): unscaled orange, scaled blue.
 UNSCALED_COLOR = (230, 159, 0)
@@ -139,7 +138,7 @@ class ScalingLabView(SessionView):
         self._base_pt = base_point_size()  # presentation mode scales it (font_scale), never twice
 
         self._ink = plot_colors().foreground
-        self.lab = self.computation("scaling lab", _scaling)
+        self.lab = self.while_shown(self.session.register("scaling lab", _scaling))
         self.lab.on_result(self._on_result)
         self.lab.on_failure(
             lambda error: self._on_result(
@@ -524,16 +523,4 @@ class ScalingLabView(SessionView):
 
 def install_scaling_lab(session: AppSession, host: Host) -> ToolPanel:
     """Add the scaling lab as a hidden dock; Tools > Scaling lab (Ctrl+Shift+L) shows it."""
-    spec = DockSpec(
-        SCALING_LAB_DOCK,
-        QT_TRANSLATE_NOOP("ScalingLab", "Scaling lab: why divide by √d"),
-        QT_TRANSLATE_NOOP("ScalingLab", "&Scaling lab"),
-        QT_TRANSLATE_NOOP(
-            "ScalingLab",
-            "Variance, softmax entropy, largest weight and gradient against d, scaled and "
-            "unscaled, with the current inputs marked; tanh saturation for additive "
-            "attention",
-        ),
-        shortcut=SCALING_LAB_SHORTCUT,
-    )
-    return host.add_dock(spec, lambda: ScalingLabView(session))
+    return host.add_dock(DOCKS[SCALING_LAB_DOCK], lambda: ScalingLabView(session))

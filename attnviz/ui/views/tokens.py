@@ -27,17 +27,15 @@ from PySide6.QtWidgets import (
 
 from attnviz.compute import Outcome, ViewData
 from attnviz.compute.axes import axis_labels, token_of
-from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.app.view_base import SessionView
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.i18n import translate
+from attnviz.ui.views.docks import DOCKS, TOKENS_DOCK
 
 __all__ = ["TOKENS_DOCK", "TokensView", "install_tokens_view", "token_sums", "top_keys"]
 
-TOKENS_DOCK = "tokens"
-TOKENS_SHORTCUT = "Ctrl+Shift+T"
 #: The top-k table holds at most this many keys.
 MAX_TOP_K = 50
 
@@ -252,14 +250,4 @@ class TokensView(SessionView):
 
 def install_tokens_view(session: AppSession, host: Host) -> ToolPanel:
     """Add the tokens view as a hidden tab; View > Tokens (Ctrl+Shift+T) shows it."""
-    spec = DockSpec(
-        TOKENS_DOCK,
-        QT_TRANSLATE_NOOP("ModelDocks", "Tokens: attention sent and received"),
-        QT_TRANSLATE_NOOP("ModelDocks", "&Tokens"),
-        QT_TRANSLATE_NOOP(
-            "ModelDocks", "Select tokens to see the attention they send and receive, and the keys a query looks at most"
-        ),
-        shortcut=TOKENS_SHORTCUT,
-        menu="view",
-    )
-    return host.add_dock(spec, lambda: TokensView(session))
+    return host.add_dock(DOCKS[TOKENS_DOCK], lambda: TokensView(session))
