@@ -405,8 +405,8 @@ class ResultsPanel(SessionView):
         for heatmap, b in zip(self.maps, self.shown_batches()):
             heatmap.set_highlight_rows(rows if b == batch else ())
 
-    def _pick_query(self, row: int, modifiers: object) -> None:
-        add = modifiers is not None and bool(modifiers & Qt.KeyboardModifier.ShiftModifier)  # type: ignore[operator]
+    def _pick_query(self, row: int, modifiers: Qt.KeyboardModifier | None) -> None:
+        add = modifiers is not None and bool(modifiers & Qt.KeyboardModifier.ShiftModifier)
         self.session.select_query(row, add)
 
     # ------------------------------------------------------------------ drawing
