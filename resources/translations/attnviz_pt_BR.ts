@@ -231,7 +231,7 @@
     </message>
     <message>
         <source>The one setting that differs between A and B; everything else is the main window&apos;s</source>
-        <extracomment>Document version of the drawn result (-1 before the first). The head the last request and the last result shown were of.</extracomment>
+        <extracomment>Document version of the drawn result (-1 before the first). The head the last result shown was of.</extracomment>
         <translation>A única configuração que difere entre A e B; todo o resto vem da janela principal</translation>
     </message>
     <message>
@@ -803,7 +803,7 @@
     <name>Errors</name>
     <message>
         <source>{call} recorded its attention weights only (Hugging Face output_attentions): they are shown as recorded; scores, masks and outputs cannot be recomputed, and a key with weight 0 is shown as masked</source>
-        <extracomment>Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. Pictures of these arrays made ready for display on the compute thread, under the name of the view that asked for them (the UI registers what to prepare; this layer knows nothing of it). Empty when nobody asked. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every stage at once is over the memory budget (a long input: the long-context view can). Every head of the call on show (one for the book&apos;s input). The head this is the result of.</extracomment>
+        <extracomment>Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every stage at once is over the memory budget (a long input: the long-context view can). The devices this machine offers (``engine.available_devices``), found by a computation that imported torch; empty when it did not get that far. The head this is the result of.</extracomment>
         <translation>{call} registrou só os seus pesos de atenção (output_attentions do Hugging Face): eles são mostrados como foram registrados; pontuações, máscaras e saídas não podem ser recalculadas, e uma chave com peso 0 aparece como mascarada</translation>
     </message>
     <message>
@@ -816,6 +816,9 @@
     </message>
     <message>
         <source>unexpected error: {error}</source>
+        <extracomment>What a computation&apos;s result depends on, and so when it is out of date: the document (&quot;document&quot;: the whole run, as the mask doctor reads it), the head on show too (&quot;head&quot;), or the batch element on show as well (&quot;selection&quot;). The main computation&apos;s outcome of ``snapshot`` (computations run with it; else None).
+----------
+What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s compute thread runs: ``run_snapshot`` with a core left for the GUI. The result (an Out), delivered on the thread this object lives in (the GUI thread). (item, message): ``compute`` raised instead of returning (a bug: errors are data). True while a computation runs or waits. How many computations were started (for tests and the benchmark).</extracomment>
         <translation>erro inesperado: {error}</translation>
     </message>
     <message>
@@ -2874,7 +2877,7 @@
     <name>HeadsView</name>
     <message>
         <source>Every head of the layer, one colour scale; click a head to show it in every view</source>
-        <extracomment>A small multiple&apos;s least size: a 128-token map still shows its structure at 200 pixels. The query and key tokens of the call the heads are of (None: none). How many times the grid was drawn (a hidden view must not draw: tests check it). What the maps show: (layer, batch, scale...), weights, mask; None: nothing yet.</extracomment>
+        <extracomment>A small multiple&apos;s least size: a 128-token map still shows its structure at 200 pixels. What the maps show: (layer, batch, scale...), weights, mask; None: nothing yet.</extracomment>
         <translation>Todas as cabeças da camada, com uma só escala de cores; clique em uma cabeça para mostrá-la em todas as vistas</translation>
     </message>
     <message>
@@ -3433,7 +3436,6 @@
     </message>
     <message>
         <source>S&amp;how</source>
-        <extracomment>The overview&apos;s maps made ready for drawing on the compute thread, per statistic shown.</extracomment>
         <translation>&amp;Mostrar</translation>
     </message>
     <message>
@@ -3446,6 +3448,7 @@
     </message>
     <message>
         <source>Keys (first of each bin)</source>
+        <extracomment>The overview&apos;s maps made ready for drawing on the compute thread, per statistic shown.</extracomment>
         <translation>Chaves (a primeira de cada caixa)</translation>
     </message>
     <message>
@@ -3780,7 +3783,7 @@
     </message>
     <message>
         <source>Load preset {title}</source>
-        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). What to prepare for display on the compute thread (``prepare_on_compute``). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
+        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). The main compute thread: the main outcome, then the views&apos; computations that run with it. Every view&apos;s registered computation (``register``). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
         <translation>Carregar a predefinição {title}</translation>
     </message>
     <message>
@@ -3883,7 +3886,7 @@
     <name>MaskingLab</name>
     <message>
         <source>nan row</source>
-        <extracomment>The dock&apos;s objectName (``window.findChild(QDockWidget, MASKING_LAB_DOCK)``). Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. The engine&apos;s row classes (``engine.lab.ROW_KINDS``) as the hover text names them.</extracomment>
+        <extracomment>The engine&apos;s row classes (``engine.lab.ROW_KINDS``) as the hover text names them.</extracomment>
         <translation>linha NaN</translation>
     </message>
     <message>
@@ -3912,6 +3915,7 @@
     </message>
     <message>
         <source>Keys</source>
+        <extracomment>Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. The axes of every convention&apos;s map.</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>
@@ -4445,11 +4449,11 @@
     </message>
     <message>
         <source>Value dimension</source>
-        <extracomment>The stages drawn as (queries, keys) maps; the output is (queries, value dimension).</extracomment>
         <translation>Dimensão do valor</translation>
     </message>
     <message>
         <source>Keys</source>
+        <extracomment>The stages drawn as (queries, keys) maps; the output is (queries, value dimension). Each stage map&apos;s axes (marked sources: the view names them in the current language).</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>
@@ -4458,7 +4462,7 @@
     </message>
     <message>
         <source>Waiting for a result…</source>
-        <extracomment>A card narrower than this cannot show a 10-key row of weights with its numbers. The head the result on show is of (its tensors, lengths and causal flag). How many times the stages were drawn (hidden views must not draw; tests check it). Prepares big stage maps off the GUI thread (latest request wins), drawn when ready.</extracomment>
+        <extracomment>Below this width the formulas go under the stages instead of beside them. The head the result on show is of (its tensors, lengths and causal flag). Big stage maps, prepared off the GUI thread (latest request wins), drawn when ready.</extracomment>
         <translation>Esperando um resultado…</translation>
     </message>
     <message>
@@ -4503,6 +4507,7 @@
     </message>
     <message>
         <source>Learned parameters (edit a cell: the scores follow; Ctrl+Z undoes)</source>
+        <extracomment>In the order the formula reads them (W_q, W_k, w_v), whatever order they came in.</extracomment>
         <translation>Parâmetros aprendidos (edite uma célula; Ctrl+Z desfaz)</translation>
     </message>
     <message>
@@ -4519,7 +4524,6 @@
     </message>
     <message>
         <source>may attend</source>
-        <extracomment>Below this width the formulas go under the stages instead of beside them.</extracomment>
         <translation>pode prestar atenção</translation>
     </message>
     <message>
@@ -4537,6 +4541,10 @@
     <message>
         <source>raw ÷ √d = raw ÷ {root} (d = {d})</source>
         <translation>bruta ÷ √d = bruta ÷ {root} (d = {d})</translation>
+    </message>
+    <message>
+        <source>from {what}</source>
+        <translation>a partir de {what}</translation>
     </message>
     <message>
         <source>the same as the raw scores: {scoring} has no scaling step</source>
@@ -4557,10 +4565,6 @@
     <message>
         <source>from {first} and {second}</source>
         <translation>a partir de {first} e {second}</translation>
-    </message>
-    <message>
-        <source>from {source}</source>
-        <translation>a partir de {source}</translation>
     </message>
     <message>
         <source>bug mode: the 0/1 mask is added (+1 on kept keys), nothing is masked</source>
@@ -4796,7 +4800,7 @@
     </message>
     <message>
         <source>output</source>
-        <extracomment>Height of one weights map: about this many pixels per query row, within these bounds. Past this many weights, the top of an automatic scale is a high percentile, not the maximum. Percentiles are taken on a strided sample of at most this many weights (a 4096x4096 map would cost the GUI thread ~0.2 s otherwise; the sample&apos;s percentile differs by a hair). Where the compute thread puts the prepared maps (``ViewData.display``).</extracomment>
+        <extracomment>Height of one weights map: about this many pixels per query row, within these bounds. Past this many weights, the top of an automatic scale is a high percentile, not the maximum. Percentiles are taken on a strided sample of at most this many weights (a 4096x4096 map would cost the GUI thread ~0.2 s otherwise; the sample&apos;s percentile differs by a hair).</extracomment>
         <translation>saída</translation>
     </message>
     <message>
@@ -4829,7 +4833,7 @@
     </message>
     <message>
         <source>Attention weights</source>
-        <extracomment>A cell of a weights map was clicked: (query row, keyboard modifiers). Prepares big maps for another scale or batch than a result came with (``prepare_on``).</extracomment>
+        <extracomment>Query rows to outline, and the batch element they are of (``AppSession.outline_rows``).</extracomment>
         <translation>Pesos de atenção</translation>
     </message>
     <message>
@@ -4862,6 +4866,7 @@
     </message>
     <message>
         <source>Keys</source>
+        <extracomment>The weights maps&apos; axes.</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>
@@ -5503,6 +5508,7 @@
     <name>TeachingDocks</name>
     <message>
         <source>Pipeline: every stage</source>
+        <extracomment>Every view&apos;s entry, by object name, in menu order.</extracomment>
         <translation>Pipeline: todas as etapas</translation>
     </message>
     <message>
