@@ -18,8 +18,8 @@ import re
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, Qt, QTimer
-from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
+from PySide6.QtCore import QEventLoop, QRect, QRectF, Qt, QTimer
+from PySide6.QtGui import QFont, QFontMetricsF, QImage, QPainter, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractScrollArea,
@@ -184,6 +184,7 @@ def text_problems(window: QWidget, where: str) -> list[str]:
                 if bar.tabRect(i).width() + 1 < bar.tabSizeHint(i).width():
                     problems.append(f"{where}: tab {_plain(bar.tabText(i))!r} is cut")
         problems += heatmap_problems(root, where)
+        problems += map_problems(root, where)
     return problems
 
 
@@ -206,6 +207,94 @@ def heatmap_problems(root: QWidget, where: str) -> list[str]:
         ticks = heatmap.colorbar.axis._tickLevels  # noqa: SLF001 - the ticks set_data gave it
         if not ticks or not ticks[0]:
             problems.append(f"{where}: a colour bar without labels ({heatmap.plot_item.titleLabel.text!r})")
+    return problems
+
+
+def _scrolls(widget: QWidget, orientation: Qt.Orientation) -> bool:
+    """Whether a scroll area above ``widget`` can bring its hidden part into sight that way."""
+    parent = widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QAbstractScrollArea):
+            policy = (
+                parent.horizontalScrollBarPolicy()
+                if orientation == Qt.Orientation.Horizontal
+                else parent.verticalScrollBarPolicy()
+            )
+            return policy != Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+        parent = parent.parentWidget()
+    return False
+
+
+def map_problems(root: QWidget, where: str) -> list[str]:
+    """Every map on show in ``root``, whole: every row and column of its matrix inside its widget and
+    not hidden by a parent that cannot scroll to it, its title inside the widget, its colour bar
+    inside the widget with labels on show that do not overlap. (``heatmap_problems`` checks the
+    title's width against its plot, which is not enough: a plot wider than its widget is cut.)
+    A reusable check: run on any window or widget, for any view."""
+    from attnviz.ui.heatmap import HeatmapWidget
+
+    problems = []
+    for heatmap in root.findChildren(HeatmapWidget):
+        if heatmap.isVisible() and heatmap.values is not None and heatmap.values.size:
+            problems += _one_map_problems(heatmap, where)
+    return problems
+
+
+def _one_map_problems(heatmap: QWidget, where: str) -> list[str]:  # a HeatmapWidget
+    view = heatmap.findChild(QAbstractScrollArea)  # the pyqtgraph view inside the widget
+    if view is None:
+        return []
+    problems = []
+    name = heatmap.title or heatmap.accessibleName()
+    rows, cols = heatmap.values.shape[:2]
+    box = heatmap.plot_item.getViewBox()
+    (x0, x1), (y0, y1) = box.viewRange()
+    if x0 > 0.01 or x1 < cols - 0.01 or y0 > 0.01 or y1 < rows - 0.01:
+        problems.append(f"{where}: map {name!r} shows part of its range ({x0:.1f}-{x1:.1f}, {y0:.1f}-{y1:.1f})")
+    # The view's viewport in the heatmap widget's coordinates, and what of the widget is seen.
+    offset = view.viewport().mapTo(heatmap, view.viewport().rect().topLeft())
+    seen = view.viewport().rect().translated(offset)
+    visible = heatmap.visibleRegion().boundingRect()
+
+    def place(scene_rect: QRectF) -> QRect:
+        return view.mapFromScene(scene_rect).boundingRect().translated(offset)
+
+    for horizontal, n in ((True, cols), (False, rows)):
+        orientation = Qt.Orientation.Horizontal if horizontal else Qt.Orientation.Vertical
+        hidden = 0
+        for i in range(n):
+            cell = QRectF(i, 0, 1, rows) if horizontal else QRectF(0, i, cols, 1)
+            centre = place(box.mapViewToScene(cell).boundingRect()).center()
+            inside = seen.contains(centre) and (visible.contains(centre) or _scrolls(heatmap, orientation))
+            hidden += not inside
+        if hidden:
+            what = "columns" if horizontal else "rows"
+            problems.append(f"{where}: map {name!r} shows {n - hidden} of its {n} {what}")
+    title = heatmap.plot_item.titleLabel
+    if title.isVisible() and title.text:
+        rect = place(title.item.sceneBoundingRect())
+        if rect.left() < seen.left() - 1 or rect.right() > seen.right() + 1:
+            problems.append(f"{where}: map {name!r}: its title is cut by the widget's edge")
+    bar = heatmap.colorbar
+    if bar.isVisible() and bar.scene() is not None:
+        rect = place(bar.sceneBoundingRect())
+        if rect.right() > seen.right() + 1 or rect.left() < seen.left() - 1:
+            problems.append(f"{where}: map {name!r}: its colour bar is cut or out of sight")
+        # The labels pyqtgraph draws, where it draws them: none at all, or two overlapping, is a
+        # bar that cannot be read.
+        image = QImage(8, 8, QImage.Format.Format_ARGB32)
+        painter = QPainter(image)
+        try:
+            specs = bar.axis.generateDrawSpecs(painter)
+        finally:
+            painter.end()
+        texts = [] if specs is None else [place(bar.axis.mapRectToScene(r)) for r, _flags, _text in specs[2]]
+        if not texts:
+            problems.append(f"{where}: map {name!r}: its colour bar has no labels on show")
+        if any(a.intersects(b) for i, a in enumerate(texts) for b in texts[i + 1 :]):
+            problems.append(f"{where}: map {name!r}: its colour bar's labels overlap")
+        if any(r.right() > seen.right() + 1 for r in texts):
+            problems.append(f"{where}: map {name!r}: its colour bar's labels are cut")
     return problems
 
 
