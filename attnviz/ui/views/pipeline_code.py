@@ -289,12 +289,16 @@ class CodePanel(Retranslating, QWidget):
                 )
             )
             return
+        # A method's dotted name may break after its dots (a zero-width space): one long word
+        # wider than the panel would be cut.
         where = "; ".join(
             translate("PipelineCode", "lines {first}–{last} in {function}").format(
-                first=s.first, last=s.last, function=s.function
+                first=s.first, last=s.last, function=s.function.replace(".", ".\u200b")
             )
             if s.last > s.first
-            else translate("PipelineCode", "line {first} in {function}").format(first=s.first, function=s.function)
+            else translate("PipelineCode", "line {first} in {function}").format(
+                first=s.first, function=s.function.replace(".", ".\u200b")
+            )
             for s in spans
         )
         self.caption.setText(translate("PipelineCode", "Computed by {where}").format(where=where))
