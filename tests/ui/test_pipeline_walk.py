@@ -158,6 +158,16 @@ def test_the_additive_walk_has_the_hidden_features_as_a_step(window, qtbot):
     assert hidden.shape == (head.n_keys, outcome.params["w_v"].size)
     _key(qtbot, walk, Qt.Key.Key_Right)
     assert walk.stage == "raw_scores"
+    # Of the query picked (here in another view): w_v · row j is that query's raw score with key j.
+    window.session.load_preset("masked-softmax-2d")
+    window.session.push(SetSettings({"scoring": "additive"}, "additive"))
+    wait_current(qtbot, window)
+    walk.show_stage(HIDDEN)
+    window.session.select_query(1)
+    assert walk.hidden_query == 1 and walk.query_box.isVisible()
+    outcome = window.session.last_outcome.view
+    w_v = outcome.params["w_v"].reshape(-1)
+    np.testing.assert_allclose(walk.now.values @ w_v, outcome.raw_scores[0, 1], rtol=1e-5, atol=1e-6)
 
 
 def test_the_temperature_slider_is_a_what_if_of_the_walk_only(window, qtbot):

@@ -232,6 +232,9 @@ class PipelineView(SessionView):
     def on_color_range(self, name: str) -> None:
         """The stages have scales of their own."""
 
+    def on_query_selected(self, row: int, add: bool) -> None:
+        self.walk.set_hidden_query(row)  # the additive walk's hidden features follow the query picked
+
     def on_presentation(self, on: bool) -> None:
         self.stage_grid.set_scale(self.font_scale)
         self._enable_walk_keys()

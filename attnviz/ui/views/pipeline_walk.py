@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSlider,
+    QSpinBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -97,7 +98,6 @@ class StageWalk(Retranslating, QWidget):
         self._what_if: WhatIf | None = None
         self.stages: tuple[str, ...] = walk_stages(False)
         self.stage = self.stages[0]
-        self.hidden_query = 0
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
 
         layout = QVBoxLayout(self)
@@ -154,6 +154,20 @@ class StageWalk(Retranslating, QWidget):
         self.before = own_map(HeatmapWidget(), "", "")
         self.before.setMinimumSize(140, 120)
         self.before.set_colorbar_visible(False)  # a glance back: the big map has the scale
+        # The hidden features are of one query: which one (a query picked in another view too).
+        query_row = QHBoxLayout()
+        self.query_caption = QLabel()
+        self.query_spin = QSpinBox()
+        self.query_spin.setRange(0, 0)
+        self.query_spin.valueChanged.connect(lambda _v: self._draw())
+        self.query_caption.setBuddy(self.query_spin)
+        query_row.addWidget(self.query_caption)
+        query_row.addWidget(self.query_spin)
+        query_row.addStretch(1)
+        self.query_box = QWidget()
+        self.query_box.setLayout(query_row)
+        self.query_box.setVisible(False)
+        before_column.addWidget(self.query_box)
         before_column.addWidget(self.before_caption)
         before_column.addWidget(self.before, 1)
         self.now = own_map(HeatmapWidget(), _KEYS, _QUERIES)
@@ -209,6 +223,14 @@ class StageWalk(Retranslating, QWidget):
         self.scale_slider.setValue(int(np.clip(position, -_SLIDER_RANGE, _SLIDER_RANGE)))
 
     @property
+    def hidden_query(self) -> int:
+        """The query whose hidden features the first step of an additive walk shows."""
+        return self.query_spin.value()
+
+    def set_hidden_query(self, query: int) -> None:
+        self.query_spin.setValue(query)
+
+    @property
     def what_if(self) -> WhatIf | None:
         """The what-if on show (None while the factor is 1)."""
         return self._what_if
@@ -218,6 +240,10 @@ class StageWalk(Retranslating, QWidget):
         self._input = data
         additive = data is not None and data.scoring == "additive" and "W_q" in data.view.params
         self.stages = walk_stages(additive)
+        if data is not None:
+            self.query_spin.blockSignals(True)
+            self.query_spin.setRange(0, max(data.head.n_queries - 1, 0))
+            self.query_spin.blockSignals(False)
         if self.stage not in self.stages:
             self.stage = self.stages[0]
         self._compute_what_if()
@@ -312,6 +338,8 @@ class StageWalk(Retranslating, QWidget):
             )
         )
         self.reset_button.setText(translate("PipelineWalk", "× 1"))
+        self.query_caption.setText(translate("PipelineWalk", "&Query"))
+        self.query_spin.setToolTip(translate("PipelineWalk", "The query whose hidden features are shown"))
         self.reset_button.setToolTip(translate("PipelineWalk", "Back to the app's scores"))
         self.before_caption.setToolTip(translate("PipelineWalk", "The stage this one is computed from, for comparison"))
         self._draw()
@@ -403,6 +431,7 @@ class StageWalk(Retranslating, QWidget):
         self._changed = changed
         self._outline_cells(changed)
         self.change.setText("→ " + tr_text(change_note(stage, previous, changed)))
+        self.query_box.setVisible(stage == HIDDEN)
         if stage == HIDDEN:
             note = translate("PipelineWalk", "query {i}: one row per key; w_v · a row is that key's raw score").format(
                 i=min(self.hidden_query, data.head.n_queries - 1)
