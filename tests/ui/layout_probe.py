@@ -235,6 +235,14 @@ def map_problems(root: QWidget, where: str) -> list[str]:
     problems = []
     for heatmap in root.findChildren(HeatmapWidget):
         if heatmap.isVisible() and heatmap.values is not None and heatmap.values.size:
+            # A map below the fold is looked at where the user would scroll to see it: pyqtgraph
+            # lays out a colour bar's labels when it first paints them.
+            scroll = heatmap.parentWidget()
+            while scroll is not None and not isinstance(scroll, QScrollArea):
+                scroll = scroll.parentWidget()
+            if scroll is not None and heatmap.visibleRegion().isEmpty():
+                scroll.ensureWidgetVisible(heatmap, 0, 0)
+                wait(40)
             problems += _one_map_problems(heatmap, where)
     return problems
 
@@ -415,6 +423,8 @@ def main() -> int:
         found = window_problems(window, where, size0)
         if not window_only:
             found += text_problems(window, where) + sideways_problems(window, where)
+            if what.endswith("pipelineDock"):
+                found += map_problems(window, where)
         if shots is not None:
             window.grab().save(str(shots / f"{tag}-{what.replace(' ', '-')}.png"))
         return found

@@ -267,3 +267,19 @@ def test_the_panel_takes_the_framework_chosen_in_the_edit_menu(window, qtbot):
     view.code_panel.framework_box.setCurrentIndex(view.code_panel.framework_box.findData("jax"))
     assert window.code_copier.copy() is not None
     assert window.code_copier.last_snippet.framework == "jax"
+
+
+def test_every_stage_map_is_whole_with_a_labelled_colour_bar(window, qtbot):
+    """A batch element with no valid key: its masked scores are all −10⁶, whose colour bar's labels
+    ("-1.5e+06") were wider than the bar's fixed axis and all left out."""
+    from .layout_probe import map_problems
+
+    view = _pipeline(window, qtbot)
+    window.lessons.load("pitfall-zero-length")
+    wait_current(qtbot, window)
+    qtbot.waitUntil(lambda: view.cards["masked_scores"].heatmap.values is not None)
+    assert (view.cards["masked_scores"].heatmap.values == -1e6).all()
+    for stage, card in view.cards.items():
+        view.stage_grid.parentWidget().parentWidget().ensureWidgetVisible(card)
+        qtbot.wait(30)
+        assert map_problems(card, stage) == []

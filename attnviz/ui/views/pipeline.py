@@ -103,13 +103,13 @@ class PipelineView(SessionView):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        header = QHBoxLayout()
+        # The summary on a line of its own, wrapped: beside the controls in large type it was
+        # either a column of words or it pushed the batch control off screen.
         self.summary = bold_label()
-        # Wrapped, and never wider than its share: a long summary in large type pushed the batch
-        # control off screen.
         self.summary.setWordWrap(True)
         self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        header.addWidget(self.summary, 1)
+        layout.addWidget(self.summary)
+        header = QHBoxLayout()
         self.walk_button = QPushButton()
         self.walk_button.setCheckable(True)
         self.walk_button.toggled.connect(self.set_walking)
@@ -118,6 +118,7 @@ class PipelineView(SessionView):
         self.code_button.toggled.connect(self.set_code_visible)
         header.addWidget(self.walk_button)
         header.addWidget(self.code_button)
+        header.addStretch(1)
         self.batch_spin = QSpinBox()
         self.batch_spin.setRange(0, 0)
         self.batch_spin.valueChanged.connect(session.set_batch)
