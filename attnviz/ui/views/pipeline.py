@@ -337,6 +337,10 @@ class PipelineView(SessionView):
             return
         self.code_panel.setVisible(on)
         self.walk.code_holder.setVisible(on)
+        if on and not self.walking:
+            # The formulas keep a fair share above the code (a new panel takes all it can).
+            height = max(self.side_split.height(), 2)
+            self.side_split.setSizes([int(height * 0.45), int(height * 0.55)])
         if on:
             self.code_panel.follow_setting()
             self._request_code()

@@ -180,7 +180,7 @@ class StageWalk(Retranslating, QWidget):
         self._outline.setZValue(50)
         self.now.plot_item.addItem(self._outline)
         pair.addLayout(before_column, 1)
-        pair.addWidget(self.now, 3)
+        pair.addWidget(self.now, 4)
         maps_layout.addLayout(pair, 1)
         self.change = QLabel()
         self.change.setWordWrap(True)
@@ -303,7 +303,7 @@ class StageWalk(Retranslating, QWidget):
             # stretch factors lose to the maps' minimum sizes).
             self._split_once = True
             width = event.size().width()
-            self.splitter.setSizes([int(width * 0.58), int(width * 0.42)])
+            self.splitter.setSizes([int(width * 0.62), int(width * 0.38)])
             height = event.size().height()
             self.right.setSizes([int(height * 0.4), int(height * 0.6)])
 
