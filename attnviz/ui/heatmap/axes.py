@@ -98,7 +98,7 @@ class MapAxes(MapPlot):
             hold_tick_room(self._plot.getAxis("left"), rows)
             hold_tick_room(self._plot.getAxis("bottom"), cols)
         self._colorbar.axis.setTickFont(tick_font)
-        fit_colorbar_labels(self._colorbar.axis)
+        fit_colorbar_labels(self._colorbar.axis, shrink=True)
         for side, text in (("bottom", self._x_label), ("left", self._y_label)):
             axis = self._plot.getAxis(side)
             # Passing any CSS replaces AxisItem's whole label style, including the colour it
