@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -245,6 +245,8 @@ class PipelineView(SessionView):
         super().on_shown()
         if self.code_panel.follow_setting():  # chosen in the Edit menu meanwhile
             self._request_code()
+        # A panel laid out while hidden had no height to scroll the stage's lines into.
+        QTimer.singleShot(0, self.code_panel, self.code_panel.scroll_to_stage)
 
     def retranslate(self) -> None:
         if self._view is None:

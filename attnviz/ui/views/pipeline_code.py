@@ -12,13 +12,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
     QResizeEvent,
-    QShowEvent,
     QSyntaxHighlighter,
     QTextCharFormat,
     QTextCursor,
@@ -302,9 +301,9 @@ class CodePanel(Retranslating, QWidget):
             for s in spans
         )
         self.caption.setText(translate("PipelineCode", "Computed by {where}").format(where=where))
-        self._scroll_to_stage()
+        self.scroll_to_stage()
 
-    def _scroll_to_stage(self) -> None:
+    def scroll_to_stage(self) -> None:
         """The stage's first lines in the middle of the panel (again once it is laid out: a panel
         not shown yet has no height to scroll in)."""
         lines = self.highlighted_lines()
@@ -316,11 +315,7 @@ class CodePanel(Retranslating, QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self._scroll_to_stage()
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        QTimer.singleShot(0, self, self._scroll_to_stage)
+        self.scroll_to_stage()
 
     def _line_selection(self, line: int, background: str, foreground: str | None = None) -> QTextEdit.ExtraSelection:
         # One selection per line, collapsed: a full-width one paints the line's whole width.
