@@ -4392,6 +4392,50 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
 </context>
 <context>
+    <name>PipelineCode</name>
+    <message>
+        <source>the code cannot be written: {error}</source>
+        <extracomment>The setting copy as code remembers its framework in (``ui.files.copy_code``), and its default. The lines computing the stage, and the rest of their function: warm yellows, the stage&apos;s the formulas&apos; highlight (``formulas.HIGHLIGHT_BG``), the function&apos;s paler. Why no snippet could be written (a marked message), when none was.</extracomment>
+        <translation>não foi possível escrever o código: {error}</translation>
+    </message>
+    <message>
+        <source>&amp;Code in</source>
+        <translation>&amp;Código em</translation>
+    </message>
+    <message>
+        <source>The framework the code is written in (the same choice as Edit › Copy as code)</source>
+        <translation>O framework em que o código é escrito (a mesma escolha de Editar › Copiar como código)</translation>
+    </message>
+    <message>
+        <source>The code Copy as code writes for these inputs; the stage&apos;s lines are highlighted</source>
+        <translation>O código que Copiar como código escreve para estas entradas; as linhas da etapa ficam destacadas</translation>
+    </message>
+    <message>
+        <source>Writing the code…</source>
+        <translation>Escrevendo o código…</translation>
+    </message>
+    <message>
+        <source>Hover a stage, or walk the stages, to see the lines that compute it</source>
+        <translation>Passe o mouse sobre uma etapa, ou percorra as etapas, para ver as linhas que a calculam</translation>
+    </message>
+    <message>
+        <source>No line of this {framework} code computes this stage</source>
+        <translation>Nenhuma linha deste código {framework} calcula esta etapa</translation>
+    </message>
+    <message>
+        <source>lines {first}–{last} in {function}</source>
+        <translation>linhas {first}–{last} de {function}</translation>
+    </message>
+    <message>
+        <source>line {first} in {function}</source>
+        <translation>linha {first} de {function}</translation>
+    </message>
+    <message>
+        <source>Computed by {where}</source>
+        <translation>Calculada em: {where}</translation>
+    </message>
+</context>
+<context>
     <name>PipelineView</name>
     <message>
         <source>1 · Raw scores a(q, k)</source>
@@ -4453,7 +4497,9 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Keys</source>
-        <extracomment>The stages drawn as (queries, keys) maps; the output is (queries, value dimension). Each stage map&apos;s axes (marked sources: the view names them in the current language).</extracomment>
+        <extracomment>The stages drawn as (queries, keys) maps; the output is (queries, value dimension). Each stage map&apos;s axes (marked sources: the view names them in the current language).
+----------
+``own_map(heatmap, x_label, y_label)``: the view makes the map follow its colour map, type scale and theme, its axes named by the marked sources given.</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>
@@ -4462,7 +4508,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Waiting for a result…</source>
-        <extracomment>Below this width the formulas go under the stages instead of beside them. The head the result on show is of (its tensors, lengths and causal flag). Big stage maps, prepared off the GUI thread (latest request wins), drawn when ready.</extracomment>
+        <extracomment>Starts and ends the stage-by-stage walk while the pipeline is on show (presentation mode too). What moves the walk while presenting, wherever the focus is: arrows, and the keys clickers send. Below this width the formulas go under the stages instead of beside them. The head the result on show is of (its tensors, lengths and causal flag). Big stage maps, prepared off the GUI thread (latest request wins), drawn when ready. The code of the result on show, written off the GUI thread while the code is on show.</extracomment>
         <translation>Esperando um resultado…</translation>
     </message>
     <message>
@@ -4472,6 +4518,22 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>&amp;Batch element</source>
         <translation>Elemento do &amp;lote</translation>
+    </message>
+    <message>
+        <source>&amp;Walk the stages</source>
+        <translation>&amp;Percorrer as etapas</translation>
+    </message>
+    <message>
+        <source>One stage at a time, enlarged, with its equation and what changed ({shortcut}); ← → or Page Up/Down step through them</source>
+        <translation>Uma etapa por vez, ampliada, com sua equação e o que mudou ({shortcut}); ← → ou Page Up/Down avançam e voltam</translation>
+    </message>
+    <message>
+        <source>Show the c&amp;ode</source>
+        <translation>Mostrar o c&amp;ódigo</translation>
+    </message>
+    <message>
+        <source>The code that computes each stage, in the framework of Copy as code</source>
+        <translation>O código que calcula cada etapa, no framework de Copiar como código</translation>
     </message>
     <message>
         <source>The chapter&apos;s equations; hover a stage to see where it is in them</source>
@@ -4625,6 +4687,136 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>the block does not fit into {name} {shape}</source>
         <translation>o bloco não cabe em {name} {shape}</translation>
+    </message>
+</context>
+<context>
+    <name>PipelineWalk</name>
+    <message>
+        <source>Hidden features tanh(W_q q + W_k k)</source>
+        <extracomment>The additive scoring&apos;s hidden features tanh(W_q q + W_k k): a stage of the walk of its own. A hidden-features map has a row per key; past this many keys it is not drawn. Each step&apos;s title on the walk (the stage cards&apos; titles say the same, numbered).</extracomment>
+        <translation>Atributos ocultos tanh(W_q q + W_k k)</translation>
+    </message>
+    <message>
+        <source>Raw scores a(q, k)</source>
+        <translation>Pontuações brutas a(q, k)</translation>
+    </message>
+    <message>
+        <source>Scaled scores</source>
+        <translation>Pontuações escalonadas</translation>
+    </message>
+    <message>
+        <source>Mask (1 = may attend)</source>
+        <translation>Máscara (1 = pode prestar atenção)</translation>
+    </message>
+    <message>
+        <source>Masked scores ã (softmax input)</source>
+        <translation>Entrada do softmax ã (mascarada)</translation>
+    </message>
+    <message>
+        <source>Softmax weights α</source>
+        <translation>Pesos do softmax α</translation>
+    </message>
+    <message>
+        <source>Weights after dropout</source>
+        <translation>Pesos após o dropout</translation>
+    </message>
+    <message>
+        <source>Output ∑ α v</source>
+        <translation>Saída ∑ α v</translation>
+    </message>
+    <message>
+        <source>the first step</source>
+        <extracomment>What each step is computed from, shown beside it as &quot;before&quot; and compared with it cell by cell (the mask is compared with the scores it will mask; the output has a shape of its own).</extracomment>
+        <translation>a primeira etapa</translation>
+    </message>
+    <message>
+        <source>which keys each query may attend: the 0s (outlined) will be masked</source>
+        <translation>a quais chaves cada consulta pode prestar atenção: os 0 (contornados) serão mascarados</translation>
+    </message>
+    <message>
+        <source>a new shape: nothing to compare cell by cell</source>
+        <translation>uma nova forma: nada a comparar célula a célula</translation>
+    </message>
+    <message>
+        <source>no cell changed: this step leaves the values as they were</source>
+        <translation>nenhuma célula mudou: esta etapa deixa os valores como estavam</translation>
+    </message>
+    <message>
+        <source>every one of the {total} cells changed</source>
+        <translation>todas as {total} células mudaram</translation>
+    </message>
+    <message>
+        <source>{n} of {total} cells changed (outlined)</source>
+        <translation>{n} de {total} células mudaram (contornadas)</translation>
+    </message>
+    <message>
+        <source>Hidden unit</source>
+        <translation>Unidade oculta</translation>
+    </message>
+    <message>
+        <source>◀ Previous</source>
+        <extracomment>The outline of the cells that changed: a magenta no colour map of the app uses. The slider&apos;s positions are tenths of a doubling: 2**(-3) .. 2**3. Where the view puts its code panel while the walk is on show.</extracomment>
+        <translation>◀ Anterior</translation>
+    </message>
+    <message>
+        <source>The previous stage (←, Page Up)</source>
+        <translation>A etapa anterior (←, Page Up)</translation>
+    </message>
+    <message>
+        <source>Next ▶</source>
+        <translation>Próxima ▶</translation>
+    </message>
+    <message>
+        <source>The next stage (→, Page Down)</source>
+        <translation>A próxima etapa (→, Page Down)</translation>
+    </message>
+    <message>
+        <source>&amp;What if the scores were × </source>
+        <translation>&amp;E se as pontuações fossem × </translation>
+    </message>
+    <message>
+        <source>Multiply the scaled scores (a temperature of 1/×): a what-if of this view only, the document and the other views are unchanged</source>
+        <translation>Multiplica as pontuações escalonadas (uma temperatura de 1/×): uma simulação só desta visão; o documento e as outras visões não mudam</translation>
+    </message>
+    <message>
+        <source>× 1</source>
+        <translation>× 1</translation>
+    </message>
+    <message>
+        <source>&amp;Query</source>
+        <translation>&amp;Consulta</translation>
+    </message>
+    <message>
+        <source>The query whose hidden features are shown</source>
+        <translation>A consulta cujos atributos ocultos são mostrados</translation>
+    </message>
+    <message>
+        <source>Back to the app&apos;s scores</source>
+        <translation>Voltar às pontuações do app</translation>
+    </message>
+    <message>
+        <source>The stage this one is computed from, for comparison</source>
+        <translation>A etapa da qual esta é calculada, para comparar</translation>
+    </message>
+    <message>
+        <source>Step {i} of {n} · {title}</source>
+        <translation>Etapa {i} de {n} · {title}</translation>
+    </message>
+    <message>
+        <source>What-if: the scaled scores × {factor} (a temperature of {t}), in this walk only; the document, the other maps and the code are the app&apos;s. No dropout in the what-if.</source>
+        <translation>Simulação: as pontuações escalonadas × {factor} (uma temperatura de {t}), só neste percurso; o documento, os outros mapas e o código são os do app. Sem dropout na simulação.</translation>
+    </message>
+    <message>
+        <source>Computed from: {title}</source>
+        <translation>Calculada a partir de: {title}</translation>
+    </message>
+    <message>
+        <source>query {i}: one row per key; w_v · a row is that key&apos;s raw score</source>
+        <translation>consulta {i}: uma linha por chave; w_v · uma linha é a pontuação bruta dessa chave</translation>
+    </message>
+    <message>
+        <source>the hidden features cannot be drawn for this input</source>
+        <translation>os atributos ocultos não podem ser desenhados para esta entrada</translation>
     </message>
 </context>
 <context>

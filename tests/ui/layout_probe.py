@@ -18,8 +18,8 @@ import re
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, Qt, QTimer
-from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
+from PySide6.QtCore import QEventLoop, QRect, QRectF, Qt, QTimer
+from PySide6.QtGui import QFont, QFontMetricsF, QImage, QPainter, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractScrollArea,
@@ -209,6 +209,102 @@ def heatmap_problems(root: QWidget, where: str) -> list[str]:
     return problems
 
 
+def _scrolls(widget: QWidget, orientation: Qt.Orientation) -> bool:
+    """Whether a scroll area above ``widget`` can bring its hidden part into sight that way."""
+    parent = widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QAbstractScrollArea):
+            policy = (
+                parent.horizontalScrollBarPolicy()
+                if orientation == Qt.Orientation.Horizontal
+                else parent.verticalScrollBarPolicy()
+            )
+            return policy != Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+        parent = parent.parentWidget()
+    return False
+
+
+def map_problems(root: QWidget, where: str) -> list[str]:
+    """Every map on show in ``root``, whole: every row and column of its matrix inside its widget and
+    not hidden by a parent that cannot scroll to it, its title inside the widget, its colour bar
+    inside the widget with labels on show that do not overlap. (``heatmap_problems`` checks the
+    title's width against its plot, which is not enough: a plot wider than its widget is cut.)
+    A reusable check: run on any window or widget, for any view."""
+    from attnviz.ui.heatmap import HeatmapWidget
+
+    problems = []
+    for heatmap in root.findChildren(HeatmapWidget):
+        if heatmap.isVisible() and heatmap.values is not None and heatmap.values.size:
+            # A map below the fold is looked at where the user would scroll to see it: pyqtgraph
+            # lays out a colour bar's labels when it first paints them.
+            scroll = heatmap.parentWidget()
+            while scroll is not None and not isinstance(scroll, QScrollArea):
+                scroll = scroll.parentWidget()
+            if scroll is not None and heatmap.visibleRegion().isEmpty():
+                scroll.ensureWidgetVisible(heatmap, 0, 0)
+                wait(40)
+            problems += _one_map_problems(heatmap, where)
+    return problems
+
+
+def _one_map_problems(heatmap: QWidget, where: str) -> list[str]:  # a HeatmapWidget
+    view = heatmap.findChild(QAbstractScrollArea)  # the pyqtgraph view inside the widget
+    if view is None:
+        return []
+    problems = []
+    name = heatmap.title or heatmap.accessibleName()
+    rows, cols = heatmap.values.shape[:2]
+    box = heatmap.plot_item.getViewBox()
+    (x0, x1), (y0, y1) = box.viewRange()
+    if x0 > 0.01 or x1 < cols - 0.01 or y0 > 0.01 or y1 < rows - 0.01:
+        problems.append(f"{where}: map {name!r} shows part of its range ({x0:.1f}-{x1:.1f}, {y0:.1f}-{y1:.1f})")
+    # The view's viewport in the heatmap widget's coordinates, and what of the widget is seen.
+    offset = view.viewport().mapTo(heatmap, view.viewport().rect().topLeft())
+    seen = view.viewport().rect().translated(offset)
+    visible = heatmap.visibleRegion().boundingRect()
+
+    def place(scene_rect: QRectF) -> QRect:
+        return view.mapFromScene(scene_rect).boundingRect().translated(offset)
+
+    for horizontal, n in ((True, cols), (False, rows)):
+        orientation = Qt.Orientation.Horizontal if horizontal else Qt.Orientation.Vertical
+        hidden = 0
+        for i in range(n):
+            cell = QRectF(i, 0, 1, rows) if horizontal else QRectF(0, i, cols, 1)
+            centre = place(box.mapViewToScene(cell).boundingRect()).center()
+            inside = seen.contains(centre) and (visible.contains(centre) or _scrolls(heatmap, orientation))
+            hidden += not inside
+        if hidden:
+            what = "columns" if horizontal else "rows"
+            problems.append(f"{where}: map {name!r} shows {n - hidden} of its {n} {what}")
+    title = heatmap.plot_item.titleLabel
+    if title.isVisible() and title.text:
+        rect = place(title.item.sceneBoundingRect())
+        if rect.left() < seen.left() - 1 or rect.right() > seen.right() + 1:
+            problems.append(f"{where}: map {name!r}: its title is cut by the widget's edge")
+    bar = heatmap.colorbar
+    if bar.isVisible() and bar.scene() is not None:
+        rect = place(bar.sceneBoundingRect())
+        if rect.right() > seen.right() + 1 or rect.left() < seen.left() - 1:
+            problems.append(f"{where}: map {name!r}: its colour bar is cut or out of sight")
+        # The labels pyqtgraph draws, where it draws them: none at all, or two overlapping, is a
+        # bar that cannot be read.
+        image = QImage(8, 8, QImage.Format.Format_ARGB32)
+        painter = QPainter(image)
+        try:
+            specs = bar.axis.generateDrawSpecs(painter)
+        finally:
+            painter.end()
+        texts = [] if specs is None else [place(bar.axis.mapRectToScene(r)) for r, _flags, _text in specs[2]]
+        if not texts:
+            problems.append(f"{where}: map {name!r}: its colour bar has no labels on show")
+        if any(a.intersects(b) for i, a in enumerate(texts) for b in texts[i + 1 :]):
+            problems.append(f"{where}: map {name!r}: its colour bar's labels overlap")
+        if any(r.right() > seen.right() + 1 for r in texts):
+            problems.append(f"{where}: map {name!r}: its colour bar's labels are cut")
+    return problems
+
+
 def font_problems(window: QWidget, where: str, normal_pt: float) -> list[str]:
     """In presentation mode: every visible text at least 1.5 times the normal size."""
     problems = []
@@ -256,6 +352,50 @@ def window_problems(window: QWidget, where: str, size0: tuple[int, int]) -> list
     return problems
 
 
+#: The pipeline in presentation mode: the issue's example, every stage and the walk at each step.
+PIPELINE_PRESET = "masked-softmax-2d"
+
+
+def pipeline_presentation(
+    window, tag: str, size0: tuple[int, int], shots: Path | None, window_only: bool
+) -> tuple[list[str], int]:  # noqa: ANN001
+    """The pipeline on ``PIPELINE_PRESET`` in presentation mode, in both languages: every stage at
+    once, then the walk at every step with its code beside it (a lesson docked, as in a lecture)."""
+    from attnviz.ui.i18n import install_language
+
+    app = QApplication.instance()
+    problems: list[str] = []
+    checked = 0
+    window.session.load_preset(PIPELINE_PRESET)
+    dock = window.dock("pipelineDock")
+    dock.show()
+    settle(window)
+    view = dock.view()
+    for language in ("en", "pt_BR"):
+        install_language(app, language)
+        window.set_presentation_mode(True)
+        looks = [("stages", None)] + [("walk", stage) for stage in view.walk.stages]
+        for what, stage in looks:
+            view.set_walking(stage is not None)
+            view.set_code_visible(stage is not None)
+            if stage is not None:
+                view.walk.show_stage(stage)
+            settle(window)
+            where = f"{tag} {language} presentation pipeline {what} {stage or ''}".rstrip()
+            problems += window_problems(window, where, size0)
+            if not window_only:
+                problems += text_problems(window, where) + map_problems(window, where)
+            if shots is not None:
+                window.grab().save(str(shots / f"{where.replace(' ', '-')}.png"))
+            checked += 1
+        view.set_walking(False)
+        view.set_code_visible(False)
+        window.set_presentation_mode(False)
+        settle(window)
+    install_language(app, "en")
+    return problems, checked
+
+
 def main() -> int:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     window_only = "--window-only" in sys.argv  # small screens: the window must fit; texts may scroll
@@ -283,6 +423,8 @@ def main() -> int:
         found = window_problems(window, where, size0)
         if not window_only:
             found += text_problems(window, where) + sideways_problems(window, where)
+            if what.endswith("pipelineDock"):
+                found += map_problems(window, where)
         if shots is not None:
             window.grab().save(str(shots / f"{tag}-{what.replace(' ', '-')}.png"))
         return found
@@ -313,6 +455,9 @@ def main() -> int:
             window.set_presentation_mode(False)
             settle(window)
             checked += 1
+    problems_, checked_ = pipeline_presentation(window, tag, size0, shots, window_only)
+    problems += problems_
+    checked += checked_
     from attnviz.bench.app_bench import model_run_state
     from attnviz.document import ReplaceState
 

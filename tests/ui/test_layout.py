@@ -55,8 +55,9 @@ def _probe(tmp_path: Path, width: int, height: int, *flags: str) -> dict:
 @pytest.mark.parametrize(("width", "height"), [(1280, 720), (1920, 1080)])
 def test_every_view_fits_and_reads_in_both_languages_and_themes(tmp_path, width, height):
     report = _probe(tmp_path, width, height)
-    # 2 languages x 2 themes x (main view, 4 teaching tabs, presentation mode, then 5 model views)
-    assert report["checked"] == 44
+    # 2 languages x 2 themes x (main view, 4 teaching tabs, presentation mode, then 5 model views),
+    # and the pipeline presenting in 2 languages: every stage, then the walk's 7 steps
+    assert report["checked"] == 44 + 2 * 8
     assert report["problems"] == [], "\n".join(report["problems"])
 
 

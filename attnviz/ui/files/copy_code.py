@@ -118,6 +118,7 @@ class CodeCopier(QObject):
         self.button = button
         button.setMenu(self.framework_menu)
         button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
+        self.framework_menu.aboutToShow.connect(self.follow_setting)
         self.retranslate()
         session.languageChanged.connect(self.retranslate)
 
@@ -147,8 +148,18 @@ class CodeCopier(QObject):
         self.settings.setValue(FRAMEWORK_KEY, framework)
         self.retranslate()
 
+    def follow_setting(self) -> None:
+        """Take the framework chosen meanwhile elsewhere under the same setting (the pipeline's
+        code panel)."""
+        chosen = self.settings.value(FRAMEWORK_KEY, DEFAULT_FRAMEWORK)
+        if chosen in FRAMEWORKS and chosen != self.framework:
+            self.framework = chosen
+            self.framework_actions[chosen].setChecked(True)
+            self.retranslate()
+
     def copy(self) -> str | None:
         """Put the script on the clipboard; returns it (None when cancelled or failed)."""
+        self.follow_setting()
         # The head on show: the snippet is of that head, as the window shows it.
         state, focus = self.session.document.state, self.session.selection.focus
         # The snippet is written from the result the window shows: the compute thread already

@@ -7,7 +7,7 @@ follow the language; a name the owner gives is the owner's, set again in its own
 
 from __future__ import annotations
 
-from attnviz.ui.heatmap.items import CellAxisItem, hold_tick_room
+from attnviz.ui.heatmap.items import CellAxisItem, fit_colorbar_labels, hold_tick_room
 from attnviz.ui.heatmap.plot import MapPlot
 from attnviz.ui.i18n import translate
 
@@ -98,6 +98,7 @@ class MapAxes(MapPlot):
             hold_tick_room(self._plot.getAxis("left"), rows)
             hold_tick_room(self._plot.getAxis("bottom"), cols)
         self._colorbar.axis.setTickFont(tick_font)
+        fit_colorbar_labels(self._colorbar.axis, shrink=True)
         for side, text in (("bottom", self._x_label), ("left", self._y_label)):
             axis = self._plot.getAxis(side)
             # Passing any CSS replaces AxisItem's whole label style, including the colour it

@@ -13,6 +13,7 @@ import pyqtgraph as pg
 
 from attnviz.ui.heatmap import paint
 from attnviz.ui.heatmap.colormaps import canonical_colormap_name, load_colormap, lookup_table
+from attnviz.ui.heatmap.items import fit_colorbar_labels
 from attnviz.ui.heatmap.paint import Levels
 from attnviz.ui.heatmap.plot import MapPlot
 from attnviz.ui.i18n import translate
@@ -74,3 +75,4 @@ class MapColorScale(MapPlot):
         if self._constant is not None:
             ticks = [(ticks[0][0], translate("Heatmap", "{value} (constant)").format(value=ticks[0][1]))]
         self._colorbar.axis.setTicks([ticks, []])
+        fit_colorbar_labels(self._colorbar.axis)

@@ -17,7 +17,36 @@ from PySide6 import QtCore, QtGui
 from attnviz.ui.heatmap.paint import block_mean
 from attnviz.ui.heatmap.prepare import Frame
 
-__all__ = ["CellAxisItem", "FastImageItem", "PictureSource", "RegionImageItem", "hold_tick_room"]
+__all__ = [
+    "CellAxisItem",
+    "FastImageItem",
+    "PictureSource",
+    "RegionImageItem",
+    "fit_colorbar_labels",
+    "hold_tick_room",
+]
+
+#: The width pyqtgraph gives a colour bar's axis, which fits labels such as "0.8" at normal size.
+COLORBAR_AXIS_WIDTH = 45
+
+
+def fit_colorbar_labels(axis: pg.AxisItem, *, shrink: bool = False) -> None:
+    """Make a colour bar's axis as wide as its widest tick label (never narrower than
+    pyqtgraph's 45 px). pyqtgraph fixes that axis's width, and a label wider than it ("-1.5e+06",
+    any label in presentation mode's large type) was left out: a bar with no labels at all.
+
+    The room only grows unless ``shrink`` (a new font): a width that followed every result's
+    labels would lay the plot out, and paint it, twice per keystroke (see ``hold_tick_room``)."""
+    levels = axis._tickLevels or []  # noqa: SLF001 - the ticks the colour scale set
+    texts = [text for level in levels for _value, text in level]
+    font = axis.style["tickFont"] or QtGui.QFont(axis.font())
+    widest = max((QtGui.QFontMetricsF(font).horizontalAdvance(t) for t in texts), default=0.0)
+    room = widest + axis.style["tickTextOffset"][0] + max(0, axis.style["tickLength"]) + 4
+    width = max(COLORBAR_AXIS_WIDTH, math.ceil(room))
+    if not shrink and axis.fixedWidth is not None:
+        width = max(width, int(axis.fixedWidth))
+    if axis.fixedWidth != width:
+        axis.setWidth(width)
 
 
 def hold_tick_room(axis: pg.AxisItem, sample: str) -> None:

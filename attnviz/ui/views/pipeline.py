@@ -19,9 +19,19 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QFont, QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QSpinBox, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QKeySequence, QResizeEvent, QShortcut
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from attnviz.compute import Outcome, ViewData
 from attnviz.compute.axes import axis_labels
@@ -38,6 +48,7 @@ from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import muted_color, set_text_color
 from attnviz.ui.views.docks import DOCKS, PIPELINE_DOCK
 from attnviz.ui.views.formulas import pipeline_formulas
+from attnviz.ui.views.pipeline_code import CodePanel, CodeRequest, CodeResult, make_code
 from attnviz.ui.views.pipeline_notes import PIPELINE_STAGES, format_value, stage_notes, summary
 from attnviz.ui.views.pipeline_side import FeaturesBox, ParametersBox
 from attnviz.ui.views.pipeline_stages import (
@@ -50,8 +61,14 @@ from attnviz.ui.views.pipeline_stages import (
     prepare_stages,
     stage_maps,
 )
+from attnviz.ui.views.pipeline_walk import StageWalk, WalkInput
 
-__all__ = ["PIPELINE_DOCK", "PIPELINE_STAGES", "PipelineView", "install_pipeline_view"]
+__all__ = ["PIPELINE_DOCK", "PIPELINE_STAGES", "WALK_SHORTCUT", "PipelineView", "install_pipeline_view"]
+
+#: Starts and ends the stage-by-stage walk while the pipeline is on show (presentation mode too).
+WALK_SHORTCUT = "Ctrl+Shift+W"
+#: What moves the walk while presenting, wherever the focus is: arrows, and the keys clickers send.
+_WALK_KEYS = ((Qt.Key.Key_Right, 1), (Qt.Key.Key_PageDown, 1), (Qt.Key.Key_Left, -1), (Qt.Key.Key_PageUp, -1))
 
 
 class PipelineView(SessionView):
@@ -86,9 +103,22 @@ class PipelineView(SessionView):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        header = QHBoxLayout()
+        # The summary on a line of its own, wrapped: beside the controls in large type it was
+        # either a column of words or it pushed the batch control off screen.
         self.summary = bold_label()
-        header.addWidget(self.summary, 1)
+        self.summary.setWordWrap(True)
+        self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        layout.addWidget(self.summary)
+        header = QHBoxLayout()
+        self.walk_button = QPushButton()
+        self.walk_button.setCheckable(True)
+        self.walk_button.toggled.connect(self.set_walking)
+        self.code_button = QPushButton()
+        self.code_button.setCheckable(True)
+        self.code_button.toggled.connect(self.set_code_visible)
+        header.addWidget(self.walk_button)
+        header.addWidget(self.code_button)
+        header.addStretch(1)
         self.batch_spin = QSpinBox()
         self.batch_spin.setRange(0, 0)
         self.batch_spin.valueChanged.connect(session.set_batch)
@@ -102,7 +132,10 @@ class PipelineView(SessionView):
 
         splitter = self.splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.setChildrenCollapsible(False)
-        layout.addWidget(splitter, 1)
+        # The stages and formulas, or the walk: one page at a time.
+        self.pages = QStackedWidget()
+        self.pages.addWidget(splitter)
+        layout.addWidget(self.pages, 1)
 
         # Stages read left to right, top to bottom, in as many columns as the width allows.
         self.cards: dict[str, StageCard] = {}
@@ -135,10 +168,38 @@ class PipelineView(SessionView):
         side_layout.addStretch(1)
         side_scroll = scrolled(side)
         side_scroll.setMinimumWidth(300)
-        splitter.addWidget(side_scroll)
+        # The code beside the stages, under the formulas (in the walk, beside its stage).
+        self.side_split = QSplitter(Qt.Orientation.Vertical)
+        self.side_split.setChildrenCollapsible(False)
+        self.side_split.addWidget(side_scroll)
+        self.code_panel = CodePanel()
+        self.code_panel.setVisible(False)
+        self.code_panel.frameworkChosen.connect(lambda _name: self._request_code())
+        self.side_split.addWidget(self.code_panel)
+        splitter.addWidget(self.side_split)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([820, 500])
+
+        self.walk = StageWalk(lambda heatmap, x, y: self.own_map(heatmap, x_label=x, y_label=y))
+        self.walk.stageChanged.connect(self._on_walk_stage)
+        self.pages.addWidget(self.walk)
+        #: The code of the result on show, written off the GUI thread while the code is on show.
+        self.code = self.while_shown(self.session.register("pipeline code", make_code, auto=False))
+        self.code.on_result(self._on_code)
+        self._code_outcome: Outcome | None = None
+        self.walk_shortcut = QShortcut(QKeySequence(WALK_SHORTCUT), self)
+        self.walk_shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+        self.walk_shortcut.activated.connect(lambda: self.set_walking(not self.walking))
+        # Presenting, the walk is the slide: its keys work wherever the focus is. (Otherwise the
+        # walk takes them when it has the focus, and the tables keep their arrows.)
+        self._walk_keys: list[QShortcut] = []
+        for key, step in _WALK_KEYS:
+            shortcut = QShortcut(QKeySequence(key), self)
+            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+            shortcut.activated.connect(self.walk.forward if step > 0 else self.walk.back)
+            shortcut.setEnabled(False)
+            self._walk_keys.append(shortcut)
         self.restyle()
         self.retranslate()
         outcome = session.current_outcome()
@@ -156,6 +217,8 @@ class PipelineView(SessionView):
         self._view, self._state, self._head = outcome.view, state, state.head_view(outcome.focus)
         self._batch = min(max(self._session.selection.batch, 0), outcome.view.weights.shape[0] - 1)
         self.show_error(None)
+        self._code_outcome = outcome
+        self._request_code()
         self.request_draw()
 
     def on_selection(self, selection: Selection) -> None:
@@ -170,6 +233,21 @@ class PipelineView(SessionView):
     def on_color_range(self, name: str) -> None:
         """The stages have scales of their own."""
 
+    def on_query_selected(self, row: int, add: bool) -> None:
+        self.walk.set_hidden_query(row)  # the additive walk's hidden features follow the query picked
+
+    def on_presentation(self, on: bool) -> None:
+        self.stage_grid.set_scale(self.font_scale)
+        self._enable_walk_keys()
+        self.request_draw()  # the maps' heights follow the type size
+
+    def on_shown(self) -> None:
+        super().on_shown()
+        if self.code_panel.follow_setting():  # chosen in the Edit menu meanwhile
+            self._request_code()
+        # A panel laid out while hidden had no height to scroll the stage's lines into.
+        QTimer.singleShot(0, self.code_panel, self.code_panel.scroll_to_stage)
+
     def retranslate(self) -> None:
         if self._view is None:
             self.summary.setText(translate("PipelineView", "Waiting for a result…"))
@@ -177,6 +255,18 @@ class PipelineView(SessionView):
             translate("PipelineView", "Which batch element the stages show (the same as in the main window)")
         )
         self.batch_caption.setText(translate("PipelineView", "&Batch element"))
+        self.walk_button.setText(translate("PipelineView", "&Walk the stages"))
+        self.walk_button.setToolTip(
+            translate(
+                "PipelineView",
+                "One stage at a time, enlarged, with its equation and what changed ({shortcut}); "
+                "← → or Page Up/Down step through them",
+            ).format(shortcut=WALK_SHORTCUT)
+        )
+        self.code_button.setText(translate("PipelineView", "Show the c&ode"))
+        self.code_button.setToolTip(
+            translate("PipelineView", "The code that computes each stage, in the framework of Copy as code")
+        )
         self.formula.setToolTip(
             translate("PipelineView", "The chapter's equations; hover a stage to see where it is in them")
         )
@@ -214,11 +304,64 @@ class PipelineView(SessionView):
     def highlighted_stage(self) -> str | None:
         return self._highlight
 
+    @property
+    def walking(self) -> bool:
+        """Whether the stage-by-stage walk is on show instead of every stage at once."""
+        return self.pages.currentWidget() is self.walk
+
+    def set_walking(self, on: bool) -> None:
+        """Show the walk (one stage at a time) or every stage at once."""
+        if self.walk_button.isChecked() != on:
+            self.walk_button.setChecked(on)  # re-enters through toggled
+            return
+        if on == self.walking:
+            return
+        self.pages.setCurrentWidget(self.walk if on else self.splitter)
+        # One code panel, beside whichever is on show.
+        if on:
+            holder_layout = self.walk.code_holder.layout()
+            assert holder_layout is not None
+            holder_layout.addWidget(self.code_panel)
+        else:
+            self.side_split.addWidget(self.code_panel)
+        self.walk.code_holder.setVisible(self.code_button.isChecked())
+        self.code_panel.setVisible(self.code_button.isChecked())
+        self._enable_walk_keys()
+        if on:
+            self.walk.setFocus()
+            self._on_walk_stage(self.walk.stage)
+        self.request_draw()
+
+    def set_code_visible(self, on: bool) -> None:
+        """Show the code beside the stages (or in the walk, beside its stage)."""
+        if self.code_button.isChecked() != on:
+            self.code_button.setChecked(on)
+            return
+        self.code_panel.setVisible(on)
+        self.walk.code_holder.setVisible(on)
+        if on and not self.walking:
+            # The formulas keep a fair share above the code (a new panel takes all it can).
+            height = max(self.side_split.height(), 2)
+            self.side_split.setSizes([int(height * 0.45), int(height * 0.55)])
+        if on:
+            self.code_panel.follow_setting()
+            self._request_code()
+
+    def walk_forward(self) -> None:
+        """The walk's next stage (a presenter's remote calls this too)."""
+        self.walk.forward()
+
+    def walk_back(self) -> None:
+        self.walk.back()
+
     def set_highlight(self, stage: str | None) -> None:
-        """Highlight ``stage`` in the formulas and frame its heatmap (None: nothing)."""
+        """Highlight ``stage`` in the formulas and frame its heatmap (None: nothing); the code
+        panel shows its lines (and keeps them when the mouse leaves, to be read)."""
         if stage == self._highlight:
             return
         self._highlight = stage
+        if stage is not None:
+            self.code_panel.show_stage(stage)
         for name, card in self.cards.items():
             card.set_hot(name == stage)
         self._draw_formula()
@@ -341,8 +484,9 @@ class PipelineView(SessionView):
             out, levels=None, row_labels=rows, col_labels=[f"d{j}" for j in range(out.shape[1])]
         )
         # A map of one or two query rows does not need 400 pixels of height: keep the pipeline
-        # on one screen when there are few queries, let big matrices grow.
-        height = int(min(520, max(170, 110 + 30 * n_q)))
+        # on one screen when there are few queries, let big matrices grow. Presentation mode's
+        # larger type needs the height in proportion (its colour bars' labels overlapped).
+        height = int(min(520, max(170, 110 + 30 * n_q)) * self.font_scale)
         for card in cards.values():
             card.heatmap.setMaximumHeight(height)
         if self._head is not None:
@@ -350,6 +494,40 @@ class PipelineView(SessionView):
         self._draw_formula()
         self.parameters.show_params(view.params)
         self.features.show_pair(view, self._head, b, self._scoring() == "additive")
+        if self.walking and self._head is not None:
+            self.walk.show_result(
+                WalkInput(
+                    view,
+                    self._head,
+                    b,
+                    s.scoring,
+                    s.mask_mode,
+                    s.dropout if s.train else 0.0,
+                    stage_notes(view, state, self._head, b),
+                )
+            )
+
+    def _enable_walk_keys(self) -> None:
+        on = self.walking and self.session.presenting
+        for shortcut in self._walk_keys:
+            shortcut.setEnabled(on)
+
+    def _on_walk_stage(self, stage: str) -> None:
+        self.set_highlight(stage)
+        self.code_panel.show_stage(stage)
+
+    def _request_code(self) -> None:
+        outcome = self._code_outcome
+        if outcome is None or not self.code_panel.isVisibleTo(self) and not self.code_button.isChecked():
+            return
+        self.code.request(CodeRequest(self.code_panel.framework, outcome, outcome.focus))
+
+    def _on_code(self, result: CodeResult | None) -> None:
+        if result is None or result.request.outcome is not self._code_outcome:
+            return
+        if result.request.framework != self.code_panel.framework:
+            return  # another framework was picked meanwhile, and asked for
+        self.code_panel.show_snippet(result.snippet, result.error)
 
     def _on_stages_prepared(self, result: PreparedStages | None) -> None:
         view, state = self._view, self._state

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QFont, QResizeEvent
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from attnviz.compute.attention import ViewData
@@ -87,7 +88,12 @@ def prepare_stages(job: Job[StagesParams | None]) -> PreparedStages | None:
 
 
 class StageCard(Retranslating, QFrame):
-    """One stage: a titled heatmap and a line saying what the stage did here."""
+    """One stage: its title, its heatmap and a line saying what the stage did here.
+
+    The title is a wrapping label over the map, not the map's own title: a plot title is one
+    line the plot must be as wide as, and at presentation mode's type size the plot then grew
+    past its card and lost its last columns and its colour bar.
+    """
 
     def __init__(self, stage: str, title: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -98,6 +104,13 @@ class StageCard(Retranslating, QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.setSpacing(1)
+        self.title = QLabel()
+        self.title.setWordWrap(True)
+        self.title.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        font = self.title.font()
+        font.setBold(True)
+        self.title.setFont(font)
+        layout.addWidget(self.title)
         self.heatmap = HeatmapWidget()
         # Seven maps share the dock: smaller than the main window's, annotations hide themselves
         # when the cells get too small for them.
@@ -111,7 +124,17 @@ class StageCard(Retranslating, QFrame):
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.heatmap.set_title(tr_text(self._title))
+        title = tr_text(self._title)
+        self.title.setText(title)
+        self.heatmap.setAccessibleName(title)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "title"):
+            # A font set on a child stops following the application's (presentation mode).
+            font = QFont(self.font())
+            font.setBold(True)
+            self.title.setFont(font)
 
     def set_hot(self, hot: bool) -> None:
         self.setStyleSheet(_FRAME_HOT if hot else _FRAME_IDLE)
@@ -126,6 +149,8 @@ class StageGrid(QWidget):
     def __init__(self, cards: list[StageCard], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._cards = cards
+        #: Presentation mode's type scale: larger type needs wider cards.
+        self.scale = 1.0
         self._grid = QGridLayout(self)
         self._grid.setContentsMargins(0, 0, 0, 0)
         self._grid.setSpacing(4)
@@ -146,4 +171,8 @@ class StageGrid(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self._relayout(event.size().width() // self.CARD_WIDTH)
+        self._relayout(event.size().width() // int(self.CARD_WIDTH * self.scale))
+
+    def set_scale(self, scale: float) -> None:
+        self.scale = scale
+        self._relayout(self.width() // int(self.CARD_WIDTH * scale))
