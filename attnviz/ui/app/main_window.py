@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
+    QToolBar,
     QWidget,
 )
 
@@ -137,7 +138,8 @@ class _PresentationHint(QLabel):
         parent = self.parentWidget()
         if parent is not None:
             self.adjustSize()
-            self.move((parent.width() - self.width()) // 2, 12)
+            # Low on the window: the presenter bar is at the top.
+            self.move((parent.width() - self.width()) // 2, parent.height() - self.height() - 24)
 
 
 class MainWindow(HostWindow):
@@ -244,6 +246,7 @@ class MainWindow(HostWindow):
         from attnviz.ui.views.masking_lab import install_masking_lab
         from attnviz.ui.views.model_overview import install_model_overview
         from attnviz.ui.views.pipeline import install_pipeline_view
+        from attnviz.ui.views.presenter import install_presenter
         from attnviz.ui.views.scaling_lab import install_scaling_lab
         from attnviz.ui.views.tokens import install_tokens_view
 
@@ -260,7 +263,19 @@ class MainWindow(HostWindow):
         self.tokens_dock = install_tokens_view(session, self)
         self.long_dock = install_long_context_view(session, self)
         self.doctor_dock = install_doctor(session, self)
+        self.presenter = install_presenter(session, self, self.lessons, lambda: self.set_presentation_mode(False))
+        # Over the views, in the place of the hidden menus, only while presenting.
+        bar = self.presenter_toolbar = QToolBar()
+        bar.setObjectName("presenterToolbar")
+        bar.setMovable(False)
+        bar.setFloatable(False)
+        bar.toggleViewAction().setVisible(False)
+        bar.addWidget(self.presenter)
+        self.presenter.show()
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        bar.hide()
         self._restore_layout()
+        bar.hide()
         self._had_heads = not session.document.state.run.single_head
 
     def _fit_controls_width(self) -> None:
@@ -392,6 +407,7 @@ class MainWindow(HostWindow):
         self.addAction(self.presentation_action)
         self._presentation_hint = _PresentationHint(self)
         self._normal_font: QFont | None = None
+        self._normal_splits: tuple[list[int], list[int], int] = ([], [], 0)
         view_menu.addSeparator()
         self.theme_menu = view_menu.addMenu("")
         self.theme_menu.setToolTipsVisible(True)
@@ -682,8 +698,10 @@ class MainWindow(HostWindow):
             hold_normal_size(None)
             QTimer.singleShot(0, self, self._restore_normal_layout)
         self.controls_scroll.setVisible(not on)
-        self.bottom_splitter.setVisible(not on)
+        self._output_beside_weights(on)
         self.set_chrome_visible(not on)
+        self.presenter_toolbar.setVisible(on)
+        self.presenter.set_presenting(on)
         # The tabs are chrome too: the class sees the view that was chosen before F5.
         self.tool_tabs.tabBar().setVisible(not on)
         lesson = self.lessons.dock
@@ -692,9 +710,35 @@ class MainWindow(HostWindow):
             self.resizeDocks([lesson], [max(lesson.width(), int(0.32 * self.width()))], Qt.Orientation.Horizontal)
         self._presentation_hint.show_hint(on)
 
+    def _output_beside_weights(self, on: bool) -> None:
+        """In presentation mode the input tables go and the output stands beside the weights (the
+        class sees what the weights make); leaving puts the tables back under them."""
+        right = self.right_splitter
+        if on and right.orientation() == Qt.Orientation.Vertical:
+            self._normal_splits = (right.sizes(), self.bottom_splitter.sizes(), self.output.currentIndex())
+            self.inputs.setVisible(False)
+            right.setOrientation(Qt.Orientation.Horizontal)
+            width = max(right.width(), 600)
+            right.setSizes([int(width * 0.64), width - int(width * 0.64)])
+            # The output as a map: its numbers on the cells, every column in view.
+            self.output.setCurrentWidget(self.output.heatmap)
+        elif not on and right.orientation() == Qt.Orientation.Horizontal:
+            self.inputs.setVisible(True)
+            right.setOrientation(Qt.Orientation.Vertical)
+            splits, bottom, tab = self._normal_splits
+            right.setSizes(splits)
+            self.bottom_splitter.setSizes(bottom)
+            self.output.setCurrentIndex(tab)
+
     def _restore_normal_layout(self) -> None:
+        # The docks the user opened or closed while presenting stay so: the state saved on
+        # entering gives back sizes and places, not a lesson panel closed since.
+        open_docks = {dock: dock.isVisible() for dock in self.findChildren(ToolDock)}
         self.restoreState(self._normal_state)
         self.restoreGeometry(self._normal_geometry)
+        for dock, visible in open_docks.items():
+            dock.setVisible(visible)
+        self.presenter_toolbar.setVisible(False)
         self._fit_to_screen()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:

@@ -42,6 +42,7 @@ from attnviz.compute.compare import (
 )
 from attnviz.document import ReplaceState, State, filled_state
 from attnviz.model_run import HeadView
+from attnviz.teaching import LESSONS
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
@@ -123,6 +124,12 @@ def _side_error(outcome: Outcome | None) -> str | None:
     return None if outcome.error is None else tr_text(outcome.error)
 
 
+def _lesson_comparison(example: str | None) -> Comparison | None:
+    """The comparison the lesson ``example`` asks for (None: not a lesson, or it asks for none)."""
+    lesson = LESSONS.get(example or "")
+    return None if lesson is None or lesson.side_by_side is None else Comparison(*lesson.side_by_side)
+
+
 def _dot_products_exist(head: HeadView) -> bool:
     """Whether queries and keys have the same length (dot-product scoring can run)."""
     return head.queries.shape[-1] == head.keys.shape[-1]
@@ -168,7 +175,8 @@ class CompareView(SessionView):
         self._session = session
         # The chapter's exercise, where the inputs allow it; otherwise (queries and keys of
         # different lengths: no dot product) two mask modes, so the view opens on two results.
-        self._comparison = (
+        # A lesson's comparison when a lesson that asks for one is on show.
+        self._comparison = _lesson_comparison(session.loaded_example()) or (
             EXERCISE_1 if _dot_products_exist(session.head_view()) else Comparison("mask_mode", "d2l", "strict")
         )
         self._random_seed = 0
@@ -266,6 +274,17 @@ class CompareView(SessionView):
         self.destroyed.connect(lambda *_: catalog.SCORINGS.unsubscribe(self._on_scoring_registered))
         self._show_comparison_controls()
         self.retranslate()
+        session.exampleChanged.connect(self._on_example)
+        if self._comparison == EXERCISE_1 and _lesson_comparison(session.loaded_example()) is not None:
+            self._update_explanation(force=True)
+
+    def _on_example(self, name: str | None) -> None:
+        """A lesson that asks for a comparison was loaded: set it up (exercise 1 with its
+        explanation)."""
+        comparison = _lesson_comparison(name)
+        if comparison is not None:
+            self.set_comparison(comparison)
+            self._update_explanation(force=comparison == EXERCISE_1)
 
     def retranslate(self) -> None:
         for index, key in enumerate(COMPARE_KINDS):
