@@ -55,8 +55,9 @@ def _probe(tmp_path: Path, width: int, height: int, *flags: str) -> dict:
 @pytest.mark.parametrize(("width", "height"), [(1280, 720), (1920, 1080)])
 def test_every_view_fits_and_reads_in_both_languages_and_themes(tmp_path, width, height):
     report = _probe(tmp_path, width, height)
-    # 2 languages x 2 themes x (main view, 4 teaching tabs, presentation mode, then 5 model views)
-    assert report["checked"] == 44
+    # 2 languages x 2 themes x (main view, 4 teaching tabs, presentation mode, then 5 model views),
+    # and in each language, in presentation mode, 3 teaching views and the 5 model views as slides
+    assert report["checked"] == 44 + 2 * (3 + 5)
     assert report["problems"] == [], "\n".join(report["problems"])
 
 

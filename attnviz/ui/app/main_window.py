@@ -96,6 +96,9 @@ LANGUAGE_SYSTEM = (
 )
 
 
+#: The views a lesson stays beside in presentation mode (with the main view).
+LESSON_VIEWS = {"pipelineDock", "compareDock", "maskingLabDock"}
+
 #: How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE).
 PRESENTATION_FONT = 1.6
 
@@ -274,6 +277,7 @@ class MainWindow(HostWindow):
         self.presenter.show()
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
         bar.hide()
+        self.tool_tabs.currentChanged.connect(self._lesson_beside_view)
         self._restore_layout()
         bar.hide()
         self._had_heads = not session.document.state.run.single_head
@@ -407,6 +411,7 @@ class MainWindow(HostWindow):
         self.addAction(self.presentation_action)
         self._presentation_hint = _PresentationHint(self)
         self._normal_font: QFont | None = None
+        self._lesson_set_aside = False  # presentation mode hid the lesson for a wide view
         self._normal_splits: tuple[list[int], list[int], int] = ([], [], 0)
         view_menu.addSeparator()
         self.theme_menu = view_menu.addMenu("")
@@ -708,7 +713,25 @@ class MainWindow(HostWindow):
         if on and isinstance(lesson, ToolDock) and lesson.isVisible() and not lesson.isFloating():
             # Its larger text needs a wider panel; the controls and tables leave room for it.
             self.resizeDocks([lesson], [max(lesson.width(), int(0.32 * self.width()))], Qt.Orientation.Horizontal)
+        self._lesson_beside_view()
         self._presentation_hint.show_hint(on)
+
+    def _lesson_beside_view(self, _index: int = -1) -> None:
+        """In presentation mode the lesson stands beside the views lessons talk about (the main
+        view, the pipeline, side by side, the masking lab); a model's views and the scaling lab
+        get the slide's whole width, and the lesson comes back with the next teaching view."""
+        lesson = self.lessons.dock
+        if not isinstance(lesson, ToolDock) or lesson.isFloating():
+            return
+        presenting = self.presentation_action.isChecked()
+        current = next((tool for tool in self.tools() if isinstance(tool, ToolTab) and tool.is_current_tab()), None)
+        teaching = current is None or current.objectName() in LESSON_VIEWS
+        if presenting and not teaching and lesson.isVisible():
+            self._lesson_set_aside = True
+            lesson.hide()
+        elif self._lesson_set_aside and (teaching or not presenting):
+            self._lesson_set_aside = False
+            lesson.show()
 
     def _output_beside_weights(self, on: bool) -> None:
         """In presentation mode the input tables go and the output stands beside the weights (the

@@ -23,7 +23,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import (
     QApplication,
-    QHBoxLayout,
+    QBoxLayout,
     QLabel,
     QScrollArea,
     QVBoxLayout,
@@ -234,15 +234,14 @@ class ScalingLabView(SessionView):
         self.notes.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.notes.setMinimumWidth(240)
-        notes_scroll = QScrollArea()
+        notes_scroll = self.notes_scroll = QScrollArea()
         notes_scroll.setWidgetResizable(True)
         notes_scroll.setWidget(self.notes)
-        notes_scroll.setMaximumWidth(340)
-        notes_scroll.setMinimumWidth(260)
 
-        body = QHBoxLayout()
+        body = self.body = QBoxLayout(QBoxLayout.Direction.LeftToRight)
         body.addWidget(self.graphics, 1)
         body.addWidget(notes_scroll)
+        self._place_notes()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.header)
@@ -295,8 +294,24 @@ class ScalingLabView(SessionView):
         return self.lab.busy
 
     def on_presentation(self, on: bool) -> None:
-        """Titles, axis labels, ticks, legends and markers follow the font scale."""
+        """Titles, axis labels, ticks, legends and markers follow the font scale; the notes go
+        under the plots, which take the slide's whole width."""
+        self._place_notes()
         self._apply_fonts()
+
+    def _place_notes(self) -> None:
+        scroll = self.notes_scroll
+        if self.font_scale > 1.0:
+            self.body.setDirection(QBoxLayout.Direction.TopToBottom)
+            scroll.setMinimumWidth(0)
+            scroll.setMaximumWidth(16777215)
+            scroll.setMaximumHeight(220)
+            scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        else:
+            self.body.setDirection(QBoxLayout.Direction.LeftToRight)
+            scroll.setMaximumHeight(16777215)
+            scroll.setMaximumWidth(340)
+            scroll.setMinimumWidth(260)
 
     # ------------------------------------------------------------------ drawing
 
@@ -506,8 +521,10 @@ class ScalingLabView(SessionView):
         self._update_min_size()
 
     def _update_min_size(self) -> None:
-        # Two rows of three plots: a projector's width holds them beside the notes.
-        self.graphics.setMinimumSize(int(3 * 170 * self.font_scale), int(2 * 200 * self.font_scale))
+        # Two rows of three plots: a projector's width holds them beside the notes (in
+        # presentation mode the notes are under them, and a lesson may be docked beside).
+        f = self.font_scale
+        self.graphics.setMinimumSize(int(3 * (170 if f == 1.0 else 150) * f), int(2 * (200 if f == 1.0 else 170) * f))
 
     def _update_status(self) -> None:
         if self.error is not None:
