@@ -365,6 +365,25 @@ def main() -> int:
             found += font_problems(window, f"{tag} {what}", normal_pt)
         return found
 
+    if not window_only:
+        # The lecture's first slide: the masked softmax with 2-D valid lengths, in presentation
+        # mode: every title whole, every row and column of both maps, the output beside them.
+        window.session.load_preset("masked-softmax-2d")
+        window.set_presentation_mode(True)
+        settle(window)
+        where = f"{tag} masked-softmax-2d presentation"
+        problems += window_problems(window, where, size0) + text_problems(window, where)
+        problems += presentation_problems(window, where) + font_problems(window, where, normal_pt)
+        shapes = [m.values.shape for m in window.results.maps if m.isVisible() and m.values is not None]
+        if shapes != [(2, 4), (2, 4)]:
+            problems.append(f"{where}: the weights maps on show are {shapes}, not both batch elements' 2x4")
+        if not window.output.heatmap.isVisible() or window.output.heatmap.values is None:
+            problems.append(f"{where}: the output map is not on show")
+        if shots is not None:
+            window.grab().save(str(shots / f"{tag}-masked-softmax-2d-presentation.png"))
+        window.set_presentation_mode(False)
+        settle(window)
+        checked += 1
     window.lessons.load(LESSON)
     window.lessons.view.answer_button.setChecked(True)
     for language in ("en", "pt_BR"):

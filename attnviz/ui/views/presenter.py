@@ -212,8 +212,9 @@ class PresenterBar(Retranslating, QWidget):
             action.setCheckable(True)
             action.setChecked(name == current)
             tool = self._host.dock(name) if name else None
-            if tool is not None:
-                action.setShortcut(tool.toggleViewAction().shortcut())
+            if tool is not None and not (keys := tool.toggleViewAction().shortcut()).isEmpty():
+                # Named, not bound: the view's own action holds the shortcut (two would be ambiguous).
+                action.setText(f"{text}\t{keys.toString(QKeySequence.SequenceFormat.NativeText)}")
 
     def _current_view(self) -> str:
         for name in DOCKS:
