@@ -553,6 +553,10 @@ class MainWindow(HostWindow):
 
     def _on_document_changed(self, edit: Edit | None) -> None:
         state = self.session.document.state
+        if self.session.error_field not in INPUT_FIELDS:
+            # A cell refused earlier ("'abc' is not a number") is history once a valid edit
+            # went through; an input error of the computation is the session's to clear.
+            self.inputs.clear_error()
         has_heads = not state.run.single_head
         if has_heads and not self._had_heads:
             # A model arrived (a file, a capture): its heads are what the user came to see, and

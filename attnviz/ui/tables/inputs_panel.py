@@ -121,6 +121,13 @@ class InputsPanel(Retranslating, QWidget):
         self._head_pair.setVisible(False)
 
         self.error = ErrorLabel()
+        # Its line is held while it is hidden: appearing, it pushed the tables down by a line,
+        # and the click that followed landed on the cell below the one aimed at. One line, the
+        # whole message in its tooltip too.
+        self.error.setWordWrap(False)
+        policy = self.error.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.error.setSizePolicy(policy)
         layout.addWidget(self.error)
 
         self.tabs = QTabWidget()

@@ -328,10 +328,8 @@ class CompareView(SessionView):
         """No taller than their rows need: a 1 x 10 map stretched to the tab's height is a row of
         tall bars whose hatching and numbers read as noise."""
         result = self.last_result
-        view = next(
-            (o.view for o in (result.a, result.b) if o is not None and o.view is not None) if result else (),
-            None,
-        )
+        sides = (result.a, result.b) if result is not None else ()
+        view = next((o.view for o in sides if o is not None and o.view is not None), None)
         rows = 4 if view is None else view.weights.shape[1]
         scale = self._font_scale
         for heatmap in (self.map_a, self.map_b, self.map_diff):

@@ -179,7 +179,9 @@ class ScalingLabView(SessionView):
                 angle=0,
                 pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine),
                 label="uniform",
-                labelOpts={"position": 0.08, "color": REFERENCE_COLOR, "anchors": [(0, 1), (0, 1)]},
+                # Under the line, inside the plot: above it, the top of the plot cut the word off
+                # (the uniform entropy log n is the top of its range).
+                labelOpts={"position": 0.08, "color": REFERENCE_COLOR, "anchors": [(0, 0), (0, 0)]},
             )
             self.plots[key].addItem(line)
             self.guides[key] = line
@@ -494,6 +496,8 @@ class ScalingLabView(SessionView):
         f = self.font_scale
         tick = QFont(QApplication.font())
         tick.setPointSizeF(self._base_pt * f)
+        for line in self.guides.values():
+            line.label.setFont(tick)  # "uniform" at the size of the ticks, in presentation too
         label_css = {"font-size": f"{self._base_pt * 1.05 * f:.1f}pt", "color": self._ink}
         for key, plot in self.plots.items():
             for side in ("left", "bottom"):
