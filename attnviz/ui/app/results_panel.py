@@ -36,6 +36,7 @@ from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.heatmap.colormaps import COLORMAPS
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS, Frame, PreparedMap, prepare_map
+from attnviz.ui.heatmap.weights import shown_mask
 from attnviz.ui.heatmap.widget import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
@@ -90,14 +91,6 @@ def hover_text(view: ViewData, b: int, r: int, c: int) -> str:
     if view.padded_rows is not None and view.padded_rows[b, r]:
         lines.append(translate("ResultsPanel", "a padding query: the model computes this row, nothing reads it"))
     return "\n".join(lines)
-
-
-def shown_mask(view: ViewData, b: int) -> np.ndarray:
-    """The mask a weights map of batch element ``b`` draws: padding query rows hatched like
-    masked keys (their weights keep their colours under the stripes)."""
-    if view.padded_rows is None or not view.padded_rows[b].any():
-        return view.mask[b]
-    return view.mask[b] & ~view.padded_rows[b][:, None]
 
 
 #: The colour ranges as the scale box names them.
