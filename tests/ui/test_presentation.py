@@ -273,3 +273,38 @@ def test_language_presentation_and_theme_round_trips_leave_every_text_as_it_was(
     window.set_theme(mode)
     qtbot.wait(50)
     assert _texts(window) == before
+
+
+# ---------------------------------------------------------------- wording
+
+
+def test_counts_of_one_are_singular(window, qtbot):
+    from attnviz.engine import attend
+
+    window.heads_dock.show()
+    grid = window.heads_dock.view()
+    assert ": 1 head, batch 0" in grid.title.text()  # the book's one call has one head, not "1 heads"
+    result = attend(np.zeros((1, 1, 2)), np.zeros((1, 5, 2)), np.zeros((1, 5, 1)), np.array([7]))
+    assert any(w.startswith("1 valid length exceeds the 5 keys") for w in result.diagnostics.warnings)
+
+
+def test_the_scaling_labs_uniform_label_follows_presentation_mode(window):
+    window.dock(SCALING_LAB_DOCK).show()
+    lab = window.dock(SCALING_LAB_DOCK).view()
+    size = lab.guides["entropy"].label.textItem.font().pointSizeF()
+    window.set_presentation_mode(True)
+    assert lab.guides["entropy"].label.textItem.font().pointSizeF() > 1.5 * size
+    window.set_presentation_mode(False)
+    assert lab.guides["entropy"].label.textItem.font().pointSizeF() == size
+
+
+def test_a_refused_cell_goes_with_the_next_valid_edit_and_the_tables_do_not_move(window, qtbot):
+    model = window.inputs.models["queries"]
+    tabs_y = window.inputs.tabs.y()
+    assert not model.setData(model.index(0, 0), "abc")
+    assert window.inputs.error.isVisible() and "'abc' is not a number" in window.inputs.error.text()
+    assert window.inputs.tabs.y() == tabs_y  # the message's line was held: no jump under the pointer
+    window.controls.settings.settingsChanged.emit({"dropout": 0.2})  # a valid edit elsewhere
+    wait_current(qtbot, window)
+    assert not window.inputs.error.isVisible()
+    assert window.inputs.tabs.y() == tabs_y

@@ -214,9 +214,11 @@ class HeadsView(SessionView):
         layer = heads.layer if heads is not None and heads.layer < run.layers else self._session.selection.layer
         b = self._session.selection.batch
         self.title.setText(
-            translate("HeadsView", "{call}: {n} heads, batch {b}").format(
-                call=run.calls[layer].name, n=run.heads(layer), b=b
-            )
+            (
+                translate("HeadsView", "{call}: 1 head, batch {b}")
+                if run.heads(layer) == 1
+                else translate("HeadsView", "{call}: {n} heads, batch {b}")
+            ).format(call=run.calls[layer].name, n=run.heads(layer), b=b)
         )
         if heads is not None and heads.error:
             self._show_message(heads.error, error=True)

@@ -404,14 +404,15 @@ class ScalingLabView(SessionView):
             )
         else:
             d = int(p["d"])
-            lines.append(
-                "<p>"
-                + translate(
+            inputs = (
+                translate("ScalingLab", "<b>Your inputs</b>: d = {d}, 1 query row, {keys} allowed keys on average.")
+                if int(p["rows"]) == 1
+                else translate(
                     "ScalingLab",
                     "<b>Your inputs</b>: d = {d}, {rows} query rows, {keys} allowed keys per row on average.",
-                ).format(d=d, rows=int(p["rows"]), keys=_fmt(p["n_keys"]))
-                + "</p>"
+                )
             )
+            lines.append("<p>" + inputs.format(d=d, rows=int(p["rows"]), keys=_fmt(p["n_keys"])) + "</p>")
             rows = "".join(
                 f"<tr><td>{label}</td><td align='right'>{_fmt(p[f'{stat}_unscaled'])}</td>"
                 f"<td align='right'>{_fmt(p[f'{stat}_scaled'])}</td></tr>"
