@@ -955,3 +955,23 @@ def test_a_language_switch_keeps_the_owners_axis_names_and_translates_the_defaul
         assert titles(fresh) == ("Keys", "Queries")
     finally:
         install_language(qapp, "en")
+
+
+def test_a_flat_maps_colour_bar_label_is_drawn(qtbot, widget):
+    """A flat map (the additive toy's scores: identical keys) says "0.3 (constant)" on its bar:
+    pyqtgraph dropped that text, wider than the bar's fixed 45-pixel axis, leaving no label."""
+    from PySide6 import QtGui
+
+    widget.set_data(np.full((2, 10), 0.3), levels=None)
+    widget.resize(600, 300)
+    widget.show()
+    qtbot.wait(20)
+    axis = widget.colorbar.axis
+    image = QtGui.QImage(200, 400, QtGui.QImage.Format.Format_ARGB32)
+    painter = QtGui.QPainter(image)
+    texts = axis.generateDrawSpecs(painter)[2]
+    painter.end()
+    assert [text for _rect, _flags, text in texts] == ["0.3 (constant)"]
+    widget.set_data(np.random.default_rng(0).random((2, 10)), levels=(0.0, 1.0))
+    qtbot.wait(20)
+    assert axis.width() == 45  # ordinary ticks: the bar's usual room again

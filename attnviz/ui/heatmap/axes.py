@@ -101,6 +101,7 @@ class MapAxes(MapPlot):
             hold_tick_room(self._plot.getAxis("left"), rows)
             hold_tick_room(self._plot.getAxis("bottom"), cols)
         self._colorbar.axis.setTickFont(tick_font)
+        self._fit_colorbar_labels()  # presentation mode's larger ticks need more room
         for side, text in (("bottom", self._x_label), ("left", self._y_label)):
             axis = self._plot.getAxis(side)
             # Passing any CSS replaces AxisItem's whole label style, including the colour it

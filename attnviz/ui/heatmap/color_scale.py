@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
+from PySide6 import QtGui
 
 from attnviz.ui.heatmap import paint
 from attnviz.ui.heatmap.colormaps import canonical_colormap_name, load_colormap, lookup_table
@@ -18,6 +19,9 @@ from attnviz.ui.heatmap.plot import MapPlot
 from attnviz.ui.i18n import translate
 
 __all__ = ["MapColorScale"]
+
+#: The width pyqtgraph's colour bar gives its axis (labels of a few characters).
+_BAR_AXIS_WIDTH = 45
 
 
 class MapColorScale(MapPlot):
@@ -74,3 +78,17 @@ class MapColorScale(MapPlot):
         if self._constant is not None:
             ticks = [(ticks[0][0], translate("Heatmap", "{value} (constant)").format(value=ticks[0][1]))]
         self._colorbar.axis.setTicks([ticks, []])
+        self._colorbar_labels = [label for _value, label in ticks]
+        self._fit_colorbar_labels()
+
+    def _fit_colorbar_labels(self) -> None:
+        """Room for the bar's longest label: pyqtgraph drops a tick text wider than its axis (the
+        colour bar fixes it at 45 px), and a flat map's "0.3 (constant)" was left with none."""
+        labels = getattr(self, "_colorbar_labels", [])
+        axis = self._colorbar.axis
+        font = axis.style["tickFont"] or QtGui.QFont(axis.font())
+        metrics = QtGui.QFontMetricsF(font)
+        need = math.ceil(max((metrics.horizontalAdvance(label) for label in labels), default=0.0))
+        width = max(_BAR_AXIS_WIDTH, need + 12)  # the tick's length and the text's offset
+        if width != axis.width():
+            axis.setWidth(width)

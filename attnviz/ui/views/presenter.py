@@ -10,6 +10,7 @@ actions, so it cannot fall out of date.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
@@ -194,7 +195,7 @@ class PresenterBar(Retranslating, QWidget):
             *((name, preset.title) for name, preset in PRESETS.items()),
             *((name, lesson.title) for name, lesson in LESSONS.items()),
         ]:
-            action = examples.addAction(tr_text(title), lambda n=name: self._load(n))
+            action = examples.addAction(tr_text(title), functools.partial(self._load, name))
             action.setCheckable(True)
             action.setChecked(name == loaded)
             if name == next(iter(LESSONS)):
@@ -208,7 +209,7 @@ class PresenterBar(Retranslating, QWidget):
             if self._host.dock(name) is not None and spec.placement == "tab"
         ]
         for name, text in entries:
-            action = views.addAction(text, lambda n=name: self._show_view(n))
+            action = views.addAction(text, functools.partial(self._show_view, name))
             action.setCheckable(True)
             action.setChecked(name == current)
             tool = self._host.dock(name) if name else None
