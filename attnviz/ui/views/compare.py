@@ -275,6 +275,8 @@ class CompareView(SessionView):
             self._cells[side] = cell
         self._columns = 0
         self._arrange_maps()
+        for heatmap in (self.map_a, self.map_b, self.map_diff):
+            heatmap.setVisible(False)  # no axes or colour bar before there is a result to show
         layout.addLayout(self.maps, 1)
 
         self.kind.currentIndexChanged.connect(self._on_kind)
@@ -333,7 +335,7 @@ class CompareView(SessionView):
         rows = 4 if view is None else view.weights.shape[1]
         scale = self._font_scale
         for heatmap in (self.map_a, self.map_b, self.map_diff):
-            heatmap.setMaximumHeight(int(scale * (130 + 70 * rows)))
+            heatmap.setMaximumHeight(int(scale * (110 + 50 * rows)))
 
     def retranslate(self) -> None:
         for index, key in enumerate(COMPARE_KINDS):
