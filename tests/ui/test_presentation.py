@@ -300,6 +300,8 @@ def test_the_scaling_labs_uniform_label_follows_presentation_mode(window):
 
 def test_a_refused_cell_goes_with_the_next_valid_edit_and_the_tables_do_not_move(window, qtbot):
     model = window.inputs.models["queries"]
+    wait_current(qtbot, window)
+    qtbot.wait(100)  # the window's first layout passes are over
     tabs_y = window.inputs.tabs.y()
     assert not model.setData(model.index(0, 0), "abc")
     assert window.inputs.error.isVisible() and "'abc' is not a number" in window.inputs.error.text()
