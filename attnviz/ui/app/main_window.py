@@ -26,14 +26,12 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QApplication,
-    QLabel,
     QMessageBox,
     QProgressBar,
     QPushButton,
     QScrollArea,
     QSplitter,
     QToolBar,
-    QWidget,
 )
 
 from attnviz import __version__, catalog
@@ -60,6 +58,7 @@ from attnviz.ui.i18n import (
 from attnviz.ui.labels import SteadyLabel
 from attnviz.ui.pacing import next_frame
 from attnviz.ui.tables.inputs_panel import InputsPanel
+from attnviz.ui.views.presenter import PresentationHint
 
 __all__ = ["MainWindow"]
 
@@ -101,48 +100,6 @@ LESSON_VIEWS = {"pipelineDock", "compareDock", "maskingLabDock"}
 
 #: How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE).
 PRESENTATION_FONT = 1.6
-
-
-class _PresentationHint(QLabel):
-    """A banner over the top of the window for a few seconds: how to leave presentation mode."""
-
-    def __init__(self, window: QWidget) -> None:
-        super().__init__(window)
-        self.setObjectName("presentationHint")
-        self.setStyleSheet(
-            "QLabel#presentationHint { background: rgba(20, 20, 20, 200); color: white; "
-            "padding: 8px 16px; border-radius: 6px; }"
-        )
-        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(4000)
-        self._timer.timeout.connect(self.hide)
-        self.hide()
-
-    def retranslate(self) -> None:
-        self.setText(translate("MainWindow", "Presentation mode — F5 or Esc to leave"))
-
-    def show_hint(self, on: bool) -> None:
-        if not on:
-            self._timer.stop()
-            self.hide()
-            return
-        # The style sheet fixed the font this label had when it was polished: take the
-        # application's, now enlarged, again.
-        self.setFont(QApplication.font())
-        self.adjustSize()
-        self.place()
-        self.show()
-        self.raise_()
-        self._timer.start()
-
-    def place(self) -> None:
-        parent = self.parentWidget()
-        if parent is not None:
-            self.adjustSize()
-            # Low on the window: the presenter bar is at the top.
-            self.move((parent.width() - self.width()) // 2, parent.height() - self.height() - 24)
 
 
 class MainWindow(HostWindow):
@@ -409,7 +366,7 @@ class MainWindow(HostWindow):
         # Shortcuts of a hidden menu bar do not fire: the window holds the actions that must work
         # in presentation mode too (F5 to leave it, undo and redo).
         self.addAction(self.presentation_action)
-        self._presentation_hint = _PresentationHint(self)
+        self._presentation_hint = PresentationHint(self)
         self._normal_font: QFont | None = None
         self._lesson_set_aside = False  # presentation mode hid the lesson for a wide view
         self._normal_splits: tuple[list[int], list[int], int] = ([], [], 0)

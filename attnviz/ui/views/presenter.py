@@ -2,10 +2,10 @@
 
 In presentation mode the menus, tabs and status bar are hidden, so everything a lecture needs
 is one key or one click away without leaving it: the presenter bar (at the top, only while
-presenting) names the example on show, steps through the lessons (Page Down / Page Up, what a
-presenter's clicker sends), loads a preset, opens a view, shows the keyboard map (F1) and
-leaves (F5 or Esc). The keyboard map lists every shortcut the window holds, read from its
-actions, so it cannot fall out of date.
+presenting) steps through the lessons (Page Down / Page Up, what a presenter's clicker sends),
+loads an example or a lesson, opens a view, shows the keyboard map (F1) and leaves (F5 or
+Esc); a hint says how to leave for a few seconds. The keyboard map lists every shortcut the
+window holds, read from its actions, so it cannot fall out of date.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
@@ -37,10 +38,59 @@ from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.views.docks import DOCKS
 from attnviz.ui.views.lessons import LessonsController
 
-__all__ = ["PresenterBar", "install_presenter", "keyboard_map_html", "show_first_steps", "show_keyboard_map"]
+__all__ = [
+    "PresentationHint",
+    "PresenterBar",
+    "install_presenter",
+    "keyboard_map_html",
+    "show_first_steps",
+    "show_keyboard_map",
+]
 
 #: The main view's entry in the presenter bar's list of views.
 MAIN_VIEW = ""
+
+
+class PresentationHint(QLabel):
+    """A banner low on the window for a few seconds: how to leave presentation mode."""
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self.setObjectName("presentationHint")
+        self.setStyleSheet(
+            "QLabel#presentationHint { background: rgba(20, 20, 20, 200); color: white; "
+            "padding: 8px 16px; border-radius: 6px; }"
+        )
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(4000)
+        self._timer.timeout.connect(self.hide)
+        self.hide()
+
+    def retranslate(self) -> None:
+        self.setText(translate("MainWindow", "Presentation mode — F5 or Esc to leave"))
+
+    def show_hint(self, on: bool) -> None:
+        if not on:
+            self._timer.stop()
+            self.hide()
+            return
+        # The style sheet fixed the font this label had when it was polished: take the
+        # application's, now enlarged, again.
+        self.setFont(QApplication.font())
+        self.adjustSize()
+        self.place()
+        self.show()
+        self.raise_()
+        self._timer.start()
+
+    def place(self) -> None:
+        parent = self.parentWidget()
+        if parent is not None:
+            self.adjustSize()
+            # Low on the window: the presenter bar is at the top.
+            self.move((parent.width() - self.width()) // 2, parent.height() - self.height() - 24)
 
 
 def _plain(text: str) -> str:
