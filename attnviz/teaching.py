@@ -24,12 +24,18 @@ LessonKind = Literal["pitfall", "exercise"]
 
 @dataclass(frozen=True)
 class Lesson:
-    """A preset with the question it sets (``question``) and the answer (``explanation``)."""
+    """A preset with the question it sets (``question``) and the answer (``explanation``).
+
+    ``side_by_side``: the comparison its text asks for, as (setting, A, B) (``"scoring",
+    "bilinear", "dot"``): loading the lesson opens side by side on it. None: the lesson is
+    read in the main view (and, for a pitfall, the masking lab a click away).
+    """
 
     preset: Preset
     question: str
     explanation: str
     kind: LessonKind
+    side_by_side: tuple[str, str, str] | None = None
 
     @property
     def name(self) -> str:
@@ -390,6 +396,7 @@ _EXERCISES: tuple[Lesson, ...] = (
             "6.",
         ),
         "exercise",
+        ("scoring", "additive", "scaled_dot"),
     ),
     Lesson(
         Preset(
@@ -414,6 +421,8 @@ _EXERCISES: tuple[Lesson, ...] = (
             "to keep the scores at unit variance.",
         ),
         "exercise",
+        # The bilinear score computes; the dot product cannot (3 against 5 features), and says so.
+        ("scoring", "bilinear", "dot"),
     ),
     Lesson(
         Preset(
@@ -437,6 +446,7 @@ _EXERCISES: tuple[Lesson, ...] = (
             "product couples q and k, which is what makes the weights query-dependent.",
         ),
         "exercise",
+        ("scoring", "summation", "dot"),
     ),
 )
 

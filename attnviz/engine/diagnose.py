@@ -291,7 +291,7 @@ def finish_diagnostics(
                 int(over.sum()),
                 QT_TRANSLATE_NOOP(
                     "Diagnostics",
-                    "{n} valid length exceed the {keys} keys: treated as all keys valid, as the book's code does",
+                    "{n} valid length exceeds the {keys} keys: treated as all keys valid, as the book's code does",
                 ),
                 QT_TRANSLATE_NOOP(
                     "Diagnostics",

@@ -386,8 +386,8 @@ def check_valid_lens(
         raise input_error(
             QT_TRANSLATE_NOOP(
                 "Errors",
-                "valid_lens must have shape ({batch},) or ({batch}, {n_q}) for a batch of {batch} with {n_q} "
-                "queries; got shape {shape}",
+                "valid_lens must have shape ({batch},) or ({batch}, {n_q}), that is (batch, queries); got shape "
+                "{shape}",
             ),
             "valid_lens",
             batch=batch,

@@ -323,16 +323,12 @@
         <translation>atualizado</translation>
     </message>
     <message>
-        <source>{side} — no result (see below)</source>
-        <translation>{side} — sem resultado</translation>
-    </message>
-    <message>
-        <source>A − B — needs both results</source>
-        <translation>A − B — precisa dos dois resultados</translation>
-    </message>
-    <message>
         <source>max |A − B|: — (both sides must compute)</source>
         <translation>máx. |A − B|: — (os dois lados precisam ser calculados)</translation>
+    </message>
+    <message>
+        <source>A − B needs both results</source>
+        <translation>A − B precisa dos dois resultados</translation>
     </message>
     <message>
         <source>the weights have different shapes {a} and {b}</source>
@@ -479,8 +475,8 @@
         <translation>{n} pontuações são NaN</translation>
     </message>
     <message>
-        <source>{n} valid length exceed the {keys} keys: treated as all keys valid, as the book&apos;s code does</source>
-        <translation>{n} comprimento válido excede as {keys} chaves: tratado como todas as chaves válidas, como faz o código do livro</translation>
+        <source>{n} valid length exceeds the {keys} keys: treated as all keys valid, as the book&apos;s code does</source>
+        <translation>{n} comprimento válido excede as {keys} chaves: todas as chaves tratadas como válidas, como faz o código do livro</translation>
     </message>
     <message>
         <source>{n} valid lengths exceed the {keys} keys: treated as all keys valid, as the book&apos;s code does</source>
@@ -758,12 +754,16 @@
         <translation>Nenhuma máscara aqui para examinar: capture um modelo (attnviz.capture) ou abra um arquivo com os tensores de um modelo, e o médico examina todas as máscaras que ele recebeu.</translation>
     </message>
     <message>
+        <source>No problem found in the masks of the one call.</source>
+        <translation>Nenhum problema encontrado nas máscaras da única chamada.</translation>
+    </message>
+    <message>
         <source>No problem found in the masks of {n} calls.</source>
         <translation>Nenhum problema encontrado nas máscaras de {n} chamadas.</translation>
     </message>
     <message>
-        <source>{errors} errors and {warnings} warnings in {n} calls: click one to see its cells.</source>
-        <translation>{errors} erros e {warnings} avisos em {n} chamadas: clique em um deles para ver suas células.</translation>
+        <source>Errors: {errors}, warnings: {warnings}, calls examined: {n}. Click one to see its cells.</source>
+        <translation>Erros: {errors}, avisos: {warnings}, chamadas examinadas: {n}. Clique em um para ver suas células.</translation>
     </message>
     <message>
         <source>negative weights</source>
@@ -948,6 +948,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>{name} deve ter ao menos uma característica (d &gt;= 1); recebeu a forma {shape}</translation>
     </message>
     <message>
+        <source>valid_lens must have shape ({batch},) or ({batch}, {n_q}), that is (batch, queries); got shape {shape}</source>
+        <translation>valid_lens deve ter forma ({batch},) ou ({batch}, {n_q}), isto é (lote, consultas); veio com forma {shape}</translation>
+    </message>
+    <message>
         <source>queries, keys and values must have as many dimensions; got shapes {q}, {k} and {v}</source>
         <translation>consultas, chaves e valores devem ter o mesmo número de dimensões; recebeu as formas {q}, {k} e {v}</translation>
     </message>
@@ -1064,10 +1068,6 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>valid_lens must hold whole numbers, got dtype {dtype}</source>
         <translation>valid_lens deve conter números inteiros, veio o dtype {dtype}</translation>
-    </message>
-    <message>
-        <source>valid_lens must have shape ({batch},) or ({batch}, {n_q}) for a batch of {batch} with {n_q} queries; got shape {shape}</source>
-        <translation>valid_lens deve ter formato ({batch},) ou ({batch}, {n_q}) para um lote de {batch} com {n_q} consultas; veio o formato {shape}</translation>
     </message>
     <message>
         <source>valid_lens contains NaN</source>
@@ -2876,8 +2876,16 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
 <context>
     <name>HeadsView</name>
     <message>
-        <source>Every head of the layer, one colour scale; click a head to show it in every view</source>
+        <source>&amp;Batch element</source>
         <extracomment>A small multiple&apos;s least size: a 128-token map still shows its structure at 200 pixels. What the maps show: (layer, batch, scale...), weights, mask; None: nothing yet.</extracomment>
+        <translation>Elemento do &amp;lote</translation>
+    </message>
+    <message>
+        <source>The batch element the heads are shown for (every view follows)</source>
+        <translation>O elemento do lote cujas cabeças são mostradas (todas as vistas acompanham)</translation>
+    </message>
+    <message>
+        <source>Every head of the layer, one colour scale; click a head to show it in every view</source>
         <translation>Todas as cabeças da camada, com uma só escala de cores; clique em uma cabeça para mostrá-la em todas as vistas</translation>
     </message>
     <message>
@@ -2903,6 +2911,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>click to show this head everywhere</source>
         <translation>clique para mostrar esta cabeça em todas as vistas</translation>
+    </message>
+    <message>
+        <source>{call}: 1 head, batch {b}</source>
+        <translation>{call}: 1 cabeça, lote {b}</translation>
     </message>
     <message>
         <source>{call}: {n} heads, batch {b}</source>
@@ -3633,11 +3645,12 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Presentation mode — F5 or Esc to leave</source>
-        <extracomment>How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE).</extracomment>
+        <extracomment>The main view&apos;s entry in the presenter bar&apos;s list of views.</extracomment>
         <translation>Modo de apresentação — F5 ou Esc para sair</translation>
     </message>
     <message>
         <source>Attention</source>
+        <extracomment>The views a lesson stays beside in presentation mode (with the main view). How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE).</extracomment>
         <translation>Atenção</translation>
     </message>
     <message>
@@ -3783,7 +3796,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Load preset {title}</source>
-        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). The main compute thread: the main outcome, then the views&apos; computations that run with it. Every view&apos;s registered computation (``register``). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
+        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. Undo texts of edits that bring inputs from elsewhere (not an edit of the example on show). The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). The example on show changed (``loaded_example``: a preset or lesson name, or None). The example the session started on (None: inputs given as a document). The main compute thread: the main outcome, then the views&apos; computations that run with it. Every view&apos;s registered computation (``register``). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
         <translation>Carregar a predefinição {title}</translation>
     </message>
     <message>
@@ -4820,6 +4833,107 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
 </context>
 <context>
+    <name>Presenter</name>
+    <message>
+        <source>Leave presentation mode</source>
+        <translation>Sair do modo de apresentação</translation>
+    </message>
+    <message>
+        <source>Next lesson (presentation mode)</source>
+        <translation>Próxima lição (modo de apresentação)</translation>
+    </message>
+    <message>
+        <source>Previous lesson (presentation mode)</source>
+        <translation>Lição anterior (modo de apresentação)</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;First steps&lt;/h3&gt;&lt;p&gt;&lt;b&gt;What is loaded.&lt;/b&gt; The caption over the maps names the example on show and says what it shows. Presets › pick one of the chapter&apos;s examples; Presets › Pitfalls and Exercises load a lesson, with its question beside the maps.&lt;/p&gt;&lt;p&gt;&lt;b&gt;What to edit.&lt;/b&gt; The tables under the maps hold the queries, keys, values and valid lengths: type a number, paste a block, or fill a table from its menu. The panel on the left sets the shapes and the settings (scoring function, mask mode, dtype...). Every change is computed at once, and Ctrl+Z undoes it.&lt;/p&gt;&lt;p&gt;&lt;b&gt;What each view shows&lt;/b&gt; (View and Tools menus):&lt;/p&gt;&lt;ul&gt;&lt;li&gt;&lt;b&gt;Attention&lt;/b&gt;: the weights of each batch element, masked keys hatched, and the output.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Pipeline&lt;/b&gt;: every stage, from the raw scores to the output, with the chapter&apos;s formulas.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Side by side&lt;/b&gt;: the same inputs under two scorings, mask modes or dtypes, and their difference.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Masking lab&lt;/b&gt;: the input under every masking convention; &lt;b&gt;Scaling lab&lt;/b&gt;: why the scores are divided by √d.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Heads&lt;/b&gt;, &lt;b&gt;Layers × heads&lt;/b&gt;, &lt;b&gt;Tokens&lt;/b&gt;, &lt;b&gt;Long context&lt;/b&gt;, &lt;b&gt;Mask doctor&lt;/b&gt;: a real model&apos;s attention, opened from a file or a capture.&lt;/li&gt;&lt;/ul&gt;&lt;p&gt;&lt;b&gt;On a projector&lt;/b&gt;: F5 (presentation mode) enlarges everything and hides the editing chrome; the bar at the top steps through the lessons and opens the views. F1 lists every key.&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;Primeiros passos&lt;/h3&gt;&lt;p&gt;&lt;b&gt;O que está carregado.&lt;/b&gt; A legenda sobre os mapas nomeia o exemplo em exibição e diz o que ele mostra. Predefinições › escolha um dos exemplos do capítulo; Predefinições › Armadilhas e Exercícios carregam uma lição, com sua pergunta ao lado dos mapas.&lt;/p&gt;&lt;p&gt;&lt;b&gt;O que editar.&lt;/b&gt; As tabelas sob os mapas contêm as consultas, chaves, valores e comprimentos válidos: digite um número, cole um bloco ou preencha uma tabela pelo seu menu. O painel à esquerda define as formas e as configurações (função de pontuação, modo de máscara, dtype...). Cada mudança é calculada na hora, e Ctrl+Z a desfaz.&lt;/p&gt;&lt;p&gt;&lt;b&gt;O que cada vista mostra&lt;/b&gt; (menus Exibir e Ferramentas):&lt;/p&gt;&lt;ul&gt;&lt;li&gt;&lt;b&gt;Atenção&lt;/b&gt;: os pesos de cada elemento do lote, chaves mascaradas hachuradas, e a saída.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Pipeline&lt;/b&gt;: cada etapa, das pontuações brutas à saída, com as fórmulas do capítulo.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Lado a lado&lt;/b&gt;: as mesmas entradas sob duas pontuações, modos de máscara ou dtypes, e sua diferença.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Laboratório de máscaras&lt;/b&gt;: a entrada sob cada convenção de máscara; &lt;b&gt;Laboratório de escala&lt;/b&gt;: por que as pontuações são divididas por √d.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Cabeças&lt;/b&gt;, &lt;b&gt;Camadas × cabeças&lt;/b&gt;, &lt;b&gt;Tokens&lt;/b&gt;, &lt;b&gt;Contexto longo&lt;/b&gt;, &lt;b&gt;Médico de máscaras&lt;/b&gt;: a atenção de um modelo real, aberta de um arquivo ou de uma captura.&lt;/li&gt;&lt;/ul&gt;&lt;p&gt;&lt;b&gt;Num projetor&lt;/b&gt;: F5 (modo de apresentação) amplia tudo e esconde os controles de edição; a barra no topo percorre as lições e abre as vistas. F1 lista todas as teclas.&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Lesson</source>
+        <extracomment>Next and previous lesson (Presets menu): Page Down and Page Up while presenting only, since elsewhere those keys scroll the tables.</extracomment>
+        <translation>Lição</translation>
+    </message>
+    <message>
+        <source>The previous lesson (Page Up)</source>
+        <translation>A lição anterior (Page Up)</translation>
+    </message>
+    <message>
+        <source>The next lesson (Page Down)</source>
+        <translation>A próxima lição (Page Down)</translation>
+    </message>
+    <message>
+        <source>Example</source>
+        <translation>Exemplo</translation>
+    </message>
+    <message>
+        <source>Load one of the chapter&apos;s examples or a lesson</source>
+        <translation>Carregar um dos exemplos do capítulo ou uma lição</translation>
+    </message>
+    <message>
+        <source>View</source>
+        <translation>Vista</translation>
+    </message>
+    <message>
+        <source>Show a view (their shortcuts work here too: F1 lists them)</source>
+        <translation>Mostrar uma vista (os atalhos delas também funcionam aqui: F1 lista todos)</translation>
+    </message>
+    <message>
+        <source>Keys (F1)</source>
+        <translation>Teclas (F1)</translation>
+    </message>
+    <message>
+        <source>Every keyboard shortcut</source>
+        <translation>Todos os atalhos de teclado</translation>
+    </message>
+    <message>
+        <source>Leave (F5)</source>
+        <translation>Sair (F5)</translation>
+    </message>
+    <message>
+        <source>Leave presentation mode: the window comes back as it was</source>
+        <translation>Sair do modo de apresentação: a janela volta a ser como era</translation>
+    </message>
+    <message>
+        <source>Attention (the main view)</source>
+        <translation>Atenção (a vista principal)</translation>
+    </message>
+    <message>
+        <source>Keyboard map</source>
+        <translation>Mapa do teclado</translation>
+    </message>
+    <message>
+        <source>First steps</source>
+        <translation>Primeiros passos</translation>
+    </message>
+    <message>
+        <source>&amp;First steps</source>
+        <extracomment>Help&apos;s entries (marked sources).</extracomment>
+        <translation>&amp;Primeiros passos</translation>
+    </message>
+    <message>
+        <source>What to edit, and what each view shows</source>
+        <translation>O que editar, e o que cada vista mostra</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard map</source>
+        <translation>&amp;Mapa do teclado</translation>
+    </message>
+    <message>
+        <source>Every keyboard shortcut, presentation mode&apos;s included</source>
+        <translation>Todos os atalhos de teclado, inclusive os do modo de apresentação</translation>
+    </message>
+    <message>
+        <source>Next lesson</source>
+        <translation>Próxima lição</translation>
+    </message>
+    <message>
+        <source>Previous lesson</source>
+        <translation>Lição anterior</translation>
+    </message>
+</context>
+<context>
     <name>Presets</name>
     <message>
         <source>Book: additive attention toy</source>
@@ -5062,6 +5176,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>Chaves</translation>
     </message>
     <message>
+        <source>The example on show (Presets menu)</source>
+        <translation>O exemplo em exibição (menu Predefinições)</translation>
+    </message>
+    <message>
         <source>batch {b} of {n}</source>
         <translation>lote {b} de {n}</translation>
     </message>
@@ -5164,6 +5282,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>&lt;b&gt;Your inputs are not marked.&lt;/b&gt;</source>
         <translation>&lt;b&gt;Suas entradas não estão marcadas.&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Your inputs&lt;/b&gt;: d = {d}, 1 query row, {keys} allowed keys on average.</source>
+        <translation>&lt;b&gt;Suas entradas&lt;/b&gt;: d = {d}, 1 linha de consulta, {keys} chaves permitidas em média.</translation>
     </message>
     <message>
         <source>&lt;b&gt;Your inputs&lt;/b&gt;: d = {d}, {rows} query rows, {keys} allowed keys per row on average.</source>

@@ -24,7 +24,7 @@ def test_float_valid_lengths_beyond_int64_mean_all_keys_valid_as_in_the_book(hug
     book = BookDotProductAttention(0.0).eval()
     torch.testing.assert_close(r.output, book(q, k, v, vl))
     torch.testing.assert_close(r.weights[0], attend(q, k, v).weights[0])
-    assert any("1 valid length exceed the 5 keys: treated as all keys valid" in w for w in r.diagnostics.warnings)
+    assert any("1 valid length exceeds the 5 keys: treated as all keys valid" in w for w in r.diagnostics.warnings)
     assert r.diagnostics.valid_lens_over_keys.tolist() == [True, False]
 
 

@@ -18,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, QRect, QRectF, Qt, QTimer
+from PySide6.QtCore import QEventLoop, QPoint, QRect, QRectF, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetricsF, QImage, QPainter, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -37,6 +37,10 @@ from PySide6.QtWidgets import (
 # Lessons and views the probe opens, in order.
 LESSON = "pitfall-zero-length"
 TABS = ("pipelineDock", "compareDock", "maskingLabDock", "scalingLabDock")
+#: The teaching views checked as slides (presentation mode) here; the pipeline's slides and
+#: stage walk are checked by the pipeline's own probe functions.
+SLIDE_TABS = ("compareDock", "maskingLabDock", "scalingLabDock")
+PIPELINE_PAGE = "pipelineDockPage"
 #: The views of a model's run, checked on a small padded run with tokens (after the lesson).
 MODEL_TABS = ("heads", "model_overview", "tokens", "doctor", "long_context")
 
@@ -184,6 +188,7 @@ def text_problems(window: QWidget, where: str) -> list[str]:
                 if bar.tabRect(i).width() + 1 < bar.tabSizeHint(i).width():
                     problems.append(f"{where}: tab {_plain(bar.tabText(i))!r} is cut")
         problems += heatmap_problems(root, where)
+        problems += map_layout_problems(root, where) + map_problems(root, where)
     return problems
 
 
@@ -199,7 +204,8 @@ def heatmap_problems(root: QWidget, where: str) -> list[str]:
             doc = QTextDocument()
             doc.setHtml(title.text)
             font = QFont(title.item.font())
-            need = QFontMetricsF(font).horizontalAdvance(doc.toPlainText())
+            lines = re.split("[\n\u2028]", doc.toPlainText())  # a long title wraps onto lines
+            need = max(QFontMetricsF(font).horizontalAdvance(line) for line in lines)
             room = heatmap.plot_item.width()
             if need > room + 1:
                 problems.append(f"{where}: heatmap title {doc.toPlainText()!r} needs {need:.0f} px, has {room:.0f}")
@@ -224,6 +230,20 @@ def _scrolls(widget: QWidget, orientation: Qt.Orientation) -> bool:
     return False
 
 
+def _clip_rect(widget: QWidget) -> QRect:
+    """The part of ``widget`` its parents leave in sight, in its own coordinates (what
+    ``visibleRegion`` gives less its opaque children: a map whose graphics view covers it whole
+    has an empty visible region, seen or not)."""
+    rect = widget.rect()
+    parent = widget.parentWidget()
+    while parent is not None:
+        if not parent.isVisible():
+            return QRect()
+        rect = rect.intersected(parent.rect().translated(-widget.mapTo(parent, QPoint(0, 0))))
+        parent = parent.parentWidget()
+    return rect
+
+
 def map_problems(root: QWidget, where: str) -> list[str]:
     """Every map on show in ``root``, whole: every row and column of its matrix inside its widget and
     not hidden by a parent that cannot scroll to it, its title inside the widget, its colour bar
@@ -240,7 +260,7 @@ def map_problems(root: QWidget, where: str) -> list[str]:
             scroll = heatmap.parentWidget()
             while scroll is not None and not isinstance(scroll, QScrollArea):
                 scroll = scroll.parentWidget()
-            if scroll is not None and heatmap.visibleRegion().isEmpty():
+            if scroll is not None and _clip_rect(heatmap).isEmpty():
                 scroll.ensureWidgetVisible(heatmap, 0, 0)
                 wait(40)
             problems += _one_map_problems(heatmap, where)
@@ -261,7 +281,7 @@ def _one_map_problems(heatmap: QWidget, where: str) -> list[str]:  # a HeatmapWi
     # The view's viewport in the heatmap widget's coordinates, and what of the widget is seen.
     offset = view.viewport().mapTo(heatmap, view.viewport().rect().topLeft())
     seen = view.viewport().rect().translated(offset)
-    visible = heatmap.visibleRegion().boundingRect()
+    visible = _clip_rect(heatmap)
 
     def place(scene_rect: QRectF) -> QRect:
         return view.mapFromScene(scene_rect).boundingRect().translated(offset)
@@ -302,6 +322,62 @@ def _one_map_problems(heatmap: QWidget, where: str) -> list[str]:  # a HeatmapWi
             problems.append(f"{where}: map {name!r}: its colour bar's labels overlap")
         if any(r.right() > seen.right() + 1 for r in texts):
             problems.append(f"{where}: map {name!r}: its colour bar's labels are cut")
+    return problems
+
+
+def map_layout_problems(root: QWidget, where: str) -> list[str]:
+    """Every map on show, whole: its plot and colour bar inside the widget's own view (pyqtgraph
+    lays a plot out wider than a narrow widget and the view cuts its right side off), the widget
+    not hidden by a parent, every row and column in the view range and at least a few pixels
+    wide, a colour bar with labels."""
+    from attnviz.ui.heatmap import HeatmapWidget
+
+    problems = []
+    for heatmap in root.findChildren(HeatmapWidget):
+        if not heatmap.isVisible() or heatmap.values is None or heatmap.values.size == 0:
+            continue
+        if _inside(heatmap, PIPELINE_PAGE):
+            continue  # the pipeline's maps have checks of their own (its slides and stage walk)
+        name = heatmap.plot_item.titleLabel.text or heatmap.objectName() or "untitled"
+        view = heatmap._view  # noqa: SLF001 - the graphics view the plot is laid out in
+        scene = view.mapFromScene(heatmap.plot_item.sceneBoundingRect()).boundingRect()
+        if scene.right() > view.viewport().width() + 2 or scene.bottom() > view.viewport().height() + 2:
+            problems.append(
+                f"{where}: map {name!r} is laid out {scene.width()}x{scene.height()} px in a view of "
+                f"{view.viewport().width()}x{view.viewport().height()}: its right or bottom is cut"
+            )
+        visible = heatmap.visibleRegion().boundingRect()
+        if visible.width() < heatmap.width() - 2 and _clipped_sideways(heatmap):
+            problems.append(f"{where}: map {name!r} is cut at the side ({visible.width()} of {heatmap.width()} px)")
+        rows, cols = heatmap.values.shape
+        (x0, x1), (y0, y1) = heatmap.plot_item.getViewBox().viewRange()
+        if x0 > 0.01 or x1 < cols - 0.01 or y0 > 0.01 or y1 < rows - 0.01:
+            problems.append(f"{where}: map {name!r} shows part of its {rows}x{cols} cells")
+        box = heatmap.plot_item.getViewBox().sceneBoundingRect()
+        if rows <= 64 and cols <= 64 and (box.width() / cols < 4 or box.height() / rows < 4):
+            problems.append(f"{where}: map {name!r} has cells under 4 px ({box.width():.0f}x{box.height():.0f} px)")
+        ticks = heatmap.colorbar.axis._tickLevels  # noqa: SLF001 - the ticks set_data gave it
+        if heatmap.colorbar.isVisible() and (not ticks or not ticks[0]):
+            problems.append(f"{where}: map {name!r} has a colour bar without labels")
+    return problems
+
+
+def _inside(widget: QWidget, object_name: str) -> bool:
+    parent = widget.parentWidget()
+    while parent is not None:
+        if parent.objectName() == object_name:
+            return True
+        parent = parent.parentWidget()
+    return False
+
+
+def presentation_problems(window: QWidget, where: str) -> list[str]:
+    """Presentation mode's promises: the output beside the weights, and the presenter bar."""
+    problems = []
+    if not window.output.isVisible() or window.output.visibleRegion().isEmpty():
+        problems.append(f"{where}: the output is not on screen beside the weights")
+    if not window.presenter.isVisible():
+        problems.append(f"{where}: no presenter bar")
     return problems
 
 
@@ -384,7 +460,7 @@ def pipeline_presentation(
             where = f"{tag} {language} presentation pipeline {what} {stage or ''}".rstrip()
             problems += window_problems(window, where, size0)
             if not window_only:
-                problems += text_problems(window, where) + map_problems(window, where)
+                problems += text_problems(window, where)  # maps included
             if shots is not None:
                 window.grab().save(str(shots / f"{where.replace(' ', '-')}.png"))
             checked += 1
@@ -423,12 +499,45 @@ def main() -> int:
         found = window_problems(window, where, size0)
         if not window_only:
             found += text_problems(window, where) + sideways_problems(window, where)
-            if what.endswith("pipelineDock"):
-                found += map_problems(window, where)
         if shots is not None:
             window.grab().save(str(shots / f"{tag}-{what.replace(' ', '-')}.png"))
         return found
 
+    def open_view(name: str) -> None:
+        """Open a view as its shortcut does (the menus are hidden in presentation mode): its
+        action, which brings an open one forward too."""
+        action = window.dock(name).toggleViewAction()
+        if action.isChecked():
+            window.dock(name).raise_()
+        else:
+            action.trigger()
+
+    def look_at_slide(what: str) -> list[str]:
+        """A view in presentation mode: it fits, reads, and its maps are whole and large."""
+        found = look_at(what)
+        if not window_only:
+            found += font_problems(window, f"{tag} {what}", normal_pt)
+        return found
+
+    if not window_only:
+        # The lecture's first slide: the masked softmax with 2-D valid lengths, in presentation
+        # mode: every title whole, every row and column of both maps, the output beside them.
+        window.session.load_preset("masked-softmax-2d")
+        window.set_presentation_mode(True)
+        settle(window)
+        where = f"{tag} masked-softmax-2d presentation"
+        problems += window_problems(window, where, size0) + text_problems(window, where)
+        problems += presentation_problems(window, where) + font_problems(window, where, normal_pt)
+        shapes = [m.values.shape for m in window.results.maps if m.isVisible() and m.values is not None]
+        if shapes != [(2, 4), (2, 4)]:
+            problems.append(f"{where}: the weights maps on show are {shapes}, not both batch elements' 2x4")
+        if not window.output.heatmap.isVisible() or window.output.heatmap.values is None:
+            problems.append(f"{where}: the output map is not on show")
+        if shots is not None:
+            window.grab().save(str(shots / f"{tag}-masked-softmax-2d-presentation.png"))
+        window.set_presentation_mode(False)
+        settle(window)
+        checked += 1
     window.lessons.load(LESSON)
     window.lessons.view.answer_button.setChecked(True)
     for language in ("en", "pt_BR"):
@@ -450,11 +559,19 @@ def main() -> int:
             if not window_only:
                 problems += text_problems(window, where)
                 problems += font_problems(window, where, normal_pt)
+                problems += presentation_problems(window, where)
             if shots is not None:
                 window.grab().save(str(shots / f"{tag}-{language}-{mode}-presentation.png"))
+            checked += 1
+            if not window_only and mode == "light":
+                # Every view as a slide, reached without leaving (its shortcut's action).
+                for tab in SLIDE_TABS:
+                    open_view(tab)
+                    problems += look_at_slide(f"{language} {mode} presentation {tab}")
+                    checked += 1
+                window.tool_tabs.setCurrentIndex(0)
             window.set_presentation_mode(False)
             settle(window)
-            checked += 1
     problems_, checked_ = pipeline_presentation(window, tag, size0, shots, window_only)
     problems += problems_
     checked += checked_
@@ -474,6 +591,14 @@ def main() -> int:
                 window.dock(tab).show()
                 problems += look_at(f"{language} {mode} {tab}")
                 checked += 1
+            if mode == "light" and not window_only:
+                window.set_presentation_mode(True)
+                for tab in MODEL_TABS:
+                    open_view(tab)
+                    problems += look_at_slide(f"{language} {mode} presentation {tab}")
+                    checked += 1
+                window.set_presentation_mode(False)
+                settle(window)
     install_language(app, "en")
     theme.apply_theme("light")
     window.close()

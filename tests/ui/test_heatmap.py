@@ -22,7 +22,7 @@ from attnviz.ui.heatmap.colormaps import (
     lookup_table,
 )
 from attnviz.ui.heatmap.items import CellAxisItem
-from attnviz.ui.heatmap.paint import block_mean
+from attnviz.ui.heatmap.paint import MASK_HATCH_COLOR, block_mean
 from attnviz.ui.heatmap.widget import HeatmapWidget
 
 
@@ -218,7 +218,11 @@ def test_nan_and_inf_colours_in_overlay_and_render(qtbot, widget):
     widget.set_data(v, mask=mask)
     cells = _cell_rgba(widget)
     assert tuple(cells[3, 5]) == NAN_COLOR
-    assert tuple(cells[11, 11]) == NAN_COLOR
+    # A masked NaN is magenta too, and keeps the mask's hatching over it.
+    k = widget.overlay_scale
+    block = widget.overlay_item.image[11 * k : 12 * k, 11 * k : 12 * k].reshape(-1, 4)
+    magenta = np.all(block == NAN_COLOR, axis=-1)
+    assert magenta.mean() > 0.5 and (magenta | np.all(block == MASK_HATCH_COLOR, axis=-1)).all()
     assert tuple(cells[7, 2]) == INF_COLOR
     assert tuple(cells[8, 9]) == INF_COLOR
     assert cells[0, 0, 3] == 0
@@ -951,3 +955,26 @@ def test_a_language_switch_keeps_the_owners_axis_names_and_translates_the_defaul
         assert titles(fresh) == ("Keys", "Queries")
     finally:
         install_language(qapp, "en")
+
+
+def test_a_flat_maps_colour_bar_label_is_drawn(qtbot, widget):
+    """A flat map (the additive toy's scores: identical keys) says "0.3 (constant)" on its bar:
+    pyqtgraph dropped that text, wider than the bar's fixed 45-pixel axis, leaving no label."""
+    from PySide6 import QtGui
+
+    widget.set_data(np.full((2, 10), 0.3), levels=None)
+    widget.resize(600, 300)
+    widget.show()
+    qtbot.wait(20)
+    axis = widget.colorbar.axis
+    image = QtGui.QImage(200, 400, QtGui.QImage.Format.Format_ARGB32)
+    painter = QtGui.QPainter(image)
+    texts = axis.generateDrawSpecs(painter)[2]
+    painter.end()
+    assert [text for _rect, _flags, text in texts] == ["0.3 (constant)"]
+    room = axis.width()
+    widget.set_data(np.random.default_rng(0).random((2, 10)), levels=(0.0, 1.0))
+    qtbot.wait(20)
+    # Ordinary ticks keep the room (it only grows between fonts: a width following every
+    # result's labels would lay the plot out twice per keystroke), and are drawn in it.
+    assert axis.width() == room

@@ -120,6 +120,22 @@ def test_special_cells_priorities_nan_then_masked_then_inf():
     assert not (cells.nan & cells.masked).any() and not (cells.inf & (cells.nan | cells.masked)).any()
 
 
+def test_a_masked_cell_that_turned_nan_keeps_its_hatching():
+    """A masked row whose softmax is NaN (every key masked with -inf) is magenta and still
+    hatched: the mask must stay visible under the NaN (it lost its stripes before)."""
+    values = np.array([[np.nan, np.nan, 0.5]])
+    allowed = np.array([[False, True, True]])
+    cells = paint.special_cells(values, allowed)
+    assert cells.nan_masked is not None and cells.nan_masked.tolist() == [[True, False, False]]
+    code = paint.overlay_codes(cells, values, show_masked_values=False)
+    image = paint.overlay_image(code, 16)
+    masked_nan, plain_nan = image[:, :16], image[:, 16:32]
+    magenta = np.all(masked_nan == paint.NAN_COLOR, axis=-1)
+    hatch = np.all(masked_nan == paint.MASK_HATCH_COLOR, axis=-1)
+    assert magenta.any() and hatch.any() and (magenta | hatch).all()
+    assert np.all(plain_nan == paint.NAN_COLOR)  # an unmasked NaN stays plain magenta
+
+
 def test_special_cells_of_a_plain_matrix():
     cells = paint.special_cells(np.zeros((3, 4)), None)
     assert not (cells.has_nan or cells.has_inf)

@@ -48,6 +48,7 @@ def test_pyramid_levels_are_block_means_and_block_shares_of_the_cells():
     allowed = rng.random(values.shape) < 0.7
     allowed[100:, :] = False
     allowed[50, 400] = True  # a masked inf shows as masked
+    allowed[7, 9] = True  # an unmasked NaN (a masked one has a code of its own)
     cells = paint.special_cells(values, allowed)
     code = paint.overlay_codes(cells, values, show_masked_values=False)
     pyramid = build_pyramid(values, code)

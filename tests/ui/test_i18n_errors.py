@@ -129,9 +129,7 @@ def test_the_english_of_loading_errors_and_engine_errors_is_as_before(tmp_path: 
 
     with pytest.raises(AttentionInputError) as engine:
         attend(np.zeros((2, 3, 4)), np.zeros((2, 5, 4)), np.zeros((2, 5, 1)), np.array([1, 2, 3]))
-    assert str(engine.value) == (
-        "valid_lens must have shape (2,) or (2, 3) for a batch of 2 with 3 queries; got shape (3,)"
-    )
+    assert str(engine.value) == ("valid_lens must have shape (2,) or (2, 3), that is (batch, queries); got shape (3,)")
     with pytest.raises(AttentionInputError) as scoring:
         attend(np.zeros((1, 2, 3)), np.zeros((1, 2, 3)), np.zeros((1, 2, 3)), scoring="cosine")
     assert str(scoring.value) == (

@@ -56,8 +56,10 @@ def _probe(tmp_path: Path, width: int, height: int, *flags: str) -> dict:
 def test_every_view_fits_and_reads_in_both_languages_and_themes(tmp_path, width, height):
     report = _probe(tmp_path, width, height)
     # 2 languages x 2 themes x (main view, 4 teaching tabs, presentation mode, then 5 model views),
-    # and the pipeline presenting in 2 languages: every stage, then the walk's 7 steps
-    assert report["checked"] == 44 + 2 * 8
+    # and in each language, in presentation mode, 3 teaching views and the 5 model views as slides;
+    # first, the masked softmax 2-D preset's main view as a slide; then the pipeline presenting in
+    # 2 languages: every stage, then the walk's 7 steps
+    assert report["checked"] == 44 + 2 * (3 + 5) + 1 + 2 * 8
     assert report["problems"] == [], "\n".join(report["problems"])
 
 

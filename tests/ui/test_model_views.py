@@ -262,3 +262,26 @@ def test_the_doctor_lists_a_planted_bug_and_a_click_outlines_its_rows(qtbot, win
     finding = view._ordered[0]
     if finding.rows:
         assert any(m.highlighted_rows for m in window.results.maps)
+
+
+def test_the_heads_grid_and_render_stripe_padding_queries_and_the_grid_picks_the_batch(qtbot, window):
+    """Padding query rows are hatched in the heads grid and in ``render``'s maps as in the main
+    view (they were striped in the main view only), and the grid has its own batch picker."""
+    from attnviz.ui.heatmap import HeatmapWidget
+    from attnviz.ui.heatmap.weights import show_weights
+
+    load(qtbot, window, make_run())
+    window.heads_dock.show()  # in front of the layers x heads overview a run of layers opens
+    grid = window.heads_dock.view()
+    qtbot.waitUntil(lambda: bool(grid.maps) and grid.maps[0].values is not None, timeout=20000)
+    for heatmap in grid.maps:
+        assert not heatmap.allowed[5].any()  # the [PAD] query of batch 0, every head
+        assert heatmap.values[5, :5].sum() == pytest.approx(1, abs=1e-5)  # its weights still drawn
+    figure_map = HeatmapWidget()
+    show_weights(figure_map, window.session.current_view(), 0)  # what render and export draw
+    assert not figure_map.allowed[5].any() and figure_map.show_masked_values
+    grid.batch.setValue(1)
+    assert window.session.selection.batch == 1
+    qtbot.waitUntil(lambda: grid.maps[0].allowed is None or grid.maps[0].allowed[5].any(), timeout=20000)
+    window.session.set_batch(0)
+    assert grid.batch.value() == 0

@@ -134,6 +134,7 @@ class ToolDock(Retranslating, QDockWidget):
         menu = host.menu(spec.menu)
         menu.addAction(action)
         menu.setToolTipsVisible(True)
+        host.hold_shortcut(action)
         self._host = host
         self.visibilityChanged.connect(self._on_visibility)
         self.retranslate()
@@ -257,6 +258,7 @@ class ToolTab(QObject):
         menu = host.menu(spec.menu)
         menu.addAction(self._action)
         menu.setToolTipsVisible(True)
+        host.hold_shortcut(self._action)
         host.session.languageChanged.connect(self.retranslate)
         self.retranslate()
 
@@ -525,7 +527,14 @@ class HostWindow(Retranslating, QMainWindow):
             action.setStatusTip(tr_text(tip))
         action.triggered.connect(lambda _checked=False: slot())
         self.menu(menu).addAction(action)
+        if shortcut is not None:
+            self.hold_shortcut(action)
         return action
+
+    def hold_shortcut(self, action: QAction) -> None:
+        """The window holds ``action`` too: a hidden menu bar's shortcuts do not fire, and in
+        presentation mode the views and tools must still open from the keyboard."""
+        self.addAction(action)
 
     def retranslate(self) -> None:
         for name, menu in self._menus.items():

@@ -26,13 +26,12 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QApplication,
-    QLabel,
     QMessageBox,
     QProgressBar,
     QPushButton,
     QScrollArea,
     QSplitter,
-    QWidget,
+    QToolBar,
 )
 
 from attnviz import __version__, catalog
@@ -59,6 +58,7 @@ from attnviz.ui.i18n import (
 from attnviz.ui.labels import SteadyLabel
 from attnviz.ui.pacing import next_frame
 from attnviz.ui.tables.inputs_panel import InputsPanel
+from attnviz.ui.views.presenter import PresentationHint
 
 __all__ = ["MainWindow"]
 
@@ -95,49 +95,11 @@ LANGUAGE_SYSTEM = (
 )
 
 
+#: The views a lesson stays beside in presentation mode (with the main view).
+LESSON_VIEWS = {"pipelineDock", "compareDock", "maskingLabDock"}
+
 #: How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE).
 PRESENTATION_FONT = 1.6
-
-
-class _PresentationHint(QLabel):
-    """A banner over the top of the window for a few seconds: how to leave presentation mode."""
-
-    def __init__(self, window: QWidget) -> None:
-        super().__init__(window)
-        self.setObjectName("presentationHint")
-        self.setStyleSheet(
-            "QLabel#presentationHint { background: rgba(20, 20, 20, 200); color: white; "
-            "padding: 8px 16px; border-radius: 6px; }"
-        )
-        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(4000)
-        self._timer.timeout.connect(self.hide)
-        self.hide()
-
-    def retranslate(self) -> None:
-        self.setText(translate("MainWindow", "Presentation mode — F5 or Esc to leave"))
-
-    def show_hint(self, on: bool) -> None:
-        if not on:
-            self._timer.stop()
-            self.hide()
-            return
-        # The style sheet fixed the font this label had when it was polished: take the
-        # application's, now enlarged, again.
-        self.setFont(QApplication.font())
-        self.adjustSize()
-        self.place()
-        self.show()
-        self.raise_()
-        self._timer.start()
-
-    def place(self) -> None:
-        parent = self.parentWidget()
-        if parent is not None:
-            self.adjustSize()
-            self.move((parent.width() - self.width()) // 2, 12)
 
 
 class MainWindow(HostWindow):
@@ -244,6 +206,7 @@ class MainWindow(HostWindow):
         from attnviz.ui.views.masking_lab import install_masking_lab
         from attnviz.ui.views.model_overview import install_model_overview
         from attnviz.ui.views.pipeline import install_pipeline_view
+        from attnviz.ui.views.presenter import install_presenter
         from attnviz.ui.views.scaling_lab import install_scaling_lab
         from attnviz.ui.views.tokens import install_tokens_view
 
@@ -260,7 +223,20 @@ class MainWindow(HostWindow):
         self.tokens_dock = install_tokens_view(session, self)
         self.long_dock = install_long_context_view(session, self)
         self.doctor_dock = install_doctor(session, self)
+        self.presenter = install_presenter(session, self, self.lessons, lambda: self.set_presentation_mode(False))
+        # Over the views, in the place of the hidden menus, only while presenting.
+        bar = self.presenter_toolbar = QToolBar()
+        bar.setObjectName("presenterToolbar")
+        bar.setMovable(False)
+        bar.setFloatable(False)
+        bar.toggleViewAction().setVisible(False)
+        bar.addWidget(self.presenter)
+        self.presenter.show()
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        bar.hide()
+        self.tool_tabs.currentChanged.connect(self._lesson_beside_view)
         self._restore_layout()
+        bar.hide()
         self._had_heads = not session.document.state.run.single_head
 
     def _fit_controls_width(self) -> None:
@@ -390,8 +366,10 @@ class MainWindow(HostWindow):
         # Shortcuts of a hidden menu bar do not fire: the window holds the actions that must work
         # in presentation mode too (F5 to leave it, undo and redo).
         self.addAction(self.presentation_action)
-        self._presentation_hint = _PresentationHint(self)
+        self._presentation_hint = PresentationHint(self)
         self._normal_font: QFont | None = None
+        self._lesson_set_aside = False  # presentation mode hid the lesson for a wide view
+        self._normal_splits: tuple[list[int], list[int], int] = ([], [], 0)
         view_menu.addSeparator()
         self.theme_menu = view_menu.addMenu("")
         self.theme_menu.setToolTipsVisible(True)
@@ -532,6 +510,10 @@ class MainWindow(HostWindow):
 
     def _on_document_changed(self, edit: Edit | None) -> None:
         state = self.session.document.state
+        if self.session.error_field not in INPUT_FIELDS:
+            # A cell refused earlier ("'abc' is not a number") is history once a valid edit
+            # went through; an input error of the computation is the session's to clear.
+            self.inputs.clear_error()
         has_heads = not state.run.single_head
         if has_heads and not self._had_heads:
             # A model arrived (a file, a capture): its heads are what the user came to see, and
@@ -682,19 +664,65 @@ class MainWindow(HostWindow):
             hold_normal_size(None)
             QTimer.singleShot(0, self, self._restore_normal_layout)
         self.controls_scroll.setVisible(not on)
-        self.bottom_splitter.setVisible(not on)
+        self._output_beside_weights(on)
         self.set_chrome_visible(not on)
+        self.presenter_toolbar.setVisible(on)
+        self.presenter.set_presenting(on)
         # The tabs are chrome too: the class sees the view that was chosen before F5.
         self.tool_tabs.tabBar().setVisible(not on)
         lesson = self.lessons.dock
         if on and isinstance(lesson, ToolDock) and lesson.isVisible() and not lesson.isFloating():
             # Its larger text needs a wider panel; the controls and tables leave room for it.
             self.resizeDocks([lesson], [max(lesson.width(), int(0.32 * self.width()))], Qt.Orientation.Horizontal)
+        self._lesson_beside_view()
         self._presentation_hint.show_hint(on)
 
+    def _lesson_beside_view(self, _index: int = -1) -> None:
+        """In presentation mode the lesson stands beside the views lessons talk about (the main
+        view, the pipeline, side by side, the masking lab); a model's views and the scaling lab
+        get the slide's whole width, and the lesson comes back with the next teaching view."""
+        lesson = self.lessons.dock
+        if not isinstance(lesson, ToolDock) or lesson.isFloating():
+            return
+        presenting = self.presentation_action.isChecked()
+        current = next((tool for tool in self.tools() if isinstance(tool, ToolTab) and tool.is_current_tab()), None)
+        teaching = current is None or current.objectName() in LESSON_VIEWS
+        if presenting and not teaching and lesson.isVisible():
+            self._lesson_set_aside = True
+            lesson.hide()
+        elif self._lesson_set_aside and (teaching or not presenting):
+            self._lesson_set_aside = False
+            lesson.show()
+
+    def _output_beside_weights(self, on: bool) -> None:
+        """In presentation mode the input tables go and the output stands beside the weights (the
+        class sees what the weights make); leaving puts the tables back under them."""
+        right = self.right_splitter
+        if on and right.orientation() == Qt.Orientation.Vertical:
+            self._normal_splits = (right.sizes(), self.bottom_splitter.sizes(), self.output.currentIndex())
+            self.inputs.setVisible(False)
+            right.setOrientation(Qt.Orientation.Horizontal)
+            width = max(right.width(), 600)
+            right.setSizes([int(width * 0.64), width - int(width * 0.64)])
+            # The output as a map: its numbers on the cells, every column in view.
+            self.output.setCurrentWidget(self.output.heatmap)
+        elif not on and right.orientation() == Qt.Orientation.Horizontal:
+            self.inputs.setVisible(True)
+            right.setOrientation(Qt.Orientation.Vertical)
+            splits, bottom, tab = self._normal_splits
+            right.setSizes(splits)
+            self.bottom_splitter.setSizes(bottom)
+            self.output.setCurrentIndex(tab)
+
     def _restore_normal_layout(self) -> None:
+        # The docks the user opened or closed while presenting stay so: the state saved on
+        # entering gives back sizes and places, not a lesson panel closed since.
+        open_docks = {dock: dock.isVisible() for dock in self.findChildren(ToolDock)}
         self.restoreState(self._normal_state)
         self.restoreGeometry(self._normal_geometry)
+        for dock, visible in open_docks.items():
+            dock.setVisible(visible)
+        self.presenter_toolbar.setVisible(False)
         self._fit_to_screen()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:

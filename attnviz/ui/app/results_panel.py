@@ -8,6 +8,7 @@ Big maps are prepared off the GUI thread, by a computation of the panel run with
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from functools import partial
 
@@ -26,6 +27,8 @@ from PySide6.QtWidgets import (
 from attnviz.compute.attention import Outcome, ViewData
 from attnviz.compute.axes import axis_labels, index_labels, token_of
 from attnviz.compute.jobs import Job
+from attnviz.presets import PRESETS
+from attnviz.teaching import LESSONS
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.session import COLOR_RANGES, AppSession, Selection
 from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled_grid
@@ -33,10 +36,22 @@ from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.heatmap.colormaps import COLORMAPS
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS, Frame, PreparedMap, prepare_map
+from attnviz.ui.heatmap.weights import shown_mask
 from attnviz.ui.heatmap.widget import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
+
+
+def example_caption(name: str | None) -> tuple[str, str]:
+    """The title and the full description of the preset or lesson ``name`` in the current
+    language (empty texts for None: a file's or a script's inputs)."""
+    lesson = LESSONS.get(name or "")
+    preset = lesson.preset if lesson is not None else PRESETS.get(name or "")
+    if preset is None:
+        return "", ""
+    return tr_text(preset.title), tr_text(preset.description)
+
 
 #: Up to this many batch elements are shown side by side; beyond, only the selected one.
 MAX_GRID = 4
@@ -76,14 +91,6 @@ def hover_text(view: ViewData, b: int, r: int, c: int) -> str:
     if view.padded_rows is not None and view.padded_rows[b, r]:
         lines.append(translate("ResultsPanel", "a padding query: the model computes this row, nothing reads it"))
     return "\n".join(lines)
-
-
-def shown_mask(view: ViewData, b: int) -> np.ndarray:
-    """The mask a weights map of batch element ``b`` draws: padding query rows hatched like
-    masked keys (their weights keep their colours under the stripes)."""
-    if view.padded_rows is None or not view.padded_rows[b].any():
-        return view.mask[b]
-    return view.mask[b] & ~view.padded_rows[b][:, None]
 
 
 #: The colour ranges as the scale box names them.
@@ -300,6 +307,13 @@ class ResultsPanel(SessionView):
         self.pickers = flow_widget(_pair(self.range_caption, self.color_range), _pair(self.cmap_caption, self.colormap))
         header.addWidget(self.pickers, 0)
         layout.addLayout(header)
+        # Which example is on show, in full, where the eye is (a status bar cut it mid-word).
+        self.example = QLabel()
+        self.example.setObjectName("exampleCaption")
+        self.example.setWordWrap(True)
+        self.example.setTextFormat(Qt.TextFormat.RichText)
+        layout.addWidget(self.example)
+        session.exampleChanged.connect(lambda _name: self._show_example())
 
         self.warnings = message_label(warning=True)
         layout.addWidget(self.warnings)
@@ -352,8 +366,15 @@ class ResultsPanel(SessionView):
         self.maps_scroll.setToolTip(
             translate("ResultsPanel", "One heatmap per batch element; hover a cell for its numbers")
         )
+        self._show_example()
         if self._view is not None:
             self._show_texts(self._view)
+
+    def _show_example(self) -> None:
+        title, description = example_caption(self.session.loaded_example())
+        self.example.setText(f"<b>{html.escape(title)}</b> — {html.escape(description)}" if title else "")
+        self.example.setToolTip(translate("ResultsPanel", "The example on show (Presets menu)") if title else "")
+        self.example.setVisible(bool(title))
 
     @property
     def has_view(self) -> bool:

@@ -22,7 +22,10 @@ Signals, all on the GUI thread:
   ``languageChanged()`` (for objects that are not widgets: widgets get Qt's LanguageChange);
 * intents any view may emit and follow, so views never reach into each other or the window:
   ``querySelected(row, add)`` (``select_query``: a query picked, on a map say) and
-  ``rowsOutlined(rows)`` (``outline_rows``: query rows to look at, a finding's say).
+  ``rowsOutlined(rows)`` (``outline_rows``: query rows to look at, a finding's say);
+* the presentation clicker's steps (Page Down / Page Up while presenting): one owner of the keys,
+  the presenter bar, asks ``step_slide``; a view that is the slide on show (the pipeline's walk)
+  claims the steps with ``claim_steps`` and gets them before the lessons do.
 
 Views compute through ``register`` (``ui.app.computations``): a function of the snapshot, run
 with the main computation or on a thread of its own, and only while the view is on show. The
@@ -65,7 +68,6 @@ from attnviz.ui import collector
 from attnviz.ui.app.computations import Computation, Computations, Thread
 from attnviz.ui.app.undo import DocumentCommand
 from attnviz.ui.heatmap.colormaps import DEFAULT_COLORMAP, canonical_colormap_name
-from attnviz.ui.i18n import tr_text
 from attnviz.ui.scheduler import ComputeScheduler, in_app
 
 __all__ = ["COLOR_RANGES", "DEFAULT_COLOR_RANGE", "AppSession", "Selection"]
@@ -87,6 +89,8 @@ DEFAULT_COLOR_RANGE = "batch"
 #: Undos and redos closer together than this are one burst, computed once when it ends: longer
 #: than a held key's auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z.
 UNDO_SETTLE_MS = 60
+#: Undo texts of edits that bring inputs from elsewhere (not an edit of the example on show).
+OTHER_INPUTS = {"Show the given tensors", "Restore autosaved inputs"}
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,8 @@ class AppSession(QObject):
     languageChanged = Signal()
     querySelected = Signal(int, bool)
     rowsOutlined = Signal(object)
+    #: The example on show changed (``loaded_example``: a preset or lesson name, or None).
+    exampleChanged = Signal(object)
 
     def __init__(
         self,
@@ -128,6 +134,8 @@ class AppSession(QObject):
     ) -> None:
         super().__init__(parent)
         self.document = document if document is not None else Document(PRESETS[preset].build())
+        #: The example the session started on (None: inputs given as a document).
+        self.initial_example: str | None = preset if document is None else None
         self.undo_stack = QUndoStack(self)
         #: The main compute thread: the main outcome, then the views' computations that run with it.
         self.scheduler: ComputeScheduler[MainJob, MainRun] = ComputeScheduler(
@@ -155,12 +163,16 @@ class AppSession(QObject):
         #: How the weight maps' colour scale is chosen (``COLOR_RANGES``).
         self.color_range = DEFAULT_COLOR_RANGE
         self.presenting = False
+        self._step_claims: list[tuple[object, Callable[[int], bool]]] = []
         self._computing = False
         self._closed = False
         self._error_field: str | None = None
         # Cycles of Qt wrappers are collected on this (the GUI) thread only, between events.
         collector.hold()  # released once, by shutdown
         self.document.subscribe(self._on_document_edit)
+        self._example = self.initial_example
+        # The stack's index moves after the edit is applied: the example is read then.
+        self.undo_stack.indexChanged.connect(self._on_undo_index)
         app = QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
@@ -186,10 +198,37 @@ class AppSession(QObject):
         preset = PRESETS[name]
         self.push(
             ReplaceState(
-                preset.build(), message(QT_TRANSLATE_NOOP("MainWindow", "Load preset {title}"), title=preset.title)
+                preset.build(),
+                message(QT_TRANSLATE_NOOP("MainWindow", "Load preset {title}"), title=preset.title, example=name),
             )
         )
-        self.show_status(tr_text(preset.description), 10000)
+
+    def _on_undo_index(self, _index: int) -> None:
+        example = self.loaded_example()
+        if example != self._example:
+            self._example = example
+            self.exampleChanged.emit(example)
+
+    def loaded_example(self) -> str | None:
+        """The name of the preset or lesson whose inputs are on show, edited or not: the last one
+        loaded before the undo stack's current step (an undo past its loading gives back the one
+        before), or the one the session started on; None for a file's or a script's inputs."""
+        from attnviz.document import ReplaceState
+        from attnviz.tr import Message
+
+        stack = self.undo_stack
+        for index in range(stack.index() - 1, -1, -1):
+            command = stack.command(index)
+            edit = getattr(command, "edit", None)
+            if not isinstance(edit, ReplaceState):
+                continue
+            text = edit.text
+            if isinstance(text, Message) and "example" in text.params:
+                return str(text.params["example"])
+            if text in OTHER_INPUTS or getattr(getattr(text, "source", text), "context", "") == "FileActions":
+                return None
+            # Anything else replacing the state (a shape, a fill, new parameters) edits the example.
+        return self.initial_example
 
     def _on_document_edit(self, edit: Edit | None) -> None:
         if self._closed:
@@ -264,6 +303,19 @@ class AppSession(QObject):
         """Query ``row`` of the head on show was picked (``add``: beside those picked before):
         the views that list queries select it (``querySelected``)."""
         self.querySelected.emit(int(row), bool(add))
+
+    def claim_steps(self, owner: object, step: Callable[[int], bool] | None) -> None:
+        """``owner`` takes the clicker's steps (``step(+1 or -1)`` returns whether it used the step)
+        while it is the slide on show; ``None`` gives them back. The latest claim is asked first."""
+        self._step_claims = [(o, f) for o, f in self._step_claims if o is not owner]
+        if step is not None:
+            self._step_claims.append((owner, step))
+
+    def step_slide(self, direction: int) -> bool:
+        """A step of the clicker: whether a claimant (the walk on show, say) took it; if none did,
+        the caller steps the lessons. One key, one owner: two shortcuts on Page Down would be
+        ambiguous to Qt, and neither would fire."""
+        return any(step(direction) for _owner, step in reversed(self._step_claims))
 
     def outline_rows(self, rows: tuple[int, ...]) -> None:
         """Look at these query rows of the batch element and head on show: the weights maps

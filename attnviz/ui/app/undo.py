@@ -50,6 +50,11 @@ class DocumentCommand(QUndoCommand):
         self._on_replay = on_replay
         self._focus = focus
 
+    @property
+    def edit(self) -> Edit:
+        """The edit this command applies on redo (after an undo, the one that redoes it)."""
+        return self._forward
+
     def retranslate(self) -> None:
         """Describe the edit again in the current language (after a language switch)."""
         self.setText(command_text(self._forward))

@@ -7,6 +7,8 @@ follow the language; a name the owner gives is the owner's, set again in its own
 
 from __future__ import annotations
 
+from PySide6 import QtGui, QtWidgets
+
 from attnviz.ui.heatmap.items import CellAxisItem, fit_colorbar_labels, hold_tick_room
 from attnviz.ui.heatmap.plot import MapPlot
 from attnviz.ui.i18n import translate
@@ -36,6 +38,7 @@ class MapAxes(MapPlot):
         self._x_label = x_label if x_label is not None else translate("Heatmap", "Keys")
         self._y_label = y_label if y_label is not None else translate("Heatmap", "Queries")
         self._label_room: tuple[str, str] | None = None  # see hold_label_room
+        self._shown_title = ""  # the title as drawn, broken into lines (``_wrapped_title``)
 
     @property
     def title(self) -> str:
@@ -99,6 +102,7 @@ class MapAxes(MapPlot):
             hold_tick_room(self._plot.getAxis("bottom"), cols)
         self._colorbar.axis.setTickFont(tick_font)
         fit_colorbar_labels(self._colorbar.axis, shrink=True)
+        self._fit_colorbar_labels()  # the ticks that fit the bar in the new type size
         for side, text in (("bottom", self._x_label), ("left", self._y_label)):
             axis = self._plot.getAxis(side)
             # Passing any CSS replaces AxisItem's whole label style, including the colour it
@@ -108,11 +112,47 @@ class MapAxes(MapPlot):
 
     def _apply_title(self) -> None:
         if self._title:
+            self._shown_title = self._wrapped_title()
             self._plot.setTitle(
-                self._title, size=f"{self._base_pt * 1.3 * self._font_scale:.1f}pt", color=self._plot_colors.foreground
+                self._shown_title,
+                size=f"{self._base_pt * 1.3 * self._font_scale:.1f}pt",
+                color=self._plot_colors.foreground,
             )
+            # pyqtgraph keeps the width of a longer title before, and a row of 30 px: the label
+            # measures its lines again, and the row is as tall as they are.
+            label = self._plot.titleLabel
+            label.item.adjustSize()
+            label.updateMin()
+            height = max(30.0, label.item.boundingRect().height())
+            label.setMaximumHeight(height)
+            self._plot.layout.setRowFixedHeight(0, height)
         else:
+            self._shown_title = ""
             self._plot.setTitle(None)
+
+    def _wrapped_title(self) -> str:
+        """The title broken into lines that fit the widget's width: pyqtgraph lays a plot out as
+        wide as its title, and a view narrower than that cuts the map's right side off (and the
+        title with it) instead of wrapping."""
+        font = QtGui.QFont(QtWidgets.QApplication.font())
+        font.setPointSizeF(self._base_pt * 1.3 * self._font_scale)
+        metrics = QtGui.QFontMetricsF(font)
+        # The title sits over the map only: the row labels' axis and the colour bar take the rest.
+        beside = self._plot.getAxis("left").width() + self._colorbar.width() + 24.0
+        room = max(80.0, self.width() - beside)
+        lines: list[str] = []
+        for word in self._title.split(" "):
+            if lines and metrics.horizontalAdvance(f"{lines[-1]} {word}") <= room:
+                lines[-1] = f"{lines[-1]} {word}"
+            else:
+                lines.append(word)
+        return "<br>".join(lines)
+
+    def _rewrap_title(self) -> None:
+        """After a resize: the title again, only if its lines change (a new title lays the plot
+        out and paints it again)."""
+        if self._title and self._wrapped_title() != getattr(self, "_shown_title", ""):
+            self._apply_title()
 
     def _update_ticks(self) -> None:
         rows, cols = (0, 0) if self._values is None else self._values.shape

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
+from PySide6 import QtGui
 
 from attnviz.ui.heatmap import paint
 from attnviz.ui.heatmap.colormaps import canonical_colormap_name, load_colormap, lookup_table
@@ -74,5 +75,42 @@ class MapColorScale(MapPlot):
         ticks = paint.colorbar_ticks(levels, log=self._log, constant=self._constant)
         if self._constant is not None:
             ticks = [(ticks[0][0], translate("Heatmap", "{value} (constant)").format(value=ticks[0][1]))]
-        self._colorbar.axis.setTicks([ticks, []])
-        fit_colorbar_labels(self._colorbar.axis)
+        self._bar_ticks = ticks
+        self._bar_room = -1.0
+        self._thin_colorbar_ticks()
+
+    def _thin_colorbar_ticks(self) -> None:
+        """The bar's ticks that fit its height: both ends always, and the inner ones a line of text
+        apart (a short bar in large type, presentation mode's one-row maps, drew them on top of
+        each other)."""
+        ticks: list[tuple[float, str]] = getattr(self, "_bar_ticks", [])
+        if not ticks:
+            return
+        axis = self._colorbar.axis
+        height = float(axis.height()) if axis.height() > 1 else float(self._vb.height())
+        if height == self._bar_room:
+            return
+        self._bar_room = height
+        font = axis.style["tickFont"] or QtGui.QFont(axis.font())
+        line = QtGui.QFontMetricsF(font).height() * 1.15
+        lo, hi = self._scale_levels()
+        shown = ticks
+        if height > 1 and hi > lo and len(ticks) > 2:
+            # Greedy from the bottom: a tick as far from the last one kept, and from the top end,
+            # as a line of text.
+            per_unit = height / (hi - lo)
+            shown = [ticks[0]]
+            for tick in ticks[1:-1]:
+                if (tick[0] - shown[-1][0]) * per_unit >= line and (ticks[-1][0] - tick[0]) * per_unit >= line:
+                    shown.append(tick)
+            shown.append(ticks[-1])
+        axis.setTicks([shown, []])
+        fit_colorbar_labels(axis)
+
+    def _fit_colorbar_labels(self) -> None:
+        self._bar_room = -1.0  # a new type size: measure again
+        self._thin_colorbar_ticks()
+
+    def _on_view_resized(self) -> None:
+        super()._on_view_resized()
+        self._thin_colorbar_ticks()

@@ -96,9 +96,22 @@ _CODE_MASKED = 1
 _CODE_INF = 2
 _CODE_NAN = 3
 _CODE_MASKED_VALUED = 5  # masked but with a value: transparent, the value's colour shows
-# Stripes add to the code of the cell under them: masked 1 -> 4 (dark hatch), valued 5 -> 6.
+_CODE_NAN_MASKED = 7  # a masked cell that turned NaN: magenta, hatched as masked
+# Stripes add to the code of the cell under them: masked 1 -> 4 (dark hatch), valued 5 -> 6,
+# NaN and masked 7 -> 8 (dark hatch on magenta).
 _OVERLAY_PALETTE = np.array(
-    [_CLEAR, MASK_COLOR, INF_COLOR, NAN_COLOR, MASK_HATCH_COLOR, _CLEAR, _VALUED_STRIPE_COLOR], dtype=np.uint8
+    [
+        _CLEAR,
+        MASK_COLOR,
+        INF_COLOR,
+        NAN_COLOR,
+        MASK_HATCH_COLOR,
+        _CLEAR,
+        _VALUED_STRIPE_COLOR,
+        NAN_COLOR,
+        MASK_HATCH_COLOR,
+    ],
+    dtype=np.uint8,
 )
 _OVERLAY_PALETTE.setflags(write=False)
 #: The same codes without stripes (cells too small for them): flat grey, or a light veil.
@@ -280,6 +293,8 @@ class SpecialCells(NamedTuple):
     masked: np.ndarray  # masked and not NaN
     has_nan: bool
     has_inf: bool
+    #: The NaN cells that are masked too (None: none): magenta, and still hatched as masked.
+    nan_masked: np.ndarray | None = None
 
 
 def special_cells(values: np.ndarray, allowed: np.ndarray | None) -> SpecialCells:
@@ -303,7 +318,11 @@ def special_cells(values: np.ndarray, allowed: np.ndarray | None) -> SpecialCell
         masked = ~allowed
     if has_inf:
         inf &= ~masked
-    return SpecialCells(nan, inf, masked, has_nan, has_inf)
+    nan_masked = None
+    if has_nan and allowed is not None:
+        nan_masked = nan & ~allowed
+        nan_masked = nan_masked if nan_masked.any() else None
+    return SpecialCells(nan, inf, masked, has_nan, has_inf, nan_masked)
 
 
 def opaque_masked(values: np.ndarray, masked: np.ndarray, show_masked_values: bool) -> np.ndarray:
@@ -358,6 +377,8 @@ def overlay_codes(cells: SpecialCells, values: np.ndarray, show_masked_values: b
         code[cells.inf] = _CODE_INF
     if cells.has_nan:
         code[cells.nan] = _CODE_NAN
+        if cells.nan_masked is not None:
+            code[cells.nan_masked] = _CODE_NAN_MASKED
     if show_masked_values:
         code[cells.masked & (values != 0)] = _CODE_MASKED_VALUED
     return code
@@ -389,12 +410,13 @@ def overlay_image(code: np.ndarray, k: int, *, tint: bool = False, origin: tuple
     stripes = diagonal_stripes(h, w, period, max(1, period // 4), origin=(origin[0] * k, origin[1] * k))
     px += 3 * ((px == _CODE_MASKED) & stripes).view(np.uint8)
     px += ((px == _CODE_MASKED_VALUED) & stripes).view(np.uint8)
+    px += ((px == _CODE_NAN_MASKED) & stripes).view(np.uint8)
     # Gather whole RGBA pixels as uint32 (one 4-byte copy per pixel), then view as bytes.
     return _OVERLAY_PALETTE.view(np.uint32).ravel()[px].view(np.uint8).reshape(h, w, 4)
 
 
 #: The overlay codes a flat tint has a colour for (the others are transparent).
-TINT_CODES = (_CODE_MASKED, _CODE_INF, _CODE_NAN, _CODE_MASKED_VALUED)
+TINT_CODES = (_CODE_MASKED, _CODE_INF, _CODE_NAN, _CODE_MASKED_VALUED, _CODE_NAN_MASKED)
 
 
 def mean_tint(shares: dict[int, np.ndarray]) -> np.ndarray:

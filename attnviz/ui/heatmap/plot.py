@@ -198,6 +198,9 @@ class MapPlot(QtWidgets.QWidget):
             return math.inf
         return min(rect.width() / max(x1 - x0, 1e-9), rect.height() / max(y1 - y0, 1e-9))
 
+    def _fit_colorbar_labels(self) -> None:
+        """Give the colour bar's axis room for its labels (``color_scale.MapColorScale``)."""
+
     def _on_view_resized(self) -> None:
         """The view box was resized or moved; parts that depend on a cell's size extend this."""
         area = self._vb.mapRectToDevice(self._vb.boundingRect())

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from attnviz.ui.heatmap.color_scale import MapColorScale
 from attnviz.ui.heatmap.colormaps import COLORMAPS, DEFAULT_COLORMAP
@@ -228,6 +228,11 @@ class HeatmapWidget(MapHover, MapOverlays, MapColorScale):
     def set_wheel_zoom(self, on: bool) -> None:
         """Whether the mouse wheel zooms into the map (True) or scrolls what holds it."""
         self._view.zoom_on_wheel = on
+
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._rewrap_title()
 
     def changeEvent(self, event: QtCore.QEvent) -> None:
         kind = event.type()

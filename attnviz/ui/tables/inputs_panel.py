@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QEvent, QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -121,6 +122,14 @@ class InputsPanel(Retranslating, QWidget):
         self._head_pair.setVisible(False)
 
         self.error = ErrorLabel()
+        # Its line is held while it is hidden: appearing, it pushed the tables down by a line,
+        # and the click that followed landed on the cell below the one aimed at. One line, the
+        # whole message in its tooltip too.
+        self.error.setWordWrap(False)
+        policy = self.error.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.error.setSizePolicy(policy)
+        self._hold_error_line()
         layout.addWidget(self.error)
 
         self.tabs = QTabWidget()
@@ -251,6 +260,16 @@ class InputsPanel(Retranslating, QWidget):
     def _rejected(self, text: str) -> None:
         self.error.show_message(text)
         self.message.emit(text)
+
+    def _hold_error_line(self) -> None:
+        """The message's line exactly as tall with a message as without (a bold text's line was
+        a pixel taller than an empty one)."""
+        self.error.setFixedHeight(QFontMetrics(self.error.font()).height() + 2 * self.error.margin() + 2)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._hold_error_line()
 
     def clear_error(self) -> None:
         self.error.show_message(None)

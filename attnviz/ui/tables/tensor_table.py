@@ -447,14 +447,9 @@ class TensorTableView(Retranslating, QTableView):
         self.setWordWrap(False)
         # Fixed, uniform sections: QHeaderView then never measures contents, which would touch
         # every one of 1024 rows (and their data) whenever the model changes.
-        row_height = self.fontMetrics().height() + 6
-        vertical = self.verticalHeader()
-        vertical.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        vertical.setMinimumSectionSize(row_height)
-        vertical.setDefaultSectionSize(row_height)
-        horizontal = self.horizontalHeader()
-        horizontal.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        horizontal.setDefaultSectionSize(self.fontMetrics().horizontalAdvance("-0.0000e+00") + 12)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self._fit_sections()
         #: What this table holds, said before the help in its tooltip (a marked source).
         self.tip_prefix: str | None = None
         self.retranslate()
@@ -462,6 +457,21 @@ class TensorTableView(Retranslating, QTableView):
         self.customContextMenuRequested.connect(self._show_context_menu)
         if model is not None:
             self.setModel(model)
+
+    def _fit_sections(self) -> None:
+        """Rows and columns sized for the font (presentation mode enlarges it: the rows follow,
+        or the enlarged numbers are cut in half)."""
+        metrics = self.fontMetrics()
+        row_height = metrics.height() + 6
+        vertical = self.verticalHeader()
+        vertical.setMinimumSectionSize(row_height)
+        vertical.setDefaultSectionSize(row_height)
+        self.horizontalHeader().setDefaultSectionSize(metrics.horizontalAdvance("-0.0000e+00") + 12)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_sections()
 
     def set_tip_prefix(self, prefix: str | None) -> None:
         self.tip_prefix = prefix

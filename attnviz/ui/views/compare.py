@@ -13,10 +13,12 @@ to look for.
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QEvent, QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QColor, QFontMetricsF, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -42,6 +44,7 @@ from attnviz.compute.compare import (
 )
 from attnviz.document import ReplaceState, State, filled_state
 from attnviz.model_run import HeadView
+from attnviz.teaching import LESSONS
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
@@ -123,6 +126,12 @@ def _side_error(outcome: Outcome | None) -> str | None:
     return None if outcome.error is None else tr_text(outcome.error)
 
 
+def _lesson_comparison(example: str | None) -> Comparison | None:
+    """The comparison the lesson ``example`` asks for (None: not a lesson, or it asks for none)."""
+    lesson = LESSONS.get(example or "")
+    return None if lesson is None or lesson.side_by_side is None else Comparison(*lesson.side_by_side)
+
+
 def _dot_products_exist(head: HeadView) -> bool:
     """Whether queries and keys have the same length (dot-product scoring can run)."""
     return head.queries.shape[-1] == head.keys.shape[-1]
@@ -168,7 +177,8 @@ class CompareView(SessionView):
         self._session = session
         # The chapter's exercise, where the inputs allow it; otherwise (queries and keys of
         # different lengths: no dot product) two mask modes, so the view opens on two results.
-        self._comparison = (
+        # A lesson's comparison when a lesson that asks for one is on show.
+        self._comparison = _lesson_comparison(session.loaded_example()) or (
             EXERCISE_1 if _dot_products_exist(session.head_view()) else Comparison("mask_mode", "d2l", "strict")
         )
         self._random_seed = 0
@@ -238,26 +248,36 @@ class CompareView(SessionView):
         self.explanation.setVisible(False)
         layout.addWidget(self.explanation)
 
+        # Large and bold through its text, not a font set once: presentation mode enlarges it.
         self.max_label = QLabel()
-        font = self.max_label.font()
-        font.setBold(True)
-        font.setPointSizeF(font.pointSizeF() * 1.2)
-        self.max_label.setFont(font)
+        self.max_label.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(self.max_label)
 
-        maps = QGridLayout()
+        self.maps = QGridLayout()
         self.map_a = self.own_map(HeatmapWidget(title="A"))
         self.map_b = self.own_map(HeatmapWidget(title="B"))
         self.map_diff = self.own_map(DivergingHeatmap(title="A − B"))
         self.errors: dict[str, QLabel] = {}
-        for col, (side, heatmap) in enumerate((("A", self.map_a), ("B", self.map_b), ("diff", self.map_diff))):
+        self._cells: dict[str, QWidget] = {}
+        for side, heatmap in (("A", self.map_a), ("B", self.map_b), ("diff", self.map_diff)):
             # Three of them fit beside a docked lesson at 1280x720 (the maps scale; 320 did not).
-            heatmap.setMinimumSize(200, 200)
-            maps.addWidget(heatmap, 0, col)
+            heatmap.setMinimumSize(200, 160)
+            cell = QWidget()
+            column = QVBoxLayout(cell)
+            column.setContentsMargins(0, 0, 0, 0)
+            column.addWidget(heatmap, 1)
             error = message_label()
-            maps.addWidget(error, 1, col)
+            # A side that could not compute shows why, in its map's place, at any width.
+            error.setAlignment(Qt.AlignmentFlag.AlignTop)
+            column.addWidget(error)
+            column.addStretch(0)
             self.errors[side] = error
-        layout.addLayout(maps, 1)
+            self._cells[side] = cell
+        self._columns = 0
+        self._arrange_maps()
+        for heatmap in (self.map_a, self.map_b, self.map_diff):
+            heatmap.setVisible(False)  # no axes or colour bar before there is a result to show
+        layout.addLayout(self.maps, 1)
 
         self.kind.currentIndexChanged.connect(self._on_kind)
         self.choice_a.currentIndexChanged.connect(self._on_choice)
@@ -266,6 +286,56 @@ class CompareView(SessionView):
         self.destroyed.connect(lambda *_: catalog.SCORINGS.unsubscribe(self._on_scoring_registered))
         self._show_comparison_controls()
         self.retranslate()
+        session.exampleChanged.connect(self._on_example)
+        if self._comparison == EXERCISE_1 and _lesson_comparison(session.loaded_example()) is not None:
+            self._update_explanation(force=True)
+
+    def _on_example(self, name: str | None) -> None:
+        """A lesson that asks for a comparison was loaded: set it up (exercise 1 with its
+        explanation)."""
+        comparison = _lesson_comparison(name)
+        if comparison is not None:
+            self.set_comparison(comparison)
+            self._update_explanation(force=comparison == EXERCISE_1)
+
+    def _arrange_maps(self) -> None:
+        """Three maps in a row where each gets enough width for its axis, title and colour bar;
+        in a narrow tab (presentation's large type beside a lesson) A and B in a row and their
+        difference under them, rather than three maps cut at their right edges."""
+        wide = self._font_scale > 1.0
+        columns = 3 if self.width() >= (3 * 360 if wide else 3 * 240) else 2
+        if columns == self._columns:
+            return
+        self._columns = columns
+        for side in ("A", "B", "diff"):
+            self.maps.removeWidget(self._cells[side])
+        places = {"A": (0, 0), "B": (0, 1), "diff": (0, 2) if columns == 3 else (1, 0)}
+        for side, (row, col) in places.items():
+            self.maps.addWidget(self._cells[side], row, col)
+        for col in range(3):
+            self.maps.setColumnStretch(col, 1 if col < columns else 0)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._arrange_maps()
+
+    def on_presentation(self, on: bool) -> None:
+        self._arrange_maps()
+        self._fit_map_heights()
+
+    def _set_max_text(self, text: str) -> None:
+        self.max_label.setText(f"<big><b>{html.escape(text)}</b></big>")
+
+    def _fit_map_heights(self) -> None:
+        """No taller than their rows need: a 1 x 10 map stretched to the tab's height is a row of
+        tall bars whose hatching and numbers read as noise."""
+        result = self.last_result
+        sides = (result.a, result.b) if result is not None else ()
+        view = next((o.view for o in sides if o is not None and o.view is not None), None)
+        rows = 4 if view is None else view.weights.shape[1]
+        scale = self._font_scale
+        for heatmap in (self.map_a, self.map_b, self.map_diff):
+            heatmap.setMaximumHeight(int(scale * (110 + 50 * rows)))
 
     def retranslate(self) -> None:
         for index, key in enumerate(COMPARE_KINDS):
@@ -311,7 +381,7 @@ class CompareView(SessionView):
         if self.last_result is not None:
             self._draw(self.last_result)
         else:
-            self.max_label.setText(translate("CompareView", "max |A − B|: —"))
+            self._set_max_text(translate("CompareView", "max |A − B|: —"))
 
     def restyle(self) -> None:
         tinted_panel(self.explanation, QColor(200, 170, 60), 0.18)
@@ -379,6 +449,20 @@ class CompareView(SessionView):
                 box.setCurrentIndex(box.findData(value))
         self.map_a.set_title(_side_label(c, "A"))
         self.map_b.set_title(_side_label(c, "B"))
+        self._fit_combos()
+
+    def _fit_combos(self) -> None:
+        """Each list as wide as its longest choice beside the arrow, in the font on show
+        (presentation mode's is larger; a style's own measure left two pixels short)."""
+        for box in (self.kind, self.choice_a, self.choice_b):
+            metrics = QFontMetricsF(box.font())
+            widest = max((metrics.horizontalAdvance(box.itemText(i)) for i in range(box.count())), default=0.0)
+            box.setMinimumWidth(int(widest) + 36)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_combos()
 
     def _on_kind(self, _index: int) -> None:
         what = self.kind.currentData()
@@ -487,14 +571,13 @@ class CompareView(SessionView):
             self.batch_spin.setRange(0, n_batch - 1)
             self.batch_spin.setValue(b)
         comparison = result.comparison
+        self._fit_map_heights()
         for side, heatmap in (("A", self.map_a), ("B", self.map_b)):
             view = views.get(side)
-            side_label = _side_label(comparison, side)
-            heatmap.set_title(
-                side_label
-                if view is not None
-                else translate("CompareView", "{side} — no result (see below)").format(side=side_label)
-            )
+            heatmap.set_title(_side_label(comparison, side))
+            # A side with no result shows no axes and no 0-1 colour bar that would say "zero
+            # weights": only its message, in the map's place.
+            heatmap.setVisible(view is not None)
             if view is None:
                 heatmap.clear()
                 continue
@@ -504,18 +587,21 @@ class CompareView(SessionView):
     def _draw_diff(self, view_a: ViewData | None, view_b: ViewData | None, b: int) -> None:
         error = self.errors["diff"]
         ready = view_a is not None and view_b is not None
-        self.map_diff.set_title("A − B" if ready else translate("CompareView", "A − B — needs both results"))
+        self.map_diff.set_title("A − B")
+        self.map_diff.setVisible(ready)
         if view_a is None or view_b is None:
             self.map_diff.clear()
             self.max_abs_diff = None
-            self.max_label.setText(translate("CompareView", "max |A − B|: — (both sides must compute)"))
-            error.setVisible(False)
+            self._set_max_text(translate("CompareView", "max |A − B|: — (both sides must compute)"))
+            error.setText("⚠ " + translate("CompareView", "A − B needs both results"))
+            error.setVisible(True)
             return
         wa, wb = view_a.weights[b].astype(np.float64), view_b.weights[b].astype(np.float64)
         if wa.shape != wb.shape:
             self.map_diff.clear()
+            self.map_diff.setVisible(False)
             self.max_abs_diff = None
-            self.max_label.setText(translate("CompareView", "max |A − B|: —"))
+            self._set_max_text(translate("CompareView", "max |A − B|: —"))
             error.setText(
                 "⚠ "
                 + translate("CompareView", "the weights have different shapes {a} and {b}").format(
@@ -557,7 +643,7 @@ class CompareView(SessionView):
             text += "  · " + translate("CompareView", "{n} cell NaN on one side (magenta)").format(n=nan_cells)
         elif nan_cells:
             text += "  · " + translate("CompareView", "{n} cells NaN on one side (magenta)").format(n=nan_cells)
-        self.max_label.setText(text)
+        self._set_max_text(text)
         error.setVisible(False)
 
 

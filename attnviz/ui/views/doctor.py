@@ -121,12 +121,14 @@ class DoctorView(SessionView):
             )
         elif not findings:
             self.summary.setText(
-                translate("Doctor", "No problem found in the masks of {n} calls.").format(n=state.run.layers)
+                translate("Doctor", "No problem found in the masks of the one call.")
+                if state.run.layers == 1
+                else translate("Doctor", "No problem found in the masks of {n} calls.").format(n=state.run.layers)
             )
         else:
             self.summary.setText(
                 translate(
-                    "Doctor", "{errors} errors and {warnings} warnings in {n} calls: click one to see its cells."
+                    "Doctor", "Errors: {errors}, warnings: {warnings}, calls examined: {n}. Click one to see its cells."
                 ).format(errors=errors, warnings=warnings, n=state.run.layers)
             )
         ordered = sorted(findings, key=lambda f: (f.severity != "error", f.call))

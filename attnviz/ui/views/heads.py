@@ -13,9 +13,11 @@ import functools
 import math
 
 import numpy as np
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
+from attnviz.compute.attention import padded_query_rows
 from attnviz.compute.axes import axis_labels, token_of
 from attnviz.compute.heads import HeadsData, heads_on_show
 from attnviz.ui.app.host import Host, ToolPanel
@@ -52,6 +54,16 @@ class HeadsView(SessionView):
         header = QHBoxLayout()
         self.title = bold_label()
         header.addWidget(self.title, 1)
+        # The batch element is picked here too: in presentation mode (and with the heads in
+        # front) the input panel's picker is out of sight.
+        self.batch_caption = QLabel()
+        self.batch = QSpinBox()
+        self.batch.setMaximum(max(0, session.document.state.batch - 1))
+        self.batch.setValue(session.selection.batch)
+        self.batch.valueChanged.connect(session.set_batch)
+        self.batch_caption.setBuddy(self.batch)
+        header.addWidget(self.batch_caption)
+        header.addWidget(self.batch)
         self.scale_label = QLabel()
         header.addWidget(self.scale_label)
         layout.addLayout(header)
@@ -74,7 +86,21 @@ class HeadsView(SessionView):
         """The heads the grid shows (or will, once on show)."""
         return self._heads
 
+    def on_selection(self, selection: object) -> None:
+        self._show_batch()
+        self.request_draw()
+
+    def on_document(self, _edit: object) -> None:
+        self._show_batch()
+
+    def _show_batch(self) -> None:
+        with QSignalBlocker(self.batch):
+            self.batch.setMaximum(max(0, self._session.document.state.batch - 1))
+            self.batch.setValue(self._session.selection.batch)
+
     def retranslate(self) -> None:
+        self.batch_caption.setText(translate("HeadsView", "&Batch element"))
+        self.batch.setToolTip(translate("HeadsView", "The batch element the heads are shown for (every view follows)"))
         self.scroll_area.setToolTip(
             translate("HeadsView", "Every head of the layer, one colour scale; click a head to show it in every view")
         )
@@ -151,6 +177,8 @@ class HeadsView(SessionView):
         )
         self._drawn = (key, weights, mask)
         shown = self._session.selection.focus
+        # Padding query rows striped as in the main view (self-attention under a model's masks).
+        padded = padded_query_rows(self._session.head_view(), mask)
         for h, heatmap in enumerate(self.maps):
             focused = (heads.layer, h) == shown
             heatmap.set_title(("▶ " if focused else "") + translate("HeadsView", "head {h}").format(h=h))
@@ -158,7 +186,7 @@ class HeadsView(SessionView):
                 continue
             heatmap.set_data(
                 weights[h],
-                mask=mask[h],
+                mask=mask[h] if padded is None else mask[h] & ~padded[h][:, None],
                 empty_rows=heads.empty_rows[b, h] if heads.empty_rows is not None else None,
                 levels=levels,
                 log=log,
@@ -186,9 +214,11 @@ class HeadsView(SessionView):
         layer = heads.layer if heads is not None and heads.layer < run.layers else self._session.selection.layer
         b = self._session.selection.batch
         self.title.setText(
-            translate("HeadsView", "{call}: {n} heads, batch {b}").format(
-                call=run.calls[layer].name, n=run.heads(layer), b=b
-            )
+            (
+                translate("HeadsView", "{call}: 1 head, batch {b}")
+                if run.heads(layer) == 1
+                else translate("HeadsView", "{call}: {n} heads, batch {b}")
+            ).format(call=run.calls[layer].name, n=run.heads(layer), b=b)
         )
         if heads is not None and heads.error:
             self._show_message(heads.error, error=True)

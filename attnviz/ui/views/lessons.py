@@ -33,7 +33,7 @@ from attnviz.ui.app.view_base import SessionView
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import muted_color, tinted_panel
-from attnviz.ui.views.docks import DOCKS, LESSON_DOCK, MASKING_LAB_DOCK
+from attnviz.ui.views.docks import COMPARE_DOCK, DOCKS, LESSON_DOCK, MASKING_LAB_DOCK
 
 __all__ = ["LESSON_DOCK", "LessonView", "LessonsController", "install_lessons", "menu_text"]
 
@@ -195,6 +195,9 @@ class LessonsController(QObject):
             sub.setToolTipsVisible(True)  # the question, as the tooltip of each lesson
         self.retranslate()
         session.languageChanged.connect(self.retranslate)
+        # The panel follows the example on show: another preset takes the lesson away, an undo
+        # back to a lesson brings it back.
+        session.exampleChanged.connect(self._on_example)
 
     def _build_view(self) -> LessonView:
         view = LessonView(self.session)
@@ -216,20 +219,54 @@ class LessonsController(QObject):
             action.setToolTip(tr_text(lesson.question))
             action.setStatusTip(tr_text(lesson.preset.description))
 
+    @property
+    def lesson(self) -> Lesson | None:
+        """The lesson whose inputs are on show (edited or not), if any."""
+        return LESSONS.get(self.session.loaded_example() or "")
+
     def load(self, name: str) -> None:
-        """Load lesson ``name``'s inputs as one undoable edit and show its question."""
+        """Load lesson ``name``'s inputs as one undoable edit, show its question and open the
+        views its text talks about (side by side on the comparison it asks for)."""
         lesson = LESSONS[name]
         self.session.push(
             ReplaceState(
-                lesson.preset.build(), message(QT_TRANSLATE_NOOP("Lessons", "Lesson: {title}"), title=lesson.title)
+                lesson.preset.build(),
+                message(QT_TRANSLATE_NOOP("Lessons", "Lesson: {title}"), title=lesson.title, example=name),
             )
         )
-        self.view.set_lesson(lesson, lab_available=self._masking_lab() is not None)
-        self.dock.show()
-        self.dock.raise_()
+        self._show(lesson)
+        if lesson.side_by_side is not None and (compare := self.host.dock(COMPARE_DOCK)) is not None:
+            # The view sets itself up from the lesson loaded (it follows the session's example).
+            compare.show()
+            compare.raise_()
         self.session.show_status(
             translate("Lessons", "Lesson loaded: {title} (Ctrl+Z goes back)").format(title=tr_text(lesson.title)), 10000
         )
+
+    def step(self, delta: int) -> None:
+        """Load the next (``delta`` 1) or previous (-1) lesson, in menu order, from the one on show
+        (from the first or last when none is)."""
+        names = list(LESSONS)
+        current = self.lesson
+        if current is None:
+            index = 0 if delta > 0 else len(names) - 1
+        else:
+            index = (names.index(current.name) + delta) % len(names)
+        self.load(names[index])
+
+    def _show(self, lesson: Lesson) -> None:
+        self.view.set_lesson(lesson, lab_available=self._masking_lab() is not None)
+        self.dock.show()
+        self.dock.raise_()
+
+    def _on_example(self, name: str | None) -> None:
+        lesson = LESSONS.get(name or "")
+        if lesson is None:
+            if self.dock.is_built:
+                self.view.set_lesson(None)
+            self.dock.hide()
+        elif not self.dock.is_built or self.view.lesson is not lesson:
+            self._show(lesson)
 
     def open_masking_lab(self) -> None:
         dock = self._masking_lab()

@@ -67,8 +67,10 @@ __all__ = ["PIPELINE_DOCK", "PIPELINE_STAGES", "WALK_SHORTCUT", "PipelineView", 
 
 #: Starts and ends the stage-by-stage walk while the pipeline is on show (presentation mode too).
 WALK_SHORTCUT = "Ctrl+Shift+W"
-#: What moves the walk while presenting, wherever the focus is: arrows, and the keys clickers send.
-_WALK_KEYS = ((Qt.Key.Key_Right, 1), (Qt.Key.Key_PageDown, 1), (Qt.Key.Key_Left, -1), (Qt.Key.Key_PageUp, -1))
+#: What moves the walk while presenting, wherever the focus is: the arrows. The keys clickers
+#: send (Page Down / Up) belong to the presenter bar, which gives the walk its steps first
+#: (``AppSession.claim_steps``).
+_WALK_KEYS = ((Qt.Key.Key_Right, 1), (Qt.Key.Key_Left, -1))
 
 
 class PipelineView(SessionView):
@@ -511,6 +513,14 @@ class PipelineView(SessionView):
         on = self.walking and self.session.presenting
         for shortcut in self._walk_keys:
             shortcut.setEnabled(on)
+        self.session.claim_steps(self, self._clicker_step if on else None)
+
+    def _clicker_step(self, direction: int) -> bool:
+        """A presentation clicker's step: the walk's, while it is on show."""
+        if not (self.walking and self.isVisible()):
+            return False
+        (self.walk.forward if direction > 0 else self.walk.back)()
+        return True
 
     def _on_walk_stage(self, stage: str) -> None:
         self.set_highlight(stage)

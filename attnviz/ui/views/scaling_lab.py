@@ -23,7 +23,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import (
     QApplication,
-    QHBoxLayout,
+    QBoxLayout,
     QLabel,
     QScrollArea,
     QVBoxLayout,
@@ -179,7 +179,9 @@ class ScalingLabView(SessionView):
                 angle=0,
                 pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine),
                 label="uniform",
-                labelOpts={"position": 0.08, "color": REFERENCE_COLOR, "anchors": [(0, 1), (0, 1)]},
+                # Under the line, inside the plot: above it, the top of the plot cut the word off
+                # (the uniform entropy log n is the top of its range).
+                labelOpts={"position": 0.08, "color": REFERENCE_COLOR, "anchors": [(0, 0), (0, 0)]},
             )
             self.plots[key].addItem(line)
             self.guides[key] = line
@@ -234,15 +236,14 @@ class ScalingLabView(SessionView):
         self.notes.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.notes.setMinimumWidth(240)
-        notes_scroll = QScrollArea()
+        notes_scroll = self.notes_scroll = QScrollArea()
         notes_scroll.setWidgetResizable(True)
         notes_scroll.setWidget(self.notes)
-        notes_scroll.setMaximumWidth(340)
-        notes_scroll.setMinimumWidth(260)
 
-        body = QHBoxLayout()
+        body = self.body = QBoxLayout(QBoxLayout.Direction.LeftToRight)
         body.addWidget(self.graphics, 1)
         body.addWidget(notes_scroll)
+        self._place_notes()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.header)
@@ -295,8 +296,24 @@ class ScalingLabView(SessionView):
         return self.lab.busy
 
     def on_presentation(self, on: bool) -> None:
-        """Titles, axis labels, ticks, legends and markers follow the font scale."""
+        """Titles, axis labels, ticks, legends and markers follow the font scale; the notes go
+        under the plots, which take the slide's whole width."""
+        self._place_notes()
         self._apply_fonts()
+
+    def _place_notes(self) -> None:
+        scroll = self.notes_scroll
+        if self.font_scale > 1.0:
+            self.body.setDirection(QBoxLayout.Direction.TopToBottom)
+            scroll.setMinimumWidth(0)
+            scroll.setMaximumWidth(16777215)
+            scroll.setMaximumHeight(220)
+            scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        else:
+            self.body.setDirection(QBoxLayout.Direction.LeftToRight)
+            scroll.setMaximumHeight(16777215)
+            scroll.setMaximumWidth(340)
+            scroll.setMinimumWidth(260)
 
     # ------------------------------------------------------------------ drawing
 
@@ -387,14 +404,15 @@ class ScalingLabView(SessionView):
             )
         else:
             d = int(p["d"])
-            lines.append(
-                "<p>"
-                + translate(
+            inputs = (
+                translate("ScalingLab", "<b>Your inputs</b>: d = {d}, 1 query row, {keys} allowed keys on average.")
+                if int(p["rows"]) == 1
+                else translate(
                     "ScalingLab",
                     "<b>Your inputs</b>: d = {d}, {rows} query rows, {keys} allowed keys per row on average.",
-                ).format(d=d, rows=int(p["rows"]), keys=_fmt(p["n_keys"]))
-                + "</p>"
+                )
             )
+            lines.append("<p>" + inputs.format(d=d, rows=int(p["rows"]), keys=_fmt(p["n_keys"])) + "</p>")
             rows = "".join(
                 f"<tr><td>{label}</td><td align='right'>{_fmt(p[f'{stat}_unscaled'])}</td>"
                 f"<td align='right'>{_fmt(p[f'{stat}_scaled'])}</td></tr>"
@@ -479,6 +497,8 @@ class ScalingLabView(SessionView):
         f = self.font_scale
         tick = QFont(QApplication.font())
         tick.setPointSizeF(self._base_pt * f)
+        for line in self.guides.values():
+            line.label.setFont(tick)  # "uniform" at the size of the ticks, in presentation too
         label_css = {"font-size": f"{self._base_pt * 1.05 * f:.1f}pt", "color": self._ink}
         for key, plot in self.plots.items():
             for side in ("left", "bottom"):
@@ -506,8 +526,10 @@ class ScalingLabView(SessionView):
         self._update_min_size()
 
     def _update_min_size(self) -> None:
-        # Two rows of three plots: a projector's width holds them beside the notes.
-        self.graphics.setMinimumSize(int(3 * 170 * self.font_scale), int(2 * 200 * self.font_scale))
+        # Two rows of three plots: a projector's width holds them beside the notes (in
+        # presentation mode the notes are under them, and a lesson may be docked beside).
+        f = self.font_scale
+        self.graphics.setMinimumSize(int(3 * (170 if f == 1.0 else 150) * f), int(2 * (200 if f == 1.0 else 170) * f))
 
     def _update_status(self) -> None:
         if self.error is not None:
