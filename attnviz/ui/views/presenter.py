@@ -312,6 +312,12 @@ NEXT_LESSON = QT_TRANSLATE_NOOP("Presenter", "Next lesson")
 PREVIOUS_LESSON = QT_TRANSLATE_NOOP("Presenter", "Previous lesson")
 
 
+def _clicker_step(session: AppSession, lessons: LessonsController, direction: int) -> None:
+    """Page Down / Up: the slide on show steps if it claimed the steps (the walk), else the lessons."""
+    if not session.step_slide(direction):
+        lessons.step(direction)
+
+
 def install_presenter(
     session: AppSession, host: Host, lessons: LessonsController, leave: Callable[[], None]
 ) -> PresenterBar:
@@ -326,8 +332,8 @@ def install_presenter(
         add("help", KEYBOARD_MAP, lambda: show_keyboard_map(window), shortcut="F1", tip=KEYBOARD_MAP_TIP)
         bar.lesson_actions = (
             # The clicker steps the slide on show first (the pipeline's walk), else the lessons.
-            add("presets", NEXT_LESSON, lambda: session.step_slide(1) or lessons.step(1)),
-            add("presets", PREVIOUS_LESSON, lambda: session.step_slide(-1) or lessons.step(-1)),
+            add("presets", NEXT_LESSON, functools.partial(_clicker_step, session, lessons, 1)),
+            add("presets", PREVIOUS_LESSON, functools.partial(_clicker_step, session, lessons, -1)),
         )
         for action in bar.lesson_actions:
             window.addAction(action)  # its shortcut must work with the menus hidden
