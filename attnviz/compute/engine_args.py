@@ -34,9 +34,12 @@ def settings_kwargs(state: State) -> dict[str, Any]:
 
 
 def mask_kwargs(state: State, view: HeadView, masks: MaskArguments | None = None) -> dict[str, Any]:
-    """``attend``'s ``mask`` argument for ``view``'s call (``state_mask``). ``masks``: the whole
-    call's model masks (default ``view``'s, of one head)."""
-    return {"mask": state_mask(state, view, masks)}
+    """``attend``'s ``mask`` and ``score_terms`` arguments for ``view``'s call (``state_mask``; the
+    call's recorded score terms: a position bias, soft-capping, a score_mod, sinks). ``masks``:
+    the whole call's model masks (default ``view``'s, of one head): then the terms are the whole
+    call's too."""
+    terms = view.call.score_terms(None if masks is not None else view.head)
+    return {"mask": state_mask(state, view, masks), "score_terms": terms or None}
 
 
 def state_mask(state: State, view: HeadView, masks: MaskArguments | None = None, *, causal: bool = True) -> Mask:
