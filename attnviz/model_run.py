@@ -40,6 +40,7 @@ __all__ = [
     "MaskArguments",
     "ModelRun",
     "ModelRunError",
+    "Shard",
 ]
 
 #: The arguments a mask can come through, in the order the engine combines them.
@@ -78,10 +79,18 @@ class MaskArguments:
     #: is_causal) or "bottom_right" (the last query sees the last key: a KV-cache step, as
     #: Hugging Face's causal masks do). The same whenever L_q = L_k.
     causal_alignment: Literal["top_left", "bottom_right"] = "top_left"
+    #: A FlexAttention block mask's ``mask_mod(b, h, q_idx, kv_idx)`` (True = attend), combined with
+    #: the other arguments; a live function, kept while the program runs (a file keeps it as the
+    #: boolean ``attn_mask`` it evaluates to).
+    mask_mod: Any = None
 
     @property
     def any(self) -> bool:
-        return self.is_causal or any(getattr(self, name) is not None for name in MASK_ARGUMENTS)
+        return (
+            self.is_causal
+            or self.mask_mod is not None
+            or any(getattr(self, name) is not None for name in MASK_ARGUMENTS)
+        )
 
     @property
     def causal(self) -> str | None:
@@ -244,7 +253,12 @@ class AttentionCall:
     def head_masks(self, head: int) -> MaskArguments:
         """This call's masks for one head's (B, L_q, d) slice: a head axis is indexed away."""
         m = self.masks
-        return replace(m, attn_mask=_head_slice(m.attn_mask, head), attention_mask=_head_slice(m.attention_mask, head))
+        return replace(
+            m,
+            attn_mask=_head_slice(m.attn_mask, head),
+            attention_mask=_head_slice(m.attention_mask, head),
+            mask_mod=None if m.mask_mod is None else _one_head_mask(m.mask_mod, head),
+        )
 
     def check(self, *, same_size: bool = True) -> None:
         """Raise :class:`ModelRunError` unless the shapes fit together (``same_size``: queries
@@ -333,6 +347,15 @@ def _one_head(fn: Any, head: int) -> Any:
     return one
 
 
+def _one_head_mask(fn: Any, head: int) -> Any:
+    """A mask_mod of a whole call, called for one head's slice (whose head index is 0)."""
+
+    def one(b: Any, _h: Any, q_idx: Any, kv_idx: Any) -> Any:
+        return fn(b, _h + head, q_idx, kv_idx)
+
+    return one
+
+
 def _head_slice(mask: np.ndarray | None, head: int) -> np.ndarray | None:
     if mask is None or mask.ndim < 4:
         return mask  # (L_q, L_k), (B, L_k) or (B, L_q, L_k): no head axis
@@ -417,6 +440,17 @@ class HeadView:
 
 
 @dataclass(frozen=True)
+class Shard:
+    """Where a run recorded under ``torch.distributed`` sits: rank ``rank`` of ``world_size``,
+    holding ``sharding`` "data" (its own batch elements: data parallel), "heads" (its own heads of
+    every call: tensor parallel) or None (not known)."""
+
+    rank: int
+    world_size: int
+    sharding: str | None = None
+
+
+@dataclass(frozen=True)
 class ModelRun:
     """A model's attention calls and its tokens.
 
@@ -431,6 +465,8 @@ class ModelRun:
     query_tokens: np.ndarray | None = None
     key_tokens: np.ndarray | None = None
     source: Source = "tensors"
+    #: The rank's place when the run was recorded under torch.distributed (None: one process).
+    shard: Shard | None = None
 
     def __post_init__(self) -> None:
         if not self.calls:
@@ -504,9 +540,12 @@ class ModelRun:
             queries, keys, values = call.queries[:, head], call.keys[:, kv], call.values[:, kv]
         m = call.masks
         masks = None  # the causal flag is ``causal``, not a mask array
-        if m.attn_mask is not None or m.key_padding_mask is not None or m.attention_mask is not None:
+        if m.attn_mask is not None or m.key_padding_mask is not None or m.attention_mask is not None or m.mask_mod:
             masks = MaskArguments(
-                _head_slice(m.attn_mask, head), m.key_padding_mask, _head_slice(m.attention_mask, head)
+                _head_slice(m.attn_mask, head),
+                m.key_padding_mask,
+                _head_slice(m.attention_mask, head),
+                mask_mod=None if m.mask_mod is None else _one_head_mask(m.mask_mod, head),
             )
         return HeadView(call, layer, head, queries, keys, values, masks, *self.call_tokens(layer))
 
@@ -519,9 +558,8 @@ class ModelRun:
         def fitting(own: np.ndarray | None, run: np.ndarray | None, n: int) -> np.ndarray | None:
             if own is not None:
                 return own
-            if run is None or run.shape[0] != b or run.shape[1] < n:
-                return None
-            return run[:, :n]
+            # The run's tokens are of one length: a call of another (a KV-cache step) shows none.
+            return run if run is not None and run.shape == (b, n) else None
 
         return fitting(call.query_tokens, self.query_tokens, q), fitting(call.key_tokens, self.key_tokens, k)
 

@@ -22,7 +22,7 @@ import sys
 import types
 from typing import Any
 
-from .calls import CapturedCall
+from .calls import CapturedCall, recompute_call
 from .doctor import DEFAULT_PAD_TOKENS, FINDING_KINDS, Finding, diagnose_run, format_finding
 from .other_tools import from_output_attentions, from_transformer_lens
 from .recorder import DEFAULT_CAPTURE_BUDGET, Capture, capture
@@ -39,6 +39,7 @@ __all__ = [
     "format_finding",
     "from_output_attentions",
     "from_transformer_lens",
+    "recompute_call",
 ]
 
 

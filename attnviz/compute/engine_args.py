@@ -67,6 +67,10 @@ def state_mask(state: State, view: HeadView, masks: MaskArguments | None = None,
         tensors["key_padding_mask"],
         tensors["attention_mask"],
     )
+    if masks is not None and masks.mask_mod is not None:
+        from attnviz.engine import MaskMod
+
+        given = AllOf((given, MaskMod(masks.mask_mod)))
     context = context_masks(
         view.causal or "top_left",
         window=s.window or None,
