@@ -637,6 +637,7 @@ class Capture:
             return
         b, h, n_q, n_k = weights.shape
         args, kwargs = given[-1] if given else ((), {})
+        kwargs = _named_arguments(module, args, kwargs)
         mask, kpm = _module_mask(args, kwargs, (b, h, n_q, n_k))
         context = self._context()
         name = type(module).__name__
@@ -851,6 +852,20 @@ def _block_note(block_mask: Any) -> str:
         cols=size[1],
         sparsity=f"{max(sparsity, 0.0):.1f}",
     )
+
+
+def _named_arguments(module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A module's forward arguments by name (positional ones included), as far as its signature
+    says; the keyword arguments alone when it cannot be read."""
+    try:
+        bound = inspect.signature(module.forward).bind_partial(*args, **kwargs)
+    except (TypeError, ValueError):
+        return kwargs
+    named = dict(bound.arguments)
+    for key, value in list(named.items()):
+        if isinstance(value, dict) and key == "kwargs":
+            named.update(named.pop(key))
+    return named
 
 
 def _module_mask(
