@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from ..compute.convert import tensor_view
 from ..engine import AttentionInputError, MaskMod, MemoryBudgetError, ScoreBias, ScoreMod, Sinks, SoftCap, attend
 from ..engine.devices import dtype_name
 from ..model_run import AttentionCall, CallPath, CallTerm, MaskArguments
@@ -451,12 +452,12 @@ def recompute_call(call: AttentionCall) -> tuple[torch.Tensor, torch.Tensor]:
     weights and an empty output. Raises ``AttentionInputError`` or ``MemoryBudgetError``."""
     if call.queries is None or call.keys is None or call.values is None:
         assert call.weights is not None
-        w = torch.from_numpy(np.asarray(call.weights))
+        w = tensor_view(call.weights)
         return w, torch.empty((*w.shape[:-1], 0), dtype=w.dtype)
-    q, k, v = (torch.from_numpy(np.asarray(a)) for a in (call.queries, call.keys, call.values))
+    q, k, v = (tensor_view(a) for a in (call.queries, call.keys, call.values))
     masks = call.masks
     kwargs: dict[str, Any] = {
-        name: None if getattr(masks, name) is None else torch.from_numpy(np.asarray(getattr(masks, name)))
+        name: None if getattr(masks, name) is None else tensor_view(getattr(masks, name))
         for name in ("attn_mask", "key_padding_mask", "attention_mask")
     }
     kwargs["causal"] = masks.causal
