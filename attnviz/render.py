@@ -101,7 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--preset", metavar="NAME", help="one of the presets (see --list-presets)")
-    source.add_argument("--load", metavar="FILE", help="a session (.attnviz) or tensor file")
+    source.add_argument(
+        "--load",
+        metavar="FILE",
+        action="append",
+        help="a session (.attnviz), capture or tensor file (repeat it for the ranks' captures of one distributed run)",
+    )
     source.add_argument("--list-presets", action="store_true", help="list the presets and exit")
     parser.add_argument(
         "--out", metavar="FILE", help="image to write (.png or .svg), or the weights drawn (.npy or .csv)"
@@ -467,8 +472,11 @@ def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, Focus, str
     from .io.state_io import load_state_and_focus, state_from_tensor_file, tensor_file_focus
     from .presets import DEFAULT_PRESET, PRESETS
 
-    path = Path(args.load)
+    paths = [Path(p) for p in args.load]
+    path = paths[0]
     try:
+        if len(paths) > 1:
+            return _load_ranks(paths, args)
         if is_capture_file(path):
             # A capture (attnviz.capture): told by its content, whatever its name.
             if args.role:
@@ -535,6 +543,26 @@ def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, Focus, str
         return state, tensor_file_focus(state, args.layer, head), path.name
     except AttnvizFileError as exc:
         raise RenderError(exception_message(exc)) from exc
+
+
+def _load_ranks(paths: list[Path], args: argparse.Namespace) -> tuple[State, Focus, str]:
+    """Several captures: the ranks of one distributed run, merged (``attnviz.capture.merge``)."""
+    from .io import load_capture
+    from .model_run import ModelRunError
+
+    if args.role:
+        raise RenderError(
+            fill(_LINE, name=paths[0].name, problem=QT_TRANSLATE_NOOP("Render", "--role applies to tensor files, not captures")),
+            EXIT_USAGE,
+        )
+    runs = [load_capture(p) for p in paths]
+    from .capture.merge import merge_runs
+
+    try:
+        run = merge_runs(runs)
+    except ModelRunError as exc:
+        raise RenderError(exception_message(exc)) from exc
+    return State.from_run(run), Focus(), " + ".join(p.name for p in paths)
 
 
 def _apply_options(state: State, focus: Focus, args: argparse.Namespace) -> State:

@@ -54,8 +54,8 @@ def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured:
     fidelity = call.fidelity
     if fidelity is None and call.output is not None and not call.note and max_fidelity is None:
         return []  # checkable, and no threshold asked for: not measured here (a file's own calls)
-    if fidelity is None and call.output is not None:
-        fidelity = measured_fidelity(call)
+    if fidelity is None and call.output is not None and not call.note:
+        fidelity = measured_fidelity(call)  # never checked (a file's own calls): checked now
     if fidelity is None:
         return [
             (
