@@ -194,11 +194,12 @@ def _doctor(argv: list[str], voice: _Voice) -> int:
 
 
 def _call_line(index: int, call: object) -> str:
-    """"call 3 (name): sdpa, fidelity 2.4e-07" (or why it has none)."""
+    """ "call 3 (name): sdpa, fidelity 2.4e-07" (or why it has none)."""
     from .model_run import AttentionCall
 
     assert isinstance(call, AttentionCall)
     path = call.path.implementation if call.path is not None else QT_TRANSLATE_NOOP("Doctor", "path not recorded")
+    fidelity: str
     if call.weights_only:
         fidelity = QT_TRANSLATE_NOOP("Doctor", "weights only, as recorded")
     elif call.fidelity is None:

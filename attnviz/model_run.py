@@ -41,6 +41,7 @@ __all__ = [
     "ModelRun",
     "ModelRunError",
     "Shard",
+    "head_slice",
 ]
 
 #: The arguments a mask can come through, in the order the engine combines them.
@@ -178,7 +179,8 @@ class AttentionCall:
     dtype the model computed in when the arrays hold another one (bfloat16, which numpy lacks, is
     kept as float32); None: the queries' own.
 
-    ``terms``: the call's score terms in the order the model applied them (:class:`CallTerm`);
+    ``terms``: the call's score terms in the order the model applied them (:class:`CallTerm`; the
+    engine's descriptions of them: ``compute.engine_args.call_score_terms``);
     ``sinks``: one sink logit per head (gpt-oss), or None. ``path``: which code ran
     (:class:`CallPath`; None: not recorded). ``query_tokens`` (B, L_q) and ``key_tokens``
     (B, L_k): the tokens of this call's own axes (a cross-attention call's keys are the
@@ -228,35 +230,13 @@ class AttentionCall:
     def batch(self) -> int:
         return self.shape[0]
 
-    def score_terms(self, head: int | None = None) -> list[Any]:
-        """The call's terms as ``attnviz.engine`` ``ScoreTerm`` descriptions for ``attend``: the
-        whole call's (``head`` None, for its (B, H, L_q, L_k) computation) or one head's (B, L_q,
-        L_k) slice. Imports torch (the engine) only when the call has terms."""
-        if not self.terms and self.sinks is None:
-            return []
-        from .engine import ScoreBias, ScoreMod, Sinks, SoftCap
-
-        out: list[Any] = []
-        for term in self.terms:
-            if term.kind == "softcap":
-                assert term.cap is not None
-                out.append(SoftCap(term.cap))
-            elif term.kind == "bias" and term.values is not None:
-                out.append(ScoreBias(_head_slice(term.values, head) if head is not None else term.values, term.name))
-            elif term.kind == "score_mod" and term.fn is not None:
-                out.append(ScoreMod(term.fn if head is None else _one_head(term.fn, head), term.name))
-        if self.sinks is not None:
-            sinks = np.asarray(self.sinks, dtype=np.float64).reshape(-1)
-            out.append(Sinks(sinks if head is None else sinks[head : head + 1]))
-        return out
-
     def head_masks(self, head: int) -> MaskArguments:
         """This call's masks for one head's (B, L_q, d) slice: a head axis is indexed away."""
         m = self.masks
         return replace(
             m,
-            attn_mask=_head_slice(m.attn_mask, head),
-            attention_mask=_head_slice(m.attention_mask, head),
+            attn_mask=head_slice(m.attn_mask, head),
+            attention_mask=head_slice(m.attention_mask, head),
             mask_mod=None if m.mask_mod is None else _one_head_mask(m.mask_mod, head),
         )
 
@@ -289,7 +269,9 @@ class AttentionCall:
             if tokens is not None and tuple(tokens.shape) != (self.shape[0], self.shape[length]):
                 raise ModelRunError(
                     message(
-                        QT_TRANSLATE_NOOP("ModelRun", "{call}: {name} have shape {shape}; the call needs ({batch}, {length})"),
+                        QT_TRANSLATE_NOOP(
+                            "ModelRun", "{call}: {name} have shape {shape}; the call needs ({batch}, {length})"
+                        ),
                         call=self.name,
                         name=name,
                         shape=tuple(tokens.shape),
@@ -338,15 +320,6 @@ class AttentionCall:
             )
 
 
-def _one_head(fn: Any, head: int) -> Any:
-    """A score_mod of a whole call, called for one head's slice (whose head index is 0)."""
-
-    def one(score: Any, b: Any, _h: Any, q_idx: Any, kv_idx: Any) -> Any:
-        return fn(score, b, _h + head, q_idx, kv_idx)
-
-    return one
-
-
 def _one_head_mask(fn: Any, head: int) -> Any:
     """A mask_mod of a whole call, called for one head's slice (whose head index is 0)."""
 
@@ -356,7 +329,7 @@ def _one_head_mask(fn: Any, head: int) -> Any:
     return one
 
 
-def _head_slice(mask: np.ndarray | None, head: int) -> np.ndarray | None:
+def head_slice(mask: np.ndarray | None, head: int) -> np.ndarray | None:
     if mask is None or mask.ndim < 4:
         return mask  # (L_q, L_k), (B, L_k) or (B, L_q, L_k): no head axis
     # (..., H or 1, L_q, L_k): keep the leading batch axes, drop the head axis.
@@ -542,9 +515,9 @@ class ModelRun:
         masks = None  # the causal flag is ``causal``, not a mask array
         if m.attn_mask is not None or m.key_padding_mask is not None or m.attention_mask is not None or m.mask_mod:
             masks = MaskArguments(
-                _head_slice(m.attn_mask, head),
+                head_slice(m.attn_mask, head),
                 m.key_padding_mask,
-                _head_slice(m.attention_mask, head),
+                head_slice(m.attention_mask, head),
                 mask_mod=None if m.mask_mod is None else _one_head_mask(m.mask_mod, head),
             )
         return HeadView(call, layer, head, queries, keys, values, masks, *self.call_tokens(layer))

@@ -552,7 +552,11 @@ def _load_ranks(paths: list[Path], args: argparse.Namespace) -> tuple[State, Foc
 
     if args.role:
         raise RenderError(
-            fill(_LINE, name=paths[0].name, problem=QT_TRANSLATE_NOOP("Render", "--role applies to tensor files, not captures")),
+            fill(
+                _LINE,
+                name=paths[0].name,
+                problem=QT_TRANSLATE_NOOP("Render", "--role applies to tensor files, not captures"),
+            ),
             EXIT_USAGE,
         )
     runs = [load_capture(p) for p in paths]

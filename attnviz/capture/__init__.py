@@ -28,6 +28,7 @@ from .doctor import DEFAULT_PAD_TOKENS, FINDING_KINDS, Finding, diagnose_run, fo
 from .merge import merge
 from .other_tools import from_output_attentions, from_transformer_lens
 from .recorder import DEFAULT_CAPTURE_BUDGET, Capture, capture
+from .storing import storable
 
 __all__ = [
     "DEFAULT_CAPTURE_BUDGET",
@@ -43,6 +44,7 @@ __all__ = [
     "from_transformer_lens",
     "merge",
     "recompute_call",
+    "storable",
 ]
 
 

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from ..compute.convert import tensor_view
+from ..compute.engine_args import call_score_terms
 from ..engine import AttentionInputError, MaskMod, MemoryBudgetError, ScoreBias, ScoreMod, Sinks, SoftCap, attend
 from ..engine.devices import dtype_name
 from ..model_run import AttentionCall, CallPath, CallTerm, MaskArguments
@@ -311,9 +312,7 @@ class CapturedCall:
             return arrays[key][1]
 
         fidelity = self.fidelity if check else self._fidelity
-        terms = tuple(
-            CallTerm(term.kind, term.name, numpy(term.values), term.cap, term.fn) for term in self.terms
-        )
+        terms = tuple(CallTerm(term.kind, term.name, numpy(term.values), term.cap, term.fn) for term in self.terms)
         return AttentionCall(
             self.name,
             numpy(self.queries),
@@ -474,7 +473,7 @@ def recompute_call(call: AttentionCall) -> tuple[torch.Tensor, torch.Tensor]:
         dtype=dtype,
         keep=(),
         allow_nonfinite=True,
-        score_terms=call.score_terms() or None,
+        score_terms=call_score_terms(call) or None,
         **kwargs,
     )
     return result.weights, result.output

@@ -173,7 +173,7 @@ def diagnose_run(
             findings.append(_rows_finding(fact, "score_overflow", overflow))
         problems = fidelity_problems(fact.call, max_fidelity, run.source in ("capture", "transformer_lens"))
         for kind, severity, text in (*problems, *paths.get(fact.index, ())):
-            findings.append(Finding(kind, severity, fact.index, fact.call.name, text))  # type: ignore[arg-type]
+            findings.append(Finding(kind, severity, fact.index, fact.call.name, text))  # type: ignore[arg-type,unused-ignore]
         fact.release()
     return findings
 

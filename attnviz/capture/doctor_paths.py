@@ -45,7 +45,7 @@ def measured_fidelity(call: AttentionCall) -> float | None:
 
 
 def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured: bool = True) -> list[Problem]:
-    """"unverified" when the capture said it could not check the call (or it has no output to
+    """ "unverified" when the capture said it could not check the call (or it has no output to
     check against); with ``max_fidelity``, the fidelity is measured where it was not yet and an
     error is said above it. ``captured``: the run was recorded from a model (a run of tensors
     typed or loaded without outputs claims no model to be faithful to)."""
@@ -67,8 +67,7 @@ def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured:
                         "attnviz could not check this call against the model's own output ({reason}): what it "
                         "shows is not verified",
                     ),
-                    reason=call.note
-                    or QT_TRANSLATE_NOOP("Doctor", "no output was recorded to compare with"),
+                    reason=call.note or QT_TRANSLATE_NOOP("Doctor", "no output was recorded to compare with"),
                 ),
             )
         ]

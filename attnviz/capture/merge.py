@@ -120,9 +120,9 @@ def _merge_call(parts: list[AttentionCall], axis: int) -> AttentionCall:
 
     masks = MaskArguments(
         _join_mask([p.masks.attn_mask for p in parts], axis, name, "attn_mask", shapes),
-        join(lambda p: p.masks.key_padding_mask, "key_padding_mask", 0) if axis == 0 else _same(
-            [p.masks.key_padding_mask for p in parts], name, "key_padding_mask"
-        ),
+        join(lambda p: p.masks.key_padding_mask, "key_padding_mask", 0)
+        if axis == 0
+        else _same([p.masks.key_padding_mask for p in parts], name, "key_padding_mask"),
         _join_mask([p.masks.attention_mask for p in parts], axis, name, "attention_mask", shapes),
         first.masks.is_causal,
         first.masks.causal_alignment,
@@ -219,4 +219,3 @@ def _join_tokens(tokens: list[np.ndarray | None], axis: int, name: str) -> np.nd
         for t in tokens
     )
     return first if same else None
-

@@ -90,8 +90,10 @@ class _Swap:
     def current(self) -> Any:
         if isinstance(self.owner, dict):
             return self.owner.get(self.name, _MISSING)
-        return self.owner.__dict__.get(self.name, _MISSING) if isinstance(self.owner, type) else getattr(
-            self.owner, self.name, _MISSING
+        return (
+            self.owner.__dict__.get(self.name, _MISSING)
+            if isinstance(self.owner, type)
+            else getattr(self.owner, self.name, _MISSING)
         )
 
     def install(self) -> None:
@@ -283,10 +285,11 @@ class Patch:
         interface_module = sys.modules.get(_INTERFACE_MODULE)
         interface = getattr(interface_module, "AttentionInterface", None) if interface_module is not None else None
         if isinstance(interface, type):
+            interface_type: Any = interface
             get_interface = interface.__dict__.get("get_interface", _MISSING)
             getitem = interface.__dict__.get("__getitem__", _MISSING)
-            base_get_interface = interface.get_interface
-            base_getitem = interface.__getitem__
+            base_get_interface = interface_type.get_interface
+            base_getitem = interface_type.__getitem__
 
             def traced_get_interface(self_: Any, attn_implementation: Any, default: Callable[..., Any]) -> Any:
                 fn = base_get_interface(self_, attn_implementation, default)

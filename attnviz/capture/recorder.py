@@ -47,6 +47,7 @@ from ..tr import QT_TRANSLATE_NOOP, message, plural
 from . import shaping
 from .calls import CapturedCall, Converted, Term
 from .patching import PATCH, InterfaceFrame, MhaFrame, sdpa_arguments
+from .storing import storable
 
 __all__ = ["DEFAULT_CAPTURE_BUDGET", "Capture", "capture"]
 
@@ -287,18 +288,14 @@ class Capture:
                 self.warnings.append(note)
         # The run's own tokens: the main tokens where they fit a call (what calls without tokens show).
         main = next(
-            (
-                t
-                for c in calls
-                if (t := shaping.fitting_tokens(self.tokens, c.shape[0], c.shape[2], cache)) is not None
-            ),
+            (t for c in calls if (t := shaping.fitting_tokens(self.tokens, c.shape[0], c.shape[2], cache)) is not None),
             None,
         )
         return ModelRun(tuple(calls), main, main, source="capture", shard=self.shard)
 
     def save(self, path: str | Path) -> None:
         """Write the run to a capture file (``attnviz.io.load_capture`` reads it back)."""
-        save_capture(path, self.to_run())
+        save_capture(path, storable(self.to_run()))
 
     def _assign_tokens(self, call: CapturedCall, cache: dict[tuple[int, int], np.ndarray]) -> bool:
         """Give ``call`` the tokens of its axes: an encoder's calls the encoder tokens, a
@@ -456,7 +453,9 @@ class Capture:
         enable_gqa = bool(given["enable_gqa"])
         packed = False
         note = ""
-        path = CallPath("sdpa", "torch.nn.functional.scaled_dot_product_attention", sdpa_backend=shaping.sdpa_backend(given))
+        path = CallPath(
+            "sdpa", "torch.nn.functional.scaled_dot_product_attention", sdpa_backend=shaping.sdpa_backend(given)
+        )
         if frame is not None:
             unfolded = shaping.unpack_gqa(frame.arguments["query"], q, k, mask, out)
             if unfolded is not None:
@@ -507,16 +506,23 @@ class Capture:
         """A transformers attention function returned: its inner SDPA call is the call (with the
         path that led to it); else what the function itself received and returned."""
         if frame.inner is not None:
-            given, out = frame.inner
-            self._record_sdpa(given, out, frame)
+            self._record_sdpa(*frame.inner, frame)
             return
         a = frame.arguments
         q, k, v, mask = a["query"], a["key"], a["value"], a["attention_mask"]
         if not all(isinstance(t, torch.Tensor) for t in (q, k, v)) or q.dim() != 4:
             raise TypeError("an attention function given no (B, H, L, d) tensors is not recorded")
         module = frame.module
-        out, weights = (result[0], result[1] if len(result) > 1 else None) if isinstance(result, tuple) else (result, None)
-        if isinstance(out, torch.Tensor) and out.dim() == 4 and out.shape[1] == q.shape[2] and out.shape[2] == q.shape[1]:
+        out: Any
+        out, weights = (
+            (result[0], result[1] if len(result) > 1 else None) if isinstance(result, tuple) else (result, None)
+        )
+        if (
+            isinstance(out, torch.Tensor)
+            and out.dim() == 4
+            and out.shape[1] == q.shape[2]
+            and out.shape[2] == q.shape[1]
+        ):
             out = out.transpose(1, 2)  # transformers' functions return (B, L_q, H, d_v)
         if not isinstance(out, torch.Tensor) or out.shape[:3] != q.shape[:3]:
             out = None
@@ -760,9 +766,7 @@ class Capture:
             self._skipped += 1
             return False
         need = sum(shaping.nbytes(t) for t in tensors)
-        need += sum(
-            shaping.mask_bytes(m) for m in masks if isinstance(m, torch.Tensor) and self._known_mask(m) is None
-        )
+        need += sum(shaping.mask_bytes(m) for m in masks if isinstance(m, torch.Tensor) and self._known_mask(m) is None)
         if self.recorded_bytes + need > self.memory_budget:
             self._stopped = True
             self._skipped += 1
@@ -832,7 +836,7 @@ def _live_mask_mod(block_mask: Any) -> Callable[..., Any] | None:
     fn = getattr(block_mask, "mask_mod", None)
     if fn is None or getattr(fn, "__name__", "") == "noop_mask":
         return None
-    return fn  # type: ignore[no-any-return]
+    return fn  # type: ignore[no-any-return,unused-ignore]
 
 
 def _is_identity(score_mod: Any) -> bool:
@@ -847,7 +851,9 @@ def _block_note(block_mask: Any) -> str:
     except Exception:  # noqa: BLE001 - a description only
         return ""
     return message(
-        QT_TRANSLATE_NOOP("Capture", "FlexAttention block mask: blocks of {rows} x {cols}, {sparsity}% of blocks skipped"),
+        QT_TRANSLATE_NOOP(
+            "Capture", "FlexAttention block mask: blocks of {rows} x {cols}, {sparsity}% of blocks skipped"
+        ),
         rows=size[0],
         cols=size[1],
         sparsity=f"{max(sparsity, 0.0):.1f}",

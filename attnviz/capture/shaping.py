@@ -146,7 +146,7 @@ def sdpa_backend(given: dict[str, Any]) -> str | None:
     try:
         from torch.nn.attention import SDPBackend
 
-        choice = torch._fused_sdp_choice(  # type: ignore[attr-defined]
+        choice = torch._fused_sdp_choice(
             q,
             given["key"],
             given["value"],
@@ -265,7 +265,9 @@ def is_encoder(name: str) -> bool:
     return "encoder" in name.split(".")
 
 
-def fitting_tokens(tokens: object, batch: int, length: int, cache: dict[tuple[int, int], np.ndarray]) -> np.ndarray | None:
+def fitting_tokens(
+    tokens: object, batch: int, length: int, cache: dict[tuple[int, int], np.ndarray]
+) -> np.ndarray | None:
     """``tokens`` (one sequence, or one per batch element) as a (batch, length) str array when
     they fit those axes, else None. Arrays are made once per (tokens, batch) and shared."""
     if tokens is None:

@@ -185,9 +185,7 @@ def run_state(state: State, version: int = 0, focus: tuple[int, int] = Focus()) 
         view = ViewData(
             raw_scores=to_numpy(result.raw_scores),
             scores=(scores := to_numpy(result.scores)),
-            modified_scores=scores
-            if result.modified_scores is result.scores
-            else to_numpy(result.modified_scores),
+            modified_scores=scores if result.modified_scores is result.scores else to_numpy(result.modified_scores),
             mask=to_numpy(result.mask),
             masked_scores=to_numpy(result.masked_scores),
             weights=to_numpy(result.weights),

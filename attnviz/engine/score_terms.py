@@ -141,9 +141,7 @@ class Alibi(ScoreTerm):
         heads = g.lead[-1] if len(g.lead) > 1 else 1
         if t.numel() != heads or first_nonfinite(t) is not None:
             raise input_error(
-                QT_TRANSLATE_NOOP(
-                    "Errors", "{name} needs one finite slope per head ({heads}); got {count} values"
-                ),
+                QT_TRANSLATE_NOOP("Errors", "{name} needs one finite slope per head ({heads}); got {count} values"),
                 "score_terms",
                 name=self.name,
                 heads=heads,
@@ -159,9 +157,9 @@ class _Distance(BoundTerm):
 
     def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int) -> torch.Tensor:
         dev, dt = scores.device, scores.dtype
-        distance = torch.arange(self.n_k, device=dev, dtype=dt)[None, :] - torch.arange(r0, r1, device=dev, dtype=dt)[
-            :, None
-        ]
+        distance = (
+            torch.arange(self.n_k, device=dev, dtype=dt)[None, :] - torch.arange(r0, r1, device=dev, dtype=dt)[:, None]
+        )
         return scores + self.slopes[n0:n1, None, None] * distance
 
 
@@ -255,7 +253,9 @@ class Sinks(ScoreTerm):
         heads = g.lead[-1] if len(g.lead) > 1 else 1
         if t.numel() != heads or first_nonfinite(t) is not None:
             raise input_error(
-                QT_TRANSLATE_NOOP("Errors", "{name} needs one finite sink logit per head ({heads}); got {count} values"),
+                QT_TRANSLATE_NOOP(
+                    "Errors", "{name} needs one finite sink logit per head ({heads}); got {count} values"
+                ),
                 "score_terms",
                 name=self.name,
                 heads=heads,
@@ -285,7 +285,10 @@ def check_score_terms(terms: object) -> tuple[ScoreTerm, ...]:
     if isinstance(given, Sequence) and all(isinstance(t, ScoreTerm) for t in given):
         return tuple(given)
     raise input_error(
-        QT_TRANSLATE_NOOP("Errors", "score_terms must be ScoreTerm descriptions (ScoreBias, SoftCap, Alibi, ScoreMod, Sinks); got {value}"),
+        QT_TRANSLATE_NOOP(
+            "Errors",
+            "score_terms must be ScoreTerm descriptions (ScoreBias, SoftCap, Alibi, ScoreMod, Sinks); got {value}",
+        ),
         "score_terms",
         value=type(terms).__name__,
     )

@@ -28,7 +28,6 @@ import os
 import stat
 import struct
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO, get_args
 
@@ -36,7 +35,7 @@ import numpy as np
 
 from attnviz.io import _json
 from attnviz.io._atomic import atomic_write
-from attnviz.io._limits import Budget, format_bytes, label_lists
+from attnviz.io._limits import Budget, label_lists
 from attnviz.io._safetensors import _DTYPES, safetensors_code
 from attnviz.io.errors import CaptureFileError, cannot_write, refusals
 from attnviz.model_run import (
@@ -97,7 +96,7 @@ _CALL_KEYS = {"name", "arrays", "is_causal", "scale", "fidelity", "note", "dtype
 _CALL_KEYS_2 = {"terms", "path", "tokens"}
 _TOP_KEYS = {"format", "version", "source", "query_tokens", "key_tokens", "calls"}
 _TOP_KEYS_2 = {"token_sets", "shard"}
-_PATH_KEYS = {
+_PATH_KEYS: dict[str, type | tuple[type, ...]] = {
     "implementation": str,
     "function": str,
     "weights_requested": (bool, type(None)),
@@ -106,8 +105,7 @@ _PATH_KEYS = {
     "packed_gqa": bool,
     "weights_only": bool,
 }
-#: Masks a call's mask_mod becomes in a file (a dense boolean mask) may take at most this much.
-MAX_DENSE_MASK_BYTES = 256 * 2**20
+
 _SOURCES: tuple[str, ...] = get_args(Source)
 _DTYPE_NAMES = ("float16", "bfloat16", "float32", "float64")
 #: JSON has no infinity: a fidelity that is infinite (NaN in the model's output where attnviz has
@@ -171,7 +169,8 @@ def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
 
     calls = []
     for call in run.calls:
-        stored = _storable(call, file_path)
+        _refuse_live(call, file_path)
+        stored = call
         arrays = {role: place(np.asarray(array)) for role, array in _call_arrays(stored)}
         terms: list[dict[str, Any]] = []
         for index, term in enumerate(stored.terms):
@@ -249,88 +248,21 @@ def _call_arrays(call: AttentionCall) -> Iterator[tuple[str, np.ndarray]]:
             yield role, array
 
 
-def _storable(call: AttentionCall, path: Path) -> AttentionCall:
-    """``call`` as a file can keep it: a FlexAttention ``mask_mod`` evaluated into the boolean
-    ``attn_mask`` it amounts to (combined with the call's own); a ``score_mod`` that adds a bias
-    kept as that bias, and one that does more left out (said in the note, and the fidelity, which
-    described the call with it, dropped)."""
-    masks, terms, note, fidelity = call.masks, list(call.terms), call.note, call.fidelity
-    if masks.mask_mod is not None:
-        dense = _dense_mask_mod(call, path)
-        attn = masks.attn_mask
-        if attn is None:
-            combined = dense
-        elif attn.dtype == np.bool_:
-            combined = np.logical_and(attn, dense)
-        else:
-            combined = np.where(dense, attn, -np.inf).astype(attn.dtype)
-        masks = replace(masks, attn_mask=combined, mask_mod=None)
-    kept: list[CallTerm] = []
-    for term in terms:
-        if term.kind != "score_mod":
-            kept.append(term)
-            continue
-        bias = _score_mod_bias(call, term)
-        if bias is not None:
-            kept.append(CallTerm("bias", term.name, values=bias))
-        else:
-            text = message(
-                QT_TRANSLATE_NOOP(
-                    "FileErrors",
-                    "its score_mod does more than add a bias and is not kept in the file: recomputed without it",
-                )
-            )
-            note = f"{note}; {text}" if note else text
-            fidelity = None
-    if masks is call.masks and kept == list(call.terms):
-        return call
-    return replace(call, masks=masks, terms=tuple(kept), note=note, fidelity=fidelity)
-
-
-def _dense_mask_mod(call: AttentionCall, path: Path) -> np.ndarray:
-    """(B, H, L_q, L_k) booleans of the call's mask_mod, refused past ``MAX_DENSE_MASK_BYTES``."""
-    b, h, n_q, n_k = call.shape
-    if b * h * n_q * n_k > MAX_DENSE_MASK_BYTES:
+def _refuse_live(call: AttentionCall, path: Path) -> None:
+    """A file keeps arrays, not functions: a call holding a live FlexAttention mask_mod or
+    score_mod is made storable first (``attnviz.capture.storable``, which a capture's save does)."""
+    if call.masks.mask_mod is not None or any(term.kind == "score_mod" for term in call.terms):
         raise CaptureFileError(
             path,
             message(
                 QT_TRANSLATE_NOOP(
                     "FileErrors",
-                    "cannot be written: the mask_mod of call '{name}' would take {size} as the dense mask a file "
-                    "keeps (at most {limit}); record fewer or shorter calls",
+                    "cannot be written: call '{name}' holds a FlexAttention mask_mod or score_mod, a function; save "
+                    "it with the capture's save(), or attnviz.capture.storable(run), which keep what it amounts to",
                 ),
                 name=call.name,
-                size=format_bytes(b * h * n_q * n_k),
-                limit=format_bytes(MAX_DENSE_MASK_BYTES),
             ),
         )
-    from attnviz.engine import MaskMod
-
-    bound = MaskMod(call.masks.mask_mod).bind_call((b, h), n_q, n_k)
-    return bound.full().numpy()
-
-
-def _score_mod_bias(call: AttentionCall, term: CallTerm) -> np.ndarray | None:
-    """The bias a score_mod adds, (B, H, L_q, L_k), when it adds one (the same at scores 0 and 1,
-    and -3.5), else None."""
-    import torch
-
-    from attnviz.engine import ScoreMod
-    from attnviz.engine.mask_bound import Geometry
-
-    b, h, n_q, n_k = call.shape
-    if term.fn is None or b * h * n_q * n_k * 8 > MAX_DENSE_MASK_BYTES:
-        return None
-    bound = ScoreMod(term.fn).bind(Geometry((b, h), n_q, n_k, torch.device("cpu"), torch.float64))
-    try:
-        at = [bound.apply(torch.full((b * h, n_q, n_k), v, dtype=torch.float64), 0, b * h, 0, n_q) - v for v in (0, 1, -3.5)]
-    except Exception:  # noqa: BLE001 - a score_mod that cannot be evaluated so is no bias
-        return None
-    if not all(torch.allclose(at[0], other, rtol=0, atol=1e-9) for other in at[1:]) or not bool(
-        torch.isfinite(at[0]).all()
-    ):
-        return None
-    return at[0].reshape(b, h, n_q, n_k).numpy()
 
 
 def _write_blobs(stream: BinaryIO, blobs: list[np.ndarray]) -> None:
@@ -523,7 +455,12 @@ def _read_header(stream: BinaryIO, size: int, budget: Budget) -> tuple[dict[str,
                 known=FORMAT_VERSION,
             )
         )
-    _only_keys(header, _TOP_KEYS | (_TOP_KEYS_2 if version >= 2 else set()), QT_TRANSLATE_NOOP("FileErrors", "the header"), budget)
+    _only_keys(
+        header,
+        _TOP_KEYS | (_TOP_KEYS_2 if version >= 2 else set()),
+        QT_TRANSLATE_NOOP("FileErrors", "the header"),
+        budget,
+    )
     if header.get("source") not in _SOURCES:
         raise budget.fail(
             message(
@@ -723,7 +660,7 @@ def _parse_call(
 def _terms_of(raw: Any, call: str, budget: Budget) -> list[tuple[str, str, str | None, float | None]]:
     """A call's "terms": (kind, name, array, cap) each, checked."""
 
-    def bad() -> CaptureFileError:
+    def bad() -> Exception:
         return budget.fail(
             message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid 'terms' in call '{name}'"), name=call)
         )
@@ -732,8 +669,10 @@ def _terms_of(raw: Any, call: str, budget: Budget) -> list[tuple[str, str, str |
         raise bad()
     out: list[tuple[str, str, str | None, float | None]] = []
     for index, term in enumerate(raw):
-        if not isinstance(term, dict) or term.get("kind") not in SCORE_TERM_KINDS or not isinstance(
-            term.get("name"), str
+        if (
+            not isinstance(term, dict)
+            or term.get("kind") not in SCORE_TERM_KINDS
+            or not isinstance(term.get("name"), str)
         ):
             raise bad()
         kind = term["kind"]
@@ -743,8 +682,10 @@ def _terms_of(raw: Any, call: str, budget: Budget) -> list[tuple[str, str, str |
                 raise bad()
             out.append((kind, term["name"], None, float(cap)))
         else:
-            if kind != "bias" or set(term) != {"kind", "name", "array"} or term["array"] != TERM_ARRAY.format(
-                index=index
+            if (
+                kind != "bias"
+                or set(term) != {"kind", "name", "array"}
+                or term["array"] != TERM_ARRAY.format(index=index)
             ):
                 raise bad()
             out.append((kind, term["name"], term["array"], None))
@@ -759,9 +700,7 @@ def _path_of(raw: Any, call: str, budget: Budget) -> CallPath | None:
         or set(raw) != set(_PATH_KEYS)
         or not all(isinstance(raw[key], kind) for key, kind in _PATH_KEYS.items())
     ):
-        raise budget.fail(
-            message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid 'path' in call '{name}'"), name=call)
-        )
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid 'path' in call '{name}'"), name=call))
     return CallPath(**{key: raw[key] for key in _PATH_KEYS})
 
 
@@ -798,7 +737,7 @@ def _token_set(sets: list[Any], index: int | None, budget: Budget) -> np.ndarray
     entry = sets[index]
     if entry[0] is None:
         entry[0] = _tokens({"token_sets": entry[1]}, "token_sets", budget)
-    return entry[0]  # type: ignore[no-any-return]
+    return entry[0]
 
 
 def _shard(raw: Any, budget: Budget) -> Shard | None:
