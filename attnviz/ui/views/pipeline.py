@@ -62,6 +62,8 @@ PIPELINE_DOCK = "pipelineDock"
 PIPELINE_STAGES: tuple[tuple[str, str], ...] = (
     ("raw_scores", QT_TRANSLATE_NOOP("PipelineView", "1 · Raw scores a(q, k)")),
     ("scores", QT_TRANSLATE_NOOP("PipelineView", "2 · Scaled scores")),
+    # Shown only for a call with score terms (a position bias, soft-capping, a score_mod).
+    ("modified_scores", QT_TRANSLATE_NOOP("PipelineView", "2b · Scores with the score terms")),
     ("mask", QT_TRANSLATE_NOOP("PipelineView", "3 · Mask (1 = may attend)")),
     ("masked_scores", QT_TRANSLATE_NOOP("PipelineView", "4 · Masked scores ã (softmax input)")),
     ("weights", QT_TRANSLATE_NOOP("PipelineView", "5 · Softmax weights α")),
@@ -95,7 +97,7 @@ def _fmt(x: float) -> str:
 # ---------------------------------------------------------------- big stages, prepared off the GUI thread
 
 #: The stages drawn as (queries, keys) maps; the output is (queries, value dimension).
-_QK_STAGES = ("raw_scores", "scores", "mask", "masked_scores", "weights", "applied_weights")
+_QK_STAGES = ("raw_scores", "scores", "modified_scores", "mask", "masked_scores", "weights", "applied_weights")
 
 
 def _stage_maps(view: ViewData, b: int, mask: np.ndarray, allowed: np.ndarray) -> dict[str, tuple[np.ndarray, dict]]:
@@ -105,6 +107,7 @@ def _stage_maps(view: ViewData, b: int, mask: np.ndarray, allowed: np.ndarray) -
     return {
         "raw_scores": (view.raw_scores[b], {"levels": None}),
         "scores": (view.scores[b], {"levels": None}),
+        "modified_scores": (view.modified_scores[b], {"levels": None}),
         "mask": (mask.astype(np.float32), {"mask": mask, "empty_rows": empty, "levels": (0.0, 1.0)}),
         "masked_scores": (view.masked_scores[b], {"mask": allowed, "levels": None}),
         "weights": (view.weights[b], {"mask": allowed, "empty_rows": empty, "levels": (0.0, 1.0)}),
@@ -202,14 +205,15 @@ class _StageGrid(QWidget):
         self.columns = 0
         self._relayout(2)
 
-    def _relayout(self, columns: int) -> None:
-        columns = max(1, min(columns, len(self._cards)))
-        if columns == self.columns:
+    def _relayout(self, columns: int, force: bool = False) -> None:
+        shown = [card for card in self._cards if not card.isHidden()]
+        columns = max(1, min(columns, len(shown)))
+        if columns == self.columns and not force:
             return
         self.columns = columns
         for card in self._cards:
             self._grid.removeWidget(card)
-        for i, card in enumerate(self._cards):
+        for i, card in enumerate(shown):
             self._grid.addWidget(card, i // columns, i % columns)
         for c in range(len(self._cards)):
             self._grid.setColumnStretch(c, 1 if c < columns else 0)
@@ -217,6 +221,13 @@ class _StageGrid(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._relayout(event.size().width() // self.CARD_WIDTH)
+
+    def show_card(self, card: _StageCard, shown: bool) -> None:
+        """Show or hide one card (the score-term stage, for calls that have terms) and lay out again."""
+        if card.isHidden() == (not shown):
+            return
+        card.setHidden(not shown)
+        self._relayout(max(1, self.width() // self.CARD_WIDTH), force=True)
 
 
 class PipelineView(Retranslating, QWidget):
@@ -279,6 +290,7 @@ class PipelineView(Retranslating, QWidget):
             card = _StageCard(stage, title)
             card.installEventFilter(self)
             self.cards[stage] = card
+        self.cards["modified_scores"].setHidden(True)
         self.stage_grid = _StageGrid(list(self.cards.values()))
         stage_scroll = QScrollArea()
         stage_scroll.setWidgetResizable(True)
@@ -661,6 +673,7 @@ class PipelineView(Retranslating, QWidget):
                 cards[stage].heatmap.set_data(
                     values, **kwargs, hover=self._hover(view, b, stage, mask, allowed), row_labels=rows, col_labels=cols
                 )
+        self.stage_grid.show_card(cards["modified_scores"], view.modified_scores is not view.scores)
         out = view.output[b]
         cards["output"].heatmap.set_data(
             out, levels=None, row_labels=rows, col_labels=[f"d{j}" for j in range(out.shape[1])]
