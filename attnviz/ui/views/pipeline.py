@@ -40,7 +40,7 @@ from attnviz.compute import Outcome, ViewData
 from attnviz.compute.axes import axis_labels
 from attnviz.compute.pipeline import additive_features, softmax_allowed
 from attnviz.document import ReplaceState, State
-from attnviz.model_run import HeadView
+from attnviz.model_run import CallTerm, HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.results_panel import cell_place
@@ -196,9 +196,13 @@ class _StageGrid(QWidget):
     #: A card narrower than this cannot show a 10-key row of weights with its numbers.
     CARD_WIDTH = 350
 
-    def __init__(self, cards: list[_StageCard], parent: QWidget | None = None) -> None:
+    def __init__(
+        self, cards: list[_StageCard], hidden: set[_StageCard] | None = None, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self._cards = cards
+        #: Cards left out (the score-term stage of a call without terms).
+        self.hidden: set[_StageCard] = set(hidden or ())
         self._grid = QGridLayout(self)
         self._grid.setContentsMargins(0, 0, 0, 0)
         self._grid.setSpacing(4)
@@ -206,7 +210,7 @@ class _StageGrid(QWidget):
         self._relayout(2)
 
     def _relayout(self, columns: int, force: bool = False) -> None:
-        shown = [card for card in self._cards if not card.isHidden()]
+        shown = [card for card in self._cards if card not in self.hidden]
         columns = max(1, min(columns, len(shown)))
         if columns == self.columns and not force:
             return
@@ -224,8 +228,12 @@ class _StageGrid(QWidget):
 
     def show_card(self, card: _StageCard, shown: bool) -> None:
         """Show or hide one card (the score-term stage, for calls that have terms) and lay out again."""
-        if card.isHidden() == (not shown):
+        if (card in self.hidden) == (not shown):
             return
+        if shown:
+            self.hidden.discard(card)
+        else:
+            self.hidden.add(card)
         card.setHidden(not shown)
         self._relayout(max(1, self.width() // self.CARD_WIDTH), force=True)
 
@@ -291,7 +299,7 @@ class PipelineView(Retranslating, QWidget):
             card.installEventFilter(self)
             self.cards[stage] = card
         self.cards["modified_scores"].setHidden(True)
-        self.stage_grid = _StageGrid(list(self.cards.values()))
+        self.stage_grid = _StageGrid(list(self.cards.values()), {self.cards["modified_scores"]})
         stage_scroll = QScrollArea()
         stage_scroll.setWidgetResizable(True)
         stage_scroll.setWidget(self.stage_grid)
@@ -749,6 +757,13 @@ class PipelineView(Retranslating, QWidget):
                 "PipelineView", "the same as the raw scores: {scoring} has no scaling step"
             ).format(scoring=scoring)
         causal = head.causal
+        terms = [_term_text(term) for term in head.call.terms]
+        if head.call.sinks is not None:
+            terms.append(translate("PipelineView", "sinks (a logit per head in the softmax)"))
+        if terms:
+            notes["modified_scores"] = translate("PipelineView", "the call's score terms, in order: {terms}").format(
+                terms=", ".join(terms)
+            )
         if s.lens_mode == "none" and causal is None:
             notes["mask"] = translate("PipelineView", "no valid lengths and no causal mask: every key may be attended")
         else:
@@ -937,6 +952,14 @@ class PipelineView(Retranslating, QWidget):
                 message(QT_TRANSLATE_NOOP("TeachingDocks", "Edit {names}"), names=", ".join(changed or list(params))),
             )
         )
+
+
+def _term_text(term: CallTerm) -> str:
+    if term.kind == "softcap":
+        return translate("PipelineView", "soft cap {cap} (cap · tanh(s / cap))").format(cap=f"{term.cap:g}")
+    if term.kind == "score_mod":
+        return translate("PipelineView", "FlexAttention score_mod")
+    return translate("PipelineView", "{name} added").format(name=term.name)
 
 
 def install_pipeline_view(session: AppSession, host: Host) -> ToolPanel:
