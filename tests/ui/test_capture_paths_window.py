@@ -94,3 +94,38 @@ def window(qtbot):
     qtbot.waitExposed(win)
     wait_current(qtbot, win)
     return win
+
+
+def test_the_ranks_of_a_distributed_run_open_at_once_merged(host, qtbot, tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from PySide6.QtCore import QSettings
+
+    from attnviz.io import save_capture
+    from attnviz.model_run import Shard
+    from attnviz.ui.files.file_actions import install_file_actions
+
+    from PySide6.QtWidgets import QMessageBox
+
+    refused: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning", staticmethod(lambda _p, _title, text, *_a: refused.append(text)))
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    actions = install_file_actions(host.session, host, settings=settings)
+    run = termed_run()
+    one = replace(run, calls=run.calls[:2])
+    paths = []
+    for rank in range(2):
+        paths.append(tmp_path / f"rank{rank}.attnviz-capture")
+        save_capture(paths[-1], replace(one, shard=Shard(rank, 2, "data")))
+    with qtbot.waitSignal(actions.openFinished, timeout=10000) as finished:
+        assert actions.open_file([str(p) for p in paths])
+    assert finished.args == [True]
+    merged = host.session.document.state.run
+    assert merged.layers == 2 and merged.calls[0].shape == (4, 2, 5, 5)
+    assert "2 ranks merged" in host.statusBar().currentMessage()
+    # A rank missing is refused in one line, and the run on show stays.
+    with qtbot.waitSignal(actions.openFinished, timeout=10000) as finished:
+        actions.open_file([str(paths[0]), str(paths[0])])
+    assert finished.args == [False] and host.session.document.state.run is merged
+    assert len(refused) == 1 and "each of 0 to 1 once" in refused[0] and "\n" not in refused[0]
+    actions.shutdown()
