@@ -100,12 +100,11 @@ def test_the_ranks_of_a_distributed_run_open_at_once_merged(host, qtbot, tmp_pat
     from dataclasses import replace
 
     from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QMessageBox
 
     from attnviz.io import save_capture
     from attnviz.model_run import Shard
     from attnviz.ui.files.file_actions import install_file_actions
-
-    from PySide6.QtWidgets import QMessageBox
 
     refused: list[str] = []
     monkeypatch.setattr(QMessageBox, "warning", staticmethod(lambda _p, _title, text, *_a: refused.append(text)))
