@@ -1,0 +1,290 @@
+"""Capture sweep: every architecture of the installed transformers, built from a small random
+config, run under ``attnviz.capture`` on each attention implementation it offers ("sdpa",
+"eager"), and classified per family:
+
+* exact: every attention call recorded, and each one either recomputed by attnviz within the
+  tolerance (fidelity, against the model's own output) or recorded as the model's own weights
+  (attention code of its own, weights only);
+* partial: calls recorded, but some not verifiable or off by more than the tolerance, or fewer
+  calls than the model's ``output_attentions`` has layers;
+* none: no call recorded; errors: the capture raised or warned that a call could not be
+  recorded (the model itself ran).
+
+A family that does not build from a small config, or whose forward fails without a capture, is
+counted apart ("not built"), as is an implementation it does not offer. Each family runs in a
+worker process (two at a time) with a time limit, so one that hangs or crashes costs only
+itself. ``python -m attnviz.bench sweep [--only NAME ...] [--workers N] [--json FILE]``.
+Not part of the test suite: it takes tens of minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+import traceback
+from collections import Counter
+from typing import Any
+
+TOLERANCE = 1e-4
+#: Seconds one family may take (both implementations).
+TIME_LIMIT = 120
+IMPLEMENTATIONS = ("sdpa", "eager")
+
+_LAYERS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers", "decoder_layers")
+_LAYERS += ("num_decoder_layers", "num_encoder_layers", "text_layers", "vision_layers")
+_WIDTH = ("hidden_size", "d_model", "n_embd", "embed_dim", "dim")
+_FFN = ("intermediate_size", "encoder_ffn_dim", "decoder_ffn_dim", "d_ff", "n_inner", "ffn_dim")
+_HEADS = ("num_attention_heads", "n_head", "n_heads", "encoder_attention_heads", "decoder_attention_heads")
+_HEADS += ("num_heads",)
+
+
+def shrink(config: Any, seen: set[int] | None = None) -> None:
+    """Make ``config`` small in place (and its sub-configs): 2 layers, width 64, 4 heads (2 key/value
+    heads), a vocabulary of at most 1000; lists per stage (Swin's depths) are left as they are."""
+    seen = set() if seen is None else seen
+    if id(config) in seen:
+        return
+    seen.add(id(config))
+
+    def set_int(name: str, value: int) -> None:
+        current = getattr(config, name, None)
+        if isinstance(current, int) and not isinstance(current, bool) and current > value:
+            try:
+                setattr(config, name, value)
+            except Exception:  # noqa: BLE001 - some configs guard attributes
+                pass
+
+    for name in _LAYERS:
+        set_int(name, 2)
+    heads = next((getattr(config, n) for n in _HEADS if isinstance(getattr(config, n, None), int)), None)
+    if heads is not None:
+        for name in _HEADS:
+            set_int(name, 4)
+        if isinstance(getattr(config, "num_key_value_heads", None), int):
+            config.num_key_value_heads = 2
+        if isinstance(getattr(config, "head_dim", None), int):
+            config.head_dim = 16
+        for name in _WIDTH:
+            set_int(name, 64)
+    for name in _FFN:
+        set_int(name, 128)
+    set_int("vocab_size", 1000)
+    for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+        value = getattr(config, name, None)
+        if isinstance(value, int) and value >= 1000:
+            try:
+                setattr(config, name, 2)
+            except Exception:  # noqa: BLE001
+                pass
+    set_int("num_experts", 4)
+    set_int("num_local_experts", 4)
+    set_int("n_routed_experts", 4)
+    for value in list(vars(config).values()):
+        if hasattr(value, "to_dict") and hasattr(value, "model_type"):
+            shrink(value, seen)
+
+
+def inputs_for(model: Any, config: Any) -> dict[str, Any]:
+    """Inputs a model's forward takes: ids with a padded second row, a decoder's ids, pixels,
+    audio, as its signature asks."""
+    import inspect
+
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    params = inspect.signature(model.forward).parameters
+    vocab = int(getattr(config, "vocab_size", None) or getattr(getattr(config, "text_config", None), "vocab_size", 1000))
+    out: dict[str, Any] = {}
+    if "input_ids" in params:
+        out["input_ids"] = torch.randint(3, max(4, min(vocab, 1000)), (2, 8), generator=g)
+        if "attention_mask" in params:
+            out["attention_mask"] = torch.tensor([[1] * 8, [1] * 6 + [0] * 2])
+    if getattr(config, "is_encoder_decoder", False) and "decoder_input_ids" in params:
+        out["decoder_input_ids"] = torch.randint(3, max(4, min(vocab, 1000)), (2, 5), generator=g)
+    vision = getattr(config, "vision_config", None) or config
+    if "pixel_values" in params and (model.main_input_name == "pixel_values" or hasattr(config, "vision_config")):
+        size = getattr(vision, "image_size", 224)
+        size = size[0] if isinstance(size, (list, tuple)) else size
+        channels = getattr(vision, "num_channels", 3)
+        out["pixel_values"] = torch.randn(2, channels, int(size), int(size), generator=g)
+    if model.main_input_name == "input_values" and "input_values" in params:
+        out["input_values"] = torch.randn(2, 4000, generator=g)
+    if model.main_input_name == "input_features" and "input_features" in params:
+        bins = getattr(config, "num_mel_bins", 80)
+        frames = 2 * getattr(config, "max_source_positions", 1500)
+        out["input_features"] = torch.randn(2, bins, frames, generator=g)
+    return out
+
+
+def _classify(cap: Any, expected: int | None) -> tuple[str, dict[str, Any]]:
+    calls = cap.calls
+    detail: dict[str, Any] = {"calls": len(calls), "warnings": [str(w) for w in cap.warnings][:3]}
+    if not calls:
+        return ("errors" if cap.warnings and not any("no attention call" in str(w) for w in cap.warnings) else "none"), detail
+    fidelities = [c.fidelity for c in calls if not c.weights_only]
+    detail["weights_only"] = sum(c.weights_only for c in calls)
+    detail["worst"] = max((f for f in fidelities if f is not None), default=None)
+    detail["unverified"] = sum(f is None for f in fidelities)
+    detail["paths"] = sorted({c.path.implementation for c in calls})
+    exact = all(f is not None and f <= TOLERANCE for f in fidelities)
+    if expected is not None and len(calls) < expected:
+        detail["expected"] = expected
+        exact = False
+    if any("could not be recorded" in str(w) for w in cap.warnings):
+        exact = False
+    return ("exact" if exact else "partial"), detail
+
+
+def sweep_one(model_type: str) -> dict[str, Any]:
+    """Build, run and capture one family on each implementation (in a worker process)."""
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    import torch
+    import transformers
+
+    import attnviz.capture
+
+    torch.set_num_threads(1)
+    result: dict[str, Any] = {"family": model_type}
+    try:
+        config_class = transformers.CONFIG_MAPPING[model_type]
+        config = config_class()
+        shrink(config)
+    except Exception as exc:  # noqa: BLE001 - a family that does not build is counted apart
+        result["built"] = f"config: {type(exc).__name__}: {str(exc)[:120]}"
+        return result
+    for implementation in IMPLEMENTATIONS:
+        try:
+            torch.manual_seed(0)
+            model = transformers.AutoModel.from_config(config, attn_implementation=implementation).eval()
+        except Exception as exc:  # noqa: BLE001
+            result[implementation] = {"status": "not offered", "why": f"{type(exc).__name__}: {str(exc)[:120]}"}
+            continue
+        try:
+            inputs = inputs_for(model, config)
+            with torch.no_grad():
+                reference = model(**inputs, output_attentions=True)
+            attentions = getattr(reference, "attentions", None)
+            expected = len(attentions) if isinstance(attentions, tuple) and attentions and attentions[0] is not None else None
+        except Exception as exc:  # noqa: BLE001 - the model itself does not run on these inputs
+            result[implementation] = {"status": "not run", "why": f"{type(exc).__name__}: {str(exc)[:120]}"}
+            continue
+        try:
+            with torch.no_grad(), attnviz.capture(model) as cap:
+                model(**inputs, output_attentions=True)
+            status, detail = _classify(cap, expected)
+        except Exception as exc:  # noqa: BLE001 - a capture that breaks the model is the worst outcome
+            status, detail = "errors", {"why": f"{type(exc).__name__}: {str(exc)[:160]}", "trace": traceback.format_exc()[-400:]}
+        result[implementation] = {"status": status, **detail}
+    result["built"] = "yes"
+    return result
+
+
+def _worker(queue_in: Any, queue_out: Any) -> None:
+    while True:
+        model_type = queue_in.get()
+        if model_type is None:
+            return
+        queue_out.put(sweep_one(model_type))
+
+
+def families(only: list[str] | None = None) -> list[str]:
+    import transformers
+
+    names = sorted(transformers.CONFIG_MAPPING.keys())
+    return [n for n in names if only is None or n in only]
+
+
+def run(only: list[str] | None = None, workers: int = 2, json_path: str | None = None) -> int:
+    import transformers
+
+    names = families(only)
+    print(f"attnviz capture sweep: {len(names)} configs of transformers {transformers.__version__}, {workers} workers")
+    ctx = mp.get_context("spawn")
+    results: list[dict[str, Any]] = []
+    pending = list(names)
+    start = time.monotonic()
+    while pending:
+        # One process per family keeps a hang or crash to itself; two run at once.
+        batch, pending = pending[:workers], pending[workers:]
+        procs = []
+        for name in batch:
+            q_in, q_out = ctx.Queue(), ctx.Queue()
+            p = ctx.Process(target=_worker, args=(q_in, q_out), daemon=True)
+            p.start()
+            q_in.put(name)
+            q_in.put(None)
+            procs.append((name, p, q_in, q_out))  # the queues live as long as the worker
+        for name, p, _q_in, q_out in procs:
+            try:
+                results.append(q_out.get(timeout=TIME_LIMIT))
+            except Exception:  # noqa: BLE001 - timed out or crashed
+                results.append({"family": name, "built": "yes", "sdpa": {"status": "errors", "why": "time limit or crash"}})
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+        done = len(results)
+        if done % 20 < workers:
+            print(f"  {done}/{len(names)} after {time.monotonic() - start:.0f} s", flush=True)
+    report(results)
+    if json_path:
+        with open(json_path, "w") as out:
+            json.dump(results, out, indent=1)
+    return 0
+
+
+def report(results: list[dict[str, Any]]) -> None:
+    built = [r for r in results if r.get("built") == "yes"]
+    print(f"\n{len(results)} configs; {len(built)} build from a small config and run")
+    for implementation in IMPLEMENTATIONS:
+        counts = Counter(r.get(implementation, {}).get("status", "-") for r in built)
+        print(f"  {implementation:>6}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    best = Counter()
+    for r in built:
+        statuses = [r.get(i, {}).get("status") for i in IMPLEMENTATIONS]
+        ran = [s for s in statuses if s not in (None, "not offered", "not run")]
+        if not ran:
+            best["no implementation ran"] += 1
+        elif "exact" in ran:
+            best["exact on at least one"] += 1
+        elif "partial" in ran:
+            best["partial"] += 1
+        else:
+            best["none"] += 1
+    print("  per family: " + ", ".join(f"{k} {v}" for k, v in sorted(best.items())))
+    unbuilt = [r for r in results if r.get("built") != "yes"]
+    if unbuilt:
+        print(f"\nnot built from a small config ({len(unbuilt)}): " + ", ".join(r["family"] for r in unbuilt))
+    print("\nfamilies not exact on any implementation they run:")
+    for r in built:
+        statuses = {i: r.get(i, {}) for i in IMPLEMENTATIONS}
+        if any(s.get("status") == "exact" for s in statuses.values()):
+            continue
+        ran = {i: s for i, s in statuses.items() if s.get("status") not in (None, "not offered", "not run")}
+        if not ran:
+            continue
+        text = "; ".join(
+            f"{i}: {s.get('status')} ({s.get('calls', 0)} calls"
+            + (f", worst {s['worst']:.1e}" if s.get("worst") is not None else "")
+            + (f", {s['unverified']} unverified" if s.get("unverified") else "")
+            + (f", expected {s['expected']}" if s.get("expected") else "")
+            + (f", {s['why'][:80]}" if s.get("why") else "")
+            + ")"
+            for i, s in ran.items()
+        )
+        print(f"  {r['family']}: {text}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m attnviz.bench sweep", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="*", help="families (model types) to run")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--json", help="write every result to this file")
+    args = parser.parse_args(sys.argv[2:] if argv is None else argv)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    return run(args.only, args.workers, args.json)
