@@ -38,6 +38,7 @@ from attnviz.io._atomic import atomic_write
 from attnviz.io._limits import Budget, label_lists
 from attnviz.io._safetensors import _DTYPES, safetensors_code
 from attnviz.io.errors import CaptureFileError, cannot_write, refusals
+from attnviz.io.storable import storable
 from attnviz.model_run import (
     SCORE_TERM_KINDS,
     AttentionCall,
@@ -167,9 +168,14 @@ def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
             token_sets.append(label_lists(tokens))
         return token_index[id(tokens)]
 
+    try:
+        run = storable(run)  # a live mask_mod or score_mod: the arrays it amounts to
+    except ModelRunError as exc:
+        raise CaptureFileError(
+            file_path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be written: {problem}"), problem=exc)
+        ) from exc
     calls = []
     for call in run.calls:
-        _refuse_live(call, file_path)
         stored = call
         arrays = {role: place(np.asarray(array)) for role, array in _call_arrays(stored)}
         terms: list[dict[str, Any]] = []
@@ -246,23 +252,6 @@ def _call_arrays(call: AttentionCall) -> Iterator[tuple[str, np.ndarray]]:
         array = getattr(masks if role in ("attn_mask", "key_padding_mask", "attention_mask") else call, role)
         if array is not None:
             yield role, array
-
-
-def _refuse_live(call: AttentionCall, path: Path) -> None:
-    """A file keeps arrays, not functions: a call holding a live FlexAttention mask_mod or
-    score_mod is made storable first (``attnviz.capture.storable``, which a capture's save does)."""
-    if call.masks.mask_mod is not None or any(term.kind == "score_mod" for term in call.terms):
-        raise CaptureFileError(
-            path,
-            message(
-                QT_TRANSLATE_NOOP(
-                    "FileErrors",
-                    "cannot be written: call '{name}' holds a FlexAttention mask_mod or score_mod, a function; save "
-                    "it with the capture's save(), or attnviz.capture.storable(run), which keep what it amounts to",
-                ),
-                name=call.name,
-            ),
-        )
 
 
 def _write_blobs(stream: BinaryIO, blobs: list[np.ndarray]) -> None:
