@@ -54,30 +54,43 @@ _HEADS += ("num_heads",)
 
 def shrink(config: Any, seen: set[int] | None = None) -> None:
     """Make ``config`` small in place (and its sub-configs): 2 layers, width 64, 4 heads (2 key/value
-    heads), a vocabulary of at most 1000; lists per stage (Swin's depths) are left as they are."""
+    heads), a vocabulary of at most 1000; lists per stage (Swin's depths) are left as they are.
+    Attributes a config guards (read-only properties, per-layer ones that refuse a global read)
+    are left as they are."""
     seen = set() if seen is None else seen
     if id(config) in seen:
         return
     seen.add(id(config))
 
+    def read(name: str) -> Any:
+        try:
+            return getattr(config, name, None)
+        except Exception:  # noqa: BLE001 - per-layer attributes refuse a global read
+            return None
+
+    def put(name: str, value: int) -> None:
+        try:
+            setattr(config, name, value)
+        except Exception:  # noqa: BLE001 - some configs guard attributes
+            pass
+
+    def is_int(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
     def set_int(name: str, value: int) -> None:
-        current = getattr(config, name, None)
-        if isinstance(current, int) and not isinstance(current, bool) and current > value:
-            try:
-                setattr(config, name, value)
-            except Exception:  # noqa: BLE001 - some configs guard attributes
-                pass
+        current = read(name)
+        if is_int(current) and current > value:
+            put(name, value)
 
     for name in _LAYERS:
         set_int(name, 2)
-    heads = next((getattr(config, n) for n in _HEADS if isinstance(getattr(config, n, None), int)), None)
-    if heads is not None:
+    if any(is_int(read(n)) for n in _HEADS):
         for name in _HEADS:
             set_int(name, 4)
-        if isinstance(getattr(config, "num_key_value_heads", None), int):
-            config.num_key_value_heads = 2
-        if isinstance(getattr(config, "head_dim", None), int):
-            config.head_dim = 16
+        if is_int(read("num_key_value_heads")):
+            put("num_key_value_heads", 2)
+        if is_int(read("head_dim")):
+            put("head_dim", 16)
         for name in _WIDTH:
             set_int(name, 64)
     for name in _FFN:
@@ -85,12 +98,8 @@ def shrink(config: Any, seen: set[int] | None = None) -> None:
     set_int("rotary_dim", 8)  # GPT-J's, GPT-NeoX's: at most the (now smaller) head dimension
     set_int("vocab_size", 1000)
     for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
-        value = getattr(config, name, None)
-        if isinstance(value, int) and value >= 1000:
-            try:
-                setattr(config, name, 2)
-            except Exception:  # noqa: BLE001
-                pass
+        if is_int(read(name)) and read(name) >= 1000:
+            put(name, 2)
     set_int("num_experts", 4)
     set_int("num_local_experts", 4)
     set_int("n_routed_experts", 4)
@@ -98,8 +107,9 @@ def shrink(config: Any, seen: set[int] | None = None) -> None:
     set_int("n_group", 1)
     set_int("topk_group", 1)
     for value in list(vars(config).values()):
-        if hasattr(value, "to_dict") and hasattr(value, "model_type"):
-            shrink(value, seen)
+        for sub in value if isinstance(value, (list, tuple)) else (value,):
+            if hasattr(sub, "to_dict") and hasattr(sub, "model_type"):
+                shrink(sub, seen)
 
 
 def inputs_for(model: Any, config: Any) -> dict[str, Any]:

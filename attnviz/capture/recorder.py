@@ -558,8 +558,19 @@ class Capture:
             terms.append(Term("bias", "position_bias", values=shaping.copy(bias[..., :n_k])))
         sinks = a.get("s_aux")
         if not isinstance(sinks, torch.Tensor):
+            sinks = a.get("sinks")  # Inkling 2 passes them by this name, one per query and head
+        if not isinstance(sinks, torch.Tensor):
             sinks = getattr(module, "sinks", None) if implementation == "eager" else None
-        sinks = sinks if isinstance(sinks, torch.Tensor) and sinks.numel() == q.shape[1] else None
+        if isinstance(sinks, torch.Tensor) and sinks.numel() != q.shape[1]:
+            # attnviz's sinks are one logit per head (gpt-oss's); per-query ones are left out, and
+            # said, so that the fidelity's gap has its reason beside it.
+            notes.append(
+                QT_TRANSLATE_NOOP(
+                    "Capture",
+                    "sink logits per query are not recorded (attnviz keeps one per head): recomputed without them",
+                )
+            )
+            sinks = None
         window = a.get("sliding_window")
         if isinstance(window, int) and not isinstance(window, bool) and window > 0:
             notes.append(
