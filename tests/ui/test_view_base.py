@@ -67,7 +67,8 @@ def test_every_view_is_a_session_view_and_owns_every_map_it_shows(model_window):
         assert shown <= set(view.owned_maps()), name
     maps = _maps(model_window)
     counts = {name: len(found) for name, found in maps.items() if found}
-    assert counts["pipelineDock"] == 7 and counts["compareDock"] == 3 and counts["heads"] == 4
+    # The pipeline's eighth map is the score terms' stage (2b), hidden for a call without terms.
+    assert counts["pipelineDock"] == 8 and counts["compareDock"] == 3 and counts["heads"] == 4
     assert counts["maskingLabDock"] >= 6 and counts["model_overview"] == 1 and counts["long_context"] == 2
     assert counts["results"] == 3  # two batch elements and the output
 
