@@ -34,12 +34,24 @@ LINE = "{name}: {problem}"
 _DEST = "setting_"  # argparse's names of the settings' options, clear of the other options'
 
 
-def add_input_options(parser: argparse.ArgumentParser, *, role_help: str, list_presets: bool = False) -> None:
+def add_input_options(
+    parser: argparse.ArgumentParser, *, role_help: str, list_presets: bool = False, ranks: bool = False
+) -> None:
     """``--preset`` or ``--load`` (one of them required, or ``--list-presets`` where asked),
-    ``--layer``, ``--role``."""
+    ``--layer``, ``--role``. ``ranks``: ``--load`` may be repeated, for the captures of the ranks
+    of one distributed run (merged)."""
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--preset", metavar="NAME", help="one of the presets (see attnviz render --list-presets)")
-    source.add_argument("--load", metavar="FILE", help="a session (.attnviz), capture or tensor file")
+    if ranks:
+        source.add_argument(
+            "--load",
+            metavar="FILE",
+            action="append",
+            help="a session (.attnviz), capture or tensor file (repeat it for the ranks' captures of one "
+            "distributed run)",
+        )
+    else:
+        source.add_argument("--load", metavar="FILE", help="a session (.attnviz), capture or tensor file")
     if list_presets:
         source.add_argument("--list-presets", action="store_true", help="list the presets and exit")
     parser.add_argument("--layer", type=int, metavar="N", help="layer of a model's tensors (default 0)")
@@ -132,8 +144,11 @@ def _load(args: argparse.Namespace, notes: list[str], head: int | None) -> tuple
     from .io.tensor_import import state_from_tensor_file, tensor_file_focus
     from .presets import DEFAULT_PRESET, PRESETS
 
-    path = Path(args.load)
+    paths = [Path(p) for p in args.load] if isinstance(args.load, list) else [Path(args.load)]
+    path = paths[0]
     try:
+        if len(paths) > 1:
+            return _load_ranks(paths, args)
         capture = is_capture_file(path)  # a capture (attnviz.capture): told by its content, whatever its name
         if capture or is_session_path(path):
             if args.role:
@@ -187,6 +202,23 @@ def _load(args: argparse.Namespace, notes: list[str], head: int | None) -> tuple
         return state, tensor_file_focus(state, args.layer, head), path.name
     except AttnvizFileError as exc:
         raise CommandError(exception_message(exc)) from exc
+
+
+def _load_ranks(paths: list[Path], args: argparse.Namespace) -> tuple[State, Focus, str]:
+    """Several captures: the ranks of one distributed run, merged (``attnviz.capture.merge``)."""
+    from .capture.merge import merge_runs
+    from .io import load_capture
+    from .model_run import ModelRunError
+
+    if args.role:
+        not_here = QT_TRANSLATE_NOOP("CommandLine", "--role applies to tensor files, not captures")
+        raise CommandError(message(LINE, name=paths[0].name, problem=not_here), EXIT_USAGE)
+    runs = [load_capture(p) for p in paths]  # AttnvizFileError: caught by the caller
+    try:
+        run = merge_runs(runs)
+    except ModelRunError as exc:
+        raise CommandError(exception_message(exc)) from exc
+    return State.from_run(run), Focus(), " + ".join(p.name for p in paths)
 
 
 def head_focus(state: State, shown: Focus, layer: int | None, head: int | None, name: str) -> Focus:

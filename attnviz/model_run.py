@@ -2,7 +2,11 @@
 tool's cache brings, as plain numpy (no Qt, no torch).
 
 A :class:`ModelRun` is a sequence of :class:`AttentionCall` (one per attention layer, in call
-order) and the tokens on its axes. Each call keeps its tensors with their heads,
+order) and the tokens on its axes. Calls need not share a geometry: a windowed model's calls
+have batch x windows of their own at every stage, a decoder's cross-attention calls have the
+encoder's keys; each call may carry the tokens of its own query and key axes
+(``AttentionCall.query_tokens``, ``key_tokens``), the run's are what calls without their own show.
+Each call keeps its tensors with their heads,
 (B, H, L_q, d) queries and (B, H_kv, L_k, d) keys and values, and its masks exactly as the
 model's code passed them, under the argument they came through (``attn_mask`` as SDPA reads it,
 ``key_padding_mask`` as ``nn.MultiheadAttention`` reads it, ``attention_mask`` as Hugging Face
@@ -27,12 +31,17 @@ from .tr import QT_TRANSLATE_NOOP, message
 __all__ = [
     "CAUSAL_ALIGNMENTS",
     "MASK_ARGUMENTS",
+    "SCORE_TERM_KINDS",
     "AttentionCall",
+    "CallPath",
+    "CallTerm",
     "Focus",
     "HeadView",
     "MaskArguments",
     "ModelRun",
     "ModelRunError",
+    "Shard",
+    "head_slice",
 ]
 
 #: The arguments a mask can come through, in the order the engine combines them.
@@ -71,10 +80,18 @@ class MaskArguments:
     #: is_causal) or "bottom_right" (the last query sees the last key: a KV-cache step, as
     #: Hugging Face's causal masks do). The same whenever L_q = L_k.
     causal_alignment: Literal["top_left", "bottom_right"] = "top_left"
+    #: A FlexAttention block mask's ``mask_mod(b, h, q_idx, kv_idx)`` (True = attend), combined with
+    #: the other arguments; a live function, kept while the program runs (a file keeps it as the
+    #: boolean ``attn_mask`` it evaluates to).
+    mask_mod: Any = None
 
     @property
     def any(self) -> bool:
-        return self.is_causal or any(getattr(self, name) is not None for name in MASK_ARGUMENTS)
+        return (
+            self.is_causal
+            or self.mask_mod is not None
+            or any(getattr(self, name) is not None for name in MASK_ARGUMENTS)
+        )
 
     @property
     def causal(self) -> str | None:
@@ -87,6 +104,65 @@ class MaskArguments:
         # True is SDPA's is_causal as passed; the engine reads it as "top_left".
         kwargs["causal"] = True if self.causal == "top_left" else self.causal
         return kwargs
+
+
+#: The kinds of score term a call records, in the engine's words (``attnviz.engine.score_terms``):
+#: a finite bias added to the scaled scores, tanh soft-capping, a FlexAttention ``score_mod``.
+SCORE_TERM_KINDS: tuple[str, ...] = ("bias", "softcap", "score_mod")
+
+
+@dataclass(frozen=True, eq=False)
+class CallTerm:
+    """One score term of a recorded call, in the order the model applied it.
+
+    ``kind`` "bias": ``values`` broadcastable to the call's (B, H, L_q, L_k), added to the scaled
+    scores (ALiBi, T5's relative position bias); "softcap": ``cap`` (s -> cap tanh(s / cap));
+    "score_mod": a FlexAttention ``score_mod`` function ``fn`` (kept while the program runs; a
+    file keeps its effect only when it is a bias, ``values``). ``name`` says what it is ("ALiBi",
+    "position_bias", "softcap", "score_mod")."""
+
+    kind: Literal["bias", "softcap", "score_mod"]
+    name: str
+    values: np.ndarray | None = None
+    cap: float | None = None
+    fn: Any = None
+
+
+@dataclass(frozen=True)
+class CallPath:
+    """Which code computed a call, as far as the capture could see it.
+
+    ``implementation``: "sdpa" (``torch.nn.functional.scaled_dot_product_attention``), "eager"
+    (transformers' ``eager_attention_forward`` or a model's own function registered as such),
+    "flex_attention", "multihead_attention" (``nn.MultiheadAttention`` through its Python code),
+    another name registered in transformers' ``AttentionInterface`` ("flash_attention_2"...), or
+    "module" (a model's attention code of its own: ``function`` names its class).
+    ``function``: the function or module class called. ``weights_requested``: whether the
+    caller asked for the weights (``output_attentions``, ``need_weights``; None: not known).
+    ``fast_path``: nn.MultiheadAttention's fused fast path would have run without the capture.
+    ``sdpa_backend``: on CUDA, the SDPA kernel PyTorch would pick for these arguments ("flash",
+    "efficient", "cudnn", "math"); None on the CPU. ``packed_gqa``: transformers folded the
+    query heads into the query axis (a GQA decode step) and the call is shown unfolded.
+    ``weights_only``: only the weights could be recorded (the reason is the call's note)."""
+
+    implementation: str = "sdpa"
+    function: str = ""
+    weights_requested: bool | None = None
+    fast_path: bool = False
+    sdpa_backend: str | None = None
+    packed_gqa: bool = False
+    weights_only: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "implementation": self.implementation,
+            "function": self.function,
+            "weights_requested": self.weights_requested,
+            "fast_path": self.fast_path,
+            "sdpa_backend": self.sdpa_backend,
+            "packed_gqa": self.packed_gqa,
+            "weights_only": self.weights_only,
+        }
 
 
 @dataclass(frozen=True)
@@ -102,6 +178,13 @@ class AttentionCall:
     remark on this call (why it could not be reproduced, what was left out). ``dtype`` names the
     dtype the model computed in when the arrays hold another one (bfloat16, which numpy lacks, is
     kept as float32); None: the queries' own.
+
+    ``terms``: the call's score terms in the order the model applied them (:class:`CallTerm`; the
+    engine's descriptions of them: ``compute.engine_args.call_score_terms``);
+    ``sinks``: one sink logit per head (gpt-oss), or None. ``path``: which code ran
+    (:class:`CallPath`; None: not recorded). ``query_tokens`` (B, L_q) and ``key_tokens``
+    (B, L_k): the tokens of this call's own axes (a cross-attention call's keys are the
+    encoder's), None to show the run's.
     """
 
     name: str
@@ -115,6 +198,11 @@ class AttentionCall:
     fidelity: float | None = None
     note: str = ""
     dtype: str | None = None
+    terms: tuple[CallTerm, ...] = ()
+    sinks: np.ndarray | None = None
+    path: CallPath | None = None
+    query_tokens: np.ndarray | None = None
+    key_tokens: np.ndarray | None = None
 
     @property
     def weights_only(self) -> bool:
@@ -138,10 +226,19 @@ class AttentionCall:
         """The key/value head serving query head ``head`` (consecutive heads share one, as SDPA)."""
         return head // (self.shape[1] // self.kv_heads)
 
+    @property
+    def batch(self) -> int:
+        return self.shape[0]
+
     def head_masks(self, head: int) -> MaskArguments:
         """This call's masks for one head's (B, L_q, d) slice: a head axis is indexed away."""
         m = self.masks
-        return replace(m, attn_mask=_head_slice(m.attn_mask, head), attention_mask=_head_slice(m.attention_mask, head))
+        return replace(
+            m,
+            attn_mask=head_slice(m.attn_mask, head),
+            attention_mask=head_slice(m.attention_mask, head),
+            mask_mod=None if m.mask_mod is None else _one_head_mask(m.mask_mod, head),
+        )
 
     def check(self, *, same_size: bool = True) -> None:
         """Raise :class:`ModelRunError` unless the shapes fit together (``same_size``: queries
@@ -165,6 +262,23 @@ class AttentionCall:
                     call=self.name,
                 )
             )
+        for name, tokens, length in (
+            ("query_tokens", self.query_tokens, 2),
+            ("key_tokens", self.key_tokens, 3),
+        ):
+            if tokens is not None and tuple(tokens.shape) != (self.shape[0], self.shape[length]):
+                raise ModelRunError(
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "ModelRun", "{call}: {name} have shape {shape}; the call needs ({batch}, {length})"
+                        ),
+                        call=self.name,
+                        name=name,
+                        shape=tuple(tokens.shape),
+                        batch=self.shape[0],
+                        length=self.shape[length],
+                    )
+                )
         for name, a in {**arrays, "weights": self.weights, "output": self.output}.items():
             if a is not None and a.ndim != 4:
                 raise ModelRunError(
@@ -206,7 +320,16 @@ class AttentionCall:
             )
 
 
-def _head_slice(mask: np.ndarray | None, head: int) -> np.ndarray | None:
+def _one_head_mask(fn: Any, head: int) -> Any:
+    """A mask_mod of a whole call, called for one head's slice (whose head index is 0)."""
+
+    def one(b: Any, _h: Any, q_idx: Any, kv_idx: Any) -> Any:
+        return fn(b, _h + head, q_idx, kv_idx)
+
+    return one
+
+
+def head_slice(mask: np.ndarray | None, head: int) -> np.ndarray | None:
     if mask is None or mask.ndim < 4:
         return mask  # (L_q, L_k), (B, L_k) or (B, L_q, L_k): no head axis
     # (..., H or 1, L_q, L_k): keep the leading batch axes, drop the head axis.
@@ -290,37 +413,44 @@ class HeadView:
 
 
 @dataclass(frozen=True)
+class Shard:
+    """Where a run recorded under ``torch.distributed`` sits: rank ``rank`` of ``world_size``,
+    holding ``sharding`` "data" (its own batch elements: data parallel), "heads" (its own heads of
+    every call: tensor parallel) or None (not known)."""
+
+    rank: int
+    world_size: int
+    sharding: str | None = None
+
+
+@dataclass(frozen=True)
 class ModelRun:
     """A model's attention calls and its tokens.
 
     ``query_tokens`` (B, L_q) and ``key_tokens`` (B, L_k) are strings (None: no tokens); one
-    sequence given for the whole batch is repeated (``with_tokens``). ``source`` says where the
-    run came from. Calls need not share a length (a decoder's KV-cache steps), but share a batch.
+    sequence given for the whole batch is repeated (``with_tokens``). They are shown on the
+    calls of that batch that have no tokens of their own (``AttentionCall.query_tokens``).
+    ``source`` says where the run came from. Calls need not share a length (a decoder's KV-cache
+    steps) nor a batch (a windowed model's batch x windows, an encoder-decoder's calls).
     """
 
     calls: tuple[AttentionCall, ...]
     query_tokens: np.ndarray | None = None
     key_tokens: np.ndarray | None = None
     source: Source = "tensors"
+    #: The rank's place when the run was recorded under torch.distributed (None: one process).
+    shard: Shard | None = None
 
     def __post_init__(self) -> None:
         if not self.calls:
             raise ModelRunError(message(QT_TRANSLATE_NOOP("ModelRun", "a model run needs at least one attention call")))
         for call in self.calls:
             call.check(same_size=self.source != "book")
-        batches = {call.shape[0] for call in self.calls}
-        if len(batches) != 1:
-            raise ModelRunError(
-                message(
-                    QT_TRANSLATE_NOOP("ModelRun", "the calls disagree on the batch size: {sizes}"),
-                    sizes=sorted(batches),
-                )
-            )
         for name, tokens, axis in (("query_tokens", self.query_tokens, 2), ("key_tokens", self.key_tokens, 3)):
             if tokens is None:
                 continue
-            lengths = {call.shape[axis] for call in self.calls}
-            if tokens.ndim != 2 or tokens.shape[0] != self.batch or tokens.shape[1] not in lengths:
+            lengths = {call.shape[axis] for call in self.calls if call.shape[0] == tokens.shape[0]}
+            if tokens.ndim != 2 or not lengths or tokens.shape[1] not in lengths:
                 raise ModelRunError(
                     message(
                         QT_TRANSLATE_NOOP(
@@ -328,14 +458,20 @@ class ModelRun:
                         ),
                         name=name,
                         shape=tuple(tokens.shape),
-                        batch=self.batch,
-                        length=max(lengths),
+                        batch=self.calls[0].shape[0],
+                        length=max(lengths) if lengths else self.calls[0].shape[axis],
                     )
                 )
 
     @property
     def batch(self) -> int:
-        return self.calls[0].shape[0]
+        """The largest batch of a call (every call's when they share one): the batch elements a
+        picker offers; ``batch_of(layer)`` is one call's."""
+        return max(call.shape[0] for call in self.calls)
+
+    def batch_of(self, layer: int) -> int:
+        """Call ``layer``'s batch size (its batch x windows for a windowed model)."""
+        return self.calls[layer].shape[0]
 
     @property
     def layers(self) -> int:
@@ -377,21 +513,28 @@ class ModelRun:
             queries, keys, values = call.queries[:, head], call.keys[:, kv], call.values[:, kv]
         m = call.masks
         masks = None  # the causal flag is ``causal``, not a mask array
-        if m.attn_mask is not None or m.key_padding_mask is not None or m.attention_mask is not None:
+        if m.attn_mask is not None or m.key_padding_mask is not None or m.attention_mask is not None or m.mask_mod:
             masks = MaskArguments(
-                _head_slice(m.attn_mask, head), m.key_padding_mask, _head_slice(m.attention_mask, head)
+                head_slice(m.attn_mask, head),
+                m.key_padding_mask,
+                head_slice(m.attention_mask, head),
+                mask_mod=None if m.mask_mod is None else _one_head_mask(m.mask_mod, head),
             )
-        return HeadView(
-            call,
-            layer,
-            head,
-            queries,
-            keys,
-            values,
-            masks,
-            None if self.query_tokens is None else self.query_tokens[:, :q],
-            None if self.key_tokens is None else self.key_tokens[:, :k],
-        )
+        return HeadView(call, layer, head, queries, keys, values, masks, *self.call_tokens(layer))
+
+    def call_tokens(self, layer: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The (B, L_q) and (B, L_k) tokens on call ``layer``'s axes: its own, else the run's
+        when they are of its batch (cut to its lengths), else None."""
+        call = self.calls[layer]
+        b, _h, q, k = call.shape
+
+        def fitting(own: np.ndarray | None, run: np.ndarray | None, n: int) -> np.ndarray | None:
+            if own is not None:
+                return own
+            # The run's tokens are of one length: a call of another (a KV-cache step) shows none.
+            return run if run is not None and run.shape == (b, n) else None
+
+        return fitting(call.query_tokens, self.query_tokens, q), fitting(call.key_tokens, self.key_tokens, k)
 
     def with_head(self, layer: int, head: int, role: str, array: np.ndarray) -> ModelRun:
         """This run with one head's (B, L, d) ``role`` tensor replaced: that array is copied,
@@ -441,7 +584,7 @@ class ModelRun:
         """The query and key tokens of one batch element (None where there are none)."""
 
         def one(tokens: np.ndarray | None) -> list[str] | None:
-            return None if tokens is None else [str(t) for t in tokens[batch]]
+            return None if tokens is None or batch >= tokens.shape[0] else [str(t) for t in tokens[batch]]
 
         return one(self.query_tokens), one(self.key_tokens)
 

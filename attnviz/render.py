@@ -77,6 +77,7 @@ def build_parser() -> OneLineParser:
     add_input_options(
         parser,
         list_presets=True,
+        ranks=True,
         role_help="which array of a tensor file plays a role: queries, keys, values, valid_lens, "
         "attn_mask, key_padding_mask, attention_mask, mask, is_causal, causal, scale, tokens, "
         "query_tokens, key_tokens (repeatable; ROLE= leaves the role out)",

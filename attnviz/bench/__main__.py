@@ -1,5 +1,6 @@
-"""``python -m attnviz.bench engine|app|long|capture|safety|snippets``: print the benchmark figures side by
-side (snippets: every framework's copy-as-code snippet run in its own environment, against the app)."""
+"""``python -m attnviz.bench engine|app|long|capture|safety|snippets|sweep``: print the benchmark figures side
+by side (snippets: every framework's copy-as-code snippet run in its own environment, against the app;
+sweep: every architecture of the installed transformers captured on each implementation it offers)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,15 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["sweep"]:  # options of its own (--only, --workers, --json)
+        from attnviz.bench.capture_sweep import main as sweep
+
+        return sweep(argv[1:])
     parser = argparse.ArgumentParser(prog="attnviz-bench", description=__doc__)
     parser.add_argument(
         "which",
-        choices=["engine", "app", "long", "capture", "safety", "snippets"],
+        choices=["engine", "app", "long", "capture", "safety", "snippets", "sweep"],
         help="what to benchmark (safety: issue 12's memory, crash and exit figures beside their targets)",
     )
     parser.add_argument("--repeats", type=int, default=15, help="timed runs per figure (median reported)")

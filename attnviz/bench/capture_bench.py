@@ -1,8 +1,12 @@
 """Capture benchmark: a 6-layer, 384-wide, 12-head BERT encoder (Hugging Face, SDPA attention,
-random weights) on a padded batch of 8 x 128 tokens, CPU float32.
+random weights) on a padded batch of 8 x 128 tokens, CPU float32; the same encoder under
+``attn_implementation="eager"`` (recorded through transformers' attention interface); a stack
+of FlexAttention layers (``flex_attention`` with a causal + padding block mask and a
+``score_mod``, run eagerly as on a CPU without a compiler); and a 24-layer encoder on 2048
+tokens, recorded within the default memory budget or stopped with a warning.
 
 Printed side by side: the forward pass with and without ``attnviz.capture`` (target: at most
-1.3x), the fidelity check that ``to_run`` adds after it, the capture file's size and save time,
+1.3x, for each path), the fidelity check that ``to_run`` adds after it, the capture file's size and save time,
 the time to open it again and to run the mask doctor on it, and the peak memory of a captured
 forward pass (measured in a child process) against the memory budget. The window's figure
 (``attnviz.show(capture)`` to a painted overview) belongs to the app's benchmark, which can open
@@ -31,8 +35,11 @@ LAYERS, WIDTH, HEADS, BATCH, TOKENS = 6, 384, 12, 8, 128
 TARGET_RATIO = 1.3
 
 
-def bench_model(layers: int = LAYERS, width: int = WIDTH, heads: int = HEADS) -> Any:
-    """A BertModel with random weights and SDPA attention (transformers is needed)."""
+def bench_model(
+    layers: int = LAYERS, width: int = WIDTH, heads: int = HEADS, implementation: str = "sdpa", positions: int = 512
+) -> Any:
+    """A BertModel with random weights and SDPA (or ``implementation``) attention (transformers
+    is needed)."""
     import transformers
 
     config = transformers.BertConfig(
@@ -41,8 +48,8 @@ def bench_model(layers: int = LAYERS, width: int = WIDTH, heads: int = HEADS) ->
         num_hidden_layers=layers,
         num_attention_heads=heads,
         intermediate_size=4 * width,
-        max_position_embeddings=512,
-        attn_implementation="sdpa",
+        max_position_embeddings=positions,
+        attn_implementation=implementation,
     )
     torch.manual_seed(0)
     return transformers.BertModel(config).eval()
@@ -200,6 +207,7 @@ def run(repeats: int = 15, quick: bool = False) -> int:
         f"stopped {'and said so' if stopped['stopped'] else 'SILENTLY'}; "
         f"peak {stopped['captured_mib']:.0f} MiB"
     )
+    status = _paths(repeats, quick, inputs, words)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "bench.attnviz-capture"
         save_capture(path, model_run)
@@ -213,7 +221,178 @@ def run(repeats: int = 15, quick: bool = False) -> int:
         f"{'met' if shown['seconds'] < SHOW_TARGET_S else 'NOT met'}"
         f" (heads grid painted after {shown['grid_seconds']:.2f} s)"
     )
+    return status
+
+
+def _ratio_line(label: str, plain: float, captured: float, extra: str = "") -> str:
+    ratio = captured / plain
+    verdict = "met" if ratio <= TARGET_RATIO else "NOT met"
+    return f"{label:>24} {plain:10.1f} {captured:16.1f} {ratio:6.2f}x   {verdict}{extra}"
+
+
+def _paths(repeats: int, quick: bool, inputs: dict[str, torch.Tensor], words: list[list[str]]) -> int:
+    """The eager and flex rows, and the long run; 1 when a capture failed outright."""
+    from attnviz.capture import capture
+
+    layers = 2 if quick else LAYERS
+    eager = bench_model(layers=layers, implementation="eager")
+
+    def captured_eager() -> Any:
+        with capture(eager, tokens=words) as cap:
+            eager(**inputs)
+        return cap
+
+    print(f"{'path':>24} {'forward ms':>10} {'with capture ms':>16} {'ratio':>7}   target <= {TARGET_RATIO}x")
+    with torch.no_grad():
+        figures = interleaved_medians({"plain": lambda: eager(**inputs), "captured": captured_eager}, repeats)
+        cap = captured_eager()
+    worst = max((c.fidelity or 0.0) for c in cap.calls)
+    print(
+        _ratio_line(
+            "eager (interface)",
+            figures["plain"],
+            figures["captured"],
+            f"; {len(cap.calls)} calls, largest fidelity {worst:.1e}",
+        )
+    )
+    flex = FlexStack(layers=layers)
+    x, block_mask = flex.inputs(*((2, 64) if quick else (BATCH, TOKENS)))
+
+    def captured_flex() -> Any:
+        with capture(flex) as cap:
+            flex(x, block_mask)
+        return cap
+
+    import warnings
+
+    with torch.no_grad(), warnings.catch_warnings():
+        # flex_attention says, once, that without torch.compile it runs unfused: what is measured here.
+        warnings.filterwarnings("ignore", message="flex_attention called without torch.compile")
+        flex(x, block_mask)  # flex_attention's first call compiles (eager backend): not timed
+        figures = interleaved_medians(
+            {"plain": lambda: flex(x, block_mask), "captured": captured_flex}, max(3, repeats // 3)
+        )
+        cap = captured_flex()
+    worst = max((c.fidelity if c.fidelity is not None else float("inf")) for c in cap.calls)
+    print(
+        _ratio_line(
+            "flex_attention",
+            figures["plain"],
+            figures["captured"],
+            f"; {len(cap.calls)} calls, largest fidelity {worst:.1e} (block mask + score_mod, recomputed densely)",
+        )
+    )
+    long_layers, long_tokens = (4, 256) if quick else (LONG_LAYERS, LONG_TOKENS)
+    long = long_run(long_layers, long_tokens)
+    if "error" in long:
+        print(f"{long_layers} layers x {long_tokens} tokens: failed ({long['error']})")
+        return 1
+    print(
+        f"{long_layers} layers x {long_tokens} tokens (batch 1, child process): forward {long['plain_s']:.2f} s, "
+        f"with capture {long['captured_s']:.2f} s ({long['captured_s'] / long['plain_s']:.2f}x); "
+        f"{long['calls']} of {long_layers} calls recorded, {long['recorded_mib']:.0f} MiB of the default "
+        f"{long['budget_mib']:.0f} MiB budget, "
+        + (
+            "stopped and said so"
+            if long["stopped"]
+            else f"all within it; fidelity check {long['fidelity_s']:.1f} s, largest {long['fidelity']:.1e}"
+        )
+        + f"; peak {long['peak_mib']:.0f} MiB above the model"
+    )
     return 0
+
+
+#: The long run of issue 23: 24 layers, 2048 tokens.
+LONG_LAYERS, LONG_TOKENS = 24, 2048
+
+
+class FlexStack(torch.nn.Module):
+    """Layers of projections and ``flex_attention`` (through its module, as a model calls it) with
+    a relative-position ``score_mod`` and a causal + padding block mask."""
+
+    def __init__(self, layers: int = LAYERS, width: int = WIDTH, heads: int = HEADS) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.heads, self.d = heads, width // heads
+        self.qkv = torch.nn.ModuleList(torch.nn.Linear(width, 3 * width) for _ in range(layers))
+        self.width = width
+
+    def inputs(self, batch: int, tokens: int) -> tuple[torch.Tensor, Any]:
+        from torch.nn.attention import flex_attention as flex
+
+        lengths = torch.randint(tokens // 2, tokens + 1, (batch,), generator=torch.Generator().manual_seed(1))
+        lengths[0] = tokens
+
+        def causal_padding(b: Any, h: Any, q: Any, kv: Any) -> Any:
+            return (kv <= q) & (kv < lengths[b])
+
+        mask = flex.create_block_mask(causal_padding, batch, None, tokens, tokens, device="cpu")
+        return torch.randn(batch, tokens, self.width, generator=torch.Generator().manual_seed(2)), mask
+
+    def forward(self, x: torch.Tensor, block_mask: Any) -> torch.Tensor:
+        from torch.nn.attention import flex_attention as flex
+
+        b, n, _ = x.shape
+        for qkv in self.qkv:
+            q, k, v = (t.view(b, n, self.heads, self.d).transpose(1, 2) for t in qkv(x).chunk(3, -1))
+            out = flex.flex_attention(q, k, v, score_mod=_relative, block_mask=block_mask)
+            x = x + out.transpose(1, 2).reshape(b, n, -1)
+        return x
+
+
+def _relative(score: torch.Tensor, b: torch.Tensor, h: torch.Tensor, q: torch.Tensor, kv: torch.Tensor) -> Any:
+    return score - 0.01 * (q - kv).abs()
+
+
+_LONG_CHILD = r"""
+import json, sys, time, torch
+from attnviz.bench.capture_bench import bench_batch, bench_model
+import attnviz.capture
+
+def status(field):
+    with open("/proc/self/status") as lines:
+        return next(int(line.split()[1]) for line in lines if line.startswith(field + ":")) / 1024
+
+layers, tokens = int(sys.argv[1]), int(sys.argv[2])
+torch.set_grad_enabled(False)
+model = bench_model(layers=layers, positions=tokens)
+inputs, words = bench_batch(1, tokens)
+model(**inputs)
+start = time.perf_counter(); model(**inputs); plain = time.perf_counter() - start
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+base = status("VmRSS")
+start = time.perf_counter()
+with attnviz.capture(model, tokens=words) as cap:
+    model(**inputs)
+captured = time.perf_counter() - start
+stopped = any("recording stopped" in w for w in cap.warnings)
+fidelity_s, worst = float("nan"), float("nan")
+if not stopped:
+    start = time.perf_counter()
+    run = cap.to_run()
+    fidelity_s = time.perf_counter() - start
+    worst = max(c.fidelity for c in run.calls)
+print(json.dumps({"plain_s": plain, "captured_s": captured, "calls": len(cap.calls), "stopped": stopped,
+                  "recorded_mib": cap.recorded_bytes / 2**20, "budget_mib": cap.memory_budget / 2**20,
+                  "fidelity_s": fidelity_s, "fidelity": worst, "peak_mib": status("VmHWM") - base}))
+"""
+
+
+def long_run(layers: int, tokens: int) -> dict[str, Any]:
+    """A ``layers``-layer encoder on one sequence of ``tokens`` tokens captured under the default
+    memory budget, in a fresh process: times, what was recorded, the fidelity check, peak memory."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(p for p in (str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH")) if p),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _LONG_CHILD, str(layers), str(tokens)], capture_output=True, text=True, env=env
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1]}
+    return dict(json.loads(lines[-1]))
 
 
 #: From attnviz.show(capture) to a painted overview, once the window is up (issue 13).

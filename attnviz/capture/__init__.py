@@ -9,6 +9,7 @@
     attnviz.capture.from_transformer_lens(cache, tokens=...)     # a TransformerLens ActivationCache
     attnviz.capture.from_output_attentions(outputs.attentions)    # Hugging Face output_attentions
     attnviz.capture.diagnose_run(run)                             # the mask doctor's findings
+    attnviz.capture.merge(["rank0.attnviz-capture", ...])         # the ranks of a distributed run
 
 This package is callable: ``attnviz.capture(model)`` is ``attnviz.capture.capture(model)``, so
 the short form works whether or not the package was imported by name first (type checkers see
@@ -22,8 +23,10 @@ import sys
 import types
 from typing import Any
 
-from .calls import CapturedCall
+from ..io.storable import storable
+from .calls import CapturedCall, recompute_call
 from .doctor import DEFAULT_PAD_TOKENS, FINDING_KINDS, Finding, diagnose_run, format_finding
+from .merge import merge
 from .other_tools import from_output_attentions, from_transformer_lens
 from .recorder import DEFAULT_CAPTURE_BUDGET, Capture, capture
 
@@ -39,6 +42,9 @@ __all__ = [
     "format_finding",
     "from_output_attentions",
     "from_transformer_lens",
+    "merge",
+    "recompute_call",
+    "storable",
 ]
 
 

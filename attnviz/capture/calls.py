@@ -1,56 +1,84 @@
 """One recorded attention call, its fidelity, and what it becomes in a :class:`ModelRun`.
 
 A :class:`CapturedCall` keeps torch CPU copies of what the model passed, exactly as passed (the
-shapes and dtypes of SDPA's or nn.MultiheadAttention's arguments), and the model's own output.
-Its ``fidelity`` is the largest difference between that output and attnviz's recomputation
-from the recorded tensors (``attnviz.engine.attend`` in its "sdpa" mask mode, which reproduces
-PyTorch's SDPA), computed the first time it is asked for: the forward pass pays only for copies.
+shapes and dtypes of SDPA's, nn.MultiheadAttention's, a transformers attention function's or
+FlexAttention's arguments), its score terms (a position bias, soft-capping, a ``score_mod``,
+sinks), the path that ran, and the model's own output and weights. Its ``fidelity`` is the
+largest difference between those and attnviz's recomputation from the recorded tensors
+(``attnviz.engine.attend`` in its "sdpa" mask mode, which reproduces PyTorch's SDPA and the
+models' eager code), computed the first time it is asked for: the forward pass pays only for
+copies. A call of a model's own attention code may hold its weights only (``weights_only``).
+
+``call.weights()`` and ``call.scores()`` are the public way to read what attnviz computes for a
+call (``recompute_call`` does the same for a call of a :class:`ModelRun`, from a file say).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 import torch
 
-from ..engine import AttentionInputError, MemoryBudgetError, attend
+from ..compute.convert import tensor_view
+from ..compute.engine_args import call_score_terms
+from ..engine import AttentionInputError, MaskMod, MemoryBudgetError, ScoreBias, ScoreMod, Sinks, SoftCap, attend
 from ..engine.devices import dtype_name
-from ..model_run import AttentionCall, MaskArguments
+from ..model_run import AttentionCall, CallPath, CallTerm, MaskArguments
 from ..tr import QT_TRANSLATE_NOOP, exception_message, message
 
-Kind = Literal["scaled_dot_product_attention", "multihead_attention"]
+Kind = Literal[
+    "scaled_dot_product_attention", "multihead_attention", "attention_interface", "flex_attention", "softmax"
+]
 
 #: Tensors already converted to numpy, by (id of the tensor they come from, shape, dtype).
-Converted = dict[tuple[int, tuple[int, ...], torch.dtype], tuple[torch.Tensor, np.ndarray]]
+Converted = dict[tuple[int, tuple[int, ...], torch.dtype], tuple[Any, np.ndarray]]
 
 #: Recomputations larger than this (their weights, in bytes) are done one batch element at a time.
 _CHUNK_BYTES = 256 * 2**20
 
 
 @dataclass(eq=False)
+class Term:
+    """A score term as recorded (torch): see :class:`attnviz.model_run.CallTerm`."""
+
+    kind: Literal["bias", "softcap", "score_mod"]
+    name: str
+    values: torch.Tensor | None = None
+    cap: float | None = None
+    fn: Callable[..., Any] | None = None
+
+
+@dataclass(eq=False)
 class CapturedCall:
-    """One call of ``scaled_dot_product_attention`` or one ``nn.MultiheadAttention`` forward.
+    """One attention call: SDPA, an nn.MultiheadAttention forward, a transformers attention
+    function, a FlexAttention call, or the softmax of a model's own attention code.
 
     ``queries`` (B, H, L_q, d), ``keys`` and ``values`` (B, H_kv, L_k, d) as the attention used
-    them (for nn.MultiheadAttention: after its input projections, split into heads, as its
-    ``F.multi_head_attention_forward`` computes them). ``attn_mask``, ``key_padding_mask`` (nn.
-    MultiheadAttention only), ``is_causal``, ``scale``, ``dropout_p`` and ``enable_gqa`` as the
-    model passed them: an nn.MultiheadAttention boolean ``attn_mask`` keeps its own convention
-    (True = masked), the opposite of SDPA's. ``output`` is the model's own (B, H, L_q, d_v)
-    result; None for an nn.MultiheadAttention forward with ``need_weights=True``, whose heads are
-    only returned merged and projected (``module_output``, (B, L_q, E)): its fidelity is then
-    measured after that projection, on attnviz's recomputed heads. ``dtype`` is the dtype the
-    model computed in. ``note`` says what could not be done (why a call is not reproduced).
+    them (for nn.MultiheadAttention: after its input projections, split into heads); all None for
+    a call recorded through its softmax only (``recorded_weights`` (B, H, L_q, L_k) then).
+    ``attn_mask``, ``key_padding_mask`` (nn.MultiheadAttention only), ``is_causal``, ``scale``,
+    ``dropout_p`` and ``enable_gqa`` as the model passed them: an nn.MultiheadAttention boolean
+    ``attn_mask`` keeps its own convention (True = masked), the opposite of SDPA's; a
+    transformers eager mask is added to the scores (a float mask, as SDPA's). ``mask_mod``: a
+    FlexAttention block mask's predicate. ``terms`` and ``sinks``: the score terms, in order.
+    ``output`` is the model's own (B, H, L_q, d_v) result; None for an nn.MultiheadAttention
+    forward with ``need_weights=True``, whose heads are only returned merged and projected
+    (``module_output``, (B, L_q, E)): its fidelity is then measured after that projection.
+    ``returned_weights``: the weights the model's code returned (eager), compared too.
+    ``dtype`` is the dtype the model computed in. ``note`` says what could not be done.
+    ``path`` which code ran; ``cross``: keys from another sequence (an encoder's);
+    ``encoder``: a call of an encoder stack (its tokens are the encoder's).
     """
 
     name: str
     kind: Kind
-    queries: torch.Tensor
-    keys: torch.Tensor
-    values: torch.Tensor
+    queries: torch.Tensor | None
+    keys: torch.Tensor | None
+    values: torch.Tensor | None
     dtype: torch.dtype
     attn_mask: torch.Tensor | None = None
     key_padding_mask: torch.Tensor | None = None
@@ -62,37 +90,86 @@ class CapturedCall:
     module_output: torch.Tensor | None = None
     out_proj: tuple[torch.Tensor, torch.Tensor | None] | None = None
     note: str = ""
+    mask_mod: Callable[..., Any] | None = None
+    terms: list[Term] = field(default_factory=list)
+    sinks: torch.Tensor | None = None
+    returned_weights: torch.Tensor | None = None
+    recorded_weights: torch.Tensor | None = None
+    path: CallPath = field(default_factory=CallPath)
+    cross: bool = False
+    encoder: bool = False
+    #: id of the innermost module that made the call (a softmax there is not a call of its own).
+    module_key: int = 0
+    query_tokens: np.ndarray | None = None
+    key_tokens: np.ndarray | None = None
     _fidelity: float | None = field(default=None, repr=False)
     _checked: bool = field(default=False, repr=False)
     _recomputed: torch.Tensor | None = field(default=None, repr=False)
 
     @property
+    def weights_only(self) -> bool:
+        return self.queries is None
+
+    @property
+    def shape(self) -> tuple[int, int, int, int]:
+        """(batch, heads, L_q, L_k)."""
+        if self.queries is None:
+            assert self.recorded_weights is not None
+            b, h, n_q, n_k = self.recorded_weights.shape
+            return int(b), int(h), int(n_q), int(n_k)
+        assert self.keys is not None
+        return (
+            int(self.queries.shape[0]),
+            int(self.queries.shape[1]),
+            int(self.queries.shape[-2]),
+            int(self.keys.shape[-2]),
+        )
+
+    @property
     def sdpa_attn_mask(self) -> torch.Tensor | None:
         """``attn_mask`` as SDPA (and the engine, and :class:`ModelRun`) read it: an nn.
         MultiheadAttention one in SDPA's convention (a boolean one inverted to True = attend, a
-        (B * H, L_q, L_k) one split into (B, H, L_q, L_k)); an SDPA one as passed."""
+        (B * H, L_q, L_k) one split into (B, H, L_q, L_k)); any other as passed."""
         attn_mask = self.attn_mask
         if self.kind == "multihead_attention" and attn_mask is not None:
             if attn_mask.dtype == torch.bool:
                 attn_mask = ~attn_mask
-            if attn_mask.dim() == 3:
+            if attn_mask.dim() == 3 and self.queries is not None:
                 b, h = self.queries.shape[0], self.queries.shape[1]
                 attn_mask = attn_mask.reshape(b, h, *attn_mask.shape[1:])
         return attn_mask
 
     def mask_kwargs(self) -> dict[str, object]:
         """The masks as ``attnviz.engine.attend`` keyword arguments."""
-        return {
+        kwargs: dict[str, object] = {
             "attn_mask": self.sdpa_attn_mask,
             "key_padding_mask": self.key_padding_mask,
             "causal": True if self.is_causal else None,
         }
+        if self.mask_mod is not None:
+            kwargs["mask"] = MaskMod(self.mask_mod)
+        return kwargs
+
+    def score_terms(self) -> list[Any]:
+        """The score terms as ``attnviz.engine`` descriptions, in the order the model applied them."""
+        out: list[Any] = []
+        for term in self.terms:
+            if term.kind == "softcap" and term.cap is not None:
+                out.append(SoftCap(term.cap))
+            elif term.kind == "bias" and term.values is not None:
+                out.append(ScoreBias(term.values, term.name))
+            elif term.kind == "score_mod" and term.fn is not None:
+                out.append(ScoreMod(term.fn, term.name))
+        if self.sinks is not None:
+            out.append(Sinks(self.sinks.double().reshape(-1)))
+        return out
 
     @property
     def fidelity(self) -> float | None:
-        """The largest absolute difference between the model's output and attnviz's recomputation
-        (0.0 where both are NaN alike; ``inf`` where only one is); None when the call cannot be
-        reproduced, with the reason in ``note``. Computed once, when first asked for."""
+        """The largest absolute difference between the model's output (and the weights its code
+        returned) and attnviz's recomputation (0.0 where both are NaN alike; ``inf`` where only one
+        is); None when the call cannot be reproduced, with the reason in ``note``. Computed once,
+        when first asked for."""
         if not self._checked:
             self._checked = True
             self._check()
@@ -107,7 +184,52 @@ class CapturedCall:
         self.fidelity  # noqa: B018 - recomputes the heads on first use
         return self._recomputed
 
+    def weights(self) -> torch.Tensor:
+        """(B, H, L_q, L_k): the attention weights attnviz computes for this call from what was
+        recorded (its masks, scale and score terms), in float32 or float64; for a call recorded
+        through its weights only, those weights. Raises ``AttentionInputError`` (or
+        ``MemoryBudgetError``) when the call cannot be recomputed."""
+        if self.queries is None:
+            assert self.recorded_weights is not None
+            return self.recorded_weights
+        return self._result(("weights",)).weights
+
+    def scores(self, stage: str = "masked_scores") -> torch.Tensor:
+        """(B, H, L_q, L_k): a stage of attnviz's computation of this call: "masked_scores" (what
+        the softmax receives: the scaled scores after the score terms and the masks),
+        "modified_scores" (after the terms, before the masks), "scores" (scaled) or
+        "raw_scores". Not available for a call recorded through its weights only."""
+        if self.queries is None:
+            raise AttentionInputError(
+                message(
+                    QT_TRANSLATE_NOOP("Capture", "{call} recorded its weights only: it has no scores to compute"),
+                    call=self.name,
+                ),
+                "queries",
+            )
+        return self._result((stage,)).stage(stage)
+
+    def _result(self, keep: tuple[str, ...]) -> Any:
+        q, k, v = self.queries, self.keys, self.values
+        assert q is not None and k is not None and v is not None
+        dtype = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else None
+        return attend(
+            q,
+            k,
+            v,
+            mask_mode="sdpa",
+            scale=self.scale,
+            enable_gqa=_gqa(q, k, self.enable_gqa),
+            dtype=dtype,
+            keep=keep,
+            allow_nonfinite=True,
+            score_terms=self.score_terms() or None,
+            **self.mask_kwargs(),  # type: ignore[arg-type]
+        )
+
     def _check(self) -> None:
+        if self.queries is None:
+            return
         if self.dropout_p > 0:
             self._add_note(
                 message(
@@ -118,22 +240,36 @@ class CapturedCall:
                 )
             )
             return
-        mode = "neg_inf" if self.output is None else "sdpa"
+        mode = "neg_inf" if self.output is None and self.kind == "multihead_attention" else "sdpa"
+        assert self.keys is not None and self.values is not None
         try:
-            ours = recompute(
-                self.queries, self.keys, self.values, self.mask_kwargs(), self.scale, self.enable_gqa, mode
+            ours, weights = recompute(
+                self.queries,
+                self.keys,
+                self.values,
+                self.mask_kwargs(),
+                self.scale,
+                _gqa(self.queries, self.keys, self.enable_gqa),
+                mode,
+                terms=self.score_terms(),
+                with_weights=self.returned_weights is not None,
             )
         except (AttentionInputError, MemoryBudgetError) as exc:
             self._add_note(
                 message(QT_TRANSLATE_NOOP("Capture", "not recomputed: {reason}"), reason=exception_message(exc))
             )
             return
+        weights_gap = 0.0
+        if weights is not None and self.returned_weights is not None:
+            weights_gap = largest_difference(weights, self.returned_weights)
         if self.output is not None:
-            self._fidelity = largest_difference(ours, self.output)
+            self._fidelity = max(largest_difference(ours, self.output), weights_gap)
+            return
+        if self.module_output is None or self.out_proj is None:
+            self._fidelity = weights_gap if weights is not None else None
             return
         # nn.MultiheadAttention with need_weights=True returns its heads merged and projected only:
         # the recomputed heads go through the same projection and are compared there.
-        assert self.module_output is not None and self.out_proj is not None
         weight, bias = self.out_proj
         b, h, n_q, d_v = ours.shape
         merged = ours.transpose(1, 2).reshape(b, n_q, h * d_v).to(weight.dtype)
@@ -152,7 +288,7 @@ class CapturedCall:
     def _add_note(self, note: str) -> None:
         self.note = (
             note
-            if not self.note
+            if not self.note or note in self.note
             else message(QT_TRANSLATE_NOOP("Capture", "{first}; {second}"), first=self.note, second=note)
         )
 
@@ -163,9 +299,11 @@ class CapturedCall:
         is reused), so a mask that calls share stays one array, in the run and in a saved file.
         ``check``: compute the fidelity if it was not yet (else it stays None until it is)."""
 
-        def numpy(t: torch.Tensor | None, source: torch.Tensor | None = None) -> np.ndarray | None:
+        def numpy(t: Any, source: Any = None) -> np.ndarray | None:
             if t is None:
                 return None
+            if isinstance(t, np.ndarray):
+                return t
             base = t if source is None else source  # a mask converted from ``source``
             key = (id(base), tuple(t.shape), t.dtype)
             if key not in arrays:
@@ -174,20 +312,37 @@ class CapturedCall:
             return arrays[key][1]
 
         fidelity = self.fidelity if check else self._fidelity
+        terms = tuple(CallTerm(term.kind, term.name, numpy(term.values), term.cap, term.fn) for term in self.terms)
         return AttentionCall(
             self.name,
             numpy(self.queries),
             numpy(self.keys),
             numpy(self.values),
             MaskArguments(
-                numpy(self.sdpa_attn_mask, self.attn_mask), numpy(self.key_padding_mask), None, self.is_causal
+                numpy(self.sdpa_attn_mask, self.attn_mask),
+                numpy(self.key_padding_mask),
+                None,
+                self.is_causal,
+                mask_mod=self.mask_mod,
             ),
             scale=self.scale,
             output=numpy(self.head_output if check else self.output),
+            weights=numpy(self.recorded_weights),
             fidelity=fidelity,
             note=self.note,
             dtype=dtype_name(self.dtype) if self.dtype == torch.bfloat16 else None,
+            terms=terms,
+            sinks=None if self.sinks is None else self.sinks.double().reshape(-1).numpy(),
+            path=self.path,
+            query_tokens=self.query_tokens,
+            key_tokens=self.key_tokens,
         )
+
+
+def _gqa(q: torch.Tensor, k: torch.Tensor, enable_gqa: bool) -> bool:
+    """GQA as SDPA runs it: asked for, or keys of one head shared by every query head (multi-query
+    keys (B, 1, L, d) broadcast across heads, as SDPA broadcasts them without ``enable_gqa``)."""
+    return enable_gqa or (q.dim() == 4 and k.dim() == 4 and k.shape[1] == 1 and q.shape[1] > 1)
 
 
 def recompute(
@@ -198,27 +353,34 @@ def recompute(
     scale: float | None,
     enable_gqa: bool,
     mask_mode: str,
-) -> torch.Tensor:
-    """attnviz's output for these inputs and mask arguments (``attend``'s: attn_mask,
-    key_padding_mask, attention_mask, causal), (..., L_q, d_v); half precision is computed in
-    float32.
+    *,
+    terms: list[Any] | None = None,
+    with_weights: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """attnviz's output (..., L_q, d_v) for these inputs, mask arguments (``attend``'s:
+    attn_mask, key_padding_mask, attention_mask, causal, mask) and score terms, and its weights
+    when ``with_weights``; half precision is computed in float32.
 
     A computation whose weights would be large is done one batch element at a time, so the
-    check never needs more than about ``_CHUNK_BYTES`` at once.
+    check never needs more than about ``_CHUNK_BYTES`` at once (unless the weights are asked for).
     """
     dtype = torch.float32 if queries.dtype in (torch.float16, torch.bfloat16) else None
     n_q, n_k = queries.shape[-2], keys.shape[-2]
     size = math.prod(queries.shape[:-2]) * n_q * n_k * 4
     batch = queries.shape[0]
-    if size <= _CHUNK_BYTES or queries.dim() < 3 or batch == 1:
-        return _attend(queries, keys, values, kwargs, scale, enable_gqa, mask_mode, dtype)
-    parts = []
+    # A mask_mod or score_mod indexes the batch: it is not split (its indices would restart at 0).
+    functions = "mask" in kwargs or any(isinstance(t, ScoreMod) for t in terms or ())
+    if size <= _CHUNK_BYTES or queries.dim() < 3 or batch == 1 or with_weights or functions:
+        return _attend(queries, keys, values, kwargs, scale, enable_gqa, mask_mode, dtype, terms)
+    outputs = []
     for b in range(batch):
         one = {name: _batch_slice(name, mask, b, batch, queries.dim()) for name, mask in kwargs.items()}
-        parts.append(
-            _attend(queries[b : b + 1], keys[b : b + 1], values[b : b + 1], one, scale, enable_gqa, mask_mode, dtype)
+        one_terms = [_term_slice(t, b, batch, queries.dim()) for t in terms or ()]
+        out, _ = _attend(
+            queries[b : b + 1], keys[b : b + 1], values[b : b + 1], one, scale, enable_gqa, mask_mode, dtype, one_terms
         )
-    return torch.cat(parts)
+        outputs.append(out)
+    return torch.cat(outputs), None
 
 
 def _attend(
@@ -230,7 +392,8 @@ def _attend(
     gqa: bool,
     mode: str,
     dtype: torch.dtype | None,
-) -> torch.Tensor:
+    terms: list[Any] | None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     result = attend(
         q,
         k,
@@ -241,9 +404,10 @@ def _attend(
         dtype=dtype,
         keep=("output",),
         allow_nonfinite=True,
+        score_terms=terms or None,
         **kwargs,
     )
-    return result.output
+    return result.output, result.weights
 
 
 def _batch_slice(name: str, mask: object, b: int, batch: int, dims: int) -> object:
@@ -255,6 +419,14 @@ def _batch_slice(name: str, mask: object, b: int, batch: int, dims: int) -> obje
     if padding or (mask.dim() == dims and mask.shape[0] == batch):
         return mask[b : b + 1]
     return mask
+
+
+def _term_slice(term: Any, b: int, batch: int, dims: int) -> Any:
+    if isinstance(term, ScoreBias) and isinstance(term.values, torch.Tensor):
+        t = term.values
+        if t.dim() == dims and t.shape[0] == batch:
+            return ScoreBias(t[b : b + 1], term.name)
+    return term
 
 
 def largest_difference(ours: torch.Tensor, theirs: torch.Tensor) -> float:
@@ -270,3 +442,38 @@ def largest_difference(ours: torch.Tensor, theirs: torch.Tensor) -> float:
     if bool(torch.isnan(diff).any()):
         return math.inf
     return float(diff.max())
+
+
+def recompute_call(call: AttentionCall) -> tuple[torch.Tensor, torch.Tensor]:
+    """attnviz's (weights, output) of a call of a :class:`ModelRun` (from a file, say): (B, H,
+    L_q, L_k) and (B, H, L_q, d_v), computed as SDPA and the models' eager code compute them,
+    with the call's masks, scale and score terms. A call of recorded weights only gives those
+    weights and an empty output. Raises ``AttentionInputError`` or ``MemoryBudgetError``."""
+    if call.queries is None or call.keys is None or call.values is None:
+        assert call.weights is not None
+        w = tensor_view(call.weights)
+        return w, torch.empty((*w.shape[:-1], 0), dtype=w.dtype)
+    q, k, v = (tensor_view(a) for a in (call.queries, call.keys, call.values))
+    masks = call.masks
+    kwargs: dict[str, Any] = {
+        name: None if getattr(masks, name) is None else tensor_view(getattr(masks, name))
+        for name in ("attn_mask", "key_padding_mask", "attention_mask")
+    }
+    kwargs["causal"] = masks.causal
+    if masks.mask_mod is not None:
+        kwargs["mask"] = MaskMod(masks.mask_mod)
+    dtype = torch.float32 if call.dtype in ("float16", "bfloat16") else None
+    result = attend(
+        q,
+        k,
+        v,
+        mask_mode="sdpa",
+        scale=call.scale,
+        enable_gqa=_gqa(q, k, call.kv_heads != call.shape[1]),
+        dtype=dtype,
+        keep=(),
+        allow_nonfinite=True,
+        score_terms=call_score_terms(call) or None,
+        **kwargs,
+    )
+    return result.weights, result.output

@@ -36,6 +36,7 @@ from ..engine.mask_findings import ARGUMENT_CONVENTIONS, inverted_padding, mask_
 from ..engine.mask_spec import mask_from_arguments
 from ..model_run import MASK_ARGUMENTS, AttentionCall, ModelRun
 from ..tr import QT_TRANSLATE_NOOP, joined, message, plural
+from .doctor_paths import fidelity_problems, weights_paths
 from .doctor_values import RowsProblem, invalid_weights, score_overflow
 
 __all__ = ["DEFAULT_PAD_TOKENS", "FINDING_KINDS", "Finding", "diagnose_run", "format_finding"]
@@ -64,6 +65,12 @@ FINDING_KINDS: dict[str, str] = {
     "invalid_weights": "recorded weights that are not probability distributions (negative, above 1, NaN next to "
     "numbers, rows not summing to 1): no mask is read from them",
     "score_overflow": "scores that overflow to Inf or NaN from finite queries and keys: their rows' weights are NaN",
+    "padding_side": "left padding masked as right padding (or the reverse): real keys at one end hidden, padding keys "
+    "at the other attended",
+    "unverified": "a call attnviz could not check against the model's own output: what it shows is not verified",
+    "fidelity": "a call whose recomputation differs from the model's output by more than the threshold asked for",
+    "weights_path": "asking for the weights (output_attentions, need_weights) ran a call on another code path than "
+    "the other calls of its stack",
 }
 
 #: Makes a Finding of the call being diagnosed: finding(kind, severity, text, heads=, batch=, rows=, count=).
@@ -139,31 +146,44 @@ def _indices(flags: npt.ArrayLike) -> tuple[int, ...]:
 
 
 def diagnose_run(
-    run: ModelRun, *, pad_tokens: Sequence[str] = DEFAULT_PAD_TOKENS, lengths: Sequence[int] | np.ndarray | None = None
+    run: ModelRun,
+    *,
+    pad_tokens: Sequence[str] = DEFAULT_PAD_TOKENS,
+    lengths: Sequence[int] | np.ndarray | None = None,
+    max_fidelity: float | None = None,
 ) -> list[Finding]:
     """Every finding of every call of ``run``, by call, causes first.
 
     ``pad_tokens``: tokens that are padding where they run from either end of a sequence.
     ``lengths``: (B,) the real length of each batch element, right padded (instead of tokens).
+    ``max_fidelity``: a call whose fidelity (attnviz's recomputation against the model's own
+    output) is above it is an error. A call with tensors whose fidelity was never measured is a
+    warning ("unverified") either way.
     """
     lens = None if lengths is None else np.asarray(lengths, dtype=np.int64)
     facts = [_Facts.of(call, index) for index, call in enumerate(run.calls)]
-    padding = [_padding(run, call, lens, pad_tokens) for call in run.calls]
+    padding = [_padding(run, index, lens, pad_tokens) for index in range(run.layers)]
     causal = _causal_groups(facts, padding)
+    paths = weights_paths(run)
     findings: list[Finding] = []
     for fact, (pad_q, pad_k) in zip(facts, padding):
         findings.extend(_diagnose_call(fact, pad_q, pad_k, causal.get(fact.index), pad_tokens))
         overflow = score_overflow(fact.call, fact.dtype)
         if overflow is not None:
             findings.append(_rows_finding(fact, "score_overflow", overflow))
+        problems = fidelity_problems(fact.call, max_fidelity, run.source in ("capture", "transformer_lens"))
+        for kind, severity, text in (*problems, *paths.get(fact.index, ())):
+            findings.append(Finding(kind, severity, fact.index, fact.call.name, text))  # type: ignore[arg-type,unused-ignore]
         fact.release()
     return findings
 
 
 def _padding(
-    run: ModelRun, call: AttentionCall, lens: np.ndarray | None, pad_tokens: Sequence[str]
+    run: ModelRun, index: int, lens: np.ndarray | None, pad_tokens: Sequence[str]
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """(B, L_q) and (B, L_k): which queries and keys are padding, where that is known."""
+    """(B, L_q) and (B, L_k): which queries and keys are padding, where that is known (from the
+    tokens of the call's own axes: a cross-attention call's keys are the encoder's)."""
+    call = run.calls[index]
     b, _h, n_q, n_k = call.shape
     if lens is not None:
         if lens.shape != (b,):
@@ -179,7 +199,7 @@ def _padding(
         return (np.arange(n_q)[None] >= lens[:, None] if n_q == n_k else None, np.arange(n_k)[None] >= lens[:, None])
 
     def from_tokens(tokens: np.ndarray | None, length: int) -> np.ndarray | None:
-        if tokens is None or tokens.shape[1] != length:
+        if tokens is None or tokens.shape != (b, length):
             return None
         pad = np.isin(tokens, list(pad_tokens))
         # Padding runs from an end: a pad token between real ones is a token of the text.
@@ -187,7 +207,8 @@ def _padding(
         right = np.logical_and.accumulate(pad[:, ::-1], axis=1)[:, ::-1]
         return left | right
 
-    return from_tokens(run.query_tokens, n_q), from_tokens(run.key_tokens, n_k)
+    query_tokens, key_tokens = run.call_tokens(index)
+    return from_tokens(query_tokens, n_q), from_tokens(key_tokens, n_k)
 
 
 @dataclass
@@ -300,7 +321,8 @@ def _causal_groups(
     found: dict[int, _Causal] = {}
     for members in groups.values():
         causal = sum(1 for _index, rows in members if not bool(rows.any()))
-        if causal * 2 > len(members):
+        # A tie counts: a causal mask dropped in 1 of 2 layers is as much a bug as 1 of 3.
+        if causal and causal * 2 >= len(members):
             for index, rows in members:
                 if bool(rows.any()):
                     found[index] = _Causal(causal, len(members), rows)
@@ -346,7 +368,12 @@ def _diagnose_call(
     causes.extend(_engine_findings(fact, has_empty, finding))
     causes.extend(_broadcast_axis(fact, empty, finding))
     if pad_k is not None:
-        causes.extend(_inverted(fact, allowed, pad_k, pad_tokens, finding))
+        inverted = _inverted(fact, allowed, pad_k, pad_tokens, finding) or _complement(
+            fact, allowed, pad_q, pad_k, finding
+        )
+        causes.extend(inverted)
+        if not inverted:
+            causes.extend(_padding_side(fact, allowed, pad_q, pad_k, finding))
     causes.extend(_alignment(fact, allowed, finding))
     if causal is not None:
         rows = causal.future_rows
@@ -630,6 +657,119 @@ def _inverted(
             count=len(elements),
         )
     ]
+
+
+def _real_rows(allowed: np.ndarray, pad_q: np.ndarray | None) -> np.ndarray:
+    """(B, L_q) the query rows to read: the real ones (self-attention), every row otherwise."""
+    b, _h, n_q, _k = allowed.shape
+    if pad_q is None or pad_q.shape != (b, n_q):
+        return np.ones((b, n_q), dtype=bool)
+    return ~pad_q
+
+
+def _complement(
+    fact: _Facts, allowed: np.ndarray, pad_q: np.ndarray | None, pad_k: np.ndarray, finding: _Make
+) -> list[Finding]:
+    """A mask that is exactly the opposite of the padding mask (causal or not) on every real
+    query row: built in the other convention (True = masked, nn.MultiheadAttention's, given where
+    True = attend is read). With a causal mask in it, its allowed keys are the padding and the
+    future, so it is not "exactly the padding" and would read as padding let through."""
+    b, _h, n_q, n_k = allowed.shape
+    real = _real_rows(allowed, pad_q)
+    past = np.tril(np.ones((n_q, n_k), dtype=bool), n_k - n_q)
+    elements = []
+    for e in range(b):
+        rows = real[e]
+        if not rows.any() or not pad_k[e].any() or pad_k[e].all():
+            continue
+        seen = allowed[e][:, rows]  # (H, R, L_k)
+        open_keys = ~pad_k[e][None, None, :]
+        for expected in (open_keys, open_keys & past[None, rows]):
+            if bool((seen == ~expected).all()):
+                elements.append(e)
+                break
+    if not elements:
+        return []
+    masks = fact.call.masks
+    name = next(
+        (n for n in ("attn_mask", "key_padding_mask", "attention_mask") if getattr(masks, n) is not None), "attn_mask"
+    )
+    return [
+        finding(
+            "inverted_polarity",
+            _ERROR,
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Doctor",
+                    "on every real query row of batch element(s) {elements} the mask allows exactly what a padding "
+                    "(and causal) mask would hide and hides what it would allow: its polarity is inverted, built as "
+                    "True = masked where {convention}; invert it (~mask), or build it with True = attend",
+                ),
+                elements=_ranges(elements),
+                convention=ARGUMENT_CONVENTIONS[name],
+            ),
+            batch=elements,
+            count=len(elements),
+        )
+    ]
+
+
+def _padding_side(
+    fact: _Facts, allowed: np.ndarray, pad_q: np.ndarray | None, pad_k: np.ndarray, finding: _Make
+) -> list[Finding]:
+    """Padding on one side masked as if it were on the other: the keys the real queries may see
+    are exactly the first (or last) real-length keys, while the tokens put the padding there."""
+    b, _h, _q, n_k = allowed.shape
+    real = _real_rows(allowed, pad_q)
+    left_as_right: list[int] = []
+    right_as_left: list[int] = []
+    hidden = 0
+    for e in range(b):
+        pads = int(pad_k[e].sum())
+        if pads == 0 or pads == n_k or not real[e].any():
+            continue
+        keys = allowed[e][:, real[e]].any(axis=(0, 1))  # (L_k,) what real queries may see
+        head, tail = bool(pad_k[e][:pads].all()), bool(pad_k[e][n_k - pads :].all())
+        first, last = np.arange(n_k) < n_k - pads, np.arange(n_k) >= pads
+        if head and not tail and bool((keys == first).all()):
+            left_as_right.append(e)
+            hidden += pads
+        elif tail and not head and bool((keys == last).all()):
+            right_as_left.append(e)
+            hidden += pads
+    out: list[Finding] = []
+    for elements, text in (
+        (
+            left_as_right,
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "batch element(s) {elements} are left padded, but the mask hides their last keys, which are real "
+                "tokens ({hidden} real keys hidden), and lets their padding keys at the start through: left "
+                "padding was masked as right padding; build the mask from the attention mask (1 = real token), "
+                "not from the lengths",
+            ),
+        ),
+        (
+            right_as_left,
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "batch element(s) {elements} are right padded, but the mask hides their first keys, which are "
+                "real tokens ({hidden} real keys hidden), and lets their padding keys at the end through: right "
+                "padding was masked as left padding; build the mask from the attention mask (1 = real token)",
+            ),
+        ),
+    ):
+        if elements:
+            out.append(
+                finding(
+                    "padding_side",
+                    _ERROR,
+                    message(text, elements=_ranges(elements), hidden=hidden),
+                    batch=elements,
+                    count=len(elements),
+                )
+            )
+    return out
 
 
 def _alignment(fact: _Facts, allowed: np.ndarray, finding: _Make) -> list[Finding]:

@@ -122,7 +122,7 @@ def _tl_fidelity(
     tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
     gqa = tq.shape[1] != tk.shape[1]
     if output is not None:
-        ours = recompute(tq, tk, tv, masks.as_kwargs(), scale, gqa, "neg_inf")
+        ours, _ = recompute(tq, tk, tv, masks.as_kwargs(), scale, gqa, "neg_inf")
         return largest_difference(ours, torch.from_numpy(output)), ""
     if pattern is not None:
         kwargs = masks.as_kwargs()

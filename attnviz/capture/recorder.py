@@ -1,221 +1,93 @@
 """``capture(model)``: record every attention call a PyTorch model makes, as it makes it.
 
-While the context is open:
+While the context is open, the functions attention runs through are wrapped (``patching``: one
+process-wide patch shared by every open capture): ``scaled_dot_product_attention``,
+``nn.MultiheadAttention.forward``, transformers' attention interface (eager, SDPA, flex, flash,
+a user's registered function), ``flex_attention``, and the softmax of a model's own attention
+code. Each wrapper calls the original with the same arguments, returns exactly what it returned,
+and keeps CPU copies of what the attention received and returned, with the path that ran.
 
-* ``torch.nn.functional.scaled_dot_product_attention`` is replaced by a wrapper that calls the
-  original with the same arguments, returns exactly what it returned, and keeps CPU copies of
-  the arguments and the result. Hugging Face (and nn.MultiheadAttention internally) call it
-  through the module attribute, so they reach the wrapper; code that bound the function to
-  another name before the capture started does not.
-* ``nn.MultiheadAttention.forward`` is wrapped likewise: it records the masks as the module was
-  given them, and the heads from the SDPA call the module makes inside (with
-  ``need_weights=False``; that inner call is not recorded twice) or, with the default
-  ``need_weights=True``, from the module's own input projections.
-* PyTorch's fused "fast path" for nn.MultiheadAttention and nn.TransformerEncoderLayer
-  (inference without gradients) is switched off, because it runs in C++ where no call can be
-  seen. Those modules then compute through their ordinary code: the same attention, up to
-  rounding, except that a nested-tensor fast path returns zeros at padded positions.
-* with a model, forward hooks on its modules name each call after the module that made it
-  (``encoder.layer.3.attention.self``); a module called again gets " #2", " #3"...
+With a model, forward hooks on its modules name each call after the module that made it
+(``encoder.layer.3.attention.self``; a module called again gets " #2", " #3"...), and tell a
+cross-attention call (keys from an encoder) and an encoder's call apart, so that each call gets
+the tokens of its own axes (``tokens=`` the decoder's or the only ones, ``encoder_tokens=`` the
+encoder's).
 
-Captures compose: the functions are patched once for the whole process while any capture is
-open (a registry of the open ones, ``_PATCH``), and put back when the last one closes, whatever
-happened inside and in whichever order they close. Each capture records the calls made inside
-it: on the thread that entered it (captures nested on one thread each record what runs inside
-them), and on another thread where no capture is open only the calls made inside its own
-model's modules (``nn.DataParallel`` replicas run on threads of their own). Recording never
-changes what the model computes, and a failure to record is a line in ``warnings``, never an
-exception in the model. Copies count against a memory budget: past it recording stops and
-``warnings`` says so.
+Captures compose: each records the calls made inside it, on the thread that entered it
+(captures nested on one thread each record what runs inside them), and on another thread where
+no capture is open only the calls made inside its own model's modules (``nn.DataParallel``
+replicas run on threads of their own). Recording never changes what the model computes, and a
+failure to record is a line in ``warnings``, never an exception in the model. Copies count
+against a memory budget: past it recording stops and ``warnings`` says so.
+
+Under ``torch.distributed`` each rank records its own calls; the run carries the rank, the
+world size and the sharding the capture can see (``ModelRun.shard``), and
+``attnviz.capture.merge`` joins the ranks' files.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import functools
 import inspect
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, overload
+from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
 from ..engine.budget import available_memory, format_bytes
 from ..io.capture_file import save_capture
-from ..model_run import ModelRun, ModelRunError
+from ..model_run import CallPath, ModelRun, ModelRunError, Shard
 from ..tr import QT_TRANSLATE_NOOP, message, plural
-from .calls import CapturedCall, Converted
+from . import shaping
+from .calls import CapturedCall, Converted, Term
+from .patching import PATCH, InterfaceFrame, MhaFrame, sdpa_arguments
 
 __all__ = ["DEFAULT_CAPTURE_BUDGET", "Capture", "capture"]
 
 #: Bytes of copies a capture keeps by default (never more than half the memory available).
 DEFAULT_CAPTURE_BUDGET = 2 * 2**30
 
-_SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
-_F = torch.nn.functional
+#: A module's forward arguments that carry the mask it built (a call seen through its softmax).
+_MASK_ARGUMENTS = ("attention_mask", "attn_mask", "mask", "causal_mask")
+#: The sharding a capture can be told (or sees): data-parallel ranks hold other batch elements,
+#: tensor-parallel ranks other heads.
+SHARDINGS = ("data", "heads")
 
 
 def capture(
     model: nn.Module | None = None,
     *,
     tokens: object = None,
+    encoder_tokens: object = None,
     modules: Iterable[str | nn.Module] | None = None,
     memory_budget: float | None = None,
+    sharding: str | None = None,
 ) -> Capture:
     """Record the attention calls made inside ``with capture(model) as cap:`` (see ``Capture``)."""
-    return Capture(model, tokens=tokens, modules=modules, memory_budget=memory_budget)
-
-
-@dataclass
-class _MhaFrame:
-    """What the SDPA call made inside an nn.MultiheadAttention forward passed and returned."""
-
-    inner: tuple[dict[str, Any], torch.Tensor] | None = None
+    return Capture(
+        model,
+        tokens=tokens,
+        encoder_tokens=encoder_tokens,
+        modules=modules,
+        memory_budget=memory_budget,
+        sharding=sharding,
+    )
 
 
 @dataclass
 class _Local(threading.local):
-    """One capture's view of one thread: the modules of its model running there."""
+    """One capture's view of one thread: the modules of its model running there, and what each
+    was given (its keyword arguments, to tell cross-attention and find the mask it built)."""
 
     stack: list[nn.Module] = field(default_factory=list)
+    given: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
     selected: int = 0
-
-
-class _Frames(threading.local):
-    """Per thread: the nn.MultiheadAttention forward being recorded, whose inner SDPA call is its."""
-
-    mha: _MhaFrame | None = None
-
-
-@dataclass(frozen=True)
-class _Saved:
-    """What the patch replaced, and its own wrappers (to tell whether other code replaced them since)."""
-
-    sdpa: Callable[..., Any]
-    mha_forward: Callable[..., Any]
-    fastpath: bool
-    sdpa_wrapper: Callable[..., Any]
-    forward_wrapper: Callable[..., Any]
-
-
-class _Patch:
-    """The one process-wide patch of SDPA and nn.MultiheadAttention.forward, and the captures open.
-
-    The first capture to open installs the wrappers (saving what was there), the last to close
-    puts it back: captures can nest and overlap across threads in any order, and PyTorch is left
-    exactly as it was found. The wrappers hand each call to the captures it belongs to
-    (``_recipients``)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        #: The open captures, replaced whole under the lock (readers take it without locking).
-        self.captures: tuple[Capture, ...] = ()
-        self._saved: _Saved | None = None
-        self._frames = _Frames()
-
-    def open(self, capture: Capture) -> None:
-        with self._lock:
-            if self._saved is None:
-                self._saved = self._install()
-            self.captures = (*self.captures, capture)
-
-    def close(self, capture: Capture) -> list[str]:
-        """Forget ``capture``; the last one out restores PyTorch. Returns warnings for it."""
-        with self._lock:
-            if capture not in self.captures:
-                return []
-            self.captures = tuple(c for c in self.captures if c is not capture)
-            if self.captures or self._saved is None:
-                return []
-            saved, self._saved = self._saved, None
-            return _restore(saved)
-
-    def _install(self) -> _Saved:
-        sdpa = _F.scaled_dot_product_attention
-        mha_forward = nn.MultiheadAttention.__dict__["forward"]
-        fastpath = torch.backends.mha.get_fastpath_enabled()
-        signature = inspect.signature(mha_forward)
-        frames = self._frames
-
-        def scaled_dot_product_attention(*args: Any, **kwargs: Any) -> Any:
-            out = sdpa(*args, **kwargs)
-            frame = frames.mha
-            if frame is not None:
-                if frame.inner is None:  # the call nn.MultiheadAttention makes inside: recorded as that module's
-                    frame.inner = (_sdpa_arguments(args, kwargs), out)
-                return out
-            for capture in self._recipients():
-                capture._guarded(functools.partial(capture._on_sdpa, args, kwargs, out))
-            return out
-
-        scaled_dot_product_attention.__doc__ = sdpa.__doc__
-
-        def forward(module: nn.MultiheadAttention, *args: Any, **kwargs: Any) -> Any:
-            recipients = self._recipients() if frames.mha is None else []
-            if not recipients:
-                return mha_forward(module, *args, **kwargs)
-            if module.bias_k is not None or module.add_zero_attn:
-                for capture in recipients:
-                    capture._guarded(lambda: _refuse(module))
-                return mha_forward(module, *args, **kwargs)
-            frame = frames.mha = _MhaFrame()
-            try:
-                result = mha_forward(module, *args, **kwargs)
-            finally:
-                frames.mha = None
-            for capture in recipients:
-                capture._guarded(functools.partial(capture._record_mha, module, signature, args, kwargs, frame, result))
-            return result
-
-        saved = _Saved(sdpa, mha_forward, fastpath, scaled_dot_product_attention, forward)
-        _F.scaled_dot_product_attention = scaled_dot_product_attention
-        nn.MultiheadAttention.forward = forward  # type: ignore[method-assign, assignment]
-        # The fused fast path runs in C++, where no call can be seen.
-        torch.backends.mha.set_fastpath_enabled(False)
-        return saved
-
-    def _recipients(self) -> list[Capture]:
-        """The captures a call made now, on this thread, belongs to: those entered on this thread
-        (nested ones all record it); where none is, those whose model is running here."""
-        captures = self.captures
-        if not captures:
-            return []
-        here = threading.get_ident()
-        own = [c for c in captures if c._thread == here]
-        pool = own if own else [c for c in captures if c._local.stack]
-        return [c for c in pool if c._wanted()]
-
-
-def _restore(saved: _Saved) -> list[str]:
-    """Put back what the patch replaced; what other code replaced meanwhile is left as it is, and said."""
-    replaced: list[str] = []
-    if _F.scaled_dot_product_attention is saved.sdpa_wrapper:
-        _F.scaled_dot_product_attention = saved.sdpa
-    else:
-        replaced.append("torch.nn.functional.scaled_dot_product_attention")
-    if nn.MultiheadAttention.__dict__.get("forward") is saved.forward_wrapper:
-        nn.MultiheadAttention.forward = saved.mha_forward  # type: ignore[method-assign]
-    else:
-        replaced.append("nn.MultiheadAttention.forward")
-    torch.backends.mha.set_fastpath_enabled(saved.fastpath)
-    return [
-        message(
-            QT_TRANSLATE_NOOP(
-                "Capture",
-                "{name} was replaced by other code while captures were open: it is left as that code set it",
-            ),
-            name=name,
-        )
-        for name in replaced
-    ]
-
-
-_PATCH = _Patch()
 
 
 def _positive_number(value: object) -> bool:
@@ -227,15 +99,21 @@ class Capture:
     """Records attention calls; use as ``with attnviz.capture(model) as cap:``.
 
     ``model``: optional; names the calls after its modules (else "call 0", "call 1"...).
-    ``tokens``: one sequence of strings for the whole batch, or one per batch element (B, L),
-    attached to the run (``to_run``). ``modules``: record only calls made inside these modules of
-    the model: names from ``model.named_modules()``, shell-style patterns of them
+    ``tokens``: one sequence of strings for the whole batch, or one per batch element (B, L): the
+    tokens of the model's (decoder's) sequence. ``encoder_tokens``: an encoder-decoder's encoder
+    tokens, on the encoder's calls and the keys of cross-attention calls. Each call gets the
+    tokens that fit its query and key axes; a mismatch is said at the call (its ``note``) and in
+    ``warnings``, never an error. ``modules``: record only calls made inside these modules of the
+    model: names from ``model.named_modules()``, shell-style patterns of them
     ("encoder.layer.*.attention"), or the modules themselves. ``memory_budget``: bytes of copies
     to keep (default ``DEFAULT_CAPTURE_BUDGET``, capped at half the memory available); past it
-    recording stops, and ``warnings`` says where.
+    recording stops, and ``warnings`` says where. ``sharding``: under torch.distributed, what this
+    rank holds, "data" (other batch elements) or "heads" (other heads of every call); None: what
+    the capture sees ("data" for a DistributedDataParallel model).
 
     ``calls`` lists the :class:`CapturedCall` in call order; ``warnings`` the lines to show the
-    user; ``recorded_bytes`` what the copies take.
+    user; ``recorded_bytes`` what the copies take; ``shard`` the rank's place, under
+    torch.distributed.
     """
 
     def __init__(
@@ -243,8 +121,10 @@ class Capture:
         model: nn.Module | None = None,
         *,
         tokens: object = None,
+        encoder_tokens: object = None,
         modules: Iterable[str | nn.Module] | None = None,
         memory_budget: float | None = None,
+        sharding: str | None = None,
     ) -> None:
         if model is not None and not isinstance(model, nn.Module):
             raise TypeError(
@@ -260,12 +140,22 @@ class Capture:
                     value=repr(memory_budget),
                 )
             )
+        if sharding is not None and sharding not in SHARDINGS:
+            raise ValueError(
+                message(
+                    QT_TRANSLATE_NOOP("Capture", "sharding must be None, {choices}; got {value}"),
+                    choices=" or ".join(map(repr, SHARDINGS)),
+                    value=repr(sharding),
+                )
+            )
         self.model = model
         self.tokens = tokens
+        self.encoder_tokens = encoder_tokens
         self.calls: list[CapturedCall] = []
         self.warnings: list[str] = []
         self.recorded_bytes = 0
         self.memory_budget = float(memory_budget) if memory_budget is not None else _default_budget()
+        self.shard = _shard(model, sharding)
         self._names = {m: name for name, m in model.named_modules()} if model is not None else {}
         self._selected = self._select(modules)
         self._local = _Local()
@@ -291,9 +181,9 @@ class Capture:
         self._thread = threading.get_ident()
         try:
             for module in self._names:
-                self._undo.append(module.register_forward_pre_hook(self._enter_module).remove)
+                self._undo.append(module.register_forward_pre_hook(self._enter_module, with_kwargs=True).remove)
                 self._undo.append(module.register_forward_hook(self._leave_module, always_call=True).remove)
-            _PATCH.open(self)
+            PATCH.open(self)
         except BaseException:
             self._uninstall()
             raise
@@ -303,6 +193,7 @@ class Capture:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._uninstall()
+        self._settle_softmax_calls()
         if self._skipped:
             self.warnings.append(
                 plural(
@@ -316,8 +207,9 @@ class Capture:
                 QT_TRANSLATE_NOOP(
                     "Capture",
                     "no attention call was recorded: the model called neither "
-                    "torch.nn.functional.scaled_dot_product_attention nor nn.MultiheadAttention (a model "
-                    "with eager attention code, or one compiled with torch.compile, cannot be captured)",
+                    "torch.nn.functional.scaled_dot_product_attention, nn.MultiheadAttention, a transformers "
+                    "attention function, flex_attention nor a softmax over attention scores inside its modules "
+                    "(a model compiled with torch.compile cannot be captured)",
                 )
             )
 
@@ -325,8 +217,23 @@ class Capture:
         self._active = False
         while self._undo:
             self._undo.pop()()
-        self.warnings.extend(_PATCH.close(self))
+        self.warnings.extend(PATCH.close(self))
         self._masks.clear()  # the model's masks were held only to tell a shared one again
+
+    def _settle_softmax_calls(self) -> None:
+        """A softmax seen in a module that also made a recorded call is part of that call (or is
+        no attention at all): dropped. The others (attention code of a model's own) keep their
+        place in call order and get their names now."""
+        real = {call.module_key for call in self.calls if call.kind != "softmax"}
+        kept = []
+        for call in self.calls:
+            if call.kind == "softmax":
+                if call.module_key in real:
+                    self.recorded_bytes -= shaping.nbytes(call.recorded_weights)
+                    continue
+                call.name = self._numbered(call.name)
+            kept.append(call)
+        self.calls = kept
 
     # ------------------------------------------------------------------------- results
 
@@ -335,41 +242,95 @@ class Capture:
 
         ``fidelity``: check each call's fidelity first (the engine recomputes every call: about as
         long as the forward pass took); False leaves it None where it was not checked yet, for a
-        caller that shows the run at once and checks it later. Calls whose batch differs from
-        the first call's (a ModelRun shares one batch) or whose tensors are not (B, H, L, d) are
-        left out, with a warning. Raises :class:`ModelRunError` when nothing was recorded or the
-        tokens do not fit."""
+        caller that shows the run at once and checks it later. Every call is kept with its own
+        geometry (windows, an encoder's keys); calls whose tensors are not (B, H, L, d) (or
+        (N, L, d)) are left out, with a warning. Each call gets the tokens that fit its axes.
+        Raises :class:`ModelRunError` when nothing was recorded."""
         arrays: Converted = {}
         calls = []
-        batch = None
+        cache: dict[tuple[int, int], np.ndarray] = {}
+        unfit: list[str] = []
         for call in self.calls:
-            shaped = _as_4d(call)
-            if shaped is None or (batch is not None and shaped.queries.shape[0] != batch):
+            shaped = shaping.as_4d(call)
+            if shaped is None:
+                q = call.queries if call.queries is not None else call.recorded_weights
                 note = message(
                     QT_TRANSLATE_NOOP(
                         "Capture",
-                        "{name} is left out of the run: queries {q}, keys {k} do not fit (batch, heads, "
-                        "length, size) with the other calls' batch",
+                        "{name} is left out of the run: queries {q}, keys {k} are not (batch, heads, length, size)",
                     ),
                     name=call.name,
-                    q=tuple(call.queries.shape),
-                    k=tuple(call.keys.shape),
+                    q=tuple(q.shape) if q is not None else (),
+                    k=tuple(call.keys.shape) if call.keys is not None else (),
                 )
                 if note not in self.warnings:
                     self.warnings.append(note)
                 continue
-            batch = shaped.queries.shape[0]
+            if self._assign_tokens(shaped, cache):
+                unfit.append(shaped.name)
             calls.append(shaped.to_attention_call(arrays, fidelity))
         if not calls:
             raise ModelRunError(
                 QT_TRANSLATE_NOOP("Capture", "nothing was captured: there is no attention call to show")
             )
-        tokens = ModelRun.broadcast_tokens(self.tokens, batch) if self.tokens is not None else None  # type: ignore[arg-type]
-        return ModelRun(tuple(calls), tokens, tokens, source="capture")
+        if unfit:
+            note = message(
+                QT_TRANSLATE_NOOP(
+                    "Capture",
+                    "the tokens given do not fit every axis of {count} call(s) ({first}...): those axes are shown "
+                    "without tokens (each call's note says which)",
+                ),
+                count=len(unfit),
+                first=unfit[0],
+            )
+            if note not in self.warnings:
+                self.warnings.append(note)
+        # The run's own tokens: the main tokens where they fit a call (what calls without tokens show).
+        main = next(
+            (t for c in calls if (t := shaping.fitting_tokens(self.tokens, c.shape[0], c.shape[2], cache)) is not None),
+            None,
+        )
+        return ModelRun(tuple(calls), main, main, source="capture", shard=self.shard)
 
     def save(self, path: str | Path) -> None:
         """Write the run to a capture file (``attnviz.io.load_capture`` reads it back)."""
         save_capture(path, self.to_run())
+
+    def _assign_tokens(self, call: CapturedCall, cache: dict[tuple[int, int], np.ndarray]) -> bool:
+        """Give ``call`` the tokens of its axes: an encoder's calls the encoder tokens, a
+        cross-attention call the decoder's on its queries and the encoder's on its keys, every
+        other the main tokens. Returns True when tokens were given that fit an axis of it not."""
+        if self.tokens is None and self.encoder_tokens is None:
+            return False
+        b, _h, n_q, n_k = call.shape
+        main, encoder = self.tokens, self.encoder_tokens
+        if encoder is None:
+            encoder = main
+        query_side = encoder if call.encoder and not call.cross else main
+        key_side = encoder if call.encoder or call.cross else main
+        call.query_tokens = shaping.fitting_tokens(query_side, b, n_q, cache)
+        call.key_tokens = shaping.fitting_tokens(key_side, b, n_k, cache)
+        missing = []
+        for axis, tokens, given, length in (
+            ("queries", call.query_tokens, query_side, n_q),
+            ("keys", call.key_tokens, key_side, n_k),
+        ):
+            if tokens is None and given is not None:
+                missing.append(
+                    message(
+                        QT_TRANSLATE_NOOP("Capture", "its {length} {axis}"),
+                        length=length,
+                        axis=axis,
+                    )
+                )
+        if missing:
+            call._add_note(
+                message(
+                    QT_TRANSLATE_NOOP("Capture", "the tokens given do not fit {axes}: shown without tokens there"),
+                    axes=" / ".join(missing),
+                )
+            )
+        return bool(missing)
 
     # ------------------------------------------------------------------------- naming and selection
 
@@ -407,9 +368,10 @@ class Capture:
             chosen.update(found)
         return chosen
 
-    def _enter_module(self, module: nn.Module, args: Any) -> None:
+    def _enter_module(self, module: nn.Module, args: Any, kwargs: Any) -> None:
         local = self._local
         local.stack.append(module)
+        local.given.append((args, kwargs))
         if self._selected is not None and module in self._selected:
             local.selected += 1
 
@@ -418,6 +380,8 @@ class Capture:
         # Pop up to this module: a forward that raised in a child left the child on the stack.
         while local.stack:
             top = local.stack.pop()
+            if local.given:
+                local.given.pop()
             if self._selected is not None and top in self._selected:
                 local.selected -= 1
             if top is module:
@@ -426,15 +390,32 @@ class Capture:
     def _wanted(self) -> bool:
         return self._active and (self._selected is None or self._local.selected > 0)
 
-    def _name(self) -> str:
+    def _base_name(self) -> str | None:
         stack = self._local.stack
         base = self._names[stack[-1]] if stack else None
         if base is None or base == "":
             base = type(stack[-1]).__name__ if stack else None
+        return base
+
+    def _numbered(self, base: str | None) -> str:
         if base is None:
             return message(QT_TRANSLATE_NOOP("Capture", "call {index}"), index=len(self.calls))
         uses = self._uses[base] = self._uses.get(base, 0) + 1
         return base if uses == 1 else f"{base} #{uses}"
+
+    def _context(self) -> dict[str, Any]:
+        """What the module stack says about the call being recorded: its name, the module that
+        made it, whether it attends to another sequence or belongs to an encoder."""
+        stack, given = self._local.stack, self._local.given
+        module = stack[-1] if stack else None
+        base = self._base_name()
+        label = base or ""
+        return {
+            "module_key": id(module) if module is not None else 0,
+            "cross": shaping.is_cross(module, label, [kw for _args, kw in given]),
+            "encoder": shaping.is_encoder(label),
+            "base": base,
+        }
 
     # ------------------------------------------------------------------------- recording
 
@@ -450,30 +431,275 @@ class Capture:
                     message(QT_TRANSLATE_NOOP("Capture", "a call could not be recorded: {error}"), error=text)
                 )
 
-    def _on_sdpa(self, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
-        given = _sdpa_arguments(args, kwargs)
+    def _add(self, call: CapturedCall, base: str | None, tensors: list[Any], *masks: Any) -> None:
+        """Count the copies and keep ``call`` (named now), under the lock; or skip it past the budget."""
+        with self._lock:
+            if not self._reserve(tensors, *masks):
+                return
+            if call.kind != "softmax":
+                call.name = self._numbered(base)
+            else:
+                call.name = base or ""
+            self.calls.append(call)
+
+    def _on_sdpa(self, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any, frame: InterfaceFrame | None) -> None:
+        self._record_sdpa(sdpa_arguments(args, kwargs), out, frame)
+
+    def _record_sdpa(self, given: dict[str, Any], out: Any, frame: InterfaceFrame | None) -> None:
         q, k, v, mask = given["query"], given["key"], given["value"], given["attn_mask"]
         if not all(isinstance(t, torch.Tensor) and not t.is_nested for t in (q, k, v, out)):
             raise TypeError("nested or non-tensor inputs are not recorded")
+        enable_gqa = bool(given["enable_gqa"])
+        packed = False
+        note = ""
+        path = CallPath(
+            "sdpa", "torch.nn.functional.scaled_dot_product_attention", sdpa_backend=shaping.sdpa_backend(given)
+        )
+        if frame is not None:
+            unfolded = shaping.unpack_gqa(frame.arguments["query"], q, k, mask, out)
+            if unfolded is not None:
+                q, mask, out = unfolded
+                enable_gqa = packed = True
+            path = CallPath(
+                frame.implementation,
+                _function_name(frame.function),
+                weights_requested=_weights_requested(frame.arguments),
+                sdpa_backend=path.sdpa_backend,
+                packed_gqa=packed,
+            )
+            if packed:
+                note = QT_TRANSLATE_NOOP(
+                    "Capture",
+                    "a GQA decode step transformers ran with its query heads folded into the query axis: shown "
+                    "unfolded, one query per head",
+                )
+        context = self._context()
+        call = CapturedCall(
+            "",
+            "scaled_dot_product_attention",
+            shaping.copy(q),
+            shaping.copy(k),
+            shaping.copy(v),
+            q.dtype,
+            attn_mask=None,
+            is_causal=bool(given["is_causal"]),
+            scale=None if given["scale"] is None else float(given["scale"]),
+            dropout_p=float(given["dropout_p"]),
+            enable_gqa=enable_gqa,
+            output=None,
+            note=note,
+            path=path,
+            cross=context["cross"],
+            encoder=context["encoder"],
+            module_key=context["module_key"],
+        )
         with self._lock:
             if not self._reserve([q, k, v, out], mask):
                 return
-            self.calls.append(
-                CapturedCall(
-                    self._name(),
-                    "scaled_dot_product_attention",
-                    _copy(q),
-                    _copy(k),
-                    _copy(v),
-                    q.dtype,
-                    attn_mask=self._mask(mask),
-                    is_causal=bool(given["is_causal"]),
-                    scale=None if given["scale"] is None else float(given["scale"]),
-                    dropout_p=float(given["dropout_p"]),
-                    enable_gqa=bool(given["enable_gqa"]),
-                    output=_copy(out),
+            call.attn_mask = self._mask(mask)
+            call.output = shaping.copy(out)
+            call.name = self._numbered(context["base"])
+            self.calls.append(call)
+
+    def _on_interface(self, frame: InterfaceFrame, result: Any) -> None:
+        """A transformers attention function returned: its inner SDPA call is the call (with the
+        path that led to it); else what the function itself received and returned."""
+        if frame.inner is not None:
+            self._record_sdpa(*frame.inner, frame)
+            return
+        a = frame.arguments
+        q, k, v, mask = a["query"], a["key"], a["value"], a["attention_mask"]
+        if not all(isinstance(t, torch.Tensor) for t in (q, k, v)) or q.dim() != 4:
+            raise TypeError("an attention function given no (B, H, L, d) tensors is not recorded")
+        module = frame.module
+        out: Any
+        out, weights = (
+            (result[0], result[1] if len(result) > 1 else None) if isinstance(result, tuple) else (result, None)
+        )
+        if (
+            isinstance(out, torch.Tensor)
+            and out.dim() == 4
+            and out.shape[1] == q.shape[2]
+            and out.shape[2] == q.shape[1]
+        ):
+            out = out.transpose(1, 2)  # transformers' functions return (B, L_q, H, d_v)
+        if not isinstance(out, torch.Tensor) or out.shape[:3] != q.shape[:3]:
+            out = None
+        n_k = k.shape[2]
+        terms: list[Term] = []
+        mask_mod = None
+        kpm = None
+        attn_mask: torch.Tensor | None = None
+        notes: list[str] = []
+        implementation = frame.implementation
+        softcap = a.get("softcap")
+        if isinstance(softcap, (int, float)) and not isinstance(softcap, bool) and softcap > 0:
+            terms.append(Term("softcap", "softcap", cap=float(softcap)))
+        if _is_block_mask(mask):
+            mask_mod = _live_mask_mod(mask)
+            notes.append(_block_note(mask))
+        elif isinstance(mask, torch.Tensor):
+            if mask.dim() == 2:  # a padding mask (B, L_k), 1 = attend: flash-attention functions take these
+                kpm = mask[:, -n_k:] == 0
+            else:
+                attn_mask = mask[..., :n_k] if mask.shape[-1] > n_k else mask  # as the eager functions slice it
+                if implementation == "eager" and attn_mask.dtype == torch.bool:
+                    # Eager functions add the mask to the scores: a boolean one adds 1 where it
+                    # says True and masks nothing (a 4-D boolean mask passed through, as
+                    # Grounding DINO's text backbone gets one). Recorded as what was added.
+                    attn_mask = attn_mask.to(q.dtype)
+                    notes.append(
+                        QT_TRANSLATE_NOOP(
+                            "Capture", "a boolean mask added to the scores as 0 and 1 by the eager function"
+                        )
+                    )
+        bias = a.get("position_bias")
+        if isinstance(bias, torch.Tensor):
+            terms.append(Term("bias", "position_bias", values=shaping.copy(bias[..., :n_k])))
+        sinks = a.get("s_aux")
+        if not isinstance(sinks, torch.Tensor):
+            sinks = a.get("sinks")  # Inkling 2 passes them by this name, one per query and head
+        if not isinstance(sinks, torch.Tensor):
+            sinks = getattr(module, "sinks", None) if implementation == "eager" else None
+        if isinstance(sinks, torch.Tensor) and sinks.numel() != q.shape[1]:
+            # attnviz's sinks are one logit per head (gpt-oss's); per-query ones are left out, and
+            # said, so that the fidelity's gap has its reason beside it.
+            notes.append(
+                QT_TRANSLATE_NOOP(
+                    "Capture",
+                    "sink logits per query are not recorded (attnviz keeps one per head): recomputed without them",
                 )
             )
+            sinks = None
+        window = a.get("sliding_window")
+        if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+            notes.append(
+                message(
+                    QT_TRANSLATE_NOOP("Capture", "sliding window of {window} keys (in the mask the model built)"),
+                    window=window,
+                )
+            )
+        # Eager functions apply the mask they are given and nothing else (no causal mask of
+        # their own); the others take the causal flag from the module when no mask says it.
+        is_causal = False
+        if implementation != "eager" and attn_mask is None and mask_mod is None:
+            flag = a.get("is_causal")
+            is_causal = bool(getattr(module, "is_causal", False) if flag is None else flag) and q.shape[2] > 1
+        scaling = a.get("scaling")
+        dropout = float(a.get("dropout", 0.0) or 0.0) if getattr(module, "training", False) else 0.0
+        context = self._context()
+        call = CapturedCall(
+            "",
+            "attention_interface" if mask_mod is None else "flex_attention",
+            shaping.copy(q),
+            shaping.copy(k),
+            shaping.copy(v),
+            q.dtype,
+            key_padding_mask=None if kpm is None else shaping.copy(kpm),
+            is_causal=is_causal,
+            scale=None if scaling is None else float(scaling),
+            dropout_p=dropout,
+            enable_gqa=k.shape[1] != q.shape[1],
+            output=shaping.copy(out),
+            note="; ".join(n for n in notes if n),
+            mask_mod=mask_mod,
+            terms=terms,
+            sinks=shaping.copy(sinks.detach()) if sinks is not None else None,
+            returned_weights=shaping.copy(weights) if out is None and isinstance(weights, torch.Tensor) else None,
+            path=CallPath(implementation, _function_name(frame.function), weights_requested=_weights_requested(a)),
+            cross=context["cross"],
+            encoder=context["encoder"],
+            module_key=context["module_key"],
+        )
+        extra = [t.values for t in terms if t.values is not None]
+        with self._lock:
+            if not self._reserve([q, k, v, out, call.returned_weights, *extra], attn_mask):
+                return
+            call.attn_mask = self._mask(attn_mask)
+            call.name = self._numbered(context["base"])
+            self.calls.append(call)
+
+    def _on_flex(self, signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        a = bound.arguments
+        q, k, v = a["query"], a["key"], a["value"]
+        result = out[0] if isinstance(out, tuple) else out
+        if not all(isinstance(t, torch.Tensor) for t in (q, k, v, result)) or q.dim() != 4:
+            raise TypeError("flex_attention given no (B, H, L, d) tensors is not recorded")
+        block_mask = a.get("block_mask")
+        score_mod = a.get("score_mod")
+        terms = [] if score_mod is None or _is_identity(score_mod) else [Term("score_mod", "score_mod", fn=score_mod)]
+        context = self._context()
+        call = CapturedCall(
+            "",
+            "flex_attention",
+            shaping.copy(q),
+            shaping.copy(k),
+            shaping.copy(v),
+            q.dtype,
+            scale=None if a.get("scale") is None else float(a["scale"]),
+            enable_gqa=bool(a.get("enable_gqa")),
+            output=shaping.copy(result),
+            note=_block_note(block_mask) if block_mask is not None else "",
+            mask_mod=_live_mask_mod(block_mask) if block_mask is not None else None,
+            terms=terms,
+            path=CallPath("flex_attention", "torch.nn.attention.flex_attention.flex_attention"),
+            cross=context["cross"],
+            encoder=context["encoder"],
+            module_key=context["module_key"],
+        )
+        self._add(call, context["base"], [q, k, v, result])
+
+    def _on_softmax(self, inputs: torch.Tensor, out: Any) -> None:
+        """The softmax of a model's own attention code: its weights, the module's mask, and a note
+        that nothing else can be seen. Dropped at the end if the module made a recorded call."""
+        stack, given = self._local.stack, self._local.given
+        module = stack[-1] if stack else None
+        if not isinstance(out, torch.Tensor) or module is None:
+            return
+        weights = shaping.weights_4d(out, module)
+        if weights is None:
+            return
+        b, h, n_q, n_k = weights.shape
+        args, kwargs = given[-1] if given else ((), {})
+        kwargs = _named_arguments(module, args, kwargs)
+        mask, kpm = _module_mask(args, kwargs, (b, h, n_q, n_k))
+        context = self._context()
+        name = type(module).__name__
+        call = CapturedCall(
+            "",
+            "softmax",
+            None,
+            None,
+            None,
+            inputs.dtype,
+            key_padding_mask=kpm,
+            recorded_weights=shaping.copy(weights),
+            note=message(
+                QT_TRANSLATE_NOOP(
+                    "Capture",
+                    "attention code of its own ({module}): its weights were recorded at its softmax; its queries, "
+                    "keys and values are not visible to a capture (weights only)",
+                ),
+                module=name,
+            ),
+            path=CallPath(
+                "module",
+                f"{type(module).__module__}.{name}",
+                weights_requested=_flag(kwargs.get("output_attentions")),
+                weights_only=True,
+            ),
+            cross=context["cross"],
+            encoder=context["encoder"],
+            module_key=context["module_key"],
+        )
+        with self._lock:
+            if not self._reserve([weights], mask):
+                return
+            call.attn_mask = self._mask(mask)
+            call.name = context["base"] or ""
+            self.calls.append(call)
 
     def _record_mha(
         self,
@@ -481,7 +707,7 @@ class Capture:
         signature: inspect.Signature,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
-        frame: _MhaFrame,
+        frame: MhaFrame,
         result: Any,
     ) -> None:
         bound = signature.bind(module, *args, **kwargs)
@@ -490,6 +716,9 @@ class Capture:
         query = given["query"]
         batched = query.dim() == 3
         kpm, attn_mask = given["key_padding_mask"], given["attn_mask"]
+        fast = shaping.mha_fast_path(
+            module, query, given["key"], given["value"], attn_mask, kpm, PATCH.fastpath_was_enabled
+        )
         if kpm is not None and not batched:
             kpm = kpm.unsqueeze(0)
         if attn_mask is not None and attn_mask.dim() == 3 and not batched:
@@ -500,7 +729,7 @@ class Capture:
             q, k, v = inner["query"], inner["key"], inner["value"]
         else:
             with torch.no_grad():
-                q, k, v = _project(module, query, given["key"], given["value"])
+                q, k, v = shaping.project(module, query, given["key"], given["value"])
             out = None
             # (L, B, E) or (B, L, E) or (L, E) as the module returned it: (B, L, E) here.
             module_output = (
@@ -508,25 +737,46 @@ class Capture:
                 if batched and module.batch_first
                 else (result[0].transpose(0, 1) if batched else result[0].unsqueeze(0))
             )
+        context = self._context()
+        note = ""
+        if fast:
+            note = QT_TRANSLATE_NOOP(
+                "Capture",
+                "without the capture nn.MultiheadAttention would have taken its fused fast path (which reads a "
+                "float mask as a boolean one); the capture ran its Python path",
+            )
+        need_weights = bool(given["need_weights"])
         with self._lock:
             weights = [] if out is not None else [module.out_proj.weight, module.out_proj.bias]
             if not self._reserve([q, k, v, out, module_output, *weights], attn_mask, kpm):
                 return
             self.calls.append(
                 CapturedCall(
-                    self._name(),
+                    self._numbered(context["base"]),
                     "multihead_attention",
-                    _copy(q),
-                    _copy(k),
-                    _copy(v),
+                    shaping.copy(q),
+                    shaping.copy(k),
+                    shaping.copy(v),
                     q.dtype,
                     attn_mask=self._mask(attn_mask),
                     key_padding_mask=self._mask(kpm),
                     is_causal=bool(given["is_causal"]),
                     dropout_p=module.dropout if module.training else 0.0,
-                    output=_copy(out),
-                    module_output=_copy(module_output),
-                    out_proj=None if out is not None else (_copy(module.out_proj.weight), _copy(module.out_proj.bias)),
+                    output=shaping.copy(out),
+                    module_output=shaping.copy(module_output),
+                    out_proj=None
+                    if out is not None
+                    else (shaping.copy(module.out_proj.weight), shaping.copy(module.out_proj.bias)),
+                    note=note,
+                    path=CallPath(
+                        "multihead_attention",
+                        "torch.nn.MultiheadAttention.forward",
+                        weights_requested=need_weights,
+                        fast_path=fast,
+                    ),
+                    cross=context["cross"] or given["query"] is not given["key"],
+                    encoder=context["encoder"],
+                    module_key=context["module_key"],
                 )
             )
 
@@ -535,12 +785,8 @@ class Capture:
         if self._stopped:
             self._skipped += 1
             return False
-        need = sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
-        need += sum(
-            _compact(m).numel() * m.element_size()
-            for m in masks
-            if isinstance(m, torch.Tensor) and self._known_mask(m) is None
-        )
+        need = sum(shaping.nbytes(t) for t in tensors)
+        need += sum(shaping.mask_bytes(m) for m in masks if isinstance(m, torch.Tensor) and self._known_mask(m) is None)
         if self.recorded_bytes + need > self.memory_budget:
             self._stopped = True
             self._skipped += 1
@@ -564,7 +810,7 @@ class Capture:
 
     def _known_mask(self, mask: torch.Tensor) -> torch.Tensor | None:
         entry = self._masks.get(id(mask))
-        if entry is not None and entry[0] is mask and entry[1] == _version(mask):
+        if entry is not None and entry[0] is mask and entry[1] == shaping.version(mask):
             return entry[2]
         return None
 
@@ -576,9 +822,9 @@ class Capture:
         known = self._known_mask(mask)
         if known is not None:
             return known
-        copy = _copy(_compact(mask))
+        copy = shaping.copy(shaping.compact(mask))
         # The original is held so that its id cannot be reused by another tensor meanwhile.
-        self._masks[id(mask)] = (mask, _version(mask), copy)
+        self._masks[id(mask)] = (mask, shaping.version(mask), copy)
         return copy
 
 
@@ -587,125 +833,96 @@ def _default_budget() -> float:
     return DEFAULT_CAPTURE_BUDGET if available is None else min(DEFAULT_CAPTURE_BUDGET, available / 2)
 
 
-def _sdpa_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    given: dict[str, Any] = {
-        "attn_mask": None,
-        "dropout_p": 0.0,
-        "is_causal": False,
-        "scale": None,
-        "enable_gqa": False,
-    }
-    given.update(zip(_SDPA_ARGS, args))
-    given.update(kwargs)
-    return given
+def _function_name(fn: Any) -> str:
+    module = getattr(fn, "__module__", "") or ""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    return f"{module}.{name}" if module else str(name)
 
 
-def _refuse(module: nn.MultiheadAttention) -> None:
-    raise NotImplementedError(
-        "nn.MultiheadAttention with add_bias_kv or add_zero_attn adds keys of its own; its calls are not recorded"
-    )
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
 
 
-@contextmanager
-def _normal_tensors() -> Iterator[None]:
-    # Copies made inside torch.inference_mode would be inference tensors, which refuse some
-    # later uses outside it; made outside it they are plain tensors.
-    with torch.inference_mode(False), torch.no_grad():
-        yield
+def _weights_requested(arguments: dict[str, Any]) -> bool | None:
+    return _flag(arguments.get("output_attentions"))
 
 
-@overload
-def _copy(t: torch.Tensor) -> torch.Tensor: ...
-@overload
-def _copy(t: torch.Tensor | None) -> torch.Tensor | None: ...
+def _is_block_mask(mask: Any) -> bool:
+    return type(mask).__name__ == "BlockMask" and hasattr(mask, "mask_mod")
 
 
-def _copy(t: torch.Tensor | None) -> torch.Tensor | None:
-    """A detached, contiguous CPU copy that shares nothing with the model."""
-    if t is None:
+def _live_mask_mod(block_mask: Any) -> Callable[..., Any] | None:
+    """A block mask's predicate, or None for FlexAttention's "no mask" (which attends everywhere)."""
+    fn = getattr(block_mask, "mask_mod", None)
+    if fn is None or getattr(fn, "__name__", "") == "noop_mask":
         return None
-    with _normal_tensors():
-        return t.detach().to("cpu", memory_format=torch.contiguous_format, copy=True)
+    return fn  # type: ignore[no-any-return,unused-ignore]
 
 
-def _compact(mask: torch.Tensor) -> torch.Tensor:
-    """A broadcast view (a mask ``expand``-ed to every query) at the size it is stored: axes with
-    stride 0 are kept at length 1, which broadcasts to the same mask."""
-    index = tuple(
-        slice(0, 1) if stride == 0 and size > 1 else slice(None) for stride, size in zip(mask.stride(), mask.shape)
-    )
-    return mask[index]
+def _is_identity(score_mod: Any) -> bool:
+    return getattr(score_mod, "__name__", "") == "_identity"
 
 
-def _version(t: torch.Tensor) -> int | None:
+def _block_note(block_mask: Any) -> str:
+    """The block mask's block size and sparsity, as FlexAttention reports them."""
     try:
-        return int(t._version)
-    except RuntimeError:  # inference tensors have no version counter (and cannot change outside it)
+        size = block_mask.BLOCK_SIZE
+        sparsity = float(block_mask.sparsity())
+    except Exception:  # noqa: BLE001 - a description only
+        return ""
+    return message(
+        QT_TRANSLATE_NOOP(
+            "Capture", "FlexAttention block mask: blocks of {rows} x {cols}, {sparsity}% of blocks skipped"
+        ),
+        rows=size[0],
+        cols=size[1],
+        sparsity=f"{max(sparsity, 0.0):.1f}",
+    )
+
+
+def _named_arguments(module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A module's forward arguments by name (positional ones included), as far as its signature
+    says; the keyword arguments alone when it cannot be read."""
+    try:
+        bound = inspect.signature(module.forward).bind_partial(*args, **kwargs)
+    except (TypeError, ValueError):
+        return kwargs
+    named = dict(bound.arguments)
+    for key, value in list(named.items()):
+        if isinstance(value, dict) and key == "kwargs":
+            named.update(named.pop(key))
+    return named
+
+
+def _module_mask(
+    args: tuple[Any, ...], kwargs: dict[str, Any], shape: tuple[int, int, int, int]
+) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """The mask an attention module of a model's own was given (by keyword, or a positional
+    tensor of a mask's shape): (B, 1 or H, L_q, L_k) float or bool as SDPA reads it, or a
+    (B, L_k) padding mask, 1 = attend (returned as a key padding mask, True = ignore)."""
+    b, h, n_q, n_k = shape
+    candidates = [kwargs.get(name) for name in _MASK_ARGUMENTS] + [a for a in args[1:] if isinstance(a, torch.Tensor)]
+    for mask in candidates:
+        if not isinstance(mask, torch.Tensor) or mask.is_nested:
+            continue
+        if mask.dim() == 4 and mask.shape[-1] >= n_k and mask.shape[0] in (1, b) and mask.shape[1] in (1, h):
+            if mask.shape[-2] not in (1, n_q):
+                continue
+            if mask.dtype == torch.bool or mask.dtype.is_floating_point:
+                return (mask[..., :n_k] if mask.shape[-1] > n_k else mask), None
+        if mask.dim() == 2 and mask.shape == (b, n_k) and not mask.dtype.is_floating_point:
+            return None, shaping.copy(mask == 0)
+    return None, None
+
+
+def _shard(model: nn.Module | None, sharding: str | None) -> Shard | None:
+    """This rank's place under torch.distributed (None when it is not initialised)."""
+    dist = torch.distributed
+    if not dist.is_available() or not dist.is_initialized():
         return None
-
-
-def _project(
-    module: nn.MultiheadAttention, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The heads (B, H, L, d) nn.MultiheadAttention computes from its inputs, with the very
-    functions and transposes its forward uses (``F.multi_head_attention_forward``)."""
-    batched = query.dim() == 3
-    if module.batch_first and batched:
-        # As nn.MultiheadAttention.forward does it: "is" decides between one projection and three.
-        if key is value:
-            if query is key:
-                query = key = value = query.transpose(1, 0)
-            else:
-                query, key = (x.transpose(1, 0) for x in (query, key))
-                value = key
-        else:
-            query, key, value = (x.transpose(1, 0) for x in (query, key, value))
-    if not batched:
-        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-    if module._qkv_same_embed_dim:
-        q, k, v = _F._in_projection_packed(  # type: ignore[attr-defined]
-            query, key, value, module.in_proj_weight, module.in_proj_bias
-        )
-    else:
-        b_q, b_k, b_v = module.in_proj_bias.chunk(3) if module.in_proj_bias is not None else (None, None, None)
-        q, k, v = _F._in_projection(  # type: ignore[attr-defined]
-            query, key, value, module.q_proj_weight, module.k_proj_weight, module.v_proj_weight, b_q, b_k, b_v
-        )
-    heads = module.num_heads
-
-    def split(x: torch.Tensor) -> torch.Tensor:
-        n, b, e = x.shape
-        return x.reshape(n, b * heads, e // heads).transpose(0, 1).reshape(b, heads, n, e // heads)
-
-    return split(q), split(k), split(v)
-
-
-def _as_4d(call: CapturedCall) -> CapturedCall | None:
-    """The call with (B, H, L, d) tensors: (N, L, d) inputs get a head axis of 1 (and a 3-D mask
-    too, which SDPA aligns with them); None for other ranks or batches that disagree."""
-    q, k, v = call.queries, call.keys, call.values
-    if q.dim() == 4 and k.dim() == 4 and v.dim() == 4 and k.shape[0] == v.shape[0] == q.shape[0]:
-        return call
-    if q.dim() == k.dim() == v.dim() == 3 and k.shape[0] == v.shape[0] == q.shape[0]:
-        mask = call.attn_mask
-        output = call.output
-        shaped = CapturedCall(
-            call.name,
-            call.kind,
-            q.unsqueeze(1),
-            k.unsqueeze(1),
-            v.unsqueeze(1),
-            call.dtype,
-            attn_mask=mask.unsqueeze(1) if mask is not None and mask.dim() == 3 else mask,
-            key_padding_mask=call.key_padding_mask,
-            is_causal=call.is_causal,
-            scale=call.scale,
-            dropout_p=call.dropout_p,
-            enable_gqa=call.enable_gqa,
-            output=None if output is None else output.unsqueeze(1),
-            note=call.note,
-        )
-        shaped._fidelity, shaped._checked = call.fidelity, True
-        shaped.note = call.note
-        return shaped
-    return None
+    seen = sharding
+    if seen is None and model is not None:
+        parallel = (nn.parallel.DistributedDataParallel,)
+        if isinstance(model, parallel) or any(isinstance(m, parallel) for m in model.modules()):
+            seen = "data"
+    return Shard(int(dist.get_rank()), int(dist.get_world_size()), seen)

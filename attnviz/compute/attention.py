@@ -26,6 +26,9 @@ class ViewData:
 
     raw_scores: np.ndarray
     scores: np.ndarray
+    #: The scores after the call's score terms (a position bias, soft-capping, a score_mod): the
+    #: same array as ``scores`` when the call has none.
+    modified_scores: np.ndarray
     mask: np.ndarray
     masked_scores: np.ndarray
     weights: np.ndarray
@@ -89,6 +92,7 @@ def recorded_view(state: State, version: int, focus: Focus = Focus()) -> Outcome
     view = ViewData(
         raw_scores=nan,
         scores=nan,
+        modified_scores=nan,
         mask=allowed,
         masked_scores=nan,
         weights=weights,
@@ -180,7 +184,8 @@ def run_state(state: State, version: int = 0, focus: tuple[int, int] = Focus()) 
         d = result.diagnostics
         view = ViewData(
             raw_scores=to_numpy(result.raw_scores),
-            scores=to_numpy(result.scores),
+            scores=(scores := to_numpy(result.scores)),
+            modified_scores=scores if result.modified_scores is result.scores else to_numpy(result.modified_scores),
             mask=to_numpy(result.mask),
             masked_scores=to_numpy(result.masked_scores),
             weights=to_numpy(result.weights),

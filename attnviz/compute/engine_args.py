@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from attnviz.compute.convert import tensor_view
 from attnviz.document import State
-from attnviz.model_run import MASK_ARGUMENTS, HeadView, MaskArguments
+from attnviz.model_run import MASK_ARGUMENTS, AttentionCall, HeadView, MaskArguments, head_slice
 
 if TYPE_CHECKING:
     from attnviz.engine import Mask
 
-__all__ = ["mask_kwargs", "scale_kwargs", "settings_kwargs", "state_mask"]
+__all__ = ["call_score_terms", "mask_kwargs", "scale_kwargs", "settings_kwargs", "state_mask"]
 
 
 def settings_kwargs(state: State) -> dict[str, Any]:
@@ -34,9 +34,12 @@ def settings_kwargs(state: State) -> dict[str, Any]:
 
 
 def mask_kwargs(state: State, view: HeadView, masks: MaskArguments | None = None) -> dict[str, Any]:
-    """``attend``'s ``mask`` argument for ``view``'s call (``state_mask``). ``masks``: the whole
-    call's model masks (default ``view``'s, of one head)."""
-    return {"mask": state_mask(state, view, masks)}
+    """``attend``'s ``mask`` and ``score_terms`` arguments for ``view``'s call (``state_mask``; the
+    call's recorded score terms: a position bias, soft-capping, a score_mod, sinks). ``masks``:
+    the whole call's model masks (default ``view``'s, of one head): then the terms are the whole
+    call's too."""
+    terms = call_score_terms(view.call, None if masks is not None else view.head)
+    return {"mask": state_mask(state, view, masks), "score_terms": terms or None}
 
 
 def state_mask(state: State, view: HeadView, masks: MaskArguments | None = None, *, causal: bool = True) -> Mask:
@@ -64,6 +67,10 @@ def state_mask(state: State, view: HeadView, masks: MaskArguments | None = None,
         tensors["key_padding_mask"],
         tensors["attention_mask"],
     )
+    if masks is not None and masks.mask_mod is not None:
+        from attnviz.engine import MaskMod
+
+        given = AllOf((given, MaskMod(masks.mask_mod)))
     context = context_masks(
         view.causal or "top_left",
         window=s.window or None,
@@ -81,3 +88,39 @@ def scale_kwargs(state: State, scale: float | None) -> dict[str, Any]:
     from attnviz.engine import get_scoring
 
     return {} if scale is None or not get_scoring(state.settings.scoring).takes_scale else {"scale": scale}
+
+
+def call_score_terms(call: AttentionCall, head: int | None = None) -> list[Any]:
+    """The call's recorded score terms as ``attnviz.engine`` descriptions for ``attend``: the
+    whole call's (``head`` None, for its (B, H, L_q, L_k) computation) or one head's (B, L_q,
+    L_k) slice. Imports torch (the engine) only when the call has terms."""
+    if not call.terms and call.sinks is None:
+        return []
+    import numpy as np
+
+    from attnviz.engine import ScoreBias, ScoreMod, Sinks, SoftCap
+
+    out: list[Any] = []
+    for term in call.terms:
+        if term.kind == "softcap":
+            assert term.cap is not None
+            out.append(SoftCap(term.cap))
+        elif term.kind == "bias" and term.values is not None:
+            values = head_slice(term.values, head) if head is not None else term.values
+            assert values is not None
+            out.append(ScoreBias(tensor_view(values), term.name))
+        elif term.kind == "score_mod" and term.fn is not None:
+            out.append(ScoreMod(term.fn if head is None else _one_head(term.fn, head), term.name))
+    if call.sinks is not None:
+        sinks = np.asarray(call.sinks, dtype=np.float64).reshape(-1)
+        out.append(Sinks(sinks if head is None else sinks[head : head + 1]))
+    return out
+
+
+def _one_head(fn: Any, head: int) -> Any:
+    """A score_mod of a whole call, called for one head's slice (whose head index is 0)."""
+
+    def one(score: Any, b: Any, _h: Any, q_idx: Any, kv_idx: Any) -> Any:
+        return fn(score, b, _h + head, q_idx, kv_idx)
+
+    return one

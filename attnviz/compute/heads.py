@@ -118,7 +118,7 @@ def call_weights(state: State, layer: int) -> np.ndarray:
     return to_numpy(_attend_call(state, layer, keep=()).weights)
 
 
-def padding_keys(state: State, call: AttentionCall) -> np.ndarray | None:
+def padding_keys(state: State, call: AttentionCall, layer: int | None = None) -> np.ndarray | None:
     """(B, K) True for padding keys: what a (B, K) padding mask says, and tokens that are pad
     tokens (so padding a mask forgot to mask still counts). None: no padding known."""
     b, _, _, k = call.shape
@@ -129,9 +129,12 @@ def padding_keys(state: State, call: AttentionCall) -> np.ndarray | None:
     if m.key_padding_mask is not None and np.ndim(m.key_padding_mask) == 2:
         kpm = np.asarray(m.key_padding_mask)
         pad |= kpm if kpm.dtype == bool else np.isneginf(kpm) | (kpm <= -1e4)
-    tokens = state.run.key_tokens
-    if tokens is not None and tokens.shape[1] >= k:
-        pad |= np.isin(tokens[:, :k], list(PAD_TOKENS))
+    # The keys' own tokens (a cross-attention call's are the encoder's).
+    if layer is None:
+        layer = next((i for i, c in enumerate(state.run.calls) if c is call), None)
+    tokens = state.run.call_tokens(layer)[1] if layer is not None else None
+    if tokens is not None and tokens.shape == (b, k):
+        pad |= np.isin(tokens, list(PAD_TOKENS))
     return pad if pad.any() else None
 
 
@@ -195,7 +198,8 @@ def _mean_rows(per_row: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def head_statistics(state: State, *, should_stop: Callable[[], bool] | None = None) -> HeadStatistics:
     """Every statistic of ``HEAD_STATISTICS`` for every call and head of the state's run, a call
-    at a time (only one call's weights are held at once)."""
+    at a time (only one call's weights are held at once). Calls of a smaller batch than the
+    run's largest (a windowed model's later stages) leave NaN past their batch."""
     run = state.run
     b = run.batch
     h_max = max(run.heads(i) for i in range(run.layers))
@@ -209,8 +213,8 @@ def head_statistics(state: State, *, should_stop: Callable[[], bool] | None = No
         except Exception as exc:  # noqa: BLE001 - one call's failure must not hide the others
             errors[index] = exception_message(exc)
             continue
-        _, h, q, k = w.shape
-        pad = padding_keys(state, call)
+        b_call, h, q, k = w.shape
+        pad = padding_keys(state, call, index)
         # Padding queries (self-attention) are left out of every mean: nobody reads their rows.
         real = None if pad is None or q != k else ~pad
         rows = _row_weights(w, real)
@@ -220,13 +224,13 @@ def head_statistics(state: State, *, should_stop: Callable[[], bool] | None = No
             ent = -(finite * np.log(np.where(finite > 0, finite, 1.0))).sum(axis=-1)
             norm = np.where(allowed > 1, ent / np.log(np.maximum(allowed, 2)), 0.0)
         norm = np.where(np.isfinite(w).all(axis=-1), norm, np.nan)
-        values["entropy"][index, :, :h] = _mean_rows(norm, rows)
-        values["first"][index, :, :h] = _mean_rows(w[..., 0], rows)
-        values["max"][index, :, :h] = _mean_rows(
+        values["entropy"][index, :b_call, :h] = _mean_rows(norm, rows)
+        values["first"][index, :b_call, :h] = _mean_rows(w[..., 0], rows)
+        values["max"][index, :b_call, :h] = _mean_rows(
             np.where(np.isfinite(w).all(axis=-1), finite.max(axis=-1), np.nan), rows
         )
         if pad is not None:
-            values["padding"][index, :, :h] = _mean_rows((finite * pad[:, None, None, :]).sum(axis=-1), rows)
+            values["padding"][index, :b_call, :h] = _mean_rows((finite * pad[:, None, None, :]).sum(axis=-1), rows)
         if q == k:
-            values["diagonal"][index, :, :h] = _mean_rows(np.diagonal(w, axis1=-2, axis2=-1), rows)
+            values["diagonal"][index, :b_call, :h] = _mean_rows(np.diagonal(w, axis1=-2, axis2=-1), rows)
     return HeadStatistics(values, tuple(call.name for call in run.calls), errors)

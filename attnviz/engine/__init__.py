@@ -47,7 +47,7 @@ from .mask_mods import (
 from .mask_spec import AttentionMask, AttnMask, KeyPaddingMask, mask_from_arguments
 from .masking import D2L_FILL, MASK_MODES, MaskMode
 from .result import MASK_FINDING_KINDS, STAGES, AttentionResult, Diagnostics, MaskFinding
-from .score_terms import ScoreBias, ScoreTerm, SoftCap
+from .score_terms import Alibi, ScoreBias, ScoreMod, ScoreTerm, Sinks, SoftCap, alibi_slopes
 from .scoring import SCORINGS, ScoringFunction, get_scoring, register
 from .validation import CAUSAL_ALIGNMENTS
 
@@ -113,5 +113,9 @@ __all__ = [
     "mask_from_arguments",
     "ScoreTerm",
     "ScoreBias",
+    "ScoreMod",
+    "Sinks",
     "SoftCap",
+    "Alibi",
+    "alibi_slopes",
 ]

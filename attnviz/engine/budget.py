@@ -159,6 +159,7 @@ def estimate_memory(
     keep: str | Iterable[str] = "all",
     scoring: str = "scaled_dot",
     masked: bool = False,
+    modified: bool = False,
     dropout: float = 0.0,
     train: bool = False,
     num_hiddens: int = 8,
@@ -168,6 +169,7 @@ def estimate_memory(
     """Estimate the peak memory of ``attend`` on inputs of these shapes, without any tensor.
 
     ``masked``: some mask is given (then ``mask`` and ``masked_scores`` are stages of their own).
+    ``modified``: score terms are given (then ``modified_scores`` is a stage of its own).
     ``mask_bytes``: bytes of the mask tensors after conversion to the compute dtype (optional).
     Keys and values may have fewer heads than the queries (grouped-query attention): they are
     counted as repeated to the queries' heads, as ``attend`` repeats them.
@@ -184,6 +186,7 @@ def estimate_memory(
     distinct = {
         "raw_scores": scaled,
         "scores": True,
+        "modified_scores": modified,
         "mask": masked,
         "masked_scores": masked,
         "weights": True,

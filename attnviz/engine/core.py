@@ -156,6 +156,7 @@ def attend(
         keep=kept,
         scoring=fn.name,
         masked=bool(description.parts) or bool(terms),
+        modified=bool(terms),
         dropout=p_drop,
         train=training,
         num_hiddens=hidden,
@@ -234,6 +235,7 @@ def attend(
     return AttentionResult(
         raw_scores=stages["raw_scores"],
         scores=stages["scores"],
+        modified_scores=stages["modified_scores"],
         mask=stages["mask"],
         masked_scores=stages["masked_scores"],
         weights=weights,
@@ -357,6 +359,8 @@ def _compute(
 
     raw_buf = buffer("raw_scores", needed=divisor is not None or factor is not None)
     scores_buf = buffer("scores")
+    modified_buf = buffer("modified_scores", needed=bool(terms))
+    sinks = [term for term in terms if term.in_softmax]
     mask_buf = buffer("mask", torch.bool, needed=masked)
     masked_buf = buffer("masked_scores", needed=changed)
     applied_buf = buffer("applied_weights", needed=dropping)
@@ -453,7 +457,12 @@ def _compute(
             diagnose_scores(scores, None, None, mode, sums, surely_finite)
             pre_softmax = logits
 
-        if weights_buf is not None:
+        if sinks:
+            weights = _softmax_with_sinks(pre_softmax, [t.sink_logits(n0, n1) for t in sinks])
+            if weights_buf is not None:
+                weights_buf[n0:n1, r0:r1] = weights
+                weights = weights_buf[n0:n1, r0:r1]
+        elif weights_buf is not None:
             weights = weights_buf[n0:n1, r0:r1]
             torch.softmax(pre_softmax, dim=-1, out=weights)
         else:
@@ -488,6 +497,7 @@ def _compute(
             stage_blocks = {
                 "raw_scores": raw,
                 "scores": scores,
+                "modified_scores": logits,
                 "masked_scores": pre_softmax,
                 "weights": weights,
                 "applied_weights": applied,
@@ -498,6 +508,7 @@ def _compute(
         for buf, block in (
             (raw_buf, raw),
             (scores_buf, scores),
+            (modified_buf, logits if terms else None),
             (masked_buf, pre_softmax),
             (applied_buf, applied),
             (mask_buf, shown),
@@ -509,6 +520,7 @@ def _compute(
         stage_blocks = {
             "raw_scores": raw_buf,
             "scores": scores_buf,
+            "modified_scores": modified_buf,
             "mask": mask_buf,
             "masked_scores": masked_buf,
             "weights": weights_buf,
@@ -518,6 +530,8 @@ def _compute(
     # Stages that are the same tensor as another one are shared, not copied.
     if divisor is None and factor is None:
         stage_blocks["raw_scores"] = stage_blocks["scores"]
+    if not terms:
+        stage_blocks["modified_scores"] = stage_blocks["scores"]
     if not changed:
         stage_blocks["masked_scores"] = stage_blocks["scores"]
     if not masked:
@@ -526,6 +540,16 @@ def _compute(
         stage_blocks["applied_weights"] = stage_blocks["weights"]
     stages = {name: (stage_blocks.get(name) if name in kept else None) for name in STAGES}
     return _Computed(stages, sums, (row_sums, entropy, max_weight, empty_rows, fill_rows), largest)
+
+
+def _softmax_with_sinks(logits: torch.Tensor, sinks: list[torch.Tensor]) -> torch.Tensor:
+    """The softmax of each row over its keys and the sink logits, the sinks' share dropped (as
+    gpt-oss's eager attention: concatenated, shifted by the row's largest, normalised, sliced)."""
+    n, rows, _ = logits.shape
+    extra = [s.to(logits.dtype).expand(n, rows, 1) for s in sinks]
+    combined = torch.cat([logits, *extra], dim=-1)
+    combined = combined - combined.max(dim=-1, keepdim=True).values
+    return torch.softmax(combined, dim=-1)[..., : logits.shape[-1]]
 
 
 def _pool(weights: torch.Tensor, values: torch.Tensor, clean: bool, out: torch.Tensor | None) -> torch.Tensor:

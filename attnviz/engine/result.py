@@ -11,6 +11,7 @@ import torch
 STAGES: tuple[str, ...] = (
     "raw_scores",
     "scores",
+    "modified_scores",
     "mask",
     "masked_scores",
     "weights",
@@ -104,6 +105,8 @@ class AttentionResult:
 
     - ``raw_scores`` (..., Q, K): a(q, k) before scaling.
     - ``scores`` (..., Q, K): after scaling (the same tensor as raw_scores when there is no scale).
+    - ``modified_scores`` (..., Q, K): after the score terms (a position bias, soft-capping, a
+      FlexAttention ``score_mod``; see ``score_terms``); the same tensor as ``scores`` without terms.
     - ``mask`` (..., Q, K) bool: True where the query may attend to the key (all True: no mask);
       a key an additive mask sets to -1e4 or less counts as masked.
     - ``masked_scores`` (..., Q, K): what the softmax receives under the mask mode (additive
@@ -119,6 +122,7 @@ class AttentionResult:
 
     raw_scores: torch.Tensor | None
     scores: torch.Tensor | None
+    modified_scores: torch.Tensor | None
     mask: torch.Tensor | None
     masked_scores: torch.Tensor | None
     weights: torch.Tensor

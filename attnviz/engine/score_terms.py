@@ -6,16 +6,20 @@ FlexAttention ``score_mod``. A ``ScoreTerm`` describes one such step; ``attend(.
 score_terms=[...])`` binds the terms to the call, as it binds the mask, and applies them in order,
 a block of rows at a time, between scaling and masking:
 
-    masked_scores = mode(term_n(... term_1(scores)) + additive masks, allowed)
+    modified_scores = term_n(... term_1(scores))
+    masked_scores = mode(modified_scores + additive masks, allowed)
 
 They never mask: a key is hidden by the mask description (``mask_mods``), not by a term. The
-``scores`` stage stays the scaled scores before the terms.
+``scores`` stage stays the scaled scores before the terms; ``modified_scores`` is a stage of its
+own when there are terms. ``Sinks`` is the one term that acts in the softmax itself: a learned
+logit per head that takes part in the normalisation without being a key (gpt-oss's ``s_aux``), so
+a row's weights sum to less than 1.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -28,6 +32,13 @@ from .validation import as_tensor, check_real, first_nonfinite
 
 class BoundTerm:
     """A score term bound to a call."""
+
+    #: A term that acts in the softmax (``Sinks``), not on the scores.
+    in_softmax = False
+
+    def sink_logits(self, n0: int, n1: int) -> torch.Tensor:
+        """(n1 - n0, 1, 1): the extra logit of flattened elements n0:n1 (``in_softmax`` terms only)."""
+        raise NotImplementedError
 
     def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int) -> torch.Tensor:
         """The scores of flattened elements n0:n1, query rows r0:r1, with the term applied (a new
@@ -111,6 +122,161 @@ class _Capped(BoundTerm):
         return torch.tanh(scores / self.cap) * self.cap
 
 
+class Alibi(ScoreTerm):
+    """ALiBi (Press et al.): ``slopes[h] * (kv_idx - q_idx)`` added to head h's scores, a linear
+    penalty on distance computed a block at a time (no (L_q, L_k) tensor is kept). ``slopes``:
+    one per head (the queries' dimension -3), as ``alibi_slopes(heads)`` makes them. A model that
+    adds ``slope * kv_idx`` instead (BLOOM) gives the same weights (a row's constant cancels in
+    the softmax); its own tensor is a ``ScoreBias``."""
+
+    def __init__(self, slopes: object, name: str = "ALiBi") -> None:
+        self.slopes, self.name = slopes, name
+
+    def nbytes(self, dtype: torch.dtype) -> int:
+        t = self.slopes
+        return t.numel() * 8 if isinstance(t, torch.Tensor) else 0
+
+    def bind(self, g: Geometry) -> BoundTerm:
+        t = check_real(as_tensor(self.slopes, self.name, "score_terms"), self.name, "score_terms").reshape(-1)
+        heads = g.lead[-1] if len(g.lead) > 1 else 1
+        if t.numel() != heads or first_nonfinite(t) is not None:
+            raise input_error(
+                QT_TRANSLATE_NOOP("Errors", "{name} needs one finite slope per head ({heads}); got {count} values"),
+                "score_terms",
+                name=self.name,
+                heads=heads,
+                count=t.numel(),
+            )
+        per_element = t.to(device=g.device, dtype=g.dtype).repeat(g.n_flat // heads)
+        return _Distance(per_element, g.n_k)
+
+
+class _Distance(BoundTerm):
+    def __init__(self, slopes: torch.Tensor, n_k: int) -> None:
+        self.slopes, self.n_k = slopes, n_k
+
+    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int) -> torch.Tensor:
+        dev, dt = scores.device, scores.dtype
+        distance = (
+            torch.arange(self.n_k, device=dev, dtype=dt)[None, :] - torch.arange(r0, r1, device=dev, dtype=dt)[:, None]
+        )
+        return scores + self.slopes[n0:n1, None, None] * distance
+
+
+def alibi_slopes(heads: int) -> torch.Tensor:
+    """The ALiBi slopes of ``heads`` heads (the paper's geometric sequence, interleaved for a
+    number of heads that is not a power of two, as BLOOM and MPT build them)."""
+    closest = 2 ** math.floor(math.log2(heads))
+    base = 2.0 ** (-(2.0 ** -(math.log2(closest) - 3)))
+    slopes = [base ** (i + 1) for i in range(closest)]
+    if closest != heads:
+        extra = 2.0 ** (-(2.0 ** -(math.log2(2 * closest) - 3)))
+        slopes += [extra ** (i + 1) for i in range(0, 2 * (heads - closest), 2)]
+    return torch.tensor(slopes, dtype=torch.float64)
+
+
+#: FlexAttention's score_mod: (score, batch, head, q_idx, kv_idx) -> score.
+ScoreModFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+class ScoreMod(ScoreTerm):
+    """A FlexAttention ``score_mod(score, b, h, q_idx, kv_idx) -> score``, evaluated densely a
+    block of rows at a time (within the memory budget, as every stage). It is called as
+    FlexAttention calls it, under ``torch.vmap`` over the query and key indices, so code that
+    indexes captured tensors (``bias[b, h, q_idx, kv_idx]``, ``mask[b][0][q_idx][kv_idx]``)
+    works as it does there. ``heads``: the heads of the call's leading dimensions (dimension
+    -3); the flattened elements are (batch, head) pairs."""
+
+    def __init__(self, fn: ScoreModFn, name: str = "score_mod") -> None:
+        if not callable(fn):
+            raise input_error(
+                QT_TRANSLATE_NOOP(
+                    "Errors", "score_mod must be a function (score, b, h, q_idx, kv_idx) -> score; got {type}"
+                ),
+                "score_terms",
+                type=type(fn).__name__,
+            )
+        self.fn, self.name = fn, name
+
+    def bind(self, g: Geometry) -> BoundTerm:
+        heads = g.lead[-1] if len(g.lead) > 1 else 1
+        return _Modified(self.fn, heads, g.n_k)
+
+
+class _Modified(BoundTerm):
+    def __init__(self, fn: ScoreModFn, heads: int, n_k: int) -> None:
+        self.fn, self.heads, self.n_k = fn, heads, n_k
+        # vmap over kv_idx (inner) then q_idx (outer), as FlexAttention evaluates a score_mod.
+        inner = torch.vmap(fn, in_dims=(0, None, None, None, 0))
+        self.rows = torch.vmap(inner, in_dims=(0, None, None, 0, None))
+
+    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int) -> torch.Tensor:
+        dev = scores.device
+        q_idx = torch.arange(r0, r1, device=dev)
+        kv_idx = torch.arange(self.n_k, device=dev)
+        out = []
+        for n in range(n0, n1):
+            b = torch.tensor(n // self.heads, device=dev)
+            h = torch.tensor(n % self.heads, device=dev)
+            try:
+                modified = self.rows(scores[n - n0], b, h, q_idx, kv_idx)
+            except Exception as exc:  # the user's code may raise anything: say where it failed
+                raise input_error(
+                    QT_TRANSLATE_NOOP("Errors", "score_mod failed: {error}"),
+                    "score_terms",
+                    error=f"{type(exc).__name__}: {exc}",
+                ) from exc
+            if not isinstance(modified, torch.Tensor) or modified.shape != scores.shape[1:]:
+                raise input_error(
+                    QT_TRANSLATE_NOOP("Errors", "score_mod must return one score per score; got {value}"),
+                    "score_terms",
+                    value=tuple(modified.shape) if isinstance(modified, torch.Tensor) else type(modified).__name__,
+                )
+            out.append(modified.to(scores.dtype))
+        return torch.stack(out)
+
+
+class Sinks(ScoreTerm):
+    """Attention sinks as a learned logit per head (gpt-oss's ``s_aux``): the softmax of each row
+    runs over its keys and one extra logit that belongs to no key, so the row's weights sum to
+    less than 1. ``values``: one per head (dimension -3 of the queries)."""
+
+    def __init__(self, values: object, name: str = "sinks") -> None:
+        self.values, self.name = values, name
+
+    def nbytes(self, dtype: torch.dtype) -> int:
+        t = self.values
+        return t.numel() * 8 if isinstance(t, torch.Tensor) else 0
+
+    def bind(self, g: Geometry) -> BoundTerm:
+        t = check_real(as_tensor(self.values, self.name, "score_terms"), self.name, "score_terms").reshape(-1)
+        heads = g.lead[-1] if len(g.lead) > 1 else 1
+        if t.numel() != heads or first_nonfinite(t) is not None:
+            raise input_error(
+                QT_TRANSLATE_NOOP(
+                    "Errors", "{name} needs one finite sink logit per head ({heads}); got {count} values"
+                ),
+                "score_terms",
+                name=self.name,
+                heads=heads,
+                count=t.numel(),
+            )
+        return _Sink(t.to(device=g.device, dtype=g.dtype).repeat(g.n_flat // heads))
+
+
+class _Sink(BoundTerm):
+    in_softmax = True
+
+    def __init__(self, logits: torch.Tensor) -> None:
+        self.logits = logits
+
+    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int) -> torch.Tensor:
+        return scores
+
+    def sink_logits(self, n0: int, n1: int) -> torch.Tensor:
+        return self.logits[n0:n1, None, None]
+
+
 def check_score_terms(terms: object) -> tuple[ScoreTerm, ...]:
     """``score_terms`` as a tuple: None, one ``ScoreTerm`` or a sequence of them."""
     if terms is None:
@@ -119,10 +285,24 @@ def check_score_terms(terms: object) -> tuple[ScoreTerm, ...]:
     if isinstance(given, Sequence) and all(isinstance(t, ScoreTerm) for t in given):
         return tuple(given)
     raise input_error(
-        QT_TRANSLATE_NOOP("Errors", "score_terms must be ScoreTerm descriptions (ScoreBias, SoftCap); got {value}"),
+        QT_TRANSLATE_NOOP(
+            "Errors",
+            "score_terms must be ScoreTerm descriptions (ScoreBias, SoftCap, Alibi, ScoreMod, Sinks); got {value}",
+        ),
         "score_terms",
         value=type(terms).__name__,
     )
 
 
-__all__ = ["BoundTerm", "ScoreBias", "ScoreTerm", "SoftCap", "check_score_terms"]
+__all__ = [
+    "Alibi",
+    "BoundTerm",
+    "ScoreBias",
+    "ScoreMod",
+    "ScoreModFn",
+    "ScoreTerm",
+    "Sinks",
+    "SoftCap",
+    "alibi_slopes",
+    "check_score_terms",
+]

@@ -1,6 +1,7 @@
 """Capture files (``.attnviz-capture``): a model run's attention calls, read lazily.
 
-Layout (version 1; ``CAPTURE_FORMAT.md`` next to this module says it for other readers):
+Layout (version 2, which reads version 1 too; ``CAPTURE_FORMAT.md`` next to this module says it
+for other readers):
 
 * 16 bytes of magic, ``ATTNVIZ-CAPTURE\\n``: a capture is told from a session (a zip archive)
   and from a tensor file by its first bytes, whatever its name;
@@ -37,7 +38,18 @@ from attnviz.io._atomic import atomic_write
 from attnviz.io._limits import Budget, label_lists, regular_file_size
 from attnviz.io._safetensors import _DTYPES, safetensors_code
 from attnviz.io.errors import CaptureFileError, cannot_write, refusals
-from attnviz.model_run import AttentionCall, MaskArguments, ModelRun, ModelRunError, Source
+from attnviz.io.storable import storable
+from attnviz.model_run import (
+    SCORE_TERM_KINDS,
+    AttentionCall,
+    CallPath,
+    CallTerm,
+    MaskArguments,
+    ModelRun,
+    ModelRunError,
+    Shard,
+    Source,
+)
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 
 __all__ = [
@@ -52,7 +64,7 @@ __all__ = [
 
 MAGIC = b"ATTNVIZ-CAPTURE\n"
 FORMAT_NAME = "attnviz-capture"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 CAPTURE_SUFFIX = ".attnviz-capture"
 #: The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists
 #: (64 sequences of 4,096 tokens take about 4 MB).
@@ -72,9 +84,25 @@ ARRAY_ROLES: tuple[str, ...] = (
     "attn_mask",
     "key_padding_mask",
     "attention_mask",
+    "sinks",
 )
+#: A call's score-term arrays are named "term_0", "term_1"... after their place in its "terms".
+TERM_ARRAY = "term_{index}"
 _CALL_KEYS = {"name", "arrays", "is_causal", "scale", "fidelity", "note", "dtype"}
+#: Version 2 adds these to a call and to the header.
+_CALL_KEYS_2 = {"terms", "path", "tokens"}
 _TOP_KEYS = {"format", "version", "source", "query_tokens", "key_tokens", "calls"}
+_TOP_KEYS_2 = {"token_sets", "shard"}
+_PATH_KEYS: dict[str, type | tuple[type, ...]] = {
+    "implementation": str,
+    "function": str,
+    "weights_requested": (bool, type(None)),
+    "fast_path": bool,
+    "sdpa_backend": (str, type(None)),
+    "packed_gqa": bool,
+    "weights_only": bool,
+}
+
 _SOURCES: tuple[str, ...] = get_args(Source)
 #: JSON has no infinity: a fidelity that is infinite (NaN in the model's output where attnviz has
 #: a number, or the reverse) is written as this string.
@@ -124,26 +152,63 @@ def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
             size += -(-array.nbytes // ALIGNMENT) * ALIGNMENT
         return {"dtype": code, "shape": list(array.shape), "offset": offsets[id(array)]}
 
+    token_sets: list[list[list[str]] | None] = []
+    token_index: dict[int, int] = {}  # id(tokens) -> its place in token_sets: shared tables stored once
+
+    def tokens_entry(tokens: np.ndarray | None) -> int | None:
+        if tokens is None:
+            return None
+        if id(tokens) not in token_index:
+            token_index[id(tokens)] = len(token_sets)
+            token_sets.append(label_lists(tokens))
+        return token_index[id(tokens)]
+
+    try:
+        run = storable(run)  # a live mask_mod or score_mod: the arrays it amounts to
+    except ModelRunError as exc:
+        raise CaptureFileError(
+            file_path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be written: {problem}"), problem=exc)
+        ) from exc
     calls = []
     for call in run.calls:
-        arrays = {role: place(np.asarray(array)) for role, array in _call_arrays(call)}
+        stored = call
+        arrays = {role: place(np.asarray(array)) for role, array in _call_arrays(stored)}
+        terms: list[dict[str, Any]] = []
+        for index, term in enumerate(stored.terms):
+            entry: dict[str, Any] = {"kind": term.kind, "name": term.name}
+            if term.kind == "softcap":
+                entry["cap"] = term.cap
+            else:
+                entry["array"] = TERM_ARRAY.format(index=index)
+                arrays[entry["array"]] = place(np.asarray(term.values))
+            terms.append(entry)
         calls.append(
             {
-                "name": call.name,
+                "name": stored.name,
                 "arrays": arrays,
-                "is_causal": call.masks.is_causal,
-                "scale": call.scale,
-                "fidelity": _INFINITE if call.fidelity is not None and math.isinf(call.fidelity) else call.fidelity,
-                "note": str(call.note),
-                "dtype": call.dtype,
+                "is_causal": stored.masks.is_causal,
+                "scale": stored.scale,
+                "fidelity": _INFINITE
+                if stored.fidelity is not None and math.isinf(stored.fidelity)
+                else stored.fidelity,
+                "note": str(stored.note),
+                "dtype": stored.dtype,
+                "terms": terms,
+                "path": None if stored.path is None else stored.path.as_dict(),
+                "tokens": {"queries": tokens_entry(stored.query_tokens), "keys": tokens_entry(stored.key_tokens)},
             }
         )
+    shard = run.shard
     header = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "source": run.source,
         "query_tokens": label_lists(run.query_tokens),
         "key_tokens": label_lists(run.key_tokens),
+        "token_sets": token_sets,
+        "shard": None
+        if shard is None
+        else {"rank": shard.rank, "world_size": shard.world_size, "sharding": shard.sharding},
         "calls": calls,
     }
     try:
@@ -221,7 +286,9 @@ def load_capture(path: str | os.PathLike[str]) -> ModelRun:
         with open(file_path, "rb") as stream:
             header, data_start = _read_header(stream, size, budget)
         layout = _Layout(budget, size - data_start)
-        parsed = [_parse_call(index, raw, layout) for index, raw in enumerate(_calls_of(header, budget))]
+        version = header["version"]
+        parsed = [_parse_call(index, raw, layout, version) for index, raw in enumerate(_calls_of(header, budget))]
+        token_sets = _token_sets(header, budget)
         layout.check_overlaps()
         mapped = np.memmap(file_path, dtype=np.uint8, mode="r") if layout.spans else None
         calls = []
@@ -233,6 +300,11 @@ def load_capture(path: str | os.PathLike[str]) -> ModelRun:
                 views.pop("attention_mask", None),
                 fields.pop("is_causal"),
             )
+            terms = tuple(
+                CallTerm(kind, name, values=None if array is None else views[array], cap=cap)
+                for kind, name, array, cap in fields.pop("terms")
+            )
+            tokens = fields.pop("tokens")
             calls.append(
                 AttentionCall(
                     queries=views.get("queries"),
@@ -241,6 +313,10 @@ def load_capture(path: str | os.PathLike[str]) -> ModelRun:
                     output=views.get("output"),
                     weights=views.get("weights"),
                     masks=masks,
+                    terms=terms,
+                    sinks=views.get("sinks"),
+                    query_tokens=_token_set(token_sets, tokens.get("queries"), budget),
+                    key_tokens=_token_set(token_sets, tokens.get("keys"), budget),
                     **fields,
                 )
             )
@@ -250,11 +326,13 @@ def load_capture(path: str | os.PathLike[str]) -> ModelRun:
                 _tokens(header, "query_tokens", budget),
                 _tokens(header, "key_tokens", budget),
                 source=header["source"],
+                shard=_shard(header.get("shard"), budget),
             )
         except ModelRunError as exc:
             raise budget.fail(exception_message(exc)) from exc
         for call in run.calls:
             _check_masks(call, budget)
+            _check_terms(call, budget)
         return run
 
 
@@ -301,7 +379,13 @@ def _read_header(stream: BinaryIO, size: int, budget: Budget) -> tuple[dict[str,
         known_version=FORMAT_VERSION,
         fail=budget.fail,
     )
-    _only_keys(header, _TOP_KEYS, QT_TRANSLATE_NOOP("FileErrors", "the header"), budget)
+    version = header["version"]
+    _only_keys(
+        header,
+        _TOP_KEYS | (_TOP_KEYS_2 if version >= 2 else set()),
+        QT_TRANSLATE_NOOP("FileErrors", "the header"),
+        budget,
+    )
     if header.get("source") not in _SOURCES:
         raise budget.fail(
             message(
@@ -423,18 +507,29 @@ def _whole(value: Any) -> bool:
 
 
 def _parse_call(
-    index: int, raw: dict[str, Any], layout: _Layout
+    index: int, raw: dict[str, Any], layout: _Layout, version: int = FORMAT_VERSION
 ) -> tuple[dict[str, Any], dict[str, tuple[str, tuple[int, ...], int]]]:
     fail = layout.budget.fail
     where_call = message(QT_TRANSLATE_NOOP("FileErrors", "call {index}"), index=index)
-    _only_keys(raw, _CALL_KEYS, where_call, layout.budget)
+    _only_keys(raw, _CALL_KEYS | (_CALL_KEYS_2 if version >= 2 else set()), where_call, layout.budget)
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has no name for call {index}"), index=index))
     arrays = raw.get("arrays")
     if not isinstance(arrays, dict):
         raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has no array list for call '{name}'"), name=name))
-    unknown = sorted(set(arrays) - set(ARRAY_ROLES))
+    terms = _terms_of(raw.get("terms", []), name, layout.budget)
+    term_arrays = {array for _kind, _name, array, _cap in terms if array is not None}
+    unknown = sorted(set(arrays) - set(ARRAY_ROLES) - term_arrays)
+    missing = sorted(term_arrays - set(arrays))
+    if missing:
+        raise fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has no array '{array}' for a score term of call '{name}'"),
+                array=missing[0],
+                name=name,
+            )
+        )
     if unknown:
         raise fail(
             message(
@@ -448,7 +543,7 @@ def _parse_call(
             arrays[role],
             message(QT_TRANSLATE_NOOP("FileErrors", "array '{array}' of call '{name}'"), array=role, name=name),
         )
-        for role in ARRAY_ROLES
+        for role in (*ARRAY_ROLES, *sorted(term_arrays))
         if role in arrays
     }
     is_causal = raw.get("is_causal", False)
@@ -480,8 +575,142 @@ def _parse_call(
         "fidelity": fidelity_value,
         "note": note,
         "dtype": dtype,
+        "terms": terms,
+        "path": _path_of(raw.get("path"), name, layout.budget),
+        "tokens": _tokens_ref(raw.get("tokens"), name, layout.budget),
     }
     return fields, entries
+
+
+def _terms_of(raw: Any, call: str, budget: Budget) -> list[tuple[str, str, str | None, float | None]]:
+    """A call's "terms": (kind, name, array, cap) each, checked."""
+
+    def bad() -> Exception:
+        return budget.fail(
+            message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid 'terms' in call '{name}'"), name=call)
+        )
+
+    if not isinstance(raw, list):
+        raise bad()
+    out: list[tuple[str, str, str | None, float | None]] = []
+    for index, term in enumerate(raw):
+        if (
+            not isinstance(term, dict)
+            or term.get("kind") not in SCORE_TERM_KINDS
+            or not isinstance(term.get("name"), str)
+        ):
+            raise bad()
+        kind = term["kind"]
+        if kind == "softcap":
+            cap = _json.whole_or_float(term.get("cap"))
+            if set(term) != {"kind", "name", "cap"} or cap is None or not cap > 0:
+                raise bad()
+            out.append((kind, term["name"], None, float(cap)))
+        else:
+            if (
+                kind != "bias"
+                or set(term) != {"kind", "name", "array"}
+                or term["array"] != TERM_ARRAY.format(index=index)
+            ):
+                raise bad()
+            out.append((kind, term["name"], term["array"], None))
+    return out
+
+
+def _path_of(raw: Any, call: str, budget: Budget) -> CallPath | None:
+    if raw is None:
+        return None
+    if (
+        not isinstance(raw, dict)
+        or set(raw) != set(_PATH_KEYS)
+        or not all(isinstance(raw[key], kind) for key, kind in _PATH_KEYS.items())
+    ):
+        raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid 'path' in call '{name}'"), name=call))
+    return CallPath(**{key: raw[key] for key in _PATH_KEYS})
+
+
+def _tokens_ref(raw: Any, call: str, budget: Budget) -> dict[str, int | None]:
+    if raw is None:
+        return {}
+    if (
+        not isinstance(raw, dict)
+        or set(raw) != {"queries", "keys"}
+        or not all(value is None or (_whole(value) and value >= 0) for value in raw.values())
+    ):
+        raise budget.fail(
+            message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid 'tokens' in call '{name}'"), name=call)
+        )
+    return dict(raw)
+
+
+def _token_sets(header: dict[str, Any], budget: Budget) -> list[Any]:
+    raw = header.get("token_sets", [])
+    if not isinstance(raw, list):
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has damaged token_sets (a list of token tables is needed)"))
+    return [[None, table] for table in raw]
+
+
+def _token_set(sets: list[Any], index: int | None, budget: Budget) -> np.ndarray | None:
+    """Token table ``index`` as a (B, L) str array, built (and counted) once however many calls
+    name it."""
+    if index is None:
+        return None
+    if index >= len(sets):
+        raise budget.fail(
+            message(QT_TRANSLATE_NOOP("FileErrors", "names token table {index}, which it does not have"), index=index)
+        )
+    entry = sets[index]
+    if entry[0] is None:
+        entry[0] = _tokens({"token_sets": entry[1]}, "token_sets", budget)
+    return entry[0]
+
+
+def _shard(raw: Any, budget: Budget) -> Shard | None:
+    if raw is None:
+        return None
+    if (
+        not isinstance(raw, dict)
+        or set(raw) != {"rank", "world_size", "sharding"}
+        or not (_whole(raw["rank"]) and _whole(raw["world_size"]) and 0 <= raw["rank"] < raw["world_size"])
+        or raw["sharding"] not in (None, "data", "heads")
+    ):
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has an invalid 'shard' (rank, world_size, sharding)"))
+    return Shard(raw["rank"], raw["world_size"], raw["sharding"])
+
+
+def _check_terms(call: AttentionCall, budget: Budget) -> None:
+    """Score-term biases that broadcast to the call's (B, H, L_q, L_k) and are finite; sinks one
+    per head."""
+    b, h, n_q, n_k = call.shape
+    for term in call.terms:
+        values = term.values
+        if values is None:
+            continue
+        fits = values.ndim >= 2 and all(s in (1, t) for s, t in zip(reversed(values.shape), (n_k, n_q, h, b)))
+        if not fits or values.dtype.kind != "f":
+            raise budget.fail(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "has a score term '{term}' of shape {shape} in call '{name}', which its attention of shape "
+                        "{target} cannot take",
+                    ),
+                    term=term.name,
+                    shape=tuple(values.shape),
+                    name=call.name,
+                    target=(b, h, n_q, n_k),
+                )
+            )
+    sinks = call.sinks
+    if sinks is not None and (sinks.shape != (h,) or sinks.dtype.kind != "f"):
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "has sinks of shape {shape} in call '{name}': one per head ({heads})"),
+                shape=tuple(sinks.shape),
+                name=call.name,
+                heads=h,
+            )
+        )
 
 
 def _view(mapped: np.memmap | None, data_start: int, entry: tuple[str, tuple[int, ...], int]) -> np.ndarray:

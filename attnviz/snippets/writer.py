@@ -27,7 +27,9 @@ def snippet_stages() -> tuple[str, ...]:
     written from the engine's result, so torch is loaded by then)."""
     from ..engine.result import STAGES
 
-    return ("hidden_features", *STAGES)
+    # A call's score terms (a captured model's position bias, soft-capping) are not the
+    # chapter's: a snippet writes no lines for their stage.
+    return ("hidden_features", *(stage for stage in STAGES if stage != "modified_scores"))
 
 
 #: ``StageSpan.variable`` when the stage's value is what the span's last line returns.

@@ -4,8 +4,12 @@
 <context>
     <name>Capture</name>
     <message>
+        <source>{call} recorded its weights only: it has no scores to compute</source>
+        <extracomment>Tensors already converted to numpy, by (id of the tensor they come from, shape, dtype). Recomputations larger than this (their weights, in bytes) are done one batch element at a time. id of the innermost module that made the call (a softmax there is not a call of its own).</extracomment>
+        <translation>{call} registrou apenas seus pesos: não há escores a calcular</translation>
+    </message>
+    <message>
         <source>dropout (p = {p}) was applied: the model&apos;s output is random and was not compared</source>
-        <extracomment>Tensors already converted to numpy, by (id of the tensor they come from, shape, dtype). Recomputations larger than this (their weights, in bytes) are done one batch element at a time.</extracomment>
         <translation>o dropout (p = {p}) foi aplicado: a saída do modelo é aleatória e não foi comparada</translation>
     </message>
     <message>
@@ -62,16 +66,21 @@
     </message>
     <message>
         <source>{name} was replaced by other code while captures were open: it is left as that code set it</source>
-        <extracomment>Bytes of copies a capture keeps by default (never more than half the memory available). The open captures, replaced whole under the lock (readers take it without locking).</extracomment>
+        <extracomment>Inside a recorded attention function: a softmax there is part of it, not a call. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The open captures, replaced whole under the lock (readers take it without locking).</extracomment>
         <translation>{name} foi substituído por outro código enquanto havia capturas abertas: fica como esse código o deixou</translation>
     </message>
     <message>
         <source>capture(model): model must be a torch.nn.Module, not {type}</source>
+        <extracomment>Bytes of copies a capture keeps by default (never more than half the memory available). A module&apos;s forward arguments that carry the mask it built (a call seen through its softmax). The sharding a capture can be told (or sees): data-parallel ranks hold other batch elements, tensor-parallel ranks other heads.</extracomment>
         <translation>capture(model): model deve ser um torch.nn.Module, não {type}</translation>
     </message>
     <message>
         <source>memory_budget must be a number of bytes &gt; 0; got {value}</source>
         <translation>memory_budget deve ser um número de bytes &gt; 0; recebeu {value}</translation>
+    </message>
+    <message>
+        <source>sharding must be None, {choices}; got {value}</source>
+        <translation>sharding deve ser None, {choices}; recebido {value}</translation>
     </message>
     <message>
         <source>a capture records once: make a new one with attnviz.capture(...)</source>
@@ -86,16 +95,28 @@
         <translation>{n} chamadas de atenção não foram registradas (orçamento de memória)</translation>
     </message>
     <message>
-        <source>no attention call was recorded: the model called neither torch.nn.functional.scaled_dot_product_attention nor nn.MultiheadAttention (a model with eager attention code, or one compiled with torch.compile, cannot be captured)</source>
-        <translation>nenhuma chamada de atenção foi registrada: o modelo não chamou nem torch.nn.functional.scaled_dot_product_attention nem nn.MultiheadAttention (um modelo com código de atenção eager, ou compilado com torch.compile, não pode ser capturado)</translation>
+        <source>no attention call was recorded: the model called neither torch.nn.functional.scaled_dot_product_attention, nn.MultiheadAttention, a transformers attention function, flex_attention nor a softmax over attention scores inside its modules (a model compiled with torch.compile cannot be captured)</source>
+        <translation>nenhuma chamada de atenção foi registrada: o modelo não chamou torch.nn.functional.scaled_dot_product_attention, nn.MultiheadAttention, uma função de atenção do transformers, flex_attention nem um softmax sobre escores de atenção dentro de seus módulos (um modelo compilado com torch.compile não pode ser capturado)</translation>
     </message>
     <message>
-        <source>{name} is left out of the run: queries {q}, keys {k} do not fit (batch, heads, length, size) with the other calls&apos; batch</source>
-        <translation>{name} fica fora da execução: consultas {q}, chaves {k} não se encaixam em (lote, cabeças, comprimento, tamanho) com o lote das outras chamadas</translation>
+        <source>{name} is left out of the run: queries {q}, keys {k} are not (batch, heads, length, size)</source>
+        <translation>{name} fica fora da execução: consultas {q}, chaves {k} não são (lote, cabeças, comprimento, tamanho)</translation>
     </message>
     <message>
         <source>nothing was captured: there is no attention call to show</source>
         <translation>nada foi capturado: não há chamada de atenção para mostrar</translation>
+    </message>
+    <message>
+        <source>the tokens given do not fit every axis of {count} call(s) ({first}...): those axes are shown without tokens (each call&apos;s note says which)</source>
+        <translation>os tokens dados não cabem em todos os eixos de {count} chamada(s) ({first}...): esses eixos são mostrados sem tokens (a nota de cada chamada diz quais)</translation>
+    </message>
+    <message>
+        <source>its {length} {axis}</source>
+        <translation>seus {length} {axis}</translation>
+    </message>
+    <message>
+        <source>the tokens given do not fit {axes}: shown without tokens there</source>
+        <translation>os tokens dados não cabem em {axes}: mostrados sem tokens ali</translation>
     </message>
     <message>
         <source>modules= names modules of a model: pass the model too, capture(model, modules=...)</source>
@@ -118,8 +139,45 @@
         <translation>não foi possível registrar uma chamada: {error}</translation>
     </message>
     <message>
+        <source>a GQA decode step transformers ran with its query heads folded into the query axis: shown unfolded, one query per head</source>
+        <translation>um passo de decodificação GQA que o transformers executou com as cabeças de consulta dobradas no eixo das consultas: mostrado desdobrado, uma consulta por cabeça</translation>
+    </message>
+    <message>
+        <source>a boolean mask added to the scores as 0 and 1 by the eager function</source>
+        <translation>uma máscara booleana somada aos escores como 0 e 1 pela função eager</translation>
+    </message>
+    <message>
+        <source>sink logits per query are not recorded (attnviz keeps one per head): recomputed without them</source>
+        <translation>logits de sorvedouro por consulta não são registrados (o attnviz guarda um por cabeça): recalculado sem eles</translation>
+    </message>
+    <message>
+        <source>sliding window of {window} keys (in the mask the model built)</source>
+        <translation>janela deslizante de {window} chaves (na máscara que o modelo construiu)</translation>
+    </message>
+    <message>
+        <source>attention code of its own ({module}): its weights were recorded at its softmax; its queries, keys and values are not visible to a capture (weights only)</source>
+        <translation>código de atenção próprio ({module}): seus pesos foram registrados no seu softmax; suas consultas, chaves e valores não são visíveis a uma captura (apenas pesos)</translation>
+    </message>
+    <message>
+        <source>without the capture nn.MultiheadAttention would have taken its fused fast path (which reads a float mask as a boolean one); the capture ran its Python path</source>
+        <translation>sem a captura, nn.MultiheadAttention teria tomado seu caminho rápido fundido (que lê uma máscara float como booleana); a captura executou seu caminho em Python</translation>
+    </message>
+    <message>
         <source>recording stopped at attention call {index}: it needs {need} more and {used} of the {budget} memory budget are taken; pass capture(memory_budget=...) to record more, or modules=... to record fewer calls</source>
         <translation>o registro parou na chamada de atenção {index}: ela precisa de mais {need}, e {used} do orçamento de memória de {budget} já estão ocupados; passe capture(memory_budget=...) para registrar mais, ou modules=... para registrar menos chamadas</translation>
+    </message>
+    <message>
+        <source>FlexAttention block mask: blocks of {rows} x {cols}, {sparsity}% of blocks skipped</source>
+        <translation>máscara de blocos do FlexAttention: blocos de {rows} x {cols}, {sparsity}% dos blocos pulados</translation>
+    </message>
+    <message>
+        <source>its score_mod does more than add a bias and is not kept in the file: recomputed without it</source>
+        <extracomment>The dense boolean mask a mask_mod becomes in a file (and a score_mod&apos;s bias) may take at most this.</extracomment>
+        <translation>seu score_mod faz mais do que somar um viés e não é guardado no arquivo: recalculado sem ele</translation>
+    </message>
+    <message>
+        <source>the mask_mod of call &apos;{name}&apos; would take {size} as the dense mask a file keeps (at most {limit}): record fewer or shorter calls to save them</source>
+        <translation>o mask_mod da chamada &apos;{name}&apos; ocuparia {size} como a máscara densa que um arquivo guarda (no máximo {limit}): registre menos chamadas ou chamadas mais curtas para salvá-las</translation>
     </message>
 </context>
 <context>
@@ -633,6 +691,18 @@
         <translation>a máscara deixa o(s) elemento(s) do lote {elements} prestar atenção exatamente às suas chaves de padding ({pads}) e esconde as reais: sua polaridade está invertida ({convention})</translation>
     </message>
     <message>
+        <source>on every real query row of batch element(s) {elements} the mask allows exactly what a padding (and causal) mask would hide and hides what it would allow: its polarity is inverted, built as True = masked where {convention}; invert it (~mask), or build it with True = attend</source>
+        <translation>em toda linha de consulta real do(s) elemento(s) do lote {elements} a máscara permite exatamente o que uma máscara de preenchimento (e causal) esconderia e esconde o que ela permitiria: sua polaridade está invertida, construída como True = mascarado onde {convention}; inverta-a (~mask) ou construa-a com True = atender</translation>
+    </message>
+    <message>
+        <source>batch element(s) {elements} are left padded, but the mask hides their last keys, which are real tokens ({hidden} real keys hidden), and lets their padding keys at the start through: left padding was masked as right padding; build the mask from the attention mask (1 = real token), not from the lengths</source>
+        <translation>o(s) elemento(s) do lote {elements} têm preenchimento à esquerda, mas a máscara esconde suas últimas chaves, que são tokens reais ({hidden} chaves reais escondidas), e deixa passar suas chaves de preenchimento no início: o preenchimento à esquerda foi mascarado como preenchimento à direita; construa a máscara a partir da attention mask (1 = token real), não dos comprimentos</translation>
+    </message>
+    <message>
+        <source>batch element(s) {elements} are right padded, but the mask hides their first keys, which are real tokens ({hidden} real keys hidden), and lets their padding keys at the end through: right padding was masked as left padding; build the mask from the attention mask (1 = real token)</source>
+        <translation>o(s) elemento(s) do lote {elements} têm preenchimento à direita, mas a máscara esconde suas primeiras chaves, que são tokens reais ({hidden} chaves reais escondidas), e deixa passar suas chaves de preenchimento no fim: o preenchimento à direita foi mascarado como preenchimento à esquerda; construa a máscara a partir da attention mask (1 = token real)</translation>
+    </message>
+    <message>
         <source>is_causal=True aligns the causal mask top-left: with {n_q} queries and {n_k} keys (a KV-cache step) query i sees keys 0 to i only, not the {past} cached keys before it; align it bottom-right with the boolean attn_mask torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q), or pass no causal mask for a single new token</source>
         <translation>is_causal=True alinha a máscara causal no canto superior esquerdo: com {n_q} consultas e {n_k} chaves (um passo com cache KV), a consulta i vê só as chaves de 0 a i, não as {past} chaves em cache antes dela; alinhe-a no canto inferior direito com a attn_mask booleana torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q), ou não passe máscara causal para um único token novo</translation>
     </message>
@@ -693,8 +763,12 @@
         <translation>{n} linhas de consulta não têm mais nenhuma chave a que prestar atenção (o modelo produziu {outcome} ali): a máscara esconde todas as chaves dessas consultas</translation>
     </message>
     <message>
-        <source>{n} call</source>
+        <source>--max-fidelity {value}: expected a number &gt;= 0, e.g. 1e-5</source>
         <extracomment>The console script ``attnviz-doctor`` (its arguments are the process&apos;s).</extracomment>
+        <translation>--max-fidelity {value}: esperado um número &gt;= 0, p. ex. 1e-5</translation>
+    </message>
+    <message>
+        <source>{n} call</source>
         <translation>{n} chamada</translation>
     </message>
     <message>
@@ -724,6 +798,30 @@
     <message>
         <source>no mask problem found in {calls}</source>
         <translation>nenhum problema de máscara encontrado em {calls}</translation>
+    </message>
+    <message>
+        <source>{summary}; fidelity at most {fidelity:.2g}</source>
+        <translation>{summary}; fidelidade no máximo {fidelity:.2g}</translation>
+    </message>
+    <message>
+        <source>path not recorded</source>
+        <translation>caminho não registrado</translation>
+    </message>
+    <message>
+        <source>weights only, as recorded</source>
+        <translation>apenas pesos, como registrados</translation>
+    </message>
+    <message>
+        <source>fidelity not measured</source>
+        <translation>fidelidade não medida</translation>
+    </message>
+    <message>
+        <source>fidelity {value:.2g}</source>
+        <translation>fidelidade {value:.2g}</translation>
+    </message>
+    <message>
+        <source>call {index} ({name}): {path}, {fidelity}</source>
+        <translation>chamada {index} ({name}): {path}, {fidelity}</translation>
     </message>
     <message>
         <source>--lengths {text}: expected whole numbers &gt;= 0 separated by commas, e.g. 7,5,3</source>
@@ -798,12 +896,29 @@
         <source>{n} scores overflow to Inf or NaN in {dtype} although the queries and keys are finite (up to {q} and {k}, scale {scale}): the weights of their rows are NaN or meaningless; make the inputs or the scale smaller</source>
         <translation>{n} pontuações estouram para Inf ou NaN em {dtype} embora as consultas e as chaves sejam finitas (até {q} e {k}, escala {scale}): os pesos das suas linhas são NaN ou sem sentido; diminua as entradas ou a escala</translation>
     </message>
+    <message>
+        <source>attnviz could not check this call against the model&apos;s own output ({reason}): what it shows is not verified</source>
+        <extracomment>(kind, severity, sentence) of one finding about a call.</extracomment>
+        <translation>o attnviz não pôde conferir esta chamada com a saída do próprio modelo ({reason}): o que ele mostra não está verificado</translation>
+    </message>
+    <message>
+        <source>no output was recorded to compare with</source>
+        <translation>nenhuma saída foi registrada para comparar</translation>
+    </message>
+    <message>
+        <source>attnviz&apos;s recomputation differs from the model&apos;s output by {fidelity:.3g}, more than the {limit:.3g} allowed: what is shown may not be what ran (masks or score terms the capture did not see, another dtype or kernel)</source>
+        <translation>o recálculo do attnviz difere da saída do modelo em {fidelity:.3g}, mais do que os {limit:.3g} permitidos: o que é mostrado pode não ser o que foi executado (máscaras ou termos de escore que a captura não viu, outro dtype ou kernel)</translation>
+    </message>
+    <message>
+        <source>asking for the weights ran this call on the {path} path while the other calls of its stack ran {usual}: what you see may not be what runs without output_attentions (compare a capture without it: a causal mask or a kernel&apos;s handling of empty rows can differ between paths)</source>
+        <translation>pedir os pesos executou esta chamada pelo caminho {path} enquanto as outras chamadas da sua pilha executaram {usual}: o que você vê pode não ser o que executa sem output_attentions (compare com uma captura sem ele: uma máscara causal ou o tratamento de linhas vazias por um kernel pode diferir entre caminhos)</translation>
+    </message>
 </context>
 <context>
     <name>Errors</name>
     <message>
         <source>{call} recorded its attention weights only (Hugging Face output_attentions): they are shown as recorded; scores, masks and outputs cannot be recomputed, and a key with weight 0 is shown as masked</source>
-        <extracomment>Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every stage at once is over the memory budget (a long input: the long-context view can). The devices this machine offers (``engine.available_devices``), found by a computation that imported torch; empty when it did not get that far. The head this is the result of.</extracomment>
+        <extracomment>The scores after the call&apos;s score terms (a position bias, soft-capping, a score_mod): the same array as ``scores`` when the call has none. Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every stage at once is over the memory budget (a long input: the long-context view can). The devices this machine offers (``engine.available_devices``), found by a computation that imported torch; empty when it did not get that far. The head this is the result of.</extracomment>
         <translation>{call} registrou só os seus pesos de atenção (output_attentions do Hugging Face): eles são mostrados como foram registrados; pontuações, máscaras e saídas não podem ser recalculadas, e uma chave com peso 0 aparece como mascarada</translation>
     </message>
     <message>
@@ -1285,6 +1400,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>{name} holds a value that is not finite at {idx}: a score bias is added to the scores and never masks (a mask goes through attn_mask= or mask=)</source>
+        <extracomment>A term that acts in the softmax (``Sinks``), not on the scores.</extracomment>
         <translation>{name} contém um valor não finito em {idx}: um viés de pontuações é somado às pontuações e nunca mascara (uma máscara vai por attn_mask= ou mask=)</translation>
     </message>
     <message>
@@ -1292,8 +1408,29 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>um limite suave (soft cap) deve ser um número finito &gt; 0; recebeu {value}</translation>
     </message>
     <message>
-        <source>score_terms must be ScoreTerm descriptions (ScoreBias, SoftCap); got {value}</source>
-        <translation>score_terms deve conter descrições ScoreTerm (ScoreBias, SoftCap); recebeu {value}</translation>
+        <source>{name} needs one finite slope per head ({heads}); got {count} values</source>
+        <translation>{name} precisa de uma inclinação finita por cabeça ({heads}); recebidos {count} valores</translation>
+    </message>
+    <message>
+        <source>score_mod must be a function (score, b, h, q_idx, kv_idx) -&gt; score; got {type}</source>
+        <extracomment>FlexAttention&apos;s score_mod: (score, batch, head, q_idx, kv_idx) -&gt; score.</extracomment>
+        <translation>score_mod deve ser uma função (score, b, h, q_idx, kv_idx) -&gt; score; recebido {type}</translation>
+    </message>
+    <message>
+        <source>score_mod failed: {error}</source>
+        <translation>score_mod falhou: {error}</translation>
+    </message>
+    <message>
+        <source>score_mod must return one score per score; got {value}</source>
+        <translation>score_mod deve devolver um escore por escore; recebido {value}</translation>
+    </message>
+    <message>
+        <source>{name} needs one finite sink logit per head ({heads}); got {count} values</source>
+        <translation>{name} precisa de um logit de sorvedouro finito por cabeça ({heads}); recebidos {count} valores</translation>
+    </message>
+    <message>
+        <source>score_terms must be ScoreTerm descriptions (ScoreBias, SoftCap, Alibi, ScoreMod, Sinks); got {value}</source>
+        <translation>score_terms devem ser descrições ScoreTerm (ScoreBias, SoftCap, Alibi, ScoreMod, Sinks); recebido {value}</translation>
     </message>
 </context>
 <context>
@@ -1435,8 +1572,12 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>Capturas (attnviz.capture)</translation>
     </message>
     <message>
-        <source>Opening {name}…</source>
+        <source>{count} ranks merged</source>
         <extracomment>Asks which array plays which role: (roles, head, layer), or None when the user cancelled. A file still opening after this long gets the busy indicator (a quick one would only flash it).</extracomment>
+        <translation>{count} ranks combinados</translation>
+    </message>
+    <message>
+        <source>Opening {name}…</source>
         <translation>Abrindo {name}…</translation>
     </message>
     <message>
@@ -2037,7 +2178,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>cannot be written: two calls are named &apos;{name}&apos; (call names must be unique)</source>
-        <extracomment>The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. JSON has no infinity: a fidelity that is infinite (NaN in the model&apos;s output where attnviz has a number, or the reverse) is written as this string.</extracomment>
+        <extracomment>The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. A call&apos;s score-term arrays are named &quot;term_0&quot;, &quot;term_1&quot;... after their place in its &quot;terms&quot;. Version 2 adds these to a call and to the header. JSON has no infinity: a fidelity that is infinite (NaN in the model&apos;s output where attnviz has a number, or the reverse) is written as this string.</extracomment>
         <translation>não pode ser gravado: duas chamadas têm o nome &apos;{name}&apos; (os nomes das chamadas devem ser únicos)</translation>
     </message>
     <message>
@@ -2142,6 +2283,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>não tem lista de arrays para a chamada &apos;{name}&apos;</translation>
     </message>
     <message>
+        <source>has no array &apos;{array}&apos; for a score term of call &apos;{name}&apos;</source>
+        <translation>não tem o array &apos;{array}&apos; para um termo de escore da chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
         <source>has an unknown array &apos;{array}&apos; in call &apos;{name}&apos;</source>
         <translation>tem um array desconhecido &apos;{array}&apos; na chamada &apos;{name}&apos;</translation>
     </message>
@@ -2152,6 +2297,38 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>has an invalid &apos;{key}&apos; in call &apos;{name}&apos;</source>
         <translation>tem um &apos;{key}&apos; inválido na chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has an invalid &apos;terms&apos; in call &apos;{name}&apos;</source>
+        <translation>tem &apos;terms&apos; inválido na chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has an invalid &apos;path&apos; in call &apos;{name}&apos;</source>
+        <translation>tem &apos;path&apos; inválido na chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has an invalid &apos;tokens&apos; in call &apos;{name}&apos;</source>
+        <translation>tem &apos;tokens&apos; inválido na chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has damaged token_sets (a list of token tables is needed)</source>
+        <translation>tem token_sets danificado (é necessária uma lista de tabelas de tokens)</translation>
+    </message>
+    <message>
+        <source>names token table {index}, which it does not have</source>
+        <translation>cita a tabela de tokens {index}, que ele não tem</translation>
+    </message>
+    <message>
+        <source>has an invalid &apos;shard&apos; (rank, world_size, sharding)</source>
+        <translation>tem &apos;shard&apos; inválido (rank, world_size, sharding)</translation>
+    </message>
+    <message>
+        <source>has a score term &apos;{term}&apos; of shape {shape} in call &apos;{name}&apos;, which its attention of shape {target} cannot take</source>
+        <translation>tem um termo de escore &apos;{term}&apos; de forma {shape} na chamada &apos;{name}&apos;, que sua atenção de forma {target} não aceita</translation>
+    </message>
+    <message>
+        <source>has sinks of shape {shape} in call &apos;{name}&apos;: one per head ({heads})</source>
+        <translation>tem sorvedouros de forma {shape} na chamada &apos;{name}&apos;: um por cabeça ({heads})</translation>
     </message>
     <message>
         <source>has a mask {role} of shape {shape} and dtype {dtype} in call &apos;{name}&apos;, which its attention of shape {target} cannot take</source>
@@ -4053,6 +4230,73 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
 </context>
 <context>
+    <name>Merge</name>
+    <message>
+        <source>cannot merge the ranks: {problem}</source>
+        <translation>não é possível combinar os ranks: {problem}</translation>
+    </message>
+    <message>
+        <source>give the capture of every rank (at least two)</source>
+        <translation>dê a captura de cada rank (pelo menos duas)</translation>
+    </message>
+    <message>
+        <source>capture {index} names no rank (it was not recorded under torch.distributed)</source>
+        <translation>a captura {index} não indica rank (não foi registrada sob torch.distributed)</translation>
+    </message>
+    <message>
+        <source>the captures come from worlds of {sizes} ranks</source>
+        <translation>as capturas vêm de mundos de {sizes} ranks</translation>
+    </message>
+    <message>
+        <source>the ranks given are {ranks}; a world of {size} needs each of 0 to {last} once</source>
+        <translation>os ranks dados são {ranks}; um mundo de {size} precisa de cada um de 0 a {last} uma vez</translation>
+    </message>
+    <message>
+        <source>the captures do not say what the ranks hold (data or heads), or say different things: pass sharding=&apos;data&apos; or &apos;heads&apos;</source>
+        <translation>as capturas não dizem o que os ranks contêm (dados ou cabeças), ou dizem coisas diferentes: passe sharding=&apos;data&apos; ou &apos;heads&apos;</translation>
+    </message>
+    <message>
+        <source>rank {rank} recorded other calls than rank 0 ({theirs} against {ours})</source>
+        <translation>o rank {rank} registrou outras chamadas que o rank 0 ({theirs} contra {ours})</translation>
+    </message>
+    <message>
+        <source>call &apos;{name}&apos; has shapes {shapes} on the ranks: they differ beyond the {what}</source>
+        <translation>a chamada &apos;{name}&apos; tem formas {shapes} nos ranks: elas diferem além de {what}</translation>
+    </message>
+    <message>
+        <source>batch</source>
+        <translation>lote</translation>
+    </message>
+    <message>
+        <source>heads</source>
+        <translation>cabeças</translation>
+    </message>
+    <message>
+        <source>call &apos;{name}&apos; was recorded differently on the ranks</source>
+        <translation>a chamada &apos;{name}&apos; foi registrada de modo diferente nos ranks</translation>
+    </message>
+    <message>
+        <source>call &apos;{name}&apos; is causal on some ranks only</source>
+        <translation>a chamada &apos;{name}&apos; é causal só em alguns ranks</translation>
+    </message>
+    <message>
+        <source>call &apos;{name}&apos; has other score terms on the ranks</source>
+        <translation>a chamada &apos;{name}&apos; tem outros termos de escore nos ranks</translation>
+    </message>
+    <message>
+        <source>call &apos;{name}&apos; has {what} on some ranks only</source>
+        <translation>a chamada &apos;{name}&apos; tem {what} só em alguns ranks</translation>
+    </message>
+    <message>
+        <source>the {what} of call &apos;{name}&apos; do not line up: {error}</source>
+        <translation>{what} da chamada &apos;{name}&apos; não se alinham: {error}</translation>
+    </message>
+    <message>
+        <source>the {what} of call &apos;{name}&apos; differs between ranks where it must be shared</source>
+        <translation>{what} da chamada &apos;{name}&apos; difere entre ranks onde deve ser compartilhado</translation>
+    </message>
+</context>
+<context>
     <name>Messages</name>
     <message>
         <source>and {n} more</source>
@@ -4207,12 +4451,16 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <name>ModelRun</name>
     <message>
         <source>{call}: queries, keys and values come together (only {given} found)</source>
-        <extracomment>The arguments a mask can come through, in the order the engine combines them. Where a run came from; &quot;book&quot;: the book&apos;s 3-D inputs (typed, filled, a preset, a tensor file without heads), one call of one head whose queries and keys may differ in size (additive scoring takes any d_q and d_k; the engine refuses a dot product of different sizes). The values of a causal flag other than off (``MaskArguments.causal``). Where the causal mask lines up when there are fewer queries than keys: &quot;top_left&quot; (SDPA&apos;s is_causal) or &quot;bottom_right&quot; (the last query sees the last key: a KV-cache step, as Hugging Face&apos;s causal masks do). The same whenever L_q = L_k.</extracomment>
+        <extracomment>The arguments a mask can come through, in the order the engine combines them. Where a run came from; &quot;book&quot;: the book&apos;s 3-D inputs (typed, filled, a preset, a tensor file without heads), one call of one head whose queries and keys may differ in size (additive scoring takes any d_q and d_k; the engine refuses a dot product of different sizes). The values of a causal flag other than off (``MaskArguments.causal``). Where the causal mask lines up when there are fewer queries than keys: &quot;top_left&quot; (SDPA&apos;s is_causal) or &quot;bottom_right&quot; (the last query sees the last key: a KV-cache step, as Hugging Face&apos;s causal masks do). The same whenever L_q = L_k. A FlexAttention block mask&apos;s ``mask_mod(b, h, q_idx, kv_idx)`` (True = attend), combined with the other arguments; a live function, kept while the program runs (a file keeps it as the boolean ``attn_mask`` it evaluates to). The kinds of score term a call records, in the engine&apos;s words (``attnviz.engine.score_terms``): a finite bias added to the scaled scores, tanh soft-capping, a FlexAttention ``score_mod``.</extracomment>
         <translation>{call}: consultas, chaves e valores vêm juntos (só foi encontrado: {given})</translation>
     </message>
     <message>
         <source>{call}: neither queries, keys and values nor attention weights</source>
         <translation>{call}: nem consultas, chaves e valores, nem pesos de atenção</translation>
+    </message>
+    <message>
+        <source>{call}: {name} have shape {shape}; the call needs ({batch}, {length})</source>
+        <translation>{call}: {name} têm forma {shape}; a chamada precisa de ({batch}, {length})</translation>
     </message>
     <message>
         <source>{call}: {name} must be (batch, heads, length, size), got shape {shape}</source>
@@ -4224,12 +4472,8 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>a model run needs at least one attention call</source>
-        <extracomment>A call of recorded weights only has no tensors: its head views show zeros of one column (read-only, no memory), so every view can still read the shapes (B, L_q, L_k).</extracomment>
+        <extracomment>A call of recorded weights only has no tensors: its head views show zeros of one column (read-only, no memory), so every view can still read the shapes (B, L_q, L_k). The rank&apos;s place when the run was recorded under torch.distributed (None: one process).</extracomment>
         <translation>uma execução de modelo precisa de ao menos uma chamada de atenção</translation>
-    </message>
-    <message>
-        <source>the calls disagree on the batch size: {sizes}</source>
-        <translation>as chamadas não concordam no tamanho do lote: {sizes}</translation>
     </message>
     <message>
         <source>{name} have shape {shape}; the tensors need ({batch}, {length})</source>
@@ -4521,7 +4765,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Waiting for a result…</source>
-        <extracomment>Starts and ends the stage-by-stage walk while the pipeline is on show (presentation mode too). What moves the walk while presenting, wherever the focus is: arrows, and the keys clickers send. Below this width the formulas go under the stages instead of beside them. The head the result on show is of (its tensors, lengths and causal flag). Big stage maps, prepared off the GUI thread (latest request wins), drawn when ready. The code of the result on show, written off the GUI thread while the code is on show.</extracomment>
+        <extracomment>Starts and ends the stage-by-stage walk while the pipeline is on show (presentation mode too). What moves the walk while presenting, wherever the focus is: the arrows. The keys clickers send (Page Down / Up) belong to the presenter bar, which gives the walk its steps first (``AppSession.claim_steps``). Below this width the formulas go under the stages instead of beside them. The head the result on show is of (its tensors, lengths and causal flag). Big stage maps, prepared off the GUI thread (latest request wins), drawn when ready. The code of the result on show, written off the GUI thread while the code is on show.</extracomment>
         <translation>Esperando um resultado…</translation>
     </message>
     <message>
@@ -4630,6 +4874,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>sem comprimentos válidos nem máscara causal: toda chave pode receber atenção</translation>
     </message>
     <message>
+        <source>2b · Scores with the score terms</source>
+        <translation>2b · Escores com os termos de escore</translation>
+    </message>
+    <message>
         <source>valid lengths {lengths}</source>
         <translation>comprimentos válidos {lengths}</translation>
     </message>
@@ -4680,6 +4928,26 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>weights × values: one row of length d_v = {d_v} per query</source>
         <translation>pesos × valores: uma linha de comprimento d_v = {d_v} por consulta</translation>
+    </message>
+    <message>
+        <source>sinks (a logit per head in the softmax)</source>
+        <translation>sorvedouros (um logit por cabeça no softmax)</translation>
+    </message>
+    <message>
+        <source>the call&apos;s score terms, in order: {terms}</source>
+        <translation>os termos de escore da chamada, em ordem: {terms}</translation>
+    </message>
+    <message>
+        <source>soft cap {cap} (cap · tanh(s / cap))</source>
+        <translation>limite suave {cap} (cap · tanh(s / cap))</translation>
+    </message>
+    <message>
+        <source>FlexAttention score_mod</source>
+        <translation>score_mod do FlexAttention</translation>
+    </message>
+    <message>
+        <source>{name} added</source>
+        <translation>{name} somado</translation>
     </message>
     <message>
         <source>{scoring} scoring · mask {mask_mode} · {dtype} · batch element {b} of {n}</source>

@@ -31,6 +31,9 @@ def test_quick_capture_benchmark_prints_every_figure(capsys):
         "mask doctor",
         "peak memory above the model",
         "stopped and said so",
+        "eager (interface)",
+        "flex_attention",
+        "4 layers x 256 tokens",
     ):
         assert words in out, out
 

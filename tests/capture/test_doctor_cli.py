@@ -39,7 +39,7 @@ def test_a_planted_bug_is_an_error_line_per_call_and_status_1(tmp_path, capsys):
     path = captured(tmp_path, [(KEEP[:, None, :, None], False)] * 3)
     status, out, err = doctor(capsys, str(path))
     assert status == 1 and err == []
-    assert len(out) == 4 and out[-1] == "3 errors, 0 warnings in 3 calls"
+    assert len(out) == 4 and out[-1].startswith("3 errors, 0 warnings in 3 calls; fidelity at most ")
     assert out[0].startswith(
         "error: call 0 (layers.0), batch 1-2, rows 2-5: attn_mask of shape (3, 1, 6, 1) varies along the queries"
     )
@@ -47,11 +47,8 @@ def test_a_planted_bug_is_an_error_line_per_call_and_status_1(tmp_path, capsys):
 
 
 def test_a_correct_model_passes_and_warnings_alone_pass(tmp_path, capsys):
-    assert doctor(capsys, str(captured(tmp_path, [(KEEP[:, None, None, :], False)] * 3))) == (
-        0,
-        ["no mask problem found in 3 calls"],
-        [],
-    )
+    status, out, err = doctor(capsys, str(captured(tmp_path, [(KEEP[:, None, None, :], False)] * 3)))
+    assert (status, err, len(out)) == (0, [], 1) and out[0].startswith("no mask problem found in 3 calls; fidelity at")
     pairs = (KEEP[:, :, None] == KEEP[:, None, :])[:, None]  # padding paired with padding: a warning
     status, out, _ = doctor(capsys, str(captured(tmp_path, [(pairs, False)] * 3)))
     assert (
@@ -111,3 +108,25 @@ def test_wired_into_the_attnviz_command(tmp_path):
         [sys.executable, "-m", "attnviz", "doctor", "--help"], capture_output=True, text=True, env=env, timeout=120
     )
     assert help_text.returncode == 0 and "--pad-token" in help_text.stdout
+
+
+def test_fidelity_per_call_and_a_threshold(tmp_path, capsys):
+    path = captured(tmp_path, [(KEEP[:, None, None, :], False)] * 3)
+    status, out, _ = doctor(capsys, str(path), "--calls", "--max-fidelity", "1e-5")
+    assert status == 0 and len(out) == 4
+    assert out[0].startswith("call 0 (layers.0): sdpa, fidelity ") and out[2].startswith("call 2 (layers.2): sdpa")
+    status, out, _ = doctor(capsys, str(path), "--max-fidelity", "0")  # float32 rounding is above 0
+    assert status == 1 and out[0].startswith("error: call 0 (layers.0): attnviz's recomputation differs")
+    status, _, err = doctor(capsys, str(path), "--max-fidelity", "-1")
+    assert status == 2 and "--max-fidelity -1.0: expected a number >= 0" in err[0]
+
+
+def test_a_call_that_could_not_be_verified_is_a_warning(tmp_path, capsys):
+    model = TinySdpa()
+    with attnviz.capture(model, tokens=TOKENS) as cap, torch.no_grad():
+        model(ids(), [(KEEP[:, None, None, :], False)] * 3)
+    cap.calls[1].dropout_p = 0.5  # as if trained with dropout: the output cannot be compared
+    cap.save(tmp_path / "dropout.attnviz-capture")
+    status, out, _ = doctor(capsys, str(tmp_path / "dropout.attnviz-capture"))
+    assert status == 0 and out[0].startswith("warning: call 1 (layers.1): attnviz could not check this call")
+    assert "dropout (p = 0.5)" in out[0] and out[-1].startswith("0 errors, 1 warning in 3 calls")

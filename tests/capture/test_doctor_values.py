@@ -88,7 +88,7 @@ def overflowing(tmp_path: Path, q_value: float = 3e38, scale: float | None = Non
     k, v = (rng.standard_normal((1, 2, 5, 3)).astype(np.float32) for _ in range(2))
     call = AttentionCall("layer 0", q, k, v, MaskArguments(), scale=scale)
     path = tmp_path / "overflow.attnviz-capture"
-    save_capture(path, ModelRun((call,), source="capture"))
+    save_capture(path, ModelRun((call,), source="file"))
     return path
 
 

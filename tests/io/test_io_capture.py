@@ -233,7 +233,7 @@ def with_array(**entry: Any) -> dict[str, Any]:
         (lambda p: write(p, None, DATA, raw=b"[" + b"[]," * 1_100_000 + b"[]]"), ("JSON objects and lists",)),
         (lambda p: write(p, None, DATA, raw=b"\xff\xfe{"), ("not valid JSON",)),
         (lambda p: write(p, [], DATA), ("'format' is not",)),
-        (lambda p: write(p, {**header(), "version": 2}, DATA), ("newer attnviz",)),
+        (lambda p: write(p, {**header(), "version": 3}, DATA), ("newer attnviz",)),
         (lambda p: write(p, {**header(), "version": "1"}, DATA), ("invalid capture format version",)),
         (lambda p: write(p, {**header(), "source": "pickle"}, DATA), ("unknown source",)),
         (lambda p: write(p, {**header(), "more": 1}, DATA), ("unknown entry 'more'",)),

@@ -67,8 +67,9 @@ def test_every_view_is_a_session_view_and_owns_every_map_it_shows(model_window):
         assert shown <= set(view.owned_maps()), name
     maps = _maps(model_window)
     counts = {name: len(found) for name, found in maps.items() if found}
-    # The pipeline: its 7 stages, and the walk's stage and the stage it was computed from.
-    assert counts["pipelineDock"] == 7 + 2 and counts["compareDock"] == 3 and counts["heads"] == 4
+    # The pipeline: its 7 stages, the score terms' stage (2b, hidden for a call without terms), and
+    # the walk's stage and the stage it was computed from.
+    assert counts["pipelineDock"] == 8 + 2 and counts["compareDock"] == 3 and counts["heads"] == 4
     assert counts["maskingLabDock"] >= 6 and counts["model_overview"] == 1 and counts["long_context"] == 2
     assert counts["results"] == 3  # two batch elements and the output
 

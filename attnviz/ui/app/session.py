@@ -238,7 +238,9 @@ class AppSession(QObject):
         # head on show stays, moved into the new run if it has fewer calls or heads.
         wanted = edit.focus if edit is not None and edit.focus is not None else self.selection.focus
         layer, head = state.run.clamp(wanted)
-        selection = replace(self.selection, batch=min(self.selection.batch, state.batch - 1), layer=layer, head=head)
+        # A call's own batch: a windowed model's later calls have fewer elements than its first.
+        batch = min(self.selection.batch, state.run.batch_of(layer) - 1)
+        selection = replace(self.selection, batch=batch, layer=layer, head=head)
         if selection != self.selection:
             self.selection = selection
             self.selectionChanged.emit(self.selection)
@@ -250,7 +252,7 @@ class AppSession(QObject):
     # ------------------------------------------------------------------ selection and view options
 
     def set_batch(self, batch: int) -> None:
-        batch = max(0, min(int(batch), self.document.state.batch - 1))
+        batch = max(0, min(int(batch), self.document.state.run.batch_of(self.selection.layer) - 1))
         if batch != self.selection.batch:
             self.selection = replace(self.selection, batch=batch)
             self.selectionChanged.emit(self.selection)
@@ -259,10 +261,12 @@ class AppSession(QObject):
     def set_focus(self, layer: int, head: int) -> None:
         """Show another head (or call) of the run: like picking a batch element, a choice of what
         to look at, not an edit (edits remember the head they were made on)."""
-        layer, head = self.document.state.run.clamp((layer, head))
+        run = self.document.state.run
+        layer, head = run.clamp((layer, head))
         if (layer, head) == self.selection.focus:
             return
-        self.selection = replace(self.selection, layer=layer, head=head)
+        batch = min(self.selection.batch, run.batch_of(layer) - 1)
+        self.selection = replace(self.selection, batch=batch, layer=layer, head=head)
         self.selectionChanged.emit(self.selection)
         if self._computing:
             self.submit()

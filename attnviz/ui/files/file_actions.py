@@ -122,7 +122,7 @@ class FileActions(QObject):
 
     # ------------------------------------------------------------------ the jobs
 
-    def open_file(self, path: str | os.PathLike[str] | None = None) -> bool:
+    def open_file(self, path: str | os.PathLike[str] | list[str] | None = None) -> bool:
         """Open a session or a tensor file (asking for one when ``path`` is None), read off the
         GUI thread; ``openFinished`` says how it ended. False when the dialog was cancelled."""
         return self.opener.open_file(path)

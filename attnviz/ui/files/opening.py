@@ -80,6 +80,22 @@ class OpenedFile:
     base_focus: Focus = Focus()
 
 
+def read_ranks(paths: list[Path]) -> OpenedFile:
+    """Several captures: the ranks of one distributed run, merged (``attnviz.capture.merge``);
+    a rank that does not line up is a refusal naming the first file (loader's thread)."""
+    from attnviz.capture.merge import merge_runs
+    from attnviz.io import CaptureFileError
+    from attnviz.model_run import ModelRunError
+
+    runs = [load_capture(p) for p in paths]
+    try:
+        run = merge_runs(runs)
+    except ModelRunError as exc:
+        raise CaptureFileError(paths[0], str(exc)) from exc
+    note = message(QT_TRANSLATE_NOOP("FileActions", "{count} ranks merged"), count=len(paths))
+    return OpenedFile(paths[0], State.from_run(run), notes=[note])
+
+
 def read_file(path: Path, base: State, base_version: int, base_focus: Focus = Focus()) -> OpenedFile:
     """Read and parse ``path`` (runs on the loader's thread: no widget is touched)."""
     notes: list[str] = []
@@ -155,23 +171,25 @@ class FileOpener(QObject):
         self.action.setStatusTip(tip)
         self.progress.retranslate()
 
-    def open_file(self, path: str | os.PathLike[str] | None = None) -> bool:
-        """Open a session or a tensor file (asking for one when ``path`` is None).
+    def open_file(self, path: str | os.PathLike[str] | list[str] | None = None) -> bool:
+        """Open a session or a tensor file (asking for one when ``path`` is None); several
+        captures chosen at once are the ranks of one distributed run, merged.
 
         The file is read off the GUI thread; ``finished`` says how it ended. Returns False
         when the user cancelled the file dialog, True when the file is being opened.
         """
         if path is None:
             title = translate("FileActions", "Open session or tensors")
-            chosen, _filter = QFileDialog.getOpenFileName(
+            chosen, _filter = QFileDialog.getOpenFileNames(
                 self.context.window, title, self.context.start_dir(), open_filter()
             )
             if not chosen:
                 return False
-            path = chosen
+            path = chosen if len(chosen) > 1 else chosen[0]
         if self.context.closed:
             return False
-        file_path = Path(path)
+        ranks = [Path(p) for p in path] if isinstance(path, list) else []
+        file_path = ranks[0] if ranks else Path(path)  # type: ignore[arg-type]
         if self._opening is not None:
             self.finished.emit(False)  # superseded: its result will be dropped
         self._opening = file_path
@@ -179,7 +197,10 @@ class FileOpener(QObject):
         base, version, focus = document.state, document.version, self.context.session.selection.focus
         self.progress.name = display_name(file_path)
         self.progress.retranslate()
-        self.loader.start(lambda: read_file(file_path, base, version, focus))
+        if len(ranks) > 1:
+            self.loader.start(lambda: read_ranks(ranks))
+        else:
+            self.loader.start(lambda: read_file(file_path, base, version, focus))
         return True
 
     @property

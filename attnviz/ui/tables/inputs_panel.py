@@ -282,12 +282,13 @@ class InputsPanel(Retranslating, QWidget):
 
     def show_state(self, state: State, batch: int, focus: Focus = Focus()) -> None:
         """Show every table of head ``focus`` of ``state`` for batch element ``batch``."""
+        view = state.head_view(focus)
         with QSignalBlocker(self.batch):
-            if self.batch.maximum() != state.batch - 1:
-                self.batch.setRange(0, state.batch - 1)
+            # The call's own batch (a windowed model's calls differ).
+            if self.batch.maximum() != view.batch - 1:
+                self.batch.setRange(0, view.batch - 1)
             if self.batch.value() != batch:
                 self.batch.setValue(batch)
-        view = state.head_view(focus)
         self._show_focus(state, focus)
         self._show_tokens(view, batch)
         weights_only = view.weights_only

@@ -76,6 +76,8 @@ class _Math:
 
     def on(self, stage: str | tuple[str, ...]) -> bool:
         stages = (stage,) if isinstance(stage, str) else stage
+        if "scores" in stages:  # the score terms' stage is drawn on the scores they modify
+            stages = (*stages, "modified_scores")
         return self.highlight is not None and self.highlight in stages
 
     def hl(self, html: str, stage: str | tuple[str, ...]) -> str:

@@ -147,7 +147,7 @@ class PipelineView(SessionView):
             self.own_map(card.heatmap, x_label=x_label, y_label=y_label)
             card.installEventFilter(self)
             self.cards[stage] = card
-        self.stage_grid = StageGrid(list(self.cards.values()))
+        self.stage_grid = StageGrid(list(self.cards.values()), {self.cards["modified_scores"]})
         splitter.addWidget(scrolled(self.stage_grid))
 
         # Formulas, additive features and parameters.
@@ -481,6 +481,7 @@ class PipelineView(SessionView):
                 cards[stage].heatmap.set_data(
                     values, **kwargs, hover=self._hover(view, b, stage, mask, allowed), row_labels=rows, col_labels=cols
                 )
+        self.stage_grid.show_card(cards["modified_scores"], view.modified_scores is not view.scores)
         out = view.output[b]
         cards["output"].heatmap.set_data(
             out, levels=None, row_labels=rows, col_labels=[f"d{j}" for j in range(out.shape[1])]
@@ -583,7 +584,7 @@ class PipelineView(SessionView):
     def _write_notes(self, view: ViewData, state: State, head: HeadView, b: int) -> None:
         notes = stage_notes(view, state, head, b)
         for stage, card in self.cards.items():
-            card.note.setText(tr_text(notes[stage]))
+            card.note.setText(tr_text(notes.get(stage, "")))
         self.summary.setText(tr_text(summary(view, state, b)))
 
     def _draw_formula(self) -> None:

@@ -10,8 +10,8 @@ import numpy as np
 from attnviz import catalog
 from attnviz.compute.attention import ViewData
 from attnviz.document import State
-from attnviz.model_run import HeadView
-from attnviz.tr import QT_TRANSLATE_NOOP, message, plural
+from attnviz.model_run import CallTerm, HeadView
+from attnviz.tr import QT_TRANSLATE_NOOP, joined, message, plural
 
 __all__ = ["PIPELINE_STAGES", "SCORING_NAMES", "format_value", "stage_notes", "summary"]
 
@@ -19,6 +19,8 @@ __all__ = ["PIPELINE_STAGES", "SCORING_NAMES", "format_value", "stage_notes", "s
 PIPELINE_STAGES: tuple[tuple[str, str], ...] = (
     ("raw_scores", QT_TRANSLATE_NOOP("PipelineView", "1 · Raw scores a(q, k)")),
     ("scores", QT_TRANSLATE_NOOP("PipelineView", "2 · Scaled scores")),
+    # Shown only for a call with score terms (a position bias, soft-capping, a score_mod).
+    ("modified_scores", QT_TRANSLATE_NOOP("PipelineView", "2b · Scores with the score terms")),
     ("mask", QT_TRANSLATE_NOOP("PipelineView", "3 · Mask (1 = may attend)")),
     ("masked_scores", QT_TRANSLATE_NOOP("PipelineView", "4 · Masked scores ã (softmax input)")),
     ("weights", QT_TRANSLATE_NOOP("PipelineView", "5 · Softmax weights α")),
@@ -135,7 +137,7 @@ def stage_notes(view: ViewData, state: State, head: HeadView, b: int) -> dict[st
             QT_TRANSLATE_NOOP("PipelineView", "the same as the raw scores: {scoring} has no scaling step"),
             scoring=scoring,
         )
-    return {
+    notes = {
         "raw_scores": message(
             QT_TRANSLATE_NOOP("PipelineView", "{scoring} scoring; colour range from the scores themselves"),
             scoring=scoring,
@@ -150,6 +152,23 @@ def stage_notes(view: ViewData, state: State, head: HeadView, b: int) -> dict[st
             d_v=view.output.shape[2],
         ),
     }
+    terms: list[str] = [_term_text(term) for term in head.call.terms]
+    if head.call.sinks is not None:
+        terms.append(QT_TRANSLATE_NOOP("PipelineView", "sinks (a logit per head in the softmax)"))
+    if terms:
+        notes["modified_scores"] = message(
+            QT_TRANSLATE_NOOP("PipelineView", "the call's score terms, in order: {terms}"), terms=joined(terms)
+        )
+    return notes
+
+
+def _term_text(term: CallTerm) -> str:
+    """A score term as the score-term stage's note names it."""
+    if term.kind == "softcap":
+        return message(QT_TRANSLATE_NOOP("PipelineView", "soft cap {cap} (cap · tanh(s / cap))"), cap=f"{term.cap:g}")
+    if term.kind == "score_mod":
+        return QT_TRANSLATE_NOOP("PipelineView", "FlexAttention score_mod")
+    return message(QT_TRANSLATE_NOOP("PipelineView", "{name} added"), name=term.name)
 
 
 def summary(view: ViewData, state: State, b: int) -> str:

@@ -22,7 +22,7 @@ from attnviz.ui.lifecycle import Retranslating
 __all__ = ["QK_STAGES", "PreparedStages", "StageCard", "StageGrid", "StagesParams", "prepare_stages", "stage_maps"]
 
 #: The stages drawn as (queries, keys) maps; the output is (queries, value dimension).
-QK_STAGES = ("raw_scores", "scores", "mask", "masked_scores", "weights", "applied_weights")
+QK_STAGES = ("raw_scores", "scores", "modified_scores", "mask", "masked_scores", "weights", "applied_weights")
 #: Each stage map's axes (marked sources: the view names them in the current language).
 AXES = {
     stage: (QT_TRANSLATE_NOOP("PipelineView", "Keys"), QT_TRANSLATE_NOOP("PipelineView", "Queries"))
@@ -40,6 +40,7 @@ def stage_maps(view: ViewData, b: int, mask: np.ndarray, allowed: np.ndarray) ->
     return {
         "raw_scores": (view.raw_scores[b], {"levels": None}),
         "scores": (view.scores[b], {"levels": None}),
+        "modified_scores": (view.modified_scores[b], {"levels": None}),
         "mask": (mask.astype(np.float32), {"mask": mask, "empty_rows": empty, "levels": (0.0, 1.0)}),
         "masked_scores": (view.masked_scores[b], {"mask": allowed, "levels": None}),
         "weights": (view.weights[b], {"mask": allowed, "empty_rows": empty, "levels": (0.0, 1.0)}),
@@ -146,33 +147,54 @@ class StageGrid(QWidget):
     #: A card narrower than this cannot show a 10-key row of weights with its numbers.
     CARD_WIDTH = 350
 
-    def __init__(self, cards: list[StageCard], parent: QWidget | None = None) -> None:
+    def __init__(
+        self, cards: list[StageCard], hidden: set[StageCard] | None = None, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self._cards = cards
         #: Presentation mode's type scale: larger type needs wider cards.
         self.scale = 1.0
+        #: Cards left out (the score-term stage of a call without terms).
+        self.hidden: set[StageCard] = set(hidden or ())
+        for card in self.hidden:
+            card.setHidden(True)
         self._grid = QGridLayout(self)
         self._grid.setContentsMargins(0, 0, 0, 0)
         self._grid.setSpacing(4)
         self.columns = 0
         self._relayout(2)
 
-    def _relayout(self, columns: int) -> None:
-        columns = max(1, min(columns, len(self._cards)))
-        if columns == self.columns:
+    def _relayout(self, columns: int, force: bool = False) -> None:
+        shown = [card for card in self._cards if card not in self.hidden]
+        columns = max(1, min(columns, len(shown)))
+        if columns == self.columns and not force:
             return
         self.columns = columns
         for card in self._cards:
             self._grid.removeWidget(card)
-        for i, card in enumerate(self._cards):
+        for i, card in enumerate(shown):
             self._grid.addWidget(card, i // columns, i % columns)
         for c in range(len(self._cards)):
             self._grid.setColumnStretch(c, 1 if c < columns else 0)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self._relayout(event.size().width() // int(self.CARD_WIDTH * self.scale))
+        self._relayout(event.size().width() // self._card_width())
+
+    def _card_width(self) -> int:
+        return int(self.CARD_WIDTH * self.scale)
 
     def set_scale(self, scale: float) -> None:
         self.scale = scale
-        self._relayout(self.width() // int(self.CARD_WIDTH * scale))
+        self._relayout(self.width() // self._card_width())
+
+    def show_card(self, card: StageCard, shown: bool) -> None:
+        """Show or hide one card (the score-term stage, for calls that have terms) and lay out again."""
+        if (card in self.hidden) == (not shown):
+            return
+        if shown:
+            self.hidden.discard(card)
+        else:
+            self.hidden.add(card)
+        card.setHidden(not shown)
+        self._relayout(max(1, self.width() // self._card_width()), force=True)

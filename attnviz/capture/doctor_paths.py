@@ -1,0 +1,133 @@
+"""What the mask doctor says about how a call was computed rather than what its mask holds.
+
+* ``fidelity_problems``: a call with tensors whose fidelity (attnviz's recomputation against
+  the model's own output) was never measured is a warning: what it shows is not verified,
+  never a silent pass; above a threshold asked for, an error.
+* ``weights_paths``: asking for the weights (``output_attentions=True``, ``need_weights``)
+  can switch a model to another code path (transformers' eager attention instead of SDPA, which
+  once ran Llama without its causal mask); when the calls of one stack ran on different paths
+  and the odd ones are those that were asked for weights, that is said.
+
+Both read only what a run records (``AttentionCall.fidelity``, ``AttentionCall.path``); no torch.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+import numpy as np
+
+from ..model_run import AttentionCall, ModelRun
+from ..tr import QT_TRANSLATE_NOOP, message
+
+__all__ = ["fidelity_problems", "measured_fidelity", "weights_paths"]
+
+#: (kind, severity, sentence) of one finding about a call.
+Problem = tuple[str, str, str]
+
+
+def measured_fidelity(call: AttentionCall) -> float | None:
+    """The call's fidelity: as recorded, else measured now against its output (None when it has
+    no output, or cannot be recomputed)."""
+    if call.fidelity is not None or call.output is None or call.weights_only:
+        return call.fidelity
+    from .calls import largest_difference, recompute_call
+
+    try:
+        _weights, output = recompute_call(call)
+    except Exception:  # noqa: BLE001 - AttentionInputError, MemoryBudgetError: not verifiable
+        return None
+    import torch
+
+    return largest_difference(output, torch.from_numpy(np.asarray(call.output)))
+
+
+def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured: bool = True) -> list[Problem]:
+    """ "unverified" when the capture said it could not check the call (or it has no output to
+    check against); with ``max_fidelity``, the fidelity is measured where it was not yet and an
+    error is said above it. ``captured``: the run was recorded from a model (a run of tensors
+    typed or loaded without outputs claims no model to be faithful to)."""
+    if call.weights_only or (call.output is None and call.fidelity is None and not captured):
+        return []  # the model's own weights, as recorded; or tensors that claim no model
+    fidelity = call.fidelity
+    if fidelity is None and call.output is not None and not call.note and max_fidelity is None:
+        return []  # checkable, and no threshold asked for: not measured here (a file's own calls)
+    if fidelity is None and call.output is not None and not call.note:
+        fidelity = measured_fidelity(call)  # never checked (a file's own calls): checked now
+    if fidelity is None:
+        return [
+            (
+                "unverified",
+                "warning",
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Doctor",
+                        "attnviz could not check this call against the model's own output ({reason}): what it "
+                        "shows is not verified",
+                    ),
+                    reason=call.note or QT_TRANSLATE_NOOP("Doctor", "no output was recorded to compare with"),
+                ),
+            )
+        ]
+    if max_fidelity is not None and (math.isinf(fidelity) or fidelity > max_fidelity):
+        return [
+            (
+                "fidelity",
+                "error",
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Doctor",
+                        "attnviz's recomputation differs from the model's output by {fidelity:.3g}, more than the "
+                        "{limit:.3g} allowed: what is shown may not be what ran (masks or score terms the capture "
+                        "did not see, another dtype or kernel)",
+                    ),
+                    fidelity=fidelity,
+                    limit=max_fidelity,
+                ),
+            )
+        ]
+    return []
+
+
+def _group(name: str) -> str:
+    """The stack a call belongs to: its module path with the layer numbers (and a repeat's " #2") out."""
+    return re.sub(r"\d+", "#", re.sub(r" #\d+$", "", name))
+
+
+def weights_paths(run: ModelRun) -> dict[int, list[Problem]]:
+    """For each call that ran on another path than most of its stack because its weights were
+    asked for: the warning."""
+    groups: dict[str, list[int]] = {}
+    for index, call in enumerate(run.calls):
+        if call.path is not None:
+            groups.setdefault(_group(call.name), []).append(index)
+    found: dict[int, list[Problem]] = {}
+    for members in groups.values():
+        paths = Counter(run.calls[i].path.implementation for i in members)  # type: ignore[union-attr]
+        if len(paths) < 2:
+            continue
+        usual, _count = paths.most_common(1)[0]
+        for index in members:
+            path = run.calls[index].path
+            assert path is not None
+            if path.implementation != usual and path.weights_requested:
+                found.setdefault(index, []).append(
+                    (
+                        "weights_path",
+                        "warning",
+                        message(
+                            QT_TRANSLATE_NOOP(
+                                "Doctor",
+                                "asking for the weights ran this call on the {path} path while the other calls of "
+                                "its stack ran {usual}: what you see may not be what runs without "
+                                "output_attentions (compare a capture without it: a causal mask or a kernel's "
+                                "handling of empty rows can differ between paths)",
+                            ),
+                            path=path.implementation,
+                            usual=usual,
+                        ),
+                    )
+                )
+    return found

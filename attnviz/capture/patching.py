@@ -1,0 +1,457 @@
+"""The one process-wide patch every capture shares: what is replaced while captures are open.
+
+* ``torch.nn.functional.scaled_dot_product_attention``: a wrapper that calls the original with
+  the same arguments and hands each call to the captures it belongs to.
+* ``nn.MultiheadAttention.forward``: records the masks as the module was given them, and the
+  heads from the SDPA call made inside (which is not recorded twice).
+* transformers' ``AttentionInterface`` (when transformers is imported): ``get_interface`` and
+  item lookup return the function the model asked for (``eager_attention_forward`` or a
+  registered one: "sdpa", "flex_attention", "flash_attention_2", a user's) wrapped, so that each
+  call is recorded with what it received (Q, K, V, the mask, scaling, dropout, soft-capping,
+  the sliding window, sinks, a position bias) and what it returned. An SDPA call made inside is
+  that call's (recorded once, with the path that led to it).
+* ``torch.nn.attention.flex_attention.flex_attention`` (when that module is imported).
+* ``Tensor.softmax`` and ``torch.softmax``, seen only inside a captured model's modules and
+  outside every function above: the one thing attention code of a model's own (BLOOM, GPT-J,
+  DeBERTa-v2, ...) always calls, so its weights are recorded even where nothing else can be.
+* names a captured model's own modules bound to SDPA or flex_attention at import
+  (``from torch.nn.functional import scaled_dot_product_attention``) are pointed at the wrappers.
+* the fused fast path of nn.MultiheadAttention and nn.TransformerEncoderLayer is switched off
+  (it runs in C++ where no call can be seen).
+
+Installed by the first capture to open, put back by the last to close, whatever happens in
+between; what other code replaced meanwhile is left as that code set it, and said.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import nn
+
+from ..tr import QT_TRANSLATE_NOOP, message
+
+if TYPE_CHECKING:
+    from .recorder import Capture
+
+_F = torch.nn.functional
+_SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+_FLEX_MODULE = "torch.nn.attention.flex_attention"
+_INTERFACE_MODULE = "transformers.modeling_utils"
+_MISSING = object()
+
+
+@dataclass
+class MhaFrame:
+    """What the SDPA call made inside an nn.MultiheadAttention forward passed and returned."""
+
+    inner: tuple[dict[str, Any], torch.Tensor] | None = None
+
+
+@dataclass
+class InterfaceFrame:
+    """One call of a transformers attention function: what it was given, and the SDPA call it
+    made inside (if any)."""
+
+    implementation: str
+    function: Callable[..., Any]
+    module: Any
+    arguments: dict[str, Any]
+    inner: tuple[dict[str, Any], torch.Tensor] | None = None
+
+
+class _Frames(threading.local):
+    """Per thread: the recorded function running now, whose inner calls are its own."""
+
+    mha: MhaFrame | None = None
+    interface: InterfaceFrame | None = None
+    #: Inside a recorded attention function: a softmax there is part of it, not a call.
+    depth: int = 0
+
+
+@dataclass
+class _Swap:
+    """One replaced attribute: ``owner.name`` was ``original`` (``_MISSING``: not in its own
+    ``__dict__``, so it is deleted again), and is now ``wrapper``."""
+
+    owner: Any
+    name: str
+    original: Any
+    wrapper: Any
+    label: str
+
+    def current(self) -> Any:
+        if isinstance(self.owner, dict):
+            return self.owner.get(self.name, _MISSING)
+        return (
+            self.owner.__dict__.get(self.name, _MISSING)
+            if isinstance(self.owner, type)
+            else getattr(self.owner, self.name, _MISSING)
+        )
+
+    def install(self) -> None:
+        if isinstance(self.owner, dict):
+            self.owner[self.name] = self.wrapper
+        else:
+            setattr(self.owner, self.name, self.wrapper)
+
+    def restore(self) -> bool:
+        """Put the original back; False when other code replaced the wrapper meanwhile."""
+        if self.current() is not self.wrapper:
+            return False
+        if self.original is _MISSING:
+            if isinstance(self.owner, dict):
+                del self.owner[self.name]
+            else:
+                delattr(self.owner, self.name)
+        elif isinstance(self.owner, dict):
+            self.owner[self.name] = self.original
+        else:
+            setattr(self.owner, self.name, self.original)
+        return True
+
+
+@dataclass
+class _Installed:
+    swaps: list[_Swap] = field(default_factory=list)
+    fastpath: bool = True
+    sdpa: Callable[..., Any] | None = None
+    flex: Callable[..., Any] | None = None
+    sdpa_wrapper: Callable[..., Any] | None = None
+    flex_wrapper: Callable[..., Any] | None = None
+    #: (id of a module's globals, name) rebound to a wrapper, so that it is done once.
+    rebound: set[tuple[int, str]] = field(default_factory=set)
+
+
+class Patch:
+    """The registry of open captures and the one patch they share (see the module's note).
+
+    The wrappers hand each call to the captures it belongs to (``recipients``): those entered on
+    this thread (nested ones all record it); where none is, those whose model is running here."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        #: The open captures, replaced whole under the lock (readers take it without locking).
+        self.captures: tuple[Capture, ...] = ()
+        self._installed: _Installed | None = None
+        self.frames = _Frames()
+        self._interface_wrappers: dict[tuple[str, int], Callable[..., Any]] = {}
+
+    @property
+    def fastpath_was_enabled(self) -> bool:
+        installed = self._installed
+        return installed.fastpath if installed is not None else torch.backends.mha.get_fastpath_enabled()
+
+    def open(self, capture: Capture) -> None:
+        with self._lock:
+            if self._installed is None:
+                self._installed = self._install()
+            self._rebind(capture, self._installed)
+            self.captures = (*self.captures, capture)
+
+    def close(self, capture: Capture) -> list[str]:
+        """Forget ``capture``; the last one out restores PyTorch. Returns warnings for it."""
+        with self._lock:
+            if capture not in self.captures:
+                return []
+            self.captures = tuple(c for c in self.captures if c is not capture)
+            if self.captures or self._installed is None:
+                return []
+            installed, self._installed = self._installed, None
+            self._interface_wrappers.clear()
+            return _restore(installed)
+
+    def recipients(self, *, in_model: bool = False) -> list[Capture]:
+        """The captures a call made now, on this thread, belongs to. ``in_model``: only those
+        whose model is running here (a softmax outside a model is no attention call)."""
+        captures = self.captures
+        if not captures:
+            return []
+        here = threading.get_ident()
+        own = [c for c in captures if c._thread == here]
+        pool = own if own else [c for c in captures if c._local.stack]
+        if in_model:
+            pool = [c for c in pool if c._local.stack]
+        return [c for c in pool if c._wanted()]
+
+    # ------------------------------------------------------------------------- installing
+
+    def _install(self) -> _Installed:
+        installed = _Installed(fastpath=torch.backends.mha.get_fastpath_enabled())
+        frames = self.frames
+        sdpa = installed.sdpa = _F.scaled_dot_product_attention
+
+        def scaled_dot_product_attention(*args: Any, **kwargs: Any) -> Any:
+            out = sdpa(*args, **kwargs)
+            mha, interface = frames.mha, frames.interface
+            if mha is not None:
+                if mha.inner is None:  # the call nn.MultiheadAttention makes inside: recorded as that module's
+                    mha.inner = (sdpa_arguments(args, kwargs), out)
+                return out
+            if interface is not None:
+                if interface.inner is None:  # the call a transformers attention function makes inside
+                    interface.inner = (sdpa_arguments(args, kwargs), out)
+                return out
+            if frames.depth:
+                return out
+            for capture in self.recipients():
+                capture._guarded(functools.partial(capture._on_sdpa, args, kwargs, out, None))
+            return out
+
+        scaled_dot_product_attention.__doc__ = sdpa.__doc__
+        installed.sdpa_wrapper = scaled_dot_product_attention
+        installed.swaps.append(
+            _Swap(_F, "scaled_dot_product_attention", sdpa, scaled_dot_product_attention, _F.__name__)
+        )
+
+        mha_forward = nn.MultiheadAttention.__dict__["forward"]
+        signature = inspect.signature(mha_forward)
+
+        def forward(module: nn.MultiheadAttention, *args: Any, **kwargs: Any) -> Any:
+            recipients = self.recipients() if frames.mha is None and not frames.depth else []
+            if not recipients:
+                return mha_forward(module, *args, **kwargs)
+            if module.bias_k is not None or module.add_zero_attn:
+                for capture in recipients:
+                    capture._guarded(lambda: _refuse(module))
+                return mha_forward(module, *args, **kwargs)
+            frame = frames.mha = MhaFrame()
+            try:
+                result = mha_forward(module, *args, **kwargs)
+            finally:
+                frames.mha = None
+            for capture in recipients:
+                capture._guarded(functools.partial(capture._record_mha, module, signature, args, kwargs, frame, result))
+            return result
+
+        installed.swaps.append(_Swap(nn.MultiheadAttention, "forward", mha_forward, forward, "nn.MultiheadAttention"))
+
+        tensor_softmax = torch.Tensor.__dict__.get("softmax", _MISSING)
+        original_tensor_softmax = torch.Tensor.softmax
+        torch_softmax = torch.softmax
+
+        def seen_softmax(inputs: Any, dim: Any, out: Any) -> None:
+            if frames.depth or frames.mha is not None or frames.interface is not None:
+                return
+            if not isinstance(inputs, torch.Tensor) or inputs.dim() < 3 or dim not in (-1, inputs.dim() - 1):
+                return
+            for capture in self.recipients(in_model=True):
+                capture._guarded(functools.partial(capture._on_softmax, inputs, out))
+
+        def softmax_method(self_: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            out = original_tensor_softmax(self_, *args, **kwargs)
+            if self.captures and not torch.compiler.is_compiling():
+                seen_softmax(self_, args[0] if args else kwargs.get("dim"), out)
+            return out
+
+        def softmax_function(inputs: Any, *args: Any, **kwargs: Any) -> Any:
+            out = torch_softmax(inputs, *args, **kwargs)
+            if self.captures and not torch.compiler.is_compiling():
+                seen_softmax(inputs, args[0] if args else kwargs.get("dim"), out)
+            return out
+
+        installed.swaps.append(_Swap(torch.Tensor, "softmax", tensor_softmax, softmax_method, "torch.Tensor"))
+        installed.swaps.append(_Swap(torch, "softmax", torch_softmax, softmax_function, "torch"))
+
+        flex_module = sys.modules.get(_FLEX_MODULE)
+        if flex_module is not None and callable(getattr(flex_module, "flex_attention", None)):
+            flex = installed.flex = flex_module.flex_attention
+            flex_signature = inspect.signature(flex)
+
+            def flex_attention(*args: Any, **kwargs: Any) -> Any:
+                recipients = [] if frames.depth or torch.compiler.is_compiling() else self.recipients()
+                if not recipients:
+                    return flex(*args, **kwargs)
+                frames.depth += 1
+                try:
+                    out = flex(*args, **kwargs)
+                finally:
+                    frames.depth -= 1
+                for capture in recipients:
+                    capture._guarded(functools.partial(capture._on_flex, flex_signature, args, kwargs, out))
+                return out
+
+            flex_attention.__doc__ = flex.__doc__
+            installed.flex_wrapper = flex_attention
+            installed.swaps.append(_Swap(flex_module, "flex_attention", flex, flex_attention, _FLEX_MODULE))
+
+        interface_module = sys.modules.get(_INTERFACE_MODULE)
+        interface = getattr(interface_module, "AttentionInterface", None) if interface_module is not None else None
+        if isinstance(interface, type):
+            interface_type: Any = interface
+            get_interface = interface.__dict__.get("get_interface", _MISSING)
+            getitem = interface.__dict__.get("__getitem__", _MISSING)
+            base_get_interface = interface_type.get_interface
+            base_getitem = interface_type.__getitem__
+
+            def traced_get_interface(self_: Any, attn_implementation: Any, default: Callable[..., Any]) -> Any:
+                fn = base_get_interface(self_, attn_implementation, default)
+                return self._interface_function(attn_implementation or "eager", fn)
+
+            def traced_getitem(self_: Any, key: Any) -> Any:
+                return self._interface_function(str(key), base_getitem(self_, key))
+
+            installed.swaps.append(
+                _Swap(interface, "get_interface", get_interface, traced_get_interface, "AttentionInterface")
+            )
+            installed.swaps.append(_Swap(interface, "__getitem__", getitem, traced_getitem, "AttentionInterface"))
+
+        for swap in installed.swaps:
+            swap.install()
+        # The fused fast path runs in C++, where no call can be seen.
+        torch.backends.mha.set_fastpath_enabled(False)
+        return installed
+
+    def _interface_function(self, implementation: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn`` (an attention function of transformers' interface) wrapped to be recorded; one
+        wrapper per function, made once while the patch is installed."""
+        if not callable(fn) or getattr(fn, "_attnviz_traced", False):
+            return fn
+        key = (implementation, id(fn))
+        wrapper = self._interface_wrappers.get(key)
+        if wrapper is not None:
+            return wrapper
+        frames = self.frames
+        try:
+            signature: inspect.Signature | None = inspect.signature(fn)
+        except (TypeError, ValueError):
+            signature = None
+
+        @functools.wraps(fn)
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            recipients = (
+                self.recipients() if frames.interface is None and frames.mha is None and not frames.depth else []
+            )
+            if not recipients:
+                return fn(*args, **kwargs)
+            frame = frames.interface = InterfaceFrame(implementation, fn, args[0] if args else None, {})
+            try:
+                frame.arguments = interface_arguments(signature, args, kwargs)
+            except Exception:  # noqa: BLE001 - a call the signature does not describe runs unrecorded
+                frames.interface = None
+                return fn(*args, **kwargs)
+            frames.depth += 1
+            try:
+                result = fn(*args, **kwargs)
+            finally:
+                frames.interface = None
+                frames.depth -= 1
+            for capture in recipients:
+                capture._guarded(functools.partial(capture._on_interface, frame, result))
+            return result
+
+        traced._attnviz_traced = True  # type: ignore[attr-defined]
+        self._interface_wrappers[key] = traced
+        return traced
+
+    def _rebind(self, capture: Capture, installed: _Installed) -> None:
+        """Point the names a captured model's modules bound to SDPA or flex_attention at import
+        at the wrappers (put back with everything else)."""
+        if capture.model is None:
+            return
+        targets = {id(installed.sdpa): installed.sdpa_wrapper}
+        if installed.flex is not None:
+            targets[id(installed.flex)] = installed.flex_wrapper
+        originals = {id(installed.sdpa): installed.sdpa, id(installed.flex): installed.flex}
+        seen: set[str] = set()
+        for module in capture.model.modules():
+            name = type(module).__module__
+            if name in seen or name.startswith("torch."):
+                continue
+            seen.add(name)
+            namespace = getattr(sys.modules.get(name), "__dict__", None)
+            if namespace is None:
+                continue
+            for attr, value in list(namespace.items()):
+                wrapper = targets.get(id(value))
+                if wrapper is None or value is not originals.get(id(value)):
+                    continue
+                key = (id(namespace), attr)
+                if key in installed.rebound:
+                    continue
+                installed.rebound.add(key)
+                swap = _Swap(namespace, attr, value, wrapper, f"{name}.{attr}")
+                swap.install()
+                installed.swaps.append(swap)
+
+
+def _restore(installed: _Installed) -> list[str]:
+    """Put back what the patch replaced; what other code replaced meanwhile is left, and said."""
+    replaced = [swap.label + "." + swap.name for swap in reversed(installed.swaps) if not swap.restore()]
+    torch.backends.mha.set_fastpath_enabled(installed.fastpath)
+    return [
+        message(
+            QT_TRANSLATE_NOOP(
+                "Capture",
+                "{name} was replaced by other code while captures were open: it is left as that code set it",
+            ),
+            name=_public_name(name),
+        )
+        for name in replaced
+    ]
+
+
+def _public_name(name: str) -> str:
+    return {
+        "torch.nn.functional.scaled_dot_product_attention": "torch.nn.functional.scaled_dot_product_attention",
+        "nn.MultiheadAttention.forward": "nn.MultiheadAttention.forward",
+    }.get(name, name)
+
+
+def sdpa_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    given: dict[str, Any] = {
+        "attn_mask": None,
+        "dropout_p": 0.0,
+        "is_causal": False,
+        "scale": None,
+        "enable_gqa": False,
+    }
+    given.update(zip(_SDPA_ARGS, args))
+    given.update(kwargs)
+    return given
+
+
+def interface_arguments(
+    signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """A transformers attention function's arguments by name: (module, query, key, value,
+    attention_mask) first, then scaling, dropout and whatever else was passed (soft-capping,
+    the sliding window, sinks as ``s_aux``, ``position_bias``, ``is_causal``), with the
+    function's own defaults."""
+    names = ("module", "query", "key", "value", "attention_mask")
+    if signature is not None:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            bound = None
+        if bound is not None:
+            bound.apply_defaults()
+            given = dict(bound.arguments)
+            for key, value in list(given.items()):
+                if signature.parameters[key].kind is inspect.Parameter.VAR_KEYWORD:
+                    given.pop(key)
+                    given.update(value)
+            if all(name in given for name in names):
+                return given
+    given = dict(zip(names, args))
+    given.update(kwargs)
+    if not all(name in given for name in names):
+        raise TypeError("not an attention function call: (module, query, key, value, attention_mask)")
+    return given
+
+
+def _refuse(module: nn.MultiheadAttention) -> None:
+    raise NotImplementedError(
+        "nn.MultiheadAttention with add_bias_kv or add_zero_attn adds keys of its own; its calls are not recorded"
+    )
+
+
+#: The one patch of this process.
+PATCH = Patch()
