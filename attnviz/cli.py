@@ -19,7 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
         "every stage of the computation change. `attnviz render --help` renders heatmaps "
         "without a window; `attnviz doctor --help` lists the mask problems of a captured model run; "
         "`attnviz diff --help` compares two captured runs; `attnviz check --help` checks a live model's masks "
-        "for invariances (padding, KV cache, implementations, dtypes); `attnviz code --help` prints the inputs as a PyTorch, TensorFlow, MXNet or JAX script.",
+        "for invariances (padding, KV cache, implementations, dtypes); `attnviz code --help` prints the inputs "
+        "as a PyTorch, TensorFlow, MXNet or JAX script.",
     )
     parser.add_argument(
         "file",
