@@ -34,9 +34,10 @@ def __getattr__(name: str) -> Any:
 
         return check_invariance
     if name == "intervene":
-        from attnviz.intervene import intervene
+        import importlib
 
-        return intervene
+        # Callable too: attnviz.intervene(model, inputs, edits), with attnviz.intervene.AblateHead...
+        return importlib.import_module(f"{__name__}.intervene")
     if name == "show":
         from attnviz.viewer import show
 

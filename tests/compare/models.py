@@ -33,7 +33,14 @@ def gpt2(layers: int = 2) -> Any:
     t = transformers()
     torch.manual_seed(0)
     config = t.GPT2Config(
-        vocab_size=VOCAB, n_embd=32, n_layer=layers, n_head=4, n_positions=32, attn_implementation="sdpa"
+        vocab_size=VOCAB,
+        n_embd=32,
+        n_layer=layers,
+        n_head=4,
+        n_positions=32,
+        attn_implementation="sdpa",
+        bos_token_id=1,
+        eos_token_id=1,
     )
     return t.GPT2LMHeadModel(config).eval()
 
