@@ -1,4 +1,5 @@
-"""What can be chosen, and how it is called: scoring functions, mask modes and the other options.
+"""What can be chosen, and how it is called: scoring functions, mask modes, the other options and
+the inputs' roles.
 
 One place for the names, labels, formulas and flags that the engine, the window, the views,
 ``attnviz render`` and the lessons all show. No torch and no Qt: the window reads it at start-up
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from attnviz.tr import QT_TRANSLATE_NOOP
 
@@ -23,10 +24,14 @@ __all__ = [
     "DTYPE_OPTIONS",
     "LENS_OPTIONS",
     "MASK_MODES",
+    "ROLES",
     "SCORINGS",
     "Catalogue",
     "MaskModeInfo",
+    "Named",
+    "RoleInfo",
     "ScoringInfo",
+    "role_word",
 ]
 
 
@@ -65,11 +70,22 @@ class MaskModeInfo:
     effect: str = "applied"
 
 
-T = TypeVar("T", ScoringInfo, MaskModeInfo)
+class Named(Protocol):
+    """What a catalogue holds: an entry with a name and a (marked) label."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+
+T = TypeVar("T", bound=Named)
 
 
 class Catalogue(Generic[T]):
-    """An ordered, observable registry of ``ScoringInfo`` or ``MaskModeInfo`` by name.
+    """An ordered, observable registry of entries by name (``ScoringInfo``, ``MaskModeInfo``, the
+    settings' declarations of ``attnviz.settings``).
 
     ``subscribe(listener)`` calls ``listener(info)`` whenever an entry is added or replaced; a
     listener that raises is dropped (a view that has been deleted, say) rather than breaking
@@ -113,7 +129,7 @@ class Catalogue(Generic[T]):
         return info
 
     def unregister(self, name: str) -> None:
-        """Remove ``name`` (for tests that register a scoring function of their own)."""
+        """Remove ``name`` (for tests that register an entry of their own)."""
         self._entries.pop(name, None)
 
     def subscribe(self, listener: Callable[[T], None]) -> None:
@@ -267,3 +283,59 @@ CAUSAL_OPTIONS: dict[str | None, str] = {
 }
 #: Floating-point types (their names are the same in every language).
 DTYPE_OPTIONS: dict[str, str] = {name: name for name in ("float32", "float64", "float16", "bfloat16")}
+
+
+@dataclass(frozen=True)
+class RoleInfo:
+    """One of the inputs a user edits (a tensor of the head on show, or the valid lengths)."""
+
+    name: str
+    #: Its tab in the inputs panel (marked, with its accelerator).
+    label: str
+    #: How sentences name it: "Fill keys with zeros", "Edit 3 cells of valid lengths".
+    word: str
+    #: The tab's tooltip.
+    tip: str
+    #: How one of its cells is named in messages ("k2, d1: not a number" says which key).
+    value_name: str
+
+
+#: The inputs, in the order of the inputs panel's tabs.
+ROLES: Catalogue[RoleInfo] = Catalogue(
+    (
+        RoleInfo(
+            "queries",
+            QT_TRANSLATE_NOOP("InputsPanel", "&Queries"),
+            QT_TRANSLATE_NOOP("MainWindow", "queries"),
+            QT_TRANSLATE_NOOP("InputsPanel", "Query vectors of the selected batch element: one row per query"),
+            QT_TRANSLATE_NOOP("InputsPanel", "query"),
+        ),
+        RoleInfo(
+            "keys",
+            QT_TRANSLATE_NOOP("InputsPanel", "&Keys"),
+            QT_TRANSLATE_NOOP("MainWindow", "keys"),
+            QT_TRANSLATE_NOOP("InputsPanel", "Key vectors of the selected batch element: one row per key"),
+            QT_TRANSLATE_NOOP("InputsPanel", "key"),
+        ),
+        RoleInfo(
+            "values",
+            QT_TRANSLATE_NOOP("InputsPanel", "&Values"),
+            QT_TRANSLATE_NOOP("MainWindow", "values"),
+            QT_TRANSLATE_NOOP("InputsPanel", "Value vectors of the selected batch element: one row per key-value pair"),
+            QT_TRANSLATE_NOOP("InputsPanel", "value"),
+        ),
+        RoleInfo(
+            "valid_lens",
+            QT_TRANSLATE_NOOP("InputsPanel", "Valid &lengths"),
+            QT_TRANSLATE_NOOP("MainWindow", "valid lengths"),
+            QT_TRANSLATE_NOOP("InputsPanel", "Valid lengths: keys at or past the valid length are masked"),
+            QT_TRANSLATE_NOOP("InputsPanel", "valid length"),
+        ),
+    )
+)
+
+
+def role_word(role: str) -> str:
+    """How sentences name ``role`` (marked), or the name itself when it is not an input."""
+    info = ROLES.get(role)
+    return info.word if info is not None else role

@@ -19,11 +19,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
-from .doctor_cli import EXIT_CLEAN, EXIT_ERRORS, EXIT_UNREADABLE, EXIT_USAGE
-from .render import _say, _Voice
-from .tr import QT_TRANSLATE_NOOP, exception_message, message, one_line, plural
+from .doctor_cli import EXIT_CLEAN, EXIT_ERRORS, EXIT_UNREADABLE
+from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, run_command, say
+from .tr import QT_TRANSLATE_NOOP, exception_message, message, plural
 
 __all__ = ["DEFAULT_TOLERANCE", "build_parser", "diff_main", "main"]
 
@@ -32,23 +31,15 @@ PROG = "attnviz diff"
 DEFAULT_TOLERANCE = 1e-5
 
 
-class DiffError(Exception):
+class DiffError(CommandError):
     """A reason to stop, phrased for the user (one line, translatable)."""
 
     def __init__(self, text: str, status: int = EXIT_UNREADABLE) -> None:
-        super().__init__(one_line(text))
-        self.status = status
+        super().__init__(text, status)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, text: str) -> NoReturn:
-        raise DiffError(
-            message(QT_TRANSLATE_NOOP("Compare", "{error} (see {prog} --help)"), error=text, prog=PROG), EXIT_USAGE
-        )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(
         prog=PROG,
         description="Compare two captured runs (attnviz.capture(model).save(FILE)) call by call: the "
         "largest weight and output difference per call, the worst first. Exit status 0 within --tol, 1 "
@@ -69,39 +60,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def diff_main(argv: Sequence[str] | None = None) -> int:
     """Run ``attnviz diff`` with ``argv`` (without the word "diff"); returns the exit status."""
-    voice = _Voice()
-    try:
-        return _diff(list(sys.argv[1:] if argv is None else argv), voice)
-    except DiffError as exc:
-        _say(f"{PROG}: {voice.text(exception_message(exc))}", sys.stderr)
-        return exc.status
-    except KeyboardInterrupt:
-        interrupted = QT_TRANSLATE_NOOP("Compare", "interrupted")
-        _say(f"{PROG}: {voice.text(interrupted)}", sys.stderr)
-        return 130
-    except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
-        _say(
-            f"{PROG}: "
-            + voice.text(
-                message(QT_TRANSLATE_NOOP("Compare", "unexpected error: {error}"), error=f"{type(exc).__name__}: {exc}")
-            ),
-            sys.stderr,
-        )
-        return EXIT_UNREADABLE
-    finally:
-        voice.close()
+    return run_command(build_parser(), _diff, argv, failed=EXIT_UNREADABLE)
 
 
-def main() -> int:
-    """Console-script entry point (``attnviz-diff``)."""
-    return diff_main(sys.argv[1:])
+#: The console script ``attnviz-diff`` (its arguments are the process's).
+main = diff_main
 
 
-def _diff(argv: list[str], voice: _Voice) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # --help prints and exits 0
-        return int(exc.code or 0)
+def _diff(args: argparse.Namespace, voice: Voice) -> int:
     tol = args.tol
     if not tol >= 0:  # NaN too
         raise DiffError(
@@ -128,10 +94,10 @@ def _diff(argv: list[str], voice: _Voice) -> int:
         raise DiffError(exception_message(exc)) from exc
     beyond = [c for c in result.worst() if c.max_diff > tol]
     for each in beyond[: args.top]:
-        _say(voice.text(call_line(each)), sys.stdout)
+        say(voice.text(call_line(each)), sys.stdout)
     for side, names in (("A", result.only_a), ("B", result.only_b)):
         for name in names:
-            _say(
+            say(
                 voice.text(message(QT_TRANSLATE_NOOP("Compare", "only in {side}: {name}"), side=side, name=name)),
                 sys.stdout,
             )
@@ -159,7 +125,7 @@ def _diff(argv: list[str], voice: _Voice) -> int:
             calls=calls,
             largest=max(result.max_weight_diff, result.max_output_diff),
         )
-    _say(voice.text(summary), sys.stdout)
+    say(voice.text(summary), sys.stdout)
     return EXIT_ERRORS if beyond or not result.matched else EXIT_CLEAN
 
 

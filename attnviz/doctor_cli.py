@@ -26,37 +26,27 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
-from .render import _say, _Voice
-from .tr import QT_TRANSLATE_NOOP, exception_message, message, one_line, plural
+from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, run_command, say
+from .tr import QT_TRANSLATE_NOOP, exception_message, message, plural
 
 __all__ = ["EXIT_CLEAN", "EXIT_ERRORS", "EXIT_UNREADABLE", "EXIT_USAGE", "build_parser", "doctor_main", "main"]
 
 PROG = "attnviz doctor"
 EXIT_CLEAN = 0
 EXIT_ERRORS = 1
-EXIT_USAGE = 2
 EXIT_UNREADABLE = 3
 
 
-class DoctorError(Exception):
+class DoctorError(CommandError):
     """A reason to stop, phrased for the user (one line, translatable)."""
 
     def __init__(self, text: str, status: int = EXIT_UNREADABLE) -> None:
-        super().__init__(one_line(text))
-        self.status = status
+        super().__init__(text, status)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, text: str) -> NoReturn:  # argparse prints several lines; one is promised
-        raise DoctorError(
-            message(QT_TRANSLATE_NOOP("Doctor", "{error} (see {prog} --help)"), error=text, prog=PROG), EXIT_USAGE
-        )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(
         prog=PROG,
         description="List what is wrong with the masks of a captured model run "
         "(attnviz.capture(model).save(FILE)): one line per finding. Exit status 0 when no finding is an "
@@ -93,40 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def doctor_main(argv: Sequence[str] | None = None) -> int:
     """Run ``attnviz doctor`` with ``argv`` (without the word "doctor"); returns the exit status."""
-    voice = _Voice()
-    try:
-        return _doctor(list(sys.argv[1:] if argv is None else argv), voice)
-    except DoctorError as exc:
-        _say(f"{PROG}: {voice.text(exception_message(exc))}", sys.stderr)
-        return exc.status
-    except KeyboardInterrupt:
-        # Marked outside an f-string: lupdate does not read inside one.
-        interrupted = QT_TRANSLATE_NOOP("Doctor", "interrupted")
-        _say(f"{PROG}: {voice.text(interrupted)}", sys.stderr)
-        return 130
-    except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
-        _say(
-            f"{PROG}: "
-            + voice.text(
-                message(QT_TRANSLATE_NOOP("Doctor", "unexpected error: {error}"), error=f"{type(exc).__name__}: {exc}")
-            ),
-            sys.stderr,
-        )
-        return EXIT_UNREADABLE
-    finally:
-        voice.close()
+    return run_command(build_parser(), _doctor, argv, failed=EXIT_UNREADABLE)
 
 
-def main() -> int:
-    """Console-script entry point (``attnviz-doctor``)."""
-    return doctor_main(sys.argv[1:])
+#: The console script ``attnviz-doctor`` (its arguments are the process's).
+main = doctor_main
 
 
-def _doctor(argv: list[str], voice: _Voice) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # --help prints and exits 0
-        return int(exc.code or 0)
+def _doctor(args: argparse.Namespace, voice: Voice) -> int:
     lengths = _parse_lengths(args.lengths) if args.lengths else None
     limit = args.max_fidelity
     if limit is not None and not limit >= 0:  # NaN too
@@ -163,10 +127,10 @@ def _doctor(argv: list[str], voice: _Voice) -> int:
     except ValueError as exc:  # lengths that do not fit the batch
         raise DoctorError(exception_message(exc), EXIT_USAGE) from exc
     for finding in findings:
-        _say(voice.text(format_finding(finding)), sys.stdout)
+        say(voice.text(format_finding(finding)), sys.stdout)
     if args.calls:
         for index, call in enumerate(run.calls):
-            _say(voice.text(_call_line(index, call)), sys.stdout)
+            say(voice.text(_call_line(index, call)), sys.stdout)
     errors = sum(f.severity == "error" for f in findings)
     calls = plural(run.layers, QT_TRANSLATE_NOOP("Doctor", "{n} call"), QT_TRANSLATE_NOOP("Doctor", "{n} calls"))
     if findings:
@@ -189,7 +153,7 @@ def _doctor(argv: list[str], voice: _Voice) -> int:
             summary=summary,
             fidelity=max(measured),
         )
-    _say(voice.text(summary), sys.stdout)
+    say(voice.text(summary), sys.stdout)
     return EXIT_ERRORS if errors else EXIT_CLEAN
 
 

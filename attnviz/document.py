@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .model_run import MASK_ARGUMENTS, AttentionCall, Focus, HeadView, MaskArguments, ModelRun
+from .settings import SETTINGS, call_settings, change_text, resets_params
 from .tr import QT_TRANSLATE_NOOP
 
 Role = Literal["queries", "keys", "values", "valid_lens"]
@@ -39,33 +40,38 @@ MAX_LEN = 4096
 #: streams them. The bound keeps a typo'd or hostile file from asking for absurd lengths.
 MAX_LOADED_LEN = 1 << 17
 MAX_DIM = 1024
-MAX_HIDDEN = 1024
+
+
+def _default(name: str) -> Any:
+    return SETTINGS[name].default
 
 
 @dataclass(frozen=True)
 class Settings:
-    """How every call is computed. A call's causal flag and scale are the call's own (a model's
-    calls differ in them): ``SetSettings({"causal": ...})`` writes into the call on show."""
+    """How every call is computed: one field per setting declared in ``attnviz.settings`` (its
+    type, default, choices or range, label, undo name and checks are there), except those that
+    are a call's own. A call's causal flag and scale are the call's (a model's calls differ in
+    them): ``SetSettings({"causal": ...})`` writes into the call on show."""
 
-    scoring: str = "additive"
-    mask_mode: str = "d2l"
-    lens_mode: LensMode = "1d"
-    device: str = "cpu"
-    dtype: str = "float32"
-    dropout: float = 0.0
-    train: bool = False
-    dropout_seed: int = 0
+    scoring: str = _default("scoring")
+    mask_mode: str = _default("mask_mode")
+    lens_mode: LensMode = _default("lens_mode")
+    device: str = _default("device")
+    dtype: str = _default("dtype")
+    dropout: float = _default("dropout")
+    train: bool = _default("train")
+    dropout_seed: int = _default("dropout_seed")
     #: Long-context masks (0 = off), combined with every other mask (``engine.mask_mods``): a
     #: sliding window of this many keys (causal when the call is), attention sinks (the
     #: first keys, with a window), a prefix-LM prefix, chunked local attention.
-    window: int = 0
-    sinks: int = 0
-    prefix: int = 0
-    chunk: int = 0
-    num_hiddens: int = 8
-    param_seed: int = 0
+    window: int = _default("window")
+    sinks: int = _default("sinks")
+    prefix: int = _default("prefix")
+    chunk: int = _default("chunk")
+    num_hiddens: int = _default("num_hiddens")
+    param_seed: int = _default("param_seed")
     #: Let NaN/Inf through to the engine (to show what masking does not remove); else refused.
-    allow_nonfinite: bool = False
+    allow_nonfinite: bool = _default("allow_nonfinite")
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -76,7 +82,7 @@ class Settings:
 MODEL_SETTINGS = Settings(scoring="scaled_dot", mask_mode="sdpa", lens_mode="none")
 #: What ``SetSettings`` writes into a call rather than into ``Settings``: each call of a model
 #: has its own causal flag and scale (the book's one call too).
-CALL_SETTINGS: tuple[str, ...] = ("causal", "scale")
+CALL_SETTINGS: tuple[str, ...] = call_settings()
 
 
 @dataclass
@@ -386,11 +392,16 @@ class ReplaceState(Edit):
 @dataclass
 class SetSettings(Edit):
     """Change settings. ``causal`` and ``scale`` (``CALL_SETTINGS``) belong to a call: they are
-    written into the call of the head on show (or ``focus``), as the book's one call has them."""
+    written into the call of the head on show (or ``focus``), as the book's one call has them.
+    Without a ``text``, the settings' declared names describe it ("Change dropout")."""
 
     changes: dict[str, Any]
-    text: str = QT_TRANSLATE_NOOP("Undo", "Change setting")
+    text: str = ""
     focus: Focus | None = None
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            self.text = change_text(self.changes)
 
     def apply(self, state: State, focus: Focus = Focus()) -> tuple[State, Edit]:
         at = Focus(*(focus if self.focus is None else self.focus))
@@ -408,7 +419,7 @@ class SetSettings(Edit):
             if "scale" in of_call:
                 run = run.with_call(at.layer, scale=None if of_call["scale"] is None else float(of_call["scale"]))
             new_state = replace(new_state, run=run)
-        if "num_hiddens" in self.changes or "scoring" in self.changes or "param_seed" in self.changes:
+        if resets_params(self.changes):
             # Parameters no longer fit (or belong to another function): back to seeded ones.
             new_state = replace(new_state, params={})
         return new_state, SetSettings(old, self.text, at if of_call else None)

@@ -15,6 +15,10 @@ every head of the layer as a grid of small maps under one colour scale, for one 
 or .csv writes the weights of that selection instead of a picture: (B, L_q, L_k) for one head,
 (L_q, L_k) with ``--batch``, (H, L_q, L_k) with ``--heads all``.
 
+Every setting has an option (``attnviz.settings`` declares them: ``--scoring``, ``--mask-mode``,
+``--window``, ``--dropout`` with ``--train``...), checked by its declaration before any file is
+read; ``--causal`` and ``--scale`` change the call drawn (each call has its own).
+
 No window is shown: the computation runs synchronously (``compute.run_state``), the heatmaps are
 laid out off screen and grabbed. Without a display (Linux, no ``DISPLAY``/``WAYLAND_DISPLAY``) Qt
 is switched to its ``offscreen`` platform. Every failure, from a typo in an option to an engine
@@ -32,31 +36,22 @@ English. argparse's own words (``--help``, its error texts) stay English, and so
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import re
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING
 
-from .document import SetSettings, State
-from .io.state_io import (
-    CAUSAL_NAMES,
-    DTYPE_NAMES,
-    LENS_MODES,
-    MASK_MODE_NAMES,
-    SCORING_NAMES,
-    is_session_path,
-)
+from .command_inputs import LINE, add_input_options, add_setting_options, command_state
+from .document import State
 from .model_run import Focus
-from .tr import QT_TRANSLATE_NOOP, Message, Source, exception_message, one_line, plural
+from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, application, quiet_qt, run_command, say
+from .tr import QT_TRANSLATE_NOOP, Message, exception_message
 from .tr import message as fill
 
 if TYPE_CHECKING:  # Qt widgets and torch load only when an image is actually drawn
     import numpy as np
-    from PySide6.QtCore import QCoreApplication
 
     from .compute import ViewData
     from .ui.files.export import WeightsFigure
@@ -66,171 +61,53 @@ __all__ = ["RenderError", "build_parser", "figure_for", "grid_for", "main", "ren
 PROG = "attnviz render"
 #: Exit statuses: a file, engine or write problem; a bad command line.
 EXIT_FAILED = 1
-EXIT_USAGE = 2
 MAX_SIDE = 16384  # pixels; a bigger image is a typo, not a figure
 
 
-# "<what>: <what is wrong>" lines: the shape is the same in every language shipped, so the
-# template is left unmarked (empty context) and only the values are translated.
-_LINE = Source("", "{name}: {problem}")
+class RenderError(CommandError):
+    """A reason to stop, already phrased for the user (one line, translatable)."""
 
 
-class RenderError(Exception):
-    """A reason to stop, already phrased for the user (one line; a ``Message`` stays one, so it
-    is printed in the system's language)."""
-
-    def __init__(self, message: str, status: int = EXIT_FAILED) -> None:
-        super().__init__(one_line(message))
-        self.status = status
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse prints the usage and the error on several lines; we promise one line."""
-
-    def error(self, message: str) -> NoReturn:
-        raise RenderError(
-            fill(QT_TRANSLATE_NOOP("Render", "{error} (see {prog} --help)"), error=message, prog=PROG), EXIT_USAGE
-        )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(
         prog=PROG,
         description="Draw the attention weights of a preset, a session (.attnviz) or a tensor file "
         "(.npy, .npz, .pt, .safetensors) into a PNG or SVG image, without opening a window.",
     )
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--preset", metavar="NAME", help="one of the presets (see --list-presets)")
-    source.add_argument(
-        "--load",
-        metavar="FILE",
-        action="append",
-        help="a session (.attnviz), capture or tensor file (repeat it for the ranks' captures of one distributed run)",
+    add_input_options(
+        parser,
+        list_presets=True,
+        ranks=True,
+        role_help="which array of a tensor file plays a role: queries, keys, values, valid_lens, "
+        "attn_mask, key_padding_mask, attention_mask, mask, is_causal, causal, scale, tokens, "
+        "query_tokens, key_tokens (repeatable; ROLE= leaves the role out)",
     )
-    source.add_argument("--list-presets", action="store_true", help="list the presets and exit")
     parser.add_argument(
         "--out", metavar="FILE", help="image to write (.png or .svg), or the weights drawn (.npy or .csv)"
     )
-    parser.add_argument("--scoring", choices=SCORING_NAMES, help="scoring function")
-    parser.add_argument("--mask-mode", choices=MASK_MODE_NAMES, help="how masked keys are applied")
-    parser.add_argument("--lens-mode", choices=LENS_MODES, help="valid lengths: none, 1d or 2d")
-    parser.add_argument("--causal", choices=("off", *CAUSAL_NAMES), help="causal mask alignment")
-    parser.add_argument("--dtype", choices=DTYPE_NAMES, help="floating-point type of the computation")
-    parser.add_argument("--device", metavar="NAME", help="device to compute on (default: as saved, else cpu)")
     # Checked after parsing: the list lives with the colour maps, which import pyqtgraph.
     parser.add_argument(
         "--colormap", metavar="NAME", help="colour map: cividis (default), viridis, magma, inferno, plasma or gray"
     )
     parser.add_argument("--batch", type=int, metavar="N", help="draw only batch element N (0-based)")
     parser.add_argument("--size", metavar="WxH", help="image size in pixels, e.g. 800x600")
-    parser.add_argument("--layer", type=int, metavar="N", help="layer of a model's tensors to draw (default 0)")
     heads = parser.add_mutually_exclusive_group()
     heads.add_argument("--head", type=int, metavar="N", help="head of a model's tensors to draw (default 0)")
     heads.add_argument("--heads", choices=("all",), help="all: every head of the layer, as a grid")
-    parser.add_argument(
-        "--role",
-        action="append",
-        default=[],
-        metavar="ROLE=NAME",
-        help="which array of a tensor file plays a role: queries, keys, values, valid_lens, "
-        "attn_mask, key_padding_mask, attention_mask, mask, is_causal, causal, scale, tokens, "
-        "query_tokens, key_tokens (repeatable; ROLE= leaves the role out)",
-    )
+    add_setting_options(parser)
     return parser
 
 
 def render_main(argv: Sequence[str] | None = None) -> int:
     """Run ``attnviz render`` with ``argv`` (without the word "render"); returns the exit status."""
-    voice = _Voice()
-    try:
-        return _render(list(sys.argv[1:] if argv is None else argv), voice)
-    except RenderError as exc:
-        _fail_line(voice.text(exception_message(exc)))
-        return exc.status
-    except KeyboardInterrupt:
-        _fail_line(voice.text(QT_TRANSLATE_NOOP("Render", "interrupted")))
-        return 130
-    except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
-        _fail_line(
-            voice.text(
-                fill(QT_TRANSLATE_NOOP("Render", "unexpected error: {error}"), error=f"{type(exc).__name__}: {exc}")
-            )
-        )
-        return EXIT_FAILED
-    finally:
-        voice.close()
+    return run_command(build_parser(), _render, argv, failed=EXIT_FAILED)
 
 
-def main() -> int:
-    """Console-script entry point (``attnviz-render``)."""
-    return render_main(sys.argv[1:])
+#: The console script ``attnviz-render`` (its arguments are the process's).
+main = render_main
 
 
-def _fail_line(message: str) -> None:
-    _say(f"{PROG}: {message}", sys.stderr)
-
-
-def _say(text: str, stream: TextIO) -> None:
-    """Print ``text`` as one line: names from files and the command line are escaped and bounded
-    (``one_line``), and what the terminal's encoding cannot show is written as escapes rather
-    than failing (after the image has been written, a failure would misreport the run)."""
-    line = one_line(text)
-    try:
-        print(line, file=stream)
-    except UnicodeEncodeError:
-        encoding = stream.encoding or "ascii"
-        print(line.encode(encoding, "backslashreplace").decode(encoding), file=stream)
-
-
-class _Voice:
-    """Text for the terminal in the system's language.
-
-    English needs nothing. Otherwise the first text marked for translation makes the
-    QApplication a drawing needs anyway (or uses the one there is: the GUI, tests) and installs
-    the system's catalogue; :meth:`close` puts back the language that was installed before, so
-    a render run inside the app leaves the app's language alone.
-    """
-
-    def __init__(self) -> None:
-        self._ready = False
-        self._restore: str | None = None
-
-    def text(self, text: str) -> str:
-        """``text`` (English, a ``Source`` or a ``Message``) in the system's language."""
-        if not isinstance(text, (Source, Message)):
-            return str(text)
-        try:
-            self._install()
-            from .ui.i18n import tr_text
-
-            return tr_text(text)
-        except Exception:  # noqa: BLE001 - a broken catalogue or Qt must not hide the message itself
-            return str(text)
-
-    def _install(self) -> None:
-        if self._ready:
-            return
-        self._ready = True
-        from .ui.i18n import current_language, install_language, system_language
-
-        code, before = system_language(), current_language()
-        if code != before and install_language(_application(), code):
-            self._restore = before
-
-    def close(self) -> None:
-        if self._restore is not None:
-            from .ui.i18n import install_language
-
-            install_language(None, self._restore)
-            self._restore = None
-
-
-def _render(argv: list[str], voice: _Voice) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help prints and exits 0
-        return int(exc.code or 0)
+def _render(args: argparse.Namespace, voice: Voice) -> int:
     from .presets import PRESETS
 
     if args.list_presets:
@@ -255,39 +132,25 @@ def _render(argv: list[str], voice: _Voice) -> int:
     _check_out_dir(out)
     size = _parse_size(args.size) if args.size else None
     colormap = _check_colormap(args.colormap) if args.colormap else None
-
     notes: list[str] = []
-    if args.preset is not None:
-        if args.preset not in PRESETS:
-            raise RenderError(
-                fill(
-                    QT_TRANSLATE_NOOP("Render", "unknown preset {name}; choose one of {choices}"),
-                    name=repr(args.preset),
-                    choices=", ".join(PRESETS),
-                ),
-                EXIT_USAGE,
-            )
-        state, shown, source = PRESETS[args.preset].build(), Focus(), args.preset
-    else:
-        state, shown, source = _load(args, notes)
-    focus = _focus(state, shown, args, source)
-    state = _apply_options(state, focus, args)
+    # The grid shows every head: no head is chosen (nor said to be).
+    state, focus, source = command_state(args, notes, file_head=0 if args.heads else args.head)
     heads, focuses = _selection(state, focus, args)
 
     from .compute import run_state
 
     views: list[ViewData] = []
-    for head_focus in focuses:
+    for head_focus_ in focuses:
         with warnings.catch_warnings():
             # A model's arrays are read-only (states share them) and the engine writes no input:
             # torch's warning about that would break the promise of a silent stderr.
             warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
             # numpy's overflow warnings are blocks of lines; the diagnostics say it in one.
             warnings.filterwarnings("ignore", category=RuntimeWarning)
-            outcome = run_state(state, 0, head_focus)
+            outcome = run_state(state, 0, head_focus_)
         if outcome.error is not None or outcome.view is None:
             raise RenderError(
-                fill(_LINE, name=source, problem=outcome.error or QT_TRANSLATE_NOOP("Render", "no result"))
+                fill(LINE, name=source, problem=outcome.error or QT_TRANSLATE_NOOP("Render", "no result"))
             )
         views.append(outcome.view)
     n_batch = int(views[0].weights.shape[0])
@@ -318,14 +181,22 @@ def _render(argv: list[str], voice: _Voice) -> int:
     if out.suffix.lower() in ARRAY_SUFFIXES:
         _write_weights(out, selected_weights(views, heads, args.batch), grid=heads is not None)
     elif heads is not None:
-        _draw_grid(views, heads, grid_batch, out, source=source, state=state, focus=focus, colormap=colormap, size=size)
+        _draw(
+            lambda: grid_for(views, heads, grid_batch, state, source=source, focus=focus, colormap=colormap, size=size),
+            out,
+        )
     else:
         batches = None if args.batch is None else [args.batch]
-        _draw(views[0], out, source=source, state=state, focus=focus, batches=batches, colormap=colormap, size=size)
+        _draw(
+            lambda: figure_for(
+                views[0], state, source=source, focus=focus, batches=batches, colormap=colormap, size=size
+            ),
+            out,
+        )
     for line in lines:
-        _say(line, sys.stdout)
+        say(line, sys.stdout)
     if warning is not None:
-        _say(f"{PROG}: {warning}", sys.stderr)
+        say(f"{PROG}: {warning}", sys.stderr)
     return 0
 
 
@@ -342,43 +213,6 @@ def _overflow_warning(views: Sequence[ViewData]) -> str | None:
 
 IMAGE_SUFFIXES = (".png", ".svg")
 ARRAY_SUFFIXES = (".npy", ".csv")
-
-
-def _focus(state: State, shown: Focus, args: argparse.Namespace, name: str) -> Focus:
-    """The head to draw: ``--layer``/``--head`` where given (checked against the run; the book's
-    input has one call of one head), else the one ``shown`` (a session's, a file's)."""
-    layer = shown.layer if args.layer is None else args.layer
-    head = shown.head if args.head is None else args.head
-    run = state.run
-    if not 0 <= layer < run.layers:
-        raise RenderError(
-            plural(
-                run.layers,
-                QT_TRANSLATE_NOOP("Render", "--layer {layer} is out of range: {name} has {n} layer, 0"),
-                QT_TRANSLATE_NOOP("Render", "--layer {layer} is out of range: {name} has {n} layers, 0-{last}"),
-                layer=layer,
-                name=name,
-                last=run.layers - 1,
-            ),
-            EXIT_USAGE,
-        )
-    heads = run.heads(layer)
-    if not 0 <= head < heads:
-        raise RenderError(
-            plural(
-                heads,
-                QT_TRANSLATE_NOOP("Render", "--head {head} is out of range: layer {layer} of {name} has {n} head, 0"),
-                QT_TRANSLATE_NOOP(
-                    "Render", "--head {head} is out of range: layer {layer} of {name} has {n} heads, 0-{last}"
-                ),
-                head=head,
-                layer=layer,
-                name=name,
-                last=heads - 1,
-            ),
-            EXIT_USAGE,
-        )
-    return Focus(layer, head)
 
 
 def _selection(state: State, focus: Focus, args: argparse.Namespace) -> tuple[list[int] | None, list[Focus]]:
@@ -419,7 +253,7 @@ def _check_out_dir(out: Path) -> None:
     if not parent.is_dir():
         raise RenderError(
             fill(
-                _LINE,
+                LINE,
                 name=str(out),
                 problem=fill(
                     QT_TRANSLATE_NOOP("Render", "cannot be written (the folder {folder} does not exist)"),
@@ -429,7 +263,7 @@ def _check_out_dir(out: Path) -> None:
         )
     if out.is_dir():
         raise RenderError(
-            fill(_LINE, name=str(out), problem=QT_TRANSLATE_NOOP("Render", "is a folder, not an image file"))
+            fill(LINE, name=str(out), problem=QT_TRANSLATE_NOOP("Render", "is a folder, not an image file"))
         )
 
 
@@ -462,132 +296,7 @@ def _check_colormap(name: str) -> str:
     try:
         return canonical_colormap_name(name)
     except ValueError as exc:
-        raise RenderError(fill(_LINE, name="--colormap", problem=exception_message(exc)), EXIT_USAGE) from exc
-
-
-def _load(args: argparse.Namespace, notes: list[str]) -> tuple[State, Focus, str]:
-    """The state of ``--load``, the head it shows first, and its name."""
-    from .io import AttnvizFileError, guess_roles, is_capture_file, load_capture, load_tensor_file
-    from .io.roles import ALL_ROLES
-    from .io.state_io import load_state_and_focus, state_from_tensor_file, tensor_file_focus
-    from .presets import DEFAULT_PRESET, PRESETS
-
-    paths = [Path(p) for p in args.load]
-    path = paths[0]
-    try:
-        if len(paths) > 1:
-            return _load_ranks(paths, args)
-        if is_capture_file(path):
-            # A capture (attnviz.capture): told by its content, whatever its name.
-            if args.role:
-                raise RenderError(
-                    fill(
-                        _LINE,
-                        name=path.name,
-                        problem=QT_TRANSLATE_NOOP("Render", "--role applies to tensor files, not captures"),
-                    ),
-                    EXIT_USAGE,
-                )
-            return State.from_run(load_capture(path)), Focus(), path.name
-        if is_session_path(path):
-            if args.role:
-                raise RenderError(
-                    fill(
-                        _LINE,
-                        name=path.name,
-                        problem=QT_TRANSLATE_NOOP("Render", "--role applies to tensor files, not sessions"),
-                    ),
-                    EXIT_USAGE,
-                )
-            state, shown = load_state_and_focus(path, notes=notes)
-            return state, shown, path.name
-        tf = load_tensor_file(path)
-        roles = guess_roles(tf)
-        for item in args.role:
-            role, sep, name = item.partition("=")
-            if not sep or role not in ALL_ROLES:
-                raise RenderError(
-                    fill(
-                        QT_TRANSLATE_NOOP("Render", "--role {item}: expected ROLE=NAME with ROLE one of {roles}"),
-                        item=repr(item),
-                        roles=", ".join(ALL_ROLES),
-                    ),
-                    EXIT_USAGE,
-                )
-            if name:
-                roles[role] = name
-            else:
-                roles.pop(role, None)
-        missing = [r for r in ("queries", "keys", "values") if r not in roles]
-        if missing:
-            names = ", ".join(f"{n} {shape}" for n, shape in ((n, tuple(a.shape)) for n, a in tf.arrays.items()))
-            raise RenderError(
-                fill(
-                    _LINE,
-                    name=path.name,
-                    problem=fill(
-                        QT_TRANSLATE_NOOP(
-                            "Render",
-                            "cannot tell which array is {roles} (arrays: {arrays}); name them with --role {first}=NAME",
-                        ),
-                        roles=" / ".join(missing),
-                        arrays=names,
-                        first=missing[0],
-                    ),
-                )
-            )
-        base = PRESETS[DEFAULT_PRESET].build()
-        # The grid shows every head: no head is chosen (nor said to be).
-        head = 0 if args.heads else args.head
-        state = state_from_tensor_file(tf, roles, head, base, layer=args.layer, notes=notes)
-        return state, tensor_file_focus(state, args.layer, head), path.name
-    except AttnvizFileError as exc:
-        raise RenderError(exception_message(exc)) from exc
-
-
-def _load_ranks(paths: list[Path], args: argparse.Namespace) -> tuple[State, Focus, str]:
-    """Several captures: the ranks of one distributed run, merged (``attnviz.capture.merge``)."""
-    from .io import load_capture
-    from .model_run import ModelRunError
-
-    if args.role:
-        raise RenderError(
-            fill(
-                _LINE,
-                name=paths[0].name,
-                problem=QT_TRANSLATE_NOOP("Render", "--role applies to tensor files, not captures"),
-            ),
-            EXIT_USAGE,
-        )
-    runs = [load_capture(p) for p in paths]
-    from .capture.merge import merge_runs
-
-    try:
-        run = merge_runs(runs)
-    except ModelRunError as exc:
-        raise RenderError(exception_message(exc)) from exc
-    return State.from_run(run), Focus(), " + ".join(p.name for p in paths)
-
-
-def _apply_options(state: State, focus: Focus, args: argparse.Namespace) -> State:
-    """The settings given on the command line applied (``--causal`` to the call drawn)."""
-    changes: dict[str, Any] = {}
-    for option, key in (
-        ("scoring", "scoring"),
-        ("mask_mode", "mask_mode"),
-        ("lens_mode", "lens_mode"),
-        ("dtype", "dtype"),
-        ("device", "device"),
-    ):
-        value = getattr(args, option)
-        if value is not None:
-            changes[key] = value
-    if args.causal is not None:
-        changes["causal"] = None if args.causal == "off" else args.causal
-    if not changes:
-        return state
-    # As the settings panel does: parameters go with another scoring function.
-    return SetSettings(changes).apply(state, focus)[0]
+        raise RenderError(fill(LINE, name="--colormap", problem=exception_message(exc)), EXIT_USAGE) from exc
 
 
 def figure_for(
@@ -627,26 +336,6 @@ def _title(source: str, state: State, focus: Focus) -> str:
     return f"{source}: attention weights, layer {focus.layer}, head {focus.head}"
 
 
-def _draw(
-    view: ViewData,
-    out: Path,
-    *,
-    source: str,
-    state: State,
-    focus: Focus,
-    batches: list[int] | None,
-    colormap: str | None,
-    size: tuple[int, int] | None,
-) -> None:
-    with _quiet_qt():
-        _app = _application()
-        try:
-            figure = figure_for(view, state, source=source, focus=focus, batches=batches, colormap=colormap, size=size)
-        except ValueError as exc:
-            raise RenderError(fill(_LINE, name="--size", problem=exception_message(exc)), EXIT_USAGE) from exc
-        _save(figure, out)
-
-
 def grid_for(
     views: Sequence[ViewData],
     heads: Sequence[int],
@@ -678,73 +367,22 @@ def grid_for(
     )
 
 
-def _draw_grid(
-    views: Sequence[ViewData],
-    heads: Sequence[int],
-    batch: int,
-    out: Path,
-    *,
-    source: str,
-    state: State,
-    focus: Focus,
-    colormap: str | None,
-    size: tuple[int, int] | None,
-) -> None:
-    with _quiet_qt():
-        _app = _application()
-        try:
-            figure = grid_for(views, heads, batch, state, source=source, focus=focus, colormap=colormap, size=size)
-        except ValueError as exc:
-            raise RenderError(fill(_LINE, name="--size", problem=exception_message(exc)), EXIT_USAGE) from exc
-        _save(figure, out)
-
-
-def _save(figure: WeightsFigure, out: Path) -> None:
+def _draw(make: Callable[[], WeightsFigure], out: Path) -> None:
+    """Lay out the figure ``make`` builds (a size too small for it is a usage error) and save it."""
     from .ui.files.export import ExportError
 
-    try:
-        figure.save(out)
-    except ExportError as exc:
-        raise RenderError(exception_message(exc)) from exc
-    finally:
-        figure.close()
-
-
-@contextlib.contextmanager
-def _quiet_qt() -> Iterator[None]:
-    """Qt chats on stderr ("This plugin does not support propagateSizeHints()"); a render's
-    stderr is for its one failure line, so only Qt's own critical and fatal messages pass."""
-    from PySide6.QtCore import QtMsgType, qInstallMessageHandler
-
-    def quiet(kind: QtMsgType, _context: object, message: str) -> None:
-        if kind in (QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg):
-            _fail_line(f"Qt: {message}")
-
-    previous = qInstallMessageHandler(quiet)
-    try:
-        yield
-    finally:
-        qInstallMessageHandler(previous)
-
-
-def _application() -> QCoreApplication:
-    """The application: the one there is when called from inside one (tests, the GUI), else a
-    new QApplication (drawing needs one), on the offscreen platform when there is no display."""
-    _ensure_platform()
-    from PySide6.QtWidgets import QApplication
-
-    with _quiet_qt():
-        return QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "attnviz"])
-
-
-def _ensure_platform() -> None:
-    """Use Qt's offscreen platform when there is no display to connect to."""
-    if os.environ.get("QT_QPA_PLATFORM"):
-        return
-    if sys.platform.startswith(("win", "darwin")):
-        return  # these always have a window system; nothing is shown anyway
-    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    with quiet_qt(PROG):
+        _app = application()
+        try:
+            figure = make()
+        except ValueError as exc:
+            raise RenderError(fill(LINE, name="--size", problem=exception_message(exc)), EXIT_USAGE) from exc
+        try:
+            figure.save(out)
+        except ExportError as exc:
+            raise RenderError(exception_message(exc)) from exc
+        finally:
+            figure.close()
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from attnviz.bench.snippet_cases import CASES
 from attnviz.cli import main as cli_main
 from attnviz.code_cli import code_main
 from attnviz.compute import run_state
-from attnviz.io.state_io import save_state_file
+from attnviz.io.session_state import save_state_file
 from attnviz.presets import PRESETS
 from attnviz.snippets import make_snippet
 from attnviz.snippets.harness import run_traced

@@ -89,7 +89,7 @@ def test_weights_only_calls_show_weights_but_have_no_tensors():
 
 def test_a_session_keeps_the_run_the_head_shown_edits_masks_and_tokens(tmp_path):
     from attnviz.document import Document, SetBlock, State
-    from attnviz.io.state_io import load_state_and_focus, save_state_file
+    from attnviz.io.session_state import load_state_and_focus, save_state_file
     from attnviz.model_run import Focus
 
     pad = np.array([[1, 1, 1, 1, 0, 0], [1] * 6])
@@ -186,6 +186,7 @@ def test_every_head_of_the_call_is_computed_as_the_main_view_computes_the_head_o
     from dataclasses import replace as _replace
 
     from attnviz.compute.attention import run_state
+    from attnviz.compute.heads import heads_of_focused_call
     from attnviz.document import State
 
     rng = np.random.default_rng(3)
@@ -205,8 +206,9 @@ def test_every_head_of_the_call_is_computed_as_the_main_view_computes_the_head_o
     state = State.from_run(ModelRun((call,)))
     state.settings = _replace(state.settings, scoring="scaled_dot", lens_mode="none", window=3)
     outcome = run_state(state, 0, (0, 2))
-    assert outcome.error is None and outcome.heads is not None and outcome.heads.error is None
-    np.testing.assert_allclose(outcome.heads.weights[:, 2], outcome.view.weights, atol=1e-6)
+    heads = heads_of_focused_call(state, (0, 2), outcome.view)  # the heads grid's computation
+    assert outcome.error is None and heads.error is None
+    np.testing.assert_allclose(heads.weights[:, 2], outcome.view.weights, atol=1e-6)
     # The window masks something: without it the weights differ.
     plain = run_state(_replace(state, settings=_replace(state.settings, window=0)), 0, (0, 2))
     assert not np.allclose(plain.view.weights, outcome.view.weights)

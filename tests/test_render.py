@@ -13,7 +13,7 @@ import pytest
 
 from attnviz.compute.attention import run_state
 from attnviz.io import save_arrays
-from attnviz.io.state_io import save_state_file
+from attnviz.io.session_state import save_state_file
 from attnviz.presets import PRESETS
 from attnviz.render import figure_for, render_main
 
@@ -279,7 +279,7 @@ def test_an_undecodable_out_name_is_written_and_reported(qapp, tmp_path: Path, c
 
 def test_a_session_setting_key_cannot_forge_output_lines(qapp, tmp_path: Path, capsys) -> None:  # noqa: ANN001
     from attnviz.io import save_session
-    from attnviz.io.state_io import state_to_session
+    from attnviz.io.session_state import state_to_session
 
     session = state_to_session(PRESETS["dot-toy"].build())
     session.settings["x\nwrote /tmp/forged.png\x1b[2K"] = 1

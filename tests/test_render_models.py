@@ -10,7 +10,8 @@ import pytest
 
 from attnviz.compute.attention import run_state
 from attnviz.io import guess_roles, load_tensor_file
-from attnviz.io.state_io import save_state_file, state_from_tensor_file, tensor_file_focus
+from attnviz.io.session_state import save_state_file
+from attnviz.io.tensor_import import state_from_tensor_file, tensor_file_focus
 from attnviz.model_run import Focus
 from attnviz.presets import DEFAULT_PRESET, PRESETS
 from attnviz.render import figure_for, grid_for, render_main

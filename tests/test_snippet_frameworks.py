@@ -26,13 +26,13 @@ from attnviz.presets import PRESETS
 from attnviz.snippets import (
     FRAMEWORKS,
     RETURN_VALUE,
-    STAGES,
     Snippet,
     SnippetError,
     SnippetInput,
     generate,
     make_snippet,
     snippet_input,
+    snippet_stages,
 )
 from attnviz.snippets.harness import run_traced, to_numpy
 from attnviz.snippets.parity import TOLERANCE, differences, reference_stages, spans_json
@@ -161,7 +161,7 @@ def test_every_stage_maps_to_lines_of_its_function_that_compute_it(framework, ca
     state = CASES[case].build()
     snippet = make_snippet(state, framework, focus=CASES[case].focus)
     lines = snippet.code.splitlines()
-    expected = [s for s in STAGES if s != "hidden_features" or state.settings.scoring == "additive"]
+    expected = [s for s in snippet_stages() if s != "hidden_features" or state.settings.scoring == "additive"]
     assert list(snippet.stages) == expected
     assert set(snippet.stage_lines) == set(expected)
     compile(snippet.code, "snippet.py", "exec")

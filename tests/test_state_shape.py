@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from attnviz.compute import run_state
-from attnviz.document import Document, SetBlock, SetSettings, State, filled_state, resize_state
+from attnviz.compute.heads import heads_of_focused_call, heads_on_show
+from attnviz.compute.jobs import Job
+from attnviz.document import Document, SetBlock, SetSettings, Snapshot, State, filled_state, resize_state
 from attnviz.model_run import AttentionCall, Focus, MaskArguments, ModelRun
 from attnviz.presets import PRESETS
 from attnviz.teaching import LESSONS
@@ -63,7 +65,7 @@ def test_the_books_inputs_are_one_call_of_one_head_computed_exactly_as_before(na
     for what, expected in _attend_3d(state).items():
         np.testing.assert_array_equal(getattr(outcome.view, what), expected, err_msg=what)
     # The heads grid of the book's one head is the main view's result, not computed again.
-    heads = outcome.heads
+    heads = heads_on_show(Job(Snapshot(0, state), 0, None, main=outcome))
     assert heads is not None and heads.weights is not None and heads.weights.shape[1] == 1
     assert np.shares_memory(heads.weights, outcome.view.weights)
 
@@ -103,7 +105,7 @@ def test_each_call_keeps_its_own_causal_flag_and_the_setting_edits_the_call_on_s
     off = run_state(doc.state, 0, (0, 1)).view
     assert off is not None and not np.all(np.triu(off.mask[0], 1) == 0)  # a future key is attended
     # The heads grid computes every head of the call with that flag: head 1 is the main view's.
-    np.testing.assert_array_equal(run_state(doc.state, 0, (0, 1)).heads.weights[:, 1], off.weights)
+    np.testing.assert_array_equal(heads_of_focused_call(doc.state, (0, 1)).weights[:, 1], off.weights)
     # The undo is made on call 0 even while call 1 is on show, and says so.
     assert inverse.focus == (0, 1)
     doc.apply(inverse, Focus(1, 0))

@@ -34,11 +34,17 @@ TOLERANCE = 1e-4
 TIME_LIMIT = 120
 IMPLEMENTATIONS = ("sdpa", "eager")
 
-_LAYERS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers", "decoder_layers")
-_LAYERS += ("num_decoder_layers", "num_encoder_layers", "text_layers", "vision_layers")
+_LAYERS: tuple[str, ...] = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers")
+_LAYERS += ("decoder_layers", "num_decoder_layers", "num_encoder_layers", "text_layers", "vision_layers")
 _WIDTH = ("hidden_size", "d_model", "n_embd", "embed_dim", "dim")
 _FFN = ("intermediate_size", "encoder_ffn_dim", "decoder_ffn_dim", "d_ff", "n_inner", "ffn_dim")
-_HEADS = ("num_attention_heads", "n_head", "n_heads", "encoder_attention_heads", "decoder_attention_heads")
+_HEADS: tuple[str, ...] = (
+    "num_attention_heads",
+    "n_head",
+    "n_heads",
+    "encoder_attention_heads",
+    "decoder_attention_heads",
+)
 _HEADS += ("num_heads",)
 
 
@@ -97,7 +103,9 @@ def inputs_for(model: Any, config: Any) -> dict[str, Any]:
 
     g = torch.Generator().manual_seed(0)
     params = inspect.signature(model.forward).parameters
-    vocab = int(getattr(config, "vocab_size", None) or getattr(getattr(config, "text_config", None), "vocab_size", 1000))
+    vocab = int(
+        getattr(config, "vocab_size", None) or getattr(getattr(config, "text_config", None), "vocab_size", None) or 1000
+    )
     out: dict[str, Any] = {}
     if "input_ids" in params:
         out["input_ids"] = torch.randint(3, max(4, min(vocab, 1000)), (2, 8), generator=g)
@@ -124,7 +132,9 @@ def _classify(cap: Any, expected: int | None) -> tuple[str, dict[str, Any]]:
     calls = cap.calls
     detail: dict[str, Any] = {"calls": len(calls), "warnings": [str(w) for w in cap.warnings][:3]}
     if not calls:
-        return ("errors" if cap.warnings and not any("no attention call" in str(w) for w in cap.warnings) else "none"), detail
+        return (
+            "errors" if cap.warnings and not any("no attention call" in str(w) for w in cap.warnings) else "none"
+        ), detail
     fidelities = [c.fidelity for c in calls if not c.weights_only]
     detail["weights_only"] = sum(c.weights_only for c in calls)
     detail["worst"] = max((f for f in fidelities if f is not None), default=None)
@@ -147,7 +157,7 @@ def sweep_one(model_type: str) -> dict[str, Any]:
     import torch
     import transformers
 
-    import attnviz.capture
+    from attnviz.capture import capture
 
     torch.set_num_threads(1)
     result: dict[str, Any] = {"family": model_type}
@@ -170,16 +180,21 @@ def sweep_one(model_type: str) -> dict[str, Any]:
             with torch.no_grad():
                 reference = model(**inputs, output_attentions=True)
             attentions = getattr(reference, "attentions", None)
-            expected = len(attentions) if isinstance(attentions, tuple) and attentions and attentions[0] is not None else None
+            expected = (
+                len(attentions) if isinstance(attentions, tuple) and attentions and attentions[0] is not None else None
+            )
         except Exception as exc:  # noqa: BLE001 - the model itself does not run on these inputs
             result[implementation] = {"status": "not run", "why": f"{type(exc).__name__}: {str(exc)[:120]}"}
             continue
         try:
-            with torch.no_grad(), attnviz.capture(model) as cap:
+            with torch.no_grad(), capture(model) as cap:
                 model(**inputs, output_attentions=True)
             status, detail = _classify(cap, expected)
         except Exception as exc:  # noqa: BLE001 - a capture that breaks the model is the worst outcome
-            status, detail = "errors", {"why": f"{type(exc).__name__}: {str(exc)[:160]}", "trace": traceback.format_exc()[-400:]}
+            status, detail = (
+                "errors",
+                {"why": f"{type(exc).__name__}: {str(exc)[:160]}", "trace": traceback.format_exc()[-400:]},
+            )
         result[implementation] = {"status": status, **detail}
     result["built"] = "yes"
     return result
@@ -224,7 +239,9 @@ def run(only: list[str] | None = None, workers: int = 2, json_path: str | None =
             try:
                 results.append(q_out.get(timeout=TIME_LIMIT))
             except Exception:  # noqa: BLE001 - timed out or crashed
-                results.append({"family": name, "built": "yes", "sdpa": {"status": "errors", "why": "time limit or crash"}})
+                results.append(
+                    {"family": name, "built": "yes", "sdpa": {"status": "errors", "why": "time limit or crash"}}
+                )
             p.join(timeout=5)
             if p.is_alive():
                 p.kill()
@@ -244,15 +261,15 @@ def report(results: list[dict[str, Any]]) -> None:
     for implementation in IMPLEMENTATIONS:
         counts = Counter(r.get(implementation, {}).get("status", "-") for r in built)
         print(f"  {implementation:>6}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    best = Counter()
+    best: Counter[str] = Counter()
     for r in built:
         statuses = [r.get(i, {}).get("status") for i in IMPLEMENTATIONS]
-        ran = [s for s in statuses if s not in (None, "not offered", "not run")]
-        if not ran:
+        offered = [s for s in statuses if s not in (None, "not offered", "not run")]
+        if not offered:
             best["no implementation ran"] += 1
-        elif "exact" in ran:
+        elif "exact" in offered:
             best["exact on at least one"] += 1
-        elif "partial" in ran:
+        elif "partial" in offered:
             best["partial"] += 1
         else:
             best["none"] += 1
@@ -262,10 +279,10 @@ def report(results: list[dict[str, Any]]) -> None:
         print(f"\nnot built from a small config ({len(unbuilt)}): " + ", ".join(r["family"] for r in unbuilt))
     print("\nfamilies not exact on any implementation they run:")
     for r in built:
-        statuses = {i: r.get(i, {}) for i in IMPLEMENTATIONS}
-        if any(s.get("status") == "exact" for s in statuses.values()):
+        outcomes: dict[str, dict[str, Any]] = {i: r.get(i, {}) for i in IMPLEMENTATIONS}
+        if any(s.get("status") == "exact" for s in outcomes.values()):
             continue
-        ran = {i: s for i, s in statuses.items() if s.get("status") not in (None, "not offered", "not run")}
+        ran = {i: s for i, s in outcomes.items() if s.get("status") not in (None, "not offered", "not run")}
         if not ran:
             continue
         text = "; ".join(

@@ -106,7 +106,7 @@ class Probe:
 
 _LOAD = r"""
 from attnviz.io import is_capture_file, load_capture, load_tensor_file
-from attnviz.io.state_io import load_state_file
+from attnviz.io.session_state import load_state_file
 path = sys.argv[1]
 cap(int(sys.argv[2]))
 base = start_peak()
@@ -217,7 +217,7 @@ def width_bomb_session(path: Path) -> Path:
     the session writer, which stores the model description as given)."""
     from attnviz.document import State
     from attnviz.io import load_session, save_session
-    from attnviz.io.state_io import save_state_file
+    from attnviz.io.session_state import save_state_file
 
     save_state_file(path, State.from_run(_small_run(SHORT_TOKENS + 1)))
     session = load_session(path)
@@ -235,7 +235,7 @@ def maximal_session(path: Path) -> Path:
     import numpy as np
 
     from attnviz.document import State
-    from attnviz.io.state_io import save_state_file
+    from attnviz.io.session_state import save_state_file
 
     rng = np.random.default_rng(0)
     queries, keys, values = (rng.standard_normal((64, 4096, 1)) for _ in range(3))

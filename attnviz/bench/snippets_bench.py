@@ -157,27 +157,26 @@ def _imports(exe: Path, framework: str) -> bool:
 
 
 def _import_problem(exe: Path, framework: str) -> str | None:
-    done = subprocess.run(
-        [str(exe), "-c", f"import {_MODULES[framework]}"],
+    done = _run_code(exe, f"import {_MODULES[framework]}")
+    return None if done.returncode == 0 else _last_line(done.stderr)
+
+
+def _framework_version(exe: Path, framework: str) -> str:
+    module = _MODULES[framework]
+    done = _run_code(exe, f"import {module}, numpy; print({module}.__version__, 'numpy', numpy.__version__)")
+    return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "?"
+
+
+def _run_code(exe: Path, code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by the environment's interpreter, away from this checkout (its own imports only)."""
+    return subprocess.run(
+        [str(exe), "-c", code],
         capture_output=True,
         text=True,
         env=_quiet_env(),
         cwd=tempfile.gettempdir(),
         timeout=600,
     )
-    return None if done.returncode == 0 else _last_line(done.stderr)
-
-
-def _framework_version(exe: Path, framework: str) -> str:
-    module = _MODULES[framework]
-    done = subprocess.run(
-        [str(exe), "-c", f"import {module}, numpy; print({module}.__version__, 'numpy', numpy.__version__)"],
-        capture_output=True,
-        text=True,
-        env=_quiet_env(),
-        cwd=tempfile.gettempdir(),
-    )
-    return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "?"
 
 
 def _last_line(text: str) -> str:

@@ -23,12 +23,12 @@ import sys
 import types
 from typing import Any
 
+from ..io.storable import storable
 from .calls import CapturedCall, recompute_call
 from .doctor import DEFAULT_PAD_TOKENS, FINDING_KINDS, Finding, diagnose_run, format_finding
 from .merge import merge
 from .other_tools import from_output_attentions, from_transformer_lens
 from .recorder import DEFAULT_CAPTURE_BUDGET, Capture, capture
-from .storing import storable
 
 __all__ = [
     "DEFAULT_CAPTURE_BUDGET",

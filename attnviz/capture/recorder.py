@@ -47,7 +47,6 @@ from ..tr import QT_TRANSLATE_NOOP, message, plural
 from . import shaping
 from .calls import CapturedCall, Converted, Term
 from .patching import PATCH, InterfaceFrame, MhaFrame, sdpa_arguments
-from .storing import storable
 
 __all__ = ["DEFAULT_CAPTURE_BUDGET", "Capture", "capture"]
 
@@ -295,7 +294,7 @@ class Capture:
 
     def save(self, path: str | Path) -> None:
         """Write the run to a capture file (``attnviz.io.load_capture`` reads it back)."""
-        save_capture(path, storable(self.to_run()))
+        save_capture(path, self.to_run())
 
     def _assign_tokens(self, call: CapturedCall, cache: dict[tuple[int, int], np.ndarray]) -> bool:
         """Give ``call`` the tokens of its axes: an encoder's calls the encoder tokens, a

@@ -7,13 +7,12 @@ the GUI shows it where the user is looking and keeps the last good picture.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from attnviz.compute.convert import tensor_view, to_numpy
 from attnviz.compute.engine_args import mask_kwargs, scale_kwargs, settings_kwargs
-from attnviz.compute.heads import HeadsData, heads_of_focused_call
 from attnviz.document import Snapshot, State
 from attnviz.model_run import Focus, HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
@@ -48,15 +47,16 @@ class ViewData:
     key_tokens: np.ndarray | None = None
     #: (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none.
     padded_rows: np.ndarray | None = None
-    #: Pictures of these arrays made ready for display on the compute thread, under the name of
-    #: the view that asked for them (the UI registers what to prepare; this layer knows nothing
-    #: of it). Empty when nobody asked.
-    display: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """The result of one document version for one head (``focus``): current only for both."""
+    """The result of one document version for one head (``focus``): current only for both.
+
+    What else a view needs of the same snapshot (every head of the call, pictures of big maps)
+    is a computation of that view, run with this one only while the view is on show
+    (``compute.jobs``), not a field here.
+    """
 
     version: int
     view: ViewData | None = None
@@ -70,9 +70,9 @@ class Outcome:
     device: str = "cpu"
     dtype: str = "float32"
     seconds: float = 0.0
-    extra: dict[str, object] = field(default_factory=dict)
-    #: Every head of the call on show (one for the book's input).
-    heads: HeadsData | None = None
+    #: The devices this machine offers (``engine.available_devices``), found by a computation
+    #: that imported torch; empty when it did not get that far.
+    devices: tuple[str, ...] = ()
     #: The head this is the result of.
     focus: Focus = Focus()
 
@@ -119,7 +119,7 @@ def recorded_view(state: State, version: int, focus: Focus = Focus()) -> Outcome
         query_tokens=head.query_tokens,
         key_tokens=head.key_tokens,
     )
-    return Outcome(version, view, heads=heads_of_focused_call(state, focus), focus=focus)
+    return Outcome(version, view, focus=focus)
 
 
 def run_state(state: State, version: int = 0, focus: tuple[int, int] = Focus()) -> Outcome:
@@ -209,8 +209,7 @@ def run_state(state: State, version: int = 0, focus: tuple[int, int] = Focus()) 
             device=result.device,
             dtype=result.dtype,
             seconds=result.seconds,
-            extra={"devices": available_devices()},
-            heads=heads_of_focused_call(state, focus, view),
+            devices=tuple(available_devices()),
             focus=focus,
         )
     except DeviceOutOfMemoryError as exc:

@@ -1,8 +1,9 @@
 """The side-by-side view's computation: the same inputs under two settings, A and B. No Qt here.
 
 ``Comparison`` says what differs (a scoring function, a mask mode or a dtype, from
-``attnviz.catalog``); ``variants`` makes the two states; ``run_pair`` computes both on the
-compare thread (errors are data, as in ``run_state``).
+``attnviz.catalog``); ``variants`` makes the two states; ``run_comparison`` computes both, as
+the side-by-side view's computation (a ``compute.jobs.Job`` whose parameters are the
+comparison); errors are data, as in ``run_state``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from typing import Any
 
 from attnviz import catalog
 from attnviz.compute.attention import Outcome, run_state
-from attnviz.document import Snapshot, State
+from attnviz.compute.jobs import Job
+from attnviz.document import State
+from attnviz.model_run import Focus
 from attnviz.tr import QT_TRANSLATE_NOOP
 
 __all__ = [
@@ -20,9 +23,8 @@ __all__ = [
     "EXERCISE_1",
     "Comparison",
     "PairOutcome",
-    "PairSnapshot",
     "compare_choices",
-    "run_pair",
+    "run_comparison",
     "variants",
 ]
 
@@ -84,41 +86,26 @@ def variants(state: State, comparison: Comparison) -> tuple[State, State]:
     return out[0], out[1]
 
 
-@dataclass(frozen=True, kw_only=True)
-class PairSnapshot(Snapshot):
-    """What the compare thread computes: ``state`` is variant A, ``state_b`` variant B, both at
-    head ``focus``.
-
-    ``version`` is the view's request number (the scheduler only needs it to be increasing);
-    ``doc_version`` the document version both variants were made from.
-    """
-
-    state_b: State
-    doc_version: int
-    comparison: Comparison
-
-
 @dataclass(frozen=True)
-class PairOutcome(Outcome):
-    """Both outcomes of one request; ``version`` is the request number."""
+class PairOutcome:
+    """Both outcomes of one comparison, of document version ``version`` and head ``focus``."""
 
-    a: Outcome | None = None
-    b: Outcome | None = None
-    doc_version: int = -1
-    comparison: Comparison | None = None
+    a: Outcome
+    b: Outcome
+    comparison: Comparison
+    version: int
+    focus: Focus = Focus()
+
+    @property
+    def seconds(self) -> float:
+        return self.a.seconds + self.b.seconds
 
 
-def run_pair(snapshot: Snapshot) -> Outcome:
-    """Compute both variants (on the compare thread). Never raises: errors are data."""
-    assert isinstance(snapshot, PairSnapshot)
-    a = run_state(snapshot.state, snapshot.version, snapshot.focus)
-    b = run_state(snapshot.state_b, snapshot.version, snapshot.focus)
-    return PairOutcome(
-        snapshot.version,
-        a=a,
-        b=b,
-        doc_version=snapshot.doc_version,
-        comparison=snapshot.comparison,
-        seconds=a.seconds + b.seconds,
-        focus=snapshot.focus,
-    )
+def run_comparison(job: Job[Comparison]) -> PairOutcome:
+    """Both variants of ``job``'s snapshot under the comparison ``job.params`` (on the view's
+    thread). Never raises: errors are data."""
+    snapshot = job.snapshot
+    state_a, state_b = variants(snapshot.state, job.params)
+    a = run_state(state_a, snapshot.version, snapshot.focus)
+    b = run_state(state_b, snapshot.version, snapshot.focus)
+    return PairOutcome(a, b, job.params, snapshot.version, snapshot.focus)

@@ -15,6 +15,7 @@ import numpy as np
 
 from attnviz.compute.convert import tensor_view, to_numpy
 from attnviz.compute.engine_args import mask_kwargs, scale_kwargs, settings_kwargs
+from attnviz.compute.jobs import Job
 from attnviz.document import State
 from attnviz.model_run import AttentionCall, Focus
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
@@ -30,6 +31,7 @@ __all__ = [
     "call_weights",
     "head_statistics",
     "heads_of_focused_call",
+    "heads_on_show",
     "padding_keys",
 ]
 
@@ -41,13 +43,16 @@ PAD_TOKENS = frozenset({"[PAD]", "<pad>", "<PAD>", "<|pad|>", "<|endoftext|>", "
 @dataclass(frozen=True)
 class HeadsData:
     """The weights of every head of one call: (B, H, Q, K), with the allowed cells and the rows
-    with no allowed key. ``error`` says why there are none (too large, say)."""
+    with no allowed key, and the call's query and key tokens (B, Q) and (B, K) (None: none).
+    ``error`` says why there are no weights (too large, say)."""
 
     layer: int
     weights: np.ndarray | None = None
     mask: np.ndarray | None = None
     empty_rows: np.ndarray | None = None
     error: str | None = None
+    query_tokens: np.ndarray | None = None
+    key_tokens: np.ndarray | None = None
 
 
 def _attend_call(state: State, layer: int, keep: tuple[str, ...] = ("mask",)) -> Any:
@@ -78,24 +83,29 @@ def heads_of_focused_call(state: State, focus: tuple[int, int] = Focus(), main: 
     for the head on show, which is the whole call when the call has one head (the book's)."""
     layer = focus[0]
     call = state.run.calls[layer]
+    head = state.head_view(Focus(*focus))
+    tokens = (head.query_tokens, head.key_tokens)
     if call.weights_only:
         assert call.weights is not None
         weights = np.asarray(call.weights, dtype=np.float32)
         allowed = np.isfinite(weights) & (weights > 0)
-        return HeadsData(layer, weights, allowed, np.asarray(~allowed.any(axis=-1)))
+        return HeadsData(layer, weights, allowed, np.asarray(~allowed.any(axis=-1)), None, *tokens)
     if main is not None and call.shape[1] == 1:
         # One head: the main view computed it already (the same settings, masks and scale).
-        return HeadsData(layer, main.weights[:, None], main.mask[:, None], main.empty_rows[:, None])
+        return HeadsData(layer, main.weights[:, None], main.mask[:, None], main.empty_rows[:, None], None, *tokens)
     try:
         result = _attend_call(state, layer)
-        return HeadsData(
-            layer,
-            to_numpy(result.weights),
-            to_numpy(result.mask),
-            to_numpy(result.diagnostics.empty_rows),
-        )
+        weights, mask = to_numpy(result.weights), to_numpy(result.mask)
+        return HeadsData(layer, weights, mask, to_numpy(result.diagnostics.empty_rows), None, *tokens)
     except Exception as exc:  # noqa: BLE001 - the main view must not fail because of the grid
-        return HeadsData(layer, error=exception_message(exc))
+        return HeadsData(layer, None, None, None, exception_message(exc), *tokens)
+
+
+def heads_on_show(job: Job[object]) -> HeadsData:
+    """Every head of the call on show in ``job``'s snapshot, for a view that shows them: run with
+    the main computation, whose result is the whole call when the call has one head."""
+    main = job.main.view if job.main is not None and job.main.focus == job.snapshot.focus else None
+    return heads_of_focused_call(job.snapshot.state, job.snapshot.focus, main)
 
 
 def call_weights(state: State, layer: int) -> np.ndarray:

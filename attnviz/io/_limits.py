@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+import stat
+from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -148,45 +150,31 @@ class Budget:
         """An error naming this budget's file, for the caller to raise."""
         return self.error(self.path, reason)
 
+    def refuse(self, name: str | None, template: str, **params: Any) -> AttnvizFileError:
+        """``fail`` with ``template`` (a marked phrase starting with a verb) filled with
+        ``params``, said of array ``name`` (``for_array``)."""
+        return self.fail(for_array(name, message(template, **params)))
+
     def claim(self, name: str | None, shape: Sequence[int], itemsize: int) -> None:
         """Account for an array about to be allocated; ``name`` is None for single-array files."""
         if any(int(s) < 0 for s in shape):
-            raise self.fail(
-                for_array(
-                    name,
-                    message(
-                        QT_TRANSLATE_NOOP("FileErrors", "has a negative dimension in its shape {shape}"),
-                        shape=tuple(shape),
-                    ),
-                )
+            raise self.refuse(
+                name,
+                QT_TRANSLATE_NOOP("FileErrors", "has a negative dimension in its shape {shape}"),
+                shape=tuple(shape),
             )
         count = element_count(shape)
         nbytes = count * itemsize
         size = message(
             QT_TRANSLATE_NOOP("FileErrors", "{count} elements ({size})"), count=f"{count:,}", size=format_bytes(nbytes)
         )
-        if count > self.max_elements:
-            raise self.fail(
-                for_array(
-                    name,
-                    message(
-                        QT_TRANSLATE_NOOP("FileErrors", "holds {size}, more than the {limit} allowed"),
-                        size=size,
-                        limit=f"{self.max_elements:,}",
-                    ),
-                )
-            )
-        if nbytes > self.max_bytes:
-            raise self.fail(
-                for_array(
-                    name,
-                    message(
-                        QT_TRANSLATE_NOOP("FileErrors", "holds {size}, more than the {limit} allowed"),
-                        size=size,
-                        limit=format_bytes(self.max_bytes),
-                    ),
-                )
-            )
+        for needed, most, limit in (
+            (count, self.max_elements, f"{self.max_elements:,}"),
+            (nbytes, self.max_bytes, format_bytes(self.max_bytes)),
+        ):
+            if needed > most:
+                too_big = QT_TRANSLATE_NOOP("FileErrors", "holds {size}, more than the {limit} allowed")
+                raise self.refuse(name, too_big, size=size, limit=limit)
         if self.elements + count > self.max_elements:
             raise self.fail(
                 message(
@@ -214,41 +202,29 @@ class Budget:
     def claim_text(self, name: str, shape: Sequence[int], width: int) -> None:
         """Account for a text array of ``shape`` whose strings are stored ``width`` characters wide."""
         if len(shape) > 2:
-            raise self.fail(
-                for_array(
-                    name,
-                    message(
-                        QT_TRANSLATE_NOOP(
-                            "FileErrors",
-                            "holds text of shape {shape}: text labels come as (length,) or (batch, length)",
-                        ),
-                        shape=tuple(shape),
-                    ),
-                )
+            raise self.refuse(
+                name,
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "holds text of shape {shape}: text labels come as (length,) or (batch, length)",
+                ),
+                shape=tuple(shape),
             )
         if width > MAX_LABEL_CHARS:
-            raise self.fail(
-                for_array(
-                    name,
-                    message(
-                        QT_TRANSLATE_NOOP(
-                            "FileErrors", "holds text {width} characters wide (labels of at most {limit} are read)"
-                        ),
-                        width=f"{width:,}",
-                        limit=MAX_LABEL_CHARS,
-                    ),
-                )
+            raise self.refuse(
+                name,
+                QT_TRANSLATE_NOOP(
+                    "FileErrors", "holds text {width} characters wide (labels of at most {limit} are read)"
+                ),
+                width=f"{width:,}",
+                limit=MAX_LABEL_CHARS,
             )
         chars = element_count(shape) * max(width, 1)
         if self.text_chars + chars > MAX_STORED_TEXT_CHARS:
-            raise self.fail(
-                for_array(
-                    name,
-                    message(
-                        QT_TRANSLATE_NOOP("FileErrors", "takes the file's text past the {limit} characters allowed"),
-                        limit=f"{MAX_STORED_TEXT_CHARS:,}",
-                    ),
-                )
+            raise self.refuse(
+                name,
+                QT_TRANSLATE_NOOP("FileErrors", "takes the file's text past the {limit} characters allowed"),
+                limit=f"{MAX_STORED_TEXT_CHARS:,}",
             )
         self.text_chars += chars
 
@@ -264,18 +240,14 @@ class Budget:
         if rows and all(isinstance(row, (list, tuple)) for row in rows):
             lengths = {len(row) for row in rows}
             if len(lengths) > 1:
-                raise self.fail(
-                    for_array(
-                        name,
-                        message(
-                            QT_TRANSLATE_NOOP(
-                                "FileErrors",
-                                "holds lists of text of different lengths ({lengths}): one label per position of "
-                                "each batch element",
-                            ),
-                            lengths=", ".join(str(n) for n in sorted(lengths)),
-                        ),
-                    )
+                raise self.refuse(
+                    name,
+                    QT_TRANSLATE_NOOP(
+                        "FileErrors",
+                        "holds lists of text of different lengths ({lengths}): one label per position of "
+                        "each batch element",
+                    ),
+                    lengths=", ".join(str(n) for n in sorted(lengths)),
                 )
             items = [item for row in rows for item in row]
             shape: tuple[int, ...] = (len(rows), lengths.pop())
@@ -296,3 +268,36 @@ def _where(name: str | None) -> str:
     if name is None:
         return QT_TRANSLATE_NOOP("FileErrors", "its only array")
     return message(QT_TRANSLATE_NOOP("FileErrors", "array '{name}'"), name=name)
+
+
+def regular_file_size(path: Path, budget: Budget, directory: str) -> int:
+    """The size of ``path``, refused with one line when it does not exist, is a folder
+    (``directory``: "is a directory, not a session file") or is not a regular file (a device,
+    a pipe: reading one could block or never end)."""
+    try:
+        info = path.stat()
+    except FileNotFoundError as exc:
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "does not exist")) from exc
+    if stat.S_ISDIR(info.st_mode):
+        raise budget.fail(directory)
+    if not stat.S_ISREG(info.st_mode):
+        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not a regular file"))
+    return info.st_size
+
+
+def arrays_to_write(
+    arrays: Mapping[Any, Any], fail: Callable[[str], Exception], reserved: Collection[str] = ()
+) -> dict[str, np.ndarray]:
+    """``arrays`` as the numpy arrays a file will hold, or ``fail(reason)`` raised: every name a
+    non-empty string without NUL (an archive member's name) and not one of ``reserved``, every
+    dtype one attnviz writes and reads back."""
+    checked: dict[str, np.ndarray] = {}
+    for name, value in arrays.items():
+        if not isinstance(name, str) or not name or "\x00" in name or name in reserved:
+            raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "cannot store an array named {name}"), name=repr(name)))
+        array = to_numpy(value)
+        problem = dtype_problem(array.dtype)
+        if problem is not None:
+            raise fail(for_array(name, problem))
+        checked[name] = array
+    return checked

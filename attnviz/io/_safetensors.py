@@ -44,20 +44,8 @@ _DTYPES: dict[str, np.dtype] = {
     "F32": np.dtype("<f4"),
     "F64": np.dtype("<f8"),
 }
-_CODES: dict[tuple[str, int], str] = {
-    ("b", 1): "BOOL",
-    ("u", 1): "U8",
-    ("i", 1): "I8",
-    ("u", 2): "U16",
-    ("i", 2): "I16",
-    ("u", 4): "U32",
-    ("i", 4): "I32",
-    ("u", 8): "U64",
-    ("i", 8): "I64",
-    ("f", 2): "F16",
-    ("f", 4): "F32",
-    ("f", 8): "F64",
-}
+#: The code numpy's dtype is written under (bfloat16 aside: numpy has none).
+_CODES: dict[tuple[str, int], str] = {(d.kind, d.itemsize): code for code, d in _DTYPES.items() if code != _BF16}
 
 
 def looks_like_safetensors(head: bytes, file_size: int) -> bool:

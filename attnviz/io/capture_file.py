@@ -25,7 +25,6 @@ import itertools
 import json
 import math
 import os
-import stat
 import struct
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,11 +32,13 @@ from typing import Any, BinaryIO, get_args
 
 import numpy as np
 
+from attnviz import catalog
 from attnviz.io import _json
 from attnviz.io._atomic import atomic_write
-from attnviz.io._limits import Budget, label_lists
+from attnviz.io._limits import Budget, label_lists, regular_file_size
 from attnviz.io._safetensors import _DTYPES, safetensors_code
 from attnviz.io.errors import CaptureFileError, cannot_write, refusals
+from attnviz.io.storable import storable
 from attnviz.model_run import (
     SCORE_TERM_KINDS,
     AttentionCall,
@@ -68,10 +69,6 @@ CAPTURE_SUFFIX = ".attnviz-capture"
 #: The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists
 #: (64 sequences of 4,096 tokens take about 4 MB).
 MAX_HEADER_BYTES = 16 * 2**20
-#: JSON objects and arrays in a header, counted before parsing: some 20 per call and one per
-#: sequence of tokens. Dense JSON ("[[],[],...") makes some 20 bytes of Python objects per byte
-#: of text, so this bounds what a hostile header makes the parser allocate.
-MAX_CONTAINERS = 1_000_000
 #: Where the data starts and every array's offset: a multiple of this (cache lines, any dtype).
 ALIGNMENT = 64
 #: Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D).
@@ -107,7 +104,6 @@ _PATH_KEYS: dict[str, type | tuple[type, ...]] = {
 }
 
 _SOURCES: tuple[str, ...] = get_args(Source)
-_DTYPE_NAMES = ("float16", "bfloat16", "float32", "float64")
 #: JSON has no infinity: a fidelity that is infinite (NaN in the model's output where attnviz has
 #: a number, or the reverse) is written as this string.
 _INFINITE = "inf"
@@ -167,9 +163,14 @@ def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
             token_sets.append(label_lists(tokens))
         return token_index[id(tokens)]
 
+    try:
+        run = storable(run)  # a live mask_mod or score_mod: the arrays it amounts to
+    except ModelRunError as exc:
+        raise CaptureFileError(
+            file_path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be written: {problem}"), problem=exc)
+        ) from exc
     calls = []
     for call in run.calls:
-        _refuse_live(call, file_path)
         stored = call
         arrays = {role: place(np.asarray(array)) for role, array in _call_arrays(stored)}
         terms: list[dict[str, Any]] = []
@@ -248,23 +249,6 @@ def _call_arrays(call: AttentionCall) -> Iterator[tuple[str, np.ndarray]]:
             yield role, array
 
 
-def _refuse_live(call: AttentionCall, path: Path) -> None:
-    """A file keeps arrays, not functions: a call holding a live FlexAttention mask_mod or
-    score_mod is made storable first (``attnviz.capture.storable``, which a capture's save does)."""
-    if call.masks.mask_mod is not None or any(term.kind == "score_mod" for term in call.terms):
-        raise CaptureFileError(
-            path,
-            message(
-                QT_TRANSLATE_NOOP(
-                    "FileErrors",
-                    "cannot be written: call '{name}' holds a FlexAttention mask_mod or score_mod, a function; save "
-                    "it with the capture's save(), or attnviz.capture.storable(run), which keep what it amounts to",
-                ),
-                name=call.name,
-            ),
-        )
-
-
 def _write_blobs(stream: BinaryIO, blobs: list[np.ndarray]) -> None:
     for array in blobs:
         little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
@@ -296,7 +280,9 @@ def load_capture(path: str | os.PathLike[str]) -> ModelRun:
     file_path = Path(path)
     budget = Budget(file_path, CaptureFileError)
     with refusals(CaptureFileError, file_path):
-        size = _check_regular_file(file_path, budget)
+        size = regular_file_size(
+            file_path, budget, QT_TRANSLATE_NOOP("FileErrors", "is a directory, not a capture file")
+        )
         with open(file_path, "rb") as stream:
             header, data_start = _read_header(stream, size, budget)
         layout = _Layout(budget, size - data_start)
@@ -350,18 +336,6 @@ def load_capture(path: str | os.PathLike[str]) -> ModelRun:
         return run
 
 
-def _check_regular_file(path: Path, budget: Budget) -> int:
-    try:
-        info = path.stat()
-    except FileNotFoundError as exc:
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "does not exist")) from exc
-    if stat.S_ISDIR(info.st_mode):
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is a directory, not a capture file"))
-    if not stat.S_ISREG(info.st_mode):
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not a regular file"))
-    return info.st_size
-
-
 def _read_header(stream: BinaryIO, size: int, budget: Budget) -> tuple[dict[str, Any], int]:
     magic = stream.read(len(MAGIC))
     if magic != MAGIC:
@@ -397,64 +371,15 @@ def _read_header(stream: BinaryIO, size: int, budget: Budget) -> tuple[dict[str,
             )
         )
     raw = stream.read(length)
-    containers = raw.count(b"{") + raw.count(b"[")
-    if containers > MAX_CONTAINERS:
-        raise budget.fail(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "FileErrors", "has a capture header with {count} JSON objects and lists (at most {limit} allowed)"
-                ),
-                count=f"{containers:,}",
-                limit=f"{MAX_CONTAINERS:,}",
-            )
-        )
-    try:
-        header = _json.loads(raw.decode("utf-8"))
-    except _json.RepeatedName as exc:
-        raise budget.fail(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "FileErrors", "has a damaged capture header: the name '{name}' appears twice in one object"
-                ),
-                name=exc.key,
-            )
-        ) from exc
-    except _json.NonFiniteNumber as exc:
-        raise budget.fail(
-            message(
-                QT_TRANSLATE_NOOP("FileErrors", "has a damaged capture header: {value} is not a number JSON allows"),
-                value=exc.text,
-            )
-        ) from exc
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has a damaged capture header (not valid JSON)")) from exc
-    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
-        raise budget.fail(
-            message(
-                QT_TRANSLATE_NOOP("FileErrors", "is not an attnviz capture ('format' is not \"{format}\")"),
-                format=FORMAT_NAME,
-            )
-        )
-    version = header.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise budget.fail(
-            message(
-                QT_TRANSLATE_NOOP("FileErrors", "has an invalid capture format version: {version}"),
-                version=repr(version),
-            )
-        )
-    if version > FORMAT_VERSION:
-        raise budget.fail(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "FileErrors",
-                    "was written by a newer attnviz (capture format version {version}); this version reads "
-                    "version {known} only",
-                ),
-                version=version,
-                known=FORMAT_VERSION,
-            )
-        )
+    header = _json.read_description(
+        raw,
+        kind=QT_TRANSLATE_NOOP("FileErrors", "capture"),
+        part=QT_TRANSLATE_NOOP("FileErrors", "capture header"),
+        format_name=FORMAT_NAME,
+        known_version=FORMAT_VERSION,
+        fail=budget.fail,
+    )
+    version = header["version"]
     _only_keys(
         header,
         _TOP_KEYS | (_TOP_KEYS_2 if version >= 2 else set()),
@@ -637,7 +562,7 @@ def _parse_call(
         problem = "fidelity"
     elif not isinstance(note, str):
         problem = "note"
-    elif dtype is not None and dtype not in _DTYPE_NAMES:
+    elif dtype is not None and dtype not in catalog.DTYPE_OPTIONS:
         problem = "dtype"
     if problem is not None:
         raise fail(

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,7 +33,13 @@ import numpy as np
 
 from attnviz.io import _json, _npy
 from attnviz.io._atomic import atomic_write
-from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS, Budget, dtype_problem, to_numpy
+from attnviz.io._limits import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_ELEMENTS,
+    Budget,
+    arrays_to_write,
+    regular_file_size,
+)
 from attnviz.io.errors import SessionFileError, cannot_write, refusals
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 
@@ -45,6 +50,7 @@ __all__ = [
     "SESSION_SUFFIX",
     "Session",
     "SessionFileError",
+    "is_session_path",
     "load_session",
     "save_session",
     "state_dir",
@@ -57,12 +63,15 @@ SESSION_SUFFIX = ".attnviz"
 STATE_DIR_ENV = "ATTNVIZ_STATE_DIR"
 # Settings are small (view options, names: a few hundred characters), a model's tokens are not
 # (two lists of 64 x 4,096 tokens take some 5 Mi characters). This bounds the JSON text read
-# before parsing, and ``MAX_CONTAINERS`` the objects and lists counted in it, and so what parsing
-# makes: JSON as dense as "{}," makes some 25 bytes of objects per character, and the member may
-# be compressed (16 MB of "{}," deflates to 16 kB). The writer keeps to the same bound, so a
-# session attnviz saves (an autosave too) is one it opens again.
+# before parsing, and ``_json.MAX_CONTAINERS`` the objects and lists counted in it, and so what
+# parsing makes (the member may be compressed: 16 MB of "{}," deflates to 16 kB). The writer keeps
+# to the same bound, so a session attnviz saves (an autosave too) is one it opens again.
 MAX_SETTINGS_CHARS = 8 * 1024 * 1024
-MAX_CONTAINERS = 1_000_000
+
+
+def is_session_path(path: str | os.PathLike[str]) -> bool:
+    """True when the name says ``.attnviz`` session (anything else is read as a tensor file)."""
+    return Path(path).suffix.lower() == SESSION_SUFFIX
 
 
 @dataclass
@@ -88,7 +97,9 @@ def save_session(path: str | os.PathLike[str], session: Session, *, private: boo
     or when writing fails (the previous file, if any, is then untouched).
     """
     file_path = Path(path)
-    arrays = _checked_arrays(file_path, session.arrays)
+    arrays = arrays_to_write(
+        session.arrays, lambda reason: SessionFileError(file_path, reason), reserved=(SESSION_MEMBER,)
+    )
     manifest: dict[str, Any] = {
         "format": FORMAT_NAME,
         # Older readers would ignore a run's arrays and show a wrong picture: a session with a
@@ -122,28 +133,6 @@ def save_session(path: str | os.PathLike[str], session: Session, *, private: boo
             _npy.write_npz(stream, members)
     except OSError as exc:
         raise SessionFileError(file_path, cannot_write(exc)) from exc
-
-
-def _checked_arrays(path: Path, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    checked: dict[str, np.ndarray] = {}
-    for name, value in arrays.items():
-        if not isinstance(name, str) or not name or name == SESSION_MEMBER or "\x00" in name:
-            raise SessionFileError(
-                path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot store an array named {name}"), name=repr(name))
-            )
-        array = to_numpy(value)
-        problem = dtype_problem(array.dtype)
-        if problem is not None:
-            raise SessionFileError(
-                path,
-                message(
-                    QT_TRANSLATE_NOOP("FileErrors", "cannot store array '{name}': it {problem}"),
-                    name=name,
-                    problem=problem,
-                ),
-            )
-        checked[name] = array
-    return checked
 
 
 def _checked_settings(path: Path, settings: Any) -> dict[str, Any]:
@@ -234,15 +223,8 @@ def load_session(
 
 
 def _check_regular_file(path: Path, budget: Budget) -> None:
-    try:
-        info = path.stat()
-    except FileNotFoundError as exc:
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "does not exist")) from exc
-    if stat.S_ISDIR(info.st_mode):
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is a directory, not a session file"))
-    if not stat.S_ISREG(info.st_mode):
-        raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is not a regular file"))
-    if info.st_size == 0:
+    directory = QT_TRANSLATE_NOOP("FileErrors", "is a directory, not a session file")
+    if regular_file_size(path, budget, directory) == 0:
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "is empty"))
 
 
@@ -250,73 +232,14 @@ def _parse_manifest(archive: _npy.NpzArchive, budget: Budget) -> dict[str, Any]:
     raw = archive.read(SESSION_MEMBER, allow_text=True, max_text_chars=MAX_SETTINGS_CHARS)
     text = str(raw[()])
     del raw
-    containers = text.count("{") + text.count("[")
-    if containers > MAX_CONTAINERS:
-        raise budget.fail(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "FileErrors",
-                    "has a '{member}' member with {count} JSON objects and lists (at most {limit} allowed)",
-                ),
-                member=SESSION_MEMBER,
-                count=f"{containers:,}",
-                limit=f"{MAX_CONTAINERS:,}",
-            )
-        )
-    try:
-        manifest = _json.loads(text)
-    except _json.NonFiniteNumber as exc:
-        raise budget.fail(
-            message(
-                QT_TRANSLATE_NOOP("FileErrors", "has a damaged '{member}' member: {value} is not a number JSON allows"),
-                member=SESSION_MEMBER,
-                value=exc.text,
-            )
-        ) from exc
-    except _json.RepeatedName as exc:
-        raise budget.fail(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "FileErrors", "has a damaged '{member}' member: the name '{name}' appears twice in one object"
-                ),
-                member=SESSION_MEMBER,
-                name=exc.key,
-            )
-        ) from exc
-    except (ValueError, RecursionError) as exc:
-        raise budget.fail(
-            message(
-                QT_TRANSLATE_NOOP("FileErrors", "has a damaged '{member}' member (not valid JSON)"),
-                member=SESSION_MEMBER,
-            )
-        ) from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
-        raise budget.fail(
-            message(
-                QT_TRANSLATE_NOOP("FileErrors", "is not an attnviz session ('format' is not \"{format}\")"),
-                format=FORMAT_NAME,
-            )
-        )
-    version = manifest.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise budget.fail(
-            message(
-                QT_TRANSLATE_NOOP("FileErrors", "has an invalid session format version: {version}"),
-                version=repr(version),
-            )
-        )
-    if version > FORMAT_VERSION:
-        raise budget.fail(
-            message(
-                QT_TRANSLATE_NOOP(
-                    "FileErrors",
-                    "was written by a newer attnviz (session format version {version}); this version reads "
-                    "version {known} only",
-                ),
-                version=version,
-                known=FORMAT_VERSION,
-            )
-        )
+    manifest = _json.read_description(
+        text,
+        kind=QT_TRANSLATE_NOOP("FileErrors", "session"),
+        part=message(QT_TRANSLATE_NOOP("FileErrors", "'{member}' member"), member=SESSION_MEMBER),
+        format_name=FORMAT_NAME,
+        known_version=FORMAT_VERSION,
+        fail=budget.fail,
+    )
     settings = manifest.get("settings", {})
     if not isinstance(settings, dict):
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has damaged settings (not a JSON object)"))

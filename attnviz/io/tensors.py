@@ -30,7 +30,14 @@ import numpy as np
 
 from attnviz.io import _npy, _safetensors, _torchfile
 from attnviz.io._atomic import atomic_write
-from attnviz.io._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ELEMENTS, Budget, dtype_problem, for_array, to_numpy
+from attnviz.io._limits import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_ELEMENTS,
+    Budget,
+    arrays_to_write,
+    dtype_problem,
+    to_numpy,
+)
 from attnviz.io.errors import TensorFileError, cannot_write, refusals
 from attnviz.io.roles import ROLES, describe, guess_roles, needs_head_choice, select_head
 from attnviz.tr import QT_TRANSLATE_NOOP, message
@@ -263,30 +270,15 @@ def save_arrays(path: str | os.PathLike[str], arrays: Mapping[str, Any]) -> None
 
 
 def _prepare(path: Path, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    prepared: dict[str, np.ndarray] = {}
-    for name, value in arrays.items():
-        if not isinstance(name, str) or not name:
-            raise TensorFileError(
-                path,
-                message(
-                    QT_TRANSLATE_NOOP("FileErrors", "array names must be non-empty strings, got {name}"),
-                    name=repr(name),
-                ),
-            )
-        array = to_numpy(value)
-        problem = dtype_problem(array.dtype)
-        if problem is not None:
-            raise TensorFileError(path, for_array(name, problem))
-        if name == _safetensors.METADATA_KEY and path.suffix.lower() == ".safetensors":
-            raise TensorFileError(
-                path,
-                message(
-                    QT_TRANSLATE_NOOP("FileErrors", "'{name}' is reserved in .safetensors and cannot name an array"),
-                    name=name,
-                ),
-            )
-        prepared[name] = array
-    return prepared
+    if _safetensors.METADATA_KEY in arrays and path.suffix.lower() == ".safetensors":
+        raise TensorFileError(
+            path,
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "'{name}' is reserved in .safetensors and cannot name an array"),
+                name=_safetensors.METADATA_KEY,
+            ),
+        )
+    return arrays_to_write(arrays, lambda reason: TensorFileError(path, reason))
 
 
 def save_csv(path: str | os.PathLike[str], array: Any, *, block: str = "batch") -> None:

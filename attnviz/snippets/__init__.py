@@ -28,7 +28,7 @@ from .jax_code import JaxGenerator
 from .mxnet_code import MXNetGenerator
 from .tf_code import TensorFlowGenerator
 from .torch_code import TorchGenerator
-from .writer import RETURN_VALUE, STAGES, StageSpan
+from .writer import RETURN_VALUE, StageSpan, snippet_stages
 
 if TYPE_CHECKING:
     from ..compute import Outcome
@@ -39,7 +39,6 @@ __all__ = [
     "FRAMEWORKS",
     "FRAMEWORK_TITLES",
     "RETURN_VALUE",
-    "STAGES",
     "Snippet",
     "SnippetError",
     "SnippetInput",
@@ -47,6 +46,7 @@ __all__ = [
     "generate",
     "make_snippet",
     "snippet_input",
+    "snippet_stages",
 ]
 
 _GENERATORS: dict[str, type[FrameworkGenerator]] = {

@@ -19,9 +19,9 @@ import numpy as np
 
 from ..model_run import Focus
 from .arrays import DATA_FILE, MAX_EMBEDDED, MAX_INLINE, form, has_nonfinite, literal, packed_lines, write_data_file
-from .base import Snippet
+from .base import Snippet, save_weights_option, unpack_function
 from .inputs import SnippetInput, snippet_input
-from .writer import STAGES, CodeWriter
+from .writer import CodeWriter, snippet_stages
 
 if TYPE_CHECKING:
     from ..compute import Outcome
@@ -143,10 +143,7 @@ def attnviz_snippet(
         w.line('nan, inf = float("nan"), float("inf")')
     if "embedded" in used:
         w.blank(2)
-        w.line("def unpack(text):")
-        with w.block():
-            w.line('"""An array stored as base64 of zlib-compressed .npy bytes (exact)."""')
-            w.line("return np.load(io.BytesIO(zlib.decompress(base64.b64decode(text))))")
+        unpack_function(w, "np")
         w.blank()
     if "file" in forms.values():
         w.blank()
@@ -165,7 +162,7 @@ def attnviz_snippet(
     if inp.valid_lens is not None:
         args.append("valid_lens")
     call = f"result = attend({', '.join(args)}, {', '.join(_kwargs(inp))})"
-    stages = [s for s in STAGES if s != "hidden_features" or inp.scoring == "additive"]
+    stages = [s for s in snippet_stages() if s != "hidden_features" or inp.scoring == "additive"]
     for part in textwrap.wrap(call, width=96, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False):
         w.line(part, stages)
     w.line("weights = result.weights", "weights", "weights")
@@ -195,19 +192,11 @@ def attnviz_snippet(
             )
             w.line('    "the weights differ from what attnviz showed"')
     w.blank()
-    w.line('if __name__ == "__main__":')
-    with w.block():
-        w.line("import argparse")
-        w.blank()
-        w.line('parser = argparse.ArgumentParser(description="attention weights and output, as attnviz showed")')
-        w.line('parser.add_argument("--save-weights", metavar="PATH", help="also save the weights as a .npy file")')
-        w.line("args, _ = parser.parse_known_args()")
-        w.line("if args.save_weights:")
-        with w.block():
-            w.line(
-                "np.save(args.save_weights, weights.cpu().float().numpy() if weights.dtype in "
-                "(torch.float16, torch.bfloat16) else weights.cpu().numpy())"
-            )
+    save_weights_option(
+        w,
+        "np.save(args.save_weights, weights.cpu().float().numpy() if weights.dtype in "
+        "(torch.float16, torch.bfloat16) else weights.cpu().numpy())",
+    )
     code, spans, functions = w.finish()
     data = {name: arr for name, arr in arrays.items() if forms[name] == "file"}
     return Snippet("attnviz", code, spans, functions, data, (), data_file)

@@ -9,24 +9,26 @@ data a view needs to show "these lines make this map".
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from functools import cache
 
-__all__ = ["RETURN_VALUE", "STAGES", "CodeWriter", "StageSpan"]
+__all__ = ["RETURN_VALUE", "CodeWriter", "StageSpan", "snippet_stages"]
 
-#: Every stage a snippet maps to lines, in pipeline order: the engine's stages
-#: (``attnviz.engine.result.STAGES``) and additive attention's hidden features.
-STAGES: tuple[str, ...] = (
-    "hidden_features",
-    "raw_scores",
-    "scores",
-    "mask",
-    "masked_scores",
-    "weights",
-    "applied_weights",
-    "output",
-)
+
+@cache
+def snippet_stages() -> tuple[str, ...]:
+    """Every stage a snippet maps to lines, in pipeline order: additive attention's hidden
+    features, then the engine's stages (``attnviz.engine.result.STAGES``).
+
+    Read when a snippet is written, not when this module is imported: the engine imports torch,
+    which the window must not load on its GUI thread while it is being built (a snippet is
+    written from the engine's result, so torch is loaded by then)."""
+    from ..engine.result import STAGES
+
+    return ("hidden_features", *STAGES)
+
 
 #: ``StageSpan.variable`` when the stage's value is what the span's last line returns.
 RETURN_VALUE = "<return>"
@@ -77,7 +79,7 @@ class CodeWriter:
         ``variable``: what holds their value once it has run (one name for every stage, or a
         name per stage)."""
         stages = () if stage is None else (stage,) if isinstance(stage, str) else tuple(stage)
-        unknown = [s for s in stages if s not in STAGES]
+        unknown = [s for s in stages if s not in snippet_stages()]
         if unknown:
             raise ValueError(f"unknown stage {unknown[0]!r}")
         function = self._functions[-1] if self._functions else "<module>"
@@ -112,6 +114,18 @@ class CodeWriter:
             self._indent -= 1
 
     @contextmanager
+    def define(self, opening: str, doc: Sequence[str] = (), *, name: str | None = None) -> Iterator[None]:
+        """A ``def`` or ``class`` opened by ``opening``, with the docstring of lines ``doc`` (a last
+        empty line puts the closing quotes on a line of their own) and the lines written inside as
+        its body; with ``name``, a ``function()`` of that name."""
+        with self.function(name) if name else nullcontext():
+            self.line(opening)
+            with self.block():
+                if doc:
+                    self.lines([f'"""{doc[0]}', *doc[1:-1], f'{doc[-1]}"""'] if len(doc) > 1 else [f'"""{doc[0]}"""'])
+                yield
+
+    @contextmanager
     def function(self, name: str) -> Iterator[None]:
         """The lines written inside belong to function ``name`` ("Class.method" for a method);
         its range runs from the first of them to the last non-blank one."""
@@ -129,6 +143,11 @@ class CodeWriter:
             self._ranges[name] = (start, end)
 
     @property
+    def indent_width(self) -> int:
+        """The columns a line written now is indented by."""
+        return 4 * self._indent
+
+    @property
     def line_count(self) -> int:
         return len(self._lines)
 
@@ -136,7 +155,7 @@ class CodeWriter:
         """The code (ending in a newline), its stage spans and its functions' line ranges."""
         code = "\n".join(line.text for line in self._lines) + "\n"
         spans: dict[str, list[StageSpan]] = {}
-        for stage in STAGES:
+        for stage in snippet_stages():
             run: list[int] = []
             for number, line in enumerate(self._lines, start=1):
                 joins = run and number == run[-1] + 1 and self._lines[run[-1] - 1].function == line.function

@@ -17,17 +17,19 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 from superqt.utils import create_worker
 
-from attnviz.compute.attention import Outcome, run_snapshot
-from attnviz.document import Snapshot
-from attnviz.model_run import Focus
+from attnviz.compute.attention import run_snapshot
+from attnviz.tr import QT_TRANSLATE_NOOP, message
 
 _threads_configured = False
 T = TypeVar("T")
+#: What a scheduler's function takes (In) and gives (Out).
+In = TypeVar("In")
+Out = TypeVar("Out")
 
 
 def _leave_a_core_for_the_gui() -> None:
@@ -54,15 +56,16 @@ def _leave_a_core_for_the_gui() -> None:
     use_huge_pages(False)
 
 
-def in_app(compute: Callable[[Snapshot], T]) -> Callable[[Snapshot], T]:
+def in_app(compute: Callable[[In], T]) -> Callable[[In], T]:
     """``compute`` as the app's threads run it: the process configured for a GUI first (whichever
     of the main computation or a lab happens to run first)."""
 
     @functools.wraps(compute)
-    def run(snapshot: Snapshot) -> T:
+    def run(item: In) -> T:
         _leave_a_core_for_the_gui()
-        return compute(snapshot)
+        return compute(item)
 
+    run.in_app = True  # type: ignore[attr-defined]  # what the tests look for on every thread's function
     return run
 
 
@@ -70,21 +73,23 @@ def in_app(compute: Callable[[Snapshot], T]) -> Callable[[Snapshot], T]:
 run_in_app = in_app(run_snapshot)
 
 
-class ComputeScheduler(QObject):
-    """Runs ``compute(snapshot)`` off the GUI thread, latest snapshot wins."""
+class ComputeScheduler(QObject, Generic[In, Out]):
+    """Runs ``compute(item)`` off the GUI thread, latest item wins."""
 
-    #: An Outcome, delivered on the thread this object lives in (the GUI thread).
+    #: The result (an Out), delivered on the thread this object lives in (the GUI thread).
     finished = Signal(object)
+    #: (item, message): ``compute`` raised instead of returning (a bug: errors are data).
+    failed = Signal(object, object)
     #: True while a computation runs or waits.
     busyChanged = Signal(bool)
 
-    def __init__(self, compute: Callable[[Snapshot], Outcome] = run_in_app, parent: QObject | None = None) -> None:
+    def __init__(self, compute: Callable[[In], Out], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._compute = compute
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
         self._running = False
-        self._pending: Snapshot | None = None
+        self._pending: In | None = None
         self._closed = False
         self._worker: object | None = None
         self._hold = QTimer(self)
@@ -97,11 +102,21 @@ class ComputeScheduler(QObject):
     def busy(self) -> bool:
         return self._running or self._pending is not None
 
-    def submit(self, snapshot: Snapshot) -> None:
+    @property
+    def running(self) -> bool:
+        """Whether a computation runs now (it cannot be stopped; what waits can be replaced)."""
+        return self._running
+
+    @property
+    def pending(self) -> In | None:
+        """What waits to be computed next (None: nothing)."""
+        return self._pending
+
+    def submit(self, item: In) -> None:
         if self._closed:
             return
         was_busy = self.busy
-        self._pending = snapshot  # replaces a waiting one: it is stale already
+        self._pending = item  # replaces a waiting one: it is stale already
         if not self._running and not self._hold.isActive():
             self._start_next()
         if not was_busy:
@@ -118,25 +133,28 @@ class ComputeScheduler(QObject):
             self._start_next()
 
     def _start_next(self) -> None:
-        snapshot, self._pending = self._pending, None
-        if snapshot is None:
+        item, self._pending = self._pending, None
+        if item is None:
             return
         self._running = True
         self.started_count += 1
-        worker = create_worker(self._compute, snapshot, _start_thread=False, _ignore_errors=True)
+        worker = create_worker(self._compute, item, _start_thread=False, _ignore_errors=True)
         worker.returned.connect(self._on_returned)
-        worker.errored.connect(functools.partial(self._on_errored, snapshot))
+        worker.errored.connect(functools.partial(self._on_errored, item))
         worker.finished.connect(self._on_finished)
         self._worker = worker  # keep the Python object alive while it runs
         self._pool.start(worker)
 
-    def _on_returned(self, outcome: Outcome) -> None:
+    def _on_returned(self, result: Out) -> None:
         if not self._closed:
-            self.finished.emit(outcome)
+            self.finished.emit(result)
 
-    def _on_errored(self, snapshot: Snapshot, exc: BaseException) -> None:
-        error = f"unexpected error: {type(exc).__name__}: {exc}"
-        self._on_returned(Outcome(snapshot.version, error=error, focus=getattr(snapshot, "focus", Focus())))
+    def _on_errored(self, item: In, exc: BaseException) -> None:
+        if not self._closed:
+            error = message(
+                QT_TRANSLATE_NOOP("Errors", "unexpected error: {error}"), error=f"{type(exc).__name__}: {exc}"
+            )
+            self.failed.emit(item, error)
 
     def _on_finished(self, *_: object) -> None:
         self._running = False

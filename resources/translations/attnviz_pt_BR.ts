@@ -125,25 +125,9 @@
 <context>
     <name>Code</name>
     <message>
-        <source>{error} (see {prog} --help)</source>
-        <extracomment>The frameworks, as ``attnviz.snippets.FRAMEWORKS`` lists them (here without importing it: the parser must answer --help before torch loads).</extracomment>
-        <translation>{error} (veja {prog} --help)</translation>
-    </message>
-    <message>
-        <source>interrupted</source>
-        <translation>interrompido</translation>
-    </message>
-    <message>
-        <source>unexpected error: {error}</source>
-        <translation>erro inesperado: {error}</translation>
-    </message>
-    <message>
         <source>--data {path}: the folder {folder} does not exist</source>
+        <extracomment>The frameworks, as ``attnviz.snippets.FRAMEWORKS`` lists them (here without importing it: the parser must answer --help before torch loads). The console script ``attnviz-code`` (its arguments are the process&apos;s).</extracomment>
         <translation>--data {path}: a pasta {folder} não existe</translation>
-    </message>
-    <message>
-        <source>unknown preset {name}; choose one of {choices}</source>
-        <translation>predefinição desconhecida {name}; escolha uma destas: {choices}</translation>
     </message>
     <message>
         <source>{name}: its arrays are too big to print into the script; give --data FILE to write them to FILE, which the script loads</source>
@@ -170,6 +154,62 @@
     </message>
 </context>
 <context>
+    <name>CommandLine</name>
+    <message>
+        <source>{option} {value}: expected {expected}</source>
+        <translation>{option} {value}: esperava-se {expected}</translation>
+    </message>
+    <message>
+        <source>unknown preset {name}; choose one of {choices}</source>
+        <translation>predefinição desconhecida {name}; escolha uma destas: {choices}</translation>
+    </message>
+    <message>
+        <source>--role applies to tensor files, not captures</source>
+        <translation>--role se aplica a arquivos de tensores, não a capturas</translation>
+    </message>
+    <message>
+        <source>--role applies to tensor files, not sessions</source>
+        <translation>--role se aplica a arquivos de tensores, não a sessões</translation>
+    </message>
+    <message>
+        <source>--role {item}: expected ROLE=NAME with ROLE one of {roles}</source>
+        <translation>--role {item}: esperava-se PAPEL=NOME com PAPEL um destes: {roles}</translation>
+    </message>
+    <message>
+        <source>cannot tell which array is {roles} (arrays: {arrays}); name them with --role {first}=NAME</source>
+        <translation>não é possível saber qual array é {roles} (arrays: {arrays}); indique-os com --role {first}=NOME</translation>
+    </message>
+    <message>
+        <source>--layer {layer} is out of range: {name} has {n} layer, 0</source>
+        <translation>--layer {layer} está fora do intervalo: {name} tem {n} camada, 0</translation>
+    </message>
+    <message>
+        <source>--layer {layer} is out of range: {name} has {n} layers, 0-{last}</source>
+        <translation>--layer {layer} está fora do intervalo: {name} tem {n} camadas, 0-{last}</translation>
+    </message>
+    <message>
+        <source>--head {head} is out of range: layer {layer} of {name} has {n} head, 0</source>
+        <translation>--head {head} está fora do intervalo: a camada {layer} de {name} tem {n} cabeça, 0</translation>
+    </message>
+    <message>
+        <source>--head {head} is out of range: layer {layer} of {name} has {n} heads, 0-{last}</source>
+        <translation>--head {head} está fora do intervalo: a camada {layer} de {name} tem {n} cabeças, 0-{last}</translation>
+    </message>
+    <message>
+        <source>{error} (see {prog} --help)</source>
+        <extracomment>The exit status of a bad command line, in every command.</extracomment>
+        <translation>{error} (veja {prog} --help)</translation>
+    </message>
+    <message>
+        <source>interrupted</source>
+        <translation>interrompido</translation>
+    </message>
+    <message>
+        <source>unexpected error: {error}</source>
+        <translation>erro inesperado: {error}</translation>
+    </message>
+</context>
+<context>
     <name>CompareView</name>
     <message>
         <source>Scoring function</source>
@@ -191,7 +231,7 @@
     </message>
     <message>
         <source>The one setting that differs between A and B; everything else is the main window&apos;s</source>
-        <extracomment>Document version of the drawn result (-1 before the first). The head the last request and the last result shown were of.</extracomment>
+        <extracomment>Document version of the drawn result (-1 before the first). The head the last result shown was of.</extracomment>
         <translation>A única configuração que difere entre A e B; todo o resto vem da janela principal</translation>
     </message>
     <message>
@@ -657,19 +697,8 @@
         <translation>{n} linhas de consulta não têm mais nenhuma chave a que prestar atenção (o modelo produziu {outcome} ali): a máscara esconde todas as chaves dessas consultas</translation>
     </message>
     <message>
-        <source>{error} (see {prog} --help)</source>
-        <translation>{error} (veja {prog} --help)</translation>
-    </message>
-    <message>
-        <source>interrupted</source>
-        <translation>interrompido</translation>
-    </message>
-    <message>
-        <source>unexpected error: {error}</source>
-        <translation>erro inesperado: {error}</translation>
-    </message>
-    <message>
         <source>{n} call</source>
+        <extracomment>The console script ``attnviz-doctor`` (its arguments are the process&apos;s).</extracomment>
         <translation>{n} chamada</translation>
     </message>
     <message>
@@ -774,7 +803,7 @@
     <name>Errors</name>
     <message>
         <source>{call} recorded its attention weights only (Hugging Face output_attentions): they are shown as recorded; scores, masks and outputs cannot be recomputed, and a key with weight 0 is shown as masked</source>
-        <extracomment>Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. Pictures of these arrays made ready for display on the compute thread, under the name of the view that asked for them (the UI registers what to prepare; this layer knows nothing of it). Empty when nobody asked. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every stage at once is over the memory budget (a long input: the long-context view can). Every head of the call on show (one for the book&apos;s input). The head this is the result of.</extracomment>
+        <extracomment>Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every stage at once is over the memory budget (a long input: the long-context view can). The devices this machine offers (``engine.available_devices``), found by a computation that imported torch; empty when it did not get that far. The head this is the result of.</extracomment>
         <translation>{call} registrou só os seus pesos de atenção (output_attentions do Hugging Face): eles são mostrados como foram registrados; pontuações, máscaras e saídas não podem ser recalculadas, e uma chave com peso 0 aparece como mascarada</translation>
     </message>
     <message>
@@ -787,6 +816,9 @@
     </message>
     <message>
         <source>unexpected error: {error}</source>
+        <extracomment>What a computation&apos;s result depends on, and so when it is out of date: the document (&quot;document&quot;: the whole run, as the mask doctor reads it), the head on show too (&quot;head&quot;), or the batch element on show as well (&quot;selection&quot;). The main computation&apos;s outcome of ``snapshot`` (computations run with it; else None).
+----------
+What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s compute thread runs: ``run_snapshot`` with a core left for the GUI. The result (an Out), delivered on the thread this object lives in (the GUI thread). (item, message): ``compute`` raised instead of returning (a bug: errors are data). True while a computation runs or waits. How many computations were started (for tests and the benchmark).</extracomment>
         <translation>erro inesperado: {error}</translation>
     </message>
     <message>
@@ -1735,6 +1767,7 @@
     </message>
     <message>
         <source>is too short to be a .safetensors file</source>
+        <extracomment>The code numpy&apos;s dtype is written under (bfloat16 aside: numpy has none).</extracomment>
         <translation>é curto demais para ser um arquivo .safetensors</translation>
     </message>
     <message>
@@ -1983,10 +2016,6 @@
         <translation>não é possível guardar um array chamado {name}</translation>
     </message>
     <message>
-        <source>cannot store array &apos;{name}&apos;: it {problem}</source>
-        <translation>não é possível guardar o array &apos;{name}&apos;: ele {problem}</translation>
-    </message>
-    <message>
         <source>settings must be a dict, not {type}</source>
         <translation>as configurações devem ser um dict, não {type}</translation>
     </message>
@@ -2008,7 +2037,7 @@
     </message>
     <message>
         <source>cannot be written: two calls are named &apos;{name}&apos; (call names must be unique)</source>
-        <extracomment>The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). JSON objects and arrays in a header, counted before parsing: some 20 per call and one per sequence of tokens. Dense JSON (&quot;[[],[],...&quot;) makes some 20 bytes of Python objects per byte of text, so this bounds what a hostile header makes the parser allocate. Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. JSON has no infinity: a fidelity that is infinite (NaN in the model&apos;s output where attnviz has a number, or the reverse) is written as this string.</extracomment>
+        <extracomment>The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. JSON has no infinity: a fidelity that is infinite (NaN in the model&apos;s output where attnviz has a number, or the reverse) is written as this string.</extracomment>
         <translation>não pode ser gravado: duas chamadas têm o nome &apos;{name}&apos; (os nomes das chamadas devem ser únicos)</translation>
     </message>
     <message>
@@ -2048,32 +2077,12 @@
         <translation>está truncado: o tamanho do seu cabeçalho ({length} bytes) é maior que o arquivo</translation>
     </message>
     <message>
-        <source>has a capture header with {count} JSON objects and lists (at most {limit} allowed)</source>
-        <translation>tem um cabeçalho de captura com {count} objetos e listas JSON (no máximo {limit} permitidos)</translation>
+        <source>capture</source>
+        <translation>captura</translation>
     </message>
     <message>
-        <source>has a damaged capture header: the name &apos;{name}&apos; appears twice in one object</source>
-        <translation>tem um cabeçalho de captura danificado: o nome &apos;{name}&apos; aparece duas vezes em um objeto</translation>
-    </message>
-    <message>
-        <source>has a damaged capture header: {value} is not a number JSON allows</source>
-        <translation>tem um cabeçalho de captura danificado: {value} não é um número que o JSON permita</translation>
-    </message>
-    <message>
-        <source>has a damaged capture header (not valid JSON)</source>
-        <translation>tem um cabeçalho de captura danificado (JSON inválido)</translation>
-    </message>
-    <message>
-        <source>is not an attnviz capture (&apos;format&apos; is not &quot;{format}&quot;)</source>
-        <translation>não é uma captura do attnviz (&apos;format&apos; não é &quot;{format}&quot;)</translation>
-    </message>
-    <message>
-        <source>has an invalid capture format version: {version}</source>
-        <translation>tem uma versão de formato de captura inválida: {version}</translation>
-    </message>
-    <message>
-        <source>was written by a newer attnviz (capture format version {version}); this version reads version {known} only</source>
-        <translation>foi gravado por um attnviz mais novo (versão {version} do formato de captura); esta versão só lê a versão {known}</translation>
+        <source>capture header</source>
+        <translation>cabeçalho de captura</translation>
     </message>
     <message>
         <source>the header</source>
@@ -2170,32 +2179,12 @@
         <translation>está vazio</translation>
     </message>
     <message>
-        <source>has a &apos;{member}&apos; member with {count} JSON objects and lists (at most {limit} allowed)</source>
-        <translation>tem um membro &apos;{member}&apos; com {count} objetos e listas JSON (no máximo {limit} permitidos)</translation>
+        <source>session</source>
+        <translation>sessão</translation>
     </message>
     <message>
-        <source>has a damaged &apos;{member}&apos; member: {value} is not a number JSON allows</source>
-        <translation>tem um membro &apos;{member}&apos; danificado: {value} não é um número que o JSON permita</translation>
-    </message>
-    <message>
-        <source>has a damaged &apos;{member}&apos; member: the name &apos;{name}&apos; appears twice in one object</source>
-        <translation>tem um membro &apos;{member}&apos; danificado: o nome &apos;{name}&apos; aparece duas vezes num mesmo objeto</translation>
-    </message>
-    <message>
-        <source>has a damaged &apos;{member}&apos; member (not valid JSON)</source>
-        <translation>tem o membro &apos;{member}&apos; danificado (JSON inválido)</translation>
-    </message>
-    <message>
-        <source>is not an attnviz session (&apos;format&apos; is not &quot;{format}&quot;)</source>
-        <translation>não é uma sessão do attnviz (&apos;format&apos; não é &quot;{format}&quot;)</translation>
-    </message>
-    <message>
-        <source>has an invalid session format version: {version}</source>
-        <translation>tem uma versão de formato de sessão inválida: {version}</translation>
-    </message>
-    <message>
-        <source>was written by a newer attnviz (session format version {version}); this version reads version {known} only</source>
-        <translation>foi gravado por um attnviz mais novo (versão {version} do formato de sessão); esta versão só lê a versão {known}</translation>
+        <source>&apos;{member}&apos; member</source>
+        <translation>membro &apos;{member}&apos;</translation>
     </message>
     <message>
         <source>has damaged settings (not a JSON object)</source>
@@ -2428,36 +2417,9 @@
         <translation>&apos;{key}&apos; é {value}; esperava-se um número inteiro</translation>
     </message>
     <message>
-        <source>setting &apos;{name}&apos; is {value}; expected one of {choices}</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um destes: {choices}</translation>
-    </message>
-    <message>
-        <source>setting &apos;{name}&apos; is {value}; expected null, {choices}</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se null, {choices}</translation>
-    </message>
-    <message>
-        <source>setting &apos;{name}&apos; is {value}; expected null or a number above 0</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se null ou um número acima de 0</translation>
-    </message>
-    <message>
-        <source>setting &apos;{name}&apos; is {value}; expected a device name such as &quot;cpu&quot;</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um nome de dispositivo como &quot;cpu&quot;</translation>
-    </message>
-    <message>
-        <source>setting &apos;{name}&apos; is {value}; expected true or false</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se true ou false</translation>
-    </message>
-    <message>
-        <source>setting &apos;{name}&apos; is {value}; expected a number from 0 to 1</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um número de 0 a 1</translation>
-    </message>
-    <message>
-        <source>setting &apos;{name}&apos; is {value}; expected a whole number from {low} to {high}</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um número inteiro de {low} a {high}</translation>
-    </message>
-    <message>
-        <source>setting &apos;{name}&apos; is {value}; expected a {type}</source>
-        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se um {type}</translation>
+        <source>setting &apos;{name}&apos; is {value}; expected {expected}</source>
+        <extracomment>The panels settings are shown in (a declaration&apos;s ``group``; &quot;&quot;: in none). The largest whole number a spin box holds (a C int): the seeds&apos; and long-context masks&apos; top. Additive attention&apos;s hidden size h: W_q and W_k are h x d, so a typo must not ask for more.</extracomment>
+        <translation>a configuração &apos;{name}&apos; é {value}; esperava-se {expected}</translation>
     </message>
     <message>
         <source>&apos;{name}&apos; is not a setting</source>
@@ -2640,10 +2602,6 @@
         <translation>um arquivo .npy contém exatamente um array, mas foram dados {n}; use .npz</translation>
     </message>
     <message>
-        <source>array names must be non-empty strings, got {name}</source>
-        <translation>os nomes de arrays devem ser textos não vazios, veio {name}</translation>
-    </message>
-    <message>
         <source>&apos;{name}&apos; is reserved in .safetensors and cannot name an array</source>
         <translation>&apos;{name}&apos; é reservado em .safetensors e não pode nomear um array</translation>
     </message>
@@ -2654,6 +2612,35 @@
     <message>
         <source>CSV export takes a 1-D, 2-D or 3-D array, got shape {shape}</source>
         <translation>a exportação CSV aceita um array 1-D, 2-D ou 3-D, veio o formato {shape}</translation>
+    </message>
+    <message>
+        <source>has a damaged {part}: the name &apos;{name}&apos; appears twice in one object</source>
+        <extracomment>The objects and lists a file&apos;s description may hold, counted before parsing: dense JSON (&quot;[[],[],...&quot; or &quot;{},{},...&quot;) makes some 20 to 25 bytes of Python objects per character, so this bounds what a hostile description makes the parser allocate. A capture header holds some 20 per call and one per sequence of tokens, a session&apos;s manifest fewer.</extracomment>
+        <translation>tem um {part} danificado: o nome &apos;{name}&apos; aparece duas vezes em um objeto</translation>
+    </message>
+    <message>
+        <source>has a damaged {part}: {value} is not a number JSON allows</source>
+        <translation>tem um {part} danificado: {value} não é um número que o JSON permita</translation>
+    </message>
+    <message>
+        <source>has a {part} with {count} JSON objects and lists (at most {limit} allowed)</source>
+        <translation>tem um {part} com {count} objetos e listas JSON (no máximo {limit} permitidos)</translation>
+    </message>
+    <message>
+        <source>has a damaged {part} (not valid JSON)</source>
+        <translation>tem um {part} danificado (JSON inválido)</translation>
+    </message>
+    <message>
+        <source>is not an attnviz {kind} (&apos;format&apos; is not &quot;{format}&quot;)</source>
+        <translation>não é uma {kind} do attnviz (&apos;format&apos; não é &quot;{format}&quot;)</translation>
+    </message>
+    <message>
+        <source>has an invalid {kind} format version: {version}</source>
+        <translation>tem uma versão de formato de {kind} inválida: {version}</translation>
+    </message>
+    <message>
+        <source>was written by a newer attnviz ({kind} format version {version}); this version reads version {known} only</source>
+        <translation>foi gravado por um attnviz mais novo (versão {version} do formato de {kind}); esta versão só lê a versão {known}</translation>
     </message>
 </context>
 <context>
@@ -2890,7 +2877,7 @@
     <name>HeadsView</name>
     <message>
         <source>Every head of the layer, one colour scale; click a head to show it in every view</source>
-        <extracomment>A small multiple&apos;s least size: a 128-token map still shows its structure at 200 pixels. The query and key tokens of the call the heads are of (None: none). How many times the grid was drawn (a hidden view must not draw: tests check it). What the maps show: (layer, batch, scale...), weights, mask; None: nothing yet.</extracomment>
+        <extracomment>A small multiple&apos;s least size: a 128-token map still shows its structure at 200 pixels. What the maps show: (layer, batch, scale...), weights, mask; None: nothing yet.</extracomment>
         <translation>Todas as cabeças da camada, com uma só escala de cores; clique em uma cabeça para mostrá-la em todas as vistas</translation>
     </message>
     <message>
@@ -3012,6 +2999,7 @@
     <name>InputsPanel</name>
     <message>
         <source>&amp;Queries</source>
+        <extracomment>Floating-point types (their names are the same in every language). Its tab in the inputs panel (marked, with its accelerator). How sentences name it: &quot;Fill keys with zeros&quot;, &quot;Edit 3 cells of valid lengths&quot;. The tab&apos;s tooltip. How one of its cells is named in messages (&quot;k2, d1: not a number&quot; says which key). The inputs, in the order of the inputs panel&apos;s tabs.</extracomment>
         <translation>&amp;Consultas</translation>
     </message>
     <message>
@@ -3061,7 +3049,6 @@
     </message>
     <message>
         <source>query</source>
-        <extracomment>How a cell is named in messages (&quot;k2, d1: ...&quot;); the labels themselves are identifiers.</extracomment>
         <translation>consulta</translation>
     </message>
     <message>
@@ -3074,6 +3061,7 @@
     </message>
     <message>
         <source>batch {index}</source>
+        <extracomment>The tabs: the inputs as the catalogue declares them (title, tooltip, how a cell is named).</extracomment>
         <translation>lote {index}</translation>
     </message>
     <message>
@@ -3448,7 +3436,6 @@
     </message>
     <message>
         <source>S&amp;how</source>
-        <extracomment>The overview&apos;s maps made ready for drawing on the compute thread, per statistic shown.</extracomment>
         <translation>&amp;Mostrar</translation>
     </message>
     <message>
@@ -3461,6 +3448,7 @@
     </message>
     <message>
         <source>Keys (first of each bin)</source>
+        <extracomment>The overview&apos;s maps made ready for drawing on the compute thread, per statistic shown.</extracomment>
         <translation>Chaves (a primeira de cada caixa)</translation>
     </message>
     <message>
@@ -3548,7 +3536,6 @@
     <name>MainWindow</name>
     <message>
         <source>scoring function</source>
-        <extracomment>Which panel shows an error about which field. Names of the settings and tensors in undo texts (&quot;Change dropout&quot;, &quot;Fill keys with zeros&quot;).</extracomment>
         <translation>função de pontuação</translation>
     </message>
     <message>
@@ -3582,6 +3569,14 @@
     <message>
         <source>dropout seed</source>
         <translation>semente do dropout</translation>
+    </message>
+    <message>
+        <source>NaN and infinite inputs</source>
+        <translation>entradas NaN e infinitas</translation>
+    </message>
+    <message>
+        <source>scale</source>
+        <translation>escala</translation>
     </message>
     <message>
         <source>hidden size</source>
@@ -3621,6 +3616,7 @@
     </message>
     <message>
         <source>random numbers</source>
+        <extracomment>Which panel shows an error about which field. Names of the fills in undo texts (&quot;Fill keys with zeros&quot;); the settings&apos; and the inputs&apos; names are declared with them (``attnviz.settings``, ``catalog.ROLES``).</extracomment>
         <translation>números aleatórios</translation>
     </message>
     <message>
@@ -3787,7 +3783,7 @@
     </message>
     <message>
         <source>Load preset {title}</source>
-        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). What to prepare for display on the compute thread (``prepare_on_compute``). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
+        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). The main compute thread: the main outcome, then the views&apos; computations that run with it. Every view&apos;s registered computation (``register``). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
         <translation>Carregar a predefinição {title}</translation>
     </message>
     <message>
@@ -3890,7 +3886,7 @@
     <name>MaskingLab</name>
     <message>
         <source>nan row</source>
-        <extracomment>The dock&apos;s objectName (``window.findChild(QDockWidget, MASKING_LAB_DOCK)``). Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. The engine&apos;s row classes (``engine.lab.ROW_KINDS``) as the hover text names them.</extracomment>
+        <extracomment>The engine&apos;s row classes (``engine.lab.ROW_KINDS``) as the hover text names them.</extracomment>
         <translation>linha NaN</translation>
     </message>
     <message>
@@ -3919,6 +3915,7 @@
     </message>
     <message>
         <source>Keys</source>
+        <extracomment>Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. The axes of every convention&apos;s map.</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>
@@ -4452,11 +4449,11 @@
     </message>
     <message>
         <source>Value dimension</source>
-        <extracomment>The stages drawn as (queries, keys) maps; the output is (queries, value dimension).</extracomment>
         <translation>Dimensão do valor</translation>
     </message>
     <message>
         <source>Keys</source>
+        <extracomment>The stages drawn as (queries, keys) maps; the output is (queries, value dimension). Each stage map&apos;s axes (marked sources: the view names them in the current language).</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>
@@ -4465,7 +4462,7 @@
     </message>
     <message>
         <source>Waiting for a result…</source>
-        <extracomment>A card narrower than this cannot show a 10-key row of weights with its numbers. The head the result on show is of (its tensors, lengths and causal flag). How many times the stages were drawn (hidden views must not draw; tests check it). Prepares big stage maps off the GUI thread (latest request wins), drawn when ready.</extracomment>
+        <extracomment>Below this width the formulas go under the stages instead of beside them. The head the result on show is of (its tensors, lengths and causal flag). Big stage maps, prepared off the GUI thread (latest request wins), drawn when ready.</extracomment>
         <translation>Esperando um resultado…</translation>
     </message>
     <message>
@@ -4510,6 +4507,7 @@
     </message>
     <message>
         <source>Learned parameters (edit a cell: the scores follow; Ctrl+Z undoes)</source>
+        <extracomment>In the order the formula reads them (W_q, W_k, w_v), whatever order they came in.</extracomment>
         <translation>Parâmetros aprendidos (edite uma célula; Ctrl+Z desfaz)</translation>
     </message>
     <message>
@@ -4526,7 +4524,6 @@
     </message>
     <message>
         <source>may attend</source>
-        <extracomment>Below this width the formulas go under the stages instead of beside them.</extracomment>
         <translation>pode prestar atenção</translation>
     </message>
     <message>
@@ -4544,6 +4541,10 @@
     <message>
         <source>raw ÷ √d = raw ÷ {root} (d = {d})</source>
         <translation>bruta ÷ √d = bruta ÷ {root} (d = {d})</translation>
+    </message>
+    <message>
+        <source>from {what}</source>
+        <translation>a partir de {what}</translation>
     </message>
     <message>
         <source>the same as the raw scores: {scoring} has no scaling step</source>
@@ -4564,10 +4565,6 @@
     <message>
         <source>from {first} and {second}</source>
         <translation>a partir de {first} e {second}</translation>
-    </message>
-    <message>
-        <source>from {source}</source>
-        <translation>a partir de {source}</translation>
     </message>
     <message>
         <source>bug mode: the 0/1 mask is added (+1 on kept keys), nothing is masked</source>
@@ -4679,29 +4676,13 @@
 <context>
     <name>Render</name>
     <message>
-        <source>{error} (see {prog} --help)</source>
-        <extracomment>Exit statuses: a file, engine or write problem; a bad command line.</extracomment>
-        <translation>{error} (veja {prog} --help)</translation>
-    </message>
-    <message>
-        <source>interrupted</source>
-        <translation>interrompido</translation>
-    </message>
-    <message>
-        <source>unexpected error: {error}</source>
-        <translation>erro inesperado: {error}</translation>
-    </message>
-    <message>
         <source>--out FILE is required (see {prog} --help)</source>
+        <extracomment>Exit statuses: a file, engine or write problem; a bad command line. The console script ``attnviz-render`` (its arguments are the process&apos;s).</extracomment>
         <translation>--out FILE é obrigatório (veja {prog} --help)</translation>
     </message>
     <message>
         <source>--out {out}: must end in .png or .svg (a picture), or .npy or .csv (the weights)</source>
         <translation>--out {out}: deve terminar em .png ou .svg (uma imagem), ou em .npy ou .csv (os pesos)</translation>
-    </message>
-    <message>
-        <source>unknown preset {name}; choose one of {choices}</source>
-        <translation>predefinição desconhecida {name}; escolha uma destas: {choices}</translation>
     </message>
     <message>
         <source>no result</source>
@@ -4728,22 +4709,6 @@
         <translation>aviso: {warning}</translation>
     </message>
     <message>
-        <source>--layer {layer} is out of range: {name} has {n} layer, 0</source>
-        <translation>--layer {layer} está fora do intervalo: {name} tem {n} camada, 0</translation>
-    </message>
-    <message>
-        <source>--layer {layer} is out of range: {name} has {n} layers, 0-{last}</source>
-        <translation>--layer {layer} está fora do intervalo: {name} tem {n} camadas, 0-{last}</translation>
-    </message>
-    <message>
-        <source>--head {head} is out of range: layer {layer} of {name} has {n} head, 0</source>
-        <translation>--head {head} está fora do intervalo: a camada {layer} de {name} tem {n} cabeça, 0</translation>
-    </message>
-    <message>
-        <source>--head {head} is out of range: layer {layer} of {name} has {n} heads, 0-{last}</source>
-        <translation>--head {head} está fora do intervalo: a camada {layer} de {name} tem {n} cabeças, 0-{last}</translation>
-    </message>
-    <message>
         <source>cannot be written (the folder {folder} does not exist)</source>
         <translation>não pode ser gravado (a pasta {folder} não existe)</translation>
     </message>
@@ -4758,22 +4723,6 @@
     <message>
         <source>--size {text}: each side must be from 1 to {most} pixels</source>
         <translation>--size {text}: cada lado deve ter de 1 a {most} pixels</translation>
-    </message>
-    <message>
-        <source>--role applies to tensor files, not captures</source>
-        <translation>--role se aplica a arquivos de tensores, não a capturas</translation>
-    </message>
-    <message>
-        <source>--role applies to tensor files, not sessions</source>
-        <translation>--role se aplica a arquivos de tensores, não a sessões</translation>
-    </message>
-    <message>
-        <source>--role {item}: expected ROLE=NAME with ROLE one of {roles}</source>
-        <translation>--role {item}: esperava-se PAPEL=NOME com PAPEL um destes: {roles}</translation>
-    </message>
-    <message>
-        <source>cannot tell which array is {roles} (arrays: {arrays}); name them with --role {first}=NAME</source>
-        <translation>não é possível saber qual array é {roles} (arrays: {arrays}); indique-os com --role {first}=NOME</translation>
     </message>
     <message>
         <source>size {size} is too small for {n} heads: at least {least}</source>
@@ -4851,7 +4800,7 @@
     </message>
     <message>
         <source>output</source>
-        <extracomment>Height of one weights map: about this many pixels per query row, within these bounds. Past this many weights, the top of an automatic scale is a high percentile, not the maximum. Percentiles are taken on a strided sample of at most this many weights (a 4096x4096 map would cost the GUI thread ~0.2 s otherwise; the sample&apos;s percentile differs by a hair). Where the compute thread puts the prepared maps (``ViewData.display``).</extracomment>
+        <extracomment>Height of one weights map: about this many pixels per query row, within these bounds. Past this many weights, the top of an automatic scale is a high percentile, not the maximum. Percentiles are taken on a strided sample of at most this many weights (a 4096x4096 map would cost the GUI thread ~0.2 s otherwise; the sample&apos;s percentile differs by a hair).</extracomment>
         <translation>saída</translation>
     </message>
     <message>
@@ -4884,7 +4833,7 @@
     </message>
     <message>
         <source>Attention weights</source>
-        <extracomment>A cell of a weights map was clicked: (query row, keyboard modifiers). Prepares big maps for another scale or batch than a result came with (``prepare_on``).</extracomment>
+        <extracomment>Query rows to outline, and the batch element they are of (``AppSession.outline_rows``).</extracomment>
         <translation>Pesos de atenção</translation>
     </message>
     <message>
@@ -4917,6 +4866,7 @@
     </message>
     <message>
         <source>Keys</source>
+        <extracomment>The weights maps&apos; axes.</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>
@@ -5117,6 +5067,40 @@
     </message>
 </context>
 <context>
+    <name>Settings</name>
+    <message>
+        <source>one of {choices}</source>
+        <extracomment>How undo texts name it (&quot;Change {undo_name}&quot;), marked for translation. Its caption in a settings panel (marked, with its accelerator); &quot;&quot;: not shown in one. Its tooltip in the panel (marked). The panel it is shown in (``ATTENTION``, ``LONG_MASKS``), or &quot;&quot; for none. Shown on the row of that setting rather than on a row of its own. Its ``attnviz render`` option (None: ``--`` and the name with dashes; &quot;&quot;: none). The option&apos;s help (English, as argparse&apos;s own words are); &quot;&quot;: the undo name. A call&apos;s own (a model&apos;s calls differ in it): ``SetSettings`` writes it into the call on show, and ``document.Settings`` has no field for it. Changing it makes the learnable parameters start again from their seed (they no longer fit, or belong to another scoring function). Whether it changes anything under these settings (the panel greys it out when not). The choices, value -&gt; marked label, read each time (a catalogue grows). The catalogue the choices come from, if it tells when one is registered. How None is typed on the command line.</extracomment>
+        <translation>um destes: {choices}</translation>
+    </message>
+    <message>
+        <source>a whole number from {low} to {high}</source>
+        <extracomment>What the spin box shows for 0 (a mask that is off), if anything.</extracomment>
+        <translation>um número inteiro de {low} a {high}</translation>
+    </message>
+    <message>
+        <source>a number above {low}</source>
+        <extracomment>The spin box&apos;s step and decimals.</extracomment>
+        <translation>um número acima de {low}</translation>
+    </message>
+    <message>
+        <source>a number from {low} to {high}</source>
+        <translation>um número de {low} a {high}</translation>
+    </message>
+    <message>
+        <source>null or {phrase}</source>
+        <translation>null ou {phrase}</translation>
+    </message>
+    <message>
+        <source>true or false</source>
+        <translation>true ou false</translation>
+    </message>
+    <message>
+        <source>a device name such as &quot;cpu&quot;</source>
+        <translation>um nome de dispositivo como &quot;cpu&quot;</translation>
+    </message>
+</context>
+<context>
     <name>SettingsPanel</name>
     <message>
         <source>&amp;Batch</source>
@@ -5190,6 +5174,7 @@
     </message>
     <message>
         <source>Attention</source>
+        <extracomment>The ``attnviz.settings`` group this panel shows. Rows shared by two settings (training mode beside dropout), by the first one&apos;s name.</extracomment>
         <translation>Atenção</translation>
     </message>
     <message>
@@ -5246,7 +5231,6 @@
     </message>
     <message>
         <source>&amp;Window</source>
-        <extracomment>The long-context masks&apos; fields: (setting, caption, tip). 0 turns each off.</extracomment>
         <translation>&amp;Janela</translation>
     </message>
     <message>
@@ -5291,7 +5275,7 @@
     </message>
     <message>
         <source>&amp;Scoring</source>
-        <extracomment>The settings&apos; captions, in form order (key of the widget, marked caption).</extracomment>
+        <extracomment>Every setting, in the order the panels show them.</extracomment>
         <translation>&amp;Pontuação</translation>
     </message>
     <message>
@@ -5340,7 +5324,7 @@
     </message>
     <message>
         <source>the scoring function {name} has no {framework} code: it is not one of attnviz&apos;s own</source>
-        <extracomment>How an array becomes a tensor: the compute dtype, a parameter&apos;s own dtype, whole numbers, booleans. What each mask mode does, said in the snippet&apos;s header. The packages the snippet imports (&quot;torch and numpy&quot;). The name numpy goes by in the snippet (MXNet&apos;s own numpy takes &quot;np&quot;). The dtypes this framework computes in; another is computed in float32 and said so.</extracomment>
+        <extracomment>How an array becomes a tensor: the compute dtype, a parameter&apos;s own dtype, whole numbers, booleans. The packages the snippet imports (&quot;torch and numpy&quot;). The snippet&apos;s imports after the standard library&apos;s. The name numpy goes by in the snippet (MXNet&apos;s own numpy takes &quot;np&quot;). The dtypes this framework computes in; another is computed in float32 and said so.</extracomment>
         <translation>a função de pontuação {name} não tem código {framework}: ela não é uma das do attnviz</translation>
     </message>
     <message>
@@ -5524,6 +5508,7 @@
     <name>TeachingDocks</name>
     <message>
         <source>Pipeline: every stage</source>
+        <extracomment>Every view&apos;s entry, by object name, in menu order.</extracomment>
         <translation>Pipeline: todas as etapas</translation>
     </message>
     <message>

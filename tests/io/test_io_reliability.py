@@ -29,7 +29,7 @@ from attnviz.io import (
 )
 from attnviz.io._limits import MAX_LABEL_CHARS
 from attnviz.io.capture_file import ALIGNMENT, MAGIC
-from attnviz.io.state_io import load_state_file, save_state_file, session_to_state, state_to_session
+from attnviz.io.session_state import load_state_file, save_state_file, session_to_state, state_to_session
 from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc for the peak")
@@ -190,7 +190,7 @@ def test_what_no_check_foresaw_is_still_a_refusal_naming_the_file(
     def broken(*_args: object) -> None:
         raise AttributeError("'int' object has no attribute 'get'")
 
-    monkeypatch.setattr("attnviz.io.state_io._run_from_session", broken)
+    monkeypatch.setattr("attnviz.io.session_state._run_from_session", broken)
     with pytest.raises(SessionFileError) as caught:
         load_state_file(path)
     assert "is damaged ('int' object has no attribute 'get')" in one_line_naming(caught.value, path.name)

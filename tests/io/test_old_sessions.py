@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attnviz.compute import run_state
-from attnviz.io.state_io import load_state_and_focus, save_state_file
+from attnviz.io.session_state import load_state_and_focus, save_state_file
 
 SESSIONS = Path(__file__).resolve().parents[1] / "data" / "sessions"
 NAMES = sorted(path.stem for path in SESSIONS.glob("*.attnviz"))

@@ -88,7 +88,9 @@ def test_a_burst_of_edits_ends_on_the_last_state(window, qtbot):
 def test_a_shape_error_is_shown_and_recovered_from(window, qtbot):
     # The additive toy has d_q = 20, d_k = 2: scaled dot product cannot score that.
     good = window.session.last_outcome.view
-    window.controls.settings.scoring.setCurrentIndex(window.controls.settings.scoring.findData("scaled_dot"))
+    window.controls.settings.combos["scoring"].setCurrentIndex(
+        window.controls.settings.combos["scoring"].findData("scaled_dot")
+    )
     wait_current(qtbot, window)
     error = window.controls.shape_error
     assert error.isVisible() and "d_q = 20, d_k = 2" in error.text()
@@ -182,9 +184,9 @@ def test_compute_reports_errors_as_data():
 
 def test_scheduler_latest_wins_without_a_window(qtbot):
     from attnviz.presets import PRESETS
-    from attnviz.ui.scheduler import ComputeScheduler
+    from attnviz.ui.scheduler import ComputeScheduler, run_in_app
 
-    scheduler = ComputeScheduler()
+    scheduler = ComputeScheduler(run_in_app)
     seen = []
     scheduler.finished.connect(lambda outcome: seen.append(outcome.version))
     state = PRESETS["dot-toy"].build()
@@ -327,7 +329,9 @@ def test_building_the_window_does_not_import_torch():
 def test_error_text_follows_the_theme(window, qtbot):
     from attnviz.ui import theme
 
-    window.controls.settings.scoring.setCurrentIndex(window.controls.settings.scoring.findData("scaled_dot"))
+    window.controls.settings.combos["scoring"].setCurrentIndex(
+        window.controls.settings.combos["scoring"].findData("scaled_dot")
+    )
     wait_current(qtbot, window)
     from PySide6.QtGui import QPalette
 
@@ -359,7 +363,7 @@ def test_valid_lengths_tab_follows_the_lens_mode(window, qtbot):
 
 
 def test_device_list_is_refilled_only_when_it_changes(window):
-    box = window.controls.settings.device
+    box = window.controls.settings.combos["device"]
     listed = [box.itemData(i) for i in range(box.count())]
     removed: list[int] = []
     box.model().rowsRemoved.connect(lambda *_: removed.append(1))
@@ -438,13 +442,13 @@ def test_every_tool_dock_joins_its_menu_with_a_shortcut_tip_and_a_close_tip(wind
     # Views that can scale their text follow presentation mode, whichever kind of dock holds them.
     scales = {
         "pipeline": lambda: window.pipeline_dock.view().cards["weights"].heatmap.font_scale,
-        "masking lab": lambda: window.masking_lab_dock.view()._font_scale,
-        "scaling lab": lambda: window.scaling_lab_dock.view()._font_scale,
+        "masking lab": lambda: window.masking_lab_dock.view().font_scale,
+        "scaling lab": lambda: window.scaling_lab_dock.view().font_scale,
         "side by side": lambda: window.compare_dock.view().map_a.font_scale,
         "layers x heads": lambda: window.overview_dock.view().heatmap.font_scale,
         "long context": lambda: window.long_dock.view().overview_map.font_scale,
         "long context tile": lambda: window.long_dock.view().tile_map.font_scale,
-        "heads": lambda: window.heads_dock.view()._font_scale,
+        "heads": lambda: window.heads_dock.view().font_scale,
     }
     window.set_presentation_mode(True)
     try:
@@ -457,18 +461,18 @@ def test_every_tool_dock_joins_its_menu_with_a_shortcut_tip_and_a_close_tip(wind
 def test_every_compute_thread_of_the_app_configures_the_process_first(window):
     """Whichever computes first, the main view or a lab, torch gets cores - 1 threads and no
     huge pages: each scheduler runs its function through worker.in_app."""
-    from attnviz.compute.compare import run_pair
-    from attnviz.compute.labs import run_masking_lab, run_scaling_lab
     from attnviz.ui import scheduler as worker
 
     assert worker.run_in_app.__wrapped__ is worker.run_snapshot
-    # The main computation is run_in_app, followed on its thread by the display preparation.
-    assert window.session.scheduler._compute.__wrapped__ is worker.run_in_app
-    wrapped = {
-        dock.objectName(): dock.view().scheduler._compute.__wrapped__
-        for dock in (window.masking_lab_dock, window.scaling_lab_dock, window.compare_dock)
-    }
-    assert wrapped == {"maskingLabDock": run_masking_lab, "scalingLabDock": run_scaling_lab, "compareDock": run_pair}
+    for tool in window.tools():
+        tool.view()  # every view built, with its computations
+    session = window.session
+    # The main thread (the main outcome, then the computations of the views on show that run
+    # with it) and every view's thread of its own.
+    schedulers = [session.scheduler, *session.computations.schedulers()]
+    assert len(schedulers) >= 8 and all(getattr(s._compute, "in_app", False) for s in schedulers)
+    names = {c.name for c in session.computations if c.scheduler is not None}
+    assert {"masking lab", "scaling lab", "side by side", "long-context overview", "mask doctor"} <= names
 
 
 def test_every_tool_view_that_can_fit_its_tab_does_at_1280x720(qtbot, window):

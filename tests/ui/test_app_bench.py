@@ -37,6 +37,11 @@ def test_quick_app_benchmark_runs_every_scenario(qapp, capsys):
         median, p95 = float(m.group(2)), float(m.group(3))
         assert 0 < median <= p95
 
+    # A model's head edited with no view of its heads open: next to the toy, with the ratio.
+    model = next(line for line in out.splitlines() if line.startswith("model "))
+    assert "forced" not in model and re.search(r"<= 1\.5x toy .*\((\d+\.\d+)x the toy's median\)$", model), model
+    assert int(model.split()[5]) == QUICK.model_edits
+
     # The burst: the first edit computes, the other 19 collapse into one pending computation.
     assert f"computations run: 2 of {QUICK.burst_edits} edits" in out
     assert "final shown state equals the last edit: yes (shown = last edit)" in out

@@ -31,7 +31,7 @@ OTHER_WINDOW = r"""
 import sys
 import numpy as np
 from attnviz.io import claim_autosave
-from attnviz.io.state_io import state_to_session
+from attnviz.io.session_state import state_to_session
 from attnviz.presets import PRESETS
 state = PRESETS["dot-toy"].build()
 state = state.with_head((0, 0), "queries", np.full((2, 1, 2), float(sys.argv[1])))

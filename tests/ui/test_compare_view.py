@@ -11,7 +11,7 @@ import torch
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QScrollArea
 
-from attnviz.compute.compare import EXERCISE_1, Comparison, PairSnapshot, variants
+from attnviz.compute.compare import EXERCISE_1, Comparison, variants
 from attnviz.document import ReplaceState
 from attnviz.engine import attend
 from attnviz.presets import PRESETS
@@ -207,10 +207,10 @@ def test_a_hidden_dock_computes_nothing_and_catches_up_when_shown(window, qtbot)
     model = window.inputs.models["keys"]
     assert model.setData(model.index(3, 0), "-1")
     wait_current(qtbot, window)
-    assert view.scheduler.started_count == 0
+    assert view.pair.scheduler.started_count == 0
     _shown(qtbot, dock)
     wait_compare(qtbot, window, view)
-    assert view.scheduler.started_count == 1
+    assert view.pair.scheduler.started_count == 1
     np.testing.assert_allclose(
         view.map_diff.values, expected_diff(window.session.document.state, EXERCISE_1), rtol=1e-5, atol=1e-6
     )
@@ -224,7 +224,7 @@ def test_a_burst_of_edits_ends_on_the_last_state(window, qtbot):
     for i in range(60):
         model.setData(model.index(0, 0), str(0.05 * i))
     wait_compare(qtbot, window, view)
-    assert view.scheduler.started_count < 61
+    assert view.pair.scheduler.started_count < 61
     np.testing.assert_allclose(
         view.map_diff.values, expected_diff(window.session.document.state, EXERCISE_1), rtol=1e-5, atol=1e-6
     )
@@ -239,15 +239,12 @@ def test_the_compute_thread_stops_with_the_window(qtbot):
     win.show()
     view = _shown(qtbot, win.compare_dock)
     qtbot.waitUntil(lambda: view.shown_doc_version == win.session.document.version and not view.busy, timeout=30000)
-    started = view.scheduler.started_count
+    started = view.pair.scheduler.started_count
     win.close()
     assert not view.busy
-    # After the close nothing more is computed, whatever arrives.
-    a, b = variants(win.session.document.state, EXERCISE_1)
-    view.scheduler.submit(
-        PairSnapshot(10_000, a, state_b=b, doc_version=win.session.document.version, comparison=EXERCISE_1)
-    )
-    assert view.scheduler.started_count == started
+    # After the close nothing more is computed, whatever is asked.
+    view.pair.request(EXERCISE_1)
+    assert view.pair.scheduler.started_count == started
     assert not view.busy
     assert threading.active_count() <= threads_before + 2
 

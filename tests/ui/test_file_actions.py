@@ -22,7 +22,7 @@ from attnviz.io import (
     save_session,
     stale_autosaves,
 )
-from attnviz.io.state_io import load_state_file, save_state_file, state_to_session
+from attnviz.io.session_state import load_state_file, save_state_file, state_to_session
 from attnviz.presets import PRESETS
 from attnviz.ui.files.file_actions import FileActions, install_file_actions
 from attnviz.ui.files.open_dialog import RolesDialog

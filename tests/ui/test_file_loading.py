@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QMessageBox
 
 import attnviz.ui.files.opening as opening_module
 from attnviz.io import SessionFileError
-from attnviz.io.state_io import save_state_file
+from attnviz.io.session_state import save_state_file
 from attnviz.presets import PRESETS
 from attnviz.ui.files.file_actions import FileActions, install_file_actions
 

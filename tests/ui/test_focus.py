@@ -107,7 +107,7 @@ def window(qtbot):
 
 
 def test_the_causal_setting_is_the_calls_own_and_follows_the_layer_on_show(qtbot, window):
-    causal = window.controls.settings.causal
+    causal = window.controls.settings.combos["causal"]
     window.session.push(ReplaceState(State.from_run(make_run()), "a model", Focus(0, 0)))
     wait_current(qtbot, window)
     assert causal.currentData() == "top_left"  # call 0 is causal, as the model ran it
@@ -147,4 +147,4 @@ def test_a_setting_of_the_run_applies_to_every_call(qtbot, window):
     assert window.session.document.state.settings.mask_mode == "strict"
     window.session.set_focus(0, 0)
     wait_current(qtbot, window)
-    assert window.controls.settings.mask_mode.currentData() == "strict"
+    assert window.controls.settings.combos["mask_mode"].currentData() == "strict"

@@ -592,7 +592,8 @@ def test_engine_errors_are_shown_in_portuguese(portuguese):
 
 
 def test_undo_texts_of_undescribed_edits_are_translated(portuguese):
-    """Edits made without a description fall back to marked defaults, never to English."""
+    """Edits made without a description fall back to marked defaults, never to English; a change
+    of settings is named by the settings' declarations."""
     from attnviz.document import Edit, ReplaceState, SetSettings
     from attnviz.presets import PRESETS
     from attnviz.ui.app.undo import command_text
@@ -600,6 +601,7 @@ def test_undo_texts_of_undescribed_edits_are_translated(portuguese):
     texts = [
         command_text(ReplaceState(PRESETS["dot-toy"].build())),
         command_text(SetSettings({"dropout": 0.1})),
+        command_text(SetSettings({})),
         command_text(Edit()),
     ]
-    assert texts == ["Alterar", "Alterar configuração", "Editar"]
+    assert texts == ["Alterar", "Alterar dropout", "Alterar configuração", "Editar"]

@@ -22,7 +22,8 @@ from attnviz.io import (
 )
 from attnviz.io.errors import TensorFileError
 from attnviz.io.roles import select_head
-from attnviz.io.state_io import load_state_file, state_from_tensor_file
+from attnviz.io.session_state import load_state_file
+from attnviz.io.tensor_import import state_from_tensor_file
 from attnviz.presets import PRESETS
 from attnviz.tr import QT_TRANSLATE_NOOP, Message, Source, exception_message, message
 from attnviz.ui.i18n import current_language, error_text, install_language, tr_text
@@ -197,7 +198,7 @@ def test_loading_errors_notes_and_engine_errors_read_in_portuguese(portuguese, t
 
     session = tmp_path / "s.attnviz"
     from attnviz.io import save_session
-    from attnviz.io.state_io import state_to_session
+    from attnviz.io.session_state import state_to_session
 
     data = state_to_session(base)
     data.settings["scoring"] = "cosine"

@@ -74,10 +74,10 @@ def test_a_hidden_lab_computes_nothing_and_catches_up_when_shown(host, qtbot):
     view = dock.view()  # built, but hidden
     set_cell(host, "valid_lens", 0, 0, 1)
     qtbot.wait(50)
-    assert view.scheduler.started_count == 0 and view.outcome is None
+    assert view.lab.scheduler.started_count == 0 and view.outcome is None
     dock.show()
     wait_lab(qtbot, host, view)
-    assert view.scheduler.started_count == 1
+    assert view.lab.scheduler.started_count == 1
     assert view.outcome.allowed[0, 0].tolist() == [True] + [False] * 9
 
 
@@ -209,12 +209,12 @@ def test_an_input_error_is_shown_and_recovered_from(host, qtbot, lab):
 def test_the_labs_thread_stops_with_the_window(host, qtbot, lab):
     set_cell(host, "valid_lens", 0, 0, 0)  # a computation may still be running at close
     host.close()
-    scheduler = lab.scheduler
+    scheduler = lab.lab.scheduler
     assert scheduler._closed  # shut down by the close, not by the fixture
     assert scheduler._pool.activeThreadCount() == 0
     qtbot.waitUntil(lambda: not scheduler.busy, timeout=5000)  # the last "finished" is queued
     started = scheduler.started_count
-    scheduler.submit(host.session.document.snapshot())  # after shutdown: ignored
+    lab.lab.request()  # after shutdown: ignored
     assert scheduler.started_count == started and not scheduler.busy
 
 

@@ -69,7 +69,8 @@ def test_a_model_opens_its_heads_and_every_head_is_one_click_away(qtbot, window)
     qtbot.waitUntil(lambda: view.maps[2].title.startswith("▶") and not view.maps[0].title.startswith("▶"))
     # The grid's head 2 is exactly the main view's weights for it.
     outcome = window.session.current_outcome()
-    np.testing.assert_allclose(outcome.heads.weights[:, 2], outcome.view.weights, atol=1e-6)
+    qtbot.waitUntil(lambda: view.shown_heads is not None and view.heads.current and not view.heads.busy)
+    np.testing.assert_allclose(view.shown_heads.weights[:, 2], outcome.view.weights, atol=1e-6)
 
 
 def test_the_layer_picker_shows_short_names_and_moves_every_view(qtbot, window):
@@ -102,6 +103,7 @@ def test_edits_stay_with_their_head_and_undo_returns_to_it(qtbot, window):
 
 def test_tokens_label_the_axes_and_the_hover_and_padding_queries_are_hatched(qtbot, window):
     load(qtbot, window, make_run())
+    window.tool_tabs.setCurrentIndex(0)  # a model opens its heads in front; the main maps draw when shown
     heatmap = window.results.maps[0]
     assert heatmap.col_labels == TOKENS[0] and heatmap.row_labels == TOKENS[0]
     from attnviz.ui.app.results_panel import hover_text
@@ -182,8 +184,9 @@ def test_the_tokens_view_follows_a_click_on_the_map_and_searches(qtbot, window):
     # Nothing selected yet: each plot says how to fill it; the top-k caption's "&p" is a shortcut.
     assert view.sent_plot.plotItem.titleLabel.text.startswith("Select queries")
     assert view.k_caption.buddy() is view.top_k
-    window.results.cellClicked.emit(2, Qt.KeyboardModifier.NoModifier)
-    window.results.cellClicked.emit(3, Qt.KeyboardModifier.ShiftModifier)
+    # A click on a cell of a main weights map picks its query (shift-click adds it).
+    window.results.maps[0].cellClicked.emit(2, 0, Qt.KeyboardModifier.NoModifier)
+    window.results.maps[0].cellClicked.emit(3, 1, Qt.KeyboardModifier.ShiftModifier)
     assert view.queries.selected() == [2, 3]
     weights = window.session.current_view().weights[0]
     np.testing.assert_allclose(view.sums[0], weights[[2, 3]].sum(axis=0), atol=1e-6)

@@ -212,10 +212,10 @@ def test_editing_a_parameter_changes_the_weights_through_the_window(window, qtbo
     window.session.push(ReplaceState(filled_state(window.session.document.state, "keys", "random", seed=5), "keys"))
     wait_current(qtbot, window)
     before = window.session.last_outcome.view.weights.copy()
-    assert set(view.param_models) == {"W_q", "W_k", "w_v"}
-    assert list(view.param_models) == ["W_q", "W_k", "w_v"]
+    assert set(view.parameters.models) == {"W_q", "W_k", "w_v"}
+    assert list(view.parameters.models) == ["W_q", "W_k", "w_v"]
     undo_count = window.session.undo_stack.count()
-    model = view.param_models["W_k"]
+    model = view.parameters.models["W_k"]
     assert model.setData(model.index(2, 1), "3.25")
     wait_current(qtbot, window)
     state = window.session.document.state
@@ -226,10 +226,10 @@ def test_editing_a_parameter_changes_the_weights_through_the_window(window, qtbo
     np.testing.assert_allclose(after, engine_result(state).weights.numpy(), rtol=1e-5, atol=1e-7)
     assert np.abs(after - before).max() > 1e-3
     np.testing.assert_allclose(view.stage_values("weights"), after[0])
-    assert view.param_models["W_k"].array()[2, 1] == 3.25
+    assert view.parameters.models["W_k"].array()[2, 1] == 3.25
     # The hidden features follow the new parameters and still add up to the drawn score.
     i, j = 0, 1
-    view.feature_key.setValue(j)
+    view.features.key.setValue(j)
     _, weighted = additive_features(state.params, state.head_view().queries[0, i], state.head_view().keys[0, j])
     assert weighted.sum() == pytest.approx(
         float(window.session.last_outcome.view.raw_scores[0, i, j]), rel=1e-4, abs=1e-6
@@ -242,11 +242,11 @@ def test_editing_a_parameter_changes_the_weights_through_the_window(window, qtbo
 def test_a_non_finite_parameter_is_refused_with_a_message(window, qtbot):
     view = _shown(qtbot, window.pipeline_dock)
     version = window.session.document.version
-    model = view.param_models["w_v"]
+    model = view.parameters.models["w_v"]
     assert model.setData(model.index(0, 0), "nan")
     assert window.session.document.version == version
-    assert view.params_error.isVisible()
-    assert "finite" in view.params_error.text()
+    assert view.parameters.error.isVisible()
+    assert "finite" in view.parameters.error.text()
 
 
 def test_presentation_mode_enlarges_the_stage_maps_and_formulas(window, qtbot):
@@ -265,14 +265,14 @@ def test_presentation_mode_enlarges_the_stage_maps_and_formulas(window, qtbot):
 
 def test_a_parameter_edit_during_a_recompute_is_refused_not_misapplied(window, qtbot):
     view = _shown(qtbot, window.pipeline_dock)
-    model = view.param_models["W_q"]
+    model = view.parameters.models["W_q"]
     window.controls.settings.settingsChanged.emit({"num_hiddens": 3})  # the shapes are about to change
     assert window.session.shown_version != window.session.document.version
     version = window.session.document.version
     assert model.setData(model.index(0, 0), "1.5")
     assert window.session.document.version == version  # nothing pushed with the old shapes
     wait_current(qtbot, window)
-    assert view.param_models["W_q"].array().shape == (3, 20)
+    assert view.parameters.models["W_q"].array().shape == (3, 20)
     assert window.session.last_outcome.error is None
 
 
@@ -284,9 +284,9 @@ def test_the_dark_theme_reaches_the_feature_chart_and_the_notes(window, qtbot):
     try:
         theme.apply_theme("dark")
         assert note.palette().color(note.foregroundRole()).lightness() > 110
-        assert view.feature_plot.backgroundBrush().color().name() == theme.DARK_PLOT.background
+        assert view.features.plot.backgroundBrush().color().name() == theme.DARK_PLOT.background
         theme.apply_theme("light")
         assert note.palette().color(note.foregroundRole()).lightness() < 110
-        assert view.feature_plot.backgroundBrush().color().name() == theme.LIGHT_PLOT.background
+        assert view.features.plot.backgroundBrush().color().name() == theme.LIGHT_PLOT.background
     finally:
         theme.apply_theme("system")

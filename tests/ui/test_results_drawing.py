@@ -1,6 +1,6 @@
 """Big results are drawn without stalling the GUI thread: the weights maps are prepared on the
-compute thread with each result (ResultsPanel.prepare_on, AppSession.prepare_on_compute), and on
-the panel's own thread for another scale or batch element; the GUI thread only shows them."""
+compute thread, by the panel's computation (``ResultsPanel.pictures``), with each result and
+alone for another scale or batch element; the GUI thread only shows them."""
 
 from __future__ import annotations
 
@@ -53,8 +53,8 @@ def test_a_big_result_is_drawn_from_maps_prepared_on_the_compute_thread(window, 
     heatmap.grab()  # the paint: the data and the overlay pictures
     assert called == []
     view = window.session.current_view()
-    prepared = view.display["weights"]
-    assert isinstance(prepared, PreparedWeights) and prepared.batches == (0,)
+    prepared = window.results.prepared_pictures
+    assert isinstance(prepared, PreparedWeights) and prepared.batches == (0,) and prepared.view is view
     assert heatmap.image_item.source is not None  # drawn a screen at a time
     assert heatmap.values is prepared.maps[0].values
     with np.errstate(all="ignore"):
@@ -63,7 +63,7 @@ def test_a_big_result_is_drawn_from_maps_prepared_on_the_compute_thread(window, 
     # The hover of the result panel: every number of the cell.
     assert heatmap._hover_text_for(3, 5) == results_panel.hover_text(view, 0, 3, 5)
 
-    # Another scale: prepared on the panel's thread, the map drawn once it is ready.
+    # Another scale: prepared on the compute thread alone, the map drawn once it is ready.
     window.session.set_color_range("log")
     qtbot.waitUntil(lambda: heatmap.log_scale, timeout=20000)
     heatmap.grab()
@@ -72,8 +72,9 @@ def test_a_big_result_is_drawn_from_maps_prepared_on_the_compute_thread(window, 
     assert 0 < low < top
     # Edits on that scale come prepared for it from the compute thread.
     _edit(qtbot, window, "0.5")
-    assert window.session.current_view().display["weights"].color_range == "log"
-    assert heatmap.log_scale and heatmap.values is window.session.current_view().display["weights"].maps[0].values
+    prepared = window.results.prepared_pictures
+    assert prepared.view is window.session.current_view() and prepared.color_range == "log"
+    assert heatmap.log_scale and heatmap.values is prepared.maps[0].values
     assert called == []
 
 
@@ -94,8 +95,7 @@ def test_another_batch_element_of_a_big_batch_is_prepared_off_the_gui_thread(win
 
 def test_small_results_are_drawn_as_they_come(window, qtbot):
     _edit(qtbot, window, "0.25")  # the toy preset
-    view = window.session.current_view()
-    assert view.display["weights"] is None  # nothing to prepare: drawn whole on the GUI thread
+    assert window.results.prepared_pictures is None  # nothing to prepare: drawn whole on the GUI thread
     assert all(m.image_item.source is None for m in window.results.maps)
 
 
@@ -160,12 +160,12 @@ def test_replaced_pipeline_pictures_are_freed_off_the_gui_thread(window, qtbot):
     pipeline = dock.view()
     _load(qtbot, window, random_state(1, 1024, 16, seed=5))
     qtbot.waitUntil(
-        lambda: pipeline._stages is not None and pipeline._stages.request.view is window.session.current_view(),
+        lambda: pipeline._prepared is not None and pipeline._prepared.request.view is window.session.current_view(),
         timeout=30000,
     )
     freed_on: list[bool] = []
     weakref.finalize(
-        pipeline._stages.maps["weights"].pyramid.images[1],
+        pipeline._prepared.maps["weights"].pyramid.images[1],
         lambda: freed_on.append(threading.get_ident() == threading.main_thread().ident),
     )
     _edit(qtbot, window, "0.125")
@@ -176,7 +176,7 @@ def test_replaced_pipeline_pictures_are_freed_off_the_gui_thread(window, qtbot):
 def test_maps_prepared_for_another_scale_are_freed_off_the_gui_thread(window, qtbot):
     _load(qtbot, window, random_state(1, 1024, 16, seed=6))
     heatmap = window.results.maps[0]
-    window.session.set_color_range("unit")  # prepared on the panel's thread, held by the panel only
+    window.session.set_color_range("unit")  # prepared alone on the compute thread, held by the panel only
     qtbot.waitUntil(lambda: heatmap.levels == (0.0, 1.0), timeout=20000)
     freed_on: list[bool] = []
     weakref.finalize(

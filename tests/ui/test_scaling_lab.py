@@ -150,9 +150,10 @@ def test_additive_attention_gets_the_tanh_histogram_and_its_saturated_share(host
     assert f"{100 * lab.outcome.saturation.saturated_fraction:.1f}%" in lab.notes.text()
 
 
-def test_font_scale_enlarges_ticks_titles_and_legend(lab):
+def test_font_scale_enlarges_ticks_titles_and_legend(host, lab):
     before = lab.plots["var"].getAxis("bottom").style["tickFont"].pointSizeF()
-    lab.set_font_scale(1.8)
+    host.session.set_presenting(True)  # presentation mode: the view's font scale is 1.8
+    assert lab.font_scale == pytest.approx(1.8)
     after = lab.plots["var"].getAxis("bottom").style["tickFont"].pointSizeF()
     assert after == pytest.approx(1.8 * before)
     assert f"{lab._base_pt * 1.2 * 1.8:.1f}pt" in str(lab.plots["entropy"].titleLabel.opts.get("size"))
@@ -163,9 +164,9 @@ def test_font_scale_enlarges_ticks_titles_and_legend(lab):
 
 def test_the_labs_thread_stops_with_the_window(host, qtbot, lab):
     host.close()
-    assert lab.scheduler._closed
-    qtbot.waitUntil(lambda: not lab.scheduler.busy, timeout=5000)
-    assert lab.scheduler._pool.activeThreadCount() == 0
+    assert lab.lab.scheduler._closed
+    qtbot.waitUntil(lambda: not lab.lab.scheduler.busy, timeout=5000)
+    assert lab.lab.scheduler._pool.activeThreadCount() == 0
 
 
 def test_presets_all_compute(host, qtbot, lab):

@@ -27,6 +27,7 @@ def test_show_tensors_with_heads_masks_and_tokens_without_blocking(qtbot):
     assert (state.run.layers, state.run.heads(0), window.session.selection.head) == (1, 4, 2)
     expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None, None].bool())
     np.testing.assert_allclose(window.session.current_view().output, expected[:, 2].numpy(), atol=1e-5)
+    window.tool_tabs.setCurrentIndex(0)  # a run of heads opens on them; the main maps draw when shown
     assert window.results.maps[0].col_labels == ["a", "b", "c", "d", "e"]
 
 

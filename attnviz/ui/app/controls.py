@@ -1,5 +1,8 @@
 """Controls for shapes and settings. They only report what the user chose; the main window
-turns that into document edits, and pushes the document's state back with ``show_state``."""
+turns that into document edits, and pushes the document's state back with ``show_state``.
+
+The settings panels are built from the settings' declarations (``attnviz.settings``): a setting
+declared there is shown, ranged, labelled and explained with no edit here."""
 
 from __future__ import annotations
 
@@ -19,9 +22,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz import catalog
-from attnviz.document import MAX_BATCH, MAX_DIM, MAX_HIDDEN, MAX_LEN, State
+from attnviz.document import MAX_BATCH, MAX_DIM, MAX_LEN, State
 from attnviz.model_run import HeadView
+from attnviz.settings import (
+    ATTENTION,
+    INT_MAX,
+    LONG_MASKS,
+    SETTINGS,
+    Choice,
+    DeviceName,
+    Flag,
+    Number,
+    Setting,
+    Whole,
+    in_group,
+)
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.labels import ErrorLabel
@@ -83,8 +98,14 @@ def _form(parent: QWidget) -> QFormLayout:
     return form
 
 
-def _select(box: QComboBox, key: Any) -> None:
+def _select(box: QComboBox, key: Any, *, add: bool = False) -> None:
+    """Show ``key``'s entry (added first when ``add`` and the box lacks it: a device this machine
+    does not have, say), without reporting a change."""
     index = box.findData(key)
+    if index < 0 and add:
+        with QSignalBlocker(box):
+            box.addItem(str(key), key)
+        index = box.count() - 1
     if index >= 0 and index != box.currentIndex():
         with QSignalBlocker(box):
             box.setCurrentIndex(index)
@@ -142,256 +163,189 @@ class ShapePanel(Retranslating, QGroupBox):
                     spin.setValue(value)
 
 
-#: The settings' captions, in form order (key of the widget, marked caption).
-_SETTING_CAPTIONS: tuple[tuple[str, str], ...] = (
-    ("scoring", QT_TRANSLATE_NOOP("SettingsPanel", "&Scoring")),
-    ("hidden", QT_TRANSLATE_NOOP("SettingsPanel", "&Hidden size")),
-    ("param_seed", QT_TRANSLATE_NOOP("SettingsPanel", "&Parameter seed")),
-    ("lens_mode", QT_TRANSLATE_NOOP("SettingsPanel", "&Valid lengths")),
-    ("mask_mode", QT_TRANSLATE_NOOP("SettingsPanel", "&Mask mode")),
-    ("causal", QT_TRANSLATE_NOOP("SettingsPanel", "&Causal")),
-    ("device", QT_TRANSLATE_NOOP("SettingsPanel", "&Device")),
-    ("dtype", QT_TRANSLATE_NOOP("SettingsPanel", "D&type")),
-    ("dropout", QT_TRANSLATE_NOOP("SettingsPanel", "D&ropout")),
-    ("dropout_seed", QT_TRANSLATE_NOOP("SettingsPanel", "Dropout s&eed")),
-)
+class SettingsForm(Retranslating, QGroupBox):
+    """The settings of one panel (a ``group`` of ``attnviz.settings``), built from their
+    declarations: a combo box per choice, a spin box per number, a check box per flag, with the
+    declared ranges, entries, captions and tooltips. Emits ``settingsChanged({"scoring": "dot"})``
+    per change.
 
-
-class SettingsPanel(Retranslating, QGroupBox):
-    """Scoring, masking, numerics. Emits ``settingsChanged({"scoring": "dot"})`` per change.
-
-    The scoring functions and mask modes are those of ``attnviz.catalog``: one registered
-    later (``engine.scoring.register``) is added to the list as it arrives.
+    It follows the declarations: one registered again (another range, caption or name) is shown
+    as it now is, and a choice registered in a catalogue (``engine.scoring.register``) is added
+    to its list as it arrives.
     """
 
     settingsChanged = Signal(dict)
+    #: The ``attnviz.settings`` group this panel shows.
+    group = ""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         form = _form(self)
-
-        self.scoring = _combo(list(catalog.SCORINGS))
-        self.hidden = QSpinBox()
-        self.hidden.setRange(1, MAX_HIDDEN)
-        self.hidden.setKeyboardTracking(False)
-        self.param_seed = QSpinBox()
-        self.param_seed.setRange(0, 2**31 - 1)
-        self.param_seed.setKeyboardTracking(False)
-        self.lens_mode = _combo(list(catalog.LENS_OPTIONS))
-        self.mask_mode = _combo(list(catalog.MASK_MODES))
-        self.causal = _combo(list(catalog.CAUSAL_OPTIONS))
-        self.device = _combo(["cpu"])
-        self.dtype = _combo(list(catalog.DTYPE_OPTIONS))
-        self.dropout = QDoubleSpinBox()
-        self.dropout.setRange(0.0, 1.0)
-        self.dropout.setSingleStep(0.05)
-        self.dropout.setDecimals(2)
-        self.dropout.setKeyboardTracking(False)
-        self.train = QCheckBox()
-        self.dropout_seed = QSpinBox()
-        self.dropout_seed.setRange(0, 2**31 - 1)
-        self.dropout_seed.setKeyboardTracking(False)
-        self._drop = QWidget()
-        drop_layout = QHBoxLayout(self._drop)
-        drop_layout.setContentsMargins(0, 0, 0, 0)
-        drop_layout.addWidget(self.dropout)
-        drop_layout.addWidget(self.train)
-
-        fields: dict[str, QWidget] = {
-            "scoring": self.scoring,
-            "hidden": self.hidden,
-            "param_seed": self.param_seed,
-            "lens_mode": self.lens_mode,
-            "mask_mode": self.mask_mode,
-            "causal": self.causal,
-            "device": self.device,
-            "dtype": self.dtype,
-            "dropout": self._drop,
-            "dropout_seed": self.dropout_seed,
-        }
+        self.declared: dict[str, Setting] = {s.name: s for s in in_group(self.group)}
+        self.fields: dict[str, QWidget] = {}
+        self.combos: dict[str, QComboBox] = {}
+        self.spins: dict[str, QSpinBox] = {}
+        self.doubles: dict[str, QDoubleSpinBox] = {}
+        self.checks: dict[str, QCheckBox] = {}
         self.captions: dict[str, QLabel] = {}
-        for key, _text in _SETTING_CAPTIONS:
-            caption = self.captions[key] = QLabel()
-            caption.setBuddy(self.dropout if key == "dropout" else fields[key])
-            form.addRow(caption, fields[key])
-
-        for key, box in (
-            ("scoring", self.scoring),
-            ("lens_mode", self.lens_mode),
-            ("mask_mode", self.mask_mode),
-            ("causal", self.causal),
-            ("device", self.device),
-            ("dtype", self.dtype),
-        ):
-            box.currentIndexChanged.connect(lambda _i, k=key, b=box: self.settingsChanged.emit({k: b.currentData()}))
-        for key, spin in (
-            ("num_hiddens", self.hidden),
-            ("param_seed", self.param_seed),
-            ("dropout_seed", self.dropout_seed),
-        ):
-            spin.valueChanged.connect(lambda v, k=key: self.settingsChanged.emit({k: int(v)}))
-        self.dropout.valueChanged.connect(lambda v: self.settingsChanged.emit({"dropout": float(v)}))
-        self.train.toggled.connect(lambda on: self.settingsChanged.emit({"train": bool(on)}))
-        catalog.SCORINGS.subscribe(self._on_scoring_registered)
-        self.destroyed.connect(lambda *_: catalog.SCORINGS.unsubscribe(self._on_scoring_registered))
+        hosts = {s.beside for s in self.declared.values() if s.beside}
+        #: Rows shared by two settings (training mode beside dropout), by the first one's name.
+        self.rows: dict[str, QWidget] = {}
+        shared: dict[str, QHBoxLayout] = {}
+        for setting in self.declared.values():
+            field = self._field(setting)
+            if setting.beside in shared:
+                shared[setting.beside].addWidget(field)
+                continue
+            row = field
+            if setting.name in hosts:
+                row = self.rows[setting.name] = QWidget()
+                shared[setting.name] = QHBoxLayout(row)
+                shared[setting.name].setContentsMargins(0, 0, 0, 0)
+                shared[setting.name].addWidget(field)
+            caption = self.captions[setting.name] = QLabel()
+            caption.setBuddy(field)
+            form.addRow(caption, row)
+        self._registries = {id(s.registry): s.registry for s in self.declared.values() if isinstance(s, Choice)}
+        for registry in (*self._registries.values(), SETTINGS):
+            if registry is not None:
+                registry.subscribe(self._on_registered)
+        self.destroyed.connect(lambda *_: self._unsubscribe())
         self.retranslate()
 
-    def _on_scoring_registered(self, info: catalog.ScoringInfo) -> None:
-        if self.scoring.findData(info.name) < 0:
-            with QSignalBlocker(self.scoring):
-                self.scoring.addItem(tr_text(info.label), info.name)
+    def _field(self, setting: Setting) -> QWidget:
+        """The widget of ``setting``, reporting each change as ``{name: value}``."""
+        name = setting.name
+        field: QWidget
+        if isinstance(setting, (Choice, DeviceName)):
+            box = self.combos[name] = _combo(list(setting.choices()) if isinstance(setting, Choice) else [])
+            box.currentIndexChanged.connect(lambda _i, k=name, b=box: self.settingsChanged.emit({k: b.currentData()}))
+            field = box
+        elif isinstance(setting, Whole):
+            spin = self.spins[name] = QSpinBox()
+            spin.setKeyboardTracking(False)  # one edit when the user has finished typing
+            spin.valueChanged.connect(lambda v, k=name: self.settingsChanged.emit({k: int(v)}))
+            field = spin
+        elif isinstance(setting, Number):
+            double = self.doubles[name] = QDoubleSpinBox()
+            double.setKeyboardTracking(False)
+            double.valueChanged.connect(lambda v, k=name: self.settingsChanged.emit({k: float(v)}))
+            field = double
+        elif isinstance(setting, Flag):
+            check = self.checks[name] = QCheckBox()
+            check.toggled.connect(lambda on, k=name: self.settingsChanged.emit({k: bool(on)}))
+            field = check
         else:
-            _label_items(self.scoring, {info.name: info.label})
+            raise TypeError(f"no widget for a {type(setting).__name__} setting ({name})")
+        self.fields[name] = field
+        self._apply_range(setting)
+        return field
+
+    def _apply_range(self, setting: Setting) -> None:
+        name = setting.name
+        if isinstance(setting, Whole) and name in self.spins:
+            with QSignalBlocker(self.spins[name]):
+                self.spins[name].setRange(setting.low, setting.high)
+        elif isinstance(setting, Number) and name in self.doubles:
+            double = self.doubles[name]
+            with QSignalBlocker(double):
+                double.setDecimals(setting.decimals)
+                double.setSingleStep(setting.step)
+                low = setting.low + 10.0**-setting.decimals if setting.above else setting.low
+                double.setRange(low, min(setting.high, float(INT_MAX)))
+
+    def _on_registered(self, info: object) -> None:
+        if isinstance(info, Setting):
+            if info.name not in self.declared or info.group != self.group:
+                return  # another panel's, or a new setting: the panel keeps the rows it was built with
+            self.declared[info.name] = info
+            self._apply_range(info)
+        for name, setting in self.declared.items():
+            if isinstance(setting, Choice):
+                box = self.combos[name]
+                for key in setting.choices():
+                    if box.findData(key) < 0:
+                        with QSignalBlocker(box):
+                            box.addItem(str(key), key)
+        self.retranslate()
+
+    def _unsubscribe(self) -> None:
+        for registry in (*self._registries.values(), SETTINGS):
+            if registry is not None:
+                registry.unsubscribe(self._on_registered)
+
+    def retranslate(self) -> None:
+        for name, setting in self.declared.items():
+            if name in self.captions:
+                self.captions[name].setText(tr_text(setting.label) if name not in self.checks else "")
+            field = self.fields[name]
+            field.setToolTip(tr_text(setting.tooltip))
+            if name in self.checks:
+                self.checks[name].setText(tr_text(setting.label))
+            if isinstance(setting, Choice):
+                _label_items(self.combos[name], setting.choices())
+            if isinstance(setting, Whole) and setting.zero_text:
+                self.spins[name].setSpecialValueText(tr_text(setting.zero_text))
+        for name, row in self.rows.items():
+            # The row's room between its fields says what the first one does.
+            row.setToolTip(self.fields[name].toolTip())
+
+    def show_state(self, state: State, view: HeadView | None = None) -> None:
+        """Show the settings; a call's own (the causal flag) as the call of ``view``, the head on
+        show, has them (left as they are without one)."""
+        for name, setting in self.declared.items():
+            if setting.of_call and view is None:
+                continue
+            value = getattr(view if setting.of_call else state.settings, name)
+            if name in self.combos:
+                _select(self.combos[name], value, add=True)
+            elif name in self.spins:
+                spin = self.spins[name]
+                if spin.value() != value:
+                    with QSignalBlocker(spin):
+                        spin.setValue(int(value))
+            elif name in self.doubles:
+                double = self.doubles[name]
+                if abs(double.value() - value) > 1e-9:
+                    with QSignalBlocker(double):
+                        double.setValue(float(value))
+            elif name in self.checks:
+                check = self.checks[name]
+                if check.isChecked() != bool(value):
+                    with QSignalBlocker(check):
+                        check.setChecked(bool(value))
+            if setting.applies is not None:
+                self.fields[name].setEnabled(setting.applies(state.settings))
+
+
+class SettingsPanel(SettingsForm):
+    """Scoring, masking, numerics (``attnviz.settings.ATTENTION``)."""
+
+    group = ATTENTION
 
     def retranslate(self) -> None:
         self.setTitle(translate("SettingsPanel", "Attention"))
         self.setToolTip(translate("SettingsPanel", "How scores are computed and masked"))
-        for key, text in _SETTING_CAPTIONS:
-            self.captions[key].setText(tr_text(text))
-        _label_items(self.scoring, {name: catalog.SCORINGS.label(name) for name in catalog.SCORINGS})
-        _label_items(self.lens_mode, catalog.LENS_OPTIONS)
-        _label_items(self.mask_mode, {name: catalog.MASK_MODES.label(name) for name in catalog.MASK_MODES})
-        _label_items(self.causal, catalog.CAUSAL_OPTIONS)
-        _label_items(self.dtype, catalog.DTYPE_OPTIONS)
-        self.scoring.setToolTip(translate("SettingsPanel", "Scoring function a(q, k)"))
-        self.hidden.setToolTip(translate("SettingsPanel", "Hidden size h of additive attention (W_q, W_k are h x d)"))
-        self.param_seed.setToolTip(translate("SettingsPanel", "Seed of the learnable parameters (additive, bilinear)"))
-        self.lens_mode.setToolTip(
-            translate("SettingsPanel", "Valid lengths: none, one per batch element (1-D), or one per query (2-D)")
-        )
-        self.mask_mode.setToolTip(
-            translate(
-                "SettingsPanel",
-                "How masked keys are applied: the book's -1e6 fill, strict, or the conventions (and "
-                "bugs) of other libraries",
-            )
-        )
-        self.causal.setToolTip(
-            translate(
-                "SettingsPanel", "Causal mask: query i sees keys up to i (top-left) or up to i + K - Q (bottom-right)"
-            )
-        )
-        self.device.setToolTip(translate("SettingsPanel", "Device the attention runs on"))
-        self.dtype.setToolTip(
-            translate(
-                "SettingsPanel", "Floating-point type of the computation; float16 shows the -1e6 fill overflowing"
-            )
-        )
-        self.dropout.setToolTip(
-            translate("SettingsPanel", "Dropout probability on the attention weights (only in training mode)")
-        )
-        self._drop.setToolTip(self.dropout.toolTip())
-        self.train.setText(translate("SettingsPanel", "&Training"))
-        self.train.setToolTip(
-            translate("SettingsPanel", "Training mode: apply dropout to the weights (evaluation mode ignores it)")
-        )
-        self.dropout_seed.setToolTip(
-            translate("SettingsPanel", "Seed of the dropout mask, so a training-mode picture is reproducible")
-        )
+        super().retranslate()
 
     def set_devices(self, devices: list[str]) -> None:
-        current = self.device.currentData()
-        listed = [self.device.itemData(i) for i in range(self.device.count())]
+        box = self.combos["device"]
+        current = box.currentData()
+        listed = [box.itemData(i) for i in range(box.count())]
         if listed == list(devices):
             return  # every result reports the devices: refilling the list each time repaints it
-        with QSignalBlocker(self.device):
-            self.device.clear()
+        with QSignalBlocker(box):
+            box.clear()
             for name in devices:
-                self.device.addItem(name, name)
-        _select(self.device, current if current in devices else devices[-1])
-
-    def show_state(self, state: State, view: HeadView) -> None:
-        """Show the settings, and the causal flag of ``view``'s call (each call has its own)."""
-        s = state.settings
-        _select(self.scoring, s.scoring)
-        _select(self.lens_mode, s.lens_mode)
-        _select(self.mask_mode, s.mask_mode)
-        _select(self.causal, view.causal)
-        if self.device.findData(s.device) < 0:
-            with QSignalBlocker(self.device):
-                self.device.addItem(s.device, s.device)
-        _select(self.device, s.device)
-        _select(self.dtype, s.dtype)
-        for spin, value in (
-            (self.hidden, s.num_hiddens),
-            (self.param_seed, s.param_seed),
-            (self.dropout_seed, s.dropout_seed),
-        ):
-            if spin.value() != value:
-                with QSignalBlocker(spin):
-                    spin.setValue(value)
-        if abs(self.dropout.value() - s.dropout) > 1e-9:
-            with QSignalBlocker(self.dropout):
-                self.dropout.setValue(s.dropout)
-        if self.train.isChecked() != s.train:
-            with QSignalBlocker(self.train):
-                self.train.setChecked(s.train)
-        info = catalog.SCORINGS.get(s.scoring)
-        self.hidden.setEnabled(info is not None and info.uses_hidden)
-        self.param_seed.setEnabled(info is not None and bool(info.params))
-        self.dropout_seed.setEnabled(s.train and s.dropout > 0)
+                box.addItem(name, name)
+        _select(box, current if current in devices else devices[-1])
 
 
-#: The long-context masks' fields: (setting, caption, tip). 0 turns each off.
-_LONG_MASKS = (
-    (
-        "window",
-        QT_TRANSLATE_NOOP("SettingsPanel", "&Window"),
-        QT_TRANSLATE_NOOP(
-            "SettingsPanel",
-            "Sliding window: a query sees the keys within this distance (|i - j| < w; "
-            "only earlier ones when Causal is on). 0: off",
-        ),
-    ),
-    (
-        "sinks",
-        QT_TRANSLATE_NOOP("SettingsPanel", "S&inks"),
-        QT_TRANSLATE_NOOP(
-            "SettingsPanel",
-            "Attention sinks: the first keys every query keeps seeing beside its window "
-            "(StreamingLLM). Needs a window. 0: off",
-        ),
-    ),
-    (
-        "prefix",
-        QT_TRANSLATE_NOOP("SettingsPanel", "Pre&fix"),
-        QT_TRANSLATE_NOOP(
-            "SettingsPanel", "Prefix-LM: every query sees the first keys (the prefix), and causally after it. 0: off"
-        ),
-    ),
-    (
-        "chunk",
-        QT_TRANSLATE_NOOP("SettingsPanel", "C&hunk"),
-        QT_TRANSLATE_NOOP(
-            "SettingsPanel",
-            "Chunked local attention: queries see the keys of their own chunk of this "
-            "size (causally within it when Causal is on). 0: off",
-        ),
-    ),
-)
+class LongMasksPanel(SettingsForm):
+    """The masks of long-context models (``attnviz.settings.LONG_MASKS``), each a whole number
+    (0 = off)."""
 
-
-class LongMasksPanel(Retranslating, QGroupBox):
-    """The masks of long-context models, each a whole number (0 = off). Emits ``settingsChanged``."""
-
-    settingsChanged = Signal(dict)
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        form = _form(self)
-        self.spins: dict[str, QSpinBox] = {}
-        self.captions: dict[str, QLabel] = {}
-        for key, _caption, _tip in _LONG_MASKS:
-            spin = QSpinBox()
-            spin.setRange(0, 2**31 - 1)
-            spin.setKeyboardTracking(False)
-            spin.valueChanged.connect(lambda v, k=key: self.settingsChanged.emit({k: int(v)}))
-            caption = QLabel()
-            caption.setBuddy(spin)
-            form.addRow(caption, spin)
-            self.spins[key] = spin
-            self.captions[key] = caption
-        self.retranslate()
+    group = LONG_MASKS
 
     def retranslate(self) -> None:
         self.setTitle(translate("SettingsPanel", "Long-context masks"))
@@ -400,18 +354,7 @@ class LongMasksPanel(Retranslating, QGroupBox):
                 "SettingsPanel", "Masks of long-context models, combined with padding, causal and the model's own masks"
             )
         )
-        off = translate("SettingsPanel", "off")
-        for key, caption, tip in _LONG_MASKS:
-            self.captions[key].setText(tr_text(caption))
-            self.spins[key].setToolTip(tr_text(tip))
-            self.spins[key].setSpecialValueText(off)
-
-    def show_state(self, state: State) -> None:
-        for key, spin in self.spins.items():
-            value = int(getattr(state.settings, key))
-            if spin.value() != value:
-                with QSignalBlocker(spin):
-                    spin.setValue(value)
+        super().retranslate()
 
 
 class ControlsColumn(QWidget):

@@ -10,7 +10,9 @@ A big view (the pipeline, side by side, the labs) opens as a tab of the window's
 it can be detached into a window of its own (a second screen, a projector). A narrow
 companion (the lesson) is a dock beside the main view (``ToolDock``). Either builds its
 contents the first time it is shown: views nobody opens cost nothing. Titles, toggle actions
-and tooltips follow a language switch; views follow presentation mode (``set_font_scale``).
+and tooltips follow a language switch. What a view shows, and how (presentation mode, colour
+map, theme), the view follows from the session itself (``view_base.SessionView``): a host only
+gives it a place.
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ from PySide6.QtWidgets import (
 
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.session import AppSession
-from attnviz.ui.heatmap import PRESENTATION_SCALE
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 
@@ -118,7 +119,6 @@ class ToolDock(Retranslating, QDockWidget):
         self.spec = spec
         self._build = build
         self._view: QWidget | None = None
-        self._session = host.session
         self.setObjectName(spec.object_name)  # saveState/restoreState find docks by it
         self.setAllowedAreas(Qt.DockWidgetArea.AllDockWidgetAreas)
         others = [d for d in host.findChildren(ToolDock) if d is not self and host.dockWidgetArea(d) == spec.area]
@@ -136,7 +136,6 @@ class ToolDock(Retranslating, QDockWidget):
         menu.setToolTipsVisible(True)
         self._host = host
         self.visibilityChanged.connect(self._on_visibility)
-        self._session.presentationChanged.connect(self._apply_font_scale)
         self.retranslate()
 
     def is_current_tab(self) -> bool:
@@ -149,7 +148,6 @@ class ToolDock(Retranslating, QDockWidget):
         if self._view is None:
             self._view = self._build()
             self.setWidget(self._view)
-            self._apply_font_scale(self._session.presenting)
             self.built.emit(self._view)
         return self._view
 
@@ -175,11 +173,6 @@ class ToolDock(Retranslating, QDockWidget):
             host.resizeDocks([self], [max(260, min(spare, int(host.height() * 0.45)))], Qt.Orientation.Vertical)
         else:
             host.resizeDocks([self], [max(320, int(host.width() * 0.3))], Qt.Orientation.Horizontal)
-
-    def _apply_font_scale(self, presenting: bool) -> None:
-        scale = getattr(self._view, "set_font_scale", None)
-        if callable(scale):
-            scale(PRESENTATION_SCALE if presenting else 1.0)
 
     def retranslate(self) -> None:
         spec = self.spec
@@ -264,7 +257,6 @@ class ToolTab(QObject):
         menu = host.menu(spec.menu)
         menu.addAction(self._action)
         menu.setToolTipsVisible(True)
-        host.session.presentationChanged.connect(self._apply_font_scale)
         host.session.languageChanged.connect(self.retranslate)
         self.retranslate()
 
@@ -283,7 +275,6 @@ class ToolTab(QObject):
             page.setFrameShape(QFrame.Shape.NoFrame)
             page.setWidgetResizable(True)
             page.setWidget(self._view)
-            self._apply_font_scale(self.host.session.presenting)
             self.built.emit(self._view)
         return self._view
 
@@ -369,11 +360,6 @@ class ToolTab(QObject):
             self._window = _DetachedWindow(self)
             self._window.set_view(self._tab_page())
         return self._window
-
-    def _apply_font_scale(self, presenting: bool) -> None:
-        scale = getattr(self._view, "set_font_scale", None)
-        if callable(scale):
-            scale(PRESENTATION_SCALE if presenting else 1.0)
 
     def _update_tab(self) -> None:
         tabs = self.host.tool_tabs

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz import __version__
+from attnviz import __version__, catalog
 from attnviz.compute import Outcome
 from attnviz.document import Edit, ReplaceState, SetBlock, SetSettings, State, filled_state, resize_state
 from attnviz.presets import DEFAULT_PRESET, PRESETS
@@ -45,7 +45,7 @@ from attnviz.ui.app.controls import ControlsColumn
 from attnviz.ui.app.host import HostWindow, ToolDock, ToolTab
 from attnviz.ui.app.results_panel import OutputPanel, ResultsPanel
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.heatmap import PRESENTATION_SCALE
+from attnviz.ui.fonts import hold_normal_size
 from attnviz.ui.i18n import (
     LANGUAGES,
     current_language,
@@ -66,30 +66,8 @@ __all__ = ["MainWindow"]
 SHAPE_FIELDS = {"shape", "queries", "keys", "values", "memory_budget"}
 INPUT_FIELDS = {"valid_lens", "mask"}
 
-#: Names of the settings and tensors in undo texts ("Change dropout", "Fill keys with zeros").
-SETTING_NAMES = {
-    "scoring": QT_TRANSLATE_NOOP("MainWindow", "scoring function"),
-    "lens_mode": QT_TRANSLATE_NOOP("MainWindow", "valid lengths"),
-    "mask_mode": QT_TRANSLATE_NOOP("MainWindow", "mask mode"),
-    "causal": QT_TRANSLATE_NOOP("MainWindow", "causal mask"),
-    "device": QT_TRANSLATE_NOOP("MainWindow", "device"),
-    "dtype": QT_TRANSLATE_NOOP("MainWindow", "dtype"),
-    "dropout": QT_TRANSLATE_NOOP("MainWindow", "dropout"),
-    "train": QT_TRANSLATE_NOOP("MainWindow", "training mode"),
-    "dropout_seed": QT_TRANSLATE_NOOP("MainWindow", "dropout seed"),
-    "num_hiddens": QT_TRANSLATE_NOOP("MainWindow", "hidden size"),
-    "param_seed": QT_TRANSLATE_NOOP("MainWindow", "parameter seed"),
-    "window": QT_TRANSLATE_NOOP("MainWindow", "sliding window"),
-    "sinks": QT_TRANSLATE_NOOP("MainWindow", "attention sinks"),
-    "prefix": QT_TRANSLATE_NOOP("MainWindow", "prefix"),
-    "chunk": QT_TRANSLATE_NOOP("MainWindow", "chunk size"),
-}
-ROLE_NAMES = {
-    "queries": QT_TRANSLATE_NOOP("MainWindow", "queries"),
-    "keys": QT_TRANSLATE_NOOP("MainWindow", "keys"),
-    "values": QT_TRANSLATE_NOOP("MainWindow", "values"),
-    "valid_lens": QT_TRANSLATE_NOOP("MainWindow", "valid lengths"),
-}
+#: Names of the fills in undo texts ("Fill keys with zeros"); the settings' and the inputs' names
+#: are declared with them (``attnviz.settings``, ``catalog.ROLES``).
 FILL_NAMES = {
     "random": QT_TRANSLATE_NOOP("MainWindow", "random numbers"),
     "zeros": QT_TRANSLATE_NOOP("MainWindow", "zeros"),
@@ -173,8 +151,7 @@ class MainWindow(HostWindow):
         self.controls = ControlsColumn()
         self.inputs = InputsPanel()
         self.output = OutputPanel()
-        self.results = ResultsPanel(self.output)
-        self.results.prepare_on(session)  # big maps are prepared on the compute thread
+        self.results = ResultsPanel(session, self.output)
         # Controls on the left; the heatmaps large on top, the tables being edited right below
         # them, so an edit and its effect are in view together.
         controls_scroll = self.controls_scroll = QScrollArea()
@@ -214,17 +191,16 @@ class MainWindow(HostWindow):
         self.inputs.batchChanged.connect(session.set_batch)
         self.inputs.focusChanged.connect(session.set_focus)
         self.inputs.message.connect(lambda text: session.show_status(text, 8000))
-        self.results.colormapChosen.connect(session.set_colormap)
-        self.results.colorRangeChosen.connect(session.set_color_range)
         # Session -> panels.
         session.documentChanged.connect(self._on_document_changed)
         session.selectionChanged.connect(self._on_selection)
         session.outcomeShown.connect(self._on_outcome)
         session.errorChanged.connect(self._on_error)
         session.busyChanged.connect(lambda _busy: self._update_status())
-        session.colormapChanged.connect(self.results.set_colormap)
-        session.colorRangeChanged.connect(self.results.set_color_range)
         session.presentationChanged.connect(self._apply_presentation)
+        # Rows a view asks to look at (a finding of the mask doctor) are outlined in the weights:
+        # the weights come to the front.
+        session.rowsOutlined.connect(lambda _rows: self.tool_tabs.setCurrentIndex(0))
 
         self._start_queued = False
         self._too_large = False  # the last outcome was refused as too large (see _on_outcome)
@@ -284,9 +260,6 @@ class MainWindow(HostWindow):
         self.tokens_dock = install_tokens_view(session, self)
         self.long_dock = install_long_context_view(session, self)
         self.doctor_dock = install_doctor(session, self)
-        self.doctor_dock.built.connect(lambda view: view.findingChosen.connect(self._show_finding))
-        # A click on a main weights map selects its query in the tokens view (shift: adds it).
-        self.results.cellClicked.connect(self._select_token)
         self._restore_layout()
         self._had_heads = not session.document.state.run.single_head
 
@@ -530,10 +503,8 @@ class MainWindow(HostWindow):
         )
 
     def _on_settings(self, changes: dict[str, object]) -> None:
-        names = [SETTING_NAMES.get(name, name) for name in changes]
-        # One setting (the usual case) stays a Source, so the undo text follows a language switch.
-        what = names[0] if len(names) == 1 else ", ".join(tr_text(n) for n in names)
-        self.session.push(SetSettings(changes, message(QT_TRANSLATE_NOOP("MainWindow", "Change {names}"), names=what)))
+        # Described by the settings' declared names ("Change dropout"), in the language on show.
+        self.session.push(SetSettings(changes))
 
     def _on_block(self, role: str, batch: int, row: int, col: int, block: object) -> None:
         self.inputs.clear_error()
@@ -545,7 +516,7 @@ class MainWindow(HostWindow):
                 filled_state(self.session.document.state, role, kind, seed, self.session.selection.focus),
                 message(
                     QT_TRANSLATE_NOOP("MainWindow", "Fill {role} with {kind}"),
-                    role=ROLE_NAMES.get(role, role),
+                    role=catalog.role_word(role),
                     kind=FILL_NAMES.get(kind, kind),
                 ),
             )
@@ -558,19 +529,6 @@ class MainWindow(HostWindow):
         self.controls.settings.show_state(state, view)
         self.controls.long_masks.show_state(state)
         self.inputs.show_state(state, selection.batch, selection.focus)
-
-    def _show_finding(self, finding: object) -> None:
-        """A finding of the mask doctor was clicked: its cells, outlined in the weights."""
-        self.tool_tabs.setCurrentIndex(0)
-        rows = tuple(getattr(finding, "rows", ()))
-        batch = self.session.selection.batch
-        for heatmap, b in zip(self.results.maps, self.results.shown_batches()):
-            heatmap.set_highlight_rows(rows if b == batch else ())
-
-    def _select_token(self, row: int, modifiers: Qt.KeyboardModifier | None) -> None:
-        if self.tokens_dock.isVisible():
-            add = bool(modifiers & Qt.KeyboardModifier.ShiftModifier) if modifiers is not None else False
-            self.tokens_dock.view().select_query(row, add=add)  # type: ignore[attr-defined]
 
     def _on_document_changed(self, edit: Edit | None) -> None:
         state = self.session.document.state
@@ -604,7 +562,6 @@ class MainWindow(HostWindow):
         self.controls.shapes.show_state(view)
         self.controls.settings.show_state(state, view)
         self.inputs.show_state(state, selection.batch, selection.focus)
-        self.results.set_batch(selection.batch)
         self._update_status()
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -629,11 +586,8 @@ class MainWindow(HostWindow):
     # ------------------------------------------------------------------ results
 
     def _on_outcome(self, outcome: Outcome) -> None:
-        if outcome.view is not None:
-            devices = outcome.extra.get("devices")
-            if isinstance(devices, list):
-                self.controls.settings.set_devices(devices)
-            self.results.show_view(outcome.view, min(self.session.selection.batch, outcome.view.weights.shape[0] - 1))
+        if outcome.devices:
+            self.controls.settings.set_devices(list(outcome.devices))
         self.cpu_button.setVisible(outcome.error_field == "device")
         was_too_large, self._too_large = self._too_large, outcome.too_large
         if outcome.too_large and not was_too_large and not self.long_dock.is_current_tab():
@@ -715,6 +669,7 @@ class MainWindow(HostWindow):
         assert isinstance(app, QApplication)
         if on:
             self._normal_font = app.font()
+            hold_normal_size(self._normal_font.pointSizeF())
             # Larger texts make docks wider; leaving must give back the window as it was.
             self._normal_geometry = self.saveGeometry()
             self._normal_state = self.saveState()
@@ -724,9 +679,8 @@ class MainWindow(HostWindow):
         elif self._normal_font is not None:
             app.setFont(self._normal_font)
             self._normal_font = None
+            hold_normal_size(None)
             QTimer.singleShot(0, self, self._restore_normal_layout)
-        self.results.set_font_scale(PRESENTATION_SCALE if on else 1.0)
-        self.results.pickers.setVisible(not on)  # the scale and colour map are chosen beforehand
         self.controls_scroll.setVisible(not on)
         self.bottom_splitter.setVisible(not on)
         self.set_chrome_visible(not on)

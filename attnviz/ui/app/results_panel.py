@@ -1,43 +1,42 @@
-"""What the computation gave: attention-weight heatmaps per batch element, and the output."""
+"""What the computation gave: attention-weight heatmaps per batch element, and the output.
+
+``ResultsPanel`` is a ``SessionView``: it follows the session's outcome, batch element, colour
+map and range and presentation mode itself, and outlines the query rows a view asks to look at
+(``AppSession.outline_rows``); a click on a cell picks its query (``AppSession.select_query``).
+Big maps are prepared off the GUI thread, by a computation of the panel run with the main one.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
 
 import numpy as np
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
-    QScrollArea,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from attnviz.compute.attention import ViewData
+from attnviz.compute.attention import Outcome, ViewData
 from attnviz.compute.axes import axis_labels, index_labels, token_of
+from attnviz.compute.jobs import Job
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.session import COLOR_RANGES, DEFAULT_COLOR_RANGE
+from attnviz.ui.app.session import COLOR_RANGES, AppSession, Selection
+from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled_grid
 from attnviz.ui.flow_layout import flow_widget
-from attnviz.ui.heatmap.colormaps import COLORMAPS, DEFAULT_COLORMAP
+from attnviz.ui.heatmap.colormaps import COLORMAPS
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS, Frame, PreparedMap, prepare_map
 from attnviz.ui.heatmap.widget import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
-from attnviz.ui.scheduler import ComputeScheduler
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
-from attnviz.ui.theme import mark_warning_label
-
-if TYPE_CHECKING:
-    from attnviz.ui.app.session import AppSession
 
 #: Up to this many batch elements are shown side by side; beyond, only the selected one.
 MAX_GRID = 4
@@ -94,6 +93,9 @@ COLOR_RANGE_LABELS = {
     "unit": QT_TRANSLATE_NOOP("ResultsPanel", "0 – 1"),
     "log": QT_TRANSLATE_NOOP("ResultsPanel", "Logarithmic"),
 }
+#: The weights maps' axes.
+_KEYS = QT_TRANSLATE_NOOP("ResultsPanel", "Keys")
+_QUERIES = QT_TRANSLATE_NOOP("ResultsPanel", "Queries")
 #: Height of one weights map: about this many pixels per query row, within these bounds.
 _ROW_PX = 4
 _MIN_MAP_HEIGHT = 150
@@ -156,6 +158,7 @@ class PreparedWeights:
     batches: tuple[int, ...]
     maps: tuple[PreparedMap, ...]
     labels: tuple[tuple[list[str] | None, list[str] | None], ...]  # axis_labels of each map
+    view: ViewData  # the result they are pictures of
 
 
 def batches_on_show(n_batch: int, batch: int) -> tuple[int, ...]:
@@ -192,27 +195,15 @@ def prepare_weights(
             )
         )
         labels.append(axis_labels(view.query_tokens, view.key_tokens, b, n_q, n_k))
-    return PreparedWeights(color_range, shown, tuple(maps), tuple(labels))
+    return PreparedWeights(color_range, shown, tuple(maps), tuple(labels), view)
 
 
-@dataclass(frozen=True, eq=False)
-class _PrepareRequest:
-    """Maps to prepare on the panel's own thread (another scale or batch than the result came
-    with). ``version`` is for ComputeScheduler, which reports an error with it."""
+@dataclass(frozen=True)
+class PictureParams:
+    """What the weights maps are prepared for: a colour range and the batch element selected."""
 
-    version: int
-    view: ViewData
     color_range: str
     batch: int
-    frames: tuple[Frame | None, ...]
-
-
-def _prepare_request(request: _PrepareRequest) -> tuple[_PrepareRequest, PreparedWeights | None]:
-    return request, prepare_weights(request.view, request.color_range, request.batch, request.frames)
-
-
-#: Where the compute thread puts the prepared maps (``ViewData.display``).
-_DISPLAY_KEY = "weights"
 
 
 class OutputPanel(Retranslating, QTabWidget):
@@ -274,40 +265,32 @@ class OutputPanel(Retranslating, QTabWidget):
         )
 
 
-class ResultsPanel(Retranslating, QWidget):
-    """Attention-weight heatmaps, one per batch element (the selected one when there are many).
+class ResultsPanel(SessionView):
+    """Attention-weight heatmaps, one per batch element (the selected one when there are many),
+    and the output beside the tables (``output``), of the session's current outcome.
 
-    ``colormapChosen(name)``: the user picked another colour map (the session decides).
+    ``pictures`` is the computation that prepares big maps off the GUI thread: with every main
+    result (for the scale and batch element on show), and alone for another scale or batch.
     """
 
-    colormapChosen = Signal(str)
-    colorRangeChosen = Signal(str)
-    #: A cell of a weights map was clicked: (query row, keyboard modifiers).
-    cellClicked = Signal(int, object)
-
-    def __init__(self, output: OutputPanel | None = None, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, session: AppSession, output: OutputPanel | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(session, parent)
         self.output = output or OutputPanel()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        self.title = QLabel()
-        font = self.title.font()
-        font.setBold(True)
-        self.title.setFont(font)
+        self.title = bold_label()
         self.colormap = QComboBox()
         for name in COLORMAPS:
             self.colormap.addItem(name, name)
-        self.colormap.setCurrentIndex(COLORMAPS.index(DEFAULT_COLORMAP))
-        self.colormap.currentIndexChanged.connect(lambda _i: self.colormapChosen.emit(self.colormap.currentData()))
+        self.colormap.setCurrentIndex(COLORMAPS.index(session.colormap))
+        self.colormap.currentIndexChanged.connect(lambda _i: session.set_colormap(self.colormap.currentData()))
         self.cmap_caption = QLabel()
         self.cmap_caption.setBuddy(self.colormap)
         self.color_range = QComboBox()
         for name in COLOR_RANGES:
             self.color_range.addItem("", name)
-        self.color_range.setCurrentIndex(COLOR_RANGES.index(DEFAULT_COLOR_RANGE))
-        self.color_range.currentIndexChanged.connect(
-            lambda _i: self.colorRangeChosen.emit(self.color_range.currentData())
-        )
+        self.color_range.setCurrentIndex(COLOR_RANGES.index(session.color_range))
+        self.color_range.currentIndexChanged.connect(lambda _i: session.set_color_range(self.color_range.currentData()))
         self.range_caption = QLabel()
         self.range_caption.setBuddy(self.color_range)
         # The title left, the scale and colour map right; on a narrow window they wrap under it.
@@ -318,31 +301,30 @@ class ResultsPanel(Retranslating, QWidget):
         header.addWidget(self.pickers, 0)
         layout.addLayout(header)
 
-        self.warnings = QLabel()
-        self.warnings.setWordWrap(True)
-        mark_warning_label(self.warnings)
-        self.warnings.setVisible(False)
+        self.warnings = message_label(warning=True)
         layout.addWidget(self.warnings)
-
-        self.grid_host = QWidget()
-        self.grid = QGridLayout(self.grid_host)
-        self.grid.setContentsMargins(0, 0, 0, 0)
-        self.maps_scroll = QScrollArea()
-        self.maps_scroll.setWidgetResizable(True)
-        self.maps_scroll.setWidget(self.grid_host)
+        self.maps_scroll, self.grid_host, self.grid = scrolled_grid()
         layout.addWidget(self.maps_scroll, 1)
 
         self.maps: list[HeatmapWidget] = []
-        #: Prepares big maps for another scale or batch than a result came with (``prepare_on``).
-        self._preparer: ComputeScheduler | None = None
-        self._release_later: Callable[[object], None] | None = None
+        self.own_map(self.output.heatmap)
         self._prepared: PreparedWeights | None = None  # the big maps on show
-        self._requests = 0
+        self._pictures: PreparedWeights | None = None  # the latest prepared, maybe not drawn yet
         self._view: ViewData | None = None
-        self._batch = 0
-        self._colormap = DEFAULT_COLORMAP
-        self._range = DEFAULT_COLOR_RANGE
-        self._font_scale = 1.0
+        self._batch = session.selection.batch
+        self._range = session.color_range
+        #: Query rows to outline, and the batch element they are of (``AppSession.outline_rows``).
+        self._outlined: tuple[int, tuple[int, ...]] = (0, ())
+        self.pictures = self.while_shown(
+            self.session.register(
+                "weights pictures",
+                self._prepare_pictures,
+                thread="main",
+                params=PictureParams(self._range, self._batch),
+            )
+        )
+        self.pictures.on_result(self._on_pictures)
+        self.pictures.on_failure(lambda _error: self._draw_unprepared())
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -370,8 +352,6 @@ class ResultsPanel(Retranslating, QWidget):
         self.maps_scroll.setToolTip(
             translate("ResultsPanel", "One heatmap per batch element; hover a cell for its numbers")
         )
-        for heatmap in self.maps:
-            heatmap.set_axis_labels(translate("ResultsPanel", "Keys"), translate("ResultsPanel", "Queries"))
         if self._view is not None:
             self._show_texts(self._view)
 
@@ -380,24 +360,73 @@ class ResultsPanel(Retranslating, QWidget):
         """Whether a result is on show (an error keeps the last good one)."""
         return self._view is not None
 
+    @property
+    def prepared_pictures(self) -> PreparedWeights | None:
+        """The pictures of big maps on show, made off the GUI thread (None: drawn here)."""
+        return self._prepared
+
+    # ------------------------------------------------------------------ following the session
+
+    def on_outcome(self, outcome: Outcome) -> None:
+        if outcome.view is not None:  # an error keeps the last good picture
+            self._view = outcome.view
+            self._batch = min(self.session.selection.batch, outcome.view.weights.shape[0] - 1)
+            self.request_draw()
+
+    def on_selection(self, selection: Selection) -> None:
+        view = self._view
+        if view is not None and selection.batch < view.weights.shape[0] and selection.batch != self._batch:
+            self._batch = selection.batch
+            self.request_draw()
+
+    def on_color_range(self, name: str) -> None:
+        self._range = name
+        index = self.color_range.findData(name)
+        if index >= 0 and index != self.color_range.currentIndex():
+            with QSignalBlocker(self.color_range):
+                self.color_range.setCurrentIndex(index)
+        self.request_draw()
+
+    def on_colormap(self, name: str) -> None:
+        index = self.colormap.findData(name)
+        if index >= 0 and index != self.colormap.currentIndex():
+            with QSignalBlocker(self.colormap):
+                self.colormap.setCurrentIndex(index)
+
+    def on_presentation(self, on: bool) -> None:
+        self.pickers.setVisible(not on)  # the scale and colour map are chosen beforehand
+
+    def on_rows_outlined(self, rows: tuple[int, ...]) -> None:
+        self._outlined = (self.session.selection.batch, rows)
+        self._outline()
+
+    def _outline(self) -> None:
+        batch, rows = self._outlined
+        for heatmap, b in zip(self.maps, self.shown_batches()):
+            heatmap.set_highlight_rows(rows if b == batch else ())
+
+    def _pick_query(self, row: int, modifiers: Qt.KeyboardModifier | None) -> None:
+        add = modifiers is not None and bool(modifiers & Qt.KeyboardModifier.ShiftModifier)
+        self.session.select_query(row, add)
+
     # ------------------------------------------------------------------ drawing
+
+    def draw(self) -> None:
+        if self._view is not None:
+            self.show_view(self._view, self._batch)
 
     def _ensure_maps(self, count: int) -> None:
         while len(self.maps) < count:
-            heatmap = HeatmapWidget(
-                colormap=self._colormap,
-                x_label=translate("ResultsPanel", "Keys"),
-                y_label=translate("ResultsPanel", "Queries"),
-            )
+            heatmap = HeatmapWidget()
             heatmap.show_masked_values = True  # padding that gets weight must show its colour
             heatmap.setMinimumWidth(260)  # a 1024-pixel screen has room for the controls, this and a lesson
-            heatmap.cellClicked.connect(lambda r, _c, mods: self.cellClicked.emit(r, mods))
-            heatmap.set_font_scale(self._font_scale)
+            heatmap.cellClicked.connect(lambda r, _c, mods: self._pick_query(r, mods))
+            self.own_map(heatmap, x_label=_KEYS, y_label=_QUERIES)
             self.maps.append(heatmap)
         while len(self.maps) > count:
             heatmap = self.maps.pop()
             self.grid.removeWidget(heatmap)
-            heatmap.deleteLater()
+            self.release_map(heatmap)
         for i, heatmap in enumerate(self.maps):
             self.grid.addWidget(heatmap, i // 2 if count > 2 else i, i % 2 if count > 2 else 0)
 
@@ -408,64 +437,67 @@ class ResultsPanel(Retranslating, QWidget):
     def _shown_batches(self, view: ViewData, batch: int) -> list[int]:
         return list(batches_on_show(view.weights.shape[0], batch))
 
-    def prepare_on(self, session: AppSession) -> None:
-        """Have big maps prepared off the GUI thread, so that drawing them does not stall it:
-        with each result on ``session``'s compute thread (for the scale and batch on show), and
-        for another scale or batch on a thread of the panel's own, stopped with the session's."""
-        session.prepare_on_compute(
-            _DISPLAY_KEY,
-            lambda view: prepare_weights(view, self._range, self._batch, self._frames(view.weights.shape[1:])),
-        )
-        self._preparer = session.new_scheduler(_prepare_request)  # type: ignore[arg-type]
-        self._preparer.finished.connect(self._on_prepared)
-        self._release_later = session.release_later
-
     def show_view(self, view: ViewData, batch: int) -> None:
+        """Draw ``view``'s weights for batch element ``batch`` (and its output), big maps from
+        pictures prepared off the GUI thread (asked for when there are none yet)."""
         self._view = view
         self._batch = batch
         shown = self._shown_batches(view, batch)
         n_q, n_k = view.weights.shape[1:]
-        prepared = self._prepared_for(view.display.get(_DISPLAY_KEY), shown)
         self.output.show_output(view.output[batch], axis_labels(view.query_tokens, None, batch, n_q, 0)[0])
-        if prepared is None and self._preparer is not None and n_q * n_k >= PYRAMID_MIN_CELLS:
-            # Big maps for another scale or batch than the compute thread prepared: prepared on
-            # the panel's thread; the maps keep their pictures until then (``_on_prepared``).
-            self._requests += 1
-            self._preparer.submit(
-                _PrepareRequest(  # type: ignore[arg-type]
-                    self._requests, view, self._range, batch, self._frames((n_q, n_k))
-                )
-            )
+        prepared = self._prepared_for(view, shown)
+        if prepared is None and n_q * n_k >= PYRAMID_MIN_CELLS:
+            # Big maps for another scale or batch than the compute thread prepared: prepared
+            # there now; the maps keep their pictures until then (``_on_pictures``).
+            self.pictures.request(PictureParams(self._range, batch))
             return
         self._draw_maps(view, shown, prepared)
+
+    def _prepare_pictures(self, job: Job[PictureParams]) -> PreparedWeights | None:
+        """On the main compute thread, after the main computation: the pictures of the weights
+        maps (reading what each map has on screen as plain values)."""
+        main = job.main
+        if main is None or main.view is None:
+            return None
+        view, params = main.view, job.params
+        return prepare_weights(view, params.color_range, params.batch, self._frames(view.weights.shape[1:]))
 
     def _frames(self, shape: tuple[int, int]) -> tuple[Frame | None, ...]:
         """What each map will have on screen for maps of ``shape`` (read on the compute thread
         too: plain values); a new shape's first pictures are then made there as well."""
         return tuple(heatmap.frame_for(shape) for heatmap in list(self.maps))
 
-    def _prepared_for(self, prepared: object, shown: list[int]) -> PreparedWeights | None:
-        """``prepared`` if it is of the maps to show now (same scale, same batch elements)."""
+    def _prepared_for(self, view: ViewData, shown: list[int]) -> PreparedWeights | None:
+        """The latest pictures if they are of the maps to show now (same result, scale and batch
+        elements)."""
+        prepared = self._pictures
         if (
-            isinstance(prepared, PreparedWeights)
+            prepared is not None
+            and prepared.view is view
             and prepared.color_range == self._range
             and list(prepared.batches) == shown
         ):
             return prepared
         return None
 
-    def _on_prepared(self, result: object) -> None:
+    def _on_pictures(self, prepared: PreparedWeights | None) -> None:
+        if prepared is None:
+            return  # maps small enough to draw here
+        old, self._pictures = self._pictures, prepared
+        if old is not None and old is not self._prepared:
+            self.session.release_later(old)  # never drawn; tens of MiB a map
         view = self._view
-        if view is None:
-            return
-        shown = self._shown_batches(view, self._batch)
-        if not isinstance(result, tuple):  # preparing failed (an Outcome says why): draw here
-            self._draw_maps(view, shown, None)
-            return
-        request, prepared = result
-        if request.view is view and request.color_range == self._range and request.batch == self._batch:
-            self._draw_maps(view, shown, prepared)
-        # else: the panel has moved on, and asked again
+        if view is not None and self.isVisible():
+            shown = self._shown_batches(view, self._batch)
+            if self._prepared_for(view, shown) is prepared and self._prepared is not prepared:
+                self._draw_maps(view, shown, prepared)
+        # else: pictures of a result about to be shown (drawn with it) or of one shown no more
+
+    def _draw_unprepared(self) -> None:
+        """Preparing failed (it is logged): drawn here, the slow way."""
+        view = self._view
+        if view is not None:
+            self._draw_maps(view, self._shown_batches(view, self._batch), None)
 
     def _draw_maps(self, view: ViewData, shown: list[int], prepared: PreparedWeights | None) -> None:
         previous, self._prepared = self._prepared, prepared
@@ -500,9 +532,10 @@ class ResultsPanel(Retranslating, QWidget):
                     log=self._range == "log",
                 )
         self._show_texts(view)
-        if previous is not None and previous is not prepared and self._release_later is not None:
+        self._outline()
+        if previous is not None and previous is not prepared and previous is not self._pictures:
             # Its pyramids (tens of MiB a map) are freed off this thread, after the paint.
-            self._release_later(previous)
+            self.session.release_later(previous)
 
     def _show_texts(self, view: ViewData) -> None:
         n_batch = view.weights.shape[0]
@@ -515,30 +548,3 @@ class ResultsPanel(Retranslating, QWidget):
             )
         self.warnings.setText("\n".join(f"⚠ {tr_text(w)}" for w in view.warnings))
         self.warnings.setVisible(bool(view.warnings))
-
-    def set_batch(self, batch: int) -> None:
-        if self._view is not None and batch < self._view.weights.shape[0]:
-            self.show_view(self._view, batch)
-
-    def set_color_range(self, name: str) -> None:
-        self._range = name
-        index = self.color_range.findData(name)
-        if index >= 0 and index != self.color_range.currentIndex():
-            with QSignalBlocker(self.color_range):
-                self.color_range.setCurrentIndex(index)
-        if self._view is not None:
-            self.show_view(self._view, self._batch)
-
-    def set_colormap(self, name: str) -> None:
-        self._colormap = name
-        index = self.colormap.findData(name)
-        if index >= 0 and index != self.colormap.currentIndex():
-            with QSignalBlocker(self.colormap):
-                self.colormap.setCurrentIndex(index)
-        for heatmap in [*self.maps, self.output.heatmap]:
-            heatmap.set_colormap(name)
-
-    def set_font_scale(self, scale: float) -> None:
-        self._font_scale = scale
-        for heatmap in [*self.maps, self.output.heatmap]:
-            heatmap.set_font_scale(scale)

@@ -19,10 +19,18 @@ Signals, all on the GUI thread:
 * ``statusMessage(text, ms)``: a transient message for the status bar;
 * ``busyChanged(bool)``, ``colormapChanged(name)``, ``colorRangeChanged(name)``,
   ``presentationChanged(on)``,
-  ``languageChanged()`` (for objects that are not widgets: widgets get Qt's LanguageChange).
+  ``languageChanged()`` (for objects that are not widgets: widgets get Qt's LanguageChange);
+* intents any view may emit and follow, so views never reach into each other or the window:
+  ``querySelected(row, add)`` (``select_query``: a query picked, on a map say) and
+  ``rowsOutlined(rows)`` (``outline_rows``: query rows to look at, a finding's say).
+
+Views compute through ``register`` (``ui.app.computations``): a function of the snapshot, run
+with the main computation or on a thread of its own, and only while the view is on show. The
+main compute thread runs a ``compute.jobs.MainJob``: the main outcome and the computations of
+the views on show that run with it.
 
 ``shutdown()`` is the one way the session ends: every compute thread it or a view started
-(``new_scheduler``) is stopped, the hooks registered with ``on_shutdown`` run (file reading and
+(``register``) is stopped, the hooks registered with ``on_shutdown`` run (file reading and
 autosave threads stop there), and the document listener is released. The main window calls it
 when it closes, the application when it quits, and the interpreter when it exits with the window
 still open (``_end_at_exit``).
@@ -40,26 +48,32 @@ import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QWidget
 
-from attnviz.compute import Outcome, ViewData
+from attnviz.compute import Outcome, ViewData, run_snapshot
+from attnviz.compute.jobs import Follows, Job, MainJob, MainRun, run_main
 from attnviz.document import Document, Edit, Snapshot
 from attnviz.model_run import Focus, HeadView
 from attnviz.presets import DEFAULT_PRESET, PRESETS
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui import collector
+from attnviz.ui.app.computations import Computation, Computations, Thread
 from attnviz.ui.app.undo import DocumentCommand
 from attnviz.ui.heatmap.colormaps import DEFAULT_COLORMAP, canonical_colormap_name
 from attnviz.ui.i18n import tr_text
-from attnviz.ui.scheduler import ComputeScheduler, run_in_app
+from attnviz.ui.scheduler import ComputeScheduler, in_app
 
 __all__ = ["COLOR_RANGES", "DEFAULT_COLOR_RANGE", "AppSession", "Selection"]
 
 _log = logging.getLogger(__name__)
+
+P = TypeVar("P")
+R = TypeVar("R")
 
 #: A replaced result is freed this long after the new one arrived: time for its paint.
 _RELEASE_AFTER_MS = 100
@@ -101,6 +115,8 @@ class AppSession(QObject):
     colorRangeChanged = Signal(str)
     presentationChanged = Signal(bool)
     languageChanged = Signal()
+    querySelected = Signal(int, bool)
+    rowsOutlined = Signal(object)
 
     def __init__(
         self,
@@ -113,12 +129,17 @@ class AppSession(QObject):
         super().__init__(parent)
         self.document = document if document is not None else Document(PRESETS[preset].build())
         self.undo_stack = QUndoStack(self)
-        #: What to prepare for display on the compute thread (``prepare_on_compute``).
-        self._display_preparers: dict[str, Callable[[ViewData], object]] = {}
-        self.scheduler = ComputeScheduler(self._then_prepare(compute or run_in_app), parent=self)
-        self.scheduler.finished.connect(self._on_outcome)
+        #: The main compute thread: the main outcome, then the views' computations that run with it.
+        self.scheduler: ComputeScheduler[MainJob, MainRun] = ComputeScheduler(
+            in_app(functools.partial(run_main, compute=compute or run_snapshot)), parent=self
+        )
+        self.scheduler.finished.connect(self._on_main_run)
+        self.scheduler.failed.connect(self._on_main_crash)
         self.scheduler.busyChanged.connect(self.busyChanged)
-        self._schedulers: list[ComputeScheduler] = [self.scheduler]
+        self.scheduler.busyChanged.connect(self._on_main_busy)
+        #: Every view's registered computation (``register``).
+        self.computations = Computations(self.snapshot, lambda: self.selection.batch, self._request_main, parent=self)
+        self._extras_after = False  # main computations were asked for while the main thread ran
         self._shutdown_hooks: list[Callable[[], object]] = []
         # Frees replaced results off the GUI thread (see _on_outcome): started on first use.
         self._releaser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnviz-release")
@@ -156,7 +177,7 @@ class AppSession(QObject):
     def _hold_computations(self) -> None:
         """An undo or redo is being applied: every compute thread (the labs' too) waits until
         the steps stop coming for ``UNDO_SETTLE_MS``, then computes where they ended."""
-        for scheduler in self._schedulers:
+        for scheduler in [self.scheduler, *self.computations.schedulers()]:
             scheduler.hold(UNDO_SETTLE_MS)
 
     def load_preset(self, name: str) -> None:
@@ -187,6 +208,7 @@ class AppSession(QObject):
         self.documentChanged.emit(edit)
         if self._computing:
             self.submit()
+        self.computations.changed()
 
     # ------------------------------------------------------------------ selection and view options
 
@@ -195,6 +217,7 @@ class AppSession(QObject):
         if batch != self.selection.batch:
             self.selection = replace(self.selection, batch=batch)
             self.selectionChanged.emit(self.selection)
+            self.computations.changed()
 
     def set_focus(self, layer: int, head: int) -> None:
         """Show another head (or call) of the run: like picking a batch element, a choice of what
@@ -208,6 +231,7 @@ class AppSession(QObject):
         self.selectionChanged.emit(self.selection)
         if self._computing:
             self.submit()
+        self.computations.changed()
 
     def head_view(self) -> HeadView:
         """The head on show of the document as it is now (views of its arrays, no copy)."""
@@ -238,6 +262,18 @@ class AppSession(QObject):
     def show_status(self, text: str, ms: int = 8000) -> None:
         self.statusMessage.emit(text, ms)
 
+    # ------------------------------------------------------------------ intents between views
+
+    def select_query(self, row: int, add: bool = False) -> None:
+        """Query ``row`` of the head on show was picked (``add``: beside those picked before):
+        the views that list queries select it (``querySelected``)."""
+        self.querySelected.emit(int(row), bool(add))
+
+    def outline_rows(self, rows: tuple[int, ...]) -> None:
+        """Look at these query rows of the batch element and head on show: the weights maps
+        outline them (``rowsOutlined``); an empty tuple takes the outlines away."""
+        self.rowsOutlined.emit(tuple(int(r) for r in rows))
+
     # ------------------------------------------------------------------ computing
 
     def start(self) -> None:
@@ -252,8 +288,50 @@ class AppSession(QObject):
         return self._computing
 
     def submit(self) -> None:
+        """Compute the main outcome of the document as it is now, for the head on show, and with
+        it the computations of the views on show that run with it."""
         self.submitted_at = time.perf_counter()
-        self.scheduler.submit(self.snapshot())
+        snapshot, batch = self.snapshot(), self.selection.batch
+        self.scheduler.submit(MainJob(snapshot, batch, self.computations.main_extras(snapshot, batch, everything=True)))
+
+    def _request_main(self) -> None:
+        """Main computations want to run (a view came on show, or asked): with the main job that
+        waits if there is one, after the one that runs, else now on the outcome on show."""
+        if not self._computing or self._closed:
+            return  # start() computes everything on show
+        pending = self.scheduler.pending
+        if pending is not None:
+            more = self.computations.main_extras(pending.snapshot, pending.batch, everything=False)
+            if more:
+                self.scheduler.submit(replace(pending, extras=pending.extras + more))
+        elif self.scheduler.running:
+            self._extras_after = True
+        elif self.is_current:
+            assert self.last_outcome is not None
+            snapshot, batch = self.snapshot(), self.selection.batch
+            extras = self.computations.main_extras(snapshot, batch, everything=False)
+            if extras:
+                self.scheduler.submit(MainJob(snapshot, batch, extras, outcome=self.last_outcome))
+        else:
+            self.submit()
+
+    def register(
+        self,
+        name: str,
+        run: Callable[[Job[P]], R],
+        *,
+        thread: Thread = "own",
+        follows: Follows = "head",
+        auto: bool = True,
+        params: P = None,  # type: ignore[assignment]  # None for a computation without parameters
+    ) -> Computation[P, R]:
+        """Register a view's computation (see ``ui.app.computations``): ``run(job)`` is Qt-free
+        and never raises for bad input; it runs only while the computation is on show
+        (``Computation.set_on_show``, which ``SessionView`` drives), on the main thread after the
+        main computation (``thread="main"``, the job carries the main outcome) or on a
+        latest-wins thread of its own, stopped with the session. A view has it run while it is on
+        show with ``SessionView.while_shown``."""
+        return Computation(self.computations, name, run, thread=thread, follows=follows, auto=auto, params=params)
 
     @property
     def busy(self) -> bool:
@@ -283,13 +361,35 @@ class AppSession(QObject):
     def error_field(self) -> str | None:
         return self._error_field
 
-    def _on_outcome(self, outcome: Outcome) -> None:
+    def _on_main_run(self, run: MainRun) -> None:
         if self._closed:
             return
-        if not self.is_current_for(outcome.version, outcome.focus):
+        job, outcome = run.job, run.outcome
+        if not self.is_current_for(outcome.version, outcome.focus) or (
+            not run.computed and outcome is not self.last_outcome
+        ):
             # The inputs or the head on show have moved on; a newer result is coming.
-            self.dropped_outcomes += 1
-            return
+            self.dropped_outcomes += run.computed
+            self.computations.drop({extra.key for extra in job.extras})
+        else:
+            # The views' results first: a view that draws the outcome finds them ready.
+            self.computations.deliver(job.snapshot, job.batch, dict(run.results), dict(run.failures))
+            if run.computed:
+                self._show_outcome(outcome)
+
+    def _on_main_busy(self, busy: bool) -> None:
+        # The main thread is free: the main computations asked for while it ran go now.
+        if not busy and not self._closed and (self._extras_after or self.computations.wants_main()):
+            self._extras_after = False
+            self._request_main()
+
+    def _on_main_crash(self, job: MainJob, error: str) -> None:
+        """The main computation raised (a bug: it reports errors as data): shown as its error."""
+        outcome = job.outcome or Outcome(job.version, error=error, focus=job.snapshot.focus)
+        failures = {extra.key: error for extra in job.extras}
+        self._on_main_run(MainRun(job, outcome, computed=job.outcome is None, failures=failures))
+
+    def _show_outcome(self, outcome: Outcome) -> None:
         previous = self.last_outcome  # released at the end, off this thread
         self.last_outcome = outcome
         first = self.shown_version < 0 and outcome.view is not None
@@ -318,42 +418,7 @@ class AppSession(QObject):
         except RuntimeError:  # shutting down: drop it here
             held.clear()
 
-    # ------------------------------------------------------------------ drawing big results
-
-    def prepare_on_compute(self, name: str, prepare: Callable[[ViewData], object]) -> None:
-        """Run ``prepare(view)`` on the compute thread after each computation and hand its result
-        over in ``view.display[name]``. A view that draws big arrays has its passes over them
-        (pictures at the screen's size) done there, so the GUI thread only shows them.
-
-        ``prepare`` runs on another thread: it must not touch a widget, and reads what it needs
-        of the GUI as plain values. If it raises, the error is logged and the view draws without.
-        """
-        self._display_preparers[name] = prepare
-
-    def _then_prepare(self, compute: Callable[[Snapshot], Outcome]) -> Callable[[Snapshot], Outcome]:
-        @functools.wraps(compute)
-        def run(snapshot: Snapshot) -> Outcome:
-            outcome = compute(snapshot)
-            preparers = dict(self._display_preparers)  # a copy: the GUI thread may add one meanwhile
-            if outcome.view is None or not preparers:
-                return outcome
-            display: dict[str, object] = {}
-            for name, prepare in preparers.items():
-                try:
-                    display[name] = prepare(outcome.view)
-                except Exception:  # noqa: BLE001 - the result itself is fine: shown unprepared
-                    _log.exception("preparing %r for display failed", name)
-            return replace(outcome, view=replace(outcome.view, display=display))
-
-        return run
-
     # ------------------------------------------------------------------ threads and the end
-
-    def new_scheduler(self, compute: Callable[[Snapshot], object]) -> ComputeScheduler:
-        """A latest-wins compute thread for a view (a lab), stopped with the session."""
-        scheduler = ComputeScheduler(compute, parent=self)  # type: ignore[arg-type]
-        self._schedulers.append(scheduler)
-        return scheduler
 
     def on_shutdown(self, hook: Callable[[], object]) -> None:
         """Call ``hook`` when the session ends (before the widgets go)."""
@@ -369,8 +434,8 @@ class AppSession(QObject):
         if self._closed:
             return
         self._closed = True
-        for scheduler in self._schedulers:
-            scheduler.shutdown()
+        self.scheduler.shutdown()
+        self.computations.shutdown()
         for hook in self._shutdown_hooks:
             hook()
         self._shutdown_hooks.clear()

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from PySide6.QtGui import QUndoCommand
 
+from attnviz.catalog import role_word
 from attnviz.document import Document, Edit, SetBlock
 from attnviz.model_run import Focus
 from attnviz.ui.i18n import tr_text, translate
@@ -18,12 +19,7 @@ def command_text(edit: Edit) -> str:
     here (the document's own text for it is English only); anything else is shown as it is.
     """
     if isinstance(edit, SetBlock):
-        role = {
-            "queries": translate("MainWindow", "queries"),
-            "keys": translate("MainWindow", "keys"),
-            "values": translate("MainWindow", "values"),
-            "valid_lens": translate("MainWindow", "valid lengths"),
-        }.get(edit.role, edit.role)
+        role = tr_text(role_word(edit.role))
         cells = int(edit.block.size)
         if cells == 1:
             return translate("Undo", "Edit 1 cell of {role}").format(role=role)

@@ -8,7 +8,7 @@ from PySide6.QtCore import QObject
 from superqt.utils import QSignalThrottler
 
 from attnviz.io.errors import AttnvizFileError
-from attnviz.io.state_io import state_to_session
+from attnviz.io.session_state import state_to_session
 from attnviz.ui.files.autosave import AutosaveWriter
 from attnviz.ui.files.context import FileContext
 from attnviz.ui.i18n import error_text, translate

@@ -26,7 +26,9 @@ from attnviz.document import ReplaceState, State, resize_state
 from attnviz.io import TensorFile, guess_roles, is_capture_file, load_capture, load_tensor_file
 from attnviz.io.errors import AttnvizFileError
 from attnviz.io.names import display_name
-from attnviz.io.state_io import is_session_path, load_state_and_focus, state_from_tensor_file, tensor_file_focus
+from attnviz.io.session import is_session_path
+from attnviz.io.session_state import load_state_and_focus
+from attnviz.io.tensor_import import state_from_tensor_file, tensor_file_focus
 from attnviz.model_run import Focus
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.files.context import FileContext

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from attnviz.io.errors import AttnvizFileError
 from attnviz.io.names import display_path
-from attnviz.io.state_io import save_state_file
+from attnviz.io.session_state import save_state_file
 from attnviz.ui.files.context import FileContext
 from attnviz.ui.files.recent import RecentFiles
 from attnviz.ui.i18n import error_text, translate

@@ -24,12 +24,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtGui, QtWidgets
 
+from attnviz.ui.fonts import base_point_size
 from attnviz.ui.heatmap import paint
 from attnviz.ui.heatmap.colormaps import DEFAULT_COLORMAP, canonical_colormap_name, load_colormap, lookup_table
 from attnviz.ui.heatmap.items import CellAxisItem, RegionImageItem
 from attnviz.ui.heatmap.paint import WEIGHT_LEVELS, Levels
 from attnviz.ui.heatmap.prepare import Frame, Picture, PreparedMap, picture, same_view
-from attnviz.ui.theme import plot_colors
+from attnviz.ui.theme import PlotColors, plot_colors
 
 __all__ = ["HoverFn", "MapPlot"]
 
@@ -80,8 +81,7 @@ class MapPlot(QtWidgets.QWidget):
 
         # --- presentation state ---
         self._font_scale = 1.0
-        base = QtWidgets.QApplication.font().pointSizeF()
-        self._base_pt = base if base > 0 else 9.0
+        self._base_pt = base_point_size()  # presentation mode scales it (font_scale), never twice
         self._colormap_name = canonical_colormap_name(colormap)
 
         # --- graphics ---
@@ -174,6 +174,11 @@ class MapPlot(QtWidgets.QWidget):
     @property
     def font_scale(self) -> float:
         return self._font_scale
+
+    @property
+    def plot_colors(self) -> PlotColors:
+        """The theme's background and text colours the map is drawn with."""
+        return self._plot_colors
 
     @property
     def empty_rows(self) -> tuple[int, ...]:

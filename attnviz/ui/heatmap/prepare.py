@@ -4,8 +4,8 @@
 colour levels, special cells) and, for a big matrix, builds a *pyramid*: the values averaged
 over 2x2, 4x4, 8x8... blocks, with the share of each block's cells that are masked, NaN or
 infinite. Those are passes over every cell (a quarter of a second at 4096x4096); the app runs
-them on the compute thread (``AppSession.prepare_on_compute``), so that the GUI thread only hands
-pictures to pyqtgraph.
+them on the compute thread (``ResultsPanel.pictures``, a computation run with the main one), so
+that the GUI thread only hands pictures to pyqtgraph.
 
 ``picture`` then draws a big matrix one screen at a time. For the cells in view and the pixels
 they cover it takes the finest level whose blocks are no bigger than a pixel and averages the

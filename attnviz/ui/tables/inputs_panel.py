@@ -16,9 +16,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attnviz import catalog
 from attnviz.compute.axes import short_token
 from attnviz.document import FILL_KINDS, State, table_view, table_view_of
 from attnviz.model_run import Focus, HeadView
+from attnviz.settings import INT_MAX
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.i18n import tr_text, translate
@@ -26,20 +28,6 @@ from attnviz.ui.labels import ErrorLabel
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
 
-ROLE_TITLES = {
-    "queries": QT_TRANSLATE_NOOP("InputsPanel", "&Queries"),
-    "keys": QT_TRANSLATE_NOOP("InputsPanel", "&Keys"),
-    "values": QT_TRANSLATE_NOOP("InputsPanel", "&Values"),
-    "valid_lens": QT_TRANSLATE_NOOP("InputsPanel", "Valid &lengths"),
-}
-ROLE_TIPS = {
-    "queries": QT_TRANSLATE_NOOP("InputsPanel", "Query vectors of the selected batch element: one row per query"),
-    "keys": QT_TRANSLATE_NOOP("InputsPanel", "Key vectors of the selected batch element: one row per key"),
-    "values": QT_TRANSLATE_NOOP(
-        "InputsPanel", "Value vectors of the selected batch element: one row per key-value pair"
-    ),
-    "valid_lens": QT_TRANSLATE_NOOP("InputsPanel", "Valid lengths: keys at or past the valid length are masked"),
-}
 #: The fill kinds as the combo box shows them.
 FILL_LABELS = {
     "random": QT_TRANSLATE_NOOP("InputsPanel", "Random"),
@@ -47,15 +35,8 @@ FILL_LABELS = {
     "ones": QT_TRANSLATE_NOOP("InputsPanel", "Ones"),
     "arange": QT_TRANSLATE_NOOP("InputsPanel", "Arange (book's values)"),
 }
-#: How a cell is named in messages ("k2, d1: ..."); the labels themselves are identifiers.
-VALUE_NAMES = {
-    "queries": QT_TRANSLATE_NOOP("InputsPanel", "query"),
-    "keys": QT_TRANSLATE_NOOP("InputsPanel", "key"),
-    "values": QT_TRANSLATE_NOOP("InputsPanel", "value"),
-}
-
-
-ROLES: tuple[str, ...] = ("queries", "keys", "values", "valid_lens")
+#: The tabs: the inputs as the catalogue declares them (title, tooltip, how a cell is named).
+ROLES: tuple[str, ...] = tuple(catalog.ROLES)
 
 
 def _pair(caption: QLabel, field: QWidget) -> QWidget:
@@ -104,7 +85,7 @@ class InputsPanel(Retranslating, QWidget):
         self.fill_kind.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.fill_kind.setMinimumContentsLength(7)
         self.fill_seed = QSpinBox()
-        self.fill_seed.setRange(0, 2**31 - 1)
+        self.fill_seed.setRange(0, INT_MAX)
         self.fill_seed.setMaximumWidth(self.fill_seed.fontMetrics().horizontalAdvance("0000000") + 40)
         self.fill_button = QPushButton()
         self.fill_button.clicked.connect(self._fill)
@@ -155,15 +136,17 @@ class InputsPanel(Retranslating, QWidget):
                 model = ArrayTableModel(
                     integer=True,
                     minimum=0,
-                    value_name=QT_TRANSLATE_NOOP("InputsPanel", "valid length"),
+                    value_name=catalog.ROLES[role].value_name,
                     row_label=_batch_label,
                     column_label=_length_label,
                 )
             else:
                 row_label, column_label = labels[role]
-                model = ArrayTableModel(row_label=row_label, column_label=column_label, value_name=VALUE_NAMES[role])
+                model = ArrayTableModel(
+                    row_label=row_label, column_label=column_label, value_name=catalog.ROLES[role].value_name
+                )
             view = TensorTableView(model)
-            view.tip_prefix = ROLE_TIPS[role]
+            view.tip_prefix = catalog.ROLES[role].tip
             model.blockEdited.connect(
                 lambda r, c, block, role=role: self.blockEdited.emit(role, self.batch.value(), r, c, block)
             )
@@ -205,7 +188,7 @@ class InputsPanel(Retranslating, QWidget):
             translate("InputsPanel", "The input tensors; type, paste (Ctrl+V) or copy (Ctrl+C) blocks of cells")
         )
         for index, role in enumerate(ROLES):
-            self.tabs.setTabText(index, tr_text(ROLE_TITLES[role]))
+            self.tabs.setTabText(index, tr_text(catalog.ROLES[role].label))
         self._update_lens_tab_tip()
         for model in self.models.values():
             model.refresh_headers()  # headers such as "batch 0"
@@ -322,7 +305,7 @@ class InputsPanel(Retranslating, QWidget):
     def _update_lens_tab_tip(self) -> None:
         index = ROLES.index("valid_lens")
         tip = (
-            tr_text(ROLE_TIPS["valid_lens"])
+            tr_text(catalog.ROLES["valid_lens"].tip)
             if self._lens_mode != "none"
             else translate("InputsPanel", "Valid lengths are off: pick 1-D or 2-D under Attention > Valid lengths")
         )
@@ -330,4 +313,4 @@ class InputsPanel(Retranslating, QWidget):
             self.tabs.setTabToolTip(index, tip)
         for i, role in enumerate(ROLES):
             if role != "valid_lens":
-                self.tabs.setTabToolTip(i, tr_text(ROLE_TIPS[role]))
+                self.tabs.setTabToolTip(i, tr_text(catalog.ROLES[role].tip))

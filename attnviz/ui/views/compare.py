@@ -1,9 +1,10 @@
 """Side by side: the same inputs under two configurations, and where their weights differ.
 
 What differs is one setting: the scoring function, the mask mode or the dtype (A vs B). Both
-variants are computed off the GUI thread by the view's own ``ComputeScheduler`` (latest request
-wins); the view shows A's weights, B's weights and A − B on a diverging colour scale centred on
-0, with the largest |A − B| printed.
+variants are the view's computation (``compute.compare.run_comparison``, the comparison its
+parameters), on a thread of its own (latest request wins) and only while the view is on show;
+the view shows A's weights, B's weights and A − B on a diverging colour scale centred on 0,
+with the largest |A − B| printed.
 
 The chapter's exercise 1 (change the keys: do additive and scaled dot-product attention still
 agree?) is one click: it sets the comparison to additive vs scaled dot product and explains what
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QColor, QShowEvent
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -36,28 +37,24 @@ from attnviz.compute.compare import (
     EXERCISE_1,
     Comparison,
     PairOutcome,
-    PairSnapshot,
     compare_choices,
-    run_pair,
-    variants,
+    run_comparison,
 )
 from attnviz.document import ReplaceState, State, filled_state
 from attnviz.model_run import HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.app.view_base import SessionView, message_label
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.weights import show_weights
 from attnviz.ui.i18n import tr_text, translate
-from attnviz.ui.lifecycle import Retranslating
-from attnviz.ui.scheduler import in_app
-from attnviz.ui.theme import error_color, mark_error_label, ok_color, set_text_color, tinted_panel, warning_color
+from attnviz.ui.theme import error_color, ok_color, set_text_color, tinted_panel, warning_color
+from attnviz.ui.views.docks import COMPARE_DOCK, DOCKS
 
-__all__ = ["COMPARE_DOCK", "COMPARE_SHORTCUT", "CompareView", "DivergingHeatmap", "install_compare_view"]
+__all__ = ["COMPARE_DOCK", "CompareView", "DivergingHeatmap", "install_compare_view"]
 
-COMPARE_SHORTCUT = "Ctrl+Shift+D"
-COMPARE_DOCK = "compareDock"
 _DEFAULTS: dict[str, tuple[str, str]] = {
     "scoring": ("additive", "scaled_dot"),
     "mask_mode": ("d2l", "strict"),
@@ -155,11 +152,11 @@ def _group(*widgets: QWidget) -> QWidget:
     return box
 
 
-class CompareView(Retranslating, QWidget):
+class CompareView(SessionView):
     """Two configurations on the session's inputs: weights of each and their difference.
 
-    It follows the session's document and selection and computes (on its own thread, only
-    while visible). Its edits (randomised keys, the dot-product toy) go through the session.
+    It follows the session's document and selection and computes (``pair``: on its own thread,
+    only while on show). Its edits (randomised keys, the dot-product toy) go through the session.
 
     ``resultShown(PairOutcome)`` is emitted after a result was drawn.
     """
@@ -167,13 +164,8 @@ class CompareView(Retranslating, QWidget):
     resultShown = Signal(object)
 
     def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(session, parent)
         self._session = session
-        self.scheduler = session.new_scheduler(in_app(run_pair))
-        self.scheduler.finished.connect(self._on_result)
-        self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
-        self._request = 0
-        self._dirty = False
         # The chapter's exercise, where the inputs allow it; otherwise (queries and keys of
         # different lengths: no dot product) two mask modes, so the view opens on two results.
         self._comparison = (
@@ -183,10 +175,12 @@ class CompareView(Retranslating, QWidget):
         self.last_result: PairOutcome | None = None
         #: Document version of the drawn result (-1 before the first).
         self.shown_doc_version = -1
-        #: The head the last request and the last result shown were of.
-        self._requested_focus = session.selection.focus
+        #: The head the last result shown was of.
         self.shown_focus = session.selection.focus
         self.max_abs_diff: float | None = None
+        self.pair = self.while_shown(self.session.register("side by side", run_comparison, params=self._comparison))
+        self.pair.on_result(self._on_result)
+        self.pair.busyChanged.connect(lambda _busy: self._update_status())
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -252,18 +246,15 @@ class CompareView(Retranslating, QWidget):
         layout.addWidget(self.max_label)
 
         maps = QGridLayout()
-        self.map_a = HeatmapWidget(title="A")
-        self.map_b = HeatmapWidget(title="B")
-        self.map_diff = DivergingHeatmap(title="A − B")
+        self.map_a = self.own_map(HeatmapWidget(title="A"))
+        self.map_b = self.own_map(HeatmapWidget(title="B"))
+        self.map_diff = self.own_map(DivergingHeatmap(title="A − B"))
         self.errors: dict[str, QLabel] = {}
         for col, (side, heatmap) in enumerate((("A", self.map_a), ("B", self.map_b), ("diff", self.map_diff))):
             # Three of them fit beside a docked lesson at 1280x720 (the maps scale; 320 did not).
             heatmap.setMinimumSize(200, 200)
             maps.addWidget(heatmap, 0, col)
-            error = QLabel()
-            error.setWordWrap(True)
-            mark_error_label(error)
-            error.setVisible(False)
+            error = message_label()
             maps.addWidget(error, 1, col)
             self.errors[side] = error
         layout.addLayout(maps, 1)
@@ -271,13 +262,10 @@ class CompareView(Retranslating, QWidget):
         self.kind.currentIndexChanged.connect(self._on_kind)
         self.choice_a.currentIndexChanged.connect(self._on_choice)
         self.choice_b.currentIndexChanged.connect(self._on_choice)
-        session.documentChanged.connect(self._on_document_changed)
-        session.selectionChanged.connect(self._on_selection)
         catalog.SCORINGS.subscribe(self._on_scoring_registered)
         self.destroyed.connect(lambda *_: catalog.SCORINGS.unsubscribe(self._on_scoring_registered))
         self._show_comparison_controls()
         self.retranslate()
-        self._request_compute()
 
     def retranslate(self) -> None:
         for index, key in enumerate(COMPARE_KINDS):
@@ -338,7 +326,7 @@ class CompareView(Retranslating, QWidget):
 
     @property
     def busy(self) -> bool:
-        return self.scheduler.busy
+        return self.pair.busy
 
     def set_comparison(self, comparison: Comparison) -> None:
         if comparison == self._comparison:
@@ -346,29 +334,27 @@ class CompareView(Retranslating, QWidget):
         self._comparison = comparison
         self._show_comparison_controls()
         self._update_explanation()
-        self._request_compute()
+        self.pair.request(comparison)
+        self._update_status()
 
-    def _on_document_changed(self, _edit: object) -> None:
+    def on_document(self, _edit: object) -> None:
         self._update_explanation()
-        self._request_compute()
+        self._update_status()
 
-    def _on_selection(self, selection: Selection) -> None:
-        if selection.focus != self._requested_focus:
-            self._update_explanation()
-            self._request_compute()  # another head: other inputs
-            return
-        self._update_explanation()  # it may speak of the batch element on show
+    def on_selection(self, selection: Selection) -> None:
+        # Another head is computed again (the pair follows the head); the explanation may
+        # speak of the batch element on show.
+        self._update_explanation()
+        self._update_status()
+        self.request_draw()
+
+    def draw(self) -> None:
         if self.last_result is not None:
             self._draw(self.last_result)
 
     def _on_scoring_registered(self, _info: object) -> None:
         if self._comparison.what == "scoring":
             self._show_comparison_controls()
-
-    def set_font_scale(self, scale: float) -> None:
-        """Scale the heatmaps' text (presentation mode)."""
-        for heatmap in (self.map_a, self.map_b, self.map_diff):
-            heatmap.set_font_scale(scale)
 
     def start_exercise_1(self) -> None:
         """Exercise 1 of the chapter, in one click: additive against scaled dot-product attention,
@@ -466,37 +452,16 @@ class CompareView(Retranslating, QWidget):
 
     # ------------------------------------------------------------------ computing
 
-    def _request_compute(self) -> None:
-        if not self.isVisible():
-            self._dirty = True  # computed when shown: a hidden dock costs nothing
-            return
-        self._dirty = False
-        self._request += 1
-        document = self._session.document
-        focus = self._requested_focus = self._session.selection.focus
-        a, b = variants(document.state, self._comparison)
-        self.scheduler.submit(
-            PairSnapshot(self._request, a, focus, state_b=b, doc_version=document.version, comparison=self._comparison)
-        )
-        self._update_status()
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        if self._dirty:
-            self._request_compute()
-
-    def _on_result(self, outcome: Outcome) -> None:
-        if not isinstance(outcome, PairOutcome) or outcome.version != self._request:
-            return  # a newer request is on its way: latest wins
+    def _on_result(self, outcome: PairOutcome) -> None:
         self.last_result = outcome
-        self.shown_doc_version = outcome.doc_version
+        self.shown_doc_version = outcome.version
         self.shown_focus = outcome.focus
-        self._draw(outcome)
+        self.request_draw()
         self._update_status()
         self.resultShown.emit(outcome)
 
     def _update_status(self) -> None:
-        if self.scheduler.busy or self._dirty:
+        if self.pair.busy or not self.pair.current:
             self.status.setText(translate("CompareView", "computing…"))
             set_text_color(self.status, warning_color())
         elif self.last_result is not None:
@@ -521,7 +486,7 @@ class CompareView(Retranslating, QWidget):
         with QSignalBlocker(self.batch_spin):
             self.batch_spin.setRange(0, n_batch - 1)
             self.batch_spin.setValue(b)
-        comparison = result.comparison or self._comparison
+        comparison = result.comparison
         for side, heatmap in (("A", self.map_a), ("B", self.map_b)):
             view = views.get(side)
             side_label = _side_label(comparison, side)
@@ -598,12 +563,4 @@ class CompareView(Retranslating, QWidget):
 
 def install_compare_view(session: AppSession, host: Host) -> ToolPanel:
     """Add the side-by-side view as a hidden dock; View > Side by side (Ctrl+Shift+D) shows it."""
-    spec = DockSpec(
-        COMPARE_DOCK,
-        QT_TRANSLATE_NOOP("TeachingDocks", "Side by side: A vs B"),
-        QT_TRANSLATE_NOOP("TeachingDocks", "&Side by side (A vs B)"),
-        QT_TRANSLATE_NOOP("TeachingDocks", "The same inputs under two configurations, and where their weights differ"),
-        shortcut=COMPARE_SHORTCUT,
-        menu="view",
-    )
-    return host.add_dock(spec, lambda: CompareView(session))
+    return host.add_dock(DOCKS[COMPARE_DOCK], lambda: CompareView(session))

@@ -1,77 +1,66 @@
 """The mask doctor: every finding of ``attnviz.capture.diagnose_run`` on the run on show,
 each one click away from the cells it names.
 
-A click on a finding shows its call, head and batch element in every view, brings the weights
-to the front and outlines the query rows it names. The diagnosis runs on a compute thread of
-its own, only while the view is shown, again whenever the run changes (an edit), not when
-another head is picked (the findings are the whole run's).
+A click on a finding shows its call, head and batch element in every view and asks for the
+query rows it names to be outlined (``AppSession.outline_rows``: the weights come to the front
+with them). The diagnosis is a computation of the view on a thread of its own, run only while
+the view is on show, again whenever the run changes (an edit), not when another head is picked
+(the findings are the whole run's).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QShowEvent
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
-    QLabel,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from attnviz.document import Edit, Snapshot
-from attnviz.tr import QT_TRANSLATE_NOOP, exception_message
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.compute.jobs import Job
+from attnviz.tr import exception_message
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
+from attnviz.ui.app.view_base import SessionView, bold_label, message_label
 from attnviz.ui.i18n import tr_text, translate
-from attnviz.ui.lifecycle import Retranslating
-from attnviz.ui.theme import error_color, mark_error_label, warning_color
+from attnviz.ui.theme import error_color, warning_color
+from attnviz.ui.views.docks import DOCKS, DOCTOR_DOCK
 
 if TYPE_CHECKING:
     from attnviz.capture import Finding
 
 __all__ = ["DOCTOR_DOCK", "DoctorView", "install_doctor"]
 
-DOCTOR_DOCK = "doctor"
-DOCTOR_SHORTCUT = "Ctrl+Shift+K"
 
-
-def _diagnose(snapshot: Snapshot) -> tuple[int, list[Any] | None, str | None]:
-    """On the compute thread: the findings of the state's run."""
+def _diagnose(job: Job[None]) -> tuple[list[Any] | None, str | None]:
+    """On the view's thread: the findings of the state's run, or why there are none."""
     try:
         from attnviz.capture import diagnose_run
 
-        return snapshot.version, diagnose_run(snapshot.state.run), None
+        return diagnose_run(job.snapshot.state.run), None
     except Exception as exc:  # noqa: BLE001 - shown in the view
-        return snapshot.version, None, exception_message(exc)
+        return None, exception_message(exc)
 
 
-class DoctorView(Retranslating, QWidget):
-    """``table`` lists the findings (errors first); ``findingChosen(finding)`` when one is clicked."""
-
-    findingChosen = Signal(object)
+class DoctorView(SessionView):
+    """``table`` lists the findings (errors first); a click on one shows it (``choose``)."""
 
     def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(session, parent)
         self._session = session
-        self._dirty = True
         self.findings: list[Finding] | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        self.summary = QLabel()
+        self.summary = bold_label()
         self.summary.setWordWrap(True)
-        font = self.summary.font()
-        font.setBold(True)
-        self.summary.setFont(font)
         layout.addWidget(self.summary)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        mark_error_label(self.message)
-        self.message.setVisible(False)
+        self.message = message_label()
         layout.addWidget(self.message)
         self.table = QTableWidget(0, 3)  # a few findings per run: items are fine
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -86,9 +75,9 @@ class DoctorView(Retranslating, QWidget):
         self.table.cellClicked.connect(lambda row, _col: self._choose(row))
         layout.addWidget(self.table, 1)
 
-        self._scheduler = session.new_scheduler(_diagnose)
-        self._scheduler.finished.connect(self._on_findings)
-        session.documentChanged.connect(self._on_document_changed)
+        self.diagnosis = self.while_shown(self.session.register("mask doctor", _diagnose, follows="document"))
+        self.diagnosis.on_result(self._on_findings)
+        self.diagnosis.busyChanged.connect(self._on_busy)
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -100,25 +89,12 @@ class DoctorView(Retranslating, QWidget):
 
     # ------------------------------------------------------------------ computing
 
-    def _on_document_changed(self, _edit: Edit | None) -> None:
-        self._dirty = True
-        if self.isVisible():
-            self._compute()
+    def _on_busy(self, busy: bool) -> None:
+        if busy:
+            self.summary.setText(translate("Doctor", "Examining every call's masks…"))
 
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        if self._dirty:
-            self._compute()
-
-    def _compute(self) -> None:
-        self._dirty = False
-        self.summary.setText(translate("Doctor", "Examining every call's masks…"))
-        self._scheduler.submit(self._session.document.snapshot())
-
-    def _on_findings(self, result: tuple[int, list[Any] | None, str | None]) -> None:
-        version, findings, error = result
-        if version != self._session.document.version and self._dirty:
-            return  # the model changed since; a newer diagnosis is on its way
+    def _on_findings(self, result: tuple[list[Any] | None, str | None]) -> None:
+        findings, error = result
         self.findings = findings
         self.message.setVisible(bool(error))
         if error:
@@ -178,20 +154,9 @@ class DoctorView(Retranslating, QWidget):
         self._session.set_focus(finding.call, head)
         if finding.batch:
             self._session.set_batch(finding.batch[0])
-        self.findingChosen.emit(finding)
+        self._session.outline_rows(tuple(finding.rows))
 
 
 def install_doctor(session: AppSession, host: Host) -> ToolPanel:
     """Add the mask doctor as a hidden tab; View > Mask doctor (Ctrl+Shift+K) shows it."""
-    spec = DockSpec(
-        DOCTOR_DOCK,
-        QT_TRANSLATE_NOOP("ModelDocks", "Mask doctor: what is wrong with the masks"),
-        QT_TRANSLATE_NOOP("ModelDocks", "Mask &doctor"),
-        QT_TRANSLATE_NOOP(
-            "ModelDocks",
-            "Every problem in the masks the model's attention calls received, each a click away from its cells",
-        ),
-        shortcut=DOCTOR_SHORTCUT,
-        menu="view",
-    )
-    return host.add_dock(spec, lambda: DoctorView(session))
+    return host.add_dock(DOCKS[DOCTOR_DOCK], lambda: DoctorView(session))

@@ -1,9 +1,10 @@
 """Every head of the call on show, as small multiples with one colour scale.
 
-The grid follows the session: the batch element selected, the call (layer) on show, the last
-result (its ``heads``: computed with the main view's settings on the compute thread, so the
-focused head here is exactly the main view's). A click on a map shows that head everywhere.
-Hidden, the view draws nothing; shown again, it draws the latest result.
+The grid follows the session: the batch element selected, the call (layer) on show. Its heads
+are a computation of the view (``compute.heads.heads_on_show``), run with the main computation
+(the same settings, so the focused head here is exactly the main view's) and only while the
+grid is on show: with no view of the heads open, an edit computes one head. A click on a map
+shows that head everywhere. Hidden, the view draws nothing; shown again, it draws the latest.
 """
 
 from __future__ import annotations
@@ -12,45 +13,36 @@ import functools
 import math
 
 import numpy as np
-from PySide6.QtGui import QResizeEvent, QShowEvent
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from attnviz.compute import Outcome
 from attnviz.compute.axes import axis_labels, token_of
-from attnviz.compute.heads import HeadsData
-from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.compute.heads import HeadsData, heads_on_show
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.results_panel import weight_levels
-from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.app.session import AppSession
+from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled_grid
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.i18n import translate
-from attnviz.ui.lifecycle import Retranslating
-from attnviz.ui.theme import mark_error_label
+from attnviz.ui.views.docks import DOCKS, HEADS_DOCK
 
 __all__ = ["HEADS_DOCK", "HeadsView", "install_heads_view"]
 
-HEADS_DOCK = "heads"
-HEADS_SHORTCUT = "Ctrl+Shift+H"
 #: A small multiple's least size: a 128-token map still shows its structure at 200 pixels.
 MAP_MIN_WIDTH = 200
 MAP_MIN_HEIGHT = 190
 
 
-class HeadsView(Retranslating, QWidget):
-    """All heads of one call for one batch element; ``maps[h]`` is head h's heatmap."""
+class HeadsView(SessionView):
+    """All heads of one call for one batch element; ``maps[h]`` is head h's heatmap, ``heads``
+    the computation of every head of the call on show."""
 
     def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(session, parent)
         self._session = session
         self._heads: HeadsData | None = None
-        #: The query and key tokens of the call the heads are of (None: none).
-        self._tokens: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
-        self._dirty = False
-        #: How many times the grid was drawn (a hidden view must not draw: tests check it).
-        self.draw_count = 0
         self.maps: list[HeatmapWidget] = []
-        self._font_scale = 1.0
         self._columns = 0
         #: What the maps show: (layer, batch, scale...), weights, mask; None: nothing yet.
         self._drawn: tuple[tuple[object, ...], np.ndarray, np.ndarray] | None = None
@@ -58,60 +50,29 @@ class HeadsView(Retranslating, QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         header = QHBoxLayout()
-        self.title = QLabel()
-        font = self.title.font()
-        font.setBold(True)
-        self.title.setFont(font)
+        self.title = bold_label()
         header.addWidget(self.title, 1)
         self.scale_label = QLabel()
         header.addWidget(self.scale_label)
         layout.addLayout(header)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        mark_error_label(self.message)
-        self.message.setVisible(False)
+        self.message = message_label()
         layout.addWidget(self.message)
-
-        self.grid_host = QWidget()
-        self.grid = QGridLayout(self.grid_host)
-        self.grid.setContentsMargins(0, 0, 0, 0)
-        self.grid.setSpacing(6)
-        self.scroll_area = QScrollArea()
-        self.scroll_area.setWidgetResizable(True)
-        self.scroll_area.setWidget(self.grid_host)
+        self.scroll_area, self.grid_host, self.grid = scrolled_grid(spacing=6)
         layout.addWidget(self.scroll_area, 1)
 
-        session.outcomeShown.connect(self._on_outcome)
-        session.selectionChanged.connect(self._on_selection)
-        session.colormapChanged.connect(self._on_colormap)
-        session.colorRangeChanged.connect(lambda _name: self._request_draw())
+        self.heads = self.while_shown(self.session.register("every head of the layer", heads_on_show, thread="main"))
+        self.heads.on_result(self._on_heads)
         self.retranslate()
-        outcome = session.current_outcome()
-        if outcome is not None:
-            self._on_outcome(outcome)
-        else:
-            self._request_draw()
+        self.request_draw()
 
-    # ------------------------------------------------------------------ session
+    def _on_heads(self, heads: HeadsData) -> None:
+        self._heads = heads
+        self.request_draw()
 
-    def _on_outcome(self, outcome: Outcome) -> None:
-        self._heads = outcome.heads
-        view = outcome.view
-        self._tokens = (None, None) if view is None else (view.query_tokens, view.key_tokens)
-        self._request_draw()
-
-    def _on_selection(self, _selection: Selection) -> None:
-        self._request_draw()
-
-    def _on_colormap(self, name: str) -> None:
-        for heatmap in self.maps:
-            heatmap.set_colormap(name)
-
-    def set_font_scale(self, scale: float) -> None:
-        """Scale the maps' text (presentation mode), maps made later included."""
-        self._font_scale = scale
-        for heatmap in self.maps:
-            heatmap.set_font_scale(scale)
+    @property
+    def shown_heads(self) -> HeadsData | None:
+        """The heads the grid shows (or will, once on show)."""
+        return self._heads
 
     def retranslate(self) -> None:
         self.scroll_area.setToolTip(
@@ -121,21 +82,10 @@ class HeadsView(Retranslating, QWidget):
 
     # ------------------------------------------------------------------ drawing
 
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        if self._dirty:
-            self._draw()
-
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         if self.maps and self._fit_columns(len(self.maps)) != self._columns:
             self._place_maps()
-
-    def _request_draw(self) -> None:
-        if self.isVisible():
-            self._draw()
-        else:
-            self._dirty = True
 
     def _fit_columns(self, count: int) -> int:
         width = max(self.scroll_area.viewport().width(), MAP_MIN_WIDTH)
@@ -146,19 +96,17 @@ class HeadsView(Retranslating, QWidget):
     def _ensure_maps(self, count: int) -> None:
         while len(self.maps) < count:
             head = len(self.maps)
-            heatmap = HeatmapWidget(colormap=self._session.colormap, x_label="", y_label="")
+            heatmap = self.own_map(HeatmapWidget(), x_label="", y_label="")  # small multiples: no axis names
             heatmap.setMinimumSize(MAP_MIN_WIDTH, MAP_MIN_HEIGHT)
             heatmap.annotate_limit = 0  # small multiples: colours, not digits
             heatmap.show_masked_values = True
             heatmap.set_colorbar_visible(False)
             heatmap.clicked.connect(lambda head=head: self._choose(head))
-            if self._font_scale != 1.0:
-                heatmap.set_font_scale(self._font_scale)
             self.maps.append(heatmap)
         while len(self.maps) > count:
             heatmap = self.maps.pop()
             self.grid.removeWidget(heatmap)
-            heatmap.deleteLater()
+            self.release_map(heatmap)
         self._place_maps()
 
     def _place_maps(self) -> None:
@@ -175,8 +123,7 @@ class HeadsView(Retranslating, QWidget):
         if heads is not None:
             self._session.set_focus(heads.layer, head)
 
-    def _draw(self) -> None:
-        self._dirty = False
+    def draw(self) -> None:
         heads = self._heads
         state = self._session.document.state
         self._show_texts()
@@ -184,7 +131,6 @@ class HeadsView(Retranslating, QWidget):
             self._ensure_maps(0)
             self._drawn = None
             return
-        self.draw_count += 1
         b = min(self._session.selection.batch, heads.weights.shape[0] - 1)
         weights, mask = heads.weights[b], heads.mask[b]
         n_heads, n_q, n_k = weights.shape
@@ -192,11 +138,11 @@ class HeadsView(Retranslating, QWidget):
         levels = weight_levels(
             weights, mask, "batch" if self._session.color_range == "map" else self._session.color_range
         )
-        rows, cols = axis_labels(*self._tokens, b, n_q, n_k)
+        rows, cols = axis_labels(heads.query_tokens, heads.key_tokens, b, n_q, n_k)
         log = self._session.color_range == "log"
         name = state.run.calls[heads.layer].name
         # Another head of the same layer computes the same weights again: only the marker moves.
-        key = (heads.layer, b, levels, log, tuple(rows), tuple(cols), self._session.colormap)
+        key = (heads.layer, b, levels, log, tuple(rows), tuple(cols))
         same = (
             self._drawn is not None
             and self._drawn[0] == key
@@ -222,9 +168,10 @@ class HeadsView(Retranslating, QWidget):
             )
 
     def _hover(self, call: str, b: int, h: int, r: int, c: int) -> str:
-        heads, (query_tokens, key_tokens) = self._heads, self._tokens
+        heads = self._heads
         if heads is None or heads.weights is None or heads.mask is None:
             return ""
+        query_tokens, key_tokens = heads.query_tokens, heads.key_tokens
         where = translate("HeadsView", "{call}, head {h}, batch {b}").format(call=call, h=h, b=b)
         q_tok, k_tok = token_of(query_tokens, b, r), token_of(key_tokens, b, c)
         pair = translate("HeadsView", "query {r} {qt} → key {c} {kt}").format(
@@ -281,12 +228,4 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 
 def install_heads_view(session: AppSession, host: Host) -> ToolPanel:
     """Add the heads grid as a hidden tab; View > Heads (Ctrl+Shift+H) shows it."""
-    spec = DockSpec(
-        HEADS_DOCK,
-        QT_TRANSLATE_NOOP("ModelDocks", "Heads: every head of the layer"),
-        QT_TRANSLATE_NOOP("ModelDocks", "&Heads"),
-        QT_TRANSLATE_NOOP("ModelDocks", "Every head of the model's layer on show, side by side with one colour scale"),
-        shortcut=HEADS_SHORTCUT,
-        menu="view",
-    )
-    return host.add_dock(spec, lambda: HeadsView(session))
+    return host.add_dock(DOCKS[HEADS_DOCK], lambda: HeadsView(session))

@@ -27,17 +27,15 @@ from PySide6.QtWidgets import (
 from attnviz.document import ReplaceState
 from attnviz.teaching import LESSONS, Lesson
 from attnviz.tr import QT_TRANSLATE_NOOP, message
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
+from attnviz.ui.app.view_base import SessionView
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.i18n import tr_text, translate
-from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.theme import muted_color, tinted_panel
-from attnviz.ui.views.masking_lab import MASKING_LAB_DOCK
+from attnviz.ui.views.docks import DOCKS, LESSON_DOCK, MASKING_LAB_DOCK
 
 __all__ = ["LESSON_DOCK", "LessonView", "LessonsController", "install_lessons", "menu_text"]
-
-LESSON_DOCK = "lessonDock"
 
 
 _JOINS = re.compile(r"(?<=\w)([._])(?=\w)")
@@ -60,14 +58,15 @@ def menu_text(lesson: Lesson) -> str:
     return title
 
 
-class LessonView(Retranslating, QWidget):
+class LessonView(SessionView):
     """The current lesson: its title, question, the answer behind a button, and for pitfalls a
-    button to open the masking lab (``openMaskingLab``)."""
+    button to open the masking lab (``openMaskingLab``). Its texts follow the application font
+    (presentation mode enlarges it)."""
 
     openMaskingLab = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
+        super().__init__(session, parent)
         self.lesson: Lesson | None = None
         self.title = QLabel()
         self.title.setWordWrap(True)
@@ -180,17 +179,7 @@ class LessonsController(QObject):
         super().__init__(host.widget())
         self.session = session
         self.host = host
-        self.dock = host.add_dock(
-            DockSpec(
-                LESSON_DOCK,
-                QT_TRANSLATE_NOOP("Lessons", "Lesson"),
-                QT_TRANSLATE_NOOP("Lessons", "&Lesson"),
-                QT_TRANSLATE_NOOP("Lessons", "The question of the lesson loaded from Presets › Pitfalls or Exercises"),
-                area=Qt.DockWidgetArea.RightDockWidgetArea,
-                placement="dock",
-            ),
-            self._build_view,
-        )
+        self.dock = host.add_dock(DOCKS[LESSON_DOCK], self._build_view)
         menu = host.menu("presets")
         menu.addSeparator()
         self.pitfalls_menu: QMenu = menu.addMenu("")
@@ -208,7 +197,7 @@ class LessonsController(QObject):
         session.languageChanged.connect(self.retranslate)
 
     def _build_view(self) -> LessonView:
-        view = LessonView()
+        view = LessonView(self.session)
         view.openMaskingLab.connect(self.open_masking_lab)
         return view
 

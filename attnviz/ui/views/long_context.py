@@ -1,9 +1,10 @@
 """Long contexts: the whole (L_q, L_k) attention of the head on show as display bins, without
 ever holding the matrix, and exact values wherever the user looks.
 
-* The overview (mean, largest weight or masked share per bin) is computed on a compute thread
-  of its own, streaming over blocks of rows (``engine.overview``); a newer request stops the
-  running one between two blocks, and a progress bar shows how far it is.
+* The overview (mean, largest weight or masked share per bin) is the view's computation, on a
+  thread of its own, streaming over blocks of rows (``engine.overview``), run only while the
+  view is on show; a newer request stops the running one between two blocks, and a progress
+  bar shows how far it is.
 * A click on a bin computes the exact tile around it from the overview's row statistics
   (``engine.tile``): values, tokens and hover as in the main maps, at any length. The clicked
   query's whole weight row is drawn as a line over all keys.
@@ -17,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -31,26 +31,24 @@ from PySide6.QtWidgets import (
 )
 
 from attnviz.compute.axes import span_labels, token_of
+from attnviz.compute.jobs import Job
 from attnviz.compute.long_view import LongRequest, LongResult, TileRequest, TileResult, compute_overview, compute_tile
-from attnviz.document import Edit
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.app.view_base import SessionView
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.items import hold_tick_room
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.heatmap.prepare import Frame, PreparedMap, prepare_map
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.labels import WrappedStatusLabel
-from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.pacing import next_frame
-from attnviz.ui.scheduler import in_app
-from attnviz.ui.theme import mark_error_label, plot_colors
+from attnviz.ui.theme import mark_error_label
+from attnviz.ui.views.docks import DOCKS, LONG_DOCK
 
 __all__ = ["LONG_DOCK", "LongContextView", "install_long_context_view"]
 
-LONG_DOCK = "long_context"
-LONG_SHORTCUT = "Ctrl+Shift+G"
 #: The overview's display bins at most (about the pixels a map has on a large screen).
 MAX_BINS = 512
 #: The exact tile's side, in cells, by default: large enough to read tokens and values.
@@ -137,16 +135,20 @@ def _with_token(template: str, query: int, token: str | None) -> str:
     return text.replace(mark, repr(token))
 
 
-class LongContextView(Retranslating, QWidget):
+def _tile(job: Job[TileRequest | None]) -> TileResult | None:
+    """On the tile's thread: the exact values the view asked for."""
+    return None if job.params is None else compute_tile(job.params)
+
+
+class LongContextView(SessionView):
     """``overview_map`` (bins), ``tile_map`` (exact cells), ``row_plot``, ``sums_plot``,
-    ``entropy_plot``; ``result`` is the overview on show, ``tile`` the exact tile on show."""
+    ``entropy_plot``; ``result`` is the overview on show, ``tile`` the exact tile on show;
+    ``overview`` and ``exact_tile`` the computations."""
 
     def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(session, parent)
         self._session = session
-        self._generation = 0
         self._progress = (0, 0)
-        self._dirty = True
         self.result: LongResult | None = None
         #: The overview's maps made ready for drawing on the compute thread, per statistic shown.
         self._prepared: dict[str, PreparedMap] = {}
@@ -193,11 +195,19 @@ class LongContextView(Retranslating, QWidget):
         layout.addWidget(self.message)
 
         maps = QSplitter(Qt.Orientation.Horizontal)
-        self.overview_map = HeatmapWidget(colormap=session.colormap)
+        self.overview_map = self.own_map(
+            HeatmapWidget(),
+            x_label=QT_TRANSLATE_NOOP("LongView", "Keys (first of each bin)"),
+            y_label=QT_TRANSLATE_NOOP("LongView", "Queries (first of each bin)"),
+        )
         self.overview_map.annotate_limit = 0
         self.overview_map.label_limit = 1 << 30  # bins are labelled by their first index, thinned
         self.overview_map.cellClicked.connect(lambda r, c, _m: self._choose_bin(r, c))
-        self.tile_map = HeatmapWidget(colormap=session.colormap)
+        self.tile_map = self.own_map(
+            HeatmapWidget(),
+            x_label=QT_TRANSLATE_NOOP("LongView", "Keys"),
+            y_label=QT_TRANSLATE_NOOP("LongView", "Queries"),
+        )
         self.tile_map.show_masked_values = True
         # A 32 x 32 tile's hatching at 16 pixels a cell (not 32): built and painted in a quarter
         # of the time when each tile comes, still finer than the cells on screen.
@@ -213,9 +223,9 @@ class LongContextView(Retranslating, QWidget):
         layout.addWidget(maps, 3)
 
         plots = QGridLayout()
-        self.row_plot = pg.PlotWidget()
-        self.sums_plot = pg.PlotWidget()
-        self.entropy_plot = pg.PlotWidget()
+        self.row_plot = self.own_plot(pg.PlotWidget())
+        self.sums_plot = self.own_plot(pg.PlotWidget())
+        self.entropy_plot = self.own_plot(pg.PlotWidget())
         for col, plot in enumerate((self.row_plot, self.sums_plot, self.entropy_plot)):
             plot.setMinimumHeight(130)
             # A line over every key of a long input (32768 points and more) is drawn from its
@@ -229,32 +239,26 @@ class LongContextView(Retranslating, QWidget):
             _keep_room_when_hidden(plot)
             plots.addWidget(plot, 0, col)
         self._hold_plot_room()
-        self._row_curve = self.row_plot.plot([], [])
-        self._sums_curve = self.sums_plot.plot([], [])
-        self._entropy_curve = self.entropy_plot.plot([], [])
+        self._row_curve = self.row_plot.plot([], [], pen=pg.mkPen((70, 120, 200), width=1.5))
+        self._sums_curve = self.sums_plot.plot([], [], pen=pg.mkPen((220, 140, 40), width=1.5))
+        self._entropy_curve = self.entropy_plot.plot([], [], pen=pg.mkPen((60, 160, 90), width=1.5))
         layout.addLayout(plots, 1)
 
-        self._overview_scheduler = session.new_scheduler(in_app(self._compute_overview))  # type: ignore[arg-type]
-        self._overview_scheduler.finished.connect(self._on_overview)
-        self._overview_scheduler.busyChanged.connect(self._on_busy)
-        for plot_widget in self._plots():  # shown one by one when the view is (showEvent)
+        self.overview = self.while_shown(
+            self.session.register("long-context overview", self._compute_overview, follows="selection")
+        )
+        self.overview.on_result(self._on_overview)
+        self.overview.busyChanged.connect(self._on_busy)
+        for plot_widget in self._plots():  # shown one by one when the view is (on_shown)
             plot_widget.hide()
-        self._tile_scheduler = session.new_scheduler(in_app(compute_tile))  # type: ignore[arg-type]
-        self._tile_scheduler.finished.connect(self._on_tile)
+        self.exact_tile = self.while_shown(self.session.register("exact tile", _tile, follows="selection", auto=False))
+        self.exact_tile.on_result(self._on_tile)
         self._progress_timer = QTimer(self)
         self._progress_timer.setInterval(100)
         self._progress_timer.timeout.connect(self._show_progress)
-        session.documentChanged.connect(self._on_document_changed)
-        session.selectionChanged.connect(self._on_selection)
-        session.colormapChanged.connect(self._on_colormap)
         self.retranslate()
 
     # ------------------------------------------------------------------ texts and style
-
-    def set_font_scale(self, scale: float) -> None:
-        """Scale the maps' text (presentation mode; the plots follow the widget font)."""
-        for heatmap in (self.overview_map, self.tile_map):
-            heatmap.set_font_scale(scale)
 
     def retranslate(self) -> None:
         self.shown_caption.setText(translate("LongView", "S&how"))
@@ -264,35 +268,17 @@ class LongContextView(Retranslating, QWidget):
         self.tile_size.setToolTip(
             translate("LongView", "Side of the exact region computed around a clicked bin, in cells")
         )
-        self.overview_map.set_axis_labels(
-            translate("LongView", "Keys (first of each bin)"), translate("LongView", "Queries (first of each bin)")
-        )
         self.overview_map.setToolTip(
             translate("LongView", "Every weight of the head, in bins; click a bin for its exact values")
         )
-        self.tile_map.set_axis_labels(translate("LongView", "Keys"), translate("LongView", "Queries"))
         # Both maps have their titles from the start: a title arriving with the first result
         # would shrink the map under it and make it drawn twice.
         self.overview_map.set_title(tr_text(SHOWN[self.shown.currentData() or "mean"]))
         self.tile_map.set_title(self._tile_title())
-        self.row_plot.setTitle(translate("LongView", "Weights of the chosen query, every key"))
-        self.sums_plot.setTitle(translate("LongView", "Attention each key receives"))
-        self.entropy_plot.setTitle(translate("LongView", "Entropy of each query (nats)"))
-        self._restyle()
+        self.set_plot_title(self.row_plot, self._row_title())
+        self.set_plot_title(self.sums_plot, translate("LongView", "Attention each key receives"))
+        self.set_plot_title(self.entropy_plot, translate("LongView", "Entropy of each query (nats)"))
         self._show_status()
-
-    def _restyle(self) -> None:
-        colors = plot_colors()
-        for plot, curve, colour in (
-            (self.row_plot, self._row_curve, (70, 120, 200)),
-            (self.sums_plot, self._sums_curve, (220, 140, 40)),
-            (self.entropy_plot, self._entropy_curve, (60, 160, 90)),
-        ):
-            plot.setBackground(colors.background)
-            for side in ("left", "bottom"):
-                plot.getAxis(side).setPen(colors.foreground)
-                plot.getAxis(side).setTextPen(colors.foreground)
-            curve.setPen(pg.mkPen(colour, width=1.5))
 
     def _hold_plot_room(self) -> None:
         """The lines' axes keep room for their usual tick labels (see ``hold_tick_room``)."""
@@ -302,44 +288,26 @@ class LongContextView(Retranslating, QWidget):
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange:
-            self._restyle()
-        elif event.type() == QEvent.Type.FontChange:
+        if event.type() == QEvent.Type.FontChange:
             self._hold_plot_room()
-
-    def _on_colormap(self, name: str) -> None:
-        self.overview_map.set_colormap(name)
-        self.tile_map.set_colormap(name)
 
     # ------------------------------------------------------------------ requests
 
-    def _on_document_changed(self, _edit: Edit | None) -> None:
-        self._dirty = True
-        if self.isVisible():
-            self._request_overview()
+    def on_selection(self, selection: Selection) -> None:
+        """Another head or batch element: its overview is computed again (``overview`` follows
+        the selection)."""
 
-    def _on_selection(self, selection: Selection) -> None:
-        if self.result is not None and (self.result.batch, self.result.focus) != (selection.batch, selection.focus):
-            self._dirty = True
-            if self.isVisible():
-                self._request_overview()
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
+    def on_shown(self) -> None:
         # Its five plots laid out and painted at once took 20 ms of one frame when the view
         # opened: hidden while it is (their room kept), they appear one per turn of the event
         # loop once it is shown.
         self._to_reveal = self._plots()
         next_frame(self, self._reveal_next)
-        if self._dirty:
-            self._request_overview()
 
-    def hideEvent(self, event: QHideEvent) -> None:
-        super().hideEvent(event)
-        if not event.spontaneous():  # closed or another tab chosen, not the window minimised
-            self._to_reveal = []
-            for widget in self._plots():
-                widget.hide()
+    def on_hidden(self) -> None:
+        self._to_reveal = []
+        for widget in self._plots():
+            widget.hide()
 
     def _plots(self) -> list[QWidget]:
         return [self.tile_map, self.overview_map, self.row_plot, self.sums_plot, self.entropy_plot]
@@ -352,40 +320,25 @@ class LongContextView(Retranslating, QWidget):
     @property
     def busy(self) -> bool:
         """Whether an overview or a tile is being computed, or plots are still to appear."""
-        return self._overview_scheduler.busy or self._tile_scheduler.busy or self.revealing
+        return self.overview.busy or self.exact_tile.busy or self.revealing
 
     def _reveal_next(self) -> None:
         if self._to_reveal:
             self._to_reveal.pop(0).show()
             next_frame(self, self._reveal_next)
 
-    def _request_overview(self) -> None:
-        self._dirty = False
-        state, head = self._session.document.state, self._session.head_view()
-        self._generation += 1
+    def _compute_overview(self, job: Job[None]) -> _Prepared:
+        """On the overview's thread: stops between blocks once a newer request (or the end) came."""
+        snapshot = job.snapshot
+        state, head = snapshot.state, snapshot.state.head_view(snapshot.focus)
         bins = (min(head.n_queries, MAX_BINS), min(head.n_keys, MAX_BINS))
+        request = LongRequest(snapshot.version, state, min(job.batch, state.batch - 1), bins, 0, snapshot.focus)
         self._progress = (0, head.n_queries)
-        self._overview_scheduler.submit(
-            LongRequest(  # type: ignore[arg-type]
-                self._session.document.version,
-                state,
-                min(self._session.selection.batch, state.batch - 1),
-                bins,
-                self._generation,
-                head.focus,
-            )
-        )
-
-    def _compute_overview(self, request: LongRequest) -> _Prepared:
-        """On the compute thread: stops between blocks once a newer request (or the end) came."""
-
-        def stop() -> bool:
-            return request.generation != self._generation or self._session.closed
 
         def progress(done: int, total: int) -> None:
             self._progress = (done, total)  # one tuple assignment: read whole by the GUI thread
 
-        result = compute_overview(request, should_stop=stop, progress=progress)
+        result = compute_overview(request, should_stop=job.should_stop, progress=progress)
         # The statistic and frame on show, read here as plain values (as the results panel does);
         # a first overview, or one of another shape, is drawn over the whole plot area.
         shape = None if result.mean is None else result.mean.shape
@@ -406,7 +359,7 @@ class LongContextView(Retranslating, QWidget):
 
     def _on_overview(self, done: _Prepared) -> None:
         result = done.result
-        if result.cancelled or result.generation != self._generation:
+        if result.cancelled:
             return  # a newer request is on its way
         self.result = result
         self._prepared = done.maps
@@ -453,10 +406,10 @@ class LongContextView(Retranslating, QWidget):
             c0 = max(0, min(key - side // 2, n_k - side))
             rows, cols = (r0, min(n_q, r0 + side)), (c0, min(n_k, c0 + side))
         self._tile_asked_for = result  # a click before the first tile is asked for wins
-        self._tile_scheduler.submit(TileRequest(result, state, rows, cols, query))  # type: ignore[arg-type]
+        self.exact_tile.request(TileRequest(result, state, rows, cols, query))
 
-    def _on_tile(self, tile: TileResult) -> None:
-        if self.result is None or tile.request.result is not self.result:
+    def _on_tile(self, tile: TileResult | None) -> None:
+        if tile is None or self.result is None or tile.request.result is not self.result:
             return
         self.tile = tile
         if tile.error:
@@ -529,15 +482,20 @@ class LongContextView(Retranslating, QWidget):
 
     def _draw_row(self) -> None:
         """The clicked query's weights over every key, from the tile on show."""
-        tile, head = self.tile, self._session.head_view()
+        tile = self.tile
         if tile is None or tile.row is None or tile.weights is None:
             return
         self._row_curve.setData(np.arange(tile.row.shape[0]), tile.row)
         _fit(self.row_plot, tile.row)
+        self.set_plot_title(self.row_plot, self._row_title())
+
+    def _row_title(self) -> str:
+        tile = self.tile
+        if tile is None or tile.row is None:
+            return translate("LongView", "Weights of the chosen query, every key")
         query = tile.request.query
-        token = token_of(head.query_tokens, tile.request.result.batch, query)
-        title = translate("LongView", "Weights of query {q} {token}, every key")
-        self.row_plot.setTitle(_with_token(title, query, token))
+        token = token_of(self._session.head_view().query_tokens, tile.request.result.batch, query)
+        return _with_token(translate("LongView", "Weights of query {q} {token}, every key"), query, token)
 
     def _tile_title(self) -> str:
         tile = self.tile
@@ -608,14 +566,4 @@ class LongContextView(Retranslating, QWidget):
 
 def install_long_context_view(session: AppSession, host: Host) -> ToolPanel:
     """Add the long-context view as a hidden tab; View > Long context (Ctrl+Shift+G) shows it."""
-    spec = DockSpec(
-        LONG_DOCK,
-        QT_TRANSLATE_NOOP("ModelDocks", "Long context: overview and exact tiles"),
-        QT_TRANSLATE_NOOP("ModelDocks", "Lon&g context"),
-        QT_TRANSLATE_NOOP(
-            "ModelDocks", "The whole attention of a long input in bins, never held at once; click for exact values"
-        ),
-        shortcut=LONG_SHORTCUT,
-        menu="view",
-    )
-    return host.add_dock(spec, lambda: LongContextView(session))
+    return host.add_dock(DOCKS[LONG_DOCK], lambda: LongContextView(session))

@@ -8,9 +8,9 @@ reference convention ("strict" with the intended alignment) get a red outline (a
 once cells are too small to outline). Under the grid, the engine's plain-English sentences say
 what differs, for all batch elements.
 
-``engine.lab.compare_conventions`` runs on the view's own compute thread (latest request wins,
-started by the session and stopped with it), and only while the view is visible: a hidden lab
-costs nothing and catches up when shown.
+``engine.lab.compare_conventions`` is the view's computation, on a thread of its own (latest
+request wins, stopped with the session), run only while the view is on show: a hidden lab costs
+nothing and catches up when shown.
 """
 
 from __future__ import annotations
@@ -20,12 +20,11 @@ import html
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QResizeEvent, QShowEvent
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
     QLabel,
-    QScrollArea,
     QSizePolicy,
     QSplitter,
     QVBoxLayout,
@@ -33,12 +32,12 @@ from PySide6.QtWidgets import (
 )
 
 from attnviz import catalog
+from attnviz.compute.jobs import Job
 from attnviz.compute.labs import ConventionView, LabOutcome, run_masking_lab
-from attnviz.document import Edit
-from attnviz.model_run import Focus
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.app.view_base import SessionView, scrolled
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import (
     MASK_HATCH_COLOR,
@@ -49,15 +48,11 @@ from attnviz.ui.heatmap.paint import (
     upsample,
 )
 from attnviz.ui.i18n import tr_text, translate
-from attnviz.ui.lifecycle import Retranslating
-from attnviz.ui.scheduler import in_app
 from attnviz.ui.theme import error_color, ok_color, warning_color
+from attnviz.ui.views.docks import DOCKS, MASKING_LAB_DOCK
 
-__all__ = ["MASKING_LAB_DOCK", "MASKING_LAB_SHORTCUT", "MaskingLabView", "install_masking_lab"]
+__all__ = ["MASKING_LAB_DOCK", "MaskingLabView", "install_masking_lab"]
 
-MASKING_LAB_SHORTCUT = "Ctrl+Shift+M"
-#: The dock's objectName (``window.findChild(QDockWidget, MASKING_LAB_DOCK)``).
-MASKING_LAB_DOCK = "maskingLabDock"
 
 #: Red of the disagreement outline: the same family as the empty-row marker, so red always
 #: means "look here", but as an outline (or a tint) rather than a filled bar.
@@ -66,6 +61,9 @@ DIFF_COLOR = (230, 20, 20)
 _OUTLINE_MAX_SIDE = 32
 #: A convention's map is at least this wide (plus its colour bar): the grid's column width.
 _CELL_MIN_WIDTH = 330
+#: The axes of every convention's map.
+_KEYS = QT_TRANSLATE_NOOP("MaskingLab", "Keys")
+_QUERIES = QT_TRANSLATE_NOOP("MaskingLab", "Queries")
 
 
 #: The engine's row classes (``engine.lab.ROW_KINDS``) as the hover text names them.
@@ -127,6 +125,11 @@ def friendly_name(conv: ConventionView) -> str:
     return name if conv.causal is None else f"{name} · {conv.causal.replace('_', '-')}"
 
 
+def _every_convention(job: Job[None]) -> LabOutcome:
+    """The view's computation: the head on show under every convention."""
+    return run_masking_lab(job.snapshot)
+
+
 class _FitGrid(QGridLayout):
     """A grid that does not ask for height-for-width: the wrapping labels in it would make the
     scroll area size the grid by its preferred height (two rows of 450 px) instead of fitting the
@@ -136,7 +139,7 @@ class _FitGrid(QGridLayout):
         return False
 
 
-class _ConventionCell(Retranslating, QFrame):
+class _ConventionCell(QFrame):
     """One convention: its heatmap with the disagreement overlay, and a one-line verdict."""
 
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
@@ -170,10 +173,6 @@ class _ConventionCell(Retranslating, QFrame):
         layout.addWidget(self.title)
         layout.addWidget(self.heatmap, 1)
         layout.addWidget(self.verdict)
-        self.retranslate()
-
-    def retranslate(self) -> None:
-        self.heatmap.set_axis_labels(translate("MaskingLab", "Keys"), translate("MaskingLab", "Queries"))
 
     def show_convention(self, conv: ConventionView, ref: ConventionView, outcome: LabOutcome, b: int) -> None:
         assert outcome.allowed is not None and outcome.empty_rows is not None
@@ -258,35 +257,32 @@ class _ConventionCell(Retranslating, QFrame):
         return f"<b>{name}</b>: <span style='color:{error_color()}'>{verdict}</span>"
 
 
-class MaskingLabView(Retranslating, QWidget):
+class MaskingLabView(SessionView):
     """Every masking convention on the document's current input (see the module docstring).
 
     ``outcome`` is the ``LabOutcome`` drawn last (``shown_version`` its document version);
-    ``cells[name].heatmap`` the heatmap of each convention; ``sentences()`` the sentences listed.
-    ``resultShown`` is emitted after each drawn result.
+    ``cells[name].heatmap`` the heatmap of each convention; ``sentences()`` the sentences listed;
+    ``lab`` the computation. ``resultShown`` is emitted after each drawn result.
     """
 
     resultShown = Signal(object)
 
     def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(session, parent)
         self._session = session
-        self._document = session.document
-        self._requested_focus = session.selection.focus
         self.outcome: LabOutcome | None = None
         self.shown_version = -1
         self.error: str | None = None
         self._batch = 0
-        self._dirty = True
-        self._font_scale = 1.0
         self.cells: dict[str, _ConventionCell] = {}
         self._order: list[str] = []
         self._paired = False
         self._laid_out_columns = 0
 
-        self.scheduler = session.new_scheduler(in_app(run_masking_lab))
-        self.scheduler.finished.connect(self._on_result)
-        self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
+        self.lab = self.while_shown(self.session.register("masking lab", _every_convention))
+        self.lab.on_result(self._on_result)
+        self.lab.on_failure(self._on_failure)
+        self.lab.busyChanged.connect(lambda _busy: self._update_status())
 
         self.header = QLabel()
         self.header.setWordWrap(True)
@@ -297,20 +293,14 @@ class MaskingLabView(Retranslating, QWidget):
         self.grid = _FitGrid(self.grid_host)
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(4)
-        grid_scroll = QScrollArea()
-        grid_scroll.setWidgetResizable(True)
-        grid_scroll.setWidget(self.grid_host)
-        grid_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        grid_scroll = scrolled(self.grid_host, frame=False)
 
         self.sentence_label = QLabel()
         self.sentence_label.setWordWrap(True)
         self.sentence_label.setTextFormat(Qt.TextFormat.RichText)
         self.sentence_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.sentence_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        sentence_scroll = QScrollArea()
-        sentence_scroll.setWidgetResizable(True)
-        sentence_scroll.setWidget(self.sentence_label)
-        sentence_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        sentence_scroll = scrolled(self.sentence_label, frame=False)
 
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(grid_scroll)
@@ -333,8 +323,6 @@ class MaskingLabView(Retranslating, QWidget):
         layout.addWidget(splitter, 1)
         self._batch = session.selection.batch
         self.retranslate()
-        session.documentChanged.connect(self._on_document_changed)
-        session.selectionChanged.connect(self._on_selection)
 
     def retranslate(self) -> None:
         self.setToolTip(
@@ -358,66 +346,40 @@ class MaskingLabView(Retranslating, QWidget):
 
     # ------------------------------------------------------------------ inputs
 
-    def _on_document_changed(self, _edit: Edit | None = None) -> None:
-        self._dirty = True
-        if self.isVisible():
-            self.refresh()
+    def on_selection(self, selection: Selection) -> None:
+        # Another head is computed again (the lab follows the head); another batch element is
+        # the same result drawn for it.
+        self._batch = max(0, int(selection.batch))
+        self.request_draw()
 
-    def refresh(self) -> None:
-        """Compute the lab for the document's current version (off the GUI thread)."""
-        self._dirty = False
-        self._requested_focus = self._session.selection.focus
-        self.scheduler.submit(self._session.snapshot())
-        self._update_status()
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        if self._dirty:
-            self.refresh()
-
-    def _on_selection(self, selection: Selection) -> None:
-        if selection.focus != self._requested_focus:
-            self._on_document_changed()  # another head: other inputs
-        self.set_batch(selection.batch)
-
-    def set_batch(self, batch: int) -> None:
-        self._batch = max(0, int(batch))
+    def draw(self) -> None:
         if self.outcome is not None:
             self._draw(self.outcome)
 
-    def set_font_scale(self, f: float) -> None:
-        self._font_scale = float(f)
-        for cell in self.cells.values():
-            cell.heatmap.set_font_scale(f)
+    def on_presentation(self, on: bool) -> None:
         if self._order:
             self._relayout()
 
     @property
     def busy(self) -> bool:
-        return self.scheduler.busy
+        return self.lab.busy
 
     def sentences(self) -> list[str]:
         return [] if self.outcome is None else self.outcome.sentences()
 
     # ------------------------------------------------------------------ results
 
-    def _on_result(self, outcome: object) -> None:
-        if not isinstance(outcome, LabOutcome):
-            # The scheduler turns a crash of the compute function into a plain compute.Outcome.
-            outcome = LabOutcome(
-                getattr(outcome, "version", -1),
-                error=str(getattr(outcome, "error", outcome)),
-                focus=getattr(outcome, "focus", Focus()),
-            )
-        if not self._session.is_current_for(outcome.version, outcome.focus):
-            return  # the document moved on; the newer request is already queued
+    def _on_failure(self, error: str) -> None:
+        self._on_result(LabOutcome(self._session.document.version, error=error, focus=self._session.selection.focus))
+
+    def _on_result(self, outcome: LabOutcome) -> None:
         self.shown_version = outcome.version
         if outcome.error is not None:
             self.error = outcome.error
         else:
             self.error = None
             self.outcome = outcome
-            self._draw(outcome)
+            self.request_draw()
         self._update_status()
         self.resultShown.emit(outcome)
 
@@ -442,11 +404,12 @@ class MaskingLabView(Retranslating, QWidget):
         for name in [n for n in self.cells if n not in names]:
             cell = self.cells.pop(name)
             self.grid.removeWidget(cell)
+            self.release_map(cell.heatmap)
             cell.deleteLater()
         for name in names:
             if name not in self.cells:
                 cell = self.cells[name] = _ConventionCell(name)
-                cell.heatmap.set_font_scale(self._font_scale)
+                self.own_map(cell.heatmap, x_label=_KEYS, y_label=_QUERIES)
         if names != self._order:
             self._laid_out_columns = 0  # a new set of conventions: place them all again
         self._order = names
@@ -465,7 +428,7 @@ class MaskingLabView(Retranslating, QWidget):
         row); with a causal mask an even number, keeping each mode's two alignments together."""
         n = len(self._order)
         # Presentation fonts need wider maps, so fewer per row.
-        fit = max(1, int((self.width() - 20) // (_CELL_MIN_WIDTH * max(1.0, 0.75 * self._font_scale))))
+        fit = max(1, int((self.width() - 20) // (_CELL_MIN_WIDTH * max(1.0, 0.75 * self.font_scale))))
         if self._paired:
             fit = max(2, fit - fit % 2)
         return max(1, min(n, fit))
@@ -559,7 +522,7 @@ class MaskingLabView(Retranslating, QWidget):
                 f"<span style='color:{error_color()}'>{html.escape(tr_text(self.error))}</span>"
                 + (" " + translate("MaskingLab", "(showing the last good result)") if self.outcome is not None else "")
             )
-        elif self.scheduler.busy:
+        elif self.lab.busy:
             computing = translate("MaskingLab", "computing every convention…")
             self.status.setText(f"<span style='color:{warning_color()}'>{computing}</span>")
         else:
@@ -569,15 +532,4 @@ class MaskingLabView(Retranslating, QWidget):
 
 def install_masking_lab(session: AppSession, host: Host) -> ToolPanel:
     """Add the masking lab as a hidden dock; Tools > Masking lab (Ctrl+Shift+M) shows it."""
-    spec = DockSpec(
-        MASKING_LAB_DOCK,
-        QT_TRANSLATE_NOOP("MaskingLab", "Masking lab: every convention"),
-        QT_TRANSLATE_NOOP("MaskingLab", "&Masking lab"),
-        QT_TRANSLATE_NOOP(
-            "MaskingLab",
-            "The current input under every masking convention (book, strict, -inf, SDPA "
-            "and common bugs), with the weights that differ outlined and explained",
-        ),
-        shortcut=MASKING_LAB_SHORTCUT,
-    )
-    return host.add_dock(spec, lambda: MaskingLabView(session))
+    return host.add_dock(DOCKS[MASKING_LAB_DOCK], lambda: MaskingLabView(session))

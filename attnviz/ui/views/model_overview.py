@@ -2,15 +2,15 @@
 per-head statistic (entropy, attention to the first token, to padding...). A click on a cell
 shows that head everywhere.
 
-The statistics need every call's weights, so they are computed on a compute thread of their
-own (``AppSession.new_scheduler``, latest request wins) and only while the view is shown.
+The statistics need every call's weights, so they are a computation of the view on a thread of
+its own (latest request wins, a newer one stops it between calls), run only while the view is
+on show and again only when the run changes, not when another head is picked.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -25,21 +25,21 @@ from PySide6.QtWidgets import (
 )
 
 from attnviz.compute.heads import HEAD_STATISTICS, HeadStatistics, head_statistics
-from attnviz.document import Edit, Snapshot
+from attnviz.compute.jobs import Job
 from attnviz.model_run import MASK_ARGUMENTS
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
-from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.app.host import Host, ToolPanel
+from attnviz.ui.app.session import AppSession
+from attnviz.ui.app.view_base import SessionView
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.labels import WrappedStatusLabel
-from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.theme import mark_error_label
+from attnviz.ui.views.docks import DOCKS, OVERVIEW_DOCK
 
 __all__ = ["OVERVIEW_DOCK", "ModelOverview", "install_model_overview"]
 
-OVERVIEW_DOCK = "model_overview"
 #: The calls table's columns.
 _CALL_COLUMNS = (
     QT_TRANSLATE_NOOP("ModelOverview", "call"),
@@ -49,26 +49,23 @@ _CALL_COLUMNS = (
     QT_TRANSLATE_NOOP("ModelOverview", "fidelity"),
     QT_TRANSLATE_NOOP("ModelOverview", "note"),
 )
-OVERVIEW_SHORTCUT = "Ctrl+Shift+O"
 
 
-def _statistics(snapshot: Snapshot) -> tuple[int, HeadStatistics | None, str | None]:
-    """On the compute thread: every head's statistics, or why there are none."""
+def _statistics(job: Job[None]) -> tuple[HeadStatistics | None, str | None]:
+    """On the view's thread: every head's statistics, or why there are none."""
     try:
-        return snapshot.version, head_statistics(snapshot.state), None
+        return head_statistics(job.snapshot.state, should_stop=job.should_stop), None
     except Exception as exc:  # noqa: BLE001 - shown in the view, the app goes on
-        return snapshot.version, None, exception_message(exc)
+        return None, exception_message(exc)
 
 
-class ModelOverview(Retranslating, QWidget):
+class ModelOverview(SessionView):
     """Layers down, heads across; ``heatmap`` shows the statistic picked in ``statistic``."""
 
     def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(session, parent)
         self._session = session
         self._stats: HeadStatistics | None = None
-        self._dirty = True
-        self.draw_count = 0
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         row = QHBoxLayout()
@@ -77,7 +74,7 @@ class ModelOverview(Retranslating, QWidget):
         for name in HEAD_STATISTICS:
             self.statistic.addItem("", name)
         self.caption.setBuddy(self.statistic)
-        self.statistic.currentIndexChanged.connect(lambda _i: self._draw())
+        self.statistic.currentIndexChanged.connect(lambda _i: self.request_draw())
         row.addWidget(self.caption)
         row.addWidget(self.statistic)
         self.description = WrappedStatusLabel()  # not height-for-width: see its docstring
@@ -87,7 +84,11 @@ class ModelOverview(Retranslating, QWidget):
         mark_error_label(self.message)
         self.message.setVisible(False)
         layout.addWidget(self.message)
-        self.heatmap = HeatmapWidget(colormap=session.colormap)
+        self.heatmap = self.own_map(
+            HeatmapWidget(),
+            x_label=QT_TRANSLATE_NOOP("ModelOverview", "Heads"),
+            y_label=QT_TRANSLATE_NOOP("ModelOverview", "Layers"),
+        )
         self.heatmap.value_format = ".2f"
         self.heatmap.cellClicked.connect(lambda r, c, _mods: self._choose(r, c))
         # The calls of the run: what each received and how faithfully attnviz recomputes it.
@@ -108,16 +109,11 @@ class ModelOverview(Retranslating, QWidget):
         split.setStretchFactor(1, 1)
         layout.addWidget(split, 1)
 
-        self._scheduler = session.new_scheduler(_statistics)
-        self._scheduler.finished.connect(self._on_statistics)
-        session.documentChanged.connect(self._on_document_changed)
-        session.selectionChanged.connect(self._on_selection)
-        session.colormapChanged.connect(self.heatmap.set_colormap)
+        self.statistics_of_heads = self.while_shown(
+            self.session.register("head statistics", _statistics, follows="document")
+        )
+        self.statistics_of_heads.on_result(self._on_statistics)
         self.retranslate()
-
-    def set_font_scale(self, scale: float) -> None:
-        """Scale the map's text (presentation mode)."""
-        self.heatmap.set_font_scale(scale)
 
     def retranslate(self) -> None:
         self.caption.setText(translate("ModelOverview", "&Statistic"))
@@ -132,35 +128,15 @@ class ModelOverview(Retranslating, QWidget):
                 "recomputation (fidelity); click one to show it",
             )
         )
-        self.heatmap.set_axis_labels(translate("ModelOverview", "Heads"), translate("ModelOverview", "Layers"))
-        self._draw()
+        self.request_draw()
 
     # ------------------------------------------------------------------ computing
 
-    def _on_document_changed(self, _edit: Edit | None) -> None:
-        self._dirty = True
-        if self.isVisible():
-            self._compute()
-
-    def _on_selection(self, _selection: Selection) -> None:
-        self._draw()
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        if self._dirty:
-            self._compute()
-
-    def _compute(self) -> None:
-        self._dirty = False
-        self._scheduler.submit(self._session.document.snapshot())
-
-    def _on_statistics(self, result: tuple[int, HeadStatistics | None, str | None]) -> None:
-        version, stats, error = result
-        if version != self._session.document.version:
-            return  # the model has changed since: a newer request is on its way
+    def _on_statistics(self, result: tuple[HeadStatistics | None, str | None]) -> None:
+        stats, error = result
         self._stats = stats
         self._show_message(error)
-        self._draw()
+        self.request_draw()
 
     # ------------------------------------------------------------------ drawing
 
@@ -196,7 +172,7 @@ class ModelOverview(Retranslating, QWidget):
                 self.calls.setItem(row, col, item)
         self.calls.selectRow(self._session.selection.layer)
 
-    def _draw(self) -> None:
+    def draw(self) -> None:
         self._fill_calls()
         name = self.statistic.currentData() or "entropy"
         self.description.setText(tr_text(HEAD_STATISTICS[name][1]))
@@ -205,7 +181,6 @@ class ModelOverview(Retranslating, QWidget):
         if stats is None:
             self.heatmap.clear()
             return
-        self.draw_count += 1
         b = min(self._session.selection.batch, stats.values[name].shape[1] - 1)
         values = stats.values[name][:, b, :]
         n_layers, n_heads = values.shape
@@ -262,14 +237,4 @@ class ModelOverview(Retranslating, QWidget):
 
 def install_model_overview(session: AppSession, host: Host) -> ToolPanel:
     """Add the layers x heads overview as a hidden tab; View > Layers x heads shows it."""
-    spec = DockSpec(
-        OVERVIEW_DOCK,
-        QT_TRANSLATE_NOOP("ModelDocks", "Layers × heads: a statistic of every head"),
-        QT_TRANSLATE_NOOP("ModelDocks", "&Layers × heads"),
-        QT_TRANSLATE_NOOP(
-            "ModelDocks", "Every head of every layer at a glance, coloured by a statistic; click one to show it"
-        ),
-        shortcut=OVERVIEW_SHORTCUT,
-        menu="view",
-    )
-    return host.add_dock(spec, lambda: ModelOverview(session))
+    return host.add_dock(DOCKS[OVERVIEW_DOCK], lambda: ModelOverview(session))

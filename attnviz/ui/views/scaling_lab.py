@@ -9,7 +9,7 @@ share of values that saturate tanh.
 
 The curves are for a softmax over as many keys as the inputs allow on average, so the point and
 the curves are comparable; they cost up to a second and are cached per number of keys. All the
-computing happens on the view's own ``ComputeScheduler`` thread, only while the view is visible.
+computing is the view's computation, on a thread of its own, run only while the view is on show.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QFontMetricsF, QShowEvent
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -30,21 +30,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attnviz.compute.jobs import Job
 from attnviz.compute.labs import ScalingOutcome, run_scaling_lab
-from attnviz.document import Edit
-from attnviz.model_run import Focus
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
-from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.app.host import Host, ToolPanel
+from attnviz.ui.app.session import AppSession
+from attnviz.ui.app.view_base import SessionView
+from attnviz.ui.fonts import base_point_size
 from attnviz.ui.i18n import tr_text, translate
-from attnviz.ui.lifecycle import Retranslating
-from attnviz.ui.scheduler import in_app
 from attnviz.ui.theme import error_color, muted_color, plot_colors, warning_color
+from attnviz.ui.views.docks import DOCKS, SCALING_LAB_DOCK
 
-__all__ = ["SCALING_LAB_DOCK", "SCALING_LAB_SHORTCUT", "ScalingLabView", "install_scaling_lab"]
+__all__ = ["SCALING_LAB_DOCK", "ScalingLabView", "install_scaling_lab"]
 
-SCALING_LAB_SHORTCUT = "Ctrl+Shift+L"
-SCALING_LAB_DOCK = "scalingLabDock"
 
 # Colour-blind-safe pair (Okabe-Ito): unscaled orange, scaled blue.
 UNSCALED_COLOR = (230, 159, 0)
@@ -86,6 +84,11 @@ PLOTS: tuple[tuple[str, str, str, str, bool], ...] = (
 )
 
 
+def _scaling(job: Job[None]) -> ScalingOutcome:
+    """The view's computation: the curves and the head on show's point on them."""
+    return run_scaling_lab(job.snapshot)
+
+
 class _Log2Axis(pg.AxisItem):
     """Ticks at integer log2(d), labelled with d itself (1, 2, 4, ..., 1024)."""
 
@@ -115,33 +118,34 @@ def _fmt(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
-class ScalingLabView(Retranslating, QWidget):
+class ScalingLabView(SessionView):
     """The scaling plots (see the module docstring).
 
     ``outcome`` is the ``ScalingOutcome`` drawn last (``shown_version`` its document version),
     ``plots[key]`` the PlotItems ("var", "entropy", "max_weight", "jacobian", "tanh"),
-    ``point_items[key]`` the two marker ScatterPlotItems (unscaled, scaled) of each plot.
+    ``point_items[key]`` the two marker ScatterPlotItems (unscaled, scaled) of each plot; ``lab``
+    the computation.
     """
 
     resultShown = Signal(object)
 
     def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(session, parent)
         self._session = session
-        self._document = session.document
-        self._requested_focus = session.selection.focus
         self.outcome: ScalingOutcome | None = None
         self.shown_version = -1
         self.error: str | None = None
-        self._dirty = True
-        self._font_scale = 1.0
-        base = QApplication.font().pointSizeF()
-        self._base_pt = base if base > 0 else 9.0
+        self._base_pt = base_point_size()  # presentation mode scales it (font_scale), never twice
 
         self._ink = plot_colors().foreground
-        self.scheduler = session.new_scheduler(in_app(run_scaling_lab))
-        self.scheduler.finished.connect(self._on_result)
-        self.scheduler.busyChanged.connect(lambda _busy: self._update_status())
+        self.lab = self.while_shown(self.session.register("scaling lab", _scaling))
+        self.lab.on_result(self._on_result)
+        self.lab.on_failure(
+            lambda error: self._on_result(
+                ScalingOutcome(session.document.version, error=error, focus=session.selection.focus)
+            )
+        )
+        self.lab.busyChanged.connect(lambda _busy: self._update_status())
 
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(plot_colors().background)
@@ -245,8 +249,6 @@ class ScalingLabView(Retranslating, QWidget):
         layout.addWidget(self.status)
         layout.addLayout(body, 1)
         self.retranslate()
-        session.documentChanged.connect(self._on_document_changed)
-        session.selectionChanged.connect(self._on_selection)
 
     def retranslate(self) -> None:
         self.header.setText(
@@ -285,47 +287,20 @@ class ScalingLabView(Retranslating, QWidget):
 
     # ------------------------------------------------------------------ inputs
 
-    def _on_document_changed(self, _edit: Edit | None = None) -> None:
-        self._dirty = True
-        if self.isVisible():
-            self.refresh()
-
-    def _on_selection(self, selection: Selection) -> None:
-        if selection.focus != self._requested_focus:
-            self._on_document_changed()  # another head: other queries and keys
-
-    def refresh(self) -> None:
-        """Compute the point (and, the first time for this many keys, the curves) off the GUI thread."""
-        self._dirty = False
-        self._requested_focus = self._session.selection.focus
-        self.scheduler.submit(self._session.snapshot())
-        self._update_status()
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        if self._dirty:
-            self.refresh()
+    def on_selection(self, selection: object) -> None:
+        """Another head is computed again (the lab follows it); the batch element is not drawn."""
 
     @property
     def busy(self) -> bool:
-        return self.scheduler.busy
+        return self.lab.busy
 
-    def set_font_scale(self, f: float) -> None:
-        """Scale titles, axis labels, ticks, legends and notes (presentation mode)."""
-        self._font_scale = float(f)
+    def on_presentation(self, on: bool) -> None:
+        """Titles, axis labels, ticks, legends and markers follow the font scale."""
         self._apply_fonts()
 
     # ------------------------------------------------------------------ drawing
 
-    def _on_result(self, outcome: object) -> None:
-        if not isinstance(outcome, ScalingOutcome):
-            outcome = ScalingOutcome(
-                getattr(outcome, "version", -1),
-                error=str(getattr(outcome, "error", outcome)),
-                focus=getattr(outcome, "focus", Focus()),
-            )
-        if not self._session.is_current_for(outcome.version, outcome.focus):
-            return
+    def _on_result(self, outcome: ScalingOutcome) -> None:
         self.shown_version = outcome.version
         if outcome.error is not None or outcome.curves is None:
             self.error = outcome.error or translate("ScalingLab", "no curves")
@@ -498,10 +473,10 @@ class ScalingLabView(Retranslating, QWidget):
 
     def _set_title(self, key: str, text: str, color: str | None = None) -> None:
         # Size and colour every time: setTitle without them falls back to pyqtgraph's defaults.
-        self.plots[key].setTitle(text, size=f"{self._base_pt * 1.2 * self._font_scale:.1f}pt", color=color or self._ink)
+        self.plots[key].setTitle(text, size=f"{self._base_pt * 1.2 * self.font_scale:.1f}pt", color=color or self._ink)
 
     def _apply_fonts(self) -> None:
-        f = self._font_scale
+        f = self.font_scale
         tick = QFont(QApplication.font())
         tick.setPointSizeF(self._base_pt * f)
         label_css = {"font-size": f"{self._base_pt * 1.05 * f:.1f}pt", "color": self._ink}
@@ -532,12 +507,12 @@ class ScalingLabView(Retranslating, QWidget):
 
     def _update_min_size(self) -> None:
         # Two rows of three plots: a projector's width holds them beside the notes.
-        self.graphics.setMinimumSize(int(3 * 170 * self._font_scale), int(2 * 200 * self._font_scale))
+        self.graphics.setMinimumSize(int(3 * 170 * self.font_scale), int(2 * 200 * self.font_scale))
 
     def _update_status(self) -> None:
         if self.error is not None:
             self.status.setText(f"<span style='color:{error_color()}'>{html.escape(tr_text(self.error))}</span>")
-        elif self.scheduler.busy and self.outcome is None:
+        elif self.lab.busy and self.outcome is None:
             self.status.setText(
                 f"<span style='color:{warning_color()}'>" + translate("ScalingLab", "computing the curves…") + "</span>"
             )
@@ -548,16 +523,4 @@ class ScalingLabView(Retranslating, QWidget):
 
 def install_scaling_lab(session: AppSession, host: Host) -> ToolPanel:
     """Add the scaling lab as a hidden dock; Tools > Scaling lab (Ctrl+Shift+L) shows it."""
-    spec = DockSpec(
-        SCALING_LAB_DOCK,
-        QT_TRANSLATE_NOOP("ScalingLab", "Scaling lab: why divide by √d"),
-        QT_TRANSLATE_NOOP("ScalingLab", "&Scaling lab"),
-        QT_TRANSLATE_NOOP(
-            "ScalingLab",
-            "Variance, softmax entropy, largest weight and gradient against d, scaled and "
-            "unscaled, with the current inputs marked; tanh saturation for additive "
-            "attention",
-        ),
-        shortcut=SCALING_LAB_SHORTCUT,
-    )
-    return host.add_dock(spec, lambda: ScalingLabView(session))
+    return host.add_dock(DOCKS[SCALING_LAB_DOCK], lambda: ScalingLabView(session))

@@ -2,16 +2,15 @@
 attention they send and receive, and the keys a query looks at most.
 
 Everything is of the head and batch element on show, from the last result: the sums are over
-the weights the main view draws. Clicking a cell of a main weights map selects its query here
-(shift-click adds it).
+the weights the main view draws. A query picked elsewhere (a click on a cell of a main weights
+map: ``AppSession.select_query``) is selected here (shift-click adds it).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QItemSelectionModel, QSortFilterProxyModel, QStringListModel, Qt
-from PySide6.QtGui import QShowEvent
+from PySide6.QtCore import QItemSelectionModel, QSortFilterProxyModel, QStringListModel, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -28,18 +27,15 @@ from PySide6.QtWidgets import (
 
 from attnviz.compute import Outcome, ViewData
 from attnviz.compute.axes import axis_labels, token_of
-from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
-from attnviz.ui.app.session import AppSession, Selection
+from attnviz.ui.app.host import Host, ToolPanel
+from attnviz.ui.app.session import AppSession
+from attnviz.ui.app.view_base import SessionView
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.i18n import translate
-from attnviz.ui.lifecycle import Retranslating
-from attnviz.ui.theme import plot_colors
+from attnviz.ui.views.docks import DOCKS, TOKENS_DOCK
 
 __all__ = ["TOKENS_DOCK", "TokensView", "install_tokens_view", "token_sums", "top_keys"]
 
-TOKENS_DOCK = "tokens"
-TOKENS_SHORTCUT = "Ctrl+Shift+T"
 #: The top-k table holds at most this many keys.
 MAX_TOP_K = 50
 
@@ -100,16 +96,14 @@ class _SearchableList(QWidget):
                 self.list.scrollTo(index)
 
 
-class TokensView(Retranslating, QWidget):
+class TokensView(SessionView):
     """``queries``/``keys`` list the tokens; ``sent_plot``/``received_plot`` the sums; ``top``
     the keys the first selected query looks at most."""
 
     def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(session, parent)
         self._session = session
         self._view: ViewData | None = None
-        self._dirty = False
-        self.draw_count = 0
         layout = QHBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         splitter = QSplitter()
@@ -131,14 +125,15 @@ class TokensView(Retranslating, QWidget):
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
-        self.sent_plot = pg.PlotWidget()
-        self.received_plot = pg.PlotWidget()
+        self.sent_plot = self.own_plot(pg.PlotWidget())
+        self.received_plot = self.own_plot(pg.PlotWidget())
         for plot in (self.sent_plot, self.received_plot):
             plot.setMouseEnabled(x=True, y=False)
             plot.setMinimumHeight(150)
             right_layout.addWidget(plot, 1)
-        self._sent_bars = pg.BarGraphItem(x=[], height=[], width=0.8)
-        self._received_bars = pg.BarGraphItem(x=[], height=[], width=0.8)
+        # Blue for what queries send, orange for what keys receive: apart for colour-blind eyes too.
+        self._sent_bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=pg.mkBrush(70, 120, 200))
+        self._received_bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=pg.mkBrush(220, 140, 40))
         self.sent_plot.addItem(self._sent_bars)
         self.received_plot.addItem(self._received_bars)
         top_row = QHBoxLayout()
@@ -146,7 +141,7 @@ class TokensView(Retranslating, QWidget):
         self.top_k = QSpinBox()
         self.top_k.setRange(1, MAX_TOP_K)
         self.top_k.setValue(5)
-        self.top_k.valueChanged.connect(lambda _v: self._draw())
+        self.top_k.valueChanged.connect(lambda _v: self.request_draw())
         self.top_caption.setBuddy(self.top_k)
         self.k_caption = QLabel()
         self.k_caption.setBuddy(self.top_k)  # its "&p" is a shortcut, not a character to show
@@ -162,14 +157,12 @@ class TokensView(Retranslating, QWidget):
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 3)
 
-        self.queries.list.selectionModel().selectionChanged.connect(lambda *_: self._draw())
-        self.keys.list.selectionModel().selectionChanged.connect(lambda *_: self._draw())
-        session.outcomeShown.connect(self._on_outcome)
-        session.selectionChanged.connect(self._on_selection)
+        self.queries.list.selectionModel().selectionChanged.connect(lambda *_: self.request_draw())
+        self.keys.list.selectionModel().selectionChanged.connect(lambda *_: self.request_draw())
         self.retranslate()
         outcome = session.current_outcome()
         if outcome is not None:
-            self._on_outcome(outcome)
+            self.on_outcome(outcome)
 
     def retranslate(self) -> None:
         self.queries_caption.setText(translate("TokensView", "&Queries (click, shift-click; type to search)"))
@@ -187,68 +180,39 @@ class TokensView(Retranslating, QWidget):
         """What each plot shows, or, with nothing selected on its side, how to fill it."""
         queries = bool(self.queries.selected()) if self._view is not None else True
         keys = bool(self.keys.selected()) if self._view is not None else True
-        self.sent_plot.setTitle(
+        self.set_plot_title(
+            self.sent_plot,
             translate("TokensView", "Attention the selected queries send, per key")
             if queries
-            else translate("TokensView", "Select queries on the left: the attention they send, per key")
+            else translate("TokensView", "Select queries on the left: the attention they send, per key"),
         )
-        self.received_plot.setTitle(
+        self.set_plot_title(
+            self.received_plot,
             translate("TokensView", "Attention the selected keys receive, per query")
             if keys
-            else translate("TokensView", "Select keys on the left: the attention they receive, per query")
+            else translate("TokensView", "Select keys on the left: the attention they receive, per query"),
         )
-        self._restyle()
-
-    def _restyle(self) -> None:
-        colors = plot_colors()
-        for plot in (self.sent_plot, self.received_plot):
-            plot.setBackground(colors.background)
-            for side in ("left", "bottom"):
-                axis = plot.getAxis(side)
-                axis.setPen(colors.foreground)
-                axis.setTextPen(colors.foreground)
-        # Blue for what queries send, orange for what keys receive: apart for colour-blind eyes too.
-        self._sent_bars.setOpts(brush=pg.mkBrush(70, 120, 200))
-        self._received_bars.setOpts(brush=pg.mkBrush(220, 140, 40))
-
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange:
-            self._restyle()
 
     # ------------------------------------------------------------------ session
 
-    def _on_outcome(self, outcome: Outcome) -> None:
+    def on_outcome(self, outcome: Outcome) -> None:
         if outcome.view is not None:
             self._view = outcome.view
-            self._request_draw()
+            self.request_draw()
 
-    def _on_selection(self, _selection: Selection) -> None:
-        self._request_draw()
+    def on_query_selected(self, row: int, add: bool) -> None:
+        self.select_query(row, add=add)
 
     def select_query(self, row: int, *, add: bool = False) -> None:
         """Select query ``row`` (``add``: keep the others selected), as a click on a map does."""
         self.queries.select([row], add=add)
 
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        if self._dirty:
-            self._draw()
-
-    def _request_draw(self) -> None:
-        if self.isVisible():
-            self._draw()
-        else:
-            self._dirty = True
-
     # ------------------------------------------------------------------ drawing
 
-    def _draw(self) -> None:
-        self._dirty = False
+    def draw(self) -> None:
         view = self._view
         if view is None:
             return
-        self.draw_count += 1
         b = min(self._session.selection.batch, view.weights.shape[0] - 1)
         weights = view.weights[b]
         n_q, n_k = weights.shape
@@ -286,14 +250,4 @@ class TokensView(Retranslating, QWidget):
 
 def install_tokens_view(session: AppSession, host: Host) -> ToolPanel:
     """Add the tokens view as a hidden tab; View > Tokens (Ctrl+Shift+T) shows it."""
-    spec = DockSpec(
-        TOKENS_DOCK,
-        QT_TRANSLATE_NOOP("ModelDocks", "Tokens: attention sent and received"),
-        QT_TRANSLATE_NOOP("ModelDocks", "&Tokens"),
-        QT_TRANSLATE_NOOP(
-            "ModelDocks", "Select tokens to see the attention they send and receive, and the keys a query looks at most"
-        ),
-        shortcut=TOKENS_SHORTCUT,
-        menu="view",
-    )
-    return host.add_dock(spec, lambda: TokensView(session))
+    return host.add_dock(DOCKS[TOKENS_DOCK], lambda: TokensView(session))

@@ -1,0 +1,168 @@
+"""The pipeline's stages: one card per stage (a titled map and its note), the grid that lays them
+out, and their maps made ready off the GUI thread when they are big."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
+
+from attnviz.compute.attention import ViewData
+from attnviz.compute.jobs import Job
+from attnviz.compute.pipeline import softmax_allowed
+from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.heatmap import HeatmapWidget
+from attnviz.ui.heatmap.prepare import Frame, PreparedMap, prepare_map
+from attnviz.ui.i18n import tr_text
+from attnviz.ui.lifecycle import Retranslating
+
+__all__ = ["QK_STAGES", "PreparedStages", "StageCard", "StageGrid", "StagesParams", "prepare_stages", "stage_maps"]
+
+#: The stages drawn as (queries, keys) maps; the output is (queries, value dimension).
+QK_STAGES = ("raw_scores", "scores", "modified_scores", "mask", "masked_scores", "weights", "applied_weights")
+#: Each stage map's axes (marked sources: the view names them in the current language).
+AXES = {
+    stage: (QT_TRANSLATE_NOOP("PipelineView", "Keys"), QT_TRANSLATE_NOOP("PipelineView", "Queries"))
+    for stage in QK_STAGES
+} | {"output": (QT_TRANSLATE_NOOP("PipelineView", "Value dimension"), QT_TRANSLATE_NOOP("PipelineView", "Queries"))}
+
+_FRAME_IDLE = "QFrame#stageCard { border: 2px solid transparent; border-radius: 4px; }"
+_FRAME_HOT = "QFrame#stageCard { border: 2px solid #e0a800; border-radius: 4px; }"
+
+
+def stage_maps(view: ViewData, b: int, mask: np.ndarray, allowed: np.ndarray) -> dict[str, tuple[np.ndarray, dict]]:
+    """Each (queries, keys) stage of batch element ``b``: its values and how they are drawn
+    (``set_data`` / ``prepare_map`` arguments)."""
+    empty = view.empty_rows[b]
+    return {
+        "raw_scores": (view.raw_scores[b], {"levels": None}),
+        "scores": (view.scores[b], {"levels": None}),
+        "modified_scores": (view.modified_scores[b], {"levels": None}),
+        "mask": (mask.astype(np.float32), {"mask": mask, "empty_rows": empty, "levels": (0.0, 1.0)}),
+        "masked_scores": (view.masked_scores[b], {"mask": allowed, "levels": None}),
+        "weights": (view.weights[b], {"mask": allowed, "empty_rows": empty, "levels": (0.0, 1.0)}),
+        "applied_weights": (view.applied_weights[b], {"mask": allowed, "empty_rows": empty, "levels": (0.0, 1.0)}),
+    }
+
+
+@dataclass(frozen=True, eq=False)
+class StagesParams:
+    """The stage maps to prepare: of ``view``, batch element ``batch``, under ``mask_mode``."""
+
+    view: ViewData
+    batch: int
+    mask_mode: str
+    show_masked_values: dict[str, bool]  # each stage's heatmap's
+    frames: dict[str, Frame | None]  # what each stage's heatmap has on screen
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedStages:
+    request: StagesParams
+    mask: np.ndarray
+    allowed: np.ndarray
+    maps: dict[str, PreparedMap]
+
+
+def prepare_stages(job: Job[StagesParams | None]) -> PreparedStages | None:
+    """Every pass over the cells the stage maps need, for big ones. Qt-free: off the GUI thread."""
+    request = job.params
+    if request is None:
+        return None
+    b = request.batch
+    mask = request.view.mask[b].astype(bool)
+    allowed = softmax_allowed(mask, request.mask_mode)
+    maps = {
+        stage: prepare_map(
+            values,
+            **kwargs,
+            show_masked_values=request.show_masked_values[stage],
+            pyramid=True,
+            frame=request.frames[stage],
+        )
+        for stage, (values, kwargs) in stage_maps(request.view, b, mask, allowed).items()
+    }
+    return PreparedStages(request, mask, allowed, maps)
+
+
+class StageCard(Retranslating, QFrame):
+    """One stage: a titled heatmap and a line saying what the stage did here."""
+
+    def __init__(self, stage: str, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.stage = stage
+        self._title = title
+        self.setObjectName("stageCard")
+        self.setStyleSheet(_FRAME_IDLE)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.setSpacing(1)
+        self.heatmap = HeatmapWidget()
+        # Seven maps share the dock: smaller than the main window's, annotations hide themselves
+        # when the cells get too small for them.
+        self.heatmap.setMinimumSize(300, 150)
+        if stage == "mask":
+            self.heatmap.value_format = ".0f"
+        layout.addWidget(self.heatmap, 1)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        layout.addWidget(self.note)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.heatmap.set_title(tr_text(self._title))
+
+    def set_hot(self, hot: bool) -> None:
+        self.setStyleSheet(_FRAME_HOT if hot else _FRAME_IDLE)
+
+
+class StageGrid(QWidget):
+    """The stage cards in a grid whose column count follows the width (1 in a narrow dock)."""
+
+    #: A card narrower than this cannot show a 10-key row of weights with its numbers.
+    CARD_WIDTH = 350
+
+    def __init__(
+        self, cards: list[StageCard], hidden: set[StageCard] | None = None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self._cards = cards
+        #: Cards left out (the score-term stage of a call without terms).
+        self.hidden: set[StageCard] = set(hidden or ())
+        for card in self.hidden:
+            card.setHidden(True)
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setSpacing(4)
+        self.columns = 0
+        self._relayout(2)
+
+    def _relayout(self, columns: int, force: bool = False) -> None:
+        shown = [card for card in self._cards if card not in self.hidden]
+        columns = max(1, min(columns, len(shown)))
+        if columns == self.columns and not force:
+            return
+        self.columns = columns
+        for card in self._cards:
+            self._grid.removeWidget(card)
+        for i, card in enumerate(shown):
+            self._grid.addWidget(card, i // columns, i % columns)
+        for c in range(len(self._cards)):
+            self._grid.setColumnStretch(c, 1 if c < columns else 0)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._relayout(event.size().width() // self.CARD_WIDTH)
+
+    def show_card(self, card: StageCard, shown: bool) -> None:
+        """Show or hide one card (the score-term stage, for calls that have terms) and lay out again."""
+        if (card in self.hidden) == (not shown):
+            return
+        if shown:
+            self.hidden.discard(card)
+        else:
+            self.hidden.add(card)
+        card.setHidden(not shown)
+        self._relayout(max(1, self.width() // self.CARD_WIDTH), force=True)
