@@ -32,25 +32,31 @@ import sys
 import threading
 import types
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import torch
 
 from .capture import Capture, CapturedCall, capture
 from .capture.patching import PATCH, InterfaceFrame
 from .engine import AttentionInputError
+from .model_run import AttentionCall, ModelRun
 from .tr import QT_TRANSLATE_NOOP, message
 
 __all__ = [
     "AblateHead",
     "Edit",
     "Intervention",
+    "LiveModel",
     "MaskEdit",
     "ReplaceWeights",
     "call_keep",
+    "edited_run",
     "intervene",
     "main_output",
+    "run_call_keep",
+    "toggled_mask",
     "run_model",
 ]
 
@@ -147,26 +153,40 @@ def intervene(
                     type=type(edit).__name__,
                 )
             )
-    with torch.no_grad():
-        with capture(model, tokens=tokens) as before_capture:
-            before = run_model(model, inputs)
-        calls = {c.name: c for c in before_capture.calls}
-        names = [c.name for c in before_capture.calls]
-        editor = _Editor(threading.get_ident(), {})
-        for edit in edits:
-            name = _resolve(edit.call, names)
-            editor.edits.setdefault(name, []).append(_prepared(edit, calls[name]))
-        with capture(model, tokens=tokens) as after_capture:
-            editor.capture = after_capture
-            PATCH.add_intervention(editor)
-            try:
-                after = run_model(model, inputs)
-            finally:
-                PATCH.remove_intervention(editor)
+    with torch.no_grad(), capture(model, tokens=tokens) as before_capture:
+        before = run_model(model, inputs)
+    return edited_run(model, inputs, before_capture, before, edits, tokens=tokens, top=top)
+
+
+def edited_run(
+    model: torch.nn.Module,
+    inputs: Any,
+    before_capture: Capture,
+    before: Any,
+    edits: Sequence[Edit],
+    *,
+    tokens: object = None,
+    top: int = 5,
+) -> Intervention:
+    """The second half of :func:`intervene`: ``model`` run with ``edits`` against a run already
+    made (``before_capture`` and its output ``before``), as a live model re-runs at each edit."""
+    calls = {c.name: c for c in before_capture.calls}
+    names = [c.name for c in before_capture.calls]
+    editor = _Editor(threading.get_ident(), {})
+    for edit in edits:
+        name = _resolve(edit.call, names)
+        editor.edits.setdefault(name, []).append(_prepared(edit, calls[name]))
+    with torch.no_grad(), capture(model, tokens=tokens) as after_capture:
+        editor.capture = after_capture
+        PATCH.add_intervention(editor)
+        try:
+            after = run_model(model, inputs)
+        finally:
+            PATCH.remove_intervention(editor)
     if editor.errors:
         raise AttentionInputError(editor.errors[0], "edits")
     missing = sorted(set(editor.edits) - editor.applied)
-    result = Intervention(before, after, before_capture, after_capture, edits)
+    result = Intervention(before, after, before_capture, after_capture, tuple(edits))
     for name in missing:
         result.notes.append(
             message(QT_TRANSLATE_NOOP("Intervene", "{name} did not run again: its edits were not applied"), name=name)
@@ -181,6 +201,99 @@ def intervene(
             probs, ids = logp.exp().topk(k, dim=-1)
             setattr(result, name, (ids, probs))
     return result
+
+
+class LiveModel:
+    """A model kept live beside its captured run (``attnviz.show(model=..., inputs=...)``): run
+    once as it is (``capture``, ``before``, ``run``), then again at each change of the edits
+    (:meth:`apply`). Thread-safe to call from one worker thread at a time."""
+
+    def __init__(self, model: torch.nn.Module, inputs: Any, *, tokens: object = None) -> None:
+        self.model = model
+        self.inputs = inputs
+        self.tokens = tokens
+        with torch.no_grad(), capture(model, tokens=tokens) as cap:
+            self.before = run_model(model, inputs)
+        self.capture = cap
+        self.run = cap.to_run()
+
+    def apply(self, edits: Sequence[Edit]) -> Intervention:
+        """The model run with ``edits`` (none: a run identical to the first)."""
+        return edited_run(self.model, self.inputs, self.capture, self.before, edits, tokens=self.tokens)
+
+    def edits_for(self, run: ModelRun, ablations: Iterable[tuple[int, int]] = ()) -> list[Edit]:
+        """The edits that make the model run as ``run`` shows it (masks edited in the window,
+        compared with the captured run's) with the heads ``ablations`` (call, head) ablated."""
+        edits: list[Edit] = []
+        for first, now in zip(self.run.calls, run.calls):
+            if not _same_masks(first, now):
+                edits.append(MaskEdit(first.name, keep=torch.from_numpy(run_call_keep(now))))
+        for layer, head in sorted(set(ablations)):
+            if 0 <= layer < len(self.run.calls):
+                edits.append(AblateHead(self.run.calls[layer].name, head))
+        return edits
+
+
+def run_call_keep(call: AttentionCall) -> np.ndarray:
+    """(B, H, L_q, L_k) bool of a run's call (numpy): what each query attends, from its
+    ``attn_mask`` as SDPA reads it, its key padding and its causal flag (top-left, as SDPA)."""
+    b, h, n_q, n_k = call.shape
+    keep = np.ones((b, h, n_q, n_k), dtype=bool)
+    masks = call.masks
+    if masks.attn_mask is not None:
+        mask = np.asarray(masks.attn_mask)
+        keep &= mask if mask.dtype == bool else mask > np.finfo(mask.dtype).min / 2
+    if masks.key_padding_mask is not None:
+        padding = np.asarray(masks.key_padding_mask)
+        hidden = padding if padding.dtype == bool else padding < np.finfo(padding.dtype).min / 2
+        keep &= ~hidden.reshape(b, 1, 1, n_k)
+    if masks.is_causal:
+        keep &= np.tril(np.ones((n_q, n_k), dtype=bool))
+    return keep
+
+
+def toggled_mask(run: ModelRun, layer: int, batch: int, head: int, query: int, key: int) -> ModelRun:
+    """``run`` with one mask cell of call ``layer`` flipped (attended <-> hidden), in the mask's
+    own form: a boolean or float ``attn_mask`` keeps its shape (a mask shared by the heads flips
+    for every head), a call masked by its causal flag alone gets the boolean mask it amounts to."""
+    call = run.calls[layer]
+    masks = call.masks
+    mask = masks.attn_mask
+    keep_now = bool(run_call_keep(call)[batch, head, query, key])
+    if mask is None or masks.is_causal or masks.key_padding_mask is not None:
+        keep = run_call_keep(call)
+        shared = bool((keep == keep[:, :1]).all())
+        new = keep[:, :1].copy() if shared else keep.copy()
+        new[batch, 0 if shared else head, query, key] = not keep_now
+        masks = replace(masks, attn_mask=new, key_padding_mask=None, is_causal=False)
+    else:
+        new = np.array(mask, copy=True)
+        # Broadcast from the right, as SDPA reads it: a dimension of 1 is shared.
+        wanted = (batch, head, query, key)[-min(new.ndim, 4) :]
+        index = (0,) * max(new.ndim - 4, 0) + tuple(
+            0 if size == 1 else i for size, i in zip(new.shape[-len(wanted) :], wanted)
+        )
+        if new.dtype == bool:
+            new[index] = not keep_now
+        else:
+            new[index] = 0.0 if not keep_now else np.finfo(new.dtype).min
+        masks = replace(masks, attn_mask=new)
+    calls = list(run.calls)
+    calls[layer] = replace(call, masks=masks)
+    return replace(run, calls=tuple(calls))
+
+
+def _same_masks(a: AttentionCall, b: AttentionCall) -> bool:
+    x, y = a.masks, b.masks
+    if x.is_causal != y.is_causal:
+        return False
+    for name in ("attn_mask", "key_padding_mask", "attention_mask"):
+        u, v = getattr(x, name), getattr(y, name)
+        if u is v:
+            continue
+        if u is None or v is None or np.shape(u) != np.shape(v) or not np.array_equal(u, v, equal_nan=True):
+            return False
+    return True
 
 
 def run_model(model: Any, inputs: Any) -> Any:

@@ -86,3 +86,38 @@ def test_bad_edits_are_refused_naming_them():
         attnviz.intervene(model, batch(), [MaskEdit(0, cells=((0, 0, 9, 0, False),))])
     with pytest.raises(TypeError, match="MaskEdit"):
         attnviz.intervene(model, batch(), ["ablate"])  # type: ignore[list-item]
+
+
+def test_a_live_model_reruns_the_mask_edited_in_its_run():
+    from attnviz.intervene import LiveModel, toggled_mask
+
+    model = llama()
+    live = LiveModel(model, batch())
+    assert live.edits_for(live.run) == [] and live.apply([]).identical
+    # Call 0 ran with SDPA's causal flag alone: the toggled cell becomes a boolean mask.
+    edited = toggled_mask(live.run, 0, batch=0, head=1, query=5, key=0)
+    assert edited.calls[0].masks.attn_mask is not None and not edited.calls[0].masks.is_causal
+    (edit,) = live.edits_for(edited)
+    assert isinstance(edit, MaskEdit) and not bool(edit.keep[0, 1, 5, 0]) and bool(edit.keep[0, 1, 5, 1])
+    result = live.apply(live.edits_for(edited))
+    rows = result.difference.abs().amax(dim=-1)
+    assert rows[0, 5] > 1e-4 and float(rows[1:].max()) == 0.0
+    # Flipped back, the same run as the first.
+    again = toggled_mask(edited, 0, batch=0, head=1, query=5, key=0)
+    assert live.apply(live.edits_for(again)).max_output_diff < 1e-5
+    # With a head ablated too.
+    both = live.edits_for(edited, ablations=[(1, 2)])
+    assert [type(e).__name__ for e in both] == ["MaskEdit", "AblateHead"]
+
+
+def test_a_float_mask_is_toggled_in_its_own_form():
+    from attnviz.intervene import LiveModel, toggled_mask
+
+    model = llama(implementation="eager")
+    live = LiveModel(model, batch())
+    mask = live.run.calls[0].masks.attn_mask
+    assert mask is not None and mask.dtype.kind == "f" and mask.shape[1] == 1
+    edited = toggled_mask(live.run, 0, batch=1, head=0, query=2, key=1)
+    new = edited.calls[0].masks.attn_mask
+    assert new.shape == mask.shape and new[1, 0, 2, 1] < -1e30 and mask[1, 0, 2, 1] == 0
+    assert float((new != mask).sum()) == 1
