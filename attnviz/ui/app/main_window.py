@@ -244,6 +244,7 @@ class MainWindow(HostWindow):
         from attnviz.ui.views.masking_lab import install_masking_lab
         from attnviz.ui.views.model_overview import install_model_overview
         from attnviz.ui.views.pipeline import install_pipeline_view
+        from attnviz.ui.views.run_compare import install_run_compare
         from attnviz.ui.views.scaling_lab import install_scaling_lab
         from attnviz.ui.views.tokens import install_tokens_view
 
@@ -260,6 +261,7 @@ class MainWindow(HostWindow):
         self.tokens_dock = install_tokens_view(session, self)
         self.long_dock = install_long_context_view(session, self)
         self.doctor_dock = install_doctor(session, self)
+        self.run_compare_dock = install_run_compare(session, self)
         self._restore_layout()
         self._had_heads = not session.document.state.run.single_head
 
