@@ -245,27 +245,33 @@ class RunCompareView(SessionView):
         layout.addLayout(header)
         self.message = message_label()
         layout.addWidget(self.message)
-        body = QHBoxLayout()
+        # The overview and the output change on top, the chosen head's three maps below.
+        grid = QGridLayout()
         self.overview = self.own_map(HeatmapWidget(), x_label="", y_label="")
         self.overview.annotate_limit = 0
-        self.overview.setMinimumSize(240, 220)
+        self.overview.setMinimumSize(220, 150)
+        self.overview.setMaximumHeight(240)
+        self.overview.set_colorbar_visible(False)  # its range is in its title
         self.overview.cellClicked.connect(self._choose)
-        body.addWidget(self.overview, 2)
-        maps = QGridLayout()
+        grid.addWidget(self.overview, 0, 0)
+        self.output = QLabel()
+        self.output.setWordWrap(True)
+        self.output.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.output.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        grid.addWidget(self.output, 0, 1, 1, 2)
         self.map_a = self.own_map(HeatmapWidget(), x_label="", y_label="")
         self.map_b = self.own_map(HeatmapWidget(), x_label="", y_label="")
         self.map_diff = self.own_map(HeatmapWidget(), x_label="", y_label="")
         for column, heatmap in enumerate((self.map_a, self.map_b, self.map_diff)):
-            heatmap.setMinimumSize(200, 200)
+            heatmap.setMinimumSize(170, 170)
             heatmap.annotate_limit = 0
-            maps.addWidget(heatmap, 0, column)
+            grid.addWidget(heatmap, 1, column)
+            grid.setColumnStretch(column, 1)
+        grid.setRowStretch(0, 1)
+        grid.setRowStretch(1, 4)
+        self.map_a.set_colorbar_visible(False)  # the same weight scale as the edited run's map
         self.map_b.cellClicked.connect(self._flip_cell)
-        body.addLayout(maps, 5)
-        layout.addLayout(body, 1)
-        self.output = QLabel()
-        self.output.setWordWrap(True)
-        self.output.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.output)
+        layout.addLayout(grid, 1)
 
         controller = live_controller(session)
         if controller is not None:
@@ -381,13 +387,15 @@ class RunCompareView(SessionView):
         self.overview.set_data(
             np.nan_to_num(table, nan=0.0, posinf=high),
             levels=(0.0, high),
-            row_labels=names,
+            row_labels=[str(i) for i in range(len(names))],
             col_labels=[f"h{h}" for h in range(table.shape[1])],
-            hover=lambda r, c: translate("RunCompare", "{call}, head {h}: weights differ by up to {value}").format(
-                call=names[r], h=c, value=format_number(float(table[r, c]))
-            ),
+            hover=lambda r, c: translate(
+                "RunCompare", "call {index} ({call}), head {h}: weights differ by up to {value}; click to show it"
+            ).format(index=r, call=names[r], h=c, value=format_number(float(table[r, c]))),
         )
-        self.overview.set_title(translate("RunCompare", "largest weight difference, calls × heads"))
+        self.overview.set_title(
+            translate("RunCompare", "largest difference, up to {value}").format(value=format_number(high))
+        )
         focus = self._focus()
         if focus.layer >= len(comparison.calls):
             return
@@ -408,21 +416,30 @@ class RunCompareView(SessionView):
         keeps = [run_call_keep(c)[min(b, c.shape[0] - 1), min(head, c.shape[1] - 1)] for c in (call_a, call_b)]
         for heatmap, values, keep, label in zip((self.map_a, self.map_b), maps, keeps, self.labels):
             heatmap.set_data(values, mask=keep, row_labels=rows, col_labels=cols)
-            heatmap.set_title(
-                translate("RunCompare", "{run}: {call}, head {h}, batch {b}").format(
-                    run=tr_text(label), call=diff.name, h=head, b=b
-                )
-            )
+            heatmap.set_title(tr_text(label))
         if maps[0].shape == maps[1].shape:
             gap = np.abs(maps[1] - maps[0])
             top = float(np.nanmax(gap)) if gap.size and np.isfinite(gap).any() else 0.0
             self.map_diff.set_data(gap, levels=(0.0, max(top, 1e-12)), row_labels=rows, col_labels=cols)
             self.map_diff.set_title(
-                translate("RunCompare", "|{b} − {a}|, up to {value}").format(
-                    a=tr_text(self.labels[0]), b=tr_text(self.labels[1]), value=format_number(top)
-                )
+                translate("RunCompare", "difference, up to {value}").format(value=format_number(top))
             )
-        self.output.setText(self._output_text(b))
+        worst = ", ".join(f"{c.index_a} {c.name} ({format_number(c.max_weight_diff)})" for c in comparison.worst(3))
+        lines = [
+            translate(
+                "RunCompare", "Call {index} ({name}), head {h}, batch {b}: {a}, {b_run} and |{b_run} − {a}|"
+            ).format(
+                index=focus.layer,
+                name=diff.name,
+                h=head,
+                b=b,
+                a=tr_text(self.labels[0]),
+                b_run=tr_text(self.labels[1]),
+            ),
+            translate("RunCompare", "Differ most: {calls}").format(calls=worst or "—"),
+        ]
+        output = self._output_text(b)
+        self.output.setText("\n".join([*lines, output] if output else lines))
 
     def _output_text(self, b: int) -> str:
         result = self.intervention
