@@ -29,7 +29,7 @@ def _live_window(qtbot, model, inputs):
 def test_a_flipped_mask_cell_reruns_the_model_and_undo_restores(qtbot):
     window, view, controller = _live_window(qtbot, llama(), batch())
     assert view.intervention.identical and view.comparison.max_weight_diff == 0.0
-    assert "Output change" in view.output.text()
+    assert "The model's output changed by up to 0" in view.output.text()
     # Call 0, head on show, batch 0: query 5 no longer sees key 0.
     window.session.set_focus(0, 1)
     view.chosen = None

@@ -446,7 +446,7 @@ class RunCompareView(SessionView):
         if result is None:
             return ""
         parts = [
-            translate("RunCompare", "Output change: largest {value}").format(
+            translate("RunCompare", "The model's output changed by up to {value}").format(
                 value=format_number(result.max_output_diff)
             )
         ]
@@ -481,7 +481,7 @@ class RunCompareView(SessionView):
             )
             return
         summary = translate(
-            "RunCompare", "{a} vs {b}: {n} calls, largest weight difference {w}, output difference {o}"
+            "RunCompare", "{a} vs {b}: {n} calls, largest weight difference {w}, heads' output difference {o}"
         ).format(
             a=tr_text(self.labels[0]),
             b=tr_text(self.labels[1]),
