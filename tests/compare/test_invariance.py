@@ -192,3 +192,12 @@ def test_checks_that_do_not_apply_are_said():
     findings = attnviz.check_invariance(Wrapped(), {"inputs_embeds": torch.randn(2, 5, 16)}, CHECKS)
     assert list(findings) == []
     assert [n.split(":")[0] for n in findings.notes] == ["padding", "kv_cache", "implementations"]
+
+
+def test_a_finding_of_the_output_alone_says_where():
+    from attnviz.invariance import InvarianceFinding
+
+    finding = InvarianceFinding("kv_cache", "error", -1, "", "differs", (), (0, 2), (3, 4, 5), 3)
+    assert format_finding(finding) == "error: the model's output, batch 0, 2, positions 3-5: differs"
+    inside = InvarianceFinding("padding", "error", 1, "layer.1", "differs", (0, 1), (1,), (2,), 1)
+    assert format_finding(inside) == "error: call 1 (layer.1), heads 0-1, batch 1, rows 2: differs"
