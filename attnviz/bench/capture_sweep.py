@@ -11,9 +11,10 @@ config, run under ``attnviz.capture`` on each attention implementation it offers
   recorded (the model itself ran).
 
 A family that does not build from a small config, or whose forward fails without a capture, is
-counted apart ("not built"), as is an implementation it does not offer. Each family runs in a
-worker process (two at a time) with a time limit, so one that hangs or crashes costs only
-itself. ``python -m attnviz.bench sweep [--only NAME ...] [--workers N] [--json FILE]``.
+counted apart ("not built"), as is an implementation it does not offer. Families run in worker
+processes (two at a time) with a time limit and a memory limit; a worker that hangs or crashes
+is replaced, so one family costs only itself.
+``python -m attnviz.bench sweep [--only NAME ...] [--workers N] [--json FILE]``.
 Not part of the test suite: it takes tens of minutes.
 """
 
@@ -32,6 +33,9 @@ from typing import Any
 TOLERANCE = 1e-4
 #: Seconds one family may take (both implementations).
 TIME_LIMIT = 120
+#: Address space one worker may take: a family whose small config still allocates without bound
+#: fails alone (MemoryError) instead of taking the machine with it.
+MEMORY_LIMIT = 6 * 2**30
 IMPLEMENTATIONS = ("sdpa", "eager")
 
 _LAYERS: tuple[str, ...] = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers")
@@ -78,6 +82,7 @@ def shrink(config: Any, seen: set[int] | None = None) -> None:
             set_int(name, 64)
     for name in _FFN:
         set_int(name, 128)
+    set_int("rotary_dim", 8)  # GPT-J's, GPT-NeoX's: at most the (now smaller) head dimension
     set_int("vocab_size", 1000)
     for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
         value = getattr(config, name, None)
@@ -201,6 +206,9 @@ def sweep_one(model_type: str) -> dict[str, Any]:
 
 
 def _worker(queue_in: Any, queue_out: Any) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     while True:
         model_type = queue_in.get()
         if model_type is None:
@@ -215,6 +223,46 @@ def families(only: list[str] | None = None) -> list[str]:
     return [n for n in names if only is None or n in only]
 
 
+class _Worker:
+    """A worker process that sweeps one family at a time. It lives across families (importing
+    torch and transformers costs seconds, more than most families), and is replaced when a
+    family takes longer than ``TIME_LIMIT`` or kills it."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.q_in, self.q_out = ctx.Queue(), ctx.Queue()
+        self.process = ctx.Process(target=_worker, args=(self.q_in, self.q_out), daemon=True)
+        self.process.start()
+        self.family: str | None = None
+        self.since = 0.0
+
+    def give(self, family: str) -> None:
+        self.family, self.since = family, time.monotonic()
+        self.q_in.put(family)
+
+    def poll(self) -> dict[str, Any] | None:
+        """The result of the family given, a failure when it took too long or the worker died,
+        or None while it runs."""
+        import queue
+
+        try:
+            return self.q_out.get(timeout=0.2)
+        except queue.Empty:
+            pass
+        late = time.monotonic() - self.since > TIME_LIMIT
+        if late or not self.process.is_alive():
+            return {"family": self.family, "built": "yes", "sdpa": {"status": "errors", "why": "time limit or crash"}}
+        return None
+
+    def stop(self, kill: bool = False) -> None:
+        if kill:
+            self.process.kill()
+        else:
+            self.q_in.put(None)
+        self.process.join(timeout=5)
+        if self.process.is_alive():
+            self.process.kill()
+
+
 def run(only: list[str] | None = None, workers: int = 2, json_path: str | None = None) -> int:
     import transformers
 
@@ -224,30 +272,28 @@ def run(only: list[str] | None = None, workers: int = 2, json_path: str | None =
     results: list[dict[str, Any]] = []
     pending = list(names)
     start = time.monotonic()
-    while pending:
-        # One process per family keeps a hang or crash to itself; two run at once.
-        batch, pending = pending[:workers], pending[workers:]
-        procs = []
-        for name in batch:
-            q_in, q_out = ctx.Queue(), ctx.Queue()
-            p = ctx.Process(target=_worker, args=(q_in, q_out), daemon=True)
-            p.start()
-            q_in.put(name)
-            q_in.put(None)
-            procs.append((name, p, q_in, q_out))  # the queues live as long as the worker
-        for name, p, _q_in, q_out in procs:
-            try:
-                results.append(q_out.get(timeout=TIME_LIMIT))
-            except Exception:  # noqa: BLE001 - timed out or crashed
-                results.append(
-                    {"family": name, "built": "yes", "sdpa": {"status": "errors", "why": "time limit or crash"}}
-                )
-            p.join(timeout=5)
-            if p.is_alive():
-                p.kill()
-        done = len(results)
-        if done % 20 < workers:
-            print(f"  {done}/{len(names)} after {time.monotonic() - start:.0f} s", flush=True)
+    pool = [_Worker(ctx) for _ in range(min(workers, len(names)))]
+    for worker in pool:
+        if pending:
+            worker.give(pending.pop(0))
+    while any(w.family is not None for w in pool):
+        for i, worker in enumerate(pool):
+            if worker.family is None:
+                continue
+            result = worker.poll()
+            if result is None:
+                continue
+            results.append(result)
+            if result.get("sdpa", {}).get("why") == "time limit or crash":
+                worker.stop(kill=True)  # a hung or dead worker is replaced
+                worker = pool[i] = _Worker(ctx)
+            worker.family = None
+            if pending:
+                worker.give(pending.pop(0))
+            if len(results) % 20 == 0:
+                print(f"  {len(results)}/{len(names)} after {time.monotonic() - start:.0f} s", flush=True)
+    for worker in pool:
+        worker.stop()
     report(results)
     if json_path:
         with open(json_path, "w") as out:

@@ -59,9 +59,10 @@ def test_the_score_terms_are_a_stage_of_their_own(window, qtbot):
     heads = window.heads_dock
     heads.raise_()
     grid = heads.view()
-    qtbot.waitUntil(lambda: grid.draw_count > 0 and len(grid.maps) == 2)
+    qtbot.waitUntil(lambda: grid.shown_heads is not None and grid.shown_heads.layer == 1 and len(grid.maps) == 2)
     outcome = window.session.current_outcome()
-    np.testing.assert_allclose(outcome.heads.weights[:, 1], outcome.view.weights, atol=1e-6)
+    assert grid.shown_heads is not None and grid.shown_heads.weights is not None
+    np.testing.assert_allclose(grid.shown_heads.weights[:, 1], outcome.view.weights, atol=1e-6)
     window.session.set_focus(0, 0)
     wait_current(qtbot, window)
     dock.raise_()
