@@ -4,8 +4,12 @@
 <context>
     <name>Capture</name>
     <message>
+        <source>{call} recorded its weights only: it has no scores to compute</source>
+        <extracomment>Tensors already converted to numpy, by (id of the tensor they come from, shape, dtype). Recomputations larger than this (their weights, in bytes) are done one batch element at a time. id of the innermost module that made the call (a softmax there is not a call of its own).</extracomment>
+        <translation>{call} registrou apenas os pesos: não há escores a calcular</translation>
+    </message>
+    <message>
         <source>dropout (p = {p}) was applied: the model&apos;s output is random and was not compared</source>
-        <extracomment>Tensors already converted to numpy, by (id of the tensor they come from, shape, dtype). Recomputations larger than this (their weights, in bytes) are done one batch element at a time.</extracomment>
         <translation>o dropout (p = {p}) foi aplicado: a saída do modelo é aleatória e não foi comparada</translation>
     </message>
     <message>
@@ -62,16 +66,21 @@
     </message>
     <message>
         <source>{name} was replaced by other code while captures were open: it is left as that code set it</source>
-        <extracomment>Bytes of copies a capture keeps by default (never more than half the memory available). The open captures, replaced whole under the lock (readers take it without locking).</extracomment>
+        <extracomment>Inside a recorded attention function: a softmax there is part of it, not a call. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
         <translation>{name} foi substituído por outro código enquanto havia capturas abertas: fica como esse código o deixou</translation>
     </message>
     <message>
         <source>capture(model): model must be a torch.nn.Module, not {type}</source>
+        <extracomment>Bytes of copies a capture keeps by default (never more than half the memory available). A module&apos;s forward arguments that carry the mask it built (a call seen through its softmax). The sharding a capture can be told (or sees): data-parallel ranks hold other batch elements, tensor-parallel ranks other heads.</extracomment>
         <translation>capture(model): model deve ser um torch.nn.Module, não {type}</translation>
     </message>
     <message>
         <source>memory_budget must be a number of bytes &gt; 0; got {value}</source>
         <translation>memory_budget deve ser um número de bytes &gt; 0; recebeu {value}</translation>
+    </message>
+    <message>
+        <source>sharding must be None, {choices}; got {value}</source>
+        <translation>sharding deve ser None, {choices}; recebido {value}</translation>
     </message>
     <message>
         <source>a capture records once: make a new one with attnviz.capture(...)</source>
@@ -86,16 +95,28 @@
         <translation>{n} chamadas de atenção não foram registradas (orçamento de memória)</translation>
     </message>
     <message>
-        <source>no attention call was recorded: the model called neither torch.nn.functional.scaled_dot_product_attention nor nn.MultiheadAttention (a model with eager attention code, or one compiled with torch.compile, cannot be captured)</source>
-        <translation>nenhuma chamada de atenção foi registrada: o modelo não chamou nem torch.nn.functional.scaled_dot_product_attention nem nn.MultiheadAttention (um modelo com código de atenção eager, ou compilado com torch.compile, não pode ser capturado)</translation>
+        <source>no attention call was recorded: the model called neither torch.nn.functional.scaled_dot_product_attention, nn.MultiheadAttention, a transformers attention function, flex_attention nor a softmax over attention scores inside its modules (a model compiled with torch.compile cannot be captured)</source>
+        <translation>nenhuma chamada de atenção foi registrada: o modelo não chamou torch.nn.functional.scaled_dot_product_attention, nn.MultiheadAttention, uma função de atenção do transformers, flex_attention nem um softmax sobre escores de atenção dentro dos seus módulos (um modelo compilado com torch.compile não pode ser capturado)</translation>
     </message>
     <message>
-        <source>{name} is left out of the run: queries {q}, keys {k} do not fit (batch, heads, length, size) with the other calls&apos; batch</source>
-        <translation>{name} fica fora da execução: consultas {q}, chaves {k} não se encaixam em (lote, cabeças, comprimento, tamanho) com o lote das outras chamadas</translation>
+        <source>{name} is left out of the run: queries {q}, keys {k} are not (batch, heads, length, size)</source>
+        <translation>{name} fica fora da execução: consultas {q}, chaves {k} não são (lote, cabeças, comprimento, tamanho)</translation>
     </message>
     <message>
         <source>nothing was captured: there is no attention call to show</source>
         <translation>nada foi capturado: não há chamada de atenção para mostrar</translation>
+    </message>
+    <message>
+        <source>the tokens given do not fit every axis of {count} call(s) ({first}...): those axes are shown without tokens (each call&apos;s note says which)</source>
+        <translation>os tokens dados não cabem em todos os eixos de {count} chamada(s) ({first}...): esses eixos são mostrados sem tokens (a nota de cada chamada diz quais)</translation>
+    </message>
+    <message>
+        <source>its {length} {axis}</source>
+        <translation>suas {length} {axis}</translation>
+    </message>
+    <message>
+        <source>the tokens given do not fit {axes}: shown without tokens there</source>
+        <translation>os tokens dados não cabem em {axes}: mostrados sem tokens ali</translation>
     </message>
     <message>
         <source>modules= names modules of a model: pass the model too, capture(model, modules=...)</source>
@@ -118,8 +139,37 @@
         <translation>não foi possível registrar uma chamada: {error}</translation>
     </message>
     <message>
+        <source>a GQA decode step transformers ran with its query heads folded into the query axis: shown unfolded, one query per head</source>
+        <translation>um passo de decodificação GQA que o transformers executou com as cabeças de consulta dobradas no eixo das consultas: mostrado desdobrado, uma consulta por cabeça</translation>
+    </message>
+    <message>
+        <source>sliding window of {window} keys (in the mask the model built)</source>
+        <translation>janela deslizante de {window} chaves (na máscara que o modelo construiu)</translation>
+    </message>
+    <message>
+        <source>attention code of its own ({module}): its weights were recorded at its softmax; its queries, keys and values are not visible to a capture (weights only)</source>
+        <translation>código de atenção próprio ({module}): seus pesos foram registrados no seu softmax; suas consultas, chaves e valores não são visíveis para uma captura (apenas pesos)</translation>
+    </message>
+    <message>
+        <source>without the capture nn.MultiheadAttention would have taken its fused fast path (which reads a float mask as a boolean one); the capture ran its Python path</source>
+        <translation>sem a captura, nn.MultiheadAttention teria seguido o caminho rápido fundido (que lê uma máscara float como booleana); a captura executou o caminho em Python</translation>
+    </message>
+    <message>
         <source>recording stopped at attention call {index}: it needs {need} more and {used} of the {budget} memory budget are taken; pass capture(memory_budget=...) to record more, or modules=... to record fewer calls</source>
         <translation>o registro parou na chamada de atenção {index}: ela precisa de mais {need}, e {used} do orçamento de memória de {budget} já estão ocupados; passe capture(memory_budget=...) para registrar mais, ou modules=... para registrar menos chamadas</translation>
+    </message>
+    <message>
+        <source>FlexAttention block mask: blocks of {rows} x {cols}, {sparsity}% of blocks skipped</source>
+        <translation>máscara de blocos do FlexAttention: blocos de {rows} x {cols}, {sparsity}% dos blocos pulados</translation>
+    </message>
+    <message>
+        <source>its score_mod does more than add a bias and is not kept in the file: recomputed without it</source>
+        <extracomment>The dense boolean mask a mask_mod becomes in a file (and a score_mod&apos;s bias) may take at most this.</extracomment>
+        <translation>seu score_mod faz mais do que somar um viés e não é guardado no arquivo: recalculado sem ele</translation>
+    </message>
+    <message>
+        <source>the mask_mod of call &apos;{name}&apos; would take {size} as the dense mask a file keeps (at most {limit}): record fewer or shorter calls to save them</source>
+        <translation>o mask_mod da chamada &apos;{name}&apos; ocuparia {size} como a máscara densa que um arquivo guarda (no máximo {limit}): registre menos chamadas, ou mais curtas, para salvá-las</translation>
     </message>
 </context>
 <context>
@@ -207,6 +257,54 @@
     <message>
         <source>unexpected error: {error}</source>
         <translation>erro inesperado: {error}</translation>
+    </message>
+</context>
+<context>
+    <name>Compare</name>
+    <message>
+        <source>compare: {name} must be a capture, a capture file or a ModelRun, not {type}</source>
+        <translation>compare: {name} deve ser uma captura, um arquivo de captura ou um ModelRun, não {type}</translation>
+    </message>
+    <message>
+        <source>{name}: (batch, heads, queries, keys) {a} against {b}: nothing compared</source>
+        <translation>{name}: (lote, cabeças, consultas, chaves) {a} contra {b}: nada comparado</translation>
+    </message>
+    <message>
+        <source>--tol {value}: expected a number &gt;= 0, e.g. 1e-5</source>
+        <extracomment>Two runs of one model on one machine agree exactly; another kernel or batch size, to ~1e-6. The console script ``attnviz-diff`` (its arguments are the process&apos;s).</extracomment>
+        <translation>--tol {value}: esperado um número &gt;= 0, p. ex. 1e-5</translation>
+    </message>
+    <message>
+        <source>--top {value}: expected a whole number &gt;= 0</source>
+        <translation>--top {value}: esperado um número inteiro &gt;= 0</translation>
+    </message>
+    <message>
+        <source>only in {side}: {name}</source>
+        <translation>só em {side}: {name}</translation>
+    </message>
+    <message>
+        <source>{n} call</source>
+        <translation>{n} chamada</translation>
+    </message>
+    <message>
+        <source>{n} calls</source>
+        <translation>{n} chamadas</translation>
+    </message>
+    <message>
+        <source>{count} of {calls} differ by more than {tol:g}, {unmatched} unmatched; the largest weight difference {weights:.3g}, output difference {outputs:.3g}</source>
+        <translation>{count} de {calls} diferem em mais de {tol:g}, {unmatched} sem par; a maior diferença de pesos {weights:.3g}, de saída {outputs:.3g}</translation>
+    </message>
+    <message>
+        <source>the runs agree within {tol:g} in {calls} (largest difference {largest:.3g})</source>
+        <translation>as execuções concordam dentro de {tol:g} em {calls} (maior diferença {largest:.3g})</translation>
+    </message>
+    <message>
+        <source>call {index}: {note}</source>
+        <translation>chamada {index}: {note}</translation>
+    </message>
+    <message>
+        <source>call {index} ({name}): weights differ by up to {weights:.3g} (batch {batch}, head {head}), outputs by up to {outputs:.3g}</source>
+        <translation>chamada {index} ({name}): os pesos diferem em até {weights:.3g} (lote {batch}, cabeça {head}), as saídas em até {outputs:.3g}</translation>
     </message>
 </context>
 <context>
@@ -637,6 +735,18 @@
         <translation>a máscara deixa o(s) elemento(s) do lote {elements} prestar atenção exatamente às suas chaves de padding ({pads}) e esconde as reais: sua polaridade está invertida ({convention})</translation>
     </message>
     <message>
+        <source>on every real query row of batch element(s) {elements} the mask allows exactly what a padding (and causal) mask would hide and hides what it would allow: its polarity is inverted, built as True = masked where {convention}; invert it (~mask), or build it with True = attend</source>
+        <translation>em toda linha de consulta real do(s) elemento(s) do lote {elements} a máscara permite exatamente o que uma máscara de preenchimento (e causal) esconderia e esconde o que ela permitiria: sua polaridade está invertida, construída como True = mascarado onde {convention}; inverta-a (~mask) ou construa-a com True = atende</translation>
+    </message>
+    <message>
+        <source>batch element(s) {elements} are left padded, but the mask hides their last keys, which are real tokens ({hidden} real keys hidden), and lets their padding keys at the start through: left padding was masked as right padding; build the mask from the attention mask (1 = real token), not from the lengths</source>
+        <translation>o(s) elemento(s) do lote {elements} têm preenchimento à esquerda, mas a máscara esconde suas últimas chaves, que são tokens reais ({hidden} chaves reais escondidas), e deixa passar as chaves de preenchimento do início: o preenchimento à esquerda foi mascarado como preenchimento à direita; construa a máscara a partir da máscara de atenção (1 = token real), não dos comprimentos</translation>
+    </message>
+    <message>
+        <source>batch element(s) {elements} are right padded, but the mask hides their first keys, which are real tokens ({hidden} real keys hidden), and lets their padding keys at the end through: right padding was masked as left padding; build the mask from the attention mask (1 = real token)</source>
+        <translation>o(s) elemento(s) do lote {elements} têm preenchimento à direita, mas a máscara esconde suas primeiras chaves, que são tokens reais ({hidden} chaves reais escondidas), e deixa passar as chaves de preenchimento do fim: o preenchimento à direita foi mascarado como preenchimento à esquerda; construa a máscara a partir da máscara de atenção (1 = token real)</translation>
+    </message>
+    <message>
         <source>is_causal=True aligns the causal mask top-left: with {n_q} queries and {n_k} keys (a KV-cache step) query i sees keys 0 to i only, not the {past} cached keys before it; align it bottom-right with the boolean attn_mask torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q), or pass no causal mask for a single new token</source>
         <translation>is_causal=True alinha a máscara causal no canto superior esquerdo: com {n_q} consultas e {n_k} chaves (um passo com cache KV), a consulta i vê só as chaves de 0 a i, não as {past} chaves em cache antes dela; alinhe-a no canto inferior direito com a attn_mask booleana torch.ones(L_q, L_k, dtype=torch.bool).tril(L_k - L_q), ou não passe máscara causal para um único token novo</translation>
     </message>
@@ -697,8 +807,12 @@
         <translation>{n} linhas de consulta não têm mais nenhuma chave a que prestar atenção (o modelo produziu {outcome} ali): a máscara esconde todas as chaves dessas consultas</translation>
     </message>
     <message>
-        <source>{n} call</source>
+        <source>--max-fidelity {value}: expected a number &gt;= 0, e.g. 1e-5</source>
         <extracomment>The console script ``attnviz-doctor`` (its arguments are the process&apos;s).</extracomment>
+        <translation>--max-fidelity {value}: esperado um número &gt;= 0, p. ex. 1e-5</translation>
+    </message>
+    <message>
+        <source>{n} call</source>
         <translation>{n} chamada</translation>
     </message>
     <message>
@@ -728,6 +842,30 @@
     <message>
         <source>no mask problem found in {calls}</source>
         <translation>nenhum problema de máscara encontrado em {calls}</translation>
+    </message>
+    <message>
+        <source>{summary}; fidelity at most {fidelity:.2g}</source>
+        <translation>{summary}; fidelidade no máximo {fidelity:.2g}</translation>
+    </message>
+    <message>
+        <source>path not recorded</source>
+        <translation>caminho não registrado</translation>
+    </message>
+    <message>
+        <source>weights only, as recorded</source>
+        <translation>apenas pesos, como registrados</translation>
+    </message>
+    <message>
+        <source>fidelity not measured</source>
+        <translation>fidelidade não medida</translation>
+    </message>
+    <message>
+        <source>fidelity {value:.2g}</source>
+        <translation>fidelidade {value:.2g}</translation>
+    </message>
+    <message>
+        <source>call {index} ({name}): {path}, {fidelity}</source>
+        <translation>chamada {index} ({name}): {path}, {fidelity}</translation>
     </message>
     <message>
         <source>--lengths {text}: expected whole numbers &gt;= 0 separated by commas, e.g. 7,5,3</source>
@@ -798,12 +936,29 @@
         <source>{n} scores overflow to Inf or NaN in {dtype} although the queries and keys are finite (up to {q} and {k}, scale {scale}): the weights of their rows are NaN or meaningless; make the inputs or the scale smaller</source>
         <translation>{n} pontuações estouram para Inf ou NaN em {dtype} embora as consultas e as chaves sejam finitas (até {q} e {k}, escala {scale}): os pesos das suas linhas são NaN ou sem sentido; diminua as entradas ou a escala</translation>
     </message>
+    <message>
+        <source>attnviz could not check this call against the model&apos;s own output ({reason}): what it shows is not verified</source>
+        <extracomment>(kind, severity, sentence) of one finding about a call.</extracomment>
+        <translation>o attnviz não pôde conferir esta chamada com a saída do próprio modelo ({reason}): o que ela mostra não está verificado</translation>
+    </message>
+    <message>
+        <source>no output was recorded to compare with</source>
+        <translation>nenhuma saída foi registrada para comparar</translation>
+    </message>
+    <message>
+        <source>attnviz&apos;s recomputation differs from the model&apos;s output by {fidelity:.3g}, more than the {limit:.3g} allowed: what is shown may not be what ran (masks or score terms the capture did not see, another dtype or kernel)</source>
+        <translation>o recálculo do attnviz difere da saída do modelo em {fidelity:.3g}, mais do que os {limit:.3g} permitidos: o que é mostrado pode não ser o que foi executado (máscaras ou termos de escore que a captura não viu, outro dtype ou kernel)</translation>
+    </message>
+    <message>
+        <source>asking for the weights ran this call on the {path} path while the other calls of its stack ran {usual}: what you see may not be what runs without output_attentions (compare a capture without it: a causal mask or a kernel&apos;s handling of empty rows can differ between paths)</source>
+        <translation>pedir os pesos executou esta chamada pelo caminho {path}, enquanto as outras chamadas da sua pilha executaram {usual}: o que você vê pode não ser o que roda sem output_attentions (compare com uma captura sem ele: uma máscara causal ou o tratamento de linhas vazias por um kernel pode diferir entre caminhos)</translation>
+    </message>
 </context>
 <context>
     <name>Errors</name>
     <message>
         <source>{call} recorded its attention weights only (Hugging Face output_attentions): they are shown as recorded; scores, masks and outputs cannot be recomputed, and a key with weight 0 is shown as masked</source>
-        <extracomment>Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every stage at once is over the memory budget (a long input: the long-context view can). The devices this machine offers (``engine.available_devices``), found by a computation that imported torch; empty when it did not get that far. The head this is the result of.</extracomment>
+        <extracomment>The scores after the call&apos;s score terms (a position bias, soft-capping, a score_mod): the same array as ``scores`` when the call has none. Token labels (B, Q) and (B, K), None without tokens (see ``compute.axes``). (B, Q) True for a query at a padding position (see ``padded_query_rows``); None: none. What the error concerns (&quot;shape&quot;, &quot;valid_lens&quot;, &quot;device&quot;, ...), for placing the message. The device ran out of memory: the CPU might do (the user decides). Every stage at once is over the memory budget (a long input: the long-context view can). The devices this machine offers (``engine.available_devices``), found by a computation that imported torch; empty when it did not get that far. The head this is the result of.</extracomment>
         <translation>{call} registrou só os seus pesos de atenção (output_attentions do Hugging Face): eles são mostrados como foram registrados; pontuações, máscaras e saídas não podem ser recalculadas, e uma chave com peso 0 aparece como mascarada</translation>
     </message>
     <message>
@@ -1285,6 +1440,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>{name} holds a value that is not finite at {idx}: a score bias is added to the scores and never masks (a mask goes through attn_mask= or mask=)</source>
+        <extracomment>A term that acts in the softmax (``Sinks``), not on the scores.</extracomment>
         <translation>{name} contém um valor não finito em {idx}: um viés de pontuações é somado às pontuações e nunca mascara (uma máscara vai por attn_mask= ou mask=)</translation>
     </message>
     <message>
@@ -1292,8 +1448,29 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>um limite suave (soft cap) deve ser um número finito &gt; 0; recebeu {value}</translation>
     </message>
     <message>
-        <source>score_terms must be ScoreTerm descriptions (ScoreBias, SoftCap); got {value}</source>
-        <translation>score_terms deve conter descrições ScoreTerm (ScoreBias, SoftCap); recebeu {value}</translation>
+        <source>{name} needs one finite slope per head ({heads}); got {count} values</source>
+        <translation>{name} precisa de uma inclinação finita por cabeça ({heads}); recebeu {count} valores</translation>
+    </message>
+    <message>
+        <source>score_mod must be a function (score, b, h, q_idx, kv_idx) -&gt; score; got {type}</source>
+        <extracomment>FlexAttention&apos;s score_mod: (score, batch, head, q_idx, kv_idx) -&gt; score.</extracomment>
+        <translation>score_mod deve ser uma função (score, b, h, q_idx, kv_idx) -&gt; score; recebido {type}</translation>
+    </message>
+    <message>
+        <source>score_mod failed: {error}</source>
+        <translation>score_mod falhou: {error}</translation>
+    </message>
+    <message>
+        <source>score_mod must return one score per score; got {value}</source>
+        <translation>score_mod deve devolver um escore por escore; recebido {value}</translation>
+    </message>
+    <message>
+        <source>{name} needs one finite sink logit per head ({heads}); got {count} values</source>
+        <translation>{name} precisa de um logit de sumidouro finito por cabeça ({heads}); recebeu {count} valores</translation>
+    </message>
+    <message>
+        <source>score_terms must be ScoreTerm descriptions (ScoreBias, SoftCap, Alibi, ScoreMod, Sinks); got {value}</source>
+        <translation>score_terms devem ser descrições ScoreTerm (ScoreBias, SoftCap, Alibi, ScoreMod, Sinks); recebido {value}</translation>
     </message>
 </context>
 <context>
@@ -1435,8 +1612,12 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>Capturas (attnviz.capture)</translation>
     </message>
     <message>
-        <source>Opening {name}…</source>
+        <source>{count} ranks merged</source>
         <extracomment>Asks which array plays which role: (roles, head, layer), or None when the user cancelled. A file still opening after this long gets the busy indicator (a quick one would only flash it).</extracomment>
+        <translation>{count} ranks unidos</translation>
+    </message>
+    <message>
+        <source>Opening {name}…</source>
         <translation>Abrindo {name}…</translation>
     </message>
     <message>
@@ -2037,7 +2218,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>cannot be written: two calls are named &apos;{name}&apos; (call names must be unique)</source>
-        <extracomment>The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. JSON has no infinity: a fidelity that is infinite (NaN in the model&apos;s output where attnviz has a number, or the reverse) is written as this string.</extracomment>
+        <extracomment>The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. A call&apos;s score-term arrays are named &quot;term_0&quot;, &quot;term_1&quot;... after their place in its &quot;terms&quot;. Version 2 adds these to a call and to the header. JSON has no infinity: a fidelity that is infinite (NaN in the model&apos;s output where attnviz has a number, or the reverse) is written as this string.</extracomment>
         <translation>não pode ser gravado: duas chamadas têm o nome &apos;{name}&apos; (os nomes das chamadas devem ser únicos)</translation>
     </message>
     <message>
@@ -2142,6 +2323,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>não tem lista de arrays para a chamada &apos;{name}&apos;</translation>
     </message>
     <message>
+        <source>has no array &apos;{array}&apos; for a score term of call &apos;{name}&apos;</source>
+        <translation>não tem o array &apos;{array}&apos; para um termo de escore da chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
         <source>has an unknown array &apos;{array}&apos; in call &apos;{name}&apos;</source>
         <translation>tem um array desconhecido &apos;{array}&apos; na chamada &apos;{name}&apos;</translation>
     </message>
@@ -2152,6 +2337,38 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>has an invalid &apos;{key}&apos; in call &apos;{name}&apos;</source>
         <translation>tem um &apos;{key}&apos; inválido na chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has an invalid &apos;terms&apos; in call &apos;{name}&apos;</source>
+        <translation>tem um &apos;terms&apos; inválido na chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has an invalid &apos;path&apos; in call &apos;{name}&apos;</source>
+        <translation>tem um &apos;path&apos; inválido na chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has an invalid &apos;tokens&apos; in call &apos;{name}&apos;</source>
+        <translation>tem um &apos;tokens&apos; inválido na chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
+        <source>has damaged token_sets (a list of token tables is needed)</source>
+        <translation>tem token_sets danificados (é preciso uma lista de tabelas de tokens)</translation>
+    </message>
+    <message>
+        <source>names token table {index}, which it does not have</source>
+        <translation>cita a tabela de tokens {index}, que não tem</translation>
+    </message>
+    <message>
+        <source>has an invalid &apos;shard&apos; (rank, world_size, sharding)</source>
+        <translation>tem um &apos;shard&apos; inválido (rank, world_size, sharding)</translation>
+    </message>
+    <message>
+        <source>has a score term &apos;{term}&apos; of shape {shape} in call &apos;{name}&apos;, which its attention of shape {target} cannot take</source>
+        <translation>tem um termo de escore &apos;{term}&apos; de forma {shape} na chamada &apos;{name}&apos;, que sua atenção de forma {target} não aceita</translation>
+    </message>
+    <message>
+        <source>has sinks of shape {shape} in call &apos;{name}&apos;: one per head ({heads})</source>
+        <translation>tem sumidouros de forma {shape} na chamada &apos;{name}&apos;: um por cabeça ({heads})</translation>
     </message>
     <message>
         <source>has a mask {role} of shape {shape} and dtype {dtype} in call &apos;{name}&apos;, which its attention of shape {target} cannot take</source>
@@ -2916,6 +3133,14 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <source>one colour scale for every head</source>
         <translation>uma só escala de cores para todas as cabeças</translation>
     </message>
+    <message>
+        <source>Restore head {h}</source>
+        <translation>Restaurar a cabeça {h}</translation>
+    </message>
+    <message>
+        <source>Ablate head {h}</source>
+        <translation>Remover a cabeça {h}</translation>
+    </message>
 </context>
 <context>
     <name>Heatmap</name>
@@ -3127,6 +3352,179 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>Valid lengths are off: pick 1-D or 2-D under Attention &gt; Valid lengths</source>
         <translation>Os comprimentos válidos estão desligados: escolha 1-D ou 2-D em Atenção &gt; Comprimentos válidos</translation>
+    </message>
+</context>
+<context>
+    <name>Intervene</name>
+    <message>
+        <source>edits: a {type} is no MaskEdit, AblateHead or ReplaceWeights</source>
+        <extracomment>(batch, positions) KL(before || after) of the next-token distribution; None for a model whose output has no ``logits``. (ids, probabilities), each (batch, positions, k): the most likely next tokens.</extracomment>
+        <translation>edits: um {type} não é MaskEdit, AblateHead nem ReplaceWeights</translation>
+    </message>
+    <message>
+        <source>{name} did not run again: its edits were not applied</source>
+        <translation>{name} não foi executada de novo: suas edições não foram aplicadas</translation>
+    </message>
+    <message>
+        <source>the model returned a {type}, which holds no tensor to compare</source>
+        <translation>o modelo devolveu um {type}, que não contém tensor para comparar</translation>
+    </message>
+    <message>
+        <source>edits: call {call} is not a call of this run ({count} calls: {first}...)</source>
+        <translation>edits: a chamada {call} não é uma chamada desta execução ({count} chamadas: {first}...)</translation>
+    </message>
+    <message>
+        <source>edits: cell {cell} is outside call {call} (batch, heads, queries, keys) {shape}</source>
+        <translation>edits: a célula {cell} está fora da chamada {call} (lote, cabeças, consultas, chaves) {shape}</translation>
+    </message>
+    <message>
+        <source>edits: head {head} (batch {batch}) is not in call {call} {shape}</source>
+        <translation>edits: a cabeça {head} (lote {batch}) não está na chamada {call} {shape}</translation>
+    </message>
+    <message>
+        <source>edits: {shape} does not fit call {call} (batch, heads, queries, keys) {call_shape}</source>
+        <translation>edits: {shape} não cabe na chamada {call} (lote, cabeças, consultas, chaves) {call_shape}</translation>
+    </message>
+    <message>
+        <source>edits: call {call} ran with queries {shape} this time: not edited</source>
+        <translation>edits: a chamada {call} rodou desta vez com consultas {shape}: não editada</translation>
+    </message>
+</context>
+<context>
+    <name>Invariance</name>
+    <message>
+        <source>--checks {value}: expected some of {known}</source>
+        <extracomment>The console script ``attnviz-check`` (its arguments are the process&apos;s).</extracomment>
+        <translation>--checks {value}: esperados alguns de {known}</translation>
+    </message>
+    <message>
+        <source>--tol {value}: expected a number &gt;= 0, e.g. 1e-4</source>
+        <translation>--tol {value}: esperado um número &gt;= 0, p. ex. 1e-4</translation>
+    </message>
+    <message>
+        <source>{errors}, {warnings} from {checks}</source>
+        <translation>{errors}, {warnings} de {checks}</translation>
+    </message>
+    <message>
+        <source>{target}: expected MODULE:FACTORY, e.g. mypackage.models:tiny_llama</source>
+        <translation>{target}: esperado MÓDULO:FÁBRICA, p. ex. mypackage.models:tiny_llama</translation>
+    </message>
+    <message>
+        <source>{module} cannot be imported: {error}</source>
+        <translation>{module} não pode ser importado: {error}</translation>
+    </message>
+    <message>
+        <source>{module} has no function {name}</source>
+        <translation>{module} não tem a função {name}</translation>
+    </message>
+    <message>
+        <source>{target} raised {error}</source>
+        <translation>{target} levantou {error}</translation>
+    </message>
+    <message>
+        <source>{target} must return (model, inputs), inputs a dict; it returned {type}</source>
+        <translation>{target} deve devolver (model, inputs), inputs um dict; devolveu {type}</translation>
+    </message>
+    <message>
+        <source>the model&apos;s output</source>
+        <extracomment>float32 runs of one model on other batch shapes, kernels or cache layouts agree to ~1e-6.</extracomment>
+        <translation>a saída do modelo</translation>
+    </message>
+    <message>
+        <source>positions {list}</source>
+        <translation>posições {list}</translation>
+    </message>
+    <message>
+        <source>checks: {given} is not among {known}</source>
+        <translation>checks: {given} não está entre {known}</translation>
+    </message>
+    <message>
+        <source>inputs must be the model&apos;s keyword arguments (a dict, a tokenizer&apos;s batch)</source>
+        <translation>inputs devem ser os argumentos nomeados do modelo (um dict, o lote de um tokenizador)</translation>
+    </message>
+    <message>
+        <source>padding: not checked (the model takes no attention_mask, or the inputs no input_ids)</source>
+        <translation>padding: não verificado (o modelo não recebe attention_mask, ou as entradas não têm input_ids)</translation>
+    </message>
+    <message>
+        <source>left padding changes these sequences: their positions were not adjusted (a left-padded row&apos;s first real token is at position {first}, alone at 0); pass position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0), as generate() does</source>
+        <translation>o preenchimento à esquerda muda estas sequências: suas posições não foram ajustadas (o primeiro token real de uma linha preenchida à esquerda está na posição {first}, sozinho na 0); passe position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0), como generate() faz</translation>
+    </message>
+    <message>
+        <source>the padding is not masked here: real tokens attend to the {side} padding; pass the attention_mask to this call (a mask lost, inverted or built for the other side)</source>
+        <translation>o preenchimento não é mascarado aqui: tokens reais atendem ao preenchimento ({side}); passe a attention_mask para esta chamada (uma máscara perdida, invertida ou construída para o outro lado)</translation>
+    </message>
+    <message>
+        <source>these sequences attend differently when padded on the {side} than alone: the mask or the positions depend on the padding; compare this call&apos;s mask in both runs (attnviz.compare)</source>
+        <translation>estas sequências atendem de outro modo quando preenchidas ({side}) do que sozinhas: a máscara ou as posições dependem do preenchimento; compare a máscara desta chamada nas duas execuções (attnviz.compare)</translation>
+    </message>
+    <message>
+        <source>kv_cache: not checked (the model takes no past_key_values, or no token ids to step)</source>
+        <translation>kv_cache: não verificado (o modelo não recebe past_key_values, ou não há ids de tokens para avançar)</translation>
+    </message>
+    <message>
+        <source>kv_cache: not checked (fewer than 4 tokens to step through)</source>
+        <translation>kv_cache: não verificado (menos de 4 tokens para avançar)</translation>
+    </message>
+    <message>
+        <source>kv_cache: not checked (the model returned no cache)</source>
+        <translation>kv_cache: não verificado (o modelo não devolveu cache)</translation>
+    </message>
+    <message>
+        <source>a cached step of {tokens} token(s) differs from the full forward: is_causal=True aligns the causal mask top-left when the {queries} queries are fewer than the {keys} keys (SDPA), so the new tokens cannot see the cached past; pass a mask aligned bottom-right instead</source>
+        <translation>um passo com cache de {tokens} token(s) difere do forward completo: is_causal=True alinha a máscara causal no canto superior esquerdo quando as {queries} consultas são menos que as {keys} chaves (SDPA), e os novos tokens não veem o passado em cache; passe em vez disso uma máscara alinhada no canto inferior direito</translation>
+    </message>
+    <message>
+        <source>a cached step of {tokens} token(s) attends differently from the full forward: its mask hides cached keys or shows later ones; build the step&apos;s mask over the cache&apos;s length, aligned bottom-right</source>
+        <translation>um passo com cache de {tokens} token(s) atende de outro modo que o forward completo: sua máscara esconde chaves em cache ou mostra chaves posteriores; construa a máscara do passo sobre o comprimento do cache, alinhada no canto inferior direito</translation>
+    </message>
+    <message>
+        <source>a cached step of {tokens} token(s) gives another output than the full forward, though every attention call agrees: look at the positions (cache_position, position_ids) of the step</source>
+        <translation>um passo com cache de {tokens} token(s) dá outra saída que o forward completo, embora todas as chamadas de atenção concordem: veja as posições (cache_position, position_ids) do passo</translation>
+    </message>
+    <message>
+        <source>implementations: not checked (not a transformers model with attention implementations)</source>
+        <translation>implementations: não verificado (não é um modelo do transformers com implementações de atenção)</translation>
+    </message>
+    <message>
+        <source>implementations: not checked (the model offers one only)</source>
+        <translation>implementations: não verificado (o modelo oferece só uma)</translation>
+    </message>
+    <message>
+        <source>eager attention and SDPA disagree here: each path builds its own mask; compare this call&apos;s mask in both (attnviz.compare)</source>
+        <translation>a atenção eager e o SDPA discordam aqui: cada caminho constrói sua própria máscara; compare a máscara desta chamada nos dois (attnviz.compare)</translation>
+    </message>
+    <message>
+        <source>the eager path lets queries see later keys that SDPA hides: its causal mask is missing (build the causal mask for every implementation, also when weights are asked for)</source>
+        <translation>o caminho eager deixa as consultas verem chaves posteriores que o SDPA esconde: falta a sua máscara causal (construa a máscara causal para toda implementação, também quando os pesos são pedidos)</translation>
+    </message>
+    <message>
+        <source>the eager path lets queries see keys that SDPA hides (padding or a window): its mask lost a part</source>
+        <translation>o caminho eager deixa as consultas verem chaves que o SDPA esconde (preenchimento ou uma janela): sua máscara perdeu uma parte</translation>
+    </message>
+    <message>
+        <source>dtypes: {name} is not a floating dtype</source>
+        <translation>dtypes: {name} não é um dtype de ponto flutuante</translation>
+    </message>
+    <message>
+        <source>the model does not run in {dtype}: {error}</source>
+        <translation>o modelo não roda em {dtype}: {error}</translation>
+    </message>
+    <message>
+        <source>these rows go NaN in {dtype} and not in float32: the mask&apos;s fill {value:.3g} overflows to -inf in {dtype}, so a row with every key masked (padding) is NaN, and reaches real tokens through the values; fill with torch.finfo(scores.dtype).min</source>
+        <translation>estas linhas viram NaN em {dtype} e não em float32: o preenchimento {value:.3g} da máscara transborda para -inf em {dtype}, então uma linha com todas as chaves mascaradas (preenchimento) é NaN e chega aos tokens reais pelos valores; preencha com torch.finfo(scores.dtype).min</translation>
+    </message>
+    <message>
+        <source>these rows go NaN in {dtype} and not in float32, inside the attention code: its output is NaN where attnviz&apos;s recomputation of the same queries, keys, values and mask is finite, so a fill or bias of its own overflows {dtype} (-1e9 and finfo(float32).min are -inf there, and 0 * -inf is NaN); fill with torch.finfo(scores.dtype).min</source>
+        <translation>estas linhas viram NaN em {dtype} e não em float32, dentro do código de atenção: sua saída é NaN onde o recálculo do attnviz com as mesmas consultas, chaves, valores e máscara é finito, então um preenchimento ou viés próprio transborda {dtype} (-1e9 e finfo(float32).min são -inf ali, e 0 * -inf é NaN); preencha com torch.finfo(scores.dtype).min</translation>
+    </message>
+    <message>
+        <source>these rows are NaN or infinite in {dtype} and finite in float32: a score, a fill or a sum overflows {dtype} (largest {largest:.3g}); compute the scores and softmax in float32</source>
+        <translation>estas linhas são NaN ou infinitas em {dtype} e finitas em float32: um escore, um preenchimento ou uma soma transborda {dtype} (maior {largest:.3g}); calcule os escores e o softmax em float32</translation>
+    </message>
+    <message>
+        <source>the output is NaN or infinite in {dtype} and finite in float32, though every attention call is finite: an overflow outside attention</source>
+        <translation>a saída é NaN ou infinita em {dtype} e finita em float32, embora todas as chamadas de atenção sejam finitas: um transbordamento fora da atenção</translation>
     </message>
 </context>
 <context>
@@ -4040,6 +4438,73 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
 </context>
 <context>
+    <name>Merge</name>
+    <message>
+        <source>cannot merge the ranks: {problem}</source>
+        <translation>não é possível unir os ranks: {problem}</translation>
+    </message>
+    <message>
+        <source>give the capture of every rank (at least two)</source>
+        <translation>dê a captura de cada rank (pelo menos duas)</translation>
+    </message>
+    <message>
+        <source>capture {index} names no rank (it was not recorded under torch.distributed)</source>
+        <translation>a captura {index} não indica rank (não foi registrada sob torch.distributed)</translation>
+    </message>
+    <message>
+        <source>the captures come from worlds of {sizes} ranks</source>
+        <translation>as capturas vêm de mundos de {sizes} ranks</translation>
+    </message>
+    <message>
+        <source>the ranks given are {ranks}; a world of {size} needs each of 0 to {last} once</source>
+        <translation>os ranks dados são {ranks}; um mundo de {size} precisa de cada um de 0 a {last} uma vez</translation>
+    </message>
+    <message>
+        <source>the captures do not say what the ranks hold (data or heads), or say different things: pass sharding=&apos;data&apos; or &apos;heads&apos;</source>
+        <translation>as capturas não dizem o que os ranks contêm (dados ou cabeças), ou dizem coisas diferentes: passe sharding=&apos;data&apos; ou &apos;heads&apos;</translation>
+    </message>
+    <message>
+        <source>rank {rank} recorded other calls than rank 0 ({theirs} against {ours})</source>
+        <translation>o rank {rank} registrou outras chamadas que o rank 0 ({theirs} contra {ours})</translation>
+    </message>
+    <message>
+        <source>call &apos;{name}&apos; has shapes {shapes} on the ranks: they differ beyond the {what}</source>
+        <translation>a chamada &apos;{name}&apos; tem formas {shapes} nos ranks: diferem além de {what}</translation>
+    </message>
+    <message>
+        <source>batch</source>
+        <translation>lote</translation>
+    </message>
+    <message>
+        <source>heads</source>
+        <translation>cabeças</translation>
+    </message>
+    <message>
+        <source>call &apos;{name}&apos; was recorded differently on the ranks</source>
+        <translation>a chamada &apos;{name}&apos; foi registrada de modo diferente nos ranks</translation>
+    </message>
+    <message>
+        <source>call &apos;{name}&apos; is causal on some ranks only</source>
+        <translation>a chamada &apos;{name}&apos; é causal só em alguns ranks</translation>
+    </message>
+    <message>
+        <source>call &apos;{name}&apos; has other score terms on the ranks</source>
+        <translation>a chamada &apos;{name}&apos; tem outros termos de escore nos ranks</translation>
+    </message>
+    <message>
+        <source>call &apos;{name}&apos; has {what} on some ranks only</source>
+        <translation>a chamada &apos;{name}&apos; tem {what} só em alguns ranks</translation>
+    </message>
+    <message>
+        <source>the {what} of call &apos;{name}&apos; do not line up: {error}</source>
+        <translation>{what} da chamada &apos;{name}&apos; não se alinham: {error}</translation>
+    </message>
+    <message>
+        <source>the {what} of call &apos;{name}&apos; differs between ranks where it must be shared</source>
+        <translation>{what} da chamada &apos;{name}&apos; difere entre ranks onde deve ser compartilhado</translation>
+    </message>
+</context>
+<context>
     <name>Messages</name>
     <message>
         <source>and {n} more</source>
@@ -4194,12 +4659,16 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <name>ModelRun</name>
     <message>
         <source>{call}: queries, keys and values come together (only {given} found)</source>
-        <extracomment>The arguments a mask can come through, in the order the engine combines them. Where a run came from; &quot;book&quot;: the book&apos;s 3-D inputs (typed, filled, a preset, a tensor file without heads), one call of one head whose queries and keys may differ in size (additive scoring takes any d_q and d_k; the engine refuses a dot product of different sizes). The values of a causal flag other than off (``MaskArguments.causal``). Where the causal mask lines up when there are fewer queries than keys: &quot;top_left&quot; (SDPA&apos;s is_causal) or &quot;bottom_right&quot; (the last query sees the last key: a KV-cache step, as Hugging Face&apos;s causal masks do). The same whenever L_q = L_k.</extracomment>
+        <extracomment>The arguments a mask can come through, in the order the engine combines them. Where a run came from; &quot;book&quot;: the book&apos;s 3-D inputs (typed, filled, a preset, a tensor file without heads), one call of one head whose queries and keys may differ in size (additive scoring takes any d_q and d_k; the engine refuses a dot product of different sizes). The values of a causal flag other than off (``MaskArguments.causal``). Where the causal mask lines up when there are fewer queries than keys: &quot;top_left&quot; (SDPA&apos;s is_causal) or &quot;bottom_right&quot; (the last query sees the last key: a KV-cache step, as Hugging Face&apos;s causal masks do). The same whenever L_q = L_k. A FlexAttention block mask&apos;s ``mask_mod(b, h, q_idx, kv_idx)`` (True = attend), combined with the other arguments; a live function, kept while the program runs (a file keeps it as the boolean ``attn_mask`` it evaluates to). The kinds of score term a call records, in the engine&apos;s words (``attnviz.engine.score_terms``): a finite bias added to the scaled scores, tanh soft-capping, a FlexAttention ``score_mod``.</extracomment>
         <translation>{call}: consultas, chaves e valores vêm juntos (só foi encontrado: {given})</translation>
     </message>
     <message>
         <source>{call}: neither queries, keys and values nor attention weights</source>
         <translation>{call}: nem consultas, chaves e valores, nem pesos de atenção</translation>
+    </message>
+    <message>
+        <source>{call}: {name} have shape {shape}; the call needs ({batch}, {length})</source>
+        <translation>{call}: {name} têm forma {shape}; a chamada precisa de ({batch}, {length})</translation>
     </message>
     <message>
         <source>{call}: {name} must be (batch, heads, length, size), got shape {shape}</source>
@@ -4211,12 +4680,8 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>a model run needs at least one attention call</source>
-        <extracomment>A call of recorded weights only has no tensors: its head views show zeros of one column (read-only, no memory), so every view can still read the shapes (B, L_q, L_k).</extracomment>
+        <extracomment>A call of recorded weights only has no tensors: its head views show zeros of one column (read-only, no memory), so every view can still read the shapes (B, L_q, L_k). The rank&apos;s place when the run was recorded under torch.distributed (None: one process).</extracomment>
         <translation>uma execução de modelo precisa de ao menos uma chamada de atenção</translation>
-    </message>
-    <message>
-        <source>the calls disagree on the batch size: {sizes}</source>
-        <translation>as chamadas não concordam no tamanho do lote: {sizes}</translation>
     </message>
     <message>
         <source>{name} have shape {shape}; the tensors need ({batch}, {length})</source>
@@ -4555,6 +5020,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>sem comprimentos válidos nem máscara causal: toda chave pode receber atenção</translation>
     </message>
     <message>
+        <source>2b · Scores with the score terms</source>
+        <translation>2b · Escores com os termos de escore</translation>
+    </message>
+    <message>
         <source>valid lengths {lengths}</source>
         <translation>comprimentos válidos {lengths}</translation>
     </message>
@@ -4605,6 +5074,26 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>weights × values: one row of length d_v = {d_v} per query</source>
         <translation>pesos × valores: uma linha de comprimento d_v = {d_v} por consulta</translation>
+    </message>
+    <message>
+        <source>sinks (a logit per head in the softmax)</source>
+        <translation>sumidouros (um logit por cabeça no softmax)</translation>
+    </message>
+    <message>
+        <source>the call&apos;s score terms, in order: {terms}</source>
+        <translation>os termos de escore da chamada, em ordem: {terms}</translation>
+    </message>
+    <message>
+        <source>soft cap {cap} (cap · tanh(s / cap))</source>
+        <translation>limite suave {cap} (cap · tanh(s / cap))</translation>
+    </message>
+    <message>
+        <source>FlexAttention score_mod</source>
+        <translation>score_mod do FlexAttention</translation>
+    </message>
+    <message>
+        <source>{name} added</source>
+        <translation>{name} somado</translation>
     </message>
     <message>
         <source>{scoring} scoring · mask {mask_mode} · {dtype} · batch element {b} of {n}</source>
@@ -4876,6 +5365,135 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>batch {b}</source>
         <translation>lote {b}</translation>
+    </message>
+</context>
+<context>
+    <name>RunCompare</name>
+    <message>
+        <source>Compare runs: where two runs differ</source>
+        <extracomment>The object name (QSettings keeps open tabs by it: never rename it).</extracomment>
+        <translation>Comparar execuções: onde duas execuções diferem</translation>
+    </message>
+    <message>
+        <source>Compare &amp;runs</source>
+        <translation>Comparar &amp;execuções</translation>
+    </message>
+    <message>
+        <source>Two runs of a model call by call: a layers × heads map of their differences, a head&apos;s maps and their difference; with a live model, what an edited mask or an ablated head changes in the output</source>
+        <translation>Duas execuções de um modelo, chamada por chamada: um mapa camadas × cabeças das suas diferenças, os mapas de uma cabeça e sua diferença; com um modelo vivo, o que uma máscara editada ou uma cabeça removida muda na saída</translation>
+    </message>
+    <message>
+        <source>Flip a mask cell</source>
+        <extracomment>(Intervention, Comparison of the captured run with the edited one), or an error text.</extracomment>
+        <translation>Inverter uma célula da máscara</translation>
+    </message>
+    <message>
+        <source>Restore head {h} of call {c}</source>
+        <translation>Restaurar a cabeça {h} da chamada {c}</translation>
+    </message>
+    <message>
+        <source>Ablate head {h} of call {c}</source>
+        <translation>Remover a cabeça {h} da chamada {c}</translation>
+    </message>
+    <message>
+        <source>A</source>
+        <translation>A</translation>
+    </message>
+    <message>
+        <source>B</source>
+        <translation>B</translation>
+    </message>
+    <message>
+        <source>Compare with a capture</source>
+        <translation>Comparar com uma captura</translation>
+    </message>
+    <message>
+        <source>Captures (*.attnviz-capture);;All files (*)</source>
+        <translation>Capturas (*.attnviz-capture);;Todos os arquivos (*)</translation>
+    </message>
+    <message>
+        <source>Comparing with {name}…</source>
+        <translation>Comparando com {name}…</translation>
+    </message>
+    <message>
+        <source>on show</source>
+        <translation>em exibição</translation>
+    </message>
+    <message>
+        <source>file</source>
+        <translation>arquivo</translation>
+    </message>
+    <message>
+        <source>captured</source>
+        <translation>capturada</translation>
+    </message>
+    <message>
+        <source>edited</source>
+        <translation>editada</translation>
+    </message>
+    <message>
+        <source>Compare with…</source>
+        <translation>Comparar com…</translation>
+    </message>
+    <message>
+        <source>With a live model: click a cell to flip that mask cell and run the model again</source>
+        <translation>Com um modelo vivo: clique numa célula para inverter essa célula da máscara e executar o modelo de novo</translation>
+    </message>
+    <message>
+        <source>call {index} ({call}), head {h}: weights differ by up to {value}; click to show it</source>
+        <translation>chamada {index} ({call}), cabeça {h}: os pesos diferem em até {value}; clique para mostrá-la</translation>
+    </message>
+    <message>
+        <source>largest difference, up to {value}</source>
+        <translation>maior diferença, até {value}</translation>
+    </message>
+    <message>
+        <source>difference, up to {value}</source>
+        <translation>diferença, até {value}</translation>
+    </message>
+    <message>
+        <source>Call {index} ({name}), head {h}, batch {b}: {a}, {b_run} and |{b_run} − {a}|</source>
+        <translation>Chamada {index} ({name}), cabeça {h}, lote {b}: {a}, {b_run} e |{b_run} − {a}|</translation>
+    </message>
+    <message>
+        <source>Differ most: {calls}</source>
+        <translation>Diferem mais: {calls}</translation>
+    </message>
+    <message>
+        <source>The model&apos;s output changed by up to {value}</source>
+        <translation>A saída do modelo mudou em até {value}</translation>
+    </message>
+    <message>
+        <source>(no edits: the captured run)</source>
+        <translation>(sem edições: a execução capturada)</translation>
+    </message>
+    <message>
+        <source>KL per position, batch {b}: {values}</source>
+        <translation>KL por posição, lote {b}: {values}</translation>
+    </message>
+    <message>
+        <source>position {p}: next tokens {before} → {after}</source>
+        <translation>posição {p}: próximos tokens {before} → {after}</translation>
+    </message>
+    <message>
+        <source>No comparison yet: File › Compare with… a capture, or attnviz.show(model=model, inputs=inputs)</source>
+        <translation>Nenhuma comparação ainda: Arquivo › Comparar com… uma captura, ou attnviz.show(model=model, inputs=inputs)</translation>
+    </message>
+    <message>
+        <source>{a} vs {b}: {n} calls, largest weight difference {w}, heads&apos; output difference {o}</source>
+        <translation>{a} vs {b}: {n} chamadas, maior diferença de pesos {w}, diferença da saída das cabeças {o}</translation>
+    </message>
+    <message>
+        <source>{n} calls unmatched</source>
+        <translation>{n} chamadas sem par</translation>
+    </message>
+    <message>
+        <source>Compare &amp;with…</source>
+        <translation>Comparar &amp;com…</translation>
+    </message>
+    <message>
+        <source>Compare the run on show with a capture file, call by call</source>
+        <translation>Comparar a execução em exibição com um arquivo de captura, chamada por chamada</translation>
     </message>
 </context>
 <context>
