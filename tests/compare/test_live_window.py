@@ -87,3 +87,13 @@ def test_compare_with_a_capture_file(qtbot, tmp_path):
     assert view.comparison.max_weight_diff > 0.1
     assert "file" in view.title.text() and "2 calls" in view.title.text()
     assert np.isfinite(view.comparison.calls[0].weights).all()
+
+
+def test_file_compare_with_sits_above_quit(qtbot):
+    from attnviz.ui.app.main_window import MainWindow
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    texts = [a.text() for a in window.menu("file").actions()]
+    assert texts[-1] == "&Quit" and texts.index("&Save") < texts.index("Compare &with…") < texts.index("&Quit")
+    window.close()

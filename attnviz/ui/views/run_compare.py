@@ -526,8 +526,15 @@ def install_run_compare(session: AppSession, host: Host) -> ToolPanel:
     add_action = getattr(host, "add_action", None)
     text = QT_TRANSLATE_NOOP("RunCompare", "Compare &with…")
     tip = QT_TRANSLATE_NOOP("RunCompare", "Compare the run on show with a capture file, call by call")
-    if add_action is not None:
+    menu = host.menu("file")
+    # Above the separator before Quit (Quit stays last), below Open, Save and Export.
+    anchor = next((a for a in reversed(menu.actions()) if a.isSeparator()), None)
+    action = (
         add_action("file", text, compare_with, tip=tip)
-    else:
-        host.menu("file").addAction(tr_text(text), compare_with)
+        if add_action is not None
+        else menu.addAction(tr_text(text), compare_with)
+    )
+    if anchor is not None:
+        menu.removeAction(action)
+        menu.insertAction(anchor, action)
     return panel
