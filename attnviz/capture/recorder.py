@@ -543,6 +543,16 @@ class Capture:
                 kpm = mask[:, -n_k:] == 0
             else:
                 attn_mask = mask[..., :n_k] if mask.shape[-1] > n_k else mask  # as the eager functions slice it
+                if implementation == "eager" and attn_mask.dtype == torch.bool:
+                    # Eager functions add the mask to the scores: a boolean one adds 1 where it
+                    # says True and masks nothing (a 4-D boolean mask passed through, as
+                    # Grounding DINO's text backbone gets one). Recorded as what was added.
+                    attn_mask = attn_mask.to(q.dtype)
+                    notes.append(
+                        QT_TRANSLATE_NOOP(
+                            "Capture", "a boolean mask added to the scores as 0 and 1 by the eager function"
+                        )
+                    )
         bias = a.get("position_bias")
         if isinstance(bias, torch.Tensor):
             terms.append(Term("bias", "position_bias", values=shaping.copy(bias[..., :n_k])))

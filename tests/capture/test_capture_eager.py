@@ -163,3 +163,24 @@ def test_the_sdpa_path_of_the_same_models_is_recorded_with_its_path(transformers
         assert [c.path.implementation for c in cap.calls] == ["sdpa", "sdpa"]
         assert all("sdpa_attention_forward" in c.path.function for c in cap.calls)
         assert all(c.fidelity <= ATOL for c in cap.calls)
+
+
+def test_a_boolean_mask_an_eager_function_adds_is_recorded_as_added(transformers):
+    """A 4-D boolean mask passed through to an eager function (as Grounding DINO gives its BERT
+    text backbone) is added to the scores as 0 and 1, masking nothing: the call records what was
+    added (fidelity exact, where it was 0.2 with the mask read as keep/drop) and the doctor names
+    the bug."""
+    model = build(transformers, "bert")
+    ids = torch.tensor([[5, 17, 33, 8, 21], [12, 7, 30, 0, 0]])
+    keep = torch.tensor([[1] * 5, [1, 1, 1, 0, 0]]).bool()[:, None, None, :].expand(2, 1, 5, 5)
+    tokens = [["a", "b", "c", "d", "e"], ["a", "b", "c", "[PAD]", "[PAD]"]]
+    with torch.no_grad(), attnviz.capture(model, tokens=tokens) as cap:
+        reference = model(input_ids=ids, attention_mask=keep, output_attentions=True)
+    assert len(cap.calls) == 2
+    for call, theirs in zip(cap.calls, reference.attentions):
+        assert call.attn_mask is not None and call.attn_mask.dtype == torch.float32
+        assert call.fidelity is not None and call.fidelity <= ATOL
+        assert "0 and 1" in call.note
+        torch.testing.assert_close(call.weights(), theirs, atol=ATOL, rtol=0)
+    errors = [f for f in diagnose_run(cap.to_run()) if f.severity == "error"]
+    assert len(errors) == 2 and all("masks nothing" in f.message for f in errors)
