@@ -143,6 +143,10 @@
         <translation>um passo de decodificação GQA que o transformers executou com as cabeças de consulta dobradas no eixo das consultas: mostrado desdobrado, uma consulta por cabeça</translation>
     </message>
     <message>
+        <source>a boolean mask added to the scores as 0 and 1 by the eager function</source>
+        <translation>uma máscara booleana somada aos escores como 0 e 1 pela função eager</translation>
+    </message>
+    <message>
         <source>sliding window of {window} keys (in the mask the model built)</source>
         <translation>janela deslizante de {window} chaves (na máscara que o modelo construiu)</translation>
     </message>
