@@ -97,3 +97,19 @@ def test_file_compare_with_sits_above_quit(qtbot):
     texts = [a.text() for a in window.menu("file").actions()]
     assert texts[-1] == "&Quit" and texts.index("&Save") < texts.index("Compare &with…") < texts.index("&Quit")
     window.close()
+
+
+def test_a_rerun_can_be_cancelled_and_the_last_result_stays(qtbot):
+    window, view, controller = _live_window(qtbot, llama(), batch())
+    shown, first = view.shown_count, view.intervention
+    controller.toggle_ablation(0, 1)
+    assert controller.running and view.cancel_button.isVisibleTo(view)
+    view.cancel_button.click()
+    assert not controller.running and not view.cancel_button.isVisibleTo(view)
+    assert "Cancelled" in view.message.text()
+    qtbot.wait(1500)  # the forward that was running ends unseen
+    assert view.shown_count == shown and view.intervention is first
+    # The next change runs again, with the ablation still on (cancelling drops a run, not an edit).
+    controller.rerun()
+    qtbot.waitUntil(lambda: view.shown_count > shown, timeout=30000)
+    assert not view.intervention.identical and controller.ablations == {(0, 1)}

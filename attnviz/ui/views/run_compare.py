@@ -72,9 +72,12 @@ class _Jobs(QObject):
     one waiting, and a result is delivered only if no job was submitted after it)."""
 
     finished = Signal(int, object, str)  # generation, result, error
+    _done = Signal(int, object, str)  # from the worker, queued to the GUI thread
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        # Checked again on the GUI thread: a result queued before a cancel or a newer job is dropped.
+        self._done.connect(self._deliver)
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnviz-compare")
         self._lock = threading.Lock()
         self.generation = 0
@@ -99,6 +102,10 @@ class _Jobs(QObject):
         except Exception as exc:  # noqa: BLE001 - shown in the view, never a traceback
             result, error = None, f"{type(exc).__name__}: {exc}"
         if generation == self.generation:
+            self._done.emit(generation, result, error)
+
+    def _deliver(self, generation: int, result: Any, error: str) -> None:
+        if generation == self.generation:
             self.finished.emit(generation, result, error)
 
     def shutdown(self) -> None:
@@ -114,6 +121,7 @@ class LiveController(QObject):
     resultReady = Signal(object, object)
     failed = Signal(str)
     started = Signal()
+    cancelled = Signal()
 
     def __init__(self, session: AppSession, live: Any) -> None:
         super().__init__(session)
@@ -121,6 +129,8 @@ class LiveController(QObject):
         self.live = live
         self.ablations: set[tuple[int, int]] = set()
         self.latest: tuple[Any, Any] | None = None
+        #: A re-run asked for and not shown yet (running, or waiting for the one running).
+        self.running = False
         self._jobs = _Jobs(self)
         self._jobs.finished.connect(self._finished)
         session.documentChanged.connect(lambda _edit: self.rerun())
@@ -154,10 +164,20 @@ class LiveController(QObject):
         if len(run.calls) != len(live.run.calls):  # another run is on show: not this model's
             return
         edits = live.edits_for(run, self.ablations)
+        self.running = True
         self.started.emit()
         self._jobs.submit(lambda: _rerun(live, edits))
 
+    def cancel(self) -> None:
+        """Drop the re-run asked for: its result is not shown (a forward already running ends
+        on the worker, unseen); the view keeps the last result."""
+        if self.running:
+            self._jobs.cancel()
+            self.running = False
+            self.cancelled.emit()
+
     def _finished(self, generation: int, result: Any, error: str) -> None:
+        self.running = False
         if error:
             self.failed.emit(error)
             return
@@ -239,6 +259,10 @@ class RunCompareView(SessionView):
         header = QHBoxLayout()
         self.title = bold_label()
         header.addWidget(self.title, 1)
+        self.cancel_button = QPushButton()
+        self.cancel_button.setVisible(False)
+        self.cancel_button.clicked.connect(self._cancel)
+        header.addWidget(self.cancel_button)
         self.open_button = QPushButton()
         self.open_button.clicked.connect(self.choose_file)
         header.addWidget(self.open_button)
@@ -285,6 +309,8 @@ class RunCompareView(SessionView):
         """Show the live model's re-runs."""
         controller.resultReady.connect(self.show_intervention)
         controller.failed.connect(self._failed)
+        controller.started.connect(self._running)
+        controller.cancelled.connect(self._stopped)
         if controller.latest is not None:
             self.show_intervention(*controller.latest)
         else:
@@ -331,12 +357,27 @@ class RunCompareView(SessionView):
     def set_comparison(self, comparison: Any) -> None:
         self.comparison = comparison
         self._weights.clear()
+        self.cancel_button.setVisible(False)
         self._show_message(None)
         self.shown_count += 1
         self.request_draw()
 
     def _failed(self, error: str) -> None:
+        self.cancel_button.setVisible(False)
         self._show_message(error, error=True)
+
+    def _running(self) -> None:
+        self.cancel_button.setVisible(True)
+        self._show_message(translate("RunCompare", "Running the model again with the edits…"), error=False)
+
+    def _stopped(self) -> None:
+        self.cancel_button.setVisible(False)
+        self._show_message(translate("RunCompare", "Cancelled: the maps show the last run that finished"), error=False)
+
+    def _cancel(self) -> None:
+        controller = live_controller(self.session)
+        if controller is not None:
+            controller.cancel()
 
     # ------------------------------------------------------------------ choosing and editing
 
@@ -368,6 +409,7 @@ class RunCompareView(SessionView):
 
     def retranslate(self) -> None:
         self.open_button.setText(translate("RunCompare", "Compare with…"))
+        self.cancel_button.setText(translate("RunCompare", "Cancel the re-run"))
         self.open_button.setToolTip(tr_text(SPEC.tip))
         self.map_b.setToolTip(
             translate("RunCompare", "With a live model: click a cell to flip that mask cell and run the model again")
