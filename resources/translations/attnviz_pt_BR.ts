@@ -5388,7 +5388,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Flip a mask cell</source>
-        <extracomment>(Intervention, Comparison of the captured run with the edited one), or an error text.</extracomment>
+        <extracomment>(Intervention, Comparison of the captured run with the edited one), or an error text. A re-run asked for and not shown yet (running, or waiting for the one running).</extracomment>
         <translation>Inverter uma célula da máscara</translation>
     </message>
     <message>
@@ -5436,8 +5436,20 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>editada</translation>
     </message>
     <message>
+        <source>Running the model again with the edits…</source>
+        <translation>Executando o modelo de novo com as edições…</translation>
+    </message>
+    <message>
+        <source>Cancelled: the maps show the last run that finished</source>
+        <translation>Cancelado: os mapas mostram a última execução concluída</translation>
+    </message>
+    <message>
         <source>Compare with…</source>
         <translation>Comparar com…</translation>
+    </message>
+    <message>
+        <source>Cancel the re-run</source>
+        <translation>Cancelar a nova execução</translation>
     </message>
     <message>
         <source>With a live model: click a cell to flip that mask cell and run the model again</source>
