@@ -64,6 +64,12 @@ def build_parser() -> OneLineParser:
         "--dtypes", default="bfloat16,float16", metavar="NAME,...", help="the dtypes of the dtype check"
     )
     parser.add_argument(
+        "--implementations",
+        default="eager,sdpa",
+        metavar="NAME,...",
+        help="the attention implementations compared (add flex_attention where the model has it)",
+    )
+    parser.add_argument(
         "--tol", type=float, default=1e-4, metavar="X", help="largest float32 difference that agrees (default 1e-4)"
     )
     parser.add_argument(
@@ -107,7 +113,15 @@ def _check(args: argparse.Namespace, voice: Voice) -> int:
     from .invariance import check_invariance
 
     try:
-        findings = check_invariance(model, inputs, checks, tol=args.tol, pad_token_id=args.pad_token_id, dtypes=dtypes)
+        findings = check_invariance(
+            model,
+            inputs,
+            checks,
+            tol=args.tol,
+            pad_token_id=args.pad_token_id,
+            dtypes=dtypes,
+            implementations=tuple(part.strip() for part in args.implementations.split(",") if part.strip()),
+        )
     except (TypeError, ValueError) as exc:
         raise CheckError(exception_message(exc), EXIT_USAGE) from exc
     for finding in findings:

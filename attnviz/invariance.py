@@ -16,7 +16,8 @@ then the model's output:
   longest needs). A left-padding difference that adjusted ``position_ids`` removes is named so.
 * ``"kv_cache"``: a full forward against a prefill, a one-token cached step and a several-token
   cached step (``past_key_values``); the steps' rows against the same rows of the full forward.
-* ``"implementations"``: transformers' eager attention against SDPA (``set_attn_implementation``).
+* ``"implementations"``: transformers' eager attention against SDPA (``set_attn_implementation``;
+  ``implementations=`` adds others, such as "flex_attention").
 * ``"dtype"``: float32 against bfloat16 and float16 (a copy of the model): which calls' rows go
   NaN or infinite where float32's are finite, and whether a mask's fill overflows to -inf.
 
@@ -81,11 +82,14 @@ def check_invariance(
     tol: float = DEFAULT_TOLERANCE,
     pad_token_id: int | None = None,
     dtypes: Sequence[str] = ("bfloat16", "float16"),
+    implementations: Sequence[str] = ("eager", "sdpa"),
 ) -> Findings:
     """Run the ``checks`` (see the module's note) on ``model`` with ``inputs`` (its keyword
     arguments: a tokenizer's batch with ``input_ids`` and ``attention_mask``). ``tol``: the largest
     weight or output difference of float32 runs that counts as agreement. ``pad_token_id``: what
-    pads (default: the model config's, else 0)."""
+    pads (default: the model config's, else 0). ``dtypes``: the dtypes compared with float32.
+    ``implementations``: transformers' attention implementations compared with SDPA (add
+    "flex_attention" where the model has it: on the CPU it compiles, tens of seconds)."""
     unknown = [c for c in checks if c not in CHECKS]
     if isinstance(checks, str) or unknown:
         raise ValueError(
@@ -107,6 +111,8 @@ def check_invariance(
     for check in checks:
         if check == "dtype":
             found, note = runner.check_dtype(dtypes)
+        elif check == "implementations":
+            found, note = runner.check_implementations(implementations)
         else:
             method: Callable[[], tuple[list[Finding], str | None]] = getattr(runner, f"check_{check}")
             found, note = method()
@@ -585,7 +591,7 @@ class _Runner:
 
     # ------------------------------------------------------------------------- implementations
 
-    def check_implementations(self) -> tuple[list[Finding], str | None]:
+    def check_implementations(self, implementations: Sequence[str]) -> tuple[list[Finding], str | None]:
         model, config = self.model, self.config
         current = getattr(config, "_attn_implementation", None) if config is not None else None
         if not callable(getattr(model, "set_attn_implementation", None)) or current is None:
@@ -594,7 +600,7 @@ class _Runner:
             )
         runs: dict[str, _Run] = {}
         try:
-            for name in ("eager", "sdpa"):
+            for name in implementations:
                 try:
                     model.set_attn_implementation(name)  # type: ignore[operator]
                 except Exception:  # noqa: BLE001 - an implementation the model does not offer
@@ -604,8 +610,19 @@ class _Runner:
             model.set_attn_implementation(current)  # type: ignore[operator]
         if len(runs) < 2:
             return [], QT_TRANSLATE_NOOP("Invariance", "implementations: not checked (the model offers one only)")
+        # SDPA is the reference where it ran (the default path of most models), else the first.
+        reference_name = "sdpa" if "sdpa" in runs else next(iter(runs))
+        reference = runs[reference_name]
+        findings: list[Finding] = []
+        for name, run in runs.items():
+            if name != reference_name:
+                finding = self._implementation_gap(name, run, reference_name, reference)
+                if finding is not None:
+                    findings.append(finding)
+        return findings, None
+
+    def _implementation_gap(self, name: str, run: _Run, reference_name: str, reference: _Run) -> Finding | None:
         real = self.mask
-        eager, sdpa = runs["eager"], runs["sdpa"]
 
         def align(ref: torch.Tensor, test: torch.Tensor, what: str) -> list[_Aligned]:
             if ref.shape != test.shape:
@@ -617,38 +634,36 @@ class _Runner:
                     pieces.append(_Aligned(b, ref[b][:, rows], test[b][:, rows], rows))
             return pieces
 
-        gap = _first_gap(sdpa, eager, align, self.tol)
+        gap = _first_gap(reference, run, align, self.tol)
         if gap is None:
-            gap = _output_gap(sdpa.output, eager.output, real, self.tol)
+            gap = _output_gap(reference.output, run.output, real, self.tol)
         if gap is None:
-            return [], None
-        cause: str = message(
-            QT_TRANSLATE_NOOP(
-                "Invariance",
-                "eager attention and SDPA disagree here: each path builds its own mask; compare this call's mask "
-                "in both (attnviz.compare)",
-            )
+            return None
+        template = QT_TRANSLATE_NOOP(
+            "Invariance",
+            "the {path} and {reference} implementations disagree here: each path builds its own mask; compare "
+            "this call's mask in both (attnviz.compare)",
         )
         if gap.index >= 0:
-            seen = call_keep(eager.calls[gap.index])
-            other = next((c for c in sdpa.calls if c.name == eager.calls[gap.index].name), None)
+            seen = call_keep(run.calls[gap.index])
+            other = next((c for c in reference.calls if c.name == run.calls[gap.index].name), None)
             if other is not None and call_keep(other).shape == seen.shape:
                 extra = seen & ~call_keep(other)
                 n_q, n_k = seen.shape[-2:]
                 later = torch.ones(n_q, n_k, dtype=torch.bool).triu(1 + n_k - n_q)
                 if bool((extra & later).any()):
-                    cause = QT_TRANSLATE_NOOP(
+                    template = QT_TRANSLATE_NOOP(
                         "Invariance",
-                        "the eager path lets queries see later keys that SDPA hides: its causal mask is missing "
-                        "(build the causal mask for every implementation, also when weights are asked for)",
+                        "the {path} path lets queries see later keys that {reference} hides: its causal mask is "
+                        "missing (build the causal mask for every implementation, also when weights are asked for)",
                     )
                 elif bool(extra.any()):
-                    cause = QT_TRANSLATE_NOOP(
+                    template = QT_TRANSLATE_NOOP(
                         "Invariance",
-                        "the eager path lets queries see keys that SDPA hides (padding or a window): its mask "
-                        "lost a part",
+                        "the {path} path lets queries see keys that {reference} hides (padding or a window): its "
+                        "mask lost a part",
                     )
-        return [_finding("implementations", gap, cause)], None
+        return _finding("implementations", gap, message(template, path=name, reference=reference_name))
 
     # ------------------------------------------------------------------------- dtype
 

@@ -119,6 +119,7 @@ def test_an_eager_path_without_a_causal_mask_is_found(monkeypatch):
     inputs = batch((6, 6, 6))
     (finding,) = attnviz.check_invariance(model, inputs, ("implementations",))
     assert finding.kind == "implementations" and finding.call == 0, lines([finding])
+    assert "the eager path lets queries see later keys that sdpa hides" in finding.message
     assert "causal mask is missing" in finding.message
     assert finding.rows == (0, 1, 2, 3, 4)  # the last row sees every key either way
     assert model.config._attn_implementation == "sdpa"  # put back
@@ -201,3 +202,18 @@ def test_a_finding_of_the_output_alone_says_where():
     assert format_finding(finding) == "error: the model's output, batch 0, 2, positions 3-5: differs"
     inside = InvarianceFinding("padding", "error", 1, "layer.1", "differs", (0, 1), (1,), (2,), 1)
     assert format_finding(inside) == "error: call 1 (layer.1), heads 0-1, batch 1, rows 2: differs"
+
+
+def test_other_implementations_are_compared_with_sdpa_too():
+    t = transformers()
+    t.AttentionInterface.register("attnviz_top_left", top_left_step)
+    model = llama()
+    inputs = batch((6, 6, 6))
+    # A registered implementation that ignores the padding mask (left padding: causal alone lets
+    # real queries see the pads before them): found against SDPA, while eager agrees with it.
+    findings = attnviz.check_invariance(
+        model, batch(side="left"), ("implementations",), implementations=("eager", "sdpa", "attnviz_top_left")
+    )
+    assert [f.message.split(" path")[0] for f in findings] == ["the attnviz_top_left"], lines(findings)
+    assert "padding or a window" in findings[0].message
+    assert list(attnviz.check_invariance(model, inputs, ("implementations",))) == []
