@@ -3495,16 +3495,16 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>implementations: não verificado (o modelo oferece só uma)</translation>
     </message>
     <message>
-        <source>eager attention and SDPA disagree here: each path builds its own mask; compare this call&apos;s mask in both (attnviz.compare)</source>
-        <translation>a atenção eager e o SDPA discordam aqui: cada caminho constrói sua própria máscara; compare a máscara desta chamada nos dois (attnviz.compare)</translation>
+        <source>the {path} and {reference} implementations disagree here: each path builds its own mask; compare this call&apos;s mask in both (attnviz.compare)</source>
+        <translation>as implementações {path} e {reference} discordam aqui: cada caminho constrói sua própria máscara; compare a máscara desta chamada nas duas (attnviz.compare)</translation>
     </message>
     <message>
-        <source>the eager path lets queries see later keys that SDPA hides: its causal mask is missing (build the causal mask for every implementation, also when weights are asked for)</source>
-        <translation>o caminho eager deixa as consultas verem chaves posteriores que o SDPA esconde: falta a sua máscara causal (construa a máscara causal para toda implementação, também quando os pesos são pedidos)</translation>
+        <source>the {path} path lets queries see later keys that {reference} hides: its causal mask is missing (build the causal mask for every implementation, also when weights are asked for)</source>
+        <translation>o caminho {path} deixa as consultas verem chaves posteriores que {reference} esconde: falta a sua máscara causal (construa a máscara causal para toda implementação, também quando os pesos são pedidos)</translation>
     </message>
     <message>
-        <source>the eager path lets queries see keys that SDPA hides (padding or a window): its mask lost a part</source>
-        <translation>o caminho eager deixa as consultas verem chaves que o SDPA esconde (preenchimento ou uma janela): sua máscara perdeu uma parte</translation>
+        <source>the {path} path lets queries see keys that {reference} hides (padding or a window): its mask lost a part</source>
+        <translation>o caminho {path} deixa as consultas verem chaves que {reference} esconde (preenchimento ou uma janela): sua máscara perdeu uma parte</translation>
     </message>
     <message>
         <source>dtypes: {name} is not a floating dtype</source>
