@@ -3,7 +3,8 @@
 The package is split so that the heavy parts load only when needed:
 ``attnviz.engine`` is pure PyTorch (no Qt), ``attnviz.ui`` is Qt only, ``attnviz.io`` reads and
 writes files. Importing ``attnviz`` itself imports neither torch nor Qt: ``attnviz.capture``
-(which imports torch) is loaded the first time it is used, and ``attnviz.show(...)``, which
+(which imports torch), ``attnviz.compare``, ``attnviz.check_invariance`` and
+``attnviz.intervene`` are loaded the first time they are used, and ``attnviz.show(...)``, which
 opens the window from a script or a notebook (``attnviz.viewer``), when it is called.
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "capture", "show"]
+__all__ = ["__version__", "capture", "check_invariance", "compare", "intervene", "show"]
 
 
 def __getattr__(name: str) -> Any:
@@ -23,6 +24,20 @@ def __getattr__(name: str) -> Any:
 
         # The package is callable: attnviz.capture(model) records a model's attention calls.
         return importlib.import_module(f"{__name__}.capture")
+    if name == "compare":
+        import importlib
+
+        # Callable too: attnviz.compare(a, b) compares two runs call by call.
+        return importlib.import_module(f"{__name__}.compare")
+    if name == "check_invariance":
+        from attnviz.invariance import check_invariance
+
+        return check_invariance
+    if name == "intervene":
+        import importlib
+
+        # Callable too: attnviz.intervene(model, inputs, edits), with attnviz.intervene.AblateHead...
+        return importlib.import_module(f"{__name__}.intervene")
     if name == "show":
         from attnviz.viewer import show
 

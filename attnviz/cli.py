@@ -18,7 +18,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="See and debug attention: edit queries, keys, values and masks, and watch "
         "every stage of the computation change. `attnviz render --help` renders heatmaps "
         "without a window; `attnviz doctor --help` lists the mask problems of a captured model run; "
-        "`attnviz code --help` prints the inputs as a PyTorch, TensorFlow, MXNet or JAX script.",
+        "`attnviz diff --help` compares two captured runs; `attnviz check --help` checks a live model's masks "
+        "for invariances (padding, KV cache, implementations, dtypes); `attnviz code --help` prints the inputs "
+        "as a PyTorch, TensorFlow, MXNet or JAX script.",
     )
     parser.add_argument(
         "file",
@@ -48,6 +50,14 @@ def main(argv: list[str] | None = None) -> int:
         from .doctor_cli import doctor_main
 
         return doctor_main(argv[1:])
+    if argv[:1] == ["diff"]:
+        from .diff_cli import diff_main
+
+        return diff_main(argv[1:])
+    if argv[:1] == ["check"]:
+        from .check_cli import check_main
+
+        return check_main(argv[1:])
     if argv[:1] == ["code"]:
         from .code_cli import code_main
 

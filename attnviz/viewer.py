@@ -6,6 +6,7 @@
     attnviz.show(cap)                                            # a capture (attnviz.capture)
     attnviz.show(run)                                            # a ModelRun
     attnviz.show("qkv.npz")                                      # a file or a session
+    attnviz.show(model=model, inputs=batch, tokens=tokens)       # a live model: edit and re-run
 
 In a plain script it blocks until the window is closed (like ``plt.show()``). In IPython or
 Jupyter it returns the window at once and lets IPython run Qt's event loop (``%gui qt``), the
@@ -154,6 +155,9 @@ def show(
 ) -> MainWindow:
     """Open an attnviz window on ``args`` (see the module's docstring) and return it.
 
+    ``model=``, ``inputs=`` (its keyword arguments, or positional ones as a tuple): the model is
+    captured on the inputs and kept live: a mask cell flipped or a head ablated in the window
+    runs it again (Compare runs shows the output change).
     ``layer``/``head``: what to show first. ``block``: wait until the window is closed (default:
     in a plain script yes, in IPython no). Keyword arguments go to ``tensors_to_run`` (masks,
     ``is_causal``, ``scale``, ``tokens``...).
@@ -173,7 +177,24 @@ def show(
     app = application(language)
     window = MainWindow()
     source = args[0] if len(args) == 1 else None
-    if isinstance(source, (str, os.PathLike)):
+    model, inputs = kwargs.pop("model", None), kwargs.pop("inputs", None)
+    if model is not None:
+        if args or inputs is None:
+            raise TypeError("attnviz.show(model=model, inputs=inputs) takes the model and its inputs, nothing else")
+        from attnviz.intervene import LiveModel
+        from attnviz.ui.views.run_compare import attach_live_model
+
+        live = LiveModel(model, inputs, tokens=kwargs.pop("tokens", None))
+        window.session.push(
+            ReplaceState(
+                State.from_run(live.run), QT_TRANSLATE_NOOP("MainWindow", "Show the given tensors"), Focus(layer, head)
+            )
+        )
+        # The captured run is the original: undo stops there.
+        window.session.undo_stack.clear()
+        attach_live_model(window.session, live)
+        window.run_compare_dock.show()
+    elif isinstance(source, (str, os.PathLike)):
         window.file_actions.open_file(source)
     else:
         if len(args) == 3:

@@ -726,6 +726,9 @@ def run(quick: bool = False) -> int:
                 win.close()  # also waits for the compute thread to end
                 win.deleteLater()
                 app.processEvents()
+        from .live_bench import live_case
+
+        ok &= live_case(app, 4 if quick else 20)
         ok &= _construction_case(plan)
         ok &= _cold_case(plan)
     except (TimeoutError, RuntimeError, subprocess.TimeoutExpired) as exc:

@@ -19,6 +19,9 @@
 * the fused fast path of nn.MultiheadAttention and nn.TransformerEncoderLayer is switched off
   (it runs in C++ where no call can be seen).
 
+The same wrappers let an :class:`Intervention` (``attnviz.intervene``) edit a call as it runs: a
+mask replaced, a head ablated, weights replaced. One patch, whether a call is recorded or edited.
+
 Installed by the first capture to open, put back by the last to close, whatever happens in
 between; what other code replaced meanwhile is left as that code set it, and said.
 """
@@ -31,7 +34,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 from torch import nn
@@ -65,6 +68,24 @@ class InterfaceFrame:
     module: Any
     arguments: dict[str, Any]
     inner: tuple[dict[str, Any], torch.Tensor] | None = None
+
+
+class Intervention(Protocol):
+    """Edits attention calls as the model makes them (``attnviz.intervene``), on one thread.
+
+    The wrappers ask it at each call that is a call of its own (an SDPA call, made bare or by
+    nn.MultiheadAttention, or a transformers attention function; never the SDPA call such a
+    function makes inside): ``on_sdpa`` gets SDPA's arguments by name and the original SDPA, and
+    returns None to leave the call alone, else (the arguments it ran with, the output);
+    ``on_interface`` gets the function's frame and the function, and returns None, else what the
+    function returns (having set ``frame.arguments`` to what it ran with). Calls left alone run
+    exactly as without it."""
+
+    thread: int
+
+    def on_sdpa(self, given: dict[str, Any], sdpa: Callable[..., Any]) -> tuple[dict[str, Any], Any] | None: ...
+
+    def on_interface(self, implementation: str, frame: InterfaceFrame, fn: Callable[..., Any]) -> Any: ...
 
 
 class _Frames(threading.local):
@@ -143,6 +164,38 @@ class Patch:
         self._installed: _Installed | None = None
         self.frames = _Frames()
         self._interface_wrappers: dict[tuple[str, int], Callable[..., Any]] = {}
+        #: Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.
+        self.interventions: tuple[Intervention, ...] = ()
+
+    # ------------------------------------------------------------------------- interventions
+
+    def add_intervention(self, intervention: Intervention) -> None:
+        """Let ``intervention`` edit the calls made on its thread (see :class:`Intervention`);
+        a capture must be open for the patch to be installed."""
+        with self._lock:
+            self.interventions = (*self.interventions, intervention)
+
+    def remove_intervention(self, intervention: Intervention) -> None:
+        with self._lock:
+            self.interventions = tuple(i for i in self.interventions if i is not intervention)
+
+    def _intervention(self) -> Intervention | None:
+        here = threading.get_ident()
+        return next((i for i in self.interventions if i.thread == here), None)
+
+    def _intervene_sdpa(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], sdpa: Callable[..., Any]
+    ) -> tuple[dict[str, Any], Any] | None:
+        intervention = self._intervention()
+        if intervention is None:
+            return None
+        return intervention.on_sdpa(sdpa_arguments(args, kwargs), sdpa)
+
+    def _intervene_interface(self, implementation: str, frame: InterfaceFrame, fn: Callable[..., Any]) -> Any:
+        intervention = self._intervention()
+        if intervention is None:
+            return None
+        return intervention.on_interface(implementation, frame, fn)
 
     @property
     def fastpath_was_enabled(self) -> bool:
@@ -189,8 +242,17 @@ class Patch:
         sdpa = installed.sdpa = _F.scaled_dot_product_attention
 
         def scaled_dot_product_attention(*args: Any, **kwargs: Any) -> Any:
-            out = sdpa(*args, **kwargs)
             mha, interface = frames.mha, frames.interface
+            if (
+                self.interventions
+                and interface is None
+                and not frames.depth
+                and (mha is None or mha.inner is None)
+                and (edited := self._intervene_sdpa(args, kwargs, sdpa)) is not None
+            ):
+                (args, kwargs), out = ((), edited[0]), edited[1]
+            else:
+                out = sdpa(*args, **kwargs)
             if mha is not None:
                 if mha.inner is None:  # the call nn.MultiheadAttention makes inside: recorded as that module's
                     mha.inner = (sdpa_arguments(args, kwargs), out)
@@ -339,7 +401,8 @@ class Patch:
                 return fn(*args, **kwargs)
             frames.depth += 1
             try:
-                result = fn(*args, **kwargs)
+                edited = self._intervene_interface(implementation, frame, fn) if self.interventions else None
+                result = fn(*args, **kwargs) if edited is None else edited
             finally:
                 frames.interface = None
                 frames.depth -= 1

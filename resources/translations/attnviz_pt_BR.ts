@@ -66,7 +66,7 @@
     </message>
     <message>
         <source>{name} was replaced by other code while captures were open: it is left as that code set it</source>
-        <extracomment>Inside a recorded attention function: a softmax there is part of it, not a call. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The open captures, replaced whole under the lock (readers take it without locking).</extracomment>
+        <extracomment>Inside a recorded attention function: a softmax there is part of it, not a call. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
         <translation>{name} foi substituído por outro código enquanto havia capturas abertas: fica como esse código o deixou</translation>
     </message>
     <message>
@@ -265,6 +265,54 @@
     <message>
         <source>unexpected error: {error}</source>
         <translation>erro inesperado: {error}</translation>
+    </message>
+</context>
+<context>
+    <name>Compare</name>
+    <message>
+        <source>compare: {name} must be a capture, a capture file or a ModelRun, not {type}</source>
+        <translation>compare: {name} deve ser uma captura, um arquivo de captura ou um ModelRun, não {type}</translation>
+    </message>
+    <message>
+        <source>{name}: (batch, heads, queries, keys) {a} against {b}: nothing compared</source>
+        <translation>{name}: (lote, cabeças, consultas, chaves) {a} contra {b}: nada comparado</translation>
+    </message>
+    <message>
+        <source>--tol {value}: expected a number &gt;= 0, e.g. 1e-5</source>
+        <extracomment>Two runs of one model on one machine agree exactly; another kernel or batch size, to ~1e-6. The console script ``attnviz-diff`` (its arguments are the process&apos;s).</extracomment>
+        <translation>--tol {value}: esperado um número &gt;= 0, p. ex. 1e-5</translation>
+    </message>
+    <message>
+        <source>--top {value}: expected a whole number &gt;= 0</source>
+        <translation>--top {value}: esperado um número inteiro &gt;= 0</translation>
+    </message>
+    <message>
+        <source>only in {side}: {name}</source>
+        <translation>só em {side}: {name}</translation>
+    </message>
+    <message>
+        <source>{n} call</source>
+        <translation>{n} chamada</translation>
+    </message>
+    <message>
+        <source>{n} calls</source>
+        <translation>{n} chamadas</translation>
+    </message>
+    <message>
+        <source>{count} of {calls} differ by more than {tol:g}, {unmatched} unmatched; the largest weight difference {weights:.3g}, output difference {outputs:.3g}</source>
+        <translation>{count} de {calls} diferem em mais de {tol:g}, {unmatched} sem par; a maior diferença de pesos {weights:.3g}, de saída {outputs:.3g}</translation>
+    </message>
+    <message>
+        <source>the runs agree within {tol:g} in {calls} (largest difference {largest:.3g})</source>
+        <translation>as execuções concordam dentro de {tol:g} em {calls} (maior diferença {largest:.3g})</translation>
+    </message>
+    <message>
+        <source>call {index}: {note}</source>
+        <translation>chamada {index}: {note}</translation>
+    </message>
+    <message>
+        <source>call {index} ({name}): weights differ by up to {weights:.3g} (batch {batch}, head {head}), outputs by up to {outputs:.3g}</source>
+        <translation>chamada {index} ({name}): os pesos diferem em até {weights:.3g} (lote {batch}, cabeça {head}), as saídas em até {outputs:.3g}</translation>
     </message>
 </context>
 <context>
@@ -3105,6 +3153,14 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <source>one colour scale for every head</source>
         <translation>uma só escala de cores para todas as cabeças</translation>
     </message>
+    <message>
+        <source>Restore head {h}</source>
+        <translation>Restaurar a cabeça {h}</translation>
+    </message>
+    <message>
+        <source>Ablate head {h}</source>
+        <translation>Remover a cabeça {h}</translation>
+    </message>
 </context>
 <context>
     <name>Heatmap</name>
@@ -3316,6 +3372,179 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>Valid lengths are off: pick 1-D or 2-D under Attention &gt; Valid lengths</source>
         <translation>Os comprimentos válidos estão desligados: escolha 1-D ou 2-D em Atenção &gt; Comprimentos válidos</translation>
+    </message>
+</context>
+<context>
+    <name>Intervene</name>
+    <message>
+        <source>edits: a {type} is no MaskEdit, AblateHead or ReplaceWeights</source>
+        <extracomment>(batch, positions) KL(before || after) of the next-token distribution; None for a model whose output has no ``logits``. (ids, probabilities), each (batch, positions, k): the most likely next tokens.</extracomment>
+        <translation>edits: um {type} não é MaskEdit, AblateHead nem ReplaceWeights</translation>
+    </message>
+    <message>
+        <source>{name} did not run again: its edits were not applied</source>
+        <translation>{name} não foi executada de novo: suas edições não foram aplicadas</translation>
+    </message>
+    <message>
+        <source>the model returned a {type}, which holds no tensor to compare</source>
+        <translation>o modelo devolveu um {type}, que não contém tensor para comparar</translation>
+    </message>
+    <message>
+        <source>edits: call {call} is not a call of this run ({count} calls: {first}...)</source>
+        <translation>edits: a chamada {call} não é uma chamada desta execução ({count} chamadas: {first}...)</translation>
+    </message>
+    <message>
+        <source>edits: cell {cell} is outside call {call} (batch, heads, queries, keys) {shape}</source>
+        <translation>edits: a célula {cell} está fora da chamada {call} (lote, cabeças, consultas, chaves) {shape}</translation>
+    </message>
+    <message>
+        <source>edits: head {head} (batch {batch}) is not in call {call} {shape}</source>
+        <translation>edits: a cabeça {head} (lote {batch}) não está na chamada {call} {shape}</translation>
+    </message>
+    <message>
+        <source>edits: {shape} does not fit call {call} (batch, heads, queries, keys) {call_shape}</source>
+        <translation>edits: {shape} não cabe na chamada {call} (lote, cabeças, consultas, chaves) {call_shape}</translation>
+    </message>
+    <message>
+        <source>edits: call {call} ran with queries {shape} this time: not edited</source>
+        <translation>edits: a chamada {call} rodou desta vez com consultas {shape}: não editada</translation>
+    </message>
+</context>
+<context>
+    <name>Invariance</name>
+    <message>
+        <source>--checks {value}: expected some of {known}</source>
+        <extracomment>The console script ``attnviz-check`` (its arguments are the process&apos;s).</extracomment>
+        <translation>--checks {value}: esperados alguns de {known}</translation>
+    </message>
+    <message>
+        <source>--tol {value}: expected a number &gt;= 0, e.g. 1e-4</source>
+        <translation>--tol {value}: esperado um número &gt;= 0, p. ex. 1e-4</translation>
+    </message>
+    <message>
+        <source>{errors}, {warnings} from {checks}</source>
+        <translation>{errors}, {warnings} de {checks}</translation>
+    </message>
+    <message>
+        <source>{target}: expected MODULE:FACTORY, e.g. mypackage.models:tiny_llama</source>
+        <translation>{target}: esperado MÓDULO:FÁBRICA, p. ex. mypackage.models:tiny_llama</translation>
+    </message>
+    <message>
+        <source>{module} cannot be imported: {error}</source>
+        <translation>{module} não pode ser importado: {error}</translation>
+    </message>
+    <message>
+        <source>{module} has no function {name}</source>
+        <translation>{module} não tem a função {name}</translation>
+    </message>
+    <message>
+        <source>{target} raised {error}</source>
+        <translation>{target} levantou {error}</translation>
+    </message>
+    <message>
+        <source>{target} must return (model, inputs), inputs a dict; it returned {type}</source>
+        <translation>{target} deve devolver (model, inputs), inputs um dict; devolveu {type}</translation>
+    </message>
+    <message>
+        <source>the model&apos;s output</source>
+        <extracomment>float32 runs of one model on other batch shapes, kernels or cache layouts agree to ~1e-6.</extracomment>
+        <translation>a saída do modelo</translation>
+    </message>
+    <message>
+        <source>positions {list}</source>
+        <translation>posições {list}</translation>
+    </message>
+    <message>
+        <source>checks: {given} is not among {known}</source>
+        <translation>checks: {given} não está entre {known}</translation>
+    </message>
+    <message>
+        <source>inputs must be the model&apos;s keyword arguments (a dict, a tokenizer&apos;s batch)</source>
+        <translation>inputs devem ser os argumentos nomeados do modelo (um dict, o lote de um tokenizador)</translation>
+    </message>
+    <message>
+        <source>padding: not checked (the model takes no attention_mask, or the inputs no input_ids)</source>
+        <translation>padding: não verificado (o modelo não recebe attention_mask, ou as entradas não têm input_ids)</translation>
+    </message>
+    <message>
+        <source>left padding changes these sequences: their positions were not adjusted (a left-padded row&apos;s first real token is at position {first}, alone at 0); pass position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0), as generate() does</source>
+        <translation>o preenchimento à esquerda muda estas sequências: suas posições não foram ajustadas (o primeiro token real de uma linha preenchida à esquerda está na posição {first}, sozinho na 0); passe position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0), como generate() faz</translation>
+    </message>
+    <message>
+        <source>the padding is not masked here: real tokens attend to the {side} padding; pass the attention_mask to this call (a mask lost, inverted or built for the other side)</source>
+        <translation>o preenchimento não é mascarado aqui: tokens reais atendem ao preenchimento ({side}); passe a attention_mask para esta chamada (uma máscara perdida, invertida ou construída para o outro lado)</translation>
+    </message>
+    <message>
+        <source>these sequences attend differently when padded on the {side} than alone: the mask or the positions depend on the padding; compare this call&apos;s mask in both runs (attnviz.compare)</source>
+        <translation>estas sequências atendem de outro modo quando preenchidas ({side}) do que sozinhas: a máscara ou as posições dependem do preenchimento; compare a máscara desta chamada nas duas execuções (attnviz.compare)</translation>
+    </message>
+    <message>
+        <source>kv_cache: not checked (the model takes no past_key_values, or no token ids to step)</source>
+        <translation>kv_cache: não verificado (o modelo não recebe past_key_values, ou não há ids de tokens para avançar)</translation>
+    </message>
+    <message>
+        <source>kv_cache: not checked (fewer than 4 tokens to step through)</source>
+        <translation>kv_cache: não verificado (menos de 4 tokens para avançar)</translation>
+    </message>
+    <message>
+        <source>kv_cache: not checked (the model returned no cache)</source>
+        <translation>kv_cache: não verificado (o modelo não devolveu cache)</translation>
+    </message>
+    <message>
+        <source>a cached step of {tokens} token(s) differs from the full forward: is_causal=True aligns the causal mask top-left when the {queries} queries are fewer than the {keys} keys (SDPA), so the new tokens cannot see the cached past; pass a mask aligned bottom-right instead</source>
+        <translation>um passo com cache de {tokens} token(s) difere do forward completo: is_causal=True alinha a máscara causal no canto superior esquerdo quando as {queries} consultas são menos que as {keys} chaves (SDPA), e os novos tokens não veem o passado em cache; passe em vez disso uma máscara alinhada no canto inferior direito</translation>
+    </message>
+    <message>
+        <source>a cached step of {tokens} token(s) attends differently from the full forward: its mask hides cached keys or shows later ones; build the step&apos;s mask over the cache&apos;s length, aligned bottom-right</source>
+        <translation>um passo com cache de {tokens} token(s) atende de outro modo que o forward completo: sua máscara esconde chaves em cache ou mostra chaves posteriores; construa a máscara do passo sobre o comprimento do cache, alinhada no canto inferior direito</translation>
+    </message>
+    <message>
+        <source>a cached step of {tokens} token(s) gives another output than the full forward, though every attention call agrees: look at the positions (cache_position, position_ids) of the step</source>
+        <translation>um passo com cache de {tokens} token(s) dá outra saída que o forward completo, embora todas as chamadas de atenção concordem: veja as posições (cache_position, position_ids) do passo</translation>
+    </message>
+    <message>
+        <source>implementations: not checked (not a transformers model with attention implementations)</source>
+        <translation>implementations: não verificado (não é um modelo do transformers com implementações de atenção)</translation>
+    </message>
+    <message>
+        <source>implementations: not checked (the model offers one only)</source>
+        <translation>implementations: não verificado (o modelo oferece só uma)</translation>
+    </message>
+    <message>
+        <source>the {path} and {reference} implementations disagree here: each path builds its own mask; compare this call&apos;s mask in both (attnviz.compare)</source>
+        <translation>as implementações {path} e {reference} discordam aqui: cada caminho constrói sua própria máscara; compare a máscara desta chamada nas duas (attnviz.compare)</translation>
+    </message>
+    <message>
+        <source>the {path} path lets queries see later keys that {reference} hides: its causal mask is missing (build the causal mask for every implementation, also when weights are asked for)</source>
+        <translation>o caminho {path} deixa as consultas verem chaves posteriores que {reference} esconde: falta a sua máscara causal (construa a máscara causal para toda implementação, também quando os pesos são pedidos)</translation>
+    </message>
+    <message>
+        <source>the {path} path lets queries see keys that {reference} hides (padding or a window): its mask lost a part</source>
+        <translation>o caminho {path} deixa as consultas verem chaves que {reference} esconde (preenchimento ou uma janela): sua máscara perdeu uma parte</translation>
+    </message>
+    <message>
+        <source>dtypes: {name} is not a floating dtype</source>
+        <translation>dtypes: {name} não é um dtype de ponto flutuante</translation>
+    </message>
+    <message>
+        <source>the model does not run in {dtype}: {error}</source>
+        <translation>o modelo não roda em {dtype}: {error}</translation>
+    </message>
+    <message>
+        <source>these rows go NaN in {dtype} and not in float32: the mask&apos;s fill {value:.3g} overflows to -inf in {dtype}, so a row with every key masked (padding) is NaN, and reaches real tokens through the values; fill with torch.finfo(scores.dtype).min</source>
+        <translation>estas linhas viram NaN em {dtype} e não em float32: o preenchimento {value:.3g} da máscara transborda para -inf em {dtype}, então uma linha com todas as chaves mascaradas (preenchimento) é NaN e chega aos tokens reais pelos valores; preencha com torch.finfo(scores.dtype).min</translation>
+    </message>
+    <message>
+        <source>these rows go NaN in {dtype} and not in float32, inside the attention code: its output is NaN where attnviz&apos;s recomputation of the same queries, keys, values and mask is finite, so a fill or bias of its own overflows {dtype} (-1e9 and finfo(float32).min are -inf there, and 0 * -inf is NaN); fill with torch.finfo(scores.dtype).min</source>
+        <translation>estas linhas viram NaN em {dtype} e não em float32, dentro do código de atenção: sua saída é NaN onde o recálculo do attnviz com as mesmas consultas, chaves, valores e máscara é finito, então um preenchimento ou viés próprio transborda {dtype} (-1e9 e finfo(float32).min são -inf ali, e 0 * -inf é NaN); preencha com torch.finfo(scores.dtype).min</translation>
+    </message>
+    <message>
+        <source>these rows are NaN or infinite in {dtype} and finite in float32: a score, a fill or a sum overflows {dtype} (largest {largest:.3g}); compute the scores and softmax in float32</source>
+        <translation>estas linhas são NaN ou infinitas em {dtype} e finitas em float32: um escore, um preenchimento ou uma soma transborda {dtype} (maior {largest:.3g}); calcule os escores e o softmax em float32</translation>
+    </message>
+    <message>
+        <source>the output is NaN or infinite in {dtype} and finite in float32, though every attention call is finite: an overflow outside attention</source>
+        <translation>a saída é NaN ou infinita em {dtype} e finita em float32, embora todas as chamadas de atenção sejam finitas: um transbordamento fora da atenção</translation>
     </message>
 </context>
 <context>
@@ -5454,6 +5683,147 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>batch {b}</source>
         <translation>lote {b}</translation>
+    </message>
+</context>
+<context>
+    <name>RunCompare</name>
+    <message>
+        <source>Compare runs: where two runs differ</source>
+        <extracomment>The object name (QSettings keeps open tabs by it: never rename it).</extracomment>
+        <translation>Comparar execuções: onde duas execuções diferem</translation>
+    </message>
+    <message>
+        <source>Compare &amp;runs</source>
+        <translation>Comparar &amp;execuções</translation>
+    </message>
+    <message>
+        <source>Two runs of a model call by call: a layers × heads map of their differences, a head&apos;s maps and their difference; with a live model, what an edited mask or an ablated head changes in the output</source>
+        <translation>Duas execuções de um modelo, chamada por chamada: um mapa camadas × cabeças das suas diferenças, os mapas de uma cabeça e sua diferença; com um modelo vivo, o que uma máscara editada ou uma cabeça removida muda na saída</translation>
+    </message>
+    <message>
+        <source>Flip a mask cell</source>
+        <extracomment>(Intervention, Comparison of the captured run with the edited one), or an error text. A re-run asked for and not shown yet (running, or waiting for the one running).</extracomment>
+        <translation>Inverter uma célula da máscara</translation>
+    </message>
+    <message>
+        <source>Restore head {h} of call {c}</source>
+        <translation>Restaurar a cabeça {h} da chamada {c}</translation>
+    </message>
+    <message>
+        <source>Ablate head {h} of call {c}</source>
+        <translation>Remover a cabeça {h} da chamada {c}</translation>
+    </message>
+    <message>
+        <source>A</source>
+        <translation>A</translation>
+    </message>
+    <message>
+        <source>B</source>
+        <translation>B</translation>
+    </message>
+    <message>
+        <source>Compare with a capture</source>
+        <translation>Comparar com uma captura</translation>
+    </message>
+    <message>
+        <source>Captures (*.attnviz-capture);;All files (*)</source>
+        <translation>Capturas (*.attnviz-capture);;Todos os arquivos (*)</translation>
+    </message>
+    <message>
+        <source>Comparing with {name}…</source>
+        <translation>Comparando com {name}…</translation>
+    </message>
+    <message>
+        <source>on show</source>
+        <translation>em exibição</translation>
+    </message>
+    <message>
+        <source>file</source>
+        <translation>arquivo</translation>
+    </message>
+    <message>
+        <source>captured</source>
+        <translation>capturada</translation>
+    </message>
+    <message>
+        <source>edited</source>
+        <translation>editada</translation>
+    </message>
+    <message>
+        <source>Running the model again with the edits…</source>
+        <translation>Executando o modelo de novo com as edições…</translation>
+    </message>
+    <message>
+        <source>Cancelled: the maps show the last run that finished</source>
+        <translation>Cancelado: os mapas mostram a última execução concluída</translation>
+    </message>
+    <message>
+        <source>Compare with…</source>
+        <translation>Comparar com…</translation>
+    </message>
+    <message>
+        <source>Cancel the re-run</source>
+        <translation>Cancelar a nova execução</translation>
+    </message>
+    <message>
+        <source>With a live model: click a cell to flip that mask cell and run the model again</source>
+        <translation>Com um modelo vivo: clique numa célula para inverter essa célula da máscara e executar o modelo de novo</translation>
+    </message>
+    <message>
+        <source>call {index} ({call}), head {h}: weights differ by up to {value}; click to show it</source>
+        <translation>chamada {index} ({call}), cabeça {h}: os pesos diferem em até {value}; clique para mostrá-la</translation>
+    </message>
+    <message>
+        <source>largest difference, up to {value}</source>
+        <translation>maior diferença, até {value}</translation>
+    </message>
+    <message>
+        <source>difference, up to {value}</source>
+        <translation>diferença, até {value}</translation>
+    </message>
+    <message>
+        <source>Call {index} ({name}), head {h}, batch {b}: {a}, {b_run} and |{b_run} − {a}|</source>
+        <translation>Chamada {index} ({name}), cabeça {h}, lote {b}: {a}, {b_run} e |{b_run} − {a}|</translation>
+    </message>
+    <message>
+        <source>Differ most: {calls}</source>
+        <translation>Diferem mais: {calls}</translation>
+    </message>
+    <message>
+        <source>The model&apos;s output changed by up to {value}</source>
+        <translation>A saída do modelo mudou em até {value}</translation>
+    </message>
+    <message>
+        <source>(no edits: the captured run)</source>
+        <translation>(sem edições: a execução capturada)</translation>
+    </message>
+    <message>
+        <source>KL per position, batch {b}: {values}</source>
+        <translation>KL por posição, lote {b}: {values}</translation>
+    </message>
+    <message>
+        <source>position {p}: next tokens {before} → {after}</source>
+        <translation>posição {p}: próximos tokens {before} → {after}</translation>
+    </message>
+    <message>
+        <source>No comparison yet: File › Compare with… a capture, or attnviz.show(model=model, inputs=inputs)</source>
+        <translation>Nenhuma comparação ainda: Arquivo › Comparar com… uma captura, ou attnviz.show(model=model, inputs=inputs)</translation>
+    </message>
+    <message>
+        <source>{a} vs {b}: {n} calls, largest weight difference {w}, heads&apos; output difference {o}</source>
+        <translation>{a} vs {b}: {n} chamadas, maior diferença de pesos {w}, diferença da saída das cabeças {o}</translation>
+    </message>
+    <message>
+        <source>{n} calls unmatched</source>
+        <translation>{n} chamadas sem par</translation>
+    </message>
+    <message>
+        <source>Compare &amp;with…</source>
+        <translation>Comparar &amp;com…</translation>
+    </message>
+    <message>
+        <source>Compare the run on show with a capture file, call by call</source>
+        <translation>Comparar a execução em exibição com um arquivo de captura, chamada por chamada</translation>
     </message>
 </context>
 <context>

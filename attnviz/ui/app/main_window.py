@@ -207,6 +207,7 @@ class MainWindow(HostWindow):
         from attnviz.ui.views.model_overview import install_model_overview
         from attnviz.ui.views.pipeline import install_pipeline_view
         from attnviz.ui.views.presenter import install_presenter
+        from attnviz.ui.views.run_compare import install_run_compare
         from attnviz.ui.views.scaling_lab import install_scaling_lab
         from attnviz.ui.views.tokens import install_tokens_view
 
@@ -223,6 +224,7 @@ class MainWindow(HostWindow):
         self.tokens_dock = install_tokens_view(session, self)
         self.long_dock = install_long_context_view(session, self)
         self.doctor_dock = install_doctor(session, self)
+        self.run_compare_dock = install_run_compare(session, self)
         self.presenter = install_presenter(session, self, self.lessons, lambda: self.set_presentation_mode(False))
         # Over the views, in the place of the hidden menus, only while presenting.
         bar = self.presenter_toolbar = QToolBar()

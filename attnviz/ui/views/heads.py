@@ -15,7 +15,7 @@ import math
 import numpy as np
 from PySide6.QtCore import QSignalBlocker
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from attnviz.compute.attention import padded_query_rows
 from attnviz.compute.axes import axis_labels, token_of
@@ -66,6 +66,11 @@ class HeadsView(SessionView):
         header.addWidget(self.batch)
         self.scale_label = QLabel()
         header.addWidget(self.scale_label)
+        # A live model (attnviz.show(model=..., inputs=...)): the head on show can be ablated.
+        self.ablate_button = QPushButton()
+        self.ablate_button.setVisible(False)
+        self.ablate_button.clicked.connect(self._toggle_ablation)
+        header.addWidget(self.ablate_button)
         layout.addLayout(header)
         self.message = message_label()
         layout.addWidget(self.message)
@@ -148,6 +153,14 @@ class HeadsView(SessionView):
         heads = self._heads
         if heads is not None:
             self._session.set_focus(heads.layer, head)
+
+    def _toggle_ablation(self) -> None:
+        from attnviz.ui.views.run_compare import live_controller
+
+        controller = live_controller(self._session)
+        if controller is not None:
+            controller.toggle_ablation(*self._session.selection.focus)
+            self._show_texts()
 
     def draw(self) -> None:
         heads = self._heads
@@ -234,6 +247,17 @@ class HeadsView(SessionView):
         else:
             self._show_message(None)
         self.scale_label.setText(translate("HeadsView", "one colour scale for every head"))
+        from attnviz.ui.views.run_compare import live_controller
+
+        controller = live_controller(self._session)
+        self.ablate_button.setVisible(controller is not None)
+        if controller is not None:
+            focus = self._session.selection.focus
+            self.ablate_button.setText(
+                translate("HeadsView", "Restore head {h}").format(h=focus.head)
+                if controller.is_ablated(*focus)
+                else translate("HeadsView", "Ablate head {h}").format(h=focus.head)
+            )
 
     def _show_message(self, text: str | None, *, error: bool = True) -> None:
         self.message.setVisible(bool(text))

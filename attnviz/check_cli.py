@@ -1,0 +1,202 @@
+"""``attnviz check MODULE:FACTORY``: invariance checks on a script's live model, for CI.
+
+    attnviz check mypackage.models:tiny_llama
+    attnviz check scripts/model.py:build --checks padding,kv_cache
+    attnviz check mypackage.models:tiny_llama --dtypes float16 --tol 1e-4
+
+``FACTORY`` is a function of ``MODULE`` (a module to import, or a ``.py`` file) taking no
+argument and returning ``(model, inputs)``: the model, and its keyword arguments as a dict (a
+tokenizer's batch with ``input_ids`` and ``attention_mask``). ``attnviz.check_invariance`` runs
+the checks; one line per finding, as the doctor prints them, then a summary. Exit status, as
+``attnviz doctor``'s:
+
+* 0: no finding is an error;
+* 1: a finding is an error (a sequence that changes with its padding, a cached step that differs
+  from the full forward, implementations that disagree, rows that go NaN in another dtype);
+* 2: a bad command line;
+* 3: the model cannot be had (the module does not import, the factory is missing, raises or
+  returns something else): one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .doctor_cli import EXIT_CLEAN, EXIT_ERRORS, EXIT_UNREADABLE
+from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, run_command, say
+from .tr import QT_TRANSLATE_NOOP, exception_message, message, plural
+
+__all__ = ["build_parser", "check_main", "load_factory", "main"]
+
+PROG = "attnviz check"
+_CHECKS = ("padding", "kv_cache", "implementations", "dtype")
+
+
+class CheckError(CommandError):
+    """A reason to stop, phrased for the user (one line, translatable)."""
+
+    def __init__(self, text: str, status: int = EXIT_UNREADABLE) -> None:
+        super().__init__(text, status)
+
+
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(
+        prog=PROG,
+        description="Run invariance checks on a live model: each sequence alone against the padded batch "
+        "(right and left), a full forward against cached steps, eager attention against SDPA, float32 against "
+        "bfloat16 and float16. MODULE:FACTORY names a function returning (model, inputs). Exit status 0 when no "
+        "finding is an error, 1 when one is, 2 for a bad command line, 3 when the model cannot be had.",
+    )
+    parser.add_argument("target", metavar="MODULE:FACTORY", help="e.g. mypackage.models:tiny_llama or model.py:build")
+    parser.add_argument(
+        "--checks",
+        default=",".join(_CHECKS),
+        metavar="NAME,...",
+        help=f"which checks, separated by commas (default: {','.join(_CHECKS)})",
+    )
+    parser.add_argument(
+        "--dtypes", default="bfloat16,float16", metavar="NAME,...", help="the dtypes of the dtype check"
+    )
+    parser.add_argument(
+        "--implementations",
+        default="eager,sdpa",
+        metavar="NAME,...",
+        help="the attention implementations compared (add flex_attention where the model has it)",
+    )
+    parser.add_argument(
+        "--tol", type=float, default=1e-4, metavar="X", help="largest float32 difference that agrees (default 1e-4)"
+    )
+    parser.add_argument(
+        "--pad-token-id", type=int, default=None, metavar="ID", help="the id that pads (default: the config's, else 0)"
+    )
+    return parser
+
+
+def check_main(argv: Sequence[str] | None = None) -> int:
+    """Run ``attnviz check`` with ``argv`` (without the word "check"); returns the exit status."""
+    return run_command(build_parser(), _check, argv, failed=EXIT_UNREADABLE)
+
+
+#: The console script ``attnviz-check`` (its arguments are the process's).
+main = check_main
+
+
+def _check(args: argparse.Namespace, voice: Voice) -> int:
+    checks = tuple(part.strip() for part in args.checks.split(",") if part.strip())
+    unknown = [c for c in checks if c not in _CHECKS]
+    if not checks or unknown:
+        raise CheckError(
+            message(
+                QT_TRANSLATE_NOOP("Invariance", "--checks {value}: expected some of {known}"),
+                value=repr(args.checks),
+                known=",".join(_CHECKS),
+            ),
+            EXIT_USAGE,
+        )
+    if not args.tol >= 0:
+        raise CheckError(
+            message(
+                QT_TRANSLATE_NOOP("Invariance", "--tol {value}: expected a number >= 0, e.g. 1e-4"),
+                value=repr(args.tol),
+            ),
+            EXIT_USAGE,
+        )
+    dtypes = tuple(part.strip() for part in args.dtypes.split(",") if part.strip())
+    model, inputs = load_factory(args.target)
+    from .capture.doctor import format_finding
+    from .invariance import check_invariance
+
+    try:
+        findings = check_invariance(
+            model,
+            inputs,
+            checks,
+            tol=args.tol,
+            pad_token_id=args.pad_token_id,
+            dtypes=dtypes,
+            implementations=tuple(part.strip() for part in args.implementations.split(",") if part.strip()),
+        )
+    except (TypeError, ValueError) as exc:
+        raise CheckError(exception_message(exc), EXIT_USAGE) from exc
+    for finding in findings:
+        say(voice.text(format_finding(finding)), sys.stdout)
+    for note in findings.notes:
+        say(voice.text(note), sys.stdout)
+    errors = sum(f.severity == "error" for f in findings)
+    summary = message(
+        QT_TRANSLATE_NOOP("Invariance", "{errors}, {warnings} from {checks}"),
+        errors=plural(errors, QT_TRANSLATE_NOOP("Doctor", "{n} error"), QT_TRANSLATE_NOOP("Doctor", "{n} errors")),
+        warnings=plural(
+            len(findings) - errors,
+            QT_TRANSLATE_NOOP("Doctor", "{n} warning"),
+            QT_TRANSLATE_NOOP("Doctor", "{n} warnings"),
+        ),
+        checks=", ".join(checks),
+    )
+    say(voice.text(summary), sys.stdout)
+    return EXIT_ERRORS if errors else EXIT_CLEAN
+
+
+def load_factory(target: str) -> tuple[Any, dict[str, Any]]:
+    """Import ``MODULE:FACTORY`` and call the factory: (model, inputs). Raises ``CheckError``."""
+    module_name, sep, attr = target.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise CheckError(
+            message(
+                QT_TRANSLATE_NOOP("Invariance", "{target}: expected MODULE:FACTORY, e.g. mypackage.models:tiny_llama"),
+                target=repr(target),
+            ),
+            EXIT_USAGE,
+        )
+    try:
+        if module_name.endswith(".py"):
+            path = Path(module_name)
+            if not path.is_file():
+                raise FileNotFoundError(f"no such file: {path}")
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"cannot import {path}")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - whatever the script raises is said in one line
+        raise CheckError(
+            message(
+                QT_TRANSLATE_NOOP("Invariance", "{module} cannot be imported: {error}"),
+                module=module_name,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        ) from exc
+    factory = getattr(module, attr, None)
+    if not callable(factory):
+        raise CheckError(
+            message(QT_TRANSLATE_NOOP("Invariance", "{module} has no function {name}"), module=module_name, name=attr)
+        )
+    try:
+        made = factory()
+    except Exception as exc:  # noqa: BLE001
+        raise CheckError(
+            message(
+                QT_TRANSLATE_NOOP("Invariance", "{target} raised {error}"),
+                target=target,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        ) from exc
+    if not (isinstance(made, tuple) and len(made) == 2 and hasattr(made[1], "keys")):
+        raise CheckError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Invariance", "{target} must return (model, inputs), inputs a dict; it returned {type}"
+                ),
+                target=target,
+                type=type(made).__name__,
+            )
+        )
+    return made[0], dict(made[1])

@@ -1,0 +1,123 @@
+"""attnviz.intervene: edits applied through the capture's patch; no edits, the same output bit for bit."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import attnviz
+from attnviz.engine import AttentionInputError
+from attnviz.intervene import AblateHead, MaskEdit, ReplaceWeights, call_keep
+
+from .models import batch, bert, gpt2, llama
+
+
+@pytest.mark.parametrize("build", [gpt2, bert, lambda: llama(implementation="eager"), llama])
+def test_no_edits_leave_the_output_bit_identical(build):
+    model = build()
+    result = attnviz.intervene(model, batch(), [])
+    assert result.identical and result.max_output_diff == 0.0
+    assert len(result.after_capture.calls) == len(result.before_capture.calls) == 2
+
+
+@pytest.mark.parametrize("implementation", ["sdpa", "eager"])
+def test_an_ablated_head_changes_the_output_and_the_next_token_distribution(implementation):
+    model = llama(implementation=implementation)
+    result = attnviz.intervene(model, batch(), [AblateHead("model.layers.1.self_attn", head=1)])
+    assert result.max_output_diff > 1e-3 and not result.notes
+    assert result.kl is not None and result.kl.shape == (3, 6) and float(result.kl.max()) > 0
+    ids, probs = result.top_before
+    assert ids.shape == (3, 6, 5) and torch.allclose(probs.sum(-1), probs.sum(-1).clamp(max=1))
+    # The head's output is zero in the run recorded after the edit, and only that head's.
+    out = result.after_capture.calls[1].output
+    assert out is not None and not out[:, 1].any() and out[:, 0].abs().sum() > 0
+
+
+def test_ablating_one_batch_element_leaves_the_others_alone():
+    model = gpt2()
+    result = attnviz.intervene(model, batch(), [AblateHead(0, head=2, batch=1)])
+    changed = result.difference.abs().amax(dim=(1, 2))
+    assert changed[1] > 1e-4 and changed[0] == 0 and changed[2] == 0
+
+
+@pytest.mark.parametrize("implementation", ["sdpa", "eager"])
+def test_a_mask_edit_changes_only_the_rows_it_touches(implementation):
+    model = llama(implementation=implementation)
+    same = attnviz.intervene(model, batch(), [MaskEdit(0)])  # the call's own mask, given explicitly
+    assert same.max_output_diff < 1e-5
+    # Batch element 0, query 5 no longer sees key 0 (in every head): only its row changes.
+    result = attnviz.intervene(model, batch(), [MaskEdit(0, cells=((0, None, 5, 0, False),))])
+    rows = result.difference.abs().amax(dim=-1)
+    assert rows[0, 5] > 1e-4 and float(rows[0, :5].max()) < 1e-5 and float(rows[1:].max()) < 1e-5
+    # What the edited call ran with: key 0 hidden from query 5.
+    keep = call_keep(result.after_capture.calls[0])
+    assert not keep[0, :, 5, 0].any() and keep[0, :, 5, 1:].all()
+
+
+def test_replaced_weights_give_the_output_they_imply():
+    model = gpt2()
+    before = attnviz.intervene(model, batch(), [])
+    weights = before.before_capture.calls[0].weights()
+    again = attnviz.intervene(model, batch(), [ReplaceWeights(0, weights)])
+    assert again.max_output_diff < 1e-5
+    uniform = torch.full(weights.shape, 1.0 / weights.shape[-1])
+    changed = attnviz.intervene(model, batch(), [ReplaceWeights(0, uniform)])
+    assert changed.max_output_diff > 1e-3
+
+
+def test_multihead_attention_is_edited_through_its_inner_call():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True, dropout=0.0).eval()
+    x = torch.randn(2, 5, 16)
+    assert attnviz.intervene(layer, x, []).identical
+    assert attnviz.intervene(layer, x, [AblateHead(0, head=0)]).max_output_diff > 1e-4
+
+
+def test_bad_edits_are_refused_naming_them():
+    model = gpt2()
+    with pytest.raises(AttentionInputError, match="not a call of this run"):
+        attnviz.intervene(model, batch(), [AblateHead("nope", head=0)])
+    with pytest.raises(AttentionInputError, match="head 9"):
+        attnviz.intervene(model, batch(), [AblateHead(0, head=9)])
+    with pytest.raises(AttentionInputError, match="does not fit"):
+        attnviz.intervene(model, batch(), [ReplaceWeights(0, torch.ones(2, 3))])
+    with pytest.raises(AttentionInputError, match="outside"):
+        attnviz.intervene(model, batch(), [MaskEdit(0, cells=((0, 0, 9, 0, False),))])
+    with pytest.raises(TypeError, match="MaskEdit"):
+        attnviz.intervene(model, batch(), ["ablate"])  # type: ignore[list-item]
+
+
+def test_a_live_model_reruns_the_mask_edited_in_its_run():
+    from attnviz.intervene import LiveModel, toggled_mask
+
+    model = llama()
+    live = LiveModel(model, batch())
+    assert live.edits_for(live.run) == [] and live.apply([]).identical
+    # Call 0 ran with SDPA's causal flag alone: the toggled cell becomes a boolean mask.
+    edited = toggled_mask(live.run, 0, batch=0, head=1, query=5, key=0)
+    assert edited.calls[0].masks.attn_mask is not None and not edited.calls[0].masks.is_causal
+    (edit,) = live.edits_for(edited)
+    assert isinstance(edit, MaskEdit) and not bool(edit.keep[0, 1, 5, 0]) and bool(edit.keep[0, 1, 5, 1])
+    result = live.apply(live.edits_for(edited))
+    rows = result.difference.abs().amax(dim=-1)
+    assert rows[0, 5] > 1e-4 and float(rows[1:].max()) == 0.0
+    # Flipped back, the same run as the first.
+    again = toggled_mask(edited, 0, batch=0, head=1, query=5, key=0)
+    assert live.apply(live.edits_for(again)).max_output_diff < 1e-5
+    # With a head ablated too.
+    both = live.edits_for(edited, ablations=[(1, 2)])
+    assert [type(e).__name__ for e in both] == ["MaskEdit", "AblateHead"]
+
+
+def test_a_float_mask_is_toggled_in_its_own_form():
+    from attnviz.intervene import LiveModel, toggled_mask
+
+    model = llama(implementation="eager")
+    live = LiveModel(model, batch())
+    mask = live.run.calls[0].masks.attn_mask
+    assert mask is not None and mask.dtype.kind == "f" and mask.shape[1] == 1
+    edited = toggled_mask(live.run, 0, batch=1, head=0, query=2, key=1)
+    new = edited.calls[0].masks.attn_mask
+    assert new.shape == mask.shape and new[1, 0, 2, 1] < -1e30 and mask[1, 0, 2, 1] == 0
+    assert float((new != mask).sum()) == 1
