@@ -5215,6 +5215,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>Pontuações escalonadas</translation>
     </message>
     <message>
+        <source>Scores with the score terms</source>
+        <translation>Escores com os termos de escore</translation>
+    </message>
+    <message>
         <source>Mask (1 = may attend)</source>
         <translation>Máscara (1 = pode prestar atenção)</translation>
     </message>

@@ -129,3 +129,31 @@ def test_the_ranks_of_a_distributed_run_open_at_once_merged(host, qtbot, tmp_pat
     assert finished.args == [False] and host.session.document.state.run is merged
     assert len(refused) == 1 and "each of 0 to 1 once" in refused[0] and "\n" not in refused[0]
     actions.shutdown()
+
+
+def test_the_walk_steps_through_the_score_terms_of_a_call_that_has_them(window, qtbot):
+    dock = window.pipeline_dock
+    dock.show()
+    qtbot.waitUntil(lambda: dock.view().isVisible())
+    view = dock.view()
+    run = termed_run()
+    load(qtbot, window, run, Focus(1, 1))
+    dock.raise_()
+    qtbot.waitUntil(view.isVisible)
+    view.set_walking(True)
+    walk = view.walk
+    qtbot.waitUntil(lambda: "modified_scores" in walk.stages)
+    assert walk.stages[:4] == ("raw_scores", "scores", "modified_scores", "mask")
+    walk.show_stage("modified_scores")
+    np.testing.assert_allclose(walk.now.values, view.stage_values("modified_scores"), atol=1e-6)
+    # The masked scores are computed from the scores with the terms, shown beside them.
+    walk.show_stage("masked_scores")
+    np.testing.assert_allclose(walk.before.values, view.stage_values("modified_scores"), atol=1e-6)
+    # Through a soft cap the what-if (× of the scaled scores added to the masked) would be wrong:
+    # a call with terms has none.
+    assert not walk.scale_slider.isEnabled() and walk.what_if is None
+    # A call without terms: no such step, the what-if back.
+    window.session.set_focus(0, 1)
+    wait_current(qtbot, window)
+    qtbot.waitUntil(lambda: "modified_scores" not in walk.stages)
+    assert walk.scale_slider.isEnabled()

@@ -23,6 +23,7 @@ __all__ = [
     "MAX_HIDDEN_KEYS",
     "STEP_TITLES",
     "WhatIf",
+    "before_stage",
     "changed_cells",
     "change_note",
     "hidden_map",
@@ -40,6 +41,7 @@ STEP_TITLES: dict[str, str] = {
     HIDDEN: QT_TRANSLATE_NOOP("PipelineWalk", "Hidden features tanh(W_q q + W_k k)"),
     "raw_scores": QT_TRANSLATE_NOOP("PipelineWalk", "Raw scores a(q, k)"),
     "scores": QT_TRANSLATE_NOOP("PipelineWalk", "Scaled scores"),
+    "modified_scores": QT_TRANSLATE_NOOP("PipelineWalk", "Scores with the score terms"),
     "mask": QT_TRANSLATE_NOOP("PipelineWalk", "Mask (1 = may attend)"),
     "masked_scores": QT_TRANSLATE_NOOP("PipelineWalk", "Masked scores ã (softmax input)"),
     "weights": QT_TRANSLATE_NOOP("PipelineWalk", "Softmax weights α"),
@@ -53,6 +55,7 @@ STEP_TITLES: dict[str, str] = {
 BEFORE: dict[str, str] = {
     "raw_scores": HIDDEN,
     "scores": "raw_scores",
+    "modified_scores": "scores",
     "mask": "scores",
     "masked_scores": "scores",
     "weights": "masked_scores",
@@ -61,12 +64,23 @@ BEFORE: dict[str, str] = {
 }
 
 
-def walk_stages(additive: bool) -> tuple[str, ...]:
+def walk_stages(additive: bool, terms: bool = False) -> tuple[str, ...]:
     """The walk's steps in order: the engine's stages, after the hidden features for additive
-    scoring. (Score terms, which the engine applies between scaling and masking, are not a step:
-    the app's calls pass none.)"""
-    stages = (*_QK_STAGES, "output")
+    scoring, with the score terms' step (a position bias, a soft cap, a score_mod: the engine
+    applies them between scaling and masking) for a call that has them (a captured model's)."""
+    stages: tuple[str, ...] = (*_QK_STAGES, "output")
+    if terms:
+        stages = (*stages[:2], "modified_scores", *stages[2:])
     return (HIDDEN, *stages) if additive else stages
+
+
+def before_stage(stage: str, stages: tuple[str, ...]) -> str | None:
+    """The step ``stage`` is computed from, among ``stages`` (the mask and the masked scores come
+    after the score terms' step when the call has one)."""
+    if stage in ("mask", "masked_scores") and "modified_scores" in stages:
+        return "modified_scores"
+    before = BEFORE.get(stage)
+    return before if before in stages else None
 
 
 def changed_cells(before: np.ndarray | None, after: np.ndarray) -> np.ndarray | None:

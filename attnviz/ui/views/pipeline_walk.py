@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QEvent, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QRectF, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QKeyEvent, QPainterPath, QPen, QResizeEvent
 from PySide6.QtWidgets import (
     QGraphicsPathItem,
@@ -41,10 +41,10 @@ from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.theme import mark_warning_label
 from attnviz.ui.views.formulas import pooling_formula, scoring_formula, softmax_formula
 from attnviz.ui.views.pipeline_steps import (
-    BEFORE,
     HIDDEN,
     STEP_TITLES,
     WhatIf,
+    before_stage,
     change_note,
     changed_cells,
     hidden_map,
@@ -239,7 +239,17 @@ class StageWalk(Retranslating, QWidget):
         """Walk ``data`` from now on (the stage on show stays, when the new result has it)."""
         self._input = data
         additive = data is not None and data.scoring == "additive" and "W_q" in data.view.params
-        self.stages = walk_stages(additive)
+        # A call with score terms (a captured model's): the engine keeps the scores without them
+        # as the same tensor when there are none.
+        terms = data is not None and data.view.modified_scores is not data.view.scores
+        self.stages = walk_stages(additive, terms)
+        # The what-if adds (× - 1) of the scaled scores to the masked scores: exact for additive
+        # terms, not through a soft cap or a score_mod. A call with terms gets no what-if.
+        self.scale_slider.setEnabled(not terms)
+        self.reset_button.setEnabled(not terms)
+        if terms:
+            with QSignalBlocker(self.scale_slider):
+                self.scale_slider.setValue(0)  # × 1
         if data is not None:
             self.query_spin.blockSignals(True)
             self.query_spin.setRange(0, max(data.head.n_queries - 1, 0))
@@ -403,8 +413,7 @@ class StageWalk(Retranslating, QWidget):
             self.note.setText("")
             self.change.setText("")
             return
-        before = BEFORE.get(stage)
-        self._draw_maps(data, stage, before if before in stages else None)
+        self._draw_maps(data, stage, before_stage(stage, stages))
         self._draw_equation(data, stage)
 
     def _draw_maps(self, data: WalkInput, stage: str, previous: str | None) -> None:
