@@ -544,10 +544,19 @@ _CONSTRUCT_CHILD = textwrap.dedent(
 )
 
 
-def window_construction(runs: int) -> tuple[list[float], list[float], list[str]]:
-    """(constructor, constructor -> first paint) in ms for ``runs`` child processes, and notes."""
+def _child_env() -> dict[str, str]:
+    """The children's environment: offscreen Qt, and byte code cached as in any installed copy
+    (with PYTHONDONTWRITEBYTECODE set, as on some CI machines, every child compiled the modules
+    the window imports again: +100-200 ms that no user's start has)."""
     env = dict(os.environ)
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def window_construction(runs: int) -> tuple[list[float], list[float], list[str]]:
+    """(constructor, constructor -> first paint) in ms for ``runs`` child processes, and notes."""
+    env = _child_env()
     built: list[float] = []
     painted: list[float] = []
     notes: list[str] = []
@@ -575,8 +584,7 @@ class ColdStart:
 
 
 def cold_start(runs: int) -> ColdStart:
-    env = dict(os.environ)
-    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    env = _child_env()
     painted: list[float] = []
     result: list[float] = []
     torch_ms: list[float] = []
