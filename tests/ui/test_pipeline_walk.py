@@ -293,3 +293,22 @@ def test_every_stage_map_is_whole_with_a_labelled_colour_bar(window, qtbot):
         view.stage_grid.parentWidget().parentWidget().ensureWidgetVisible(card)
         qtbot.wait(30)
         assert map_problems(card, stage) == []
+
+
+def test_the_stage_cards_follow_presentation_mode_when_the_pipeline_was_shown_first(window, qtbot):
+    """A card's frame is a style sheet, and Qt's style sheets keep the font a widget was polished
+    with: presentation mode's larger type stopped at the cards (their titles and notes stayed
+    small) when the pipeline was on show before presentation mode began."""
+    view = _pipeline(window, qtbot)
+    card = view.cards["raw_scores"]
+    normal = card.note.font().pointSizeF()
+    window.set_presentation_mode(True)
+    try:
+        qtbot.waitUntil(lambda: view.font().pointSizeF() > normal)
+        big = view.font().pointSizeF()
+        assert card.note.font().pointSizeF() == big and card.title.font().pointSizeF() == big
+        assert card.title.font().bold()
+    finally:
+        window.set_presentation_mode(False)
+    qtbot.waitUntil(lambda: card.note.font().pointSizeF() == normal)
+    assert card.title.font().pointSizeF() == normal

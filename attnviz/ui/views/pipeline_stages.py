@@ -136,6 +136,9 @@ class StageCard(Retranslating, QFrame):
             font = QFont(self.font())
             font.setBold(True)
             self.title.setFont(font)
+            # The frame's style sheet reaches the note too: it would keep the font it was
+            # polished with.
+            self.note.setFont(QFont(self.font()))
 
     def set_hot(self, hot: bool) -> None:
         self.setStyleSheet(_FRAME_HOT if hot else _FRAME_IDLE)
@@ -176,6 +179,15 @@ class StageGrid(QWidget):
             self._grid.addWidget(card, i // columns, i % columns)
         for c in range(len(self._cards)):
             self._grid.setColumnStretch(c, 1 if c < columns else 0)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            # A card has a style sheet (its frame), and Qt's style sheets resolve a widget's font
+            # when they polish it: an application font set later (presentation mode) stopped at
+            # the cards, whose titles and notes stayed small if the pipeline was shown first.
+            for card in self._cards:
+                card.setFont(self.font())
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
