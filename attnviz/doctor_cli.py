@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 
-from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, run_command, say
+from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, entry_point, say
 from .tr import QT_TRANSLATE_NOOP, exception_message, message, plural
 
 __all__ = ["EXIT_CLEAN", "EXIT_ERRORS", "EXIT_UNREADABLE", "EXIT_USAGE", "build_parser", "doctor_main", "main"]
@@ -79,15 +78,6 @@ def build_parser() -> OneLineParser:
         help="the real length of each batch element (right padding), when the capture holds no tokens",
     )
     return parser
-
-
-def doctor_main(argv: Sequence[str] | None = None) -> int:
-    """Run ``attnviz doctor`` with ``argv`` (without the word "doctor"); returns the exit status."""
-    return run_command(build_parser(), _doctor, argv, failed=EXIT_UNREADABLE)
-
-
-#: The console script ``attnviz-doctor`` (its arguments are the process's).
-main = doctor_main
 
 
 def _doctor(args: argparse.Namespace, voice: Voice) -> int:
@@ -155,6 +145,12 @@ def _doctor(args: argparse.Namespace, voice: Voice) -> int:
         )
     say(voice.text(summary), sys.stdout)
     return EXIT_ERRORS if errors else EXIT_CLEAN
+
+
+#: Run ``attnviz doctor`` with ``argv`` (without the word "doctor"); returns the exit status.
+doctor_main = entry_point(build_parser, _doctor, failed=EXIT_UNREADABLE)
+#: The console script ``attnviz-doctor`` (its arguments are the process's).
+main = doctor_main
 
 
 def _call_line(index: int, call: object) -> str:

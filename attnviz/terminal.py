@@ -33,6 +33,7 @@ __all__ = [
     "OneLineParser",
     "Voice",
     "application",
+    "entry_point",
     "quiet_qt",
     "run_command",
     "say",
@@ -99,6 +100,21 @@ def run_command(
         return failed
     finally:
         voice.close()
+
+
+def entry_point(
+    build_parser: Callable[[], OneLineParser],
+    body: Callable[[argparse.Namespace, Voice], int],
+    *,
+    failed: int = 1,
+) -> Callable[[Sequence[str] | None], int]:
+    """A command's ``main(argv=None)``: ``run_command`` with a parser built afresh for each run
+    (``argv``: the arguments after the command's word; None, the process's)."""
+
+    def main(argv: Sequence[str] | None = None) -> int:
+        return run_command(build_parser(), body, argv, failed=failed)
+
+    return main
 
 
 def say(text: str, stream: TextIO) -> None:
