@@ -27,9 +27,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .doctor_cli import EXIT_CLEAN, EXIT_ERRORS, EXIT_UNREADABLE, DoctorError
+from .doctor_cli import EXIT_CLEAN, EXIT_ERRORS, EXIT_UNREADABLE, DoctorError, counted
 from .terminal import EXIT_USAGE, OneLineParser, Voice, entry_point, say
-from .tr import QT_TRANSLATE_NOOP, exception_message, message, plural
+from .tr import QT_TRANSLATE_NOOP, exception_message, message
 
 __all__ = ["build_parser", "check_main", "load_factory", "main"]
 
@@ -119,12 +119,7 @@ def _check(args: argparse.Namespace, voice: Voice) -> int:
     errors = sum(f.severity == "error" for f in findings)
     summary = message(
         QT_TRANSLATE_NOOP("Invariance", "{errors}, {warnings} from {checks}"),
-        errors=plural(errors, QT_TRANSLATE_NOOP("Doctor", "{n} error"), QT_TRANSLATE_NOOP("Doctor", "{n} errors")),
-        warnings=plural(
-            len(findings) - errors,
-            QT_TRANSLATE_NOOP("Doctor", "{n} warning"),
-            QT_TRANSLATE_NOOP("Doctor", "{n} warnings"),
-        ),
+        **counted(errors, len(findings)),
         checks=", ".join(checks),
     )
     say(voice.text(summary), sys.stdout)
