@@ -34,7 +34,7 @@ from ..engine.devices import DTYPES, dtype_name
 from ..engine.mask_bound import CallMask
 from ..engine.mask_findings import ARGUMENT_CONVENTIONS, inverted_padding, mask_findings
 from ..engine.mask_spec import mask_from_arguments
-from ..model_run import MASK_ARGUMENTS, AttentionCall, ModelRun
+from ..model_run import MASK_ARGUMENTS, AttentionCall, MaskArguments, ModelRun
 from ..tr import QT_TRANSLATE_NOOP, joined, message, plural
 from .doctor_paths import fidelity_problems, weights_paths
 from .doctor_values import RowsProblem, invalid_weights, score_overflow
@@ -634,10 +634,7 @@ def _inverted(
         return []
     # An element with no padding has nothing an inverted mask can keep: it hides the whole sequence.
     flipped = exact | (~keys.any(-1) & (~pad_k).any(-1))
-    masks = fact.call.masks
-    name = next(
-        (n for n in ("attn_mask", "key_padding_mask", "attention_mask") if getattr(masks, n) is not None), "attn_mask"
-    )
+    name = _mask_argument(fact.call.masks)
     elements = _indices(flipped)
     return [
         finding(
@@ -657,6 +654,13 @@ def _inverted(
             count=len(elements),
         )
     ]
+
+
+def _mask_argument(masks: MaskArguments) -> str:
+    """The argument the call's mask came in, whose convention an inverted mask was built against."""
+    return next(
+        (n for n in ("attn_mask", "key_padding_mask", "attention_mask") if getattr(masks, n) is not None), "attn_mask"
+    )
 
 
 def _real_rows(allowed: np.ndarray, pad_q: np.ndarray | None) -> np.ndarray:
@@ -690,10 +694,7 @@ def _complement(
                 break
     if not elements:
         return []
-    masks = fact.call.masks
-    name = next(
-        (n for n in ("attn_mask", "key_padding_mask", "attention_mask") if getattr(masks, n) is not None), "attn_mask"
-    )
+    name = _mask_argument(fact.call.masks)
     return [
         finding(
             "inverted_polarity",
