@@ -190,22 +190,8 @@ class ScalingLabView(SessionView):
         tanh.setLabel("bottom", "|W_q q + W_k k|")
         tanh.setMenuEnabled(False)
         tanh.hideButtons()
-        self.tanh_hist = pg.PlotDataItem(
-            [0, 1],
-            [0],
-            stepMode="center",
-            fillLevel=0,
-            brush=pg.mkBrush(*SCALED_COLOR, 150),
-            pen=pg.mkPen(SCALED_COLOR),
-        )
-        self.tanh_saturated = pg.PlotDataItem(
-            [0, 1],
-            [0],
-            stepMode="center",
-            fillLevel=0,
-            brush=pg.mkBrush(*SATURATED_COLOR, 190),
-            pen=pg.mkPen(SATURATED_COLOR),
-        )
+        self.tanh_hist = _histogram(SCALED_COLOR, 150)
+        self.tanh_saturated = _histogram(SATURATED_COLOR, 190)
         tanh.addItem(self.tanh_hist)
         tanh.addItem(self.tanh_saturated)
         self.tanh_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(SATURATED_COLOR, width=1.5, style=Qt.PenStyle.DashLine))
@@ -546,3 +532,10 @@ class ScalingLabView(SessionView):
 def install_scaling_lab(session: AppSession, host: Host) -> ToolPanel:
     """Add the scaling lab as a hidden dock; Tools > Scaling lab (Ctrl+Shift+L) shows it."""
     return host.add_dock(DOCKS[SCALING_LAB_DOCK], lambda: ScalingLabView(session))
+
+
+def _histogram(color: tuple[int, int, int], alpha: int) -> pg.PlotDataItem:
+    """An empty filled step histogram in ``color`` (its fill ``alpha`` opaque), for ``setData``."""
+    return pg.PlotDataItem(
+        [0, 1], [0], stepMode="center", fillLevel=0, brush=pg.mkBrush(*color, alpha), pen=pg.mkPen(color)
+    )
