@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QFont, QFontMetricsF, QHideEvent, QShowEvent
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from attnviz.compute import Outcome
 from attnviz.document import Edit
@@ -290,6 +290,26 @@ class SessionView(Retranslating, QWidget):
 
 
 # ---------------------------------------------------------------------- a view's usual parts
+
+
+#: The margin around every view's contents, in pixels.
+VIEW_MARGIN = 4
+
+
+def view_column(view: QWidget) -> QVBoxLayout:
+    """``view``'s layout: a column with the margin every view keeps."""
+    layout = QVBoxLayout(view)
+    layout.setContentsMargins(VIEW_MARGIN, VIEW_MARGIN, VIEW_MARGIN, VIEW_MARGIN)
+    return layout
+
+
+def titled_row() -> tuple[QHBoxLayout, QLabel]:
+    """A view's top row and its heading (a ``bold_label``), which takes the room the row's other
+    widgets leave."""
+    row = QHBoxLayout()
+    title = bold_label()
+    row.addWidget(title, 1)
+    return row, title
 
 
 def bold_label(text: str = "") -> QLabel:

@@ -36,7 +36,7 @@ from attnviz.compute.long_view import LongRequest, LongResult, TileRequest, Tile
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.app.view_base import SessionView
+from attnviz.ui.app.view_base import SessionView, view_column
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.items import hold_tick_room
 from attnviz.ui.heatmap.paint import format_number
@@ -158,8 +158,7 @@ class LongContextView(SessionView):
         self._to_reveal: list[QWidget] = []  # plots not painted yet since the view was shown
         self._tile_asked_for: LongResult | None = None  # the overview the last tile was asked of
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout = view_column(self)
         header = QHBoxLayout()
         # Its size never follows its text: a status that widened the view or changed its height
         # by a line resized, and so repainted, every map and plot below it each time a result

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -30,7 +29,7 @@ from attnviz.model_run import MASK_ARGUMENTS
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
-from attnviz.ui.app.view_base import SessionView
+from attnviz.ui.app.view_base import SessionView, view_column
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.i18n import tr_text, translate
@@ -66,8 +65,7 @@ class ModelOverview(SessionView):
         super().__init__(session, parent)
         self._session = session
         self._stats: HeadStatistics | None = None
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout = view_column(self)
         row = QHBoxLayout()
         self.caption = QLabel()
         self.statistic = QComboBox()
