@@ -10,9 +10,10 @@ main computation does, so the labs show the same numbers as the main heatmaps. N
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from attnviz.compute.engine_args import state_mask
 from attnviz.document import Snapshot, State
 from attnviz.model_run import Focus, HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
+
+#: A lab's outcome type.
+LabResult = TypeVar("LabResult")
 
 if TYPE_CHECKING:
     from attnviz.engine.lab import LabReport
@@ -55,6 +59,14 @@ def _out_of_memory(exc: BaseException) -> bool:
     except Exception:  # noqa: BLE001 - a broken install: then it is not recognised
         return isinstance(exc, MemoryError)
     return isinstance(exc, DeviceOutOfMemoryError) or is_out_of_memory(exc)
+
+
+def _failed(outcome: Callable[..., LabResult], snapshot: Snapshot, exc: Exception) -> LabResult:
+    """The outcome of a lab that failed where nothing should: running out of memory is said of
+    the inputs' shape, anything else as unexpected."""
+    if _out_of_memory(exc):
+        return outcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape", focus=snapshot.focus)
+    return outcome(snapshot.version, error=_unexpected(exc), focus=snapshot.focus)
 
 
 def _tensors(state: State, view: HeadView) -> tuple[Any, Any, Any, dict[str, Any] | None]:
@@ -172,9 +184,7 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
             focus=focus,
         )
     except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
-        if _out_of_memory(exc):
-            return LabOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape", focus=focus)
-        return LabOutcome(snapshot.version, error=_unexpected(exc), focus=focus)
+        return _failed(LabOutcome, snapshot, exc)
 
 
 #: Curves cost about the same for every number of keys: samples x keys stays near this.
@@ -255,6 +265,4 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
             )
         return ScalingOutcome(snapshot.version, curves, point, note, saturation, sat_note, s.scoring, focus=focus)
     except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
-        if _out_of_memory(exc):
-            return ScalingOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape", focus=focus)
-        return ScalingOutcome(snapshot.version, error=_unexpected(exc), focus=focus)
+        return _failed(ScalingOutcome, snapshot, exc)
