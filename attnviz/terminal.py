@@ -3,7 +3,8 @@ line on stderr in the system's language, never a traceback, with an exit status 
 what went wrong (2 for a bad command line).
 
 ``run_command`` runs a command's body and turns what it raises into that line: a
-``CommandError`` (a reason already phrased for the user), an interrupt, or anything unforeseen.
+``CommandError`` (a reason already phrased for the user), an interrupt, or anything unforeseen;
+``entry_point`` makes a command's ``main(argv)`` of its parser and body.
 ``OneLineParser`` is argparse with its error made such a line. ``Voice`` translates into the
 system's language (``LANGUAGE``, ``LC_ALL``, ``LANG``: Portuguese for any Portuguese, else
 English), not the app's saved choice; argparse's own words (``--help``, its error texts) stay
