@@ -24,13 +24,12 @@ import argparse
 import importlib
 import importlib.util
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .doctor_cli import EXIT_CLEAN, EXIT_ERRORS, EXIT_UNREADABLE
-from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, run_command, say
-from .tr import QT_TRANSLATE_NOOP, exception_message, message, plural
+from .doctor_cli import EXIT_CLEAN, EXIT_ERRORS, EXIT_UNREADABLE, DoctorError, counted
+from .terminal import EXIT_USAGE, OneLineParser, Voice, entry_point, say
+from .tr import QT_TRANSLATE_NOOP, exception_message, message
 
 __all__ = ["build_parser", "check_main", "load_factory", "main"]
 
@@ -38,11 +37,9 @@ PROG = "attnviz check"
 _CHECKS = ("padding", "kv_cache", "implementations", "dtype")
 
 
-class CheckError(CommandError):
-    """A reason to stop, phrased for the user (one line, translatable)."""
-
-    def __init__(self, text: str, status: int = EXIT_UNREADABLE) -> None:
-        super().__init__(text, status)
+class CheckError(DoctorError):
+    """A reason to stop, phrased for the user (one line, translatable), with the doctor's exit
+    statuses."""
 
 
 def build_parser() -> OneLineParser:
@@ -76,15 +73,6 @@ def build_parser() -> OneLineParser:
         "--pad-token-id", type=int, default=None, metavar="ID", help="the id that pads (default: the config's, else 0)"
     )
     return parser
-
-
-def check_main(argv: Sequence[str] | None = None) -> int:
-    """Run ``attnviz check`` with ``argv`` (without the word "check"); returns the exit status."""
-    return run_command(build_parser(), _check, argv, failed=EXIT_UNREADABLE)
-
-
-#: The console script ``attnviz-check`` (its arguments are the process's).
-main = check_main
 
 
 def _check(args: argparse.Namespace, voice: Voice) -> int:
@@ -131,16 +119,17 @@ def _check(args: argparse.Namespace, voice: Voice) -> int:
     errors = sum(f.severity == "error" for f in findings)
     summary = message(
         QT_TRANSLATE_NOOP("Invariance", "{errors}, {warnings} from {checks}"),
-        errors=plural(errors, QT_TRANSLATE_NOOP("Doctor", "{n} error"), QT_TRANSLATE_NOOP("Doctor", "{n} errors")),
-        warnings=plural(
-            len(findings) - errors,
-            QT_TRANSLATE_NOOP("Doctor", "{n} warning"),
-            QT_TRANSLATE_NOOP("Doctor", "{n} warnings"),
-        ),
+        **counted(errors, len(findings)),
         checks=", ".join(checks),
     )
     say(voice.text(summary), sys.stdout)
     return EXIT_ERRORS if errors else EXIT_CLEAN
+
+
+#: Run ``attnviz check`` with ``argv`` (without the word "check"); returns the exit status.
+check_main = entry_point(build_parser, _check, failed=EXIT_UNREADABLE)
+#: The console script ``attnviz-check`` (its arguments are the process's).
+main = check_main
 
 
 def load_factory(target: str) -> tuple[Any, dict[str, Any]]:
@@ -167,12 +156,8 @@ def load_factory(target: str) -> tuple[Any, dict[str, Any]]:
         else:
             module = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - whatever the script raises is said in one line
-        raise CheckError(
-            message(
-                QT_TRANSLATE_NOOP("Invariance", "{module} cannot be imported: {error}"),
-                module=module_name,
-                error=f"{type(exc).__name__}: {exc}",
-            )
+        raise _failure(
+            QT_TRANSLATE_NOOP("Invariance", "{module} cannot be imported: {error}"), exc, module=module_name
         ) from exc
     factory = getattr(module, attr, None)
     if not callable(factory):
@@ -182,13 +167,7 @@ def load_factory(target: str) -> tuple[Any, dict[str, Any]]:
     try:
         made = factory()
     except Exception as exc:  # noqa: BLE001
-        raise CheckError(
-            message(
-                QT_TRANSLATE_NOOP("Invariance", "{target} raised {error}"),
-                target=target,
-                error=f"{type(exc).__name__}: {exc}",
-            )
-        ) from exc
+        raise _failure(QT_TRANSLATE_NOOP("Invariance", "{target} raised {error}"), exc, target=target) from exc
     if not (isinstance(made, tuple) and len(made) == 2 and hasattr(made[1], "keys")):
         raise CheckError(
             message(
@@ -200,3 +179,9 @@ def load_factory(target: str) -> tuple[Any, dict[str, Any]]:
             )
         )
     return made[0], dict(made[1])
+
+
+def _failure(text: str, exc: Exception, **names: object) -> CheckError:
+    """``text`` with ``{error}`` what the user's code raised (its type and words: the script's own
+    exception may say nothing without its type)."""
+    return CheckError(message(text, error=f"{type(exc).__name__}: {exc}", **names))

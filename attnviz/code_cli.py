@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from .command_inputs import LINE, add_input_options, add_setting_options, command_state
-from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, run_command, say
+from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, entry_point, say
 from .tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["build_parser", "code_main", "main"]
@@ -64,15 +63,6 @@ def build_parser() -> OneLineParser:
     )
     add_setting_options(parser)  # the settings last, as render's --help lists them
     return parser
-
-
-def code_main(argv: Sequence[str] | None = None) -> int:
-    """Run ``attnviz code`` with ``argv`` (without the word "code"); returns the exit status."""
-    return run_command(build_parser(), _code, argv, failed=EXIT_FAILED)
-
-
-#: The console script ``attnviz-code`` (its arguments are the process's).
-main = code_main
 
 
 def _code(args: argparse.Namespace, voice: Voice) -> int:
@@ -127,3 +117,9 @@ def _code(args: argparse.Namespace, voice: Voice) -> int:
         say(voice.text(message(QT_TRANSLATE_NOOP("Code", "note: {note}"), note=note)), sys.stderr)
     sys.stdout.write(snippet.code)
     return 0
+
+
+#: Run ``attnviz code`` with ``argv`` (without the word "code"); returns the exit status.
+code_main = entry_point(build_parser, _code, failed=EXIT_FAILED)
+#: The console script ``attnviz-code`` (its arguments are the process's).
+main = code_main

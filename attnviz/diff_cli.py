@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 
-from .doctor_cli import EXIT_CLEAN, EXIT_ERRORS, EXIT_UNREADABLE
-from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, run_command, say
+from .doctor_cli import EXIT_CLEAN, EXIT_ERRORS, EXIT_UNREADABLE, DoctorError
+from .terminal import EXIT_USAGE, OneLineParser, Voice, entry_point, say
 from .tr import QT_TRANSLATE_NOOP, exception_message, message, plural
 
 __all__ = ["DEFAULT_TOLERANCE", "build_parser", "diff_main", "main"]
@@ -31,11 +30,9 @@ PROG = "attnviz diff"
 DEFAULT_TOLERANCE = 1e-5
 
 
-class DiffError(CommandError):
-    """A reason to stop, phrased for the user (one line, translatable)."""
-
-    def __init__(self, text: str, status: int = EXIT_UNREADABLE) -> None:
-        super().__init__(text, status)
+class DiffError(DoctorError):
+    """A reason to stop, phrased for the user (one line, translatable), with the doctor's exit
+    statuses."""
 
 
 def build_parser() -> OneLineParser:
@@ -56,15 +53,6 @@ def build_parser() -> OneLineParser:
     )
     parser.add_argument("--top", type=int, default=10, metavar="N", help="lines for at most N calls (default 10)")
     return parser
-
-
-def diff_main(argv: Sequence[str] | None = None) -> int:
-    """Run ``attnviz diff`` with ``argv`` (without the word "diff"); returns the exit status."""
-    return run_command(build_parser(), _diff, argv, failed=EXIT_UNREADABLE)
-
-
-#: The console script ``attnviz-diff`` (its arguments are the process's).
-main = diff_main
 
 
 def _diff(args: argparse.Namespace, voice: Voice) -> int:
@@ -127,6 +115,12 @@ def _diff(args: argparse.Namespace, voice: Voice) -> int:
         )
     say(voice.text(summary), sys.stdout)
     return EXIT_ERRORS if beyond or not result.matched else EXIT_CLEAN
+
+
+#: Run ``attnviz diff`` with ``argv`` (without the word "diff"); returns the exit status.
+diff_main = entry_point(build_parser, _diff, failed=EXIT_UNREADABLE)
+#: The console script ``attnviz-diff`` (its arguments are the process's).
+main = diff_main
 
 
 def call_line(each: object) -> str:

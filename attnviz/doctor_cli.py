@@ -25,12 +25,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 
-from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, run_command, say
-from .tr import QT_TRANSLATE_NOOP, exception_message, message, plural
+from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, entry_point, say
+from .tr import QT_TRANSLATE_NOOP, Message, exception_message, message, plural
 
-__all__ = ["EXIT_CLEAN", "EXIT_ERRORS", "EXIT_UNREADABLE", "EXIT_USAGE", "build_parser", "doctor_main", "main"]
+__all__ = [
+    "EXIT_CLEAN",
+    "EXIT_ERRORS",
+    "EXIT_UNREADABLE",
+    "EXIT_USAGE",
+    "build_parser",
+    "counted",
+    "doctor_main",
+    "main",
+]
 
 PROG = "attnviz doctor"
 EXIT_CLEAN = 0
@@ -81,15 +89,6 @@ def build_parser() -> OneLineParser:
     return parser
 
 
-def doctor_main(argv: Sequence[str] | None = None) -> int:
-    """Run ``attnviz doctor`` with ``argv`` (without the word "doctor"); returns the exit status."""
-    return run_command(build_parser(), _doctor, argv, failed=EXIT_UNREADABLE)
-
-
-#: The console script ``attnviz-doctor`` (its arguments are the process's).
-main = doctor_main
-
-
 def _doctor(args: argparse.Namespace, voice: Voice) -> int:
     lengths = _parse_lengths(args.lengths) if args.lengths else None
     limit = args.max_fidelity
@@ -136,13 +135,8 @@ def _doctor(args: argparse.Namespace, voice: Voice) -> int:
     if findings:
         summary = message(
             QT_TRANSLATE_NOOP("Doctor", "{errors}, {warnings} in {calls}"),
-            errors=plural(errors, QT_TRANSLATE_NOOP("Doctor", "{n} error"), QT_TRANSLATE_NOOP("Doctor", "{n} errors")),
-            warnings=plural(
-                len(findings) - errors,
-                QT_TRANSLATE_NOOP("Doctor", "{n} warning"),
-                QT_TRANSLATE_NOOP("Doctor", "{n} warnings"),
-            ),
             calls=calls,
+            **counted(errors, len(findings)),
         )
     else:
         summary = message(QT_TRANSLATE_NOOP("Doctor", "no mask problem found in {calls}"), calls=calls)
@@ -155,6 +149,23 @@ def _doctor(args: argparse.Namespace, voice: Voice) -> int:
         )
     say(voice.text(summary), sys.stdout)
     return EXIT_ERRORS if errors else EXIT_CLEAN
+
+
+#: Run ``attnviz doctor`` with ``argv`` (without the word "doctor"); returns the exit status.
+doctor_main = entry_point(build_parser, _doctor, failed=EXIT_UNREADABLE)
+#: The console script ``attnviz-doctor`` (its arguments are the process's).
+main = doctor_main
+
+
+def counted(errors: int, findings: int) -> dict[str, Message]:
+    """ "2 errors" and "1 warning" of a summary (``errors`` of the ``findings``), as ``{errors}``
+    and ``{warnings}``."""
+    return {
+        "errors": plural(errors, QT_TRANSLATE_NOOP("Doctor", "{n} error"), QT_TRANSLATE_NOOP("Doctor", "{n} errors")),
+        "warnings": plural(
+            findings - errors, QT_TRANSLATE_NOOP("Doctor", "{n} warning"), QT_TRANSLATE_NOOP("Doctor", "{n} warnings")
+        ),
+    }
 
 
 def _call_line(index: int, call: object) -> str:

@@ -481,15 +481,8 @@ class _Editor:
         found = self._edits_here(given["query"])
         if found is None:
             return None
-        given = dict(given)
+        given, weights = _edited_arguments(given, found[1], "attn_mask", keep_bool=True)
         q, v = given["query"], given["value"]
-        weights: torch.Tensor | None = None
-        for each in found[1]:
-            if each.keep is not None:
-                given["attn_mask"] = _edited_mask(given["attn_mask"], each.keep, q.dtype, keep_bool=True)
-                given["is_causal"] = False
-            if each.weights is not None:
-                weights = each.weights
         if weights is not None:
             out = _weighted(weights, v, q.dtype)
         else:
@@ -501,19 +494,8 @@ class _Editor:
         found = self._edits_here(arguments.get("query"))
         if found is None:
             return None
-        arguments = dict(arguments)
+        arguments, weights = _edited_arguments(arguments, found[1], "attention_mask", keep_bool=False)
         q, v = arguments["query"], arguments["value"]
-        weights: torch.Tensor | None = None
-        for each in found[1]:
-            if each.keep is not None:
-                given = arguments.get("attention_mask")
-                arguments["attention_mask"] = _edited_mask(
-                    given, each.keep, q.dtype, keep_bool=given is not None and given.dtype == torch.bool
-                )
-                if "is_causal" in arguments:
-                    arguments["is_causal"] = False
-            if each.weights is not None:
-                weights = each.weights
         frame.arguments = arguments
         if weights is not None:
             out = _weighted(weights, v, q.dtype).transpose(1, 2).contiguous()
@@ -525,6 +507,32 @@ class _Editor:
         if isinstance(result, tuple):
             return (_ablated(result[0], found[1], heads_axis=2), *result[1:])
         return _ablated(result, found[1], heads_axis=2)
+
+
+def _edited_arguments(
+    given: dict[str, Any], edits: list[_Prepared], mask: str, *, keep_bool: bool
+) -> tuple[dict[str, Any], torch.Tensor | None]:
+    """A copy of a call's arguments with every mask edit made to its ``mask`` argument (and
+    ``is_causal`` off, where it has one: the edited mask is the whole pattern), and the weights
+    the last weights edit sets (None: none does). ``keep_bool``: the call takes a boolean mask
+    where it was given none (SDPA); otherwise only where the one given is boolean."""
+    arguments = dict(given)
+    dtype = arguments["query"].dtype
+    weights: torch.Tensor | None = None
+    for each in edits:
+        if each.keep is not None:
+            current = arguments.get(mask)
+            arguments[mask] = _edited_mask(
+                current,
+                each.keep,
+                dtype,
+                keep_bool=keep_bool or (current is not None and current.dtype == torch.bool),
+            )
+            if "is_causal" in arguments:
+                arguments["is_causal"] = False
+        if each.weights is not None:
+            weights = each.weights
+    return arguments, weights
 
 
 def _edited_mask(given: Any, keep: torch.Tensor, dtype: torch.dtype, *, keep_bool: bool) -> torch.Tensor:

@@ -240,56 +240,46 @@ class AttentionCall:
             mask_mod=None if m.mask_mod is None else _one_head_mask(m.mask_mod, head),
         )
 
+    def _invalid(self, text: str, **names: object) -> ModelRunError:
+        """The refusal ``text``, a template whose ``{call}`` is this call's name."""
+        return ModelRunError(message(text, call=self.name, **names))
+
     def check(self, *, same_size: bool = True) -> None:
         """Raise :class:`ModelRunError` unless the shapes fit together (``same_size``: queries
         and keys of one size, as every model's dot product needs)."""
         arrays = {"queries": self.queries, "keys": self.keys, "values": self.values}
         given = [name for name, a in arrays.items() if a is not None]
         if given and len(given) != 3:
-            raise ModelRunError(
-                message(
-                    QT_TRANSLATE_NOOP(
-                        "ModelRun", "{call}: queries, keys and values come together (only {given} found)"
-                    ),
-                    call=self.name,
-                    given=", ".join(given),
-                )
+            raise self._invalid(
+                QT_TRANSLATE_NOOP("ModelRun", "{call}: queries, keys and values come together (only {given} found)"),
+                given=", ".join(given),
             )
         if not given and self.weights is None:
-            raise ModelRunError(
-                message(
-                    QT_TRANSLATE_NOOP("ModelRun", "{call}: neither queries, keys and values nor attention weights"),
-                    call=self.name,
-                )
+            raise self._invalid(
+                QT_TRANSLATE_NOOP("ModelRun", "{call}: neither queries, keys and values nor attention weights"),
             )
         for name, tokens, length in (
             ("query_tokens", self.query_tokens, 2),
             ("key_tokens", self.key_tokens, 3),
         ):
             if tokens is not None and tuple(tokens.shape) != (self.shape[0], self.shape[length]):
-                raise ModelRunError(
-                    message(
-                        QT_TRANSLATE_NOOP(
-                            "ModelRun", "{call}: {name} have shape {shape}; the call needs ({batch}, {length})"
-                        ),
-                        call=self.name,
-                        name=name,
-                        shape=tuple(tokens.shape),
-                        batch=self.shape[0],
-                        length=self.shape[length],
-                    )
+                raise self._invalid(
+                    QT_TRANSLATE_NOOP(
+                        "ModelRun", "{call}: {name} have shape {shape}; the call needs ({batch}, {length})"
+                    ),
+                    name=name,
+                    shape=tuple(tokens.shape),
+                    batch=self.shape[0],
+                    length=self.shape[length],
                 )
         for name, a in {**arrays, "weights": self.weights, "output": self.output}.items():
             if a is not None and a.ndim != 4:
-                raise ModelRunError(
-                    message(
-                        QT_TRANSLATE_NOOP(
-                            "ModelRun", "{call}: {name} must be (batch, heads, length, size), got shape {shape}"
-                        ),
-                        call=self.name,
-                        name=name,
-                        shape=tuple(a.shape),
-                    )
+                raise self._invalid(
+                    QT_TRANSLATE_NOOP(
+                        "ModelRun", "{call}: {name} must be (batch, heads, length, size), got shape {shape}"
+                    ),
+                    name=name,
+                    shape=tuple(a.shape),
                 )
         if self.queries is None:
             return
@@ -306,17 +296,14 @@ class AttentionCall:
         elif same_size and k.shape[3] != d:
             problem = "size"
         if problem is not None:
-            raise ModelRunError(
-                message(
-                    QT_TRANSLATE_NOOP(
-                        "ModelRun", "{call}: the {axis} of queries {q}, keys {k} and values {v} do not fit together"
-                    ),
-                    call=self.name,
-                    axis=problem,
-                    q=tuple(q.shape),
-                    k=tuple(k.shape),
-                    v=tuple(v.shape),
-                )
+            raise self._invalid(
+                QT_TRANSLATE_NOOP(
+                    "ModelRun", "{call}: the {axis} of queries {q}, keys {k} and values {v} do not fit together"
+                ),
+                axis=problem,
+                q=tuple(q.shape),
+                k=tuple(k.shape),
+                v=tuple(v.shape),
             )
 
 

@@ -3,7 +3,8 @@ line on stderr in the system's language, never a traceback, with an exit status 
 what went wrong (2 for a bad command line).
 
 ``run_command`` runs a command's body and turns what it raises into that line: a
-``CommandError`` (a reason already phrased for the user), an interrupt, or anything unforeseen.
+``CommandError`` (a reason already phrased for the user), an interrupt, or anything unforeseen;
+``entry_point`` makes a command's ``main(argv)`` of its parser and body.
 ``OneLineParser`` is argparse with its error made such a line. ``Voice`` translates into the
 system's language (``LANGUAGE``, ``LC_ALL``, ``LANG``: Portuguese for any Portuguese, else
 English), not the app's saved choice; argparse's own words (``--help``, its error texts) stay
@@ -33,6 +34,7 @@ __all__ = [
     "OneLineParser",
     "Voice",
     "application",
+    "entry_point",
     "quiet_qt",
     "run_command",
     "say",
@@ -99,6 +101,21 @@ def run_command(
         return failed
     finally:
         voice.close()
+
+
+def entry_point(
+    build_parser: Callable[[], OneLineParser],
+    body: Callable[[argparse.Namespace, Voice], int],
+    *,
+    failed: int = 1,
+) -> Callable[[Sequence[str] | None], int]:
+    """A command's ``main(argv=None)``: ``run_command`` with a parser built afresh for each run
+    (``argv``: the arguments after the command's word; None, the process's)."""
+
+    def main(argv: Sequence[str] | None = None) -> int:
+        return run_command(build_parser(), body, argv, failed=failed)
+
+    return main
 
 
 def say(text: str, stream: TextIO) -> None:

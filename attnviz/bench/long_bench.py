@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.bench.engine_bench import interleaved_medians
+from attnviz.bench.memory import PEAK_PROBE
 from attnviz.engine.long import Overview, overview, tile
 
 D = 64
@@ -95,22 +96,15 @@ _CHILD = r"""
 import json, sys, time, torch
 torch.set_grad_enabled(False)
 n, window = int(sys.argv[1]), int(sys.argv[2])
-
-def status(field):
-    for line in open("/proc/self/status"):
-        if line.startswith(field):
-            return int(line.split()[1]) / 1024.0
-    raise RuntimeError(field)
+"""
+_CHILD += PEAK_PROBE
+_CHILD += r"""
 
 from attnviz.bench.long_bench import make_inputs, windowed
 q, k, attention_mask = make_inputs(n)
 small = make_inputs(512)
 windowed(*small, min(window, 256))  # the libraries' one-off allocations are not the overview's
-try:
-    open("/proc/self/clear_refs", "w").write("5")
-    reset = True
-except OSError:
-    reset = False
+reset = reset_peak()
 base = status("VmRSS")
 start = time.perf_counter()
 ov = windowed(q, k, attention_mask, window)

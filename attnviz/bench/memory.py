@@ -11,16 +11,31 @@ import json
 import subprocess
 import sys
 
-_CHILD = r"""
-import json, sys, torch
-n, hidden, d, which = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-torch.set_grad_enabled(False)
-
+#: What a child process measuring its peak memory defines: ``status(field)``, a field of
+#: /proc/self/status in MiB ("VmRSS" now, "VmHWM" the peak), and ``reset_peak()``, which makes
+#: the peak the current size (False where the kernel does not allow it).
+PEAK_PROBE = r"""
 def status(field):
     for line in open("/proc/self/status"):
         if line.startswith(field):
             return int(line.split()[1]) / 1024.0
     raise RuntimeError(field)
+
+def reset_peak():
+    try:
+        open("/proc/self/clear_refs", "w").write("5")
+        return True
+    except OSError:
+        return False
+"""
+
+_CHILD = r"""
+import json, sys, torch
+n, hidden, d, which = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+torch.set_grad_enabled(False)
+"""
+_CHILD += PEAK_PROBE
+_CHILD += r"""
 
 g = torch.Generator().manual_seed(0)
 q, k = torch.randn(1, n, d, generator=g), torch.randn(1, n, d, generator=g)
@@ -39,11 +54,7 @@ if which == "attnviz":
     attend(small, small, small, scoring="additive", num_hiddens=hidden)
 else:
     module(small, small, small, None)
-try:
-    open("/proc/self/clear_refs", "w").write("5")
-    reset = True
-except OSError:
-    reset = False
+reset = reset_peak()
 base = status("VmRSS")
 result = run()
 peak = status("VmHWM")

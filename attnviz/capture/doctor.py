@@ -634,25 +634,33 @@ def _inverted(
         return []
     # An element with no padding has nothing an inverted mask can keep: it hides the whole sequence.
     flipped = exact | (~keys.any(-1) & (~pad_k).any(-1))
+    return _inverted_polarity(
+        fact,
+        finding,
+        _indices(flipped),
+        QT_TRANSLATE_NOOP(
+            "Doctor",
+            "the mask lets batch element(s) {elements} attend to exactly their padding keys ({pads}) and hides "
+            "their real ones: its polarity is inverted ({convention})",
+        ),
+        pads=", ".join(pad_tokens),
+    )
+
+
+def _inverted_polarity(
+    fact: _Facts, finding: _Make, elements: Sequence[int], text: str, **names: object
+) -> list[Finding]:
+    """The inverted-polarity error on batch ``elements``: ``text`` with ``{elements}`` them and
+    ``{convention}`` that of the argument the call's mask came in."""
     masks = fact.call.masks
     name = next(
         (n for n in ("attn_mask", "key_padding_mask", "attention_mask") if getattr(masks, n) is not None), "attn_mask"
     )
-    elements = _indices(flipped)
     return [
         finding(
             "inverted_polarity",
             _ERROR,
-            message(
-                QT_TRANSLATE_NOOP(
-                    "Doctor",
-                    "the mask lets batch element(s) {elements} attend to exactly their padding keys ({pads}) and hides "
-                    "their real ones: its polarity is inverted ({convention})",
-                ),
-                elements=_ranges(elements),
-                pads=", ".join(pad_tokens),
-                convention=ARGUMENT_CONVENTIONS[name],
-            ),
+            message(text, elements=_ranges(elements), convention=ARGUMENT_CONVENTIONS[name], **names),
             batch=elements,
             count=len(elements),
         )
@@ -690,28 +698,17 @@ def _complement(
                 break
     if not elements:
         return []
-    masks = fact.call.masks
-    name = next(
-        (n for n in ("attn_mask", "key_padding_mask", "attention_mask") if getattr(masks, n) is not None), "attn_mask"
+    return _inverted_polarity(
+        fact,
+        finding,
+        elements,
+        QT_TRANSLATE_NOOP(
+            "Doctor",
+            "on every real query row of batch element(s) {elements} the mask allows exactly what a padding "
+            "(and causal) mask would hide and hides what it would allow: its polarity is inverted, built as "
+            "True = masked where {convention}; invert it (~mask), or build it with True = attend",
+        ),
     )
-    return [
-        finding(
-            "inverted_polarity",
-            _ERROR,
-            message(
-                QT_TRANSLATE_NOOP(
-                    "Doctor",
-                    "on every real query row of batch element(s) {elements} the mask allows exactly what a padding "
-                    "(and causal) mask would hide and hides what it would allow: its polarity is inverted, built as "
-                    "True = masked where {convention}; invert it (~mask), or build it with True = attend",
-                ),
-                elements=_ranges(elements),
-                convention=ARGUMENT_CONVENTIONS[name],
-            ),
-            batch=elements,
-            count=len(elements),
-        )
-    ]
 
 
 def _padding_side(

@@ -10,17 +10,21 @@ main computation does, so the labs show the same numbers as the main heatmaps. N
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from attnviz.compute.convert import tensor_view, to_numpy
 from attnviz.compute.engine_args import state_mask
-from attnviz.document import Snapshot, State
+from attnviz.document import Snapshot
 from attnviz.model_run import Focus, HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
+
+#: A lab's outcome type.
+LabResult = TypeVar("LabResult")
 
 if TYPE_CHECKING:
     from attnviz.engine.lab import LabReport
@@ -57,11 +61,23 @@ def _out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, DeviceOutOfMemoryError) or is_out_of_memory(exc)
 
 
-def _tensors(state: State, view: HeadView) -> tuple[Any, Any, Any, dict[str, Any] | None]:
+def _failed(outcome: Callable[..., LabResult], snapshot: Snapshot, exc: Exception) -> LabResult:
+    """The outcome of a lab that failed where nothing should: running out of memory is said of
+    the inputs' shape, anything else as unexpected."""
+    if _out_of_memory(exc):
+        return outcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape", focus=snapshot.focus)
+    return outcome(snapshot.version, error=_unexpected(exc), focus=snapshot.focus)
+
+
+def _head(snapshot: Snapshot) -> tuple[HeadView, Any, Any, Any, dict[str, Any] | None]:
+    """The snapshot's head on show, its queries, keys and values as tensors, and the learnable
+    parameters (None: none)."""
     import torch
 
+    state = snapshot.state
+    view = state.head_view(snapshot.focus)
     params = {k: torch.from_numpy(np.asarray(v)) for k, v in state.params.items()} or None
-    return tensor_view(view.queries), tensor_view(view.keys), tensor_view(view.values), params
+    return view, tensor_view(view.queries), tensor_view(view.keys), tensor_view(view.values), params
 
 
 @dataclass(frozen=True)
@@ -120,15 +136,13 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
     """
     state = snapshot.state
     s = state.settings
-    focus = snapshot.focus
     try:
         import torch
 
         from attnviz.engine import AttentionInputError
         from attnviz.engine.lab import compare_conventions
 
-        view = state.head_view(focus)
-        q, k, v, params = _tensors(state, view)
+        view, q, k, v, params = _head(snapshot)
         try:
             with torch.no_grad():
                 # The main view's mask but its causal setting, which the lab tries in both alignments.
@@ -146,7 +160,9 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
                     allow_nonfinite=s.allow_nonfinite,
                 )
         except AttentionInputError as exc:
-            return LabOutcome(snapshot.version, error=exception_message(exc), error_field=exc.field, focus=focus)
+            return LabOutcome(
+                snapshot.version, error=exception_message(exc), error_field=exc.field, focus=snapshot.focus
+            )
         conventions: dict[str, ConventionView] = {}
         for name, conv in report.conventions.items():
             diff = report.disagreements.get(name)
@@ -169,12 +185,10 @@ def run_masking_lab(snapshot: Snapshot) -> LabOutcome:
             conventions,
             to_numpy(report.allowed),
             to_numpy(report.empty_rows),
-            focus=focus,
+            focus=snapshot.focus,
         )
     except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
-        if _out_of_memory(exc):
-            return LabOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape", focus=focus)
-        return LabOutcome(snapshot.version, error=_unexpected(exc), focus=focus)
+        return _failed(LabOutcome, snapshot, exc)
 
 
 #: Curves cost about the same for every number of keys: samples x keys stays near this.
@@ -223,13 +237,11 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
     the curves they are drawn on."""
     state = snapshot.state
     s = state.settings
-    focus = snapshot.focus
     try:
         from attnviz.engine import AttentionInputError
         from attnviz.engine.scaling import current_point, tanh_saturation
 
-        view = state.head_view(focus)
-        q, k, _v, params = _tensors(state, view)
+        view, q, k, _v, params = _head(snapshot)
         mask = state_mask(state, view)
         point: dict[str, float] | None = None
         note: str | None = None
@@ -253,8 +265,8 @@ def run_scaling_lab(snapshot: Snapshot) -> ScalingOutcome:
                 "LabWorker",
                 "tanh saturation concerns additive attention: choose the additive scoring function to see it",
             )
-        return ScalingOutcome(snapshot.version, curves, point, note, saturation, sat_note, s.scoring, focus=focus)
+        return ScalingOutcome(
+            snapshot.version, curves, point, note, saturation, sat_note, s.scoring, focus=snapshot.focus
+        )
     except Exception as exc:  # noqa: BLE001 - a lab must never take the app down
-        if _out_of_memory(exc):
-            return ScalingOutcome(snapshot.version, error=_OUT_OF_MEMORY, error_field="shape", focus=focus)
-        return ScalingOutcome(snapshot.version, error=_unexpected(exc), focus=focus)
+        return _failed(ScalingOutcome, snapshot, exc)

@@ -137,18 +137,23 @@ class Alibi(ScoreTerm):
         return t.numel() * 8 if isinstance(t, torch.Tensor) else 0
 
     def bind(self, g: Geometry) -> BoundTerm:
-        t = check_real(as_tensor(self.slopes, self.name, "score_terms"), self.name, "score_terms").reshape(-1)
-        heads = g.lead[-1] if len(g.lead) > 1 else 1
-        if t.numel() != heads or first_nonfinite(t) is not None:
-            raise input_error(
-                QT_TRANSLATE_NOOP("Errors", "{name} needs one finite slope per head ({heads}); got {count} values"),
-                "score_terms",
-                name=self.name,
-                heads=heads,
-                count=t.numel(),
-            )
-        per_element = t.to(device=g.device, dtype=g.dtype).repeat(g.n_flat // heads)
+        per_element = _per_head(
+            self.slopes,
+            self.name,
+            g,
+            QT_TRANSLATE_NOOP("Errors", "{name} needs one finite slope per head ({heads}); got {count} values"),
+        )
         return _Distance(per_element, g.n_k)
+
+
+def _per_head(values: object, name: str, g: Geometry, problem: str) -> torch.Tensor:
+    """``values``, one finite number per head, repeated for every (batch, head) row the engine
+    flattens; else ``problem`` (with ``{name}``, ``{heads}`` and ``{count}``) as the error."""
+    t = check_real(as_tensor(values, name, "score_terms"), name, "score_terms").reshape(-1)
+    heads = g.lead[-1] if len(g.lead) > 1 else 1
+    if t.numel() != heads or first_nonfinite(t) is not None:
+        raise input_error(problem, "score_terms", name=name, heads=heads, count=t.numel())
+    return t.to(device=g.device, dtype=g.dtype).repeat(g.n_flat // heads)
 
 
 class _Distance(BoundTerm):
@@ -249,19 +254,16 @@ class Sinks(ScoreTerm):
         return t.numel() * 8 if isinstance(t, torch.Tensor) else 0
 
     def bind(self, g: Geometry) -> BoundTerm:
-        t = check_real(as_tensor(self.values, self.name, "score_terms"), self.name, "score_terms").reshape(-1)
-        heads = g.lead[-1] if len(g.lead) > 1 else 1
-        if t.numel() != heads or first_nonfinite(t) is not None:
-            raise input_error(
+        return _Sink(
+            _per_head(
+                self.values,
+                self.name,
+                g,
                 QT_TRANSLATE_NOOP(
                     "Errors", "{name} needs one finite sink logit per head ({heads}); got {count} values"
                 ),
-                "score_terms",
-                name=self.name,
-                heads=heads,
-                count=t.numel(),
             )
-        return _Sink(t.to(device=g.device, dtype=g.dtype).repeat(g.n_flat // heads))
+        )
 
 
 class _Sink(BoundTerm):

@@ -219,18 +219,20 @@ def _unsafe(reason: str) -> str:
 
 def _append(m: _Machine) -> None:
     value = m.stack.pop()
-    target = m.stack[-1]
-    if not isinstance(target, list):
-        raise TypeError("APPEND needs a list")
-    target.append(value)
+    _list_on_top(m, "APPEND").append(value)
 
 
 def _appends(m: _Machine) -> None:
     items = m.pop_mark()
+    _list_on_top(m, "APPENDS").extend(items)
+
+
+def _list_on_top(m: _Machine, opcode: str) -> list[Any]:
+    """The list ``opcode`` adds to: the top of the stack, refused if it is anything else."""
     target = m.stack[-1]
     if not isinstance(target, list):
-        raise TypeError("APPENDS needs a list")
-    target.extend(items)
+        raise TypeError(f"{opcode} needs a list")
+    return target
 
 
 def _setitems(m: _Machine) -> None:

@@ -522,22 +522,12 @@ def _parse_call(
     term_arrays = {array for _kind, _name, array, _cap in terms if array is not None}
     unknown = sorted(set(arrays) - set(ARRAY_ROLES) - term_arrays)
     missing = sorted(term_arrays - set(arrays))
-    if missing:
-        raise fail(
-            message(
-                QT_TRANSLATE_NOOP("FileErrors", "has no array '{array}' for a score term of call '{name}'"),
-                array=missing[0],
-                name=name,
-            )
-        )
-    if unknown:
-        raise fail(
-            message(
-                QT_TRANSLATE_NOOP("FileErrors", "has an unknown array '{array}' in call '{name}'"),
-                array=unknown[0],
-                name=name,
-            )
-        )
+    for arrays_named, complaint in (
+        (missing, QT_TRANSLATE_NOOP("FileErrors", "has no array '{array}' for a score term of call '{name}'")),
+        (unknown, QT_TRANSLATE_NOOP("FileErrors", "has an unknown array '{array}' in call '{name}'")),
+    ):
+        if arrays_named:
+            raise fail(message(complaint, array=arrays_named[0], name=name))
     entries = {
         role: layout.entry(
             arrays[role],

@@ -23,12 +23,13 @@ as ``lifecycle.Retranslating`` has every widget do.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QFont, QFontMetricsF, QHideEvent, QShowEvent
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QWidget
+from PySide6.QtWidgets import QComboBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from attnviz.compute import Outcome
 from attnviz.document import Edit
@@ -290,6 +291,38 @@ class SessionView(Retranslating, QWidget):
 
 
 # ---------------------------------------------------------------------- a view's usual parts
+
+
+#: The margin around every view's contents, in pixels.
+VIEW_MARGIN = 4
+
+
+def view_column(view: QWidget) -> QVBoxLayout:
+    """``view``'s layout: a column with the margin every view keeps."""
+    layout = QVBoxLayout(view)
+    layout.setContentsMargins(VIEW_MARGIN, VIEW_MARGIN, VIEW_MARGIN, VIEW_MARGIN)
+    return layout
+
+
+def titled_row() -> tuple[QHBoxLayout, QLabel]:
+    """A view's top row and its heading (a ``bold_label``), which takes the room the row's other
+    widgets leave."""
+    row = QHBoxLayout()
+    title = bold_label()
+    row.addWidget(title, 1)
+    return row, title
+
+
+def captioned_choice(keys: Iterable[str], on_change: Callable[[], None]) -> tuple[QLabel, QComboBox]:
+    """A combo box of ``keys`` (each an item's data; the texts come on retranslating) with the
+    caption that names it (its buddy); ``on_change`` runs when the user picks another."""
+    caption = QLabel()
+    box = QComboBox()
+    for key in keys:
+        box.addItem("", key)
+    caption.setBuddy(box)
+    box.currentIndexChanged.connect(lambda _i: on_change())
+    return caption, box
 
 
 def bold_label(text: str = "") -> QLabel:

@@ -48,7 +48,7 @@ from attnviz.teaching import LESSONS
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.app.view_base import SessionView, message_label
+from attnviz.ui.app.view_base import SessionView, message_label, view_column
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.weights import show_weights
@@ -192,8 +192,7 @@ class CompareView(SessionView):
         self.pair.on_result(self._on_result)
         self.pair.busyChanged.connect(lambda _busy: self._update_status())
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout = view_column(self)
 
         # The controls wrap onto a second line when the tab is narrow (a lesson docked beside it
         # on a projector), so the view never scrolls sideways; each caption stays with its field.

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -27,7 +26,7 @@ from attnviz.compute.jobs import Job
 from attnviz.tr import exception_message
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
-from attnviz.ui.app.view_base import SessionView, bold_label, message_label
+from attnviz.ui.app.view_base import SessionView, bold_label, message_label, view_column
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import error_color, warning_color
 from attnviz.ui.views.docks import DOCKS, DOCTOR_DOCK
@@ -55,8 +54,7 @@ class DoctorView(SessionView):
         super().__init__(session, parent)
         self._session = session
         self.findings: list[Finding] | None = None
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout = view_column(self)
         self.summary = bold_label()
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from PySide6.QtCore import QSignalBlocker
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QSpinBox, QWidget
 
 from attnviz.compute.attention import padded_query_rows
 from attnviz.compute.axes import axis_labels, token_of
@@ -23,7 +23,7 @@ from attnviz.compute.heads import HeadsData, heads_on_show
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.results_panel import weight_levels
 from attnviz.ui.app.session import AppSession
-from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled_grid
+from attnviz.ui.app.view_base import SessionView, message_label, scrolled_grid, titled_row, view_column
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.i18n import translate
@@ -49,11 +49,8 @@ class HeadsView(SessionView):
         #: What the maps show: (layer, batch, scale...), weights, mask; None: nothing yet.
         self._drawn: tuple[tuple[object, ...], np.ndarray, np.ndarray] | None = None
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        header = QHBoxLayout()
-        self.title = bold_label()
-        header.addWidget(self.title, 1)
+        layout = view_column(self)
+        header, self.title = titled_row()
         # The batch element is picked here too: in presentation mode (and with the heads in
         # front) the input panel's picker is out of sight.
         self.batch_caption = QLabel()

@@ -19,7 +19,6 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import (
-    QComboBox,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -36,7 +35,7 @@ from attnviz.compute.long_view import LongRequest, LongResult, TileRequest, Tile
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.app.view_base import SessionView
+from attnviz.ui.app.view_base import SessionView, captioned_choice, view_column
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.items import hold_tick_room
 from attnviz.ui.heatmap.paint import format_number
@@ -158,8 +157,7 @@ class LongContextView(SessionView):
         self._to_reveal: list[QWidget] = []  # plots not painted yet since the view was shown
         self._tile_asked_for: LongResult | None = None  # the overview the last tile was asked of
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout = view_column(self)
         header = QHBoxLayout()
         # Its size never follows its text: a status that widened the view or changed its height
         # by a line resized, and so repainted, every map and plot below it each time a result
@@ -171,12 +169,7 @@ class LongContextView(SessionView):
         _keep_room_when_hidden(self.progress)
         self.progress.setVisible(False)
         header.addWidget(self.progress)
-        self.shown_caption = QLabel()
-        self.shown = QComboBox()
-        for name in SHOWN:
-            self.shown.addItem("", name)
-        self.shown_caption.setBuddy(self.shown)
-        self.shown.currentIndexChanged.connect(lambda _i: self._draw_overview())
+        self.shown_caption, self.shown = captioned_choice(SHOWN, self._draw_overview)
         self.tile_caption = QLabel()
         self.tile_size = QSpinBox()
         self.tile_size.setRange(4, 256)

@@ -37,7 +37,7 @@ from attnviz.compute.labs import ConventionView, LabOutcome, run_masking_lab
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.app.view_base import SessionView, scrolled
+from attnviz.ui.app.view_base import SessionView, scrolled, view_column
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import (
     MASK_HATCH_COLOR,
@@ -316,8 +316,7 @@ class MaskingLabView(SessionView):
         self._user_split = False  # once the user drags the divider, their choice stands
         splitter.splitterMoved.connect(lambda *_: setattr(self, "_user_split", True))
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout = view_column(self)
         layout.addWidget(self.header)
         layout.addWidget(self.status)
         layout.addWidget(splitter, 1)

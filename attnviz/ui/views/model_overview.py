@@ -13,14 +13,11 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -30,7 +27,7 @@ from attnviz.model_run import MASK_ARGUMENTS
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
-from attnviz.ui.app.view_base import SessionView
+from attnviz.ui.app.view_base import SessionView, captioned_choice, view_column
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.i18n import tr_text, translate
@@ -66,15 +63,9 @@ class ModelOverview(SessionView):
         super().__init__(session, parent)
         self._session = session
         self._stats: HeadStatistics | None = None
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout = view_column(self)
         row = QHBoxLayout()
-        self.caption = QLabel()
-        self.statistic = QComboBox()
-        for name in HEAD_STATISTICS:
-            self.statistic.addItem("", name)
-        self.caption.setBuddy(self.statistic)
-        self.statistic.currentIndexChanged.connect(lambda _i: self.request_draw())
+        self.caption, self.statistic = captioned_choice(HEAD_STATISTICS, self.request_draw)
         row.addWidget(self.caption)
         row.addWidget(self.statistic)
         self.description = WrappedStatusLabel()  # not height-for-width: see its docstring

@@ -42,7 +42,7 @@ from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.results_panel import cell_place
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled
+from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled, view_column
 from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import muted_color, set_text_color
@@ -103,8 +103,7 @@ class PipelineView(SessionView):
         self.stages.on_failure(self.show_error)
         self._prepared: PreparedStages | None = None  # the big maps on show, freed off this thread
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout = view_column(self)
         # The summary on a line of its own, wrapped: beside the controls in large type it was
         # either a column of words or it pushed the batch control off screen.
         self.summary = bold_label()

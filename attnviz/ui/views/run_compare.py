@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QUndoCommand
-from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QGridLayout, QLabel, QPushButton, QWidget
 
 from attnviz.compute.axes import axis_labels
 from attnviz.document import ReplaceState
@@ -33,7 +33,7 @@ from attnviz.model_run import Focus, ModelRun
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import DockSpec, Host, ToolPanel
 from attnviz.ui.app.session import AppSession
-from attnviz.ui.app.view_base import SessionView, bold_label, message_label
+from attnviz.ui.app.view_base import SessionView, message_label, titled_row, view_column
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.i18n import tr_text, translate
@@ -254,11 +254,8 @@ class RunCompareView(SessionView):
         self._weights: dict[tuple[int, int], np.ndarray] = {}
         self.shown_count = 0
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        header = QHBoxLayout()
-        self.title = bold_label()
-        header.addWidget(self.title, 1)
+        layout = view_column(self)
+        header, self.title = titled_row()
         self.cancel_button = QPushButton()
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self._cancel)

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QBoxLayout,
     QLabel,
     QScrollArea,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -35,7 +34,7 @@ from attnviz.compute.labs import ScalingOutcome, run_scaling_lab
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
-from attnviz.ui.app.view_base import SessionView
+from attnviz.ui.app.view_base import SessionView, view_column
 from attnviz.ui.fonts import base_point_size
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import error_color, muted_color, plot_colors, warning_color
@@ -190,22 +189,8 @@ class ScalingLabView(SessionView):
         tanh.setLabel("bottom", "|W_q q + W_k k|")
         tanh.setMenuEnabled(False)
         tanh.hideButtons()
-        self.tanh_hist = pg.PlotDataItem(
-            [0, 1],
-            [0],
-            stepMode="center",
-            fillLevel=0,
-            brush=pg.mkBrush(*SCALED_COLOR, 150),
-            pen=pg.mkPen(SCALED_COLOR),
-        )
-        self.tanh_saturated = pg.PlotDataItem(
-            [0, 1],
-            [0],
-            stepMode="center",
-            fillLevel=0,
-            brush=pg.mkBrush(*SATURATED_COLOR, 190),
-            pen=pg.mkPen(SATURATED_COLOR),
-        )
+        self.tanh_hist = _histogram(SCALED_COLOR, 150)
+        self.tanh_saturated = _histogram(SATURATED_COLOR, 190)
         tanh.addItem(self.tanh_hist)
         tanh.addItem(self.tanh_saturated)
         self.tanh_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(SATURATED_COLOR, width=1.5, style=Qt.PenStyle.DashLine))
@@ -244,8 +229,7 @@ class ScalingLabView(SessionView):
         body.addWidget(self.graphics, 1)
         body.addWidget(notes_scroll)
         self._place_notes()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout = view_column(self)
         layout.addWidget(self.header)
         layout.addWidget(self.status)
         layout.addLayout(body, 1)
@@ -546,3 +530,10 @@ class ScalingLabView(SessionView):
 def install_scaling_lab(session: AppSession, host: Host) -> ToolPanel:
     """Add the scaling lab as a hidden dock; Tools > Scaling lab (Ctrl+Shift+L) shows it."""
     return host.add_dock(DOCKS[SCALING_LAB_DOCK], lambda: ScalingLabView(session))
+
+
+def _histogram(color: tuple[int, int, int], alpha: int) -> pg.PlotDataItem:
+    """An empty filled step histogram in ``color`` (its fill ``alpha`` opaque), for ``setData``."""
+    return pg.PlotDataItem(
+        [0, 1], [0], stepMode="center", fillLevel=0, brush=pg.mkBrush(*color, alpha), pen=pg.mkPen(color)
+    )
