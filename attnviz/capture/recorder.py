@@ -431,15 +431,15 @@ class Capture:
                     message(QT_TRANSLATE_NOOP("Capture", "a call could not be recorded: {error}"), error=text)
                 )
 
-    def _add(self, call: CapturedCall, base: str | None, tensors: list[Any], *masks: Any) -> None:
-        """Count the copies and keep ``call`` (named now), under the lock; or skip it past the budget."""
+    def _add(self, make: Callable[[], CapturedCall], base: str | None, tensors: list[Any], mask: Any = None) -> None:
+        """Count the copies a call will take and, within the budget, make it (its copies), then keep
+        it named, under the lock: past the budget (or once recording stopped) nothing is copied."""
         with self._lock:
-            if not self._reserve(tensors, *masks):
+            if not self._reserve(tensors, mask):
                 return
-            if call.kind != "softmax":
-                call.name = self._numbered(base)
-            else:
-                call.name = base or ""
+            call = make()
+            call.attn_mask = self._mask(mask)
+            call.name = self._numbered(base) if call.kind != "softmax" else base or ""
             self.calls.append(call)
 
     def _on_sdpa(self, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any, frame: InterfaceFrame | None) -> None:
@@ -474,32 +474,29 @@ class Capture:
                     "unfolded, one query per head",
                 )
         context = self._context()
-        call = CapturedCall(
-            "",
-            "scaled_dot_product_attention",
-            shaping.copy(q),
-            shaping.copy(k),
-            shaping.copy(v),
-            q.dtype,
-            attn_mask=None,
-            is_causal=bool(given["is_causal"]),
-            scale=None if given["scale"] is None else float(given["scale"]),
-            dropout_p=float(given["dropout_p"]),
-            enable_gqa=enable_gqa,
-            output=None,
-            note=note,
-            path=path,
-            cross=context["cross"],
-            encoder=context["encoder"],
-            module_key=context["module_key"],
+        self._add(
+            lambda: CapturedCall(
+                "",
+                "scaled_dot_product_attention",
+                shaping.copy(q),
+                shaping.copy(k),
+                shaping.copy(v),
+                q.dtype,
+                is_causal=bool(given["is_causal"]),
+                scale=None if given["scale"] is None else float(given["scale"]),
+                dropout_p=float(given["dropout_p"]),
+                enable_gqa=enable_gqa,
+                output=shaping.copy(out),
+                note=note,
+                path=path,
+                cross=context["cross"],
+                encoder=context["encoder"],
+                module_key=context["module_key"],
+            ),
+            context["base"],
+            [q, k, v, out],
+            mask,
         )
-        with self._lock:
-            if not self._reserve([q, k, v, out], mask):
-                return
-            call.attn_mask = self._mask(mask)
-            call.output = shaping.copy(out)
-            call.name = self._numbered(context["base"])
-            self.calls.append(call)
 
     def _on_interface(self, frame: InterfaceFrame, result: Any) -> None:
         """A transformers attention function returned: its inner SDPA call is the call (with the
@@ -587,37 +584,36 @@ class Capture:
             is_causal = bool(getattr(module, "is_causal", False) if flag is None else flag) and q.shape[2] > 1
         scaling = a.get("scaling")
         dropout = float(a.get("dropout", 0.0) or 0.0) if getattr(module, "training", False) else 0.0
+        returned = weights if out is None and isinstance(weights, torch.Tensor) else None
         context = self._context()
-        call = CapturedCall(
-            "",
-            "attention_interface" if mask_mod is None else "flex_attention",
-            shaping.copy(q),
-            shaping.copy(k),
-            shaping.copy(v),
-            q.dtype,
-            key_padding_mask=None if kpm is None else shaping.copy(kpm),
-            is_causal=is_causal,
-            scale=None if scaling is None else float(scaling),
-            dropout_p=dropout,
-            enable_gqa=k.shape[1] != q.shape[1],
-            output=shaping.copy(out),
-            note="; ".join(n for n in notes if n),
-            mask_mod=mask_mod,
-            terms=terms,
-            sinks=shaping.copy(sinks.detach()) if sinks is not None else None,
-            returned_weights=shaping.copy(weights) if out is None and isinstance(weights, torch.Tensor) else None,
-            path=CallPath(implementation, _function_name(frame.function), weights_requested=_weights_requested(a)),
-            cross=context["cross"],
-            encoder=context["encoder"],
-            module_key=context["module_key"],
+        self._add(
+            lambda: CapturedCall(
+                "",
+                "attention_interface" if mask_mod is None else "flex_attention",
+                shaping.copy(q),
+                shaping.copy(k),
+                shaping.copy(v),
+                q.dtype,
+                key_padding_mask=None if kpm is None else shaping.copy(kpm),
+                is_causal=is_causal,
+                scale=None if scaling is None else float(scaling),
+                dropout_p=dropout,
+                enable_gqa=k.shape[1] != q.shape[1],
+                output=shaping.copy(out),
+                note="; ".join(n for n in notes if n),
+                mask_mod=mask_mod,
+                terms=terms,
+                sinks=shaping.copy(sinks.detach()) if sinks is not None else None,
+                returned_weights=shaping.copy(returned),
+                path=CallPath(implementation, _function_name(frame.function), weights_requested=_weights_requested(a)),
+                cross=context["cross"],
+                encoder=context["encoder"],
+                module_key=context["module_key"],
+            ),
+            context["base"],
+            [q, k, v, out, returned, *(t.values for t in terms if t.values is not None)],
+            attn_mask,
         )
-        extra = [t.values for t in terms if t.values is not None]
-        with self._lock:
-            if not self._reserve([q, k, v, out, call.returned_weights, *extra], attn_mask):
-                return
-            call.attn_mask = self._mask(attn_mask)
-            call.name = self._numbered(context["base"])
-            self.calls.append(call)
 
     def _on_flex(self, signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
         bound = signature.bind(*args, **kwargs)
@@ -631,25 +627,28 @@ class Capture:
         score_mod = a.get("score_mod")
         terms = [] if score_mod is None or _is_identity(score_mod) else [Term("score_mod", "score_mod", fn=score_mod)]
         context = self._context()
-        call = CapturedCall(
-            "",
-            "flex_attention",
-            shaping.copy(q),
-            shaping.copy(k),
-            shaping.copy(v),
-            q.dtype,
-            scale=None if a.get("scale") is None else float(a["scale"]),
-            enable_gqa=bool(a.get("enable_gqa")),
-            output=shaping.copy(result),
-            note=_block_note(block_mask) if block_mask is not None else "",
-            mask_mod=_live_mask_mod(block_mask) if block_mask is not None else None,
-            terms=terms,
-            path=CallPath("flex_attention", "torch.nn.attention.flex_attention.flex_attention"),
-            cross=context["cross"],
-            encoder=context["encoder"],
-            module_key=context["module_key"],
+        self._add(
+            lambda: CapturedCall(
+                "",
+                "flex_attention",
+                shaping.copy(q),
+                shaping.copy(k),
+                shaping.copy(v),
+                q.dtype,
+                scale=None if a.get("scale") is None else float(a["scale"]),
+                enable_gqa=bool(a.get("enable_gqa")),
+                output=shaping.copy(result),
+                note=_block_note(block_mask) if block_mask is not None else "",
+                mask_mod=_live_mask_mod(block_mask) if block_mask is not None else None,
+                terms=terms,
+                path=CallPath("flex_attention", "torch.nn.attention.flex_attention.flex_attention"),
+                cross=context["cross"],
+                encoder=context["encoder"],
+                module_key=context["module_key"],
+            ),
+            context["base"],
+            [q, k, v, result],
         )
-        self._add(call, context["base"], [q, k, v, result])
 
     def _on_softmax(self, inputs: torch.Tensor, out: Any) -> None:
         """The softmax of a model's own attention code: its weights, the module's mask, and a note
@@ -667,39 +666,38 @@ class Capture:
         mask, kpm = _module_mask(args, kwargs, (b, h, n_q, n_k))
         context = self._context()
         name = type(module).__name__
-        call = CapturedCall(
-            "",
-            "softmax",
-            None,
-            None,
-            None,
-            inputs.dtype,
-            key_padding_mask=kpm,
-            recorded_weights=shaping.copy(weights),
-            note=message(
-                QT_TRANSLATE_NOOP(
-                    "Capture",
-                    "attention code of its own ({module}): its weights were recorded at its softmax; its queries, "
-                    "keys and values are not visible to a capture (weights only)",
+        self._add(
+            lambda: CapturedCall(
+                "",
+                "softmax",
+                None,
+                None,
+                None,
+                inputs.dtype,
+                key_padding_mask=kpm,
+                recorded_weights=shaping.copy(weights),
+                note=message(
+                    QT_TRANSLATE_NOOP(
+                        "Capture",
+                        "attention code of its own ({module}): its weights were recorded at its softmax; its queries, "
+                        "keys and values are not visible to a capture (weights only)",
+                    ),
+                    module=name,
                 ),
-                module=name,
+                path=CallPath(
+                    "module",
+                    f"{type(module).__module__}.{name}",
+                    weights_requested=_flag(kwargs.get("output_attentions")),
+                    weights_only=True,
+                ),
+                cross=context["cross"],
+                encoder=context["encoder"],
+                module_key=context["module_key"],
             ),
-            path=CallPath(
-                "module",
-                f"{type(module).__module__}.{name}",
-                weights_requested=_flag(kwargs.get("output_attentions")),
-                weights_only=True,
-            ),
-            cross=context["cross"],
-            encoder=context["encoder"],
-            module_key=context["module_key"],
+            context["base"],
+            [weights],
+            mask,
         )
-        with self._lock:
-            if not self._reserve([weights], mask):
-                return
-            call.attn_mask = self._mask(mask)
-            call.name = context["base"] or ""
-            self.calls.append(call)
 
     def _record_mha(
         self,
