@@ -184,7 +184,7 @@
     <name>Code</name>
     <message>
         <source>--data {path}: the folder {folder} does not exist</source>
-        <extracomment>The frameworks, as ``attnviz.snippets.FRAMEWORKS`` lists them (here without importing it: the parser must answer --help before torch loads). The console script ``attnviz-code`` (its arguments are the process&apos;s).</extracomment>
+        <extracomment>The frameworks, as ``attnviz.snippets.FRAMEWORKS`` lists them (here without importing it: the parser must answer --help before torch loads).</extracomment>
         <translation>--data {path}: a pasta {folder} não existe</translation>
     </message>
     <message>
@@ -279,7 +279,7 @@
     </message>
     <message>
         <source>--tol {value}: expected a number &gt;= 0, e.g. 1e-5</source>
-        <extracomment>Two runs of one model on one machine agree exactly; another kernel or batch size, to ~1e-6. The console script ``attnviz-diff`` (its arguments are the process&apos;s).</extracomment>
+        <extracomment>Two runs of one model on one machine agree exactly; another kernel or batch size, to ~1e-6.</extracomment>
         <translation>--tol {value}: esperado um número &gt;= 0, p. ex. 1e-5</translation>
     </message>
     <message>
@@ -308,6 +308,7 @@
     </message>
     <message>
         <source>call {index}: {note}</source>
+        <extracomment>Run ``attnviz diff`` with ``argv`` (without the word &quot;diff&quot;); returns the exit status. The console script ``attnviz-diff`` (its arguments are the process&apos;s).</extracomment>
         <translation>chamada {index}: {note}</translation>
     </message>
     <message>
@@ -812,7 +813,6 @@
     </message>
     <message>
         <source>--max-fidelity {value}: expected a number &gt;= 0, e.g. 1e-5</source>
-        <extracomment>The console script ``attnviz-doctor`` (its arguments are the process&apos;s).</extracomment>
         <translation>--max-fidelity {value}: esperado um número &gt;= 0, p. ex. 1e-5</translation>
     </message>
     <message>
@@ -829,6 +829,7 @@
     </message>
     <message>
         <source>{n} error</source>
+        <extracomment>Run ``attnviz doctor`` with ``argv`` (without the word &quot;doctor&quot;); returns the exit status. The console script ``attnviz-doctor`` (its arguments are the process&apos;s).</extracomment>
         <translation>{n} erro</translation>
     </message>
     <message>
@@ -3414,7 +3415,6 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <name>Invariance</name>
     <message>
         <source>--checks {value}: expected some of {known}</source>
-        <extracomment>The console script ``attnviz-check`` (its arguments are the process&apos;s).</extracomment>
         <translation>--checks {value}: esperados alguns de {known}</translation>
     </message>
     <message>
@@ -3427,6 +3427,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>{target}: expected MODULE:FACTORY, e.g. mypackage.models:tiny_llama</source>
+        <extracomment>Run ``attnviz check`` with ``argv`` (without the word &quot;check&quot;); returns the exit status. The console script ``attnviz-check`` (its arguments are the process&apos;s).</extracomment>
         <translation>{target}: esperado MÓDULO:FÁBRICA, p. ex. mypackage.models:tiny_llama</translation>
     </message>
     <message>
@@ -3707,6 +3708,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <name>LabWorker</name>
     <message>
         <source>out of memory on this computer: use a smaller input</source>
+        <extracomment>A lab&apos;s outcome type.</extracomment>
         <translation>memória insuficiente neste computador: use uma entrada menor</translation>
     </message>
     <message>
@@ -5693,7 +5695,6 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <name>RunCompare</name>
     <message>
         <source>Compare runs: where two runs differ</source>
-        <extracomment>The object name (QSettings keeps open tabs by it: never rename it).</extracomment>
         <translation>Comparar execuções: onde duas execuções diferem</translation>
     </message>
     <message>

@@ -310,3 +310,18 @@ def test_a_refused_cell_goes_with_the_next_valid_edit_and_the_tables_do_not_move
     wait_current(qtbot, window)
     assert not window.inputs.error.isVisible()
     assert window.inputs.tabs.y() == tabs_y
+
+
+def test_the_presenter_bar_lists_every_view_of_the_table(window):
+    """Every view's place is read from one table (views/docks.py), the presenter bar's View
+    menu too: a view declared elsewhere (Compare runs was) was missing from it."""
+    from attnviz.ui.i18n import tr_text
+    from attnviz.ui.views.docks import DOCKS, RUN_COMPARE_DOCK
+
+    window.set_presentation_mode(True)
+    try:
+        window.presenter.refresh()
+        texts = {a.text().split("\t")[0] for a in window.presenter.views.menu().actions()}
+        assert tr_text(DOCKS[RUN_COMPARE_DOCK].action_text).replace("&", "") in texts
+    finally:
+        window.set_presentation_mode(False)

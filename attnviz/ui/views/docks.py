@@ -22,6 +22,7 @@ __all__ = [
     "MASKING_LAB_DOCK",
     "OVERVIEW_DOCK",
     "PIPELINE_DOCK",
+    "RUN_COMPARE_DOCK",
     "SCALING_LAB_DOCK",
     "TOKENS_DOCK",
 ]
@@ -37,6 +38,7 @@ OVERVIEW_DOCK = "model_overview"
 TOKENS_DOCK = "tokens"
 LONG_DOCK = "long_context"
 DOCTOR_DOCK = "doctor"
+RUN_COMPARE_DOCK = "runCompare"
 
 _VIEWS = "view"
 
@@ -145,6 +147,18 @@ DOCKS: dict[str, DockSpec] = {
                 "Every problem in the masks the model's attention calls received, each a click away from its cells",
             ),
             shortcut="Ctrl+Shift+K",
+            menu=_VIEWS,
+        ),
+        DockSpec(
+            RUN_COMPARE_DOCK,
+            QT_TRANSLATE_NOOP("RunCompare", "Compare runs: where two runs differ"),
+            QT_TRANSLATE_NOOP("RunCompare", "Compare &runs"),
+            QT_TRANSLATE_NOOP(
+                "RunCompare",
+                "Two runs of a model call by call: a layers × heads map of their differences, a head's maps and "
+                "their difference; with a live model, what an edited mask or an ablated head changes in the output",
+            ),
+            shortcut="Ctrl+Shift+R",
             menu=_VIEWS,
         ),
     )

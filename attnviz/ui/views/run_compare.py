@@ -31,12 +31,13 @@ from attnviz.compute.axes import axis_labels
 from attnviz.document import ReplaceState
 from attnviz.model_run import Focus, ModelRun
 from attnviz.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import DockSpec, Host, ToolPanel
+from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.app.view_base import SessionView, message_label, titled_row, view_column
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.views.docks import DOCKS, RUN_COMPARE_DOCK
 
 __all__ = [
     "RUN_COMPARE_DOCK",
@@ -46,23 +47,6 @@ __all__ = [
     "install_run_compare",
     "live_controller",
 ]
-
-#: The object name (QSettings keeps open tabs by it: never rename it).
-RUN_COMPARE_DOCK = "runCompare"
-
-SPEC = DockSpec(
-    RUN_COMPARE_DOCK,
-    QT_TRANSLATE_NOOP("RunCompare", "Compare runs: where two runs differ"),
-    QT_TRANSLATE_NOOP("RunCompare", "Compare &runs"),
-    QT_TRANSLATE_NOOP(
-        "RunCompare",
-        "Two runs of a model call by call: a layers × heads map of their differences, a head's maps and their "
-        "difference; with a live model, what an edited mask or an ablated head changes in the output",
-    ),
-    shortcut="Ctrl+Shift+R",
-    menu="view",
-)
-
 
 # ---------------------------------------------------------------------- the work, off the GUI thread
 
@@ -407,7 +391,7 @@ class RunCompareView(SessionView):
     def retranslate(self) -> None:
         self.open_button.setText(translate("RunCompare", "Compare with…"))
         self.cancel_button.setText(translate("RunCompare", "Cancel the re-run"))
-        self.open_button.setToolTip(tr_text(SPEC.tip))
+        self.open_button.setToolTip(tr_text(DOCKS[RUN_COMPARE_DOCK].tip))
         self.map_b.setToolTip(
             translate("RunCompare", "With a live model: click a cell to flip that mask cell and run the model again")
         )
@@ -553,7 +537,7 @@ def _compare_file(run: ModelRun, path: str | os.PathLike[str]) -> Any:
 
 def install_run_compare(session: AppSession, host: Host) -> ToolPanel:
     """Add the comparison as a hidden tab, and File › Compare with… (which shows it)."""
-    panel = host.add_dock(SPEC, lambda: RunCompareView(session))
+    panel = host.add_dock(DOCKS[RUN_COMPARE_DOCK], lambda: RunCompareView(session))
 
     def compare_with() -> None:
         panel.show()
