@@ -206,16 +206,14 @@ def _load(args: argparse.Namespace, notes: list[str], head: int | None) -> tuple
 
 def _load_ranks(paths: list[Path], args: argparse.Namespace) -> tuple[State, Focus, str]:
     """Several captures: the ranks of one distributed run, merged (``attnviz.capture.merge``)."""
-    from .capture.merge import merge_runs
-    from .io import load_capture
+    from .capture.merge import merge
     from .model_run import ModelRunError
 
     if args.role:
         not_here = QT_TRANSLATE_NOOP("CommandLine", "--role applies to tensor files, not captures")
         raise CommandError(message(LINE, name=paths[0].name, problem=not_here), EXIT_USAGE)
-    runs = [load_capture(p) for p in paths]  # AttnvizFileError: caught by the caller
     try:
-        run = merge_runs(runs)
+        run = merge(paths)  # AttnvizFileError: caught by the caller
     except ModelRunError as exc:
         raise CommandError(exception_message(exc)) from exc
     return State.from_run(run), Focus(), " + ".join(p.name for p in paths)

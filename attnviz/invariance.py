@@ -350,6 +350,9 @@ class _Runner:
         gap: _Gap | None = None
         pieces_by_call: dict[str, list[_Aligned]] = {}
         order: list[str] = []
+        # The padded batch's weights, recomputed once per call (each sequence alone is compared
+        # with its row of them).
+        padded_weights: dict[int, torch.Tensor | None] = {}
         for b, single in enumerate(alone):
             pos = positions[b]
             n = len(pos)
@@ -374,7 +377,9 @@ class _Runner:
                 if call.name not in pieces_by_call:
                     order.append(call.name)
                     pieces_by_call[call.name] = []
-                w_test, w_ref = _weights(call), _weights(partner)
+                if id(call) not in padded_weights:
+                    padded_weights[id(call)] = _weights(call)
+                w_test, w_ref = padded_weights[id(call)], _weights(partner)
                 if w_test is not None and w_ref is not None:
                     pieces_by_call[call.name] += align(w_ref, w_test, "weights")
                 if call.output is not None and partner.output is not None:

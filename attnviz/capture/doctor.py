@@ -20,7 +20,6 @@ Face ``output_attentions``) are read through their weights: a key with weight 0 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -36,7 +35,7 @@ from ..engine.mask_findings import ARGUMENT_CONVENTIONS, inverted_padding, mask_
 from ..engine.mask_spec import mask_from_arguments
 from ..model_run import MASK_ARGUMENTS, AttentionCall, ModelRun
 from ..tr import QT_TRANSLATE_NOOP, joined, message, plural
-from .doctor_paths import fidelity_problems, weights_paths
+from .doctor_paths import fidelity_problems, stack_group, weights_paths
 from .doctor_values import RowsProblem, invalid_weights, score_overflow
 
 __all__ = ["DEFAULT_PAD_TOKENS", "FINDING_KINDS", "Finding", "diagnose_run", "format_finding"]
@@ -282,11 +281,6 @@ class _Facts:
 _KEEP_ELEMENTS = 2**26
 
 
-def _group(name: str) -> str:
-    """The stack a call belongs to: its module path with the layer numbers (and a repeat's " #2") out."""
-    return re.sub(r"\d+", "#", re.sub(r" #\d+$", "", name))
-
-
 @dataclass(frozen=True)
 class _Causal:
     """How a call's stack masks the future: ``causal`` of its ``total`` calls with several queries."""
@@ -317,7 +311,7 @@ def _causal_groups(
         rows = np.asarray((allowed & later).any(-1))
         if pad_q is not None:
             rows &= ~pad_q[:, None, :]  # what padding queries see is not the model's causality
-        groups.setdefault(_group(fact.call.name), []).append((fact.index, rows))
+        groups.setdefault(stack_group(fact.call.name), []).append((fact.index, rows))
     found: dict[int, _Causal] = {}
     for members in groups.values():
         causal = sum(1 for _index, rows in members if not bool(rows.any()))

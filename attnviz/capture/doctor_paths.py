@@ -22,7 +22,7 @@ import numpy as np
 from ..model_run import AttentionCall, ModelRun
 from ..tr import QT_TRANSLATE_NOOP, message
 
-__all__ = ["fidelity_problems", "measured_fidelity", "weights_paths"]
+__all__ = ["fidelity_problems", "measured_fidelity", "stack_group", "weights_paths"]
 
 #: (kind, severity, sentence) of one finding about a call.
 Problem = tuple[str, str, str]
@@ -91,7 +91,7 @@ def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured:
     return []
 
 
-def _group(name: str) -> str:
+def stack_group(name: str) -> str:
     """The stack a call belongs to: its module path with the layer numbers (and a repeat's " #2") out."""
     return re.sub(r"\d+", "#", re.sub(r" #\d+$", "", name))
 
@@ -102,7 +102,7 @@ def weights_paths(run: ModelRun) -> dict[int, list[Problem]]:
     groups: dict[str, list[int]] = {}
     for index, call in enumerate(run.calls):
         if call.path is not None:
-            groups.setdefault(_group(call.name), []).append(index)
+            groups.setdefault(stack_group(call.name), []).append(index)
     found: dict[int, list[Problem]] = {}
     for members in groups.values():
         paths = Counter(run.calls[i].path.implementation for i in members)  # type: ignore[union-attr]

@@ -188,7 +188,7 @@ class HeadsView(SessionView):
         self._drawn = (key, weights, mask)
         shown = self._session.selection.focus
         # Padding query rows striped as in the main view (self-attention under a model's masks).
-        padded = padded_query_rows(self._session.head_view(), mask)
+        padded = None if same else padded_query_rows(self._session.head_view(), mask)  # only to draw
         for h, heatmap in enumerate(self.maps):
             focused = (heads.layer, h) == shown
             heatmap.set_title(("▶ " if focused else "") + translate("HeadsView", "head {h}").format(h=h))
