@@ -29,6 +29,7 @@ from typing import Any
 import torch
 
 from attnviz.bench.engine_bench import interleaved_medians
+from attnviz.bench.memory import PEAK_PROBE
 
 #: The encoder of issue 13's target: 6 layers, 384 wide, 12 heads, batch 8, 128 tokens.
 LAYERS, WIDTH, HEADS, BATCH, TOKENS = 6, 384, 12, 8, 128
@@ -89,29 +90,24 @@ def _median_seconds(fn: Callable[[], object], repeats: int) -> float:
     return statistics.median(times)
 
 
-_CHILD = r"""
+_CHILD = (
+    r"""
 import json, sys, torch
 from attnviz.bench.capture_bench import bench_batch, bench_model
 import attnviz.capture
-
-def status(field):
-    with open("/proc/self/status") as lines:
-        return next(int(line.split()[1]) for line in lines if line.startswith(field + ":")) / 1024
-
-def reset():
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-
+"""
+    + PEAK_PROBE
+    + r"""
 layers, batch, tokens = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 torch.set_grad_enabled(False)
 model = bench_model(layers=layers)
 inputs, words = bench_batch(batch, tokens)
 model(**inputs)  # one-off allocations of the libraries are not counted
-reset(); base = status("VmRSS"); model(**inputs); plain = status("VmHWM") - base
+reset_peak(); base = status("VmRSS"); model(**inputs); plain = status("VmHWM") - base
 results, first = [], None
 for share in sys.argv[4:]:  # "default", or a share of what the first capture recorded
     budget = None if share == "default" else float(share) * first
-    reset(); base = status("VmRSS")
+    reset_peak(); base = status("VmRSS")
     with attnviz.capture(model, tokens=words, memory_budget=budget) as cap:
         model(**inputs)
     captured = status("VmHWM") - base
@@ -122,16 +118,20 @@ for share in sys.argv[4:]:  # "default", or a share of what the first capture re
     del cap
 print(json.dumps(results))
 """
+)
+
+
+def _child_env() -> dict[str, str]:
+    """A child's environment: this checkout's attnviz first on its path."""
+    here = str(Path(__file__).parents[2])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
 
 
 def peak_memory(layers: int, batch: int, tokens: int, shares: Sequence[float | None]) -> list[dict[str, Any]]:
     """Peak resident memory above the model of a plain forward pass and of a captured one per
     entry of ``shares`` (None: the default budget; a number: that share of what the first capture
     recorded), in one fresh process (Linux: the peak is reset with ``clear_refs`` before each)."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(p for p in (str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH")) if p),
-    }
+    env = _child_env()
     args = ["default" if share is None else str(share) for share in shares]
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, str(layers), str(batch), str(tokens), *args],
@@ -344,23 +344,21 @@ def _relative(score: torch.Tensor, b: torch.Tensor, h: torch.Tensor, q: torch.Te
     return score - 0.01 * (q - kv).abs()
 
 
-_LONG_CHILD = r"""
+_LONG_CHILD = (
+    r"""
 import json, sys, time, torch
 from attnviz.bench.capture_bench import bench_batch, bench_model
 import attnviz.capture
-
-def status(field):
-    with open("/proc/self/status") as lines:
-        return next(int(line.split()[1]) for line in lines if line.startswith(field + ":")) / 1024
-
+"""
+    + PEAK_PROBE
+    + r"""
 layers, tokens = int(sys.argv[1]), int(sys.argv[2])
 torch.set_grad_enabled(False)
 model = bench_model(layers=layers, positions=tokens)
 inputs, words = bench_batch(1, tokens)
 model(**inputs)
 start = time.perf_counter(); model(**inputs); plain = time.perf_counter() - start
-with open("/proc/self/clear_refs", "w") as f:
-    f.write("5")
+reset_peak()
 base = status("VmRSS")
 start = time.perf_counter()
 with attnviz.capture(model, tokens=words) as cap:
@@ -377,15 +375,13 @@ print(json.dumps({"plain_s": plain, "captured_s": captured, "calls": len(cap.cal
                   "recorded_mib": cap.recorded_bytes / 2**20, "budget_mib": cap.memory_budget / 2**20,
                   "fidelity_s": fidelity_s, "fidelity": worst, "peak_mib": status("VmHWM") - base}))
 """
+)
 
 
 def long_run(layers: int, tokens: int) -> dict[str, Any]:
     """A ``layers``-layer encoder on one sequence of ``tokens`` tokens captured under the default
     memory budget, in a fresh process: times, what was recorded, the fidelity check, peak memory."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(p for p in (str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH")) if p),
-    }
+    env = _child_env()
     done = subprocess.run(
         [sys.executable, "-c", _LONG_CHILD, str(layers), str(tokens)], capture_output=True, text=True, env=env
     )

@@ -58,6 +58,7 @@ from attnviz.ui.i18n import (
 from attnviz.ui.labels import SteadyLabel
 from attnviz.ui.pacing import next_frame
 from attnviz.ui.tables.inputs_panel import InputsPanel
+from attnviz.ui.views.docks import COMPARE_DOCK, MASKING_LAB_DOCK, PIPELINE_DOCK
 from attnviz.ui.views.presenter import PresentationHint
 
 __all__ = ["MainWindow"]
@@ -96,7 +97,7 @@ LANGUAGE_SYSTEM = (
 
 
 #: The views a lesson stays beside in presentation mode (with the main view).
-LESSON_VIEWS = {"pipelineDock", "compareDock", "maskingLabDock"}
+LESSON_VIEWS = {PIPELINE_DOCK, COMPARE_DOCK, MASKING_LAB_DOCK}
 
 #: How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE).
 PRESENTATION_FONT = 1.6

@@ -223,11 +223,6 @@ class CodePanel(Retranslating, QWidget):
         spans = self.snippet.stage_spans.get(snippet_stage(self.stage), ())
         return [n for span in spans for n in range(span.first, span.last + 1)]
 
-    def highlighted_text(self) -> list[str]:
-        """The text of those lines."""
-        lines = self.snippet.code.splitlines() if self.snippet is not None else []
-        return [lines[n - 1] for n in self.highlighted_lines()]
-
     # ------------------------------------------------------------------ language, fonts
 
     def retranslate(self) -> None:
