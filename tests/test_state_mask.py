@@ -71,3 +71,24 @@ def test_the_long_context_view_shows_the_main_views_mask_and_weights(name):
         assert result.error is None, result.error
         np.testing.assert_array_equal(result.masked_share, (~view.mask[batch]).astype(np.float64))
         np.testing.assert_allclose(result.mean, view.weights[batch], rtol=0, atol=1e-12)
+
+
+def test_copy_as_code_writes_the_mask_the_app_applies_a_mask_mod_too():
+    """The snippet's mask is the app's description of the call's mask (less the valid lengths and
+    the causal flag, which the chapter's code writes itself): a call's mask_mod is in it (a copy
+    of that description had left it out)."""
+    from attnviz.snippets.inputs import snippet_input
+
+    def band(b, h, q, k):
+        return (q - k).abs() < 3
+
+    state = masked_state(
+        {"window": 0, "lens_mode": "none"}, MaskArguments(attention_mask=PAD, mask_mod=band), documents=False
+    )
+    outcome = run_state(state)
+    given = snippet_input(state, outcome)
+    assert given.mask is not None
+    q, k = np.arange(N)[:, None], np.arange(N)[None, :]
+    expected = (np.abs(q - k) < 3)[None] & (PAD[:, None, :] == 1)
+    np.testing.assert_array_equal(given.mask, expected)
+    np.testing.assert_array_equal(given.mask, outcome.view.mask.astype(bool))

@@ -42,14 +42,17 @@ def mask_kwargs(state: State, view: HeadView, masks: MaskArguments | None = None
     return {"mask": state_mask(state, view, masks), "score_terms": terms or None}
 
 
-def state_mask(state: State, view: HeadView, masks: MaskArguments | None = None, *, causal: bool = True) -> Mask:
+def state_mask(
+    state: State, view: HeadView, masks: MaskArguments | None = None, *, causal: bool = True, lengths: bool = True
+) -> Mask:
     """The one mask description of ``view``'s call: the state's valid lengths, the call's causal
     flag, its model masks (``masks``: the whole call's; default ``view``'s own, of one head), and
     the settings' window, sinks, prefix and chunk and the state's document ids, as
     ``engine.make_mask`` defines them (with a causal call the window is causal too, aligned the
     same way). Bound to a call's leading dimensions by whoever computes: one batch element's
     heads or all of them, one matrix of the long-context view. ``causal=False`` leaves the causal
-    flag out (the masking lab tries both alignments itself)."""
+    flag out (the masking lab tries both alignments itself), ``lengths=False`` the valid lengths
+    (copy as code writes both in the chapter's own code)."""
     from attnviz.engine import AllOf, mask_from_arguments
     from attnviz.engine.mask_mods import context_masks
 
@@ -58,7 +61,7 @@ def state_mask(state: State, view: HeadView, masks: MaskArguments | None = None,
     tensors: dict[str, Any] = {name: None for name in MASK_ARGUMENTS}
     if masks is not None:
         tensors = {name: None if (m := getattr(masks, name)) is None else tensor_view(m) for name in MASK_ARGUMENTS}
-    lens = state.valid_lens(view)
+    lens = state.valid_lens(view) if lengths else None
     documents = state.documents_for(view)
     given = mask_from_arguments(
         None if lens is None else tensor_view(lens),

@@ -146,7 +146,8 @@ def snippet_input(state: State, outcome: Outcome | None = None, *, focus: tuple[
     model_masks = _model_masks(head)
     context = _context(state, head)
     b, q, k = head.batch, head.n_queries, head.n_keys
-    mask, bias = _combined_masks(model_masks, context, head.causal, (b, q, k), s.dtype)
+    mask_mod = None if head.masks is None else head.masks.mask_mod
+    mask, bias = _combined_masks(state, head, bool(model_masks or context or mask_mod), (b, q, k), s.dtype)
     keep = None
     if s.train and s.dropout > 0.0:
         if s.dropout >= 1.0:
@@ -245,36 +246,27 @@ def _context(state: State, head: HeadView) -> dict[str, Any]:
 
 
 def _combined_masks(
-    masks: dict[str, Any], context: dict[str, Any], causal: str | None, shape: tuple[int, int, int], dtype: str
+    state: State, head: HeadView, any_mask: bool, shape: tuple[int, int, int], dtype: str
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The model's masks and the long-context masks as one (B, Q, K) boolean "may attend" and one
-    additive bias, bound by the engine exactly as ``attend`` binds them (the valid lengths and the
-    causal mask are the snippet's own code): ``attn_mask`` bool True = attend, float added;
-    ``key_padding_mask`` (B, K) bool True = ignore, float added; ``attention_mask`` 1 = attend;
-    float masks converted to the compute dtype and summed there (a float32 finfo.min becomes -inf
-    in float16); the window aligned as the causal mask is.
+    """The call's model masks (a mask_mod too) and the long-context masks as one (B, Q, K) boolean
+    "may attend" and one additive bias: the app's own description of the call's mask
+    (``compute.engine_args.state_mask``) without the valid lengths and the causal flag, which are
+    the snippet's own code, bound as ``attend`` binds it: ``attn_mask`` bool True = attend, float
+    added; ``key_padding_mask`` (B, K) bool True = ignore, float added; ``attention_mask`` 1 =
+    attend; float masks converted to the compute dtype and summed there (a float32 finfo.min
+    becomes -inf in float16); the window aligned as the causal mask is. ``any_mask`` False: none.
     """
-    if not masks and not context:
+    if not any_mask:
         return None, None
     import torch
 
-    from ..engine import AllOf, mask_from_arguments, resolve_dtype
-    from ..engine.mask_mods import context_masks
+    from ..compute.engine_args import state_mask
+    from ..engine import resolve_dtype
 
     dt = resolve_dtype(dtype)
     b, q, k = shape
-    given = mask_from_arguments(
-        None, None, masks.get("attn_mask"), masks.get("key_padding_mask"), masks.get("attention_mask")
-    )
-    rules = context_masks(
-        causal or "top_left",
-        window=context.get("window"),
-        sinks=context.get("sinks"),
-        documents=context.get("documents"),
-        prefix=context.get("prefix"),
-        chunk=context.get("chunk"),
-    )
-    allowed, bias = AllOf((given, *rules)).bind_call((b,), q, k, dtype=dt).block(0, b, 0, q)
+    description = state_mask(state, head, causal=False, lengths=False)
+    allowed, bias = description.bind_call((b,), q, k, dtype=dt).block(0, b, 0, q)
     mask = None if allowed is None else torch.broadcast_to(allowed, (b, q, k)).contiguous().numpy()
     # float16 and bfloat16 values are exactly float32 ones; numpy has no bfloat16.
     array_dtype = torch.float64 if dt == torch.float64 else torch.float32
