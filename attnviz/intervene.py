@@ -40,8 +40,9 @@ import torch
 
 from .capture import Capture, CapturedCall, capture
 from .capture.patching import PATCH, InterfaceFrame
+from .capture.recorder import numbered
 from .engine import AttentionInputError
-from .model_run import AttentionCall, ModelRun
+from .model_run import MASK_ARGUMENTS, AttentionCall, ModelRun
 from .tr import QT_TRANSLATE_NOOP, message
 
 __all__ = [
@@ -229,43 +230,52 @@ class LiveModel:
             if not _same_masks(first, now):
                 edits.append(MaskEdit(first.name, keep=torch.from_numpy(run_call_keep(now))))
         for layer, head in sorted(set(ablations)):
-            if 0 <= layer < len(self.run.calls):
+            if self.run.has_head(layer, head):
                 edits.append(AblateHead(self.run.calls[layer].name, head))
         return edits
 
 
 def run_call_keep(call: AttentionCall) -> np.ndarray:
-    """(B, H, L_q, L_k) bool of a run's call (numpy): what each query attends, from its
-    ``attn_mask`` as SDPA reads it, its key padding and its causal flag (top-left, as SDPA)."""
-    b, h, n_q, n_k = call.shape
-    keep = np.ones((b, h, n_q, n_k), dtype=bool)
+    """(B, H, L_q, L_k) bool of a run's call (numpy): what each query attends, as the mask
+    language binds the call's masks (``attn_mask`` as SDPA reads it, key padding, Hugging Face's
+    ``attention_mask``, the causal flag with its alignment, a ``mask_mod``)."""
+    from .engine import MaskMod, mask_from_arguments
+
     masks = call.masks
-    if masks.attn_mask is not None:
-        mask = np.asarray(masks.attn_mask)
-        keep &= mask if mask.dtype == bool else mask > np.finfo(mask.dtype).min / 2
-    if masks.key_padding_mask is not None:
-        padding = np.asarray(masks.key_padding_mask)
-        hidden = padding if padding.dtype == bool else padding < np.finfo(padding.dtype).min / 2
-        keep &= ~hidden.reshape(b, 1, 1, n_k)
-    if masks.is_causal:
-        keep &= np.tril(np.ones((n_q, n_k), dtype=bool))
-    return keep
+    tensors = {
+        name: None if (m := getattr(masks, name)) is None else torch.from_numpy(np.asarray(m))
+        for name in MASK_ARGUMENTS
+    }
+    described = mask_from_arguments(
+        None,
+        masks.causal,
+        tensors["attn_mask"],
+        tensors["key_padding_mask"],
+        tensors["attention_mask"],
+        mask=None if masks.mask_mod is None else MaskMod(masks.mask_mod),
+    )
+    b, h, n_q, n_k = call.shape
+    return described.bind_call((b, h), n_q, n_k).full().numpy()
 
 
 def toggled_mask(run: ModelRun, layer: int, batch: int, head: int, query: int, key: int) -> ModelRun:
     """``run`` with one mask cell of call ``layer`` flipped (attended <-> hidden), in the mask's
-    own form: a boolean or float ``attn_mask`` keeps its shape (a mask shared by the heads flips
-    for every head), a call masked by its causal flag alone gets the boolean mask it amounts to."""
+    own form: a boolean or float ``attn_mask`` alone keeps its shape (a mask shared by the heads
+    flips for every head); a call masked otherwise too (causal flag, key padding, attention_mask,
+    mask_mod) gets the boolean ``attn_mask`` it all amounts to, with the cell flipped."""
     call = run.calls[layer]
     masks = call.masks
     mask = masks.attn_mask
-    keep_now = bool(run_call_keep(call)[batch, head, query, key])
-    if mask is None or masks.is_causal or masks.key_padding_mask is not None:
-        keep = run_call_keep(call)
+    keep = run_call_keep(call)
+    keep_now = bool(keep[batch, head, query, key])
+    others = masks.is_causal or masks.key_padding_mask is not None or masks.attention_mask is not None
+    if mask is None or others or masks.mask_mod is not None:
         shared = bool((keep == keep[:, :1]).all())
         new = keep[:, :1].copy() if shared else keep.copy()
         new[batch, 0 if shared else head, query, key] = not keep_now
-        masks = replace(masks, attn_mask=new, key_padding_mask=None, is_causal=False)
+        masks = replace(
+            masks, attn_mask=new, key_padding_mask=None, attention_mask=None, mask_mod=None, is_causal=False
+        )
     else:
         new = np.array(mask, copy=True)
         # Broadcast from the right, as SDPA reads it: a dimension of 1 is shared.
@@ -285,9 +295,9 @@ def toggled_mask(run: ModelRun, layer: int, batch: int, head: int, query: int, k
 
 def _same_masks(a: AttentionCall, b: AttentionCall) -> bool:
     x, y = a.masks, b.masks
-    if x.is_causal != y.is_causal:
+    if x.causal != y.causal or x.mask_mod is not y.mask_mod:
         return False
-    for name in ("attn_mask", "key_padding_mask", "attention_mask"):
+    for name in MASK_ARGUMENTS:
         u, v = getattr(x, name), getattr(y, name)
         if u is v:
             continue
@@ -452,13 +462,9 @@ class _Editor:
         self._uses: dict[str, int] = {}
 
     def _name(self) -> str:
-        """The name the open capture gives the call being made (as ``Capture._numbered`` will)."""
+        """The name the open capture gives the call being made (as it will number it)."""
         assert self.capture is not None
-        base = self.capture._base_name()
-        if base is None:
-            return message(QT_TRANSLATE_NOOP("Capture", "call {index}"), index=len(self.capture.calls))
-        uses = self._uses[base] = self._uses.get(base, 0) + 1
-        return base if uses == 1 else f"{base} #{uses}"
+        return numbered(self._uses, self.capture._base_name(), len(self.capture.calls))
 
     def _edits_here(self, q: Any) -> tuple[str, list[_Prepared]] | None:
         name = self._name()

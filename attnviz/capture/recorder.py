@@ -95,6 +95,16 @@ def _positive_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
+def numbered(uses: dict[str, int], base: str | None, index: int) -> str:
+    """The name of a call made in module ``base`` (None: no module), the ``index``-th recorded:
+    the module's name, numbered from its second call ("layer.0.attn #2"), counted in ``uses``.
+    A capture and an intervention name the calls of one forward pass alike with it."""
+    if base is None:
+        return message(QT_TRANSLATE_NOOP("Capture", "call {index}"), index=index)
+    count = uses[base] = uses.get(base, 0) + 1
+    return base if count == 1 else f"{base} #{count}"
+
+
 class Capture:
     """Records attention calls; use as ``with attnviz.capture(model) as cap:``.
 
@@ -398,10 +408,7 @@ class Capture:
         return base
 
     def _numbered(self, base: str | None) -> str:
-        if base is None:
-            return message(QT_TRANSLATE_NOOP("Capture", "call {index}"), index=len(self.calls))
-        uses = self._uses[base] = self._uses.get(base, 0) + 1
-        return base if uses == 1 else f"{base} #{uses}"
+        return numbered(self._uses, base, len(self.calls))
 
     def _context(self) -> dict[str, Any]:
         """What the module stack says about the call being recorded: its name, the module that
