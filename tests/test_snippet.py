@@ -200,3 +200,71 @@ def test_the_snippet_is_of_the_head_on_show():
     expected = run_state(state, 0, (0, 2)).view.weights
     assert np.array_equal(snippet_weights(code), expected)
     assert not np.array_equal(expected, run_state(state, 0, (0, 1)).view.weights)
+
+
+def _termed_state(*terms: object, sinks: bool = False) -> State:
+    """A captured run of one call whose scores go through ``terms`` (``CallTerm``), on head 1."""
+    from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.standard_normal((2, 2, 5, 4)).astype(np.float32) * 3 for _ in range(3))
+    call = AttentionCall(
+        "layers.0.attn",
+        q,
+        k,
+        v,
+        MaskArguments(is_causal=True),
+        terms=tuple(terms),  # type: ignore[arg-type]
+        sinks=np.array([0.5, -1.0], dtype=np.float32) if sinks else None,
+    )
+    return State.from_run(ModelRun((call,), source="capture"))
+
+
+def _bias_term(name: str = "position_bias"):  # noqa: ANN202
+    from attnviz.model_run import CallTerm
+
+    values = np.random.default_rng(5).standard_normal((1, 2, 5, 5)).astype(np.float32)
+    return CallTerm("bias", name, values=values)
+
+
+@pytest.mark.parametrize("framework", ["attnviz", "pytorch"])
+def test_a_calls_score_biases_are_in_the_code_and_its_weights_are_the_apps(framework):
+    from attnviz.snippets import make_snippet
+
+    state = _termed_state(_bias_term(), _bias_term("ALiBi"))
+    snippet = make_snippet(state, framework, focus=(0, 1))
+    weights = exec_snippet(snippet.code)["weights"].cpu().numpy()  # type: ignore[attr-defined]
+    if framework == "attnviz":
+        assert np.array_equal(weights, app_weights(state, (0, 1)))
+    else:
+        # The chapter's code adds the biases summed into one (float addition in another order):
+        # equal to the last digits float32 keeps, as the snippet's own check asserts.
+        np.testing.assert_allclose(weights, app_weights(state, (0, 1)), rtol=1e-5, atol=1e-6)
+    # Without the biases the weights differ: the check is not vacuous.
+    assert not np.allclose(app_weights(_termed_state(), (0, 1)), weights)
+    if framework == "pytorch":
+        assert "position_bias" in snippet.code and "ALiBi" in snippet.code  # named where the bias is written
+
+
+def test_soft_capping_and_sinks_are_the_attnviz_scripts_and_refused_by_the_chapters_code():
+    from attnviz.model_run import CallTerm
+    from attnviz.snippets import SnippetError, make_snippet
+
+    state = _termed_state(_bias_term(), CallTerm("softcap", "softcap", cap=1.5), sinks=True)
+    snippet = make_snippet(state, "attnviz", focus=(0, 1))
+    assert "score_terms=[ScoreBias(" in snippet.code and "SoftCap(1.5)" in snippet.code and "Sinks(" in snippet.code
+    assert snippet.stage_lines["modified_scores"]
+    weights = exec_snippet(snippet.code)["weights"].cpu().numpy()  # type: ignore[attr-defined]
+    assert np.array_equal(weights, app_weights(state, (0, 1)))
+    with pytest.raises(SnippetError, match="the model's softcap, sinks, which the chapter's PyTorch code"):
+        make_snippet(state, "pytorch", focus=(0, 1))
+
+
+def test_a_score_mod_function_cannot_be_written_and_says_so():
+    from attnviz.model_run import CallTerm
+    from attnviz.snippets import SnippetError, make_snippet
+
+    state = _termed_state(CallTerm("score_mod", "score_mod", fn=lambda s, b, h, q, k: s + (q - k)))
+    for framework in ("attnviz", "pytorch"):
+        with pytest.raises(SnippetError, match="a function of its own that cannot be written as code"):
+            make_snippet(state, framework, focus=(0, 1))

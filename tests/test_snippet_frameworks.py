@@ -161,7 +161,11 @@ def test_every_stage_maps_to_lines_of_its_function_that_compute_it(framework, ca
     state = CASES[case].build()
     snippet = make_snippet(state, framework, focus=CASES[case].focus)
     lines = snippet.code.splitlines()
-    expected = [s for s in snippet_stages() if s != "hidden_features" or state.settings.scoring == "additive"]
+    expected = [
+        s
+        for s in snippet_stages()
+        if (s != "hidden_features" or state.settings.scoring == "additive") and s != "modified_scores"
+    ]
     assert list(snippet.stages) == expected
     assert set(snippet.stage_lines) == set(expected)
     compile(snippet.code, "snippet.py", "exec")

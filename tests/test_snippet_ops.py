@@ -80,8 +80,8 @@ def test_a_definition_has_its_docstring_and_body_inside():
 def test_the_snippets_stages_are_the_engines_and_additive_attentions_features():
     from attnviz.engine import STAGES
 
-    # Every engine stage but the score terms' (a captured call's, not the chapter's).
-    assert snippet_stages() == ("hidden_features", *(s for s in STAGES if s != "modified_scores"))
+    # Every engine stage (the score terms' is written only for a captured call that has some).
+    assert snippet_stages() == ("hidden_features", *STAGES)
 
 
 def test_a_shape_comment_that_would_run_past_the_width_is_left_off():

@@ -20,7 +20,7 @@ import numpy as np
 from ..model_run import Focus
 from .arrays import DATA_FILE, MAX_EMBEDDED, MAX_INLINE, form, has_nonfinite, literal, packed_lines, write_data_file
 from .base import Snippet, save_weights_option, unpack_function
-from .inputs import SnippetInput, snippet_input
+from .inputs import SnippetInput, WrittenTerm, snippet_input
 from .writer import CodeWriter, snippet_stages
 
 if TYPE_CHECKING:
@@ -102,6 +102,9 @@ def _arrays(inp: SnippetInput) -> dict[str, np.ndarray]:
         arrays[name] = value
     if "documents" in inp.context:
         arrays["documents"] = inp.context["documents"]
+    for name, term in _term_arrays(inp):
+        assert term.values is not None
+        arrays[name] = term.values
     if inp.params_given:
         for name, value in inp.params.items():
             arrays[f"params_{name}"] = value
@@ -137,7 +140,8 @@ def attnviz_snippet(
     w.line("import torch")
     if "embedded" in used:
         w.line("import base64, io, zlib")
-    w.line("from attnviz.engine import attend, make_mask" if inp.context else "from attnviz.engine import attend")
+    engine_names = ["attend", *(["make_mask"] if inp.context else []), *_term_classes(inp)]
+    w.line(f"from attnviz.engine import {', '.join(engine_names)}")
     if has_nonfinite(inline):
         w.blank()
         w.line('nan, inf = float("nan"), float("inf")')
@@ -162,7 +166,12 @@ def attnviz_snippet(
     if inp.valid_lens is not None:
         args.append("valid_lens")
     call = f"result = attend({', '.join(args)}, {', '.join(_kwargs(inp))})"
-    stages = [s for s in snippet_stages() if s != "hidden_features" or inp.scoring == "additive"]
+    # Additive attention's features, and a call's own score terms, only where there are some.
+    stages = [
+        s
+        for s in snippet_stages()
+        if (s != "hidden_features" or inp.scoring == "additive") and (s != "modified_scores" or inp.score_terms)
+    ]
     for part in textwrap.wrap(call, width=96, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False):
         w.line(part, stages)
     w.line("weights = result.weights", "weights", "weights")
@@ -219,6 +228,8 @@ def _kwargs(inp: SnippetInput) -> list[str]:
         if inp.causal is not None:
             parts.append(f"causal={inp.causal!r}")
         kw.append(f"mask=make_mask({', '.join(parts)})")
+    if inp.score_terms:
+        kw.append(f"score_terms=[{', '.join(_term_expressions(inp))}]")
     if inp.scale is not None:
         kw.append(f"scale={inp.scale!r}")
     if inp.params_given:
@@ -260,3 +271,28 @@ def _assign(name: str, arr: np.ndarray, how: str, short: bool = False) -> list[s
             "))",
         ]
     return [f'{name} = torch.from_numpy(data["{name}"])  # {arr.size} numbers, shape {shape}: from the data file']
+
+
+_TERM_CLASSES = {"bias": "ScoreBias", "softcap": "SoftCap", "sinks": "Sinks"}
+
+
+def _term_arrays(inp: SnippetInput) -> list[tuple[str, WrittenTerm]]:
+    """The score terms that hold arrays, by the names the script gives them."""
+    named = [t for t in inp.score_terms if t.values is not None]
+    return [(f"score_term_{i}", t) for i, t in enumerate(named)]
+
+
+def _term_classes(inp: SnippetInput) -> list[str]:
+    return [c for kind, c in _TERM_CLASSES.items() if any(t.kind == kind for t in inp.score_terms)]
+
+
+def _term_expressions(inp: SnippetInput) -> list[str]:
+    """``attend``'s ``score_terms``, as the app passes them (``compute.engine_args.call_score_terms``)."""
+    names = {id(term): name for name, term in _term_arrays(inp)}
+    out = []
+    for term in inp.score_terms:
+        if term.kind == "softcap":
+            out.append(f"SoftCap({term.cap!r})")
+        else:
+            out.append(f"{_TERM_CLASSES[term.kind]}({names[id(term)]}, {term.name!r})")
+    return out

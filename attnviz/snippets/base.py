@@ -107,6 +107,20 @@ class FrameworkGenerator(ChapterCode):
                     framework=self.title,
                 )
             )
+        unwritten = [t.name for t in inp.score_terms if t.kind != "bias"]
+        if unwritten:
+            # The chapter's attention adds biases (they are in ``inp.bias``); nothing else.
+            raise SnippetError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Snippet",
+                        "this call's scores go through the model's {terms}, which the chapter's {framework} code "
+                        "does not compute; the attnviz script does",
+                    ),
+                    terms=", ".join(unwritten),
+                    framework=self.title,
+                )
+            )
         super().__init__(inp)
         self.data_file = data_file
         self.max_inline, self.max_embedded = max_inline, max_embedded

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..compute import Outcome
     from ..document import State
 
-__all__ = ["MASK_MODES", "SCORINGS", "SnippetError", "SnippetInput", "snippet_input"]
+__all__ = ["MASK_MODES", "SCORINGS", "SnippetError", "SnippetInput", "WrittenTerm", "snippet_input"]
 
 #: The scoring functions and mask modes the framework generators write out.
 SCORINGS: tuple[str, ...] = ("additive", "scaled_dot", "dot", "bilinear", "gaussian", "summation")
@@ -33,6 +33,18 @@ MASK_MODES: tuple[str, ...] = ("d2l", "strict", "neg_inf", "sdpa", "float01", "i
 
 class SnippetError(ValueError):
     """These inputs cannot be written as code (the message is one line, translatable)."""
+
+
+@dataclass(frozen=True)
+class WrittenTerm:
+    """A score term of the head on show as a snippet writes it (``engine.score_terms``): "bias"
+    (``values`` added to the scaled scores, broadcastable to (B, Q, K)), "softcap" (``cap``),
+    "sinks" (``values``: the head's sink logit). ``name`` says what it is ("ALiBi")."""
+
+    kind: str
+    name: str
+    values: np.ndarray | None = None
+    cap: float | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,10 @@ class SnippetInput:
     and the causal setting: a model's masks as its code passed them and the long-context masks;
     ``bias`` (B, Q, K) is what a model's float masks add to the scores (in the compute dtype,
     exactly representable in this array's dtype). ``mask_sources`` names what they were made of.
+
+    ``score_terms``: a captured call's own additions to the scaled scores, in the order the model
+    applied them (:class:`WrittenTerm`); the biases among them are in ``bias`` too, for the
+    chapter's code (which writes no other kind: a framework's generator refuses the others).
 
     ``dropout_keep`` (B, Q, K) bool is the dropout the app drew (True = kept) when it trains
     with a rate above 0: a framework's own dropout would draw another one.
@@ -67,6 +83,7 @@ class SnippetInput:
     mask: np.ndarray | None = None
     bias: np.ndarray | None = None
     mask_sources: tuple[str, ...] = ()
+    score_terms: tuple[WrittenTerm, ...] = ()
     dropout: float = 0.0
     train: bool = False
     dropout_keep: np.ndarray | None = None
@@ -148,6 +165,8 @@ def snippet_input(state: State, outcome: Outcome | None = None, *, focus: tuple[
     b, q, k = head.batch, head.n_queries, head.n_keys
     mask_mod = None if head.masks is None else head.masks.mask_mod
     mask, bias = _combined_masks(state, head, bool(model_masks or context or mask_mod), (b, q, k), s.dtype)
+    score_terms = _score_terms(head)
+    bias = _with_score_biases(bias, score_terms, (b, q, k), s.dtype)
     keep = None
     if s.train and s.dropout > 0.0:
         if s.dropout >= 1.0:
@@ -171,7 +190,8 @@ def snippet_input(state: State, outcome: Outcome | None = None, *, focus: tuple[
         scale=scale_kwargs(state, head.scale).get("scale"),
         mask=mask,
         bias=bias,
-        mask_sources=tuple(_sources(state, head)),
+        mask_sources=(*_sources(state, head), *(f"the model's {t.name}" for t in score_terms if t.kind == "bias")),
+        score_terms=score_terms,
         dropout=float(s.dropout),
         train=bool(s.train),
         dropout_keep=keep,
@@ -187,6 +207,49 @@ def snippet_input(state: State, outcome: Outcome | None = None, *, focus: tuple[
         app_weights=view.weights,
         focus=named,
     )
+
+
+def _score_terms(head: HeadView) -> tuple[WrittenTerm, ...]:
+    """The head's score terms as the app computes with them (``compute.engine_args.call_score_terms``),
+    as arrays and numbers; a FlexAttention ``score_mod`` function (Python code the program ran)
+    cannot be written down: refused."""
+    from ..compute.engine_args import call_score_terms
+    from ..engine import ScoreBias, Sinks, SoftCap
+
+    written = []
+    for term in call_score_terms(head.call, head.head):
+        if isinstance(term, ScoreBias):
+            written.append(WrittenTerm("bias", term.name, values=_numpy(term.values)))
+        elif isinstance(term, SoftCap):
+            written.append(WrittenTerm("softcap", "softcap", cap=term.cap))
+        elif isinstance(term, Sinks):
+            written.append(WrittenTerm("sinks", term.name, values=np.asarray(term.values, dtype=np.float64)))
+        else:
+            raise SnippetError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Snippet",
+                        "this call's scores go through the model's {name}, a function of its own that cannot be "
+                        "written as code: copied, the code would not give the weights on show",
+                    ),
+                    name=getattr(term, "name", "score_mod"),
+                )
+            )
+    return tuple(written)
+
+
+def _with_score_biases(
+    bias: np.ndarray | None, terms: tuple[WrittenTerm, ...], shape: tuple[int, int, int], dtype: str
+) -> np.ndarray | None:
+    """``bias`` with the score terms that are biases added (ALiBi, T5's position bias: added to
+    the scaled scores, as the masks' bias is), in the masks' bias's array type."""
+    added = [t.values for t in terms if t.kind == "bias" and t.values is not None]
+    if not added:
+        return bias
+    total = np.zeros(shape) if bias is None else bias.astype(np.float64)
+    for values in added:
+        total = total + np.broadcast_to(values.astype(np.float64), shape)
+    return total.astype(np.float64 if dtype == "float64" else np.float32)
 
 
 def _sources(state: State, head: HeadView) -> list[str]:

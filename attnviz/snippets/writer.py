@@ -28,8 +28,8 @@ def snippet_stages() -> tuple[str, ...]:
     from ..engine.result import STAGES
 
     # A call's score terms (a captured model's position bias, soft-capping) are not the
-    # chapter's: a snippet writes no lines for their stage.
-    return ("hidden_features", *(stage for stage in STAGES if stage != "modified_scores"))
+    # chapter's: only the attnviz script of a call that has them writes lines for their stage.
+    return ("hidden_features", *STAGES)
 
 
 #: ``StageSpan.variable`` when the stage's value is what the span's last line returns.
@@ -148,10 +148,6 @@ class CodeWriter:
     def indent_width(self) -> int:
         """The columns a line written now is indented by."""
         return 4 * self._indent
-
-    @property
-    def line_count(self) -> int:
-        return len(self._lines)
 
     def finish(self) -> tuple[str, dict[str, tuple[StageSpan, ...]], dict[str, tuple[int, int]]]:
         """The code (ending in a newline), its stage spans and its functions' line ranges."""
