@@ -99,6 +99,11 @@ class State:
     settings, ``params`` the learnable scoring parameters by name (empty: seeded from
     ``param_seed``), ``documents`` the ids of packed sequences, (B, K) whole numbers: a query
     attends the keys of its own document only (None: one document).
+
+    What the run is compared with: ``ablated_heads``, the (call, head) pairs a live model runs
+    with ablated (``attnviz.show(model=..., inputs=...)``; the run's masks carry the mask
+    edits), and ``compared_with``, the capture file the run is compared with (None: none).
+    Both are edits like any other (undone, saved in a session).
     """
 
     run: ModelRun
@@ -107,6 +112,8 @@ class State:
     settings: Settings = field(default_factory=Settings)
     params: dict[str, np.ndarray] = field(default_factory=dict)
     documents: np.ndarray | None = None
+    ablated_heads: frozenset[tuple[int, int]] = frozenset()
+    compared_with: str | None = None
 
     @classmethod
     def from_tensors(
@@ -182,20 +189,19 @@ class State:
     def frozen(self) -> State:
         """This state with read-only arrays, as a new object: the arrays already read-only are
         shared, writable ones copied (a caller keeps its own arrays, and its State, to change)."""
-        return State(
-            _frozen_run(self.run),
-            _frozen(self.lens_1d),
-            _frozen(self.lens_2d),
-            self.settings,
-            {k: _frozen(v) for k, v in self.params.items()},
-            _frozen_or_none(self.documents),
+        return replace(
+            self,
+            run=_frozen_run(self.run),
+            lens_1d=_frozen(self.lens_1d),
+            lens_2d=_frozen(self.lens_2d),
+            params={k: _frozen(v) for k, v in self.params.items()},
+            documents=_frozen_or_none(self.documents),
         )
 
     def with_head(self, focus: tuple[int, int], role: str, array: np.ndarray) -> State:
         """This state with the (B, L, d) ``role`` tensor of one head replaced (``array`` copied
         into the run; a key or value head is shared by its group of query heads)."""
-        run = self.run.with_head(focus[0], focus[1], role, array)
-        return State(run, self.lens_1d, self.lens_2d, self.settings, self.params, self.documents)
+        return replace(self, run=self.run.with_head(focus[0], focus[1], role, array))
 
     @property
     def batch(self) -> int:

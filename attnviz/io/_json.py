@@ -65,6 +65,22 @@ def whole_or_float(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
+#: JSON has no infinity: a call's infinite fidelity (NaN in the model's output where attnviz has a
+#: number, or the reverse) is written as this string, in sessions and capture files alike.
+INFINITE_FIDELITY = "inf"
+
+
+def fidelity_to_json(value: float | None) -> float | str | None:
+    """A call's fidelity as the files write it (null, a number, or ``INFINITE_FIDELITY``)."""
+    return INFINITE_FIDELITY if value is not None and math.isinf(value) else value
+
+
+def fidelity_from_json(value: object) -> float | None:
+    """A call's fidelity read back: infinity for ``INFINITE_FIDELITY``, a number as it is, None
+    for anything else (the caller refuses it unless the value was null)."""
+    return math.inf if value == INFINITE_FIDELITY else whole_or_float(value)
+
+
 _REPEATED = QT_TRANSLATE_NOOP("FileErrors", "has a damaged {part}: the name '{name}' appears twice in one object")
 _NOT_A_NUMBER = QT_TRANSLATE_NOOP("FileErrors", "has a damaged {part}: {value} is not a number JSON allows")
 

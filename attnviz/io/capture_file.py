@@ -104,11 +104,6 @@ _PATH_KEYS: dict[str, type | tuple[type, ...]] = {
 }
 
 _SOURCES: tuple[str, ...] = get_args(Source)
-#: JSON has no infinity: a fidelity that is infinite (NaN in the model's output where attnviz has
-#: a number, or the reverse) is written as this string.
-_INFINITE = "inf"
-
-
 # ----------------------------------------------------------------------------- writing
 
 
@@ -188,9 +183,7 @@ def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
                 "arrays": arrays,
                 "is_causal": stored.masks.is_causal,
                 "scale": stored.scale,
-                "fidelity": _INFINITE
-                if stored.fidelity is not None and math.isinf(stored.fidelity)
-                else stored.fidelity,
+                "fidelity": _json.fidelity_to_json(stored.fidelity),
                 "note": str(stored.note),
                 "dtype": stored.dtype,
                 "terms": terms,
@@ -542,7 +535,7 @@ def _parse_call(
     note = raw.get("note", "")
     dtype = raw.get("dtype")
     scale_value = _json.whole_or_float(scale)
-    fidelity_value = math.inf if fidelity == _INFINITE else _json.whole_or_float(fidelity)
+    fidelity_value = _json.fidelity_from_json(fidelity)
     problem = None
     if not isinstance(is_causal, bool):
         problem = "is_causal"

@@ -1,6 +1,6 @@
 """attnviz session files (``.attnviz``): every tensor plus the app settings, in one file.
 
-On-disk format (versions 1 to 3, described in ``SESSION_FORMAT.md`` next to this module):
+On-disk format (versions 1 to 4, described in ``SESSION_FORMAT.md`` next to this module):
 
 * the file is a NumPy ``.npz`` archive (a zip of ``.npy`` members), readable with
   ``np.load(path, allow_pickle=False)``; nothing in it needs pickle;
@@ -57,7 +57,9 @@ __all__ = [
 ]
 
 FORMAT_NAME = "attnviz-session"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
+#: What only a version 4 reader knows: a session without them is written as version 3.
+VERSION_4_KEYS = ("ablated_heads", "compared_with")
 SESSION_MEMBER = "__session__"
 SESSION_SUFFIX = ".attnviz"
 STATE_DIR_ENV = "ATTNVIZ_STATE_DIR"
@@ -81,7 +83,8 @@ class Session:
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     #: The run's description (its calls' names, scales and causal flags, the head shown,
-    #: tokens), as JSON; the app always writes one (format version 3). Empty: version 1.
+    #: tokens, what it is compared with), as JSON; the app always writes one (format version 3,
+    #: 4 with ``VERSION_4_KEYS``). Empty: version 1.
     model: dict[str, Any] = field(default_factory=dict)
 
 
@@ -102,9 +105,9 @@ def save_session(path: str | os.PathLike[str], session: Session, *, private: boo
     )
     manifest: dict[str, Any] = {
         "format": FORMAT_NAME,
-        # Older readers would ignore a run's arrays and show a wrong picture: a session with a
-        # model says it needs this version; one without stays readable by every version.
-        "version": FORMAT_VERSION if session.model else 1,
+        # Older readers would ignore what they do not know and show a wrong picture: a session
+        # says the version its content needs (1: no model; 3: a run; 4: compared with something).
+        "version": _version_needed(session.model),
         "settings": _checked_settings(file_path, session.settings),
         "arrays": list(arrays),
     }
@@ -133,6 +136,12 @@ def save_session(path: str | os.PathLike[str], session: Session, *, private: boo
             _npy.write_npz(stream, members)
     except OSError as exc:
         raise SessionFileError(file_path, cannot_write(exc)) from exc
+
+
+def _version_needed(model: Mapping[str, Any]) -> int:
+    if not model:
+        return 1
+    return FORMAT_VERSION if any(key in model for key in VERSION_4_KEYS) else 3
 
 
 def _checked_settings(path: Path, settings: Any) -> dict[str, Any]:

@@ -3,11 +3,13 @@ file itself: its manifest and arrays).
 
 No Qt and no torch here (the GUI calls this on its own thread, before PyTorch has loaded).
 
-How a ``State`` is laid out in a session (format version 3, see ``SESSION_FORMAT.md``):
+How a ``State`` is laid out in a session (format version 3, 4 when the run is compared with
+something; see ``SESSION_FORMAT.md``):
 
 * the run, always (the book's input is a run of one call and one head, ``source`` "book"):
   ``run/<i>/<name>`` arrays per call and a ``model`` description (calls' names, scales, causal
-  flags; tokens; the head on show when saved, reopened on show);
+  flags; tokens; the head on show when saved, reopened on show; version 4: the heads ablated
+  and the capture file compared with);
 * arrays ``lens_1d`` (B,) and ``lens_2d`` (B, Q) (both kept, the ``lens_mode`` setting picks
   one), ``documents`` (B, K) when set, one ``params/<name>`` array per learnable scoring
   parameter (none: seeded ones);
@@ -29,21 +31,28 @@ wrong picture (shapes that disagree, values of the wrong kind): those raise
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
 from attnviz.document import State
-from attnviz.io._json import whole_or_float
+from attnviz.io._json import INFINITE_FIDELITY, fidelity_from_json, fidelity_to_json, whole_or_float
 from attnviz.io._limits import Budget, label_lists
 from attnviz.io.errors import SessionFileError, refusals
 from attnviz.io.input_checks import as_lengths, as_tensor, check_qkv
 from attnviz.io.session import Session, load_session, save_session
 from attnviz.io.settings_file import read_settings
-from attnviz.model_run import CAUSAL_ALIGNMENTS, MASK_ARGUMENTS, AttentionCall, Focus, MaskArguments, ModelRun
+from attnviz.model_run import (
+    CAUSAL_ALIGNMENTS,
+    MASK_ARGUMENTS,
+    AttentionCall,
+    Focus,
+    MaskArguments,
+    ModelRun,
+    Source,
+)
 from attnviz.settings import shown_value
 from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
 
@@ -67,7 +76,7 @@ RUN_PREFIX = "run/"
 DOCUMENTS = "documents"
 MASKS_PREFIX = "masks/"
 _CALL_ARRAYS: tuple[str, ...] = ("queries", "keys", "values", "output", "weights")
-_RUN_SOURCES = ("file", "capture", "transformer_lens", "output_attentions", "tensors", "book")
+_RUN_SOURCES: tuple[str, ...] = get_args(Source)
 
 
 def state_to_session(state: State, focus: tuple[int, int] = Focus()) -> Session:
@@ -96,14 +105,11 @@ def state_to_session(state: State, focus: tuple[int, int] = Focus()) -> Session:
                 "scale": call.scale,
                 "is_causal": call.masks.is_causal,
                 "causal_alignment": call.masks.causal_alignment,
-                # JSON has no infinity: written as the capture format writes it.
-                "fidelity": INFINITE_FIDELITY
-                if call.fidelity is not None and math.isinf(call.fidelity)
-                else call.fidelity,
+                "fidelity": fidelity_to_json(call.fidelity),
                 "note": str(call.note),
             }
         )
-    model = {
+    model: dict[str, Any] = {
         "source": run.source,
         "layer": layer,
         "head": head,
@@ -111,6 +117,12 @@ def state_to_session(state: State, focus: tuple[int, int] = Focus()) -> Session:
         "query_tokens": _tokens_json(run.query_tokens),
         "key_tokens": _tokens_json(run.key_tokens),
     }
+    # Version 4: what the run is compared with (left out when nothing is, so such a session
+    # stays readable by a version 3 reader).
+    if state.ablated_heads:
+        model["ablated_heads"] = [[call, head_index] for call, head_index in sorted(state.ablated_heads)]
+    if state.compared_with is not None:
+        model["compared_with"] = state.compared_with
     return Session(arrays=arrays, settings=state.settings.as_dict(), model=model)
 
 
@@ -246,8 +258,66 @@ def _session_to_state(session: Session, source: str | os.PathLike[str], found: l
                     needed=(b, n_k),
                 )
             )
-    state = State(run, lens["lens_1d"], lens["lens_2d"], settings, params, documents)
+    try:
+        ablated = _ablated_heads(model.get("ablated_heads", []), run)
+        compared_with = _compared_with(model.get("compared_with"), source)
+    except ValueError as exc:
+        raise fail(message(damaged, error=exception_message(exc))) from exc
+    state = State(run, lens["lens_1d"], lens["lens_2d"], settings, params, documents, ablated, compared_with)
     return state, focus
+
+
+# The longest path a session may name as the capture its run is compared with.
+MAX_PATH_CHARS = 4096
+
+
+def _ablated_heads(value: Any, run: ModelRun) -> frozenset[tuple[int, int]]:
+    """``model["ablated_heads"]``: a list of [call, head] pairs of heads the run has."""
+    if not isinstance(value, list):
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "'ablated_heads' is {value}; expected a list of [call, head] pairs"),
+                value=shown_value(value),
+            )
+        )
+    heads = set()
+    for pair in value:
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ValueError(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "'ablated_heads' holds {value}; expected a [call, head] pair"),
+                    value=shown_value(pair),
+                )
+            )
+        layer, head = _whole_entry(pair[0], "ablated_heads"), _whole_entry(pair[1], "ablated_heads")
+        if not run.has_head(layer, head):
+            raise ValueError(
+                message(
+                    QT_TRANSLATE_NOOP("FileErrors", "the ablated head {head} of call {layer} is not in the model"),
+                    head=head,
+                    layer=layer,
+                )
+            )
+        heads.add((layer, head))
+    return frozenset(heads)
+
+
+def _compared_with(value: Any, source: str | os.PathLike[str]) -> str | None:
+    """``model["compared_with"]``: the capture file's path (a relative one is the session's
+    neighbour), or None. The file itself is read when the comparison is shown, with a capture
+    file's checks."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or len(value) > MAX_PATH_CHARS or "\0" in value:
+        raise ValueError(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "'compared_with' is {value}; expected the path of a capture file"),
+                value=shown_value(value),
+            )
+        )
+    if not os.path.isabs(value) and os.path.isfile(source):
+        return os.path.join(os.path.dirname(os.path.abspath(source)), value)
+    return value
 
 
 def _book_run_from_session(
@@ -377,11 +447,6 @@ def _run_from_session(
     return run, Focus(layer, head)
 
 
-#: JSON has no infinity: a call's infinite fidelity (NaN in the model's output where attnviz has a
-#: number, or the reverse) is stored as this string, as in capture files.
-INFINITE_FIDELITY = "inf"
-
-
 def _call_fields(info: Any, index: int) -> dict[str, Any]:
     """A call's entry of the session's model description, each value of the type it must have:
     a wrong one is refused, never converted (``bool("false")`` is True, ``int(1.9)`` is 1)."""
@@ -408,7 +473,7 @@ def _call_fields(info: Any, index: int) -> dict[str, Any]:
     name, is_causal, note = info.get("name"), info.get("is_causal", False), info.get("note", "")
     scale, fidelity = info.get("scale"), info.get("fidelity")
     scale_value = whole_or_float(scale)
-    fidelity_value = math.inf if fidelity == INFINITE_FIDELITY else whole_or_float(fidelity)
+    fidelity_value = fidelity_from_json(fidelity)
     alignment = info.get("causal_alignment", "top_left")
     if not isinstance(name, str) or not name:
         raise wrong("name", QT_TRANSLATE_NOOP("FileErrors", "a non-empty string"))

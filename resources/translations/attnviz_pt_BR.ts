@@ -71,7 +71,6 @@
     </message>
     <message>
         <source>capture(model): model must be a torch.nn.Module, not {type}</source>
-        <extracomment>Bytes of copies a capture keeps by default (never more than half the memory available). A module&apos;s forward arguments that carry the mask it built (a call seen through its softmax). The sharding a capture can be told (or sees): data-parallel ranks hold other batch elements, tensor-parallel ranks other heads.</extracomment>
         <translation>capture(model): model deve ser um torch.nn.Module, não {type}</translation>
     </message>
     <message>
@@ -132,6 +131,7 @@
     </message>
     <message>
         <source>call {index}</source>
+        <extracomment>Bytes of copies a capture keeps by default (never more than half the memory available). A module&apos;s forward arguments that carry the mask it built (a call seen through its softmax). The sharding a capture can be told (or sees): data-parallel ranks hold other batch elements, tensor-parallel ranks other heads.</extracomment>
         <translation>chamada {index}</translation>
     </message>
     <message>
@@ -2227,7 +2227,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>cannot be written: two calls are named &apos;{name}&apos; (call names must be unique)</source>
-        <extracomment>The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. A call&apos;s score-term arrays are named &quot;term_0&quot;, &quot;term_1&quot;... after their place in its &quot;terms&quot;. Version 2 adds these to a call and to the header. JSON has no infinity: a fidelity that is infinite (NaN in the model&apos;s output where attnviz has a number, or the reverse) is written as this string.</extracomment>
+        <extracomment>The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. A call&apos;s score-term arrays are named &quot;term_0&quot;, &quot;term_1&quot;... after their place in its &quot;terms&quot;. Version 2 adds these to a call and to the header.</extracomment>
         <translation>não pode ser gravado: duas chamadas têm o nome &apos;{name}&apos; (os nomes das chamadas devem ser únicos)</translation>
     </message>
     <message>
@@ -2397,7 +2397,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>cannot be written: its description would be {size} characters, more than the {limit} a session may hold (too many tokens)</source>
-        <extracomment>The run&apos;s description (its calls&apos; names, scales and causal flags, the head shown, tokens), as JSON; the app always writes one (format version 3). Empty: version 1.</extracomment>
+        <extracomment>What only a version 4 reader knows: a session without them is written as version 3. The run&apos;s description (its calls&apos; names, scales and causal flags, the head shown, tokens, what it is compared with), as JSON; the app always writes one (format version 3, 4 with ``VERSION_4_KEYS``). Empty: version 1.</extracomment>
         <translation>não pode ser gravado: sua descrição teria {size} caracteres, mais que os {limit} que uma sessão pode conter (tokens demais)</translation>
     </message>
     <message>
@@ -2610,8 +2610,23 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>a cabeça mostrada, {head} da chamada {layer}, não está no modelo</translation>
     </message>
     <message>
+        <source>&apos;ablated_heads&apos; is {value}; expected a list of [call, head] pairs</source>
+        <translation>&apos;ablated_heads&apos; é {value}; esperava-se uma lista de pares [chamada, cabeça]</translation>
+    </message>
+    <message>
+        <source>&apos;ablated_heads&apos; holds {value}; expected a [call, head] pair</source>
+        <translation>&apos;ablated_heads&apos; contém {value}; esperava-se um par [chamada, cabeça]</translation>
+    </message>
+    <message>
+        <source>the ablated head {head} of call {layer} is not in the model</source>
+        <translation>a cabeça removida {head} da chamada {layer} não está no modelo</translation>
+    </message>
+    <message>
+        <source>&apos;compared_with&apos; is {value}; expected the path of a capture file</source>
+        <translation>&apos;compared_with&apos; é {value}; esperava-se o caminho de um arquivo de captura</translation>
+    </message>
+    <message>
         <source>call {index} is {value}, not an object</source>
-        <extracomment>JSON has no infinity: a call&apos;s infinite fidelity (NaN in the model&apos;s output where attnviz has a number, or the reverse) is stored as this string, as in capture files.</extracomment>
         <translation>a chamada {index} é {value}, não um objeto</translation>
     </message>
     <message>
@@ -2841,7 +2856,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>has a damaged {part}: the name &apos;{name}&apos; appears twice in one object</source>
-        <extracomment>The objects and lists a file&apos;s description may hold, counted before parsing: dense JSON (&quot;[[],[],...&quot; or &quot;{},{},...&quot;) makes some 20 to 25 bytes of Python objects per character, so this bounds what a hostile description makes the parser allocate. A capture header holds some 20 per call and one per sequence of tokens, a session&apos;s manifest fewer.</extracomment>
+        <extracomment>The objects and lists a file&apos;s description may hold, counted before parsing: dense JSON (&quot;[[],[],...&quot; or &quot;{},{},...&quot;) makes some 20 to 25 bytes of Python objects per character, so this bounds what a hostile description makes the parser allocate. A capture header holds some 20 per call and one per sequence of tokens, a session&apos;s manifest fewer. JSON has no infinity: a call&apos;s infinite fidelity (NaN in the model&apos;s output where attnviz has a number, or the reverse) is written as this string, in sessions and capture files alike.</extracomment>
         <translation>tem um {part} danificado: o nome &apos;{name}&apos; aparece duas vezes em um objeto</translation>
     </message>
     <message>
@@ -3117,6 +3132,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>head {h}</source>
         <translation>cabeça {h}</translation>
+    </message>
+    <message>
+        <source>head {h}, ablated</source>
+        <translation>cabeça {h}, removida</translation>
     </message>
     <message>
         <source>{call}, head {h}, batch {b}</source>
@@ -4204,7 +4223,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Load preset {title}</source>
-        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. Undo texts of edits that bring inputs from elsewhere (not an edit of the example on show). The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). The example on show changed (``loaded_example``: a preset or lesson name, or None). The example the session started on (None: inputs given as a document). The main compute thread: the main outcome, then the views&apos; computations that run with it. Every view&apos;s registered computation (``register``). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
+        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. Undo texts of edits that bring inputs from elsewhere (not an edit of the example on show). The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). The example on show changed (``loaded_example``: a preset or lesson name, or None). The example the session started on (None: inputs given as a document). The main compute thread: the main outcome, then the views&apos; computations that run with it. Every view&apos;s registered computation (``register``). True while an edit&apos;s signals go out: a selection moved by the edit is followed by its ``documentChanged`` (a listener showing everything then need not on the selection too). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
         <translation>Carregar a predefinição {title}</translation>
     </message>
     <message>
@@ -5707,16 +5726,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Flip a mask cell</source>
-        <extracomment>(Intervention, Comparison of the captured run with the edited one), or an error text. A re-run asked for and not shown yet (running, or waiting for the one running).</extracomment>
         <translation>Inverter uma célula da máscara</translation>
-    </message>
-    <message>
-        <source>Restore head {h} of call {c}</source>
-        <translation>Restaurar a cabeça {h} da chamada {c}</translation>
-    </message>
-    <message>
-        <source>Ablate head {h} of call {c}</source>
-        <translation>Remover a cabeça {h} da chamada {c}</translation>
     </message>
     <message>
         <source>A</source>
@@ -5743,6 +5753,14 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>em exibição</translation>
     </message>
     <message>
+        <source>Restore an ablated head</source>
+        <translation>Restaurar uma cabeça removida</translation>
+    </message>
+    <message>
+        <source>Ablate a head</source>
+        <translation>Remover uma cabeça</translation>
+    </message>
+    <message>
         <source>file</source>
         <translation>arquivo</translation>
     </message>
@@ -5755,8 +5773,20 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>editada</translation>
     </message>
     <message>
+        <source>Compare with a capture file</source>
+        <translation>Comparar com um arquivo de captura</translation>
+    </message>
+    <message>
+        <source>Stop comparing with the capture file</source>
+        <translation>Parar de comparar com o arquivo de captura</translation>
+    </message>
+    <message>
         <source>Running the model again with the edits…</source>
         <translation>Executando o modelo de novo com as edições…</translation>
+    </message>
+    <message>
+        <source>Comparing with the capture file…</source>
+        <translation>Comparando com o arquivo de captura…</translation>
     </message>
     <message>
         <source>Cancelled: the maps show the last run that finished</source>
@@ -5767,8 +5797,12 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>Comparar com…</translation>
     </message>
     <message>
-        <source>Cancel the re-run</source>
-        <translation>Cancelar a nova execução</translation>
+        <source>Cancel</source>
+        <translation>Cancelar</translation>
+    </message>
+    <message>
+        <source>Stop comparing with the file</source>
+        <translation>Parar de comparar com o arquivo</translation>
     </message>
     <message>
         <source>With a live model: click a cell to flip that mask cell and run the model again</source>
@@ -6289,6 +6323,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>o modo de máscara {name} não tem código {framework}</translation>
     </message>
     <message>
+        <source>this call&apos;s scores go through the model&apos;s {terms}, which the chapter&apos;s {framework} code does not compute; the attnviz script does</source>
+        <translation>os escores desta chamada passam pelo {terms} do modelo, que o código {framework} do capítulo não calcula; o script do attnviz calcula</translation>
+    </message>
+    <message>
         <source>this call recorded its attention weights only: there are no queries and keys to write as code</source>
         <extracomment>The scoring functions and mask modes the framework generators write out. Dot-product scorings: the factor the dot products are multiplied by (SDPA&apos;s ``scale``); None: the scoring&apos;s own (1/sqrt(d) for scaled_dot, none for dot). For the attnviz script, which calls attnviz itself: the parameters came from the user (else from ``param_seed``), the dropout seed, the masks as the app passes them to ``attend`` (torch&apos;s dtypes kept as numpy ones), and the weights the app showed. The settings&apos; long-context masks as ``engine.make_mask`` keywords (window, sinks, prefix, chunk: ints; documents: an array), which the attnviz script passes as ``mask=make_mask(...)``. A model run&apos;s head on show (&quot;head 3 of call 1, encoder.layer.1.attention.self&quot;), or None.</extracomment>
         <translation>esta chamada gravou só os pesos de atenção: não há consultas nem chaves para escrever como código</translation>
@@ -6296,6 +6334,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>attnviz cannot compute these inputs: {error}</source>
         <translation>o attnviz não consegue calcular estas entradas: {error}</translation>
+    </message>
+    <message>
+        <source>this call&apos;s scores go through the model&apos;s {name}, a function of its own that cannot be written as code: copied, the code would not give the weights on show</source>
+        <translation>os escores desta chamada passam pelo {name} do modelo, uma função própria que não pode ser escrita como código: copiado, o código não daria os pesos em exibição</translation>
     </message>
 </context>
 <context>

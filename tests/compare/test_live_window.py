@@ -4,6 +4,7 @@ File › Compare with… a capture file."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests.ui.conftest import wait_current
 
@@ -58,14 +59,18 @@ def test_ablating_a_head_from_the_heads_grid_changes_the_output(qtbot):
     assert heads.ablate_button.text() == "Ablate head 2"
     shown = view.shown_count
     heads.ablate_button.click()
+    # The comparison runs while its tab is on show: the heads grid's tab hides it.
+    assert view.shown_count == shown
+    window.run_compare_dock.show()
     qtbot.waitUntil(lambda: view.shown_count > shown and not view.intervention.identical, timeout=30000)
-    assert controller.ablations == {(1, 2)} and heads.ablate_button.text() == "Restore head 2"
+    assert window.session.document.state.ablated_heads == {(1, 2)}
+    assert heads.ablate_button.text() == "Restore head 2"
     out = view.intervention.after_capture.calls[1].output
     assert not out[:, 2].any()
     shown = view.shown_count
     window.session.undo_stack.undo()
     qtbot.waitUntil(lambda: view.shown_count > shown and view.intervention.identical, timeout=30000)
-    assert controller.ablations == set()
+    assert window.session.document.state.ablated_heads == frozenset()
 
 
 def test_compare_with_a_capture_file(qtbot, tmp_path):
@@ -103,13 +108,97 @@ def test_a_rerun_can_be_cancelled_and_the_last_result_stays(qtbot):
     window, view, controller = _live_window(qtbot, llama(), batch())
     shown, first = view.shown_count, view.intervention
     controller.toggle_ablation(0, 1)
-    assert controller.running and view.cancel_button.isVisibleTo(view)
+    qtbot.waitUntil(lambda: view.compared.busy, timeout=10000)
+    assert view.cancel_button.isVisibleTo(view)
     view.cancel_button.click()
-    assert not controller.running and not view.cancel_button.isVisibleTo(view)
+    assert not view.cancel_button.isVisibleTo(view)
     assert "Cancelled" in view.message.text()
     qtbot.wait(1500)  # the forward that was running ends unseen
     assert view.shown_count == shown and view.intervention is first
-    # The next change runs again, with the ablation still on (cancelling drops a run, not an edit).
-    controller.rerun()
+    # Asked again, it runs with the ablation still on (cancelling drops a run, not an edit).
+    view.compared.request()
     qtbot.waitUntil(lambda: view.shown_count > shown, timeout=30000)
-    assert not view.intervention.identical and controller.ablations == {(0, 1)}
+    assert not view.intervention.identical and window.session.document.state.ablated_heads == {(0, 1)}
+
+
+def test_a_session_keeps_the_ablated_heads_and_mask_edits_and_reopens_them_on_the_live_model(qtbot, tmp_path):
+    model, inputs = llama(), batch()
+    window, view, controller = _live_window(qtbot, model, inputs)
+    controller.toggle_ablation(1, 2)
+    window.session.set_focus(0, 1)
+    view.chosen = None
+    view.map_b.cellClicked.emit(5, 0, None)  # query 5 no longer sees key 0
+    qtbot.waitUntil(lambda: window.session.undo_stack.count() == 2 and view.compared.current, timeout=10000)
+    qtbot.waitUntil(lambda: not view.compared.busy, timeout=30000)
+    edited = view.intervention.max_output_diff
+    assert edited > 1e-4
+    path = tmp_path / "edited.attnviz"
+    assert window.file_actions.save_as(str(path))
+    window.close()
+
+    # The same model live again, the session opened on it: the edits are back, and so is the output change.
+    again, again_view, _controller = _live_window(qtbot, model, inputs)
+    assert again_view.intervention.identical
+    with qtbot.waitSignal(again.file_actions.openFinished, timeout=10000) as finished:
+        assert again.file_actions.open_file(str(path))
+    assert finished.args == [True]
+    state = again.session.document.state
+    assert state.ablated_heads == {(1, 2)}
+    mask = state.run.calls[0].masks.attn_mask
+    assert mask is not None and not mask[0, 0, 5, 0]
+    qtbot.waitUntil(lambda: not again_view.intervention.identical, timeout=30000)
+    assert again_view.intervention.max_output_diff == pytest.approx(edited)
+    assert not again_view.intervention.after_capture.calls[1].output[:, 2].any()
+    # Undo takes the opened session back to the captured run.
+    again.session.undo_stack.undo()
+    qtbot.waitUntil(lambda: again_view.intervention.identical, timeout=30000)
+    again.close()
+
+
+def test_a_session_keeps_the_compared_file_and_says_when_it_is_gone(qtbot, tmp_path):
+    import torch
+
+    import attnviz
+    from attnviz.ui.app.main_window import MainWindow
+
+    model, inputs = bert(), batch()
+    inverted = dict(inputs, attention_mask=1 - inputs["attention_mask"])
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        model(**inverted)
+    capture_path = tmp_path / "inverted.attnviz-capture"
+    cap.save(capture_path)
+    window, view, _controller = _live_window(qtbot, model, inputs)
+    view.compare_with(capture_path)
+    qtbot.waitUntil(lambda: view.intervention is None and view.comparison is not None, timeout=30000)
+    assert view.close_button.isVisibleTo(view)
+    compared = view.comparison.max_weight_diff
+    session_path = tmp_path / "compared.attnviz"
+    assert window.file_actions.save_as(str(session_path))
+    window.close()
+
+    # Opened in a window without the model: the comparison with the file is back.
+    plain = MainWindow()
+    qtbot.addWidget(plain)
+    plain.show()
+    with qtbot.waitSignal(plain.file_actions.openFinished, timeout=10000):
+        assert plain.file_actions.open_file(str(session_path))
+    assert plain.session.document.state.compared_with == str(capture_path)
+    plain.run_compare_dock.show()
+    shown = plain.run_compare_dock.view()
+    qtbot.waitUntil(lambda: shown.comparison is not None, timeout=30000)
+    assert shown.comparison.max_weight_diff == pytest.approx(compared)
+    assert "file" in shown.title.text() and shown.close_button.isVisibleTo(shown)
+    # Stop comparing: an undoable edit; the view has nothing to compare then.
+    shown.close_button.click()
+    qtbot.waitUntil(lambda: shown.comparison is None, timeout=10000)
+    assert plain.session.document.state.compared_with is None and not shown.close_button.isVisibleTo(shown)
+    plain.session.undo_stack.undo()
+    qtbot.waitUntil(lambda: shown.comparison is not None, timeout=30000)
+    # The file gone: said in the view, next to the maps; the window keeps working.
+    capture_path.unlink()
+    plain.session.set_focus(1, 0)
+    with qtbot.waitSignal(plain.file_actions.openFinished, timeout=10000):
+        assert plain.file_actions.open_file(str(session_path))
+    qtbot.waitUntil(lambda: shown.message.isVisibleTo(shown) and "⚠" in shown.message.text(), timeout=30000)
+    assert "inverted.attnviz-capture" in shown.message.text()
+    plain.close()

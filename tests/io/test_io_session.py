@@ -92,9 +92,13 @@ def test_plain_numpy_can_read_it(tmp_path: Path, session: Session) -> None:
     save_session(path, Session(session.arrays, SETTINGS, model={"layer": 0}))
     with np.load(path, allow_pickle=False) as archive:
         manifest = json.loads(str(archive["__session__"]))
-        assert manifest["version"] == FORMAT_VERSION == 3 and manifest["model"] == {"layer": 0}
+        # A run, nothing compared: readable by the readers of format 3.
+        assert manifest["version"] == 3 and manifest["model"] == {"layer": 0}
         assert sorted(archive.files) == sorted(["__session__", *session.arrays])
         np.testing.assert_array_equal(archive["queries"], session.arrays["queries"])
+    save_session(path, Session(session.arrays, SETTINGS, model={"layer": 0, "ablated_heads": [[0, 1]]}))
+    with np.load(path, allow_pickle=False) as archive:
+        assert json.loads(str(archive["__session__"]))["version"] == FORMAT_VERSION == 4
 
 
 def test_documented_example_runs(tmp_path: Path, session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -238,9 +242,9 @@ def manifest(**changes: Any) -> dict[str, Any]:
     [
         (manifest(), {"q": np.ones(2)}, None),  # control: this one is valid
         (
-            manifest(version=4),
+            manifest(version=5),
             {"q": np.ones(2)},
-            "written by a newer attnviz (session format version 4); this version reads version 3 only",
+            "written by a newer attnviz (session format version 5); this version reads version 4 only",
         ),
         (manifest(version="1"), {"q": np.ones(2)}, "invalid session format version: '1'"),
         (manifest(version=0), {"q": np.ones(2)}, "invalid session format version"),

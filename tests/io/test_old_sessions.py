@@ -1,7 +1,7 @@
-"""Sessions written before the document always held a run (format versions 1 and 2) still open,
-show the head they showed, and give exactly the outcome the version that wrote them computed
-(``tests/data/sessions/README.md`` says how they were made). Saved again they are version 3 and
-open the same."""
+"""Sessions written by earlier versions (format 1 and 2, before the document always held a run;
+3, before sessions kept what a run is compared with) still open, show the head they showed, and
+give exactly the outcome the version that wrote them computed (``tests/data/sessions/README.md``
+says how they were made). Saved again they are version 3 (nothing compared) and open the same."""
 
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ def expected() -> dict[str, np.ndarray]:
 
 
 def test_every_kind_of_old_session_is_here():
-    assert {_version(SESSIONS / f"{name}.attnviz") for name in NAMES} == {1, 2}
-    assert len(NAMES) == 4
+    assert {_version(SESSIONS / f"{name}.attnviz") for name in NAMES} == {1, 2, 3}
+    assert len(NAMES) == 5
 
 
 @pytest.mark.parametrize("name", NAMES)

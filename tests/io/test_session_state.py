@@ -289,3 +289,81 @@ def test_a_session_loaded_from_disk_keeps_its_dtypes_of_parameters(tmp_path: Pat
     save_state_file(path, odd_state())
     assert load_session(path).arrays["params/W"].dtype == np.float32
     assert load_state_file(path).params["W"].dtype == np.float32
+
+
+# ------------------------------------------------------------------------------- what a run is compared with
+
+
+def _compared_state(tmp_path: Path) -> State:
+    from dataclasses import replace
+
+    from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+
+    g = np.random.default_rng(2)
+    q, k, v = (g.standard_normal((2, 3, 4, 2)).astype(np.float32) for _ in range(3))
+    run = ModelRun(
+        tuple(AttentionCall(f"layers.{i}.attn", q, k, v, MaskArguments(is_causal=True)) for i in range(2)),
+        source="capture",
+    )
+    return replace(
+        State.from_run(run), ablated_heads=frozenset({(1, 2), (0, 0)}), compared_with=str(tmp_path / "other.capture")
+    )
+
+
+def test_ablated_heads_and_the_compared_file_round_trip_as_version_4(tmp_path: Path) -> None:
+    import json
+
+    state = _compared_state(tmp_path)
+    path = tmp_path / "s.attnviz"
+    save_state_file(path, state)
+    with np.load(path, allow_pickle=False) as archive:
+        manifest = json.loads(str(archive["__session__"]))
+    assert manifest["version"] == 4
+    assert manifest["model"]["ablated_heads"] == [[0, 0], [1, 2]]
+    back = load_state_file(path)
+    assert back.ablated_heads == {(0, 0), (1, 2)} and back.compared_with == state.compared_with
+    # Neither: a version 3 session, opened with neither.
+    from dataclasses import replace
+
+    save_state_file(path, replace(state, ablated_heads=frozenset(), compared_with=None))
+    with np.load(path, allow_pickle=False) as archive:
+        assert json.loads(str(archive["__session__"]))["version"] == 3
+    plain = load_state_file(path)
+    assert plain.ablated_heads == frozenset() and plain.compared_with is None
+
+
+def test_a_relative_compared_file_is_the_sessions_neighbour(tmp_path: Path) -> None:
+    session = state_to_session(_compared_state(tmp_path))
+    session.model["compared_with"] = "runs/other.attnviz-capture"
+    (tmp_path / "work").mkdir()
+    path = tmp_path / "work" / "s.attnviz"
+    save_session(path, session)
+    assert load_state_file(path).compared_with == str(tmp_path / "work" / "runs" / "other.attnviz-capture")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "needle"),
+    [
+        ("ablated_heads", [[1, 3]], "the ablated head 3 of call 1 is not in the model"),
+        ("ablated_heads", [[2, 0]], "the ablated head 0 of call 2 is not in the model"),
+        ("ablated_heads", [[0, 1, 2]], "expected a [call, head] pair"),
+        ("ablated_heads", [[0, 1.5]], "expected a whole number"),
+        ("ablated_heads", [[True, 1]], "expected a whole number"),
+        ("ablated_heads", {"0": 1}, "expected a list of [call, head] pairs"),
+        ("compared_with", 7, "expected the path of a capture file"),
+        ("compared_with", "", "expected the path of a capture file"),
+        ("compared_with", "x" * 5000, "expected the path of a capture file"),
+        ("compared_with", "a\0b", "expected the path of a capture file"),
+    ],
+)
+def test_a_wrong_comparison_entry_is_refused_with_one_line(
+    tmp_path: Path, key: str, value: object, needle: str
+) -> None:
+    session = state_to_session(_compared_state(tmp_path))
+    session.model[key] = value
+    path = tmp_path / "bad.attnviz"
+    save_session(path, session)
+    with pytest.raises(SessionFileError) as info:
+        load_state_file(path)
+    message = str(info.value)
+    assert "\n" not in message and message.startswith("bad.attnviz: ") and needle in message, message

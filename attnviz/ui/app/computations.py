@@ -171,6 +171,15 @@ class Computation(QObject, Generic[P, R]):
             return
         self._submit()
 
+    def cancel(self) -> None:
+        """Drop the latest request of a computation on its own thread: its result is not
+        delivered (what runs ends unseen) and nothing is asked again until what it follows
+        changes or the view asks (``request``)."""
+        if self.scheduler is None:
+            return
+        self._serial += 1
+        self._wanted = False
+
     # ------------------------------------------------------------------ running
 
     def _submit(self) -> None:

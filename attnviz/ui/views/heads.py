@@ -191,7 +191,10 @@ class HeadsView(SessionView):
         padded = None if same else padded_query_rows(self._session.head_view(), mask)  # only to draw
         for h, heatmap in enumerate(self.maps):
             focused = (heads.layer, h) == shown
-            heatmap.set_title(("▶ " if focused else "") + translate("HeadsView", "head {h}").format(h=h))
+            title = translate("HeadsView", "head {h}").format(h=h)
+            if (heads.layer, h) in state.ablated_heads:  # a live model runs it with its output zeroed
+                title = translate("HeadsView", "head {h}, ablated").format(h=h)
+            heatmap.set_title(("▶ " if focused else "") + title)
             if same:
                 continue
             heatmap.set_data(

@@ -15,32 +15,32 @@ next-token distribution per position and the top tokens before and after.
 
 from __future__ import annotations
 
-import concurrent.futures
 import os
-import threading
 import weakref
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QUndoCommand
-from PySide6.QtWidgets import QFileDialog, QGridLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QGridLayout, QPushButton, QWidget
 
 from attnviz.compute.axes import axis_labels
+from attnviz.compute.jobs import Job
 from attnviz.document import ReplaceState
 from attnviz.model_run import Focus, ModelRun
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
-from attnviz.ui.app.view_base import SessionView, message_label, titled_row, view_column
+from attnviz.ui.app.view_base import SessionView, titled_row, view_column
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.i18n import tr_text, translate
+from attnviz.ui.labels import WrappedStatusLabel, mark_error_label
 from attnviz.ui.views.docks import DOCKS, RUN_COMPARE_DOCK
 
 __all__ = [
     "RUN_COMPARE_DOCK",
+    "Compared",
     "LiveController",
     "RunCompareView",
     "attach_live_model",
@@ -48,84 +48,33 @@ __all__ = [
     "live_controller",
 ]
 
-# ---------------------------------------------------------------------- the work, off the GUI thread
-
-
-class _Jobs(QObject):
-    """One worker thread; the latest job wins (a job submitted while another runs replaces the
-    one waiting, and a result is delivered only if no job was submitted after it)."""
-
-    finished = Signal(int, object, str)  # generation, result, error
-    _done = Signal(int, object, str)  # from the worker, queued to the GUI thread
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        # Checked again on the GUI thread: a result queued before a cancel or a newer job is dropped.
-        self._done.connect(self._deliver)
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnviz-compare")
-        self._lock = threading.Lock()
-        self.generation = 0
-
-    def submit(self, job: Any) -> int:
-        with self._lock:
-            self.generation += 1
-            generation = self.generation
-        self._pool.submit(self._run, generation, job)
-        return generation
-
-    def cancel(self) -> None:
-        """Forget what is waiting or running: its result will not be delivered."""
-        with self._lock:
-            self.generation += 1
-
-    def _run(self, generation: int, job: Any) -> None:
-        if generation != self.generation:  # replaced while it waited
-            return
-        try:
-            result, error = job(), ""
-        except Exception as exc:  # noqa: BLE001 - shown in the view, never a traceback
-            result, error = None, f"{type(exc).__name__}: {exc}"
-        if generation == self.generation:
-            self._done.emit(generation, result, error)
-
-    def _deliver(self, generation: int, result: Any, error: str) -> None:
-        if generation == self.generation:
-            self.finished.emit(generation, result, error)
-
-    def shutdown(self) -> None:
-        self.cancel()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+# ---------------------------------------------------------------------- the live model
 
 
 class LiveController(QObject):
-    """A live model beside a session: the edits the window makes to its run (masks, in the
-    document) and the heads ablated (``ablations``, undoable), re-run at each change."""
-
-    #: (Intervention, Comparison of the captured run with the edited one), or an error text.
-    resultReady = Signal(object, object)
-    failed = Signal(str)
-    started = Signal()
-    cancelled = Signal()
+    """A live model beside a session. The window's edits of its run are edits of the document
+    like any other (undone, saved in a session): mask cells in the run's masks, ablated heads in
+    ``State.ablated_heads``; the comparison view runs the model again with them."""
 
     def __init__(self, session: AppSession, live: Any) -> None:
         super().__init__(session)
         self.session = session
         self.live = live
-        self.ablations: set[tuple[int, int]] = set()
-        self.latest: tuple[Any, Any] | None = None
-        #: A re-run asked for and not shown yet (running, or waiting for the one running).
-        self.running = False
-        self._jobs = _Jobs(self)
-        self._jobs.finished.connect(self._finished)
-        session.documentChanged.connect(lambda _edit: self.rerun())
-        session.destroyed.connect(self._jobs.shutdown)
 
     def is_ablated(self, layer: int, head: int) -> bool:
-        return (layer, head) in self.ablations
+        return (layer, head) in self.session.document.state.ablated_heads
 
     def toggle_ablation(self, layer: int, head: int) -> None:
-        """Ablate (or restore) ``head`` of call ``layer``: an undoable step."""
-        self.session.undo_stack.push(_Ablate(self, layer, head))
+        """Ablate (or restore) ``head`` of call ``layer``: an undoable edit."""
+        state = self.session.document.state
+        ablated = (layer, head) in state.ablated_heads
+        text = (
+            QT_TRANSLATE_NOOP("RunCompare", "Restore an ablated head")
+            if ablated
+            else QT_TRANSLATE_NOOP("RunCompare", "Ablate a head")
+        )
+        heads = state.ablated_heads ^ {(layer, head)}
+        self.session.push(ReplaceState(replace(state, ablated_heads=heads), text, Focus(layer, head)))
 
     def toggle_mask_cell(self, layer: int, batch: int, head: int, query: int, key: int) -> None:
         """Flip one mask cell of call ``layer`` in the run on show: an undoable edit."""
@@ -141,85 +90,90 @@ class LiveController(QObject):
             )
         )
 
-    def rerun(self) -> None:
-        """Run the model again with the edits as they are now (latest wins)."""
-        run = self.session.document.state.run
-        live = self.live
-        if len(run.calls) != len(live.run.calls):  # another run is on show: not this model's
-            return
-        edits = live.edits_for(run, self.ablations)
-        self.running = True
-        self.started.emit()
-        self._jobs.submit(lambda: _rerun(live, edits))
 
-    def cancel(self) -> None:
-        """Drop the re-run asked for: its result is not shown (a forward already running ends
-        on the worker, unseen); the view keeps the last result."""
-        if self.running:
-            self._jobs.cancel()
-            self.running = False
-            self.cancelled.emit()
+class _LiveModels(QObject):
+    """The live model kept beside each session; ``attached`` tells a comparison view already
+    built that its session has one now."""
 
-    def _finished(self, generation: int, result: Any, error: str) -> None:
-        self.running = False
-        if error:
-            self.failed.emit(error)
-            return
-        self.latest = result
-        self.resultReady.emit(*result)
+    attached = Signal(object)  # the session
 
-    def shutdown(self) -> None:
-        self._jobs.shutdown()
+    def __init__(self) -> None:
+        super().__init__()
+        self.controllers: weakref.WeakKeyDictionary[AppSession, LiveController] = weakref.WeakKeyDictionary()
 
 
-def _rerun(live: Any, edits: list[Any]) -> tuple[Any, Any]:
-    from attnviz.compare import compare
-
-    result = live.apply(edits)
-    return result, compare(live.run, result.after_capture.to_run(fidelity=False))
-
-
-class _Ablate(QUndoCommand):
-    def __init__(self, controller: LiveController, layer: int, head: int) -> None:
-        ablated = (layer, head) in controller.ablations
-        text = (
-            translate("RunCompare", "Restore head {h} of call {c}")
-            if ablated
-            else translate("RunCompare", "Ablate head {h} of call {c}")
-        )
-        super().__init__(text.format(h=head, c=layer))
-        self._controller = weakref.ref(controller)
-        self._key = (layer, head)
-
-    def _flip(self) -> None:
-        controller = self._controller()
-        if controller is None:
-            return
-        controller.ablations ^= {self._key}
-        controller.rerun()
-
-    def redo(self) -> None:
-        self._flip()
-
-    def undo(self) -> None:
-        self._flip()
-
-
-_CONTROLLERS: weakref.WeakKeyDictionary[AppSession, LiveController] = weakref.WeakKeyDictionary()
+_LIVE = _LiveModels()
 
 
 def attach_live_model(session: AppSession, live: Any) -> LiveController:
     """Keep ``live`` (an ``attnviz.intervene.LiveModel``) beside ``session``: edits re-run it."""
-    old = _CONTROLLERS.get(session)
-    if old is not None:
-        old.shutdown()
-    controller = _CONTROLLERS[session] = LiveController(session, live)
+    controller = _LIVE.controllers[session] = LiveController(session, live)
+    _LIVE.attached.emit(session)
     return controller
 
 
 def live_controller(session: AppSession) -> LiveController | None:
     """The live model kept beside ``session``, if any."""
-    return _CONTROLLERS.get(session)
+    return _LIVE.controllers.get(session)
+
+
+# ---------------------------------------------------------------------- the work, off the GUI thread
+
+
+@dataclass(frozen=True)
+class Compared:
+    """What the view shows: a comparison (``attnviz.compare.Comparison``), with the live
+    model's re-run (``attnviz.intervene.Intervention``) when it compares that, the two runs'
+    names (marked sources), or the error that stopped it."""
+
+    comparison: Any = None
+    intervention: Any = None
+    labels: tuple[str, str] = ("", "")
+    error: str = ""
+
+
+_FILE_LABELS = (QT_TRANSLATE_NOOP("RunCompare", "on show"), QT_TRANSLATE_NOOP("RunCompare", "file"))
+_LIVE_LABELS = (QT_TRANSLATE_NOOP("RunCompare", "captured"), QT_TRANSLATE_NOOP("RunCompare", "edited"))
+
+
+class _Captures:
+    """The capture file last compared with, read once while it is unchanged (each edit of the
+    run compares again). Used on the comparison's own thread only."""
+
+    def __init__(self) -> None:
+        self._key: tuple[str, int, int] | None = None
+        self._run: ModelRun | None = None
+
+    def run(self, path: str) -> ModelRun:
+        from attnviz.compare import as_run
+
+        try:
+            info = os.stat(path)
+            key = (path, info.st_mtime_ns, info.st_size)
+        except OSError:
+            key = None  # the reader says what is wrong, naming the file
+        if key is None or key != self._key or self._run is None:
+            self._key, self._run = None, None
+            run = as_run(path)
+            self._key, self._run = key, run
+            return run
+        return self._run
+
+
+def _compare(state: Any, live: Any, captures: _Captures) -> Compared | None:
+    """The comparison ``state`` asks for: with its capture file, else the live model run again
+    with the edits (None: neither, or the run on show is not the live model's)."""
+    from attnviz.compare import compare
+
+    try:
+        if state.compared_with is not None:
+            return Compared(compare(state.run, captures.run(state.compared_with)), None, _FILE_LABELS)
+        if live is None or len(state.run.calls) != len(live.run.calls):
+            return None
+        result = live.apply(live.edits_for(state.run, state.ablated_heads))
+        return Compared(compare(live.run, result.after_capture.to_run(fidelity=False)), result, _LIVE_LABELS)
+    except Exception as exc:  # noqa: BLE001 - shown in the view, never a traceback
+        return Compared(error=f"{type(exc).__name__}: {exc}")
 
 
 # ---------------------------------------------------------------------- the view
@@ -233,7 +187,7 @@ class RunCompareView(SessionView):
         super().__init__(session, parent)
         self.comparison: Any = None
         self.intervention: Any = None
-        self.labels = (QT_TRANSLATE_NOOP("RunCompare", "A"), QT_TRANSLATE_NOOP("RunCompare", "B"))
+        self.labels: tuple[str, str] = (QT_TRANSLATE_NOOP("RunCompare", "A"), QT_TRANSLATE_NOOP("RunCompare", "B"))
         self.chosen: Focus | None = None
         self._weights: dict[tuple[int, int], np.ndarray] = {}
         self.shown_count = 0
@@ -247,8 +201,16 @@ class RunCompareView(SessionView):
         self.open_button = QPushButton()
         self.open_button.clicked.connect(self.choose_file)
         header.addWidget(self.open_button)
+        self.close_button = QPushButton()
+        self.close_button.setVisible(False)
+        self.close_button.clicked.connect(self.stop_comparing_with_file)
+        header.addWidget(self.close_button)
         layout.addLayout(header)
-        self.message = message_label()
+        # Not height-for-width (as a wrapped QLabel is): the tab's scroll area would size the view
+        # by its preferred height, taller than the tab, while a message is shown.
+        self.message = WrappedStatusLabel()
+        mark_error_label(self.message)
+        self.message.setVisible(False)
         layout.addWidget(self.message)
         # The overview and the output change on top, the chosen head's three maps below.
         grid = QGridLayout()
@@ -259,8 +221,7 @@ class RunCompareView(SessionView):
         self.overview.set_colorbar_visible(False)  # its range is in its title
         self.overview.cellClicked.connect(self._choose)
         grid.addWidget(self.overview, 0, 0)
-        self.output = QLabel()
-        self.output.setWordWrap(True)
+        self.output = WrappedStatusLabel()
         self.output.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.output.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         grid.addWidget(self.output, 0, 1, 1, 2)
@@ -278,24 +239,25 @@ class RunCompareView(SessionView):
         self.map_b.cellClicked.connect(self._flip_cell)
         layout.addLayout(grid, 1)
 
-        controller = live_controller(session)
-        if controller is not None:
-            self.follow(controller)
+        captures = _Captures()
+
+        def compared(job: Job[None]) -> Compared | None:
+            controller = live_controller(session)
+            return _compare(job.snapshot.state, None if controller is None else controller.live, captures)
+
+        self.compared = self.while_shown(session.register("run comparison", compared, follows="document"))
+        self.compared.on_result(self.show_compared)
+        self.compared.on_failure(self._failed)
+        self.compared.busyChanged.connect(self._busy)
+        _LIVE.attached.connect(self._attached)
         self.retranslate()
         self.request_draw()
 
     # ------------------------------------------------------------------ sources
 
-    def follow(self, controller: LiveController) -> None:
-        """Show the live model's re-runs."""
-        controller.resultReady.connect(self.show_intervention)
-        controller.failed.connect(self._failed)
-        controller.started.connect(self._running)
-        controller.cancelled.connect(self._stopped)
-        if controller.latest is not None:
-            self.show_intervention(*controller.latest)
-        else:
-            controller.rerun()
+    def _attached(self, session: AppSession) -> None:
+        if session is self.session:
+            self.compared.request()
 
     def choose_file(self) -> None:
         """Ask for a capture file and compare the run on show with it."""
@@ -309,56 +271,68 @@ class RunCompareView(SessionView):
             self.compare_with(path)
 
     def compare_with(self, path: str | os.PathLike[str]) -> None:
-        """Compare the run on show with the capture file ``path`` (read and compared on a worker)."""
-        run = self.session.document.state.run
-        self._jobs().submit(lambda: _compare_file(run, path))
+        """Compare the run on show with the capture file ``path`` (an undoable edit; the file is
+        read and compared on the comparison's thread, again at each edit of the run)."""
+        state = self.session.document.state
+        self.session.push(
+            ReplaceState(
+                replace(state, compared_with=os.path.abspath(os.fspath(path))),
+                QT_TRANSLATE_NOOP("RunCompare", "Compare with a capture file"),
+            )
+        )
         self._show_message(translate("RunCompare", "Comparing with {name}…").format(name=os.fspath(path)), error=False)
 
-    def _jobs(self) -> _Jobs:
-        jobs = getattr(self, "_file_jobs", None)
-        if jobs is None:
-            jobs = self._file_jobs = _Jobs(self)
-            jobs.finished.connect(self._file_compared)
-            self.destroyed.connect(jobs.shutdown)
-        return jobs
+    def stop_comparing_with_file(self) -> None:
+        """Compare no more with the capture file (an undoable edit): a live model's run again."""
+        state = self.session.document.state
+        if state.compared_with is not None:
+            self.session.push(
+                ReplaceState(
+                    replace(state, compared_with=None),
+                    QT_TRANSLATE_NOOP("RunCompare", "Stop comparing with the capture file"),
+                )
+            )
 
-    def _file_compared(self, _generation: int, result: Any, error: str) -> None:
-        if error:
-            self._failed(error)
-            return
-        self.intervention = None
-        self.labels = (QT_TRANSLATE_NOOP("RunCompare", "on show"), QT_TRANSLATE_NOOP("RunCompare", "file"))
-        self.set_comparison(result)
-
-    def show_intervention(self, intervention: Any, comparison: Any) -> None:
-        self.intervention = intervention
-        self.labels = (QT_TRANSLATE_NOOP("RunCompare", "captured"), QT_TRANSLATE_NOOP("RunCompare", "edited"))
-        self.set_comparison(comparison)
+    def show_compared(self, compared: Compared | None) -> None:
+        if compared is None:
+            self.intervention = None
+            self.set_comparison(None)
+        elif compared.error:
+            self._failed(compared.error)
+        else:
+            self.intervention = compared.intervention
+            self.labels = compared.labels
+            self.set_comparison(compared.comparison)
 
     def set_comparison(self, comparison: Any) -> None:
         self.comparison = comparison
         self._weights.clear()
-        self.cancel_button.setVisible(False)
         self._show_message(None)
         self.shown_count += 1
         self.request_draw()
 
     def _failed(self, error: str) -> None:
-        self.cancel_button.setVisible(False)
         self._show_message(error, error=True)
 
-    def _running(self) -> None:
-        self.cancel_button.setVisible(True)
-        self._show_message(translate("RunCompare", "Running the model again with the edits…"), error=False)
-
-    def _stopped(self) -> None:
-        self.cancel_button.setVisible(False)
-        self._show_message(translate("RunCompare", "Cancelled: the maps show the last run that finished"), error=False)
+    def _busy(self, busy: bool) -> None:
+        file = self.session.document.state.compared_with is not None
+        live = not file and live_controller(self.session) is not None
+        busy = busy and (file or live)  # with neither, nothing runs: nothing to say
+        self.cancel_button.setVisible(busy)
+        if busy:
+            self._show_message(
+                translate("RunCompare", "Running the model again with the edits…")
+                if live
+                else translate("RunCompare", "Comparing with the capture file…"),
+                error=False,
+            )
 
     def _cancel(self) -> None:
-        controller = live_controller(self.session)
-        if controller is not None:
-            controller.cancel()
+        """Drop the comparison asked for: its result is not shown (a forward already running
+        ends on the worker, unseen); the view keeps the last result."""
+        self.compared.cancel()
+        self.cancel_button.setVisible(False)
+        self._show_message(translate("RunCompare", "Cancelled: the maps show the last run that finished"), error=False)
 
     # ------------------------------------------------------------------ choosing and editing
 
@@ -390,7 +364,8 @@ class RunCompareView(SessionView):
 
     def retranslate(self) -> None:
         self.open_button.setText(translate("RunCompare", "Compare with…"))
-        self.cancel_button.setText(translate("RunCompare", "Cancel the re-run"))
+        self.cancel_button.setText(translate("RunCompare", "Cancel"))
+        self.close_button.setText(translate("RunCompare", "Stop comparing with the file"))
         self.open_button.setToolTip(tr_text(DOCKS[RUN_COMPARE_DOCK].tip))
         self.map_b.setToolTip(
             translate("RunCompare", "With a live model: click a cell to flip that mask cell and run the model again")
@@ -494,6 +469,7 @@ class RunCompareView(SessionView):
         return "\n".join(parts)
 
     def _show_texts(self) -> None:
+        self.close_button.setVisible(self.session.document.state.compared_with is not None)
         comparison = self.comparison
         if comparison is None:
             self.title.setText(
@@ -527,12 +503,6 @@ def _top_text(top: tuple[Any, Any], b: int, position: int) -> str:
     ids, probs = top
     row_ids, row_probs = ids[min(b, ids.shape[0] - 1), position], probs[min(b, probs.shape[0] - 1), position]
     return ", ".join(f"{int(i)} ({float(p):.2f})" for i, p in zip(row_ids[:3], row_probs[:3]))
-
-
-def _compare_file(run: ModelRun, path: str | os.PathLike[str]) -> Any:
-    from attnviz.compare import compare
-
-    return compare(run, path)
 
 
 def install_run_compare(session: AppSession, host: Host) -> ToolPanel:
