@@ -39,7 +39,8 @@ from typing import Any
 import torch
 
 from .capture import Capture, CapturedCall, capture
-from .capture.doctor import Finding
+from .capture.calls import difference
+from .capture.doctor import Finding, number_ranges
 from .intervene import call_keep, main_output, run_model
 from .tr import QT_TRANSLATE_NOOP, message
 
@@ -60,9 +61,9 @@ class InvarianceFinding(Finding):
             return super().where
         parts: list[str] = [QT_TRANSLATE_NOOP("Invariance", "the model's output")]
         if self.batch:
-            parts.append(message(QT_TRANSLATE_NOOP("Doctor", "batch {list}"), list=_ranges(self.batch)))
+            parts.append(message(QT_TRANSLATE_NOOP("Doctor", "batch {list}"), list=number_ranges(self.batch)))
         if self.rows:
-            parts.append(message(QT_TRANSLATE_NOOP("Invariance", "positions {list}"), list=_ranges(self.rows)))
+            parts.append(message(QT_TRANSLATE_NOOP("Invariance", "positions {list}"), list=number_ranges(self.rows)))
         return ", ".join(parts)
 
 
@@ -173,7 +174,7 @@ def _gap(index: int, name: str, pieces: Iterable[_Aligned], tol: float) -> _Gap 
     largest = 0.0
     count = 0
     for piece in pieces:
-        diff = _difference(piece.reference, piece.test)
+        diff = difference(piece.reference, piece.test)
         if diff.numel() == 0:
             continue
         # (H, rows) or (rows,): the largest difference of each.
@@ -194,14 +195,6 @@ def _gap(index: int, name: str, pieces: Iterable[_Aligned], tol: float) -> _Gap 
     if not batches:
         return None
     return _Gap(index, name, largest, tuple(sorted(heads)), tuple(sorted(batches)), tuple(sorted(rows)), count)
-
-
-def _difference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """|a - b| in float64; NaN against NaN is no difference, NaN against a number infinite."""
-    x, y = a.double(), b.double()
-    alike = (torch.isnan(x) & torch.isnan(y)) | (torch.isinf(x) & (x == y))
-    gap = torch.where(alike, torch.zeros((), dtype=torch.float64), (x - y).abs())
-    return torch.nan_to_num(gap, nan=float("inf"))
 
 
 def _weights(call: CapturedCall) -> torch.Tensor | None:
@@ -846,9 +839,3 @@ def _output_gap(ref: torch.Tensor, test: torch.Tensor, real: torch.Tensor | None
 def _finding(kind: str, gap: _Gap, cause: str) -> Finding:
     heads = gap.heads if gap.index >= 0 else ()
     return InvarianceFinding(kind, "error", gap.index, gap.name, cause, heads, gap.batch, gap.rows, gap.count)
-
-
-def _ranges(values: Iterable[int]) -> str:
-    from .capture.doctor import _ranges as ranges
-
-    return ranges(values)

@@ -499,14 +499,9 @@ class ModelRun:
             kv = call.kv_head(head)
             queries, keys, values = call.queries[:, head], call.keys[:, kv], call.values[:, kv]
         m = call.masks
-        masks = None  # the causal flag is ``causal``, not a mask array
+        masks = None  # the causal flag is the view's ``causal``, not one of its masks
         if m.attn_mask is not None or m.key_padding_mask is not None or m.attention_mask is not None or m.mask_mod:
-            masks = MaskArguments(
-                head_slice(m.attn_mask, head),
-                m.key_padding_mask,
-                head_slice(m.attention_mask, head),
-                mask_mod=None if m.mask_mod is None else _one_head_mask(m.mask_mod, head),
-            )
+            masks = replace(call.head_masks(head), is_causal=False, causal_alignment="top_left")
         return HeadView(call, layer, head, queries, keys, values, masks, *self.call_tokens(layer))
 
     def call_tokens(self, layer: int) -> tuple[np.ndarray | None, np.ndarray | None]:

@@ -429,19 +429,22 @@ def _term_slice(term: Any, b: int, batch: int, dims: int) -> Any:
     return term
 
 
-def largest_difference(ours: torch.Tensor, theirs: torch.Tensor) -> float:
-    """max |ours - theirs| in float64; NaN (or the same infinity) in both places counts as equal,
-    a NaN or infinity in one of them only as an infinite difference."""
+def difference(ours: torch.Tensor, theirs: torch.Tensor) -> torch.Tensor:
+    """|ours - theirs| elementwise in float64 (same shapes): NaN (or the same infinity) in both
+    places counts as equal, a NaN or infinity in one of them only as an infinite difference."""
     a, b = ours.double(), theirs.double()
-    if a.shape != b.shape:
-        return math.inf
-    if a.numel() == 0:
-        return 0.0
     alike = (torch.isnan(a) & torch.isnan(b)) | (torch.isinf(a) & (a == b))
-    diff = torch.where(alike, torch.zeros((), dtype=torch.float64), (a - b).abs())
-    if bool(torch.isnan(diff).any()):
+    gap = torch.where(alike, torch.zeros((), dtype=torch.float64), (a - b).abs())
+    return torch.nan_to_num(gap, nan=math.inf)
+
+
+def largest_difference(ours: torch.Tensor, theirs: torch.Tensor) -> float:
+    """max :func:`difference` (infinite for other shapes, 0 for empty tensors)."""
+    if ours.shape != theirs.shape:
         return math.inf
-    return float(diff.max())
+    if ours.numel() == 0:
+        return 0.0
+    return float(difference(ours, theirs).max())
 
 
 def recompute_call(call: AttentionCall) -> tuple[torch.Tensor, torch.Tensor]:

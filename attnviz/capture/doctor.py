@@ -105,7 +105,7 @@ class Finding:
             (self.rows, QT_TRANSLATE_NOOP("Doctor", "rows {list}")),
         ):
             if values:
-                parts.append(message(template, list=_ranges(values)))
+                parts.append(message(template, list=number_ranges(values)))
         return joined(parts)
 
 
@@ -122,7 +122,7 @@ def format_finding(finding: Finding) -> str:
     )
 
 
-def _ranges(values: Iterable[int]) -> str:
+def number_ranges(values: Iterable[int]) -> str:
     """1, 2, 3, 7 -> "1-3, 7"."""
     out: list[str] = []
     ordered = sorted(set(values))
@@ -654,7 +654,7 @@ def _inverted_polarity(
         finding(
             "inverted_polarity",
             _ERROR,
-            message(text, elements=_ranges(elements), convention=ARGUMENT_CONVENTIONS[name], **names),
+            message(text, elements=number_ranges(elements), convention=ARGUMENT_CONVENTIONS[name], **names),
             batch=elements,
             count=len(elements),
         )
@@ -755,7 +755,7 @@ def _padding_side(
                 finding(
                     "padding_side",
                     _ERROR,
-                    message(text, elements=_ranges(elements), hidden=hidden),
+                    message(text, elements=number_ranges(elements), hidden=hidden),
                     batch=elements,
                     count=len(elements),
                 )

@@ -118,7 +118,7 @@ def call_weights(state: State, layer: int) -> np.ndarray:
     return to_numpy(_attend_call(state, layer, keep=()).weights)
 
 
-def padding_keys(state: State, call: AttentionCall, layer: int | None = None) -> np.ndarray | None:
+def padding_keys(state: State, call: AttentionCall, layer: int) -> np.ndarray | None:
     """(B, K) True for padding keys: what a (B, K) padding mask says, and tokens that are pad
     tokens (so padding a mask forgot to mask still counts). None: no padding known."""
     b, _, _, k = call.shape
@@ -129,10 +129,8 @@ def padding_keys(state: State, call: AttentionCall, layer: int | None = None) ->
     if m.key_padding_mask is not None and np.ndim(m.key_padding_mask) == 2:
         kpm = np.asarray(m.key_padding_mask)
         pad |= kpm if kpm.dtype == bool else np.isneginf(kpm) | (kpm <= -1e4)
-    # The keys' own tokens (a cross-attention call's are the encoder's).
-    if layer is None:
-        layer = next((i for i, c in enumerate(state.run.calls) if c is call), None)
-    tokens = state.run.call_tokens(layer)[1] if layer is not None else None
+    # The keys' own tokens (a cross-attention call's are the encoder's): call ``layer``'s.
+    tokens = state.run.call_tokens(layer)[1]
     if tokens is not None and tokens.shape == (b, k):
         pad |= np.isin(tokens, list(PAD_TOKENS))
     return pad if pad.any() else None

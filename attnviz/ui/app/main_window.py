@@ -155,6 +155,7 @@ class MainWindow(HostWindow):
         self.inputs.focusChanged.connect(session.set_focus)
         self.inputs.message.connect(lambda text: session.show_status(text, 8000))
         # Session -> panels.
+        self._selection_moved = False  # by an edit: shown with its documentChanged
         session.documentChanged.connect(self._on_document_changed)
         session.selectionChanged.connect(self._on_selection)
         session.outcomeShown.connect(self._on_outcome)
@@ -528,7 +529,10 @@ class MainWindow(HostWindow):
                 self.overview_dock.raise_()
         self._had_heads = has_heads
         selection = self.session.selection
-        if isinstance(edit, SetBlock):
+        moved, self._selection_moved = self._selection_moved, False
+        if moved:
+            self._show_all(state)  # the edit brought another head on show: everything follows
+        elif isinstance(edit, SetBlock):
             # A typed cell or a paste changes one array: only the table that shows it follows.
             self.inputs.show_role(state, edit.role, selection.batch, selection.focus)
         elif isinstance(edit, SetSettings):
@@ -541,6 +545,9 @@ class MainWindow(HostWindow):
         self._update_status()
 
     def _on_selection(self, selection: Selection) -> None:
+        if self.session.applying_edit:
+            self._selection_moved = True  # shown once, with the edit's documentChanged
+            return
         state = self.session.document.state
         view = state.head_view(selection.focus)
         # Another head may have other sizes and its call another causal flag.

@@ -61,7 +61,7 @@ from PySide6.QtWidgets import QWidget
 from attnviz.compute import Outcome, ViewData, run_snapshot
 from attnviz.compute.jobs import Follows, Job, MainJob, MainRun, run_main
 from attnviz.document import Document, Edit, Snapshot
-from attnviz.model_run import Focus, HeadView
+from attnviz.model_run import Focus, HeadView, ModelRun
 from attnviz.presets import DEFAULT_PRESET, PRESETS
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui import collector
@@ -152,6 +152,9 @@ class AppSession(QObject):
         # Frees replaced results off the GUI thread (see _on_outcome): started on first use.
         self._releaser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnviz-release")
         self.selection = Selection()
+        #: True while an edit's signals go out: a selection moved by the edit is followed by its
+        #: ``documentChanged`` (a listener showing everything then need not on the selection too).
+        self.applying_edit = False
         self.last_outcome: Outcome | None = None
         self.shown_version = -1
         #: Outcomes that arrived after the document or the head on show had moved on (for tests
@@ -204,7 +207,7 @@ class AppSession(QObject):
         )
 
     def _on_undo_index(self, _index: int) -> None:
-        example = self.loaded_example()
+        example = self._example_at_current_step()
         if example != self._example:
             self._example = example
             self.exampleChanged.emit(example)
@@ -212,7 +215,11 @@ class AppSession(QObject):
     def loaded_example(self) -> str | None:
         """The name of the preset or lesson whose inputs are on show, edited or not: the last one
         loaded before the undo stack's current step (an undo past its loading gives back the one
-        before), or the one the session started on; None for a file's or a script's inputs."""
+        before), or the one the session started on; None for a file's or a script's inputs.
+        Found once per step of the undo stack (views ask at every draw)."""
+        return self._example
+
+    def _example_at_current_step(self) -> str | None:
         from attnviz.document import ReplaceState
         from attnviz.tr import Message
 
@@ -237,14 +244,15 @@ class AppSession(QObject):
         # An edit made on another head (an undo, a redo) brings that head back on show; else the
         # head on show stays, moved into the new run if it has fewer calls or heads.
         wanted = edit.focus if edit is not None and edit.focus is not None else self.selection.focus
-        layer, head = state.run.clamp(wanted)
-        # A call's own batch: a windowed model's later calls have fewer elements than its first.
-        batch = min(self.selection.batch, state.run.batch_of(layer) - 1)
-        selection = replace(self.selection, batch=batch, layer=layer, head=head)
-        if selection != self.selection:
-            self.selection = selection
-            self.selectionChanged.emit(self.selection)
-        self.documentChanged.emit(edit)
+        selection = self._selecting(state.run, wanted)
+        self.applying_edit = True
+        try:
+            if selection != self.selection:
+                self.selection = selection
+                self.selectionChanged.emit(self.selection)
+            self.documentChanged.emit(edit)
+        finally:
+            self.applying_edit = False
         if self._computing:
             self.submit()
         self.computations.changed()
@@ -261,16 +269,22 @@ class AppSession(QObject):
     def set_focus(self, layer: int, head: int) -> None:
         """Show another head (or call) of the run: like picking a batch element, a choice of what
         to look at, not an edit (edits remember the head they were made on)."""
-        run = self.document.state.run
-        layer, head = run.clamp((layer, head))
-        if (layer, head) == self.selection.focus:
+        selection = self._selecting(self.document.state.run, (layer, head))
+        if selection.focus == self.selection.focus:
             return
-        batch = min(self.selection.batch, run.batch_of(layer) - 1)
-        self.selection = replace(self.selection, batch=batch, layer=layer, head=head)
+        self.selection = selection
         self.selectionChanged.emit(self.selection)
         if self._computing:
             self.submit()
         self.computations.changed()
+
+    def _selecting(self, run: ModelRun, focus: tuple[int, int]) -> Selection:
+        """The selection with head ``focus`` on show, moved into ``run`` if it has fewer calls or
+        heads; the batch element kept within that call's own batch (a windowed model's later
+        calls have fewer elements than its first)."""
+        layer, head = run.clamp(focus)
+        batch = min(self.selection.batch, run.batch_of(layer) - 1)
+        return replace(self.selection, batch=batch, layer=layer, head=head)
 
     def head_view(self) -> HeadView:
         """The head on show of the document as it is now (views of its arrays, no copy)."""
