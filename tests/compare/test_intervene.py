@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -121,3 +122,28 @@ def test_a_float_mask_is_toggled_in_its_own_form():
     new = edited.calls[0].masks.attn_mask
     assert new.shape == mask.shape and new[1, 0, 2, 1] < -1e30 and mask[1, 0, 2, 1] == 0
     assert float((new != mask).sum()) == 1
+
+
+def test_a_run_calls_keep_mask_binds_every_mask_it_has_and_a_flip_changes_one_cell():
+    """Hugging Face's attention_mask and a bottom-right causal flag (a KV-cache step) are masks
+    too: the keep mask a flipped cell edits is what the engine masks, and only that cell changes."""
+    from attnviz.intervene import run_call_keep, toggled_mask
+    from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+
+    rng = np.random.default_rng(0)
+    b, h, n_q, n_k, d = 2, 2, 3, 5, 4
+    q = rng.standard_normal((b, h, n_q, d)).astype(np.float32)
+    k, v = (rng.standard_normal((b, h, n_k, d)).astype(np.float32) for _ in range(2))
+    padding = np.array([[1, 1, 1, 1, 1], [0, 1, 1, 1, 1]])  # left padding of element 1
+    masks = MaskArguments(attention_mask=padding, is_causal=True, causal_alignment="bottom_right")
+    run = ModelRun((AttentionCall("layers.0.attn", q, k, v, masks),), source="capture")
+    keep = run_call_keep(run.calls[0])
+    causal = np.tril(np.ones((n_q, n_k), bool), k=n_k - n_q)  # bottom-right: the last query sees every key
+    expected = causal[None, None] & padding.astype(bool)[:, None, None, :]
+    np.testing.assert_array_equal(keep, np.broadcast_to(expected, (b, h, n_q, n_k)))
+    flipped = toggled_mask(run, 0, 1, 1, 2, 0)  # element 1's padding key 0, for its last query
+    after = run_call_keep(flipped.calls[0])
+    # The heads share the mask: the cell flips for each of them, and nothing else changes.
+    changed = np.argwhere(after != keep)
+    assert changed.tolist() == [[1, 0, 2, 0], [1, 1, 2, 0]] and after[1, :, 2, 0].all()
+    assert flipped.calls[0].masks.attn_mask.shape == (b, 1, n_q, n_k)
