@@ -19,7 +19,17 @@ from attnviz.ui.heatmap.prepare import Frame, PreparedMap, prepare_map
 from attnviz.ui.i18n import tr_text
 from attnviz.ui.lifecycle import Retranslating
 
-__all__ = ["QK_STAGES", "PreparedStages", "StageCard", "StageGrid", "StagesParams", "prepare_stages", "stage_maps"]
+__all__ = [
+    "AXES",
+    "QK_STAGES",
+    "PreparedStages",
+    "StageCard",
+    "StageGrid",
+    "StagesParams",
+    "prepare_stages",
+    "stage_look",
+    "stage_maps",
+]
 
 #: The stages drawn as (queries, keys) maps; the output is (queries, value dimension).
 QK_STAGES = ("raw_scores", "scores", "modified_scores", "mask", "masked_scores", "weights", "applied_weights")
@@ -33,19 +43,32 @@ _FRAME_IDLE = "QFrame#stageCard { border: 2px solid transparent; border-radius: 
 _FRAME_HOT = "QFrame#stageCard { border: 2px solid #e0a800; border-radius: 4px; }"
 
 
+def stage_look(stage: str, mask: np.ndarray, allowed: np.ndarray, empty: np.ndarray) -> dict:
+    """How ``stage``'s map is drawn besides its values (``set_data`` / ``prepare_map`` arguments):
+    the mask and the weights on 0 to 1 with the fully masked rows marked, the masked scores and
+    weights greyed where the softmax gives nothing, the scores on their own range."""
+    if stage == "mask":
+        return {"mask": mask, "empty_rows": empty, "levels": (0.0, 1.0)}
+    if stage == "masked_scores":
+        return {"mask": allowed, "levels": None}
+    if stage in ("weights", "applied_weights"):
+        return {"mask": allowed, "empty_rows": empty, "levels": (0.0, 1.0)}
+    return {"levels": None}
+
+
 def stage_maps(view: ViewData, b: int, mask: np.ndarray, allowed: np.ndarray) -> dict[str, tuple[np.ndarray, dict]]:
-    """Each (queries, keys) stage of batch element ``b``: its values and how they are drawn
-    (``set_data`` / ``prepare_map`` arguments)."""
-    empty = view.empty_rows[b]
-    return {
-        "raw_scores": (view.raw_scores[b], {"levels": None}),
-        "scores": (view.scores[b], {"levels": None}),
-        "modified_scores": (view.modified_scores[b], {"levels": None}),
-        "mask": (mask.astype(np.float32), {"mask": mask, "empty_rows": empty, "levels": (0.0, 1.0)}),
-        "masked_scores": (view.masked_scores[b], {"mask": allowed, "levels": None}),
-        "weights": (view.weights[b], {"mask": allowed, "empty_rows": empty, "levels": (0.0, 1.0)}),
-        "applied_weights": (view.applied_weights[b], {"mask": allowed, "empty_rows": empty, "levels": (0.0, 1.0)}),
+    """Each (queries, keys) stage of batch element ``b``: its values and how they are drawn."""
+    values = {
+        "raw_scores": view.raw_scores[b],
+        "scores": view.scores[b],
+        "modified_scores": view.modified_scores[b],
+        "mask": mask.astype(np.float32),
+        "masked_scores": view.masked_scores[b],
+        "weights": view.weights[b],
+        "applied_weights": view.applied_weights[b],
     }
+    empty = view.empty_rows[b]
+    return {stage: (value, stage_look(stage, mask, allowed, empty)) for stage, value in values.items()}
 
 
 @dataclass(frozen=True, eq=False)

@@ -40,6 +40,7 @@ from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.theme import mark_warning_label
 from attnviz.ui.views.formulas import pooling_formula, scoring_formula, softmax_formula
+from attnviz.ui.views.pipeline_stages import AXES, stage_look
 from attnviz.ui.views.pipeline_steps import (
     HIDDEN,
     STEP_TITLES,
@@ -61,7 +62,6 @@ OwnMap = Callable[[HeatmapWidget, str, str], HeatmapWidget]
 _KEYS = QT_TRANSLATE_NOOP("PipelineView", "Keys")
 _QUERIES = QT_TRANSLATE_NOOP("PipelineView", "Queries")
 _HIDDEN_UNITS = QT_TRANSLATE_NOOP("PipelineWalk", "Hidden unit")
-_VALUE_DIMENSION = QT_TRANSLATE_NOOP("PipelineView", "Value dimension")
 #: The outline of the cells that changed: a magenta no colour map of the app uses.
 _CHANGED_PEN = "#ff2d95"
 #: The slider's positions are tenths of a doubling: 2**(-3) .. 2**3.
@@ -453,11 +453,7 @@ class StageWalk(Retranslating, QWidget):
 
     @staticmethod
     def _axes(stage: str) -> tuple[str, str]:
-        if stage == HIDDEN:
-            return _HIDDEN_UNITS, _KEYS
-        if stage == "output":
-            return _VALUE_DIMENSION, _QUERIES
-        return _KEYS, _QUERIES
+        return (_HIDDEN_UNITS, _KEYS) if stage == HIDDEN else AXES[stage]
 
     @staticmethod
     def _labels(data: WalkInput, stage: str) -> tuple[list[str], list[str]]:
@@ -473,17 +469,10 @@ class StageWalk(Retranslating, QWidget):
 
     @staticmethod
     def _look(data: WalkInput, stage: str, mask: np.ndarray) -> dict:
-        allowed = softmax_allowed(mask, data.mask_mode)
-        empty = data.view.empty_rows[data.batch]
-        if stage == "mask":
-            return {"mask": mask, "empty_rows": empty, "levels": (0.0, 1.0)}
-        if stage == "masked_scores":
-            return {"mask": allowed, "levels": None}
-        if stage in ("weights", "applied_weights"):
-            return {"mask": allowed, "empty_rows": empty, "levels": (0.0, 1.0)}
         if stage == HIDDEN:
             return {"levels": (-1.0, 1.0)}  # tanh's range
-        return {"levels": None}
+        allowed = softmax_allowed(mask, data.mask_mode)
+        return stage_look(stage, mask, allowed, data.view.empty_rows[data.batch])
 
     def _outline_cells(self, changed: np.ndarray | None) -> None:
         path = QPainterPath()
