@@ -5813,8 +5813,8 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>chamada {index} ({call}), cabeça {h}: os pesos diferem em até {value}; clique para mostrá-la</translation>
     </message>
     <message>
-        <source>largest difference, up to {value}</source>
-        <translation>maior diferença, até {value}</translation>
+        <source>call × head, up to {value}</source>
+        <translation>chamada × cabeça, até {value}</translation>
     </message>
     <message>
         <source>difference, up to {value}</source>

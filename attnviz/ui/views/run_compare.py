@@ -216,15 +216,15 @@ class RunCompareView(SessionView):
         grid = QGridLayout()
         self.overview = self.own_map(HeatmapWidget(), x_label="", y_label="")
         self.overview.annotate_limit = 0
-        self.overview.setMinimumSize(220, 150)
-        self.overview.setMaximumHeight(240)
+        self.overview.setMinimumSize(220, 200)  # a title of two or three lines (presentation type) and its rows
+        self.overview.setMaximumHeight(280)
         self.overview.set_colorbar_visible(False)  # its range is in its title
         self.overview.cellClicked.connect(self._choose)
         grid.addWidget(self.overview, 0, 0)
         self.output = WrappedStatusLabel()
         self.output.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.output.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        grid.addWidget(self.output, 0, 1, 1, 2)
+        grid.addWidget(self.output, 0, 1, 1, 2, Qt.AlignmentFlag.AlignTop)
         self.map_a = self.own_map(HeatmapWidget(), x_label="", y_label="")
         self.map_b = self.own_map(HeatmapWidget(), x_label="", y_label="")
         self.map_diff = self.own_map(HeatmapWidget(), x_label="", y_label="")
@@ -233,8 +233,8 @@ class RunCompareView(SessionView):
             heatmap.annotate_limit = 0
             grid.addWidget(heatmap, 1, column)
             grid.setColumnStretch(column, 1)
-        grid.setRowStretch(0, 1)
-        grid.setRowStretch(1, 4)
+        grid.setRowStretch(0, 2)
+        grid.setRowStretch(1, 5)
         self.map_a.set_colorbar_visible(False)  # the same weight scale as the edited run's map
         self.map_b.cellClicked.connect(self._flip_cell)
         layout.addLayout(grid, 1)
@@ -392,7 +392,7 @@ class RunCompareView(SessionView):
             ).format(index=r, call=names[r], h=c, value=format_number(float(table[r, c]))),
         )
         self.overview.set_title(
-            translate("RunCompare", "largest difference, up to {value}").format(value=format_number(high))
+            translate("RunCompare", "call × head, up to {value}").format(value=format_number(high))
         )
         focus = self._focus()
         if focus.layer >= len(comparison.calls):
