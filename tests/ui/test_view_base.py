@@ -241,6 +241,46 @@ def test_a_views_computation_runs_only_while_it_is_on_show(host, qtbot):
     assert (probe.own.runs, probe.main.runs) == (5, 2)
 
 
+def test_a_cancelled_or_replaced_request_is_not_run_and_busy_follows_the_latest(host, qtbot):
+    """Cancel drops what waits (never run) and what runs (its result unseen), busy says so at
+    once, and the next request is busy again while the dropped one still runs."""
+    import threading
+
+    session = host.session
+    gates = {"first": threading.Event(), "second": threading.Event()}
+    ran: list[str] = []
+
+    def slow(job):  # noqa: ANN001, ANN202
+        ran.append(job.params)
+        if job.params in gates:
+            gates[job.params].wait(10)
+        return job.params
+
+    computation = session.register("slow probe", slow, follows="document", auto=False, params="first")
+    results: list[str] = []
+    computation.on_result(results.append)
+    busy: list[bool] = []
+    computation.busyChanged.connect(busy.append)
+    computation.set_on_show(True)
+    computation.request()
+    qtbot.waitUntil(lambda: ran == ["first"], timeout=10000)
+    computation.request("waiting")  # waits behind "first"
+    computation.cancel()
+    assert not computation.busy and busy == [True, False]
+    gates["first"].set()
+    qtbot.wait(300)
+    assert ran == ["first"] and results == []  # "waiting" never ran, "first" was not shown
+
+    computation.request("second")
+    qtbot.waitUntil(lambda: ran[-1] == "second", timeout=10000)
+    computation.cancel()
+    computation.request("next")  # while "second" still runs: busy again at once
+    assert computation.busy and busy == [True, False, True, False, True]
+    gates["second"].set()
+    qtbot.waitUntil(lambda: results == ["next"], timeout=10000)
+    assert not computation.busy and busy[-1] is False and ran == ["first", "second", "next"]
+
+
 def test_a_view_shown_while_the_main_computation_runs_gets_its_result_after_it(qtbot):
     import threading
     import time

@@ -24,7 +24,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from PySide6.QtCore import QObject, Signal
 
@@ -114,12 +114,11 @@ class Computation(QObject, Generic[P, R]):
         self._failure_slots: list[Callable[[str], None]] = []
         self.arrived_at = 0.0
         self.runs = 0
-        self.scheduler: ComputeScheduler[_Ask[P], tuple[_Ask[P], R]] | None = None
+        self.scheduler: ComputeScheduler[_Ask[P], tuple[_Ask[P], R | None]] | None = None
         if thread == "own":
             self.scheduler = ComputeScheduler(in_app(self._answer), parent=self)
             self.scheduler.finished.connect(self._on_answer)
             self.scheduler.failed.connect(self._on_crash)
-            self.scheduler.busyChanged.connect(self.busyChanged)
 
     # ------------------------------------------------------------------ the view's side
 
@@ -142,9 +141,8 @@ class Computation(QObject, Generic[P, R]):
 
     @property
     def busy(self) -> bool:
-        """Whether the latest request waits for its result."""
-        if self.scheduler is not None:
-            return self.scheduler.busy
+        """Whether the latest request waits for its result (one replaced, or cancelled, and still
+        running on the computation's thread does not count: its result will not be shown)."""
         return self._awaiting
 
     @property
@@ -179,6 +177,7 @@ class Computation(QObject, Generic[P, R]):
             return
         self._serial += 1
         self._wanted = False
+        self._set_awaiting(False)
 
     # ------------------------------------------------------------------ running
 
@@ -199,16 +198,20 @@ class Computation(QObject, Generic[P, R]):
 
         self._asked = key_of(self.follows, snapshot, batch)
         self.runs += 1
+        self._set_awaiting(True)
         self.scheduler.submit(_Ask(serial, self._asked, Job(snapshot, batch, self._params, should_stop=should_stop)))
 
-    def _answer(self, ask: _Ask[P]) -> tuple[_Ask[P], R]:
-        """On the computation's thread."""
+    def _answer(self, ask: _Ask[P]) -> tuple[_Ask[P], R | None]:
+        """On the computation's thread. A request replaced or cancelled while it waited is not
+        run (its answer, None, is dropped: ``_on_answer`` sees the newer serial)."""
+        if ask.serial != self._serial:
+            return ask, None
         return ask, self._run(ask.job)
 
-    def _on_answer(self, answer: tuple[_Ask[P], R]) -> None:
+    def _on_answer(self, answer: tuple[_Ask[P], R | None]) -> None:
         ask, result = answer
-        if ask.serial == self._serial:
-            self._deliver(result, ask.key)
+        if ask.serial == self._serial:  # so it was run: the placeholder None is for stale ones
+            self._deliver(cast(R, result), ask.key)
         # else: a newer request is on its way
 
     def _on_crash(self, ask: _Ask[P], error: str) -> None:
@@ -220,15 +223,17 @@ class Computation(QObject, Generic[P, R]):
         self._wanted = False
         self._asked = key
         self.runs += 1
-        if not self._awaiting:
-            self._awaiting = True
-            self.busyChanged.emit(True)
+        self._set_awaiting(True)
         return Extra(self.key, self._run, self._params)
 
+    def _set_awaiting(self, awaiting: bool) -> None:
+        if awaiting != self._awaiting:
+            self._awaiting = awaiting
+            self.busyChanged.emit(awaiting)
+
     def _deliver(self, result: R, key: Key) -> None:
-        if self._awaiting and key == self._asked:
-            self._awaiting = False
-            self.busyChanged.emit(False)
+        if key == self._asked:
+            self._set_awaiting(False)
         if key != self._registry.key(self.follows):
             return  # what it follows has moved on: the newer request is made, or will be on show
         self.arrived_at = time.perf_counter()
@@ -236,9 +241,7 @@ class Computation(QObject, Generic[P, R]):
             slot(result)
 
     def _fail(self, error: str) -> None:
-        if self._awaiting:
-            self._awaiting = False
-            self.busyChanged.emit(False)
+        self._set_awaiting(False)
         if not self._failure_slots:
             _log.error("computation %r failed: %s", self.name, error)
         for slot in list(self._failure_slots):
@@ -329,9 +332,8 @@ class Computations(QObject):
         """A main job's results were not delivered (it was out of date): its computations wait
         no more for them."""
         for computation in self._all:
-            if computation.key in keys and computation._awaiting:
-                computation._awaiting = False
-                computation.busyChanged.emit(False)
+            if computation.key in keys:
+                computation._set_awaiting(False)
 
     def shutdown(self) -> None:
         self.closed = True
