@@ -213,15 +213,21 @@ def _difference(a: AttentionCall, b: AttentionCall, i: int, j: int) -> CallDiffe
     return CallDifference(a.name, i, j, shape_a, shape_b, weights, outputs)
 
 
+def elementwise_difference(a: Any, b: Any) -> np.ndarray:
+    """|a - b| in float64, elementwise (same shapes), as ``capture.calls.difference`` defines it:
+    NaN against NaN (or the same infinity) counts 0, NaN against a number infinity."""
+    import torch
+
+    from .capture.calls import difference
+
+    x = torch.from_numpy(np.asarray(a, dtype=np.float64))
+    y = torch.from_numpy(np.asarray(b, dtype=np.float64))
+    return difference(x, y).numpy()
+
+
 def largest_per_head(a: Any, b: Any) -> np.ndarray:
-    """(B, H): the largest |a - b| over the last two axes; NaN against NaN (or the same infinity)
-    counts 0, NaN against a number infinity."""
-    x = np.asarray(a, dtype=np.float64)
-    y = np.asarray(b, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        alike = (np.isnan(x) & np.isnan(y)) | (np.isinf(x) & (x == y))
-        gap = np.where(alike, 0.0, np.abs(x - y))
-    gap = np.where(np.isnan(gap), math.inf, gap)
+    """(B, H): the largest :func:`elementwise_difference` over the last two axes."""
+    gap = elementwise_difference(a, b)
     if gap.ndim < 2:
         return gap.reshape(1, 1)
     lead = gap.reshape(*gap.shape[:-2], -1)

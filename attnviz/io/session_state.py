@@ -304,18 +304,21 @@ def _ablated_heads(value: Any, run: ModelRun) -> frozenset[tuple[int, int]]:
 
 def _compared_with(value: Any, source: str | os.PathLike[str]) -> str | None:
     """``model["compared_with"]``: the capture file's path (a relative one is the session's
-    neighbour), or None. The file itself is read when the comparison is shown, with a capture
-    file's checks."""
+    neighbour; a network path is refused), or None. The file itself is read when the
+    comparison is shown, with a capture file's checks."""
     if value is None:
         return None
-    if not isinstance(value, str) or not value or len(value) > MAX_PATH_CHARS or "\0" in value:
+    # A network path (\\host\share, //host/share on Windows) would be reached when the tab
+    # shows it: a shared session must not make the app contact a server.
+    network = value.startswith(("\\\\", "//")) if isinstance(value, str) else False
+    if not isinstance(value, str) or not value or len(value) > MAX_PATH_CHARS or "\0" in value or network:
         raise ValueError(
             message(
                 QT_TRANSLATE_NOOP("FileErrors", "'compared_with' is {value}; expected the path of a capture file"),
                 value=shown_value(value),
             )
         )
-    if not os.path.isabs(value) and os.path.isfile(source):
+    if not os.path.isabs(value):
         return os.path.join(os.path.dirname(os.path.abspath(source)), value)
     return value
 

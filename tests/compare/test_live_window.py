@@ -202,3 +202,34 @@ def test_a_session_keeps_the_compared_file_and_says_when_it_is_gone(qtbot, tmp_p
     qtbot.waitUntil(lambda: shown.message.isVisibleTo(shown) and "⚠" in shown.message.text(), timeout=30000)
     assert "inverted.attnviz-capture" in shown.message.text()
     plain.close()
+
+
+def test_a_live_model_goes_with_its_session(qtbot):
+    """The registry of live models holds a session weakly: nothing it keeps (the controller, the
+    model) holds the session back, and a new model attached replaces the old one."""
+    import gc
+    import weakref
+
+    from attnviz.ui.app.session import AppSession
+    from attnviz.ui.views.run_compare import _LIVE, attach_live_model, live_controller
+
+    class Live:
+        run = None
+
+    before = len(_LIVE.controllers)  # other tests' windows may still be open
+    session = AppSession()
+    first = attach_live_model(session, Live())
+    second = attach_live_model(session, Live())
+    assert live_controller(session) is second and second.session is session
+    qtbot.waitUntil(lambda: not _alive(first), timeout=5000)  # the replaced one is deleted
+    gone = weakref.ref(session)
+    session.shutdown()
+    del session, second
+    gc.collect()
+    assert gone() is None and len(_LIVE.controllers) <= before
+
+
+def _alive(obj) -> bool:  # noqa: ANN001
+    import shiboken6
+
+    return shiboken6.isValid(obj)

@@ -354,6 +354,8 @@ def test_a_relative_compared_file_is_the_sessions_neighbour(tmp_path: Path) -> N
         ("compared_with", "", "expected the path of a capture file"),
         ("compared_with", "x" * 5000, "expected the path of a capture file"),
         ("compared_with", "a\0b", "expected the path of a capture file"),
+        ("compared_with", "\\\\server\\share\\x.attnviz-capture", "expected the path of a capture file"),
+        ("compared_with", "//server/share/x.attnviz-capture", "expected the path of a capture file"),
     ],
 )
 def test_a_wrong_comparison_entry_is_refused_with_one_line(

@@ -152,8 +152,8 @@ class AppSession(QObject):
         # Frees replaced results off the GUI thread (see _on_outcome): started on first use.
         self._releaser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnviz-release")
         self.selection = Selection()
-        #: True while an edit's signals go out: a selection moved by the edit is followed by its
-        #: ``documentChanged`` (a listener showing everything then need not on the selection too).
+        #: True while the selection an edit moved goes out: its ``documentChanged`` follows (a
+        #: listener that shows everything then need not on the selection too).
         self.applying_edit = False
         self.last_outcome: Outcome | None = None
         self.shown_version = -1
@@ -245,14 +245,14 @@ class AppSession(QObject):
         # head on show stays, moved into the new run if it has fewer calls or heads.
         wanted = edit.focus if edit is not None and edit.focus is not None else self.selection.focus
         selection = self._selecting(state.run, wanted)
-        self.applying_edit = True
-        try:
-            if selection != self.selection:
-                self.selection = selection
+        if selection != self.selection:
+            self.selection = selection
+            self.applying_edit = True
+            try:
                 self.selectionChanged.emit(self.selection)
-            self.documentChanged.emit(edit)
-        finally:
-            self.applying_edit = False
+            finally:
+                self.applying_edit = False
+        self.documentChanged.emit(edit)
         if self._computing:
             self.submit()
         self.computations.changed()

@@ -15,6 +15,7 @@ next-token distribution per position and the top tokens before and after.
 
 from __future__ import annotations
 
+import math
 import os
 import weakref
 from dataclasses import dataclass, replace
@@ -58,8 +59,15 @@ class LiveController(QObject):
 
     def __init__(self, session: AppSession, live: Any) -> None:
         super().__init__(session)
-        self.session = session
         self.live = live
+
+    @property
+    def session(self) -> AppSession:
+        # The parent, not an attribute: the registry's weak key (the session) must not be held
+        # by its own value, or a session and its model would live as long as the program.
+        session = self.parent()
+        assert isinstance(session, AppSession)
+        return session
 
     def is_ablated(self, layer: int, head: int) -> bool:
         return (layer, head) in self.session.document.state.ablated_heads
@@ -107,6 +115,9 @@ _LIVE = _LiveModels()
 
 def attach_live_model(session: AppSession, live: Any) -> LiveController:
     """Keep ``live`` (an ``attnviz.intervene.LiveModel``) beside ``session``: edits re-run it."""
+    old = _LIVE.controllers.get(session)
+    if old is not None:
+        old.deleteLater()  # its model goes with it
     controller = _LIVE.controllers[session] = LiveController(session, live)
     _LIVE.attached.emit(session)
     return controller
@@ -144,6 +155,10 @@ class _Captures:
         self._key: tuple[str, int, int] | None = None
         self._run: ModelRun | None = None
 
+    def forget(self) -> None:
+        """Let the file go (a memory-mapped capture keeps it open)."""
+        self._key, self._run = None, None
+
     def run(self, path: str) -> ModelRun:
         from attnviz.compare import as_run
 
@@ -168,6 +183,7 @@ def _compare(state: Any, live: Any, captures: _Captures) -> Compared | None:
     try:
         if state.compared_with is not None:
             return Compared(compare(state.run, captures.run(state.compared_with)), None, _FILE_LABELS)
+        captures.forget()
         if live is None or len(state.run.calls) != len(live.run.calls):
             return None
         result = live.apply(live.edits_for(state.run, state.ablated_heads))
@@ -377,7 +393,7 @@ class RunCompareView(SessionView):
         comparison = self.comparison
         if comparison is None or not comparison.calls:
             return
-        from attnviz.compare import call_weights, difference_map
+        from attnviz.compare import call_weights, difference_map, elementwise_difference
 
         table, names = difference_map(comparison)
         finite = table[np.isfinite(table)]
@@ -391,9 +407,7 @@ class RunCompareView(SessionView):
                 "RunCompare", "call {index} ({call}), head {h}: weights differ by up to {value}; click to show it"
             ).format(index=r, call=names[r], h=c, value=format_number(float(table[r, c]))),
         )
-        self.overview.set_title(
-            translate("RunCompare", "call × head, up to {value}").format(value=format_number(high))
-        )
+        self.overview.set_title(translate("RunCompare", "call × head, up to {value}").format(value=format_number(high)))
         focus = self._focus()
         if focus.layer >= len(comparison.calls):
             return
@@ -416,11 +430,17 @@ class RunCompareView(SessionView):
             heatmap.set_data(values, mask=keep, row_labels=rows, col_labels=cols)
             heatmap.set_title(tr_text(label))
         if maps[0].shape == maps[1].shape:
-            gap = np.abs(maps[1] - maps[0])
-            top = float(np.nanmax(gap)) if gap.size and np.isfinite(gap).any() else 0.0
-            self.map_diff.set_data(gap, levels=(0.0, max(top, 1e-12)), row_labels=rows, col_labels=cols)
+            # As the overview counts it: NaN in both runs is no difference, in one of them infinite
+            # (drawn at the top of the scale, and said in the title).
+            gap = elementwise_difference(maps[1], maps[0])
+            finite = gap[np.isfinite(gap)]
+            top = float(finite.max()) if finite.size else 0.0
+            self.map_diff.set_data(
+                np.minimum(gap, top), levels=(0.0, max(top, 1e-12)), row_labels=rows, col_labels=cols
+            )
+            largest = math.inf if np.isinf(gap).any() else top
             self.map_diff.set_title(
-                translate("RunCompare", "difference, up to {value}").format(value=format_number(top))
+                translate("RunCompare", "difference, up to {value}").format(value=format_number(largest))
             )
         worst = ", ".join(f"{c.index_a} {c.name} ({format_number(c.max_weight_diff)})" for c in comparison.worst(3))
         lines = [
