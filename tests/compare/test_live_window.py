@@ -183,8 +183,9 @@ def test_a_session_keeps_the_compared_file_and_says_when_it_is_gone(qtbot, tmp_p
     with qtbot.waitSignal(plain.file_actions.openFinished, timeout=10000):
         assert plain.file_actions.open_file(str(session_path))
     assert plain.session.document.state.compared_with == str(capture_path)
-    plain.run_compare_dock.show()
+    # It opens on the comparison (the heads and layers x heads come up for a model, then it).
     shown = plain.run_compare_dock.view()
+    qtbot.waitUntil(lambda: shown.isVisible(), timeout=5000)
     qtbot.waitUntil(lambda: shown.comparison is not None, timeout=30000)
     assert shown.comparison.max_weight_diff == pytest.approx(compared)
     assert "file" in shown.title.text() and shown.close_button.isVisibleTo(shown)

@@ -242,6 +242,7 @@ class MainWindow(HostWindow):
         self._restore_layout()
         bar.hide()
         self._had_heads = not session.document.state.run.single_head
+        self._had_comparison = session.document.state.compared_with is not None
 
     def _fit_controls_width(self) -> None:
         # As wide as the widest row of labels and fields needs (a translation may be wider than
@@ -528,6 +529,12 @@ class MainWindow(HostWindow):
                 self.overview_dock.show()
                 self.overview_dock.raise_()
         self._had_heads = has_heads
+        compared = state.compared_with is not None
+        if compared and not self._had_comparison:
+            # A session that compares its run with a capture file opens on that comparison.
+            self.run_compare_dock.show()
+            self.run_compare_dock.raise_()
+        self._had_comparison = compared
         selection = self.session.selection
         moved, self._selection_moved = self._selection_moved, False
         if moved:
