@@ -289,16 +289,14 @@ def _ablated_heads(value: Any, run: ModelRun) -> frozenset[tuple[int, int]]:
                     value=shown_value(pair),
                 )
             )
-        layer, head = _whole_entry(pair[0], "ablated_heads"), _whole_entry(pair[1], "ablated_heads")
-        if not run.has_head(layer, head):
-            raise ValueError(
-                message(
-                    QT_TRANSLATE_NOOP("FileErrors", "the ablated head {head} of call {layer} is not in the model"),
-                    head=head,
-                    layer=layer,
-                )
+        heads.add(
+            _head_of(
+                run,
+                _whole_entry(pair[0], "ablated_heads"),
+                _whole_entry(pair[1], "ablated_heads"),
+                QT_TRANSLATE_NOOP("FileErrors", "the ablated head {head} of call {layer} is not in the model"),
             )
-        heads.add((layer, head))
+        )
     return frozenset(heads)
 
 
@@ -429,15 +427,12 @@ def _run_from_session(
         _tokens_from(model.get("key_tokens"), batch, "key_tokens", budget),
         source=source if source in _RUN_SOURCES else "file",
     )
-    layer, head = _whole_entry(model.get("layer", 0), "layer"), _whole_entry(model.get("head", 0), "head")
-    if not run.has_head(layer, head):
-        raise ValueError(
-            message(
-                QT_TRANSLATE_NOOP("FileErrors", "the head shown, {head} of call {layer}, is not in the model"),
-                head=head,
-                layer=layer,
-            )
-        )
+    layer, head = _head_of(
+        run,
+        _whole_entry(model.get("layer", 0), "layer"),
+        _whole_entry(model.get("head", 0), "head"),
+        QT_TRANSLATE_NOOP("FileErrors", "the head shown, {head} of call {layer}, is not in the model"),
+    )
     for call in run.calls:
         if not call.weights_only:
             view = run.head_view(run.calls.index(call), 0)
@@ -504,6 +499,14 @@ def _call_fields(info: Any, index: int) -> dict[str, Any]:
         "fidelity": fidelity_value,
         "note": note,
     }
+
+
+def _head_of(run: ModelRun, layer: int, head: int, missing: str) -> tuple[int, int]:
+    """(``layer``, ``head``) when the run has that head, else ValueError ``missing`` (a template
+    of ``{head}`` and ``{layer}``)."""
+    if not run.has_head(layer, head):
+        raise ValueError(message(missing, head=head, layer=layer))
+    return layer, head
 
 
 def _whole_entry(value: Any, key: str) -> int:
