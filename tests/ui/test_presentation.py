@@ -87,28 +87,23 @@ def test_f5_twice_gives_the_window_back_as_it_was(window, qtbot):
     window.compare_dock.show()
     window.tool_tabs.setCurrentIndex(0)
     qtbot.wait(20)
-    before = (
-        window.saveState(),
-        window.right_splitter.sizes(),
-        window.bottom_splitter.sizes(),
-        window.tool_tabs.count(),
-        window.tool_tabs.currentIndex(),
-        QApplication.font().pointSizeF(),
-        window.lessons.dock.isVisible(),
-    )
+
+    def layout() -> tuple:
+        return (
+            window.saveState(),
+            window.right_splitter.sizes(),
+            window.bottom_splitter.sizes(),
+            window.tool_tabs.count(),
+            window.tool_tabs.currentIndex(),
+            QApplication.font().pointSizeF(),
+            window.lessons.dock.isVisible(),
+        )
+
+    before = layout()
     qtbot.keyClick(window, Qt.Key.Key_F5)
     qtbot.keyClick(window, Qt.Key.Key_F5)
     qtbot.wait(50)
-    after = (
-        window.saveState(),
-        window.right_splitter.sizes(),
-        window.bottom_splitter.sizes(),
-        window.tool_tabs.count(),
-        window.tool_tabs.currentIndex(),
-        QApplication.font().pointSizeF(),
-        window.lessons.dock.isVisible(),
-    )
-    assert after == before
+    assert layout() == before
     assert not window.presenter_toolbar.isVisible()
 
 
