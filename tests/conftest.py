@@ -40,6 +40,65 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 # The app autosaves and remembers recent files: keep tests away from the user's own.
 os.environ.setdefault("ATTNVIZ_STATE_DIR", tempfile.mkdtemp(prefix="attnviz-test-"))
 
+# Tests never write outside their temporary directories: the user's home and configuration are
+# a temporary directory too, set before Qt or anything else reads them. A save dialog's start
+# folder falls back to the home, Qt keeps its file dialogs' history and QSettings("attnviz",
+# "attnviz") under XDG_CONFIG_HOME, caches go to XDG_CACHE_HOME; children the tests start inherit
+# all of it. ``REAL_HOME`` is what the check at the end of the run compares.
+REAL_HOME = Path.home()
+TEST_HOME = Path(tempfile.mkdtemp(prefix="attnviz-home-"))
+os.environ["HOME"] = str(TEST_HOME)
+for _name, _sub in (
+    ("XDG_CONFIG_HOME", ".config"),
+    ("XDG_DATA_HOME", ".local/share"),
+    ("XDG_STATE_HOME", ".local/state"),
+    ("XDG_CACHE_HOME", ".cache"),
+):
+    os.environ[_name] = str(TEST_HOME / _sub)
+if os.name == "nt":  # where Windows keeps what XDG_* keep elsewhere
+    os.environ["USERPROFILE"] = str(TEST_HOME)
+    os.environ["APPDATA"] = str(TEST_HOME / "AppData" / "Roaming")
+    os.environ["LOCALAPPDATA"] = str(TEST_HOME / "AppData" / "Local")
+
+
+def home_listing(home: Path) -> set[str]:
+    """What the home holds, two levels deep (and three in the configuration folders, where Qt and
+    applications write): what a test that wrote into it would have added."""
+    found: set[str] = set()
+    deeper = {".config", ".local", ".local/share", ".local/state", ".cache"}
+
+    def walk(folder: Path, relative: str, depth: int) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            name = f"{relative}{entry.name}"
+            found.add(name)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir and (depth < 1 or name in deeper):
+                walk(Path(entry.path), name + "/", depth + 1)
+
+    walk(home, "", 0)
+    return found
+
+
+_REAL_HOME_BEFORE = home_listing(REAL_HOME)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The run fails if anything appeared in the user's real home while it ran (checked once, by
+    the process that started the run; parallel workers are its children)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    added = sorted(home_listing(REAL_HOME) - _REAL_HOME_BEFORE)
+    if added:
+        print(f"\nThe tests wrote into the real home {REAL_HOME}: {', '.join(added[:10])}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
 
 @pytest.fixture(autouse=True)
 def _private_state_dir(tmp_path_factory, monkeypatch):

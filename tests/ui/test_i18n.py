@@ -398,7 +398,7 @@ def test_qts_file_dialog_speaks_portuguese_too(portuguese, qtbot):
 # --------------------------------------------------------------------------- switching
 
 
-def test_switching_language_keeps_the_document_the_undo_history_and_the_autosave(window, qtbot, qapp):
+def test_switching_language_keeps_the_document_the_undo_history_and_the_autosave(window, qtbot, qapp, tmp_path):
     try:
         window.session.load_preset("masked-softmax-2d")
         window._on_settings({"dropout": 0.25})  # what the dropout spin box does
@@ -408,7 +408,7 @@ def test_switching_language_keeps_the_document_the_undo_history_and_the_autosave
         window.file_actions.autosave_now()
         window.session.set_batch(1)
         assert window.menu("file").title() == "&File"
-        window.file_actions.save_as(window.file_actions.context.start_dir() + "/switch.attnviz")
+        window.file_actions.save_as(str(tmp_path / "switch.attnviz"))
         assert not window.isWindowModified()
 
         window.set_language("pt_BR")  # the same window, retranslated in place
