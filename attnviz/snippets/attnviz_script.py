@@ -11,13 +11,13 @@ No Qt; torch is only needed to run the script.
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..model_run import Focus
+from ..safe_text import printable, python_literal
 from .arrays import DATA_FILE, MAX_EMBEDDED, MAX_INLINE, form, has_nonfinite, literal, packed_lines, write_data_file
 from .base import Snippet, save_weights_option, unpack_function
 from .inputs import SnippetInput, WrittenTerm, snippet_input
@@ -134,7 +134,7 @@ def attnviz_snippet(
     w = CodeWriter()
     w.line("# attnviz: the current inputs and settings, as a script. Needs attnviz and torch.")
     if inp.focus:
-        w.line(f"# The tensors are {inp.focus} of a model run.")
+        w.line(f"# The tensors are {printable(inp.focus)} of a model run.")
     w.line("# `python snippet.py --save-weights weights.npy` also saves the weights as a .npy file.")
     w.line("import numpy as np")
     w.line("import torch")
@@ -151,28 +151,27 @@ def attnviz_snippet(
         w.blank()
     if "file" in forms.values():
         w.blank()
-        w.line(f"# The largest tensors are in {data_file} (np.load reads them back exactly); attnviz")
-        w.line("# writes it with this script.")
-        w.line(f'data = np.load("{data_file}")')
+        w.line(f"# The largest tensors are in {printable(data_file)} (np.load reads them back exactly);")
+        w.line("# attnviz writes it with this script.")
+        w.line(f"data = np.load({python_literal(data_file)})")
     w.blank()
     for name, arr in arrays.items():
         w.lines(_assign(name, arr, forms[name]))
     w.blank()
     if inp.params_given:
-        entries = ", ".join(f'"{n}": params_{n}' for n in inp.params)
+        entries = ", ".join(f"{python_literal(n)}: params_{n}" for n in inp.params)
         w.line(f"params = {{{entries}}}  # the learnable parameters the app uses")
         w.blank()
     args = ["queries", "keys", "values"]
     if inp.valid_lens is not None:
         args.append("valid_lens")
-    call = f"result = attend({', '.join(args)}, {', '.join(_kwargs(inp))})"
     # Additive attention's features, and a call's own score terms, only where there are some.
     stages = [
         s
         for s in snippet_stages()
         if (s != "hidden_features" or inp.scoring == "additive") and (s != "modified_scores" or inp.score_terms)
     ]
-    for part in textwrap.wrap(call, width=96, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False):
+    for part in call_lines("result = attend(", [*args, *_kwargs(inp)], width=96):
         w.line(part, stages)
     w.line("weights = result.weights", "weights", "weights")
     w.line("output = result.output", "output", "output")
@@ -214,6 +213,23 @@ def attnviz_snippet(
 # ------------------------------------------------------------------------------ internals
 
 
+def call_lines(opening: str, arguments: list[str], width: int) -> list[str]:
+    """``opening`` (``"f("``) with ``arguments`` and the closing parenthesis, on one line if it
+    fits in ``width``, else as many arguments as fit on each line, indented: lines are broken
+    between arguments only, never inside one (a string literal broken at a space is no longer
+    Python)."""
+    lines = [opening]
+    for i, argument in enumerate(arguments):
+        text = argument + (", " if i < len(arguments) - 1 else ")")
+        if len(lines[-1]) + len(text.rstrip()) > width and lines[-1].strip() and lines[-1] != opening:
+            lines[-1] = lines[-1].rstrip()
+            lines.append("    ")
+        lines[-1] += text
+    if not arguments:
+        lines[-1] += ")"
+    return lines
+
+
 def _kwargs(inp: SnippetInput) -> list[str]:
     """attend()'s keyword arguments as compute.run_state passes them; ones equal to attend's
     defaults are left out to keep the call short (dtype never is: the inputs are float64)."""
@@ -244,7 +260,7 @@ def _kwargs(inp: SnippetInput) -> list[str]:
         kw.append(f"dropout_seed={inp.dropout_seed!r}")
     kw.append(f"dtype={inp.dtype!r}")
     if inp.device != "cpu":
-        kw.append(f"device={inp.device!r}")
+        kw.append(f"device={python_literal(inp.device)}")
     if inp.allow_nonfinite:
         kw.append("allow_nonfinite=True")
     return kw
@@ -294,5 +310,5 @@ def _term_expressions(inp: SnippetInput) -> list[str]:
         if term.kind == "softcap":
             out.append(f"SoftCap({term.cap!r})")
         else:
-            out.append(f"{_TERM_CLASSES[term.kind]}({names[id(term)]}, {term.name!r})")
+            out.append(f"{_TERM_CLASSES[term.kind]}({names[id(term)]}, {python_literal(term.name)})")
     return out

@@ -16,6 +16,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
+from ..safe_text import printable, python_literal
 from ..tr import QT_TRANSLATE_NOOP, message
 from .arrays import DATA_FILE, MAX_EMBEDDED, MAX_INLINE, form, has_nonfinite, literal, packed_lines, write_data_file
 from .chapter import ChapterCode
@@ -107,7 +108,7 @@ class FrameworkGenerator(ChapterCode):
                     framework=self.title,
                 )
             )
-        unwritten = [t.name for t in inp.score_terms if t.kind != "bias"]
+        unwritten = [printable(t.name, 80) for t in inp.score_terms if t.kind != "bias"]
         if unwritten:
             # The chapter's attention adds biases (they are in ``inp.bias``); nothing else.
             raise SnippetError(
@@ -201,8 +202,8 @@ class FrameworkGenerator(ChapterCode):
             unpack_function(w, npn)
             w.blank()
         if "file" in forms.values():
-            w.line(f"# The largest arrays are in {self.data_file}, which attnviz wrote with this script.")
-            w.line(f'data = {npn}.load("{self.data_file}")')
+            w.line(f"# The largest arrays are in {printable(self.data_file)}, which attnviz wrote with this script.")
+            w.line(f"data = {npn}.load({python_literal(self.data_file)})")
         for name, (arr, kind) in arrays.items():
             stored = self._stored(arr, kind)
             how = forms[name]

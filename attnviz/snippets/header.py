@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
+from ..safe_text import printable
 from .inputs import SnippetInput
 
 __all__ = ["header_lines"]
@@ -33,11 +34,15 @@ _SCORING_WORDS = {
 
 def header_lines(inp: SnippetInput, title: str, dtype: str, needs: str, leaves_out: Sequence[str]) -> list[str]:
     """The opening comment of ``inp``'s snippet in framework ``title``, computed in ``dtype``,
-    importing ``needs``: its lines, wrapped, each starting with ``#``."""
+    importing ``needs``: its lines, wrapped, each starting with ``#``. The sentences carry names
+    read from files (a call's, a score term's, a device's): each is made one printable line first,
+    so no line break ends the comment and no control or bidi character reaches the code."""
     return [
         f"# {part}" if i == 0 else f"#   {part}"
         for text in _sentences(inp, title, dtype, needs, leaves_out)
-        for i, part in enumerate(textwrap.wrap(text, 96, break_long_words=False, break_on_hyphens=False) or [""])
+        for i, part in enumerate(
+            textwrap.wrap(printable(text), 96, break_long_words=False, break_on_hyphens=False) or [""]
+        )
     ]
 
 

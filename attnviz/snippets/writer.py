@@ -14,6 +14,8 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cache
 
+from ..safe_text import is_printable
+
 __all__ = ["RETURN_VALUE", "CodeWriter", "StageSpan", "snippet_stages"]
 
 
@@ -94,6 +96,10 @@ class CodeWriter:
         else:
             variables = {stage: name for stage, name in variable.items() if stage in stages}
         for i, part in enumerate(parts):
+            if not is_printable(part):
+                # Text from a file reached the code raw (safe_text.printable / python_literal were
+                # forgotten): a line break or a control character in it could run as code.
+                raise ValueError(f"generated code holds a line break or control character: {ascii(part)}")
             indented = ("    " * self._indent + part) if part else ""
             last = i == len(parts) - 1
             self._lines.append(_Line(indented, stages, variables if last else {}, function))
