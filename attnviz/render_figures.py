@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from attnviz.compute import ViewData
 from attnviz.model_run import HeadView
+from attnviz.safe_text import printable
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.files.export import WeightsFigure
 from attnviz.ui.heatmap.colormaps import DEFAULT_COLORMAP, load_colormap
@@ -43,8 +44,9 @@ _BAR_WIDTH = 90
 
 
 def token_labels(head: HeadView, batch: int) -> tuple[list[str] | None, list[str] | None]:
-    """The query and key tokens of batch element ``batch`` (None: the axes keep their numbers)."""
-    rows, cols = head.tokens(batch)
+    """The query and key tokens of batch element ``batch``, each one printable line (None: the
+    axes keep their numbers)."""
+    rows, cols = (None if t is None else [printable(token) for token in t] for t in head.tokens(batch))
     fits = (len(rows or ()) <= MAX_LABELLED, len(cols or ()) <= MAX_LABELLED)
     return (rows if fits[0] else None), (cols if fits[1] else None)
 
@@ -115,8 +117,8 @@ def build_heads_grid(
     outer.setContentsMargins(8, 8, 8, 8)
     outer.setSpacing(4)
     heading = QLabel(
-        f"<b>{escape(title, quote=False)}</b>"
-        + (f"<br><small>{escape(subtitle, quote=False)}</small>" if subtitle else "")
+        f"<b>{escape(printable(title), quote=False)}</b>"
+        + (f"<br><small>{escape(printable(subtitle), quote=False)}</small>" if subtitle else "")
     )
     heading.setTextFormat(Qt.TextFormat.RichText)
     outer.addWidget(heading)

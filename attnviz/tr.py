@@ -28,6 +28,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from .safe_text import printable
+
 __all__ = [
     "Message",
     "QT_TRANSLATE_NOOP",
@@ -43,13 +45,6 @@ __all__ = [
 #: The longest line ``one_line`` returns, and the longest value it leaves whole.
 MAX_LINE_CHARS = 1000
 MAX_VALUE_CHARS = 300
-
-# Never shown raw: C0 and C1 controls (a terminal acts on ESC, BEL, backspace, CSI), lone
-# surrogates (the stand-ins for a file name's undecodable bytes: printing them fails) and the
-# bidirectional controls (they reorder the text around them, so a name can pose as another).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-# Line breaks and tabs, with the spaces around them: one space in their place keeps one line.
-_BREAKS = re.compile("\\s*[\n\r\t\v\f\x1c-\x1f\x85\u2028\u2029]\\s*")
 
 
 class Source(str):
@@ -133,15 +128,9 @@ def joined(items: Sequence[str], separator: str = ", ") -> str:
 def clean(text: str) -> str:
     """``text`` fit for one line of a terminal or a status bar: each line break or tab (with the
     spaces around it) becomes one space; control characters, lone surrogates and bidirectional
-    controls are escaped (``\\x1b``, ``\\u202e``; an undecodable byte of a file name as ``\\xff``)."""
-    return _UNSAFE.sub(_escape, _BREAKS.sub(" ", str(text)))
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if 0xDC80 <= code <= 0xDCFF:  # how os.fsdecode keeps an undecodable byte (surrogateescape)
-        return f"\\x{code - 0xDC00:02x}"
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    controls are escaped (``\\x1b``, ``\\u202e``; an undecodable byte of a file name as
+    ``\\xff``). The one sanitiser, ``safe_text.printable``, which generated code and SVG use too."""
+    return printable(text)
 
 
 def _is_data(value: Any) -> bool:

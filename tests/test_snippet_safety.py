@@ -146,14 +146,17 @@ def test_the_payloads_would_run_if_written_raw(tmp_path):
 
 
 def test_printable_leaves_one_line_of_printable_text():
-    assert printable("a\nb\r\nc\u2028d\x85e") == "a b c d e"
-    assert printable("\x1b[31mred\x1b[0m \x1b]0;title\x07ok \x9b1mx") == "red ok x"
-    assert printable("\u202eevil\u202c \u2066iso\u2069 \u200fm\u061c") == "evil iso m"
-    assert printable("nul\x00 del\x7f bell\x07 \ud800 \ufffe") == "nul del bell  "
+    assert printable("a\nb\r\nc\u2028d\x85e \x0b f\x1cg") == "a b c d e f g"
+    assert printable("\x1b[31mred\x1b]0;title\x07") == "\\x1b[31mred\\x1b]0;title\\x07"  # seen, inert
+    assert (
+        printable("\u202eevil\u202c \u2066iso\u2069 \u200fm\u061c")
+        == "\\u202eevil\\u202c \\u2066iso\\u2069 \\u200fm\\u061c"
+    )
+    assert printable("nul\x00 del\x7f \x9b \udcff \ud800 \ufffe") == "nul\\x00 del\\x7f \\x9b \\xff \\ud800 \\ufffe"
     assert printable("tab\there") == "tab here"
     assert printable("é 中文 🙂 {x} %s") == "é 中文 🙂 {x} %s"  # printable text is kept as it is
     assert printable("x" * 100, 10) == "x" * 9 + "…"
-    for text in ("x\ny", "\u202e", "\x1b[1m", "a\tb"):
+    for text in ("x\ny", "\u202e", "\x1b[1m", "a\tb", "\u2029"):
         assert not is_printable(text) and is_printable(printable(text))
 
 

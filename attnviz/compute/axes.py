@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..safe_text import printable, python_literal
+
 __all__ = ["MAX_LABEL_CHARS", "axis_labels", "index_labels", "short_token", "span_labels", "token_of"]
 
 #: Longer tokens are cut with an ellipsis on the axes (the hover text shows them whole).
@@ -15,9 +17,10 @@ MAX_LABEL_CHARS = 14
 
 
 def short_token(token: str, limit: int = MAX_LABEL_CHARS) -> str:
-    """``token`` as one printable line of at most ``limit`` characters."""
-    text = token.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
-    text = text if text.strip() else repr(text)  # a space or an empty token stays visible
+    """``token`` as one printable line of at most ``limit`` characters (the common line breaks
+    and tabs shown as escapes, other controls, ESC sequences and bidi controls removed)."""
+    text = printable(token.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r"))
+    text = text if text.strip() else python_literal(token)  # a space or an empty token stays visible
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -50,7 +53,8 @@ def span_labels(tokens: np.ndarray | None, prefix: str, batch: int, count: int, 
 
 
 def token_of(tokens: np.ndarray | None, batch: int, index: int) -> str | None:
-    """The whole token at ``index`` of batch element ``batch`` (None without tokens)."""
+    """The whole token at ``index`` of batch element ``batch``, as one printable line (None
+    without tokens)."""
     if tokens is None or batch >= len(tokens) or index >= len(tokens[batch]):
         return None
-    return str(tokens[batch][index])
+    return printable(str(tokens[batch][index]))

@@ -25,6 +25,7 @@ from attnviz.io import save_arrays, save_csv
 from attnviz.io._atomic import atomic_write
 from attnviz.io.errors import AttnvizFileError, cannot_write
 from attnviz.model_run import Focus
+from attnviz.safe_text import printable, xml_characters
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.heatmap.weights import show_weights
 from attnviz.ui.heatmap.widget import HeatmapWidget
@@ -88,8 +89,9 @@ def widget_svg_bytes(widget: QWidget, *, title: str = "attnviz", description: st
     # 96 dpi is what browsers and Inkscape take a CSS pixel to be: the SVG's stated size in mm
     # then matches the PNG's pixel size.
     generator.setResolution(96)
-    generator.setTitle(title)
-    generator.setDescription(description)
+    # Both name files and calls: one printable line each (Qt writes them into the XML raw).
+    generator.setTitle(printable(title))
+    generator.setDescription(printable(description))
     painter = QPainter(generator)
     try:
         # The (painter, offset) overload: render(painter) alone does not exist in PySide6.
@@ -97,7 +99,10 @@ def widget_svg_bytes(widget: QWidget, *, title: str = "attnviz", description: st
     finally:
         # A painter left active on a deleted device crashes Qt; always end it.
         painter.end()
-    return bytes(buffer.data().data())
+    # Texts drawn by the widget (tokens, names) reach the XML as they are; XML 1.0 forbids
+    # control characters anywhere, so whatever slipped past ``printable`` is removed here.
+    document = bytes(buffer.data().data()).decode("utf-8", errors="replace")
+    return xml_characters(document).encode("utf-8")
 
 
 def save_widget_image(
@@ -289,6 +294,7 @@ def build_weights_figure(
     layout = QVBoxLayout(widget)
     layout.setContentsMargins(8, 8, 8, 8)
     layout.setSpacing(4)
+    title, subtitle = printable(title), printable(subtitle)  # file and call names: one line each
     heading = QLabel(f"<b>{_escape(title)}</b>" + (f"<br><small>{_escape(subtitle)}</small>" if subtitle else ""))
     heading.setTextFormat(Qt.TextFormat.RichText)
     layout.addWidget(heading)
