@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import io
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from attnviz.bench.safety_text import run_snippet
 from attnviz.document import State
 from attnviz.model_run import AttentionCall, CallTerm, MaskArguments, ModelRun
 from attnviz.safe_text import BIDI_CONTROLS, LINE_BREAKS, is_printable, printable, python_literal
@@ -69,13 +69,6 @@ def hostile_state(name: str, term: str, token: str, note: str) -> State:
     tokens = np.array([[token, "b", "c"]], dtype=object).astype(str)
     call = AttentionCall(name, q, k, v, MaskArguments(is_causal=True), note=note, terms=(bias,), query_tokens=tokens)
     return State.from_run(ModelRun((call,), query_tokens=tokens, key_tokens=tokens, source="capture"))
-
-
-def run_snippet(code: str, cwd: Path) -> None:
-    """Runs ``code`` as a module that is not ``__main__`` (its --save-weights part stays out) in
-    ``cwd``; its prints are swallowed."""
-    with contextlib.chdir(cwd), contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(code, "snippet.py", "exec"), {"__name__": "snippet"})
 
 
 def check_code(code: str) -> None:

@@ -632,6 +632,11 @@ def run(kills: int = 100) -> int:
 
         _width_bombs(work, row)
 
+        # Issue 30: names, tokens and paths from hostile files, where they could act.
+        from .safety_text import text_cases
+
+        text_cases(work, row)
+
         session = maximal_session(work / "maximal.attnviz")
         rendered = render_probe(session, work / "maximal.png")
         row(
