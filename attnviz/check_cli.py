@@ -14,8 +14,12 @@ the checks; one line per finding, as the doctor prints them, then a summary. Exi
 * 1: a finding is an error (a sequence that changes with its padding, a cached step that differs
   from the full forward, implementations that disagree, rows that go NaN in another dtype);
 * 2: a bad command line;
-* 3: the model cannot be had (the module does not import, the factory is missing, raises or
-  returns something else): one line on stderr, never a traceback.
+* 3: the model cannot be had or does not run (the module does not import, the factory is
+  missing, raises or returns something else, the model raises while a check runs it): one line
+  on stderr naming where (the import, the factory or the forward), what was raised and the line
+  of the user's code it came from, never a traceback. Whatever the user's code raises counts:
+  ``sys.exit(0)``, ``sys.exit("msg")``, ``GeneratorExit``, any ``BaseException``; only
+  ``KeyboardInterrupt`` stops the command as Ctrl+C does (130).
 """
 
 from __future__ import annotations
@@ -99,9 +103,16 @@ def _check(args: argparse.Namespace, voice: Voice) -> int:
             EXIT_USAGE,
         )
     dtypes = tuple(part.strip() for part in args.dtypes.split(",") if part.strip())
+    implementations = tuple(part.strip() for part in args.implementations.split(",") if part.strip())
+    from .invariance import InvarianceArgumentError, UserCodeError, check_invariance, check_names
+
+    try:
+        # The names first: a typo is a bad command line, said before the model is built.
+        check_names(dtypes, implementations, checks)
+    except InvarianceArgumentError as exc:
+        raise CheckError(message("--{problem}", problem=exception_message(exc)), EXIT_USAGE) from exc
     model, inputs = load_factory(args.target)
     from .capture.doctor import format_finding
-    from .invariance import check_invariance
 
     try:
         findings = check_invariance(
@@ -111,9 +122,13 @@ def _check(args: argparse.Namespace, voice: Voice) -> int:
             tol=args.tol,
             pad_token_id=args.pad_token_id,
             dtypes=dtypes,
-            implementations=tuple(part.strip() for part in args.implementations.split(",") if part.strip()),
+            implementations=implementations,
         )
-    except (TypeError, ValueError) as exc:
+    except UserCodeError as exc:
+        raise _failure(
+            QT_TRANSLATE_NOOP("Invariance", "the model's forward raised {error}"), exc.error, target=args.target
+        ) from exc
+    except InvarianceArgumentError as exc:
         raise CheckError(exception_message(exc), EXIT_USAGE) from exc
     for finding in findings:
         say(voice.text(format_finding(finding)), sys.stdout)
@@ -158,7 +173,9 @@ def load_factory(target: str) -> tuple[Any, dict[str, Any]]:
             spec.loader.exec_module(module)
         else:
             module = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - whatever the script raises is said in one line
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - whatever the script raises (sys.exit too) is said in one line
         raise _failure(
             QT_TRANSLATE_NOOP("Invariance", "{module} cannot be imported: {error}"), exc, module=module_name
         ) from exc
@@ -169,8 +186,22 @@ def load_factory(target: str) -> tuple[Any, dict[str, Any]]:
         )
     try:
         made = factory()
-    except Exception as exc:  # noqa: BLE001
-        raise _failure(QT_TRANSLATE_NOOP("Invariance", "{target} raised {error}"), exc, target=target) from exc
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - sys.exit(0) in a factory must not end the check as a pass
+        raise _failure(
+            QT_TRANSLATE_NOOP("Invariance", "the factory {target} raised {error}"), exc, target=target
+        ) from exc
+    if isinstance(made, tuple) and len(made) == 2 and not callable(made[0]):
+        raise CheckError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Invariance", "{target} returned {type} as the model; expected a torch.nn.Module (a callable)"
+                ),
+                target=target,
+                type="None" if made[0] is None else type(made[0]).__name__,
+            )
+        )
     if not (isinstance(made, tuple) and len(made) == 2 and hasattr(made[1], "keys")):
         raise CheckError(
             message(
@@ -184,7 +215,19 @@ def load_factory(target: str) -> tuple[Any, dict[str, Any]]:
     return made[0], dict(made[1])
 
 
-def _failure(text: str, exc: Exception, **names: object) -> CheckError:
+def _failure(text: str, exc: BaseException, **names: object) -> CheckError:
     """``text`` with ``{error}`` what the user's code raised (its type and words: the script's own
-    exception may say nothing without its type)."""
-    return CheckError(message(text, error=f"{type(exc).__name__}: {exc}", **names))
+    exception may say nothing without its type; ``sys.exit()``'s code, None included, is said as
+    such), then the line of the user's code it came from."""
+    from .invariance import user_frame
+
+    if isinstance(exc, SystemExit):
+        error = f"SystemExit({exc.code!r})"
+    else:
+        words = str(exc)
+        error = f"{type(exc).__name__}: {words}" if words else type(exc).__name__
+    where = user_frame(exc)
+    found = message(text, error=error, **names)
+    if where is None:
+        return CheckError(found)
+    return CheckError(message(QT_TRANSLATE_NOOP("Invariance", "{found} (at {where})"), found=found, where=where))

@@ -24,7 +24,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .command_inputs import LINE, add_input_options, add_setting_options, command_state
+from .command_inputs import LINE, add_input_options, add_setting_options, command_state, input_paths
 from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, entry_point, say
 from .tr import QT_TRANSLATE_NOOP, message
 
@@ -76,6 +76,8 @@ def _code(args: argparse.Namespace, voice: Voice) -> int:
             ),
             EXIT_USAGE,
         )
+    if data_path is not None:
+        _check_data_path(data_path, args)
     notes: list[str] = []
     # --layer/--head as render takes them; else the head the file shows first (a session's own).
     state, focus, source = command_state(args, notes, file_head=args.head)
@@ -101,7 +103,7 @@ def _code(args: argparse.Namespace, voice: Voice) -> int:
                 EXIT_USAGE,
             )
         try:
-            snippet.save_data(data_path)
+            snippet.save_data(data_path, inputs=input_paths(args))
         except OSError as exc:
             raise CodeError(
                 message(
@@ -117,6 +119,20 @@ def _code(args: argparse.Namespace, voice: Voice) -> int:
         say(voice.text(message(QT_TRANSLATE_NOOP("Code", "note: {note}"), note=note)), sys.stderr)
     sys.stdout.write(snippet.code)
     return 0
+
+
+def _check_data_path(data_path: Path, args: argparse.Namespace) -> None:
+    """Refuse ``--data`` naming an input, a FIFO (opening it would block for ever), a device or a
+    folder before anything is read or computed (checked again when it is written)."""
+    from .io.paths import OutputRefused, check_output
+
+    try:
+        check_output(data_path, input_paths(args))
+    except OutputRefused as exc:
+        raise CodeError(
+            message(QT_TRANSLATE_NOOP("Code", "--data {path}: {error}"), path=str(data_path), error=exc.strerror),
+            EXIT_USAGE,
+        ) from exc
 
 
 #: Run ``attnviz code`` with ``argv`` (without the word "code"); returns the exit status.

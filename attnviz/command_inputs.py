@@ -24,6 +24,7 @@ __all__ = [
     "add_setting_options",
     "command_state",
     "head_focus",
+    "input_paths",
     "read_input",
     "setting_changes",
 ]
@@ -56,6 +57,14 @@ def add_input_options(
         source.add_argument("--list-presets", action="store_true", help="list the presets and exit")
     parser.add_argument("--layer", type=int, metavar="N", help="layer of a model's tensors (default 0)")
     parser.add_argument("--role", action="append", default=[], metavar="ROLE=NAME", help=role_help)
+
+
+def input_paths(args: argparse.Namespace) -> list[str]:
+    """The files a command reads (``--load``, once or repeated): what its outputs may not overwrite."""
+    loaded = getattr(args, "load", None)
+    if loaded is None:
+        return []
+    return [loaded] if isinstance(loaded, str) else [str(each) for each in loaded]
 
 
 def add_setting_options(parser: argparse.ArgumentParser) -> None:

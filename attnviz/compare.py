@@ -33,7 +33,7 @@ import numpy as np
 from .model_run import AttentionCall, ModelRun
 from .tr import QT_TRANSLATE_NOOP, message
 
-__all__ = ["CallDifference", "Comparison", "as_run", "compare", "difference_map"]
+__all__ = ["CallDifference", "Comparison", "as_run", "compare", "difference_map", "head_weights", "one_head_call"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,6 +66,11 @@ class CallDifference:
         return max(self.max_weight_diff, self.max_output_diff)
 
     @property
+    def outputs_compared(self) -> bool:
+        """Whether both sides recorded this call's outputs (else ``outputs`` is NaN throughout)."""
+        return bool(self.outputs.size) and not bool(np.isnan(self.outputs).all())
+
+    @property
     def worst(self) -> tuple[int, int]:
         """(batch element, head) of the largest weight difference (of the output where weights agree)."""
         table = self.weights if self.max_weight_diff > 0 or not np.isfinite(self.outputs).any() else self.outputs
@@ -94,6 +99,11 @@ class Comparison:
     @property
     def max_output_diff(self) -> float:
         return max((c.max_output_diff for c in self.calls), default=0.0)
+
+    @property
+    def outputs_compared(self) -> bool:
+        """Whether some matched call's outputs were recorded on both sides."""
+        return any(c.outputs_compared for c in self.calls)
 
     @property
     def matched(self) -> bool:
@@ -183,7 +193,8 @@ def difference_map(comparison: Comparison, kind: str = "weights") -> tuple[np.nd
 
 
 def call_weights(call: AttentionCall) -> np.ndarray:
-    """(B, H, L_q, L_k) float64 weights of a call: recorded, else attnviz's recomputation."""
+    """(B, H, L_q, L_k) float64 weights of a call: recorded, else attnviz's recomputation. Holds
+    the whole call at once: :func:`head_weights` is one head's, which is what a view shows."""
     if call.weights_only:
         assert call.weights is not None
         return np.asarray(call.weights, dtype=np.float64)
@@ -191,6 +202,64 @@ def call_weights(call: AttentionCall) -> np.ndarray:
 
     weights, _output = recompute_call(call)
     return weights.detach().double().numpy()
+
+
+def head_weights(call: AttentionCall, head: int) -> Any:
+    """(B, L_q, L_k) weights of one head of a call, as a torch tensor of the call's float dtype:
+    recorded (a view, no copy), else attnviz's recomputation of that head alone (the call's
+    masks, score terms and sinks cut to it), so a comparison holds one head, never the call."""
+    import torch
+
+    from .compute.convert import tensor_view
+
+    if call.weights_only:
+        assert call.weights is not None
+        return tensor_view(call.weights[:, head])
+    from .capture.calls import recompute_call
+
+    weights, _output = recompute_call(one_head_call(call, head))
+    return torch.as_tensor(weights).detach()[:, 0]
+
+
+def one_head_call(call: AttentionCall, head: int) -> AttentionCall:
+    """``call`` cut to its query head ``head`` (and the key/value head serving it): a call of one
+    head whose masks and score terms keep a head axis of one."""
+    from dataclasses import replace
+
+    from .compute.engine_args import shifted_score_mod
+    from .model_run import shifted_mask_mod
+
+    assert call.queries is not None and call.keys is not None and call.values is not None
+    kv = call.kv_head(head)
+
+    def cut(array: np.ndarray | None) -> np.ndarray | None:
+        if array is None or array.ndim < 4 or array.shape[-3] == 1:
+            return array  # no head axis, or one that broadcasts over every head
+        return array[..., head : head + 1, :, :]
+
+    masks = replace(
+        call.masks,
+        attn_mask=cut(call.masks.attn_mask),
+        attention_mask=cut(call.masks.attention_mask),
+        mask_mod=None if call.masks.mask_mod is None else shifted_mask_mod(call.masks.mask_mod, head),
+    )
+    terms = tuple(
+        replace(term, values=cut(term.values), fn=None if term.fn is None else shifted_score_mod(term.fn, head))
+        for term in call.terms
+    )
+    sinks = None if call.sinks is None else np.asarray(call.sinks).reshape(-1)[head : head + 1]
+    return replace(
+        call,
+        queries=call.queries[:, head : head + 1],
+        keys=call.keys[:, kv : kv + 1],
+        values=call.values[:, kv : kv + 1],
+        masks=masks,
+        terms=terms,
+        sinks=sinks,
+        output=None,
+        weights=None,
+        fidelity=None,
+    )
 
 
 def _difference(a: AttentionCall, b: AttentionCall, i: int, j: int) -> CallDifference:
@@ -205,12 +274,48 @@ def _difference(a: AttentionCall, b: AttentionCall, i: int, j: int) -> CallDiffe
             b=shape_b,
         )
         return CallDifference(a.name, i, j, shape_a, shape_b, inf, inf, note)
-    weights = largest_per_head(call_weights(a), call_weights(b))
+    # One head at a time, its difference taken a block of rows at a time: the peak is two heads'
+    # weights (what the view of one head shows anyway), not two calls' in float64 and their
+    # difference (two (1, 8, 4096, 4096) calls took 2.8 GB).
+    weights = np.zeros((batch, heads))
+    for head in range(heads):
+        weights[:, head] = largest_per_row_block(head_weights(a, head), head_weights(b, head))
+    outputs = np.full((batch, heads), np.nan)
     if a.output is not None and b.output is not None and np.shape(a.output) == np.shape(b.output):
-        outputs = largest_per_head(np.asarray(a.output), np.asarray(b.output))
-    else:
-        outputs = np.full((batch, heads), np.nan)
+        for head in range(heads):
+            outputs[:, head] = largest_per_row_block(a.output[:, head], b.output[:, head])
     return CallDifference(a.name, i, j, shape_a, shape_b, weights, outputs)
+
+
+#: Elements of one block of a streamed difference: 1 Mi, 8 MiB in float64 per temporary.
+_BLOCK_ELEMENTS = 1 << 20
+
+
+def largest_per_row_block(a: Any, b: Any) -> np.ndarray:
+    """(B,): the largest :func:`elementwise_difference` of each batch element of two (B, rows,
+    columns) arrays or tensors of one shape, computed a block of rows at a time (the temporaries
+    of a block, never of the whole)."""
+    import torch
+
+    from .capture.calls import difference
+
+    x, y = torch.as_tensor(a), torch.as_tensor(b)
+    n_batch, n_rows = int(x.shape[0]), int(x.shape[1])
+    columns = max(1, int(np.prod(x.shape[2:], dtype=np.int64)))
+    largest = np.zeros(n_batch)
+    if n_rows == 0 or x.numel() == 0:
+        return largest
+    step = max(1, _BLOCK_ELEMENTS // columns)
+    for e in range(n_batch):
+        for start in range(0, n_rows, step):
+            xs, ys = x[e, start : start + step], y[e, start : start + step]
+            # Plain |a - b| first (three passes); only a block whose largest is NaN or infinite
+            # holds a NaN or an infinity, and needs difference()'s rules for them.
+            top = float((xs.double() - ys.double()).abs_().max())
+            if not math.isfinite(top):
+                top = float(difference(xs, ys).max())
+            largest[e] = max(largest[e], top)
+    return largest
 
 
 def elementwise_difference(a: Any, b: Any) -> np.ndarray:
@@ -220,20 +325,17 @@ def elementwise_difference(a: Any, b: Any) -> np.ndarray:
 
     from .capture.calls import difference
 
-    x = torch.from_numpy(np.asarray(a, dtype=np.float64))
-    y = torch.from_numpy(np.asarray(b, dtype=np.float64))
-    return difference(x, y).numpy()
-
-
-def largest_per_head(a: Any, b: Any) -> np.ndarray:
-    """(B, H): the largest :func:`elementwise_difference` over the last two axes."""
-    gap = elementwise_difference(a, b)
-    if gap.ndim < 2:
-        return gap.reshape(1, 1)
-    lead = gap.reshape(*gap.shape[:-2], -1)
-    if lead.shape[-1] == 0:
-        return np.zeros(lead.shape[:-1])
-    return lead.max(axis=-1).reshape(gap.shape[0], -1)
+    x, y = torch.as_tensor(np.asarray(a)), torch.as_tensor(np.asarray(b))
+    shape = tuple(x.shape)
+    if not shape or x.numel() == 0:
+        return difference(x, y).numpy()
+    out = np.empty(shape, dtype=np.float64)
+    # A block of leading rows at a time: difference()'s float64 temporaries stay a block's.
+    flat_x, flat_y, flat = x.reshape(shape[0], -1), y.reshape(shape[0], -1), out.reshape(shape[0], -1)
+    step = max(1, _BLOCK_ELEMENTS // max(1, flat.shape[1]))
+    for start in range(0, flat.shape[0], step):
+        flat[start : start + step] = difference(flat_x[start : start + step], flat_y[start : start + step]).numpy()
+    return out
 
 
 def _max(table: np.ndarray) -> float:

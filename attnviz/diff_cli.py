@@ -98,6 +98,12 @@ def _diff(args: argparse.Namespace, voice: Voice) -> int:
                 "Compare",
                 "{count} of {calls} differ by more than {tol:g}, {unmatched} unmatched; the largest weight "
                 "difference {weights:.3g}, output difference {outputs:.3g}",
+            )
+            if result.outputs_compared
+            else QT_TRANSLATE_NOOP(
+                "Compare",
+                "{count} of {calls} differ by more than {tol:g}, {unmatched} unmatched; the largest weight "
+                "difference {weights:.3g}; outputs not compared (no call's outputs were recorded in both runs)",
             ),
             count=len(beyond),
             calls=calls,
@@ -136,6 +142,12 @@ def call_line(each: object) -> str:
             "Compare",
             "call {index} ({name}): weights differ by up to {weights:.3g} (batch {batch}, head {head}), outputs by "
             "up to {outputs:.3g}",
+        )
+        if each.outputs_compared
+        else QT_TRANSLATE_NOOP(
+            "Compare",
+            "call {index} ({name}): weights differ by up to {weights:.3g} (batch {batch}, head {head}); outputs "
+            "not compared (not recorded on both sides)",
         ),
         index=each.index_a,
         name=each.name,

@@ -31,7 +31,11 @@ does not apply (no ``past_key_values``, not a transformers model, ...) is skippe
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
+import os
+import sysconfig
+import types
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,12 +48,81 @@ from .capture.doctor import Finding, number_ranges
 from .intervene import call_keep, main_output, run_model
 from .tr import QT_TRANSLATE_NOOP, message
 
-__all__ = ["CHECKS", "Findings", "InvarianceFinding", "check_invariance"]
+__all__ = [
+    "CHECKS",
+    "Findings",
+    "InvarianceArgumentError",
+    "InvarianceFinding",
+    "UserCodeError",
+    "check_invariance",
+    "check_names",
+    "implementation_names",
+    "user_frame",
+]
 
 CHECKS = ("padding", "kv_cache", "implementations", "dtype")
 #: float32 runs of one model on other batch shapes, kernels or cache layouts agree to ~1e-6.
 DEFAULT_TOLERANCE = 1e-4
 _SEQUENCE_KEYS = ("input_ids", "attention_mask", "token_type_ids", "position_ids", "inputs_embeds")
+
+
+class InvarianceArgumentError(ValueError):
+    """An argument of :func:`check_invariance` that it cannot take (a check, dtype or
+    implementation it does not know), as opposed to what the model raised while running."""
+
+
+class UserCodeError(Exception):
+    """The model raised while a check ran it: ``error`` is what it raised (any exception,
+    ``SystemExit`` and ``GeneratorExit`` included, but not ``KeyboardInterrupt``: Ctrl+C still
+    stops), ``site`` where ("forward")."""
+
+    def __init__(self, site: str, error: BaseException) -> None:
+        super().__init__(f"{site}: {type(error).__name__}: {error}")
+        self.site = site
+        self.error = error
+
+
+def run_user(site: str, call: Callable[[], Any]) -> Any:
+    """``call()``, its failures as :class:`UserCodeError` (an interrupt passes through)."""
+    try:
+        return call()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - sys.exit(0) in a model must not end the check as a pass
+        raise UserCodeError(site, exc) from exc
+
+
+def user_frame(error: BaseException) -> str | None:
+    """``file:line`` of the deepest frame of ``error``'s traceback in the user's code (outside
+    attnviz, PyTorch, transformers and the standard library), None when there is none."""
+    skipped = [os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(torch.__file__))]
+    for key in ("stdlib", "platstdlib"):
+        with_path = sysconfig.get_paths().get(key)
+        if with_path:
+            skipped.append(os.path.abspath(with_path))
+    try:
+        import transformers
+
+        skipped.append(os.path.dirname(os.path.abspath(transformers.__file__)))
+    except ImportError:
+        pass
+    found: str | None = None
+    tb: types.TracebackType | None = error.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not name.startswith("<") and not any(os.path.abspath(name).startswith(p + os.sep) for p in skipped):
+            found = f"{name}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
+
+
+def implementation_names() -> tuple[str, ...]:
+    """The attention implementations transformers knows here ("eager" and its registry's)."""
+    try:
+        from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+    except ImportError:
+        return ("eager", "sdpa")
+    return ("eager", *(name for name in ALL_ATTENTION_FUNCTIONS.valid_keys() if name != "eager"))
 
 
 class InvarianceFinding(Finding):
@@ -93,11 +166,18 @@ def check_invariance(
     "flex_attention" where the model has it: on the CPU it compiles, tens of seconds)."""
     unknown = [c for c in checks if c not in CHECKS]
     if isinstance(checks, str) or unknown:
-        raise ValueError(
+        raise InvarianceArgumentError(
             message(
                 QT_TRANSLATE_NOOP("Invariance", "checks: {given} is not among {known}"),
                 given=repr(checks if isinstance(checks, str) else unknown[0]),
                 known=", ".join(CHECKS),
+            )
+        )
+    if not callable(model):
+        raise TypeError(
+            message(
+                QT_TRANSLATE_NOOP("Invariance", "model must be a torch.nn.Module (a callable), not {type}"),
+                type=type(model).__name__,
             )
         )
     if not isinstance(inputs, dict) and not (hasattr(inputs, "keys") and hasattr(inputs, "__getitem__")):
@@ -106,6 +186,7 @@ def check_invariance(
                 "Invariance", "inputs must be the model's keyword arguments (a dict, a tokenizer's batch)"
             )
         )
+    check_names(dtypes, implementations, checks)
     inputs = dict(inputs)
     out = Findings()
     runner = _Runner(model, inputs, tol, pad_token_id)
@@ -123,6 +204,31 @@ def check_invariance(
     return out
 
 
+def check_names(dtypes: Sequence[str], implementations: Sequence[str], checks: Sequence[str]) -> None:
+    """Refuse a dtype or implementation name before the model runs (not after minutes of checks)."""
+    if "dtype" in checks:
+        for name in dtypes:
+            dtype = getattr(torch, name, None) if isinstance(name, str) else None
+            if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+                raise InvarianceArgumentError(
+                    message(QT_TRANSLATE_NOOP("Invariance", "dtypes: {name} is not a floating dtype"), name=repr(name))
+                )
+    if "implementations" in checks:
+        known = implementation_names()
+        if isinstance(implementations, str) or not implementations:
+            bad: object = implementations
+        else:
+            bad = next((name for name in implementations if name not in known), None)
+        if bad is not None:
+            raise InvarianceArgumentError(
+                message(
+                    QT_TRANSLATE_NOOP("Invariance", "implementations: {name} is not one of {known}"),
+                    name=repr(bad),
+                    known=", ".join(known),
+                )
+            )
+
+
 # ----------------------------------------------------------------------------- one run
 
 
@@ -135,7 +241,7 @@ class _Run:
 
 def _run(model: Any, inputs: dict[str, Any]) -> _Run:
     with torch.no_grad(), capture(model) as cap:
-        raw = run_model(model, inputs)
+        raw = run_user("forward", lambda: run_model(model, inputs))
     return _Run(_calls(cap), main_output(raw), raw)
 
 
@@ -481,7 +587,7 @@ class _Runner:
             for start, stop in ((0, prefill), (prefill, prefill + 1), (prefill + 1, length)):
                 given = self._step(step_key, mask_key, start, stop, past)
                 with capture(self.model) as cap:
-                    raw = run_model(self.model, given)
+                    raw = run_user("forward", functools.partial(run_model, self.model, given))
                 past = getattr(raw, "past_key_values", None)
                 if past is None and isinstance(raw, tuple) and len(raw) > 1:
                     past = raw[1]
@@ -607,7 +713,13 @@ class _Runner:
         finally:
             model.set_attn_implementation(current)  # type: ignore[operator]
         if len(runs) < 2:
-            return [], QT_TRANSLATE_NOOP("Invariance", "implementations: not checked (the model offers one only)")
+            return [], message(
+                QT_TRANSLATE_NOOP("Invariance", "implementations: not checked (of {asked}, the model runs {ran} only)")
+                if runs
+                else QT_TRANSLATE_NOOP("Invariance", "implementations: not checked (the model runs none of {asked})"),
+                asked=", ".join(implementations),
+                ran=", ".join(runs),
+            )
         # SDPA is the reference where it ran (the default path of most models), else the first.
         reference_name = "sdpa" if "sdpa" in runs else next(iter(runs))
         reference = runs[reference_name]
@@ -671,7 +783,7 @@ class _Runner:
         for name in dtypes:
             dtype = getattr(torch, name, None)
             if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-                raise ValueError(
+                raise InvarianceArgumentError(
                     message(QT_TRANSLATE_NOOP("Invariance", "dtypes: {name} is not a floating dtype"), name=repr(name))
                 )
             model = copy.deepcopy(self.model).to(dtype)
@@ -681,7 +793,10 @@ class _Runner:
             }
             try:
                 run = _run(model, given)
-            except Exception as exc:  # noqa: BLE001 - a model that does not run in this dtype is said
+            except UserCodeError as raised:
+                if not isinstance(raised.error, Exception):
+                    raise  # sys.exit() and the like end the check, whatever the dtype
+                exc = raised.error  # a model that does not run in this dtype is said
                 findings.append(
                     InvarianceFinding(
                         "dtype",

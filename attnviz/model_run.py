@@ -31,6 +31,7 @@ from .tr import QT_TRANSLATE_NOOP, message
 __all__ = [
     "CAUSAL_ALIGNMENTS",
     "MASK_ARGUMENTS",
+    "MAX_WORLD_SIZE",
     "SCORE_TERM_KINDS",
     "AttentionCall",
     "CallPath",
@@ -316,6 +317,10 @@ def _one_head_mask(fn: Any, head: int) -> Any:
     return one
 
 
+#: A whole call's mask_mod called for one head's slice (``compare.one_head_call``).
+shifted_mask_mod = _one_head_mask
+
+
 def head_slice(mask: np.ndarray | None, head: int) -> np.ndarray | None:
     if mask is None or mask.ndim < 4:
         return mask  # (L_q, L_k), (B, L_k) or (B, L_q, L_k): no head axis
@@ -397,6 +402,11 @@ class HeadView:
             return None if tokens is None else [str(t) for t in tokens[batch]]
 
         return one(self.query_tokens), one(self.key_tokens)
+
+
+#: The most ranks a run may claim: the largest runs have some 10^5 (a file claiming more is refused
+#: before anything counts them: a world size sizes the merge's checks).
+MAX_WORLD_SIZE = 1 << 20
 
 
 @dataclass(frozen=True)

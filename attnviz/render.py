@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .command_inputs import LINE, add_input_options, add_setting_options, command_state
+from .command_inputs import LINE, add_input_options, add_setting_options, command_state, input_paths
 from .document import State
 from .model_run import Focus
 from .terminal import EXIT_USAGE, CommandError, OneLineParser, Voice, application, quiet_qt, run_command, say
@@ -129,7 +129,7 @@ def _render(args: argparse.Namespace, voice: Voice) -> int:
             ),
             EXIT_USAGE,
         )
-    _check_out_dir(out)
+    _check_out(out, input_paths(args))
     size = _parse_size(args.size) if args.size else None
     colormap = _check_colormap(args.colormap) if args.colormap else None
     notes: list[str] = []
@@ -247,7 +247,7 @@ def _write_weights(out: Path, weights: np.ndarray, *, grid: bool) -> None:
         raise RenderError(exception_message(exc)) from exc
 
 
-def _check_out_dir(out: Path) -> None:
+def _check_out(out: Path, inputs: list[str]) -> None:
     # Checked before any work, so a typo in the folder does not cost a computation.
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
@@ -265,6 +265,13 @@ def _check_out_dir(out: Path) -> None:
         raise RenderError(
             fill(LINE, name=str(out), problem=QT_TRANSLATE_NOOP("Render", "is a folder, not an image file"))
         )
+    from .io.paths import OutputRefused, check_output
+
+    try:
+        # An input overwritten by its own figure is lost; a FIFO would block the write for ever.
+        check_output(out, inputs)
+    except OutputRefused as exc:
+        raise RenderError(fill(LINE, name=str(out), problem=exc.strerror)) from exc
 
 
 def _parse_size(text: str) -> tuple[int, int]:

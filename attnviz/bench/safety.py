@@ -684,6 +684,10 @@ def run(kills: int = 100) -> int:
             not killed.left_after_next_save and killed.intact,
         )
 
+    from .safety_outputs import rows as issue_30_rows  # outputs, paths, comparisons, counts, check
+
+    issue_30_rows(row, _first_words)
+
     edits = edits_probe()
     print("\nEdits (issue 12, item 8), medians of the same run:")
     print(

@@ -159,7 +159,12 @@ def diagnose_run(
     output) is above it is an error. A call with tensors whose fidelity was never measured is a
     warning ("unverified") either way.
     """
-    lens = None if lengths is None else np.asarray(lengths, dtype=np.int64)
+    try:
+        lens = None if lengths is None else np.asarray(lengths, dtype=np.int64)
+    except OverflowError as exc:
+        raise ValueError(
+            message(QT_TRANSLATE_NOOP("Doctor", "lengths must be at most the calls' keys; one is out of any range"))
+        ) from exc
     facts = [_Facts.of(call, index) for index, call in enumerate(run.calls)]
     padding = [_padding(run, index, lens, pad_tokens) for index in range(run.layers)]
     causal = _causal_groups(facts, padding)
@@ -193,6 +198,18 @@ def _padding(
                     ),
                     batch=b,
                     shape=tuple(lens.shape),
+                )
+            )
+        if lens.size and (lens.max() > n_k or lens.min() < 0):
+            # A length past the keys would make every key real: the padding it names does not exist.
+            raise ValueError(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Doctor", "lengths must be from 0 to the keys of call {index} ({keys}); got {value}"
+                    ),
+                    index=index,
+                    keys=n_k,
+                    value=int(lens.max() if lens.max() > n_k else lens.min()),
                 )
             )
         return (np.arange(n_q)[None] >= lens[:, None] if n_q == n_k else None, np.arange(n_k)[None] >= lens[:, None])

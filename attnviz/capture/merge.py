@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model_run import AttentionCall, CallTerm, MaskArguments, ModelRun, ModelRunError
+from ..model_run import MAX_WORLD_SIZE, AttentionCall, CallTerm, MaskArguments, ModelRun, ModelRunError
 from ..tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["merge", "merge_runs"]
@@ -60,7 +60,14 @@ def merge_runs(runs: Sequence[ModelRun], *, sharding: str | None = None) -> Mode
         raise _fail(QT_TRANSLATE_NOOP("Merge", "the captures come from worlds of {sizes} ranks"), sizes=sorted(world))
     size = world.pop()
     ranks = sorted(s.rank for s in known)
-    if ranks != list(range(size)):
+    # Compared without counting to the world size: a file may claim any (a list of 10^8 ranks
+    # took 3 GB). As many ranks as files, each once, from 0: nothing to allocate.
+    if size != len(ranks) or ranks != list(range(len(ranks))):
+        if size > MAX_WORLD_SIZE:
+            raise _fail(
+                QT_TRANSLATE_NOOP("Merge", "the captures claim a world of more than {most} ranks"),
+                most=f"{MAX_WORLD_SIZE:,}",
+            )
         raise _fail(
             QT_TRANSLATE_NOOP("Merge", "the ranks given are {ranks}; a world of {size} needs each of 0 to {last} once"),
             ranks=ranks,
@@ -83,12 +90,8 @@ def merge_runs(runs: Sequence[ModelRun], *, sharding: str | None = None) -> Mode
     names = [tuple(call.name for call in run.calls) for run in ordered]
     if len(set(names)) != 1:
         rank = next(i for i, n in enumerate(names) if n != names[0])
-        raise _fail(
-            QT_TRANSLATE_NOOP("Merge", "rank {rank} recorded other calls than rank 0 ({theirs} against {ours})"),
-            rank=rank,
-            theirs=len(names[rank]),
-            ours=len(names[0]),
-        )
+        text, values = _other_calls(rank, names[rank], names[0])
+        raise _fail(text, **values)
     axis = 0 if kind == "data" else 1
     calls = tuple(_merge_call([run.calls[i] for run in ordered], axis) for i in range(len(names[0])))
     tokens = (
@@ -96,6 +99,28 @@ def merge_runs(runs: Sequence[ModelRun], *, sharding: str | None = None) -> Mode
         _join_tokens([run.key_tokens for run in ordered], axis, "run"),
     )
     return ModelRun(calls, tokens[0], tokens[1], source=ordered[0].source, shard=None)
+
+
+def _other_calls(rank: int, theirs: tuple[str, ...], ours: tuple[str, ...]) -> tuple[str, dict[str, Any]]:
+    """The refusal of rank ``rank``'s calls, naming the first that differs from rank 0's."""
+    at = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), min(len(theirs), len(ours)))
+    if at < len(theirs) and at < len(ours):
+        return QT_TRANSLATE_NOOP(
+            "Merge", "rank {rank} recorded other calls than rank 0: its call {index} is {theirs}, rank 0's {ours}"
+        ), {"rank": rank, "index": at, "theirs": repr(theirs[at]), "ours": repr(ours[at])}
+    longer, who = (theirs, rank) if len(theirs) > len(ours) else (ours, 0)
+    return QT_TRANSLATE_NOOP(
+        "Merge",
+        "rank {rank} recorded other calls than rank 0 ({count} against {count_0}): rank {who} has {name} more, "
+        "from call {index}",
+    ), {
+        "rank": rank,
+        "count": len(theirs),
+        "count_0": len(ours),
+        "who": who,
+        "name": repr(longer[at]),
+        "index": at,
+    }
 
 
 def _merge_call(parts: list[AttentionCall], axis: int) -> AttentionCall:

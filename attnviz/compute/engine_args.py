@@ -127,3 +127,7 @@ def _one_head(fn: Any, head: int) -> Any:
         return fn(score, b, _h + head, q_idx, kv_idx)
 
     return one
+
+
+#: A whole call's score_mod called for one head's slice (``compare.one_head_call``).
+shifted_score_mod = _one_head

@@ -29,9 +29,11 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
+
+from .paths import check_output
 
 try:
     import fcntl
@@ -52,14 +54,23 @@ def temp_prefix(path: Path) -> str:
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike[str], *, private: bool = False) -> Iterator[BinaryIO]:
+def atomic_write(
+    path: str | os.PathLike[str],
+    *,
+    private: bool = False,
+    inputs: Iterable[str | os.PathLike[str] | None] = (),
+) -> Iterator[BinaryIO]:
     """Yield a binary file; on normal exit it atomically becomes ``path``.
+
+    ``path`` is refused first (``paths.OutputRefused``, an ``OSError`` saying why in one line)
+    when it names one of ``inputs`` or exists as anything but a regular file (a FIFO, a device).
 
     A new file gets the usual permissions (0o666 minus the umask), or 0o600 when ``private``;
     a replaced file keeps the permissions it had, as editors do. Temporary files that killed
     saves left in the folder are removed first.
     """
     target = Path(path)
+    check_output(target, inputs)
     directory = target.parent
     remove_leftovers(directory)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)

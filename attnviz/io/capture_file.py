@@ -40,6 +40,7 @@ from attnviz.io._safetensors import _DTYPES, safetensors_code
 from attnviz.io.errors import CaptureFileError, cannot_write, refusals
 from attnviz.io.storable import storable
 from attnviz.model_run import (
+    MAX_WORLD_SIZE,
     SCORE_TERM_KINDS,
     AttentionCall,
     CallPath,
@@ -658,6 +659,14 @@ def _shard(raw: Any, budget: Budget) -> Shard | None:
         or raw["sharding"] not in (None, "data", "heads")
     ):
         raise budget.fail(QT_TRANSLATE_NOOP("FileErrors", "has an invalid 'shard' (rank, world_size, sharding)"))
+    if raw["world_size"] > MAX_WORLD_SIZE:
+        # Said without the number itself: a 4,000-digit one would be the line.
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP("FileErrors", "claims a world of more than {most} ranks"),
+                most=f"{MAX_WORLD_SIZE:,}",
+            )
+        )
     return Shard(raw["rank"], raw["world_size"], raw["sharding"])
 
 

@@ -42,6 +42,7 @@ from attnviz.io._json import INFINITE_FIDELITY, fidelity_from_json, fidelity_to_
 from attnviz.io._limits import Budget, label_lists
 from attnviz.io.errors import SessionFileError, refusals
 from attnviz.io.input_checks import as_lengths, as_tensor, check_qkv
+from attnviz.io.paths import network_path
 from attnviz.io.session import Session, load_session, save_session
 from attnviz.io.settings_file import read_settings
 from attnviz.model_run import (
@@ -306,9 +307,9 @@ def _compared_with(value: Any, source: str | os.PathLike[str]) -> str | None:
     comparison is shown, with a capture file's checks."""
     if value is None:
         return None
-    # A network path (\\host\share, //host/share on Windows) would be reached when the tab
-    # shows it: a shared session must not make the app contact a server.
-    network = value.startswith(("\\\\", "//")) if isinstance(value, str) else False
+    # A network or device path (\\host\share and its other spellings, paths.network_path) would be
+    # reached when the tab shows it: a shared session must not make the app contact a server.
+    network = network_path(value) if isinstance(value, str) else False
     if not isinstance(value, str) or not value or len(value) > MAX_PATH_CHARS or "\0" in value or network:
         raise ValueError(
             message(

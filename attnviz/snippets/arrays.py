@@ -15,7 +15,7 @@ import io
 import math
 import textwrap
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -115,10 +115,16 @@ def has_nonfinite(arrays: Mapping[str, np.ndarray] | list[np.ndarray]) -> bool:
     return any(a.dtype.kind == "f" and not np.isfinite(a).all() for a in values)
 
 
-def write_data_file(arrays: Mapping[str, np.ndarray], path: str | Path) -> list[str]:
-    """Write ``arrays`` to ``path`` as ``.npz`` (nothing when there are none); the names written."""
+def write_data_file(
+    arrays: Mapping[str, np.ndarray], path: str | Path, inputs: Iterable[str | Path | None] = ()
+) -> list[str]:
+    """Write ``arrays`` to ``path`` as ``.npz`` (nothing when there are none); the names written.
+    Written whole or not at all (``atomic_write``), never over one of ``inputs``, a FIFO or a
+    device (``OSError`` saying why)."""
+    from attnviz.io._atomic import atomic_write
+
     data: dict[str, Any] = dict(arrays)
     if data:
-        with open(path, "wb") as fh:
+        with atomic_write(path, inputs=inputs) as fh:
             np.savez(fh, **data)
     return sorted(data)

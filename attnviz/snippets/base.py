@@ -9,7 +9,7 @@ tensors with the framework's ``Ops.array``), the printing and the ``--save-weigh
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -63,9 +63,10 @@ class Snippet:
         """Lines ``first``..``last`` (1-based, inclusive) of the code."""
         return self.code.splitlines()[first - 1 : last]
 
-    def save_data(self, path: str | Path) -> list[str]:
-        """Write the data file the script loads to ``path``; the names written (none: no file)."""
-        return write_data_file(self.data, path)
+    def save_data(self, path: str | Path, inputs: Iterable[str | Path | None] = ()) -> list[str]:
+        """Write the data file the script loads to ``path``, never over one of ``inputs``; the
+        names written (none: no file)."""
+        return write_data_file(self.data, path, inputs)
 
 
 class FrameworkGenerator(ChapterCode):

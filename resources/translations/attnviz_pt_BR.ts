@@ -203,6 +203,10 @@
         <source>note: {note}</source>
         <translation>nota: {note}</translation>
     </message>
+    <message>
+        <source>--data {path}: {error}</source>
+        <translation>--data {path}: {error}</translation>
+    </message>
 </context>
 <context>
     <name>Colormaps</name>
@@ -303,6 +307,10 @@
         <translation>{count} de {calls} diferem em mais de {tol:g}, {unmatched} sem par; a maior diferença de pesos {weights:.3g}, de saída {outputs:.3g}</translation>
     </message>
     <message>
+        <source>{count} of {calls} differ by more than {tol:g}, {unmatched} unmatched; the largest weight difference {weights:.3g}; outputs not compared (no call&apos;s outputs were recorded in both runs)</source>
+        <translation>{count} de {calls} diferem em mais de {tol:g}, {unmatched} sem par; a maior diferença de pesos {weights:.3g}; saídas não comparadas (nenhuma chamada teve as saídas gravadas nas duas execuções)</translation>
+    </message>
+    <message>
         <source>the runs agree within {tol:g} in {calls} (largest difference {largest:.3g})</source>
         <translation>as execuções concordam dentro de {tol:g} em {calls} (maior diferença {largest:.3g})</translation>
     </message>
@@ -314,6 +322,10 @@
     <message>
         <source>call {index} ({name}): weights differ by up to {weights:.3g} (batch {batch}, head {head}), outputs by up to {outputs:.3g}</source>
         <translation>chamada {index} ({name}): os pesos diferem em até {weights:.3g} (lote {batch}, cabeça {head}), as saídas em até {outputs:.3g}</translation>
+    </message>
+    <message>
+        <source>call {index} ({name}): weights differ by up to {weights:.3g} (batch {batch}, head {head}); outputs not compared (not recorded on both sides)</source>
+        <translation>chamada {index} ({name}): os pesos diferem em até {weights:.3g} (lote {batch}, cabeça {head}); saídas não comparadas (não gravadas nos dois lados)</translation>
     </message>
 </context>
 <context>
@@ -695,8 +707,16 @@
         <translation>{severity}: {where}: {message}</translation>
     </message>
     <message>
+        <source>lengths must be at most the calls&apos; keys; one is out of any range</source>
+        <translation>os comprimentos devem ser no máximo as chaves das chamadas; um deles está fora de qualquer intervalo</translation>
+    </message>
+    <message>
         <source>lengths must have one entry per batch element ({batch}); got shape {shape}</source>
         <translation>lengths deve ter uma entrada por elemento do lote ({batch}); veio o formato {shape}</translation>
+    </message>
+    <message>
+        <source>lengths must be from 0 to the keys of call {index} ({keys}); got {value}</source>
+        <translation>os comprimentos devem ir de 0 às chaves da chamada {index} ({keys}); recebido {value}</translation>
     </message>
     <message>
         <source>the engine cannot read this call&apos;s masks: {problem}</source>
@@ -2372,6 +2392,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>tem &apos;shard&apos; inválido (rank, world_size, sharding)</translation>
     </message>
     <message>
+        <source>claims a world of more than {most} ranks</source>
+        <translation>declara um mundo de mais de {most} ranks</translation>
+    </message>
+    <message>
         <source>has a score term &apos;{term}&apos; of shape {shape} in call &apos;{name}&apos;, which its attention of shape {target} cannot take</source>
         <translation>tem um termo de escore &apos;{term}&apos; de forma {shape} na chamada &apos;{name}&apos;, que sua atenção de forma {target} não aceita</translation>
     </message>
@@ -2882,6 +2906,38 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>was written by a newer attnviz ({kind} format version {version}); this version reads version {known} only</source>
         <translation>foi gravado por um attnviz mais novo (versão {version} do formato de {kind}); esta versão só lê a versão {known}</translation>
+    </message>
+    <message>
+        <source>the path cannot be used ({error})</source>
+        <translation>o caminho não pode ser usado ({error})</translation>
+    </message>
+    <message>
+        <source>it is {kind}, not a regular file: nothing was written</source>
+        <translation>é {kind}, não um arquivo comum: nada foi gravado</translation>
+    </message>
+    <message>
+        <source>it is {input}, an input of this command: nothing was written</source>
+        <translation>é {input}, uma entrada deste comando: nada foi gravado</translation>
+    </message>
+    <message>
+        <source>a FIFO (a named pipe)</source>
+        <translation>um FIFO (um pipe nomeado)</translation>
+    </message>
+    <message>
+        <source>a folder</source>
+        <translation>uma pasta</translation>
+    </message>
+    <message>
+        <source>a device</source>
+        <translation>um dispositivo</translation>
+    </message>
+    <message>
+        <source>a socket</source>
+        <translation>um socket</translation>
+    </message>
+    <message>
+        <source>a special file</source>
+        <translation>um arquivo especial</translation>
     </message>
 </context>
 <context>
@@ -3441,6 +3497,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>--tol {value}: esperado um número &gt;= 0, p. ex. 1e-4</translation>
     </message>
     <message>
+        <source>the model&apos;s forward raised {error}</source>
+        <translation>o forward do modelo lançou {error}</translation>
+    </message>
+    <message>
         <source>{errors}, {warnings} from {checks}</source>
         <translation>{errors}, {warnings} de {checks}</translation>
     </message>
@@ -3458,8 +3518,16 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>{module} não tem a função {name}</translation>
     </message>
     <message>
-        <source>{target} raised {error}</source>
-        <translation>{target} levantou {error}</translation>
+        <source>the factory {target} raised {error}</source>
+        <translation>a fábrica {target} lançou {error}</translation>
+    </message>
+    <message>
+        <source>{target} returned {type} as the model; expected a torch.nn.Module (a callable)</source>
+        <translation>{target} retornou {type} como modelo; esperava-se um torch.nn.Module (um chamável)</translation>
+    </message>
+    <message>
+        <source>{found} (at {where})</source>
+        <translation>{found} (em {where})</translation>
     </message>
     <message>
         <source>{target} must return (model, inputs), inputs a dict; it returned {type}</source>
@@ -3479,8 +3547,16 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>checks: {given} não está entre {known}</translation>
     </message>
     <message>
+        <source>model must be a torch.nn.Module (a callable), not {type}</source>
+        <translation>model deve ser um torch.nn.Module (um chamável), não {type}</translation>
+    </message>
+    <message>
         <source>inputs must be the model&apos;s keyword arguments (a dict, a tokenizer&apos;s batch)</source>
         <translation>inputs devem ser os argumentos nomeados do modelo (um dict, o lote de um tokenizador)</translation>
+    </message>
+    <message>
+        <source>implementations: {name} is not one of {known}</source>
+        <translation>implementations: {name} não é uma de {known}</translation>
     </message>
     <message>
         <source>padding: not checked (the model takes no attention_mask, or the inputs no input_ids)</source>
@@ -3527,10 +3603,6 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>implementations: não verificado (não é um modelo do transformers com implementações de atenção)</translation>
     </message>
     <message>
-        <source>implementations: not checked (the model offers one only)</source>
-        <translation>implementations: não verificado (o modelo oferece só uma)</translation>
-    </message>
-    <message>
         <source>the {path} and {reference} implementations disagree here: each path builds its own mask; compare this call&apos;s mask in both (attnviz.compare)</source>
         <translation>as implementações {path} e {reference} discordam aqui: cada caminho constrói sua própria máscara; compare a máscara desta chamada nas duas (attnviz.compare)</translation>
     </message>
@@ -3545,6 +3617,14 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>dtypes: {name} is not a floating dtype</source>
         <translation>dtypes: {name} não é um dtype de ponto flutuante</translation>
+    </message>
+    <message>
+        <source>implementations: not checked (of {asked}, the model runs {ran} only)</source>
+        <translation>implementations: não verificado (de {asked}, o modelo executa apenas {ran})</translation>
+    </message>
+    <message>
+        <source>implementations: not checked (the model runs none of {asked})</source>
+        <translation>implementations: não verificado (o modelo não executa nenhuma de {asked})</translation>
     </message>
     <message>
         <source>the model does not run in {dtype}: {error}</source>
@@ -4498,6 +4578,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>as capturas vêm de mundos de {sizes} ranks</translation>
     </message>
     <message>
+        <source>the captures claim a world of more than {most} ranks</source>
+        <translation>as capturas declaram um mundo de mais de {most} ranks</translation>
+    </message>
+    <message>
         <source>the ranks given are {ranks}; a world of {size} needs each of 0 to {last} once</source>
         <translation>os ranks dados são {ranks}; um mundo de {size} precisa de cada um de 0 a {last} uma vez</translation>
     </message>
@@ -4506,8 +4590,12 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>as capturas não dizem o que os ranks contêm (dados ou cabeças), ou dizem coisas diferentes: passe sharding=&apos;data&apos; ou &apos;heads&apos;</translation>
     </message>
     <message>
-        <source>rank {rank} recorded other calls than rank 0 ({theirs} against {ours})</source>
-        <translation>o rank {rank} registrou outras chamadas que o rank 0 ({theirs} contra {ours})</translation>
+        <source>rank {rank} recorded other calls than rank 0: its call {index} is {theirs}, rank 0&apos;s {ours}</source>
+        <translation>o rank {rank} gravou outras chamadas que o rank 0: a chamada {index} dele é {theirs}, a do rank 0 {ours}</translation>
+    </message>
+    <message>
+        <source>rank {rank} recorded other calls than rank 0 ({count} against {count_0}): rank {who} has {name} more, from call {index}</source>
+        <translation>o rank {rank} gravou outras chamadas que o rank 0 ({count} contra {count_0}): o rank {who} tem {name} a mais, a partir da chamada {index}</translation>
     </message>
     <message>
         <source>call &apos;{name}&apos; has shapes {shapes} on the ranks: they differ beyond the {what}</source>
@@ -4722,7 +4810,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>a model run needs at least one attention call</source>
-        <extracomment>A call of recorded weights only has no tensors: its head views show zeros of one column (read-only, no memory), so every view can still read the shapes (B, L_q, L_k). The rank&apos;s place when the run was recorded under torch.distributed (None: one process).</extracomment>
+        <extracomment>A whole call&apos;s mask_mod called for one head&apos;s slice (``compare.one_head_call``). A call of recorded weights only has no tensors: its head views show zeros of one column (read-only, no memory), so every view can still read the shapes (B, L_q, L_k). The most ranks a run may claim: the largest runs have some 10^5 (a file claiming more is refused before anything counts them: a world size sizes the merge&apos;s checks). The rank&apos;s place when the run was recorded under torch.distributed (None: one process).</extracomment>
         <translation>uma execução de modelo precisa de ao menos uma chamada de atenção</translation>
     </message>
     <message>

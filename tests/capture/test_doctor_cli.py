@@ -66,6 +66,14 @@ def test_pad_tokens_and_lengths_from_the_command_line(tmp_path, capsys):
     assert doctor(capsys, str(no_tokens), "--lengths", "6,4,2")[0] == 1
     status, _, err = doctor(capsys, str(no_tokens), "--lengths", "6,4")
     assert status == 2 and err == ["attnviz doctor: lengths must have one entry per batch element (3); got shape (2,)"]
+    # Issue 30: a length past the keys named no padding at all and was accepted in silence.
+    for lengths, value in (("1000000000,4,2", 1000000000), ("6,4," + "9" * 40, None)):
+        status, out, err = doctor(capsys, str(no_tokens), "--lengths", lengths)
+        assert status == 2 and out == [] and len(err) == 1, err
+        if value is None:
+            assert err == ["attnviz doctor: lengths must be at most the calls' keys; one is out of any range"]
+        else:
+            assert err == [f"attnviz doctor: lengths must be from 0 to the keys of call 0 (6); got {value}"]
 
 
 @pytest.mark.parametrize(

@@ -63,3 +63,130 @@ def test_the_attnviz_command_dispatches_check(script):
     from attnviz.cli import main
 
     assert main(["check", f"{script}:correct", "--checks", "padding"]) == 0
+
+
+HOSTILE = """
+import sys
+
+import torch
+
+from tests.compare.models import batch, gpt2
+
+
+class Raising(torch.nn.Module):
+    def __init__(self, exc):
+        super().__init__()
+        self.exc = exc
+
+    def forward(self, **kwargs):
+        raise self.exc
+
+
+class Odd(BaseException):
+    pass
+
+
+def exit_0():
+    sys.exit(0)
+
+
+def exit_words():
+    sys.exit("msg")
+
+
+def exit_none():
+    sys.exit()
+
+
+def generator_exit():
+    raise GeneratorExit
+
+
+def odd():
+    raise Odd("odd")
+
+
+def interrupted():
+    raise KeyboardInterrupt
+
+
+def no_model():
+    return None, batch()
+
+
+def forward_value_error():
+    return Raising(ValueError("bad forward")), batch()
+
+
+def forward_exit_0():
+    return Raising(SystemExit(0)), batch()
+
+
+def correct():
+    return gpt2(), batch()
+"""
+
+
+@pytest.fixture()
+def hostile(tmp_path: Path) -> Path:
+    path = tmp_path / "hostile_models.py"
+    path.write_text(HOSTILE)
+    return path
+
+
+def _line_of(script: Path, text: str) -> int:
+    return next(n for n, line in enumerate(script.read_text().splitlines(), 1) if text in line)
+
+
+@pytest.mark.parametrize(
+    ("factory", "raised", "raising_line"),
+    [
+        ("exit_0", "SystemExit(0)", "sys.exit(0)"),
+        ("exit_words", "SystemExit('msg')", 'sys.exit("msg")'),
+        ("exit_none", "SystemExit(None)", "sys.exit()"),
+        ("generator_exit", "GeneratorExit", "raise GeneratorExit"),
+        ("odd", "Odd: odd", 'raise Odd("odd")'),
+    ],
+)
+def test_whatever_a_factory_raises_exits_3_naming_the_factory_and_its_line(
+    hostile, capsys, factory, raised, raising_line
+):
+    assert check_main([f"{hostile}:{factory}", "--checks", "padding"]) == 3
+    out, err = capsys.readouterr()
+    where = f"{hostile}:{_line_of(hostile, raising_line)}"
+    assert out == ""
+    assert err == f"attnviz check: the factory {hostile}:{factory} raised {raised} (at {where})\n"
+
+
+@pytest.mark.parametrize(
+    ("factory", "raised"), [("forward_value_error", "ValueError: bad forward"), ("forward_exit_0", "SystemExit(0)")]
+)
+def test_a_forward_that_raises_exits_3_naming_the_forward_and_its_line(hostile, capsys, factory, raised):
+    assert check_main([f"{hostile}:{factory}", "--checks", "dtype"]) == 3
+    out, err = capsys.readouterr()
+    where = f"{hostile}:{_line_of(hostile, 'raise self.exc')}"
+    assert out == "" and err == f"attnviz check: the model's forward raised {raised} (at {where})\n"
+
+
+def test_ctrl_c_still_stops_the_command(hostile, capsys):
+    assert check_main([f"{hostile}:interrupted"]) == 130
+    assert capsys.readouterr().err == "attnviz check: interrupted\n"
+
+
+def test_a_factory_returning_no_model_is_said_in_one_line(hostile, capsys):
+    assert check_main([f"{hostile}:no_model"]) == 3
+    err = capsys.readouterr().err
+    assert err == (
+        f"attnviz check: {hostile}:no_model returned None as the model; expected a torch.nn.Module (a callable)\n"
+    )
+
+
+def test_unknown_implementations_and_dtypes_are_a_bad_command_line_naming_the_known_ones(hostile, capsys):
+    from attnviz.invariance import implementation_names
+
+    assert check_main([f"{hostile}:correct", "--implementations", "nonsense"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("attnviz check: --implementations: 'nonsense' is not one of eager, ")
+    assert all(name in err for name in implementation_names()) and "sdpa" in err
+    assert check_main([f"{hostile}:correct", "--implementations", "eager,sdpa", "--dtypes", "int8"]) == 2
+    assert capsys.readouterr().err == "attnviz check: --dtypes: 'int8' is not a floating dtype\n"

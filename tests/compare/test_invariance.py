@@ -176,6 +176,10 @@ def test_unknown_checks_and_inputs_are_refused():
         attnviz.check_invariance(gpt2(), batch(), "padding")
     with pytest.raises(TypeError, match="keyword arguments"):
         attnviz.check_invariance(gpt2(), torch.ones(2, 3))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'nonsense' is not one of eager, .*sdpa"):
+        attnviz.check_invariance(gpt2(), batch(), ("implementations",), implementations=("sdpa", "nonsense"))
+    with pytest.raises(TypeError, match="not NoneType"):
+        attnviz.check_invariance(None, batch())  # type: ignore[arg-type]
 
 
 def test_checks_that_do_not_apply_are_said():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -341,6 +342,15 @@ def test_a_relative_compared_file_is_the_sessions_neighbour(tmp_path: Path) -> N
     assert load_state_file(path).compared_with == str(tmp_path / "work" / "runs" / "other.attnviz-capture")
 
 
+@pytest.mark.skipif(os.name == "nt", reason="three leading slashes are a share on Windows")
+def test_three_leading_slashes_are_a_local_path_on_posix(tmp_path: Path) -> None:
+    session = state_to_session(_compared_state(tmp_path))
+    session.model["compared_with"] = "///srv/runs/other.attnviz-capture"
+    path = tmp_path / "s.attnviz"
+    save_session(path, session)
+    assert load_state_file(path).compared_with == "///srv/runs/other.attnviz-capture"
+
+
 @pytest.mark.parametrize(
     ("key", "value", "needle"),
     [
@@ -356,6 +366,11 @@ def test_a_relative_compared_file_is_the_sessions_neighbour(tmp_path: Path) -> N
         ("compared_with", "a\0b", "expected the path of a capture file"),
         ("compared_with", "\\\\server\\share\\x.attnviz-capture", "expected the path of a capture file"),
         ("compared_with", "//server/share/x.attnviz-capture", "expected the path of a capture file"),
+        ("compared_with", "/\\server\\share\\x.attnviz-capture", "expected the path of a capture file"),
+        ("compared_with", "\\/server/share/x.attnviz-capture", "expected the path of a capture file"),
+        ("compared_with", "\\??\\UNC\\server\\share\\x.attnviz-capture", "expected the path of a capture file"),
+        ("compared_with", "\\\\?\\UNC\\server\\share\\x", "expected the path of a capture file"),
+        ("compared_with", "\\\\.\\PhysicalDrive0", "expected the path of a capture file"),
     ],
 )
 def test_a_wrong_comparison_entry_is_refused_with_one_line(

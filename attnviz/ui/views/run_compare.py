@@ -205,7 +205,9 @@ class RunCompareView(SessionView):
         self.intervention: Any = None
         self.labels: tuple[str, str] = (QT_TRANSLATE_NOOP("RunCompare", "A"), QT_TRANSLATE_NOOP("RunCompare", "B"))
         self.chosen: Focus | None = None
-        self._weights: dict[tuple[int, int], np.ndarray] = {}
+        # One head of each side at a time (side, call, head): a call's every head in float64 was
+        # gigabytes for long captures.
+        self._weights: dict[tuple[int, int, int], np.ndarray] = {}
         self.shown_count = 0
 
         layout = view_column(self)
@@ -393,7 +395,7 @@ class RunCompareView(SessionView):
         comparison = self.comparison
         if comparison is None or not comparison.calls:
             return
-        from attnviz.compare import call_weights, difference_map, elementwise_difference
+        from attnviz.compare import difference_map, elementwise_difference, head_weights
 
         table, names = difference_map(comparison)
         finite = table[np.isfinite(table)]
@@ -416,12 +418,17 @@ class RunCompareView(SessionView):
         head = min(focus.head, diff.shape_a[1] - 1)
         b = self._batch(diff.shape_a[0])
         maps: list[np.ndarray] = []
-        for side, call, index in (("a", call_a, diff.index_a), ("b", call_b, diff.index_b)):
-            key = (0 if side == "a" else 1, index)
+        wanted = [
+            (side, index, min(head, call.shape[1] - 1))
+            for side, (call, index) in enumerate(((call_a, diff.index_a), (call_b, diff.index_b)))
+        ]
+        for key in [k for k in self._weights if k not in wanted]:
+            del self._weights[key]
+        for key, call in zip(wanted, (call_a, call_b)):
             if key not in self._weights:
-                self._weights[key] = call_weights(call)
+                self._weights[key] = head_weights(call, key[2]).numpy()
             weights = self._weights[key]
-            maps.append(weights[min(b, weights.shape[0] - 1), min(head, weights.shape[1] - 1)])
+            maps.append(weights[min(b, weights.shape[0] - 1)])
         rows, cols = axis_labels(call_a.query_tokens, call_a.key_tokens, b, maps[0].shape[0], maps[0].shape[1])
         from attnviz.intervene import run_call_keep
 
