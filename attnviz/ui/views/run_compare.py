@@ -423,9 +423,9 @@ class RunCompareView(SessionView):
             weights = self._weights[key]
             maps.append(weights[min(b, weights.shape[0] - 1), min(head, weights.shape[1] - 1)])
         rows, cols = axis_labels(call_a.query_tokens, call_a.key_tokens, b, maps[0].shape[0], maps[0].shape[1])
-        from attnviz.intervene import run_call_keep
+        from attnviz.compute.call_mask import call_allowed
 
-        keeps = [run_call_keep(c)[min(b, c.shape[0] - 1), min(head, c.shape[1] - 1)] for c in (call_a, call_b)]
+        keeps = [call_allowed(c).numpy()[min(b, c.shape[0] - 1), min(head, c.shape[1] - 1)] for c in (call_a, call_b)]
         for heatmap, values, keep, label in zip((self.map_a, self.map_b), maps, keeps, self.labels):
             heatmap.set_data(values, mask=keep, row_labels=rows, col_labels=cols)
             heatmap.set_title(tr_text(label))
