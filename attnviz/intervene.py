@@ -41,7 +41,9 @@ import torch
 from .capture import Capture, CapturedCall, capture
 from .capture.patching import PATCH, InterfaceFrame
 from .capture.recorder import numbered
+from .compute.call_mask import call_allowed
 from .engine import AttentionInputError
+from .engine.mask_bound import ADDITIVE_MASKED_AT
 from .model_run import MASK_ARGUMENTS, AttentionCall, ModelRun
 from .tr import QT_TRANSLATE_NOOP, message
 
@@ -52,11 +54,9 @@ __all__ = [
     "LiveModel",
     "MaskEdit",
     "ReplaceWeights",
-    "call_keep",
     "edited_run",
     "intervene",
     "main_output",
-    "run_call_keep",
     "toggled_mask",
     "run_model",
 ]
@@ -228,34 +228,11 @@ class LiveModel:
         edits: list[Edit] = []
         for first, now in zip(self.run.calls, run.calls):
             if not _same_masks(first, now):
-                edits.append(MaskEdit(first.name, keep=torch.from_numpy(run_call_keep(now))))
+                edits.append(MaskEdit(first.name, keep=call_allowed(now)))
         for layer, head in sorted(set(ablations)):
             if self.run.has_head(layer, head):
                 edits.append(AblateHead(self.run.calls[layer].name, head))
         return edits
-
-
-def run_call_keep(call: AttentionCall) -> np.ndarray:
-    """(B, H, L_q, L_k) bool of a run's call (numpy): what each query attends, as the mask
-    language binds the call's masks (``attn_mask`` as SDPA reads it, key padding, Hugging Face's
-    ``attention_mask``, the causal flag with its alignment, a ``mask_mod``)."""
-    from .engine import MaskMod, mask_from_arguments
-
-    masks = call.masks
-    tensors = {
-        name: None if (m := getattr(masks, name)) is None else torch.from_numpy(np.asarray(m))
-        for name in MASK_ARGUMENTS
-    }
-    described = mask_from_arguments(
-        None,
-        masks.causal,
-        tensors["attn_mask"],
-        tensors["key_padding_mask"],
-        tensors["attention_mask"],
-        mask=None if masks.mask_mod is None else MaskMod(masks.mask_mod),
-    )
-    b, h, n_q, n_k = call.shape
-    return described.bind_call((b, h), n_q, n_k).full().numpy()
 
 
 def toggled_mask(run: ModelRun, layer: int, batch: int, head: int, query: int, key: int) -> ModelRun:
@@ -266,7 +243,7 @@ def toggled_mask(run: ModelRun, layer: int, batch: int, head: int, query: int, k
     call = run.calls[layer]
     masks = call.masks
     mask = masks.attn_mask
-    keep = run_call_keep(call)
+    keep = call_allowed(call).numpy()
     keep_now = bool(keep[batch, head, query, key])
     others = masks.is_causal or masks.key_padding_mask is not None or masks.attention_mask is not None
     if mask is None or others or masks.mask_mod is not None:
@@ -342,29 +319,6 @@ def _logits(output: Any) -> torch.Tensor | None:
     return value if isinstance(value, torch.Tensor) and value.dim() == 3 else None
 
 
-def call_keep(call: CapturedCall) -> torch.Tensor:
-    """(B, H, L_q, L_k) bool: which keys each query of ``call`` attended (its ``attn_mask``, key
-    padding and causal flag; a float mask's lowest values, below half the dtype's lowest, hide)."""
-    b, h, n_q, n_k = call.shape
-    keep = torch.ones(b, h, n_q, n_k, dtype=torch.bool)
-    mask = call.sdpa_attn_mask
-    if mask is not None:
-        keep &= _keep_of(mask).to(keep.device)
-    if call.key_padding_mask is not None:
-        padding = call.key_padding_mask
-        hidden = padding if padding.dtype == torch.bool else padding < torch.finfo(padding.dtype).min / 2
-        keep &= ~hidden.reshape(b, 1, 1, n_k)
-    if call.is_causal:
-        keep &= torch.ones(n_q, n_k, dtype=torch.bool).tril()
-    return keep
-
-
-def _keep_of(mask: torch.Tensor) -> torch.Tensor:
-    if mask.dtype == torch.bool:
-        return mask
-    return mask > torch.finfo(mask.dtype).min / 2
-
-
 def _resolve(ref: CallRef, names: Sequence[str]) -> str:
     if isinstance(ref, int) and not isinstance(ref, bool):
         if 0 <= ref < len(names):
@@ -395,7 +349,11 @@ class _Prepared:
 def _prepared(edit: Edit, call: CapturedCall) -> _Prepared:
     shape = call.shape
     if isinstance(edit, MaskEdit):
-        keep = call_keep(call) if edit.keep is None else _full(edit.keep, shape, edit, torch.bool)
+        keep = (
+            call_allowed(call.to_attention_call({}, check=False))
+            if edit.keep is None
+            else _full(edit.keep, shape, edit, torch.bool)
+        )
         keep = keep.clone()
         for b, h, q, k, value in edit.cells:
             try:
@@ -550,7 +508,8 @@ def _edited_mask(given: Any, keep: torch.Tensor, dtype: torch.dtype, *, keep_boo
     lowest = torch.finfo(dtype).min
     if isinstance(given, torch.Tensor) and given.dtype != torch.bool:
         values = given.to(dtype).expand(keep.shape).clone()
-        opened = keep & ~_keep_of(values)
+        # Hidden as the mask language reads an additive mask (attnviz.compute.call_mask).
+        opened = keep & (values <= ADDITIVE_MASKED_AT)
         values[opened] = 0
     else:
         values = torch.zeros(keep.shape, dtype=dtype)

@@ -45,7 +45,8 @@ import torch
 from .capture import Capture, CapturedCall, capture
 from .capture.calls import difference
 from .capture.doctor import Finding, number_ranges
-from .intervene import call_keep, main_output, run_model
+from .compute.call_mask import call_allowed
+from .intervene import main_output, run_model
 from .tr import QT_TRANSLATE_NOOP, message
 
 __all__ = [
@@ -539,7 +540,7 @@ class _Runner:
                 )
         if gap.index >= 0:
             call = padded.calls[gap.index]
-            keep = call_keep(call)
+            keep = _allowed(call)
             b = gap.batch[0]
             pos = positions[b]
             pads = torch.ones(keep.shape[-1], dtype=torch.bool)
@@ -755,10 +756,10 @@ class _Runner:
             "this call's mask in both (attnviz.compare)",
         )
         if gap.index >= 0:
-            seen = call_keep(run.calls[gap.index])
+            seen = _allowed(run.calls[gap.index])
             other = next((c for c in reference.calls if c.name == run.calls[gap.index].name), None)
-            if other is not None and call_keep(other).shape == seen.shape:
-                extra = seen & ~call_keep(other)
+            if other is not None and _allowed(other).shape == seen.shape:
+                extra = seen & ~_allowed(other)
                 n_q, n_k = seen.shape[-2:]
                 later = torch.ones(n_q, n_k, dtype=torch.bool).triu(1 + n_k - n_q)
                 if bool((extra & later).any()):
@@ -954,3 +955,9 @@ def _output_gap(ref: torch.Tensor, test: torch.Tensor, real: torch.Tensor | None
 def _finding(kind: str, gap: _Gap, cause: str) -> Finding:
     heads = gap.heads if gap.index >= 0 else ()
     return InvarianceFinding(kind, "error", gap.index, gap.name, cause, heads, gap.batch, gap.rows, gap.count)
+
+
+def _allowed(call: CapturedCall) -> torch.Tensor:
+    """(B, H, L_q, L_k) bool: what each query of a recorded call attends, read through the one
+    door from a call to the mask language (``attnviz.compute.call_mask``)."""
+    return call_allowed(call.to_attention_call({}, check=False))

@@ -182,7 +182,7 @@ def show(
         if args or inputs is None:
             raise TypeError("attnviz.show(model=model, inputs=inputs) takes the model and its inputs, nothing else")
         from attnviz.intervene import LiveModel
-        from attnviz.ui.views.run_compare import attach_live_model
+        from attnviz.ui.app.live_model import attach_live_model
 
         live = LiveModel(model, inputs, tokens=kwargs.pop("tokens", None))
         window.session.push(

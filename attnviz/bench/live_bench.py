@@ -44,8 +44,9 @@ def live_edit_times(app: QApplication, edits: int, warmup: int = 2) -> tuple[lis
     from attnviz.document import ReplaceState, State
     from attnviz.intervene import LiveModel
     from attnviz.model_run import Focus
+    from attnviz.ui.app.live_model import attach_live_model
     from attnviz.ui.app.main_window import MainWindow
-    from attnviz.ui.views.run_compare import RunCompareView, attach_live_model
+    from attnviz.ui.views.run_compare import RunCompareView
 
     model, inputs = live_model()
     win = MainWindow()
@@ -65,7 +66,8 @@ def live_edit_times(app: QApplication, edits: int, warmup: int = 2) -> tuple[lis
             start = time.perf_counter()
             # Query n-1 of batch 0 hides (then sees again) key i % (n - 1).
             view.map_b.cellClicked.emit(n - 1, (i // 2) % (n - 1), None)
-            _wait(app, lambda shown=shown: view.shown_count > shown)
+            # The comparison shown, then the chosen head's maps (computed off the GUI thread) drawn.
+            _wait(app, lambda shown=shown: view.shown_count > shown and view.maps_current)
             app.processEvents()  # the paint pass of what was drawn
             if i >= warmup:
                 times.append(time.perf_counter() - start)

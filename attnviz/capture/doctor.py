@@ -28,12 +28,12 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from ..compute.call_mask import call_mask
 from ..engine import AttentionInputError
 from ..engine.devices import DTYPES, dtype_name
 from ..engine.mask_bound import CallMask
 from ..engine.mask_findings import ARGUMENT_CONVENTIONS, inverted_padding, mask_findings
-from ..engine.mask_spec import mask_from_arguments
-from ..model_run import MASK_ARGUMENTS, AttentionCall, ModelRun
+from ..model_run import AttentionCall, ModelRun
 from ..tr import QT_TRANSLATE_NOOP, joined, message, plural
 from .doctor_paths import fidelity_problems, stack_group, weights_paths
 from .doctor_values import RowsProblem, invalid_weights, score_overflow
@@ -272,21 +272,9 @@ class _Facts:
                 self.problem = self.invalid.message
                 return None
             return np.asarray(call.weights) > 0  # NaN > 0 is False: a NaN row kept nothing
-        masks = call.masks
-        tensors = {
-            name: None if getattr(masks, name) is None else torch.tensor(np.asarray(getattr(masks, name)))
-            for name in MASK_ARGUMENTS
-        }
         try:
-            # SDPA's is_causal: top-left, whatever the call's queries and keys (the alignment finding says so).
-            described = mask_from_arguments(
-                None,
-                masks.is_causal or None,
-                tensors["attn_mask"],
-                tensors["key_padding_mask"],
-                tensors["attention_mask"],
-            )
-            self.spec = described.bind_call((b, h), n_q, n_k, dtype=self.dtype)
+            # The one reading of a call's masks (its causal flag with its recorded alignment).
+            self.spec = call_mask(call).bind_call((b, h), n_q, n_k, dtype=self.dtype)
         except AttentionInputError as exc:
             self.problem = str(exc)
             return None
@@ -787,7 +775,7 @@ def _alignment(fact: _Facts, allowed: np.ndarray, finding: _Make) -> list[Findin
     _b, _h, n_q, n_k = call.shape
     if n_q >= n_k:
         return []
-    if call.masks.is_causal:
+    if call.masks.causal == "top_left":
         text = QT_TRANSLATE_NOOP(
             "Doctor",
             "is_causal=True aligns the causal mask top-left: with {n_q} queries and {n_k} keys (a KV-cache "

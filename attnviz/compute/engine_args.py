@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from attnviz.compute.call_mask import call_mask
 from attnviz.compute.convert import tensor_view
 from attnviz.document import State
-from attnviz.model_run import MASK_ARGUMENTS, AttentionCall, HeadView, MaskArguments, head_slice
+from attnviz.model_run import AttentionCall, HeadView, MaskArguments, head_slice
 
 if TYPE_CHECKING:
     from attnviz.engine import Mask
@@ -58,22 +59,11 @@ def state_mask(
 
     s = state.settings
     masks = view.masks if masks is None else masks
-    tensors: dict[str, Any] = {name: None for name in MASK_ARGUMENTS}
-    if masks is not None:
-        tensors = {name: None if (m := getattr(masks, name)) is None else tensor_view(m) for name in MASK_ARGUMENTS}
     lens = state.valid_lens(view) if lengths else None
     documents = state.documents_for(view)
-    given = mask_from_arguments(
-        None if lens is None else tensor_view(lens),
-        view.causal if causal else None,
-        tensors["attn_mask"],
-        tensors["key_padding_mask"],
-        tensors["attention_mask"],
-    )
-    if masks is not None and masks.mask_mod is not None:
-        from attnviz.engine import MaskMod
-
-        given = AllOf((given, MaskMod(masks.mask_mod)))
+    given: list[Mask] = [call_mask(view.call, MaskArguments() if masks is None else masks, causal=causal)]
+    if lens is not None:
+        given.append(mask_from_arguments(tensor_view(lens)))
     context = context_masks(
         view.causal or "top_left",
         window=s.window or None,
@@ -82,7 +72,7 @@ def state_mask(
         prefix=s.prefix or None,
         chunk=s.chunk or None,
     )
-    return AllOf((given, *context))
+    return AllOf((*given, *context))
 
 
 def scale_kwargs(state: State, scale: float | None) -> dict[str, Any]:

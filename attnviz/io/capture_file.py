@@ -37,6 +37,7 @@ from attnviz.io import _json
 from attnviz.io._atomic import atomic_write
 from attnviz.io._limits import Budget, label_lists, regular_file_size
 from attnviz.io._safetensors import _DTYPES, safetensors_code
+from attnviz.io.call_fields import call_field_error, checked_call_fields
 from attnviz.io.errors import CaptureFileError, cannot_write, refusals
 from attnviz.io.storable import storable
 from attnviz.model_run import (
@@ -506,9 +507,11 @@ def _parse_call(
     fail = layout.budget.fail
     where_call = message(QT_TRANSLATE_NOOP("FileErrors", "call {index}"), index=index)
     _only_keys(raw, _CALL_KEYS | (_CALL_KEYS_2 if version >= 2 else set()), where_call, layout.budget)
-    name = raw.get("name")
-    if not isinstance(name, str) or not name:
-        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has no name for call {index}"), index=index))
+    try:
+        fields = checked_call_fields(raw, index)
+    except ValueError as exc:
+        raise fail(exception_message(exc)) from None
+    name = fields["name"]
     arrays = raw.get("arrays")
     if not isinstance(arrays, dict):
         raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has no array list for call '{name}'"), name=name))
@@ -530,34 +533,12 @@ def _parse_call(
         for role in (*ARRAY_ROLES, *sorted(term_arrays))
         if role in arrays
     }
-    is_causal = raw.get("is_causal", False)
-    scale = raw.get("scale")
-    fidelity = raw.get("fidelity")
-    note = raw.get("note", "")
     dtype = raw.get("dtype")
-    scale_value = _json.whole_or_float(scale)
-    fidelity_value = _json.fidelity_from_json(fidelity)
-    problem = None
-    if not isinstance(is_causal, bool):
-        problem = "is_causal"
-    elif scale is not None and (scale_value is None or scale_value <= 0):
-        problem = "scale"
-    elif fidelity is not None and (fidelity_value is None or fidelity_value < 0):
-        problem = "fidelity"
-    elif not isinstance(note, str):
-        problem = "note"
-    elif dtype is not None and dtype not in catalog.DTYPE_OPTIONS:
-        problem = "dtype"
-    if problem is not None:
-        raise fail(
-            message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid '{key}' in call '{name}'"), key=problem, name=name)
-        )
+    if dtype is not None and dtype not in catalog.DTYPE_OPTIONS:
+        expected = QT_TRANSLATE_NOOP("FileErrors", "null or a dtype attnviz knows")
+        raise fail(exception_message(call_field_error(index, "dtype", dtype, expected)))
     fields = {
-        "name": name,
-        "is_causal": is_causal,
-        "scale": scale_value,
-        "fidelity": fidelity_value,
-        "note": note,
+        **fields,
         "dtype": dtype,
         "terms": terms,
         "path": _path_of(raw.get("path"), name, layout.budget),

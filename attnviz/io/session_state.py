@@ -38,8 +38,9 @@ from typing import Any, get_args
 import numpy as np
 
 from attnviz.document import State
-from attnviz.io._json import INFINITE_FIDELITY, fidelity_from_json, fidelity_to_json, whole_or_float
+from attnviz.io._json import INFINITE_FIDELITY, fidelity_to_json
 from attnviz.io._limits import Budget, label_lists
+from attnviz.io.call_fields import checked_call_fields
 from attnviz.io.errors import SessionFileError, refusals
 from attnviz.io.input_checks import as_lengths, as_tensor, check_qkv
 from attnviz.io.paths import network_path
@@ -458,32 +459,8 @@ def _call_fields(info: Any, index: int) -> dict[str, Any]:
             )
         )
 
-    def wrong(key: str, expected: str) -> ValueError:
-        return ValueError(
-            message(
-                QT_TRANSLATE_NOOP("FileErrors", "call {index}: '{key}' is {value}; expected {expected}"),
-                index=index,
-                key=key,
-                value=shown_value(info.get(key)),
-                expected=expected,
-            )
-        )
-
-    name, is_causal, note = info.get("name"), info.get("is_causal", False), info.get("note", "")
-    scale, fidelity = info.get("scale"), info.get("fidelity")
-    scale_value = whole_or_float(scale)
-    fidelity_value = fidelity_from_json(fidelity)
+    fields = checked_call_fields(info, index)
     alignment = info.get("causal_alignment", "top_left")
-    if not isinstance(name, str) or not name:
-        raise wrong("name", QT_TRANSLATE_NOOP("FileErrors", "a non-empty string"))
-    if not isinstance(is_causal, bool):
-        raise wrong("is_causal", QT_TRANSLATE_NOOP("FileErrors", "true or false"))
-    if scale is not None and (scale_value is None or scale_value <= 0):
-        raise wrong("scale", QT_TRANSLATE_NOOP("FileErrors", "null or a number > 0"))
-    if fidelity is not None and (fidelity_value is None or fidelity_value < 0):
-        raise wrong("fidelity", QT_TRANSLATE_NOOP("FileErrors", 'null, "inf" or a number >= 0'))
-    if not isinstance(note, str):
-        raise wrong("note", QT_TRANSLATE_NOOP("FileErrors", "a string"))
     if alignment not in CAUSAL_ALIGNMENTS:
         raise ValueError(
             message(
@@ -492,14 +469,7 @@ def _call_fields(info: Any, index: int) -> dict[str, Any]:
                 choices=", ".join(CAUSAL_ALIGNMENTS),
             )
         )
-    return {
-        "name": name,
-        "is_causal": is_causal,
-        "causal_alignment": alignment,
-        "scale": scale_value,
-        "fidelity": fidelity_value,
-        "note": note,
-    }
+    return {**fields, "causal_alignment": alignment}
 
 
 def _head_of(run: ModelRun, layer: int, head: int, missing: str) -> tuple[int, int]:

@@ -2344,8 +2344,8 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>na chamada {index}</translation>
     </message>
     <message>
-        <source>has no name for call {index}</source>
-        <translation>não tem nome para a chamada {index}</translation>
+        <source>null or a dtype attnviz knows</source>
+        <translation>null ou um dtype que o attnviz conhece</translation>
     </message>
     <message>
         <source>has no array list for call &apos;{name}&apos;</source>
@@ -2362,10 +2362,6 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>array &apos;{array}&apos; of call &apos;{name}&apos;</source>
         <translation>o array &apos;{array}&apos; da chamada &apos;{name}&apos;</translation>
-    </message>
-    <message>
-        <source>has an invalid &apos;{key}&apos; in call &apos;{name}&apos;</source>
-        <translation>tem um &apos;{key}&apos; inválido na chamada &apos;{name}&apos;</translation>
     </message>
     <message>
         <source>has an invalid &apos;terms&apos; in call &apos;{name}&apos;</source>

@@ -8,8 +8,9 @@ import torch
 from torch import nn
 
 import attnviz
+from attnviz.compute.call_mask import call_allowed
 from attnviz.engine import AttentionInputError
-from attnviz.intervene import AblateHead, MaskEdit, ReplaceWeights, call_keep
+from attnviz.intervene import AblateHead, MaskEdit, ReplaceWeights
 
 from .models import batch, bert, gpt2, llama
 
@@ -52,7 +53,7 @@ def test_a_mask_edit_changes_only_the_rows_it_touches(implementation):
     rows = result.difference.abs().amax(dim=-1)
     assert rows[0, 5] > 1e-4 and float(rows[0, :5].max()) < 1e-5 and float(rows[1:].max()) < 1e-5
     # What the edited call ran with: key 0 hidden from query 5.
-    keep = call_keep(result.after_capture.calls[0])
+    keep = call_allowed(result.after_capture.calls[0].to_attention_call({}, check=False))
     assert not keep[0, :, 5, 0].any() and keep[0, :, 5, 1:].all()
 
 
@@ -127,7 +128,7 @@ def test_a_float_mask_is_toggled_in_its_own_form():
 def test_a_run_calls_keep_mask_binds_every_mask_it_has_and_a_flip_changes_one_cell():
     """Hugging Face's attention_mask and a bottom-right causal flag (a KV-cache step) are masks
     too: the keep mask a flipped cell edits is what the engine masks, and only that cell changes."""
-    from attnviz.intervene import run_call_keep, toggled_mask
+    from attnviz.intervene import toggled_mask
     from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
 
     rng = np.random.default_rng(0)
@@ -137,12 +138,12 @@ def test_a_run_calls_keep_mask_binds_every_mask_it_has_and_a_flip_changes_one_ce
     padding = np.array([[1, 1, 1, 1, 1], [0, 1, 1, 1, 1]])  # left padding of element 1
     masks = MaskArguments(attention_mask=padding, is_causal=True, causal_alignment="bottom_right")
     run = ModelRun((AttentionCall("layers.0.attn", q, k, v, masks),), source="capture")
-    keep = run_call_keep(run.calls[0])
+    keep = call_allowed(run.calls[0]).numpy()
     causal = np.tril(np.ones((n_q, n_k), bool), k=n_k - n_q)  # bottom-right: the last query sees every key
     expected = causal[None, None] & padding.astype(bool)[:, None, None, :]
     np.testing.assert_array_equal(keep, np.broadcast_to(expected, (b, h, n_q, n_k)))
     flipped = toggled_mask(run, 0, 1, 1, 2, 0)  # element 1's padding key 0, for its last query
-    after = run_call_keep(flipped.calls[0])
+    after = call_allowed(flipped.calls[0]).numpy()
     # The heads share the mask: the cell flips for each of them, and nothing else changes.
     changed = np.argwhere(after != keep)
     assert changed.tolist() == [[1, 0, 2, 0], [1, 1, 2, 0]] and after[1, :, 2, 0].all()

@@ -17,7 +17,8 @@ def _live_window(qtbot, model, inputs):
     window = attnviz.show(model=model, inputs=inputs, block=False)
     qtbot.addWidget(window)
     wait_current(qtbot, window)
-    from attnviz.ui.views.run_compare import RunCompareView, live_controller
+    from attnviz.ui.app.live_model import live_controller
+    from attnviz.ui.views.run_compare import RunCompareView
 
     view = window.run_compare_dock.view()
     assert isinstance(view, RunCompareView)
@@ -206,28 +207,29 @@ def test_a_session_keeps_the_compared_file_and_says_when_it_is_gone(qtbot, tmp_p
 
 
 def test_a_live_model_goes_with_its_session(qtbot):
-    """The registry of live models holds a session weakly: nothing it keeps (the controller, the
-    model) holds the session back, and a new model attached replaces the old one."""
+    """A session keeps its live model as a child: nothing it keeps (the controller, the model)
+    holds the session back, and a new model attached replaces the old one."""
     import gc
     import weakref
 
+    from attnviz.ui.app.live_model import attach_live_model, live_controller
     from attnviz.ui.app.session import AppSession
-    from attnviz.ui.views.run_compare import _LIVE, attach_live_model, live_controller
 
     class Live:
         run = None
 
-    before = len(_LIVE.controllers)  # other tests' windows may still be open
     session = AppSession()
+    assert live_controller(session) is None
     first = attach_live_model(session, Live())
     second = attach_live_model(session, Live())
     assert live_controller(session) is second and second.session is session
     qtbot.waitUntil(lambda: not _alive(first), timeout=5000)  # the replaced one is deleted
     gone = weakref.ref(session)
+    model = weakref.ref(second.live)
     session.shutdown()
     del session, second
     gc.collect()
-    assert gone() is None and len(_LIVE.controllers) <= before
+    assert gone() is None and model() is None
 
 
 def _alive(obj) -> bool:  # noqa: ANN001

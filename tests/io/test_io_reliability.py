@@ -131,7 +131,7 @@ def test_an_integer_too_large_for_a_float_is_an_invalid_scale(tmp_path: Path) ->
     path = tmp_path / "scale.attnviz-capture"
     save_capture(path, small_run())
     rewrite_capture_header(path, lambda text: text.replace('"scale":null', '"scale":' + "9" * 400))
-    with pytest.raises(CaptureFileError, match="invalid 'scale' in call 'layer 0'"):
+    with pytest.raises(CaptureFileError, match="call 0: 'scale' is .*; expected null or a number > 0"):
         load_capture(path)
 
 

@@ -21,6 +21,7 @@ from attnviz.compute.attention import padded_query_rows
 from attnviz.compute.axes import axis_labels, token_of
 from attnviz.compute.heads import HeadsData, heads_on_show
 from attnviz.ui.app.host import Host, ToolPanel
+from attnviz.ui.app.live_model import live_controller
 from attnviz.ui.app.results_panel import weight_levels
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.app.view_base import SessionView, message_label, scrolled_grid, titled_row, view_column
@@ -152,8 +153,6 @@ class HeadsView(SessionView):
             self._session.set_focus(heads.layer, head)
 
     def _toggle_ablation(self) -> None:
-        from attnviz.ui.views.run_compare import live_controller
-
         controller = live_controller(self._session)
         if controller is not None:
             controller.toggle_ablation(*self._session.selection.focus)
@@ -247,8 +246,6 @@ class HeadsView(SessionView):
         else:
             self._show_message(None)
         self.scale_label.setText(translate("HeadsView", "one colour scale for every head"))
-        from attnviz.ui.views.run_compare import live_controller
-
         controller = live_controller(self._session)
         self.ablate_button.setVisible(controller is not None)
         if controller is not None:

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import math
 import os
-import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QPushButton, QWidget
 
 from attnviz.compute.axes import axis_labels
@@ -31,6 +30,7 @@ from attnviz.document import ReplaceState
 from attnviz.model_run import Focus, ModelRun
 from attnviz.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
+from attnviz.ui.app.live_model import live_controller, live_models
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.app.view_base import SessionView, titled_row, view_column
 from attnviz.ui.heatmap import HeatmapWidget
@@ -39,94 +39,7 @@ from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.labels import WrappedStatusLabel, mark_error_label
 from attnviz.ui.views.docks import DOCKS, RUN_COMPARE_DOCK
 
-__all__ = [
-    "RUN_COMPARE_DOCK",
-    "Compared",
-    "LiveController",
-    "RunCompareView",
-    "attach_live_model",
-    "install_run_compare",
-    "live_controller",
-]
-
-# ---------------------------------------------------------------------- the live model
-
-
-class LiveController(QObject):
-    """A live model beside a session. The window's edits of its run are edits of the document
-    like any other (undone, saved in a session): mask cells in the run's masks, ablated heads in
-    ``State.ablated_heads``; the comparison view runs the model again with them."""
-
-    def __init__(self, session: AppSession, live: Any) -> None:
-        super().__init__(session)
-        self.live = live
-
-    @property
-    def session(self) -> AppSession:
-        # The parent, not an attribute: the registry's weak key (the session) must not be held
-        # by its own value, or a session and its model would live as long as the program.
-        session = self.parent()
-        assert isinstance(session, AppSession)
-        return session
-
-    def is_ablated(self, layer: int, head: int) -> bool:
-        return (layer, head) in self.session.document.state.ablated_heads
-
-    def toggle_ablation(self, layer: int, head: int) -> None:
-        """Ablate (or restore) ``head`` of call ``layer``: an undoable edit."""
-        state = self.session.document.state
-        ablated = (layer, head) in state.ablated_heads
-        text = (
-            QT_TRANSLATE_NOOP("RunCompare", "Restore an ablated head")
-            if ablated
-            else QT_TRANSLATE_NOOP("RunCompare", "Ablate a head")
-        )
-        heads = state.ablated_heads ^ {(layer, head)}
-        self.session.push(ReplaceState(replace(state, ablated_heads=heads), text, Focus(layer, head)))
-
-    def toggle_mask_cell(self, layer: int, batch: int, head: int, query: int, key: int) -> None:
-        """Flip one mask cell of call ``layer`` in the run on show: an undoable edit."""
-        from attnviz.intervene import toggled_mask
-
-        state = self.session.document.state
-        run = toggled_mask(state.run, layer, batch, head, query, key)
-        self.session.push(
-            ReplaceState(
-                replace(state, run=run),
-                QT_TRANSLATE_NOOP("RunCompare", "Flip a mask cell"),
-                Focus(layer, head),
-            )
-        )
-
-
-class _LiveModels(QObject):
-    """The live model kept beside each session; ``attached`` tells a comparison view already
-    built that its session has one now."""
-
-    attached = Signal(object)  # the session
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.controllers: weakref.WeakKeyDictionary[AppSession, LiveController] = weakref.WeakKeyDictionary()
-
-
-_LIVE = _LiveModels()
-
-
-def attach_live_model(session: AppSession, live: Any) -> LiveController:
-    """Keep ``live`` (an ``attnviz.intervene.LiveModel``) beside ``session``: edits re-run it."""
-    old = _LIVE.controllers.get(session)
-    if old is not None:
-        old.deleteLater()  # its model goes with it
-    controller = _LIVE.controllers[session] = LiveController(session, live)
-    _LIVE.attached.emit(session)
-    return controller
-
-
-def live_controller(session: AppSession) -> LiveController | None:
-    """The live model kept beside ``session``, if any."""
-    return _LIVE.controllers.get(session)
-
+__all__ = ["RUN_COMPARE_DOCK", "Compared", "HeadMaps", "RunCompareView", "install_run_compare"]
 
 # ---------------------------------------------------------------------- the work, off the GUI thread
 
@@ -192,6 +105,62 @@ def _compare(state: Any, live: Any, captures: _Captures) -> Compared | None:
         return Compared(error=f"{type(exc).__name__}: {exc}")
 
 
+@dataclass(frozen=True)
+class HeadMaps:
+    """One head's maps of a comparison, computed off the GUI thread: the two runs' weights
+    (``a``, ``b``: (L_q, L_k)), what each query attends in each (``keep_a``, ``keep_b``), their
+    difference (``gap``, None for maps of different shapes) and what they are of (``of``:
+    the comparison, call, head and batch element asked for)."""
+
+    of: tuple[Any, int, int, int]
+    a: np.ndarray
+    b: np.ndarray
+    keep_a: np.ndarray
+    keep_b: np.ndarray
+    gap: np.ndarray | None
+
+
+class _Weights:
+    """The heads' weights of the comparison last drawn, computed once each, one head at a time
+    (a call's every head in float64 was gigabytes for long captures). Used on the maps' own
+    thread only."""
+
+    def __init__(self) -> None:
+        self._of: Any = None
+        self._weights: dict[tuple[int, int, int], np.ndarray] = {}
+
+    def of(self, comparison: Any, side: int, index: int, call: Any, head: int) -> np.ndarray:
+        """(B, L_q, L_k) weights of head ``head`` of ``call``, side ``side`` of ``comparison``."""
+        from attnviz.compare import head_weights
+
+        if comparison is not self._of:
+            self._of, self._weights = comparison, {}
+        key = (side, index, head)
+        if key not in self._weights:
+            # Only the heads on show are kept: another head of the same call is computed anew.
+            self._weights = {k: v for k, v in self._weights.items() if k[0] != side}
+            self._weights[key] = np.asarray(head_weights(call, head))
+        return self._weights[key]
+
+
+def _head_maps(comparison: Any, layer: int, head: int, batch: int, weights: _Weights) -> HeadMaps:
+    """Call ``layer``'s head ``head`` (batch element ``batch``) in both runs of ``comparison``."""
+    from attnviz.compare import elementwise_difference
+    from attnviz.compute.call_mask import call_allowed
+
+    diff = comparison.calls[layer]
+    sides = ((0, comparison.a.calls[diff.index_a], diff.index_a), (1, comparison.b.calls[diff.index_b], diff.index_b))
+    maps, keeps = [], []
+    for side, call, index in sides:
+        w = weights.of(comparison, side, index, call, min(head, call.shape[1] - 1))
+        maps.append(w[min(batch, w.shape[0] - 1)])
+        keep = call_allowed(call).numpy()
+        keeps.append(keep[min(batch, keep.shape[0] - 1), min(head, keep.shape[1] - 1)])
+    # As the overview counts it: NaN in both runs is no difference, in one of them infinite.
+    gap = elementwise_difference(maps[1], maps[0]) if maps[0].shape == maps[1].shape else None
+    return HeadMaps((comparison, layer, head, batch), maps[0], maps[1], keeps[0], keeps[1], gap)
+
+
 # ---------------------------------------------------------------------- the view
 
 
@@ -205,9 +174,7 @@ class RunCompareView(SessionView):
         self.intervention: Any = None
         self.labels: tuple[str, str] = (QT_TRANSLATE_NOOP("RunCompare", "A"), QT_TRANSLATE_NOOP("RunCompare", "B"))
         self.chosen: Focus | None = None
-        # One head of each side at a time (side, call, head): a call's every head in float64 was
-        # gigabytes for long captures.
-        self._weights: dict[tuple[int, int, int], np.ndarray] = {}
+        self.maps: HeadMaps | None = None
         self.shown_count = 0
 
         layout = view_column(self)
@@ -267,15 +234,21 @@ class RunCompareView(SessionView):
         self.compared.on_result(self.show_compared)
         self.compared.on_failure(self._failed)
         self.compared.busyChanged.connect(self._busy)
-        _LIVE.attached.connect(self._attached)
+        live_models(session).attached.connect(self.compared.request)
+
+        weights = _Weights()
+
+        def head_maps(job: Job[tuple[Any, int, int, int] | None]) -> HeadMaps | None:
+            return None if job.params is None else _head_maps(*job.params, weights)
+
+        # The chosen head's weights and masks (torch): never on the GUI thread, asked for by draw().
+        self.head_maps = self.while_shown(session.register("run comparison maps", head_maps, auto=False))
+        self.head_maps.on_result(self._show_maps)
+        self.head_maps.on_failure(self._failed)
         self.retranslate()
         self.request_draw()
 
     # ------------------------------------------------------------------ sources
-
-    def _attached(self, session: AppSession) -> None:
-        if session is self.session:
-            self.compared.request()
 
     def choose_file(self) -> None:
         """Ask for a capture file and compare the run on show with it."""
@@ -324,9 +297,17 @@ class RunCompareView(SessionView):
 
     def set_comparison(self, comparison: Any) -> None:
         self.comparison = comparison
-        self._weights.clear()
         self._show_message(None)
         self.shown_count += 1
+        self.request_draw()
+
+    @property
+    def maps_current(self) -> bool:
+        """Whether the chosen head's maps drawn are of the comparison on show."""
+        return self.maps is not None and self.comparison is not None and self.maps.of[0] is self.comparison
+
+    def _show_maps(self, maps: HeadMaps | None) -> None:
+        self.maps = maps
         self.request_draw()
 
     def _failed(self, error: str) -> None:
@@ -395,7 +376,7 @@ class RunCompareView(SessionView):
         comparison = self.comparison
         if comparison is None or not comparison.calls:
             return
-        from attnviz.compare import difference_map, elementwise_difference, head_weights
+        from attnviz.compare import difference_map
 
         table, names = difference_map(comparison)
         finite = table[np.isfinite(table)]
@@ -414,41 +395,30 @@ class RunCompareView(SessionView):
         if focus.layer >= len(comparison.calls):
             return
         diff = comparison.calls[focus.layer]
-        call_a, call_b = comparison.a.calls[diff.index_a], comparison.b.calls[diff.index_b]
+        call_a = comparison.a.calls[diff.index_a]
         head = min(focus.head, diff.shape_a[1] - 1)
         b = self._batch(diff.shape_a[0])
-        maps: list[np.ndarray] = []
-        wanted = [
-            (side, index, min(head, call.shape[1] - 1))
-            for side, (call, index) in enumerate(((call_a, diff.index_a), (call_b, diff.index_b)))
-        ]
-        for key in [k for k in self._weights if k not in wanted]:
-            del self._weights[key]
-        for key, call in zip(wanted, (call_a, call_b)):
-            if key not in self._weights:
-                self._weights[key] = head_weights(call, key[2]).numpy()
-            weights = self._weights[key]
-            maps.append(weights[min(b, weights.shape[0] - 1)])
-        rows, cols = axis_labels(call_a.query_tokens, call_a.key_tokens, b, maps[0].shape[0], maps[0].shape[1])
-        from attnviz.intervene import run_call_keep
-
-        keeps = [run_call_keep(c)[min(b, c.shape[0] - 1), min(head, c.shape[1] - 1)] for c in (call_a, call_b)]
-        for heatmap, values, keep, label in zip((self.map_a, self.map_b), maps, keeps, self.labels):
-            heatmap.set_data(values, mask=keep, row_labels=rows, col_labels=cols)
-            heatmap.set_title(tr_text(label))
-        if maps[0].shape == maps[1].shape:
-            # As the overview counts it: NaN in both runs is no difference, in one of them infinite
-            # (drawn at the top of the scale, and said in the title).
-            gap = elementwise_difference(maps[1], maps[0])
-            finite = gap[np.isfinite(gap)]
-            top = float(finite.max()) if finite.size else 0.0
-            self.map_diff.set_data(
-                np.minimum(gap, top), levels=(0.0, max(top, 1e-12)), row_labels=rows, col_labels=cols
-            )
-            largest = math.inf if np.isinf(gap).any() else top
-            self.map_diff.set_title(
-                translate("RunCompare", "difference, up to {value}").format(value=format_number(largest))
-            )
+        maps = self.maps
+        if maps is None or maps.of[0] is not comparison or maps.of[1:] != (focus.layer, head, b):
+            self.head_maps.request((comparison, focus.layer, head, b))
+        else:
+            rows, cols = axis_labels(call_a.query_tokens, call_a.key_tokens, b, maps.a.shape[0], maps.a.shape[1])
+            for heatmap, values, keep, label in zip(
+                (self.map_a, self.map_b), (maps.a, maps.b), (maps.keep_a, maps.keep_b), self.labels
+            ):
+                heatmap.set_data(values, mask=keep, row_labels=rows, col_labels=cols)
+                heatmap.set_title(tr_text(label))
+            if maps.gap is not None:
+                # Drawn at the top of the scale where infinite (NaN in one run), and said in the title.
+                finite = maps.gap[np.isfinite(maps.gap)]
+                top = float(finite.max()) if finite.size else 0.0
+                self.map_diff.set_data(
+                    np.minimum(maps.gap, top), levels=(0.0, max(top, 1e-12)), row_labels=rows, col_labels=cols
+                )
+                largest = math.inf if np.isinf(maps.gap).any() else top
+                self.map_diff.set_title(
+                    translate("RunCompare", "difference, up to {value}").format(value=format_number(largest))
+                )
         worst = ", ".join(f"{c.index_a} {c.name} ({format_number(c.max_weight_diff)})" for c in comparison.worst(3))
         lines = [
             translate(
