@@ -42,11 +42,12 @@ from .capture import Capture, CapturedCall, capture
 from .capture.calls import difference
 from .capture.doctor import Finding, number_ranges
 from .intervene import call_keep, main_output, run_model
+from .invariance_causes import active_dropout, computation_difference, listed, same_keep, step_inputs_differ
 from .tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["CHECKS", "Findings", "InvarianceFinding", "check_invariance"]
 
-CHECKS = ("padding", "kv_cache", "implementations", "dtype")
+CHECKS = ("determinism", "padding", "kv_cache", "implementations", "dtype")
 #: float32 runs of one model on other batch shapes, kernels or cache layouts agree to ~1e-6.
 DEFAULT_TOLERANCE = 1e-4
 _SEQUENCE_KEYS = ("input_ids", "attention_mask", "token_type_ids", "position_ids", "inputs_embeds")
@@ -109,7 +110,27 @@ def check_invariance(
     inputs = dict(inputs)
     out = Findings()
     runner = _Runner(model, inputs, tol, pad_token_id)
+    # Two identical runs first, whatever was asked: a model whose runs differ by themselves would
+    # have every other check blame padding, caches or paths for its noise.
+    noise = runner.check_determinism()
+    if noise is not None:
+        out.append(noise)
+        rest = [c for c in checks if c != "determinism"]
+        if rest:
+            out.notes.append(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Invariance",
+                        "{checks}: not checked (two identical runs of the model differ: every difference would be "
+                        "that noise)",
+                    ),
+                    checks=", ".join(rest),
+                )
+            )
+        return out
     for check in checks:
+        if check == "determinism":
+            continue
         if check == "dtype":
             found, note = runner.check_dtype(dtypes)
         elif check == "implementations":
@@ -257,6 +278,48 @@ class _Runner:
 
     def _accepts(self, name: str) -> bool:
         return name in self.parameters or "kwargs" in self.parameters
+
+    # ------------------------------------------------------------------------- determinism
+
+    def check_determinism(self) -> Finding | None:
+        """Two identical runs under capture: None when they agree, else the error naming why."""
+        first, second = _run(self.model, self.inputs), _run(self.model, self.inputs)
+
+        def align(ref: torch.Tensor, test: torch.Tensor, what: str) -> list[_Aligned]:
+            if ref.shape != test.shape or ref.dim() < 3:
+                return []
+            return [_Aligned(b, ref[b], test[b], list(range(test.shape[-2]))) for b in range(test.shape[0])]
+
+        gap = _first_gap(first, second, align, self.tol) or _output_gap(first.output, second.output, None, self.tol)
+        if gap is None:
+            return None
+        dropout = active_dropout(self.model, second.calls)
+        if dropout:
+            text = message(
+                QT_TRANSLATE_NOOP(
+                    "Invariance",
+                    "two identical runs give different attention (largest difference {largest:.3g}): the model is in "
+                    "training mode and dropout is active in {modules}, so its attention is random; call model.eval() "
+                    "before inference (the other checks were not run: they would blame this noise on padding, caches "
+                    "or paths)",
+                ),
+                largest=gap.largest,
+                modules=listed(dropout),
+            )
+        else:
+            text = message(
+                QT_TRANSLATE_NOOP(
+                    "Invariance",
+                    "two identical runs give different results (largest difference {largest:.3g}) though no dropout "
+                    "is active{training}: something random or stateful runs (sampling, a non-deterministic kernel, "
+                    "state kept between calls); the other checks were not run",
+                ),
+                largest=gap.largest,
+                training=QT_TRANSLATE_NOOP("Invariance", " (the model is in training mode)")
+                if self.model.training
+                else "",
+            )
+        return _finding("determinism", gap, text)
 
     # ------------------------------------------------------------------------- padding
 
@@ -496,7 +559,8 @@ class _Runner:
                 if gap is None:
                     gap = self._step_output_gap(full, step, start, stop, real_rows)
                 if gap is not None:
-                    findings.append(_finding("kv_cache", gap, self._kv_cause(step, gap, stop - start)))
+                    cause = self._kv_cause(step, gap, stop - start, full, start, real_rows)
+                    findings.append(_finding("kv_cache", gap, cause))
                     break
         return findings, None
 
@@ -552,39 +616,112 @@ class _Runner:
                 pieces.append(_Aligned(b, r.unsqueeze(0), t.unsqueeze(0), rows))
         return _gap(-1, "", pieces, self.tol)
 
-    @staticmethod
-    def _kv_cause(step: _Run, gap: _Gap, tokens: int) -> str:
-        if gap.index >= 0:
-            call = step.calls[gap.index]
-            n_q, n_k = call.shape[2], call.shape[3]
-            if call.is_causal and n_q != n_k:
-                return message(
-                    QT_TRANSLATE_NOOP(
-                        "Invariance",
-                        "a cached step of {tokens} token(s) differs from the full forward: is_causal=True aligns the "
-                        "causal mask top-left when the {queries} queries are fewer than the {keys} keys (SDPA), so "
-                        "the new tokens cannot see the cached past; pass a mask aligned bottom-right instead",
-                    ),
-                    tokens=tokens,
-                    queries=n_q,
-                    keys=n_k,
-                )
+    def _kv_cause(self, step: _Run, gap: _Gap, tokens: int, full: _Run, start: int, real: torch.Tensor) -> str:
+        if gap.index < 0:
             return message(
                 QT_TRANSLATE_NOOP(
                     "Invariance",
-                    "a cached step of {tokens} token(s) attends differently from the full forward: its mask hides "
-                    "cached keys or shows later ones; build the step's mask over the cache's length, aligned "
-                    "bottom-right",
+                    "a cached step of {tokens} token(s) gives another output than the full forward, though every "
+                    "attention call agrees: look at the positions (cache_position, position_ids) of the step",
                 ),
                 tokens=tokens,
+            )
+        call = step.calls[gap.index]
+        partner = next((c for c in full.calls if c.name == call.name), None)
+        moved = None if partner is None else step_inputs_differ(call, partner, start, start + tokens, real)
+        if moved is not None and max(moved) > self.tol:
+            return self._positions_cause(call, partner, moved, tokens, start, real)
+        ruled_out = (
+            QT_TRANSLATE_NOOP(
+                "Invariance",
+                " (positions ruled out: the step's queries and keys equal the full forward's at the same positions)",
+            )
+            if moved is not None
+            else ""
+        )
+        n_q, n_k = call.shape[2], call.shape[3]
+        if call.is_causal and n_q != n_k:
+            return message(
+                QT_TRANSLATE_NOOP(
+                    "Invariance",
+                    "a cached step of {tokens} token(s) differs from the full forward: is_causal=True aligns the "
+                    "causal mask top-left when the {queries} queries are fewer than the {keys} keys (SDPA), so "
+                    "the new tokens cannot see the cached past; pass a mask aligned bottom-right instead{ruled_out}",
+                ),
+                tokens=tokens,
+                queries=n_q,
+                keys=n_k,
+                ruled_out=ruled_out,
             )
         return message(
             QT_TRANSLATE_NOOP(
                 "Invariance",
-                "a cached step of {tokens} token(s) gives another output than the full forward, though every "
-                "attention call agrees: look at the positions (cache_position, position_ids) of the step",
+                "a cached step of {tokens} token(s) attends differently from the full forward: its mask hides "
+                "cached keys or shows later ones; build the step's mask over the cache's length, aligned "
+                "bottom-right{ruled_out}",
             ),
             tokens=tokens,
+            ruled_out=ruled_out,
+        )
+
+    def _positions_cause(
+        self,
+        call: CapturedCall,
+        partner: CapturedCall | None,
+        moved: tuple[float, float],
+        tokens: int,
+        start: int,
+        real: torch.Tensor,
+    ) -> str:
+        """The step's queries or keys differ from the full forward's at the same positions: the
+        positions are at fault; whether its mask was also right is said (ruled out, or not)."""
+        rows = real[:, start : start + tokens]
+        mask_same = None
+        if partner is not None:
+            try:
+                keep_step, keep_full = call_keep(call), call_keep(partner)[..., start : start + tokens, :]
+                if keep_step.shape[-1] <= keep_full.shape[-1]:
+                    keep_full = keep_full[..., : keep_step.shape[-1]]
+                    # A step's mask is read bottom-right even when it came as is_causal (top-left).
+                    if call.is_causal and keep_step.shape[-2] < keep_step.shape[-1]:
+                        mask_same = None
+                    elif keep_step.shape == keep_full.shape:
+                        pick = rows[:, None, :, None]
+                        mask_same = bool(((keep_step == keep_full) | ~pick).all())
+            except Exception:  # noqa: BLE001 - a mask attnviz cannot read says nothing here
+                mask_same = None
+        which = (
+            QT_TRANSLATE_NOOP("Invariance", "queries and keys")
+            if min(moved) > self.tol
+            else (
+                QT_TRANSLATE_NOOP("Invariance", "queries")
+                if moved[0] > self.tol
+                else QT_TRANSLATE_NOOP("Invariance", "keys")
+            )
+        )
+        mask_text = {
+            True: QT_TRANSLATE_NOOP(
+                "Invariance",
+                "the mask was ruled out: the step's mask lets through the same keys as the full forward's on these "
+                "rows",
+            ),
+            False: QT_TRANSLATE_NOOP("Invariance", "the step's mask differs from the full forward's too"),
+            None: QT_TRANSLATE_NOOP("Invariance", "with other queries and keys, its weights differ whatever the mask"),
+        }[mask_same]
+        return message(
+            QT_TRANSLATE_NOOP(
+                "Invariance",
+                "a cached step of {tokens} token(s) has other {which} than the full forward at the same positions "
+                "(largest relative difference {largest:.3g}) from the same tokens: the positions of the step are "
+                "wrong, not its mask; rotary or position embeddings were not offset by the {cached} cached "
+                "token(s) (positions restarted at 0, or counted from another origin); pass position_ids / "
+                "cache_position starting at the cache's length; {mask}",
+            ),
+            tokens=tokens,
+            which=which,
+            largest=max(moved),
+            cached=start,
+            mask=mask_text,
         )
 
     # ------------------------------------------------------------------------- implementations
@@ -645,6 +782,28 @@ class _Runner:
         if gap.index >= 0:
             seen = call_keep(run.calls[gap.index])
             other = next((c for c in reference.calls if c.name == run.calls[gap.index].name), None)
+            rows = real if real is not None and real.shape == (seen.shape[0], seen.shape[2]) else None
+            if other is not None and same_keep(run.calls[gap.index], other, rows):
+                what = computation_difference(run.calls[gap.index], other, gap.heads)
+                return _finding(
+                    "implementations",
+                    gap,
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "Invariance",
+                            "the {path} and {reference} paths compute different attention for the same mask (the "
+                            "mask was ruled out: both let the same keys through on every real row), in heads "
+                            "{heads}; what differs: {what}",
+                        ),
+                        path=name,
+                        reference=reference_name,
+                        heads=number_ranges(gap.heads) if gap.heads else "?",
+                        what=what
+                        or QT_TRANSLATE_NOOP(
+                            "Invariance", "not told apart (the paths' queries, keys or values already differ)"
+                        ),
+                    ),
+                )
             if other is not None and call_keep(other).shape == seen.shape:
                 extra = seen & ~call_keep(other)
                 n_q, n_k = seen.shape[-2:]

@@ -148,3 +148,107 @@ def seq2seq_inputs() -> dict[str, Any]:
     enc = padded((6, 3, 5), seed=1)
     dec = padded((4, 6, 2), seed=2)
     return {**enc, "decoder_input_ids": dec["input_ids"], "decoder_attention_mask": dec["attention_mask"]}
+
+
+# ----------------------------------------------------------------------------- (a), (b), (g): a rotary decoder
+
+
+def rotate(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """Rotary embedding of (B, H, L, d) at (B, L) positions."""
+    d = x.shape[-1]
+    freq = 1.0 / (100.0 ** (torch.arange(0, d, 2, dtype=torch.float32) / d))
+    angle = positions[:, None, :, None].float() * freq  # (B, 1, L, d/2)
+    cos, sin = angle.cos(), angle.sin()
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], -1).flatten(-2)
+
+
+class RotaryLayer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = nn.Linear(WIDTH, WIDTH)
+        self.kv = nn.Linear(WIDTH, WIDTH)  # 2 KV heads of 4: grouped-query attention
+        self.attention_dropout = 0.2
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor, allowed: torch.Tensor, past: Any) -> tuple[Any, Any]:
+        q = rotate(heads(self.q(x), 4), positions)
+        k, v = (heads(t, 2) for t in self.kv(x).chunk(2, -1))
+        k = rotate(k, positions)
+        if past is not None:
+            k, v = torch.cat([past[0], k], 2), torch.cat([past[1], v], 2)
+        out = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=allowed, enable_gqa=True, dropout_p=self.attention_dropout if self.training else 0.0
+        )
+        return x + merged(out), (k, v)
+
+
+class RotaryDecoder(nn.Module):
+    """A causal decoder with rotary positions, grouped-query attention and a KV cache (a list of
+    (keys, values)). ``restart_positions``: a cached step's positions start at 0 again instead
+    of at the cache's length (the bug); its full forward is the correct model's."""
+
+    def __init__(self, restart_positions: bool = False, layers: int = 2) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.restart = restart_positions
+        self.embed = nn.Embedding(VOCAB, WIDTH)
+        self.layers = nn.ModuleList(RotaryLayer() for _ in range(layers))
+        self.config = SimpleNamespace(pad_token_id=0)
+        self.eval()
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        past_key_values: list[Any] | None = None,
+        use_cache: bool = False,
+    ) -> tuple[torch.Tensor, list[Any]]:
+        b, n = input_ids.shape
+        cached = 0 if past_key_values is None else past_key_values[0][0].shape[2]
+        if position_ids is None:
+            origin = 0 if self.restart else cached
+            position_ids = torch.arange(origin, origin + n).expand(b, n)
+        total = cached + n
+        keep = torch.ones(b, total, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
+        causal = torch.ones(n, total, dtype=torch.bool).tril(total - n)  # bottom-right
+        allowed = keep[:, None, None, :] & causal
+        x = self.embed(input_ids)
+        cache = []
+        for i, layer in enumerate(self.layers):
+            x, kv = layer(x, position_ids, allowed, None if past_key_values is None else past_key_values[i])
+            cache.append(kv)
+        return x, cache
+
+
+# ----------------------------------------------------------------------------- (c): KV heads grouped otherwise
+
+
+def regrouped_eager(
+    module: Any,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: Any,
+    scaling: float = 1.0,
+    dropout: float = 0.0,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Eager attention whose KV heads are expanded with ``repeat`` (head h reads KV head
+    h % H_kv) where the model's SDPA path groups them (head h reads h // groups)."""
+    groups = query.shape[1] // key.shape[1]
+    key, value = key.repeat(1, groups, 1, 1), value.repeat(1, groups, 1, 1)
+    scores = query @ key.transpose(-1, -2) * scaling
+    if attention_mask is not None:
+        scores = scores + attention_mask[..., : key.shape[-2]]
+    weights = scores.softmax(-1)
+    return (weights @ value).transpose(1, 2).contiguous(), weights
+
+
+def register_regrouped() -> str:
+    """The buggy eager path as a transformers attention implementation; its name."""
+    from transformers import AttentionInterface, masking_utils
+
+    AttentionInterface.register("attnviz_regrouped", regrouped_eager)
+    masking_utils.AttentionMaskInterface.register("attnviz_regrouped", masking_utils.eager_mask)
+    return "attnviz_regrouped"
