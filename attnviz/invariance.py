@@ -42,7 +42,14 @@ from .capture import Capture, CapturedCall, capture
 from .capture.calls import difference
 from .capture.doctor import Finding, number_ranges
 from .intervene import call_keep, main_output, run_model
-from .invariance_causes import active_dropout, computation_difference, listed, same_keep, step_inputs_differ
+from .invariance_causes import (
+    active_dropout,
+    computation_difference,
+    listed,
+    read_call_padding,
+    same_keep,
+    step_inputs_differ,
+)
 from .tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["CHECKS", "Findings", "InvarianceFinding", "check_invariance"]
@@ -330,18 +337,148 @@ class _Runner:
                 "Invariance", "padding: not checked (the model takes no attention_mask, or the inputs no input_ids)"
             )
         real = [torch.nonzero(row).flatten() for row in mask]
-        alone = [_run(self.model, self._alone(b, idx)) for b, idx in enumerate(real)]
+        # The batch as given first: each call's mask read against the padding its attention mask
+        # shows (both ways), then each sequence alone against its row of it.
+        given, failed = self._attempt(self.inputs, QT_TRANSLATE_NOOP("Invariance", "the batch as given"))
+        if failed is not None:
+            return [failed], None
+        assert given is not None
+        read = self._read_given(given)
+        if read is not None:
+            return [read], None
+        alone: list[_Run] = []
+        for b, idx in enumerate(real):
+            single, failed = self._attempt(
+                self._alone(b, idx), message(QT_TRANSLATE_NOOP("Invariance", "batch element {b} alone"), b=b)
+            )
+            if failed is not None:
+                return [failed], None
+            assert single is not None
+            alone.append(single)
+        gap = self._padding_gap(alone, given, real, mask.shape[1])
+        if gap is not None:
+            return [_finding("padding", gap, self._given_cause(real, alone, gap))], None
         length = max(len(idx) for idx in real) + 1
         findings: list[Finding] = []
         for side in ("right", "left"):
             batch, positions = self._padded(real, length, side, adjust_positions="position_ids" in self.inputs)
-            padded = _run(self.model, batch)
+            padded, failed = self._attempt(
+                batch, message(QT_TRANSLATE_NOOP("Invariance", "the batch padded on the {side}"), side=side)
+            )
+            if failed is not None:
+                findings.append(failed)
+                continue
+            assert padded is not None
             gap = self._padding_gap(alone, padded, positions, length)
             if gap is None:
                 continue
             cause = self._padding_cause(side, real, length, alone, gap, padded, positions)
             findings.append(_finding("padding", gap, cause))
         return findings, None
+
+    def _attempt(self, inputs: dict[str, Any], what: str) -> tuple[_Run | None, Finding | None]:
+        """A run under capture, or the error of a model that fails on these inputs."""
+        try:
+            return _run(self.model, inputs), None
+        except Exception as exc:  # noqa: BLE001 - a model that fails on a sequence alone is a finding
+            text = message(
+                QT_TRANSLATE_NOOP(
+                    "Invariance",
+                    "the model fails on {what} though it runs on the batch: {error} (a mask or position of one "
+                    "sequence's length applied to another's)",
+                ),
+                what=what,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            return None, InvarianceFinding("padding", "error", -1, "", text)
+
+    def _sides(self, call: CapturedCall) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+        """(real queries, real keys, key token ids) of ``call`` as the inputs' attention masks
+        give them: a cross-attention call's keys are the encoder's, its queries the decoder's."""
+        encoder_real, ids = self.mask, self.inputs.get("input_ids")
+        if not self.encoder_decoder:
+            return encoder_real, encoder_real, ids
+        decoder_mask = self.inputs.get("decoder_attention_mask")
+        decoder_ids = self.inputs.get("decoder_input_ids")
+        decoder_real = decoder_mask.bool() if isinstance(decoder_mask, torch.Tensor) else None
+        if call.cross:
+            return decoder_real, encoder_real, ids
+        if call.encoder:
+            return encoder_real, encoder_real, ids
+        return decoder_real, decoder_real, decoder_ids
+
+    def _read_given(self, given: _Run) -> Finding | None:
+        """The first call of the batch as given whose mask does not follow its attention mask."""
+        for index, call in enumerate(given.calls):
+            real_q, real_k, ids = self._sides(call)
+            if real_k is None or bool(real_k.all()):
+                continue  # no padding: nothing to read the mask against
+            reading = read_call_padding(call, real_q, real_k, ids if isinstance(ids, torch.Tensor) else None)
+            if reading is not None:
+                return InvarianceFinding(
+                    "padding",
+                    "error",
+                    index,
+                    call.name,
+                    message(
+                        QT_TRANSLATE_NOOP("Invariance", "in the batch as given, against its attention mask: {text}"),
+                        text=reading.text,
+                    ),
+                    reading.heads,
+                    reading.batch,
+                    reading.rows,
+                    reading.count,
+                )
+        return None
+
+    def _given_cause(self, real: list[torch.Tensor], alone: list[_Run], gap: _Gap) -> str:
+        """Why the batch as given differs from its sequences alone, its masks having been read
+        right: its positions (tried: the batch again with each sequence's own positions), else
+        said as found."""
+        length = self.mask.shape[1] if self.mask is not None else 0
+        given_positions = self.inputs.get("position_ids")
+        if self._accepts("position_ids") and self.mask is not None:
+            own = (self.mask.long().cumsum(-1) - 1).clamp(min=0)
+            retry, failed = self._attempt({**self.inputs, "position_ids": own}, "")
+            if failed is None and retry is not None and self._padding_gap(alone, retry, real, length) is None:
+                b = gap.batch[0] if gap.batch else 0
+                first = int(real[b][0]) if len(real[b]) else 0
+                if isinstance(given_positions, torch.Tensor):
+                    at = int(given_positions[b, first]) if given_positions.dim() == 2 else first
+                    return message(
+                        QT_TRANSLATE_NOOP(
+                            "Invariance",
+                            "the batch's position_ids are not each sequence's own: batch element {b}'s first real "
+                            "token is at position {at} in the batch and at 0 alone (position_ids counted over the "
+                            "pads, such as arange over a left-padded batch); with each sequence's own positions "
+                            "the batch agrees with every sequence alone, so its masks were ruled out; pass "
+                            "position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)",
+                        ),
+                        b=b,
+                        at=at,
+                    )
+                return message(
+                    QT_TRANSLATE_NOOP(
+                        "Invariance",
+                        "the batch's positions were not adjusted to its padding: batch element {b}'s first real "
+                        "token is at position {at} in the batch and at 0 alone; with each sequence's own positions "
+                        "the batch agrees with every sequence alone, so its masks were ruled out; pass "
+                        "position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0), as generate() does",
+                    ),
+                    b=b,
+                    at=first,
+                )
+        return QT_TRANSLATE_NOOP(
+            "Invariance",
+            "these sequences attend differently in the batch as given than alone, though each call's mask follows "
+            "the attention mask: something other than the mask depends on the padding (positions, a pad token's "
+            "embedding reaching real tokens); compare this call in both runs (attnviz.compare)",
+        )
+
+    def _decoder_side(self, key: str) -> bool:
+        """An input of an encoder-decoder's decoder: never re-padded as the encoder's text, even
+        when its shape is the encoder's."""
+        return self.encoder_decoder and key.startswith("decoder_")
 
     def _alone(self, b: int, idx: torch.Tensor) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -352,6 +489,7 @@ class _Runner:
                 and value.dim() >= 2
                 and shape is not None
                 and tuple(value.shape[:2]) == tuple(shape)
+                and not self._decoder_side(key)
             ):
                 row = value[b : b + 1, idx]
                 if key == "position_ids":
@@ -384,6 +522,7 @@ class _Runner:
                 and value.dim() >= 2
                 and shape is not None
                 and tuple(value.shape[:2]) == tuple(shape)
+                and not self._decoder_side(key)
             ):
                 out[key] = value
                 continue

@@ -5,6 +5,8 @@
 * ``step_inputs_differ``: whether a cached step's queries or keys differ from the full
   forward's at the same positions (then its positions are wrong, not its mask);
 * ``same_keep``: whether two calls let the same keys through on the rows compared;
+* ``read_call_padding``: the doctor's reading of a call's mask against the padding the
+  inputs' attention mask gives (pads attended, real keys hidden, the shape of the mistake);
 * ``computation_difference``: what differs between two paths given the same mask: the grouping
   of KV heads, the scale, or (neither explaining it) a score term.
 """
@@ -14,14 +16,23 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 from torch import nn
 
 from .capture import CapturedCall
+from .capture.doctor_padding import PaddingReading, read_padding
 from .intervene import call_keep
 from .tr import QT_TRANSLATE_NOOP, message
 
-__all__ = ["active_dropout", "computation_difference", "same_keep", "step_inputs_differ"]
+__all__ = [
+    "active_dropout",
+    "call_allowed",
+    "computation_difference",
+    "read_call_padding",
+    "same_keep",
+    "step_inputs_differ",
+]
 
 #: Named modules listed in a sentence before "...".
 _NAMED = 6
@@ -192,3 +203,36 @@ def _grouping_text(mapping: Sequence[int], expected: Sequence[int]) -> str:
         got=", ".join(str(g) for g in mapping),
         expected=", ".join(str(g) for g in expected),
     )
+
+
+def call_allowed(call: CapturedCall) -> torch.Tensor | None:
+    """(B, H, L_q, L_k) bool: the keys each query may see (a softmax-only record: its weights'
+    non-zeros); None when the masks cannot be read."""
+    if call.queries is None:
+        return None if call.recorded_weights is None else call.recorded_weights > 0
+    try:
+        return call_keep(call)
+    except Exception:  # noqa: BLE001 - a mask attnviz cannot read is read nowhere else either
+        return None
+
+
+def read_call_padding(
+    call: CapturedCall,
+    real_q: torch.Tensor | None,
+    real_k: torch.Tensor,
+    key_ids: torch.Tensor | None,
+) -> PaddingReading | None:
+    """The doctor's reading of ``call``'s mask against the padding an attention mask gives:
+    ``real_q`` (B, L_q) real queries (None: read every row), ``real_k`` (B, L_k) real keys,
+    ``key_ids`` (B, L_k) the token ids to name keys with."""
+    allowed = call_allowed(call)
+    if allowed is None:
+        return None
+    b, _h, n_q, n_k = allowed.shape
+    if tuple(real_k.shape) != (b, n_k):
+        return None
+    pad_q = None if real_q is None or tuple(real_q.shape) != (b, n_q) else ~real_q.cpu().numpy()
+    tokens = None
+    if key_ids is not None and tuple(key_ids.shape) == (b, n_k):
+        tokens = np.char.add("id ", key_ids.cpu().numpy().astype(str))
+    return read_padding(allowed.cpu().numpy(), pad_q, ~real_k.cpu().numpy(), key_tokens=tokens, cross=call.cross)

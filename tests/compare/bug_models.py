@@ -184,14 +184,17 @@ class RotaryLayer(nn.Module):
 
 class RotaryDecoder(nn.Module):
     """A causal decoder with rotary positions, grouped-query attention and a KV cache (a list of
-    (keys, values)). ``restart_positions``: a cached step's positions start at 0 again instead
+    (keys, values)); ``absolute``: learned absolute positions added to the embeddings too.
+    ``restart_positions``: a cached step's positions start at 0 again instead
     of at the cache's length (the bug); its full forward is the correct model's."""
 
-    def __init__(self, restart_positions: bool = False, layers: int = 2) -> None:
+    def __init__(self, restart_positions: bool = False, layers: int = 2, absolute: bool = False) -> None:
         super().__init__()
         torch.manual_seed(0)
         self.restart = restart_positions
         self.embed = nn.Embedding(VOCAB, WIDTH)
+        # Learned absolute positions as well (GPT-2's): rotary alone ignores a constant offset.
+        self.positions = nn.Embedding(64, WIDTH) if absolute else None
         self.layers = nn.ModuleList(RotaryLayer() for _ in range(layers))
         self.config = SimpleNamespace(pad_token_id=0)
         self.eval()
@@ -214,6 +217,8 @@ class RotaryDecoder(nn.Module):
         causal = torch.ones(n, total, dtype=torch.bool).tril(total - n)  # bottom-right
         allowed = keep[:, None, None, :] & causal
         x = self.embed(input_ids)
+        if self.positions is not None:
+            x = x + self.positions(position_ids)
         cache = []
         for i, layer in enumerate(self.layers):
             x, kv = layer(x, position_ids, allowed, None if past_key_values is None else past_key_values[i])
