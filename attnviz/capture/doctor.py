@@ -74,6 +74,7 @@ FINDING_KINDS: dict[str, str] = {
     "padding_side": "left padding masked as right padding (or the reverse): real keys at one end hidden, padding keys "
     "at the other attended",
     "unverified": "a call attnviz could not check against the model's own output: what it shows is not verified",
+    "dropout": "a call given attention dropout at capture (a model in training mode): its weights are random",
     "fidelity": "a call whose recomputation differs from the model's output by more than the threshold asked for",
     "weights_path": "asking for the weights (output_attentions, need_weights) ran a call on another code path than "
     "the other calls of its stack",

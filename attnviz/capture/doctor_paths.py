@@ -4,6 +4,8 @@
   the model's own output) was never measured is a warning: what it shows is not verified,
   never a silent pass; above a threshold asked for, or else above the default tolerance of the
   call's dtype (``default_tolerance``), an error: a call attnviz cannot reproduce is not a pass.
+* a call the capture says was given attention dropout (``dropout_p > 0``: a model left in
+  training mode) is an error: its weights are random.
 * ``weights_paths``: asking for the weights (``output_attentions=True``, ``need_weights``)
   can switch a model to another code path (transformers' eager attention instead of SDPA, which
   once ran Llama without its causal mask); when the calls of one stack ran on different paths
@@ -32,6 +34,9 @@ FLOAT32_TOLERANCE = 1e-3
 #: Half precision rounds each weight and output to 8 (bfloat16) or 11 (float16) bits; a faithful
 #: call differs by a few of its steps: 16 of them.
 _HALF_STEPS = 16
+
+#: The capture's note on a call given dropout_p > 0 (its "dropout (p = {p})" kept in translations).
+_DROPOUT = re.compile(r"dropout \(p = ([^)]+)\)")
 
 #: (kind, severity, sentence) of one finding about a call.
 Problem = tuple[str, str, str]
@@ -70,6 +75,22 @@ def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured:
     tensors typed or loaded without outputs claims no model to be faithful to)."""
     if call.weights_only or (call.output is None and call.fidelity is None and not captured):
         return []  # the model's own weights, as recorded; or tensors that claim no model
+    dropout = _DROPOUT.search(call.note)
+    if dropout is not None:
+        return [
+            (
+                "dropout",
+                "error",
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Doctor",
+                        "attention dropout (p = {p}) was active in this call: the model ran in training mode, so its "
+                        "attention is random and not what inference computes; call model.eval() before running it",
+                    ),
+                    p=dropout.group(1),
+                ),
+            )
+        ]
     fidelity = call.fidelity
     if fidelity is None and call.output is not None and not call.note and max_fidelity is None:
         return []  # checkable, and no threshold asked for: not measured here (a file's own calls)

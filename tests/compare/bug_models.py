@@ -257,3 +257,65 @@ def register_regrouped() -> str:
     AttentionInterface.register("attnviz_regrouped", regrouped_eager)
     masking_utils.AttentionMaskInterface.register("attnviz_regrouped", masking_utils.eager_mask)
     return "attnviz_regrouped"
+
+
+# ----------------------------------------------------------------------------- factories for attnviz check
+#: Each class of bug: (the bug's factory, its twin's, the checks that find it, extra options).
+
+
+def positions_restarted() -> tuple[Any, dict[str, Any]]:
+    return RotaryDecoder(restart_positions=True), padded((6, 6, 6))
+
+
+def positions_offset() -> tuple[Any, dict[str, Any]]:
+    return RotaryDecoder(), padded((6, 6, 6))
+
+
+def dropout_on() -> tuple[Any, dict[str, Any]]:
+    return RotaryDecoder().train(), padded((6, 4, 3))
+
+
+def dropout_off() -> tuple[Any, dict[str, Any]]:
+    return RotaryDecoder().eval(), padded((6, 4, 3))
+
+
+def regrouped() -> tuple[Any, dict[str, Any]]:
+    from .models import batch, llama
+
+    register_regrouped()
+    return llama(), batch((6, 6, 6))
+
+
+def mask_order(bug: bool = True) -> tuple[Any, dict[str, Any]]:
+    return MhaEncoder(bug), padded((6, 4, 3))
+
+
+def mask_order_twin() -> tuple[Any, dict[str, Any]]:
+    return mask_order(False)
+
+
+def shifted(bug: bool = True) -> tuple[Any, dict[str, Any]]:
+    return ShiftedEncoder(bug), padded((6, 4, 3))
+
+
+def shifted_twin() -> tuple[Any, dict[str, Any]]:
+    return shifted(False)
+
+
+def wrong_source(bug: bool = True) -> tuple[Any, dict[str, Any]]:
+    return Seq2Seq(bug), seq2seq_inputs()
+
+
+def wrong_source_twin() -> tuple[Any, dict[str, Any]]:
+    return wrong_source(False)
+
+
+def arange_positions(bug: bool = True) -> tuple[Any, dict[str, Any]]:
+    inputs = padded((6, 4, 3), side="left")
+    keep = inputs["attention_mask"]
+    inputs["position_ids"] = torch.arange(6).expand(3, 6) if bug else (keep.cumsum(-1) - 1).clamp(min=0)
+    return RotaryDecoder(absolute=True), inputs
+
+
+def arange_positions_twin() -> tuple[Any, dict[str, Any]]:
+    return arange_positions(False)
