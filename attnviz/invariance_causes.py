@@ -137,7 +137,7 @@ def computation_difference(test: CapturedCall, reference: CapturedCall, heads: S
     # The keys as the paths were given them: one path expanded its KV heads before the call.
     if k.shape[1] == h and r_k.shape[1] < h and k.shape[2:] == r_k.shape[2:]:
         groups = h // r_k.shape[1]
-        mapping = []
+        mapping: list[int] = []
         for head in range(h):
             found = [
                 g for g in range(r_k.shape[1]) if _largest(k[:, head], r_k[:, g]) <= 1e-5 * (1 + float(r_k.abs().max()))

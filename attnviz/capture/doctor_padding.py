@@ -81,7 +81,7 @@ def read_padding(
         key_tokens = None
     # (B, H, L_k): the keys some real query row of the element may see.
     seen = np.zeros((b, h, n_k), dtype=bool)
-    read = real_q.any(-1) & real_k.any(-1)  # an element with no real query or key says nothing
+    read = np.asarray(real_q.any(-1) & real_k.any(-1), dtype=bool)  # an element with no real query or key says nothing
     for e in range(b):
         if read[e]:
             seen[e] = allowed[e][:, real_q[e]].any(1)
