@@ -305,7 +305,7 @@ class _Runner:
             text = message(
                 QT_TRANSLATE_NOOP(
                     "Invariance",
-                    "two identical runs give different attention (largest difference {largest:.3g}): the model is in "
+                    "two identical runs of the model differ (largest difference {largest:.3g}): the model is in "
                     "training mode and dropout is active in {modules}, so its attention is random; call model.eval() "
                     "before inference (the other checks were not run: they would blame this noise on padding, caches "
                     "or paths)",

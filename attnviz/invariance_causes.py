@@ -59,7 +59,8 @@ def active_dropout(model: nn.Module, calls: Sequence[CapturedCall] = ()) -> list
     for call in calls:
         if call.dropout_p > 0 and call.name not in names:
             names.append(call.name)
-    return names
+    # Attention's own dropout first: the one that makes the weights random.
+    return sorted(names, key=lambda name: "att" not in name.lower())
 
 
 def listed(names: Sequence[str]) -> str:

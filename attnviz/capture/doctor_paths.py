@@ -73,8 +73,6 @@ def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured:
     error is said above it; without, a fidelity the run records is an error above the default
     tolerance of the call's dtype. ``captured``: the run was recorded from a model (a run of
     tensors typed or loaded without outputs claims no model to be faithful to)."""
-    if call.weights_only or (call.output is None and call.fidelity is None and not captured):
-        return []  # the model's own weights, as recorded; or tensors that claim no model
     dropout = _DROPOUT.search(call.note)
     if dropout is not None:
         return [
@@ -91,6 +89,8 @@ def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured:
                 ),
             )
         ]
+    if call.weights_only or (call.output is None and call.fidelity is None and not captured):
+        return []  # the model's own weights, as recorded; or tensors that claim no model
     fidelity = call.fidelity
     if fidelity is None and call.output is not None and not call.note and max_fidelity is None:
         return []  # checkable, and no threshold asked for: not measured here (a file's own calls)

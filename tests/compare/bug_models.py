@@ -319,3 +319,32 @@ def arange_positions(bug: bool = True) -> tuple[Any, dict[str, Any]]:
 
 def arange_positions_twin() -> tuple[Any, dict[str, Any]]:
     return arange_positions(False)
+
+
+class EagerSelfAttention(nn.Module):
+    """Attention code of its own (BERT's eager layout): softmax, then nn.Dropout on the weights."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.num_attention_heads = 2
+        self.qkv = nn.Linear(WIDTH, 3 * WIDTH)
+        self.dropout = nn.Dropout(0.3)
+
+    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        q, k, v = (heads(t, 2) for t in self.qkv(x).chunk(3, -1))
+        scores = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5)
+        scores = scores.masked_fill(~attention_mask.bool()[:, None, None, :], torch.finfo(scores.dtype).min)
+        weights = self.dropout(scores.softmax(-1))
+        return x + merged(weights @ v)
+
+
+class EagerEncoder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = nn.Embedding(VOCAB, WIDTH)
+        self.attention = EagerSelfAttention()
+        self.eval()
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.attention(self.embed(input_ids), attention_mask)

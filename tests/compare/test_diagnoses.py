@@ -76,6 +76,21 @@ def test_the_doctor_names_dropout_in_a_capture():
     assert "training mode" in found[0].message and "p = 0.2" in found[0].message
 
 
+def test_dropout_on_the_weights_of_attention_code_of_its_own_is_named_too():
+    inputs = bugs.padded((6, 4, 3))
+    for training in (True, False):
+        model = bugs.EagerEncoder().train(training)
+        with attnviz.capture(model, tokens=bugs.tokens(inputs["input_ids"], inputs["attention_mask"])) as cap:
+            with torch.no_grad():
+                model(**inputs)
+        found = diagnose_run(cap.to_run())
+        assert [f.kind for f in found] == (["dropout"] if training else []), lines(found)
+        findings = attnviz.check_invariance(model, inputs, ("padding",))
+        assert [f.kind for f in findings] == (["determinism"] if training else []), lines(findings)
+        if training:
+            assert "attention.dropout" in findings[0].message and "training mode" in findings[0].message
+
+
 # ----------------------------------------------------------------------------- (c) same mask, other computation
 
 
