@@ -923,7 +923,10 @@ class _Runner:
             other = next((c for c in reference.calls if c.name == run.calls[gap.index].name), None)
             rows = real if real is not None and real.shape == (seen.shape[0], seen.shape[2]) else None
             if other is not None and same_keep(run.calls[gap.index], other, rows):
-                what = computation_difference(run.calls[gap.index], other, gap.heads)
+                # The path that computes otherwise than its own inputs say is the odd one, either side.
+                what, odd = computation_difference(run.calls[gap.index], other, gap.heads), name
+                if what is None:
+                    what, odd = computation_difference(other, run.calls[gap.index], gap.heads), reference_name
                 return _finding(
                     "implementations",
                     gap,
@@ -932,8 +935,9 @@ class _Runner:
                             "Invariance",
                             "the {path} and {reference} paths compute different attention for the same mask (the "
                             "mask was ruled out: both let the same keys through on every real row), in heads "
-                            "{heads}; what differs: {what}",
+                            "{heads}; what differs, in the {odd} path: {what}",
                         ),
+                        odd=odd if what is not None else name,
                         path=name,
                         reference=reference_name,
                         heads=number_ranges(gap.heads) if gap.heads else "?",

@@ -179,8 +179,7 @@ def computation_difference(test: CapturedCall, reference: CapturedCall, heads: S
             return message(
                 QT_TRANSLATE_NOOP(
                     "Invariance",
-                    "the scale: this path scales the scores by {label} ({used:.4g}) where the other uses "
-                    "{expected:.4g}",
+                    "the scale: the scores are scaled by {label} ({used:.4g}) where the other path uses {expected:.4g}",
                 ),
                 label=label,
                 used=other,
@@ -189,7 +188,7 @@ def computation_difference(test: CapturedCall, reference: CapturedCall, heads: S
     return QT_TRANSLATE_NOOP(
         "Invariance",
         "a score term (a bias, soft cap or position term one path adds or drops): neither another grouping of "
-        "the KV heads nor another scale reproduces this path's output",
+        "the KV heads nor another scale reproduces the output",
     )
 
 
@@ -197,8 +196,8 @@ def _grouping_text(mapping: Sequence[int], expected: Sequence[int]) -> str:
     return message(
         QT_TRANSLATE_NOOP(
             "Invariance",
-            "the grouping of KV heads: this path gives query heads 0-{last} the KV heads [{got}] where the other "
-            "gives [{expected}] (repeat where repeat_interleave is meant, or the reverse)",
+            "the grouping of KV heads: query heads 0-{last} read the KV heads [{got}] where the other path gives "
+            "[{expected}] (repeat where repeat_interleave is meant, or the reverse)",
         ),
         last=len(mapping) - 1,
         got=", ".join(str(g) for g in mapping),

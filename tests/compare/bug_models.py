@@ -348,3 +348,31 @@ class EagerEncoder(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return self.attention(self.embed(input_ids), attention_mask)
+
+
+def unscaled_eager(
+    module: Any,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: Any,
+    scaling: float = 1.0,
+    dropout: float = 0.0,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Eager attention that forgets to scale the scores (SDPA scales by 1/sqrt(d))."""
+    groups = query.shape[1] // key.shape[1]
+    key, value = key.repeat_interleave(groups, 1), value.repeat_interleave(groups, 1)
+    scores = query @ key.transpose(-1, -2)
+    if attention_mask is not None:
+        scores = scores + attention_mask[..., : key.shape[-2]]
+    weights = scores.softmax(-1)
+    return (weights @ value).transpose(1, 2).contiguous(), weights
+
+
+def register_unscaled() -> str:
+    from transformers import AttentionInterface, masking_utils
+
+    AttentionInterface.register("attnviz_unscaled", unscaled_eager)
+    masking_utils.AttentionMaskInterface.register("attnviz_unscaled", masking_utils.eager_mask)
+    return "attnviz_unscaled"

@@ -108,6 +108,26 @@ def test_paths_that_group_kv_heads_differently_compute_different_attention_for_t
     assert list(attnviz.check_invariance(model, inputs, ("implementations",))) == []  # eager and sdpa agree
 
 
+def test_the_odd_path_is_named_whichever_side_it_is_on():
+    model, inputs = bugs.regrouped()
+    # The reference is the first path run when SDPA is not among them: here the buggy one.
+    findings = attnviz.check_invariance(
+        model, inputs, ("implementations",), implementations=("attnviz_regrouped", "eager")
+    )
+    (finding,) = findings
+    assert "compute different attention for the same mask" in finding.message, lines(findings)
+    assert "in the attnviz_regrouped path: the grouping of KV heads" in finding.message
+
+
+def test_a_path_that_does_not_scale_its_scores_is_named():
+    model, inputs = bugs.regrouped()
+    name = bugs.register_unscaled()
+    (finding,) = attnviz.check_invariance(model, inputs, ("implementations",), implementations=(name, "sdpa"))
+    assert "compute different attention for the same mask" in finding.message
+    assert f"in the {name} path: the scale: the scores are scaled by 1 (1)" in finding.message
+    assert finding.heads == (0, 1, 2, 3)
+
+
 def test_the_doctor_does_not_pass_a_call_it_cannot_reproduce():
     model, inputs = bugs.regrouped()
     model.set_attn_implementation("attnviz_regrouped")
