@@ -3532,8 +3532,8 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>{checks}: não verificado (duas execuções idênticas do modelo diferem: toda diferença seria esse ruído)</translation>
     </message>
     <message>
-        <source>two identical runs give different attention (largest difference {largest:.3g}): the model is in training mode and dropout is active in {modules}, so its attention is random; call model.eval() before inference (the other checks were not run: they would blame this noise on padding, caches or paths)</source>
-        <translation>duas execuções idênticas dão atenções diferentes (maior diferença {largest:.3g}): o modelo está em modo de treino e o dropout está ativo em {modules}, então sua atenção é aleatória; chame model.eval() antes da inferência (as outras verificações não rodaram: atribuiriam esse ruído ao preenchimento, a caches ou a caminhos)</translation>
+        <source>two identical runs of the model differ (largest difference {largest:.3g}): the model is in training mode and dropout is active in {modules}, so its attention is random; call model.eval() before inference (the other checks were not run: they would blame this noise on padding, caches or paths)</source>
+        <translation>duas execuções idênticas do modelo diferem (maior diferença {largest:.3g}): o modelo está em modo de treino e o dropout está ativo em {modules}, então sua atenção é aleatória; chame model.eval() antes da inferência (as outras verificações não rodaram: atribuiriam esse ruído ao preenchimento, a caches ou a caminhos)</translation>
     </message>
     <message>
         <source>two identical runs give different results (largest difference {largest:.3g}) though no dropout is active{training}: something random or stateful runs (sampling, a non-deterministic kernel, state kept between calls); the other checks were not run</source>
@@ -3660,8 +3660,8 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>as implementações {path} e {reference} discordam aqui: cada caminho constrói sua própria máscara; compare a máscara desta chamada nas duas (attnviz.compare)</translation>
     </message>
     <message>
-        <source>the {path} and {reference} paths compute different attention for the same mask (the mask was ruled out: both let the same keys through on every real row), in heads {heads}; what differs: {what}</source>
-        <translation>os caminhos {path} e {reference} calculam atenções diferentes para a mesma máscara (a máscara foi descartada como causa: ambos deixam passar as mesmas chaves em toda linha real), nas cabeças {heads}; o que difere: {what}</translation>
+        <source>the {path} and {reference} paths compute different attention for the same mask (the mask was ruled out: both let the same keys through on every real row), in heads {heads}; what differs, in the {odd} path: {what}</source>
+        <translation>os caminhos {path} e {reference} calculam atenções diferentes para a mesma máscara (a máscara foi descartada como causa: ambos deixam passar as mesmas chaves em toda linha real), nas cabeças {heads}; o que difere, no caminho {odd}: {what}</translation>
     </message>
     <message>
         <source>not told apart (the paths&apos; queries, keys or values already differ)</source>
@@ -3700,17 +3700,17 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>a saída é NaN ou infinita em {dtype} e finita em float32, embora todas as chamadas de atenção sejam finitas: um transbordamento fora da atenção</translation>
     </message>
     <message>
-        <source>the scale: this path scales the scores by {label} ({used:.4g}) where the other uses {expected:.4g}</source>
+        <source>the scale: the scores are scaled by {label} ({used:.4g}) where the other path uses {expected:.4g}</source>
         <extracomment>Named modules listed in a sentence before &quot;...&quot;.</extracomment>
-        <translation>a escala: este caminho escala os escores por {label} ({used:.4g}) onde o outro usa {expected:.4g}</translation>
+        <translation>a escala: os escores são escalados por {label} ({used:.4g}) onde o outro caminho usa {expected:.4g}</translation>
     </message>
     <message>
-        <source>a score term (a bias, soft cap or position term one path adds or drops): neither another grouping of the KV heads nor another scale reproduces this path&apos;s output</source>
-        <translation>um termo de escore (um viés, limite suave ou termo de posição que um caminho soma ou omite): nem outro agrupamento das cabeças KV nem outra escala reproduz a saída deste caminho</translation>
+        <source>a score term (a bias, soft cap or position term one path adds or drops): neither another grouping of the KV heads nor another scale reproduces the output</source>
+        <translation>um termo de escore (um viés, limite suave ou termo de posição que um caminho soma ou omite): nem outro agrupamento das cabeças KV nem outra escala reproduz a saída</translation>
     </message>
     <message>
-        <source>the grouping of KV heads: this path gives query heads 0-{last} the KV heads [{got}] where the other gives [{expected}] (repeat where repeat_interleave is meant, or the reverse)</source>
-        <translation>o agrupamento das cabeças KV: este caminho dá às cabeças de consulta 0-{last} as cabeças KV [{got}] onde o outro dá [{expected}] (repeat onde se queria repeat_interleave, ou o contrário)</translation>
+        <source>the grouping of KV heads: query heads 0-{last} read the KV heads [{got}] where the other path gives [{expected}] (repeat where repeat_interleave is meant, or the reverse)</source>
+        <translation>o agrupamento das cabeças KV: as cabeças de consulta 0-{last} leem as cabeças KV [{got}] onde o outro caminho dá [{expected}] (repeat onde se queria repeat_interleave, ou o contrário)</translation>
     </message>
 </context>
 <context>
