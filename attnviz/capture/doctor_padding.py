@@ -108,7 +108,16 @@ def read_padding(
     where = {"heads": heads, "batch": batch, "rows": rows, "count": count}
 
     halves = _halves(attended, hidden, key_tokens)
-    order = _order(seen, real_k, read, bad)
+    # (B, L_k) the keys a real query can reach at all: under a causal mask (no real query sees a
+    # later key) those up to the last real query; a shape is read on them only.
+    reach = np.ones((b, n_k), dtype=bool)
+    if not cross and n_q == n_k:
+        later = np.triu(np.ones((n_q, n_k), dtype=bool), 1)
+        if not bool((allowed & later & real_q[:, None, :, None]).any()):
+            for e in range(b):
+                if real_q[e].any():
+                    reach[e] = np.arange(n_k) <= int(np.flatnonzero(real_q[e]).max())
+    order = _order(seen, real_k, read, bad, reach)
     if order is not None:
         return PaddingReading("mask_order", message(order, both=halves), **where)  # type: ignore[arg-type]
     if cross and pad_q is not None and pad_q.shape == (b, n_q):
@@ -116,7 +125,7 @@ def read_padding(
         if source is not None:
             return PaddingReading("wrong_source", source, **where)  # type: ignore[arg-type]
     # A shift always hides a real key (the one moved out, or the first one moved over).
-    shift = _shift(seen, real_k, read, bad) if bool(hidden.any()) else None
+    shift = _shift(seen, real_k, read, bad, reach) if bool(hidden.any()) else None
     if shift is not None:
         text = message(
             QT_TRANSLATE_NOOP(
@@ -189,7 +198,7 @@ def _halves(attended: np.ndarray, hidden: np.ndarray, tokens: np.ndarray | None)
     return "; ".join(parts)
 
 
-def _order(seen: np.ndarray, real_k: np.ndarray, read: np.ndarray, bad: np.ndarray) -> str | None:
+def _order(seen: np.ndarray, real_k: np.ndarray, read: np.ndarray, bad: np.ndarray, reach: np.ndarray) -> str | None:
     """Every head of every element sees exactly some element's real keys, and some see another's:
     the per-sequence masks were spread over the (B*H) heads in the wrong order."""
     b, h, _n = seen.shape
@@ -201,7 +210,7 @@ def _order(seen: np.ndarray, real_k: np.ndarray, read: np.ndarray, bad: np.ndarr
     foreign = 0
     for e in elements:
         for head in range(h):
-            owners = [o for o in range(b) if bool((seen[e, head] == real_k[o]).all())]
+            owners = [o for o in range(b) if bool(((seen[e, head] == real_k[o]) | ~reach[e]).all())]
             if not owners:
                 return None
             if e not in owners:
@@ -256,7 +265,7 @@ def _wrong_source(
     )
 
 
-def _shift(seen: np.ndarray, real_k: np.ndarray, read: np.ndarray, bad: np.ndarray) -> int | None:
+def _shift(seen: np.ndarray, real_k: np.ndarray, read: np.ndarray, bad: np.ndarray, reach: np.ndarray) -> int | None:
     """The offset s such that every wrong head sees the real keys moved by s (keys moved past an
     end are not compared: a shift may drop them or wrap them around)."""
     b, h, n_k = seen.shape
@@ -270,7 +279,8 @@ def _shift(seen: np.ndarray, real_k: np.ndarray, read: np.ndarray, bad: np.ndarr
         for e, head in wrong:
             moved_from = real_k[e][: n_k - s] if s > 0 else real_k[e][-s:]
             got = seen[e, head][s:] if s > 0 else seen[e, head][: n_k + s]
-            if not bool((got == moved_from).all()):
+            within = reach[e][s:] if s > 0 else reach[e][: n_k + s]
+            if not bool(((got == moved_from) | ~within).all()):
                 fits = False
                 break
         if fits:

@@ -302,6 +302,22 @@ def shifted_twin() -> tuple[Any, dict[str, Any]]:
     return shifted(False)
 
 
+def shifted_causal_left(bug: bool = True) -> tuple[Any, dict[str, Any]]:
+    return ShiftedEncoder(bug, causal=True), padded((6, 4, 3), side="left")
+
+
+def shifted_causal_left_twin() -> tuple[Any, dict[str, Any]]:
+    return shifted_causal_left(False)
+
+
+def shifted_causal_right(bug: bool = True) -> tuple[Any, dict[str, Any]]:
+    return ShiftedEncoder(bug, causal=True), padded((6, 4, 3))
+
+
+def shifted_causal_right_twin() -> tuple[Any, dict[str, Any]]:
+    return shifted_causal_right(False)
+
+
 def wrong_source(bug: bool = True) -> tuple[Any, dict[str, Any]]:
     return Seq2Seq(bug), seq2seq_inputs()
 

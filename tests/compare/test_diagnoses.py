@@ -164,6 +164,25 @@ SHAPES = {
         (0, 1),
         (0, 1, 2),
     ),
+    # A causal decoder: the pad a shift lets through is later than every real query on the right.
+    "shifted by one, causal, right padded": (
+        bugs.shifted_causal_right,
+        bugs.shifted_causal_right_twin,
+        "mask_shift",
+        ("shifted by 1 position", "batch 1 hides real key(s) 0", "batch 2 hides real key(s) 0"),
+        0,
+        (0, 1),
+        (0, 1, 2),
+    ),
+    "shifted by one, causal, left padded": (
+        bugs.shifted_causal_left,
+        bugs.shifted_causal_left_twin,
+        "mask_shift",
+        ("shifted by 1 position", "batch 1 hides real key(s) 2", "batch 2 hides real key(s) 3"),
+        0,
+        (0, 1),
+        (0, 1, 2),
+    ),
     "decoder mask on encoder keys": (
         bugs.wrong_source,
         bugs.wrong_source_twin,
