@@ -90,14 +90,26 @@ def step_inputs_differ(
     rows = real[:, start:stop].to(step.queries.device)  # (B, n)
     q_step, q_full = step.queries, full.queries[..., start:stop, :]
     # A growing cache holds stop keys; a static one more, the new ones at start:stop either way.
-    if step.keys.shape[-2] < stop or full.keys.shape[-2] < stop or step.keys.shape[:2] != full.keys.shape[:2]:
+    if step.keys.shape[-2] < stop or full.keys.shape[-2] < stop or step.keys.shape[0] != full.keys.shape[0]:
         return None
     k_step, k_full = step.keys[..., start:stop, :], full.keys[..., start:stop, :]
     pick = rows[:, None, :, None]
     scale = max(1.0, float(q_full.abs().max()), float(k_full.abs().max()))
     dq = _largest(q_step * pick, q_full * pick) / scale
-    dk = _largest(k_step * pick, k_full * pick) / scale
+    dk = _heads_apart(k_step * pick, k_full * pick) / scale
     return dq, dk
+
+
+def _heads_apart(a: torch.Tensor, b: torch.Tensor) -> float:
+    """The largest difference of (B, H, L, d) keys where one run may hold them expanded to the
+    query heads (a path that repeats KV heads before the call): each head of the larger set
+    against its nearest head of the smaller."""
+    if a.shape == b.shape:
+        return _largest(a, b)
+    small, big = (a, b) if a.shape[1] < b.shape[1] else (b, a)
+    if small.shape[0] != big.shape[0] or small.shape[2:] != big.shape[2:] or small.shape[1] == 0:
+        return math.inf
+    return max(min(_largest(big[:, h], small[:, g]) for g in range(small.shape[1])) for h in range(big.shape[1]))
 
 
 def same_keep(a: CapturedCall, b: CapturedCall, rows: torch.Tensor | None) -> bool | None:

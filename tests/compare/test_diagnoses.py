@@ -42,6 +42,19 @@ def test_restarted_rotary_positions_in_a_cached_step_are_blamed_on_the_positions
     assert list(check(bugs.positions_offset, ("kv_cache",))) == []
 
 
+def test_restarted_positions_in_a_transformers_llama_with_a_padded_batch():
+    from .models import batch, llama
+
+    model = llama()
+    rotary = model.model.rotary_emb.forward
+    # Each call's positions counted from its own first token: a step starts again at 0.
+    model.model.rotary_emb.forward = lambda x, position_ids: rotary(x, position_ids - position_ids[:, :1])
+    # Right padded: the full forward expands the KV heads for its mask, the cached step does not.
+    (finding,) = attnviz.check_invariance(model, batch((6, 4, 3)), ("kv_cache",))
+    assert finding.call == 0 and finding.batch == (0, 1) and finding.rows == (3,)  # 3 is padding in batch 2
+    assert "positions of the step are wrong, not its mask" in finding.message
+
+
 def test_a_top_left_mask_is_still_the_mask_with_positions_ruled_out():
     from .models import batch, llama, transformers
     from .test_invariance import top_left_step
