@@ -125,7 +125,10 @@ def read_padding(
         if source is not None:
             return PaddingReading("wrong_source", source, **where)  # type: ignore[arg-type]
     # A shift always hides a real key (the one moved out, or the first one moved over).
-    shift = _shift(seen, real_k, read, bad, reach) if bool(hidden.any()) else None
+    # A mask is there when some key is hidden from every real query (a pad or a real one): only
+    # then can it be one place off (no mask at all fits any shift of a batch with one pad each).
+    masked = bool((~seen & reach[:, None, :] & read[:, None, None]).any())
+    shift = _shift(seen, real_k, read, bad, reach) if masked else None
     if shift is not None:
         text = message(
             QT_TRANSLATE_NOOP(
@@ -140,15 +143,20 @@ def read_padding(
         )
         return PaddingReading("mask_shift", text, **where)  # type: ignore[arg-type]
     if not bool(hidden.any()):
-        text = message(
+        template = (
             QT_TRANSLATE_NOOP(
+                "Doctor",
+                "real query rows attend to padding keys the mask lets through while it hides others, and no real key "
+                "is hidden ({both}); build the padding mask from the attention mask of these very tokens",
+            )
+            if masked
+            else QT_TRANSLATE_NOOP(
                 "Doctor",
                 "real query rows attend to padding keys, and no real key is hidden: nothing masks the padding "
                 "({both}); hide padding keys from every query with a (B, 1, 1, L_k) mask",
-            ),
-            both=halves,
+            )
         )
-        return PaddingReading("padding_attended", text, **where)  # type: ignore[arg-type]
+        return PaddingReading("padding_attended", message(template, both=halves), **where)  # type: ignore[arg-type]
     text = message(
         QT_TRANSLATE_NOOP(
             "Doctor",

@@ -972,6 +972,10 @@
         <translation>para antes</translation>
     </message>
     <message>
+        <source>real query rows attend to padding keys the mask lets through while it hides others, and no real key is hidden ({both}); build the padding mask from the attention mask of these very tokens</source>
+        <translation>linhas de consulta reais prestam atenção a chaves de padding que a máscara deixa passar enquanto esconde outras, e nenhuma chave real está escondida ({both}); construa a máscara de padding a partir da máscara de atenção destes mesmos tokens</translation>
+    </message>
+    <message>
         <source>real query rows attend to padding keys, and no real key is hidden: nothing masks the padding ({both}); hide padding keys from every query with a (B, 1, 1, L_k) mask</source>
         <translation>linhas de consulta reais atendem a chaves de preenchimento, e nenhuma chave real está escondida: nada mascara o preenchimento ({both}); esconda as chaves de preenchimento de todas as consultas com uma máscara (B, 1, 1, L_k)</translation>
     </message>

@@ -76,12 +76,13 @@ class MhaEncoder(nn.Module):
 
 class ShiftedEncoder(nn.Module):
     """SDPA with the padding mask built one place off (the bug: the attention mask moved right by
-    one, as when a BOS is prepended to the ids but not to the mask)."""
+    one, as when a BOS is prepended to the mask but not to the ids; ``fill``: what comes in at
+    the start, 0 or 1)."""
 
-    def __init__(self, bug: bool = False, causal: bool = False) -> None:
+    def __init__(self, bug: bool = False, causal: bool = False, fill: bool = False) -> None:
         super().__init__()
         torch.manual_seed(0)
-        self.bug, self.causal = bug, causal
+        self.bug, self.causal, self.fill = bug, causal, fill
         self.embed = nn.Embedding(VOCAB, WIDTH)
         self.qkv = nn.Linear(WIDTH, 3 * WIDTH)
         self.eval()
@@ -90,7 +91,7 @@ class ShiftedEncoder(nn.Module):
         x = self.embed(input_ids)
         keep = attention_mask.bool()
         if self.bug:
-            keep = F.pad(keep, (1, 0))[:, :-1]
+            keep = F.pad(keep, (1, 0), value=self.fill)[:, :-1]
         n = input_ids.shape[1]
         allowed = keep[:, None, None, :]
         if self.causal:
@@ -300,6 +301,14 @@ def shifted(bug: bool = True) -> tuple[Any, dict[str, Any]]:
 
 def shifted_twin() -> tuple[Any, dict[str, Any]]:
     return shifted(False)
+
+
+def shifted_filled(bug: bool = True) -> tuple[Any, dict[str, Any]]:
+    return ShiftedEncoder(bug, fill=True), padded((6, 4, 3))
+
+
+def shifted_filled_twin() -> tuple[Any, dict[str, Any]]:
+    return shifted_filled(False)
 
 
 def shifted_causal_left(bug: bool = True) -> tuple[Any, dict[str, Any]]:

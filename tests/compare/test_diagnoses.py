@@ -177,6 +177,16 @@ SHAPES = {
         (0, 1),
         (0, 1, 2),
     ),
+    # Moved in with a 1: no real key hidden, one pad let through while the others are masked.
+    "shifted by one, filled with 1": (
+        bugs.shifted_filled,
+        bugs.shifted_filled_twin,
+        "mask_shift",
+        ("shifted by 1 position", "batch 1 attends to padding key(s) 4", "batch 2 attends to padding key(s) 3"),
+        0,
+        (0, 1),
+        (1, 2),
+    ),
     # A causal decoder: the pad a shift lets through is later than every real query on the right.
     "shifted by one, causal, right padded": (
         bugs.shifted_causal_right,
@@ -230,7 +240,7 @@ def test_the_doctor_names_the_shape_of_the_mask_mistake(case):
     assert (finding.heads, finding.batch) == (heads, batch)
     for word in words:
         assert word in finding.message, finding.message
-    assert "'w" in finding.message  # keys named in tokens
+    assert "'w" in finding.message or "'[PAD]'" in finding.message  # keys named in tokens
     assert diagnose_run(capture_with_tokens(twin).to_run()) == []
 
 
