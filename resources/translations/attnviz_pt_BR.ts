@@ -3552,10 +3552,6 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>padding: não verificado (o modelo não recebe attention_mask, ou as entradas não têm input_ids)</translation>
     </message>
     <message>
-        <source>the batch as given</source>
-        <translation>o lote como foi dado</translation>
-    </message>
-    <message>
         <source>batch element {b} alone</source>
         <translation>o elemento {b} do lote sozinho</translation>
     </message>
