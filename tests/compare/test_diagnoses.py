@@ -332,3 +332,26 @@ def test_attnviz_doctor_exits_1_on_a_call_it_cannot_reproduce(tmp_path: Path, ca
         out = capsys.readouterr().out.splitlines()
         assert ("no mask problem found" in out[-1]) == (status == 0), out
     assert doctor_main([str(tmp_path / "attnviz_regrouped.attnviz-capture"), "--max-fidelity", "10"]) == 0
+
+
+class HardCodedLength(torch.nn.Module):
+    """A mask reshaped to a length written into the code: the batch runs, a shorter sequence not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = torch.nn.Embedding(bugs.VOCAB, bugs.WIDTH)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        x = self.embed(input_ids)
+        keep = attention_mask.bool().reshape(input_ids.shape[0], 1, 1, 6)
+        q = bugs.heads(x, 2)
+        return x + bugs.merged(torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=keep))
+
+
+def test_a_model_that_fails_on_a_sequence_alone_is_an_error_that_says_so():
+    findings = attnviz.check_invariance(HardCodedLength(), bugs.padded((6, 4, 3)), ("padding",))
+    (finding,) = findings
+    assert finding.kind == "padding" and finding.severity == "error" and finding.call == -1
+    assert finding.message.startswith("the model fails on batch element 1 alone though it runs on the batch")
+    assert "RuntimeError" in finding.message
