@@ -11,8 +11,10 @@ the checks; one line per finding, as the doctor prints them, then a summary. Exi
 ``attnviz doctor``'s:
 
 * 0: no finding is an error;
-* 1: a finding is an error (a sequence that changes with its padding, a cached step that differs
-  from the full forward, implementations that disagree, rows that go NaN in another dtype);
+* 1: a finding is an error (two identical runs that differ: a model in training mode; a mask
+  that does not follow the batch's padding; a sequence that changes with its padding or its
+  positions; a cached step that differs from the full forward; implementations that disagree;
+  rows that go NaN in another dtype);
 * 2: a bad command line;
 * 3: the model cannot be had or does not run (the module does not import, the factory is
   missing, raises or returns something else, the model raises while a check runs it): one line
@@ -50,7 +52,8 @@ def build_parser() -> OneLineParser:
 
     parser = OneLineParser(
         prog=PROG,
-        description="Run invariance checks on a live model: each sequence alone against the padded batch "
+        description="Run invariance checks on a live model: two identical runs first (a model in training mode), "
+        "each sequence alone against the padded batch "
         "(right and left), a full forward against cached steps, eager attention against SDPA, float32 against "
         "bfloat16 and float16. MODULE:FACTORY names a function returning (model, inputs). Exit status 0 when no "
         "finding is an error, 1 when one is, 2 for a bad command line, 3 when the model cannot be had.",

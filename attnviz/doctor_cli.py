@@ -13,7 +13,8 @@ artifact:
 
 * 0: no finding is an error (warnings alone pass: a call that could not be verified is one);
 * 1: a finding is an error (a mask bug, weights that are no distribution, scores that overflow,
-  a fidelity above ``--max-fidelity``);
+  a call attnviz cannot reproduce: a fidelity above ``--max-fidelity``, by default above 1e-3 for
+  float32 calls and 16 steps of their precision for half-precision ones);
 * 2: a bad command line;
 * 3: the file cannot be read (missing, not a capture, damaged, from a newer attnviz) or could
   not be diagnosed: one line on stderr naming it, never a traceback.
@@ -78,7 +79,8 @@ def build_parser() -> OneLineParser:
         "--max-fidelity",
         type=float,
         metavar="X",
-        help="an error for every call whose recomputation differs from the model's output by more than X",
+        help="an error for every call whose recomputation differs from the model's output by more than X "
+        "(default: 1e-3 for float32 calls, 16 steps of their precision for float16 and bfloat16 ones)",
     )
     parser.add_argument("--calls", action="store_true", help="a line per call: the path it ran and its fidelity")
     parser.add_argument(

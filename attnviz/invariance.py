@@ -45,8 +45,16 @@ import torch
 from .capture import Capture, CapturedCall, capture
 from .capture.calls import difference
 from .capture.doctor import Finding, number_ranges
-from .compute.call_mask import call_allowed
 from .intervene import main_output, run_model
+from .invariance_causes import (
+    active_dropout,
+    computation_difference,
+    listed,
+    read_call_padding,
+    recorded_allowed,
+    same_keep,
+    step_inputs_differ,
+)
 from .tr import QT_TRANSLATE_NOOP, message
 
 __all__ = [
@@ -61,7 +69,7 @@ __all__ = [
     "user_frame",
 ]
 
-CHECKS = ("padding", "kv_cache", "implementations", "dtype")
+CHECKS = ("determinism", "padding", "kv_cache", "implementations", "dtype")
 #: float32 runs of one model on other batch shapes, kernels or cache layouts agree to ~1e-6.
 DEFAULT_TOLERANCE = 1e-4
 _SEQUENCE_KEYS = ("input_ids", "attention_mask", "token_type_ids", "position_ids", "inputs_embeds")
@@ -191,7 +199,27 @@ def check_invariance(
     inputs = dict(inputs)
     out = Findings()
     runner = _Runner(model, inputs, tol, pad_token_id)
+    # Two identical runs first, whatever was asked: a model whose runs differ by themselves would
+    # have every other check blame padding, caches or paths for its noise.
+    noise = runner.check_determinism()
+    if noise is not None:
+        out.append(noise)
+        rest = [c for c in checks if c != "determinism"]
+        if rest:
+            out.notes.append(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Invariance",
+                        "{checks}: not checked (two identical runs of the model differ: every difference would be "
+                        "that noise)",
+                    ),
+                    checks=", ".join(rest),
+                )
+            )
+        return out
     for check in checks:
+        if check == "determinism":
+            continue
         if check == "dtype":
             found, note = runner.check_dtype(dtypes)
         elif check == "implementations":
@@ -365,6 +393,48 @@ class _Runner:
     def _accepts(self, name: str) -> bool:
         return name in self.parameters or "kwargs" in self.parameters
 
+    # ------------------------------------------------------------------------- determinism
+
+    def check_determinism(self) -> Finding | None:
+        """Two identical runs under capture: None when they agree, else the error naming why."""
+        first, second = _run(self.model, self.inputs), _run(self.model, self.inputs)
+
+        def align(ref: torch.Tensor, test: torch.Tensor, what: str) -> list[_Aligned]:
+            if ref.shape != test.shape or ref.dim() < 3:
+                return []
+            return [_Aligned(b, ref[b], test[b], list(range(test.shape[-2]))) for b in range(test.shape[0])]
+
+        gap = _first_gap(first, second, align, self.tol) or _output_gap(first.output, second.output, None, self.tol)
+        if gap is None:
+            return None
+        dropout = active_dropout(self.model, second.calls)
+        if dropout:
+            text = message(
+                QT_TRANSLATE_NOOP(
+                    "Invariance",
+                    "two identical runs of the model differ (largest difference {largest:.3g}): the model is in "
+                    "training mode and dropout is active in {modules}, so its attention is random; call model.eval() "
+                    "before inference (the other checks were not run: they would blame this noise on padding, caches "
+                    "or paths)",
+                ),
+                largest=gap.largest,
+                modules=listed(dropout),
+            )
+        else:
+            text = message(
+                QT_TRANSLATE_NOOP(
+                    "Invariance",
+                    "two identical runs give different results (largest difference {largest:.3g}) though no dropout "
+                    "is active{training}: something random or stateful runs (sampling, a non-deterministic kernel, "
+                    "state kept between calls); the other checks were not run",
+                ),
+                largest=gap.largest,
+                training=QT_TRANSLATE_NOOP("Invariance", " (the model is in training mode)")
+                if self.model.training
+                else "",
+            )
+        return _finding("determinism", gap, text)
+
     # ------------------------------------------------------------------------- padding
 
     def check_padding(self) -> tuple[list[Finding], str | None]:
@@ -374,18 +444,145 @@ class _Runner:
                 "Invariance", "padding: not checked (the model takes no attention_mask, or the inputs no input_ids)"
             )
         real = [torch.nonzero(row).flatten() for row in mask]
-        alone = [_run(self.model, self._alone(b, idx)) for b, idx in enumerate(real)]
+        # The batch as given first: each call's mask read against the padding its attention mask
+        # shows (both ways), then each sequence alone against its row of it.
+        given = _run(self.model, self.inputs)  # a model that fails on its own batch is not a finding
+        read = self._read_given(given)
+        if read is not None:
+            return [read], None
+        alone: list[_Run] = []
+        for b, idx in enumerate(real):
+            single, failed = self._attempt(
+                self._alone(b, idx), message(QT_TRANSLATE_NOOP("Invariance", "batch element {b} alone"), b=b)
+            )
+            if failed is not None:
+                return [failed], None
+            assert single is not None
+            alone.append(single)
+        gap = self._padding_gap(alone, given, real, mask.shape[1])
+        if gap is not None:
+            return [_finding("padding", gap, self._given_cause(real, alone, gap))], None
         length = max(len(idx) for idx in real) + 1
         findings: list[Finding] = []
         for side in ("right", "left"):
             batch, positions = self._padded(real, length, side, adjust_positions="position_ids" in self.inputs)
-            padded = _run(self.model, batch)
+            padded, failed = self._attempt(
+                batch, message(QT_TRANSLATE_NOOP("Invariance", "the batch padded on the {side}"), side=side)
+            )
+            if failed is not None:
+                findings.append(failed)
+                continue
+            assert padded is not None
             gap = self._padding_gap(alone, padded, positions, length)
             if gap is None:
                 continue
             cause = self._padding_cause(side, real, length, alone, gap, padded, positions)
             findings.append(_finding("padding", gap, cause))
         return findings, None
+
+    def _attempt(self, inputs: dict[str, Any], what: str) -> tuple[_Run | None, Finding | None]:
+        """A run under capture, or the error of a model that fails on these inputs."""
+        try:
+            return _run(self.model, inputs), None
+        except Exception as exc:  # noqa: BLE001 - a model that fails on a sequence alone is a finding
+            text = message(
+                QT_TRANSLATE_NOOP(
+                    "Invariance",
+                    "the model fails on {what} though it runs on the batch: {error} (a mask or position of one "
+                    "sequence's length applied to another's)",
+                ),
+                what=what,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            return None, InvarianceFinding("padding", "error", -1, "", text)
+
+    def _sides(self, call: CapturedCall) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+        """(real queries, real keys, key token ids) of ``call`` as the inputs' attention masks
+        give them: a cross-attention call's keys are the encoder's, its queries the decoder's."""
+        encoder_real, ids = self.mask, self.inputs.get("input_ids")
+        if not self.encoder_decoder:
+            return encoder_real, encoder_real, ids
+        decoder_mask = self.inputs.get("decoder_attention_mask")
+        decoder_ids = self.inputs.get("decoder_input_ids")
+        decoder_real = decoder_mask.bool() if isinstance(decoder_mask, torch.Tensor) else None
+        if call.cross:
+            return decoder_real, encoder_real, ids
+        if call.encoder:
+            return encoder_real, encoder_real, ids
+        return decoder_real, decoder_real, decoder_ids
+
+    def _read_given(self, given: _Run) -> Finding | None:
+        """The first call of the batch as given whose mask does not follow its attention mask."""
+        for index, call in enumerate(given.calls):
+            real_q, real_k, ids = self._sides(call)
+            if real_k is None or bool(real_k.all()):
+                continue  # no padding: nothing to read the mask against
+            reading = read_call_padding(call, real_q, real_k, ids if isinstance(ids, torch.Tensor) else None)
+            if reading is not None:
+                return InvarianceFinding(
+                    "padding",
+                    "error",
+                    index,
+                    call.name,
+                    message(
+                        QT_TRANSLATE_NOOP("Invariance", "in the batch as given, against its attention mask: {text}"),
+                        text=reading.text,
+                    ),
+                    reading.heads,
+                    reading.batch,
+                    reading.rows,
+                    reading.count,
+                )
+        return None
+
+    def _given_cause(self, real: list[torch.Tensor], alone: list[_Run], gap: _Gap) -> str:
+        """Why the batch as given differs from its sequences alone, its masks having been read
+        right: its positions (tried: the batch again with each sequence's own positions), else
+        said as found."""
+        length = self.mask.shape[1] if self.mask is not None else 0
+        given_positions = self.inputs.get("position_ids")
+        if self._accepts("position_ids") and self.mask is not None:
+            own = (self.mask.long().cumsum(-1) - 1).clamp(min=0)
+            retry, failed = self._attempt({**self.inputs, "position_ids": own}, "")
+            if failed is None and retry is not None and self._padding_gap(alone, retry, real, length) is None:
+                b = gap.batch[0] if gap.batch else 0
+                first = int(real[b][0]) if len(real[b]) else 0
+                if isinstance(given_positions, torch.Tensor):
+                    at = int(given_positions[b, first]) if given_positions.dim() == 2 else first
+                    return message(
+                        QT_TRANSLATE_NOOP(
+                            "Invariance",
+                            "the batch's position_ids are not each sequence's own: batch element {b}'s first real "
+                            "token is at position {at} in the batch and at 0 alone (position_ids counted over the "
+                            "pads, such as arange over a left-padded batch); with each sequence's own positions "
+                            "the batch agrees with every sequence alone, so its masks were ruled out; pass "
+                            "position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)",
+                        ),
+                        b=b,
+                        at=at,
+                    )
+                return message(
+                    QT_TRANSLATE_NOOP(
+                        "Invariance",
+                        "the batch's positions were not adjusted to its padding: batch element {b}'s first real "
+                        "token is at position {at} in the batch and at 0 alone; with each sequence's own positions "
+                        "the batch agrees with every sequence alone, so its masks were ruled out; pass "
+                        "position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0), as generate() does",
+                    ),
+                    b=b,
+                    at=first,
+                )
+        return QT_TRANSLATE_NOOP(
+            "Invariance",
+            "these sequences attend differently in the batch as given than alone, though each call's mask follows "
+            "the attention mask: something other than the mask depends on the padding (positions, a pad token's "
+            "embedding reaching real tokens); compare this call in both runs (attnviz.compare)",
+        )
+
+    def _decoder_side(self, key: str) -> bool:
+        """An input of an encoder-decoder's decoder: never re-padded as the encoder's text, even
+        when its shape is the encoder's."""
+        return self.encoder_decoder and key.startswith("decoder_")
 
     def _alone(self, b: int, idx: torch.Tensor) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -396,6 +593,7 @@ class _Runner:
                 and value.dim() >= 2
                 and shape is not None
                 and tuple(value.shape[:2]) == tuple(shape)
+                and not self._decoder_side(key)
             ):
                 row = value[b : b + 1, idx]
                 if key == "position_ids":
@@ -428,6 +626,7 @@ class _Runner:
                 and value.dim() >= 2
                 and shape is not None
                 and tuple(value.shape[:2]) == tuple(shape)
+                and not self._decoder_side(key)
             ):
                 out[key] = value
                 continue
@@ -603,7 +802,8 @@ class _Runner:
                 if gap is None:
                     gap = self._step_output_gap(full, step, start, stop, real_rows)
                 if gap is not None:
-                    findings.append(_finding("kv_cache", gap, self._kv_cause(step, gap, stop - start)))
+                    cause = self._kv_cause(step, gap, stop - start, full, start, real_rows)
+                    findings.append(_finding("kv_cache", gap, cause))
                     break
         return findings, None
 
@@ -659,39 +859,112 @@ class _Runner:
                 pieces.append(_Aligned(b, r.unsqueeze(0), t.unsqueeze(0), rows))
         return _gap(-1, "", pieces, self.tol)
 
-    @staticmethod
-    def _kv_cause(step: _Run, gap: _Gap, tokens: int) -> str:
-        if gap.index >= 0:
-            call = step.calls[gap.index]
-            n_q, n_k = call.shape[2], call.shape[3]
-            if call.is_causal and n_q != n_k:
-                return message(
-                    QT_TRANSLATE_NOOP(
-                        "Invariance",
-                        "a cached step of {tokens} token(s) differs from the full forward: is_causal=True aligns the "
-                        "causal mask top-left when the {queries} queries are fewer than the {keys} keys (SDPA), so "
-                        "the new tokens cannot see the cached past; pass a mask aligned bottom-right instead",
-                    ),
-                    tokens=tokens,
-                    queries=n_q,
-                    keys=n_k,
-                )
+    def _kv_cause(self, step: _Run, gap: _Gap, tokens: int, full: _Run, start: int, real: torch.Tensor) -> str:
+        if gap.index < 0:
             return message(
                 QT_TRANSLATE_NOOP(
                     "Invariance",
-                    "a cached step of {tokens} token(s) attends differently from the full forward: its mask hides "
-                    "cached keys or shows later ones; build the step's mask over the cache's length, aligned "
-                    "bottom-right",
+                    "a cached step of {tokens} token(s) gives another output than the full forward, though every "
+                    "attention call agrees: look at the positions (cache_position, position_ids) of the step",
                 ),
                 tokens=tokens,
+            )
+        call = step.calls[gap.index]
+        partner = next((c for c in full.calls if c.name == call.name), None)
+        moved = None if partner is None else step_inputs_differ(call, partner, start, start + tokens, real)
+        if moved is not None and max(moved) > self.tol:
+            return self._positions_cause(call, partner, moved, tokens, start, real)
+        ruled_out = (
+            QT_TRANSLATE_NOOP(
+                "Invariance",
+                " (positions ruled out: the step's queries and keys equal the full forward's at the same positions)",
+            )
+            if moved is not None
+            else ""
+        )
+        n_q, n_k = call.shape[2], call.shape[3]
+        if call.is_causal and n_q != n_k:
+            return message(
+                QT_TRANSLATE_NOOP(
+                    "Invariance",
+                    "a cached step of {tokens} token(s) differs from the full forward: is_causal=True aligns the "
+                    "causal mask top-left when the {queries} queries are fewer than the {keys} keys (SDPA), so "
+                    "the new tokens cannot see the cached past; pass a mask aligned bottom-right instead{ruled_out}",
+                ),
+                tokens=tokens,
+                queries=n_q,
+                keys=n_k,
+                ruled_out=ruled_out,
             )
         return message(
             QT_TRANSLATE_NOOP(
                 "Invariance",
-                "a cached step of {tokens} token(s) gives another output than the full forward, though every "
-                "attention call agrees: look at the positions (cache_position, position_ids) of the step",
+                "a cached step of {tokens} token(s) attends differently from the full forward: its mask hides "
+                "cached keys or shows later ones; build the step's mask over the cache's length, aligned "
+                "bottom-right{ruled_out}",
             ),
             tokens=tokens,
+            ruled_out=ruled_out,
+        )
+
+    def _positions_cause(
+        self,
+        call: CapturedCall,
+        partner: CapturedCall | None,
+        moved: tuple[float, float],
+        tokens: int,
+        start: int,
+        real: torch.Tensor,
+    ) -> str:
+        """The step's queries or keys differ from the full forward's at the same positions: the
+        positions are at fault; whether its mask was also right is said (ruled out, or not)."""
+        rows = real[:, start : start + tokens]
+        mask_same = None
+        if partner is not None:
+            try:
+                keep_step, keep_full = _allowed(call), _allowed(partner)[..., start : start + tokens, :]
+                if keep_step.shape[-1] <= keep_full.shape[-1]:
+                    keep_full = keep_full[..., : keep_step.shape[-1]]
+                    # A step's mask is read bottom-right even when it came as is_causal (top-left).
+                    if call.is_causal and keep_step.shape[-2] < keep_step.shape[-1]:
+                        mask_same = None
+                    elif keep_step.shape == keep_full.shape:
+                        pick = rows[:, None, :, None]
+                        mask_same = bool(((keep_step == keep_full) | ~pick).all())
+            except Exception:  # noqa: BLE001 - a mask attnviz cannot read says nothing here
+                mask_same = None
+        which = (
+            QT_TRANSLATE_NOOP("Invariance", "queries and keys")
+            if min(moved) > self.tol
+            else (
+                QT_TRANSLATE_NOOP("Invariance", "queries")
+                if moved[0] > self.tol
+                else QT_TRANSLATE_NOOP("Invariance", "keys")
+            )
+        )
+        mask_text = {
+            True: QT_TRANSLATE_NOOP(
+                "Invariance",
+                "the mask was ruled out: the step's mask lets through the same keys as the full forward's on these "
+                "rows",
+            ),
+            False: QT_TRANSLATE_NOOP("Invariance", "the step's mask differs from the full forward's too"),
+            None: QT_TRANSLATE_NOOP("Invariance", "with other queries and keys, its weights differ whatever the mask"),
+        }[mask_same]
+        return message(
+            QT_TRANSLATE_NOOP(
+                "Invariance",
+                "a cached step of {tokens} token(s) has other {which} than the full forward at the same positions "
+                "(largest relative difference {largest:.3g}) from the same tokens: the positions of the step are "
+                "wrong, not its mask; rotary or position embeddings were not offset by the {cached} cached "
+                "token(s) (positions restarted at 0, or counted from another origin); pass position_ids / "
+                "cache_position starting at the cache's length; {mask}",
+            ),
+            tokens=tokens,
+            which=which,
+            largest=max(moved),
+            cached=start,
+            mask=mask_text,
         )
 
     # ------------------------------------------------------------------------- implementations
@@ -758,6 +1031,32 @@ class _Runner:
         if gap.index >= 0:
             seen = _allowed(run.calls[gap.index])
             other = next((c for c in reference.calls if c.name == run.calls[gap.index].name), None)
+            rows = real if real is not None and real.shape == (seen.shape[0], seen.shape[2]) else None
+            if other is not None and same_keep(run.calls[gap.index], other, rows):
+                # The path that computes otherwise than its own inputs say is the odd one, either side.
+                what, odd = computation_difference(run.calls[gap.index], other, gap.heads), name
+                if what is None:
+                    what, odd = computation_difference(other, run.calls[gap.index], gap.heads), reference_name
+                return _finding(
+                    "implementations",
+                    gap,
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "Invariance",
+                            "the {path} and {reference} paths compute different attention for the same mask (the "
+                            "mask was ruled out: both let the same keys through on every real row), in heads "
+                            "{heads}; what differs, in the {odd} path: {what}",
+                        ),
+                        odd=odd if what is not None else name,
+                        path=name,
+                        reference=reference_name,
+                        heads=number_ranges(gap.heads) if gap.heads else "?",
+                        what=what
+                        or QT_TRANSLATE_NOOP(
+                            "Invariance", "not told apart (the paths' queries, keys or values already differ)"
+                        ),
+                    ),
+                )
             if other is not None and _allowed(other).shape == seen.shape:
                 extra = seen & ~_allowed(other)
                 n_q, n_k = seen.shape[-2:]
@@ -957,7 +1256,4 @@ def _finding(kind: str, gap: _Gap, cause: str) -> Finding:
     return InvarianceFinding(kind, "error", gap.index, gap.name, cause, heads, gap.batch, gap.rows, gap.count)
 
 
-def _allowed(call: CapturedCall) -> torch.Tensor:
-    """(B, H, L_q, L_k) bool: what each query of a recorded call attends, read through the one
-    door from a call to the mask language (``attnviz.compute.call_mask``)."""
-    return call_allowed(call.to_attention_call({}, check=False))
+_allowed = recorded_allowed

@@ -35,6 +35,7 @@ from ..engine.mask_bound import CallMask
 from ..engine.mask_findings import ARGUMENT_CONVENTIONS, inverted_padding, mask_findings
 from ..model_run import AttentionCall, ModelRun
 from ..tr import QT_TRANSLATE_NOOP, joined, message, plural
+from .doctor_padding import read_padding
 from .doctor_paths import fidelity_problems, stack_group, weights_paths
 from .doctor_values import RowsProblem, invalid_weights, score_overflow
 
@@ -60,6 +61,12 @@ FINDING_KINDS: dict[str, str] = {
     "invalid_mask": "a mask the engine cannot read as its argument declares",
     "empty_rows": "query rows with no key left to attend to, and what the model produced for them",
     "padding_attended": "real queries attending to keys the tokens show to be padding",
+    "padding_mismatch": "a mask that does not follow the padding the tokens show: padding keys attended and real "
+    "keys hidden from every real query",
+    "mask_shift": "a padding mask shifted by a constant offset against the padding: a real key hidden, a pad seen",
+    "mask_order": "batch elements' padding masks in other elements' heads: a per-sequence mask expanded to "
+    "(B*H, L_q, L_k) in the wrong order (repeat instead of repeat_interleave)",
+    "wrong_source": "a cross-attention call masked with the decoder's padding instead of the encoder's",
     "padding_attends_padding": "padding queries attending to padding keys",
     "invalid_weights": "recorded weights that are not probability distributions (negative, above 1, NaN next to "
     "numbers, rows not summing to 1): no mask is read from them",
@@ -67,10 +74,14 @@ FINDING_KINDS: dict[str, str] = {
     "padding_side": "left padding masked as right padding (or the reverse): real keys at one end hidden, padding keys "
     "at the other attended",
     "unverified": "a call attnviz could not check against the model's own output: what it shows is not verified",
+    "dropout": "a call given attention dropout at capture (a model in training mode): its weights are random",
     "fidelity": "a call whose recomputation differs from the model's output by more than the threshold asked for",
     "weights_path": "asking for the weights (output_attentions, need_weights) ran a call on another code path than "
     "the other calls of its stack",
 }
+
+#: Kinds of ``read_padding`` that name the mistake's shape (causes; the others are symptoms).
+_PADDING_CAUSES = ("mask_shift", "mask_order", "wrong_source")
 
 #: Makes a Finding of the call being diagnosed: finding(kind, severity, text, heads=, batch=, rows=, count=).
 _Make = Callable[..., "Finding"]
@@ -171,7 +182,14 @@ def diagnose_run(
     paths = weights_paths(run)
     findings: list[Finding] = []
     for fact, (pad_q, pad_k) in zip(facts, padding):
-        findings.extend(_diagnose_call(fact, pad_q, pad_k, causal.get(fact.index), pad_tokens))
+        query_tokens, key_tokens = run.call_tokens(fact.index)
+        # Keys from another sequence than the queries (an encoder's, in cross-attention).
+        cross = (
+            query_tokens is not None
+            and key_tokens is not None
+            and (query_tokens.shape != key_tokens.shape or not bool((query_tokens == key_tokens).all()))
+        )
+        findings.extend(_diagnose_call(fact, pad_q, pad_k, causal.get(fact.index), pad_tokens, key_tokens, cross))
         overflow = score_overflow(fact.call, fact.dtype)
         if overflow is not None:
             findings.append(_rows_finding(fact, "score_overflow", overflow))
@@ -332,7 +350,13 @@ def _causal_groups(
 
 
 def _diagnose_call(
-    fact: _Facts, pad_q: np.ndarray | None, pad_k: np.ndarray | None, causal: _Causal | None, pad_tokens: Sequence[str]
+    fact: _Facts,
+    pad_q: np.ndarray | None,
+    pad_k: np.ndarray | None,
+    causal: _Causal | None,
+    pad_tokens: Sequence[str],
+    key_tokens: np.ndarray | None = None,
+    cross: bool = False,
 ) -> list[Finding]:
     call, index = fact.call, fact.index
     allowed = fact.allowed
@@ -408,57 +432,43 @@ def _diagnose_call(
 
     symptoms: list[Finding] = []
     if pad_k is not None:
-        key_pad = pad_k[:, None, None, :]
-        if pad_q is not None:
-            real = ~pad_q[:, None, :]
-            to_pad = (allowed & key_pad).any(-1)
-            for rows, kind, severity, one, many in (
-                (
-                    to_pad & real,
-                    "padding_attended",
-                    _ERROR,
-                    QT_TRANSLATE_NOOP(
-                        "Doctor",
-                        "{n} real query row attends to padding keys ({pads}): nothing masks them; hide "
-                        "padding keys from every query with a (B, 1, 1, L_k) mask",
-                    ),
-                    QT_TRANSLATE_NOOP(
-                        "Doctor",
-                        "{n} real query rows attend to padding keys ({pads}): nothing masks them; hide "
-                        "padding keys from every query with a (B, 1, 1, L_k) mask",
-                    ),
-                ),
-                (
-                    to_pad & ~real,
-                    "padding_attends_padding",
-                    _WARNING,
-                    QT_TRANSLATE_NOOP(
-                        "Doctor",
-                        "{n} padding query row attends to padding keys ({pads}), which a key padding mask "
-                        "never allows: the mask pairs padding with padding instead of hiding padding keys; "
-                        "use a (B, 1, 1, L_k) key mask",
-                    ),
-                    QT_TRANSLATE_NOOP(
-                        "Doctor",
-                        "{n} padding query rows attend to padding keys ({pads}), which a key padding mask "
-                        "never allows: the mask pairs padding with padding instead of hiding padding keys; "
-                        "use a (B, 1, 1, L_k) key mask",
-                    ),
-                ),
-            ):
-                n = int(rows.sum())
-                if n and not symptoms:  # padding keys that real queries see are seen by padding ones too
-                    symptoms.append(
-                        finding(
-                            kind,
-                            severity,
-                            plural(n, one, many, pads=", ".join(pad_tokens)),
-                            heads=_indices(rows.any(-1).any(0)),
-                            batch=_indices(rows.any(-1).any(-1)),
-                            rows=_indices(rows.any(0).any(0)),
-                            count=n,
-                        )
+        reading = read_padding(allowed, pad_q, pad_k, key_tokens=key_tokens, cross=cross)
+        if reading is not None:
+            (causes if reading.kind in _PADDING_CAUSES else symptoms).append(
+                finding(reading.kind, _ERROR, reading.text, reading.heads, reading.batch, reading.rows, reading.count)
+            )
+            if causes:
+                return _merged(causes)
+        if pad_q is not None and not symptoms:
+            rows = (allowed & pad_k[:, None, None, :]).any(-1) & pad_q[:, None, :]
+            n = int(rows.sum())
+            if n:  # padding keys that real queries see are seen by padding ones too
+                symptoms.append(
+                    finding(
+                        "padding_attends_padding",
+                        _WARNING,
+                        plural(
+                            n,
+                            QT_TRANSLATE_NOOP(
+                                "Doctor",
+                                "{n} padding query row attends to padding keys ({pads}), which a key padding mask "
+                                "never allows: the mask pairs padding with padding instead of hiding padding keys; "
+                                "use a (B, 1, 1, L_k) key mask",
+                            ),
+                            QT_TRANSLATE_NOOP(
+                                "Doctor",
+                                "{n} padding query rows attend to padding keys ({pads}), which a key padding mask "
+                                "never allows: the mask pairs padding with padding instead of hiding padding keys; "
+                                "use a (B, 1, 1, L_k) key mask",
+                            ),
+                            pads=", ".join(pad_tokens),
+                        ),
+                        heads=_indices(rows.any(-1).any(0)),
+                        batch=_indices(rows.any(-1).any(-1)),
+                        rows=_indices(rows.any(0).any(0)),
+                        count=n,
                     )
+                )
     if has_empty:
         outcome = _outcome(call, empty)
         rows = empty

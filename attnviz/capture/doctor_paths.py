@@ -2,7 +2,10 @@
 
 * ``fidelity_problems``: a call with tensors whose fidelity (attnviz's recomputation against
   the model's own output) was never measured is a warning: what it shows is not verified,
-  never a silent pass; above a threshold asked for, an error.
+  never a silent pass; above a threshold asked for, or else above the default tolerance of the
+  call's dtype (``default_tolerance``), an error: a call attnviz cannot reproduce is not a pass.
+* a call the capture says was given attention dropout (``dropout_p > 0``: a model left in
+  training mode) is an error: its weights are random.
 * ``weights_paths``: asking for the weights (``output_attentions=True``, ``need_weights``)
   can switch a model to another code path (transformers' eager attention instead of SDPA, which
   once ran Llama without its causal mask); when the calls of one stack ran on different paths
@@ -22,7 +25,18 @@ import numpy as np
 from ..model_run import AttentionCall, ModelRun
 from ..tr import QT_TRANSLATE_NOOP, message
 
-__all__ = ["fidelity_problems", "measured_fidelity", "stack_group", "weights_paths"]
+__all__ = ["default_tolerance", "fidelity_problems", "measured_fidelity", "stack_group", "weights_paths"]
+
+#: The largest fidelity of a float32 (or float64) call that counts as reproduced: attnviz
+#: recomputes in float64, so a faithful float32 call differs by ~1e-6; masks or score terms the
+#: capture did not see differ by far more than 1e-3.
+FLOAT32_TOLERANCE = 1e-3
+#: Half precision rounds each weight and output to 8 (bfloat16) or 11 (float16) bits; a faithful
+#: call differs by a few of its steps: 16 of them.
+_HALF_STEPS = 16
+
+#: The capture's note on a call given dropout_p > 0 (its "dropout (p = {p})" kept in translations).
+_DROPOUT = re.compile(r"dropout \(p = ([^)]+)\)")
 
 #: (kind, severity, sentence) of one finding about a call.
 Problem = tuple[str, str, str]
@@ -44,11 +58,37 @@ def measured_fidelity(call: AttentionCall) -> float | None:
     return largest_difference(output, torch.from_numpy(np.asarray(call.output)))
 
 
+def default_tolerance(dtype: str | None) -> float:
+    """The largest fidelity that counts as reproduced for a call computed in ``dtype``."""
+    if dtype in ("float16", "bfloat16"):
+        import torch
+
+        return _HALF_STEPS * float(torch.finfo(getattr(torch, dtype)).eps)
+    return FLOAT32_TOLERANCE
+
+
 def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured: bool = True) -> list[Problem]:
     """ "unverified" when the capture said it could not check the call (or it has no output to
     check against); with ``max_fidelity``, the fidelity is measured where it was not yet and an
-    error is said above it. ``captured``: the run was recorded from a model (a run of tensors
-    typed or loaded without outputs claims no model to be faithful to)."""
+    error is said above it; without, a fidelity the run records is an error above the default
+    tolerance of the call's dtype. ``captured``: the run was recorded from a model (a run of
+    tensors typed or loaded without outputs claims no model to be faithful to)."""
+    dropout = _DROPOUT.search(call.note)
+    if dropout is not None:
+        return [
+            (
+                "dropout",
+                "error",
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Doctor",
+                        "attention dropout (p = {p}) was active in this call: the model ran in training mode, so its "
+                        "attention is random and not what inference computes; call model.eval() before running it",
+                    ),
+                    p=dropout.group(1),
+                ),
+            )
+        ]
     if call.weights_only or (call.output is None and call.fidelity is None and not captured):
         return []  # the model's own weights, as recorded; or tensors that claim no model
     fidelity = call.fidelity
@@ -71,7 +111,8 @@ def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured:
                 ),
             )
         ]
-    if max_fidelity is not None and (math.isinf(fidelity) or fidelity > max_fidelity):
+    limit = default_tolerance(_dtype(call)) if max_fidelity is None else max_fidelity
+    if math.isinf(fidelity) or fidelity > limit:
         return [
             (
                 "fidelity",
@@ -80,15 +121,23 @@ def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured:
                     QT_TRANSLATE_NOOP(
                         "Doctor",
                         "attnviz's recomputation differs from the model's output by {fidelity:.3g}, more than the "
-                        "{limit:.3g} allowed: what is shown may not be what ran (masks or score terms the capture "
-                        "did not see, another dtype or kernel)",
+                        "{limit:.3g} allowed: attnviz cannot reproduce this call, so what is shown may not be what "
+                        "ran (masks, score terms or a head grouping the capture did not see, another dtype or "
+                        "kernel); compare the paths or implementations it can run (attnviz check)",
                     ),
                     fidelity=fidelity,
-                    limit=max_fidelity,
+                    limit=limit,
                 ),
             )
         ]
     return []
+
+
+def _dtype(call: AttentionCall) -> str | None:
+    """The dtype the call computed in: as recorded, else its arrays' (float16 is numpy's own)."""
+    if call.dtype is not None:
+        return call.dtype
+    return None if call.queries is None else str(np.asarray(call.queries[:0]).dtype)
 
 
 def stack_group(name: str) -> str:

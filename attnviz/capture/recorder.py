@@ -673,6 +673,26 @@ class Capture:
         mask, kpm = _module_mask(args, kwargs, (b, h, n_q, n_k))
         context = self._context()
         name = type(module).__name__
+        note = message(
+            QT_TRANSLATE_NOOP(
+                "Capture",
+                "attention code of its own ({module}): its weights were recorded at its softmax; its queries, "
+                "keys and values are not visible to a capture (weights only)",
+            ),
+            module=name,
+        )
+        rate = _dropout_rate(module)
+        if rate > 0:  # the weights are recorded before the module's dropout, which then ran
+            note = message(
+                QT_TRANSLATE_NOOP("Capture", "{first}; {second}"),
+                first=note,
+                second=message(
+                    QT_TRANSLATE_NOOP(
+                        "Capture", "dropout (p = {p}) was applied: the model's output is random and was not compared"
+                    ),
+                    p=f"{rate:g}",
+                ),
+            )
         self._add(
             lambda: CapturedCall(
                 "",
@@ -683,14 +703,7 @@ class Capture:
                 inputs.dtype,
                 key_padding_mask=kpm,
                 recorded_weights=shaping.copy(weights),
-                note=message(
-                    QT_TRANSLATE_NOOP(
-                        "Capture",
-                        "attention code of its own ({module}): its weights were recorded at its softmax; its queries, "
-                        "keys and values are not visible to a capture (weights only)",
-                    ),
-                    module=name,
-                ),
+                note=note,
                 path=CallPath(
                     "module",
                     f"{type(module).__module__}.{name}",
@@ -836,6 +849,20 @@ class Capture:
 def _default_budget() -> float:
     available = available_memory(torch.device("cpu"))
     return DEFAULT_CAPTURE_BUDGET if available is None else min(DEFAULT_CAPTURE_BUDGET, available / 2)
+
+
+def _dropout_rate(module: nn.Module) -> float:
+    """The attention dropout a module in training mode applies: its own nn.Dropout children's
+    rate, else a float ``*dropout*`` attribute (0.0 in eval mode)."""
+    if not module.training:
+        return 0.0
+    rates = [float(child.p) for child in module.children() if isinstance(child, nn.modules.dropout._DropoutNd)]
+    rates += [
+        value
+        for attr, value in vars(module).items()
+        if "dropout" in attr.lower() and isinstance(value, float) and not isinstance(value, bool)
+    ]
+    return max(rates, default=0.0)
 
 
 def _function_name(fn: Any) -> str:

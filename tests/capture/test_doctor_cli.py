@@ -133,8 +133,22 @@ def test_a_call_that_could_not_be_verified_is_a_warning(tmp_path, capsys):
     model = TinySdpa()
     with attnviz.capture(model, tokens=TOKENS) as cap, torch.no_grad():
         model(ids(), [(KEEP[:, None, None, :], False)] * 3)
-    cap.calls[1].dropout_p = 0.5  # as if trained with dropout: the output cannot be compared
+    # As a call the capture could not recompute: never compared, the reason in its note.
+    cap.calls[1]._checked = True
+    cap.calls[1]._add_note("not recomputed: a mask it cannot read")
+    cap.save(tmp_path / "unchecked.attnviz-capture")
+    status, out, _ = doctor(capsys, str(tmp_path / "unchecked.attnviz-capture"))
+    assert status == 0 and out[0].startswith("warning: call 1 (layers.1): attnviz could not check this call")
+    assert "a mask it cannot read" in out[0] and out[-1].startswith("0 errors, 1 warning in 3 calls")
+
+
+def test_attention_dropout_at_capture_is_an_error(tmp_path, capsys):
+    """Dropout at inference (a model left in training mode) was a warning: CI stayed green."""
+    model = TinySdpa()
+    with attnviz.capture(model, tokens=TOKENS) as cap, torch.no_grad():
+        model(ids(), [(KEEP[:, None, None, :], False)] * 3)
+    cap.calls[1].dropout_p = 0.5  # as if run with dropout: its weights are random
     cap.save(tmp_path / "dropout.attnviz-capture")
     status, out, _ = doctor(capsys, str(tmp_path / "dropout.attnviz-capture"))
-    assert status == 0 and out[0].startswith("warning: call 1 (layers.1): attnviz could not check this call")
-    assert "dropout (p = 0.5)" in out[0] and out[-1].startswith("0 errors, 1 warning in 3 calls")
+    assert status == 1 and out[0].startswith("error: call 1 (layers.1): attention dropout (p = 0.5) was active")
+    assert "training mode" in out[0] and out[-1].startswith("1 error, 0 warnings in 3 calls")

@@ -67,7 +67,12 @@ def test_padding_that_is_not_masked_is_found_on_the_right_too():
 
     model.forward = forward  # type: ignore[method-assign]
     model.forward.__signature__ = __import__("inspect").signature(original)  # type: ignore[attr-defined]
-    findings = attnviz.check_invariance(model, inputs, ("padding",))
+    # The batch as given is read against its own attention mask: one finding, both halves said.
+    (finding,) = attnviz.check_invariance(model, inputs, ("padding",))
+    assert finding.kind == "padding" and finding.call == 0 and finding.batch == (1, 2), lines([finding])
+    assert "nothing masks the padding" in finding.message and "no real key is hidden" in finding.message
+    # A batch without padding shows nothing as given: padded again on either side, it does.
+    findings = attnviz.check_invariance(model, batch((6, 6, 6)), ("padding",))
     assert [f.kind for f in findings] == ["padding", "padding"], lines(findings)
     assert all("padding is not masked" in f.message for f in findings)
 
