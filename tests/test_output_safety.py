@@ -136,3 +136,22 @@ def test_bench_safety_prints_issue_30s_text_cases_and_each_holds(tmp_path, capsy
     printed = capsys.readouterr().out.splitlines()
     assert all("marker absent" in line or "parses" in line or "in: none" in line for line in printed), printed
     assert all(float(row[1].split(" MB")[0].lstrip("+")) < 300 for row in rows), rows
+
+
+def test_every_command_lines_printed_line_is_inert():
+    """doctor, diff, check, render and code print through ``terminal.say`` (a bare ``print`` of
+    data in a command line would bypass it: none is left), which writes one printable line."""
+    import io
+    import re
+
+    from attnviz.terminal import say
+
+    stream = io.StringIO()
+    say(f"call {HOSTILE} in file \udcff.attnviz", stream)
+    assert_inert(stream.getvalue().rstrip("\n"))
+    assert stream.getvalue().count("\n") == 1 and "\\x1b[2J" in stream.getvalue()
+    root = Path(__file__).resolve().parents[1] / "attnviz"
+    for name in ("doctor_cli.py", "diff_cli.py", "check_cli.py", "render.py", "code_cli.py"):
+        source = (root / name).read_text("utf-8")
+        bare = [line for line in source.splitlines() if re.search(r"\bprint\(", line) and "preset" not in line]
+        assert not bare, (name, bare)

@@ -63,6 +63,7 @@ from attnviz.compute.jobs import Follows, Job, MainJob, MainRun, run_main
 from attnviz.document import Document, Edit, Snapshot
 from attnviz.model_run import Focus, HeadView, ModelRun
 from attnviz.presets import DEFAULT_PRESET, PRESETS
+from attnviz.safe_text import printable
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui import collector
 from attnviz.ui.app.computations import Computation, Computations, Thread
@@ -313,7 +314,8 @@ class AppSession(QObject):
             self.presentationChanged.emit(self.presenting)
 
     def show_status(self, text: str, ms: int = 8000) -> None:
-        self.statusMessage.emit(text, ms)
+        # One line, whatever the file and call names in it hold (a path's ESC, a line break).
+        self.statusMessage.emit(printable(text), ms)
 
     # ------------------------------------------------------------------ intents between views
 
