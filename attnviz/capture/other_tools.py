@@ -29,7 +29,7 @@ from ..tr import QT_TRANSLATE_NOOP, message
 from . import transformer_lens as tl
 from .calls import largest_difference
 
-__all__ = ["from_output_attentions", "from_transformer_lens"]
+__all__ = ["capture_transformer_lens", "from_output_attentions", "from_transformer_lens"]
 
 _HOOK = re.compile(r"blocks\.(\d+)\.attn\.hook_(q|k|v|rot_q|rot_k|z|pattern|attn_scores)")
 
@@ -122,6 +122,45 @@ def from_transformer_lens(
     return _run(calls, tokens, "transformer_lens")
 
 
+def capture_transformer_lens(
+    model: Any,
+    input: Any,
+    *,
+    attention_mask: Any = None,
+    tokens: object = None,
+    position_ids: object = None,
+    **kwargs: Any,
+) -> ModelRun:
+    """Run a TransformerLens ``HookedTransformer`` (3.x) or ``TransformerBridge`` (4.x) on
+    ``input`` (token ids, or what its forward takes) and record every attention layer from its
+    hooks: queries, keys and values (rotated as the model rotates them), its causal mask and
+    local windows, the padding of ``attention_mask``, its score terms; checked against
+    ``hook_pattern`` and ``hook_z`` as :func:`from_transformer_lens` does. (``attnviz.capture``
+    sees only such a model's softmax: weights.) ``kwargs`` go to ``run_with_cache``."""
+    run_with_cache = getattr(model, "run_with_cache", None)
+    if not callable(run_with_cache):
+        raise ModelRunError(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Capture",
+                    "{type} is not a TransformerLens model (no run_with_cache): use attnviz.capture(model)",
+                ),
+                type=type(model).__name__,
+            )
+        )
+    if attention_mask is not None:
+        kwargs["attention_mask"] = attention_mask
+
+    def attention_hooks(name: str) -> bool:
+        return _HOOK.fullmatch(name) is not None
+
+    with torch.no_grad():
+        _, cache = run_with_cache(input, names_filter=attention_hooks, **kwargs)
+    return from_transformer_lens(
+        cache, tokens=tokens, attention_mask=attention_mask, model=model, position_ids=position_ids
+    )
+
+
 #: A recomputation this close to hook_pattern / hook_z (float32 models) is the model's computation.
 _EXACT = 1e-4
 
@@ -184,7 +223,7 @@ def _tl_layer(
     call = AttentionCall(
         name, q, k, v, masks, scale=terms.scale, output=output, terms=tuple(call_terms), sinks=terms.sinks
     )
-    fidelity = _tl_fidelity(call, output, pattern)
+    fidelity = _tl_fidelity(call, output, pattern, terms.empty_rows)
     if pattern is not None and (why is not None or fidelity is None or not fidelity <= _EXACT):
         if why is None:
             why = message(
@@ -215,15 +254,16 @@ def _tl_layer(
     return replace(call, fidelity=fidelity, note=note)
 
 
-def _tl_fidelity(call: AttentionCall, output: np.ndarray | None, pattern: Any) -> float | None:
+def _tl_fidelity(call: AttentionCall, output: np.ndarray | None, pattern: Any, empty_rows: str) -> float | None:
     """The largest difference of attnviz's recomputation from ``hook_z`` and ``hook_pattern``.
-    TransformerLens sets a row with every key masked to 0 (never NaN): attnviz's "strict" mode."""
+    ``empty_rows``: the mask mode that treats rows with every key masked as the model does
+    (TransformerLens sets them to 0, never NaN: "strict")."""
     tq, tk, tv = (torch.from_numpy(a) for a in (call.queries, call.keys, call.values))
     result = attend(
         tq,
         tk,
         tv,
-        mask_mode="strict",
+        mask_mode=empty_rows,
         scale=call.scale,
         enable_gqa=tq.shape[1] != tk.shape[1],
         keep=("weights", "output"),

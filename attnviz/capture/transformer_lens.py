@@ -39,6 +39,10 @@ class LayerTerms:
     #: Whether the padding mask reaches the scores: a HookedTransformer applies it with its causal
     #: mask only, so a bidirectional one attends to padding keys.
     masks_padding: bool = True
+    #: attnviz's mask mode for rows with every key masked: TransformerLens makes them 0
+    #: ("strict"); Hugging Face code under a bridge fills with the dtype's minimum, so they are
+    #: uniform over the keys, as a finite fill makes them ("d2l").
+    empty_rows: str = "strict"
 
 
 def model_of(cache: Any, model: Any) -> Any:
@@ -79,6 +83,9 @@ def layer_terms(model: Any, layer: int, query_length: int, key_length: int) -> L
         )
     blocks = getattr(model, "blocks", None)
     attn = getattr(blocks[layer], "attn", None) if blocks is not None and layer < len(blocks) else None
+    hf = _hf_attention(attn)
+    if hf is not None:
+        return _hf_terms(hf)
     kind = getattr(cfg, "positional_embedding_type", "standard")
     causal = getattr(cfg, "attention_dir", "causal") == "causal"
     terms = LayerTerms(causal=causal, masks_padding=causal)
@@ -92,9 +99,13 @@ def layer_terms(model: Any, layer: int, query_length: int, key_length: int) -> L
     scale = getattr(attn, "attn_scale", None)
     terms.scale = 1.0 / float(scale) if scale else None
     terms.rotary = kind == "rotary"
-    if kind == "alibi":
+    create_alibi: Any = getattr(type(attn), "create_alibi_bias", None)
+    if kind == "alibi" and create_alibi is None:
+        # A bridge over another library's attention: its ALiBi is that library's code.
+        terms.unknown = f"ALiBi computed by {type(attn).__name__}'s own code"
+    elif kind == "alibi":
         # The model's own function, cut as it cuts it (the last L_q queries, the first L_k keys).
-        alibi = type(attn).create_alibi_bias(cfg.n_heads, key_length, torch.device("cpu"))
+        alibi = create_alibi(cfg.n_heads, key_length, torch.device("cpu"))
         terms.alibi = alibi[:, -query_length:, :key_length].double().numpy()
     elif kind not in ("standard", "rotary", "shortformer"):
         terms.unknown = f"positional_embedding_type={kind!r}"
@@ -102,6 +113,36 @@ def layer_terms(model: Any, layer: int, query_length: int, key_length: int) -> L
         terms.unknown = "use_logn_attn"
     if getattr(cfg, "use_attention_sinks", False) and getattr(attn, "sinks", None) is not None:
         terms.sinks = attn.sinks.detach().double().cpu().numpy().reshape(-1)
+    return terms
+
+
+def _hf_attention(attn: Any) -> Any:
+    """The Hugging Face attention module a TransformerLens 4 bridge wraps (it holds ``scaling``),
+    or None."""
+    if attn is None or not hasattr(attn, "modules") or hasattr(attn, "apply_rotary"):
+        return None  # a HookedTransformer's own attention
+    for module in attn.modules():
+        if module is not attn and isinstance(getattr(module, "scaling", None), float):
+            return module
+    return None
+
+
+def _hf_terms(module: Any) -> LayerTerms:
+    """What a Hugging Face attention module applies, from its own attributes (as the capture of a
+    transformers model reads them): scaling, sliding window, soft-capping, sinks, causality."""
+    config = getattr(module, "config", None)
+    cap = getattr(module, "attn_logit_softcapping", None) or getattr(config, "attn_logit_softcapping", None)
+    window = getattr(module, "sliding_window", None)
+    sinks = getattr(module, "sinks", None)
+    terms = LayerTerms(
+        causal=bool(getattr(module, "is_causal", True)),
+        window=int(window) if isinstance(window, int) and window > 0 else None,
+        softcap=float(cap) if cap else None,
+        sinks=None if not isinstance(sinks, torch.Tensor) else sinks.detach().double().cpu().numpy().reshape(-1),
+        scale=float(module.scaling),
+        rotary=False,  # a bridge over Hugging Face code caches hook_rot_q/hook_rot_k where it rotates
+        empty_rows="d2l",
+    )
     return terms
 
 
