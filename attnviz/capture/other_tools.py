@@ -161,7 +161,7 @@ def capture_transformer_lens(
     )
 
 
-#: A recomputation this close to hook_pattern / hook_z (float32 models) is the model's computation.
+# A recomputation this close to hook_pattern / hook_z (float32 models) is the model's computation.
 _EXACT = 1e-4
 
 
@@ -194,7 +194,9 @@ def _tl_layer(
         rotated = tl.rotate(owner, index, q_tl, k_tl, padding, position_ids)
         if rotated is None:
             why = why or QT_TRANSLATE_NOOP(
-                "Capture", "a rotary model whose cache holds no hook_rot_q/hook_rot_k and no model to rotate with"
+                "Capture",
+                "a rotary model whose cache holds no hook_rot_q/hook_rot_k, and no model to rotate them with "
+                "(pass model=)",
             )
             q_used, k_used = q_tl, k_tl
         else:
@@ -236,8 +238,7 @@ def _tl_layer(
             message(
                 QT_TRANSLATE_NOOP(
                     "Capture",
-                    "the model's own weights (hook_pattern), not recomputed: {why}; pass model= (the "
-                    "HookedTransformer or TransformerBridge) to recompute",
+                    "the model's own weights (hook_pattern), not recomputed: {why}",
                 ),
                 why=why,
             ),

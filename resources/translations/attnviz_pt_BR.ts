@@ -33,16 +33,64 @@
         <translation>{name}: o cache não contém nem hook_q, hook_k e hook_v, nem hook_pattern</translation>
     </message>
     <message>
-        <source>attention pattern only (hook_pattern): queries, keys and values were not cached</source>
-        <translation>só o padrão de atenção (hook_pattern): consultas, chaves e valores não foram guardados no cache</translation>
+        <source>attention pattern only (hook_pattern, the model&apos;s own weights): queries, keys and values were not cached</source>
+        <translation>apenas o padrão de atenção (hook_pattern, os pesos do próprio modelo): consultas, chaves e valores não foram guardados no cache</translation>
     </message>
     <message>
-        <source>fidelity measured on the weights (hook_pattern): the cache holds no hook_z</source>
-        <translation>fidelidade medida nos pesos (hook_pattern): o cache não contém hook_z</translation>
+        <source>{type} is not a TransformerLens model (no run_with_cache): use attnviz.capture(model)</source>
+        <translation>{type} não é um modelo do TransformerLens (não tem run_with_cache): use attnviz.capture(model)</translation>
     </message>
     <message>
-        <source>not compared: the cache holds neither hook_z nor hook_pattern</source>
-        <translation>sem comparação: o cache não contém nem hook_z nem hook_pattern</translation>
+        <source>rotary from hook_rot_q/hook_rot_k</source>
+        <translation>rotary de hook_rot_q/hook_rot_k</translation>
+    </message>
+    <message>
+        <source>rotary applied as the model applies it</source>
+        <translation>rotary aplicado como o modelo o aplica</translation>
+    </message>
+    <message>
+        <source>padding keys not masked, as the model does not mask them</source>
+        <translation>chaves de preenchimento não mascaradas, pois o modelo não as mascara</translation>
+    </message>
+    <message>
+        <source>soft-capping</source>
+        <translation>soft-capping</translation>
+    </message>
+    <message>
+        <source>ALiBi</source>
+        <translation>ALiBi</translation>
+    </message>
+    <message>
+        <source>a local window of {n}</source>
+        <translation>uma janela local de {n}</translation>
+    </message>
+    <message>
+        <source>sinks</source>
+        <translation>sinks</translation>
+    </message>
+    <message>
+        <source>recomputing from hook_q, hook_k and hook_v differs by {value:.3g}</source>
+        <translation>o recálculo a partir de hook_q, hook_k e hook_v difere em {value:.3g}</translation>
+    </message>
+    <message>
+        <source>a rotary model whose cache holds no hook_rot_q/hook_rot_k, and no model to rotate them with (pass model=)</source>
+        <translation>um modelo rotary cujo cache não tem hook_rot_q/hook_rot_k, e nenhum modelo para rotacioná-los (passe model=)</translation>
+    </message>
+    <message>
+        <source>the model&apos;s own weights (hook_pattern), not recomputed: {why}</source>
+        <translation>os pesos do próprio modelo (hook_pattern), não recalculados: {why}</translation>
+    </message>
+    <message>
+        <source>not exact: {why}</source>
+        <translation>não exato: {why}</translation>
+    </message>
+    <message>
+        <source>recomputed from hook_q, hook_k, hook_v ({how}), checked against {hook}</source>
+        <translation>recalculado a partir de hook_q, hook_k, hook_v ({how}), conferido com {hook}</translation>
+    </message>
+    <message>
+        <source>no score terms</source>
+        <translation>sem termos de pontuação</translation>
     </message>
     <message>
         <source>output_attentions must be the tuple of per-layer weight tensors the model returned (outputs.attentions): run the model with output_attentions=True and attn_implementation=&quot;eager&quot;</source>
@@ -3441,6 +3489,14 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>--tol {value}: esperado um número &gt;= 0, p. ex. 1e-4</translation>
     </message>
     <message>
+        <source>error: {note}</source>
+        <translation>erro: {note}</translation>
+    </message>
+    <message>
+        <source>warning: {note}</source>
+        <translation>aviso: {note}</translation>
+    </message>
+    <message>
         <source>{errors}, {warnings} from {checks}</source>
         <translation>{errors}, {warnings} de {checks}</translation>
     </message>
@@ -3499,16 +3555,20 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>estas sequências atendem de outro modo quando preenchidas ({side}) do que sozinhas: a máscara ou as posições dependem do preenchimento; compare a máscara desta chamada nas duas execuções (attnviz.compare)</translation>
     </message>
     <message>
-        <source>kv_cache: not checked (the model takes no past_key_values, or no token ids to step)</source>
-        <translation>kv_cache: não verificado (o modelo não recebe past_key_values, ou não há ids de tokens para avançar)</translation>
+        <source>kv_cache: not checked: {model}.forward takes no KV-cache argument (past_key_values, cache, past, ...); check a model that generates with a cache, or leave kv_cache out of the checks</source>
+        <translation>kv_cache: não verificado: {model}.forward não recebe argumento de cache KV (past_key_values, cache, past, ...); verifique um modelo que gere com cache, ou tire kv_cache das verificações</translation>
     </message>
     <message>
-        <source>kv_cache: not checked (fewer than 4 tokens to step through)</source>
-        <translation>kv_cache: não verificado (menos de 4 tokens para avançar)</translation>
+        <source>kv_cache: not checked: the inputs hold no {key} (batch, tokens) to step through; pass the token ids as {key}</source>
+        <translation>kv_cache: não verificado: as entradas não têm {key} (lote, tokens) para percorrer passo a passo; passe os ids dos tokens como {key}</translation>
     </message>
     <message>
-        <source>kv_cache: not checked (the model returned no cache)</source>
-        <translation>kv_cache: não verificado (o modelo não devolveu cache)</translation>
+        <source>kv_cache: not checked: fewer than 4 tokens to step through (a prefill and two steps); pass a longer batch</source>
+        <translation>kv_cache: não verificado: menos de 4 tokens para percorrer (um prefill e dois passos); passe um lote mais longo</translation>
+    </message>
+    <message>
+        <source>kv_cache: not checked: the model returned no cache with use_cache=True (its {name} argument had nothing to take); switch its cache on (config.use_cache)</source>
+        <translation>kv_cache: não verificado: o modelo não devolveu cache com use_cache=True (seu argumento {name} não teria o que receber); ligue o cache dele (config.use_cache)</translation>
     </message>
     <message>
         <source>a cached step of {tokens} token(s) differs from the full forward: is_causal=True aligns the causal mask top-left when the {queries} queries are fewer than the {keys} keys (SDPA), so the new tokens cannot see the cached past; pass a mask aligned bottom-right instead</source>
