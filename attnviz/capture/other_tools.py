@@ -4,9 +4,11 @@
   itself is not needed): ``blocks.{i}.attn.hook_q`` / ``hook_k`` / ``hook_v`` (B, L, H, d),
   ``hook_rot_q`` / ``hook_rot_k`` when the model rotates them (those are what the scores use),
   ``hook_z`` (B, L, H, d_v), the heads' output, and ``hook_pattern`` (B, H, L_q, L_k), the
-  weights. A cache holds no masks: the caller says what the model applied (TransformerLens
-  models are causal unless told otherwise, padding through ``attention_mask``), and the
-  fidelity, measured against ``hook_z`` (or ``hook_pattern``), shows whether that was right.
+  model's own weights. A cache holds no masks and no score terms: they are read from the model
+  (TransformerLens 3's ``HookedTransformer``, 4's ``TransformerBridge``; ``transformer_lens.py``),
+  else the caller says them. A layer is recomputed only where that reproduces ``hook_pattern``;
+  elsewhere it is ``hook_pattern`` itself, and its note says why.
+  :func:`capture_transformer_lens` runs such a model and reads its hooks.
 * Hugging Face ``output_attentions``: one (B, H, L_q, L_k) weight tensor per layer and nothing
   else, so the calls are weights only; the note of each says what cannot be recomputed.
 """
