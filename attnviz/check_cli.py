@@ -3,6 +3,7 @@
     attnviz check mypackage.models:tiny_llama
     attnviz check scripts/model.py:build --checks padding,kv_cache
     attnviz check mypackage.models:tiny_llama --dtypes float16 --tol 1e-4
+    attnviz check mypackage.models:tiny_llama --strict     # a check that cannot run fails
 
 ``FACTORY`` is a function of ``MODULE`` (a module to import, or a ``.py`` file) taking no
 argument and returning ``(model, inputs)``: the model, and its keyword arguments as a dict (a
@@ -14,7 +15,9 @@ the checks; one line per finding, as the doctor prints them, then a summary. Exi
 * 1: a finding is an error (two identical runs that differ: a model in training mode; a mask
   that does not follow the batch's padding; a sequence that changes with its padding or its
   positions; a cached step that differs from the full forward; implementations that disagree;
-  rows that go NaN in another dtype);
+  rows that go NaN in another dtype), or, with ``--strict``, a check asked for could not run
+  (without it, such a check is a warning: the line says why and what to change, and the summary
+  counts it);
 * 2: a bad command line;
 * 3: the model cannot be had or does not run (the module does not import, the factory is
   missing, raises or returns something else, the model raises while a check runs it): one line
@@ -56,7 +59,8 @@ def build_parser() -> OneLineParser:
         "each sequence alone against the padded batch "
         "(right and left), a full forward against cached steps, eager attention against SDPA, float32 against "
         "bfloat16 and float16. MODULE:FACTORY names a function returning (model, inputs). Exit status 0 when no "
-        "finding is an error, 1 when one is, 2 for a bad command line, 3 when the model cannot be had.",
+        "finding is an error, 1 when one is (or, with --strict, when a check asked for could not run), 2 for a bad "
+        "command line, 3 when the model cannot be had.",
     )
     parser.add_argument("target", metavar="MODULE:FACTORY", help="e.g. mypackage.models:tiny_llama or model.py:build")
     parser.add_argument(
@@ -76,6 +80,11 @@ def build_parser() -> OneLineParser:
     )
     parser.add_argument(
         "--tol", type=float, default=1e-4, metavar="X", help="largest float32 difference that agrees (default 1e-4)"
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="a check that was asked for and could not run is an error (exit 1), not a warning",
     )
     parser.add_argument(
         "--pad-token-id", type=int, default=None, metavar="ID", help="the id that pads (default: the config's, else 0)"
@@ -135,12 +144,18 @@ def _check(args: argparse.Namespace, voice: Voice) -> int:
         raise CheckError(exception_message(exc), EXIT_USAGE) from exc
     for finding in findings:
         say(voice.text(format_finding(finding)), sys.stdout)
+    # A check asked for that could not run is never silence: a clean summary would claim it passed.
+    skipped = (
+        QT_TRANSLATE_NOOP("Invariance", "error: {note}")
+        if args.strict
+        else QT_TRANSLATE_NOOP("Invariance", "warning: {note}")
+    )
     for note in findings.notes:
-        say(voice.text(note), sys.stdout)
-    errors = sum(f.severity == "error" for f in findings)
+        say(voice.text(message(skipped, note=note)), sys.stdout)
+    errors = sum(f.severity == "error" for f in findings) + (len(findings.notes) if args.strict else 0)
     summary = message(
         QT_TRANSLATE_NOOP("Invariance", "{errors}, {warnings} from {checks}"),
-        **counted(errors, len(findings)),
+        **counted(errors, len(findings) + len(findings.notes)),
         checks=", ".join(checks),
     )
     say(voice.text(summary), sys.stdout)

@@ -15,7 +15,8 @@ then the model's output:
   left (the batch's real tokens, from its ``attention_mask``, re-padded with one pad more than the
   longest needs). A left-padding difference that adjusted ``position_ids`` removes is named so.
 * ``"kv_cache"``: a full forward against a prefill, a one-token cached step and a several-token
-  cached step (``past_key_values``); the steps' rows against the same rows of the full forward.
+  cached step (the KV cache: ``past_key_values``, ``cache`` on transformers 5.24); the steps' rows
+  against the same rows of the full forward.
 * ``"implementations"``: transformers' eager attention against SDPA (``set_attn_implementation``;
   ``implementations=`` adds others, such as "flex_attention").
 * ``"dtype"``: float32 against bfloat16 and float16 (a copy of the model): which calls' rows go
@@ -24,8 +25,8 @@ then the model's output:
 Findings are the doctor's (:class:`attnviz.capture.Finding`): the first call where the runs part
 (its heads, batch elements and query rows, in the checked batch's positions) and a sentence with
 the likely cause and the fix; ``call`` is -1 where only the model's output differs. A check that
-does not apply (no ``past_key_values``, not a transformers model, ...) is skipped and said in
-``notes``.
+does not apply (no KV-cache argument, not a transformers model, ...) is skipped and said in
+``notes``, in words that say what to change; ``attnviz check`` counts it as a warning.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import torch
 from .capture import Capture, CapturedCall, capture
 from .capture.calls import difference
 from .capture.doctor import Finding, number_ranges
+from .capture.model_arguments import model_arguments
 from .intervene import main_output, run_model
 from .invariance_causes import (
     active_dropout,
@@ -380,6 +382,8 @@ class _Runner:
             self.parameters = set(inspect.signature(model.forward).parameters)
         except (TypeError, ValueError):
             self.parameters = set()
+        # The KV cache's name differs between versions (transformers 5.24: ``cache``).
+        self.arguments = model_arguments(model)
         mask = inputs.get("attention_mask")
         ids = inputs.get("input_ids", inputs.get("inputs_embeds"))
         if isinstance(mask, torch.Tensor) and mask.dim() == 2:
@@ -769,13 +773,32 @@ class _Runner:
     def check_kv_cache(self) -> tuple[list[Finding], str | None]:
         step_key = "decoder_input_ids" if self.encoder_decoder else "input_ids"
         ids = self.inputs.get(step_key)
-        if "past_key_values" not in self.parameters or not isinstance(ids, torch.Tensor) or ids.dim() != 2:
-            return [], QT_TRANSLATE_NOOP(
-                "Invariance", "kv_cache: not checked (the model takes no past_key_values, or no token ids to step)"
+        cache_name = self.arguments.cache
+        if cache_name is None:
+            return [], message(
+                QT_TRANSLATE_NOOP(
+                    "Invariance",
+                    "kv_cache: not checked: {model}.forward takes no KV-cache argument (past_key_values, cache, "
+                    "past, ...); check a model that generates with a cache, or leave kv_cache out of the checks",
+                ),
+                model=type(self.model).__name__,
+            )
+        if not isinstance(ids, torch.Tensor) or ids.dim() != 2:
+            return [], message(
+                QT_TRANSLATE_NOOP(
+                    "Invariance",
+                    "kv_cache: not checked: the inputs hold no {key} (batch, tokens) to step through; pass the "
+                    "token ids as {key}",
+                ),
+                key=step_key,
             )
         length = ids.shape[1]
         if length < 4:
-            return [], QT_TRANSLATE_NOOP("Invariance", "kv_cache: not checked (fewer than 4 tokens to step through)")
+            return [], QT_TRANSLATE_NOOP(
+                "Invariance",
+                "kv_cache: not checked: fewer than 4 tokens to step through (a prefill and two steps); pass a "
+                "longer batch",
+            )
         prefill = length - 3
         full = _run(self.model, {**self.inputs, "use_cache": False})
         mask_key = "decoder_attention_mask" if self.encoder_decoder else "attention_mask"
@@ -785,16 +808,19 @@ class _Runner:
         past: Any = None
         with torch.no_grad():
             for start, stop in ((0, prefill), (prefill, prefill + 1), (prefill + 1, length)):
-                given = self._step(step_key, mask_key, start, stop, past)
+                given = self._step(step_key, mask_key, start, stop, cache_name, past)
                 with capture(self.model) as cap:
                     raw = run_user("forward", functools.partial(run_model, self.model, given))
-                past = getattr(raw, "past_key_values", None)
-                if past is None and isinstance(raw, tuple) and len(raw) > 1:
-                    past = raw[1]
+                past = self.arguments.returned_cache(raw)
                 if start == 0:
                     if past is None:
-                        return [], QT_TRANSLATE_NOOP(
-                            "Invariance", "kv_cache: not checked (the model returned no cache)"
+                        return [], message(
+                            QT_TRANSLATE_NOOP(
+                                "Invariance",
+                                "kv_cache: not checked: the model returned no cache with use_cache=True (its {name} "
+                                "argument had nothing to take); switch its cache on (config.use_cache)",
+                            ),
+                            name=cache_name,
                         )
                     continue
                 step = _Run(_calls(cap), main_output(raw), raw)
@@ -807,7 +833,7 @@ class _Runner:
                     break
         return findings, None
 
-    def _step(self, step_key: str, mask_key: str, start: int, stop: int, past: Any) -> dict[str, Any]:
+    def _step(self, step_key: str, mask_key: str, start: int, stop: int, cache_name: str, past: Any) -> dict[str, Any]:
         given = dict(self.inputs)
         given[step_key] = self.inputs[step_key][:, start:stop]
         for key in (mask_key,):
@@ -821,7 +847,7 @@ class _Runner:
                     given[key] = value[:, start:stop]
         given["use_cache"] = True
         if past is not None:
-            given["past_key_values"] = past
+            given[cache_name] = past
         return given
 
     @staticmethod

@@ -7,6 +7,7 @@
     cap.save("run.attnviz-capture")
 
     attnviz.capture.from_transformer_lens(cache, tokens=...)     # a TransformerLens ActivationCache
+    attnviz.capture.capture_transformer_lens(model, tokens)      # run a HookedTransformer / TransformerBridge
     attnviz.capture.from_output_attentions(outputs.attentions)    # Hugging Face output_attentions
     attnviz.capture.diagnose_run(run)                             # the mask doctor's findings
     attnviz.capture.merge(["rank0.attnviz-capture", ...])         # the ranks of a distributed run
@@ -27,7 +28,7 @@ from ..io.storable import storable
 from .calls import CapturedCall, recompute_call
 from .doctor import DEFAULT_PAD_TOKENS, FINDING_KINDS, Finding, diagnose_run, format_finding
 from .merge import merge
-from .other_tools import from_output_attentions, from_transformer_lens
+from .other_tools import capture_transformer_lens, from_output_attentions, from_transformer_lens
 from .recorder import DEFAULT_CAPTURE_BUDGET, Capture, capture
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "format_finding",
     "from_output_attentions",
     "from_transformer_lens",
+    "capture_transformer_lens",
     "merge",
     "recompute_call",
     "storable",

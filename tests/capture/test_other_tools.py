@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -20,7 +21,8 @@ LEFT = torch.tensor([[1] * 6, [0] * 2 + [1] * 4, [0] * 4 + [1] * 2])  # left pad
 def tl_cache(layers: int = 2, with_z: bool = True, rotary: bool = False) -> dict[str, torch.Tensor]:
     """What TransformerLens's run_with_cache keeps for a causal model: hook_q/k/v and hook_z
     (batch, pos, head_index, d_head), hook_pattern (batch, head_index, query_pos, key_pos); masked
-    scores filled with -inf (so a padding query with no key left is NaN), scaled by 1/sqrt(d_head)."""
+    scores filled with -inf, a padding query with no key left set to 0 (as TransformerLens 3 and 4
+    do, never NaN), scaled by 1/sqrt(d_head)."""
     g = torch.Generator().manual_seed(0)
     cache: dict[str, torch.Tensor] = {"hook_embed": torch.randn(B, L, H * D, generator=g)}
     allowed = torch.ones(L, L, dtype=torch.bool).tril() & LEFT.bool()[:, None, None, :]
@@ -29,6 +31,7 @@ def tl_cache(layers: int = 2, with_z: bool = True, rotary: bool = False) -> dict
         used_q, used_k = (q * 1.5, k * 0.5) if rotary else (q, k)  # stand-ins for rotated q and k
         scores = torch.einsum("bqhd,bkhd->bhqk", used_q, used_k) / math.sqrt(D)
         pattern = torch.softmax(scores.masked_fill(~allowed, -torch.inf), -1)
+        pattern = torch.where(torch.isnan(pattern), 0.0, pattern)  # TransformerLens zeroes empty rows
         z = torch.einsum("bhqk,bkhd->bqhd", pattern, v)
         cache.update(
             {
@@ -56,14 +59,22 @@ def test_a_transformer_lens_cache_is_reproduced(rotary):
     call = run.calls[0]
     assert call.queries.shape == (B, H, L, D) and call.output.shape == (B, H, L, D)
     assert call.masks.is_causal and call.masks.attention_mask.shape == (B, L)
-    # The padding queries with no key left are NaN in both, which counts as equal.
+    # The padding queries with no key left are 0 in both (never NaN): the fidelity is finite.
     assert all(c.fidelity <= 1e-5 for c in run.calls), [c.fidelity for c in run.calls]
+    assert not any(c.weights_only for c in run.calls)
     assert run.query_tokens[2, 0] == "<pad>"
-    assert [f.kind for f in diagnose_run(run)] == ["empty_rows"] * 2  # NaN rows: an error worth showing
+    # Before: NaN rows (an error the doctor showed on a correct model); TransformerLens makes them 0.
+    assert [f for f in diagnose_run(run) if f.severity == "error"] == []
 
 
 def test_wrong_assumptions_show_in_the_fidelity():
     run = from_transformer_lens(tl_cache(), attention_mask=LEFT, causal=False)
+    # Not exact: the layers are hook_pattern, the model's own weights, and the note says why.
+    assert all(c.weights_only and "differs by" in c.note for c in run.calls), [c.note for c in run.calls]
+    np.testing.assert_array_equal(run.calls[0].weights, tl_cache()["blocks.0.attn.hook_pattern"].numpy())
+    # Without hook_pattern there is nothing exact to show: the recomputation stays, its fidelity says it.
+    cache = {k: v for k, v in tl_cache().items() if not k.endswith("hook_pattern")}
+    run = from_transformer_lens(cache, attention_mask=LEFT, causal=False)
     assert all(c.fidelity > 1e-2 for c in run.calls)
 
 

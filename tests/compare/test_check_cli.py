@@ -9,6 +9,8 @@ import pytest
 from attnviz.check_cli import check_main
 
 SCRIPT = """
+import torch
+
 from tests.compare.models import batch, gpt2
 
 
@@ -20,6 +22,21 @@ def correct():
 
 def unadjusted_positions():
     return gpt2(), batch()
+
+
+class NoCache(torch.nn.Module):
+    # A wrapper whose forward takes no KV cache under any name: the kv_cache check cannot apply.
+
+    def __init__(self):
+        super().__init__()
+        self.inner = gpt2()
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None):
+        return self.inner(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids).logits
+
+
+def no_cache():
+    return NoCache(), batch()
 
 
 def broken():
@@ -190,3 +207,16 @@ def test_unknown_implementations_and_dtypes_are_a_bad_command_line_naming_the_kn
     assert all(name in err for name in implementation_names()) and "sdpa" in err
     assert check_main([f"{hostile}:correct", "--implementations", "eager,sdpa", "--dtypes", "int8"]) == 2
     assert capsys.readouterr().err == "attnviz check: --dtypes: 'int8' is not a floating dtype\n"
+
+
+def test_a_check_that_cannot_run_is_a_warning_and_with_strict_an_error(script, capsys):
+    assert check_main([f"{script}:no_cache", "--checks", "kv_cache"]) == 0
+    out = capsys.readouterr().out
+    # Said where the user looks, with what to change; the summary does not claim a clean run.
+    assert "warning: kv_cache: not checked: NoCache.forward takes no KV-cache argument" in out
+    assert "0 errors, 1 warning from kv_cache" in out
+    assert check_main([f"{script}:no_cache", "--checks", "kv_cache", "--strict"]) == 1
+    out = capsys.readouterr().out
+    assert "error: kv_cache: not checked" in out and "1 error, 0 warnings" in out
+    # --strict changes nothing where every check ran.
+    assert check_main([f"{script}:correct", "--checks", "kv_cache", "--strict"]) == 0
