@@ -391,8 +391,10 @@ def rows(row: Callable[[str, str, str, bool], None], first_words: Callable[[str 
         row(
             f"diff of two (1, 8, 4096, 1) captures ({a.stat().st_size:,} B)",
             f"+{found['peak_mb']:.0f} MB, {found['seconds']:.1f} s, exit {found['status']}",
-            f"< {CASE_PEAK_MB} MB (was 2.8 GB)",
-            found["status"] == 1 and worded and found["peak_mb"] < CASE_PEAK_MB,
+            f"< {CASE_PEAK_MB} MB (was 2.8 GB), < {CASE_SECONDS:.0f} s",
+            # The time is the computation's: 2 x 8 heads of 4096 x 4096 weights recomputed (the
+            # engine's diagnostics included); it is said, not hidden, when over the target.
+            found["status"] == 1 and worded and found["peak_mb"] < CASE_PEAK_MB and found["seconds"] < CASE_SECONDS,
         )
         for line in lines:
             print(f"    {first_words(line)}")
