@@ -104,3 +104,15 @@ def test_render_out_naming_a_fifo_or_a_link_to_a_device_is_refused(tmp_path, cap
         device.symlink_to("/dev/null")
         status, _out, err = run_cli(["render", "--preset", "dot-toy", "--out", str(device)], capsys)
         assert status == 1 and "a device" in err
+
+
+@needs_fifo
+@pytest.mark.parametrize("command", [["code"], ["render", "--out", "x.png"], ["doctor"]])
+def test_an_input_that_is_a_fifo_is_refused_without_blocking(tmp_path, capsys, command, monkeypatch) -> None:
+    # Told a capture by its first bytes: the look must not wait for a writer.
+    monkeypatch.chdir(tmp_path)
+    fifo = tmp_path / "in.attnviz"
+    os.mkfifo(fifo)
+    argv = [command[0], str(fifo)] if command[0] == "doctor" else [*command, "--load", str(fifo)]
+    status, out, err = run_cli_with_deadline(argv, capsys)
+    assert status in (1, 3) and out == "" and err.endswith("in.attnviz: is not a regular file\n"), err

@@ -16,7 +16,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CASE_PEAK_MB", "CASE_SECONDS", "long_captures", "probe_cli", "probe_diff", "rows"]
+__all__ = [
+    "CASE_PEAK_MB",
+    "CASE_SECONDS",
+    "long_captures",
+    "long_sessions",
+    "probe_cli",
+    "probe_diff",
+    "rows",
+    "window_compare_probe",
+]
 
 #: Issue 30's targets: every case handled or refused within these.
 CASE_PEAK_MB, CASE_SECONDS = 300, 1.0
@@ -293,6 +302,73 @@ def _cases(work: Path) -> list[tuple[str, list[str], Callable[[dict[str, Any]], 
     return cases
 
 
+_WINDOW_COMPARE = r"""
+from PySide6.QtWidgets import QApplication, QMessageBox
+app = QApplication([])
+import torch
+from attnviz.ui.app.main_window import MainWindow
+refusals = []
+QMessageBox.warning = staticmethod(lambda _parent, title, text, *a: refusals.append(text))
+window = MainWindow()
+window.resize(1280, 720)
+window.show()
+session = window.session
+view = window.run_compare_dock.view()
+
+def idle():
+    return session.is_current and not session.busy and not view.compared.busy
+
+deadline = time.monotonic() + 120
+while not idle() and time.monotonic() < deadline:
+    app.processEvents()
+cap(int(sys.argv[2]))
+base = start_peak()
+started = time.perf_counter()
+finished = []
+window.file_actions.openFinished.connect(finished.append)
+window.file_actions.open_file(sys.argv[1])
+want_comparison = sys.argv[3] == "1"
+while time.perf_counter() - started < 900:
+    app.processEvents()
+    if finished and idle() and (view.comparison is not None or not want_comparison):
+        break
+seconds = time.perf_counter() - started
+comparison = view.comparison
+print(json.dumps({
+    "opened": finished, "seconds": seconds, "peak_mb": peak_mb(base), "refusals": refusals,
+    "largest": None if comparison is None else comparison.max_weight_diff,
+    "main": session.last_outcome.error if session.last_outcome else None,
+}))
+"""
+
+
+def window_compare_probe(session: Path, compared: bool, headroom_mb: int = 4096) -> dict[str, Any]:
+    """The window opening ``session`` (its ``compared_with`` shown in Compare runs when ``compared``):
+    seconds until the comparison is on show, peak MB above the window before the opening."""
+    from .safety import _child
+
+    with tempfile.TemporaryDirectory() as state:
+        env = {"ATTNVIZ_STATE_DIR": state, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
+        return dict(_child(_WINDOW_COMPARE, str(session), str(headroom_mb), "1" if compared else "0", env=env))
+
+
+def long_sessions(folder: Path) -> tuple[Path, Path]:
+    """The run of the first of :func:`long_captures` as a session, alone and comparing itself with
+    the second (issue 30's 430 KB session)."""
+    from dataclasses import replace
+
+    from attnviz.document import State
+    from attnviz.io import load_capture
+    from attnviz.io.session_state import save_state_file
+
+    a, b = long_captures(folder)
+    state = State.from_run(load_capture(a))
+    plain, compared = folder / "long.attnviz", folder / "long-compared.attnviz"
+    save_state_file(plain, state)
+    save_state_file(compared, replace(state, compared_with=str(b)))
+    return plain, compared
+
+
 def rows(row: Callable[[str, str, str, bool], None], first_words: Callable[[str | None], str]) -> None:
     """Issue 30's cases (part B) as rows of the table, each with its line."""
     target = f"< {CASE_PEAK_MB} MB, < {CASE_SECONDS:.0f} s"
@@ -315,8 +391,20 @@ def rows(row: Callable[[str, str, str, bool], None], first_words: Callable[[str 
         row(
             f"diff of two (1, 8, 4096, 1) captures ({a.stat().st_size:,} B)",
             f"+{found['peak_mb']:.0f} MB, {found['seconds']:.1f} s, exit {found['status']}",
-            f"< {CASE_PEAK_MB} MB (was 2.8 GB)",
-            found["status"] == 1 and worded and found["peak_mb"] < CASE_PEAK_MB,
+            f"< {CASE_PEAK_MB} MB (was 2.8 GB), < {CASE_SECONDS:.0f} s",
+            # The time is the computation's: 2 x 8 heads of 4096 x 4096 weights recomputed (the
+            # engine's diagnostics included); it is said, not hidden, when over the target.
+            found["status"] == 1 and worded and found["peak_mb"] < CASE_PEAK_MB and found["seconds"] < CASE_SECONDS,
         )
         for line in lines:
             print(f"    {first_words(line)}")
+        plain, compared = long_sessions(work)
+        alone = window_compare_probe(plain, compared=False)
+        shown = window_compare_probe(compared, compared=True)
+        added = shown["peak_mb"] - alone["peak_mb"]
+        row(
+            f"window: session compared with one ({compared.stat().st_size:,} B)",
+            f"+{shown['peak_mb']:.0f} MB ({added:+.0f} MB over the session alone), {shown['seconds']:.1f} s",
+            f"comparison < {CASE_PEAK_MB} MB more (was 2.8 GB)",
+            shown["largest"] is not None and added < CASE_PEAK_MB,
+        )

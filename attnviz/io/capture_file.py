@@ -25,6 +25,7 @@ import itertools
 import json
 import math
 import os
+import stat
 import struct
 from collections.abc import Iterator
 from pathlib import Path
@@ -256,9 +257,14 @@ def _write_blobs(stream: BinaryIO, blobs: list[np.ndarray]) -> None:
 
 
 def is_capture_file(path: str | os.PathLike[str]) -> bool:
-    """True when the file starts with a capture's magic (False for anything else, unreadable too)."""
+    """True when the file starts with a capture's magic (False for anything else, unreadable too).
+    Never blocks: only a regular file is opened (a FIFO would wait for a writer for ever), and
+    without blocking, should a FIFO take its place between the look and the opening."""
     try:
-        with open(path, "rb") as handle:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb") as handle:
             return handle.read(len(MAGIC)) == MAGIC
     except OSError:
         return False

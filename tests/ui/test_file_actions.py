@@ -326,6 +326,26 @@ def test_exports_write_the_shown_weights_and_output(host, actions, qtbot, tmp_pa
     assert ET.parse(tmp_path / "w.svg").getroot().tag.endswith("svg")
 
 
+def test_an_export_over_the_open_session_or_a_fifo_is_refused(host, actions, messages, qtbot, tmp_path) -> None:  # noqa: ANN001
+    import os
+
+    session = tmp_path / "work.attnviz"
+    save_state_file(session, PRESETS["dot-toy"].build())
+    assert open_now(actions, qtbot, session)
+    wait_session(qtbot, host.session)
+    before = session.read_bytes()
+    link = tmp_path / "weights.npy"
+    link.symlink_to(session)
+    assert not actions.export_array("weights", ".npy", link)
+    assert session.read_bytes() == before
+    assert messages[-1][0] == "Cannot export" and "an input of this command: nothing was written" in messages[-1][1]
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "weights.png"
+        os.mkfifo(fifo)
+        assert not actions.export_weights_image(fifo)  # refused before opening: never blocks
+        assert "a FIFO (a named pipe), not a regular file" in messages[-1][1]
+
+
 def test_no_export_without_a_result_for_the_current_inputs(host, actions, messages, qtbot, tmp_path) -> None:  # noqa: ANN001
     window = host
     window.session.push(SetSettings({"scoring": "dot"}))  # the additive toy has d_q 20, d_k 2: an engine error

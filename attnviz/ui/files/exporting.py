@@ -140,6 +140,8 @@ class Exports:
                 return False
             path = chosen
         file_path = Path(path)
+        if self._output_refused(file_path):
+            return False
         n_batch = int(view.weights.shape[0])
         selected = min(self.context.session.selection.batch, n_batch - 1)
         batches = list(range(n_batch)) if n_batch <= _MAX_FIGURE_BATCH else [selected]
@@ -161,6 +163,21 @@ class Exports:
         self.context.status(translate("FileActions", "Exported {path}").format(path=display_path(file_path)))
         return True
 
+    def _output_refused(self, file_path: Path) -> bool:
+        """Refuse (and say so) an export over the file on show or the capture it is compared with,
+        a FIFO, a device or a folder (``io.paths.check_output``); False when it may be written."""
+        from attnviz.io.paths import OutputRefused, check_output
+
+        compared = self.context.session.document.state.compared_with
+        try:
+            check_output(file_path, (self.context.current_path, compared))
+        except OutputRefused as exc:
+            self.context.refuse(
+                translate("FileActions", "Cannot export"), f"{display_name(file_path)}: {tr_text(exc.strerror)}"
+            )
+            return True
+        return False
+
     def export_array(self, what: str, suffix: str, path: str | os.PathLike[str] | None = None) -> bool:
         """Export ``what`` ("weights" or "output") of every batch element as CSV or .npy."""
         view = self._current_view(what)
@@ -178,6 +195,8 @@ class Exports:
                 return False
             path = chosen
         file_path = Path(path)
+        if self._output_refused(file_path):
+            return False
         try:
             export_view_arrays(view, what, file_path)
         except AttnvizFileError as exc:
