@@ -41,9 +41,18 @@ class CodeError(CommandError):
     """A reason to stop, phrased for the user (one line, translatable)."""
 
 
+#: The command lines that end ``--help``.
+EXAMPLES = (
+    "attnviz code --framework tensorflow --preset additive-toy > snippet.py",
+    "attnviz code --framework jax --load work.attnviz",
+    "attnviz code --framework pytorch --load big.npz --data big_inputs.npz",
+)
+
+
 def build_parser() -> OneLineParser:
     parser = OneLineParser(
         prog=PROG,
+        examples=EXAMPLES,
         description="Print the inputs, learnable parameters and settings of a preset or a file as a script "
         "in plain PyTorch, TensorFlow, MXNet or JAX (or attnviz) that computes the same attention weights. "
         "Exit status 1 when the input cannot be read or written as code, 2 for a bad command line.",

@@ -120,20 +120,20 @@ def command_state(args: argparse.Namespace, notes: list[str], *, file_head: int 
 def read_input(args: argparse.Namespace, notes: list[str], *, head: int | None = None) -> tuple[State, Focus, str]:
     """The state of ``--preset`` or ``--load``, the head it shows first, and its name. ``head``:
     the head to take out of a tensor file's 4-D arrays (None: the file's first, with a note)."""
-    from .presets import PRESETS
+    from .teaching import ALL_PRESETS
 
     if args.preset is None:
         return _load(args, notes, head)
-    if args.preset not in PRESETS:
+    if args.preset not in ALL_PRESETS:
         raise CommandError(
             message(
                 QT_TRANSLATE_NOOP("CommandLine", "unknown preset {name}; choose one of {choices}"),
                 name=repr(args.preset),
-                choices=", ".join(PRESETS),
+                choices=", ".join(ALL_PRESETS),
             ),
             EXIT_USAGE,
         )
-    return PRESETS[args.preset].build(), Focus(), args.preset
+    return ALL_PRESETS[args.preset].build(), Focus(), args.preset
 
 
 def _load(args: argparse.Namespace, notes: list[str], head: int | None) -> tuple[State, Focus, str]:

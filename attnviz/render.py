@@ -68,9 +68,21 @@ class RenderError(CommandError):
     """A reason to stop, already phrased for the user (one line, translatable)."""
 
 
+#: The command lines that end ``--help``.
+EXAMPLES = (
+    "attnviz render --preset masked-softmax-1d --out weights.png",
+    "attnviz render --preset pitfall-zero-length --out pitfall.svg",
+    "attnviz render --load work.attnviz --out weights.svg --mask-mode strict",
+    "attnviz render --load bert.npz --layer 1 --heads all --color-range auto --out layer1.png",
+    "attnviz render --preset dot-toy --save-session work.attnviz",
+    "attnviz render --list-presets",
+)
+
+
 def build_parser() -> OneLineParser:
     parser = OneLineParser(
         prog=PROG,
+        examples=EXAMPLES,
         description="Draw the attention weights of a preset, a session (.attnviz) or a tensor file "
         "(.npy, .npz, .pt, .safetensors) into a PNG or SVG image, without opening a window.",
     )
@@ -108,10 +120,10 @@ main = render_main
 
 
 def _render(args: argparse.Namespace, voice: Voice) -> int:
-    from .presets import PRESETS
+    from .teaching import ALL_PRESETS
 
     if args.list_presets:
-        for preset in PRESETS.values():
+        for preset in ALL_PRESETS.values():
             print(f"{preset.name:22} {voice.text(preset.title)}")
         return 0
     if not args.out:
