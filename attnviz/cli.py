@@ -117,6 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     if preset not in ALL_PRESETS:
         print(f"attnviz: unknown preset {preset!r}; try --list-presets", file=sys.stderr)
         return 2
+    from .display import window_problem
+
+    problem = window_problem()  # before Qt, which aborts with a core dump where it cannot open
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 1
     from PySide6.QtCore import Qt
 
     from .ui.app.startup import application
