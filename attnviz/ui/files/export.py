@@ -89,7 +89,7 @@ def widget_png_bytes(widget: QWidget, dpi: int | None = None) -> bytes:
         dots_per_metre = round(dpi / 0.0254)
         image.setDotsPerMeterX(dots_per_metre)
         image.setDotsPerMeterY(dots_per_metre)
-    if not image.save(buffer, "PNG")  # type: ignore[call-overload]  # the stubs want bytes, Qt a str:
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # the stubs want bytes, Qt takes a str
         raise RuntimeError("Qt could not encode the PNG")
     return bytes(buffer.data().data())
 
