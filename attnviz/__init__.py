@@ -14,7 +14,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "capture", "check_invariance", "compare", "intervene", "show"]
+__all__ = ["__version__", "capture", "check_invariance", "compare", "intervene", "save_session", "show"]
 
 
 def __getattr__(name: str) -> Any:
@@ -42,4 +42,8 @@ def __getattr__(name: str) -> Any:
         from attnviz.viewer import show
 
         return show
+    if name == "save_session":
+        from attnviz.sessions import save_session
+
+        return save_session
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

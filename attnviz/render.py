@@ -104,6 +104,12 @@ def build_parser() -> OneLineParser:
     parser.add_argument(
         "--out", metavar="FILE", help="image to write (.png or .svg), or the weights drawn (.npy or .csv)"
     )
+    parser.add_argument(
+        "--save-session",
+        metavar="FILE",
+        help="also (or only) write the input with the settings given as an .attnviz session, for --load "
+        "and File > Open",
+    )
     # Checked after parsing: the list lives with the colour maps, which import pyqtgraph.
     parser.add_argument(
         "--colormap", metavar="NAME", help="colour map: cividis (default), viridis, magma, inferno, plasma or gray"
@@ -149,7 +155,11 @@ def _render(args: argparse.Namespace, voice: Voice) -> int:
         for preset in ALL_PRESETS.values():
             print(f"{preset.name:22} {voice.text(preset.title)}")
         return 0
+    if args.save_session:
+        _check_out_dir(Path(args.save_session))
     if not args.out:
+        if args.save_session:
+            return _save_session_only(args, voice)
         raise RenderError(
             fill(QT_TRANSLATE_NOOP("Render", "--out FILE is required (see {prog} --help)"), prog=PROG), EXIT_USAGE
         )
@@ -171,6 +181,9 @@ def _render(args: argparse.Namespace, voice: Voice) -> int:
     notes: list[str] = []
     # The grid shows every head: no head is chosen (nor said to be).
     state, focus, source = command_state(args, notes, file_head=0 if args.heads else args.head)
+    if args.save_session:
+        _write_session(Path(args.save_session), state, focus)
+        notes.append(fill(QT_TRANSLATE_NOOP("Render", "the session is in {path}"), path=args.save_session))
     heads, focuses = _selection(state, focus, args)
 
     from .compute import run_state
@@ -244,6 +257,28 @@ def _render(args: argparse.Namespace, voice: Voice) -> int:
     if warning is not None:
         say(f"{PROG}: {warning}", sys.stderr)
     return 0
+
+
+def _save_session_only(args: argparse.Namespace, voice: Voice) -> int:
+    """``--save-session`` without ``--out``: the session is written, nothing is computed."""
+    notes: list[str] = []
+    state, focus, _source = command_state(args, notes, file_head=args.head)
+    path = Path(args.save_session)
+    _write_session(path, state, focus)
+    for note in notes:
+        say(voice.text(fill(QT_TRANSLATE_NOOP("Render", "note: {note}"), note=note)), sys.stdout)
+    say(voice.text(fill(QT_TRANSLATE_NOOP("Render", "wrote {path}"), path=str(path))), sys.stdout)
+    return 0
+
+
+def _write_session(path: Path, state: State, focus: Focus) -> None:
+    from .io import AttnvizFileError
+    from .io.session_state import save_state_file
+
+    try:
+        save_state_file(path, state, focus)
+    except AttnvizFileError as exc:
+        raise RenderError(exception_message(exc)) from exc
 
 
 def _overflow_warning(views: Sequence[ViewData]) -> str | None:

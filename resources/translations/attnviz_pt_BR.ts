@@ -5527,6 +5527,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>--out {out}: deve terminar em .png ou .svg (uma imagem), ou em .npy ou .csv (os pesos)</translation>
     </message>
     <message>
+        <source>the session is in {path}</source>
+        <translation>a sessão está em {path}</translation>
+    </message>
+    <message>
         <source>no result</source>
         <translation>sem resultado</translation>
     </message>
