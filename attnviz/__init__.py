@@ -17,6 +17,11 @@ __version__ = "0.1.0"
 __all__ = ["__version__", "capture", "check_invariance", "compare", "intervene", "save_session", "show"]
 
 
+def __dir__() -> list[str]:
+    # The lazy names too: tab completion and dir(attnviz) find the whole public API.
+    return sorted(set(globals()) | set(__all__))
+
+
 def __getattr__(name: str) -> Any:
     # Only reached while the attribute is missing: ``import attnviz`` stays free of torch and Qt.
     if name == "capture":
