@@ -135,7 +135,12 @@ def main(argv: list[str] | None = None) -> int:
     window.show()
     if preset in LESSONS:
         window.lessons.load(preset)  # a lesson opens with its question beside it, as from the menu
-    window.file_actions.offer_restore()
+    restored = window.file_actions.offer_restore()
+    if not restored and args.file is None and preset not in LESSONS:
+        from .ui.app.first_launch import offer_first_steps
+        from .ui.preferences import default_settings
+
+        offer_first_steps(window, default_settings())  # once, on the very first launch
     if args.file is not None:
         window.file_actions.open_file(args.file)  # read off the GUI thread; errors shown in the window
     return app.exec()

@@ -5691,7 +5691,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Attention weights</source>
-        <extracomment>Query rows to outline, and the batch element they are of (``AppSession.outline_rows``).</extracomment>
+        <extracomment>Up to this many value dimensions share the table&apos;s width; more scroll sideways. Query rows to outline, and the batch element they are of (``AppSession.outline_rows``).</extracomment>
         <translation>Pesos de atenção</translation>
     </message>
     <message>

@@ -121,7 +121,10 @@ class MapAxes(MapPlot):
             # pyqtgraph keeps the width of a longer title before, and a row of 30 px: the label
             # measures its lines again, and the row is as tall as they are.
             label = self._plot.titleLabel
-            label.item.adjustSize()
+            # No width of its own: the lines are ours (<br>). QGraphicsTextItem.adjustSize() would
+            # pick a "reasonable" width, about sqrt(5/3 x area), and wrap a one-line title onto
+            # three lines over a map with room for it.
+            label.item.setTextWidth(-1)
             label.updateMin()
             height = max(30.0, label.item.boundingRect().height())
             label.setMaximumHeight(height)
