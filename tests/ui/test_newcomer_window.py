@@ -84,3 +84,13 @@ def test_a_title_that_fits_stays_on_one_line(qapp) -> None:  # noqa: ANN001
     qapp.processEvents()
     assert label.boundingRect().height() > 1.5 * one_line
     heatmap.close()
+
+
+def test_compare_runs_before_a_comparison_says_what_to_do_and_draws_no_empty_maps(qtbot, window) -> None:  # noqa: ANN001
+    window.resize(1280, 720)
+    window.run_compare_dock.show()
+    window.run_compare_dock.raise_()
+    view = window.run_compare_dock.view()
+    qtbot.waitUntil(lambda: view.isVisible())
+    assert "Compare with" in view.title.text() and "capture" in view.title.text()
+    assert not any(m.isVisibleTo(view) for m in (view.overview, view.map_a, view.map_b, view.map_diff))
