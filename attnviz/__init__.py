@@ -14,7 +14,12 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "capture", "check_invariance", "compare", "intervene", "show"]
+__all__ = ["__version__", "capture", "check_invariance", "compare", "intervene", "save_session", "show"]
+
+
+def __dir__() -> list[str]:
+    # The lazy names too: tab completion and dir(attnviz) find the whole public API.
+    return sorted(set(globals()) | set(__all__))
 
 
 def __getattr__(name: str) -> Any:
@@ -42,4 +47,8 @@ def __getattr__(name: str) -> Any:
         from attnviz.viewer import show
 
         return show
+    if name == "save_session":
+        from attnviz.sessions import save_session
+
+        return save_session
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -50,11 +50,20 @@ class CheckError(DoctorError):
     statuses."""
 
 
+#: The command lines that end ``--help``.
+EXAMPLES = (
+    "attnviz check tiny_gpt2.py:build",
+    "attnviz check scripts/model.py:build --checks padding,kv_cache",
+    "attnviz check mypackage.models:tiny_llama --dtypes float16 --tol 1e-4",
+)
+
+
 def build_parser() -> OneLineParser:
     from .invariance import CHECKS  # the command's work needs torch anyway
 
     parser = OneLineParser(
         prog=PROG,
+        examples=EXAMPLES,
         description="Run invariance checks on a live model: two identical runs first (a model in training mode), "
         "each sequence alone against the padded batch "
         "(right and left), a full forward against cached steps, eager attention against SDPA, float32 against "

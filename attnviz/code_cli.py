@@ -2,7 +2,7 @@
 
     attnviz code --framework tensorflow --preset additive-toy > snippet.py
     attnviz code --framework jax --load work.attnviz
-    attnviz code --framework mxnet --load bert.attnviz-capture --layer 3 --head 5
+    attnviz code --framework mxnet --load bert.attnviz-capture --layer 1 --head 5
     attnviz code --framework pytorch --load big.npz --data big_inputs.npz
     attnviz code --framework pytorch --preset dot-toy --mask-mode strict --window 4
 
@@ -41,9 +41,18 @@ class CodeError(CommandError):
     """A reason to stop, phrased for the user (one line, translatable)."""
 
 
+#: The command lines that end ``--help``.
+EXAMPLES = (
+    "attnviz code --framework tensorflow --preset additive-toy > snippet.py",
+    "attnviz code --framework jax --load work.attnviz",
+    "attnviz code --framework pytorch --load big.npz --data big_inputs.npz",
+)
+
+
 def build_parser() -> OneLineParser:
     parser = OneLineParser(
         prog=PROG,
+        examples=EXAMPLES,
         description="Print the inputs, learnable parameters and settings of a preset or a file as a script "
         "in plain PyTorch, TensorFlow, MXNet or JAX (or attnviz) that computes the same attention weights. "
         "Exit status 1 when the input cannot be read or written as code, 2 for a bad command line.",
@@ -59,7 +68,8 @@ def build_parser() -> OneLineParser:
     parser.add_argument(
         "--data",
         metavar="FILE",
-        help="where to write the arrays too big to print into the script (a .npz the script loads)",
+        help="write every array too big to print (over 2000 numbers) to FILE, a .npz the script loads, "
+        "instead of embedding it in the script",
     )
     add_setting_options(parser)  # the settings last, as render's --help lists them
     return parser
@@ -82,11 +92,14 @@ def _code(args: argparse.Namespace, voice: Voice) -> int:
     # --layer/--head as render takes them; else the head the file shows first (a session's own).
     state, focus, source = command_state(args, notes, file_head=args.head)
     # torch loads only once the input is read.
-    from .snippets import DATA_FILE, SnippetError, make_snippet
+    from .snippets import DATA_FILE, MAX_EMBEDDED, MAX_INLINE, SnippetError, make_snippet
 
     data_file = DATA_FILE if data_path is None else data_path.resolve().as_posix()
+    # Given a data file, every array too big to print goes there rather than into the script as
+    # base64: asking for the file says the script should stay readable.
+    most_embedded = MAX_EMBEDDED if data_path is None else MAX_INLINE
     try:
-        snippet = make_snippet(state, args.framework, data_file=data_file, focus=focus)
+        snippet = make_snippet(state, args.framework, data_file=data_file, focus=focus, max_embedded=most_embedded)
     except SnippetError as exc:
         raise CodeError(message(LINE, name=source, problem=exc.args[0])) from exc
     if snippet.data:

@@ -17,7 +17,7 @@ from .document import SetSettings, State
 from .model_run import Focus
 from .settings import SETTINGS, Choice, Flag, Number, Whole, shown_value
 from .terminal import EXIT_USAGE, CommandError
-from .tr import QT_TRANSLATE_NOOP, exception_message, message, plural
+from .tr import QT_TRANSLATE_NOOP, Message, exception_message, message, plural
 
 __all__ = [
     "add_input_options",
@@ -33,6 +33,7 @@ __all__ = [
 # template is left unmarked (empty context) and only the values are translated.
 LINE = "{name}: {problem}"
 _DEST = "setting_"  # argparse's names of the settings' options, clear of the other options'
+_OLD = "old_setting_"  # the same, given by an old name of the option
 
 
 def add_input_options(
@@ -86,6 +87,10 @@ def add_setting_options(parser: argparse.ArgumentParser) -> None:
             group.add_argument(option, dest=dest, type=float, metavar="X", help=text)
         else:
             group.add_argument(option, dest=dest, metavar="NAME", help=text)
+        if setting.old_option:
+            # Its old name, out of --help: a script written with it keeps working, with a note.
+            kind = float if isinstance(setting, Number) else int if isinstance(setting, Whole) else str
+            group.add_argument(setting.old_option, dest=_OLD + setting.name, type=kind, help=argparse.SUPPRESS)
 
 
 def setting_changes(args: argparse.Namespace) -> dict[str, Any]:
@@ -94,6 +99,8 @@ def setting_changes(args: argparse.Namespace) -> dict[str, Any]:
     changes: dict[str, Any] = {}
     for setting in SETTINGS.values():
         value = getattr(args, _DEST + setting.name, None)
+        if value is None:
+            value = getattr(args, _OLD + setting.name, None)
         if value is None or setting.command_option is None:
             continue
         if isinstance(setting, Choice):
@@ -112,6 +119,19 @@ def setting_changes(args: argparse.Namespace) -> dict[str, Any]:
     return changes
 
 
+def renamed_options(args: argparse.Namespace) -> list[Message]:
+    """A note for each option given by its old name ("--scale is now --score-multiplier")."""
+    return [
+        message(
+            QT_TRANSLATE_NOOP("CommandLine", "{old} is now {new} (the old name still works, for now)"),
+            old=setting.old_option,
+            new=setting.command_option,
+        )
+        for setting in SETTINGS.values()
+        if setting.old_option and getattr(args, _OLD + setting.name, None) is not None
+    ]
+
+
 def command_state(args: argparse.Namespace, notes: list[str], *, file_head: int | None) -> tuple[State, Focus, str]:
     """What a command computes from: the preset or file (``read_input``; ``file_head`` the head
     taken out of a tensor file's 4-D arrays), the head asked for (``head_focus``) and the state
@@ -119,6 +139,7 @@ def command_state(args: argparse.Namespace, notes: list[str], *, file_head: int 
     the call on show; parameters go with another scoring function). The settings are checked
     first, before any file is read. Returns the state, the head and the input's name."""
     changes = setting_changes(args)
+    notes.extend(renamed_options(args))
     state, shown, source = read_input(args, notes, head=file_head)
     focus = head_focus(state, shown, args.layer, args.head, source)
     if changes:
@@ -129,20 +150,20 @@ def command_state(args: argparse.Namespace, notes: list[str], *, file_head: int 
 def read_input(args: argparse.Namespace, notes: list[str], *, head: int | None = None) -> tuple[State, Focus, str]:
     """The state of ``--preset`` or ``--load``, the head it shows first, and its name. ``head``:
     the head to take out of a tensor file's 4-D arrays (None: the file's first, with a note)."""
-    from .presets import PRESETS
+    from .teaching import ALL_PRESETS
 
     if args.preset is None:
         return _load(args, notes, head)
-    if args.preset not in PRESETS:
+    if args.preset not in ALL_PRESETS:
         raise CommandError(
             message(
                 QT_TRANSLATE_NOOP("CommandLine", "unknown preset {name}; choose one of {choices}"),
                 name=repr(args.preset),
-                choices=", ".join(PRESETS),
+                choices=", ".join(ALL_PRESETS),
             ),
             EXIT_USAGE,
         )
-    return PRESETS[args.preset].build(), Focus(), args.preset
+    return ALL_PRESETS[args.preset].build(), Focus(), args.preset
 
 
 def _load(args: argparse.Namespace, notes: list[str], head: int | None) -> tuple[State, Focus, str]:

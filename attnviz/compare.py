@@ -53,6 +53,17 @@ class CallDifference:
     outputs: np.ndarray
     note: str = ""
 
+    def __repr__(self) -> str:
+        where = f"{self.index_a}" if self.index_a == self.index_b else f"{self.index_a} and {self.index_b}"
+        text = f"CallDifference({self.name!r}, call {where}, a {self.shape_a}, b {self.shape_b}"
+        if self.note:
+            return text + f", {self.note})"
+        b, h = self.worst
+        return (
+            text + f", max weight diff {self.max_weight_diff:.3g} (batch {b}, head {h}),"
+            f" max output diff {self.max_output_diff:.3g})"
+        )
+
     @property
     def max_weight_diff(self) -> float:
         return _max(self.weights)
@@ -92,6 +103,17 @@ class Comparison:
     only_b: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
 
+    def __repr__(self) -> str:
+        # What was found, never the runs' arrays (memory-mapped from capture files).
+        worst = self.worst(1)
+        text = (
+            f"Comparison({len(self.calls)} call(s) matched, {len(self.only_a)} only in a, {len(self.only_b)} only in b,"
+            f" max weight diff {self.max_weight_diff:.3g}, max output diff {self.max_output_diff:.3g}"
+        )
+        if worst:
+            text += f", worst {worst[0].name!r}"
+        return text + ")"
+
     @property
     def max_weight_diff(self) -> float:
         return max((c.max_weight_diff for c in self.calls), default=0.0)
@@ -129,7 +151,15 @@ class Comparison:
 def compare(a: object, b: object) -> Comparison:
     """Compare two runs call by call (see the module's note). ``a`` and ``b``: a
     :class:`~attnviz.capture.Capture`, a capture file's path or a :class:`ModelRun`. Raises
-    ``AttnvizFileError`` for a file that cannot be read, ``TypeError`` for anything else."""
+    ``AttnvizFileError`` for a file that cannot be read, ``TypeError`` for anything else.
+
+    Example::
+
+        result = attnviz.compare("before.attnviz-capture", "after.attnviz-capture")
+        print(result)                        # Comparison(24 call(s) matched, ..., max weight diff 3e-07, ...)
+        result.worst(3)                      # the calls that differ most, each a CallDifference
+        result.within(1e-5)                  # what ``attnviz diff --tol`` tests
+    """
     run_a, run_b = as_run(a, "a"), as_run(b, "b")
     pairs, only_a, only_b = match_calls([c.name for c in run_a.calls], [c.name for c in run_b.calls])
     calls = tuple(_difference(run_a.calls[i], run_b.calls[j], i, j) for i, j in pairs)

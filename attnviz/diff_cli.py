@@ -35,9 +35,17 @@ class DiffError(DoctorError):
     statuses."""
 
 
+#: The command lines that end ``--help``.
+EXAMPLES = (
+    "attnviz diff before.attnviz-capture after.attnviz-capture",
+    "attnviz diff a.attnviz-capture b.attnviz-capture --tol 1e-4 --top 3",
+)
+
+
 def build_parser() -> OneLineParser:
     parser = OneLineParser(
         prog=PROG,
+        examples=EXAMPLES,
         description="Compare two captured runs (attnviz.capture(model).save(FILE)) call by call: the "
         "largest weight and output difference per call, the worst first. Exit status 0 within --tol, 1 "
         "beyond it (or calls on one side only), 2 for a bad command line, 3 when a file cannot be read.",

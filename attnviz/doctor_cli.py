@@ -54,9 +54,18 @@ class DoctorError(CommandError):
         super().__init__(text, status)
 
 
+#: The command lines that end ``--help``.
+EXAMPLES = (
+    "attnviz doctor run.attnviz-capture",
+    'attnviz doctor run.attnviz-capture --pad-token "<|endoftext|>"',
+    "attnviz doctor rank0.attnviz-capture rank1.attnviz-capture",
+)
+
+
 def build_parser() -> OneLineParser:
     parser = OneLineParser(
         prog=PROG,
+        examples=EXAMPLES,
         description="List what is wrong with the masks of a captured model run "
         "(attnviz.capture(model).save(FILE)): one line per finding. Exit status 0 when no finding is an "
         "error, 1 when one is, 2 for a bad command line, 3 when the file cannot be read.",

@@ -110,6 +110,14 @@ class Intervention:
     top_after: tuple[torch.Tensor, torch.Tensor] | None = None
     notes: list[str] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        # A summary, never the outputs' tensors.
+        kl = "" if self.kl is None else f", mean KL {float(self.kl.mean()):.3g}"
+        return (
+            f"Intervention({len(self.edits)} edit(s), {len(self.after_capture.calls)} call(s) recorded, "
+            f"max output diff {self.max_output_diff:.3g}{kl}{', identical' if self.identical else ''})"
+        )
+
     @property
     def difference(self) -> torch.Tensor:
         """after - before of the main output (logits, last hidden state, the first tensor)."""
@@ -144,7 +152,14 @@ def intervene(
 
     ``inputs``: a dict of keyword arguments (a tokenizer's batch), a tuple of positional ones, or
     one tensor. ``tokens`` names the tokens of the calls (as ``attnviz.capture`` takes them);
-    ``top``: how many most likely next tokens to keep per position."""
+    ``top``: how many most likely next tokens to keep per position.
+
+    Example::
+
+        result = attnviz.intervene(model, batch, [attnviz.intervene.AblateHead("model.layers.1.self_attn", head=2)])
+        print(result)                        # Intervention(1 edit(s), max output diff ..., ...)
+        result.comparison()                  # how every call changed (attnviz.compare's)
+    """
     edits = tuple(edits)
     for edit in edits:
         if not isinstance(edit, (MaskEdit, AblateHead, ReplaceWeights)):

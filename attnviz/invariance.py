@@ -174,7 +174,13 @@ def check_invariance(
     weight or output difference of float32 runs that counts as agreement. ``pad_token_id``: what
     pads (default: the model config's, else 0). ``dtypes``: the dtypes compared with float32.
     ``implementations``: transformers' attention implementations compared with SDPA (add
-    "flex_attention" where the model has it: on the CPU it compiles, tens of seconds)."""
+    "flex_attention" where the model has it: on the CPU it compiles, tens of seconds).
+
+    Example::
+
+        findings = attnviz.check_invariance(model, tokenizer(["a b", "c"], padding=True, return_tensors="pt"))
+        print(findings)                      # one line per finding, as ``attnviz check`` prints them
+    """
     unknown = [c for c in checks if c not in CHECKS]
     if isinstance(checks, str) or unknown:
         raise InvarianceArgumentError(

@@ -209,6 +209,21 @@ class AttentionCall:
     def weights_only(self) -> bool:
         return self.queries is None
 
+    def __repr__(self) -> str:
+        # A summary, never the arrays (often memory-mapped from a capture file).
+        parts = [repr(self.name), "B, H, L_q, L_k = " + str(self.shape)]
+        if self.queries is None:
+            parts.append("weights only")
+        if self.masks.causal:
+            parts.append(f"causal {self.masks.causal}")
+        if self.scale is not None:
+            parts.append(f"scale {self.scale:.4g}")
+        if self.fidelity is not None:
+            parts.append(f"fidelity {self.fidelity:.2g}")
+        if self.note:
+            parts.append(f"note {self.note!r}")
+        return f"AttentionCall({', '.join(parts)})"
+
     @property
     def shape(self) -> tuple[int, int, int, int]:
         """(batch, heads, L_q, L_k)."""
@@ -437,6 +452,13 @@ class ModelRun:
     source: Source = "tensors"
     #: The rank's place when the run was recorded under torch.distributed (None: one process).
     shard: Shard | None = None
+
+    def __repr__(self) -> str:
+        # A summary, never the arrays (often memory-mapped from a capture file).
+        shapes = sorted({call.shape for call in self.calls})
+        shown = ", ".join(str(shape) for shape in shapes[:3]) + (" ..." if len(shapes) > 3 else "")
+        tokens = "" if self.query_tokens is None else ", with tokens"
+        return f"ModelRun({len(self.calls)} call(s) from {self.source}, B, H, L_q, L_k = {shown}{tokens})"
 
     def __post_init__(self) -> None:
         if not self.calls:

@@ -3,9 +3,11 @@ write them as .npy or .csv.
 
     attnviz render --preset masked-softmax-1d --out weights.png
     attnviz render --load work.attnviz --out weights.svg --mask-mode strict
-    attnviz render --load bert.npz --layer 3 --head 5 --out head5.png
-    attnviz render --load bert.npz --layer 3 --heads all --batch 1 --out layer3.png
-    attnviz render --load bert.npz --layer 3 --heads all --out layer3.npy
+    attnviz render --load bert.attnviz-capture --layer 1 --head 5 --out head5.png
+    attnviz render --load bert.attnviz-capture --layer 1 --heads all --batch 1 --color-range auto --out layer1.png
+    attnviz render --load bert.attnviz-capture --layer 1 --heads all --out layer1.npy
+    attnviz render --preset pitfall-zero-length --size 1280x720 --out slide.png
+    attnviz render --preset dot-toy --dpi 300 --out print.png
     attnviz render --list-presets
 
 A model's file (heads, layers, masks, tokens: see ``attnviz/io/FILE_FORMATS.md``) shows head 0
@@ -17,7 +19,9 @@ or .csv writes the weights of that selection instead of a picture: (B, L_q, L_k)
 
 Every setting has an option (``attnviz.settings`` declares them: ``--scoring``, ``--mask-mode``,
 ``--window``, ``--dropout`` with ``--train``...), checked by its declaration before any file is
-read; ``--causal`` and ``--scale`` change the call drawn (each call has its own).
+read; ``--causal`` and ``--score-multiplier`` (formerly ``--scale``) change the call drawn (each call has
+its own). ``--color-range``, ``--vmin``/``--vmax`` set the colour scale, ``--dpi`` a PNG's resolution;
+in training mode with dropout the weights drawn are those after dropout.
 
 No window is shown: the computation runs synchronously (``compute.run_state``), the heatmaps are
 laid out off screen and grabbed. Without a display (Linux, no ``DISPLAY``/``WAYLAND_DISPLAY``) Qt
@@ -36,6 +40,7 @@ English. argparse's own words (``--help``, its error texts) stay English, and so
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 import warnings
@@ -68,9 +73,23 @@ class RenderError(CommandError):
     """A reason to stop, already phrased for the user (one line, translatable)."""
 
 
+#: The command lines that end ``--help``.
+EXAMPLES = (
+    "attnviz render --preset masked-softmax-1d --out weights.png",
+    "attnviz render --preset pitfall-zero-length --out pitfall.svg",
+    "attnviz render --load work.attnviz --out weights.svg --mask-mode strict",
+    "attnviz render --load bert.attnviz-capture --layer 1 --head 5 --out head5.png",
+    "attnviz render --load bert.attnviz-capture --layer 1 --heads all --color-range auto --out layer1.png",
+    "attnviz render --preset dot-toy --size 1280x720 --dpi 300 --out print.png",
+    "attnviz render --preset dot-toy --save-session work.attnviz",
+    "attnviz render --list-presets",
+)
+
+
 def build_parser() -> OneLineParser:
     parser = OneLineParser(
         prog=PROG,
+        examples=EXAMPLES,
         description="Draw the attention weights of a preset, a session (.attnviz) or a tensor file "
         "(.npy, .npz, .pt, .safetensors) into a PNG or SVG image, without opening a window.",
     )
@@ -85,12 +104,34 @@ def build_parser() -> OneLineParser:
     parser.add_argument(
         "--out", metavar="FILE", help="image to write (.png or .svg), or the weights drawn (.npy or .csv)"
     )
+    parser.add_argument(
+        "--save-session",
+        metavar="FILE",
+        help="also (or only) write the input with the settings given as an .attnviz session, for --load "
+        "and File > Open",
+    )
     # Checked after parsing: the list lives with the colour maps, which import pyqtgraph.
     parser.add_argument(
         "--colormap", metavar="NAME", help="colour map: cividis (default), viridis, magma, inferno, plasma or gray"
     )
     parser.add_argument("--batch", type=int, metavar="N", help="draw only batch element N (0-based)")
-    parser.add_argument("--size", metavar="WxH", help="image size in pixels, e.g. 800x600")
+    parser.add_argument(
+        "--size", metavar="WxH", help="figure size in pixels at 96 dpi, e.g. 800x600 (1280x720 for a slide)"
+    )
+    parser.add_argument(
+        "--dpi",
+        type=int,
+        metavar="N",
+        help="a PNG's resolution for print, e.g. 300: the same figure with N/96 as many pixels a side",
+    )
+    parser.add_argument(
+        "--color-range",
+        choices=COLOR_RANGES,
+        help="the colour scale: fixed (default: 0 to 1, the weights' range; 0 to 1/(1-p) with --train), "
+        "auto (each map its own smallest to largest weight), shared (one range over every map drawn)",
+    )
+    parser.add_argument("--vmin", type=float, metavar="X", help="the colour scale's low end (any --color-range)")
+    parser.add_argument("--vmax", type=float, metavar="X", help="the colour scale's high end (any --color-range)")
     heads = parser.add_mutually_exclusive_group()
     heads.add_argument("--head", type=int, metavar="N", help="head of a model's tensors to draw (default 0)")
     heads.add_argument("--heads", choices=("all",), help="all: every head of the layer, as a grid")
@@ -108,13 +149,17 @@ main = render_main
 
 
 def _render(args: argparse.Namespace, voice: Voice) -> int:
-    from .presets import PRESETS
+    from .teaching import ALL_PRESETS
 
     if args.list_presets:
-        for preset in PRESETS.values():
+        for preset in ALL_PRESETS.values():
             print(f"{preset.name:22} {voice.text(preset.title)}")
         return 0
+    if args.save_session:
+        _check_out_dir(Path(args.save_session))
     if not args.out:
+        if args.save_session:
+            return _save_session_only(args, voice)
         raise RenderError(
             fill(QT_TRANSLATE_NOOP("Render", "--out FILE is required (see {prog} --help)"), prog=PROG), EXIT_USAGE
         )
@@ -131,10 +176,14 @@ def _render(args: argparse.Namespace, voice: Voice) -> int:
         )
     _check_out(out, input_paths(args))
     size = _parse_size(args.size) if args.size else None
+    _check_range_options(args)
     colormap = _check_colormap(args.colormap) if args.colormap else None
     notes: list[str] = []
     # The grid shows every head: no head is chosen (nor said to be).
     state, focus, source = command_state(args, notes, file_head=0 if args.heads else args.head)
+    if args.save_session:
+        _write_session(Path(args.save_session), state, focus)
+        notes.append(fill(QT_TRANSLATE_NOOP("Render", "the session is in {path}"), path=args.save_session))
     heads, focuses = _selection(state, focus, args)
 
     from .compute import run_state
@@ -152,7 +201,7 @@ def _render(args: argparse.Namespace, voice: Voice) -> int:
             raise RenderError(
                 fill(LINE, name=source, problem=outcome.error or QT_TRANSLATE_NOOP("Render", "no result"))
             )
-        views.append(outcome.view)
+        views.append(_drawn_weights(outcome.view, state))
     n_batch = int(views[0].weights.shape[0])
     if args.batch is not None and not 0 <= args.batch < n_batch:
         raise RenderError(
@@ -181,23 +230,55 @@ def _render(args: argparse.Namespace, voice: Voice) -> int:
     if out.suffix.lower() in ARRAY_SUFFIXES:
         _write_weights(out, selected_weights(views, heads, args.batch), grid=heads is not None)
     elif heads is not None:
+        levels = color_levels(
+            [view.weights[grid_batch] for view in views], [view.mask[grid_batch] for view in views], state, args
+        )
         _draw(
-            lambda: grid_for(views, heads, grid_batch, state, source=source, focus=focus, colormap=colormap, size=size),
+            lambda: grid_for(
+                views, heads, grid_batch, state, source=source, focus=focus, colormap=colormap, size=size, levels=levels
+            ),
             out,
+            args.dpi,
         )
     else:
         batches = None if args.batch is None else [args.batch]
+        shown = list(range(n_batch)) if batches is None else batches
+        view = views[0]
+        levels = color_levels([view.weights[b] for b in shown], [view.mask[b] for b in shown], state, args)
         _draw(
             lambda: figure_for(
-                views[0], state, source=source, focus=focus, batches=batches, colormap=colormap, size=size
+                view, state, source=source, focus=focus, batches=batches, colormap=colormap, size=size, levels=levels
             ),
             out,
+            args.dpi,
         )
     for line in lines:
         say(line, sys.stdout)
     if warning is not None:
         say(f"{PROG}: {warning}", sys.stderr)
     return 0
+
+
+def _save_session_only(args: argparse.Namespace, voice: Voice) -> int:
+    """``--save-session`` without ``--out``: the session is written, nothing is computed."""
+    notes: list[str] = []
+    state, focus, _source = command_state(args, notes, file_head=args.head)
+    path = Path(args.save_session)
+    _write_session(path, state, focus)
+    for note in notes:
+        say(voice.text(fill(QT_TRANSLATE_NOOP("Render", "note: {note}"), note=note)), sys.stdout)
+    say(voice.text(fill(QT_TRANSLATE_NOOP("Render", "wrote {path}"), path=str(path))), sys.stdout)
+    return 0
+
+
+def _write_session(path: Path, state: State, focus: Focus) -> None:
+    from .io import AttnvizFileError
+    from .io.session_state import save_state_file
+
+    try:
+        save_state_file(path, state, focus)
+    except AttnvizFileError as exc:
+        raise RenderError(exception_message(exc)) from exc
 
 
 def _overflow_warning(views: Sequence[ViewData]) -> str | None:
@@ -209,6 +290,96 @@ def _overflow_warning(views: Sequence[ViewData]) -> str | None:
             if isinstance(line, Message) and line.source in OVERFLOW_TEMPLATES:
                 return line
     return None
+
+
+# ``--color-range``: one range for every map from 0 to the largest a weight can be, each
+# map's own, one over all maps drawn.
+COLOR_RANGES = ("fixed", "auto", "shared")
+MAX_DPI = 1200
+
+
+def _check_range_options(args: argparse.Namespace) -> None:
+    if args.dpi is not None and not 1 <= args.dpi <= MAX_DPI:
+        raise RenderError(
+            fill(
+                QT_TRANSLATE_NOOP("Render", "--dpi {dpi}: expected a whole number from 1 to {most}"),
+                dpi=args.dpi,
+                most=MAX_DPI,
+            ),
+            EXIT_USAGE,
+        )
+    for name in ("vmin", "vmax"):
+        value = getattr(args, name)
+        if value is not None and not math.isfinite(value):
+            raise RenderError(
+                fill(QT_TRANSLATE_NOOP("Render", "--{name} {value}: expected a finite number"), name=name, value=value),
+                EXIT_USAGE,
+            )
+    if args.vmin is not None and args.vmax is not None and not args.vmin < args.vmax:
+        raise RenderError(
+            fill(
+                QT_TRANSLATE_NOOP("Render", "--vmin {low} must be below --vmax {high}"), low=args.vmin, high=args.vmax
+            ),
+            EXIT_USAGE,
+        )
+
+
+def _drawn_weights(view: ViewData, state: State) -> ViewData:
+    """The weights a figure shows: after dropout when it applies (training mode, p > 0), as the
+    values are pooled with; otherwise the softmax's."""
+    from dataclasses import replace
+
+    from .settings import dropout_applies
+
+    if not dropout_applies(state.settings):
+        return view
+    return replace(view, weights=view.applied_weights)
+
+
+def color_levels(
+    maps: Sequence[np.ndarray], masks: Sequence[np.ndarray], state: State, args: argparse.Namespace
+) -> list[tuple[float, float]]:
+    """The colour range of each map (``maps[i]`` with ``masks[i]``, True = masked) for
+    ``--color-range`` and ``--vmin``/``--vmax``. ``auto`` and ``shared`` span the finite weights
+    of the cells not masked (all cells where every one is masked)."""
+    import numpy as np
+
+    from .settings import dropout_applies
+
+    def span(arrays: Sequence[np.ndarray]) -> tuple[float, float] | None:
+        values = [a[np.isfinite(a)] for a in arrays]
+        values = [v for v in values if v.size]
+        if not values:
+            return None
+        low, high = min(float(v.min()) for v in values), max(float(v.max()) for v in values)
+        if high > low:
+            return low, high
+        return (0.0, high) if high > 0 else (low - 1.0, low + 1.0)  # one value: from 0 to it
+
+    def kept(weights: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        inside = weights[~mask] if mask.shape == weights.shape else weights
+        return inside if inside.size else weights
+
+    mode = args.color_range or "fixed"
+    top = 1.0
+    if dropout_applies(state.settings):
+        top = 1.0 / (1.0 - state.settings.dropout)  # a kept weight is scaled by 1/(1-p)
+    fixed = (0.0, top)
+    if mode == "shared":
+        shared = span([kept(w, m) for w, m in zip(maps, masks, strict=True)]) or fixed
+        levels = [shared] * len(maps)
+    elif mode == "auto":
+        levels = [span([kept(w, m)]) or fixed for w, m in zip(maps, masks, strict=True)]
+    else:
+        levels = [fixed] * len(maps)
+    out = []
+    for low, high in levels:
+        low = low if args.vmin is None else args.vmin
+        high = high if args.vmax is None else args.vmax
+        if not low < high:
+            high = low + abs(low) * 1e-3 + 1e-6  # --vmin above the data's top: a range all the same
+        out.append((low, high))
+    return out
 
 
 IMAGE_SUFFIXES = (".png", ".svg")
@@ -315,8 +486,10 @@ def figure_for(
     batches: list[int] | None = None,
     colormap: str | None = None,
     size: tuple[int, int] | None = None,
+    levels: Sequence[tuple[float, float]] | None = None,
 ) -> WeightsFigure:
     """The figure ``attnviz render`` saves, laid out off screen (a QApplication must exist).
+    ``levels``: each map's colour range (default 0 to 1; see :func:`color_levels`).
 
     Public so a script or test can find where each cell is (``figure.cell_point``): the same
     arguments always give the same layout. Raises ``ValueError`` for a size that is too small.
@@ -331,6 +504,7 @@ def figure_for(
         subtitle=figure_subtitle(state, focus),
         colormap=colormap,
         size=size,
+        levels=levels,
     )
     label_maps(figure, view, state.head_view(focus))
     return figure
@@ -353,6 +527,7 @@ def grid_for(
     focus: Focus = Focus(),
     colormap: str | None = None,
     size: tuple[int, int] | None = None,
+    levels: Sequence[tuple[float, float]] | None = None,
 ) -> WeightsFigure:
     """The figure ``attnviz render --heads all`` saves (``figure.maps[i]`` is head ``heads[i]``
     of call ``focus.layer``), laid out off screen (a QApplication must exist). Raises
@@ -371,10 +546,11 @@ def grid_for(
         subtitle=figure_subtitle(state, focus),
         colormap=colormap,
         size=size,
+        levels=levels,
     )
 
 
-def _draw(make: Callable[[], WeightsFigure], out: Path) -> None:
+def _draw(make: Callable[[], WeightsFigure], out: Path, dpi: int | None = None) -> None:
     """Lay out the figure ``make`` builds (a size too small for it is a usage error) and save it."""
     from .ui.files.export import ExportError
 
@@ -385,7 +561,7 @@ def _draw(make: Callable[[], WeightsFigure], out: Path) -> None:
         except ValueError as exc:
             raise RenderError(fill(LINE, name="--size", problem=exception_message(exc)), EXIT_USAGE) from exc
         try:
-            figure.save(out)
+            figure.save(out, dpi)
         except ExportError as exc:
             raise RenderError(exception_message(exc)) from exc
         finally:

@@ -51,10 +51,18 @@ def token_labels(head: HeadView, batch: int) -> tuple[list[str] | None, list[str
     return (rows if fits[0] else None), (cols if fits[1] else None)
 
 
-def _label(heatmap: HeatmapWidget, view: ViewData, batch: int, rows: list[str] | None, cols: list[str] | None) -> None:
+def _label(
+    heatmap: HeatmapWidget,
+    view: ViewData,
+    batch: int,
+    rows: list[str] | None,
+    cols: list[str] | None,
+    levels: tuple[float, float] | None = None,
+) -> None:
     # Every token may be a label: the axis shows every step-th one when they do not all fit.
     heatmap.label_limit = max(heatmap.label_limit, len(rows or ()), len(cols or ()))
-    show_weights(heatmap, view, batch, (rows, cols))
+    # Keeps the colour range the map was drawn with (a figure's --color-range) when relabelled.
+    show_weights(heatmap, view, batch, (rows, cols), levels=levels or heatmap.levels)
 
 
 def label_maps(figure: WeightsFigure, view: ViewData, head: HeadView) -> None:
@@ -79,10 +87,13 @@ def build_heads_grid(
     subtitle: str = "",
     colormap: str | None = None,
     size: tuple[int, int] | None = None,
+    levels: Sequence[tuple[float, float]] | None = None,
 ) -> WeightsFigure:
     """Every head of a layer for batch element ``batch``: ``views[i]`` is head ``heads[i]``,
-    drawn as small maps titled "head h" in a grid, all on the weights' scale 0 to 1, shown by
-    one colour bar. The figure's ``batches`` are the heads (``maps[i]`` shows ``heads[i]``).
+    drawn as small maps titled "head h" in a grid, all on one colour scale (``levels``, default
+    the weights' 0 to 1), shown by one colour bar; maps with ranges of their own (``levels``
+    that differ) keep a bar each. The figure's ``batches`` are the heads (``maps[i]`` shows
+    ``heads[i]``).
 
     ``size`` is the whole figure (default :data:`GRID_MAP_SIZE` a map); ``ValueError`` when it
     leaves a map less than :data:`MIN_GRID_MAP_SIZE`.
@@ -121,23 +132,28 @@ def build_heads_grid(
         + (f"<br><small>{escape(printable(subtitle), quote=False)}</small>" if subtitle else "")
     )
     heading.setTextFormat(Qt.TextFormat.RichText)
+    heading.setWordWrap(True)  # a subtitle naming many settings wraps, never widens the figure
     outer.addWidget(heading)
     body = QHBoxLayout()
     grid = QGridLayout()
     grid.setSpacing(2)
     row_labels, col_labels = token_labels(head, batch)
     maps: list[HeatmapWidget] = []
+    levels = list(levels) if levels is not None else [(0.0, 1.0)] * n
+    one_scale = len(set(levels)) == 1
     for index, (view, number) in enumerate(zip(views, heads, strict=True)):
         heatmap = HeatmapWidget(title=translate("Render", "head {h}").format(h=number), colormap=name)
         heatmap.setMinimumSize(*MIN_GRID_MAP_SIZE)
-        # One colour bar for the grid: each map's own would say the same 0 to 1 in less room.
-        heatmap.plot_item.layout.removeItem(heatmap.colorbar)
-        heatmap.colorbar.hide()
-        _label(heatmap, view, batch, row_labels, col_labels)
+        if one_scale:
+            # One colour bar for the grid: each map's own would say the same range in less room.
+            heatmap.plot_item.layout.removeItem(heatmap.colorbar)
+            heatmap.colorbar.hide()
+        _label(heatmap, view, batch, row_labels, col_labels, levels[index])
         grid.addWidget(heatmap, index // columns, index % columns)
         maps.append(heatmap)
     body.addLayout(grid, 1)
-    body.addWidget(_colour_bar(name))
+    if one_scale:
+        body.addWidget(_colour_bar(name, levels[0]))
     outer.addLayout(body, 1)
     if warnings:
         notes = QLabel("\n".join(f"\u26a0 {tr_text(w)}" for w in warnings))
@@ -149,12 +165,12 @@ def build_heads_grid(
     return WeightsFigure(widget, maps, list(heads), title, subtitle)
 
 
-def _colour_bar(name: str) -> QWidget:
-    """The grid's one colour bar: weights from 0 to 1."""
+def _colour_bar(name: str, levels: tuple[float, float] = (0.0, 1.0)) -> QWidget:
+    """The grid's one colour bar: weights from ``levels[0]`` to ``levels[1]``."""
     view = pg.GraphicsLayoutWidget()
     view.setBackground(plot_colors().background)
     bar = pg.ColorBarItem(
-        values=(0.0, 1.0),
+        values=levels,
         colorMap=load_colormap(name),
         interactive=False,
         width=16,

@@ -92,6 +92,8 @@ class Setting:
     option: str | None = None
     #: The option's help (English, as argparse's own words are); "": the undo name.
     help: str = ""
+    #: An earlier name of the option, still accepted with a note saying the new one ("": none).
+    old_option: str = ""
     #: A call's own (a model's calls differ in it): ``SetSettings`` writes it into the call on
     #: show, and ``document.Settings`` has no field for it.
     of_call: bool = False
@@ -261,6 +263,11 @@ def _has_params(settings: Any) -> bool:
 
 def _drops(settings: Any) -> bool:
     return bool(settings.train) and settings.dropout > 0
+
+
+def dropout_applies(settings: Any) -> bool:
+    """Whether dropout changes the weights: training mode with p > 0."""
+    return _drops(settings)
 
 
 def _long_mask(name: str, label: str, undo_name: str, tooltip: str, help_text: str) -> Whole:
@@ -476,7 +483,11 @@ SETTINGS: catalog.Catalogue[Setting] = catalog.Catalogue(
             low=0.0,
             above=True,
             undo_name=QT_TRANSLATE_NOOP("MainWindow", "scale"),
-            help="the scale the scores are multiplied by (of the call drawn; default: its own)",
+            # Not --scale: the window's colour "Scale" is another thing (render's --color-range).
+            option="--score-multiplier",
+            old_option="--scale",
+            help="the number the scores are multiplied by, SDPA's scale (of the call drawn; default: its own, "
+            "1/sqrt(d) for scaled dot product)",
             of_call=True,
         ),
     )

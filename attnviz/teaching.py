@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 
 from .document import Settings, State
-from .presets import Preset
+from .presets import PRESETS, Preset
 from .tr import QT_TRANSLATE_NOOP
 
 LessonKind = Literal["pitfall", "exercise"]
@@ -453,3 +453,6 @@ _EXERCISES: tuple[Lesson, ...] = (
 LESSONS: dict[str, Lesson] = {lesson.name: lesson for lesson in (*_PITFALLS, *_EXERCISES)}
 PITFALL_PRESETS: dict[str, Preset] = {lesson.name: lesson.preset for lesson in _PITFALLS}
 EXERCISE_PRESETS: dict[str, Preset] = {lesson.name: lesson.preset for lesson in _EXERCISES}
+#: Every preset by name, the book's then the lessons': what ``--preset`` takes and
+#: ``--list-presets`` lists, in the window and on the command line.
+ALL_PRESETS: dict[str, Preset] = {**PRESETS, **PITFALL_PRESETS, **EXERCISE_PRESETS}

@@ -31,10 +31,12 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_USAGE",
     "CommandError",
+    "ExamplesFormatter",
     "OneLineParser",
     "Voice",
     "application",
     "entry_point",
+    "examples_epilog",
     "quiet_qt",
     "run_command",
     "say",
@@ -53,9 +55,33 @@ class CommandError(Exception):
         self.status = status
 
 
+class ExamplesFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help, a one-paragraph description wrapped to the terminal as usual, text laid
+    out on several lines (the examples: command lines a reader copies) kept line for line."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return super()._fill_text(text, width, indent)
+        return argparse.HelpFormatter._fill_text(self, text, width, indent)
+
+
+EXAMPLES_HEADING = "examples:"
+
+
+def examples_epilog(examples: Sequence[str]) -> str:
+    """The "examples:" block that ends a command's ``--help``, one command line a line."""
+    return "\n".join([EXAMPLES_HEADING, *(f"  {line}" for line in examples)])
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse prints the usage and the error on several lines; a command promises one: its
-    error is raised as a ``CommandError`` with ``EXIT_USAGE``."""
+    error is raised as a ``CommandError`` with ``EXIT_USAGE``. ``examples`` end its ``--help``."""
+
+    def __init__(self, *args: object, examples: Sequence[str] = (), **kwargs: object) -> None:
+        if examples:
+            kwargs.setdefault("epilog", examples_epilog(examples))
+        kwargs.setdefault("formatter_class", ExamplesFormatter)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
     def error(self, message_text: str) -> NoReturn:
         raise CommandError(

@@ -16,6 +16,7 @@ from attnviz.io import save_arrays
 from attnviz.io.session_state import save_state_file
 from attnviz.presets import PRESETS
 from attnviz.render import figure_for, render_main
+from attnviz.teaching import ALL_PRESETS
 
 ROOT = Path(__file__).parents[1]
 
@@ -116,7 +117,9 @@ def test_svg_is_valid_xml_with_the_heatmaps_and_renders(qapp, tmp_path: Path, ca
 
 def test_list_presets(capsys) -> None:  # noqa: ANN001
     out = run_ok(capsys, "--list-presets")
-    assert [line.split()[0] for line in out.splitlines()] == list(PRESETS)
+    # The book's presets, then every lesson: each one renderable by --preset.
+    assert [line.split()[0] for line in out.splitlines()] == list(ALL_PRESETS)
+    assert list(ALL_PRESETS)[: len(PRESETS)] == list(PRESETS) and "pitfall-zero-length" in ALL_PRESETS
 
 
 def test_a_session_and_a_tensor_file_render_with_options(qapp, tmp_path: Path, capsys) -> None:  # noqa: ANN001

@@ -203,7 +203,8 @@ def test_every_setting_has_an_option_read_as_its_kind() -> None:
     [
         (["--dropout", "1.5"], "--dropout 1.5: expected a number from 0 to 1"),
         (["--dropout", "nan"], "--dropout nan: expected a number from 0 to 1"),
-        (["--scale", "0"], "--scale 0.0: expected a number above 0"),
+        (["--score-multiplier", "0"], "--score-multiplier 0.0: expected a number above 0"),
+        (["--scale", "0"], "--score-multiplier 0.0: expected a number above 0"),  # its old name
         (["--hidden-size", "0"], "--hidden-size 0: expected a whole number from 1 to 1024"),
         (["--sinks", "-2"], "--sinks -2: expected a whole number from 0 to 2147483647"),
         (["--device", " "], "--device ' ': expected a device name such as \"cpu\""),

@@ -7,18 +7,32 @@ from __future__ import annotations
 import argparse
 import sys
 
+from attnviz.terminal import ExamplesFormatter, examples_epilog
 
-def main(argv: list[str] | None = None) -> int:
+EXAMPLES = (
+    "attnviz bench engine --quick",
+    "attnviz bench app --quick",
+    "attnviz bench snippets --frameworks pytorch,jax --venvs ~/.cache/attnviz-venvs",
+    "attnviz bench sweep --help",
+)
+
+
+def main(argv: list[str] | None = None, prog: str = "attnviz-bench") -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["sweep"]:  # options of its own (--only, --workers, --json)
         from attnviz.bench.capture_sweep import main as sweep
 
         return sweep(argv[1:])
-    parser = argparse.ArgumentParser(prog="attnviz-bench", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description=__doc__,
+        epilog=examples_epilog(EXAMPLES),
+        formatter_class=ExamplesFormatter,
+    )
     parser.add_argument(
         "which",
         choices=["engine", "app", "long", "capture", "safety", "snippets", "sweep"],
-        help="what to benchmark (safety: issue 12's memory, crash and exit figures beside their targets)",
+        help="what to benchmark (safety: the memory, crash and exit figures of a large session beside their targets)",
     )
     parser.add_argument("--repeats", type=int, default=15, help="timed runs per figure (median reported)")
     parser.add_argument("--quick", action="store_true", help="small sizes only, for a smoke test")

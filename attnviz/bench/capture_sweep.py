@@ -30,6 +30,8 @@ import traceback
 from collections import Counter
 from typing import Any
 
+from attnviz.terminal import ExamplesFormatter, examples_epilog
+
 TOLERANCE = 1e-4
 #: Seconds one family may take (both implementations).
 TIME_LIMIT = 120
@@ -400,7 +402,14 @@ def report(results: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m attnviz.bench sweep", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="attnviz bench sweep",
+        description=__doc__.split("\n\n")[0],
+        epilog=examples_epilog(
+            ["attnviz bench sweep --only gpt2 llama", "attnviz bench sweep --workers 1 --json sweep.json"]
+        ),
+        formatter_class=ExamplesFormatter,
+    )
     parser.add_argument("--only", nargs="*", help="families (model types) to run")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", help="write every result to this file")

@@ -106,6 +106,22 @@ class CapturedCall:
     _checked: bool = field(default=False, repr=False)
     _recomputed: torch.Tensor | None = field(default=None, repr=False)
 
+    def __repr__(self) -> str:
+        # A summary, never the tensors.
+        parts = [
+            repr(self.name),
+            str(self.kind),
+            "B, H, L_q, L_k = " + str(self.shape),
+            str(self.dtype).replace("torch.", ""),
+        ]
+        if self.is_causal:
+            parts.append("causal")
+        if self.scale is not None:
+            parts.append(f"scale {self.scale:.4g}")
+        if self.note:
+            parts.append(f"note {self.note!r}")
+        return f"CapturedCall({', '.join(parts)})"
+
     @property
     def weights_only(self) -> bool:
         return self.queries is None

@@ -69,7 +69,16 @@ def capture(
     memory_budget: float | None = None,
     sharding: str | None = None,
 ) -> Capture:
-    """Record the attention calls made inside ``with capture(model) as cap:`` (see ``Capture``)."""
+    """Record the attention calls made inside ``with capture(model) as cap:`` (see ``Capture``).
+
+    Example::
+
+        with torch.no_grad(), attnviz.capture(model, tokens=tokens) as cap:
+            model(**batch)
+        print(cap)                           # Capture(12 call(s): 'encoder.layer.0.attention.self', ...)
+        cap.calls[0].weights()               # (B, H, L_q, L_k), as attnviz computes them
+        cap.save("run.attnviz-capture")      # for attnviz doctor, diff, render and the window
+    """
     return Capture(
         model,
         tokens=tokens,
@@ -181,6 +190,13 @@ class Capture:
         self._undo: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------------------- the context
+
+    def __repr__(self) -> str:
+        names = ", ".join(repr(call.name) for call in self.calls[:3]) + (", ..." if len(self.calls) > 3 else "")
+        return (
+            f"Capture({len(self.calls)} call(s){': ' + names if names else ''}; "
+            f"{self.recorded_bytes / 2**20:.1f} MiB recorded, {len(self.warnings)} warning(s))"
+        )
 
     def __enter__(self) -> Capture:
         if self._used:

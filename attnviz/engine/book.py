@@ -1,5 +1,10 @@
 """Drop-in equivalents of the book's PyTorch code: same names, signatures and parameters.
 
+Both editions of the chapter are accepted: the current one's ``AdditiveAttention(num_hiddens,
+dropout)`` (lazy layers that take the key and query sizes from the first call) and the older
+``AdditiveAttention(key_size, query_size, num_hiddens, dropout)``. ``DotProductAttention(dropout)``
+and ``masked_softmax(X, valid_lens)`` are the same in both.
+
 In eval mode they return what the book's code returns (to float32 rounding), with two
 deliberate differences: ``masked_softmax`` never writes into the caller's ``X`` (the book's
 ``sequence_mask`` fills a reshaped view in place), and bad valid lengths raise a clear
@@ -8,7 +13,9 @@ deliberate differences: ``masked_softmax`` never writes into the caller's ``X`` 
 
 from __future__ import annotations
 
+import inspect
 import math
+from typing import overload
 
 import torch
 from torch import nn
@@ -80,14 +87,42 @@ class AdditiveAttention(_BookAttention):
     #: Largest feature block built at once, in elements (64 MiB in float32).
     block_elements = 1 << 24
 
-    def __init__(self, key_size: int, query_size: int, num_hiddens: int, dropout: float, **kwargs: object) -> None:
-        super().__init__(dropout, **kwargs)
-        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
-        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
-        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
+    W_k: nn.Linear
+    W_q: nn.Linear
+    w_v: nn.Linear
+
+    @overload
+    def __init__(self, num_hiddens: int, dropout: float, **kwargs: object) -> None: ...
+
+    @overload
+    def __init__(self, key_size: int, query_size: int, num_hiddens: int, dropout: float, **kwargs: object) -> None: ...
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        """``AdditiveAttention(num_hiddens, dropout)`` (current edition: lazy sizes) or
+        ``AdditiveAttention(key_size, query_size, num_hiddens, dropout)`` (older edition).
+
+        >>> attention = AdditiveAttention(num_hiddens=8, dropout=0.1)
+        >>> attention.eval()(torch.ones(1, 1, 20), torch.ones(1, 3, 2), torch.ones(1, 3, 4), None).shape
+        torch.Size([1, 1, 4])
+        """
+        sizes, extra = _bind_additive(args, kwargs)
+        super().__init__(sizes["dropout"], **extra)
+        num_hiddens = sizes["num_hiddens"]
+        if "key_size" in sizes:
+            self.W_k = nn.Linear(sizes["key_size"], num_hiddens, bias=False)
+            self.W_q = nn.Linear(sizes["query_size"], num_hiddens, bias=False)
+            self.w_v = nn.Linear(num_hiddens, 1, bias=False)
+        else:
+            # The current edition's layers: sized at the first call, in the book's order
+            # (W_q, then W_k, then w_v), so a seeded run draws the book's parameters.
+            self.W_k = nn.LazyLinear(num_hiddens, bias=False)
+            self.W_q = nn.LazyLinear(num_hiddens, bias=False)
+            self.w_v = nn.LazyLinear(1, bias=False)
 
     def scores(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         q_hidden, k_hidden = self.W_q(queries), self.W_k(keys)
+        if isinstance(self.w_v.weight, nn.parameter.UninitializedParameter):
+            self.w_v(q_hidden[:1, :1] + k_hidden[:1, :1])  # sizes w_v from the hidden width
         batch, n_q, hidden = q_hidden.shape
         rows = max(1, self.block_elements // max(batch * k_hidden.shape[1] * hidden, 1))
         if n_q <= rows:
@@ -112,6 +147,36 @@ class DotProductAttention(_BookAttention):
                 d_k=keys.shape[-1],
             )
         return torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
+
+
+_CURRENT = inspect.Signature(
+    [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in ("num_hiddens", "dropout")]
+    + [inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)]
+)
+_OLDER = inspect.Signature(
+    [
+        inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        for n in ("key_size", "query_size", "num_hiddens", "dropout")
+    ]
+    + [inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)]
+)
+
+
+def _bind_additive(args: tuple[object, ...], kwargs: dict[str, object]) -> tuple[dict, dict]:
+    """The sizes named by either edition's signature, and the keyword arguments left for nn.Module."""
+    for signature in (_OLDER, _CURRENT):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            continue
+        extra = bound.arguments.pop("kwargs", {})
+        if signature is _CURRENT and ({"key_size", "query_size"} & extra.keys()):
+            continue  # half of the older signature: say so below rather than pass it to nn.Module
+        return dict(bound.arguments), extra
+    raise TypeError(
+        "AdditiveAttention takes (num_hiddens, dropout) or (key_size, query_size, num_hiddens, dropout); "
+        f"got {len(args)} positional and {sorted(kwargs)} keyword arguments"
+    )
 
 
 # Keep the registry's parameter layout and the module's in step: a change to one breaks here.

@@ -184,7 +184,7 @@
     <name>Code</name>
     <message>
         <source>--data {path}: the folder {folder} does not exist</source>
-        <extracomment>The frameworks, as ``attnviz.snippets.FRAMEWORKS`` lists them (here without importing it: the parser must answer --help before torch loads).</extracomment>
+        <extracomment>The frameworks, as ``attnviz.snippets.FRAMEWORKS`` lists them (here without importing it: the parser must answer --help before torch loads). The command lines that end ``--help``.</extracomment>
         <translation>--data {path}: a pasta {folder} não existe</translation>
     </message>
     <message>
@@ -220,6 +220,10 @@
     <message>
         <source>{option} {value}: expected {expected}</source>
         <translation>{option} {value}: esperava-se {expected}</translation>
+    </message>
+    <message>
+        <source>{old} is now {new} (the old name still works, for now)</source>
+        <translation>{old} agora é {new} (o nome antigo ainda funciona, por enquanto)</translation>
     </message>
     <message>
         <source>unknown preset {name}; choose one of {choices}</source>
@@ -283,7 +287,7 @@
     </message>
     <message>
         <source>--tol {value}: expected a number &gt;= 0, e.g. 1e-5</source>
-        <extracomment>Two runs of one model on one machine agree exactly; another kernel or batch size, to ~1e-6.</extracomment>
+        <extracomment>Two runs of one model on one machine agree exactly; another kernel or batch size, to ~1e-6. The command lines that end ``--help``.</extracomment>
         <translation>--tol {value}: esperado um número &gt;= 0, p. ex. 1e-5</translation>
     </message>
     <message>
@@ -833,6 +837,7 @@
     </message>
     <message>
         <source>--max-fidelity {value}: expected a number &gt;= 0, e.g. 1e-5</source>
+        <extracomment>The command lines that end ``--help``.</extracomment>
         <translation>--max-fidelity {value}: esperado um número &gt;= 0, p. ex. 1e-5</translation>
     </message>
     <message>
@@ -1506,7 +1511,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <name>Export</name>
     <message>
         <source>has an unknown image extension; use .png or .svg</source>
-        <extracomment>Which ViewData arrays can be exported, by the name used in menus and file names.</extracomment>
+        <extracomment>Which ViewData arrays can be exported, by the name used in menus and file names. What a CSS pixel is taken to be: a figure laid out at W x H pixels prints W/96 inches wide.</extracomment>
         <translation>tem uma extensão de imagem desconhecida; use .png ou .svg</translation>
     </message>
     <message>
@@ -1541,6 +1546,14 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>off</source>
         <translation>desligada</translation>
+    </message>
+    <message>
+        <source>score multiplier {value}</source>
+        <translation>multiplicador das pontuações {value}</translation>
+    </message>
+    <message>
+        <source>on</source>
+        <translation>ligado</translation>
     </message>
     <message>
         <source>Attention weights</source>
@@ -3486,6 +3499,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <name>Invariance</name>
     <message>
         <source>--checks {value}: expected some of {known}</source>
+        <extracomment>The command lines that end ``--help``.</extracomment>
         <translation>--checks {value}: esperados alguns de {known}</translation>
     </message>
     <message>
@@ -5589,12 +5603,16 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <name>Render</name>
     <message>
         <source>--out FILE is required (see {prog} --help)</source>
-        <extracomment>Exit statuses: a file, engine or write problem; a bad command line. The console script ``attnviz-render`` (its arguments are the process&apos;s).</extracomment>
+        <extracomment>Exit statuses: a file, engine or write problem; a bad command line. The command lines that end ``--help``. The console script ``attnviz-render`` (its arguments are the process&apos;s).</extracomment>
         <translation>--out FILE é obrigatório (veja {prog} --help)</translation>
     </message>
     <message>
         <source>--out {out}: must end in .png or .svg (a picture), or .npy or .csv (the weights)</source>
         <translation>--out {out}: deve terminar em .png ou .svg (uma imagem), ou em .npy ou .csv (os pesos)</translation>
+    </message>
+    <message>
+        <source>the session is in {path}</source>
+        <translation>a sessão está em {path}</translation>
     </message>
     <message>
         <source>no result</source>
@@ -5619,6 +5637,18 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>warning: {warning}</source>
         <translation>aviso: {warning}</translation>
+    </message>
+    <message>
+        <source>--dpi {dpi}: expected a whole number from 1 to {most}</source>
+        <translation>--dpi {dpi}: esperava-se um número inteiro de 1 a {most}</translation>
+    </message>
+    <message>
+        <source>--{name} {value}: expected a finite number</source>
+        <translation>--{name} {value}: esperava-se um número finito</translation>
+    </message>
+    <message>
+        <source>--vmin {low} must be below --vmax {high}</source>
+        <translation>--vmin {low} deve ser menor que --vmax {high}</translation>
     </message>
     <message>
         <source>cannot be written (the folder {folder} does not exist)</source>
@@ -5745,7 +5775,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Attention weights</source>
-        <extracomment>Query rows to outline, and the batch element they are of (``AppSession.outline_rows``).</extracomment>
+        <extracomment>Up to this many value dimensions share the table&apos;s width; more scroll sideways. Query rows to outline, and the batch element they are of (``AppSession.outline_rows``).</extracomment>
         <translation>Pesos de atenção</translation>
     </message>
     <message>
@@ -6145,7 +6175,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <name>Settings</name>
     <message>
         <source>one of {choices}</source>
-        <extracomment>How undo texts name it (&quot;Change {undo_name}&quot;), marked for translation. Its caption in a settings panel (marked, with its accelerator); &quot;&quot;: not shown in one. Its tooltip in the panel (marked). The panel it is shown in (``ATTENTION``, ``LONG_MASKS``), or &quot;&quot; for none. Shown on the row of that setting rather than on a row of its own. Its ``attnviz render`` option (None: ``--`` and the name with dashes; &quot;&quot;: none). The option&apos;s help (English, as argparse&apos;s own words are); &quot;&quot;: the undo name. A call&apos;s own (a model&apos;s calls differ in it): ``SetSettings`` writes it into the call on show, and ``document.Settings`` has no field for it. Changing it makes the learnable parameters start again from their seed (they no longer fit, or belong to another scoring function). Whether it changes anything under these settings (the panel greys it out when not). The choices, value -&gt; marked label, read each time (a catalogue grows). The catalogue the choices come from, if it tells when one is registered. How None is typed on the command line.</extracomment>
+        <extracomment>How undo texts name it (&quot;Change {undo_name}&quot;), marked for translation. Its caption in a settings panel (marked, with its accelerator); &quot;&quot;: not shown in one. Its tooltip in the panel (marked). The panel it is shown in (``ATTENTION``, ``LONG_MASKS``), or &quot;&quot; for none. Shown on the row of that setting rather than on a row of its own. Its ``attnviz render`` option (None: ``--`` and the name with dashes; &quot;&quot;: none). The option&apos;s help (English, as argparse&apos;s own words are); &quot;&quot;: the undo name. An earlier name of the option, still accepted with a note saying the new one (&quot;&quot;: none). A call&apos;s own (a model&apos;s calls differ in it): ``SetSettings`` writes it into the call on show, and ``document.Settings`` has no field for it. Changing it makes the learnable parameters start again from their seed (they no longer fit, or belong to another scoring function). Whether it changes anything under these settings (the panel greys it out when not). The choices, value -&gt; marked label, read each time (a catalogue grows). The catalogue the choices come from, if it tells when one is registered. How None is typed on the command line.</extracomment>
         <translation>um destes: {choices}</translation>
     </message>
     <message>

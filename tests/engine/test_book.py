@@ -7,7 +7,12 @@ import math
 import pytest
 import torch
 
-from attnviz.bench.reference import BookAdditiveAttention, BookDotProductAttention, book_masked_softmax
+from attnviz.bench.reference import (
+    BookAdditiveAttention,
+    BookDotProductAttention,
+    BookLazyAdditiveAttention,
+    book_masked_softmax,
+)
 from attnviz.engine import AdditiveAttention, AttentionInputError, DotProductAttention, masked_softmax
 
 # The chapter's printed PyTorch outputs (valid lengths [2, 3] and [[1, 3], [2, 4]]). Their inputs
@@ -66,6 +71,60 @@ def test_dot_product_toy_prints_what_the_book_prints():
     attention.eval()
     out = attention(queries, keys, values, valid_lens)
     torch.testing.assert_close(out, torch.tensor([[[2.0, 3, 4, 5]], [[10.0, 11, 12, 13]]]))
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: AdditiveAttention(num_hiddens=8, dropout=0.1), lambda: AdditiveAttention(8, 0.1)]
+)
+def test_current_edition_additive_toy_prints_what_the_book_prints(make):
+    # The current edition writes AdditiveAttention(num_hiddens=8, dropout=0.1) and lets the
+    # layers learn the key size (2) and query size (20) from the first call.
+    queries, keys, values, valid_lens = _toy()
+    attention = make()
+    attention.eval()
+    out = attention(queries, keys, values, valid_lens)
+    assert out.shape == (2, 1, 4)
+    torch.testing.assert_close(out, torch.tensor([[[2.0, 3, 4, 5]], [[10.0, 11, 12, 13]]]))
+    assert attention.W_q.weight.shape == (8, 20) and attention.W_k.weight.shape == (8, 2)
+    assert attention.w_v.weight.shape == (1, 8)
+
+
+def test_current_edition_random_toy_equals_the_books_lazy_module():
+    # The current edition's own toy: random keys and values, so only the shape is printed;
+    # seeded alike, our lazy layers draw the book's parameters and give its output.
+    torch.manual_seed(3)
+    queries, keys = torch.normal(0, 1, (2, 1, 20)), torch.normal(0, 1, (2, 10, 2))
+    values, valid_lens = torch.normal(0, 1, (2, 10, 4)), torch.tensor([2, 6])
+    torch.manual_seed(11)
+    ours = AdditiveAttention(num_hiddens=8, dropout=0.1).eval()
+    out = ours(queries, keys, values, valid_lens)
+    torch.manual_seed(11)
+    book = BookLazyAdditiveAttention(num_hiddens=8, dropout=0.1).eval()
+    expected = book(queries, keys, values, valid_lens)
+    assert out.shape == (2, 1, 4)
+    for name in ("W_q", "W_k", "w_v"):
+        torch.testing.assert_close(getattr(ours, name).weight, getattr(book, name).weight, rtol=0, atol=0)
+    # float32, one tanh and two small matmuls apart: a few ulps of the output's magnitude.
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_lazy_additive_state_dict_loads_into_the_older_signature():
+    queries, keys, values, valid_lens = _toy()
+    lazy = AdditiveAttention(num_hiddens=8, dropout=0.0).eval()
+    keys = keys * torch.linspace(0.5, 2, 10)[None, :, None]  # distinct keys: weights that differ
+    first = lazy(queries, keys, values, valid_lens)
+    sized = AdditiveAttention(key_size=2, query_size=20, num_hiddens=8, dropout=0.0).eval()
+    sized.load_state_dict(lazy.state_dict())
+    torch.testing.assert_close(sized(queries, keys, values, valid_lens), first)
+
+
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [((), {"num_hiddens": 8}), ((2, 20, 8), {}), ((), {"key_size": 2, "num_hiddens": 8, "dropout": 0.1})],
+)
+def test_additive_names_both_signatures_when_neither_fits(args, kwargs):
+    with pytest.raises(TypeError, match=r"\(num_hiddens, dropout\) or \(key_size, query_size, num_hiddens, dropout\)"):
+        AdditiveAttention(*args, **kwargs)
 
 
 def _random_case(seed: int, two_d: bool, n_q: int = 5, n_k: int = 7):

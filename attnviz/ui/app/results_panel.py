@@ -14,6 +14,7 @@ from functools import partial
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -256,9 +257,39 @@ class OutputPanel(Retranslating, QTabWidget):
                 row_label=lambda r: rows[r] if r < len(rows) else f"q{r}", column_label=lambda c: f"d{c}"
             )
         self.model.set_array(output)
+        self._fit_columns()
         self._pending = output
         if self.currentWidget() is self.heatmap:
             self._draw_heatmap()
+
+    #: Up to this many value dimensions share the table's width; more scroll sideways.
+    FIT_COLUMNS = 16
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Every column in view when they fit: the output beside the input tables is narrow, and
+        the default width (room for -0.0000e+00) cut its last column (the book's toy's d3, 5)."""
+        n_cols, n_rows = self.model.columnCount(), self.model.rowCount()
+        if not 0 < n_cols <= self.FIT_COLUMNS:
+            return
+        header = self.table.horizontalHeader()
+        metrics = self.table.fontMetrics()
+        texts = [str(self.model.headerData(c, Qt.Orientation.Horizontal)) for c in range(n_cols)]
+        texts += [
+            str(self.model.index(r, c).data() or "") for r in range(min(n_rows, 64)) for c in range(n_cols)
+        ]  # the first rows tell the numbers' width; all rows are formatted alike
+        least = max(metrics.horizontalAdvance(text) for text in texts) + 16
+        # The viewport as if no scroll bar showed, less the vertical one when the rows need it.
+        room = self.table.maximumViewportSize().width()
+        if n_rows * self.table.verticalHeader().defaultSectionSize() > self.table.maximumViewportSize().height():
+            room -= self.table.verticalScrollBar().sizeHint().width()
+        room = max(room, 0) // n_cols
+        width = max(least, min(header.defaultSectionSize(), room))
+        for column in range(n_cols):
+            header.resizeSection(column, width)
 
     def _draw_heatmap(self) -> None:
         # The heatmap tab is drawn only when it is the one showing: a hidden map costs time at

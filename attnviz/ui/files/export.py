@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QBuffer, QIODevice, QPoint, QPointF, QRect, Qt
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 
@@ -65,11 +65,32 @@ class ExportError(AttnvizFileError):
     """An export that could not be written (unknown extension, nothing to export, disk error)."""
 
 
-def widget_png_bytes(widget: QWidget) -> bytes:
-    """What ``widget.grab()`` shows, as PNG bytes (works for widgets never shown on screen)."""
+#: What a CSS pixel is taken to be: a figure laid out at W x H pixels prints W/96 inches wide.
+SCREEN_DPI = 96
+
+
+def widget_png_bytes(widget: QWidget, dpi: int | None = None) -> bytes:
+    """What ``widget.grab()`` shows, as PNG bytes (works for widgets never shown on screen).
+
+    ``dpi``: drawn with dpi/96 as many pixels a side, text and lines included (the layout is
+    the same), and the PNG says that resolution, so it prints at the widget's size in inches."""
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not widget.grab().save(buffer, "PNG"):
+    if dpi is None:
+        image = widget.grab().toImage()
+    else:
+        ratio = dpi / SCREEN_DPI
+        image = QImage(
+            max(1, round(widget.width() * ratio)), max(1, round(widget.height() * ratio)), QImage.Format.Format_RGB32
+        )
+        image.setDevicePixelRatio(ratio)
+        image.fill(Qt.GlobalColor.white)
+        widget.render(image)  # drawn at the image's pixel ratio: text and lines as sharp
+        image.setDevicePixelRatio(1.0)
+        dots_per_metre = round(dpi / 0.0254)
+        image.setDotsPerMeterX(dots_per_metre)
+        image.setDotsPerMeterY(dots_per_metre)
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # the stubs want bytes, Qt takes a str
         raise RuntimeError("Qt could not encode the PNG")
     return bytes(buffer.data().data())
 
@@ -106,9 +127,15 @@ def widget_svg_bytes(widget: QWidget, *, title: str = "attnviz", description: st
 
 
 def save_widget_image(
-    widget: QWidget, path: str | os.PathLike[str], *, title: str = "attnviz", description: str = ""
+    widget: QWidget,
+    path: str | os.PathLike[str],
+    *,
+    title: str = "attnviz",
+    description: str = "",
+    dpi: int | None = None,
 ) -> None:
-    """Save ``widget`` as PNG or SVG, chosen by the extension. Raises :class:`ExportError`."""
+    """Save ``widget`` as PNG or SVG, chosen by the extension (``dpi``: a PNG's resolution, see
+    :func:`widget_png_bytes`; an SVG is vectors). Raises :class:`ExportError`."""
     file_path = Path(path)
     suffix = file_path.suffix.lower()
     if suffix not in IMAGE_SUFFIXES:
@@ -117,7 +144,7 @@ def save_widget_image(
         raise ExportError(file_path, QT_TRANSLATE_NOOP("Export", "cannot be written: the picture has no size"))
     try:
         data = (
-            widget_png_bytes(widget)
+            widget_png_bytes(widget, dpi)
             if suffix == ".png"
             else widget_svg_bytes(widget, title=title, description=description)
         )
@@ -194,9 +221,10 @@ class WeightsFigure:
     title: str = ""
     subtitle: str = ""
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the figure as PNG or SVG (by extension); raises :class:`ExportError`."""
-        save_widget_image(self.widget, path, title=self.title, description=self.subtitle)
+    def save(self, path: str | os.PathLike[str], dpi: int | None = None) -> None:
+        """Write the figure as PNG or SVG (by extension; ``dpi`` for a PNG to print); raises
+        :class:`ExportError`."""
+        save_widget_image(self.widget, path, title=self.title, description=self.subtitle, dpi=dpi)
 
     def cell_point(self, index: int, row: int, col: int, fx: float = 0.5, fy: float = 0.5) -> QPoint:
         """Pixel (in ``widget`` coordinates) at fraction (fx, fy) inside cell (row, col) of map
@@ -232,7 +260,38 @@ def figure_subtitle(state: State, focus: Focus = Focus()) -> str:
         q=head.queries.shape,
         k=head.keys.shape,
         v=head.values.shape,
-    )
+    ) + "".join(f" · {part}" for part in changed_settings(state, focus))
+
+
+# Settings the subtitle's first part always states, or that leave the picture as it is.
+_STATED = frozenset({"scoring", "mask_mode", "lens_mode", "dtype", "causal", "device"})
+
+
+def changed_settings(state: State, focus: Focus = Focus()) -> list[str]:
+    """Every setting that differs from its default, as "name value" (translated): a figure
+    states what it was computed with beyond scoring, masking, lengths, causal and dtype."""
+    from attnviz.settings import SETTINGS, Flag
+
+    head = state.head_view(focus)
+    parts: list[str] = []
+    for setting in SETTINGS.values():
+        if setting.name in _STATED:
+            continue
+        if setting.name == "scale":
+            if head.scale is not None:
+                parts.append(translate("Export", "score multiplier {value}").format(value=f"{head.scale:.4g}"))
+            continue
+        value = getattr(state.settings, setting.name, setting.default)
+        if value == setting.default or (setting.applies is not None and not setting.applies(state.settings)):
+            continue
+        if isinstance(setting, Flag):
+            shown = translate("Export", "on") if value else translate("Export", "off")
+        elif isinstance(value, float):
+            shown = f"{value:.4g}"
+        else:
+            shown = str(value)
+        parts.append(f"{tr_text(setting.undo_name)} {shown}")
+    return parts
 
 
 def build_weights_figure(
@@ -243,10 +302,12 @@ def build_weights_figure(
     subtitle: str = "",
     colormap: str | None = None,
     size: tuple[int, int] | None = None,
+    levels: Sequence[tuple[float, float]] | None = None,
 ) -> WeightsFigure:
     """Lay out the attention weights of ``view`` for saving: one labelled heatmap per batch
     element in ``batches`` (default all), stacked, masked cells hatched, warnings underneath.
-    ``title`` defaults to "Attention weights" (in the current language).
+    ``title`` defaults to "Attention weights" (in the current language). ``levels``: each map's
+    colour range (default 0 to 1).
 
     ``size`` is the whole figure in pixels (default 720 wide, 360 per map, less when there are
     many); it must leave each map at least :data:`MIN_MAP_SIZE` (``ValueError`` otherwise).
@@ -297,16 +358,17 @@ def build_weights_figure(
     title, subtitle = printable(title), printable(subtitle)  # file and call names: one line each
     heading = QLabel(f"<b>{_escape(title)}</b>" + (f"<br><small>{_escape(subtitle)}</small>" if subtitle else ""))
     heading.setTextFormat(Qt.TextFormat.RichText)
+    heading.setWordWrap(True)  # a subtitle naming many settings wraps, never widens the figure
     layout.addWidget(heading)
 
     maps: list[HeatmapWidget] = []
     extra: dict[str, Any] = {"colormap": colormap} if colormap else {}
-    for b in chosen:
+    for index, b in enumerate(chosen):
         heatmap = HeatmapWidget(
             title=translate("Export", "batch {b} of {n}").format(b=b, n=n_batch),
             **extra,
         )
-        show_weights(heatmap, view, b)
+        show_weights(heatmap, view, b, levels=(0.0, 1.0) if levels is None else levels[index])
         layout.addWidget(heatmap, 1)
         maps.append(heatmap)
     if view.warnings:

@@ -121,7 +121,16 @@ class MapAxes(MapPlot):
             # pyqtgraph keeps the width of a longer title before, and a row of 30 px: the label
             # measures its lines again, and the row is as tall as they are.
             label = self._plot.titleLabel
-            label.item.adjustSize()
+            metrics, room = self._title_room()
+            if "<br>" not in self._shown_title and metrics.horizontalAdvance(self._title) <= 0.8 * room:
+                # A title well within the room stays one line. QGraphicsTextItem.adjustSize()
+                # picks a "reasonable" width, about sqrt(5/3 x area), and wrapped such a title
+                # onto three lines over a map with room for it (Layers x heads).
+                label.item.setTextWidth(-1)
+            else:
+                # Near the edge the room above is only an estimate (presentation type enlarges
+                # the axes): the narrower block adjustSize makes keeps the map in its view.
+                label.item.adjustSize()
             label.updateMin()
             height = max(30.0, label.item.boundingRect().height())
             label.setMaximumHeight(height)
@@ -134,12 +143,7 @@ class MapAxes(MapPlot):
         """The title broken into lines that fit the widget's width: pyqtgraph lays a plot out as
         wide as its title, and a view narrower than that cuts the map's right side off (and the
         title with it) instead of wrapping."""
-        font = QtGui.QFont(QtWidgets.QApplication.font())
-        font.setPointSizeF(self._base_pt * 1.3 * self._font_scale)
-        metrics = QtGui.QFontMetricsF(font)
-        # The title sits over the map only: the row labels' axis and the colour bar take the rest.
-        beside = self._plot.getAxis("left").width() + self._colorbar.width() + 24.0
-        room = max(80.0, self.width() - beside)
+        metrics, room = self._title_room()
         lines: list[str] = []
         for word in self._title.split(" "):
             if lines and metrics.horizontalAdvance(f"{lines[-1]} {word}") <= room:
@@ -147,6 +151,14 @@ class MapAxes(MapPlot):
             else:
                 lines.append(word)
         return "<br>".join(lines)
+
+    def _title_room(self) -> tuple[QtGui.QFontMetricsF, float]:
+        """The title's font metrics and the width it may take, in pixels."""
+        font = QtGui.QFont(QtWidgets.QApplication.font())
+        font.setPointSizeF(self._base_pt * 1.3 * self._font_scale)
+        # The title sits over the map only: the row labels' axis and the colour bar take the rest.
+        beside = self._plot.getAxis("left").width() + self._colorbar.width() + 24.0
+        return QtGui.QFontMetricsF(font), max(80.0, self.width() - beside)
 
     def _rewrap_title(self) -> None:
         """After a resize: the title again, only if its lines change (a new title lays the plot

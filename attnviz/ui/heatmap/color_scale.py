@@ -38,6 +38,11 @@ class MapColorScale(MapPlot):
     def log_scale(self) -> bool:
         return self._log
 
+    @property
+    def levels(self) -> Levels:
+        """The colour range (low, high) the values are drawn with."""
+        return self._levels
+
     def set_colorbar_visible(self, on: bool) -> None:
         """Show or take away the colour bar (small multiples share one scale, drawn once)."""
         layout = self._plot.layout

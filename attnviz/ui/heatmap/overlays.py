@@ -290,6 +290,9 @@ class MapOverlays(MapPlot):
         opaque = self._opaque_masked()
         # Masked cells that keep their colour are crossed by light stripes: outline their digits.
         striped = cells.masked & ~opaque
-        self._cell_text.set_cells(
-            values.shape, [paint.format_number(float(v), spec) for v in values.ravel()], dark, opaque, striped
-        )
+        # A masked cell whose value is 0 (a masked weight) says nothing the hatching does not:
+        # no "0.00" over the stripes. Masked cells with a value (the book's -1e6 fill, weight
+        # that leaks onto padding) keep it, drawn distinctly.
+        silent = (cells.masked & (values == 0)).ravel()
+        texts = ["" if quiet else paint.format_number(float(v), spec) for v, quiet in zip(values.ravel(), silent)]
+        self._cell_text.set_cells(values.shape, texts, dark, opaque & ~silent.reshape(values.shape), striped)

@@ -27,9 +27,11 @@ def show_weights(
     view: ViewData,
     batch: int,
     labels: tuple[Sequence[str] | None, Sequence[str] | None] | None = None,
+    levels: tuple[float, float] = (0.0, 1.0),
 ) -> None:
     """Draw ``view``'s weights of ``batch`` on ``heatmap``. ``labels``: (rows, columns), either
-    None for the axes' numbers; by default the view's tokens, else q0, q1... and k0, k1..."""
+    None for the axes' numbers; by default the view's tokens, else q0, q1... and k0, k1...
+    ``levels``: the colour range (a figure's ``--color-range``; the views keep 0 to 1)."""
     if labels is None:
         n_q, n_k = view.weights.shape[1:]
         labels = axis_labels(view.query_tokens, view.key_tokens, batch, n_q, n_k)
@@ -40,7 +42,7 @@ def show_weights(
         view.weights[batch],
         mask=shown_mask(view, batch),
         empty_rows=view.empty_rows[batch],
-        levels=(0.0, 1.0),
+        levels=levels,
         row_labels=labels[0],
         col_labels=labels[1],
     )

@@ -468,6 +468,9 @@ class RunCompareView(SessionView):
     def _show_texts(self) -> None:
         self.close_button.setVisible(self.session.document.state.compared_with is not None)
         comparison = self.comparison
+        # Empty maps say nothing: until there is a comparison only the line saying how to make one.
+        for heatmap in (self.overview, self.map_a, self.map_b, self.map_diff):
+            heatmap.setVisible(comparison is not None)
         if comparison is None:
             self.title.setText(
                 translate(
