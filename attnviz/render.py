@@ -156,7 +156,7 @@ def _render(args: argparse.Namespace, voice: Voice) -> int:
             print(f"{preset.name:22} {voice.text(preset.title)}")
         return 0
     if args.save_session:
-        _check_out_dir(Path(args.save_session))
+        _check_out(Path(args.save_session), input_paths(args))
     if not args.out:
         if args.save_session:
             return _save_session_only(args, voice)

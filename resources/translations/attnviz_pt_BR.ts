@@ -33,16 +33,64 @@
         <translation>{name}: o cache não contém nem hook_q, hook_k e hook_v, nem hook_pattern</translation>
     </message>
     <message>
-        <source>attention pattern only (hook_pattern): queries, keys and values were not cached</source>
-        <translation>só o padrão de atenção (hook_pattern): consultas, chaves e valores não foram guardados no cache</translation>
+        <source>attention pattern only (hook_pattern, the model&apos;s own weights): queries, keys and values were not cached</source>
+        <translation>apenas o padrão de atenção (hook_pattern, os pesos do próprio modelo): consultas, chaves e valores não foram guardados no cache</translation>
     </message>
     <message>
-        <source>fidelity measured on the weights (hook_pattern): the cache holds no hook_z</source>
-        <translation>fidelidade medida nos pesos (hook_pattern): o cache não contém hook_z</translation>
+        <source>{type} is not a TransformerLens model (no run_with_cache): use attnviz.capture(model)</source>
+        <translation>{type} não é um modelo do TransformerLens (não tem run_with_cache): use attnviz.capture(model)</translation>
     </message>
     <message>
-        <source>not compared: the cache holds neither hook_z nor hook_pattern</source>
-        <translation>sem comparação: o cache não contém nem hook_z nem hook_pattern</translation>
+        <source>rotary from hook_rot_q/hook_rot_k</source>
+        <translation>rotary de hook_rot_q/hook_rot_k</translation>
+    </message>
+    <message>
+        <source>a rotary model whose cache holds no hook_rot_q/hook_rot_k, and no model to rotate them with (pass model=)</source>
+        <translation>um modelo rotary cujo cache não tem hook_rot_q/hook_rot_k, e nenhum modelo para rotacioná-los (passe model=)</translation>
+    </message>
+    <message>
+        <source>rotary applied as the model applies it</source>
+        <translation>rotary aplicado como o modelo o aplica</translation>
+    </message>
+    <message>
+        <source>padding keys not masked, as the model does not mask them</source>
+        <translation>chaves de preenchimento não mascaradas, pois o modelo não as mascara</translation>
+    </message>
+    <message>
+        <source>soft-capping</source>
+        <translation>soft-capping</translation>
+    </message>
+    <message>
+        <source>ALiBi</source>
+        <translation>ALiBi</translation>
+    </message>
+    <message>
+        <source>a local window of {n}</source>
+        <translation>uma janela local de {n}</translation>
+    </message>
+    <message>
+        <source>sinks</source>
+        <translation>sinks</translation>
+    </message>
+    <message>
+        <source>recomputing from hook_q, hook_k and hook_v differs by {value:.3g}</source>
+        <translation>o recálculo a partir de hook_q, hook_k e hook_v difere em {value:.3g}</translation>
+    </message>
+    <message>
+        <source>the model&apos;s own weights (hook_pattern), not recomputed: {why}</source>
+        <translation>os pesos do próprio modelo (hook_pattern), não recalculados: {why}</translation>
+    </message>
+    <message>
+        <source>not exact: {why}</source>
+        <translation>não exato: {why}</translation>
+    </message>
+    <message>
+        <source>recomputed from hook_q, hook_k, hook_v ({how}), checked against {hook}</source>
+        <translation>recalculado a partir de hook_q, hook_k, hook_v ({how}), conferido com {hook}</translation>
+    </message>
+    <message>
+        <source>no score terms</source>
+        <translation>sem termos de pontuação</translation>
     </message>
     <message>
         <source>output_attentions must be the tuple of per-layer weight tensors the model returned (outputs.attentions): run the model with output_attentions=True and attn_implementation=&quot;eager&quot;</source>
@@ -683,7 +731,7 @@
     <name>Doctor</name>
     <message>
         <source>call {index} ({name})</source>
-        <extracomment>Tokens read as padding where they run from either end of a sequence. GPT-2 pads with &quot;&lt;|endoftext|&gt;&quot;, which is also its first token: name it when a batch is padded with it. What each ``Finding.kind`` means. Makes a Finding of the call being diagnosed: finding(kind, severity, text, heads=, batch=, rows=, count=).</extracomment>
+        <extracomment>Tokens read as padding where they run from either end of a sequence. GPT-2 pads with &quot;&lt;|endoftext|&gt;&quot;, which is also its first token: name it when a batch is padded with it. What each ``Finding.kind`` means. Kinds of ``read_padding`` that name the mistake&apos;s shape (causes; the others are symptoms). Makes a Finding of the call being diagnosed: finding(kind, severity, text, heads=, batch=, rows=, count=).</extracomment>
         <translation>chamada {index} ({name})</translation>
     </message>
     <message>
@@ -734,14 +782,6 @@
     <message>
         <source>{n} query rows attend to later positions while {causal} of the {total} calls of this stack are causal: this call misses its causal mask (pass is_causal=True, or build the causal mask into attn_mask)</source>
         <translation>{n} linhas de consulta prestam atenção a posições posteriores, enquanto {causal} das {total} chamadas desta pilha são causais: falta a esta chamada a sua máscara causal (passe is_causal=True ou inclua a máscara causal na attn_mask)</translation>
-    </message>
-    <message>
-        <source>{n} real query row attends to padding keys ({pads}): nothing masks them; hide padding keys from every query with a (B, 1, 1, L_k) mask</source>
-        <translation>{n} linha de consulta real presta atenção a chaves de padding ({pads}): nada as mascara; esconda as chaves de padding de todas as consultas com uma máscara (B, 1, 1, L_k)</translation>
-    </message>
-    <message>
-        <source>{n} real query rows attend to padding keys ({pads}): nothing masks them; hide padding keys from every query with a (B, 1, 1, L_k) mask</source>
-        <translation>{n} linhas de consulta reais prestam atenção a chaves de padding ({pads}): nada as mascara; esconda as chaves de padding de todas as consultas com uma máscara (B, 1, 1, L_k)</translation>
     </message>
     <message>
         <source>{n} padding query row attends to padding keys ({pads}), which a key padding mask never allows: the mask pairs padding with padding instead of hiding padding keys; use a (B, 1, 1, L_k) key mask</source>
@@ -971,8 +1011,12 @@
         <translation>{n} pontuações estouram para Inf ou NaN em {dtype} embora as consultas e as chaves sejam finitas (até {q} e {k}, escala {scale}): os pesos das suas linhas são NaN ou sem sentido; diminua as entradas ou a escala</translation>
     </message>
     <message>
+        <source>attention dropout (p = {p}) was active in this call: the model ran in training mode, so its attention is random and not what inference computes; call model.eval() before running it</source>
+        <extracomment>The largest fidelity of a float32 (or float64) call that counts as reproduced: attnviz recomputes in float64, so a faithful float32 call differs by ~1e-6; masks or score terms the capture did not see differ by far more than 1e-3. Half precision rounds each weight and output to 8 (bfloat16) or 11 (float16) bits; a faithful call differs by a few of its steps: 16 of them. The capture&apos;s note on a call given dropout_p &gt; 0 (its &quot;dropout (p = {p})&quot; kept in translations). (kind, severity, sentence) of one finding about a call.</extracomment>
+        <translation>o dropout de atenção (p = {p}) estava ativo nesta chamada: o modelo rodou em modo de treino, então sua atenção é aleatória e não é o que a inferência calcula; chame model.eval() antes de executá-lo</translation>
+    </message>
+    <message>
         <source>attnviz could not check this call against the model&apos;s own output ({reason}): what it shows is not verified</source>
-        <extracomment>(kind, severity, sentence) of one finding about a call.</extracomment>
         <translation>o attnviz não pôde conferir esta chamada com a saída do próprio modelo ({reason}): o que ele mostra não está verificado</translation>
     </message>
     <message>
@@ -980,12 +1024,65 @@
         <translation>nenhuma saída foi registrada para comparar</translation>
     </message>
     <message>
-        <source>attnviz&apos;s recomputation differs from the model&apos;s output by {fidelity:.3g}, more than the {limit:.3g} allowed: what is shown may not be what ran (masks or score terms the capture did not see, another dtype or kernel)</source>
-        <translation>o recálculo do attnviz difere da saída do modelo em {fidelity:.3g}, mais do que os {limit:.3g} permitidos: o que é mostrado pode não ser o que foi executado (máscaras ou termos de escore que a captura não viu, outro dtype ou kernel)</translation>
+        <source>attnviz&apos;s recomputation differs from the model&apos;s output by {fidelity:.3g}, more than the {limit:.3g} allowed: attnviz cannot reproduce this call, so what is shown may not be what ran (masks, score terms or a head grouping the capture did not see, another dtype or kernel); compare the paths or implementations it can run (attnviz check)</source>
+        <translation>o recálculo do attnviz difere da saída do modelo em {fidelity:.3g}, mais que os {limit:.3g} permitidos: o attnviz não consegue reproduzir esta chamada, então o que é mostrado pode não ser o que rodou (máscaras, termos de escore ou um agrupamento de cabeças que a captura não viu, outro dtype ou kernel); compare os caminhos ou implementações que ele pode executar (attnviz check)</translation>
     </message>
     <message>
         <source>asking for the weights ran this call on the {path} path while the other calls of its stack ran {usual}: what you see may not be what runs without output_attentions (compare a capture without it: a causal mask or a kernel&apos;s handling of empty rows can differ between paths)</source>
         <translation>pedir os pesos executou esta chamada pelo caminho {path} enquanto as outras chamadas da sua pilha executaram {usual}: o que você vê pode não ser o que executa sem output_attentions (compare com uma captura sem ele: uma máscara causal ou o tratamento de linhas vazias por um kernel pode diferir entre caminhos)</translation>
+    </message>
+    <message>
+        <source>the padding mask is shifted by {shift} position(s) against the padding the tokens show (the keys it lets through are the real keys moved {shift} place(s) {direction}): {both}; build it from the attention mask itself, position for position</source>
+        <extracomment>The offsets a shifted mask is tried at (a mask more than a few places off is not &quot;shifted&quot;). How many keys a sentence names before &quot;...&quot;.</extracomment>
+        <translation>a máscara de preenchimento está deslocada {shift} posição(ões) em relação ao preenchimento que os tokens mostram (as chaves que ela deixa passar são as chaves reais movidas {shift} lugar(es) {direction}): {both}; construa-a a partir da própria máscara de atenção, posição por posição</translation>
+    </message>
+    <message>
+        <source>later</source>
+        <translation>para depois</translation>
+    </message>
+    <message>
+        <source>earlier</source>
+        <translation>para antes</translation>
+    </message>
+    <message>
+        <source>real query rows attend to padding keys the mask lets through while it hides others, and no real key is hidden ({both}); build the padding mask from the attention mask of these very tokens</source>
+        <translation>linhas de consulta reais prestam atenção a chaves de padding que a máscara deixa passar enquanto esconde outras, e nenhuma chave real está escondida ({both}); construa a máscara de padding a partir da máscara de atenção destes mesmos tokens</translation>
+    </message>
+    <message>
+        <source>real query rows attend to padding keys, and no real key is hidden: nothing masks the padding ({both}); hide padding keys from every query with a (B, 1, 1, L_k) mask</source>
+        <translation>linhas de consulta reais atendem a chaves de preenchimento, e nenhuma chave real está escondida: nada mascara o preenchimento ({both}); esconda as chaves de preenchimento de todas as consultas com uma máscara (B, 1, 1, L_k)</translation>
+    </message>
+    <message>
+        <source>the mask does not follow the padding the tokens show: {both}; build the padding mask from the attention mask of these very tokens</source>
+        <translation>a máscara não segue o preenchimento que os tokens mostram: {both}; construa a máscara de preenchimento a partir da máscara de atenção destes mesmos tokens</translation>
+    </message>
+    <message>
+        <source>batch {e} attends to padding key(s) {pads} and hides real key(s) {reals} from every real query</source>
+        <translation>o lote {e} atende à(s) chave(s) de preenchimento {pads} e esconde a(s) chave(s) real(is) {reals} de todas as consultas reais</translation>
+    </message>
+    <message>
+        <source>batch {e} attends to padding key(s) {pads}</source>
+        <translation>o lote {e} atende à(s) chave(s) de preenchimento {pads}</translation>
+    </message>
+    <message>
+        <source>batch {e} hides real key(s) {reals} from every real query</source>
+        <translation>o lote {e} esconde a(s) chave(s) real(is) {reals} de todas as consultas reais</translation>
+    </message>
+    <message>
+        <source>batch elements&apos; padding masks landed in other elements&apos; heads (each head of these elements sees exactly another batch element&apos;s real keys): a per-sequence mask expanded to (B*H, L_q, L_k) in the wrong order; nn.MultiheadAttention reads index b*num_heads + h, so expand with mask.repeat_interleave(num_heads, 0), not mask.repeat(num_heads, 1, 1); {both}</source>
+        <translation>as máscaras de preenchimento dos elementos do lote foram parar nas cabeças de outros elementos (cada cabeça destes elementos vê exatamente as chaves reais de outro elemento do lote): uma máscara por sequência expandida para (B*H, L_q, L_k) na ordem errada; nn.MultiheadAttention lê o índice b*num_heads + h, então expanda com mask.repeat_interleave(num_heads, 0), não mask.repeat(num_heads, 1, 1); {both}</translation>
+    </message>
+    <message>
+        <source>batch {e}: encoder key(s) {keys}</source>
+        <translation>lote {e}: chave(s) do codificador {keys}</translation>
+    </message>
+    <message>
+        <source>a decoder&apos;s mask on encoder keys: this cross-attention call&apos;s keys are the encoder&apos;s, but the keys it lets through follow the decoder&apos;s padding, not the encoder&apos;s; real encoder keys wrongly hidden: {hidden}; pass the encoder&apos;s attention_mask to cross-attention</source>
+        <translation>uma máscara do decodificador em chaves do codificador: as chaves desta chamada de atenção cruzada são do codificador, mas as chaves que ela deixa passar seguem o preenchimento do decodificador, não o do codificador; chaves reais do codificador escondidas por engano: {hidden}; passe a attention_mask do codificador para a atenção cruzada</translation>
+    </message>
+    <message>
+        <source>none (padding keys attended instead)</source>
+        <translation>nenhuma (em vez disso, chaves de preenchimento são atendidas)</translation>
     </message>
 </context>
 <context>
@@ -3511,6 +3608,14 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>o forward do modelo lançou {error}</translation>
     </message>
     <message>
+        <source>error: {note}</source>
+        <translation>erro: {note}</translation>
+    </message>
+    <message>
+        <source>warning: {note}</source>
+        <translation>aviso: {note}</translation>
+    </message>
+    <message>
         <source>{errors}, {warnings} from {checks}</source>
         <translation>{errors}, {warnings} de {checks}</translation>
     </message>
@@ -3565,12 +3670,56 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>inputs devem ser os argumentos nomeados do modelo (um dict, o lote de um tokenizador)</translation>
     </message>
     <message>
+        <source>{checks}: not checked (two identical runs of the model differ: every difference would be that noise)</source>
+        <translation>{checks}: não verificado (duas execuções idênticas do modelo diferem: toda diferença seria esse ruído)</translation>
+    </message>
+    <message>
         <source>implementations: {name} is not one of {known}</source>
         <translation>implementations: {name} não é uma de {known}</translation>
     </message>
     <message>
+        <source>two identical runs of the model differ (largest difference {largest:.3g}): the model is in training mode and dropout is active in {modules}, so its attention is random; call model.eval() before inference (the other checks were not run: they would blame this noise on padding, caches or paths)</source>
+        <translation>duas execuções idênticas do modelo diferem (maior diferença {largest:.3g}): o modelo está em modo de treino e o dropout está ativo em {modules}, então sua atenção é aleatória; chame model.eval() antes da inferência (as outras verificações não rodaram: atribuiriam esse ruído ao preenchimento, a caches ou a caminhos)</translation>
+    </message>
+    <message>
+        <source>two identical runs give different results (largest difference {largest:.3g}) though no dropout is active{training}: something random or stateful runs (sampling, a non-deterministic kernel, state kept between calls); the other checks were not run</source>
+        <translation>duas execuções idênticas dão resultados diferentes (maior diferença {largest:.3g}) embora nenhum dropout esteja ativo{training}: algo aleatório ou com estado roda (amostragem, um kernel não determinístico, estado guardado entre chamadas); as outras verificações não rodaram</translation>
+    </message>
+    <message>
+        <source> (the model is in training mode)</source>
+        <translation> (o modelo está em modo de treino)</translation>
+    </message>
+    <message>
         <source>padding: not checked (the model takes no attention_mask, or the inputs no input_ids)</source>
         <translation>padding: não verificado (o modelo não recebe attention_mask, ou as entradas não têm input_ids)</translation>
+    </message>
+    <message>
+        <source>batch element {b} alone</source>
+        <translation>o elemento {b} do lote sozinho</translation>
+    </message>
+    <message>
+        <source>the batch padded on the {side}</source>
+        <translation>o lote preenchido à {side}</translation>
+    </message>
+    <message>
+        <source>the model fails on {what} though it runs on the batch: {error} (a mask or position of one sequence&apos;s length applied to another&apos;s)</source>
+        <translation>o modelo falha em {what} embora rode no lote: {error} (uma máscara ou posição do comprimento de uma sequência aplicada a outra)</translation>
+    </message>
+    <message>
+        <source>in the batch as given, against its attention mask: {text}</source>
+        <translation>no lote como foi dado, comparado com sua máscara de atenção: {text}</translation>
+    </message>
+    <message>
+        <source>the batch&apos;s position_ids are not each sequence&apos;s own: batch element {b}&apos;s first real token is at position {at} in the batch and at 0 alone (position_ids counted over the pads, such as arange over a left-padded batch); with each sequence&apos;s own positions the batch agrees with every sequence alone, so its masks were ruled out; pass position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</source>
+        <translation>os position_ids do lote não são os de cada sequência: o primeiro token real do elemento {b} do lote está na posição {at} no lote e na 0 sozinho (position_ids contados sobre o preenchimento, como arange sobre um lote preenchido à esquerda); com as posições próprias de cada sequência o lote concorda com cada sequência sozinha, então suas máscaras foram descartadas como causa; passe position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</translation>
+    </message>
+    <message>
+        <source>the batch&apos;s positions were not adjusted to its padding: batch element {b}&apos;s first real token is at position {at} in the batch and at 0 alone; with each sequence&apos;s own positions the batch agrees with every sequence alone, so its masks were ruled out; pass position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0), as generate() does</source>
+        <translation>as posições do lote não foram ajustadas ao seu preenchimento: o primeiro token real do elemento {b} do lote está na posição {at} no lote e na 0 sozinho; com as posições próprias de cada sequência o lote concorda com cada sequência sozinha, então suas máscaras foram descartadas como causa; passe position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0), como generate() faz</translation>
+    </message>
+    <message>
+        <source>these sequences attend differently in the batch as given than alone, though each call&apos;s mask follows the attention mask: something other than the mask depends on the padding (positions, a pad token&apos;s embedding reaching real tokens); compare this call in both runs (attnviz.compare)</source>
+        <translation>estas sequências atendem de outro modo no lote como foi dado do que sozinhas, embora a máscara de cada chamada siga a máscara de atenção: algo além da máscara depende do preenchimento (posições, o embedding de um token de preenchimento chegando a tokens reais); compare esta chamada nas duas execuções (attnviz.compare)</translation>
     </message>
     <message>
         <source>left padding changes these sequences: their positions were not adjusted (a left-padded row&apos;s first real token is at position {first}, alone at 0); pass position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0), as generate() does</source>
@@ -3583,26 +3732,6 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>these sequences attend differently when padded on the {side} than alone: the mask or the positions depend on the padding; compare this call&apos;s mask in both runs (attnviz.compare)</source>
         <translation>estas sequências atendem de outro modo quando preenchidas ({side}) do que sozinhas: a máscara ou as posições dependem do preenchimento; compare a máscara desta chamada nas duas execuções (attnviz.compare)</translation>
-    </message>
-    <message>
-        <source>kv_cache: not checked (the model takes no past_key_values, or no token ids to step)</source>
-        <translation>kv_cache: não verificado (o modelo não recebe past_key_values, ou não há ids de tokens para avançar)</translation>
-    </message>
-    <message>
-        <source>kv_cache: not checked (fewer than 4 tokens to step through)</source>
-        <translation>kv_cache: não verificado (menos de 4 tokens para avançar)</translation>
-    </message>
-    <message>
-        <source>kv_cache: not checked (the model returned no cache)</source>
-        <translation>kv_cache: não verificado (o modelo não devolveu cache)</translation>
-    </message>
-    <message>
-        <source>a cached step of {tokens} token(s) differs from the full forward: is_causal=True aligns the causal mask top-left when the {queries} queries are fewer than the {keys} keys (SDPA), so the new tokens cannot see the cached past; pass a mask aligned bottom-right instead</source>
-        <translation>um passo com cache de {tokens} token(s) difere do forward completo: is_causal=True alinha a máscara causal no canto superior esquerdo quando as {queries} consultas são menos que as {keys} chaves (SDPA), e os novos tokens não veem o passado em cache; passe em vez disso uma máscara alinhada no canto inferior direito</translation>
-    </message>
-    <message>
-        <source>a cached step of {tokens} token(s) attends differently from the full forward: its mask hides cached keys or shows later ones; build the step&apos;s mask over the cache&apos;s length, aligned bottom-right</source>
-        <translation>um passo com cache de {tokens} token(s) atende de outro modo que o forward completo: sua máscara esconde chaves em cache ou mostra chaves posteriores; construa a máscara do passo sobre o comprimento do cache, alinhada no canto inferior direito</translation>
     </message>
     <message>
         <source>a cached step of {tokens} token(s) gives another output than the full forward, though every attention call agrees: look at the positions (cache_position, position_ids) of the step</source>
@@ -3629,12 +3758,76 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>dtypes: {name} não é um dtype de ponto flutuante</translation>
     </message>
     <message>
+        <source>kv_cache: not checked: {model}.forward takes no KV-cache argument (past_key_values, cache, past, ...); check a model that generates with a cache, or leave kv_cache out of the checks</source>
+        <translation>kv_cache: não verificado: {model}.forward não recebe argumento de cache KV (past_key_values, cache, past, ...); verifique um modelo que gere com cache, ou tire kv_cache das verificações</translation>
+    </message>
+    <message>
+        <source>kv_cache: not checked: the inputs hold no {key} (batch, tokens) to step through; pass the token ids as {key}</source>
+        <translation>kv_cache: não verificado: as entradas não têm {key} (lote, tokens) para percorrer passo a passo; passe os ids dos tokens como {key}</translation>
+    </message>
+    <message>
+        <source>kv_cache: not checked: fewer than 4 tokens to step through (a prefill and two steps); pass a longer batch</source>
+        <translation>kv_cache: não verificado: menos de 4 tokens para percorrer (um prefill e dois passos); passe um lote mais longo</translation>
+    </message>
+    <message>
+        <source>kv_cache: not checked: the model returned no cache with use_cache=True (its {name} argument had nothing to take); switch its cache on (config.use_cache)</source>
+        <translation>kv_cache: não verificado: o modelo não devolveu cache com use_cache=True (seu argumento {name} não teria o que receber); ligue o cache dele (config.use_cache)</translation>
+    </message>
+    <message>
+        <source> (positions ruled out: the step&apos;s queries and keys equal the full forward&apos;s at the same positions)</source>
+        <translation> (posições descartadas como causa: as consultas e chaves do passo são iguais às do forward completo nas mesmas posições)</translation>
+    </message>
+    <message>
+        <source>a cached step of {tokens} token(s) differs from the full forward: is_causal=True aligns the causal mask top-left when the {queries} queries are fewer than the {keys} keys (SDPA), so the new tokens cannot see the cached past; pass a mask aligned bottom-right instead{ruled_out}</source>
+        <translation>um passo com cache de {tokens} token(s) difere do forward completo: is_causal=True alinha a máscara causal no canto superior esquerdo quando as {queries} consultas são menos que as {keys} chaves (SDPA), então os tokens novos não veem o passado em cache; passe uma máscara alinhada no canto inferior direito{ruled_out}</translation>
+    </message>
+    <message>
+        <source>a cached step of {tokens} token(s) attends differently from the full forward: its mask hides cached keys or shows later ones; build the step&apos;s mask over the cache&apos;s length, aligned bottom-right{ruled_out}</source>
+        <translation>um passo com cache de {tokens} token(s) atende de outro modo que o forward completo: sua máscara esconde chaves em cache ou mostra chaves posteriores; construa a máscara do passo sobre o comprimento do cache, alinhada no canto inferior direito{ruled_out}</translation>
+    </message>
+    <message>
+        <source>queries and keys</source>
+        <translation>consultas e chaves</translation>
+    </message>
+    <message>
+        <source>queries</source>
+        <translation>consultas</translation>
+    </message>
+    <message>
+        <source>keys</source>
+        <translation>chaves</translation>
+    </message>
+    <message>
+        <source>the mask was ruled out: the step&apos;s mask lets through the same keys as the full forward&apos;s on these rows</source>
+        <translation>a máscara foi descartada como causa: a máscara do passo deixa passar as mesmas chaves que a do forward completo nestas linhas</translation>
+    </message>
+    <message>
+        <source>the step&apos;s mask differs from the full forward&apos;s too</source>
+        <translation>a máscara do passo também difere da do forward completo</translation>
+    </message>
+    <message>
+        <source>with other queries and keys, its weights differ whatever the mask</source>
+        <translation>com outras consultas e chaves, seus pesos diferem qualquer que seja a máscara</translation>
+    </message>
+    <message>
+        <source>a cached step of {tokens} token(s) has other {which} than the full forward at the same positions (largest relative difference {largest:.3g}) from the same tokens: the positions of the step are wrong, not its mask; rotary or position embeddings were not offset by the {cached} cached token(s) (positions restarted at 0, or counted from another origin); pass position_ids / cache_position starting at the cache&apos;s length; {mask}</source>
+        <translation>um passo com cache de {tokens} token(s) tem outras {which} que o forward completo nas mesmas posições (maior diferença relativa {largest:.3g}) a partir dos mesmos tokens: as posições do passo estão erradas, não sua máscara; os embeddings rotativos ou de posição não foram deslocados pelos {cached} token(s) em cache (posições reiniciadas em 0, ou contadas a partir de outra origem); passe position_ids / cache_position começando no comprimento do cache; {mask}</translation>
+    </message>
+    <message>
         <source>implementations: not checked (of {asked}, the model runs {ran} only)</source>
         <translation>implementations: não verificado (de {asked}, o modelo executa apenas {ran})</translation>
     </message>
     <message>
         <source>implementations: not checked (the model runs none of {asked})</source>
         <translation>implementations: não verificado (o modelo não executa nenhuma de {asked})</translation>
+    </message>
+    <message>
+        <source>the {path} and {reference} paths compute different attention for the same mask (the mask was ruled out: both let the same keys through on every real row), in heads {heads}; what differs, in the {odd} path: {what}</source>
+        <translation>os caminhos {path} e {reference} calculam atenções diferentes para a mesma máscara (a máscara foi descartada como causa: ambos deixam passar as mesmas chaves em toda linha real), nas cabeças {heads}; o que difere, no caminho {odd}: {what}</translation>
+    </message>
+    <message>
+        <source>not told apart (the paths&apos; queries, keys or values already differ)</source>
+        <translation>não distinguido (as consultas, chaves ou valores dos caminhos já diferem)</translation>
     </message>
     <message>
         <source>the model does not run in {dtype}: {error}</source>
@@ -3655,6 +3848,19 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>the output is NaN or infinite in {dtype} and finite in float32, though every attention call is finite: an overflow outside attention</source>
         <translation>a saída é NaN ou infinita em {dtype} e finita em float32, embora todas as chamadas de atenção sejam finitas: um transbordamento fora da atenção</translation>
+    </message>
+    <message>
+        <source>the scale: the scores are scaled by {label} ({used:.4g}) where the other path uses {expected:.4g}</source>
+        <extracomment>Named modules listed in a sentence before &quot;...&quot;.</extracomment>
+        <translation>a escala: os escores são escalados por {label} ({used:.4g}) onde o outro caminho usa {expected:.4g}</translation>
+    </message>
+    <message>
+        <source>a score term (a bias, soft cap or position term one path adds or drops): neither another grouping of the KV heads nor another scale reproduces the output</source>
+        <translation>um termo de escore (um viés, limite suave ou termo de posição que um caminho soma ou omite): nem outro agrupamento das cabeças KV nem outra escala reproduz a saída</translation>
+    </message>
+    <message>
+        <source>the grouping of KV heads: query heads 0-{last} read the KV heads [{got}] where the other path gives [{expected}] (repeat where repeat_interleave is meant, or the reverse)</source>
+        <translation>o agrupamento das cabeças KV: as cabeças de consulta 0-{last} leem as cabeças KV [{got}] onde o outro caminho dá [{expected}] (repeat onde se queria repeat_interleave, ou o contrário)</translation>
     </message>
 </context>
 <context>
