@@ -46,7 +46,7 @@ from ..model_run import CallPath, ModelRun, ModelRunError, Shard
 from ..tr import QT_TRANSLATE_NOOP, message, plural
 from . import shaping
 from .calls import CapturedCall, Converted, Term
-from .patching import PATCH, InterfaceFrame, MhaFrame, sdpa_arguments
+from .patching import PATCH, CallMode, InterfaceFrame, MhaFrame, sdpa_arguments
 
 __all__ = ["DEFAULT_CAPTURE_BUDGET", "Capture", "capture"]
 
@@ -194,6 +194,11 @@ class Capture:
                 self._undo.append(module.register_forward_pre_hook(self._enter_module, with_kwargs=True).remove)
                 self._undo.append(module.register_forward_hook(self._leave_module, always_call=True).remove)
             PATCH.open(self)
+            # Calls of SDPA through a name bound before the capture opened reach it through a
+            # function mode on this thread (flex_attention is hooked in itself, see patching).
+            mode = CallMode(PATCH)
+            mode.__enter__()
+            self._undo.append(lambda: mode.__exit__(None, None, None))
         except BaseException:
             self._uninstall()
             raise
