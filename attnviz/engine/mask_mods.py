@@ -376,9 +376,11 @@ class KeyPadding(Mask):
 class MaskMod(Mask):
     """A FlexAttention ``mask_mod(b, h, q_idx, kv_idx) -> bool tensor``, True = attend.
 
-    As with FlexAttention, write it with tensor operations (no Python ``if`` on the indices): it
-    is called with ``b`` and ``h`` as 0-d int64 tensors, ``q_idx`` of shape (rows, 1) and
-    ``kv_idx`` of shape (1, cols), and must return a bool tensor broadcastable to (rows, cols).
+    It is first called with ``b`` and ``h`` as 0-d int64 tensors, ``q_idx`` of shape (rows, 1)
+    and ``kv_idx`` of shape (1, cols) (fast: one call a block); where that fails or returns
+    anything but a bool tensor that broadcasts to (rows, cols) (a function written for scalars,
+    ``dense[b][h][q_idx][kv_idx]``), it is evaluated as FlexAttention evaluates it, one scalar
+    (b, h, q_idx, kv_idx) at a time under ``torch.vmap``, from then on.
     """
 
     def __init__(self, fn: MaskModFn) -> None:
@@ -405,35 +407,85 @@ class MaskMod(Mask):
         b = torch.tensor(batch, device=g.device)
         h = torch.tensor(head, device=g.device)
         fn = self.fn
+        owner = self
 
         def predicate(q: torch.Tensor, kv: torch.Tensor) -> torch.Tensor:
-            try:
-                out = fn(b, h, q, kv)
-            except Exception as exc:  # the user's code may raise anything: say where it failed
-                raise input_error(
-                    QT_TRANSLATE_NOOP("Errors", "mask_mod failed: {error}"),
-                    "mask",
-                    error=f"{type(exc).__name__}: {exc}",
-                ) from exc
+            grid = torch.broadcast_shapes(q.shape, kv.shape)
+            if len(grid) != 2:  # called one scalar at a time already (FlexAttention's vmap)
+                return _checked(fn(b, h, q, kv), q, kv)
+            if not owner.scalar_only:
+                try:
+                    out = fn(b, h, q, kv)
+                    if _broadcasts(out, grid):
+                        return out
+                except Exception:  # noqa: BLE001, S110 - written for scalars: evaluated as FlexAttention does
+                    pass
+            out = _call_scalar(fn, b, h, q.expand(grid).reshape(-1), kv.expand(grid).reshape(-1))
+            owner.scalar_only = True  # later blocks go to vmap at once
             if not isinstance(out, torch.Tensor) or out.dtype != torch.bool:
                 raise input_error(
                     QT_TRANSLATE_NOOP("Errors", "mask_mod must return a bool tensor; got {type}"),
                     "mask",
                     type=str(out.dtype) if isinstance(out, torch.Tensor) else type(out).__name__,
                 )
-            try:
-                torch.broadcast_shapes(out.shape, torch.broadcast_shapes(q.shape, kv.shape))
-            except RuntimeError:
+            if out.dim() != 1:
                 raise input_error(
-                    QT_TRANSLATE_NOOP("Errors", "mask_mod returned shape {shape} for indices of shape {q} and {kv}"),
+                    QT_TRANSLATE_NOOP("Errors", "mask_mod returned shape {shape} for one (b, h, q_idx, kv_idx)"),
                     "mask",
-                    shape=tuple(out.shape),
-                    q=tuple(q.shape),
-                    kv=tuple(kv.shape),
-                ) from None
-            return out
+                    shape=tuple(out.shape[1:]),
+                )
+            return out.reshape(grid)
 
         return [PredicateTerm(predicate)]
+
+    #: Set once the function failed on index grids: evaluated one scalar at a time under vmap.
+    scalar_only: bool = False
+
+
+def _broadcasts(out: object, grid: torch.Size) -> bool:
+    """A bool tensor of the grid's shape, or one that broadcasts to it without new dimensions."""
+    if not isinstance(out, torch.Tensor) or out.dtype != torch.bool or out.dim() > len(grid):
+        return False
+    try:
+        return torch.broadcast_shapes(out.shape, grid) == grid
+    except RuntimeError:
+        return False
+
+
+def _checked(out: object, q: torch.Tensor, kv: torch.Tensor) -> torch.Tensor:
+    """A mask_mod's result for indices it was called with as they are: a bool tensor that
+    broadcasts with them, else one line naming what it returned."""
+    if not isinstance(out, torch.Tensor) or out.dtype != torch.bool:
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "mask_mod must return a bool tensor; got {type}"),
+            "mask",
+            type=str(out.dtype) if isinstance(out, torch.Tensor) else type(out).__name__,
+        )
+    try:
+        torch.broadcast_shapes(out.shape, torch.broadcast_shapes(q.shape, kv.shape))
+    except RuntimeError:
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "mask_mod returned shape {shape} for indices of shape {q} and {kv}"),
+            "mask",
+            shape=tuple(out.shape),
+            q=tuple(q.shape),
+            kv=tuple(kv.shape),
+        ) from None
+    return out
+
+
+def _call_scalar(fn: MaskModFn, b: torch.Tensor, h: torch.Tensor, q: torch.Tensor, kv: torch.Tensor) -> Any:
+    """``fn`` over the pairs (q[i], kv[i]) of two 1-D index tensors, as FlexAttention calls a
+    mask_mod (``torch.vmap``: the function sees 0-d indices). A failure is one line naming the
+    mask_mod's error."""
+    try:
+        return torch.vmap(lambda qi, ki: fn(b, h, qi, ki))(q, kv)
+    except Exception as exc:  # the user's code may raise anything: say where it failed
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "mask_mod failed: {error}"),
+            "mask",
+            error=f"{type(exc).__name__}: {exc}".splitlines()[0],
+        ) from exc
 
 
 class MaskKeywords(TypedDict, total=False):
