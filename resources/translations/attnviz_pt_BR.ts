@@ -66,7 +66,7 @@
     </message>
     <message>
         <source>{name} was replaced by other code while captures were open: it is left as that code set it</source>
-        <extracomment>Inside a recorded attention function: a softmax there is part of it, not a call. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
+        <extracomment>Inside a recorded attention function: a softmax there is part of it, not a call. Inside the SDPA wrapper: the original it calls is not handed to the wrapper again. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
         <translation>{name} foi substituído por outro código enquanto havia capturas abertas: fica como esse código o deixou</translation>
     </message>
     <message>
@@ -171,13 +171,21 @@
         <translation>máscara de blocos do FlexAttention: blocos de {rows} x {cols}, {sparsity}% dos blocos pulados</translation>
     </message>
     <message>
+        <source>its score_mod does more than add a bias: the file keeps what it did to the recorded scores (an edit of the queries or keys is recomputed without it)</source>
+        <extracomment>The dense boolean mask a mask_mod becomes in a file (and a score_mod&apos;s bias) may take at most this. vmap over kv_idx, q_idx, h, b (innermost first), as FlexAttention applies a score_mod.</extracomment>
+        <translation>seu score_mod faz mais do que somar um viés: o arquivo guarda o que ele fez com os scores gravados (uma edição das queries ou keys é recalculada sem ele)</translation>
+    </message>
+    <message>
         <source>its score_mod does more than add a bias and is not kept in the file: recomputed without it</source>
-        <extracomment>The dense boolean mask a mask_mod becomes in a file (and a score_mod&apos;s bias) may take at most this.</extracomment>
         <translation>seu score_mod faz mais do que somar um viés e não é guardado no arquivo: recalculado sem ele</translation>
     </message>
     <message>
         <source>the mask_mod of call &apos;{name}&apos; would take {size} as the dense mask a file keeps (at most {limit}): record fewer or shorter calls to save them</source>
         <translation>o mask_mod da chamada &apos;{name}&apos; ocuparia {size} como a máscara densa que um arquivo guarda (no máximo {limit}): registre menos chamadas ou chamadas mais curtas para salvá-las</translation>
+    </message>
+    <message>
+        <source>the mask_mod of call &apos;{name}&apos; failed: {error}</source>
+        <translation>o mask_mod da chamada &apos;{name}&apos; falhou: {error}</translation>
     </message>
 </context>
 <context>
@@ -1405,7 +1413,12 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>mask_mod must return a bool tensor; got {type}</source>
+        <extracomment>Set once the function failed on index grids: evaluated one scalar at a time under vmap.</extracomment>
         <translation>mask_mod deve devolver um tensor bool; veio {type}</translation>
+    </message>
+    <message>
+        <source>mask_mod returned shape {shape} for one (b, h, q_idx, kv_idx)</source>
+        <translation>mask_mod retornou a forma {shape} para um (b, h, q_idx, kv_idx)</translation>
     </message>
     <message>
         <source>mask_mod returned shape {shape} for indices of shape {q} and {kv}</source>
