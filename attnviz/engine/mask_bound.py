@@ -577,13 +577,17 @@ class RowBlock:
                 pred = torch.empty((r1 - r0, c1 - c0), dtype=torch.bool, device=dev)
                 # A predicate's index arithmetic makes int64 temporaries: a few columns at a time.
                 step = max(block, mask.predicate_cells // (r1 - r0) // block * block)
+                # int32 indices, as FlexAttention's kernels pass them: half the memory traffic of
+                # a predicate's index arithmetic, which here runs over every candidate cell.
+                index = torch.int32 if max(mask.n_q, n_k) < 2**31 else torch.int64
+                rows = self.rows.to(index)[:, None]
                 for a in range(c0, c1, step):
                     b = min(c1, a + step)
-                    kv = torch.arange(a, b, device=dev)[None, :]
-                    cells = (self.rows[:, None] >= 0) & (kv >= 0)
-                    for predicate in mask._predicates:
-                        cells &= predicate(self.rows[:, None], kv)
-                    pred[:, a - c0 : b - c0] = cells
+                    kv = torch.arange(a, b, device=dev, dtype=index)[None, :]
+                    cells = pred[:, a - c0 : b - c0]
+                    cells.copy_(mask._predicates[0](rows, kv))  # broadcast into place: no temporary
+                    for predicate in mask._predicates[1:]:
+                        cells &= predicate(rows, kv)
                 self.pred, self.pred_start = pred, c0
                 p_some, p_full = _dense_classes(pred, block, c1 - c0)
                 some[j0:j1] &= p_some
@@ -720,7 +724,10 @@ def _dense_classes(allowed: torch.Tensor, block: int, width: int) -> tuple[torch
     if nb * block != width:
         padded = torch.zeros((n_rows, nb * block), dtype=torch.bool, device=allowed.device)
         padded[:, :width] = allowed
-    counts = padded.view(n_rows, nb, block).sum((0, 2))
-    widths = torch.full((nb,), block, dtype=counts.dtype, device=allowed.device)
-    widths[-1] = width - (nb - 1) * block
-    return counts > 0, counts == widths * n_rows
+    # any / all rather than a count: no int64 copy of the booleans.
+    cells = padded.view(n_rows, nb, block)
+    some = cells.any(2).any(0)
+    full = cells.all(2).all(0)
+    if nb * block != width:  # the last block's padding is not masked cells
+        full[-1] = bool(allowed[:, (nb - 1) * block :].all())
+    return some, full

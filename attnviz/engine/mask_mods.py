@@ -530,7 +530,8 @@ def make_mask(
     prefix            prefix-LM: k < prefix or k <= q (already causal after the prefix)
     chunk             chunked local attention (with ``causal``: causal within each chunk)
     mask_mod          a FlexAttention mask_mod(b, h, q_idx, kv_idx)
-    mask              any ``Mask`` description
+    mask              any ``Mask`` description, a FlexAttention ``BlockMask`` (its block table
+                      honoured) or a bare mask_mod
     """
     alignment = check_causal(causal)
     parts = given_masks(
@@ -541,7 +542,10 @@ def make_mask(
     )
     parts += context_masks(alignment or "top_left", window, sinks, documents, prefix, chunk)
     parts += given_masks((mask_mod, MaskMod))
-    return AllOf((*parts, *([] if mask is None else [mask])))
+    from .block_masks import as_mask  # it builds on this module: imported when called
+
+    described = as_mask(mask)
+    return AllOf((*parts, *([] if described is None else [described])))
 
 
 def context_masks(

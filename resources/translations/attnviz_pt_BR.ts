@@ -130,6 +130,10 @@
         <translation>modules: {pattern} não nomeia nenhum módulo do modelo</translation>
     </message>
     <message>
+        <source>{text} on a GPU; on the CPU flex_attention computed every block, so only its mask_mod masks (as recorded)</source>
+        <translation>{text} numa GPU; na CPU o flex_attention calculou todos os blocos, então só o seu mask_mod mascara (como gravado)</translation>
+    </message>
+    <message>
         <source>call {index}</source>
         <extracomment>Bytes of copies a capture keeps by default (never more than half the memory available). A module&apos;s forward arguments that carry the mask it built (a call seen through its softmax). The sharding a capture can be told (or sees): data-parallel ranks hold other batch elements, tensor-parallel ranks other heads.</extracomment>
         <translation>chamada {index}</translation>
@@ -1493,6 +1497,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>score_terms must be ScoreTerm descriptions (ScoreBias, SoftCap, Alibi, ScoreMod, Sinks); got {value}</source>
         <translation>score_terms devem ser descrições ScoreTerm (ScoreBias, SoftCap, Alibi, ScoreMod, Sinks); recebido {value}</translation>
+    </message>
+    <message>
+        <source>mask must be a mask description, a FlexAttention BlockMask or a mask_mod function; got {type}</source>
+        <translation>mask deve ser uma descrição de máscara, um BlockMask do FlexAttention ou uma função mask_mod; recebido {type}</translation>
     </message>
 </context>
 <context>
