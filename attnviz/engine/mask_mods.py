@@ -225,6 +225,26 @@ class SlidingWindow(Mask):
         off, size, causal = _offset(self.align, g), self.size, self.causal
         return [IntervalTerm(lambda q: [(q + off - size + 1, q + off + 1 if causal else q + off + size)])]
 
+    # The window conventions differ by one (README, "Window conventions"): each reads its own.
+
+    @classmethod
+    def from_flex_attention(cls, window_size: int) -> SlidingWindow:
+        """FlexAttention's examples and attn-gym's ``generate_sliding_window(window_size)``:
+        causal and ``q_idx - kv_idx <= window_size``, so ``window_size + 1`` keys."""
+        return cls(check_count(window_size, "window", minimum=0) + 1, causal=True)
+
+    @classmethod
+    def from_hugging_face(cls, sliding_window: int) -> SlidingWindow:
+        """A Hugging Face config's ``sliding_window`` (transformers' ``sliding_window_overlay``:
+        causal and ``kv_idx > q_idx - sliding_window``), so ``sliding_window`` keys."""
+        return cls(sliding_window, causal=True)
+
+    @classmethod
+    def from_mistral(cls, sliding_window: int) -> SlidingWindow:
+        """Mistral's reference code (``torch.triu(torch.tril(mask), diagonal=-sliding_window)``):
+        causal and ``q - k <= sliding_window``, so ``sliding_window + 1`` keys."""
+        return cls(check_count(sliding_window, "window", minimum=0) + 1, causal=True)
+
 
 class SinkWindow(Mask):
     """StreamingLLM's attention sinks: a causal window of ``window`` keys (the query and the

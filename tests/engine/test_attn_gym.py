@@ -70,3 +70,28 @@ def test_a_mask_mod_that_fails_under_vmap_too_is_one_line_naming_it() -> None:
     with pytest.raises(AttentionInputError, match=r"^mask_mod failed: .+") as info:
         attend(q, k, v, mask_mode="sdpa", mask=MaskMod(broken))
     assert "\n" not in str(info.value)
+
+
+def test_each_window_convention_is_read_by_its_constructor() -> None:
+    from attn_gym.masks import generate_sliding_window
+
+    masking_utils = pytest.importorskip("transformers.masking_utils")
+
+    from attnviz.engine.mask_mods import SlidingWindow
+
+    n, window = 40, 6
+    rows, cols = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    gym = cases.flex.create_mask(generate_sliding_window(window), 1, 1, n, n, device="cpu")[0, 0]
+    hf_fn = masking_utils.and_masks(masking_utils.causal_mask_function, masking_utils.sliding_window_overlay(window))
+    zero = torch.tensor(0)
+    hf = hf_fn(zero, zero, rows, cols).expand(n, n)  # transformers' own functions, on index tensors
+    ones = torch.ones(n, n)
+    mistral = torch.triu(torch.tril(ones, diagonal=0), diagonal=-window).bool()  # Mistral's reference code
+    for made, expected, keys in (
+        (SlidingWindow.from_flex_attention(window), gym, window + 1),
+        (SlidingWindow.from_hugging_face(window), hf, window),
+        (SlidingWindow.from_mistral(window), mistral, window + 1),
+    ):
+        assert torch.equal(made.dense(n, n), expected)
+        assert int(expected[-1].sum()) == keys
+    assert torch.equal(SlidingWindow(window + 1, causal=True).dense(n, n), gym)  # the issue's example
