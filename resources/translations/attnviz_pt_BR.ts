@@ -1015,7 +1015,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>these row statistics are for {n_q} queries and {n_k} keys of size {d}; got {q} queries and {k} keys of size {dq}</source>
-        <extracomment>Scores per block of query rows (8 MiB in float32). Smaller blocks pay more per-operation overhead (and, with several threads, more synchronisation); larger ones leave the cache and widen the masked strips along a band&apos;s edges. 2^20 to 2^22 measured within 10 % of each other. Cells of mask predicates (``mask_mod``) evaluated per block of rows: they are evaluated over every key a block might need, and a predicate&apos;s index arithmetic makes int64 temporaries. ``tile`` refuses larger regions (64 Mi cells, 256 MiB of float32 weights). The same in the units the overview computed in (log2 of the weights, compute dtype / float64): a tile recomputes its scores exactly as the overview did and subtracts these.</extracomment>
+        <extracomment>Scores per block of query rows (8 MiB in float32). Smaller blocks pay more per-operation overhead (and, with several threads, more synchronisation); larger ones leave the cache and widen the masked strips along a band&apos;s edges. 2^20 to 2^22 measured within 10 % of each other. Cells of mask predicates (``mask_mod``) evaluated per block of rows: they are evaluated over every key a block might need, and a predicate&apos;s index arithmetic makes int64 temporaries. ``tile`` refuses larger regions (64 Mi cells, 256 MiB of float32 weights). The same in the units the overview computed in (log2 of the weights, compute dtype / float64): a tile recomputes its scores exactly as the overview did and subtracts these. The score terms bound to the call (``overview(score_terms=...)``) and the flattened element of (batch, head) they apply to: a tile applies them as the overview did.</extracomment>
         <translation>estas estatísticas de linha são para {n_q} consultas e {n_k} chaves de tamanho {d}; vieram {q} consultas e {k} chaves de tamanho {dq}</translation>
     </message>
     <message>
@@ -1029,6 +1029,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>the scores of query {row} overflow {dtype}: the queries and keys are too large; use float64 or smaller values</source>
         <translation>as pontuações da consulta {row} estouram {dtype}: as consultas e as chaves são grandes demais; use float64 ou valores menores</translation>
+    </message>
+    <message>
+        <source>the long-context overview does not take Sinks (a logit in the softmax); attend does</source>
+        <translation>a visão geral de contexto longo não aceita Sinks (um logit no softmax); attend aceita</translation>
     </message>
     <message>
         <source>queries and keys must both be (L, d), (batch, L, d) or (batch, heads, L, d); got shapes {q} and {k}</source>

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnviz.engine import attend, overview
+from attnviz.engine import attend, overview, tile
 from attnviz.engine.errors import AttentionInputError
 from attnviz.engine.mask_mods import MaskMod
 from attnviz.engine.score_terms import ScoreMod
@@ -46,6 +46,32 @@ def test_every_attn_gym_score_mod_through_attend(case: cases.Case) -> None:
     result = attend(q, k, v, mask_mode="sdpa", scale=SCALE, score_terms=ScoreMod(fn), keep=("weights", "output"))
     torch.testing.assert_close(torch.as_tensor(result.weights).double(), expected, atol=ATOL, rtol=0)
     torch.testing.assert_close(torch.as_tensor(result.output).double(), output, atol=ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("case", cases.SCORE_CASES, ids=lambda c: c.name)
+def test_every_attn_gym_score_mod_in_the_overview_and_a_tile(case: cases.Case) -> None:
+    # Before: overview and tile took no score terms (ALiBi or soft-capping drawn 0.14-0.95 off).
+    fn = case.make()
+    q, k, v = cases.qkv(case.n_q, case.n_k)
+    causal = cases.masks.causal_mask
+    expected, _output = cases.reference(q, k, v, score_mod=fn, mask_mod=causal, scale=SCALE)
+    ov = overview(
+        q, k, mask=MaskMod(causal), score_terms=ScoreMod(fn), bins=(case.n_q, case.n_k), scale=SCALE, batch=1, head=2
+    )
+    torch.testing.assert_close(ov.mean.double(), expected[1, 2], atol=ATOL, rtol=0)
+    region = tile(q, k, ov, slice(5, 30), slice(3, 17))
+    torch.testing.assert_close(region.weights.double(), expected[1, 2, 5:30, 3:17], atol=ATOL, rtol=0)
+
+
+def test_native_score_terms_in_the_overview_equal_attends() -> None:
+    from attnviz.engine.score_terms import Alibi, ScoreBias, SoftCap, alibi_slopes
+
+    q, k, v = cases.qkv(40, 40)
+    bias = torch.randn(cases.H, 40, 40, generator=torch.Generator().manual_seed(9))
+    terms = [ScoreBias(bias), Alibi(alibi_slopes(cases.H)), SoftCap(3.0)]
+    weights = attend(q, k, v, mask_mode="sdpa", scale=SCALE, causal=True, score_terms=terms, keep="weights").weights
+    ov = overview(q, k, causal=True, score_terms=terms, bins=(40, 40), scale=SCALE, batch=1, head=3, block_size=8)
+    torch.testing.assert_close(ov.mean.double(), torch.as_tensor(weights)[1, 3].double(), atol=ATOL, rtol=0)
 
 
 def test_a_mask_mod_indexing_a_tensor_per_element_is_evaluated_as_flex_attention_does() -> None:
