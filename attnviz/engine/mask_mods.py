@@ -63,6 +63,7 @@ from .mask_bound import (
     Term,
     runs,
 )
+from .mask_intervals import block_bounds
 from .validation import as_tensor, check_alignment, check_causal, check_count, check_span, check_valid_lens
 
 #: ``dense`` refuses larger masks (64 Mi cells = 64 MiB of booleans): long inputs use blocks.
@@ -456,7 +457,10 @@ class MaskMod(Mask):
                 )
             return out.reshape(grid)
 
-        return [PredicateTerm(predicate)]
+        def bounds(r0: int, r1: int, n_k: int, block: int) -> tuple[torch.Tensor, torch.Tensor] | None:
+            return block_bounds(fn, b, h, r0, r1, n_k, block)
+
+        return [PredicateTerm(predicate, bounds)]
 
     #: Set once the function failed on index grids: evaluated one scalar at a time under vmap.
     scalar_only: bool = False
