@@ -61,20 +61,3 @@ def test_every_attn_gym_mask_mod_is_captured_recomputed_and_kept_in_a_file(case:
 @pytest.mark.parametrize("case", cases.SCORE_CASES, ids=lambda c: c.name)
 def test_every_attn_gym_score_mod_is_captured_recomputed_and_kept_in_a_file(case: cases.Case, tmp_path) -> None:
     _round_trip(case, tmp_path, score_mod=case.make())
-
-
-def test_a_hand_built_block_table_on_the_cpu_is_said_and_recomputed_as_it_ran() -> None:
-    # PyTorch's CPU flex_attention computes every block a table skips: the call says so, and is
-    # recomputed as it ran (its mask_mod alone), where a GPU call would be masked by the table.
-    q, k, v = cases.qkv(16, 16)
-    table = flex.BlockMask.from_kv_blocks(
-        torch.ones(1, 1, 2, dtype=torch.int32),
-        torch.tensor([[[[0, 0], [1, 0]]]], dtype=torch.int32),
-        BLOCK_SIZE=8,
-        seq_lengths=(16, 16),
-    )
-    with torch.no_grad(), attnviz.capture() as cap:
-        flex.flex_attention(q, k, v, block_mask=table)
-    (call,) = cap.calls
-    assert "on the CPU flex_attention computed every block" in call.note, call.note
-    assert call.mask_mod is None and call.fidelity is not None and call.fidelity <= ATOL

@@ -108,3 +108,21 @@ def test_pytorch_is_left_as_it_was_after_the_capture(queries) -> None:
         pass
     scaled_dot_product_attention(queries, queries, queries)
     assert later.calls == []
+
+
+def test_a_hand_built_block_table_on_the_cpu_is_said_and_recomputed_as_it_ran(monkeypatch) -> None:
+    monkeypatch.setattr(flex, "_FLEX_ATTENTION_DISABLE_COMPILE_DEBUG", True)
+    # PyTorch's CPU flex_attention computes every block a table skips: the call says so, and is
+    # recomputed as it ran (its mask_mod alone), where a GPU call would be masked by the table.
+    q, k, v = torch.randn(3, 2, 4, 16, 8, generator=torch.Generator().manual_seed(0))
+    table = flex.BlockMask.from_kv_blocks(
+        torch.ones(1, 1, 2, dtype=torch.int32),
+        torch.tensor([[[[0, 0], [1, 0]]]], dtype=torch.int32),
+        BLOCK_SIZE=8,
+        seq_lengths=(16, 16),
+    )
+    with torch.no_grad(), attnviz.capture() as cap:
+        flex.flex_attention(q, k, v, block_mask=table)
+    (call,) = cap.calls
+    assert "on the CPU flex_attention computed every block" in call.note, call.note
+    assert call.mask_mod is None and call.fidelity is not None and call.fidelity <= ATOL

@@ -121,3 +121,11 @@ def test_each_window_convention_is_read_by_its_constructor() -> None:
         assert torch.equal(made.dense(n, n), expected)
         assert int(expected[-1].sum()) == keys
     assert torch.equal(SlidingWindow(window + 1, causal=True).dense(n, n), gym)  # the example
+
+
+@pytest.mark.parametrize("case", cases.MASK_CASES, ids=lambda c: c.name)
+def test_every_attn_gym_mask_mod_is_classified_soundly_on_ranges_or_left_to_its_cells(case: cases.Case) -> None:
+    from .test_mask_intervals import check_bounds
+
+    fn = case.make()
+    check_bounds(fn, case.n_q, case.n_k, 8)

@@ -1,7 +1,7 @@
 """Key blocks classified on index ranges are sound (issue 33): a block said never allowed has no
-allowed cell, one said always allowed no masked cell, for every attn-gym mask_mod the ranges can
-follow and for arithmetic they must (``+ - * // % abs``, comparisons, ``& | ~``); a function
-they cannot follow says so (None) and is evaluated cell by cell."""
+allowed cell, one said always allowed no masked cell, for the arithmetic the ranges follow
+(``+ - * // % abs``, comparisons, ``& | ~``); a function they cannot follow says so (None) and
+is evaluated cell by cell. Every attn-gym mask_mod is checked the same way in test_attn_gym.py."""
 
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ import torch
 
 from attnviz.engine.mask_intervals import block_bounds
 
-from .. import attn_gym_cases as cases
+flex = pytest.importorskip("torch.nn.attention.flex_attention")
 
 ZERO = torch.tensor(0)
 
 
-def _check(fn, n_q: int, n_k: int, block: int, heads: int = 1) -> bool:
+def check_bounds(fn, n_q: int, n_k: int, block: int, heads: int = 1) -> bool:
     """True when the ranges could follow ``fn``; asserts soundness on every row block."""
     followed = False
     for h in range(heads):
         head = torch.tensor(h)
-        dense = cases.dense_mask(fn, n_q, n_k)[0, h]  # FlexAttention's own evaluation (vmap)
+        dense = flex.create_mask(fn, 1, heads, n_q, n_k, device="cpu")[0, h]  # FlexAttention's own (vmap)
         for r0 in range(0, n_q, 5):
             r1 = min(n_q, r0 + 7)
             found = block_bounds(fn, ZERO, head, r0, r1, n_k, block)
@@ -53,14 +53,8 @@ def looked_up(b, h, q_idx, kv_idx):
 
 @pytest.mark.parametrize("fn", [window_abs, chunked, strided])
 def test_arithmetic_the_ranges_follow_is_classified_soundly(fn) -> None:
-    assert _check(fn, 40, 37, 8, heads=2)
+    assert check_bounds(fn, 40, 37, 8, heads=2)
 
 
 def test_a_function_indexing_a_tensor_is_left_to_its_cells() -> None:
     assert block_bounds(looked_up, ZERO, ZERO, 0, 8, 32, 8) is None
-
-
-@pytest.mark.parametrize("case", cases.MASK_CASES, ids=lambda c: c.name)
-def test_every_attn_gym_mask_mod_is_classified_soundly_or_left_to_its_cells(case: cases.Case) -> None:
-    fn = case.make()
-    _check(fn, case.n_q, case.n_k, 8)
