@@ -36,7 +36,8 @@ def as_mask(value: object) -> Mask | None:
         return MaskMod(value)
     raise input_error(
         QT_TRANSLATE_NOOP(
-            "Errors", "mask must be a mask description, a FlexAttention BlockMask or a mask_mod function; got {type}"
+            "Errors",
+            "a mask combines Mask descriptions only (or a FlexAttention BlockMask, a mask_mod function); got {type}",
         ),
         "mask",
         type=type(value).__name__,

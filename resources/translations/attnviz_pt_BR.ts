@@ -1503,8 +1503,8 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>score_terms devem ser descrições ScoreTerm (ScoreBias, SoftCap, Alibi, ScoreMod, Sinks); recebido {value}</translation>
     </message>
     <message>
-        <source>mask must be a mask description, a FlexAttention BlockMask or a mask_mod function; got {type}</source>
-        <translation>mask deve ser uma descrição de máscara, um BlockMask do FlexAttention ou uma função mask_mod; recebido {type}</translation>
+        <source>a mask combines Mask descriptions only (or a FlexAttention BlockMask, a mask_mod function); got {type}</source>
+        <translation>uma máscara combina apenas descrições Mask (ou um BlockMask do FlexAttention, uma função mask_mod); recebido {type}</translation>
     </message>
 </context>
 <context>

@@ -81,5 +81,8 @@ def test_a_block_mask_from_create_block_mask_and_a_bare_mask_mod_read_the_same()
 
 def test_anything_else_as_a_mask_is_one_line() -> None:
     q, k, v = _qkv()
-    with pytest.raises(AttentionInputError, match="^mask must be a mask description, a FlexAttention BlockMask"):
+    with pytest.raises(
+        AttentionInputError,
+        match=r"^a mask combines Mask descriptions only \(or a FlexAttention BlockMask, a mask_mod function\); got str",
+    ):
         attend(q, k, v, mask="causal")  # type: ignore[arg-type]
