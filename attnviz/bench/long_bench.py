@@ -28,6 +28,7 @@ import torch
 from attnviz.bench.engine_bench import interleaved_medians
 from attnviz.bench.memory import PEAK_PROBE
 from attnviz.engine.long import Overview, overview, tile
+from attnviz.engine.mask_mods import MaskMod, SlidingWindow
 
 D = 64
 BINS = (1024, 1024)
@@ -36,6 +37,10 @@ TILE = 1024
 WINDOW = 4096
 #: A padded sequence: its last keys are padding (Hugging Face attention_mask = 0).
 PADDED_SHARE = 0.085
+#: A user's mask_mod against the native description: the size and window of issue 33, and its target.
+MASK_MOD_SIZE = 16384
+MASK_MOD_WINDOW = 256
+TARGET_MASK_MOD_RATIO = 2.0
 #: The targets of the issue.
 TARGET_RATIO = 1.5
 TARGET_TILE_MS = 100.0
@@ -155,6 +160,35 @@ def bench_size(n: int, window: int, repeats: int, threads: int) -> Figures:
     return Figures(ms["floor"] / 1e3, ms["overview"] / 1e3, ov.computed_cells / n / n, ov, q, k)
 
 
+def user_sliding_window(window: int) -> MaskMod:
+    """A causal sliding window as a user writes it for FlexAttention: ``window`` keys."""
+
+    def sliding_window(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+        return (q_idx >= kv_idx) & (q_idx - kv_idx < window)
+
+    return MaskMod(sliding_window)
+
+
+def mask_mod_figures(n: int, window: int, repeats: int) -> tuple[float, float, bool]:
+    """Median seconds of the overview with the native ``SlidingWindow`` and with the same window
+    as a user's mask_mod, timed in turn; and whether both computed the same cells and bins."""
+    q, k, _mask = make_inputs(n)
+    native, mod = SlidingWindow(window, causal=True), user_sliding_window(window)
+    last: dict[str, Overview] = {}
+
+    def timed(name: str, mask: object) -> Callable[[], None]:
+        def go() -> None:
+            last[name] = overview(q, k, bins=BINS, mask=mask)  # type: ignore[arg-type]
+
+        return go
+
+    with torch.no_grad():
+        ms = interleaved_medians({"native": timed("native", native), "mask_mod": timed("mask_mod", mod)}, repeats, 1)
+    a, b = last["native"], last["mask_mod"]
+    same = a.computed_cells == b.computed_cells and torch.equal(a.masked_share, b.masked_share)
+    return ms["native"] / 1e3, ms["mask_mod"] / 1e3, same
+
+
 def run(quick: bool = False, repeats: int = 3) -> int:
     n, big, window, tile_size = (2048, 4096, 256, 256) if quick else (32768, 131072, WINDOW, TILE)
     repeats = 1 if quick else repeats
@@ -211,6 +245,14 @@ def run(quick: bool = False, repeats: int = 3) -> int:
         f"{f'{big} x {big}':>16} {default_threads:>8} {big_floor:9.2f} {big_overview:11.2f} "
         f"{big_overview / big_floor:14.2f}x {ov.computed_cells / big / big:14.1%}   (one run each; the child's "
         f"overview took {peaks[big]['seconds']:.2f} s)"
+    )
+    mm_n = 2048 if quick else MASK_MOD_SIZE
+    native_s, mod_s, same = mask_mod_figures(mm_n, MASK_MOD_WINDOW, repeats)
+    mm_ok = mod_s <= TARGET_MASK_MOD_RATIO * native_s
+    print(
+        f"a user's sliding-window mask_mod ({MASK_MOD_WINDOW} keys, causal) at {mm_n} x {mm_n}: {mod_s:.2f} s, "
+        f"native SlidingWindow {native_s:.2f} s: {mod_s / native_s:.2f}x (target <= {TARGET_MASK_MOD_RATIO:.0f}x: "
+        f"{'met' if mm_ok else 'NOT met'}); same cells and bins: {same}"
     )
     if quick:
         print("quick mode: sizes too small for the targets (they are set at 32768); this checks that it all runs")

@@ -275,6 +275,14 @@ class CapturedCall:
                 message(QT_TRANSLATE_NOOP("Capture", "not recomputed: {reason}"), reason=exception_message(exc))
             )
             return
+        except Exception as exc:  # noqa: BLE001 - a user's mask_mod or score_mod may raise anything: one line
+            self._add_note(
+                message(
+                    QT_TRANSLATE_NOOP("Capture", "not recomputed: {reason}"),
+                    reason=f"{type(exc).__name__}: {exc}".splitlines()[0],
+                )
+            )
+            return
         weights_gap = 0.0
         if weights is not None and self.returned_weights is not None:
             weights_gap = largest_difference(weights, self.returned_weights)

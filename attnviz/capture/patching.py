@@ -10,12 +10,21 @@
   call is recorded with what it received (Q, K, V, the mask, scaling, dropout, soft-capping,
   the sliding window, sinks, a position bias) and what it returned. An SDPA call made inside is
   that call's (recorded once, with the path that led to it).
-* ``torch.nn.attention.flex_attention.flex_attention`` (when that module is imported).
+* ``torch.nn.attention.flex_attention.flex_attention``: the function object itself runs the
+  wrapper while captures are open (its code is swapped, see ``_FlexHook``), so a call through
+  any name, closure or module that holds it is recorded. Its HigherOrderOperator is reached only
+  inside the ``torch.compile`` it runs under, where a function mode sees it once at trace time,
+  not once per call.
+* a ``TorchFunctionMode`` (``CallMode``) on each capture's thread: a call of SDPA through a name
+  bound before the capture opened (``from torch.nn.functional import scaled_dot_product_attention``
+  in any module or closure) reaches the SDPA wrapper through it.
 * ``Tensor.softmax`` and ``torch.softmax``, seen only inside a captured model's modules and
   outside every function above: the one thing attention code of a model's own (BLOOM, GPT-J,
   DeBERTa-v2, ...) always calls, so its weights are recorded even where nothing else can be.
 * names a captured model's own modules bound to SDPA or flex_attention at import
-  (``from torch.nn.functional import scaled_dot_product_attention``) are pointed at the wrappers.
+  (``from torch.nn.functional import scaled_dot_product_attention``) are pointed at the wrappers:
+  a fast path (no function mode is consulted for them); never recorded twice, since a wrapper
+  running marks its thread and the mode lets the call through.
 * the fused fast path of nn.MultiheadAttention and nn.TransformerEncoderLayer is switched off
   (it runs in C++ where no call can be seen).
 
@@ -29,15 +38,18 @@ between; what other code replaced meanwhile is left as that code set it, and sai
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import sys
 import threading
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
 from ..tr import QT_TRANSLATE_NOOP, message
 
@@ -95,6 +107,8 @@ class _Frames(threading.local):
     interface: InterfaceFrame | None = None
     #: Inside a recorded attention function: a softmax there is part of it, not a call.
     depth: int = 0
+    #: Inside the SDPA wrapper: the original it calls is not handed to the wrapper again.
+    in_sdpa: int = 0
 
 
 @dataclass
@@ -149,6 +163,81 @@ class _Installed:
     flex_wrapper: Callable[..., Any] | None = None
     #: (id of a module's globals, name) rebound to a wrapper, so that it is done once.
     rebound: set[tuple[int, str]] = field(default_factory=set)
+    flex_hook: _FlexHook | None = None
+
+
+_TRAMPOLINE_GLOBAL = "__attnviz_flex_wrapper__"
+
+
+def _trampoline(*args: Any, **kwargs: Any) -> Any:  # pragma: no cover - its code runs as flex_attention's
+    return __attnviz_flex_wrapper__(*args, **kwargs)  # type: ignore[name-defined]  # noqa: F821
+
+
+class _FlexHook:
+    """``flex_attention``'s own function object made to run the wrapper: its code is replaced by
+    one that calls the wrapper (through a global of its module), so every name, closure and
+    module holding the function reaches it. The wrapper calls ``original``, a copy of the
+    function with its own code. Put back by ``restore``; False when other code changed it."""
+
+    def __init__(self, flex: types.FunctionType, wrapper: Callable[..., Any]) -> None:
+        self.flex = flex
+        self.code, self.defaults, self.kwdefaults = flex.__code__, flex.__defaults__, flex.__kwdefaults__
+        self.had_signature = "__signature__" in flex.__dict__
+        self.signature = inspect.signature(flex)
+        original = types.FunctionType(flex.__code__, flex.__globals__, flex.__name__, flex.__defaults__, None)
+        original.__kwdefaults__ = flex.__kwdefaults__
+        original.__qualname__, original.__doc__ = flex.__qualname__, flex.__doc__
+        self.original: Callable[..., Any] = original
+        self.wrapper = wrapper
+        self.installed = False
+
+    def install(self) -> None:
+        flex = self.flex
+        if flex.__code__.co_freevars:  # a closure's code cannot take a trampoline's place
+            return
+        flex.__globals__[_TRAMPOLINE_GLOBAL] = self.wrapper
+        flex.__signature__ = self.signature  # type: ignore[attr-defined]
+        flex.__code__ = _trampoline.__code__
+        flex.__defaults__, flex.__kwdefaults__ = None, None
+        self.installed = True
+
+    def restore(self) -> bool:
+        if not self.installed:
+            return True
+        flex = self.flex
+        ours = flex.__code__ is _trampoline.__code__
+        if ours:
+            flex.__code__, flex.__defaults__, flex.__kwdefaults__ = self.code, self.defaults, self.kwdefaults
+            if not self.had_signature:
+                flex.__dict__.pop("__signature__", None)
+            flex.__globals__.pop(_TRAMPOLINE_GLOBAL, None)
+        self.installed = False
+        return ours
+
+
+class CallMode(TorchFunctionMode):
+    """Hands every call of the original SDPA made on its thread to the SDPA wrapper, whatever
+    name the caller holds it under. Entered by each capture on the thread that enters it."""
+
+    def __init__(self, patch: Patch) -> None:
+        super().__init__()
+        self._patch = patch
+
+    def __torch_function__(
+        self, func: Any, types_: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        if torch.compiler.is_compiling():
+            return func(*args, **kwargs)
+        installed = self._patch._installed
+        if (
+            installed is not None
+            and func is installed.sdpa
+            and installed.sdpa_wrapper is not None
+            and not self._patch.frames.in_sdpa
+        ):
+            return installed.sdpa_wrapper(*args, **kwargs)
+        return func(*args, **kwargs)
 
 
 class Patch:
@@ -239,7 +328,15 @@ class Patch:
     def _install(self) -> _Installed:
         installed = _Installed(fastpath=torch.backends.mha.get_fastpath_enabled())
         frames = self.frames
-        sdpa = installed.sdpa = _F.scaled_dot_product_attention
+        sdpa_original = installed.sdpa = _F.scaled_dot_product_attention
+
+        def sdpa(*args: Any, **kwargs: Any) -> Any:
+            # The original, marked as running: the function mode lets it through.
+            frames.in_sdpa += 1
+            try:
+                return sdpa_original(*args, **kwargs)
+            finally:
+                frames.in_sdpa -= 1
 
         def scaled_dot_product_attention(*args: Any, **kwargs: Any) -> Any:
             mha, interface = frames.mha, frames.interface
@@ -267,10 +364,10 @@ class Patch:
                 capture._guarded(functools.partial(capture._on_sdpa, args, kwargs, out, None))
             return out
 
-        scaled_dot_product_attention.__doc__ = sdpa.__doc__
+        scaled_dot_product_attention.__doc__ = sdpa_original.__doc__
         installed.sdpa_wrapper = scaled_dot_product_attention
         installed.swaps.append(
-            _Swap(_F, "scaled_dot_product_attention", sdpa, scaled_dot_product_attention, _F.__name__)
+            _Swap(_F, "scaled_dot_product_attention", sdpa_original, scaled_dot_product_attention, _F.__name__)
         )
 
         mha_forward = nn.MultiheadAttention.__dict__["forward"]
@@ -322,13 +419,16 @@ class Patch:
         installed.swaps.append(_Swap(torch.Tensor, "softmax", tensor_softmax, softmax_method, "torch.Tensor"))
         installed.swaps.append(_Swap(torch, "softmax", torch_softmax, softmax_function, "torch"))
 
-        flex_module = sys.modules.get(_FLEX_MODULE)
-        if flex_module is not None and callable(getattr(flex_module, "flex_attention", None)):
-            flex = installed.flex = flex_module.flex_attention
-            flex_signature = inspect.signature(flex)
+        flex_module = _flex_module()
+        flex_function = getattr(flex_module, "flex_attention", None) if flex_module is not None else None
+        if isinstance(flex_function, types.FunctionType):
+            installed.flex = flex_function
+            hook = _FlexHook(flex_function, lambda *a, **k: flex_attention(*a, **k))
+            flex = hook.original  # the function with its own code: the hook's trampoline never reached
+            flex_signature = hook.signature
 
             def flex_attention(*args: Any, **kwargs: Any) -> Any:
-                recipients = [] if frames.depth or torch.compiler.is_compiling() else self.recipients()
+                recipients = [] if torch.compiler.is_compiling() or frames.depth else self.recipients()
                 if not recipients:
                     return flex(*args, **kwargs)
                 frames.depth += 1
@@ -340,9 +440,12 @@ class Patch:
                     capture._guarded(functools.partial(capture._on_flex, flex_signature, args, kwargs, out))
                 return out
 
-            flex_attention.__doc__ = flex.__doc__
+            flex_attention.__doc__ = flex_function.__doc__
+            flex_attention.__signature__ = flex_signature  # type: ignore[attr-defined]
             installed.flex_wrapper = flex_attention
-            installed.swaps.append(_Swap(flex_module, "flex_attention", flex, flex_attention, _FLEX_MODULE))
+            installed.flex_hook = hook
+            assert flex_module is not None
+            installed.swaps.append(_Swap(flex_module, "flex_attention", flex_function, flex_attention, _FLEX_MODULE))
 
         interface_module = sys.modules.get(_INTERFACE_MODULE)
         interface = getattr(interface_module, "AttentionInterface", None) if interface_module is not None else None
@@ -367,6 +470,8 @@ class Patch:
 
         for swap in installed.swaps:
             swap.install()
+        if installed.flex_hook is not None:
+            installed.flex_hook.install()
         # The fused fast path runs in C++, where no call can be seen.
         torch.backends.mha.set_fastpath_enabled(False)
         return installed
@@ -445,9 +550,21 @@ class Patch:
                 installed.swaps.append(swap)
 
 
+def _flex_module() -> Any:
+    """FlexAttention's module, imported now if it is not yet (about 10 ms): code that imports
+    ``flex_attention`` by name while a capture is open gets the hooked function."""
+    try:
+        return importlib.import_module(_FLEX_MODULE)
+    except Exception:  # noqa: BLE001 - a torch without FlexAttention: nothing of it to record
+        return None
+
+
 def _restore(installed: _Installed) -> list[str]:
     """Put back what the patch replaced; what other code replaced meanwhile is left, and said."""
-    replaced = [swap.label + "." + swap.name for swap in reversed(installed.swaps) if not swap.restore()]
+    replaced = []
+    if installed.flex_hook is not None and not installed.flex_hook.restore():
+        replaced.append(_FLEX_MODULE + ".flex_attention.__code__")
+    replaced += [swap.label + "." + swap.name for swap in reversed(installed.swaps) if not swap.restore()]
     torch.backends.mha.set_fastpath_enabled(installed.fastpath)
     return [
         message(

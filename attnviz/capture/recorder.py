@@ -40,13 +40,14 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..engine.block_masks import block_mask_mod
 from ..engine.budget import available_memory, format_bytes
 from ..io.capture_file import save_capture
 from ..model_run import CallPath, ModelRun, ModelRunError, Shard
 from ..tr import QT_TRANSLATE_NOOP, message, plural
 from . import shaping
 from .calls import CapturedCall, Converted, Term
-from .patching import PATCH, InterfaceFrame, MhaFrame, sdpa_arguments
+from .patching import PATCH, CallMode, InterfaceFrame, MhaFrame, sdpa_arguments
 
 __all__ = ["DEFAULT_CAPTURE_BUDGET", "Capture", "capture"]
 
@@ -210,6 +211,11 @@ class Capture:
                 self._undo.append(module.register_forward_pre_hook(self._enter_module, with_kwargs=True).remove)
                 self._undo.append(module.register_forward_hook(self._leave_module, always_call=True).remove)
             PATCH.open(self)
+            # Calls of SDPA through a name bound before the capture opened reach it through a
+            # function mode on this thread (flex_attention is hooked in itself, see patching).
+            mode = CallMode(PATCH)
+            mode.__enter__()
+            self._undo.append(lambda: mode.__exit__(None, None, None))
         except BaseException:
             self._uninstall()
             raise
@@ -556,8 +562,8 @@ class Capture:
         if isinstance(softcap, (int, float)) and not isinstance(softcap, bool) and softcap > 0:
             terms.append(Term("softcap", "softcap", cap=float(softcap)))
         if _is_block_mask(mask):
-            mask_mod = _live_mask_mod(mask)
-            notes.append(_block_note(mask))
+            mask_mod = _live_mask_mod(mask, q.is_cuda)
+            notes.append(_block_note(mask, q.is_cuda))
         elif isinstance(mask, torch.Tensor):
             if mask.dim() == 2:  # a padding mask (B, L_k), 1 = attend: flash-attention functions take these
                 kpm = mask[:, -n_k:] == 0
@@ -661,8 +667,8 @@ class Capture:
                 scale=None if a.get("scale") is None else float(a["scale"]),
                 enable_gqa=bool(a.get("enable_gqa")),
                 output=shaping.copy(result),
-                note=_block_note(block_mask) if block_mask is not None else "",
-                mask_mod=_live_mask_mod(block_mask) if block_mask is not None else None,
+                note=_block_note(block_mask, q.is_cuda) if block_mask is not None else "",
+                mask_mod=_live_mask_mod(block_mask, q.is_cuda) if block_mask is not None else None,
                 terms=terms,
                 path=CallPath("flex_attention", "torch.nn.attention.flex_attention.flex_attention"),
                 cross=context["cross"],
@@ -899,32 +905,65 @@ def _is_block_mask(mask: Any) -> bool:
     return type(mask).__name__ == "BlockMask" and hasattr(mask, "mask_mod")
 
 
-def _live_mask_mod(block_mask: Any) -> Callable[..., Any] | None:
-    """A block mask's predicate, or None for FlexAttention's "no mask" (which attends everywhere)."""
+def _live_mask_mod(block_mask: Any, on_gpu: bool = True) -> Callable[..., Any] | None:
+    """What the kernel masks for a block mask: on a GPU its mask_mod within the blocks its table
+    lists (``engine.block_masks``: blocks it skips are masked, full blocks skip the mask_mod); on
+    the CPU, where PyTorch's flex_attention computes every block, its mask_mod alone (the
+    call's note says so, ``_block_note``); None for "no mask"."""
     fn = getattr(block_mask, "mask_mod", None)
-    if fn is None or getattr(fn, "__name__", "") == "noop_mask":
+    if fn is None:
         return None
-    return fn  # type: ignore[no-any-return,unused-ignore]
+    try:
+        sparsity = float(block_mask.sparsity())
+    except Exception:  # noqa: BLE001 - a table it cannot measure is read in full below
+        sparsity = -1.0
+    if getattr(fn, "__name__", "") == "noop_mask" and sparsity <= 0.0 and _all_full(block_mask):
+        return None
+    if not on_gpu:  # PyTorch's CPU flex_attention computes every block: the mask_mod alone
+        return None if getattr(fn, "__name__", "") == "noop_mask" else fn
+    kernel = block_mask_mod(block_mask)
+    kernel.__wrapped__ = fn  # type: ignore[attr-defined]  # the model's own mask_mod, for its name
+    kernel.__name__ = getattr(fn, "__name__", kernel.__name__)
+    return kernel
+
+
+def _all_full(block_mask: Any) -> bool:
+    """Every block is computed without the mask_mod (FlexAttention's empty block mask)."""
+    full = getattr(block_mask, "full_kv_num_blocks", None)
+    if full is None:
+        return bool(getattr(block_mask, "BLOCK_SIZE", (0, 0))[0] >= 2**30)
+    n_kb = -(-int(block_mask.seq_lengths[1]) // int(block_mask.BLOCK_SIZE[1]))
+    return bool((full == n_kb).all())
 
 
 def _is_identity(score_mod: Any) -> bool:
     return getattr(score_mod, "__name__", "") == "_identity"
 
 
-def _block_note(block_mask: Any) -> str:
-    """The block mask's block size and sparsity, as FlexAttention reports them."""
+def _block_note(block_mask: Any, on_gpu: bool = True) -> str:
+    """The block mask's block size and sparsity, as FlexAttention reports them; on the CPU, that
+    the blocks its table skips were computed (PyTorch's CPU flex_attention does not skip them)."""
     try:
         size = block_mask.BLOCK_SIZE
         sparsity = float(block_mask.sparsity())
     except Exception:  # noqa: BLE001 - a description only
         return ""
-    return message(
+    text = message(
         QT_TRANSLATE_NOOP(
             "Capture", "FlexAttention block mask: blocks of {rows} x {cols}, {sparsity}% of blocks skipped"
         ),
         rows=size[0],
         cols=size[1],
         sparsity=f"{max(sparsity, 0.0):.1f}",
+    )
+    if on_gpu or sparsity <= 0.0:
+        return text
+    return message(
+        QT_TRANSLATE_NOOP(
+            "Capture",
+            "{text} on a GPU; on the CPU flex_attention computed every block, so only its mask_mod masks (as recorded)",
+        ),
+        text=text,
     )
 
 

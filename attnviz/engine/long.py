@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -42,9 +42,10 @@ import torch
 
 from ..tr import QT_TRANSLATE_NOOP
 from .errors import input_error
-from .mask_bound import DEFAULT_BLOCK, BoundMask, RowBlock, runs
+from .mask_bound import DEFAULT_BLOCK, BoundMask, Geometry, RowBlock, runs
 from .mask_mods import Mask, MaskKeywords, make_mask
 from .memory import empty_large
+from .score_terms import BoundTerm, ScoreTerm, check_score_terms
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -101,6 +102,10 @@ class RowStats:
     #: float64): a tile recomputes its scores exactly as the overview did and subtracts these.
     log2_max: torch.Tensor = field(repr=False)
     log2_z: torch.Tensor = field(repr=False)
+    #: The score terms bound to the call (``overview(score_terms=...)``) and the flattened
+    #: element of (batch, head) they apply to: a tile applies them as the overview did.
+    terms: tuple[BoundTerm, ...] = field(default=(), repr=False)
+    element: int = 0
 
     @property
     def empty_rows(self) -> torch.Tensor:
@@ -172,6 +177,7 @@ def overview(
     batch: int = 0,
     head: int = 0,
     mask: Mask | None = None,
+    score_terms: ScoreTerm | Sequence[ScoreTerm] | None = None,
     block_size: int = DEFAULT_BLOCK,
     dtype: torch.dtype | str | None = None,
     progress: Progress | None = None,
@@ -194,6 +200,10 @@ def overview(
     ``attend``'s ``mask`` stage). Key blocks of ``block_size`` keys that the mask empties are
     skipped.
 
+    ``score_terms``: as ``attend`` takes them (``ScoreBias``, ``SoftCap``, ``Alibi``, a FlexAttention
+    ``ScoreMod``), applied to each computed block of scaled scores before the mask, in the same
+    memory bound (a block's temporaries); ``Sinks`` (a logit in the softmax) are not drawn here.
+
     ``dtype``: what to compute in, "float32" or "float64"; by default float64 for float64 inputs
     and float32 otherwise (as fast as QK^T allows; see the module's note on precision). ``tile``
     uses the same.
@@ -213,10 +223,12 @@ def overview(
     scale_value = 1.0 / math.sqrt(d) if given_scale is None else given_scale
     call = make_mask(mask=mask, **masks).bind_call(lead, n_q, n_k, device=qs.device, dtype=qs.dtype, exact=False)
     bound = call.element(batch, head)
+    terms = _bind_terms(score_terms, lead, n_q, n_k, qs)
+    element = batch * lead[1] + head if len(lead) >= 2 else (batch if lead else 0)
     bins_q, bins_k = _check_bins(bins)
     bh, bw = -(-n_q // bins_q), -(-n_k // bins_k)
     check_count(block_size, "block_size", 1, "shape")
-    run = _Run(qs * (scale_value * _LOG2_E), ks, bound, bh, bw, bw * -(-block_size // bw))
+    run = _Run(qs * (scale_value * _LOG2_E), ks, bound, bh, bw, bw * -(-block_size // bw), terms, element)
 
     def rows_for(width: int, previous: int) -> int:
         # Sized from the last block's width: narrow rows (a window) take many rows, but at most
@@ -279,6 +291,8 @@ def tile(
     r, c = slice(rs.start, rs.stop), slice(cs.start, cs.stop)
     # The scores as the overview computed them (log2 units), so w = 2^(s - m - log2 z) equals its.
     scores = (qs[r] * (st.scale * _LOG2_E)) @ ks[c].T
+    if st.terms:
+        _apply_terms(st.terms, scores, st.element, rs.start, rs.stop, cs.start)
     bias = st.mask.bias(rs.start, rs.stop, cs.start, cs.stop)
     if bias is not None:
         scores += bias * _LOG2_E
@@ -308,8 +322,19 @@ def weight_row(q: object, k: object, stats: RowStats | Overview, query: int) -> 
 class _Run:
     """Accumulators of one overview, and the work on one block of rows."""
 
-    def __init__(self, qs: torch.Tensor, ks: torch.Tensor, mask: BoundMask, bh: int, bw: int, block: int) -> None:
+    def __init__(
+        self,
+        qs: torch.Tensor,
+        ks: torch.Tensor,
+        mask: BoundMask,
+        bh: int,
+        bw: int,
+        block: int,
+        terms: tuple[BoundTerm, ...] = (),
+        element: int = 0,
+    ) -> None:
         n_q, n_k = qs.shape[0], ks.shape[0]
+        self.terms, self.element = terms, element
         dev, f64 = qs.device, torch.float64
         self.qs, self.mask, self.bh, self.bw, self.block = qs, mask, bh, bw, block
         n_rb, n_cb = -(-n_q // bh), -(-n_k // bw)
@@ -362,6 +387,8 @@ class _Run:
             score_buf = score_buf[n_rows * (c1 - c0) :]
             torch.mm(qb, self.ks[c0:c1].T, out=s)
             stop = min(c1, mask.n_k)
+            if self.terms and stop > c0:
+                _apply_terms(self.terms, s[:, : stop - c0], self.element, r0, r1, c0)
             bias = mask.bias(r0, r1, c0, stop) if stop > c0 else None
             if bias is not None:
                 s[:, : stop - c0] += bias * _LOG2_E
@@ -479,6 +506,8 @@ class _Run:
             self.qs.shape[1],
             self.log2_max,
             self.log2_z,
+            self.terms,
+            self.element,
         )
         return Overview(
             mean=self.sums.div_(cells),  # in place: the accumulators become the result
@@ -495,6 +524,34 @@ class _Run:
 
 
 # --------------------------------------------------------------------------- inputs
+
+
+def _bind_terms(
+    score_terms: object, lead: tuple[int, ...], n_q: int, n_k: int, qs: torch.Tensor
+) -> tuple[BoundTerm, ...]:
+    """``score_terms`` bound to the call as ``attend`` binds them; Sinks refused in one line."""
+    terms = check_score_terms(score_terms)
+    if not terms:
+        return ()
+    g = Geometry(lead if lead else (1,), n_q, n_k, qs.device, qs.dtype, exact=False)
+    bound = tuple(term.bind(g) for term in terms)
+    if any(term.in_softmax for term in bound):
+        raise input_error(
+            QT_TRANSLATE_NOOP(
+                "Errors", "the long-context overview does not take Sinks (a logit in the softmax); attend does"
+            ),
+            "score_terms",
+        )
+    return bound
+
+
+def _apply_terms(terms: tuple[BoundTerm, ...], s: torch.Tensor, element: int, r0: int, r1: int, c0: int) -> None:
+    """Apply the score terms, in place, to a block of scores in the overview's log2 units (the
+    terms act on the scaled scores in natural units, as in ``attend``)."""
+    scores = s.mul(_LN_2)[None]
+    for term in terms:
+        scores = term.apply(scores, element, element + 1, r0, r1, c0)
+    s.copy_(scores[0].mul_(_LOG2_E))
 
 
 def _select(

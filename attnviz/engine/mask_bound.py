@@ -102,6 +102,9 @@ class KeyTerm:
 @dataclass(frozen=True)
 class PredicateTerm:
     fn: CellFn  # -> bool
+    #: (r0, r1, n_k, block) -> (can be True, can be False) per key block, or None where the
+    #: rule cannot say without its cells (``mask_intervals``); None: never asked.
+    bounds: Callable[[int, int, int, int], tuple[torch.Tensor, torch.Tensor] | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -457,6 +460,7 @@ class BoundMask:
         self.predicate_cells = predicate_cells
         self._ranges = [t.ranges for t in terms if isinstance(t, IntervalTerm)]
         self._predicates = [t.fn for t in terms if isinstance(t, PredicateTerm)]
+        self._bounds = [t.bounds for t in terms if isinstance(t, PredicateTerm)]
         self._biases = [t.fn for t in terms if isinstance(t, BiasTerm)]
         keys: torch.Tensor | None = None
         for t in terms:
@@ -567,32 +571,64 @@ class RowBlock:
         # The predicates' values over keys pred_start:pred_start + width (None: no predicate).
         self.pred: torch.Tensor | None = None
         self.pred_start = 0
+        #: Key blocks the predicates surely allow whole (found on index ranges, unevaluated).
+        self.pred_sure: torch.Tensor | None = None
         if mask._predicates:
             self.pred = torch.zeros((r1 - r0, 0), dtype=torch.bool, device=dev)
-            idx = some.nonzero()
+            found = self._bounded(r0, r1, n_k, block, n_kb)
+            unsure = some
+            if found is not None:
+                can_true, sure = found
+                some = some & can_true
+                unsure = some & ~sure
+                self.pred_sure = sure
+            idx = unsure.nonzero()
+            j0 = j1 = 0
             if len(idx):
-                # From the first to the last candidate block: nothing is allowed outside.
+                # From the first to the last block in doubt: the others are sure either way.
                 j0, j1 = int(idx[0]), int(idx[-1]) + 1
                 c0, c1 = j0 * block, min(n_k, j1 * block)
                 pred = torch.empty((r1 - r0, c1 - c0), dtype=torch.bool, device=dev)
                 # A predicate's index arithmetic makes int64 temporaries: a few columns at a time.
                 step = max(block, mask.predicate_cells // (r1 - r0) // block * block)
+                # int32 indices, as FlexAttention's kernels pass them: half the memory traffic of
+                # a predicate's index arithmetic, which here runs over every candidate cell.
+                index = torch.int32 if max(mask.n_q, n_k) < 2**31 else torch.int64
+                rows = self.rows.to(index)[:, None]
                 for a in range(c0, c1, step):
                     b = min(c1, a + step)
-                    kv = torch.arange(a, b, device=dev)[None, :]
-                    cells = (self.rows[:, None] >= 0) & (kv >= 0)
-                    for predicate in mask._predicates:
-                        cells &= predicate(self.rows[:, None], kv)
-                    pred[:, a - c0 : b - c0] = cells
+                    kv = torch.arange(a, b, device=dev, dtype=index)[None, :]
+                    cells = pred[:, a - c0 : b - c0]
+                    cells.copy_(mask._predicates[0](rows, kv))  # broadcast into place: no temporary
+                    for predicate in mask._predicates[1:]:
+                        cells &= predicate(rows, kv)
                 self.pred, self.pred_start = pred, c0
                 p_some, p_full = _dense_classes(pred, block, c1 - c0)
                 some[j0:j1] &= p_some
                 others_full[j0:j1] &= p_full
+            if self.pred_sure is None:
                 others_full[:j0] = False
                 others_full[j1:] = False
+            else:
+                others_full[:j0] &= self.pred_sure[:j0]
+                others_full[j1:] &= self.pred_sure[j1:]
         self.some = some
         self.others_full = others_full
         self.full = others_full if self.ivs is None else full & others_full
+
+    def _bounded(self, r0: int, r1: int, n_k: int, block: int, n_kb: int) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """(can be True, surely all True) per key block from every predicate's ranges, or None
+        when one cannot say (its cells are evaluated, as before)."""
+        can_true = torch.ones(n_kb, dtype=torch.bool)
+        can_false = torch.zeros(n_kb, dtype=torch.bool)
+        for bounds in self.mask._bounds:
+            found = bounds(r0, r1, n_k, block) if bounds is not None else None
+            if found is None or found[0].shape != (n_kb,):
+                return None
+            can_true &= found[0]
+            can_false |= found[1]
+        dev = self.rows.device
+        return can_true.to(dev), (~can_false).to(dev)
 
     def allowed(self, c0: int, c1: int) -> torch.Tensor:
         """bool (rows, c1 - c0): the mask of keys c0:c1 (True = attend)."""
@@ -617,9 +653,15 @@ class RowBlock:
             a, b = max(c0, p0), min(c1, p1)
             if b > a:
                 out[:, a - c0 : b - c0] |= ~self.pred[:, a - p0 : b - p0]
-            # Outside the evaluated keys no block is a candidate: nothing there is allowed.
-            out[:, : max(0, min(c1, p0) - c0)] = True
-            out[:, max(0, p1 - c0) :] = True
+            if self.pred_sure is None:
+                # Outside the evaluated keys no block is a candidate: nothing there is allowed.
+                out[:, : max(0, min(c1, p0) - c0)] = True
+                out[:, max(0, p1 - c0) :] = True
+            else:
+                # Outside them a block is allowed whole (sure) or not a candidate at all.
+                cols = torch.arange(c0, c1, device=dev)
+                sure = self.pred_sure[(cols // self.block).clamp_(max=len(self.pred_sure) - 1)]
+                out[:, ((cols < p0) | (cols >= p1)) & ~sure] = True
         if c1 > n_k:
             out[:, max(0, n_k - c0) :] = True
         return out
@@ -720,7 +762,10 @@ def _dense_classes(allowed: torch.Tensor, block: int, width: int) -> tuple[torch
     if nb * block != width:
         padded = torch.zeros((n_rows, nb * block), dtype=torch.bool, device=allowed.device)
         padded[:, :width] = allowed
-    counts = padded.view(n_rows, nb, block).sum((0, 2))
-    widths = torch.full((nb,), block, dtype=counts.dtype, device=allowed.device)
-    widths[-1] = width - (nb - 1) * block
-    return counts > 0, counts == widths * n_rows
+    # any / all rather than a count: no int64 copy of the booleans.
+    cells = padded.view(n_rows, nb, block)
+    some = cells.any(2).any(0)
+    full = cells.all(2).all(0)
+    if nb * block != width:  # the last block's padding is not masked cells
+        full[-1] = bool(allowed[:, (nb - 1) * block :].all())
+    return some, full

@@ -63,6 +63,7 @@ from .mask_bound import (
     Term,
     runs,
 )
+from .mask_intervals import block_bounds
 from .validation import as_tensor, check_alignment, check_causal, check_count, check_span, check_valid_lens
 
 #: ``dense`` refuses larger masks (64 Mi cells = 64 MiB of booleans): long inputs use blocks.
@@ -225,6 +226,26 @@ class SlidingWindow(Mask):
         off, size, causal = _offset(self.align, g), self.size, self.causal
         return [IntervalTerm(lambda q: [(q + off - size + 1, q + off + 1 if causal else q + off + size)])]
 
+    # The window conventions differ by one (README, "Window conventions"): each reads its own.
+
+    @classmethod
+    def from_flex_attention(cls, window_size: int) -> SlidingWindow:
+        """FlexAttention's examples and attn-gym's ``generate_sliding_window(window_size)``:
+        causal and ``q_idx - kv_idx <= window_size``, so ``window_size + 1`` keys."""
+        return cls(check_count(window_size, "window", minimum=0) + 1, causal=True)
+
+    @classmethod
+    def from_hugging_face(cls, sliding_window: int) -> SlidingWindow:
+        """A Hugging Face config's ``sliding_window`` (transformers' ``sliding_window_overlay``:
+        causal and ``kv_idx > q_idx - sliding_window``), so ``sliding_window`` keys."""
+        return cls(sliding_window, causal=True)
+
+    @classmethod
+    def from_mistral(cls, sliding_window: int) -> SlidingWindow:
+        """Mistral's reference code (``torch.triu(torch.tril(mask), diagonal=-sliding_window)``):
+        causal and ``q - k <= sliding_window``, so ``sliding_window + 1`` keys."""
+        return cls(check_count(sliding_window, "window", minimum=0) + 1, causal=True)
+
 
 class SinkWindow(Mask):
     """StreamingLLM's attention sinks: a causal window of ``window`` keys (the query and the
@@ -376,9 +397,11 @@ class KeyPadding(Mask):
 class MaskMod(Mask):
     """A FlexAttention ``mask_mod(b, h, q_idx, kv_idx) -> bool tensor``, True = attend.
 
-    As with FlexAttention, write it with tensor operations (no Python ``if`` on the indices): it
-    is called with ``b`` and ``h`` as 0-d int64 tensors, ``q_idx`` of shape (rows, 1) and
-    ``kv_idx`` of shape (1, cols), and must return a bool tensor broadcastable to (rows, cols).
+    It is first called with ``b`` and ``h`` as 0-d int64 tensors, ``q_idx`` of shape (rows, 1)
+    and ``kv_idx`` of shape (1, cols) (fast: one call a block); where that fails or returns
+    anything but a bool tensor that broadcasts to (rows, cols) (a function written for scalars,
+    ``dense[b][h][q_idx][kv_idx]``), it is evaluated as FlexAttention evaluates it, one scalar
+    (b, h, q_idx, kv_idx) at a time under ``torch.vmap``, from then on.
     """
 
     def __init__(self, fn: MaskModFn) -> None:
@@ -405,35 +428,88 @@ class MaskMod(Mask):
         b = torch.tensor(batch, device=g.device)
         h = torch.tensor(head, device=g.device)
         fn = self.fn
+        owner = self
 
         def predicate(q: torch.Tensor, kv: torch.Tensor) -> torch.Tensor:
-            try:
-                out = fn(b, h, q, kv)
-            except Exception as exc:  # the user's code may raise anything: say where it failed
-                raise input_error(
-                    QT_TRANSLATE_NOOP("Errors", "mask_mod failed: {error}"),
-                    "mask",
-                    error=f"{type(exc).__name__}: {exc}",
-                ) from exc
+            grid = torch.broadcast_shapes(q.shape, kv.shape)
+            if len(grid) != 2:  # called one scalar at a time already (FlexAttention's vmap)
+                return _checked(fn(b, h, q, kv), q, kv)
+            if not owner.scalar_only:
+                try:
+                    out = fn(b, h, q, kv)
+                    if _broadcasts(out, grid):
+                        return out
+                except Exception:  # noqa: BLE001, S110 - written for scalars: evaluated as FlexAttention does
+                    pass
+            out = _call_scalar(fn, b, h, q.expand(grid).reshape(-1), kv.expand(grid).reshape(-1))
+            owner.scalar_only = True  # later blocks go to vmap at once
             if not isinstance(out, torch.Tensor) or out.dtype != torch.bool:
                 raise input_error(
                     QT_TRANSLATE_NOOP("Errors", "mask_mod must return a bool tensor; got {type}"),
                     "mask",
                     type=str(out.dtype) if isinstance(out, torch.Tensor) else type(out).__name__,
                 )
-            try:
-                torch.broadcast_shapes(out.shape, torch.broadcast_shapes(q.shape, kv.shape))
-            except RuntimeError:
+            if out.dim() != 1:
                 raise input_error(
-                    QT_TRANSLATE_NOOP("Errors", "mask_mod returned shape {shape} for indices of shape {q} and {kv}"),
+                    QT_TRANSLATE_NOOP("Errors", "mask_mod returned shape {shape} for one (b, h, q_idx, kv_idx)"),
                     "mask",
-                    shape=tuple(out.shape),
-                    q=tuple(q.shape),
-                    kv=tuple(kv.shape),
-                ) from None
-            return out
+                    shape=tuple(out.shape[1:]),
+                )
+            return out.reshape(grid)
 
-        return [PredicateTerm(predicate)]
+        def bounds(r0: int, r1: int, n_k: int, block: int) -> tuple[torch.Tensor, torch.Tensor] | None:
+            return block_bounds(fn, b, h, r0, r1, n_k, block)
+
+        return [PredicateTerm(predicate, bounds)]
+
+    #: Set once the function failed on index grids: evaluated one scalar at a time under vmap.
+    scalar_only: bool = False
+
+
+def _broadcasts(out: object, grid: torch.Size) -> bool:
+    """A bool tensor of the grid's shape, or one that broadcasts to it without new dimensions."""
+    if not isinstance(out, torch.Tensor) or out.dtype != torch.bool or out.dim() > len(grid):
+        return False
+    try:
+        return torch.broadcast_shapes(out.shape, grid) == grid
+    except RuntimeError:
+        return False
+
+
+def _checked(out: object, q: torch.Tensor, kv: torch.Tensor) -> torch.Tensor:
+    """A mask_mod's result for indices it was called with as they are: a bool tensor that
+    broadcasts with them, else one line naming what it returned."""
+    if not isinstance(out, torch.Tensor) or out.dtype != torch.bool:
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "mask_mod must return a bool tensor; got {type}"),
+            "mask",
+            type=str(out.dtype) if isinstance(out, torch.Tensor) else type(out).__name__,
+        )
+    try:
+        torch.broadcast_shapes(out.shape, torch.broadcast_shapes(q.shape, kv.shape))
+    except RuntimeError:
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "mask_mod returned shape {shape} for indices of shape {q} and {kv}"),
+            "mask",
+            shape=tuple(out.shape),
+            q=tuple(q.shape),
+            kv=tuple(kv.shape),
+        ) from None
+    return out
+
+
+def _call_scalar(fn: MaskModFn, b: torch.Tensor, h: torch.Tensor, q: torch.Tensor, kv: torch.Tensor) -> Any:
+    """``fn`` over the pairs (q[i], kv[i]) of two 1-D index tensors, as FlexAttention calls a
+    mask_mod (``torch.vmap``: the function sees 0-d indices). A failure is one line naming the
+    mask_mod's error."""
+    try:
+        return torch.vmap(lambda qi, ki: fn(b, h, qi, ki))(q, kv)
+    except Exception as exc:  # the user's code may raise anything: say where it failed
+        raise input_error(
+            QT_TRANSLATE_NOOP("Errors", "mask_mod failed: {error}"),
+            "mask",
+            error=f"{type(exc).__name__}: {exc}".splitlines()[0],
+        ) from exc
 
 
 class MaskKeywords(TypedDict, total=False):
@@ -478,7 +554,8 @@ def make_mask(
     prefix            prefix-LM: k < prefix or k <= q (already causal after the prefix)
     chunk             chunked local attention (with ``causal``: causal within each chunk)
     mask_mod          a FlexAttention mask_mod(b, h, q_idx, kv_idx)
-    mask              any ``Mask`` description
+    mask              any ``Mask`` description, a FlexAttention ``BlockMask`` (its block table
+                      honoured) or a bare mask_mod
     """
     alignment = check_causal(causal)
     parts = given_masks(
@@ -489,7 +566,10 @@ def make_mask(
     )
     parts += context_masks(alignment or "top_left", window, sinks, documents, prefix, chunk)
     parts += given_masks((mask_mod, MaskMod))
-    return AllOf((*parts, *([] if mask is None else [mask])))
+    from .block_masks import as_mask  # it builds on this module: imported when called
+
+    described = as_mask(mask)
+    return AllOf((*parts, *([] if described is None else [described])))
 
 
 def context_masks(

@@ -140,7 +140,11 @@ def mask_from_arguments(
 ) -> AllOf:
     """``attend``'s mask arguments as one description (an ``AllOf``), with ``mask`` last: the
     tensors first (additive ones are summed in this order), then the valid lengths, the causal
-    mask and the description."""
+    mask and the description (a FlexAttention ``BlockMask`` or bare ``mask_mod`` read as one,
+    ``block_masks.as_mask``)."""
+    from .block_masks import as_mask  # block_masks builds on mask_mods, as this module does
+
+    mask = as_mask(mask)
     alignment = check_causal(causal)
     given = given_masks(
         (attn_mask, AttnMask),

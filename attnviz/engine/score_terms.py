@@ -40,9 +40,10 @@ class BoundTerm:
         """(n1 - n0, 1, 1): the extra logit of flattened elements n0:n1 (``in_softmax`` terms only)."""
         raise NotImplementedError
 
-    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int) -> torch.Tensor:
-        """The scores of flattened elements n0:n1, query rows r0:r1, with the term applied (a new
-        tensor: ``scores`` may be a stage that is kept)."""
+    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int, c0: int = 0) -> torch.Tensor:
+        """The scores of flattened elements n0:n1, query rows r0:r1, keys c0:c0 + width (the
+        scores' last dimension: every key for ``attend``, a run of key blocks for the overview),
+        with the term applied (a new tensor: ``scores`` may be a stage that is kept)."""
         raise NotImplementedError
 
 
@@ -92,8 +93,11 @@ class _Added(BoundTerm):
     def __init__(self, source: Source) -> None:
         self.source = source
 
-    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int) -> torch.Tensor:
-        return scores + self.source.take(n0, n1, r0, r1)
+    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int, c0: int = 0) -> torch.Tensor:
+        added = self.source.take(n0, n1, r0, r1)
+        if added.shape[-1] != 1:
+            added = added[..., c0 : c0 + scores.shape[-1]]
+        return scores + added
 
 
 class SoftCap(ScoreTerm):
@@ -117,7 +121,7 @@ class _Capped(BoundTerm):
     def __init__(self, cap: float) -> None:
         self.cap = cap
 
-    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int) -> torch.Tensor:
+    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int, c0: int = 0) -> torch.Tensor:
         # Divided, squashed, multiplied: the order of Gemma 2's eager attention.
         return torch.tanh(scores / self.cap) * self.cap
 
@@ -160,11 +164,10 @@ class _Distance(BoundTerm):
     def __init__(self, slopes: torch.Tensor, n_k: int) -> None:
         self.slopes, self.n_k = slopes, n_k
 
-    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int) -> torch.Tensor:
+    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int, c0: int = 0) -> torch.Tensor:
         dev, dt = scores.device, scores.dtype
-        distance = (
-            torch.arange(self.n_k, device=dev, dtype=dt)[None, :] - torch.arange(r0, r1, device=dev, dtype=dt)[:, None]
-        )
+        keys = torch.arange(c0, c0 + scores.shape[-1], device=dev, dtype=dt)
+        distance = keys[None, :] - torch.arange(r0, r1, device=dev, dtype=dt)[:, None]
         return scores + self.slopes[n0:n1, None, None] * distance
 
 
@@ -215,10 +218,10 @@ class _Modified(BoundTerm):
         inner = torch.vmap(fn, in_dims=(0, None, None, None, 0))
         self.rows = torch.vmap(inner, in_dims=(0, None, None, 0, None))
 
-    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int) -> torch.Tensor:
+    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int, c0: int = 0) -> torch.Tensor:
         dev = scores.device
         q_idx = torch.arange(r0, r1, device=dev)
-        kv_idx = torch.arange(self.n_k, device=dev)
+        kv_idx = torch.arange(c0, c0 + scores.shape[-1], device=dev)
         out = []
         for n in range(n0, n1):
             b = torch.tensor(n // self.heads, device=dev)
@@ -272,7 +275,7 @@ class _Sink(BoundTerm):
     def __init__(self, logits: torch.Tensor) -> None:
         self.logits = logits
 
-    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int) -> torch.Tensor:
+    def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int, c0: int = 0) -> torch.Tensor:
         return scores
 
     def sink_logits(self, n0: int, n1: int) -> torch.Tensor:

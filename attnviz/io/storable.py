@@ -4,10 +4,14 @@ A capture holds FlexAttention's ``mask_mod`` and ``score_mod`` as the functions 
 passed (so the app evaluates them as the model did, a block at a time, at any length). A file
 (a capture or a session) keeps arrays: a ``mask_mod`` becomes the boolean ``attn_mask`` it
 amounts to (combined with the call's own), a ``score_mod`` that adds a bias becomes that bias,
-and one that does more is left out (said in the call's note, its fidelity dropped, since it
-described the call with it). Both are evaluated here as FlexAttention evaluates them, with
-plain torch (the engine is above the files): a ``mask_mod`` on broadcast index tensors per
-(batch, head), a ``score_mod`` under ``torch.vmap``. torch is imported only for such a run.
+and one that does more (tanh soft-capping, an activation) becomes what it did to this call's
+scores: the modified scores less the scores, per head, kept as a bias on the recorded queries
+and keys (within the dense limit; said in the note: an edit of the queries or keys is
+recomputed without it); past the limit it is left out (said, its fidelity dropped). Both are
+evaluated here as FlexAttention evaluates them, with plain torch (the engine is above the
+files): a ``mask_mod`` on broadcast index tensors per (batch, head), falling back to one
+scalar at a time under ``torch.vmap`` where it is written for scalars, a ``score_mod`` under
+``torch.vmap``. torch is imported only for such a run. A function that fails is one line.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ __all__ = ["MAX_DENSE_MASK_BYTES", "storable"]
 
 #: The dense boolean mask a mask_mod becomes in a file (and a score_mod's bias) may take at most this.
 MAX_DENSE_MASK_BYTES = 256 * 2**20
+#: vmap over kv_idx, q_idx, h, b (innermost first), as FlexAttention applies a score_mod.
+_VMAP_DIMS = ((0, None, None, None, 0), (0, None, None, 0, None), (0, None, 0, None, None), (0, 0, None, None, None))
 
 
 def storable(run: ModelRun) -> ModelRun:
@@ -60,13 +66,24 @@ def _storable(call: AttentionCall) -> AttentionCall:
             combined = np.where(dense, attn, -np.inf).astype(attn.dtype)
         masks = replace(masks, attn_mask=combined, mask_mod=None)
     kept: list[CallTerm] = []
-    for term in terms:
+    for index, term in enumerate(terms):
         if term.kind != "score_mod":
             kept.append(term)
             continue
         bias = _score_mod_bias(call, term)
         if bias is not None:
             kept.append(CallTerm("bias", term.name, values=bias))
+            continue
+        effect = _score_mod_effect(call, term) if index == 0 else None
+        if effect is not None:
+            kept.append(CallTerm("bias", term.name, values=effect))
+            text = message(
+                QT_TRANSLATE_NOOP(
+                    "Capture",
+                    "its score_mod does more than add a bias: the file keeps what it did to the recorded "
+                    "scores (an edit of the queries or keys is recomputed without it)",
+                )
+            )
         else:
             text = message(
                 QT_TRANSLATE_NOOP(
@@ -74,8 +91,8 @@ def _storable(call: AttentionCall) -> AttentionCall:
                     "its score_mod does more than add a bias and is not kept in the file: recomputed without it",
                 )
             )
-            note = f"{note}; {text}" if note else text
             fidelity = None
+        note = f"{note}; {text}" if note else text
     if masks is call.masks and kept == list(call.terms):
         return call
     return replace(call, masks=masks, terms=tuple(kept), note=note, fidelity=fidelity)
@@ -102,11 +119,68 @@ def _dense_mask_mod(call: AttentionCall) -> np.ndarray:
     fn = call.masks.mask_mod
     q, kv = torch.arange(n_q)[:, None], torch.arange(n_k)[None, :]
     out = np.empty((b, h, n_q, n_k), dtype=bool)
+    scalar = False
     for e in range(b):
         for head in range(h):
-            allowed = fn(torch.tensor(e), torch.tensor(head), q, kv)
-            out[e, head] = torch.broadcast_to(torch.as_tensor(allowed, dtype=torch.bool), (n_q, n_k)).numpy()
+            be, hd = torch.tensor(e), torch.tensor(head)
+            allowed: Any = None
+            if not scalar:
+                try:
+                    allowed = fn(be, hd, q, kv)
+                    allowed = torch.broadcast_to(torch.as_tensor(allowed, dtype=torch.bool), (n_q, n_k))
+                except Exception:  # noqa: BLE001 - written for scalars: evaluated as FlexAttention does
+                    allowed, scalar = None, True
+            if allowed is None:
+                allowed = _scalar_mask(call.name, fn, be, hd, n_q, n_k)
+            out[e, head] = allowed.numpy()
     return out
+
+
+def _scalar_mask(name: str, fn: Any, b: Any, h: Any, n_q: int, n_k: int) -> Any:
+    """(n_q, n_k) of ``fn`` called one scalar (q_idx, kv_idx) at a time under ``torch.vmap``, as
+    FlexAttention calls a mask_mod; a failure is a :class:`ModelRunError` of one line."""
+    import torch
+
+    try:
+        inner = torch.vmap(lambda qi, ki: fn(b, h, qi, ki), in_dims=(None, 0))
+        out = torch.vmap(inner, in_dims=(0, None))(torch.arange(n_q), torch.arange(n_k))
+        return torch.broadcast_to(torch.as_tensor(out, dtype=torch.bool), (n_q, n_k))
+    except Exception as exc:  # noqa: BLE001 - the user's code may raise anything: one line
+        raise ModelRunError(
+            message(
+                QT_TRANSLATE_NOOP("Capture", "the mask_mod of call '{name}' failed: {error}"),
+                name=name,
+                error=f"{type(exc).__name__}: {exc}".splitlines()[0],
+            )
+        ) from exc
+
+
+def _score_mod_effect(call: AttentionCall, term: CallTerm) -> np.ndarray | None:
+    """(B, H, L_q, L_k): what the score_mod did to the call's recorded scores (modified scores
+    less the scores, float64), or None past the dense limit, without queries and keys, or where
+    it fails. The scores are FlexAttention's: ``q @ k^T * scale``, key heads shared as in GQA."""
+    import torch
+
+    b, h, n_q, n_k = call.shape
+    if term.fn is None or call.queries is None or call.keys is None or b * h * n_q * n_k * 8 > MAX_DENSE_MASK_BYTES:
+        return None
+    q = torch.from_numpy(np.asarray(call.queries, dtype=np.float64))
+    k = torch.from_numpy(np.asarray(call.keys, dtype=np.float64))
+    if k.shape[1] != h:
+        k = torch.repeat_interleave(k, h // k.shape[1], 1)
+    scale = call.scale if call.scale is not None else q.shape[-1] ** -0.5
+    scores = q @ k.transpose(-1, -2) * scale
+    fn: Any = term.fn
+    for dims in _VMAP_DIMS:
+        fn = torch.vmap(fn, in_dims=dims)
+    try:
+        modified = fn(scores, torch.arange(b), torch.arange(h), torch.arange(n_q), torch.arange(n_k))
+        effect = torch.as_tensor(modified).double() - scores
+    except Exception:  # noqa: BLE001 - a score_mod that cannot be evaluated so is not kept
+        return None
+    if effect.shape != scores.shape:
+        return None
+    return effect.numpy()
 
 
 def _score_mod_bias(call: AttentionCall, term: CallTerm) -> np.ndarray | None:

@@ -114,7 +114,7 @@
     </message>
     <message>
         <source>{name} was replaced by other code while captures were open: it is left as that code set it</source>
-        <extracomment>Inside a recorded attention function: a softmax there is part of it, not a call. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
+        <extracomment>Inside a recorded attention function: a softmax there is part of it, not a call. Inside the SDPA wrapper: the original it calls is not handed to the wrapper again. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
         <translation>{name} foi substituído por outro código enquanto havia capturas abertas: fica como esse código o deixou</translation>
     </message>
     <message>
@@ -178,6 +178,10 @@
         <translation>modules: {pattern} não nomeia nenhum módulo do modelo</translation>
     </message>
     <message>
+        <source>{text} on a GPU; on the CPU flex_attention computed every block, so only its mask_mod masks (as recorded)</source>
+        <translation>{text} numa GPU; na CPU o flex_attention calculou todos os blocos, então só o seu mask_mod mascara (como gravado)</translation>
+    </message>
+    <message>
         <source>call {index}</source>
         <extracomment>Bytes of copies a capture keeps by default (never more than half the memory available). A module&apos;s forward arguments that carry the mask it built (a call seen through its softmax). The sharding a capture can be told (or sees): data-parallel ranks hold other batch elements, tensor-parallel ranks other heads.</extracomment>
         <translation>chamada {index}</translation>
@@ -219,13 +223,21 @@
         <translation>máscara de blocos do FlexAttention: blocos de {rows} x {cols}, {sparsity}% dos blocos pulados</translation>
     </message>
     <message>
+        <source>its score_mod does more than add a bias: the file keeps what it did to the recorded scores (an edit of the queries or keys is recomputed without it)</source>
+        <extracomment>The dense boolean mask a mask_mod becomes in a file (and a score_mod&apos;s bias) may take at most this. vmap over kv_idx, q_idx, h, b (innermost first), as FlexAttention applies a score_mod.</extracomment>
+        <translation>seu score_mod faz mais do que somar um viés: o arquivo guarda o que ele fez com os scores gravados (uma edição das queries ou keys é recalculada sem ele)</translation>
+    </message>
+    <message>
         <source>its score_mod does more than add a bias and is not kept in the file: recomputed without it</source>
-        <extracomment>The dense boolean mask a mask_mod becomes in a file (and a score_mod&apos;s bias) may take at most this.</extracomment>
         <translation>seu score_mod faz mais do que somar um viés e não é guardado no arquivo: recalculado sem ele</translation>
     </message>
     <message>
         <source>the mask_mod of call &apos;{name}&apos; would take {size} as the dense mask a file keeps (at most {limit}): record fewer or shorter calls to save them</source>
         <translation>o mask_mod da chamada &apos;{name}&apos; ocuparia {size} como a máscara densa que um arquivo guarda (no máximo {limit}): registre menos chamadas ou chamadas mais curtas para salvá-las</translation>
+    </message>
+    <message>
+        <source>the mask_mod of call &apos;{name}&apos; failed: {error}</source>
+        <translation>o mask_mod da chamada &apos;{name}&apos; falhou: {error}</translation>
     </message>
 </context>
 <context>
@@ -1125,7 +1137,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>these row statistics are for {n_q} queries and {n_k} keys of size {d}; got {q} queries and {k} keys of size {dq}</source>
-        <extracomment>Scores per block of query rows (8 MiB in float32). Smaller blocks pay more per-operation overhead (and, with several threads, more synchronisation); larger ones leave the cache and widen the masked strips along a band&apos;s edges. 2^20 to 2^22 measured within 10 % of each other. Cells of mask predicates (``mask_mod``) evaluated per block of rows: they are evaluated over every key a block might need, and a predicate&apos;s index arithmetic makes int64 temporaries. ``tile`` refuses larger regions (64 Mi cells, 256 MiB of float32 weights). The same in the units the overview computed in (log2 of the weights, compute dtype / float64): a tile recomputes its scores exactly as the overview did and subtracts these.</extracomment>
+        <extracomment>Scores per block of query rows (8 MiB in float32). Smaller blocks pay more per-operation overhead (and, with several threads, more synchronisation); larger ones leave the cache and widen the masked strips along a band&apos;s edges. 2^20 to 2^22 measured within 10 % of each other. Cells of mask predicates (``mask_mod``) evaluated per block of rows: they are evaluated over every key a block might need, and a predicate&apos;s index arithmetic makes int64 temporaries. ``tile`` refuses larger regions (64 Mi cells, 256 MiB of float32 weights). The same in the units the overview computed in (log2 of the weights, compute dtype / float64): a tile recomputes its scores exactly as the overview did and subtracts these. The score terms bound to the call (``overview(score_terms=...)``) and the flattened element of (batch, head) they apply to: a tile applies them as the overview did.</extracomment>
         <translation>estas estatísticas de linha são para {n_q} consultas e {n_k} chaves de tamanho {d}; vieram {q} consultas e {k} chaves de tamanho {dq}</translation>
     </message>
     <message>
@@ -1139,6 +1151,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>the scores of query {row} overflow {dtype}: the queries and keys are too large; use float64 or smaller values</source>
         <translation>as pontuações da consulta {row} estouram {dtype}: as consultas e as chaves são grandes demais; use float64 ou valores menores</translation>
+    </message>
+    <message>
+        <source>the long-context overview does not take Sinks (a logit in the softmax); attend does</source>
+        <translation>a visão geral de contexto longo não aceita Sinks (um logit no softmax); attend aceita</translation>
     </message>
     <message>
         <source>queries and keys must both be (L, d), (batch, L, d) or (batch, heads, L, d); got shapes {q} and {k}</source>
@@ -1527,7 +1543,12 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>mask_mod must return a bool tensor; got {type}</source>
+        <extracomment>Set once the function failed on index grids: evaluated one scalar at a time under vmap.</extracomment>
         <translation>mask_mod deve devolver um tensor bool; veio {type}</translation>
+    </message>
+    <message>
+        <source>mask_mod returned shape {shape} for one (b, h, q_idx, kv_idx)</source>
+        <translation>mask_mod retornou a forma {shape} para um (b, h, q_idx, kv_idx)</translation>
     </message>
     <message>
         <source>mask_mod returned shape {shape} for indices of shape {q} and {kv}</source>
@@ -1602,6 +1623,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>score_terms must be ScoreTerm descriptions (ScoreBias, SoftCap, Alibi, ScoreMod, Sinks); got {value}</source>
         <translation>score_terms devem ser descrições ScoreTerm (ScoreBias, SoftCap, Alibi, ScoreMod, Sinks); recebido {value}</translation>
+    </message>
+    <message>
+        <source>a mask combines Mask descriptions only (or a FlexAttention BlockMask, a mask_mod function); got {type}</source>
+        <translation>uma máscara combina apenas descrições Mask (ou um BlockMask do FlexAttention, uma função mask_mod); recebido {type}</translation>
     </message>
 </context>
 <context>
