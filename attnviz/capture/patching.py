@@ -45,7 +45,7 @@ import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import torch
 from torch import nn
@@ -53,8 +53,45 @@ from torch.overrides import TorchFunctionMode
 
 from ..tr import QT_TRANSLATE_NOOP, message
 
-if TYPE_CHECKING:
-    from .recorder import Capture
+
+class Capture(Protocol):
+    """What the patch asks of an open capture: the one small interface between the wrappers and
+    the recorder (``recorder.Capture`` provides it), so this module never imports the recorder
+    and ``capture/`` has no import cycle. Each ``_on_*`` hook records one call of its path;
+    ``_guarded`` runs a record so that a failure is a warning, never the model's problem."""
+
+    model: nn.Module | None
+    #: The thread that entered the capture, and its per-thread record of the model's modules
+    #: running (``_local.stack``): whose call a call made now is.
+    _thread: int
+    _local: Any
+
+    def _wanted(self) -> bool: ...
+
+    def _guarded(self, record: Callable[[], None]) -> None: ...
+
+    def _on_sdpa(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any, frame: InterfaceFrame | None
+    ) -> None: ...
+
+    def _on_interface(self, frame: InterfaceFrame, result: Any) -> None: ...
+
+    def _on_flex(
+        self, signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any
+    ) -> None: ...
+
+    def _on_softmax(self, inputs: torch.Tensor, out: Any) -> None: ...
+
+    def _record_mha(
+        self,
+        module: nn.MultiheadAttention,
+        signature: inspect.Signature,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        frame: MhaFrame,
+        result: Any,
+    ) -> None: ...
+
 
 _F = torch.nn.functional
 _SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
