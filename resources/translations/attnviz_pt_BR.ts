@@ -5361,29 +5361,33 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>Sair do modo de apresentação</translation>
     </message>
     <message>
-        <source>Next lesson (presentation mode)</source>
-        <translation>Próxima lição (modo de apresentação)</translation>
-    </message>
-    <message>
-        <source>Previous lesson (presentation mode)</source>
-        <translation>Lição anterior (modo de apresentação)</translation>
-    </message>
-    <message>
         <source>&lt;h3&gt;First steps&lt;/h3&gt;&lt;p&gt;&lt;b&gt;What is loaded.&lt;/b&gt; The caption over the maps names the example on show and says what it shows. Presets › pick one of the chapter&apos;s examples; Presets › Pitfalls and Exercises load a lesson, with its question beside the maps.&lt;/p&gt;&lt;p&gt;&lt;b&gt;What to edit.&lt;/b&gt; The tables under the maps hold the queries, keys, values and valid lengths: type a number, paste a block, or fill a table from its menu. The panel on the left sets the shapes and the settings (scoring function, mask mode, dtype...). Every change is computed at once, and Ctrl+Z undoes it.&lt;/p&gt;&lt;p&gt;&lt;b&gt;What each view shows&lt;/b&gt; (View and Tools menus):&lt;/p&gt;&lt;ul&gt;&lt;li&gt;&lt;b&gt;Attention&lt;/b&gt;: the weights of each batch element, masked keys hatched, and the output.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Pipeline&lt;/b&gt;: every stage, from the raw scores to the output, with the chapter&apos;s formulas.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Side by side&lt;/b&gt;: the same inputs under two scorings, mask modes or dtypes, and their difference.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Masking lab&lt;/b&gt;: the input under every masking convention; &lt;b&gt;Scaling lab&lt;/b&gt;: why the scores are divided by √d.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Heads&lt;/b&gt;, &lt;b&gt;Layers × heads&lt;/b&gt;, &lt;b&gt;Tokens&lt;/b&gt;, &lt;b&gt;Long context&lt;/b&gt;, &lt;b&gt;Mask doctor&lt;/b&gt;: a real model&apos;s attention, opened from a file or a capture.&lt;/li&gt;&lt;/ul&gt;&lt;p&gt;&lt;b&gt;On a projector&lt;/b&gt;: F5 (presentation mode) enlarges everything and hides the editing chrome; the bar at the top steps through the lessons and opens the views. F1 lists every key.&lt;/p&gt;</source>
         <translation>&lt;h3&gt;Primeiros passos&lt;/h3&gt;&lt;p&gt;&lt;b&gt;O que está carregado.&lt;/b&gt; A legenda sobre os mapas nomeia o exemplo em exibição e diz o que ele mostra. Predefinições › escolha um dos exemplos do capítulo; Predefinições › Armadilhas e Exercícios carregam uma lição, com sua pergunta ao lado dos mapas.&lt;/p&gt;&lt;p&gt;&lt;b&gt;O que editar.&lt;/b&gt; As tabelas sob os mapas contêm as consultas, chaves, valores e comprimentos válidos: digite um número, cole um bloco ou preencha uma tabela pelo seu menu. O painel à esquerda define as formas e as configurações (função de pontuação, modo de máscara, dtype...). Cada mudança é calculada na hora, e Ctrl+Z a desfaz.&lt;/p&gt;&lt;p&gt;&lt;b&gt;O que cada vista mostra&lt;/b&gt; (menus Exibir e Ferramentas):&lt;/p&gt;&lt;ul&gt;&lt;li&gt;&lt;b&gt;Atenção&lt;/b&gt;: os pesos de cada elemento do lote, chaves mascaradas hachuradas, e a saída.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Pipeline&lt;/b&gt;: cada etapa, das pontuações brutas à saída, com as fórmulas do capítulo.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Lado a lado&lt;/b&gt;: as mesmas entradas sob duas pontuações, modos de máscara ou dtypes, e sua diferença.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Laboratório de máscaras&lt;/b&gt;: a entrada sob cada convenção de máscara; &lt;b&gt;Laboratório de escala&lt;/b&gt;: por que as pontuações são divididas por √d.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Cabeças&lt;/b&gt;, &lt;b&gt;Camadas × cabeças&lt;/b&gt;, &lt;b&gt;Tokens&lt;/b&gt;, &lt;b&gt;Contexto longo&lt;/b&gt;, &lt;b&gt;Médico de máscaras&lt;/b&gt;: a atenção de um modelo real, aberta de um arquivo ou de uma captura.&lt;/li&gt;&lt;/ul&gt;&lt;p&gt;&lt;b&gt;Num projetor&lt;/b&gt;: F5 (modo de apresentação) amplia tudo e esconde os controles de edição; a barra no topo percorre as lições e abre as vistas. F1 lista todas as teclas.&lt;/p&gt;</translation>
     </message>
     <message>
-        <source>Lesson</source>
-        <extracomment>Next and previous lesson (Presets menu): Page Down and Page Up while presenting only, since elsewhere those keys scroll the tables.</extracomment>
-        <translation>Lição</translation>
+        <source>Start or end the pipeline&apos;s stage-by-stage walk</source>
+        <translation>Iniciar ou encerrar o passo a passo das etapas do pipeline</translation>
     </message>
     <message>
-        <source>The previous lesson (Page Up)</source>
-        <translation>A lição anterior (Page Up)</translation>
+        <source>The walk&apos;s next or previous step (presentation mode)</source>
+        <translation>Próximo ou anterior passo do passo a passo (modo apresentação)</translation>
     </message>
     <message>
-        <source>The next lesson (Page Down)</source>
-        <translation>A próxima lição (Page Down)</translation>
+        <source>Next slide: the walk&apos;s next step, the answer, the next lesson</source>
+        <translation>Próximo slide: o próximo passo, a resposta, a próxima lição</translation>
+    </message>
+    <message>
+        <source>Previous slide (presentation mode)</source>
+        <translation>Slide anterior (modo apresentação)</translation>
+    </message>
+    <message>
+        <source>The previous slide of the lecture (Page Up)</source>
+        <extracomment>The lecture the clicker gives (``install_presenter`` wires the buttons and keys to it). Next and previous lesson (Presets menu): Page Down and Page Up while presenting only, since elsewhere those keys scroll the tables.</extracomment>
+        <translation>O slide anterior da aula (Page Up)</translation>
+    </message>
+    <message>
+        <source>The next slide of the lecture: the walk&apos;s next step, a lesson&apos;s answer (Page Down)</source>
+        <translation>O próximo slide da aula: o próximo passo, a resposta de uma lição (Page Down)</translation>
     </message>
     <message>
         <source>Example</source>
@@ -5418,6 +5422,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>Sair do modo de apresentação: a janela volta a ser como era</translation>
     </message>
     <message>
+        <source>Slide {shown}/{total}</source>
+        <translation>Slide {shown}/{total}</translation>
+    </message>
+    <message>
         <source>Attention (the main view)</source>
         <translation>Atenção (a vista principal)</translation>
     </message>
@@ -5447,12 +5455,61 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>Todos os atalhos de teclado, inclusive os do modo de apresentação</translation>
     </message>
     <message>
-        <source>Next lesson</source>
-        <translation>Próxima lição</translation>
+        <source>Next slide</source>
+        <translation>Próximo slide</translation>
     </message>
     <message>
-        <source>Previous lesson</source>
-        <translation>Lição anterior</translation>
+        <source>Previous slide</source>
+        <translation>Slide anterior</translation>
+    </message>
+    <message>
+        <source>Open a lecture plan…</source>
+        <translation>Abrir um plano de aula…</translation>
+    </message>
+    <message>
+        <source>The order of the slides Page Down walks in presentation mode, from a .json file</source>
+        <translation>A ordem dos slides que o Page Down percorre no modo apresentação, de um arquivo .json</translation>
+    </message>
+    <message>
+        <source>Save the lecture plan…</source>
+        <translation>Salvar o plano de aula…</translation>
+    </message>
+    <message>
+        <source>The order of the slides as a small .json file, to reorder by hand and share</source>
+        <translation>A ordem dos slides como um pequeno arquivo .json, para reordenar à mão e compartilhar</translation>
+    </message>
+    <message>
+        <source>Open a lecture plan</source>
+        <translation>Abrir um plano de aula</translation>
+    </message>
+    <message>
+        <source>Lecture plans (*.json)</source>
+        <translation>Planos de aula (*.json)</translation>
+    </message>
+    <message>
+        <source>Save the lecture plan</source>
+        <translation>Salvar o plano de aula</translation>
+    </message>
+    <message>
+        <source>The last slide of the lecture</source>
+        <extracomment>The plan&apos;s views by their docks. The slide on show changed (its index), or the plan did.</extracomment>
+        <translation>O último slide da aula</translation>
+    </message>
+    <message>
+        <source>The first slide of the lecture</source>
+        <translation>O primeiro slide da aula</translation>
+    </message>
+    <message>
+        <source>Not a lecture plan: {reason}</source>
+        <translation>Não é um plano de aula: {reason}</translation>
+    </message>
+    <message>
+        <source>Lecture plan opened: {count} slides</source>
+        <translation>Plano de aula aberto: {count} slides</translation>
+    </message>
+    <message>
+        <source>The lecture plan could not be saved: {reason}</source>
+        <translation>Não foi possível salvar o plano de aula: {reason}</translation>
     </message>
 </context>
 <context>

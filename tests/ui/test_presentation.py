@@ -42,13 +42,20 @@ def test_a_view_opens_and_a_lesson_changes_without_leaving_presentation_mode(win
     assert window.compare_dock.is_current_tab()
     qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert window.dock(SCALING_LAB_DOCK).is_current_tab()
-    # The presenter's clicker keys step through the lessons; the bar's view menu goes back.
+    # A view's shortcut shows the view, never closes it: side by side, open behind the scaling
+    # lab, comes in front (a toggle closed it in front of the class).
+    for _ in range(2):
+        qtbot.keyClick(window, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+        assert window.compare_dock.is_current_tab() and window.compare_dock.isVisible()
+    # The presenter's clicker keys step through the lecture: a lesson reveals its answer before
+    # the next one; the bar's view menu goes back.
+    first, second = list(LESSONS)[:2]
+    window.lessons.load(first)
     qtbot.keyClick(window, Qt.Key.Key_PageDown)
-    first = next(iter(LESSONS))
     assert window.session.loaded_example() == first and window.lessons.view.lesson is LESSONS[first]
+    assert window.lessons.view.answer_shown
     qtbot.keyClick(window, Qt.Key.Key_PageDown)
-    second = list(LESSONS)[1]
-    assert window.session.loaded_example() == second
+    assert window.session.loaded_example() == second and not window.lessons.view.answer_shown
     qtbot.keyClick(window, Qt.Key.Key_PageUp)
     assert window.session.loaded_example() == first
     main = next(a for a in window.presenter.views.menu().actions() if a.isCheckable() and a.text().startswith("Att"))

@@ -239,6 +239,9 @@ class MainWindow(HostWindow):
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
         bar.hide()
         self.tool_tabs.currentChanged.connect(self._lesson_beside_view)
+        # A lesson loaded while presenting opens its panel at the presentation's width.
+        if isinstance(self.lessons.dock, ToolDock):
+            self.lessons.dock.visibilityChanged.connect(self._fit_lesson)
         self._restore_layout()
         bar.hide()
         self._had_heads = not session.document.state.run.single_head
@@ -687,12 +690,19 @@ class MainWindow(HostWindow):
         self.presenter.set_presenting(on)
         # The tabs are chrome too: the class sees the view that was chosen before F5.
         self.tool_tabs.tabBar().setVisible(not on)
-        lesson = self.lessons.dock
-        if on and isinstance(lesson, ToolDock) and lesson.isVisible() and not lesson.isFloating():
-            # Its larger text needs a wider panel; the controls and tables leave room for it.
-            self.resizeDocks([lesson], [max(lesson.width(), int(0.32 * self.width()))], Qt.Orientation.Horizontal)
+        self._fit_lesson()
         self._lesson_beside_view()
         self._presentation_hint.show_hint(on)
+
+    def _fit_lesson(self, _visible: bool = True) -> None:
+        """In presentation mode the lesson panel is wide enough for its larger text, whether it
+        was open before F5 or a lesson was loaded since (a dock opened while presenting opens at
+        its minimum width, and its title and buttons were cut at the right edge)."""
+        lesson = self.lessons.dock
+        if not self.presentation_action.isChecked() or not isinstance(lesson, ToolDock):
+            return
+        if lesson.isVisible() and not lesson.isFloating():
+            self.resizeDocks([lesson], [max(lesson.width(), int(0.32 * self.width()))], Qt.Orientation.Horizontal)
 
     def _lesson_beside_view(self, _index: int = -1) -> None:
         """In presentation mode the lesson stands beside the views lessons talk about (the main

@@ -99,7 +99,7 @@ class LessonView(SessionView):
         inner.addWidget(flow_widget(self.answer_button, self.lab_button))
         inner.addWidget(self.explanation)
         inner.addStretch(1)
-        scroll = QScrollArea()
+        scroll = self.answer_scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         # Text wraps to the width: never a sideways scroll that hides the ends of lines.
@@ -165,8 +165,14 @@ class LessonView(SessionView):
     def answer_shown(self) -> bool:
         return self.explanation.isVisibleTo(self)
 
+    def on_presentation(self, on: bool) -> None:
+        self._on_answer_toggled(self.answer_button.isChecked())
+
     def _on_answer_toggled(self, on: bool) -> None:
         self.explanation.setVisible(on)
+        # On a slide the answer takes the question's place (the class has read it, and the
+        # answer below it ran off the bottom of a 720-pixel screen); elsewhere both stay.
+        self.question.setVisible(not (on and self.session.presenting))
         self.answer_button.setText(
             translate("Lessons", "Hide the answer") if on else translate("Lessons", "Show the answer")
         )

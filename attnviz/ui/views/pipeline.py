@@ -516,11 +516,11 @@ class PipelineView(SessionView):
         self.session.claim_steps(self, self._clicker_step if on else None)
 
     def _clicker_step(self, direction: int) -> bool:
-        """A presentation clicker's step: the walk's, while it is on show."""
+        """A presentation clicker's step: the walk's, while it is on show; at its first or last
+        step the walk hands the clicker on (the lecture's previous or next slide)."""
         if not (self.walking and self.isVisible()):
             return False
-        (self.walk.forward if direction > 0 else self.walk.back)()
-        return True
+        return self.walk.forward() if direction > 0 else self.walk.back()
 
     def _on_walk_stage(self, stage: str) -> None:
         self.set_highlight(stage)

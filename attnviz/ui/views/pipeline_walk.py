@@ -242,7 +242,14 @@ class StageWalk(Retranslating, QWidget):
         # A call with score terms (a captured model's): the engine keeps the scores without them
         # as the same tensor when there are none.
         terms = data is not None and data.view.modified_scores is not data.view.scores
+        # The walk's first (or last) step stays its first (or last) when the steps change: a
+        # lecture enters the walk of the next example at its step 1, whatever this one had.
+        old = self.stages
         self.stages = walk_stages(additive, terms)
+        if self.stage == old[0]:
+            self.stage = self.stages[0]
+        elif self.stage == old[-1]:
+            self.stage = self.stages[-1]
         # The what-if adds (× - 1) of the scaled scores to the masked scores: exact for additive
         # terms, not through a soft cap or a score_mod. A call with terms gets no what-if.
         self.scale_slider.setEnabled(not terms)
@@ -268,15 +275,25 @@ class StageWalk(Retranslating, QWidget):
             self._draw()
             self.stageChanged.emit(stage)
 
-    def forward(self) -> None:
+    def forward(self) -> bool:
+        """The next step; False at the last (a clicker's step then goes on to the next slide)."""
         i = self.stages.index(self.stage)
         if i + 1 < len(self.stages):
             self.show_stage(self.stages[i + 1])
+            return True
+        return False
 
-    def back(self) -> None:
+    def back(self) -> bool:
+        """The previous step; False at the first."""
         i = self.stages.index(self.stage)
         if i > 0:
             self.show_stage(self.stages[i - 1])
+            return True
+        return False
+
+    def enter(self, at_end: bool = False) -> None:
+        """Start at step 1 (or at the last step, for a lecture stepping back into the walk)."""
+        self.show_stage(self.stages[-1] if at_end else self.stages[0])
 
     def changed(self) -> np.ndarray | None:
         """The cells of the stage on show outlined as changed since the previous one."""
