@@ -4077,8 +4077,19 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Attention</source>
-        <extracomment>The views a lesson stays beside in presentation mode (with the main view). How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE).</extracomment>
         <translation>Atenção</translation>
+    </message>
+    <message>
+        <source>Enlarge presentation mode&apos;s text further, for the back row</source>
+        <translation>Aumenta ainda mais o texto do modo de apresentação, para a última fila</translation>
+    </message>
+    <message>
+        <source>Make presentation mode&apos;s text smaller, for more on a slide</source>
+        <translation>Diminui o texto do modo de apresentação, para caber mais num slide</translation>
+    </message>
+    <message>
+        <source>Presentation mode&apos;s text back at its own size</source>
+        <translation>O texto do modo de apresentação de volta ao seu tamanho</translation>
     </message>
     <message>
         <source>Whether the pictures show the current inputs</source>
@@ -4203,6 +4214,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>&amp;About attnviz</source>
+        <extracomment>Presentation mode&apos;s layout, fonts and zoom (ui/app/presentation.py).</extracomment>
         <translation>&amp;Sobre o attnviz</translation>
     </message>
     <message>
@@ -4223,7 +4235,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Load preset {title}</source>
-        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. Undo texts of edits that bring inputs from elsewhere (not an edit of the example on show). The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). The example on show changed (``loaded_example``: a preset or lesson name, or None). The example the session started on (None: inputs given as a document). The main compute thread: the main outcome, then the views&apos; computations that run with it. Every view&apos;s registered computation (``register``). True while the selection an edit moved goes out: its ``documentChanged`` follows (a listener that shows everything then need not on the selection too). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
+        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. Undo texts of edits that bring inputs from elsewhere (not an edit of the example on show). The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). The range of presentation mode&apos;s further text zoom (Ctrl+= / Ctrl+-). Presentation mode&apos;s text scaled further (Ctrl+= / Ctrl+-): ``text_zoom``. The example on show changed (``loaded_example``: a preset or lesson name, or None). The example the session started on (None: inputs given as a document). The main compute thread: the main outcome, then the views&apos; computations that run with it. Every view&apos;s registered computation (``register``). True while the selection an edit moved goes out: its ``documentChanged`` follows (a listener that shows everything then need not on the selection too). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``). How much further than presentation mode&apos;s own size its text is scaled (1: as designed).</extracomment>
         <translation>Carregar a predefinição {title}</translation>
     </message>
     <message>
@@ -4251,6 +4263,19 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>calculando…</translation>
     </message>
     <message>
+        <source>Larger te&amp;xt (presentation mode)</source>
+        <extracomment>The views a lesson stays beside in presentation mode (with the main view). How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE). The lesson panel&apos;s share of a slide&apos;s width: its two buttons side by side and an answer that fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below). One step of Ctrl+= / Ctrl+- (presentation mode&apos;s text zoom).</extracomment>
+        <translation>&amp;Texto maior (modo de apresentação)</translation>
+    </message>
+    <message>
+        <source>Smaller t&amp;ext (presentation mode)</source>
+        <translation>T&amp;exto menor (modo de apresentação)</translation>
+    </message>
+    <message>
+        <source>Text at presentation si&amp;ze</source>
+        <translation>Texto no tamanho da apre&amp;sentação</translation>
+    </message>
+    <message>
         <source>loading PyTorch…</source>
         <translation>carregando o PyTorch…</translation>
     </message>
@@ -4261,6 +4286,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>up to date</source>
         <translation>atualizado</translation>
+    </message>
+    <message>
+        <source>Text at {percent}% of presentation mode&apos;s size</source>
+        <translation>Texto a {percent}% do tamanho do modo de apresentação</translation>
     </message>
     <message>
         <source>The translation for {language} could not be loaded</source>

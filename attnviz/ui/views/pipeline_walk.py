@@ -182,12 +182,12 @@ class StageWalk(Retranslating, QWidget):
         pair.addLayout(before_column, 1)
         pair.addWidget(self.now, 4)
         maps_layout.addLayout(pair, 1)
+        # What changed and why: beside the maps, over the equation (under the maps, the step's
+        # explanation ran below a 720-pixel slide and the maps shrank as it wrapped).
         self.change = QLabel()
         self.change.setWordWrap(True)
         self.note = QLabel()
         self.note.setWordWrap(True)
-        maps_layout.addWidget(self.change)
-        maps_layout.addWidget(self.note)
         splitter.addWidget(maps)
 
         right = self.right = QSplitter(Qt.Orientation.Vertical)
@@ -196,7 +196,13 @@ class StageWalk(Retranslating, QWidget):
         self.equation.setTextFormat(Qt.TextFormat.RichText)
         self.equation.setWordWrap(True)
         self.equation.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        right.addWidget(scrolled(self.equation, frame=False))
+        explained = QWidget()
+        explained_layout = QVBoxLayout(explained)
+        explained_layout.setContentsMargins(0, 0, 0, 0)
+        explained_layout.addWidget(self.change)
+        explained_layout.addWidget(self.note)
+        explained_layout.addWidget(self.equation, 1)
+        right.addWidget(scrolled(explained, frame=False))
         #: Where the view puts its code panel while the walk is on show.
         self.code_holder = QWidget()
         holder_layout = QVBoxLayout(self.code_holder)
@@ -387,6 +393,8 @@ class StageWalk(Retranslating, QWidget):
         equation = QFont(base)
         equation.setPointSizeF(max(base.pointSizeF(), 6.0) * 1.1)
         self.equation.setFont(equation)
+        # The slider's track keeps its length whatever the factor's text ("1", "0.125").
+        self.scale_value.setMinimumWidth(self.scale_value.fontMetrics().horizontalAdvance("0.000") + 4)
 
     # ------------------------------------------------------------------ drawing
 
