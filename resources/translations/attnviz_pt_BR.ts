@@ -5660,6 +5660,14 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>lote {b}, consulta {r}, chave {c}</translation>
     </message>
     <message>
+        <source>query {index}</source>
+        <translation>consulta {index}</translation>
+    </message>
+    <message>
+        <source>value dimension {index}</source>
+        <translation>dimensão de valor {index}</translation>
+    </message>
+    <message>
         <source>(masked)</source>
         <translation>(mascarada)</translation>
     </message>

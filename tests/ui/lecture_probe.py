@@ -28,6 +28,7 @@ from layout_probe import (  # noqa: E402 - the probe's own folder first
     settle,
     sideways_problems,
     text_problems,
+    wait,
     window_problems,
 )
 
@@ -72,6 +73,9 @@ def give_lecture(window: QWidget, tag: str, language: str, normal_pt: float, sho
     clicker.go(0)
     for press in range(MAX_PRESSES):
         settle(window)
+        # A map's colour bar is laid out for its new labels a few frames after its data (side
+        # by side's difference, once both sides are computed): the slide as the class sees it.
+        wait(150)
         shown = on_show(window)
         if slides and shown == slides[-1]:
             break  # the last slide: Page Down has nothing left to show

@@ -357,3 +357,18 @@ def test_the_presenter_bar_lists_every_view_of_the_table(window):
         assert tr_text(DOCKS[RUN_COMPARE_DOCK].action_text).replace("&", "") in texts
     finally:
         window.set_presentation_mode(False)
+
+
+def test_hover_on_the_output_names_a_value_dimension_not_a_key(window, qtbot):
+    window.set_presentation_mode(True)  # the output as a map beside the weights
+    try:
+        from attnviz.ui.heatmap.paint import format_number
+
+        heatmap = window.output.heatmap
+        qtbot.waitUntil(lambda: heatmap.values is not None)
+        text = heatmap._hover_text_for(0, 1)  # noqa: SLF001 - what the tooltip shows
+        output = window.session.last_outcome.view.output[window.session.selection.batch]
+        assert "value dimension 1" in text and "key" not in text
+        assert text.endswith(f": {format_number(float(output[0, 1]))}")
+    finally:
+        window.set_presentation_mode(False)

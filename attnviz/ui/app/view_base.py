@@ -268,6 +268,15 @@ class SessionView(Retranslating, QWidget):
     def _rows_outlined(self, rows: tuple[int, ...]) -> None:
         self.on_rows_outlined(rows)
 
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
+        """The least height the view needs at ``width``, not its preferred one: a tab's page (a
+        resizable scroll area) sizes a view with wrapped labels by this, and by the preferred
+        height (its maps' size hints) the view outgrew a 720-pixel slide and scrolled."""
+        layout = self.layout()
+        if layout is not None and layout.hasHeightForWidth():
+            return max(layout.minimumHeightForWidth(width), self.minimumHeight())
+        return super().heightForWidth(width)
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize and watched in self._owned_plots:
             self._title_plot(watched)

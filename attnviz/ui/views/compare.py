@@ -308,9 +308,11 @@ class CompareView(SessionView):
         self._columns = columns
         for side in ("A", "B", "diff"):
             self.maps.removeWidget(self._cells[side])
-        places = {"A": (0, 0), "B": (0, 1), "diff": (0, 2) if columns == 3 else (1, 0)}
-        for side, (row, col) in places.items():
-            self.maps.addWidget(self._cells[side], row, col)
+        places = {"A": (0, 0, 1), "B": (0, 1, 1), "diff": (0, 2, 1) if columns == 3 else (1, 0, 2)}
+        for side, (row, col, span) in places.items():
+            # Under A and B the difference spans both columns: its colour bar's signed labels
+            # ("-0.214") are wider than the weights' and were cut in a column of their width.
+            self.maps.addWidget(self._cells[side], row, col, 1, span)
         for col in range(3):
             self.maps.setColumnStretch(col, 1 if col < columns else 0)
 

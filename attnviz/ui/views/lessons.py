@@ -159,7 +159,10 @@ class LessonView(SessionView):
         answer = translate("Lessons", "Answer.")
         self.explanation.setText(f"<b>{answer}</b> {_breakable(tr_text(lesson.explanation))}")
         self.answer_button.setVisible(True)
-        self.lab_button.setVisible(lesson.kind == "pitfall" and self._lab_available)
+        self.lab_button.setVisible(self._lab_shown())
+
+    def _lab_shown(self) -> bool:
+        return self.lesson is not None and self.lesson.kind == "pitfall" and self._lab_available
 
     @property
     def answer_shown(self) -> bool:
@@ -172,7 +175,10 @@ class LessonView(SessionView):
         self.explanation.setVisible(on)
         # On a slide the answer takes the question's place (the class has read it, and the
         # answer below it ran off the bottom of a 720-pixel screen); elsewhere both stay.
-        self.question.setVisible(not (on and self.session.presenting))
+        slide = on and self.session.presenting
+        self.question.setVisible(not slide)
+        # The masking lab is a slide of its own in a lecture: its button makes room for the answer.
+        self.lab_button.setVisible(not slide and self.lesson is not None and self._lab_shown())
         self.answer_button.setText(
             translate("Lessons", "Hide the answer") if on else translate("Lessons", "Show the answer")
         )

@@ -15,6 +15,7 @@ prepared off the GUI thread, by a computation of the view.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -40,7 +41,7 @@ from attnviz.document import ReplaceState, State
 from attnviz.model_run import HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.host import Host, ToolPanel
-from attnviz.ui.app.results_panel import cell_place
+from attnviz.ui.app.results_panel import cell_place, output_hover_text
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled, view_column
 from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS
@@ -483,7 +484,11 @@ class PipelineView(SessionView):
         self.stage_grid.show_card(cards["modified_scores"], view.modified_scores is not view.scores)
         out = view.output[b]
         cards["output"].heatmap.set_data(
-            out, levels=None, row_labels=rows, col_labels=[f"d{j}" for j in range(out.shape[1])]
+            out,
+            levels=None,
+            row_labels=rows,
+            col_labels=[f"d{j}" for j in range(out.shape[1])],
+            hover=functools.partial(output_hover_text, out, list(rows)),
         )
         # A map of one or two query rows does not need 400 pixels of height: keep the pipeline
         # on one screen when there are few queries, let big matrices grow. Presentation mode's
@@ -525,6 +530,9 @@ class PipelineView(SessionView):
     def _on_walk_stage(self, stage: str) -> None:
         self.set_highlight(stage)
         self.code_panel.show_stage(stage)
+        # The step's own rows (the hidden features' query picker) come and go: the tab's page
+        # sizes the view again once they have (it kept the taller step's height and scrolled).
+        QTimer.singleShot(0, self, self.updateGeometry)
 
     def _request_code(self) -> None:
         outcome = self._code_outcome

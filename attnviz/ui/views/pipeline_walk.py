@@ -152,7 +152,9 @@ class StageWalk(Retranslating, QWidget):
         self.before_caption.setWordWrap(True)
         # Unnamed axes: the small map's room goes to its cells (the big one names them).
         self.before = own_map(HeatmapWidget(), "", "")
-        self.before.setMinimumSize(140, 120)
+        # Short enough that a caption wrapped onto five lines ("Computed from: Hidden features
+        # tanh(...)") leaves the slide its height at 1280x720.
+        self.before.setMinimumSize(140, 90)
         self.before.set_colorbar_visible(False)  # a glance back: the big map has the scale
         # The hidden features are of one query: which one (a query picked in another view too).
         query_row = QHBoxLayout()
@@ -168,7 +170,6 @@ class StageWalk(Retranslating, QWidget):
         self.query_box.setLayout(query_row)
         self.query_box.setVisible(False)
         before_column.addWidget(self.query_box)
-        before_column.addWidget(self.before_caption)
         before_column.addWidget(self.before, 1)
         self.now = own_map(HeatmapWidget(), _KEYS, _QUERIES)
         self.now.setMinimumSize(260, 160)
@@ -181,6 +182,9 @@ class StageWalk(Retranslating, QWidget):
         self.now.plot_item.addItem(self._outline)
         pair.addLayout(before_column, 1)
         pair.addWidget(self.now, 4)
+        # Over both maps, on one line where it fits: in the small map's narrow column it wrapped
+        # onto five lines and moved the maps at every step.
+        maps_layout.addWidget(self.before_caption)
         maps_layout.addLayout(pair, 1)
         # What changed and why: beside the maps, over the equation (under the maps, the step's
         # explanation ran below a 720-pixel slide and the maps shrank as it wrapped).

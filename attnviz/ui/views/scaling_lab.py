@@ -515,7 +515,7 @@ class ScalingLabView(SessionView):
         # Two rows of three plots: a projector's width holds them beside the notes (in
         # presentation mode the notes are under them, and a lesson may be docked beside).
         f = self.font_scale
-        self.graphics.setMinimumSize(int(3 * (170 if f == 1.0 else 150) * f), int(2 * (200 if f == 1.0 else 120) * f))
+        self.graphics.setMinimumSize(int(3 * (170 if f == 1.0 else 150) * f), int(2 * (200 if f == 1.0 else 110) * f))
 
     def _update_status(self) -> None:
         if self.error is not None:
