@@ -118,8 +118,11 @@ def keyboard_map_html(window: QWidget) -> str:
     rows.setdefault(translate("Presenter", "Start or end the pipeline's stage-by-stage walk"), "Ctrl+Shift+W")
     rows.setdefault(translate("Presenter", "The walk's next or previous step (presentation mode)"), "→ / ←")
     rows[translate("Presenter", "Leave presentation mode")] = "Esc"
-    rows.setdefault(translate("Presenter", "Next slide: the walk's next step, the answer, the next lesson"), "PgDown")
-    rows.setdefault(translate("Presenter", "Previous slide (presentation mode)"), "PgUp")
+    # The clicker's keys are the slide actions' only while presenting: listed either way, once.
+    if "PgDown" not in rows.values():
+        rows[translate("Presenter", "Next slide: the walk's next step, the answer, the next lesson")] = "PgDown"
+    if "PgUp" not in rows.values():
+        rows[translate("Presenter", "Previous slide (presentation mode)")] = "PgUp"
     body = "".join(
         f"<tr><td style='padding-right:18px'><b>{keys}</b></td><td>{text}</td></tr>"
         for text, keys in sorted(rows.items(), key=lambda item: item[0].lower())
