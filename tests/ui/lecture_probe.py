@@ -120,6 +120,7 @@ def main() -> int:
     window.set_presentation_mode(False)
     install_language(app, "en")
     window.close()
+    wait(300)  # what the close deferred (its threads' last results) ends before the interpreter does
     out.write_text(json.dumps({"problems": problems, "slides": slides}, indent=1))
     return 0
 

@@ -232,7 +232,7 @@ class MainWindow(HostWindow):
         self.tool_tabs.currentChanged.connect(self.presentation.lesson_beside_view)
         # A lesson loaded while presenting opens its panel at the presentation's width.
         if isinstance(self.lessons.dock, ToolDock):
-            self.lessons.dock.visibilityChanged.connect(self.presentation.fit_lesson)
+            self.lessons.dock.visibilityChanged.connect(self._fit_lesson)
         self._restore_layout()
         bar.hide()
         self._had_heads = not session.document.state.run.single_head
@@ -657,6 +657,11 @@ class MainWindow(HostWindow):
 
     def _apply_presentation(self, on: bool) -> None:
         self.presentation.apply(on)
+
+    def _fit_lesson(self, visible: bool) -> None:
+        # A slot of the window (not of a plain object): disconnected when the window goes.
+        if visible:
+            self.presentation.fit_lesson()
 
     def zoom_text(self, steps: int) -> None:
         """Presentation mode's text ``steps`` sizes larger (or smaller); 0: as designed."""

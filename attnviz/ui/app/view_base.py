@@ -69,7 +69,7 @@ class SessionView(Retranslating, QWidget):
         session.colormapChanged.connect(self._colormap_changed)
         session.colorRangeChanged.connect(self._color_range_changed)
         session.presentationChanged.connect(self._presentation_changed)
-        session.textZoomChanged.connect(lambda _zoom: self._presentation_changed(session.presenting))
+        session.textZoomChanged.connect(self._text_zoom_changed)
         session.querySelected.connect(self._query_selected)
         session.rowsOutlined.connect(self._rows_outlined)
 
@@ -262,20 +262,14 @@ class SessionView(Retranslating, QWidget):
             heatmap.set_font_scale(self._font_scale)
         self.on_presentation(on)
 
+    def _text_zoom_changed(self, _zoom: float) -> None:
+        self._presentation_changed(self.session.presenting)
+
     def _query_selected(self, row: int, add: bool) -> None:
         self.on_query_selected(row, add)
 
     def _rows_outlined(self, rows: tuple[int, ...]) -> None:
         self.on_rows_outlined(rows)
-
-    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
-        """The least height the view needs at ``width``, not its preferred one: a tab's page (a
-        resizable scroll area) sizes a view with wrapped labels by this, and by the preferred
-        height (its maps' size hints) the view outgrew a 720-pixel slide and scrolled."""
-        layout = self.layout()
-        if layout is not None and layout.hasHeightForWidth():
-            return max(layout.minimumHeightForWidth(width), self.minimumHeight())
-        return super().heightForWidth(width)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize and watched in self._owned_plots:

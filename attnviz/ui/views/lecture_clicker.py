@@ -34,8 +34,10 @@ class LectureClicker(QObject):
     #: The slide on show changed (its index), or the plan did.
     slideChanged = Signal(int)
 
-    def __init__(self, session: AppSession, host: Host, lessons: LessonsController) -> None:
-        super().__init__(host.widget())
+    def __init__(
+        self, session: AppSession, host: Host, lessons: LessonsController, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent if parent is not None else host.widget())
         self.session = session
         self.host = host
         self.lessons = lessons

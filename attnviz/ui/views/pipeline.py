@@ -527,6 +527,15 @@ class PipelineView(SessionView):
             return False
         return self.walk.forward() if direction > 0 else self.walk.back()
 
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
+        """The least height the view needs at ``width``, not its preferred one: the tab's page (a
+        resizable scroll area) sizes a view with wrapped labels by this, and by the preferred
+        height (its maps' size hints) the walk outgrew a 720-pixel slide and scrolled."""
+        layout = self.layout()
+        if layout is not None and layout.hasHeightForWidth():
+            return max(layout.minimumHeightForWidth(width), self.minimumHeight())
+        return super().heightForWidth(width)
+
     def _on_walk_stage(self, stage: str) -> None:
         self.set_highlight(stage)
         self.code_panel.show_stage(stage)

@@ -196,10 +196,11 @@ class PresenterBar(Retranslating, QWidget):
         self.next_lesson = QToolButton()
         self.next_lesson.setText("▶")
         #: The lecture the clicker gives (``install_presenter`` wires the buttons and keys to it).
-        self.clicker = LectureClicker(session, host, lessons)
+        # Its child: the bar's texts read it, to the last language change of a closing window.
+        self.clicker = LectureClicker(session, host, lessons, parent=self)
         self.previous_lesson.clicked.connect(lambda: self.clicker.step(-1))
         self.next_lesson.clicked.connect(lambda: self.clicker.step(1))
-        self.clicker.slideChanged.connect(lambda _index: self._show_position())
+        self.clicker.slideChanged.connect(self._show_position)
         self.lesson_caption = QLabel()
         # Menus behind short buttons: a lesson's title is too long for a list on the bar (the
         # caption over the maps names the example on show, in full).
@@ -247,7 +248,7 @@ class PresenterBar(Retranslating, QWidget):
         self.leave.setToolTip(translate("Presenter", "Leave presentation mode: the window comes back as it was"))
         self.refresh()
 
-    def _show_position(self) -> None:
+    def _show_position(self, _index: int = -1) -> None:
         shown, total = self.clicker.position
         self.lesson_caption.setText(translate("Presenter", "Slide {shown}/{total}").format(shown=shown, total=total))
 
