@@ -64,6 +64,6 @@ def test_the_lecture_is_given_by_page_down_alone_and_every_slide_fits(tmp_path, 
             expected.append(f"view {slide.name}")
         else:
             expected += [f"lesson {slide.name} question", f"lesson {slide.name} answer"]
-    assert len(expected) == len(PRESETS) + (7 * len(PRESETS) + 1) + 2 + 2 * len(LESSONS)
+    assert len(expected) == len(PRESETS) + (7 * len(PRESETS) + 1) + 1 + 2 * len(LESSONS)
     assert report["slides"]["en"] == expected
     assert report["slides"]["pt_BR"] == expected

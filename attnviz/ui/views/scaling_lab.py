@@ -291,9 +291,7 @@ class ScalingLabView(SessionView):
             self.body.setDirection(QBoxLayout.Direction.TopToBottom)
             scroll.setMinimumWidth(0)
             scroll.setMaximumWidth(16777215)
-            # Under the plots on a slide, a few lines that scroll: the plots keep the height of
-            # a 720-pixel screen (they ran below it with the notes at 220 pixels).
-            scroll.setMaximumHeight(int(75 * self.font_scale))
+            scroll.setMaximumHeight(220)
             scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         else:
             self.body.setDirection(QBoxLayout.Direction.LeftToRight)
@@ -515,7 +513,7 @@ class ScalingLabView(SessionView):
         # Two rows of three plots: a projector's width holds them beside the notes (in
         # presentation mode the notes are under them, and a lesson may be docked beside).
         f = self.font_scale
-        self.graphics.setMinimumSize(int(3 * (170 if f == 1.0 else 150) * f), int(2 * (200 if f == 1.0 else 100) * f))
+        self.graphics.setMinimumSize(int(3 * (170 if f == 1.0 else 150) * f), int(2 * (200 if f == 1.0 else 170) * f))
 
     def _update_status(self) -> None:
         if self.error is not None:
