@@ -33,7 +33,7 @@ LESSON_VIEWS = {PIPELINE_DOCK, COMPARE_DOCK, MASKING_LAB_DOCK}
 PRESENTATION_FONT = 1.6
 #: The lesson panel's share of a slide's width: its two buttons side by side and an answer that
 #: fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below).
-LESSON_SHARE = 0.35
+LESSON_SHARE = 0.32
 #: One step of Ctrl+= / Ctrl+- (presentation mode's text zoom).
 TEXT_ZOOM_STEP = 1.15
 
