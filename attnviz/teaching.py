@@ -421,8 +421,9 @@ _EXERCISES: tuple[Lesson, ...] = (
             "to keep the scores at unit variance.",
         ),
         "exercise",
-        # The bilinear score computes; the dot product cannot (3 against 5 features), and says so.
-        ("scoring", "bilinear", "dot"),
+        # The scoring the exercise opens on computes; the dot product cannot (3 against 5
+        # features), and says so. Not bilinear: that is the design the student is asked to find.
+        ("scoring", "additive", "dot"),
     ),
     Lesson(
         Preset(

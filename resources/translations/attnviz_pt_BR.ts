@@ -4398,8 +4398,19 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Attention</source>
-        <extracomment>The views a lesson stays beside in presentation mode (with the main view). How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE).</extracomment>
         <translation>Atenção</translation>
+    </message>
+    <message>
+        <source>Enlarge presentation mode&apos;s text further, for the back row</source>
+        <translation>Aumenta ainda mais o texto do modo de apresentação, para a última fila</translation>
+    </message>
+    <message>
+        <source>Make presentation mode&apos;s text smaller, for more on a slide</source>
+        <translation>Diminui o texto do modo de apresentação, para caber mais num slide</translation>
+    </message>
+    <message>
+        <source>Presentation mode&apos;s text back at its own size</source>
+        <translation>O texto do modo de apresentação de volta ao seu tamanho</translation>
     </message>
     <message>
         <source>Whether the pictures show the current inputs</source>
@@ -4524,6 +4535,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>&amp;About attnviz</source>
+        <extracomment>Presentation mode&apos;s layout, fonts and zoom (ui/app/presentation.py).</extracomment>
         <translation>&amp;Sobre o attnviz</translation>
     </message>
     <message>
@@ -4544,7 +4556,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Load preset {title}</source>
-        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. Undo texts of edits that bring inputs from elsewhere (not an edit of the example on show). The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). The example on show changed (``loaded_example``: a preset or lesson name, or None). The example the session started on (None: inputs given as a document). The main compute thread: the main outcome, then the views&apos; computations that run with it. Every view&apos;s registered computation (``register``). True while the selection an edit moved goes out: its ``documentChanged`` follows (a listener that shows everything then need not on the selection too). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``).</extracomment>
+        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. Undo texts of edits that bring inputs from elsewhere (not an edit of the example on show). The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). The range of presentation mode&apos;s further text zoom (Ctrl+= / Ctrl+-). Presentation mode&apos;s text scaled further (Ctrl+= / Ctrl+-): ``text_zoom``. The example on show changed (``loaded_example``: a preset or lesson name, or None). The example the session started on (None: inputs given as a document). The main compute thread: the main outcome, then the views&apos; computations that run with it. Every view&apos;s registered computation (``register``). True while the selection an edit moved goes out: its ``documentChanged`` follows (a listener that shows everything then need not on the selection too). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``). How much further than presentation mode&apos;s own size its text is scaled (1: as designed).</extracomment>
         <translation>Carregar a predefinição {title}</translation>
     </message>
     <message>
@@ -4572,6 +4584,19 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>calculando…</translation>
     </message>
     <message>
+        <source>Larger te&amp;xt (presentation mode)</source>
+        <extracomment>The views a lesson stays beside in presentation mode (with the main view). How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE). The lesson panel&apos;s share of a slide&apos;s width: its two buttons side by side and an answer that fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below). One step of Ctrl+= / Ctrl+- (presentation mode&apos;s text zoom).</extracomment>
+        <translation>&amp;Texto maior (modo de apresentação)</translation>
+    </message>
+    <message>
+        <source>Smaller t&amp;ext (presentation mode)</source>
+        <translation>T&amp;exto menor (modo de apresentação)</translation>
+    </message>
+    <message>
+        <source>Text at presentation si&amp;ze</source>
+        <translation>Texto no tamanho da apre&amp;sentação</translation>
+    </message>
+    <message>
         <source>loading PyTorch…</source>
         <translation>carregando o PyTorch…</translation>
     </message>
@@ -4582,6 +4607,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>up to date</source>
         <translation>atualizado</translation>
+    </message>
+    <message>
+        <source>Text at {percent}% of presentation mode&apos;s size</source>
+        <translation>Texto a {percent}% do tamanho do modo de apresentação</translation>
     </message>
     <message>
         <source>The translation for {language} could not be loaded</source>
@@ -5690,29 +5719,33 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>Sair do modo de apresentação</translation>
     </message>
     <message>
-        <source>Next lesson (presentation mode)</source>
-        <translation>Próxima lição (modo de apresentação)</translation>
-    </message>
-    <message>
-        <source>Previous lesson (presentation mode)</source>
-        <translation>Lição anterior (modo de apresentação)</translation>
-    </message>
-    <message>
         <source>&lt;h3&gt;First steps&lt;/h3&gt;&lt;p&gt;&lt;b&gt;What is loaded.&lt;/b&gt; The caption over the maps names the example on show and says what it shows. Presets › pick one of the chapter&apos;s examples; Presets › Pitfalls and Exercises load a lesson, with its question beside the maps.&lt;/p&gt;&lt;p&gt;&lt;b&gt;What to edit.&lt;/b&gt; The tables under the maps hold the queries, keys, values and valid lengths: type a number, paste a block, or fill a table from its menu. The panel on the left sets the shapes and the settings (scoring function, mask mode, dtype...). Every change is computed at once, and Ctrl+Z undoes it.&lt;/p&gt;&lt;p&gt;&lt;b&gt;What each view shows&lt;/b&gt; (View and Tools menus):&lt;/p&gt;&lt;ul&gt;&lt;li&gt;&lt;b&gt;Attention&lt;/b&gt;: the weights of each batch element, masked keys hatched, and the output.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Pipeline&lt;/b&gt;: every stage, from the raw scores to the output, with the chapter&apos;s formulas.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Side by side&lt;/b&gt;: the same inputs under two scorings, mask modes or dtypes, and their difference.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Masking lab&lt;/b&gt;: the input under every masking convention; &lt;b&gt;Scaling lab&lt;/b&gt;: why the scores are divided by √d.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Heads&lt;/b&gt;, &lt;b&gt;Layers × heads&lt;/b&gt;, &lt;b&gt;Tokens&lt;/b&gt;, &lt;b&gt;Long context&lt;/b&gt;, &lt;b&gt;Mask doctor&lt;/b&gt;: a real model&apos;s attention, opened from a file or a capture.&lt;/li&gt;&lt;/ul&gt;&lt;p&gt;&lt;b&gt;On a projector&lt;/b&gt;: F5 (presentation mode) enlarges everything and hides the editing chrome; the bar at the top steps through the lessons and opens the views. F1 lists every key.&lt;/p&gt;</source>
         <translation>&lt;h3&gt;Primeiros passos&lt;/h3&gt;&lt;p&gt;&lt;b&gt;O que está carregado.&lt;/b&gt; A legenda sobre os mapas nomeia o exemplo em exibição e diz o que ele mostra. Predefinições › escolha um dos exemplos do capítulo; Predefinições › Armadilhas e Exercícios carregam uma lição, com sua pergunta ao lado dos mapas.&lt;/p&gt;&lt;p&gt;&lt;b&gt;O que editar.&lt;/b&gt; As tabelas sob os mapas contêm as consultas, chaves, valores e comprimentos válidos: digite um número, cole um bloco ou preencha uma tabela pelo seu menu. O painel à esquerda define as formas e as configurações (função de pontuação, modo de máscara, dtype...). Cada mudança é calculada na hora, e Ctrl+Z a desfaz.&lt;/p&gt;&lt;p&gt;&lt;b&gt;O que cada vista mostra&lt;/b&gt; (menus Exibir e Ferramentas):&lt;/p&gt;&lt;ul&gt;&lt;li&gt;&lt;b&gt;Atenção&lt;/b&gt;: os pesos de cada elemento do lote, chaves mascaradas hachuradas, e a saída.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Pipeline&lt;/b&gt;: cada etapa, das pontuações brutas à saída, com as fórmulas do capítulo.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Lado a lado&lt;/b&gt;: as mesmas entradas sob duas pontuações, modos de máscara ou dtypes, e sua diferença.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Laboratório de máscaras&lt;/b&gt;: a entrada sob cada convenção de máscara; &lt;b&gt;Laboratório de escala&lt;/b&gt;: por que as pontuações são divididas por √d.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Cabeças&lt;/b&gt;, &lt;b&gt;Camadas × cabeças&lt;/b&gt;, &lt;b&gt;Tokens&lt;/b&gt;, &lt;b&gt;Contexto longo&lt;/b&gt;, &lt;b&gt;Médico de máscaras&lt;/b&gt;: a atenção de um modelo real, aberta de um arquivo ou de uma captura.&lt;/li&gt;&lt;/ul&gt;&lt;p&gt;&lt;b&gt;Num projetor&lt;/b&gt;: F5 (modo de apresentação) amplia tudo e esconde os controles de edição; a barra no topo percorre as lições e abre as vistas. F1 lista todas as teclas.&lt;/p&gt;</translation>
     </message>
     <message>
-        <source>Lesson</source>
-        <extracomment>Next and previous lesson (Presets menu): Page Down and Page Up while presenting only, since elsewhere those keys scroll the tables.</extracomment>
-        <translation>Lição</translation>
+        <source>Start or end the pipeline&apos;s stage-by-stage walk</source>
+        <translation>Iniciar ou encerrar o passo a passo das etapas do pipeline</translation>
     </message>
     <message>
-        <source>The previous lesson (Page Up)</source>
-        <translation>A lição anterior (Page Up)</translation>
+        <source>The walk&apos;s next or previous step (presentation mode)</source>
+        <translation>Próximo ou anterior passo do passo a passo (modo apresentação)</translation>
     </message>
     <message>
-        <source>The next lesson (Page Down)</source>
-        <translation>A próxima lição (Page Down)</translation>
+        <source>Next slide: the walk&apos;s next step, the answer, the next lesson</source>
+        <translation>Próximo slide: o próximo passo, a resposta, a próxima lição</translation>
+    </message>
+    <message>
+        <source>Previous slide (presentation mode)</source>
+        <translation>Slide anterior (modo apresentação)</translation>
+    </message>
+    <message>
+        <source>The previous slide of the lecture (Page Up)</source>
+        <extracomment>The lecture the clicker gives (``install_presenter`` wires the buttons and keys to it). Next and previous lesson (Presets menu): Page Down and Page Up while presenting only, since elsewhere those keys scroll the tables.</extracomment>
+        <translation>O slide anterior da aula (Page Up)</translation>
+    </message>
+    <message>
+        <source>The next slide of the lecture: the walk&apos;s next step, a lesson&apos;s answer (Page Down)</source>
+        <translation>O próximo slide da aula: o próximo passo, a resposta de uma lição (Page Down)</translation>
     </message>
     <message>
         <source>Example</source>
@@ -5747,6 +5780,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>Sair do modo de apresentação: a janela volta a ser como era</translation>
     </message>
     <message>
+        <source>Slide {shown}/{total}</source>
+        <translation>Slide {shown}/{total}</translation>
+    </message>
+    <message>
         <source>Attention (the main view)</source>
         <translation>Atenção (a vista principal)</translation>
     </message>
@@ -5776,12 +5813,61 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>Todos os atalhos de teclado, inclusive os do modo de apresentação</translation>
     </message>
     <message>
-        <source>Next lesson</source>
-        <translation>Próxima lição</translation>
+        <source>Next slide</source>
+        <translation>Próximo slide</translation>
     </message>
     <message>
-        <source>Previous lesson</source>
-        <translation>Lição anterior</translation>
+        <source>Previous slide</source>
+        <translation>Slide anterior</translation>
+    </message>
+    <message>
+        <source>Open a lecture plan…</source>
+        <translation>Abrir um plano de aula…</translation>
+    </message>
+    <message>
+        <source>The order of the slides Page Down walks in presentation mode, from a .json file</source>
+        <translation>A ordem dos slides que o Page Down percorre no modo apresentação, de um arquivo .json</translation>
+    </message>
+    <message>
+        <source>Save the lecture plan…</source>
+        <translation>Salvar o plano de aula…</translation>
+    </message>
+    <message>
+        <source>The order of the slides as a small .json file, to reorder by hand and share</source>
+        <translation>A ordem dos slides como um pequeno arquivo .json, para reordenar à mão e compartilhar</translation>
+    </message>
+    <message>
+        <source>Open a lecture plan</source>
+        <translation>Abrir um plano de aula</translation>
+    </message>
+    <message>
+        <source>Lecture plans (*.json)</source>
+        <translation>Planos de aula (*.json)</translation>
+    </message>
+    <message>
+        <source>Save the lecture plan</source>
+        <translation>Salvar o plano de aula</translation>
+    </message>
+    <message>
+        <source>The last slide of the lecture</source>
+        <extracomment>The plan&apos;s views by their docks. The slide on show changed (its index), or the plan did.</extracomment>
+        <translation>O último slide da aula</translation>
+    </message>
+    <message>
+        <source>The first slide of the lecture</source>
+        <translation>O primeiro slide da aula</translation>
+    </message>
+    <message>
+        <source>Not a lecture plan: {reason}</source>
+        <translation>Não é um plano de aula: {reason}</translation>
+    </message>
+    <message>
+        <source>Lecture plan opened: {count} slides</source>
+        <translation>Plano de aula aberto: {count} slides</translation>
+    </message>
+    <message>
+        <source>The lecture plan could not be saved: {reason}</source>
+        <translation>Não foi possível salvar o plano de aula: {reason}</translation>
     </message>
 </context>
 <context>
@@ -5917,6 +6003,14 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <source>batch {b}, query {r}, key {c}</source>
         <extracomment>Up to this many batch elements are shown side by side; beyond, only the selected one.</extracomment>
         <translation>lote {b}, consulta {r}, chave {c}</translation>
+    </message>
+    <message>
+        <source>query {index}</source>
+        <translation>consulta {index}</translation>
+    </message>
+    <message>
+        <source>value dimension {index}</source>
+        <translation>dimensão de valor {index}</translation>
     </message>
     <message>
         <source>(masked)</source>

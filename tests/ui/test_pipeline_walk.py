@@ -143,10 +143,18 @@ def test_presenting_the_walk_takes_the_arrows_wherever_the_focus_is(window, qtbo
         assert window.session.loaded_example() == example
         qtbot.keyClick(window, Qt.Key.Key_PageUp)
         assert view.walk.stage == start
-        # The walk off, the same key steps the lessons again.
-        view.set_walking(False)
+        # At its last step the walk hands the clicker on to the lecture's next slide (the next
+        # example), and the walk of that example is entered at its step 1.
+        view.walk.show_stage(view.walk.stages[-1])
         qtbot.keyClick(window, Qt.Key.Key_PageDown)
-        assert window.session.loaded_example() != example
+        assert window.session.loaded_example() != example and window.tool_tabs.currentIndex() == 0
+        wait_current(qtbot, window)
+        qtbot.keyClick(window, Qt.Key.Key_PageDown)
+        wait_current(qtbot, window)
+        assert view.walking and view.isVisible() and view.walk.stage == view.walk.stages[0]
+        # At its first step Page Up hands back to the example's slide.
+        qtbot.keyClick(window, Qt.Key.Key_PageUp)
+        assert window.tool_tabs.currentIndex() == 0
     finally:
         window.set_presentation_mode(False)
     assert not any(shortcut.isEnabled() for shortcut in view._walk_keys)  # noqa: SLF001

@@ -42,13 +42,20 @@ def test_a_view_opens_and_a_lesson_changes_without_leaving_presentation_mode(win
     assert window.compare_dock.is_current_tab()
     qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert window.dock(SCALING_LAB_DOCK).is_current_tab()
-    # The presenter's clicker keys step through the lessons; the bar's view menu goes back.
+    # A view's shortcut shows the view, never closes it: side by side, open behind the scaling
+    # lab, comes in front (a toggle closed it in front of the class).
+    for _ in range(2):
+        qtbot.keyClick(window, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+        assert window.compare_dock.is_current_tab() and window.compare_dock.isVisible()
+    # The presenter's clicker keys step through the lecture: a lesson reveals its answer before
+    # the next one; the bar's view menu goes back.
+    first, second = list(LESSONS)[:2]
+    window.lessons.load(first)
     qtbot.keyClick(window, Qt.Key.Key_PageDown)
-    first = next(iter(LESSONS))
     assert window.session.loaded_example() == first and window.lessons.view.lesson is LESSONS[first]
+    assert window.lessons.view.answer_shown
     qtbot.keyClick(window, Qt.Key.Key_PageDown)
-    second = list(LESSONS)[1]
-    assert window.session.loaded_example() == second
+    assert window.session.loaded_example() == second and not window.lessons.view.answer_shown
     qtbot.keyClick(window, Qt.Key.Key_PageUp)
     assert window.session.loaded_example() == first
     main = next(a for a in window.presenter.views.menu().actions() if a.isCheckable() and a.text().startswith("Att"))
@@ -140,7 +147,7 @@ def test_the_lesson_steps_aside_for_a_wide_view_and_comes_back(window, qtbot):
     ("name", "comparison"),
     [
         ("exercise-1-keys", Comparison("scoring", "additive", "scaled_dot")),
-        ("exercise-2-bilinear", Comparison("scoring", "bilinear", "dot")),
+        ("exercise-2-bilinear", Comparison("scoring", "additive", "dot")),
         ("exercise-3-summation", Comparison("scoring", "summation", "dot")),
     ],
 )
@@ -157,8 +164,10 @@ def test_each_exercise_sets_up_side_by_side_as_its_text_asks(window, qtbot, name
     result = view.last_result
     assert result.comparison == comparison
     if name == "exercise-2-bilinear":
-        # The bilinear score computes; the dot product of 3 against 5 features cannot, and the
-        # B side says why in its map's place, with no axes or colour bar.
+        # Additive (what the exercise opens on) computes; the dot product of 3 against 5 features
+        # cannot, and the B side says why in its map's place, with no axes or colour bar. Not
+        # bilinear: the design the student is asked to find is not chosen for them.
+        assert "bilinear" not in (view.choice_a.currentData(), view.choice_b.currentData())
         assert result.a.view is not None and result.b.view is None
         assert not view.map_b.isVisible() and view.errors["B"].isVisible()
         assert "B:" in view.errors["B"].text() and not view.map_diff.isVisible()
@@ -170,8 +179,9 @@ def test_each_exercise_sets_up_side_by_side_as_its_text_asks(window, qtbot, name
         # What the exercise asks the class to see: summation gives every query the same weights.
         weights = result.a.view.weights[0]
         np.testing.assert_allclose(weights, np.broadcast_to(weights[0], weights.shape), atol=1e-6)
-    if name == "exercise-1-keys":
-        assert view.explanation.isVisible()
+    # No answer before the lesson reveals it: exercise 1's banner (which states it) stays for
+    # side by side's own Exercise 1 button.
+    assert not view.explanation.isVisible()
 
 
 def test_the_lesson_panel_follows_the_example_on_show(window, qtbot):
@@ -229,7 +239,34 @@ def test_help_has_first_steps_and_the_keyboard_map(window):
     for shortcut, what in (("Ctrl+Shift+D", "Side by side"), ("F5", "Presentation mode"), ("F1", "Keyboard map")):
         assert shortcut in keys and what in keys
     assert "PgDown" in keys
+    # Every key: the walk's own shortcut (not an action) and the text zoom too.
+    for shortcut in ("Ctrl+Shift+W", "Ctrl+=", "Ctrl+-", "PgUp"):
+        assert shortcut in keys, shortcut
     assert "What to edit" in first_steps_html()
+
+
+def test_ctrl_plus_and_minus_scale_the_slides_text_further_and_f5_gives_it_back(window, qtbot):
+    app = QApplication.instance()
+    normal = app.font().pointSizeF()
+    window.set_presentation_mode(True)
+    slide = app.font().pointSizeF()
+    maps = window.results.maps
+    scale = maps[0].font_scale
+    ctrl = Qt.KeyboardModifier.ControlModifier
+    qtbot.keyClick(window, Qt.Key.Key_Equal, ctrl)
+    assert app.font().pointSizeF() == pytest.approx(slide * 1.15, rel=1e-3)
+    assert maps[0].font_scale == pytest.approx(scale * 1.15, rel=1e-3)
+    qtbot.keyClick(window, Qt.Key.Key_Minus, ctrl)
+    qtbot.keyClick(window, Qt.Key.Key_Minus, ctrl)
+    assert app.font().pointSizeF() == pytest.approx(slide / 1.15, rel=1e-3)
+    window.set_presentation_mode(False)
+    assert app.font().pointSizeF() == pytest.approx(normal) and maps[0].font_scale == 1.0
+    # The zoom is kept for the next F5, and Ctrl+0 gives the designed size back.
+    window.set_presentation_mode(True)
+    assert app.font().pointSizeF() == pytest.approx(slide / 1.15, rel=1e-3)
+    qtbot.keyClick(window, Qt.Key.Key_0, ctrl)
+    assert app.font().pointSizeF() == pytest.approx(slide) and maps[0].font_scale == pytest.approx(scale)
+    window.set_presentation_mode(False)
 
 
 # ---------------------------------------------------------------- nothing changes on the way back
@@ -318,5 +355,20 @@ def test_the_presenter_bar_lists_every_view_of_the_table(window):
         window.presenter.refresh()
         texts = {a.text().split("\t")[0] for a in window.presenter.views.menu().actions()}
         assert tr_text(DOCKS[RUN_COMPARE_DOCK].action_text).replace("&", "") in texts
+    finally:
+        window.set_presentation_mode(False)
+
+
+def test_hover_on_the_output_names_a_value_dimension_not_a_key(window, qtbot):
+    window.set_presentation_mode(True)  # the output as a map beside the weights
+    try:
+        from attnviz.ui.heatmap.paint import format_number
+
+        heatmap = window.output.heatmap
+        qtbot.waitUntil(lambda: heatmap.values is not None)
+        text = heatmap._hover_text_for(0, 1)  # noqa: SLF001 - what the tooltip shows
+        output = window.session.last_outcome.view.output[window.session.selection.batch]
+        assert "value dimension 1" in text and "key" not in text
+        assert text.endswith(f": {format_number(float(output[0, 1]))}")
     finally:
         window.set_presentation_mode(False)

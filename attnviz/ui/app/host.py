@@ -254,7 +254,10 @@ class ToolTab(QObject):
         self._action.setCheckable(True)
         if spec.shortcut:
             self._action.setShortcut(QKeySequence(spec.shortcut))
-        self._action.triggered.connect(lambda checked: self.show() if checked else self.hide())
+        # Its shortcut and menu entry SHOW the view (and bring it in front), never close it: on a
+        # tab that was open but behind another, a toggle would close it in front of a class. The
+        # tab's close button closes it.
+        self._action.triggered.connect(lambda _checked: self.show())
         menu = host.menu(spec.menu)
         menu.addAction(self._action)
         menu.setToolTipsVisible(True)

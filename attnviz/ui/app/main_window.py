@@ -16,7 +16,6 @@ from PySide6.QtGui import (
     QAction,
     QActionGroup,
     QCloseEvent,
-    QFont,
     QGuiApplication,
     QKeyEvent,
     QKeySequence,
@@ -42,9 +41,9 @@ from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui import theme
 from attnviz.ui.app.controls import ControlsColumn
 from attnviz.ui.app.host import HostWindow, ToolDock, ToolTab
+from attnviz.ui.app.presentation import PresentationLayout
 from attnviz.ui.app.results_panel import OutputPanel, ResultsPanel
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.fonts import hold_normal_size
 from attnviz.ui.i18n import (
     LANGUAGES,
     current_language,
@@ -58,7 +57,6 @@ from attnviz.ui.i18n import (
 from attnviz.ui.labels import SteadyLabel
 from attnviz.ui.pacing import next_frame
 from attnviz.ui.tables.inputs_panel import InputsPanel
-from attnviz.ui.views.docks import COMPARE_DOCK, MASKING_LAB_DOCK, PIPELINE_DOCK
 from attnviz.ui.views.presenter import PresentationHint
 
 __all__ = ["MainWindow"]
@@ -94,13 +92,6 @@ LANGUAGE_SYSTEM = (
         "MainWindow", "The language of the desktop (Portuguese for any Portuguese locale, otherwise English)"
     ),
 )
-
-
-#: The views a lesson stays beside in presentation mode (with the main view).
-LESSON_VIEWS = {PIPELINE_DOCK, COMPARE_DOCK, MASKING_LAB_DOCK}
-
-#: How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE).
-PRESENTATION_FONT = 1.6
 
 
 class MainWindow(HostWindow):
@@ -238,7 +229,10 @@ class MainWindow(HostWindow):
         self.presenter.show()
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
         bar.hide()
-        self.tool_tabs.currentChanged.connect(self._lesson_beside_view)
+        self.tool_tabs.currentChanged.connect(self.presentation.lesson_beside_view)
+        # A lesson loaded while presenting opens its panel at the presentation's width.
+        if isinstance(self.lessons.dock, ToolDock):
+            self.lessons.dock.visibilityChanged.connect(self._fit_lesson)
         self._restore_layout()
         bar.hide()
         self._had_heads = not session.document.state.run.single_head
@@ -371,10 +365,10 @@ class MainWindow(HostWindow):
         # Shortcuts of a hidden menu bar do not fire: the window holds the actions that must work
         # in presentation mode too (F5 to leave it, undo and redo).
         self.addAction(self.presentation_action)
-        self._presentation_hint = PresentationHint(self)
-        self._normal_font: QFont | None = None
-        self._lesson_set_aside = False  # presentation mode hid the lesson for a wide view
-        self._normal_splits: tuple[list[int], list[int], int] = ([], [], 0)
+        self.presentation_hint = PresentationHint(self)
+        #: Presentation mode's layout, fonts and zoom (ui/app/presentation.py).
+        self.presentation = PresentationLayout(self)
+        self.presentation.add_zoom_actions()
         view_menu.addSeparator()
         self.theme_menu = view_menu.addMenu("")
         self.theme_menu.setToolTipsVisible(True)
@@ -451,7 +445,7 @@ class MainWindow(HostWindow):
         self.cpu_button.setToolTip(
             translate("MainWindow", "The device failed (missing or out of memory): compute on the CPU instead")
         )
-        self._presentation_hint.retranslate()
+        self.presentation_hint.retranslate()
         # After the panels have their new texts (they hear of the language change after the
         # window does): a translation may need a wider column.
         QTimer.singleShot(0, self, self._fit_controls_width)
@@ -662,85 +656,16 @@ class MainWindow(HostWindow):
         self.session.set_presenting(on)
 
     def _apply_presentation(self, on: bool) -> None:
-        """Enlarge every text and hide the editing chrome (menus, toolbar, status bar, controls,
-        tables): the class sees the maps. F5 or Esc leaves; a hint says so when it starts."""
-        app = QApplication.instance()
-        assert isinstance(app, QApplication)
-        if on:
-            self._normal_font = app.font()
-            hold_normal_size(self._normal_font.pointSizeF())
-            # Larger texts make docks wider; leaving must give back the window as it was.
-            self._normal_geometry = self.saveGeometry()
-            self._normal_state = self.saveState()
-            big = app.font()
-            big.setPointSizeF(max(big.pointSizeF(), 9.0) * PRESENTATION_FONT)
-            app.setFont(big)
-        elif self._normal_font is not None:
-            app.setFont(self._normal_font)
-            self._normal_font = None
-            hold_normal_size(None)
-            QTimer.singleShot(0, self, self._restore_normal_layout)
-        self.controls_scroll.setVisible(not on)
-        self._output_beside_weights(on)
-        self.set_chrome_visible(not on)
-        self.presenter_toolbar.setVisible(on)
-        self.presenter.set_presenting(on)
-        # The tabs are chrome too: the class sees the view that was chosen before F5.
-        self.tool_tabs.tabBar().setVisible(not on)
-        lesson = self.lessons.dock
-        if on and isinstance(lesson, ToolDock) and lesson.isVisible() and not lesson.isFloating():
-            # Its larger text needs a wider panel; the controls and tables leave room for it.
-            self.resizeDocks([lesson], [max(lesson.width(), int(0.32 * self.width()))], Qt.Orientation.Horizontal)
-        self._lesson_beside_view()
-        self._presentation_hint.show_hint(on)
+        self.presentation.apply(on)
 
-    def _lesson_beside_view(self, _index: int = -1) -> None:
-        """In presentation mode the lesson stands beside the views lessons talk about (the main
-        view, the pipeline, side by side, the masking lab); a model's views and the scaling lab
-        get the slide's whole width, and the lesson comes back with the next teaching view."""
-        lesson = self.lessons.dock
-        if not isinstance(lesson, ToolDock) or lesson.isFloating():
-            return
-        presenting = self.presentation_action.isChecked()
-        current = next((tool for tool in self.tools() if isinstance(tool, ToolTab) and tool.is_current_tab()), None)
-        teaching = current is None or current.objectName() in LESSON_VIEWS
-        if presenting and not teaching and lesson.isVisible():
-            self._lesson_set_aside = True
-            lesson.hide()
-        elif self._lesson_set_aside and (teaching or not presenting):
-            self._lesson_set_aside = False
-            lesson.show()
+    def _fit_lesson(self, visible: bool) -> None:
+        # A slot of the window (not of a plain object): disconnected when the window goes.
+        if visible:
+            self.presentation.fit_lesson()
 
-    def _output_beside_weights(self, on: bool) -> None:
-        """In presentation mode the input tables go and the output stands beside the weights (the
-        class sees what the weights make); leaving puts the tables back under them."""
-        right = self.right_splitter
-        if on and right.orientation() == Qt.Orientation.Vertical:
-            self._normal_splits = (right.sizes(), self.bottom_splitter.sizes(), self.output.currentIndex())
-            self.inputs.setVisible(False)
-            right.setOrientation(Qt.Orientation.Horizontal)
-            width = max(right.width(), 600)
-            right.setSizes([int(width * 0.64), width - int(width * 0.64)])
-            # The output as a map: its numbers on the cells, every column in view.
-            self.output.setCurrentWidget(self.output.heatmap)
-        elif not on and right.orientation() == Qt.Orientation.Horizontal:
-            self.inputs.setVisible(True)
-            right.setOrientation(Qt.Orientation.Vertical)
-            splits, bottom, tab = self._normal_splits
-            right.setSizes(splits)
-            self.bottom_splitter.setSizes(bottom)
-            self.output.setCurrentIndex(tab)
-
-    def _restore_normal_layout(self) -> None:
-        # The docks the user opened or closed while presenting stay so: the state saved on
-        # entering gives back sizes and places, not a lesson panel closed since.
-        open_docks = {dock: dock.isVisible() for dock in self.findChildren(ToolDock)}
-        self.restoreState(self._normal_state)
-        self.restoreGeometry(self._normal_geometry)
-        for dock, visible in open_docks.items():
-            dock.setVisible(visible)
-        self.presenter_toolbar.setVisible(False)
-        self._fit_to_screen()
+    def zoom_text(self, steps: int) -> None:
+        """Presentation mode's text ``steps`` sizes larger (or smaller); 0: as designed."""
+        self.presentation.zoom_text(steps)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape and self.presentation_action.isChecked():
@@ -750,7 +675,7 @@ class MainWindow(HostWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self._presentation_hint.place()
+        self.presentation_hint.place()
 
     def set_language(self, choice: str) -> None:
         """Switch to ``choice`` ("system", or a code of LANGUAGES) and remember it. Every widget

@@ -70,6 +70,16 @@ def cell_place(view: ViewData, b: int, r: int, c: int) -> str:
     return where
 
 
+def output_hover_text(output: np.ndarray, rows: list[str], r: int, c: int) -> str:
+    """A cell of the output: a query and a value dimension (not a key: the output has one
+    column per dimension of the values)."""
+    query = translate("ResultsPanel", "query {index}").format(index=r)
+    if r < len(rows) and rows[r] != str(r):
+        query += f" ({rows[r]})"
+    dimension = translate("ResultsPanel", "value dimension {index}").format(index=c)
+    return f"{query}, {dimension} (d{c}): {format_number(float(output[r, c]))}"
+
+
 def hover_text(view: ViewData, b: int, r: int, c: int) -> str:
     """The tooltip of one cell: where it is and every number that led to its weight."""
     allowed = bool(view.mask[b, r, c])
@@ -298,8 +308,13 @@ class OutputPanel(Retranslating, QTabWidget):
         if output is None:
             return
         self._pending = None
+        rows = list(self._rows[: output.shape[0]])
         self.heatmap.set_data(
-            output, levels=None, row_labels=self._rows[: output.shape[0]], col_labels=index_labels("d", output.shape[1])
+            output,
+            levels=None,
+            row_labels=rows,
+            col_labels=index_labels("d", output.shape[1]),
+            hover=partial(output_hover_text, output, rows),
         )
 
 

@@ -109,6 +109,10 @@ class Selection:
         return Focus(self.layer, self.head)
 
 
+#: The range of presentation mode's further text zoom (Ctrl+= / Ctrl+-).
+TEXT_ZOOM_RANGE = (0.7, 1.8)
+
+
 class AppSession(QObject):
     documentChanged = Signal(object)
     outcomeShown = Signal(object)
@@ -119,6 +123,8 @@ class AppSession(QObject):
     colormapChanged = Signal(str)
     colorRangeChanged = Signal(str)
     presentationChanged = Signal(bool)
+    #: Presentation mode's text scaled further (Ctrl+= / Ctrl+-): ``text_zoom``.
+    textZoomChanged = Signal(float)
     languageChanged = Signal()
     querySelected = Signal(int, bool)
     rowsOutlined = Signal(object)
@@ -167,6 +173,8 @@ class AppSession(QObject):
         #: How the weight maps' colour scale is chosen (``COLOR_RANGES``).
         self.color_range = DEFAULT_COLOR_RANGE
         self.presenting = False
+        #: How much further than presentation mode's own size its text is scaled (1: as designed).
+        self.text_zoom = 1.0
         self._step_claims: list[tuple[object, Callable[[int], bool]]] = []
         self._computing = False
         self._closed = False
@@ -312,6 +320,21 @@ class AppSession(QObject):
         if bool(on) != self.presenting:
             self.presenting = bool(on)
             self.presentationChanged.emit(self.presenting)
+
+    def set_text_zoom(self, zoom: float) -> None:
+        """Scale presentation mode's text by ``zoom`` (kept within ``TEXT_ZOOM_RANGE``)."""
+        low, high = TEXT_ZOOM_RANGE
+        zoom = min(max(float(zoom), low), high)
+        if abs(zoom - self.text_zoom) > 1e-9:
+            self.text_zoom = zoom
+            self.textZoomChanged.emit(zoom)
+
+    @property
+    def presentation_scale(self) -> float:
+        """The scale of the maps' text: presentation mode's (times the zoom), or 1."""
+        from attnviz.ui.heatmap import PRESENTATION_SCALE
+
+        return PRESENTATION_SCALE * self.text_zoom if self.presenting else 1.0
 
     def show_status(self, text: str, ms: int = 8000) -> None:
         # One line, whatever the file and call names in it hold (a path's ESC, a line break).

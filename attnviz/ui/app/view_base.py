@@ -35,7 +35,7 @@ from attnviz.compute import Outcome
 from attnviz.document import Edit
 from attnviz.ui.app.computations import Computation
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.heatmap import PRESENTATION_SCALE, HeatmapWidget
+from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.i18n import tr_text
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.theme import mark_error_label, mark_warning_label, plot_colors
@@ -57,7 +57,7 @@ class SessionView(Retranslating, QWidget):
         self.session = session
         self.draw_count = 0
         self._dirty = True  # nothing drawn yet
-        self._font_scale = PRESENTATION_SCALE if session.presenting else 1.0
+        self._font_scale = session.presentation_scale
         #: Owned maps and their axis names (marked sources, translated when set; None: left).
         self._owned_maps: dict[HeatmapWidget, tuple[str | None, str | None]] = {}
         #: Owned plots and their titles.
@@ -69,6 +69,7 @@ class SessionView(Retranslating, QWidget):
         session.colormapChanged.connect(self._colormap_changed)
         session.colorRangeChanged.connect(self._color_range_changed)
         session.presentationChanged.connect(self._presentation_changed)
+        session.textZoomChanged.connect(self._text_zoom_changed)
         session.querySelected.connect(self._query_selected)
         session.rowsOutlined.connect(self._rows_outlined)
 
@@ -256,10 +257,13 @@ class SessionView(Retranslating, QWidget):
         self.on_color_range(name)
 
     def _presentation_changed(self, on: bool) -> None:
-        self._font_scale = PRESENTATION_SCALE if on else 1.0
+        self._font_scale = self.session.presentation_scale
         for heatmap in self._owned_maps:
             heatmap.set_font_scale(self._font_scale)
         self.on_presentation(on)
+
+    def _text_zoom_changed(self, _zoom: float) -> None:
+        self._presentation_changed(self.session.presenting)
 
     def _query_selected(self, row: int, add: bool) -> None:
         self.on_query_selected(row, add)

@@ -20,6 +20,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QResizeEvent
 from PySide6.QtWidgets import (
+    QAbstractScrollArea,
     QComboBox,
     QGridLayout,
     QHBoxLayout,
@@ -286,16 +287,15 @@ class CompareView(SessionView):
         self._show_comparison_controls()
         self.retranslate()
         session.exampleChanged.connect(self._on_example)
-        if self._comparison == EXERCISE_1 and _lesson_comparison(session.loaded_example()) is not None:
-            self._update_explanation(force=True)
 
     def _on_example(self, name: str | None) -> None:
-        """A lesson that asks for a comparison was loaded: set it up (exercise 1 with its
-        explanation)."""
+        """A lesson that asks for a comparison was loaded: set it up. Without exercise 1's
+        banner: it states the answer the lesson panel keeps hidden until it is revealed (the
+        Exercise 1 button, outside a lesson, still shows it)."""
         comparison = _lesson_comparison(name)
         if comparison is not None:
             self.set_comparison(comparison)
-            self._update_explanation(force=comparison == EXERCISE_1)
+            self._update_explanation()
 
     def _arrange_maps(self) -> None:
         """Three maps in a row where each gets enough width for its axis, title and colour bar;
@@ -308,15 +308,19 @@ class CompareView(SessionView):
         self._columns = columns
         for side in ("A", "B", "diff"):
             self.maps.removeWidget(self._cells[side])
-        places = {"A": (0, 0), "B": (0, 1), "diff": (0, 2) if columns == 3 else (1, 0)}
-        for side, (row, col) in places.items():
-            self.maps.addWidget(self._cells[side], row, col)
+        places = {"A": (0, 0, 1), "B": (0, 1, 1), "diff": (0, 2, 1) if columns == 3 else (1, 0, 2)}
+        for side, (row, col, span) in places.items():
+            # Under A and B the difference spans both columns: its colour bar's signed labels
+            # ("-0.214") are wider than the weights' and were cut in a column of their width.
+            self.maps.addWidget(self._cells[side], row, col, 1, span)
         for col in range(3):
             self.maps.setColumnStretch(col, 1 if col < columns else 0)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._arrange_maps()
+        if self._font_scale > 1.0:
+            self._fit_map_heights()
 
     def on_presentation(self, on: bool) -> None:
         self._arrange_maps()
@@ -333,8 +337,23 @@ class CompareView(SessionView):
         view = next((o.view for o in sides if o is not None and o.view is not None), None)
         rows = 4 if view is None else view.weights.shape[1]
         scale = self._font_scale
+        height = int(scale * (110 + 50 * rows))
+        if scale > 1.0 and self._columns == 2 and (room := self._room_for_maps()) is not None:
+            # On a slide the two rows of maps share the screen's height: nothing below the fold
+            # (the difference under A and B ran off a 720-pixel slide).
+            height = min(height, max(160, (room - self.maps.spacing()) // 2))
         for heatmap in (self.map_a, self.map_b, self.map_diff):
-            heatmap.setMaximumHeight(int(scale * (110 + 50 * rows)))
+            heatmap.setMaximumHeight(height)
+
+    def _room_for_maps(self) -> int | None:
+        """The height the tab's page leaves under the controls (None: not in a page yet)."""
+        parent = self.parentWidget()
+        while parent is not None and not isinstance(parent, QAbstractScrollArea):
+            parent = parent.parentWidget()
+        if parent is None or not self.max_label.isVisible():
+            return None
+        top = self.max_label.geometry().bottom() + 20  # the spacing and margins under the maps
+        return parent.viewport().height() - top
 
     def retranslate(self) -> None:
         for index, key in enumerate(COMPARE_KINDS):

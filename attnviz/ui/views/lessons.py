@@ -99,7 +99,7 @@ class LessonView(SessionView):
         inner.addWidget(flow_widget(self.answer_button, self.lab_button))
         inner.addWidget(self.explanation)
         inner.addStretch(1)
-        scroll = QScrollArea()
+        scroll = self.answer_scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         # Text wraps to the width: never a sideways scroll that hides the ends of lines.
@@ -147,10 +147,10 @@ class LessonView(SessionView):
             self.lab_button.setVisible(False)
             return
         kind = translate("Lessons", "Pitfall") if lesson.kind == "pitfall" else translate("Lessons", "Exercise")
-        self.title.setText(
-            f"<span style='color:{self._muted}'>{kind}</span><br><b style='font-size:large'>"
-            f"{html.escape(menu_text(lesson))}</b>"
-        )
+        # On a slide with its answer revealed the kind line goes: the answer needs the room.
+        slide = self.answer_button.isChecked() and self.session.presenting
+        kind_line = "" if slide else f"<span style='color:{self._muted}'>{kind}</span><br>"
+        self.title.setText(f"{kind_line}<b style='font-size:large'>{html.escape(menu_text(lesson))}</b>")
         self.question.setText(
             f"<p>{_breakable(tr_text(lesson.question))}</p>"
             f"<p style='color:{self._muted}'><i>"
@@ -159,14 +159,28 @@ class LessonView(SessionView):
         answer = translate("Lessons", "Answer.")
         self.explanation.setText(f"<b>{answer}</b> {_breakable(tr_text(lesson.explanation))}")
         self.answer_button.setVisible(True)
-        self.lab_button.setVisible(lesson.kind == "pitfall" and self._lab_available)
+        self.lab_button.setVisible(self._lab_shown())
+
+    def _lab_shown(self) -> bool:
+        return self.lesson is not None and self.lesson.kind == "pitfall" and self._lab_available
 
     @property
     def answer_shown(self) -> bool:
         return self.explanation.isVisibleTo(self)
 
+    def on_presentation(self, on: bool) -> None:
+        self._on_answer_toggled(self.answer_button.isChecked())
+
     def _on_answer_toggled(self, on: bool) -> None:
         self.explanation.setVisible(on)
+        # On a slide the answer takes the question's place (the class has read it, and the
+        # answer below it ran off the bottom of a 720-pixel screen); elsewhere both stay.
+        slide = on and self.session.presenting
+        if self.lesson is not None:
+            self._show_texts()
+        self.question.setVisible(not slide)
+        # The masking lab is a slide of its own in a lecture: its button makes room for the answer.
+        self.lab_button.setVisible(not slide and self.lesson is not None and self._lab_shown())
         self.answer_button.setText(
             translate("Lessons", "Hide the answer") if on else translate("Lessons", "Show the answer")
         )

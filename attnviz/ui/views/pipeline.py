@@ -15,6 +15,7 @@ prepared off the GUI thread, by a computation of the view.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -40,7 +41,7 @@ from attnviz.document import ReplaceState, State
 from attnviz.model_run import HeadView
 from attnviz.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.host import Host, ToolPanel
-from attnviz.ui.app.results_panel import cell_place
+from attnviz.ui.app.results_panel import cell_place, output_hover_text
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled, view_column
 from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS
@@ -483,7 +484,11 @@ class PipelineView(SessionView):
         self.stage_grid.show_card(cards["modified_scores"], view.modified_scores is not view.scores)
         out = view.output[b]
         cards["output"].heatmap.set_data(
-            out, levels=None, row_labels=rows, col_labels=[f"d{j}" for j in range(out.shape[1])]
+            out,
+            levels=None,
+            row_labels=rows,
+            col_labels=[f"d{j}" for j in range(out.shape[1])],
+            hover=functools.partial(output_hover_text, out, list(rows)),
         )
         # A map of one or two query rows does not need 400 pixels of height: keep the pipeline
         # on one screen when there are few queries, let big matrices grow. Presentation mode's
@@ -516,15 +521,27 @@ class PipelineView(SessionView):
         self.session.claim_steps(self, self._clicker_step if on else None)
 
     def _clicker_step(self, direction: int) -> bool:
-        """A presentation clicker's step: the walk's, while it is on show."""
+        """A presentation clicker's step: the walk's, while it is on show; at its first or last
+        step the walk hands the clicker on (the lecture's previous or next slide)."""
         if not (self.walking and self.isVisible()):
             return False
-        (self.walk.forward if direction > 0 else self.walk.back)()
-        return True
+        return self.walk.forward() if direction > 0 else self.walk.back()
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
+        """The least height the view needs at ``width``, not its preferred one: the tab's page (a
+        resizable scroll area) sizes a view with wrapped labels by this, and by the preferred
+        height (its maps' size hints) the walk outgrew a 720-pixel slide and scrolled."""
+        layout = self.layout()
+        if layout is not None and layout.hasHeightForWidth():
+            return max(layout.minimumHeightForWidth(width), self.minimumHeight())
+        return super().heightForWidth(width)
 
     def _on_walk_stage(self, stage: str) -> None:
         self.set_highlight(stage)
         self.code_panel.show_stage(stage)
+        # The step's own rows (the hidden features' query picker) come and go: the tab's page
+        # sizes the view again once they have (it kept the taller step's height and scrolled).
+        QTimer.singleShot(0, self, self.updateGeometry)
 
     def _request_code(self) -> None:
         outcome = self._code_outcome

@@ -152,7 +152,9 @@ class StageWalk(Retranslating, QWidget):
         self.before_caption.setWordWrap(True)
         # Unnamed axes: the small map's room goes to its cells (the big one names them).
         self.before = own_map(HeatmapWidget(), "", "")
-        self.before.setMinimumSize(140, 120)
+        # Short enough that a caption wrapped onto five lines ("Computed from: Hidden features
+        # tanh(...)") leaves the slide its height at 1280x720.
+        self.before.setMinimumSize(140, 90)
         self.before.set_colorbar_visible(False)  # a glance back: the big map has the scale
         # The hidden features are of one query: which one (a query picked in another view too).
         query_row = QHBoxLayout()
@@ -168,7 +170,6 @@ class StageWalk(Retranslating, QWidget):
         self.query_box.setLayout(query_row)
         self.query_box.setVisible(False)
         before_column.addWidget(self.query_box)
-        before_column.addWidget(self.before_caption)
         before_column.addWidget(self.before, 1)
         self.now = own_map(HeatmapWidget(), _KEYS, _QUERIES)
         self.now.setMinimumSize(260, 160)
@@ -181,13 +182,16 @@ class StageWalk(Retranslating, QWidget):
         self.now.plot_item.addItem(self._outline)
         pair.addLayout(before_column, 1)
         pair.addWidget(self.now, 4)
+        # Over both maps, on one line where it fits: in the small map's narrow column it wrapped
+        # onto five lines and moved the maps at every step.
+        maps_layout.addWidget(self.before_caption)
         maps_layout.addLayout(pair, 1)
+        # What changed and why: beside the maps, over the equation (under the maps, the step's
+        # explanation ran below a 720-pixel slide and the maps shrank as it wrapped).
         self.change = QLabel()
         self.change.setWordWrap(True)
         self.note = QLabel()
         self.note.setWordWrap(True)
-        maps_layout.addWidget(self.change)
-        maps_layout.addWidget(self.note)
         splitter.addWidget(maps)
 
         right = self.right = QSplitter(Qt.Orientation.Vertical)
@@ -196,7 +200,13 @@ class StageWalk(Retranslating, QWidget):
         self.equation.setTextFormat(Qt.TextFormat.RichText)
         self.equation.setWordWrap(True)
         self.equation.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        right.addWidget(scrolled(self.equation, frame=False))
+        explained = QWidget()
+        explained_layout = QVBoxLayout(explained)
+        explained_layout.setContentsMargins(0, 0, 0, 0)
+        explained_layout.addWidget(self.change)
+        explained_layout.addWidget(self.note)
+        explained_layout.addWidget(self.equation, 1)
+        right.addWidget(scrolled(explained, frame=False))
         #: Where the view puts its code panel while the walk is on show.
         self.code_holder = QWidget()
         holder_layout = QVBoxLayout(self.code_holder)
@@ -242,7 +252,14 @@ class StageWalk(Retranslating, QWidget):
         # A call with score terms (a captured model's): the engine keeps the scores without them
         # as the same tensor when there are none.
         terms = data is not None and data.view.modified_scores is not data.view.scores
+        # The walk's first (or last) step stays its first (or last) when the steps change: a
+        # lecture enters the walk of the next example at its step 1, whatever this one had.
+        old = self.stages
         self.stages = walk_stages(additive, terms)
+        if self.stage == old[0]:
+            self.stage = self.stages[0]
+        elif self.stage == old[-1]:
+            self.stage = self.stages[-1]
         # The what-if adds (× - 1) of the scaled scores to the masked scores: exact for additive
         # terms, not through a soft cap or a score_mod. A call with terms gets no what-if.
         self.scale_slider.setEnabled(not terms)
@@ -268,15 +285,25 @@ class StageWalk(Retranslating, QWidget):
             self._draw()
             self.stageChanged.emit(stage)
 
-    def forward(self) -> None:
+    def forward(self) -> bool:
+        """The next step; False at the last (a clicker's step then goes on to the next slide)."""
         i = self.stages.index(self.stage)
         if i + 1 < len(self.stages):
             self.show_stage(self.stages[i + 1])
+            return True
+        return False
 
-    def back(self) -> None:
+    def back(self) -> bool:
+        """The previous step; False at the first."""
         i = self.stages.index(self.stage)
         if i > 0:
             self.show_stage(self.stages[i - 1])
+            return True
+        return False
+
+    def enter(self, at_end: bool = False) -> None:
+        """Start at step 1 (or at the last step, for a lecture stepping back into the walk)."""
+        self.show_stage(self.stages[-1] if at_end else self.stages[0])
 
     def changed(self) -> np.ndarray | None:
         """The cells of the stage on show outlined as changed since the previous one."""
@@ -370,6 +397,8 @@ class StageWalk(Retranslating, QWidget):
         equation = QFont(base)
         equation.setPointSizeF(max(base.pointSizeF(), 6.0) * 1.1)
         self.equation.setFont(equation)
+        # The slider's track keeps its length whatever the factor's text ("1", "0.125").
+        self.scale_value.setMinimumWidth(self.scale_value.fontMetrics().horizontalAdvance("0.000") + 4)
 
     # ------------------------------------------------------------------ drawing
 

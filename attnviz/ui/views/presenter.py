@@ -2,8 +2,8 @@
 
 In presentation mode the menus, tabs and status bar are hidden, so everything a lecture needs
 is one key or one click away without leaving it: the presenter bar (at the top, only while
-presenting) steps through the lessons (Page Down / Page Up, what a presenter's clicker sends),
-loads an example or a lesson, opens a view, shows the keyboard map (F1) and leaves (F5 or
+presenting) steps through the lecture (Page Down / Page Up, what a presenter's clicker sends:
+``lecture_clicker``), loads an example or a lesson, opens a view, shows the keyboard map (F1) and leaves (F5 or
 Esc); a hint says how to leave for a few seconds. The keyboard map lists every shortcut the
 window holds, read from its actions, so it cannot fall out of date.
 """
@@ -14,11 +14,12 @@ import functools
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QDialog,
     QDialogButtonBox,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QMenu,
@@ -36,6 +37,7 @@ from attnviz.ui.app.session import AppSession
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.views.docks import DOCKS
+from attnviz.ui.views.lecture_clicker import LectureClicker
 from attnviz.ui.views.lessons import LessonsController
 
 __all__ = [
@@ -107,9 +109,20 @@ def keyboard_map_html(window: QWidget) -> str:
         text = _plain(action.text())
         if keys and text:
             rows.setdefault(text, keys)
+    # Shortcuts that are not actions (a view's own, such as the walk's) say what they do in
+    # their "what's this"; the walk's are listed even before the pipeline is first built.
+    for shortcut in window.findChildren(QShortcut):
+        keys = shortcut.key().toString(QKeySequence.SequenceFormat.NativeText)
+        if keys and shortcut.whatsThis():
+            rows.setdefault(shortcut.whatsThis(), keys)
+    rows.setdefault(translate("Presenter", "Start or end the pipeline's stage-by-stage walk"), "Ctrl+Shift+W")
+    rows.setdefault(translate("Presenter", "The walk's next or previous step (presentation mode)"), "→ / ←")
     rows[translate("Presenter", "Leave presentation mode")] = "Esc"
-    rows.setdefault(translate("Presenter", "Next lesson (presentation mode)"), "PgDown")
-    rows.setdefault(translate("Presenter", "Previous lesson (presentation mode)"), "PgUp")
+    # The clicker's keys are the slide actions' only while presenting: listed either way, once.
+    if "PgDown" not in rows.values():
+        rows[translate("Presenter", "Next slide: the walk's next step, the answer, the next lesson")] = "PgDown"
+    if "PgUp" not in rows.values():
+        rows[translate("Presenter", "Previous slide (presentation mode)")] = "PgUp"
     body = "".join(
         f"<tr><td style='padding-right:18px'><b>{keys}</b></td><td>{text}</td></tr>"
         for text, keys in sorted(rows.items(), key=lambda item: item[0].lower())
@@ -180,10 +193,14 @@ class PresenterBar(Retranslating, QWidget):
         layout.setContentsMargins(6, 2, 6, 2)
         self.previous_lesson = QToolButton()
         self.previous_lesson.setText("◀")
-        self.previous_lesson.clicked.connect(lambda: lessons.step(-1))
         self.next_lesson = QToolButton()
         self.next_lesson.setText("▶")
-        self.next_lesson.clicked.connect(lambda: lessons.step(1))
+        #: The lecture the clicker gives (``install_presenter`` wires the buttons and keys to it).
+        # Its child: the bar's texts read it, to the last language change of a closing window.
+        self.clicker = LectureClicker(session, host, lessons, parent=self)
+        self.previous_lesson.clicked.connect(lambda: self.clicker.step(-1))
+        self.next_lesson.clicked.connect(lambda: self.clicker.step(1))
+        self.clicker.slideChanged.connect(self._show_position)
         self.lesson_caption = QLabel()
         # Menus behind short buttons: a lesson's title is too long for a list on the bar (the
         # caption over the maps names the example on show, in full).
@@ -216,9 +233,11 @@ class PresenterBar(Retranslating, QWidget):
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.lesson_caption.setText(translate("Presenter", "Lesson"))
-        self.previous_lesson.setToolTip(translate("Presenter", "The previous lesson (Page Up)"))
-        self.next_lesson.setToolTip(translate("Presenter", "The next lesson (Page Down)"))
+        self._show_position()
+        self.previous_lesson.setToolTip(translate("Presenter", "The previous slide of the lecture (Page Up)"))
+        self.next_lesson.setToolTip(
+            translate("Presenter", "The next slide of the lecture: the walk's next step, a lesson's answer (Page Down)")
+        )
         self.presets.setText(translate("Presenter", "Example"))
         self.presets.setToolTip(translate("Presenter", "Load one of the chapter's examples or a lesson"))
         self.views.setText(translate("Presenter", "View"))
@@ -228,6 +247,10 @@ class PresenterBar(Retranslating, QWidget):
         self.leave.setText(translate("Presenter", "Leave (F5)"))
         self.leave.setToolTip(translate("Presenter", "Leave presentation mode: the window comes back as it was"))
         self.refresh()
+
+    def _show_position(self, _index: int = -1) -> None:
+        shown, total = self.clicker.position
+        self.lesson_caption.setText(translate("Presenter", "Slide {shown}/{total}").format(shown=shown, total=total))
 
     def set_presenting(self, on: bool) -> None:
         """Give the lesson actions their clicker keys (or take them back); the window shows the
@@ -308,22 +331,43 @@ FIRST_STEPS = QT_TRANSLATE_NOOP("Presenter", "&First steps")
 FIRST_STEPS_TIP = QT_TRANSLATE_NOOP("Presenter", "What to edit, and what each view shows")
 KEYBOARD_MAP = QT_TRANSLATE_NOOP("Presenter", "&Keyboard map")
 KEYBOARD_MAP_TIP = QT_TRANSLATE_NOOP("Presenter", "Every keyboard shortcut, presentation mode's included")
-NEXT_LESSON = QT_TRANSLATE_NOOP("Presenter", "Next lesson")
-PREVIOUS_LESSON = QT_TRANSLATE_NOOP("Presenter", "Previous lesson")
+NEXT_LESSON = QT_TRANSLATE_NOOP("Presenter", "Next slide")
+PREVIOUS_LESSON = QT_TRANSLATE_NOOP("Presenter", "Previous slide")
+OPEN_PLAN = QT_TRANSLATE_NOOP("Presenter", "Open a lecture plan…")
+OPEN_PLAN_TIP = QT_TRANSLATE_NOOP(
+    "Presenter", "The order of the slides Page Down walks in presentation mode, from a .json file"
+)
+SAVE_PLAN = QT_TRANSLATE_NOOP("Presenter", "Save the lecture plan…")
+SAVE_PLAN_TIP = QT_TRANSLATE_NOOP(
+    "Presenter", "The order of the slides as a small .json file, to reorder by hand and share"
+)
 
 
-def _clicker_step(session: AppSession, lessons: LessonsController, direction: int) -> None:
-    """Page Down / Up: the slide on show steps if it claimed the steps (the walk), else the lessons."""
-    if not session.step_slide(direction):
-        lessons.step(direction)
+def _open_plan(window: QWidget, clicker: LectureClicker) -> None:
+    path, _filter = QFileDialog.getOpenFileName(
+        window, translate("Presenter", "Open a lecture plan"), "", translate("Presenter", "Lecture plans (*.json)")
+    )
+    if path:
+        clicker.open_plan(path)
+
+
+def _save_plan(window: QWidget, clicker: LectureClicker) -> None:
+    path, _filter = QFileDialog.getSaveFileName(
+        window,
+        translate("Presenter", "Save the lecture plan"),
+        "lecture.json",
+        translate("Presenter", "Lecture plans (*.json)"),
+    )
+    if path:
+        clicker.save_plan(path)
 
 
 def install_presenter(
     session: AppSession, host: Host, lessons: LessonsController, leave: Callable[[], None]
 ) -> PresenterBar:
     """The presenter bar (hidden until presentation mode shows it), Help's first steps and
-    keyboard map (F1), and Page Down / Page Up for the next and previous lesson (or step, when a
-    view on show claims the steps: ``AppSession.claim_steps``)."""
+    keyboard map (F1), and Page Down / Page Up for the lecture's next and previous slide (or step,
+    when a view on show claims the steps: ``AppSession.claim_steps``)."""
     bar = PresenterBar(session, host, lessons, leave)
     window = host.widget()
     add = getattr(window, "add_action", None)
@@ -331,10 +375,12 @@ def install_presenter(
         add("help", FIRST_STEPS, lambda: show_first_steps(window), tip=FIRST_STEPS_TIP)
         add("help", KEYBOARD_MAP, lambda: show_keyboard_map(window), shortcut="F1", tip=KEYBOARD_MAP_TIP)
         bar.lesson_actions = (
-            # The clicker steps the slide on show first (the pipeline's walk), else the lessons.
-            add("presets", NEXT_LESSON, functools.partial(_clicker_step, session, lessons, 1)),
-            add("presets", PREVIOUS_LESSON, functools.partial(_clicker_step, session, lessons, -1)),
+            # The clicker steps the slide on show first (the pipeline's walk), else the lecture.
+            add("presets", NEXT_LESSON, functools.partial(bar.clicker.step, 1)),
+            add("presets", PREVIOUS_LESSON, functools.partial(bar.clicker.step, -1)),
         )
+        add("presets", OPEN_PLAN, lambda: _open_plan(window, bar.clicker), tip=OPEN_PLAN_TIP)
+        add("presets", SAVE_PLAN, lambda: _save_plan(window, bar.clicker), tip=SAVE_PLAN_TIP)
         for action in bar.lesson_actions:
             window.addAction(action)  # its shortcut must work with the menus hidden
     return bar

@@ -1,0 +1,129 @@
+"""Gives the chapter's lecture by Page Down alone, in presentation mode, and reports every slide
+that does not fit or read: the layout probe's checks (layout_probe.py) at every press, from the
+lecture plan's first slide to its last, in English and then in Portuguese. Run by
+tests/ui/test_lecture.py in a child process per screen size (the offscreen platform's screen is
+fixed per process):
+
+    QT_QPA_PLATFORM=offscreen:configfile=screen.json python tests/ui/lecture_probe.py OUT.json [SHOTS]
+
+Writes {"problems": [...], "slides": [...], "presses": n} to OUT.json: what was on show after
+each press (the slide, the walk's step, whether a lesson's answer was revealed).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from layout_probe import (  # noqa: E402 - the probe's own folder first
+    font_problems,
+    presentation_problems,
+    settle,
+    sideways_problems,
+    text_problems,
+    wait,
+    window_problems,
+)
+
+#: More presses than any plan of the chapter needs; the lecture must end before.
+MAX_PRESSES = 200
+
+
+def scrolled_out(window: QWidget, where: str) -> list[str]:
+    """Nothing on a slide may need the mouse to be seen: no view's page, and not the lesson
+    panel, scrolls down (a revealed answer below the screen, a walk's explanation, a lab's
+    maps)."""
+    problems = []
+    for area in window.findChildren(QScrollArea):
+        name = area.objectName()
+        lesson = area is getattr(window.lessons.view, "answer_scroll", None) if window.lessons.dock.is_built else False
+        if not (name.endswith("Page") or lesson) or not area.isVisible() or area.visibleRegion().isEmpty():
+            continue
+        bar = area.verticalScrollBar()
+        if bar.isVisible() and bar.maximum() > 0:
+            what = "the lesson panel" if lesson else name
+            problems.append(f"{where}: {what} scrolls down ({bar.maximum()} px out of sight)")
+    return problems
+
+
+def on_show(window: QWidget) -> str:
+    clicker = window.presenter.clicker
+    slide = clicker.plan[clicker.index] if clicker.index is not None else None
+    text = f"{slide.kind} {slide.name}" if slide is not None else "none"
+    dock = window.dock("pipelineDock")
+    if slide is not None and slide.kind == "walk" and dock.is_built:
+        text += f" step {dock.view().walk.stage}"
+    if slide is not None and slide.kind == "lesson":
+        text += " answer" if window.lessons.view.answer_shown else " question"
+    return text
+
+
+def give_lecture(window: QWidget, tag: str, language: str, normal_pt: float, shots: Path | None) -> tuple[list, list]:
+    clicker = window.presenter.clicker
+    problems: list[str] = []
+    slides: list[str] = []
+    size0 = (window.width(), window.height())
+    clicker.go(0)
+    for press in range(MAX_PRESSES):
+        settle(window)
+        # A map's colour bar is laid out for its new labels a few frames after its data (side
+        # by side's difference, once both sides are computed): the slide as the class sees it.
+        wait(150)
+        shown = on_show(window)
+        if slides and shown == slides[-1]:
+            break  # the last slide: Page Down has nothing left to show
+        slides.append(shown)
+        where = f"{tag} {language} {press:02d} {shown}"
+        problems += window_problems(window, where, size0) + text_problems(window, where)
+        problems += font_problems(window, where, normal_pt) + sideways_problems(window, where)
+        problems += scrolled_out(window, where)
+        if shown.startswith("example"):
+            problems += presentation_problems(window, where)
+        if shots is not None:
+            window.grab().save(str(shots / f"{tag}-{language}-{press:02d}.png"))
+        QTest.keyClick(window, Qt.Key.Key_PageDown)
+    else:
+        problems.append(f"{tag} {language}: the lecture did not end after {MAX_PRESSES} presses")
+    return problems, slides
+
+
+def main() -> int:
+    out = Path(sys.argv[1])
+    shots = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+    app = QApplication(sys.argv[:1])
+    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.i18n import install_language
+
+    screen = app.primaryScreen().availableGeometry()
+    tag = f"{screen.width()}x{screen.height()}"
+    normal_pt = app.font().pointSizeF()
+    window = MainWindow()
+    window.show()
+    settle(window)
+    # F5 first, then every lesson is loaded during presentation mode (its panel was cut).
+    window.set_presentation_mode(True)
+    settle(window)
+    problems: list[str] = []
+    slides: dict[str, list[str]] = {}
+    for language in ("en", "pt_BR"):
+        install_language(app, language)
+        settle(window)
+        found, slides[language] = give_lecture(window, tag, language, normal_pt, shots)
+        problems += found
+    window.set_presentation_mode(False)
+    install_language(app, "en")
+    window.close()
+    wait(300)  # what the close deferred (its threads' last results) ends before the interpreter does
+    out.write_text(json.dumps({"problems": problems, "slides": slides}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""The chapter's lecture given by Page Down alone (issue 37): from the lecture plan's first slide to
+its last, in presentation mode, at 1280x720 (a projector) and 1920x1080, in English and then in
+Portuguese, with every lesson loaded during presentation mode; at every press the layout probe's
+checks, and nothing on a slide scrolled out of sight. tests/ui/lecture_probe.py gives the
+lecture, in a child process per screen size (the offscreen platform's screen is fixed per
+process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attnviz.lecture import DEFAULT_PLAN
+from attnviz.presets import PRESETS
+from attnviz.teaching import LESSONS
+
+PROBE = Path(__file__).with_name("lecture_probe.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _lecture(tmp_path: Path, width: int, height: int) -> dict:
+    screen = tmp_path / "screen.json"
+    geometry = {"name": "S", "x": 0, "y": 0, "width": width, "height": height}
+    screen.write_text(json.dumps({"screens": [{**geometry, "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}))
+    out = tmp_path / "lecture.json"
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": f"offscreen:configfile={screen}",
+        "ATTNVIZ_STATE_DIR": str(tmp_path / "state"),
+        "PYTHONPATH": str(ROOT),
+    }
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    result = subprocess.run(
+        [sys.executable, str(PROBE), str(out), str(shots)], env=env, capture_output=True, text=True, timeout=900
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("width", "height"), [(1280, 720), (1920, 1080)])
+def test_the_lecture_is_given_by_page_down_alone_and_every_slide_fits(tmp_path, width, height):
+    report = _lecture(tmp_path, width, height)
+    assert report["problems"] == [], "\n".join(report["problems"])
+    # What Page Down showed: each example, then its walk from step 1 to its last step (the
+    # additive toy's has the hidden features first), the labs, then each lesson's question and
+    # then its answer; the same in both languages.
+    expected = []
+    for slide in DEFAULT_PLAN.slides:
+        if slide.kind == "example":
+            expected.append(f"example {slide.name}")
+        elif slide.kind == "walk":
+            steps = ["raw_scores", "scores", "mask", "masked_scores", "weights", "applied_weights", "output"]
+            if slide.name == "additive-toy":
+                steps.insert(0, "hidden")
+            expected += [f"walk {slide.name} step {step}" for step in steps]
+        elif slide.kind == "view":
+            expected.append(f"view {slide.name}")
+        else:
+            expected += [f"lesson {slide.name} question", f"lesson {slide.name} answer"]
+    assert len(expected) == len(PRESETS) + (7 * len(PRESETS) + 1) + 1 + 2 * len(LESSONS)
+    assert report["slides"]["en"] == expected
+    assert report["slides"]["pt_BR"] == expected
