@@ -5,7 +5,7 @@ The package is split so that the heavy parts load only when needed:
 writes files. Importing ``attnviz`` itself imports neither torch nor Qt: ``attnviz.capture``
 (which imports torch), ``attnviz.compare``, ``attnviz.check_invariance`` and
 ``attnviz.intervene`` are loaded the first time they are used, and ``attnviz.show(...)``, which
-opens the window from a script or a notebook (``attnviz.viewer``), when it is called.
+opens the window from a script or a notebook (``attnviz.cli.viewer``), when it is called.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def __getattr__(name: str) -> Any:
         # Callable too: attnviz.compare(a, b) compares two runs call by call.
         return importlib.import_module(f"{__name__}.compare")
     if name == "check_invariance":
-        from attnviz.invariance import check_invariance
+        from attnviz.compare.invariance import check_invariance
 
         return check_invariance
     if name == "intervene":
@@ -44,11 +44,11 @@ def __getattr__(name: str) -> Any:
         # Callable too: attnviz.intervene(model, inputs, edits), with attnviz.intervene.AblateHead...
         return importlib.import_module(f"{__name__}.intervene")
     if name == "show":
-        from attnviz.viewer import show
+        from attnviz.cli.viewer import show
 
         return show
     if name == "save_session":
-        from attnviz.sessions import save_session
+        from attnviz.cli.sessions import save_session
 
         return save_session
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

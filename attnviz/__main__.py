@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from attnviz.cli.gui import main
 
 sys.exit(main())

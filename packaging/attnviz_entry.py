@@ -6,7 +6,7 @@ cannot be the entry itself.  This does what the ``attnviz`` console script does.
 
 import sys
 
-from attnviz.cli import main
+from attnviz.cli.gui import main
 
 if __name__ == "__main__":
     sys.exit(main())

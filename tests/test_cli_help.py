@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from attnviz import cli
 from attnviz.bench import __main__ as bench_main
 from attnviz.bench import capture_sweep
+from attnviz.cli.gui import gui as cli
 
 COMMANDS = ("render", "code", "doctor", "diff", "check", "bench")
 

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 from attnviz.bench.snippet_cases import CASES
-from attnviz.cli import main as cli_main
-from attnviz.code_cli import code_main
+from attnviz.cli.code import code_main
+from attnviz.cli.gui import main as cli_main
 from attnviz.compute import run_state
 from attnviz.io.session_state import save_state_file
-from attnviz.presets import PRESETS
 from attnviz.snippets import make_snippet
 from attnviz.snippets.harness import run_traced
+from attnviz.teaching.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attnviz.code_cli import code_main
+from attnviz.cli.code import code_main
 
 
 def test_data_file_takes_three_512_by_64_arrays(tmp_path: Path, capsys, monkeypatch) -> None:  # noqa: ANN001

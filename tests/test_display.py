@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from attnviz import cli
-from attnviz.display import XCB_LIBRARIES, window_problem
+from attnviz.cli.display import XCB_LIBRARIES, window_problem
+from attnviz.cli.gui import gui as cli
 
 
 def _all_load(_soname: str) -> bool:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnviz.document import Document, ReplaceState, SetBlock, SetSettings, State
-from attnviz.presets import PRESETS
+from attnviz.state.document import Document, ReplaceState, SetBlock, SetSettings, State
+from attnviz.teaching.presets import PRESETS
 
 
 @pytest.fixture

@@ -33,8 +33,8 @@ def test_the_layer_contracts_are_kept():
     [
         ("attnviz/engine/devices.py", "from PySide6 import QtCore", "Everything below the UI imports no Qt"),
         ("attnviz/compute/convert.py", "def _later():\n    import pyqtgraph", "Everything below the UI imports no Qt"),
-        ("attnviz/document.py", "from attnviz.ui import theme", "each imports only below it"),
-        ("attnviz/ui/views/lessons.py", "from attnviz.ui.app.main_window import MainWindow", "Inside the UI"),
+        ("attnviz/state/document.py", "from attnviz.ui import theme", "each imports only below it"),
+        ("attnviz/ui/views/lessons.py", "from attnviz.ui.window.main_window import MainWindow", "Inside the UI"),
     ],
 )
 def test_a_forbidden_import_breaks_a_contract(tmp_path, module, line, contract):

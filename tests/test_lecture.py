@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from attnviz.lecture import (
+from attnviz.teaching.lecture import (
     DEFAULT_PLAN,
     LecturePlan,
     LecturePlanError,
@@ -16,8 +16,8 @@ from attnviz.lecture import (
     plan_to_json,
     save_plan,
 )
-from attnviz.presets import PRESETS
-from attnviz.teaching import LESSONS
+from attnviz.teaching.lessons import LESSONS
+from attnviz.teaching.presets import PRESETS
 
 
 def test_the_default_plan_has_each_example_then_its_walk_the_labs_and_every_lesson():

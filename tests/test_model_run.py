@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attnviz.model_run import AttentionCall, MaskArguments, ModelRun, ModelRunError
+from attnviz.state.run import AttentionCall, MaskArguments, ModelRun, ModelRunError
 
 
 def _call(h: int = 4, hkv: int = 2, name: str = "layer.0", **kw) -> AttentionCall:
@@ -88,9 +88,9 @@ def test_weights_only_calls_show_weights_but_have_no_tensors():
 
 
 def test_a_session_keeps_the_run_the_head_shown_edits_masks_and_tokens(tmp_path):
-    from attnviz.document import Document, SetBlock, State
     from attnviz.io.session_state import load_state_and_focus, save_state_file
-    from attnviz.model_run import Focus
+    from attnviz.state.document import Document, SetBlock, State
+    from attnviz.state.run import Focus
 
     pad = np.array([[1, 1, 1, 1, 0, 0], [1] * 6])
     run = ModelRun(
@@ -112,8 +112,8 @@ def test_a_session_keeps_the_run_the_head_shown_edits_masks_and_tokens(tmp_path)
 
 
 def test_undo_of_an_edit_on_another_head_goes_back_to_that_head():
-    from attnviz.document import Document, SetBlock, State
-    from attnviz.model_run import Focus
+    from attnviz.state.document import Document, SetBlock, State
+    from attnviz.state.run import Focus
 
     doc = Document(State.from_run(ModelRun((_call(),))))
     inverse = doc.apply(SetBlock("keys", 0, 0, 0, np.array([[7.0]])), Focus(0, 1))
@@ -130,7 +130,7 @@ def test_the_app_computes_a_focused_head_as_sdpa_did(head):
     import torch
 
     from attnviz.compute.attention import run_state
-    from attnviz.document import State
+    from attnviz.state.document import State
 
     torch.manual_seed(0)
     q, k, v = torch.randn(2, 4, 5, 8), torch.randn(2, 2, 5, 8), torch.randn(2, 2, 5, 8)
@@ -163,8 +163,8 @@ def test_a_long_input_with_long_context_masks_is_refused_as_too_large_before_any
     from dataclasses import replace as _replace
 
     from attnviz.compute.attention import run_state
-    from attnviz.document import make_state
     from attnviz.engine import set_default_memory_budget
+    from attnviz.state.document import make_state
 
     state = make_state(1, n, n, 8, 8, 8)
     state.settings = _replace(state.settings, scoring="scaled_dot", lens_mode="none", window=64)
@@ -187,7 +187,7 @@ def test_every_head_of_the_call_is_computed_as_the_main_view_computes_the_head_o
 
     from attnviz.compute.attention import run_state
     from attnviz.compute.heads import heads_of_focused_call
-    from attnviz.document import State
+    from attnviz.state.document import State
 
     rng = np.random.default_rng(3)
     b, h, n, d = 2, 4, 7, 8

@@ -1,4 +1,4 @@
-"""Reading typed and pasted numbers without Qt (``attnviz.number_text``): cells, spreadsheet
+"""Reading typed and pasted numbers without Qt (``attnviz.text.numbers``): cells, spreadsheet
 blocks, decimal commas, and refusals as translatable messages naming the cell."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnviz import number_text
-from attnviz.number_text import CellRule, format_compact, format_full, parse_block, parse_value
-from attnviz.tr import Message, Source, exception_message
+from attnviz.text import numbers as number_text
+from attnviz.text.numbers import CellRule, format_compact, format_full, parse_block, parse_value
+from attnviz.text.tr import Message, Source, exception_message
 
 WHOLE = CellRule(integer=True)
 COMMAS = CellRule(decimal_comma=True)  # as in Brazil

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnviz.cli import main as cli_main
+from attnviz.cli.gui import main as cli_main
 from attnviz.io.session_state import load_state_file, save_state_file
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX's")

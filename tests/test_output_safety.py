@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 
 from attnviz.bench.safety_text import run_snippet
-from attnviz.code_cli import code_main
-from attnviz.diff_cli import diff_main
-from attnviz.doctor_cli import doctor_main
-from attnviz.document import State
+from attnviz.cli.code import code_main
+from attnviz.cli.diff import diff_main
+from attnviz.cli.doctor import doctor_main
+from attnviz.cli.render import main as render_main
 from attnviz.io.capture_file import save_capture
 from attnviz.io.session_state import save_state_file
-from attnviz.model_run import AttentionCall, CallTerm, MaskArguments, ModelRun
-from attnviz.render import main as render_main
-from attnviz.safe_text import is_printable
+from attnviz.state.document import State
+from attnviz.state.run import AttentionCall, CallTerm, MaskArguments, ModelRun
+from attnviz.text.safe import is_printable
 
 HOSTILE = "\x1b[2J\x1b]0;owned\x07\x00\x01\x0b\x0c\u202e<script>&\"'\u2028\x85"
 
@@ -144,14 +144,14 @@ def test_every_command_lines_printed_line_is_inert():
     import io
     import re
 
-    from attnviz.terminal import say
+    from attnviz.output.terminal import say
 
     stream = io.StringIO()
     say(f"call {HOSTILE} in file \udcff.attnviz", stream)
     assert_inert(stream.getvalue().rstrip("\n"))
     assert stream.getvalue().count("\n") == 1 and "\\x1b[2J" in stream.getvalue()
-    root = Path(__file__).resolve().parents[1] / "attnviz"
-    for name in ("doctor_cli.py", "diff_cli.py", "check_cli.py", "render.py", "code_cli.py"):
+    root = Path(__file__).resolve().parents[1] / "attnviz" / "cli"
+    for name in ("doctor.py", "diff.py", "check.py", "render.py", "code.py"):
         source = (root / name).read_text("utf-8")
         bare = [line for line in source.splitlines() if re.search(r"\bprint\(", line) and "preset" not in line]
         assert not bare, (name, bare)

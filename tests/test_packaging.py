@@ -98,7 +98,7 @@ def test_desktop_exec_is_the_installed_gui_script() -> None:
     # `Exec=attnviz` only works if pip installs a command of that name.
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     gui_scripts = pyproject.split("[project.gui-scripts]", 1)[1].split("\n[", 1)[0]
-    assert re.search(r'^attnviz\s*=\s*"attnviz\.cli:main"', gui_scripts, re.MULTILINE)
+    assert re.search(r'^attnviz\s*=\s*"attnviz\.cli\.gui:main"', gui_scripts, re.MULTILINE)
 
 
 # -- AppStream metainfo ---------------------------------------------------------------------------
@@ -315,7 +315,7 @@ _WITHOUT_EXCLUDED = textwrap.dedent(
     import torch
     from attnviz.engine import MASK_MODES, SCORINGS, attend
     from attnviz.compute.attention import run_state
-    from attnviz.presets import PRESETS
+    from attnviz.teaching.presets import PRESETS
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, 3, 4, generator=g), torch.randn(2, 5, 4, generator=g),
                torch.randn(2, 5, 6, generator=g))
@@ -331,7 +331,7 @@ _WITHOUT_EXCLUDED = textwrap.dedent(
         assert outcome.error is None, (preset.name, outcome.error)
     from PySide6.QtWidgets import QApplication
     app = QApplication([])
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
     window = MainWindow(next(iter(PRESETS)))
     window.show()
     app.processEvents()
@@ -393,7 +393,7 @@ def test_the_wheel_carries_resources_and_the_session_format(tmp_path):
 
 
 def test_resource_dir_is_found_from_a_checkout():
-    from attnviz.resources import resource
+    from attnviz.ui.resources import resource
 
     assert resource("icons", "attnviz-64.png") is not None
     assert resource("icons", "no-such-file.png") is None

@@ -109,8 +109,8 @@ def _given(names: str) -> dict[str, object]:
 
 def _checked_show(*args: object, **kwargs: object) -> object:
     """attnviz.show without a window: what it is given must make a run, as the window would."""
+    from attnviz.cli.viewer import tensors_to_run
     from attnviz.compare import as_run
-    from attnviz.viewer import tensors_to_run
 
     kwargs.pop("block", None)
     if len(args) == 3:

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attnviz.cli.render import figure_for, render_main
 from attnviz.compute.attention import run_state
 from attnviz.io import save_arrays
 from attnviz.io.session_state import save_state_file
-from attnviz.presets import PRESETS
-from attnviz.render import figure_for, render_main
-from attnviz.teaching import ALL_PRESETS
+from attnviz.teaching.lessons import ALL_PRESETS
+from attnviz.teaching.presets import PRESETS
 
 ROOT = Path(__file__).parents[1]
 
@@ -248,7 +248,7 @@ def _clean_env() -> dict[str, str]:
 def test_as_a_program_without_a_display(tmp_path: Path) -> None:
     out = tmp_path / "cli.png"
     ok = subprocess.run(
-        [sys.executable, "-m", "attnviz.render", "--preset", "additive-toy", "--out", str(out)],
+        [sys.executable, "-m", "attnviz.cli.render", "--preset", "additive-toy", "--out", str(out)],
         cwd=tmp_path,
         env=_clean_env(),
         capture_output=True,
@@ -259,7 +259,7 @@ def test_as_a_program_without_a_display(tmp_path: Path) -> None:
     assert ok.stderr == ""  # Qt's chatter about the offscreen platform stays out of stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = subprocess.run(
-        [sys.executable, "-m", "attnviz.render", "--load", "nope.attnviz", "--out", str(out)],
+        [sys.executable, "-m", "attnviz.cli.render", "--load", "nope.attnviz", "--out", str(out)],
         cwd=tmp_path,
         env=_clean_env(),
         capture_output=True,

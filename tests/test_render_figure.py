@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnviz.document import SetSettings
-from attnviz.presets import PRESETS
-from attnviz.render import color_levels, render_main
-from attnviz.teaching import ALL_PRESETS, LESSONS
+from attnviz.cli.render import color_levels, render_main
+from attnviz.state.document import SetSettings
+from attnviz.teaching.lessons import ALL_PRESETS, LESSONS
+from attnviz.teaching.presets import PRESETS
 
 
 def _args(**given: object) -> argparse.Namespace:
@@ -55,9 +55,9 @@ def _cell_spread(path: Path, data: Path) -> float:
     (its centre holds the value's label), where the same layout puts them."""
     from PySide6.QtGui import QImage
 
-    from attnviz.command_inputs import command_state
+    from attnviz.cli.command_inputs import command_state
+    from attnviz.cli.render import build_parser, figure_for
     from attnviz.compute.attention import run_state
-    from attnviz.render import build_parser, figure_for
 
     args = build_parser().parse_args(["--load", str(data), "--out", "x.png"])
     state, focus, source = command_state(args, [], file_head=None)

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attnviz.cli.render import figure_for, grid_for, render_main
 from attnviz.compute.attention import run_state
 from attnviz.io import guess_roles, load_tensor_file
 from attnviz.io.session_state import save_state_file
 from attnviz.io.tensor_import import state_from_tensor_file, tensor_file_focus
-from attnviz.model_run import Focus
-from attnviz.presets import DEFAULT_PRESET, PRESETS
-from attnviz.render import figure_for, grid_for, render_main
+from attnviz.state.run import Focus
+from attnviz.teaching.presets import DEFAULT_PRESET, PRESETS
 
 NOTE = "note: the file brings no scoring settings: scaled dot-product scoring, as real models use"
 

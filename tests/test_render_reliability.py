@@ -13,7 +13,7 @@ import pytest
 
 from attnviz.bench.safety import HOSTILE_PEAK_MB, render_probe, width_bomb_capture, width_bomb_session
 from attnviz.io import save_arrays, save_capture
-from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+from attnviz.state.run import AttentionCall, MaskArguments, ModelRun
 
 ROOT = Path(__file__).parents[1]
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import attnviz
+from attnviz.cli.render import render_main
 from attnviz.io.session_state import load_state_and_focus
-from attnviz.render import render_main
 
 
 def test_render_writes_a_session_that_renders_as_the_preset_did(tmp_path: Path, capsys) -> None:  # noqa: ANN001

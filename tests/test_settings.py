@@ -1,4 +1,4 @@
-"""Every setting declared once (attnviz.settings): the document's Settings, the session reader,
+"""Every setting declared once (attnviz.state.settings): the document's Settings, the session reader,
 undo texts and the command lines (render, code) all read the declarations."""
 
 from __future__ import annotations
@@ -10,16 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnviz import catalog
-from attnviz.code_cli import code_main
-from attnviz.command_inputs import add_setting_options, setting_changes
+from attnviz.cli.code import code_main
+from attnviz.cli.command_inputs import add_setting_options, setting_changes
+from attnviz.cli.render import build_parser, render_main
 from attnviz.compute import run_state
-from attnviz.document import CALL_SETTINGS, SetSettings, Settings
 from attnviz.io import SessionFileError
 from attnviz.io.session_state import session_to_state, state_to_session
-from attnviz.presets import PRESETS
-from attnviz.render import build_parser, render_main
-from attnviz.settings import (
+from attnviz.output.terminal import OneLineParser
+from attnviz.state import catalog
+from attnviz.state.document import CALL_SETTINGS, SetSettings, Settings
+from attnviz.state.settings import (
     SETTINGS,
     Choice,
     DeviceName,
@@ -30,7 +30,7 @@ from attnviz.settings import (
     in_group,
     settings_problem,
 )
-from attnviz.terminal import OneLineParser
+from attnviz.teaching.presets import PRESETS
 
 # ------------------------------------------------------------------------ the declarations
 

@@ -13,10 +13,10 @@ import pytest
 import torch
 
 from attnviz.compute.attention import run_state
-from attnviz.document import Settings, State
-from attnviz.presets import PRESETS
-from attnviz.snippet import save_snippet_data, snippet_data, snippet_for_state
-from attnviz.teaching import LESSONS
+from attnviz.snippets import save_snippet_data, snippet_data, snippet_for_state
+from attnviz.state.document import Settings, State
+from attnviz.teaching.lessons import LESSONS
+from attnviz.teaching.presets import PRESETS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -190,7 +190,7 @@ def test_the_attnviz_script_passes_the_models_masks_and_scale(case):
 
 
 def test_the_snippet_is_of_the_head_on_show():
-    from attnviz.model_run import AttentionCall, Focus, ModelRun
+    from attnviz.state.run import AttentionCall, Focus, ModelRun
 
     rng = np.random.default_rng(2)
     q, k, v = (rng.standard_normal((2, 3, 4, 5)).astype(np.float32) for _ in range(3))
@@ -204,7 +204,7 @@ def test_the_snippet_is_of_the_head_on_show():
 
 def _termed_state(*terms: object, sinks: bool = False) -> State:
     """A captured run of one call whose scores go through ``terms`` (``CallTerm``), on head 1."""
-    from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+    from attnviz.state.run import AttentionCall, MaskArguments, ModelRun
 
     rng = np.random.default_rng(4)
     q, k, v = (rng.standard_normal((2, 2, 5, 4)).astype(np.float32) * 3 for _ in range(3))
@@ -221,7 +221,7 @@ def _termed_state(*terms: object, sinks: bool = False) -> State:
 
 
 def _bias_term(name: str = "position_bias"):  # noqa: ANN202
-    from attnviz.model_run import CallTerm
+    from attnviz.state.run import CallTerm
 
     values = np.random.default_rng(5).standard_normal((1, 2, 5, 5)).astype(np.float32)
     return CallTerm("bias", name, values=values)
@@ -247,8 +247,8 @@ def test_a_calls_score_biases_are_in_the_code_and_its_weights_are_the_apps(frame
 
 
 def test_soft_capping_and_sinks_are_the_attnviz_scripts_and_refused_by_the_chapters_code():
-    from attnviz.model_run import CallTerm
     from attnviz.snippets import SnippetError, make_snippet
+    from attnviz.state.run import CallTerm
 
     state = _termed_state(_bias_term(), CallTerm("softcap", "softcap", cap=1.5), sinks=True)
     snippet = make_snippet(state, "attnviz", focus=(0, 1))
@@ -261,8 +261,8 @@ def test_soft_capping_and_sinks_are_the_attnviz_scripts_and_refused_by_the_chapt
 
 
 def test_a_score_mod_function_cannot_be_written_and_says_so():
-    from attnviz.model_run import CallTerm
     from attnviz.snippets import SnippetError, make_snippet
+    from attnviz.state.run import CallTerm
 
     state = _termed_state(CallTerm("score_mod", "score_mod", fn=lambda s, b, h, q, k: s + (q - k)))
     for framework in ("attnviz", "pytorch"):

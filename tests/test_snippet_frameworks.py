@@ -20,9 +20,6 @@ from hypothesis import strategies as st
 
 from attnviz.bench.snippet_cases import CASES, book_state, with_settings
 from attnviz.compute import run_state
-from attnviz.document import State
-from attnviz.model_run import Focus
-from attnviz.presets import PRESETS
 from attnviz.snippets import (
     FRAMEWORKS,
     RETURN_VALUE,
@@ -36,6 +33,9 @@ from attnviz.snippets import (
 )
 from attnviz.snippets.harness import run_traced, to_numpy
 from attnviz.snippets.parity import TOLERANCE, differences, reference_stages, spans_json
+from attnviz.state.document import State
+from attnviz.state.run import Focus
+from attnviz.teaching.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
 FRAMEWORK_CODE = ("pytorch", "tensorflow", "mxnet", "jax")

@@ -2,7 +2,7 @@
 
 Call names, score-term names, tokens, notes and the data file's path are read from files other
 people share. Every string that reaches a snippet is written as a Python literal or as one
-printable line in a comment (``attnviz.safe_text``): here hostile strings (line breaks of every
+printable line in a comment (``attnviz.text.safe``): here hostile strings (line breaks of every
 Unicode kind, quotes, backslashes, NUL, ESC sequences, bidi overrides, long names) go into all of
 them, every framework's snippet is compiled, the PyTorch and attnviz snippets are run, and a
 payload that would create a marker file if it ran as code never creates it.
@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from attnviz.bench.safety_text import run_snippet
-from attnviz.document import State
-from attnviz.model_run import AttentionCall, CallTerm, MaskArguments, ModelRun
-from attnviz.safe_text import BIDI_CONTROLS, LINE_BREAKS, is_printable, printable, python_literal
 from attnviz.snippets import FRAMEWORKS, make_snippet
+from attnviz.state.document import State
+from attnviz.state.run import AttentionCall, CallTerm, MaskArguments, ModelRun
+from attnviz.text.safe import BIDI_CONTROLS, LINE_BREAKS, is_printable, printable, python_literal
 
 # Characters that end a comment, a string or a line, or change what the reader sees.
 HOSTILE_CHARS = [*LINE_BREAKS, *BIDI_CONTROLS, "\x00", "\x1b", "\x7f", "\x9b", "\t", '"', "'", "\\", "#", "\ud800"]

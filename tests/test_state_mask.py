@@ -9,8 +9,8 @@ import pytest
 
 from attnviz.compute.attention import run_state
 from attnviz.compute.long_view import LongRequest, compute_overview
-from attnviz.document import Settings, State
-from attnviz.model_run import MaskArguments
+from attnviz.state.document import Settings, State
+from attnviz.state.run import MaskArguments
 
 N = 36
 

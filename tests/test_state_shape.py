@@ -12,10 +12,10 @@ import pytest
 from attnviz.compute import run_state
 from attnviz.compute.heads import heads_of_focused_call, heads_on_show
 from attnviz.compute.jobs import Job
-from attnviz.document import Document, SetBlock, SetSettings, Snapshot, State, filled_state, resize_state
-from attnviz.model_run import AttentionCall, Focus, MaskArguments, ModelRun
-from attnviz.presets import PRESETS
-from attnviz.teaching import LESSONS
+from attnviz.state.document import Document, SetBlock, SetSettings, Snapshot, State, filled_state, resize_state
+from attnviz.state.run import AttentionCall, Focus, MaskArguments, ModelRun
+from attnviz.teaching.lessons import LESSONS
+from attnviz.teaching.presets import PRESETS
 from tests.float_tolerance import assert_reordered_close
 
 BOOK = {f"preset {k}": p.build for k, p in PRESETS.items()} | {

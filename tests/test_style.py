@@ -59,7 +59,7 @@ def test_mypy_reads_the_same_whether_or_not_optional_packages_are_installed(tmp_
         env["MYPYPATH"] = str(tmp_path / "stubs")
     command = (sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache"), "--follow-imports=skip")
     result = subprocess.run(
-        (*command, "attnviz/viewer.py"), cwd=ROOT, capture_output=True, text=True, timeout=600, env=env
+        (*command, "attnviz/cli/viewer.py"), cwd=ROOT, capture_output=True, text=True, timeout=600, env=env
     )
     assert result.returncode == 0, result.stdout + result.stderr
 

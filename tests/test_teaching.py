@@ -8,16 +8,16 @@ import torch
 import torch.nn.functional as F
 
 from attnviz.compute.attention import run_state
-from attnviz.document import Settings, State
 from attnviz.engine import attend
 from attnviz.engine.lab import LabReport, compare_conventions
-from attnviz.presets import PRESETS, Preset
-from attnviz.teaching import (
+from attnviz.state.document import Settings, State
+from attnviz.teaching.lessons import (
     EXERCISE_PRESETS,
     LESSONS,
     PITFALL_PRESETS,
     Lesson,
 )
+from attnviz.teaching.presets import PRESETS, Preset
 
 
 def lab(state: State, **kwargs: object) -> LabReport:

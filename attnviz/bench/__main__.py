@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from attnviz.terminal import ExamplesFormatter, examples_epilog
+from attnviz.output.terminal import ExamplesFormatter, examples_epilog
 
 EXAMPLES = (
     "attnviz bench engine --quick",

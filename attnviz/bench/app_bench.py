@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
 
     from attnviz.compute.attention import Outcome
-    from attnviz.document import Snapshot, State
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.state.document import Snapshot, State
+    from attnviz.ui.window.main_window import MainWindow
 
 # One frame at 60 Hz: the budget for the GUI thread to be blocked.
 FRAME_MS = 16.0
@@ -271,7 +271,7 @@ def random_state(
     batch: int, n: int, d: int, *, scoring: str = "scaled_dot", valid_fraction: float = 0.75, seed: int = 0
 ) -> State:
     """Random Q, K, V (batch, n, d) with 1-D valid lengths (a padded batch) and ``scoring``."""
-    from attnviz.document import State
+    from attnviz.state.document import State
 
     rng = np.random.default_rng(seed)
     queries, keys, values = (rng.standard_normal((batch, n, d)) for _ in range(3))
@@ -287,7 +287,7 @@ def random_state(
 
 
 def load_state(app: QApplication, win: MainWindow, state: State, text: str) -> None:
-    from attnviz.document import ReplaceState
+    from attnviz.state.document import ReplaceState
 
     win.session.push(ReplaceState(state, text))
     wait_shown(app, win, win.session.document.version)
@@ -444,7 +444,7 @@ def burst(app: QApplication, win: MainWindow, probe: Probe, edits: int) -> Burst
     )
 
 
-# Child process for cold start: the same steps as ``attnviz.cli.main`` (QApplication,
+# Child process for cold start: the same steps as ``attnviz.cli.gui.main`` (QApplication,
 # MainWindow, show, exec), plus stamps. "painted" is the end of the first paint pass that
 # reached the main window; "result" is when the data image of every visible heatmap has been
 # painted after the first outcome was shown.
@@ -464,7 +464,7 @@ _COLD_CHILD = textwrap.dedent(
     pg.ImageItem.paint = paint
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     stamps = {}
     def stamp(name):
@@ -515,7 +515,7 @@ _CONSTRUCT_CHILD = textwrap.dedent(
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     class FirstPaint(QObject):
         def eventFilter(self, obj, event):
@@ -659,9 +659,9 @@ def _ensure_app() -> QApplication:
 
 
 def _make_window(probe: Probe) -> MainWindow:
-    from attnviz.ui.app.main_window import MainWindow
     from attnviz.ui.app.session import AppSession
     from attnviz.ui.scheduler import run_in_app
+    from attnviz.ui.window.main_window import MainWindow
 
     # The app's own compute function (it also sets torch's thread count for the app), timed.
     win = MainWindow(session=AppSession(compute=probe.timed_compute(run_in_app)))
@@ -838,7 +838,7 @@ def _heartbeat_case(app: QApplication, win: MainWindow, probe: Probe, plan: Plan
 
 
 def _burst_case(app: QApplication, win: MainWindow, probe: Probe, plan: Plan) -> bool:
-    from attnviz.presets import DEFAULT_PRESET
+    from attnviz.teaching.presets import DEFAULT_PRESET
 
     win.session.load_preset(DEFAULT_PRESET)
     wait_shown(app, win, win.session.document.version)
@@ -861,8 +861,8 @@ def _burst_case(app: QApplication, win: MainWindow, probe: Probe, plan: Plan) ->
 def model_run_state(layers: int, heads: int, tokens: int, batch: int, d: int = 64, seed: int = 0) -> State:
     """A random encoder run: ``layers`` calls of ``heads`` heads over ``tokens`` tokens, a padded
     batch (Hugging Face attention_mask), tokens on the axes; head 0 of call 0 on show."""
-    from attnviz.document import State
-    from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+    from attnviz.state.document import State
+    from attnviz.state.run import AttentionCall, MaskArguments, ModelRun
 
     rng = np.random.default_rng(seed)
     lengths = [tokens - (tokens // 4) * i for i in range(batch)]
@@ -959,8 +959,8 @@ def long_state(n: int, d: int = 64, window: int = 4096, seed: int = 0) -> State:
     """``n`` tokens of self-attention, float32, scaled dot product, a causal sliding window of
     ``window`` keys and the last 8.5% of the keys padding (a Hugging Face attention_mask), as
     the long-context benchmark's input."""
-    from attnviz.document import Settings, State
-    from attnviz.model_run import MaskArguments
+    from attnviz.state.document import Settings, State
+    from attnviz.state.run import MaskArguments
 
     rng = np.random.default_rng(seed)
     pad = np.ones((1, n), np.int64)
@@ -981,8 +981,8 @@ def _long_case(app: QApplication, win: MainWindow, plan: Plan) -> bool:
     edit that loads it until its overview and first exact tile are drawn. Gaps while the overview
     computes (on its thread) and while the results are drawn (overview, lines, tile), apart."""
 
-    from attnviz.document import ReplaceState
     from attnviz.engine import set_default_memory_budget
+    from attnviz.state.document import ReplaceState
     from attnviz.ui.views.long_context import MAX_BINS
 
     n = plan.long_n

@@ -401,8 +401,8 @@ os.environ["ATTNVIZ_STATE_DIR"] = tempfile.mkdtemp(prefix="attnviz-bench-")
 from PySide6.QtWidgets import QApplication
 app = QApplication(sys.argv[:1])
 import attnviz
-from attnviz.document import ReplaceState
-from attnviz.ui.app.main_window import MainWindow
+from attnviz.state.document import ReplaceState
+from attnviz.ui.window.main_window import MainWindow
 
 def settle(done, timeout=120.0):
     end = time.monotonic() + timeout

@@ -30,7 +30,7 @@ import traceback
 from collections import Counter
 from typing import Any
 
-from attnviz.terminal import ExamplesFormatter, examples_epilog
+from attnviz.output.terminal import ExamplesFormatter, examples_epilog
 
 TOLERANCE = 1e-4
 #: Seconds one family may take (both implementations).

@@ -41,12 +41,12 @@ def live_model(tokens: int = 16, batch: int = 2) -> tuple[Any, dict[str, Any]]:
 
 def live_edit_times(app: QApplication, edits: int, warmup: int = 2) -> tuple[list[float], str]:
     """Seconds from a click on a mask cell to the output change painted, for ``edits`` clicks."""
-    from attnviz.document import ReplaceState, State
-    from attnviz.intervene import LiveModel
-    from attnviz.model_run import Focus
+    from attnviz.compare.intervene import LiveModel
+    from attnviz.state.document import ReplaceState, State
+    from attnviz.state.run import Focus
     from attnviz.ui.app.live_model import attach_live_model
-    from attnviz.ui.app.main_window import MainWindow
     from attnviz.ui.views.run_compare import RunCompareView
+    from attnviz.ui.window.main_window import MainWindow
 
     model, inputs = live_model()
     win = MainWindow()

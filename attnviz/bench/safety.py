@@ -30,6 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .children import HOSTILE_PEAK_MB, HOSTILE_SECONDS, PRELUDE, ROOT
+from .children import child as _child
+
 __all__ = [
     "Probe",
     "bytearray_pt",
@@ -42,56 +45,12 @@ __all__ = [
     "run",
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
-
-# Issue 12's targets.
-HOSTILE_PEAK_MB, HOSTILE_SECONDS = 300, 1.0
+# Issue 12's targets (the hostile ones with the children's probe: children.py).
 MAXIMAL_PEAK_MB, MAXIMAL_SECONDS = 2048, 5.0
 ATTEND_SECONDS = 1.0
 
-# Run first in every child: capping the address space and reading the peak.
-_PRELUDE = r"""
-import json, resource, sys, time
 
-def status(field):
-    with open("/proc/self/status") as lines:
-        return next(int(line.split()[1]) for line in lines if line.startswith(field + ":"))
-
-def cap(headroom_mb):
-    with open("/proc/self/statm") as statm:
-        mapped = int(statm.read().split()[0]) * resource.getpagesize()
-    limit = mapped + (headroom_mb << 20)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-def start_peak():
-    with open("/proc/self/clear_refs", "w") as clear:
-        clear.write("5")  # the peak (VmHWM) starts again from the current resident set
-    return status("VmRSS")
-
-def peak_mb(base):
-    return (status("VmHWM") - base) / 1024
-"""
-
-
-def _child(code: str, *args: str, timeout: float = 300, env: dict[str, str] | None = None) -> Any:
-    """Run ``code`` (after the prelude) in a fresh interpreter; its last stdout line is JSON."""
-    environment = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-        **(env or {}),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", _PRELUDE + code, *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=timeout,
-        check=False,
-    )
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        raise RuntimeError(f"probe failed (exit {done.returncode}): {done.stderr[-2000:]}")
-    return json.loads(lines[-1])
+_PRELUDE = PRELUDE
 
 
 # ------------------------------------------------------------------------------ hostile files
@@ -187,7 +146,7 @@ def _wide_tokens() -> list[list[str]]:
 def _small_run(n: int) -> Any:
     import numpy as np
 
-    from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+    from attnviz.state.run import AttentionCall, MaskArguments, ModelRun
 
     rng = np.random.default_rng(0)
     q, k, v = (rng.standard_normal((1, 1, n, 2)).astype(np.float32) for _ in range(3))
@@ -215,9 +174,9 @@ def width_bomb_capture(path: Path) -> Path:
 def width_bomb_session(path: Path) -> Path:
     """A session of the same run, its manifest's tokens as in ``width_bomb_capture`` (written with
     the session writer, which stores the model description as given)."""
-    from attnviz.document import State
     from attnviz.io import load_session, save_session
     from attnviz.io.session_state import save_state_file
+    from attnviz.state.document import State
 
     save_state_file(path, State.from_run(_small_run(SHORT_TOKENS + 1)))
     session = load_session(path)
@@ -234,8 +193,8 @@ def maximal_session(path: Path) -> Path:
     largest shape), saved with the app's own session writer."""
     import numpy as np
 
-    from attnviz.document import State
     from attnviz.io.session_state import save_state_file
+    from attnviz.state.document import State
 
     rng = np.random.default_rng(0)
     queries, keys, values = (rng.standard_normal((64, 4096, 1)) for _ in range(3))
@@ -246,7 +205,7 @@ def maximal_session(path: Path) -> Path:
 
 _RENDER = r"""
 import contextlib, io
-from attnviz.render import render_main
+from attnviz.cli.render import render_main
 cap(int(sys.argv[3]))
 base = start_peak()
 started = time.perf_counter()
@@ -266,7 +225,7 @@ def render_probe(session: Path, out: Path, headroom_mb: int = 3072) -> dict[str,
 _WINDOW = r"""
 from PySide6.QtWidgets import QApplication, QMessageBox
 app = QApplication([])
-from attnviz.ui.app.main_window import MainWindow
+from attnviz.ui.window.main_window import MainWindow
 refusals = []
 QMessageBox.warning = staticmethod(lambda _parent, title, text, *a: refusals.append(text))
 window = MainWindow()
@@ -455,9 +414,9 @@ import statistics
 import numpy as np
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from attnviz.document import ReplaceState, filled_state, resize_state
-from attnviz.ui.app.main_window import MainWindow
-from attnviz import number_text
+from attnviz.state.document import ReplaceState, filled_state, resize_state
+from attnviz.ui.window.main_window import MainWindow
+from attnviz.text import numbers as number_text
 
 def median_ms(run, repeats):
     times = []

@@ -33,7 +33,8 @@ CASE_PEAK_MB, CASE_SECONDS = 300, 1.0
 _CLI = r"""
 import contextlib, io
 import numpy, torch
-import attnviz.cli, attnviz.compare, attnviz.capture, attnviz.invariance, attnviz.doctor_cli, attnviz.diff_cli
+import attnviz.cli.gui, attnviz.compare, attnviz.capture, attnviz.compare.invariance
+import attnviz.cli.doctor, attnviz.cli.diff
 try:
     import transformers, transformers.modeling_utils
 except ImportError:
@@ -42,13 +43,13 @@ argv = json.loads(sys.argv[1])
 # Warm up: a first one-line refusal imports Qt's translation machinery (PySide6: ~0.5 s, paid
 # once by any command that prints a translatable line), not the case's own work.
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-    attnviz.cli.main(["doctor", "/nonexistent/warm-up.attnviz-capture"])
+    attnviz.cli.gui.main(["doctor", "/nonexistent/warm-up.attnviz-capture"])
 cap(int(sys.argv[2]))
 out, err = io.StringIO(), io.StringIO()
 base = start_peak()
 started = time.perf_counter()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-    exit_status = attnviz.cli.main(argv)
+    exit_status = attnviz.cli.gui.main(argv)
 seconds = time.perf_counter() - started
 print(json.dumps({"status": exit_status, "stdout": out.getvalue(), "stderr": err.getvalue(), "seconds": seconds,
                   "peak_mb": peak_mb(base)}))
@@ -59,7 +60,7 @@ def probe_cli(argv: list[str], headroom_mb: int = 3072, cwd_path: str | None = N
     """``attnviz ARGV`` in a capped child: status, stdout, stderr, seconds, peak MB."""
     import json
 
-    from .safety import _child
+    from .children import child as _child
 
     env = {"PYTHONPATH": os.pathsep.join(p for p in (cwd_path, os.environ.get("PYTHONPATH", "")) if p)}
     return dict(_child(_CLI, json.dumps(argv), str(headroom_mb), env=env))
@@ -71,7 +72,7 @@ def long_captures(folder: Path) -> tuple[Path, Path]:
     import numpy as np
 
     from attnviz.io.capture_file import save_capture
-    from attnviz.model_run import AttentionCall, ModelRun
+    from attnviz.state.run import AttentionCall, ModelRun
 
     paths = []
     for seed in (0, 1):
@@ -135,8 +136,8 @@ def fine():
 def _session(path: Path, compared_with: str | None = None) -> Path:
     import numpy as np
 
-    from attnviz.document import State
     from attnviz.io.session_state import save_state_file
+    from attnviz.state.document import State
 
     g = np.random.default_rng(0)
     queries, keys, values = (g.standard_normal((1, 300, 250)) for _ in range(3))
@@ -176,7 +177,7 @@ def _rank_files(work: Path, world: int, tag: str) -> list[str]:
     import numpy as np
 
     from attnviz.io.capture_file import save_capture
-    from attnviz.model_run import AttentionCall, ModelRun, Shard
+    from attnviz.state.run import AttentionCall, ModelRun, Shard
 
     paths = []
     for rank in range(2):
@@ -192,7 +193,7 @@ def _other_call_ranks(work: Path) -> list[str]:
     import numpy as np
 
     from attnviz.io.capture_file import save_capture
-    from attnviz.model_run import AttentionCall, ModelRun, Shard
+    from attnviz.state.run import AttentionCall, ModelRun, Shard
 
     paths = []
     for rank, name in ((0, "decoder.layer.0"), (1, "encoder.layer.0")):
@@ -208,7 +209,7 @@ def _doctor_plain(work: Path) -> str:
     import numpy as np
 
     from attnviz.io.capture_file import save_capture
-    from attnviz.model_run import AttentionCall, ModelRun
+    from attnviz.state.run import AttentionCall, ModelRun
 
     q, k, v = (np.ones((3, 1, 4, 2), np.float32) for _ in range(3))
     path = work / "plain.attnviz-capture"
@@ -306,7 +307,7 @@ _WINDOW_COMPARE = r"""
 from PySide6.QtWidgets import QApplication, QMessageBox
 app = QApplication([])
 import torch
-from attnviz.ui.app.main_window import MainWindow
+from attnviz.ui.window.main_window import MainWindow
 refusals = []
 QMessageBox.warning = staticmethod(lambda _parent, title, text, *a: refusals.append(text))
 window = MainWindow()
@@ -345,7 +346,7 @@ print(json.dumps({
 def window_compare_probe(session: Path, compared: bool, headroom_mb: int = 4096) -> dict[str, Any]:
     """The window opening ``session`` (its ``compared_with`` shown in Compare runs when ``compared``):
     seconds until the comparison is on show, peak MB above the window before the opening."""
-    from .safety import _child
+    from .children import child as _child
 
     with tempfile.TemporaryDirectory() as state:
         env = {"ATTNVIZ_STATE_DIR": state, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
@@ -357,9 +358,9 @@ def long_sessions(folder: Path) -> tuple[Path, Path]:
     the second (issue 30's 430 KB session)."""
     from dataclasses import replace
 
-    from attnviz.document import State
     from attnviz.io import load_capture
     from attnviz.io.session_state import save_state_file
+    from attnviz.state.document import State
 
     a, b = long_captures(folder)
     state = State.from_run(load_capture(a))

@@ -42,10 +42,10 @@ def hostile_session(
     break, with hostile tokens, note and score-term name (``term`` instead, when given)."""
     import numpy as np
 
-    from attnviz.document import State
     from attnviz.io.capture_file import save_capture
     from attnviz.io.session_state import save_state_file
-    from attnviz.model_run import AttentionCall, CallTerm, MaskArguments, ModelRun
+    from attnviz.state.document import State
+    from attnviz.state.run import AttentionCall, CallTerm, MaskArguments, ModelRun
 
     rng = np.random.default_rng(3)
     q, k, v = (rng.standard_normal((1, 2, length, size)).astype(np.float32) for _ in range(3))
@@ -78,7 +78,7 @@ def _main(module: str, name: str) -> Callable[[list[str]], int]:
 
 
 def _inert(text: str) -> bool:
-    from attnviz.safe_text import is_printable
+    from attnviz.text.safe import is_printable
 
     return all(is_printable(line) for line in text.split("\n"))
 
@@ -154,9 +154,9 @@ def _step(case: str, work: Path, marker: Path) -> tuple[Callable[[], None], Call
 
         return step, check
     if case in ("controls", "long-name"):
-        from attnviz.document import State
         from attnviz.io.capture_file import load_capture
         from attnviz.snippets import make_snippet
+        from attnviz.state.document import State
 
         term = LONG_NAME if case == "long-name" else ""
         state = State.from_run(load_capture(hostile_session(work, marker, term=term)))
@@ -239,8 +239,8 @@ def _warm(case: str) -> None:
         _command(code_main, ["--framework", framework, "--preset", "masked-softmax-2d"])
 
     if case in ("svg", "terminal"):
-        import attnviz.render_figures  # noqa: F401
-        from attnviz.terminal import application
+        import attnviz.output.figures  # noqa: F401
+        from attnviz.output.terminal import application
 
         _KEPT.append(application())  # held: an application nobody refers to is deleted
 
@@ -270,7 +270,7 @@ print(json.dumps({"ok": ok, "detail": detail, "seconds": seconds, "peak_mb": pea
 
 def run_case(case: str, work: Path, headroom_mb: int = 2048) -> dict[str, Any]:
     """One case in a capped child process: whether it held, what it did, seconds, peak MB."""
-    from .safety import _child
+    from .children import child as _child
 
     folder = work / case
     folder.mkdir(parents=True, exist_ok=True)
@@ -281,7 +281,7 @@ def run_case(case: str, work: Path, headroom_mb: int = 2048) -> dict[str, Any]:
 def text_cases(work: Path, row: Callable[[str, str, str, bool], None]) -> None:
     """Issue 30's text cases, one row each; a step counts whole (the command, and compiling and
     running what it wrote), so its seconds are the command's, not only the sanitiser's."""
-    from .safety import HOSTILE_PEAK_MB
+    from .children import HOSTILE_PEAK_MB
 
     for case, (title, commands) in CASES.items():
         result = run_case(case, work)

@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from attnviz.document import CALL_SETTINGS, TENSOR_ROLES, SetSettings, Settings, State, make_state
-from attnviz.model_run import AttentionCall, Focus, MaskArguments, ModelRun
-from attnviz.presets import PRESETS
-from attnviz.teaching import LESSONS
+from attnviz.state.document import CALL_SETTINGS, TENSOR_ROLES, SetSettings, Settings, State, make_state
+from attnviz.state.run import AttentionCall, Focus, MaskArguments, ModelRun
+from attnviz.teaching.lessons import LESSONS
+from attnviz.teaching.presets import PRESETS
 
 __all__ = ["CASES", "Case", "book_state", "with_settings"]
 

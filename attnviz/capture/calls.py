@@ -23,12 +23,13 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from attnviz.state.run import AttentionCall, CallPath, CallTerm, MaskArguments
+from attnviz.text.tr import QT_TRANSLATE_NOOP, exception_message, message
+
 from ..compute.convert import tensor_view
 from ..compute.engine_args import call_score_terms
 from ..engine import AttentionInputError, MaskMod, MemoryBudgetError, ScoreBias, ScoreMod, Sinks, SoftCap, attend
 from ..engine.devices import dtype_name
-from ..model_run import AttentionCall, CallPath, CallTerm, MaskArguments
-from ..tr import QT_TRANSLATE_NOOP, exception_message, message
 
 Kind = Literal[
     "scaled_dot_product_attention", "multihead_attention", "attention_interface", "flex_attention", "softmax"
@@ -43,7 +44,7 @@ _CHUNK_BYTES = 256 * 2**20
 
 @dataclass(eq=False)
 class Term:
-    """A score term as recorded (torch): see :class:`attnviz.model_run.CallTerm`."""
+    """A score term as recorded (torch): see :class:`attnviz.state.run.CallTerm`."""
 
     kind: Literal["bias", "softcap", "score_mod"]
     name: str

@@ -28,13 +28,14 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from attnviz.state.run import AttentionCall, ModelRun
+from attnviz.text.tr import QT_TRANSLATE_NOOP, joined, message, plural
+
 from ..compute.call_mask import call_mask
 from ..engine import AttentionInputError
 from ..engine.devices import DTYPES, dtype_name
 from ..engine.mask_bound import CallMask
 from ..engine.mask_findings import ARGUMENT_CONVENTIONS, inverted_padding, mask_findings
-from ..model_run import AttentionCall, ModelRun
-from ..tr import QT_TRANSLATE_NOOP, joined, message, plural
 from .doctor_padding import read_padding
 from .doctor_paths import fidelity_problems, stack_group, weights_paths
 from .doctor_values import RowsProblem, invalid_weights, score_overflow

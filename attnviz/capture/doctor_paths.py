@@ -22,8 +22,8 @@ from collections import Counter
 
 import numpy as np
 
-from ..model_run import AttentionCall, ModelRun
-from ..tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.run import AttentionCall, ModelRun
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["default_tolerance", "fidelity_problems", "measured_fidelity", "stack_group", "weights_paths"]
 

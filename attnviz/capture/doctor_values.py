@@ -21,9 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from attnviz.state.run import AttentionCall
+from attnviz.text.tr import QT_TRANSLATE_NOOP, joined, message, plural
+
 from ..engine.devices import dtype_name
-from ..model_run import AttentionCall
-from ..tr import QT_TRANSLATE_NOOP, joined, message, plural
 
 __all__ = ["RowsProblem", "invalid_weights", "score_overflow"]
 

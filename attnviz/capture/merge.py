@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ..model_run import MAX_WORLD_SIZE, AttentionCall, CallTerm, MaskArguments, ModelRun, ModelRunError
-from ..tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.run import MAX_WORLD_SIZE, AttentionCall, CallTerm, MaskArguments, ModelRun, ModelRunError
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["merge", "merge_runs"]
 

@@ -24,10 +24,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from attnviz.state.run import AttentionCall, CallTerm, MaskArguments, ModelRun, ModelRunError
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
+
 from ..compute.engine_args import call_score_terms
 from ..engine import attend
-from ..model_run import AttentionCall, CallTerm, MaskArguments, ModelRun, ModelRunError
-from ..tr import QT_TRANSLATE_NOOP, message
 from . import transformer_lens as tl
 from .calls import largest_difference
 

@@ -51,7 +51,7 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from ..tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 
 class Capture(Protocol):

@@ -40,11 +40,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from attnviz.state.run import CallPath, ModelRun, ModelRunError, Shard
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message, plural
+
 from ..engine.block_masks import block_mask_mod
 from ..engine.budget import available_memory, format_bytes
 from ..io.capture_file import save_capture
-from ..model_run import CallPath, ModelRun, ModelRunError, Shard
-from ..tr import QT_TRANSLATE_NOOP, message, plural
 from . import shaping
 from .calls import CapturedCall, Converted, Term
 from .patching import PATCH, CallMode, InterfaceFrame, MhaFrame, sdpa_arguments

@@ -13,9 +13,9 @@ import numpy as np
 
 from attnviz.compute.convert import tensor_view, to_numpy
 from attnviz.compute.engine_args import mask_kwargs, scale_kwargs, settings_kwargs
-from attnviz.document import Snapshot, State
-from attnviz.model_run import Focus, HeadView
-from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
+from attnviz.state.document import Snapshot, State
+from attnviz.state.run import Focus, HeadView
+from attnviz.text.tr import QT_TRANSLATE_NOOP, exception_message, message
 
 
 @dataclass(frozen=True)

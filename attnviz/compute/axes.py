@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..safe_text import printable, python_literal
+from attnviz.text.safe import printable, python_literal
 
 __all__ = ["MAX_LABEL_CHARS", "axis_labels", "index_labels", "short_token", "span_labels", "token_of"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from attnviz.compute.convert import tensor_view
-from attnviz.model_run import MASK_ARGUMENTS, AttentionCall, MaskArguments
+from attnviz.state.run import MASK_ARGUMENTS, AttentionCall, MaskArguments
 
 if TYPE_CHECKING:
     import torch

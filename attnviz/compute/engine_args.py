@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from attnviz.compute.call_mask import call_mask
 from attnviz.compute.convert import tensor_view
-from attnviz.document import State
-from attnviz.model_run import AttentionCall, HeadView, MaskArguments, head_slice
+from attnviz.state.document import State
+from attnviz.state.run import AttentionCall, HeadView, MaskArguments, head_slice
 
 if TYPE_CHECKING:
     from attnviz.engine import Mask

@@ -16,9 +16,9 @@ import numpy as np
 from attnviz.compute.convert import tensor_view, to_numpy
 from attnviz.compute.engine_args import mask_kwargs, scale_kwargs, settings_kwargs
 from attnviz.compute.jobs import Job
-from attnviz.document import State
-from attnviz.model_run import AttentionCall, Focus
-from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
+from attnviz.state.document import State
+from attnviz.state.run import AttentionCall, Focus
+from attnviz.text.tr import QT_TRANSLATE_NOOP, exception_message, message
 
 if TYPE_CHECKING:
     from attnviz.compute.attention import ViewData

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
 from attnviz.compute.attention import Outcome, run_snapshot
-from attnviz.document import Snapshot
-from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
+from attnviz.state.document import Snapshot
+from attnviz.text.tr import QT_TRANSLATE_NOOP, exception_message, message
 
 __all__ = ["FOLLOWS", "Extra", "Follows", "Job", "MainJob", "MainRun", "run_main"]
 

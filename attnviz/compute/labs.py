@@ -19,9 +19,9 @@ import numpy as np
 
 from attnviz.compute.convert import tensor_view, to_numpy
 from attnviz.compute.engine_args import state_mask
-from attnviz.document import Snapshot
-from attnviz.model_run import Focus, HeadView
-from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
+from attnviz.state.document import Snapshot
+from attnviz.state.run import Focus, HeadView
+from attnviz.text.tr import QT_TRANSLATE_NOOP, exception_message, message
 
 #: A lab's outcome type.
 LabResult = TypeVar("LabResult")

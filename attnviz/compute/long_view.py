@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from attnviz.compute.convert import tensor_view
-from attnviz.document import State
-from attnviz.model_run import Focus
-from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
+from attnviz.state.document import State
+from attnviz.state.run import Focus
+from attnviz.text.tr import QT_TRANSLATE_NOOP, exception_message, message
 
 if TYPE_CHECKING:
     from attnviz.engine import Mask

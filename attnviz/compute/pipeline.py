@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnviz import catalog
+from attnviz.state import catalog
 
 __all__ = ["additive_features", "softmax_allowed"]
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
+
 from .errors import input_error
 from .mask_mods import Mask, MaskMod
 

@@ -20,7 +20,8 @@ from typing import overload
 import torch
 from torch import nn
 
-from ..tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
+
 from .errors import input_error
 from .mask_mods import ValidLength
 from .masking import D2L_FILL, _fill

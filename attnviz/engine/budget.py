@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP, joined, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, joined, message
+
 from .devices import resolve_dtype
 from .errors import MemoryBudgetError
 from .result import STAGES

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
+
 from .budget import BLOCK_ELEMENTS, MAX_TEMP_ELEMENTS, enforce_budget, estimate_memory
 from .devices import default_dtype, device_of, dtype_name, is_out_of_memory, resolve_device, resolve_dtype
 from .diagnose import (

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP, message, plural
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message, plural
+
 from .errors import DeviceError, input_error
 
 DTYPES: dict[str, torch.dtype] = {

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP, message, plural
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message, plural
+
 from .devices import dtype_name
 from .mask_bound import CallMask
 from .masking import D2L_FILL, MaskMode
@@ -198,7 +199,7 @@ def finish_diagnostics(
     over = spec.valid_lens_over_keys()
     boolean = spec.has_boolean
 
-    # English sentences for scripts, which also carry their template and numbers (attnviz.tr)
+    # English sentences for scripts, which also carry their template and numbers (attnviz.text.tr)
     # so the app can show them in the user's language.
     warnings: list[str] = []
     n_empty = int(empty_rows.sum())

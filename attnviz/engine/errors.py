@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TypeVar
 
-from ..tr import message
+from attnviz.text.tr import message
 
 T = TypeVar("T")
 

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP, message, plural
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message, plural
+
 from .budget import enforce_work_budget, estimate_memory
 from .core import attend
 from .devices import default_dtype, device_of, resolve_device, resolve_dtype
@@ -63,7 +64,7 @@ ROW_KINDS: dict[str, str] = {
 }
 
 #: How a row with no valid key is described in sentences, by its class. The sentences are English
-#: ``attnviz.tr.Message`` objects: the app shows them translated.
+#: ``attnviz.text.tr.Message`` objects: the app shows them translated.
 _EMPTY_ROW_PHRASES: dict[str, str] = {
     "nan_row": QT_TRANSLATE_NOOP("Lab", "NaN weights"),
     "zero_row": QT_TRANSLATE_NOOP("Lab", "zero weights"),

@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
+
 from .errors import input_error
 from .mask_bound import DEFAULT_BLOCK, BoundMask, Geometry, RowBlock, runs
 from .mask_mods import Mask, MaskKeywords, make_mask

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP, message, plural
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message, plural
+
 from .devices import dtype_name
 from .mask_bound import CallMask
 from .result import MaskFinding

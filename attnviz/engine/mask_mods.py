@@ -37,7 +37,8 @@ from typing import Any, TypedDict
 
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
+
 from .budget import BLOCK_ELEMENTS
 from .errors import AttentionInputError, input_error
 from .mask_bound import (

@@ -31,7 +31,8 @@ import math
 
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
+
 from .errors import input_error
 from .mask_bound import ADDITIVE_MASKED_AT, Geometry, Part, Source, SourcePart, source_index
 from .mask_mods import AllOf, Causal, Mask, ValidLength, given_masks

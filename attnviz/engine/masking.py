@@ -38,8 +38,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import catalog
-from ..tr import QT_TRANSLATE_NOOP
+from attnviz.state import catalog
+from attnviz.text.tr import QT_TRANSLATE_NOOP
+
 from .errors import choose
 
 #: The fill value of the book's ``masked_softmax``.
@@ -49,7 +50,7 @@ D2L_FILL = -1e6
 @dataclass(frozen=True)
 class MaskMode:
     """How a mask mode computes; what it is called and what it does, in words, is in
-    ``attnviz.catalog.MASK_MODES`` (``label``, ``description``)."""
+    ``attnviz.state.catalog.MASK_MODES`` (``label``, ``description``)."""
 
     name: str
     #: Turn (scores, allowed) into the tensor the softmax sees.

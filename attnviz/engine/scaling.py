@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
+
 from .budget import enforce_work_budget
 from .errors import input_error
 from .mask_mods import Mask

@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
+
 from .errors import input_error
 from .mask_bound import Geometry, Source, source_index
 from .mask_spec import broadcast_source

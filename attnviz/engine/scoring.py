@@ -17,8 +17,9 @@ from typing import ClassVar
 
 import torch
 
-from .. import catalog
-from ..tr import QT_TRANSLATE_NOOP
+from attnviz.state import catalog
+from attnviz.text.tr import QT_TRANSLATE_NOOP
+
 from .errors import choose, input_error
 
 Params = dict[str, torch.Tensor]
@@ -27,7 +28,7 @@ Params = dict[str, torch.Tensor]
 class ScoringFunction:
     name: ClassVar[str]
     #: The label and LaTeX of a(q, k) shown in the app: a built-in's come from
-    #: ``attnviz.catalog`` (set by ``register``), a new one sets its own.
+    #: ``attnviz.state.catalog`` (set by ``register``), a new one sets its own.
     label: ClassVar[str]
     formula: ClassVar[str]
     #: Queries and keys must have the same length d.
@@ -55,7 +56,7 @@ SCORINGS: dict[str, ScoringFunction] = {}
 
 
 def register(cls: type[ScoringFunction]) -> type[ScoringFunction]:
-    """Make ``cls`` selectable by its ``name`` here and in the app (``attnviz.catalog``).
+    """Make ``cls`` selectable by its ``name`` here and in the app (``attnviz.state.catalog``).
 
     A built-in takes its label and formula from the catalogue; a new one brings its own
     (``label``, ``formula`` class attributes) and is added to the catalogue, so every view that

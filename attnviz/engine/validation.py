@@ -16,7 +16,8 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from ..tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
+
 from .devices import resolve_dtype
 from .errors import AttentionInputError, input_error
 from .result import STAGES

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from attnviz.io._safetensors import _RepeatedKey, _unique_keys
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["MAX_CONTAINERS", "NonFiniteNumber", "RepeatedName", "loads", "read_description", "whole_or_float"]
 

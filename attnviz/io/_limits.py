@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from attnviz.io.errors import AttnvizFileError
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 # 64 Mi elements is 256 MiB of float32 (512 MiB of float64): far more than any attention tensor
 # one can inspect visually, yet well under a desktop's memory.

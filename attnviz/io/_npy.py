@@ -26,7 +26,7 @@ from attnviz.io._limits import (
     for_array,
     format_bytes,
 )
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 NPY_MAGIC = npformat.MAGIC_PREFIX  # b"\x93NUMPY"
 NPY_SUFFIX = ".npy"

@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from attnviz.io._limits import MAX_TEXT_CHARS, Budget, dtype_problem, element_count, for_array
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 # The reference implementation refuses larger headers too; a real one is a few kB.
 MAX_HEADER_BYTES = 100_000_000

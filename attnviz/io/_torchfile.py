@@ -39,7 +39,7 @@ from attnviz.io import _unpickler
 from attnviz.io._limits import Budget, element_count, for_array, format_bytes
 from attnviz.io._npy import open_zip, read_into
 from attnviz.io._torchpickle import Storage, TensorRef, Unloadable, dtype_problem, unpickle
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 # data.pkl holds only the object structure (storages live elsewhere): about 100 bytes a tensor.
 MAX_PICKLE_BYTES = 32 * 1024 * 1024

@@ -17,7 +17,7 @@ from typing import Any
 
 from attnviz.io import _unpickler
 from attnviz.io._limits import Budget
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 # A real pickle takes about 32 opcodes per tensor: this allows some 60,000 tensors, and bounds
 # the memory the pickle's objects take (see _unpickler).

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnviz.io.errors import AttnvizFileError
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 MAX_NUMBER_BYTES = 64  # a 512-bit integer: far beyond any shape, offset or step count
 _MAX_HASHED_INT = 2**61 - 1  # CPython hashes smaller ints to themselves (sys.hash_info.modulus)

@@ -36,7 +36,7 @@ from attnviz.io.session import (
     save_session,
     state_dir,
 )
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["AutosaveSlot", "claim_autosave", "stale_autosaves"]
 

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from attnviz.io._json import fidelity_from_json, whole_or_float
-from attnviz.settings import shown_value
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.settings import shown_value
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["call_field_error", "checked_call_fields"]
 

@@ -33,7 +33,6 @@ from typing import Any, BinaryIO, get_args
 
 import numpy as np
 
-from attnviz import catalog
 from attnviz.io import _json
 from attnviz.io._atomic import atomic_write
 from attnviz.io._limits import Budget, label_lists, regular_file_size
@@ -41,7 +40,8 @@ from attnviz.io._safetensors import _DTYPES, safetensors_code
 from attnviz.io.call_fields import call_field_error, checked_call_fields
 from attnviz.io.errors import CaptureFileError, cannot_write, refusals
 from attnviz.io.storable import storable
-from attnviz.model_run import (
+from attnviz.state import catalog
+from attnviz.state.run import (
     MAX_WORLD_SIZE,
     SCORE_TERM_KINDS,
     AttentionCall,
@@ -53,7 +53,7 @@ from attnviz.model_run import (
     Shard,
     Source,
 )
-from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, exception_message, message
 
 __all__ = [
     "CAPTURE_SUFFIX",

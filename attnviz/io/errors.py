@@ -1,12 +1,12 @@
 """Exceptions raised by :mod:`attnviz.io`.
 
 Every refusal is a ``ValueError`` subclass whose ``str()`` is a single line of bounded length,
-with control characters escaped (``attnviz.tr.one_line``), of the form
+with control characters escaped (``attnviz.text.tr.one_line``), of the form
 ``"<file name>: <what is wrong>"``, so the UI can show it verbatim in a status bar or dialog and a
 script can catch one type. Internal errors from numpy, zipfile, torch or json are never let out
 as themselves: they are re-raised as one of these with the original chained as ``__cause__``.
 
-The reasons are marked for translation (``attnviz.tr``, context "FileErrors"): ``str()`` is the
+The reasons are marked for translation (``attnviz.text.tr``, context "FileErrors"): ``str()`` is the
 English, and the UI shows ``attnviz.i18n.error_text(exc)`` (or ``tr_text(exc.reason)``).
 """
 
@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from attnviz.tr import QT_TRANSLATE_NOOP, Message, message, one_line
+from attnviz.text.tr import QT_TRANSLATE_NOOP, Message, message, one_line
 
 __all__ = ["AttnvizFileError", "CaptureFileError", "SessionFileError", "TensorFileError"]
 
@@ -31,7 +31,7 @@ class AttnvizFileError(ValueError):
 
     ``path`` is the full path involved and ``reason`` the message without the file name, which is
     handy when the caller already shows the path elsewhere. ``reason`` may be (and from this
-    package is) an ``attnviz.tr.Message``: it is kept one, so the UI can translate it.
+    package is) an ``attnviz.text.tr.Message``: it is kept one, so the UI can translate it.
     """
 
     def __init__(self, path: str | os.PathLike[str], reason: str) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.document import MAX_BATCH, MAX_DIM, MAX_LOADED_LEN
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.document import MAX_BATCH, MAX_DIM, MAX_LOADED_LEN
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["as_lengths", "as_tensor", "check_qkv"]
 

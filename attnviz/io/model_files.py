@@ -1,5 +1,5 @@
 """A real model's attention from a user's tensor file: heads, layers, masks, causality, scale and
-tokens, as a :class:`~attnviz.model_run.ModelRun` (or, for the book's 3-D tensors, as the masks
+tokens, as a :class:`~attnviz.state.run.ModelRun` (or, for the book's 3-D tensors, as the masks
 and tokens of one ``State``). No Qt and no torch here. What a file may hold: ``FILE_FORMATS.md``.
 
 Tensors: queries, keys and values all (B, H, L, d) or all (layers, B, H, L, d); keys and values
@@ -44,8 +44,8 @@ import numpy as np
 
 from attnviz.io.roles import ALL_ROLES, MASK_ROLES, TEXT_ROLES, role_names
 from attnviz.io.tensors import TensorFile
-from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.run import AttentionCall, MaskArguments, ModelRun
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = [
     "CAUSAL_ALIGNMENTS",

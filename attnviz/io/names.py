@@ -3,7 +3,7 @@
 A file's name is data from outside: it may hold line breaks, escape sequences, bidirectional
 controls (``\\u202e`` shows "evil\\u202etxt.attnviz" as "evilzivnta.txt") or bytes that are
 not text. Shown raw, it breaks the one-line title and status bar or misleads; here control
-characters are escaped as the readers' refusals escape them (``attnviz.tr.clean``) and a long
+characters are escaped as the readers' refusals escape them (``attnviz.text.tr.clean``) and a long
 name keeps its start and its end. Qt-free, so it is tested without a window.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from attnviz.tr import clean
+from attnviz.text.tr import clean
 
 __all__ = ["MAX_SHOWN_NAME_CHARS", "display_name", "display_path"]
 

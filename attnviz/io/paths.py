@@ -21,7 +21,7 @@ import os
 import stat
 from collections.abc import Iterable
 
-from ..tr import QT_TRANSLATE_NOOP, Message, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, Message, message
 
 __all__ = ["OutputRefused", "check_output", "network_path"]
 

@@ -14,7 +14,7 @@ from typing import SupportsIndex
 
 import numpy as np
 
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = [
     "ALL_ROLES",

@@ -41,7 +41,7 @@ from attnviz.io._limits import (
     regular_file_size,
 )
 from attnviz.io.errors import SessionFileError, cannot_write, refusals
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = [
     "FORMAT_NAME",

@@ -13,7 +13,7 @@ something; see ``SESSION_FORMAT.md``):
 * arrays ``lens_1d`` (B,) and ``lens_2d`` (B, Q) (both kept, the ``lens_mode`` setting picks
   one), ``documents`` (B, K) when set, one ``params/<name>`` array per learnable scoring
   parameter (none: seeded ones);
-* settings: the fields of :class:`attnviz.document.Settings`, flat
+* settings: the fields of :class:`attnviz.state.document.Settings`, flat
   (``{"scoring": "additive", "mask_mode": "d2l", "lens_mode": "1d", ...}``), each checked by its
   declaration (``io.settings_file``).
 
@@ -37,7 +37,6 @@ from typing import Any, get_args
 
 import numpy as np
 
-from attnviz.document import State
 from attnviz.io._json import INFINITE_FIDELITY, fidelity_to_json
 from attnviz.io._limits import Budget, label_lists
 from attnviz.io.call_fields import checked_call_fields
@@ -46,7 +45,8 @@ from attnviz.io.input_checks import as_lengths, as_tensor, check_qkv
 from attnviz.io.paths import network_path
 from attnviz.io.session import Session, load_session, save_session
 from attnviz.io.settings_file import read_settings
-from attnviz.model_run import (
+from attnviz.state.document import State
+from attnviz.state.run import (
     CAUSAL_ALIGNMENTS,
     MASK_ARGUMENTS,
     AttentionCall,
@@ -55,8 +55,8 @@ from attnviz.model_run import (
     ModelRun,
     Source,
 )
-from attnviz.settings import shown_value
-from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, message
+from attnviz.state.settings import shown_value
+from attnviz.text.tr import QT_TRANSLATE_NOOP, exception_message, message
 
 __all__ = [
     "INFINITE_FIDELITY",

@@ -1,4 +1,4 @@
-"""A file's settings checked against their declarations (``attnviz.settings``).
+"""A file's settings checked against their declarations (``attnviz.state.settings``).
 
 A session keeps its settings as a flat mapping (``{"scoring": "additive", "dropout": 0.25,
 ...}``). Each value is checked by its declaration (``Setting.problem``): a choice must be one of
@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from attnviz.document import Settings
-from attnviz.settings import SETTINGS
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.document import Settings
+from attnviz.state.settings import SETTINGS
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["read_settings"]
 

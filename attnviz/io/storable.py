@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from attnviz.io._limits import format_bytes
-from attnviz.model_run import AttentionCall, CallTerm, ModelRun, ModelRunError
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.run import AttentionCall, CallTerm, ModelRun, ModelRunError
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["MAX_DENSE_MASK_BYTES", "storable"]
 

@@ -16,14 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.document import MODEL_SETTINGS, LensMode, Settings, State
 from attnviz.io.errors import TensorFileError
 from attnviz.io.input_checks import as_lengths, check_qkv
 from attnviz.io.model_files import ROLE_NAMES, check_roles, file_extras, has_heads, model_run_from_file
 from attnviz.io.roles import MASK_ROLES, MODEL_ROLES, ROLE_ALIASES, guess_roles, needs_head_choice, select_head
 from attnviz.io.tensors import TensorFile
-from attnviz.model_run import Focus
-from attnviz.tr import QT_TRANSLATE_NOOP, exception_message, joined, message, plural
+from attnviz.state.document import MODEL_SETTINGS, LensMode, Settings, State
+from attnviz.state.run import Focus
+from attnviz.text.tr import QT_TRANSLATE_NOOP, exception_message, joined, message, plural
 
 __all__ = ["NO_SETTINGS_NOTE", "StateFileError", "state_from_tensor_file", "tensor_file_focus"]
 

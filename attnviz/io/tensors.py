@@ -40,7 +40,7 @@ from attnviz.io._limits import (
 )
 from attnviz.io.errors import TensorFileError, cannot_write, refusals
 from attnviz.io.roles import ROLES, describe, guess_roles, needs_head_choice, select_head
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

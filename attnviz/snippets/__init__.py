@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..model_run import Focus
-from ..tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.run import Focus
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
+
 from .arrays import DATA_FILE, MAX_EMBEDDED, MAX_INLINE
-from .attnviz_script import attnviz_snippet
+from .attnviz_script import attnviz_snippet, save_snippet_data, snippet_data, snippet_for_state
 from .base import FrameworkGenerator, Snippet
 from .inputs import SnippetError, SnippetInput, snippet_input
 from .jax_code import JaxGenerator
@@ -31,13 +32,16 @@ from .torch_code import TorchGenerator
 from .writer import RETURN_VALUE, StageSpan, snippet_stages
 
 if TYPE_CHECKING:
+    from attnviz.state.document import State
+
     from ..compute import Outcome
-    from ..document import State
 
 __all__ = [
     "DATA_FILE",
     "FRAMEWORKS",
     "FRAMEWORK_TITLES",
+    "MAX_EMBEDDED",
+    "MAX_INLINE",
     "RETURN_VALUE",
     "Snippet",
     "SnippetError",
@@ -45,6 +49,9 @@ __all__ = [
     "StageSpan",
     "generate",
     "make_snippet",
+    "save_snippet_data",
+    "snippet_data",
+    "snippet_for_state",
     "snippet_input",
     "snippet_stages",
 ]

@@ -16,16 +16,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..model_run import Focus
-from ..safe_text import printable, python_literal
+from attnviz.state.run import Focus
+from attnviz.text.safe import printable, python_literal
+
 from .arrays import DATA_FILE, MAX_EMBEDDED, MAX_INLINE, form, has_nonfinite, literal, packed_lines, write_data_file
 from .base import Snippet, save_weights_option, unpack_function
 from .inputs import SnippetInput, WrittenTerm, snippet_input
 from .writer import CodeWriter, snippet_stages
 
 if TYPE_CHECKING:
+    from attnviz.state.document import State
+
     from ..compute import Outcome
-    from ..document import State
 
 __all__ = ["attnviz_snippet", "save_snippet_data", "snippet_data", "snippet_for_state"]
 

@@ -16,8 +16,9 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from ..safe_text import printable, python_literal
-from ..tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.safe import printable, python_literal
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
+
 from .arrays import DATA_FILE, MAX_EMBEDDED, MAX_INLINE, form, has_nonfinite, literal, packed_lines, write_data_file
 from .chapter import ChapterCode
 from .header import header_lines

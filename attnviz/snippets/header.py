@@ -5,7 +5,8 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from ..safe_text import printable
+from attnviz.text.safe import printable
+
 from .inputs import SnippetInput
 
 __all__ = ["header_lines"]

@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..model_run import Focus, HeadView
-from ..tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.run import Focus, HeadView
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 if TYPE_CHECKING:
+    from attnviz.state.document import State
+
     from ..compute import Outcome
-    from ..document import State
 
 __all__ = ["MASK_MODES", "SCORINGS", "SnippetError", "SnippetInput", "WrittenTerm", "snippet_input"]
 
@@ -254,7 +255,7 @@ def _with_score_biases(
 
 def _sources(state: State, head: HeadView) -> list[str]:
     """What the combined mask and bias of ``head`` are made of, in words for the snippet's comments."""
-    from ..model_run import MASK_ARGUMENTS
+    from attnviz.state.run import MASK_ARGUMENTS
 
     s = state.settings
     named = []
@@ -287,8 +288,9 @@ def _numpy(value: Any) -> np.ndarray:
 
 def _model_masks(head: HeadView) -> dict[str, Any]:
     """The call's masks as ``attend``'s keyword arguments (torch tensors), as the model passed them."""
+    from attnviz.state.run import MASK_ARGUMENTS
+
     from ..compute.convert import tensor_view
-    from ..model_run import MASK_ARGUMENTS
 
     if head.masks is None:
         return {}

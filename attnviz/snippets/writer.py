@@ -14,7 +14,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cache
 
-from ..safe_text import is_printable
+from attnviz.text.safe import is_printable
 
 __all__ = ["RETURN_VALUE", "CodeWriter", "StageSpan", "snippet_stages"]
 

@@ -1,7 +1,7 @@
 """Languages: English (the source language) and Brazilian Portuguese, with Qt's own tools.
 
 Every user-facing string of the UI goes through ``translate(context, text)`` (Qt's
-``QCoreApplication.translate``); the non-Qt modules mark theirs with ``attnviz.tr``'s
+``QCoreApplication.translate``); the non-Qt modules mark theirs with ``attnviz.text.tr``'s
 ``QT_TRANSLATE_NOOP`` and the UI passes them through ``tr_text`` when it shows them. The
 catalogue is ``resources/translations/attnviz_<code>.ts`` (Qt Linguist's XML), compiled into
 the ``.qm`` file loaded at run time. After changing user-facing strings, from the repository
@@ -25,8 +25,8 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QSettings, QTranslator
 
-from attnviz.resources import resource
-from attnviz.tr import Message, Source, exception_message
+from attnviz.text.tr import Message, Source, exception_message
+from attnviz.ui.resources import resource
 
 __all__ = [
     "LANGUAGES",

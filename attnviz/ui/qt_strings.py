@@ -7,7 +7,7 @@ them in it (``pyside6-lupdate`` finds them), under Qt's own context. Nothing imp
 its only reader is lupdate.
 """
 
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 
 QT_STRINGS = (
     QT_TRANSLATE_NOOP("QFileDialog", "&Look in:"),

@@ -23,7 +23,7 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 from superqt.utils import create_worker
 
 from attnviz.compute.attention import run_snapshot
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 _threads_configured = False
 T = TypeVar("T")

@@ -1463,7 +1463,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>unknown scoring function {value}: expected one of {choices}</source>
-        <extracomment>The label and LaTeX of a(q, k) shown in the app: a built-in&apos;s come from ``attnviz.catalog`` (set by ``register``), a new one sets its own. Queries and keys must have the same length d. A dot product q.k, which SDPA&apos;s ``scale`` multiplies (learnable or kernel scorings have none). The error for a name that is not in ``SCORINGS``.</extracomment>
+        <extracomment>The label and LaTeX of a(q, k) shown in the app: a built-in&apos;s come from ``attnviz.state.catalog`` (set by ``register``), a new one sets its own. Queries and keys must have the same length d. A dot product q.k, which SDPA&apos;s ``scale`` multiplies (learnable or kernel scorings have none). The error for a name that is not in ``SCORINGS``.</extracomment>
         <translation>função de pontuação desconhecida {value}: esperava-se uma destas: {choices}</translation>
     </message>
     <message>
@@ -3892,7 +3892,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <name>Lab</name>
     <message>
         <source>NaN weights</source>
-        <extracomment>The convention every other one is compared with by default. What the lab holds besides its conventions&apos; engine results, per (batch, query, key) cell (and once), measured on (1, 2048, 2048) with 6 and 12 conventions, both scorings: each convention&apos;s classification and comparison masks; once, the intended and future masks and the float64 copies a comparison works on, and the allocator&apos;s own working space. Row classes, in order of precedence (a row gets the first that applies), with what they mean. How a row with no valid key is described in sentences, by its class. The sentences are English ``attnviz.tr.Message`` objects: the app shows them translated.</extracomment>
+        <extracomment>The convention every other one is compared with by default. What the lab holds besides its conventions&apos; engine results, per (batch, query, key) cell (and once), measured on (1, 2048, 2048) with 6 and 12 conventions, both scorings: each convention&apos;s classification and comparison masks; once, the intended and future masks and the float64 copies a comparison works on, and the allocator&apos;s own working space. Row classes, in order of precedence (a row gets the first that applies), with what they mean. How a row with no valid key is described in sentences, by its class. The sentences are English ``attnviz.text.tr.Message`` objects: the app shows them translated.</extracomment>
         <translation>pesos NaN</translation>
     </message>
     <message>
@@ -4376,7 +4376,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>random numbers</source>
-        <extracomment>Which panel shows an error about which field. Names of the fills in undo texts (&quot;Fill keys with zeros&quot;); the settings&apos; and the inputs&apos; names are declared with them (``attnviz.settings``, ``catalog.ROLES``).</extracomment>
+        <extracomment>Which panel shows an error about which field. Names of the fills in undo texts (&quot;Fill keys with zeros&quot;); the settings&apos; and the inputs&apos; names are declared with them (``attnviz.state.settings``, ``catalog.ROLES``).</extracomment>
         <translation>números aleatórios</translation>
     </message>
     <message>
@@ -6604,7 +6604,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Attention</source>
-        <extracomment>The ``attnviz.settings`` group this panel shows. Rows shared by two settings (training mode beside dropout), by the first one&apos;s name.</extracomment>
+        <extracomment>The ``attnviz.state.settings`` group this panel shows. Rows shared by two settings (training mode beside dropout), by the first one&apos;s name.</extracomment>
         <translation>Atenção</translation>
     </message>
     <message>

@@ -19,9 +19,9 @@ import torch
 
 import attnviz
 from attnviz.capture import merge
-from attnviz.doctor_cli import doctor_main
+from attnviz.cli.doctor import doctor_main
 from attnviz.io import load_capture
-from attnviz.model_run import ModelRunError, Shard
+from attnviz.state.run import ModelRunError, Shard
 
 from . import dist_worker
 
@@ -69,7 +69,7 @@ def test_a_ddp_run_merged_along_the_batch_is_the_whole_batch(tmp_path):
     # The doctor and render take the ranks' files at once.
     assert doctor_main([str(f) for f in files]) == 0
     out = tmp_path / "w.npy"
-    from attnviz.render import render_main
+    from attnviz.cli.render import render_main
 
     argv = ["--load", str(files[0]), "--load", str(files[1]), "--layer", "1", "--batch", "3", "--out", str(out)]
     assert render_main(argv) == 0

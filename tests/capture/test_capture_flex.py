@@ -84,8 +84,8 @@ def test_a_flex_call_with_a_block_mask_and_a_score_mod_is_recomputed(recorded):
 
 def test_the_long_context_view_gets_the_same_mask_mod(recorded):
     from attnviz.compute.engine_args import state_mask
-    from attnviz.document import State
     from attnviz.engine import overview
+    from attnviz.state.document import State
 
     cap, _x = recorded
     state = State.from_run(cap.to_run())

@@ -22,8 +22,8 @@ from torch import nn
 
 import attnviz
 from attnviz.capture import diagnose_run
+from attnviz.cli.render import render_main
 from attnviz.io import load_capture
-from attnviz.render import render_main
 
 ATOL = 1e-5
 

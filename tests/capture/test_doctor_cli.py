@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import attnviz
-from attnviz.doctor_cli import doctor_main
+from attnviz.cli.doctor import doctor_main
 from attnviz.io import Session, save_session
 
 from .models import KEEP, TOKENS, TinySdpa, ids

@@ -13,7 +13,7 @@ from torch import nn
 
 import attnviz
 from attnviz.capture import diagnose_run, format_finding
-from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+from attnviz.state.run import AttentionCall, MaskArguments, ModelRun
 
 from .models import KEEP, TOKENS, TinySdpa, ids
 

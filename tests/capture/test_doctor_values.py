@@ -12,9 +12,9 @@ import torch
 
 import attnviz
 from attnviz.capture import diagnose_run, from_output_attentions
-from attnviz.doctor_cli import doctor_main
+from attnviz.cli.doctor import doctor_main
 from attnviz.io import save_capture
-from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+from attnviz.state.run import AttentionCall, MaskArguments, ModelRun
 
 from .models import TinySdpa, ids
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from attnviz.capture.merge import merge_runs
-from attnviz.doctor_cli import doctor_main
+from attnviz.cli.doctor import doctor_main
 from attnviz.io import AttnvizFileError, load_capture, save_capture
-from attnviz.model_run import MAX_WORLD_SIZE, AttentionCall, ModelRun, ModelRunError, Shard
+from attnviz.state.run import MAX_WORLD_SIZE, AttentionCall, ModelRun, ModelRunError, Shard
 
 
 def _run(rank: int, world: int, names: tuple[str, ...] = ("layer.0", "layer.1")) -> ModelRun:

@@ -12,7 +12,7 @@ import torch
 
 import attnviz
 from attnviz.capture import diagnose_run, from_output_attentions, from_transformer_lens
-from attnviz.model_run import ModelRunError
+from attnviz.state.run import ModelRunError
 
 B, L, H, D = 3, 6, 4, 8
 LEFT = torch.tensor([[1] * 6, [0] * 2 + [1] * 4, [0] * 4 + [1] * 2])  # left padded, as TransformerLens pads

@@ -121,7 +121,7 @@ def test_a_model_is_captured_directly_with_queries_keys_values_and_its_causal_ma
 
 def test_something_that_is_not_a_transformer_lens_model_is_refused_in_one_line() -> None:
     from attnviz.capture import capture_transformer_lens
-    from attnviz.model_run import ModelRunError
+    from attnviz.state.run import ModelRunError
 
     with pytest.raises(ModelRunError, match="Linear is not a TransformerLens model"):
         capture_transformer_lens(torch.nn.Linear(2, 2), TOKENS)

@@ -8,7 +8,7 @@ import inspect
 import torch
 
 import attnviz
-from attnviz.intervene import AblateHead
+from attnviz.compare.intervene import AblateHead
 
 from .models import batch, bert, gpt2
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from attnviz.check_cli import check_main
+from attnviz.cli.check import check_main
 
 SCRIPT = """
 import torch
@@ -77,7 +77,7 @@ def test_usage_and_models_that_cannot_be_had(script, capsys):
 
 
 def test_the_attnviz_command_dispatches_check(script):
-    from attnviz.cli import main
+    from attnviz.cli.gui import main
 
     assert main(["check", f"{script}:correct", "--checks", "padding"]) == 0
 
@@ -199,7 +199,7 @@ def test_a_factory_returning_no_model_is_said_in_one_line(hostile, capsys):
 
 
 def test_unknown_implementations_and_dtypes_are_a_bad_command_line_naming_the_known_ones(hostile, capsys):
-    from attnviz.invariance import implementation_names
+    from attnviz.compare.invariance import implementation_names
 
     assert check_main([f"{hostile}:correct", "--implementations", "nonsense"]) == 2
     err = capsys.readouterr().err

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import attnviz
-from attnviz.diff_cli import diff_main
+from attnviz.cli.diff import diff_main
 
 from .models import batch, bert, gpt2
 
@@ -70,7 +70,7 @@ def test_diff_usage_and_unreadable_files(runs, tmp_path, capsys):
 
 
 def test_the_attnviz_command_dispatches_diff(runs):
-    from attnviz.cli import main
+    from attnviz.cli.gui import main
 
     assert main(["diff", str(runs["a"]), str(runs["again"])]) == 0
 

@@ -11,7 +11,7 @@ import pytest
 
 import attnviz
 from attnviz.compare import call_weights, head_weights, largest_per_row_block
-from attnviz.model_run import AttentionCall, CallTerm, MaskArguments, ModelRun
+from attnviz.state.run import AttentionCall, CallTerm, MaskArguments, ModelRun
 
 ROOT = Path(__file__).resolve().parents[2]
 # float32 weights of the same head computed in a call of 4 heads and alone: other matmul shapes
@@ -91,7 +91,7 @@ def test_a_calls_difference_is_its_heads(tmp_path: Path) -> None:
 
 _DIFF = r"""
 import sys
-from attnviz.diff_cli import diff_main
+from attnviz.cli.diff import diff_main
 cap(int(sys.argv[3]))
 base = start_peak()
 started = time.perf_counter()

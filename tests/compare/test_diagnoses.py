@@ -13,8 +13,8 @@ import torch
 
 import attnviz
 from attnviz.capture import diagnose_run, format_finding
-from attnviz.check_cli import check_main
-from attnviz.doctor_cli import doctor_main
+from attnviz.cli.check import check_main
+from attnviz.cli.doctor import doctor_main
 
 from . import bug_models as bugs
 

@@ -8,9 +8,9 @@ import torch
 from torch import nn
 
 import attnviz
+from attnviz.compare.intervene import AblateHead, MaskEdit, ReplaceWeights
 from attnviz.compute.call_mask import call_allowed
 from attnviz.engine import AttentionInputError
-from attnviz.intervene import AblateHead, MaskEdit, ReplaceWeights
 
 from .models import batch, bert, gpt2, llama
 
@@ -91,7 +91,7 @@ def test_bad_edits_are_refused_naming_them():
 
 
 def test_a_live_model_reruns_the_mask_edited_in_its_run():
-    from attnviz.intervene import LiveModel, toggled_mask
+    from attnviz.compare.intervene import LiveModel, toggled_mask
 
     model = llama()
     live = LiveModel(model, batch())
@@ -113,7 +113,7 @@ def test_a_live_model_reruns_the_mask_edited_in_its_run():
 
 
 def test_a_float_mask_is_toggled_in_its_own_form():
-    from attnviz.intervene import LiveModel, toggled_mask
+    from attnviz.compare.intervene import LiveModel, toggled_mask
 
     model = llama(implementation="eager")
     live = LiveModel(model, batch())
@@ -128,8 +128,8 @@ def test_a_float_mask_is_toggled_in_its_own_form():
 def test_a_run_calls_keep_mask_binds_every_mask_it_has_and_a_flip_changes_one_cell():
     """Hugging Face's attention_mask and a bottom-right causal flag (a KV-cache step) are masks
     too: the keep mask a flipped cell edits is what the engine masks, and only that cell changes."""
-    from attnviz.intervene import toggled_mask
-    from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+    from attnviz.compare.intervene import toggled_mask
+    from attnviz.state.run import AttentionCall, MaskArguments, ModelRun
 
     rng = np.random.default_rng(0)
     b, h, n_q, n_k, d = 2, 2, 3, 5, 4

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 import attnviz
 from attnviz.capture import format_finding
-from attnviz.invariance import CHECKS
+from attnviz.compare.invariance import CHECKS
 
 from .models import batch, bert, gpt2, llama, t5, transformers
 
@@ -205,7 +205,7 @@ def test_checks_that_do_not_apply_are_said():
 
 
 def test_a_finding_of_the_output_alone_says_where():
-    from attnviz.invariance import InvarianceFinding
+    from attnviz.compare.invariance import InvarianceFinding
 
     finding = InvarianceFinding("kv_cache", "error", -1, "", "differs", (), (0, 2), (3, 4, 5), 3)
     assert format_finding(finding) == "error: the model's output, batch 0, 2, positions 3-5: differs"

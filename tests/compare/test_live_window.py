@@ -96,7 +96,7 @@ def test_compare_with_a_capture_file(qtbot, tmp_path):
 
 
 def test_file_compare_with_sits_above_quit(qtbot):
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     window = MainWindow()
     qtbot.addWidget(window)
@@ -160,7 +160,7 @@ def test_a_session_keeps_the_compared_file_and_says_when_it_is_gone(qtbot, tmp_p
     import torch
 
     import attnviz
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     model, inputs = bert(), batch()
     inverted = dict(inputs, attention_mask=1 - inputs["attention_mask"])

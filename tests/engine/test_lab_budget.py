@@ -9,10 +9,10 @@ import torch
 import attnviz.engine.lab as lab_module
 import attnviz.engine.scaling as scaling_module
 from attnviz.compute.labs import run_masking_lab, run_scaling_lab
-from attnviz.document import Snapshot, make_state
 from attnviz.engine import MemoryBudgetError, estimate_memory
 from attnviz.engine.lab import compare_conventions
 from attnviz.engine.scaling import current_point, tanh_saturation
+from attnviz.state.document import Snapshot, make_state
 
 
 def inputs(batch: int = 2, n: int = 64) -> tuple[torch.Tensor, ...]:

@@ -18,7 +18,7 @@ import pytest
 
 from attnviz.io import CaptureFileError, Session, is_capture_file, load_capture, save_capture, save_session
 from attnviz.io.capture_file import MAGIC, MAX_HEADER_BYTES
-from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+from attnviz.state.run import AttentionCall, MaskArguments, ModelRun
 
 ROOT = Path(__file__).resolve().parents[2]
 

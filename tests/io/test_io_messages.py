@@ -16,8 +16,8 @@ import torch
 from attnviz.io import AttnvizFileError, TensorFileError, load_tensor_file, save_session
 from attnviz.io.session_state import load_state_file, state_to_session
 from attnviz.io.tensor_import import state_from_tensor_file
-from attnviz.presets import PRESETS
-from attnviz.tr import MAX_LINE_CHARS, QT_TRANSLATE_NOOP, Message, joined, message, one_line
+from attnviz.teaching.presets import PRESETS
+from attnviz.text.tr import MAX_LINE_CHARS, QT_TRANSLATE_NOOP, Message, joined, message, one_line
 
 
 def refusal(path: Path) -> TensorFileError:

@@ -19,7 +19,7 @@ from attnviz.io import TensorFile, guess_roles, load_tensor_file, save_arrays
 from attnviz.io._limits import MAX_STORED_TEXT_CHARS
 from attnviz.io.session_state import load_state_file, save_state_file
 from attnviz.io.tensor_import import NO_SETTINGS_NOTE, StateFileError, state_from_tensor_file, tensor_file_focus
-from attnviz.presets import DEFAULT_PRESET, PRESETS
+from attnviz.teaching.presets import DEFAULT_PRESET, PRESETS
 from tests.io.memory_probe import probe
 
 BASE = PRESETS[DEFAULT_PRESET].build()

@@ -24,11 +24,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from attnviz.cli.render import render_main
 from attnviz.compute.attention import run_state
 from attnviz.io import guess_roles, load_tensor_file
 from attnviz.io.tensor_import import NO_SETTINGS_NOTE, state_from_tensor_file
-from attnviz.presets import DEFAULT_PRESET, PRESETS
-from attnviz.render import render_main
+from attnviz.teaching.presets import DEFAULT_PRESET, PRESETS
 from tests.engine.test_real_models import (
     MIN,
     Recorder,

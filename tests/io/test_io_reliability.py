@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 from attnviz.bench.safety import HOSTILE_PEAK_MB, probe_load, width_bomb_capture, width_bomb_session
-from attnviz.document import State
 from attnviz.io import (
     CaptureFileError,
     Session,
@@ -30,7 +29,8 @@ from attnviz.io import (
 from attnviz.io._limits import MAX_LABEL_CHARS
 from attnviz.io.capture_file import ALIGNMENT, MAGIC
 from attnviz.io.session_state import load_state_file, save_state_file, session_to_state, state_to_session
-from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+from attnviz.state.document import State
+from attnviz.state.run import AttentionCall, MaskArguments, ModelRun
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc for the peak")
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnviz.document import MAX_BATCH, Settings, State, make_state
 from attnviz.io import Session, SessionFileError, load_session, save_session
 from attnviz.io.session_state import load_state_file, save_state_file, session_to_state, state_to_session
-from attnviz.presets import PRESETS
+from attnviz.state.document import MAX_BATCH, Settings, State, make_state
+from attnviz.teaching.presets import PRESETS
 
 ROOT = Path(__file__).parents[2]
 
@@ -273,7 +273,7 @@ def test_a_session_file_of_another_kind_stays_a_session_error(tmp_path: Path) ->
         load_state_file(path)
 
 
-@pytest.mark.parametrize("module", ["attnviz.io.session_state", "attnviz.io.tensor_import", "attnviz.settings"])
+@pytest.mark.parametrize("module", ["attnviz.io.session_state", "attnviz.io.tensor_import", "attnviz.state.settings"])
 def test_importing_the_file_layer_loads_neither_torch_nor_qt(module: str) -> None:
     code = (
         f"import sys, {module}\n"
@@ -298,7 +298,7 @@ def test_a_session_loaded_from_disk_keeps_its_dtypes_of_parameters(tmp_path: Pat
 def _compared_state(tmp_path: Path) -> State:
     from dataclasses import replace
 
-    from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+    from attnviz.state.run import AttentionCall, MaskArguments, ModelRun
 
     g = np.random.default_rng(2)
     q, k, v = (g.standard_normal((2, 3, 4, 2)).astype(np.float32) for _ in range(3))

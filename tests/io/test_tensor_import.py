@@ -10,7 +10,7 @@ import pytest
 
 from attnviz.io import TensorFile, TensorFileError
 from attnviz.io.tensor_import import StateFileError, state_from_tensor_file, tensor_file_focus
-from attnviz.presets import PRESETS
+from attnviz.teaching.presets import PRESETS
 
 
 def tensor_file(tmp_path: Path, **arrays: np.ndarray) -> TensorFile:

@@ -10,7 +10,7 @@ import pytest
 
 @pytest.fixture
 def window(qtbot):
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     threads_before = threading.active_count()
     win = MainWindow()

@@ -479,8 +479,8 @@ def main() -> int:
     shots = Path(args[1]) if len(args) > 1 else None
     app = QApplication(sys.argv[:1])
     from attnviz.ui import theme
-    from attnviz.ui.app.main_window import MainWindow
     from attnviz.ui.i18n import install_language
+    from attnviz.ui.window.main_window import MainWindow
 
     screen = app.primaryScreen().availableGeometry()
     tag = f"{screen.width()}x{screen.height()}"
@@ -576,7 +576,7 @@ def main() -> int:
     problems += problems_
     checked += checked_
     from attnviz.bench.app_bench import model_run_state
-    from attnviz.document import ReplaceState
+    from attnviz.state.document import ReplaceState
 
     # An engineer's working set, not a teacher's: the teaching views closed (all ten views open
     # at once do not fit one row of tabs at 1280 px; Qt then scrolls the tab bar).

@@ -98,8 +98,8 @@ def main() -> int:
     out = Path(sys.argv[1])
     shots = Path(sys.argv[2]) if len(sys.argv) > 2 else None
     app = QApplication(sys.argv[:1])
-    from attnviz.ui.app.main_window import MainWindow
     from attnviz.ui.i18n import install_language
+    from attnviz.ui.window.main_window import MainWindow
 
     screen = app.primaryScreen().availableGeometry()
     tag = f"{screen.width()}x{screen.height()}"

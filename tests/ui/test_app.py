@@ -13,8 +13,8 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel
 
 from attnviz.compute.attention import run_state
-from attnviz.document import Snapshot
 from attnviz.engine import attend
+from attnviz.state.document import Snapshot
 
 from .conftest import wait_current
 
@@ -155,7 +155,7 @@ def test_every_control_has_a_tooltip(window):
 
 
 def test_presets_load_and_compute(window, qtbot):
-    from attnviz.presets import PRESETS
+    from attnviz.teaching.presets import PRESETS
 
     for name in PRESETS:
         window.session.load_preset(name)
@@ -166,7 +166,7 @@ def test_presets_load_and_compute(window, qtbot):
 
 
 def test_compute_reports_errors_as_data():
-    from attnviz.presets import PRESETS
+    from attnviz.teaching.presets import PRESETS
 
     state = PRESETS["dot-toy"].build()
     state.lens_1d[0] = -1
@@ -183,7 +183,7 @@ def test_compute_reports_errors_as_data():
 
 
 def test_scheduler_latest_wins_without_a_window(qtbot):
-    from attnviz.presets import PRESETS
+    from attnviz.teaching.presets import PRESETS
     from attnviz.ui.scheduler import ComputeScheduler, run_in_app
 
     scheduler = ComputeScheduler(run_in_app)
@@ -215,7 +215,7 @@ def test_help_and_version_need_no_display():
 def test_presentation_mode_enlarges_hides_chrome_and_stays_live(window, qtbot):
     from PySide6.QtWidgets import QApplication
 
-    from attnviz.document import SetBlock
+    from attnviz.state.document import SetBlock
 
     size = QApplication.font().pointSizeF()
     window.presentation_action.trigger()
@@ -271,7 +271,7 @@ def test_dark_and_light_themes_reach_the_heatmaps(window):
 
 
 def test_window_layout_persists(qtbot):
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     first = MainWindow()
     qtbot.addWidget(first)
@@ -315,7 +315,7 @@ def test_building_the_window_does_not_import_torch():
         "app = QApplication([])\n"
         "from attnviz.compute.attention import Outcome\n"
         "from attnviz.ui.app.session import AppSession\n"
-        "from attnviz.ui.app.main_window import MainWindow\n"
+        "from attnviz.ui.window.main_window import MainWindow\n"
         "session = AppSession(compute=lambda snapshot: Outcome(snapshot.version, error='stub'))\n"
         "w = MainWindow(session=session)\n"
         "w.show(); app.processEvents()\n"
@@ -384,9 +384,9 @@ def test_objects_alive_after_the_first_result_are_out_of_the_collectors_reach(wi
 
 
 def test_the_apps_compute_thread_turns_huge_pages_off(monkeypatch):
-    from attnviz.document import Snapshot
     from attnviz.engine import memory
-    from attnviz.presets import PRESETS
+    from attnviz.state.document import Snapshot
+    from attnviz.teaching.presets import PRESETS
     from attnviz.ui import scheduler as worker
 
     monkeypatch.setattr(memory, "_use_huge_pages", True)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from attnviz.document import SetSettings
+from attnviz.state.document import SetSettings
 from attnviz.ui.files.file_actions import FileActions, install_file_actions
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes and signals")
@@ -32,7 +32,7 @@ import sys
 import numpy as np
 from attnviz.io import claim_autosave
 from attnviz.io.session_state import state_to_session
-from attnviz.presets import PRESETS
+from attnviz.teaching.presets import PRESETS
 state = PRESETS["dot-toy"].build()
 state = state.with_head((0, 0), "queries", np.full((2, 1, 2), float(sys.argv[1])))
 slot = claim_autosave()

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnviz.document import ReplaceState, State
-from attnviz.model_run import AttentionCall, CallTerm, Focus, MaskArguments, ModelRun
+from attnviz.state.document import ReplaceState, State
+from attnviz.state.run import AttentionCall, CallTerm, Focus, MaskArguments, ModelRun
 from tests.ui.conftest import wait_current
 
 
@@ -86,7 +86,7 @@ def test_a_call_of_a_smaller_batch_keeps_the_batch_element_within_it(window, qtb
 
 @pytest.fixture
 def window(qtbot):
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     win = MainWindow()
     qtbot.addWidget(win)
@@ -104,7 +104,7 @@ def test_the_ranks_of_a_distributed_run_open_at_once_merged(host, qtbot, tmp_pat
     from PySide6.QtWidgets import QMessageBox
 
     from attnviz.io import save_capture
-    from attnviz.model_run import Shard
+    from attnviz.state.run import Shard
     from attnviz.ui.files.file_actions import install_file_actions
 
     refused: list[str] = []

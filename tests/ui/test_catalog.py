@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz import catalog
-from attnviz.compute.compare import Comparison, compare_choices
-from attnviz.document import SetSettings
+from attnviz.compute.side_by_side import Comparison, compare_choices
 from attnviz.engine import SCORINGS, attend
 from attnviz.engine.scoring import ScoringFunction, register
+from attnviz.state import catalog
+from attnviz.state.document import SetSettings
 
 from .conftest import wait_current
 

@@ -11,10 +11,10 @@ import torch
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QScrollArea
 
-from attnviz.compute.compare import EXERCISE_1, Comparison, variants
-from attnviz.document import ReplaceState
+from attnviz.compute.side_by_side import EXERCISE_1, Comparison, variants
 from attnviz.engine import attend
-from attnviz.presets import PRESETS
+from attnviz.state.document import ReplaceState
+from attnviz.teaching.presets import PRESETS
 
 from .conftest import wait_current
 
@@ -231,7 +231,7 @@ def test_a_burst_of_edits_ends_on_the_last_state(window, qtbot):
 
 
 def test_the_compute_thread_stops_with_the_window(qtbot):
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     threads_before = threading.active_count()
     win = MainWindow()

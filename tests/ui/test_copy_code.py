@@ -12,10 +12,10 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QToolButton
 
-from attnviz.document import ReplaceState, SetBlock, State, make_state
-from attnviz.model_run import AttentionCall, Focus, MaskArguments, ModelRun
 from attnviz.snippets import FRAMEWORKS, make_snippet
-from attnviz.teaching import LESSONS
+from attnviz.state.document import ReplaceState, SetBlock, State, make_state
+from attnviz.state.run import AttentionCall, Focus, MaskArguments, ModelRun
+from attnviz.teaching.lessons import LESSONS
 from attnviz.ui.files.copy_code import FRAMEWORK_KEY, install_copy_code
 
 from .conftest import wait_session

@@ -9,10 +9,10 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from attnviz.bench.safety_text import hostile_session, run_snippet
-from attnviz.document import ReplaceState, State
 from attnviz.io.capture_file import load_capture
-from attnviz.safe_text import is_printable
 from attnviz.snippets import FRAMEWORKS
+from attnviz.state.document import ReplaceState, State
+from attnviz.text.safe import is_printable
 from attnviz.ui.files.copy_code import install_copy_code
 
 from .conftest import wait_session

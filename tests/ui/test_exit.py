@@ -31,7 +31,7 @@ def slow_lab(snapshot):
     return lab(snapshot)
 
 masking_lab.run_masking_lab = slow_lab
-from attnviz.ui.app.main_window import MainWindow
+from attnviz.ui.window.main_window import MainWindow
 window = MainWindow()
 window.show()
 window.compare_dock.show()
@@ -54,7 +54,7 @@ ZYGOTE = r"""
 import os, sys
 import numpy, pyqtgraph
 from PySide6 import QtWidgets
-import attnviz.ui.app.main_window, attnviz.ui.views.masking_lab
+import attnviz.ui.window.main_window, attnviz.ui.views.masking_lab
 
 child, out, runs, at_once = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 code = compile(open(child).read(), "child", "exec")

@@ -13,7 +13,6 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QImage, QKeySequence
 from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QMessageBox
 
-from attnviz.document import SetBlock, SetSettings
 from attnviz.io import (
     AutosaveSlot,
     claim_autosave,
@@ -23,7 +22,8 @@ from attnviz.io import (
     stale_autosaves,
 )
 from attnviz.io.session_state import load_state_file, save_state_file, state_to_session
-from attnviz.presets import PRESETS
+from attnviz.state.document import SetBlock, SetSettings
+from attnviz.teaching.presets import PRESETS
 from attnviz.ui.files.file_actions import FileActions, install_file_actions
 from attnviz.ui.files.open_dialog import RolesDialog
 
@@ -459,7 +459,7 @@ def test_a_failing_autosave_is_reported_in_the_status_bar_and_editing_goes_on(
 
 def test_a_capture_opens_whole_from_the_open_command(host, actions, qtbot, tmp_path) -> None:  # noqa: ANN001
     from attnviz.io import save_capture
-    from attnviz.model_run import AttentionCall, MaskArguments, ModelRun
+    from attnviz.state.run import AttentionCall, MaskArguments, ModelRun
 
     rng = np.random.default_rng(0)
     calls = tuple(

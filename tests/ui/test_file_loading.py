@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QMessageBox
 import attnviz.ui.files.opening as opening_module
 from attnviz.io import SessionFileError
 from attnviz.io.session_state import save_state_file
-from attnviz.presets import PRESETS
+from attnviz.teaching.presets import PRESETS
 from attnviz.ui.files.file_actions import FileActions, install_file_actions
 
 SLOW_S = 1.2

@@ -27,7 +27,7 @@ _CHILD = r"""
 import json, sys
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from attnviz.ui.app.main_window import MainWindow
+from attnviz.ui.window.main_window import MainWindow
 from tests.ui.layout_probe import settle  # every computation done, then the frames they cause
 
 window = MainWindow()

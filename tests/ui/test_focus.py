@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from attnviz.compute import run_snapshot, run_state
-from attnviz.document import Document, ReplaceState, SetBlock, SetSettings, Snapshot, State
-from attnviz.model_run import AttentionCall, Focus, MaskArguments, ModelRun
+from attnviz.state.document import Document, ReplaceState, SetBlock, SetSettings, Snapshot, State
+from attnviz.state.run import AttentionCall, Focus, MaskArguments, ModelRun
 from tests.ui.conftest import wait_current
 
 
@@ -96,7 +96,7 @@ def test_undo_and_redo_of_an_edit_bring_its_head_back(qtbot):
 
 @pytest.fixture
 def window(qtbot):
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     win = MainWindow()
     qtbot.addWidget(win)

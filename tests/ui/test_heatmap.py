@@ -830,7 +830,7 @@ def test_presentation_scale_enlarges_the_drawn_cell_values(qtbot, widget):
 def test_a_subclass_with_its_own_colour_table_picks_the_digits_colour_from_it(qtbot, widget):
     """The compare view's difference map (DivergingHeatmap) has a colour table that is none of
     COLORMAPS and supplies the cell colours the digits' contrast is chosen from."""
-    from attnviz.ui.views.compare import DivergingHeatmap
+    from attnviz.ui.views.side_by_side import DivergingHeatmap
 
     diff = DivergingHeatmap()
     qtbot.addWidget(diff)

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.tr import QT_TRANSLATE_NOOP, Message, message, plural
+from attnviz.text.tr import QT_TRANSLATE_NOOP, Message, message, plural
 from attnviz.ui.i18n import (
     current_language,
     install_language,
@@ -179,7 +179,7 @@ def test_messages_are_english_strings_that_translate_with_their_numbers(portugue
 def test_engine_warnings_and_lab_sentences_are_shown_in_portuguese(portuguese):
     from attnviz.compute.attention import run_state
     from attnviz.engine.lab import compare_conventions
-    from attnviz.teaching import LESSONS
+    from attnviz.teaching.lessons import LESSONS
 
     state = LESSONS["pitfall-zero-length"].preset.build()
     view = run_state(state).view
@@ -298,7 +298,7 @@ def _untranslated(texts: list[tuple[str, str]]) -> list[str]:
 
 
 def test_the_portuguese_window_shows_no_english(portuguese, qtbot):
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     win = MainWindow()
     qtbot.addWidget(win)
@@ -353,7 +353,7 @@ def test_the_open_dialog_speaks_portuguese_and_so_do_qts_own_buttons(portuguese,
     from PySide6.QtWidgets import QDialogButtonBox
 
     from attnviz.io import guess_roles, load_tensor_file, save_arrays
-    from attnviz.presets import PRESETS
+    from attnviz.teaching.presets import PRESETS
     from attnviz.ui.files.open_dialog import RolesDialog
 
     path = tmp_path / "mixed.npz"
@@ -445,8 +445,8 @@ def test_switching_language_keeps_the_document_the_undo_history_and_the_autosave
 
 
 def _live_counts(window) -> dict[str, int]:
-    from attnviz import catalog
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.state import catalog
+    from attnviz.ui.window.main_window import MainWindow
 
     session = window.session
     return {
@@ -492,7 +492,7 @@ def test_ten_language_switches_keep_listeners_windows_document_docks_and_selecti
 
 def test_switching_to_portuguese_in_place_leaves_no_english(qtbot, qapp):
     """Built in English, every dock open, then switched: every text retranslates itself."""
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     win = MainWindow()
     qtbot.addWidget(win)
@@ -574,7 +574,7 @@ def test_engine_errors_are_shown_in_portuguese(portuguese):
     from dataclasses import replace
 
     from attnviz.compute.attention import run_state
-    from attnviz.presets import PRESETS
+    from attnviz.teaching.presets import PRESETS
 
     state = PRESETS["additive-toy"].build()  # d_q = 20, d_k = 2
     state.settings = replace(state.settings, scoring="scaled_dot")
@@ -594,8 +594,8 @@ def test_engine_errors_are_shown_in_portuguese(portuguese):
 def test_undo_texts_of_undescribed_edits_are_translated(portuguese):
     """Edits made without a description fall back to marked defaults, never to English; a change
     of settings is named by the settings' declarations."""
-    from attnviz.document import Edit, ReplaceState, SetSettings
-    from attnviz.presets import PRESETS
+    from attnviz.state.document import Edit, ReplaceState, SetSettings
+    from attnviz.teaching.presets import PRESETS
     from attnviz.ui.app.undo import command_text
 
     texts = [

@@ -24,8 +24,8 @@ from attnviz.io.errors import TensorFileError
 from attnviz.io.roles import select_head
 from attnviz.io.session_state import load_state_file
 from attnviz.io.tensor_import import state_from_tensor_file
-from attnviz.presets import PRESETS
-from attnviz.tr import QT_TRANSLATE_NOOP, Message, Source, exception_message, message
+from attnviz.teaching.presets import PRESETS
+from attnviz.text.tr import QT_TRANSLATE_NOOP, Message, Source, exception_message, message
 from attnviz.ui.i18n import current_language, error_text, install_language, tr_text
 
 from .test_i18n import TS, _messages, _untranslated
@@ -214,7 +214,7 @@ def test_loading_errors_notes_and_engine_errors_read_in_portuguese(portuguese, t
 
 def test_the_scaling_lab_note_reads_in_portuguese(portuguese) -> None:
     from attnviz.compute.labs import run_scaling_lab
-    from attnviz.document import Snapshot
+    from attnviz.state.document import Snapshot
 
     state = PRESETS["additive-toy"].build()  # d_q = 20, d_k = 2: no dot products to compare
     outcome = run_scaling_lab(Snapshot(0, state))
@@ -348,7 +348,7 @@ def test_render_prints_its_notes_in_the_systems_language_not_the_apps(tmp_path: 
 
 
 def test_render_inside_the_app_leaves_the_apps_language_alone(portuguese, tmp_path, capsys, monkeypatch) -> None:
-    from attnviz.render import render_main
+    from attnviz.cli.render import render_main
     from attnviz.ui import i18n
 
     # The system says English while the app is in Portuguese: render prints English...

@@ -74,7 +74,7 @@ def test_a_long_padded_input_shows_its_structure_under_the_default_scale(window,
     were all the colour of zero; the default scale must spread them over the colour map."""
     from dataclasses import replace
 
-    from attnviz.document import ReplaceState, State
+    from attnviz.state.document import ReplaceState, State
 
     from .conftest import wait_current
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from attnviz.lecture import DEFAULT_PLAN
-from attnviz.presets import PRESETS
-from attnviz.teaching import LESSONS
+from attnviz.teaching.lecture import DEFAULT_PLAN
+from attnviz.teaching.lessons import LESSONS
+from attnviz.teaching.presets import PRESETS
 
 PROBE = Path(__file__).with_name("lecture_probe.py")
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnviz.document import SetSettings
-from attnviz.teaching import EXERCISE_PRESETS, LESSONS, PITFALL_PRESETS
+from attnviz.state.document import SetSettings
+from attnviz.teaching.lessons import EXERCISE_PRESETS, LESSONS, PITFALL_PRESETS
 from attnviz.ui.views.lessons import LESSON_DOCK, install_lessons, menu_text
 from attnviz.ui.views.masking_lab import MASKING_LAB_DOCK, MaskingLabView, install_masking_lab
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from attnviz.document import ReplaceState, Settings, State
-from attnviz.model_run import MaskArguments
+from attnviz.state.document import ReplaceState, Settings, State
+from attnviz.state.run import MaskArguments
 from tests.ui.conftest import wait_current
 
 
@@ -25,7 +25,7 @@ def long_state(n: int = 600, *, window: int = 64):
 
 @pytest.fixture
 def view(qtbot):
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     win = MainWindow()
     qtbot.addWidget(win)
@@ -106,7 +106,7 @@ def test_a_newer_request_stops_the_running_overview(qtbot, view):
 
 def test_an_input_over_the_budget_opens_the_long_context_view(qtbot):
     from attnviz.engine import set_default_memory_budget
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     win = MainWindow()
     qtbot.addWidget(win)

@@ -7,10 +7,10 @@ import pytest
 import torch
 from PySide6.QtGui import QKeySequence
 
-from attnviz.document import ReplaceState, SetBlock, SetSettings, State
 from attnviz.engine import MASK_MODES
 from attnviz.engine.lab import LabReport, compare_conventions
-from attnviz.teaching import LESSONS
+from attnviz.state.document import ReplaceState, SetBlock, SetSettings, State
+from attnviz.teaching.lessons import LESSONS
 from attnviz.ui.views.masking_lab import (
     DIFF_COLOR,
     MASKING_LAB_DOCK,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnviz.document import ReplaceState, SetBlock, State
-from attnviz.model_run import AttentionCall, Focus, MaskArguments, ModelRun
+from attnviz.state.document import ReplaceState, SetBlock, State
+from attnviz.state.run import AttentionCall, Focus, MaskArguments, ModelRun
 from tests.ui.conftest import wait_current
 
 TOKENS = [["[CLS]", "the", "cat", "sat", "[SEP]", "[PAD]"], ["[CLS]", "a", "dog", "ran", "far", "[SEP]"]]
@@ -33,7 +33,7 @@ def make_run(layers: int = 3, heads: int = 4, *, mask_padding: bool = True, seed
 
 @pytest.fixture
 def window(qtbot):
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     win = MainWindow()
     qtbot.addWidget(win)

@@ -14,7 +14,7 @@ from tests.ui.conftest import wait_current
 
 
 def test_first_steps_is_offered_once_and_remembered(qtbot, tmp_path: Path) -> None:
-    from attnviz.ui.app.first_launch import FIRST_STEPS_OFFERED, offer_first_steps
+    from attnviz.ui.window.first_launch import FIRST_STEPS_OFFERED, offer_first_steps
 
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     window = QWidget()
@@ -32,7 +32,7 @@ def test_first_steps_is_offered_once_and_remembered(qtbot, tmp_path: Path) -> No
 
 
 def test_the_output_tables_last_column_is_in_view_at_1280x720(qtbot) -> None:
-    from attnviz.ui.app.main_window import MainWindow
+    from attnviz.ui.window.main_window import MainWindow
 
     window = MainWindow("dot-toy")
     qtbot.addWidget(window)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnviz.document import ReplaceState, SetBlock, resize_state
+from attnviz.state.document import ReplaceState, SetBlock, resize_state
 
 from .conftest import wait_current, wait_session
 

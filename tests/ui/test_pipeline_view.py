@@ -13,8 +13,8 @@ from PySide6.QtGui import QEnterEvent
 from PySide6.QtWidgets import QApplication
 
 from attnviz.compute.pipeline import additive_features, softmax_allowed
-from attnviz.document import ReplaceState, filled_state
 from attnviz.engine import SCORINGS, STAGES, attend
+from attnviz.state.document import ReplaceState, filled_state
 from attnviz.ui.views.formulas import (
     HIGHLIGHT_BG,
     SCORING_FORMULAS,
@@ -67,7 +67,7 @@ def test_every_registered_scoring_function_has_a_rendered_formula():
 
 
 def test_a_scoring_function_without_a_laid_out_formula_is_shown_from_its_latex():
-    from attnviz import catalog
+    from attnviz.state import catalog
 
     catalog.SCORINGS.register(catalog.ScoringInfo("made_up", "Made up", r"a(\mathbf{q}, \mathbf{k}) = \tfrac{1}{2}"))
     try:

@@ -9,9 +9,9 @@ from PySide6.QtWidgets import QApplication
 
 from attnviz.compute import run_state
 from attnviz.compute.pipeline import softmax_allowed
-from attnviz.document import SetSettings
-from attnviz.presets import PRESETS
 from attnviz.snippets import FRAMEWORKS, make_snippet
+from attnviz.state.document import SetSettings
+from attnviz.teaching.presets import PRESETS
 from attnviz.ui.views.pipeline import WALK_SHORTCUT
 from attnviz.ui.views.pipeline_code import FRAMEWORK_KEY, snippet_stage
 from attnviz.ui.views.pipeline_steps import HIDDEN, changed_cells, walk_stages, what_if

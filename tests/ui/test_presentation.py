@@ -10,11 +10,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel
 
-from attnviz.compute.compare import Comparison
-from attnviz.presets import PRESETS
-from attnviz.teaching import LESSONS
-from attnviz.ui.views.compare import CompareView
+from attnviz.compute.side_by_side import Comparison
+from attnviz.teaching.lessons import LESSONS
+from attnviz.teaching.presets import PRESETS
 from attnviz.ui.views.docks import COMPARE_DOCK, SCALING_LAB_DOCK
+from attnviz.ui.views.side_by_side import CompareView
 
 from .conftest import wait_current
 
@@ -197,8 +197,8 @@ def test_the_lesson_panel_follows_the_example_on_show(window, qtbot):
 
 
 def test_an_edit_keeps_the_example_a_file_replaces_it(window, qtbot):
-    from attnviz.document import ReplaceState, SetBlock
-    from attnviz.tr import QT_TRANSLATE_NOOP, message
+    from attnviz.state.document import ReplaceState, SetBlock
+    from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
     session = window.session
     session.load_preset("masked-softmax-1d")

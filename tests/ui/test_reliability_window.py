@@ -13,9 +13,9 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from attnviz.bench.safety import HOSTILE_PEAK_MB, width_bomb_capture, width_bomb_session, window_probe
-from attnviz.document import Settings, State, make_state
 from attnviz.io.names import display_name
 from attnviz.io.session_state import save_state_file
+from attnviz.state.document import Settings, State, make_state
 
 from .conftest import wait_current
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attnviz.bench.app_bench import random_state
-from attnviz.document import ReplaceState
+from attnviz.state.document import ReplaceState
 from attnviz.ui.app import results_panel
 from attnviz.ui.app.results_panel import PreparedWeights, weight_levels
 from tests.ui.conftest import wait_current

@@ -10,9 +10,9 @@ import torch
 from PySide6.QtGui import QKeySequence
 
 from attnviz.compute.labs import curves_for
-from attnviz.document import ReplaceState, SetBlock, SetSettings, State
 from attnviz.engine.scaling import current_point, scaling_curves, tanh_saturation
-from attnviz.presets import PRESETS
+from attnviz.state.document import ReplaceState, SetBlock, SetSettings, State
+from attnviz.teaching.presets import PRESETS
 from attnviz.ui.views.scaling_lab import (
     PLOTS,
     SCALING_LAB_DOCK,

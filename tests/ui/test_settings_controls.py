@@ -1,4 +1,4 @@
-"""The settings panels are built from the settings' declarations (attnviz.settings), and the
+"""The settings panels are built from the settings' declarations (attnviz.state.settings), and the
 inputs' labels from the catalogue's roles: a declaration changed in a test is what the panels,
 the undo texts and the window show."""
 
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox
 
-from attnviz import catalog
-from attnviz.document import SetBlock, SetSettings
-from attnviz.settings import SETTINGS, Choice, DeviceName, Flag, Number, Whole, in_group
+from attnviz.state import catalog
+from attnviz.state.document import SetBlock, SetSettings
+from attnviz.state.settings import SETTINGS, Choice, DeviceName, Flag, Number, Whole, in_group
 from attnviz.ui.app.controls import LongMasksPanel, SettingsPanel
 from attnviz.ui.app.undo import command_text
 from attnviz.ui.i18n import tr_text

@@ -44,7 +44,7 @@ def test_show_five_dimensional_tensors_gives_one_call_per_layer(qtbot):
 
 
 def test_show_refuses_what_it_cannot_show_with_a_clear_error():
-    from attnviz.viewer import tensors_to_run
+    from attnviz.cli.viewer import tensors_to_run
 
     with pytest.raises(ValueError, match="must be"):
         tensors_to_run(np.zeros(3), np.zeros(3), np.zeros(3))

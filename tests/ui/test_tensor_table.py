@@ -13,7 +13,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication, QLineEdit  # noqa: E402
 
-from attnviz.number_text import format_full, parse_block  # noqa: E402
+from attnviz.text.numbers import format_full, parse_block  # noqa: E402
 from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView  # noqa: E402
 
 DISPLAY = Qt.ItemDataRole.DisplayRole

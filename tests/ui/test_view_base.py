@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnviz.document import ReplaceState, SetBlock, State
-from attnviz.model_run import Focus
+from attnviz.state.document import ReplaceState, SetBlock, State
+from attnviz.state.run import Focus
 from tests.ui.conftest import wait_current
 from tests.ui.test_model_views import make_run
 
@@ -77,7 +77,7 @@ def test_every_view_is_a_session_view_and_owns_every_map_it_shows(model_window):
 def test_every_map_follows_the_colour_map_the_theme_and_presentation_mode(model_window, qtbot):
     from attnviz.ui import theme
     from attnviz.ui.heatmap import PRESENTATION_SCALE
-    from attnviz.ui.views.compare import DivergingHeatmap
+    from attnviz.ui.views.side_by_side import DivergingHeatmap
 
     window, session = model_window, model_window.session
 
@@ -185,7 +185,7 @@ def test_with_no_view_of_its_heads_open_an_edit_computes_one_head(window, qtbot,
 def test_a_views_computation_runs_only_while_it_is_on_show(host, qtbot):
     """On its own thread or with the main computation: not while hidden, caught up when shown,
     again when what it follows changes, the latest request winning."""
-    from attnviz.tr import QT_TRANSLATE_NOOP
+    from attnviz.text.tr import QT_TRANSLATE_NOOP
     from attnviz.ui.app.host import DockSpec
     from attnviz.ui.app.view_base import SessionView
 
@@ -334,10 +334,10 @@ def test_the_views_share_one_base_and_stay_small():
             n.name for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.FunctionDef)
         }
         own[path.name] = defined & {"showEvent", "set_font_scale", "set_colormap", "_on_colormap"}
-    assert {name: found for name, found in own.items() if found and name != "compare.py"} == {}
-    assert own["compare.py"] <= {"set_colormap"}  # the diverging map refuses the sequential ones
+    assert {name: found for name, found in own.items() if found and name != "side_by_side.py"} == {}
+    assert own["side_by_side.py"] <= {"set_colormap"}  # the diverging map refuses the sequential ones
     host = (ROOT / "attnviz" / "ui" / "app" / "host.py").read_text(encoding="utf-8")
-    main_window = (ROOT / "attnviz" / "ui" / "app" / "main_window.py").read_text(encoding="utf-8")
+    main_window = (ROOT / "attnviz" / "ui" / "window" / "main_window.py").read_text(encoding="utf-8")
     assert "set_font_scale" not in host and "getattr(" not in host
     assert ".view()." not in main_window and "findingChosen" not in main_window
     long = {

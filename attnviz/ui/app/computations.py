@@ -29,7 +29,7 @@ from typing import Any, Generic, Literal, TypeVar, cast
 from PySide6.QtCore import QObject, Signal
 
 from attnviz.compute.jobs import FOLLOWS, Extra, Follows, Job
-from attnviz.document import Snapshot
+from attnviz.state.document import Snapshot
 from attnviz.ui.scheduler import ComputeScheduler, in_app
 
 __all__ = ["KEEP", "Computation", "Computations", "Thread"]

@@ -1,7 +1,7 @@
 """Controls for shapes and settings. They only report what the user chose; the main window
 turns that into document edits, and pushes the document's state back with ``show_state``.
 
-The settings panels are built from the settings' declarations (``attnviz.settings``): a setting
+The settings panels are built from the settings' declarations (``attnviz.state.settings``): a setting
 declared there is shown, ranged, labelled and explained with no edit here."""
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.document import MAX_BATCH, MAX_DIM, MAX_LEN, State
-from attnviz.model_run import HeadView
-from attnviz.settings import (
+from attnviz.state.document import MAX_BATCH, MAX_DIM, MAX_LEN, State
+from attnviz.state.run import HeadView
+from attnviz.state.settings import (
     ATTENTION,
     INT_MAX,
     LONG_MASKS,
@@ -37,7 +37,7 @@ from attnviz.settings import (
     Whole,
     in_group,
 )
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.labels import ErrorLabel
 from attnviz.ui.lifecycle import Retranslating
@@ -164,7 +164,7 @@ class ShapePanel(Retranslating, QGroupBox):
 
 
 class SettingsForm(Retranslating, QGroupBox):
-    """The settings of one panel (a ``group`` of ``attnviz.settings``), built from their
+    """The settings of one panel (a ``group`` of ``attnviz.state.settings``), built from their
     declarations: a combo box per choice, a spin box per number, a check box per flag, with the
     declared ranges, entries, captions and tooltips. Emits ``settingsChanged({"scoring": "dot"})``
     per change.
@@ -175,7 +175,7 @@ class SettingsForm(Retranslating, QGroupBox):
     """
 
     settingsChanged = Signal(dict)
-    #: The ``attnviz.settings`` group this panel shows.
+    #: The ``attnviz.state.settings`` group this panel shows.
     group = ""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -319,7 +319,7 @@ class SettingsForm(Retranslating, QGroupBox):
 
 
 class SettingsPanel(SettingsForm):
-    """Scoring, masking, numerics (``attnviz.settings.ATTENTION``)."""
+    """Scoring, masking, numerics (``attnviz.state.settings.ATTENTION``)."""
 
     group = ATTENTION
 
@@ -342,7 +342,7 @@ class SettingsPanel(SettingsForm):
 
 
 class LongMasksPanel(SettingsForm):
-    """The masks of long-context models (``attnviz.settings.LONG_MASKS``), each a whole number
+    """The masks of long-context models (``attnviz.state.settings.LONG_MASKS``), each a whole number
     (0 = off)."""
 
     group = LONG_MASKS

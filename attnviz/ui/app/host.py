@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QIcon
 
-from attnviz.resources import resource_dir
+from attnviz.ui.resources import resource_dir
 
 
 def app_icon() -> QIcon:

@@ -13,9 +13,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 
-from attnviz.document import ReplaceState
-from attnviz.model_run import Focus
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.state.document import ReplaceState
+from attnviz.state.run import Focus
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.session import AppSession
 
 __all__ = ["LiveController", "LiveModels", "attach_live_model", "live_controller", "live_models"]
@@ -53,7 +53,7 @@ class LiveController(QObject):
 
     def toggle_mask_cell(self, layer: int, batch: int, head: int, query: int, key: int) -> None:
         """Flip one mask cell of call ``layer`` in the run on show: an undoable edit."""
-        from attnviz.intervene import toggled_mask
+        from attnviz.compare.intervene import toggled_mask
 
         state = self.session.document.state
         run = toggled_mask(state.run, layer, batch, head, query, key)

@@ -28,9 +28,9 @@ from PySide6.QtWidgets import (
 from attnviz.compute.attention import Outcome, ViewData
 from attnviz.compute.axes import axis_labels, index_labels, token_of
 from attnviz.compute.jobs import Job
-from attnviz.presets import PRESETS
-from attnviz.teaching import LESSONS
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.teaching.lessons import LESSONS
+from attnviz.teaching.presets import PRESETS
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.session import COLOR_RANGES, AppSession, Selection
 from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled_grid
 from attnviz.ui.flow_layout import flow_widget

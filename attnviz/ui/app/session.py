@@ -60,11 +60,11 @@ from PySide6.QtWidgets import QWidget
 
 from attnviz.compute import Outcome, ViewData, run_snapshot
 from attnviz.compute.jobs import Follows, Job, MainJob, MainRun, run_main
-from attnviz.document import Document, Edit, Snapshot
-from attnviz.model_run import Focus, HeadView, ModelRun
-from attnviz.presets import DEFAULT_PRESET, PRESETS
-from attnviz.safe_text import printable
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.document import Document, Edit, Snapshot
+from attnviz.state.run import Focus, HeadView, ModelRun
+from attnviz.teaching.presets import DEFAULT_PRESET, PRESETS
+from attnviz.text.safe import printable
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui import collector
 from attnviz.ui.app.computations import Computation, Computations, Thread
 from attnviz.ui.app.undo import DocumentCommand
@@ -205,7 +205,7 @@ class AppSession(QObject):
             scheduler.hold(UNDO_SETTLE_MS)
 
     def load_preset(self, name: str) -> None:
-        from attnviz.document import ReplaceState
+        from attnviz.state.document import ReplaceState
 
         preset = PRESETS[name]
         self.push(
@@ -229,8 +229,8 @@ class AppSession(QObject):
         return self._example
 
     def _example_at_current_step(self) -> str | None:
-        from attnviz.document import ReplaceState
-        from attnviz.tr import Message
+        from attnviz.state.document import ReplaceState
+        from attnviz.text.tr import Message
 
         stack = self.undo_stack
         for index in range(stack.index() - 1, -1, -1):

@@ -6,16 +6,16 @@ from collections.abc import Callable
 
 from PySide6.QtGui import QUndoCommand
 
-from attnviz.catalog import role_word
-from attnviz.document import Document, Edit, SetBlock
-from attnviz.model_run import Focus
+from attnviz.state.catalog import role_word
+from attnviz.state.document import Document, Edit, SetBlock
+from attnviz.state.run import Focus
 from attnviz.ui.i18n import tr_text, translate
 
 
 def command_text(edit: Edit) -> str:
     """The text the Edit menu shows for ``edit`` ("Undo <text>"), in the current language.
 
-    Texts made with ``attnviz.tr`` markers are translated; a typed or pasted block is described
+    Texts made with ``attnviz.text.tr`` markers are translated; a typed or pasted block is described
     here (the document's own text for it is English only); anything else is shown as it is.
     """
     if isinstance(edit, SetBlock):

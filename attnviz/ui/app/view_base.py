@@ -32,7 +32,7 @@ from PySide6.QtGui import QFont, QFontMetricsF, QHideEvent, QShowEvent
 from PySide6.QtWidgets import QComboBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from attnviz.compute import Outcome
-from attnviz.document import Edit
+from attnviz.state.document import Edit
 from attnviz.ui.app.computations import Computation
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.heatmap import HeatmapWidget

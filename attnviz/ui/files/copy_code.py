@@ -21,7 +21,7 @@ from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QToolBar, QToolButton, QWidget
 
 from attnviz.snippets import DATA_FILE, FRAMEWORK_TITLES, FRAMEWORKS, Snippet, SnippetError, generate, snippet_input
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.i18n import tr_text, translate

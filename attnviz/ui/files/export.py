@@ -20,13 +20,13 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 
 from attnviz.compute.attention import ViewData
-from attnviz.document import State
 from attnviz.io import save_arrays, save_csv
 from attnviz.io._atomic import atomic_write
 from attnviz.io.errors import AttnvizFileError, cannot_write
-from attnviz.model_run import Focus
-from attnviz.safe_text import printable, xml_characters
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.document import State
+from attnviz.state.run import Focus
+from attnviz.text.safe import printable, xml_characters
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.heatmap.weights import show_weights
 from attnviz.ui.heatmap.widget import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
@@ -270,7 +270,7 @@ _STATED = frozenset({"scoring", "mask_mode", "lens_mode", "dtype", "causal", "de
 def changed_settings(state: State, focus: Focus = Focus()) -> list[str]:
     """Every setting that differs from its default, as "name value" (translated): a figure
     states what it was computed with beyond scoring, masking, lengths, causal and dtype."""
-    from attnviz.settings import SETTINGS, Flag
+    from attnviz.state.settings import SETTINGS, Flag
 
     head = state.head_view(focus)
     parts: list[str] = []

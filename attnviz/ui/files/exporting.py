@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu
 from attnviz.compute import ViewData
 from attnviz.io.errors import AttnvizFileError
 from attnviz.io.names import display_name, display_path
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.files.context import FileContext
 from attnviz.ui.files.export import ExportError, build_weights_figure, export_view_arrays, figure_subtitle
 from attnviz.ui.i18n import error_text, tr_text, translate

@@ -28,12 +28,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.document import State
 from attnviz.io import ROLES, TensorFile, describe, role_names
 from attnviz.io.errors import AttnvizFileError
 from attnviz.io.names import display_name
 from attnviz.io.tensor_import import state_from_tensor_file, tensor_file_focus
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.state.document import State
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import error_color, ok_color
 

@@ -22,15 +22,15 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QMainWindow, QProgressBar, QPushButton, QWidget
 
-from attnviz.document import ReplaceState, State, resize_state
 from attnviz.io import TensorFile, guess_roles, is_capture_file, load_capture, load_tensor_file
 from attnviz.io.errors import AttnvizFileError
 from attnviz.io.names import display_name
 from attnviz.io.session import is_session_path
 from attnviz.io.session_state import load_state_and_focus
 from attnviz.io.tensor_import import state_from_tensor_file, tensor_file_focus
-from attnviz.model_run import Focus
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.document import ReplaceState, State, resize_state
+from attnviz.state.run import Focus
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.files.context import FileContext
 from attnviz.ui.files.loading import FileLoader
 from attnviz.ui.files.open_dialog import ask_roles, roles_complete
@@ -85,7 +85,7 @@ def read_ranks(paths: list[Path]) -> OpenedFile:
     a rank that does not line up is a refusal naming the first file (loader's thread)."""
     from attnviz.capture.merge import merge_runs
     from attnviz.io import CaptureFileError
-    from attnviz.model_run import ModelRunError
+    from attnviz.state.run import ModelRunError
 
     runs = [load_capture(p) for p in paths]
     try:

@@ -7,11 +7,11 @@ import time
 
 from PySide6.QtWidgets import QMessageBox
 
-from attnviz.document import ReplaceState
 from attnviz.io import AutosaveSlot, stale_autosaves
 from attnviz.io.errors import AttnvizFileError
 from attnviz.io.session_state import session_to_state_and_focus
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.state.document import ReplaceState
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.files.autosave import AutosaveWriter
 from attnviz.ui.files.context import FileContext
 from attnviz.ui.i18n import error_text, translate

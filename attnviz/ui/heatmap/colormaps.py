@@ -15,7 +15,7 @@ from functools import cache
 import numpy as np
 import pyqtgraph as pg
 
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 # The reserved colours are plain numbers, kept with the Qt-free paint code that uses them;
 # re-exported here so that the maps and the colours they must stay clear of are found together.

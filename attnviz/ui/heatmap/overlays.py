@@ -168,7 +168,7 @@ class MapOverlays(MapPlot):
     def _cell_colors(self) -> np.ndarray:
         """Displayed colour of every cell, (rows, cols, 3) uint8, for the annotations' contrast.
 
-        A subclass with its own colour table overrides this (views.compare.DivergingHeatmap).
+        A subclass with its own colour table overrides this (views.side_by_side.DivergingHeatmap).
         """
         assert self._values is not None and self._cells is not None
         return paint.cell_colors(

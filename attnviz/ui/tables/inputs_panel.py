@@ -17,12 +17,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz import catalog
 from attnviz.compute.axes import short_token
-from attnviz.document import FILL_KINDS, State, table_view, table_view_of
-from attnviz.model_run import Focus, HeadView
-from attnviz.settings import INT_MAX
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.state import catalog
+from attnviz.state.document import FILL_KINDS, State, table_view, table_view_of
+from attnviz.state.run import Focus, HeadView
+from attnviz.state.settings import INT_MAX
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.labels import ErrorLabel

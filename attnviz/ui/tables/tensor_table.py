@@ -11,7 +11,7 @@ table and the document to disagree.
 tab-separated text, Delete to zero the selection, typing to edit, Enter to commit and move down.
 
 What typed and pasted text means (numbers, decimal commas, spreadsheet blocks, the messages of a
-refusal) is decided without Qt in ``attnviz.number_text``; this module only tells it whether the
+refusal) is decided without Qt in ``attnviz.text.numbers``; this module only tells it whether the
 locale writes decimal commas and shows its messages in the current language.
 """
 
@@ -46,7 +46,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.number_text import (
+from attnviz.text.numbers import (
     CellRule,
     format_compact,
     format_full,
@@ -55,7 +55,7 @@ from attnviz.number_text import (
     parse_value,
     whole_number_message,
 )
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.i18n import error_text, tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from attnviz.compute.jobs import Job
-from attnviz.tr import exception_message
+from attnviz.text.tr import exception_message
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.app.view_base import SessionView, bold_label, message_label, view_column

@@ -13,7 +13,7 @@ that part, so hovering a stage's heatmap shows where it lives in the maths.
 Plain strings only: no widget is created here, so the tests can check the HTML directly. Nor is
 the engine imported: it imports torch, which the app loads on the compute thread only, so the
 window appears while PyTorch is still loading; names, labels and LaTeX come from
-``attnviz.catalog``.
+``attnviz.state.catalog``.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
-from attnviz import catalog
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.state import catalog
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.i18n import tr_text, translate
 
 __all__ = [
@@ -347,7 +347,7 @@ def scoring_formula(name: str, *, highlight: str | None = None, d: int | None = 
     """a(q, k) for the scoring function ``name``; ``d`` (the vector length) fills in numbers.
 
     The built-in ones are laid out by hand with their stages tagged; one registered later is
-    shown from the LaTeX it brought (``attnviz.catalog``), the whole formula as its raw scores.
+    shown from the LaTeX it brought (``attnviz.state.catalog``), the whole formula as its raw scores.
     """
     m = _Math(highlight, ink)
     build = SCORING_FORMULAS.get(name)

@@ -1,4 +1,4 @@
-"""The lecture a clicker gives: Page Down / Page Up walk a lecture plan (``attnviz.lecture``).
+"""The lecture a clicker gives: Page Down / Page Up walk a lecture plan (``attnviz.teaching.lecture``).
 
 ``LectureClicker.step(+1 or -1)`` is the clicker's one entry: the slide on show takes the step
 first when it can (the pipeline's walk, through ``AppSession.step_slide``; a lesson whose answer
@@ -13,9 +13,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from attnviz.lecture import DEFAULT_PLAN, LecturePlan, LecturePlanError, Slide, load_plan, save_plan
-from attnviz.presets import PRESETS
-from attnviz.teaching import LESSONS
+from attnviz.teaching.lecture import DEFAULT_PLAN, LecturePlan, LecturePlanError, Slide, load_plan, save_plan
+from attnviz.teaching.lessons import LESSONS
+from attnviz.teaching.presets import PRESETS
 from attnviz.ui.app.host import Host
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.i18n import translate

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.document import ReplaceState
-from attnviz.teaching import LESSONS, Lesson
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.document import ReplaceState
+from attnviz.teaching.lessons import LESSONS, Lesson
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.app.view_base import SessionView

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 from attnviz.compute.axes import span_labels, token_of
 from attnviz.compute.jobs import Job
 from attnviz.compute.long_view import LongRequest, LongResult, TileRequest, TileResult, compute_overview, compute_tile
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.app.view_base import SessionView, captioned_choice, view_column

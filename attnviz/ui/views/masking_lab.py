@@ -31,10 +31,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz import catalog
 from attnviz.compute.jobs import Job
 from attnviz.compute.labs import ConventionView, LabOutcome, run_masking_lab
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.state import catalog
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.app.view_base import SessionView, scrolled, view_column

@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 
 from attnviz.compute.heads import HEAD_STATISTICS, HeadStatistics, head_statistics
 from attnviz.compute.jobs import Job
-from attnviz.model_run import MASK_ARGUMENTS
-from attnviz.tr import QT_TRANSLATE_NOOP, exception_message
+from attnviz.state.run import MASK_ARGUMENTS
+from attnviz.text.tr import QT_TRANSLATE_NOOP, exception_message
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.app.view_base import SessionView, captioned_choice, view_column

@@ -37,9 +37,9 @@ from PySide6.QtWidgets import (
 from attnviz.compute import Outcome, ViewData
 from attnviz.compute.axes import axis_labels
 from attnviz.compute.pipeline import softmax_allowed
-from attnviz.document import ReplaceState, State
-from attnviz.model_run import HeadView
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.document import ReplaceState, State
+from attnviz.state.run import HeadView
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.results_panel import cell_place, output_hover_text
 from attnviz.ui.app.session import AppSession, Selection

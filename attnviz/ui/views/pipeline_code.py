@@ -28,9 +28,9 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QT
 
 from attnviz.compute import Outcome
 from attnviz.compute.jobs import Job
-from attnviz.model_run import Focus
 from attnviz.snippets import FRAMEWORK_TITLES, FRAMEWORKS, Snippet, SnippetError, generate, snippet_input
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.state.run import Focus
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.preferences import default_settings

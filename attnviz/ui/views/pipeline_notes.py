@@ -1,5 +1,5 @@
 """The pipeline's words: each stage's title, and the line under each stage saying what it did
-with this input. No Qt here: the notes are marked messages (``attnviz.tr``), translated when
+with this input. No Qt here: the notes are marked messages (``attnviz.text.tr``), translated when
 the pipeline view shows them, and tested without a window.
 """
 
@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnviz import catalog
 from attnviz.compute.attention import ViewData
-from attnviz.document import State
-from attnviz.model_run import CallTerm, HeadView
-from attnviz.tr import QT_TRANSLATE_NOOP, joined, message, plural
+from attnviz.state import catalog
+from attnviz.state.document import State
+from attnviz.state.run import CallTerm, HeadView
+from attnviz.text.tr import QT_TRANSLATE_NOOP, joined, message, plural
 
 __all__ = ["PIPELINE_STAGES", "SCORING_NAMES", "format_value", "stage_notes", "summary"]
 

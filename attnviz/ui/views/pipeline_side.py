@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QSpinBox, QTabWidg
 
 from attnviz.compute.attention import ViewData
 from attnviz.compute.pipeline import additive_features
-from attnviz.model_run import HeadView
+from attnviz.state.run import HeadView
 from attnviz.ui.app.view_base import message_label
 from attnviz.ui.i18n import translate
 from attnviz.ui.lifecycle import Retranslating

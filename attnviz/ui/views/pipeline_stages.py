@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 from attnviz.compute.attention import ViewData
 from attnviz.compute.jobs import Job
 from attnviz.compute.pipeline import softmax_allowed
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.prepare import Frame, PreparedMap, prepare_map
 from attnviz.ui.i18n import tr_text

@@ -15,7 +15,7 @@ import numpy as np
 
 from attnviz.compute.attention import ViewData
 from attnviz.compute.pipeline import additive_features, softmax_allowed
-from attnviz.tr import QT_TRANSLATE_NOOP, message
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = [
     "BEFORE",

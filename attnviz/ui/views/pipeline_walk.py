@@ -32,8 +32,8 @@ from PySide6.QtWidgets import (
 from attnviz.compute.attention import ViewData
 from attnviz.compute.axes import axis_labels
 from attnviz.compute.pipeline import softmax_allowed
-from attnviz.model_run import HeadView
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.state.run import HeadView
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.view_base import scrolled
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate

@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnviz.presets import PRESETS
-from attnviz.teaching import LESSONS
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.teaching.lessons import LESSONS
+from attnviz.teaching.presets import PRESETS
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolTab
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.i18n import tr_text, translate

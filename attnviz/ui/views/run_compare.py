@@ -26,9 +26,9 @@ from PySide6.QtWidgets import QFileDialog, QGridLayout, QPushButton, QWidget
 
 from attnviz.compute.axes import axis_labels
 from attnviz.compute.jobs import Job
-from attnviz.document import ReplaceState
-from attnviz.model_run import Focus, ModelRun
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.state.document import ReplaceState
+from attnviz.state.run import Focus, ModelRun
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.live_model import live_controller, live_models
 from attnviz.ui.app.session import AppSession

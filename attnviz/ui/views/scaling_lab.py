@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from attnviz.compute.jobs import Job
 from attnviz.compute.labs import ScalingOutcome, run_scaling_lab
-from attnviz.tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.app.view_base import SessionView, view_column

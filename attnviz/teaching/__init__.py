@@ -1,0 +1,1 @@
+"""Teaching content, no Qt: the presets (``presets``) and the guided lessons (``lessons``)."""

@@ -1,0 +1,194 @@
+"""Presentation mode's layout: the slide the window becomes on F5 (issue 37 moved it out of
+``main_window``, whose job is composition).
+
+``PresentationLayout(window)`` enlarges the application font (times the text zoom, Ctrl+= /
+Ctrl+-), hides the editing chrome, puts the output beside the weights, gives the lesson panel
+room for its larger text (whether it was open before F5 or a lesson was loaded since), sets the
+lesson aside for the views that need the whole width, and gives the window back as it was.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtGui import QFont, QKeySequence
+from PySide6.QtWidgets import QApplication
+
+from attnviz.text.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.app.host import ToolDock, ToolTab
+from attnviz.ui.fonts import hold_normal_size
+from attnviz.ui.i18n import translate
+from attnviz.ui.views.docks import COMPARE_DOCK, MASKING_LAB_DOCK, PIPELINE_DOCK
+
+if TYPE_CHECKING:
+    from attnviz.ui.window.main_window import MainWindow
+
+__all__ = ["LESSON_VIEWS", "PRESENTATION_FONT", "TEXT_ZOOM_STEP", "PresentationLayout"]
+
+#: The views a lesson stays beside in presentation mode (with the main view).
+LESSON_VIEWS = {PIPELINE_DOCK, COMPARE_DOCK, MASKING_LAB_DOCK}
+
+#: How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE).
+PRESENTATION_FONT = 1.6
+#: The lesson panel's share of a slide's width: its two buttons side by side and an answer that
+#: fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below).
+LESSON_SHARE = 0.32
+#: One step of Ctrl+= / Ctrl+- (presentation mode's text zoom).
+TEXT_ZOOM_STEP = 1.15
+
+
+class PresentationLayout:
+    """Presentation mode's layout of ``window`` (see the module docstring)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        self._normal_font: QFont | None = None
+        self._lesson_set_aside = False  # presentation mode hid the lesson for a wide view
+        self._normal_splits: tuple[list[int], list[int], int] = ([], [], 0)
+        self._normal_geometry = QByteArray()
+        self._normal_state = QByteArray()
+
+    def add_zoom_actions(self) -> None:
+        w = self.window
+        # Larger or smaller text on a slide, for the room (the window holds them: the menus are
+        # hidden while presenting). Ctrl+= is Ctrl++ without Shift, as browsers take it.
+        self.zoom_in_action = w.add_action(
+            "view",
+            QT_TRANSLATE_NOOP("MainWindow", "Larger te&xt (presentation mode)"),
+            lambda: self.zoom_text(1),
+            shortcut="Ctrl+=",
+            tip=QT_TRANSLATE_NOOP("MainWindow", "Enlarge presentation mode's text further, for the back row"),
+        )
+        self.zoom_in_action.setShortcuts([QKeySequence("Ctrl+="), QKeySequence("Ctrl++")])
+        self.zoom_out_action = w.add_action(
+            "view",
+            QT_TRANSLATE_NOOP("MainWindow", "Smaller t&ext (presentation mode)"),
+            lambda: self.zoom_text(-1),
+            shortcut="Ctrl+-",
+            tip=QT_TRANSLATE_NOOP("MainWindow", "Make presentation mode's text smaller, for more on a slide"),
+        )
+        self.zoom_reset_action = w.add_action(
+            "view",
+            QT_TRANSLATE_NOOP("MainWindow", "Text at presentation si&ze"),
+            lambda: self.zoom_text(0),
+            shortcut="Ctrl+0",
+            tip=QT_TRANSLATE_NOOP("MainWindow", "Presentation mode's text back at its own size"),
+        )
+
+    def apply(self, on: bool) -> None:
+        """Enlarge every text and hide the editing chrome (menus, toolbar, status bar, controls,
+        tables): the class sees the maps. F5 or Esc leaves; a hint says so when it starts."""
+        w = self.window
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        if on:
+            self._normal_font = app.font()
+            hold_normal_size(self._normal_font.pointSizeF())
+            # Larger texts make docks wider; leaving must give back the window as it was.
+            self._normal_geometry = w.saveGeometry()
+            self._normal_state = w.saveState()
+            self.apply_slide_font()
+        elif self._normal_font is not None:
+            app.setFont(self._normal_font)
+            self._normal_font = None
+            hold_normal_size(None)
+            QTimer.singleShot(0, w, self.restore_normal_layout)
+        w.controls_scroll.setVisible(not on)
+        self.output_beside_weights(on)
+        w.set_chrome_visible(not on)
+        w.presenter_toolbar.setVisible(on)
+        w.presenter.set_presenting(on)
+        # The tabs are chrome too: the class sees the view that was chosen before F5.
+        w.tool_tabs.tabBar().setVisible(not on)
+        self.fit_lesson()
+        self.lesson_beside_view()
+        w.presentation_hint.show_hint(on)
+
+    def apply_slide_font(self) -> None:
+        """The application font at presentation size, times the zoom (Ctrl+= / Ctrl+-)."""
+        w = self.window
+        app = QApplication.instance()
+        if not isinstance(app, QApplication) or self._normal_font is None:
+            return
+        big = QFont(self._normal_font)
+        big.setPointSizeF(max(big.pointSizeF(), 9.0) * PRESENTATION_FONT * w.session.text_zoom)
+        app.setFont(big)
+
+    def zoom_text(self, steps: int) -> None:
+        """Presentation mode's text ``steps`` sizes larger (or smaller, negative); 0: as designed.
+        Outside presentation mode it is remembered for the next F5."""
+        w = self.window
+        zoom = 1.0 if steps == 0 else w.session.text_zoom * TEXT_ZOOM_STEP**steps
+        w.session.set_text_zoom(round(zoom, 4))
+        if w.presentation_action.isChecked():
+            self.apply_slide_font()
+            self.fit_lesson()
+        w.session.show_status(
+            translate("MainWindow", "Text at {percent}% of presentation mode's size").format(
+                percent=round(100 * w.session.text_zoom)
+            ),
+            4000,
+        )
+
+    def fit_lesson(self, _visible: bool = True) -> None:
+        """In presentation mode the lesson panel is wide enough for its larger text, whether it
+        was open before F5 or a lesson was loaded since (a dock opened while presenting opens at
+        its minimum width, and its title and buttons were cut at the right edge)."""
+        w = self.window
+        lesson = w.lessons.dock
+        if not w.presentation_action.isChecked() or not isinstance(lesson, ToolDock):
+            return
+        if lesson.isVisible() and not lesson.isFloating():
+            w.resizeDocks([lesson], [max(lesson.width(), int(LESSON_SHARE * w.width()))], Qt.Orientation.Horizontal)
+
+    def lesson_beside_view(self, _index: int = -1) -> None:
+        """In presentation mode the lesson stands beside the views lessons talk about (the main
+        view, the pipeline, side by side, the masking lab); a model's views and the scaling lab
+        get the slide's whole width, and the lesson comes back with the next teaching view."""
+        w = self.window
+        lesson = w.lessons.dock
+        if not isinstance(lesson, ToolDock) or lesson.isFloating():
+            return
+        presenting = w.presentation_action.isChecked()
+        current = next((tool for tool in w.tools() if isinstance(tool, ToolTab) and tool.is_current_tab()), None)
+        teaching = current is None or current.objectName() in LESSON_VIEWS
+        if presenting and not teaching and lesson.isVisible():
+            self._lesson_set_aside = True
+            lesson.hide()
+        elif self._lesson_set_aside and (teaching or not presenting):
+            self._lesson_set_aside = False
+            lesson.show()
+
+    def output_beside_weights(self, on: bool) -> None:
+        """In presentation mode the input tables go and the output stands beside the weights (the
+        class sees what the weights make); leaving puts the tables back under them."""
+        w = self.window
+        right = w.right_splitter
+        if on and right.orientation() == Qt.Orientation.Vertical:
+            self._normal_splits = (right.sizes(), w.bottom_splitter.sizes(), w.output.currentIndex())
+            w.inputs.setVisible(False)
+            right.setOrientation(Qt.Orientation.Horizontal)
+            width = max(right.width(), 600)
+            right.setSizes([int(width * 0.64), width - int(width * 0.64)])
+            # The output as a map: its numbers on the cells, every column in view.
+            w.output.setCurrentWidget(w.output.heatmap)
+        elif not on and right.orientation() == Qt.Orientation.Horizontal:
+            w.inputs.setVisible(True)
+            right.setOrientation(Qt.Orientation.Vertical)
+            splits, bottom, tab = self._normal_splits
+            right.setSizes(splits)
+            w.bottom_splitter.setSizes(bottom)
+            w.output.setCurrentIndex(tab)
+
+    def restore_normal_layout(self) -> None:
+        w = self.window
+        # The docks the user opened or closed while presenting stay so: the state saved on
+        # entering gives back sizes and places, not a lesson panel closed since.
+        open_docks = {dock: dock.isVisible() for dock in w.findChildren(ToolDock)}
+        w.restoreState(self._normal_state)
+        w.restoreGeometry(self._normal_geometry)
+        for dock, visible in open_docks.items():
+            dock.setVisible(visible)
+        w.presenter_toolbar.setVisible(False)
+        w._fit_to_screen()
