@@ -7,7 +7,7 @@ import pytest
 
 from attnviz.bench import __main__ as bench_main
 from attnviz.bench import capture_sweep
-from attnviz.cli.gui import gui as cli
+from attnviz.cli import gui as cli
 
 COMMANDS = ("render", "code", "doctor", "diff", "check", "bench")
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from attnviz.cli.display import XCB_LIBRARIES, window_problem
-from attnviz.cli.gui import gui as cli
+from attnviz.cli import gui as cli
 
 
 def _all_load(_soname: str) -> bool:

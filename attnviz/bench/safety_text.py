@@ -112,7 +112,7 @@ def run_snippet(code: str, cwd: Path) -> None:
 
 def _step(case: str, work: Path, marker: Path) -> tuple[Callable[[], None], Callable[[], tuple[bool, str]]]:
     """The measured step of ``case`` and the check of what it left, its inputs made beforehand."""
-    code_main = _main("code_cli", "code_main")
+    code_main = _main("cli.code", "code_main")
     from attnviz.snippets import FRAMEWORKS
 
     out: dict[str, Any] = {}
@@ -178,7 +178,7 @@ def _step(case: str, work: Path, marker: Path) -> tuple[Callable[[], None], Call
     if case == "svg":
         import xml.etree.ElementTree as ElementTree
 
-        render_main = _main("render", "main")
+        render_main = _main("cli.render", "main")
 
         source = hostile_session(work, marker, capture=False)
         svg = work / "weights\x1b[0m.svg"
@@ -198,11 +198,11 @@ def _step(case: str, work: Path, marker: Path) -> tuple[Callable[[], None], Call
 
         return step, check
     if case == "terminal":
-        diff_main = _main("diff_cli", "diff_main")
-        doctor_main = _main("doctor_cli", "doctor_main")
+        diff_main = _main("cli.diff", "diff_main")
+        doctor_main = _main("cli.doctor", "doctor_main")
         from attnviz.io.capture_file import load_capture, save_capture
 
-        render_main = _main("render", "main")
+        render_main = _main("cli.render", "main")
 
         capture = hostile_session(work, marker)
         source = hostile_session(work / "session", marker, capture=False)
@@ -232,7 +232,7 @@ def _warm(case: str) -> None:
     draws: the figure is the step's own, not the first use of torch's kernels and lazy imports."""
     import torch  # noqa: F401
 
-    code_main = _main("code_cli", "code_main")
+    code_main = _main("cli.code", "code_main")
     from attnviz.snippets import FRAMEWORKS
 
     for framework in FRAMEWORKS:

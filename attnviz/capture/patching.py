@@ -204,6 +204,8 @@ class _Installed:
 
 
 _TRAMPOLINE_GLOBAL = "__attnviz_flex_wrapper__"
+#: The attribute a swapped function's wrapper keeps its original under (see ``CallMode``).
+_ORIGINAL = "__attnviz_original__"
 
 
 def _trampoline(*args: Any, **kwargs: Any) -> Any:  # pragma: no cover - its code runs as flex_attention's
@@ -274,7 +276,8 @@ class CallMode(TorchFunctionMode):
             and not self._patch.frames.in_sdpa
         ):
             return installed.sdpa_wrapper(*args, **kwargs)
-        return func(*args, **kwargs)
+        # A swapped function (softmax) reaches the mode as its wrapper, from inside that wrapper.
+        return getattr(func, _ORIGINAL, func)(*args, **kwargs)
 
 
 class Patch:
@@ -453,6 +456,11 @@ class Patch:
                 seen_softmax(inputs, args[0] if args else kwargs.get("dim"), out)
             return out
 
+        # Under a capture's function mode (CallMode) a call of the original softmax is handed to the
+        # mode as the attribute it is now, this wrapper: the mode runs the original instead, so
+        # the wrapper the caller entered records the call once.
+        setattr(softmax_method, _ORIGINAL, original_tensor_softmax)
+        setattr(softmax_function, _ORIGINAL, torch_softmax)
         installed.swaps.append(_Swap(torch.Tensor, "softmax", tensor_softmax, softmax_method, "torch.Tensor"))
         installed.swaps.append(_Swap(torch, "softmax", torch_softmax, softmax_function, "torch"))
 

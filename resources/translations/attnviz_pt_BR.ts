@@ -4586,11 +4586,11 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>Larger te&amp;xt (presentation mode)</source>
         <extracomment>The views a lesson stays beside in presentation mode (with the main view). How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE). The lesson panel&apos;s share of a slide&apos;s width: its two buttons side by side and an answer that fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below). One step of Ctrl+= / Ctrl+- (presentation mode&apos;s text zoom).</extracomment>
-        <translation>&amp;Texto maior (modo de apresentação)</translation>
+        <translation>Te&amp;xto maior (modo de apresentação)</translation>
     </message>
     <message>
         <source>Smaller t&amp;ext (presentation mode)</source>
-        <translation>T&amp;exto menor (modo de apresentação)</translation>
+        <translation>Texto me&amp;nor (modo de apresentação)</translation>
     </message>
     <message>
         <source>Text at presentation si&amp;ze</source>
