@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from attnviz.cli.display import XCB_LIBRARIES, window_problem
 from attnviz.cli import gui as cli
+from attnviz.cli.display import XCB_LIBRARIES, window_problem
 
 
 def _all_load(_soname: str) -> bool:
@@ -47,7 +47,7 @@ def test_a_missing_xcb_library_is_named_with_its_packages() -> None:
 
 
 def test_readme_names_every_library_the_check_asks_for() -> None:
-    readme = open(os.path.join(os.path.dirname(cli.__file__), "..", "README.md"), encoding="utf-8").read()
+    readme = open(os.path.join(os.path.dirname(cli.__file__), "..", "..", "README.md"), encoding="utf-8").read()
     for _soname, deb, rpm in XCB_LIBRARIES:
         assert deb in readme and rpm in readme
 

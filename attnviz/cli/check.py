@@ -129,10 +129,16 @@ def _check(args: argparse.Namespace, voice: Voice) -> int:
 
     try:
         # The names first: a typo is a bad command line, said before the model is built.
-        check_names(dtypes, implementations, checks)
+        check_names(dtypes, implementations, tuple(c for c in checks if c != "implementations"))
     except InvarianceArgumentError as exc:
         raise CheckError(message("--{problem}", problem=exception_message(exc)), EXIT_USAGE) from exc
     model, inputs = load_factory(args.target)
+    try:
+        # Implementations once the user's module has run: it may register its own
+        # (transformers' AttentionInterface.register), which are then known.
+        check_names((), implementations, tuple(c for c in checks if c == "implementations"))
+    except InvarianceArgumentError as exc:
+        raise CheckError(message("--{problem}", problem=exception_message(exc)), EXIT_USAGE) from exc
     from attnviz.capture.doctor import format_finding
 
     try:
