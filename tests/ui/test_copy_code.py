@@ -248,7 +248,42 @@ def test_copy_as_code_uses_the_shown_result_and_never_computes_on_the_gui_thread
     assert not on_gui_thread
 
 
-def test_the_framework_choice_speaks_portuguese(host, qtbot, qapp, settings):
+def test_the_framework_choice_speaks_portuguese():
+    """Run alone in a child process. The language switch reaches every widget the process holds,
+    and after the command-line and figure tests of the same pytest worker (render, code, the
+    README's blocks, in one process) it crashed that worker with a segmentation fault inside
+    install_language (seen twice in the full suite, never alone). The crash is in what those
+    tests leave behind, not in this feature; the cause is not found yet (said in the note)."""
+    import subprocess
+    import sys
+
+    child = {**os.environ, "ATTNVIZ_COPY_CODE_CHILD": "1"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            f"{__file__}::test_the_framework_choice_speaks_portuguese_in_this_process",
+        ],
+        env=child,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "1 passed" in done.stdout
+
+
+@pytest.mark.skipif(
+    not os.environ.get("ATTNVIZ_COPY_CODE_CHILD"), reason="run by test_the_framework_choice_speaks_portuguese"
+)
+def test_the_framework_choice_speaks_portuguese_in_this_process(host, qtbot, qapp, settings):
     from attnviz.ui.i18n import install_language
 
     window = host
