@@ -749,7 +749,7 @@ class _Runner:
                 )
         if gap.index >= 0:
             call = padded.calls[gap.index]
-            keep = _allowed(call)
+            keep = recorded_allowed(call)
             b = gap.batch[0]
             pos = positions[b]
             pads = torch.ones(keep.shape[-1], dtype=torch.bool)
@@ -954,7 +954,7 @@ class _Runner:
         mask_same = None
         if partner is not None:
             try:
-                keep_step, keep_full = _allowed(call), _allowed(partner)[..., start : start + tokens, :]
+                keep_step, keep_full = recorded_allowed(call), recorded_allowed(partner)[..., start : start + tokens, :]
                 if keep_step.shape[-1] <= keep_full.shape[-1]:
                     keep_full = keep_full[..., : keep_step.shape[-1]]
                     # A step's mask is read bottom-right even when it came as is_causal (top-left).
@@ -1061,7 +1061,7 @@ class _Runner:
             "this call's mask in both (attnviz.compare)",
         )
         if gap.index >= 0:
-            seen = _allowed(run.calls[gap.index])
+            seen = recorded_allowed(run.calls[gap.index])
             other = next((c for c in reference.calls if c.name == run.calls[gap.index].name), None)
             rows = real if real is not None and real.shape == (seen.shape[0], seen.shape[2]) else None
             if other is not None and same_keep(run.calls[gap.index], other, rows):
@@ -1089,8 +1089,8 @@ class _Runner:
                         ),
                     ),
                 )
-            if other is not None and _allowed(other).shape == seen.shape:
-                extra = seen & ~_allowed(other)
+            if other is not None and recorded_allowed(other).shape == seen.shape:
+                extra = seen & ~recorded_allowed(other)
                 n_q, n_k = seen.shape[-2:]
                 later = torch.ones(n_q, n_k, dtype=torch.bool).triu(1 + n_k - n_q)
                 if bool((extra & later).any()):
@@ -1286,6 +1286,3 @@ def _output_gap(ref: torch.Tensor, test: torch.Tensor, real: torch.Tensor | None
 def _finding(kind: str, gap: _Gap, cause: str) -> Finding:
     heads = gap.heads if gap.index >= 0 else ()
     return InvarianceFinding(kind, "error", gap.index, gap.name, cause, heads, gap.batch, gap.rows, gap.count)
-
-
-_allowed = recorded_allowed
