@@ -114,7 +114,7 @@
     </message>
     <message>
         <source>{name} was replaced by other code while captures were open: it is left as that code set it</source>
-        <extracomment>The thread that entered the capture, and its per-thread record of the model&apos;s modules running (``_local.stack``): whose call a call made now is. Inside a recorded attention function: a softmax there is part of it, not a call. Inside the SDPA wrapper: the original it calls is not handed to the wrapper again. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
+        <extracomment>The thread that entered the capture, and its per-thread record of the model&apos;s modules running (``_local.stack``): whose call a call made now is. Inside a recorded attention function: a softmax there is part of it, not a call. Inside the SDPA wrapper: the original it calls is not handed to the wrapper again. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The attribute a swapped function&apos;s wrapper keeps its original under (see ``CallMode``). The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
         <translation>{name} foi substituído por outro código enquanto havia capturas abertas: fica como esse código o deixou</translation>
     </message>
     <message>
@@ -4535,7 +4535,6 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>&amp;About attnviz</source>
-        <extracomment>Presentation mode&apos;s layout, fonts and zoom (ui/app/presentation.py).</extracomment>
         <translation>&amp;Sobre o attnviz</translation>
     </message>
     <message>

@@ -40,7 +40,7 @@ def test_opens_on_the_books_additive_toy(window):
     np.testing.assert_allclose(view.output[:, 0], [[2, 3, 4, 5], [10, 11, 12, 13]], rtol=1e-5)
     assert len(window.results.maps) == 2
     np.testing.assert_allclose(window.results.maps[1].values[0, :6], np.full(6, 1 / 6), rtol=1e-5)
-    assert window.status_state.text() == "up to date"
+    assert window.status.state_label.text() == "up to date"
 
 
 def test_editing_a_cell_updates_the_heatmap_to_the_engines_weights(window, qtbot):
@@ -95,11 +95,11 @@ def test_a_shape_error_is_shown_and_recovered_from(window, qtbot):
     error = window.controls.shape_error
     assert error.isVisible() and "d_q = 20, d_k = 2" in error.text()
     assert window.results._view is good  # the last good picture stays
-    assert "error" in window.status_state.text()
+    assert "error" in window.status.state_label.text()
     window.controls.shapes.spins["d_q"].setValue(2)
     wait_current(qtbot, window)
     assert not error.isVisible()
-    assert window.session.last_outcome.error is None and window.status_state.text() == "up to date"
+    assert window.session.last_outcome.error is None and window.status.state_label.text() == "up to date"
 
 
 def test_a_non_number_in_a_cell_is_refused_where_the_user_looks(window, qtbot):
@@ -243,13 +243,13 @@ def test_presentation_mode_enlarges_hides_chrome_and_stays_live(window, qtbot):
 def test_a_missing_device_offers_the_cpu(window, qtbot):
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA, so cuda:7 might exist")
-    window._on_settings({"device": "cuda:7"})
+    window.edits.on_settings({"device": "cuda:7"})
     wait_current(qtbot, window)
-    assert window.cpu_button.isVisible()
+    assert window.status.cpu_button.isVisible()
     assert "cuda:7" in window.controls.settings_error.text()
-    window.cpu_button.click()
+    window.status.cpu_button.click()
     wait_current(qtbot, window)
-    assert not window.cpu_button.isVisible() and window.session.last_outcome.error is None
+    assert not window.status.cpu_button.isVisible() and window.session.last_outcome.error is None
 
 
 def test_dark_and_light_themes_reach_the_heatmaps(window):
@@ -354,10 +354,10 @@ def test_valid_lengths_tab_follows_the_lens_mode(window, qtbot):
     tabs = window.inputs.tabs
     index = list(window.inputs.views).index("valid_lens")
     assert tabs.isTabEnabled(index)
-    window._on_settings({"lens_mode": "none"})
+    window.edits.on_settings({"lens_mode": "none"})
     wait_current(qtbot, window)
     assert not tabs.isTabEnabled(index) and "off" in tabs.tabToolTip(index)
-    window._on_settings({"lens_mode": "2d"})
+    window.edits.on_settings({"lens_mode": "2d"})
     wait_current(qtbot, window)
     assert tabs.isTabEnabled(index) and "off" not in tabs.tabToolTip(index)
 

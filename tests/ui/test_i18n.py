@@ -401,7 +401,7 @@ def test_qts_file_dialog_speaks_portuguese_too(portuguese, qtbot):
 def test_switching_language_keeps_the_document_the_undo_history_and_the_autosave(window, qtbot, qapp, tmp_path):
     try:
         window.session.load_preset("masked-softmax-2d")
-        window._on_settings({"dropout": 0.25})  # what the dropout spin box does
+        window.edits.on_settings({"dropout": 0.25})  # what the dropout spin box does
         wait_current(qtbot, window)
         state_before = window.session.document.state.copy()
         version, depth = window.session.document.version, window.session.undo_stack.count()
@@ -432,7 +432,7 @@ def test_switching_language_keeps_the_document_the_undo_history_and_the_autosave
         wait_current(qtbot, window)
 
         # An edit in Portuguese, then back to English.
-        window._on_settings({"dropout": 0.5})
+        window.edits.on_settings({"dropout": 0.5})
         assert window.session.undo_stack.undoText() == "Alterar dropout"
         window.set_language("en")
         assert window.menu("file").title() == "&File"

@@ -1,98 +1,38 @@
 """The main window: controls on the left, heatmaps on top, the tables being edited below.
 
-It hosts the panels that show the session's document and results, and the features installed
-into it (file actions, lessons, labs, teaching views, copy as code), each of which gets the
-``AppSession`` and this window as a ``Host`` only. The flow is one way: a panel's edit becomes
-an ``Edit`` pushed through the session; the session tells every view what changed and computes
-off the GUI thread; its current outcome comes back and is drawn.
+The composition root: it puts together the panels that show the session's document and results
+and the features installed into it (file actions, lessons, labs, teaching views, copy as code),
+each of which gets the ``AppSession`` and this window as a ``Host`` only. Its parts live beside
+it: the edit controller (``edits.py``: a panel's edit becomes an ``Edit`` pushed through the
+session, the document comes back to the panels), the menus (``menus.py``), the status bar
+(``status.py``) and presentation mode's layout (``presentation.py``). The flow is one way: the
+session tells every view what changed and computes off the GUI thread; its current outcome comes
+back and is drawn.
 """
 
 from __future__ import annotations
 
-import functools
-
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import (
-    QAction,
-    QActionGroup,
-    QCloseEvent,
-    QGuiApplication,
-    QKeyEvent,
-    QKeySequence,
-    QPaintEvent,
-    QResizeEvent,
-    QShowEvent,
-)
-from PySide6.QtWidgets import (
-    QApplication,
-    QMessageBox,
-    QProgressBar,
-    QPushButton,
-    QScrollArea,
-    QSplitter,
-    QToolBar,
-)
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeyEvent, QPaintEvent, QResizeEvent, QShowEvent
+from PySide6.QtWidgets import QScrollArea, QSplitter, QToolBar
 
-from attnviz import __version__
 from attnviz.compute import Outcome
-from attnviz.state import catalog
-from attnviz.state.document import Edit, ReplaceState, SetBlock, SetSettings, State, filled_state, resize_state
-from attnviz.teaching.presets import DEFAULT_PRESET, PRESETS
-from attnviz.text.tr import QT_TRANSLATE_NOOP, message
-from attnviz.ui import theme
+from attnviz.state.document import Edit
+from attnviz.teaching.presets import DEFAULT_PRESET
+from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.controls import ControlsColumn
 from attnviz.ui.app.host import HostWindow, ToolDock, ToolTab
 from attnviz.ui.app.results_panel import OutputPanel, ResultsPanel
-from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.i18n import (
-    LANGUAGES,
-    current_language,
-    install_language,
-    resolve_language,
-    save_language,
-    saved_language,
-    tr_text,
-    translate,
-)
-from attnviz.ui.labels import SteadyLabel
+from attnviz.ui.app.session import AppSession
 from attnviz.ui.pacing import next_frame
 from attnviz.ui.tables.inputs_panel import InputsPanel
 from attnviz.ui.views.presenter import PresentationHint
+from attnviz.ui.window.edits import EditController
+from attnviz.ui.window.menus import WindowMenus
 from attnviz.ui.window.presentation import PresentationLayout
+from attnviz.ui.window.status import WindowStatus
 
 __all__ = ["MainWindow"]
-
-#: Which panel shows an error about which field.
-SHAPE_FIELDS = {"shape", "queries", "keys", "values", "memory_budget"}
-INPUT_FIELDS = {"valid_lens", "mask"}
-
-#: Names of the fills in undo texts ("Fill keys with zeros"); the settings' and the inputs' names
-#: are declared with them (``attnviz.state.settings``, ``catalog.ROLES``).
-FILL_NAMES = {
-    "random": QT_TRANSLATE_NOOP("MainWindow", "random numbers"),
-    "zeros": QT_TRANSLATE_NOOP("MainWindow", "zeros"),
-    "ones": QT_TRANSLATE_NOOP("MainWindow", "ones"),
-    "arange": QT_TRANSLATE_NOOP("MainWindow", "the book's arange values"),
-}
-THEME_CHOICES = (
-    (
-        "system",
-        QT_TRANSLATE_NOOP("MainWindow", "Follow the &system"),
-        QT_TRANSLATE_NOOP("MainWindow", "Light or dark as the desktop is"),
-    ),
-    (
-        "light",
-        QT_TRANSLATE_NOOP("MainWindow", "&Light"),
-        QT_TRANSLATE_NOOP("MainWindow", "Light theme (good on a projector in a bright room)"),
-    ),
-    ("dark", QT_TRANSLATE_NOOP("MainWindow", "&Dark"), QT_TRANSLATE_NOOP("MainWindow", "Dark theme")),
-)
-LANGUAGE_SYSTEM = (
-    QT_TRANSLATE_NOOP("MainWindow", "Follow the &system"),
-    QT_TRANSLATE_NOOP(
-        "MainWindow", "The language of the desktop (Portuguese for any Portuguese locale, otherwise English)"
-    ),
-)
 
 
 class MainWindow(HostWindow):
@@ -133,25 +73,22 @@ class MainWindow(HostWindow):
         self.main_view = main
         self.set_main_view(main, QT_TRANSLATE_NOOP("MainWindow", "Attention"))
 
-        self._build_status_bar()
-        self._build_menus()
+        self.status = WindowStatus(self.statusBar(), session, lambda: self.edits.on_settings({"device": "cpu"}))
+        # Panels -> edits -> the session -> panels (ui/window/edits.py).
+        self.edits = EditController(self, session, self.controls, self.inputs, self.results, self._update_status)
+        self.presentation_hint = PresentationHint(self)
+        #: Presentation mode's layout, fonts and zoom (ui/window/presentation.py).
+        self.presentation = PresentationLayout(self)
+        # The window's own menu entries (ui/window/menus.py); the actions the tests, presentation
+        # mode and the keys reach are named on the window too.
+        menus = self.menus = WindowMenus(self, self.presentation, self.edits.table_command)
+        self.quit_action, self.undo_action, self.redo_action = menus.quit_action, menus.undo_action, menus.redo_action
+        self.copy_action, self.paste_action = menus.copy_action, menus.paste_action
+        self.presentation_action, self.theme_actions = menus.presentation_action, menus.theme_actions
         self.retranslate()
 
-        # Panels -> edits.
-        self.controls.shapes.shapeChanged.connect(self._on_shape)
-        self.controls.settings.settingsChanged.connect(self._on_settings)
-        self.controls.long_masks.settingsChanged.connect(self._on_settings)
-        self.inputs.blockEdited.connect(self._on_block)
-        self.inputs.fillRequested.connect(self._on_fill)
-        self.inputs.batchChanged.connect(session.set_batch)
-        self.inputs.focusChanged.connect(session.set_focus)
-        self.inputs.message.connect(lambda text: session.show_status(text, 8000))
-        # Session -> panels.
-        self._selection_moved = False  # by an edit: shown with its documentChanged
         session.documentChanged.connect(self._on_document_changed)
-        session.selectionChanged.connect(self._on_selection)
         session.outcomeShown.connect(self._on_outcome)
-        session.errorChanged.connect(self._on_error)
         session.busyChanged.connect(lambda _busy: self._update_status())
         session.presentationChanged.connect(self._apply_presentation)
         # Rows a view asks to look at (a finding of the mask doctor) are outlined in the weights:
@@ -160,7 +97,7 @@ class MainWindow(HostWindow):
 
         self._start_queued = False
         self._too_large = False  # the last outcome was refused as too large (see _on_outcome)
-        self._show_all(session.document.state)
+        self.edits.show_all(session.document.state)
         self._update_status()
         self.resize(1400, 860)
         self._install_features()
@@ -277,243 +214,21 @@ class MainWindow(HostWindow):
         settings.setValue("window/tabs", [tool.objectName() for tool in tabs])
         settings.setValue("window/detached", [tool.objectName() for tool in tabs if tool.isFloating()])
 
-    # ------------------------------------------------------------------ chrome
-
-    def _build_status_bar(self) -> None:
-        bar = self.statusBar()
-        # Fixed-size labels: their texts change at every edit, and a plain QLabel would make the
-        # whole window lay itself out again each time.
-        self.status_state = SteadyLabel()
-        self.status_device = SteadyLabel(["cpu · bfloat16"])
-        self.status_time = SteadyLabel(["00000.0 ms"])
-        # A busy bar only once a computation has taken more than a moment: flashing it for
-        # every 2 ms toy computation would be noise.
-        self.busy_bar = QProgressBar()
-        self.busy_bar.setRange(0, 0)
-        self.busy_bar.setMaximumWidth(120)
-        self.busy_bar.setVisible(False)
-        self._busy_timer = QTimer(self)
-        self._busy_timer.setSingleShot(True)
-        self._busy_timer.setInterval(300)
-        self._busy_timer.timeout.connect(lambda: self.busy_bar.setVisible(self.session.busy))
-        self.cpu_button = QPushButton()
-        self.cpu_button.clicked.connect(lambda: self._on_settings({"device": "cpu"}))
-        self.cpu_button.setVisible(False)
-        bar.addPermanentWidget(self.cpu_button)
-        bar.addPermanentWidget(self.busy_bar)
-        for label in (self.status_state, self.status_device, self.status_time):
-            bar.addPermanentWidget(label)
-
-    def _build_menus(self) -> None:
-        self.quit_action = self.add_action(
-            "file",
-            QT_TRANSLATE_NOOP("MainWindow", "&Quit"),
-            self.close,
-            shortcut=QKeySequence(QKeySequence.StandardKey.Quit),
-            tip=QT_TRANSLATE_NOOP("MainWindow", "Close attnviz"),
-        )
-        undo_stack = self.session.undo_stack
-        edit_menu = self.menu("edit")
-        # Our own actions rather than QUndoStack.createUndoAction: that one fixes its "Undo"
-        # prefix when it is made, and the prefix must follow the language.
-        self.undo_action = QAction(self)
-        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
-        self.undo_action.triggered.connect(undo_stack.undo)
-        self.redo_action = QAction(self)
-        self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
-        self.redo_action.triggered.connect(undo_stack.redo)
-        undo_stack.canUndoChanged.connect(self.undo_action.setEnabled)
-        undo_stack.canRedoChanged.connect(self.redo_action.setEnabled)
-        undo_stack.undoTextChanged.connect(self._update_undo_texts)
-        undo_stack.redoTextChanged.connect(self._update_undo_texts)
-        self.undo_action.setEnabled(undo_stack.canUndo())
-        self.redo_action.setEnabled(undo_stack.canRedo())
-        edit_menu.addAction(self.undo_action)
-        edit_menu.addAction(self.redo_action)
-        self.addAction(self.undo_action)
-        self.addAction(self.redo_action)
-        edit_menu.addSeparator()
-        # Copy and Paste act on the table that has the focus (the tables also take the keys
-        # themselves); from the menu they reach the table the user last worked in.
-        self.copy_action = self.add_action(
-            "edit",
-            QT_TRANSLATE_NOOP("MainWindow", "&Copy"),
-            lambda: self._table_command("copy"),
-            shortcut=QKeySequence(QKeySequence.StandardKey.Copy),
-            tip=QT_TRANSLATE_NOOP("MainWindow", "Copy the selected cells of the current table as tab-separated text"),
-        )
-        self.paste_action = self.add_action(
-            "edit",
-            QT_TRANSLATE_NOOP("MainWindow", "&Paste"),
-            lambda: self._table_command("paste"),
-            shortcut=QKeySequence(QKeySequence.StandardKey.Paste),
-            tip=QT_TRANSLATE_NOOP("MainWindow", "Paste a block of numbers into the current table as one edit"),
-        )
-
-        view_menu = self.menu("view")
-        self.presentation_action = self.add_action(
-            "view",
-            QT_TRANSLATE_NOOP("MainWindow", "&Presentation mode"),
-            lambda: None,
-            shortcut="F5",
-            tip=QT_TRANSLATE_NOOP(
-                "MainWindow",
-                "For a lecture hall: large fonts and cells, editing chrome hidden, still live (F5 or Esc to leave)",
-            ),
-        )
-        self.presentation_action.setCheckable(True)
-        self.presentation_action.toggled.connect(self.set_presentation_mode)
-        # Shortcuts of a hidden menu bar do not fire: the window holds the actions that must work
-        # in presentation mode too (F5 to leave it, undo and redo).
-        self.addAction(self.presentation_action)
-        self.presentation_hint = PresentationHint(self)
-        #: Presentation mode's layout, fonts and zoom (ui/app/presentation.py).
-        self.presentation = PresentationLayout(self)
-        self.presentation.add_zoom_actions()
-        view_menu.addSeparator()
-        self.theme_menu = view_menu.addMenu("")
-        self.theme_menu.setToolTipsVisible(True)
-        self.theme_actions: dict[str, QAction] = {}
-        group = QActionGroup(self)
-        for mode, label, tip in THEME_CHOICES:
-            action = QAction(self, checkable=True)
-            self._action_texts.append((action, label, tip))
-            action.triggered.connect(lambda _checked=False, m=mode: self.set_theme(m))
-            group.addAction(action)
-            self.theme_menu.addAction(action)
-            self.theme_actions[mode] = action
-        self.theme_actions[theme.current_mode()].setChecked(True)
-        self.language_menu = view_menu.addMenu("")
-        self.language_menu.setToolTipsVisible(True)
-        group = QActionGroup(self)
-        self.language_actions: dict[str, QAction] = {}
-        choices: list[tuple[str, str, str]] = [("system", *LANGUAGE_SYSTEM)] + [
-            (code, name, name) for code, name in LANGUAGES.items()
-        ]
-        for choice, caption, hint in choices:
-            action = QAction(caption, self, checkable=True)
-            action.setToolTip(hint)
-            if choice == "system":
-                self._action_texts.append((action, caption, hint))
-            action.triggered.connect(lambda _checked=False, c=choice: self.set_language(c))
-            group.addAction(action)
-            self.language_menu.addAction(action)
-            self.language_actions[choice] = action
-        self.language_actions[saved_language()].setChecked(True)
-        view_menu.addSeparator()
-
-        for preset in PRESETS.values():
-            action = self.add_action(
-                "presets",
-                preset.title,
-                functools.partial(self.session.load_preset, preset.name),
-                tip=preset.description,
-            )
-            action.setStatusTip(tr_text(preset.description))
-
-        self.add_action("help", QT_TRANSLATE_NOOP("MainWindow", "&About attnviz"), self._about)
-
-    def _about(self) -> None:
-        QMessageBox.about(
-            self,
-            translate("MainWindow", "About attnviz"),
-            f"<b>attnviz {__version__}</b>"
-            + translate(
-                "MainWindow",
-                "<p>See and debug attention: edit queries, keys, values and masks and watch "
-                "every stage of the computation change.</p><p>Built on the chapter “Attention "
-                "Scoring Functions” of <i>Dive into Deep Learning</i>.</p>",
-            ),
-        )
-
     def retranslate(self) -> None:
         super().retranslate()
-        self.theme_menu.setTitle(translate("MainWindow", "&Theme"))
-        self.language_menu.setTitle(translate("MainWindow", "&Language"))
-        self._update_undo_texts()
-        self._state_texts = (
-            translate("MainWindow", "computing…"),
-            translate("MainWindow", "loading PyTorch…"),
-            translate("MainWindow", "error: showing the last good result"),
-            translate("MainWindow", "up to date"),
-        )
-        self.status_state.expect(self._state_texts)
-        self.status_state.setToolTip(translate("MainWindow", "Whether the pictures show the current inputs"))
-        self.status_device.setToolTip(translate("MainWindow", "Device and dtype of the last result"))
-        self.status_time.setToolTip(translate("MainWindow", "Compute time of the last result (engine only)"))
-        self.busy_bar.setToolTip(translate("MainWindow", "Computing…"))
-        self.cpu_button.setText(translate("MainWindow", "Run on CPU"))
-        self.cpu_button.setToolTip(
-            translate("MainWindow", "The device failed (missing or out of memory): compute on the CPU instead")
-        )
+        self.menus.retranslate()
+        self.status.retranslate()
         self.presentation_hint.retranslate()
         # After the panels have their new texts (they hear of the language change after the
         # window does): a translation may need a wider column.
         QTimer.singleShot(0, self, self._fit_controls_width)
         self._update_status()
 
-    def _update_undo_texts(self, _text: str = "") -> None:
-        stack = self.session.undo_stack
-        for action, prefix, text in (
-            (self.undo_action, translate("MainWindow", "&Undo"), stack.undoText()),
-            (self.redo_action, translate("MainWindow", "&Redo"), stack.redoText()),
-        ):
-            action.setText(f"{prefix} {text}" if text else prefix)
-
-    # ------------------------------------------------------------------ edits
-
-    def _table_command(self, command: str) -> bool:
-        """Copy from or paste into the focused table, else the input table on show."""
-        from attnviz.ui.tables.tensor_table import TensorTableView
-
-        focus = QApplication.focusWidget()
-        table = focus if isinstance(focus, TensorTableView) else self.inputs.views[self.inputs.current_role()]
-        if command == "copy":
-            return table.copy_selection()
-        return table.paste()
-
-    def _on_shape(self, dims: dict[str, int]) -> None:
-        self.session.push(
-            ReplaceState(
-                resize_state(self.session.document.state, focus=self.session.selection.focus, **dims),
-                QT_TRANSLATE_NOOP("MainWindow", "Change shape"),
-            )
-        )
-
-    def _on_settings(self, changes: dict[str, object]) -> None:
-        # Described by the settings' declared names ("Change dropout"), in the language on show.
-        self.session.push(SetSettings(changes))
-
-    def _on_block(self, role: str, batch: int, row: int, col: int, block: object) -> None:
-        self.inputs.clear_error()
-        self.session.push(SetBlock(role, batch, row, col, block, self.session.selection.focus))  # type: ignore[arg-type]
-
-    def _on_fill(self, role: str, kind: str, seed: int) -> None:
-        self.session.push(
-            ReplaceState(
-                filled_state(self.session.document.state, role, kind, seed, self.session.selection.focus),
-                message(
-                    QT_TRANSLATE_NOOP("MainWindow", "Fill {role} with {kind}"),
-                    role=catalog.role_word(role),
-                    kind=FILL_NAMES.get(kind, kind),
-                ),
-            )
-        )
-
-    def _show_all(self, state: State) -> None:
-        selection = self.session.selection
-        view = state.head_view(selection.focus)
-        self.controls.shapes.show_state(view)
-        self.controls.settings.show_state(state, view)
-        self.controls.long_masks.show_state(state)
-        self.inputs.show_state(state, selection.batch, selection.focus)
+    # ------------------------------------------------------------------ the session
 
     def _on_document_changed(self, edit: Edit | None) -> None:
+        """The views a new document calls for open, then the panels show it."""
         state = self.session.document.state
-        if self.session.error_field not in INPUT_FIELDS:
-            # A cell refused earlier ("'abc' is not a number") is history once a valid edit
-            # went through; an input error of the computation is the session's to clear.
-            self.inputs.clear_error()
         has_heads = not state.run.single_head
         if has_heads and not self._had_heads:
             # A model arrived (a file, a capture): its heads are what the user came to see, and
@@ -530,33 +245,7 @@ class MainWindow(HostWindow):
             self.run_compare_dock.show()
             self.run_compare_dock.raise_()
         self._had_comparison = compared
-        selection = self.session.selection
-        moved, self._selection_moved = self._selection_moved, False
-        if moved:
-            self._show_all(state)  # the edit brought another head on show: everything follows
-        elif isinstance(edit, SetBlock):
-            # A typed cell or a paste changes one array: only the table that shows it follows.
-            self.inputs.show_role(state, edit.role, selection.batch, selection.focus)
-        elif isinstance(edit, SetSettings):
-            self.controls.settings.show_state(state, state.head_view(selection.focus))
-            self.controls.long_masks.show_state(state)
-            if "lens_mode" in edit.changes:
-                self.inputs.show_state(state, selection.batch, selection.focus)
-        else:
-            self._show_all(state)
-        self._update_status()
-
-    def _on_selection(self, selection: Selection) -> None:
-        if self.session.applying_edit:
-            self._selection_moved = True  # shown once, with the edit's documentChanged
-            return
-        state = self.session.document.state
-        view = state.head_view(selection.focus)
-        # Another head may have other sizes and its call another causal flag.
-        self.controls.shapes.show_state(view)
-        self.controls.settings.show_state(state, view)
-        self.inputs.show_state(state, selection.batch, selection.focus)
-        self._update_status()
+        self.edits.show_document(edit)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -582,7 +271,7 @@ class MainWindow(HostWindow):
     def _on_outcome(self, outcome: Outcome) -> None:
         if outcome.devices:
             self.controls.settings.set_devices(list(outcome.devices))
-        self.cpu_button.setVisible(outcome.error_field == "device")
+        self.status.cpu_button.setVisible(outcome.error_field == "device")
         was_too_large, self._too_large = self._too_large, outcome.too_large
         if outcome.too_large and not was_too_large and not self.long_dock.is_current_tab():
             # Too long for every stage at once: the long-context view streams it in bins. It
@@ -600,61 +289,16 @@ class MainWindow(HostWindow):
             self.long_dock.show()
             self.long_dock.raise_()
 
-    def _on_error(self, field: str | None, error: str | None) -> None:
-        shape_msg = settings_msg = input_msg = None
-        if error:
-            text = tr_text(error)
-            outcome = self.session.last_outcome
-            if outcome is not None and outcome.out_of_memory:
-                text += translate("MainWindow", " — choose the CPU under Device to run there.")
-            if field in SHAPE_FIELDS:
-                shape_msg = text
-            elif field in INPUT_FIELDS:
-                input_msg = text
-            else:
-                settings_msg = text
-            if self.results.has_view:
-                text += translate("MainWindow", " (showing the last good result)")
-            self.session.show_status(text, 15000)
-        self.controls.shape_error.show_message(shape_msg)
-        self.controls.settings_error.show_message(settings_msg)
-        if input_msg or field in INPUT_FIELDS or error is None:
-            self.inputs.error.show_message(input_msg)
-
     def _update_status(self) -> None:
-        session = self.session
-        outcome = session.last_outcome
-        computing, loading, failed, current = self._state_texts
-        bold = False
-        if session.busy or not session.is_current:
-            state, color = (computing if outcome is not None else loading), theme.warning_color()
-        elif session.error_field is not None:
-            state, color, bold = failed, theme.error_color(), True
-        else:
-            state, color = current, theme.ok_color()
-        if session.busy:
-            if not self._busy_timer.isActive() and not self.busy_bar.isVisible():
-                self._busy_timer.start()
-        else:
-            self._busy_timer.stop()
-            self.busy_bar.setVisible(False)
-        self.status_state.show_text(state, color, bold=bold)
-        if outcome is not None:
-            self.status_device.show_text(f"{outcome.device} · {outcome.dtype}")
-            self.status_time.show_text(f"{outcome.seconds * 1e3:.1f} ms")
+        self.status.update()
 
     # ------------------------------------------------------------------ view options
 
     def set_theme(self, mode: str) -> None:
-        theme.apply_theme(mode)
-        theme.save_mode(theme.current_mode())
-        self.theme_actions[theme.current_mode()].setChecked(True)
+        self.menus.set_theme(mode)
 
     def set_presentation_mode(self, on: bool) -> None:
-        if self.presentation_action.isChecked() != on:
-            self.presentation_action.setChecked(on)  # re-enters through toggled
-            return
-        self.session.set_presenting(on)
+        self.menus.set_presentation_mode(on)
 
     def _apply_presentation(self, on: bool) -> None:
         self.presentation.apply(on)
@@ -679,23 +323,8 @@ class MainWindow(HostWindow):
         self.presentation_hint.place()
 
     def set_language(self, choice: str) -> None:
-        """Switch to ``choice`` ("system", or a code of LANGUAGES) and remember it. Every widget
-        retranslates itself (Qt's LanguageChange): nothing is rebuilt, nothing is lost."""
-        save_language(choice)
-        if choice in self.language_actions:
-            self.language_actions[choice].setChecked(True)
-        code, previous = resolve_language(choice), current_language()
-        if code == previous:
-            return
-        app = QApplication.instance()
-        if not install_language(app, code):
-            install_language(app, previous)  # the window keeps the language it is in
-            self.session.show_status(
-                translate("MainWindow", "The translation for {language} could not be loaded").format(
-                    language=LANGUAGES.get(code, code)
-                ),
-                10000,
-            )
+        """Switch to ``choice`` ("system", or a code of LANGUAGES) and remember it."""
+        self.menus.set_language(choice)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self._save_layout()

@@ -9,22 +9,27 @@ lesson aside for the views that need the whole width, and gives the window back 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
-from PySide6.QtGui import QFont, QKeySequence
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QByteArray, QObject, Qt, QTimer
+from PySide6.QtGui import QAction, QFont, QKeySequence
+from PySide6.QtWidgets import QApplication, QDockWidget, QScrollArea, QSplitter, QTabWidget, QToolBar, QWidget
 
 from attnviz.text.tr import QT_TRANSLATE_NOOP
-from attnviz.ui.app.host import ToolDock, ToolTab
+from attnviz.ui.app.host import ToolDock, ToolPanel, ToolTab
+from attnviz.ui.app.results_panel import OutputPanel
+from attnviz.ui.app.session import AppSession
 from attnviz.ui.fonts import hold_normal_size
 from attnviz.ui.i18n import translate
+from attnviz.ui.tables.inputs_panel import InputsPanel
 from attnviz.ui.views.docks import COMPARE_DOCK, MASKING_LAB_DOCK, PIPELINE_DOCK
+from attnviz.ui.views.lessons import LessonsController
+from attnviz.ui.views.presenter import PresentationHint, PresenterBar
 
-if TYPE_CHECKING:
-    from attnviz.ui.window.main_window import MainWindow
+__all__ = ["LESSON_VIEWS", "PRESENTATION_FONT", "TEXT_ZOOM_STEP", "PresentationLayout", "PresentedWindow"]
 
-__all__ = ["LESSON_VIEWS", "PRESENTATION_FONT", "TEXT_ZOOM_STEP", "PresentationLayout"]
+_Child = TypeVar("_Child", bound=QObject)
 
 #: The views a lesson stays beside in presentation mode (with the main view).
 LESSON_VIEWS = {PIPELINE_DOCK, COMPARE_DOCK, MASKING_LAB_DOCK}
@@ -38,10 +43,63 @@ LESSON_SHARE = 0.32
 TEXT_ZOOM_STEP = 1.15
 
 
+class PresentedWindow(Protocol):
+    """The window presentation mode lays out (the main window), as far as this module uses it:
+    named here as a Protocol so that the window, which builds its layout, is not imported back."""
+
+    session: AppSession
+    controls_scroll: QScrollArea
+    right_splitter: QSplitter
+    bottom_splitter: QSplitter
+    inputs: InputsPanel
+    output: OutputPanel
+    tool_tabs: QTabWidget
+    lessons: LessonsController
+    presenter: PresenterBar
+    presenter_toolbar: QToolBar
+    presentation_hint: PresentationHint
+    presentation_action: QAction
+
+    def add_action(
+        self,
+        menu: str,
+        text: str,
+        slot: Callable[[], object],
+        *,
+        shortcut: QKeySequence | str | None = None,
+        tip: str = "",
+    ) -> QAction: ...
+
+    def set_chrome_visible(self, visible: bool) -> None: ...
+
+    def tools(self) -> list[ToolPanel]: ...
+
+    def widget(self) -> QWidget: ...
+
+    def _fit_to_screen(self) -> None: ...
+
+    # QMainWindow's own.
+    def saveGeometry(self) -> QByteArray: ...  # noqa: N802
+
+    def restoreGeometry(self, geometry: QByteArray, /) -> bool: ...  # noqa: N802
+
+    def saveState(self) -> QByteArray: ...  # noqa: N802
+
+    def restoreState(self, state: QByteArray, /) -> bool: ...  # noqa: N802
+
+    def resizeDocks(  # noqa: N802
+        self, docks: list[QDockWidget], sizes: list[int], orientation: Qt.Orientation, /
+    ) -> None: ...
+
+    def width(self) -> int: ...
+
+    def findChildren(self, type: type[_Child], /) -> list[_Child]: ...  # noqa: N802
+
+
 class PresentationLayout:
     """Presentation mode's layout of ``window`` (see the module docstring)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: PresentedWindow) -> None:
         self.window = window
         self._normal_font: QFont | None = None
         self._lesson_set_aside = False  # presentation mode hid the lesson for a wide view
@@ -93,7 +151,7 @@ class PresentationLayout:
             app.setFont(self._normal_font)
             self._normal_font = None
             hold_normal_size(None)
-            QTimer.singleShot(0, w, self.restore_normal_layout)
+            QTimer.singleShot(0, w.widget(), self.restore_normal_layout)
         w.controls_scroll.setVisible(not on)
         self.output_beside_weights(on)
         w.set_chrome_visible(not on)
