@@ -3675,7 +3675,6 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>the model&apos;s output</source>
-        <extracomment>float32 runs of one model on other batch shapes, kernels or cache layouts agree to ~1e-6.</extracomment>
         <translation>a saída do modelo</translation>
     </message>
     <message>
@@ -3684,6 +3683,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>checks: {given} is not among {known}</source>
+        <extracomment>float32 runs of one model on other batch shapes, kernels or cache layouts agree to ~1e-6.</extracomment>
         <translation>checks: {given} não está entre {known}</translation>
     </message>
     <message>
