@@ -28,6 +28,7 @@ from .errors import AttentionInputError, DeviceError, DeviceOutOfMemoryError, Me
 from .long import Overview, OverviewCancelled, RowStats, Tile, overview, tile, weight_row
 from .mask_bound import ADDITIVE_MASKED_AT
 from .mask_findings import inverted_padding
+from .mask_keywords import make_mask
 from .mask_mods import (
     AllOf,
     BlockStructure,
@@ -42,7 +43,6 @@ from .mask_mods import (
     SinkWindow,
     SlidingWindow,
     ValidLength,
-    make_mask,
 )
 from .mask_spec import AttentionMask, AttnMask, KeyPaddingMask, mask_from_arguments
 from .masking import D2L_FILL, MASK_MODES, MaskMode

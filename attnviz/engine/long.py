@@ -44,7 +44,8 @@ from attnviz.text.tr import QT_TRANSLATE_NOOP
 
 from .errors import input_error
 from .mask_bound import DEFAULT_BLOCK, BoundMask, Geometry, RowBlock, runs
-from .mask_mods import Mask, MaskKeywords, make_mask
+from .mask_keywords import MaskKeywords, make_mask
+from .mask_mods import Mask
 from .memory import empty_large
 from .score_terms import BoundTerm, ScoreTerm, check_score_terms
 
@@ -191,7 +192,7 @@ def overview(
     have fewer heads, grouped-query attention: query head h uses key head h // (H / H_kv)). One
     (L_q, L_k) matrix is reduced per call: batch element ``batch``, head ``head``.
 
-    Masks (every one given is combined, AND; see ``mask_mods.make_mask`` for each): ``causal``,
+    Masks (every one given is combined, AND; see ``mask_keywords.make_mask`` for each): ``causal``,
     ``valid_lens``, ``key_padding_mask`` (True = ignore), ``attention_mask`` (Hugging Face, 1 =
     attend), ``window``, ``sinks``, ``documents``, ``prefix``, ``chunk``, ``mask_mod``, and
     ``mask``, any description ``attend`` takes: it is bound to the call's leading dimensions

@@ -33,7 +33,7 @@ to skip the blocks a mask empties, which is what makes a sliding window cheap.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypedDict
+from typing import Any
 
 import torch
 
@@ -65,7 +65,7 @@ from .mask_bound import (
     runs,
 )
 from .mask_intervals import block_bounds
-from .validation import as_tensor, check_alignment, check_causal, check_count, check_span, check_valid_lens
+from .validation import as_tensor, check_alignment, check_count, check_span, check_valid_lens
 
 #: ``dense`` refuses larger masks (64 Mi cells = 64 MiB of booleans): long inputs use blocks.
 MAX_DENSE_CELLS = 1 << 26
@@ -513,66 +513,6 @@ def _call_scalar(fn: MaskModFn, b: torch.Tensor, h: torch.Tensor, q: torch.Tenso
         ) from exc
 
 
-class MaskKeywords(TypedDict, total=False):
-    """The keyword forms of the descriptions (``make_mask``'s, which ``overview`` passes on)."""
-
-    causal: bool | str | None
-    valid_lens: object
-    key_padding_mask: object
-    attention_mask: object
-    window: int | None
-    sinks: int | None
-    documents: object
-    prefix: int | None
-    chunk: int | None
-    mask_mod: MaskModFn | None
-
-
-def make_mask(
-    *,
-    causal: bool | str | None = None,
-    valid_lens: object = None,
-    key_padding_mask: object = None,
-    attention_mask: object = None,
-    window: int | None = None,
-    sinks: int | None = None,
-    documents: object = None,
-    prefix: int | None = None,
-    chunk: int | None = None,
-    mask_mod: MaskModFn | None = None,
-    mask: Mask | None = None,
-) -> Mask:
-    """The AND of every source given, as keyword arguments (what ``overview`` accepts).
-
-    causal            None, True / "top_left" or "bottom_right"
-    valid_lens        whole number, (B,) or (B, L_q): key k allowed when k < length
-    key_padding_mask  bool (L_k,) or (B, L_k), True = ignore (nn.MultiheadAttention)
-    attention_mask    0/1 (L_k,) or (B, L_k), 1 = attend (Hugging Face)
-    window            symmetric sliding window |p - k| < window (with ``causal``: a causal one,
-                      aligned the same way)
-    sinks             with ``window``: StreamingLLM sinks, a causal window plus the first keys
-    documents         document ids (L,) or (B, L): block-diagonal (with ``causal``: causal within)
-    prefix            prefix-LM: k < prefix or k <= q (already causal after the prefix)
-    chunk             chunked local attention (with ``causal``: causal within each chunk)
-    mask_mod          a FlexAttention mask_mod(b, h, q_idx, kv_idx)
-    mask              any ``Mask`` description, a FlexAttention ``BlockMask`` (its block table
-                      honoured) or a bare mask_mod
-    """
-    alignment = check_causal(causal)
-    parts = given_masks(
-        (alignment, Causal),
-        (valid_lens, ValidLength),
-        (key_padding_mask, KeyPadding.from_key_padding_mask),
-        (attention_mask, KeyPadding.from_attention_mask),
-    )
-    parts += context_masks(alignment or "top_left", window, sinks, documents, prefix, chunk)
-    parts += given_masks((mask_mod, MaskMod))
-    from .block_masks import as_mask  # it builds on this module: imported when called
-
-    described = as_mask(mask)
-    return AllOf((*parts, *([] if described is None else [described])))
-
-
 def context_masks(
     align: str,
     window: int | None = None,
@@ -699,7 +639,5 @@ __all__ = [
     "ValidLength",
     "context_masks",
     "given_masks",
-    "make_mask",
-    "MaskKeywords",
     "runs",
 ]

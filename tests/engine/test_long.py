@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from attnviz.engine import AttentionInputError, attend
 from attnviz.engine import long as long_mod
 from attnviz.engine.long import OverviewCancelled, overview, tile, weight_row
-from attnviz.engine.mask_mods import Causal, Documents, SlidingWindow, make_mask
+from attnviz.engine.mask_keywords import make_mask
+from attnviz.engine.mask_mods import Causal, Documents, SlidingWindow
 
 from .test_long_reference import MaskConfig, binned, plain_attention, plain_mask
 from .test_mask_mods import mask_configs

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnviz.engine import AttentionInputError
+from attnviz.engine.mask_keywords import make_mask
 from attnviz.engine.mask_mods import (
     EMPTY,
     FULL,
@@ -22,7 +23,6 @@ from attnviz.engine.mask_mods import (
     SinkWindow,
     SlidingWindow,
     ValidLength,
-    make_mask,
     runs,
 )
 
