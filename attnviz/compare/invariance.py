@@ -195,11 +195,13 @@ def check_invariance(
 
 def _check(name: str, subject: Subject, dtypes: Sequence[str], implementations: Sequence[str]) -> InvarianceCheck:
     """The check called ``name`` (one of CHECKS but determinism) on ``subject``."""
-    if name == "dtype":
-        return DtypeCheck(subject, dtypes)
-    if name == "implementations":
-        return ImplementationsCheck(subject, implementations)
-    return {"padding": PaddingCheck, "kv_cache": KvCacheCheck}[name](subject)
+    kinds: dict[str, type[InvarianceCheck]] = {
+        "padding": PaddingCheck,
+        "kv_cache": KvCacheCheck,
+        "implementations": ImplementationsCheck,
+        "dtype": DtypeCheck,
+    }
+    return kinds[name](subject, {"dtype": dtypes, "implementations": implementations}.get(name, ()))
 
 
 def check_names(dtypes: Sequence[str], implementations: Sequence[str], checks: Sequence[str]) -> None:

@@ -115,7 +115,7 @@ class Subject:
         return name in self.parameters or "kwargs" in self.parameters
 
 
-class InvarianceCheck:
+class InvarianceCheck(Subject):
     """One check: runs of the subject that must agree, compared on its real tokens. ``run()``
     gives the findings and, for a check that does not apply, a note that says why (and what to
     change). A check module adds one subclass; ``attnviz.compare.invariance`` composes them."""
@@ -123,20 +123,17 @@ class InvarianceCheck:
     #: The check's name in ``CHECKS`` and on ``attnviz check``'s command line.
     name: ClassVar[str]
 
-    def __init__(self, subject: Subject) -> None:
+    def __init__(self, subject: Subject, names: Sequence[str] = ()) -> None:
+        """``names``: what the check compares, where it takes a list (the dtypes, the
+        implementations)."""
+        # Not Subject.__init__: the subject is read once (its forward's signature, its cache
+        # argument) and shared; each check sees its attributes as its own (``self.model``).
+        vars(self).update(vars(subject))
         self.subject = subject
-        self.model = subject.model
-        self.inputs = subject.inputs
-        self.tol = subject.tol
-        self.config = subject.config
-        self.pad_id = subject.pad_id
-        self.parameters = subject.parameters
-        self.arguments = subject.arguments
-        self.mask = subject.mask
-        self.encoder_decoder = subject.encoder_decoder
+        self.names = names
 
     def _accepts(self, name: str) -> bool:
-        return self.subject.accepts(name)
+        return self.accepts(name)
 
     def run(self) -> tuple[list[Finding], str | None]:
         raise NotImplementedError

@@ -6,18 +6,8 @@ from __future__ import annotations
 import torch
 
 from attnviz.capture.doctor import Finding
-from attnviz.compare.checks.base import (
-    Aligned,
-    InvarianceCheck,
-    first_gap,
-    gap_finding,
-    output_gap,
-    run_captured,
-)
-from attnviz.compare.invariance_causes import (
-    active_dropout,
-    listed,
-)
+from attnviz.compare.checks.base import Aligned, InvarianceCheck, first_gap, gap_finding, output_gap, run_captured
+from attnviz.compare.invariance_causes import active_dropout, listed
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["DeterminismCheck"]

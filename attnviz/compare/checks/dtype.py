@@ -4,7 +4,6 @@ NaN or infinite where float32's are finite, and whether a mask's fill overflows 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
 
 import torch
 
@@ -15,7 +14,6 @@ from attnviz.compare.checks.base import (
     InvarianceCheck,
     InvarianceFinding,
     Run,
-    Subject,
     UserCodeError,
     call_weights,
     run_captured,
@@ -28,12 +26,8 @@ __all__ = ["DtypeCheck"]
 class DtypeCheck(InvarianceCheck):
     name = "dtype"
 
-    def __init__(self, subject: Subject, dtypes: Sequence[str]) -> None:
-        super().__init__(subject)
-        self.dtypes = dtypes
-
     def run(self) -> tuple[list[Finding], str | None]:
-        dtypes = self.dtypes
+        dtypes = self.names
         reference = run_captured(self.model, self.inputs)
         findings: list[Finding] = []
         for name in dtypes:

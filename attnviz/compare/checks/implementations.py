@@ -3,8 +3,6 @@ model must agree; SDPA is the reference where it runs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import torch
 
 from attnviz.capture.doctor import Finding, number_ranges
@@ -12,18 +10,13 @@ from attnviz.compare.checks.base import (
     Aligned,
     InvarianceCheck,
     Run,
-    Subject,
     first_gap,
     gap_finding,
     output_gap,
     real_rows,
     run_captured,
 )
-from attnviz.compare.invariance_causes import (
-    computation_difference,
-    recorded_allowed,
-    same_keep,
-)
+from attnviz.compare.invariance_causes import computation_difference, recorded_allowed, same_keep
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["ImplementationsCheck"]
@@ -32,12 +25,8 @@ __all__ = ["ImplementationsCheck"]
 class ImplementationsCheck(InvarianceCheck):
     name = "implementations"
 
-    def __init__(self, subject: Subject, implementations: Sequence[str]) -> None:
-        super().__init__(subject)
-        self.implementations = implementations
-
     def run(self) -> tuple[list[Finding], str | None]:
-        implementations = self.implementations
+        implementations = self.names
         model, config = self.model, self.config
         current = getattr(config, "_attn_implementation", None) if config is not None else None
         if not callable(getattr(model, "set_attn_implementation", None)) or current is None:

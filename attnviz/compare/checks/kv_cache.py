@@ -24,10 +24,7 @@ from attnviz.compare.checks.base import (
     run_user,
 )
 from attnviz.compare.intervene import main_output, run_model
-from attnviz.compare.invariance_causes import (
-    recorded_allowed,
-    step_inputs_differ,
-)
+from attnviz.compare.invariance_causes import recorded_allowed, step_inputs_differ
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["KvCacheCheck"]

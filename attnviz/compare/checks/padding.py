@@ -20,10 +20,7 @@ from attnviz.compare.checks.base import (
     gap_finding,
     run_captured,
 )
-from attnviz.compare.invariance_causes import (
-    read_call_padding,
-    recorded_allowed,
-)
+from attnviz.compare.invariance_causes import read_call_padding, recorded_allowed
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["PaddingCheck"]

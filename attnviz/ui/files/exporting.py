@@ -127,20 +127,15 @@ class Exports:
         view = self._current_view("attention map")
         if view is None:
             return False
-        if path is None:
-            file_filter = (
-                translate("FileActions", "PNG image") + " (*.png)"
-                if suffix == ".png"
-                else translate("FileActions", "SVG drawing") + " (*.svg)"
-            )
-            chosen = self._ask_export_path(
-                translate("FileActions", "Export weights heatmaps"), "weights" + suffix, file_filter, suffix
-            )
-            if chosen is None:
-                return False
-            path = chosen
-        file_path = Path(path)
-        if self._output_refused(file_path):
+        file_filter = (
+            translate("FileActions", "PNG image") + " (*.png)"
+            if suffix == ".png"
+            else translate("FileActions", "SVG drawing") + " (*.svg)"
+        )
+        file_path = self._export_target(
+            path, translate("FileActions", "Export weights heatmaps"), "weights" + suffix, file_filter, suffix
+        )
+        if file_path is None:
             return False
         n_batch = int(view.weights.shape[0])
         selected = min(self.context.session.selection.batch, n_batch - 1)
@@ -163,6 +158,18 @@ class Exports:
         self.context.status(translate("FileActions", "Exported {path}").format(path=display_path(file_path)))
         return True
 
+    def _export_target(
+        self, path: str | os.PathLike[str] | None, title: str, default_name: str, file_filter: str, suffix: str
+    ) -> Path | None:
+        """Where an export goes: ``path``, else the one asked for; None when the dialog was
+        cancelled or the path is refused (and said so)."""
+        if path is None:
+            path = self._ask_export_path(title, default_name, file_filter, suffix)
+            if path is None:
+                return None
+        file_path = Path(path)
+        return None if self._output_refused(file_path) else file_path
+
     def _output_refused(self, file_path: Path) -> bool:
         """Refuse (and say so) an export over the file on show or the capture it is compared with,
         a FIFO, a device or a folder (``io.paths.check_output``); False when it may be written."""
@@ -183,19 +190,15 @@ class Exports:
         view = self._current_view(what)
         if view is None:
             return False
-        if path is None:
-            file_filter = "CSV (*.csv)" if suffix == ".csv" else translate("FileActions", "NumPy array") + " (*.npy)"
-            chosen = self._ask_export_path(
-                translate("FileActions", "Export {what}").format(what=tr_text(WHAT_NAMES.get(what, what))),
-                what + suffix,
-                file_filter,
-                suffix,
-            )
-            if chosen is None:
-                return False
-            path = chosen
-        file_path = Path(path)
-        if self._output_refused(file_path):
+        file_filter = "CSV (*.csv)" if suffix == ".csv" else translate("FileActions", "NumPy array") + " (*.npy)"
+        file_path = self._export_target(
+            path,
+            translate("FileActions", "Export {what}").format(what=tr_text(WHAT_NAMES.get(what, what))),
+            what + suffix,
+            file_filter,
+            suffix,
+        )
+        if file_path is None:
             return False
         try:
             export_view_arrays(view, what, file_path)

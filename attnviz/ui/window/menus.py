@@ -116,19 +116,24 @@ class WindowMenus(QObject):
         edit_menu.addSeparator()
         # Copy and Paste act on the table that has the focus (the tables also take the keys
         # themselves); from the menu they reach the table the user last worked in.
-        self.copy_action = window.add_action(
-            "edit",
-            QT_TRANSLATE_NOOP("MainWindow", "&Copy"),
-            lambda: table_command("copy"),
-            shortcut=QKeySequence(QKeySequence.StandardKey.Copy),
-            tip=QT_TRANSLATE_NOOP("MainWindow", "Copy the selected cells of the current table as tab-separated text"),
-        )
-        self.paste_action = window.add_action(
-            "edit",
-            QT_TRANSLATE_NOOP("MainWindow", "&Paste"),
-            lambda: table_command("paste"),
-            shortcut=QKeySequence(QKeySequence.StandardKey.Paste),
-            tip=QT_TRANSLATE_NOOP("MainWindow", "Paste a block of numbers into the current table as one edit"),
+        self.copy_action, self.paste_action = (
+            window.add_action("edit", text, functools.partial(table_command, command), shortcut=key, tip=tip)
+            for command, text, key, tip in (
+                (
+                    "copy",
+                    QT_TRANSLATE_NOOP("MainWindow", "&Copy"),
+                    QKeySequence(QKeySequence.StandardKey.Copy),
+                    QT_TRANSLATE_NOOP(
+                        "MainWindow", "Copy the selected cells of the current table as tab-separated text"
+                    ),
+                ),
+                (
+                    "paste",
+                    QT_TRANSLATE_NOOP("MainWindow", "&Paste"),
+                    QKeySequence(QKeySequence.StandardKey.Paste),
+                    QT_TRANSLATE_NOOP("MainWindow", "Paste a block of numbers into the current table as one edit"),
+                ),
+            )
         )
 
     def _build_view_menu(self, presentation: PresentationLayout) -> None:

@@ -60,15 +60,8 @@ class PresentedWindow(Protocol):
     presentation_hint: PresentationHint
     presentation_action: QAction
 
-    def add_action(
-        self,
-        menu: str,
-        text: str,
-        slot: Callable[[], object],
-        *,
-        shortcut: QKeySequence | str | None = None,
-        tip: str = "",
-    ) -> QAction: ...
+    @property
+    def add_action(self) -> Callable[..., QAction]: ...  # HostWindow.add_action
 
     def set_chrome_visible(self, visible: bool) -> None: ...
 
