@@ -57,3 +57,47 @@ def wait_session(qtbot, session, timeout: int = 30000) -> None:
     """Start the session's own computation if needed and wait until it shows the current version."""
     session.start()
     qtbot.waitUntil(lambda: session.is_current and not session.busy, timeout=timeout)
+
+
+def engine_result(state):
+    """The engine's result on the head on show of ``state``, with every setting and parameter the
+    window computes with: what a view must show."""
+    # Here, not at the top: the fixtures of the tests that never compute need no torch.
+    import numpy as np
+    import torch
+
+    from attnviz.engine import attend
+
+    s = state.settings
+    lens = state.valid_lens(state.head_view())
+    params = {k: torch.from_numpy(np.asarray(v)) for k, v in state.params.items()} or None
+    return attend(
+        torch.from_numpy(state.head_view().queries),
+        torch.from_numpy(state.head_view().keys),
+        torch.from_numpy(state.head_view().values),
+        None if lens is None else torch.from_numpy(lens),
+        scoring=s.scoring,
+        mask_mode=s.mask_mode,
+        causal=state.head_view().causal,
+        params=params,
+        num_hiddens=s.num_hiddens,
+        seed=s.param_seed,
+        dropout=s.dropout,
+        train=s.train,
+        dropout_seed=s.dropout_seed,
+        dtype=s.dtype,
+    )
+
+
+@pytest.fixture
+def exposed_window(qtbot):
+    """A main window at its usual size, shown and exposed, its first result current."""
+    from attnviz.ui.window.main_window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.resize(1400, 860)
+    win.show()
+    qtbot.waitExposed(win)
+    wait_current(qtbot, win)
+    return win

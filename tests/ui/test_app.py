@@ -13,26 +13,13 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel
 
 from attnviz.compute.attention import run_state
-from attnviz.engine import attend
 from attnviz.state.document import Snapshot
 
-from .conftest import wait_current
+from .conftest import engine_result, wait_current
 
 
 def engine_weights(state) -> np.ndarray:
-    s = state.settings
-    lens = state.valid_lens(state.head_view())
-    r = attend(
-        torch.from_numpy(state.head_view().queries),
-        torch.from_numpy(state.head_view().keys),
-        torch.from_numpy(state.head_view().values),
-        None if lens is None else torch.from_numpy(lens),
-        scoring=s.scoring,
-        mask_mode=s.mask_mode,
-        num_hiddens=s.num_hiddens,
-        seed=s.param_seed,
-    )
-    return r.weights.numpy()
+    return engine_result(state).weights.numpy()
 
 
 def test_opens_on_the_books_additive_toy(window):

@@ -85,16 +85,8 @@ def test_a_call_of_a_smaller_batch_keeps_the_batch_element_within_it(window, qtb
 
 
 @pytest.fixture
-def window(qtbot):
-    from attnviz.ui.window.main_window import MainWindow
-
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1400, 860)
-    win.show()
-    qtbot.waitExposed(win)
-    wait_current(qtbot, win)
-    return win
+def window(exposed_window):
+    return exposed_window
 
 
 def test_the_ranks_of_a_distributed_run_open_at_once_merged(host, qtbot, tmp_path, monkeypatch):

@@ -7,39 +7,18 @@ import threading
 
 import numpy as np
 import pytest
-import torch
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QScrollArea
 
 from attnviz.compute.side_by_side import EXERCISE_1, Comparison, variants
-from attnviz.engine import attend
 from attnviz.state.document import ReplaceState
 from attnviz.teaching.presets import PRESETS
 
-from .conftest import wait_current
+from .conftest import engine_result, wait_current
 
 
 def engine_weights(state) -> np.ndarray:
-    s = state.settings
-    lens = state.valid_lens(state.head_view())
-    params = {k: torch.from_numpy(np.asarray(v)) for k, v in state.params.items()} or None
-    return (
-        attend(
-            torch.from_numpy(state.head_view().queries),
-            torch.from_numpy(state.head_view().keys),
-            torch.from_numpy(state.head_view().values),
-            None if lens is None else torch.from_numpy(lens),
-            scoring=s.scoring,
-            mask_mode=s.mask_mode,
-            causal=state.head_view().causal,
-            params=params,
-            num_hiddens=s.num_hiddens,
-            seed=s.param_seed,
-            dtype=s.dtype,
-        )
-        .weights.double()
-        .numpy()
-    )
+    return engine_result(state).weights.double().numpy()
 
 
 def expected_diff(state, comparison: Comparison, batch: int = 0) -> np.ndarray:

@@ -32,16 +32,8 @@ def make_run(layers: int = 3, heads: int = 4, *, mask_padding: bool = True, seed
 
 
 @pytest.fixture
-def window(qtbot):
-    from attnviz.ui.window.main_window import MainWindow
-
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1400, 860)
-    win.show()
-    qtbot.waitExposed(win)
-    wait_current(qtbot, win)
-    return win
+def window(exposed_window):
+    return exposed_window
 
 
 def load(qtbot, win, run: ModelRun, layer: int = 0, head: int = 0) -> None:

@@ -23,29 +23,7 @@ from attnviz.ui.views.formulas import (
     scoring_formula,
 )
 
-from .conftest import wait_current
-
-
-def engine_result(state):
-    s = state.settings
-    lens = state.valid_lens(state.head_view())
-    params = {k: torch.from_numpy(np.asarray(v)) for k, v in state.params.items()} or None
-    return attend(
-        torch.from_numpy(state.head_view().queries),
-        torch.from_numpy(state.head_view().keys),
-        torch.from_numpy(state.head_view().values),
-        None if lens is None else torch.from_numpy(lens),
-        scoring=s.scoring,
-        mask_mode=s.mask_mode,
-        causal=state.head_view().causal,
-        params=params,
-        num_hiddens=s.num_hiddens,
-        seed=s.param_seed,
-        dropout=s.dropout,
-        train=s.train,
-        dropout_seed=s.dropout_seed,
-        dtype=s.dtype,
-    )
+from .conftest import engine_result, wait_current
 
 
 def _highlighted(html: str) -> list[str]:
