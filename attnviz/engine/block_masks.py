@@ -45,9 +45,16 @@ def as_mask(value: object) -> Mask | None:
     )
 
 
-def block_mask_mod(block_mask: Any) -> Callable[..., torch.Tensor]:
-    """The mask_mod FlexAttention's kernel amounts to for ``block_mask``: its block table and its
-    own mask_mod (skipped where it is FlexAttention's ``noop_mask``), indexable per element."""
+def table_blocks(block_mask: Any) -> tuple[torch.Tensor, tuple[int, int], tuple[int, int]]:
+    """(listed, (block_q, block_k), (L_q, L_k)): ``listed`` (B, H, query blocks, key blocks) bool,
+    the blocks ``block_mask``'s table computes (partial or full), for its table's own B and H."""
+    table = _tables(block_mask)
+    listed = table[0] if table[1] is None else table[0] | table[1]
+    return listed, table[2], table[3]
+
+
+def _tables(block_mask: Any) -> tuple[torch.Tensor, torch.Tensor | None, tuple[int, int], tuple[int, int]]:
+    """(partial, full or None, block size, sequence lengths) of ``block_mask``'s table."""
     bq, bk = (int(x) for x in block_mask.BLOCK_SIZE)
     n_q, n_k = (int(x) for x in block_mask.seq_lengths)
     n_qb, n_kb = -(-n_q // bq), -(-n_k // bk)
@@ -55,6 +62,13 @@ def block_mask_mod(block_mask: Any) -> Callable[..., torch.Tensor]:
     full_num = getattr(block_mask, "full_kv_num_blocks", None)
     full_idx = getattr(block_mask, "full_kv_indices", None)
     full = _dense(full_num, full_idx, n_qb, n_kb) if full_num is not None and full_idx is not None else None
+    return partial, full, (bq, bk), (n_q, n_k)
+
+
+def block_mask_mod(block_mask: Any) -> Callable[..., torch.Tensor]:
+    """The mask_mod FlexAttention's kernel amounts to for ``block_mask``: its block table and its
+    own mask_mod (skipped where it is FlexAttention's ``noop_mask``), indexable per element."""
+    partial, full, (bq, bk), _lengths = _tables(block_mask)
     inner = block_mask.mask_mod
     noop = getattr(inner, "__name__", "") == "noop_mask"
     n_b, n_h = partial.shape[0], partial.shape[1]

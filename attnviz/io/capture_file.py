@@ -106,6 +106,9 @@ _PATH_KEYS: dict[str, type | tuple[type, ...]] = {
     "weights_only": bool,
 }
 
+#: Keys of a call's "path" that a file may leave out (written only where they say something).
+_OPTIONAL_PATH_KEYS: tuple[str, ...] = ("unhonoured_blocks",)
+
 _SOURCES: tuple[str, ...] = get_args(Source)
 # ----------------------------------------------------------------------------- writing
 
@@ -593,11 +596,23 @@ def _path_of(raw: Any, call: str, budget: Budget) -> CallPath | None:
         return None
     if (
         not isinstance(raw, dict)
-        or set(raw) != set(_PATH_KEYS)
+        or set(raw) - set(_OPTIONAL_PATH_KEYS) != set(_PATH_KEYS)
         or not all(isinstance(raw[key], kind) for key, kind in _PATH_KEYS.items())
+        or not _unhonoured_blocks_ok(raw.get("unhonoured_blocks"))
     ):
         raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid 'path' in call '{name}'"), name=call))
-    return CallPath(**{key: raw[key] for key in _PATH_KEYS})
+    return CallPath(
+        **{key: raw[key] for key in _PATH_KEYS},
+        unhonoured_blocks=None if raw.get("unhonoured_blocks") is None else float(raw["unhonoured_blocks"]),
+    )
+
+
+def _unhonoured_blocks_ok(value: Any) -> bool:
+    """None, or a share of blocks: a number in [0, 1]."""
+    if value is None:
+        return True
+    number = _json.whole_or_float(value)
+    return number is not None and 0.0 <= float(number) <= 1.0
 
 
 def _tokens_ref(raw: Any, call: str, budget: Budget) -> dict[str, int | None]:

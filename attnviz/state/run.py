@@ -144,7 +144,10 @@ class CallPath:
     ``sdpa_backend``: on CUDA, the SDPA kernel PyTorch would pick for these arguments ("flash",
     "efficient", "cudnn", "math"); None on the CPU. ``packed_gqa``: transformers folded the
     query heads into the query axis (a GQA decode step) and the call is shown unfolded.
-    ``weights_only``: only the weights could be recorded (the reason is the call's note)."""
+    ``weights_only``: only the weights could be recorded (the reason is the call's note).
+    ``unhonoured_blocks``: a FlexAttention call on the CPU whose block table skips blocks its
+    mask_mod allows: their share (0..1) of the table's blocks, computed by PyTorch's CPU
+    flex_attention (a GPU skips them) and so shown as computed (None: nothing of the kind)."""
 
     implementation: str = "sdpa"
     function: str = ""
@@ -153,9 +156,10 @@ class CallPath:
     sdpa_backend: str | None = None
     packed_gqa: bool = False
     weights_only: bool = False
+    unhonoured_blocks: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "implementation": self.implementation,
             "function": self.function,
             "weights_requested": self.weights_requested,
@@ -164,6 +168,9 @@ class CallPath:
             "packed_gqa": self.packed_gqa,
             "weights_only": self.weights_only,
         }
+        if self.unhonoured_blocks is not None:  # written only where there is some
+            out["unhonoured_blocks"] = self.unhonoured_blocks
+        return out
 
 
 @dataclass(frozen=True)
