@@ -65,6 +65,29 @@ def _tables(block_mask: Any) -> tuple[torch.Tensor, torch.Tensor | None, tuple[i
     return partial, full, (bq, bk), (n_q, n_k)
 
 
+def as_mask_mod(value: object, n_q: int, n_k: int) -> Callable[..., torch.Tensor] | None:
+    """``value`` (anything ``as_mask`` takes) as a FlexAttention ``mask_mod`` for an (n_q, n_k)
+    call, where a recorded call keeps its mask (``MaskArguments.mask_mod``): a function as it
+    is, a ``BlockMask`` as its kernel computes it (``block_mask_mod``), a description bound to
+    each (batch element, head) it is asked for; None stays None."""
+    if value is None or (callable(value) and not isinstance(value, Mask) and not is_block_mask(value)):
+        return value
+    if is_block_mask(value):
+        return block_mask_mod(value)
+    described = as_mask(value)
+    assert described is not None
+    bound: dict[tuple[int, int], Any] = {}
+
+    def description(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+        key = (int(b), int(h))
+        if key not in bound:
+            bound[key] = described.bind(n_q, n_k, batch=key[0], head=key[1])
+        return bound[key].evaluate(q_idx, kv_idx)
+
+    description.__name__ = type(described).__name__
+    return description
+
+
 def block_mask_mod(block_mask: Any) -> Callable[..., torch.Tensor]:
     """The mask_mod FlexAttention's kernel amounts to for ``block_mask``: its block table and its
     own mask_mod (skipped where it is FlexAttention's ``noop_mask``), indexable per element."""
