@@ -108,8 +108,9 @@ class MaskArguments:
 
 
 #: The kinds of score term a call records, in the engine's words (``attnviz.engine.score_terms``):
-#: a finite bias added to the scaled scores, tanh soft-capping, a FlexAttention ``score_mod``.
-SCORE_TERM_KINDS: tuple[str, ...] = ("bias", "softcap", "score_mod")
+#: a finite bias added to the scaled scores, tanh soft-capping, a FlexAttention ``score_mod``,
+#: ALiBi (one slope per head, the bias slope x (kv_idx - q_idx) computed where it is used).
+SCORE_TERM_KINDS: tuple[str, ...] = ("bias", "softcap", "score_mod", "alibi")
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,10 +120,11 @@ class CallTerm:
     ``kind`` "bias": ``values`` broadcastable to the call's (B, H, L_q, L_k), added to the scaled
     scores (ALiBi, T5's relative position bias); "softcap": ``cap`` (s -> cap tanh(s / cap));
     "score_mod": a FlexAttention ``score_mod`` function ``fn`` (kept while the program runs; a
-    file keeps its effect only when it is a bias, ``values``). ``name`` says what it is ("ALiBi",
-    "position_bias", "softcap", "score_mod")."""
+    file keeps what it is where it is recognised: a bias, a soft cap, ALiBi; else its effect);
+    "alibi": ``values`` (H,) the slope of each head, ``slope * (kv_idx - q_idx)`` added. ``name``
+    says what it is ("ALiBi", "position_bias", "softcap", "score_mod")."""
 
-    kind: Literal["bias", "softcap", "score_mod"]
+    kind: Literal["bias", "softcap", "score_mod", "alibi"]
     name: str
     values: np.ndarray | None = None
     cap: float | None = None

@@ -10,6 +10,7 @@ first.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -61,3 +62,64 @@ def test_every_attn_gym_mask_mod_is_captured_recomputed_and_kept_in_a_file(case:
 @pytest.mark.parametrize("case", cases.SCORE_CASES, ids=lambda c: c.name)
 def test_every_attn_gym_score_mod_is_captured_recomputed_and_kept_in_a_file(case: cases.Case, tmp_path) -> None:
     _round_trip(case, tmp_path, score_mod=case.make())
+
+
+def _score_case(name: str) -> cases.Case:
+    return next(case for case in cases.SCORE_CASES if case.name == name)
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [("tanh_softcap", "softcap"), ("alibi", "alibi"), ("sandwich", "bias"), ("graphormer_spatial", "bias")],
+)
+def test_a_recognised_score_mod_is_saved_as_its_term_and_recomputes_edited_inputs(
+    name: str, kind: str, tmp_path
+) -> None:
+    # Issue 33: a capture's score_mod that is a soft cap, ALiBi or a bias is kept in the file as
+    # that term (before: a soft cap was kept as what it did to the recorded scores only, so the
+    # reopened call with other queries was recomputed without it).
+    from dataclasses import replace
+
+    case = _score_case(name)
+    score_mod = case.make()
+    q, k, v = cases.qkv(case.n_q, case.n_k)
+    with torch.no_grad(), attnviz.capture() as cap:
+        name_imports.run_flex(q, k, v, score_mod=score_mod, scale=SCALE)
+    cap.save(tmp_path / "gym.attnviz-capture")
+    call = load_capture(tmp_path / "gym.attnviz-capture").calls[0]
+    assert [term.kind for term in call.terms] == [kind], call.terms
+    term = call.terms[0]
+    if kind == "softcap":
+        assert term.cap == 2.0
+    elif kind == "alibi":  # attn-gym's slopes: exp2(-(h + 1) * 8 / H), in float32
+        expected = torch.exp2(-((torch.arange(cases.H) + 1) * 8.0 / cases.H))
+        np.testing.assert_allclose(term.values, expected.double().numpy(), rtol=1e-7, atol=0)
+        from attnviz.compare import one_head_call  # a head of its own takes its own slope
+
+        whole, _ = recompute_call(call)
+        for head in range(cases.H):
+            alone, _ = recompute_call(one_head_call(call, head))
+            torch.testing.assert_close(alone[:, 0], whole[:, head], atol=ATOL, rtol=0)
+    else:
+        assert term.values is not None and term.values.ndim == 4
+    # Other queries and keys than the recorded ones: the term recomputes what the model would.
+    q2, k2, _ = cases.qkv(case.n_q, case.n_k, seed=7)
+    edited = replace(call, queries=q2.numpy(), keys=k2.numpy(), output=None, fidelity=None)
+    weights, output = recompute_call(edited)
+    ref_weights, ref_output = cases.reference(q2, k2, v, score_mod=score_mod, scale=SCALE)
+    torch.testing.assert_close(weights.double(), ref_weights, atol=ATOL, rtol=0)
+    torch.testing.assert_close(output.double(), ref_output, atol=ATOL, rtol=0)
+
+
+def test_an_unrecognised_score_mod_is_kept_as_its_effect_and_said() -> None:
+    # attn-gym's GELU activation is none of the terms: the file keeps what it did to the
+    # recorded scores (as before), and the note says an edit is recomputed without it.
+    from attnviz.io.storable import storable
+
+    case = _score_case("gelu_activation")
+    q, k, v = cases.qkv(case.n_q, case.n_k)
+    with torch.no_grad(), attnviz.capture() as cap:
+        name_imports.run_flex(q, k, v, score_mod=case.make(), scale=SCALE)
+    call = storable(cap.to_run()).calls[0]
+    assert [term.kind for term in call.terms] == ["bias"]
+    assert "the file keeps what it did to the recorded scores" in call.note
