@@ -123,3 +123,30 @@ def test_an_unrecognised_score_mod_is_kept_as_its_effect_and_said() -> None:
     call = storable(cap.to_run()).calls[0]
     assert [term.kind for term in call.terms] == ["bias"]
     assert "the file keeps what it did to the recorded scores" in call.note
+
+
+def test_attn_gym_vsa_block_mask_is_read_from_its_table_and_its_cpu_call_named_by_the_doctor() -> None:
+    # attn-gym's VSA block mask holds its whole top-k sparsity in the block table (mask_mod = noop):
+    # attend reads it as FlexAttention's GPU kernels compute it (the reference: attn-gym's own
+    # VSA mask_mod of the same top-k), while PyTorch's CPU flex_attention computes every block,
+    # which the captured call's note and the doctor say (issue 33).
+    from attnviz.capture import diagnose_run
+    from attnviz.engine import attend
+
+    tiles, top_k, tile = 4, 2, 8
+    g = torch.Generator().manual_seed(8)
+    topk = torch.rand(cases.B, cases.H, tiles, tiles, generator=g).argsort(-1)[..., :top_k]
+    block_mask = cases.masks.create_vsa_block_mask(topk, tile, tiles)
+    q, k, v = cases.qkv(tiles * tile, tiles * tile)
+    weights, _output = cases.reference(q, k, v, mask_mod=cases.masks.generate_vsa_mask_mod(topk, tile), scale=SCALE)
+    result = attend(q, k, v, mask_mode="sdpa", scale=SCALE, mask=block_mask, keep="weights")
+    torch.testing.assert_close(torch.as_tensor(result.weights).double(), weights, atol=ATOL, rtol=0)
+    with torch.no_grad(), attnviz.capture() as cap:
+        out = flex.flex_attention(q, k, v, block_mask=block_mask, scale=SCALE)
+    dense, _ = cases.reference(q, k, v, scale=SCALE)  # the CPU computed every block
+    torch.testing.assert_close(out.double(), dense @ v.double(), atol=ATOL, rtol=0)
+    (call,) = cap.calls
+    assert call.path.unhonoured_blocks == pytest.approx(1 - top_k / tiles)
+    assert call.fidelity is not None and call.fidelity <= ATOL
+    found = [f for f in diagnose_run(cap.to_run()) if f.kind == "block_table"]
+    assert len(found) == 1 and "skips 50.0% of blocks that its mask_mod allows" in found[0].message
