@@ -18,8 +18,9 @@ from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["MAX_CHECKED_CELLS", "describe_table", "table_note", "unhonoured_share"]
 
-#: A mask_mod is evaluated over at most this many cells (per batch element and head of the
-#: table, summed) to tell which skipped blocks it allows; past it the share is not measured.
+#: A mask_mod is evaluated cell by cell over at most this many cells (in the skipped blocks its
+#: index ranges cannot settle, summed over the table) to tell which it allows; past it the share
+#: is not measured.
 MAX_CHECKED_CELLS = 2**24
 
 
@@ -35,34 +36,58 @@ def unhonoured_share(block_mask: Any, on_gpu: bool) -> float | None:
     if on_gpu:
         return None
     try:
-        import torch
-
-        from attnviz.engine.block_masks import table_blocks
-        from attnviz.engine.mask_bound import EMPTY
-        from attnviz.engine.mask_mods import MaskMod
-
-        listed, (bq, bk), (n_q, n_k) = table_blocks(block_mask)
+        listed, block, lengths = _table(block_mask)
         skipped = ~listed
         if not bool(skipped.any()):
             return 0.0
         fn = block_mask.mask_mod
         if _noop(fn):
             return float(skipped.float().mean())
-        n_b, n_h = listed.shape[0], listed.shape[1]
-        if n_b * n_h * n_q * n_k > MAX_CHECKED_CELLS:
-            return None
-        described = MaskMod(fn)
-        allows = torch.stack(
-            [
-                torch.stack(
-                    [described.block_structure(n_q, n_k, (bq, bk), batch=b, head=h).states != EMPTY for h in range(n_h)]
-                )
-                for b in range(n_b)
-            ]
-        )
-        return float((skipped & allows).float().mean())
+        allowed = _allowed_anywhere(fn, skipped, block, lengths)
+        return None if allowed is None else float(allowed.float().mean())
     except Exception:  # noqa: BLE001 - a description only: a table or mask_mod it cannot read is not measured
         return None
+
+
+def _table(block_mask: Any) -> Any:
+    from attnviz.engine.block_masks import table_blocks
+
+    return table_blocks(block_mask)
+
+
+def _allowed_anywhere(fn: Any, skipped: Any, block: tuple[int, int], lengths: tuple[int, int]) -> Any:
+    """(B, H, query blocks, key blocks) bool: the ``skipped`` blocks where ``fn`` allows some
+    cell. Each query block's key blocks are first classified on index ranges (the overview's
+    interval arithmetic, no cell evaluated); only blocks it cannot settle are evaluated cell by
+    cell, at most ``MAX_CHECKED_CELLS`` in all (past it: None, not measured)."""
+    import torch
+
+    from attnviz.engine.mask_intervals import block_bounds
+    from attnviz.engine.mask_mods import MaskMod
+
+    (bq, bk), (n_q, n_k) = block, lengths
+    out = torch.zeros_like(skipped)
+    budget = MAX_CHECKED_CELLS
+    for b in range(skipped.shape[0]):
+        for h in range(skipped.shape[1]):
+            bound = None
+            for i in range(skipped.shape[2]):
+                row = skipped[b, h, i]
+                r0, r1 = i * bq, min(n_q, (i + 1) * bq)
+                if r0 >= r1 or not bool(row.any()):
+                    continue
+                bounds = block_bounds(fn, torch.tensor(b), torch.tensor(h), r0, r1, n_k, bk)
+                can_true, can_false = (row, row) if bounds is None else bounds
+                out[b, h, i] = row & can_true & ~can_false  # allowed in every cell
+                for j in (row & can_true & can_false).nonzero().flatten().tolist():  # not settled on ranges
+                    c0, c1 = j * bk, min(n_k, (j + 1) * bk)
+                    budget -= (r1 - r0) * (c1 - c0)
+                    if budget < 0:
+                        return None
+                    if bound is None:
+                        bound = MaskMod(fn).bind(n_q, n_k, batch=b, head=h)
+                    out[b, h, i, j] = bool(bound.region(r0, r1, c0, c1).any())
+    return out
 
 
 def describe_table(block_mask: Any, on_gpu: bool) -> tuple[str, float | None]:

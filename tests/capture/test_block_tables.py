@@ -85,6 +85,13 @@ def test_blocks_the_mask_mod_empties_anyway_are_not_counted() -> None:
     share = _skipped(lambda i, j: j <= i) / (H * N_B * N_B)
     assert 0 < share < _skipped(lambda i, j: True) / (H * N_B * N_B)
     assert unhonoured_share(_table(causal), on_gpu=False) == pytest.approx(share)
+    # The same mask_mod indexing a tensor (its index ranges cannot be followed): cell by cell.
+    dense = torch.ones(N, N, dtype=torch.bool).tril()
+
+    def indexed(b, h, q_idx, kv_idx):
+        return dense[q_idx, kv_idx]
+
+    assert unhonoured_share(_table(indexed), on_gpu=False) == pytest.approx(share)
     # create_block_mask's own table skips only what the mask_mod empties: nothing is ignored.
     own = flex.create_block_mask(causal, None, None, N, N, device="cpu", BLOCK_SIZE=BLOCK)
     assert unhonoured_share(own, on_gpu=False) == 0.0
