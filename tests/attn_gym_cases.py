@@ -4,7 +4,7 @@ per element under vmap over (b, h, q, kv) as FlexAttention applies it, the mask 
 ``create_mask``, the softmax in float64.
 
 Each case says the (L_q, L_k) it is written for; L_q != L_k for the cross-attention and tree
-masks. A case that attn-gym ships and this list leaves out says why in ``LEFT_OUT``.
+masks. A case that attn-gym ships and this list leaves out would say why in ``LEFT_OUT`` (none does).
 """
 
 from __future__ import annotations
@@ -102,13 +102,33 @@ SCORE_CASES = [
         ),
     ),
     Case("gelu_activation", lambda: mods.generate_activation_score_mod()),
+    Case("mla_rope", lambda: _mla_rope()),
+    Case("graphormer_edge", lambda: _graphormer_edge()),
 ]
 
-#: What attn-gym ships that the cases leave out, and why.
-LEFT_OUT = {
-    "generate_mla_rope_score_mod": "needs key heads = query heads // 128 (DeepSeek's MLA layout)",
-    "generate_graphormer_edge_bias": "same indexing as graphormer_spatial over a 4-D path table",
-}
+#: What attn-gym ships that the cases leave out, and why: nothing (the last two, MLA's rope
+#: score_mod and Graphormer's edge bias, were left out until issue 33 found them supported).
+LEFT_OUT: dict[str, str] = {}
+
+
+def _mla_rope() -> Any:
+    """DeepSeek's MLA layout: a rope part per query head, one shared by every head for the keys
+    (attn-gym reads key head ``h // num_heads``: 0 for every query head when ``num_heads`` is
+    the number of query heads, as with DeepSeek's 128 heads and ``num_heads // 128`` key heads)."""
+    g = torch.Generator().manual_seed(4)
+    query_rope = torch.randn(B, H, 32, 4, generator=g)
+    key_rope = torch.randn(B, 1, 32, 4, generator=g)
+    return mods.generate_mla_rope_score_mod(query_rope, key_rope, H, scale=0.3)
+
+
+def _graphormer_edge() -> Any:
+    """A random undirected graph of 32 nodes per batch element, 3 edge types, paths of up to 3 hops."""
+    g = torch.Generator().manual_seed(6)
+    adjacency = torch.rand(B, 32, 32, generator=g) > 0.85
+    adjacency = adjacency | adjacency.transpose(1, 2)
+    edge_types = torch.randint(0, 3, (B, 32, 32), generator=g)
+    path_types, path_lengths = mods.shortest_path_edge_types(adjacency, edge_types, 3)
+    return mods.generate_graphormer_edge_bias(torch.randn(H, 3, 3, generator=g), path_types, path_lengths)
 
 
 def qkv(n_q: int, n_k: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

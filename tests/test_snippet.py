@@ -268,3 +268,19 @@ def test_a_score_mod_function_cannot_be_written_and_says_so():
     for framework in ("attnviz", "pytorch"):
         with pytest.raises(SnippetError, match="a function of its own that cannot be written as code"):
             make_snippet(state, framework, focus=(0, 1))
+
+
+@pytest.mark.parametrize("framework", ["attnviz", "pytorch"])
+def test_an_alibi_term_is_written_as_the_bias_it_adds(framework):
+    # A capture file keeps a recognised ALiBi score_mod as its slopes (issue 33); copied as code
+    # it is the bias slope x (key - query) of the head on show.
+    from attnviz.snippets import make_snippet
+    from attnviz.state.run import CallTerm
+
+    state = _termed_state(CallTerm("alibi", "ALiBi", values=np.array([0.25, 0.5])))
+    snippet = make_snippet(state, framework, focus=(0, 1))
+    weights = exec_snippet(snippet.code)["weights"].cpu().numpy()  # type: ignore[attr-defined]
+    expected = app_weights(state, (0, 1))
+    # float32 products of the slope and distance, summed in another order: the last digits only.
+    np.testing.assert_allclose(weights, expected, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(app_weights(_termed_state(), (0, 1)), expected)  # the term changes them

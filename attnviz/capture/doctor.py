@@ -37,7 +37,7 @@ from ..engine.devices import DTYPES, dtype_name
 from ..engine.mask_bound import CallMask
 from ..engine.mask_findings import ARGUMENT_CONVENTIONS, inverted_padding, mask_findings
 from .doctor_padding import read_padding
-from .doctor_paths import fidelity_problems, stack_group, weights_paths
+from .doctor_paths import block_table_problems, fidelity_problems, stack_group, weights_paths
 from .doctor_values import RowsProblem, invalid_weights, score_overflow
 
 __all__ = ["DEFAULT_PAD_TOKENS", "FINDING_KINDS", "Finding", "diagnose_run", "format_finding"]
@@ -77,6 +77,8 @@ FINDING_KINDS: dict[str, str] = {
     "unverified": "a call attnviz could not check against the model's own output: what it shows is not verified",
     "dropout": "a call given attention dropout at capture (a model in training mode): its weights are random",
     "fidelity": "a call whose recomputation differs from the model's output by more than the threshold asked for",
+    "block_table": "a FlexAttention call on the CPU whose block table skips blocks its mask_mod allows: the CPU "
+    "computed them (and attnviz shows them), a GPU skips them",
     "weights_path": "asking for the weights (output_attentions, need_weights) ran a call on another code path than "
     "the other calls of its stack",
 }
@@ -195,6 +197,7 @@ def diagnose_run(
         if overflow is not None:
             findings.append(_rows_finding(fact, "score_overflow", overflow))
         problems = fidelity_problems(fact.call, max_fidelity, run.source in ("capture", "transformer_lens"))
+        problems += block_table_problems(fact.call)
         for kind, severity, text in (*problems, *paths.get(fact.index, ())):
             findings.append(Finding(kind, severity, fact.index, fact.call.name, text))  # type: ignore[arg-type,unused-ignore]
         fact.release()

@@ -10,6 +10,9 @@
   can switch a model to another code path (transformers' eager attention instead of SDPA, which
   once ran Llama without its causal mask); when the calls of one stack ran on different paths
   and the odd ones are those that were asked for weights, that is said.
+* ``block_table_problems``: a FlexAttention call on the CPU whose block table skips blocks its
+  mask_mod allows (``CallPath.unhonoured_blocks``): PyTorch's CPU flex_attention computed them,
+  a GPU skips them, and what is shown is what the CPU computed: a warning naming the share.
 
 Both read only what a run records (``AttentionCall.fidelity``, ``AttentionCall.path``); no torch.
 """
@@ -25,7 +28,14 @@ import numpy as np
 from attnviz.state.run import AttentionCall, ModelRun
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
-__all__ = ["default_tolerance", "fidelity_problems", "measured_fidelity", "stack_group", "weights_paths"]
+__all__ = [
+    "block_table_problems",
+    "default_tolerance",
+    "fidelity_problems",
+    "measured_fidelity",
+    "stack_group",
+    "weights_paths",
+]
 
 #: The largest fidelity of a float32 (or float64) call that counts as reproduced: attnviz
 #: recomputes in float64, so a faithful float32 call differs by ~1e-6; masks or score terms the
@@ -180,3 +190,27 @@ def weights_paths(run: ModelRun) -> dict[int, list[Problem]]:
                     )
                 )
     return found
+
+
+def block_table_problems(call: AttentionCall) -> list[Problem]:
+    """ "block_table" when the call's block table skips blocks its mask_mod allows and they were
+    computed (PyTorch's CPU flex_attention ignores the table): block sparsity that attnviz shows
+    as computed because the kernel that ran computed it, and a GPU would not."""
+    share = None if call.path is None else call.path.unhonoured_blocks
+    if not share:
+        return []
+    return [
+        (
+            "block_table",
+            "warning",
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Doctor",
+                    "its FlexAttention block table skips {share}% of blocks that its mask_mod allows; PyTorch's CPU "
+                    "flex_attention ignored the table and computed them, so they are shown with weight here, but a "
+                    "GPU skips them: what runs there differs (put that sparsity in the mask_mod to have it on both)",
+                ),
+                share=f"{100 * share:.1f}",
+            ),
+        )
+    ]

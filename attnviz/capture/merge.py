@@ -158,7 +158,14 @@ def _merge_call(parts: list[AttentionCall], axis: int) -> AttentionCall:
         if any(o is None or (o.kind, o.name, o.cap) != (term.kind, term.name, term.cap) for o in others):
             raise _fail(QT_TRANSLATE_NOOP("Merge", "call '{name}' has other score terms on the ranks"), name=name)
         values = None
-        if term.values is not None:
+        if term.values is not None and term.kind == "alibi":  # one slope per head, as sinks
+            slopes: list[np.ndarray | None] = [
+                np.asarray(o.values) for o in others if o is not None and o.values is not None
+            ]
+            values = (
+                np.concatenate([s for s in slopes if s is not None]) if axis == 1 else _same(slopes, name, term.name)
+            )
+        elif term.values is not None:
             values = _join_mask([o.values for o in others if o is not None], axis, name, term.name, shapes)
         terms.append(CallTerm(term.kind, term.name, values, term.cap))
     fidelities = [p.fidelity for p in parts]

@@ -47,6 +47,7 @@ from ..engine.block_masks import block_mask_mod
 from ..engine.budget import available_memory, format_bytes
 from ..io.capture_file import save_capture
 from . import shaping
+from .block_tables import describe_table
 from .calls import CapturedCall, Converted, Term
 from .patching import PATCH, CallMode, InterfaceFrame, MhaFrame, sdpa_arguments
 
@@ -562,9 +563,11 @@ class Capture:
         softcap = a.get("softcap")
         if isinstance(softcap, (int, float)) and not isinstance(softcap, bool) and softcap > 0:
             terms.append(Term("softcap", "softcap", cap=float(softcap)))
+        unhonoured = None  # block sparsity of a block table that the CPU computed (block_tables)
         if _is_block_mask(mask):
             mask_mod = _live_mask_mod(mask, q.is_cuda)
-            notes.append(_block_note(mask, q.is_cuda))
+            table_note, unhonoured = describe_table(mask, q.is_cuda)
+            notes.append(table_note)
         elif isinstance(mask, torch.Tensor):
             if mask.dim() == 2:  # a padding mask (B, L_k), 1 = attend: flash-attention functions take these
                 kpm = mask[:, -n_k:] == 0
@@ -635,7 +638,12 @@ class Capture:
                 terms=terms,
                 sinks=shaping.copy(sinks.detach()) if sinks is not None else None,
                 returned_weights=shaping.copy(returned),
-                path=CallPath(implementation, _function_name(frame.function), weights_requested=_weights_requested(a)),
+                path=CallPath(
+                    implementation,
+                    _function_name(frame.function),
+                    weights_requested=_weights_requested(a),
+                    unhonoured_blocks=unhonoured,
+                ),
                 cross=context["cross"],
                 encoder=context["encoder"],
                 module_key=context["module_key"],
@@ -656,6 +664,7 @@ class Capture:
         block_mask = a.get("block_mask")
         score_mod = a.get("score_mod")
         terms = [] if score_mod is None or _is_identity(score_mod) else [Term("score_mod", "score_mod", fn=score_mod)]
+        note, unhonoured = describe_table(block_mask, q.is_cuda) if block_mask is not None else ("", None)
         context = self._context()
         self._add(
             lambda: CapturedCall(
@@ -668,10 +677,12 @@ class Capture:
                 scale=None if a.get("scale") is None else float(a["scale"]),
                 enable_gqa=bool(a.get("enable_gqa")),
                 output=shaping.copy(result),
-                note=_block_note(block_mask, q.is_cuda) if block_mask is not None else "",
+                note=note,
                 mask_mod=_live_mask_mod(block_mask, q.is_cuda) if block_mask is not None else None,
                 terms=terms,
-                path=CallPath("flex_attention", "torch.nn.attention.flex_attention.flex_attention"),
+                path=CallPath(
+                    "flex_attention", "torch.nn.attention.flex_attention.flex_attention", unhonoured_blocks=unhonoured
+                ),
                 cross=context["cross"],
                 encoder=context["encoder"],
                 module_key=context["module_key"],
@@ -910,7 +921,7 @@ def _live_mask_mod(block_mask: Any, on_gpu: bool = True) -> Callable[..., Any] |
     """What the kernel masks for a block mask: on a GPU its mask_mod within the blocks its table
     lists (``engine.block_masks``: blocks it skips are masked, full blocks skip the mask_mod); on
     the CPU, where PyTorch's flex_attention computes every block, its mask_mod alone (the
-    call's note says so, ``_block_note``); None for "no mask"."""
+    call's note says so, ``block_tables``); None for "no mask"."""
     fn = getattr(block_mask, "mask_mod", None)
     if fn is None:
         return None
@@ -939,33 +950,6 @@ def _all_full(block_mask: Any) -> bool:
 
 def _is_identity(score_mod: Any) -> bool:
     return getattr(score_mod, "__name__", "") == "_identity"
-
-
-def _block_note(block_mask: Any, on_gpu: bool = True) -> str:
-    """The block mask's block size and sparsity, as FlexAttention reports them; on the CPU, that
-    the blocks its table skips were computed (PyTorch's CPU flex_attention does not skip them)."""
-    try:
-        size = block_mask.BLOCK_SIZE
-        sparsity = float(block_mask.sparsity())
-    except Exception:  # noqa: BLE001 - a description only
-        return ""
-    text = message(
-        QT_TRANSLATE_NOOP(
-            "Capture", "FlexAttention block mask: blocks of {rows} x {cols}, {sparsity}% of blocks skipped"
-        ),
-        rows=size[0],
-        cols=size[1],
-        sparsity=f"{max(sparsity, 0.0):.1f}",
-    )
-    if on_gpu or sparsity <= 0.0:
-        return text
-    return message(
-        QT_TRANSLATE_NOOP(
-            "Capture",
-            "{text} on a GPU; on the CPU flex_attention computed every block, so only its mask_mod masks (as recorded)",
-        ),
-        text=text,
-    )
 
 
 def _named_arguments(module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,9 @@
     attnviz.show(q, k, v, attention_mask=mask, tokens=tokens)   # tensors, any of (L, d),
                                                                  # (B, L, d), (B, H, L, d),
                                                                  # (layers, B, H, L, d)
+    attnviz.show(q, k, v, mask=block_mask)                       # mask=: a Mask description,
+                                                                 # a FlexAttention BlockMask
+                                                                 # or a bare mask_mod
     attnviz.show(cap)                                            # a capture (attnviz.capture)
     attnviz.show(run)                                            # a ModelRun
     attnviz.show("qkv.npz")                                      # a file or a session
@@ -66,6 +69,7 @@ def tensors_to_run(
     attn_mask: Any = None,
     key_padding_mask: Any = None,
     attention_mask: Any = None,
+    mask: Any = None,
     is_causal: bool = False,
     scale: float | None = None,
     tokens: Sequence[str] | Any = None,
@@ -75,7 +79,9 @@ def tensors_to_run(
 ) -> ModelRun:
     """Q, K, V (and masks as the code passed them) as a ``ModelRun``: a leading layer axis
     (5-D) becomes one call per layer; masks with a leading layer axis of the same length are
-    split per layer too."""
+    split per layer too. ``mask``: what ``attend(mask=)`` takes (a ``Mask`` description, a
+    FlexAttention ``BlockMask`` read with its block table, a bare ``mask_mod``), for every call,
+    combined with the other masks; kept as the call's mask_mod."""
     from attnviz.state.run import AttentionCall, MaskArguments, ModelRun
 
     q, k, v = (_array(x, n) for x, n in ((queries, "queries"), (keys, "keys"), (values, "values")))
@@ -104,6 +110,11 @@ def tensors_to_run(
         def layer_mask(m: np.ndarray | None, i: int) -> np.ndarray | None:
             return m
 
+    mask_mod = None
+    if mask is not None:
+        from attnviz.engine.block_masks import as_mask_mod
+
+        mask_mod = as_mask_mod(mask, per_layer[0][0].shape[-2], per_layer[0][1].shape[-2])
     calls = []
     for i, (qi, ki, vi) in enumerate(per_layer):
         name = (
@@ -120,6 +131,7 @@ def tensors_to_run(
                     layer_mask(masks["key_padding_mask"], i),
                     layer_mask(masks["attention_mask"], i),
                     bool(is_causal),
+                    mask_mod=mask_mod,
                 ),
                 scale=scale,
             )

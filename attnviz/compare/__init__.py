@@ -274,7 +274,14 @@ def one_head_call(call: AttentionCall, head: int) -> AttentionCall:
         mask_mod=None if call.masks.mask_mod is None else shifted_mask_mod(call.masks.mask_mod, head),
     )
     terms = tuple(
-        replace(term, values=cut(term.values), fn=None if term.fn is None else shifted_score_mod(term.fn, head))
+        replace(
+            term,
+            # ALiBi's values are one slope per head: the head's own.
+            values=term.values[head : head + 1]
+            if term.kind == "alibi" and term.values is not None
+            else cut(term.values),
+            fn=None if term.fn is None else shifted_score_mod(term.fn, head),
+        )
         for term in call.terms
     )
     sinks = None if call.sinks is None else np.asarray(call.sinks).reshape(-1)[head : head + 1]

@@ -66,7 +66,9 @@ CallRef = str | int
 
 @dataclass(frozen=True)
 class MaskEdit:
-    """Replace (``keep``) or edit (``cells``) the mask of ``call``: True = attend."""
+    """Replace (``keep``) or edit (``cells``) the mask of ``call``: True = attend. ``keep``:
+    booleans broadcastable to the call's (batch, heads, queries, keys), or what ``attend(mask=)``
+    takes (a ``Mask`` description, a FlexAttention ``BlockMask``, a bare ``mask_mod``)."""
 
     call: CallRef
     keep: Any = None
@@ -404,6 +406,13 @@ def _prepared(edit: Edit, call: CapturedCall) -> _Prepared:
 
 
 def _full(value: Any, shape: tuple[int, int, int, int], edit: Edit, dtype: torch.dtype | None) -> torch.Tensor:
+    if not isinstance(value, (torch.Tensor, np.ndarray, np.generic, list, tuple, bool, int, float)):
+        # A Mask description, a FlexAttention BlockMask or a mask_mod, as attend(mask=) takes it.
+        from attnviz.engine.block_masks import as_mask
+
+        described = as_mask(value)
+        assert described is not None
+        return described.bind_call(shape[:2], shape[2], shape[3]).full().reshape(shape)
     tensor = torch.as_tensor(value)
     if dtype is not None:
         tensor = tensor.to(dtype)

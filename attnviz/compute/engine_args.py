@@ -91,13 +91,16 @@ def call_score_terms(call: AttentionCall, head: int | None = None) -> list[Any]:
         return []
     import numpy as np
 
-    from attnviz.engine import ScoreBias, ScoreMod, Sinks, SoftCap
+    from attnviz.engine import Alibi, ScoreBias, ScoreMod, Sinks, SoftCap
 
     out: list[Any] = []
     for term in call.terms:
         if term.kind == "softcap":
             assert term.cap is not None
             out.append(SoftCap(term.cap))
+        elif term.kind == "alibi" and term.values is not None:
+            slopes = np.asarray(term.values, dtype=np.float64).reshape(-1)
+            out.append(Alibi(slopes if head is None else slopes[head : head + 1], term.name))
         elif term.kind == "bias" and term.values is not None:
             values = head_slice(term.values, head) if head is not None else term.values
             assert values is not None

@@ -45,9 +45,16 @@ def as_mask(value: object) -> Mask | None:
     )
 
 
-def block_mask_mod(block_mask: Any) -> Callable[..., torch.Tensor]:
-    """The mask_mod FlexAttention's kernel amounts to for ``block_mask``: its block table and its
-    own mask_mod (skipped where it is FlexAttention's ``noop_mask``), indexable per element."""
+def table_blocks(block_mask: Any) -> tuple[torch.Tensor, tuple[int, int], tuple[int, int]]:
+    """(listed, (block_q, block_k), (L_q, L_k)): ``listed`` (B, H, query blocks, key blocks) bool,
+    the blocks ``block_mask``'s table computes (partial or full), for its table's own B and H."""
+    table = _tables(block_mask)
+    listed = table[0] if table[1] is None else table[0] | table[1]
+    return listed, table[2], table[3]
+
+
+def _tables(block_mask: Any) -> tuple[torch.Tensor, torch.Tensor | None, tuple[int, int], tuple[int, int]]:
+    """(partial, full or None, block size, sequence lengths) of ``block_mask``'s table."""
     bq, bk = (int(x) for x in block_mask.BLOCK_SIZE)
     n_q, n_k = (int(x) for x in block_mask.seq_lengths)
     n_qb, n_kb = -(-n_q // bq), -(-n_k // bk)
@@ -55,6 +62,36 @@ def block_mask_mod(block_mask: Any) -> Callable[..., torch.Tensor]:
     full_num = getattr(block_mask, "full_kv_num_blocks", None)
     full_idx = getattr(block_mask, "full_kv_indices", None)
     full = _dense(full_num, full_idx, n_qb, n_kb) if full_num is not None and full_idx is not None else None
+    return partial, full, (bq, bk), (n_q, n_k)
+
+
+def as_mask_mod(value: object, n_q: int, n_k: int) -> Callable[..., torch.Tensor] | None:
+    """``value`` (anything ``as_mask`` takes) as a FlexAttention ``mask_mod`` for an (n_q, n_k)
+    call, where a recorded call keeps its mask (``MaskArguments.mask_mod``): a function as it
+    is, a ``BlockMask`` as its kernel computes it (``block_mask_mod``), a description bound to
+    each (batch element, head) it is asked for; None stays None."""
+    if value is None or (callable(value) and not isinstance(value, Mask) and not is_block_mask(value)):
+        return value
+    if is_block_mask(value):
+        return block_mask_mod(value)
+    described = as_mask(value)
+    assert described is not None
+    bound: dict[tuple[int, int], Any] = {}
+
+    def description(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+        key = (int(b), int(h))
+        if key not in bound:
+            bound[key] = described.bind(n_q, n_k, batch=key[0], head=key[1])
+        return bound[key].evaluate(q_idx, kv_idx)
+
+    description.__name__ = type(described).__name__
+    return description
+
+
+def block_mask_mod(block_mask: Any) -> Callable[..., torch.Tensor]:
+    """The mask_mod FlexAttention's kernel amounts to for ``block_mask``: its block table and its
+    own mask_mod (skipped where it is FlexAttention's ``noop_mask``), indexable per element."""
+    partial, full, (bq, bk), _lengths = _tables(block_mask)
     inner = block_mask.mask_mod
     noop = getattr(inner, "__name__", "") == "noop_mask"
     n_b, n_h = partial.shape[0], partial.shape[1]

@@ -1,7 +1,7 @@
 """Capture files (``.attnviz-capture``): a model run's attention calls, read lazily.
 
-Layout (version 2, which reads version 1 too; ``CAPTURE_FORMAT.md`` next to this module says it
-for other readers):
+Layout (version 3, which reads versions 1 and 2 too, and writes a file that holds nothing of
+version 3 as version 2; ``CAPTURE_FORMAT.md`` next to this module says it for other readers):
 
 * 16 bytes of magic, ``ATTNVIZ-CAPTURE\\n``: a capture is told from a session (a zip archive)
   and from a tensor file by its first bytes, whatever its name;
@@ -67,7 +67,10 @@ __all__ = [
 
 MAGIC = b"ATTNVIZ-CAPTURE\n"
 FORMAT_NAME = "attnviz-capture"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+#: The version a file is written as when it holds nothing of version 3 (an ALiBi term, a call's
+#: unhonoured block sparsity): readable by version-2 readers.
+_PLAIN_VERSION = 2
 CAPTURE_SUFFIX = ".attnviz-capture"
 #: The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists
 #: (64 sequences of 4,096 tokens take about 4 MB).
@@ -105,6 +108,9 @@ _PATH_KEYS: dict[str, type | tuple[type, ...]] = {
     "packed_gqa": bool,
     "weights_only": bool,
 }
+
+#: Keys of a call's "path" that a file may leave out (written only where they say something).
+_OPTIONAL_PATH_KEYS: tuple[str, ...] = ("unhonoured_blocks",)
 
 _SOURCES: tuple[str, ...] = get_args(Source)
 # ----------------------------------------------------------------------------- writing
@@ -197,7 +203,7 @@ def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
     shard = run.shard
     header = {
         "format": FORMAT_NAME,
-        "version": FORMAT_VERSION,
+        "version": FORMAT_VERSION if _needs_version_3(run) else _PLAIN_VERSION,
         "source": run.source,
         "query_tokens": label_lists(run.query_tokens),
         "key_tokens": label_lists(run.key_tokens),
@@ -521,7 +527,7 @@ def _parse_call(
     arrays = raw.get("arrays")
     if not isinstance(arrays, dict):
         raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has no array list for call '{name}'"), name=name))
-    terms = _terms_of(raw.get("terms", []), name, layout.budget)
+    terms = _terms_of(raw.get("terms", []), name, layout.budget, version)
     term_arrays = {array for _kind, _name, array, _cap in terms if array is not None}
     unknown = sorted(set(arrays) - set(ARRAY_ROLES) - term_arrays)
     missing = sorted(term_arrays - set(arrays))
@@ -547,13 +553,24 @@ def _parse_call(
         **fields,
         "dtype": dtype,
         "terms": terms,
-        "path": _path_of(raw.get("path"), name, layout.budget),
+        "path": _path_of(raw.get("path"), name, layout.budget, version),
         "tokens": _tokens_ref(raw.get("tokens"), name, layout.budget),
     }
     return fields, entries
 
 
-def _terms_of(raw: Any, call: str, budget: Budget) -> list[tuple[str, str, str | None, float | None]]:
+def _needs_version_3(run: ModelRun) -> bool:
+    """The run holds what version 3 added: an "alibi" term, a path's "unhonoured_blocks"."""
+    return any(
+        any(term.kind == "alibi" for term in call.terms)
+        or (call.path is not None and call.path.unhonoured_blocks is not None)
+        for call in run.calls
+    )
+
+
+def _terms_of(
+    raw: Any, call: str, budget: Budget, version: int = FORMAT_VERSION
+) -> list[tuple[str, str, str | None, float | None]]:
     """A call's "terms": (kind, name, array, cap) each, checked."""
 
     def bad() -> Exception:
@@ -579,7 +596,8 @@ def _terms_of(raw: Any, call: str, budget: Budget) -> list[tuple[str, str, str |
             out.append((kind, term["name"], None, float(cap)))
         else:
             if (
-                kind != "bias"
+                kind not in ("bias", "alibi")
+                or (kind == "alibi" and version < 3)
                 or set(term) != {"kind", "name", "array"}
                 or term["array"] != TERM_ARRAY.format(index=index)
             ):
@@ -588,16 +606,28 @@ def _terms_of(raw: Any, call: str, budget: Budget) -> list[tuple[str, str, str |
     return out
 
 
-def _path_of(raw: Any, call: str, budget: Budget) -> CallPath | None:
+def _path_of(raw: Any, call: str, budget: Budget, version: int = FORMAT_VERSION) -> CallPath | None:
     if raw is None:
         return None
     if (
         not isinstance(raw, dict)
-        or set(raw) != set(_PATH_KEYS)
+        or set(raw) - set(_OPTIONAL_PATH_KEYS if version >= 3 else ()) != set(_PATH_KEYS)
         or not all(isinstance(raw[key], kind) for key, kind in _PATH_KEYS.items())
+        or not _unhonoured_blocks_ok(raw.get("unhonoured_blocks"))
     ):
         raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid 'path' in call '{name}'"), name=call))
-    return CallPath(**{key: raw[key] for key in _PATH_KEYS})
+    return CallPath(
+        **{key: raw[key] for key in _PATH_KEYS},
+        unhonoured_blocks=None if raw.get("unhonoured_blocks") is None else float(raw["unhonoured_blocks"]),
+    )
+
+
+def _unhonoured_blocks_ok(value: Any) -> bool:
+    """None, or a share of blocks: a number in [0, 1]."""
+    if value is None:
+        return True
+    number = _json.whole_or_float(value)
+    return number is not None and 0.0 <= float(number) <= 1.0
 
 
 def _tokens_ref(raw: Any, call: str, budget: Budget) -> dict[str, int | None]:
@@ -664,6 +694,20 @@ def _check_terms(call: AttentionCall, budget: Budget) -> None:
     for term in call.terms:
         values = term.values
         if values is None:
+            continue
+        if term.kind == "alibi":
+            if values.shape != (h,) or values.dtype.kind != "f" or not bool(np.isfinite(values).all()):
+                raise budget.fail(
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "FileErrors",
+                            "has ALiBi slopes of shape {shape} in call '{name}': one finite number per head ({heads})",
+                        ),
+                        shape=tuple(values.shape),
+                        name=call.name,
+                        heads=h,
+                    )
+                )
             continue
         fits = values.ndim >= 2 and all(s in (1, t) for s, t in zip(reversed(values.shape), (n_k, n_q, h, b)))
         if not fits or values.dtype.kind != "f":

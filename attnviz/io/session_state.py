@@ -45,6 +45,7 @@ from attnviz.io.input_checks import as_lengths, as_tensor, check_qkv
 from attnviz.io.paths import network_path
 from attnviz.io.session import Session, load_session, save_session
 from attnviz.io.settings_file import read_settings
+from attnviz.io.storable import storable
 from attnviz.state.document import State
 from attnviz.state.run import (
     CAUSAL_ALIGNMENTS,
@@ -53,6 +54,7 @@ from attnviz.state.run import (
     Focus,
     MaskArguments,
     ModelRun,
+    ModelRunError,
     Source,
 )
 from attnviz.state.settings import shown_value
@@ -93,7 +95,9 @@ def state_to_session(state: State, focus: tuple[int, int] = Focus()) -> Session:
         arrays[PARAM_PREFIX + name] = np.array(value, copy=True)
     if state.documents is not None:
         arrays[DOCUMENTS] = np.array(state.documents, copy=True)
-    run = state.run
+    # A live mask_mod (a FlexAttention call, attnviz.show(mask=...)) as the boolean attn_mask it
+    # amounts to: a session keeps arrays, as a capture file does.
+    run = storable(state.run)
     layer, head = run.clamp(focus)
     calls = []
     for index, call in enumerate(run.calls):
@@ -506,4 +510,10 @@ def load_state_and_focus(path: str | os.PathLike[str], *, notes: list[str] | Non
 def save_state_file(path: str | os.PathLike[str], state: State, focus: tuple[int, int] = Focus()) -> None:
     """Write ``state`` as an ``.attnviz`` session (atomically), ``focus`` the head on show;
     raises :class:`SessionFileError`."""
-    save_session(path, state_to_session(state, focus))
+    try:
+        session = state_to_session(state, focus)
+    except ModelRunError as exc:  # a live mask_mod too large or failing as the arrays a file keeps
+        raise SessionFileError(
+            path, message(QT_TRANSLATE_NOOP("FileErrors", "cannot be written: {problem}"), problem=exc)
+        ) from exc
+    save_session(path, session)

@@ -3,19 +3,22 @@
 A capture holds FlexAttention's ``mask_mod`` and ``score_mod`` as the functions the model
 passed (so the app evaluates them as the model did, a block at a time, at any length). A file
 (a capture or a session) keeps arrays: a ``mask_mod`` becomes the boolean ``attn_mask`` it
-amounts to (combined with the call's own), a ``score_mod`` that adds a bias becomes that bias,
-and one that does more (tanh soft-capping, an activation) becomes what it did to this call's
-scores: the modified scores less the scores, per head, kept as a bias on the recorded queries
-and keys (within the dense limit; said in the note: an edit of the queries or keys is
-recomputed without it); past the limit it is left out (said, its fidelity dropped). Both are
-evaluated here as FlexAttention evaluates them, with plain torch (the engine is above the
-files): a ``mask_mod`` on broadcast index tensors per (batch, head), falling back to one
-scalar at a time under ``torch.vmap`` where it is written for scalars, a ``score_mod`` under
-``torch.vmap``. torch is imported only for such a run. A function that fails is one line.
+amounts to (combined with the call's own), a ``score_mod`` that is recognised becomes that term
+(``recognised_term``: tanh soft-capping as ``softcap`` with its cap, ALiBi as ``alibi`` with
+its slopes, any other bias as that bias, kept as small as it broadcasts), and one that does more
+(an activation) becomes what it did to this call's scores: the modified scores less the
+scores, per head, kept as a bias on the recorded queries and keys (within the dense limit;
+said in the note: an edit of the queries or keys is recomputed without it); past the limit it
+is left out (said, its fidelity dropped). Both are evaluated here as FlexAttention evaluates
+them, with plain torch (the engine is above the files): a ``mask_mod`` on broadcast index
+tensors per (batch, head), falling back to one scalar at a time under ``torch.vmap`` where it
+is written for scalars, a ``score_mod`` under ``torch.vmap``. torch is imported only for such a
+run. A function that fails is one line.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -25,7 +28,7 @@ from attnviz.io._limits import format_bytes
 from attnviz.state.run import AttentionCall, CallTerm, ModelRun, ModelRunError
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
-__all__ = ["MAX_DENSE_MASK_BYTES", "storable"]
+__all__ = ["MAX_DENSE_MASK_BYTES", "recognised_term", "storable"]
 
 #: The dense boolean mask a mask_mod becomes in a file (and a score_mod's bias) may take at most this.
 MAX_DENSE_MASK_BYTES = 256 * 2**20
@@ -70,9 +73,9 @@ def _storable(call: AttentionCall) -> AttentionCall:
         if term.kind != "score_mod":
             kept.append(term)
             continue
-        bias = _score_mod_bias(call, term)
-        if bias is not None:
-            kept.append(CallTerm("bias", term.name, values=bias))
+        recognised = recognised_term(call, term)
+        if recognised is not None:
+            kept.append(recognised)
             continue
         effect = _score_mod_effect(call, term) if index == 0 else None
         if effect is not None:
@@ -153,6 +156,92 @@ def _scalar_mask(name: str, fn: Any, b: Any, h: Any, n_q: int, n_k: int) -> Any:
                 error=f"{type(exc).__name__}: {exc}".splitlines()[0],
             )
         ) from exc
+
+
+def recognised_term(call: AttentionCall, term: CallTerm) -> CallTerm | None:
+    """``term`` (a live score_mod) as the term a file keeps, where it is one of them over this
+    call's (B, H, L_q, L_k): soft-capping ``cap * tanh(s / cap)`` (kind "softcap"), a bias
+    ``slope[h] * (kv_idx - q_idx)`` (kind "alibi", the slopes), any other bias the same at every
+    score (kind "bias", cut to the axes it varies along). None: none of them."""
+    cap = _softcap(call, term)
+    if cap is not None:
+        return CallTerm("softcap", "softcap", cap=cap)
+    bias = _score_mod_bias(call, term)
+    if bias is None:
+        return None
+    slopes = _alibi_slopes(bias)
+    if slopes is not None:
+        return CallTerm("alibi", "ALiBi", values=slopes)
+    return CallTerm("bias", term.name, values=_smallest(bias))
+
+
+def _alibi_slopes(bias: np.ndarray) -> np.ndarray | None:
+    """(H,) the slopes when ``bias`` (B, H, L_q, L_k) is ``slope[h] * (kv_idx - q_idx)`` for every
+    batch element (within the rounding of a float32 product: 1e-6 of its largest value), some
+    slope not 0; else None."""
+    n_q, n_k = bias.shape[-2:]
+    distance = (np.arange(n_k)[None, :] - np.arange(n_q)[:, None]).astype(np.float64)
+    norm = float((distance * distance).sum())
+    if norm == 0.0:
+        return None
+    slopes = (bias * distance).sum(axis=(-2, -1)) / norm  # least squares, per (b, h)
+    if not np.allclose(slopes, slopes[:1], rtol=1e-6, atol=0.0):
+        return None
+    fitted = slopes[0][:, None, None] * distance
+    largest = float(np.abs(bias).max())
+    if largest == 0.0 or float(np.abs(bias - fitted).max()) > 1e-6 * largest:
+        return None
+    return np.ascontiguousarray(slopes[0], dtype=np.float64)
+
+
+def _smallest(bias: np.ndarray) -> np.ndarray:
+    """``bias`` (B, H, L_q, L_k) cut to size 1 along the batch and head axes it does not vary
+    along (a position bias shared by the batch is kept once)."""
+    for axis in (0, 1):
+        if bias.shape[axis] > 1 and bool((bias == np.take(bias, [0], axis=axis)).all()):
+            bias = np.take(bias, [0], axis=axis)
+    return np.ascontiguousarray(bias)
+
+
+#: Scores a soft cap is checked at, as multiples of the cap: across tanh's bend and both tails.
+_CAP_PROBES = (-6.0, -2.5, -1.0, -0.3, 0.0, 0.2, 0.7, 1.5, 4.0)
+
+
+def _softcap(call: AttentionCall, term: CallTerm) -> float | None:
+    """The cap when the score_mod is ``cap * tanh(s / cap)`` at every (b, h, q_idx, kv_idx) of
+    the call (within 1e-9 of the cap, float64), else None. The cap is what it gives a score far
+    above any cap (tanh is 1 there); every cell is then checked at scores across the bend."""
+    import torch
+
+    b, h, n_q, n_k = call.shape
+    if term.fn is None or b * h * n_q * n_k * 8 > MAX_DENSE_MASK_BYTES:
+        return None
+    fn: Any = term.fn
+    for dims in _VMAP_DIMS:
+        fn = torch.vmap(fn, in_dims=dims)
+    indices = (torch.arange(b), torch.arange(h), torch.arange(n_q), torch.arange(n_k))
+
+    def at(scores: Any) -> Any:
+        return torch.as_tensor(fn(torch.as_tensor(scores, dtype=torch.float64).expand(b, h, n_q, n_k), *indices))
+
+    try:
+        far = at(1e12)
+        cap = float(far.reshape(-1)[0])
+        if not (math.isfinite(cap) and 0.0 < cap < 1e11) or not bool((far == cap).all()):
+            return None
+        # Each cell is checked at three of the probes, its neighbours at the others.
+        cells = torch.arange(b * h * n_q * n_k, dtype=torch.float64).reshape(b, h, n_q, n_k)
+        probes = torch.tensor(_CAP_PROBES, dtype=torch.float64) * cap
+        for shift in range(0, len(_CAP_PROBES), 3):
+            scores = probes[((cells + shift) % len(_CAP_PROBES)).long()]
+            got = at(scores).double()
+            if got.shape != scores.shape or not torch.allclose(
+                got, cap * torch.tanh(scores / cap), rtol=0.0, atol=1e-9 * cap
+            ):
+                return None
+    except Exception:  # noqa: BLE001 - a score_mod that cannot be evaluated so is no soft cap
+        return None
+    return cap
 
 
 def _score_mod_effect(call: AttentionCall, term: CallTerm) -> np.ndarray | None:

@@ -215,12 +215,17 @@ def _score_terms(head: HeadView) -> tuple[WrittenTerm, ...]:
     as arrays and numbers; a FlexAttention ``score_mod`` function (Python code the program ran)
     cannot be written down: refused."""
     from ..compute.engine_args import call_score_terms
-    from ..engine import ScoreBias, Sinks, SoftCap
+    from ..engine import Alibi, ScoreBias, Sinks, SoftCap
 
     written = []
+    n_q, n_k = head.call.shape[2:]
     for term in call_score_terms(head.call, head.head):
         if isinstance(term, ScoreBias):
             written.append(WrittenTerm("bias", term.name, values=_numpy(term.values)))
+        elif isinstance(term, Alibi):  # written as the bias it adds to this head's scores
+            slope = float(np.asarray(term.slopes).reshape(-1)[0])
+            distance = np.arange(n_k)[None, :] - np.arange(n_q)[:, None]
+            written.append(WrittenTerm("bias", term.name, values=(slope * distance)[None].astype(np.float64)))
         elif isinstance(term, SoftCap):
             written.append(WrittenTerm("softcap", "softcap", cap=term.cap))
         elif isinstance(term, Sinks):

@@ -108,8 +108,9 @@ class MaskArguments:
 
 
 #: The kinds of score term a call records, in the engine's words (``attnviz.engine.score_terms``):
-#: a finite bias added to the scaled scores, tanh soft-capping, a FlexAttention ``score_mod``.
-SCORE_TERM_KINDS: tuple[str, ...] = ("bias", "softcap", "score_mod")
+#: a finite bias added to the scaled scores, tanh soft-capping, a FlexAttention ``score_mod``,
+#: ALiBi (one slope per head, the bias slope x (kv_idx - q_idx) computed where it is used).
+SCORE_TERM_KINDS: tuple[str, ...] = ("bias", "softcap", "score_mod", "alibi")
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,10 +120,11 @@ class CallTerm:
     ``kind`` "bias": ``values`` broadcastable to the call's (B, H, L_q, L_k), added to the scaled
     scores (ALiBi, T5's relative position bias); "softcap": ``cap`` (s -> cap tanh(s / cap));
     "score_mod": a FlexAttention ``score_mod`` function ``fn`` (kept while the program runs; a
-    file keeps its effect only when it is a bias, ``values``). ``name`` says what it is ("ALiBi",
-    "position_bias", "softcap", "score_mod")."""
+    file keeps what it is where it is recognised: a bias, a soft cap, ALiBi; else its effect);
+    "alibi": ``values`` (H,) the slope of each head, ``slope * (kv_idx - q_idx)`` added. ``name``
+    says what it is ("ALiBi", "position_bias", "softcap", "score_mod")."""
 
-    kind: Literal["bias", "softcap", "score_mod"]
+    kind: Literal["bias", "softcap", "score_mod", "alibi"]
     name: str
     values: np.ndarray | None = None
     cap: float | None = None
@@ -144,7 +146,10 @@ class CallPath:
     ``sdpa_backend``: on CUDA, the SDPA kernel PyTorch would pick for these arguments ("flash",
     "efficient", "cudnn", "math"); None on the CPU. ``packed_gqa``: transformers folded the
     query heads into the query axis (a GQA decode step) and the call is shown unfolded.
-    ``weights_only``: only the weights could be recorded (the reason is the call's note)."""
+    ``weights_only``: only the weights could be recorded (the reason is the call's note).
+    ``unhonoured_blocks``: a FlexAttention call on the CPU whose block table skips blocks its
+    mask_mod allows: their share (0..1) of the table's blocks, computed by PyTorch's CPU
+    flex_attention (a GPU skips them) and so shown as computed (None: nothing of the kind)."""
 
     implementation: str = "sdpa"
     function: str = ""
@@ -153,9 +158,10 @@ class CallPath:
     sdpa_backend: str | None = None
     packed_gqa: bool = False
     weights_only: bool = False
+    unhonoured_blocks: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "implementation": self.implementation,
             "function": self.function,
             "weights_requested": self.weights_requested,
@@ -164,6 +170,9 @@ class CallPath:
             "packed_gqa": self.packed_gqa,
             "weights_only": self.weights_only,
         }
+        if self.unhonoured_blocks is not None:  # written only where there is some
+            out["unhonoured_blocks"] = self.unhonoured_blocks
+        return out
 
 
 @dataclass(frozen=True)

@@ -178,6 +178,10 @@
         <translation>modules: {pattern} não nomeia nenhum módulo do modelo</translation>
     </message>
     <message>
+        <source>{text} on a GPU; on the CPU flex_attention computed every block: {share}% of blocks, which its block table skips and its mask_mod ({name}) allows, are computed and shown here (block sparsity that is not in the mask_mod is ignored on the CPU)</source>
+        <translation>{text} em uma GPU; na CPU o flex_attention calculou todos os blocos: {share}% dos blocos, que sua tabela de blocos pula e seu mask_mod ({name}) permite, são calculados e mostrados aqui (a esparsidade de blocos que não está no mask_mod é ignorada na CPU)</translation>
+    </message>
+    <message>
         <source>{text} on a GPU; on the CPU flex_attention computed every block, so only its mask_mod masks (as recorded)</source>
         <translation>{text} numa GPU; na CPU o flex_attention calculou todos os blocos, então só o seu mask_mod mascara (como gravado)</translation>
     </message>
@@ -220,6 +224,7 @@
     </message>
     <message>
         <source>FlexAttention block mask: blocks of {rows} x {cols}, {sparsity}% of blocks skipped</source>
+        <extracomment>A mask_mod is evaluated cell by cell over at most this many cells (in the skipped blocks its index ranges cannot settle, summed over the table) to tell which it allows; past it the share is not measured.</extracomment>
         <translation>máscara de blocos do FlexAttention: blocos de {rows} x {cols}, {sparsity}% dos blocos pulados</translation>
     </message>
     <message>
@@ -1042,6 +1047,10 @@
     <message>
         <source>asking for the weights ran this call on the {path} path while the other calls of its stack ran {usual}: what you see may not be what runs without output_attentions (compare a capture without it: a causal mask or a kernel&apos;s handling of empty rows can differ between paths)</source>
         <translation>pedir os pesos executou esta chamada pelo caminho {path} enquanto as outras chamadas da sua pilha executaram {usual}: o que você vê pode não ser o que executa sem output_attentions (compare com uma captura sem ele: uma máscara causal ou o tratamento de linhas vazias por um kernel pode diferir entre caminhos)</translation>
+    </message>
+    <message>
+        <source>its FlexAttention block table skips {share}% of blocks that its mask_mod allows; PyTorch&apos;s CPU flex_attention ignored the table and computed them, so they are shown with weight here, but a GPU skips them: what runs there differs (put that sparsity in the mask_mod to have it on both)</source>
+        <translation>sua tabela de blocos do FlexAttention pula {share}% dos blocos que seu mask_mod permite; o flex_attention do PyTorch na CPU ignorou a tabela e os calculou, então eles aparecem com peso aqui, mas uma GPU os pula: o que roda lá é diferente (coloque essa esparsidade no mask_mod para tê-la nos dois)</translation>
     </message>
     <message>
         <source>the padding mask is shifted by {shift} position(s) against the padding the tokens show (the keys it lets through are the real keys moved {shift} place(s) {direction}): {both}; build it from the attention mask itself, position for position</source>
@@ -2382,7 +2391,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>cannot be written: two calls are named &apos;{name}&apos; (call names must be unique)</source>
-        <extracomment>The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. A call&apos;s score-term arrays are named &quot;term_0&quot;, &quot;term_1&quot;... after their place in its &quot;terms&quot;. Version 2 adds these to a call and to the header.</extracomment>
+        <extracomment>The version a file is written as when it holds nothing of version 3 (an ALiBi term, a call&apos;s unhonoured block sparsity): readable by version-2 readers. The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. A call&apos;s score-term arrays are named &quot;term_0&quot;, &quot;term_1&quot;... after their place in its &quot;terms&quot;. Version 2 adds these to a call and to the header. Keys of a call&apos;s &quot;path&quot; that a file may leave out (written only where they say something).</extracomment>
         <translation>não pode ser gravado: duas chamadas têm o nome &apos;{name}&apos; (os nomes das chamadas devem ser únicos)</translation>
     </message>
     <message>
@@ -2525,6 +2534,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>claims a world of more than {most} ranks</source>
         <translation>declara um mundo de mais de {most} ranks</translation>
+    </message>
+    <message>
+        <source>has ALiBi slopes of shape {shape} in call &apos;{name}&apos;: one finite number per head ({heads})</source>
+        <translation>tem inclinações ALiBi de forma {shape} na chamada &apos;{name}&apos;: um número finito por cabeça ({heads})</translation>
     </message>
     <message>
         <source>has a score term &apos;{term}&apos; of shape {shape} in call &apos;{name}&apos;, which its attention of shape {target} cannot take</source>
@@ -5058,7 +5071,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <name>ModelRun</name>
     <message>
         <source>{call}: queries, keys and values come together (only {given} found)</source>
-        <extracomment>The arguments a mask can come through, in the order the engine combines them. Where a run came from; &quot;book&quot;: the book&apos;s 3-D inputs (typed, filled, a preset, a tensor file without heads), one call of one head whose queries and keys may differ in size (additive scoring takes any d_q and d_k; the engine refuses a dot product of different sizes). The values of a causal flag other than off (``MaskArguments.causal``). Where the causal mask lines up when there are fewer queries than keys: &quot;top_left&quot; (SDPA&apos;s is_causal) or &quot;bottom_right&quot; (the last query sees the last key: a KV-cache step, as Hugging Face&apos;s causal masks do). The same whenever L_q = L_k. A FlexAttention block mask&apos;s ``mask_mod(b, h, q_idx, kv_idx)`` (True = attend), combined with the other arguments; a live function, kept while the program runs (a file keeps it as the boolean ``attn_mask`` it evaluates to). The kinds of score term a call records, in the engine&apos;s words (``attnviz.engine.score_terms``): a finite bias added to the scaled scores, tanh soft-capping, a FlexAttention ``score_mod``.</extracomment>
+        <extracomment>The arguments a mask can come through, in the order the engine combines them. Where a run came from; &quot;book&quot;: the book&apos;s 3-D inputs (typed, filled, a preset, a tensor file without heads), one call of one head whose queries and keys may differ in size (additive scoring takes any d_q and d_k; the engine refuses a dot product of different sizes). The values of a causal flag other than off (``MaskArguments.causal``). Where the causal mask lines up when there are fewer queries than keys: &quot;top_left&quot; (SDPA&apos;s is_causal) or &quot;bottom_right&quot; (the last query sees the last key: a KV-cache step, as Hugging Face&apos;s causal masks do). The same whenever L_q = L_k. A FlexAttention block mask&apos;s ``mask_mod(b, h, q_idx, kv_idx)`` (True = attend), combined with the other arguments; a live function, kept while the program runs (a file keeps it as the boolean ``attn_mask`` it evaluates to). The kinds of score term a call records, in the engine&apos;s words (``attnviz.engine.score_terms``): a finite bias added to the scaled scores, tanh soft-capping, a FlexAttention ``score_mod``, ALiBi (one slope per head, the bias slope x (kv_idx - q_idx) computed where it is used).</extracomment>
         <translation>{call}: consultas, chaves e valores vêm juntos (só foi encontrado: {given})</translation>
     </message>
     <message>
@@ -5551,6 +5564,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>FlexAttention score_mod</source>
         <translation>score_mod do FlexAttention</translation>
+    </message>
+    <message>
+        <source>ALiBi added (slope · (key - query))</source>
+        <translation>ALiBi somado (inclinação · (chave - consulta))</translation>
     </message>
     <message>
         <source>{name} added</source>

@@ -104,7 +104,9 @@ def test_a_file_keeps_the_mask_and_the_bias_they_amount_to(recorded, tmp_path):
     run = load_capture(tmp_path / "flex.attnviz-capture")
     (call,) = run.calls
     assert call.masks.attn_mask.dtype == bool and call.masks.attn_mask.shape == (B, H, N, N)
-    assert [t.kind for t in call.terms] == ["bias"] and call.fidelity <= ATOL
+    # The score_mod adds 0.1 (h + 1) (kv_idx - q_idx): recognised as ALiBi, kept as its slopes.
+    assert [t.kind for t in call.terms] == ["alibi"] and call.fidelity <= ATOL
+    np.testing.assert_allclose(call.terms[0].values, 0.1 * np.arange(1, H + 1), rtol=1e-6)
     from attnviz.capture import recompute_call
 
     weights, output = recompute_call(call)

@@ -148,3 +148,38 @@ def test_a_run_calls_keep_mask_binds_every_mask_it_has_and_a_flip_changes_one_ce
     changed = np.argwhere(after != keep)
     assert changed.tolist() == [[1, 0, 2, 0], [1, 1, 2, 0]] and after[1, :, 2, 0].all()
     assert flipped.calls[0].masks.attn_mask.shape == (b, 1, n_q, n_k)
+
+
+class _OneSdpa(nn.Module):
+    """Q, K, V as given: one SDPA call, its output as the model's."""
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+
+@pytest.mark.parametrize("form", ["description", "mask_mod", "block_mask"])
+def test_a_mask_edit_takes_what_attend_takes_as_a_mask(form):
+    # Issue 33: a Mask description, a bare mask_mod and a FlexAttention BlockMask are accepted
+    # as the keep mask of an edit; the model then runs as SDPA does with the dense mask built here.
+    from attnviz.engine import SlidingWindow
+
+    flex = pytest.importorskip("torch.nn.attention.flex_attention")
+    n = 8
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 2, n, 4, generator=g) for _ in range(3))
+    rows, cols = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    allowed = (cols <= rows) & (rows - cols < 3)
+
+    def window(b, h, q_idx, kv_idx):
+        return (kv_idx <= q_idx) & (q_idx - kv_idx < 3)
+
+    keep = {
+        "description": SlidingWindow(3, causal=True),
+        "mask_mod": window,
+        "block_mask": flex.create_block_mask(window, None, None, n, n, device="cpu", BLOCK_SIZE=4),
+    }[form]
+    result = attnviz.intervene(_OneSdpa(), (q, k, v), [MaskEdit(0, keep=keep)])
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+    after = result.after_capture.calls[0]
+    torch.testing.assert_close(torch.as_tensor(after.output), expected, atol=1e-6, rtol=0)
+    assert torch.equal(call_allowed(after.to_attention_call({}, check=False)), allowed.expand(1, 2, n, n))

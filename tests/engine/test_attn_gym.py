@@ -129,3 +129,27 @@ def test_every_attn_gym_mask_mod_is_classified_soundly_on_ranges_or_left_to_its_
 
     fn = case.make()
     check_bounds(fn, case.n_q, case.n_k, 8)
+
+
+def _names(fn: object) -> set[str]:
+    """The global and attribute names ``fn`` uses, with those of the cases module's own helpers it calls."""
+    code = fn.__code__  # type: ignore[attr-defined]
+    out = set(code.co_names)
+    for name in code.co_names:
+        helper = getattr(cases, name, None)
+        if callable(helper) and getattr(helper, "__module__", "") == cases.__name__ and hasattr(helper, "__code__"):
+            out |= _names(helper)
+    return out
+
+
+def test_every_mask_mod_and_score_mod_attn_gym_ships_is_a_case() -> None:
+    # Issue 33's "every attn-gym mask_mod and score_mod": the generators attn-gym 0.0.17 ships,
+    # each used by a case (the two once left out, MLA's rope score_mod and Graphormer's edge
+    # bias, pass every check the others do), so a new one in a later attn-gym is not missed.
+    shipped = {name for name in dir(cases.masks) if name.startswith("generate_")} | {"causal_mask"}
+    shipped |= {name for name in dir(cases.mods) if name.startswith("generate_")}
+    used: set[str] = set()
+    for case in (*cases.MASK_CASES, *cases.SCORE_CASES):
+        used |= _names(case.make)
+    assert shipped - used - set(cases.LEFT_OUT) == set()
+    assert {"generate_mla_rope_score_mod", "generate_graphormer_edge_bias"} <= used

@@ -233,7 +233,7 @@ def with_array(**entry: Any) -> dict[str, Any]:
         (lambda p: write(p, None, DATA, raw=b"[" + b"[]," * 1_100_000 + b"[]]"), ("JSON objects and lists",)),
         (lambda p: write(p, None, DATA, raw=b"\xff\xfe{"), ("not valid JSON",)),
         (lambda p: write(p, [], DATA), ("'format' is not",)),
-        (lambda p: write(p, {**header(), "version": 3}, DATA), ("newer attnviz",)),
+        (lambda p: write(p, {**header(), "version": 4}, DATA), ("newer attnviz",)),
         (lambda p: write(p, {**header(), "version": "1"}, DATA), ("invalid capture format version",)),
         (lambda p: write(p, {**header(), "source": "pickle"}, DATA), ("unknown source",)),
         (lambda p: write(p, {**header(), "more": 1}, DATA), ("unknown entry 'more'",)),
@@ -297,3 +297,32 @@ def test_saving_refuses_what_cannot_be_stored_and_leaves_nothing_behind(tmp_path
     with pytest.raises(CaptureFileError, match="cannot be written"):
         save_capture(tmp_path / "nan", nan_scale)
     assert list(tmp_path.iterdir()) == []
+
+
+def _alibi_run(slopes: np.ndarray) -> ModelRun:
+    from attnviz.state.run import CallTerm
+
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((1, 2, 4, 8)).astype(np.float32) for _ in range(3))
+    return ModelRun((AttentionCall("attn", q, k, v, terms=(CallTerm("alibi", "ALiBi", values=slopes),)),))
+
+
+def test_an_alibi_term_is_version_3_and_its_slopes_are_checked(tmp_path):
+    # Issue 33: a recognised ALiBi score_mod is kept as one slope per head (format version 3,
+    # written only when a file holds it: every other file stays version 2).
+    plain = tmp_path / "plain.attnviz-capture"
+    save_capture(plain, run_with_everything())
+    assert b'"version":2' in plain.read_bytes()[:200]
+    path = tmp_path / "alibi.attnviz-capture"
+    save_capture(path, _alibi_run(np.array([0.5, 0.25])))
+    assert b'"version":3' in path.read_bytes()[:200]
+    (term,) = load_capture(path).calls[0].terms
+    assert term.kind == "alibi" and np.array_equal(term.values, [0.5, 0.25])
+    # The same file claiming version 2 is refused: version 2 has no "alibi".
+    older = tmp_path / "older.attnviz-capture"
+    older.write_bytes(path.read_bytes().replace(b'"version":3', b'"version":2', 1))
+    refused(older, "has an invalid 'terms' in call 'attn'")
+    for slopes in (np.array([0.5, 0.25, 1.0]), np.array([0.5, np.inf])):
+        bad = tmp_path / "bad.attnviz-capture"
+        save_capture(bad, _alibi_run(slopes))
+        refused(bad, "has ALiBi slopes of shape", "one finite number per head (2)")

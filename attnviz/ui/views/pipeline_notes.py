@@ -168,6 +168,8 @@ def _term_text(term: CallTerm) -> str:
         return message(QT_TRANSLATE_NOOP("PipelineView", "soft cap {cap} (cap · tanh(s / cap))"), cap=f"{term.cap:g}")
     if term.kind == "score_mod":
         return QT_TRANSLATE_NOOP("PipelineView", "FlexAttention score_mod")
+    if term.kind == "alibi":
+        return QT_TRANSLATE_NOOP("PipelineView", "ALiBi added (slope · (key - query))")
     return message(QT_TRANSLATE_NOOP("PipelineView", "{name} added"), name=term.name)
 
 
