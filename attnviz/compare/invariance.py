@@ -47,6 +47,7 @@ from attnviz.capture import Capture, CapturedCall, capture
 from attnviz.capture.calls import difference
 from attnviz.capture.doctor import Finding, number_ranges
 from attnviz.capture.model_arguments import model_arguments
+from attnviz.compare.failure_site import failure_text
 from attnviz.compare.intervene import main_output, run_model
 from attnviz.compare.invariance_causes import (
     active_dropout,
@@ -495,16 +496,7 @@ class _Runner:
         try:
             return _run(self.model, inputs), None
         except Exception as exc:  # noqa: BLE001 - a model that fails on a sequence alone is a finding
-            text = message(
-                QT_TRANSLATE_NOOP(
-                    "Invariance",
-                    "the model fails on {what} though it runs on the batch: {error} (a mask or position of one "
-                    "sequence's length applied to another's)",
-                ),
-                what=what,
-                error=f"{type(exc).__name__}: {exc}",
-            )
-            return None, InvarianceFinding("padding", "error", -1, "", text)
+            return None, InvarianceFinding("padding", "error", -1, "", failure_text(self.model, exc, what, inputs))
 
     def _sides(self, call: CapturedCall) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
         """(real queries, real keys, key token ids) of ``call`` as the inputs' attention masks
