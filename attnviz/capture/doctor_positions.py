@@ -35,6 +35,9 @@ from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["PositionReading", "PositionsReader"]
 
+#: The most counts of hidden keys a restart is tried at (integers fill the circle: past a few
+#: dozen, some count fits any rotation).
+_COUNTS = 8
 #: A call of cross-attention by its name (its keys are another sequence's: no positions to read).
 _CROSS = re.compile(r"cross|encoder_attn|encdec|multihead_attn", re.IGNORECASE)
 
@@ -127,6 +130,7 @@ class PositionsReader:
     #: (L_q, L_k) of the cached steps read (right or wrong): their other layers share their positions.
     _steps_read: set[tuple[int, int]] = field(default_factory=set)
     _padded_unchecked: list[int] = field(default_factory=list)
+    _unexplained: list[str] = field(default_factory=list)
     _padded_checked: bool = False
     _reported_pads: bool = False
     _shift_note: str | None = None
@@ -155,6 +159,25 @@ class PositionsReader:
                 self._steps_unchecked.append((index, (n_q, n_k)))
                 return []
             self._steps_read.add((n_q, n_k))
+            if isinstance(found, tuple):
+                old, key, expected = found
+                self._unexplained.append(
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "Doctor",
+                            "positions not verified in the cached step of call {index}: the rotation between its "
+                            "token at key {key} and that token's copy at key {old} is neither the {expected} "
+                            "position(s) the cache puts between them nor a restart at 0 (rotary frequencies scaled "
+                            "at the highest one, or a cache that dropped keys, such as a sliding window's, can do "
+                            "that); attnviz check --checks kv_cache compares the step with the full forward",
+                        ),
+                        index=index,
+                        key=key,
+                        old=old,
+                        expected=expected,
+                    )
+                )
+                return []
             return [found] if isinstance(found, PositionReading) else []
         if n_q == n_k and not self._reported_pads and not self._padded_checked:
             return self._padded(index, call, allowed, pad_q, tokens)
@@ -162,7 +185,7 @@ class PositionsReader:
 
     def notes(self) -> list[str]:
         """One line for each kind of position the run's calls could not be checked for."""
-        out: list[str] = []
+        out: list[str] = list(self._unexplained[:1])
         if self._shift_note is not None:
             out.append(self._shift_note)
         if self._padded_unchecked and not self._padded_checked and not self._reported_pads:
@@ -318,9 +341,11 @@ def _counted_pads(
 
 def _cached_step(
     index: int, call: AttentionCall, allowed: np.ndarray, pad_k: np.ndarray | None
-) -> PositionReading | bool | None:
+) -> PositionReading | bool | tuple[int, int, int] | None:
     """A cached step's positions read from a new token and its copy in the cache: the reading
-    when they are wrong, True when they were checked and right, None when nothing could tell."""
+    when they are wrong, True when they were checked and right, (copy's key, token's key,
+    distance) when the rotation between them is neither their distance nor a restart, None when
+    no token repeats one in the cache."""
     assert call.queries is not None and call.keys is not None and call.values is not None
     k, v = np.asarray(call.keys), np.asarray(call.values)
     b, _h, n_q, n_k = call.shape
@@ -329,6 +354,7 @@ def _cached_step(
     cached = n_k - n_q
     checked = False
     restarted: dict[int, list[tuple[int, int, int, int, int]]] = {}
+    unexplained: tuple[int, int, int] | None = None
     for e in range(b):
         seen = allowed[e].any((0, 1))
         pads = ~seen if pad_k is None or pad_k.shape != (b, n_k) else pad_k[e]
@@ -344,16 +370,27 @@ def _cached_step(
                 if angle is None:
                     continue
                 expected = int(position[j] - position[old])
-                restart = r - int(position[old])
                 if _fits(angle, 0, tol) and _apart(expected, 0, tol):
                     continue  # the same key at two positions: no rotation to read (or a restart onto 0)
                 if _fits(angle, expected, tol):
                     checked = True
-                elif _fits(angle, restart, tol) and _apart(expected, restart, tol):
-                    restarted.setdefault(e, []).append((r, j, int(old), expected, restart))
+                    continue
+                # Restarted, the step's token is at r and its copy at its own position: ``old``
+                # less the keys hidden before it that were padding (a window hides keys too, so
+                # any count of them may be): told apart only among a few counts.
+                hidden = int(pads[:old].sum())
+                counts = range(hidden, -1, -1) if hidden <= _COUNTS else range(0)
+                for restart in (r - (old - c) for c in counts):
+                    if _fits(angle, restart, tol) and _apart(expected, restart, tol):
+                        restarted.setdefault(e, []).append((r, j, int(old), expected, restart))
+                        break
+                else:
+                    unexplained = unexplained or (int(old), j, expected)
     if restarted:
         return _restarted(call, restarted, cached)
-    return True if checked else None
+    if checked:
+        return True
+    return unexplained
 
 
 def _restarted(call: AttentionCall, found: dict[int, list[tuple[int, int, int, int, int]]], cached: int) -> PositionReading:

@@ -469,3 +469,59 @@ def fitted_mask(bug: bool = True) -> tuple[Any, dict[str, Any]]:
 
 def fitted_mask_twin() -> tuple[Any, dict[str, Any]]:
     return fitted_mask(False)
+
+
+def lengths_left_decoder(bug: bool = True) -> tuple[Any, dict[str, Any]]:
+    """A left-padded decoder: ``arange(L_enc) < decoder_lengths`` is then no cut of its mask."""
+    enc = padded((7, 3, 5), seed=1)
+    dec = padded((4, 2, 3), side="left", seed=2)
+    inputs = {**enc, "decoder_input_ids": dec["input_ids"], "decoder_attention_mask": dec["attention_mask"]}
+    return LengthSeq2Seq(bug), inputs
+
+
+def lengths_left_decoder_twin() -> tuple[Any, dict[str, Any]]:
+    return lengths_left_decoder(False)
+
+
+def same_padding(bug: bool = True) -> tuple[Any, dict[str, Any]]:
+    """The decoder's mask on encoder keys in a batch whose two paddings agree: invisible in the
+    batch, a crash on a sequence alone (its encoder cut to its length, its decoder not)."""
+    enc = padded((6, 3, 5), seed=1)
+    dec = padded((6, 3, 5), seed=2)
+    return Seq2Seq(bug), {**enc, "decoder_input_ids": dec["input_ids"], "decoder_attention_mask": dec["attention_mask"]}
+
+
+def same_padding_twin() -> tuple[Any, dict[str, Any]]:
+    return same_padding(False)
+
+
+# ----------------------------------------------------------------------------- positions in one capture
+
+BOS = 1
+
+
+def with_bos(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Every sequence's first real token made BOS (id 1), as tokenizers add it."""
+    keep = inputs["attention_mask"]
+    for row in range(keep.shape[0]):
+        inputs["input_ids"][row, int(keep[row].argmax())] = BOS
+    return inputs
+
+
+def arange_positions_bos(bug: bool = True, absolute: bool = True) -> tuple[Any, dict[str, Any]]:
+    """``arange_positions`` with a BOS first: two batch elements then share a first token."""
+    model, inputs = arange_positions(bug)
+    return RotaryDecoder(absolute=absolute), with_bos(inputs)
+
+
+def arange_positions_bos_twin() -> tuple[Any, dict[str, Any]]:
+    return arange_positions_bos(False)
+
+
+def cached_step(model: Any, inputs: dict[str, Any], prefill: int, step: torch.Tensor) -> dict[str, Any]:
+    """The arguments of a one-token cached step after a prefill of ``prefill`` tokens (run here)."""
+    with torch.no_grad():
+        out = model(inputs["input_ids"][:, :prefill], attention_mask=inputs["attention_mask"][:, :prefill], use_cache=True)
+    cache = out[1] if isinstance(out, tuple) else out.past_key_values
+    keep = inputs["attention_mask"][:, : prefill + 1]
+    return {"input_ids": step, "attention_mask": keep, "past_key_values": cache, "use_cache": True}
