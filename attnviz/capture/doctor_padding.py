@@ -20,7 +20,6 @@ and otherwise says both halves (``padding_attended`` when only pads are seen, el
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np

@@ -229,8 +229,9 @@ class PositionsReader:
         tokens: np.ndarray | None,
     ) -> list[PositionReading]:
         b, _h, n, _k = allowed.shape
+        real: np.ndarray
         if pad_q is None or pad_q.shape != (b, n):
-            real = allowed.any((1, 2))  # keys some query sees: the padding the mask shows is the rest
+            real = np.asarray(allowed.any((1, 2)))  # keys some query sees: the padding the mask shows is the rest
         else:
             real = ~pad_q
         lead = [int(np.argmax(real[e])) if real[e].any() else -1 for e in range(b)]
@@ -260,9 +261,7 @@ class PositionsReader:
                 for i in range(shared):
                     x, y = int(where[e][i]), int(where[f][i])
                     compared = True
-                    same = [
-                        _equal(t[e, :, x], t[f, :, y], s, tol) for t, s in zip((q, k, v), scales)
-                    ]
+                    same = [_equal(t[e, :, x], t[f, :, y], s, tol) for t, s in zip((q, k, v), scales)]
                     if all(same):
                         continue
                     rotated = same[2] and all(
@@ -271,20 +270,7 @@ class PositionsReader:
                     )
                     if rotated:
                         # Rotary only: each sequence moved as a whole, which its attention ignores.
-                        self._shift_note = message(
-                            QT_TRANSLATE_NOOP(
-                                "Doctor",
-                                "in call {index} the position_ids count the pads of the left-padded batch "
-                                "(batch elements {e} and {f} start with the same tokens, {apart} position(s) apart, "
-                                "and their queries and keys are the same vectors rotated); rotary attention ignores a shift of a whole sequence, so its weights are "
-                                "those of each sequence's own positions; pass (attention_mask.cumsum(-1) - "
-                                "1).clamp(min=0) all the same",
-                            ),
-                            index=index,
-                            e=e,
-                            f=f,
-                            apart=abs(lead[f] - lead[e]),
-                        )
+                        self._shift_note = _shift_text(index, e, f, abs(lead[f] - lead[e]))
                         self._padded_checked = True
                         return []
                     self._reported_pads = True
@@ -294,6 +280,22 @@ class PositionsReader:
         else:
             self._padded_unchecked.append(index)
         return []
+
+
+def _shift_text(index: int, e: int, f: int, apart: int) -> str:
+    return message(
+        QT_TRANSLATE_NOOP(
+            "Doctor",
+            "in call {index} the position_ids count the pads of the left-padded batch (batch elements {e} and {f} "
+            "start with the same tokens, {apart} position(s) apart, and their queries and keys are the same vectors "
+            "rotated); rotary attention ignores a shift of a whole sequence, so its weights are those of each "
+            "sequence's own positions; pass (attention_mask.cumsum(-1) - 1).clamp(min=0) all the same",
+        ),
+        index=index,
+        e=e,
+        f=f,
+        apart=apart,
+    )
 
 
 def _counted_pads(
@@ -309,9 +311,9 @@ def _counted_pads(
     tol: _Tolerance,
     scale: float,
 ) -> PositionReading:
-    heads = tuple(
-        int(h) for h in range(q.shape[1]) if not _equal(q[e, h, x], q[f, h, y], scale, tol)
-    ) or tuple(range(q.shape[1]))
+    heads = tuple(int(h) for h in range(q.shape[1]) if not _equal(q[e, h, x], q[f, h, y], scale, tol)) or tuple(
+        range(q.shape[1])
+    )
     largest = float(np.abs(q[e, :, x].astype(np.float64) - q[f, :, y].astype(np.float64)).max())
     prefix = " ".join(str(w) for w in words[e][: i + 1][:4]) + (" ..." if i + 1 > 4 else "")
     more, fewer = (e, f) if lead[e] > lead[f] else (f, e)
@@ -393,7 +395,9 @@ def _cached_step(
     return unexplained
 
 
-def _restarted(call: AttentionCall, found: dict[int, list[tuple[int, int, int, int, int]]], cached: int) -> PositionReading:
+def _restarted(
+    call: AttentionCall, found: dict[int, list[tuple[int, int, int, int, int]]], cached: int
+) -> PositionReading:
     e = min(found)
     r, j, old, expected, restart = found[e][0]
     text = message(
@@ -413,6 +417,4 @@ def _restarted(call: AttentionCall, found: dict[int, list[tuple[int, int, int, i
         expected=expected,
     )
     rows = sorted({item[0] for items in found.values() for item in items})
-    return PositionReading(
-        "positions", text, tuple(range(call.shape[1])), tuple(sorted(found)), tuple(rows), len(rows)
-    )
+    return PositionReading("positions", text, tuple(range(call.shape[1])), tuple(sorted(found)), tuple(rows), len(rows))

@@ -102,6 +102,7 @@ def wrong_source(
         if attended[e].any()
     ) or QT_TRANSLATE_NOOP("Doctor", "none")
     lengths = lambda mask: ", ".join(str(int(n)) for n in mask.sum(-1))  # noqa: E731
+    cause: str
     if n_q == n_k and "zeros" in fitting:
         cause = QT_TRANSLATE_NOOP(
             "Doctor",

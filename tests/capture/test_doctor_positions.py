@@ -207,7 +207,10 @@ def test_gpt2_left_padded_without_position_ids_is_named():
 
 def test_what_a_left_padded_capture_cannot_show_is_said():
     # No tokens, or no two elements that start alike: the positions were not checked.
-    for inputs, tokens in ((bugs.with_bos(batch((6, 4, 3), side="left")), False), (batch((6, 4, 3), side="left"), True)):
+    for inputs, tokens in (
+        (bugs.with_bos(batch((6, 4, 3), side="left")), False),
+        (batch((6, 4, 3), side="left"), True),
+    ):
         found = diagnose_run(capture_left_padded(gpt2(), inputs, tokens=tokens).to_run())
         assert [f for f in found if f.severity == "error"] == [], lines(found)
         assert any(n.startswith("positions not checked in the left-padded batch") for n in found.notes), lines(found)

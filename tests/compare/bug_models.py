@@ -521,7 +521,9 @@ def arange_positions_bos_twin() -> tuple[Any, dict[str, Any]]:
 def cached_step(model: Any, inputs: dict[str, Any], prefill: int, step: torch.Tensor) -> dict[str, Any]:
     """The arguments of a one-token cached step after a prefill of ``prefill`` tokens (run here)."""
     with torch.no_grad():
-        out = model(inputs["input_ids"][:, :prefill], attention_mask=inputs["attention_mask"][:, :prefill], use_cache=True)
+        out = model(
+            inputs["input_ids"][:, :prefill], attention_mask=inputs["attention_mask"][:, :prefill], use_cache=True
+        )
     cache = out[1] if isinstance(out, tuple) else out.past_key_values
     keep = inputs["attention_mask"][:, : prefill + 1]
     return {"input_ids": step, "attention_mask": keep, "past_key_values": cache, "use_cache": True}
