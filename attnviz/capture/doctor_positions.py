@@ -155,6 +155,8 @@ class PositionsReader:
         _b, _h, n_q, n_k = call.shape
         if n_q < n_k:
             found = _cached_step(index, call, allowed, pad_k)
+            if found is False:
+                return []
             if found is None:
                 self._steps_unchecked.append((index, (n_q, n_k)))
                 return []
@@ -347,13 +349,20 @@ def _cached_step(
     """A cached step's positions read from a new token and its copy in the cache: the reading
     when they are wrong, True when they were checked and right, (copy's key, token's key,
     distance) when the rotation between them is neither their distance nor a restart, None when
-    no token repeats one in the cache."""
+    no token repeats one in the cache, False when the call is no cached step (no query's last
+    key is its own)."""
     assert call.queries is not None and call.keys is not None and call.values is not None
     k, v = np.asarray(call.keys), np.asarray(call.values)
     b, _h, n_q, n_k = call.shape
     tol = _tolerance(k.dtype)
     v_scale = max(float(np.abs(v).max()), 1e-30)
     cached = n_k - n_q
+    # A cached step of a causal model: each query row that sees a key sees its own (bottom-right)
+    # last; a call that lets a query see later keys is some other attention.
+    own = allowed[:, :, np.arange(n_q), cached + np.arange(n_q)].all(1)  # (B, L_q)
+    later = np.triu(np.ones((n_q, n_k), dtype=bool), cached + 1)
+    if bool((allowed & later).any()) or not bool(own.any()):
+        return False
     checked = False
     restarted: dict[int, list[tuple[int, int, int, int, int]]] = {}
     unexplained: tuple[int, int, int] | None = None
@@ -364,8 +373,8 @@ def _cached_step(
         flat_v = v[e].transpose(1, 0, 2).reshape(n_k, -1).astype(np.float64)
         for r in range(n_q):
             j = cached + r
-            if not bool(allowed[e, :, r, j].all()) or pads[j] or bool(allowed[e, :, r, j + 1 :].any()):
-                continue  # not its own key last (a static cache, padding): no position to read
+            if not own[e, r] or pads[j]:
+                continue  # padding: no position to read
             near = np.abs(flat_v[:cached] - flat_v[j]).max(-1) <= tol.equal * v_scale
             for old in np.flatnonzero(near & ~pads[:cached]):
                 angle = _rotation(k[e, :, old].astype(np.float64), k[e, :, j].astype(np.float64), tol)
