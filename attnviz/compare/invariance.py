@@ -53,6 +53,7 @@ from attnviz.compare.invariance_causes import (
     active_dropout,
     computation_difference,
     listed,
+    positions_moved,
     read_call_padding,
     recorded_allowed,
     same_keep,
@@ -757,6 +758,12 @@ class _Runner:
                         ),
                         side=side,
                     )
+            # Adjusted positions were tried above on the left: a model that still moves ignores them.
+            tried = side == "left" and "position_ids" not in self.inputs
+            takes = self._accepts("position_ids") and not tried
+            moved = positions_moved(call, alone[b].calls, b, pos, self.tol, takes, side)
+            if moved is not None:
+                return moved
         return message(
             QT_TRANSLATE_NOOP(
                 "Invariance",
