@@ -359,7 +359,7 @@ def _cached_step(
     cached = n_k - n_q
     # A cached step of a causal model: each query row that sees a key sees its own (bottom-right)
     # last; a call that lets a query see later keys is some other attention.
-    own = allowed[:, :, np.arange(n_q), cached + np.arange(n_q)].all(1)  # (B, L_q)
+    own = np.asarray(allowed[:, :, np.arange(n_q), cached + np.arange(n_q)].all(1))  # (B, L_q)
     later = np.triu(np.ones((n_q, n_k), dtype=bool), cached + 1)
     if bool((allowed & later).any()) or not bool(own.any()):
         return False

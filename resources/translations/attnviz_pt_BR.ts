@@ -3945,8 +3945,20 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>a saída é NaN ou infinita em {dtype} e finita em float32, embora todas as chamadas de atenção sejam finitas: um transbordamento fora da atenção</translation>
     </message>
     <message>
-        <source>the scale: the scores are scaled by {label} ({used:.4g}) where the other path uses {expected:.4g}</source>
+        <source>pass position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</source>
         <extracomment>Named modules listed in a sentence before &quot;...&quot;.</extracomment>
+        <translation>passe position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</translation>
+    </message>
+    <message>
+        <source>the model takes no position_ids (or ignores them), so pad its inputs on the other side (the tokenizer&apos;s padding_side)</source>
+        <translation>o modelo não recebe position_ids (ou os ignora), então preencha suas entradas do outro lado (o padding_side do tokenizador)</translation>
+    </message>
+    <message>
+        <source>positions, not the mask: padded on the {side}, batch element {b}&apos;s real tokens get other queries and keys in this call than alone (largest difference {largest:.3g}), though every call before agrees and this call&apos;s mask hides the padding: their positions moved with the padding (position embeddings counted over the pads); the masks were ruled out; {fix}</source>
+        <translation>as posições, não a máscara: preenchidos à {side}, os tokens reais do elemento {b} do lote recebem nesta chamada outras consultas e chaves que sozinhos (maior diferença {largest:.3g}), embora todas as chamadas anteriores coincidam e a máscara desta chamada esconda o preenchimento: suas posições se moveram com o preenchimento (embeddings de posição contados sobre os preenchimentos); as máscaras foram descartadas; {fix}</translation>
+    </message>
+    <message>
+        <source>the scale: the scores are scaled by {label} ({used:.4g}) where the other path uses {expected:.4g}</source>
         <translation>a escala: os escores são escalados por {label} ({used:.4g}) onde o outro caminho usa {expected:.4g}</translation>
     </message>
     <message>
