@@ -206,9 +206,10 @@ def diagnose_run(
         )
         own = _diagnose_call(fact, pad_q, pad_k, causal.get(fact.index), pad_tokens, key_tokens, cross)
         findings.extend(own)
-        if not cross and not any(f.severity == _ERROR for f in own):
+        if not cross:
             # Positions only where the mask was read right: they are told from it by that.
-            for reading in positions.read(fact.index, fact.call, fact.allowed, pad_q, pad_k, query_tokens):
+            clean = not any(f.severity == _ERROR for f in own)
+            for reading in positions.read(fact.index, fact.call, fact.allowed, pad_q, pad_k, query_tokens, clean):
                 findings.append(
                     Finding(
                         reading.kind,

@@ -132,6 +132,9 @@ class PositionsReader:
     _padded_unchecked: list[int] = field(default_factory=list)
     _unexplained: list[str] = field(default_factory=list)
     _padded_checked: bool = False
+    #: The first causal call of a batch was read (deeper ones of an encoder-decoder's decoder
+    #: depend on the encoder too: two equal prefixes no longer get equal queries there).
+    _padded_done: bool = False
     _reported_pads: bool = False
     _shift_note: str | None = None
 
@@ -143,11 +146,17 @@ class PositionsReader:
         pad_q: np.ndarray | None,
         pad_k: np.ndarray | None,
         tokens: np.ndarray | None,
+        clean: bool = True,
     ) -> list[PositionReading]:
         """Wrong positions in call ``index``: ``allowed`` (B, H, L_q, L_k) its mask as read
         (None: unreadable), ``pad_q`` / ``pad_k`` the padding the tokens show, ``tokens`` (B, L_q)
-        its query tokens. A call whose mask the doctor found wrong is not given here."""
+        its query tokens; ``clean``: the doctor found its mask right (else only its place is
+        noted: a batch's positions are read on its first causal call, where nothing but tokens
+        and positions came before)."""
         if allowed is None or call.weights_only or _CROSS.search(call.name):
+            return []
+        if not clean:
+            self._padded_done = self._padded_done or call.shape[2] == call.shape[3]
             return []
         q, k, v = call.queries, call.keys, call.values
         if q is None or k is None or v is None:
@@ -181,7 +190,7 @@ class PositionsReader:
                 )
                 return []
             return [found] if isinstance(found, PositionReading) else []
-        if n_q == n_k and not self._reported_pads and not self._padded_checked:
+        if n_q == n_k and not self._padded_done:
             return self._padded(index, call, allowed, pad_q, tokens)
         return []
 
@@ -243,6 +252,7 @@ class PositionsReader:
         later = np.triu(np.ones((n, n), dtype=bool), 1)
         if bool((allowed & later & real[:, None, :, None]).any()):
             return []  # not causal: a token's states depend on what follows it
+        self._padded_done = True
         if tokens is None or tokens.shape != (b, n):
             self._padded_unchecked.append(index)
             return []
