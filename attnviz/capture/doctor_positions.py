@@ -38,6 +38,10 @@ __all__ = ["PositionReading", "PositionsReader"]
 #: The most counts of hidden keys a restart is tried at (integers fill the circle: past a few
 #: dozen, some count fits any rotation).
 _COUNTS = 8
+#: What is compared at most (the first batch elements, the first rows or shared tokens of each):
+#: one piece of evidence is enough, and a long shared prompt or chunked prefill stays cheap.
+_ELEMENTS = 8
+_ROWS = 16
 #: A call of cross-attention by its name (its keys are another sequence's: no positions to read).
 _CROSS = re.compile(r"cross|encoder_attn|encdec|multihead_attn", re.IGNORECASE)
 
@@ -263,14 +267,14 @@ class PositionsReader:
         words = [list(tokens[e][real[e]]) for e in range(b)]
         where = [np.flatnonzero(real[e]) for e in range(b)]
         compared = False
-        for e in range(b):
-            for f in range(e + 1, b):
+        for e in range(min(b, _ELEMENTS)):
+            for f in range(e + 1, min(b, _ELEMENTS)):
                 if lead[e] < 0 or lead[f] < 0 or lead[e] == lead[f]:
                     continue
                 shared = 0
                 while shared < min(len(words[e]), len(words[f])) and words[e][shared] == words[f][shared]:
                     shared += 1
-                for i in range(shared):
+                for i in range(min(shared, _ROWS)):
                     x, y = int(where[e][i]), int(where[f][i])
                     compared = True
                     same = [_equal(t[e, :, x], t[f, :, y], s, tol) for t, s in zip((q, k, v), scales)]
@@ -376,12 +380,12 @@ def _cached_step(
     checked = False
     restarted: dict[int, list[tuple[int, int, int, int, int]]] = {}
     unexplained: tuple[int, int, int] | None = None
-    for e in range(b):
+    for e in range(min(b, _ELEMENTS)):
         seen = allowed[e].any((0, 1))
         pads = ~seen if pad_k is None or pad_k.shape != (b, n_k) else pad_k[e]
         position = np.cumsum(~pads) - 1  # each real key's position among the real keys
         flat_v = v[e].transpose(1, 0, 2).reshape(n_k, -1).astype(np.float64)
-        for r in range(n_q):
+        for r in range(min(n_q, _ROWS)):
             j = cached + r
             if not own[e, r] or pads[j]:
                 continue  # padding: no position to read
