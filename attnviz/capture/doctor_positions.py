@@ -224,9 +224,10 @@ class PositionsReader:
                     QT_TRANSLATE_NOOP(
                         "Doctor",
                         "positions not checked in the cached step(s) of call(s) {calls}: a capture shows a step's "
-                        "rotary positions only where a new token repeats a token in its cache at the first layer "
-                        "(the rotation between the two copies is their distance), and none does; attnviz check "
-                        "--checks kv_cache compares the step with the full forward",
+                        "positions only in a rotary model where a new token repeats one in its cache (at the first "
+                        "layer the two have the same values, and the rotation between their keys is their distance), "
+                        "and no new token here does (or the model adds positions to its embeddings, which changes the "
+                        "values too); attnviz check --checks kv_cache compares the step with the full forward",
                     ),
                     calls=", ".join(str(c) for c in calls[:6]) + (", ..." if len(calls) > 6 else ""),
                 )
