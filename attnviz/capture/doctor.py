@@ -38,9 +38,10 @@ from ..engine.mask_bound import CallMask
 from ..engine.mask_findings import ARGUMENT_CONVENTIONS, inverted_padding, mask_findings
 from .doctor_padding import read_padding
 from .doctor_paths import block_table_problems, fidelity_problems, stack_group, weights_paths
+from .doctor_positions import PositionsReader
 from .doctor_values import RowsProblem, invalid_weights, score_overflow
 
-__all__ = ["DEFAULT_PAD_TOKENS", "FINDING_KINDS", "Finding", "diagnose_run", "format_finding"]
+__all__ = ["DEFAULT_PAD_TOKENS", "FINDING_KINDS", "Diagnosis", "Finding", "diagnose_run", "format_finding"]
 
 Severity = Literal["error", "warning"]
 
@@ -69,6 +70,8 @@ FINDING_KINDS: dict[str, str] = {
     "(B*H, L_q, L_k) in the wrong order (repeat instead of repeat_interleave)",
     "wrong_source": "a cross-attention call masked with the decoder's padding instead of the encoder's",
     "padding_attends_padding": "padding queries attending to padding keys",
+    "positions": "queries and keys given wrong positions (read from the capture alone: a cached step's rotary "
+    "positions restarted at 0, position_ids counting the pads of a left-padded batch); the mask is not the cause",
     "invalid_weights": "recorded weights that are not probability distributions (negative, above 1, NaN next to "
     "numbers, rows not summing to 1): no mask is read from them",
     "score_overflow": "scores that overflow to Inf or NaN from finite queries and keys: their rows' weights are NaN",
@@ -123,6 +126,15 @@ class Finding:
         return joined(parts)
 
 
+class Diagnosis(list[Finding]):
+    """``diagnose_run``'s findings (a list), and ``notes``: one line for each thing the capture
+    could not be checked for, and why (positions it does not show)."""
+
+    def __init__(self, findings: Iterable[Finding] = (), notes: Sequence[str] = ()) -> None:
+        super().__init__(findings)
+        self.notes = list(notes)
+
+
 def format_finding(finding: Finding) -> str:
     """One line: "error: call 3 (name), heads 0-11, batch 1, rows 5-7: what is wrong"."""
     severity = (
@@ -164,8 +176,9 @@ def diagnose_run(
     pad_tokens: Sequence[str] = DEFAULT_PAD_TOKENS,
     lengths: Sequence[int] | np.ndarray | None = None,
     max_fidelity: float | None = None,
-) -> list[Finding]:
-    """Every finding of every call of ``run``, by call, causes first.
+) -> Diagnosis:
+    """Every finding of every call of ``run``, by call, causes first (a list; ``notes``: what the
+    capture could not be checked for).
 
     ``pad_tokens``: tokens that are padding where they run from either end of a sequence.
     ``lengths``: (B,) the real length of each batch element, right padded (instead of tokens).
@@ -183,7 +196,8 @@ def diagnose_run(
     padding = [_padding(run, index, lens, pad_tokens) for index in range(run.layers)]
     causal = _causal_groups(facts, padding)
     paths = weights_paths(run)
-    findings: list[Finding] = []
+    findings = Diagnosis()
+    positions = PositionsReader()
     for fact, (pad_q, pad_k) in zip(facts, padding):
         query_tokens, key_tokens = run.call_tokens(fact.index)
         # Keys from another sequence than the queries (an encoder's, in cross-attention).
@@ -192,7 +206,25 @@ def diagnose_run(
             and key_tokens is not None
             and (query_tokens.shape != key_tokens.shape or not bool((query_tokens == key_tokens).all()))
         )
-        findings.extend(_diagnose_call(fact, pad_q, pad_k, causal.get(fact.index), pad_tokens, key_tokens, cross))
+        own = _diagnose_call(fact, pad_q, pad_k, causal.get(fact.index), pad_tokens, key_tokens, cross)
+        findings.extend(own)
+        if not cross:
+            # Positions only where the mask was read right: they are told from it by that.
+            clean = not any(f.severity == _ERROR for f in own)
+            for reading in positions.read(fact.index, fact.call, fact.allowed, pad_q, pad_k, query_tokens, clean):
+                findings.append(
+                    Finding(
+                        reading.kind,
+                        _ERROR,
+                        fact.index,
+                        fact.call.name,
+                        reading.text,
+                        reading.heads,
+                        reading.batch,
+                        reading.rows,
+                        reading.count,
+                    )
+                )
         overflow = score_overflow(fact.call, fact.dtype)
         if overflow is not None:
             findings.append(_rows_finding(fact, "score_overflow", overflow))
@@ -201,6 +233,7 @@ def diagnose_run(
         for kind, severity, text in (*problems, *paths.get(fact.index, ())):
             findings.append(Finding(kind, severity, fact.index, fact.call.name, text))  # type: ignore[arg-type,unused-ignore]
         fact.release()
+    findings.notes.extend(positions.notes())
     return findings
 
 

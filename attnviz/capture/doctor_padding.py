@@ -20,19 +20,19 @@ and otherwise says both halves (``padding_attended`` when only pads are seen, el
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
+from .doctor_source import keys_text as _keys_text
+from .doctor_source import wrong_source
+
 __all__ = ["PaddingReading", "read_padding"]
 
 #: The offsets a shifted mask is tried at (a mask more than a few places off is not "shifted").
 _SHIFTS = (1, -1, 2, -2, 3, -3)
-#: How many keys a sentence names before "...".
-_NAMED = 4
 
 
 @dataclass(frozen=True)
@@ -45,18 +45,6 @@ class PaddingReading:
     batch: tuple[int, ...]
     rows: tuple[int, ...]
     count: int
-
-
-def _keys_text(keys: Sequence[int], tokens: np.ndarray | None, e: int) -> str:
-    """ "key 3 'cat', key 4 '[PAD]'" (without tokens: "keys 3, 4")."""
-    named = list(keys)[:_NAMED]
-    if tokens is None:
-        text = ", ".join(str(k) for k in named)
-    else:
-        text = ", ".join(f"{k} {str(tokens[e, k])!r}" for k in named)
-    if len(keys) > _NAMED:
-        text += ", ..."
-    return text
 
 
 def read_padding(
@@ -117,13 +105,15 @@ def read_padding(
             for e in range(b):
                 if real_q[e].any():
                     reach[e] = np.arange(n_k) <= int(np.flatnonzero(real_q[e]).max())
+    if cross and pad_q is not None and pad_q.shape == (b, n_q):
+        # Before the order: a decoder's lengths over the encoder's keys can look like another
+        # element's padding.
+        source = wrong_source(seen, real_k, real_q, read, bad, attended, hidden, key_tokens)
+        if source is not None:
+            return PaddingReading("wrong_source", source, **where)  # type: ignore[arg-type]
     order = _order(seen, real_k, read, bad, reach)
     if order is not None:
         return PaddingReading("mask_order", message(order, both=halves), **where)  # type: ignore[arg-type]
-    if cross and pad_q is not None and pad_q.shape == (b, n_q):
-        source = _wrong_source(seen, real_k, real_q, read, bad, hidden, key_tokens)
-        if source is not None:
-            return PaddingReading("wrong_source", source, **where)  # type: ignore[arg-type]
     # A shift always hides a real key (the one moved out, or the first one moved over).
     # A mask is there when some key is hidden from every real query (a pad or a real one): only
     # then can it be one place off (no mask at all fits any shift of a batch with one pad each).
@@ -231,45 +221,6 @@ def _order(seen: np.ndarray, real_k: np.ndarray, read: np.ndarray, bad: np.ndarr
         "another batch element's real keys): a per-sequence mask expanded to (B*H, L_q, L_k) in the wrong order; "
         "nn.MultiheadAttention reads index b*num_heads + h, so expand with mask.repeat_interleave(num_heads, 0), "
         "not mask.repeat(num_heads, 1, 1); {both}",
-    )
-
-
-def _wrong_source(
-    seen: np.ndarray,
-    real_k: np.ndarray,
-    real_q: np.ndarray,
-    read: np.ndarray,
-    bad: np.ndarray,
-    hidden: np.ndarray,
-    tokens: np.ndarray | None,
-) -> str | None:
-    """The keys seen follow the queries' (decoder's) padding where it overlaps the keys."""
-    b, _h, n_k = seen.shape
-    n = min(n_k, real_q.shape[1])
-    elements = [e for e in range(b) if bad[e].any()]
-    for e in elements:
-        decoder = real_q[e][:n]
-        if bool((decoder == real_k[e][:n]).all()):
-            return None  # the two paddings agree where they overlap: nothing tells them apart
-        if not all(bool((seen[e, head][:n] == decoder).all()) for head in range(seen.shape[1])):
-            return None
-    hidden_text = "; ".join(
-        message(
-            QT_TRANSLATE_NOOP("Doctor", "batch {e}: encoder key(s) {keys}"),
-            e=e,
-            keys=_keys_text([int(k) for k in np.flatnonzero(hidden[e].any(0))], tokens, e),
-        )
-        for e in elements
-        if hidden[e].any()
-    )
-    return message(
-        QT_TRANSLATE_NOOP(
-            "Doctor",
-            "a decoder's mask on encoder keys: this cross-attention call's keys are the encoder's, but the keys it "
-            "lets through follow the decoder's padding, not the encoder's; real encoder keys wrongly hidden: "
-            "{hidden}; pass the encoder's attention_mask to cross-attention",
-        ),
-        hidden=hidden_text or QT_TRANSLATE_NOOP("Doctor", "none (padding keys attended instead)"),
     )
 
 

@@ -138,6 +138,9 @@ def _doctor(args: argparse.Namespace, voice: Voice) -> int:
         raise DoctorError(exception_message(exc), EXIT_USAGE) from exc
     for finding in findings:
         say(voice.text(format_finding(finding)), sys.stdout)
+    # What the capture could not be checked for (positions it does not show): said, never an error.
+    for note in getattr(findings, "notes", ()):
+        say(voice.text(message(QT_TRANSLATE_NOOP("Doctor", "note: {note}"), note=note)), sys.stdout)
     if args.calls:
         for index, call in enumerate(run.calls):
             say(voice.text(_call_line(index, call)), sys.stdout)

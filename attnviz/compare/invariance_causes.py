@@ -7,6 +7,9 @@
 * ``same_keep``: whether two calls let the same keys through on the rows compared;
 * ``read_call_padding``: the doctor's reading of a call's mask against the padding the
   inputs' attention mask gives (pads attended, real keys hidden, the shape of the mistake);
+* ``padded_inputs_differ``: whether the first call where a padded batch and a sequence alone
+  part was given other queries or keys for the same real tokens (then something outside
+  attention, its positions, moved with the padding; a mask cannot change them);
 * ``computation_difference``: what differs between two paths given the same mask: the grouping
   of KV heads, the scale, or (neither explaining it) a score term.
 """
@@ -30,6 +33,8 @@ __all__ = [
     "recorded_allowed",
     "readable_keep",
     "computation_difference",
+    "padded_inputs_differ",
+    "positions_moved",
     "read_call_padding",
     "same_keep",
     "step_inputs_differ",
@@ -99,6 +104,68 @@ def step_inputs_differ(
     dq = _largest(q_step * pick, q_full * pick) / scale
     dk = _heads_apart(k_step * pick, k_full * pick) / scale
     return dq, dk
+
+
+def padded_inputs_differ(padded: CapturedCall, alone: CapturedCall, b: int, rows: torch.Tensor) -> float | None:
+    """The largest difference (relative to the tensors' size) between the queries and keys that
+    batch element ``b`` of a padded run's ``padded`` call got at its real positions ``rows`` and
+    those its sequence alone got (``alone``, batch 1); None when they cannot be lined up."""
+    pairs = ((padded.queries, alone.queries), (padded.keys, alone.keys))
+    largest = 0.0
+    for test, ref in pairs:
+        if test is None or ref is None or ref.shape[0] != 1 or test.shape[0] <= b:
+            return None
+        if test.shape[-2] <= int(rows.max()) or ref.shape[-2] != len(rows):
+            return None
+        ours = test[b].index_select(-2, rows.to(test.device))
+        if ours.shape != ref[0].shape:
+            return None
+        scale = max(1.0, float(ref.abs().max()))
+        largest = max(largest, _largest(ours, ref[0]) / scale)
+    return largest
+
+
+def positions_moved(
+    call: CapturedCall,
+    alone: Sequence[CapturedCall],
+    b: int,
+    rows: torch.Tensor,
+    tol: float,
+    takes_positions: bool,
+    side: str,
+) -> str | None:
+    """The cause of the first call where batch element ``b`` padded on ``side`` and its sequence
+    alone part when it was given other queries or keys for the same tokens: every call before
+    agreed and its mask hides the padding, so the positions moved with the padding; None when
+    its queries and keys agree (then the mask is at fault) or cannot be lined up."""
+    partner = next((c for c in alone if c.name == call.name), None)
+    if partner is None:
+        return None
+    differ = padded_inputs_differ(call, partner, b, rows)
+    if differ is None or differ <= tol:
+        return None
+    fix = (
+        QT_TRANSLATE_NOOP("Invariance", "pass position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)")
+        if takes_positions
+        else QT_TRANSLATE_NOOP(
+            "Invariance",
+            "the model takes no position_ids (or ignores them), so pad its inputs on the other side (the "
+            "tokenizer's padding_side)",
+        )
+    )
+    return message(
+        QT_TRANSLATE_NOOP(
+            "Invariance",
+            "positions, not the mask: padded on the {side}, batch element {b}'s real tokens get other queries and "
+            "keys in this call than alone (largest difference {largest:.3g}), though every call before agrees and "
+            "this call's mask hides the padding: their positions moved with the padding (position embeddings "
+            "counted over the pads); the masks were ruled out; {fix}",
+        ),
+        side=side,
+        b=b,
+        largest=differ,
+        fix=fix,
+    )
 
 
 def _heads_apart(a: torch.Tensor, b: torch.Tensor) -> float:

@@ -898,6 +898,10 @@
         <translation>--max-fidelity {value}: esperado um número &gt;= 0, p. ex. 1e-5</translation>
     </message>
     <message>
+        <source>note: {note}</source>
+        <translation>nota: {note}</translation>
+    </message>
+    <message>
         <source>{n} call</source>
         <translation>{n} chamada</translation>
     </message>
@@ -1054,7 +1058,7 @@
     </message>
     <message>
         <source>the padding mask is shifted by {shift} position(s) against the padding the tokens show (the keys it lets through are the real keys moved {shift} place(s) {direction}): {both}; build it from the attention mask itself, position for position</source>
-        <extracomment>The offsets a shifted mask is tried at (a mask more than a few places off is not &quot;shifted&quot;). How many keys a sentence names before &quot;...&quot;.</extracomment>
+        <extracomment>The offsets a shifted mask is tried at (a mask more than a few places off is not &quot;shifted&quot;).</extracomment>
         <translation>a máscara de preenchimento está deslocada {shift} posição(ões) em relação ao preenchimento que os tokens mostram (as chaves que ela deixa passar são as chaves reais movidas {shift} lugar(es) {direction}): {both}; construa-a a partir da própria máscara de atenção, posição por posição</translation>
     </message>
     <message>
@@ -1095,15 +1099,73 @@
     </message>
     <message>
         <source>batch {e}: encoder key(s) {keys}</source>
+        <extracomment>How many keys a sentence names before &quot;...&quot;.</extracomment>
         <translation>lote {e}: chave(s) do codificador {keys}</translation>
     </message>
     <message>
-        <source>a decoder&apos;s mask on encoder keys: this cross-attention call&apos;s keys are the encoder&apos;s, but the keys it lets through follow the decoder&apos;s padding, not the encoder&apos;s; real encoder keys wrongly hidden: {hidden}; pass the encoder&apos;s attention_mask to cross-attention</source>
-        <translation>uma máscara do decodificador em chaves do codificador: as chaves desta chamada de atenção cruzada são do codificador, mas as chaves que ela deixa passar seguem o preenchimento do decodificador, não o do codificador; chaves reais do codificador escondidas por engano: {hidden}; passe a attention_mask do codificador para a atenção cruzada</translation>
+        <source>none</source>
+        <translation>nenhuma</translation>
     </message>
     <message>
-        <source>none (padding keys attended instead)</source>
-        <translation>nenhuma (em vez disso, chaves de preenchimento são atendidas)</translation>
+        <source>batch {e}: encoder padding key(s) {keys}</source>
+        <translation>lote {e}: chave(s) de preenchimento do codificador {keys}</translation>
+    </message>
+    <message>
+        <source>a decoder&apos;s mask on encoder keys: this cross-attention call&apos;s keys are the encoder&apos;s, but the keys it lets through follow the decoder&apos;s padding, not the encoder&apos;s</source>
+        <translation>uma máscara do decodificador sobre chaves do codificador: as chaves desta chamada de atenção cruzada são as do codificador, mas as chaves que ela deixa passar seguem o preenchimento do decodificador, não o do codificador</translation>
+    </message>
+    <message>
+        <source>cut to</source>
+        <translation>cortado para</translation>
+    </message>
+    <message>
+        <source>padded with zeros to</source>
+        <translation>preenchido com zeros até</translation>
+    </message>
+    <message>
+        <source>padded with ones to</source>
+        <translation>preenchido com uns até</translation>
+    </message>
+    <message>
+        <source>a decoder-length mask on encoder keys: this cross-attention call&apos;s {n_k} keys are the encoder&apos;s (real lengths {encoder}), but its mask is the decoder&apos;s padding ({n_q} positions, real lengths {decoder}) {how} {n_k} keys{also}</source>
+        <translation>uma máscara do comprimento do decodificador sobre chaves do codificador: as {n_k} chaves desta chamada de atenção cruzada são as do codificador (comprimentos reais {encoder}), mas sua máscara é o preenchimento do decodificador ({n_q} posições, comprimentos reais {decoder}) {how} {n_k} chaves{also}</translation>
+    </message>
+    <message>
+        <source> (or arange(L_enc) &lt; the decoder&apos;s lengths: the same keys here)</source>
+        <translation> (ou arange(L_enc) &lt; os comprimentos do decodificador: as mesmas chaves aqui)</translation>
+    </message>
+    <message>
+        <source>the decoder&apos;s padding on the encoder&apos;s keys: this cross-attention call&apos;s {n_k} keys are the encoder&apos;s (real lengths {encoder}), but the keys it lets through are the first decoder-length ones, arange(L_enc) &lt; the decoder&apos;s lengths ({decoder})</source>
+        <translation>o preenchimento do decodificador sobre as chaves do codificador: as {n_k} chaves desta chamada de atenção cruzada são as do codificador (comprimentos reais {encoder}), mas as chaves que ela deixa passar são as primeiras até o comprimento do decodificador, arange(L_enc) &lt; os comprimentos do decodificador ({decoder})</translation>
+    </message>
+    <message>
+        <source>{cause}; real encoder keys wrongly hidden: {hidden}; encoder padding keys attended: {pads}; pass the encoder&apos;s attention_mask to cross-attention</source>
+        <translation>{cause}; chaves reais do codificador escondidas por engano: {hidden}; chaves de preenchimento do codificador atendidas: {pads}; passe a attention_mask do codificador à atenção cruzada</translation>
+    </message>
+    <message>
+        <source>positions not verified in the cached step of call {index}: the rotation between its token at key {key} and that token&apos;s copy at key {old} is neither the {expected} position(s) the cache puts between them nor a restart at 0 (rotary frequencies scaled at the highest one, or a cache that dropped keys, such as a sliding window&apos;s, can do that); attnviz check --checks kv_cache compares the step with the full forward</source>
+        <extracomment>The most counts of hidden keys a restart is tried at (integers fill the circle: past a few dozen, some count fits any rotation). What is compared at most (the first batch elements, the first rows or shared tokens of each): one piece of evidence is enough, and a long shared prompt or chunked prefill stays cheap. A call of cross-attention by its name (its keys are another sequence&apos;s: no positions to read). (L_q, L_k) of the cached steps read (right or wrong): their other layers share their positions. The first causal call of a batch was read (deeper ones of an encoder-decoder&apos;s decoder depend on the encoder too: two equal prefixes no longer get equal queries there).</extracomment>
+        <translation>posições não verificadas no passo com cache da chamada {index}: a rotação entre seu token na chave {key} e a cópia desse token na chave {old} não é nem a(s) {expected} posição(ões) que o cache põe entre eles nem um recomeço em 0 (frequências rotary escaladas na mais alta, ou um cache que descartou chaves, como o de uma janela deslizante, podem causar isso); attnviz check --checks kv_cache compara o passo com o forward completo</translation>
+    </message>
+    <message>
+        <source>positions not checked in the left-padded batch of call {index}: a capture shows them only where two differently padded batch elements start with the same tokens (their queries must then agree), and it holds no such pair (or no tokens); attnviz check --checks padding runs each sequence alone against the batch</source>
+        <translation>posições não verificadas no lote preenchido à esquerda da chamada {index}: uma captura só as mostra onde dois elementos do lote preenchidos de modo diferente começam com os mesmos tokens (suas consultas devem então coincidir), e ela não contém tal par (ou não contém tokens); attnviz check --checks padding executa cada sequência sozinha contra o lote</translation>
+    </message>
+    <message>
+        <source>positions not checked in the cached step(s) of call(s) {calls}: a capture shows a step&apos;s positions only in a rotary model where a new token repeats one in its cache (at the first layer the two have the same values, and the rotation between their keys is their distance), and no new token here does (or the model adds positions to its embeddings, which changes the values too); attnviz check --checks kv_cache compares the step with the full forward</source>
+        <translation>posições não verificadas no(s) passo(s) com cache da(s) chamada(s) {calls}: uma captura só mostra as posições de um passo num modelo rotary em que um token novo repete um do seu cache (na primeira camada os dois têm os mesmos valores, e a rotação entre suas chaves é a distância entre eles), e nenhum token novo aqui repete (ou o modelo soma as posições aos seus embeddings, o que muda os valores também); attnviz check --checks kv_cache compara o passo com o forward completo</translation>
+    </message>
+    <message>
+        <source>in call {index} the position_ids count the pads of the left-padded batch (batch elements {e} and {f} start with the same tokens, {apart} position(s) apart, and their queries and keys are the same vectors rotated); rotary attention ignores a shift of a whole sequence, so its weights are those of each sequence&apos;s own positions; pass (attention_mask.cumsum(-1) - 1).clamp(min=0) all the same</source>
+        <translation>na chamada {index} as position_ids contam os preenchimentos do lote preenchido à esquerda (os elementos {e} e {f} do lote começam com os mesmos tokens, a {apart} posição(ões) de distância, e suas consultas e chaves são os mesmos vetores rotacionados); a atenção rotary ignora um deslocamento da sequência inteira, então seus pesos são os das posições próprias de cada sequência; passe (attention_mask.cumsum(-1) - 1).clamp(min=0) mesmo assim</translation>
+    </message>
+    <message>
+        <source>positions, not the mask: batch elements {e} and {f} start with the same tokens ({prefix}), so in this causal call their real token {i} must get the same queries, keys and values wherever the padding put it, yet its queries differ by up to {largest:.3g} (rows {x} and {y}); element {more} has {pads} more pad(s) before it than element {fewer}, and its position_ids count them (arange over a left-padded batch); the mask follows the padding here, so it was ruled out; pass position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</source>
+        <translation>as posições, não a máscara: os elementos {e} e {f} do lote começam com os mesmos tokens ({prefix}), então nesta chamada causal seu token real {i} deve receber as mesmas consultas, chaves e valores onde quer que o preenchimento o tenha posto, mas suas consultas diferem em até {largest:.3g} (linhas {x} e {y}); o elemento {more} tem {pads} preenchimento(s) a mais antes dele que o elemento {fewer}, e suas position_ids os contam (arange sobre um lote preenchido à esquerda); a máscara segue o preenchimento aqui, então foi descartada; passe position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</translation>
+    </message>
+    <message>
+        <source>positions, not the mask: this cached step&apos;s positions restart at 0: its new token at key {j} (query row {r}) repeats the token at key {old}, and at the first layer the rotation between their keys is {restart} position(s), where the {cached} cached token(s) before the step put them {expected} apart; the step was given positions counted from its own first token, not from the cache&apos;s length; offset them by the number of cached tokens (past_key_values.get_seq_length(), cache_position)</source>
+        <translation>as posições, não a máscara: as posições deste passo com cache recomeçam em 0: seu token novo na chave {j} (linha de consulta {r}) repete o token da chave {old}, e na primeira camada a rotação entre suas chaves é de {restart} posição(ões), onde o(s) {cached} token(s) em cache antes do passo os põem a {expected} de distância; o passo recebeu posições contadas a partir do seu próprio primeiro token, não do comprimento do cache; desloque-as pelo número de tokens em cache (past_key_values.get_seq_length(), cache_position)</translation>
     </message>
 </context>
 <context>
@@ -3744,6 +3806,14 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>o modelo falha em {what} embora rode no lote: {error} (uma máscara ou posição do comprimento de uma sequência aplicada a outra)</translation>
     </message>
     <message>
+        <source>the model fails on {what} in its cross-attention {name} though it runs on the batch: a decoder-length mask on the encoder&apos;s keys (the decoder&apos;s {decoder} positions against the encoder&apos;s {encoder} keys: {error}); in the batch both were as long, so the decoder&apos;s padding passed for the encoder&apos;s; pass the encoder&apos;s attention_mask to cross-attention</source>
+        <translation>o modelo falha em {what} na sua atenção cruzada {name} embora rode no lote: uma máscara do comprimento do decodificador sobre as chaves do codificador (as {decoder} posições do decodificador contra as {encoder} chaves do codificador: {error}); no lote ambos tinham o mesmo comprimento, então o preenchimento do decodificador passou pelo do codificador; passe a attention_mask do codificador à atenção cruzada</translation>
+    </message>
+    <message>
+        <source>the model fails on {what} in {name} though it runs on the batch: {error} (a mask or position of one sequence&apos;s length applied to another&apos;s)</source>
+        <translation>o modelo falha em {what} em {name} embora rode no lote: {error} (uma máscara ou posição do comprimento de uma sequência aplicada a outra)</translation>
+    </message>
+    <message>
         <source>in the batch as given, against its attention mask: {text}</source>
         <translation>no lote como foi dado, comparado com sua máscara de atenção: {text}</translation>
     </message>
@@ -3888,8 +3958,20 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>a saída é NaN ou infinita em {dtype} e finita em float32, embora todas as chamadas de atenção sejam finitas: um transbordamento fora da atenção</translation>
     </message>
     <message>
-        <source>the scale: the scores are scaled by {label} ({used:.4g}) where the other path uses {expected:.4g}</source>
+        <source>pass position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</source>
         <extracomment>Named modules listed in a sentence before &quot;...&quot;.</extracomment>
+        <translation>passe position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</translation>
+    </message>
+    <message>
+        <source>the model takes no position_ids (or ignores them), so pad its inputs on the other side (the tokenizer&apos;s padding_side)</source>
+        <translation>o modelo não recebe position_ids (ou os ignora), então preencha suas entradas do outro lado (o padding_side do tokenizador)</translation>
+    </message>
+    <message>
+        <source>positions, not the mask: padded on the {side}, batch element {b}&apos;s real tokens get other queries and keys in this call than alone (largest difference {largest:.3g}), though every call before agrees and this call&apos;s mask hides the padding: their positions moved with the padding (position embeddings counted over the pads); the masks were ruled out; {fix}</source>
+        <translation>as posições, não a máscara: preenchidos à {side}, os tokens reais do elemento {b} do lote recebem nesta chamada outras consultas e chaves que sozinhos (maior diferença {largest:.3g}), embora todas as chamadas anteriores coincidam e a máscara desta chamada esconda o preenchimento: suas posições se moveram com o preenchimento (embeddings de posição contados sobre os preenchimentos); as máscaras foram descartadas; {fix}</translation>
+    </message>
+    <message>
+        <source>the scale: the scores are scaled by {label} ({used:.4g}) where the other path uses {expected:.4g}</source>
         <translation>a escala: os escores são escalados por {label} ({used:.4g}) onde o outro caminho usa {expected:.4g}</translation>
     </message>
     <message>

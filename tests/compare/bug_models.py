@@ -401,3 +401,129 @@ def register_unscaled() -> str:
     AttentionInterface.register("attnviz_unscaled", unscaled_eager)
     masking_utils.AttentionMaskInterface.register("attnviz_unscaled", masking_utils.eager_mask)
     return "attnviz_unscaled"
+
+
+# ----------------------------------------------------------------------------- (f) wrong source, other lengths
+
+
+class LengthSeq2Seq(Seq2Seq):
+    """Encoder and decoder of different lengths; the bug: cross-attention's mask over the
+    encoder's keys built from the decoder's lengths (``arange(L_enc) < decoder_lengths``, as
+    speech and translation code writes masks; ``fit="lengths"``), or the decoder's attention mask
+    cut or padded with zeros to the encoder's length (``fit="mask"``)."""
+
+    def __init__(self, bug: bool = False, fit: str = "lengths") -> None:
+        super().__init__(bug)
+        self.fit = fit
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        decoder_input_ids: torch.Tensor,
+        decoder_attention_mask: torch.Tensor,
+    ) -> torch.Tensor:
+        n_enc, n_dec = input_ids.shape[1], decoder_input_ids.shape[1]
+        enc_keep = attention_mask.bool()[:, None, None, :]
+        dec_keep = decoder_attention_mask.bool()[:, None, None, :]
+        if not self.bug:
+            cross = enc_keep
+        elif self.fit == "lengths":
+            dec_len = decoder_attention_mask.sum(-1)
+            cross = (torch.arange(n_enc)[None] < dec_len[:, None])[:, None, None, :]
+        else:
+            fitted = decoder_attention_mask[:, :n_enc]
+            fitted = F.pad(fitted, (0, n_enc - fitted.shape[1]))
+            cross = fitted.bool()[:, None, None, :]
+        memory = self.encoder["self_attn"](self.embed(input_ids), self.embed(input_ids), enc_keep)
+        y = self.embed(decoder_input_ids)
+        y = self.decoder["self_attn"](y, y, dec_keep & torch.ones(n_dec, n_dec, dtype=torch.bool).tril())
+        return self.decoder["cross_attn"](y, memory, cross)
+
+
+def seq2seq_lengths(encoder: tuple[int, ...], decoder: tuple[int, ...]) -> dict[str, Any]:
+    enc = padded(encoder, seed=1)
+    dec = padded(decoder, seed=2)
+    return {**enc, "decoder_input_ids": dec["input_ids"], "decoder_attention_mask": dec["attention_mask"]}
+
+
+def longer_encoder(bug: bool = True, fit: str = "lengths") -> tuple[Any, dict[str, Any]]:
+    return LengthSeq2Seq(bug, fit), seq2seq_lengths((7, 3, 5), (4, 2, 3))
+
+
+def longer_encoder_twin() -> tuple[Any, dict[str, Any]]:
+    return longer_encoder(False)
+
+
+def longer_decoder(bug: bool = True, fit: str = "lengths") -> tuple[Any, dict[str, Any]]:
+    return LengthSeq2Seq(bug, fit), seq2seq_lengths((4, 2, 3), (7, 3, 5))
+
+
+def longer_decoder_twin() -> tuple[Any, dict[str, Any]]:
+    return longer_decoder(False)
+
+
+def fitted_mask(bug: bool = True) -> tuple[Any, dict[str, Any]]:
+    return longer_encoder(bug, "mask")
+
+
+def fitted_mask_twin() -> tuple[Any, dict[str, Any]]:
+    return fitted_mask(False)
+
+
+def lengths_left_decoder(bug: bool = True) -> tuple[Any, dict[str, Any]]:
+    """A left-padded decoder: ``arange(L_enc) < decoder_lengths`` is then no cut of its mask."""
+    enc = padded((7, 3, 5), seed=1)
+    dec = padded((4, 2, 3), side="left", seed=2)
+    inputs = {**enc, "decoder_input_ids": dec["input_ids"], "decoder_attention_mask": dec["attention_mask"]}
+    return LengthSeq2Seq(bug), inputs
+
+
+def lengths_left_decoder_twin() -> tuple[Any, dict[str, Any]]:
+    return lengths_left_decoder(False)
+
+
+def same_padding(bug: bool = True) -> tuple[Any, dict[str, Any]]:
+    """The decoder's mask on encoder keys in a batch whose two paddings agree: invisible in the
+    batch, a crash on a sequence alone (its encoder cut to its length, its decoder not)."""
+    enc = padded((6, 3, 5), seed=1)
+    dec = padded((6, 3, 5), seed=2)
+    return Seq2Seq(bug), {**enc, "decoder_input_ids": dec["input_ids"], "decoder_attention_mask": dec["attention_mask"]}
+
+
+def same_padding_twin() -> tuple[Any, dict[str, Any]]:
+    return same_padding(False)
+
+
+# ----------------------------------------------------------------------------- positions in one capture
+
+BOS = 1
+
+
+def with_bos(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Every sequence's first real token made BOS (id 1), as tokenizers add it."""
+    keep = inputs["attention_mask"]
+    for row in range(keep.shape[0]):
+        inputs["input_ids"][row, int(keep[row].argmax())] = BOS
+    return inputs
+
+
+def arange_positions_bos(bug: bool = True, absolute: bool = True) -> tuple[Any, dict[str, Any]]:
+    """``arange_positions`` with a BOS first: two batch elements then share a first token."""
+    model, inputs = arange_positions(bug)
+    return RotaryDecoder(absolute=absolute), with_bos(inputs)
+
+
+def arange_positions_bos_twin() -> tuple[Any, dict[str, Any]]:
+    return arange_positions_bos(False)
+
+
+def cached_step(model: Any, inputs: dict[str, Any], prefill: int, step: torch.Tensor) -> dict[str, Any]:
+    """The arguments of a one-token cached step after a prefill of ``prefill`` tokens (run here)."""
+    with torch.no_grad():
+        out = model(
+            inputs["input_ids"][:, :prefill], attention_mask=inputs["attention_mask"][:, :prefill], use_cache=True
+        )
+    cache = out[1] if isinstance(out, tuple) else out.past_key_values
+    keep = inputs["attention_mask"][:, : prefill + 1]
+    return {"input_ids": step, "attention_mask": keep, "past_key_values": cache, "use_cache": True}

@@ -215,6 +215,57 @@ SHAPES = {
         (0, 1),
         (0, 1, 2),
     ),
+    # Encoder and decoder of different lengths (issue 34's second half).
+    "decoder's lengths on a longer encoder": (
+        bugs.longer_encoder,
+        bugs.longer_encoder_twin,
+        "wrong_source",
+        (
+            "a decoder-length mask on encoder keys",
+            "(4 positions, real lengths 4, 2, 3) padded with zeros to 7 keys",
+            "real encoder keys wrongly hidden: batch 0: encoder key(s) 4 '",
+            "encoder padding keys attended: none",
+        ),
+        2,
+        (0, 1),
+        (0, 1, 2),
+    ),
+    "decoder's mask cut to a shorter encoder": (
+        bugs.longer_decoder,
+        bugs.longer_decoder_twin,
+        "wrong_source",
+        (
+            "a decoder-length mask on encoder keys",
+            "(7 positions, real lengths 7, 3, 5) cut to 4 keys",
+            "encoder padding keys attended: batch 1: encoder padding key(s) 2 '",
+            "batch 2: encoder padding key(s) 3 '",
+        ),
+        2,
+        (0, 1),
+        (1, 2),
+    ),
+    "decoder's mask padded to the encoder's length": (
+        bugs.fitted_mask,
+        bugs.fitted_mask_twin,
+        "wrong_source",
+        ("a decoder-length mask on encoder keys", "padded with zeros to 7 keys", "batch 1: encoder key(s) 2 '"),
+        2,
+        (0, 1),
+        (0, 1, 2),
+    ),
+    "decoder's lengths, left-padded decoder": (
+        bugs.lengths_left_decoder,
+        bugs.lengths_left_decoder_twin,
+        "wrong_source",
+        (
+            "the decoder's padding on the encoder's keys",
+            "arange(L_enc) < the decoder's lengths (4, 2, 3)",
+            "batch 0: encoder key(s) 4 '",
+        ),
+        2,
+        (0, 1),
+        (0, 1, 2),
+    ),
 }
 
 
@@ -287,6 +338,9 @@ COMMANDS = {
     "shift": ("shifted", "shifted_twin", ["--checks", "padding"]),
     "wrong source": ("wrong_source", "wrong_source_twin", ["--checks", "padding"]),
     "position_ids": ("arange_positions", "arange_positions_twin", ["--checks", "padding"]),
+    "wrong source, longer encoder": ("longer_encoder", "longer_encoder_twin", ["--checks", "padding"]),
+    "wrong source, longer decoder": ("longer_decoder", "longer_decoder_twin", ["--checks", "padding"]),
+    "wrong source, same padding": ("same_padding", "same_padding_twin", ["--checks", "padding"]),
 }
 
 
@@ -307,6 +361,8 @@ DOCTOR = {
     "mask order": (bugs.mask_order, bugs.mask_order_twin),
     "shift": (bugs.shifted, bugs.shifted_twin),
     "wrong source": (bugs.wrong_source, bugs.wrong_source_twin),
+    "wrong source, longer encoder": (bugs.longer_encoder, bugs.longer_encoder_twin),
+    "wrong source, longer decoder": (bugs.longer_decoder, bugs.longer_decoder_twin),
 }
 
 
@@ -355,3 +411,15 @@ def test_a_model_that_fails_on_a_sequence_alone_is_an_error_that_says_so():
     assert finding.kind == "padding" and finding.severity == "error" and finding.call == -1
     assert finding.message.startswith("the model fails on batch element 1 alone though it runs on the batch")
     assert "RuntimeError" in finding.message
+
+
+def test_a_decoder_mask_that_fits_the_batch_is_named_where_a_sequence_alone_fails():
+    # The two paddings agree in the batch: the decoder's mask passes there, and fails on a
+    # sequence alone, whose encoder is cut to its length and whose decoder is not.
+    (finding,) = check(bugs.same_padding, ("padding",))
+    assert finding.kind == "padding" and finding.severity == "error"
+    assert "fails on batch element 1 alone in its cross-attention decoder.cross_attn" in finding.message
+    assert "a decoder-length mask on the encoder's keys (the decoder's 6 positions against the encoder's 3 keys" in (
+        finding.message
+    )
+    assert list(check(bugs.same_padding_twin, ("padding",))) == []

@@ -20,7 +20,8 @@ from attnviz.compare.checks.base import (
     gap_finding,
     run_captured,
 )
-from attnviz.compare.invariance_causes import read_call_padding, recorded_allowed
+from attnviz.compare.failure_site import failure_text
+from attnviz.compare.invariance_causes import positions_moved, read_call_padding, recorded_allowed
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["PaddingCheck"]
@@ -77,16 +78,7 @@ class PaddingCheck(InvarianceCheck):
         try:
             return run_captured(self.model, inputs), None
         except Exception as exc:  # noqa: BLE001 - a model that fails on a sequence alone is a finding
-            text = message(
-                QT_TRANSLATE_NOOP(
-                    "Invariance",
-                    "the model fails on {what} though it runs on the batch: {error} (a mask or position of one "
-                    "sequence's length applied to another's)",
-                ),
-                what=what,
-                error=f"{type(exc).__name__}: {exc}",
-            )
-            return None, InvarianceFinding("padding", "error", -1, "", text)
+            return None, InvarianceFinding("padding", "error", -1, "", failure_text(self.model, exc, what, inputs))
 
     def _sides(self, call: CapturedCall) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
         """(real queries, real keys, key token ids) of ``call`` as the inputs' attention masks
@@ -347,6 +339,12 @@ class PaddingCheck(InvarianceCheck):
                         ),
                         side=side,
                     )
+            # Adjusted positions were tried above on the left: a model that still moves ignores them.
+            tried = side == "left" and "position_ids" not in self.inputs
+            takes = self._accepts("position_ids") and not tried
+            moved = positions_moved(call, alone[b].calls, b, pos, self.tol, takes, side)
+            if moved is not None:
+                return moved
         return message(
             QT_TRANSLATE_NOOP(
                 "Invariance",

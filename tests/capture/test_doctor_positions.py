@@ -1,0 +1,248 @@
+"""Positions read from one capture (issue 34): a cached step whose rotary positions restart at 0,
+and position_ids counting the pads of a left-padded batch, each beside its correct twin (the same
+weights, right positions) and the variants the doctor was not built on (Llama's eager and SDPA
+paths, Qwen2, Mistral with a sliding window, GPT-2's learned positions). What one capture cannot
+show is a note that says so and names ``attnviz check``; never an error, never silence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import attnviz
+from attnviz.capture import diagnose_run, format_finding
+from attnviz.cli.doctor import doctor_main
+from tests.compare import bug_models as bugs
+from tests.compare.models import VOCAB, batch, gpt2, llama, transformers
+
+
+def lines(findings: Any) -> str:
+    return "\n".join([*(format_finding(f) for f in findings), *findings.notes])
+
+
+def restart(model: Any) -> Any:
+    """A transformers decoder whose rotary positions count from each call's first token."""
+    rotary = model.model.rotary_emb.forward
+    model.model.rotary_emb.forward = lambda x, position_ids: rotary(x, position_ids - position_ids[:, :1])
+    return model
+
+
+def step_diagnosis(
+    model: Any, repeat: bool, lengths: tuple[int, ...] = (6, 6, 6), side: str = "right", copy_of: int = 1
+) -> Any:
+    """The doctor on a capture of one cached step after a 4-token prefill; the step's token is
+    key ``copy_of``'s again (``repeat``) or a token of its own."""
+    inputs = batch(lengths, side=side) if side == "left" else bugs.padded(lengths)
+    ids = inputs["input_ids"]
+    # A token of its own: one no sequence has in its first 4 (both vocabularies hold 1-29).
+    new = next(t for t in range(1, bugs.VOCAB) if not bool((ids[:, :4] == t).any()))
+    step = ids[:, copy_of : copy_of + 1] if repeat else torch.full_like(ids[:, :1], new)
+    arguments = bugs.cached_step(model, inputs, 4, step)
+    with attnviz.capture(model) as cap, torch.no_grad():
+        model(**arguments)
+    return diagnose_run(cap.to_run())
+
+
+def qwen2() -> Any:
+    t = transformers()
+    torch.manual_seed(0)
+    config = t.Qwen2Config(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        attn_implementation="sdpa",
+    )
+    return t.Qwen2ForCausalLM(config).eval()
+
+
+def mistral(window: int | None = 3) -> Any:
+    t = transformers()
+    torch.manual_seed(0)
+    config = t.MistralConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        sliding_window=window,
+        attn_implementation="eager",
+    )
+    return t.MistralForCausalLM(config).eval()
+
+
+# ----------------------------------------------------------------------------- a cached step
+
+
+def test_a_cached_step_whose_rotary_positions_restart_is_named_from_its_capture_alone():
+    found = step_diagnosis(bugs.RotaryDecoder(restart_positions=True), repeat=True)
+    (finding,) = found
+    assert (finding.kind, finding.severity, finding.call, finding.name) == ("positions", "error", 0, "layers.0")
+    assert finding.batch == (0, 1, 2) and finding.rows == (0,) and finding.heads == (0, 1, 2, 3)
+    for words in (
+        "positions, not the mask",
+        "positions restart at 0",
+        "new token at key 4 (query row 0) repeats the token at key 1",
+        "rotation between their keys is -1 position(s)",
+        "the 4 cached token(s) before the step put them 3 apart",
+    ):
+        assert words in finding.message, finding.message
+    # The twin: the same weights, the step at position 4. Checked (its copy of key 1 is 3 apart): no note.
+    twin = step_diagnosis(bugs.RotaryDecoder(), repeat=True)
+    assert twin == [] and twin.notes == [], lines(twin)
+
+
+def test_a_step_whose_token_repeats_none_in_its_cache_is_said_to_be_unchecked():
+    for model in (bugs.RotaryDecoder(restart_positions=True), bugs.RotaryDecoder()):
+        found = step_diagnosis(model, repeat=False)
+        assert found == [], lines(found)
+        (note,) = found.notes
+        assert note.startswith("positions not checked in the cached step(s) of call(s) 0, 1")
+        assert "attnviz check --checks kv_cache" in note
+
+
+MODELS = {
+    "llama sdpa": lambda: llama(implementation="sdpa"),
+    "llama eager": lambda: llama(implementation="eager"),
+    "qwen2": qwen2,
+    "mistral": lambda: mistral(None),
+}
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_restarted_positions_in_transformers_decoders(name):
+    found = step_diagnosis(restart(MODELS[name]()), repeat=True)
+    (finding,) = found
+    assert (finding.kind, finding.severity, finding.call) == ("positions", "error", 0), lines(found)
+    assert finding.name == "model.layers.0.self_attn" and finding.rows == (0,)
+    assert "positions restart at 0" in finding.message
+    twin = step_diagnosis(MODELS[name](), repeat=True)
+    assert twin == [] and twin.notes == [], lines(twin)
+
+
+def test_a_sliding_window_cache_that_dropped_keys_is_not_verified_and_says_so():
+    # Mistral's window of 3 keeps the last 2 keys in its cache: a key's place in the call is no
+    # longer its position, so a restart cannot be named; the twin still checks (3 is key 1 here).
+    twin = step_diagnosis(mistral(3), repeat=True, copy_of=3)
+    assert twin == [] and twin.notes == [], lines(twin)
+    found = step_diagnosis(restart(mistral(3)), repeat=True, copy_of=3)
+    assert [f for f in found if f.severity == "error"] == [], lines(found)
+    (note,) = found.notes
+    assert note.startswith("positions not verified in the cached step of call 0") and "sliding window" in note
+
+
+def test_a_left_padded_step_reads_positions_among_real_keys():
+    # Left padded, generate()'s positions: the step's token is real token 4 - pads, its copy
+    # real token 1 - pads (both after the pads). The twin is silent; a restart is still named.
+    twin = step_diagnosis(llama(), repeat=True, lengths=(6, 4, 5), side="left")
+    assert [f for f in twin if f.kind == "positions"] == [], lines(twin)
+    found = step_diagnosis(restart(llama()), repeat=True, lengths=(6, 4, 5), side="left")
+    (finding,) = [f for f in found if f.kind == "positions"]
+    # Element 1 has two pads: its key 1 is one, no copy of a real token to read.
+    assert finding.batch == (0, 2) and "positions restart at 0" in finding.message, lines(found)
+
+
+def test_a_model_without_rotary_positions_is_never_blamed():
+    # GPT-2's keys carry no rotation: the step's positions cannot be read; said, exit status 0.
+    found = step_diagnosis(gpt2(), repeat=True)
+    assert [f for f in found if f.severity == "error"] == [], lines(found)
+    assert any("positions not checked in the cached step" in note for note in found.notes)
+
+
+# ----------------------------------------------------------------------------- a left-padded batch
+
+
+def capture_left_padded(model: Any, inputs: dict[str, Any], tokens: bool = True) -> Any:
+    keep = inputs["attention_mask"]
+    cap = attnviz.capture(model, tokens=bugs.tokens(inputs["input_ids"], keep) if tokens else None)
+    with cap, torch.no_grad():
+        model(**inputs)
+    return cap
+
+
+def test_arange_positions_over_left_padding_are_named_from_one_capture():
+    found = diagnose_run(capture_left_padded(*bugs.arange_positions_bos()).to_run())
+    (finding,) = found
+    assert (finding.kind, finding.severity, finding.call) == ("positions", "error", 0), lines(found)
+    assert finding.batch == (0, 1) and finding.rows == (0, 2)
+    for words in (
+        "positions, not the mask",
+        "batch elements 0 and 1 start with the same tokens (w1)",
+        "element 1 has 2 more pad(s) before it than element 0",
+        "arange over a left-padded batch",
+        "the mask follows the padding here, so it was ruled out",
+    ):
+        assert words in finding.message, finding.message
+    twin = diagnose_run(capture_left_padded(*bugs.arange_positions_bos_twin()).to_run())
+    assert twin == [] and twin.notes == [], lines(twin)
+
+
+def test_a_rotary_shift_of_whole_sequences_is_a_note_not_an_error():
+    # Rotary positions only: arange moves each sequence as a whole, which rotary attention ignores
+    # (attnviz check finds the batch equal to each sequence alone).
+    found = diagnose_run(capture_left_padded(*bugs.arange_positions_bos(absolute=False)).to_run())
+    assert found == [], lines(found)
+    (note,) = found.notes
+    assert "position_ids count the pads" in note and "rotary attention ignores" in note
+
+
+def test_gpt2_left_padded_without_position_ids_is_named():
+    # transformers' GPT-2 counts positions with arange when it is given none.
+    inputs = bugs.with_bos(batch((6, 4, 3), side="left"))
+    found = diagnose_run(capture_left_padded(gpt2(), inputs).to_run())
+    assert [f.kind for f in found if f.severity == "error"] == ["positions"], lines(found)
+    assert "element 1 has 2 more pad(s)" in found[0].message
+    own = (inputs["attention_mask"].cumsum(-1) - 1).clamp(min=0)
+    twin = diagnose_run(capture_left_padded(gpt2(), {**inputs, "position_ids": own}).to_run())
+    assert [f for f in twin if f.severity == "error"] == [] and twin.notes == [], lines(twin)
+
+
+def test_what_a_left_padded_capture_cannot_show_is_said():
+    # No tokens, or no two elements that start alike: the positions were not checked.
+    for inputs, tokens in (
+        (bugs.with_bos(batch((6, 4, 3), side="left")), False),
+        (batch((6, 4, 3), side="left"), True),
+    ):
+        found = diagnose_run(capture_left_padded(gpt2(), inputs, tokens=tokens).to_run())
+        assert [f for f in found if f.severity == "error"] == [], lines(found)
+        assert any(n.startswith("positions not checked in the left-padded batch") for n in found.notes), lines(found)
+        assert any("attnviz check --checks padding" in n for n in found.notes)
+    # Right padded: arange is each sequence's own; nothing to say.
+    right = diagnose_run(capture_left_padded(gpt2(), bugs.with_bos(batch((6, 4, 3)))).to_run())
+    assert right.notes == [], lines(right)
+
+
+# ----------------------------------------------------------------------------- the command line
+
+
+def test_attnviz_doctor_exits_1_on_wrong_positions_and_0_on_their_twins(tmp_path: Path, capsys):
+    inputs = bugs.padded((6, 6, 6))
+    for restarted, status in ((True, 1), (False, 0)):
+        model = bugs.RotaryDecoder(restart_positions=restarted)
+        arguments = bugs.cached_step(model, inputs, 4, inputs["input_ids"][:, 1:2])
+        with attnviz.capture(model) as cap, torch.no_grad():
+            model(**arguments)
+        path = tmp_path / f"step-{restarted}.attnviz-capture"
+        cap.save(path)
+        assert doctor_main([str(path)]) == status
+        out = capsys.readouterr().out
+        assert ("positions restart at 0" in out) == restarted, out
+    for factory, status in ((bugs.arange_positions_bos, 1), (bugs.arange_positions_bos_twin, 0)):
+        path = tmp_path / f"{factory.__name__}.attnviz-capture"
+        capture_left_padded(*factory()).save(path)
+        assert doctor_main([str(path)]) == status
+        out = capsys.readouterr().out
+        assert ("position_ids count them" in out) == (status == 1), out
+    unchecked = tmp_path / "unchecked.attnviz-capture"
+    capture_left_padded(gpt2(), batch((6, 4, 3), side="left"), tokens=False).save(unchecked)
+    assert doctor_main([str(unchecked)]) == 0
+    out = capsys.readouterr().out
+    assert "note: positions not checked in the left-padded batch" in out
