@@ -215,7 +215,8 @@ class Patch:
 
     def _rebind(self, capture: Capture, installed: Installed) -> None:
         """Point the names a captured model's modules bound to SDPA or flex_attention at import
-        at the wrappers (put back with everything else)."""
+        at the wrappers, and let each path patch what the model holds of it (put back with
+        everything else)."""
         if capture.model is None:
             return
         targets = {id(installed.sdpa): installed.sdpa_wrapper}
@@ -242,6 +243,8 @@ class Patch:
                 swap = Swap(namespace, attr, value, wrapper, f"{name}.{attr}")
                 swap.install()
                 installed.swaps.append(swap)
+        for path in PATHS:  # what the model holds of a path of its own (a custom softmax's class)
+            path.attach(self, installed, capture.model)
 
 
 def _restore(installed: Installed) -> list[str]:

@@ -419,8 +419,8 @@ class Capture:
     def _wanted(self) -> bool:
         return self._active and (self._selected is None or self._local.selected > 0)
 
-    def _base_name(self) -> str | None:
-        stack = self._local.stack
+    def _base_name(self, up: int = 0) -> str | None:
+        stack = self._local.stack[: len(self._local.stack) - up]
         base = self._names[stack[-1]] if stack else None
         if base is None or base == "":
             base = type(stack[-1]).__name__ if stack else None
@@ -429,12 +429,14 @@ class Capture:
     def _numbered(self, base: str | None) -> str:
         return numbered(self._uses, base, len(self.calls))
 
-    def _context(self) -> dict[str, Any]:
+    def _context(self, up: int = 0) -> dict[str, Any]:
         """What the module stack says about the call being recorded: its name, the module that
-        made it, whether it attends to another sequence or belongs to an encoder."""
+        made it, whether it attends to another sequence or belongs to an encoder. ``up``: the
+        module that many levels above the one running (a softmax module's attention module)."""
         stack, given = self._local.stack, self._local.given
+        stack, given = stack[: len(stack) - up], given[: len(given) - up]
         module = stack[-1] if stack else None
-        base = self._base_name()
+        base = self._base_name(up)
         label = base or ""
         return {
             "module_key": id(module) if module is not None else 0,

@@ -7,10 +7,17 @@
 
 from __future__ import annotations
 
-from . import flex, interface, mha, sdpa, softmax
+from . import custom_softmax, flex, interface, mha, sdpa, softmax
 from .base import AttentionPath
 
 #: Every path the patch installs, in order.
-PATHS: tuple[AttentionPath, ...] = (sdpa.PATH, mha.PATH, softmax.PATH, flex.PATH, interface.PATH)
+PATHS: tuple[AttentionPath, ...] = (
+    sdpa.PATH,
+    mha.PATH,
+    softmax.PATH,
+    flex.PATH,
+    interface.PATH,
+    custom_softmax.PATH,
+)
 
 __all__ = ["PATHS", "AttentionPath"]

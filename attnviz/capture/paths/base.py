@@ -34,6 +34,8 @@ class Recorder(Protocol):
     the calls given the very same tensors."""
 
     model: nn.Module | None
+    #: The calls recorded so far, in call order.
+    calls: list[CapturedCall]
     #: The thread that entered the capture, and its per-thread record of the model's modules
     #: running (``_local.stack``, ``_local.given``): whose call a call made now is.
     _thread: int
@@ -43,7 +45,7 @@ class Recorder(Protocol):
 
     def _guarded(self, record: Callable[[], None]) -> None: ...
 
-    def _context(self) -> dict[str, Any]: ...
+    def _context(self, up: int = 0) -> dict[str, Any]: ...
 
     def _add(
         self,
@@ -175,11 +177,16 @@ class Hub(Protocol):
 class AttentionPath(Protocol):
     """One attention path: ``install`` replaces what it patches (appending to
     ``installed.swaps``, which the patch installs and puts back), and its wrappers hand each call
-    to the recipients' ``_guarded`` with the adapter's own ``record``."""
+    to the recipients' ``_guarded`` with the adapter's own ``record``; ``attach`` patches what
+    one captured model holds (nothing, for most paths)."""
 
     name: str
 
     def install(self, hub: Hub, installed: Installed) -> None: ...
+
+    def attach(self, hub: Hub, installed: Installed, model: nn.Module) -> None:
+        """Patch what a captured ``model`` holds of this path (its own classes), once per
+        installation (``installed.rebound``); called for each capture given a model."""
 
 
 def sdpa_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:

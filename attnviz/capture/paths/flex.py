@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch import nn
 
 from attnviz.state.run import CallPath
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
@@ -75,6 +76,9 @@ class FlexHook:
 
 class FlexPath:
     name = "flex_attention"
+
+    def attach(self, hub: Hub, installed: Installed, model: nn.Module) -> None:
+        pass  # nothing of a model's own
 
     def install(self, hub: Hub, installed: Installed) -> None:
         frames = hub.frames

@@ -14,11 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch import nn
 
 from attnviz.state.run import CallPath
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
-from .. import shaping
+from .. import broadcasting, shaping
 from ..calls import CapturedCall, Term
 from . import sdpa
 from .base import MISSING, Hub, Installed, InterfaceFrame, Recorder, Swap, flag, function_name
@@ -29,6 +30,9 @@ _INTERFACE_MODULE = "transformers.modeling_utils"
 
 class InterfacePath:
     name = "attention_interface"
+
+    def attach(self, hub: Hub, installed: Installed, model: nn.Module) -> None:
+        pass  # nothing of a model's own
 
     def install(self, hub: Hub, installed: Installed) -> None:
         interface_module = sys.modules.get(_INTERFACE_MODULE)
@@ -135,6 +139,7 @@ def record(capture: Recorder, frame: InterfaceFrame, result: Any) -> None:
     q, k, v, mask = a["query"], a["key"], a["value"], a["attention_mask"]
     if not all(isinstance(t, torch.Tensor) for t in (q, k, v)) or q.dim() != 4:
         raise TypeError("an attention function given no (B, H, L, d) tensors is not recorded")
+    q, k, v, _one_kv_head, broadcast_note = broadcasting.broadcast(q, k, v)
     module = frame.module
     out: Any
     out, weights = (result[0], result[1] if len(result) > 1 else None) if isinstance(result, tuple) else (result, None)
@@ -147,7 +152,7 @@ def record(capture: Recorder, frame: InterfaceFrame, result: Any) -> None:
     mask_mod = None
     kpm = None
     attn_mask: torch.Tensor | None = None
-    notes: list[str] = []
+    notes: list[str] = [broadcast_note]
     implementation = frame.implementation
     softcap = a.get("softcap")
     if isinstance(softcap, (int, float)) and not isinstance(softcap, bool) and softcap > 0:
@@ -186,6 +191,16 @@ def record(capture: Recorder, frame: InterfaceFrame, result: Any) -> None:
             )
         )
         sinks = None
+    after = sinks is not None and sinks_after_softmax(weights, q.shape, q.dtype)
+    if after:
+        notes.append(
+            QT_TRANSLATE_NOOP(
+                "Capture",
+                "sinks applied after the softmax, as the model does (each row's output scaled by "
+                "sigmoid(logsumexp - sink)): the model reports its weights before them, as weights() returns "
+                "them; the run's map shows them with the sink's share (what the output mixes)",
+            )
+        )
     window = a.get("sliding_window")
     if isinstance(window, int) and not isinstance(window, bool) and window > 0:
         notes.append(
@@ -222,6 +237,7 @@ def record(capture: Recorder, frame: InterfaceFrame, result: Any) -> None:
             mask_mod=mask_mod,
             terms=terms,
             sinks=shaping.copy(sinks.detach()) if sinks is not None else None,
+            sinks_after_softmax=after,
             returned_weights=shaping.copy(returned),
             path=CallPath(
                 implementation, function_name(frame.function), weights_requested=flag(a.get("output_attentions"))
@@ -237,3 +253,16 @@ def record(capture: Recorder, frame: InterfaceFrame, result: Any) -> None:
 
 
 PATH = InterfacePath()
+
+
+def sinks_after_softmax(weights: Any, shape: tuple[int, ...], dtype: torch.dtype) -> bool:
+    """Whether a call with sinks returned weights whose rows sum to 1: the model applied its
+    sinks after the softmax (to the output) and reports the weights before them (Granite's
+    sliding-window variants); a sink logit inside the softmax (gpt-oss) leaves rows summing to
+    less. Tolerance: the softmax's rounding over a row, wider in half precision."""
+    if not isinstance(weights, torch.Tensor) or tuple(weights.shape[:3]) != tuple(shape[:3]):
+        return False
+    rows = weights.detach().double().sum(-1)
+    rows = rows[torch.isfinite(rows) & (rows > 0)]
+    tolerance = 1e-2 if dtype in (torch.float16, torch.bfloat16) else 1e-4
+    return bool(rows.numel()) and bool(((rows - 1).abs() <= tolerance).all())

@@ -22,6 +22,9 @@ from .base import Hub, Installed, MhaFrame, Recorder, Swap
 class MhaPath:
     name = "multihead_attention"
 
+    def attach(self, hub: Hub, installed: Installed, model: nn.Module) -> None:
+        pass  # nothing of a model's own
+
     def install(self, hub: Hub, installed: Installed) -> None:
         frames = hub.frames
         mha_forward = nn.MultiheadAttention.__dict__["forward"]

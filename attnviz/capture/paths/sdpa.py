@@ -10,11 +10,12 @@ import functools
 from typing import Any
 
 import torch
+from torch import nn
 
 from attnviz.state.run import CallPath
 from attnviz.text.tr import QT_TRANSLATE_NOOP
 
-from .. import shaping
+from .. import broadcasting, shaping
 from ..calls import CapturedCall
 from .base import Hub, Installed, InterfaceFrame, Recorder, Swap, flag, function_name, sdpa_arguments
 
@@ -23,6 +24,9 @@ _F = torch.nn.functional
 
 class SdpaPath:
     name = "sdpa"
+
+    def attach(self, hub: Hub, installed: Installed, model: nn.Module) -> None:
+        pass  # nothing of a model's own
 
     def install(self, hub: Hub, installed: Installed) -> None:
         frames = hub.frames
@@ -99,6 +103,9 @@ def record(capture: Recorder, given: dict[str, Any], out: Any, frame: InterfaceF
                 "a GQA decode step transformers ran with its query heads folded into the query axis: shown "
                 "unfolded, one query per head",
             )
+    q, k, v, one_kv_head, broadcast_note = broadcasting.broadcast(q, k, v)
+    enable_gqa = enable_gqa or one_kv_head
+    note = "; ".join(n for n in (note, broadcast_note) if n)
     context = capture._context()
     capture._add(
         lambda: CapturedCall(

@@ -17,6 +17,7 @@ from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 from .. import shaping
 from ..calls import CapturedCall
+from . import banded
 from .base import MISSING, Hub, Installed, Recorder, Swap, flag
 
 #: The attribute a swapped function's wrapper keeps its original under (the function mode runs it).
@@ -27,6 +28,9 @@ _MASK_ARGUMENTS = ("attention_mask", "attn_mask", "mask", "causal_mask")
 
 class SoftmaxPath:
     name = "softmax"
+
+    def attach(self, hub: Hub, installed: Installed, model: nn.Module) -> None:
+        pass  # nothing of a model's own
 
     def install(self, hub: Hub, installed: Installed) -> None:
         frames = hub.frames
@@ -70,14 +74,8 @@ def record(capture: Recorder, inputs: torch.Tensor, out: Any) -> None:
     module = stack[-1] if stack else None
     if not isinstance(out, torch.Tensor) or module is None:
         return
-    weights = shaping.weights_4d(out, module)
-    if weights is None:
-        return
-    b, h, n_q, n_k = weights.shape
     args, kwargs = given[-1] if given else ((), {})
     kwargs = named_arguments(module, args, kwargs)
-    mask, kpm = module_mask(args, kwargs, (b, h, n_q, n_k))
-    context = capture._context()
     name = type(module).__name__
     note = message(
         QT_TRANSLATE_NOOP(
@@ -87,6 +85,23 @@ def record(capture: Recorder, inputs: torch.Tensor, out: Any) -> None:
         ),
         module=name,
     )
+    weights: torch.Tensor | None
+    band = banded.recognise(module, out)
+    if band is not None:  # Longformer's band: its (L, L) map, the mask already in it
+        weights, band_note = banded.dense(out, band, kwargs)
+        note = message(QT_TRANSLATE_NOOP("Capture", "{first}; {second}"), first=note, second=band_note)
+        mask, kpm = None, None
+    elif hasattr(module, "one_sided_attn_window_size"):
+        # A banded module's other softmax: its global queries' rows, written into its band's map.
+        last = capture.calls[-1] if capture.calls else None
+        banded.fill_global_rows(last, capture._context()["module_key"], out, kwargs)
+        return
+    else:
+        weights = shaping.weights_4d(out, module)
+        if weights is None:
+            return
+        mask, kpm = module_mask(args, kwargs, tuple(weights.shape))  # type: ignore[arg-type]
+    context = capture._context()
     rate = dropout_rate(module)
     if rate > 0:  # the weights are recorded before the module's dropout, which then ran
         note = message(
