@@ -99,6 +99,9 @@ class CapturedCall:
     # before them: ``weights()`` returns them so; False: the sink is a logit of the softmax
     # (gpt-oss), whose weights carry it.
     sinks_after_softmax: bool = False
+    # A decoder's self- and cross-attention merged in one softmax (T5Gemma 2): its first
+    # ``self_keys`` keys are the decoder's own, the others the encoder's (0: not merged).
+    self_keys: int = 0
     returned_weights: torch.Tensor | None = None
     recorded_weights: torch.Tensor | None = None
     path: CallPath = field(default_factory=CallPath)

@@ -319,7 +319,9 @@ class Capture:
             (t for c in calls if (t := shaping.fitting_tokens(self.tokens, c.shape[0], c.shape[2], cache)) is not None),
             None,
         )
-        return ModelRun(tuple(calls), main, main, source="capture", shard=self.shard)
+        # As keys only where some call has that many (a merged self+cross decoder has none).
+        keys = main if main is not None and any(c.shape[0::3] == main.shape for c in calls) else None
+        return ModelRun(tuple(calls), main, keys, source="capture", shard=self.shard)
 
     def save(self, path: str | Path) -> None:
         """Write the run to a capture file (``attnviz.io.load_capture`` reads it back)."""
@@ -339,6 +341,10 @@ class Capture:
         key_side = encoder if call.encoder or call.cross else main
         call.query_tokens = shaping.fitting_tokens(query_side, b, n_q, cache)
         call.key_tokens = shaping.fitting_tokens(key_side, b, n_k, cache)
+        if call.self_keys:  # merged self+cross keys: the decoder's own, then the encoder's
+            own = shaping.fitting_tokens(main, b, call.self_keys, cache)
+            other = shaping.fitting_tokens(encoder, b, n_k - call.self_keys, cache)
+            call.key_tokens = None if own is None or other is None else np.concatenate([own, other], axis=1)
         missing = []
         for axis, tokens, given, length in (
             ("queries", call.query_tokens, query_side, n_q),

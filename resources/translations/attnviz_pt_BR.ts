@@ -268,6 +268,14 @@
         <source>a softmax of its own ({softmax} in {module}): its output was recorded as the weights, as the model computed them (an integer softmax&apos;s rows sum to 1 only up to its rounding); queries, keys and values are not visible to a capture (weights only)</source>
         <translation>um softmax próprio ({softmax} em {module}): sua saída foi registrada como os pesos, como o modelo os calculou (as linhas de um softmax inteiro somam 1 só até o seu arredondamento); consultas, chaves e valores não são visíveis a uma captura (apenas pesos)</translation>
     </message>
+    <message>
+        <source>the function returned its heads&apos; average weights (average_attn_weights=True): a map the model reports from it is that average (in every head, for WavLM); each head here is its own</source>
+        <translation>a função devolveu a média dos pesos das suas cabeças (average_attn_weights=True): um mapa que o modelo informa a partir dela é essa média (em todas as cabeças, no WavLM); cada cabeça aqui é a sua própria</translation>
+    </message>
+    <message>
+        <source>self- and cross-attention merged in one softmax: keys 0-{last} are the decoder&apos;s own, the next {cross} the encoder&apos;s; the model reports the two column blocks as two maps (each a part of this one softmax)</source>
+        <translation>autoatenção e atenção cruzada fundidas num só softmax: as chaves 0-{last} são do próprio decodificador, as {cross} seguintes do codificador; o modelo informa os dois blocos de colunas como dois mapas (cada um parte deste único softmax)</translation>
+    </message>
 </context>
 <context>
     <name>Code</name>

@@ -222,3 +222,100 @@ def test_finite_runs_keep_the_model_settings() -> None:
     with torch.no_grad(), attnviz.capture(model) as cap:
         model(torch.randn(2, 6, 8), torch.tensor([6, 6]))
     assert State.from_run(cap.to_run()).settings == MODEL_SETTINGS
+
+
+def test_wavlm_gated_position_bias_through_the_functional_mha_is_reproduced() -> None:
+    # WavLM calls F.multi_head_attention_forward itself, its gated relative position bias as
+    # attn_mask; the weights it reports are the heads' average (average_attn_weights=True) in
+    # every head: that was the "1e-2 not reproduced", now a call with its heads and a note.
+    torch.manual_seed(0)
+    config = transformers.WavLMConfig(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=37,
+        conv_dim=(16, 16),
+        conv_stride=(5, 2),
+        conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=2,
+        num_buckets=16,
+        max_bucket_distance=20,
+    )
+    model = transformers.WavLMModel(config).eval()
+    mask = torch.ones(2, 400, dtype=torch.long)
+    mask[1, 300:] = 0
+    cap, out = _captured(model, input_values=torch.randn(2, 400), attention_mask=mask)
+    assert [c.kind for c in cap.calls] == ["multihead_attention"] * 2
+    for call, reported in zip(cap.calls, out.attentions, strict=True):
+        assert not call.weights_only
+        assert call.path.function == "torch.nn.functional.multi_head_attention_forward"
+        assert call.fidelity is not None and call.fidelity < TOL
+        assert "average" in call.note
+        weights = call.weights()
+        assert torch.allclose(weights.mean(1, keepdim=True).expand_as(reported), reported, atol=TOL)
+        assert not torch.allclose(weights[:, 0], weights[:, 1], atol=1e-3)  # the heads differ
+
+
+def test_nn_multihead_attention_is_recorded_once_through_its_functional_call() -> None:
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    x = torch.randn(2, 5, 8)
+    with torch.no_grad(), attnviz.capture(mha) as cap:
+        mha(x, x, x, need_weights=True)
+    assert [c.path.function for c in cap.calls] == ["torch.nn.MultiheadAttention.forward"]
+
+
+@pytest.mark.parametrize("implementation", ["eager", "sdpa"])
+def test_t5gemma2_merged_self_and_cross_attention_says_its_two_key_blocks(implementation: str) -> None:
+    torch.manual_seed(0)
+    text = dict(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=37,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=16,
+        max_position_embeddings=64,
+        query_pre_attn_scalar=16,
+        sliding_window=8,
+        pad_token_id=0,
+        eos_token_id=1,
+        bos_token_id=2,
+    )
+    vision = dict(
+        hidden_size=16, intermediate_size=20, num_hidden_layers=1, num_attention_heads=2, image_size=16, patch_size=8
+    )
+    config = transformers.T5Gemma2Config(
+        encoder=dict(
+            text_config=text,
+            vision_config=vision,
+            mm_tokens_per_image=4,
+            boi_token_index=60,
+            eoi_token_index=61,
+            image_token_index=62,
+        ),
+        decoder=text,
+        image_token_index=62,
+        eoi_token_index=61,
+    )
+    for sub in (config, config.encoder, config.decoder, config.encoder.text_config):
+        sub._attn_implementation = implementation
+    model = transformers.T5Gemma2Model(config).eval()
+    ids, decoder_ids = torch.randint(3, 50, (2, 7)), torch.randint(3, 50, (2, 5))
+    decoder_tokens, encoder_tokens = [f"d{i}" for i in range(5)], [f"e{i}" for i in range(7)]
+    with torch.no_grad(), attnviz.capture(model, tokens=decoder_tokens, encoder_tokens=encoder_tokens) as cap:
+        out = model(input_ids=ids, decoder_input_ids=decoder_ids, output_attentions=implementation == "eager")
+    merged = next(c for c in cap.calls if c.name.startswith("decoder."))
+    assert merged.self_keys == 5 and merged.shape == (2, 2, 5, 12)
+    assert "keys 0-4 are the decoder's own, the next 7 the encoder's" in merged.note
+    assert merged.fidelity is not None and merged.fidelity < TOL
+    if implementation == "eager":
+        weights = merged.weights()  # the model's two maps are the two column blocks of one softmax
+        assert torch.allclose(weights[..., :5], out.decoder_attentions[0], atol=TOL)
+        assert torch.allclose(weights[..., 5:], out.cross_attentions[0], atol=TOL)
+    run = cap.to_run()
+    call = next(c for c in run.calls if c.name == merged.name)
+    assert list(call.key_tokens[0]) == decoder_tokens + encoder_tokens
+    assert list(call.query_tokens[0]) == decoder_tokens

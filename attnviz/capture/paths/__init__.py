@@ -7,13 +7,14 @@
 
 from __future__ import annotations
 
-from . import custom_softmax, flex, interface, mha, sdpa, softmax
+from . import custom_softmax, flex, interface, mha, mha_function, sdpa, softmax
 from .base import AttentionPath
 
 #: Every path the patch installs, in order.
 PATHS: tuple[AttentionPath, ...] = (
     sdpa.PATH,
     mha.PATH,
+    mha_function.PATH,
     softmax.PATH,
     flex.PATH,
     interface.PATH,

@@ -21,7 +21,7 @@ from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 from .. import broadcasting, shaping
 from ..calls import CapturedCall, Term
-from . import sdpa
+from . import merged, sdpa
 from .base import MISSING, Hub, Installed, InterfaceFrame, Recorder, Swap, flag, function_name
 from .flex import block_note, is_block_mask, live_mask_mod
 
@@ -201,6 +201,9 @@ def record(capture: Recorder, frame: InterfaceFrame, result: Any) -> None:
                 "them; the run's map shows them with the sink's share (what the output mixes)",
             )
         )
+    self_keys = merged.self_keys(capture, n_k)
+    if self_keys:
+        notes.append(merged.note(self_keys, n_k))
     window = a.get("sliding_window")
     if isinstance(window, int) and not isinstance(window, bool) and window > 0:
         notes.append(
@@ -238,6 +241,7 @@ def record(capture: Recorder, frame: InterfaceFrame, result: Any) -> None:
             terms=terms,
             sinks=shaping.copy(sinks.detach()) if sinks is not None else None,
             sinks_after_softmax=after,
+            self_keys=self_keys,
             returned_weights=shaping.copy(returned),
             path=CallPath(
                 implementation, function_name(frame.function), weights_requested=flag(a.get("output_attentions"))

@@ -37,7 +37,11 @@ class MhaPath:
             if module.bias_k is not None or module.add_zero_attn:
                 for capture in recipients:
                     capture._guarded(lambda: _refuse(module))
-                return mha_forward(module, *args, **kwargs)
+                frames.mha = MhaFrame()  # refused whole: nothing it calls inside is recorded either
+                try:
+                    return mha_forward(module, *args, **kwargs)
+                finally:
+                    frames.mha = None
             frame = frames.mha = MhaFrame()
             try:
                 result = mha_forward(module, *args, **kwargs)

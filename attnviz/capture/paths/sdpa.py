@@ -17,6 +17,7 @@ from attnviz.text.tr import QT_TRANSLATE_NOOP
 
 from .. import broadcasting, shaping
 from ..calls import CapturedCall
+from . import merged
 from .base import Hub, Installed, InterfaceFrame, Recorder, Swap, flag, function_name, sdpa_arguments
 
 _F = torch.nn.functional
@@ -106,6 +107,9 @@ def record(capture: Recorder, given: dict[str, Any], out: Any, frame: InterfaceF
     q, k, v, one_kv_head, broadcast_note = broadcasting.broadcast(q, k, v)
     enable_gqa = enable_gqa or one_kv_head
     note = "; ".join(n for n in (note, broadcast_note) if n)
+    own_keys = merged.self_keys(capture, k.shape[-2]) if frame is not None and k.dim() == 4 else 0
+    if own_keys:
+        note = "; ".join(n for n in (note, merged.note(own_keys, k.shape[-2])) if n)
     context = capture._context()
     capture._add(
         lambda: CapturedCall(
@@ -121,6 +125,7 @@ def record(capture: Recorder, given: dict[str, Any], out: Any, frame: InterfaceF
             enable_gqa=enable_gqa,
             output=shaping.copy(out),
             note=note,
+            self_keys=own_keys,
             path=path,
             cross=context["cross"],
             encoder=context["encoder"],
