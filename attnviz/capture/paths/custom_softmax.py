@@ -1,9 +1,9 @@
 """A softmax module of a model's own that computes its weights without ``torch.softmax``:
 I-BERT's ``IntSoftmax`` (an integer polynomial exponent, quantised probabilities). Attached per
 captured model: each module class named ``...Softmax`` that is not PyTorch's gets its
-``forward`` wrapped while captures are open, and its output is recorded as the weights of the
-attention module that called it (weights only). A ``torch.softmax`` it calls inside is its own,
-not a call."""
+``forward`` wrapped while captures are open; its output, when an attention module (a class
+named ``...Attention...``) called it, is recorded as that module's weights (weights only). A
+``torch.softmax`` it calls inside is its own, not a call."""
 
 from __future__ import annotations
 
@@ -71,6 +71,8 @@ def record(capture: Recorder, softmax: nn.Module, out: Any) -> None:
     if not isinstance(out, torch.Tensor) or not out.is_floating_point() or len(stack) < 2:
         return
     module = stack[-2]  # the attention module; the softmax module itself is on top
+    if not any(word in type(module).__name__.lower() for word in ("attention", "attn")):
+        return  # a softmax module outside attention (an output layer's) is no attention call
     weights = shaping.weights_4d(out, module)
     if weights is None or bool((weights < 0).any()):  # a log-softmax (an output layer's) is no attention
         return
