@@ -94,6 +94,14 @@ class CapturedCall:
     mask_mod: Callable[..., Any] | None = None
     terms: list[Term] = field(default_factory=list)
     sinks: torch.Tensor | None = None
+    # The model applies its sinks after the softmax (scaling each row's output by
+    # sigmoid(logsumexp - sink), Granite's sliding-window variants) and reports its weights
+    # before them: ``weights()`` returns them so; False: the sink is a logit of the softmax
+    # (gpt-oss), whose weights carry it.
+    sinks_after_softmax: bool = False
+    # A decoder's self- and cross-attention merged in one softmax (T5Gemma 2): its first
+    # ``self_keys`` keys are the decoder's own, the others the encoder's (0: not merged).
+    self_keys: int = 0
     returned_weights: torch.Tensor | None = None
     recorded_weights: torch.Tensor | None = None
     path: CallPath = field(default_factory=CallPath)
@@ -209,7 +217,8 @@ class CapturedCall:
         if self.queries is None:
             assert self.recorded_weights is not None
             return self.recorded_weights
-        return self._result(("weights",)).weights
+        weights = self._result(("weights",)).weights
+        return without_sink(weights) if self.sinks_after_softmax and self.sinks is not None else weights
 
     def scores(self, stage: str = "masked_scores") -> torch.Tensor:
         """(B, H, L_q, L_k): a stage of attnviz's computation of this call: "masked_scores" (what
@@ -286,6 +295,8 @@ class CapturedCall:
             return
         weights_gap = 0.0
         if weights is not None and self.returned_weights is not None:
+            if self.sinks_after_softmax and self.sinks is not None:
+                weights = without_sink(weights)  # what the model reports: its weights before the sink
             weights_gap = largest_difference(weights, self.returned_weights)
         if self.output is not None:
             self._fidelity = max(largest_difference(ours, self.output), weights_gap)
@@ -362,6 +373,13 @@ class CapturedCall:
             query_tokens=self.query_tokens,
             key_tokens=self.key_tokens,
         )
+
+
+def without_sink(weights: torch.Tensor) -> torch.Tensor:
+    """Weights computed with a sink logit, as the softmax without it: each row over its keys alone
+    (the sink's share removed; a row that gave the sink everything stays zero)."""
+    total = weights.sum(-1, keepdim=True)
+    return torch.where(total > 0, weights / total.clamp_min(torch.finfo(weights.dtype).tiny), weights)
 
 
 def _gqa(q: torch.Tensor, k: torch.Tensor, enable_gqa: bool) -> bool:

@@ -28,7 +28,6 @@ world size and the sharding the capture can see (``ModelRun.shard``), and
 from __future__ import annotations
 
 import fnmatch
-import inspect
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -40,24 +39,20 @@ import numpy as np
 import torch
 from torch import nn
 
-from attnviz.state.run import CallPath, ModelRun, ModelRunError, Shard
+from attnviz.state.run import ModelRun, ModelRunError, Shard
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message, plural
 
-from ..engine.block_masks import block_mask_mod
 from ..engine.budget import available_memory, format_bytes
 from ..io.capture_file import save_capture
 from . import shaping
-from .block_tables import describe_table
-from .calls import CapturedCall, Converted, Term
-from .patching import PATCH, CallMode, InterfaceFrame, MhaFrame, sdpa_arguments
+from .calls import CapturedCall, Converted
+from .patching import PATCH, CallMode
 
 __all__ = ["DEFAULT_CAPTURE_BUDGET", "Capture", "capture"]
 
 #: Bytes of copies a capture keeps by default (never more than half the memory available).
 DEFAULT_CAPTURE_BUDGET = 2 * 2**30
 
-#: A module's forward arguments that carry the mask it built (a call seen through its softmax).
-_MASK_ARGUMENTS = ("attention_mask", "attn_mask", "mask", "causal_mask")
 #: The sharding a capture can be told (or sees): data-parallel ranks hold other batch elements,
 #: tensor-parallel ranks other heads.
 SHARDINGS = ("data", "heads")
@@ -324,7 +319,9 @@ class Capture:
             (t for c in calls if (t := shaping.fitting_tokens(self.tokens, c.shape[0], c.shape[2], cache)) is not None),
             None,
         )
-        return ModelRun(tuple(calls), main, main, source="capture", shard=self.shard)
+        # As keys only where some call has that many (a merged self+cross decoder has none).
+        keys = main if main is not None and any(c.shape[0::3] == main.shape for c in calls) else None
+        return ModelRun(tuple(calls), main, keys, source="capture", shard=self.shard)
 
     def save(self, path: str | Path) -> None:
         """Write the run to a capture file (``attnviz.io.load_capture`` reads it back)."""
@@ -344,6 +341,10 @@ class Capture:
         key_side = encoder if call.encoder or call.cross else main
         call.query_tokens = shaping.fitting_tokens(query_side, b, n_q, cache)
         call.key_tokens = shaping.fitting_tokens(key_side, b, n_k, cache)
+        if call.self_keys:  # merged self+cross keys: the decoder's own, then the encoder's
+            own = shaping.fitting_tokens(main, b, call.self_keys, cache)
+            other = shaping.fitting_tokens(encoder, b, n_k - call.self_keys, cache)
+            call.key_tokens = None if own is None or other is None else np.concatenate([own, other], axis=1)
         missing = []
         for axis, tokens, given, length in (
             ("queries", call.query_tokens, query_side, n_q),
@@ -424,8 +425,8 @@ class Capture:
     def _wanted(self) -> bool:
         return self._active and (self._selected is None or self._local.selected > 0)
 
-    def _base_name(self) -> str | None:
-        stack = self._local.stack
+    def _base_name(self, up: int = 0) -> str | None:
+        stack = self._local.stack[: len(self._local.stack) - up]
         base = self._names[stack[-1]] if stack else None
         if base is None or base == "":
             base = type(stack[-1]).__name__ if stack else None
@@ -434,12 +435,14 @@ class Capture:
     def _numbered(self, base: str | None) -> str:
         return numbered(self._uses, base, len(self.calls))
 
-    def _context(self) -> dict[str, Any]:
+    def _context(self, up: int = 0) -> dict[str, Any]:
         """What the module stack says about the call being recorded: its name, the module that
-        made it, whether it attends to another sequence or belongs to an encoder."""
+        made it, whether it attends to another sequence or belongs to an encoder. ``up``: the
+        module that many levels above the one running (a softmax module's attention module)."""
         stack, given = self._local.stack, self._local.given
+        stack, given = stack[: len(stack) - up], given[: len(given) - up]
         module = stack[-1] if stack else None
-        base = self._base_name()
+        base = self._base_name(up)
         label = base or ""
         return {
             "module_key": id(module) if module is not None else 0,
@@ -462,375 +465,26 @@ class Capture:
                     message(QT_TRANSLATE_NOOP("Capture", "a call could not be recorded: {error}"), error=text)
                 )
 
-    def _add(self, make: Callable[[], CapturedCall], base: str | None, tensors: list[Any], mask: Any = None) -> None:
+    def _add(
+        self,
+        make: Callable[[], CapturedCall],
+        base: str | None,
+        tensors: list[Any],
+        mask: Any = None,
+        padding: Any = None,
+    ) -> None:
         """Count the copies a call will take and, within the budget, make it (its copies), then keep
-        it named, under the lock: past the budget (or once recording stopped) nothing is copied."""
+        it named, under the lock: past the budget (or once recording stopped) nothing is copied.
+        ``mask`` and ``padding`` (a key padding mask) are copied once per tensor (``_mask``)."""
         with self._lock:
-            if not self._reserve(tensors, mask):
+            if not self._reserve(tensors, mask, padding):
                 return
             call = make()
             call.attn_mask = self._mask(mask)
+            if padding is not None:
+                call.key_padding_mask = self._mask(padding)
             call.name = self._numbered(base) if call.kind != "softmax" else base or ""
             self.calls.append(call)
-
-    def _on_sdpa(self, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any, frame: InterfaceFrame | None) -> None:
-        self._record_sdpa(sdpa_arguments(args, kwargs), out, frame)
-
-    def _record_sdpa(self, given: dict[str, Any], out: Any, frame: InterfaceFrame | None) -> None:
-        q, k, v, mask = given["query"], given["key"], given["value"], given["attn_mask"]
-        if not all(isinstance(t, torch.Tensor) and not t.is_nested for t in (q, k, v, out)):
-            raise TypeError("nested or non-tensor inputs are not recorded")
-        enable_gqa = bool(given["enable_gqa"])
-        packed = False
-        note = ""
-        path = CallPath(
-            "sdpa", "torch.nn.functional.scaled_dot_product_attention", sdpa_backend=shaping.sdpa_backend(given)
-        )
-        if frame is not None:
-            unfolded = shaping.unpack_gqa(frame.arguments["query"], q, k, mask, out)
-            if unfolded is not None:
-                q, mask, out = unfolded
-                enable_gqa = packed = True
-            path = CallPath(
-                frame.implementation,
-                _function_name(frame.function),
-                weights_requested=_weights_requested(frame.arguments),
-                sdpa_backend=path.sdpa_backend,
-                packed_gqa=packed,
-            )
-            if packed:
-                note = QT_TRANSLATE_NOOP(
-                    "Capture",
-                    "a GQA decode step transformers ran with its query heads folded into the query axis: shown "
-                    "unfolded, one query per head",
-                )
-        context = self._context()
-        self._add(
-            lambda: CapturedCall(
-                "",
-                "scaled_dot_product_attention",
-                shaping.copy(q),
-                shaping.copy(k),
-                shaping.copy(v),
-                q.dtype,
-                is_causal=bool(given["is_causal"]),
-                scale=None if given["scale"] is None else float(given["scale"]),
-                dropout_p=float(given["dropout_p"]),
-                enable_gqa=enable_gqa,
-                output=shaping.copy(out),
-                note=note,
-                path=path,
-                cross=context["cross"],
-                encoder=context["encoder"],
-                module_key=context["module_key"],
-            ),
-            context["base"],
-            [q, k, v, out],
-            mask,
-        )
-
-    def _on_interface(self, frame: InterfaceFrame, result: Any) -> None:
-        """A transformers attention function returned: its inner SDPA call is the call (with the
-        path that led to it); else what the function itself received and returned."""
-        if frame.inner is not None:
-            self._record_sdpa(*frame.inner, frame)
-            return
-        a = frame.arguments
-        q, k, v, mask = a["query"], a["key"], a["value"], a["attention_mask"]
-        if not all(isinstance(t, torch.Tensor) for t in (q, k, v)) or q.dim() != 4:
-            raise TypeError("an attention function given no (B, H, L, d) tensors is not recorded")
-        module = frame.module
-        out: Any
-        out, weights = (
-            (result[0], result[1] if len(result) > 1 else None) if isinstance(result, tuple) else (result, None)
-        )
-        if (
-            isinstance(out, torch.Tensor)
-            and out.dim() == 4
-            and out.shape[1] == q.shape[2]
-            and out.shape[2] == q.shape[1]
-        ):
-            out = out.transpose(1, 2)  # transformers' functions return (B, L_q, H, d_v)
-        if not isinstance(out, torch.Tensor) or out.shape[:3] != q.shape[:3]:
-            out = None
-        n_k = k.shape[2]
-        terms: list[Term] = []
-        mask_mod = None
-        kpm = None
-        attn_mask: torch.Tensor | None = None
-        notes: list[str] = []
-        implementation = frame.implementation
-        softcap = a.get("softcap")
-        if isinstance(softcap, (int, float)) and not isinstance(softcap, bool) and softcap > 0:
-            terms.append(Term("softcap", "softcap", cap=float(softcap)))
-        unhonoured = None  # block sparsity of a block table that the CPU computed (block_tables)
-        if _is_block_mask(mask):
-            mask_mod = _live_mask_mod(mask, q.is_cuda)
-            table_note, unhonoured = describe_table(mask, q.is_cuda)
-            notes.append(table_note)
-        elif isinstance(mask, torch.Tensor):
-            if mask.dim() == 2:  # a padding mask (B, L_k), 1 = attend: flash-attention functions take these
-                kpm = mask[:, -n_k:] == 0
-            else:
-                attn_mask = mask[..., :n_k] if mask.shape[-1] > n_k else mask  # as the eager functions slice it
-                if implementation == "eager" and attn_mask.dtype == torch.bool:
-                    # Eager functions add the mask to the scores: a boolean one adds 1 where it
-                    # says True and masks nothing (a 4-D boolean mask passed through, as
-                    # Grounding DINO's text backbone gets one). Recorded as what was added.
-                    attn_mask = attn_mask.to(q.dtype)
-                    notes.append(
-                        QT_TRANSLATE_NOOP(
-                            "Capture", "a boolean mask added to the scores as 0 and 1 by the eager function"
-                        )
-                    )
-        bias = a.get("position_bias")
-        if isinstance(bias, torch.Tensor):
-            terms.append(Term("bias", "position_bias", values=shaping.copy(bias[..., :n_k])))
-        sinks = a.get("s_aux")
-        if not isinstance(sinks, torch.Tensor):
-            sinks = a.get("sinks")  # Inkling 2 passes them by this name, one per query and head
-        if not isinstance(sinks, torch.Tensor):
-            sinks = getattr(module, "sinks", None) if implementation == "eager" else None
-        if isinstance(sinks, torch.Tensor) and sinks.numel() != q.shape[1]:
-            # attnviz's sinks are one logit per head (gpt-oss's); per-query ones are left out, and
-            # said, so that the fidelity's gap has its reason beside it.
-            notes.append(
-                QT_TRANSLATE_NOOP(
-                    "Capture",
-                    "sink logits per query are not recorded (attnviz keeps one per head): recomputed without them",
-                )
-            )
-            sinks = None
-        window = a.get("sliding_window")
-        if isinstance(window, int) and not isinstance(window, bool) and window > 0:
-            notes.append(
-                message(
-                    QT_TRANSLATE_NOOP("Capture", "sliding window of {window} keys (in the mask the model built)"),
-                    window=window,
-                )
-            )
-        # Eager functions apply the mask they are given and nothing else (no causal mask of
-        # their own); the others take the causal flag from the module when no mask says it.
-        is_causal = False
-        if implementation != "eager" and attn_mask is None and mask_mod is None:
-            flag = a.get("is_causal")
-            is_causal = bool(getattr(module, "is_causal", False) if flag is None else flag) and q.shape[2] > 1
-        scaling = a.get("scaling")
-        dropout = float(a.get("dropout", 0.0) or 0.0) if getattr(module, "training", False) else 0.0
-        returned = weights if out is None and isinstance(weights, torch.Tensor) else None
-        context = self._context()
-        self._add(
-            lambda: CapturedCall(
-                "",
-                "attention_interface" if mask_mod is None else "flex_attention",
-                shaping.copy(q),
-                shaping.copy(k),
-                shaping.copy(v),
-                q.dtype,
-                key_padding_mask=None if kpm is None else shaping.copy(kpm),
-                is_causal=is_causal,
-                scale=None if scaling is None else float(scaling),
-                dropout_p=dropout,
-                enable_gqa=k.shape[1] != q.shape[1],
-                output=shaping.copy(out),
-                note="; ".join(n for n in notes if n),
-                mask_mod=mask_mod,
-                terms=terms,
-                sinks=shaping.copy(sinks.detach()) if sinks is not None else None,
-                returned_weights=shaping.copy(returned),
-                path=CallPath(
-                    implementation,
-                    _function_name(frame.function),
-                    weights_requested=_weights_requested(a),
-                    unhonoured_blocks=unhonoured,
-                ),
-                cross=context["cross"],
-                encoder=context["encoder"],
-                module_key=context["module_key"],
-            ),
-            context["base"],
-            [q, k, v, out, returned, *(t.values for t in terms if t.values is not None)],
-            attn_mask,
-        )
-
-    def _on_flex(self, signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        a = bound.arguments
-        q, k, v = a["query"], a["key"], a["value"]
-        result = out[0] if isinstance(out, tuple) else out
-        if not all(isinstance(t, torch.Tensor) for t in (q, k, v, result)) or q.dim() != 4:
-            raise TypeError("flex_attention given no (B, H, L, d) tensors is not recorded")
-        block_mask = a.get("block_mask")
-        score_mod = a.get("score_mod")
-        terms = [] if score_mod is None or _is_identity(score_mod) else [Term("score_mod", "score_mod", fn=score_mod)]
-        note, unhonoured = describe_table(block_mask, q.is_cuda) if block_mask is not None else ("", None)
-        context = self._context()
-        self._add(
-            lambda: CapturedCall(
-                "",
-                "flex_attention",
-                shaping.copy(q),
-                shaping.copy(k),
-                shaping.copy(v),
-                q.dtype,
-                scale=None if a.get("scale") is None else float(a["scale"]),
-                enable_gqa=bool(a.get("enable_gqa")),
-                output=shaping.copy(result),
-                note=note,
-                mask_mod=_live_mask_mod(block_mask, q.is_cuda) if block_mask is not None else None,
-                terms=terms,
-                path=CallPath(
-                    "flex_attention", "torch.nn.attention.flex_attention.flex_attention", unhonoured_blocks=unhonoured
-                ),
-                cross=context["cross"],
-                encoder=context["encoder"],
-                module_key=context["module_key"],
-            ),
-            context["base"],
-            [q, k, v, result],
-        )
-
-    def _on_softmax(self, inputs: torch.Tensor, out: Any) -> None:
-        """The softmax of a model's own attention code: its weights, the module's mask, and a note
-        that nothing else can be seen. Dropped at the end if the module made a recorded call."""
-        stack, given = self._local.stack, self._local.given
-        module = stack[-1] if stack else None
-        if not isinstance(out, torch.Tensor) or module is None:
-            return
-        weights = shaping.weights_4d(out, module)
-        if weights is None:
-            return
-        b, h, n_q, n_k = weights.shape
-        args, kwargs = given[-1] if given else ((), {})
-        kwargs = _named_arguments(module, args, kwargs)
-        mask, kpm = _module_mask(args, kwargs, (b, h, n_q, n_k))
-        context = self._context()
-        name = type(module).__name__
-        note = message(
-            QT_TRANSLATE_NOOP(
-                "Capture",
-                "attention code of its own ({module}): its weights were recorded at its softmax; its queries, "
-                "keys and values are not visible to a capture (weights only)",
-            ),
-            module=name,
-        )
-        rate = _dropout_rate(module)
-        if rate > 0:  # the weights are recorded before the module's dropout, which then ran
-            note = message(
-                QT_TRANSLATE_NOOP("Capture", "{first}; {second}"),
-                first=note,
-                second=message(
-                    QT_TRANSLATE_NOOP(
-                        "Capture", "dropout (p = {p}) was applied: the model's output is random and was not compared"
-                    ),
-                    p=f"{rate:g}",
-                ),
-            )
-        self._add(
-            lambda: CapturedCall(
-                "",
-                "softmax",
-                None,
-                None,
-                None,
-                inputs.dtype,
-                key_padding_mask=kpm,
-                recorded_weights=shaping.copy(weights),
-                note=note,
-                path=CallPath(
-                    "module",
-                    f"{type(module).__module__}.{name}",
-                    weights_requested=_flag(kwargs.get("output_attentions")),
-                    weights_only=True,
-                ),
-                cross=context["cross"],
-                encoder=context["encoder"],
-                module_key=context["module_key"],
-            ),
-            context["base"],
-            [weights],
-            mask,
-        )
-
-    def _record_mha(
-        self,
-        module: nn.MultiheadAttention,
-        signature: inspect.Signature,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        frame: MhaFrame,
-        result: Any,
-    ) -> None:
-        bound = signature.bind(module, *args, **kwargs)
-        bound.apply_defaults()
-        given = bound.arguments
-        query = given["query"]
-        batched = query.dim() == 3
-        kpm, attn_mask = given["key_padding_mask"], given["attn_mask"]
-        fast = shaping.mha_fast_path(
-            module, query, given["key"], given["value"], attn_mask, kpm, PATCH.fastpath_was_enabled
-        )
-        if kpm is not None and not batched:
-            kpm = kpm.unsqueeze(0)
-        if attn_mask is not None and attn_mask.dim() == 3 and not batched:
-            attn_mask = attn_mask.unsqueeze(0)  # (H, L, S) of an unbatched input: (1, H, L, S)
-        module_output = None
-        if frame.inner is not None:
-            inner, out = frame.inner
-            q, k, v = inner["query"], inner["key"], inner["value"]
-        else:
-            with torch.no_grad():
-                q, k, v = shaping.project(module, query, given["key"], given["value"])
-            out = None
-            # (L, B, E) or (B, L, E) or (L, E) as the module returned it: (B, L, E) here.
-            module_output = (
-                result[0]
-                if batched and module.batch_first
-                else (result[0].transpose(0, 1) if batched else result[0].unsqueeze(0))
-            )
-        context = self._context()
-        note = ""
-        if fast:
-            note = QT_TRANSLATE_NOOP(
-                "Capture",
-                "without the capture nn.MultiheadAttention would have taken its fused fast path (which reads a "
-                "float mask as a boolean one); the capture ran its Python path",
-            )
-        need_weights = bool(given["need_weights"])
-        with self._lock:
-            weights = [] if out is not None else [module.out_proj.weight, module.out_proj.bias]
-            if not self._reserve([q, k, v, out, module_output, *weights], attn_mask, kpm):
-                return
-            self.calls.append(
-                CapturedCall(
-                    self._numbered(context["base"]),
-                    "multihead_attention",
-                    shaping.copy(q),
-                    shaping.copy(k),
-                    shaping.copy(v),
-                    q.dtype,
-                    attn_mask=self._mask(attn_mask),
-                    key_padding_mask=self._mask(kpm),
-                    is_causal=bool(given["is_causal"]),
-                    dropout_p=module.dropout if module.training else 0.0,
-                    output=shaping.copy(out),
-                    module_output=shaping.copy(module_output),
-                    out_proj=None
-                    if out is not None
-                    else (shaping.copy(module.out_proj.weight), shaping.copy(module.out_proj.bias)),
-                    note=note,
-                    path=CallPath(
-                        "multihead_attention",
-                        "torch.nn.MultiheadAttention.forward",
-                        weights_requested=need_weights,
-                        fast_path=fast,
-                    ),
-                    cross=context["cross"] or given["query"] is not given["key"],
-                    encoder=context["encoder"],
-                    module_key=context["module_key"],
-                )
-            )
 
     def _reserve(self, tensors: list[Any], *masks: Any) -> bool:
         """Count the bytes these copies will take; False (and recording stops) past the budget."""
@@ -883,108 +537,6 @@ class Capture:
 def _default_budget() -> float:
     available = available_memory(torch.device("cpu"))
     return DEFAULT_CAPTURE_BUDGET if available is None else min(DEFAULT_CAPTURE_BUDGET, available / 2)
-
-
-def _dropout_rate(module: nn.Module) -> float:
-    """The attention dropout a module in training mode applies: its own nn.Dropout children's
-    rate, else a float ``*dropout*`` attribute (0.0 in eval mode)."""
-    if not module.training:
-        return 0.0
-    rates = [float(child.p) for child in module.children() if isinstance(child, nn.modules.dropout._DropoutNd)]
-    rates += [
-        value
-        for attr, value in vars(module).items()
-        if "dropout" in attr.lower() and isinstance(value, float) and not isinstance(value, bool)
-    ]
-    return max(rates, default=0.0)
-
-
-def _function_name(fn: Any) -> str:
-    module = getattr(fn, "__module__", "") or ""
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
-    return f"{module}.{name}" if module else str(name)
-
-
-def _flag(value: Any) -> bool | None:
-    return value if isinstance(value, bool) else None
-
-
-def _weights_requested(arguments: dict[str, Any]) -> bool | None:
-    return _flag(arguments.get("output_attentions"))
-
-
-def _is_block_mask(mask: Any) -> bool:
-    return type(mask).__name__ == "BlockMask" and hasattr(mask, "mask_mod")
-
-
-def _live_mask_mod(block_mask: Any, on_gpu: bool = True) -> Callable[..., Any] | None:
-    """What the kernel masks for a block mask: on a GPU its mask_mod within the blocks its table
-    lists (``engine.block_masks``: blocks it skips are masked, full blocks skip the mask_mod); on
-    the CPU, where PyTorch's flex_attention computes every block, its mask_mod alone (the
-    call's note says so, ``block_tables``); None for "no mask"."""
-    fn = getattr(block_mask, "mask_mod", None)
-    if fn is None:
-        return None
-    try:
-        sparsity = float(block_mask.sparsity())
-    except Exception:  # noqa: BLE001 - a table it cannot measure is read in full below
-        sparsity = -1.0
-    if getattr(fn, "__name__", "") == "noop_mask" and sparsity <= 0.0 and _all_full(block_mask):
-        return None
-    if not on_gpu:  # PyTorch's CPU flex_attention computes every block: the mask_mod alone
-        return None if getattr(fn, "__name__", "") == "noop_mask" else fn
-    kernel = block_mask_mod(block_mask)
-    kernel.__wrapped__ = fn  # type: ignore[attr-defined]  # the model's own mask_mod, for its name
-    kernel.__name__ = getattr(fn, "__name__", kernel.__name__)
-    return kernel
-
-
-def _all_full(block_mask: Any) -> bool:
-    """Every block is computed without the mask_mod (FlexAttention's empty block mask)."""
-    full = getattr(block_mask, "full_kv_num_blocks", None)
-    if full is None:
-        return bool(getattr(block_mask, "BLOCK_SIZE", (0, 0))[0] >= 2**30)
-    n_kb = -(-int(block_mask.seq_lengths[1]) // int(block_mask.BLOCK_SIZE[1]))
-    return bool((full == n_kb).all())
-
-
-def _is_identity(score_mod: Any) -> bool:
-    return getattr(score_mod, "__name__", "") == "_identity"
-
-
-def _named_arguments(module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """A module's forward arguments by name (positional ones included), as far as its signature
-    says; the keyword arguments alone when it cannot be read."""
-    try:
-        bound = inspect.signature(module.forward).bind_partial(*args, **kwargs)
-    except (TypeError, ValueError):
-        return kwargs
-    named = dict(bound.arguments)
-    for key, value in list(named.items()):
-        if isinstance(value, dict) and key == "kwargs":
-            named.update(named.pop(key))
-    return named
-
-
-def _module_mask(
-    args: tuple[Any, ...], kwargs: dict[str, Any], shape: tuple[int, int, int, int]
-) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-    """The mask an attention module of a model's own was given (by keyword, or a positional
-    tensor of a mask's shape): (B, 1 or H, L_q, L_k) float or bool as SDPA reads it, or a
-    (B, L_k) padding mask, 1 = attend (returned as a key padding mask, True = ignore)."""
-    b, h, n_q, n_k = shape
-    candidates = [kwargs.get(name) for name in _MASK_ARGUMENTS] + [a for a in args[1:] if isinstance(a, torch.Tensor)]
-    for mask in candidates:
-        if not isinstance(mask, torch.Tensor) or mask.is_nested:
-            continue
-        if mask.dim() == 4 and mask.shape[-1] >= n_k and mask.shape[0] in (1, b) and mask.shape[1] in (1, h):
-            if mask.shape[-2] not in (1, n_q):
-                continue
-            if mask.dtype == torch.bool or mask.dtype.is_floating_point:
-                return (mask[..., :n_k] if mask.shape[-1] > n_k else mask), None
-        if mask.dim() == 2 and mask.shape == (b, n_k) and not mask.dtype.is_floating_point:
-            return None, shaping.copy(mask == 0)
-    return None, None
 
 
 def _shard(model: nn.Module | None, sharding: str | None) -> Shard | None:

@@ -166,9 +166,13 @@ class State:
 
     @classmethod
     def from_run(cls, run: ModelRun, settings: Settings | None = None) -> State:
-        """A model's run with a model's settings (``MODEL_SETTINGS``) and every key valid."""
+        """A model's run with a model's settings (``MODEL_SETTINGS``) and every key valid. A run
+        whose queries, keys or values hold NaN or infinities (a speech encoder's padded query
+        rows) lets them through: a model's own tensors are shown as they are, never refused."""
         b, _h, q, k = run.calls[0].shape
-        return cls(run, np.full((b,), k, np.int64), np.full((b, q), k, np.int64), settings or MODEL_SETTINGS)
+        if settings is None:
+            settings = replace(MODEL_SETTINGS, allow_nonfinite=True) if _nonfinite(run) else MODEL_SETTINGS
+        return cls(run, np.full((b,), k, np.int64), np.full((b, q), k, np.int64), settings)
 
     def head_view(self, focus: tuple[int, int] = Focus()) -> HeadView:
         """Head ``focus.head`` of call ``focus.layer``, as the 3-D tensors the views read (views
@@ -240,6 +244,15 @@ def _head_axis(mask: np.ndarray | None) -> np.ndarray | None:
     """A (B, Q, K) mask of the book's 3-D tensors with the head axis of its (B, 1, Q, K) call;
     smaller masks ((Q, K), (B, K)) broadcast as they are."""
     return mask[:, None] if mask is not None and mask.ndim == 3 else mask
+
+
+def _nonfinite(run: ModelRun) -> bool:
+    """Whether a call's queries, keys or values hold a NaN or an infinity."""
+    return any(
+        a is not None and a.dtype.kind == "f" and not bool(np.isfinite(a).all())
+        for call in run.calls
+        for a in (call.queries, call.keys, call.values)
+    )
 
 
 def _frozen_run(run: ModelRun) -> ModelRun:

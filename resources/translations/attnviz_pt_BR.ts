@@ -114,7 +114,7 @@
     </message>
     <message>
         <source>{name} was replaced by other code while captures were open: it is left as that code set it</source>
-        <extracomment>The thread that entered the capture, and its per-thread record of the model&apos;s modules running (``_local.stack``): whose call a call made now is. Inside a recorded attention function: a softmax there is part of it, not a call. Inside the SDPA wrapper: the original it calls is not handed to the wrapper again. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The attribute a swapped function&apos;s wrapper keeps its original under (see ``CallMode``). The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
+        <extracomment>What the patch asks of an open capture (``recorder.Capture`` provides it): the one small interface between the paths&apos; wrappers and the recorder, so this module never imports it. The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
         <translation>{name} foi substituído por outro código enquanto havia capturas abertas: fica como esse código o deixou</translation>
     </message>
     <message>
@@ -187,7 +187,7 @@
     </message>
     <message>
         <source>call {index}</source>
-        <extracomment>Bytes of copies a capture keeps by default (never more than half the memory available). A module&apos;s forward arguments that carry the mask it built (a call seen through its softmax). The sharding a capture can be told (or sees): data-parallel ranks hold other batch elements, tensor-parallel ranks other heads.</extracomment>
+        <extracomment>Bytes of copies a capture keeps by default (never more than half the memory available). The sharding a capture can be told (or sees): data-parallel ranks hold other batch elements, tensor-parallel ranks other heads.</extracomment>
         <translation>chamada {index}</translation>
     </message>
     <message>
@@ -207,11 +207,16 @@
         <translation>logits de sorvedouro por consulta não são registrados (o attnviz guarda um por cabeça): recalculado sem eles</translation>
     </message>
     <message>
+        <source>sinks applied after the softmax, as the model does (each row&apos;s output scaled by sigmoid(logsumexp - sink)): the model reports its weights before them, as weights() returns them; the run&apos;s map shows them with the sink&apos;s share (what the output mixes)</source>
+        <translation>sorvedouros aplicados depois do softmax, como o modelo faz (a saída de cada linha escalada por sigmoid(logsumexp - sorvedouro)): o modelo informa seus pesos antes deles, como weights() os devolve; o mapa da execução os mostra com a parte do sorvedouro (o que a saída mistura)</translation>
+    </message>
+    <message>
         <source>sliding window of {window} keys (in the mask the model built)</source>
         <translation>janela deslizante de {window} chaves (na máscara que o modelo construiu)</translation>
     </message>
     <message>
         <source>attention code of its own ({module}): its weights were recorded at its softmax; its queries, keys and values are not visible to a capture (weights only)</source>
+        <extracomment>The attribute a swapped function&apos;s wrapper keeps its original under (the function mode runs it). A module&apos;s forward arguments that carry the mask it built (a call seen through its softmax).</extracomment>
         <translation>código de atenção próprio ({module}): seus pesos foram registrados no seu softmax; suas consultas, chaves e valores não são visíveis a uma captura (apenas pesos)</translation>
     </message>
     <message>
@@ -243,6 +248,38 @@
     <message>
         <source>the mask_mod of call &apos;{name}&apos; failed: {error}</source>
         <translation>o mask_mod da chamada &apos;{name}&apos; falhou: {error}</translation>
+    </message>
+    <message>
+        <source>queries of batch 1 broadcast against batch {batch}, as the kernel does</source>
+        <translation>consultas de lote 1 difundidas contra o lote {batch}, como o kernel faz</translation>
+    </message>
+    <message>
+        <source>keys and values of batch 1 broadcast against batch {batch}, as the kernel does</source>
+        <translation>chaves e valores de lote 1 difundidos contra o lote {batch}, como o kernel faz</translation>
+    </message>
+    <message>
+        <source>queries of 1 head broadcast against {heads} key heads, as the kernel does</source>
+        <translation>consultas de 1 cabeça difundidas contra {heads} cabeças de chaves, como o kernel faz</translation>
+    </message>
+    <message>
+        <source>banded attention of its own: each query&apos;s band of {band} keys (window {w} on each side) drawn as the band of its {n} x {n} map (zero outside the band and the global keys)</source>
+        <translation>atenção em faixa própria: a faixa de {band} chaves de cada consulta (janela de {w} de cada lado) desenhada como a faixa do seu mapa {n} x {n} (zero fora da faixa e das chaves globais)</translation>
+    </message>
+    <message>
+        <source>{note}; {count} global key column(s) placed at their positions; the global queries&apos; own rows are the model&apos;s second softmax, over every key</source>
+        <translation>{note}; {count} coluna(s) de chaves globais postas nas suas posições; as linhas próprias das consultas globais são o segundo softmax do modelo, sobre todas as chaves</translation>
+    </message>
+    <message>
+        <source>a softmax of its own ({softmax} in {module}): its output was recorded as the weights, as the model computed them (an integer softmax&apos;s rows sum to 1 only up to its rounding); queries, keys and values are not visible to a capture (weights only)</source>
+        <translation>um softmax próprio ({softmax} em {module}): sua saída foi registrada como os pesos, como o modelo os calculou (as linhas de um softmax inteiro somam 1 só até o seu arredondamento); consultas, chaves e valores não são visíveis a uma captura (apenas pesos)</translation>
+    </message>
+    <message>
+        <source>the function returned its heads&apos; average weights (average_attn_weights=True): a map the model reports from it is that average (in every head, for WavLM); each head here is its own</source>
+        <translation>a função devolveu a média dos pesos das suas cabeças (average_attn_weights=True): um mapa que o modelo informa a partir dela é essa média (em todas as cabeças, no WavLM); cada cabeça aqui é a sua própria</translation>
+    </message>
+    <message>
+        <source>self- and cross-attention merged in one softmax: keys 0-{last} are the decoder&apos;s own, the next {cross} the encoder&apos;s; the model reports the two column blocks as two maps (each a part of this one softmax)</source>
+        <translation>autoatenção e atenção cruzada fundidas num só softmax: as chaves 0-{last} são do próprio decodificador, as {cross} seguintes do codificador; o modelo informa os dois blocos de colunas como dois mapas (cada um parte deste único softmax)</translation>
     </message>
 </context>
 <context>

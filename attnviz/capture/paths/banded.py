@@ -1,0 +1,90 @@
+"""Banded (sliding-chunk) attention of a model's own: Longformer's and LED's encoder
+self-attention. Their softmax runs over (B, L, H, G + 2w + 1): for each query i the keys
+i - w ... i + w of its band, after G columns for the global keys (ordered as the batch element's
+global positions). Recorded as what it means, the (B, H, L, L) map that is zero outside the band
+and the global keys: the map the model's ``output_attentions`` stores as (B, H, L, G + 2w + 1).
+
+The softmax adapter hands a softmax of such a module here (``recognise``, then ``dense``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
+
+
+def recognise(module: nn.Module | None, weights: torch.Tensor) -> int | None:
+    """The one-sided window ``w`` of a banded attention module whose softmax ``weights`` is its
+    band (B, L, H, G + 2w + 1); None for any other softmax (its global rows' softmax, another
+    module's)."""
+    w = getattr(module, "one_sided_attn_window_size", None)
+    heads = getattr(module, "num_heads", None)
+    if not isinstance(w, int) or not isinstance(heads, int) or weights.dim() != 4:
+        return None
+    if weights.shape[2] != heads or weights.shape[3] < 2 * w + 1:
+        return None
+    return w
+
+
+def dense(weights: torch.Tensor, w: int, kwargs: dict[str, Any]) -> tuple[torch.Tensor, str]:
+    """The band ``weights`` (B, L, H, G + 2w + 1) as the (B, H, L, L) map it means, and the
+    call's note. The global keys' columns go to their positions (``is_index_global_attn``, the
+    module's argument); the global queries' own rows are filled by ``fill_global_rows`` from the
+    softmax the model runs next."""
+    b, n, h, width = weights.shape
+    n_global = width - (2 * w + 1)
+    probs = weights.detach().permute(0, 2, 1, 3)  # (B, H, L, G + 2w + 1)
+    local = probs[..., n_global:]
+    keys = torch.arange(n, device=weights.device)[:, None] - w + torch.arange(2 * w + 1, device=weights.device)
+    inside = (keys >= 0) & (keys < n)
+    out = probs.new_zeros(b, h, n, n)
+    out.scatter_add_(-1, keys.clamp(0, n - 1).expand(b, h, n, 2 * w + 1), local * inside)
+    note = message(
+        QT_TRANSLATE_NOOP(
+            "Capture",
+            "banded attention of its own: each query's band of {band} keys (window {w} on each side) drawn "
+            "as the band of its {n} x {n} map (zero outside the band and the global keys)",
+        ),
+        band=2 * w + 1,
+        w=w,
+        n=n,
+    )
+    global_index = kwargs.get("is_index_global_attn")
+    if n_global and isinstance(global_index, torch.Tensor) and global_index.shape == (b, n):
+        for element in range(b):
+            positions = global_index[element].nonzero().flatten()[:n_global]
+            out[element, :, :, positions] += probs[element, :, :, : len(positions)]
+        note = message(
+            QT_TRANSLATE_NOOP(
+                "Capture",
+                "{note}; {count} global key column(s) placed at their positions; the global queries' own rows "
+                "are the model's second softmax, over every key",
+            ),
+            note=note,
+            count=n_global,
+        )
+    return out, note
+
+
+def fill_global_rows(call: Any, module_key: int, probs: torch.Tensor, kwargs: dict[str, Any]) -> bool:
+    """The banded module's second softmax, its global queries over every key ((B * H, G, L)),
+    written into the rows of those queries in ``call``'s map (the band call just recorded for
+    the same module), replacing the band rows the model discards for them. False when it is not
+    that (nothing written)."""
+    global_index = kwargs.get("is_index_global_attn")
+    dense = getattr(call, "recorded_weights", None)
+    if call is None or call.module_key != module_key or not isinstance(dense, torch.Tensor):
+        return False
+    b, h, n, _ = dense.shape
+    if not isinstance(global_index, torch.Tensor) or global_index.shape != (b, n):
+        return False
+    if probs.dim() != 3 or probs.shape[0] != b * h or probs.shape[-1] != n:
+        return False
+    rows = probs.detach().reshape(b, h, probs.shape[1], n).to(device=dense.device, dtype=dense.dtype)
+    for element in range(b):
+        positions = global_index[element].nonzero().flatten()[: rows.shape[2]].to(dense.device)
+        dense[element, :, positions, :] = rows[element, :, : len(positions), :]
+    return True
