@@ -47,12 +47,12 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
 cap(int(sys.argv[2]))
 out, err = io.StringIO(), io.StringIO()
 base = start_peak()
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
     exit_status = attnviz.cli.gui.main(argv)
-seconds = time.perf_counter() - started
+seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
 print(json.dumps({"status": exit_status, "stdout": out.getvalue(), "stderr": err.getvalue(), "seconds": seconds,
-                  "peak_mb": peak_mb(base)}))
+                  "cpu_seconds": cpu, "peak_mb": peak_mb(base)}))
 """
 
 
@@ -391,10 +391,12 @@ def rows(row: Callable[[str, str, str, bool], None], first_words: Callable[[str 
         worded = all("outputs not compared" in line for line in lines) and "outputs by up to" not in found["stdout"]
         row(
             f"diff of two (1, 8, 4096, 1) captures ({a.stat().st_size:,} B)",
-            f"+{found['peak_mb']:.0f} MB, {found['seconds']:.1f} s, exit {found['status']}",
-            f"< {CASE_PEAK_MB} MB (was 2.8 GB), < {CASE_SECONDS:.0f} s",
-            # The time is the computation's: 2 x 8 heads of 4096 x 4096 weights recomputed (the
-            # engine's diagnostics included); it is said, not hidden, when over the target.
+            f"+{found['peak_mb']:.0f} MB, {found['seconds']:.2f} s ({found['cpu_seconds']:.2f} s of CPU),"
+            f" exit {found['status']}",
+            f"< {CASE_PEAK_MB} MB (was 2.8 GB), < {CASE_SECONDS:.0f} s (was 54.8 s)",
+            # The time is the computation's: 2 x 8 heads of 4096 x 4096 weights recomputed and
+            # compared a block of rows at a time (engine.streamed). The CPU seconds beside the wall
+            # clock tell the work from a loaded machine's waiting; the row is judged by the clock.
             found["status"] == 1 and worded and found["peak_mb"] < CASE_PEAK_MB and found["seconds"] < CASE_SECONDS,
         )
         for line in lines:

@@ -111,3 +111,16 @@ def test_diff_of_two_long_captures_stays_within_300_mb(tmp_path: Path) -> None:
     assert found["peak_mb"] < 300, found
     # Neither capture recorded outputs: said so, never "outputs by up to 0".
     assert "outputs not compared" in found["stdout"] and "outputs by up to" not in found["stdout"]
+
+
+def test_recorded_weights_against_their_recomputation_stream_in_step() -> None:
+    # One side recorded weights only, the other recomputed: blocks of both sides line up (rows of
+    # one batch element at a time), and a call compared with its own recomputed weights agrees.
+    live = _call()
+    recorded = AttentionCall("layer", None, None, None, weights=call_weights(live).astype(np.float32))
+    result = attnviz.compare(ModelRun((live,)), ModelRun((recorded,)))
+    assert result.max_weight_diff <= ATOL and result.calls[0].weights.shape == (2, 4)
+    moved = call_weights(live).astype(np.float32)
+    moved[1, 2, 4, 0] += 0.5  # the last row of a head: in the last block
+    result = attnviz.compare(ModelRun((live,)), ModelRun((AttentionCall("layer", None, None, None, weights=moved),)))
+    assert result.calls[0].worst == (1, 2) and abs(result.max_weight_diff - 0.5) < ATOL
