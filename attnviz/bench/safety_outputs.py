@@ -315,9 +315,12 @@ window.resize(1280, 720)
 window.show()
 session = window.session
 view = window.run_compare_dock.view()
+long_view = window.long_dock.view()
 
 def idle():
-    return session.is_current and not session.busy and not view.compared.busy
+    # The long-context view opens for a call over the window's budget: its overview counts too.
+    streaming = window.long_dock.isVisible() and long_view.busy
+    return session.is_current and not session.busy and not view.compared.busy and not streaming
 
 deadline = time.monotonic() + 120
 while not idle() and time.monotonic() < deadline:
@@ -339,6 +342,7 @@ print(json.dumps({
     "opened": finished, "seconds": seconds, "peak_mb": peak_mb(base), "refusals": refusals,
     "largest": None if comparison is None else comparison.max_weight_diff,
     "main": session.last_outcome.error if session.last_outcome else None,
+    "long_view": window.long_dock.isVisible() and long_view.result is not None,
 }))
 """
 
@@ -405,9 +409,17 @@ def rows(row: Callable[[str, str, str, bool], None], first_words: Callable[[str 
         alone = window_compare_probe(plain, compared=False)
         shown = window_compare_probe(compared, compared=True)
         added = shown["peak_mb"] - alone["peak_mb"]
+        # A (4096, 4096) call is over the window's budget (ui.scheduler.APP_MEMORY_BUDGET): the
+        # long-context view streams it instead of every stage and map at once (+3.0 GB before).
+        row(
+            f"window: a session of one (1, 8, 4096, 1) call ({plain.stat().st_size:,} B)",
+            f"+{alone['peak_mb']:.0f} MB, {alone['seconds']:.1f} s, long-context view {alone['long_view']}",
+            f"< {CASE_PEAK_MB} MB (was 3.0 GB)",
+            alone["long_view"] and alone["peak_mb"] < CASE_PEAK_MB,
+        )
         row(
             f"window: session compared with one ({compared.stat().st_size:,} B)",
             f"+{shown['peak_mb']:.0f} MB ({added:+.0f} MB over the session alone), {shown['seconds']:.1f} s",
-            f"comparison < {CASE_PEAK_MB} MB more (was 2.8 GB)",
-            shown["largest"] is not None and added < CASE_PEAK_MB,
+            f"< {CASE_PEAK_MB} MB (was 1.9 GB)",
+            shown["largest"] is not None and shown["peak_mb"] < CASE_PEAK_MB,
         )
