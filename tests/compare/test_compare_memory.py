@@ -124,3 +124,29 @@ def test_recorded_weights_against_their_recomputation_stream_in_step() -> None:
     moved[1, 2, 4, 0] += 0.5  # the last row of a head: in the last block
     result = attnviz.compare(ModelRun((live,)), ModelRun((AttentionCall("layer", None, None, None, weights=moved),)))
     assert result.calls[0].worst == (1, 2) and abs(result.max_weight_diff - 0.5) < ATOL
+
+
+def test_a_comparison_streams_weights_and_never_keeps_a_stage(monkeypatch) -> None:
+    # attend keeps (N, L_q, L_k) stages and computes diagnostics (54.8 s for issue 30's two long
+    # captures): a comparison takes the weights only, a block of rows at a time.
+    import attnviz.capture.calls as calls
+    import attnviz.engine.streamed as streamed
+
+    def refused(*_args, **_kwargs):
+        raise AssertionError("compare called attend")
+
+    monkeypatch.setattr(calls, "attend", refused)
+    blocks: list[tuple[int, ...]] = []
+    original = streamed.weight_blocks
+
+    def counted(*args, **kwargs):
+        for block in original(*args, **kwargs):
+            blocks.append(tuple(block[3].shape))
+            yield block
+
+    monkeypatch.setattr(streamed, "weight_blocks", counted)
+    a, b = _call(), _call()
+    result = attnviz.compare(ModelRun((a,)), ModelRun((b,)))
+    assert result.max_weight_diff == 0.0  # the same inputs, the same path: no difference at all
+    # Both sides, every batch element and head, in blocks of rows of every key.
+    assert len(blocks) == 2 * 2 * 4 and {shape[1] for shape in blocks} == {5}
