@@ -114,7 +114,7 @@
     </message>
     <message>
         <source>{name} was replaced by other code while captures were open: it is left as that code set it</source>
-        <extracomment>The thread that entered the capture, and its per-thread record of the model&apos;s modules running (``_local.stack``): whose call a call made now is. Inside a recorded attention function: a softmax there is part of it, not a call. Inside the SDPA wrapper: the original it calls is not handed to the wrapper again. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
+        <extracomment>The thread that entered the capture, and its per-thread record of the model&apos;s modules running (``_local.stack``): whose call a call made now is. Inside a recorded attention function: a softmax there is part of it, not a call. Inside the SDPA wrapper: the original it calls is not handed to the wrapper again. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The attribute a swapped function&apos;s wrapper keeps its original under (see ``CallMode``). The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
         <translation>{name} foi substituído por outro código enquanto havia capturas abertas: fica como esse código o deixou</translation>
     </message>
     <message>
@@ -1116,7 +1116,7 @@
         <source>unexpected error: {error}</source>
         <extracomment>What a computation&apos;s result depends on, and so when it is out of date: the document (&quot;document&quot;: the whole run, as the mask doctor reads it), the head on show too (&quot;head&quot;), or the batch element on show as well (&quot;selection&quot;). The main computation&apos;s outcome of ``snapshot`` (computations run with it; else None).
 ----------
-What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s compute thread runs: ``run_snapshot`` with a core left for the GUI. The result (an Out), delivered on the thread this object lives in (the GUI thread). (item, message): ``compute`` raised instead of returning (a bug: errors are data). True while a computation runs or waits. How many computations were started (for tests and the benchmark).</extracomment>
+What a scheduler&apos;s function takes (In) and gives (Out). The memory budget of one computation on the window&apos;s threads, in bytes. The window keeps what a computation returns several times over (the stages as arrays, the maps painted of them, a picture per view): a (4096, 4096) head, whose stages are 308 MiB, took the window to +3.0 GB. Under this budget the stages of a head up to about 1448 x 1448 (67 MiB) and the heads grid of 8 heads of 1024 x 1024 (80 MiB) are computed; a longer call is refused with its size, and the long-context view, which streams it in display bins, opens instead. What the app&apos;s compute thread runs: ``run_snapshot`` with a core left for the GUI. The result (an Out), delivered on the thread this object lives in (the GUI thread). (item, message): ``compute`` raised instead of returning (a bug: errors are data). True while a computation runs or waits. How many computations were started (for tests and the benchmark).</extracomment>
         <translation>erro inesperado: {error}</translation>
     </message>
     <message>
@@ -6210,6 +6210,11 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>edited</source>
         <translation>editada</translation>
+    </message>
+    <message>
+        <source>The maps of head {head} of {name} ({n_q} x {n_k}) need about {size}, more than the memory budget of {budget}: the call x head map above compares every head exactly, a block of rows at a time</source>
+        <extracomment>Why the maps were not made (a head over the memory budget): a marked text, else &quot;&quot;.</extracomment>
+        <translation>Os mapas da cabeça {head} de {name} ({n_q} x {n_k}) precisam de cerca de {size}, mais que o orçamento de memória de {budget}: o mapa chamada x cabeça acima compara todas as cabeças exatamente, um bloco de linhas por vez</translation>
     </message>
     <message>
         <source>Compare with a capture file</source>
