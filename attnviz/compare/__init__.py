@@ -317,20 +317,38 @@ def _difference(a: AttentionCall, b: AttentionCall, i: int, j: int) -> CallDiffe
     # One head at a time, a block of rows at a time: each side's weights of a block are computed
     # (or read) and compared, then forgotten, so the peak is a few blocks' temporaries whatever
     # the length (two (1, 8, 4096, 4096) calls took 2.8 GB whole, 54.8 s through attend per head).
-    weights = np.zeros((batch, heads))
     from attnviz.engine.streamed import CACHE_ELEMENTS
 
     rows = max(1, CACHE_ELEMENTS // max(1, shape_a[3]))
-    for head in range(heads):
+
+    def one_head(head: int) -> np.ndarray:
+        largest = np.zeros(batch)
         for (element, _r0, _r1, x), (_e, _s0, _s1, y) in zip(
             head_weight_blocks(a, head, rows), head_weight_blocks(b, head, rows), strict=True
         ):
-            weights[element, head] = max(weights[element, head], largest_gap(x, y))
+            largest[element] = max(largest[element], largest_gap(x, y))
+        return largest
+
+    weights = np.stack(_on_one_thread(one_head, heads), axis=1) if heads else np.zeros((batch, 0))
     outputs = np.full((batch, heads), np.nan)
     if a.output is not None and b.output is not None and np.shape(a.output) == np.shape(b.output):
         for head in range(heads):
             outputs[:, head] = largest_per_row_block(a.output[:, head], b.output[:, head])
     return CallDifference(a.name, i, j, shape_a, shape_b, weights, outputs)
+
+
+def _on_one_thread(work: Any, heads: int) -> list[np.ndarray]:
+    """``work(head)`` for every head, on a thread of its own that runs torch on one thread
+    (``torch.set_num_threads`` is per thread: the caller's setting is left alone). A block's
+    operations are too short to share among threads: each ends in a barrier, and on a loaded
+    machine a barrier waits for a thread the system has put aside (issue 30's long diff under a
+    load of 15 on 2 cores: 20-40 s on two threads, 2.5 s on one; about 0.8 s of CPU on one)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import torch
+
+    with ThreadPoolExecutor(1, initializer=torch.set_num_threads, initargs=(1,)) as pool:
+        return list(pool.map(work, range(heads)))
 
 
 def head_weight_blocks(call: AttentionCall, head: int, rows: int) -> Iterator[tuple[int, int, int, Any]]:

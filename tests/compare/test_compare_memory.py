@@ -150,3 +150,13 @@ def test_a_comparison_streams_weights_and_never_keeps_a_stage(monkeypatch) -> No
     assert result.max_weight_diff == 0.0  # the same inputs, the same path: no difference at all
     # Both sides, every batch element and head, in blocks of rows of every key.
     assert len(blocks) == 2 * 2 * 4 and {shape[1] for shape in blocks} == {5}
+
+
+def test_a_comparison_leaves_the_callers_torch_threads_alone() -> None:
+    # The blocks run on a thread of their own with one torch thread (short operations on two
+    # threads spent 20-40 s in barriers on a loaded machine); the caller's setting is untouched.
+    import torch
+
+    before = torch.get_num_threads()
+    attnviz.compare(ModelRun((_call(),)), ModelRun((_call(),)))
+    assert torch.get_num_threads() == before
