@@ -222,45 +222,14 @@ def render_probe(session: Path, out: Path, headroom_mb: int = 3072) -> dict[str,
     return _child(_RENDER, str(session), str(out), str(headroom_mb))
 
 
-_WINDOW = r"""
-from PySide6.QtWidgets import QApplication, QMessageBox
-app = QApplication([])
-from attnviz.ui.window.main_window import MainWindow
-refusals = []
-QMessageBox.warning = staticmethod(lambda _parent, title, text, *a: refusals.append(text))
-window = MainWindow()
-window.show()
-session = window.session
-views = [window.masking_lab_dock, window.scaling_lab_dock, window.compare_dock]
-for dock in views + [window.pipeline_dock]:
-    dock.setFloating(True)  # each in a window of its own: all on show, all computing at once
-    dock.show()
-views = [dock.view() for dock in views]
-
-def idle():
-    return session.is_current and not session.busy and not any(view.busy for view in views)
-
-deadline = time.monotonic() + 120
-while not idle() and time.monotonic() < deadline:
-    app.processEvents()
-cap(int(sys.argv[2]))
-base = start_peak()
-started = time.perf_counter()
-finished = []
-window.file_actions.openFinished.connect(finished.append)
-window.file_actions.open_file(sys.argv[1])
-while not (finished and idle()) and time.perf_counter() - started < 120:
-    app.processEvents()
-seconds = time.perf_counter() - started
-masking, scaling, compare = views
-print(json.dumps({
-    "opened": finished, "seconds": seconds, "peak_mb": peak_mb(base), "refusals": refusals,
-    "main": session.last_outcome.error if session.last_outcome else None,
+_WINDOW_REPORT = r"""
+masking, scaling, compare = views[:3]
+found.update({
     "shapes_message": window.controls.shape_error.text(),
     "masking_lab": masking.error,
     "scaling_lab": scaling.outcome.point_note if scaling.outcome else scaling.error,
     "compare": [compare.errors[side].text() for side in ("A", "B")],
-}))
+})
 """
 
 
@@ -268,9 +237,10 @@ def window_probe(session: Path, headroom_mb: int = 3072) -> dict[str, Any]:
     """The main window with the masking lab, the scaling lab, side by side and the pipeline open,
     each in a window of its own (so all compute at once), then File > Open of ``session``:
     seconds until everything is idle again, peak MB, and what each view shows."""
-    with tempfile.TemporaryDirectory() as state:
-        env = {"ATTNVIZ_STATE_DIR": state, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
-        return _child(_WINDOW, str(session), str(headroom_mb), env=env)
+    from .window_probe import open_in_window
+
+    docks = ("masking_lab_dock", "scaling_lab_dock", "compare_dock", "pipeline_dock")
+    return open_in_window(session, _WINDOW_REPORT, docks=docks, headroom_mb=headroom_mb)
 
 
 _ATTEND = r"""

@@ -19,6 +19,7 @@ from typing import Any
 __all__ = [
     "CASE_PEAK_MB",
     "CASE_SECONDS",
+    "HOSTILE_FACTORIES",
     "long_captures",
     "long_sessions",
     "probe_cli",
@@ -47,12 +48,12 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
 cap(int(sys.argv[2]))
 out, err = io.StringIO(), io.StringIO()
 base = start_peak()
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
     exit_status = attnviz.cli.gui.main(argv)
-seconds = time.perf_counter() - started
+seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
 print(json.dumps({"status": exit_status, "stdout": out.getvalue(), "stderr": err.getvalue(), "seconds": seconds,
-                  "peak_mb": peak_mb(base)}))
+                  "cpu_seconds": cpu, "peak_mb": peak_mb(base)}))
 """
 
 
@@ -89,7 +90,9 @@ def probe_diff(a: Path, b: Path, headroom_mb: int = 3072) -> dict[str, Any]:
     return probe_cli(["diff", str(a), str(b)], headroom_mb)
 
 
-_HOSTILE_FACTORIES = """
+#: A script of ``attnviz check`` factories that misbehave every way issue 30 lists (and ``fine``,
+#: whose model raises if run): the bench's cases and ``tests/compare/test_check_cli.py`` use it.
+HOSTILE_FACTORIES = """
 import sys
 
 import torch
@@ -104,6 +107,10 @@ class Raising(torch.nn.Module):
         raise self.exc
 
 
+class Odd(BaseException):
+    pass
+
+
 def inputs():
     return {"input_ids": torch.ones(1, 4, dtype=torch.long)}
 
@@ -116,8 +123,20 @@ def exit_words():
     sys.exit("msg")
 
 
+def exit_none():
+    sys.exit()
+
+
 def generator_exit():
     raise GeneratorExit
+
+
+def odd():
+    raise Odd("odd")
+
+
+def interrupted():
+    raise KeyboardInterrupt
 
 
 def no_model():
@@ -126,6 +145,10 @@ def no_model():
 
 def forward_value_error():
     return Raising(ValueError("bad forward")), inputs()
+
+
+def forward_exit_0():
+    return Raising(SystemExit(0)), inputs()
 
 
 def fine():
@@ -224,7 +247,7 @@ def _cases(work: Path) -> list[tuple[str, list[str], Callable[[dict[str, Any]], 
     os.mkfifo(fifo)
     (work / "null.csv").symlink_to(os.devnull)
     script = work / "hostile_factories.py"
-    script.write_text(_HOSTILE_FACTORIES)
+    script.write_text(HOSTILE_FACTORIES)
     plain = _doctor_plain(work)
 
     def refused(status: int, *words: str) -> Callable[[dict[str, Any]], bool]:
@@ -303,54 +326,17 @@ def _cases(work: Path) -> list[tuple[str, list[str], Callable[[dict[str, Any]], 
     return cases
 
 
-_WINDOW_COMPARE = r"""
-from PySide6.QtWidgets import QApplication, QMessageBox
-app = QApplication([])
-import torch
-from attnviz.ui.window.main_window import MainWindow
-refusals = []
-QMessageBox.warning = staticmethod(lambda _parent, title, text, *a: refusals.append(text))
-window = MainWindow()
-window.resize(1280, 720)
-window.show()
-session = window.session
-view = window.run_compare_dock.view()
-
-def idle():
-    return session.is_current and not session.busy and not view.compared.busy
-
-deadline = time.monotonic() + 120
-while not idle() and time.monotonic() < deadline:
-    app.processEvents()
-cap(int(sys.argv[2]))
-base = start_peak()
-started = time.perf_counter()
-finished = []
-window.file_actions.openFinished.connect(finished.append)
-window.file_actions.open_file(sys.argv[1])
-want_comparison = sys.argv[3] == "1"
-while time.perf_counter() - started < 900:
-    app.processEvents()
-    if finished and idle() and (view.comparison is not None or not want_comparison):
-        break
-seconds = time.perf_counter() - started
-comparison = view.comparison
-print(json.dumps({
-    "opened": finished, "seconds": seconds, "peak_mb": peak_mb(base), "refusals": refusals,
-    "largest": None if comparison is None else comparison.max_weight_diff,
-    "main": session.last_outcome.error if session.last_outcome else None,
-}))
+_COMPARE_REPORT = r"""
+found["largest"] = None if compare_view.comparison is None else compare_view.comparison.max_weight_diff
 """
 
 
 def window_compare_probe(session: Path, compared: bool, headroom_mb: int = 4096) -> dict[str, Any]:
     """The window opening ``session`` (its ``compared_with`` shown in Compare runs when ``compared``):
     seconds until the comparison is on show, peak MB above the window before the opening."""
-    from .children import child as _child
+    from .window_probe import open_in_window
 
-    with tempfile.TemporaryDirectory() as state:
-        env = {"ATTNVIZ_STATE_DIR": state, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
-        return dict(_child(_WINDOW_COMPARE, str(session), str(headroom_mb), "1" if compared else "0", env=env))
+    return open_in_window(session, _COMPARE_REPORT, comparison=compared, headroom_mb=headroom_mb, limit_s=900)
 
 
 def long_sessions(folder: Path) -> tuple[Path, Path]:
@@ -391,10 +377,12 @@ def rows(row: Callable[[str, str, str, bool], None], first_words: Callable[[str 
         worded = all("outputs not compared" in line for line in lines) and "outputs by up to" not in found["stdout"]
         row(
             f"diff of two (1, 8, 4096, 1) captures ({a.stat().st_size:,} B)",
-            f"+{found['peak_mb']:.0f} MB, {found['seconds']:.1f} s, exit {found['status']}",
-            f"< {CASE_PEAK_MB} MB (was 2.8 GB), < {CASE_SECONDS:.0f} s",
-            # The time is the computation's: 2 x 8 heads of 4096 x 4096 weights recomputed (the
-            # engine's diagnostics included); it is said, not hidden, when over the target.
+            f"+{found['peak_mb']:.0f} MB, {found['seconds']:.2f} s ({found['cpu_seconds']:.2f} s of CPU),"
+            f" exit {found['status']}",
+            f"< {CASE_PEAK_MB} MB (was 2.8 GB), < {CASE_SECONDS:.0f} s (was 54.8 s)",
+            # The time is the computation's: 2 x 8 heads of 4096 x 4096 weights recomputed and
+            # compared a block of rows at a time (engine.streamed). The CPU seconds beside the wall
+            # clock tell the work from a loaded machine's waiting; the row is judged by the clock.
             found["status"] == 1 and worded and found["peak_mb"] < CASE_PEAK_MB and found["seconds"] < CASE_SECONDS,
         )
         for line in lines:
@@ -403,9 +391,17 @@ def rows(row: Callable[[str, str, str, bool], None], first_words: Callable[[str 
         alone = window_compare_probe(plain, compared=False)
         shown = window_compare_probe(compared, compared=True)
         added = shown["peak_mb"] - alone["peak_mb"]
+        # A (4096, 4096) call is over the window's budget (ui.scheduler.APP_MEMORY_BUDGET): the
+        # long-context view streams it instead of every stage and map at once (+3.0 GB before).
+        row(
+            f"window: a session of one (1, 8, 4096, 1) call ({plain.stat().st_size:,} B)",
+            f"+{alone['peak_mb']:.0f} MB, {alone['seconds']:.1f} s, long-context view {alone['long_view']}",
+            f"< {CASE_PEAK_MB} MB (was 3.0 GB)",
+            alone["long_view"] and alone["peak_mb"] < CASE_PEAK_MB,
+        )
         row(
             f"window: session compared with one ({compared.stat().st_size:,} B)",
             f"+{shown['peak_mb']:.0f} MB ({added:+.0f} MB over the session alone), {shown['seconds']:.1f} s",
-            f"comparison < {CASE_PEAK_MB} MB more (was 2.8 GB)",
-            shown["largest"] is not None and added < CASE_PEAK_MB,
+            f"< {CASE_PEAK_MB} MB (was 1.9 GB)",
+            shown["largest"] is not None and shown["peak_mb"] < CASE_PEAK_MB,
         )

@@ -499,6 +499,16 @@ def recompute_call(call: AttentionCall) -> tuple[torch.Tensor, torch.Tensor]:
         assert call.weights is not None
         w = tensor_view(call.weights)
         return w, torch.empty((*w.shape[:-1], 0), dtype=w.dtype)
+    q, k, v, kwargs = call_arguments(call)
+    result = attend(q, k, v, keep=(), allow_nonfinite=True, **kwargs)
+    return result.weights, result.output
+
+
+def call_arguments(call: AttentionCall) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+    """(queries, keys, values, keywords): a recorded call (with its queries, keys and values) as
+    the arguments of ``attend`` (and of ``engine.streamed.weight_blocks``, which takes the same):
+    its masks as passed, mask mode "sdpa", scale, GQA, score terms; half precision in float32."""
+    assert call.queries is not None and call.keys is not None and call.values is not None
     q, k, v = (tensor_view(a) for a in (call.queries, call.keys, call.values))
     masks = call.masks
     kwargs: dict[str, Any] = {
@@ -508,18 +518,11 @@ def recompute_call(call: AttentionCall) -> tuple[torch.Tensor, torch.Tensor]:
     kwargs["causal"] = masks.causal
     if masks.mask_mod is not None:
         kwargs["mask"] = MaskMod(masks.mask_mod)
-    dtype = torch.float32 if call.dtype in ("float16", "bfloat16") else None
-    result = attend(
-        q,
-        k,
-        v,
+    kwargs.update(
         mask_mode="sdpa",
         scale=call.scale,
         enable_gqa=_gqa(q, k, call.kv_heads != call.shape[1]),
-        dtype=dtype,
-        keep=(),
-        allow_nonfinite=True,
+        dtype=torch.float32 if call.dtype in ("float16", "bfloat16") else None,
         score_terms=call_score_terms(call) or None,
-        **kwargs,
     )
-    return result.weights, result.output
+    return q, k, v, kwargs

@@ -24,7 +24,7 @@ import math
 import os
 import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +33,17 @@ import numpy as np
 from attnviz.state.run import AttentionCall, ModelRun
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
-__all__ = ["CallDifference", "Comparison", "as_run", "compare", "difference_map", "head_weights", "one_head_call"]
+__all__ = [
+    "CallDifference",
+    "Comparison",
+    "as_run",
+    "compare",
+    "difference_map",
+    "head_weight_blocks",
+    "head_weights",
+    "largest_gap",
+    "one_head_call",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -311,12 +321,22 @@ def _difference(a: AttentionCall, b: AttentionCall, i: int, j: int) -> CallDiffe
             b=shape_b,
         )
         return CallDifference(a.name, i, j, shape_a, shape_b, inf, inf, note)
-    # One head at a time, its difference taken a block of rows at a time: the peak is two heads'
-    # weights (what the view of one head shows anyway), not two calls' in float64 and their
-    # difference (two (1, 8, 4096, 4096) calls took 2.8 GB).
-    weights = np.zeros((batch, heads))
-    for head in range(heads):
-        weights[:, head] = largest_per_row_block(head_weights(a, head), head_weights(b, head))
+    # One head at a time, a block of rows at a time: each side's weights of a block are computed
+    # (or read) and compared, then forgotten, so the peak is a few blocks' temporaries whatever
+    # the length (two (1, 8, 4096, 4096) calls took 2.8 GB whole, 54.8 s through attend per head).
+    from attnviz.engine.streamed import CACHE_ELEMENTS
+
+    rows = max(1, CACHE_ELEMENTS // max(1, shape_a[3]))
+
+    def one_head(head: int) -> np.ndarray:
+        largest = np.zeros(batch)
+        for (element, _r0, _r1, x), (_e, _s0, _s1, y) in zip(
+            head_weight_blocks(a, head, rows), head_weight_blocks(b, head, rows), strict=True
+        ):
+            largest[element] = max(largest[element], largest_gap(x, y))
+        return largest
+
+    weights = np.stack(_on_one_thread(one_head, heads), axis=1) if heads else np.zeros((batch, 0))
     outputs = np.full((batch, heads), np.nan)
     if a.output is not None and b.output is not None and np.shape(a.output) == np.shape(b.output):
         for head in range(heads):
@@ -324,8 +344,64 @@ def _difference(a: AttentionCall, b: AttentionCall, i: int, j: int) -> CallDiffe
     return CallDifference(a.name, i, j, shape_a, shape_b, weights, outputs)
 
 
+def _on_one_thread(work: Any, heads: int) -> list[np.ndarray]:
+    """``work(head)`` for every head, on a thread of its own that runs torch on one thread
+    (``torch.set_num_threads`` is per thread: the caller's setting is left alone). A block's
+    operations are too short to share among threads: each ends in a barrier, and on a loaded
+    machine a barrier waits for a thread the system has put aside (issue 30's long diff under a
+    load of 15 on 2 cores: 20-40 s on two threads, 2.5 s on one; about 0.8 s of CPU on one)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import torch
+
+    with ThreadPoolExecutor(1, initializer=torch.set_num_threads, initargs=(1,)) as pool:
+        return list(pool.map(work, range(heads)))
+
+
+def head_weight_blocks(call: AttentionCall, head: int, rows: int) -> Iterator[tuple[int, int, int, Any]]:
+    """(batch element, r0, r1, weights (r1 - r0, L_k)) of one head of a call, ``rows`` query rows
+    at a time, batch element by batch element: recorded (views, no copy), else recomputed as
+    ``recompute_call`` computes them (``engine.streamed.weight_blocks``, no stage kept whole)."""
+    from attnviz.compute.convert import tensor_view
+
+    n_batch, _heads, n_q, _n_k = call.shape
+    if call.weights_only:
+        assert call.weights is not None
+        for element in range(n_batch):
+            for r0 in range(0, n_q, rows):
+                r1 = min(n_q, r0 + rows)
+                yield element, r0, r1, tensor_view(call.weights[element, head, r0:r1])
+        return
+    from attnviz.capture.calls import call_arguments
+    from attnviz.engine.streamed import weight_blocks
+
+    q, k, v, kwargs = call_arguments(one_head_call(call, head))
+    # One head: the flattened elements are the batch elements.
+    yield from weight_blocks(q, k, v, rows=rows, **kwargs)
+
+
 #: Elements of one block of a streamed difference: 1 Mi, 8 MiB in float64 per temporary.
 _BLOCK_ELEMENTS = 1 << 20
+
+
+def largest_gap(x: Any, y: Any) -> float:
+    """The largest :func:`elementwise_difference` of two tensors of one shape (0 when empty).
+
+    The difference is taken in the wider of the two dtypes (float32 weights: exact where they
+    are within a factor 2 of each other, else within 2^-24 of the difference, plenty against any
+    tolerance a diff is given), min and max in one pass; only a block whose extremes are not
+    finite holds a NaN or an infinity, and needs ``difference``'s rules for them."""
+    import torch
+
+    from attnviz.capture.calls import difference
+
+    if x.numel() == 0:
+        return 0.0
+    low, high = torch.aminmax(torch.sub(x, y))
+    top = max(float(high), -float(low))
+    if not math.isfinite(top):
+        top = float(difference(x, y).max())
+    return top
 
 
 def largest_per_row_block(a: Any, b: Any) -> np.ndarray:
@@ -333,8 +409,6 @@ def largest_per_row_block(a: Any, b: Any) -> np.ndarray:
     columns) arrays or tensors of one shape, computed a block of rows at a time (the temporaries
     of a block, never of the whole)."""
     import torch
-
-    from attnviz.capture.calls import difference
 
     x, y = torch.as_tensor(a), torch.as_tensor(b)
     n_batch, n_rows = int(x.shape[0]), int(x.shape[1])
@@ -345,13 +419,7 @@ def largest_per_row_block(a: Any, b: Any) -> np.ndarray:
     step = max(1, _BLOCK_ELEMENTS // columns)
     for e in range(n_batch):
         for start in range(0, n_rows, step):
-            xs, ys = x[e, start : start + step], y[e, start : start + step]
-            # Plain |a - b| first (three passes); only a block whose largest is NaN or infinite
-            # holds a NaN or an infinity, and needs difference()'s rules for them.
-            top = float((xs.double() - ys.double()).abs_().max())
-            if not math.isfinite(top):
-                top = float(difference(xs, ys).max())
-            largest[e] = max(largest[e], top)
+            largest[e] = max(largest[e], largest_gap(x[e, start : start + step], y[e, start : start + step]))
     return largest
 
 

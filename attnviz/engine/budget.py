@@ -20,7 +20,9 @@ on a busy machine from taking what others are using.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -59,6 +61,29 @@ def set_default_memory_budget(nbytes: float | None) -> None:
     _default_budget = DEFAULT_MEMORY_BUDGET if checked is None else checked
 
 
+_scoped = threading.local()
+
+
+@contextmanager
+def memory_budget_scope(nbytes: float) -> Iterator[None]:
+    """Within this block, on this thread only, the default budget is at most ``nbytes``: what a
+    window's compute threads use, since the window keeps several copies of what a computation
+    returns (its maps as pictures), while a script calling ``attend`` keeps the process default."""
+    checked = check_memory_budget(nbytes)
+    previous = getattr(_scoped, "budget", None)
+    _scoped.budget = checked
+    try:
+        yield
+    finally:
+        _scoped.budget = previous
+
+
+def default_budget() -> float:
+    """The default budget on this thread: the process-wide one, or a lower scoped one."""
+    scoped = getattr(_scoped, "budget", None)
+    return _default_budget if scoped is None else min(scoped, _default_budget)
+
+
 def available_memory(device: torch.device) -> int | None:
     """Bytes the device can still give, when this system says: None where it cannot be known."""
     if device.type == "cuda":
@@ -89,8 +114,9 @@ def _budget_and_cap(device: torch.device, requested: float | None) -> tuple[floa
     if requested is not None:
         return requested, None
     available = available_memory(device)
-    if available is None or available / 2 >= _default_budget:
-        return _default_budget, None
+    default = default_budget()
+    if available is None or available / 2 >= default:
+        return default, None
     return available / 2, available
 
 
@@ -98,7 +124,7 @@ def enforce_budget(estimate: MemoryEstimate, device: torch.device, requested: fl
     """``check_memory`` against ``budget_for(device, requested)``; asks the system what is available
     only for a computation big enough for it to matter (reading it costs as much as computing a
     small input, which the app does on every edit)."""
-    limit = _default_budget if requested is None else requested
+    limit = default_budget() if requested is None else requested
     if estimate.total <= limit and (requested is not None or estimate.total <= _NOT_WORTH_ASKING):
         return
     check_memory(estimate, *_budget_and_cap(device, requested))
@@ -308,7 +334,7 @@ def enforce_work_budget(
     """
     batch = int(shape[0])
     needed = fixed + per_batch * batch
-    limit = _default_budget if requested is None else requested
+    limit = default_budget() if requested is None else requested
     if needed <= limit and (requested is not None or needed <= _NOT_WORTH_ASKING):
         return
     budget, available = _budget_and_cap(device, requested)

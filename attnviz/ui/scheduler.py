@@ -56,14 +56,34 @@ def _leave_a_core_for_the_gui() -> None:
     use_huge_pages(False)
 
 
+#: The memory budget of one computation on the window's threads, in bytes. The window keeps
+#: what a computation returns several times over (the stages as arrays, the maps painted of
+#: them, a picture per view): a (4096, 4096) head, whose stages are 308 MiB, took the window to
+#: +3.0 GB. Under this budget the stages of a head up to about 1448 x 1448 (67 MiB) and the
+#: heads grid of 8 heads of 1024 x 1024 (80 MiB) are computed; a longer call is refused with its
+#: size, and the long-context view, which streams it in display bins, opens instead.
+APP_MEMORY_BUDGET = 96 * 2**20
+_app_budget: float = APP_MEMORY_BUDGET
+
+
+def set_app_memory_budget(nbytes: float | None) -> None:
+    """The budget of the window's computations (None: back to ``APP_MEMORY_BUDGET``): raised by a
+    benchmark that measures drawing a head longer than the default allows."""
+    global _app_budget
+    _app_budget = APP_MEMORY_BUDGET if nbytes is None else nbytes
+
+
 def in_app(compute: Callable[[In], T]) -> Callable[[In], T]:
     """``compute`` as the app's threads run it: the process configured for a GUI first (whichever
-    of the main computation or a lab happens to run first)."""
+    of the main computation or a lab happens to run first), under the window's memory budget."""
 
     @functools.wraps(compute)
     def run(item: In) -> T:
         _leave_a_core_for_the_gui()
-        return compute(item)
+        from attnviz.engine.budget import memory_budget_scope
+
+        with memory_budget_scope(_app_budget):
+            return compute(item)
 
     run.in_app = True  # type: ignore[attr-defined]  # what the tests look for on every thread's function
     return run

@@ -274,12 +274,12 @@
         <translation>um softmax próprio ({softmax} em {module}): sua saída foi registrada como os pesos, como o modelo os calculou (as linhas de um softmax inteiro somam 1 só até o seu arredondamento); consultas, chaves e valores não são visíveis a uma captura (apenas pesos)</translation>
     </message>
     <message>
-        <source>the function returned its heads&apos; average weights (average_attn_weights=True): a map the model reports from it is that average (in every head, for WavLM); each head here is its own</source>
-        <translation>a função devolveu a média dos pesos das suas cabeças (average_attn_weights=True): um mapa que o modelo informa a partir dela é essa média (em todas as cabeças, no WavLM); cada cabeça aqui é a sua própria</translation>
-    </message>
-    <message>
         <source>self- and cross-attention merged in one softmax: keys 0-{last} are the decoder&apos;s own, the next {cross} the encoder&apos;s; the model reports the two column blocks as two maps (each a part of this one softmax)</source>
         <translation>autoatenção e atenção cruzada fundidas num só softmax: as chaves 0-{last} são do próprio decodificador, as {cross} seguintes do codificador; o modelo informa os dois blocos de colunas como dois mapas (cada um parte deste único softmax)</translation>
+    </message>
+    <message>
+        <source>the function returned its heads&apos; average weights (average_attn_weights=True): a map the model reports from it is that average (in every head, for WavLM); each head here is its own</source>
+        <translation>a função devolveu a média dos pesos das suas cabeças (average_attn_weights=True): um mapa que o modelo informa a partir dela é essa média (em todas as cabeças, no WavLM); cada cabeça aqui é a sua própria</translation>
     </message>
 </context>
 <context>
@@ -1224,7 +1224,7 @@
         <source>unexpected error: {error}</source>
         <extracomment>What a computation&apos;s result depends on, and so when it is out of date: the document (&quot;document&quot;: the whole run, as the mask doctor reads it), the head on show too (&quot;head&quot;), or the batch element on show as well (&quot;selection&quot;). The main computation&apos;s outcome of ``snapshot`` (computations run with it; else None).
 ----------
-What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s compute thread runs: ``run_snapshot`` with a core left for the GUI. The result (an Out), delivered on the thread this object lives in (the GUI thread). (item, message): ``compute`` raised instead of returning (a bug: errors are data). True while a computation runs or waits. How many computations were started (for tests and the benchmark).</extracomment>
+What a scheduler&apos;s function takes (In) and gives (Out). The memory budget of one computation on the window&apos;s threads, in bytes. The window keeps what a computation returns several times over (the stages as arrays, the maps painted of them, a picture per view): a (4096, 4096) head, whose stages are 308 MiB, took the window to +3.0 GB. Under this budget the stages of a head up to about 1448 x 1448 (67 MiB) and the heads grid of 8 heads of 1024 x 1024 (80 MiB) are computed; a longer call is refused with its size, and the long-context view, which streams it in display bins, opens instead. What the app&apos;s compute thread runs: ``run_snapshot`` with a core left for the GUI. The result (an Out), delivered on the thread this object lives in (the GUI thread). (item, message): ``compute`` raised instead of returning (a bug: errors are data). True while a computation runs or waits. How many computations were started (for tests and the benchmark).</extracomment>
         <translation>erro inesperado: {error}</translation>
     </message>
     <message>
@@ -6345,6 +6345,11 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <message>
         <source>edited</source>
         <translation>editada</translation>
+    </message>
+    <message>
+        <source>The maps of head {head} of {name} ({n_q} x {n_k}) need about {size}, more than the memory budget of {budget}: the call x head map above compares every head exactly, a block of rows at a time</source>
+        <extracomment>Why the maps were not made (a head over the memory budget): a marked text, else &quot;&quot;.</extracomment>
+        <translation>Os mapas da cabeça {head} de {name} ({n_q} x {n_k}) precisam de cerca de {size}, mais que o orçamento de memória de {budget}: o mapa chamada x cabeça acima compara todas as cabeças exatamente, um bloco de linhas por vez</translation>
     </message>
     <message>
         <source>Compare with a capture file</source>

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from attnviz.bench.safety_outputs import HOSTILE_FACTORIES
 from attnviz.cli.check import check_main
 
 SCRIPT = """
@@ -82,66 +83,17 @@ def test_the_attnviz_command_dispatches_check(script):
     assert main(["check", f"{script}:correct", "--checks", "padding"]) == 0
 
 
-HOSTILE = """
-import sys
-
-import torch
-
+# The bench's hostile factories (one script for both), and a model that passes.
+HOSTILE = (
+    HOSTILE_FACTORIES
+    + """
 from tests.compare.models import batch, gpt2
-
-
-class Raising(torch.nn.Module):
-    def __init__(self, exc):
-        super().__init__()
-        self.exc = exc
-
-    def forward(self, **kwargs):
-        raise self.exc
-
-
-class Odd(BaseException):
-    pass
-
-
-def exit_0():
-    sys.exit(0)
-
-
-def exit_words():
-    sys.exit("msg")
-
-
-def exit_none():
-    sys.exit()
-
-
-def generator_exit():
-    raise GeneratorExit
-
-
-def odd():
-    raise Odd("odd")
-
-
-def interrupted():
-    raise KeyboardInterrupt
-
-
-def no_model():
-    return None, batch()
-
-
-def forward_value_error():
-    return Raising(ValueError("bad forward")), batch()
-
-
-def forward_exit_0():
-    return Raising(SystemExit(0)), batch()
 
 
 def correct():
     return gpt2(), batch()
 """
+)
 
 
 @pytest.fixture()

@@ -111,3 +111,52 @@ def test_diff_of_two_long_captures_stays_within_300_mb(tmp_path: Path) -> None:
     assert found["peak_mb"] < 300, found
     # Neither capture recorded outputs: said so, never "outputs by up to 0".
     assert "outputs not compared" in found["stdout"] and "outputs by up to" not in found["stdout"]
+
+
+def test_recorded_weights_against_their_recomputation_stream_in_step() -> None:
+    # One side recorded weights only, the other recomputed: blocks of both sides line up (rows of
+    # one batch element at a time), and a call compared with its own recomputed weights agrees.
+    live = _call()
+    recorded = AttentionCall("layer", None, None, None, weights=call_weights(live).astype(np.float32))
+    result = attnviz.compare(ModelRun((live,)), ModelRun((recorded,)))
+    assert result.max_weight_diff <= ATOL and result.calls[0].weights.shape == (2, 4)
+    moved = call_weights(live).astype(np.float32)
+    moved[1, 2, 4, 0] += 0.5  # the last row of a head: in the last block
+    result = attnviz.compare(ModelRun((live,)), ModelRun((AttentionCall("layer", None, None, None, weights=moved),)))
+    assert result.calls[0].worst == (1, 2) and abs(result.max_weight_diff - 0.5) < ATOL
+
+
+def test_a_comparison_streams_weights_and_never_keeps_a_stage(monkeypatch) -> None:
+    # attend keeps (N, L_q, L_k) stages and computes diagnostics (54.8 s for issue 30's two long
+    # captures): a comparison takes the weights only, a block of rows at a time.
+    import attnviz.capture.calls as calls
+    import attnviz.engine.streamed as streamed
+
+    def refused(*_args, **_kwargs):
+        raise AssertionError("compare called attend")
+
+    monkeypatch.setattr(calls, "attend", refused)
+    blocks: list[tuple[int, ...]] = []
+    original = streamed.weight_blocks
+
+    def counted(*args, **kwargs):
+        for block in original(*args, **kwargs):
+            blocks.append(tuple(block[3].shape))
+            yield block
+
+    monkeypatch.setattr(streamed, "weight_blocks", counted)
+    a, b = _call(), _call()
+    result = attnviz.compare(ModelRun((a,)), ModelRun((b,)))
+    assert result.max_weight_diff == 0.0  # the same inputs, the same path: no difference at all
+    # Both sides, every batch element and head, in blocks of rows of every key.
+    assert len(blocks) == 2 * 2 * 4 and {shape[1] for shape in blocks} == {5}
+
+
+def test_a_comparison_leaves_the_callers_torch_threads_alone() -> None:
+    # The blocks run on a thread of their own with one torch thread (short operations on two
+    # threads spent 20-40 s in barriers on a loaded machine); the caller's setting is untouched.
+    import torch
+
+    before = torch.get_num_threads()
+    attnviz.compare(ModelRun((_call(),)), ModelRun((_call(),)))
+    assert torch.get_num_threads() == before

@@ -197,3 +197,26 @@ def test_out_of_memory_during_the_computation_is_named(monkeypatch):
     monkeypatch.setattr(scoring.ScaledDotProduct, "scores", boom)
     with pytest.raises(DeviceOutOfMemoryError, match="out of memory on cpu for batch 2 x 3, 5 queries x 7 keys"):
         attend(torch.randn(2, 3, 5, 4), torch.randn(2, 3, 7, 4), torch.randn(2, 3, 7, 4))
+
+
+def test_a_scoped_budget_holds_on_its_thread_only_and_ends_with_its_block() -> None:
+    import threading
+
+    from attnviz.engine import MemoryBudgetError, attend
+    from attnviz.engine.budget import default_budget, memory_budget_scope
+
+    q = torch.zeros(1, 1500, 2)  # every stage of 1500 x 1500 in float32: about 50 MiB
+    process_default = default_budget()
+    seen: list[float] = []
+    with memory_budget_scope(20e6):
+        assert default_budget() == 20e6
+        with pytest.raises(MemoryBudgetError, match="budget"):
+            attend(q, q, q)
+        other = threading.Thread(target=lambda: seen.append(default_budget()))
+        other.start()
+        other.join()
+        with memory_budget_scope(1e12):  # a scope never raises the process-wide default
+            assert default_budget() == process_default
+        assert default_budget() == 20e6
+    assert seen == [process_default] and default_budget() == process_default
+    assert attend(q, q, q).weights.shape == (1, 1500, 1500)

@@ -291,3 +291,25 @@ def test_fits_beside_a_docked_lesson_on_a_projector(qtbot, window):
     qtbot.waitUntil(lambda: page.viewport().width() < 1280 - 0.3 * 1280)
     assert view.minimumSizeHint().width() <= page.viewport().width()
     assert not page.horizontalScrollBar().isVisible()
+
+
+def test_a_heads_maps_over_the_budget_are_refused_in_one_line_and_the_overview_stays():
+    """A (4096, 4096) head's maps (both runs' weights, masks and their difference) were over the
+    window's budget and ended as "unexpected error: MemoryBudgetError"; they are refused before
+    anything is allocated, with their size, and the comparison's call x head map stays exact."""
+    import attnviz
+    from attnviz.engine.budget import memory_budget_scope
+    from attnviz.state.run import AttentionCall, ModelRun
+    from attnviz.text.tr import Message
+    from attnviz.ui.views.run_compare import _head_maps, _Weights
+
+    g = np.random.default_rng(0)
+    q, k, v = (g.standard_normal((1, 2, 64, 1)).astype(np.float32) for _ in range(3))
+    run = ModelRun((AttentionCall("layer.0", q, k, v),))
+    comparison = attnviz.compare(run, ModelRun((AttentionCall("layer.0", q * 2, k, v),)))
+    with memory_budget_scope(50_000):  # the maps of a 64 x 64 head need about 90 KB
+        refused = _head_maps(comparison, 0, 1, 0, _Weights())
+    assert isinstance(refused.refusal, Message) and refused.a.size == 0
+    assert "64 x 64" in str(refused.refusal) and "48.8 KiB" in str(refused.refusal)
+    maps = _head_maps(comparison, 0, 1, 0, _Weights())
+    assert not maps.refusal and maps.a.shape == (64, 64) and comparison.max_weight_diff > 0

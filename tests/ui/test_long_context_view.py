@@ -221,3 +221,22 @@ def test_a_long_context_window_of_its_own_is_not_raised_again_by_a_long_input(qt
         assert win.session.current_outcome().too_large and shown == []
     finally:
         set_default_memory_budget(None)
+
+
+def test_the_windows_threads_compute_under_its_budget_and_a_longer_call_streams(qtbot, window):
+    """Every stage and map of a long head at once took the window to +3.0 GB (a 4096-token
+    session): its threads compute under ``APP_MEMORY_BUDGET`` and the long-context view takes
+    over, without the process-wide default changing."""
+    from attnviz.engine.budget import default_budget
+    from attnviz.ui.scheduler import APP_MEMORY_BUDGET, in_app
+
+    assert in_app(lambda _item: default_budget())(None) == APP_MEMORY_BUDGET < default_budget()
+    win = window
+    win.session.push(ReplaceState(long_state(2048)))  # float64 stages of 32 MiB each: over it
+    wait_current(qtbot, win)
+    outcome = win.session.current_outcome()
+    assert outcome.too_large and "96 MiB" in outcome.error
+    qtbot.waitUntil(win.long_dock.is_current_tab)
+    v = win.long_dock.view()
+    qtbot.waitUntil(lambda: v.result is not None and v.result.mean is not None, timeout=60000)
+    assert v.result.error is None and v.result.mean.shape == (512, 512)

@@ -28,7 +28,7 @@ from attnviz.compute.axes import axis_labels
 from attnviz.compute.jobs import Job
 from attnviz.state.document import ReplaceState
 from attnviz.state.run import Focus, ModelRun
-from attnviz.text.tr import QT_TRANSLATE_NOOP
+from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.live_model import live_controller, live_models
 from attnviz.ui.app.session import AppSession
@@ -118,6 +118,8 @@ class HeadMaps:
     keep_a: np.ndarray
     keep_b: np.ndarray
     gap: np.ndarray | None
+    #: Why the maps were not made (a head over the memory budget): a marked text, else "".
+    refusal: object = ""
 
 
 class _Weights:
@@ -150,6 +152,10 @@ def _head_maps(comparison: Any, layer: int, head: int, batch: int, weights: _Wei
 
     diff = comparison.calls[layer]
     sides = ((0, comparison.a.calls[diff.index_a], diff.index_a), (1, comparison.b.calls[diff.index_b], diff.index_b))
+    refusal = _over_budget(diff, head)
+    if refusal:
+        empty = np.zeros((0, 0))
+        return HeadMaps((comparison, layer, head, batch), empty, empty, empty, empty, None, refusal)
     maps, keeps = [], []
     for side, call, index in sides:
         w = weights.of(comparison, side, index, call, min(head, call.shape[1] - 1))
@@ -159,6 +165,32 @@ def _head_maps(comparison: Any, layer: int, head: int, batch: int, weights: _Wei
     # As the overview counts it: NaN in both runs is no difference, in one of them infinite.
     gap = elementwise_difference(maps[1], maps[0]) if maps[0].shape == maps[1].shape else None
     return HeadMaps((comparison, layer, head, batch), maps[0], maps[1], keeps[0], keeps[1], gap)
+
+
+def _over_budget(diff: Any, head: int) -> object:
+    """Why head ``head``'s maps of a matched call cannot be made within the memory budget of this
+    thread (the window's), or "": both runs' weights and masks, and their difference in float64."""
+    from attnviz.engine.budget import default_budget, format_bytes
+
+    batch, heads, n_q, n_k = (max(a, b) for a, b in zip(diff.shape_a, diff.shape_b, strict=True))
+    cells = n_q * n_k
+    need = 2 * batch * cells * 4 + 2 * batch * heads * cells + cells * 8
+    budget = default_budget()
+    if need <= budget:
+        return ""
+    return message(
+        QT_TRANSLATE_NOOP(
+            "RunCompare",
+            "The maps of head {head} of {name} ({n_q} x {n_k}) need about {size}, more than the memory budget of "
+            "{budget}: the call x head map above compares every head exactly, a block of rows at a time",
+        ),
+        head=head,
+        name=diff.name,
+        n_q=n_q,
+        n_k=n_k,
+        size=format_bytes(need),
+        budget=format_bytes(budget),
+    )
 
 
 # ---------------------------------------------------------------------- the view
@@ -401,6 +433,8 @@ class RunCompareView(SessionView):
         maps = self.maps
         if maps is None or maps.of[0] is not comparison or maps.of[1:] != (focus.layer, head, b):
             self.head_maps.request((comparison, focus.layer, head, b))
+        elif maps.refusal:
+            self._show_message(tr_text(maps.refusal), error=False)
         else:
             rows, cols = axis_labels(call_a.query_tokens, call_a.key_tokens, b, maps.a.shape[0], maps.a.shape[1])
             for heatmap, values, keep, label in zip(
