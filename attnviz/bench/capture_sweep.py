@@ -27,7 +27,6 @@ import os
 import sys
 import time
 import traceback
-from collections import Counter
 from typing import Any
 
 from attnviz.bench import sweep_check, sweep_inputs, sweep_report
@@ -217,8 +216,6 @@ def sweep_one(model_type: str) -> dict[str, Any]:
     import torch
     import transformers
 
-    from attnviz.capture import capture
-
     torch.set_num_threads(1)
     result: dict[str, Any] = {"family": model_type}
     try:
@@ -228,31 +225,43 @@ def sweep_one(model_type: str) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - a family that does not build is counted apart
         result["built"] = f"config: {type(exc).__name__}: {str(exc)[:120]}"
         return result
-    for implementation in IMPLEMENTATIONS:
-        try:
-            torch.manual_seed(0)
-            model = _build(config, implementation)
-        except Exception as exc:  # noqa: BLE001
-            result[implementation] = {"status": "not offered", "why": f"{type(exc).__name__}: {str(exc)[:120]}"}
-            continue
-        built = sweep_inputs.build(model, config)
-        if isinstance(built, str):  # the model itself does not run on any inputs made for it
-            result[implementation] = {"status": "not run", "why": built}
-            continue
-        maps = sweep_check.reported_maps(built.output)
-        kinds = {"inputs": built.kinds, **({"skipped": built.skipped} if built.skipped else {})}
-        try:
-            with torch.no_grad(), capture(model) as cap:
-                model(**built.inputs, output_attentions=True)
-            status, detail = sweep_check.classify(cap, maps)
-        except Exception as exc:  # noqa: BLE001 - a capture that breaks the model is the worst outcome
-            status, detail = (
-                "errors",
-                {"why": f"{type(exc).__name__}: {str(exc)[:160]}", "trace": traceback.format_exc()[-400:]},
-            )
-        result[implementation] = {"status": status, **kinds, **detail}
+    expected = None
+    for implementation in sorted(IMPLEMENTATIONS, key=lambda i: i != "eager"):  # eager's calls first
+        result[implementation] = sweep_implementation(config, implementation, expected)
+        if implementation == "eager" and result["eager"]["status"] == "exact":
+            expected = result["eager"]["calls"]
     result["built"] = "yes"
     return result
+
+
+def sweep_implementation(config: Any, implementation: str, expected_calls: int | None = None) -> dict[str, Any]:
+    """One family's verdict on one implementation: its model built from the (shrunk) config, the
+    inputs made for it, one forward under capture, every call and reported map checked (and at
+    least ``expected_calls`` calls: the other implementation's)."""
+    import torch
+
+    from attnviz.capture import capture
+
+    try:
+        torch.manual_seed(0)
+        model = _build(config, implementation)
+    except Exception as exc:  # noqa: BLE001
+        return {"status": "not offered", "why": f"{type(exc).__name__}: {str(exc)[:120]}"}
+    built = sweep_inputs.build(model, config)
+    if isinstance(built, str):  # the model itself does not run on any inputs made for it
+        return {"status": "not run", "why": built}
+    maps = sweep_check.reported_maps(built.output)
+    kinds = {"inputs": built.kinds, **({"skipped": built.skipped} if built.skipped else {})}
+    try:
+        with torch.no_grad(), capture(model) as cap:
+            model(**built.inputs, output_attentions=True)
+        status, detail = sweep_check.classify(cap, maps, expected_calls)
+    except Exception as exc:  # noqa: BLE001 - a capture that breaks the model is the worst outcome
+        status, detail = (
+            "errors",
+            {"why": f"{type(exc).__name__}: {str(exc)[:160]}", "trace": traceback.format_exc()[-400:]},
+        )
+    return {"status": status, **kinds, **detail}
 
 
 def _worker(queue_in: Any, queue_out: Any) -> None:
@@ -325,10 +334,9 @@ def run(
     if from_json:  # the report of an earlier run, without running again
         with open(from_json) as f:
             saved = json.load(f)
-        results, version = saved["results"], saved["transformers"]
-        sweep_report.report(results, version)
+        sweep_report.report(saved["results"], saved["transformers"])
         if readme:
-            sweep_report.write_readme(readme, results, version)
+            sweep_report.write_readme(readme, saved["results"], saved["transformers"])
         return 0
 
     names = families(only)

@@ -195,11 +195,14 @@ def image_layouts(config: Any, params: Any, generator: Any) -> Iterator[tuple[st
         tiled = torch.randn(BATCH, 1, int(tiles), channels, size, size, generator=generator)
         ratio_mask = torch.zeros(BATCH, 1, int(tiles), dtype=torch.long)
         ratio_mask[:, :, 0] = 1
-        yield "tiles", {
-            "pixel_values": tiled,
-            "aspect_ratio_ids": torch.ones(BATCH, 1, dtype=torch.long),
-            "aspect_ratio_mask": ratio_mask,
-        }
+        yield (
+            "tiles",
+            {
+                "pixel_values": tiled,
+                "aspect_ratio_ids": torch.ones(BATCH, 1, dtype=torch.long),
+                "aspect_ratio_mask": ratio_mask,
+            },
+        )
     for patches in (1, 5, 3):  # one image as patches (Idefics3, LLaVA-NeXT's crops)
         five = torch.randn(BATCH, patches, channels, size, size, generator=generator)
         yield f"pixels (B, {patches}, C, H, W)", {"pixel_values": five, **extra}
@@ -218,7 +221,10 @@ def audio_layouts(config: Any, model: Any, params: Any, generator: Any) -> Itera
         mask_name = next(
             (n for n in ("feature_attention_mask", "input_features_mask", "audio_attention_mask") if n in params), None
         )
-        for label, shape in (("(B, bins, frames)", (BATCH, bins, frames)), ("(B, frames, bins)", (BATCH, frames, bins))):
+        for label, shape in (
+            ("(B, bins, frames)", (BATCH, bins, frames)),
+            ("(B, frames, bins)", (BATCH, frames, bins)),
+        ):
             features = torch.randn(*shape, generator=generator)
             extra: dict[str, Any] = {}
             if mask_name is not None:
@@ -363,13 +369,17 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
     wants_audio = "input_features" in params or "input_values" in params
     if wants_image:
         for label, media in image_layouts(config, params, g):
-            yield f"image: {label}", ["text", "image"] if "input_ids" in params else ["image"], with_text(
-                label, "image", media, "get_image_features"
+            yield (
+                f"image: {label}",
+                ["text", "image"] if "input_ids" in params else ["image"],
+                with_text(label, "image", media, "get_image_features"),
             )
     if wants_audio:
         for label, media in audio_layouts(config, model, params, g):
-            yield f"audio: {label}", ["text", "audio"] if "input_ids" in params else ["audio"], with_text(
-                label, "audio", media, "get_audio_features"
+            yield (
+                f"audio: {label}",
+                ["text", "audio"] if "input_ids" in params else ["audio"],
+                with_text(label, "audio", media, "get_audio_features"),
             )
     if "input_ids" in params:
         yield "text", ["text"], lambda: decoder(text_with_media(config, params, [], torch.Generator().manual_seed(0)))

@@ -89,15 +89,15 @@ def lines(results: list[dict[str, Any]], version: str) -> list[str]:
     out += ["", "Not exact on any implementation that runs, and why:", ""]
     out += ["| family | inputs | sdpa | eager |", "|---|---|---|---|"]
     for r in not_exact(results):
-        kinds = next((r[i]["inputs"] for i in IMPLEMENTATIONS if r.get(i, {}).get("inputs")), [])
+        media: list[str] = next((r[i]["inputs"] for i in IMPLEMENTATIONS if r.get(i, {}).get("inputs")), [])
         cells = [_cell(_said(r.get(i, {"status": "not offered"}))) for i in IMPLEMENTATIONS]
-        out.append(f"| {r['family']} | {', '.join(kinds)} | {cells[0]} | {cells[1]} |")
+        out.append(f"| {_cell(r['family'])} | {', '.join(media)} | {cells[0]} | {cells[1]} |")
     unrun = [r for r in built if family_verdict(r) == "not run"]
     out += ["", f"<details><summary>Not run on any implementation ({len(unrun)}), and why</summary>", ""]
     out += ["| family | why |", "|---|---|"]
     for r in unrun:
         why = next((r.get(i, {}).get("why") for i in IMPLEMENTATIONS if r.get(i, {}).get("why")), "")
-        out.append(f"| {r['family']} | {_cell(why or '')} |")
+        out.append(f"| {_cell(r['family'])} | {_cell(why or '')} |")
     out += ["", "</details>"]
     return out
 
