@@ -327,16 +327,23 @@ def run(
     workers: int = 2,
     json_path: str | None = None,
     readme: str | None = None,
-    from_json: str | None = None,
+    from_json: list[str] | None = None,
 ) -> int:
     import transformers
 
-    if from_json:  # the report of an earlier run, without running again
-        with open(from_json) as f:
-            saved = json.load(f)
-        sweep_report.report(saved["results"], saved["transformers"])
+    if from_json:  # the report of earlier runs (parts of one sweep run side by side), not run again
+        saved = []
+        for path in from_json:
+            with open(path) as f:
+                saved.append(json.load(f))
+        versions = {part["transformers"] for part in saved}
+        if len(versions) != 1:
+            raise SystemExit(f"the files come from different transformers versions: {', '.join(sorted(versions))}")
+        merged = [r for part in saved for r in part["results"]]
+        merged.sort(key=lambda r: str(r["family"]))
+        sweep_report.report(merged, saved[0]["transformers"])
         if readme:
-            sweep_report.write_readme(readme, saved["results"], saved["transformers"])
+            sweep_report.write_readme(readme, merged, saved[0]["transformers"])
         return 0
 
     names = families(only)
@@ -385,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
             [
                 "attnviz bench sweep --only gpt2 llava whisper",
                 "attnviz bench sweep --workers 1 --json sweep.json",
-                "attnviz bench sweep --from-json sweep.json --readme README.md",
+                "attnviz bench sweep --from-json part1.json part2.json --readme README.md",
             ]
         ),
         formatter_class=ExamplesFormatter,
@@ -394,7 +401,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", help="write every result to this file")
     parser.add_argument("--readme", help="rewrite this README's coverage section from the report")
-    parser.add_argument("--from-json", help="report a --json file of an earlier run instead of running")
+    parser.add_argument(
+        "--from-json", nargs="+", help="report the --json files of earlier runs (parts of one sweep) instead of running"
+    )
     args = parser.parse_args(sys.argv[2:] if argv is None else argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     return run(args.only, args.workers, args.json, args.readme, args.from_json)
