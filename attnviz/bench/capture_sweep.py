@@ -322,6 +322,11 @@ class _Worker:
             self.process.kill()
 
 
+def _write_json(path: str, version: str, results: list[dict[str, Any]]) -> None:
+    with open(path, "w") as out:
+        json.dump({"transformers": version, "results": results}, out, indent=1)
+
+
 def run(
     only: list[str] | None = None,
     workers: int = 2,
@@ -370,6 +375,8 @@ def run(
             worker.family = None
             if pending:
                 worker.give(pending.pop(0))
+            if json_path:  # every result kept as it comes: a sweep stopped early keeps what it ran
+                _write_json(json_path, transformers.__version__, results)
             if len(results) % 20 == 0:
                 print(f"  {len(results)}/{len(names)} after {time.monotonic() - start:.0f} s", flush=True)
     for worker in pool:
@@ -377,8 +384,7 @@ def run(
     version = transformers.__version__
     sweep_report.report(results, version)
     if json_path:
-        with open(json_path, "w") as out:
-            json.dump({"transformers": version, "results": results}, out, indent=1)
+        _write_json(json_path, version, results)
     if readme:
         sweep_report.write_readme(readme, results, version)
     return 0
