@@ -79,12 +79,13 @@ def lines(results: list[dict[str, Any]], version: str) -> list[str]:
         out.append(f"| {STATUS_TEXT[status]} | {counts['sdpa'][status]} | {counts['eager'][status]} |")
     families = Counter(family_verdict(r) for r in built)
     inputs = Counter(
-        ", ".join(next((r[i]["inputs"] for i in IMPLEMENTATIONS if r.get(i, {}).get("inputs")), ["none"]))
+        ", ".join(next(r[i]["inputs"] for i in IMPLEMENTATIONS if r.get(i, {}).get("inputs")))
         for r in built
+        if any(r.get(i, {}).get("inputs") for i in IMPLEMENTATIONS)
     )
     out += ["", "| per family | configs |", "|---|---|"]
     out += [f"| {FAMILY_TEXT[v]} | {families[v]} |" for v in FAMILY]
-    out += ["", "| inputs the sweep made (first implementation that ran) | configs |", "|---|---|"]
+    out += ["", "| inputs the sweep made (families that ran) | configs |", "|---|---|"]
     out += [f"| {kinds} | {n} |" for kinds, n in sorted(inputs.items())]
     out += ["", "Not exact on any implementation that runs, and why:", ""]
     out += ["| family | inputs | sdpa | eager |", "|---|---|---|---|"]
@@ -96,7 +97,9 @@ def lines(results: list[dict[str, Any]], version: str) -> list[str]:
     out += ["", f"<details><summary>Not run on any implementation ({len(unrun)}), and why</summary>", ""]
     out += ["| family | why |", "|---|---|"]
     for r in unrun:
-        why = next((r.get(i, {}).get("why") for i in IMPLEMENTATIONS if r.get(i, {}).get("why")), "")
+        # The reason of an implementation that was built and did not run says more than "not offered"
+        ranked = sorted(IMPLEMENTATIONS, key=lambda i: _status(r, i) != "not run")
+        why = next((r.get(i, {}).get("why") for i in ranked if r.get(i, {}).get("why")), "")
         out.append(f"| {_cell(r['family'])} | {_cell(why or '')} |")
     out += ["", "</details>"]
     return out
