@@ -27,12 +27,12 @@ import os
 import sys
 import time
 import traceback
-from collections import Counter
 from typing import Any
 
+from attnviz.bench import sweep_check, sweep_inputs, sweep_report
 from attnviz.output.terminal import ExamplesFormatter, examples_epilog
 
-TOLERANCE = 1e-4
+TOLERANCE = sweep_check.TOLERANCE
 #: Seconds one family may take (both implementations).
 TIME_LIMIT = 120
 #: Address space one worker may take: a family whose small config still allocates without bound
@@ -54,12 +54,61 @@ _HEADS: tuple[str, ...] = (
 _HEADS += ("num_heads",)
 
 
-def shrink(config: Any, seen: set[int] | None = None) -> None:
+def shrink(config: Any) -> None:
+    """Make ``config`` small in place (see ``_shrink``), then keep its sub-configs consistent: a
+    size that named another config's width (BLIP-2's Q-Former ``encoder_hidden_size``, the
+    vision tower's ``hidden_size``) names its new width."""
+    widths: dict[int, int] = {}
+    # LLaVA-NeXT's resolutions are in pixels of the tower's own image size: that size is kept
+    _shrink(config, set(), widths, small_images=getattr(config, "image_grid_pinpoints", None) is None)
+    _special_ids_in_vocabulary(config)
+    for sub in sweep_inputs.sub_configs(config):
+        for name, value in list(vars(sub).items()):
+            if (
+                isinstance(value, int)
+                and not isinstance(value, bool)
+                and value in widths
+                and name not in _WIDTH
+                and name.endswith(_DIMS)
+            ):
+                try:
+                    setattr(sub, name, widths[value])
+                except Exception:  # noqa: BLE001 - some configs guard attributes
+                    pass
+
+
+def _special_ids_in_vocabulary(config: Any) -> None:
+    """Token ids the config names (image, video, audio placeholders, vision start and end...)
+    that the shrunk vocabulary no longer holds, moved to its top, each to an id of its own."""
+    remap: dict[int, int] = {}
+    for sub in sweep_inputs.sub_configs(config):
+        vocab = getattr(sub, "vocab_size", None)
+        limit = vocab if isinstance(vocab, int) and vocab > 0 else 1000
+        for name in list(vars(sub)):
+            if not name.endswith(("_token_id", "_token_index")):
+                continue
+            value = getattr(sub, name, None)
+            if value is None and name.startswith(("image_", "video_", "audio_")):
+                # BLIP-2's image placeholder is unset by default: an id of its own at the top
+                value = 10**9 + len(remap)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= min(limit, 1000):
+                if value not in remap:
+                    remap[value] = min(limit, 1000) - 1 - len(remap)
+                try:
+                    setattr(sub, name, remap[value])
+                except Exception:  # noqa: BLE001 - some configs guard attributes
+                    pass
+
+
+#: Names of sizes that may be another config's width.
+_DIMS = ("hidden_size", "_dim", "_dims", "d_model", "projection_size", "_channels", "hidden_dim")
+
+
+def _shrink(config: Any, seen: set[int], widths: dict[int, int], small_images: bool = True) -> None:
     """Make ``config`` small in place (and its sub-configs): 2 layers, width 64, 4 heads (2 key/value
     heads), a vocabulary of at most 1000; lists per stage (Swin's depths) are left as they are.
     Attributes a config guards (read-only properties, per-layer ones that refuse a global read)
     are left as they are."""
-    seen = set() if seen is None else seen
     if id(config) in seen:
         return
     seen.add(id(config))
@@ -94,7 +143,10 @@ def shrink(config: Any, seen: set[int] | None = None) -> None:
         if is_int(read("head_dim")):
             put("head_dim", 16)
         for name in _WIDTH:
+            old = read(name)
             set_int(name, 64)
+            if is_int(old) and old != read(name):
+                widths[old] = read(name)
     for name in _FFN:
         set_int(name, 128)
     set_int("rotary_dim", 8)  # GPT-J's, GPT-NeoX's: at most the (now smaller) head dimension
@@ -102,6 +154,25 @@ def shrink(config: Any, seen: set[int] | None = None) -> None:
     for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
         if is_int(read(name)) and read(name) >= 1000:
             put(name, 2)
+    if small_images and is_int(read("image_size")) and is_int(read("patch_size")) and read("patch_size") > 0:
+        # 8 x 8 patches: a multiple of every pixel shuffle and pooling (Idefics3's, Gemma 3's)
+        side = read("image_size") // read("patch_size")
+        if side > 8 or side % 4:
+            put("image_size", 8 * read("patch_size"))
+    rope = read("rope_parameters") or read("rope_scaling")
+    head_dim = read("head_dim") if is_int(read("head_dim")) else None
+    if head_dim is None and is_int(read("hidden_size")) and is_int(read("num_attention_heads")):
+        head_dim = read("hidden_size") // max(1, read("num_attention_heads"))
+    declared = "mrope_section" in (getattr(type(config), "ignore_keys_at_rope_validation", None) or ())
+    if isinstance(rope, dict) and declared and not rope.get("mrope_section"):
+        rope["mrope_section"] = [16, 24, 24]  # the modelling code's default, made explicit to be scaled
+    if isinstance(rope, dict) and isinstance(rope.get("mrope_section"), list) and head_dim:
+        # Qwen2-VL's M-RoPE sections split half the (now smaller) head dimension
+        sections, half = rope["mrope_section"], head_dim // 2
+        scaled = [max(1, s * half // sum(sections)) for s in sections]
+        scaled[0] += half - sum(scaled)
+        rope["mrope_section"] = scaled
+    set_int("mm_tokens_per_image", 16)  # Gemma 3's pooled image: 4 x 4 of the tower's patches
     set_int("num_experts", 4)
     set_int("num_local_experts", 4)
     set_int("n_routed_experts", 4)
@@ -111,62 +182,7 @@ def shrink(config: Any, seen: set[int] | None = None) -> None:
     for value in list(vars(config).values()):
         for sub in value if isinstance(value, (list, tuple)) else (value,):
             if hasattr(sub, "to_dict") and hasattr(sub, "model_type"):
-                shrink(sub, seen)
-
-
-def inputs_for(model: Any, config: Any) -> dict[str, Any]:
-    """Inputs a model's forward takes: ids with a padded second row, a decoder's ids, pixels,
-    audio, as its signature asks."""
-    import inspect
-
-    import torch
-
-    g = torch.Generator().manual_seed(0)
-    params = inspect.signature(model.forward).parameters
-    vocab = int(
-        getattr(config, "vocab_size", None) or getattr(getattr(config, "text_config", None), "vocab_size", None) or 1000
-    )
-    out: dict[str, Any] = {}
-    if "input_ids" in params:
-        out["input_ids"] = torch.randint(3, max(4, min(vocab, 1000)), (2, 8), generator=g)
-        if "attention_mask" in params:
-            out["attention_mask"] = torch.tensor([[1] * 8, [1] * 6 + [0] * 2])
-    if getattr(config, "is_encoder_decoder", False) and "decoder_input_ids" in params:
-        out["decoder_input_ids"] = torch.randint(3, max(4, min(vocab, 1000)), (2, 5), generator=g)
-    vision = getattr(config, "vision_config", None) or config
-    if "pixel_values" in params and (model.main_input_name == "pixel_values" or hasattr(config, "vision_config")):
-        size = getattr(vision, "image_size", 224)
-        size = size[0] if isinstance(size, (list, tuple)) else size
-        channels = getattr(vision, "num_channels", 3)
-        out["pixel_values"] = torch.randn(2, channels, int(size), int(size), generator=g)
-    if model.main_input_name == "input_values" and "input_values" in params:
-        out["input_values"] = torch.randn(2, 4000, generator=g)
-    if model.main_input_name == "input_features" and "input_features" in params:
-        bins = getattr(config, "num_mel_bins", 80)
-        frames = 2 * getattr(config, "max_source_positions", 1500)
-        out["input_features"] = torch.randn(2, bins, frames, generator=g)
-    return out
-
-
-def _classify(cap: Any, expected: int | None) -> tuple[str, dict[str, Any]]:
-    calls = cap.calls
-    detail: dict[str, Any] = {"calls": len(calls), "maps": expected, "warnings": [str(w) for w in cap.warnings][:3]}
-    if not calls:
-        return (
-            "errors" if cap.warnings and not any("no attention call" in str(w) for w in cap.warnings) else "none"
-        ), detail
-    fidelities = [c.fidelity for c in calls if not c.weights_only]
-    detail["weights_only"] = sum(c.weights_only for c in calls)
-    detail["worst"] = max((f for f in fidelities if f is not None), default=None)
-    detail["unverified"] = sum(f is None for f in fidelities)
-    detail["paths"] = sorted({c.path.implementation for c in calls})
-    exact = all(f is not None and f <= TOLERANCE for f in fidelities)
-    if expected is not None and len(calls) < expected:
-        detail["expected"] = expected
-        exact = False
-    if any("could not be recorded" in str(w) for w in cap.warnings):
-        exact = False
-    return ("exact" if exact else "partial"), detail
+                _shrink(sub, seen, widths, small_images)
 
 
 def _build(config: Any, implementation: str) -> Any:
@@ -192,22 +208,6 @@ def _build(config: Any, implementation: str) -> Any:
         return model_class._from_config(config, attn_implementation=implementation).eval()
 
 
-def _attention_maps(attentions: Any) -> int | None:
-    """How many of a model's ``output_attentions`` are attention maps, (B, H, L_q, L_k) rows
-    that sum to 1 on most rows (not a linear attention's state: MiniMax's lightning layers
-    return a (B, H, d, d) one); None when it returns none."""
-    import torch
-
-    if not isinstance(attentions, tuple) or not attentions or attentions[0] is None:
-        return None
-    maps = 0
-    for a in attentions:
-        if isinstance(a, torch.Tensor) and a.dim() == 4 and a.numel():
-            sums = a.detach().float().sum(-1)
-            maps += float(torch.isclose(sums, torch.ones_like(sums), atol=1e-3).float().mean()) > 0.5
-    return maps
-
-
 def sweep_one(model_type: str) -> dict[str, Any]:
     """Build, run and capture one family on each implementation (in a worker process)."""
     import warnings
@@ -215,8 +215,6 @@ def sweep_one(model_type: str) -> dict[str, Any]:
     warnings.filterwarnings("ignore")
     import torch
     import transformers
-
-    from attnviz.capture import capture
 
     torch.set_num_threads(1)
     result: dict[str, Any] = {"family": model_type}
@@ -227,33 +225,43 @@ def sweep_one(model_type: str) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - a family that does not build is counted apart
         result["built"] = f"config: {type(exc).__name__}: {str(exc)[:120]}"
         return result
-    for implementation in IMPLEMENTATIONS:
-        try:
-            torch.manual_seed(0)
-            model = _build(config, implementation)
-        except Exception as exc:  # noqa: BLE001
-            result[implementation] = {"status": "not offered", "why": f"{type(exc).__name__}: {str(exc)[:120]}"}
-            continue
-        try:
-            inputs = inputs_for(model, config)
-            with torch.no_grad():
-                reference = model(**inputs, output_attentions=True)
-            expected = _attention_maps(getattr(reference, "attentions", None))
-        except Exception as exc:  # noqa: BLE001 - the model itself does not run on these inputs
-            result[implementation] = {"status": "not run", "why": f"{type(exc).__name__}: {str(exc)[:120]}"}
-            continue
-        try:
-            with torch.no_grad(), capture(model) as cap:
-                model(**inputs, output_attentions=True)
-            status, detail = _classify(cap, expected)
-        except Exception as exc:  # noqa: BLE001 - a capture that breaks the model is the worst outcome
-            status, detail = (
-                "errors",
-                {"why": f"{type(exc).__name__}: {str(exc)[:160]}", "trace": traceback.format_exc()[-400:]},
-            )
-        result[implementation] = {"status": status, **detail}
+    expected = None
+    for implementation in sorted(IMPLEMENTATIONS, key=lambda i: i != "eager"):  # eager's calls first
+        result[implementation] = sweep_implementation(config, implementation, expected)
+        if implementation == "eager" and result["eager"]["status"] == "exact":
+            expected = result["eager"]["calls"]
     result["built"] = "yes"
     return result
+
+
+def sweep_implementation(config: Any, implementation: str, expected_calls: int | None = None) -> dict[str, Any]:
+    """One family's verdict on one implementation: its model built from the (shrunk) config, the
+    inputs made for it, one forward under capture, every call and reported map checked (and at
+    least ``expected_calls`` calls: the other implementation's)."""
+    import torch
+
+    from attnviz.capture import capture
+
+    try:
+        torch.manual_seed(0)
+        model = _build(config, implementation)
+    except Exception as exc:  # noqa: BLE001
+        return {"status": "not offered", "why": f"{type(exc).__name__}: {str(exc)[:120]}"}
+    built = sweep_inputs.build(model, config)
+    if isinstance(built, str):  # the model itself does not run on any inputs made for it
+        return {"status": "not run", "why": built}
+    maps = sweep_check.reported_maps(built.output)
+    kinds = {"inputs": built.kinds, **({"skipped": built.skipped} if built.skipped else {})}
+    try:
+        with torch.no_grad(), capture(model) as cap:
+            model(**built.inputs, output_attentions=True)
+        status, detail = sweep_check.classify(cap, maps, expected_calls)
+    except Exception as exc:  # noqa: BLE001 - a capture that breaks the model is the worst outcome
+        status, detail = (
+            "errors",
+            {"why": f"{type(exc).__name__}: {str(exc)[:160]}", "trace": traceback.format_exc()[-400:]},
+        )
+    return {"status": status, **kinds, **detail}
 
 
 def _worker(queue_in: Any, queue_out: Any) -> None:
@@ -314,8 +322,34 @@ class _Worker:
             self.process.kill()
 
 
-def run(only: list[str] | None = None, workers: int = 2, json_path: str | None = None) -> int:
+def _write_json(path: str, version: str, results: list[dict[str, Any]]) -> None:
+    with open(path, "w") as out:
+        json.dump({"transformers": version, "results": results}, out, indent=1)
+
+
+def run(
+    only: list[str] | None = None,
+    workers: int = 2,
+    json_path: str | None = None,
+    readme: str | None = None,
+    from_json: list[str] | None = None,
+) -> int:
     import transformers
+
+    if from_json:  # the report of earlier runs (parts of one sweep run side by side), not run again
+        saved = []
+        for path in from_json:
+            with open(path) as f:
+                saved.append(json.load(f))
+        versions = {part["transformers"] for part in saved}
+        if len(versions) != 1:
+            raise SystemExit(f"the files come from different transformers versions: {', '.join(sorted(versions))}")
+        merged = [r for part in saved for r in part["results"]]
+        merged.sort(key=lambda r: str(r["family"]))
+        sweep_report.report(merged, saved[0]["transformers"])
+        if readme:
+            sweep_report.write_readme(readme, merged, saved[0]["transformers"])
+        return 0
 
     names = families(only)
     print(f"attnviz capture sweep: {len(names)} configs of transformers {transformers.__version__}, {workers} workers")
@@ -341,64 +375,19 @@ def run(only: list[str] | None = None, workers: int = 2, json_path: str | None =
             worker.family = None
             if pending:
                 worker.give(pending.pop(0))
+            if json_path:  # every result kept as it comes: a sweep stopped early keeps what it ran
+                _write_json(json_path, transformers.__version__, results)
             if len(results) % 20 == 0:
                 print(f"  {len(results)}/{len(names)} after {time.monotonic() - start:.0f} s", flush=True)
     for worker in pool:
         worker.stop()
-    report(results)
+    version = transformers.__version__
+    sweep_report.report(results, version)
     if json_path:
-        with open(json_path, "w") as out:
-            json.dump(results, out, indent=1)
+        _write_json(json_path, version, results)
+    if readme:
+        sweep_report.write_readme(readme, results, version)
     return 0
-
-
-def report(results: list[dict[str, Any]]) -> None:
-    built = [r for r in results if r.get("built") == "yes"]
-    print(f"\n{len(results)} configs; {len(built)} build from a small config and run")
-    for implementation in IMPLEMENTATIONS:
-        counts = Counter(r.get(implementation, {}).get("status", "-") for r in built)
-        print(f"  {implementation:>6}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    best: Counter[str] = Counter()
-    for r in built:
-        statuses = [r.get(i, {}).get("status") for i in IMPLEMENTATIONS]
-        offered = [s for s in statuses if s not in (None, "not offered", "not run")]
-        maps = max((r.get(i, {}).get("maps") or 0 for i in IMPLEMENTATIONS), default=0)
-        if not offered:
-            best["no implementation ran"] += 1
-        elif set(offered) == {"none"} and not maps:
-            best["no attention maps (no call, no output_attentions)"] += 1
-        elif "exact" in offered:
-            best["exact on at least one"] += 1
-        elif "partial" in offered:
-            best["partial"] += 1
-        else:
-            best["none"] += 1
-    print("  per family: " + ", ".join(f"{k} {v}" for k, v in sorted(best.items())))
-    unbuilt = [r for r in results if r.get("built") != "yes"]
-    if unbuilt:
-        print(f"\nnot built from a small config ({len(unbuilt)}): " + ", ".join(r["family"] for r in unbuilt))
-    print("\nfamilies not exact on any implementation they run:")
-    for r in built:
-        outcomes: dict[str, dict[str, Any]] = {i: r.get(i, {}) for i in IMPLEMENTATIONS}
-        if any(s.get("status") == "exact" for s in outcomes.values()):
-            continue
-        if all(s.get("status") in ("none", "not offered", "not run", None) for s in outcomes.values()) and not any(
-            s.get("maps") for s in outcomes.values()
-        ):
-            continue  # no attention maps at all: a convolutional, recurrent or state-space model
-        ran = {i: s for i, s in outcomes.items() if s.get("status") not in (None, "not offered", "not run")}
-        if not ran:
-            continue
-        text = "; ".join(
-            f"{i}: {s.get('status')} ({s.get('calls', 0)} calls"
-            + (f", worst {s['worst']:.1e}" if s.get("worst") is not None else "")
-            + (f", {s['unverified']} unverified" if s.get("unverified") else "")
-            + (f", expected {s['expected']}" if s.get("expected") else "")
-            + (f", {s['why'][:80]}" if s.get("why") else "")
-            + ")"
-            for i, s in ran.items()
-        )
-        print(f"  {r['family']}: {text}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -406,13 +395,21 @@ def main(argv: list[str] | None = None) -> int:
         prog="attnviz bench sweep",
         description=__doc__.split("\n\n")[0],
         epilog=examples_epilog(
-            ["attnviz bench sweep --only gpt2 llama", "attnviz bench sweep --workers 1 --json sweep.json"]
+            [
+                "attnviz bench sweep --only gpt2 llava whisper",
+                "attnviz bench sweep --workers 1 --json sweep.json",
+                "attnviz bench sweep --from-json part1.json part2.json --readme README.md",
+            ]
         ),
         formatter_class=ExamplesFormatter,
     )
     parser.add_argument("--only", nargs="*", help="families (model types) to run")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", help="write every result to this file")
+    parser.add_argument("--readme", help="rewrite this README's coverage section from the report")
+    parser.add_argument(
+        "--from-json", nargs="+", help="report the --json files of earlier runs (parts of one sweep) instead of running"
+    )
     args = parser.parse_args(sys.argv[2:] if argv is None else argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    return run(args.only, args.workers, args.json)
+    return run(args.only, args.workers, args.json, args.readme, args.from_json)

@@ -1,0 +1,137 @@
+"""Whether a capture holds every attention call of a model, each one right: the sweep's verdict
+on one family and implementation.
+
+Every recorded call is checked against a reference of its own: its recomputation from the
+recorded Q, K, V against the output the model computed in that call (fidelity), so a vision or
+audio tower's calls are checked like the language model's. Where the model also reports maps
+(``output_attentions``: a language model's ``attentions``, and every tower's ``*_attentions``
+anywhere in the output, nested outputs included), each reported map must be one a call recorded:
+a call of the same shape whose weights (attnviz's recomputation, or the weights recorded) are the
+map within the tolerance. A verdict is one of
+
+* exact: every call within the tolerance, every reported map found;
+* partial: some call or map is not, with the reasons (the first is the verdict's one line);
+* none: no call recorded where the model reports maps;
+* no attention: no call, no map (convolutional, recurrent, state-space models).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TOLERANCE = 1e-4
+
+
+def reported_maps(output: Any, where: str = "", depth: int = 0) -> list[tuple[str, Any]]:
+    """(where, map) for every (B, H, L_q, L_k) attention map a model's output reports: any field
+    whose name ends in ``attentions``, in the output and the outputs nested in it. Maps whose
+    rows do not sum to 1 (a linear attention's state) are left out."""
+    import torch
+
+    found: list[tuple[str, Any]] = []
+    if depth > 3 or output is None:
+        return found
+    items: list[tuple[str, Any]]
+    if isinstance(output, dict):
+        items = list(output.items())
+    elif hasattr(output, "to_tuple") and hasattr(output, "keys"):
+        items = [(k, output[k]) for k in output.keys()]
+    else:
+        return found
+    for name, value in items:
+        label = f"{where}.{name}" if where else str(name)
+        if str(name).endswith("attentions") and isinstance(value, (tuple, list)):
+            for i, a in enumerate(value):
+                if isinstance(a, torch.Tensor) and a.dim() == 4 and a.numel():
+                    sums = a.detach().float().sum(-1)
+                    if float(torch.isclose(sums, torch.ones_like(sums), atol=1e-3).float().mean()) > 0.5:
+                        found.append((f"{label}[{i}]", a.detach()))
+        elif hasattr(value, "to_tuple") or isinstance(value, dict):
+            found.extend(reported_maps(value, label, depth + 1))
+    return found
+
+
+def _weights(call: Any) -> Any:
+    """The call's weights as attnviz has them, float64; None where it cannot compute them."""
+    try:
+        return call.weights().detach().double()
+    except Exception:  # noqa: BLE001 - a call that cannot be recomputed says so in its fidelity
+        return None
+
+
+def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[str, float | None]]:
+    """Reported maps that no recorded call reproduces: (where, the smallest difference to a call
+    of the same shape, or None when no call has its shape)."""
+    import torch
+
+    by_shape: dict[tuple[int, ...], list[Any]] = {}
+    for call in calls:
+        try:
+            by_shape.setdefault(tuple(call.shape), []).append(call)
+        except Exception:  # noqa: BLE001 - a call without a shape matches nothing
+            continue
+    cache: dict[int, Any] = {}
+    missing: list[tuple[str, float | None]] = []
+    for where, reported in maps:
+        candidates = by_shape.get(tuple(int(n) for n in reported.shape), [])
+        best: float | None = None
+        for call in candidates:
+            if id(call) not in cache:
+                cache[id(call)] = _weights(call)
+            ours = cache[id(call)]
+            if ours is None:
+                continue
+            target = reported.double()
+            both_nan = torch.isnan(ours) & torch.isnan(target)
+            gap = float(torch.where(both_nan, 0.0, (ours - target).abs()).nan_to_num(float("inf")).max())
+            best = gap if best is None else min(best, gap)
+            if gap <= TOLERANCE:
+                break
+        if best is None or best > TOLERANCE:
+            missing.append((where, best))
+    return missing
+
+
+def classify(cap: Any, maps: list[tuple[str, Any]], expected_calls: int | None = None) -> tuple[str, dict[str, Any]]:
+    """The verdict on one capture (see the module's text) and its details: calls, maps, worst
+    fidelity, the reasons of a partial one. ``expected_calls``: the calls another implementation
+    recorded exactly (an SDPA path reports no maps: fewer calls than eager's is a call missed).
+    A map may be reported twice (BLIP-2's Q-Former lists its cross-attention in ``attentions``
+    and ``cross_attentions``): maps are matched to calls, not counted against them."""
+    calls = list(cap.calls)
+    warnings = [str(w) for w in cap.warnings]
+    detail: dict[str, Any] = {"calls": len(calls), "maps": len(maps), "warnings": warnings[:3]}
+    if not calls:
+        if warnings and not any("no attention call" in w for w in warnings):
+            return "errors", {**detail, "why": warnings[0][:200]}
+        return ("none" if maps else "no attention"), detail
+    detail["weights_only"] = sum(c.weights_only for c in calls)
+    detail["paths"] = sorted({c.path.implementation for c in calls})
+    reasons: list[str] = []
+    checked = [c for c in calls if not c.weights_only]
+    unverified = [c for c in checked if c.fidelity is None]
+    off = [c for c in checked if c.fidelity is not None and c.fidelity > TOLERANCE]
+    worst = max((c.fidelity for c in checked if c.fidelity is not None), default=None)
+    detail["worst"] = worst
+    detail["unverified"] = len(unverified)
+    if off:
+        bad = max(off, key=lambda c: c.fidelity)
+        reasons.append(f"{len(off)} of {len(calls)} calls off by up to {bad.fidelity:.1e} ({bad.name})")
+    if unverified:
+        reasons.append(f"{len(unverified)} calls not verified ({unverified[0].name}: {unverified[0].note[:100]})")
+    if expected_calls is not None and len(calls) < expected_calls:
+        reasons.append(f"{len(calls)} calls where the other implementation recorded {expected_calls}")
+    missing = unmatched_maps(calls, maps)
+    detail["unmatched"] = len(missing)
+    if missing:
+        where, gap = missing[0]
+        said = "no call of its shape" if gap is None else f"nearest call {gap:.1e} apart"
+        reasons.append(f"{len(missing)} of {len(maps)} reported maps not recorded ({where}: {said})")
+    recorded = [w for w in warnings if "could not be recorded" in w]
+    if recorded:
+        reasons.append(recorded[0][:160])
+    if reasons:
+        detail["reasons"] = reasons
+        detail["why"] = reasons[0]
+        return "partial", detail
+    return "exact", detail

@@ -1,0 +1,138 @@
+"""The capture sweep's report: per family and implementation, exact / partial (with the reason) /
+none / errors, on the terminal and as the README's coverage section, which
+``python -m attnviz.bench sweep --readme README.md`` (or ``--from-json FILE --readme README.md``,
+without running again) rewrites between its two markers."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+IMPLEMENTATIONS = ("sdpa", "eager")
+BEGIN = "<!-- sweep:begin: written by `python -m attnviz.bench sweep --readme README.md`, do not edit -->"
+END = "<!-- sweep:end -->"
+#: Verdicts of one implementation, in the order the tables list them.
+STATUSES = ("exact", "partial", "none", "errors", "no attention", "not run", "not offered")
+STATUS_TEXT = {
+    "exact": "exact: every call recomputed within 1e-4 (or the model's own weights), every reported map recorded",
+    "partial": "partial: calls recorded, some not exact (the reason below)",
+    "none": "none: maps reported, no call recorded",
+    "errors": "errors: the capture failed where the model ran",
+    "no attention": "no attention: no call and no map (convolutional, recurrent, state-space)",
+    "not run": "not run: no inputs made from the config run the model",
+    "not offered": "not offered: the implementation cannot be built",
+}
+#: A family's verdict over its implementations, in the order the tables list them.
+FAMILY = ("exact", "partial", "none", "errors", "no attention", "not run")
+FAMILY_TEXT = {
+    "exact": "exact on at least one implementation",
+    "partial": "partial on its best implementation",
+    "none": "no call recorded",
+    "errors": "errors",
+    "no attention": "no attention at all",
+    "not run": "not run on any implementation",
+}
+
+
+def _status(result: dict[str, Any], implementation: str) -> str:
+    return str(result.get(implementation, {}).get("status", "not offered"))
+
+
+def family_verdict(result: dict[str, Any]) -> str:
+    """The best of a family's implementations, in ``FAMILY``'s order."""
+    statuses = {_status(result, i) for i in IMPLEMENTATIONS}
+    for verdict in FAMILY:
+        if verdict in statuses:
+            return verdict
+    return "not run"
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _said(outcome: dict[str, Any]) -> str:
+    status = str(outcome.get("status", "not offered"))
+    why = outcome.get("why")
+    return f"{status}: {why}" if why and status not in ("exact", "no attention") else status
+
+
+def not_exact(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Built families that ran and are not exact on any implementation (with maps to show)."""
+    return [r for r in results if r.get("built") == "yes" and family_verdict(r) in ("partial", "none", "errors")]
+
+
+def lines(results: list[dict[str, Any]], version: str) -> list[str]:
+    """The report as markdown lines (the README's section, and the terminal's text)."""
+    built = [r for r in results if r.get("built") == "yes"]
+    unbuilt = [r for r in results if r.get("built") != "yes"]
+    out = [
+        f"On transformers {version}: {len(results)} configs, {len(built)} build from a small config"
+        + (f" ({', '.join(r['family'] for r in unbuilt)} do not)." if unbuilt else "."),
+        "",
+        "| verdict per implementation | sdpa | eager |",
+        "|---|---|---|",
+    ]
+    counts = {i: Counter(_status(r, i) for r in built) for i in IMPLEMENTATIONS}
+    for status in STATUSES:
+        out.append(f"| {STATUS_TEXT[status]} | {counts['sdpa'][status]} | {counts['eager'][status]} |")
+    families = Counter(family_verdict(r) for r in built)
+    inputs = Counter(
+        ", ".join(next(r[i]["inputs"] for i in IMPLEMENTATIONS if r.get(i, {}).get("inputs")))
+        for r in built
+        if any(r.get(i, {}).get("inputs") for i in IMPLEMENTATIONS)
+    )
+    out += ["", "| per family | configs |", "|---|---|"]
+    out += [f"| {FAMILY_TEXT[v]} | {families[v]} |" for v in FAMILY]
+    out += ["", "| inputs the sweep made (families that ran) | configs |", "|---|---|"]
+    out += [f"| {kinds} | {n} |" for kinds, n in sorted(inputs.items())]
+    out += ["", "Not exact on any implementation that runs, and why:", ""]
+    out += ["| family | inputs | sdpa | eager |", "|---|---|---|---|"]
+    for r in not_exact(results):
+        media: list[str] = next((r[i]["inputs"] for i in IMPLEMENTATIONS if r.get(i, {}).get("inputs")), [])
+        cells = [_cell(_said(r.get(i, {"status": "not offered"}))) for i in IMPLEMENTATIONS]
+        out.append(f"| {_cell(r['family'])} | {', '.join(media)} | {cells[0]} | {cells[1]} |")
+    unrun = [r for r in built if family_verdict(r) == "not run"]
+    out += ["", f"<details><summary>Not run on any implementation ({len(unrun)}), and why</summary>", ""]
+    out += ["| family | why |", "|---|---|"]
+    for r in unrun:
+        # The reason of an implementation that was built and did not run says more than "not offered"
+        ranked = sorted(IMPLEMENTATIONS, key=lambda i: _status(r, i) != "not run")
+        why = next((r.get(i, {}).get("why") for i in ranked if r.get(i, {}).get("why")), "")
+        out.append(f"| {_cell(r['family'])} | {_cell(why or '')} |")
+    out += ["", "</details>"]
+    return out
+
+
+def section(results: list[dict[str, Any]], version: str) -> str:
+    """The README's section, markers included."""
+    return "\n".join([BEGIN, *lines(results, version), END])
+
+
+def write_readme(path: str, results: list[dict[str, Any]], version: str) -> None:
+    """Replace the section between the markers of the README at ``path`` with this report."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"{path} has no sweep section (a line {BEGIN!r} ... {END!r})")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(pattern.sub(lambda _: section(results, version), text, count=1))
+
+
+def read_section(text: str) -> str | None:
+    """The section between the markers of a README's text, markers included; None if absent."""
+    match = re.search(re.escape(BEGIN) + ".*?" + re.escape(END), text, re.S)
+    return match.group(0) if match else None
+
+
+def report(results: list[dict[str, Any]], version: str) -> None:
+    """The report on the terminal, and every family that is not exact with its reasons."""
+    print()
+    print("\n".join(lines(results, version)))
+    print("\nevery reason of those not exact:")
+    for r in not_exact(results):
+        for i in IMPLEMENTATIONS:
+            for reason in r.get(i, {}).get("reasons", []):
+                print(f"  {r['family']} ({i}): {reason}")

@@ -1,0 +1,149 @@
+"""The capture sweep's inputs and verdicts (issue 35), on a handful of vision, audio and
+multimodal families: the inputs made from each config alone (image tokens as many as the model's
+own vision features, grid patches, audio features) run the model, every call of every tower is
+recorded and checked against a reference of its own, every map the model reports is a recorded
+call. The verdict can fail (a reported map altered is found); the README's coverage section is the
+report's own text. The full sweep is a bench (``python -m attnviz.bench sweep``), not a test.
+Tiny random configs, built here; nothing is downloaded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import attnviz
+from attnviz.bench import capture_sweep, sweep_check, sweep_inputs, sweep_report
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: family: the media its inputs must hold.
+FAMILIES = {
+    "llava": "image",
+    "qwen2_vl": "image",
+    "gemma3": "image",
+    "paligemma": "image",
+    "blip-2": "image",
+    "clip": "image",
+    "siglip": "image",
+    "whisper": "audio",
+    "qwen2_audio": "audio",
+}
+
+
+@pytest.fixture(scope="module")
+def transformers() -> Any:
+    return pytest.importorskip("transformers", reason="transformers is a test dependency (pip install .[test])")
+
+
+def small_config(transformers: Any, family: str) -> Any:
+    config = transformers.CONFIG_MAPPING[family]()
+    capture_sweep.shrink(config)
+    return config
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_inputs_made_from_the_config_run_and_every_call_is_exact(transformers, family):
+    config = small_config(transformers, family)
+    verdict = capture_sweep.sweep_implementation(config, "eager")
+    assert verdict["status"] == "exact", verdict
+    assert FAMILIES[family] in verdict["inputs"], verdict
+    # Every call, the towers' too, was checked (none left unverified) and every map the model
+    # reports is a recorded call (BLIP-2 reports its Q-Former's cross-attention twice: maps are
+    # matched, not counted).
+    assert verdict["unverified"] == 0 and verdict["unmatched"] == 0
+    assert verdict["maps"] > 0 and verdict["calls"] >= 2
+
+
+@pytest.mark.parametrize("family", ["llava", "whisper", "qwen2_vl"])
+def test_the_sdpa_path_too(transformers, family):
+    verdict = capture_sweep.sweep_implementation(small_config(transformers, family), "sdpa")
+    assert verdict["status"] == "exact", verdict
+    assert verdict["worst"] is not None and verdict["worst"] <= sweep_check.TOLERANCE
+
+
+def test_image_tokens_are_as_many_as_the_models_features(transformers):
+    config = small_config(transformers, "llava")
+    model = capture_sweep._build(config, "eager")
+    built = sweep_inputs.build(model, config)
+    assert not isinstance(built, str), built
+    ids = built.inputs["input_ids"]
+    features = sweep_inputs.media_rows(model, "get_image_features", {"pixel_values": built.inputs["pixel_values"]})
+    assert int((ids == config.image_token_id).sum()) == features
+    assert built.inputs["attention_mask"][1, -sweep_inputs.PADDED :].eq(0).all()
+    # Random text never holds a token id the config gives a meaning to.
+    text = ids[ids != config.image_token_id]
+    assert not set(text.tolist()) & sweep_inputs.special_ids(config)
+
+
+def test_a_reported_map_no_call_reproduces_makes_it_partial(transformers):
+    config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=4, vocab_size=50)
+    model = transformers.GPT2Model(config).eval()
+    model.set_attn_implementation("eager")
+    ids = torch.tensor([[5, 7, 9, 11, 13], [2, 4, 6, 8, 10]])
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        out = model(ids, output_attentions=True)
+    maps = sweep_check.reported_maps(out)
+    assert len(maps) == 2
+    assert sweep_check.classify(cap, maps)[0] == "exact"
+    altered = [maps[0], (maps[1][0], maps[1][1].roll(1, dims=-1))]
+    status, detail = sweep_check.classify(cap, altered)
+    assert status == "partial"
+    assert "1 of 2 reported maps not recorded (attentions[1]" in detail["why"]
+
+
+def results() -> list[dict[str, Any]]:
+    return [
+        {
+            "family": "gpt2",
+            "built": "yes",
+            "sdpa": {"status": "exact", "inputs": ["text"]},
+            "eager": {"status": "exact"},
+        },
+        {
+            "family": "odd|one",
+            "built": "yes",
+            "sdpa": {"status": "partial", "inputs": ["text", "image"], "why": "2 calls | off"},
+            "eager": {"status": "not offered", "why": "no eager"},
+        },
+        {"family": "broken", "built": "config: ValueError"},
+        {"family": "silent", "built": "yes", "sdpa": {"status": "not run", "why": "needs a processor"}},
+    ]
+
+
+def test_the_readme_section_is_written_from_the_report(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"before\n\n{sweep_report.BEGIN}\nold\n{sweep_report.END}\n\nafter\n", encoding="utf-8")
+    sweep_report.write_readme(str(readme), results(), "9.9")
+    text = readme.read_text(encoding="utf-8")
+    assert text.startswith("before\n\n") and text.endswith("\n\nafter\n")
+    section = sweep_report.read_section(text)
+    assert section == sweep_report.section(results(), "9.9")
+    assert "| exact on at least one implementation | 1 |" in section
+    assert "| odd\\|one | text, image | partial: 2 calls \\| off | not offered: no eager |" in section
+    assert "| silent | needs a processor |" in section
+    assert "(broken do not)" in section
+
+
+def test_the_readme_holds_a_section_of_the_reports_format():
+    section = sweep_report.read_section((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert section is not None, "README.md has no sweep section"
+    # Every fixed part of the report (the tables' headers and row labels) is in the README's
+    # section, in the same order: the section was written by the report, not by hand.
+    lines = sweep_report.lines(results(), "9.9")
+    headers = [line for line, below in zip(lines, lines[1:]) if below.startswith("|---")]
+    assert len(headers) == 5
+    fixed = (
+        [headers[0]]
+        + [f"| {text} |" for text in sweep_report.STATUS_TEXT.values()]
+        + [headers[1]]
+        + [f"| {text} |" for text in sweep_report.FAMILY_TEXT.values()]
+        + headers[2:]
+    )
+    at = 0
+    for label in fixed:
+        found = section.find(label, at)
+        assert found >= 0, f"README's sweep section lacks {label!r} where the report puts it"
+        at = found
