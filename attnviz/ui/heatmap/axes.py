@@ -39,6 +39,7 @@ class MapAxes(MapPlot):
         self._y_label = y_label if y_label is not None else translate("Heatmap", "Queries")
         self._label_room: tuple[str, str] | None = None  # see hold_label_room
         self._shown_title = ""  # the title as drawn, broken into lines (``_wrapped_title``)
+        self._title_rows = 1  # the least lines the title's row holds (``hold_title_rows``)
 
     @property
     def title(self) -> str:
@@ -49,6 +50,21 @@ class MapAxes(MapPlot):
             return
         self._title = title
         self._apply_title()  # only the title: new fonts for the axes would redraw them all
+
+    @property
+    def title_rows(self) -> int:
+        """How many lines the title takes as drawn (0: no title)."""
+        return self._shown_title.count("<br>") + 1 if self._shown_title else 0
+
+    def hold_title_rows(self, rows: int) -> None:
+        """The title's row at least ``rows`` lines tall: maps side by side keep their plots level
+        when one of their titles wraps (a wrapped title pushed its map down, and the two maps
+        no longer lined up)."""
+        rows = max(1, rows)
+        if rows != self._title_rows:
+            self._title_rows = rows
+            if self._title:
+                self._apply_title()
 
     def _name_axes(self, x_label: str | None, y_label: str | None) -> None:
         """Show these axis names (None: that axis keeps its name)."""
@@ -132,7 +148,9 @@ class MapAxes(MapPlot):
                 # the axes): the narrower block adjustSize makes keeps the map in its view.
                 label.item.adjustSize()
             label.updateMin()
-            height = max(30.0, label.item.boundingRect().height())
+            text_height = label.item.boundingRect().height()
+            lines = self._shown_title.count("<br>") + 1
+            height = max(30.0, text_height, text_height / lines * self._title_rows)
             label.setMaximumHeight(height)
             self._plot.layout.setRowFixedHeight(0, height)
         else:

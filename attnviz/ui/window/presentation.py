@@ -34,6 +34,9 @@ PRESENTATION_FONT = 1.6
 #: The lesson panel's share of a slide's width: its two buttons side by side and an answer that
 #: fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below).
 LESSON_SHARE = 0.32
+#: The most of a slide's width the lesson panel widens to for a revealed answer that would
+#: otherwise run below the screen (at slide size a long answer needs about half of 1280 px).
+LESSON_MAX_SHARE = 0.62
 #: One step of Ctrl+= / Ctrl+- (presentation mode's text zoom).
 TEXT_ZOOM_STEP = 1.15
 
@@ -45,6 +48,7 @@ class PresentationLayout:
         self.window = window
         self._normal_font: QFont | None = None
         self._lesson_set_aside = False  # presentation mode hid the lesson for a wide view
+        self._answer_followed = False  # the lesson panel is fitted again when its answer shows
         self._normal_splits: tuple[list[int], list[int], int] = ([], [], 0)
         self._normal_geometry = QByteArray()
         self._normal_state = QByteArray()
@@ -132,15 +136,41 @@ class PresentationLayout:
         )
 
     def fit_lesson(self, _visible: bool = True) -> None:
-        """In presentation mode the lesson panel is wide enough for its larger text, whether it
-        was open before F5 or a lesson was loaded since (a dock opened while presenting opens at
-        its minimum width, and its title and buttons were cut at the right edge)."""
+        """In presentation mode the lesson panel is as wide as its text needs to be read whole
+        without scrolling (its question, or its revealed answer, which is longer: from
+        ``LESSON_SHARE`` of the slide up to ``LESSON_MAX_SHARE``), whether it was open before F5
+        or a lesson was loaded since (a dock opened while presenting opens at its minimum width,
+        and its title and buttons were cut at the right edge)."""
         w = self.window
         lesson = w.lessons.dock
         if not w.presentation_action.isChecked() or not isinstance(lesson, ToolDock):
             return
         if lesson.isVisible() and not lesson.isFloating():
-            w.resizeDocks([lesson], [max(lesson.width(), int(LESSON_SHARE * w.width()))], Qt.Orientation.Horizontal)
+            if lesson.is_built and not self._answer_followed:
+                # Revealing (or hiding) the answer changes what the panel must hold: fitted again
+                # once the panel has swapped the question for the answer.
+                self._answer_followed = True
+                w.lessons.view.answer_button.toggled.connect(lambda _on: QTimer.singleShot(0, w, self.fit_lesson))
+            w.resizeDocks([lesson], [self._lesson_width(lesson)], Qt.Orientation.Horizontal)
+
+    def _lesson_width(self, lesson: ToolDock) -> int:
+        """The narrowest width (in steps of 16 px) from ``LESSON_SHARE`` of the window at which
+        the lesson's texts fit its panel's height; ``LESSON_MAX_SHARE`` if none does."""
+        w = self.window
+        low, high = int(LESSON_SHARE * w.width()), int(LESSON_MAX_SHARE * w.width())
+        if not lesson.is_built:
+            return max(lesson.width(), low)
+        scroll = w.lessons.view.answer_scroll
+        body = scroll.widget()
+        room = scroll.viewport().height()
+        if body is None or room <= 0:
+            return max(lesson.width(), low)
+        # What the dock's frame and a scroll bar take of its width (kept as if the bar stayed).
+        frame = max(lesson.width() - scroll.viewport().width(), scroll.verticalScrollBar().sizeHint().width())
+        for width in range(low, high, 16):
+            if body.heightForWidth(width - frame) <= room:
+                return width
+        return high
 
     def lesson_beside_view(self, _index: int = -1) -> None:
         """In presentation mode the lesson stands beside the views lessons talk about (the main
