@@ -114,7 +114,7 @@
     </message>
     <message>
         <source>{name} was replaced by other code while captures were open: it is left as that code set it</source>
-        <extracomment>The thread that entered the capture, and its per-thread record of the model&apos;s modules running (``_local.stack``): whose call a call made now is. Inside a recorded attention function: a softmax there is part of it, not a call. Inside the SDPA wrapper: the original it calls is not handed to the wrapper again. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
+        <extracomment>The thread that entered the capture, and its per-thread record of the model&apos;s modules running (``_local.stack``): whose call a call made now is. Inside a recorded attention function: a softmax there is part of it, not a call. Inside the SDPA wrapper: the original it calls is not handed to the wrapper again. (id of a module&apos;s globals, name) rebound to a wrapper, so that it is done once. The attribute a swapped function&apos;s wrapper keeps its original under (see ``CallMode``). The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
         <translation>{name} foi substituído por outro código enquanto havia capturas abertas: fica como esse código o deixou</translation>
     </message>
     <message>
@@ -4556,7 +4556,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Load preset {title}</source>
-        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. Undo texts of edits that bring inputs from elsewhere (not an edit of the example on show). The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). The range of presentation mode&apos;s further text zoom (Ctrl+= / Ctrl+-). Presentation mode&apos;s text scaled further (Ctrl+= / Ctrl+-): ``text_zoom``. The example on show changed (``loaded_example``: a preset or lesson name, or None). The example the session started on (None: inputs given as a document). The main compute thread: the main outcome, then the views&apos; computations that run with it. Every view&apos;s registered computation (``register``). True while the selection an edit moved goes out: its ``documentChanged`` follows (a listener that shows everything then need not on the selection too). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``). How much further than presentation mode&apos;s own size its text is scaled (1: as designed).</extracomment>
+        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. Undo texts of edits that bring inputs from elsewhere (not an edit of the example on show). The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). The range of presentation mode&apos;s further text zoom (Ctrl+= / Ctrl+-). Presentation mode&apos;s text scaled further (Ctrl+= / Ctrl+-): ``text_zoom``. The example on show changed (``loaded_example``: a preset or lesson name, or None). The inputs on show were edited since their example was loaded, or are as loaded again (``example_edited``). The example the session started on (None: inputs given as a document). The main compute thread: the main outcome, then the views&apos; computations that run with it. Every view&apos;s registered computation (``register``). True while the selection an edit moved goes out: its ``documentChanged`` follows (a listener that shows everything then need not on the selection too). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``). How much further than presentation mode&apos;s own size its text is scaled (1: as designed).</extracomment>
         <translation>Carregar a predefinição {title}</translation>
     </message>
     <message>
@@ -4585,7 +4585,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Larger te&amp;xt (presentation mode)</source>
-        <extracomment>The views a lesson stays beside in presentation mode (with the main view). How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE). The lesson panel&apos;s share of a slide&apos;s width: its two buttons side by side and an answer that fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below). One step of Ctrl+= / Ctrl+- (presentation mode&apos;s text zoom).</extracomment>
+        <extracomment>The views a lesson stays beside in presentation mode (with the main view). How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE). The lesson panel&apos;s share of a slide&apos;s width: its two buttons side by side and an answer that fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below). The most of a slide&apos;s width the lesson panel widens to for a revealed answer that would otherwise run below the screen (at slide size a long answer needs about half of 1280 px). One step of Ctrl+= / Ctrl+- (presentation mode&apos;s text zoom).</extracomment>
         <translation>Te&amp;xto maior (modo de apresentação)</translation>
     </message>
     <message>
@@ -6006,6 +6006,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>query {index}</source>
+        <extracomment>One batch element&apos;s output: (its index, its (queries, value dimensions) array, its row labels).</extracomment>
         <translation>consulta {index}</translation>
     </message>
     <message>
@@ -6054,10 +6055,6 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>Logarítmica</translation>
     </message>
     <message>
-        <source>The attention output (weights @ values) of the selected batch element</source>
-        <translation>A saída da atenção (pesos @ valores) do elemento do lote selecionado</translation>
-    </message>
-    <message>
         <source>&amp;Output</source>
         <translation>&amp;Saída</translation>
     </message>
@@ -6067,7 +6064,6 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>output</source>
-        <extracomment>Height of one weights map: about this many pixels per query row, within these bounds. Past this many weights, the top of an automatic scale is a high percentile, not the maximum. Percentiles are taken on a strided sample of at most this many weights (a 4096x4096 map would cost the GUI thread ~0.2 s otherwise; the sample&apos;s percentile differs by a hair).</extracomment>
         <translation>saída</translation>
     </message>
     <message>
@@ -6088,7 +6084,13 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Value dimension</source>
+        <extracomment>Up to this many value dimensions share the table&apos;s width; more scroll sideways.</extracomment>
         <translation>Dimensão do valor</translation>
+    </message>
+    <message>
+        <source>The attention output (weights @ values) of the batch elements on show</source>
+        <extracomment>Makes a map follow its owner&apos;s colour map, fonts and theme (the results panel&apos;s ``own_map``); the maps after the first are made when a result has more batch elements.</extracomment>
+        <translation>A saída da atenção (pesos @ valores) dos elementos do lote exibidos</translation>
     </message>
     <message>
         <source>Queries</source>
@@ -6100,7 +6102,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Attention weights</source>
-        <extracomment>Up to this many value dimensions share the table&apos;s width; more scroll sideways. Query rows to outline, and the batch element they are of (``AppSession.outline_rows``).</extracomment>
+        <extracomment>Height of one weights map: about this many pixels per query row, within these bounds. Past this many weights, the top of an automatic scale is a high percentile, not the maximum. Percentiles are taken on a strided sample of at most this many weights (a 4096x4096 map would cost the GUI thread ~0.2 s otherwise; the sample&apos;s percentile differs by a hair). Query rows to outline, and the batch element they are of (``AppSession.outline_rows``).</extracomment>
         <translation>Pesos de atenção</translation>
     </message>
     <message>
@@ -6135,6 +6137,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <source>Keys</source>
         <extracomment>The weights maps&apos; axes.</extracomment>
         <translation>Chaves</translation>
+    </message>
+    <message>
+        <source>edited since it was loaded (Ctrl+Z goes back to it)</source>
+        <translation>editado desde que foi carregado (Ctrl+Z volta a ele)</translation>
     </message>
     <message>
         <source>The example on show (Presets menu)</source>

@@ -181,7 +181,7 @@ class MapAxes(MapPlot):
     def _rewrap_title(self) -> None:
         """After a resize: the title again, only if its lines change (a new title lays the plot
         out and paints it again)."""
-        if self._title and self._wrapped_title() != getattr(self, "_shown_title", ""):
+        if getattr(self, "_title", "") and self._wrapped_title() != getattr(self, "_shown_title", ""):
             self._apply_title()
 
     def _update_ticks(self) -> None:

@@ -354,30 +354,12 @@ class CompareView(SessionView):
             height = min(height, max(120, (room - (rows_of_maps - 1) * self.maps.spacing()) // rows_of_maps))
         for heatmap in (self.map_a, self.map_b, self.map_diff):
             heatmap.setMaximumHeight(height)
-        if scale > 1.0 and rows_of_maps > 1 and (excess := self._excess_height()) > 0:
-            # The page's scroll area sizes the view by its height for the page's width (the
-            # maps at their preferred heights, up to their maxima): a few pixels over the page
-            # showed a vertical scroll bar, which narrowed the page, and the view, laid out for the
-            # wider page, scrolled sideways too (a stable state of both bars, issue 37).
-            height = max(120, height - (excess + rows_of_maps - 1) // rows_of_maps - 1)
-            for heatmap in (self.map_a, self.map_b, self.map_diff):
-                heatmap.setMaximumHeight(height)
 
     def _page(self) -> QAbstractScrollArea | None:
         parent = self.parentWidget()
         while parent is not None and not isinstance(parent, QAbstractScrollArea):
             parent = parent.parentWidget()
         return parent
-
-    def _excess_height(self) -> int:
-        """How much taller than the page (without scroll bars) the view would be laid out, for
-        the page's width without a vertical scroll bar (0: it fits)."""
-        page = self._page()
-        layout = self.layout()
-        if page is None or layout is None:
-            return 0
-        room = page.maximumViewportSize()
-        return max(0, layout.totalHeightForWidth(room.width()) - room.height())
 
     def _room_for_maps(self) -> int | None:
         """The height the tab's page leaves under the controls (None: not in a page yet)."""
@@ -624,7 +606,8 @@ class CompareView(SessionView):
             self.batch_spin.setValue(b)
         comparison = result.comparison
         shapes = [v.weights.shape[1:] for v in views.values()]
-        self._wide = bool(shapes) and all(n_k >= 3 * n_q for n_q, n_k in shapes)
+        # Wide: keys too many for half a slide's width to hold their numbers, and few queries.
+        self._wide = bool(shapes) and all(n_k >= max(6, 3 * n_q) for n_q, n_k in shapes)
         self._arrange_maps()
         self._fit_map_heights()
         levels = self._levels(list(views.values()), b)

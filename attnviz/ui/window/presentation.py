@@ -37,6 +37,9 @@ LESSON_SHARE = 0.32
 #: The most of a slide's width the lesson panel widens to for a revealed answer that would
 #: otherwise run below the screen (at slide size a long answer needs about half of 1280 px).
 LESSON_MAX_SHARE = 0.62
+#: What a map takes of its width besides its cells on a slide: the queries' axis and its name,
+#: the colour bar and its labels.
+MAP_FRAME_PX = 160
 #: One step of Ctrl+= / Ctrl+- (presentation mode's text zoom).
 TEXT_ZOOM_STEP = 1.15
 
@@ -201,8 +204,9 @@ class PresentationLayout:
             right.setOrientation(Qt.Orientation.Horizontal)
             width = max(right.width(), 600)
             right.setSizes([int(width * 0.64), width - int(width * 0.64)])
+            self.split_output()
             # The output as a map: its numbers on the cells, every column in view.
-            w.output.setCurrentWidget(w.output.heatmap)
+            w.output.setCurrentWidget(w.output.map_page)
         elif not on and right.orientation() == Qt.Orientation.Horizontal:
             w.inputs.setVisible(True)
             right.setOrientation(Qt.Orientation.Vertical)
@@ -210,6 +214,22 @@ class PresentationLayout:
             right.setSizes(splits)
             w.bottom_splitter.setSizes(bottom)
             w.output.setCurrentIndex(tab)
+
+    def split_output(self) -> None:
+        """On a slide the weights and the output beside them share the width by their columns,
+        each cell about as wide on both maps: the output's numbers are as wide as the weights'
+        ("5.98" beside "0.51"), and at a fixed share a narrow output's cells hid every number."""
+        w = self.window
+        right = w.right_splitter
+        view = w.session.current_view()
+        if not w.presentation_action.isChecked() or right.orientation() != Qt.Orientation.Horizontal or view is None:
+            return
+        width = sum(right.sizes())
+        keys, dims = view.weights.shape[-1], view.output.shape[-1]
+        cell = max(1.0, (width - 2 * MAP_FRAME_PX) / (keys + dims))
+        output = int(min(0.5 * width, max(0.25 * width, MAP_FRAME_PX + dims * cell)))
+        if abs(right.sizes()[1] - output) > 4:  # no relayout for a few pixels
+            right.setSizes([width - output, output])
 
     def restore_normal_layout(self) -> None:
         w = self.window
