@@ -4585,7 +4585,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Larger te&amp;xt (presentation mode)</source>
-        <extracomment>The views a lesson stays beside in presentation mode (with the main view). How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE). The lesson panel&apos;s share of a slide&apos;s width: its two buttons side by side and an answer that fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below). The most of a slide&apos;s width the lesson panel widens to for a revealed answer that would otherwise run below the screen (at slide size a long answer needs about half of 1280 px). One step of Ctrl+= / Ctrl+- (presentation mode&apos;s text zoom).</extracomment>
+        <extracomment>The views a lesson stays beside in presentation mode (with the main view). How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE). The lesson panel&apos;s share of a slide&apos;s width: its two buttons side by side and an answer that fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below). The most of a slide&apos;s width the lesson panel widens to for a revealed answer that would otherwise run below the screen (at slide size a long answer needs about half of 1280 px). What a map takes of its width besides its cells on a slide: the queries&apos; axis and its name, the colour bar and its labels. One step of Ctrl+= / Ctrl+- (presentation mode&apos;s text zoom).</extracomment>
         <translation>Te&amp;xto maior (modo de apresentação)</translation>
     </message>
     <message>
@@ -4705,7 +4705,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Keys</source>
-        <extracomment>Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. The axes of every convention&apos;s map.</extracomment>
+        <extracomment>Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. A convention&apos;s map is at least this high; on a slide, where the six share the screen, less. The place of each mask mode in the lab after the reference, the same on every input: the bugs first, then the libraries&apos; conventions. The axes of every convention&apos;s map.</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>
@@ -4777,20 +4777,28 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
         <translation>{what} diferem</translation>
     </message>
     <message>
+        <source>Ba&amp;tch element</source>
+        <translation>Elemen&amp;to do lote</translation>
+    </message>
+    <message>
+        <source>Which batch element the maps show (the same as in the main window)</source>
+        <translation>Qual elemento do lote os mapas mostram (o mesmo da janela principal)</translation>
+    </message>
+    <message>
         <source>What each convention does differently from the reference, counted over every batch element</source>
         <translation>O que cada convenção faz de diferente da referência, contado sobre todos os elementos do lote</translation>
     </message>
     <message>
+        <source>Showing batch element {b} of {n}.</source>
+        <translation>Mostrando o elemento {b} de {n} do lote.</translation>
+    </message>
+    <message>
+        <source>Showing batch element {b}.</source>
+        <translation>Mostrando o elemento {b} do lote.</translation>
+    </message>
+    <message>
         <source>The current input under every masking convention; red outlines mark weights that differ from the reference</source>
         <translation>A entrada atual sob todas as convenções de máscara; contornos vermelhos marcam pesos que diferem da referência</translation>
-    </message>
-    <message>
-        <source>Showing batch {b} of {n} (pick it above the input tables).</source>
-        <translation>Mostrando o lote {b} de {n} (escolha-o acima das tabelas de entrada).</translation>
-    </message>
-    <message>
-        <source>Showing batch {b} (pick it above the input tables).</source>
-        <translation>Mostrando o lote {b} (escolha-o acima das tabelas de entrada).</translation>
     </message>
     <message>
         <source>The current input under every masking convention, as each library or bug would compute it.</source>

@@ -153,6 +153,11 @@ def _nothing_to_rank(state: State, head: HeadView, batch: int) -> bool:
     return bool(np.all(np.asarray(lens[batch]) <= 1))
 
 
+#: The most the maps are shortened by to keep the page from a vertical scroll bar; past it, the
+#: layout's measure is not the few pixels of that state (a narrow page's estimate, not trimmed).
+_MAX_TRIM_PX = 48
+
+
 def _group(*widgets: QWidget) -> QWidget:
     """Widgets kept together on one line (a caption and its field) inside a flowing row."""
     box = QWidget()
@@ -354,6 +359,25 @@ class CompareView(SessionView):
             height = min(height, max(120, (room - (rows_of_maps - 1) * self.maps.spacing()) // rows_of_maps))
         for heatmap in (self.map_a, self.map_b, self.map_diff):
             heatmap.setMaximumHeight(height)
+        excess = self._excess_height() if scale > 1.0 and rows_of_maps > 1 else 0
+        if 0 < excess <= _MAX_TRIM_PX:
+            # The page's scroll area sizes the view by its height for the page's width (the
+            # maps at their preferred heights, up to their maxima): a few pixels over the page
+            # showed a vertical scroll bar, which narrowed the page, and the view, laid out for
+            # the wider page, scrolled sideways too (a stable state of both bars, issue 37).
+            height = max(120, height - (excess + rows_of_maps - 1) // rows_of_maps - 1)
+            for heatmap in (self.map_a, self.map_b, self.map_diff):
+                heatmap.setMaximumHeight(height)
+
+    def _excess_height(self) -> int:
+        """How much taller than the page (without scroll bars) the view would be laid out, for
+        the page's width without a vertical scroll bar (0: it fits)."""
+        page = self._page()
+        layout = self.layout()
+        if page is None or layout is None or not layout.hasHeightForWidth():
+            return 0
+        room = page.maximumViewportSize()
+        return max(0, layout.totalHeightForWidth(room.width()) - room.height())
 
     def _page(self) -> QAbstractScrollArea | None:
         parent = self.parentWidget()
