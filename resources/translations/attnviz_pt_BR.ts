@@ -414,7 +414,7 @@
     </message>
     <message>
         <source>The one setting that differs between A and B; everything else is the main window&apos;s</source>
-        <extracomment>Document version of the drawn result (-1 before the first). The head the last result shown was of.</extracomment>
+        <extracomment>The most the maps are shortened by to keep the page from a vertical scroll bar; past it, the layout&apos;s measure is not the few pixels of that state (a narrow page&apos;s estimate, not trimmed). Document version of the drawn result (-1 before the first). The head the last result shown was of.</extracomment>
         <translation>A única configuração que difere entre A e B; todo o resto vem da janela principal</translation>
     </message>
     <message>
@@ -4103,7 +4103,16 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Reveal (or hide again) the explanation</source>
+        <extracomment>The settings the lesson asks about, on a slide (None: it asks about none).</extracomment>
         <translation>Revela (ou esconde de novo) a explicação</translation>
+    </message>
+    <message>
+        <source>Try it</source>
+        <translation>Experimente</translation>
+    </message>
+    <message>
+        <source>The settings the question asks about (the same as the settings panel&apos;s)</source>
+        <translation>As configurações de que a pergunta trata (as mesmas do painel de configurações)</translation>
     </message>
     <message>
         <source>Open the masking lab</source>
@@ -4705,7 +4714,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     </message>
     <message>
         <source>Keys</source>
-        <extracomment>Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. A convention&apos;s map is at least this high; on a slide, where the six share the screen, less. The place of each mask mode in the lab after the reference, the same on every input: the bugs first, then the libraries&apos; conventions. The axes of every convention&apos;s map.</extracomment>
+        <extracomment>Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. A convention&apos;s map is at least this high; on a slide, where the six share the screen, less. On a slide a column of the grid is at least this wide (a 4-key map, its axis and its bar). The place of each mask mode in the lab after the reference, the same on every input: the bugs first, then the libraries&apos; conventions. The axes of every convention&apos;s map.</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>
@@ -6797,6 +6806,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). What the app&apos;s
     <name>Teaching</name>
     <message>
         <source>Pitfall: a valid length of 0</source>
+        <extracomment>The settings each lesson&apos;s question asks to switch, by lesson (``Lesson.asks``).</extracomment>
         <translation>Armadilha: um comprimento válido 0</translation>
     </message>
     <message>

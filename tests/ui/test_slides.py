@@ -99,3 +99,28 @@ def test_the_lesson_panel_widens_for_a_revealed_answer_on_a_slide(window, qtbot)
     finally:
         window.zoom_text(0)
         window.set_presentation_mode(False)
+
+
+def test_the_settings_a_lesson_asks_about_are_on_its_slide(window, qtbot):
+    """Presentation mode hides the settings panel: the mask mode the zero-length pitfall asks to
+    switch is beside its question, and switching it there is the same undoable edit."""
+    window.set_presentation_mode(True)
+    try:
+        window.lessons.load("pitfall-zero-length")
+        view = window.lessons.view
+        qtbot.waitUntil(lambda: view.settings is not None and view.settings.isVisible())
+        assert view.settings is not None and list(view.settings.declared) == ["mask_mode"]
+        box = view.settings.combos["mask_mode"]
+        assert box.currentData() == window.session.document.state.settings.mask_mode == "d2l"
+        box.setCurrentIndex(box.findData("neg_inf"))
+        assert window.session.document.state.settings.mask_mode == "neg_inf"
+        window.session.undo_stack.undo()
+        assert box.currentData() == "d2l"
+        window.lessons.load("pitfall-float16")
+        assert view.settings is not None and list(view.settings.declared) == ["dtype"]
+        window.lessons.load("pitfall-wrong-polarity")  # its question asks to switch nothing
+        assert view.settings is None
+    finally:
+        window.set_presentation_mode(False)
+    window.lessons.load("pitfall-zero-length")
+    assert view.settings is not None and not view.settings.isVisible()  # the settings panel has it

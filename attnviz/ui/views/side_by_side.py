@@ -50,7 +50,7 @@ from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.results_panel import weight_levels
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.app.view_base import SessionView, message_label, view_column
+from attnviz.ui.app.view_base import VIEW_MARGIN, SessionView, message_label
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.weights import show_weights
@@ -153,9 +153,14 @@ def _nothing_to_rank(state: State, head: HeadView, batch: int) -> bool:
     return bool(np.all(np.asarray(lens[batch]) <= 1))
 
 
-#: The most the maps are shortened by to keep the page from a vertical scroll bar; past it, the
-#: layout's measure is not the few pixels of that state (a narrow page's estimate, not trimmed).
-_MAX_TRIM_PX = 48
+class _Column(QVBoxLayout):
+    """The view's column, without height-for-width: with it (its wrapping labels, its flowing
+    controls) the page's scroll area sized the view by its preferred height, a few pixels over
+    the page showed a vertical scroll bar, the narrower page scrolled sideways too, and the two
+    bars stayed (issue 37). Without it the page scrolls only below the view's minimum size."""
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
+        return False
 
 
 def _group(*widgets: QWidget) -> QWidget:
@@ -199,7 +204,8 @@ class CompareView(SessionView):
         self.pair.on_result(self._on_result)
         self.pair.busyChanged.connect(lambda _busy: self._update_status())
 
-        layout = view_column(self)
+        layout = _Column(self)
+        layout.setContentsMargins(VIEW_MARGIN, VIEW_MARGIN, VIEW_MARGIN, VIEW_MARGIN)
 
         # The controls wrap onto a second line when the tab is narrow (a lesson docked beside it
         # on a projector), so the view never scrolls sideways; each caption stays with its field.
@@ -279,6 +285,9 @@ class CompareView(SessionView):
             column.addStretch(0)
             self.errors[side] = error
             self._cells[side] = cell
+        for heatmap in (self.map_a, self.map_b):
+            # A title that wraps (or unwraps) once its map is laid out levels the pair again.
+            heatmap.titleHeightChanged.connect(lambda _height: self._level_titles())
         self._columns = 0
         self._wide = False  # the weights on show are of many more keys than queries
         self._arrange_maps()
@@ -359,25 +368,6 @@ class CompareView(SessionView):
             height = min(height, max(120, (room - (rows_of_maps - 1) * self.maps.spacing()) // rows_of_maps))
         for heatmap in (self.map_a, self.map_b, self.map_diff):
             heatmap.setMaximumHeight(height)
-        excess = self._excess_height() if scale > 1.0 and rows_of_maps > 1 else 0
-        if 0 < excess <= _MAX_TRIM_PX:
-            # The page's scroll area sizes the view by its height for the page's width (the
-            # maps at their preferred heights, up to their maxima): a few pixels over the page
-            # showed a vertical scroll bar, which narrowed the page, and the view, laid out for
-            # the wider page, scrolled sideways too (a stable state of both bars, issue 37).
-            height = max(120, height - (excess + rows_of_maps - 1) // rows_of_maps - 1)
-            for heatmap in (self.map_a, self.map_b, self.map_diff):
-                heatmap.setMaximumHeight(height)
-
-    def _excess_height(self) -> int:
-        """How much taller than the page (without scroll bars) the view would be laid out, for
-        the page's width without a vertical scroll bar (0: it fits)."""
-        page = self._page()
-        layout = self.layout()
-        if page is None or layout is None or not layout.hasHeightForWidth():
-            return 0
-        room = page.maximumViewportSize()
-        return max(0, layout.totalHeightForWidth(room.width()) - room.height())
 
     def _page(self) -> QAbstractScrollArea | None:
         parent = self.parentWidget()
@@ -669,9 +659,9 @@ class CompareView(SessionView):
         """A and B side by side with their plots level: the title's row of both as tall as the
         longer (a title wrapped onto two lines pushed one map down)."""
         pair = (self.map_a, self.map_b)
-        rows = max(m.title_rows for m in pair) if self._columns > 1 else 1
+        height = max(m.title_height for m in pair) if self._columns > 1 else 0.0
         for heatmap in pair:
-            heatmap.hold_title_rows(rows)
+            heatmap.hold_title_height(height)
 
     def _draw_diff(self, view_a: ViewData | None, view_b: ViewData | None, b: int) -> None:
         error = self.errors["diff"]

@@ -150,10 +150,10 @@ class PresentationLayout:
             return
         if lesson.isVisible() and not lesson.isFloating():
             if lesson.is_built and not self._answer_followed:
-                # Revealing (or hiding) the answer changes what the panel must hold: fitted again
-                # once the panel has swapped the question for the answer.
+                # Another lesson, or its answer revealed (or hidden), changes what the panel must
+                # hold: fitted again once the panel has laid its new texts out.
                 self._answer_followed = True
-                w.lessons.view.answer_button.toggled.connect(lambda _on: QTimer.singleShot(0, w, self.fit_lesson))
+                w.lessons.view.contentChanged.connect(lambda: QTimer.singleShot(0, w, self.fit_lesson))
             w.resizeDocks([lesson], [self._lesson_width(lesson)], Qt.Orientation.Horizontal)
 
     def _lesson_width(self, lesson: ToolDock) -> int:
@@ -170,6 +170,9 @@ class PresentationLayout:
             return max(lesson.width(), low)
         # What the dock's frame and a scroll bar take of its width (kept as if the bar stayed).
         frame = max(lesson.width() - scroll.viewport().width(), scroll.verticalScrollBar().sizeHint().width())
+        # Never narrower than its widest field or button (a setting's list, "Laboratório de
+        # máscaras"): the panel does not scroll sideways, so they would be cut at its edge.
+        low = min(high, max(low, body.minimumSizeHint().width() + frame))
         for width in range(low, high, 16):
             if body.heightForWidth(width - frame) <= room:
                 return width
