@@ -50,7 +50,7 @@ from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.results_panel import weight_levels
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.app.view_base import VIEW_MARGIN, SessionView, message_label
+from attnviz.ui.app.view_base import SessionView, fitted_column, message_label
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.weights import show_weights
@@ -153,16 +153,6 @@ def _nothing_to_rank(state: State, head: HeadView, batch: int) -> bool:
     return bool(np.all(np.asarray(lens[batch]) <= 1))
 
 
-class _Column(QVBoxLayout):
-    """The view's column, without height-for-width: with it (its wrapping labels, its flowing
-    controls) the page's scroll area sized the view by its preferred height, a few pixels over
-    the page showed a vertical scroll bar, the narrower page scrolled sideways too, and the two
-    bars stayed (issue 37). Without it the page scrolls only below the view's minimum size."""
-
-    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
-        return False
-
-
 def _group(*widgets: QWidget) -> QWidget:
     """Widgets kept together on one line (a caption and its field) inside a flowing row."""
     box = QWidget()
@@ -204,8 +194,8 @@ class CompareView(SessionView):
         self.pair.on_result(self._on_result)
         self.pair.busyChanged.connect(lambda _busy: self._update_status())
 
-        layout = _Column(self)
-        layout.setContentsMargins(VIEW_MARGIN, VIEW_MARGIN, VIEW_MARGIN, VIEW_MARGIN)
+        # Without height-for-width: the page's two scroll bars stayed on a slide (issue 37).
+        layout = fitted_column(self)
 
         # The controls wrap onto a second line when the tab is narrow (a lesson docked beside it
         # on a projector), so the view never scrolls sideways; each caption stays with its field.
