@@ -15,11 +15,14 @@ import re
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
     QFrame,
     QLabel,
     QMenu,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -62,6 +65,19 @@ def menu_text(lesson: Lesson) -> str:
 class LessonSettings(SettingsPanel):
     """The settings a lesson's question asks to switch (``Lesson.asks``), on the slide beside it:
     presentation mode hides the settings panel."""
+
+    def __init__(self, parent: QWidget | None = None, *, only: tuple[str, ...] = ()) -> None:
+        super().__init__(parent, only=only)
+        for box in self.combos.values():
+            # As wide as the panel gives, not as its longest choice: a Portuguese mode's name
+            # widened the lesson panel on a slide, and the views beside it lost the room.
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(8)
+            box.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        form = self.layout()
+        if isinstance(form, QFormLayout):
+            form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+            form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)  # the caption above its list
 
     def retranslate(self) -> None:
         super().retranslate()

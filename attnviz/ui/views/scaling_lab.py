@@ -34,7 +34,7 @@ from attnviz.compute.labs import ScalingOutcome, run_scaling_lab
 from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
-from attnviz.ui.app.view_base import SessionView, fitted_column
+from attnviz.ui.app.view_base import SessionView, view_column
 from attnviz.ui.fonts import base_point_size
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import error_color, muted_color, plot_colors, warning_color
@@ -229,8 +229,7 @@ class ScalingLabView(SessionView):
         body.addWidget(self.graphics, 1)
         body.addWidget(notes_scroll)
         self._place_notes()
-        # Without height-for-width: its page ended with both scroll bars on a slide (issue 37).
-        layout = fitted_column(self)
+        layout = view_column(self)
         layout.addWidget(self.header)
         layout.addWidget(self.status)
         layout.addLayout(body, 1)
