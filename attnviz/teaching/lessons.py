@@ -42,6 +42,12 @@ class Lesson:
         return self.preset.name
 
     @property
+    def asks(self) -> tuple[str, ...]:
+        """The settings its question asks to switch (``attnviz.state.settings`` names): a slide
+        offers them beside the question, where presentation mode hides the settings panel."""
+        return ASKS.get(self.name, ())
+
+    @property
     def title(self) -> str:
         return self.preset.title
 
@@ -190,6 +196,13 @@ def exercise_summation() -> State:
 
 
 # ----------------------------------------------------------------------------------- lessons
+
+#: The settings each lesson's question asks to switch, by lesson (``Lesson.asks``).
+ASKS: dict[str, tuple[str, ...]] = {
+    "pitfall-zero-length": ("mask_mode",),
+    "pitfall-float16": ("dtype",),
+    "pitfall-query-padding": ("lens_mode",),
+}
 
 _PITFALLS: tuple[Lesson, ...] = (
     Lesson(

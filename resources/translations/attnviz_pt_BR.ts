@@ -3485,7 +3485,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <name>Heatmap</name>
     <message>
         <source>Keys</source>
-        <extracomment>Label every row/col when there are at most this many; beyond that the axis picks integer ticks itself.</extracomment>
+        <extracomment>The title&apos;s text is now this many pixels high (it wrapped or unwrapped): maps kept level follow. Label every row/col when there are at most this many; beyond that the axis picks integer ticks itself.</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>
@@ -4235,7 +4235,16 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>Reveal (or hide again) the explanation</source>
+        <extracomment>What the panel holds changed (another lesson, the answer shown or hidden): a slide fits the panel to it again. The settings the lesson asks about, on a slide (None: it asks about none).</extracomment>
         <translation>Revela (ou esconde de novo) a explicação</translation>
+    </message>
+    <message>
+        <source>Try it</source>
+        <translation>Experimente</translation>
+    </message>
+    <message>
+        <source>The settings the question asks about (the same as the settings panel&apos;s)</source>
+        <translation>As configurações de que a pergunta trata (as mesmas do painel de configurações)</translation>
     </message>
     <message>
         <source>Open the masking lab</source>
@@ -4687,7 +4696,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>Load preset {title}</source>
-        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. Undo texts of edits that bring inputs from elsewhere (not an edit of the example on show). The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). The range of presentation mode&apos;s further text zoom (Ctrl+= / Ctrl+-). Presentation mode&apos;s text scaled further (Ctrl+= / Ctrl+-): ``text_zoom``. The example on show changed (``loaded_example``: a preset or lesson name, or None). The example the session started on (None: inputs given as a document). The main compute thread: the main outcome, then the views&apos; computations that run with it. Every view&apos;s registered computation (``register``). True while the selection an edit moved goes out: its ``documentChanged`` follows (a listener that shows everything then need not on the selection too). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``). How much further than presentation mode&apos;s own size its text is scaled (1: as designed).</extracomment>
+        <extracomment>A replaced result is freed this long after the new one arrived: time for its paint. How the colour scale of the attention weights is chosen: &quot;batch&quot; (0 to the largest weight of the batch, shared by its maps), &quot;map&quot; (0 to each map&apos;s largest), &quot;unit&quot; (0 to 1) or &quot;log&quot; (logarithmic, down to the smallest weight shown). Weights of 512 keys are all near 1/512: on a 0-1 scale they would all be the colour of 0. Undos and redos closer together than this are one burst, computed once when it ends: longer than a held key&apos;s auto-repeat (25-33 per second), too short to notice after a single Ctrl+Z. Undo texts of edits that bring inputs from elsewhere (not an edit of the example on show). The call (layer) and head on show (the focus): here only, not in the document; the compute thread gets it with each snapshot (0, 0 for the book&apos;s one head). The range of presentation mode&apos;s further text zoom (Ctrl+= / Ctrl+-). Presentation mode&apos;s text scaled further (Ctrl+= / Ctrl+-): ``text_zoom``. The example on show changed (``loaded_example``: a preset or lesson name, or None). The inputs on show were edited since their example was loaded, or are as loaded again (``example_edited``). The example the session started on (None: inputs given as a document). The main compute thread: the main outcome, then the views&apos; computations that run with it. Every view&apos;s registered computation (``register``). True while the selection an edit moved goes out: its ``documentChanged`` follows (a listener that shows everything then need not on the selection too). Outcomes that arrived after the document or the head on show had moved on (for tests and the benchmark). When the last snapshot went to the scheduler (the benchmark measures from it). How the weight maps&apos; colour scale is chosen (``COLOR_RANGES``). How much further than presentation mode&apos;s own size its text is scaled (1: as designed).</extracomment>
         <translation>Carregar a predefinição {title}</translation>
     </message>
     <message>
@@ -4716,7 +4725,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>Larger te&amp;xt (presentation mode)</source>
-        <extracomment>The views a lesson stays beside in presentation mode (with the main view). How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE). The lesson panel&apos;s share of a slide&apos;s width: its two buttons side by side and an answer that fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below). One step of Ctrl+= / Ctrl+- (presentation mode&apos;s text zoom).</extracomment>
+        <extracomment>The views a lesson stays beside in presentation mode (with the main view). How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE). The lesson panel&apos;s share of a slide&apos;s width: its two buttons side by side and an answer that fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below). The most of a slide&apos;s width the lesson panel widens to for a revealed answer that would otherwise run below the screen (at slide size a long answer needs about half of 1280 px). What a map takes of its width besides its cells on a slide: the queries&apos; axis and its name, the colour bar and its labels. One step of Ctrl+= / Ctrl+- (presentation mode&apos;s text zoom).</extracomment>
         <translation>Te&amp;xto maior (modo de apresentação)</translation>
     </message>
     <message>
@@ -4836,7 +4845,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>Keys</source>
-        <extracomment>Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. The axes of every convention&apos;s map.</extracomment>
+        <extracomment>Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. A convention&apos;s map is at least this high; on a slide, where the six share the screen, less. On a slide a column of the grid is at least this wide (a 4-key map, its axis and its bar). The place of each mask mode in the lab after the reference, the same on every input: the bugs first, then the libraries&apos; conventions. The axes of every convention&apos;s map.</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>
@@ -4908,20 +4917,28 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
         <translation>{what} diferem</translation>
     </message>
     <message>
+        <source>Ba&amp;tch element</source>
+        <translation>Elemen&amp;to do lote</translation>
+    </message>
+    <message>
+        <source>Which batch element the maps show (the same as in the main window)</source>
+        <translation>Qual elemento do lote os mapas mostram (o mesmo da janela principal)</translation>
+    </message>
+    <message>
         <source>What each convention does differently from the reference, counted over every batch element</source>
         <translation>O que cada convenção faz de diferente da referência, contado sobre todos os elementos do lote</translation>
     </message>
     <message>
+        <source>Showing batch element {b} of {n}.</source>
+        <translation>Mostrando o elemento {b} de {n} do lote.</translation>
+    </message>
+    <message>
+        <source>Showing batch element {b}.</source>
+        <translation>Mostrando o elemento {b} do lote.</translation>
+    </message>
+    <message>
         <source>The current input under every masking convention; red outlines mark weights that differ from the reference</source>
         <translation>A entrada atual sob todas as convenções de máscara; contornos vermelhos marcam pesos que diferem da referência</translation>
-    </message>
-    <message>
-        <source>Showing batch {b} of {n} (pick it above the input tables).</source>
-        <translation>Mostrando o lote {b} de {n} (escolha-o acima das tabelas de entrada).</translation>
-    </message>
-    <message>
-        <source>Showing batch {b} (pick it above the input tables).</source>
-        <translation>Mostrando o lote {b} (escolha-o acima das tabelas de entrada).</translation>
     </message>
     <message>
         <source>The current input under every masking convention, as each library or bug would compute it.</source>
@@ -6141,6 +6158,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>query {index}</source>
+        <extracomment>One batch element&apos;s output: (its index, its (queries, value dimensions) array, its row labels).</extracomment>
         <translation>consulta {index}</translation>
     </message>
     <message>
@@ -6189,10 +6207,6 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
         <translation>Logarítmica</translation>
     </message>
     <message>
-        <source>The attention output (weights @ values) of the selected batch element</source>
-        <translation>A saída da atenção (pesos @ valores) do elemento do lote selecionado</translation>
-    </message>
-    <message>
         <source>&amp;Output</source>
         <translation>&amp;Saída</translation>
     </message>
@@ -6202,7 +6216,6 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>output</source>
-        <extracomment>Height of one weights map: about this many pixels per query row, within these bounds. Past this many weights, the top of an automatic scale is a high percentile, not the maximum. Percentiles are taken on a strided sample of at most this many weights (a 4096x4096 map would cost the GUI thread ~0.2 s otherwise; the sample&apos;s percentile differs by a hair).</extracomment>
         <translation>saída</translation>
     </message>
     <message>
@@ -6223,7 +6236,13 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>Value dimension</source>
+        <extracomment>Up to this many value dimensions share the table&apos;s width; more scroll sideways.</extracomment>
         <translation>Dimensão do valor</translation>
+    </message>
+    <message>
+        <source>The attention output (weights @ values) of the batch elements on show</source>
+        <extracomment>Makes a map follow its owner&apos;s colour map, fonts and theme (the results panel&apos;s ``own_map``); the maps after the first are made when a result has more batch elements.</extracomment>
+        <translation>A saída da atenção (pesos @ valores) dos elementos do lote exibidos</translation>
     </message>
     <message>
         <source>Queries</source>
@@ -6235,7 +6254,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>Attention weights</source>
-        <extracomment>Up to this many value dimensions share the table&apos;s width; more scroll sideways. Query rows to outline, and the batch element they are of (``AppSession.outline_rows``).</extracomment>
+        <extracomment>Height of one weights map: about this many pixels per query row, within these bounds. Past this many weights, the top of an automatic scale is a high percentile, not the maximum. Percentiles are taken on a strided sample of at most this many weights (a 4096x4096 map would cost the GUI thread ~0.2 s otherwise; the sample&apos;s percentile differs by a hair). Query rows to outline, and the batch element they are of (``AppSession.outline_rows``).</extracomment>
         <translation>Pesos de atenção</translation>
     </message>
     <message>
@@ -6270,6 +6289,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
         <source>Keys</source>
         <extracomment>The weights maps&apos; axes.</extracomment>
         <translation>Chaves</translation>
+    </message>
+    <message>
+        <source>edited since it was loaded (Ctrl+Z goes back to it)</source>
+        <translation>editado desde que foi carregado (Ctrl+Z volta a ele)</translation>
     </message>
     <message>
         <source>The example on show (Presets menu)</source>
@@ -6923,6 +6946,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <name>Teaching</name>
     <message>
         <source>Pitfall: a valid length of 0</source>
+        <extracomment>The settings each lesson&apos;s question asks to switch, by lesson (``Lesson.asks``).</extracomment>
         <translation>Armadilha: um comprimento válido 0</translation>
     </message>
     <message>

@@ -36,15 +36,20 @@ from layout_probe import (  # noqa: E402 - the probe's own folder first
 MAX_PRESSES = 200
 
 
+#: Scroll areas inside views that must not scroll on a slide either (besides every view's page).
+NEVER_SCROLLED = ("maskingLabMaps",)
+
+
 def scrolled_out(window: QWidget, where: str) -> list[str]:
-    """Nothing on a slide may need the mouse to be seen: no view's page, and not the lesson
-    panel, scrolls down (a revealed answer below the screen, a walk's explanation, a lab's
-    maps)."""
+    """Nothing on a slide may need the mouse to be seen: no view's page, not the lesson panel
+    and not the masking lab's six maps scroll down (a revealed answer below the screen, a walk's
+    explanation, a lab's maps)."""
     problems = []
     for area in window.findChildren(QScrollArea):
         name = area.objectName()
         lesson = area is getattr(window.lessons.view, "answer_scroll", None) if window.lessons.dock.is_built else False
-        if not (name.endswith("Page") or lesson) or not area.isVisible() or area.visibleRegion().isEmpty():
+        page = name.endswith("Page") or name in NEVER_SCROLLED
+        if not (page or lesson) or not area.isVisible() or area.visibleRegion().isEmpty():
             continue
         bar = area.verticalScrollBar()
         if bar.isVisible() and bar.maximum() > 0:

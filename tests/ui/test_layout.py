@@ -60,15 +60,7 @@ def test_every_view_fits_and_reads_in_both_languages_and_themes(tmp_path, width,
     # first, the masked softmax 2-D preset's main view as a slide; then the pipeline presenting in
     # 2 languages: every stage, then the walk's 7 steps
     assert report["checked"] == 44 + 2 * (3 + 5) + 1 + 2 * 8
-    # Known defect (issue 37, open): at 1920x1080 the side-by-side slide beside a lesson can end
-    # with both scroll bars on show although its view needs 515 px of a 932 px tab (its maps are
-    # fitted to the page's height, the page's bars follow the maps: a stable state of both bars,
-    # 14 px of scrolling). Every other problem fails the test; this one alone marks it xfail.
-    known = [p for p in report["problems"] if "presentation compareDock: compareDockPage scrolls sideways" in p]
-    others = [p for p in report["problems"] if p not in known]
-    assert others == [], "\n".join(others)
-    if known:
-        pytest.xfail("issue 37: " + "; ".join(known))
+    assert report["problems"] == [], "\n".join(report["problems"])
 
 
 @pytest.mark.slow

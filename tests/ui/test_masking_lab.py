@@ -143,7 +143,28 @@ def test_the_lab_follows_the_batch_selector(host, qtbot, lab):
     np.testing.assert_allclose(
         lab.cells["neg_inf"].heatmap.values, report.conventions["neg_inf"].weights[1].numpy(), rtol=1e-6
     )
-    assert "batch 1 of 2" in lab.header.text()
+    assert "batch element 1 of 2" in lab.header.text()
+    assert lab.batch_spin.value() == 1 and lab.batch_spin.maximum() == 1
+
+
+def test_the_batch_element_is_picked_on_the_lab_itself(host, qtbot, lab):
+    """Presentation mode hides the input tables' picker: the lab has its own, the session's."""
+    report = lab_of(host.session.document.state)
+    lab.batch_spin.setValue(1)
+    assert host.session.selection.batch == 1
+    qtbot.waitUntil(
+        lambda: np.allclose(
+            lab.cells["inverted"].heatmap.values, report.conventions["inverted"].weights[1].numpy(), equal_nan=True
+        )
+    )
+
+
+def test_the_maps_keep_their_places_whatever_differs(host, qtbot, lab):
+    """The reference first, then one fixed order: a lecture's lessons never move the maps."""
+    first = list(lab._order)
+    host.session.push(SetSettings({"lens_mode": "none"}))  # now every convention agrees
+    wait_lab(qtbot, host, lab)
+    assert lab._order == first == ["strict", "float01", "inverted", "d2l", "neg_inf", "sdpa"]
 
 
 def test_when_all_conventions_agree_the_lab_says_so(host, qtbot, lab):

@@ -80,7 +80,7 @@ def test_the_output_is_beside_the_weights_while_presenting_and_the_tables_come_b
     window.set_presentation_mode(True)
     assert window.output.isVisible() and not window.inputs.isVisible()
     assert window.right_splitter.orientation() == Qt.Orientation.Horizontal
-    assert window.output.currentWidget() is window.output.heatmap
+    assert window.output.currentWidget() is window.output.map_page
     wait_current(qtbot, window)
     np.testing.assert_allclose(window.output.heatmap.values, window.session.current_view().output[0])
     window.set_presentation_mode(False)

@@ -6,6 +6,7 @@ declared there is shown, ranged, labelled and explained with no edit here."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Signal
@@ -178,10 +179,11 @@ class SettingsForm(Retranslating, QGroupBox):
     #: The ``attnviz.state.settings`` group this panel shows.
     group = ""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, only: Collection[str] = ()) -> None:
+        """``only``: these settings of the group alone (a lesson's; empty: all of them)."""
         super().__init__(parent)
         form = _form(self)
-        self.declared: dict[str, Setting] = {s.name: s for s in in_group(self.group)}
+        self.declared: dict[str, Setting] = {s.name: s for s in in_group(self.group) if not only or s.name in only}
         self.fields: dict[str, QWidget] = {}
         self.combos: dict[str, QComboBox] = {}
         self.spins: dict[str, QSpinBox] = {}

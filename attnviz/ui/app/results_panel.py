@@ -14,23 +14,21 @@ from functools import partial
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from attnviz.compute.attention import Outcome, ViewData
-from attnviz.compute.axes import axis_labels, index_labels, token_of
+from attnviz.compute.axes import axis_labels, token_of
 from attnviz.compute.jobs import Job
 from attnviz.teaching.lessons import LESSONS
 from attnviz.teaching.presets import PRESETS
 from attnviz.text.tr import QT_TRANSLATE_NOOP
+from attnviz.ui.app.output_panel import OutputPanel
 from attnviz.ui.app.session import COLOR_RANGES, AppSession, Selection
 from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled_grid
 from attnviz.ui.flow_layout import flow_widget
@@ -40,8 +38,6 @@ from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS, Frame, PreparedMap, pr
 from attnviz.ui.heatmap.weights import shown_mask
 from attnviz.ui.heatmap.widget import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
-from attnviz.ui.lifecycle import Retranslating
-from attnviz.ui.tables.tensor_table import ArrayTableModel, TensorTableView
 
 
 def example_caption(name: str | None) -> tuple[str, str]:
@@ -68,16 +64,6 @@ def cell_place(view: ViewData, b: int, r: int, c: int) -> str:
             key=repr(k_token) if k_token is not None else f"k{c}",
         )
     return where
-
-
-def output_hover_text(output: np.ndarray, rows: list[str], r: int, c: int) -> str:
-    """A cell of the output: a query and a value dimension (not a key: the output has one
-    column per dimension of the values)."""
-    query = translate("ResultsPanel", "query {index}").format(index=r)
-    if r < len(rows) and rows[r] != str(r):
-        query += f" ({rows[r]})"
-    dimension = translate("ResultsPanel", "value dimension {index}").format(index=c)
-    return f"{query}, {dimension} (d{c}): {format_number(float(output[r, c]))}"
 
 
 def hover_text(view: ViewData, b: int, r: int, c: int) -> str:
@@ -224,100 +210,6 @@ class PictureParams:
     batch: int
 
 
-class OutputPanel(Retranslating, QTabWidget):
-    """The attention output (weights @ values) of the selected batch element: numbers and map."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.model = ArrayTableModel(
-            row_label=lambda r: f"q{r}",
-            column_label=lambda c: f"d{c}",
-            value_name=QT_TRANSLATE_NOOP("ResultsPanel", "output"),
-        )
-        self.table = TensorTableView(self.model)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.heatmap = HeatmapWidget()
-        # Beside the input tables the output shares the width: its map may be small.
-        self.heatmap.setMinimumSize(200, 120)
-        self.addTab(self.table, "")
-        self.addTab(self.heatmap, "")
-        self._pending: np.ndarray | None = None
-        self._rows: list[str] = []
-        self.currentChanged.connect(
-            lambda _index: self._draw_heatmap() if self.currentWidget() is self.heatmap else None
-        )
-        self.retranslate()
-
-    def retranslate(self) -> None:
-        self.setToolTip(
-            translate("ResultsPanel", "The attention output (weights @ values) of the selected batch element")
-        )
-        self.table.set_tip_prefix(QT_TRANSLATE_NOOP("ResultsPanel", "Output numbers (read-only; Ctrl+C copies)"))
-        self.heatmap.set_title(translate("ResultsPanel", "Output"))
-        self.heatmap.set_axis_labels(translate("ResultsPanel", "Value dimension"), translate("ResultsPanel", "Queries"))
-        self.heatmap.setToolTip(translate("ResultsPanel", "Output as a heatmap (colour scale from its own range)"))
-        self.setTabText(0, translate("ResultsPanel", "&Output"))
-        self.setTabText(1, translate("ResultsPanel", "Output &map"))
-
-    def show_output(self, output: np.ndarray, row_labels: list[str] | None = None) -> None:
-        rows = row_labels or index_labels("q", output.shape[0])
-        if rows != self._rows:
-            self._rows = rows
-            self.model.set_labels(
-                row_label=lambda r: rows[r] if r < len(rows) else f"q{r}", column_label=lambda c: f"d{c}"
-            )
-        self.model.set_array(output)
-        self._fit_columns()
-        self._pending = output
-        if self.currentWidget() is self.heatmap:
-            self._draw_heatmap()
-
-    #: Up to this many value dimensions share the table's width; more scroll sideways.
-    FIT_COLUMNS = 16
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._fit_columns()
-
-    def _fit_columns(self) -> None:
-        """Every column in view when they fit: the output beside the input tables is narrow, and
-        the default width (room for -0.0000e+00) cut its last column (the book's toy's d3, 5)."""
-        n_cols, n_rows = self.model.columnCount(), self.model.rowCount()
-        if not 0 < n_cols <= self.FIT_COLUMNS:
-            return
-        header = self.table.horizontalHeader()
-        metrics = self.table.fontMetrics()
-        texts = [str(self.model.headerData(c, Qt.Orientation.Horizontal)) for c in range(n_cols)]
-        texts += [
-            str(self.model.index(r, c).data() or "") for r in range(min(n_rows, 64)) for c in range(n_cols)
-        ]  # the first rows tell the numbers' width; all rows are formatted alike
-        least = max(metrics.horizontalAdvance(text) for text in texts) + 16
-        # The viewport as if no scroll bar showed, less the vertical one when the rows need it.
-        room = self.table.maximumViewportSize().width()
-        if n_rows * self.table.verticalHeader().defaultSectionSize() > self.table.maximumViewportSize().height():
-            room -= self.table.verticalScrollBar().sizeHint().width()
-        room = max(room, 0) // n_cols
-        width = max(least, min(header.defaultSectionSize(), room))
-        for column in range(n_cols):
-            header.resizeSection(column, width)
-
-    def _draw_heatmap(self) -> None:
-        # The heatmap tab is drawn only when it is the one showing: a hidden map costs time at
-        # every edit for nobody.
-        output = self._pending
-        if output is None:
-            return
-        self._pending = None
-        rows = list(self._rows[: output.shape[0]])
-        self.heatmap.set_data(
-            output,
-            levels=None,
-            row_labels=rows,
-            col_labels=index_labels("d", output.shape[1]),
-            hover=partial(output_hover_text, output, rows),
-        )
-
-
 class ResultsPanel(SessionView):
     """Attention-weight heatmaps, one per batch element (the selected one when there are many),
     and the output beside the tables (``output``), of the session's current outcome.
@@ -360,6 +252,8 @@ class ResultsPanel(SessionView):
         self.example.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(self.example)
         session.exampleChanged.connect(lambda _name: self._show_example())
+        # An edit makes the description's numbers stale: the caption says it was edited instead.
+        session.exampleEdited.connect(lambda _edited: self._show_example())
 
         self.warnings = message_label(warning=True)
         layout.addWidget(self.warnings)
@@ -368,6 +262,7 @@ class ResultsPanel(SessionView):
 
         self.maps: list[HeatmapWidget] = []
         self.own_map(self.output.heatmap)
+        self.output.own_map = self.own_map  # the maps of the other batch elements' outputs too
         self._prepared: PreparedWeights | None = None  # the big maps on show
         self._pictures: PreparedWeights | None = None  # the latest prepared, maybe not drawn yet
         self._view: ViewData | None = None
@@ -418,6 +313,8 @@ class ResultsPanel(SessionView):
 
     def _show_example(self) -> None:
         title, description = example_caption(self.session.loaded_example())
+        if title and self.session.example_edited():
+            description = translate("ResultsPanel", "edited since it was loaded (Ctrl+Z goes back to it)")
         self.example.setText(f"<b>{html.escape(title)}</b> — {html.escape(description)}" if title else "")
         self.example.setToolTip(translate("ResultsPanel", "The example on show (Presets menu)") if title else "")
         self.example.setVisible(bool(title))
@@ -511,7 +408,11 @@ class ResultsPanel(SessionView):
         self._batch = batch
         shown = self._shown_batches(view, batch)
         n_q, n_k = view.weights.shape[1:]
-        self.output.show_output(view.output[batch], axis_labels(view.query_tokens, None, batch, n_q, 0)[0])
+        self.output.show_outputs(
+            [(b, view.output[b], axis_labels(view.query_tokens, None, b, n_q, 0)[0]) for b in shown],
+            batch,
+            view.weights.shape[0],
+        )
         prepared = self._prepared_for(view, shown)
         if prepared is None and n_q * n_k >= PYRAMID_MIN_CELLS:
             # Big maps for another scale or batch than the compute thread prepared: prepared

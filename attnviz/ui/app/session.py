@@ -130,6 +130,9 @@ class AppSession(QObject):
     rowsOutlined = Signal(object)
     #: The example on show changed (``loaded_example``: a preset or lesson name, or None).
     exampleChanged = Signal(object)
+    #: The inputs on show were edited since their example was loaded, or are as loaded again
+    #: (``example_edited``).
+    exampleEdited = Signal(bool)
 
     def __init__(
         self,
@@ -183,6 +186,7 @@ class AppSession(QObject):
         collector.hold()  # released once, by shutdown
         self.document.subscribe(self._on_document_edit)
         self._example = self.initial_example
+        self._example_edited = False
         # The stack's index moves after the edit is applied: the example is read then.
         self.undo_stack.indexChanged.connect(self._on_undo_index)
         app = QCoreApplication.instance()
@@ -220,6 +224,10 @@ class AppSession(QObject):
         if example != self._example:
             self._example = example
             self.exampleChanged.emit(example)
+        edited = self._edited_at_current_step()
+        if edited != self._example_edited:
+            self._example_edited = edited
+            self.exampleEdited.emit(edited)
 
     def loaded_example(self) -> str | None:
         """The name of the preset or lesson whose inputs are on show, edited or not: the last one
@@ -227,6 +235,24 @@ class AppSession(QObject):
         before), or the one the session started on; None for a file's or a script's inputs.
         Found once per step of the undo stack (views ask at every draw)."""
         return self._example
+
+    def example_edited(self) -> bool:
+        """Whether the inputs on show were edited since their example was loaded (the numbers
+        its description quotes may no longer hold); False when no example is on show."""
+        return self._example_edited
+
+    def _edited_at_current_step(self) -> bool:
+        from attnviz.state.document import ReplaceState
+        from attnviz.text.tr import Message
+
+        index = self.undo_stack.index()
+        if self._example is None or index == 0:
+            return False
+        edit = getattr(self.undo_stack.command(index - 1), "edit", None)
+        text = getattr(edit, "text", None)
+        if not isinstance(edit, ReplaceState) or not isinstance(text, Message):
+            return True
+        return text.params.get("example") != self._example
 
     def _example_at_current_step(self) -> str | None:
         from attnviz.state.document import ReplaceState

@@ -308,6 +308,24 @@ def view_column(view: QWidget) -> QVBoxLayout:
     return layout
 
 
+class _FittedColumn(QVBoxLayout):
+    """A view's column without height-for-width (``fitted_column``)."""
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
+        return False
+
+
+def fitted_column(view: QWidget) -> QVBoxLayout:
+    """``view``'s layout: a column with the margin every view keeps, that does not ask for
+    height-for-width. With it (wrapping labels, flowing controls) the page's scroll area sized a
+    view that fits the page by its preferred height: a few pixels over showed a vertical scroll
+    bar, the narrower page scrolled sideways too, and the two bars stayed (issue 37: side by
+    side, the scaling lab). Without it the page scrolls only below the view's minimum size."""
+    layout = _FittedColumn(view)
+    layout.setContentsMargins(VIEW_MARGIN, VIEW_MARGIN, VIEW_MARGIN, VIEW_MARGIN)
+    return layout
+
+
 def titled_row() -> tuple[QHBoxLayout, QLabel]:
     """A view's top row and its heading (a ``bold_label``), which takes the room the row's other
     widgets leave."""

@@ -7,7 +7,7 @@ follow the language; a name the owner gives is the owner's, set again in its own
 
 from __future__ import annotations
 
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from attnviz.ui.heatmap.items import CellAxisItem, fit_colorbar_labels, hold_tick_room
 from attnviz.ui.heatmap.plot import MapPlot
@@ -27,6 +27,10 @@ def _elide(label: str) -> str:
 class MapAxes(MapPlot):
     """The title and the axes of a heatmap (its colour bar's axis included: fonts and colours)."""
 
+    #: The title's text is now this many pixels high (it wrapped or unwrapped): maps kept level
+    #: follow.
+    titleHeightChanged = QtCore.Signal(float)
+
     def _init_axes(self, title: str, x_label: str | None, y_label: str | None) -> None:
         #: Label every row/col when there are at most this many; beyond that the axis picks
         #: integer ticks itself.
@@ -39,6 +43,8 @@ class MapAxes(MapPlot):
         self._y_label = y_label if y_label is not None else translate("Heatmap", "Queries")
         self._label_room: tuple[str, str] | None = None  # see hold_label_room
         self._shown_title = ""  # the title as drawn, broken into lines (``_wrapped_title``)
+        self._title_hold = 0.0  # the least height of the title's row (``hold_title_height``)
+        self._title_text_height = 0.0  # the title's text as drawn, in pixels
 
     @property
     def title(self) -> str:
@@ -49,6 +55,20 @@ class MapAxes(MapPlot):
             return
         self._title = title
         self._apply_title()  # only the title: new fonts for the axes would redraw them all
+
+    @property
+    def title_height(self) -> float:
+        """How high the title's text is as drawn, in pixels (0: no title)."""
+        return getattr(self, "_title_text_height", 0.0)
+
+    def hold_title_height(self, height: float) -> None:
+        """The title's row at least ``height`` pixels high: maps side by side keep their plots
+        level when one of their titles wraps (a wrapped title pushed its map down, and the two
+        maps no longer lined up)."""
+        if abs(height - self._title_hold) > 0.5:
+            self._title_hold = height
+            if self._title:
+                self._apply_title()
 
     def _name_axes(self, x_label: str | None, y_label: str | None) -> None:
         """Show these axis names (None: that axis keeps its name)."""
@@ -111,6 +131,12 @@ class MapAxes(MapPlot):
         self._apply_title()
 
     def _apply_title(self) -> None:
+        before = self.title_height
+        self._apply_title_text()
+        if abs(self.title_height - before) > 0.5:
+            self.titleHeightChanged.emit(self.title_height)
+
+    def _apply_title_text(self) -> None:
         if self._title:
             self._shown_title = self._wrapped_title()
             self._plot.setTitle(
@@ -132,11 +158,13 @@ class MapAxes(MapPlot):
                 # the axes): the narrower block adjustSize makes keeps the map in its view.
                 label.item.adjustSize()
             label.updateMin()
-            height = max(30.0, label.item.boundingRect().height())
+            text_height = self._title_text_height = label.item.boundingRect().height()
+            height = max(30.0, text_height, self._title_hold)
             label.setMaximumHeight(height)
             self._plot.layout.setRowFixedHeight(0, height)
         else:
             self._shown_title = ""
+            self._title_text_height = 0.0
             self._plot.setTitle(None)
 
     def _wrapped_title(self) -> str:
@@ -163,7 +191,7 @@ class MapAxes(MapPlot):
     def _rewrap_title(self) -> None:
         """After a resize: the title again, only if its lines change (a new title lays the plot
         out and paints it again)."""
-        if self._title and self._wrapped_title() != getattr(self, "_shown_title", ""):
+        if getattr(self, "_title", "") and self._wrapped_title() != getattr(self, "_shown_title", ""):
             self._apply_title()
 
     def _update_ticks(self) -> None:

@@ -111,6 +111,8 @@ class MapColorScale(MapPlot):
             shown.append(ticks[-1])
         axis.setTicks([shown, []])
         fit_colorbar_labels(axis)
+        # The bar's labels are part of what the title leaves room for ("0.25" is wider than "1").
+        self._rewrap_title()
 
     def _fit_colorbar_labels(self) -> None:
         self._bar_room = -1.0  # a new type size: measure again

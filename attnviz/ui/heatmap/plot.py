@@ -201,6 +201,9 @@ class MapPlot(QtWidgets.QWidget):
     def _fit_colorbar_labels(self) -> None:
         """Give the colour bar's axis room for its labels (``color_scale.MapColorScale``)."""
 
+    def _rewrap_title(self) -> None:
+        """Break the title into lines again for the room left (``axes.MapAxes``)."""
+
     def _on_view_resized(self) -> None:
         """The view box was resized or moved; parts that depend on a cell's size extend this."""
         area = self._vb.mapRectToDevice(self._vb.boundingRect())

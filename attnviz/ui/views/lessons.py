@@ -15,18 +15,22 @@ import re
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
     QFrame,
     QLabel,
     QMenu,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
-from attnviz.state.document import ReplaceState
+from attnviz.state.document import Edit, ReplaceState, SetSettings
 from attnviz.teaching.lessons import LESSONS, Lesson
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
+from attnviz.ui.app.controls import SettingsPanel
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession
 from attnviz.ui.app.view_base import SessionView
@@ -58,12 +62,38 @@ def menu_text(lesson: Lesson) -> str:
     return title
 
 
+class LessonSettings(SettingsPanel):
+    """The settings a lesson's question asks to switch (``Lesson.asks``), on the slide beside it:
+    presentation mode hides the settings panel."""
+
+    def __init__(self, parent: QWidget | None = None, *, only: tuple[str, ...] = ()) -> None:
+        super().__init__(parent, only=only)
+        for box in self.combos.values():
+            # As wide as the panel gives, not as its longest choice: a Portuguese mode's name
+            # widened the lesson panel on a slide, and the views beside it lost the room.
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(8)
+            box.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        form = self.layout()
+        if isinstance(form, QFormLayout):
+            form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+            form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)  # the caption above its list
+
+    def retranslate(self) -> None:
+        super().retranslate()
+        self.setTitle(translate("Lessons", "Try it"))
+        self.setToolTip(translate("Lessons", "The settings the question asks about (the same as the settings panel's)"))
+
+
 class LessonView(SessionView):
     """The current lesson: its title, question, the answer behind a button, and for pitfalls a
     button to open the masking lab (``openMaskingLab``). Its texts follow the application font
     (presentation mode enlarges it)."""
 
     openMaskingLab = Signal()
+    #: What the panel holds changed (another lesson, the answer shown or hidden): a slide fits
+    #: the panel to it again.
+    contentChanged = Signal()
 
     def __init__(self, session: AppSession, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
@@ -95,6 +125,11 @@ class LessonView(SessionView):
         inner = QVBoxLayout(body)
         inner.addWidget(self.title)
         inner.addWidget(self.question)
+        #: The settings the lesson asks about, on a slide (None: it asks about none).
+        self.settings: LessonSettings | None = None
+        self._settings_row = QVBoxLayout()
+        self._settings_row.setContentsMargins(0, 0, 0, 0)
+        inner.addLayout(self._settings_row)
         # The buttons wrap under each other in a narrow panel (or in presentation fonts).
         inner.addWidget(flow_widget(self.answer_button, self.lab_button))
         inner.addWidget(self.explanation)
@@ -135,7 +170,29 @@ class LessonView(SessionView):
         self.lesson = lesson
         self._lab_available = lab_available
         self.answer_button.setChecked(False)
+        self._build_settings()
         self.retranslate()
+        self.contentChanged.emit()
+
+    def _build_settings(self) -> None:
+        if self.settings is not None:
+            self._settings_row.removeWidget(self.settings)
+            self.settings.deleteLater()
+            self.settings = None
+        asks = self.lesson.asks if self.lesson is not None else ()
+        if asks:
+            self.settings = LessonSettings(only=asks)
+            self.settings.settingsChanged.connect(lambda changes: self.session.push(SetSettings(changes)))
+            self._settings_row.addWidget(self.settings)
+            self._show_settings()
+
+    def _show_settings(self) -> None:
+        if self.settings is not None:
+            self.settings.show_state(self.session.document.state, self.session.head_view())
+            self.settings.setVisible(self.session.presenting)
+
+    def on_document(self, edit: Edit | None) -> None:
+        self._show_settings()
 
     def _show_texts(self) -> None:
         lesson = self.lesson
@@ -170,6 +227,7 @@ class LessonView(SessionView):
 
     def on_presentation(self, on: bool) -> None:
         self._on_answer_toggled(self.answer_button.isChecked())
+        self._show_settings()
 
     def _on_answer_toggled(self, on: bool) -> None:
         self.explanation.setVisible(on)
@@ -184,6 +242,7 @@ class LessonView(SessionView):
         self.answer_button.setText(
             translate("Lessons", "Hide the answer") if on else translate("Lessons", "Show the answer")
         )
+        self.contentChanged.emit()
 
 
 class LessonsController(QObject):

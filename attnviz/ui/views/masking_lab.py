@@ -19,13 +19,15 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QRectF, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
+    QHBoxLayout,
     QLabel,
     QSizePolicy,
+    QSpinBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -38,6 +40,7 @@ from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.app.view_base import SessionView, scrolled, view_column
+from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import (
     MASK_HATCH_COLOR,
@@ -61,6 +64,14 @@ DIFF_COLOR = (230, 20, 20)
 _OUTLINE_MAX_SIDE = 32
 #: A convention's map is at least this wide (plus its colour bar): the grid's column width.
 _CELL_MIN_WIDTH = 330
+#: A convention's map is at least this high; on a slide, where the six share the screen, less.
+_MAP_MIN_HEIGHT = 170
+_SLIDE_MAP_MIN_HEIGHT = 120
+#: On a slide a column of the grid is at least this wide (a 4-key map, its axis and its bar).
+_SLIDE_CELL_MIN_WIDTH = 300
+#: The place of each mask mode in the lab after the reference, the same on every input: the bugs
+#: first, then the libraries' conventions.
+LAB_ORDER = ("float01", "inverted", "d2l", "neg_inf", "sdpa", "strict")
 #: The axes of every convention's map.
 _KEYS = QT_TRANSLATE_NOOP("MaskingLab", "Keys")
 _QUERIES = QT_TRANSLATE_NOOP("MaskingLab", "Queries")
@@ -154,7 +165,7 @@ class _ConventionCell(QFrame):
         self.title.setFont(bold)
         self.heatmap = HeatmapWidget(title="")
         # The main view's minimum (480 x 200) would make a grid of six a wall of scrolling.
-        self.heatmap.setMinimumSize(_CELL_MIN_WIDTH - 10, 170)
+        self.heatmap.setMinimumSize(_CELL_MIN_WIDTH - 10, _MAP_MIN_HEIGHT)
         self.heatmap.set_wheel_zoom(False)  # the wheel scrolls the grid of maps
         self.overlay = pg.ImageItem(axisOrder="row-major")
         self.overlay.setZValue(12)  # above the mask overlay (10), below the empty-row bar (15)
@@ -169,7 +180,8 @@ class _ConventionCell(QFrame):
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        layout.setSpacing(1)
+        # Apart enough that the verdict under the map never touches its "Keys" axis name.
+        layout.setSpacing(4)
         layout.addWidget(self.title)
         layout.addWidget(self.heatmap, 1)
         layout.addWidget(self.verdict)
@@ -287,6 +299,13 @@ class MaskingLabView(SessionView):
         self.header = QLabel()
         self.header.setWordWrap(True)
         self.header.setTextFormat(Qt.TextFormat.RichText)
+        # The batch element the maps show, on the lab itself: presentation mode hides the input
+        # tables' picker, and a lesson asks about a given batch element.
+        self.batch_spin = QSpinBox()
+        self.batch_spin.setRange(0, 0)
+        self.batch_spin.valueChanged.connect(session.set_batch)
+        self.batch_caption = QLabel()
+        self.batch_caption.setBuddy(self.batch_spin)
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.grid_host = QWidget()
@@ -294,6 +313,7 @@ class MaskingLabView(SessionView):
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(4)
         grid_scroll = scrolled(self.grid_host, frame=False)
+        grid_scroll.setObjectName("maskingLabMaps")
 
         self.sentence_label = QLabel()
         self.sentence_label.setWordWrap(True)
@@ -317,13 +337,20 @@ class MaskingLabView(SessionView):
         splitter.splitterMoved.connect(lambda *_: setattr(self, "_user_split", True))
 
         layout = view_column(self)
-        layout.addWidget(self.header)
+        top = QHBoxLayout()
+        top.addWidget(self.header, 1)
+        top.addWidget(flow_widget(self.batch_caption, self.batch_spin), 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(top)
         layout.addWidget(self.status)
         layout.addWidget(splitter, 1)
         self._batch = session.selection.batch
         self.retranslate()
 
     def retranslate(self) -> None:
+        self.batch_caption.setText(translate("MaskingLab", "Ba&tch element"))
+        self.batch_spin.setToolTip(
+            translate("MaskingLab", "Which batch element the maps show (the same as in the main window)")
+        )
         self.setToolTip(
             translate(
                 "MaskingLab",
@@ -349,6 +376,8 @@ class MaskingLabView(SessionView):
         # Another head is computed again (the lab follows the head); another batch element is
         # the same result drawn for it.
         self._batch = max(0, int(selection.batch))
+        with QSignalBlocker(self.batch_spin):
+            self.batch_spin.setValue(self._batch)
         self.request_draw()
 
     def draw(self) -> None:
@@ -356,8 +385,13 @@ class MaskingLabView(SessionView):
             self._draw(self.outcome)
 
     def on_presentation(self, on: bool) -> None:
+        # On a slide all six maps are on screen at once: shorter maps rather than a grid that
+        # scrolls (two of six were below a 720-pixel slide).
+        for cell in self.cells.values():
+            cell.heatmap.setMinimumHeight(_SLIDE_MAP_MIN_HEIGHT if on else _MAP_MIN_HEIGHT)
         if self._order:
             self._relayout()
+        self._fit_sentences()
 
     @property
     def busy(self) -> bool:
@@ -383,14 +417,14 @@ class MaskingLabView(SessionView):
         self.resultShown.emit(outcome)
 
     def _ordered(self, outcome: LabOutcome) -> list[str]:
-        """Reference first, then every other mode in MASK_MODES order; with a causal mask each
-        mode's two alignments side by side (the intended one first)."""
+        """Reference first, then every other mode in one fixed order (``LAB_ORDER``: the bugs
+        first, where most lessons' point is); with a causal mask each mode's two alignments side
+        by side (the intended one first). The same place for a mode in every lesson: sorted by
+        which ones differed, the maps changed places between lessons of one lecture."""
         ref = outcome.conventions[outcome.reference]
-        modes = [ref.mask_mode] + [m for m in catalog.MASK_MODES if m != ref.mask_mode]
-        # The conventions that differ from the reference come first (a teacher's point is on
-        # top, not below the fold); modes keep their pairs of alignments together.
-        differs = {c.mask_mode for c in outcome.conventions.values() if not c.agrees}
-        modes = [modes[0]] + sorted(modes[1:], key=lambda m: m not in differs)
+        known = [m for m in LAB_ORDER if m in catalog.MASK_MODES]
+        others = [m for m in catalog.MASK_MODES if m not in known]
+        modes = [ref.mask_mode] + [m for m in known + others if m != ref.mask_mode]
         names: list[str] = []
         for mode in modes:
             mine = [c for c in outcome.conventions.values() if c.mask_mode == mode]
@@ -409,6 +443,8 @@ class MaskingLabView(SessionView):
             if name not in self.cells:
                 cell = self.cells[name] = _ConventionCell(name)
                 self.own_map(cell.heatmap, x_label=_KEYS, y_label=_QUERIES)
+                if self.session.presenting:
+                    cell.heatmap.setMinimumHeight(_SLIDE_MAP_MIN_HEIGHT)
         if names != self._order:
             self._laid_out_columns = 0  # a new set of conventions: place them all again
         self._order = names
@@ -416,6 +452,9 @@ class MaskingLabView(SessionView):
         self._relayout()
         assert outcome.allowed is not None
         b = min(self._batch, outcome.allowed.shape[0] - 1)
+        with QSignalBlocker(self.batch_spin):
+            self.batch_spin.setRange(0, outcome.allowed.shape[0] - 1)
+            self.batch_spin.setValue(b)
         ref = outcome.conventions[outcome.reference]
         for name in names:
             self.cells[name].show_convention(outcome.conventions[name], ref, outcome, b)
@@ -430,6 +469,11 @@ class MaskingLabView(SessionView):
         fit = max(1, int((self.width() - 20) // (_CELL_MIN_WIDTH * max(1.0, 0.75 * self.font_scale))))
         if self._paired:
             fit = max(2, fit - fit % 2)
+        half = -(-n // 2)
+        if self.session.presenting and half > fit and (self.width() - 20) / half >= _SLIDE_CELL_MIN_WIDTH:
+            # On a slide two rows of maps: the six on screen at once, each tall enough to read
+            # (three rows of two were slivers under a 720-pixel slide's header).
+            fit = half
         return max(1, min(n, fit))
 
     def _relayout(self) -> None:
@@ -453,7 +497,9 @@ class MaskingLabView(SessionView):
             return
         width = max(200, self._sentence_scroll.viewport().width())
         need = self.sentence_label.heightForWidth(width) + 2 * self._sentence_scroll.frameWidth() + 4
-        lower = max(self._sentence_scroll.minimumHeight(), min(need, int(0.4 * total)))
+        # On a slide the maps come first: the sentences a quarter at most (they scroll).
+        share = 0.25 if self.session.presenting else 0.4
+        lower = max(self._sentence_scroll.minimumHeight(), min(need, int(share * total)))
         self.splitter.setSizes([total - lower, lower])
         self._user_split = False  # setSizes is not the user's drag
 
@@ -462,9 +508,9 @@ class MaskingLabView(SessionView):
         if outcome is not None and outcome.allowed is not None:
             n_b = outcome.allowed.shape[0]
             where = " " + (
-                translate("MaskingLab", "Showing batch {b} of {n} (pick it above the input tables).")
+                translate("MaskingLab", "Showing batch element {b} of {n}.")
                 if n_b > 1
-                else translate("MaskingLab", "Showing batch {b} (pick it above the input tables).")
+                else translate("MaskingLab", "Showing batch element {b}.")
             )
             where = where.format(b=b, n=n_b)
         ref = (

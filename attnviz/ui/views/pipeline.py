@@ -41,7 +41,8 @@ from attnviz.state.document import ReplaceState, State
 from attnviz.state.run import HeadView
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 from attnviz.ui.app.host import Host, ToolPanel
-from attnviz.ui.app.results_panel import cell_place, output_hover_text
+from attnviz.ui.app.output_panel import output_hover_text
+from attnviz.ui.app.results_panel import cell_place
 from attnviz.ui.app.session import AppSession, Selection
 from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled, view_column
 from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS

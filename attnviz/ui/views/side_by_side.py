@@ -48,8 +48,9 @@ from attnviz.state.run import HeadView
 from attnviz.teaching.lessons import LESSONS
 from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.host import Host, ToolPanel
+from attnviz.ui.app.results_panel import weight_levels
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.app.view_base import SessionView, message_label, view_column
+from attnviz.ui.app.view_base import SessionView, fitted_column, message_label
 from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.weights import show_weights
@@ -193,7 +194,8 @@ class CompareView(SessionView):
         self.pair.on_result(self._on_result)
         self.pair.busyChanged.connect(lambda _busy: self._update_status())
 
-        layout = view_column(self)
+        # Without height-for-width: the page's two scroll bars stayed on a slide (issue 37).
+        layout = fitted_column(self)
 
         # The controls wrap onto a second line when the tab is narrow (a lesson docked beside it
         # on a projector), so the view never scrolls sideways; each caption stays with its field.
@@ -261,7 +263,7 @@ class CompareView(SessionView):
         self._cells: dict[str, QWidget] = {}
         for side, heatmap in (("A", self.map_a), ("B", self.map_b), ("diff", self.map_diff)):
             # Three of them fit beside a docked lesson at 1280x720 (the maps scale; 320 did not).
-            heatmap.setMinimumSize(200, 160)
+            heatmap.setMinimumSize(200, 120)
             cell = QWidget()
             column = QVBoxLayout(cell)
             column.setContentsMargins(0, 0, 0, 0)
@@ -273,7 +275,11 @@ class CompareView(SessionView):
             column.addStretch(0)
             self.errors[side] = error
             self._cells[side] = cell
+        for heatmap in (self.map_a, self.map_b):
+            # A title that wraps (or unwraps) once its map is laid out levels the pair again.
+            heatmap.titleHeightChanged.connect(lambda _height: self._level_titles())
         self._columns = 0
+        self._wide = False  # the weights on show are of many more keys than queries
         self._arrange_maps()
         for heatmap in (self.map_a, self.map_b, self.map_diff):
             heatmap.setVisible(False)  # no axes or colour bar before there is a result to show
@@ -303,12 +309,19 @@ class CompareView(SessionView):
         difference under them, rather than three maps cut at their right edges."""
         wide = self._font_scale > 1.0
         columns = 3 if self.width() >= (3 * 360 if wide else 3 * 240) else 2
+        if wide and self._wide:
+            # Many keys and few queries on a slide (exercise 1's one query and ten keys): one
+            # map under the other, each the page's width, so its cells hold their numbers.
+            columns = 1
         if columns == self._columns:
             return
         self._columns = columns
         for side in ("A", "B", "diff"):
             self.maps.removeWidget(self._cells[side])
-        places = {"A": (0, 0, 1), "B": (0, 1, 1), "diff": (0, 2, 1) if columns == 3 else (1, 0, 2)}
+        if columns == 1:
+            places = {"A": (0, 0, 1), "B": (1, 0, 1), "diff": (2, 0, 1)}
+        else:
+            places = {"A": (0, 0, 1), "B": (0, 1, 1), "diff": (0, 2, 1) if columns == 3 else (1, 0, 2)}
         for side, (row, col, span) in places.items():
             # Under A and B the difference spans both columns: its colour bar's signed labels
             # ("-0.214") are wider than the weights' and were cut in a column of their width.
@@ -338,22 +351,29 @@ class CompareView(SessionView):
         rows = 4 if view is None else view.weights.shape[1]
         scale = self._font_scale
         height = int(scale * (110 + 50 * rows))
-        if scale > 1.0 and self._columns == 2 and (room := self._room_for_maps()) is not None:
-            # On a slide the two rows of maps share the screen's height: nothing below the fold
+        rows_of_maps = {1: 3, 2: 2}.get(self._columns, 1)
+        if scale > 1.0 and rows_of_maps > 1 and (room := self._room_for_maps()) is not None:
+            # On a slide the rows of maps share the screen's height: nothing below the fold
             # (the difference under A and B ran off a 720-pixel slide).
-            height = min(height, max(160, (room - self.maps.spacing()) // 2))
+            height = min(height, max(120, (room - (rows_of_maps - 1) * self.maps.spacing()) // rows_of_maps))
         for heatmap in (self.map_a, self.map_b, self.map_diff):
             heatmap.setMaximumHeight(height)
 
-    def _room_for_maps(self) -> int | None:
-        """The height the tab's page leaves under the controls (None: not in a page yet)."""
+    def _page(self) -> QAbstractScrollArea | None:
         parent = self.parentWidget()
         while parent is not None and not isinstance(parent, QAbstractScrollArea):
             parent = parent.parentWidget()
+        return parent
+
+    def _room_for_maps(self) -> int | None:
+        """The height the tab's page leaves under the controls (None: not in a page yet)."""
+        parent = self._page()
         if parent is None or not self.max_label.isVisible():
             return None
         top = self.max_label.geometry().bottom() + 20  # the spacing and margins under the maps
-        return parent.viewport().height() - top
+        # The page's height without scroll bars: a bar on show must not shrink the maps that
+        # caused it (they would never grow back).
+        return parent.maximumViewportSize().height() - top
 
     def retranslate(self) -> None:
         for index, key in enumerate(COMPARE_KINDS):
@@ -589,7 +609,12 @@ class CompareView(SessionView):
             self.batch_spin.setRange(0, n_batch - 1)
             self.batch_spin.setValue(b)
         comparison = result.comparison
+        shapes = [v.weights.shape[1:] for v in views.values()]
+        # Wide: keys too many for half a slide's width to hold their numbers, and few queries.
+        self._wide = bool(shapes) and all(n_k >= max(6, 3 * n_q) for n_q, n_k in shapes)
+        self._arrange_maps()
         self._fit_map_heights()
+        levels = self._levels(list(views.values()), b)
         for side, heatmap in (("A", self.map_a), ("B", self.map_b)):
             view = views.get(side)
             heatmap.set_title(_side_label(comparison, side))
@@ -599,8 +624,34 @@ class CompareView(SessionView):
             if view is None:
                 heatmap.clear()
                 continue
-            show_weights(heatmap, view, b)
+            # Two decimals for weights of a few keys; significant digits for weights of many.
+            heatmap.value_format = ".2f" if levels[1] >= 0.05 else ".2g"
+            show_weights(heatmap, view, b, levels=levels)
+        self._level_titles()
         self._draw_diff(views.get("A"), views.get("B"), b)
+
+    def _levels(self, views: list[ViewData], b: int) -> tuple[float, float]:
+        """One colour scale for A and B, fitted to their weights as the main view's (0 to the
+        largest, unless the session's scale is 0-1): on a fixed 0-1 scale weights of 0.3 and
+        0.5 were two shades of one dark colour, and the two maps looked alike."""
+        if not views:
+            return (0.0, 1.0)
+        weights = np.concatenate([v.weights[min(b, v.weights.shape[0] - 1)].ravel() for v in views])
+        shown = np.ones(weights.shape, dtype=bool)  # every weight counts, masked or not
+        # The side by side maps are linear (no log); any scale but 0-1 is from 0 to the largest.
+        return weight_levels(weights, shown, "unit" if self.session.color_range == "unit" else "batch")
+
+    def on_color_range(self, name: str) -> None:
+        if self.last_result is not None:
+            self._draw(self.last_result)
+
+    def _level_titles(self) -> None:
+        """A and B side by side with their plots level: the title's row of both as tall as the
+        longer (a title wrapped onto two lines pushed one map down)."""
+        pair = (self.map_a, self.map_b)
+        height = max(m.title_height for m in pair) if self._columns > 1 else 0.0
+        for heatmap in pair:
+            heatmap.hold_title_height(height)
 
     def _draw_diff(self, view_a: ViewData | None, view_b: ViewData | None, b: int) -> None:
         error = self.errors["diff"]

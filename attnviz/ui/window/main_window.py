@@ -171,6 +171,7 @@ class MainWindow(HostWindow):
         # A lesson loaded while presenting opens its panel at the presentation's width.
         if isinstance(self.lessons.dock, ToolDock):
             self.lessons.dock.visibilityChanged.connect(self._fit_lesson)
+        session.outcomeShown.connect(self._split_output)
         self._restore_layout()
         bar.hide()
         self._had_heads = not session.document.state.run.single_head
@@ -307,6 +308,9 @@ class MainWindow(HostWindow):
         # A slot of the window (not of a plain object): disconnected when the window goes.
         if visible:
             self.presentation.fit_lesson()
+
+    def _split_output(self, _outcome: object) -> None:
+        self.presentation.split_output()  # (a slot of the window, as _fit_lesson)
 
     def zoom_text(self, steps: int) -> None:
         """Presentation mode's text ``steps`` sizes larger (or smaller); 0: as designed."""

@@ -39,6 +39,12 @@ PRESENTATION_FONT = 1.6
 #: The lesson panel's share of a slide's width: its two buttons side by side and an answer that
 #: fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below).
 LESSON_SHARE = 0.32
+#: The most of a slide's width the lesson panel widens to for a revealed answer that would
+#: otherwise run below the screen (at slide size a long answer needs about half of 1280 px).
+LESSON_MAX_SHARE = 0.62
+#: What a map takes of its width besides its cells on a slide: the queries' axis and its name,
+#: the colour bar and its labels.
+MAP_FRAME_PX = 160
 #: One step of Ctrl+= / Ctrl+- (presentation mode's text zoom).
 TEXT_ZOOM_STEP = 1.15
 
@@ -96,6 +102,7 @@ class PresentationLayout:
         self.window = window
         self._normal_font: QFont | None = None
         self._lesson_set_aside = False  # presentation mode hid the lesson for a wide view
+        self._answer_followed = False  # the lesson panel is fitted again when its answer shows
         self._normal_splits: tuple[list[int], list[int], int] = ([], [], 0)
         self._normal_geometry = QByteArray()
         self._normal_state = QByteArray()
@@ -183,15 +190,44 @@ class PresentationLayout:
         )
 
     def fit_lesson(self, _visible: bool = True) -> None:
-        """In presentation mode the lesson panel is wide enough for its larger text, whether it
-        was open before F5 or a lesson was loaded since (a dock opened while presenting opens at
-        its minimum width, and its title and buttons were cut at the right edge)."""
+        """In presentation mode the lesson panel is as wide as its text needs to be read whole
+        without scrolling (its question, or its revealed answer, which is longer: from
+        ``LESSON_SHARE`` of the slide up to ``LESSON_MAX_SHARE``), whether it was open before F5
+        or a lesson was loaded since (a dock opened while presenting opens at its minimum width,
+        and its title and buttons were cut at the right edge)."""
         w = self.window
         lesson = w.lessons.dock
         if not w.presentation_action.isChecked() or not isinstance(lesson, ToolDock):
             return
         if lesson.isVisible() and not lesson.isFloating():
-            w.resizeDocks([lesson], [max(lesson.width(), int(LESSON_SHARE * w.width()))], Qt.Orientation.Horizontal)
+            if lesson.is_built and not self._answer_followed:
+                # Another lesson, or its answer revealed (or hidden), changes what the panel must
+                # hold: fitted again once the panel has laid its new texts out.
+                self._answer_followed = True
+                w.lessons.view.contentChanged.connect(lambda: QTimer.singleShot(0, w.widget(), self.fit_lesson))
+            w.resizeDocks([lesson], [self._lesson_width(lesson)], Qt.Orientation.Horizontal)
+
+    def _lesson_width(self, lesson: ToolDock) -> int:
+        """The narrowest width (in steps of 16 px) from ``LESSON_SHARE`` of the window at which
+        the lesson's texts fit its panel's height; ``LESSON_MAX_SHARE`` if none does."""
+        w = self.window
+        low, high = int(LESSON_SHARE * w.width()), int(LESSON_MAX_SHARE * w.width())
+        if not lesson.is_built:
+            return max(lesson.width(), low)
+        scroll = w.lessons.view.answer_scroll
+        body = scroll.widget()
+        room = scroll.viewport().height()
+        if body is None or room <= 0:
+            return max(lesson.width(), low)
+        # What the dock's frame and a scroll bar take of its width (kept as if the bar stayed).
+        frame = max(lesson.width() - scroll.viewport().width(), scroll.verticalScrollBar().sizeHint().width())
+        # Never narrower than its widest field or button (a setting's list, "Laboratório de
+        # máscaras"): the panel does not scroll sideways, so they would be cut at its edge.
+        low = min(high, max(low, body.minimumSizeHint().width() + frame))
+        for width in range(low, high, 16):
+            if body.heightForWidth(width - frame) <= room:
+                return width
+        return high
 
     def lesson_beside_view(self, _index: int = -1) -> None:
         """In presentation mode the lesson stands beside the views lessons talk about (the main
@@ -222,8 +258,9 @@ class PresentationLayout:
             right.setOrientation(Qt.Orientation.Horizontal)
             width = max(right.width(), 600)
             right.setSizes([int(width * 0.64), width - int(width * 0.64)])
+            self.split_output()
             # The output as a map: its numbers on the cells, every column in view.
-            w.output.setCurrentWidget(w.output.heatmap)
+            w.output.setCurrentWidget(w.output.map_page)
         elif not on and right.orientation() == Qt.Orientation.Horizontal:
             w.inputs.setVisible(True)
             right.setOrientation(Qt.Orientation.Vertical)
@@ -231,6 +268,22 @@ class PresentationLayout:
             right.setSizes(splits)
             w.bottom_splitter.setSizes(bottom)
             w.output.setCurrentIndex(tab)
+
+    def split_output(self) -> None:
+        """On a slide the weights and the output beside them share the width by their columns,
+        each cell about as wide on both maps: the output's numbers are as wide as the weights'
+        ("5.98" beside "0.51"), and at a fixed share a narrow output's cells hid every number."""
+        w = self.window
+        right = w.right_splitter
+        view = w.session.current_view()
+        if not w.presentation_action.isChecked() or right.orientation() != Qt.Orientation.Horizontal or view is None:
+            return
+        width = sum(right.sizes())
+        keys, dims = view.weights.shape[-1], view.output.shape[-1]
+        cell = max(1.0, (width - 2 * MAP_FRAME_PX) / (keys + dims))
+        output = int(min(0.5 * width, max(0.25 * width, MAP_FRAME_PX + dims * cell)))
+        if abs(right.sizes()[1] - output) > 4:  # no relayout for a few pixels
+            right.setSizes([width - output, output])
 
     def restore_normal_layout(self) -> None:
         w = self.window
