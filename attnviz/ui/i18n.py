@@ -21,6 +21,7 @@ Portuguese, else English), ``"en"`` or ``"pt_BR"``.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QSettings, QTranslator
@@ -167,13 +168,24 @@ def install_language(app: QCoreApplication | None, code: str) -> bool:
     app = app or QCoreApplication.instance()
     if app is None:
         raise RuntimeError("install_language needs a QApplication")
+    # Garbage widgets (a figure grabbed and dropped, a window closed) are deleted now, before
+    # Qt walks the windows; during the walk the cyclic collector is off. A collection started
+    # by an allocation inside some widget's changeEvent deleted a window Qt was walking: a
+    # segfault in the full suite, here, after command-line tests had left figures in cycles.
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
     try:
         return _install(app, code)
     finally:
         # Qt posts LanguageChange to the application, which posts it on to every window: deliver
         # both now, so every text is in the new language when this returns.
-        for _ in range(2):
-            QCoreApplication.sendPostedEvents(None, QEvent.Type.LanguageChange)
+        try:
+            for _ in range(2):
+                QCoreApplication.sendPostedEvents(None, QEvent.Type.LanguageChange)
+        finally:
+            if was_enabled:
+                gc.enable()
 
 
 def _install(app: QCoreApplication, code: str) -> bool:

@@ -74,6 +74,7 @@ class OutputPanel(Retranslating, QTabWidget):
         self.addTab(self.table, "")
         self.addTab(self.map_page, "")
         self._pending: list[BatchOutput] | None = None
+        self._pending_batches = 1  # the run's batch size that the pending maps belong to
         self._titled: list[int] = []  # the batch elements the maps show, for their titles
         self._n_batch = 1
         self._rows: list[str] = []
@@ -132,8 +133,10 @@ class OutputPanel(Retranslating, QTabWidget):
             )
         self.model.set_array(output)
         self._fit_columns()
-        self._n_batch = n_batch
+        # The maps' titles follow the maps: they change when the maps are drawn, never before
+        # (a language switch in between would title the old maps with the new run's count).
         self._pending = list(outputs)
+        self._pending_batches = n_batch
         if self.maps_on_show:
             self._draw_maps()
 
@@ -184,6 +187,7 @@ class OutputPanel(Retranslating, QTabWidget):
             return
         self._pending = None
         self._ensure_maps(len(outputs))
+        self._n_batch = self._pending_batches
         self._titled = [b for b, _output, _rows in outputs]
         self._set_titles()
         for heatmap, (_b, output, rows) in zip(self.heatmaps, outputs):
