@@ -62,7 +62,6 @@ def _weights(call: Any) -> Any:
 def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[str, float | None]]:
     """Reported maps that no recorded call reproduces: (where, the smallest difference to a call
     of the same shape, or None when no call has its shape)."""
-    import torch
 
     by_shape: dict[tuple[int, ...], list[Any]] = {}
     for call in calls:
@@ -73,23 +72,65 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
     cache: dict[int, Any] = {}
     missing: list[tuple[str, float | None]] = []
     for where, reported in maps:
-        candidates = by_shape.get(tuple(int(n) for n in reported.shape), [])
+        shape = tuple(int(n) for n in reported.shape)
+        candidates = [(call, _as_reported_by_shape) for call in by_shape.get(shape, [])]
+        if len(shape) == 4 and shape[-1] % 2 == 1 and shape[-1] != shape[-2]:
+            # A banded model (Longformer, LED) reports each query's band of 2w + 1 keys; its call
+            # is drawn as the (L, L) map the band means: read the map back as the band.
+            # Longformer pads the sequence to a multiple of its window and reports the rows of
+            # the real length: a call of that batch and heads, square and at least as long.
+            candidates += [
+                (call, _as_band)
+                for size, found in by_shape.items()
+                if len(size) == 4 and size[:2] == shape[:2] and size[2] == size[3] >= shape[2]
+                for call in found
+            ]
         best: float | None = None
-        for call in candidates:
+        for call, reading in candidates:
             if id(call) not in cache:
                 cache[id(call)] = _weights(call)
             ours = cache[id(call)]
             if ours is None:
                 continue
             target = reported.double()
-            both_nan = torch.isnan(ours) & torch.isnan(target)
-            gap = float(torch.where(both_nan, 0.0, (ours - target).abs()).nan_to_num(float("inf")).max())
+            ours = reading(ours, target)
+            if ours is None:
+                continue
+            gap = _gap(ours, target)
+            if ours.dim() == 4 and ours.shape[1] > 1:
+                # A model that reports its heads' average in every head (WavLM): compared as such.
+                gap = min(gap, _gap(ours.mean(dim=1, keepdim=True).expand_as(ours), target))
             best = gap if best is None else min(best, gap)
             if gap <= TOLERANCE:
                 break
         if best is None or best > TOLERANCE:
             missing.append((where, best))
     return missing
+
+
+def _gap(ours: Any, target: Any) -> float:
+    import torch
+
+    both_nan = torch.isnan(ours) & torch.isnan(target)
+    return float(torch.where(both_nan, 0.0, (ours - target).abs()).nan_to_num(float("inf")).max())
+
+
+def _as_reported_by_shape(ours: Any, _target: Any) -> Any:
+    return ours
+
+
+def _as_band(ours: Any, target: Any) -> Any:
+    """The (B, H, L, L) weights ``ours`` read as a banded model reports them: (B, H, L, 2w + 1),
+    query i's keys i - w .. i + w, zero where a key falls outside the sequence."""
+    import torch
+
+    ours = ours[..., : target.shape[-2], :]  # the rows of the real length (the model cut its padding)
+    n, width = ours.shape[-1], target.shape[-1]
+    w = (width - 1) // 2
+    keys = torch.arange(ours.shape[-2])[:, None] - w + torch.arange(width)
+    inside = (keys >= 0) & (keys < n)
+    band = ours.gather(-1, keys.clamp(0, n - 1).expand(*ours.shape[:-1], width))
+    return band * inside
 
 
 def classify(cap: Any, maps: list[tuple[str, Any]], expected_calls: int | None = None) -> tuple[str, dict[str, Any]]:

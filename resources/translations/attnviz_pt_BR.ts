@@ -266,6 +266,10 @@
         <translation>atenção em faixa própria: a faixa de {band} chaves de cada consulta (janela de {w} de cada lado) desenhada como a faixa do seu mapa {n} x {n} (zero fora da faixa e das chaves globais)</translation>
     </message>
     <message>
+        <source>{note}; padded query rows zeroed after the softmax, as the model does</source>
+        <translation>{note}; linhas de consultas de preenchimento zeradas após o softmax, como o modelo faz</translation>
+    </message>
+    <message>
         <source>{note}; {count} global key column(s) placed at their positions; the global queries&apos; own rows are the model&apos;s second softmax, over every key</source>
         <translation>{note}; {count} coluna(s) de chaves globais postas nas suas posições; as linhas próprias das consultas globais são o segundo softmax do modelo, sobre todas as chaves</translation>
     </message>

@@ -104,6 +104,32 @@ def test_longformer_band_is_drawn_as_the_band_of_its_square_map(global_tokens: b
     assert cap.to_run().calls[0].shape == (2, 2, 8, 8)
 
 
+def test_longformer_padded_query_rows_are_zero_as_the_model_makes_them() -> None:
+    """Longformer zeroes a padded query's row after its softmax (``is_index_masked``); the band
+    read back from the call's map is the model's own band in every row, padded rows too."""
+    from attnviz.bench.sweep_check import unmatched_maps
+
+    torch.manual_seed(0)
+    config = transformers.LongformerConfig(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=37,
+        attention_window=4,
+        vocab_size=50,
+        max_position_embeddings=64,
+    )
+    model = transformers.LongformerModel(config).eval()
+    ids = torch.randint(3, 50, (2, 7))  # padded to 8 inside the model, reported at 7
+    mask = torch.tensor([[1] * 7, [1] * 4 + [0] * 3])
+    cap, out = _captured(model, input_ids=ids, attention_mask=mask)
+    call = cap.calls[0]
+    dense = call.weights()
+    assert torch.all(dense[1, :, 4:7] == 0)  # the padded queries' rows, as the model zeroes them
+    assert "padded query rows zeroed" in call.note
+    assert unmatched_maps(cap.calls, [("attentions[0]", out.attentions[0])]) == []
+
+
 def test_granite_sinks_after_the_softmax_keep_the_models_convention() -> None:
     torch.manual_seed(0)
     config = transformers.GraniteSWAConfig(

@@ -147,3 +147,24 @@ def test_the_readme_holds_a_section_of_the_reports_format():
         found = section.find(label, at)
         assert found >= 0, f"README's sweep section lacks {label!r} where the report puts it"
         at = found
+
+
+def test_a_map_of_the_heads_average_in_every_head_is_read_as_such() -> None:
+    """WavLM reports its heads' average in every head: the sweep matches it to the call as the
+    model reports it, and still refuses a map that is neither the call nor its average."""
+    import torch
+
+    from attnviz.bench.sweep_check import unmatched_maps
+
+    class Call:
+        def __init__(self, weights: torch.Tensor) -> None:
+            self._weights, self.shape = weights, tuple(weights.shape)
+
+        def weights(self) -> torch.Tensor:
+            return self._weights
+
+    weights = torch.rand(2, 3, 4, 4).softmax(-1)
+    averaged = weights.mean(dim=1, keepdim=True).expand_as(weights)
+    assert unmatched_maps([Call(weights)], [("attentions[0]", averaged)]) == []
+    other = torch.rand(2, 3, 4, 4).softmax(-1)
+    assert [where for where, _gap in unmatched_maps([Call(weights)], [("attentions[0]", other)])] == ["attentions[0]"]
