@@ -17,6 +17,7 @@ map within the tolerance. A verdict is one of
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 TOLERANCE = 1e-4
@@ -73,7 +74,9 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
     missing: list[tuple[str, float | None]] = []
     for where, reported in maps:
         shape = tuple(int(n) for n in reported.shape)
-        candidates = [(call, _as_reported_by_shape) for call in by_shape.get(shape, [])]
+        candidates: list[tuple[Any, Callable[[Any, Any], Any]]] = [
+            (call, _as_reported_by_shape) for call in by_shape.get(shape, [])
+        ]
         if len(shape) == 4 and shape[-1] % 2 == 1 and shape[-1] != shape[-2]:
             # A banded model (Longformer, LED) reports each query's band of 2w + 1 keys; its call
             # is drawn as the (L, L) map the band means: read the map back as the band.
