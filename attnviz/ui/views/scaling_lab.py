@@ -528,8 +528,10 @@ class ScalingLabView(SessionView):
         # presentation mode the notes are under them, and a lesson may be docked beside).
         # On a slide a row of plots is shorter (110 px a font scale): at 170 the plots alone took
         # 612 px of a 1280x720 slide and the page scrolled 133 px under the header and notes.
+        # A plot 130 px wide a font scale: at 150 the plots were wider than the page while the
+        # lesson's panel still stood beside it (Portuguese), and the sideways scroll bar stayed.
         f = self.font_scale
-        self.graphics.setMinimumSize(int(3 * (170 if f == 1.0 else 150) * f), int(2 * (200 if f == 1.0 else 110) * f))
+        self.graphics.setMinimumSize(int(3 * (170 if f == 1.0 else 130) * f), int(2 * (200 if f == 1.0 else 110) * f))
 
     def _update_status(self) -> None:
         if self.error is not None:
