@@ -26,8 +26,8 @@ def test_the_default_plan_has_each_example_then_its_walk_the_labs_and_every_less
     assert [s.name for s in slides if s.kind == "example"] == list(PRESETS)
     assert [s.name for s in slides if s.kind == "walk"] == list(PRESETS)
     assert [s.name for s in slides if s.kind == "lesson"] == list(LESSONS)
-    assert [s.name for s in slides if s.kind == "view"] == ["masking-lab"]
-    assert Slide("view", "scaling-lab").example is None  # a view a plan may add
+    assert [s.name for s in slides if s.kind == "view"] == ["masking-lab", "scaling-lab"]
+    assert Slide("view", "scaling-lab").example is None  # a view shows the example before it
 
 
 def test_a_reordered_plan_is_saved_and_read_back(tmp_path):

@@ -106,13 +106,12 @@ class LecturePlan:
 
 def default_plan() -> LecturePlan:
     """The chapter's lecture: each of the book's examples followed by its stage walk, the masking
-    lab, the pitfalls and the exercises (in the order of the menus)."""
+    lab, the scaling lab, the pitfalls and the exercises (in the order of the menus)."""
     slides: list[Slide] = []
     for name in PRESETS:
         slides += [Slide("example", name), Slide("walk", name)]
-    # The lecture of the chapter (issue 37) shows the masking lab; the scaling lab is one line
-    # of a teacher's plan away ({"view": "scaling-lab"}), not a slide of 720 pixels yet.
-    slides.append(Slide("view", "masking-lab"))
+    # The labs on the last example (the masked softmax's 2-D valid lengths), before the lessons.
+    slides += [Slide("view", "masking-lab"), Slide("view", "scaling-lab")]
     slides += [Slide("lesson", name) for name in LESSONS]
     return LecturePlan(tuple(slides))
 

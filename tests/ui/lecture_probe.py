@@ -4,7 +4,10 @@ lecture plan's first slide to its last, in English and then in Portuguese. Run b
 tests/ui/test_lecture.py in a child process per screen size (the offscreen platform's screen is
 fixed per process):
 
-    QT_QPA_PLATFORM=offscreen:configfile=screen.json python tests/ui/lecture_probe.py OUT.json [SHOTS]
+    QT_QPA_PLATFORM=offscreen:configfile=screen.json python tests/ui/lecture_probe.py OUT.json [SHOTS] [--slide-font F]
+
+``--slide-font F`` gives the lecture at presentation font factor F instead of the app's
+(``PRESENTATION_FONT``): what a larger slide type would break, before it is made the default.
 
 Writes {"problems": [...], "slides": [...], "presses": n} to OUT.json: what was on show after
 each press (the slide, the walk's step, whether a lesson's answer was revealed).
@@ -17,8 +20,9 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
+from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QScrollArea, QWidget
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -37,7 +41,28 @@ MAX_PRESSES = 200
 
 
 #: Scroll areas inside views that must not scroll on a slide either (besides every view's page).
-NEVER_SCROLLED = ("maskingLabMaps",)
+NEVER_SCROLLED = ("maskingLabMaps", "walkExplanation")
+
+
+#: The least height of a capital letter on a slide, in pixels at 1280x720 and above: what the
+#: back row of a lecture room reads (issue 37; a slide's usual minimum of 24-28 pt at 96 dpi).
+MIN_CAPITAL_PX = 20.0
+
+
+def small_capitals(window: QWidget, where: str) -> list[str]:
+    """Every visible text of the slide (labels and buttons) with capitals at least
+    ``MIN_CAPITAL_PX`` high, measured as Qt draws them (the font's cap height); one problem per
+    slide naming its smallest text."""
+    smallest: tuple[float, str] | None = None
+    for widget in [*window.findChildren(QLabel), *window.findChildren(QAbstractButton)]:
+        if not widget.isVisible() or not widget.text() or widget.visibleRegion().isEmpty():
+            continue
+        cap = QFontMetricsF(widget.font()).capHeight()
+        if cap < MIN_CAPITAL_PX - 0.05 and (smallest is None or cap < smallest[0]):
+            smallest = (cap, f"{type(widget).__name__} {widget.text()[:40]!r}")
+    if smallest is None:
+        return []
+    return [f"{where}: capitals {smallest[0]:.1f} px high (at least {MIN_CAPITAL_PX:.0f}): {smallest[1]}"]
 
 
 def scrolled_out(window: QWidget, where: str) -> list[str]:
@@ -88,7 +113,7 @@ def give_lecture(window: QWidget, tag: str, language: str, normal_pt: float, sho
         where = f"{tag} {language} {press:02d} {shown}"
         problems += window_problems(window, where, size0) + text_problems(window, where)
         problems += font_problems(window, where, normal_pt) + sideways_problems(window, where)
-        problems += scrolled_out(window, where)
+        problems += scrolled_out(window, where) + small_capitals(window, where)
         if shown.startswith("example"):
             problems += presentation_problems(window, where)
         if shots is not None:
@@ -100,11 +125,21 @@ def give_lecture(window: QWidget, tag: str, language: str, normal_pt: float, sho
 
 
 def main() -> int:
-    out = Path(sys.argv[1])
-    shots = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+    args = sys.argv[1:]
+    factor = None
+    if "--slide-font" in args:
+        at = args.index("--slide-font")
+        factor = float(args[at + 1])
+        del args[at : at + 2]
+    out = Path(args[0])
+    shots = Path(args[1]) if len(args) > 1 else None
     app = QApplication(sys.argv[:1])
     from attnviz.ui.i18n import install_language
+    from attnviz.ui.window import presentation
     from attnviz.ui.window.main_window import MainWindow
+
+    if factor is not None:
+        presentation.PRESENTATION_FONT = factor
 
     screen = app.primaryScreen().availableGeometry()
     tag = f"{screen.width()}x{screen.height()}"

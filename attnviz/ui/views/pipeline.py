@@ -44,7 +44,7 @@ from attnviz.ui.app.host import Host, ToolPanel
 from attnviz.ui.app.output_panel import output_hover_text
 from attnviz.ui.app.results_panel import cell_place
 from attnviz.ui.app.session import AppSession, Selection
-from attnviz.ui.app.view_base import SessionView, bold_label, message_label, scrolled, view_column
+from attnviz.ui.app.view_base import SessionView, bold_label, fitted_column, message_label, scrolled
 from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import muted_color, set_text_color
@@ -105,7 +105,7 @@ class PipelineView(SessionView):
         self.stages.on_failure(self.show_error)
         self._prepared: PreparedStages | None = None  # the big maps on show, freed off this thread
 
-        layout = view_column(self)
+        layout = fitted_column(self)
         # The summary on a line of its own, wrapped: beside the controls in large type it was
         # either a column of words or it pushed the batch control off screen.
         self.summary = bold_label()
@@ -186,6 +186,7 @@ class PipelineView(SessionView):
 
         self.walk = StageWalk(lambda heatmap, x, y: self.own_map(heatmap, x_label=x, y_label=y))
         self.walk.stageChanged.connect(self._on_walk_stage)
+        self.walk.set_slide(self.font_scale > 1.0)  # built during presentation mode: a slide already
         self.pages.addWidget(self.walk)
         #: The code of the result on show, written off the GUI thread while the code is on show.
         self.code = self.while_shown(self.session.register("pipeline code", make_code, auto=False))
@@ -241,6 +242,7 @@ class PipelineView(SessionView):
 
     def on_presentation(self, on: bool) -> None:
         self.stage_grid.set_scale(self.font_scale)
+        self.walk.set_slide(on)
         self._enable_walk_keys()
         self.request_draw()  # the maps' heights follow the type size
 

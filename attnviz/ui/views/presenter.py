@@ -72,6 +72,8 @@ class PresentationHint(QLabel):
 
     def retranslate(self) -> None:
         self.setText(translate("MainWindow", "Presentation mode — F5 or Esc to leave"))
+        if self.isVisible():
+            self.place()  # a language chosen while it shows: sized for its new text (it was cut)
 
     def show_hint(self, on: bool) -> None:
         if not on:

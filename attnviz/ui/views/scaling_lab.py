@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QBoxLayout,
     QLabel,
     QScrollArea,
+    QSizePolicy,
     QWidget,
 )
 
@@ -115,6 +116,11 @@ def _fmt(x: float, digits: int = 3) -> str:
     if x is None or not math.isfinite(x):
         return "—"
     return f"{x:.{digits}g}"
+
+
+#: The notes' height under the plots on a slide: the numbers' table of your inputs (its first
+#: rows), with the plots at their minimum, on a 1280x720 slide.
+_SLIDE_NOTES_PX = 140
 
 
 class ScalingLabView(SessionView):
@@ -225,6 +231,12 @@ class ScalingLabView(SessionView):
         notes_scroll.setWidgetResizable(True)
         notes_scroll.setWidget(self.notes)
 
+        # The plots ask for no more than their minimum height (their preferred 480 px made the
+        # page's height-for-width a pixel over a 1280x720 slide); they still take what is left.
+        # Set once: changed on entering presentation mode, the page's scroll bars lagged it.
+        policy = self.graphics.sizePolicy()
+        policy.setVerticalPolicy(QSizePolicy.Policy.Ignored)
+        self.graphics.setSizePolicy(policy)
         body = self.body = QBoxLayout(QBoxLayout.Direction.LeftToRight)
         body.addWidget(self.graphics, 1)
         body.addWidget(notes_scroll)
@@ -292,9 +304,11 @@ class ScalingLabView(SessionView):
             scroll.setMinimumWidth(0)
             scroll.setMaximumWidth(16777215)
             scroll.setMaximumHeight(220)
+            scroll.setMinimumHeight(_SLIDE_NOTES_PX)
             scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         else:
             self.body.setDirection(QBoxLayout.Direction.LeftToRight)
+            scroll.setMinimumHeight(0)
             scroll.setMaximumHeight(16777215)
             scroll.setMaximumWidth(340)
             scroll.setMinimumWidth(260)
@@ -497,9 +511,9 @@ class ScalingLabView(SessionView):
                 axis.updateAutoSIPrefix()
             self._set_title(key, plot.titleLabel.text)
         for legend in self.legends:
-            # Two rows of three at normal size (a row of five is wider than three plots in
-            # Portuguese); three rows in presentation fonts.
-            legend.setColumnCount(3 if f < 1.3 else 2)
+            # Two rows of three (a row of five is wider than three plots in Portuguese); in
+            # presentation fonts too: three rows of two took a slide's plots 34 px more.
+            legend.setColumnCount(3)
             legend.setLabelTextSize(f"{self._base_pt * f:.1f}pt")
             legend.setLabelTextColor(self._ink)
             for _sample, label in legend.items:
@@ -512,8 +526,12 @@ class ScalingLabView(SessionView):
     def _update_min_size(self) -> None:
         # Two rows of three plots: a projector's width holds them beside the notes (in
         # presentation mode the notes are under them, and a lesson may be docked beside).
+        # On a slide a row of plots is shorter (110 px a font scale): at 170 the plots alone took
+        # 612 px of a 1280x720 slide and the page scrolled 133 px under the header and notes.
+        # A plot 130 px wide a font scale: at 150 the plots were wider than the page while the
+        # lesson's panel still stood beside it (Portuguese), and the sideways scroll bar stayed.
         f = self.font_scale
-        self.graphics.setMinimumSize(int(3 * (170 if f == 1.0 else 150) * f), int(2 * (200 if f == 1.0 else 170) * f))
+        self.graphics.setMinimumSize(int(3 * (170 if f == 1.0 else 130) * f), int(2 * (200 if f == 1.0 else 110) * f))
 
     def _update_status(self) -> None:
         if self.error is not None:

@@ -261,8 +261,12 @@ class PresentationLayout:
             self.split_output()
             # The output as a map: its numbers on the cells, every column in view.
             w.output.setCurrentWidget(w.output.map_page)
+            # Its tabs are chrome too (the map is the slide's; beside a lesson the tab bar did not
+            # fit, with scroll arrows, in slide type).
+            w.output.tabBar().setVisible(False)
         elif not on and right.orientation() == Qt.Orientation.Horizontal:
             w.inputs.setVisible(True)
+            w.output.tabBar().setVisible(True)
             right.setOrientation(Qt.Orientation.Vertical)
             splits, bottom, tab = self._normal_splits
             right.setSizes(splits)
