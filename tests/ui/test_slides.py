@@ -87,11 +87,11 @@ def test_the_lesson_panel_widens_for_a_revealed_answer_on_a_slide(window, qtbot)
             window.zoom_text(1)  # the back row's size: the answer no longer fits a third
         window.lessons.load("pitfall-zero-length")
         lesson = window.lessons.dock
-        qtbot.waitUntil(lambda: lesson.isVisible() and window.lessons.view.isVisible())
+        qtbot.waitUntil(lambda: lesson.isVisible() and window.lessons.view.isVisible(), timeout=30000)
         qtbot.wait(50)
         question_width = lesson.width()
         window.lessons.view.answer_button.setChecked(True)
-        qtbot.waitUntil(lambda: lesson.width() > question_width, timeout=5000)
+        qtbot.waitUntil(lambda: lesson.width() > question_width, timeout=30000)
         qtbot.wait(50)
         bar = window.lessons.view.answer_scroll.verticalScrollBar()
         assert not bar.isVisible() or bar.maximum() == 0
