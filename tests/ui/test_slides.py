@@ -131,3 +131,19 @@ def test_the_settings_a_lesson_asks_about_are_on_its_slide(window, qtbot):
         window.set_presentation_mode(False)
     window.lessons.load("pitfall-zero-length")
     assert view.settings is not None and not view.settings.isVisible()  # the settings panel has it
+
+
+def test_a_window_closed_on_a_slide_gives_the_application_its_font_back(qtbot):
+    """A notebook's second window (the QApplication outlives the first) starts at normal size."""
+    from PySide6.QtWidgets import QApplication
+
+    from attnviz.ui.window.main_window import MainWindow
+
+    before = QApplication.font().pointSizeF()
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    win.set_presentation_mode(True)
+    assert QApplication.font().pointSizeF() > before
+    win.close()
+    assert QApplication.font().pointSizeF() == before

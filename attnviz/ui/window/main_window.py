@@ -332,6 +332,7 @@ class MainWindow(HostWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self._save_layout()
+        self.presentation.give_back_font()
         super().closeEvent(event)
 
 

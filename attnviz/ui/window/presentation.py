@@ -163,6 +163,15 @@ class PresentationLayout:
         self.lesson_beside_view()
         w.presentation_hint.show_hint(on)
 
+    def give_back_font(self) -> None:
+        """The application font as it was before F5, for a window closed on a slide: the
+        application outlives it in a notebook or a test, and its next window starts normal."""
+        app = QApplication.instance()
+        if isinstance(app, QApplication) and self._normal_font is not None:
+            app.setFont(self._normal_font)
+            self._normal_font = None
+            hold_normal_size(None)
+
     def apply_slide_font(self) -> None:
         """The application font at presentation size, times the zoom (Ctrl+= / Ctrl+-)."""
         w = self.window
