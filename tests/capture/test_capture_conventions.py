@@ -59,9 +59,8 @@ def test_learned_queries_of_batch_one_broadcast_against_the_keys_batch(implement
     assert run.calls[1].shape == (3, 2, 4, 5)
 
 
-@pytest.mark.parametrize("global_tokens", [False, True])
-def test_longformer_band_is_drawn_as_the_band_of_its_square_map(global_tokens: bool) -> None:
-    torch.manual_seed(0)
+def _longformer() -> torch.nn.Module:
+    """A one-layer Longformer of window 4 (w = 2 on each side), random weights."""
     config = transformers.LongformerConfig(
         hidden_size=32,
         num_hidden_layers=1,
@@ -71,7 +70,13 @@ def test_longformer_band_is_drawn_as_the_band_of_its_square_map(global_tokens: b
         vocab_size=50,
         max_position_embeddings=64,
     )
-    model = transformers.LongformerModel(config).eval()
+    return transformers.LongformerModel(config).eval()
+
+
+@pytest.mark.parametrize("global_tokens", [False, True])
+def test_longformer_band_is_drawn_as_the_band_of_its_square_map(global_tokens: bool) -> None:
+    torch.manual_seed(0)
+    model = _longformer()
     ids = torch.randint(3, 50, (2, 8))
     inputs: dict[str, object] = {"input_ids": ids}
     if global_tokens:
@@ -110,16 +115,7 @@ def test_longformer_padded_query_rows_are_zero_as_the_model_makes_them() -> None
     from attnviz.bench.sweep_check import unmatched_maps
 
     torch.manual_seed(0)
-    config = transformers.LongformerConfig(
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=37,
-        attention_window=4,
-        vocab_size=50,
-        max_position_embeddings=64,
-    )
-    model = transformers.LongformerModel(config).eval()
+    model = _longformer()
     ids = torch.randint(3, 50, (2, 7))  # padded to 8 inside the model, reported at 7
     mask = torch.tensor([[1] * 7, [1] * 4 + [0] * 3])
     cap, out = _captured(model, input_ids=ids, attention_mask=mask)

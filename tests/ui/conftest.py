@@ -10,21 +10,15 @@ import pytest
 
 @pytest.fixture
 def window(qtbot):
-    from PySide6.QtWidgets import QApplication
-
     from attnviz.ui.window.main_window import MainWindow
 
     threads_before = threading.active_count()
-    # Presentation mode enlarges the application's font; a test that closes its window on a
-    # slide must not hand the next test's window a slide-sized font (the app ends with its window).
-    font = QApplication.font()
     win = MainWindow()
     qtbot.addWidget(win)
     win.show()
     wait_current(qtbot, win)
     yield win
     win.close()
-    QApplication.setFont(font)
     # No compute thread may outlive the window.
     deadline = time.monotonic() + 5
     while win.session.busy and time.monotonic() < deadline:
