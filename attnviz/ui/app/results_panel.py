@@ -35,6 +35,7 @@ from attnviz.ui.flow_layout import flow_widget
 from attnviz.ui.heatmap.colormaps import COLORMAPS
 from attnviz.ui.heatmap.paint import format_number
 from attnviz.ui.heatmap.prepare import PYRAMID_MIN_CELLS, Frame, PreparedMap, prepare_map
+from attnviz.ui.heatmap.scan import positive_values
 from attnviz.ui.heatmap.weights import shown_mask
 from attnviz.ui.heatmap.widget import HeatmapWidget
 from attnviz.ui.i18n import tr_text, translate
@@ -114,14 +115,14 @@ _TOP_PERCENTILE = 99.5
 _SAMPLE = 1 << 16
 
 
-def _top_of(values: np.ndarray) -> float:
+def _top_of(strided: np.ndarray, count: int) -> float:
     """The top of an automatic colour scale: the maximum of few weights, else a high percentile,
     so that one large weight does not paint every other weight the colour of zero (it shows in
-    the top colour, and its hover text has its value)."""
-    if values.size <= _ROBUST_FROM:
-        return float(values.max(initial=0.0))
-    sample = values[:: max(1, values.size // _SAMPLE)]
-    return float(np.percentile(sample, _TOP_PERCENTILE))
+    the top colour, and its hover text has its value). ``strided``: every ``count // _SAMPLE``-th
+    of the ``count`` weights (all of them when there are few: ``heatmap.scan.positive_values``)."""
+    if count <= _ROBUST_FROM:
+        return float(strided.max(initial=0.0))
+    return float(np.percentile(strided, _TOP_PERCENTILE))
 
 
 def _pair(caption: QLabel, field: QWidget) -> QWidget:
@@ -139,14 +140,16 @@ def weight_levels(weights: np.ndarray, mask: np.ndarray, color_range: str) -> tu
     the finite positive weights of the cells shown (a masked cell that leaks weight counts too)."""
     if color_range == "unit":
         return (0.0, 1.0)
-    positive = weights[np.isfinite(weights) & (weights > 0)]
-    top = _top_of(positive) if positive.size else 0.0
+    # A block of rows at a time: the filtered copy of every weight was the window's peak on a
+    # heads grid of long heads (``heatmap.scan``).
+    positive = positive_values(weights, _SAMPLE)
+    top = _top_of(positive.strided, positive.total) if positive.total else 0.0
     if not top > 0:
         return (0.0, 1.0)  # nothing to scale to (every weight 0, NaN, or an empty result)
     if color_range != "log":
         return (0.0, top)
     # Six decades at most below the top: a lone 1e-30 would flatten everything else.
-    low = max(float(positive.min()), top * 1e-6)
+    low = max(positive.least, top * 1e-6)
     return (low, top) if low < top else (top / 10.0, top)
 
 

@@ -180,6 +180,7 @@ class AppSession(QObject):
         self.text_zoom = 1.0
         self._step_claims: list[tuple[object, Callable[[int], bool]]] = []
         self._computing = False
+        self._editing = False
         self._closed = False
         self._error_field: str | None = None
         # Cycles of Qt wrappers are collected on this (the GUI) thread only, between events.
@@ -287,7 +288,14 @@ class AppSession(QObject):
                 self.selectionChanged.emit(self.selection)
             finally:
                 self.applying_edit = False
-        self.documentChanged.emit(edit)
+        # A view the edit brings on show (the heads grid, when a file of many heads opens) asks
+        # for its computation while this runs: the submit below takes it in. Asked for on its
+        # own, the same version was computed twice, the first result held while the second ran.
+        self._editing = True
+        try:
+            self.documentChanged.emit(edit)
+        finally:
+            self._editing = False
         if self._computing:
             self.submit()
         self.computations.changed()
@@ -414,8 +422,8 @@ class AppSession(QObject):
     def _request_main(self) -> None:
         """Main computations want to run (a view came on show, or asked): with the main job that
         waits if there is one, after the one that runs, else now on the outcome on show."""
-        if not self._computing or self._closed:
-            return  # start() computes everything on show
+        if not self._computing or self._closed or self._editing:
+            return  # start(), or the edit being applied (_on_document_edit), computes everything on show
         pending = self.scheduler.pending
         if pending is not None:
             more = self.computations.main_extras(pending.snapshot, pending.batch, everything=False)

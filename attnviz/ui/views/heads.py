@@ -27,6 +27,7 @@ from attnviz.ui.app.session import AppSession
 from attnviz.ui.app.view_base import SessionView, message_label, scrolled_grid, titled_row, view_column
 from attnviz.ui.heatmap import HeatmapWidget
 from attnviz.ui.heatmap.paint import format_number
+from attnviz.ui.heatmap.scan import equal
 from attnviz.ui.i18n import translate
 from attnviz.ui.views.docks import DOCKS, HEADS_DOCK
 
@@ -273,8 +274,9 @@ class HeadsView(SessionView):
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
-    """Equal arrays, NaN equal to NaN (a fully masked row stays NaN from one result to the next)."""
-    return a is b or (a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f")))
+    """Equal arrays, NaN equal to NaN (a fully masked row stays NaN from one result to the next),
+    compared a block at a time: whole, the comparison's temporaries were bigger than the maps."""
+    return equal(a, b)
 
 
 def install_heads_view(session: AppSession, host: Host) -> ToolPanel:
