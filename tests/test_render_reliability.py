@@ -59,3 +59,23 @@ def test_the_width_bomb_is_refused_in_one_line(tmp_path: Path, build) -> None:  
     assert result["stderr"].startswith(f"attnviz render: {path.name}: ")
     assert "1,000,000 characters wide" in result["stderr"]
     assert result["peak_mb"] < HOSTILE_PEAK_MB, result
+
+
+@pytest.mark.parametrize("language", ["C", "en_US.UTF-8", "pt_BR.UTF-8"])
+def test_a_refused_render_loads_qt_only_to_speak_another_language(tmp_path: Path, language: str) -> None:
+    """Learning that the terminal speaks English took importing Qt (0.9 s of a 1.6 s refusal
+    under load): the environment says it where Qt itself reads it. Portuguese still loads the
+    catalogue, through Qt."""
+    bomb = width_bomb_session(tmp_path / "wide.attnviz")
+    code = (
+        "import sys\n"
+        "from attnviz.cli.render import render_main\n"
+        f"status = render_main(['--load', {str(bomb)!r}, '--out', {str(tmp_path / 'w.png')!r}])\n"
+        "print(status, 'PySide6' in sys.modules, 'torch' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LANG": language, "LANGUAGE": "", "LC_ALL": language}
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    portuguese = language.startswith("pt")
+    assert done.stdout.split() == ["1", str(portuguese), "False"], done.stderr
+    assert ("caracteres de largura" if portuguese else "characters wide") in done.stderr

@@ -168,6 +168,8 @@ class Voice:
     def __init__(self) -> None:
         self._ready = False
         self._restore: str | None = None
+        #: English without a catalogue or Qt (``_install`` found no Portuguese to look for).
+        self._plain = False
 
     def text(self, text: str) -> str:
         """``text`` (English, a ``Source`` or a ``Message``) in the system's language."""
@@ -175,6 +177,8 @@ class Voice:
             return str(text)
         try:
             self._install()
+            if self._plain:
+                return str(text)  # English, and no Qt loaded to say so
             from attnviz.ui.i18n import tr_text
 
             return tr_text(text)
@@ -185,6 +189,11 @@ class Voice:
         if self._ready:
             return
         self._ready = True
+        if "attnviz.ui.i18n" not in sys.modules and not _may_be_portuguese():
+            # English wanted, and English installed (no app has loaded a catalogue): importing
+            # Qt to learn that cost a refused command most of its second.
+            self._plain = True
+            return
         from attnviz.ui.i18n import current_language, install_language, system_language
 
         code, before = system_language(), current_language()
@@ -197,6 +206,17 @@ class Voice:
 
             install_language(None, self._restore)
             self._restore = None
+
+
+def _may_be_portuguese() -> bool:
+    """Whether the system's language may be Portuguese, the one language besides English with a
+    catalogue, judged without Qt where Qt itself reads the environment (POSIX but macOS: the
+    ``LANGUAGE`` list, ``LC_ALL``, ``LC_MESSAGES``, ``LANG``): False only when none of them names
+    Portuguese. Elsewhere (Windows, macOS settings) only Qt can tell: True."""
+    if sys.platform.startswith(("win", "darwin")):
+        return True
+    names = ":".join(os.environ.get(name, "") for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"))
+    return any(part.strip().lower().startswith("pt") for part in names.split(":"))
 
 
 @contextlib.contextmanager
