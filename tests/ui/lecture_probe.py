@@ -26,8 +26,6 @@ from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QScrollArea
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from attnviz.ui.views.lecture_clicker import VIEW_DOCKS  # noqa: E402 - after the path, as below
-
 from layout_probe import (  # noqa: E402 - the probe's own folder first
     font_problems,
     presentation_problems,
@@ -93,6 +91,8 @@ def on_show(window: QWidget) -> str:
     if slide is not None and slide.kind == "walk" and dock.is_built:
         text += f" step {dock.view().walk.stage}"
     if slide is not None and slide.kind == "view":
+        from attnviz.ui.views.lecture_clicker import VIEW_DOCKS
+
         pages = getattr(window.dock(VIEW_DOCKS[slide.name]).view(), "slide_pages", None)
         if pages is not None and pages.count > 1:
             text += f" page {pages.page + 1}"  # a view split into pages on a slide (issue 37)
