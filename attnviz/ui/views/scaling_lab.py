@@ -250,11 +250,13 @@ class ScalingLabView(SessionView):
         body = self.body = QBoxLayout(QBoxLayout.Direction.LeftToRight)
         body.addWidget(self.graphics, 1)
         body.addWidget(notes_scroll)
-        self._place_notes()
         layout = view_column(self)
         layout.addWidget(self.header)
         layout.addWidget(self.status)
         layout.addLayout(body, 1)
+        # Once every part has its parent: shown before, the header and the notes were windows of
+        # their own, which took the focus off the main window (and the clicker's keys with it).
+        self._place_notes()
         self.retranslate()
 
     def retranslate(self) -> None:
