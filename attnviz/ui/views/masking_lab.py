@@ -182,7 +182,7 @@ class _ConventionCell(QFrame):
         for label in (self.title, self.verdict):
             label.setWordWrap(True)
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        layout = QVBoxLayout(self)
+        layout = self._layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         # Apart enough that the verdict under the map never touches its "Keys" axis name.
         layout.setSpacing(4)
@@ -193,18 +193,18 @@ class _ConventionCell(QFrame):
     def needed_height(self, width: int, map_height: int) -> int:
         """The height the cell needs at ``width`` with its map ``map_height`` high: its title and
         verdict wrapped as they are (the grid asks for no height-for-width, see ``_FitGrid``)."""
-        margins = self.layout().contentsMargins() if self.layout() is not None else None
-        inner = width - (margins.left() + margins.right() if margins is not None else 0)
+        margins = self._layout.contentsMargins()
+        inner = width - margins.left() - margins.right()
         labels = sum(
             max(label.heightForWidth(inner), label.sizeHint().height()) for label in (self.title, self.verdict)
         )
-        return labels + map_height + 2 * 4 + (margins.top() + margins.bottom() if margins is not None else 0)
+        return labels + map_height + 2 * self._layout.spacing() + margins.top() + margins.bottom()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         # A title or verdict wrapped onto two lines keeps both: without height-for-width in the
         # grid, the label kept one line's height and its second line ran over the Keys axis.
-        margins = self.layout().contentsMargins()
+        margins = self._layout.contentsMargins()
         inner = event.size().width() - margins.left() - margins.right()
         for label in (self.title, self.verdict):
             need = label.heightForWidth(inner) if label.text() else 0
@@ -627,10 +627,10 @@ class MaskingLabView(SessionView):
             shown = set(self.on_page())
             page = [s for s in sentences if tr_text(s).partition(":")[0].strip() in shown]
             if not page:
-                names = ", ".join(html.escape(friendly_name(outcome.conventions[n])) for n in self.on_page())
+                listed = ", ".join(html.escape(friendly_name(outcome.conventions[n])) for n in self.on_page())
                 self.sentence_label.setText(
                     translate("MaskingLab", "<b>Same weights and outputs as {reference}</b> here: {names}.").format(
-                        reference=ref, names=names
+                        reference=ref, names=listed
                     )
                 )
                 self._fit_sentences()
