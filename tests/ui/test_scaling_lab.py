@@ -224,3 +224,20 @@ def test_the_lab_opens_no_window_of_its_own(host, qtbot):
     opened = [w for w in QApplication.topLevelWidgets() if w.isVisible() and id(w) not in before]
     assert opened == []
     assert QApplication.activeWindow() is host
+
+
+def test_the_uniform_label_follows_the_language_while_its_plot_is_hidden(host, qtbot, lab, qapp):
+    """pyqtgraph's line label keeps its text while hidden: the entropy plot, off the slide page on
+    show when the language changed, still said "uniform" in Portuguese on its page."""
+    from attnviz.ui.i18n import install_language
+
+    host.session.set_presenting(True)
+    assert host.session.step_slide(1) and not lab.plots["entropy"].isVisible()
+    assert install_language(qapp, "pt_BR")
+    try:
+        qtbot.wait(20)
+        assert host.session.step_slide(-1) and lab.plots["entropy"].isVisible()
+        assert lab.guides["entropy"].label.toPlainText() == "uniforme"
+    finally:
+        install_language(qapp, "en")
+        host.session.set_presenting(False)

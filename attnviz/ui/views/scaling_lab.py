@@ -190,13 +190,15 @@ class ScalingLabView(SessionView):
             self.plots[key] = plot
         # Reference levels: uniform weights' entropy log n and largest weight 1/n.
         for key in ("entropy", "max_weight"):
+            # Inside the plot: under the entropy's line (log n is the top of its range: above it
+            # the top of the plot cut the word off), over the largest weight's (1/n is the
+            # bottom of its range: under it the axis cut the word off on a slide).
+            anchor = (0, 0) if key == "entropy" else (0, 1)
             line = pg.InfiniteLine(
                 angle=0,
                 pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine),
                 label="uniform",
-                # Under the line, inside the plot: above it, the top of the plot cut the word off
-                # (the uniform entropy log n is the top of its range).
-                labelOpts={"position": 0.08, "color": REFERENCE_COLOR, "anchors": [(0, 0), (0, 0)]},
+                labelOpts={"position": 0.08, "color": REFERENCE_COLOR, "anchors": [anchor, anchor]},
             )
             self.plots[key].addItem(line)
             self.guides[key] = line
@@ -279,7 +281,10 @@ class ScalingLabView(SessionView):
         self.plots["tanh"].setTitle(translate("ScalingLab", "tanh saturation"))
         self.plots["tanh"].setLabel("left", translate("ScalingLab", "values"))
         for line in self.guides.values():
+            # Its text too: setFormat leaves a hidden label's text as it was (the lab is hidden
+            # when the language changes on another slide, and it stayed English).
             line.label.setFormat(translate("ScalingLab", "uniform"))
+            line.label.setText(line.label.format)
         names = (
             translate("ScalingLab", "q·k (unscaled)"),
             translate("ScalingLab", "q·k / √d (scaled)"),
