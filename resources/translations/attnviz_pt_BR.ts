@@ -4849,7 +4849,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>Keys</source>
-        <extracomment>Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. A convention&apos;s map is at least this high (on a slide too: in slide type, six maps on one 1280x720 slide were 49-57 px high, so a slide shows them a page at a time). The maps of one slide page, in one row: three conventions, or two with both causal alignments each (Page Down shows the next page: ``SlidePages``). The place of each mask mode in the lab after the reference, the same on every input: the bugs first, then the libraries&apos; conventions. The axes of every convention&apos;s map.</extracomment>
+        <extracomment>Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. A convention&apos;s map is at least this high (on a slide too: in slide type, six maps on one 1280x720 slide were 49-57 px high, so a slide shows them a page at a time). The maps of one slide page, in one row: three conventions, or two with both causal alignments each (Page Down shows the next page: ``SlidePages``). On a slide a map is at least this wide (a 4-key map, its axis and its bar): beside a lesson&apos;s panel a page holds fewer maps (three in one row scrolled sideways there). On a slide narrower than this (a lesson&apos;s panel beside the lab) the header&apos;s legend is brief. The place of each mask mode in the lab after the reference, the same on every input: the bugs first, then the libraries&apos; conventions. The axes of every convention&apos;s map.</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>
@@ -4964,6 +4964,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <message>
         <source>&lt;span style=&apos;color:#d01414&apos;&gt;&lt;b&gt;Red outline&lt;/b&gt;&lt;/span&gt;: differs from &lt;b&gt;{reference}&lt;/b&gt;. Hatch: masked; light stripes: masked &lt;i&gt;but given weight&lt;/i&gt;. Red bar: no valid key (left), output differs (right).</source>
         <translation>&lt;span style=&apos;color:#d01414&apos;&gt;&lt;b&gt;Contorno vermelho&lt;/b&gt;&lt;/span&gt;: difere de &lt;b&gt;{reference}&lt;/b&gt;. Hachura: mascarada; listras claras: mascarada &lt;i&gt;mas com peso&lt;/i&gt;. Barra vermelha: sem chave válida (à esquerda), saída difere (à direita).</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#d01414&apos;&gt;&lt;b&gt;Red outline&lt;/b&gt;&lt;/span&gt;: differs from &lt;b&gt;{reference}&lt;/b&gt;.</source>
+        <translation>&lt;span style=&apos;color:#d01414&apos;&gt;&lt;b&gt;Contorno vermelho&lt;/b&gt;&lt;/span&gt;: difere de &lt;b&gt;{reference}&lt;/b&gt;.</translation>
     </message>
     <message>
         <source>&lt;b&gt;Same weights and outputs as {reference}&lt;/b&gt; here: {names}.</source>

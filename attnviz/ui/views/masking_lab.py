@@ -19,7 +19,7 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QRectF, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -73,6 +73,11 @@ _SLIDE_MAP_MIN_HEIGHT = 150
 #: alignments each (Page Down shows the next page: ``SlidePages``).
 SLIDE_PAGE_MAPS = 3
 SLIDE_PAGE_PAIRS = 2
+#: On a slide a map is at least this wide (a 4-key map, its axis and its bar): beside a lesson's
+#: panel a page holds fewer maps (three in one row scrolled sideways there).
+_SLIDE_CELL_MIN_WIDTH = 300
+#: On a slide narrower than this (a lesson's panel beside the lab) the header's legend is brief.
+_BRIEF_HEADER_WIDTH = 900
 #: The place of each mask mode in the lab after the reference, the same on every input: the bugs
 #: first, then the libraries' conventions.
 LAB_ORDER = ("float01", "inverted", "d2l", "neg_inf", "sdpa", "strict")
@@ -320,6 +325,7 @@ class MaskingLabView(SessionView):
         self._order: list[str] = []
         self._paired = False
         self._laid_out: tuple[tuple[str, ...], int] = ((), 0)  # the maps in the grid, its columns
+        self._brief = False  # the slide's header in brief (the lab beside a lesson)
         #: On a slide the maps a page at a time (Page Down walks them; off a slide one page).
         self.slide_pages = SlidePages(session, self)
         self.slide_pages.pageChanged.connect(lambda _page: self._page_changed())
@@ -419,17 +425,25 @@ class MaskingLabView(SessionView):
 
     def on_presentation(self, on: bool) -> None:
         for cell in self.cells.values():
-            cell.heatmap.setMinimumHeight(_SLIDE_MAP_MIN_HEIGHT if on else _MAP_MIN_HEIGHT)
+            self._size_map(cell, on)
         self.slide_pages.follow_presentation(on)
         self.slide_pages.set_count(len(self.pages()))
         self._page_changed()
+
+    @staticmethod
+    def _size_map(cell: _ConventionCell, slide: bool) -> None:
+        if slide:
+            cell.heatmap.setMinimumSize(_SLIDE_CELL_MIN_WIDTH - 10, _SLIDE_MAP_MIN_HEIGHT)
+        else:
+            cell.heatmap.setMinimumSize(_CELL_MIN_WIDTH - 10, _MAP_MIN_HEIGHT)
 
     def pages(self) -> list[list[str]]:
         """The conventions each page shows, in the lab's order: on a slide a row of maps a page
         (``SLIDE_PAGE_MAPS``, or ``SLIDE_PAGE_PAIRS`` modes with both alignments), else one page."""
         if not self.session.presenting or not self._order:
             return [list(self._order)]
-        size = 2 * SLIDE_PAGE_PAIRS if self._paired else SLIDE_PAGE_MAPS
+        fit = max(1, (self.width() - 20 + self.grid.spacing()) // (_SLIDE_CELL_MIN_WIDTH + self.grid.spacing()))
+        size = 2 * max(1, min(SLIDE_PAGE_PAIRS, fit // 2)) if self._paired else max(1, min(SLIDE_PAGE_MAPS, fit))
         return [self._order[i : i + size] for i in range(0, len(self._order), size)]
 
     def on_page(self) -> list[str]:
@@ -494,8 +508,7 @@ class MaskingLabView(SessionView):
             if name not in self.cells:
                 cell = self.cells[name] = _ConventionCell(name)
                 self.own_map(cell.heatmap, x_label=_KEYS, y_label=_QUERIES)
-                if self.session.presenting:
-                    cell.heatmap.setMinimumHeight(_SLIDE_MAP_MIN_HEIGHT)
+                self._size_map(cell, self.session.presenting)
         self._order = names
         self._paired = outcome.report is not None and outcome.report.causal is not None
         self.slide_pages.set_count(len(self.pages()))
@@ -540,9 +553,20 @@ class MaskingLabView(SessionView):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        if self._order:
+        brief = self.width() < _BRIEF_HEADER_WIDTH
+        if (
+            self._order
+            and self.session.presenting
+            and (len(self.pages()) != self.slide_pages.count or brief != self._brief)
+        ):
+            self._brief = brief
+            self.slide_pages.set_count(len(self.pages()))  # as many maps a page as the width holds
+            self._page_changed()
+        elif self._order:
             self._relayout()
         self._fit_sentences()
+        # Again once the grid has its new width: the maps' titles wrap by it.
+        QTimer.singleShot(0, self, self._fit_sentences)
 
     def _fit_sentences(self) -> None:
         """Give the sentences the height they need (at most 40 %), the maps the rest."""
@@ -617,6 +641,14 @@ class MaskingLabView(SessionView):
             "Hatch: masked; light stripes: masked <i>but given weight</i>. Red bar: no valid key (left), "
             "output differs (right).",
         ).format(reference=ref)
+        self.header.setToolTip("")
+        if self.width() < _BRIEF_HEADER_WIDTH:
+            # Beside a lesson's panel the whole legend took nine lines of the slide: its first
+            # part, the rest in the tooltip.
+            self.header.setToolTip(f"<p>{legend}</p>")
+            legend = translate(
+                "MaskingLab", "<span style='color:#d01414'><b>Red outline</b></span>: differs from <b>{reference}</b>."
+            ).format(reference=ref)
         return f"<b>{where}.</b> {legend}" if where else legend
 
     def _show_sentences(self, outcome: LabOutcome) -> None:
