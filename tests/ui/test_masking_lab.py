@@ -308,3 +308,22 @@ def test_on_a_slide_the_maps_come_three_a_page_in_their_order_and_the_clicker_wa
     qtbot.wait(50)
     assert lab.slide_pages.count == 1 and all(cell.isVisible() for cell in lab.cells.values())
     assert host.session.step_slide(1) is False  # off a slide the lab takes no clicker steps
+
+
+def test_on_a_narrow_slide_a_page_holds_the_maps_its_width_does(host, qtbot, lab):
+    """Beside a lesson's panel three maps in a row scrolled sideways: a page holds as many maps
+    as the width does, and the header's legend is brief (the rest in its tooltip)."""
+    host.session.set_presenting(True)
+    try:
+        lab.setFixedWidth(660)
+        qtbot.waitUntil(lambda: lab.slide_pages.count == 3)
+        assert [len(page) for page in lab.pages()] == [2, 2, 2]
+        assert lab._order == [name for page in lab.pages() for name in page]  # the same order
+        qtbot.wait(50)
+        scroll = lab.grid_host.parentWidget().parentWidget()
+        assert not scroll.horizontalScrollBar().isVisible()
+        assert "light stripes" not in lab.header.text() and "light stripes" in lab.header.toolTip()
+    finally:
+        lab.setMinimumWidth(0)
+        lab.setMaximumWidth(16777215)
+        host.session.set_presenting(False)
