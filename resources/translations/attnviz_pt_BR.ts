@@ -4849,7 +4849,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>Keys</source>
-        <extracomment>Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. A convention&apos;s map is at least this high; on a slide, where the six share the screen, less. On a slide a column of the grid is at least this wide (a 4-key map, its axis and its bar). The place of each mask mode in the lab after the reference, the same on every input: the bugs first, then the libraries&apos; conventions. The axes of every convention&apos;s map.</extracomment>
+        <extracomment>Red of the disagreement outline: the same family as the empty-row marker, so red always means &quot;look here&quot;, but as an outline (or a tint) rather than a filled bar. Up to this many cells per side disagreeing cells are outlined; beyond, they are tinted. A convention&apos;s map is at least this wide (plus its colour bar): the grid&apos;s column width. A convention&apos;s map is at least this high (on a slide too: in slide type, six maps on one 1280x720 slide were 49-57 px high, so a slide shows them a page at a time). The maps of one slide page, in one row: three conventions, or two with both causal alignments each (Page Down shows the next page: ``SlidePages``). On a slide a map is at least this wide (a 4-key map, its axis and its bar): beside a lesson&apos;s panel a page holds fewer maps (three in one row scrolled sideways there). On a slide narrower than this (a lesson&apos;s panel beside the lab) the header&apos;s legend is brief. The place of each mask mode in the lab after the reference, the same on every input: the bugs first, then the libraries&apos; conventions. The axes of every convention&apos;s map.</extracomment>
         <translation>Chaves</translation>
     </message>
     <message>
@@ -4922,6 +4922,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>Ba&amp;tch element</source>
+        <extracomment>On a slide the maps a page at a time (Page Down walks them; off a slide one page).</extracomment>
         <translation>Elemen&amp;to do lote</translation>
     </message>
     <message>
@@ -4951,6 +4952,26 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <message>
         <source>&lt;span style=&apos;color:#d01414&apos;&gt;&lt;b&gt;Red outline&lt;/b&gt;&lt;/span&gt;: the weight differs from &lt;b&gt;{reference}&lt;/b&gt;. Grey hatch: masked; light stripes: masked &lt;i&gt;but given weight&lt;/i&gt;. Red bar on the left: the query has no valid key; on the right: its output differs.</source>
         <translation>&lt;span style=&apos;color:#d01414&apos;&gt;&lt;b&gt;Contorno vermelho&lt;/b&gt;&lt;/span&gt;: o peso difere de &lt;b&gt;{reference}&lt;/b&gt;. Hachura cinza: mascarada; listras claras: mascarada &lt;i&gt;mas com peso&lt;/i&gt;. Barra vermelha à esquerda: a consulta não tem chave válida; à direita: sua saída difere.</translation>
+    </message>
+    <message>
+        <source>Maps {first}–{last} of {n}</source>
+        <translation>Mapas {first}–{last} de {n}</translation>
+    </message>
+    <message>
+        <source>batch element {b} of {n}</source>
+        <translation>elemento do lote {b} de {n}</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#d01414&apos;&gt;&lt;b&gt;Red outline&lt;/b&gt;&lt;/span&gt;: differs from &lt;b&gt;{reference}&lt;/b&gt;. Hatch: masked; light stripes: masked &lt;i&gt;but given weight&lt;/i&gt;. Red bar: no valid key (left), output differs (right).</source>
+        <translation>&lt;span style=&apos;color:#d01414&apos;&gt;&lt;b&gt;Contorno vermelho&lt;/b&gt;&lt;/span&gt;: difere de &lt;b&gt;{reference}&lt;/b&gt;. Hachura: mascarada; listras claras: mascarada &lt;i&gt;mas com peso&lt;/i&gt;. Barra vermelha: sem chave válida (à esquerda), saída difere (à direita).</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#d01414&apos;&gt;&lt;b&gt;Red outline&lt;/b&gt;&lt;/span&gt;: differs from &lt;b&gt;{reference}&lt;/b&gt;.</source>
+        <translation>&lt;span style=&apos;color:#d01414&apos;&gt;&lt;b&gt;Contorno vermelho&lt;/b&gt;&lt;/span&gt;: difere de &lt;b&gt;{reference}&lt;/b&gt;.</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Same weights and outputs as {reference}&lt;/b&gt; here: {names}.</source>
+        <translation>&lt;b&gt;Mesmos pesos e saídas que {reference}&lt;/b&gt; aqui: {names}.</translation>
     </message>
     <message>
         <source>&lt;b&gt;Every convention gives {reference}&apos;s weights and outputs on this input&lt;/b&gt; (over all batch elements). Try a valid length of 0, or a pitfall from Presets.</source>
@@ -5804,7 +5825,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>◀ Previous</source>
-        <extracomment>The outline of the cells that changed: a magenta no colour map of the app uses. The slider&apos;s positions are tenths of a doubling: 2**(-3) .. 2**3. Where the view puts its code panel while the walk is on show.</extracomment>
+        <extracomment>The outline of the cells that changed: a magenta no colour map of the app uses. The slider&apos;s positions are tenths of a doubling: 2**(-3) .. 2**3. The maps&apos; share of the walk&apos;s width beside the step&apos;s explanation and code (presentation mode: ``SLIDE_MAP_SHARE``). The title&apos;s and the equation&apos;s size, relative to the walk&apos;s text: larger on a screen, where the walk&apos;s text is the app&apos;s; on a slide, whose text is slide size already, the title on one line between the buttons and the equation at the text&apos;s size (at 1.35 and 1.1 in slide type a step&apos;s explanation ran up to 160 px below a 1280x720 slide in Portuguese). Where the view puts its code panel while the walk is on show. The maps&apos; share of the walk&apos;s width: on a slide the step&apos;s explanation, in slide type, needs more than half of it (at 0.62 it ran 114 px below a 1280x720 slide at the mask step).</extracomment>
         <translation>◀ Anterior</translation>
     </message>
     <message>
@@ -5854,6 +5875,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <message>
         <source>What-if: the scaled scores × {factor} (a temperature of {t}), in this walk only; the document, the other maps and the code are the app&apos;s. No dropout in the what-if.</source>
         <translation>Simulação: as pontuações escalonadas × {factor} (uma temperatura de {t}), só neste percurso; o documento, os outros mapas e o código são os do app. Sem dropout na simulação.</translation>
+    </message>
+    <message>
+        <source>What-if: scores × {factor}, this walk only</source>
+        <translation>Simulação: pontuações × {factor}, só neste percurso</translation>
     </message>
     <message>
         <source>Computed from: {title}</source>
@@ -6475,7 +6500,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <name>ScalingLab</name>
     <message>
         <source>Score variance</source>
-        <extracomment>A mean square of queries or keys this far from 1 (ratio) earns a note: the curves assume 1. Where each plot sits (row, column) below the legend: two rows of three. The two markers of a plot sit this far apart (log2 d units) so neither hides the other. The plots: key, title, y label, statistic name in the curves, log y axis.</extracomment>
+        <extracomment>A mean square of queries or keys this far from 1 (ratio) earns a note: the curves assume 1. Where each plot sits (row, column) below the legend: two rows of three. On a slide the plots a page at a time (Page Down: ``SlidePages``): what scaling does to the softmax, then its gradient beside the numbers of your inputs, then (additive attention) tanh&apos;s saturation beside them. Two rows and the notes were more than a 1280x720 slide holds in slide type (the page scrolled, the plots were 60 px high and the notes scrolled in their strip). The two markers of a plot sit this far apart (log2 d units) so neither hides the other. The plots: key, title, y label, statistic name in the curves, log y axis.</extracomment>
         <translation>Variância das pontuações</translation>
     </message>
     <message>
@@ -6540,6 +6565,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>Random unit-variance q and k of length d: without scaling the scores&apos; variance grows like d, the softmax collapses onto one key (entropy → 0, largest weight → 1) and its gradient vanishes; dividing by √d keeps all three where they are at d = 1. Stars: your inputs.</source>
+        <extracomment>The notes&apos; share of a slide&apos;s width, beside the second page&apos;s plots. On a slide the plots a row at a time (``SLIDE_PAGES``); off a slide one page.</extracomment>
         <translation>q e k aleatórios de variância unitária e comprimento d: sem escala, a variância das pontuações cresce como d, o softmax colapsa em uma chave (entropia → 0, maior peso → 1) e seu gradiente desaparece; dividir por √d mantém os três onde estão em d = 1. Estrelas: suas entradas.</translation>
     </message>
     <message>
@@ -6617,6 +6643,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <message>
         <source>&lt;b&gt;tanh&lt;/b&gt;: {share} of the {n} hidden values have |tanh| &amp;gt; {threshold} (|h| &amp;gt; {pre}, right of the dashed line), where the gradient 1 − tanh² is below {gradient}</source>
         <translation>&lt;b&gt;tanh&lt;/b&gt;: {share} dos {n} valores ocultos têm |tanh| &amp;gt; {threshold} (|h| &amp;gt; {pre}, à direita da linha tracejada), onde o gradiente 1 − tanh² fica abaixo de {gradient}</translation>
+    </message>
+    <message>
+        <source>your inputs (unscaled, scaled)</source>
+        <translation>suas entradas (sem escala, com escala)</translation>
     </message>
     <message>
         <source>computing the curves…</source>

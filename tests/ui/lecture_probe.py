@@ -90,6 +90,12 @@ def on_show(window: QWidget) -> str:
     dock = window.dock("pipelineDock")
     if slide is not None and slide.kind == "walk" and dock.is_built:
         text += f" step {dock.view().walk.stage}"
+    if slide is not None and slide.kind == "view":
+        from attnviz.ui.views.lecture_clicker import VIEW_DOCKS
+
+        pages = getattr(window.dock(VIEW_DOCKS[slide.name]).view(), "slide_pages", None)
+        if pages is not None and pages.count > 1:
+            text += f" page {pages.page + 1}"  # a view split into pages on a slide (issue 37)
     if slide is not None and slide.kind == "lesson":
         text += " answer" if window.lessons.view.answer_shown else " question"
     return text

@@ -67,10 +67,12 @@ def test_the_lecture_is_given_by_page_down_alone_and_every_slide_fits(tmp_path, 
                 steps.insert(0, "hidden")
             expected += [f"walk {slide.name} step {step}" for step in steps]
         elif slide.kind == "view":
-            expected.append(f"view {slide.name}")
+            # Each lab two pages on a slide (the masking lab's six maps three at a time; the
+            # scaling lab's softmax plots, then its gradient beside your inputs' numbers).
+            expected += [f"view {slide.name} page {page}" for page in (1, 2)]
         else:
             expected += [f"lesson {slide.name} question", f"lesson {slide.name} answer"]
-    assert len(expected) == len(PRESETS) + (7 * len(PRESETS) + 1) + 2 + 2 * len(LESSONS)
+    assert len(expected) == len(PRESETS) + (7 * len(PRESETS) + 1) + 2 * 2 + 2 * len(LESSONS)
     assert report["slides"]["en"] == expected
     assert report["slides"]["pt_BR"] == expected
     if small:

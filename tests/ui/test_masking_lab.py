@@ -275,3 +275,55 @@ def test_every_button_of_the_shown_lab_has_a_tooltip_in_a_tab_and_in_its_own_win
     assert buttons and [b.text() for b in buttons if not b.toolTip()] == []
     tool.setFloating(False)
     assert lab.window() is host and tool.is_current_tab()
+
+
+def test_on_a_slide_the_maps_come_three_a_page_in_their_order_and_the_clicker_walks_them(host, qtbot, lab):
+    """Six maps on one 1280x720 slide in slide type were 49-57 px high (issue 37): a slide shows
+    a page of three, in the lab's fixed order, each map at least 150 px high, and the clicker's
+    steps walk the pages before they go on to the lecture's next slide."""
+    order = list(lab._order)
+    host.session.set_presenting(True)
+    qtbot.wait(50)
+    assert lab.slide_pages.count == 2 and lab.slide_pages.page == 0
+    assert lab.pages() == [order[:3], order[3:]]
+    visible = [name for name, cell in lab.cells.items() if cell.isVisible()]
+    assert visible == order[:3]
+    assert all(lab.cells[name].heatmap.height() >= 150 for name in order[:3])
+    # The findings of the maps on show only, one line per convention (the header names the page).
+    assert "Maps 1–3 of 6" in lab.header.text()
+    shown = lab.sentence_label.text()
+    assert "Wrong polarity" in shown and "Book" not in shown
+    # Page Down: the next page; at the last page the step is handed on (False), and back.
+    assert host.session.step_slide(1) is True and lab.slide_pages.page == 1
+    qtbot.wait(50)
+    assert [name for name, cell in lab.cells.items() if cell.isVisible()] == order[3:]
+    assert "Maps 4–6 of 6" in lab.header.text()
+    assert host.session.step_slide(1) is False and lab.slide_pages.page == 1
+    assert host.session.step_slide(-1) is True and lab.slide_pages.page == 0
+    assert host.session.step_slide(-1) is False
+    # A lecture coming back by Page Up enters at the last page.
+    lab.slide_pages.enter(at_end=True)
+    assert lab.slide_pages.page == 1
+    host.session.set_presenting(False)
+    qtbot.wait(50)
+    assert lab.slide_pages.count == 1 and all(cell.isVisible() for cell in lab.cells.values())
+    assert host.session.step_slide(1) is False  # off a slide the lab takes no clicker steps
+
+
+def test_on_a_narrow_slide_a_page_holds_the_maps_its_width_does(host, qtbot, lab):
+    """Beside a lesson's panel three maps in a row scrolled sideways: a page holds as many maps
+    as the width does, and the header's legend is brief (the rest in its tooltip)."""
+    host.session.set_presenting(True)
+    try:
+        lab.setFixedWidth(660)
+        qtbot.waitUntil(lambda: lab.slide_pages.count == 3)
+        assert [len(page) for page in lab.pages()] == [2, 2, 2]
+        assert lab._order == [name for page in lab.pages() for name in page]  # the same order
+        qtbot.wait(50)
+        scroll = lab.grid_host.parentWidget().parentWidget()
+        assert not scroll.horizontalScrollBar().isVisible()
+        assert "light stripes" not in lab.header.text() and "light stripes" in lab.header.toolTip()
+    finally:
+        lab.setMinimumWidth(0)
+        lab.setMaximumWidth(16777215)
+        host.session.set_presenting(False)

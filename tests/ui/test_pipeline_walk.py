@@ -320,3 +320,40 @@ def test_the_stage_cards_follow_presentation_mode_when_the_pipeline_was_shown_fi
         window.set_presentation_mode(False)
     qtbot.waitUntil(lambda: card.note.font().pointSizeF() == normal)
     assert card.title.font().pointSizeF() == normal
+
+
+def test_on_a_slide_the_walks_maps_keep_their_place_and_the_what_if_keeps_to_one_line(window, qtbot):
+    """Issue 37: the "Computed from" caption took one line at a step and two at the next (the
+    maps moved at every press), step 1 had no thumbnail (the big map widened), the what-if's
+    banner wrapped in slide type and pushed the map's axis off, and the notes under the softmax
+    ran the explanation below a 1280x720 slide."""
+    view = _pipeline(window, qtbot)
+    window.session.load_preset("masked-softmax-2d")
+    wait_current(qtbot, window)
+    view.set_walking(True)
+    walk = view.walk
+    window.set_presentation_mode(True)
+    try:
+        qtbot.waitUntil(lambda: walk.isVisible())
+        places = set()
+        for stage in walk.stages:
+            walk.show_stage(stage)
+            qtbot.wait(30)
+            places.add((walk.now.geometry().getRect(), walk.before_caption.height()))
+        assert len(places) == 1, places
+        # On a slide the softmax's notes keep to the step's: what m_i is at the mask.
+        walk.show_stage("mask")
+        assert "may be attended" in walk.equation.text() and "Mask mode" not in walk.equation.text()
+        walk.show_stage("weights")
+        assert "Mask mode" in walk.equation.text() and "may be attended" not in walk.equation.text()
+        walk.set_factor(2.0)
+        qtbot.wait(30)
+        banner = walk.what_if_banner
+        assert banner.isVisible() and banner.height() < 2 * banner.fontMetrics().height()
+        assert "temperature" in banner.toolTip()  # the whole text, for the lecturer
+        walk.set_factor(1.0)
+    finally:
+        window.set_presentation_mode(False)
+    # Off a slide the equation keeps every note.
+    walk.show_stage("mask")
+    assert "may be attended" in walk.equation.text() and "Mask mode" in walk.equation.text()

@@ -174,3 +174,70 @@ def test_presets_all_compute(host, qtbot, lab):
         host.session.load_preset(name)
         wait_lab(qtbot, host, lab)
         assert lab.error is None, (name, lab.error)
+
+
+def test_on_a_slide_the_plots_come_a_page_at_a_time_beside_whole_notes(host, qtbot, lab):
+    """Two rows of plots and the notes outgrew a 1280x720 slide in slide type (issue 37: the page
+    scrolled, the notes scrolled in a 140 px strip): a slide shows the softmax's three plots with
+    the legend, then the gradient beside the notes, whole; Page Down walks the pages."""
+    host.session.set_presenting(True)
+    qtbot.wait(50)
+    assert lab.slide_pages.count == 2 and lab.on_page() == ("var", "entropy", "max_weight")
+    in_layout = [key for key, plot in lab.plots.items() if plot in lab.graphics.ci.items]
+    assert in_layout == ["var", "entropy", "max_weight"] and lab.legends[0] in lab.graphics.ci.items
+    assert lab.header.isVisible() and not lab.notes_scroll.isVisible()
+    assert host.session.step_slide(1) is True
+    qtbot.wait(50)
+    assert [key for key, plot in lab.plots.items() if plot in lab.graphics.ci.items] == ["jacobian"]
+    assert lab.legends[0] not in lab.graphics.ci.items and lab.notes_scroll.isVisible()
+    # The plot fills the view (taking plots out of the grid shrank it to its preferred size).
+    assert lab.plots["jacobian"].height() > 0.8 * lab.graphics.height()
+    # The notes are whole: no scroll bar, a colour key for the legend that is not on this page.
+    bar = lab.notes_scroll.verticalScrollBar()
+    assert not (bar.isVisible() and bar.maximum() > 0)
+    assert "q·k / √d (scaled)" in lab.notes.text() and "variance" in lab.notes.text()
+    assert host.session.step_slide(1) is False  # the last page hands the clicker on
+    # Additive attention: the tanh histogram a page of its own.
+    host.session.push(SetSettings({"scoring": "additive", "num_hiddens": 6, "param_seed": 3}))
+    wait_lab(qtbot, host, lab)
+    assert lab.slide_pages.count == 3
+    assert host.session.step_slide(1) is True and lab.on_page() == ("tanh",)
+    qtbot.wait(50)
+    assert lab.plots["tanh"].height() > 0.8 * lab.graphics.height()
+    host.session.set_presenting(False)
+    qtbot.wait(50)
+    assert lab.slide_pages.count == 1 and lab.header.isVisible() and lab.notes_scroll.isVisible()
+    assert {key for key, plot in lab.plots.items() if plot in lab.graphics.ci.items} == set(lab.plots)
+
+
+def test_the_lab_opens_no_window_of_its_own(host, qtbot):
+    """Its parts were shown before they had a parent: windows of their own, which took the main
+    window's focus (and the clicker's Page Down with it)."""
+    from PySide6.QtWidgets import QApplication
+
+    host.session.set_presenting(True)
+    before = {id(w) for w in QApplication.topLevelWidgets() if w.isVisible()}
+    dock = install_scaling_lab(host.session, host)
+    dock.show()
+    dock.view()
+    qtbot.wait(50)
+    opened = [w for w in QApplication.topLevelWidgets() if w.isVisible() and id(w) not in before]
+    assert opened == []
+    assert QApplication.activeWindow() is host
+
+
+def test_the_uniform_label_follows_the_language_while_its_plot_is_hidden(host, qtbot, lab, qapp):
+    """pyqtgraph's line label keeps its text while hidden: the entropy plot, off the slide page on
+    show when the language changed, still said "uniform" in Portuguese on its page."""
+    from attnviz.ui.i18n import install_language
+
+    host.session.set_presenting(True)
+    assert host.session.step_slide(1) and not lab.plots["entropy"].isVisible()
+    assert install_language(qapp, "pt_BR")
+    try:
+        qtbot.wait(20)
+        assert host.session.step_slide(-1) and lab.plots["entropy"].isVisible()
+        assert lab.guides["entropy"].label.toPlainText() == "uniforme"
+    finally:
+        install_language(qapp, "en")
+        host.session.set_presenting(False)

@@ -399,8 +399,13 @@ _EMPTY_ROW_NOTES: dict[str, str] = {
 }
 
 
-def softmax_formula(mask_mode: str = "d2l", *, highlight: str | None = None, ink: str = "#202020") -> str:
-    """The masked softmax: α(q, k_i) = exp(ã_i) / ∑_j exp(ã_j), with ã_i defined by the mask mode."""
+def softmax_formula(
+    mask_mode: str = "d2l", *, highlight: str | None = None, ink: str = "#202020", brief: bool = False
+) -> str:
+    """The masked softmax: α(q, k_i) = exp(ã_i) / ∑_j exp(ã_j), with ã_i defined by the mask mode.
+
+    ``brief`` (the walk on a slide): of the notes under it, only the one the step highlighted is
+    about (what m_i is at the mask and the masked scores, the mask mode at the weights)."""
     m = _Math(highlight, ink)
     num = f"{m.op('exp')}({m.hl(m.masked('i'), 'masked_scores')})"
     den = m.row(
@@ -420,7 +425,12 @@ def softmax_formula(mask_mode: str = "d2l", *, highlight: str | None = None, ink
     label = tr_text(catalog.MASK_MODES.label(mask_mode))
     note = tr_text(_EMPTY_ROW_NOTES.get(mask_mode, ""))
     mode = translate("Formulas", "Mask mode {name}.").format(name=f"<b>{escape(label)}</b>")
-    return softmax + definition + f'<div style="color:{m.muted};">{mask_def}.<br>{mode} {note}</div>'
+    notes = f"{mask_def}.<br>{mode} {note}"
+    if brief and highlight in ("mask", "masked_scores"):
+        notes = f"{mask_def}."
+    elif brief and highlight == "weights":
+        notes = f"{mode} {note}"
+    return softmax + definition + f'<div style="color:{m.muted};">{notes}</div>'
 
 
 def pooling_formula(*, dropout: float = 0.0, highlight: str | None = None, ink: str = "#202020") -> str:

@@ -107,6 +107,10 @@ class LectureClicker(QObject):
         elif (dock := host.dock(VIEW_DOCKS[slide.name])) is not None:
             dock.show()
             dock.raise_()
+            # A view split into pages on a slide starts at its first (at its last going back).
+            pages = getattr(dock.view(), "slide_pages", None)
+            if pages is not None:
+                pages.enter(at_end=backwards)
 
     def _show_main_view(self) -> None:
         tabs = getattr(self.host.widget(), "tool_tabs", None)

@@ -19,7 +19,7 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QRectF, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -53,6 +53,7 @@ from attnviz.ui.heatmap.paint import (
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import error_color, ok_color, warning_color
 from attnviz.ui.views.docks import DOCKS, MASKING_LAB_DOCK
+from attnviz.ui.views.slide_pages import SlidePages
 
 __all__ = ["MASKING_LAB_DOCK", "MaskingLabView", "install_masking_lab"]
 
@@ -64,11 +65,19 @@ DIFF_COLOR = (230, 20, 20)
 _OUTLINE_MAX_SIDE = 32
 #: A convention's map is at least this wide (plus its colour bar): the grid's column width.
 _CELL_MIN_WIDTH = 330
-#: A convention's map is at least this high; on a slide, where the six share the screen, less.
+#: A convention's map is at least this high (on a slide too: in slide type, six maps on one
+#: 1280x720 slide were 49-57 px high, so a slide shows them a page at a time).
 _MAP_MIN_HEIGHT = 170
-_SLIDE_MAP_MIN_HEIGHT = 120
-#: On a slide a column of the grid is at least this wide (a 4-key map, its axis and its bar).
+_SLIDE_MAP_MIN_HEIGHT = 150
+#: The maps of one slide page, in one row: three conventions, or two with both causal
+#: alignments each (Page Down shows the next page: ``SlidePages``).
+SLIDE_PAGE_MAPS = 3
+SLIDE_PAGE_PAIRS = 2
+#: On a slide a map is at least this wide (a 4-key map, its axis and its bar): beside a lesson's
+#: panel a page holds fewer maps (three in one row scrolled sideways there).
 _SLIDE_CELL_MIN_WIDTH = 300
+#: On a slide narrower than this (a lesson's panel beside the lab) the header's legend is brief.
+_BRIEF_HEADER_WIDTH = 900
 #: The place of each mask mode in the lab after the reference, the same on every input: the bugs
 #: first, then the libraries' conventions.
 LAB_ORDER = ("float01", "inverted", "d2l", "neg_inf", "sdpa", "strict")
@@ -178,7 +187,7 @@ class _ConventionCell(QFrame):
         for label in (self.title, self.verdict):
             label.setWordWrap(True)
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        layout = QVBoxLayout(self)
+        layout = self._layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         # Apart enough that the verdict under the map never touches its "Keys" axis name.
         layout.setSpacing(4)
@@ -186,7 +195,32 @@ class _ConventionCell(QFrame):
         layout.addWidget(self.heatmap, 1)
         layout.addWidget(self.verdict)
 
-    def show_convention(self, conv: ConventionView, ref: ConventionView, outcome: LabOutcome, b: int) -> None:
+    def needed_height(self, width: int, map_height: int) -> int:
+        """The height the cell needs at ``width`` with its map ``map_height`` high: its title and
+        verdict wrapped as they are (the grid asks for no height-for-width, see ``_FitGrid``)."""
+        margins = self._layout.contentsMargins()
+        inner = width - margins.left() - margins.right()
+        labels = sum(
+            max(label.heightForWidth(inner), label.sizeHint().height()) for label in (self.title, self.verdict)
+        )
+        return labels + map_height + 2 * self._layout.spacing() + margins.top() + margins.bottom()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        # A title or verdict wrapped onto two lines keeps both: without height-for-width in the
+        # grid, the label kept one line's height and its second line ran over the Keys axis.
+        margins = self._layout.contentsMargins()
+        inner = event.size().width() - margins.left() - margins.right()
+        for label in (self.title, self.verdict):
+            need = label.heightForWidth(inner) if label.text() else 0
+            if need > 0 and label.minimumHeight() != need:
+                label.setMinimumHeight(need)
+
+    def show_convention(
+        self, conv: ConventionView, ref: ConventionView, outcome: LabOutcome, b: int, *, named: bool = True
+    ) -> None:
+        """Draw ``conv`` for batch element ``b``; ``named``: the verdict names the convention (on a
+        slide the title right above it does, and the verdict keeps to one line)."""
         assert outcome.allowed is not None and outcome.empty_rows is not None
         allowed = outcome.allowed[b]
         w = conv.weights[b]
@@ -217,7 +251,8 @@ class _ConventionCell(QFrame):
         else:
             self.overlay.clear()
             self.overlay.setVisible(False)
-        self.verdict.setText(self._verdict(conv, ref, b))
+        verdict = self._verdict(conv, ref, b)
+        self.verdict.setText(verdict if named else verdict.partition("</b>: ")[2])
 
     @staticmethod
     def _hover(conv: ConventionView, ref: ConventionView, allowed: np.ndarray, b: int, r: int, c: int) -> str:
@@ -289,7 +324,11 @@ class MaskingLabView(SessionView):
         self.cells: dict[str, _ConventionCell] = {}
         self._order: list[str] = []
         self._paired = False
-        self._laid_out_columns = 0
+        self._laid_out: tuple[tuple[str, ...], int] = ((), 0)  # the maps in the grid, its columns
+        self._brief = False  # the slide's header in brief (the lab beside a lesson)
+        #: On a slide the maps a page at a time (Page Down walks them; off a slide one page).
+        self.slide_pages = SlidePages(session, self)
+        self.slide_pages.pageChanged.connect(lambda _page: self._page_changed())
 
         self.lab = self.while_shown(self.session.register("masking lab", _every_convention))
         self.lab.on_result(self._on_result)
@@ -385,12 +424,38 @@ class MaskingLabView(SessionView):
             self._draw(self.outcome)
 
     def on_presentation(self, on: bool) -> None:
-        # On a slide all six maps are on screen at once: shorter maps rather than a grid that
-        # scrolls (two of six were below a 720-pixel slide).
         for cell in self.cells.values():
-            cell.heatmap.setMinimumHeight(_SLIDE_MAP_MIN_HEIGHT if on else _MAP_MIN_HEIGHT)
+            self._size_map(cell, on)
+        self.slide_pages.follow_presentation(on)
+        self.slide_pages.set_count(len(self.pages()))
+        self._page_changed()
+
+    @staticmethod
+    def _size_map(cell: _ConventionCell, slide: bool) -> None:
+        if slide:
+            cell.heatmap.setMinimumSize(_SLIDE_CELL_MIN_WIDTH - 10, _SLIDE_MAP_MIN_HEIGHT)
+        else:
+            cell.heatmap.setMinimumSize(_CELL_MIN_WIDTH - 10, _MAP_MIN_HEIGHT)
+
+    def pages(self) -> list[list[str]]:
+        """The conventions each page shows, in the lab's order: on a slide a row of maps a page
+        (``SLIDE_PAGE_MAPS``, or ``SLIDE_PAGE_PAIRS`` modes with both alignments), else one page."""
+        if not self.session.presenting or not self._order:
+            return [list(self._order)]
+        fit = max(1, (self.width() - 20 + self.grid.spacing()) // (_SLIDE_CELL_MIN_WIDTH + self.grid.spacing()))
+        size = 2 * max(1, min(SLIDE_PAGE_PAIRS, fit // 2)) if self._paired else max(1, min(SLIDE_PAGE_MAPS, fit))
+        return [self._order[i : i + size] for i in range(0, len(self._order), size)]
+
+    def on_page(self) -> list[str]:
+        """The conventions on show (all of them off a slide)."""
+        pages = self.pages()
+        return pages[min(self.slide_pages.page, len(pages) - 1)]
+
+    def _page_changed(self) -> None:
         if self._order:
             self._relayout()
+        if self.outcome is not None:
+            self._draw(self.outcome)
         self._fit_sentences()
 
     @property
@@ -443,12 +508,10 @@ class MaskingLabView(SessionView):
             if name not in self.cells:
                 cell = self.cells[name] = _ConventionCell(name)
                 self.own_map(cell.heatmap, x_label=_KEYS, y_label=_QUERIES)
-                if self.session.presenting:
-                    cell.heatmap.setMinimumHeight(_SLIDE_MAP_MIN_HEIGHT)
-        if names != self._order:
-            self._laid_out_columns = 0  # a new set of conventions: place them all again
+                self._size_map(cell, self.session.presenting)
         self._order = names
         self._paired = outcome.report is not None and outcome.report.causal is not None
+        self.slide_pages.set_count(len(self.pages()))
         self._relayout()
         assert outcome.allowed is not None
         b = min(self._batch, outcome.allowed.shape[0] - 1)
@@ -457,38 +520,53 @@ class MaskingLabView(SessionView):
             self.batch_spin.setValue(b)
         ref = outcome.conventions[outcome.reference]
         for name in names:
-            self.cells[name].show_convention(outcome.conventions[name], ref, outcome, b)
+            self.cells[name].show_convention(
+                outcome.conventions[name], ref, outcome, b, named=not self.session.presenting
+            )
         self._update_header(outcome, b)
         self._show_sentences(outcome)
 
-    def _columns(self) -> int:
+    def _columns(self, n: int) -> int:
         """As many maps per row as fit the width (so a wide bottom dock shows all six in one
-        row); with a causal mask an even number, keeping each mode's two alignments together."""
-        n = len(self._order)
-        # Presentation fonts need wider maps, so fewer per row.
-        fit = max(1, int((self.width() - 20) // (_CELL_MIN_WIDTH * max(1.0, 0.75 * self.font_scale))))
+        row); with a causal mask an even number, keeping each mode's two alignments together.
+        On a slide a page's maps in one row."""
+        if self.session.presenting:
+            return max(1, n)
+        fit = max(1, int((self.width() - 20) // _CELL_MIN_WIDTH))
         if self._paired:
             fit = max(2, fit - fit % 2)
-        half = -(-n // 2)
-        if self.session.presenting and half > fit and (self.width() - 20) / half >= _SLIDE_CELL_MIN_WIDTH:
-            # On a slide two rows of maps: the six on screen at once, each tall enough to read
-            # (three rows of two were slivers under a 720-pixel slide's header).
-            fit = half
         return max(1, min(n, fit))
 
     def _relayout(self) -> None:
-        columns = self._columns()
-        if columns == self._laid_out_columns and all(self.grid.indexOf(self.cells[n]) >= 0 for n in self._order):
+        shown = tuple(self.on_page())
+        columns = self._columns(len(shown))
+        if (shown, columns) == self._laid_out and all(self.grid.indexOf(self.cells[n]) >= 0 for n in shown):
             return
-        self._laid_out_columns = columns
-        for i, name in enumerate(self._order):
+        self._laid_out = (shown, columns)
+        for name, cell in self.cells.items():
+            if name not in shown and self.grid.indexOf(cell) >= 0:
+                self.grid.removeWidget(cell)
+                cell.setVisible(False)
+        for i, name in enumerate(shown):
             self.grid.addWidget(self.cells[name], i // columns, i % columns)
+            self.cells[name].setVisible(True)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        if self._order:
+        brief = self.width() < _BRIEF_HEADER_WIDTH
+        if (
+            self._order
+            and self.session.presenting
+            and (len(self.pages()) != self.slide_pages.count or brief != self._brief)
+        ):
+            self._brief = brief
+            self.slide_pages.set_count(len(self.pages()))  # as many maps a page as the width holds
+            self._page_changed()
+        elif self._order:
             self._relayout()
         self._fit_sentences()
+        # Again once the grid has its new width: the maps' titles wrap by it.
+        QTimer.singleShot(0, self, self._fit_sentences)
 
     def _fit_sentences(self) -> None:
         """Give the sentences the height they need (at most 40 %), the maps the rest."""
@@ -497,9 +575,16 @@ class MaskingLabView(SessionView):
             return
         width = max(200, self._sentence_scroll.viewport().width())
         need = self.sentence_label.heightForWidth(width) + 2 * self._sentence_scroll.frameWidth() + 4
-        # On a slide the maps come first: the sentences a quarter at most (they scroll).
-        share = 0.25 if self.session.presenting else 0.4
-        lower = max(self._sentence_scroll.minimumHeight(), min(need, int(share * total)))
+        if self.session.presenting:
+            # On a slide a page's sentences are few: all they need, the maps keep their minimum
+            # (the page's maps must not scroll, nor should their sentences).
+            shown = [self.cells[name] for name in self.on_page() if name in self.cells]
+            column = (self.grid_host.width() - self.grid.spacing() * max(0, len(shown) - 1)) // max(1, len(shown))
+            maps = max((cell.needed_height(column, _SLIDE_MAP_MIN_HEIGHT) for cell in shown), default=0)
+            room = total - maps - self.splitter.handleWidth()
+            lower = max(self._sentence_scroll.minimumHeight(), min(need, room))
+        else:
+            lower = max(self._sentence_scroll.minimumHeight(), min(need, int(0.4 * total)))
         self.splitter.setSizes([total - lower, lower])
         self._user_split = False  # setSizes is not the user's drag
 
@@ -518,6 +603,9 @@ class MaskingLabView(SessionView):
             if outcome is not None and outcome.reference in outcome.conventions
             else html.escape(tr_text(catalog.MASK_MODES.label("strict")))
         )
+        if self.session.presenting:
+            self.header.setText(self._slide_header(outcome, b, ref))
+            return
         self.header.setText(
             translate(
                 "MaskingLab",
@@ -534,9 +622,52 @@ class MaskingLabView(SessionView):
             ).format(reference=ref)
         )
 
+    def _slide_header(self, outcome: LabOutcome | None, b: int, ref: str) -> str:
+        """The header of a slide: which maps of how many, the batch element, and the legend, short
+        (the whole header was five lines of a 1280x720 slide in slide type)."""
+        shown, every = self.on_page(), self._order
+        where = ""
+        if shown and len(shown) < len(every):
+            first = every.index(shown[0]) + 1
+            where = translate("MaskingLab", "Maps {first}–{last} of {n}").format(
+                first=first, last=first + len(shown) - 1, n=len(every)
+            )
+        if outcome is not None and outcome.allowed is not None and outcome.allowed.shape[0] > 1:
+            batch = translate("MaskingLab", "batch element {b} of {n}").format(b=b, n=outcome.allowed.shape[0])
+            where = f"{where} · {batch}" if where else batch
+        legend = translate(
+            "MaskingLab",
+            "<span style='color:#d01414'><b>Red outline</b></span>: differs from <b>{reference}</b>. "
+            "Hatch: masked; light stripes: masked <i>but given weight</i>. Red bar: no valid key (left), "
+            "output differs (right).",
+        ).format(reference=ref)
+        self.header.setToolTip("")
+        if self.width() < _BRIEF_HEADER_WIDTH:
+            # Beside a lesson's panel the whole legend took nine lines of the slide: its first
+            # part, the rest in the tooltip.
+            self.header.setToolTip(f"<p>{legend}</p>")
+            legend = translate(
+                "MaskingLab", "<span style='color:#d01414'><b>Red outline</b></span>: differs from <b>{reference}</b>."
+            ).format(reference=ref)
+        return f"<b>{where}.</b> {legend}" if where else legend
+
     def _show_sentences(self, outcome: LabOutcome) -> None:
         sentences = outcome.sentences()
         ref = html.escape(friendly_name(outcome.conventions[outcome.reference]))
+        if self.session.presenting and sentences:
+            # On a slide the sentences of the maps on show only.
+            shown = set(self.on_page())
+            page = [s for s in sentences if tr_text(s).partition(":")[0].strip() in shown]
+            if not page:
+                listed = ", ".join(html.escape(friendly_name(outcome.conventions[n])) for n in self.on_page())
+                self.sentence_label.setText(
+                    translate("MaskingLab", "<b>Same weights and outputs as {reference}</b> here: {names}.").format(
+                        reference=ref, names=listed
+                    )
+                )
+                self._fit_sentences()
+                return
+            sentences = page
         if not sentences:
             self.sentence_label.setText(
                 translate(
@@ -549,16 +680,26 @@ class MaskingLabView(SessionView):
             return
         items = []
         names = {name: friendly_name(conv) for name, conv in outcome.conventions.items()}
+        grouped: dict[str, list[str]] = {}  # on a slide one line per convention, its findings joined
         for s in sentences:
             # The sentence starts with the convention's identifier ("d2l: 2 rows ..."): show its
             # name instead.
             head, sep, tail = tr_text(s).partition(":")
+            if sep and self.session.presenting:
+                grouped.setdefault(head.strip(), []).append(html.escape(tail.strip()))
+                continue
             text = f"<b>{html.escape(names.get(head.strip(), head))}</b>:{html.escape(tail)}" if sep else html.escape(s)
             items.append(f"<li>{text}</li>")
+        for head, tails in grouped.items():
+            items.append(f"<li><b>{html.escape(names.get(head, head))}</b>: {'; '.join(tails)}</li>")
         heading = translate("MaskingLab", "<b>What differs from {reference}</b> (all batch elements):").format(
             reference=ref
         )
-        self.sentence_label.setText(f"{heading}<ul style='margin-left:12px'>{''.join(items)}</ul>")
+        if self.session.presenting:
+            # On a slide the list alone: each line names its convention, the header the reference.
+            self.sentence_label.setText(f"<ul style='margin-left:0px; -qt-list-indent:1'>{''.join(items)}</ul>")
+        else:
+            self.sentence_label.setText(f"{heading}<ul style='margin-left:12px'>{''.join(items)}</ul>")
         self._fit_sentences()
 
     def _update_status(self) -> None:

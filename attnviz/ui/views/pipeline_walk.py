@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QEvent, QRectF, QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QEvent, QRectF, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QKeyEvent, QPainterPath, QPen, QResizeEvent
 from PySide6.QtWidgets import (
     QGraphicsPathItem,
@@ -36,6 +36,7 @@ from attnviz.state.run import HeadView
 from attnviz.text.tr import QT_TRANSLATE_NOOP
 from attnviz.ui.app.view_base import scrolled
 from attnviz.ui.heatmap import HeatmapWidget
+from attnviz.ui.heatmap.items import fit_colorbar_labels
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.lifecycle import Retranslating
 from attnviz.ui.theme import mark_warning_label
@@ -85,7 +86,13 @@ class WalkInput:
 #: The maps' share of the walk's width beside the step's explanation and code (presentation mode:
 #: ``SLIDE_MAP_SHARE``).
 MAP_SHARE = 0.62
-SLIDE_MAP_SHARE = 0.45
+SLIDE_MAP_SHARE = 0.42
+#: The title's and the equation's size, relative to the walk's text: larger on a screen, where
+#: the walk's text is the app's; on a slide, whose text is slide size already, the title on one
+#: line between the buttons and the equation at the text's size (at 1.35 and 1.1 in slide type a
+#: step's explanation ran up to 160 px below a 1280x720 slide in Portuguese).
+TITLE_SIZE, SLIDE_TITLE_SIZE = 1.35, 1.1
+EQUATION_SIZE, SLIDE_EQUATION_SIZE = 1.1, 1.0
 
 
 class StageWalk(Retranslating, QWidget):
@@ -153,12 +160,25 @@ class StageWalk(Retranslating, QWidget):
         before_column = QVBoxLayout()
         self.before_caption = QLabel()
         self.before_caption.setWordWrap(True)
+        # As high at every step (as its longest text needs): one line at a step and two at the
+        # next moved the maps up and down as the clicker went on.
+        caption_keep = self.before_caption.sizePolicy()
+        caption_keep.setRetainSizeWhenHidden(True)
+        self.before_caption.setSizePolicy(caption_keep)
         # Unnamed axes: the small map's room goes to its cells (the big one names them).
         self.before = own_map(HeatmapWidget(), "", "")
         # Short enough that a caption wrapped onto five lines ("Computed from: Hidden features
         # tanh(...)") leaves the slide its height at 1280x720.
         self.before.setMinimumSize(140, 90)
         self.before.set_colorbar_visible(False)  # a glance back: the big map has the scale
+        # Nor key labels: in its narrow column it showed one of four ("k2"), which read as if the
+        # map had one key. Its rows (the queries) keep theirs.
+        self.before.plot_item.showAxes(True, showValues=(True, False, False, False))
+        # The walk's first step has no "before": its column keeps its place, so the big map
+        # keeps its size and place from the first step to the second.
+        keep = self.before.sizePolicy()
+        keep.setRetainSizeWhenHidden(True)
+        self.before.setSizePolicy(keep)
         # The hidden features are of one query: which one (a query picked in another view too).
         query_row = QHBoxLayout()
         self.query_caption = QLabel()
@@ -234,6 +254,8 @@ class StageWalk(Retranslating, QWidget):
         #: The maps' share of the walk's width: on a slide the step's explanation, in slide
         #: type, needs more than half of it (at 0.62 it ran 114 px below a 1280x720 slide at the mask step).
         self._map_share = MAP_SHARE
+        self._slide = False
+        self._bar_stage: str | None = None  # the step the big map's colour bar was fitted for
         self._apply_fonts()
         self.retranslate()
 
@@ -352,6 +374,7 @@ class StageWalk(Retranslating, QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
+        QTimer.singleShot(0, self, self._fit_caption)  # once the maps' column has its new width
         if not self._split_once and event.size().width() > 0:
             # The maps most of the width, the equation and the code the rest (splitter
             # stretch factors lose to the maps' minimum sizes).
@@ -362,7 +385,10 @@ class StageWalk(Retranslating, QWidget):
 
     def set_slide(self, on: bool) -> None:
         """Presentation mode: the maps and the explanation share the width by halves."""
+        self._slide = on
         self._map_share = SLIDE_MAP_SHARE if on else MAP_SHARE
+        self._apply_fonts()
+        self._draw()
         if self._split_once:
             self._split(self.splitter.width())
 
@@ -410,17 +436,18 @@ class StageWalk(Retranslating, QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange and hasattr(self, "equation"):
             self._apply_fonts()
+            QTimer.singleShot(0, self, self._fit_caption)
 
     def _apply_fonts(self) -> None:
         # The walk is read from the back of a hall: the title and the equation larger than the
         # rest, following the application's font (presentation mode enlarges it).
         base = QFont(self.font())
         title = QFont(base)
-        title.setPointSizeF(max(base.pointSizeF(), 6.0) * 1.35)
+        title.setPointSizeF(max(base.pointSizeF(), 6.0) * (SLIDE_TITLE_SIZE if self._slide else TITLE_SIZE))
         title.setBold(True)
         self.title.setFont(title)
         equation = QFont(base)
-        equation.setPointSizeF(max(base.pointSizeF(), 6.0) * 1.1)
+        equation.setPointSizeF(max(base.pointSizeF(), 6.0) * (SLIDE_EQUATION_SIZE if self._slide else EQUATION_SIZE))
         self.equation.setFont(equation)
         # The slider's track keeps its length whatever the factor's text ("1", "0.125").
         self.scale_value.setMinimumWidth(self.scale_value.fontMetrics().horizontalAdvance("0.000") + 4)
@@ -454,14 +481,18 @@ class StageWalk(Retranslating, QWidget):
         )
         factor = self.factor
         if self._what_if is not None:
-            self.what_if_banner.setText(
-                "⚠ "
-                + translate(
-                    "PipelineWalk",
-                    "What-if: the scaled scores × {factor} (a temperature of {t}), in this walk only; "
-                    "the document, the other maps and the code are the app's. No dropout in the what-if.",
-                ).format(factor=f"{factor:.3g}", t=f"{1 / factor:.3g}")
+            whole = translate(
+                "PipelineWalk",
+                "What-if: the scaled scores × {factor} (a temperature of {t}), in this walk only; "
+                "the document, the other maps and the code are the app's. No dropout in the what-if.",
+            ).format(factor=f"{factor:.3g}", t=f"{1 / factor:.3g}")
+            # On a slide one short line over the maps (the whole text, wrapped in slide type in
+            # the maps' column, pushed their Keys axis off); the whole text in its tooltip.
+            short = translate("PipelineWalk", "What-if: scores × {factor}, this walk only").format(
+                factor=f"{factor:.3g}"
             )
+            self.what_if_banner.setText("⚠ " + (short if self._slide else whole))
+            self.what_if_banner.setToolTip(whole if self._slide else "")
         self.what_if_banner.setVisible(self._what_if is not None)
         if data is None:
             self.note.setText("")
@@ -483,11 +514,16 @@ class StageWalk(Retranslating, QWidget):
                 self._own_map(heatmap, *self._axes(name))
             rows, cols = self._labels(data, name)
             heatmap.set_data(values, **self._look(data, name, mask), row_labels=rows, col_labels=cols)
+        if stage != self._bar_stage and current is not None:
+            # A new step, a new colour bar: its labels' room as wide as this step's labels. The
+            # room only grows between results (a relayout per keystroke otherwise), and the raw
+            # scores' "-0.0916 (constant)" left the next steps' maps a third of their width.
+            self._bar_stage = stage
+            fit_colorbar_labels(self.now.colorbar.axis, shrink=True)
         self.before_caption.setVisible(before is not None)
         if previous is not None:
-            self.before_caption.setText(
-                translate("PipelineWalk", "Computed from: {title}").format(title=tr_text(STEP_TITLES[previous]))
-            )
+            self.before_caption.setText(self._computed_from(previous))
+        self._fit_caption()
         changed = None if current is None else changed_cells(before, current)
         if stage == "mask" and current is not None:
             changed = ~mask  # the cells the mask will take away
@@ -504,6 +540,25 @@ class StageWalk(Retranslating, QWidget):
         else:
             note = tr_text(data.notes.get(stage, ""))
         self.note.setText(note)
+
+    @staticmethod
+    def _computed_from(stage: str) -> str:
+        return translate("PipelineWalk", "Computed from: {title}").format(title=tr_text(STEP_TITLES[stage]))
+
+    def _fit_caption(self) -> None:
+        """The "Computed from" caption as high as its longest text at this width, at every step."""
+        width = self.before_caption.width()
+        if width <= 1:
+            return
+        label = QLabel()
+        label.setWordWrap(True)
+        label.setFont(self.before_caption.font())
+        need = 0
+        for stage in self.stages:
+            label.setText(self._computed_from(stage))
+            need = max(need, label.heightForWidth(width))
+        if need > 0 and need != self.before_caption.minimumHeight():
+            self.before_caption.setMinimumHeight(need)
 
     @staticmethod
     def _axes(stage: str) -> tuple[str, str]:
@@ -542,7 +597,7 @@ class StageWalk(Retranslating, QWidget):
         if stage in (HIDDEN, "raw_scores", "scores"):
             html = scoring_formula(data.scoring, highlight=highlight, d=int(data.head.keys.shape[2]), ink=ink)
         elif stage in ("mask", "masked_scores", "weights"):
-            html = softmax_formula(data.mask_mode, highlight=highlight, ink=ink)
+            html = softmax_formula(data.mask_mode, highlight=highlight, ink=ink, brief=self._slide)
         else:
             html = pooling_formula(dropout=data.dropout, highlight=highlight, ink=ink)
         self.equation.setText(f'<div style="color:{ink};">{html}</div>')

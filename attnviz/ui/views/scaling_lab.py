@@ -20,10 +20,11 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtGui import QFont, QFontMetricsF, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
     QBoxLayout,
+    QFrame,
     QLabel,
     QScrollArea,
     QSizePolicy,
@@ -40,6 +41,7 @@ from attnviz.ui.fonts import base_point_size
 from attnviz.ui.i18n import tr_text, translate
 from attnviz.ui.theme import error_color, muted_color, plot_colors, warning_color
 from attnviz.ui.views.docks import DOCKS, SCALING_LAB_DOCK
+from attnviz.ui.views.slide_pages import SlidePages
 
 __all__ = ["SCALING_LAB_DOCK", "ScalingLabView", "install_scaling_lab"]
 
@@ -54,6 +56,11 @@ _UNIT_TOLERANCE = 2.0
 
 #: Where each plot sits (row, column) below the legend: two rows of three.
 _GRID = {"var": (1, 0), "entropy": (1, 1), "max_weight": (1, 2), "jacobian": (2, 0), "tanh": (2, 1)}
+#: On a slide the plots a page at a time (Page Down: ``SlidePages``): what scaling does to the
+#: softmax, then its gradient beside the numbers of your inputs, then (additive attention) tanh's
+#: saturation beside them. Two rows and the notes were more than a 1280x720 slide holds in slide
+#: type (the page scrolled, the plots were 60 px high and the notes scrolled in their strip).
+SLIDE_PAGES: tuple[tuple[str, ...], ...] = (("var", "entropy", "max_weight"), ("jacobian",), ("tanh",))
 #: The two markers of a plot sit this far apart (log2 d units) so neither hides the other.
 _DODGE = 0.18
 
@@ -118,9 +125,8 @@ def _fmt(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
-#: The notes' height under the plots on a slide: the numbers' table of your inputs (its first
-#: rows), with the plots at their minimum, on a 1280x720 slide.
-_SLIDE_NOTES_PX = 140
+#: The notes' share of a slide's width, beside the second page's plots.
+_SLIDE_NOTES_SHARE = 0.5
 
 
 class ScalingLabView(SessionView):
@@ -141,6 +147,10 @@ class ScalingLabView(SessionView):
         self.shown_version = -1
         self.error: str | None = None
         self._base_pt = base_point_size()  # presentation mode scales it (font_scale), never twice
+        self._tanh = False  # additive attention: the tanh histogram is one of the plots
+        #: On a slide the plots a row at a time (``SLIDE_PAGES``); off a slide one page.
+        self.slide_pages = SlidePages(session, self)
+        self.slide_pages.pageChanged.connect(lambda _page: self._place_notes())
 
         self._ink = plot_colors().foreground
         self.lab = self.while_shown(self.session.register("scaling lab", _scaling))
@@ -180,13 +190,15 @@ class ScalingLabView(SessionView):
             self.plots[key] = plot
         # Reference levels: uniform weights' entropy log n and largest weight 1/n.
         for key in ("entropy", "max_weight"):
+            # Inside the plot: under the entropy's line (log n is the top of its range: above it
+            # the top of the plot cut the word off), over the largest weight's (1/n is the
+            # bottom of its range: under it the axis cut the word off on a slide).
+            anchor = (0, 0) if key == "entropy" else (0, 1)
             line = pg.InfiniteLine(
                 angle=0,
                 pen=pg.mkPen(REFERENCE_COLOR, width=1.5, style=Qt.PenStyle.DashLine),
                 label="uniform",
-                # Under the line, inside the plot: above it, the top of the plot cut the word off
-                # (the uniform entropy log n is the top of its range).
-                labelOpts={"position": 0.08, "color": REFERENCE_COLOR, "anchors": [(0, 0), (0, 0)]},
+                labelOpts={"position": 0.08, "color": REFERENCE_COLOR, "anchors": [anchor, anchor]},
             )
             self.plots[key].addItem(line)
             self.guides[key] = line
@@ -240,11 +252,13 @@ class ScalingLabView(SessionView):
         body = self.body = QBoxLayout(QBoxLayout.Direction.LeftToRight)
         body.addWidget(self.graphics, 1)
         body.addWidget(notes_scroll)
-        self._place_notes()
         layout = view_column(self)
         layout.addWidget(self.header)
         layout.addWidget(self.status)
         layout.addLayout(body, 1)
+        # Once every part has its parent: shown before, the header and the notes were windows of
+        # their own, which took the focus off the main window (and the clicker's keys with it).
+        self._place_notes()
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -267,7 +281,10 @@ class ScalingLabView(SessionView):
         self.plots["tanh"].setTitle(translate("ScalingLab", "tanh saturation"))
         self.plots["tanh"].setLabel("left", translate("ScalingLab", "values"))
         for line in self.guides.values():
+            # Its text too: setFormat leaves a hidden label's text as it was (the lab is hidden
+            # when the language changes on another slide, and it stayed English).
             line.label.setFormat(translate("ScalingLab", "uniform"))
+            line.label.setText(line.label.format)
         names = (
             translate("ScalingLab", "q·k (unscaled)"),
             translate("ScalingLab", "q·k / √d (scaled)"),
@@ -292,26 +309,97 @@ class ScalingLabView(SessionView):
         return self.lab.busy
 
     def on_presentation(self, on: bool) -> None:
-        """Titles, axis labels, ticks, legends and markers follow the font scale; the notes go
-        under the plots, which take the slide's whole width."""
+        """Titles, axis labels, ticks, legends and markers follow the font scale; on a slide the
+        plots a row a page (``SLIDE_PAGES``), the notes beside the second."""
+        self.slide_pages.follow_presentation(on)
         self._place_notes()
         self._apply_fonts()
+        if self.outcome is not None:
+            self._show_notes(self.outcome)  # on a slide a colour key, and no word on the curves'
+
+    def on_page(self) -> tuple[str, ...]:
+        """The plots on show: on a slide the page's (``SLIDE_PAGES``), else all of them; the tanh
+        histogram only for additive attention."""
+        pages = self.pages()
+        return pages[min(self.slide_pages.page, len(pages) - 1)]
+
+    def pages(self) -> list[tuple[str, ...]]:
+        """The plots of each page: on a slide ``SLIDE_PAGES`` (tanh's only for additive attention),
+        else one page of them all."""
+        pages = list(SLIDE_PAGES) if self._slide else [tuple(_GRID)]
+        pages = [tuple(key for key in page if key != "tanh" or self._tanh) for page in pages]
+        return [page for page in pages if page]
+
+    @property
+    def _slide(self) -> bool:
+        return self.font_scale > 1.0
+
+    def _layout_plots(self) -> None:
+        """The plots on show in the layout, in their places; the others out of it (a hidden item
+        would still hold its row and column)."""
+        shown = self.on_page()
+        for plot in self.plots.values():
+            if plot in self.graphics.ci.items:
+                self.graphics.ci.removeItem(plot)
+            plot.setVisible(False)
+        for i, key in enumerate(shown):
+            row, col = (1, i) if self._slide else _GRID[key]
+            self.graphics.ci.addItem(self.plots[key], row=row, col=col)
+            self.plots[key].setVisible(True)
+        # The legend over three plots' width; on the second slide page, beside the notes, a
+        # colour key in the notes says the same in their narrower column (``_colour_key``).
+        legend = self.legends[0]
+        legend_on = not self._slide or self.slide_pages.page == 0
+        if legend_on and legend not in self.graphics.ci.items:
+            self.graphics.ci.addItem(legend, row=0, col=0, colspan=3)
+        elif not legend_on and legend in self.graphics.ci.items:
+            self.graphics.ci.removeItem(legend)
+        legend.setVisible(legend_on)
+        # The plots' grid as large as the view again: taking its items out and putting others in
+        # let Qt shrink it to its preferred size (tanh's page was a strip until the next resize).
+        self.graphics.ci.setGeometry(self.graphics.range)
+        self._update_min_size()
 
     def _place_notes(self) -> None:
+        """Off a slide the notes beside the plots; on a slide the header and the first row of
+        plots on the first page, the second row beside the notes on the second (whole: the
+        notes never scroll on a slide)."""
         scroll = self.notes_scroll
-        if self.font_scale > 1.0:
-            self.body.setDirection(QBoxLayout.Direction.TopToBottom)
-            scroll.setMinimumWidth(0)
-            scroll.setMaximumWidth(16777215)
-            scroll.setMaximumHeight(220)
-            scroll.setMinimumHeight(_SLIDE_NOTES_PX)
+        self.slide_pages.set_count(len(self.pages()))
+        first = self.slide_pages.page == 0
+        self.header.setVisible(not self._slide or first)
+        scroll.setVisible(not self._slide or not first)
+        self.body.setDirection(QBoxLayout.Direction.LeftToRight)
+        scroll.setMinimumHeight(0)
+        scroll.setMaximumHeight(16777215)
+        if self._slide:
             scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            scroll.setFrameShape(QFrame.Shape.NoFrame)
+            scroll.setMinimumWidth(int(_SLIDE_NOTES_SHARE * max(self.width(), 640)))
+            scroll.setMaximumWidth(16777215)
         else:
-            self.body.setDirection(QBoxLayout.Direction.LeftToRight)
-            scroll.setMinimumHeight(0)
-            scroll.setMaximumHeight(16777215)
+            scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+            scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+            scroll.setFrameShape(QFrame.Shape.StyledPanel)
             scroll.setMaximumWidth(340)
             scroll.setMinimumWidth(260)
+        self._layout_plots()
+        self._fit_notes()
+
+    def _fit_notes(self) -> None:
+        """On a slide the notes as high as their text at their width (they do not scroll there)."""
+        scroll = self.notes_scroll
+        if not self._slide or not scroll.isVisible():
+            return
+        width = max(scroll.minimumWidth(), scroll.width()) - 2 * scroll.frameWidth()
+        scroll.setMinimumHeight(self.notes.heightForWidth(width) + 2 * scroll.frameWidth())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._slide:
+            self.notes_scroll.setMinimumWidth(int(_SLIDE_NOTES_SHARE * max(event.size().width(), 640)))
+            self._fit_notes()
 
     # ------------------------------------------------------------------ drawing
 
@@ -360,17 +448,11 @@ class ScalingLabView(SessionView):
         plot = self.plots["tanh"]
         # Only additive attention has a tanh: otherwise the plot leaves the layout and gives its
         # width to the others (a hidden item would still hold its column).
-        in_layout = plot in self.graphics.ci.items
+        if self._tanh != (sat is not None):
+            self._tanh = sat is not None
+            self._place_notes()
         if sat is None:
-            if in_layout:
-                self.graphics.ci.removeItem(plot)
-                plot.setVisible(False)
-                self._update_min_size()
             return
-        if not in_layout:
-            self.graphics.ci.addItem(plot, row=_GRID["tanh"][0], col=_GRID["tanh"][1])
-            plot.setVisible(True)
-            self._update_min_size()
         edges, counts = sat.pre_edges, sat.pre_counts.astype(np.float64)
         centres = 0.5 * (edges[:-1] + edges[1:])
         below = np.where(centres <= sat.pre_threshold, counts, 0.0)
@@ -394,6 +476,8 @@ class ScalingLabView(SessionView):
         curves = outcome.curves
         assert curves is not None
         lines: list[str] = []
+        if self._slide:
+            lines.append(self._colour_key())
         if p is None:
             lines.append(
                 "<p>"
@@ -447,14 +531,15 @@ class ScalingLabView(SessionView):
                     ).format(which=which, q=_fmt(qms), k=_fmt(kms), product=_fmt(d * qms * kms), d=d)
                     + "</p>"
                 )
-        lines.append(
-            f"<p style='color:{muted_color(self)}'>"
-            + translate(
-                "ScalingLab",
-                "Curves: {samples} random (q, keys) samples per d, softmax over {keys} keys (your average, rounded).",
-            ).format(samples=int(curves["samples"]), keys=int(curves["n_keys"]))
-            + "</p>"
-        )
+        curves_note = translate(
+            "ScalingLab",
+            "Curves: {samples} random (q, keys) samples per d, softmax over {keys} keys (your average, rounded).",
+        ).format(samples=int(curves["samples"]), keys=int(curves["n_keys"]))
+        if self._slide:
+            self.notes.setToolTip(curves_note)  # how the curves were made: not for the back row
+        else:
+            self.notes.setToolTip("")
+            lines.append(f"<p style='color:{muted_color(self)}'>{curves_note}</p>")
         sat = outcome.saturation
         if sat is not None:
             frac = sat.saturated_fraction
@@ -476,6 +561,22 @@ class ScalingLabView(SessionView):
         elif outcome.saturation_note:
             lines.append(f"<p style='color:{muted_color(self)}'>{html.escape(tr_text(outcome.saturation_note))}.</p>")
         self.notes.setText("".join(lines))
+        self._fit_notes()
+
+    def _colour_key(self) -> str:
+        """The legend as a line of text, for the notes beside the second slide page's plots."""
+
+        def ink(rgb: tuple[int, int, int], mark: str) -> str:
+            return f"<span style='color:rgb{rgb}'><b>{mark}</b></span>"
+
+        return (
+            "<p>"
+            + f"{ink(UNSCALED_COLOR, '━━')} {html.escape(translate('ScalingLab', 'q·k (unscaled)'))}&nbsp;&nbsp; "
+            + f"{ink(SCALED_COLOR, '━━')} {html.escape(translate('ScalingLab', 'q·k / √d (scaled)'))}<br>"
+            + f"{ink(UNSCALED_COLOR, '★')}{ink(SCALED_COLOR, '★')} "
+            + html.escape(translate("ScalingLab", "your inputs (unscaled, scaled)"))
+            + "</p>"
+        )
 
     def restyle(self) -> None:
         """Plot colours of the current theme; notes in the theme's secondary and warning colours."""
@@ -530,8 +631,13 @@ class ScalingLabView(SessionView):
         # 612 px of a 1280x720 slide and the page scrolled 133 px under the header and notes.
         # A plot 130 px wide a font scale: at 150 the plots were wider than the page while the
         # lesson's panel still stood beside it (Portuguese), and the sideways scroll bar stayed.
+        # On a slide one row of plots a page (``SLIDE_PAGES``), with the legend over it.
         f = self.font_scale
-        self.graphics.setMinimumSize(int(3 * (170 if f == 1.0 else 130) * f), int(2 * (200 if f == 1.0 else 110) * f))
+        if f == 1.0:
+            self.graphics.setMinimumSize(3 * 170, 2 * 200)
+        else:
+            columns = max(1, len(self.on_page()))
+            self.graphics.setMinimumSize(int(columns * 130 * f), int(150 * f))
 
     def _update_status(self) -> None:
         if self.error is not None:
