@@ -3,6 +3,7 @@ read against the attention mask first), then in the batch padded on the right an
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -29,6 +30,8 @@ __all__ = ["PaddingCheck"]
 
 class PaddingCheck(InvarianceCheck):
     name = "padding"
+    #: The last cause found was positions not adjusted to left padding (``_padding_cause``).
+    _unadjusted = False
 
     def run(self) -> tuple[list[Finding], str | None]:
         mask = self.mask
@@ -69,8 +72,25 @@ class PaddingCheck(InvarianceCheck):
             gap = self._padding_gap(alone, padded, positions, length)
             if gap is None:
                 continue
+            self._unadjusted = False
             cause = self._padding_cause(side, real, length, alone, gap, padded, positions)
-            findings.append(gap_finding("padding", gap, cause))
+            finding = gap_finding("padding", gap, cause)
+            if self._unadjusted and not _left_padded(real, length) and not _causal(given):
+                # An encoder (no call is causal) given a right-padded batch: its position embeddings
+                # count from the first column, as its tokenizer pads; left padding is a hazard, not a bug.
+                finding = replace(
+                    finding,
+                    severity="warning",
+                    message=message(
+                        QT_TRANSLATE_NOOP(
+                            "Invariance",
+                            "{cause}; this model attends both ways (an encoder) and its batch is padded on the right, "
+                            "so only left padding would move it",
+                        ),
+                        cause=cause,
+                    ),
+                )
+            findings.append(finding)
         return findings, None
 
     def _attempt(self, inputs: dict[str, Any], what: str) -> tuple[Run | None, Finding | None]:
@@ -312,6 +332,7 @@ class PaddingCheck(InvarianceCheck):
         if side == "left" and "position_ids" not in self.inputs and self._accepts("position_ids"):
             batch, _ = self._padded(real, length, side, adjust_positions=True)
             if self._padding_gap(alone, run_captured(self.model, batch), positions, length) is None:
+                self._unadjusted = True
                 return message(
                     QT_TRANSLATE_NOOP(
                         "Invariance",
@@ -353,6 +374,27 @@ class PaddingCheck(InvarianceCheck):
             ),
             side=side,
         )
+
+
+def _left_padded(real: list[torch.Tensor], length: int) -> bool:
+    """Some sequence of the batch as given starts after pads."""
+    return any(len(idx) and int(idx[0]) > 0 for idx in real)
+
+
+def _causal(run: Run) -> bool:
+    """Some self-attention call of ``run`` is causal (a decoder, which generation pads on the left)."""
+    for call in run.calls:
+        if call.cross:
+            continue
+        try:
+            keep = recorded_allowed(call)
+        except Exception:  # noqa: BLE001 - a mask attnviz cannot read says nothing here
+            continue
+        n_q, n_k = keep.shape[-2:]
+        if n_q == n_k and n_q > 1:
+            later = torch.ones(n_q, n_k, dtype=torch.bool).triu(1)
+            return not bool((keep & later).any())
+    return True
 
 
 def _select(t: torch.Tensor, axis: int, pos: torch.Tensor, length: int, n: int) -> torch.Tensor:
