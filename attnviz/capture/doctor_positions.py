@@ -143,6 +143,8 @@ class PositionsReader:
     _shift_note: str | None = None
     #: Cached steps whose recorded positions were read: (L_q, L_k, the positions' bytes).
     _recorded_steps: set[tuple[int, int, bytes]] = field(default_factory=set)
+    #: (L_q, L_k) of cached steps whose restart was reported (their other layers: said once).
+    _restarts: set[tuple[int, int]] = field(default_factory=set)
 
     def read(
         self,
@@ -161,53 +163,71 @@ class PositionsReader:
         and positions came before)."""
         if allowed is None or _CROSS.search(call.name):
             return []
-        recorded = self._recorded(index, call, allowed, pad_q)
-        if recorded is not None:
-            return recorded
-        if call.weights_only:
-            return []
+        n_q, n_k = call.shape[2], call.shape[3]
+        if n_q < n_k:
+            # A cached step: a token and its copy show what the rotation did; else the positions
+            # the capture recorded say what the model was given.
+            copies = [] if call.weights_only or not clean else self._copies(index, call, allowed, pad_k)
+            if copies:
+                self._restarts.add((n_q, n_k))
+                return copies
+            if (n_q, n_k) in self._restarts:
+                return []
+            return self._recorded(index, call, allowed, pad_q) or []
         if not clean:
-            self._padded_done = self._padded_done or call.shape[2] == call.shape[3]
+            self._padded_done = self._padded_done or n_q == n_k
             return []
+        if n_q == n_k and not self._padded_done and call.queries is not None:
+            # Two elements starting with the same tokens show it in their queries; else the
+            # positions recorded say what the model was given.
+            shared = self._padded(index, call, allowed, pad_q, tokens)
+            if shared or self._padded_checked or self._reported_pads or not self._padded_done:
+                return shared
+            if call.positions is None:
+                return []
+            self._padded_done = False
+        return self._recorded(index, call, allowed, pad_q) or []
+
+    def _copies(
+        self, index: int, call: AttentionCall, allowed: np.ndarray, pad_k: np.ndarray | None
+    ) -> list[PositionReading]:
+        """A cached step's positions read from a new token and its copy in the cache."""
         q, k, v = call.queries, call.keys, call.values
         if q is None or k is None or v is None:
             return []
-        _b, _h, n_q, n_k = call.shape
-        if n_q < n_k:
-            found = _cached_step(index, call, allowed, pad_k)
-            if found is False:
-                return []
-            if found is None:
-                self._steps_unchecked.append((index, (n_q, n_k)))
-                return []
-            self._steps_read.add((n_q, n_k))
-            if isinstance(found, tuple):
-                old, key, expected = found
-                self._unexplained.append(
-                    message(
-                        QT_TRANSLATE_NOOP(
-                            "Doctor",
-                            "positions not verified in the cached step of call {index}: the rotation between its "
-                            "token at key {key} and that token's copy at key {old} is neither the {expected} "
-                            "position(s) the cache puts between them nor a restart at 0 (rotary frequencies scaled "
-                            "at the highest one, or a cache that dropped keys, such as a sliding window's, can do "
-                            "that); attnviz check --checks kv_cache compares the step with the full forward",
-                        ),
-                        index=index,
-                        key=key,
-                        old=old,
-                        expected=expected,
-                    )
+        n_q, n_k = call.shape[2], call.shape[3]
+        found = _cached_step(index, call, allowed, pad_k)
+        if found is False:
+            return []
+        if found is None:
+            self._steps_unchecked.append((index, (n_q, n_k)))
+            return []
+        self._steps_read.add((n_q, n_k))
+        if isinstance(found, tuple):
+            old, key, expected = found
+            self._unexplained.append(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Doctor",
+                        "positions not verified in the cached step of call {index}: the rotation between its "
+                        "token at key {key} and that token's copy at key {old} is neither the {expected} "
+                        "position(s) the cache puts between them nor a restart at 0 (rotary frequencies scaled "
+                        "at the highest one, or a cache that dropped keys, such as a sliding window's, can do "
+                        "that); attnviz check --checks kv_cache compares the step with the full forward",
+                    ),
+                    index=index,
+                    key=key,
+                    old=old,
+                    expected=expected,
                 )
-                return []
-            return [found] if isinstance(found, PositionReading) else []
-        if n_q == n_k and not self._padded_done:
-            return self._padded(index, call, allowed, pad_q, tokens)
-        return []
+            )
+            return []
+        return [found] if isinstance(found, PositionReading) else []
 
     def notes(self) -> list[str]:
         """One line for each kind of position the run's calls could not be checked for."""
-        out: list[str] = list(self._unexplained[:1])
+        # Positions recorded at capture checked the steps a rotation could not be read for.
+        out: list[str] = [] if self._recorded_steps else list(self._unexplained[:1])
         if self._shift_note is not None:
             out.append(self._shift_note)
         if self._padded_unchecked and not self._padded_checked and not self._reported_pads:

@@ -5,15 +5,16 @@ the attention calls alone it shows only where a token repeats (``doctor_position
 module that turns positions into rotations is called with them, though, so a capture reads
 them there, found by meaning rather than by one spelling:
 
-* a **rotary module**: its class is named like one (``*Rotary*``, ``*RoPE*``) or it holds an
-  ``inv_freq`` table. Its positions are the integer tensor it is given (transformers'
+* a **rotary module**: it holds an ``inv_freq`` table, or its class is named like one
+  (``*Rotary*``, ``*RoPE*``) and it holds no weights. Its positions are the integer tensor it is given (transformers'
   ``rotary_emb(x, position_ids)``, static-cache steps included, whose ``position_ids`` come
   from ``cache_position``); else they are read back from the cos and sin tables it returns
   (a hand-written ``rope(length, start)``): the angle of the lowest frequency over that
   frequency (the module's own ``inv_freq``, so linear or NTK scaling is undone as the model
   applies it);
 * a **learned position embedding**: an ``nn.Embedding`` named like one (``wpe``,
-  ``*pos*``) called with integer ids.
+  ``*pos*``) called with integer ids, or any other ``nn.Embedding`` called with ids that count
+  like positions (each row up by 0 or 1, mostly 1: ``arange``, a clamped ``cumsum``).
 
 Each reading is ``(kind, positions)``, positions (N, L) as float64 (integers where they are).
 torch and numpy only; the recorder keeps the latest reading for the calls that follow.
@@ -29,10 +30,12 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["ROTARY", "LEARNED", "is_position_module", "read_positions"]
+__all__ = ["LEARNED", "MAYBE_LEARNED", "ROTARY", "is_position_module", "read_positions"]
 
 ROTARY = "rotary"
 LEARNED = "learned"
+#: An embedding not named like positions: its ids are positions only where they count.
+MAYBE_LEARNED = "learned?"
 
 _ROTARY_NAME = re.compile(r"rotary|rope", re.IGNORECASE)
 _LEARNED_NAME = re.compile(r"(^|[._])(wpe|pos\w*|position\w*|embed_positions)$", re.IGNORECASE)
@@ -46,23 +49,62 @@ def is_position_module(module: nn.Module, name: str) -> str | None:
     kind = type(module).__name__
     if "attention" in kind.lower() or "attn" in kind.lower():
         return None
-    if _ROTARY_NAME.search(kind) or isinstance(getattr(module, "inv_freq", None), torch.Tensor):
+    if isinstance(getattr(module, "inv_freq", None), torch.Tensor):
         return ROTARY
-    if type(module) is nn.Embedding and _LEARNED_NAME.search(name):
-        return LEARNED
+    # Named like one and holding no weights: a table of rotations (a layer or a model named
+    # "Rotary..." holds weights, and the ids it is called with are no positions).
+    if _ROTARY_NAME.search(kind) and next(module.parameters(), None) is None:
+        return ROTARY
+    if type(module) is nn.Embedding:
+        # Named like positions; or any other embedding, whose ids are read as positions only
+        # where they count like positions (``_counting``): token ids do not.
+        return LEARNED if _LEARNED_NAME.search(name) else MAYBE_LEARNED
     return None
 
 
 def read_positions(
-    kind: str, module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any
+    kind: str,
+    module: nn.Module,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    output: Any,
+    model_inputs: tuple[Any, ...] = (),
 ) -> np.ndarray | None:
-    """(N, L) float64 positions the module was called with; None when they cannot be read."""
+    """(N, L) float64 positions the module was called with; None when they cannot be read.
+    ``output`` None: before it runs (its arguments only). A rotary module's tables, when they
+    are float32 or wider, are what attention was rotated by: they win over its arguments (code
+    wrapped around the module may have changed them on the way); half-precision tables round
+    the angle too much to read a position back, so the arguments are kept then. ``model_inputs``:
+    what the model itself was given; an embedding not named like positions that is called with
+    one of them embeds tokens, not positions."""
+    if output is not None and kind == ROTARY:
+        tables = _from_tables(module, output)
+        if tables is not None:
+            return tables
     given = _given_positions(args, kwargs)
-    if given is not None:
-        return given
-    if kind == ROTARY:
-        return _from_tables(module, output)
-    return None
+    if kind == MAYBE_LEARNED and (given is None or not _counting(given) or _among(given, model_inputs)):
+        return None
+    return given
+
+
+def _among(ids: np.ndarray, inputs: tuple[Any, ...]) -> bool:
+    """``ids`` are one of the model's own integer inputs (its token ids)."""
+    for value in inputs:
+        if isinstance(value, torch.Tensor) and not value.is_floating_point() and value.numel() == ids.size:
+            if bool(np.array_equal(value.detach().cpu().reshape(ids.shape).numpy(), ids)):
+                return True
+    return False
+
+
+def _counting(positions: np.ndarray) -> bool:
+    """Every row counts up by 0 or 1 and mostly by 1 (arange, or a cumsum over a mask clamped
+    at 0), over at least 2 ids."""
+    if positions.shape[-1] < 2:
+        return False
+    steps = np.diff(positions, axis=-1)
+    if not bool(np.isin(steps, (0.0, 1.0)).all()):
+        return False
+    return bool(((steps == 1).sum(-1) >= (positions.shape[-1] - 1) / 2).all())
 
 
 def _given_positions(args: tuple[Any, ...], kwargs: dict[str, Any]) -> np.ndarray | None:
@@ -84,7 +126,7 @@ def _from_tables(module: nn.Module, output: Any) -> np.ndarray | None:
     cos, sin = output[0], output[1]
     if not (isinstance(cos, torch.Tensor) and isinstance(sin, torch.Tensor)) or cos.shape != sin.shape:
         return None
-    if cos.dim() < 2 or not cos.is_floating_point() or inv_freq.numel() == 0:
+    if cos.dim() < 2 or cos.dtype not in (torch.float32, torch.float64) or inv_freq.numel() == 0:
         return None
     lowest = float(inv_freq.detach().double().abs().min())
     if not lowest > 0 or cos.shape[-1] not in (inv_freq.numel(), 2 * inv_freq.numel()):

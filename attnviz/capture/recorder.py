@@ -47,7 +47,7 @@ from ..io.capture_file import save_capture
 from . import shaping
 from .calls import CapturedCall, Converted
 from .patching import PATCH, CallMode
-from .recorded_positions import is_position_module, read_positions
+from .recorded_positions import LEARNED, MAYBE_LEARNED, is_position_module, read_positions
 
 __all__ = ["DEFAULT_CAPTURE_BUDGET", "Capture", "capture"]
 
@@ -410,6 +410,11 @@ class Capture:
 
     def _enter_module(self, module: nn.Module, args: Any, kwargs: Any) -> None:
         local = self._local
+        kind = self._position_modules.get(module)
+        if kind is not None and self._active:
+            # Positions given as an argument are known before the module runs (a layer of its own
+            # that takes them makes its attention call inside); tables are read when it returns.
+            self._guarded(lambda: self._read_positions(kind, module, args, kwargs, None))
         local.stack.append(module)
         local.given.append((args, kwargs))
         if self._selected is not None and module in self._selected:
@@ -432,12 +437,15 @@ class Capture:
                 break
 
     def _read_positions(self, kind: str, module: nn.Module, args: Any, kwargs: Any, output: Any) -> None:
-        positions = read_positions(kind, module, tuple(args), dict(kwargs or {}), output)
+        outer = self._local.given[0] if self._local.given else ((), {})
+        model_inputs = (*outer[0], *[v for k, v in outer[1].items() if "position" not in k])
+        positions = read_positions(kind, module, tuple(args), dict(kwargs or {}), output, model_inputs)
+        kind = LEARNED if kind == MAYBE_LEARNED else kind
         if positions is not None:
             with self._lock:
                 # A rotary reading is what attention used; a learned embedding's, only when no
                 # rotary module ran since (a model with both rotates by the rotary's).
-                if kind != "learned" or self._positions is None or self._positions[0] == "learned":
+                if kind != LEARNED or self._positions is None or self._positions[0] == LEARNED:
                     self._positions = (kind, positions)
 
     def _wanted(self) -> bool:
