@@ -251,10 +251,11 @@ class PositionsReader:
                     QT_TRANSLATE_NOOP(
                         "Doctor",
                         "positions not checked in the cached step(s) of call(s) {calls}: a capture shows a step's "
-                        "positions only in a rotary model where a new token repeats one in its cache (at the first "
-                        "layer the two have the same values, and the rotation between their keys is their distance), "
-                        "and no new token here does (or the model adds positions to its embeddings, which changes the "
-                        "values too); attnviz check --checks kv_cache compares the step with the full forward",
+                        "positions where it records the model's rotary or position embedding (a module holding "
+                        "inv_freq or named like one, called with the positions), or in a rotary model where a new "
+                        "token repeats one in its cache (at the first layer the two have the same values, and the "
+                        "rotation between their keys is their distance); neither is here; attnviz check --checks "
+                        "kv_cache compares the step with the full forward",
                     ),
                     calls=", ".join(str(c) for c in calls[:6]) + (", ..." if len(calls) > 6 else ""),
                 )

@@ -133,6 +133,11 @@ def _from_tables(module: nn.Module, output: Any) -> np.ndarray | None:
         return None
     c = cos.detach()[..., -1].to("cpu", torch.float64)
     s = sin.detach()[..., -1].to("cpu", torch.float64)
+    # Tables of one rotation have cos^2 + sin^2 the same everywhere (1, or a scaling's square):
+    # two tensors of another kind (rotated queries and keys) do not.
+    radius = c * c + s * s
+    if radius.numel() == 0 or float(radius.max() - radius.min()) > 1e-3 * max(float(radius.max()), 1e-30):
+        return None
     angle = torch.atan2(s, c)
     # Turned less than once for any position the table reaches; -0.0 and rounding below 0 are 0.
     angle = torch.where(angle < -1e-4, angle + 2 * math.pi, angle.clamp_min(0.0))
