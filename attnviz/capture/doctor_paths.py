@@ -80,8 +80,9 @@ def default_tolerance(dtype: str | None) -> float:
 def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured: bool = True) -> list[Problem]:
     """ "unverified" when the capture said it could not check the call (or it has no output to
     check against); the fidelity is measured where it was not yet, and is an error above
-    ``max_fidelity`` (None: the default tolerance of the call's dtype). ``captured``: the run was recorded from a model (a run of
-    tensors typed or loaded without outputs claims no model to be faithful to)."""
+    ``max_fidelity`` (None: the default tolerance of the call's dtype). ``captured``: the run was
+    recorded from a model (a run of tensors typed or loaded without outputs claims no model to
+    be faithful to)."""
     dropout = _DROPOUT.search(call.note)
     if dropout is not None:
         return [
