@@ -291,6 +291,58 @@ def grouped_twin() -> tuple[Any, dict[str, Any]]:
     return GroupedModel(False), batch((6, 4))
 
 
+def tiled_repeat_kv(hidden: torch.Tensor, n_rep: int) -> torch.Tensor:
+    """transformers' ``repeat_kv`` as an edited modeling file might write it: the KV heads tiled
+    (head h reads KV head h % H_kv) instead of each repeated n_rep times in place."""
+    return hidden.repeat(1, n_rep, 1, 1)
+
+
+class EditedMistral(nn.Module):
+    """A Mistral whose eager path groups KV heads with ``tiled_repeat_kv`` (``bug``) while its SDPA
+    path groups them as SDPA does; transformers' implementation switch is passed through."""
+
+    def __init__(self, bug: bool = False) -> None:
+        super().__init__()
+        t = _t()
+        torch.manual_seed(16)
+        config = t.MistralConfig(
+            vocab_size=VOCAB,
+            hidden_size=32,
+            intermediate_size=48,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=64,
+            sliding_window=None,
+            attn_implementation="eager",
+        )
+        self.inner = t.MistralModel(config).eval()
+        self.config = self.inner.config
+        self.bug = bug
+
+    def set_attn_implementation(self, name: str) -> None:
+        self.inner.set_attn_implementation(name)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        from transformers.models.mistral import modeling_mistral
+
+        original = modeling_mistral.repeat_kv
+        if self.bug:
+            modeling_mistral.repeat_kv = tiled_repeat_kv
+        try:
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        finally:
+            modeling_mistral.repeat_kv = original
+
+
+def mistral_regrouped() -> tuple[Any, dict[str, Any]]:
+    return EditedMistral(True), batch((6, 6, 6))
+
+
+def mistral_regrouped_twin() -> tuple[Any, dict[str, Any]]:
+    return EditedMistral(False), batch((6, 6, 6))
+
+
 # ----------------------------------------------------------------------------- (d) (B*H) mask order
 
 
@@ -516,6 +568,7 @@ CASES: dict[str, tuple[str, str, str]] = {
     "BERT in training mode": ("dropout", "bert_training", "bert_training_twin"),
     "nn.MultiheadAttention in training mode": ("dropout", "mha_training", "mha_training_twin"),
     "hand-written GQA, eager tiles KV heads": ("grouping", "grouped", "grouped_twin"),
+    "Mistral, edited repeat_kv tiles KV heads": ("grouping", "mistral_regrouped", "mistral_regrouped_twin"),
     "TransformerEncoderLayer, heads-first (B*H)": ("mask order", "layer_order", "layer_order_twin"),
     "MHA, torch.cat([m] * H)": ("mask order", "cat_order", "cat_order_twin"),
     "GPT-NeoX left padded, mask shifted right": ("shift", "neox_shift", "neox_shift_twin"),
@@ -524,3 +577,36 @@ CASES: dict[str, tuple[str, str, str]] = {
     "GPT-2 left padded, arange position_ids": ("position_ids", "gpt2_arange", "gpt2_arange_twin"),
     "learned-position decoder, arange": ("position_ids", "learned_arange", "learned_arange_twin"),
 }
+
+
+def captured(factory_name: str) -> Any:
+    """The capture the doctor reads for a case: the forward of its inputs (a cached step's
+    classes: a prefill of all tokens but the last, then that token as a cached step, captured
+    alone), with the tokens of every axis."""
+    import attnviz
+    from attnviz.capture.model_arguments import model_arguments
+
+    model, inputs = globals()[factory_name]()
+    ids, mask = inputs["input_ids"], inputs["attention_mask"]
+    kind = next(kind for kind, bug, twin in CASES.values() if factory_name in (bug, twin))
+    with torch.no_grad():
+        if "decoder_input_ids" in inputs:
+            cap = attnviz.capture(
+                model,
+                tokens=tokens(inputs["decoder_input_ids"], inputs["decoder_attention_mask"]),
+                encoder_tokens=tokens(ids, mask),
+            )
+            with cap:
+                model(**inputs)
+            return cap
+        if kind == "positions":
+            arguments = model_arguments(model)
+            assert arguments.cache is not None
+            out = model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], use_cache=True)
+            past = arguments.returned_cache(out)
+            with attnviz.capture(model) as cap:
+                model(input_ids=ids[:, -1:], attention_mask=mask, use_cache=True, **{arguments.cache: past})
+            return cap
+        with attnviz.capture(model, tokens=tokens(ids, mask)) as cap:
+            model(**inputs)
+        return cap
