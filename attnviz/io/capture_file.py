@@ -28,6 +28,7 @@ import os
 import stat
 import struct
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO, get_args
 
@@ -181,6 +182,12 @@ def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
     calls = []
     for call in run.calls:
         stored = call
+        positions = call.positions
+        b, _h, n_q, _n_k = call.shape
+        if positions is not None and (
+            positions.ndim != 2 or positions.shape[1] != n_q or positions.shape[0] not in (1, b)
+        ):
+            stored = replace(call, positions=None, positions_from=None)  # edited to another length since
         arrays = {role: place(np.asarray(array)) for role, array in _call_arrays(stored)}
         terms: list[dict[str, Any]] = []
         for index, term in enumerate(stored.terms):
