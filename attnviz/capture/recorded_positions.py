@@ -16,6 +16,10 @@ them there, found by meaning rather than by one spelling:
   ``*pos*``) called with integer ids, or any other ``nn.Embedding`` called with ids that count
   like positions (each row up by 0 or 1, mostly 1: ``arange``, a clamped ``cumsum``).
 
+* **rotary code of no module of its own** (a function ``apply_rope(x, positions)``): the
+  capture's function mode sees positions multiplied by inverse frequencies (a geometric
+  sequence from at most 1), ``torch.outer(t, inv_freq)`` or ``t[..., None] * inv_freq``.
+
 Each reading is ``(kind, positions)``, positions (N, L) as float64 (integers where they are).
 torch and numpy only; the recorder keeps the latest reading for the calls that follow.
 """
@@ -30,7 +34,15 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["LEARNED", "MAYBE_LEARNED", "ROTARY", "is_position_module", "read_positions"]
+__all__ = [
+    "ANGLE_FUNCTIONS",
+    "LEARNED",
+    "MAYBE_LEARNED",
+    "ROTARY",
+    "is_position_module",
+    "positions_from_angles",
+    "read_positions",
+]
 
 ROTARY = "rotary"
 LEARNED = "learned"
@@ -148,3 +160,58 @@ def _from_tables(module: nn.Module, output: Any) -> np.ndarray | None:
     # Integer positions come back within float32's rounding of the angle: keep them whole.
     close = np.abs(positions - whole) <= 1e-3 * np.maximum(1.0, np.abs(whole))
     return np.where(close, whole, positions)
+
+
+#: The functions rotary code turns positions into angles with (positions times inverse
+#: frequencies): seen by the capture's function mode, whatever module (or none) runs them.
+ANGLE_FUNCTIONS: frozenset[Any] = frozenset(
+    {torch.outer, torch.ger, torch.mul, torch.Tensor.__mul__, torch.Tensor.__rmul__, torch.Tensor.mul, torch.einsum}
+)
+_LARGEST_FREQUENCIES = 4096
+_LARGEST_POSITIONS = 1 << 20
+
+
+def positions_from_angles(func: Any, args: tuple[Any, ...]) -> np.ndarray | None:
+    """(N, L) positions when ``func(*args)`` multiplies positions by a rotary table's inverse
+    frequencies (a geometric sequence, decreasing from at most 1: ``base ** (-2i / d)``, scaled
+    or not): ``torch.outer(t, inv_freq)``, ``positions[..., None] * inv_freq``, an einsum of
+    the two; None for any other product."""
+    operands = [a for a in (args[1:] if func is torch.einsum else args) if isinstance(a, torch.Tensor)]
+    if func is torch.einsum and len(operands) == 0 and len(args) == 2 and isinstance(args[1], (list, tuple)):
+        operands = [a for a in args[1] if isinstance(a, torch.Tensor)]
+    if len(operands) != 2:
+        return None
+    for freq, positions in (operands, operands[::-1]):
+        if _inverse_frequencies(freq) and positions.numel() <= _LARGEST_POSITIONS:
+            return _as_positions(positions, None if func in (torch.outer, torch.ger, torch.einsum) else freq)
+    return None
+
+
+def _inverse_frequencies(t: torch.Tensor) -> bool:
+    if not t.is_floating_point() or not 2 <= t.numel() <= _LARGEST_FREQUENCIES:
+        return False
+    if sum(1 for s in t.shape if s != 1) != 1:
+        return False
+    f = t.detach().reshape(-1).to("cpu", torch.float64)
+    if not bool((f > 0).all()) or float(f[0]) > 1.0 + 1e-6:
+        return False
+    ratio = f[1:] / f[:-1]
+    return bool((ratio < 1).all()) and float(ratio.max() - ratio.min()) <= 1e-4 * float(ratio.mean())
+
+
+def _as_positions(t: torch.Tensor, freq: torch.Tensor | None) -> np.ndarray | None:
+    """``t`` as (N, L) positions, its last axis the sequence's; broadcast against ``freq``
+    (a product, not an outer product) the axis of the frequencies (size 1 in ``t``) is dropped
+    first. None for a negative value (relative distances are no positions)."""
+    shape = list(t.shape)
+    if freq is not None:
+        axis = next(i for i in range(freq.dim()) if freq.shape[i] != 1) - freq.dim()  # from the right
+        if -axis > len(shape) or shape[axis] != 1:
+            return None
+        del shape[axis]
+    if not shape:
+        return None
+    values = t.detach().to("cpu", torch.float64).reshape(-1, shape[-1])
+    if not bool((values >= 0).all()) or not bool(torch.isfinite(values).all()):
+        return None
+    return values.numpy().copy()

@@ -436,6 +436,11 @@ class Capture:
             if top is module:
                 break
 
+    def saw_positions(self, kind: str, positions: np.ndarray) -> None:
+        """Positions the model's rotary code multiplied by inverse frequencies (function mode)."""
+        with self._lock:
+            self._positions = (kind, positions)
+
     def _read_positions(self, kind: str, module: nn.Module, args: Any, kwargs: Any, output: Any) -> None:
         outer = self._local.given[0] if self._local.given else ((), {})
         model_inputs = (*outer[0], *[v for k, v in outer[1].items() if "position" not in k])
