@@ -39,7 +39,9 @@ __all__ = [
     "LEARNED",
     "MAYBE_LEARNED",
     "ROTARY",
+    "TABLE_FUNCTIONS",
     "is_position_module",
+    "positions_from_table",
     "positions_from_angles",
     "read_positions",
 ]
@@ -167,8 +169,64 @@ def _from_tables(module: nn.Module, output: Any) -> np.ndarray | None:
 ANGLE_FUNCTIONS: frozenset[Any] = frozenset(
     {torch.outer, torch.ger, torch.mul, torch.Tensor.__mul__, torch.Tensor.__rmul__, torch.Tensor.mul, torch.einsum}
 )
+#: Indexing a precomputed table of rotations by position.
+TABLE_FUNCTIONS: frozenset[Any] = frozenset({torch.Tensor.__getitem__})
 _LARGEST_FREQUENCIES = 4096
 _LARGEST_POSITIONS = 1 << 20
+
+
+def positions_from_table(args: tuple[Any, ...]) -> np.ndarray | None:
+    """(N, L) positions when ``table[index]`` picks rows of a precomputed rotary table by
+    position: ``freqs_cis[start : start + L]`` (Meta's Llama: complex ``exp(i p theta)``) or
+    ``cos_cached[position_ids]`` (cos or sin rows); None for any other indexing. A table is
+    rotary when its row 0 is the rotation by 0 (all 1 for complex or cos, all 0 for sin) and
+    its row 1's angles are inverse frequencies (a geometric sequence from at most 1)."""
+    if len(args) != 2 or not isinstance(args[0], torch.Tensor):
+        return None
+    table, index = args
+    if table.dim() < 2 or table.shape[0] < 2 or table.numel() > _LARGEST_POSITIONS or not _rotary_table(table):
+        return None
+    if isinstance(index, slice):
+        start, stop, step = index.indices(table.shape[0])
+        if step != 1 or stop <= start:
+            return None
+        return np.arange(start, stop, dtype=np.float64)[None, :]
+    if isinstance(index, torch.Tensor) and not index.is_floating_point() and index.dtype != torch.bool:
+        if index.dim() in (1, 2) and index.numel() > 0:
+            return index.detach().to("cpu", torch.float64).reshape(-1, index.shape[-1]).numpy().copy()
+    return None
+
+
+def _rotary_table(table: torch.Tensor) -> bool:
+    rows = table.detach()[:2].reshape(2, -1).to("cpu")
+    if rows.is_complex():
+        angles = torch.angle(rows[1].to(torch.complex128))
+        if not bool(torch.allclose(rows[0].to(torch.complex128), torch.ones_like(angles, dtype=torch.complex128))):
+            return False
+    elif rows.is_floating_point():
+        first = rows[0].double()
+        if bool(torch.allclose(first, torch.ones_like(first))):
+            angles = torch.arccos(rows[1].double().clamp(-1, 1))
+        elif bool(torch.allclose(first, torch.zeros_like(first))):
+            angles = torch.arcsin(rows[1].double().clamp(-1, 1))
+        else:
+            return False
+    else:
+        return False
+    # One angle per pair (complex), or each repeated: rotate-half (h, h) or interleaved (a, a, b, b).
+    n = angles.numel()
+    candidates = [angles]
+    if n % 2 == 0:
+        candidates += [angles[: n // 2], angles[0::2]]
+    return any(
+        (
+            c.numel() == n
+            or bool(torch.allclose(c.repeat(2), angles))
+            or bool(torch.allclose(c.repeat_interleave(2), angles))
+        )
+        and _inverse_frequencies(c)
+        for c in candidates
+    )
 
 
 def positions_from_angles(func: Any, args: tuple[Any, ...]) -> np.ndarray | None:

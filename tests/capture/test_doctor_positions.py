@@ -100,7 +100,28 @@ def test_a_cached_step_whose_rotary_positions_restart_is_named_from_its_capture_
     assert twin == [] and twin.notes == [], lines(twin)
 
 
-def test_a_step_whose_token_repeats_none_in_its_cache_is_said_to_be_unchecked():
+def rotate_learned(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """bug_models.rotate with frequencies of no rotary table (learned, increasing): the capture
+    cannot tell its positions from any other product."""
+    freq = torch.tensor([0.3, 1.0])
+    angle = positions[:, None, :, None].float() * freq
+    cos, sin = angle.cos(), angle.sin()
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], -1).flatten(-2)
+
+
+def test_a_step_whose_positions_are_recorded_is_read_without_a_repeated_token():
+    # bug_models.rotate multiplies the positions by inverse frequencies: the capture sees them.
+    found = step_diagnosis(bugs.RotaryDecoder(restart_positions=True), repeat=False)
+    (finding,) = found
+    assert (finding.kind, finding.severity, finding.call) == ("positions", "error", 0), lines(found)
+    assert "positions restart at 0 while 4 key(s) are cached" in finding.message
+    twin = step_diagnosis(bugs.RotaryDecoder(), repeat=False)
+    assert twin == [] and twin.notes == [], lines(twin)
+
+
+def test_a_step_whose_token_repeats_none_in_its_cache_is_said_to_be_unchecked(monkeypatch):
+    monkeypatch.setattr(bugs, "rotate", rotate_learned)
     for model in (bugs.RotaryDecoder(restart_positions=True), bugs.RotaryDecoder()):
         found = step_diagnosis(model, repeat=False)
         assert found == [], lines(found)

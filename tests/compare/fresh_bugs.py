@@ -125,6 +125,31 @@ def hand_restart_twin() -> tuple[Any, dict[str, Any]]:
     return HandDecoder(False), batch((7, 5, 7))
 
 
+class TableDecoder(HandDecoder):
+    """HandDecoder with Meta's Llama rotary: a table ``freqs_cis`` (complex ``exp(i p theta)``)
+    computed once, its rows sliced by the start position at each call (no rotary module)."""
+
+    def __init__(self, bug: bool = False) -> None:
+        super().__init__(bug)
+        inv = self.rope.inv_freq
+        del self.rope
+        angles = torch.outer(torch.arange(64, dtype=torch.float32), inv)
+        self.register_buffer("freqs_cis", torch.polar(torch.ones_like(angles), angles), persistent=False)
+        self.rope = self._rows  # type: ignore[assignment]
+
+    def _rows(self, length: int, start: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        z = self.freqs_cis[start : start + length]
+        return torch.cat([z.real, z.real], -1), torch.cat([z.imag, z.imag], -1)
+
+
+def table_restart() -> tuple[Any, dict[str, Any]]:
+    return TableDecoder(True), batch((5, 6), side="left")
+
+
+def table_restart_twin() -> tuple[Any, dict[str, Any]]:
+    return TableDecoder(False), batch((5, 6), side="left")
+
+
 def qwen2(scaled: bool = True) -> Any:
     t = _t()
     torch.manual_seed(3)
@@ -565,6 +590,7 @@ def learned_arange_twin() -> tuple[Any, dict[str, Any]]:
 CASES: dict[str, tuple[str, str, str]] = {
     "hand-written rotary decoder, restart": ("positions", "hand_restart", "hand_restart_twin"),
     "Qwen2 linear RoPE, arange positions": ("positions", "qwen2_restart", "qwen2_restart_twin"),
+    "Meta-style freqs_cis table sliced at 0": ("positions", "table_restart", "table_restart_twin"),
     "BERT in training mode": ("dropout", "bert_training", "bert_training_twin"),
     "nn.MultiheadAttention in training mode": ("dropout", "mha_training", "mha_training_twin"),
     "hand-written GQA, eager tiles KV heads": ("grouping", "grouped", "grouped_twin"),
