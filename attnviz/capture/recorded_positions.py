@@ -224,7 +224,7 @@ def _rotary_table(table: torch.Tensor) -> bool:
             or bool(torch.allclose(c.repeat(2), angles))
             or bool(torch.allclose(c.repeat_interleave(2), angles))
         )
-        and _inverse_frequencies(c)
+        and _inverse_frequencies(c, 1e-2)  # angles read back through arccos of float32 tables
         for c in candidates
     )
 
@@ -245,16 +245,17 @@ def positions_from_angles(func: Any, args: tuple[Any, ...]) -> np.ndarray | None
     return None
 
 
-def _inverse_frequencies(t: torch.Tensor) -> bool:
+def _inverse_frequencies(t: torch.Tensor, tol: float = 1e-4) -> bool:
+    """A geometric sequence decreasing from at most 1 (``tol``: of its ratios, relative)."""
     if not t.is_floating_point() or not 2 <= t.numel() <= _LARGEST_FREQUENCIES:
         return False
     if sum(1 for s in t.shape if s != 1) != 1:
         return False
     f = t.detach().reshape(-1).to("cpu", torch.float64)
-    if not bool((f > 0).all()) or float(f[0]) > 1.0 + 1e-6:
+    if not bool((f > 0).all()) or float(f[0]) > 1.0 + tol:
         return False
     ratio = f[1:] / f[:-1]
-    return bool((ratio < 1).all()) and float(ratio.max() - ratio.min()) <= 1e-4 * float(ratio.mean())
+    return bool((ratio < 1).all()) and float(ratio.max() - ratio.min()) <= tol * float(ratio.mean())
 
 
 def _as_positions(t: torch.Tensor, freq: torch.Tensor | None) -> np.ndarray | None:
