@@ -184,7 +184,11 @@ def positions_from_table(args: tuple[Any, ...]) -> np.ndarray | None:
     if len(args) != 2 or not isinstance(args[0], torch.Tensor):
         return None
     table, index = args
-    if table.dim() < 2 or table.shape[0] < 2 or table.numel() > _LARGEST_POSITIONS or not _rotary_table(table):
+    if not isinstance(index, (slice, torch.Tensor)) or table.dim() < 2 or table.shape[0] < 2:
+        return None
+    if table.numel() > _LARGEST_POSITIONS or not (table.is_complex() or table.is_floating_point()):
+        return None
+    if not _known_table(table):
         return None
     if isinstance(index, slice):
         start, stop, step = index.indices(table.shape[0])
@@ -195,6 +199,23 @@ def positions_from_table(args: tuple[Any, ...]) -> np.ndarray | None:
         if index.dim() in (1, 2) and index.numel() > 0:
             return index.detach().to("cpu", torch.float64).reshape(-1, index.shape[-1]).numpy().copy()
     return None
+
+
+#: Verdicts on tables already looked at, by (address, shape, dtype, version): a model indexes
+#: the same tensors at every layer and step, and reading values off a GPU waits for it.
+_VERDICTS: dict[tuple[Any, ...], bool] = {}
+_KEPT_VERDICTS = 256
+
+
+def _known_table(table: torch.Tensor) -> bool:
+    key = (table.data_ptr(), tuple(table.shape), table.dtype, table._version, str(table.device))
+    verdict = _VERDICTS.get(key)
+    if verdict is None:
+        verdict = _rotary_table(table)
+        if len(_VERDICTS) >= _KEPT_VERDICTS:
+            _VERDICTS.clear()
+        _VERDICTS[key] = verdict
+    return verdict
 
 
 def _rotary_table(table: torch.Tensor) -> bool:
@@ -239,9 +260,21 @@ def positions_from_angles(func: Any, args: tuple[Any, ...]) -> np.ndarray | None
         operands = [a for a in args[1] if isinstance(a, torch.Tensor)]
     if len(operands) != 2:
         return None
+    outer = func in (torch.outer, torch.ger, torch.einsum)
     for freq, positions in (operands, operands[::-1]):
-        if _inverse_frequencies(freq) and positions.numel() <= _LARGEST_POSITIONS:
-            return _as_positions(positions, None if func in (torch.outer, torch.ger, torch.einsum) else freq)
+        # The shapes first (no value read: a GPU would wait): one axis of at most a few thousand
+        # frequencies, against an axis of size 1 of the positions in a product (a norm's weight
+        # times the hidden states meets an axis as long as itself there).
+        if not 2 <= freq.numel() <= _LARGEST_FREQUENCIES or positions.numel() > _LARGEST_POSITIONS:
+            continue
+        axes = [i for i in range(freq.dim()) if freq.shape[i] != 1]
+        if len(axes) != 1:
+            continue
+        axis = axes[0] - freq.dim()
+        if not outer and -axis <= positions.dim() and positions.shape[axis] != 1:
+            continue
+        if _inverse_frequencies(freq):
+            return _as_positions(positions, None if outer else freq)
     return None
 
 
