@@ -34,6 +34,11 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...] | None]] = {
         ("positions of the step are wrong, not its mask",),
         ("positions restart at 0 while 5 key(s) are cached", "rotary embedding"),
     ),
+    "Meta-style freqs_cis table sliced at 0": (
+        "kv_cache",
+        ("positions of the step are wrong, not its mask", "rotary embedding was called with 0"),
+        ("positions restart at 0 while 4 key(s) are cached", "rotary embedding"),
+    ),
     "BERT in training mode": (
         "padding",
         ("two identical runs of the model differ", "training mode", "encoder.layer.0.attention.self.dropout"),
