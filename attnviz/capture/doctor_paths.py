@@ -102,9 +102,11 @@ def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured:
     if call.weights_only or (call.output is None and call.fidelity is None and not captured):
         return []  # the model's own weights, as recorded; or tensors that claim no model
     fidelity = call.fidelity
+    if fidelity is None and call.output is not None and not call.note and max_fidelity is None and not captured:
+        return []  # tensors typed or loaded with outputs of their own, and no threshold asked for
     if fidelity is None and call.output is not None and not call.note:
-        # Never checked (a run shown before its fidelity was measured, a file's own calls): checked
-        # now, threshold asked for or not: "no problem found" is never said of a call not reproduced.
+        # Never checked (a captured run shown before its fidelity was measured, a file's own calls):
+        # checked now: "no problem found" is never said of a model's call not reproduced.
         fidelity = measured_fidelity(call)
     if fidelity is None:
         return [
