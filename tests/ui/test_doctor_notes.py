@@ -9,13 +9,14 @@ import attnviz
 from attnviz.capture import diagnose_run
 from attnviz.state.document import ReplaceState, State
 from attnviz.state.run import Focus, ModelRun
+from tests.capture.test_doctor_positions import rotate_learned
 from tests.compare import bug_models as bugs
 from tests.ui.conftest import wait_current
 
 
 def unchecked_step() -> ModelRun:
     """A cached step of a rotary decoder whose new token repeats none in its cache and whose
-    rotation is a function, not a module: its positions cannot be read from the capture."""
+    rotation has frequencies of no rotary table: its positions cannot be read from the capture."""
     model = bugs.RotaryDecoder()
     inputs = bugs.padded((6, 6, 6))
     ids = inputs["input_ids"]
@@ -26,7 +27,8 @@ def unchecked_step() -> ModelRun:
     return cap.to_run()
 
 
-def test_the_doctor_view_shows_the_diagnosis_notes(qtbot, window):
+def test_the_doctor_view_shows_the_diagnosis_notes(qtbot, window, monkeypatch):
+    monkeypatch.setattr(bugs, "rotate", rotate_learned)  # positions the capture cannot read
     run = unchecked_step()
     expected = diagnose_run(run)
     assert expected == [] and expected.notes  # nothing wrong found, something not checked
