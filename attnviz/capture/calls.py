@@ -111,6 +111,10 @@ class CapturedCall:
     module_key: int = 0
     query_tokens: np.ndarray | None = None
     key_tokens: np.ndarray | None = None
+    #: The positions the model's rotary (or learned position) embedding was last called with
+    #: before this call, (N, L) (``recorded_positions``), and which kind of module read them.
+    positions: np.ndarray | None = None
+    positions_from: str | None = None
     _fidelity: float | None = field(default=None, repr=False)
     _checked: bool = field(default=False, repr=False)
     _recomputed: torch.Tensor | None = field(default=None, repr=False)
@@ -372,7 +376,20 @@ class CapturedCall:
             path=self.path,
             query_tokens=self.query_tokens,
             key_tokens=self.key_tokens,
+            **self._query_positions(),
         )
+
+    def _query_positions(self) -> dict[str, Any]:
+        """``positions`` and ``positions_from`` for the app's call: the recorded positions when
+        they are this call's queries' (as long, one row or one per batch element; a
+        cross-attention's queries are, its keys are not), else nothing."""
+        positions = self.positions
+        if positions is None or self.positions_from is None:
+            return {}
+        b, _h, n_q, _n_k = self.shape
+        if positions.ndim != 2 or positions.shape[1] != n_q or positions.shape[0] not in (1, b):
+            return {}
+        return {"positions": positions, "positions_from": self.positions_from}
 
 
 def without_sink(weights: torch.Tensor) -> torch.Tensor:

@@ -79,10 +79,10 @@ def default_tolerance(dtype: str | None) -> float:
 
 def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured: bool = True) -> list[Problem]:
     """ "unverified" when the capture said it could not check the call (or it has no output to
-    check against); with ``max_fidelity``, the fidelity is measured where it was not yet and an
-    error is said above it; without, a fidelity the run records is an error above the default
-    tolerance of the call's dtype. ``captured``: the run was recorded from a model (a run of
-    tensors typed or loaded without outputs claims no model to be faithful to)."""
+    check against); the fidelity is measured where it was not yet, and is an error above
+    ``max_fidelity`` (None: the default tolerance of the call's dtype). ``captured``: the run was
+    recorded from a model (a run of tensors typed or loaded without outputs claims no model to
+    be faithful to)."""
     dropout = _DROPOUT.search(call.note)
     if dropout is not None:
         return [
@@ -102,10 +102,12 @@ def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured:
     if call.weights_only or (call.output is None and call.fidelity is None and not captured):
         return []  # the model's own weights, as recorded; or tensors that claim no model
     fidelity = call.fidelity
-    if fidelity is None and call.output is not None and not call.note and max_fidelity is None:
-        return []  # checkable, and no threshold asked for: not measured here (a file's own calls)
+    if fidelity is None and call.output is not None and not call.note and max_fidelity is None and not captured:
+        return []  # tensors typed or loaded with outputs of their own, and no threshold asked for
     if fidelity is None and call.output is not None and not call.note:
-        fidelity = measured_fidelity(call)  # never checked (a file's own calls): checked now
+        # Never checked (a captured run shown before its fidelity was measured, a file's own calls):
+        # checked now: "no problem found" is never said of a model's call not reproduced.
+        fidelity = measured_fidelity(call)
     if fidelity is None:
         return [
             (
@@ -123,6 +125,27 @@ def fidelity_problems(call: AttentionCall, max_fidelity: float | None, captured:
         ]
     limit = default_tolerance(_dtype(call)) if max_fidelity is None else max_fidelity
     if math.isinf(fidelity) or fidelity > limit:
+        from .doctor_fidelity import fidelity_cause
+
+        cause = fidelity_cause(call, limit)
+        if cause is not None:
+            return [
+                (
+                    "fidelity",
+                    "error",
+                    message(
+                        QT_TRANSLATE_NOOP(
+                            "Doctor",
+                            "attnviz's recomputation differs from the model's output by {fidelity:.3g}, more than the "
+                            "{limit:.3g} allowed: attnviz cannot reproduce this call as recorded, and the mask is not "
+                            "the cause: the model computes it otherwise, in {cause}",
+                        ),
+                        fidelity=fidelity,
+                        limit=limit,
+                        cause=cause,
+                    ),
+                )
+            ]
         return [
             (
                 "fidelity",

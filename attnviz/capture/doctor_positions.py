@@ -141,6 +141,10 @@ class PositionsReader:
     _padded_done: bool = False
     _reported_pads: bool = False
     _shift_note: str | None = None
+    #: Cached steps whose recorded positions were read: (L_q, L_k, the positions' bytes).
+    _recorded_steps: set[tuple[int, int, bytes]] = field(default_factory=set)
+    #: (L_q, L_k) of cached steps whose restart was reported (their other layers: said once).
+    _restarts: set[tuple[int, int]] = field(default_factory=set)
 
     def read(
         self,
@@ -157,50 +161,73 @@ class PositionsReader:
         its query tokens; ``clean``: the doctor found its mask right (else only its place is
         noted: a batch's positions are read on its first causal call, where nothing but tokens
         and positions came before)."""
-        if allowed is None or call.weights_only or _CROSS.search(call.name):
+        if allowed is None or _CROSS.search(call.name):
             return []
+        n_q, n_k = call.shape[2], call.shape[3]
+        if n_q < n_k:
+            # A cached step: a token and its copy show what the rotation did; else the positions
+            # the capture recorded say what the model was given.
+            copies = [] if call.weights_only or not clean else self._copies(index, call, allowed, pad_k)
+            if copies:
+                self._restarts.add((n_q, n_k))
+                return copies
+            if (n_q, n_k) in self._restarts:
+                return []
+            return self._recorded(index, call, allowed, pad_q) or []
         if not clean:
-            self._padded_done = self._padded_done or call.shape[2] == call.shape[3]
+            self._padded_done = self._padded_done or n_q == n_k
             return []
+        if n_q == n_k and not self._padded_done and call.queries is not None:
+            # Two elements starting with the same tokens show it in their queries; else the
+            # positions recorded say what the model was given.
+            shared = self._padded(index, call, allowed, pad_q, tokens)
+            if shared or self._padded_checked or self._reported_pads or not self._padded_done:
+                return shared
+            if call.positions is None:
+                return []
+            self._padded_done = False
+        return self._recorded(index, call, allowed, pad_q) or []
+
+    def _copies(
+        self, index: int, call: AttentionCall, allowed: np.ndarray, pad_k: np.ndarray | None
+    ) -> list[PositionReading]:
+        """A cached step's positions read from a new token and its copy in the cache."""
         q, k, v = call.queries, call.keys, call.values
         if q is None or k is None or v is None:
             return []
-        _b, _h, n_q, n_k = call.shape
-        if n_q < n_k:
-            found = _cached_step(index, call, allowed, pad_k)
-            if found is False:
-                return []
-            if found is None:
-                self._steps_unchecked.append((index, (n_q, n_k)))
-                return []
-            self._steps_read.add((n_q, n_k))
-            if isinstance(found, tuple):
-                old, key, expected = found
-                self._unexplained.append(
-                    message(
-                        QT_TRANSLATE_NOOP(
-                            "Doctor",
-                            "positions not verified in the cached step of call {index}: the rotation between its "
-                            "token at key {key} and that token's copy at key {old} is neither the {expected} "
-                            "position(s) the cache puts between them nor a restart at 0 (rotary frequencies scaled "
-                            "at the highest one, or a cache that dropped keys, such as a sliding window's, can do "
-                            "that); attnviz check --checks kv_cache compares the step with the full forward",
-                        ),
-                        index=index,
-                        key=key,
-                        old=old,
-                        expected=expected,
-                    )
+        n_q, n_k = call.shape[2], call.shape[3]
+        found = _cached_step(index, call, allowed, pad_k)
+        if found is False:
+            return []
+        if found is None:
+            self._steps_unchecked.append((index, (n_q, n_k)))
+            return []
+        self._steps_read.add((n_q, n_k))
+        if isinstance(found, tuple):
+            old, key, expected = found
+            self._unexplained.append(
+                message(
+                    QT_TRANSLATE_NOOP(
+                        "Doctor",
+                        "positions not verified in the cached step of call {index}: the rotation between its "
+                        "token at key {key} and that token's copy at key {old} is neither the {expected} "
+                        "position(s) the cache puts between them nor a restart at 0 (rotary frequencies scaled "
+                        "at the highest one, or a cache that dropped keys, such as a sliding window's, can do "
+                        "that); attnviz check --checks kv_cache compares the step with the full forward",
+                    ),
+                    index=index,
+                    key=key,
+                    old=old,
+                    expected=expected,
                 )
-                return []
-            return [found] if isinstance(found, PositionReading) else []
-        if n_q == n_k and not self._padded_done:
-            return self._padded(index, call, allowed, pad_q, tokens)
-        return []
+            )
+            return []
+        return [found] if isinstance(found, PositionReading) else []
 
     def notes(self) -> list[str]:
         """One line for each kind of position the run's calls could not be checked for."""
-        out: list[str] = list(self._unexplained[:1])
+        # Positions recorded at capture checked the steps a rotation could not be read for.
+        out: list[str] = [] if self._recorded_steps else list(self._unexplained[:1])
         if self._shift_note is not None:
             out.append(self._shift_note)
         if self._padded_unchecked and not self._padded_checked and not self._reported_pads:
@@ -224,15 +251,139 @@ class PositionsReader:
                     QT_TRANSLATE_NOOP(
                         "Doctor",
                         "positions not checked in the cached step(s) of call(s) {calls}: a capture shows a step's "
-                        "positions only in a rotary model where a new token repeats one in its cache (at the first "
-                        "layer the two have the same values, and the rotation between their keys is their distance), "
-                        "and no new token here does (or the model adds positions to its embeddings, which changes the "
-                        "values too); attnviz check --checks kv_cache compares the step with the full forward",
+                        "positions where it records the model's rotary or position embedding (a module holding "
+                        "inv_freq or named like one, called with the positions), or in a rotary model where a new "
+                        "token repeats one in its cache (at the first layer the two have the same values, and the "
+                        "rotation between their keys is their distance); neither is here; attnviz check --checks "
+                        "kv_cache compares the step with the full forward",
                     ),
                     calls=", ".join(str(c) for c in calls[:6]) + (", ..." if len(calls) > 6 else ""),
                 )
             )
         return out
+
+    # ------------------------------------------------------------------------- positions recorded
+
+    def _recorded(
+        self, index: int, call: AttentionCall, allowed: np.ndarray, pad_q: np.ndarray | None
+    ) -> list[PositionReading] | None:
+        """Wrong positions read from the positions the capture recorded for this call's queries
+        (``AttentionCall.positions``); None when there are none to read here."""
+        positions = call.positions
+        if positions is None or call.positions_from is None:
+            return None
+        b, _h, n_q, n_k = allowed.shape
+        if positions.shape[-1] != n_q:
+            return None
+        given = np.broadcast_to(np.asarray(positions, dtype=np.float64), (b, n_q))
+        real_q = np.ones((b, n_q), dtype=bool) if pad_q is None or pad_q.shape != (b, n_q) else ~pad_q
+        sees = np.asarray(allowed.any(1))  # (B, L_q, L_k): keys each query row sees in some head
+        if n_q < n_k:
+            return self._recorded_step(index, call, given, real_q, sees)
+        if n_q == n_k and not self._padded_done and pad_q is not None and pad_q.shape == (b, n_q):
+            return self._recorded_padded(index, call, given, real_q, sees)
+        return None
+
+    def _recorded_step(
+        self, index: int, call: AttentionCall, given: np.ndarray, real_q: np.ndarray, sees: np.ndarray
+    ) -> list[PositionReading]:
+        b, n_q, _n_k = sees.shape
+        self._steps_read.add((n_q, sees.shape[2]))
+        key = (n_q, sees.shape[2], given.tobytes())
+        if key in self._recorded_steps:
+            return []  # the step's other layers: the same positions, said once
+        self._recorded_steps.add(key)
+        wrong: list[tuple[int, int, float, int]] = []  # (element, row, position given, keys cached)
+        for e in range(b):
+            rows = np.flatnonzero(real_q[e] & sees[e].any(-1))
+            if rows.size == 0:
+                continue
+            r = int(rows[0])
+            cached = int(sees[e, r].sum()) - 1  # the keys before it: the row sees itself too
+            if cached >= 1 and given[e, r] < cached:
+                wrong.append((e, r, float(given[e, r]), cached))
+        if not wrong:
+            return []
+        e, r, first, cached = wrong[0]
+        shown = " ".join(_number(p) for p in given[e, r : r + 4]) + (" ..." if n_q - r > 4 else "")
+        text = message(
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "positions, not the mask: this cached step's positions restart at {first} while {cached} key(s) are "
+                "cached: the model's {module} embedding was called with positions {shown} for the step's query rows "
+                "(batch element {e}), where the cache puts its first new token at position {cached} or later; "
+                "every batch element's step restarts this way: {elements}; the mask was ruled out (the step sees "
+                "its cached keys); offset the positions by the cache's length (past_key_values.get_seq_length(), "
+                "cache_position)",
+            )
+            if len(wrong) == b
+            else QT_TRANSLATE_NOOP(
+                "Doctor",
+                "positions, not the mask: this cached step's positions restart at {first} while {cached} key(s) are "
+                "cached: the model's {module} embedding was called with positions {shown} for the step's query rows "
+                "(batch element {e}), where the cache puts its first new token at position {cached} or later; "
+                "batch elements whose step restarts: {elements}; the mask was ruled out (the step sees its cached "
+                "keys); offset the positions by the cache's length (past_key_values.get_seq_length(), cache_position)",
+            ),
+            first=_number(first),
+            cached=cached,
+            module=_module_word(call.positions_from),
+            shown=shown,
+            e=e,
+            elements=", ".join(str(w[0]) for w in wrong),
+        )
+        where = tuple(sorted({w[1] for w in wrong}))
+        return [
+            PositionReading(
+                "positions", text, tuple(range(call.shape[1])), tuple(w[0] for w in wrong), where, len(wrong)
+            )
+        ]
+
+    def _recorded_padded(
+        self, index: int, call: AttentionCall, given: np.ndarray, real_q: np.ndarray, sees: np.ndarray
+    ) -> list[PositionReading] | None:
+        """A left-padded batch's first causal call: its real tokens' positions against each
+        sequence's own (its first real token at 0)."""
+        b, n, _ = sees.shape
+        later = np.triu(np.ones((n, n), dtype=bool), 1)
+        if bool((sees & later & real_q[:, :, None]).any()):
+            return None  # not causal: an encoder, whose padding the positions are read elsewhere for
+        lead = [int(np.argmax(real_q[e])) if real_q[e].any() else 0 for e in range(b)]
+        if not any(lead):
+            return None  # nothing padded on the left: arange is each sequence's own
+        self._padded_done = True
+        counted = [e for e in range(b) if lead[e] > 0 and given[e, lead[e]] >= lead[e] and given[e, lead[e]] > 0]
+        if not counted:
+            self._padded_checked = True
+            return []
+        e = counted[0]
+        if call.positions_from != "learned":
+            self._shift_note = _recorded_shift_text(index, counted, lead, given)
+            self._padded_checked = True
+            return []
+        self._reported_pads = True
+        text = message(
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "positions, not the mask: the position_ids count the pads of this left-padded batch: batch element "
+                "{e}'s first real token (row {row}, after {pads} pad(s)) was given position {given} where its "
+                "sequence alone starts at 0, and the model adds learned position embeddings, so its real tokens "
+                "get other queries and keys than alone; batch elements given such positions: {elements}; the mask "
+                "follows the padding, so it was ruled out; pass position_ids = (attention_mask.cumsum(-1) - "
+                "1).clamp(min=0)",
+            ),
+            e=e,
+            row=lead[e],
+            pads=lead[e],
+            given=_number(float(given[e, lead[e]])),
+            elements=", ".join(str(x) for x in counted),
+        )
+        rows = tuple(r for x in counted for r in np.flatnonzero(real_q[x]).tolist())
+        return [
+            PositionReading(
+                "positions", text, tuple(range(call.shape[1])), tuple(counted), tuple(sorted(set(rows))), len(rows)
+            )
+        ]
 
     # ------------------------------------------------------------------------- a left-padded batch
 
@@ -297,6 +448,33 @@ class PositionsReader:
         else:
             self._padded_unchecked.append(index)
         return []
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.3g}"
+
+
+def _module_word(kind: str | None) -> str:
+    return (
+        QT_TRANSLATE_NOOP("Doctor", "learned position") if kind == "learned" else QT_TRANSLATE_NOOP("Doctor", "rotary")
+    )
+
+
+def _recorded_shift_text(index: int, counted: list[int], lead: list[int], given: np.ndarray) -> str:
+    e = counted[0]
+    return message(
+        QT_TRANSLATE_NOOP(
+            "Doctor",
+            "in call {index} the position_ids count the pads of the left-padded batch (batch element {e}'s first real "
+            "token was given position {given} after {pads} pad(s)); rotary attention ignores a shift of a whole "
+            "sequence, so its weights are those of each sequence's own positions; pass "
+            "(attention_mask.cumsum(-1) - 1).clamp(min=0) all the same",
+        ),
+        index=index,
+        e=e,
+        given=_number(float(given[e, lead[e]])),
+        pads=lead[e],
+    )
 
 
 def _shift_text(index: int, e: int, f: int, apart: int) -> str:

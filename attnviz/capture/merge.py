@@ -182,9 +182,24 @@ def _merge_call(parts: list[AttentionCall], axis: int) -> AttentionCall:
         sinks=None if first.sinks is None else (join(lambda p: p.sinks, "sinks", 0) if axis == 1 else first.sinks),
         fidelity=None if any(f is None for f in fidelities) else max(f for f in fidelities if f is not None),
         note="; ".join(notes),
+        **_join_positions(parts, axis),
         query_tokens=_join_tokens([p.query_tokens for p in parts], axis, name),
         key_tokens=_join_tokens([p.key_tokens for p in parts], axis, name),
     )
+
+
+def _join_positions(parts: list[AttentionCall], axis: int) -> dict[str, Any]:
+    """The ranks' recorded positions: one row for all (or a heads shard's): the first rank's;
+    one per batch element of a data shard: joined along the batch; else none."""
+    first = parts[0].positions
+    if first is None or any(p.positions is None for p in parts):
+        return {"positions": None, "positions_from": None}
+    if axis == 1 or first.shape[0] == 1:
+        return {}
+    try:
+        return {"positions": np.concatenate([np.asarray(p.positions) for p in parts], axis=0)}
+    except ValueError:
+        return {"positions": None, "positions_from": None}
 
 
 def _join(arrays: list[np.ndarray | None], axis: int, name: str, what: str) -> np.ndarray | None:

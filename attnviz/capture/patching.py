@@ -56,6 +56,13 @@ from .paths.base import Frames, Installed, InterfaceFrame, MhaFrame, Recorder, S
 from .paths.flex import FLEX_MODULE
 from .paths.interface import interface_arguments
 from .paths.softmax import ORIGINAL
+from .recorded_positions import (
+    ANGLE_FUNCTIONS,
+    ROTARY,
+    TABLE_FUNCTIONS,
+    positions_from_angles,
+    positions_from_table,
+)
 
 __all__ = [
     "PATCH",
@@ -114,6 +121,8 @@ class CallMode(TorchFunctionMode):
             and not self._patch.frames.in_sdpa
         ):
             return installed.sdpa_wrapper(*args, **kwargs)
+        if (func in ANGLE_FUNCTIONS or func in TABLE_FUNCTIONS) and self._patch.captures:
+            self._patch.saw_angles(func, args)  # rotary positions times inverse frequencies, or rows of a table?
         # A swapped function (softmax) reaches the mode as its wrapper, from inside that wrapper.
         return getattr(func, ORIGINAL, func)(*args, **kwargs)
 
@@ -185,6 +194,17 @@ class Patch:
                 return []
             installed, self._installed = self._installed, None
             return _restore(installed)
+
+    def saw_angles(self, func: Any, args: tuple[Any, ...]) -> None:
+        """Rotary code of a model's own turned positions into angles: the captures this belongs
+        to keep them (``recorded_positions``); never an error in the model."""
+        try:
+            positions = positions_from_table(args) if func in TABLE_FUNCTIONS else positions_from_angles(func, args)
+        except Exception:  # noqa: BLE001 - recording never changes what the model does
+            return
+        if positions is not None:
+            for capture in self.recipients(in_model=True):
+                capture.saw_positions(ROTARY, positions)
 
     def recipients(self, *, in_model: bool = False) -> list[Capture]:
         """The captures a call made now, on this thread, belongs to. ``in_model``: only those

@@ -47,6 +47,7 @@ from ..io.capture_file import save_capture
 from . import shaping
 from .calls import CapturedCall, Converted
 from .patching import PATCH, CallMode
+from .recorded_positions import LEARNED, MAYBE_LEARNED, is_position_module, read_positions
 
 __all__ = ["DEFAULT_CAPTURE_BUDGET", "Capture", "capture"]
 
@@ -174,6 +175,10 @@ class Capture:
         self.memory_budget = float(memory_budget) if memory_budget is not None else _default_budget()
         self.shard = _shard(model, sharding)
         self._names = {m: name for name, m in model.named_modules()} if model is not None else {}
+        #: Modules that turn positions into rotations or embeddings, and the latest positions
+        #: one was called with (kind, (N, L)): the calls that follow were given them.
+        self._position_modules = {m: k for m, n in self._names.items() if (k := is_position_module(m, n))}
+        self._positions: tuple[str, np.ndarray] | None = None
         self._selected = self._select(modules)
         self._local = _Local()
         self._thread = 0  # the thread that entered the capture
@@ -405,6 +410,11 @@ class Capture:
 
     def _enter_module(self, module: nn.Module, args: Any, kwargs: Any) -> None:
         local = self._local
+        kind = self._position_modules.get(module)
+        if kind is not None and self._active:
+            # Positions given as an argument are known before the module runs (a layer of its own
+            # that takes them makes its attention call inside); tables are read when it returns.
+            self._guarded(lambda: self._read_positions(kind, module, args, kwargs, None))
         local.stack.append(module)
         local.given.append((args, kwargs))
         if self._selected is not None and module in self._selected:
@@ -412,6 +422,10 @@ class Capture:
 
     def _leave_module(self, module: nn.Module, args: Any, output: Any) -> None:
         local = self._local
+        kind = self._position_modules.get(module)
+        if kind is not None and self._active and local.stack and local.stack[-1] is module and local.given:
+            given_args, given_kwargs = local.given[-1]
+            self._guarded(lambda: self._read_positions(kind, module, given_args, given_kwargs, output))
         # Pop up to this module: a forward that raised in a child left the child on the stack.
         while local.stack:
             top = local.stack.pop()
@@ -421,6 +435,23 @@ class Capture:
                 local.selected -= 1
             if top is module:
                 break
+
+    def saw_positions(self, kind: str, positions: np.ndarray) -> None:
+        """Positions the model's rotary code multiplied by inverse frequencies (function mode)."""
+        with self._lock:
+            self._positions = (kind, positions)
+
+    def _read_positions(self, kind: str, module: nn.Module, args: Any, kwargs: Any, output: Any) -> None:
+        outer = self._local.given[0] if self._local.given else ((), {})
+        model_inputs = (*outer[0], *[v for k, v in outer[1].items() if "position" not in k])
+        positions = read_positions(kind, module, tuple(args), dict(kwargs or {}), output, model_inputs)
+        kind = LEARNED if kind == MAYBE_LEARNED else kind
+        if positions is not None:
+            with self._lock:
+                # A rotary reading is what attention used; a learned embedding's, only when no
+                # rotary module ran since (a model with both rotates by the rotary's).
+                if kind != LEARNED or self._positions is None or self._positions[0] == LEARNED:
+                    self._positions = (kind, positions)
 
     def _wanted(self) -> bool:
         return self._active and (self._selected is None or self._local.selected > 0)
@@ -480,6 +511,8 @@ class Capture:
             if not self._reserve(tensors, mask, padding):
                 return
             call = make()
+            if self._positions is not None:
+                call.positions_from, call.positions = self._positions
             call.attn_mask = self._mask(mask)
             if padding is not None:
                 call.key_padding_mask = self._mask(padding)

@@ -212,6 +212,8 @@ def computation_difference(test: CapturedCall, reference: CapturedCall, heads: S
     given the same mask: a grouping of KV heads, a scale, or None when neither explains it."""
     q, k, v = test.queries, test.keys, test.values
     r_k = reference.keys
+    if q is None and test.recorded_weights is not None:
+        return _weights_difference(test.recorded_weights, reference, heads)
     if q is None or k is None or v is None or r_k is None:
         return None
     b, h, _n_q, d = q.shape
@@ -270,6 +272,53 @@ def computation_difference(test: CapturedCall, reference: CapturedCall, heads: S
         "a score term (a bias, soft cap or position term one path adds or drops): neither another grouping of "
         "the KV heads nor another scale reproduces the output",
     )
+
+
+def _weights_difference(weights: torch.Tensor, reference: CapturedCall, heads: Sequence[int]) -> str | None:
+    """What a path that recorded only its weights (a softmax of a model's own, B, H, L_q, L_k)
+    computes otherwise than ``reference`` (same mask, its queries and keys recorded): another
+    grouping of the KV heads, another scale, or None when neither explains it."""
+    q, k = reference.queries, reference.keys
+    if q is None or k is None or q.dim() != 4 or weights.dim() != 4 or weights.shape[:3] != q.shape[:3]:
+        return None
+    b, h, _n_q, d = q.shape
+    kv = k.shape[1]
+    if kv == 0 or h % kv or weights.shape[-1] != k.shape[2]:
+        return None
+    try:
+        keep = recorded_allowed(reference)
+    except Exception:  # noqa: BLE001 - a mask attnviz cannot read says nothing here
+        return None
+    groups = h // kv
+    scale = reference.scale if reference.scale is not None else 1 / math.sqrt(d)
+    usual = [head // groups for head in range(h)]
+    picked = list(heads) or list(range(h))
+    target = weights.double()[:, picked]
+
+    def explains(kv_of: Sequence[int], s: float) -> bool:
+        index = torch.tensor(list(kv_of))
+        scores = q.double() @ k.double()[:, index].transpose(-1, -2) * s
+        ours = torch.nan_to_num(scores.masked_fill(~keep, -math.inf).softmax(-1), nan=0.0)[:, picked]
+        return _largest(ours, target) <= 1e-4
+
+    if explains(usual, scale):
+        return None
+    if groups > 1:
+        swapped = [head % kv for head in range(h)]
+        if explains(swapped, scale):
+            return _grouping_text(swapped, usual)
+    for label, other in (("1", 1.0), ("1/d", 1 / d), ("1/sqrt(d)", 1 / math.sqrt(d)), ("sqrt(d)", math.sqrt(d))):
+        if not math.isclose(other, scale) and explains(usual, other):
+            return message(
+                QT_TRANSLATE_NOOP(
+                    "Invariance",
+                    "the scale: the scores are scaled by {label} ({used:.4g}) where the other path uses {expected:.4g}",
+                ),
+                label=label,
+                used=other,
+                expected=scale,
+            )
+    return None
 
 
 def _grouping_text(mapping: Sequence[int], expected: Sequence[int]) -> str:

@@ -28,6 +28,7 @@ import os
 import stat
 import struct
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO, get_args
 
@@ -91,12 +92,17 @@ ARRAY_ROLES: tuple[str, ...] = (
     "key_padding_mask",
     "attention_mask",
     "sinks",
+    "positions",
 )
 #: A call's score-term arrays are named "term_0", "term_1"... after their place in its "terms".
 TERM_ARRAY = "term_{index}"
 _CALL_KEYS = {"name", "arrays", "is_causal", "scale", "fidelity", "note", "dtype"}
 #: Version 2 adds these to a call and to the header.
 _CALL_KEYS_2 = {"terms", "path", "tokens"}
+#: Version 3 adds the positions a call's queries were given (its "positions" array), and from what.
+_CALL_KEYS_3 = {"positions_from"}
+#: What a call's positions were read from (``attnviz.capture.recorded_positions``).
+_POSITIONS_FROM = ("rotary", "learned")
 _TOP_KEYS = {"format", "version", "source", "query_tokens", "key_tokens", "calls"}
 _TOP_KEYS_2 = {"token_sets", "shard"}
 _PATH_KEYS: dict[str, type | tuple[type, ...]] = {
@@ -176,6 +182,12 @@ def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
     calls = []
     for call in run.calls:
         stored = call
+        positions = call.positions
+        b, _h, n_q, _n_k = call.shape
+        if positions is not None and (
+            positions.ndim != 2 or positions.shape[1] != n_q or positions.shape[0] not in (1, b)
+        ):
+            stored = replace(call, positions=None, positions_from=None)  # edited to another length since
         arrays = {role: place(np.asarray(array)) for role, array in _call_arrays(stored)}
         terms: list[dict[str, Any]] = []
         for index, term in enumerate(stored.terms):
@@ -200,6 +212,8 @@ def save_capture(path: str | os.PathLike[str], run: ModelRun) -> None:
                 "tokens": {"queries": tokens_entry(stored.query_tokens), "keys": tokens_entry(stored.key_tokens)},
             }
         )
+        if stored.positions is not None:  # written only where there are some (version 3)
+            calls[-1]["positions_from"] = stored.positions_from
     shard = run.shard
     header = {
         "format": FORMAT_NAME,
@@ -322,6 +336,7 @@ def load_capture(path: str | os.PathLike[str]) -> ModelRun:
                     masks=masks,
                     terms=terms,
                     sinks=views.get("sinks"),
+                    positions=views.get("positions"),
                     query_tokens=_token_set(token_sets, tokens.get("queries"), budget),
                     key_tokens=_token_set(token_sets, tokens.get("keys"), budget),
                     **fields,
@@ -518,7 +533,8 @@ def _parse_call(
 ) -> tuple[dict[str, Any], dict[str, tuple[str, tuple[int, ...], int]]]:
     fail = layout.budget.fail
     where_call = message(QT_TRANSLATE_NOOP("FileErrors", "call {index}"), index=index)
-    _only_keys(raw, _CALL_KEYS | (_CALL_KEYS_2 if version >= 2 else set()), where_call, layout.budget)
+    known = _CALL_KEYS | (_CALL_KEYS_2 if version >= 2 else set()) | (_CALL_KEYS_3 if version >= 3 else set())
+    _only_keys(raw, known, where_call, layout.budget)
     try:
         fields = checked_call_fields(raw, index)
     except ValueError as exc:
@@ -549,8 +565,12 @@ def _parse_call(
     if dtype is not None and dtype not in catalog.DTYPE_OPTIONS:
         expected = QT_TRANSLATE_NOOP("FileErrors", "null or a dtype attnviz knows")
         raise fail(exception_message(call_field_error(index, "dtype", dtype, expected)))
+    positions_from = raw.get("positions_from")
+    if ("positions" in arrays) != (positions_from is not None) or positions_from not in (None, *_POSITIONS_FROM):
+        raise fail(message(QT_TRANSLATE_NOOP("FileErrors", "has invalid positions in call '{name}'"), name=name))
     fields = {
         **fields,
+        "positions_from": positions_from,
         "dtype": dtype,
         "terms": terms,
         "path": _path_of(raw.get("path"), name, layout.budget, version),
@@ -560,9 +580,11 @@ def _parse_call(
 
 
 def _needs_version_3(run: ModelRun) -> bool:
-    """The run holds what version 3 added: an "alibi" term, a path's "unhonoured_blocks"."""
+    """The run holds what version 3 added: an "alibi" term, a path's "unhonoured_blocks", a call's
+    positions."""
     return any(
         any(term.kind == "alibi" for term in call.terms)
+        or call.positions is not None
         or (call.path is not None and call.path.unhonoured_blocks is not None)
         for call in run.calls
     )
@@ -732,6 +754,27 @@ def _check_terms(call: AttentionCall, budget: Budget) -> None:
                 shape=tuple(sinks.shape),
                 name=call.name,
                 heads=h,
+            )
+        )
+    positions = call.positions
+    if positions is not None and (
+        positions.ndim != 2
+        or positions.shape[1] != n_q
+        or positions.shape[0] not in (1, b)
+        or positions.dtype.kind != "f"
+        or not bool(np.isfinite(positions).all())
+    ):
+        raise budget.fail(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "has positions of shape {shape} in call '{name}': one finite number per query ({queries}), "
+                    "for its batch ({batch}) or all of it",
+                ),
+                shape=tuple(positions.shape),
+                name=call.name,
+                queries=n_q,
+                batch=b,
             )
         )
 

@@ -194,7 +194,9 @@ class AttentionCall:
     ``sinks``: one sink logit per head (gpt-oss), or None. ``path``: which code ran
     (:class:`CallPath`; None: not recorded). ``query_tokens`` (B, L_q) and ``key_tokens``
     (B, L_k): the tokens of this call's own axes (a cross-attention call's keys are the
-    encoder's), None to show the run's.
+    encoder's), None to show the run's. ``positions`` (1 or B, L_q): the positions the model's
+    rotary embedding (``positions_from`` "rotary") or learned position embedding ("learned")
+    was called with for these queries, as a capture read them; None: not recorded.
     """
 
     name: str
@@ -213,6 +215,8 @@ class AttentionCall:
     path: CallPath | None = None
     query_tokens: np.ndarray | None = None
     key_tokens: np.ndarray | None = None
+    positions: np.ndarray | None = None
+    positions_from: str | None = None
 
     @property
     def weights_only(self) -> bool:

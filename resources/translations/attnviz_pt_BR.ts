@@ -5,7 +5,7 @@
     <name>Capture</name>
     <message>
         <source>{call} recorded its weights only: it has no scores to compute</source>
-        <extracomment>Tensors already converted to numpy, by (id of the tensor they come from, shape, dtype). Recomputations larger than this (their weights, in bytes) are done one batch element at a time. id of the innermost module that made the call (a softmax there is not a call of its own).</extracomment>
+        <extracomment>Tensors already converted to numpy, by (id of the tensor they come from, shape, dtype). Recomputations larger than this (their weights, in bytes) are done one batch element at a time. id of the innermost module that made the call (a softmax there is not a call of its own). The positions the model&apos;s rotary (or learned position) embedding was last called with before this call, (N, L) (``recorded_positions``), and which kind of module read them.</extracomment>
         <translation>{call} registrou apenas seus pesos: não há escores a calcular</translation>
     </message>
     <message>
@@ -131,6 +131,7 @@
     </message>
     <message>
         <source>a capture records once: make a new one with attnviz.capture(...)</source>
+        <extracomment>Modules that turn positions into rotations or embeddings, and the latest positions one was called with (kind, (N, L)): the calls that follow were given them.</extracomment>
         <translation>uma captura registra uma única vez: crie outra com attnviz.capture(...)</translation>
     </message>
     <message>
@@ -1024,6 +1025,10 @@
         <translation>Examinando as máscaras de todas as chamadas…</translation>
     </message>
     <message>
+        <source>Note: {text}</source>
+        <translation>Nota: {text}</translation>
+    </message>
+    <message>
         <source>No mask here to examine: capture a model (attnviz.capture) or open a file of a model&apos;s tensors, and the doctor examines every mask it received.</source>
         <translation>Nenhuma máscara aqui para examinar: capture um modelo (attnviz.capture) ou abra um arquivo com os tensores de um modelo, e o médico examina todas as máscaras que ele recebeu.</translation>
     </message>
@@ -1034,6 +1039,10 @@
     <message>
         <source>No problem found in the masks of {n} calls.</source>
         <translation>Nenhum problema encontrado nas máscaras de {n} chamadas.</translation>
+    </message>
+    <message>
+        <source>Some things could not be checked: see below.</source>
+        <translation>Algumas coisas não puderam ser verificadas: veja abaixo.</translation>
     </message>
     <message>
         <source>Errors: {errors}, warnings: {warnings}, calls examined: {n}. Click one to see its cells.</source>
@@ -1084,6 +1093,10 @@
     <message>
         <source>no output was recorded to compare with</source>
         <translation>nenhuma saída foi registrada para comparar</translation>
+    </message>
+    <message>
+        <source>attnviz&apos;s recomputation differs from the model&apos;s output by {fidelity:.3g}, more than the {limit:.3g} allowed: attnviz cannot reproduce this call as recorded, and the mask is not the cause: the model computes it otherwise, in {cause}</source>
+        <translation>o recálculo do attnviz difere da saída do modelo em {fidelity:.3g}, mais que os {limit:.3g} permitidos: o attnviz não consegue reproduzir esta chamada como foi registrada, e a máscara não é a causa: o modelo a calcula de outro modo, em {cause}</translation>
     </message>
     <message>
         <source>attnviz&apos;s recomputation differs from the model&apos;s output by {fidelity:.3g}, more than the {limit:.3g} allowed: attnviz cannot reproduce this call, so what is shown may not be what ran (masks, score terms or a head grouping the capture did not see, another dtype or kernel); compare the paths or implementations it can run (attnviz check)</source>
@@ -1185,7 +1198,7 @@
     </message>
     <message>
         <source>positions not verified in the cached step of call {index}: the rotation between its token at key {key} and that token&apos;s copy at key {old} is neither the {expected} position(s) the cache puts between them nor a restart at 0 (rotary frequencies scaled at the highest one, or a cache that dropped keys, such as a sliding window&apos;s, can do that); attnviz check --checks kv_cache compares the step with the full forward</source>
-        <extracomment>The most counts of hidden keys a restart is tried at (integers fill the circle: past a few dozen, some count fits any rotation). What is compared at most (the first batch elements, the first rows or shared tokens of each): one piece of evidence is enough, and a long shared prompt or chunked prefill stays cheap. A call of cross-attention by its name (its keys are another sequence&apos;s: no positions to read). (L_q, L_k) of the cached steps read (right or wrong): their other layers share their positions. The first causal call of a batch was read (deeper ones of an encoder-decoder&apos;s decoder depend on the encoder too: two equal prefixes no longer get equal queries there).</extracomment>
+        <extracomment>The most counts of hidden keys a restart is tried at (integers fill the circle: past a few dozen, some count fits any rotation). What is compared at most (the first batch elements, the first rows or shared tokens of each): one piece of evidence is enough, and a long shared prompt or chunked prefill stays cheap. A call of cross-attention by its name (its keys are another sequence&apos;s: no positions to read). (L_q, L_k) of the cached steps read (right or wrong): their other layers share their positions. The first causal call of a batch was read (deeper ones of an encoder-decoder&apos;s decoder depend on the encoder too: two equal prefixes no longer get equal queries there). Cached steps whose recorded positions were read: (L_q, L_k, the positions&apos; bytes). (L_q, L_k) of cached steps whose restart was reported (their other layers: said once).</extracomment>
         <translation>posições não verificadas no passo com cache da chamada {index}: a rotação entre seu token na chave {key} e a cópia desse token na chave {old} não é nem a(s) {expected} posição(ões) que o cache põe entre eles nem um recomeço em 0 (frequências rotary escaladas na mais alta, ou um cache que descartou chaves, como o de uma janela deslizante, podem causar isso); attnviz check --checks kv_cache compara o passo com o forward completo</translation>
     </message>
     <message>
@@ -1193,8 +1206,32 @@
         <translation>posições não verificadas no lote preenchido à esquerda da chamada {index}: uma captura só as mostra onde dois elementos do lote preenchidos de modo diferente começam com os mesmos tokens (suas consultas devem então coincidir), e ela não contém tal par (ou não contém tokens); attnviz check --checks padding executa cada sequência sozinha contra o lote</translation>
     </message>
     <message>
-        <source>positions not checked in the cached step(s) of call(s) {calls}: a capture shows a step&apos;s positions only in a rotary model where a new token repeats one in its cache (at the first layer the two have the same values, and the rotation between their keys is their distance), and no new token here does (or the model adds positions to its embeddings, which changes the values too); attnviz check --checks kv_cache compares the step with the full forward</source>
-        <translation>posições não verificadas no(s) passo(s) com cache da(s) chamada(s) {calls}: uma captura só mostra as posições de um passo num modelo rotary em que um token novo repete um do seu cache (na primeira camada os dois têm os mesmos valores, e a rotação entre suas chaves é a distância entre eles), e nenhum token novo aqui repete (ou o modelo soma as posições aos seus embeddings, o que muda os valores também); attnviz check --checks kv_cache compara o passo com o forward completo</translation>
+        <source>positions not checked in the cached step(s) of call(s) {calls}: a capture shows a step&apos;s positions where it records the model&apos;s rotary or position embedding (a module holding inv_freq or named like one, called with the positions), or in a rotary model where a new token repeats one in its cache (at the first layer the two have the same values, and the rotation between their keys is their distance); neither is here; attnviz check --checks kv_cache compares the step with the full forward</source>
+        <translation>posições não verificadas no(s) passo(s) com cache da(s) chamada(s) {calls}: uma captura mostra as posições de um passo quando registra o embedding rotativo ou de posição do modelo (um módulo com inv_freq ou com nome de um, chamado com as posições), ou num modelo rotativo em que um token novo repete um do seu cache (na primeira camada os dois têm os mesmos valores, e a rotação entre suas chaves é a sua distância); nenhum dos dois acontece aqui; attnviz check --checks kv_cache compara o passo com o forward completo</translation>
+    </message>
+    <message>
+        <source>positions, not the mask: this cached step&apos;s positions restart at {first} while {cached} key(s) are cached: the model&apos;s {module} embedding was called with positions {shown} for the step&apos;s query rows (batch element {e}), where the cache puts its first new token at position {cached} or later; every batch element&apos;s step restarts this way: {elements}; the mask was ruled out (the step sees its cached keys); offset the positions by the cache&apos;s length (past_key_values.get_seq_length(), cache_position)</source>
+        <translation>as posições, não a máscara: as posições deste passo com cache recomeçam em {first} enquanto {cached} chave(s) estão em cache: o embedding {module} do modelo foi chamado com as posições {shown} para as linhas de consulta do passo (elemento {e} do lote), onde o cache põe seu primeiro token novo na posição {cached} ou depois; o passo de todo elemento do lote recomeça assim: {elements}; a máscara foi descartada como causa (o passo vê suas chaves em cache); desloque as posições pelo comprimento do cache (past_key_values.get_seq_length(), cache_position)</translation>
+    </message>
+    <message>
+        <source>positions, not the mask: this cached step&apos;s positions restart at {first} while {cached} key(s) are cached: the model&apos;s {module} embedding was called with positions {shown} for the step&apos;s query rows (batch element {e}), where the cache puts its first new token at position {cached} or later; batch elements whose step restarts: {elements}; the mask was ruled out (the step sees its cached keys); offset the positions by the cache&apos;s length (past_key_values.get_seq_length(), cache_position)</source>
+        <translation>as posições, não a máscara: as posições deste passo com cache recomeçam em {first} enquanto {cached} chave(s) estão em cache: o embedding {module} do modelo foi chamado com as posições {shown} para as linhas de consulta do passo (elemento {e} do lote), onde o cache põe seu primeiro token novo na posição {cached} ou depois; elementos do lote cujo passo recomeça: {elements}; a máscara foi descartada como causa (o passo vê suas chaves em cache); desloque as posições pelo comprimento do cache (past_key_values.get_seq_length(), cache_position)</translation>
+    </message>
+    <message>
+        <source>positions, not the mask: the position_ids count the pads of this left-padded batch: batch element {e}&apos;s first real token (row {row}, after {pads} pad(s)) was given position {given} where its sequence alone starts at 0, and the model adds learned position embeddings, so its real tokens get other queries and keys than alone; batch elements given such positions: {elements}; the mask follows the padding, so it was ruled out; pass position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</source>
+        <translation>as posições, não a máscara: os position_ids contam o preenchimento deste lote preenchido à esquerda: o primeiro token real do elemento {e} do lote (linha {row}, depois de {pads} token(s) de preenchimento) recebeu a posição {given}, onde sua sequência sozinha começa em 0, e o modelo soma embeddings de posição aprendidos, então seus tokens reais recebem outras consultas e chaves que sozinhos; elementos do lote que receberam tais posições: {elements}; a máscara segue o preenchimento, então foi descartada como causa; passe position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</translation>
+    </message>
+    <message>
+        <source>learned position</source>
+        <translation>de posição aprendido</translation>
+    </message>
+    <message>
+        <source>rotary</source>
+        <translation>rotativo</translation>
+    </message>
+    <message>
+        <source>in call {index} the position_ids count the pads of the left-padded batch (batch element {e}&apos;s first real token was given position {given} after {pads} pad(s)); rotary attention ignores a shift of a whole sequence, so its weights are those of each sequence&apos;s own positions; pass (attention_mask.cumsum(-1) - 1).clamp(min=0) all the same</source>
+        <translation>na chamada {index} os position_ids contam o preenchimento do lote preenchido à esquerda (o primeiro token real do elemento {e} do lote recebeu a posição {given} depois de {pads} token(s) de preenchimento); a atenção rotativa ignora o deslocamento de uma sequência inteira, então seus pesos são os das posições próprias de cada sequência; passe (attention_mask.cumsum(-1) - 1).clamp(min=0) mesmo assim</translation>
     </message>
     <message>
         <source>in call {index} the position_ids count the pads of the left-padded batch (batch elements {e} and {f} start with the same tokens, {apart} position(s) apart, and their queries and keys are the same vectors rotated); rotary attention ignores a shift of a whole sequence, so its weights are those of each sequence&apos;s own positions; pass (attention_mask.cumsum(-1) - 1).clamp(min=0) all the same</source>
@@ -1207,6 +1244,14 @@
     <message>
         <source>positions, not the mask: this cached step&apos;s positions restart at 0: its new token at key {j} (query row {r}) repeats the token at key {old}, and at the first layer the rotation between their keys is {restart} position(s), where the {cached} cached token(s) before the step put them {expected} apart; the step was given positions counted from its own first token, not from the cache&apos;s length; offset them by the number of cached tokens (past_key_values.get_seq_length(), cache_position)</source>
         <translation>as posições, não a máscara: as posições deste passo com cache recomeçam em 0: seu token novo na chave {j} (linha de consulta {r}) repete o token da chave {old}, e na primeira camada a rotação entre suas chaves é de {restart} posição(ões), onde o(s) {cached} token(s) em cache antes do passo os põem a {expected} de distância; o passo recebeu posições contadas a partir do seu próprio primeiro token, não do comprimento do cache; desloque-as pelo número de tokens em cache (past_key_values.get_seq_length(), cache_position)</translation>
+    </message>
+    <message>
+        <source>the head grouping: the model&apos;s output is reproduced (within {found:.2g}) when query head h reads KV head h % {kv} (KV heads [{got}]), not h // {groups} ([{expected}]) as SDPA and repeat_kv group them: its KV heads were expanded with repeat where repeat_interleave is meant</source>
+        <translation>o agrupamento das cabeças: a saída do modelo é reproduzida (com diferença de até {found:.2g}) quando a cabeça de consulta h lê a cabeça KV h % {kv} (cabeças KV [{got}]), não h // {groups} ([{expected}]) como o SDPA e o repeat_kv as agrupam: suas cabeças KV foram expandidas com repeat onde se queria repeat_interleave</translation>
+    </message>
+    <message>
+        <source>the scale: the model&apos;s output is reproduced (within {found:.2g}) with its scores scaled by {label} ({used:.4g}), not the {expected:.4g} the call was given</source>
+        <translation>a escala: a saída do modelo é reproduzida (com diferença de até {found:.2g}) com seus escores escalados por {label} ({used:.4g}), não pelos {expected:.4g} que a chamada recebeu</translation>
     </message>
 </context>
 <context>
@@ -2494,7 +2539,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>cannot be written: two calls are named &apos;{name}&apos; (call names must be unique)</source>
-        <extracomment>The version a file is written as when it holds nothing of version 3 (an ALiBi term, a call&apos;s unhonoured block sparsity): readable by version-2 readers. The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. A call&apos;s score-term arrays are named &quot;term_0&quot;, &quot;term_1&quot;... after their place in its &quot;terms&quot;. Version 2 adds these to a call and to the header. Keys of a call&apos;s &quot;path&quot; that a file may leave out (written only where they say something).</extracomment>
+        <extracomment>The version a file is written as when it holds nothing of version 3 (an ALiBi term, a call&apos;s unhonoured block sparsity): readable by version-2 readers. The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. A call&apos;s score-term arrays are named &quot;term_0&quot;, &quot;term_1&quot;... after their place in its &quot;terms&quot;. Version 2 adds these to a call and to the header. Version 3 adds the positions a call&apos;s queries were given (its &quot;positions&quot; array), and from what. What a call&apos;s positions were read from (``attnviz.capture.recorded_positions``). Keys of a call&apos;s &quot;path&quot; that a file may leave out (written only where they say something).</extracomment>
         <translation>não pode ser gravado: duas chamadas têm o nome &apos;{name}&apos; (os nomes das chamadas devem ser únicos)</translation>
     </message>
     <message>
@@ -2611,6 +2656,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
         <translation>o array &apos;{array}&apos; da chamada &apos;{name}&apos;</translation>
     </message>
     <message>
+        <source>has invalid positions in call &apos;{name}&apos;</source>
+        <translation>tem posições inválidas na chamada &apos;{name}&apos;</translation>
+    </message>
+    <message>
         <source>has an invalid &apos;terms&apos; in call &apos;{name}&apos;</source>
         <translation>tem &apos;terms&apos; inválido na chamada &apos;{name}&apos;</translation>
     </message>
@@ -2649,6 +2698,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <message>
         <source>has sinks of shape {shape} in call &apos;{name}&apos;: one per head ({heads})</source>
         <translation>tem sorvedouros de forma {shape} na chamada &apos;{name}&apos;: um por cabeça ({heads})</translation>
+    </message>
+    <message>
+        <source>has positions of shape {shape} in call &apos;{name}&apos;: one finite number per query ({queries}), for its batch ({batch}) or all of it</source>
+        <translation>tem posições de formato {shape} na chamada &apos;{name}&apos;: um número finito por consulta ({queries}), para cada elemento do lote ({batch}) ou para o lote todo</translation>
     </message>
     <message>
         <source>has a mask {role} of shape {shape} and dtype {dtype} in call &apos;{name}&apos;, which its attention of shape {target} cannot take</source>
@@ -3832,6 +3885,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>padding: not checked (the model takes no attention_mask, or the inputs no input_ids)</source>
+        <extracomment>The last cause found was positions not adjusted to left padding (``_padding_cause``).</extracomment>
         <translation>padding: não verificado (o modelo não recebe attention_mask, ou as entradas não têm input_ids)</translation>
     </message>
     <message>
@@ -3853,6 +3907,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <message>
         <source>the model fails on {what} in {name} though it runs on the batch: {error} (a mask or position of one sequence&apos;s length applied to another&apos;s)</source>
         <translation>o modelo falha em {what} em {name} embora rode no lote: {error} (uma máscara ou posição do comprimento de uma sequência aplicada a outra)</translation>
+    </message>
+    <message>
+        <source>{cause}; this model attends both ways (an encoder) and its batch is padded on the right, so only left padding would move it</source>
+        <translation>{cause}; este modelo atende nos dois sentidos (um codificador) e seu lote está preenchido à direita, então só o preenchimento à esquerda o mudaria</translation>
     </message>
     <message>
         <source>in the batch as given, against its attention mask: {text}</source>
@@ -3881,6 +3939,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <message>
         <source>these sequences attend differently when padded on the {side} than alone: the mask or the positions depend on the padding; compare this call&apos;s mask in both runs (attnviz.compare)</source>
         <translation>estas sequências atendem de outro modo quando preenchidas ({side}) do que sozinhas: a máscara ou as posições dependem do preenchimento; compare a máscara desta chamada nas duas execuções (attnviz.compare)</translation>
+    </message>
+    <message>
+        <source>positions, not the mask: the model&apos;s {module} embedding gave batch element {b}&apos;s first real token (row {row}) position {given} in the batch and {alone} alone: its positions count the pads (arange over a left-padded batch, computed by the model or given to it), so its real tokens get other queries and keys; each call&apos;s mask follows the attention mask, so the masks were ruled out; compute positions from the attention mask, (attention_mask.cumsum(-1) - 1).clamp(min=0)</source>
+        <translation>as posições, não a máscara: o embedding {module} do modelo deu ao primeiro token real do elemento {b} do lote (linha {row}) a posição {given} no lote e {alone} sozinho: suas posições contam o preenchimento (arange sobre um lote preenchido à esquerda, calculado pelo modelo ou dado a ele), então seus tokens reais recebem outras consultas e chaves; a máscara de cada chamada segue a máscara de atenção, então as máscaras foram descartadas como causa; calcule as posições a partir da máscara de atenção, (attention_mask.cumsum(-1) - 1).clamp(min=0)</translation>
     </message>
     <message>
         <source>a cached step of {tokens} token(s) gives another output than the full forward, though every attention call agrees: look at the positions (cache_position, position_ids) of the step</source>
@@ -3923,6 +3985,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
         <translation>kv_cache: não verificado: o modelo não devolveu cache com use_cache=True (seu argumento {name} não teria o que receber); ligue o cache dele (config.use_cache)</translation>
     </message>
     <message>
+        <source>a cached step of {tokens} token(s) attends differently from the full forward though its mask lets through the same keys on these rows (the mask was ruled out): its queries or keys differ, so its positions were not offset by the {cached} cached token(s) (or something else before attention depends on the cache); pass position_ids / cache_position starting at the cache&apos;s length</source>
+        <translation>um passo com cache de {tokens} token(s) atende de outro modo que o forward completo embora sua máscara deixe passar as mesmas chaves nestas linhas (a máscara foi descartada como causa): suas consultas ou chaves diferem, então suas posições não foram deslocadas pelos {cached} token(s) em cache (ou outra coisa antes da atenção depende do cache); passe position_ids / cache_position começando no comprimento do cache</translation>
+    </message>
+    <message>
         <source> (positions ruled out: the step&apos;s queries and keys equal the full forward&apos;s at the same positions)</source>
         <translation> (posições descartadas como causa: as consultas e chaves do passo são iguais às do forward completo nas mesmas posições)</translation>
     </message>
@@ -3961,6 +4027,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <message>
         <source>a cached step of {tokens} token(s) has other {which} than the full forward at the same positions (largest relative difference {largest:.3g}) from the same tokens: the positions of the step are wrong, not its mask; rotary or position embeddings were not offset by the {cached} cached token(s) (positions restarted at 0, or counted from another origin); pass position_ids / cache_position starting at the cache&apos;s length; {mask}</source>
         <translation>um passo com cache de {tokens} token(s) tem outras {which} que o forward completo nas mesmas posições (maior diferença relativa {largest:.3g}) a partir dos mesmos tokens: as posições do passo estão erradas, não sua máscara; os embeddings rotativos ou de posição não foram deslocados pelos {cached} token(s) em cache (posições reiniciadas em 0, ou contadas a partir de outra origem); passe position_ids / cache_position começando no comprimento do cache; {mask}</translation>
+    </message>
+    <message>
+        <source>a cached step of {tokens} token(s) was given other positions than the full forward gives the same tokens: its {module} embedding was called with {given} where the full forward has {expected} (batch element {e}, after {cached} cached token(s)): the positions of the step are wrong, not its mask (positions restarted at 0, or counted from another origin); pass position_ids / cache_position starting at the cache&apos;s length; {mask}</source>
+        <translation>um passo com cache de {tokens} token(s) recebeu outras posições que as que o forward completo dá aos mesmos tokens: seu embedding {module} foi chamado com {given} onde o forward completo tem {expected} (elemento {e} do lote, depois de {cached} token(s) em cache): as posições do passo estão erradas, não sua máscara (posições reiniciadas em 0, ou contadas a partir de outra origem); passe position_ids / cache_position começando no comprimento do cache; {mask}</translation>
     </message>
     <message>
         <source>implementations: not checked (of {asked}, the model runs {ran} only)</source>

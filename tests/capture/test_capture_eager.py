@@ -136,7 +136,13 @@ def test_every_eager_layer_is_a_call_whose_weights_are_the_models(transformers, 
     run = cap.to_run()
     assert all(c.query_tokens is not None and c.query_tokens.shape == (2, 7) for c in run.calls)
     # No false alarm from the doctor on a correct model (left padding's empty rows are benign).
-    assert [f for f in diagnose_run(run) if f.severity == "error"] == []
+    errors = [f for f in diagnose_run(run) if f.severity == "error"]
+    if family == "gpt_neo":
+        # GPT-Neo given no position_ids counts its learned positions over the left pads: the
+        # positions its embedding was called with (recorded at capture) say so, rightly.
+        assert [(f.kind, f.batch) for f in errors] == [("positions", (1,))], errors
+        errors = []
+    assert errors == []
 
 
 def test_gemma2_soft_capping_is_a_score_term_of_the_call_and_of_the_file(transformers, tmp_path):

@@ -100,7 +100,28 @@ def test_a_cached_step_whose_rotary_positions_restart_is_named_from_its_capture_
     assert twin == [] and twin.notes == [], lines(twin)
 
 
-def test_a_step_whose_token_repeats_none_in_its_cache_is_said_to_be_unchecked():
+def rotate_learned(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """bug_models.rotate with frequencies of no rotary table (learned, increasing): the capture
+    cannot tell its positions from any other product."""
+    freq = torch.tensor([0.3, 1.0])
+    angle = positions[:, None, :, None].float() * freq
+    cos, sin = angle.cos(), angle.sin()
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], -1).flatten(-2)
+
+
+def test_a_step_whose_positions_are_recorded_is_read_without_a_repeated_token():
+    # bug_models.rotate multiplies the positions by inverse frequencies: the capture sees them.
+    found = step_diagnosis(bugs.RotaryDecoder(restart_positions=True), repeat=False)
+    (finding,) = found
+    assert (finding.kind, finding.severity, finding.call) == ("positions", "error", 0), lines(found)
+    assert "positions restart at 0 while 4 key(s) are cached" in finding.message
+    twin = step_diagnosis(bugs.RotaryDecoder(), repeat=False)
+    assert twin == [] and twin.notes == [], lines(twin)
+
+
+def test_a_step_whose_token_repeats_none_in_its_cache_is_said_to_be_unchecked(monkeypatch):
+    monkeypatch.setattr(bugs, "rotate", rotate_learned)
     for model in (bugs.RotaryDecoder(restart_positions=True), bugs.RotaryDecoder()):
         found = step_diagnosis(model, repeat=False)
         assert found == [], lines(found)
@@ -128,15 +149,17 @@ def test_restarted_positions_in_transformers_decoders(name):
     assert twin == [] and twin.notes == [], lines(twin)
 
 
-def test_a_sliding_window_cache_that_dropped_keys_is_not_verified_and_says_so():
+def test_a_sliding_window_cache_that_dropped_keys_is_read_from_the_positions_recorded():
     # Mistral's window of 3 keeps the last 2 keys in its cache: a key's place in the call is no
-    # longer its position, so a restart cannot be named; the twin still checks (3 is key 1 here).
+    # longer its position, so the rotation between copies cannot name a restart; the rotary
+    # module's tables, recorded at capture (the restart is made inside its forward), can.
     twin = step_diagnosis(mistral(3), repeat=True, copy_of=3)
     assert twin == [] and twin.notes == [], lines(twin)
     found = step_diagnosis(restart(mistral(3)), repeat=True, copy_of=3)
-    assert [f for f in found if f.severity == "error"] == [], lines(found)
-    (note,) = found.notes
-    assert note.startswith("positions not verified in the cached step of call 0") and "sliding window" in note
+    (finding,) = found
+    assert (finding.kind, finding.severity, finding.call) == ("positions", "error", 0), lines(found)
+    assert "positions restart at 0 while 2 key(s) are cached" in finding.message
+    assert found.notes == []
 
 
 def test_a_left_padded_step_reads_positions_among_real_keys():
@@ -151,10 +174,10 @@ def test_a_left_padded_step_reads_positions_among_real_keys():
 
 
 def test_a_model_without_rotary_positions_is_never_blamed():
-    # GPT-2's keys carry no rotation: the step's positions cannot be read; said, exit status 0.
+    # GPT-2's keys carry no rotation; its learned position embedding was called with the step's
+    # position (4, after 4 cached tokens), recorded at capture: checked, nothing to say.
     found = step_diagnosis(gpt2(), repeat=True)
-    assert [f for f in found if f.severity == "error"] == [], lines(found)
-    assert any("positions not checked in the cached step" in note for note in found.notes)
+    assert found == [] and found.notes == [], lines(found)
 
 
 # ----------------------------------------------------------------------------- a left-padded batch
@@ -206,15 +229,18 @@ def test_gpt2_left_padded_without_position_ids_is_named():
 
 
 def test_what_a_left_padded_capture_cannot_show_is_said():
-    # No tokens, or no two elements that start alike: the positions were not checked.
-    for inputs, tokens in (
-        (bugs.with_bos(batch((6, 4, 3), side="left")), False),
-        (batch((6, 4, 3), side="left"), True),
-    ):
-        found = diagnose_run(capture_left_padded(gpt2(), inputs, tokens=tokens).to_run())
-        assert [f for f in found if f.severity == "error"] == [], lines(found)
-        assert any(n.startswith("positions not checked in the left-padded batch") for n in found.notes), lines(found)
-        assert any("attnviz check --checks padding" in n for n in found.notes)
+    # No tokens (the padding is not known): the positions were not checked.
+    found = diagnose_run(capture_left_padded(gpt2(), bugs.with_bos(batch((6, 4, 3), side="left")), False).to_run())
+    assert [f for f in found if f.severity == "error"] == [], lines(found)
+    assert any(n.startswith("positions not checked in the left-padded batch") for n in found.notes), lines(found)
+    assert any("attnviz check --checks padding" in n for n in found.notes)
+    # Tokens but no two elements that start alike: GPT-2's position embedding, recorded at
+    # capture, was given the pads' count (arange over the batch).
+    found = diagnose_run(capture_left_padded(gpt2(), batch((6, 4, 3), side="left"), True).to_run())
+    (finding,) = found
+    assert (finding.kind, finding.severity, finding.batch) == ("positions", "error", (1, 2)), lines(found)
+    assert "batch element 1's first real token (row 2, after 2 pad(s)) was given position 2" in finding.message
+    assert "learned position embeddings" in finding.message
     # Right padded: arange is each sequence's own; nothing to say.
     right = diagnose_run(capture_left_padded(gpt2(), bugs.with_bos(batch((6, 4, 3)))).to_run())
     assert right.notes == [], lines(right)

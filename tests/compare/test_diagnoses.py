@@ -149,6 +149,7 @@ def test_the_doctor_does_not_pass_a_call_it_cannot_reproduce():
     found = [f for f in diagnose_run(cap.to_run()) if f.severity == "error"]
     assert found and {f.kind for f in found} == {"fidelity"}, lines(found)
     assert "cannot reproduce" in found[0].message and "0.001 allowed" in found[0].message
+    assert "the head grouping" in found[0].message and "KV heads [0, 1, 0, 1]" in found[0].message
     model.set_attn_implementation("eager")
     with attnviz.capture(model) as cap, torch.no_grad():
         model(**inputs)

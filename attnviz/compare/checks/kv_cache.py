@@ -7,6 +7,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
 from attnviz.capture import CapturedCall, capture
@@ -24,7 +25,7 @@ from attnviz.compare.checks.base import (
     run_user,
 )
 from attnviz.compare.intervene import main_output, run_model
-from attnviz.compare.invariance_causes import recorded_allowed, step_inputs_differ
+from attnviz.compare.invariance_causes import readable_keep, recorded_allowed, step_inputs_differ
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 __all__ = ["KvCacheCheck"]
@@ -163,6 +164,25 @@ class KvCacheCheck(InvarianceCheck):
         moved = None if partner is None else step_inputs_differ(call, partner, start, start + tokens, real)
         if moved is not None and max(moved) > self.tol:
             return self._positions_cause(call, partner, moved, tokens, start, real)
+        if moved is None and partner is not None:
+            # Queries and keys not recorded (a softmax of the model's own): the positions its rotary
+            # or position embedding was called with say it, else the masks compared.
+            recorded = _recorded_positions_cause(call, partner, tokens, start, real)
+            if recorded is not None:
+                return recorded
+            if _same_step_mask(call, partner, start, tokens, real):
+                return message(
+                    QT_TRANSLATE_NOOP(
+                        "Invariance",
+                        "a cached step of {tokens} token(s) attends differently from the full forward though its mask "
+                        "lets through the same keys on these rows (the mask was ruled out): its queries or keys "
+                        "differ, so its positions were not offset by the {cached} cached token(s) (or something "
+                        "else before attention depends on the cache); pass position_ids / cache_position starting "
+                        "at the cache's length",
+                    ),
+                    tokens=tokens,
+                    cached=start,
+                )
         ruled_out = (
             QT_TRANSLATE_NOOP(
                 "Invariance",
@@ -255,3 +275,67 @@ class KvCacheCheck(InvarianceCheck):
             cached=start,
             mask=mask_text,
         )
+
+
+def _recorded_positions_cause(
+    call: CapturedCall, partner: CapturedCall, tokens: int, start: int, real: torch.Tensor
+) -> str | None:
+    """The step's recorded positions against the full forward's at the same rows: a sentence
+    naming both when they differ on a real row; None when they agree or were not recorded."""
+    mine, theirs = call.positions, partner.positions
+    if mine is None or theirs is None or mine.shape[-1] != tokens or theirs.shape[-1] < start + tokens:
+        return None
+    b = real.shape[0]
+    if mine.shape[0] not in (1, b) or theirs.shape[0] not in (1, b):
+        return None
+    ours = np.broadcast_to(mine, (b, tokens))
+    full = np.broadcast_to(theirs[:, start : start + tokens], (b, tokens))
+    rows = real[:, start : start + tokens].cpu().numpy().astype(bool)
+    wrong = np.abs(ours - full) > 1e-6
+    wrong &= rows
+    if not wrong.any():
+        return None
+    e = int(np.flatnonzero(wrong.any(1))[0])
+    mask = _same_step_mask(call, partner, start, tokens, real)
+    return message(
+        QT_TRANSLATE_NOOP(
+            "Invariance",
+            "a cached step of {tokens} token(s) was given other positions than the full forward gives the same "
+            "tokens: its {module} embedding was called with {given} where the full forward has {expected} (batch "
+            "element {e}, after {cached} cached token(s)): the positions of the step are wrong, not its mask "
+            "(positions restarted at 0, or counted from another origin); pass position_ids / cache_position "
+            "starting at the cache's length; {mask}",
+        ),
+        tokens=tokens,
+        module=QT_TRANSLATE_NOOP("Doctor", "learned position")
+        if call.positions_from == "learned"
+        else QT_TRANSLATE_NOOP("Doctor", "rotary"),
+        given=_listed(ours[e]),
+        expected=_listed(full[e]),
+        e=e,
+        cached=start,
+        mask=QT_TRANSLATE_NOOP(
+            "Invariance",
+            "the mask was ruled out: the step's mask lets through the same keys as the full forward's on these rows",
+        )
+        if mask
+        else QT_TRANSLATE_NOOP("Invariance", "with other queries and keys, its weights differ whatever the mask"),
+    )
+
+
+def _listed(values: np.ndarray) -> str:
+    shown = [str(int(v)) if float(v).is_integer() else f"{v:.3g}" for v in values[:4]]
+    return " ".join(shown) + (" ..." if len(values) > 4 else "")
+
+
+def _same_step_mask(call: CapturedCall, partner: CapturedCall, start: int, tokens: int, real: torch.Tensor) -> bool:
+    """The step's call lets through the same keys as the full forward's on the step's real rows."""
+    step_keep, full_keep = readable_keep(call), readable_keep(partner)
+    if step_keep is None or full_keep is None:
+        return False
+    full_keep = full_keep[..., start : start + tokens, :]
+    n = min(step_keep.shape[-1], full_keep.shape[-1])
+    if step_keep.shape[:-1] != full_keep.shape[:-1] or bool(step_keep[..., n:].any()) or bool(full_keep[..., n:].any()):
+        return False
+    pick = real[:, start : start + tokens].to(step_keep.device)[:, None, :, None]
+    return bool(((step_keep[..., :n] == full_keep[..., :n]) | ~pick).all())

@@ -3,6 +3,7 @@ read against the attention mask first), then in the batch padded on the right an
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -29,6 +30,8 @@ __all__ = ["PaddingCheck"]
 
 class PaddingCheck(InvarianceCheck):
     name = "padding"
+    #: The last cause found was positions not adjusted to left padding (``_padding_cause``).
+    _unadjusted = False
 
     def run(self) -> tuple[list[Finding], str | None]:
         mask = self.mask
@@ -54,7 +57,7 @@ class PaddingCheck(InvarianceCheck):
             alone.append(single)
         gap = self._padding_gap(alone, given, real, mask.shape[1])
         if gap is not None:
-            return [gap_finding("padding", gap, self._given_cause(real, alone, gap))], None
+            return [gap_finding("padding", gap, self._given_cause(real, alone, gap, given))], None
         length = max(len(idx) for idx in real) + 1
         findings: list[Finding] = []
         for side in ("right", "left"):
@@ -69,8 +72,25 @@ class PaddingCheck(InvarianceCheck):
             gap = self._padding_gap(alone, padded, positions, length)
             if gap is None:
                 continue
+            self._unadjusted = False
             cause = self._padding_cause(side, real, length, alone, gap, padded, positions)
-            findings.append(gap_finding("padding", gap, cause))
+            finding = gap_finding("padding", gap, cause)
+            if self._unadjusted and not _left_padded(real, length) and not _causal(given):
+                # An encoder (no call is causal) given a right-padded batch: its position embeddings
+                # count from the first column, as its tokenizer pads; left padding is a hazard, not a bug.
+                finding = replace(
+                    finding,
+                    severity="warning",
+                    message=message(
+                        QT_TRANSLATE_NOOP(
+                            "Invariance",
+                            "{cause}; this model attends both ways (an encoder) and its batch is padded on the right, "
+                            "so only left padding would move it",
+                        ),
+                        cause=cause,
+                    ),
+                )
+            findings.append(finding)
         return findings, None
 
     def _attempt(self, inputs: dict[str, Any], what: str) -> tuple[Run | None, Finding | None]:
@@ -119,7 +139,7 @@ class PaddingCheck(InvarianceCheck):
                 )
         return None
 
-    def _given_cause(self, real: list[torch.Tensor], alone: list[Run], gap: Gap) -> str:
+    def _given_cause(self, real: list[torch.Tensor], alone: list[Run], gap: Gap, given: Run) -> str:
         """Why the batch as given differs from its sequences alone, its masks having been read
         right: its positions (tried: the batch again with each sequence's own positions), else
         said as found."""
@@ -156,6 +176,9 @@ class PaddingCheck(InvarianceCheck):
                     b=b,
                     at=first,
                 )
+        recorded = _recorded_positions_apart(given, alone, gap, real)
+        if recorded is not None:
+            return recorded
         return QT_TRANSLATE_NOOP(
             "Invariance",
             "these sequences attend differently in the batch as given than alone, though each call's mask follows "
@@ -312,6 +335,7 @@ class PaddingCheck(InvarianceCheck):
         if side == "left" and "position_ids" not in self.inputs and self._accepts("position_ids"):
             batch, _ = self._padded(real, length, side, adjust_positions=True)
             if self._padding_gap(alone, run_captured(self.model, batch), positions, length) is None:
+                self._unadjusted = True
                 return message(
                     QT_TRANSLATE_NOOP(
                         "Invariance",
@@ -344,6 +368,7 @@ class PaddingCheck(InvarianceCheck):
             takes = self._accepts("position_ids") and not tried
             moved = positions_moved(call, alone[b].calls, b, pos, self.tol, takes, side)
             if moved is not None:
+                self._unadjusted = side == "left"
                 return moved
         return message(
             QT_TRANSLATE_NOOP(
@@ -353,6 +378,72 @@ class PaddingCheck(InvarianceCheck):
             ),
             side=side,
         )
+
+
+def _recorded_positions_apart(given: Run, alone: list[Run], gap: Gap, real: list[torch.Tensor]) -> str | None:
+    """The positions the model's position (or rotary) embedding was called with for the call
+    where the batch and a sequence alone part, read at capture: a sentence when a real token's
+    position in the batch is not its position alone; None when they agree or were not read."""
+    if gap.index < 0 or not gap.batch:
+        return None
+    call = given.calls[gap.index]
+    for b in gap.batch:
+        partner = next((c for c in alone[b].calls if c.name == call.name), None)
+        mine = call.positions
+        if partner is None or mine is None or partner.positions is None or len(real[b]) == 0:
+            continue
+        theirs = partner.positions
+        if mine.shape[0] not in (1, len(alone)) or theirs.shape != (1, len(real[b])):
+            continue
+        if int(real[b].max()) >= mine.shape[1]:
+            continue
+        ours = mine[min(b, mine.shape[0] - 1), real[b].numpy()]
+        if bool((abs(ours - theirs[0]) <= 1e-6).all()):
+            continue
+        first = int(real[b][0])
+        return message(
+            QT_TRANSLATE_NOOP(
+                "Invariance",
+                "positions, not the mask: the model's {module} embedding gave batch element {b}'s first real token "
+                "(row {row}) position {given} in the batch and {alone} alone: its positions count the pads (arange "
+                "over a left-padded batch, computed by the model or given to it), so its real tokens get other "
+                "queries and keys; each call's mask follows the attention mask, so the masks were ruled out; "
+                "compute positions from the attention mask, (attention_mask.cumsum(-1) - 1).clamp(min=0)",
+            ),
+            module=QT_TRANSLATE_NOOP("Doctor", "learned position")
+            if call.positions_from == "learned"
+            else QT_TRANSLATE_NOOP("Doctor", "rotary"),
+            b=b,
+            row=first,
+            given=_whole(float(ours[0])),
+            alone=_whole(float(theirs[0, 0])),
+        )
+    return None
+
+
+def _whole(value: float) -> str:
+    return str(int(value)) if value.is_integer() else f"{value:.3g}"
+
+
+def _left_padded(real: list[torch.Tensor], length: int) -> bool:
+    """Some sequence of the batch as given starts after pads."""
+    return any(len(idx) and int(idx[0]) > 0 for idx in real)
+
+
+def _causal(run: Run) -> bool:
+    """Some self-attention call of ``run`` is causal (a decoder, which generation pads on the left)."""
+    for call in run.calls:
+        if call.cross:
+            continue
+        try:
+            keep = recorded_allowed(call)
+        except Exception:  # noqa: BLE001 - a mask attnviz cannot read says nothing here
+            continue
+        n_q, n_k = keep.shape[-2:]
+        if n_q == n_k and n_q > 1:
+            later = torch.ones(n_q, n_k, dtype=torch.bool).triu(1)
+            return not bool((keep & later).any())
+    return True
 
 
 def _select(t: torch.Tensor, axis: int, pos: torch.Tensor, length: int, n: int) -> torch.Tensor:

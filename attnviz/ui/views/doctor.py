@@ -17,6 +17,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
+    QLabel,
     QTableWidget,
     QTableWidgetItem,
     QWidget,
@@ -72,6 +73,13 @@ class DoctorView(SessionView):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.cellClicked.connect(lambda row, _col: self._choose(row))
         layout.addWidget(self.table, 1)
+        # What the run could not be checked for (``Diagnosis.notes``): as much a part of the
+        # verdict as the findings, so never left to the command line alone.
+        self.notes = QLabel()
+        self.notes.setWordWrap(True)
+        self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notes.setVisible(False)
+        layout.addWidget(self.notes)
 
         self.diagnosis = self.while_shown(self.session.register("mask doctor", _diagnose, follows="document"))
         self.diagnosis.on_result(self._on_findings)
@@ -106,7 +114,13 @@ class DoctorView(SessionView):
         state = self._session.document.state
         self.table.setRowCount(0)
         if findings is None:
+            self.notes.setVisible(False)
             return
+        notes = [tr_text(note) for note in getattr(findings, "notes", ())]
+        self.notes.setVisible(bool(notes))
+        self.notes.setText(
+            "\n".join(translate("Doctor", "Note: {text}").format(text=note) for note in notes) if notes else ""
+        )
         errors = sum(f.severity == "error" for f in findings)
         warnings = len(findings) - errors
         if not findings and not any(call.masks.any for call in state.run.calls):
@@ -123,6 +137,10 @@ class DoctorView(SessionView):
                 if state.run.layers == 1
                 else translate("Doctor", "No problem found in the masks of {n} calls.").format(n=state.run.layers)
             )
+            if notes:
+                self.summary.setText(
+                    self.summary.text() + " " + translate("Doctor", "Some things could not be checked: see below.")
+                )
         else:
             self.summary.setText(
                 translate(
