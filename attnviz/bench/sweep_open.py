@@ -5,7 +5,8 @@ ways a user opens it, each failure one line in the family's verdict:
   capture is a false alarm: the models are transformers' own, run as their authors meant);
 * ``attnviz render --load FILE --layer N --heads all`` for every call, drawn into a PNG;
 * the window's File > Open (the loader the menu uses), then every call shown in turn: no refusal,
-  no error in the main view.
+  no error in the main view; a call too long for every stage at once goes to the long-context
+  view, as the window does with it, and that view must draw its overview without an error.
 
 The commands run in-process in one long-lived child per sweep worker (importing torch, Qt and the
 window costs seconds, more than a family): a fresh interpreter under a capped address space
@@ -34,7 +35,7 @@ __all__ = ["MARK", "Opener", "capture_path", "close_opener", "open_capture"]
 #: A reply of the child starts with this (the commands it runs print too, to their own streams).
 MARK = "@@opened "
 #: Seconds one capture may take to be opened three ways (every call drawn and shown).
-LIMIT_S = 240.0
+LIMIT_S = 600.0
 
 _CHILD = r"""
 import contextlib, io, os
@@ -52,6 +53,7 @@ window = MainWindow()
 window.resize(1280, 720)
 window.show()
 session = window.session
+long_view = window.long_dock.view()
 
 def wait(test, limit):
     deadline = time.monotonic() + limit
@@ -109,7 +111,19 @@ def in_window(path, calls):
         if not wait(idle, 120):
             return ["window: call %d was still computing after 120 s" % layer]
         outcome = session.last_outcome
-        if outcome is not None and outcome.error is not None:
+        if outcome is not None and outcome.too_large:
+            # The window streams it in the long-context view instead: its overview is the picture.
+            def drawn():
+                result = long_view.result
+                return (
+                    window.long_dock.isVisible() and not long_view.busy and result is not None
+                    and tuple(result.focus) == (layer, 0) and result.version == session.document.version
+                )
+            if not wait(drawn, 240):
+                return ["window: call %d: too long for the main view, and the long-context view drew nothing" % layer]
+            if long_view.result.error is not None:
+                return ["window: call %d: long-context view: %s" % (layer, one_line(long_view.result.error))]
+        elif outcome is not None and outcome.error is not None:
             return ["window: call %d: %s" % (layer, one_line(outcome.error))]
     if refusals:
         return ["window: " + one_line(refusals[0])]

@@ -203,8 +203,12 @@
         <translation>uma máscara booleana somada aos escores como 0 e 1 pela função eager</translation>
     </message>
     <message>
-        <source>sink logits per query are not recorded (attnviz keeps one per head): recomputed without them</source>
-        <translation>logits de sorvedouro por consulta não são registrados (o attnviz guarda um por cabeça): recalculado sem eles</translation>
+        <source>a sink logit per query of each head, in the softmax as the model computes it (an extra logit with a zero value: each row&apos;s weights sum to less than 1, as the model reports them)</source>
+        <translation>um logit de sorvedouro por consulta de cada cabeça, no softmax como o modelo o calcula (um logit extra de valor zero: os pesos de cada linha somam menos que 1, como o modelo os informa)</translation>
+    </message>
+    <message>
+        <source>sink logits of a shape that is neither one per head nor one per query are not recorded: recomputed without them</source>
+        <translation>logits de sorvedouro de uma forma que não é nem um por cabeça nem um por consulta não são gravados: recalculado sem eles</translation>
     </message>
     <message>
         <source>sinks applied after the softmax, as the model does (each row&apos;s output scaled by sigmoid(logsumexp - sink)): the model reports its weights before them, as weights() returns them; the run&apos;s map shows them with the sink&apos;s share (what the output mixes)</source>
@@ -1731,6 +1735,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <message>
         <source>{name} needs one finite sink logit per head ({heads}); got {count} values</source>
         <translation>{name} precisa de um logit de sorvedouro finito por cabeça ({heads}); recebidos {count} valores</translation>
+    </message>
+    <message>
+        <source>{name} needs one finite sink logit per head, or per query of each head {shape}; got {got}</source>
+        <translation>{name} precisa de um logit de sorvedouro finito por cabeça, ou por consulta de cada cabeça {shape}; recebeu {got}</translation>
     </message>
     <message>
         <source>score_terms must be ScoreTerm descriptions (ScoreBias, SoftCap, Alibi, ScoreMod, Sinks); got {value}</source>
@@ -5804,7 +5812,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>◀ Previous</source>
-        <extracomment>The outline of the cells that changed: a magenta no colour map of the app uses. The slider&apos;s positions are tenths of a doubling: 2**(-3) .. 2**3. Where the view puts its code panel while the walk is on show.</extracomment>
+        <extracomment>The outline of the cells that changed: a magenta no colour map of the app uses. The slider&apos;s positions are tenths of a doubling: 2**(-3) .. 2**3. The maps&apos; share of the walk&apos;s width beside the step&apos;s explanation and code (presentation mode: ``SLIDE_MAP_SHARE``). Where the view puts its code panel while the walk is on show. The maps&apos; share of the walk&apos;s width: on a slide the step&apos;s explanation, in slide type, needs more than half of it (at 0.62 it ran 114 px below a 1280x720 slide at the mask step).</extracomment>
         <translation>◀ Anterior</translation>
     </message>
     <message>
@@ -6540,6 +6548,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>Random unit-variance q and k of length d: without scaling the scores&apos; variance grows like d, the softmax collapses onto one key (entropy → 0, largest weight → 1) and its gradient vanishes; dividing by √d keeps all three where they are at d = 1. Stars: your inputs.</source>
+        <extracomment>The notes&apos; height under the plots on a slide: the numbers&apos; table of your inputs (its first rows), with the plots at their minimum, on a 1280x720 slide.</extracomment>
         <translation>q e k aleatórios de variância unitária e comprimento d: sem escala, a variância das pontuações cresce como d, o softmax colapsa em uma chave (entropia → 0, maior peso → 1) e seu gradiente desaparece; dividir por √d mantém os três onde estão em d = 1. Estrelas: suas entradas.</translation>
     </message>
     <message>
