@@ -47,6 +47,7 @@ from ..io.capture_file import save_capture
 from . import shaping
 from .calls import CapturedCall, Converted
 from .patching import PATCH, CallMode
+from .paths import block_sparse
 
 __all__ = ["DEFAULT_CAPTURE_BUDGET", "Capture", "capture"]
 
@@ -412,6 +413,8 @@ class Capture:
 
     def _leave_module(self, module: nn.Module, args: Any, output: Any) -> None:
         local = self._local
+        if self._wanted() and local.stack and local.stack[-1] is module:
+            block_sparse.leave(self, module, output)  # BigBird's assembled map, on the module's stack
         # Pop up to this module: a forward that raised in a child left the child on the stack.
         while local.stack:
             top = local.stack.pop()

@@ -289,6 +289,10 @@
         <source>the function returned its heads&apos; average weights (average_attn_weights=True): a map the model reports from it is that average (in every head, for WavLM); each head here is its own</source>
         <translation>a função devolveu a média dos pesos das suas cabeças (average_attn_weights=True): um mapa que o modelo informa a partir dela é essa média (em todas as cabeças, no WavLM); cada cabeça aqui é a sua própria</translation>
     </message>
+    <message>
+        <source>block-sparse attention of its own ({module}, blocks of {block}): the {n} x {n} map the model assembles from its global, sliding-window and {random} random key blocks per query block, zero elsewhere (a random block that repeats one already attended, as in eval mode, is kept once: such rows sum to less than 1 while the output mixes both); its queries, keys and values are not visible to a capture (weights only)</source>
+        <translation>atenção esparsa em blocos própria ({module}, blocos de {block}): o mapa {n} x {n} que o modelo monta a partir de seus blocos de chaves globais, da janela deslizante e de {random} bloco(s) aleatório(s) por bloco de consultas, zero no resto (um bloco aleatório que repete um já atendido, como no modo de avaliação, fica uma vez só: essas linhas somam menos que 1 enquanto a saída mistura os dois); suas consultas, chaves e valores não são visíveis a uma captura (só pesos)</translation>
+    </message>
 </context>
 <context>
     <name>Code</name>
