@@ -372,6 +372,10 @@ def _causal_groups(
         _b, _h, n_q, n_k = fact.call.shape
         if allowed is None or n_q < 2:
             continue
+        if fact.call.weights_only and n_q != n_k:
+            # A model's own attention seen at its softmax, whose key axis is laid out its own way
+            # (Pegasus-X's global tokens before each local block): no position to read causality by.
+            continue
         offset = n_k - n_q  # a later key is one past the query's own position, bottom-right aligned
         later = np.triu(np.ones((n_q, n_k), dtype=bool), offset + 1)
         rows = np.asarray((allowed & later).any(-1))

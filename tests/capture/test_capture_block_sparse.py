@@ -66,3 +66,31 @@ def test_led_padding_to_its_window_is_padding_to_the_doctor() -> None:
     # Without the model's padding on the call the doctor would warn: the test can fail.
     band.key_padding_mask = None
     assert [f for f in diagnose_run(cap.to_run()) if f.kind == "empty_rows"]
+
+
+def test_pegasus_x_global_local_encoder_is_no_missing_causal_mask_to_the_doctor() -> None:
+    # Pegasus-X's encoder attention of its own, seen at its softmaxes: its global tokens over
+    # every key, and each local block over the global tokens and the block. Neither key axis is
+    # positions, so neither is read for causality (the sweep's --open found the false alarm:
+    # "misses its causal mask" on a bidirectional encoder).
+    config = transformers.PegasusXConfig(
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=37,
+        decoder_ffn_dim=37,
+        vocab_size=50,
+        max_position_embeddings=64,
+        block_size=16,  # the 8 tokens padded to one block, as the sweep's 8 are to 512
+        num_global_tokens=2,
+    )
+    torch.manual_seed(0)
+    model = transformers.PegasusXModel(config).eval()
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        model(input_ids=torch.randint(3, 50, (2, 8)), decoder_input_ids=torch.randint(3, 50, (2, 5)))
+    run = cap.to_run()
+    pieces = [c for c in run.calls if c.weights_only and c.shape[2] != c.shape[3]]
+    assert len(pieces) >= 2
+    assert [f for f in diagnose_run(run) if f.kind == "future_attended"] == []
