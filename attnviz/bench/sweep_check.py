@@ -93,6 +93,15 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
         candidates: list[tuple[Any, Callable[[Any, Any], Any]]] = [
             (call, _as_reported_by_shape) for call in by_shape.get(shape, [])
         ]
+        # A decoder's merged self+cross call (T5Gemma 2: one softmax over its own keys, then the
+        # encoder's) is reported as two maps, each the call's columns of one side.
+        candidates += [
+            (call, _self_side if side == 0 else _cross_side)
+            for call in calls
+            if getattr(call, "self_keys", 0) and len(shape) == 4 and tuple(call.shape[:3]) == shape[:3]
+            for side, width in ((0, call.self_keys), (1, call.shape[3] - call.self_keys))
+            if width == shape[3]
+        ]
         if len(shape) == 4 and shape[-1] % 2 == 1 and shape[-1] != shape[-2]:
             # A banded model (Longformer, LED) reports each query's band of 2w + 1 keys; its call
             # is drawn as the (L, L) map the band means: read the map back as the band.
@@ -136,6 +145,14 @@ def _gap(ours: Any, target: Any) -> float:
 
 def _as_reported_by_shape(ours: Any, _target: Any) -> Any:
     return ours
+
+
+def _self_side(ours: Any, target: Any) -> Any:
+    return ours[..., : target.shape[-1]]  # the decoder's own keys come first
+
+
+def _cross_side(ours: Any, target: Any) -> Any:
+    return ours[..., ours.shape[-1] - target.shape[-1] :]
 
 
 def _as_band(ours: Any, target: Any) -> Any:

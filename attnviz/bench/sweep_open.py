@@ -129,6 +129,13 @@ def in_window(path, calls):
         return ["window: " + one_line(refusals[0])]
     return []
 
+def forget():
+    # Each File > Open is an edit Undo takes back: the undo stack would keep every capture opened
+    # so far (the child's address space is capped), so the steps are dropped between files.
+    session.undo_stack.clear()
+    import gc
+    gc.collect()
+
 wait(idle, 60)
 cap(int(sys.argv[1]))
 for line in sys.stdin:
@@ -139,6 +146,7 @@ for line in sys.stdin:
         problems += doctor(path)
         problems += render(path, calls, job["out"])
         problems += in_window(path, calls)
+        forget()
     except BaseException as exc:  # the child's own failure: one line, the next file goes on
         problems.append("opening: %s: %s" % (type(exc).__name__, one_line(exc)))
     reply = {"problems": problems, "seconds": round(time.perf_counter() - started, 2)}
