@@ -14,7 +14,9 @@ A family that does not build from a small config, or whose forward fails without
 counted apart ("not built"), as is an implementation it does not offer. Families run in worker
 processes (two at a time) with a time limit and a memory limit; a worker that hangs or crashes
 is replaced, so one family costs only itself.
-``python -m attnviz.bench sweep [--only NAME ...] [--workers N] [--json FILE]``.
+``python -m attnviz.bench sweep [--only NAME ...] [--workers N] [--json FILE] [--open DIR]``
+(``--open``: each capture saved to DIR and opened by doctor, render and the window,
+``sweep_open.py``; a failure is the verdict "errors" with its one line).
 Not part of the test suite: it takes tens of minutes.
 """
 
@@ -29,7 +31,7 @@ import time
 import traceback
 from typing import Any
 
-from attnviz.bench import sweep_check, sweep_inputs, sweep_report
+from attnviz.bench import sweep_check, sweep_inputs, sweep_open, sweep_report
 from attnviz.output.terminal import ExamplesFormatter, examples_epilog
 
 TOLERANCE = sweep_check.TOLERANCE
@@ -208,7 +210,7 @@ def _build(config: Any, implementation: str) -> Any:
         return model_class._from_config(config, attn_implementation=implementation).eval()
 
 
-def sweep_one(model_type: str) -> dict[str, Any]:
+def sweep_one(model_type: str, open_dir: str | None = None) -> dict[str, Any]:
     """Build, run and capture one family on each implementation (in a worker process)."""
     import warnings
 
@@ -227,17 +229,21 @@ def sweep_one(model_type: str) -> dict[str, Any]:
         return result
     expected = None
     for implementation in sorted(IMPLEMENTATIONS, key=lambda i: i != "eager"):  # eager's calls first
-        result[implementation] = sweep_implementation(config, implementation, expected)
+        saved = sweep_open.capture_path(open_dir, model_type, implementation) if open_dir else None
+        result[implementation] = sweep_implementation(config, implementation, expected, saved)
         if implementation == "eager" and result["eager"]["status"] == "exact":
             expected = result["eager"]["calls"]
     result["built"] = "yes"
     return result
 
 
-def sweep_implementation(config: Any, implementation: str, expected_calls: int | None = None) -> dict[str, Any]:
+def sweep_implementation(
+    config: Any, implementation: str, expected_calls: int | None = None, save_to: Any = None
+) -> dict[str, Any]:
     """One family's verdict on one implementation: its model built from the (shrunk) config, the
     inputs made for it, one forward under capture, every call and reported map checked (and at
-    least ``expected_calls`` calls: the other implementation's)."""
+    least ``expected_calls`` calls: the other implementation's). ``save_to``: a path where the
+    capture is saved and then opened by doctor, render and the window (``sweep_open``)."""
     import torch
 
     from attnviz.capture import capture
@@ -256,6 +262,12 @@ def sweep_implementation(config: Any, implementation: str, expected_calls: int |
         with torch.no_grad(), capture(model) as cap:
             model(**built.inputs, output_attentions=True)
         status, detail = sweep_check.classify(cap, maps, expected_calls)
+        if save_to is not None and cap.calls:
+            cap.save(save_to)
+            detail["opened"] = sweep_open.open_capture(save_to)
+            if detail["opened"]["problems"]:  # the verdict on the capture is kept beside it
+                detail["captured"], detail["why"] = status, detail["opened"]["problems"][0]
+                status = "errors"
     except Exception as exc:  # noqa: BLE001 - a capture that breaks the model is the worst outcome
         status, detail = (
             "errors",
@@ -264,15 +276,16 @@ def sweep_implementation(config: Any, implementation: str, expected_calls: int |
     return {"status": status, **kinds, **detail}
 
 
-def _worker(queue_in: Any, queue_out: Any) -> None:
+def _worker(queue_in: Any, queue_out: Any, open_dir: str | None = None) -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     while True:
         model_type = queue_in.get()
         if model_type is None:
+            sweep_open.close_opener()
             return
-        queue_out.put(sweep_one(model_type))
+        queue_out.put(sweep_one(model_type, open_dir))
 
 
 def families(only: list[str] | None = None) -> list[str]:
@@ -287,9 +300,11 @@ class _Worker:
     torch and transformers costs seconds, more than most families), and is replaced when a
     family takes longer than ``TIME_LIMIT`` or kills it."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Any, open_dir: str | None = None) -> None:
         self.q_in, self.q_out = ctx.Queue(), ctx.Queue()
-        self.process = ctx.Process(target=_worker, args=(self.q_in, self.q_out), daemon=True)
+        self.process = ctx.Process(target=_worker, args=(self.q_in, self.q_out, open_dir), daemon=True)
+        # Opening a capture three ways, every call shown, takes longer than capturing it
+        self.limit = TIME_LIMIT + (2 * sweep_open.LIMIT_S if open_dir else 0)
         self.process.start()
         self.family: str | None = None
         self.since = 0.0
@@ -307,7 +322,7 @@ class _Worker:
             return self.q_out.get(timeout=0.2)
         except queue.Empty:
             pass
-        late = time.monotonic() - self.since > TIME_LIMIT
+        late = time.monotonic() - self.since > self.limit
         if late or not self.process.is_alive():
             return {"family": self.family, "built": "yes", "sdpa": {"status": "errors", "why": "time limit or crash"}}
         return None
@@ -333,6 +348,7 @@ def run(
     json_path: str | None = None,
     readme: str | None = None,
     from_json: list[str] | None = None,
+    open_dir: str | None = None,
 ) -> int:
     import transformers
 
@@ -357,7 +373,9 @@ def run(
     results: list[dict[str, Any]] = []
     pending = list(names)
     start = time.monotonic()
-    pool = [_Worker(ctx) for _ in range(min(workers, len(names)))]
+    if open_dir:
+        os.makedirs(open_dir, exist_ok=True)
+    pool = [_Worker(ctx, open_dir) for _ in range(min(workers, len(names)))]
     for worker in pool:
         if pending:
             worker.give(pending.pop(0))
@@ -371,7 +389,7 @@ def run(
             results.append(result)
             if result.get("sdpa", {}).get("why") == "time limit or crash":
                 worker.stop(kill=True)  # a hung or dead worker is replaced
-                worker = pool[i] = _Worker(ctx)
+                worker = pool[i] = _Worker(ctx, open_dir)
             worker.family = None
             if pending:
                 worker.give(pending.pop(0))
@@ -410,6 +428,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--from-json", nargs="+", help="report the --json files of earlier runs (parts of one sweep) instead of running"
     )
+    parser.add_argument(
+        "--open",
+        metavar="DIR",
+        help="save each capture to DIR and open it with attnviz doctor (silent on a right model), attnviz render "
+        "(every call) and the window's File > Open (every call shown); a failure makes the verdict 'errors'",
+    )
     args = parser.parse_args(sys.argv[2:] if argv is None else argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    return run(args.only, args.workers, args.json, args.readme, args.from_json)
+    return run(args.only, args.workers, args.json, args.readme, args.from_json, args.open)

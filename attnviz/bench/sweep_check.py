@@ -25,8 +25,10 @@ TOLERANCE = 1e-4
 
 def reported_maps(output: Any, where: str = "", depth: int = 0) -> list[tuple[str, Any]]:
     """(where, map) for every (B, H, L_q, L_k) attention map a model's output reports: any field
-    whose name ends in ``attentions``, in the output and the outputs nested in it. Maps whose
-    rows do not sum to 1 (a linear attention's state) are left out."""
+    whose name ends in ``attentions``, in the output and the outputs nested in it. Maps that are
+    no distribution over the keys (a linear attention's state) are left out; rows that sum to
+    less than 1 are kept where the weights are all in [0, 1] (a sink's share left out of them:
+    gpt-oss, Inkling 2)."""
     import torch
 
     found: list[tuple[str, Any]] = []
@@ -44,12 +46,26 @@ def reported_maps(output: Any, where: str = "", depth: int = 0) -> list[tuple[st
         if str(name).endswith("attentions") and isinstance(value, (tuple, list)):
             for i, a in enumerate(value):
                 if isinstance(a, torch.Tensor) and a.dim() == 4 and a.numel():
-                    sums = a.detach().float().sum(-1)
-                    if float(torch.isclose(sums, torch.ones_like(sums), atol=1e-3).float().mean()) > 0.5:
+                    if _distribution(a.detach().float()):
                         found.append((f"{label}[{i}]", a.detach()))
         elif hasattr(value, "to_tuple") or isinstance(value, dict):
             found.extend(reported_maps(value, label, depth + 1))
     return found
+
+
+def _distribution(a: Any) -> bool:
+    """Whether most rows of ``a`` sum to 1, or every weight is in [0, 1] and most rows sum to
+    more than 0 and at most 1 (a softmax with a sink's share dropped)."""
+    import torch
+
+    sums = a.sum(-1)
+    if float(torch.isclose(sums, torch.ones_like(sums), atol=1e-3).float().mean()) > 0.5:
+        return True
+    values = a[torch.isfinite(a)]
+    if not values.numel() or float(values.min()) < 0 or float(values.max()) > 1:
+        return False
+    below = (sums > 0) & (sums <= 1 + 1e-3)
+    return float(below.float().mean()) > 0.5
 
 
 def _weights(call: Any) -> Any:
@@ -76,6 +92,15 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
         shape = tuple(int(n) for n in reported.shape)
         candidates: list[tuple[Any, Callable[[Any, Any], Any]]] = [
             (call, _as_reported_by_shape) for call in by_shape.get(shape, [])
+        ]
+        # A decoder's merged self+cross call (T5Gemma 2: one softmax over its own keys, then the
+        # encoder's) is reported as two maps, each the call's columns of one side.
+        candidates += [
+            (call, _self_side if side == 0 else _cross_side)
+            for call in calls
+            if getattr(call, "self_keys", 0) and len(shape) == 4 and tuple(call.shape[:3]) == shape[:3]
+            for side, width in ((0, call.self_keys), (1, call.shape[3] - call.self_keys))
+            if width == shape[3]
         ]
         if len(shape) == 4 and shape[-1] % 2 == 1 and shape[-1] != shape[-2]:
             # A banded model (Longformer, LED) reports each query's band of 2w + 1 keys; its call
@@ -120,6 +145,14 @@ def _gap(ours: Any, target: Any) -> float:
 
 def _as_reported_by_shape(ours: Any, _target: Any) -> Any:
     return ours
+
+
+def _self_side(ours: Any, target: Any) -> Any:
+    return ours[..., : target.shape[-1]]  # the decoder's own keys come first
+
+
+def _cross_side(ours: Any, target: Any) -> Any:
+    return ours[..., ours.shape[-1] - target.shape[-1] :]
 
 
 def _as_band(ours: Any, target: Any) -> Any:

@@ -190,7 +190,7 @@ class CapturedCall:
             elif term.kind == "score_mod" and term.fn is not None:
                 out.append(ScoreMod(term.fn, term.name))
         if self.sinks is not None:
-            out.append(Sinks(self.sinks.double().reshape(-1)))
+            out.append(Sinks(sink_logits(self.sinks)))
         return out
 
     @property
@@ -372,7 +372,7 @@ class CapturedCall:
             note=self.note,
             dtype=dtype_name(self.dtype) if self.dtype == torch.bfloat16 else None,
             terms=terms,
-            sinks=None if self.sinks is None else self.sinks.double().reshape(-1).numpy(),
+            sinks=None if self.sinks is None else sink_logits(self.sinks).numpy(),
             path=self.path,
             query_tokens=self.query_tokens,
             key_tokens=self.key_tokens,
@@ -390,6 +390,12 @@ class CapturedCall:
         if positions.ndim != 2 or positions.shape[1] != n_q or positions.shape[0] not in (1, b):
             return {}
         return {"positions": positions, "positions_from": self.positions_from}
+
+
+def sink_logits(sinks: torch.Tensor) -> torch.Tensor:
+    """A call's sink logits in float64: one per head (H,), or one per query of each head
+    (B, H, L_q), as the model gave them."""
+    return sinks.double() if sinks.dim() == 3 else sinks.double().reshape(-1)
 
 
 def without_sink(weights: torch.Tensor) -> torch.Tensor:

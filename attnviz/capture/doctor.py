@@ -244,6 +244,12 @@ def _padding(
     tokens of the call's own axes: a cross-attention call's keys are the encoder's)."""
     call = run.calls[index]
     b, _h, n_q, n_k = call.shape
+    kpm = call.masks.key_padding_mask
+    if lens is None and call.weights_only and n_q == n_k and kpm is not None and kpm.shape == (b, n_k):
+        # A model's own attention recorded by its weights, with the padding it was given (or made:
+        # Longformer pads to its window): the same positions are its padding queries.
+        padded = np.array(kpm, dtype=bool)  # a copy: the file's arrays are read-only
+        return padded, padded
     if lens is not None:
         if lens.shape != (b,):
             raise ValueError(
@@ -365,6 +371,10 @@ def _causal_groups(
                 fact.release()
         _b, _h, n_q, n_k = fact.call.shape
         if allowed is None or n_q < 2:
+            continue
+        if fact.call.weights_only and n_q != n_k:
+            # A model's own attention seen at its softmax, whose key axis is laid out its own way
+            # (Pegasus-X's global tokens before each local block): no position to read causality by.
             continue
         offset = n_k - n_q  # a later key is one past the query's own position, bottom-right aligned
         later = np.triu(np.ones((n_q, n_k), dtype=bool), offset + 1)

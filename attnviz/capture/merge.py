@@ -179,7 +179,7 @@ def _merge_call(parts: list[AttentionCall], axis: int) -> AttentionCall:
         weights=join(lambda p: p.weights, "weights"),
         masks=masks,
         terms=tuple(terms),
-        sinks=None if first.sinks is None else (join(lambda p: p.sinks, "sinks", 0) if axis == 1 else first.sinks),
+        sinks=_join_sinks(parts, axis, join),
         fidelity=None if any(f is None for f in fidelities) else max(f for f in fidelities if f is not None),
         note="; ".join(notes),
         **_join_positions(parts, axis),
@@ -200,6 +200,15 @@ def _join_positions(parts: list[AttentionCall], axis: int) -> dict[str, Any]:
         return {"positions": np.concatenate([np.asarray(p.positions) for p in parts], axis=0)}
     except ValueError:
         return {"positions": None, "positions_from": None}
+def _join_sinks(parts: list[AttentionCall], axis: int, join: Any) -> np.ndarray | None:
+    """The ranks' sink logits as one call's: per head (H,) joined where the heads are split;
+    per query of each head (B, H, L_q) joined along the call's own split axis (batch or heads)."""
+    first = parts[0].sinks
+    if first is None:
+        return None
+    if first.ndim == 3:
+        return join(lambda p: p.sinks, "sinks", axis)
+    return join(lambda p: p.sinks, "sinks", 0) if axis == 1 else first
 
 
 def _join(arrays: list[np.ndarray | None], axis: int, name: str, what: str) -> np.ndarray | None:

@@ -48,6 +48,7 @@ from . import shaping
 from .calls import CapturedCall, Converted
 from .patching import PATCH, CallMode
 from .recorded_positions import LEARNED, MAYBE_LEARNED, is_position_module, read_positions
+from .paths import block_sparse
 
 __all__ = ["DEFAULT_CAPTURE_BUDGET", "Capture", "capture"]
 
@@ -426,6 +427,8 @@ class Capture:
         if kind is not None and self._active and local.stack and local.stack[-1] is module and local.given:
             given_args, given_kwargs = local.given[-1]
             self._guarded(lambda: self._read_positions(kind, module, given_args, given_kwargs, output))
+        if self._wanted() and local.stack and local.stack[-1] is module:
+            block_sparse.leave(self, module, output)  # BigBird's assembled map, on the module's stack
         # Pop up to this module: a forward that raised in a child left the child on the stack.
         while local.stack:
             top = local.stack.pop()

@@ -294,7 +294,9 @@ def one_head_call(call: AttentionCall, head: int) -> AttentionCall:
         )
         for term in call.terms
     )
-    sinks = None if call.sinks is None else np.asarray(call.sinks).reshape(-1)[head : head + 1]
+    sinks = None if call.sinks is None else np.asarray(call.sinks)
+    if sinks is not None:  # per head (H,), or per query of each head (B, H, L_q)
+        sinks = sinks[:, head : head + 1] if sinks.ndim == 3 else sinks.reshape(-1)[head : head + 1]
     return replace(
         call,
         queries=call.queries[:, head : head + 1],

@@ -108,8 +108,12 @@ def call_score_terms(call: AttentionCall, head: int | None = None) -> list[Any]:
         elif term.kind == "score_mod" and term.fn is not None:
             out.append(ScoreMod(term.fn if head is None else _one_head(term.fn, head), term.name))
     if call.sinks is not None:
-        sinks = np.asarray(call.sinks, dtype=np.float64).reshape(-1)
-        out.append(Sinks(sinks if head is None else sinks[head : head + 1]))
+        sinks = np.asarray(call.sinks, dtype=np.float64)
+        if sinks.ndim == 3:  # one per query of each head, (B, H, L_q): one head's is (B, L_q)
+            out.append(Sinks(sinks if head is None else sinks[:, head]))
+        else:
+            sinks = sinks.reshape(-1)
+            out.append(Sinks(sinks if head is None else sinks[head : head + 1]))
     return out
 
 

@@ -459,7 +459,7 @@ def _compute(
             pre_softmax = logits
 
         if sinks:
-            weights = _softmax_with_sinks(pre_softmax, [t.sink_logits(n0, n1) for t in sinks])
+            weights = _softmax_with_sinks(pre_softmax, [t.sink_logits(n0, n1, r0, r1) for t in sinks])
             if weights_buf is not None:
                 weights_buf[n0:n1, r0:r1] = weights
                 weights = weights_buf[n0:n1, r0:r1]

@@ -37,8 +37,9 @@ class BoundTerm:
     #: A term that acts in the softmax (``Sinks``), not on the scores.
     in_softmax = False
 
-    def sink_logits(self, n0: int, n1: int) -> torch.Tensor:
-        """(n1 - n0, 1, 1): the extra logit of flattened elements n0:n1 (``in_softmax`` terms only)."""
+    def sink_logits(self, n0: int, n1: int, r0: int, r1: int) -> torch.Tensor:
+        """(n1 - n0, 1 or r1 - r0, 1): the extra logit of flattened elements n0:n1, query rows
+        r0:r1 (``in_softmax`` terms only)."""
         raise NotImplementedError
 
     def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int, c0: int = 0) -> torch.Tensor:
@@ -248,7 +249,9 @@ class _Modified(BoundTerm):
 class Sinks(ScoreTerm):
     """Attention sinks as a learned logit per head (gpt-oss's ``s_aux``): the softmax of each row
     runs over its keys and one extra logit that belongs to no key, so the row's weights sum to
-    less than 1. ``values``: one per head (dimension -3 of the queries)."""
+    less than 1. ``values``: one per head (dimension -3 of the queries), 1-D; or one per query of
+    each head (Inkling 2 projects each query's own from its hidden state), shaped as the
+    queries' leading dimensions and their length, (B, H, L_q) for (B, H, L_q, d) queries."""
 
     def __init__(self, values: object, name: str = "sinks") -> None:
         self.values, self.name = values, name
@@ -258,6 +261,8 @@ class Sinks(ScoreTerm):
         return t.numel() * 8 if isinstance(t, torch.Tensor) else 0
 
     def bind(self, g: Geometry) -> BoundTerm:
+        if getattr(self.values, "ndim", 1) >= 2:  # a tensor or array per query; 1-D: per head
+            return _Sink(_per_query(self.values, self.name, g))
         return _Sink(
             _per_head(
                 self.values,
@@ -279,8 +284,30 @@ class _Sink(BoundTerm):
     def apply(self, scores: torch.Tensor, n0: int, n1: int, r0: int, r1: int, c0: int = 0) -> torch.Tensor:
         return scores
 
-    def sink_logits(self, n0: int, n1: int) -> torch.Tensor:
+    def sink_logits(self, n0: int, n1: int, r0: int, r1: int) -> torch.Tensor:
+        if self.logits.dim() == 2:  # per query: (n_flat, L_q)
+            return self.logits[n0:n1, r0:r1, None]
         return self.logits[n0:n1, None, None]
+
+
+def _per_query(values: object, name: str, g: Geometry) -> torch.Tensor:
+    """(n_flat, L_q): ``values``, one finite sink logit per query of every (batch, head) element,
+    given as the queries' leading dimensions and length (size-1 axes broadcast)."""
+    t = check_real(as_tensor(values, name, "score_terms"), name, "score_terms")
+    target = (*g.lead, g.n_q)
+    fits = t.dim() == len(target) and all(n in (1, m) for n, m in zip(t.shape, target))
+    if not fits or first_nonfinite(t) is not None:
+        raise input_error(
+            QT_TRANSLATE_NOOP(
+                "Errors", "{name} needs one finite sink logit per head, or per query of each head {shape}; got {got}"
+            ),
+            "score_terms",
+            name=name,
+            shape=target,
+            got=tuple(t.shape),
+        )
+    t = t.expand(target)
+    return t.to(device=g.device, dtype=g.dtype).reshape(g.n_flat, g.n_q)
 
 
 def check_score_terms(terms: object) -> tuple[ScoreTerm, ...]:

@@ -108,7 +108,7 @@ def weight_blocks(
                     if mode.zero_empty_rows:
                         empty = _empty_rows(spec, allowed, bias, n, r0, r1, scores.shape)
                 if sinks:
-                    weights = _softmax_with_sinks(scores, [t.sink_logits(n, n + 1) for t in sinks])
+                    weights = _softmax_with_sinks(scores, [t.sink_logits(n, n + 1, r0, r1) for t in sinks])
                 else:
                     weights = torch.softmax(scores, dim=-1)
                 if empty is not None:

@@ -747,7 +747,7 @@ def _check_terms(call: AttentionCall, budget: Budget) -> None:
                 )
             )
     sinks = call.sinks
-    if sinks is not None and (sinks.shape != (h,) or sinks.dtype.kind != "f"):
+    if sinks is not None and (sinks.shape not in ((h,), (b, h, n_q)) or sinks.dtype.kind != "f"):
         raise budget.fail(
             message(
                 QT_TRANSLATE_NOOP("FileErrors", "has sinks of shape {shape} in call '{name}': one per head ({heads})"),

@@ -191,7 +191,8 @@ class AttentionCall:
 
     ``terms``: the call's score terms in the order the model applied them (:class:`CallTerm`; the
     engine's descriptions of them: ``compute.engine_args.call_score_terms``);
-    ``sinks``: one sink logit per head (gpt-oss), or None. ``path``: which code ran
+    ``sinks``: one sink logit per head (gpt-oss), (H,), or one per query of each head (Inkling 2),
+    (B, H, L_q); or None. ``path``: which code ran
     (:class:`CallPath`; None: not recorded). ``query_tokens`` (B, L_q) and ``key_tokens``
     (B, L_k): the tokens of this call's own axes (a cross-attention call's keys are the
     encoder's), None to show the run's. ``positions`` (1 or B, L_q): the positions the model's

@@ -204,8 +204,12 @@
         <translation>uma máscara booleana somada aos escores como 0 e 1 pela função eager</translation>
     </message>
     <message>
-        <source>sink logits per query are not recorded (attnviz keeps one per head): recomputed without them</source>
-        <translation>logits de sorvedouro por consulta não são registrados (o attnviz guarda um por cabeça): recalculado sem eles</translation>
+        <source>a sink logit per query of each head, in the softmax as the model computes it (an extra logit with a zero value: each row&apos;s weights sum to less than 1, as the model reports them)</source>
+        <translation>um logit de sorvedouro por consulta de cada cabeça, no softmax como o modelo o calcula (um logit extra de valor zero: os pesos de cada linha somam menos que 1, como o modelo os informa)</translation>
+    </message>
+    <message>
+        <source>sink logits of a shape that is neither one per head nor one per query are not recorded: recomputed without them</source>
+        <translation>logits de sorvedouro de uma forma que não é nem um por cabeça nem um por consulta não são gravados: recalculado sem eles</translation>
     </message>
     <message>
         <source>sinks applied after the softmax, as the model does (each row&apos;s output scaled by sigmoid(logsumexp - sink)): the model reports its weights before them, as weights() returns them; the run&apos;s map shows them with the sink&apos;s share (what the output mixes)</source>
@@ -285,6 +289,10 @@
     <message>
         <source>the function returned its heads&apos; average weights (average_attn_weights=True): a map the model reports from it is that average (in every head, for WavLM); each head here is its own</source>
         <translation>a função devolveu a média dos pesos das suas cabeças (average_attn_weights=True): um mapa que o modelo informa a partir dela é essa média (em todas as cabeças, no WavLM); cada cabeça aqui é a sua própria</translation>
+    </message>
+    <message>
+        <source>block-sparse attention of its own ({module}, blocks of {block}): the {n} x {n} map the model assembles from its global, sliding-window and {random} random key blocks per query block, zero elsewhere (a random block that repeats one already attended, as in eval mode, is kept once: such rows sum to less than 1 while the output mixes both); its queries, keys and values are not visible to a capture (weights only)</source>
+        <translation>atenção esparsa em blocos própria ({module}, blocos de {block}): o mapa {n} x {n} que o modelo monta a partir de seus blocos de chaves globais, da janela deslizante e de {random} bloco(s) aleatório(s) por bloco de consultas, zero no resto (um bloco aleatório que repete um já atendido, como no modo de avaliação, fica uma vez só: essas linhas somam menos que 1 enquanto a saída mistura os dois); suas consultas, chaves e valores não são visíveis a uma captura (só pesos)</translation>
     </message>
 </context>
 <context>
@@ -1776,6 +1784,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <message>
         <source>{name} needs one finite sink logit per head ({heads}); got {count} values</source>
         <translation>{name} precisa de um logit de sorvedouro finito por cabeça ({heads}); recebidos {count} valores</translation>
+    </message>
+    <message>
+        <source>{name} needs one finite sink logit per head, or per query of each head {shape}; got {got}</source>
+        <translation>{name} precisa de um logit de sorvedouro finito por cabeça, ou por consulta de cada cabeça {shape}; recebeu {got}</translation>
     </message>
     <message>
         <source>score_terms must be ScoreTerm descriptions (ScoreBias, SoftCap, Alibi, ScoreMod, Sinks); got {value}</source>

@@ -78,6 +78,17 @@ def dense(weights: torch.Tensor, w: int, kwargs: dict[str, Any]) -> tuple[torch.
     return out, note
 
 
+def padded_positions(weights: torch.Tensor, kwargs: dict[str, Any]) -> torch.Tensor | None:
+    """(B, L): the positions the model padded its sequence with (``is_index_masked``: Longformer
+    and LED pad to a multiple of the window), as the call's key padding mask (True = padding):
+    the doctor then reads their zeroed query rows as the padding they are. None when none."""
+    b, n = weights.shape[:2]
+    masked = kwargs.get("is_index_masked")
+    if isinstance(masked, torch.Tensor) and masked.shape == (b, n) and bool(masked.any()):
+        return masked.detach().clone().bool()
+    return None
+
+
 def fill_global_rows(call: Any, module_key: int, probs: torch.Tensor, kwargs: dict[str, Any]) -> bool:
     """The banded module's second softmax, its global queries over every key ((B * H, G, L)),
     written into the rows of those queries in ``call``'s map (the band call just recorded for

@@ -185,15 +185,23 @@ def record(capture: Recorder, frame: InterfaceFrame, result: Any) -> None:
     if not isinstance(sinks, torch.Tensor):
         sinks = getattr(module, "sinks", None) if implementation == "eager" else None
     if isinstance(sinks, torch.Tensor) and sinks.numel() != q.shape[1]:
-        # attnviz's sinks are one logit per head (gpt-oss's); per-query ones are left out, and
-        # said, so that the fidelity's gap has its reason beside it.
-        notes.append(
-            QT_TRANSLATE_NOOP(
-                "Capture",
-                "sink logits per query are not recorded (attnviz keeps one per head): recomputed without them",
+        sinks = per_query_sinks(sinks, q.shape)
+        if sinks is not None:
+            notes.append(
+                QT_TRANSLATE_NOOP(
+                    "Capture",
+                    "a sink logit per query of each head, in the softmax as the model computes it (an extra "
+                    "logit with a zero value: each row's weights sum to less than 1, as the model reports them)",
+                )
             )
-        )
-        sinks = None
+        else:
+            notes.append(
+                QT_TRANSLATE_NOOP(
+                    "Capture",
+                    "sink logits of a shape that is neither one per head nor one per query are not recorded: "
+                    "recomputed without them",
+                )
+            )
     after = sinks is not None and sinks_after_softmax(weights, q.shape, q.dtype)
     if after:
         notes.append(
@@ -263,6 +271,19 @@ def record(capture: Recorder, frame: InterfaceFrame, result: Any) -> None:
 
 
 PATH = InterfacePath()
+
+
+def per_query_sinks(sinks: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor | None:
+    """Sink logits given one per query of each head, as Inkling 2 passes them ((B, H, L_q, 1):
+    the extra column its eager function concatenates to the scores), as (B, H, L_q); None for
+    any other shape."""
+    b, h, n_q = (int(n) for n in shape[:3])
+    given = sinks.detach()
+    if given.dim() == 4 and given.shape[-1] == 1:
+        given = given[..., 0]
+    if given.dim() != 3 or any(n not in (1, m) for n, m in zip(given.shape, (b, h, n_q))):
+        return None
+    return given.expand(b, h, n_q)
 
 
 def sinks_after_softmax(weights: Any, shape: tuple[int, ...], dtype: torch.dtype) -> bool:

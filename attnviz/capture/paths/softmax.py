@@ -17,7 +17,7 @@ from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 from .. import shaping
 from ..calls import CapturedCall
-from . import banded
+from . import banded, block_sparse
 from .base import MISSING, Hub, Installed, Recorder, Swap, flag
 
 #: The attribute a swapped function's wrapper keeps its original under (the function mode runs it).
@@ -72,8 +72,8 @@ def record(capture: Recorder, inputs: torch.Tensor, out: Any) -> None:
     that nothing else can be seen. Dropped at the end if the module made a recorded call."""
     stack, given = capture._local.stack, capture._local.given
     module = stack[-1] if stack else None
-    if not isinstance(out, torch.Tensor) or module is None:
-        return
+    if not isinstance(out, torch.Tensor) or module is None or block_sparse.is_block_sparse(module):
+        return  # BigBird's block-sparse pieces: its assembled map is recorded as it leaves
     args, kwargs = given[-1] if given else ((), {})
     kwargs = named_arguments(module, args, kwargs)
     name = type(module).__name__
@@ -90,7 +90,7 @@ def record(capture: Recorder, inputs: torch.Tensor, out: Any) -> None:
     if band is not None:  # Longformer's band: its (L, L) map, the mask already in it
         weights, band_note = banded.dense(out, band, kwargs)
         note = message(QT_TRANSLATE_NOOP("Capture", "{first}; {second}"), first=note, second=band_note)
-        mask, kpm = None, None
+        mask, kpm = None, banded.padded_positions(out, kwargs)
     elif hasattr(module, "one_sided_attn_window_size"):
         # A banded module's other softmax: its global queries' rows, written into its band's map.
         last = capture.calls[-1] if capture.calls else None

@@ -1,0 +1,264 @@
+"""The sweep's ``--open DIR``: every capture the sweep makes is saved to ``DIR`` and opened the
+ways a user opens it, each failure one line in the family's verdict:
+
+* ``attnviz doctor FILE``: it must be silent on a model that is right (every finding on a sweep
+  capture is a false alarm: the models are transformers' own, run as their authors meant);
+* ``attnviz render --load FILE --layer N --heads all`` for every call, drawn into a PNG;
+* the window's File > Open (the loader the menu uses), then every call shown in turn: no refusal,
+  no error in the main view; a call too long for every stage at once goes to the long-context
+  view, as the window does with it, and that view must draw its overview without an error.
+
+The commands run in-process in one long-lived child per sweep worker (importing torch, Qt and the
+window costs seconds, more than a family): a fresh interpreter under a capped address space
+(``children.PRELUDE``), offscreen, in English, with a state directory of its own, fed one file
+per line on stdin. A child that crashes or outlives its limit is replaced and the file it was
+opening is said to have crashed it. The commands are the front ends' (``attnviz.cli``, a layer
+above the benchmarks): the child imports them, this module does not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .children import PRELUDE, ROOT
+
+__all__ = ["MARK", "Opener", "capture_path", "close_opener", "open_capture"]
+
+#: A reply of the child starts with this (the commands it runs print too, to their own streams).
+MARK = "@@opened "
+#: Seconds one capture may take to be opened three ways (every call drawn and shown).
+LIMIT_S = 600.0
+
+_CHILD = r"""
+import contextlib, io, os
+from PySide6.QtWidgets import QApplication, QMessageBox
+app = QApplication([])
+import torch
+import attnviz.cli.render, attnviz.cli.doctor
+from attnviz.io import load_capture
+from attnviz.ui.window.main_window import MainWindow
+
+refusals = []
+for kind in ("warning", "critical", "information"):
+    setattr(QMessageBox, kind, staticmethod(lambda _parent, _title, text, *a: refusals.append(str(text))))
+window = MainWindow()
+window.resize(1280, 720)
+window.show()
+session = window.session
+long_view = window.long_dock.view()
+
+def wait(test, limit):
+    deadline = time.monotonic() + limit
+    while not test() and time.monotonic() < deadline:
+        app.processEvents()
+        time.sleep(0.002)
+    return test()
+
+def idle():
+    return session.is_current and not session.busy
+
+def one_line(text):
+    return " ".join(str(text).split())[:240]
+
+def command(main, argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(argv)
+    return status, out.getvalue().splitlines(), err.getvalue().splitlines()
+
+def doctor(path):
+    status, out, err = command(attnviz.cli.doctor.doctor_main, [path])
+    # The last line is the summary; notes say what could not be checked (never a finding).
+    findings = [line for line in out[:-1] if not line.startswith("note: ")]
+    if status != 0 or findings:
+        return ["doctor: " + one_line((findings or err or out or ["exit %d" % status])[0])]
+    return []
+
+def render(path, calls, out_dir):
+    problems = []
+    for layer in range(calls):
+        png = os.path.join(out_dir, "render.png")
+        status, out, err = command(
+            attnviz.cli.render.render_main, ["--load", path, "--layer", str(layer), "--heads", "all", "--out", png]
+        )
+        if status != 0:
+            problems.append("render: call %d: %s" % (layer, one_line((err or ["exit %d" % status])[0])))
+            break
+    return problems
+
+def in_window(path, calls):
+    refusals.clear()
+    finished = []
+    window.file_actions.openFinished.connect(finished.append)
+    try:
+        window.file_actions.open_file(path)
+        if not wait(lambda: finished, 120):
+            return ["window: File > Open did not finish in 120 s"]
+    finally:
+        window.file_actions.openFinished.disconnect(finished.append)
+    if not finished[-1]:
+        return ["window: File > Open refused it: " + one_line(refusals[0] if refusals else "no reason shown")]
+    for layer in range(calls):
+        session.set_focus(layer, 0)
+        if not wait(idle, 120):
+            return ["window: call %d was still computing after 120 s" % layer]
+        outcome = session.last_outcome
+        if outcome is not None and outcome.too_large:
+            # The window streams it in the long-context view instead: its overview is the picture.
+            def drawn():
+                result = long_view.result
+                return (
+                    window.long_dock.isVisible() and not long_view.busy and result is not None
+                    and tuple(result.focus) == (layer, 0) and result.version == session.document.version
+                )
+            if not wait(drawn, 240):
+                return ["window: call %d: too long for the main view, and the long-context view drew nothing" % layer]
+            if long_view.result.error is not None:
+                return ["window: call %d: long-context view: %s" % (layer, one_line(long_view.result.error))]
+        elif outcome is not None and outcome.error is not None:
+            return ["window: call %d: %s" % (layer, one_line(outcome.error))]
+    if refusals:
+        return ["window: " + one_line(refusals[0])]
+    return []
+
+def forget():
+    # Each File > Open is an edit Undo takes back: the undo stack would keep every capture opened
+    # so far (the child's address space is capped), so the steps are dropped between files.
+    session.undo_stack.clear()
+    import gc
+    gc.collect()
+
+wait(idle, 60)
+cap(int(sys.argv[1]))
+for line in sys.stdin:
+    job = json.loads(line)
+    path, started, problems = job["path"], time.perf_counter(), []
+    try:
+        calls = load_capture(path).layers
+        problems += doctor(path)
+        problems += render(path, calls, job["out"])
+        problems += in_window(path, calls)
+        forget()
+    except BaseException as exc:  # the child's own failure: one line, the next file goes on
+        problems.append("opening: %s: %s" % (type(exc).__name__, one_line(exc)))
+    reply = {"problems": problems, "seconds": round(time.perf_counter() - started, 2)}
+    print(MARK + json.dumps(reply), flush=True)
+"""
+
+
+class Opener:
+    """One child that opens capture files (see the module's text), started on first use and
+    replaced after a crash or a file that outlived ``limit_s``."""
+
+    def __init__(self, headroom_mb: int = 3072, limit_s: float = LIMIT_S) -> None:
+        self.headroom_mb, self.limit_s = headroom_mb, limit_s
+        self.process: subprocess.Popen[str] | None = None
+        self._scratch = tempfile.TemporaryDirectory(prefix="attnviz-sweep-open-")
+        self._log = Path(self._scratch.name) / "child.log"
+
+    def _start(self) -> subprocess.Popen[str]:
+        state = Path(self._scratch.name) / "state"
+        state.mkdir(exist_ok=True)
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            "QT_QPA_PLATFORM": "offscreen",
+            "ATTNVIZ_STATE_DIR": str(state),  # no autosave, preference or recent file of the user's touched
+            "LANGUAGE": "en",
+            "LC_ALL": "C.UTF-8",
+            "LANG": "C.UTF-8",
+        }
+        with open(self._log, "w") as log:
+            return subprocess.Popen(
+                [sys.executable, "-c", PRELUDE + f"MARK = {MARK!r}\n" + _CHILD, str(self.headroom_mb)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                env=env,
+            )
+
+    def open(self, path: str | os.PathLike[str]) -> tuple[list[str], float]:
+        """The problems of opening ``path`` (one line each; none: opened every way) and seconds."""
+        if self.process is None or self.process.poll() is not None:
+            self.process = self._start()
+        process = self.process
+        assert process.stdin is not None and process.stdout is not None
+        started = time.monotonic()
+        try:
+            process.stdin.write(json.dumps({"path": str(path), "out": self._scratch.name}) + "\n")
+            process.stdin.flush()
+        except OSError:
+            return self._lost("the opening child had died"), 0.0
+        while True:
+            left = self.limit_s - (time.monotonic() - started)
+            if left <= 0:
+                return self._lost(f"opening took more than {self.limit_s:.0f} s"), self.limit_s
+            ready, _, _ = select.select([process.stdout], [], [], left)
+            if not ready:
+                continue
+            line = process.stdout.readline()
+            if not line:  # the child died on this file
+                return self._lost(f"the opening child crashed ({self._last_log_line()})"), time.monotonic() - started
+            if line.startswith(MARK):
+                reply = json.loads(line[len(MARK) :])
+                return list(reply["problems"]), float(reply["seconds"])
+
+    def _lost(self, why: str) -> list[str]:
+        self.close()
+        return [f"opening: {why}"]
+
+    def _last_log_line(self) -> str:
+        try:
+            lines = [line.strip() for line in self._log.read_text(errors="replace").splitlines() if line.strip()]
+        except OSError:
+            return "no log"
+        return " ".join((lines[-1] if lines else "no output").split())[:200]
+
+    def close(self) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
+        try:
+            if process.stdin is not None:
+                process.stdin.close()  # the child ends at the end of its input
+            process.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            process.kill()
+            process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+_OPENER: Opener | None = None
+
+
+def capture_path(folder: str | os.PathLike[str], family: str, implementation: str) -> Path:
+    """Where the sweep saves a family's capture on one implementation."""
+    return Path(folder) / f"{family}-{implementation}.attnviz-capture"
+
+
+def open_capture(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """``path`` opened by doctor, render and the window, in this process's opener child: the
+    ``opened`` record of the sweep's verdict (``problems``: one line each, ``seconds``)."""
+    global _OPENER
+    if _OPENER is None:
+        _OPENER = Opener()
+    problems, seconds = _OPENER.open(path)
+    return {"problems": problems, "seconds": round(seconds, 2)}
+
+
+def close_opener() -> None:
+    """End this process's opener child (a worker's last family is done)."""
+    global _OPENER
+    if _OPENER is not None:
+        _OPENER.close()
+        _OPENER = None
