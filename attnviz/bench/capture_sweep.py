@@ -29,7 +29,7 @@ import time
 import traceback
 from typing import Any
 
-from attnviz.bench import sweep_check, sweep_inputs, sweep_report
+from attnviz.bench import sweep_check, sweep_configs, sweep_inputs, sweep_report
 from attnviz.output.terminal import ExamplesFormatter, examples_epilog
 
 TOLERANCE = sweep_check.TOLERANCE
@@ -133,8 +133,10 @@ def _shrink(config: Any, seen: set[int], widths: dict[int, int], small_images: b
         if is_int(current) and current > value:
             put(name, value)
 
+    before = read("num_hidden_layers")
     for name in _LAYERS:
         set_int(name, 2)
+    sweep_configs.keep_layer_kinds(config, before)
     if any(is_int(read(n)) for n in _HEADS):
         for name in _HEADS:
             set_int(name, 4)
@@ -172,6 +174,8 @@ def _shrink(config: Any, seen: set[int], widths: dict[int, int], small_images: b
         scaled = [max(1, s * half // sum(sections)) for s in sections]
         scaled[0] += half - sum(scaled)
         rope["mrope_section"] = scaled
+    sweep_configs.shrink_latent_attention(config)
+    sweep_configs.unset_sizes(config)
     set_int("mm_tokens_per_image", 16)  # Gemma 3's pooled image: 4 x 4 of the tower's patches
     set_int("num_experts", 4)
     set_int("num_local_experts", 4)
@@ -186,26 +190,24 @@ def _shrink(config: Any, seen: set[int], widths: dict[int, int], small_images: b
 
 
 def _build(config: Any, implementation: str) -> Any:
-    """The family's base model: ``AutoModel``'s, or for a sub-model's config that ``AutoModel``
-    does not map (a CLIP text model, a vision tower) the ``...Model`` class of its modelling
-    module whose ``config_class`` it is."""
-    import importlib
-
+    """The family's base model: ``AutoModel``'s, or for a config that ``AutoModel`` does not map
+    (a CLIP text model, a vision tower, a decoder of its own) or maps to a class without a forward
+    (Bark's, a retrieval model's base) the module of its modelling code that runs it
+    (``sweep_configs.model_class``)."""
     import transformers
 
     try:
-        return transformers.AutoModel.from_config(config, attn_implementation=implementation).eval()
+        model = transformers.AutoModel.from_config(config, attn_implementation=implementation)
     except ValueError as exc:
         if "Unrecognized configuration class" not in str(exc):
             raise
-        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
-        owner = type(config)
-        models = [obj for name, obj in vars(module).items() if name.endswith("Model") and isinstance(obj, type)]
-        found = sorted((m for m in models if getattr(m, "config_class", None) is owner), key=lambda m: len(m.__name__))
-        if not found:
-            raise
-        model_class: Any = found[0]
-        return model_class._from_config(config, attn_implementation=implementation).eval()
+        model = None
+    if model is None or not sweep_configs.has_forward(type(model)):
+        model_class: Any = sweep_configs.model_class(config)
+        if model_class is None:
+            raise ValueError(f"no model class of {type(config).__name__} has a forward of its own")
+        model = model_class._from_config(config, attn_implementation=implementation)
+    return model.eval()
 
 
 def sweep_one(model_type: str) -> dict[str, Any]:

@@ -174,13 +174,20 @@ def image_layouts(config: Any, params: Any, generator: Any) -> Iterator[tuple[st
     channels = channels if 0 < channels <= 4 else 3
     size = _size(first(configs, ("image_size", "img_size", "input_size")))
     patch = _size(first(configs, ("patch_size",)), 16)
-    if "image_grid_thw" in params:  # Qwen2-VL's flattened patches: (patches, C * T * P * P)
+    grid_name = next((n for n in ("image_grid_thw", "grid_thw") if n in params), None)
+    if grid_name is not None:  # Qwen2-VL's flattened patches: (patches, C * T * P * P)
+        # a vision tower of its own takes them as ``hidden_states`` (Qwen2-VL's, GLM-4V's)
+        name = "pixel_values" if "pixel_values" in params else "hidden_states"
         temporal = int(first(configs, ("temporal_patch_size",), 1))
-        merge = int(first(configs, ("spatial_merge_size", "merge_size"), 2))
+        merge = first(configs, ("spatial_merge_size", "merge_size", "merge_kernel_size"), 2)
+        merge = int(merge[0] if isinstance(merge, (list, tuple)) else merge)  # Kimi's is (2, 2)
         side = 2 * merge
-        pixels = torch.randn(BATCH * side * side, channels * temporal * patch * patch, generator=generator)
         grid = torch.tensor([[1, side, side]] * BATCH)
-        yield "grid patches", {"pixel_values": pixels, "image_grid_thw": grid}
+        flat = torch.randn(BATCH * side * side, channels * temporal * patch * patch, generator=generator)
+        yield "grid patches", {name: flat, grid_name: grid}
+        # patches kept as pictures, (patches, C, P, P) (Kimi-K2.5's tower)
+        square = torch.randn(BATCH * side * side, channels, patch, patch, generator=generator)
+        yield "grid patches (N, C, P, P)", {name: square, grid_name: grid}
     pixels = torch.randn(BATCH, channels, size, size, generator=generator)
     yield "pixels (B, C, H, W)", {"pixel_values": pixels}
     extra: dict[str, Any] = {}
@@ -365,7 +372,11 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
         return make
 
     g = torch.Generator().manual_seed(0)
-    wants_image = "pixel_values" in params and (main == "pixel_values" or _read(config, "vision_config") is not None)
+    # a vision tower of its own takes pixels without text; a multimodal model says so in its config
+    tower = "input_ids" not in params and ("pixel_values" in params or {"hidden_states", "grid_thw"} <= set(params))
+    wants_image = tower or (
+        "pixel_values" in params and (main == "pixel_values" or _read(config, "vision_config") is not None)
+    )
     wants_audio = "input_features" in params or "input_values" in params
     if wants_image:
         for label, media in image_layouts(config, params, g):
