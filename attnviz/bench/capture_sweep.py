@@ -54,13 +54,16 @@ _HEADS: tuple[str, ...] = (
 _HEADS += ("num_heads",)
 
 
-def shrink(config: Any) -> None:
+def shrink(config: Any, layers_only: bool = False) -> None:
     """Make ``config`` small in place (see ``_shrink``), then keep its sub-configs consistent: a
     size that named another config's width (BLIP-2's Q-Former ``encoder_hidden_size``, the
-    vision tower's ``hidden_size``) names its new width."""
+    vision tower's ``hidden_size``) names its new width. ``layers_only``: fewer layers and
+    experts, every width, vocabulary and image size kept (a config whose sizes depend on each
+    other in ways the small one breaks: ConvNeXt's stage widths, a detector's channels)."""
     widths: dict[int, int] = {}
     # LLaVA-NeXT's resolutions are in pixels of the tower's own image size: that size is kept
-    _shrink(config, set(), widths, small_images=getattr(config, "image_grid_pinpoints", None) is None)
+    small_images = getattr(config, "image_grid_pinpoints", None) is None and not layers_only
+    _shrink(config, set(), widths, small_images, layers_only)
     _special_ids_in_vocabulary(config)
     for sub in sweep_inputs.sub_configs(config):
         for name, value in list(vars(sub).items()):
@@ -104,7 +107,9 @@ def _special_ids_in_vocabulary(config: Any) -> None:
 _DIMS = ("hidden_size", "_dim", "_dims", "d_model", "projection_size", "_channels", "hidden_dim")
 
 
-def _shrink(config: Any, seen: set[int], widths: dict[int, int], small_images: bool = True) -> None:
+def _shrink(
+    config: Any, seen: set[int], widths: dict[int, int], small_images: bool = True, layers_only: bool = False
+) -> None:
     """Make ``config`` small in place (and its sub-configs): 2 layers, width 64, 4 heads (2 key/value
     heads), a vocabulary of at most 1000; lists per stage (Swin's depths) are left as they are.
     Attributes a config guards (read-only properties, per-layer ones that refuse a global read)
@@ -113,13 +118,37 @@ def _shrink(config: Any, seen: set[int], widths: dict[int, int], small_images: b
         return
     seen.add(id(config))
 
+    def set_int(name: str, value: int) -> None:
+        sweep_configs.at_most(config, name, value)
+
+    before = sweep_configs.read(config, "num_hidden_layers")
+    for name in _LAYERS:
+        set_int(name, 2)
+    sweep_configs.keep_layer_kinds(config, before)
+    if not layers_only:
+        _shrink_sizes(config, widths, small_images)
+    set_int("num_experts", 4)
+    set_int("num_local_experts", 4)
+    set_int("n_routed_experts", 4)
+    set_int("num_experts_per_tok", 2)  # top-k of the (now 4) experts
+    set_int("n_group", 1)
+    set_int("topk_group", 1)
+    for value in list(vars(config).values()):
+        for sub in value if isinstance(value, (list, tuple)) else (value,):
+            if hasattr(sub, "to_dict") and hasattr(sub, "model_type"):
+                _shrink(sub, seen, widths, small_images, layers_only)
+
+
+def _shrink_sizes(config: Any, widths: dict[int, int], small_images: bool = True) -> None:
+    """``_shrink``'s widths, heads, vocabulary, image size and rotary sections."""
+
     def read(name: str) -> Any:
         try:
             return getattr(config, name, None)
         except Exception:  # noqa: BLE001 - per-layer attributes refuse a global read
             return None
 
-    def put(name: str, value: int) -> None:
+    def put(name: str, value: Any) -> None:
         try:
             setattr(config, name, value)
         except Exception:  # noqa: BLE001 - some configs guard attributes
@@ -133,10 +162,6 @@ def _shrink(config: Any, seen: set[int], widths: dict[int, int], small_images: b
         if is_int(current) and current > value:
             put(name, value)
 
-    before = read("num_hidden_layers")
-    for name in _LAYERS:
-        set_int(name, 2)
-    sweep_configs.keep_layer_kinds(config, before)
     if any(is_int(read(n)) for n in _HEADS):
         for name in _HEADS:
             set_int(name, 4)
@@ -177,16 +202,6 @@ def _shrink(config: Any, seen: set[int], widths: dict[int, int], small_images: b
     sweep_configs.shrink_latent_attention(config)
     sweep_configs.unset_sizes(config)
     set_int("mm_tokens_per_image", 16)  # Gemma 3's pooled image: 4 x 4 of the tower's patches
-    set_int("num_experts", 4)
-    set_int("num_local_experts", 4)
-    set_int("n_routed_experts", 4)
-    set_int("num_experts_per_tok", 2)  # top-k of the (now 4) experts
-    set_int("n_group", 1)
-    set_int("topk_group", 1)
-    for value in list(vars(config).values()):
-        for sub in value if isinstance(value, (list, tuple)) else (value,):
-            if hasattr(sub, "to_dict") and hasattr(sub, "model_type"):
-                _shrink(sub, seen, widths, small_images)
 
 
 def _build(config: Any, implementation: str) -> Any:
@@ -220,20 +235,33 @@ def sweep_one(model_type: str) -> dict[str, Any]:
 
     torch.set_num_threads(1)
     result: dict[str, Any] = {"family": model_type}
-    try:
-        config_class = transformers.CONFIG_MAPPING[model_type]
-        config = config_class()
-        shrink(config)
-    except Exception as exc:  # noqa: BLE001 - a family that does not build is counted apart
-        result["built"] = f"config: {type(exc).__name__}: {str(exc)[:120]}"
-        return result
-    expected = None
-    for implementation in sorted(IMPLEMENTATIONS, key=lambda i: i != "eager"):  # eager's calls first
-        result[implementation] = sweep_implementation(config, implementation, expected)
-        if implementation == "eager" and result["eager"]["status"] == "exact":
-            expected = result["eager"]["calls"]
-    result["built"] = "yes"
+    for layers_only in (False, True):
+        # a config whose sizes the small one breaks is tried again with its layers cut only
+        try:
+            config = transformers.CONFIG_MAPPING[model_type]()
+            shrink(config, layers_only)
+        except Exception as exc:  # noqa: BLE001 - a family that does not build is counted apart
+            result["built"] = f"config: {type(exc).__name__}: {str(exc)[:120]}"
+            return result
+        expected = None
+        for implementation in sorted(IMPLEMENTATIONS, key=lambda i: i != "eager"):  # eager's calls first
+            result[implementation] = sweep_implementation(config, implementation, expected)
+            if implementation == "eager" and result["eager"]["status"] == "exact":
+                expected = result["eager"]["calls"]
+        result["built"] = "yes"
+        if layers_only:
+            result["config"] = "layers cut only (the small config does not run)"
+        if not _shrunk_too_far(result):
+            break
     return result
+
+
+def _shrunk_too_far(result: dict[str, Any]) -> bool:
+    """Whether no implementation ran for a reason of the config's sizes (not a library missing)."""
+    outcomes = [result.get(i, {}) for i in IMPLEMENTATIONS]
+    if any(o.get("status") not in ("not run", "not offered") for o in outcomes):
+        return False
+    return not any(sweep_configs.missing_library(str(o.get("why", ""))) for o in outcomes)
 
 
 def sweep_implementation(config: Any, implementation: str, expected_calls: int | None = None) -> dict[str, Any]:

@@ -60,22 +60,29 @@ def model_class(config: Any) -> type | None:
     return min(found, key=_rank) if found else None
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _put(config: Any, name: str, value: Any) -> None:
+def put(config: Any, name: str, value: Any) -> None:
     try:
         setattr(config, name, value)
     except Exception:  # noqa: BLE001 - some configs guard attributes
         pass
 
 
-def _read(config: Any, name: str) -> Any:
+def read(config: Any, name: str) -> Any:
     try:
         return getattr(config, name, None)
     except Exception:  # noqa: BLE001 - per-layer attributes refuse a global read
         return None
+
+
+def at_most(config: Any, name: str, value: int) -> None:
+    """``config.name`` made ``value`` where it is a larger whole number."""
+    current = read(config, name)
+    if is_int(current) and current > value:
+        put(config, name, value)
 
 
 def keep_layer_kinds(config: Any, before: int | None) -> None:
@@ -85,10 +92,10 @@ def keep_layer_kinds(config: Any, before: int | None) -> None:
     or convolution keeps an attention layer), at least two; a period and offset of attention
     layers (Jamba's) and a hybrid's attention indices (Bamba's, unset by default) name a layer
     that is left."""
-    layers = _read(config, "num_hidden_layers")
-    if not _is_int(layers) or not _is_int(before) or before <= layers:
+    layers = read(config, "num_hidden_layers")
+    if not is_int(layers) or not is_int(before) or before <= layers:
         return
-    kinds = _read(config, "layer_types")
+    kinds = read(config, "layer_types")
     picked: list[int] = []
     if isinstance(kinds, (list, tuple)) and len(kinds) == before:
         seen: set[Any] = set()
@@ -104,15 +111,15 @@ def keep_layer_kinds(config: Any, before: int | None) -> None:
     picked.sort()
     for name, value in list(vars(config).items()):
         if isinstance(value, list) and len(value) == before and not name.startswith("_"):
-            _put(config, name, [value[i] for i in picked])
-    _put(config, "num_hidden_layers", len(picked))
+            put(config, name, [value[i] for i in picked])
+    put(config, "num_hidden_layers", len(picked))
     last = len(picked) - 1
     for name in ("attn_layer_offset", "expert_layer_offset"):
-        if _is_int(_read(config, name)) and _read(config, name) > last:
-            _put(config, name, last)
+        if is_int(read(config, name)) and read(config, name) > last:
+            put(config, name, last)
     if "attn_layer_indices" in vars(config):
-        indices = [i for i in _read(config, "attn_layer_indices") or () if i <= last]
-        _put(config, "attn_layer_indices", indices or [last])
+        indices = [i for i in read(config, "attn_layer_indices") or () if i <= last]
+        put(config, "attn_layer_indices", indices or [last])
 
 
 def shrink_latent_attention(config: Any) -> None:
@@ -120,25 +127,33 @@ def shrink_latent_attention(config: Any) -> None:
     its ranks and its rotary, plain and value head sizes together, the rotary ``head_dim`` the
     rotary size, as many key/value heads as query heads (the latent is expanded per head), and
     a sparse indexer's heads (DeepSeek-V3.2's) as small."""
-    if not _is_int(_read(config, "kv_lora_rank")):
+    if not is_int(read(config, "kv_lora_rank")):
         return
     sizes = {"kv_lora_rank": 16, "qk_rope_head_dim": 8, "qk_nope_head_dim": 8, "v_head_dim": 16}
     sizes.update({"qk_head_dim": 16, "index_head_dim": 16, "index_n_heads": 4, "index_topk": 4})
-    if _is_int(_read(config, "q_lora_rank")):
+    if is_int(read(config, "q_lora_rank")):
         sizes["q_lora_rank"] = 32
     for name, value in sizes.items():
-        if _is_int(_read(config, name)):
-            _put(config, name, value)
-    if _is_int(_read(config, "head_dim")):
-        _put(config, "head_dim", sizes["qk_rope_head_dim"])
-    heads = _read(config, "num_attention_heads")
-    if _is_int(heads) and _is_int(_read(config, "num_key_value_heads")):
-        _put(config, "num_key_value_heads", heads)
+        if is_int(read(config, name)):
+            put(config, name, value)
+    if is_int(read(config, "head_dim")):
+        put(config, "head_dim", sizes["qk_rope_head_dim"])
+    heads = read(config, "num_attention_heads")
+    if is_int(heads) and is_int(read(config, "num_key_value_heads")):
+        put(config, "num_key_value_heads", heads)
 
 
 def unset_sizes(config: Any) -> None:
     """Sizes a default config leaves unset although its model needs them (HunYuan's ``head_dim``):
     the value its modelling code would assume where it has one."""
-    width, heads = _read(config, "hidden_size"), _read(config, "num_attention_heads")
-    if "head_dim" in vars(config) and _read(config, "head_dim") is None and _is_int(width) and _is_int(heads):
-        _put(config, "head_dim", width // max(1, heads))
+    width, heads = read(config, "hidden_size"), read(config, "num_attention_heads")
+    if "head_dim" in vars(config) and read(config, "head_dim") is None and is_int(width) and is_int(heads):
+        put(config, "head_dim", width // max(1, heads))
+
+
+def missing_library(why: str) -> bool:
+    """Whether a build's failure names a library this environment lacks (timm, PIL, scipy,
+    natten...): "... requires the timm library", "No module named 'scipy'"."""
+    import re
+
+    return re.search(r"requires the \w+ library|No module named|ImportError", why) is not None
