@@ -127,6 +127,11 @@ def _shrink(
     sweep_configs.keep_layer_kinds(config, before)
     if not layers_only:
         _shrink_sizes(config, widths, small_images)
+    set_int("vocab_size", 1000)  # the embedding is most of a language model's weights
+    for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+        value = sweep_configs.read(config, name)
+        if sweep_configs.is_int(value) and value >= 1000:
+            sweep_configs.put(config, name, 2)
     set_int("num_experts", 4)
     set_int("num_local_experts", 4)
     set_int("n_routed_experts", 4)
@@ -177,10 +182,6 @@ def _shrink_sizes(config: Any, widths: dict[int, int], small_images: bool = True
     for name in _FFN:
         set_int(name, 128)
     set_int("rotary_dim", 8)  # GPT-J's, GPT-NeoX's: at most the (now smaller) head dimension
-    set_int("vocab_size", 1000)
-    for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
-        if is_int(read(name)) and read(name) >= 1000:
-            put(name, 2)
     if small_images and is_int(read("image_size")) and is_int(read("patch_size")) and read("patch_size") > 0:
         # 8 x 8 patches: a multiple of every pixel shuffle and pooling (Idefics3's, Gemma 3's)
         side = read("image_size") // read("patch_size")
@@ -200,6 +201,7 @@ def _shrink_sizes(config: Any, widths: dict[int, int], small_images: bool = True
         scaled[0] += half - sum(scaled)
         rope["mrope_section"] = scaled
     sweep_configs.shrink_latent_attention(config)
+    sweep_configs.shrink_state_space(config)
     sweep_configs.unset_sizes(config)
     set_int("mm_tokens_per_image", 16)  # Gemma 3's pooled image: 4 x 4 of the tower's patches
 
@@ -235,6 +237,7 @@ def sweep_one(model_type: str) -> dict[str, Any]:
 
     torch.set_num_threads(1)
     result: dict[str, Any] = {"family": model_type}
+    start = time.monotonic()
     for layers_only in (False, True):
         # a config whose sizes the small one breaks is tried again with its layers cut only
         try:
@@ -251,8 +254,8 @@ def sweep_one(model_type: str) -> dict[str, Any]:
         result["built"] = "yes"
         if layers_only:
             result["config"] = "layers cut only (the small config does not run)"
-        if not _shrunk_too_far(result):
-            break
+        if not _shrunk_too_far(result) or time.monotonic() - start > TIME_LIMIT / 3:
+            break  # (a second try that would not end within the time limit is not made)
     return result
 
 
@@ -367,18 +370,12 @@ def run(
     import transformers
 
     if from_json:  # the report of earlier runs (parts of one sweep run side by side), not run again
-        saved = []
-        for path in from_json:
-            with open(path) as f:
-                saved.append(json.load(f))
-        versions = {part["transformers"] for part in saved}
-        if len(versions) != 1:
-            raise SystemExit(f"the files come from different transformers versions: {', '.join(sorted(versions))}")
-        merged = [r for part in saved for r in part["results"]]
-        merged.sort(key=lambda r: str(r["family"]))
-        sweep_report.report(merged, saved[0]["transformers"])
+        merged, version = sweep_report.join(from_json)
+        sweep_report.report(merged, version)
+        if json_path:
+            _write_json(json_path, version, merged)
         if readme:
-            sweep_report.write_readme(readme, merged, saved[0]["transformers"])
+            sweep_report.write_readme(readme, merged, version)
         return 0
 
     names = families(only)
@@ -429,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
                 "attnviz bench sweep --only gpt2 llava whisper",
                 "attnviz bench sweep --workers 1 --json sweep.json",
                 "attnviz bench sweep --from-json part1.json part2.json --readme README.md",
+                "attnviz bench sweep --from-json all.json rerun.json --json joined.json",
             ]
         ),
         formatter_class=ExamplesFormatter,
@@ -438,7 +436,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write every result to this file")
     parser.add_argument("--readme", help="rewrite this README's coverage section from the report")
     parser.add_argument(
-        "--from-json", nargs="+", help="report the --json files of earlier runs (parts of one sweep) instead of running"
+        "--from-json",
+        nargs="+",
+        help="report the --json files of earlier runs (parts of one sweep) instead of running; a family in "
+        "several files is taken from the last (a rerun); with --json, the joined results are written there",
     )
     args = parser.parse_args(sys.argv[2:] if argv is None else argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")

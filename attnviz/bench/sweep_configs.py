@@ -114,12 +114,39 @@ def keep_layer_kinds(config: Any, before: int | None) -> None:
             put(config, name, [value[i] for i in picked])
     put(config, "num_hidden_layers", len(picked))
     last = len(picked) - 1
+    kinds = read(config, "layer_types")
+    if isinstance(kinds, list) and set(kinds) == {"linear_attention"} and _knows_full_attention(config):
+        # a hybrid whose default holds no attention layer (Granite 4's, Bamba's) gets one
+        put(config, "layer_types", kinds[:-1] + ["full_attention"])
     for name in ("attn_layer_offset", "expert_layer_offset"):
         if is_int(read(config, name)) and read(config, name) > last:
             put(config, name, last)
     if "attn_layer_indices" in vars(config):
         indices = [i for i in read(config, "attn_layer_indices") or () if i <= last]
         put(config, "attn_layer_indices", indices or [last])
+
+
+def _knows_full_attention(config: Any) -> bool:
+    """Whether ``config``'s modelling code builds a "full_attention" layer."""
+    import inspect
+
+    try:
+        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
+        return '"full_attention"' in inspect.getsource(module)
+    except (ImportError, OSError, TypeError):
+        return False
+
+
+def shrink_state_space(config: Any) -> None:
+    """A Mamba-2 mixer's heads kept consistent with the (smaller) width: heads times head size is
+    the width times the expansion (Bamba's, Granite 4's)."""
+    heads, width = read(config, "mamba_n_heads"), read(config, "hidden_size")
+    expand = read(config, "mamba_expand") if is_int(read(config, "mamba_expand")) else 2
+    if is_int(heads) and is_int(width):
+        put(config, "mamba_n_heads", 8)
+        put(config, "mamba_d_head", expand * width // 8)
+        at_most(config, "mamba_d_state", 16)
+        at_most(config, "mamba_chunk_size", 64)
 
 
 def shrink_latent_attention(config: Any) -> None:
@@ -149,6 +176,12 @@ def unset_sizes(config: Any) -> None:
     width, heads = read(config, "hidden_size"), read(config, "num_attention_heads")
     if "head_dim" in vars(config) and read(config, "head_dim") is None and is_int(width) and is_int(heads):
         put(config, "head_dim", width // max(1, heads))
+    if not is_int(read(config, "num_experts_per_tok")) and is_int(read(config, "n_routed_experts")):
+        put(config, "num_experts_per_tok", 2)  # DeepSeek-V2's default leaves its top-k unset
+    layers = read(config, "num_hidden_layers")
+    if is_int(layers):
+        # layers sharing another's keys and values (Gemma 3n's last 15) are fewer than the layers
+        at_most(config, "num_kv_shared_layers", 0)
 
 
 def missing_library(why: str) -> bool:
