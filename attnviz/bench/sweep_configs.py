@@ -190,3 +190,24 @@ def missing_library(why: str) -> bool:
     import re
 
     return re.search(r"requires the \w+ library|No module named|ImportError", why) is not None
+
+
+#: The widest a config may be for the layers-only retry: a wider one, at its own width, takes
+#: longer than the sweep's time limit on a loaded CPU (CSM's 2048: 320 s).
+RETRY_WIDTH = 1024
+
+
+def widest(config: Any) -> int:
+    """The largest width any of ``config``'s configs declares (0 where none does)."""
+    from attnviz.bench.sweep_inputs import sub_configs
+
+    names = ("hidden_size", "d_model", "n_embd", "embed_dim", "dim")
+    values = [read(c, n) for c in sub_configs(config) for n in names]
+    return max((v for v in values if is_int(v)), default=0)
+
+
+def spectrogram_frames(config: Any) -> None:
+    """An audio transformer whose position table is sized by its input's frames (the AST's
+    ``max_length``, 1024) takes 128 frames: eight times fewer patches to attend over."""
+    if is_int(read(config, "num_mel_bins")) and is_int(read(config, "max_length")):
+        at_most(config, "max_length", 128)
