@@ -195,8 +195,10 @@ def _shrink_sizes(config: Any, widths: dict[int, int], small_images: bool = True
     if isinstance(rope, dict) and declared and not rope.get("mrope_section"):
         rope["mrope_section"] = [16, 24, 24]  # the modelling code's default, made explicit to be scaled
     if isinstance(rope, dict) and isinstance(rope.get("mrope_section"), list) and head_dim:
-        # Qwen2-VL's M-RoPE sections split half the (now smaller) head dimension
-        sections, half = rope["mrope_section"], head_dim // 2
+        # Qwen2-VL's M-RoPE sections split half the (now smaller) rotary dimension: the head's, or
+        # the part of it a partial rotary factor names (GLM-4V's half)
+        factor = rope.get("partial_rotary_factor") or read("partial_rotary_factor") or 1.0
+        sections, half = rope["mrope_section"], int(head_dim * factor) // 2
         scaled = [max(1, s * half // sum(sections)) for s in sections]
         scaled[0] += half - sum(scaled)
         rope["mrope_section"] = scaled
