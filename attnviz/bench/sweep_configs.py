@@ -29,7 +29,8 @@ def _rank(model_class: type) -> tuple[int, int, int]:
     import inspect
 
     name = model_class.__name__
-    takes_none = not set(MADE) & set(inspect.signature(model_class.forward).parameters)
+    forward = getattr(model_class, "forward")  # noqa: B009 - a class mypy knows as a bare type
+    takes_none = not set(MADE) & set(inspect.signature(forward).parameters)
     kind = 0 if name.endswith("Model") else 1 if "For" not in name else 2
     return (takes_none, kind, len(name))
 
@@ -93,7 +94,7 @@ def keep_layer_kinds(config: Any, before: int | None) -> None:
     layers (Jamba's) and a hybrid's attention indices (Bamba's, unset by default) name a layer
     that is left."""
     layers = read(config, "num_hidden_layers")
-    if not is_int(layers) or not is_int(before) or before <= layers:
+    if not isinstance(before, int) or not is_int(layers) or before <= layers:
         return
     kinds = read(config, "layer_types")
     picked: list[int] = []
