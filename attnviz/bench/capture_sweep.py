@@ -35,6 +35,7 @@ from attnviz.output.terminal import ExamplesFormatter, examples_epilog
 TOLERANCE = sweep_check.TOLERANCE
 #: Seconds one family may take (both implementations).
 TIME_LIMIT = 120
+TIMED_OUT = "took longer than the time limit"
 #: Address space one worker may take: a family whose small config still allocates without bound
 #: fails alone (MemoryError) instead of taking the machine with it.
 MEMORY_LIMIT = 6 * 2**30
@@ -325,7 +326,8 @@ class _Worker:
     torch and transformers costs seconds, more than most families), and is replaced when a
     family takes longer than ``TIME_LIMIT`` or kills it."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Any, time_limit: float = TIME_LIMIT) -> None:
+        self.time_limit = time_limit
         self.q_in, self.q_out = ctx.Queue(), ctx.Queue()
         self.process = ctx.Process(target=_worker, args=(self.q_in, self.q_out), daemon=True)
         self.process.start()
@@ -345,9 +347,13 @@ class _Worker:
             return self.q_out.get(timeout=0.2)
         except queue.Empty:
             pass
-        late = time.monotonic() - self.since > TIME_LIMIT
-        if late or not self.process.is_alive():
-            return {"family": self.family, "built": "yes", "sdpa": {"status": "errors", "why": "time limit or crash"}}
+        late = time.monotonic() - self.since > self.time_limit
+        if late:  # slow on this machine, not a capture that failed: not run, with the limit said
+            why = f"{TIMED_OUT} ({self.time_limit:.0f} s on this machine)"
+            return {"family": self.family, "built": "yes", "sdpa": {"status": "not run", "why": why}, "replace": True}
+        if not self.process.is_alive():
+            crashed = {"status": "errors", "why": "the worker crashed"}
+            return {"family": self.family, "built": "yes", "sdpa": crashed, "replace": True}
         return None
 
     def stop(self, kill: bool = False) -> None:
@@ -371,6 +377,7 @@ def run(
     json_path: str | None = None,
     readme: str | None = None,
     from_json: list[str] | None = None,
+    time_limit: float = TIME_LIMIT,
 ) -> int:
     import transformers
 
@@ -389,7 +396,7 @@ def run(
     results: list[dict[str, Any]] = []
     pending = list(names)
     start = time.monotonic()
-    pool = [_Worker(ctx) for _ in range(min(workers, len(names)))]
+    pool = [_Worker(ctx, time_limit) for _ in range(min(workers, len(names)))]
     for worker in pool:
         if pending:
             worker.give(pending.pop(0))
@@ -401,9 +408,9 @@ def run(
             if result is None:
                 continue
             results.append(result)
-            if result.get("sdpa", {}).get("why") == "time limit or crash":
+            if result.pop("replace", False):
                 worker.stop(kill=True)  # a hung or dead worker is replaced
-                worker = pool[i] = _Worker(ctx)
+                worker = pool[i] = _Worker(ctx, time_limit)
             worker.family = None
             if pending:
                 worker.give(pending.pop(0))
@@ -441,6 +448,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write every result to this file")
     parser.add_argument("--readme", help="rewrite this README's coverage section from the report")
     parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=TIME_LIMIT,
+        help=f"seconds one family may take before it is counted not run (default {TIME_LIMIT})",
+    )
+    parser.add_argument(
         "--from-json",
         nargs="+",
         help="report the --json files of earlier runs (parts of one sweep) instead of running; a family in "
@@ -448,4 +461,4 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(sys.argv[2:] if argv is None else argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    return run(args.only, args.workers, args.json, args.readme, args.from_json)
+    return run(args.only, args.workers, args.json, args.readme, args.from_json, args.time_limit)
