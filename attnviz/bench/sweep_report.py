@@ -120,12 +120,25 @@ def lines(results: list[dict[str, Any]], version: str) -> list[str]:
         out += ["", f"<details><summary>{title} ({len(unrun)}), and why</summary>", ""]
         out += ["| family | why |", "|---|---|"]
         for r in unrun:
-            # The reason of an implementation that was built and did not run says more than "not offered"
-            ranked = sorted(IMPLEMENTATIONS, key=lambda i: _status(r, i) != "not run")
-            why = next((r.get(i, {}).get("why") for i in ranked if r.get(i, {}).get("why")), "")
-            out.append(f"| {_cell(r['family'])} | {_cell(why or '')} |")
+            out.append(f"| {_cell(r['family'])} | {_cell(reason(r))} |")
         out += ["", "</details>"]
     return out
+
+
+#: What a model says when it offers no SDPA path: true of the implementation, not the family's reason.
+_NO_SDPA = "does not support an attention implementation"
+
+
+def reason(result: dict[str, Any]) -> str:
+    """Why a family did not run: the reason of an implementation that was built and did not run
+    (it says more than "not offered"), else of one whose failure is the config's or a library's
+    rather than the model's lack of an SDPA path."""
+    ranked = sorted(IMPLEMENTATIONS, key=lambda i: (_status(result, i) != "not run", _NO_SDPA in str(_why(result, i))))
+    return next((str(_why(result, i)) for i in ranked if _why(result, i)), "")
+
+
+def _why(result: dict[str, Any], implementation: str) -> Any:
+    return result.get(implementation, {}).get("why")
 
 
 def section(results: list[dict[str, Any]], version: str) -> str:

@@ -141,10 +141,17 @@ def test_a_family_no_implementation_builds_is_not_offered_with_its_reason():
             "eager": {"status": "not run", "why": "text: bad"},
         },
     ]
+    # the config's own failure, not the lack of an SDPA path, is the family's reason
+    no_sdpa = "ValueError: InformerModel does not support an attention implementation through sdpa"
+    informer = {"status": "not offered", "why": "ValueError: The `prediction_length` config needs to be specified."}
+    results.append(
+        {"family": "informer", "built": "yes", "sdpa": {"status": "not offered", "why": no_sdpa}, "eager": informer}
+    )
+    assert sweep_report.reason(results[2]) == informer["why"]
     assert sweep_report.family_verdict(results[0]) == "not offered"
     assert sweep_report.family_verdict(results[1]) == "not run"
     text = "\n".join(sweep_report.lines(results, "9.9"))
-    assert "| not offered: no implementation builds (a library missing, the config incomplete) | 1 |" in text
-    offered = text[text.index("Not offered (1)") :]
+    assert "| not offered: no implementation builds (a library missing, the config incomplete) | 2 |" in text
+    offered = text[text.index("Not offered (2)") :]
     assert f"| detr | {timm} |" in offered
     assert "| odd | text: bad |" in text[text.index("Not run on any implementation (1)") : text.index("Not offered")]
