@@ -293,7 +293,7 @@ def sweep_implementation(config: Any, implementation: str, expected_calls: int |
     kinds = {"inputs": built.kinds, **({"skipped": built.skipped} if built.skipped else {})}
     try:
         with torch.no_grad(), capture(model) as cap:
-            model(**built.inputs, output_attentions=True)
+            model(**built.inputs, **sweep_inputs.ask_for_maps(model))
         status, detail = sweep_check.classify(cap, maps, expected_calls)
     except Exception as exc:  # noqa: BLE001 - a capture that breaks the model is the worst outcome
         status, detail = (

@@ -418,6 +418,14 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
         yield from sweep_extras.embedding_plans(config, params)
 
 
+def ask_for_maps(model: Any) -> dict[str, Any]:
+    """``output_attentions=True`` where the forward takes it (a codec's, EnCodec's or DAC's, does
+    not: it has no maps to report)."""
+    params = inspect.signature(model.forward).parameters
+    takes = "output_attentions" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return {"output_attentions": True} if takes else {}
+
+
 def build(model: Any, config: Any) -> Built | str:
     """The first of ``plans`` the model runs on (``output_attentions=True``, no grad), with its
     output; else one line: the first plan's failure."""
@@ -431,7 +439,7 @@ def build(model: Any, config: Any) -> Built | str:
             params = inspect.signature(model.forward).parameters
             inputs = sweep_extras.complete(config, params, make(), torch.Generator().manual_seed(2))
             with torch.no_grad():
-                output = model(**inputs, output_attentions=True)
+                output = model(**inputs, **ask_for_maps(model))
         except Exception as exc:  # noqa: BLE001 - the next layout may be the one
             failures.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0][:140] if str(exc) else ''}")
             continue

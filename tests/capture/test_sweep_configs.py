@@ -155,3 +155,20 @@ def test_a_family_no_implementation_builds_is_not_offered_with_its_reason():
     offered = text[text.index("Not offered (2)") :]
     assert f"| detr | {timm} |" in offered
     assert "| odd | text: bad |" in text[text.index("Not run on any implementation (1)") : text.index("Not offered")]
+
+
+def test_maps_are_asked_for_only_where_the_forward_takes_the_argument():
+    import torch
+
+    from attnviz.bench import sweep_inputs
+
+    class Codec(torch.nn.Module):  # EnCodec's and DAC's forward: no output_attentions, no **kwargs
+        def forward(self, input_values: torch.Tensor, return_dict: bool = True) -> torch.Tensor:
+            return input_values
+
+    class Model(torch.nn.Module):
+        def forward(self, input_ids: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+            return input_ids
+
+    assert sweep_inputs.ask_for_maps(Codec()) == {}
+    assert sweep_inputs.ask_for_maps(Model()) == {"output_attentions": True}
