@@ -102,3 +102,30 @@ def embedding_plans(config: Any, params: Any) -> Iterator[tuple[str, list[str], 
             return out
 
         yield f"states (B, L, {width})", ["states"], make
+
+
+def trajectory_plans(config: Any, params: Any) -> Iterator[tuple[str, list[str], Callable[[], dict[str, Any]]]]:
+    """A Decision Transformer's trajectory: states, actions, rewards and returns to go per step,
+    of the sizes its config names, with the steps' times and a mask."""
+    import torch
+
+    from attnviz.bench.sweep_inputs import BATCH
+
+    if not {"states", "actions", "returns_to_go", "timesteps"} <= set(params):
+        return
+    steps = 6
+
+    def make() -> dict[str, Any]:
+        g = torch.Generator().manual_seed(0)
+        states = _first_int([config], ("state_dim",), 17)
+        actions = _first_int([config], ("act_dim",), 4)
+        return {
+            "states": torch.randn(BATCH, steps, states, generator=g),
+            "actions": torch.randn(BATCH, steps, actions, generator=g),
+            "rewards": torch.randn(BATCH, steps, 1, generator=g),
+            "returns_to_go": torch.randn(BATCH, steps, 1, generator=g),
+            "timesteps": torch.arange(steps).repeat(BATCH, 1),
+            "attention_mask": torch.ones(BATCH, steps, dtype=torch.long),
+        }
+
+    yield f"trajectory ({steps} steps)", ["trajectory"], make

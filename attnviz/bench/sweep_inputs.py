@@ -416,6 +416,7 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
         yield "text", ["text"], lambda: decoder(text_with_media(config, params, [], torch.Generator().manual_seed(0)))
     if not {"input_ids", "pixel_values", "input_features", "input_values"} & set(params):
         yield from sweep_extras.embedding_plans(config, params)
+        yield from sweep_extras.trajectory_plans(config, params)
 
 
 def ask_for_maps(model: Any) -> dict[str, Any]:

@@ -27,6 +27,7 @@ FAMILIES = {
     "lxmert": "text",  # region features and boxes by name
     "instructblip": "image",  # the Q-Former's own prompt by name
     "audio-spectrogram-transformer": "audio",  # a spectrogram as input_values
+    "decision_transformer": "trajectory",  # states, actions, returns to go per step
 }
 
 
