@@ -31,12 +31,13 @@ import time
 import traceback
 from typing import Any
 
-from attnviz.bench import sweep_check, sweep_inputs, sweep_open, sweep_report
+from attnviz.bench import sweep_check, sweep_configs, sweep_inputs, sweep_open, sweep_report
 from attnviz.output.terminal import ExamplesFormatter, examples_epilog
 
 TOLERANCE = sweep_check.TOLERANCE
 #: Seconds one family may take (both implementations).
 TIME_LIMIT = 120
+TIMED_OUT = "took longer than the time limit"
 #: Address space one worker may take: a family whose small config still allocates without bound
 #: fails alone (MemoryError) instead of taking the machine with it.
 MEMORY_LIMIT = 6 * 2**30
@@ -56,13 +57,16 @@ _HEADS: tuple[str, ...] = (
 _HEADS += ("num_heads",)
 
 
-def shrink(config: Any) -> None:
+def shrink(config: Any, layers_only: bool = False) -> None:
     """Make ``config`` small in place (see ``_shrink``), then keep its sub-configs consistent: a
     size that named another config's width (BLIP-2's Q-Former ``encoder_hidden_size``, the
-    vision tower's ``hidden_size``) names its new width."""
+    vision tower's ``hidden_size``) names its new width. ``layers_only``: fewer layers and
+    experts, every width, vocabulary and image size kept (a config whose sizes depend on each
+    other in ways the small one breaks: ConvNeXt's stage widths, a detector's channels)."""
     widths: dict[int, int] = {}
     # LLaVA-NeXT's resolutions are in pixels of the tower's own image size: that size is kept
-    _shrink(config, set(), widths, small_images=getattr(config, "image_grid_pinpoints", None) is None)
+    small_images = getattr(config, "image_grid_pinpoints", None) is None and not layers_only
+    _shrink(config, set(), widths, small_images, layers_only)
     _special_ids_in_vocabulary(config)
     for sub in sweep_inputs.sub_configs(config):
         for name, value in list(vars(sub).items()):
@@ -106,7 +110,9 @@ def _special_ids_in_vocabulary(config: Any) -> None:
 _DIMS = ("hidden_size", "_dim", "_dims", "d_model", "projection_size", "_channels", "hidden_dim")
 
 
-def _shrink(config: Any, seen: set[int], widths: dict[int, int], small_images: bool = True) -> None:
+def _shrink(
+    config: Any, seen: set[int], widths: dict[int, int], small_images: bool = True, layers_only: bool = False
+) -> None:
     """Make ``config`` small in place (and its sub-configs): 2 layers, width 64, 4 heads (2 key/value
     heads), a vocabulary of at most 1000; lists per stage (Swin's depths) are left as they are.
     Attributes a config guards (read-only properties, per-layer ones that refuse a global read)
@@ -115,13 +121,42 @@ def _shrink(config: Any, seen: set[int], widths: dict[int, int], small_images: b
         return
     seen.add(id(config))
 
+    def set_int(name: str, value: int) -> None:
+        sweep_configs.at_most(config, name, value)
+
+    before = sweep_configs.read(config, "num_hidden_layers")
+    for name in _LAYERS:
+        set_int(name, 2)
+    sweep_configs.keep_layer_kinds(config, before)
+    if not layers_only:
+        _shrink_sizes(config, widths, small_images)
+    set_int("vocab_size", 1000)  # the embedding is most of a language model's weights
+    for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+        value = sweep_configs.read(config, name)
+        if sweep_configs.is_int(value) and value >= 1000:
+            sweep_configs.put(config, name, 2)
+    set_int("num_experts", 4)
+    set_int("num_local_experts", 4)
+    set_int("n_routed_experts", 4)
+    set_int("num_experts_per_tok", 2)  # top-k of the (now 4) experts
+    set_int("n_group", 1)
+    set_int("topk_group", 1)
+    for value in list(vars(config).values()):
+        for sub in value if isinstance(value, (list, tuple)) else (value,):
+            if hasattr(sub, "to_dict") and hasattr(sub, "model_type"):
+                _shrink(sub, seen, widths, small_images, layers_only)
+
+
+def _shrink_sizes(config: Any, widths: dict[int, int], small_images: bool = True) -> None:
+    """``_shrink``'s widths, heads, vocabulary, image size and rotary sections."""
+
     def read(name: str) -> Any:
         try:
             return getattr(config, name, None)
         except Exception:  # noqa: BLE001 - per-layer attributes refuse a global read
             return None
 
-    def put(name: str, value: int) -> None:
+    def put(name: str, value: Any) -> None:
         try:
             setattr(config, name, value)
         except Exception:  # noqa: BLE001 - some configs guard attributes
@@ -135,8 +170,6 @@ def _shrink(config: Any, seen: set[int], widths: dict[int, int], small_images: b
         if is_int(current) and current > value:
             put(name, value)
 
-    for name in _LAYERS:
-        set_int(name, 2)
     if any(is_int(read(n)) for n in _HEADS):
         for name in _HEADS:
             set_int(name, 4)
@@ -152,10 +185,6 @@ def _shrink(config: Any, seen: set[int], widths: dict[int, int], small_images: b
     for name in _FFN:
         set_int(name, 128)
     set_int("rotary_dim", 8)  # GPT-J's, GPT-NeoX's: at most the (now smaller) head dimension
-    set_int("vocab_size", 1000)
-    for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
-        if is_int(read(name)) and read(name) >= 1000:
-            put(name, 2)
     if small_images and is_int(read("image_size")) and is_int(read("patch_size")) and read("patch_size") > 0:
         # 8 x 8 patches: a multiple of every pixel shuffle and pooling (Idefics3's, Gemma 3's)
         side = read("image_size") // read("patch_size")
@@ -169,45 +198,39 @@ def _shrink(config: Any, seen: set[int], widths: dict[int, int], small_images: b
     if isinstance(rope, dict) and declared and not rope.get("mrope_section"):
         rope["mrope_section"] = [16, 24, 24]  # the modelling code's default, made explicit to be scaled
     if isinstance(rope, dict) and isinstance(rope.get("mrope_section"), list) and head_dim:
-        # Qwen2-VL's M-RoPE sections split half the (now smaller) head dimension
-        sections, half = rope["mrope_section"], head_dim // 2
+        # Qwen2-VL's M-RoPE sections split half the (now smaller) rotary dimension: the head's, or
+        # the part of it a partial rotary factor names (GLM-4V's half)
+        factor = rope.get("partial_rotary_factor") or read("partial_rotary_factor") or 1.0
+        sections, half = rope["mrope_section"], int(head_dim * factor) // 2
         scaled = [max(1, s * half // sum(sections)) for s in sections]
         scaled[0] += half - sum(scaled)
         rope["mrope_section"] = scaled
+    sweep_configs.shrink_latent_attention(config)
+    sweep_configs.shrink_state_space(config)
+    sweep_configs.spectrogram_frames(config)
+    sweep_configs.unset_sizes(config)
     set_int("mm_tokens_per_image", 16)  # Gemma 3's pooled image: 4 x 4 of the tower's patches
-    set_int("num_experts", 4)
-    set_int("num_local_experts", 4)
-    set_int("n_routed_experts", 4)
-    set_int("num_experts_per_tok", 2)  # top-k of the (now 4) experts
-    set_int("n_group", 1)
-    set_int("topk_group", 1)
-    for value in list(vars(config).values()):
-        for sub in value if isinstance(value, (list, tuple)) else (value,):
-            if hasattr(sub, "to_dict") and hasattr(sub, "model_type"):
-                _shrink(sub, seen, widths, small_images)
 
 
 def _build(config: Any, implementation: str) -> Any:
-    """The family's base model: ``AutoModel``'s, or for a sub-model's config that ``AutoModel``
-    does not map (a CLIP text model, a vision tower) the ``...Model`` class of its modelling
-    module whose ``config_class`` it is."""
-    import importlib
-
+    """The family's base model: ``AutoModel``'s, or for a config that ``AutoModel`` does not map
+    (a CLIP text model, a vision tower, a decoder of its own) or maps to a class without a forward
+    (Bark's, a retrieval model's base) the module of its modelling code that runs it
+    (``sweep_configs.model_class``)."""
     import transformers
 
     try:
-        return transformers.AutoModel.from_config(config, attn_implementation=implementation).eval()
+        model = transformers.AutoModel.from_config(config, attn_implementation=implementation)
     except ValueError as exc:
         if "Unrecognized configuration class" not in str(exc):
             raise
-        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
-        owner = type(config)
-        models = [obj for name, obj in vars(module).items() if name.endswith("Model") and isinstance(obj, type)]
-        found = sorted((m for m in models if getattr(m, "config_class", None) is owner), key=lambda m: len(m.__name__))
-        if not found:
-            raise
-        model_class: Any = found[0]
-        return model_class._from_config(config, attn_implementation=implementation).eval()
+        model = None
+    if model is None or not sweep_configs.has_forward(type(model)):
+        model_class: Any = sweep_configs.model_class(config)
+        if model_class is None:
+            raise ValueError(f"no model class of {type(config).__name__} has a forward of its own")
+        model = model_class._from_config(config, attn_implementation=implementation)
+    return model.eval()
 
 
 def sweep_one(model_type: str, open_dir: str | None = None) -> dict[str, Any]:
@@ -220,21 +243,37 @@ def sweep_one(model_type: str, open_dir: str | None = None) -> dict[str, Any]:
 
     torch.set_num_threads(1)
     result: dict[str, Any] = {"family": model_type}
-    try:
-        config_class = transformers.CONFIG_MAPPING[model_type]
-        config = config_class()
-        shrink(config)
-    except Exception as exc:  # noqa: BLE001 - a family that does not build is counted apart
-        result["built"] = f"config: {type(exc).__name__}: {str(exc)[:120]}"
-        return result
-    expected = None
-    for implementation in sorted(IMPLEMENTATIONS, key=lambda i: i != "eager"):  # eager's calls first
-        saved = sweep_open.capture_path(open_dir, model_type, implementation) if open_dir else None
-        result[implementation] = sweep_implementation(config, implementation, expected, saved)
-        if implementation == "eager" and result["eager"]["status"] == "exact":
-            expected = result["eager"]["calls"]
-    result["built"] = "yes"
+    start = time.monotonic()
+    for layers_only in (False, True):
+        # a config whose sizes the small one breaks is tried again with its layers cut only
+        try:
+            config = transformers.CONFIG_MAPPING[model_type]()
+            shrink(config, layers_only)
+        except Exception as exc:  # noqa: BLE001 - a family that does not build is counted apart
+            result["built"] = f"config: {type(exc).__name__}: {str(exc)[:120]}"
+            return result
+        expected = None
+        for implementation in sorted(IMPLEMENTATIONS, key=lambda i: i != "eager"):  # eager's calls first
+            saved = sweep_open.capture_path(open_dir, model_type, implementation) if open_dir else None
+            result[implementation] = sweep_implementation(config, implementation, expected, saved)
+            if implementation == "eager" and result["eager"]["status"] == "exact":
+                expected = result["eager"]["calls"]
+        result["built"] = "yes"
+        if layers_only:
+            result["config"] = "layers cut only (the small config does not run)"
+        late = time.monotonic() - start > TIME_LIMIT / 3
+        wide = sweep_configs.widest(transformers.CONFIG_MAPPING[model_type]()) > sweep_configs.RETRY_WIDTH
+        if not _shrunk_too_far(result) or late or wide:
+            break  # (a second try that would not end within the time limit is not made)
     return result
+
+
+def _shrunk_too_far(result: dict[str, Any]) -> bool:
+    """Whether no implementation ran for a reason of the config's sizes (not a library missing)."""
+    outcomes = [result.get(i, {}) for i in IMPLEMENTATIONS]
+    if any(o.get("status") not in ("not run", "not offered") for o in outcomes):
+        return False
+    return not any(sweep_configs.missing_library(str(o.get("why", ""))) for o in outcomes)
 
 
 def sweep_implementation(
@@ -260,7 +299,7 @@ def sweep_implementation(
     kinds = {"inputs": built.kinds, **({"skipped": built.skipped} if built.skipped else {})}
     try:
         with torch.no_grad(), capture(model) as cap:
-            model(**built.inputs, output_attentions=True)
+            model(**built.inputs, **sweep_inputs.ask_for_maps(model))
         status, detail = sweep_check.classify(cap, maps, expected_calls)
         if save_to is not None and cap.calls:
             cap.save(save_to)
@@ -300,11 +339,11 @@ class _Worker:
     torch and transformers costs seconds, more than most families), and is replaced when a
     family takes longer than ``TIME_LIMIT`` or kills it."""
 
-    def __init__(self, ctx: Any, open_dir: str | None = None) -> None:
+    def __init__(self, ctx: Any, open_dir: str | None = None, time_limit: float = TIME_LIMIT) -> None:
+        # Opening a capture three ways, every call shown, takes longer than capturing it
+        self.time_limit = time_limit + (2 * sweep_open.LIMIT_S if open_dir else 0)
         self.q_in, self.q_out = ctx.Queue(), ctx.Queue()
         self.process = ctx.Process(target=_worker, args=(self.q_in, self.q_out, open_dir), daemon=True)
-        # Opening a capture three ways, every call shown, takes longer than capturing it
-        self.limit = TIME_LIMIT + (2 * sweep_open.LIMIT_S if open_dir else 0)
         self.process.start()
         self.family: str | None = None
         self.since = 0.0
@@ -322,9 +361,13 @@ class _Worker:
             return self.q_out.get(timeout=0.2)
         except queue.Empty:
             pass
-        late = time.monotonic() - self.since > self.limit
-        if late or not self.process.is_alive():
-            return {"family": self.family, "built": "yes", "sdpa": {"status": "errors", "why": "time limit or crash"}}
+        late = time.monotonic() - self.since > self.time_limit
+        if late:  # slow on this machine, not a capture that failed: not run, with the limit said
+            why = f"{TIMED_OUT} ({self.time_limit:.0f} s on this machine)"
+            return {"family": self.family, "built": "yes", "sdpa": {"status": "not run", "why": why}, "replace": True}
+        if not self.process.is_alive():
+            crashed = {"status": "errors", "why": "the worker crashed"}
+            return {"family": self.family, "built": "yes", "sdpa": crashed, "replace": True}
         return None
 
     def stop(self, kill: bool = False) -> None:
@@ -349,22 +392,17 @@ def run(
     readme: str | None = None,
     from_json: list[str] | None = None,
     open_dir: str | None = None,
+    time_limit: float = TIME_LIMIT,
 ) -> int:
     import transformers
 
     if from_json:  # the report of earlier runs (parts of one sweep run side by side), not run again
-        saved = []
-        for path in from_json:
-            with open(path) as f:
-                saved.append(json.load(f))
-        versions = {part["transformers"] for part in saved}
-        if len(versions) != 1:
-            raise SystemExit(f"the files come from different transformers versions: {', '.join(sorted(versions))}")
-        merged = [r for part in saved for r in part["results"]]
-        merged.sort(key=lambda r: str(r["family"]))
-        sweep_report.report(merged, saved[0]["transformers"])
+        merged, version = sweep_report.join(from_json)
+        sweep_report.report(merged, version)
+        if json_path:
+            _write_json(json_path, version, merged)
         if readme:
-            sweep_report.write_readme(readme, merged, saved[0]["transformers"])
+            sweep_report.write_readme(readme, merged, version)
         return 0
 
     names = families(only)
@@ -375,7 +413,7 @@ def run(
     start = time.monotonic()
     if open_dir:
         os.makedirs(open_dir, exist_ok=True)
-    pool = [_Worker(ctx, open_dir) for _ in range(min(workers, len(names)))]
+    pool = [_Worker(ctx, open_dir, time_limit) for _ in range(min(workers, len(names)))]
     for worker in pool:
         if pending:
             worker.give(pending.pop(0))
@@ -387,9 +425,9 @@ def run(
             if result is None:
                 continue
             results.append(result)
-            if result.get("sdpa", {}).get("why") == "time limit or crash":
+            if result.pop("replace", False):
                 worker.stop(kill=True)  # a hung or dead worker is replaced
-                worker = pool[i] = _Worker(ctx, open_dir)
+                worker = pool[i] = _Worker(ctx, open_dir, time_limit)
             worker.family = None
             if pending:
                 worker.give(pending.pop(0))
@@ -417,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
                 "attnviz bench sweep --only gpt2 llava whisper",
                 "attnviz bench sweep --workers 1 --json sweep.json",
                 "attnviz bench sweep --from-json part1.json part2.json --readme README.md",
+                "attnviz bench sweep --from-json all.json rerun.json --json joined.json",
             ]
         ),
         formatter_class=ExamplesFormatter,
@@ -426,7 +465,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write every result to this file")
     parser.add_argument("--readme", help="rewrite this README's coverage section from the report")
     parser.add_argument(
-        "--from-json", nargs="+", help="report the --json files of earlier runs (parts of one sweep) instead of running"
+        "--time-limit",
+        type=float,
+        default=TIME_LIMIT,
+        help=f"seconds one family may take before it is counted not run (default {TIME_LIMIT})",
+    )
+    parser.add_argument(
+        "--from-json",
+        nargs="+",
+        help="report the --json files of earlier runs (parts of one sweep) instead of running; a family in "
+        "several files is taken from the last (a rerun); with --json, the joined results are written there",
     )
     parser.add_argument(
         "--open",
@@ -436,4 +484,4 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(sys.argv[2:] if argv is None else argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    return run(args.only, args.workers, args.json, args.readme, args.from_json, args.open)
+    return run(args.only, args.workers, args.json, args.readme, args.from_json, args.open, args.time_limit)

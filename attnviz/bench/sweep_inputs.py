@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from attnviz.bench import sweep_extras
+
 #: Text tokens around the media: a few before, the rest after (the second row's last two are
 #: padding, so the media are never padding).
 TEXT_BEFORE, TEXT_AFTER, PADDED = 3, 5, 2
@@ -174,13 +176,20 @@ def image_layouts(config: Any, params: Any, generator: Any) -> Iterator[tuple[st
     channels = channels if 0 < channels <= 4 else 3
     size = _size(first(configs, ("image_size", "img_size", "input_size")))
     patch = _size(first(configs, ("patch_size",)), 16)
-    if "image_grid_thw" in params:  # Qwen2-VL's flattened patches: (patches, C * T * P * P)
+    grid_name = next((n for n in ("image_grid_thw", "grid_thw") if n in params), None)
+    if grid_name is not None:  # Qwen2-VL's flattened patches: (patches, C * T * P * P)
+        # a vision tower of its own takes them as ``hidden_states`` (Qwen2-VL's, GLM-4V's)
+        name = "pixel_values" if "pixel_values" in params else "hidden_states"
         temporal = int(first(configs, ("temporal_patch_size",), 1))
-        merge = int(first(configs, ("spatial_merge_size", "merge_size"), 2))
+        merge = first(configs, ("spatial_merge_size", "merge_size", "merge_kernel_size"), 2)
+        merge = int(merge[0] if isinstance(merge, (list, tuple)) else merge)  # Kimi's is (2, 2)
         side = 2 * merge
-        pixels = torch.randn(BATCH * side * side, channels * temporal * patch * patch, generator=generator)
         grid = torch.tensor([[1, side, side]] * BATCH)
-        yield "grid patches", {"pixel_values": pixels, "image_grid_thw": grid}
+        flat = torch.randn(BATCH * side * side, channels * temporal * patch * patch, generator=generator)
+        yield "grid patches", {name: flat, grid_name: grid}
+        # patches kept as pictures, (patches, C, P, P) (Kimi-K2.5's tower)
+        square = torch.randn(BATCH * side * side, channels, patch, patch, generator=generator)
+        yield "grid patches (N, C, P, P)", {name: square, grid_name: grid}
     pixels = torch.randn(BATCH, channels, size, size, generator=generator)
     yield "pixels (B, C, H, W)", {"pixel_values": pixels}
     extra: dict[str, Any] = {}
@@ -203,7 +212,7 @@ def image_layouts(config: Any, params: Any, generator: Any) -> Iterator[tuple[st
                 "aspect_ratio_mask": ratio_mask,
             },
         )
-    for patches in (1, 5, 3):  # one image as patches (Idefics3, LLaVA-NeXT's crops)
+    for patches in (1, 5, 3, 2):  # one image as patches (Idefics3, LLaVA-NeXT's crops), a pair (LightGlue's)
         five = torch.randn(BATCH, patches, channels, size, size, generator=generator)
         yield f"pixels (B, {patches}, C, H, W)", {"pixel_values": five, **extra}
 
@@ -224,6 +233,7 @@ def audio_layouts(config: Any, model: Any, params: Any, generator: Any) -> Itera
         for label, shape in (
             ("(B, bins, frames)", (BATCH, bins, frames)),
             ("(B, frames, bins)", (BATCH, frames, bins)),
+            ("(B, 1, frames, bins)", (BATCH, 1, frames, bins)),  # CLAP's
         ):
             features = torch.randn(*shape, generator=generator)
             extra: dict[str, Any] = {}
@@ -235,6 +245,14 @@ def audio_layouts(config: Any, model: Any, params: Any, generator: Any) -> Itera
     if "input_values" in params:
         yield "samples (B, T)", {"input_values": torch.randn(BATCH, 4000, generator=generator)}
         yield "samples (B, 1, T)", {"input_values": torch.randn(BATCH, 1, 4000, generator=generator)}
+        bins, frames = first(configs, _BINS), first(configs, ("max_length",))
+        if _is_int(bins) and _is_int(frames) and frames <= 3000:  # the AST's spectrogram, (B, frames, bins)
+            features = torch.randn(BATCH, int(frames), int(bins), generator=generator)
+            yield "features as values (B, frames, bins)", {"input_values": features}
+    if "audio_mel" in params:  # Gemma 3n's audio tower: (B, frames, bins), True where padded
+        bins = int(first(configs, _BINS + ("input_feat_size",), 128))
+        mel = torch.randn(BATCH, 64, bins, generator=generator)
+        yield "mel (B, frames, bins)", {"audio_mel": mel, "audio_mel_mask": torch.zeros(BATCH, 64, dtype=torch.bool)}
 
 
 # ----------------------------------------------------------------------------- text around media
@@ -281,6 +299,8 @@ def text_with_media(
         mask = torch.ones_like(input_ids)
         mask[1, -PADDED:] = 0
         out["attention_mask"] = mask
+    if placeholders and "image_embeds_position_mask" in params:  # Kosmos-2: where the image goes
+        out["image_embeds_position_mask"] = (media == 1).long()
     if placeholders and "mm_token_type_ids" in params:
         out["mm_token_type_ids"] = media
     if placeholders and "token_type_ids" in params:
@@ -340,6 +360,9 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
     def with_text(label: str, kind: str, media: dict[str, Any], method: str) -> Callable[[], dict[str, Any]]:
         def make() -> dict[str, Any]:
             token = _placeholder(config, kind)
+            positions = sweep_extras.image_positions(config, params) if kind == "image" else None
+            if positions is not None and "input_ids" in params:  # positions marked by a mask, any token
+                return assemble([(kind, min(set(range(3, 1000)) - special_ids(config)), positions)])
             if token is None or "input_ids" not in params:
                 return assemble([])
             try:
@@ -360,15 +383,23 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
                 cross = torch.zeros(BATCH, text["input_ids"].shape[1], 1, tiles, dtype=torch.long)
                 cross[:, :, :, 0] = 1
                 text["cross_attention_mask"] = cross
-            return decoder({**text, **media})
+            return sweep_extras.complete(config, params, decoder({**text, **media}), torch.Generator().manual_seed(2))
 
         return make
 
     g = torch.Generator().manual_seed(0)
-    wants_image = "pixel_values" in params and (main == "pixel_values" or _read(config, "vision_config") is not None)
-    wants_audio = "input_features" in params or "input_values" in params
+    # a vision tower of its own takes pixels without text; a multimodal model says so in its config
+    tower = "input_ids" not in params and ("pixel_values" in params or {"hidden_states", "grid_thw"} <= set(params))
+    wants_image = tower or (
+        "pixel_values" in params and (main == "pixel_values" or _read(config, "vision_config") is not None)
+    )
+    wants_audio = bool({"input_features", "input_values", "audio_mel"} & set(params))
+    # a tower that names its pixels ``image`` (BridgeTower's)
+    pixels_name = "image" if "image" in params and "pixel_values" not in params else "pixel_values"
+    wants_image = wants_image or pixels_name == "image"
     if wants_image:
         for label, media in image_layouts(config, params, g):
+            media = {pixels_name if k == "pixel_values" else k: v for k, v in media.items()}
             yield (
                 f"image: {label}",
                 ["text", "image"] if "input_ids" in params else ["image"],
@@ -383,6 +414,17 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
             )
     if "input_ids" in params:
         yield "text", ["text"], lambda: decoder(text_with_media(config, params, [], torch.Generator().manual_seed(0)))
+    if not {"input_ids", "pixel_values", "input_features", "input_values"} & set(params):
+        yield from sweep_extras.embedding_plans(config, params)
+        yield from sweep_extras.trajectory_plans(config, params)
+
+
+def ask_for_maps(model: Any) -> dict[str, Any]:
+    """``output_attentions=True`` where the forward takes it (a codec's, EnCodec's or DAC's, does
+    not: it has no maps to report)."""
+    params = inspect.signature(model.forward).parameters
+    takes = "output_attentions" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return {"output_attentions": True} if takes else {}
 
 
 def build(model: Any, config: Any) -> Built | str:
@@ -395,13 +437,14 @@ def build(model: Any, config: Any) -> Built | str:
     for label, kinds, make in plans(model, config):
         tried.append(label)
         try:
-            inputs = make()
+            params = inspect.signature(model.forward).parameters
+            inputs = sweep_extras.complete(config, params, make(), torch.Generator().manual_seed(2))
             with torch.no_grad():
-                output = model(**inputs, output_attentions=True)
+                output = model(**inputs, **ask_for_maps(model))
         except Exception as exc:  # noqa: BLE001 - the next layout may be the one
             failures.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0][:140] if str(exc) else ''}")
             continue
         return Built(inputs, kinds, output, tried, failures[0] if failures else "", failures)
     if not failures:
-        return "its forward takes none of input_ids, pixel_values, input_features, input_values"
+        return "its forward takes none of input_ids, pixel_values, input_features, input_values, hidden_states"
     return failures[0]

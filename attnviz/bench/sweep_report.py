@@ -5,6 +5,7 @@ without running again) rewrites between its two markers."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from typing import Any
@@ -24,7 +25,7 @@ STATUS_TEXT = {
     "not offered": "not offered: the implementation cannot be built",
 }
 #: A family's verdict over its implementations, in the order the tables list them.
-FAMILY = ("exact", "partial", "none", "errors", "no attention", "not run")
+FAMILY = ("exact", "partial", "none", "errors", "no attention", "not run", "not offered")
 FAMILY_TEXT = {
     "exact": "exact on at least one implementation",
     "partial": "partial on its best implementation",
@@ -32,6 +33,7 @@ FAMILY_TEXT = {
     "errors": "errors",
     "no attention": "no attention at all",
     "not run": "not run on any implementation",
+    "not offered": "not offered: no implementation builds (a library missing, the config incomplete)",
 }
 
 
@@ -46,6 +48,26 @@ def family_verdict(result: dict[str, Any]) -> str:
         if verdict in statuses:
             return verdict
     return "not run"
+
+
+def join(paths: list[str]) -> tuple[list[dict[str, Any]], str]:
+    """The results of several ``--json`` files (parts of one sweep, reruns) as one list sorted by
+    family, and their transformers version: a family in more than one file is taken from the
+    last that holds it (a rerun replaces the run before it). Files of different transformers
+    versions are refused in one line."""
+    saved = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                part = json.load(f)
+            saved.append((str(part["transformers"]), list(part["results"])))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(f"{path}: not a sweep's --json file ({type(exc).__name__}: {exc})") from None
+    versions = {version for version, _ in saved}
+    if len(versions) != 1:
+        raise SystemExit(f"the files come from different transformers versions: {', '.join(sorted(versions))}")
+    by_family = {str(r["family"]): r for _, results in saved for r in results}
+    return sorted(by_family.values(), key=lambda r: str(r["family"])), saved[0][0]
 
 
 def _cell(text: str) -> str:
@@ -93,16 +115,30 @@ def lines(results: list[dict[str, Any]], version: str) -> list[str]:
         media: list[str] = next((r[i]["inputs"] for i in IMPLEMENTATIONS if r.get(i, {}).get("inputs")), [])
         cells = [_cell(_said(r.get(i, {"status": "not offered"}))) for i in IMPLEMENTATIONS]
         out.append(f"| {_cell(r['family'])} | {', '.join(media)} | {cells[0]} | {cells[1]} |")
-    unrun = [r for r in built if family_verdict(r) == "not run"]
-    out += ["", f"<details><summary>Not run on any implementation ({len(unrun)}), and why</summary>", ""]
-    out += ["| family | why |", "|---|---|"]
-    for r in unrun:
-        # The reason of an implementation that was built and did not run says more than "not offered"
-        ranked = sorted(IMPLEMENTATIONS, key=lambda i: _status(r, i) != "not run")
-        why = next((r.get(i, {}).get("why") for i in ranked if r.get(i, {}).get("why")), "")
-        out.append(f"| {_cell(r['family'])} | {_cell(why or '')} |")
-    out += ["", "</details>"]
+    for verdict, title in (("not run", "Not run on any implementation"), ("not offered", "Not offered")):
+        unrun = [r for r in built if family_verdict(r) == verdict]
+        out += ["", f"<details><summary>{title} ({len(unrun)}), and why</summary>", ""]
+        out += ["| family | why |", "|---|---|"]
+        for r in unrun:
+            out.append(f"| {_cell(r['family'])} | {_cell(reason(r))} |")
+        out += ["", "</details>"]
     return out
+
+
+#: What a model says when it offers no SDPA path: true of the implementation, not the family's reason.
+_NO_SDPA = "does not support an attention implementation"
+
+
+def reason(result: dict[str, Any]) -> str:
+    """Why a family did not run: the reason of an implementation that was built and did not run
+    (it says more than "not offered"), else of one whose failure is the config's or a library's
+    rather than the model's lack of an SDPA path."""
+    ranked = sorted(IMPLEMENTATIONS, key=lambda i: (_status(result, i) != "not run", _NO_SDPA in str(_why(result, i))))
+    return next((str(_why(result, i)) for i in ranked if _why(result, i)), "")
+
+
+def _why(result: dict[str, Any], implementation: str) -> Any:
+    return result.get(implementation, {}).get("why")
 
 
 def section(results: list[dict[str, Any]], version: str) -> str:

@@ -1,0 +1,214 @@
+"""What the capture sweep builds from a config: the class that runs it where ``AutoModel`` maps
+none (a sub-model's config: an encoder, a decoder, a vision tower) or maps one without a forward of
+its own (a generation-only wrapper, a retrieval model's base class), and the config's per-layer
+patterns and attention sizes kept consistent when the sweep shrinks it (``capture_sweep.shrink``):
+a hybrid's two layers hold one layer of each kind, latent attention's (MLA) sizes shrink together.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+
+def has_forward(model_class: type) -> bool:
+    """Whether ``model_class`` defines a forward (``nn.Module``'s own raises)."""
+    import torch
+
+    forward = getattr(model_class, "forward", None)
+    return forward is not None and forward is not torch.nn.Module.forward
+
+
+#: Inputs the sweep makes (``sweep_inputs.plans``): a class taking one of them is preferred.
+MADE = ("input_ids", "pixel_values", "input_features", "input_values")
+
+
+def _rank(model_class: type) -> tuple[int, int, int]:
+    # one that takes inputs the sweep makes; a base model first, then an encoder, decoder or
+    # tower of its own, then a task head
+    import inspect
+
+    name = model_class.__name__
+    forward = getattr(model_class, "forward")  # noqa: B009 - a class mypy knows as a bare type
+    takes_none = not set(MADE) & set(inspect.signature(forward).parameters)
+    kind = 0 if name.endswith("Model") else 1 if "For" not in name else 2
+    return (takes_none, kind, len(name))
+
+
+def model_class(config: Any) -> type | None:
+    """The class of ``config``'s modelling module that runs it: its ``config_class`` is the
+    config's class (or its name is the config's without ``Config``), it defines a forward, it is
+    not the abstract ``...PreTrainedModel``; a ``...Model`` before an encoder or tower, before a
+    task head (``...ForDepthEstimation``)."""
+    import torch
+
+    owner = type(config)
+    try:
+        module = importlib.import_module(owner.__module__.replace(".configuration_", ".modeling_"))
+    except ImportError:
+        return None
+    bare = owner.__name__.removesuffix("Config")
+    found = [
+        obj
+        for name, obj in vars(module).items()
+        if isinstance(obj, type)
+        and issubclass(obj, torch.nn.Module)
+        and hasattr(obj, "_from_config")
+        and not name.endswith("PreTrainedModel")
+        and (getattr(obj, "config_class", None) is owner or name == bare)
+        and has_forward(obj)
+    ]
+    return min(found, key=_rank) if found else None
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def put(config: Any, name: str, value: Any) -> None:
+    try:
+        setattr(config, name, value)
+    except Exception:  # noqa: BLE001 - some configs guard attributes
+        pass
+
+
+def read(config: Any, name: str) -> Any:
+    try:
+        return getattr(config, name, None)
+    except Exception:  # noqa: BLE001 - per-layer attributes refuse a global read
+        return None
+
+
+def at_most(config: Any, name: str, value: int) -> None:
+    """``config.name`` made ``value`` where it is a larger whole number."""
+    current = read(config, name)
+    if is_int(current) and current > value:
+        put(config, name, value)
+
+
+def keep_layer_kinds(config: Any, before: int | None) -> None:
+    """After ``config``'s layers were cut from ``before`` to a few: every per-layer list (its
+    ``layer_types``, ``mlp_layer_types``, a list of widths) keeps the layers picked, which are the
+    first of each kind of ``layer_types`` (a hybrid whose first layers are all linear attention
+    or convolution keeps an attention layer), at least two; a period and offset of attention
+    layers (Jamba's) and a hybrid's attention indices (Bamba's, unset by default) name a layer
+    that is left."""
+    layers = read(config, "num_hidden_layers")
+    if not isinstance(before, int) or not is_int(layers) or before <= layers:
+        return
+    kinds = read(config, "layer_types")
+    picked: list[int] = []
+    if isinstance(kinds, (list, tuple)) and len(kinds) == before:
+        seen: set[Any] = set()
+        for i, kind in enumerate(kinds):
+            if kind not in seen:
+                seen.add(kind)
+                picked.append(i)
+    for i in range(before):
+        if len(picked) >= layers:
+            break
+        if i not in picked:
+            picked.append(i)
+    picked.sort()
+    for name, value in list(vars(config).items()):
+        if isinstance(value, list) and len(value) == before and not name.startswith("_"):
+            put(config, name, [value[i] for i in picked])
+    put(config, "num_hidden_layers", len(picked))
+    last = len(picked) - 1
+    kinds = read(config, "layer_types")
+    if isinstance(kinds, list) and set(kinds) == {"linear_attention"} and _knows_full_attention(config):
+        # a hybrid whose default holds no attention layer (Granite 4's, Bamba's) gets one
+        put(config, "layer_types", kinds[:-1] + ["full_attention"])
+    for name in ("attn_layer_offset", "expert_layer_offset"):
+        if is_int(read(config, name)) and read(config, name) > last:
+            put(config, name, last)
+    if "attn_layer_indices" in vars(config):
+        indices = [i for i in read(config, "attn_layer_indices") or () if i <= last]
+        put(config, "attn_layer_indices", indices or [last])
+
+
+def _knows_full_attention(config: Any) -> bool:
+    """Whether ``config``'s modelling code builds a "full_attention" layer."""
+    import inspect
+
+    try:
+        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
+        return '"full_attention"' in inspect.getsource(module)
+    except (ImportError, OSError, TypeError):
+        return False
+
+
+def shrink_state_space(config: Any) -> None:
+    """A Mamba-2 mixer's heads kept consistent with the (smaller) width: heads times head size is
+    the width times the expansion (Bamba's, Granite 4's)."""
+    heads, width = read(config, "mamba_n_heads"), read(config, "hidden_size")
+    expand = read(config, "mamba_expand") if is_int(read(config, "mamba_expand")) else 2
+    if is_int(heads) and is_int(width):
+        put(config, "mamba_n_heads", 8)
+        put(config, "mamba_d_head", expand * width // 8)
+        at_most(config, "mamba_d_state", 16)
+        at_most(config, "mamba_chunk_size", 64)
+
+
+def shrink_latent_attention(config: Any) -> None:
+    """Multi-head latent attention (DeepSeek-V2/V3's, and the families built on it) shrunk as one:
+    its ranks and its rotary, plain and value head sizes together, the rotary ``head_dim`` the
+    rotary size, as many key/value heads as query heads (the latent is expanded per head), and
+    a sparse indexer's heads (DeepSeek-V3.2's) as small."""
+    if not is_int(read(config, "kv_lora_rank")):
+        return
+    sizes = {"kv_lora_rank": 16, "qk_rope_head_dim": 8, "qk_nope_head_dim": 8, "v_head_dim": 16}
+    sizes.update({"qk_head_dim": 16, "index_head_dim": 16, "index_n_heads": 4, "index_topk": 4})
+    if is_int(read(config, "q_lora_rank")):
+        sizes["q_lora_rank"] = 32
+    for name, value in sizes.items():
+        if is_int(read(config, name)):
+            put(config, name, value)
+    if is_int(read(config, "head_dim")):
+        put(config, "head_dim", sizes["qk_rope_head_dim"])
+    heads = read(config, "num_attention_heads")
+    if is_int(heads) and is_int(read(config, "num_key_value_heads")):
+        put(config, "num_key_value_heads", heads)
+
+
+def unset_sizes(config: Any) -> None:
+    """Sizes a default config leaves unset although its model needs them (HunYuan's ``head_dim``):
+    the value its modelling code would assume where it has one."""
+    width, heads = read(config, "hidden_size"), read(config, "num_attention_heads")
+    if "head_dim" in vars(config) and read(config, "head_dim") is None and is_int(width) and is_int(heads):
+        put(config, "head_dim", width // max(1, heads))
+    if not is_int(read(config, "num_experts_per_tok")) and is_int(read(config, "n_routed_experts")):
+        put(config, "num_experts_per_tok", 2)  # DeepSeek-V2's default leaves its top-k unset
+    layers = read(config, "num_hidden_layers")
+    if is_int(layers):
+        # layers sharing another's keys and values (Gemma 3n's last 15) are fewer than the layers
+        at_most(config, "num_kv_shared_layers", 0)
+
+
+def missing_library(why: str) -> bool:
+    """Whether a build's failure names a library this environment lacks (timm, PIL, scipy,
+    natten...): "... requires the timm library", "No module named 'scipy'"."""
+    import re
+
+    return re.search(r"requires the \w+ library|No module named|ImportError", why) is not None
+
+
+#: The widest a config may be for the layers-only retry: a wider one, at its own width, takes
+#: longer than the sweep's time limit on a loaded CPU (CSM's 2048: 320 s).
+RETRY_WIDTH = 1024
+
+
+def widest(config: Any) -> int:
+    """The largest width any of ``config``'s configs declares (0 where none does)."""
+    from attnviz.bench.sweep_inputs import sub_configs
+
+    names = ("hidden_size", "d_model", "n_embd", "embed_dim", "dim")
+    values = [read(c, n) for c in sub_configs(config) for n in names]
+    return max((v for v in values if is_int(v)), default=0)
+
+
+def spectrogram_frames(config: Any) -> None:
+    """An audio transformer whose position table is sized by its input's frames (the AST's
+    ``max_length``, 1024) takes 128 frames: eight times fewer patches to attend over."""
+    if is_int(read(config, "num_mel_bins")) and is_int(read(config, "max_length")):
+        at_most(config, "max_length", 128)
