@@ -200,6 +200,8 @@ def _join_positions(parts: list[AttentionCall], axis: int) -> dict[str, Any]:
         return {"positions": np.concatenate([np.asarray(p.positions) for p in parts], axis=0)}
     except ValueError:
         return {"positions": None, "positions_from": None}
+
+
 def _join_sinks(parts: list[AttentionCall], axis: int, join: Any) -> np.ndarray | None:
     """The ranks' sink logits as one call's: per head (H,) joined where the heads are split;
     per query of each head (B, H, L_q) joined along the call's own split axis (batch or heads)."""

@@ -47,8 +47,8 @@ from ..io.capture_file import save_capture
 from . import shaping
 from .calls import CapturedCall, Converted
 from .patching import PATCH, CallMode
-from .recorded_positions import LEARNED, MAYBE_LEARNED, is_position_module, read_positions
 from .paths import block_sparse
+from .recorded_positions import LEARNED, MAYBE_LEARNED, is_position_module, read_positions
 
 __all__ = ["DEFAULT_CAPTURE_BUDGET", "Capture", "capture"]
 
