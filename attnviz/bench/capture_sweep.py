@@ -29,7 +29,7 @@ import time
 import traceback
 from typing import Any
 
-from attnviz.bench import sweep_check, sweep_inputs, sweep_report
+from attnviz.bench import sweep_check, sweep_inputs, sweep_models, sweep_report
 from attnviz.output.terminal import ExamplesFormatter, examples_epilog
 
 TOLERANCE = sweep_check.TOLERANCE
@@ -187,10 +187,8 @@ def _shrink(config: Any, seen: set[int], widths: dict[int, int], small_images: b
 
 def _build(config: Any, implementation: str) -> Any:
     """The family's base model: ``AutoModel``'s, or for a sub-model's config that ``AutoModel``
-    does not map (a CLIP text model, a vision tower) the ``...Model`` class of its modelling
-    module whose ``config_class`` it is."""
-    import importlib
-
+    does not map (a CLIP text model, a vision tower, a head-only family) the class of its
+    modelling module whose ``config_class`` it is (``sweep_models``)."""
     import transformers
 
     try:
@@ -198,13 +196,7 @@ def _build(config: Any, implementation: str) -> Any:
     except ValueError as exc:
         if "Unrecognized configuration class" not in str(exc):
             raise
-        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
-        owner = type(config)
-        models = [obj for name, obj in vars(module).items() if name.endswith("Model") and isinstance(obj, type)]
-        found = sorted((m for m in models if getattr(m, "config_class", None) is owner), key=lambda m: len(m.__name__))
-        if not found:
-            raise
-        model_class: Any = found[0]
+        model_class: Any = sweep_models.model_class(config)
         return model_class._from_config(config, attn_implementation=implementation).eval()
 
 
@@ -230,7 +222,10 @@ def sweep_one(model_type: str) -> dict[str, Any]:
         result[implementation] = sweep_implementation(config, implementation, expected)
         if implementation == "eager" and result["eager"]["status"] == "exact":
             expected = result["eager"]["calls"]
-    result["built"] = "yes"
+    whys = [str(result[i].get("why", "")) for i in IMPLEMENTATIONS]
+    parts = [w for w in whys if w.startswith(sweep_models.PartOnly.__name__)]
+    # a config of a part (SAM's mask decoder) is no architecture to run: said apart, as unbuilt
+    result["built"] = parts[0] if len(parts) == len(whys) else "yes"
     return result
 
 

@@ -364,8 +364,13 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
 
         return make
 
+    from attnviz.bench import sweep_plans  # its plans use this module's helpers
+
+    yield from sweep_plans.extra_plans(model, config, params)
     g = torch.Generator().manual_seed(0)
-    wants_image = "pixel_values" in params and (main == "pixel_values" or _read(config, "vision_config") is not None)
+    wants_image = "pixel_values" in params and (
+        main == "pixel_values" or _read(config, "vision_config") is not None or "input_ids" not in params
+    )
     wants_audio = "input_features" in params or "input_values" in params
     if wants_image:
         for label, media in image_layouts(config, params, g):
@@ -390,16 +395,27 @@ def build(model: Any, config: Any) -> Built | str:
     output; else one line: the first plan's failure."""
     import torch
 
+    from attnviz.bench import sweep_plans
+
+    params = inspect.signature(model.forward).parameters
     failures: list[str] = []
     tried: list[str] = []
     for label, kinds, make in plans(model, config):
         tried.append(label)
-        try:
-            inputs = make()
-            with torch.no_grad():
-                output = model(**inputs, output_attentions=True)
-        except Exception as exc:  # noqa: BLE001 - the next layout may be the one
-            failures.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0][:140] if str(exc) else ''}")
+        inputs, output = None, None
+        for _ in range(3):  # the inputs, then as the model's refusal asks (sweep_plans.retried)
+            try:
+                inputs = make() if inputs is None else inputs
+                with torch.no_grad():
+                    output = model(**inputs, output_attentions=True)
+                break
+            except Exception as exc:  # noqa: BLE001 - the next layout may be the one
+                again = sweep_plans.retried(inputs, params, str(exc)) if inputs is not None else None
+                if again is None:
+                    failures.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0][:140] if str(exc) else ''}")
+                    break
+                inputs = again
+        if output is None or inputs is None:
             continue
         return Built(inputs, kinds, output, tried, failures[0] if failures else "", failures)
     if not failures:
