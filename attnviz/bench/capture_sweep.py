@@ -29,7 +29,7 @@ import time
 import traceback
 from typing import Any
 
-from attnviz.bench import sweep_check, sweep_inputs, sweep_models, sweep_report
+from attnviz.bench import sweep_check, sweep_configs, sweep_inputs, sweep_models, sweep_report
 from attnviz.output.terminal import ExamplesFormatter, examples_epilog
 
 TOLERANCE = sweep_check.TOLERANCE
@@ -62,6 +62,7 @@ def shrink(config: Any) -> None:
     # LLaVA-NeXT's resolutions are in pixels of the tower's own image size: that size is kept
     _shrink(config, set(), widths, small_images=getattr(config, "image_grid_pinpoints", None) is None)
     _special_ids_in_vocabulary(config)
+    sweep_configs.repair(config)
     for sub in sweep_inputs.sub_configs(config):
         for name, value in list(vars(sub).items()):
             if (

@@ -1,0 +1,114 @@
+"""Sizes a config must keep consistent after the capture sweep shrinks it (``capture_sweep.shrink``
+sets widths, heads and head dimensions one by one; some families tie them together), and the
+defaults a few configs leave unset that their modelling code reads as numbers. Each repair names
+the family kind it is for and what the modelling code requires; a config none applies to is
+left as it is. Used by ``capture_sweep.shrink``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attnviz.bench.sweep_inputs import sub_configs
+
+
+def _read(config: Any, name: str) -> Any:
+    try:
+        return getattr(config, name, None)
+    except Exception:  # noqa: BLE001 - per-layer attributes refuse a global read
+        return None
+
+
+def _put(config: Any, name: str, value: Any) -> None:
+    try:
+        setattr(config, name, value)
+    except Exception:  # noqa: BLE001 - some configs guard attributes
+        pass
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _rope_factor(config: Any) -> float:
+    rope = _read(config, "rope_parameters") or _read(config, "rope_scaling") or {}
+    factor = rope.get("partial_rotary_factor") if isinstance(rope, dict) else None
+    factor = factor or _read(config, "partial_rotary_factor") or 1.0
+    return float(factor)
+
+
+def latent_attention(config: Any) -> None:
+    """Multi-head latent attention (MiniCPM3, Mistral 4, Youtu, DeepSeek): the rotary part of a
+    head is ``qk_rope_head_dim`` wide and the rotary tables are built ``head_dim`` wide, so
+    ``head_dim`` is the rotary width (over the rotary fraction), not the shrunk 16; every head
+    has its own keys (no grouped key/value heads: the latent is shared instead)."""
+    rope_dim = _read(config, "qk_rope_head_dim")
+    if _int(rope_dim) and _int(_read(config, "head_dim")):
+        _put(config, "head_dim", int(round(rope_dim / _rope_factor(config))))
+    if _int(rope_dim) and _int(_read(config, "num_key_value_heads")) and _int(_read(config, "num_attention_heads")):
+        _put(config, "num_key_value_heads", _read(config, "num_attention_heads"))
+
+
+def unset_heads(config: Any) -> None:
+    """``head_dim`` or ``num_key_value_heads`` left None by a default config (Ministral,
+    Nemotron) where the modelling code divides by them: the values the config's documentation
+    gives as their meaning (width over heads; as many key/value heads as heads)."""
+    names = vars(config)
+    heads, width = _read(config, "num_attention_heads"), _read(config, "hidden_size")
+    if not (_int(heads) and _int(width)):
+        return
+    if "head_dim" in names and _read(config, "head_dim") is None:
+        _put(config, "head_dim", width // heads)
+    if "num_key_value_heads" in names and _read(config, "num_key_value_heads") is None:
+        _put(config, "num_key_value_heads", heads)
+
+
+def state_space_heads(config: Any) -> None:
+    """Mamba 2's heads tile its inner width: ``num_heads * head_dim == expand * hidden_size``."""
+    expand, width, head_dim = _read(config, "expand"), _read(config, "hidden_size"), _read(config, "head_dim")
+    if all(_int(v) for v in (expand, width, head_dim)) and _int(_read(config, "num_heads")) and head_dim:
+        heads = expand * width // head_dim
+        groups = _read(config, "n_groups")
+        if _int(groups) and groups and heads % groups:
+            _put(config, "n_groups", 1)
+        _put(config, "num_heads", heads)
+
+
+def embedding_width(config: Any) -> None:
+    """An embedding wider than the (shrunk) hidden width (SqueezeBERT's must equal it)."""
+    size, width = _read(config, "embedding_size"), _read(config, "hidden_size")
+    if _int(size) and _int(width) and size > width:
+        _put(config, "embedding_size", width)
+
+
+def attention_layers_kept(config: Any) -> None:
+    """A hybrid whose attention layers come every few layers (Qwen3-Next: one in four) keeps one
+    among the first ``num_hidden_layers``: the last kept layer becomes the first attention kind
+    of its pattern, so the two layers the sweep keeps still hold attention."""
+    kinds, count = _read(config, "layer_types"), _read(config, "num_hidden_layers")
+    if not (isinstance(kinds, list) and kinds and _int(count) and 0 < count <= len(kinds)):
+        return
+    attention = [k for k in kinds if isinstance(k, str) and "attention" in k and "linear" not in k]
+    kept = kinds[:count]
+    if attention and not any(k in attention for k in kept):
+        _put(config, "layer_types", kept[:-1] + [attention[0]] + kinds[count:])
+
+
+def sliding_window_set(config: Any) -> None:
+    """A config whose layers slide a window it leaves unset (Step 3.5's default, whose model
+    makes the sliding mask whatever its layers are): the window its sibling families default to,
+    longer than any input the sweep makes."""
+    kinds = _read(config, "layer_types") or []
+    sliding = any(isinstance(k, str) and "sliding" in k for k in kinds)
+    if "sliding_window" in vars(config) and _read(config, "sliding_window") is None:
+        if sliding or _read(config, "num_sliding_attention_heads") is not None:
+            _put(config, "sliding_window", 4096)
+
+
+REPAIRS = (latent_attention, unset_heads, state_space_heads, embedding_width, attention_layers_kept, sliding_window_set)
+
+
+def repair(config: Any) -> None:
+    """Every repair, on ``config`` and each config inside it."""
+    for sub in sub_configs(config):
+        for fix in REPAIRS:
+            fix(sub)
