@@ -60,3 +60,27 @@ def model_class(config: Any) -> type:
             f"{type(config).__name__} configures a part of another model: no model class of its own to build"
         )
     return found[0]
+
+
+def key_heads_as_values(model: Any) -> bool:
+    """Where an attention module projects keys to fewer heads than values (the modelling code
+    sizes ``v_proj`` by ``num_attention_heads`` and ``k_proj`` by ``num_key_value_heads``, i.e.
+    it assumes they are equal, as in the Nemotron 3 audio encoders' default config), give that
+    module's config as many key/value heads as heads, and say whether any changed: the model
+    is then built again. The sweep's shrinking sets 2 key/value heads for 4 heads, which such
+    a model accepts at build and then runs with keys and values of different head counts."""
+    import torch
+
+    changed = False
+    for module in model.modules():
+        q, k, v = (getattr(module, n, None) for n in ("q_proj", "k_proj", "v_proj"))
+        config = getattr(module, "config", None)
+        if not all(isinstance(p, torch.nn.Linear) for p in (q, k, v)) or config is None:
+            continue
+        assert isinstance(q, torch.nn.Linear) and isinstance(k, torch.nn.Linear) and isinstance(v, torch.nn.Linear)
+        if k.out_features < v.out_features == q.out_features:
+            heads = getattr(config, "num_attention_heads", None)
+            if isinstance(heads, int) and getattr(config, "num_key_value_heads", None) != heads:
+                config.num_key_value_heads = heads
+                changed = True
+    return changed
