@@ -252,6 +252,7 @@ def sweep_implementation(config: Any, implementation: str, expected_calls: int |
     maps = sweep_check.reported_maps(built.output)
     kinds = {"inputs": built.kinds, **({"skipped": built.skipped} if built.skipped else {})}
     try:
+        torch.manual_seed(sweep_inputs.FORWARD_SEED)  # the same noise as the run whose maps are compared
         with torch.no_grad(), capture(model) as cap:
             model(**built.inputs, output_attentions=True)
         status, detail = sweep_check.classify(cap, maps, expected_calls)
