@@ -104,7 +104,36 @@ def sliding_window_set(config: Any) -> None:
             _put(config, "sliding_window", 4096)
 
 
-REPAIRS = (latent_attention, unset_heads, state_space_heads, embedding_width, attention_layers_kept, sliding_window_set)
+def tower_output_width(config: Any) -> None:
+    """A vision or audio tower whose output is projected to the language model's width
+    (``out_hidden_size``: Qwen3.5's, Qwen3-Omni's) outputs the text model's (shrunk) width;
+    their default configs pair a 3584-wide output with a 4096- or 2048-wide text model, which a
+    checkpoint never does (the text model takes the tower's output as its embeddings)."""
+    text = config.get_text_config() if hasattr(config, "get_text_config") else None
+    width = _read(text, "hidden_size") if text is not None and text is not config else None
+    if not _int(width):
+        return
+    for name in ("vision_config", "audio_config"):
+        tower = _read(config, name)
+        out = _read(tower, "out_hidden_size") if tower is not None else None
+        if _int(out) and out != width:
+            _put(tower, "out_hidden_size", width)
+
+
+def token_indexer(config: Any) -> None:
+    """Qwen4-Exp's indexed attention layers build a token indexer whatever the config says, and
+    its default config leaves the indexer unset (it cannot build an attention layer): the sizes
+    its documentation requires (one key head, a budget divisible by the compression), with a
+    budget longer than any input the sweep makes, so every token stays selected."""
+    names = ("indexer_n_heads", "indexer_kv_heads", "indexer_head_dim", "indexer_budget", "indexer_compress_ratio")
+    kinds = _read(config, "layer_types") or []
+    if all(n in vars(config) and _read(config, n) is None for n in names) and "indexed_attention" in kinds:
+        head_dim = _read(config, "head_dim")
+        for name, value in zip(names, (2, 1, head_dim if _int(head_dim) else 16, 4096, 4), strict=True):
+            _put(config, name, value)
+
+
+REPAIRS = (token_indexer, latent_attention, unset_heads, state_space_heads, embedding_width, attention_layers_kept, sliding_window_set)
 
 
 def repair(config: Any) -> None:
@@ -112,3 +141,4 @@ def repair(config: Any) -> None:
     for sub in sub_configs(config):
         for fix in REPAIRS:
             fix(sub)
+        tower_output_width(sub)
