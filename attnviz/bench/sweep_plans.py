@@ -110,11 +110,94 @@ def series_plans(config: Any, params: Any) -> Iterator[Plan]:
     yield "past values", ["series"], make
 
 
+#: Inputs the usual plans make (``sweep_inputs.plans``): a forward that requires nothing else
+#: is left to them.
+_USUAL = {"input_ids", "pixel_values", "input_features", "input_values", "attention_mask"}
+#: Required inputs that are a sequence of vectors of the model's width.
+_SEQUENCES = ("inputs_embeds", "hidden_states", "inputs", "noise_embeds", "context_hidden_states")
+_WIDTHS = ("hidden_size", "d_model", "embed_dim", "d_latents", "dim")
+#: The length of every sequence made here.
+LENGTH = 8
+
+
+def _named(name: str, config: Any, generator: Any) -> Any:
+    """A tensor for the required input ``name`` (None where the name says nothing we can
+    size): sequences of the model's width, video clips, Pix2Struct's flattened patches."""
+    import torch
+
+    configs = _media_config(config, _VISION)
+    if name in _SEQUENCES:
+        width = _int(first([config], _WIDTHS), 64)
+        return torch.randn(BATCH, LENGTH, width, generator=generator)
+    if name == "pixel_values_videos":
+        channels = _int(first(configs, ("num_channels", "in_chans")), 3)
+        size = _int(first(configs, ("image_size", "crop_size")), 32)
+        tubelet = _int(first(configs, ("tubelet_size",)), 1)
+        frames = max(tubelet, min(_int(first(configs, ("num_frames", "frames_per_clip")), 2), 2 * tubelet))
+        return torch.randn(BATCH, frames, channels, size, size, generator=generator)
+    if name == "flattened_patches":  # (row, column, C * P * P) per patch, rows and columns from 1
+        patch = _int(first(configs, ("patch_embed_hidden_size",)), 768)
+        side = 4
+        rows = torch.arange(1, side + 1).repeat_interleave(side).float()
+        cols = torch.arange(1, side + 1).repeat(side).float()
+        values = torch.randn(BATCH, side * side, patch, generator=generator)
+        index = torch.stack([rows, cols], -1).expand(BATCH, -1, -1)
+        return torch.cat([index, values], -1)
+    return None
+
+
+def named_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+    """A forward that requires inputs the usual plans do not make (a decoder on embeddings, a
+    video tower, Pix2Struct's patches), each made from its name and the config; no plan where
+    one of them is a name we cannot size."""
+    import inspect
+
+    import torch
+
+    required = [
+        n
+        for n, p in params.items()
+        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    optional_media = [n for n in ("pixel_values_videos", "flattened_patches") if n in params]
+    wanted = [n for n in dict.fromkeys(required + optional_media) if n not in _USUAL]
+    if not wanted or (set(required) <= _USUAL and not optional_media):
+        return
+    g = torch.Generator().manual_seed(0)
+    made = {n: _named(n, config, g) for n in wanted}
+    if any(v is None for v in made.values()):
+        return
+    if "input_ids" in required:
+        made["input_ids"] = torch.randint(3, 100, (BATCH, LENGTH), generator=g)
+    if "decoder_input_ids" in params:  # an encoder-decoder (Pix2Struct): a few decoder tokens
+        made["decoder_input_ids"] = torch.randint(3, 100, (BATCH, 5), generator=g)
+    kinds = ["video"] if "pixel_values_videos" in made else ["image"] if "flattened_patches" in made else ["embeddings"]
+    yield f"named inputs ({', '.join(made)})", kinds + (["text"] if "input_ids" in made else []), lambda: dict(made)
+
+
+def sized_image_plans(config: Any, params: Any) -> Iterator[Plan]:
+    """Pixels at a config's own (height, width) where the two differ (ViTPose's 256 x 192,
+    MGP-STR's 32 x 128): the usual plans make square images."""
+    import torch
+
+    if "pixel_values" not in params:
+        return
+    configs = _media_config(config, _VISION)
+    size = first(configs, ("image_size", "img_size"))
+    if not (isinstance(size, (list, tuple)) and len(size) == 2 and size[0] != size[1]):
+        return
+    channels = _int(first(configs, ("num_channels", "in_channels", "in_chans")), 3)
+    pixels = torch.randn(BATCH, channels, int(size[0]), int(size[1]), generator=torch.Generator().manual_seed(0))
+    yield f"pixels (B, C, {size[0]}, {size[1]})", ["image"], lambda: {"pixel_values": pixels}
+
+
 def extra_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """The plans of this module that ``model``'s forward takes, most specific first."""
     yield from grid_plans(config, params)
     yield from naflex_plans(config, params)
     yield from series_plans(config, params)
+    yield from sized_image_plans(config, params)
+    yield from named_plans(model, config, params)
 
 
 def retried(inputs: dict[str, Any], params: Any, message: str) -> dict[str, Any] | None:
