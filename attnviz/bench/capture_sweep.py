@@ -62,7 +62,6 @@ def shrink(config: Any) -> None:
     # LLaVA-NeXT's resolutions are in pixels of the tower's own image size: that size is kept
     _shrink(config, set(), widths, small_images=getattr(config, "image_grid_pinpoints", None) is None)
     _special_ids_in_vocabulary(config)
-    sweep_configs.repair(config)
     for sub in sweep_inputs.sub_configs(config):
         for name, value in list(vars(sub).items()):
             if (
@@ -76,6 +75,7 @@ def shrink(config: Any) -> None:
                     setattr(sub, name, widths[value])
                 except Exception:  # noqa: BLE001 - some configs guard attributes
                     pass
+    sweep_configs.repair(config)  # sizes tied together, once every size is shrunk
 
 
 def _special_ids_in_vocabulary(config: Any) -> None:

@@ -143,7 +143,16 @@ def stacked_layers(config: Any) -> None:
             _put(config, name, 2)
 
 
-REPAIRS = (stacked_layers, token_indexer, latent_attention, unset_heads, state_space_heads, embedding_width, attention_layers_kept, sliding_window_set)
+def decoder_inputs(config: Any) -> None:
+    """RT-DETR's kin feed the decoder the hybrid encoder's maps, each ``encoder_hidden_dim``
+    wide (``decoder_in_channels``, a list the shrinking does not read): as wide as the shrunk
+    encoder."""
+    width, inputs = _read(config, "encoder_hidden_dim"), _read(config, "decoder_in_channels")
+    if _int(width) and isinstance(inputs, (list, tuple)) and inputs and any(c != width for c in inputs):
+        _put(config, "decoder_in_channels", type(inputs)([width] * len(inputs)))
+
+
+REPAIRS = (decoder_inputs, stacked_layers, token_indexer, latent_attention, unset_heads, state_space_heads, embedding_width, attention_layers_kept, sliding_window_set)
 
 
 def repair(config: Any) -> None:
