@@ -152,7 +152,22 @@ def decoder_inputs(config: Any) -> None:
         _put(config, "decoder_in_channels", type(inputs)([width] * len(inputs)))
 
 
-REPAIRS = (decoder_inputs, stacked_layers, token_indexer, latent_attention, unset_heads, state_space_heads, embedding_width, attention_layers_kept, sliding_window_set)
+def backbone_outputs(config: Any) -> None:
+    """A backbone whose outputs are taken from layers the shrinking removed (a DPT neck reads
+    BEiT's layers 6, 12, 18, 24): as many layers as outputs, each layer's output taken once."""
+    indices, layers = _read(config, "out_indices"), _read(config, "num_hidden_layers")
+    if not (isinstance(indices, (list, tuple)) and indices and _int(layers)):
+        return
+    if max(int(i) for i in indices) <= layers:
+        return
+    count = len(indices)
+    _put(config, "num_hidden_layers", count)
+    _put(config, "stage_names", ["stem"] + [f"stage{i}" for i in range(1, count + 1)])
+    _put(config, "out_indices", list(range(1, count + 1)))
+    _put(config, "out_features", [f"stage{i}" for i in range(1, count + 1)])
+
+
+REPAIRS = (backbone_outputs, decoder_inputs, stacked_layers, token_indexer, latent_attention, unset_heads, state_space_heads, embedding_width, attention_layers_kept, sliding_window_set)
 
 
 def repair(config: Any) -> None:
