@@ -167,7 +167,18 @@ def backbone_outputs(config: Any) -> None:
     _put(config, "out_features", [f"stage{i}" for i in range(1, count + 1)])
 
 
-REPAIRS = (backbone_outputs, decoder_inputs, stacked_layers, token_indexer, latent_attention, unset_heads, state_space_heads, embedding_width, attention_layers_kept, sliding_window_set)
+REPAIRS = (
+    backbone_outputs,
+    decoder_inputs,
+    stacked_layers,
+    token_indexer,
+    latent_attention,
+    unset_heads,
+    state_space_heads,
+    embedding_width,
+    attention_layers_kept,
+    sliding_window_set,
+)
 
 
 def repair(config: Any) -> None:

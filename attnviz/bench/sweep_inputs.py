@@ -417,7 +417,8 @@ def build(model: Any, config: Any) -> Built | str:
             except Exception as exc:  # noqa: BLE001 - the next layout may be the one
                 again = sweep_plans.retried(inputs, params, str(exc)) if inputs is not None else None
                 if again is None:
-                    failures.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0][:140] if str(exc) else ''}")
+                    said = str(exc).splitlines()[0][:140] if str(exc) else ""
+                    failures.append(f"{label}: {type(exc).__name__}: {said}")
                     break
                 inputs = again
         if output is None or inputs is None:

@@ -46,13 +46,16 @@ def grid_plans(config: Any, params: Any) -> Iterator[Plan]:
     if "merge_sizes" in params:  # VideoLLaMA 3: each image's own merge
         extra["merge_sizes"] = torch.tensor([merge] * BATCH)
     # a tower without a temporal patch of its own may still stack two frames per patch (2)
-    shapes = [(channels * t * patch * patch,) for t in (temporal, 2)]
+    shapes: list[tuple[int, ...]] = [(channels * t * patch * patch,) for t in (temporal, 2)]
     shapes += [(channels, patch, patch), (channels, temporal, patch, patch)]
+
+    def make(patches: Any) -> Callable[[], dict[str, Any]]:
+        return lambda: {name: patches, "grid_thw": grid, **extra}
+
     for shape in dict.fromkeys(shapes):
-        g = torch.Generator().manual_seed(0)
-        patches = torch.randn(count, *shape, generator=g)
+        patches = torch.randn(count, *shape, generator=torch.Generator().manual_seed(0))
         label = "x".join(str(n) for n in shape)
-        yield f"grid patches ({count}, {label})", ["image"], lambda p=patches: {name: p, "grid_thw": grid, **extra}
+        yield f"grid patches ({count}, {label})", ["image"], make(patches)
     # PaddleOCR-VL's tower: every image's patches in one row, (1, patches, C, P, P)
     one = torch.randn(1, count, channels, patch, patch, generator=torch.Generator().manual_seed(0))
     yield f"grid patches (1, {count}, C, P, P)", ["image"], lambda: {name: one, "grid_thw": grid, **extra}
