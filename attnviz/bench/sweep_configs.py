@@ -167,7 +167,22 @@ def backbone_outputs(config: Any) -> None:
     _put(config, "out_features", [f"stage{i}" for i in range(1, count + 1)])
 
 
+def windowed_stages(config: Any) -> None:
+    """A Swin-like tower (windows of ``window_size`` patches, halved resolution per stage): an
+    image whose last stage is one window wide, as its default's is, with windows of at most 4 x 4
+    patches (the sweep's time limit); the shrinking's 8 x 8 patches made stages smaller than a
+    window, where Swin shrinks the window but keeps the relative-position table of the full one
+    (16 against 49)."""
+    window, patch, depths = _read(config, "window_size"), _read(config, "patch_size"), _read(config, "depths")
+    staged = isinstance(depths, (list, tuple)) and bool(depths)
+    if _int(window) and _int(patch) and staged and _int(_read(config, "image_size")):
+        window = min(window, 4)
+        _put(config, "window_size", window)
+        _put(config, "image_size", patch * window * 2 ** (len(depths) - 1))
+
+
 REPAIRS = (
+    windowed_stages,
     backbone_outputs,
     decoder_inputs,
     stacked_layers,
