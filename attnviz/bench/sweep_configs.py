@@ -109,7 +109,10 @@ def tower_output_width(config: Any) -> None:
     (``out_hidden_size``: Qwen3.5's, Qwen3-Omni's) outputs the text model's (shrunk) width;
     their default configs pair a 3584-wide output with a 4096- or 2048-wide text model, which a
     checkpoint never does (the text model takes the tower's output as its embeddings)."""
-    text = config.get_text_config() if hasattr(config, "get_text_config") else None
+    try:
+        text = config.get_text_config() if hasattr(config, "get_text_config") else None
+    except ValueError:  # MusicGen's names two text configs: no one text width to follow
+        return
     width = _read(text, "hidden_size") if text is not None and text is not config else None
     if not _int(width):
         return

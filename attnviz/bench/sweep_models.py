@@ -29,9 +29,10 @@ def _rank(cls: type) -> tuple[int, int]:
     return (1 if "For" in name else 0, len(name))
 
 
-def candidates(config: Any) -> list[type]:
+def candidates(config: Any, with_forward: bool = True) -> list[type]:
     """Model classes of the config's modelling module whose ``config_class`` is the config's
-    class and that define a forward of their own, best first."""
+    class (and that define a forward of their own, unless ``with_forward`` is False), best
+    first."""
     import transformers
 
     owner = type(config)
@@ -46,7 +47,7 @@ def candidates(config: Any) -> list[type]:
         and issubclass(obj, transformers.PreTrainedModel)
         and getattr(obj, "config_class", None) is owner
         and "PreTrained" not in obj.__name__
-        and _defines_forward(obj)
+        and (_defines_forward(obj) or not with_forward)
     ]
     return sorted(found, key=_rank)
 
@@ -55,11 +56,15 @@ def model_class(config: Any) -> type:
     """The class to build ``config`` with when ``AutoModel`` does not map it; ``PartOnly`` where
     there is none."""
     found = candidates(config)
-    if not found:
+    if found:
+        return found[0]
+    name = type(config).__name__
+    generating = candidates(config, with_forward=False)
+    if generating:  # Qwen2.5-Omni: thinker and talker run through generate(), each a family
         raise PartOnly(
-            f"{type(config).__name__} configures a part of another model: no model class of its own to build"
+            f"{generating[0].__name__} has no forward: it generates through its parts, each swept as its own family"
         )
-    return found[0]
+    raise PartOnly(f"{name} configures a part of another model: no model class of its own to build")
 
 
 def key_heads_as_values(model: Any) -> bool:
