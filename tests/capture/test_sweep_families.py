@@ -61,6 +61,9 @@ def test_a_parts_config_is_said_unbuilt_not_tried(transformers):
         sweep_models.model_class(transformers.CONFIG_MAPPING["sam_mask_decoder"]())
     result = capture_sweep.sweep_one("sam_mask_decoder")
     assert result["built"].startswith("PartOnly")
+    # a model that only generates through its parts (each its own family) is said as such
+    with pytest.raises(sweep_models.PartOnly, match="has no forward"):
+        sweep_models.model_class(transformers.CONFIG_MAPPING["qwen2_5_omni"]())
 
 
 def test_latent_attention_keeps_its_rotary_width_and_a_key_per_head(transformers):
