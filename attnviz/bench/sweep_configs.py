@@ -177,7 +177,8 @@ def windowed_stages(config: Any) -> None:
     window, where Swin shrinks the window but keeps the relative-position table of the full one
     (16 against 49)."""
     window, patch, depths = _read(config, "window_size"), _read(config, "patch_size"), _read(config, "depths")
-    staged = isinstance(depths, (list, tuple)) and bool(depths)
+    # Swin2SR's stages keep their resolution (it upscales): its small image fits every window
+    staged = isinstance(depths, (list, tuple)) and bool(depths) and _read(config, "upscale") is None
     if _int(window) and _int(patch) and staged and _int(_read(config, "image_size")):
         window = min(window, 4)
         _put(config, "window_size", window)
