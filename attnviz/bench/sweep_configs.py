@@ -185,7 +185,20 @@ def windowed_stages(config: Any) -> None:
         _put(config, "image_size", patch * window * 2 ** (len(depths) - 1))
 
 
+def vision_start_named(config: Any) -> None:
+    """The Omni thinkers' position index reads ``vision_start_token_id``, which their default
+    configs do not define (a checkpoint's does): an id of its own, below the ones the sweep
+    moves to the top of the vocabulary, so the inputs put it before the image tokens."""
+    from attnviz.bench.sweep_inputs import special_ids
+
+    if not str(_read(config, "model_type") or "").endswith("_thinker") or hasattr(config, "vision_start_token_id"):
+        return
+    taken = special_ids(config)
+    _put(config, "vision_start_token_id", next(i for i in range(900, 0, -1) if i not in taken))
+
+
 REPAIRS = (
+    vision_start_named,
     windowed_stages,
     backbone_outputs,
     decoder_inputs,

@@ -167,7 +167,9 @@ def named_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
         for n, p in params.items()
         if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
-    optional_media = [n for n in ("pixel_values_videos", "flattened_patches") if n in params]
+    # a tower's own media (a video tower, Pix2Struct's): a language model's are the usual plans'
+    media = ("pixel_values_videos", "flattened_patches")
+    optional_media = [n for n in media if n in params and "input_ids" not in params]
     wanted = [n for n in dict.fromkeys(required + optional_media) if n not in _USUAL]
     if not wanted or (set(required) <= _USUAL and not optional_media):
         return
