@@ -31,7 +31,15 @@ import time
 import traceback
 from typing import Any
 
-from attnviz.bench import sweep_check, sweep_configs, sweep_inputs, sweep_open, sweep_report
+from attnviz.bench import (
+    sweep_check,
+    sweep_configs,
+    sweep_inputs,
+    sweep_models,
+    sweep_open,
+    sweep_repairs,
+    sweep_report,
+)
 from attnviz.output.terminal import ExamplesFormatter, examples_epilog
 
 TOLERANCE = sweep_check.TOLERANCE
@@ -81,6 +89,7 @@ def shrink(config: Any, layers_only: bool = False) -> None:
                     setattr(sub, name, widths[value])
                 except Exception:  # noqa: BLE001 - some configs guard attributes
                     pass
+    sweep_repairs.repair(config)  # sizes tied together, once every size is shrunk
 
 
 def _special_ids_in_vocabulary(config: Any) -> None:
@@ -216,7 +225,7 @@ def _build(config: Any, implementation: str) -> Any:
     """The family's base model: ``AutoModel``'s, or for a config that ``AutoModel`` does not map
     (a CLIP text model, a vision tower, a decoder of its own) or maps to a class without a forward
     (Bark's, a retrieval model's base) the module of its modelling code that runs it
-    (``sweep_configs.model_class``)."""
+    (``sweep_configs.model_class``; ``sweep_models`` says why a part's config has none)."""
     import transformers
 
     try:
@@ -226,9 +235,8 @@ def _build(config: Any, implementation: str) -> Any:
             raise
         model = None
     if model is None or not sweep_configs.has_forward(type(model)):
-        model_class: Any = sweep_configs.model_class(config)
-        if model_class is None:
-            raise ValueError(f"no model class of {type(config).__name__} has a forward of its own")
+        # none: sweep_models raises PartOnly, saying whether the config is a part of another model
+        model_class: Any = sweep_configs.model_class(config) or sweep_models.model_class(config)
         model = model_class._from_config(config, attn_implementation=implementation)
     return model.eval()
 
@@ -265,6 +273,11 @@ def sweep_one(model_type: str, open_dir: str | None = None) -> dict[str, Any]:
         wide = sweep_configs.widest(transformers.CONFIG_MAPPING[model_type]()) > sweep_configs.RETRY_WIDTH
         if not _shrunk_too_far(result) or late or wide:
             break  # (a second try that would not end within the time limit is not made)
+    whys = [str(result[i].get("why", "")) for i in IMPLEMENTATIONS]
+    parts = [w for w in whys if w.startswith(sweep_models.PartOnly.__name__)]
+    # a config of a part (SAM's mask decoder) is no architecture to run: said apart, as unbuilt
+    if len(parts) == len(whys):
+        result["built"] = parts[0]
     return result
 
 
@@ -290,6 +303,9 @@ def sweep_implementation(
     try:
         torch.manual_seed(0)
         model = _build(config, implementation)
+        if sweep_models.key_heads_as_values(model):  # a model that assumes as many key heads as heads
+            torch.manual_seed(0)
+            model = _build(config, implementation)
     except Exception as exc:  # noqa: BLE001
         return {"status": "not offered", "why": f"{type(exc).__name__}: {str(exc)[:120]}"}
     built = sweep_inputs.build(model, config)
@@ -298,6 +314,7 @@ def sweep_implementation(
     maps = sweep_check.reported_maps(built.output)
     kinds = {"inputs": built.kinds, **({"skipped": built.skipped} if built.skipped else {})}
     try:
+        torch.manual_seed(sweep_inputs.FORWARD_SEED)  # the same noise as the run whose maps are compared
         with torch.no_grad(), capture(model) as cap:
             model(**built.inputs, **sweep_inputs.ask_for_maps(model))
         status, detail = sweep_check.classify(cap, maps, expected_calls)

@@ -23,6 +23,10 @@ from attnviz.bench import sweep_extras
 #: padding, so the media are never padding).
 TEXT_BEFORE, TEXT_AFTER, PADDED = 3, 5, 2
 BATCH = 2
+#: The seed set before every forward the sweep runs: a model that samples in its forward
+#: (VibeVoice's sigma-VAE noise on its acoustic latents) reports maps of the same run the
+#: capture records.
+FORWARD_SEED = 0
 #: Families whose ``token_type_ids`` mark the prefix (0) and suffix (1) of a prefix-LM, where the
 #: others mark image tokens with 1 (Gemma 3's bidirectional blocks).
 PREFIX_TOKEN_TYPES = ("paligemma", "colpali", "shieldgemma2")
@@ -387,6 +391,9 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
 
         return make
 
+    from attnviz.bench import sweep_plans  # its plans use this module's helpers
+
+    yield from sweep_plans.extra_plans(model, config, params)
     g = torch.Generator().manual_seed(0)
     # a vision tower of its own takes pixels without text; a multimodal model says so in its config
     tower = "input_ids" not in params and ("pixel_values" in params or {"hidden_states", "grid_thw"} <= set(params))
@@ -432,17 +439,30 @@ def build(model: Any, config: Any) -> Built | str:
     output; else one line: the first plan's failure."""
     import torch
 
+    from attnviz.bench import sweep_plans
+
+    params = inspect.signature(model.forward).parameters
     failures: list[str] = []
     tried: list[str] = []
     for label, kinds, make in plans(model, config):
         tried.append(label)
-        try:
-            params = inspect.signature(model.forward).parameters
-            inputs = sweep_extras.complete(config, params, make(), torch.Generator().manual_seed(2))
-            with torch.no_grad():
-                output = model(**inputs, **ask_for_maps(model))
-        except Exception as exc:  # noqa: BLE001 - the next layout may be the one
-            failures.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0][:140] if str(exc) else ''}")
+        inputs, output = None, None
+        for _ in range(3):  # the inputs, then as the model's refusal asks (sweep_plans.retried)
+            try:
+                if inputs is None:  # what the forward also takes by name (sweep_extras)
+                    inputs = sweep_extras.complete(config, params, make(), torch.Generator().manual_seed(2))
+                torch.manual_seed(FORWARD_SEED)  # as the capture's run: a model that samples noise
+                with torch.no_grad():
+                    output = model(**inputs, **ask_for_maps(model))
+                break
+            except Exception as exc:  # noqa: BLE001 - the next layout may be the one
+                again = sweep_plans.retried(inputs, params, str(exc)) if inputs is not None else None
+                if again is None:
+                    said = str(exc).splitlines()[0][:140] if str(exc) else ""
+                    failures.append(f"{label}: {type(exc).__name__}: {said}")
+                    break
+                inputs = again
+        if output is None or inputs is None:
             continue
         return Built(inputs, kinds, output, tried, failures[0] if failures else "", failures)
     if not failures:
