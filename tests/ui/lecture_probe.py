@@ -91,7 +91,11 @@ def on_show(window: QWidget) -> str:
     if slide is not None and slide.kind == "walk" and dock.is_built:
         text += f" step {dock.view().walk.stage}"
     if slide is not None and slide.kind == "lesson":
-        text += " answer" if window.lessons.view.answer_shown else " question"
+        view = window.lessons.view
+        text += " answer" if view.answer_shown else " question"
+        if view.answer_shown and len(view.answer_pages) > 1:
+            # An answer longer than the slide: Page Down shows it a page at a time.
+            text += f" {view.answer_page + 1}/{len(view.answer_pages)}"
     return text
 
 
