@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QFontMetricsF, QResizeEvent
@@ -58,6 +59,32 @@ def _breakable(text: str) -> str:
 def sentences(text: str) -> list[str]:
     """``text`` cut after each sentence (the pieces a slide's answer pages are made of)."""
     return [piece for piece in _SENTENCE_END.split(text.strip()) if piece]
+
+
+def _pack(pieces: list[str], fits: Callable[[list[str]], bool]) -> list[str]:
+    """``pieces`` (sentences) joined into pages, as many to a page as ``fits`` a page's words;
+    a sentence too long for a page alone is cut between words (at the back row's size a
+    sentence can be taller than the panel)."""
+    pages: list[str] = []
+    page: list[str] = []
+    for piece in pieces:
+        if fits([*page, piece]):
+            page.append(piece)
+            continue
+        if page:
+            pages.append(" ".join(page))
+            page = []
+        if fits([piece]):
+            page = [piece]
+            continue
+        for word in piece.split():
+            if page and not fits([*page, word]):
+                pages.append(" ".join(page))
+                page = []
+            page.append(word)
+    if page:
+        pages.append(" ".join(page))
+    return pages
 
 
 def menu_text(lesson: Lesson) -> str:
@@ -170,8 +197,8 @@ class LessonView(SessionView):
         self.setMinimumWidth(220)
         self._lab_available = True
         #: On a slide a long answer is shown a page at a time, each page what the panel holds
-        #: (Page Down shows the next; never a scroll bar): the sentences of each page.
-        self.answer_pages: list[list[str]] = []
+        #: (Page Down shows the next; never a scroll bar): the text of each page.
+        self.answer_pages: list[str] = []
         self.answer_page = 0
         self._paging = False
         self.restyle()
@@ -266,7 +293,7 @@ class LessonView(SessionView):
         pages = self.answer_pages if self._slide_answer() else []
         if len(pages) > 1:
             page = min(self.answer_page, len(pages) - 1)
-            self.explanation.setText(self._answer_html(" ".join(pages[page]), page, len(pages)))
+            self.explanation.setText(self._answer_html(pages[page], page, len(pages)))
         else:
             self.explanation.setText(self._answer_html(tr_text(lesson.explanation)))
 
@@ -275,7 +302,8 @@ class LessonView(SessionView):
 
     def paginate(self) -> None:
         """On a slide, the revealed answer cut into pages the panel holds at its width and
-        height, whole sentences each (one page when it fits; elsewhere the panel scrolls)."""
+        height, whole sentences each where a sentence fits a page, else as many words as fit
+        (one page when it all fits; elsewhere the panel scrolls)."""
         if self._paging:
             return
         lesson = self.lesson
@@ -288,24 +316,21 @@ class LessonView(SessionView):
             return
         self._paging = True
         try:
-            pages: list[list[str]] = []
-            page: list[str] = []
-            pieces = sentences(tr_text(lesson.explanation))
-            total = len(pieces)
-            for piece in pieces:
-                trial = [*page, piece]
+            text = tr_text(lesson.explanation)
+
+            def fits(words: list[str]) -> bool:
                 # Measured as it would show: with its "(1/2)" head and its ellipsis.
-                self.explanation.setText(self._answer_html(" ".join(trial), 0, 2 if total > 1 else 1))
-                if page and body.heightForWidth(width) > room:
-                    pages.append(page)
-                    page = [piece]
-                else:
-                    page = trial
-            if page:
-                pages.append(page)
+                self.explanation.setText(self._answer_html(" ".join(words), 0, 2))
+                return body.heightForWidth(width) <= room
+
+            self.explanation.setText(self._answer_html(text))
+            if body.heightForWidth(width) <= room:
+                pages = [text]
+            else:
+                pages = _pack(sentences(text), fits)
             changed = pages != self.answer_pages
             self.answer_pages = pages
-            self.answer_page = min(self.answer_page, len(pages) - 1) if not changed else 0
+            self.answer_page = 0 if changed else min(self.answer_page, len(pages) - 1)
         finally:
             self._paging = False
         self._show_answer_text()

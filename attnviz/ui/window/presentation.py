@@ -342,9 +342,9 @@ def slide_font(normal: QFont, zoom: float = 1.0) -> QFont:
     big = QFont(normal)
     size = max(normal.pointSizeF(), 9.0) * PRESENTATION_FONT
     big.setPointSizeF(size)
-    # A quarter point at a time, a few steps at most: a font with unusually small capitals is
+    # A quarter point at a time, 20 points at most: a font with unusually small capitals is
     # enlarged to the minimum, never without bound.
-    for _ in range(40):
+    for _ in range(80):
         if QFontMetricsF(big).capHeight() >= SLIDE_CAPITAL_PX - 0.05:
             break
         size += 0.25
