@@ -243,10 +243,6 @@ class PresentationLayout:
         low, high = int(LESSON_SHARE * w.width()), int(LESSON_MAX_SHARE * w.width())
         if not lesson.is_built:
             return max(lesson.width(), low)
-        if w.lessons.view.answer_pages:
-            # The answer is paged to the panel's width: the width the question was given stays
-            # (fitting it again would page it again, and the maps beside it would jump).
-            return max(lesson.width(), low)
         scroll = w.lessons.view.answer_scroll
         body = scroll.widget()
         room = scroll.viewport().height()
@@ -257,6 +253,10 @@ class PresentationLayout:
         # Never narrower than its widest field or button (a setting's list, "Laboratório de
         # máscaras"): the panel does not scroll sideways, so they would be cut at its edge.
         low = min(high, max(low, body.minimumSizeHint().width() + frame))
+        if w.lessons.view.answer_pages:
+            # The answer is paged to the panel's width: the width the question was given stays
+            # (fitting it again would page it again, and the maps beside it would jump).
+            return max(lesson.width(), low)
         for width in range(low, high, 16):
             if body.heightForWidth(width - frame) <= room:
                 return width
