@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
-from PySide6.QtCore import QByteArray, QObject, Qt, QTimer
+from PySide6.QtCore import QByteArray, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QFont, QFontMetricsF, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QScrollArea, QSplitter, QTabWidget, QToolBar, QWidget
 
@@ -120,6 +120,7 @@ class PresentationLayout:
         self._answer_followed = False  # the lesson panel is fitted again when its answer shows
         self._normal_splits: tuple[list[int], list[int], int] = ([], [], 0)
         self._normal_geometry = QByteArray()
+        self._normal_size = QSize()
         self._normal_state = QByteArray()
 
     def add_zoom_actions(self) -> None:
@@ -160,6 +161,7 @@ class PresentationLayout:
             hold_normal_size(self._normal_font.pointSizeF())
             # Larger texts make docks wider; leaving must give back the window as it was.
             self._normal_geometry = w.saveGeometry()
+            self._normal_size = w.widget().size()
             self._normal_state = w.saveState()
             self.apply_slide_font()
         elif self._normal_font is not None:
@@ -328,7 +330,15 @@ class PresentationLayout:
         # entering gives back sizes and places, not a lesson panel closed since.
         open_docks = {dock: dock.isVisible() for dock in w.findChildren(ToolDock)}
         w.restoreState(self._normal_state)
+        # The window's least size is still the slide type's until its layout runs again: on a
+        # 1024x600 screen it had grown the window 4 px, and the geometry given back kept them.
+        window = w.widget()
+        layout = window.layout()
+        if layout is not None:
+            layout.activate()
         w.restoreGeometry(self._normal_geometry)
+        if window.size() != self._normal_size:
+            window.resize(self._normal_size)
         for dock, visible in open_docks.items():
             dock.setVisible(visible)
         w.presenter_toolbar.setVisible(False)
