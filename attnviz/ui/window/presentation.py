@@ -245,6 +245,12 @@ class PresentationLayout:
         low, high = int(LESSON_SHARE * w.width()), int(LESSON_MAX_SHARE * w.width())
         if not lesson.is_built:
             return max(lesson.width(), low)
+        settings = w.lessons.view.settings
+        if settings is not None:
+            # Its lists measured in the font now on show: the application's font reaches the
+            # widgets in no set order, and measured on their font change a list could still
+            # have the old one (its least width short, the list cut at the panel's edge).
+            settings.fit_combos()
         scroll = w.lessons.view.answer_scroll
         body = scroll.widget()
         room = scroll.viewport().height()
