@@ -469,7 +469,7 @@
     </message>
     <message>
         <source>The one setting that differs between A and B; everything else is the main window&apos;s</source>
-        <extracomment>Document version of the drawn result (-1 before the first). The head the last result shown was of.</extracomment>
+        <extracomment>Document version of the drawn result (-1 before the first). The head the last result shown was of. What is compared: on a slide the lists A and B say it (chrome: the maps need the room).</extracomment>
         <translation>A única configuração que difere entre A e B; todo o resto vem da janela principal</translation>
     </message>
     <message>
@@ -4321,11 +4321,12 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>Reveal (or hide again) the explanation</source>
-        <extracomment>What the panel holds changed (another lesson, the answer shown or hidden): a slide fits the panel to it again. The settings the lesson asks about, on a slide (None: it asks about none).</extracomment>
+        <extracomment>What the panel holds changed (another lesson, the answer shown or hidden): a slide fits the panel to it again. The settings the lesson asks about, on a slide (None: it asks about none). On a slide a long answer is shown a page at a time, each page what the panel holds (Page Down shows the next; never a scroll bar): the text of each page.</extracomment>
         <translation>Revela (ou esconde de novo) a explicação</translation>
     </message>
     <message>
         <source>Try it</source>
+        <extracomment>Where an answer may be cut into slide pages: after a sentence&apos;s full stop, question or exclamation mark (or colon), before the next word.</extracomment>
         <translation>Experimente</translation>
     </message>
     <message>
@@ -4355,6 +4356,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <message>
         <source>Exercise</source>
         <translation>Exercício</translation>
+    </message>
+    <message>
+        <source>Answer ({page}/{pages}).</source>
+        <translation>Resposta ({page}/{pages}).</translation>
     </message>
     <message>
         <source>Answer.</source>
@@ -4811,7 +4816,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>Larger te&amp;xt (presentation mode)</source>
-        <extracomment>The views a lesson stays beside in presentation mode (with the main view). How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE). The lesson panel&apos;s share of a slide&apos;s width: its two buttons side by side and an answer that fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below). The most of a slide&apos;s width the lesson panel widens to for a revealed answer that would otherwise run below the screen (at slide size a long answer needs about half of 1280 px). What a map takes of its width besides its cells on a slide: the queries&apos; axis and its name, the colour bar and its labels. One step of Ctrl+= / Ctrl+- (presentation mode&apos;s text zoom).</extracomment>
+        <extracomment>The views a lesson stays beside in presentation mode (with the main view). How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE): 9 pt becomes 19.8 pt, whose capitals are 20 px high at 96 dpi (at 1.6 they were 14 px, half a slide&apos;s usual minimum: the back row could not read them; issue 37). The least height of a capital on a slide, in pixels, before the text zoom: a font whose capitals are smaller for their point size than the default&apos;s is enlarged further to reach it. The lesson panel&apos;s share of a slide&apos;s width: its two buttons side by side and an answer that fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below). The most of a slide&apos;s width the lesson panel widens to for a question that would otherwise run below the screen; the maps beside it keep the rest. A revealed answer longer than the panel holds is shown a page at a time (``LessonView.paginate``): at slide size (capitals of 20 px) a long answer widened the panel to 62% and the maps beside it were cut. What a map takes of its width besides its cells on a slide: the queries&apos; axis and its name, the colour bar and its labels. One step of Ctrl+= / Ctrl+- (presentation mode&apos;s text zoom).</extracomment>
         <translation>Te&amp;xto maior (modo de apresentação)</translation>
     </message>
     <message>

@@ -22,7 +22,17 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QScrollArea, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QGroupBox,
+    QLabel,
+    QScrollArea,
+    QTabBar,
+    QWidget,
+)
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -49,17 +59,31 @@ NEVER_SCROLLED = ("maskingLabMaps", "walkExplanation")
 MIN_CAPITAL_PX = 20.0
 
 
+def _slide_texts(window: QWidget) -> list[tuple[QWidget, str]]:
+    """Every text of the slide and the widget that draws it: labels, buttons, the text a list
+    shows, a group's title, a spin box's number, the tabs of a tab bar on show."""
+    texts: list[tuple[QWidget, str]] = []
+    for widget in [*window.findChildren(QLabel), *window.findChildren(QAbstractButton)]:
+        texts.append((widget, widget.text()))
+    texts += [(box, box.currentText()) for box in window.findChildren(QComboBox)]
+    texts += [(group, group.title()) for group in window.findChildren(QGroupBox)]
+    texts += [(spin, spin.text()) for spin in window.findChildren(QAbstractSpinBox)]
+    for bar in window.findChildren(QTabBar):
+        texts += [(bar, bar.tabText(i)) for i in range(bar.count())]
+    return texts
+
+
 def small_capitals(window: QWidget, where: str) -> list[str]:
-    """Every visible text of the slide (labels and buttons) with capitals at least
+    """Every visible text of the slide (``_slide_texts``) with capitals at least
     ``MIN_CAPITAL_PX`` high, measured as Qt draws them (the font's cap height); one problem per
     slide naming its smallest text."""
     smallest: tuple[float, str] | None = None
-    for widget in [*window.findChildren(QLabel), *window.findChildren(QAbstractButton)]:
-        if not widget.isVisible() or not widget.text() or widget.visibleRegion().isEmpty():
+    for widget, text in _slide_texts(window):
+        if not text or not widget.isVisible() or widget.visibleRegion().isEmpty():
             continue
         cap = QFontMetricsF(widget.font()).capHeight()
         if cap < MIN_CAPITAL_PX - 0.05 and (smallest is None or cap < smallest[0]):
-            smallest = (cap, f"{type(widget).__name__} {widget.text()[:40]!r}")
+            smallest = (cap, f"{type(widget).__name__} {text[:40]!r}")
     if smallest is None:
         return []
     return [f"{where}: capitals {smallest[0]:.1f} px high (at least {MIN_CAPITAL_PX:.0f}): {smallest[1]}"]
@@ -97,7 +121,11 @@ def on_show(window: QWidget) -> str:
         if pages is not None and pages.count > 1:
             text += f" page {pages.page + 1}"  # a view split into pages on a slide (issue 37)
     if slide is not None and slide.kind == "lesson":
-        text += " answer" if window.lessons.view.answer_shown else " question"
+        view = window.lessons.view
+        text += " answer" if view.answer_shown else " question"
+        if view.answer_shown and len(view.answer_pages) > 1:
+            # An answer longer than the slide: Page Down shows it a page at a time.
+            text += f" {view.answer_page + 1}/{len(view.answer_pages)}"
     return text
 
 

@@ -245,6 +245,29 @@ def test_help_has_first_steps_and_the_keyboard_map(window):
     assert "What to edit" in first_steps_html()
 
 
+def test_slide_text_has_capitals_of_20_px_and_the_zoom_scales_it(monkeypatch):
+    """The back row reads capitals of 20 px (issue 37; at the old factor 1.6 they were 14): the
+    slide font reaches them from any normal size, and a font whose capitals are small for its
+    point size is enlarged further rather than left short."""
+    from PySide6.QtGui import QFont, QFontMetricsF
+
+    from attnviz.ui.window import presentation
+    from attnviz.ui.window.presentation import SLIDE_CAPITAL_PX, slide_font
+
+    normal = QApplication.font()
+    for size in (7.0, 9.0, 11.0):
+        base = QFont(normal)
+        base.setPointSizeF(size)
+        big = slide_font(base)
+        assert QFontMetricsF(big).capHeight() >= SLIDE_CAPITAL_PX - 0.05
+        assert big.pointSizeF() < 40  # enlarged to the minimum, not without bound
+        zoomed = slide_font(base, 1.15)
+        assert zoomed.pointSizeF() == pytest.approx(big.pointSizeF() * 1.15, rel=1e-6)
+    # Were the factor too small for this font (capitals of 9 px at 1.0), the minimum is still met.
+    monkeypatch.setattr(presentation, "PRESENTATION_FONT", 1.0)
+    assert QFontMetricsF(slide_font(normal)).capHeight() >= SLIDE_CAPITAL_PX - 0.05
+
+
 def test_ctrl_plus_and_minus_scale_the_slides_text_further_and_f5_gives_it_back(window, qtbot):
     app = QApplication.instance()
     normal = app.font().pointSizeF()

@@ -1,7 +1,7 @@
 """Slides as teaching tools (issue 37): the output of every batch element beside the weights,
 labelled and with numbers a slide's cells hold; a caption that never quotes numbers an edit
 changed; side by side's two maps on one colour scale fitted to their weights, level when a title
-wraps; the lesson panel as wide as its revealed answer needs."""
+wraps; a lesson's answer longer than its panel shown a page at a time."""
 
 from __future__ import annotations
 
@@ -80,32 +80,69 @@ def test_side_by_side_maps_share_a_scale_fitted_to_their_weights_and_stay_level(
         window.set_presentation_mode(False)
 
 
-def test_the_lesson_panel_widens_for_a_revealed_answer_on_a_slide(window, qtbot):
+def test_a_long_answer_is_shown_a_page_at_a_time_by_page_down_never_scrolled(window, qtbot):
+    """At the back row's size the zero-length pitfall's answer is longer than the lesson panel:
+    it used to widen the panel over the maps (62% of the slide) and still scroll. Now the panel
+    keeps the question's width, the answer is cut between sentences into pages that each fit, and
+    the clicker's Page Down turns them before it leaves the lesson (Page Up turns back)."""
+    from attnviz.teaching.lessons import LESSONS
+
     window.set_presentation_mode(True)
     try:
         for _ in range(3):
-            window.zoom_text(1)  # the back row's size: the answer no longer fits a third
+            window.zoom_text(1)  # the back row's size: the answer no longer fits the panel
         window.lessons.load("pitfall-zero-length")
-        lesson = window.lessons.dock
-        qtbot.waitUntil(lambda: lesson.isVisible() and window.lessons.view.isVisible(), timeout=30000)
+        lesson, view = window.lessons.dock, window.lessons.view
+        clicker = window.presenter.clicker
+        qtbot.waitUntil(lambda: lesson.isVisible() and view.isVisible(), timeout=30000)
         qtbot.wait(50)
         question_width = lesson.width()
-        window.lessons.view.answer_button.setChecked(True)
-        bar = window.lessons.view.answer_scroll.verticalScrollBar()
+        bar = view.answer_scroll.verticalScrollBar()
 
-        def answer_fits() -> bool:
+        def fits() -> bool:
             return not bar.isVisible() or bar.maximum() == 0
 
-        # The panel widens until the answer fits (a panel already as wide as the answer needs,
-        # left so by the tests before this one in the same process, need not widen).
-        qtbot.waitUntil(answer_fits, timeout=30000)
+        clicker.step(1)  # the answer revealed (its first page)
+        qtbot.waitUntil(lambda: view.answer_shown and len(view.answer_pages) > 1, timeout=30000)
         qtbot.wait(50)
-        assert answer_fits()
-        assert lesson.width() >= question_width
-        assert lesson.width() <= 0.62 * window.width() + 1
+        pages = list(view.answer_pages)
+        # All of the answer, in order (cut between sentences, or words where one is too long).
+        assert " ".join(pages).split() == LESSONS["pitfall-zero-length"].explanation.split()
+        assert abs(lesson.width() - question_width) <= 16  # the maps beside it keep their room
+        for number in range(len(pages)):
+            assert view.answer_page == number
+            qtbot.waitUntil(fits, timeout=10000)
+            assert f"({number + 1}/{len(pages)})" in view.explanation.text()
+            if number + 1 < len(pages):
+                clicker.step(1)
+        clicker.step(-1)  # Page Up: the page before, still on this lesson
+        assert view.answer_page == len(pages) - 2 and view.answer_shown
+        clicker.step(1)
+        clicker.step(1)  # past the last page: the next lesson's question
+        qtbot.waitUntil(lambda: view.lesson is not LESSONS["pitfall-zero-length"], timeout=30000)
+        assert not view.answer_shown and view.answer_pages == []
     finally:
         window.zoom_text(0)
         window.set_presentation_mode(False)
+
+
+def test_answers_are_cut_between_sentences_and_between_words_only_where_one_is_too_long():
+    from attnviz.ui.views.lessons import _pack, sentences
+
+    assert sentences("One. Two? Three: four, five! Six") == ["One.", "Two?", "Three:", "four, five!", "Six"]
+    assert sentences("1/4 on each of the 4 keys, [3, 4]: done.") == ["1/4 on each of the 4 keys, [3, 4]:", "done."]
+    assert sentences("  ") == []
+
+    def at_most(n: int):
+        return lambda words: len(" ".join(words).split()) <= n  # a page of n words
+
+    text = "One two. Three four five. Six seven eight nine ten eleven. Twelve."
+    assert _pack(sentences(text), at_most(5)) == [
+        "One two. Three four five.",
+        "Six seven eight nine ten",  # a sentence longer than a page, cut between words
+        "eleven. Twelve.",
+    ]
+    assert _pack(sentences(text), at_most(100)) == [text]
 
 
 def test_the_settings_a_lesson_asks_about_are_on_its_slide(window, qtbot):

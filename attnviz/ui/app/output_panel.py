@@ -169,6 +169,18 @@ class OutputPanel(Retranslating, QTabWidget):
         for column in range(n_cols):
             header.resizeSection(column, width)
 
+    def least_map_width(self) -> int:
+        """The narrowest width at which every output map on show is laid out whole: its plot's
+        least width (the value dimensions' axis name in slide type is wider than two cells)
+        and the widget's frame around it (0: no map drawn)."""
+        least = 0
+        for heatmap in self.heatmaps:
+            if heatmap.isVisibleTo(self) and heatmap.values is not None:
+                plot = heatmap.plot_item.effectiveSizeHint(Qt.SizeHint.MinimumSize).width()
+                frame = self.width() - heatmap.width() + 8  # the page's margins, a little room
+                least = max(least, int(plot) + frame)
+        return least
+
     def _ensure_maps(self, count: int) -> None:
         while len(self.heatmaps) < count:
             heatmap = self.own_map(self._new_map())

@@ -320,7 +320,10 @@ class ResultsPanel(SessionView):
             description = translate("ResultsPanel", "edited since it was loaded (Ctrl+Z goes back to it)")
         self.example.setText(f"<b>{html.escape(title)}</b> — {html.escape(description)}" if title else "")
         self.example.setToolTip(translate("ResultsPanel", "The example on show (Presets menu)") if title else "")
-        self.example.setVisible(bool(title))
+        # On a slide a lesson's panel beside the maps says the same (its title, its question and
+        # this description): the caption's lines went to the maps (capitals of 20 px).
+        lesson_beside = self.session.presenting and self.session.loaded_example() in LESSONS
+        self.example.setVisible(bool(title) and not lesson_beside)
 
     @property
     def has_view(self) -> bool:
@@ -362,6 +365,7 @@ class ResultsPanel(SessionView):
 
     def on_presentation(self, on: bool) -> None:
         self.pickers.setVisible(not on)  # the scale and colour map are chosen beforehand
+        self._show_example()
 
     def on_rows_outlined(self, rows: tuple[int, ...]) -> None:
         self._outlined = (self.session.selection.batch, rows)

@@ -85,9 +85,9 @@ class MapColorScale(MapPlot):
         self._thin_colorbar_ticks()
 
     def _thin_colorbar_ticks(self) -> None:
-        """The bar's ticks that fit its height: both ends always, and the inner ones a line of text
-        apart (a short bar in large type, presentation mode's one-row maps, drew them on top of
-        each other)."""
+        """The bar's ticks that fit its height: both ends (the top one alone on a bar shorter than a
+        line), and the inner ones a line of text apart (a short bar in large type, presentation
+        mode's one-row maps, drew them on top of each other)."""
         ticks: list[tuple[float, str]] = getattr(self, "_bar_ticks", [])
         if not ticks:
             return
@@ -109,6 +109,10 @@ class MapColorScale(MapPlot):
                 if (tick[0] - shown[-1][0]) * per_unit >= line and (ticks[-1][0] - tick[0]) * per_unit >= line:
                     shown.append(tick)
             shown.append(ticks[-1])
+        if 1 < height < line and len(shown) > 1:
+            # A bar shorter than a line of text (a one-row map on a slide) cannot hold both its
+            # ends' labels apart: the top one, the largest value, alone.
+            shown = [shown[-1]]
         axis.setTicks([shown, []])
         fit_colorbar_labels(axis)
         # The bar's labels are part of what the title leaves room for ("0.25" is wider than "1").

@@ -53,6 +53,9 @@ class HeadsView(SessionView):
 
         layout = view_column(self)
         header, self.title = titled_row()
+        # The row's texts wrap: in slide type (capitals of 20 px) the call's name, the batch
+        # element and the scale's note in one line were wider than a 1280-pixel slide.
+        self.title.setWordWrap(True)
         # The batch element is picked here too: in presentation mode (and with the heads in
         # front) the input panel's picker is out of sight.
         self.batch_caption = QLabel()
@@ -64,6 +67,7 @@ class HeadsView(SessionView):
         header.addWidget(self.batch_caption)
         header.addWidget(self.batch)
         self.scale_label = QLabel()
+        self.scale_label.setWordWrap(True)
         header.addWidget(self.scale_label)
         # A live model (attnviz.show(model=..., inputs=...)): the head on show can be ablated.
         self.ablate_button = QPushButton()

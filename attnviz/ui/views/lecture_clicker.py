@@ -2,9 +2,10 @@
 
 ``LectureClicker.step(+1 or -1)`` is the clicker's one entry: the slide on show takes the step
 first when it can (the pipeline's walk, through ``AppSession.step_slide``; a lesson whose answer
-is still hidden reveals it), else the lecture moves to the plan's next or previous slide. The
-walk is entered at its first step going forward (at its last going back) and hands the clicker
-on at both ends. A slide loaded from the menus meanwhile moves the lecture there.
+is still hidden reveals it, an answer longer than the slide turns to its next page), else the
+lecture moves to the plan's next or previous slide. The walk is entered at its first step going
+forward (at its last going back) and hands the clicker on at both ends. A slide loaded from the
+menus meanwhile moves the lecture there.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class LectureClicker(QObject):
         (``direction`` 1) or previous (-1) slide."""
         if self.session.step_slide(direction):
             return
-        if direction > 0 and self._reveal_answer():
+        if self._answer_page(direction) or (direction > 0 and self._reveal_answer()):
             return
         self._sync()
         if self.index is None:
@@ -128,6 +129,14 @@ class LectureClicker(QObject):
             return False
         view.answer_button.setChecked(True)
         return True
+
+    def _answer_page(self, direction: int) -> bool:
+        """A lesson's answer too long for one slide is shown a page at a time: the next (or
+        previous) page first (True: it turned one now)."""
+        dock = self.lessons.dock
+        if self.lessons.lesson is None or not dock.isVisible() or not dock.is_built:
+            return False
+        return self.lessons.view.step_answer(direction)
 
     def _sync(self) -> None:
         """The slide on show may have been reached by hand (the walk started with its shortcut):

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QAction, QColor
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QColor, QFontMetricsF, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -43,6 +44,9 @@ __all__ = ["LESSON_DOCK", "LessonView", "LessonsController", "install_lessons", 
 
 
 _JOINS = re.compile(r"(?<=\w)([._])(?=\w)")
+#: Where an answer may be cut into slide pages: after a sentence's full stop, question or
+#: exclamation mark (or colon), before the next word.
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+(?=\S)")
 
 
 def _breakable(text: str) -> str:
@@ -50,6 +54,37 @@ def _breakable(text: str) -> str:
     may break after their dots and underscores: unbroken, one such word would set the panel's
     minimum width, and a narrow panel would cut every line at its right edge."""
     return _JOINS.sub(lambda m: m.group(1) + "&#8203;", html.escape(text))
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut after each sentence (the pieces a slide's answer pages are made of)."""
+    return [piece for piece in _SENTENCE_END.split(text.strip()) if piece]
+
+
+def _pack(pieces: list[str], fits: Callable[[list[str]], bool]) -> list[str]:
+    """``pieces`` (sentences) joined into pages, as many to a page as ``fits`` a page's words;
+    a sentence too long for a page alone is cut between words (at the back row's size a
+    sentence can be taller than the panel)."""
+    pages: list[str] = []
+    page: list[str] = []
+    for piece in pieces:
+        if fits([*page, piece]):
+            page.append(piece)
+            continue
+        if page:
+            pages.append(" ".join(page))
+            page = []
+        if fits([piece]):
+            page = [piece]
+            continue
+        for word in piece.split():
+            if page and not fits([*page, word]):
+                pages.append(" ".join(page))
+                page = []
+            page.append(word)
+    if page:
+        pages.append(" ".join(page))
+    return pages
 
 
 def menu_text(lesson: Lesson) -> str:
@@ -77,10 +112,25 @@ class LessonSettings(SettingsPanel):
         form = self.layout()
         if isinstance(form, QFormLayout):
             form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-            form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)  # the caption above its list
+            # The caption beside its list where both fit, else above it: on a slide each line
+            # of the lesson panel counts (a Portuguese question ran below the screen).
+            form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+
+    def fit_combos(self) -> None:
+        """Each list at least as wide as the choice it shows, in the font on show: the panel
+        (fitted to its content on a slide) must not cut "Livro (preenchimento -1e6)"."""
+        for box in getattr(self, "combos", {}).values():  # (a font change while being built)
+            text = box.currentText()
+            box.setMinimumWidth(int(QFontMetricsF(box.font()).horizontalAdvance(text)) + 36 if text else 0)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self.fit_combos()
 
     def retranslate(self) -> None:
         super().retranslate()
+        self.fit_combos()
         self.setTitle(translate("Lessons", "Try it"))
         self.setToolTip(translate("Lessons", "The settings the question asks about (the same as the settings panel's)"))
 
@@ -146,6 +196,11 @@ class LessonView(SessionView):
         # Narrower than this, a question of four lines becomes fifteen.
         self.setMinimumWidth(220)
         self._lab_available = True
+        #: On a slide a long answer is shown a page at a time, each page what the panel holds
+        #: (Page Down shows the next; never a scroll bar): the text of each page.
+        self.answer_pages: list[str] = []
+        self.answer_page = 0
+        self._paging = False
         self.restyle()
         self.set_lesson(None)
 
@@ -189,6 +244,7 @@ class LessonView(SessionView):
     def _show_settings(self) -> None:
         if self.settings is not None:
             self.settings.show_state(self.session.document.state, self.session.head_view())
+            self.settings.fit_combos()
             self.settings.setVisible(self.session.presenting)
 
     def on_document(self, edit: Edit | None) -> None:
@@ -204,19 +260,98 @@ class LessonView(SessionView):
             self.lab_button.setVisible(False)
             return
         kind = translate("Lessons", "Pitfall") if lesson.kind == "pitfall" else translate("Lessons", "Exercise")
-        # On a slide with its answer revealed the kind line goes: the answer needs the room.
-        slide = self.answer_button.isChecked() and self.session.presenting
+        # On a slide (capitals of 20 px) the panel holds the question and its settings without
+        # scrolling: the kind line goes, the title is bold at slide size rather than larger
+        # still, and the inputs' description goes (the question states them; it is the caption
+        # over the maps outside presentation mode).
+        slide = self.session.presenting
         kind_line = "" if slide else f"<span style='color:{self._muted}'>{kind}</span><br>"
-        self.title.setText(f"{kind_line}<b style='font-size:large'>{html.escape(menu_text(lesson))}</b>")
-        self.question.setText(
-            f"<p>{_breakable(tr_text(lesson.question))}</p>"
-            f"<p style='color:{self._muted}'><i>"
-            f"{_breakable(tr_text(lesson.preset.description))}</i></p>"
+        size = "" if slide else " style='font-size:large'"
+        self.title.setText(f"{kind_line}<b{size}>{html.escape(menu_text(lesson))}</b>")
+        description = (
+            ""
+            if slide
+            else f"<p style='color:{self._muted}'><i>{_breakable(tr_text(lesson.preset.description))}</i></p>"
         )
-        answer = translate("Lessons", "Answer.")
-        self.explanation.setText(f"<b>{answer}</b> {_breakable(tr_text(lesson.explanation))}")
+        self.question.setText(f"<p>{_breakable(tr_text(lesson.question))}</p>{description}")
+        self._show_answer_text()
         self.answer_button.setVisible(True)
         self.lab_button.setVisible(self._lab_shown())
+
+    def _answer_html(self, text: str, page: int = 0, pages: int = 1) -> str:
+        if pages > 1:
+            head = translate("Lessons", "Answer ({page}/{pages}).").format(page=page + 1, pages=pages)
+        else:
+            head = translate("Lessons", "Answer.")
+        more = f" <span style='color:{self._muted}'>…</span>" if page < pages - 1 else ""
+        return f"<b>{head}</b> {_breakable(text)}{more}"
+
+    def _show_answer_text(self) -> None:
+        lesson = self.lesson
+        if lesson is None:
+            return
+        pages = self.answer_pages if self._slide_answer() else []
+        if len(pages) > 1:
+            page = min(self.answer_page, len(pages) - 1)
+            self.explanation.setText(self._answer_html(pages[page], page, len(pages)))
+        else:
+            self.explanation.setText(self._answer_html(tr_text(lesson.explanation)))
+
+    def _slide_answer(self) -> bool:
+        return self.lesson is not None and self.answer_button.isChecked() and self.session.presenting
+
+    def paginate(self) -> None:
+        """On a slide, the revealed answer cut into pages the panel holds at its width and
+        height, whole sentences each where a sentence fits a page, else as many words as fit
+        (one page when it all fits; elsewhere the panel scrolls)."""
+        if self._paging:
+            return
+        lesson = self.lesson
+        if not self._slide_answer() or lesson is None:
+            self.answer_pages, self.answer_page = [], 0
+            return
+        body, room = self.answer_scroll.widget(), self.answer_scroll.viewport().height()
+        width = self.answer_scroll.viewport().width()
+        if body is None or room <= 0 or width <= 0:
+            return
+        self._paging = True
+        try:
+            text = tr_text(lesson.explanation)
+
+            def fits(words: list[str]) -> bool:
+                # Measured as it would show: with its "(1/2)" head and its ellipsis.
+                self.explanation.setText(self._answer_html(" ".join(words), 0, 2))
+                return body.heightForWidth(width) <= room
+
+            self.explanation.setText(self._answer_html(text))
+            if body.heightForWidth(width) <= room:
+                pages = [text]
+            else:
+                pages = _pack(sentences(text), fits)
+            changed = pages != self.answer_pages
+            self.answer_pages = pages
+            self.answer_page = 0 if changed else min(self.answer_page, len(pages) - 1)
+        finally:
+            self._paging = False
+        self._show_answer_text()
+
+    def step_answer(self, direction: int) -> bool:
+        """The clicker's step inside a paged answer on a slide: the next (1) or previous (-1)
+        page, True when there was one."""
+        if not self._slide_answer() or len(self.answer_pages) < 2:
+            return False
+        page = self.answer_page + direction
+        if not 0 <= page < len(self.answer_pages):
+            return False
+        self.answer_page = page
+        self._show_answer_text()
+        self.contentChanged.emit()
+        return True
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._slide_answer():
+            self.paginate()
 
     def _lab_shown(self) -> bool:
         return self.lesson is not None and self.lesson.kind == "pitfall" and self._lab_available
@@ -242,6 +377,15 @@ class LessonView(SessionView):
         self.answer_button.setText(
             translate("Lessons", "Hide the answer") if on else translate("Lessons", "Show the answer")
         )
+        self.answer_page = 0
+        self.answer_pages = []
+        if slide:
+            # Once the panel has laid out the answer's place (the question gone).
+            QTimer.singleShot(0, self, self._repaginate)
+        self.contentChanged.emit()
+
+    def _repaginate(self) -> None:
+        self.paginate()
         self.contentChanged.emit()
 
 

@@ -219,6 +219,8 @@ class CompareView(SessionView):
         ):
             caption.setBuddy(widget)
             groups.append(_group(caption, widget, *([self.swap] if widget is self.choice_b else [])))
+        #: What is compared: on a slide the lists A and B say it (chrome: the maps need the room).
+        self.kind_group = groups[0]
         self.batch_spin = QSpinBox()
         self.batch_spin.valueChanged.connect(session.set_batch)
         self.batch_caption = QLabel()
@@ -229,7 +231,6 @@ class CompareView(SessionView):
         controls.addWidget(self.status)
         layout.addLayout(controls)
 
-        exercise_row = QHBoxLayout()
         self.exercise_button = QPushButton()
         self.exercise_button.clicked.connect(self.start_exercise_1)
         self.randomise_button = QPushButton()
@@ -237,11 +238,9 @@ class CompareView(SessionView):
         self.dot_toy_button = QPushButton()
         self.dot_toy_button.clicked.connect(lambda: session.load_preset("dot-toy"))
         self.dot_toy_button.setVisible(False)
-        exercise_row.addWidget(self.exercise_button)
-        exercise_row.addWidget(self.randomise_button)
-        exercise_row.addWidget(self.dot_toy_button)
-        exercise_row.addStretch(1)
-        layout.addLayout(exercise_row)
+        # They wrap too: a Portuguese exercise button beside "Randomise keys" widened the page.
+        self.exercise_row = flow_widget(self.exercise_button, self.randomise_button, self.dot_toy_button)
+        layout.addWidget(self.exercise_row)
         self.explanation = QLabel()
         self.explanation.setWordWrap(True)
         self.explanation.setTextFormat(Qt.TextFormat.RichText)
@@ -253,6 +252,9 @@ class CompareView(SessionView):
         # Large and bold through its text, not a font set once: presentation mode enlarges it.
         self.max_label = QLabel()
         self.max_label.setTextFormat(Qt.TextFormat.RichText)
+        # It wraps: "máx. |A − B|: — (os dois lados precisam ser calculados)" in slide type is
+        # wider than the tab beside a lesson, and the page scrolled sideways.
+        self.max_label.setWordWrap(True)
         layout.addWidget(self.max_label)
 
         self.maps = QGridLayout()
@@ -291,6 +293,7 @@ class CompareView(SessionView):
         catalog.SCORINGS.subscribe(self._on_scoring_registered)
         self.destroyed.connect(lambda *_: catalog.SCORINGS.unsubscribe(self._on_scoring_registered))
         self._show_comparison_controls()
+        self._show_chrome(session.presenting)
         self.retranslate()
         session.exampleChanged.connect(self._on_example)
 
@@ -328,6 +331,8 @@ class CompareView(SessionView):
             self.maps.addWidget(self._cells[side], row, col, 1, span)
         for col in range(3):
             self.maps.setColumnStretch(col, 1 if col < columns else 0)
+        for side, heatmap in (("A", self.map_a), ("B", self.map_b)):
+            heatmap.set_title(self._map_title(self._comparison, side))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -336,8 +341,27 @@ class CompareView(SessionView):
             self._fit_map_heights()
 
     def on_presentation(self, on: bool) -> None:
+        self._show_chrome(on)
         self._arrange_maps()
+        for side, heatmap in (("A", self.map_a), ("B", self.map_b)):
+            heatmap.set_title(self._map_title(self._comparison, side))
         self._fit_map_heights()
+
+    def _map_title(self, comparison: Comparison, side: str) -> str:
+        """A map's title: its side and choice ("A: Additive"); on a slide with A and B side by
+        side, its side alone (the lists A and B above name the choices): a choice's name in
+        slide type wrapped onto three lines and left a three-row map a few pixels of cells."""
+        if self._font_scale > 1.0 and self._columns > 1:
+            return side
+        return _side_label(comparison, side)
+
+    def _show_chrome(self, presenting: bool) -> None:
+        """Editing chrome goes on a slide (the clicker gives the lesson, and at slide size the
+        maps need the height: three rows of controls left a one-row map without its axis): the
+        exercise's buttons, the list of what is compared (A and B say it) and the status."""
+        self.exercise_row.setVisible(not presenting)
+        self.kind_group.setVisible(not presenting)
+        self.status.setVisible(not presenting)
 
     def _set_max_text(self, text: str) -> None:
         self.max_label.setText(f"<big><b>{html.escape(text)}</b></big>")
@@ -485,8 +509,8 @@ class CompareView(SessionView):
                 for key, label in choices.items():
                     box.addItem(tr_text(label), key)
                 box.setCurrentIndex(box.findData(value))
-        self.map_a.set_title(_side_label(c, "A"))
-        self.map_b.set_title(_side_label(c, "B"))
+        self.map_a.set_title(self._map_title(c, "A"))
+        self.map_b.set_title(self._map_title(c, "B"))
         self._fit_combos()
 
     def _fit_combos(self) -> None:
@@ -617,7 +641,7 @@ class CompareView(SessionView):
         levels = self._levels(list(views.values()), b)
         for side, heatmap in (("A", self.map_a), ("B", self.map_b)):
             view = views.get(side)
-            heatmap.set_title(_side_label(comparison, side))
+            heatmap.set_title(self._map_title(comparison, side))
             # A side with no result shows no axes and no 0-1 colour bar that would say "zero
             # weights": only its message, in the map's place.
             heatmap.setVisible(view is not None)

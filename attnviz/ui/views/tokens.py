@@ -117,6 +117,8 @@ class TokensView(SessionView):
         self.keys_caption = QLabel()
         self.keys = _SearchableList()
         for caption, widget in ((self.queries_caption, self.queries), (self.keys_caption, self.keys)):
+            # Captions wrap: in slide type one line of them was wider than a 1280-pixel slide.
+            caption.setWordWrap(True)
             caption.setBuddy(widget.search)
             lists_layout.addWidget(caption)
             lists_layout.addWidget(widget, 1)
@@ -138,6 +140,7 @@ class TokensView(SessionView):
         self.received_plot.addItem(self._received_bars)
         top_row = QHBoxLayout()
         self.top_caption = QLabel()
+        self.top_caption.setWordWrap(True)
         self.top_k = QSpinBox()
         self.top_k.setRange(1, MAX_TOP_K)
         self.top_k.setValue(5)

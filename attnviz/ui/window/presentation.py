@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
-from PySide6.QtCore import QByteArray, QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QFont, QKeySequence
+from PySide6.QtCore import QByteArray, QObject, QSize, Qt, QTimer
+from PySide6.QtGui import QAction, QFont, QFontMetricsF, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QScrollArea, QSplitter, QTabWidget, QToolBar, QWidget
 
 from attnviz.text.tr import QT_TRANSLATE_NOOP
@@ -27,21 +27,36 @@ from attnviz.ui.views.docks import COMPARE_DOCK, MASKING_LAB_DOCK, PIPELINE_DOCK
 from attnviz.ui.views.lessons import LessonsController
 from attnviz.ui.views.presenter import PresentationHint, PresenterBar
 
-__all__ = ["LESSON_VIEWS", "PRESENTATION_FONT", "TEXT_ZOOM_STEP", "PresentationLayout", "PresentedWindow"]
+__all__ = [
+    "LESSON_VIEWS",
+    "PRESENTATION_FONT",
+    "SLIDE_CAPITAL_PX",
+    "TEXT_ZOOM_STEP",
+    "PresentationLayout",
+    "PresentedWindow",
+    "slide_font",
+]
 
 _Child = TypeVar("_Child", bound=QObject)
 
 #: The views a lesson stays beside in presentation mode (with the main view).
 LESSON_VIEWS = {PIPELINE_DOCK, COMPARE_DOCK, MASKING_LAB_DOCK}
 
-#: How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE).
-PRESENTATION_FONT = 1.6
+#: How much presentation mode enlarges the application font (heatmaps: PRESENTATION_SCALE): 9 pt
+#: becomes 19.8 pt, whose capitals are 20 px high at 96 dpi (at 1.6 they were 14 px, half a
+#: slide's usual minimum: the back row could not read them; issue 37).
+PRESENTATION_FONT = 2.2
+#: The least height of a capital on a slide, in pixels, before the text zoom: a font whose
+#: capitals are smaller for their point size than the default's is enlarged further to reach it.
+SLIDE_CAPITAL_PX = 20.0
 #: The lesson panel's share of a slide's width: its two buttons side by side and an answer that
 #: fits under its title at 1280x720 (at 0.32 they wrapped, and a Portuguese answer ran below).
 LESSON_SHARE = 0.32
-#: The most of a slide's width the lesson panel widens to for a revealed answer that would
-#: otherwise run below the screen (at slide size a long answer needs about half of 1280 px).
-LESSON_MAX_SHARE = 0.62
+#: The most of a slide's width the lesson panel widens to for a question that would otherwise
+#: run below the screen; the maps beside it keep the rest. A revealed answer longer than the
+#: panel holds is shown a page at a time (``LessonView.paginate``): at slide size (capitals of
+#: 20 px) a long answer widened the panel to 62% and the maps beside it were cut.
+LESSON_MAX_SHARE = 0.45
 #: What a map takes of its width besides its cells on a slide: the queries' axis and its name,
 #: the colour bar and its labels.
 MAP_FRAME_PX = 160
@@ -105,6 +120,7 @@ class PresentationLayout:
         self._answer_followed = False  # the lesson panel is fitted again when its answer shows
         self._normal_splits: tuple[list[int], list[int], int] = ([], [], 0)
         self._normal_geometry = QByteArray()
+        self._normal_size = QSize()
         self._normal_state = QByteArray()
 
     def add_zoom_actions(self) -> None:
@@ -145,6 +161,7 @@ class PresentationLayout:
             hold_normal_size(self._normal_font.pointSizeF())
             # Larger texts make docks wider; leaving must give back the window as it was.
             self._normal_geometry = w.saveGeometry()
+            self._normal_size = w.widget().size()
             self._normal_state = w.saveState()
             self.apply_slide_font()
         elif self._normal_font is not None:
@@ -159,6 +176,11 @@ class PresentationLayout:
         w.presenter.set_presenting(on)
         # The tabs are chrome too: the class sees the view that was chosen before F5.
         w.tool_tabs.tabBar().setVisible(not on)
+        # So is the lesson panel's title bar (a "Lesson" in small type over its own title):
+        # its line goes to the lesson's text.
+        lesson = w.lessons.dock
+        if isinstance(lesson, QDockWidget):
+            lesson.setTitleBarWidget(QWidget(lesson) if on else None)  # type: ignore[arg-type]
         self.fit_lesson()
         self.lesson_beside_view()
         w.presentation_hint.show_hint(on)
@@ -178,9 +200,7 @@ class PresentationLayout:
         app = QApplication.instance()
         if not isinstance(app, QApplication) or self._normal_font is None:
             return
-        big = QFont(self._normal_font)
-        big.setPointSizeF(max(big.pointSizeF(), 9.0) * PRESENTATION_FONT * w.session.text_zoom)
-        app.setFont(big)
+        app.setFont(slide_font(self._normal_font, w.session.text_zoom))
 
     def zoom_text(self, steps: int) -> None:
         """Presentation mode's text ``steps`` sizes larger (or smaller, negative); 0: as designed.
@@ -215,6 +235,8 @@ class PresentationLayout:
                 self._answer_followed = True
                 w.lessons.view.contentChanged.connect(lambda: QTimer.singleShot(0, w.widget(), self.fit_lesson))
             w.resizeDocks([lesson], [self._lesson_width(lesson)], Qt.Orientation.Horizontal)
+            # The weights and the output share what the lesson leaves (the output's maps whole).
+            QTimer.singleShot(0, w.widget(), self.split_output)
 
     def _lesson_width(self, lesson: ToolDock) -> int:
         """The narrowest width (in steps of 16 px) from ``LESSON_SHARE`` of the window at which
@@ -223,6 +245,12 @@ class PresentationLayout:
         low, high = int(LESSON_SHARE * w.width()), int(LESSON_MAX_SHARE * w.width())
         if not lesson.is_built:
             return max(lesson.width(), low)
+        settings = w.lessons.view.settings
+        if settings is not None:
+            # Its lists measured in the font now on show: the application's font reaches the
+            # widgets in no set order, and measured on their font change a list could still
+            # have the old one (its least width short, the list cut at the panel's edge).
+            settings.fit_combos()
         scroll = w.lessons.view.answer_scroll
         body = scroll.widget()
         room = scroll.viewport().height()
@@ -233,6 +261,10 @@ class PresentationLayout:
         # Never narrower than its widest field or button (a setting's list, "Laboratório de
         # máscaras"): the panel does not scroll sideways, so they would be cut at its edge.
         low = min(high, max(low, body.minimumSizeHint().width() + frame))
+        if w.lessons.view.answer_pages:
+            # The answer is paged to the panel's width: the width the question was given stays
+            # (fitting it again would page it again, and the maps beside it would jump).
+            return max(lesson.width(), low)
         for width in range(low, high, 16):
             if body.heightForWidth(width - frame) <= room:
                 return width
@@ -294,7 +326,7 @@ class PresentationLayout:
         width = sum(right.sizes())
         keys, dims = view.weights.shape[-1], view.output.shape[-1]
         cell = max(1.0, (width - 2 * MAP_FRAME_PX) / (keys + dims))
-        output = int(min(0.5 * width, max(0.25 * width, MAP_FRAME_PX + dims * cell)))
+        output = int(min(0.5 * width, max(0.25 * width, MAP_FRAME_PX + dims * cell, w.output.least_map_width())))
         if abs(right.sizes()[1] - output) > 4:  # no relayout for a few pixels
             right.setSizes([width - output, output])
 
@@ -304,8 +336,34 @@ class PresentationLayout:
         # entering gives back sizes and places, not a lesson panel closed since.
         open_docks = {dock: dock.isVisible() for dock in w.findChildren(ToolDock)}
         w.restoreState(self._normal_state)
+        # The window's least size is still the slide type's until its layout runs again: on a
+        # 1024x600 screen it had grown the window 4 px, and the geometry given back kept them.
+        window = w.widget()
+        layout = window.layout()
+        if layout is not None:
+            layout.activate()
         w.restoreGeometry(self._normal_geometry)
+        if window.size() != self._normal_size:
+            window.resize(self._normal_size)
         for dock, visible in open_docks.items():
             dock.setVisible(visible)
         w.presenter_toolbar.setVisible(False)
         w._fit_to_screen()
+
+
+def slide_font(normal: QFont, zoom: float = 1.0) -> QFont:
+    """``normal`` at slide size: ``PRESENTATION_FONT`` times larger and at least large enough for
+    capitals of ``SLIDE_CAPITAL_PX`` (fonts differ in how tall their capitals are for a point
+    size), then times the text zoom (Ctrl+= / Ctrl+-)."""
+    big = QFont(normal)
+    size = max(normal.pointSizeF(), 9.0) * PRESENTATION_FONT
+    big.setPointSizeF(size)
+    # A quarter point at a time, 20 points at most: a font with unusually small capitals is
+    # enlarged to the minimum, never without bound.
+    for _ in range(80):
+        if QFontMetricsF(big).capHeight() >= SLIDE_CAPITAL_PX - 0.05:
+            break
+        size += 0.25
+        big.setPointSizeF(size)
+    big.setPointSizeF(size * zoom)
+    return big
