@@ -507,7 +507,8 @@ class ScalingLabView(SessionView):
             )
             unscaled, scaled = translate("ScalingLab", "unscaled"), translate("ScalingLab", "scaled")
             lines.append(
-                f"<table cellspacing='0' cellpadding='2'><tr><th></th><th>{unscaled}</th><th>{scaled}</th></tr>"
+                f"<table cellspacing='0' cellpadding='2'><tr><th></th><th style='padding-left:16px'>{unscaled}</th>"
+                f"<th style='padding-left:16px'>{scaled}</th></tr>"
                 f"{rows}</table>"
             )
             qms, kms = p["q_mean_square"], p["k_mean_square"]
