@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
     QComboBox,
+    QDockWidget,
     QGroupBox,
     QLabel,
     QScrollArea,
@@ -64,8 +65,15 @@ def settle(window, timeout_ms: int = 60000) -> None:  # noqa: ANN001
         wait(20)
         waited += 20
     # Deferred calls (a turn or a frame: a tab opening, a line drawn a frame after its map) and
-    # the paints they cause (a view whose plots appear one per frame says it is busy meanwhile).
+    # the paints they cause (a view whose plots appear one per frame says it is busy meanwhile);
+    # then until the docks stop moving: a slide's panels are fitted a turn after the font
+    # reaches them, and under a loaded machine that took longer than one wait.
     wait(40)
+    for _ in range(25):
+        before = [d.geometry() for d in window.findChildren(QDockWidget) if d.isVisible()]
+        wait(40)
+        if before == [d.geometry() for d in window.findChildren(QDockWidget) if d.isVisible()]:
+            break
 
 
 def _plain(text: str) -> str:
