@@ -41,6 +41,9 @@ long_view = window.long_dock.view()
 def idle():
     # A call over the window's budget opens the long-context view: its overview counts too.
     streaming = window.long_dock.isVisible() and long_view.busy
+    # (the view opens a frame after the refusal is shown: until then the opening is not over)
+    outcome = session.last_outcome
+    streaming = streaming or (outcome is not None and outcome.too_large and not window.long_dock.isVisible())
     busy = any(getattr(view, "busy", False) for view in views) or compare_view.compared.busy or streaming
     return session.is_current and not session.busy and not busy
 

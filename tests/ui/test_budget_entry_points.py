@@ -57,3 +57,17 @@ def test_the_window_and_every_lab_refuse_the_maximal_session(session: Path) -> N
         and budget in result["scaling_lab"]
     )
     assert all(budget in text for text in result["compare"]), result["compare"]
+
+
+def test_a_session_too_long_for_the_window_opens_in_the_long_context_view(tmp_path: Path) -> None:
+    """The 4096-token session of issue 30 (one (1, 8, 4096, 1) call): the window refuses every
+    stage at once and opens the long-context view a frame later, within the app's budget. The
+    probe waits for that frame (it once ended at the refusal and reported the view closed)."""
+    from attnviz.bench.safety_outputs import CASE_PEAK_MB, long_sessions, window_compare_probe
+
+    plain, _compared = long_sessions(tmp_path)
+    found = window_compare_probe(plain, compared=False)
+    assert found["opened"] == [True]
+    assert found["main"] and "memory budget" in found["main"]
+    assert found["long_view"] is True
+    assert found["peak_mb"] < CASE_PEAK_MB
