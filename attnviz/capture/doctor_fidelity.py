@@ -29,6 +29,19 @@ def _fidelity(call: AttentionCall) -> float | None:
     return measured_fidelity(replace(call, fidelity=None))
 
 
+def tiled_heads(heads: int, kv_heads: int) -> list[int]:
+    """The KV head each query head reads when KV heads were expanded with ``repeat`` (tiled:
+    ``h % kv``) where ``repeat_interleave`` (``h // groups``, SDPA's and repeat_kv's) is meant."""
+    return [head % kv_heads for head in range(heads)]
+
+
+def other_scales(d: int, scale: float) -> list[tuple[str, float]]:
+    """The scales a path applies by mistake (1, 1/d, 1/sqrt(d), sqrt(d)), those that are not
+    ``scale``: each as (its label, its value)."""
+    candidates = (("1", 1.0), ("1/d", 1 / d), ("1/sqrt(d)", 1 / math.sqrt(d)), ("sqrt(d)", math.sqrt(d)))
+    return [(label, other) for label, other in candidates if not math.isclose(other, scale)]
+
+
 def fidelity_cause(call: AttentionCall, limit: float) -> str | None:
     """The computation that reproduces ``call``'s output within ``limit``, as a clause; None."""
     if call.queries is None or call.keys is None or call.values is None or call.output is None:
@@ -36,7 +49,7 @@ def fidelity_cause(call: AttentionCall, limit: float) -> str | None:
     h, kv = call.shape[1], call.kv_heads
     d = int(call.queries.shape[-1])
     if kv and kv < h and h % kv == 0:
-        mapping = [head % kv for head in range(h)]
+        mapping = tiled_heads(h, kv)
         keys = np.asarray(call.keys)[:, mapping]
         values = np.asarray(call.values)[:, mapping]
         found = _fidelity(replace(call, keys=keys, values=values))
@@ -55,9 +68,7 @@ def fidelity_cause(call: AttentionCall, limit: float) -> str | None:
                 expected=", ".join(str(head // (h // kv)) for head in range(h)),
             )
     scale = call.scale if call.scale is not None else 1 / math.sqrt(d)
-    for label, other in (("1", 1.0), ("1/d", 1 / d), ("1/sqrt(d)", 1 / math.sqrt(d)), ("sqrt(d)", math.sqrt(d))):
-        if math.isclose(other, scale):
-            continue
+    for label, other in other_scales(d, scale):
         found = _fidelity(replace(call, scale=other))
         if found is not None and found <= limit:
             return message(

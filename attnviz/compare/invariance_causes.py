@@ -17,13 +17,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
 from attnviz.capture import CapturedCall
+from attnviz.capture.doctor_fidelity import other_scales, tiled_heads
 from attnviz.capture.doctor_padding import PaddingReading, read_padding
 from attnviz.compute.call_mask import call_allowed as _door_allowed
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
@@ -252,21 +253,9 @@ def computation_difference(test: CapturedCall, reference: CapturedCall, heads: S
 
     if explains(usual, scale):
         return None  # the call computed what attnviz computes: the difference is upstream
-    if groups > 1:
-        swapped = [head % k.shape[1] for head in range(h)]
-        if explains(swapped, scale):
-            return _grouping_text(swapped, usual)
-    for label, other in (("1", 1.0), ("1/d", 1 / d), ("1/sqrt(d)", 1 / math.sqrt(d)), ("sqrt(d)", math.sqrt(d))):
-        if not math.isclose(other, scale) and explains(usual, other):
-            return message(
-                QT_TRANSLATE_NOOP(
-                    "Invariance",
-                    "the scale: the scores are scaled by {label} ({used:.4g}) where the other path uses {expected:.4g}",
-                ),
-                label=label,
-                used=other,
-                expected=scale,
-            )
+    cause = _grouping_or_scale(explains, usual, k.shape[1], scale, d)
+    if cause is not None:
+        return cause
     return QT_TRANSLATE_NOOP(
         "Invariance",
         "a score term (a bias, soft cap or position term one path adds or drops): neither another grouping of "
@@ -303,12 +292,21 @@ def _weights_difference(weights: torch.Tensor, reference: CapturedCall, heads: S
 
     if explains(usual, scale):
         return None
-    if groups > 1:
-        swapped = [head % kv for head in range(h)]
-        if explains(swapped, scale):
-            return _grouping_text(swapped, usual)
-    for label, other in (("1", 1.0), ("1/d", 1 / d), ("1/sqrt(d)", 1 / math.sqrt(d)), ("sqrt(d)", math.sqrt(d))):
-        if not math.isclose(other, scale) and explains(usual, other):
+    return _grouping_or_scale(explains, usual, kv, scale, d)
+
+
+def _grouping_or_scale(
+    explains: Callable[[Sequence[int], float], bool], usual: Sequence[int], kv: int, scale: float, d: int
+) -> str | None:
+    """What reproduces the other path where the usual grouping and scale do not (``explains``
+    tries a grouping and a scale): the KV heads tiled, or another scale; None for neither."""
+    h = len(usual)
+    if h > kv:
+        tiled = tiled_heads(h, kv)
+        if explains(tiled, scale):
+            return _grouping_text(tiled, usual)
+    for label, other in other_scales(d, scale):
+        if explains(usual, other):
             return message(
                 QT_TRANSLATE_NOOP(
                     "Invariance",
