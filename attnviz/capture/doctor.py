@@ -36,6 +36,7 @@ from ..engine import AttentionInputError
 from ..engine.devices import DTYPES, dtype_name
 from ..engine.mask_bound import CallMask
 from ..engine.mask_findings import ARGUMENT_CONVENTIONS, inverted_padding, mask_findings
+from .doctor_fidelity import grouping_problem
 from .doctor_padding import read_padding
 from .doctor_paths import block_table_problems, fidelity_problems, stack_group, weights_paths
 from .doctor_positions import PositionsReader
@@ -82,6 +83,9 @@ FINDING_KINDS: dict[str, str] = {
     "fidelity": "a call whose recomputation differs from the model's output by more than the threshold asked for",
     "block_table": "a FlexAttention call on the CPU whose block table skips blocks its mask_mod allows: the CPU "
     "computed them (and attnviz shows them), a GPU skips them",
+    "grouping": "a call's own attention code grouped its KV heads otherwise than SDPA, FlashAttention and "
+    "repeat_kv do (tiled by repeat where repeat_interleave is meant), read from the values its weights were "
+    "multiplied by",
     "weights_path": "asking for the weights (output_attentions, need_weights) ran a call on another code path than "
     "the other calls of its stack",
 }
@@ -228,6 +232,9 @@ def diagnose_run(
         overflow = score_overflow(fact.call, fact.dtype)
         if overflow is not None:
             findings.append(_rows_finding(fact, "score_overflow", overflow))
+        grouping = grouping_problem(fact.call)
+        if grouping is not None:
+            findings.append(Finding("grouping", _ERROR, fact.index, fact.call.name, grouping[0], grouping[1]))
         problems = fidelity_problems(fact.call, max_fidelity, run.source in ("capture", "transformer_lens"))
         problems += block_table_problems(fact.call)
         for kind, severity, text in (*problems, *paths.get(fact.index, ())):

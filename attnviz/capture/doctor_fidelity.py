@@ -8,6 +8,10 @@ recorded output (numpy and the engine through ``recompute_call``; no Qt).
 
 ``fidelity_cause(call, limit)`` returns one clause naming what reproduces the output within
 ``limit``, or None when none does (then the doctor's sentence lists the usual suspects).
+
+A call recorded at its softmax (weights only) has no output to reproduce; the grouping its code
+used is read from the values its weights were multiplied by (``CallPath.value_heads``):
+``grouping_problem(call)`` names a grouping other than SDPA's, with the query heads it moves.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import numpy as np
 from attnviz.state.run import AttentionCall
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
-__all__ = ["fidelity_cause"]
+__all__ = ["fidelity_cause", "grouping_problem"]
 
 
 def _fidelity(call: AttentionCall) -> float | None:
@@ -83,3 +87,56 @@ def fidelity_cause(call: AttentionCall, limit: float) -> str | None:
                 expected=scale,
             )
     return None
+
+
+def grouping_problem(call: AttentionCall) -> tuple[str, tuple[int, ...]] | None:
+    """The sentence and the query heads, when the KV heads a weights-only call's code used
+    (``CallPath.value_heads``) are grouped otherwise than ``h // groups`` (SDPA's
+    ``enable_gqa``, FlashAttention, transformers' ``repeat_kv``); None otherwise."""
+    read = None if call.path is None else call.path.value_heads
+    if read is None or len(read) != call.shape[1]:
+        return None
+    h, kv = len(read), max(read) + 1
+    if kv >= h or h % kv:
+        return None
+    groups = h // kv
+    expected = [head // groups for head in range(h)]
+    if list(read) == expected:
+        return None
+    moved = tuple(head for head in range(h) if read[head] != expected[head])
+    got = ", ".join(str(g) for g in read)
+    wanted = ", ".join(str(g) for g in expected)
+    if list(read) == tiled_heads(h, kv):
+        text = message(
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "the KV heads are grouped by tiling (repeat) where repeat_interleave is meant: the values this "
+                "call's weights were multiplied by are {kv} KV heads expanded to {h} query heads so that query "
+                "head h reads KV head h % {kv} (KV heads [{got}]), where SDPA (enable_gqa), FlashAttention and "
+                "transformers' repeat_kv give it KV head h // {groups} ([{wanted}]); the model's other attention "
+                "paths compute different attention for the same mask; expand them with "
+                "repeat_interleave({groups}, dim=1) (or repeat_kv); the mask is not the cause",
+            ),
+            kv=kv,
+            h=h,
+            got=got,
+            groups=groups,
+            wanted=wanted,
+        )
+    else:
+        text = message(
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "the KV heads are grouped otherwise than SDPA groups them: the values this call's weights were "
+                "multiplied by are {kv} KV heads expanded to {h} query heads as KV heads [{got}], where SDPA "
+                "(enable_gqa), FlashAttention and transformers' repeat_kv give query head h KV head h // {groups} "
+                "([{wanted}]); the model's other attention paths compute different attention for the same mask; "
+                "the mask is not the cause",
+            ),
+            kv=kv,
+            h=h,
+            got=got,
+            groups=groups,
+            wanted=wanted,
+        )
+    return text, moved

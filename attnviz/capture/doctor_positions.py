@@ -33,7 +33,7 @@ import numpy as np
 from attnviz.state.run import AttentionCall
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
-__all__ = ["PositionReading", "PositionsReader"]
+__all__ = ["PositionReading", "PositionsReader", "module_word"]
 
 #: The most counts of hidden keys a restart is tried at (integers fill the circle: past a few
 #: dozen, some count fits any rotation).
@@ -327,7 +327,7 @@ class PositionsReader:
             ),
             first=_number(first),
             cached=cached,
-            module=_module_word(call.positions_from),
+            module=module_word(call.positions_from),
             shown=shown,
             e=e,
             elements=", ".join(str(w[0]) for w in wrong),
@@ -357,8 +357,8 @@ class PositionsReader:
             self._padded_checked = True
             return []
         e = counted[0]
-        if call.positions_from != "learned":
-            self._shift_note = _recorded_shift_text(index, counted, lead, given)
+        if call.positions_from in _RELATIVE:
+            self._shift_note = _recorded_shift_text(index, counted, lead, given, call.positions_from)
             self._padded_checked = True
             return []
         self._reported_pads = True
@@ -367,12 +367,13 @@ class PositionsReader:
                 "Doctor",
                 "positions, not the mask: the position_ids count the pads of this left-padded batch: batch element "
                 "{e}'s first real token (row {row}, after {pads} pad(s)) was given position {given} where its "
-                "sequence alone starts at 0, and the model adds learned position embeddings, so its real tokens "
+                "sequence alone starts at 0, and the model adds {module} embeddings, so its real tokens "
                 "get other queries and keys than alone; batch elements given such positions: {elements}; the mask "
                 "follows the padding, so it was ruled out; pass position_ids = (attention_mask.cumsum(-1) - "
                 "1).clamp(min=0)",
             ),
             e=e,
+            module=module_word(call.positions_from),
             row=lead[e],
             pads=lead[e],
             given=_number(float(given[e, lead[e]])),
@@ -454,22 +455,34 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.3g}"
 
 
-def _module_word(kind: str | None) -> str:
-    return (
-        QT_TRANSLATE_NOOP("Doctor", "learned position") if kind == "learned" else QT_TRANSLATE_NOOP("Doctor", "rotary")
-    )
+#: The words for the kind of code a call's positions were read from (``recorded_positions``).
+_MODULE_WORDS = {
+    "learned": QT_TRANSLATE_NOOP("Doctor", "learned position"),
+    "sinusoidal": QT_TRANSLATE_NOOP("Doctor", "sinusoidal position"),
+    "alibi": QT_TRANSLATE_NOOP("Doctor", "ALiBi"),
+}
+#: Kinds of positions a shift of a whole sequence leaves the weights alone for (relative ones):
+#: a rotation's angle between a query and a key, ALiBi's distance.
+_RELATIVE = ("rotary", "alibi")
 
 
-def _recorded_shift_text(index: int, counted: list[int], lead: list[int], given: np.ndarray) -> str:
+def module_word(kind: str | None) -> str:
+    """The kind of embedding positions were read from, as a sentence names it ("the model's
+    {word} embedding"): rotary, learned position, sinusoidal position, ALiBi."""
+    return _MODULE_WORDS.get(kind or "", QT_TRANSLATE_NOOP("Doctor", "rotary"))
+
+
+def _recorded_shift_text(index: int, counted: list[int], lead: list[int], given: np.ndarray, kind: str | None) -> str:
     e = counted[0]
     return message(
         QT_TRANSLATE_NOOP(
             "Doctor",
             "in call {index} the position_ids count the pads of the left-padded batch (batch element {e}'s first real "
-            "token was given position {given} after {pads} pad(s)); rotary attention ignores a shift of a whole "
+            "token was given position {given} after {pads} pad(s)); {module} attention ignores a shift of a whole "
             "sequence, so its weights are those of each sequence's own positions; pass "
             "(attention_mask.cumsum(-1) - 1).clamp(min=0) all the same",
         ),
+        module=module_word(kind),
         index=index,
         e=e,
         given=_number(float(given[e, lead[e]])),

@@ -41,6 +41,7 @@ between; what other code replaced meanwhile is left as that code set it, and sai
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from collections.abc import Callable
@@ -56,13 +57,8 @@ from .paths.base import Frames, Installed, InterfaceFrame, MhaFrame, Recorder, S
 from .paths.flex import FLEX_MODULE
 from .paths.interface import interface_arguments
 from .paths.softmax import ORIGINAL
-from .recorded_positions import (
-    ANGLE_FUNCTIONS,
-    ROTARY,
-    TABLE_FUNCTIONS,
-    positions_from_angles,
-    positions_from_table,
-)
+from .recorded_positions import ANGLE_FUNCTIONS, TABLE_FUNCTIONS, reading_from_function
+from .value_heads import PRODUCT_FUNCTIONS
 
 __all__ = [
     "PATCH",
@@ -123,6 +119,8 @@ class CallMode(TorchFunctionMode):
             return installed.sdpa_wrapper(*args, **kwargs)
         if (func in ANGLE_FUNCTIONS or func in TABLE_FUNCTIONS) and self._patch.captures:
             self._patch.saw_angles(func, args)  # rotary positions times inverse frequencies, or rows of a table?
+        if func in PRODUCT_FUNCTIONS and self._patch.captures:
+            self._patch.saw_product(func, args)  # weights recorded at a softmax times their values?
         # A swapped function (softmax) reaches the mode as its wrapper, from inside that wrapper.
         return getattr(func, ORIGINAL, func)(*args, **kwargs)
 
@@ -199,12 +197,18 @@ class Patch:
         """Rotary code of a model's own turned positions into angles: the captures this belongs
         to keep them (``recorded_positions``); never an error in the model."""
         try:
-            positions = positions_from_table(args) if func in TABLE_FUNCTIONS else positions_from_angles(func, args)
+            reading = reading_from_function(func, args)
         except Exception:  # noqa: BLE001 - recording never changes what the model does
             return
-        if positions is not None:
+        if reading is not None:
             for capture in self.recipients(in_model=True):
-                capture.saw_positions(ROTARY, positions)
+                capture.saw_positions(*reading)
+
+    def saw_product(self, func: Any, args: tuple[Any, ...]) -> None:
+        """A product in a model's own code: the weights a capture just recorded at a softmax
+        times their values shows how the code grouped its KV heads (``value_heads``)."""
+        for capture in self.recipients(in_model=True):
+            capture._guarded(functools.partial(capture.saw_product, func, args))
 
     def recipients(self, *, in_model: bool = False) -> list[Capture]:
         """The captures a call made now, on this thread, belongs to. ``in_model``: only those

@@ -35,19 +35,30 @@ import torch
 from torch import nn
 
 __all__ = [
+    "ALIBI",
     "ANGLE_FUNCTIONS",
+    "KINDS",
     "LEARNED",
     "MAYBE_LEARNED",
     "ROTARY",
+    "SINUSOIDAL",
     "TABLE_FUNCTIONS",
     "is_position_module",
-    "positions_from_table",
+    "kind_in",
     "positions_from_angles",
+    "positions_from_table",
     "read_positions",
+    "reading_from_function",
 ]
 
 ROTARY = "rotary"
 LEARNED = "learned"
+#: Absolute positions as a table (or vectors) of sines and cosines added to the embeddings.
+SINUSOIDAL = "sinusoidal"
+#: Positions times one slope per head (ALiBi's distances): a score term, not a rotation.
+ALIBI = "alibi"
+#: Every kind a reading may have, as capture files keep it.
+KINDS = (ROTARY, LEARNED, SINUSOIDAL, ALIBI)
 #: An embedding not named like positions: its ids are positions only where they count.
 MAYBE_LEARNED = "learned?"
 
@@ -134,8 +145,9 @@ def _given_positions(args: tuple[Any, ...], kwargs: dict[str, Any]) -> np.ndarra
 
 
 def _from_tables(module: nn.Module, output: Any) -> np.ndarray | None:
-    """Positions read back from a rotary module's (cos, sin) tables: the lowest frequency is the
-    last column in both the rotate-half and the interleaved layout."""
+    """Positions read back from a rotary module's (cos, sin) tables, on the column of its lowest
+    frequency (the last in both the rotate-half and the interleaved layout when the frequencies
+    decrease; the first when they increase)."""
     inv_freq = getattr(module, "inv_freq", None)
     if not isinstance(output, (tuple, list)) or len(output) < 2 or not isinstance(inv_freq, torch.Tensor):
         return None
@@ -144,11 +156,21 @@ def _from_tables(module: nn.Module, output: Any) -> np.ndarray | None:
         return None
     if cos.dim() < 2 or cos.dtype not in (torch.float32, torch.float64) or inv_freq.numel() == 0:
         return None
-    lowest = float(inv_freq.detach().double().abs().min())
-    if not lowest > 0 or cos.shape[-1] not in (inv_freq.numel(), 2 * inv_freq.numel()):
+    frequencies = inv_freq.detach().double().abs().reshape(-1)
+    lowest = float(frequencies.min())
+    n = frequencies.numel()
+    if not lowest > 0 or cos.shape[-1] not in (n, 2 * n):
         return None
-    c = cos.detach()[..., -1].to("cpu", torch.float64)
-    s = sin.detach()[..., -1].to("cpu", torch.float64)
+    # The lowest frequency's column: its own where the table has one per frequency or repeats
+    # them in halves (rotate-half), twice its index where each is repeated in place (interleaved).
+    i = int(frequencies.argmin())
+    column = i
+    if cos.shape[-1] == 2 * n and i != n - 1 and not bool(torch.equal(cos[..., :n], cos[..., n:])):
+        column = 2 * i
+    elif cos.shape[-1] == 2 * n and i == n - 1:
+        column = -1  # the last column in both layouts
+    c = cos.detach()[..., column].to("cpu", torch.float64)
+    s = sin.detach()[..., column].to("cpu", torch.float64)
     # Tables of one rotation have cos^2 + sin^2 the same everywhere (1, or a scaling's square):
     # two tensors of another kind (rotated queries and keys) do not.
     radius = c * c + s * s
@@ -165,57 +187,100 @@ def _from_tables(module: nn.Module, output: Any) -> np.ndarray | None:
 
 
 #: The functions rotary code turns positions into angles with (positions times inverse
-#: frequencies): seen by the capture's function mode, whatever module (or none) runs them.
+#: frequencies, or over wavelengths): seen by the capture's function mode, whatever module (or
+#: none) runs them.
+DIVISIONS: frozenset[Any] = frozenset({torch.div, torch.true_divide, torch.Tensor.__truediv__, torch.Tensor.div})
 ANGLE_FUNCTIONS: frozenset[Any] = frozenset(
     {torch.outer, torch.ger, torch.mul, torch.Tensor.__mul__, torch.Tensor.__rmul__, torch.Tensor.mul, torch.einsum}
+    | DIVISIONS
 )
-#: Indexing a precomputed table of rotations by position.
-TABLE_FUNCTIONS: frozenset[Any] = frozenset({torch.Tensor.__getitem__})
+#: Indexing a precomputed table of rotations or sinusoids by position, or embedding ids with one.
+TABLE_FUNCTIONS: frozenset[Any] = frozenset({torch.Tensor.__getitem__, torch.nn.functional.embedding})
 _LARGEST_FREQUENCIES = 4096
 _LARGEST_POSITIONS = 1 << 20
+#: Frequencies a model learned (or blended, as YaRN does) are read only up to this many radians
+#: per position: positions times anything larger are no rotary angles.
+_LARGEST_FREQUENCY = 4.0
+
+
+def reading_from_function(func: Any, args: tuple[Any, ...]) -> tuple[str, np.ndarray] | None:
+    """(kind, (N, L) positions) when ``func(*args)`` turns positions into angles or picks rows
+    of a rotary or sinusoidal table by position; None otherwise."""
+    if func in TABLE_FUNCTIONS:
+        if func is torch.nn.functional.embedding:
+            args = (args[1], args[0]) if len(args) >= 2 else ()
+        return _table_reading(args)
+    return _angles_reading(func, args)
+
+
+def kind_in(kind: str, modules: list[nn.Module]) -> str:
+    """The kind of an angle reading made inside ``modules`` (outermost first): angles computed in a
+    sinusoidal position embedding's module (named like one, not like rotary) make sinusoids
+    added to the embeddings, not rotations."""
+    if kind != ROTARY or not modules:
+        return kind
+    name = type(modules[-1]).__name__
+    if _SINUSOIDAL_NAME.search(name) and not _ROTARY_NAME.search(name):
+        return SINUSOIDAL
+    return kind
+
+
+_SINUSOIDAL_NAME = re.compile(r"sinusoid|positional(embedding|encoding)|posenc|posemb|timestep", re.IGNORECASE)
 
 
 def positions_from_table(args: tuple[Any, ...]) -> np.ndarray | None:
-    """(N, L) positions when ``table[index]`` picks rows of a precomputed rotary table by
-    position: ``freqs_cis[start : start + L]`` (Meta's Llama: complex ``exp(i p theta)``) or
-    ``cos_cached[position_ids]`` (cos or sin rows); None for any other indexing. A table is
-    rotary when its row 0 is the rotation by 0 (all 1 for complex or cos, all 0 for sin) and
-    its row 1's angles are inverse frequencies (a geometric sequence from at most 1)."""
+    """(N, L) positions when ``table[index]`` picks rows of a precomputed rotary or sinusoidal
+    table by position: ``freqs_cis[start : start + L]`` (Meta's Llama: complex ``exp(i p theta)``),
+    ``cos_cached[position_ids]`` (cos or sin rows), ``pe[:, :L]`` (sines and cosines of one
+    position in one row); None for any other indexing."""
+    reading = _table_reading(args)
+    return None if reading is None else reading[1]
+
+
+def _table_reading(args: tuple[Any, ...]) -> tuple[str, np.ndarray] | None:
+    """A table is rotary when its row 0 is the rotation by 0 (all 1 for complex or cos, all 0
+    for sin) and its row 1's angles are inverse frequencies (a geometric sequence from at most
+    1); sinusoidal when its row 0 holds sin(0) and cos(0) side by side (0s and 1s, interleaved or
+    in halves) and row 1 the sines and cosines of such frequencies."""
     if len(args) != 2 or not isinstance(args[0], torch.Tensor):
         return None
     table, index = args
+    # A table with leading axes of size 1 ((1, max, d) buffers) indexed past them: pe[:, :L].
+    while isinstance(index, tuple) and len(index) >= 2 and index[0] == slice(None) and table.dim() > 2:
+        if table.shape[0] != 1:
+            return None
+        table, index = table[0], index[1] if len(index) == 2 else index[1:]
     if not isinstance(index, (slice, torch.Tensor)) or table.dim() < 2 or table.shape[0] < 2:
         return None
-    if table.numel() > _LARGEST_POSITIONS or not (table.is_complex() or table.is_floating_point()):
+    if table.numel() > _LARGEST_POSITIONS * 8 or not (table.is_complex() or table.is_floating_point()):
         return None
-    if not _known_table(table):
+    kind = _known_table(table)
+    if kind is None:
         return None
     if isinstance(index, slice):
         start, stop, step = index.indices(table.shape[0])
         if step != 1 or stop <= start:
             return None
-        return np.arange(start, stop, dtype=np.float64)[None, :]
-    if isinstance(index, torch.Tensor) and not index.is_floating_point() and index.dtype != torch.bool:
-        if index.dim() in (1, 2) and index.numel() > 0:
-            return index.detach().to("cpu", torch.float64).reshape(-1, index.shape[-1]).numpy().copy()
+        return kind, np.arange(start, stop, dtype=np.float64)[None, :]
+    if not index.is_floating_point() and index.dtype != torch.bool and index.dim() in (1, 2) and index.numel() > 0:
+        return kind, index.detach().to("cpu", torch.float64).reshape(-1, index.shape[-1]).numpy().copy()
     return None
 
 
 #: Verdicts on tables already looked at, by (address, shape, dtype, version): a model indexes
 #: the same tensors at every layer and step, and reading values off a GPU waits for it.
-_VERDICTS: dict[tuple[Any, ...], bool] = {}
+_VERDICTS: dict[tuple[Any, ...], str | None] = {}
 _KEPT_VERDICTS = 256
 
 
-def _known_table(table: torch.Tensor) -> bool:
+def _known_table(table: torch.Tensor) -> str | None:
     key = (table.data_ptr(), tuple(table.shape), table.dtype, table._version, str(table.device))
-    verdict = _VERDICTS.get(key)
-    if verdict is None:
-        verdict = _rotary_table(table)
+    if key not in _VERDICTS:
+        verdict = ROTARY if _rotary_table(table) else SINUSOIDAL if _sinusoidal_table(table) else None
         if len(_VERDICTS) >= _KEPT_VERDICTS:
             _VERDICTS.clear()
         _VERDICTS[key] = verdict
-    return verdict
+    return _VERDICTS[key]
 
 
 def _rotary_table(table: torch.Tensor) -> bool:
@@ -250,45 +315,130 @@ def _rotary_table(table: torch.Tensor) -> bool:
     )
 
 
+def _sinusoidal_table(table: torch.Tensor) -> bool:
+    """Row 0 is sin(0) and cos(0) of every frequency (0s and 1s: interleaved, or in halves in
+    either order), row 1 the sines and cosines of inverse frequencies."""
+    if table.is_complex() or not table.is_floating_point():
+        return False
+    rows = table.detach()[:2].reshape(2, -1).to("cpu", torch.float64)
+    n = rows.shape[1]
+    if n < 4 or n % 2:
+        return False
+    half = n // 2
+    layouts = (
+        (slice(0, n, 2), slice(1, n, 2)),
+        (slice(1, n, 2), slice(0, n, 2)),
+        (slice(0, half), slice(half, n)),
+        (slice(half, n), slice(0, half)),
+    )
+    for sines, cosines in layouts:
+        if not (
+            bool(torch.allclose(rows[0, sines], torch.zeros(half, dtype=torch.float64), atol=1e-5))
+            and bool(torch.allclose(rows[0, cosines], torch.ones(half, dtype=torch.float64), atol=1e-5))
+        ):
+            continue
+        s, c = rows[1, sines], rows[1, cosines]
+        if not bool(torch.allclose(s * s + c * c, torch.ones_like(s), atol=1e-4)):
+            return False
+        return _inverse_frequencies(torch.atan2(s, c), 1e-2)
+    return False
+
+
 def positions_from_angles(func: Any, args: tuple[Any, ...]) -> np.ndarray | None:
-    """(N, L) positions when ``func(*args)`` multiplies positions by a rotary table's inverse
-    frequencies (a geometric sequence, decreasing from at most 1: ``base ** (-2i / d)``, scaled
-    or not): ``torch.outer(t, inv_freq)``, ``positions[..., None] * inv_freq``, an einsum of
-    the two; None for any other product."""
-    operands = [a for a in (args[1:] if func is torch.einsum else args) if isinstance(a, torch.Tensor)]
-    if func is torch.einsum and len(operands) == 0 and len(args) == 2 and isinstance(args[1], (list, tuple)):
-        operands = [a for a in args[1] if isinstance(a, torch.Tensor)]
-    if len(operands) != 2:
-        return None
-    outer = func in (torch.outer, torch.ger, torch.einsum)
-    for freq, positions in (operands, operands[::-1]):
+    """(N, L) positions when ``func(*args)`` turns positions into angles: ``torch.outer(t,
+    inv_freq)``, ``positions[..., None] * inv_freq``, an einsum of the two, ``positions[...,
+    None] / wavelengths``; None for any other product. The frequencies are inverse frequencies (a
+    geometric sequence up to at most 1, decreasing or increasing: ``base ** (-2i / d)``, scaled
+    or not), or any positive ones (learned, or blended as YaRN does) where the positions are
+    whole and count (each row up by 1)."""
+    reading = _angles_reading(func, args)
+    return None if reading is None else reading[1]
+
+
+def _angles_reading(func: Any, args: tuple[Any, ...]) -> tuple[str, np.ndarray] | None:
+    if func in DIVISIONS:
+        pairs = _division(args)
+        outer = False
+    else:
+        operands = [a for a in (args[1:] if func is torch.einsum else args) if isinstance(a, torch.Tensor)]
+        if func is torch.einsum and len(operands) == 0 and len(args) == 2 and isinstance(args[1], (list, tuple)):
+            operands = [a for a in args[1] if isinstance(a, torch.Tensor)]
+        if len(operands) != 2:
+            return None
+        pairs = [(operands[1], operands[0]), (operands[0], operands[1])]
+        outer = func in (torch.outer, torch.ger, torch.einsum)
+    for freq, positions in pairs:
         # The shapes first (no value read: a GPU would wait): one axis of at most a few thousand
         # frequencies, against an axis of size 1 of the positions in a product (a norm's weight
         # times the hidden states meets an axis as long as itself there).
         if not 2 <= freq.numel() <= _LARGEST_FREQUENCIES or positions.numel() > _LARGEST_POSITIONS:
             continue
         axes = [i for i in range(freq.dim()) if freq.shape[i] != 1]
-        if len(axes) != 1:
+        if len(axes) != 1 or not freq.is_floating_point():
             continue
         axis = axes[0] - freq.dim()
         if not outer and -axis <= positions.dim() and positions.shape[axis] != 1:
             continue
-        if _inverse_frequencies(freq):
-            return _as_positions(positions, None if outer else freq)
+        frequencies = freq.detach().reshape(-1).to("cpu", torch.float64)
+        if func in DIVISIONS:
+            frequencies = 1.0 / frequencies
+        geometric = _inverse_frequencies(frequencies)
+        if not geometric and not _any_frequencies(frequencies):
+            continue
+        read = _as_positions(positions, None if outer else freq)
+        if read is None or (not geometric and not _whole_and_counting(read)):
+            continue
+        # One slope per head before the sequence axis, each a power of the first (2^(-8/H) ...):
+        # ALiBi's distances; frequencies along the last axis are angles.
+        kind = ALIBI if not outer and axis != -1 and geometric and _slopes(frequencies) else ROTARY
+        return kind, read
     return None
 
 
+def _division(args: tuple[Any, ...]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """``positions / wavelengths``: (the wavelengths, the positions) when both are tensors."""
+    if len(args) < 2 or not all(isinstance(a, torch.Tensor) for a in args[:2]):
+        return []
+    numerator, denominator = args[0], args[1]
+    return [(denominator, numerator)]
+
+
 def _inverse_frequencies(t: torch.Tensor, tol: float = 1e-4) -> bool:
-    """A geometric sequence decreasing from at most 1 (``tol``: of its ratios, relative)."""
+    """A geometric sequence of positive numbers whose largest is at most 1, in either order
+    (``tol``: of its ratios, relative)."""
     if not t.is_floating_point() or not 2 <= t.numel() <= _LARGEST_FREQUENCIES:
         return False
     if sum(1 for s in t.shape if s != 1) != 1:
         return False
     f = t.detach().reshape(-1).to("cpu", torch.float64)
-    if not bool((f > 0).all()) or float(f[0]) > 1.0 + tol:
+    if not bool((f > 0).all()) or float(f.max()) > 1.0 + tol:
         return False
     ratio = f[1:] / f[:-1]
-    return bool((ratio < 1).all()) and float(ratio.max() - ratio.min()) <= tol * float(ratio.mean())
+    monotone = bool((ratio < 1).all()) or bool((ratio > 1).all())
+    return monotone and float(ratio.max() - ratio.min()) <= tol * float(ratio.mean())
+
+
+def _any_frequencies(f: torch.Tensor) -> bool:
+    """Positive finite frequencies of at most a few radians per position, not all equal."""
+    return (
+        bool(torch.isfinite(f).all())
+        and bool((f > 0).all())
+        and float(f.max()) <= _LARGEST_FREQUENCY
+        and float(f.max() - f.min()) > 1e-6 * float(f.max())
+    )
+
+
+def _slopes(f: torch.Tensor) -> bool:
+    """ALiBi's slopes: r, r^2, r^3 ... (the first equal to the ratio)."""
+    first, ratio = float(f[0]), float(f[1] / f[0])
+    return ratio < 1 and math.isclose(first, ratio, rel_tol=1e-3)
+
+
+def _whole_and_counting(positions: np.ndarray) -> bool:
+    """Whole positions, each row up by 1 (arange, offset or not), or one position per row."""
+    if not bool((positions == np.round(positions)).all()):
+        return False
+    return positions.shape[-1] == 1 or bool((np.diff(positions, axis=-1) == 1).all())
 
 
 def _as_positions(t: torch.Tensor, freq: torch.Tensor | None) -> np.ndarray | None:

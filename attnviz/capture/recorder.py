@@ -30,7 +30,7 @@ from __future__ import annotations
 import fnmatch
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -48,7 +48,8 @@ from . import shaping
 from .calls import CapturedCall, Converted
 from .patching import PATCH, CallMode
 from .paths import block_sparse
-from .recorded_positions import LEARNED, MAYBE_LEARNED, is_position_module, read_positions
+from .recorded_positions import LEARNED, MAYBE_LEARNED, is_position_module, kind_in, read_positions
+from .value_heads import value_heads
 
 __all__ = ["DEFAULT_CAPTURE_BUDGET", "Capture", "capture"]
 
@@ -180,6 +181,8 @@ class Capture:
         #: one was called with (kind, (N, L)): the calls that follow were given them.
         self._position_modules = {m: k for m, n in self._names.items() if (k := is_position_module(m, n))}
         self._positions: tuple[str, np.ndarray] | None = None
+        #: The softmax call whose values' grouping was read (the products after it are others).
+        self._grouped: CapturedCall | None = None
         self._selected = self._select(modules)
         self._local = _Local()
         self._thread = 0  # the thread that entered the capture
@@ -440,9 +443,25 @@ class Capture:
                 break
 
     def saw_positions(self, kind: str, positions: np.ndarray) -> None:
-        """Positions the model's rotary code multiplied by inverse frequencies (function mode)."""
+        """Positions the model's own code turned into angles or rows of a table (function mode);
+        ``kind`` told by the module running it where the code cannot (``kind_in``)."""
+        kind = kind_in(kind, self._local.stack)
         with self._lock:
             self._positions = (kind, positions)
+
+    def saw_product(self, func: Any, args: tuple[Any, ...]) -> None:
+        """A product made in the module whose softmax was recorded last: when it multiplies those
+        weights by their values, the grouping of its KV heads is kept on the call's path."""
+        call = self.calls[-1] if self.calls else None
+        stack = self._local.stack
+        if call is None or call.kind != "softmax" or call.recorded_weights is None or call is self._grouped:
+            return
+        if not stack or id(stack[-1]) != call.module_key:
+            return
+        heads = value_heads(tuple(call.recorded_weights.shape), func, args)
+        if heads is not None:
+            call.path = replace(call.path, value_heads=heads)
+            self._grouped = call
 
     def _read_positions(self, kind: str, module: nn.Module, args: Any, kwargs: Any, output: Any) -> None:
         outer = self._local.given[0] if self._local.given else ((), {})

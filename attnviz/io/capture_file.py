@@ -102,7 +102,7 @@ _CALL_KEYS_2 = {"terms", "path", "tokens"}
 #: Version 3 adds the positions a call's queries were given (its "positions" array), and from what.
 _CALL_KEYS_3 = {"positions_from"}
 #: What a call's positions were read from (``attnviz.capture.recorded_positions``).
-_POSITIONS_FROM = ("rotary", "learned")
+_POSITIONS_FROM = ("rotary", "learned", "sinusoidal", "alibi")
 _TOP_KEYS = {"format", "version", "source", "query_tokens", "key_tokens", "calls"}
 _TOP_KEYS_2 = {"token_sets", "shard"}
 _PATH_KEYS: dict[str, type | tuple[type, ...]] = {
@@ -116,7 +116,9 @@ _PATH_KEYS: dict[str, type | tuple[type, ...]] = {
 }
 
 #: Keys of a call's "path" that a file may leave out (written only where they say something).
-_OPTIONAL_PATH_KEYS: tuple[str, ...] = ("unhonoured_blocks",)
+_OPTIONAL_PATH_KEYS: tuple[str, ...] = ("unhonoured_blocks", "value_heads")
+#: The most query heads a path's "value_heads" may list (far above any model's).
+_MAX_HEADS = 1 << 14
 
 _SOURCES: tuple[str, ...] = get_args(Source)
 # ----------------------------------------------------------------------------- writing
@@ -585,7 +587,7 @@ def _needs_version_3(run: ModelRun) -> bool:
     return any(
         any(term.kind == "alibi" for term in call.terms)
         or call.positions is not None
-        or (call.path is not None and call.path.unhonoured_blocks is not None)
+        or (call.path is not None and (call.path.unhonoured_blocks is not None or call.path.value_heads is not None))
         for call in run.calls
     )
 
@@ -636,11 +638,24 @@ def _path_of(raw: Any, call: str, budget: Budget, version: int = FORMAT_VERSION)
         or set(raw) - set(_OPTIONAL_PATH_KEYS if version >= 3 else ()) != set(_PATH_KEYS)
         or not all(isinstance(raw[key], kind) for key, kind in _PATH_KEYS.items())
         or not _unhonoured_blocks_ok(raw.get("unhonoured_blocks"))
+        or not _value_heads_ok(raw.get("value_heads"))
     ):
         raise budget.fail(message(QT_TRANSLATE_NOOP("FileErrors", "has an invalid 'path' in call '{name}'"), name=call))
     return CallPath(
         **{key: raw[key] for key in _PATH_KEYS},
         unhonoured_blocks=None if raw.get("unhonoured_blocks") is None else float(raw["unhonoured_blocks"]),
+        value_heads=None if raw.get("value_heads") is None else tuple(int(h) for h in raw["value_heads"]),
+    )
+
+
+def _value_heads_ok(value: Any) -> bool:
+    """None, or the KV head of each query head: whole numbers from 0, each below the count of heads."""
+    if value is None:
+        return True
+    return (
+        isinstance(value, list)
+        and 0 < len(value) <= _MAX_HEADS
+        and all(type(h) is int and 0 <= h < len(value) for h in value)
     )
 
 

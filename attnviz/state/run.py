@@ -149,7 +149,11 @@ class CallPath:
     ``weights_only``: only the weights could be recorded (the reason is the call's note).
     ``unhonoured_blocks``: a FlexAttention call on the CPU whose block table skips blocks its
     mask_mod allows: their share (0..1) of the table's blocks, computed by PyTorch's CPU
-    flex_attention (a GPU skips them) and so shown as computed (None: nothing of the kind)."""
+    flex_attention (a GPU skips them) and so shown as computed (None: nothing of the kind).
+    ``value_heads``: for a call recorded at its softmax (weights only), the KV head each query
+    head read, as the values the weights were then multiplied by show (heads that are copies of
+    one KV head share its number, numbered in order of first use); None: not seen, or no
+    grouping (``capture.value_heads``)."""
 
     implementation: str = "sdpa"
     function: str = ""
@@ -159,6 +163,7 @@ class CallPath:
     packed_gqa: bool = False
     weights_only: bool = False
     unhonoured_blocks: float | None = None
+    value_heads: tuple[int, ...] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -172,6 +177,8 @@ class CallPath:
         }
         if self.unhonoured_blocks is not None:  # written only where there is some
             out["unhonoured_blocks"] = self.unhonoured_blocks
+        if self.value_heads is not None:
+            out["value_heads"] = list(self.value_heads)
         return out
 
 
@@ -196,7 +203,8 @@ class AttentionCall:
     (:class:`CallPath`; None: not recorded). ``query_tokens`` (B, L_q) and ``key_tokens``
     (B, L_k): the tokens of this call's own axes (a cross-attention call's keys are the
     encoder's), None to show the run's. ``positions`` (1 or B, L_q): the positions the model's
-    rotary embedding (``positions_from`` "rotary") or learned position embedding ("learned")
+    rotary embedding (``positions_from`` "rotary"), learned position embedding ("learned"),
+    sinusoidal position table or code ("sinusoidal") or ALiBi slopes ("alibi": keys' positions)
     was called with for these queries, as a capture read them; None: not recorded.
     """
 

@@ -131,7 +131,7 @@
     </message>
     <message>
         <source>a capture records once: make a new one with attnviz.capture(...)</source>
-        <extracomment>Modules that turn positions into rotations or embeddings, and the latest positions one was called with (kind, (N, L)): the calls that follow were given them.</extracomment>
+        <extracomment>Modules that turn positions into rotations or embeddings, and the latest positions one was called with (kind, (N, L)): the calls that follow were given them. The softmax call whose values&apos; grouping was read (the products after it are others).</extracomment>
         <translation>uma captura registra uma única vez: crie outra com attnviz.capture(...)</translation>
     </message>
     <message>
@@ -1226,20 +1226,30 @@
         <translation>as posições, não a máscara: as posições deste passo com cache recomeçam em {first} enquanto {cached} chave(s) estão em cache: o embedding {module} do modelo foi chamado com as posições {shown} para as linhas de consulta do passo (elemento {e} do lote), onde o cache põe seu primeiro token novo na posição {cached} ou depois; elementos do lote cujo passo recomeça: {elements}; a máscara foi descartada como causa (o passo vê suas chaves em cache); desloque as posições pelo comprimento do cache (past_key_values.get_seq_length(), cache_position)</translation>
     </message>
     <message>
-        <source>positions, not the mask: the position_ids count the pads of this left-padded batch: batch element {e}&apos;s first real token (row {row}, after {pads} pad(s)) was given position {given} where its sequence alone starts at 0, and the model adds learned position embeddings, so its real tokens get other queries and keys than alone; batch elements given such positions: {elements}; the mask follows the padding, so it was ruled out; pass position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</source>
-        <translation>as posições, não a máscara: os position_ids contam o preenchimento deste lote preenchido à esquerda: o primeiro token real do elemento {e} do lote (linha {row}, depois de {pads} token(s) de preenchimento) recebeu a posição {given}, onde sua sequência sozinha começa em 0, e o modelo soma embeddings de posição aprendidos, então seus tokens reais recebem outras consultas e chaves que sozinhos; elementos do lote que receberam tais posições: {elements}; a máscara segue o preenchimento, então foi descartada como causa; passe position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</translation>
+        <source>positions, not the mask: the position_ids count the pads of this left-padded batch: batch element {e}&apos;s first real token (row {row}, after {pads} pad(s)) was given position {given} where its sequence alone starts at 0, and the model adds {module} embeddings, so its real tokens get other queries and keys than alone; batch elements given such positions: {elements}; the mask follows the padding, so it was ruled out; pass position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</source>
+        <translation>as posições, não a máscara: os position_ids contam o preenchimento deste lote preenchido à esquerda: o primeiro token real do elemento {e} do lote (linha {row}, depois de {pads} token(s) de preenchimento) recebeu a posição {given}, onde sua sequência sozinha começa em 0, e o modelo soma à entrada o embedding {module}, então seus tokens reais recebem outras consultas e chaves que sozinhos; elementos do lote que receberam tais posições: {elements}; a máscara segue o preenchimento, então foi descartada como causa; passe position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</translation>
+    </message>
+    <message>
+        <source>in call {index} the position_ids count the pads of the left-padded batch (batch element {e}&apos;s first real token was given position {given} after {pads} pad(s)); {module} attention ignores a shift of a whole sequence, so its weights are those of each sequence&apos;s own positions; pass (attention_mask.cumsum(-1) - 1).clamp(min=0) all the same</source>
+        <translation>na chamada {index} os position_ids contam o preenchimento do lote preenchido à esquerda (o primeiro token real do elemento {e} do lote recebeu a posição {given} depois de {pads} token(s) de preenchimento); a atenção com embedding {module} ignora o deslocamento de uma sequência inteira, então seus pesos são os das posições próprias de cada sequência; passe (attention_mask.cumsum(-1) - 1).clamp(min=0) mesmo assim</translation>
     </message>
     <message>
         <source>learned position</source>
+        <extracomment>The words for the kind of code a call&apos;s positions were read from (``recorded_positions``).</extracomment>
         <translation>de posição aprendido</translation>
     </message>
     <message>
-        <source>rotary</source>
-        <translation>rotativo</translation>
+        <source>sinusoidal position</source>
+        <translation>de posição senoidal</translation>
     </message>
     <message>
-        <source>in call {index} the position_ids count the pads of the left-padded batch (batch element {e}&apos;s first real token was given position {given} after {pads} pad(s)); rotary attention ignores a shift of a whole sequence, so its weights are those of each sequence&apos;s own positions; pass (attention_mask.cumsum(-1) - 1).clamp(min=0) all the same</source>
-        <translation>na chamada {index} os position_ids contam o preenchimento do lote preenchido à esquerda (o primeiro token real do elemento {e} do lote recebeu a posição {given} depois de {pads} token(s) de preenchimento); a atenção rotativa ignora o deslocamento de uma sequência inteira, então seus pesos são os das posições próprias de cada sequência; passe (attention_mask.cumsum(-1) - 1).clamp(min=0) mesmo assim</translation>
+        <source>ALiBi</source>
+        <translation>ALiBi</translation>
+    </message>
+    <message>
+        <source>rotary</source>
+        <extracomment>Kinds of positions a shift of a whole sequence leaves the weights alone for (relative ones): a rotation&apos;s angle between a query and a key, ALiBi&apos;s distance.</extracomment>
+        <translation>rotativo</translation>
     </message>
     <message>
         <source>in call {index} the position_ids count the pads of the left-padded batch (batch elements {e} and {f} start with the same tokens, {apart} position(s) apart, and their queries and keys are the same vectors rotated); rotary attention ignores a shift of a whole sequence, so its weights are those of each sequence&apos;s own positions; pass (attention_mask.cumsum(-1) - 1).clamp(min=0) all the same</source>
@@ -1260,6 +1270,14 @@
     <message>
         <source>the scale: the model&apos;s output is reproduced (within {found:.2g}) with its scores scaled by {label} ({used:.4g}), not the {expected:.4g} the call was given</source>
         <translation>a escala: a saída do modelo é reproduzida (com diferença de até {found:.2g}) com seus escores escalados por {label} ({used:.4g}), não pelos {expected:.4g} que a chamada recebeu</translation>
+    </message>
+    <message>
+        <source>the KV heads are grouped by tiling (repeat) where repeat_interleave is meant: the values this call&apos;s weights were multiplied by are {kv} KV heads expanded to {h} query heads so that query head h reads KV head h % {kv} (KV heads [{got}]), where SDPA (enable_gqa), FlashAttention and transformers&apos; repeat_kv give it KV head h // {groups} ([{wanted}]); the model&apos;s other attention paths compute different attention for the same mask; expand them with repeat_interleave({groups}, dim=1) (or repeat_kv); the mask is not the cause</source>
+        <translation>as cabeças KV estão agrupadas por repetição em bloco (repeat) onde se quer repeat_interleave: os valores pelos quais os pesos desta chamada foram multiplicados são {kv} cabeças KV expandidas para {h} cabeças de consulta de modo que a cabeça de consulta h lê a cabeça KV h % {kv} (cabeças KV [{got}]), onde o SDPA (enable_gqa), o FlashAttention e o repeat_kv do transformers lhe dão a cabeça KV h // {groups} ([{wanted}]); os outros caminhos de atenção do modelo calculam uma atenção diferente para a mesma máscara; expanda-as com repeat_interleave({groups}, dim=1) (ou repeat_kv); a máscara não é a causa</translation>
+    </message>
+    <message>
+        <source>the KV heads are grouped otherwise than SDPA groups them: the values this call&apos;s weights were multiplied by are {kv} KV heads expanded to {h} query heads as KV heads [{got}], where SDPA (enable_gqa), FlashAttention and transformers&apos; repeat_kv give query head h KV head h // {groups} ([{wanted}]); the model&apos;s other attention paths compute different attention for the same mask; the mask is not the cause</source>
+        <translation>as cabeças KV estão agrupadas de outro modo que o SDPA as agrupa: os valores pelos quais os pesos desta chamada foram multiplicados são {kv} cabeças KV expandidas para {h} cabeças de consulta como as cabeças KV [{got}], onde o SDPA (enable_gqa), o FlashAttention e o repeat_kv do transformers dão à cabeça de consulta h a cabeça KV h // {groups} ([{wanted}]); os outros caminhos de atenção do modelo calculam uma atenção diferente para a mesma máscara; a máscara não é a causa</translation>
     </message>
 </context>
 <context>
@@ -2551,7 +2569,7 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     </message>
     <message>
         <source>cannot be written: two calls are named &apos;{name}&apos; (call names must be unique)</source>
-        <extracomment>The version a file is written as when it holds nothing of version 3 (an ALiBi term, a call&apos;s unhonoured block sparsity): readable by version-2 readers. The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. A call&apos;s score-term arrays are named &quot;term_0&quot;, &quot;term_1&quot;... after their place in its &quot;terms&quot;. Version 2 adds these to a call and to the header. Version 3 adds the positions a call&apos;s queries were given (its &quot;positions&quot; array), and from what. What a call&apos;s positions were read from (``attnviz.capture.recorded_positions``). Keys of a call&apos;s &quot;path&quot; that a file may leave out (written only where they say something).</extracomment>
+        <extracomment>The version a file is written as when it holds nothing of version 3 (an ALiBi term, a call&apos;s unhonoured block sparsity): readable by version-2 readers. The header holds names, scalars and tokens: a few kB per call, a few MB with long token lists (64 sequences of 4,096 tokens take about 4 MB). Where the data starts and every array&apos;s offset: a multiple of this (cache lines, any dtype). Arrays are queries, keys, values, outputs, weights (4-D) and masks (at most 4-D). The arrays a call may hold, in the order they are written. A call&apos;s score-term arrays are named &quot;term_0&quot;, &quot;term_1&quot;... after their place in its &quot;terms&quot;. Version 2 adds these to a call and to the header. Version 3 adds the positions a call&apos;s queries were given (its &quot;positions&quot; array), and from what. What a call&apos;s positions were read from (``attnviz.capture.recorded_positions``). Keys of a call&apos;s &quot;path&quot; that a file may leave out (written only where they say something). The most query heads a path&apos;s &quot;value_heads&quot; may list (far above any model&apos;s).</extracomment>
         <translation>não pode ser gravado: duas chamadas têm o nome &apos;{name}&apos; (os nomes das chamadas devem ser únicos)</translation>
     </message>
     <message>

@@ -100,12 +100,13 @@ def test_a_cached_step_whose_rotary_positions_restart_is_named_from_its_capture_
     assert twin == [] and twin.notes == [], lines(twin)
 
 
-def rotate_learned(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-    """bug_models.rotate with frequencies of no rotary table (learned, increasing): the capture
-    cannot tell its positions from any other product."""
-    freq = torch.tensor([0.3, 1.0])
-    angle = positions[:, None, :, None].float() * freq
-    cos, sin = angle.cos(), angle.sin()
+def rotate_unseen(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """bug_models.rotate with its angles computed outside torch (numpy): no capture sees the
+    positions turned into angles, and no module holds them."""
+    import numpy as np
+
+    angle = positions.numpy()[:, None, :, None].astype(np.float64) * np.array([0.3, 1.0])
+    cos, sin = (torch.from_numpy(f(angle)).float() for f in (np.cos, np.sin))
     even, odd = x[..., 0::2], x[..., 1::2]
     return torch.stack([even * cos - odd * sin, even * sin + odd * cos], -1).flatten(-2)
 
@@ -121,7 +122,7 @@ def test_a_step_whose_positions_are_recorded_is_read_without_a_repeated_token():
 
 
 def test_a_step_whose_token_repeats_none_in_its_cache_is_said_to_be_unchecked(monkeypatch):
-    monkeypatch.setattr(bugs, "rotate", rotate_learned)
+    monkeypatch.setattr(bugs, "rotate", rotate_unseen)
     for model in (bugs.RotaryDecoder(restart_positions=True), bugs.RotaryDecoder()):
         found = step_diagnosis(model, repeat=False)
         assert found == [], lines(found)

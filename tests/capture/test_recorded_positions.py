@@ -66,9 +66,12 @@ def test_positions_times_inverse_frequencies_are_read():
     np.testing.assert_array_equal(positions_from_angles(torch.outer, (t, inv)), [[3, 4, 5, 6]])
     batched = torch.tensor([[0, 1, 2], [4, 5, 6]])[:, None, :, None].float()
     np.testing.assert_array_equal(positions_from_angles(torch.Tensor.mul, (batched, inv)), [[0, 1, 2], [4, 5, 6]])
-    # Not inverse frequencies (increasing), or relative distances (negative): nothing.
-    assert positions_from_angles(torch.outer, (t, torch.tensor([0.3, 1.0]))) is None
+    # Increasing inverse frequencies are read too; relative distances (negative) are not positions.
+    np.testing.assert_array_equal(positions_from_angles(torch.outer, (t, inv.flip(0))), [[3, 4, 5, 6]])
     assert positions_from_angles(torch.outer, (t - 5, inv)) is None
+    # Frequencies of no geometric sequence (learned) only with whole positions that count.
+    assert positions_from_angles(torch.outer, (t, torch.tensor([0.3, 1.0, 0.7]))).tolist() == [[3, 4, 5, 6]]
+    assert positions_from_angles(torch.outer, (t * 0.5, torch.tensor([0.3, 1.0, 0.7]))) is None
 
 
 def test_rows_of_a_rotary_table_picked_by_position_are_read():

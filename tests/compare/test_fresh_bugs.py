@@ -21,8 +21,7 @@ pytest.importorskip("transformers", reason="transformers is a test dependency (p
 
 TARGET = "tests.compare.fresh_bugs:{}"
 
-#: case: (checks run, words of the check's first line, words of the doctor's first line; None:
-#: the doctor cannot see it in one capture, said in the test below)
+#: case: (checks run, words of the check's first line, words of the doctor's first line)
 EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...] | None]] = {
     "hand-written rotary decoder, restart": (
         "kv_cache",
@@ -52,7 +51,7 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...] | None]] = {
     "hand-written GQA, eager tiles KV heads": (
         "implementations",
         ("compute different attention for the same mask", "the grouping of KV heads", "[0, 1, 0, 1, 0, 1]"),
-        None,
+        ("heads 1, 4:", "grouped by tiling (repeat) where repeat_interleave is meant", "KV heads [0, 1, 0, 1, 0, 1]"),
     ),
     "Mistral, edited repeat_kv tiles KV heads": (
         "implementations",
@@ -133,11 +132,16 @@ def test_attnviz_doctor_names_the_cause_of_each_fresh_bug_and_passes_its_twin(ca
             assert not any(line.startswith(("error", "warning")) for line in lines), lines
 
 
-def test_a_softmax_of_its_own_shows_no_grouping_in_one_capture():
-    # The hand-written eager path records only its weights (its own softmax), already grouped:
-    # one capture holds nothing to compare them with; the check compares the two paths.
-    found = diagnose_run(fresh.captured("grouped").to_run())
-    assert [f for f in found if f.severity == "error"] == [], "\n".join(map(format_finding, found))
+def test_a_softmax_of_its_own_shows_its_grouping_in_the_values_it_multiplies():
+    # The hand-written eager path records only its weights (its own softmax); the product that
+    # follows multiplies them by the expanded values, whose copies show the grouping it used.
+    bug = fresh.captured("grouped").to_run()
+    assert [call.path.value_heads for call in bug.calls] == [(0, 1, 0, 1, 0, 1)] * 2
+    found = [f for f in diagnose_run(bug) if f.severity == "error"]
+    assert [(f.kind, f.call, f.heads) for f in found] == [("grouping", 0, (1, 4)), ("grouping", 1, (1, 4))]
+    twin = fresh.captured("grouped_twin").to_run()
+    assert [call.path.value_heads for call in twin.calls] == [(0, 0, 0, 1, 1, 1)] * 2
+    assert list(diagnose_run(twin)) == []
 
 
 def test_a_static_cache_step_whose_positions_restart_is_named_from_its_capture():

@@ -9,7 +9,7 @@ import attnviz
 from attnviz.capture import diagnose_run
 from attnviz.state.document import ReplaceState, State
 from attnviz.state.run import Focus, ModelRun
-from tests.capture.test_doctor_positions import rotate_learned
+from tests.capture.test_doctor_positions import rotate_unseen
 from tests.compare import bug_models as bugs
 from tests.ui.conftest import wait_current
 
@@ -28,7 +28,7 @@ def unchecked_step() -> ModelRun:
 
 
 def test_the_doctor_view_shows_the_diagnosis_notes(qtbot, window, monkeypatch):
-    monkeypatch.setattr(bugs, "rotate", rotate_learned)  # positions the capture cannot read
+    monkeypatch.setattr(bugs, "rotate", rotate_unseen)  # positions the capture cannot read
     run = unchecked_step()
     expected = diagnose_run(run)
     assert expected == [] and expected.notes  # nothing wrong found, something not checked

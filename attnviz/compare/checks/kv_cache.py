@@ -12,6 +12,7 @@ import torch
 
 from attnviz.capture import CapturedCall, capture
 from attnviz.capture.doctor import Finding
+from attnviz.capture.doctor_positions import module_word
 from attnviz.compare.checks.base import (
     Aligned,
     Gap,
@@ -307,9 +308,7 @@ def _recorded_positions_cause(
             "starting at the cache's length; {mask}",
         ),
         tokens=tokens,
-        module=QT_TRANSLATE_NOOP("Doctor", "learned position")
-        if call.positions_from == "learned"
-        else QT_TRANSLATE_NOOP("Doctor", "rotary"),
+        module=module_word(call.positions_from),
         given=_listed(ours[e]),
         expected=_listed(full[e]),
         e=e,

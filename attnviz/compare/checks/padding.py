@@ -10,6 +10,7 @@ import torch
 
 from attnviz.capture import CapturedCall
 from attnviz.capture.doctor import Finding
+from attnviz.capture.doctor_positions import module_word
 from attnviz.compare.checks.base import (
     Aligned,
     Gap,
@@ -410,9 +411,7 @@ def _recorded_positions_apart(given: Run, alone: list[Run], gap: Gap, real: list
                 "queries and keys; each call's mask follows the attention mask, so the masks were ruled out; "
                 "compute positions from the attention mask, (attention_mask.cumsum(-1) - 1).clamp(min=0)",
             ),
-            module=QT_TRANSLATE_NOOP("Doctor", "learned position")
-            if call.positions_from == "learned"
-            else QT_TRANSLATE_NOOP("Doctor", "rotary"),
+            module=module_word(call.positions_from),
             b=b,
             row=first,
             given=_whole(float(ours[0])),
