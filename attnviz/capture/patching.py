@@ -57,7 +57,14 @@ from .paths.base import Frames, Installed, InterfaceFrame, MhaFrame, Recorder, S
 from .paths.flex import FLEX_MODULE
 from .paths.interface import interface_arguments
 from .paths.softmax import ORIGINAL
-from .recorded_positions import ANGLE_FUNCTIONS, TABLE_FUNCTIONS, reading_from_function
+from .recorded_positions import (
+    ANGLE_FUNCTIONS,
+    ROTARY,
+    TABLE_FUNCTIONS,
+    TRAIL_FUNCTIONS,
+    AngleTrail,
+    reading_from_function,
+)
 from .value_heads import PRODUCT_FUNCTIONS
 
 __all__ = [
@@ -117,12 +124,19 @@ class CallMode(TorchFunctionMode):
             and not self._patch.frames.in_sdpa
         ):
             return installed.sdpa_wrapper(*args, **kwargs)
-        if (func in ANGLE_FUNCTIONS or func in TABLE_FUNCTIONS) and self._patch.captures:
-            self._patch.saw_angles(func, args)  # rotary positions times inverse frequencies, or rows of a table?
-        if func in PRODUCT_FUNCTIONS and self._patch.captures:
-            self._patch.saw_product(func, args)  # weights recorded at a softmax times their values?
+        patch = self._patch
+        angles = (func in ANGLE_FUNCTIONS or func in TABLE_FUNCTIONS) and bool(patch.captures)
+        # Rotary positions times inverse frequencies, or rows of a table?
+        read = patch.saw_angles(func, args) if angles else None
+        if func in PRODUCT_FUNCTIONS and patch.captures:
+            patch.saw_product(func, args)  # weights recorded at a softmax times their values?
         # A swapped function (softmax) reaches the mode as its wrapper, from inside that wrapper.
-        return getattr(func, ORIGINAL, func)(*args, **kwargs)
+        out = getattr(func, ORIGINAL, func)(*args, **kwargs)
+        if read == ROTARY and func not in TABLE_FUNCTIONS:
+            patch.trail.follow(out)  # where its sines and cosines go tells rotary from sinusoidal
+        elif func in TRAIL_FUNCTIONS and patch.trail.active and patch.trail.joined(func, args, out):
+            patch.saw_sinusoids()
+        return out
 
 
 class Patch:
@@ -139,6 +153,8 @@ class Patch:
         self.frames = Frames()
         #: Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.
         self.interventions: tuple[Intervention, ...] = ()
+        #: Where the angles of the latest position reading went (sinusoids joined, or not).
+        self.trail = AngleTrail()
 
     # ------------------------------------------------------------------------- interventions
 
@@ -193,16 +209,24 @@ class Patch:
             installed, self._installed = self._installed, None
             return _restore(installed)
 
-    def saw_angles(self, func: Any, args: tuple[Any, ...]) -> None:
+    def saw_angles(self, func: Any, args: tuple[Any, ...]) -> str | None:
         """Rotary code of a model's own turned positions into angles: the captures this belongs
-        to keep them (``recorded_positions``); never an error in the model."""
+        to keep them (``recorded_positions``); never an error in the model. Its kind, or None."""
         try:
             reading = reading_from_function(func, args)
         except Exception:  # noqa: BLE001 - recording never changes what the model does
-            return
-        if reading is not None:
-            for capture in self.recipients(in_model=True):
-                capture.saw_positions(*reading)
+            return None
+        if reading is None:
+            return None
+        for capture in self.recipients(in_model=True):
+            capture.saw_positions(*reading)
+        return reading[0]
+
+    def saw_sinusoids(self) -> None:
+        """The angles of the latest reading became sines and cosines joined in one tensor: a
+        sinusoidal position embedding, not a rotation."""
+        for capture in self.recipients(in_model=True):
+            capture.saw_sinusoids()
 
     def saw_product(self, func: Any, args: tuple[Any, ...]) -> None:
         """A product in a model's own code: the weights a capture just recorded at a softmax

@@ -1,4 +1,4 @@
-"""The positions a model gave its rotary (or learned position) embedding, read while it runs.
+"""The positions a model gave its rotary, learned, sinusoidal or ALiBi position code, read while it runs.
 
 A cached step whose positions restart at 0 changes the queries and keys, not the mask: from
 the attention calls alone it shows only where a token repeats (``doctor_positions``). The
@@ -17,10 +17,18 @@ them there, found by meaning rather than by one spelling:
   like positions (each row up by 0 or 1, mostly 1: ``arange``, a clamped ``cumsum``).
 
 * **rotary code of no module of its own** (a function ``apply_rope(x, positions)``): the
-  capture's function mode sees positions multiplied by inverse frequencies (a geometric
-  sequence from at most 1), ``torch.outer(t, inv_freq)`` or ``t[..., None] * inv_freq``.
+  capture's function mode sees positions turned into angles: multiplied by inverse frequencies
+  (a geometric sequence up to at most 1, decreasing or increasing, scaled or not),
+  ``torch.outer(t, inv_freq)``, ``t[..., None] * inv_freq``, an einsum, or divided by
+  wavelengths; by frequencies of no sequence (learned, YaRN's blend) where the positions are
+  whole and count; or rows of a precomputed table picked by position (``freqs_cis[s : s + L]``,
+  ``cos[position_ids]``, a sinusoidal ``pe[:, :L]``, ``F.embedding(ids, table)``).
 
-Each reading is ``(kind, positions)``, positions (N, L) as float64 (integers where they are).
+Each reading is ``(kind, positions)``, positions (N, L) as float64 (integers where they are),
+its kind the code it came from: ``rotary``; ``learned``; ``sinusoidal`` (a table of sines and
+cosines, or angles computed in a module named like a sinusoidal embedding: ``kind_in``),
+absolute positions added to the embeddings; ``alibi`` (positions times one slope per head,
+ALiBi's r, r^2 ...: the keys' positions of a score term).
 torch and numpy only; the recorder keeps the latest reading for the calls that follow.
 """
 
@@ -28,6 +36,7 @@ from __future__ import annotations
 
 import math
 import re
+import weakref
 from typing import Any
 
 import numpy as np
@@ -37,6 +46,8 @@ from torch import nn
 __all__ = [
     "ALIBI",
     "ANGLE_FUNCTIONS",
+    "TRAIL_FUNCTIONS",
+    "AngleTrail",
     "KINDS",
     "LEARNED",
     "MAYBE_LEARNED",
@@ -350,7 +361,8 @@ def positions_from_angles(func: Any, args: tuple[Any, ...]) -> np.ndarray | None
     None] / wavelengths``; None for any other product. The frequencies are inverse frequencies (a
     geometric sequence up to at most 1, decreasing or increasing: ``base ** (-2i / d)``, scaled
     or not), or any positive ones (learned, or blended as YaRN does) where the positions are
-    whole and count (each row up by 1)."""
+    whole and count (each row up by 1, at least 2 of them: a step of one token with such
+    frequencies is not read, and the doctor says its positions were not checked)."""
     reading = _angles_reading(func, args)
     return None if reading is None else reading[1]
 
@@ -435,10 +447,11 @@ def _slopes(f: torch.Tensor) -> bool:
 
 
 def _whole_and_counting(positions: np.ndarray) -> bool:
-    """Whole positions, each row up by 1 (arange, offset or not), or one position per row."""
-    if not bool((positions == np.round(positions)).all()):
+    """Whole positions, each row up by 1 over at least 2 (arange, offset or not). A single one
+    is not enough: a 0/1 mask or a count times a model's weights looks the same."""
+    if positions.shape[-1] < 2 or not bool((positions == np.round(positions)).all()):
         return False
-    return positions.shape[-1] == 1 or bool((np.diff(positions, axis=-1) == 1).all())
+    return bool((np.diff(positions, axis=-1) == 1).all())
 
 
 def _as_positions(t: torch.Tensor, freq: torch.Tensor | None) -> np.ndarray | None:
@@ -457,3 +470,53 @@ def _as_positions(t: torch.Tensor, freq: torch.Tensor | None) -> np.ndarray | No
     if not bool((values >= 0).all()) or not bool(torch.isfinite(values).all()):
         return None
     return values.numpy().copy()
+
+
+_SINES: frozenset[Any] = frozenset({torch.sin, torch.Tensor.sin})
+_COSINES: frozenset[Any] = frozenset({torch.cos, torch.Tensor.cos})
+#: What the angles of a reading go through: sines and cosines, then joined (or not).
+TRAIL_FUNCTIONS: frozenset[Any] = _SINES | _COSINES | frozenset({torch.cat, torch.concat, torch.stack})
+
+
+class AngleTrail:
+    """Follows the angles of the latest reading made from a product: their sines and cosines
+    joined in one tensor (``cat([sin, cos])``, ``stack``) are a sinusoidal embedding, added to
+    the hidden states (absolute positions); rotary code multiplies the two into the queries and
+    keys instead, or takes them of angles it repeated first (``cat((freqs, freqs))``). Only the
+    tensors' identities are compared (weak references: nothing is kept alive)."""
+
+    def __init__(self) -> None:
+        self._angles: weakref.ref[torch.Tensor] | None = None
+        self._sine: weakref.ref[torch.Tensor] | None = None
+        self._cosine: weakref.ref[torch.Tensor] | None = None
+
+    def follow(self, angles: Any) -> None:
+        self._angles = weakref.ref(angles) if isinstance(angles, torch.Tensor) else None
+        self._sine = self._cosine = None
+
+    @property
+    def active(self) -> bool:
+        return self._angles is not None and self._angles() is not None
+
+    def joined(self, func: Any, args: tuple[Any, ...], out: Any) -> bool:
+        """True when ``func(*args)`` (giving ``out``) joined a sine and a cosine of the angles
+        followed: then they made a sinusoidal embedding (and are followed no more)."""
+        angles = self._angles() if self._angles is not None else None
+        if angles is None or not args or not isinstance(out, torch.Tensor):
+            return False
+        if func in _SINES or func in _COSINES:
+            if args[0] is angles:
+                if func in _SINES:
+                    self._sine = weakref.ref(out)
+                else:
+                    self._cosine = weakref.ref(out)
+            return False
+        parts = args[0] if isinstance(args[0], (list, tuple)) else ()
+        sine = self._sine() if self._sine is not None else None
+        cosine = self._cosine() if self._cosine is not None else None
+        if sine is None or cosine is None:
+            return False
+        if any(t is sine for t in parts) and any(t is cosine for t in parts):
+            self._angles = None
+            return True
+        return False

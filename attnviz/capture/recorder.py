@@ -48,7 +48,15 @@ from . import shaping
 from .calls import CapturedCall, Converted
 from .patching import PATCH, CallMode
 from .paths import block_sparse
-from .recorded_positions import LEARNED, MAYBE_LEARNED, is_position_module, kind_in, read_positions
+from .recorded_positions import (
+    LEARNED,
+    MAYBE_LEARNED,
+    ROTARY,
+    SINUSOIDAL,
+    is_position_module,
+    kind_in,
+    read_positions,
+)
 from .value_heads import value_heads
 
 __all__ = ["DEFAULT_CAPTURE_BUDGET", "Capture", "capture"]
@@ -448,6 +456,13 @@ class Capture:
         kind = kind_in(kind, self._local.stack)
         with self._lock:
             self._positions = (kind, positions)
+
+    def saw_sinusoids(self) -> None:
+        """The angles of the latest rotary reading were made into sines and cosines joined in one
+        tensor: a sinusoidal position embedding (``recorded_positions.AngleTrail``)."""
+        with self._lock:
+            if self._positions is not None and self._positions[0] == ROTARY:
+                self._positions = (SINUSOIDAL, self._positions[1])
 
     def saw_product(self, func: Any, args: tuple[Any, ...]) -> None:
         """A product made in the module whose softmax was recorded last: when it multiplies those

@@ -170,6 +170,8 @@ def test_products_that_are_no_positions_are_not_read():
     assert positions_from_angles(torch.mul, (torch.tensor([[0.5], [1.5]]), freqs)) is None
     assert positions_from_angles(torch.mul, (torch.tensor([[3.0], [1.0]]), freqs)) is None
     assert positions_from_angles(torch.mul, (torch.tensor([[3.0], [4.0]]), freqs)).tolist() == [[3, 4]]
+    # One whole number (a step of one token, or a 0/1 mask) times learned frequencies: not read.
+    assert positions_from_angles(torch.mul, (torch.tensor([[1.0]]), freqs)) is None
     # Frequencies far above a few radians per position, or a norm over the hidden states.
     assert positions_from_angles(torch.mul, (torch.tensor([[3.0], [4.0]]), freqs * 100)) is None
     hidden = torch.randn(1, 4, 4)
@@ -197,24 +199,35 @@ def test_positions_are_named_by_the_kind_of_code_they_came_from():
     assert reading is not None and reading[0] == ROTARY
 
 
-class SinusoidalEncoding(nn.Module):
-    """The absolute sinusoidal encoding, computed for the positions it is given."""
+class Where(nn.Module):
+    """The absolute sinusoidal encoding, computed for the positions it is given, under a name
+    that says nothing: its sines and cosines joined in one tensor say what it is."""
 
     def forward(self, positions: torch.Tensor) -> torch.Tensor:
         angles = positions.float()[..., None] * _geometric(WIDTH // 2, 10000.0)
         return torch.cat([angles.sin(), angles.cos()], -1)
 
 
+class SinusoidalPositionalEmbedding(nn.Module):
+    """The same, written into alternate columns (no join to see): its name says what it is."""
+
+    def forward(self, positions: torch.Tensor) -> torch.Tensor:
+        angles = positions.float()[..., None] * _geometric(WIDTH // 2, 10000.0)
+        out = torch.zeros(*positions.shape, WIDTH)
+        out[..., 0::2], out[..., 1::2] = angles.sin(), angles.cos()
+        return out
+
+
 class SinusoidalDecoder(nn.Module):
     """A decoder adding sinusoidal positions to its embeddings, given a left-padded batch with
     ``arange`` positions (the bug: they count the pads) or each sequence's own."""
 
-    def __init__(self, own: bool = False) -> None:
+    def __init__(self, own: bool, encoding: type[nn.Module]) -> None:
         super().__init__()
         torch.manual_seed(4)
         self.own = own
         self.embed = nn.Embedding(VOCAB, WIDTH)
-        self.positions = SinusoidalEncoding()
+        self.positions = encoding()
         self.qkv = nn.Linear(WIDTH, 3 * WIDTH)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -227,14 +240,15 @@ class SinusoidalDecoder(nn.Module):
         return out.transpose(1, 2).reshape(b, n, WIDTH)
 
 
-def test_sinusoidal_positions_counting_the_pads_are_an_error_not_a_rotary_note():
+@pytest.mark.parametrize("encoding", [Where, SinusoidalPositionalEmbedding])
+def test_sinusoidal_positions_counting_the_pads_are_an_error_not_a_rotary_note(encoding: type[nn.Module]):
     ids = torch.randint(1, VOCAB, (2, 6), generator=torch.Generator().manual_seed(3))
     mask = torch.tensor([[1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1]])
     ids = ids * mask
     words = [[f"t{int(i)}" if m else "<pad>" for i, m in zip(row, keep)] for row, keep in zip(ids, mask)]
     runs = []
     for own in (False, True):
-        model = SinusoidalDecoder(own).eval()
+        model = SinusoidalDecoder(own, encoding).eval()
         with attnviz.capture(model, tokens=words) as cap, torch.no_grad():
             model(input_ids=ids, attention_mask=mask)
         runs.append(cap.to_run())
