@@ -225,17 +225,23 @@ def reading_from_function(func: Any, args: tuple[Any, ...]) -> tuple[str, np.nda
 
 
 def kind_in(kind: str, modules: list[nn.Module]) -> str:
-    """The kind of an angle reading made inside ``modules`` (outermost first): angles computed in a
-    sinusoidal position embedding's module (named like one, not like rotary) make sinusoids
-    added to the embeddings, not rotations."""
-    if kind != ROTARY or not modules:
+    """The kind of a reading made inside ``modules`` (outermost first), where what the code did
+    leaves it open. Angles computed in a sinusoidal position embedding's module (named like one,
+    not like rotary) make sinusoids added to the embeddings, not rotations; sines and cosines
+    of one position side by side (a table of them, or joined) used inside an attention module
+    or a rotary one are its rotation (CodeGen's ``embed_positions[position_ids]``), not an
+    embedding added to the hidden states."""
+    if not modules:
         return kind
     name = type(modules[-1]).__name__
-    if _SINUSOIDAL_NAME.search(name) and not _ROTARY_NAME.search(name):
+    if kind == SINUSOIDAL and (_ROTARY_NAME.search(name) or _ATTENTION_NAME.search(name)):
+        return ROTARY
+    if kind == ROTARY and _SINUSOIDAL_NAME.search(name) and not _ROTARY_NAME.search(name):
         return SINUSOIDAL
     return kind
 
 
+_ATTENTION_NAME = re.compile(r"attention|attn", re.IGNORECASE)
 _SINUSOIDAL_NAME = re.compile(r"sinusoid|positional(embedding|encoding)|posenc|posemb|timestep", re.IGNORECASE)
 
 
@@ -278,20 +284,23 @@ def _table_reading(args: tuple[Any, ...]) -> tuple[str, np.ndarray] | None:
     return None
 
 
-#: Verdicts on tables already looked at, by (address, shape, dtype, version): a model indexes
-#: the same tensors at every layer and step, and reading values off a GPU waits for it.
-_VERDICTS: dict[tuple[Any, ...], str | None] = {}
+#: Verdicts on tables already looked at, by (address, shape, dtype, version), each kept with a
+#: weak reference to its tensor (a freed table's address may be another's since): a model
+#: indexes the same tensors at every layer and step, and reading values off a GPU waits for it.
+_VERDICTS: dict[tuple[Any, ...], tuple[weakref.ref[torch.Tensor], str | None]] = {}
 _KEPT_VERDICTS = 256
 
 
 def _known_table(table: torch.Tensor) -> str | None:
     key = (table.data_ptr(), tuple(table.shape), table.dtype, table._version, str(table.device))
-    if key not in _VERDICTS:
-        verdict = ROTARY if _rotary_table(table) else SINUSOIDAL if _sinusoidal_table(table) else None
-        if len(_VERDICTS) >= _KEPT_VERDICTS:
-            _VERDICTS.clear()
-        _VERDICTS[key] = verdict
-    return _VERDICTS[key]
+    kept = _VERDICTS.get(key)
+    if kept is not None and kept[0]() is table:
+        return kept[1]
+    verdict = ROTARY if _rotary_table(table) else SINUSOIDAL if _sinusoidal_table(table) else None
+    if len(_VERDICTS) >= _KEPT_VERDICTS:
+        _VERDICTS.clear()
+    _VERDICTS[key] = (weakref.ref(table), verdict)
+    return verdict
 
 
 def _rotary_table(table: torch.Tensor) -> bool:

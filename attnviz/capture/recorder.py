@@ -460,9 +460,10 @@ class Capture:
     def saw_sinusoids(self) -> None:
         """The angles of the latest rotary reading were made into sines and cosines joined in one
         tensor: a sinusoidal position embedding (``recorded_positions.AngleTrail``)."""
+        kind = kind_in(SINUSOIDAL, self._local.stack)
         with self._lock:
             if self._positions is not None and self._positions[0] == ROTARY:
-                self._positions = (SINUSOIDAL, self._positions[1])
+                self._positions = (kind, self._positions[1])
 
     def saw_product(self, func: Any, args: tuple[Any, ...]) -> None:
         """A product made in the module whose softmax was recorded last: when it multiplies those

@@ -261,3 +261,34 @@ def test_sinusoidal_positions_counting_the_pads_are_an_error_not_a_rotary_note(e
     assert not any("rotary" in note for note in found.notes), lines(found)
     result = diagnose_run(twin)
     assert list(result) == [] and result.notes == [], lines(result)
+
+
+def test_a_table_of_sines_and_cosines_read_in_attention_is_rotary_and_marian_s_is_sinusoidal():
+    t = pytest.importorskip("transformers")
+    ids = torch.randint(5, 90, (2, 6), generator=torch.Generator().manual_seed(1))
+    # CodeGen rotates by rows of one sin|cos table picked inside its attention module.
+    config = t.CodeGenConfig(vocab_size=100, n_embd=32, n_layer=1, n_head=4, rotary_dim=4, n_ctx=32, n_positions=32)
+    # Marian adds rows of a sinusoidal table (an nn.Embedding of its own) to its embeddings.
+    marian = t.MarianConfig(
+        vocab_size=100,
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=16,
+        decoder_ffn_dim=16,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        decoder_start_token_id=0,
+    )
+    for model, inputs, kind in (
+        (t.CodeGenModel(config), {"input_ids": ids}, ROTARY),
+        (t.MarianModel(marian), {"input_ids": ids, "decoder_input_ids": ids[:, :4]}, SINUSOIDAL),
+    ):
+        with attnviz.capture(model.eval()) as cap, torch.no_grad():
+            model(**inputs)
+        run = cap.to_run()
+        assert {call.positions_from for call in run.calls} == {kind}
+        assert run.calls[0].positions.tolist() == [list(range(6))]
+        assert list(diagnose_run(run)) == [], lines(diagnose_run(run))
