@@ -169,8 +169,9 @@ def _from_tables(module: nn.Module, output: Any) -> np.ndarray | None:
 ANGLE_FUNCTIONS: frozenset[Any] = frozenset(
     {torch.outer, torch.ger, torch.mul, torch.Tensor.__mul__, torch.Tensor.__rmul__, torch.Tensor.mul, torch.einsum}
 )
-#: Indexing a precomputed table of rotations by position.
-TABLE_FUNCTIONS: frozenset[Any] = frozenset({torch.Tensor.__getitem__})
+#: Indexing a precomputed table of rotations by position (``table[positions]``, or GPT-J's
+#: ``torch.gather(table, 1, positions)``).
+TABLE_FUNCTIONS: frozenset[Any] = frozenset({torch.Tensor.__getitem__, torch.gather})
 _LARGEST_FREQUENCIES = 4096
 _LARGEST_POSITIONS = 1 << 20
 
@@ -181,6 +182,8 @@ def positions_from_table(args: tuple[Any, ...]) -> np.ndarray | None:
     ``cos_cached[position_ids]`` (cos or sin rows); None for any other indexing. A table is
     rotary when its row 0 is the rotation by 0 (all 1 for complex or cos, all 0 for sin) and
     its row 1's angles are inverse frequencies (a geometric sequence from at most 1)."""
+    if len(args) == 3 and isinstance(args[1], int):
+        return _gathered(*args)
     if len(args) != 2 or not isinstance(args[0], torch.Tensor):
         return None
     table, index = args
@@ -199,6 +202,25 @@ def positions_from_table(args: tuple[Any, ...]) -> np.ndarray | None:
         if index.dim() in (1, 2) and index.numel() > 0:
             return index.detach().to("cpu", torch.float64).reshape(-1, index.shape[-1]).numpy().copy()
     return None
+
+
+def _gathered(table: Any, dim: int, index: Any) -> np.ndarray | None:
+    """``torch.gather(table, dim, index)`` picking rows of a rotary table along its position axis
+    (``dim``, the one before the features; a batch of copies of one table), an index whose
+    features all pick the same row: the positions are the index's first feature."""
+    if not (isinstance(table, torch.Tensor) and isinstance(index, torch.Tensor)) or table.dim() not in (2, 3):
+        return None
+    if dim % table.dim() != table.dim() - 2 or index.dim() != table.dim() or index.is_floating_point():
+        return None
+    if table.numel() > _LARGEST_POSITIONS or not table.is_floating_point() or table.shape[-2] < 2:
+        return None
+    first = table[0] if table.dim() == 3 else table
+    if not _known_table(first):
+        return None
+    picked = index.detach().to("cpu", torch.float64)
+    if not bool((picked == picked[..., :1]).all()):
+        return None
+    return picked[..., 0].reshape(-1, picked.shape[-2]).numpy().copy()
 
 
 #: Verdicts on tables already looked at, by (address, shape, dtype, version): a model indexes
@@ -226,7 +248,14 @@ def _rotary_table(table: torch.Tensor) -> bool:
             return False
     elif rows.is_floating_point():
         first = rows[0].double()
-        if bool(torch.allclose(first, torch.ones_like(first))):
+        half = first.numel() // 2
+        ones, zeros = torch.ones(half, dtype=torch.float64), torch.zeros(half, dtype=torch.float64)
+        if first.numel() % 2 == 0 and half > 0 and bool(torch.allclose(first, torch.cat([zeros, ones]))):
+            # sin and cos side by side (GPT-J's ``cat((sin, cos), 1)``): the sines' angles
+            angles = torch.arcsin(rows[1, :half].double().clamp(-1, 1))
+        elif first.numel() % 2 == 0 and half > 0 and bool(torch.allclose(first, torch.cat([ones, zeros]))):
+            angles = torch.arccos(rows[1, :half].double().clamp(-1, 1))
+        elif bool(torch.allclose(first, torch.ones_like(first))):
             angles = torch.arccos(rows[1].double().clamp(-1, 1))
         elif bool(torch.allclose(first, torch.zeros_like(first))):
             angles = torch.arcsin(rows[1].double().clamp(-1, 1))
