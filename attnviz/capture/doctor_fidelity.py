@@ -99,7 +99,9 @@ def fidelity_cause(call: AttentionCall, limit: float) -> str | None:
         found = _fidelity(replace(call, keys=keys, values=values))
         if found is not None and found <= limit:
             return message(
-                QT_TRANSLATE_NOOP("Doctor", "{grouping} (the model's output is reproduced within {found:.2g} so)"),
+                QT_TRANSLATE_NOOP(
+                    "Doctor", "{grouping}; grouped this way, the model's output is reproduced within {found:.2g}"
+                ),
                 grouping=grouping_text(mapping, kv or 0),
                 found=found,
             )

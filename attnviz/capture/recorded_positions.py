@@ -73,6 +73,10 @@ def is_position_module(module: nn.Module, name: str) -> str | None:
         # Named like positions; or any other embedding, whose ids are read as positions only
         # where they count like positions (``_counting``): token ids do not.
         return LEARNED if _LEARNED_NAME.search(name) else MAYBE_LEARNED
+    if isinstance(module, nn.Embedding) and _LEARNED_NAME.search(name):
+        # A position embedding of its own class (OPT's, called with the attention mask and
+        # ``position_ids=``): what it is called with is positions only where it counts like them.
+        return MAYBE_LEARNED
     return None
 
 

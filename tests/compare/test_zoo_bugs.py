@@ -43,7 +43,7 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "Qwen3, own eager kernel tiles KV heads (cat)": (
         "implementations",
         ("compute different attention for the same mask", "the grouping of KV heads", "[0, 1, 0, 1, 0, 1]"),
-        ("the mask is not the cause", "the head grouping", "KV heads [0, 1, 0, 1, 0, 1]", "repeat"),
+        ("the mask is not the cause", "the head grouping", "read KV heads [0, 1, 0, 1, 0, 1]", "with repeat where"),
     ),
     "Llama, own eager kernel reads KV head 0": (
         "implementations",
@@ -87,12 +87,12 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     ),
     "RoBERTa left padded, arange + padding_idx + 1": (
         "padding",
-        ("positions", "batch element 1"),
-        ("positions, not the mask", "count the pads", "learned position embeddings"),
+        ("positions, not the mask", "position 5 in the batch and 2 alone", "count the pads"),
+        ("positions, not the mask", "count the pads", "given position 5 where its sequence alone starts at 2"),
     ),
     "OPT left padded, arange position_ids": (
         "padding",
-        ("position_ids are not each sequence's own", "masks were ruled out"),
+        ("positions, not the mask", "position 2 in the batch and 0 alone", "masks were ruled out"),
         ("positions, not the mask", "count the pads", "learned position embeddings"),
     ),
 }
@@ -123,7 +123,10 @@ def test_attnviz_check_names_the_cause_of_each_zoo_bug_and_passes_its_twin(case,
         assert word in first, first
     assert check_main([TARGET.format(twin), *options]) == 0
     out = capsys.readouterr().out
-    assert "0 errors, 0 warnings" in out, out
+    # A warning may stand (BART's learned positions are a hazard when padded on the left, said
+    # as one); no error.
+    assert "0 errors" in out, out
+    assert not any(line.startswith("error") for line in out.splitlines()), out
 
 
 @pytest.mark.parametrize("case", zoo.CASES)

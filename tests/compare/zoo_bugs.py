@@ -417,8 +417,9 @@ def roberta(implementation: str = "sdpa") -> Any:
 
 
 class LengthMaskRoberta(Wrapped):
-    """RoBERTa given a mask made from the lengths. ``bug``: ``arange(n) <= lengths`` (right:
-    ``<``), so a right-padded sequence attends to its first pad."""
+    """RoBERTa given a mask made from where each sequence's tokens start and how many there are
+    (whichever side pads). ``bug``: ``offset <= lengths`` (right: ``<``), so a right-padded
+    sequence attends to its first pad."""
 
     def __init__(self, bug: bool) -> None:
         super().__init__(roberta())
@@ -426,8 +427,8 @@ class LengthMaskRoberta(Wrapped):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Any:
         lengths = attention_mask.sum(-1, keepdim=True)
-        cols = torch.arange(input_ids.shape[1])[None, :]
-        mask = (cols <= lengths) if self.bug else (cols < lengths)
+        offset = torch.arange(input_ids.shape[1])[None, :] - attention_mask.argmax(-1, keepdim=True)
+        mask = (offset >= 0) & ((offset <= lengths) if self.bug else (offset < lengths))
         return self.inner(input_ids=input_ids, attention_mask=mask.long()).last_hidden_state
 
 
