@@ -3,7 +3,8 @@ gets otherwise, tried one at a time on the call's recorded queries, keys and val
 recorded output (numpy and the engine through ``recompute_call``; no Qt).
 
 * another **grouping of the KV heads**: query head h reading KV head h % H_kv (``repeat``)
-  where attnviz, SDPA and transformers' ``repeat_kv`` give it h // (H / H_kv);
+  where attnviz, SDPA and transformers' ``repeat_kv`` give it h // (H / H_kv), or every query
+  head reading one KV head (a grouped model's keys read as multi-query attention's);
 * another **scale** of the scores: 1, 1/d, 1/sqrt(d) or sqrt(d) where the call says another.
 
 ``fidelity_cause(call, limit)`` returns one clause naming what reproduces the output within
@@ -24,7 +25,7 @@ import numpy as np
 from attnviz.state.run import AttentionCall
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
-__all__ = ["fidelity_cause", "grouping_problem"]
+__all__ = ["fidelity_cause", "grouping_problem", "grouping_text", "other_groupings", "tiled_heads"]
 
 
 def _fidelity(call: AttentionCall) -> float | None:
@@ -37,6 +38,50 @@ def tiled_heads(heads: int, kv_heads: int) -> list[int]:
     """The KV head each query head reads when KV heads were expanded with ``repeat`` (tiled:
     ``h % kv``) where ``repeat_interleave`` (``h // groups``, SDPA's and repeat_kv's) is meant."""
     return [head % kv_heads for head in range(heads)]
+
+
+def other_groupings(heads: int, kv_heads: int) -> list[list[int]]:
+    """The groupings of KV heads a path gets by mistake, each as the KV head every query head
+    reads: tiled (``repeat``), then every head on one KV head (only the first of them kept
+    where the model has one KV head per group of query heads: multi-query attention read into a
+    grouped model). None of them is the usual ``h // groups``."""
+    if not 0 < kv_heads < heads or heads % kv_heads:
+        return []
+    usual = [head // (heads // kv_heads) for head in range(heads)]
+    found = [tiled_heads(heads, kv_heads)] + [[kv] * heads for kv in range(kv_heads)]
+    return [mapping for mapping in found if mapping != usual]
+
+
+def grouping_cause(mapping: list[int], kv_heads: int) -> str:
+    """How a path came to read ``mapping`` (the KV head of each query head), in a clause."""
+    if len(set(mapping)) == 1:
+        return message(
+            QT_TRANSLATE_NOOP(
+                "Doctor",
+                "every query head reads KV head {kv}: the keys and values of one KV head were expanded to all the "
+                "heads (multi-query attention's grouping) where the model has {count}",
+            ),
+            kv=mapping[0],
+            count=kv_heads,
+        )
+    return QT_TRANSLATE_NOOP("Doctor", "its KV heads were expanded with repeat where repeat_interleave is meant")
+
+
+def grouping_text(mapping: list[int], kv_heads: int) -> str:
+    """The doctor's clause for a call reproduced when its query heads read ``mapping``."""
+    h = len(mapping)
+    return message(
+        QT_TRANSLATE_NOOP(
+            "Doctor",
+            "the head grouping: query heads 0-{last} read KV heads [{got}], not [{expected}] (h // {groups}) as SDPA "
+            "and repeat_kv group them: {cause}",
+        ),
+        last=h - 1,
+        got=", ".join(str(g) for g in mapping),
+        expected=", ".join(str(head // (h // kv_heads)) for head in range(h)),
+        groups=h // kv_heads,
+        cause=grouping_cause(mapping, kv_heads),
+    )
 
 
 def other_scales(d: int, scale: float) -> list[tuple[str, float]]:
@@ -52,24 +97,17 @@ def fidelity_cause(call: AttentionCall, limit: float) -> str | None:
         return None
     h, kv = call.shape[1], call.kv_heads
     d = int(call.queries.shape[-1])
-    if kv and kv < h and h % kv == 0:
-        mapping = tiled_heads(h, kv)
+    for mapping in other_groupings(h, kv or 0):
         keys = np.asarray(call.keys)[:, mapping]
         values = np.asarray(call.values)[:, mapping]
         found = _fidelity(replace(call, keys=keys, values=values))
         if found is not None and found <= limit:
             return message(
                 QT_TRANSLATE_NOOP(
-                    "Doctor",
-                    "the head grouping: the model's output is reproduced (within {found:.2g}) when query head h reads "
-                    "KV head h % {kv} (KV heads [{got}]), not h // {groups} ([{expected}]) as SDPA and repeat_kv "
-                    "group them: its KV heads were expanded with repeat where repeat_interleave is meant",
+                    "Doctor", "{grouping}; grouped this way, the model's output is reproduced within {found:.2g}"
                 ),
+                grouping=grouping_text(mapping, kv or 0),
                 found=found,
-                kv=kv,
-                groups=h // kv,
-                got=", ".join(str(g) for g in mapping),
-                expected=", ".join(str(head // (h // kv)) for head in range(h)),
             )
     scale = call.scale if call.scale is not None else 1 / math.sqrt(d)
     for label, other in other_scales(d, scale):

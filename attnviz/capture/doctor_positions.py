@@ -181,10 +181,12 @@ class PositionsReader:
             # Two elements starting with the same tokens show it in their queries; else the
             # positions recorded say what the model was given.
             shared = self._padded(index, call, allowed, pad_q, tokens)
-            if shared or self._padded_checked or self._reported_pads or not self._padded_done:
+            if shared or self._padded_checked or self._reported_pads:
                 return shared
             if call.positions is None:
                 return []
+            # Unread from the queries (an encoder, or no two elements padded otherwise): the
+            # positions recorded are read against the padding.
             self._padded_done = False
         return self._recorded(index, call, allowed, pad_q) or []
 
@@ -346,13 +348,23 @@ class PositionsReader:
         sequence's own (its first real token at 0)."""
         b, n, _ = sees.shape
         later = np.triu(np.ones((n, n), dtype=bool), 1)
-        if bool((sees & later & real_q[:, :, None]).any()):
-            return None  # not causal: an encoder, whose padding the positions are read elsewhere for
         lead = [int(np.argmax(real_q[e])) if real_q[e].any() else 0 for e in range(b)]
         if not any(lead):
             return None  # nothing padded on the left: arange is each sequence's own
+        # Where a sequence alone starts counting: 0, or the first position of an element that
+        # starts with a real token (RoBERTa counts from padding_idx + 1).
+        starts = [float(given[e, 0]) for e in range(b) if lead[e] == 0 and real_q[e].any()]
+        origin = min(starts) if starts else 0.0
+        if bool((sees & later & real_q[:, :, None]).any()) and origin == 0:
+            # Not causal and counting from 0: an encoder, whose padding the positions are read
+            # elsewhere for; one that counts from another origin tells it by the origin.
+            return None
         self._padded_done = True
-        counted = [e for e in range(b) if lead[e] > 0 and given[e, lead[e]] >= lead[e] and given[e, lead[e]] > 0]
+        counted = [
+            e
+            for e in range(b)
+            if lead[e] > 0 and given[e, lead[e]] - origin >= lead[e] and given[e, lead[e]] - origin > 0
+        ]
         if not counted:
             self._padded_checked = True
             return []
@@ -367,7 +379,7 @@ class PositionsReader:
                 "Doctor",
                 "positions, not the mask: the position_ids count the pads of this left-padded batch: batch element "
                 "{e}'s first real token (row {row}, after {pads} pad(s)) was given position {given} where its "
-                "sequence alone starts at 0, and the model adds {module} embeddings, so its real tokens "
+                "sequence alone starts at {origin}, and the model adds {module} embeddings, so its real tokens "
                 "get other queries and keys than alone; batch elements given such positions: {elements}; the mask "
                 "follows the padding, so it was ruled out; pass position_ids = (attention_mask.cumsum(-1) - "
                 "1).clamp(min=0)",
@@ -377,6 +389,7 @@ class PositionsReader:
             row=lead[e],
             pads=lead[e],
             given=_number(float(given[e, lead[e]])),
+            origin=_number(origin),
             elements=", ".join(str(x) for x in counted),
         )
         rows = tuple(r for x in counted for r in np.flatnonzero(real_q[x]).tolist())

@@ -95,6 +95,10 @@ def is_position_module(module: nn.Module, name: str) -> str | None:
         # Named like positions; or any other embedding, whose ids are read as positions only
         # where they count like positions (``_counting``): token ids do not.
         return LEARNED if _LEARNED_NAME.search(name) else MAYBE_LEARNED
+    if isinstance(module, nn.Embedding) and _LEARNED_NAME.search(name):
+        # A position embedding of its own class (OPT's, called with the attention mask and
+        # ``position_ids=``): what it is called with is positions only where it counts like them.
+        return MAYBE_LEARNED
     return None
 
 
@@ -205,8 +209,9 @@ ANGLE_FUNCTIONS: frozenset[Any] = frozenset(
     {torch.outer, torch.ger, torch.mul, torch.Tensor.__mul__, torch.Tensor.__rmul__, torch.Tensor.mul, torch.einsum}
     | DIVISIONS
 )
-#: Indexing a precomputed table of rotations or sinusoids by position, or embedding ids with one.
-TABLE_FUNCTIONS: frozenset[Any] = frozenset({torch.Tensor.__getitem__, torch.nn.functional.embedding})
+#: Indexing a precomputed table of rotations or sinusoids by position (``table[positions]``,
+#: GPT-J's ``torch.gather(table, 1, positions)``), or embedding ids with one.
+TABLE_FUNCTIONS: frozenset[Any] = frozenset({torch.Tensor.__getitem__, torch.gather, torch.nn.functional.embedding})
 _LARGEST_FREQUENCIES = 4096
 _LARGEST_POSITIONS = 1 << 20
 #: Frequencies a model learned (or blended, as YaRN does) are read only up to this many radians
@@ -259,6 +264,8 @@ def _table_reading(args: tuple[Any, ...]) -> tuple[str, np.ndarray] | None:
     for sin) and its row 1's angles are inverse frequencies (a geometric sequence from at most
     1); sinusoidal when its row 0 holds sin(0) and cos(0) side by side (0s and 1s, interleaved or
     in halves) and row 1 the sines and cosines of such frequencies."""
+    if len(args) == 3 and isinstance(args[1], int):
+        return _gathered(*args)
     if len(args) != 2 or not isinstance(args[0], torch.Tensor):
         return None
     table, index = args
@@ -282,6 +289,25 @@ def _table_reading(args: tuple[Any, ...]) -> tuple[str, np.ndarray] | None:
     if not index.is_floating_point() and index.dtype != torch.bool and index.dim() in (1, 2) and index.numel() > 0:
         return kind, index.detach().to("cpu", torch.float64).reshape(-1, index.shape[-1]).numpy().copy()
     return None
+
+
+def _gathered(table: Any, dim: int, index: Any) -> tuple[str, np.ndarray] | None:
+    """``torch.gather(table, dim, index)`` picking rows of a table along its position axis
+    (``dim``, the one before the features; a batch of copies of one table), an index whose
+    features all pick the same row: the positions are the index's first feature."""
+    if not (isinstance(table, torch.Tensor) and isinstance(index, torch.Tensor)) or table.dim() not in (2, 3):
+        return None
+    if dim % table.dim() != table.dim() - 2 or index.dim() != table.dim() or index.is_floating_point():
+        return None
+    if table.numel() > _LARGEST_POSITIONS or not table.is_floating_point() or table.shape[-2] < 2:
+        return None
+    kind = _known_table(table[0] if table.dim() == 3 else table)
+    if kind is None:
+        return None
+    picked = index.detach().to("cpu", torch.float64)
+    if not bool((picked == picked[..., :1]).all()):
+        return None
+    return kind, picked[..., 0].reshape(-1, picked.shape[-2]).numpy().copy()
 
 
 #: Verdicts on tables already looked at, by (address, shape, dtype, version), each kept with a

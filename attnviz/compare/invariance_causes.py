@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from attnviz.capture import CapturedCall
-from attnviz.capture.doctor_fidelity import other_scales, tiled_heads
+from attnviz.capture.doctor_fidelity import grouping_cause, other_groupings, other_scales
 from attnviz.capture.doctor_padding import PaddingReading, read_padding
 from attnviz.compute.call_mask import call_allowed as _door_allowed
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
@@ -232,7 +232,7 @@ def computation_difference(test: CapturedCall, reference: CapturedCall, heads: S
             mapping.append(found[0])
         expected = [head // groups for head in range(h)]
         if mapping and mapping != expected:
-            return _grouping_text(mapping, expected)
+            return _grouping_text(mapping, expected, r_k.shape[1])
     output = test.output
     if output is None or k.shape[1] == 0 or h % k.shape[1]:
         return None
@@ -300,11 +300,9 @@ def _grouping_or_scale(
 ) -> str | None:
     """What reproduces the other path where the usual grouping and scale do not (``explains``
     tries a grouping and a scale): the KV heads tiled, or another scale; None for neither."""
-    h = len(usual)
-    if h > kv:
-        tiled = tiled_heads(h, kv)
-        if explains(tiled, scale):
-            return _grouping_text(tiled, usual)
+    for mapping in other_groupings(len(usual), kv):
+        if explains(mapping, scale):
+            return _grouping_text(mapping, usual, kv)
     for label, other in other_scales(d, scale):
         if explains(usual, other):
             return message(
@@ -319,16 +317,17 @@ def _grouping_or_scale(
     return None
 
 
-def _grouping_text(mapping: Sequence[int], expected: Sequence[int]) -> str:
+def _grouping_text(mapping: Sequence[int], expected: Sequence[int], kv: int) -> str:
     return message(
         QT_TRANSLATE_NOOP(
             "Invariance",
             "the grouping of KV heads: query heads 0-{last} read the KV heads [{got}] where the other path gives "
-            "[{expected}] (repeat where repeat_interleave is meant, or the reverse)",
+            "[{expected}] ({cause}, or the reverse)",
         ),
         last=len(mapping) - 1,
         got=", ".join(str(g) for g in mapping),
         expected=", ".join(str(g) for g in expected),
+        cause=grouping_cause(list(mapping), kv),
     )
 
 

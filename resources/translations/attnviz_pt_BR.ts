@@ -114,7 +114,7 @@
     </message>
     <message>
         <source>{name} was replaced by other code while captures were open: it is left as that code set it</source>
-        <extracomment>What the patch asks of an open capture (``recorder.Capture`` provides it): the one small interface between the paths&apos; wrappers and the recorder, so this module never imports it. The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock.</extracomment>
+        <extracomment>What the patch asks of an open capture (``recorder.Capture`` provides it): the one small interface between the paths&apos; wrappers and the recorder, so this module never imports it. The open captures, replaced whole under the lock (readers take it without locking). Edits of calls as they run (``attnviz.intervene``), replaced whole under the lock. Where the angles of the latest position reading went (sinusoids joined, or not).</extracomment>
         <translation>{name} foi substituído por outro código enquanto havia capturas abertas: fica como esse código o deixou</translation>
     </message>
     <message>
@@ -1226,10 +1226,6 @@
         <translation>as posições, não a máscara: as posições deste passo com cache recomeçam em {first} enquanto {cached} chave(s) estão em cache: o embedding {module} do modelo foi chamado com as posições {shown} para as linhas de consulta do passo (elemento {e} do lote), onde o cache põe seu primeiro token novo na posição {cached} ou depois; elementos do lote cujo passo recomeça: {elements}; a máscara foi descartada como causa (o passo vê suas chaves em cache); desloque as posições pelo comprimento do cache (past_key_values.get_seq_length(), cache_position)</translation>
     </message>
     <message>
-        <source>positions, not the mask: the position_ids count the pads of this left-padded batch: batch element {e}&apos;s first real token (row {row}, after {pads} pad(s)) was given position {given} where its sequence alone starts at 0, and the model adds {module} embeddings, so its real tokens get other queries and keys than alone; batch elements given such positions: {elements}; the mask follows the padding, so it was ruled out; pass position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</source>
-        <translation>as posições, não a máscara: os position_ids contam o preenchimento deste lote preenchido à esquerda: o primeiro token real do elemento {e} do lote (linha {row}, depois de {pads} token(s) de preenchimento) recebeu a posição {given}, onde sua sequência sozinha começa em 0, e o modelo soma à entrada o embedding {module}, então seus tokens reais recebem outras consultas e chaves que sozinhos; elementos do lote que receberam tais posições: {elements}; a máscara segue o preenchimento, então foi descartada como causa; passe position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</translation>
-    </message>
-    <message>
         <source>in call {index} the position_ids count the pads of the left-padded batch (batch element {e}&apos;s first real token was given position {given} after {pads} pad(s)); {module} attention ignores a shift of a whole sequence, so its weights are those of each sequence&apos;s own positions; pass (attention_mask.cumsum(-1) - 1).clamp(min=0) all the same</source>
         <translation>na chamada {index} os position_ids contam o preenchimento do lote preenchido à esquerda (o primeiro token real do elemento {e} do lote recebeu a posição {given} depois de {pads} token(s) de preenchimento); a atenção com embedding {module} ignora o deslocamento de uma sequência inteira, então seus pesos são os das posições próprias de cada sequência; passe (attention_mask.cumsum(-1) - 1).clamp(min=0) mesmo assim</translation>
     </message>
@@ -1237,6 +1233,10 @@
         <source>learned position</source>
         <extracomment>The words for the kind of code a call&apos;s positions were read from (``recorded_positions``).</extracomment>
         <translation>de posição aprendido</translation>
+    </message>
+    <message>
+        <source>positions, not the mask: the position_ids count the pads of this left-padded batch: batch element {e}&apos;s first real token (row {row}, after {pads} pad(s)) was given position {given} where its sequence alone starts at {origin}, and the model adds {module} embeddings, so its real tokens get other queries and keys than alone; batch elements given such positions: {elements}; the mask follows the padding, so it was ruled out; pass position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</source>
+        <translation>as posições, não a máscara: os position_ids contam o preenchimento deste lote preenchido à esquerda: o primeiro token real do elemento {e} do lote (linha {row}, depois de {pads} token(s) de preenchimento) recebeu a posição {given}, onde sua sequência sozinha começa em {origin}, e o modelo soma à entrada o embedding {module}, então seus tokens reais recebem outras consultas e chaves que sozinhos; elementos do lote que receberam tais posições: {elements}; a máscara segue o preenchimento, então foi descartada como causa; passe position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)</translation>
     </message>
     <message>
         <source>sinusoidal position</source>
@@ -1264,8 +1264,20 @@
         <translation>as posições, não a máscara: as posições deste passo com cache recomeçam em 0: seu token novo na chave {j} (linha de consulta {r}) repete o token da chave {old}, e na primeira camada a rotação entre suas chaves é de {restart} posição(ões), onde o(s) {cached} token(s) em cache antes do passo os põem a {expected} de distância; o passo recebeu posições contadas a partir do seu próprio primeiro token, não do comprimento do cache; desloque-as pelo número de tokens em cache (past_key_values.get_seq_length(), cache_position)</translation>
     </message>
     <message>
-        <source>the head grouping: the model&apos;s output is reproduced (within {found:.2g}) when query head h reads KV head h % {kv} (KV heads [{got}]), not h // {groups} ([{expected}]) as SDPA and repeat_kv group them: its KV heads were expanded with repeat where repeat_interleave is meant</source>
-        <translation>o agrupamento das cabeças: a saída do modelo é reproduzida (com diferença de até {found:.2g}) quando a cabeça de consulta h lê a cabeça KV h % {kv} (cabeças KV [{got}]), não h // {groups} ([{expected}]) como o SDPA e o repeat_kv as agrupam: suas cabeças KV foram expandidas com repeat onde se queria repeat_interleave</translation>
+        <source>every query head reads KV head {kv}: the keys and values of one KV head were expanded to all the heads (multi-query attention&apos;s grouping) where the model has {count}</source>
+        <translation>toda cabeça de consulta lê a cabeça KV {kv}: as chaves e os valores de uma só cabeça KV foram expandidos para todas as cabeças (o agrupamento da atenção multi-query) onde o modelo tem {count}</translation>
+    </message>
+    <message>
+        <source>its KV heads were expanded with repeat where repeat_interleave is meant</source>
+        <translation>suas cabeças KV foram expandidas com repeat onde se queria repeat_interleave</translation>
+    </message>
+    <message>
+        <source>the head grouping: query heads 0-{last} read KV heads [{got}], not [{expected}] (h // {groups}) as SDPA and repeat_kv group them: {cause}</source>
+        <translation>o agrupamento das cabeças: as cabeças de consulta 0-{last} leem as cabeças KV [{got}], não [{expected}] (h // {groups}) como o SDPA e o repeat_kv as agrupam: {cause}</translation>
+    </message>
+    <message>
+        <source>{grouping}; grouped this way, the model&apos;s output is reproduced within {found:.2g}</source>
+        <translation>{grouping}; agrupada assim, a saída do modelo é reproduzida com diferença de até {found:.2g}</translation>
     </message>
     <message>
         <source>the scale: the model&apos;s output is reproduced (within {found:.2g}) with its scores scaled by {label} ({used:.4g}), not the {expected:.4g} the call was given</source>
@@ -4116,12 +4128,12 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
         <translation>a escala: os escores são escalados por {label} ({used:.4g}) onde o outro caminho usa {expected:.4g}</translation>
     </message>
     <message>
-        <source>a score term (a bias, soft cap or position term one path adds or drops): neither another grouping of the KV heads nor another scale reproduces the output</source>
-        <translation>um termo de escore (um viés, limite suave ou termo de posição que um caminho soma ou omite): nem outro agrupamento das cabeças KV nem outra escala reproduz a saída</translation>
+        <source>the grouping of KV heads: query heads 0-{last} read the KV heads [{got}] where the other path gives [{expected}] ({cause}, or the reverse)</source>
+        <translation>o agrupamento das cabeças KV: as cabeças de consulta 0-{last} leem as cabeças KV [{got}] onde o outro caminho dá [{expected}] ({cause}, ou o contrário)</translation>
     </message>
     <message>
-        <source>the grouping of KV heads: query heads 0-{last} read the KV heads [{got}] where the other path gives [{expected}] (repeat where repeat_interleave is meant, or the reverse)</source>
-        <translation>o agrupamento das cabeças KV: as cabeças de consulta 0-{last} leem as cabeças KV [{got}] onde o outro caminho dá [{expected}] (repeat onde se queria repeat_interleave, ou o contrário)</translation>
+        <source>a score term (a bias, soft cap or position term one path adds or drops): neither another grouping of the KV heads nor another scale reproduces the output</source>
+        <translation>um termo de escore (um viés, limite suave ou termo de posição que um caminho soma ou omite): nem outro agrupamento das cabeças KV nem outra escala reproduz a saída</translation>
     </message>
 </context>
 <context>
