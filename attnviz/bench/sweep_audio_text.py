@@ -204,6 +204,11 @@ def _width(inputs: dict[str, Any], name: str, width: int, params: Any = ()) -> d
     value = inputs[name]
     shape = (value.shape[0], 2 * LENGTH, width) if value.dim() == 2 else (*value.shape[:-1], width)
     out = _reshaped(inputs, name, shape)
+    if len(shape) == 3:  # (B, frames, width): a mask over the old last axis now covers the frames
+        for mask_name in _MASKS:
+            mask = out.get(mask_name)
+            if hasattr(mask, "shape") and mask.dim() == 2 and mask.shape[1] != shape[1]:
+                out[mask_name] = torch.ones(mask.shape[0], shape[1], dtype=mask.dtype)
     if name == "input_values" and "decoder_input_values" in params:
         g = torch.Generator().manual_seed(4)
         out["decoder_input_values"] = torch.randn(value.shape[0], LENGTH, width, generator=g)
@@ -213,8 +218,10 @@ def _width(inputs: dict[str, Any], name: str, width: int, params: Any = ()) -> d
 def retried(inputs: dict[str, Any], params: Any, message: str, config: Any) -> dict[str, Any] | None:
     """The inputs changed as the model's refusal asks, or None where it asks nothing this module
     knows (see the module's docstring)."""
-    if "`use_cache` can only be set to `True`" in message and "use_cache" in params:
-        return {**inputs, "use_cache": False}  # a decoder stack built as an encoder (Pop2Piano's)
+    cache_refused = "`use_cache` can only be set to `True`" in message  # a decoder stack built as an encoder
+    cache_refused |= "object has no attribute 'num_hidden_layers'" in message  # a cache sized from no layer count
+    if cache_refused and "use_cache" in params and inputs.get("use_cache") is not False:
+        return {**inputs, "use_cache": False}
     name = _audio_name(inputs)
     if name is None:
         return None
@@ -431,6 +438,56 @@ def hybrid_layer_indices(config: Any) -> None:
         _put(config, "num_hidden_layers", len(kinds) + 1)
 
 
+def keys_shaped_by_query_heads(config: Any) -> None:
+    """An attention whose keys are shaped with the query head count (Granite Speech 5's blocks:
+    ``(..., num_attention_heads, -1)`` for queries, keys and values alike) takes as many
+    key/value heads as heads, as its default config has; the shrinking's 2 for 4 makes keys of
+    half the head size there."""
+    import importlib
+    import inspect
+
+    heads = _int(_read(config, "num_attention_heads"))
+    if heads is None or _int(_read(config, "num_key_value_heads")) in (None, heads):
+        return
+    try:
+        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
+        shaped = "config.num_attention_heads, -1)" in inspect.getsource(module)
+    except (ImportError, OSError, TypeError):
+        return
+    if shaped:
+        _put(config, "num_key_value_heads", heads)
+
+
+def bucket_vocabularies(config: Any) -> None:
+    """A vocabulary the shrinking does not read (BLT's hashed n-gram buckets,
+    ``encoder_hash_byte_group_vocab``: 500002 per n-gram size, 3 million rows whose
+    initialisation alone outlasted the sweep's time limit): at most 1000, as every vocabulary."""
+    for name in list(vars(config)):
+        value = _int(_read(config, name))
+        if name.endswith("_vocab") and value is not None and value > 1000:
+            _put(config, name, 1000)
+
+
+def byte_patch_widths(config: Any) -> None:
+    """BLT's parts name each other's widths: a local encoder's and decoder's
+    ``hidden_size_global`` is the global transformer's width, and the global transformer
+    projects the encoder's ``hidden_size * cross_attn_k`` where it differs from its own width
+    (``encoder_cross_output_size``, which the composite config derives once, when made, from the
+    default widths, where the two agree). Derived again from the shrunk widths."""
+    global_config, encoder = _read(config, "global_config"), _read(config, "encoder_config")
+    if global_config is not None and encoder is not None and _int(_read(config, "cross_attn_k")) is not None:
+        width = _int(_read(global_config, "hidden_size"))
+        cross = int(_read(encoder, "hidden_size")) * int(_read(config, "cross_attn_k"))
+        _put(global_config, "encoder_cross_output_size", cross if cross != width else None)
+        for part in (encoder, _read(config, "decoder_config")):
+            if part is not None and width is not None and _int(_read(part, "hidden_size_global")) is not None:
+                _put(part, "hidden_size_global", width)
+    elif global_config is None:  # a local encoder or decoder swept alone: the global width shrunk as widths are
+        width, outer = _int(_read(config, "hidden_size")), _int(_read(config, "hidden_size_global"))
+        if width is not None and outer is not None and width <= 64 < outer:
+            _put(config, "hidden_size_global", 64)
+
+
 #: The repairs of this module, run by ``sweep_repairs.repair`` on every config.
 REPAIRS = (
     expert_widths,
@@ -441,4 +498,7 @@ REPAIRS = (
     default_rope_sections,
     layer_count_aliases,
     hybrid_layer_indices,
+    keys_shaped_by_query_heads,
+    bucket_vocabularies,
+    byte_patch_widths,
 )
