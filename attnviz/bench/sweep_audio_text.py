@@ -144,8 +144,38 @@ def concatenated_plans(config: Any, params: Any) -> Iterator[Plan]:
     )
 
 
+def patch_plans(config: Any, params: Any) -> Iterator[Plan]:
+    """A byte model's local encoder or decoder swept alone (BLT's): the bytes cut into patches of
+    ``patch_size`` (4 where the config has none), the encoder given each byte's patch and the
+    patch count, the decoder the bytes' states and one state per patch from the global model
+    (``hidden_size_global`` wide)."""
+    import torch
+
+    if "input_ids" not in params or not ({"patch_ids", "patch_embeds"} & set(params)):
+        return
+    size = _int(first([config], ("patch_size",))) or 4
+    patches = max(1, LENGTH // size)
+    width = _int(first([config], ("hidden_size",))) or 64
+    outer = _int(first([config], ("hidden_size_global",))) or width
+    vocab = max(4, min(_int(first([config], ("vocab_size",))) or 256, 1000))
+
+    def make() -> dict[str, Any]:
+        g = torch.Generator().manual_seed(0)
+        out: dict[str, Any] = {"input_ids": torch.randint(3, vocab, (BATCH, LENGTH), generator=g)}
+        if "patch_ids" in params:  # an encoder: which patch each byte is in
+            out["patch_ids"] = (torch.arange(LENGTH) // size).clamp(max=patches - 1).expand(BATCH, LENGTH)
+            out["num_patches"] = patches
+        else:  # a decoder: the bytes' states and the patches' global states it cross-attends
+            out["inputs_embeds"] = torch.randn(BATCH, LENGTH, width, generator=g)
+            out["patch_embeds"] = torch.randn(BATCH, patches, outer, generator=g)
+        return out
+
+    yield f"bytes in patches of {size}", ["text"], make
+
+
 def late_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """This module's plans, tried after the usual ones."""
+    yield from patch_plans(config, params)
     yield from concatenated_plans(config, params)
     yield from depth_plans(config, params)
     yield from codebook_plans(config, params)
@@ -215,6 +245,21 @@ def _width(inputs: dict[str, Any], name: str, width: int, params: Any = ()) -> d
     return out
 
 
+def _ids_in_every_vocabulary(inputs: dict[str, Any], config: Any) -> dict[str, Any] | None:
+    """Token ids folded below the smallest vocabulary any of the config's parts names, where an
+    embedding refused one: a text-to-speech model's phoneme table (FastSpeech 2's 78) or a
+    text encoder's (CLVP's 256) is smaller than the vocabulary the ids were drawn from."""
+    sizes = [_int(_read(c, "vocab_size")) for c in sub_configs(config)]
+    smallest = min([s for s in sizes if s is not None and s > 4] or [0])
+    names = [n for n in ("input_ids", "decoder_input_ids") if hasattr(inputs.get(n), "shape")]
+    if not smallest or not any(int(inputs[n].max()) >= smallest for n in names):
+        return None
+    out = dict(inputs)
+    for n in names:
+        out[n] = 3 + (inputs[n] - 3).clamp(min=0) % (smallest - 3)
+    return out
+
+
 def retried(inputs: dict[str, Any], params: Any, message: str, config: Any) -> dict[str, Any] | None:
     """The inputs changed as the model's refusal asks, or None where it asks nothing this module
     knows (see the module's docstring)."""
@@ -222,6 +267,8 @@ def retried(inputs: dict[str, Any], params: Any, message: str, config: Any) -> d
     cache_refused |= "object has no attribute 'num_hidden_layers'" in message  # a cache sized from no layer count
     if cache_refused and "use_cache" in params and inputs.get("use_cache") is not False:
         return {**inputs, "use_cache": False}
+    if "index out of range in self" in message:
+        return _ids_in_every_vocabulary(inputs, config)
     name = _audio_name(inputs)
     if name is None:
         return None
@@ -488,6 +535,38 @@ def byte_patch_widths(config: Any) -> None:
             _put(config, "hidden_size_global", 64)
 
 
+def speech_tokens_read(config: Any) -> None:
+    """CLVP's speech encoder reads the tokens its speech decoder writes (the argmax of the
+    decoder's logits), so its vocabulary is the decoder's: the default config pairs a 256-token
+    encoder with an 8194-token decoder, which random weights overrun at once; and its encoders'
+    rotary takes at least 32 dimensions per head (``max(projection_dim // (2 * heads), 32)``):
+    heads of 64. (CLVP's own recipe: no other family names these parts.)"""
+    for part in (_read(config, "text_config"), _read(config, "speech_config")):
+        # its encoders' rotary takes at least 32 dimensions of each head: heads of 64
+        if part is not None and _read(part, "model_type") == "clvp_encoder" and _int(_read(part, "hidden_size")) == 64:
+            _put(part, "hidden_size", 128)
+            _put(part, "num_attention_heads", 2)
+    speech, decoder = _read(config, "speech_config"), _read(config, "decoder_config")
+    vocab = _int(_read(decoder, "vocab_size")) if decoder is not None else None
+    if speech is not None and vocab is not None and _int(_read(speech, "vocab_size")) not in (None, vocab):
+        _put(speech, "vocab_size", vocab)
+
+
+def codebook_width(config: Any) -> None:
+    """A codec whose codebook is as wide as its two encoders together (X-Codec's
+    ``codebook_dim``, derived once when the config is made as the acoustic plus the semantic
+    width) follows the shrunk widths (its ``hidden_size`` is that sum, read live)."""
+    dim, width = _int(_read(config, "codebook_dim")), _int(_read(config, "hidden_size"))
+    if dim is None or width is None or dim == width or "hidden_size" in vars(config):
+        return
+    try:
+        default = type(config)()
+    except Exception:  # noqa: BLE001 - a config that cannot be made alone keeps its sizes
+        return
+    if _read(default, "codebook_dim") == _read(default, "hidden_size"):
+        _put(config, "codebook_dim", width)
+
+
 #: The repairs of this module, run by ``sweep_repairs.repair`` on every config.
 REPAIRS = (
     expert_widths,
@@ -501,4 +580,6 @@ REPAIRS = (
     keys_shaped_by_query_heads,
     bucket_vocabularies,
     byte_patch_widths,
+    speech_tokens_read,
+    codebook_width,
 )
