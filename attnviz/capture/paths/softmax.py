@@ -68,12 +68,12 @@ class SoftmaxPath:
 
 
 def over_vocabulary(module: nn.Module, inputs: torch.Tensor) -> bool:
-    """Whether a softmax is over the vocabulary a language model's own head writes (the module's
-    config names it, and a linear child of the module outputs it): BLT's patcher takes the
+    """Whether a softmax is over the vocabulary a language model's own head writes ((batch,
+    length, vocabulary): the module's config names it, a linear child outputs it): BLT's patcher takes the
     entropy of its next-byte distribution inside the model, which is no attention."""
     vocab = getattr(getattr(module, "config", None), "vocab_size", None)
-    if not isinstance(vocab, int) or inputs.shape[-1] != vocab:
-        return False
+    if not isinstance(vocab, int) or inputs.dim() != 3 or inputs.shape[-1] != vocab:
+        return False  # (batch, length, vocabulary): attention weights hold their heads apart
     return any(isinstance(child, nn.Linear) and child.out_features == vocab for child in module.children())
 
 
