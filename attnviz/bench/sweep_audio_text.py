@@ -208,7 +208,7 @@ def _masks_resized(inputs: dict[str, Any], old: int, new: int) -> dict[str, Any]
     out = dict(inputs)
     for name in _MASKS:
         mask = inputs.get(name)
-        if hasattr(mask, "shape") and mask.dim() == 2 and mask.shape[1] == old:
+        if isinstance(mask, torch.Tensor) and mask.dim() == 2 and mask.shape[1] == old:
             out[name] = torch.ones(mask.shape[0], new, dtype=mask.dtype)
     return out
 
@@ -237,7 +237,7 @@ def _width(inputs: dict[str, Any], name: str, width: int, params: Any = ()) -> d
     if len(shape) == 3:  # (B, frames, width): a mask over the old last axis now covers the frames
         for mask_name in _MASKS:
             mask = out.get(mask_name)
-            if hasattr(mask, "shape") and mask.dim() == 2 and mask.shape[1] != shape[1]:
+            if isinstance(mask, torch.Tensor) and mask.dim() == 2 and mask.shape[1] != shape[1]:
                 out[mask_name] = torch.ones(mask.shape[0], shape[1], dtype=mask.dtype)
     if name == "input_values" and "decoder_input_values" in params:
         g = torch.Generator().manual_seed(4)
@@ -306,8 +306,8 @@ def retried(inputs: dict[str, Any], params: Any, message: str, config: Any) -> d
         return _reshaped(inputs, name, (value.shape[0], channels, length))
     size = re.search(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", message)
     if size and value.dim() >= 2:  # a feature width the model's first layer sets (Fun-ASR's stacked frames)
-        got, wanted = int(size.group(1)), int(size.group(2))
-        if value.shape[-1] == got and wanted > got:
+        have, wanted = int(size.group(1)), int(size.group(2))
+        if value.shape[-1] == have and wanted > have:
             return _width(inputs, name, wanted, params)
     return None
 
