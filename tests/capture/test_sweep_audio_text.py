@@ -28,7 +28,7 @@ FAMILIES = {
     "gemma4_audio": "audio",  # mel bins read from its projection's refusal
     "wav2vec2-bert": "audio",  # feature width read from its layer norm's refusal
     "qwen2_5_omni_audio_encoder": "audio",  # features concatenated with their lengths
-    "blt_local_encoder": "text",  # bytes in patches
+    "blt_local_decoder": "text",  # bytes in patches, with the global model's states per patch
     "pop2piano": "text",  # a decoder stack built as an encoder, run without a cache
     "zamba2": "text",  # attention and Mamba sizes derived again from the shrunk width
     "hrm_text": "text",  # one layer per recurrent stack, a cache slot per run
