@@ -391,7 +391,7 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
 
         return make
 
-    from attnviz.bench import sweep_plans  # its plans use this module's helpers
+    from attnviz.bench import sweep_audio_text, sweep_plans  # their plans use this module's helpers
 
     yield from sweep_plans.extra_plans(model, config, params)
     g = torch.Generator().manual_seed(0)
@@ -421,6 +421,7 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
             )
     if "input_ids" in params:
         yield "text", ["text"], lambda: decoder(text_with_media(config, params, [], torch.Generator().manual_seed(0)))
+    yield from sweep_audio_text.late_plans(model, config, params)  # audio codes, concatenated features
     if not {"input_ids", "pixel_values", "input_features", "input_values"} & set(params):
         yield from sweep_extras.embedding_plans(config, params)
         yield from sweep_extras.trajectory_plans(config, params)
@@ -439,32 +440,41 @@ def build(model: Any, config: Any) -> Built | str:
     output; else one line: the first plan's failure."""
     import torch
 
-    from attnviz.bench import sweep_plans
+    from attnviz.bench import sweep_audio_text, sweep_plans
 
     params = inspect.signature(model.forward).parameters
     failures: list[str] = []
     tried: list[str] = []
-    for label, kinds, make in plans(model, config):
-        tried.append(label)
-        inputs, output = None, None
-        for _ in range(3):  # the inputs, then as the model's refusal asks (sweep_plans.retried)
-            try:
-                if inputs is None:  # what the forward also takes by name (sweep_extras)
-                    inputs = sweep_extras.complete(config, params, make(), torch.Generator().manual_seed(2))
-                torch.manual_seed(FORWARD_SEED)  # as the capture's run: a model that samples noise
-                with torch.no_grad():
-                    output = model(**inputs, **ask_for_maps(model))
-                break
-            except Exception as exc:  # noqa: BLE001 - the next layout may be the one
-                again = sweep_plans.retried(inputs, params, str(exc)) if inputs is not None else None
-                if again is None:
-                    said = str(exc).splitlines()[0][:140] if str(exc) else ""
-                    failures.append(f"{label}: {type(exc).__name__}: {said}")
+    # the plans as made (and as sweep_plans.retried asks), then, where none ran, each resized as
+    # its refusal states (sweep_audio_text.retried): a model that runs on a plan as made keeps it
+    for resized in (False, True):
+        for label, kinds, make in plans(model, config):
+            if not resized:
+                tried.append(label)
+            inputs, output = None, None
+            for _ in range(4):  # the inputs, then as the model's refusal asks
+                try:
+                    if inputs is None:  # what the forward also takes by name (sweep_extras)
+                        inputs = sweep_extras.complete(config, params, make(), torch.Generator().manual_seed(2))
+                    torch.manual_seed(FORWARD_SEED)  # as the capture's run: a model that samples noise
+                    with torch.no_grad():
+                        output = model(**inputs, **ask_for_maps(model))
                     break
-                inputs = again
-        if output is None or inputs is None:
-            continue
-        return Built(inputs, kinds, output, tried, failures[0] if failures else "", failures)
+                except Exception as exc:  # noqa: BLE001 - the next layout may be the one
+                    again = None if inputs is None else sweep_plans.retried(inputs, params, str(exc))
+                    if again is None and resized and inputs is not None:
+                        again = sweep_audio_text.retried(inputs, params, str(exc), config)
+                    if again is None:
+                        said = str(exc).splitlines()[0][:140] if str(exc) else ""
+                        if not resized:
+                            failures.append(f"{label}: {type(exc).__name__}: {said}")
+                        break
+                    inputs = again
+            if output is None or inputs is None:
+                continue
+            if resized:
+                tried.append(f"{label}, resized as refused")
+            return Built(inputs, kinds, output, tried, failures[0] if failures else "", failures)
     if not failures:
         return "its forward takes none of input_ids, pixel_values, input_features, input_values, hidden_states"
     return failures[0]

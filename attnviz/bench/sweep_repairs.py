@@ -215,7 +215,9 @@ REPAIRS = (
 
 def repair(config: Any) -> None:
     """Every repair, on ``config`` and each config inside it."""
+    from attnviz.bench import sweep_audio_text  # its repairs read the sizes these leave
+
     for sub in sub_configs(config):
-        for fix in REPAIRS:
+        for fix in REPAIRS + sweep_audio_text.REPAIRS:
             fix(sub)
         tower_output_width(sub)

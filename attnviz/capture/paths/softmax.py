@@ -67,6 +67,16 @@ class SoftmaxPath:
         installed.swaps.append(Swap(torch, "softmax", torch_softmax, softmax_function, "torch"))
 
 
+def over_vocabulary(module: nn.Module, inputs: torch.Tensor) -> bool:
+    """Whether a softmax is over the vocabulary a language model's own head writes ((batch,
+    length, vocabulary): the module's config names it, a linear child outputs it): BLT's patcher takes the
+    entropy of its next-byte distribution inside the model, which is no attention."""
+    vocab = getattr(getattr(module, "config", None), "vocab_size", None)
+    if not isinstance(vocab, int) or inputs.dim() != 3 or inputs.shape[-1] != vocab:
+        return False  # (batch, length, vocabulary): attention weights hold their heads apart
+    return any(isinstance(child, nn.Linear) and child.out_features == vocab for child in module.children())
+
+
 def record(capture: Recorder, inputs: torch.Tensor, out: Any) -> None:
     """The softmax of a model's own attention code: its weights, the module's mask, and a note
     that nothing else can be seen. Dropped at the end if the module made a recorded call."""
@@ -74,6 +84,8 @@ def record(capture: Recorder, inputs: torch.Tensor, out: Any) -> None:
     module = stack[-1] if stack else None
     if not isinstance(out, torch.Tensor) or module is None or block_sparse.is_block_sparse(module):
         return  # BigBird's block-sparse pieces: its assembled map is recorded as it leaves
+    if over_vocabulary(module, inputs):
+        return  # a next-token distribution (BLT's entropy patcher), not attention
     args, kwargs = given[-1] if given else ((), {})
     kwargs = named_arguments(module, args, kwargs)
     name = type(module).__name__
