@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from attnviz.bench import sweep_extras
+from attnviz.bench import sweep_extras, sweep_named
 
 #: Text tokens around the media: a few before, the rest after (the second row's last two are
 #: padding, so the media are never padding).
@@ -451,12 +451,14 @@ def build(model: Any, config: Any) -> Built | str:
             try:
                 if inputs is None:  # what the forward also takes by name (sweep_extras)
                     inputs = sweep_extras.complete(config, params, make(), torch.Generator().manual_seed(2))
+                    inputs = sweep_named.fill(model, config, params, inputs)  # what it still requires
                 torch.manual_seed(FORWARD_SEED)  # as the capture's run: a model that samples noise
                 with torch.no_grad():
                     output = model(**inputs, **ask_for_maps(model))
                 break
             except Exception as exc:  # noqa: BLE001 - the next layout may be the one
-                again = sweep_plans.retried(inputs, params, str(exc)) if inputs is not None else None
+                again = None if inputs is None else sweep_plans.retried(inputs, params, str(exc))
+                again = again or (inputs and sweep_named.retried(inputs, params, str(exc), config))
                 if again is None:
                     said = str(exc).splitlines()[0][:140] if str(exc) else ""
                     failures.append(f"{label}: {type(exc).__name__}: {said}")
