@@ -447,7 +447,7 @@ def build(model: Any, config: Any) -> Built | str:
     for label, kinds, make in plans(model, config):
         tried.append(label)
         inputs, output = None, None
-        for _ in range(3):  # the inputs, then as the model's refusal asks (sweep_plans.retried)
+        for _ in range(4):  # the inputs, then as the model's refusal asks (sweep_plans.retried, sweep_named's)
             try:
                 if inputs is None:  # what the forward also takes by name (sweep_extras)
                     inputs = sweep_extras.complete(config, params, make(), torch.Generator().manual_seed(2))
@@ -458,7 +458,7 @@ def build(model: Any, config: Any) -> Built | str:
                 break
             except Exception as exc:  # noqa: BLE001 - the next layout may be the one
                 again = None if inputs is None else sweep_plans.retried(inputs, params, str(exc))
-                again = again or (inputs and sweep_named.retried(inputs, params, str(exc), config))
+                again = again or (inputs and sweep_named.retried(inputs, params, str(exc), config, model))
                 if again is None:
                     said = str(exc).splitlines()[0][:140] if str(exc) else ""
                     failures.append(f"{label}: {type(exc).__name__}: {said}")

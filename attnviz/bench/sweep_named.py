@@ -99,6 +99,9 @@ class Sizes:
             if hasattr(value, "shape") and len(dims) == value.dim():
                 for dim, size in zip(dims, value.shape, strict=True):
                     self.bound.setdefault(dim, int(size))
+        masks = [v for n, v in inputs.items() if n.endswith("features_mask") and hasattr(v, "shape")]
+        #: frames of the features beside a waveform (a codec encodes both and joins them frame by frame)
+        self.frames = int(masks[0].shape[-1]) if masks else 4 * LENGTH
         pixels = inputs.get("pixel_values")
         if hasattr(pixels, "dim") and pixels.dim() == 4:  # a second image (a prompt) is the image's size
             for dim, size in zip(("num_channels", "height", "width"), pixels.shape[1:], strict=True):
@@ -107,6 +110,9 @@ class Sizes:
     def size(self, dim: str, param: str) -> int:
         if dim.isdigit():
             return int(dim)
+        if dim.startswith("config."):  # "config.n_docs": the config's own size
+            value = _read_any(self.config, dim[len("config.") :])
+            return int(value) if is_int(value) and 0 < value <= 4096 else LENGTH
         if dim in self.bound:
             return self.bound[dim]
         if "*" in dim:  # "hidden_size * len(vision_feature_layer)", "height*width": a product
@@ -127,12 +133,12 @@ class Sizes:
             size = _first(self.config, _BINS, 80)
         elif dim in _CHANNEL_DIMS:
             size = _first(self.config, _CHANNELS, 3)
-        elif dim in _IMAGE_DIMS:
-            size = _first(self.config, ("image_size",), 32)
+        elif dim in _IMAGE_DIMS or dim == "image_size":  # TVP's frames are padded to max_img_size
+            size = _first(self.config, ("max_img_size", "image_size"), 32)
         elif dim in _GRID_DIMS:
             size = SIDE
-        elif dim == "sequence_length" and param == "input_values":  # a waveform: frames of samples
-            size = LENGTH * 4 * _first(self.config, ("hop_length", "hop_size"), 320)
+        elif dim == "sequence_length" and param == "input_values":  # a waveform: the features' frames of samples
+            size = self.frames * _first(self.config, ("hop_length", "hop_size"), 320)
         else:  # a sequence: the config's own length for it (OneFormer's task_seq_len), else a few items
             prefix = param.split("_")[0]
             size = _first(self.config, (f"{prefix}_seq_len", f"{prefix}_sequence_length", f"{prefix}_length"), LENGTH)
@@ -140,15 +146,17 @@ class Sizes:
         return size
 
 
-def _tensor(name: str, kind: str, shape: list[int], generator: Any) -> Any:
+def _tensor(name: str, kind: str, shape: list[int], generator: Any, image: bool = False) -> Any:
     """A tensor of ``shape`` for the parameter ``name``: a mask of ones (every item real), small
     ids (indices valid for any table of 4 or more), else random values."""
     import torch
 
+    if "mask" in name and image:  # a mask drawn as a picture (SegGPT's prompt masks)
+        return torch.ones(*shape)
     if "mask" in name:
         return torch.ones(*shape, dtype=torch.bool if "Bool" in kind else torch.long)
     if "Long" in kind or name.endswith(("_ids", "_idx", "_index")):
-        return torch.randint(0, 4, tuple(shape), generator=generator)
+        return torch.randint(1, 3, tuple(shape), generator=generator)  # 1 or 2: no padding id, any table of 3
     return torch.randn(*shape, generator=generator)
 
 
@@ -187,7 +195,10 @@ def fill(model: Any, config: Any, params: Any, inputs: dict[str, Any]) -> dict[s
             out[name] = max(1, int(length) // 2)
         elif name in shapes:
             kind, dims = shapes[name]
-            out[name] = _tensor(name, kind, [sizes.size(d, name) for d in dims], g)
+            out[name] = _tensor(name, kind, [sizes.size(d, name) for d in dims], g, "num_channels" in dims)
+        elif "Long" in str(param.annotation):  # ids with no shape said: two per item, each 1 or 2
+            # (valid positions, counts and indices for any sequence of 3 or more; Jev's marks)
+            out[name] = torch.randint(1, 3, (BATCH, 2), generator=g)
     return out
 
 
@@ -235,6 +246,12 @@ def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
             return fill(model, config, params, {"pixel_values": pixels})
 
         yield f"patches with positions (B, {side * side}, C * P * P)", ["image"], patches
+    size = _read_any(config, "image_size")
+    if "prompt_pixel_values" in need and isinstance(size, (list, tuple)) and len(size) == 2:
+        # SegGPT stacks the prompt above the image: each is half the model's height
+        g = torch.Generator().manual_seed(0)
+        pixels = torch.randn(BATCH, _first(config, _CHANNELS, 3), int(size[0]) // 2, int(size[1]), generator=g)
+        yield "image and prompt (B, C, H / 2, W)", ["image"], lambda: fill(model, config, params, {"pixel_values": pixels})
     if set(_USUAL) & set(need) or (not need and set(_USUAL) & set(params)):
         return
     main = getattr(model, "main_input_name", "")
@@ -263,11 +280,38 @@ def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
         yield f"named by the docstring ({', '.join(need)})", ["named"], lambda: fill(model, config, params, {})
 
 
-def retried(inputs: dict[str, Any], params: Any, message: str, config: Any) -> dict[str, Any] | None:
-    """The inputs changed as the model's refusal asks: a language per token where it knows none
-    (X-MOD's adapters: the first language), embeddings of the model's width where it takes no
-    ids (Qwen3-Omni's code predictor)."""
+def _named_in(message: str, params: Any, inputs: dict[str, Any]) -> list[str]:
+    """Parameters the refusal names that the inputs lack, in the order it names them."""
+    found = [(m.start(), n) for n in params if n not in inputs for m in [re.search(rf"\b{n}\b", message)] if m]
+    return [n for _, n in sorted(found)]
+
+
+def retried(
+    inputs: dict[str, Any], params: Any, message: str, config: Any, model: Any = None
+) -> dict[str, Any] | None:
+    """The inputs changed as the model's refusal asks: an input it names (RAG's context without
+    a retriever, ViLT's pixels: the first named, made from the docstring's shape), pixels where a
+    forward dereferences the ones it was not given (TVP's), a language per token where it knows
+    none (X-MOD's adapters: the first language), embeddings of the model's width where it takes
+    no ids (Qwen3-Omni's code predictor), boxes as fractions where integer ones cannot be
+    averaged (UDOP's), a vector of the width a layer's weights ask for (a forward with no
+    docstring: the last input of the width the refusal quotes)."""
     import torch
+
+    if model is not None:
+        shapes = doc_shapes(model.forward)
+        asked = [n for n in _named_in(message, params, inputs) if n in shapes]
+        if not asked and "'NoneType' object has no attribute" in message and "pixel_values" in shapes:
+            asked = [n for n in ("pixel_values",) if n not in inputs]
+        if asked:
+            kind, dims = shapes[asked[0]]
+            sizes = Sizes(config, shapes, inputs)
+            shape = [sizes.size(d, asked[0]) for d in dims]
+            frames = _first(config, ("num_frames",), 0)
+            if asked[0] == "pixel_values" and len(shape) == 4 and frames:  # a video model's clip (TVP's)
+                shape.insert(1, frames)
+            made = _tensor(asked[0], kind, shape, torch.Generator().manual_seed(6), "num_channels" in dims)
+            return {**inputs, asked[0]: made}
 
     ids = inputs.get("input_ids")
     if "language" in message.lower() and "lang_ids" in params and "lang_ids" not in inputs and ids is not None:
@@ -284,4 +328,21 @@ def retried(inputs: dict[str, Any], params: Any, message: str, config: Any) -> d
             if hasattr(value, "shape") and list(value.shape) == got and value.is_floating_point():
                 g = torch.Generator().manual_seed(5)
                 return {**inputs, name: torch.randn(*got[:-1], width, generator=g)}
+    if "could not infer output dtype" in message and "Long" in message:  # boxes as fractions of the page
+        boxes = [n for n, v in inputs.items() if "bbox" in n and hasattr(v, "dtype") and not v.is_floating_point()]
+        if boxes:
+            return {**inputs, **{n: inputs[n].float() / 1000 for n in boxes}}
+    said = re.search(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)", message)
+    if said:
+        rows, cols, want = int(said.group(1)), int(said.group(2)), int(said.group(3))
+        fits = [
+            n
+            for n, v in inputs.items()
+            if hasattr(v, "dim") and v.is_floating_point() and v.dim() >= 2 and v.shape[-1] == cols
+            and v.numel() // cols == rows
+        ]
+        if fits and want != cols:
+            value = inputs[fits[-1]]
+            g = torch.Generator().manual_seed(7)
+            return {**inputs, fits[-1]: torch.randn(*value.shape[:-1], want, generator=g)}
     return None
