@@ -139,6 +139,8 @@ class Sizes:
             size = SIDE
         elif dim == "sequence_length" and param == "input_values":  # a waveform: the features' frames of samples
             size = self.frames * _first(self.config, ("hop_length", "hop_size"), 320)
+        elif 0 < _first(self.config, (dim,), 0) <= 4096:  # a size the config names (num_queries)
+            size = _first(self.config, (dim,), 0)
         else:  # a sequence: the config's own length for it (OneFormer's task_seq_len), else a few items
             prefix = param.split("_")[0]
             size = _first(self.config, (f"{prefix}_seq_len", f"{prefix}_sequence_length", f"{prefix}_length"), LENGTH)
@@ -183,11 +185,18 @@ def fill(model: Any, config: Any, params: Any, inputs: dict[str, Any]) -> dict[s
     shapes = doc_shapes(model.forward)
     sizes = Sizes(config, shapes, out)
     g = torch.Generator().manual_seed(3)
+    # lists of feature maps first: a sequence beside them holds their last map's positions
+    missing.sort(key=lambda n: not str(params[n].annotation).startswith("list[torch.Tensor]"))
     for name in missing:
         param = params[name]
-        made = _known(name, config, out, g)
+        made = _known(name, config, out, g, param)
         if made is not None:
             out[name] = made
+            if isinstance(made, list):  # SAM 3's encoder: the levels' positions beside them
+                sizes.bound.setdefault("seq_len", int(made[-1].shape[-1] * made[-1].shape[-2]))
+                twin = name.replace("_features", "_pos_embeds")
+                if twin != name and twin in params and twin not in out:
+                    out[twin] = [torch.randn(m.shape, generator=g) for m in made]
         elif _optional(param):
             out[name] = None
         elif _annotation(param) == "int":  # how many of the sequence's items lead (an image's patches)
@@ -202,9 +211,16 @@ def fill(model: Any, config: Any, params: Any, inputs: dict[str, Any]) -> dict[s
     return out
 
 
-def _known(name: str, config: Any, inputs: dict[str, Any], generator: Any) -> Any:
-    """Inputs whose meaning no shape line gives: sized by the inputs beside them."""
+def _known(name: str, config: Any, inputs: dict[str, Any], generator: Any, param: Any = None) -> Any:
+    """Inputs whose meaning no shape line gives: sized by the inputs beside them, or a list of
+    feature maps (B, width, S, S) where the forward takes a list of tensors (SAM 3's parts fed
+    their sibling's levels: finest first, one more than the upsampling stages)."""
     import torch
+
+    if param is not None and str(param.annotation).startswith("list[torch.Tensor]"):
+        width = _first(config, _WIDTHS, 64)
+        levels = 1 + _first(config, ("num_upsampling_stages",), 0) if "backbone" in name else 1
+        return [torch.randn(BATCH, width, SIDE * 2**k, SIDE * 2**k, generator=generator) for k in reversed(range(levels))]
 
     if name.endswith("_lengths"):  # samples per item: every frame real (Dots3's chunk_sample_lengths)
         main = next((v for v in inputs.values() if hasattr(v, "dim") and v.dim() >= 2), None)
@@ -276,7 +292,8 @@ def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
                     lambda made={name: states}: fill(model, config, params, made),  # type: ignore[misc]
                 )
     shapes = doc_shapes(model.forward)
-    if need and all(n in shapes or _optional(params[n]) for n in need):
+    lists = [n for n in need if str(params[n].annotation).startswith("list[torch.Tensor]")]
+    if need and all(n in shapes or n in lists or _optional(params[n]) for n in need):
         yield f"named by the docstring ({', '.join(need)})", ["named"], lambda: fill(model, config, params, {})
 
 
