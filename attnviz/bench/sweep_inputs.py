@@ -467,6 +467,8 @@ def build(model: Any, config: Any) -> Built | str:
         if output is None or inputs is None:
             continue
         return Built(inputs, kinds, output, tried, failures[0] if failures else "", failures)
-    if not failures:
-        return "its forward takes none of input_ids, pixel_values, input_features, input_values, hidden_states"
+    if not failures:  # a stated reason where the forward cannot run from a config (sweep_named.reason)
+        return sweep_named.reason(params) or (
+            "its forward takes none of input_ids, pixel_values, input_features, input_values, hidden_states"
+        )
     return failures[0]

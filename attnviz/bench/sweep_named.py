@@ -345,6 +345,10 @@ def retried(
             if hasattr(value, "shape") and list(value.shape) == got and value.is_floating_point():
                 g = torch.Generator().manual_seed(5)
                 return {**inputs, name: torch.randn(*got[:-1], width, generator=g)}
+    if "too many indices for tensor of dimension 0" in message:  # a forward of one prompt reads [0] of each
+        ones = {n: v[None] for n, v in inputs.items() if hasattr(v, "dim") and v.dim() == 1}
+        if ones:  # (Jev's marks, option counts and question types: the docstring leaves out that axis)
+            return {**inputs, **ones}
     if "could not infer output dtype" in message and "Long" in message:  # boxes as fractions of the page
         boxes = [n for n, v in inputs.items() if "bbox" in n and hasattr(v, "dtype") and not v.is_floating_point()]
         if boxes:
@@ -363,3 +367,30 @@ def retried(
             g = torch.Generator().manual_seed(7)
             return {**inputs, fits[-1]: torch.randn(*value.shape[:-1], want, generator=g)}
     return None
+
+
+def reason(params: Any) -> str | None:
+    """Why a forward cannot run from a config alone, in one line (None where nothing is known):
+    a video tracker's forward takes an inference session that its processor fills from decoded
+    frames and prompts, step by step (its attention is the image model's, captured there)."""
+    session = params.get("inference_session")
+    if session is not None and session.default is inspect.Parameter.empty:
+        return (
+            "takes an inference session (frames and prompts a processor adds, frame by frame): "
+            "not made from a config; its image model is captured as its own family"
+        )
+    return None
+
+
+def head_width(config: Any) -> None:
+    """A head over a text model of its own (Jev's decision head: ``hidden_size`` beside
+    ``text_config``, no other part) reads the text model's output: its width follows the text
+    model's when the config is shrunk (the default pairs 4096 with 4096)."""
+    from attnviz.bench.sweep_inputs import sub_configs
+
+    text = read(config, "text_config")
+    if text is None or len(sub_configs(config)) != 2 or "hidden_size" not in vars(config):
+        return
+    width = read(text, "hidden_size")
+    if is_int(width) and read(config, "hidden_size") != width:
+        config.hidden_size = width

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from attnviz.bench import sweep_named
 from attnviz.bench.sweep_inputs import sub_configs
 
 
@@ -219,3 +220,4 @@ def repair(config: Any) -> None:
         for fix in REPAIRS:
             fix(sub)
         tower_output_width(sub)
+    sweep_named.head_width(config)  # a head's width follows its text model's
