@@ -220,7 +220,9 @@ def _known(name: str, config: Any, inputs: dict[str, Any], generator: Any, param
     if param is not None and str(param.annotation).startswith("list[torch.Tensor]"):
         width = _first(config, _WIDTHS, 64)
         levels = 1 + _first(config, ("num_upsampling_stages",), 0) if "backbone" in name else 1
-        return [torch.randn(BATCH, width, SIDE * 2**k, SIDE * 2**k, generator=generator) for k in reversed(range(levels))]
+        return [
+            torch.randn(BATCH, width, SIDE * 2**k, SIDE * 2**k, generator=generator) for k in reversed(range(levels))
+        ]
 
     if name.endswith("_lengths"):  # samples per item: every frame real (Dots3's chunk_sample_lengths)
         main = next((v for v in inputs.values() if hasattr(v, "dim") and v.dim() >= 2), None)
@@ -267,7 +269,11 @@ def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
         # SegGPT stacks the prompt above the image: each is half the model's height
         g = torch.Generator().manual_seed(0)
         pixels = torch.randn(BATCH, _first(config, _CHANNELS, 3), int(size[0]) // 2, int(size[1]), generator=g)
-        yield "image and prompt (B, C, H / 2, W)", ["image"], lambda: fill(model, config, params, {"pixel_values": pixels})
+        yield (
+            "image and prompt (B, C, H / 2, W)",
+            ["image"],
+            lambda: fill(model, config, params, {"pixel_values": pixels}),
+        )
     if set(_USUAL) & set(need) or (not need and set(_USUAL) & set(params)):
         return
     main = getattr(model, "main_input_name", "")
@@ -280,7 +286,11 @@ def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
             yield f"spectrogram (B, {label})", ["audio"], lambda made=made: fill(model, config, params, made)
     if main == "pixel_values" and "hidden_states" in need:  # a backbone that names its pixels hidden_states
         pixels = _pixels(config, torch.Generator().manual_seed(0))
-        yield "pixels as hidden_states (B, C, H, W)", ["image"], lambda: fill(model, config, params, {"hidden_states": pixels})
+        yield (
+            "pixels as hidden_states (B, C, H, W)",
+            ["image"],
+            lambda: fill(model, config, params, {"hidden_states": pixels}),
+        )
     for name in (n for n in ("hidden_states", "inputs_embeds") if n in need):
         # features into an encoder's own embedding (Phi-4's audio: input_size), not its width
         for width in dict.fromkeys(_first(config, (w,), 0) for w in _INPUT_WIDTHS):
@@ -294,7 +304,19 @@ def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     shapes = doc_shapes(model.forward)
     lists = [n for n in need if str(params[n].annotation).startswith("list[torch.Tensor]")]
     if need and all(n in shapes or n in lists or _optional(params[n]) for n in need):
-        yield f"named by the docstring ({', '.join(need)})", ["named"], lambda: fill(model, config, params, {})
+        # a part's optional features from its sibling too (SAM 3's mask decoder attends only to a prompt)
+        features = [n for n in params if n.endswith("_features") and n not in need and n in shapes]
+        features += [n.replace("_features", "_mask") for n in features if n.replace("_features", "_mask") in shapes]
+
+        def named() -> dict[str, Any]:
+            made = fill(model, config, params, {})
+            sizes, g = Sizes(config, shapes, made), torch.Generator().manual_seed(8)
+            for n in features:
+                kind, dims = shapes[n]
+                made[n] = _tensor(n, kind, [sizes.size(d, n) for d in dims], g)
+            return made
+
+        yield f"named by the docstring ({', '.join(need)})", ["named"], named
 
 
 def _named_in(message: str, params: Any, inputs: dict[str, Any]) -> list[str]:
@@ -303,9 +325,7 @@ def _named_in(message: str, params: Any, inputs: dict[str, Any]) -> list[str]:
     return [n for _, n in sorted(found)]
 
 
-def retried(
-    inputs: dict[str, Any], params: Any, message: str, config: Any, model: Any = None
-) -> dict[str, Any] | None:
+def retried(inputs: dict[str, Any], params: Any, message: str, config: Any, model: Any = None) -> dict[str, Any] | None:
     """The inputs changed as the model's refusal asks: an input it names (RAG's context without
     a retriever, ViLT's pixels: the first named, made from the docstring's shape), pixels where a
     forward dereferences the ones it was not given (TVP's), a language per token where it knows
@@ -338,7 +358,10 @@ def retried(
         g = torch.Generator().manual_seed(4)
         embeds = torch.randn(*ids.shape, width, generator=g)
         return {**{k: v for k, v in inputs.items() if k != "input_ids"}, "inputs_embeds": embeds}
-    said = re.search(r"normalized_shape=\[(\d+)\], expected input with shape \[\*, \d+\], but got input of size\[([\d, ]+)\]", message)
+    said = re.search(
+        r"normalized_shape=\[(\d+)\], expected input with shape \[\*, \d+\], but got input of size\[([\d, ]+)\]",
+        message,
+    )
     if said:  # features of another width than the config's bins (a codec's semantic encoder): the width asked
         width, got = int(said.group(1)), [int(n) for n in said.group(2).split(",")]
         for name, value in inputs.items():
@@ -359,7 +382,10 @@ def retried(
         fits = [
             n
             for n, v in inputs.items()
-            if hasattr(v, "dim") and v.is_floating_point() and v.dim() >= 2 and v.shape[-1] == cols
+            if hasattr(v, "dim")
+            and v.is_floating_point()
+            and v.dim() >= 2
+            and v.shape[-1] == cols
             and v.numel() // cols == rows
         ]
         if fits and want != cols:
