@@ -102,8 +102,10 @@ class Sizes:
         masks = [v for n, v in inputs.items() if n.endswith("features_mask") and hasattr(v, "shape")]
         #: frames of the features beside a waveform (a codec encodes both and joins them frame by frame)
         self.frames = int(masks[0].shape[-1]) if masks else 4 * LENGTH
-        pixels = inputs.get("pixel_values")
-        if hasattr(pixels, "dim") and pixels.dim() == 4:  # a second image (a prompt) is the image's size
+        pixels: Any = inputs.get("pixel_values")
+        if (
+            pixels is not None and hasattr(pixels, "dim") and pixels.dim() == 4
+        ):  # a second image (a prompt) is the image's size
             for dim, size in zip(("num_channels", "height", "width"), pixels.shape[1:], strict=True):
                 self.bound.setdefault(dim, int(size))
 
@@ -247,6 +249,10 @@ def _pixels(config: Any, generator: Any) -> Any:
     return torch.randn(BATCH, channels if channels <= 4 else 3, size, size, generator=generator)
 
 
+def _filled(model: Any, config: Any, params: Any, made: dict[str, Any]) -> Callable[[], dict[str, Any]]:
+    return lambda: fill(model, config, params, made)
+
+
 def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """Whole inputs for a forward that requires none of the usual ones, each made from what its
     parameters mean; also a tower's patches with their positions (Gemma 4's)."""
@@ -282,8 +288,8 @@ def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
         bins = _first(config, _BINS, 80)
         g = torch.Generator().manual_seed(0)
         for label, shape in (("frames, bins", (BATCH, 4 * LENGTH, bins)), ("bins, frames", (BATCH, bins, 4 * LENGTH))):
-            made = {spectrogram: torch.randn(*shape, generator=g)}
-            yield f"spectrogram (B, {label})", ["audio"], lambda made=made: fill(model, config, params, made)
+            made: dict[str, Any] = {spectrogram: torch.randn(*shape, generator=g)}
+            yield f"spectrogram (B, {label})", ["audio"], _filled(model, config, params, made)
     if main == "pixel_values" and "hidden_states" in need:  # a backbone that names its pixels hidden_states
         pixels = _pixels(config, torch.Generator().manual_seed(0))
         yield (
@@ -299,7 +305,7 @@ def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
                 yield (
                     f"states (B, L, {width})",
                     ["states"],
-                    lambda made={name: states}: fill(model, config, params, made),  # type: ignore[misc]
+                    _filled(model, config, params, {name: states}),
                 )
     shapes = doc_shapes(model.forward)
     lists = [n for n in need if str(params[n].annotation).startswith("list[torch.Tensor]")]
