@@ -424,6 +424,7 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
     if not {"input_ids", "pixel_values", "input_features", "input_values"} & set(params):
         yield from sweep_extras.embedding_plans(config, params)
         yield from sweep_extras.trajectory_plans(config, params)
+    yield from sweep_named.plans(model, config, params, last=True)  # from the docstring alone, last
 
 
 def ask_for_maps(model: Any) -> dict[str, Any]:

@@ -46,7 +46,7 @@ _GRID_DIMS = {"grid_height", "grid_width", "h", "w"}
 _WIDTHS = ("hidden_size", "d_model", "embed_dim", "dim", "hidden_dim")
 _BINS = ("num_mel_bins", "n_mels", "mel_dim", "model_in_dim", "feature_size", "n_mel_bins", "num_mels")
 _CHANNELS = ("num_channels", "in_channels", "in_chans")
-_INPUT_WIDTHS = ("input_size", "input_feat_size", "input_dim")
+_INPUT_WIDTHS = ("input_size", "input_feat_size")  # input_dim: sweep_extras.embedding_plans'
 
 
 def _first(config: Any, names: tuple[str, ...], default: int) -> int:
@@ -253,10 +253,15 @@ def _filled(model: Any, config: Any, params: Any, made: dict[str, Any]) -> Calla
     return lambda: fill(model, config, params, made)
 
 
-def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+def plans(model: Any, config: Any, params: Any, last: bool = False) -> Iterator[Plan]:
     """Whole inputs for a forward that requires none of the usual ones, each made from what its
-    parameters mean; also a tower's patches with their positions (Gemma 4's)."""
+    parameters mean; also a tower's patches with their positions (Gemma 4's). ``last``: only
+    the plan made from the docstring alone, tried after every other plan of the sweep."""
     import torch
+
+    if last:
+        yield from _docstring_plan(model, config, params)
+        return
 
     need = required(params)
     if "pixel_position_ids" in need and "pixel_values" in need:  # patches (B, N, C * P * P) and their (x, y)
@@ -307,6 +312,14 @@ def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
                     ["states"],
                     _filled(model, config, params, {name: states}),
                 )
+
+
+def _docstring_plan(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+    import torch
+
+    need = required(params)
+    if set(_USUAL) & set(need) or (not need and set(_USUAL) & set(params)):
+        return
     shapes = doc_shapes(model.forward)
     lists = [n for n in need if str(params[n].annotation).startswith("list[torch.Tensor]")]
     if need and all(n in shapes or n in lists or _optional(params[n]) for n in need):
