@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from attnviz.bench import sweep_extras
+from attnviz.bench import sweep_extras, sweep_named
 
 #: Text tokens around the media: a few before, the rest after (the second row's last two are
 #: padding, so the media are never padding).
@@ -425,6 +425,7 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
     if not {"input_ids", "pixel_values", "input_features", "input_values"} & set(params):
         yield from sweep_extras.embedding_plans(config, params)
         yield from sweep_extras.trajectory_plans(config, params)
+    yield from sweep_named.plans(model, config, params, last=True)  # from the docstring alone, last
 
 
 def ask_for_maps(model: Any) -> dict[str, Any]:
@@ -445,8 +446,9 @@ def build(model: Any, config: Any) -> Built | str:
     params = inspect.signature(model.forward).parameters
     failures: list[str] = []
     tried: list[str] = []
-    # the plans as made (and as sweep_plans.retried asks), then, where none ran, each resized as
-    # its refusal states (sweep_audio_text.retried): a model that runs on a plan as made keeps it
+    # the plans as made (and as sweep_plans.retried and sweep_named.retried ask), then, where none
+    # ran, each resized as its refusal states (sweep_audio_text.retried): a model that runs on a
+    # plan as made keeps it
     for resized in (False, True):
         for label, kinds, make in plans(model, config):
             if not resized:
@@ -456,12 +458,15 @@ def build(model: Any, config: Any) -> Built | str:
                 try:
                     if inputs is None:  # what the forward also takes by name (sweep_extras)
                         inputs = sweep_extras.complete(config, params, make(), torch.Generator().manual_seed(2))
+                        inputs = sweep_named.fill(model, config, params, inputs)  # what it still requires
                     torch.manual_seed(FORWARD_SEED)  # as the capture's run: a model that samples noise
                     with torch.no_grad():
                         output = model(**inputs, **ask_for_maps(model))
                     break
                 except Exception as exc:  # noqa: BLE001 - the next layout may be the one
                     again = None if inputs is None else sweep_plans.retried(inputs, params, str(exc))
+                    if again is None and inputs is not None:
+                        again = sweep_named.retried(inputs, params, str(exc), config, model)
                     if again is None and resized and inputs is not None:
                         again = sweep_audio_text.retried(inputs, params, str(exc), config)
                     if again is None:
@@ -475,6 +480,8 @@ def build(model: Any, config: Any) -> Built | str:
             if resized:
                 tried.append(f"{label}, resized as refused")
             return Built(inputs, kinds, output, tried, failures[0] if failures else "", failures)
-    if not failures:
-        return "its forward takes none of input_ids, pixel_values, input_features, input_values, hidden_states"
+    if not failures:  # a stated reason where the forward cannot run from a config (sweep_named.reason)
+        return sweep_named.reason(params) or (
+            "its forward takes none of input_ids, pixel_values, input_features, input_values, hidden_states"
+        )
     return failures[0]

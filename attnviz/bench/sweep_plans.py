@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from attnviz.bench import sweep_named
 from attnviz.bench.sweep_inputs import BATCH, _media_config, first
 
 Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
@@ -208,6 +209,7 @@ def extra_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     yield from series_plans(config, params)
     yield from sized_image_plans(config, params)
     yield from named_plans(model, config, params)
+    yield from sweep_named.plans(model, config, params)  # inputs by what each parameter means
 
 
 def retried(inputs: dict[str, Any], params: Any, message: str) -> dict[str, Any] | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from attnviz.bench import sweep_named
 from attnviz.bench.sweep_inputs import sub_configs
 
 
@@ -221,3 +222,4 @@ def repair(config: Any) -> None:
         for fix in REPAIRS + sweep_audio_text.REPAIRS:
             fix(sub)
         tower_output_width(sub)
+    sweep_named.head_width(config)  # a head's width follows its text model's
