@@ -100,4 +100,109 @@ def feature_sizes(config: Any) -> None:
     put(config, "backbone_feature_sizes", [[first_level * s[0] // top, first_level * s[-1] // top] for s in sizes])
 
 
-REPAIRS = (layer_index_kept, promptable_segmenter, hiera_stages, feature_sizes)
+def scaled_patches(config: Any) -> None:
+    """A multi-scale encoder (DepthPro) that cuts its scaled images into patches of
+    ``patch_size`` pixels, each one image of its patch model (whose ``image_size`` must be that
+    size: the shrinking made it smaller), and reads the patch model's hidden states at
+    ``intermediate_hook_ids`` (layers the shrinking removed: the last layers kept, in order)."""
+    ratios, patch_model = read(config, "scaled_images_ratios"), read(config, "patch_model_config")
+    if not isinstance(ratios, (list, tuple)) or patch_model is None:
+        return
+    size = _square(read(patch_model, "image_size"))
+    if size is not None and is_int(read(config, "patch_size")):
+        put(config, "patch_size", size)
+    hooks, layers = read(config, "intermediate_hook_ids"), read(patch_model, "num_hidden_layers")
+    if isinstance(hooks, (list, tuple)) and is_int(layers) and any(h >= layers for h in hooks):
+        kept = sorted(range(layers), reverse=True)[: len(hooks)]
+        kept += [0] * (len(hooks) - len(kept))
+        order = sorted(range(len(hooks)), key=lambda i: -hooks[i])  # the deepest hook the last layer
+        new = [0] * len(hooks)
+        for rank, i in enumerate(order):
+            new[i] = kept[rank]
+        put(config, "intermediate_hook_ids", type(hooks)(new))
+
+
+def answer_tokens(config: Any) -> None:
+    """A classifier that reads the logits of answer tokens its modelling code names by a default
+    the config does not hold (ShieldGemma 2's ``getattr(config, "yes_token_index", 10_784)``):
+    each such token an id of its own inside the shrunk vocabulary, set in the config."""
+    import importlib
+    import inspect
+    import re
+
+    from attnviz.bench.sweep_inputs import special_ids
+
+    try:
+        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
+        source = inspect.getsource(module)
+    except (ImportError, OSError, TypeError):
+        return
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    vocab = read(text, "vocab_size")
+    if not is_int(vocab):
+        return
+    taken = special_ids(config)
+    for name, default in re.findall(r'getattr\(\s*config,\s*"(\w+_token_(?:index|id))",\s*([\d_]+)\s*\)', source):
+        if name in vars(config) or int(default) < vocab:
+            continue
+        free = next(i for i in range(min(vocab, 1000) - 100, 0, -1) if i not in taken)
+        put(config, name, free)
+        taken.add(free)
+
+
+#: Queries a grouped two-stage detector keeps: fewer than the positions of the sweep's small images.
+DETECTOR_QUERIES = 16
+
+
+def grouped_detector(config: Any) -> None:
+    """LW-DETR and RF-DETR (``group_detr``): their queries are the encoder's best
+    ``num_queries`` positions, more (300) than the shrunk image has (64), so at most
+    ``DETECTOR_QUERIES``; and a projector with no scale at all (LW-DETR's default, empty
+    ``projector_scale_factors``, which its model concatenates) gets the one scale its
+    documentation allows without resampling (1.0), with the channels its ``__post_init__``
+    derives from the scales."""
+    if not is_int(read(config, "group_detr")):
+        return
+    if is_int(read(config, "num_queries")) and read(config, "num_queries") > DETECTOR_QUERIES:
+        put(config, "num_queries", DETECTOR_QUERIES)
+    scales = read(config, "projector_scale_factors")
+    if isinstance(scales, (list, tuple)) and not scales and is_int(read(config, "d_model")):
+        put(config, "projector_scale_factors", [1.0])
+        put(config, "projector_in_channels", [read(config, "d_model")])
+        put(config, "num_feature_levels", 1)
+
+
+def pooler_width(config: Any) -> None:
+    """A tower whose pooler's width its config derived from the width at construction (ViT's
+    ``pooler_output_size``, 768, left there when the shrinking narrowed the tower): the width,
+    which a dual encoder's projection takes (``vision_embed_dim`` is the tower's width)."""
+    width, pooled = read(config, "hidden_size"), read(config, "pooler_output_size")
+    if is_int(width) and is_int(pooled) and pooled > width:
+        put(config, "pooler_output_size", width)
+
+
+def shuffled_adapter(config: Any) -> None:
+    """Llama 4's vision adapter: its pixel shuffle makes each token ``1 / ratio**2`` times as wide
+    as the tower (what ``intermediate_size`` must be: 1408 * 4 = 5632 in the default), then
+    projects to ``projector_input_dim`` / ``projector_output_dim``, the tower's output
+    (``vision_output_dim``, which the multimodal projector takes): all tied to the shrunk width."""
+    ratio, width = read(config, "pixel_shuffle_ratio"), read(config, "hidden_size")
+    if not (isinstance(ratio, float) and 0 < ratio < 1 and is_int(width)) or "projector_input_dim" not in vars(config):
+        return
+    put(config, "intermediate_size", int(round(width / ratio**2)))
+    for name in ("projector_input_dim", "projector_output_dim", "vision_output_dim"):
+        if is_int(read(config, name)):
+            put(config, name, width)
+
+
+REPAIRS = (
+    pooler_width,
+    shuffled_adapter,
+    layer_index_kept,
+    promptable_segmenter,
+    hiera_stages,
+    feature_sizes,
+    scaled_patches,
+    answer_tokens,
+    grouped_detector,
+)
