@@ -195,7 +195,21 @@ def shuffled_adapter(config: Any) -> None:
             put(config, name, width)
 
 
+#: Latent positions per side a VQ autoencoder is shrunk to (Janus's 32: 1024 per image).
+VQ_GRID = 8
+
+
+def vq_grid(config: Any) -> None:
+    """A VQ autoencoder (Janus's) whose decoder takes ``num_patches`` x ``num_patches`` latent
+    tokens: at most ``VQ_GRID`` per side (its image, ``sweep_images.latent_plans``, is that grid
+    times the encoder's downsampling)."""
+    if isinstance(read(config, "channel_multiplier"), (list, tuple)) and is_int(read(config, "num_patches")):
+        if read(config, "num_patches") > VQ_GRID:
+            put(config, "num_patches", VQ_GRID)
+
+
 REPAIRS = (
+    vq_grid,
     pooler_width,
     shuffled_adapter,
     layer_index_kept,

@@ -108,9 +108,25 @@ def scaled_plans(config: Any, params: Any) -> Iterator[Plan]:
     yield f"pixels (B, C, {size}, {size}) for scales {tuple(ratios)}", ["image"], lambda: {"pixel_values": pixels}
 
 
+def latent_plans(config: Any, params: Any) -> Iterator[Plan]:
+    """A VQ autoencoder (Janus's) whose decoder takes a fixed grid of ``num_patches`` latents
+    per side: an image of that grid times its encoder's downsampling (a halving between each
+    of its ``channel_multiplier`` levels)."""
+    import torch
+
+    levels, grid = first([config], ("channel_multiplier",)), first([config], ("num_patches",))
+    if not (isinstance(levels, (list, tuple)) and levels and isinstance(grid, int) and "pixel_values" in params):
+        return
+    size = grid * 2 ** (len(levels) - 1)
+    channels = _int(first([config], _CHANNELS), 3)
+    pixels = torch.randn(BATCH, channels, size, size, generator=torch.Generator().manual_seed(0))
+    yield f"pixels (B, C, {size}, {size}) for {grid} x {grid} latents", ["image"], lambda: {"pixel_values": pixels}
+
+
 def image_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """The plans of this module that ``model``'s forward takes."""
     del model  # the plans read the forward's names and the config only
     yield from packed_plans(config, params)
     yield from video_plans(config, params)
     yield from scaled_plans(config, params)
+    yield from latent_plans(config, params)
