@@ -123,6 +123,51 @@ def latent_plans(config: Any, params: Any) -> Iterator[Plan]:
     yield f"pixels (B, C, {size}, {size}) for {grid} x {grid} latents", ["image"], lambda: {"pixel_values": pixels}
 
 
+def flat_patch_plans(config: Any, params: Any) -> Iterator[Plan]:
+    """A tower that embeds patches already cut and flattened (Molmo 2's, a linear layer over
+    P * P * C values) with one position per patch of its fixed grid (``num_position_embeddings``):
+    (B, positions, P * P * C)."""
+    import torch
+
+    positions, patch = first([config], ("num_position_embeddings",)), first([config], ("patch_size",))
+    if not (isinstance(positions, int) and isinstance(patch, int) and "pixel_values" in params):
+        return
+    if "input_ids" in params or not 0 < positions <= 4096:
+        return
+    channels = _int(first([config], _CHANNELS), 3)
+    g = torch.Generator().manual_seed(0)
+    patches = torch.randn(BATCH, positions, patch * patch * channels, generator=g)
+    yield f"flattened patches (B, {positions}, P * P * C)", ["image"], lambda: {"pixel_values": patches}
+
+
+def merge_block_plans(config: Any, params: Any) -> Iterator[Plan]:
+    """A grid tower (Inkling 2's) that takes its patches as channels-last blocks of merge x merge
+    patches, (blocks, m * P, m * P, C), one per language-model token, with each image's
+    (t, h, w) grid counted in those tokens."""
+    import torch
+
+    grid_name = next((n for n in ("image_grid_thw", "grid_thw") if n in params), None)
+    if grid_name is None or "pixel_values" not in params or "input_ids" in params:
+        return
+    configs = _media_config(config, _VISION)
+    patch = _int(first(configs, ("patch_size",)), 14)
+    merge = _int(first(configs, ("spatial_merge_size", "merge_size")), 2)
+    channels = _int(first(configs, _CHANNELS), 3)
+    side = 2 * merge
+    blocks = BATCH * (side // merge) ** 2
+    grid = torch.tensor([[1, side // merge, side // merge]] * BATCH)
+    g = torch.Generator().manual_seed(0)
+    pixels = torch.randn(blocks, merge * patch, merge * patch, channels, generator=g)
+    yield (
+        f"grid patches as merge blocks ({blocks}, m * P, m * P, C)",
+        ["image"],
+        lambda: {
+            "pixel_values": pixels,
+            grid_name: grid,
+        },
+    )
+
+
 def image_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """The plans of this module that ``model``'s forward takes."""
     del model  # the plans read the forward's names and the config only
@@ -130,3 +175,5 @@ def image_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     yield from video_plans(config, params)
     yield from scaled_plans(config, params)
     yield from latent_plans(config, params)
+    yield from flat_patch_plans(config, params)
+    yield from merge_block_plans(config, params)
