@@ -208,7 +208,30 @@ def vq_grid(config: Any) -> None:
             put(config, "num_patches", VQ_GRID)
 
 
+#: Frames a video tower is shrunk to.
+VIDEO_FRAMES = 4
+
+
+def short_clip(config: Any) -> None:
+    """A video tower cut into tubelets (VideoPrism's (1, 18, 18)), whose position tables are
+    sized by ``num_frames`` and ``image_size``: ``VIDEO_FRAMES`` frames of 8 x 8 tubelets, and
+    every stack of its own (``num_spatial_layers``, ``num_temporal_layers``...) two layers, as
+    the shrinking makes the others; its default (16 frames of 16 x 16) gives a 4096-token
+    attention the sweep's opening of the capture refuses to render whole."""
+    frames, tubelet = read(config, "num_frames"), read(config, "tubelet_size")
+    if not (is_int(frames) and isinstance(tubelet, (list, tuple)) and len(tubelet) == 3):
+        return
+    put(config, "num_frames", min(frames, VIDEO_FRAMES * int(tubelet[0])))
+    if is_int(read(config, "image_size")) and is_int(tubelet[1]):
+        put(config, "image_size", min(read(config, "image_size"), 8 * int(tubelet[1])))
+    for name in list(vars(config)):
+        value = read(config, name)
+        if name.startswith("num_") and name.endswith("_layers") and is_int(value) and value > 2:
+            put(config, name, 2)
+
+
 REPAIRS = (
+    short_clip,
     vq_grid,
     pooler_width,
     shuffled_adapter,
