@@ -93,3 +93,20 @@ def test_a_vq_autoencoders_image_makes_its_latent_grid(transformers):
 def test_a_layer_index_past_the_layers_kept_moves_to_the_last(transformers):
     config = small_config(transformers, "minicpmv4_6_vision")
     assert config.insert_layer_id == config.num_hidden_layers - 1
+
+
+def test_a_video_tower_is_shrunk_to_a_short_clip_of_small_frames(transformers):
+    config = small_config(transformers, "videoprism_vision_model")
+    assert config.num_frames == sweep_image_repairs.VIDEO_FRAMES
+    assert config.image_size == 8 * config.tubelet_size[1]
+    assert config.num_spatial_layers == config.num_temporal_layers == 2
+
+
+def test_a_grid_tower_takes_merge_blocks_counted_in_merged_tokens(transformers):
+    config = small_config(transformers, "inkling2_vision")
+    (label, _, make), *_ = sweep_images.merge_block_plans(config, {"pixel_values": None, "image_grid_thw": None})
+    made = make()
+    merge, patch = config.spatial_merge_size, config.patch_size
+    assert made["pixel_values"].shape[1:] == (merge * patch, merge * patch, config.num_channels)
+    # one block per merged token: the grid's tokens over every image
+    assert made["pixel_values"].shape[0] == int(made["image_grid_thw"].prod(-1).sum())
