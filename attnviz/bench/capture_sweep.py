@@ -316,7 +316,7 @@ def sweep_implementation(
     try:
         torch.manual_seed(sweep_inputs.FORWARD_SEED)  # the same noise as the run whose maps are compared
         with torch.no_grad(), capture(model) as cap:
-            model(**built.inputs, **sweep_inputs.ask_for_maps(model))
+            model(**built.inputs, **sweep_inputs.ask_for_maps(model, built.inputs))
         status, detail = sweep_check.classify(cap, maps, expected_calls)
         if save_to is not None and cap.calls:
             cap.save(save_to)

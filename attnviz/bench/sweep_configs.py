@@ -111,8 +111,9 @@ def keep_layer_kinds(config: Any, before: int | None) -> None:
             picked.append(i)
     picked.sort()
     for name, value in list(vars(config).items()):
-        if isinstance(value, list) and len(value) == before and not name.startswith("_"):
-            put(config, name, [value[i] for i in picked])
+        # per-stage tuples too (ConvNeXt's ``depths`` and ``hidden_sizes``)
+        if isinstance(value, (list, tuple)) and len(value) == before and not name.startswith("_"):
+            put(config, name, type(value)(value[i] for i in picked))
     put(config, "num_hidden_layers", len(picked))
     last = len(picked) - 1
     kinds = read(config, "layer_types")

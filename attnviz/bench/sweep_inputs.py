@@ -428,12 +428,32 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
     yield from sweep_named.plans(model, config, params, last=True)  # from the docstring alone, last
 
 
-def ask_for_maps(model: Any) -> dict[str, Any]:
+def ask_for_maps(model: Any, inputs: dict[str, Any] | None = None) -> dict[str, Any]:
     """``output_attentions=True`` where the forward takes it (a codec's, EnCodec's or DAC's, does
-    not: it has no maps to report)."""
+    not: it has no maps to report) and the inputs do not already say (``False`` where the
+    model's own reporting of its maps fails: ``build``)."""
+    if inputs is not None and "output_attentions" in inputs:
+        return {}
     params = inspect.signature(model.forward).parameters
     takes = "output_attentions" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     return {"output_attentions": True} if takes else {}
+
+
+def _with_maps_then_without(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[], dict[str, Any]]]]:
+    """``plans``, then (where the forward takes ``output_attentions``) the same plans again
+    without asking for the maps: a model whose own code for reporting them fails (Llama 4's
+    tower reads ``output[2]`` of a layer that returns one tensor; MaskFormer's Swin subscripts
+    the maps its layers return as None) runs and is captured, its calls checked against the
+    recomputation alone."""
+    yield from plans(model, config)
+    if "output_attentions" not in inspect.signature(model.forward).parameters:
+        return
+    for label, kinds, make in plans(model, config):
+        yield f"{label}, no maps asked for", kinds, _maps_off(make)
+
+
+def _maps_off(make: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
+    return lambda: {**make(), "output_attentions": False}
 
 
 def build(model: Any, config: Any) -> Built | str:
@@ -450,7 +470,7 @@ def build(model: Any, config: Any) -> Built | str:
     # ran, each resized as its refusal states (sweep_audio_text.retried): a model that runs on a
     # plan as made keeps it
     for resized in (False, True):
-        for label, kinds, make in plans(model, config):
+        for label, kinds, make in _with_maps_then_without(model, config):
             if not resized:
                 tried.append(label)
             inputs, output = None, None
@@ -461,7 +481,7 @@ def build(model: Any, config: Any) -> Built | str:
                         inputs = sweep_named.fill(model, config, params, inputs)  # what it still requires
                     torch.manual_seed(FORWARD_SEED)  # as the capture's run: a model that samples noise
                     with torch.no_grad():
-                        output = model(**inputs, **ask_for_maps(model))
+                        output = model(**inputs, **ask_for_maps(model, inputs))
                     break
                 except Exception as exc:  # noqa: BLE001 - the next layout may be the one
                     again = None if inputs is None else sweep_plans.retried(inputs, params, str(exc))

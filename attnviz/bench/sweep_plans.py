@@ -204,6 +204,9 @@ def sized_image_plans(config: Any, params: Any) -> Iterator[Plan]:
 
 def extra_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """The plans of this module that ``model``'s forward takes, most specific first."""
+    from attnviz.bench import sweep_images  # pixel layouts of image and video models
+
+    yield from sweep_images.image_plans(model, config, params)
     yield from grid_plans(config, params)
     yield from naflex_plans(config, params)
     yield from series_plans(config, params)

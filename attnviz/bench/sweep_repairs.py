@@ -158,17 +158,21 @@ def decoder_inputs(config: Any) -> None:
 
 def backbone_outputs(config: Any) -> None:
     """A backbone whose outputs are taken from layers the shrinking removed (a DPT neck reads
-    BEiT's layers 6, 12, 18, 24): as many layers as outputs, each layer's output taken once."""
+    BEiT's layers 6, 12, 18, 24): at least as many layers as outputs, the outputs taken from the
+    last layers, each once. Layers are never cut here: a staged backbone (ConvNeXt, whose
+    ``num_hidden_layers`` is its ``num_stages``) keeps its per-stage lists as long as its stages."""
     indices, layers = _read(config, "out_indices"), _read(config, "num_hidden_layers")
     if not (isinstance(indices, (list, tuple)) and indices and _int(layers)):
         return
     if max(int(i) for i in indices) <= layers:
         return
     count = len(indices)
-    _put(config, "num_hidden_layers", count)
-    _put(config, "stage_names", ["stem"] + [f"stage{i}" for i in range(1, count + 1)])
-    _put(config, "out_indices", list(range(1, count + 1)))
-    _put(config, "out_features", [f"stage{i}" for i in range(1, count + 1)])
+    if count > layers:
+        _put(config, "num_hidden_layers", count)
+    total = max(count, layers)
+    _put(config, "stage_names", ["stem"] + [f"stage{i}" for i in range(1, total + 1)])
+    _put(config, "out_indices", list(range(total - count + 1, total + 1)))
+    _put(config, "out_features", [f"stage{i}" for i in range(total - count + 1, total + 1)])
 
 
 def windowed_stages(config: Any) -> None:
@@ -217,9 +221,10 @@ REPAIRS = (
 def repair(config: Any) -> None:
     """Every repair, on ``config`` and each config inside it."""
     from attnviz.bench import sweep_audio_text  # its repairs read the sizes these leave
+    from attnviz.bench.sweep_image_repairs import REPAIRS as IMAGE_REPAIRS
 
     for sub in sub_configs(config):
-        for fix in REPAIRS + sweep_audio_text.REPAIRS:
+        for fix in REPAIRS + IMAGE_REPAIRS + sweep_audio_text.REPAIRS:
             fix(sub)
         tower_output_width(sub)
     sweep_named.head_width(config)  # a head's width follows its text model's
