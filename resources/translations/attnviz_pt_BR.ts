@@ -7059,6 +7059,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
         <translation>o attnviz não consegue calcular estas entradas: {error}</translation>
     </message>
     <message>
+        <source>a learnable parameter named {name} cannot be written as code</source>
+        <translation>um parâmetro aprendível chamado {name} não pode ser escrito como código</translation>
+    </message>
+    <message>
         <source>this call&apos;s scores go through the model&apos;s {name}, a function of its own that cannot be written as code: copied, the code would not give the weights on show</source>
         <translation>os escores desta chamada passam pelo {name} do modelo, uma função própria que não pode ser escrita como código: copiado, o código não daria os pesos em exibição</translation>
     </message>
