@@ -71,5 +71,5 @@ def test_hypothesis_keeps_its_database_in_the_runs_home_not_the_repository():
     from hypothesis.configuration import storage_directory
 
     found = storage_directory("examples", intent_to_write=False)
-    folder = Path(getattr(found, "path", found))  # a Path before Hypothesis 6.14x, an object holding one since
+    folder = Path(getattr(found, "path", found))  # a Path in older Hypothesis, an object holding one in newer
     assert folder.is_relative_to(conftest.TEST_HOME) and not folder.is_relative_to(ROOT), folder
