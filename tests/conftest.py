@@ -6,6 +6,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import configuration as hypothesis_configuration
 
 # Offscreen Qt, on a 1920x1080 screen (the offscreen platform's own is 800x800, smaller than a
 # window the app opens on any real desktop).
@@ -55,6 +56,9 @@ for _name, _sub in (
     ("XDG_CACHE_HOME", ".cache"),
 ):
     os.environ[_name] = str(TEST_HOME / _sub)
+# Hypothesis keeps its example database and caches in ``.hypothesis`` under the working directory
+# (the repository) unless told otherwise: in the run's temporary home instead.
+hypothesis_configuration.set_hypothesis_home_dir(TEST_HOME / ".hypothesis")
 if os.name == "nt":  # where Windows keeps what XDG_* keep elsewhere
     os.environ["USERPROFILE"] = str(TEST_HOME)
     os.environ["APPDATA"] = str(TEST_HOME / "AppData" / "Roaming")

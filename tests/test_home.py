@@ -65,3 +65,11 @@ def test_a_test_that_writes_into_the_real_home_fails_the_run(tmp_path):
     done, home = _probe(tmp_path, ATTNVIZ_HOME_PROBE_MISBEHAVE="1")
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
     assert "1 passed" in done.stdout and f"The tests wrote into the real home {home}: escaped.txt" in done.stdout
+
+
+def test_hypothesis_keeps_its_database_in_the_runs_home_not_the_repository():
+    from hypothesis.configuration import storage_directory
+
+    found = storage_directory("examples", intent_to_write=False)
+    folder = Path(getattr(found, "path", found))  # a Path in older Hypothesis, an object holding one in newer
+    assert folder.is_relative_to(conftest.TEST_HOME) and not folder.is_relative_to(ROOT), folder

@@ -98,6 +98,8 @@ def test_snippet_reproduces_the_app_weights_exactly(case):
     got = snippet_weights(code)
     expected = app_weights(state)
     assert got.dtype == expected.dtype == (np.float64 if state.settings.dtype == "float64" else np.float32)
+    # Bit for bit: the attnviz script calls attend on the head the app computed (its values written
+    # as exact decimals), the same kernels on the same shapes as run_state, on any machine.
     assert np.array_equal(got, expected, equal_nan=True)
 
 

@@ -301,8 +301,14 @@ def test_dropout_in_training_drops_what_the_app_dropped():
     state = with_settings(PRESETS["additive-toy"].build(), train=True, dropout=0.3, dropout_seed=11)
     _snippet, namespace, captured, reference = traced(state)
     assert not np.array_equal(reference["applied_weights"], reference["weights"])
-    assert differences(captured, reference)["applied_weights"] == 0.0
-    np.testing.assert_array_equal(namespace["output"].numpy(), reference["output"])
+    # The same entries dropped: exactly the zeros the app has (booleans compare exactly). The
+    # values are the snippet's own modules (nn.Linear, bmm) against attnviz's engine: the same
+    # arithmetic, not promised to be the same kernels, so within the dtype's tolerance.
+    dropped = np.broadcast_to(np.asarray(captured["applied_weights"]), reference["applied_weights"].shape) == 0
+    np.testing.assert_array_equal(dropped, reference["applied_weights"] == 0)
+    tolerance = TOLERANCE[state.settings.dtype]
+    assert differences(captured, reference)["applied_weights"] <= tolerance
+    np.testing.assert_allclose(namespace["output"].numpy(), reference["output"], rtol=10 * tolerance, atol=tolerance)
 
 
 # ----------------------------------------------------------------------- big inputs, scripts
@@ -348,7 +354,10 @@ def test_a_snippet_runs_as_a_script_and_saves_its_weights(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("attention weights (2, 2, 4)\ntensor(")
-    np.testing.assert_array_equal(np.load(tmp_path / "w.npy"), run_state(state).view.weights)
+    # Plain PyTorch's products against attnviz's engine: the same arithmetic, not promised to be the
+    # same kernels on every CPU, so float32's tolerance for weights in [0, 1].
+    weights = run_state(state).view.weights
+    np.testing.assert_allclose(np.load(tmp_path / "w.npy"), weights, rtol=0, atol=TOLERANCE["float32"])
 
 
 def test_every_framework_is_offered():

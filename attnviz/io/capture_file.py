@@ -765,10 +765,15 @@ def _check_terms(call: AttentionCall, budget: Budget) -> None:
     if sinks is not None and (sinks.shape not in ((h,), (b, h, n_q)) or sinks.dtype.kind != "f"):
         raise budget.fail(
             message(
-                QT_TRANSLATE_NOOP("FileErrors", "has sinks of shape {shape} in call '{name}': one per head ({heads})"),
+                QT_TRANSLATE_NOOP(
+                    "FileErrors",
+                    "has sinks of shape {shape} in call '{name}': floating-point numbers, one per head {heads} "
+                    "or one per query of each head {per_query}",
+                ),
                 shape=tuple(sinks.shape),
                 name=call.name,
-                heads=h,
+                heads=(h,),
+                per_query=(b, h, n_q),
             )
         )
     positions = call.positions

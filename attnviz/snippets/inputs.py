@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from attnviz.state.run import Focus, HeadView
+from attnviz.text.safe import python_literal
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 if TYPE_CHECKING:
@@ -158,6 +159,17 @@ def snippet_input(state: State, outcome: Outcome | None = None, *, focus: tuple[
             )
         )
     view = outcome.view
+    # Every writer spells a parameter's name as a variable (``W_q``, ``params_W_q``): only the
+    # scoring functions' own names reach here (the engine keeps no other name a session file
+    # holds), and a name that is no plain identifier, which could be code, is refused, not written.
+    for name in view.params:
+        if not (name.isidentifier() and name.isascii()):
+            raise SnippetError(
+                message(
+                    QT_TRANSLATE_NOOP("Snippet", "a learnable parameter named {name} cannot be written as code"),
+                    name=python_literal(name),
+                )
+            )
     s = state.settings
     from ..compute.engine_args import scale_kwargs
 

@@ -2682,6 +2682,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
         <translation>null ou um dtype que o attnviz conhece</translation>
     </message>
     <message>
+        <source>has sinks of shape {shape} in call &apos;{name}&apos;: floating-point numbers, one per head {heads} or one per query of each head {per_query}</source>
+        <translation>tem sorvedouros de forma {shape} na chamada &apos;{name}&apos;: números de ponto flutuante, um por cabeça {heads} ou um por consulta de cada cabeça {per_query}</translation>
+    </message>
+    <message>
         <source>has no array list for call &apos;{name}&apos;</source>
         <translation>não tem lista de arrays para a chamada &apos;{name}&apos;</translation>
     </message>
@@ -2736,10 +2740,6 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <message>
         <source>has a score term &apos;{term}&apos; of shape {shape} in call &apos;{name}&apos;, which its attention of shape {target} cannot take</source>
         <translation>tem um termo de escore &apos;{term}&apos; de forma {shape} na chamada &apos;{name}&apos;, que sua atenção de forma {target} não aceita</translation>
-    </message>
-    <message>
-        <source>has sinks of shape {shape} in call &apos;{name}&apos;: one per head ({heads})</source>
-        <translation>tem sorvedouros de forma {shape} na chamada &apos;{name}&apos;: um por cabeça ({heads})</translation>
     </message>
     <message>
         <source>has positions of shape {shape} in call &apos;{name}&apos;: one finite number per query ({queries}), for its batch ({batch}) or all of it</source>
@@ -7087,6 +7087,10 @@ What a scheduler&apos;s function takes (In) and gives (Out). The memory budget o
     <message>
         <source>attnviz cannot compute these inputs: {error}</source>
         <translation>o attnviz não consegue calcular estas entradas: {error}</translation>
+    </message>
+    <message>
+        <source>a learnable parameter named {name} cannot be written as code</source>
+        <translation>um parâmetro aprendível chamado {name} não pode ser escrito como código</translation>
     </message>
     <message>
         <source>this call&apos;s scores go through the model&apos;s {name}, a function of its own that cannot be written as code: copied, the code would not give the weights on show</source>

@@ -137,6 +137,8 @@ def test_the_keyword_forms_build_the_description_mask_is():
             mask=AttnMask(bias) & KeyPaddingMask(ignore) & ValidLength(lens) & Causal("bottom_right"),
             mask_mode=mode,
         )
+        # One mask built two ways, then the same scores, softmax and product on the same shapes:
+        # the same kernels, so the same bits on any machine.
         for name in ("mask", "masked_scores", "weights", "output"):
             assert torch.equal(getattr(keywords, name), getattr(described, name)), (mode, name)
         assert keywords.diagnostics.warnings == described.diagnostics.warnings

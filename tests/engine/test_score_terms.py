@@ -89,7 +89,7 @@ def test_a_score_mod_is_evaluated_as_flex_attention_evaluates_it(monkeypatch):
     torch.testing.assert_close(r.modified_scores, ref, rtol=0, atol=1e-12)
     monkeypatch.setattr(attend_impl, "BLOCK_ELEMENTS", 7 * N)
     blocked = attend(q, k, v, valid_lens=lens, score_terms=ScoreMod(score_mod), mask_mode="neg_inf")
-    torch.testing.assert_close(blocked.weights, r.weights, rtol=0, atol=1e-15)
+    assert_reordered_close(blocked.weights, r.weights)  # blocks are other matmul shapes
 
 
 def test_sinks_take_part_in_the_softmax_and_leave_rows_below_one():

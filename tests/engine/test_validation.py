@@ -129,7 +129,7 @@ def test_inputs_that_require_grad_work_in_blocks_and_come_back_detached():
     r = attend(q, k, v, torch.tensor([1500]), keep=("weights", "output"))
     assert not r.weights.requires_grad and not r.output.requires_grad
     expected = attend(q.detach(), k.detach(), v, torch.tensor([1500]), keep=("weights", "output"))
-    assert torch.equal(r.output, expected.output)
+    assert torch.equal(r.output, expected.output)  # the same blocks, shapes and kernels: the same bits
     small = attend(q[:, :4], k[:, :4], v[:, :4])  # one block: the same rule
     assert not small.weights.requires_grad
 

@@ -326,3 +326,20 @@ def test_an_alibi_term_is_version_3_and_its_slopes_are_checked(tmp_path):
         bad = tmp_path / "bad.attnviz-capture"
         save_capture(bad, _alibi_run(slopes))
         refused(bad, "has ALiBi slopes of shape", "one finite number per head (2)")
+
+
+def test_sinks_of_another_shape_are_refused_naming_both_shapes_a_file_may_hold(tmp_path):
+    # Sinks are one logit per head (H,) (gpt-oss) or one per query of each head (B, H, L_q)
+    # (Inkling 2): the refusal names both, not "one per head" alone.
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((1, 2, 4, 8)).astype(np.float32) for _ in range(3))
+    for good in (np.zeros(2, np.float32), np.zeros((1, 2, 4), np.float32)):
+        path = tmp_path / "good.attnviz-capture"
+        save_capture(path, ModelRun((AttentionCall("attn", q, k, v, sinks=good),)))
+        assert load_capture(path).calls[0].sinks.shape == good.shape
+    for bad in (np.zeros(3, np.float32), np.zeros((1, 2), np.float32), np.zeros(2, np.int64)):
+        path = tmp_path / "bad.attnviz-capture"
+        save_capture(path, ModelRun((AttentionCall("attn", q, k, v, sinks=bad),)))  # checked when read
+        refused(
+            path, f"has sinks of shape {bad.shape} in call 'attn'", "floating-point", "one per head (2,)", "(1, 2, 4)"
+        )
