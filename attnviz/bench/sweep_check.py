@@ -102,6 +102,9 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
             for side, width in ((0, call.self_keys), (1, call.shape[3] - call.self_keys))
             if width == shape[3]
         ]
+        # BigBird's block-sparse call sums a key block its softmax gathers twice; the model's
+        # own map keeps it once: the call's weights over its repeat counts.
+        candidates += [(call, _assembled(call)) for call in by_shape.get(shape, []) if _is_block_sparse(call)]
         if len(shape) == 4 and shape[-1] % 2 == 1 and shape[-1] != shape[-2]:
             # A banded model (Longformer, LED) reports each query's band of 2w + 1 keys; its call
             # is drawn as the (L, L) map the band means: read the map back as the band.
@@ -141,6 +144,18 @@ def _gap(ours: Any, target: Any) -> float:
 
     both_nan = torch.isnan(ours) & torch.isnan(target)
     return float(torch.where(both_nan, 0.0, (ours - target).abs()).nan_to_num(float("inf")).max())
+
+
+def _is_block_sparse(call: Any) -> bool:
+    from attnviz.capture.paths import block_sparse
+
+    return any(t.name == block_sparse.REPEATS for t in getattr(call, "terms", []))
+
+
+def _assembled(call: Any) -> Callable[[Any, Any], Any]:
+    from attnviz.capture.paths import block_sparse
+
+    return lambda ours, _target: block_sparse.assembled(call, ours)
 
 
 def _as_reported_by_shape(ours: Any, _target: Any) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from attnviz.bench import sweep_lengths
 from attnviz.bench.sweep_inputs import BATCH, _media_config, first
 
 Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
@@ -203,6 +204,7 @@ def sized_image_plans(config: Any, params: Any) -> Iterator[Plan]:
 
 def extra_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """The plans of this module that ``model``'s forward takes, most specific first."""
+    yield from sweep_lengths.block_sparse_plans(config, params)
     yield from grid_plans(config, params)
     yield from naflex_plans(config, params)
     yield from series_plans(config, params)
