@@ -34,8 +34,14 @@ __all__ = ["MARK", "Opener", "capture_path", "close_opener", "open_capture"]
 
 #: A reply of the child starts with this (the commands it runs print too, to their own streams).
 MARK = "@@opened "
-#: Seconds one capture may take to be opened three ways (every call drawn and shown).
+#: CPU seconds the opening child may spend on one capture, opened three ways (every call drawn
+#: and shown). CPU, not wall-clock time: on a machine shared by other work a capture's wall time
+#: grows with the load (Florence-2's 30 calls took over 600 s of wall time at a load of 12 on 2
+#: CPUs) while the work it takes does not.
 LIMIT_S = 600.0
+#: Wall-clock seconds per CPU second of the limit before a child that waits on nothing it can
+#: finish (a dialog, a deadlock) is given up.
+WALL_PER_CPU = 6.0
 
 _CHILD = r"""
 import contextlib, io, os
@@ -192,17 +198,20 @@ class Opener:
             self.process = self._start()
         process = self.process
         assert process.stdin is not None and process.stdout is not None
-        started = time.monotonic()
+        started, cpu_started = time.monotonic(), _cpu_seconds(process.pid)
         try:
             process.stdin.write(json.dumps({"path": str(path), "out": self._scratch.name}) + "\n")
             process.stdin.flush()
         except OSError:
             return self._lost("the opening child had died"), 0.0
         while True:
-            left = self.limit_s - (time.monotonic() - started)
-            if left <= 0:
-                return self._lost(f"opening took more than {self.limit_s:.0f} s"), self.limit_s
-            ready, _, _ = select.select([process.stdout], [], [], left)
+            cpu = _cpu_seconds(process.pid) - cpu_started
+            if cpu > self.limit_s:
+                return self._lost(f"opening took more than {self.limit_s:.0f} s of CPU time"), cpu
+            wall = time.monotonic() - started
+            if wall > self.limit_s * WALL_PER_CPU:
+                return self._lost(f"opening took more than {self.limit_s * WALL_PER_CPU:.0f} s"), wall
+            ready, _, _ = select.select([process.stdout], [], [], min(5.0, self.limit_s))
             if not ready:
                 continue
             line = process.stdout.readline()
@@ -236,6 +245,17 @@ class Opener:
             process.wait(timeout=10)
         if process.stdout is not None:
             process.stdout.close()
+
+
+def _cpu_seconds(pid: int) -> float:
+    """The CPU time (user and system) process ``pid`` has used; the wall clock where /proc does not
+    say (a system without it: the limit is then wall-clock time)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return time.monotonic()
 
 
 _OPENER: Opener | None = None
