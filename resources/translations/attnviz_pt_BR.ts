@@ -21,6 +21,10 @@
         <translation>a saída das cabeças é o recálculo do attnviz (nn.MultiheadAttention com need_weights=True só a devolve depois da sua projeção de saída, onde ela foi comparada)</translation>
     </message>
     <message>
+        <source>every key of {rows} query row(s) is masked: the model&apos;s softmax gives NaN there, as computed (SDPA&apos;s kernel gives zeros); later layers carry the NaN on</source>
+        <translation>toda chave de {rows} linha(s) de consultas está mascarada: o softmax do modelo dá NaN ali, como calculado (o kernel do SDPA dá zeros); as camadas seguintes levam o NaN adiante</translation>
+    </message>
+    <message>
         <source>{first}; {second}</source>
         <translation>{first}; {second}</translation>
     </message>
