@@ -9,7 +9,9 @@ anywhere in the output, nested outputs included), each reported map must be one 
 a call of the same shape whose weights (attnviz's recomputation, or the weights recorded) are the
 map within the tolerance. A verdict is one of
 
-* exact: every call within the tolerance, every reported map found;
+* exact: every call within the tolerance (a call recorded through its weights only, the model's
+  own softmax output with nothing to recompute it from: weights over its keys), every reported
+  map found;
 * partial: some call or map is not, with the reasons (the first is the verdict's one line);
 * none: no call recorded where the model reports maps;
 * no attention: no call, no map (convolutional, recurrent, state-space models).
@@ -68,6 +70,25 @@ def _distribution(a: Any) -> bool:
     return float(below.float().mean()) > 0.5
 
 
+def _is_distribution(weights: Any) -> bool:
+    """Whether a call's recorded weights (the model's own softmax output, nothing to recompute
+    them from) are weights over its keys: each row in [0, 1] summing to 1, or to less where the
+    model zeroes or drops part of a row (padded queries, a sink's share), never more; a row of
+    NaN (every key masked, the model's own result) is what it is."""
+    import torch
+
+    if not isinstance(weights, torch.Tensor):
+        return False
+    w = weights.detach().double()
+    rows = ~torch.isnan(w).all(-1)
+    w = w[rows]
+    if not w.numel():
+        return True
+    if not bool(torch.isfinite(w).all()) or float(w.min()) < 0 or float(w.max()) > 1 + 1e-6:
+        return False
+    return float(w.sum(-1).max()) <= 1 + 1e-3
+
+
 def _weights(call: Any) -> Any:
     """The call's weights as attnviz has them, float64; None where it cannot compute them."""
     try:
@@ -102,6 +123,9 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
             for side, width in ((0, call.self_keys), (1, call.shape[3] - call.self_keys))
             if width == shape[3]
         ]
+        # BigBird's block-sparse call sums a key block its softmax gathers twice; the model's
+        # own map keeps it once: the call's weights over its repeat counts.
+        candidates += [(call, _assembled(call)) for call in by_shape.get(shape, []) if _is_block_sparse(call)]
         if len(shape) == 4 and shape[-1] % 2 == 1 and shape[-1] != shape[-2]:
             # A banded model (Longformer, LED) reports each query's band of 2w + 1 keys; its call
             # is drawn as the (L, L) map the band means: read the map back as the band.
@@ -141,6 +165,18 @@ def _gap(ours: Any, target: Any) -> float:
 
     both_nan = torch.isnan(ours) & torch.isnan(target)
     return float(torch.where(both_nan, 0.0, (ours - target).abs()).nan_to_num(float("inf")).max())
+
+
+def _is_block_sparse(call: Any) -> bool:
+    from attnviz.capture.paths import block_sparse
+
+    return any(t.name == block_sparse.REPEATS for t in getattr(call, "terms", []))
+
+
+def _assembled(call: Any) -> Callable[[Any, Any], Any]:
+    from attnviz.capture.paths import block_sparse
+
+    return lambda ours, _target: block_sparse.assembled(call, ours)
 
 
 def _as_reported_by_shape(ours: Any, _target: Any) -> Any:
@@ -198,6 +234,13 @@ def classify(cap: Any, maps: list[tuple[str, Any]], expected_calls: int | None =
         reasons.append(f"{len(unverified)} calls not verified ({unverified[0].name}: {unverified[0].note[:100]})")
     if expected_calls is not None and len(calls) < expected_calls:
         reasons.append(f"{len(calls)} calls where the other implementation recorded {expected_calls}")
+    own = [c for c in calls if c.weights_only]
+    not_weights = [c for c in own if not _is_distribution(c.recorded_weights)]
+    if not_weights:
+        reasons.append(
+            f"{len(not_weights)} of {len(own)} calls recorded as the model's own weights are no distribution over "
+            f"their keys ({not_weights[0].name})"
+        )
     missing = unmatched_maps(calls, maps)
     detail["unmatched"] = len(missing)
     if missing:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from attnviz.bench import sweep_named
+from attnviz.bench import sweep_lengths, sweep_named
 from attnviz.bench.sweep_inputs import BATCH, _media_config, first
 
 Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
@@ -206,6 +206,7 @@ def extra_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """The plans of this module that ``model``'s forward takes, most specific first."""
     from attnviz.bench import sweep_images  # pixel layouts of image and video models
 
+    yield from sweep_lengths.block_sparse_plans(config, params)
     yield from sweep_images.image_plans(model, config, params)
     yield from grid_plans(config, params)
     yield from naflex_plans(config, params)

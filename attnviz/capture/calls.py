@@ -303,7 +303,10 @@ class CapturedCall:
                 weights = without_sink(weights)  # what the model reports: its weights before the sink
             weights_gap = largest_difference(weights, self.returned_weights)
         if self.output is not None:
-            self._fidelity = max(largest_difference(ours, self.output), weights_gap)
+            gap = largest_difference(ours, self.output)
+            if math.isinf(gap) and mode == "sdpa":
+                gap = self._empty_rows_as_nan(gap)
+            self._fidelity = max(gap, weights_gap)
             return
         if self.module_output is None or self.out_proj is None:
             self._fidelity = weights_gap if weights is not None else None
@@ -324,6 +327,42 @@ class CapturedCall:
                 "returns it only after its output projection, where it was compared)",
             )
         )
+
+    def _empty_rows_as_nan(self, gap: float) -> float:
+        """The gap again with rows whose every key is masked computed as a plain softmax computes
+        them, NaN (an eager function's softmax over -inf; SDPA's kernel, which the first
+        recomputation follows, gives 0): where the model's output is NaN on exactly those rows,
+        the smaller gap, said in the note; else ``gap``."""
+        assert self.queries is not None and self.keys is not None and self.values is not None
+        assert self.output is not None
+        try:
+            ours, _ = recompute(
+                self.queries,
+                self.keys,
+                self.values,
+                self.mask_kwargs(),
+                self.scale,
+                _gqa(self.queries, self.keys, self.enable_gqa),
+                "neg_inf",
+                terms=self.score_terms(),
+            )
+        except Exception:  # noqa: BLE001 - the first recomputation ran: this one is a second reading only
+            return gap
+        again = largest_difference(ours, self.output)
+        if again >= gap:
+            return gap
+        rows = int(torch.isnan(self.output).all(-1).sum())
+        self._add_note(
+            message(
+                QT_TRANSLATE_NOOP(
+                    "Capture",
+                    "every key of {rows} query row(s) is masked: the model's softmax gives NaN there, as computed "
+                    "(SDPA's kernel gives zeros); later layers carry the NaN on",
+                ),
+                rows=rows,
+            )
+        )
+        return again
 
     def _add_note(self, note: str) -> None:
         self.note = (

@@ -21,6 +21,10 @@
         <translation>a saída das cabeças é o recálculo do attnviz (nn.MultiheadAttention com need_weights=True só a devolve depois da sua projeção de saída, onde ela foi comparada)</translation>
     </message>
     <message>
+        <source>every key of {rows} query row(s) is masked: the model&apos;s softmax gives NaN there, as computed (SDPA&apos;s kernel gives zeros); later layers carry the NaN on</source>
+        <translation>toda chave de {rows} linha(s) de consultas está mascarada: o softmax do modelo dá NaN ali, como calculado (o kernel do SDPA dá zeros); as camadas seguintes levam o NaN adiante</translation>
+    </message>
+    <message>
         <source>{first}; {second}</source>
         <translation>{first}; {second}</translation>
     </message>
@@ -289,6 +293,14 @@
     <message>
         <source>the function returned its heads&apos; average weights (average_attn_weights=True): a map the model reports from it is that average (in every head, for WavLM); each head here is its own</source>
         <translation>a função devolveu a média dos pesos das suas cabeças (average_attn_weights=True): um mapa que o modelo informa a partir dela é essa média (em todas as cabeças, no WavLM); cada cabeça aqui é a sua própria</translation>
+    </message>
+    <message>
+        <source>block-sparse attention of its own ({module}, blocks of {block}): each query&apos;s softmax over the key blocks it gathers (global, sliding window, {random} random), as the (L, L) map they mean, zero elsewhere; a block gathered twice counts twice (the score term &apos;block repeats&apos;, in eval mode every random block is the first: {repeated} query rows), so rows sum to 1 where the model&apos;s output_attentions keeps it once; the model zeroes padded queries&apos; output after the attention</source>
+        <translation>atenção esparsa em blocos própria ({module}, blocos de {block}): o softmax de cada consulta sobre os blocos de chaves que ela reúne (globais, janela deslizante, {random} aleatório(s)), como o mapa (L, L) que eles significam, zero no resto; um bloco reunido duas vezes conta duas vezes (o termo de pontuação &apos;block repeats&apos;; no modo de avaliação todo bloco aleatório é o primeiro: {repeated} linhas de consultas), então as linhas somam 1 onde o output_attentions do modelo o guarda uma vez só; o modelo zera a saída das consultas de preenchimento depois da atenção</translation>
+    </message>
+    <message>
+        <source>{note}; the model&apos;s function rerun differs from its forward by {gap}</source>
+        <translation>{note}; a função do modelo executada de novo difere do seu forward em {gap}</translation>
     </message>
     <message>
         <source>block-sparse attention of its own ({module}, blocks of {block}): the {n} x {n} map the model assembles from its global, sliding-window and {random} random key blocks per query block, zero elsewhere (a random block that repeats one already attended, as in eval mode, is kept once: such rows sum to less than 1 while the output mixes both); its queries, keys and values are not visible to a capture (weights only)</source>

@@ -6,16 +6,20 @@ of its window) read by the doctor as the padding it is: silent."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
 import attnviz
+from attnviz.bench.sweep_lengths import block_sparse_length
 from attnviz.capture.doctor import diagnose_run
+from attnviz.capture.paths import block_sparse
 
 transformers = pytest.importorskip("transformers")
 
 
-def test_bigbird_block_sparse_is_one_square_map_per_layer_the_models_own() -> None:
+def _small_bigbird(attention_type: str = "block_sparse") -> object:
     config = transformers.BigBirdConfig(
         hidden_size=32,
         num_hidden_layers=2,
@@ -25,20 +29,52 @@ def test_bigbird_block_sparse_is_one_square_map_per_layer_the_models_own() -> No
         max_position_embeddings=128,
         block_size=2,
         num_random_blocks=1,
-        attention_type="block_sparse",
+        attention_type=attention_type,
     )
     torch.manual_seed(0)
-    model = transformers.BigBirdModel(config).eval()
+    return transformers.BigBirdModel(config).eval()
+
+
+def test_bigbird_block_sparse_is_one_exact_square_map_per_layer() -> None:
+    model = _small_bigbird()
     ids = torch.randint(3, 100, (2, 24))  # more than (5 + 2 r) blocks: block-sparse runs
+    padding = torch.ones_like(ids)
+    padding[1, -2:] = 0  # the last block's queries padded (the sweep's text pads so)
     with torch.no_grad(), attnviz.capture(model) as cap:
-        out = model(input_ids=ids, output_attentions=True)
+        out = model(input_ids=ids, attention_mask=padding, output_attentions=True)
     assert type(model.encoder.layer[0].attention.self).__name__ == "BigBirdBlockSparseAttention"
     assert len(cap.calls) == len(out.attentions) == 2
     for call, reported in zip(cap.calls, out.attentions):
-        assert call.weights_only and "block-sparse attention of its own" in call.note
-        assert torch.equal(call.weights(), reported)  # the model's own tensor, copied
-        zero = call.weights() == 0
+        assert not call.weights_only and "block-sparse attention of its own" in call.note
+        # Recomputed from its queries, keys and values against the model's own function's output:
+        # float32 sums over 24 keys, 1e-5 apart at most.
+        assert call.fidelity is not None and call.fidelity < 1e-5
+        weights = call.weights()
+        zero = weights == 0
         assert zero.any() and not zero.all(-1).any()  # sparse, and every query attends somewhere
+        # The map the output mixes sums to 1 per row; the model's own keeps a block its softmax
+        # gathered twice (eval mode: every random block is the first) once, summing to less.
+        assert torch.allclose(weights.sum(-1), torch.ones(()), atol=1e-5)
+        assert float(reported.sum(-1).min()) < 0.99
+        repeats = next(t for t in call.terms if t.name == block_sparse.REPEATS).values
+        assert repeats is not None and float(repeats.max()) == pytest.approx(math.log(2))
+        # ... and is this map read back as the model assembles it (each repeat once)
+        ours = block_sparse.assembled(call, weights)
+        assert ours is not None and torch.allclose(ours, reported, atol=1e-5)
+    assert diagnose_run(cap.to_run()) == []
+
+
+def test_bigbird_at_the_sweeps_block_sparse_length_runs_block_sparse() -> None:
+    config = transformers.BigBirdConfig()
+    assert block_sparse_length(config) == (6 + 2 * config.num_random_blocks) * config.block_size
+    assert block_sparse_length(transformers.BertConfig()) is None
+    for blocks, sparse in ((0, True), (-1, False)):  # the length, then one block shorter: full attention
+        model = _small_bigbird()
+        length = block_sparse_length(model.config) + blocks * model.config.block_size
+        with torch.no_grad(), attnviz.capture(model) as cap:
+            model(input_ids=torch.randint(3, 100, (2, length)))
+        notes = ["block-sparse attention of its own" in c.note for c in cap.calls]
+        assert notes == [sparse] * 2
 
 
 def test_led_padding_to_its_window_is_padding_to_the_doctor() -> None:

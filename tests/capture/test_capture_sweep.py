@@ -94,6 +94,21 @@ def test_a_reported_map_no_call_reproduces_makes_it_partial(transformers):
     assert "1 of 2 reported maps not recorded (attentions[1]" in detail["why"]
 
 
+def test_a_call_of_weights_only_is_checked_as_weights_over_its_keys(transformers):
+    # BLOOM's attention of its own is recorded through its softmax: weights only, nothing to
+    # recompute them from. They must still be weights over the keys (an exact verdict checks
+    # every call): altered to more than 1 per row, the verdict is partial.
+    config = transformers.BloomConfig(n_layer=1, hidden_size=32, n_head=4, vocab_size=50)
+    model = transformers.BloomModel(config).eval()
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        model(torch.tensor([[5, 7, 9, 11, 13]]))
+    own = [c for c in cap.calls if c.weights_only]
+    assert own and sweep_check.classify(cap, [])[0] == "exact"
+    own[0].recorded_weights = own[0].recorded_weights * 2
+    status, detail = sweep_check.classify(cap, [])
+    assert status == "partial" and "no distribution over their keys" in detail["why"]
+
+
 def results() -> list[dict[str, Any]]:
     return [
         {

@@ -34,3 +34,25 @@ def test_a_sweep_capture_opens_every_way_and_a_broken_file_says_why_in_one_line(
     assert len(opened["problems"]) == 1, opened
     line = opened["problems"][0]
     assert line.startswith("opening: ") and "\n" not in line and "Traceback" not in line
+
+
+def test_the_opening_limit_counts_the_childs_cpu_time_not_the_machines_load() -> None:
+    # A child that waits (for its share of a loaded machine, or in sleep) spends wall time, not
+    # CPU time: the limit is on the latter, so a busy machine does not fail a capture that is quick.
+    import subprocess
+    import sys
+    import time
+
+    code = "import time\nend = time.process_time() + 1.5\nwhile time.process_time() < end: pass\ntime.sleep(30)"
+    child = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 60
+        while sweep_open._cpu_seconds(child.pid) < 1.4 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        spun = sweep_open._cpu_seconds(child.pid)
+        assert spun >= 1.4  # its CPU time is counted
+        time.sleep(2.0)  # now asleep: 2 s of wall time, next to nothing of CPU
+        assert sweep_open._cpu_seconds(child.pid) - spun < 0.5
+    finally:
+        child.kill()
+        child.wait()

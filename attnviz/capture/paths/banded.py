@@ -56,7 +56,7 @@ def dense(weights: torch.Tensor, w: int, kwargs: dict[str, Any]) -> tuple[torch.
     if isinstance(masked, torch.Tensor) and masked.shape == (b, n) and bool(masked.any()):
         # The model zeroes its padded queries' rows after the softmax (``masked_fill`` on
         # ``is_index_masked``): their weights are what it reports and what its output uses.
-        out = out.masked_fill(masked[:, None, :, None], 0.0)
+        out.masked_fill_(masked[:, None, :, None], 0.0)  # in place: no second (L, L) map
         note = message(
             QT_TRANSLATE_NOOP("Capture", "{note}; padded query rows zeroed after the softmax, as the model does"),
             note=note,
