@@ -83,9 +83,15 @@ def command(main, argv):
     return status, out.getvalue().splitlines(), err.getvalue().splitlines()
 
 #: A finding the doctor checked against the model's own output: rows the model's mask leaves no
-#: key and where its output is NaN (transformers' eager NeMo ASR encoders read their float mask as
-#: boolean and mask every key). What the model computed, not a false alarm: said apart.
-TRUE_FINDINGS = ("the model produced NaN there",)
+#: key and what its output holds there, NaN (transformers' eager NeMo ASR encoders read their float
+#: mask as boolean and mask every key), zeros, or the mean of the values that a finite fill spreads
+#: evenly (BLT pads its patches with an empty last one, whose cross-attention row sees no byte).
+#: What the model computed, not a false alarm: said apart.
+TRUE_FINDINGS = (
+    "the model produced NaN there",
+    "no key left to attend to and came out as zeros",
+    "no key left to attend to, so a finite fill",
+)
 
 def doctor(path, found):
     status, out, err = command(attnviz.cli.doctor.doctor_main, [path])

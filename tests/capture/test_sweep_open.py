@@ -56,3 +56,36 @@ def test_the_opening_limit_counts_the_childs_cpu_time_not_the_machines_load() ->
     finally:
         child.kill()
         child.wait()
+
+
+def test_rows_the_models_own_mask_leaves_no_key_are_found_not_failed(tmp_path) -> None:
+    # A model whose mask leaves a query no key (BLT's empty last patch) and fills it with a finite
+    # number: the row is the values' mean, what the model computed. The doctor says so; the sweep
+    # keeps it apart (``found``), not as a false alarm. A row the doctor cannot explain still fails.
+    import torch
+
+    import attnviz
+
+    class Padded(torch.nn.Module):
+        def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+            # patches (queries) over the bytes (keys) they hold: 0-1, 2-4, and none for the last
+            low = torch.finfo(torch.float32).min
+            mask = torch.full((1, 1, 3, 5), low)
+            mask[..., 0, :2] = 0.0
+            mask[..., 1, 2:] = 0.0
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(1, 2, 3, 8, generator=g)
+    k, v = (torch.randn(1, 2, 5, 8, generator=g) for _ in range(2))
+    model = Padded()
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        model(q, k, v)
+    path = tmp_path / "padded.attnviz-capture"
+    cap.save(path)
+    try:
+        opened = sweep_open.open_capture(path)
+    finally:
+        sweep_open.close_opener()
+    assert opened["problems"] == [], opened
+    assert len(opened.get("found", [])) == 1 and "spread" in opened["found"][0], opened
