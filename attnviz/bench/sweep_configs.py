@@ -86,6 +86,22 @@ def at_most(config: Any, name: str, value: int) -> None:
         put(config, name, value)
 
 
+def _keep_stages(config: Any, before: int, kept: int) -> None:
+    """A backbone whose stages were cut (Swin's, ConvNeXt's ``depths``) names as many stages as
+    it has (``stage_names``: the stem, then one per stage), and a neck reading it by name asks only
+    for stages that are left (``out_features``; the last where none is)."""
+    names = read(config, "stage_names")
+    if not isinstance(names, (list, tuple)) or len(names) != before + 1:
+        return
+    left = list(names[: kept + 1])
+    wanted = [n for n in (read(config, "out_features") or []) if n in left] or [left[-1]]
+    try:
+        config.stage_names = left
+        config.set_output_features_output_indices(out_features=wanted, out_indices=None)
+    except Exception:  # noqa: BLE001 - a config that guards its stages keeps them
+        return
+
+
 def keep_layer_kinds(config: Any, before: int | None) -> None:
     """After ``config``'s layers were cut from ``before`` to a few: every per-layer list (its
     ``layer_types``, ``mlp_layer_types``, a list of widths) keeps the layers picked, which are the
@@ -114,6 +130,7 @@ def keep_layer_kinds(config: Any, before: int | None) -> None:
         # per-stage tuples too (ConvNeXt's ``depths`` and ``hidden_sizes``)
         if isinstance(value, (list, tuple)) and len(value) == before and not name.startswith("_"):
             put(config, name, type(value)(value[i] for i in picked))
+    _keep_stages(config, before, len(picked))
     put(config, "num_hidden_layers", len(picked))
     last = len(picked) - 1
     kinds = read(config, "layer_types")

@@ -173,3 +173,15 @@ def test_maps_are_asked_for_only_where_the_forward_takes_the_argument():
 
     assert sweep_inputs.ask_for_maps(Codec()) == {}
     assert sweep_inputs.ask_for_maps(Model()) == {"output_attentions": True}
+
+
+def test_a_backbone_cut_to_fewer_stages_names_only_the_stages_it_has() -> None:
+    # OneFormer reads its Swin backbone's stages by name: cutting Swin's per-stage tuples (as
+    # ConvNeXt's must be) without its stage names built a neck over stages that were gone.
+    transformers = pytest.importorskip("transformers")
+    config = transformers.CONFIG_MAPPING["oneformer"]()
+    capture_sweep.shrink(config)
+    backbone = config.backbone_config
+    assert len(backbone.stage_names) == len(backbone.depths) + 1
+    assert backbone.out_features and set(backbone.out_features) <= set(backbone.stage_names)
+    capture_sweep._build(config, "eager")  # raised IndexError in the backbone's channels
