@@ -128,6 +128,9 @@ def _shrink(
     are left as they are."""
     if id(config) in seen:
         return
+    # the model built is this config's own (its stages may be cut); a sub-config's stages are read
+    # by name by the model around it (a neck over a backbone's feature maps): they stay
+    top = not seen
     seen.add(id(config))
 
     def set_int(name: str, value: int) -> None:
@@ -136,7 +139,7 @@ def _shrink(
     before = sweep_configs.read(config, "num_hidden_layers")
     for name in _LAYERS:
         set_int(name, 2)
-    sweep_configs.keep_layer_kinds(config, before)
+    sweep_configs.keep_layer_kinds(config, before, stages=top)
     if not layers_only:
         _shrink_sizes(config, widths, small_images)
     set_int("vocab_size", 1000)  # the embedding is most of a language model's weights

@@ -102,7 +102,7 @@ def _keep_stages(config: Any, before: int, kept: int) -> None:
         return
 
 
-def keep_layer_kinds(config: Any, before: int | None) -> None:
+def keep_layer_kinds(config: Any, before: int | None, stages: bool = True) -> None:
     """After ``config``'s layers were cut from ``before`` to a few: every per-layer list (its
     ``layer_types``, ``mlp_layer_types``, a list of widths) keeps the layers picked, which are the
     first of each kind of ``layer_types`` (a hybrid whose first layers are all linear attention
@@ -111,6 +111,14 @@ def keep_layer_kinds(config: Any, before: int | None) -> None:
     that is left."""
     layers = read(config, "num_hidden_layers")
     if not isinstance(before, int) or not is_int(layers) or before <= layers:
+        return
+    names = read(config, "stage_names")
+    if not stages and isinstance(names, (list, tuple)) and len(names) == before + 1:
+        # a backbone under a neck (Mask2Former's Swin): every stage stays, each with fewer blocks
+        put(config, "num_hidden_layers", before)
+        depths = read(config, "depths")
+        if isinstance(depths, (list, tuple)) and all(is_int(d) for d in depths):
+            put(config, "depths", type(depths)(min(int(d), 2) for d in depths))
         return
     kinds = read(config, "layer_types")
     picked: list[int] = []
@@ -127,10 +135,13 @@ def keep_layer_kinds(config: Any, before: int | None) -> None:
             picked.append(i)
     picked.sort()
     for name, value in list(vars(config).items()):
-        # per-stage tuples too (ConvNeXt's ``depths`` and ``hidden_sizes``)
-        if isinstance(value, (list, tuple)) and len(value) == before and not name.startswith("_"):
+        # per-stage tuples too (ConvNeXt's ``depths`` and ``hidden_sizes``), where the stages are
+        # the model's own (``stages``): a backbone under a neck keeps its stages and their names
+        per_layer = isinstance(value, list) or (stages and isinstance(value, tuple))
+        if per_layer and len(value) == before and not name.startswith("_"):
             put(config, name, type(value)(value[i] for i in picked))
-    _keep_stages(config, before, len(picked))
+    if stages:
+        _keep_stages(config, before, len(picked))
     put(config, "num_hidden_layers", len(picked))
     last = len(picked) - 1
     kinds = read(config, "layer_types")

@@ -176,8 +176,10 @@ def test_maps_are_asked_for_only_where_the_forward_takes_the_argument():
 
 
 def test_a_backbone_cut_to_fewer_stages_names_only_the_stages_it_has() -> None:
-    # OneFormer reads its Swin backbone's stages by name: cutting Swin's per-stage tuples (as
-    # ConvNeXt's must be) without its stage names built a neck over stages that were gone.
+    # OneFormer reads its Swin backbone's stages by name: cutting Swin's per-stage tuples (as a
+    # ConvNeXt model's own must be) without its stage names built a neck over stages that were
+    # gone; cutting both left the neck fewer feature maps than it reads. A backbone under a neck
+    # keeps its stages; a staged model of its own has them cut, its names with them.
     transformers = pytest.importorskip("transformers")
     config = transformers.CONFIG_MAPPING["oneformer"]()
     capture_sweep.shrink(config)
@@ -185,3 +187,12 @@ def test_a_backbone_cut_to_fewer_stages_names_only_the_stages_it_has() -> None:
     assert len(backbone.stage_names) == len(backbone.depths) + 1
     assert backbone.out_features and set(backbone.out_features) <= set(backbone.stage_names)
     capture_sweep._build(config, "eager")  # raised IndexError in the backbone's channels
+
+
+def test_a_staged_model_of_its_own_has_its_stages_and_their_names_cut() -> None:
+    transformers = pytest.importorskip("transformers")
+    config = transformers.CONFIG_MAPPING["swin"]()
+    capture_sweep.shrink(config)
+    assert len(config.depths) == config.num_layers < 4
+    assert len(config.stage_names) == len(config.depths) + 1
+    assert set(config.out_features) <= set(config.stage_names)
