@@ -155,12 +155,16 @@ DETECTOR_QUERIES = 16
 
 
 def grouped_detector(config: Any) -> None:
-    """LW-DETR and RF-DETR (``group_detr``): their queries are the encoder's best
-    ``num_queries`` positions, more (300) than the shrunk image has (64), so at most
+    """LW-DETR and RF-DETR (``group_detr``), and two-stage detectors (Grounding DINO): their
+    queries are the encoder's best ``num_queries`` positions, more (300) than the shrunk image has (64), so at most
     ``DETECTOR_QUERIES``; and a projector with no scale at all (LW-DETR's default, empty
     ``projector_scale_factors``, which its model concatenates) gets the one scale its
     documentation allows without resampling (1.0), with the channels its ``__post_init__``
     derives from the scales."""
+    if read(config, "two_stage") is True:  # Grounding DINO's queries: its encoder's best positions too
+        if is_int(read(config, "num_queries")) and read(config, "num_queries") > DETECTOR_QUERIES:
+            put(config, "num_queries", DETECTOR_QUERIES)
+        return
     if not is_int(read(config, "group_detr")):
         return
     if is_int(read(config, "num_queries")) and read(config, "num_queries") > DETECTOR_QUERIES:
