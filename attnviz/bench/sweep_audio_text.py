@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from attnviz.bench.sweep_configs import put as _put
+from attnviz.bench.sweep_configs import read as _read
 from attnviz.bench.sweep_inputs import BATCH, first, sub_configs
 
 Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
@@ -313,20 +315,6 @@ def retried(inputs: dict[str, Any], params: Any, message: str, config: Any) -> d
 
 
 # ----------------------------------------------------------------------------- config repairs
-
-
-def _read(config: Any, name: str) -> Any:
-    try:
-        return getattr(config, name, None)
-    except Exception:  # noqa: BLE001 - per-layer attributes refuse a global read
-        return None
-
-
-def _put(config: Any, name: str, value: Any) -> None:
-    try:
-        setattr(config, name, value)
-    except Exception:  # noqa: BLE001 - some configs guard attributes
-        pass
 
 
 def expert_widths(config: Any) -> None:

@@ -9,21 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from attnviz.bench import sweep_named
+from attnviz.bench.sweep_configs import put as _put
+from attnviz.bench.sweep_configs import read as _read
 from attnviz.bench.sweep_inputs import sub_configs
-
-
-def _read(config: Any, name: str) -> Any:
-    try:
-        return getattr(config, name, None)
-    except Exception:  # noqa: BLE001 - per-layer attributes refuse a global read
-        return None
-
-
-def _put(config: Any, name: str, value: Any) -> None:
-    try:
-        setattr(config, name, value)
-    except Exception:  # noqa: BLE001 - some configs guard attributes
-        pass
 
 
 def _int(value: Any) -> bool:
