@@ -31,7 +31,8 @@ from __future__ import annotations
 import sys
 import threading
 import types
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -230,14 +231,21 @@ class LiveModel:
         self.model = model
         self.inputs = inputs
         self.tokens = tokens
+        # The thread count of the first run, kept for every re-run: a sum split over another
+        # number of threads is added in another order, so a re-run with no edit would differ from
+        # the first in the last bits (8.9e-8 on a float32 Llama where the window had gone from 2
+        # threads to 1 meanwhile, under MKL's conditional numerical reproducibility or ATen's
+        # default kernels, as on other CPUs) and undo would not read "unchanged".
+        self.threads = torch.get_num_threads()
         with torch.no_grad(), capture(model, tokens=tokens) as cap:
             self.before = run_model(model, inputs)
         self.capture = cap
         self.run = cap.to_run()
 
     def apply(self, edits: Sequence[Edit]) -> Intervention:
-        """The model run with ``edits`` (none: a run identical to the first)."""
-        return edited_run(self.model, self.inputs, self.capture, self.before, edits, tokens=self.tokens)
+        """The model run with ``edits`` (none: a run identical to the first, bit for bit)."""
+        with _num_threads(self.threads):
+            return edited_run(self.model, self.inputs, self.capture, self.before, edits, tokens=self.tokens)
 
     def edits_for(self, run: ModelRun, ablations: Iterable[tuple[int, int]] = ()) -> list[Edit]:
         """The edits that make the model run as ``run`` shows it (masks edited in the window,
@@ -250,6 +258,19 @@ class LiveModel:
             if self.run.has_head(layer, head):
                 edits.append(AblateHead(self.run.calls[layer].name, head))
         return edits
+
+
+@contextmanager
+def _num_threads(threads: int) -> Iterator[None]:
+    """Torch's intra-op thread count set to ``threads`` for the block, then put back."""
+    before = torch.get_num_threads()
+    if before != threads:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)
 
 
 def toggled_mask(run: ModelRun, layer: int, batch: int, head: int, query: int, key: int) -> ModelRun:

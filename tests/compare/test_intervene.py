@@ -183,3 +183,44 @@ def test_a_mask_edit_takes_what_attend_takes_as_a_mask(form):
     after = result.after_capture.calls[0]
     torch.testing.assert_close(torch.as_tensor(after.output), expected, atol=1e-6, rtol=0)
     assert torch.equal(call_allowed(after.to_attention_call({}, check=False)), allowed.expand(1, 2, n, n))
+
+
+_RERUN_AFTER_THREADS_CHANGE = """
+import threading, torch
+from tests.compare.models import batch, llama
+from attnviz.compare.intervene import LiveModel
+torch.set_num_threads(2)
+live = LiveModel(llama(), batch())
+# What the window does once it starts: it keeps a core for its event loop.
+torch.set_num_threads(1)
+done = []
+worker = threading.Thread(target=lambda: done.append(live.apply([])))
+worker.start(); worker.join()
+print(done[0].identical, done[0].max_output_diff, torch.get_num_threads())
+"""
+
+
+def test_a_live_model_reruns_bit_identical_after_the_thread_count_changed():
+    # The first run was made on 2 threads, the re-run is asked for on 1 (the window lowers the
+    # count as it starts). Under MKL's conditional numerical reproducibility and ATen's default
+    # kernels, as on CPUs other than this one, a sum over another thread count rounds otherwise
+    # (8.9e-8 on this Llama): the re-run keeps the first run's count. A child process, because
+    # both settings are read once, when torch loads.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "default", "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", _RERUN_AFTER_THREADS_CHANGE],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    identical, diff, threads = done.stdout.split()
+    assert (identical, float(diff), threads) == ("True", 0.0, "1")
