@@ -61,7 +61,7 @@ class Layout:
 
 
 def kind_of(module: nn.Module | None) -> str | None:
-    """"lsh" or "local" for Reformer's attention modules, None for any other."""
+    """ "lsh" or "local" for Reformer's attention modules, None for any other."""
     if module is None or not callable(getattr(module, "_look_adjacent", None)):
         return None
     if not callable(getattr(module, "_compute_attn_mask", None)):
