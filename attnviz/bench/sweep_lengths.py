@@ -36,9 +36,10 @@ def chunked_length(config: Any) -> int | None:
     if not isinstance(getattr(config, "attn_layers", None), (list, tuple)):
         return None
     sizes = [getattr(config, f"{kind}_attn_chunk_length", None) for kind in set(config.attn_layers)]
-    if not sizes or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in sizes):
+    whole = [v for v in sizes if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    if not whole or len(whole) != len(sizes):
         return None
-    return 4 * math.lcm(*sizes)
+    return 4 * math.lcm(*whole)
 
 
 def _text_plan(config: Any, params: Any, length: int, extra: dict[str, Any]) -> Callable[[], dict[str, Any]]:

@@ -300,11 +300,32 @@
     </message>
     <message>
         <source>{note}; the model&apos;s function rerun differs from its forward by {gap}</source>
+        <extracomment>The score term&apos;s name: the log of how many times a query&apos;s softmax gathers each key. The attribute a recorded call keeps its layout in (in this process only: not in files). The model&apos;s output and the rerun&apos;s rounds joined may differ by float32 rounding only.</extracomment>
         <translation>{note}; a função do modelo executada de novo difere do seu forward em {gap}</translation>
     </message>
     <message>
         <source>block-sparse attention of its own ({module}, blocks of {block}): the {n} x {n} map the model assembles from its global, sliding-window and {random} random key blocks per query block, zero elsewhere (a random block that repeats one already attended, as in eval mode, is kept once: such rows sum to less than 1 while the output mixes both); its queries, keys and values are not visible to a capture (weights only)</source>
         <translation>atenção esparsa em blocos própria ({module}, blocos de {block}): o mapa {n} x {n} que o modelo monta a partir de seus blocos de chaves globais, da janela deslizante e de {random} bloco(s) aleatório(s) por bloco de consultas, zero no resto (um bloco aleatório que repete um já atendido, como no modo de avaliação, fica uma vez só: essas linhas somam menos que 1 enquanto a saída mistura os dois); suas consultas, chaves e valores não são visíveis a uma captura (só pesos)</translation>
+    </message>
+    <message>
+        <source>local attention of its own ({module}): each chunk of {size} queries over the keys of its chunk, {before} chunk(s) before and {after} after (wrapping around the sequence&apos;s ends where the model&apos;s mask allows), as the (L, L) band they mean, zero elsewhere; its softmax is exp(dots - logsumexp(dots)) in the model&apos;s own code</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>LSH attention of its own ({module}), hash round {round} of {rounds}: queries and keys (one shared projection, the keys length-normalised) sorted by hash bucket into chunks of {size}, each chunk over its own and {before} chunk(s) before and {after} after, un-sorted back to token order as the (L, L) map it means, zero elsewhere; a token never attends to itself unless it has no other key ({alone} query rows); the model&apos;s output weights each round by its share of the row&apos;s logsumexp</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{note}; a key its softmax gathers twice counts twice (the score term &apos;chunk repeats&apos;: {rows} query rows), where the model&apos;s output_attentions lists each time apart</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{note}; {rows} query rows have every key they gather masked: the model spreads them evenly over those keys (its fill is -1e9, not -inf), the recomputation leaves them empty</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{module}: a cached generation step of Reformer&apos;s {kind} attention could not be recorded (its keys are the cached chunk&apos;s, gathered by the model&apos;s cache)</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>

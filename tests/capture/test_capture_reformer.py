@@ -179,3 +179,25 @@ def test_the_sweep_runs_reformer_in_four_chunks_hashed_twice() -> None:
     inputs = plans[0][2]()
     assert inputs["input_ids"].shape[-1] == 256 and inputs["num_hashes"] == 2
     assert not list(chunked_plans(transformers.BertConfig(), {"input_ids": None}))
+
+
+def test_a_query_with_every_key_masked_is_said_at_the_call() -> None:
+    """A left-padded decoder: the first chunk's padded queries see only padding and (wrapped) later
+    keys. The model fills masked scores with -1e9, whose float32 logsumexp loses log(8): each of the
+    8 keys weighs 1 (no softmax does that); the call draws 1/8 each and says why it differs there.
+    LSH attention is exact: such a query attends to itself (the self-mask's -1e5 over -1e9)."""
+    model = _model(decoder=True)
+    ids = torch.randint(1, 50, (2, 16), generator=torch.Generator().manual_seed(1))
+    padding = torch.ones_like(ids)
+    padding[1, :6] = 0
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        out = model(input_ids=ids, attention_mask=padding, output_attentions=True, use_cache=False)  # type: ignore[operator]
+    local = cap.calls[0]
+    assert "12 query rows have every key they gather masked" in local.note  # 6 rows x 2 heads
+    weights = local.weights()[1, :, :6]
+    assert torch.allclose(weights[weights > 0], torch.full((), 1 / 8))
+    assert torch.equal(out.attentions[0][1, :, 0], torch.ones(HEADS, CHUNK, 2 * CHUNK))  # type: ignore[attr-defined]
+    assert local.fidelity is not None and local.fidelity > 1e-2  # the sum of 8 values, not their mean
+    for call in cap.calls[1:]:
+        assert call.fidelity is not None and call.fidelity < ATOL
+        assert torch.equal(call.weights()[1, :, 0, 0], torch.ones(HEADS))  # token 0 alone: itself

@@ -122,6 +122,8 @@ class _Gathered:
     layout: Layout
     only_self: int
     masked_rows: int
+    #: (B, H, L): queries every key of which is masked (their weights spread over the keys gathered).
+    empty: torch.Tensor | None = None
 
 
 def _gathered(
@@ -148,11 +150,21 @@ def _gathered(
         alone = ~others.any(-1, keepdim=True)
         allowed = torch.where(alone, itself, others)
         only_self = int(alone.sum())
-    masked_rows = int((~allowed.any(-1)).sum())
+    # A query every key of which is masked: the model's fill (-1e9, not -inf) makes its scores
+    # equal (and its float32 logsumexp, -1e9 again, weighs each 1: no softmax does that, said at
+    # the call); drawn as the softmax of those equal scores over every key it gathers.
+    empty_rows = ~allowed.any(-1)
+    masked_rows = int(empty_rows.sum())
+    empty = None
+    if masked_rows:
+        allowed = allowed | empty_rows.unsqueeze(-1)
+        empty = torch.zeros(b, h, n, dtype=torch.bool)
+        empty.scatter_(-1, queries.reshape(b, h, -1), empty_rows.reshape(b, h, -1))
     index = queries.unsqueeze(-1) * n + keys.unsqueeze(-2)
     counts = torch.zeros(b, h, n * n, dtype=torch.float32)
     counts.scatter_add_(-1, index.reshape(b, h, -1), allowed.reshape(b, h, -1).to(torch.float32))
-    return _Gathered(counts.reshape(b, h, n, n), Layout(queries, keys, rnd, rounds), only_self, masked_rows)
+    lay = Layout(queries, keys, rnd, rounds)
+    return _Gathered(counts.reshape(b, h, n, n), lay, only_self, masked_rows, empty)
 
 
 def _arguments(module: Any, given: tuple[Any, Any]) -> dict[str, Any]:
@@ -262,6 +274,9 @@ def _add(
     first: bool,
 ) -> None:
     q, k, v, out = tensors
+    if gathered.empty is not None:
+        # Equal scores, as the model's fill makes them: zero queries on those rows.
+        q = q.masked_fill(gathered.empty.unsqueeze(-1), 0.0)
     counts = gathered.counts
     lay = gathered.layout
     repeated = int((counts > 1).any(-1).sum())
@@ -351,8 +366,10 @@ def _note(module: Any, kind: str, lay: Layout, repeated: int, gathered: _Gathere
         note = message(
             QT_TRANSLATE_NOOP(
                 "Capture",
-                "{note}; {rows} query rows have every key they gather masked: the model spreads them evenly over "
-                "those keys (its fill is -1e9, not -inf), the recomputation leaves them empty",
+                "{note}; {rows} query rows have every key they gather masked: in float32 the model's "
+                "logsumexp of its fill (-1e9, not -inf) loses the log of their number, so each such key weighs 1 "
+                "(the row sums to that number, its output their values' sum), drawn as the softmax of their equal "
+                "scores (the queries of those rows recorded as zeros): 1 over that number each",
             ),
             note=note,
             rows=gathered.masked_rows,
