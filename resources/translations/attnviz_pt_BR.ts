@@ -300,7 +300,6 @@
     </message>
     <message>
         <source>{note}; the model&apos;s function rerun differs from its forward by {gap}</source>
-        <extracomment>The score term&apos;s name: the log of how many times a query&apos;s softmax gathers each key. The attribute a recorded call keeps its layout in (in this process only: not in files). The model&apos;s output and the rerun&apos;s rounds joined may differ by float32 rounding only.</extracomment>
         <translation>{note}; a função do modelo executada de novo difere do seu forward em {gap}</translation>
     </message>
     <message>
@@ -309,23 +308,23 @@
     </message>
     <message>
         <source>local attention of its own ({module}): each chunk of {size} queries over the keys of its chunk, {before} chunk(s) before and {after} after (wrapping around the sequence&apos;s ends where the model&apos;s mask allows), as the (L, L) band they mean, zero elsewhere; its softmax is exp(dots - logsumexp(dots)) in the model&apos;s own code</source>
-        <translation type="unfinished"></translation>
+        <translation>atenção local própria ({module}): cada bloco de {size} consultas sobre as chaves do seu bloco, {before} bloco(s) antes e {after} depois (dando a volta nas pontas da sequência onde a máscara do modelo permite), como a faixa (L, L) que elas significam, zero no resto; seu softmax é exp(dots - logsumexp(dots)) no código do próprio modelo</translation>
     </message>
     <message>
         <source>LSH attention of its own ({module}), hash round {round} of {rounds}: queries and keys (one shared projection, the keys length-normalised) sorted by hash bucket into chunks of {size}, each chunk over its own and {before} chunk(s) before and {after} after, un-sorted back to token order as the (L, L) map it means, zero elsewhere; a token never attends to itself unless it has no other key ({alone} query rows); the model&apos;s output weights each round by its share of the row&apos;s logsumexp</source>
-        <translation type="unfinished"></translation>
+        <translation>atenção LSH própria ({module}), rodada de hash {round} de {rounds}: consultas e chaves (uma projeção compartilhada, as chaves normalizadas em comprimento) ordenadas por balde de hash em blocos de {size}, cada bloco sobre o seu e {before} bloco(s) antes e {after} depois, desordenadas de volta à ordem dos tokens como o mapa (L, L) que significam, zero no resto; um token nunca atende a si mesmo a menos que não tenha outra chave ({alone} linhas de consultas); a saída do modelo pondera cada rodada por sua parte do logsumexp da linha</translation>
     </message>
     <message>
         <source>{note}; a key its softmax gathers twice counts twice (the score term &apos;chunk repeats&apos;: {rows} query rows), where the model&apos;s output_attentions lists each time apart</source>
-        <translation type="unfinished"></translation>
+        <translation>{note}; uma chave que seu softmax reúne duas vezes conta duas vezes (o termo de pontuação &apos;chunk repeats&apos;: {rows} linhas de consultas), onde o output_attentions do modelo lista cada vez à parte</translation>
     </message>
     <message>
-        <source>{note}; {rows} query rows have every key they gather masked: the model spreads them evenly over those keys (its fill is -1e9, not -inf), the recomputation leaves them empty</source>
-        <translation type="unfinished"></translation>
+        <source>{note}; {rows} query rows have every key they gather masked: in float32 the model&apos;s logsumexp of its fill (-1e9, not -inf) loses the log of their number, so each such key weighs 1 (the row sums to that number, its output their values&apos; sum), drawn as the softmax of their equal scores (the queries of those rows recorded as zeros): 1 over that number each</source>
+        <translation>{note}; {rows} linhas de consultas têm mascarada toda chave que reúnem: em float32 o logsumexp do modelo sobre seu preenchimento (-1e9, não -inf) perde o log da quantidade delas, então cada uma dessas chaves pesa 1 (a linha soma essa quantidade, sua saída a soma dos valores delas), desenhadas como o softmax das suas pontuações iguais (as consultas dessas linhas gravadas como zeros): 1 sobre essa quantidade cada</translation>
     </message>
     <message>
         <source>{module}: a cached generation step of Reformer&apos;s {kind} attention could not be recorded (its keys are the cached chunk&apos;s, gathered by the model&apos;s cache)</source>
-        <translation type="unfinished"></translation>
+        <translation>{module}: um passo de geração com cache da atenção {kind} do Reformer não pôde ser gravado (suas chaves são as do bloco em cache, reunidas pelo cache do modelo)</translation>
     </message>
 </context>
 <context>

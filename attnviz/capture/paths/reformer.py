@@ -40,11 +40,11 @@ from .. import shaping
 from ..calls import CapturedCall, Term
 from .base import Recorder, flag
 
-#: The score term's name: the log of how many times a query's softmax gathers each key.
+# The score term's name: the log of how many times a query's softmax gathers each key.
 REPEATS = "chunk repeats"
-#: The attribute a recorded call keeps its layout in (in this process only: not in files).
+# The attribute a recorded call keeps its layout in (in this process only: not in files).
 LAYOUT = "_reformer_layout"
-#: The model's output and the rerun's rounds joined may differ by float32 rounding only.
+# The model's output and the rerun's rounds joined may differ by float32 rounding only.
 _RERUN_TOLERANCE = 1e-4
 
 
@@ -122,7 +122,7 @@ class _Gathered:
     layout: Layout
     only_self: int
     masked_rows: int
-    #: (B, H, L): queries every key of which is masked (their weights spread over the keys gathered).
+    # (B, H, L): queries every key of which is masked (their weights spread over the keys gathered).
     empty: torch.Tensor | None = None
 
 
