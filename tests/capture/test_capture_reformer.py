@@ -201,3 +201,15 @@ def test_a_query_with_every_key_masked_is_said_at_the_call() -> None:
     for call in cap.calls[1:]:
         assert call.fidelity is not None and call.fidelity < ATOL
         assert torch.equal(call.weights()[1, :, 0, 0], torch.ones(HEADS))  # token 0 alone: itself
+
+
+def test_a_cached_generation_step_is_said_not_recorded() -> None:
+    model = _model(decoder=True)
+    ids = torch.randint(1, 50, (1, 16), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        first = model(input_ids=ids, use_cache=True)  # type: ignore[operator]
+        with attnviz.capture(model) as cap:
+            model(input_ids=ids[:, -1:], past_buckets_states=first.past_buckets_states, use_cache=True)  # type: ignore[operator]
+    assert not cap.calls
+    said = [w for w in cap.warnings if "cached generation step of Reformer" in w]
+    assert len(said) == 2 and "local attention" in said[0] and "lsh attention" in said[1]
