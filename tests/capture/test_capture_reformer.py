@@ -213,3 +213,21 @@ def test_a_cached_generation_step_is_said_not_recorded() -> None:
     assert not cap.calls
     said = [w for w in cap.warnings if "cached generation step of Reformer" in w]
     assert len(said) == 2 and "local attention" in said[0] and "lsh attention" in said[1]
+
+
+def test_maps_past_the_memory_budget_stop_the_recording_as_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each round's (L, L) map is built whole: past the capture's budget nothing is built (the
+    keys each query gathers are never read) and the recording stops with the recorder's own
+    warning."""
+
+    def never(*_args: object) -> None:
+        raise AssertionError("built past the budget")
+
+    monkeypatch.setattr(reformer, "_gathered", never)
+    model = _model()
+    ids = torch.randint(1, 50, (2, 16), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad(), attnviz.capture(model, memory_budget=4096) as cap:
+        model(input_ids=ids)  # type: ignore[operator]
+    assert not cap.calls
+    assert sum("recording stopped at attention call 0" in w for w in cap.warnings) == 1
+    assert not any("built past the budget" in w for w in cap.warnings), cap.warnings

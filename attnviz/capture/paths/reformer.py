@@ -190,6 +190,8 @@ def _record(capture: Recorder, module: Any, kind: str, output: tuple[Any, ...], 
         return
     b, n, _ = hidden.shape
     heads, d = int(module.num_attention_heads), int(module.attention_head_size)
+    if not _within_budget(capture, module, kind, output, (b, heads, n, d)):
+        return
     mask_arg = bound.get("attention_mask")
     with torch.no_grad():
         model_out = output[0].detach().reshape(b, n, heads, d).transpose(1, 2)
@@ -211,6 +213,28 @@ def _record(capture: Recorder, module: Any, kind: str, output: tuple[Any, ...], 
             rounds, outputs, gap = _lsh_rounds(module, output, q, v, mask_arg, n)
     for gathered, out in zip(rounds, outputs):
         _add(capture, module, kind, (q, k, v, out), gathered, gap, first=gathered is rounds[0])
+
+
+def _within_budget(capture: Recorder, module: Any, kind: str, output: tuple[Any, ...], size: tuple[int, ...]) -> bool:
+    """Whether this module's maps fit what is left of the capture's memory budget: each round's
+    (B, H, L, L) counts, mask and repeats are built whole (Reformer's long sequences would not fit
+    memory). Past the budget, the recorder's own refusal (recording stops, said once) is asked for
+    with a stand-in of that size on the meta device, which allocates nothing."""
+    b, heads, n, d = size
+    buckets = output[2] if kind == "lsh" and len(output) > 2 else None
+    rounds = int(buckets.shape[2]) if isinstance(buckets, torch.Tensor) and buckets.dim() == 4 else 1
+    need = rounds * b * heads * (n * n * 9 + n * d * 4) + 3 * b * heads * n * d * 4
+    budget = getattr(capture, "memory_budget", None)
+    used = getattr(capture, "recorded_bytes", 0)
+    if not isinstance(budget, (int, float)) or used + need <= budget:
+        return True
+    ctx = capture._context()
+    capture._add(_never, ctx["base"], [torch.empty(need, dtype=torch.uint8, device="meta")])
+    return False
+
+
+def _never() -> CapturedCall:
+    raise AssertionError("a call past the memory budget is never made")
 
 
 def _lsh_rounds(
