@@ -231,3 +231,15 @@ def test_maps_past_the_memory_budget_stop_the_recording_as_said(monkeypatch: pyt
     assert not cap.calls
     assert sum("recording stopped at attention call 0" in w for w in cap.warnings) == 1
     assert not any("built past the budget" in w for w in cap.warnings), cap.warnings
+
+
+def test_the_sweep_captures_reformer_exactly_on_its_chunked_plan() -> None:
+    """The sweep's own run (its config with the layers cut, as the sweep retries it; its plans):
+    the local band and both hash rounds recorded, both chunked maps the model reports found."""
+    from attnviz.bench import capture_sweep
+
+    config = transformers.CONFIG_MAPPING["reformer"]()
+    capture_sweep.shrink(config, True)
+    verdict = capture_sweep.sweep_implementation(config, "eager")
+    assert verdict["status"] == "exact", verdict
+    assert verdict["calls"] == 3 and verdict["maps"] == 2 and verdict["unmatched"] == 0, verdict
