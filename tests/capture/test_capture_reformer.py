@@ -243,3 +243,15 @@ def test_the_sweep_captures_reformer_exactly_on_its_chunked_plan() -> None:
     verdict = capture_sweep.sweep_implementation(config, "eager")
     assert verdict["status"] == "exact", verdict
     assert verdict["calls"] == 3 and verdict["maps"] == 2 and verdict["unmatched"] == 0, verdict
+
+
+def test_dropout_in_training_is_said_not_compared() -> None:
+    model = _model()
+    model.config.local_attention_probs_dropout_prob = 0.5  # type: ignore[attr-defined]
+    model.encoder.layers[0].attention.self_attention.dropout = 0.5  # type: ignore[attr-defined]
+    model.train()  # type: ignore[attr-defined]
+    ids = torch.randint(1, 50, (2, 16), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        model(input_ids=ids)  # type: ignore[operator]
+    local = cap.calls[0]
+    assert local.dropout_p == 0.5 and local.fidelity is None and "dropout (p = 0.5)" in local.note

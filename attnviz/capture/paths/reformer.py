@@ -325,6 +325,8 @@ def _add(
             shaping.copy(v),
             q.dtype,
             scale=1.0 / math.sqrt(q.shape[-1]),
+            # In training the model drops weights after its softmax: the call says so, uncompared.
+            dropout_p=float(module.dropout or 0.0) if module.training else 0.0,
             output=shaping.copy(out),
             note=note,
             terms=terms,
