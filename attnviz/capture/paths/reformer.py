@@ -91,8 +91,8 @@ def counts_of(call: Any, like: torch.Tensor) -> torch.Tensor:
     """How many times each key is gathered by each query's softmax (1 where no term says)."""
     term = next((t for t in getattr(call, "terms", []) if t.kind == "bias" and t.name == REPEATS), None)
     if term is None or term.values is None:
-        return torch.ones((), dtype=like.dtype)
-    return term.values.to(like.dtype).exp()
+        return torch.ones((), dtype=like.dtype, device=like.device)
+    return term.values.to(like.device, like.dtype).exp()
 
 
 def reported(calls: list[Any], weights: list[torch.Tensor]) -> torch.Tensor | None:
@@ -108,7 +108,7 @@ def reported(calls: list[Any], weights: list[torch.Tensor]) -> torch.Tensor | No
         b, h, chunks, size = lay.queries.shape
         n = ours.shape[-1]
         share = ours / counts_of(call, ours).expand_as(ours)
-        index = lay.queries.unsqueeze(-1) * n + lay.keys.unsqueeze(-2)  # (B, H, C, c, K)
+        index = (lay.queries.unsqueeze(-1) * n + lay.keys.unsqueeze(-2)).to(ours.device)  # (B, H, C, c, K)
         parts.append(share.reshape(b, h, -1).gather(-1, index.reshape(b, h, -1)).reshape(index.shape))
     return torch.cat(parts, dim=2)
 
@@ -140,7 +140,8 @@ def _gathered(
         mask = None if mask is None else mask.reshape(shape)
     else:
         mask = module._compute_attn_mask(queries, keys, mask_arg, shape, False)
-    allowed = torch.ones(shape, dtype=torch.bool) if mask is None else mask.to(torch.bool).expand(shape)
+    device = queries.device
+    allowed = torch.ones(shape, dtype=torch.bool, device=device) if mask is None else mask.to(torch.bool).expand(shape)
     only_self = 0
     if kind == "lsh":
         # The model's self-mask (-1e5, after the masks' -1e9): a query never attends to itself
@@ -158,10 +159,10 @@ def _gathered(
     empty = None
     if masked_rows:
         allowed = allowed | empty_rows.unsqueeze(-1)
-        empty = torch.zeros(b, h, n, dtype=torch.bool)
+        empty = torch.zeros(b, h, n, dtype=torch.bool, device=device)
         empty.scatter_(-1, queries.reshape(b, h, -1), empty_rows.reshape(b, h, -1))
     index = queries.unsqueeze(-1) * n + keys.unsqueeze(-2)
-    counts = torch.zeros(b, h, n * n, dtype=torch.float32)
+    counts = torch.zeros(b, h, n * n, dtype=torch.float32, device=device)
     counts.scatter_add_(-1, index.reshape(b, h, -1), allowed.reshape(b, h, -1).to(torch.float32))
     lay = Layout(queries, keys, rnd, rounds)
     return _Gathered(counts.reshape(b, h, n, n), lay, only_self, masked_rows, empty)
@@ -198,7 +199,7 @@ def _record(capture: Recorder, module: Any, kind: str, output: tuple[Any, ...], 
         if kind == "local":
             q, k, v = (_heads(module, getattr(module, name), hidden) for name in ("query", "key", "value"))
             size = module.chunk_length
-            tokens = torch.arange(n).expand(b, heads, n)
+            tokens = torch.arange(n, device=hidden.device).expand(b, heads, n)
             if n <= size:
                 queries = keys = tokens.reshape(b, heads, 1, n)
             else:
@@ -248,7 +249,7 @@ def _lsh_rounds(
     buckets = output[2] if len(output) > 2 else None
     size = module.chunk_length
     if not isinstance(buckets, torch.Tensor) or n <= size:
-        tokens = torch.arange(n).expand(b, heads, n).reshape(b, heads, 1, n)
+        tokens = torch.arange(n, device=qk.device).expand(b, heads, n).reshape(b, heads, 1, n)
         return [_gathered(module, "lsh", tokens, tokens, mask_arg, n, 0, 1)], [model_out], 0.0
     rounds = int(buckets.shape[2])
     flat = buckets.reshape(b, heads, -1)
