@@ -47,7 +47,8 @@ def reported_maps(output: Any, where: str = "", depth: int = 0) -> list[tuple[st
         label = f"{where}.{name}" if where else str(name)
         if str(name).endswith("attentions") and isinstance(value, (tuple, list)):
             for i, a in enumerate(value):
-                if isinstance(a, torch.Tensor) and a.dim() == 4 and a.numel():
+                # 5-D: Reformer's chunks of queries, each over the keys it gathers (B, H, C, c, K)
+                if isinstance(a, torch.Tensor) and a.dim() in (4, 5) and a.numel():
                     if _distribution(a.detach().float()):
                         found.append((f"{label}[{i}]", a.detach()))
         elif hasattr(value, "to_tuple") or isinstance(value, dict):
@@ -111,6 +112,11 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
     missing: list[tuple[str, float | None]] = []
     for where, reported in maps:
         shape = tuple(int(n) for n in reported.shape)
+        if len(shape) == 5:
+            gap = _chunked_gap(calls, reported.double(), cache)
+            if gap is None or gap > TOLERANCE:
+                missing.append((where, gap))
+            continue
         candidates: list[tuple[Any, Callable[[Any, Any], Any]]] = [
             (call, _as_reported_by_shape) for call in by_shape.get(shape, [])
         ]
@@ -158,6 +164,37 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
         if best is None or best > TOLERANCE:
             missing.append((where, best))
     return missing
+
+
+def _chunked_gap(calls: list[Any], target: Any, cache: dict[int, Any]) -> float | None:
+    """The smallest difference between a map reported in chunks (Reformer's (B, H, C, c, K)) and
+    the calls of one module read back in that layout (its hash rounds in order); None when no
+    module's calls have that layout."""
+    from attnviz.capture.paths import reformer
+
+    modules: dict[int, list[Any]] = {}
+    for call in calls:
+        if reformer.layout_of(call) is not None:
+            modules.setdefault(call.module_key, []).append(call)
+    best: float | None = None
+    for group in modules.values():
+        # A module recorded twice (two forward passes): its rounds, one pass at a time.
+        rounds = reformer.layout_of(group[0]).rounds  # type: ignore[union-attr]
+        for start in range(0, len(group) - rounds + 1, rounds):
+            passed = group[start : start + rounds]
+            weights = []
+            for call in passed:
+                if id(call) not in cache:
+                    cache[id(call)] = _weights(call)
+                weights.append(cache[id(call)])
+            if any(w is None for w in weights):
+                continue
+            ours = reformer.reported(passed, weights)
+            if ours is None or tuple(ours.shape) != tuple(target.shape):
+                continue
+            gap = _gap(ours, target)
+            best = gap if best is None else min(best, gap)
+    return best
 
 
 def _gap(ours: Any, target: Any) -> float:

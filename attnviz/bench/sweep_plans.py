@@ -207,6 +207,7 @@ def extra_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     from attnviz.bench import sweep_images  # pixel layouts of image and video models
 
     yield from sweep_lengths.block_sparse_plans(config, params)
+    yield from sweep_lengths.chunked_plans(config, params)
     yield from sweep_images.image_plans(model, config, params)
     yield from grid_plans(config, params)
     yield from naflex_plans(config, params)

@@ -47,7 +47,7 @@ from ..io.capture_file import save_capture
 from . import shaping
 from .calls import CapturedCall, Converted
 from .patching import PATCH, CallMode
-from .paths import block_sparse
+from .paths import block_sparse, reformer
 from .recorded_positions import (
     LEARNED,
     MAYBE_LEARNED,
@@ -440,6 +440,7 @@ class Capture:
             self._guarded(lambda: self._read_positions(kind, module, given_args, given_kwargs, output))
         if self._wanted() and local.stack and local.stack[-1] is module:
             block_sparse.leave(self, module, output)  # BigBird's assembled map, on the module's stack
+            reformer.leave(self, module, output)  # Reformer's chunked and LSH maps, in token order
         # Pop up to this module: a forward that raised in a child left the child on the stack.
         while local.stack:
             top = local.stack.pop()

@@ -306,6 +306,26 @@
         <source>block-sparse attention of its own ({module}, blocks of {block}): the {n} x {n} map the model assembles from its global, sliding-window and {random} random key blocks per query block, zero elsewhere (a random block that repeats one already attended, as in eval mode, is kept once: such rows sum to less than 1 while the output mixes both); its queries, keys and values are not visible to a capture (weights only)</source>
         <translation>atenção esparsa em blocos própria ({module}, blocos de {block}): o mapa {n} x {n} que o modelo monta a partir de seus blocos de chaves globais, da janela deslizante e de {random} bloco(s) aleatório(s) por bloco de consultas, zero no resto (um bloco aleatório que repete um já atendido, como no modo de avaliação, fica uma vez só: essas linhas somam menos que 1 enquanto a saída mistura os dois); suas consultas, chaves e valores não são visíveis a uma captura (só pesos)</translation>
     </message>
+    <message>
+        <source>local attention of its own ({module}): each chunk of {size} queries over the keys of its chunk, {before} chunk(s) before and {after} after (wrapping around the sequence&apos;s ends where the model&apos;s mask allows), as the (L, L) band they mean, zero elsewhere; its softmax is exp(dots - logsumexp(dots)) in the model&apos;s own code</source>
+        <translation>atenção local própria ({module}): cada bloco de {size} consultas sobre as chaves do seu bloco, {before} bloco(s) antes e {after} depois (dando a volta nas pontas da sequência onde a máscara do modelo permite), como a faixa (L, L) que elas significam, zero no resto; seu softmax é exp(dots - logsumexp(dots)) no código do próprio modelo</translation>
+    </message>
+    <message>
+        <source>LSH attention of its own ({module}), hash round {round} of {rounds}: queries and keys (one shared projection, the keys length-normalised) sorted by hash bucket into chunks of {size}, each chunk over its own and {before} chunk(s) before and {after} after, un-sorted back to token order as the (L, L) map it means, zero elsewhere; a token never attends to itself unless it has no other key ({alone} query rows); the model&apos;s output weights each round by its share of the row&apos;s logsumexp</source>
+        <translation>atenção LSH própria ({module}), rodada de hash {round} de {rounds}: consultas e chaves (uma projeção compartilhada, as chaves normalizadas em comprimento) ordenadas por balde de hash em blocos de {size}, cada bloco sobre o seu e {before} bloco(s) antes e {after} depois, desordenadas de volta à ordem dos tokens como o mapa (L, L) que significam, zero no resto; um token nunca atende a si mesmo a menos que não tenha outra chave ({alone} linhas de consultas); a saída do modelo pondera cada rodada por sua parte do logsumexp da linha</translation>
+    </message>
+    <message>
+        <source>{note}; a key its softmax gathers twice counts twice (the score term &apos;chunk repeats&apos;: {rows} query rows), where the model&apos;s output_attentions lists each time apart</source>
+        <translation>{note}; uma chave que seu softmax reúne duas vezes conta duas vezes (o termo de pontuação &apos;chunk repeats&apos;: {rows} linhas de consultas), onde o output_attentions do modelo lista cada vez à parte</translation>
+    </message>
+    <message>
+        <source>{note}; {rows} query rows have every key they gather masked: in float32 the model&apos;s logsumexp of its fill (-1e9, not -inf) loses the log of their number, so each such key weighs 1 (the row sums to that number, its output their values&apos; sum), drawn as the softmax of their equal scores (the queries of those rows recorded as zeros): 1 over that number each</source>
+        <translation>{note}; {rows} linhas de consultas têm mascarada toda chave que reúnem: em float32 o logsumexp do modelo sobre seu preenchimento (-1e9, não -inf) perde o log da quantidade delas, então cada uma dessas chaves pesa 1 (a linha soma essa quantidade, sua saída a soma dos valores delas), desenhadas como o softmax das suas pontuações iguais (as consultas dessas linhas gravadas como zeros): 1 sobre essa quantidade cada</translation>
+    </message>
+    <message>
+        <source>{module}: a cached generation step of Reformer&apos;s {kind} attention could not be recorded (its keys are the cached chunk&apos;s, gathered by the model&apos;s cache)</source>
+        <translation>{module}: um passo de geração com cache da atenção {kind} do Reformer não pôde ser gravado (suas chaves são as do bloco em cache, reunidas pelo cache do modelo)</translation>
+    </message>
 </context>
 <context>
     <name>Code</name>
