@@ -83,7 +83,49 @@ def _latent_windows(config: Any, default: Any, grid: int) -> None:
             put(config, "memory_attention_rope_k_sizes", [side, side])
 
 
-REPAIRS = (tracker_widths,)
+def shared_neck(config: Any) -> None:
+    """A video model of a detector and a tracker (SAM 3's) feeds the tracker from a neck built on
+    the detector's vision config: that neck is as wide as the tracker's features
+    (``tracker_widths`` made them wider than the memory), and so is every part of the detector
+    as wide as the neck in the default config (its DETR encoder and decoder read the neck)."""
+    detector, tracker = read(config, "detector_config"), read(config, "tracker_config")
+    if tracker is not None:
+        tracker_widths(tracker)  # (the repairs run outer config first: the tracker's widths are set here)
+    vision, tracked = read(detector, "vision_config"), read(tracker, "vision_config")
+    width = read(tracked, "fpn_hidden_size")
+    if vision is None or not is_int(width) or not is_int(read(vision, "fpn_hidden_size")):
+        return
+    put(vision, "fpn_hidden_size", width)
+    default = type(detector)()
+    neck = read(read(default, "vision_config"), "fpn_hidden_size")
+    for name, part in vars(default).items():
+        if hasattr(part, "to_dict") and read(part, "hidden_size") == neck and read(detector, name) is not None:
+            put(read(detector, name), "hidden_size", width)
+
+
+#: Thresholds a detector feeding a tracker applies to its scores (trained values, 0.5 and 0.7).
+_THRESHOLDS = ("score_threshold_detection", "new_det_thresh")
+#: The detector's queries kept when it feeds a tracker: each detection becomes an object tracked.
+DETECTIONS = 2
+
+
+def detections_tracked(config: Any) -> None:
+    """A video model that tracks what its detector finds (SAM 3's) runs its tracker only on
+    detections above trained thresholds, which random weights do not reach: frame 1 would run
+    the detector alone. Its thresholds are 0, so every query is a detection and a new object, and
+    its decoder has ``DETECTIONS`` queries, so the objects tracked are few."""
+    detector = read(config, "detector_config")
+    if detector is None or read(config, "tracker_config") is None:
+        return
+    for name in _THRESHOLDS:
+        if isinstance(read(config, name), float):
+            put(config, name, 0.0)
+    decoder = read(detector, "detr_decoder_config")
+    if is_int(read(decoder, "num_queries")) and read(decoder, "num_queries") > DETECTIONS:
+        put(decoder, "num_queries", DETECTIONS)
+
+
+REPAIRS = (tracker_widths, shared_neck, detections_tracked)
 
 
 def _session_class(model: Any, params: Any) -> type | None:
