@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import importlib
-import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -71,7 +70,10 @@ def _latent_windows(config: Any, default: Any, grid: int) -> None:
     latents' grid (``memory_attention_rope_k_sizes``): on the shrunk grid the windows keep their
     side, so there are fewer latents (a grid of 8 with 256 latents has windows of 0)."""
     latents = read(config, "perceiver_resampler_num_latents_2d")
-    image, patch = read(read(default, "prompt_encoder_config"), "image_size"), read(default.prompt_encoder_config, "patch_size")
+    image, patch = (
+        read(read(default, "prompt_encoder_config"), "image_size"),
+        read(default.prompt_encoder_config, "patch_size"),
+    )
     default_latents = read(default, "perceiver_resampler_num_latents_2d")
     if not (is_int(latents) and latents > 0 and is_int(image) and is_int(patch) and is_int(default_latents)):
         return
@@ -169,7 +171,9 @@ def _prompt(session: Any, config: Any, size: int, generator: Any) -> None:
     if hasattr(session, "add_prompt"):
         prompt_id = session.add_prompt("object")
         vocab = _text_vocabulary(config)
-        session.prompt_input_ids[prompt_id] = torch.randint(3, max(4, min(vocab, 1000)), (1, TEXT_LENGTH), generator=generator)
+        session.prompt_input_ids[prompt_id] = torch.randint(
+            3, max(4, min(vocab, 1000)), (1, TEXT_LENGTH), generator=generator
+        )
         session.prompt_attention_masks[prompt_id] = torch.ones(1, TEXT_LENGTH, dtype=torch.long)
         return
     obj_idx = session.obj_id_to_idx(1)
