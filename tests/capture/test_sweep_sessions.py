@@ -18,7 +18,12 @@ from attnviz.bench import capture_sweep, sweep_sessions
 FAMILIES = {
     "sam2_video": ("vision_encoder", "memory_attention", "mask_decoder"),  # a point on frame 0
     "edgetam_video": ("vision_encoder", "memory_attention", "mask_decoder"),  # 2-D latents per window
-    "sam3_video": ("detector_model", "tracker_model.memory_attention", "tracker_model.mask_decoder"),  # text
+    "sam3_video": (  # a text prompt: its encoder, the detector and the tracker it feeds
+        "detector_model.text_encoder",
+        "detector_model.detr_decoder",
+        "tracker_model.memory_attention",
+        "tracker_model.mask_decoder",
+    ),
 }
 
 
