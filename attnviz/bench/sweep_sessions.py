@@ -27,7 +27,7 @@ Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
 
 #: Frames of the clip: frame 0 prompted, frame 1 tracked (more would only repeat the same calls).
 FRAMES = 2
-#: Token ids of a text prompt (SAM 3's processor pads each prompt to 32).
+#: Token ids of a text prompt, every one real (SAM 3's processor pads each prompt to 32 with a mask).
 TEXT_LENGTH = 8
 
 
@@ -70,10 +70,8 @@ def _latent_windows(config: Any, default: Any, grid: int) -> None:
     latents' grid (``memory_attention_rope_k_sizes``): on the shrunk grid the windows keep their
     side, so there are fewer latents (a grid of 8 with 256 latents has windows of 0)."""
     latents = read(config, "perceiver_resampler_num_latents_2d")
-    image, patch = (
-        read(read(default, "prompt_encoder_config"), "image_size"),
-        read(default.prompt_encoder_config, "patch_size"),
-    )
+    prompt = read(default, "prompt_encoder_config")
+    image, patch = read(prompt, "image_size"), read(prompt, "patch_size")
     default_latents = read(default, "perceiver_resampler_num_latents_2d")
     if not (is_int(latents) and latents > 0 and is_int(image) and is_int(patch) and is_int(default_latents)):
         return
