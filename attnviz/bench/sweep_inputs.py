@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from attnviz.bench import sweep_extras, sweep_named
+from attnviz.bench import sweep_extras, sweep_named, sweep_sessions
 
 #: Text tokens around the media: a few before, the rest after (the second row's last two are
 #: padding, so the media are never padding).
@@ -393,6 +393,7 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
 
     from attnviz.bench import sweep_audio_text, sweep_plans  # their plans use this module's helpers
 
+    yield from sweep_sessions.plans(model, config, params)  # a video tracker's inference session
     yield from sweep_plans.extra_plans(model, config, params)
     g = torch.Generator().manual_seed(0)
     # a vision tower of its own takes pixels without text; a multimodal model says so in its config
