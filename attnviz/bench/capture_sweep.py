@@ -261,7 +261,7 @@ def sweep_one(model_type: str, open_dir: str | None = None) -> dict[str, Any]:
             config = transformers.CONFIG_MAPPING[model_type]()
             shrink(config, layers_only)
         except Exception as exc:  # noqa: BLE001 - a family that does not build is counted apart
-            result["built"] = f"config: {type(exc).__name__}: {str(exc)[:120]}"
+            result["built"] = f"config: {said(exc, 120)}"
             return result
         expected = None
         for implementation in sorted(IMPLEMENTATIONS, key=lambda i: i != "eager"):  # eager's calls first
@@ -282,6 +282,12 @@ def sweep_one(model_type: str, open_dir: str | None = None) -> dict[str, Any]:
     if len(parts) == len(whys):
         result["built"] = parts[0]
     return result
+
+
+def said(exc: BaseException, limit: int) -> str:
+    """An exception in one line of the report: its type and its message with every run of
+    whitespace made one space (transformers' ImportErrors begin with a line break)."""
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:limit]}"
 
 
 def _shrunk_too_far(result: dict[str, Any]) -> bool:
@@ -310,7 +316,7 @@ def sweep_implementation(
             torch.manual_seed(0)
             model = _build(config, implementation)
     except Exception as exc:  # noqa: BLE001
-        return {"status": "not offered", "why": f"{type(exc).__name__}: {str(exc)[:120]}"}
+        return {"status": "not offered", "why": said(exc, 120)}
     built = sweep_inputs.build(model, config)
     if isinstance(built, str):  # the model itself does not run on any inputs made for it
         return {"status": "not run", "why": built}
@@ -330,7 +336,7 @@ def sweep_implementation(
     except Exception as exc:  # noqa: BLE001 - a capture that breaks the model is the worst outcome
         status, detail = (
             "errors",
-            {"why": f"{type(exc).__name__}: {str(exc)[:160]}", "trace": traceback.format_exc()[-400:]},
+            {"why": said(exc, 160), "trace": traceback.format_exc()[-400:]},
         )
     return {"status": status, **kinds, **detail}
 

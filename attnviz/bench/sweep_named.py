@@ -11,7 +11,7 @@ requires (``sweep_inputs.build``), ``plans`` makes whole inputs for a forward th
 the usual ones (a vocoder's spectrogram, a resampler's context, SAM 3's parts fed their sibling's
 features), ``retried`` changes the inputs as a model's refusal asks (a language it needs, ids it
 takes only as embeddings). A family that cannot run from its config alone is said in one line
-(``needs_session``).
+(``reason``).
 """
 
 from __future__ import annotations
@@ -416,13 +416,14 @@ def retried(inputs: dict[str, Any], params: Any, message: str, config: Any, mode
 
 def reason(params: Any) -> str | None:
     """Why a forward cannot run from a config alone, in one line (None where nothing is known):
-    a video tracker's forward takes an inference session that its processor fills from decoded
-    frames and prompts, step by step (its attention is the image model's, captured there)."""
+    a video tracker's forward takes an inference session, which ``sweep_sessions`` fills from
+    frames and a prompt where the model's module defines the session class; this is said only of
+    a tracker whose module does not (its image model is still captured as its own family)."""
     session = params.get("inference_session")
     if session is not None and session.default is inspect.Parameter.empty:
         return (
-            "takes an inference session (frames and prompts a processor adds, frame by frame): "
-            "not made from a config; its image model is captured as its own family"
+            "takes an inference session (frames and prompts a processor adds, frame by frame) and "
+            "its module defines no session class to fill from a config; its image model is captured as its own family"
         )
     return None
 

@@ -183,3 +183,15 @@ def test_a_map_of_the_heads_average_in_every_head_is_read_as_such() -> None:
     assert unmatched_maps([Call(weights)], [("attentions[0]", averaged)]) == []
     other = torch.rand(2, 3, 4, 4).softmax(-1)
     assert [where for where, _gap in unmatched_maps([Call(weights)], [("attentions[0]", other)])] == ["attentions[0]"]
+
+
+def test_a_refusal_is_reported_in_one_line():
+    # transformers' "requires the PIL library" ImportError begins with a line break: a README
+    # table row, and the report's line, would break there.
+    from attnviz.bench.capture_sweep import said
+
+    refused = ImportError("\nTimmWrapperModel requires the PIL library but it was not found.\n  pip install pillow")
+    assert said(refused, 120) == (
+        "ImportError: TimmWrapperModel requires the PIL library but it was not found. pip install pillow"
+    )
+    assert said(ValueError("x" * 500), 10) == "ValueError: " + "x" * 10
