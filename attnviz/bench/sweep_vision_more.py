@@ -1,0 +1,190 @@
+"""Config repairs and inputs for the vision and OCR families the capture sweep's small configs
+did not build or run (issue 35), grouped by why they failed:
+
+* a default config that leaves unset what its modelling code reads (a per-layer list of MLP
+  kinds: DeepSeek-OCR 2's text model), or holds a tuple the code concatenates to a list
+  (ViTMatte's ``fusion_hidden_sizes``);
+* layer indices past the layers the shrinking kept (Mllama's tower reads hidden states at
+  layers 3 ... 30 of 2);
+* sizes tied across sub-configs the shrinking narrowed apart (a SAM encoder's neck feeding a
+  second encoder its embeddings: DeepSeek-OCR 2), M-RoPE sections that must stay equal where the
+  modelling code's own default has them equal (Ernie 4.5 VL's height and width);
+* a video model whose frame count and frame size the config fixes (TVP's 48 frames of 448
+  pixels, which ran out of memory): fewer, smaller frames, and the clip made at that size;
+* a feature pyramid's neck whose input channels must be its backbone's (the PP-OCR detectors,
+  UVDoc), which their default configs do not match.
+
+Each repair is a rule for a kind of model, named in its docstring with what the modelling code
+requires; ``REPAIRS`` run on every config inside the model's (``sweep_image_repairs``). The
+plans (``plans``) are (label, kinds, make) as ``sweep_images.image_plans`` yields them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from attnviz.bench.sweep_configs import is_int, put, read
+
+Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
+
+
+def _source(config: Any) -> str:
+    """The source of ``config``'s modelling module ('' where it has none)."""
+    try:
+        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
+        return inspect.getsource(module)
+    except (ImportError, OSError, TypeError):
+        return ""
+
+
+def concatenated_lists(config: Any) -> None:
+    """A size list the modelling code concatenates to a list (ViTMatte's ``[config.hidden_size] +
+    config.fusion_hidden_sizes``) held as a tuple (its dataclass default): a list, as a checkpoint's
+    JSON makes it."""
+    tuples = [n for n, v in vars(config).items() if isinstance(v, tuple) and not n.startswith("_")]
+    if not tuples:
+        return
+    source = _source(config)
+    for name in tuples:
+        if re.search(r"\]\s*\+\s*(?:self\.)?config\." + re.escape(name) + r"\b", source):
+            put(config, name, list(read(config, name)))
+
+
+def documented_layer_kinds(config: Any) -> None:
+    """A per-layer list of kinds a default config leaves None (DeepSeek-OCR 2's
+    ``mlp_layer_types``, which its decoder layers index), documented with an example (``e.g.
+    ["dense", "sparse", "sparse", ...]``): the example's kinds for the layers kept (its last kind
+    repeated), so the kept layers hold one of each kind as a checkpoint's first layers do."""
+    layers = read(config, "num_hidden_layers")
+    doc = type(config).__doc__ or ""
+    if not is_int(layers) or layers < 1:
+        return
+    for name in [n for n in vars(config) if n.endswith("_layer_types") and read(config, n) is None]:
+        said = re.search(re.escape(name) + r" \(.*?\n(.*?)(?:\n    \w|\Z)", doc, re.S)
+        example = re.search(r"\[((?:\s*\"\w+\",?)+)", said.group(1)) if said else None
+        kinds = re.findall(r"\"(\w+)\"", example.group(1)) if example else []
+        if kinds:
+            put(config, name, (kinds + [kinds[-1]] * layers)[:layers])
+
+
+#: Lists of layer indices a tower or a model acts at (Mllama's tower outputs the hidden states
+#: of ``intermediate_layers_indices``; Granite 4 Vision injects features at the language model's
+#: ``spatial_target_layers``).
+_LAYER_LISTS = ("intermediate_layers_indices", "spatial_target_layers")
+
+
+def layer_lists_kept(config: Any) -> None:
+    """Layer indices past the layers kept (Mllama's tower's 3, 7, 15, 23, 30 of 2): each the
+    last layer kept instead (index ``num_hidden_layers - 1``, a layer's output whether or not the
+    model counts its embeddings among its hidden states, as Mllama's tower does not), as many as
+    before, so the widths that count them stay right."""
+    layers = read(config, "num_hidden_layers")
+    if not is_int(layers) or layers < 1:
+        return
+    for name in _LAYER_LISTS:
+        value = read(config, name)
+        if isinstance(value, (list, tuple)) and all(is_int(i) for i in value) and any(i >= layers for i in value):
+            put(config, name, type(value)(min(int(i), layers - 1) for i in value))
+
+
+def neck_feeds_encoder(config: Any) -> None:
+    """A SAM encoder whose neck downsamples into the embeddings of a second encoder (DeepSeek-OCR
+    2's ``sam_config`` and ``encoder_config``, concatenated with that encoder's learned queries):
+    the neck's last channels are the second encoder's (shrunk) width."""
+    sam, encoder = read(config, "sam_config"), read(config, "encoder_config")
+    channels, width = read(sam, "downsample_channels"), read(encoder, "hidden_size")
+    if isinstance(channels, list) and channels and is_int(width) and channels[-1] != width:
+        put(sam, "downsample_channels", channels[:-1] + [width])
+
+
+def mrope_sections_as_coded(config: Any) -> None:
+    """M-RoPE sections the modelling code defaults itself (Ernie 4.5 VL's ``get("mrope_section",
+    [22, 22, 20])``, height and width equal because it interleaves them), where the shrinking
+    scaled another family's default: the code's own, scaled to the same half head, the sections
+    equal in it kept equal (the rounding's remainder to the last)."""
+    rope = read(config, "rope_parameters")
+    if not (isinstance(rope, dict) and isinstance(rope.get("mrope_section"), list)):
+        return
+    coded = re.search(r"get\(\s*\"mrope_section\",\s*\[([\d,\s]+)\]\s*\)", _source(config))
+    if coded is None:
+        return
+    default = [int(s) for s in coded.group(1).split(",") if s.strip()]
+    half = sum(rope["mrope_section"])
+    if len(default) != len(rope["mrope_section"]) or len(default) < 2:
+        return
+    scaled = [max(1, s * half // sum(default)) for s in default]
+    scaled[-1] += half - sum(scaled)
+    if scaled[-1] >= 1:
+        rope["mrope_section"] = scaled
+
+
+def backbone_width(config: Any) -> None:
+    """A head over a backbone that declares the backbone's width as its own ``hidden_size``
+    (ViTMatte's 384, a ViTDet's; the config has no heads, so the shrinking left it while it
+    narrowed the backbone): the backbone's width."""
+    backbone = read(config, "backbone_config")
+    width, own = read(backbone, "hidden_size"), read(config, "hidden_size")
+    if is_int(width) and is_int(own) and own != width and read(config, "num_attention_heads") is None:
+        put(config, "hidden_size", width)
+
+
+#: Frames and frame size a video model whose clip the config fixes is shrunk to.
+CLIP_FRAMES, CLIP_SIZE = 4, 64
+
+
+def framed_clip(config: Any) -> None:
+    """A video model whose prompter pads every frame to ``max_img_size`` and holds a prompt per
+    frame (TVP: 48 frames of 448 x 448, out of memory on the sweep's limit): ``CLIP_FRAMES``
+    frames of ``CLIP_SIZE`` pixels, its prompt band an eighth of the frame (the default's 96 of
+    448 left none of a small one)."""
+    frames, size, band = read(config, "num_frames"), read(config, "max_img_size"), read(config, "visual_prompt_size")
+    if not (is_int(frames) and is_int(size) and is_int(band)):
+        return
+    put(config, "num_frames", min(frames, CLIP_FRAMES))
+    if size > CLIP_SIZE:
+        put(config, "max_img_size", CLIP_SIZE)
+        put(config, "visual_prompt_size", CLIP_SIZE // 8)
+
+
+REPAIRS = (
+    concatenated_lists,
+    backbone_width,
+    documented_layer_kinds,
+    layer_lists_kept,
+    neck_feeds_encoder,
+    mrope_sections_as_coded,
+    framed_clip,
+)
+
+
+def clip_plans(config: Any, params: Any) -> Iterator[Plan]:
+    """A clip of ``num_frames`` frames of ``max_img_size`` pixels (TVP's, whose prompter pads to
+    that size) with a few text tokens: (B, T, C, S, S)."""
+    import torch
+
+    from attnviz.bench.sweep_inputs import BATCH
+
+    frames, size = read(config, "num_frames"), read(config, "max_img_size")
+    if not (is_int(frames) and is_int(size) and "pixel_values" in params and "input_ids" in params):
+        return
+    g = torch.Generator().manual_seed(0)
+    clip = torch.randn(BATCH, frames, 3, size, size, generator=g)
+    ids = torch.randint(3, 100, (BATCH, 8), generator=torch.Generator().manual_seed(1))
+
+    def make() -> dict[str, Any]:
+        out: dict[str, Any] = {"pixel_values": clip, "input_ids": ids}
+        if "attention_mask" in params:
+            out["attention_mask"] = torch.ones_like(ids)
+        return out
+
+    yield f"clip (B, {frames}, C, {size}, {size}) with text", ["video", "text"], make
+
+
+def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+    """The plans of this module that ``model``'s forward takes."""
+    del model  # the plans read the forward's names and the config only
+    yield from clip_plans(config, params)
