@@ -132,8 +132,32 @@ def backbone_width(config: Any) -> None:
         put(config, "hidden_size", width)
 
 
+def deepstack_projector(config: Any) -> None:
+    """Granite 4 Vision's window Q-Former projectors, which its default config leaves unset
+    (``downsample_rate`` and ``deepstack_layer_map`` None; a checkpoint sets them): the values its
+    own tests use, a 1/2 rate over windows of 2 x 2 patches and one deepstack projection from the
+    tower's last layer kept into the language model's first, on an image of 4 x 4 patches (an even
+    side its 2 x 2 spatial offsets and its windows both divide; the tower's 7 x 7 did not) that
+    is also its one tiling (``image_grid_pinpoints``); its spatial groups go to layers kept."""
+    if "deepstack_layer_map" not in vars(config) or read(config, "deepstack_layer_map") is not None:
+        return
+    vision, text = read(config, "vision_config"), read(config, "text_config")
+    patch, layers = read(vision, "patch_size"), read(vision, "num_hidden_layers")
+    if not (is_int(patch) and is_int(layers) and is_int(read(text, "num_hidden_layers"))):
+        return
+    put(vision, "image_size", 4 * patch)
+    put(config, "image_grid_pinpoints", [[4 * patch, 4 * patch]])
+    if read(config, "downsample_rate") is None:
+        put(config, "downsample_rate", "1/2")
+    put(config, "deepstack_layer_map", [(layers, 0)])
+    last = read(text, "num_hidden_layers") - 1
+    targets = read(config, "spatial_target_layers")
+    if isinstance(targets, list):
+        put(config, "spatial_target_layers", [min(int(t), last) for t in targets])
+
+
 #: Frames and frame size a video model whose clip the config fixes is shrunk to.
-CLIP_FRAMES, CLIP_SIZE = 4, 64
+CLIP_FRAMES, CLIP_SIZE = 4, 128
 
 
 def framed_clip(config: Any) -> None:
@@ -158,22 +182,22 @@ REPAIRS = (
     neck_feeds_encoder,
     mrope_sections_as_coded,
     framed_clip,
+    deepstack_projector,
 )
 
 
 def clip_plans(config: Any, params: Any) -> Iterator[Plan]:
     """A clip of ``num_frames`` frames of ``max_img_size`` pixels (TVP's, whose prompter pads to
-    that size) with a few text tokens: (B, T, C, S, S)."""
+    that size) with a few text tokens: (1, T, C, S, S), one clip, as TVP's own tests run it (its
+    column positions are viewed with the batch's size: a batch of two fails)."""
     import torch
-
-    from attnviz.bench.sweep_inputs import BATCH
 
     frames, size = read(config, "num_frames"), read(config, "max_img_size")
     if not (is_int(frames) and is_int(size) and "pixel_values" in params and "input_ids" in params):
         return
     g = torch.Generator().manual_seed(0)
-    clip = torch.randn(BATCH, frames, 3, size, size, generator=g)
-    ids = torch.randint(3, 100, (BATCH, 8), generator=torch.Generator().manual_seed(1))
+    clip = torch.randn(1, frames, 3, size, size, generator=g)
+    ids = torch.randint(3, 100, (1, 8), generator=torch.Generator().manual_seed(1))
 
     def make() -> dict[str, Any]:
         out: dict[str, Any] = {"pixel_values": clip, "input_ids": ids}
@@ -181,7 +205,7 @@ def clip_plans(config: Any, params: Any) -> Iterator[Plan]:
             out["attention_mask"] = torch.ones_like(ids)
         return out
 
-    yield f"clip (B, {frames}, C, {size}, {size}) with text", ["video", "text"], make
+    yield f"clip (1, {frames}, C, {size}, {size}) with text", ["video", "text"], make
 
 
 def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
