@@ -104,8 +104,10 @@ def neck_feeds_encoder(config: Any) -> None:
 def mrope_sections_as_coded(config: Any) -> None:
     """M-RoPE sections the modelling code defaults itself (Ernie 4.5 VL's ``get("mrope_section",
     [22, 22, 20])``, height and width equal because it interleaves them), where the shrinking
-    scaled another family's default: the code's own, scaled to the same half head, the sections
-    equal in it kept equal (the rounding's remainder to the last)."""
+    scaled another family's default and so broke an equality the code's default holds: the
+    code's own, scaled to the same half head, the sections equal in it kept equal (the
+    rounding's remainder to the last). Sections that keep those equalities are left as they
+    are (a config's own, which the shrinking scaled)."""
     rope = read(config, "rope_parameters")
     if not (isinstance(rope, dict) and isinstance(rope.get("mrope_section"), list)):
         return
@@ -116,6 +118,10 @@ def mrope_sections_as_coded(config: Any) -> None:
     half = sum(rope["mrope_section"])
     if len(default) != len(rope["mrope_section"]) or len(default) < 2:
         return
+    current = rope["mrope_section"]
+    pairs = [(i, j) for i in range(len(default)) for j in range(i + 1, len(default)) if default[i] == default[j]]
+    if all(current[i] == current[j] for i, j in pairs):
+        return  # the config's own sections (or scaled ones) already keep what the code needs equal
     scaled = [max(1, s * half // sum(default)) for s in default]
     scaled[-1] += half - sum(scaled)
     if scaled[-1] >= 1:
