@@ -162,6 +162,95 @@ def deepstack_projector(config: Any) -> None:
         put(config, "spatial_target_layers", [min(int(t), last) for t in targets])
 
 
+#: Lists of a neck's input channels, one per feature map of its backbone.
+_NECK_INPUTS = ("layer_list_out_channels",)
+
+
+def declared_backbone(config: Any) -> None:
+    """A backbone the default config builds of another model than the one its own class declares
+    (PP-OCRv6's detectors: ``sub_configs_defaults`` names PP-LCNetV3 or HGNetV2 with their
+    stages, the ``__post_init__`` builds a PP-LCNetV4 text-recognition backbone whose strides and
+    one stage their necks cannot take): the declared one, shrunk as every config is."""
+    if not any(n in vars(config) for n in _NECK_INPUTS + ("intraclass_block_config",)):
+        return  # only under a neck the config sizes (a recognizer's, a DETR's default is left)
+    declared = (getattr(type(config), "sub_configs_defaults", None) or {}).get("backbone_config")
+    backbone, kind = read(config, "backbone_config"), getattr(declared, "model_type", None)
+    if backbone is None or not isinstance(kind, str) or read(backbone, "model_type") == kind:
+        return
+    from transformers import AutoConfig
+
+    from attnviz.bench import capture_sweep  # the sweep's shrinking, which runs these repairs
+
+    try:
+        new = AutoConfig.for_model(kind, **(getattr(declared, "init_kwargs", None) or {}))
+    except Exception:  # noqa: BLE001 - a declaration this transformers cannot build is left alone
+        return
+    capture_sweep.shrink(new)
+    put(config, "backbone_config", new)
+
+
+def intraclass_blocks(config: Any) -> None:
+    """The PP-OCR detectors' intra-class blocks, which the modelling code builds whatever the
+    config says and their default leaves unset (``intraclass_block_config`` None): each
+    convolution as its name says, (kernel, stride, padding) keeping the map's size: 1 x 1 to
+    reduce and return the channels, (k, 1) vertical, (1, k) horizontal and (k, k) symmetric with
+    k 7, 5, 3 for the long, mid and short ratios; and the neck's upsampling of each of its stages
+    (``scale_factor_list``, unset too) 1, 2, 4, 8, as its feature pyramid halves per stage."""
+    blocks = read(config, "intraclass_block_number")
+    if "intraclass_block_config" not in vars(config) or read(config, "intraclass_block_config") is not None:
+        return
+    if not is_int(blocks):
+        return
+    recipe: dict[str, Any] = {"reduce_channel": [1, 1, 0], "return_channel": [1, 1, 0]}
+    kernels = {  # a convolution's kernel from its name: vertical (k, 1), horizontal (1, k), symmetric
+        "vertical_long_to_small_conv": lambda k: [k, 1],
+        "horizontal_small_to_long_conv": lambda k: [1, k],
+        "symmetric_conv_long": lambda k: [k, k],
+    }
+    for name, kernel_of in kernels.items():
+        for ratio, k in (("long", 7), ("mid", 5), ("short", 3)):
+            kernel = kernel_of(k)
+            recipe[f"{name}_{ratio}ratio"] = [kernel, [1, 1], [n // 2 for n in kernel]]
+    put(config, "intraclass_block_config", recipe)
+    if read(config, "scale_factor_list") is None:
+        put(config, "scale_factor_list", [2**i for i in range(blocks)])
+
+
+def neck_channels(config: Any) -> None:
+    """A neck whose input channels are listed in the config (PP-OCRv6 small's
+    ``layer_list_out_channels``, 12, 18, 42, 360, which no default backbone makes): the channels
+    of its backbone's feature maps, as the backbone built from its config reports them."""
+    backbone = read(config, "backbone_config")
+    names = [n for n in _NECK_INPUTS if isinstance(read(config, n), (list, tuple))]
+    if backbone is None or not names:
+        return
+    try:
+        from transformers import AutoBackbone
+
+        channels = list(AutoBackbone.from_config(backbone).channels)
+    except Exception:  # noqa: BLE001 - a backbone that does not build says nothing
+        return
+    for name in names:
+        if len(read(config, name)) == len(channels):
+            put(config, name, channels)
+
+
+def every_stage_out(config: Any) -> None:
+    """A head that concatenates one map per stage of its backbone (UVDoc's ``bridge_connector``
+    takes ``bridge_connector[0]`` channels from each of its ``stage_configs``) over a default
+    backbone that outputs its last stage only: every stage out."""
+    backbone = read(config, "backbone_config")
+    stages = read(backbone, "stage_configs")
+    names = read(backbone, "stage_names")
+    if not (isinstance(read(config, "bridge_connector"), (list, tuple)) and isinstance(stages, (list, tuple))):
+        return
+    if isinstance(names, list) and len(names) == len(stages) + 1 and read(backbone, "out_features") != names[1:]:
+        try:
+            backbone.set_output_features_output_indices(out_features=names[1:], out_indices=None)
+        except Exception:  # noqa: BLE001 - a backbone that guards its stages keeps them
+            return
+
+
 #: Frames and frame size a video model whose clip the config fixes is shrunk to.
 CLIP_FRAMES, CLIP_SIZE = 4, 128
 
@@ -189,6 +278,10 @@ REPAIRS = (
     mrope_sections_as_coded,
     framed_clip,
     deepstack_projector,
+    declared_backbone,
+    intraclass_blocks,
+    neck_channels,
+    every_stage_out,
 )
 
 
