@@ -5,7 +5,9 @@ indices past the layers kept (Mllama's tower), a SAM neck feeding a second encod
 2's tower), M-RoPE sections as the modelling code defaults them (Ernie 4.5 VL), a clip the
 config fixes (TVP), Granite 4 Vision's projectors its default leaves unset. Each family runs
 transformers' own modelling code on a tiny config built here (nothing downloaded) and is held to
-the sweep's verdict; every one was "not run" or "not offered" before these rules."""
+the sweep's verdict; every one was "not run" or "not offered" before these rules. The PP-OCR
+detectors and UVDoc (convolutional: "no attention" once they run) need their neck's backbone as
+declared, their unset intra-class blocks, their neck's channels, every stage's map."""
 
 from __future__ import annotations
 
@@ -26,6 +28,13 @@ FAMILIES = {
     "granite4_vision": "image",  # its window Q-Former projectors set
     "tvp": "video",  # 4 frames of 128 px, one clip
 }
+#: Convolutional families whose default configs did not run: "no attention" on pixels.
+CONVOLUTIONAL = (
+    "pp_ocrv5_server_det",  # intra-class blocks and neck scales unset
+    "pp_ocrv6_medium_det",  # the same, over the HGNetV2 its class declares
+    "pp_ocrv6_small_det",  # PP-LCNetV3 as declared, the neck's channels the backbone's
+    "uvdoc",  # every stage's map to the head that concatenates them
+)
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +123,35 @@ def test_granite4_visions_projectors_fit_its_image_and_layers(transformers):
     assert config.image_grid_pinpoints == [[vision.image_size, vision.image_size]]
     assert all(v <= vision.num_hidden_layers for v, _ in config.deepstack_layer_map)
     assert all(t < config.text_config.num_hidden_layers for t in config.spatial_target_layers)
+
+
+@pytest.mark.parametrize("family", CONVOLUTIONAL)
+def test_the_convolutional_detector_runs_and_has_no_attention(transformers, family):
+    verdict = capture_sweep.sweep_implementation(small_config(transformers, family), "eager")
+    assert verdict["status"] == "no attention", verdict
+    assert "image" in verdict["inputs"], verdict
+
+
+def test_a_detector_neck_gets_the_declared_backbone_and_its_channels(transformers):
+    config = small_config(transformers, "pp_ocrv6_small_det")
+    declared = type(config).sub_configs_defaults["backbone_config"].model_type
+    assert config.backbone_config.model_type == declared
+    channels = transformers.AutoBackbone.from_config(config.backbone_config).channels
+    assert list(config.layer_list_out_channels) == list(channels)
+    # a DETR's default backbone (a timm one, not the declared ResNet) is left: no neck sized by its config
+    assert small_config(transformers, "detr").backbone_config.model_type == "timm_backbone"
+
+
+def test_intraclass_blocks_keep_the_maps_size():
+    config = SimpleNamespace(intraclass_block_config=None, intraclass_block_number=4, scale_factor_list=None)
+    sweep_vision_more.intraclass_blocks(config)
+    blocks = config.intraclass_block_config
+    assert blocks["vertical_long_to_small_conv_longratio"] == [[7, 1], [1, 1], [3, 0]]
+    assert blocks["horizontal_small_to_long_conv_shortratio"] == [[1, 3], [1, 1], [0, 1]]
+    assert blocks["symmetric_conv_long_midratio"] == [[5, 5], [1, 1], [2, 2]]
+    assert config.scale_factor_list == [1, 2, 4, 8]
+
+
+def test_a_head_over_every_stage_gets_every_stages_map(transformers):
+    backbone = small_config(transformers, "uvdoc").backbone_config
+    assert backbone.out_features == backbone.stage_names[1:]
