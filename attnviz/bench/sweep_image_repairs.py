@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from attnviz.bench import sweep_vision_more
 from attnviz.bench.sweep_configs import is_int, put, read
 
 #: Single layer indices a tower acts at (MiniCPM-V's merger after layer ``insert_layer_id``).
@@ -246,4 +247,4 @@ REPAIRS = (
     scaled_patches,
     answer_tokens,
     grouped_detector,
-)
+) + sweep_vision_more.REPAIRS  # the vision and OCR families' (issue 35)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from attnviz.bench import sweep_vision_more
 from attnviz.bench.sweep_inputs import BATCH, _media_config, first
 
 Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
@@ -170,10 +171,10 @@ def merge_block_plans(config: Any, params: Any) -> Iterator[Plan]:
 
 def image_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """The plans of this module that ``model``'s forward takes."""
-    del model  # the plans read the forward's names and the config only
     yield from packed_plans(config, params)
     yield from video_plans(config, params)
     yield from scaled_plans(config, params)
     yield from latent_plans(config, params)
     yield from flat_patch_plans(config, params)
     yield from merge_block_plans(config, params)
+    yield from sweep_vision_more.plans(model, config, params)
