@@ -5,7 +5,8 @@ dimension, ``layer_types`` left None where the layers index it, rotary parameter
 per layer type, an attribute a sub-config lacks that the config around it (or its family's top
 config) holds, a vocabulary map the model reads by token name, a model class chosen by
 ``architectures``. A config none applies to is left as it is. Run last by
-``sweep_repairs.repair``, once every size is shrunk.
+``sweep_repairs.repair``, once every size is shrunk. And the inputs of the forecasters whose
+horizon is filled here (``forecast_plans``, yielded by ``sweep_plans.extra_plans``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from attnviz.bench.sweep_configs import is_int, put, read
@@ -84,7 +86,10 @@ def unset_sizes(config: Any, source: str) -> None:
     if _unset(config, "prediction_length") and reads("prediction_length"):
         put(config, "prediction_length", HORIZON)
         if _unset(config, "context_length"):
-            put(config, "context_length", HORIZON)
+            # the context holds the decoder's known start where there is one (Autoformer's
+            # ``label_length``, 10, taken from the context's end)
+            start = read(config, "label_length")
+            put(config, "context_length", max(HORIZON, start if is_int(start) else 0))
 
 
 def unset_layer_types(config: Any, source: str) -> None:
@@ -140,9 +145,12 @@ def _handed_down(config: Any, name: str, slot: str | None) -> Any:
             return None
     except (OSError, TypeError):
         return None
-    for obj in vars(module).values():
-        subs = getattr(obj, "sub_configs", None)
-        if isinstance(obj, type) and isinstance(subs, dict) and obj is not type(config):
+    # the configs with parts of their own, the one holding ``config``'s class first (every
+    # config class has a ``sub_configs``, a vision tower's empty one included)
+    tops = [o for o in vars(module).values() if isinstance(o, type) and getattr(o, "sub_configs", None)]
+    tops.sort(key=lambda o: type(config) not in getattr(o, "sub_configs").values())  # noqa: B009
+    for obj in tops:
+        if obj is not type(config):
             try:
                 value = _held(obj(), name)
             except Exception:  # noqa: BLE001 - a top config that does not build by default
@@ -231,3 +239,45 @@ def fill(config: Any) -> None:
             for child in value if isinstance(value, (list, tuple)) else (value,):
                 if hasattr(child, "to_dict") and hasattr(child, "model_type"):
                     pending.append((child, sub))
+
+
+def forecast_plans(config: Any, params: Any) -> Iterator[tuple[str, list[str], Callable[[], dict[str, Any]]]]:
+    """A probabilistic forecaster's inputs (the time-series transformers, Informer, Autoformer):
+    a past window as long as its context plus its largest lag (``_past_length``), with its time
+    features and observed mask, and the horizon's values and time features, so the decoder runs
+    too; the sizes the config declares (``input_size`` series, ``num_time_features``, static
+    features)."""
+    import torch
+
+    from attnviz.bench.sweep_inputs import BATCH
+
+    lags, context = read(config, "lags_sequence"), read(config, "context_length")
+    horizon = read(config, "prediction_length")
+    if "past_time_features" not in params or not (lags and is_int(context) and is_int(horizon)):
+        return
+    past = context + max(lags)
+    size, features = read(config, "input_size"), read(config, "num_time_features")
+    series = () if not is_int(size) or size == 1 else (size,)
+    features = features if is_int(features) else 0
+    g = torch.Generator().manual_seed(0)
+
+    def make() -> dict[str, Any]:
+        values = torch.randn(BATCH, past, *series, generator=g)
+        out = {
+            "past_values": values,
+            "past_time_features": torch.randn(BATCH, past, features, generator=g),
+            "past_observed_mask": torch.ones_like(values),
+            "future_values": torch.randn(BATCH, horizon, *series, generator=g),
+            "future_time_features": torch.randn(BATCH, horizon, features, generator=g),
+        }
+        static_real = read(config, "num_static_real_features")
+        if is_int(static_real) and static_real > 0:
+            out["static_real_features"] = torch.randn(BATCH, static_real, generator=g)
+        cardinality, static_cat = read(config, "cardinality"), read(config, "num_static_categorical_features")
+        if is_int(static_cat) and static_cat > 0 and cardinality:
+            out["static_categorical_features"] = torch.stack(
+                [torch.randint(0, max(1, c), (BATCH,), generator=g) for c in cardinality], dim=1
+            )
+        return {k: v for k, v in out.items() if k in params}
+
+    yield "past window with lags, time features and horizon", ["series"], make
