@@ -92,6 +92,19 @@ def unset_sizes(config: Any, source: str) -> None:
             put(config, "context_length", max(HORIZON, start if is_int(start) else 0))
 
 
+def unset_ids_and_bounds(config: Any, source: str) -> None:
+    """A padding id left None that the model counts positions from (ESM's
+    ``create_position_ids_from_input_ids``: positions start after the padding id, which ``ne``
+    refuses as None): 1, RoBERTa's and ESM's alphabets' padding. A bound left None that the
+    model clamps with unconditionally (DBRX's ``clip_qkv``: torch refuses two None bounds): the
+    bound DBRX's checkpoints use, 8."""
+    leaf = not any(hasattr(v, "to_dict") for v in vars(config).values())  # (Evolla's own pads its protein part)
+    if leaf and _unset(config, "pad_token_id") and "create_position_ids_from_input_ids(input_ids" in source:
+        put(config, "pad_token_id", 1)
+    if _unset(config, "clip_qkv") and re.search(r"clamp\(min=\w+, max=self\.clip_qkv\)", source):
+        put(config, "clip_qkv", 8.0)
+
+
 def unset_layer_types(config: Any, source: str) -> None:
     """``layer_types`` left None where the layers index it (``config.layer_types[layer_idx]``:
     LFM2-MoE's, whose checkpoints list them): one layer of each kind the code compares a layer's
@@ -179,6 +192,22 @@ def inherited(config: Any, holder: Any, source: str) -> None:
             put(config, name, value)
 
 
+def handed_down_sizes(config: Any) -> None:
+    """Widths ``config``'s own ``__post_init__`` hands to a sub-config it holds
+    (``self.ffn_config.hidden_size = self.d_model``: DBRX's experts read the model's width),
+    handed again after the shrinking, which made the two differ. (Widths only: a layer index
+    handed down, MiniCPM-V's ``insert_layer_id``, is cut with the layers.)"""
+    try:
+        text = inspect.getsource(type(config))
+    except (OSError, TypeError):
+        return
+    for slot, name, own in re.findall(r"self\.(\w+)\.(\w+)\s*=\s*self\.(\w+)\s*$", text, re.MULTILINE):
+        sub, value = read(config, slot), read(config, own)
+        widths = name.endswith(("_size", "d_model", "_dim")) and own.endswith(("_size", "d_model", "_dim"))
+        if widths and sub is not None and is_int(value) and is_int(read(sub, name)) and read(sub, name) != value:
+            put(sub, name, value)
+
+
 def vocabulary_map(config: Any, source: str) -> None:
     """A vocabulary map the model reads by token name (Chameleon's and Emu3's: the image
     placeholder, a VQ code's token, Emu3's end of line), which the default leaves None (the
@@ -231,10 +260,12 @@ def fill(config: Any) -> None:
         seen.append(sub)
         source = _source(sub) or _source(config)
         unset_sizes(sub, source)
+        unset_ids_and_bounds(sub, source)
         unset_layer_types(sub, source)
         rope_per_layer_type(sub, source)
         inherited(sub, holder, source)
         vocabulary_map(sub, source)
+        handed_down_sizes(sub)
         for value in list(vars(sub).values()):
             for child in value if isinstance(value, (list, tuple)) else (value,):
                 if hasattr(child, "to_dict") and hasattr(child, "model_type"):
