@@ -43,6 +43,7 @@ def test_a_vocabulary_the_model_embeds_is_filled_one_it_does_not_is_left(transfo
     esm = _shrunk(transformers, "esm")
     assert esm.vocab_size == sweep_config_fill.VOCABULARY
     assert _builds(esm).embeddings.word_embeddings.num_embeddings == sweep_config_fill.VOCABULARY
+    assert esm.pad_token_id == 1  # its position ids count from the padding id
     # wav2vec2-BERT's None vocabulary means no CTC head: not a size to fill
     assert _shrunk(transformers, "wav2vec2-bert").vocab_size is None
 
@@ -80,7 +81,10 @@ def test_rotary_parameters_are_keyed_by_every_layer_type_the_model_reads(transfo
 def test_an_attribute_a_sub_config_lacks_comes_from_the_config_that_holds_it(transformers):
     dbrx = _shrunk(transformers, "dbrx")
     assert dbrx.attn_config.rope_theta == dbrx.rope_parameters["rope_theta"]
-    _builds(dbrx)
+    assert dbrx.attn_config.clip_qkv == 8.0  # clamped unconditionally: torch refuses two None bounds
+    assert dbrx.ffn_config.hidden_size == dbrx.d_model  # handed down again after the shrinking
+    built = sweep_inputs.build(_builds(dbrx), dbrx)
+    assert not isinstance(built, str), built
     # a text config built alone: the value its top config hands down by default
     text = _shrunk(transformers, "pix2struct_text_model")
     assert text.initializer_range == transformers.Pix2StructConfig().initializer_range
@@ -113,3 +117,30 @@ def test_a_family_mapped_to_several_classes_picks_the_first(transformers):
     assert config.architectures == []
     assert type(_builds(config)).__name__ == "FunnelModel"
     assert _shrunk(transformers, "gpt2").architectures is None  # one class: left as it is
+
+
+@pytest.mark.parametrize("family", ["t5gemma2_decoder", "diffusion_gemma"])
+def test_the_doctor_reads_no_restarted_positions_in_steps_that_are_no_cache_step(transformers, family):
+    """T5Gemma 2's decoder runs self- and cross-attention as one call (its extra keys are the
+    encoder's states, not a cache); DiffusionGemma's decoder runs a 256-token canvas after the
+    encoder's cached 8, every canvas row seeing the whole canvas. Both models' positions are
+    right: the doctor (which read both as a cached step restarting) finds no error."""
+    import attnviz
+    from attnviz.capture import diagnose_run
+
+    config = _shrunk(transformers, family)
+    model = _builds(config)
+    built = sweep_inputs.build(model, config)
+    assert not isinstance(built, str), built
+    with attnviz.capture(model) as cap, torch_no_grad():
+        model(**built.inputs)
+    run = cap.to_run()
+    assert any(c.shape[2] < c.shape[3] for c in run.calls)  # the step the doctor read wrongly
+    errors = [f for f in diagnose_run(run) if f.severity == "error"]
+    assert errors == []
+
+
+def torch_no_grad() -> Any:
+    import torch
+
+    return torch.no_grad()
