@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from attnviz.bench import sweep_lengths, sweep_named
+from attnviz.bench import sweep_config_fill, sweep_lengths, sweep_named
 from attnviz.bench.sweep_inputs import BATCH, _media_config, first
 
 Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
@@ -211,6 +211,7 @@ def extra_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     yield from sweep_images.image_plans(model, config, params)
     yield from grid_plans(config, params)
     yield from naflex_plans(config, params)
+    yield from sweep_config_fill.forecast_plans(config, params)  # lags, time features, horizon
     yield from series_plans(config, params)
     yield from sized_image_plans(config, params)
     yield from named_plans(model, config, params)

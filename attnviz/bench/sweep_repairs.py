@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnviz.bench import sweep_named
+from attnviz.bench import sweep_config_fill, sweep_named
 from attnviz.bench.sweep_configs import put as _put
 from attnviz.bench.sweep_configs import read as _read
 from attnviz.bench.sweep_inputs import sub_configs
@@ -216,3 +216,4 @@ def repair(config: Any) -> None:
             fix(sub)
         tower_output_width(sub)
     sweep_named.head_width(config)  # a head's width follows its text model's
+    sweep_config_fill.fill(config)  # fields the default leaves unset that the model reads

@@ -301,7 +301,10 @@ class PositionsReader:
             if rows.size == 0:
                 continue
             r = int(rows[0])
-            cached = int(sees[e, r].sum()) - 1  # the keys before it: the row sees itself too
+            # the keys before it: the row sees itself too; at most those before the step's own
+            # (a diffusion canvas's rows see every key of their block, DiffusionGemma's decoder;
+            # a static cache writes the step's keys among unfilled slots, not last)
+            cached = min(int(sees[e, r].sum()) - 1, int(sees[e, r, : sees.shape[2] - n_q].sum()))
             if cached >= 1 and given[e, r] < cached:
                 wrong.append((e, r, float(given[e, r]), cached))
         if not wrong:

@@ -550,7 +550,9 @@ class Capture:
             if not self._reserve(tensors, mask, padding):
                 return
             call = make()
-            if self._positions is not None:
+            # (a merged self+cross call's extra keys are the encoder's, not a cache: the doctor
+            # would read its decoder positions as a cached step's restarting)
+            if self._positions is not None and not call.self_keys:
                 call.positions_from, call.positions = self._positions
             call.attn_mask = self._mask(mask)
             if padding is not None:
