@@ -208,11 +208,11 @@ REPAIRS = (
 
 def repair(config: Any) -> None:
     """Every repair, on ``config`` and each config inside it."""
-    from attnviz.bench import sweep_audio_text  # its repairs read the sizes these leave
+    from attnviz.bench import sweep_audio_more, sweep_audio_text  # their repairs read the sizes these leave
     from attnviz.bench.sweep_image_repairs import REPAIRS as IMAGE_REPAIRS
 
     for sub in sub_configs(config):
-        for fix in REPAIRS + IMAGE_REPAIRS + sweep_audio_text.REPAIRS:
+        for fix in REPAIRS + IMAGE_REPAIRS + sweep_audio_text.REPAIRS + sweep_audio_more.REPAIRS:
             fix(sub)
         tower_output_width(sub)
     sweep_named.head_width(config)  # a head's width follows its text model's

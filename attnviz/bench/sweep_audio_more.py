@@ -1,0 +1,310 @@
+"""Config repairs and inputs for the audio, codec and named-input families the other sweep modules
+leave unbuilt or unrun (issue 35), each a rule read from the config or the modelling code, not a
+family's name:
+
+* config repairs (``REPAIRS``, run by ``sweep_repairs.repair`` on every config): convolution
+  groups the shrunk width no longer divides (a codec's depthwise upsampling, 512 groups on 64
+  channels); a size the default config makes as the sum of two widths (a codec's quantizer over
+  its acoustic and semantic features joined) following the shrunk widths; an attribute the
+  modelling code reads that the config class leaves out (``num_key_value_heads``, an expert's
+  width), set to what it means; as many key/value heads as heads where rotary positions count
+  the heads;
+* inputs (``fill``, ``plans``, ``retried``, hooked into ``sweep_inputs``): embeddings a forward
+  requires by a name of its own (PI0's ``action_embeds``: (B, L, width) of the part that reads
+  them); a flow-matching mel decoder's inputs as its own sampling loop makes them (Qwen2.5-Omni's
+  DiT and its token-to-wave wrapper); images from several cameras with their mask (PI0's
+  prefix); embeddings where a model's own id table is missing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from attnviz.bench.sweep_configs import is_int, put, read
+
+Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
+
+BATCH = 2
+#: Steps (tokens, codes, actions) of the sequences made here.
+LENGTH = 8
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if is_int(value) and value > 0 else None
+
+
+def _default(config: Any) -> Any:
+    try:
+        return type(config)()
+    except Exception:  # noqa: BLE001 - a config that cannot be made alone keeps its sizes
+        return None
+
+
+# ----------------------------------------------------------------------------- config repairs
+
+
+def divisible_groups(config: Any) -> None:
+    """Convolution groups (``*_groups``) that no longer divide the shrunk width: the largest
+    count that divides both (a depthwise convolution, groups equal to the default width, stays
+    depthwise). Mimi's and Pocket TTS's upsampling: 512 groups on 64 channels."""
+    width = _int(read(config, "hidden_size"))
+    if width is None:
+        return
+    for name in list(vars(config)):
+        groups = _int(read(config, name))
+        if name.endswith("_groups") and not name.startswith(("n_", "num_")) and groups and width % groups:
+            put(config, name, math.gcd(groups, width))
+
+
+def joined_widths(config: Any) -> None:
+    """A size the default config sets to its own width plus a sub-config's (NeuCodec's and
+    X-Codec 2's ``quantization_dim``: the acoustic and the semantic features joined, 1024 + 1024)
+    that the shrinking left at the default's sum: the sum of the shrunk widths."""
+    width = _int(read(config, "hidden_size"))
+    default = _default(config) if width is not None else None
+    if default is None or width is None:
+        return
+    own = _int(read(default, "hidden_size"))
+    for sub_name, sub in list(vars(config).items()):
+        sub_default = read(default, sub_name)
+        if not hasattr(sub, "to_dict") or sub_default is None or own is None:
+            continue
+        other, other_default = _int(read(sub, "hidden_size")), _int(read(sub_default, "hidden_size"))
+        if other is None or other_default is None:
+            continue
+        for name, value in list(vars(default).items()):
+            sized = name.endswith(("_dim", "_size")) and not name.startswith(("max_", "vocab"))
+            if not sized or value != own + other_default:
+                continue
+            if read(config, name) == value and value != width + other:
+                put(config, name, width + other)
+
+
+#: What an attribute means where the modelling code reads it and the config class leaves it out:
+#: as many key/value heads as heads; a shared expert as wide as an expert's or the MLP's width.
+_MEANINGS: dict[str, tuple[str, ...]] = {
+    "num_key_value_heads": ("num_attention_heads",),
+    "shared_expert_intermediate_size": ("moe_intermediate_size", "intermediate_size"),
+}
+
+
+def read_but_unset(config: Any) -> None:
+    """An attribute the config's own modelling code reads (``config.num_key_value_heads``) that
+    its class never sets (transformers' own omission: Moonshine Streaming's decoder, Qwen3-Omni's
+    talker's shared expert), set from what it means (``_MEANINGS``)."""
+    import importlib
+    import inspect
+
+    missing = [n for n in _MEANINGS if n not in vars(config) and read(config, n) is None]
+    if not missing:
+        return
+    try:
+        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
+        source = inspect.getsource(module)
+    except (ImportError, OSError, TypeError):
+        return
+    for name in missing:
+        if not re.search(rf"\bconfig\.{name}\b", source):
+            continue
+        value = next((v for n in _MEANINGS[name] if (v := _int(read(config, n))) is not None), None)
+        if value is not None:
+            put(config, name, value)
+
+
+def rotary_over_heads(config: Any) -> None:
+    """A model whose rotary positions count heads, not tokens (NeuCodec's and X-Codec 2's
+    decoders: ``position_ids = arange(num_attention_heads)``, cos/sin broadcast over the heads of
+    queries and keys alike) takes as many key/value heads as heads, as its default config has;
+    the shrinking's 2 for 4 leaves keys that the tables do not broadcast against."""
+    import importlib
+    import inspect
+
+    heads = _int(read(config, "num_attention_heads"))
+    if heads is None or _int(read(config, "num_key_value_heads")) in (None, heads):
+        return
+    try:
+        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
+        source = inspect.getsource(module)
+    except (ImportError, OSError, TypeError):
+        return
+    if re.search(r"arange\(\s*(?:self|config)\.num_attention_heads", source):
+        put(config, "num_key_value_heads", heads)
+
+
+def post_init_sizes(config: Any) -> None:
+    """Sizes a config's ``__post_init__`` sets whatever it is given (Dots3's audio encoder:
+    ``num_key_value_heads = num_attention_heads``, its keys projected to the full width), which
+    the shrinking then overwrote one by one: made again from the shrunk config, as its class
+    makes them (after ``validated``: a config its class refuses cannot be made again)."""
+    import inspect
+
+    post = getattr(type(config), "__post_init__", None)
+    try:
+        source = inspect.getsource(post) if post is not None else ""
+    except (OSError, TypeError):
+        return
+    assigned = set(re.findall(r"^\s*self\.(\w+)\s*=", source, re.M))
+    if not assigned:
+        return
+    given = {k: v for k, v in config.to_dict().items() if not isinstance(v, dict) and not k.startswith("_")}
+    try:
+        fresh = type(config)(**given)
+    except Exception:  # noqa: BLE001 - a config its class cannot remake keeps its sizes
+        return
+    for name in sorted(assigned):
+        value, made = read(config, name), read(fresh, name)
+        if _int(value) is not None and _int(made) is not None and value != made:
+            put(config, name, made)
+
+
+def validated(config: Any) -> None:
+    """Sizes a config's own validation requires equal (``adapter_input_size must match
+    hidden_size``, Dots3's audio adapter), as it says, where the shrinking set one of them only."""
+    check = getattr(config, "validate_architecture", None)
+    for _ in range(4):  # one size per refusal
+        try:
+            if callable(check):
+                check()
+            return
+        except Exception as exc:  # noqa: BLE001 - the refusal names the sizes
+            said = re.search(r"(\w+) must match (\w+)", str(exc))
+            if said is None or _int(read(config, said.group(2))) is None:
+                return
+            if read(config, said.group(1)) == read(config, said.group(2)):
+                return
+            put(config, said.group(1), read(config, said.group(2)))
+
+
+#: This module's repairs, run by ``sweep_repairs.repair`` on every config and sub-config.
+REPAIRS = (divisible_groups, joined_widths, read_but_unset, rotary_over_heads, validated, post_init_sizes)
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def _widths(config: Any) -> list[int]:
+    """Every distinct ``hidden_size`` of the config and its parts, innermost (a part's) first:
+    embeddings a forward takes by a name of its own are usually a part's (PI0's action expert)."""
+    from attnviz.bench.sweep_inputs import sub_configs
+
+    found = [w for c in reversed(sub_configs(config)) if (w := _int(read(c, "hidden_size"))) is not None]
+    return list(dict.fromkeys(found))
+
+
+def fill(model: Any, config: Any, params: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+    """``inputs`` with each required ``*_embeds`` the forward still lacks (no shape line says its
+    size: PI0's ``action_embeds``): (B, L, width) of the config's innermost width; a wrong width
+    is resized as the refusal asks (``sweep_named.retried``, a matrix product's rows)."""
+    import torch
+
+    from attnviz.bench.sweep_named import required
+
+    missing = [n for n in required(params) if n.endswith("_embeds") and n not in inputs]
+    widths = _widths(config)
+    if not missing or not widths:
+        return inputs
+    g = torch.Generator().manual_seed(9)
+    return {**inputs, **{n: torch.randn(BATCH, LENGTH, widths[0], generator=g) for n in missing}}
+
+
+def _first_int(config: Any, names: tuple[str, ...], default: int) -> int:
+    from attnviz.bench.sweep_inputs import first, sub_configs
+
+    value = _int(first(sub_configs(config), names))
+    return value if value is not None else default
+
+
+def flow_plans(config: Any, params: Any) -> Iterator[Plan]:
+    """A flow-matching mel decoder (Qwen2.5-Omni's DiT, its token-to-wave wrapper), fed as its
+    own ``sample`` loop feeds it: codes (B, L) below ``num_embeds``; the noisy mel being
+    denoised (B, L * repeats, mel_dim); the reference mel its speaker encoder reads as
+    ``condition_vector`` (B, frames, mel_dim); the speaker vector repeated per frame as
+    ``speaker_embedding`` (B, L * repeats, enc_emb_dim); one time step. The wrapper takes the
+    codes, the speaker vector and the reference mel and runs two steps of its solver. Its
+    parameters' names say nothing of their sizes and have no docstring: the recipe is read from
+    that loop, kept here for any forward with these names."""
+    import torch
+
+    mel = _first_int(config, ("mel_dim",), 80)
+    speaker = _first_int(config, ("enc_emb_dim",), 192)
+    repeats = _first_int(config, ("repeats",), 2)
+    codes = min(_first_int(config, ("num_embeds",), 1000), 1000)
+    frames = LENGTH * repeats
+    names = set(params)
+
+    def codes_of(g: Any) -> Any:
+        return torch.randint(1, codes, (BATCH, LENGTH), generator=g)
+
+    if {"hidden_states", "condition_vector", "speaker_embedding", "quantized_code", "time_step"} <= names:
+
+        def step() -> dict[str, Any]:
+            g = torch.Generator().manual_seed(0)
+            return {
+                "hidden_states": torch.randn(BATCH, frames, mel, generator=g),
+                "condition_vector": torch.randn(BATCH, frames, mel, generator=g),
+                "speaker_embedding": torch.randn(BATCH, frames, speaker, generator=g),
+                "quantized_code": codes_of(g),
+                "time_step": torch.tensor(0.5),
+            }
+
+        yield "a flow step: noisy mel, reference mel, speaker, codes", ["audio codes"], step
+    if {"code", "conditioning", "reference_mel"} <= names:
+
+        def wave() -> dict[str, Any]:
+            g = torch.Generator().manual_seed(0)
+            out = {
+                "code": codes_of(g),
+                "conditioning": torch.randn(BATCH, speaker, generator=g),
+                "reference_mel": torch.randn(BATCH, frames, mel, generator=g),
+            }
+            return {**out, **({"num_steps": 2} if "num_steps" in names else {})}
+
+        yield "codes, speaker and reference mel (two solver steps)", ["audio codes"], wave
+
+
+def camera_plans(config: Any, params: Any) -> Iterator[Plan]:
+    """Images from several cameras with a mask saying which are present (PI0's prefix:
+    ``pixel_values`` (B, cameras, C, H, W), ``pixel_attention_mask`` (B, cameras)), one camera
+    each, and text holding one image token per patch of its vision tower."""
+    import torch
+
+    from attnviz.bench.sweep_inputs import _placeholder, sub_configs, text_with_media
+
+    if not {"pixel_values", "pixel_attention_mask", "input_ids"} <= set(params):
+        return
+    tower = next((c for c in sub_configs(config) if _int(read(c, "image_size")) and _int(read(c, "patch_size"))), None)
+    token = _placeholder(config, "image")
+    if tower is None or token is None:
+        return
+    size, patch = int(read(tower, "image_size")), int(read(tower, "patch_size"))
+    channels = _int(read(tower, "num_channels")) or 3
+
+    def make() -> dict[str, Any]:
+        g = torch.Generator().manual_seed(0)
+        text = text_with_media(config, params, [("image", token, (size // patch) ** 2)], g)
+        pixels = torch.randn(BATCH, 1, channels, size, size, generator=g)
+        return {**text, "pixel_values": pixels, "pixel_attention_mask": torch.ones(BATCH, 1, dtype=torch.bool)}
+
+    yield "text and one camera's image (B, cameras, C, H, W)", ["text", "image"], make
+
+
+def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+    """This module's plans (``sweep_inputs.plans``, before the docstring's)."""
+    yield from camera_plans(config, params)
+    yield from flow_plans(config, params)
+
+
+def retried(inputs: dict[str, Any], params: Any, message: str, config: Any) -> dict[str, Any] | None:
+    """Embeddings of the model's width where its forward reaches for an id table it does not
+    have (Qwen3-Omni's talker: ``self.embed_tokens``, its table named ``codec_embedding``)."""
+    import torch
+
+    ids = inputs.get("input_ids")
+    if "no attribute 'embed_tokens'" not in message or ids is None or "inputs_embeds" not in params:
+        return None
+    width = _int(read(config, "hidden_size")) or next(iter(_widths(config)), 64)
+    embeds = torch.randn(*ids.shape, width, generator=torch.Generator().manual_seed(4))
+    return {**{k: v for k, v in inputs.items() if k != "input_ids"}, "inputs_embeds": embeds}
