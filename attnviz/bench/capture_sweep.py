@@ -32,6 +32,7 @@ import traceback
 from typing import Any
 
 from attnviz.bench import (
+    sweep_audio_more,
     sweep_check,
     sweep_configs,
     sweep_inputs,
@@ -306,7 +307,7 @@ def sweep_implementation(
 
     try:
         torch.manual_seed(0)
-        model = _build(config, implementation)
+        model = sweep_audio_more.build_reading_unset(_build, config, implementation)  # attributes a class omits
         if sweep_models.key_heads_as_values(model):  # a model that assumes as many key heads as heads
             torch.manual_seed(0)
             model = _build(config, implementation)

@@ -5,15 +5,17 @@ family's name:
 * config repairs (``REPAIRS``, run by ``sweep_repairs.repair`` on every config): convolution
   groups the shrunk width no longer divides (a codec's depthwise upsampling, 512 groups on 64
   channels); a size the default config makes as the sum of two widths (a codec's quantizer over
-  its acoustic and semantic features joined) following the shrunk widths; an attribute the
-  modelling code reads that the config class leaves out (``num_key_value_heads``, an expert's
-  width), set to what it means; as many key/value heads as heads where rotary positions count
-  the heads;
+  its acoustic and semantic features joined) following the shrunk widths; as many key/value
+  heads as heads where rotary positions count the heads or the config's class makes them so;
+  sizes its own validation ties; and, where the build refuses, an attribute the modelling code
+  reads that the config class leaves out (``build_reading_unset``), set to what it means;
 * inputs (``fill``, ``plans``, ``retried``, hooked into ``sweep_inputs``): embeddings a forward
   requires by a name of its own (PI0's ``action_embeds``: (B, L, width) of the part that reads
   them); a flow-matching mel decoder's inputs as its own sampling loop makes them (Qwen2.5-Omni's
   DiT and its token-to-wave wrapper); images from several cameras with their mask (PI0's
-  prefix); embeddings where a model's own id table is missing.
+  prefix); a drafter's main-model keys and values per layer type (Gemma 4's assistants);
+  embeddings where a model's own id table is missing; a conditioning its layers take through
+  ``**kwargs`` (Voxtral Realtime's text decoder).
 """
 
 from __future__ import annotations
@@ -76,7 +78,9 @@ def joined_widths(config: Any) -> None:
         if other is None or other_default is None:
             continue
         for name, value in list(vars(default).items()):
-            sized = name.endswith(("_dim", "_size")) and not name.startswith(("max_", "vocab"))
+            # (an MLP's width that happens to equal the sum is no joined width: Mask2Former's 1024)
+            mlp = any(w in name for w in ("feedforward", "intermediate", "ffn"))
+            sized = name.endswith(("_dim", "_size")) and not name.startswith(("max_", "vocab")) and not mlp
             if not sized or value != own + other_default:
                 continue
             if read(config, name) == value and value != width + other:
@@ -91,27 +95,29 @@ _MEANINGS: dict[str, tuple[str, ...]] = {
 }
 
 
-def read_but_unset(config: Any) -> None:
-    """An attribute the config's own modelling code reads (``config.num_key_value_heads``) that
-    its class never sets (transformers' own omission: Moonshine Streaming's decoder, Qwen3-Omni's
-    talker's shared expert), set from what it means (``_MEANINGS``)."""
-    import importlib
-    import inspect
+def build_reading_unset(build: Callable[[Any, str], Any], config: Any, implementation: str) -> Any:
+    """``build(config, implementation)``; where the modelling code reads an attribute the config's
+    class never sets (transformers' own omission: ``'MoonshineStreamingConfig' object has no
+    attribute 'num_key_value_heads'``, Qwen3-Omni's talker's ``shared_expert_intermediate_size``),
+    that attribute set on the config it names from what it means (``_MEANINGS``) and built again.
+    Done at the refusal, not as a repair: other configs of the same modules lack these names
+    without any class reading them."""
+    from attnviz.bench.sweep_inputs import sub_configs
 
-    missing = [n for n in _MEANINGS if n not in vars(config) and read(config, n) is None]
-    if not missing:
-        return
-    try:
-        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
-        source = inspect.getsource(module)
-    except (ImportError, OSError, TypeError):
-        return
-    for name in missing:
-        if not re.search(rf"\bconfig\.{name}\b", source):
-            continue
-        value = next((v for n in _MEANINGS[name] if (v := _int(read(config, n))) is not None), None)
-        if value is not None:
-            put(config, name, value)
+    for _ in range(4):
+        try:
+            return build(config, implementation)
+        except AttributeError as exc:
+            said = re.search(r"'(\w+)' object has no attribute '(\w+)'", str(exc))
+            if said is None or said.group(2) not in _MEANINGS:
+                raise
+            owner = next((c for c in sub_configs(config) if type(c).__name__ == said.group(1)), None)
+            meaning = _MEANINGS[said.group(2)]
+            value = next((v for n in meaning if (v := _int(read(owner, n))) is not None), None) if owner else None
+            if owner is None or value is None or read(owner, said.group(2)) is not None:
+                raise
+            put(owner, said.group(2), value)
+    return build(config, implementation)
 
 
 def rotary_over_heads(config: Any) -> None:
@@ -130,15 +136,15 @@ def rotary_over_heads(config: Any) -> None:
         source = inspect.getsource(module)
     except (ImportError, OSError, TypeError):
         return
-    if re.search(r"arange\(\s*(?:self|config)\.num_attention_heads", source):
+    if re.search(r"position_ids\s*=\s*torch\.arange\(\s*(?:self|config)\.num_attention_heads", source):
         put(config, "num_key_value_heads", heads)
 
 
 def post_init_sizes(config: Any) -> None:
-    """Sizes a config's ``__post_init__`` sets whatever it is given (Dots3's audio encoder:
-    ``num_key_value_heads = num_attention_heads``, its keys projected to the full width), which
-    the shrinking then overwrote one by one: made again from the shrunk config, as its class
-    makes them (after ``validated``: a config its class refuses cannot be made again)."""
+    """Key/value heads a config's ``__post_init__`` makes the head count whatever it is given
+    (Dots3's audio encoder: ``num_key_value_heads = num_attention_heads``, its keys projected to
+    the full width), which the shrinking then set to 2: the head count again, as its class
+    makes it (after ``validated``: a config its class refuses cannot be made again)."""
     import inspect
 
     post = getattr(type(config), "__post_init__", None)
@@ -154,10 +160,13 @@ def post_init_sizes(config: Any) -> None:
         fresh = type(config)(**given)
     except Exception:  # noqa: BLE001 - a config its class cannot remake keeps its sizes
         return
-    for name in sorted(assigned):
-        value, made = read(config, name), read(fresh, name)
-        if _int(value) is not None and _int(made) is not None and value != made:
-            put(config, name, made)
+    # key/value heads only, where the class makes them the head count (other sizes it sets, a
+    # vocabulary, a layer count, are the default's and were shrunk on purpose)
+    made = read(fresh, "num_key_value_heads")
+    if "num_key_value_heads" in assigned and made == read(config, "num_attention_heads") != read(
+        config, "num_key_value_heads"
+    ):
+        put(config, "num_key_value_heads", made)
 
 
 def validated(config: Any) -> None:
@@ -179,7 +188,7 @@ def validated(config: Any) -> None:
 
 
 #: This module's repairs, run by ``sweep_repairs.repair`` on every config and sub-config.
-REPAIRS = (divisible_groups, joined_widths, read_but_unset, rotary_over_heads, validated, post_init_sizes)
+REPAIRS = (divisible_groups, joined_widths, rotary_over_heads, validated, post_init_sizes)
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -291,20 +300,97 @@ def camera_plans(config: Any, params: Any) -> Iterator[Plan]:
     yield "text and one camera's image (B, cameras, C, H, W)", ["text", "image"], make
 
 
+def shared_kv_plans(config: Any, params: Any) -> Iterator[Plan]:
+    """A drafter that attends to its main model's keys and values instead of its own (Gemma 4's
+    assistants: ``shared_kv_states``, the last layer's (keys, values) per layer type, and the main
+    model's states as ``inputs_embeds``, ``2 * backbone_hidden_size`` wide): keys and values of
+    each layer type sized from that type's layer config (its key/value heads, its head size)."""
+    import torch
+
+    if "shared_kv_states" not in params or "inputs_embeds" not in params:
+        return
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    kinds = read(text, "layer_types")
+    if not isinstance(kinds, list) or not kinds:
+        return
+    per_layer = read(text, "per_layer_config")
+    backbone = _int(read(config, "backbone_hidden_size"))
+    width = 2 * backbone if backbone is not None else _int(read(text, "hidden_size")) or 64
+
+    def layer(index: int) -> Any:
+        try:
+            return per_layer[index] if per_layer is not None else text
+        except Exception:  # noqa: BLE001 - a per-layer view that refuses: the text config's own sizes
+            return text
+
+    def make() -> dict[str, Any]:
+        g = torch.Generator().manual_seed(0)
+        states = {}
+        for kind in dict.fromkeys(kinds):
+            sizes = layer(kinds.index(kind))
+            heads = _int(read(sizes, "num_key_value_heads")) or 1
+            head = _int(read(sizes, "head_dim")) or 16
+            shape = (BATCH, heads, LENGTH, head)
+            states[kind] = (torch.randn(*shape, generator=g), torch.randn(*shape, generator=g))
+        return {"inputs_embeds": torch.randn(BATCH, 1, width, generator=g), "shared_kv_states": states}
+
+    yield "one step with the main model's keys and values per layer type", ["states"], make
+
+
 def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """This module's plans (``sweep_inputs.plans``, before the docstring's)."""
+    yield from shared_kv_plans(config, params)
     yield from camera_plans(config, params)
     yield from flow_plans(config, params)
 
 
-def retried(inputs: dict[str, Any], params: Any, message: str, config: Any) -> dict[str, Any] | None:
+#: Keywords a layer takes that the sweep never makes itself (the model makes them, or they are
+#: optional): not a conditioning the model expects from its caller.
+_LAYER_OWN = {
+    "hidden_states", "attention_mask", "position_ids", "position_embeddings", "past_key_values",
+    "past_key_value", "cache_position", "encoder_hidden_states", "encoder_attention_mask", "use_cache",
+    "output_attentions", "layer_head_mask", "cross_attn_layer_head_mask", "output_router_logits",
+}  # fmt: skip
+
+
+def layer_conditioning(model: Any, params: Any, inputs: dict[str, Any]) -> list[str]:
+    """Tensors the model's layers take by a name its own forward does not have, which a caller
+    hands through ``**kwargs`` (Voxtral Realtime's text decoder: ``t_cond``, the delay's time
+    embedding its full model computes): their names."""
+    import inspect
+
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return []
+    found: dict[str, None] = {}
+    for module in model.modules():
+        if module is model or "Layer" not in type(module).__name__:
+            continue
+        try:
+            layer_params = inspect.signature(module.forward).parameters
+        except (TypeError, ValueError):
+            continue
+        for name, p in layer_params.items():
+            tensor = "Tensor" in str(p.annotation) and "None" in str(p.annotation)
+            if tensor and name not in params and name not in _LAYER_OWN and name not in inputs:
+                found[name] = None
+    return list(found)
+
+
+def retried(inputs: dict[str, Any], params: Any, message: str, config: Any, model: Any = None) -> dict[str, Any] | None:
     """Embeddings of the model's width where its forward reaches for an id table it does not
-    have (Qwen3-Omni's talker: ``self.embed_tokens``, its table named ``codec_embedding``)."""
+    have (Qwen3-Omni's talker: ``self.embed_tokens``, its table named ``codec_embedding``); where
+    a layer meets None, the conditioning its layers take through ``**kwargs`` (one vector of the
+    width per item, ``layer_conditioning``)."""
     import torch
 
     ids = inputs.get("input_ids")
+    width = _int(read(config, "hidden_size")) or next(iter(_widths(config)), 64)
+    if "NoneType" in message and model is not None:
+        names = layer_conditioning(model, params, inputs)
+        if names:
+            g = torch.Generator().manual_seed(10)
+            return {**inputs, **{n: torch.randn(BATCH, 1, width, generator=g) for n in names}}
     if "no attribute 'embed_tokens'" not in message or ids is None or "inputs_embeds" not in params:
         return None
-    width = _int(read(config, "hidden_size")) or next(iter(_widths(config)), 64)
     embeds = torch.randn(*ids.shape, width, generator=torch.Generator().manual_seed(4))
     return {**{k: v for k, v in inputs.items() if k != "input_ids"}, "inputs_embeds": embeds}

@@ -490,7 +490,7 @@ def build(model: Any, config: Any) -> Built | str:
                     if again is None and inputs is not None:
                         again = sweep_named.retried(inputs, params, str(exc), config, model)
                     if again is None and inputs is not None:
-                        again = sweep_audio_more.retried(inputs, params, str(exc), config)
+                        again = sweep_audio_more.retried(inputs, params, str(exc), config, model)
                     if again is None and resized and inputs is not None:
                         again = sweep_audio_text.retried(inputs, params, str(exc), config)
                     if again is None:
