@@ -7,15 +7,17 @@ family's name:
   channels); a size the default config makes as the sum of two widths (a codec's quantizer over
   its acoustic and semantic features joined) following the shrunk widths; as many key/value
   heads as heads where rotary positions count the heads or the config's class makes them so;
-  sizes its own validation ties; and, where the build refuses, an attribute the modelling code
-  reads that the config class leaves out (``build_reading_unset``), set to what it means;
+  sizes its own validation ties; a head wide enough for the rotary pairs it counts; and, where
+  the build refuses, an attribute the modelling code reads that the config class leaves out
+  (``build_reading_unset``), set to what it means;
 * inputs (``fill``, ``plans``, ``retried``, hooked into ``sweep_inputs``): embeddings a forward
   requires by a name of its own (PI0's ``action_embeds``: (B, L, width) of the part that reads
   them); a flow-matching mel decoder's inputs as its own sampling loop makes them (Qwen2.5-Omni's
   DiT and its token-to-wave wrapper); images from several cameras with their mask (PI0's
   prefix); a drafter's main-model keys and values per layer type (Gemma 4's assistants);
   embeddings where a model's own id table is missing; a conditioning its layers take through
-  ``**kwargs`` (Voxtral Realtime's text decoder).
+  ``**kwargs`` (Voxtral Realtime's text decoder); a chain of tokens with a bundle of their
+  reference atoms made from the bundle's own docstring (ESMFold 2's trunk).
 """
 
 from __future__ import annotations
@@ -187,8 +189,23 @@ def validated(config: Any) -> None:
             put(config, said.group(1), read(config, said.group(2)))
 
 
+def rotary_pair_heads(config: Any) -> None:
+    """A head whose rotary channels the config counts in pairs (ESMFold 2's atom encoder:
+    ``num_spatial_rope_pairs_per_axis`` per axis and ``num_uid_rope_pairs``, 16 of a 32-wide head's
+    pairs) keeps the default head size where the shrunk one holds fewer pairs than counted."""
+    head = _int(read(config, "head_dim"))
+    pairs = [n for n in vars(config) if n.startswith("num_") and "rope_pairs" in n]
+    default = _default(config) if head is not None and pairs else None
+    if default is None or head is None:
+        return
+    counted = sum(int(read(config, n)) * (3 if n.endswith("_per_axis") else 1) for n in pairs if _int(read(config, n)))
+    wide = _int(read(default, "head_dim"))
+    if counted > head // 2 and wide is not None and wide // 2 >= counted:
+        put(config, "head_dim", wide)
+
+
 #: This module's repairs, run by ``sweep_repairs.repair`` on every config and sub-config.
-REPAIRS = (divisible_groups, joined_widths, rotary_over_heads, validated, post_init_sizes)
+REPAIRS = (divisible_groups, joined_widths, rotary_over_heads, validated, post_init_sizes, rotary_pair_heads)
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -337,8 +354,84 @@ def shared_kv_plans(config: Any, params: Any) -> Iterator[Plan]:
     yield "one step with the main model's keys and values per layer type", ["states"], make
 
 
+#: A dataclass field's doc line: ``name: `(batch_size, num_atoms, 3)` what it holds.``
+_FIELD = re.compile(r"^\s*(\w+): `\(([^`]*)\)`\s*(.*)$", re.M)
+
+
+def _bundle(kind: type, config: Any, atoms: int, tokens: int, generator: Any) -> Any:
+    """A dataclass of tensors made from its own docstring's shape lines: a field said one-hot
+    over a count the config names is given raw, as indices below that count (the forward encodes
+    it); masks all true; indices of a token or group count the atoms out over the tokens in order;
+    coordinates and charges random and zero."""
+    import torch
+
+    fields = {
+        name: ([d.strip() for d in dims.split(",")], text) for name, dims, text in _FIELD.findall(kind.__doc__ or "")
+    }
+    made: dict[str, Any] = {}
+    for name, (dims, text) in fields.items():
+        sizes = {"batch_size": BATCH, "num_atoms": atoms, "num_tokens": tokens}
+        shape = [sizes.get(d) or _int(read(config, d)) or (int(d) if d.isdigit() else 1) for d in dims]
+        if "one-hot" in text:  # raw: indices below the count of the last axis
+            made[name] = torch.randint(1, max(2, shape[-1]), tuple(shape[:-1]), generator=generator)
+        elif "mask" in name:
+            made[name] = torch.ones(*shape, dtype=torch.bool)
+        elif "token" in name or "uid" in name:  # the token each atom belongs to
+            made[name] = (torch.arange(atoms) * tokens // atoms).expand(*shape).clone()
+        elif "charge" in name:
+            made[name] = torch.zeros(*shape)
+        else:
+            made[name] = torch.randn(*shape, generator=generator)
+    return kind(**made)
+
+
+def structure_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+    """A structure model fed tokens and their atoms (ESMFold 2's trunk: a bundle of reference
+    atoms, ``EsmFold2AtomInputs``, beside per-token indices): the bundle from its docstring's
+    shape lines (``_bundle``), four atoms per token; per-token inputs as one protein chain read
+    in order (indices counting the tokens, chain, copy and entity ids 0, residue types below the
+    config's count); pair features zero."""
+    import dataclasses
+
+    import torch
+
+    from attnviz.bench.sweep_named import doc_shapes, required
+
+    need = required(params)
+    bundles = [n for n in need if dataclasses.is_dataclass(params[n].annotation)]
+    if not bundles:
+        return
+    shapes = doc_shapes(model.forward)
+    tokens = LENGTH
+    types = _first_int(config, ("num_res_types",), 20)
+
+    def make() -> dict[str, Any]:
+        g = torch.Generator().manual_seed(0)
+        out: dict[str, Any] = {n: _bundle(params[n].annotation, config, 4 * tokens, tokens, g) for n in bundles}
+        for name in (n for n in need if n not in out):
+            dims = shapes.get(name, ("", ["batch_size", "num_tokens"]))[1]
+            shape = [
+                tokens if d == "num_tokens" else BATCH if d == "batch_size" else int(d) if d.isdigit() else 1
+                for d in dims
+            ]
+            if "mask" in name:
+                out[name] = torch.ones(*shape, dtype=torch.long)
+            elif len(shape) > 2:  # pair features (bonds): none
+                out[name] = torch.zeros(*shape)
+            elif "index" in name:
+                out[name] = torch.arange(tokens).expand(*shape).clone()
+            elif name.startswith("res_"):
+                out[name] = torch.randint(1, types, tuple(shape), generator=g)
+            else:
+                out[name] = torch.zeros(*shape, dtype=torch.long)
+        return out
+
+    yield "a chain of tokens with their reference atoms", ["structure"], make
+
+
 def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """This module's plans (``sweep_inputs.plans``, before the docstring's)."""
+    yield from structure_plans(model, config, params)
     yield from shared_kv_plans(config, params)
     yield from camera_plans(config, params)
     yield from flow_plans(config, params)
