@@ -469,6 +469,15 @@ def layer_conditioning(model: Any, params: Any, inputs: dict[str, Any]) -> list[
     return list(found)
 
 
+def stated(failures: list[str]) -> str | None:
+    """The one failure that says why no plan could run on this implementation, where one does:
+    a model whose attention looks its kernel up by name in a registry with no ``eager`` entry
+    (Qwen2.5-Omni's DiT: ``ALL_ATTENTION_FUNCTIONS[...]``, no eager fallback) runs on SDPA only."""
+    if any("KeyError: 'eager'" in f for f in failures):
+        return "its attention has no eager path (it looks up 'eager' among the registered kernels): runs on sdpa only"
+    return None
+
+
 def retried(inputs: dict[str, Any], params: Any, message: str, config: Any, model: Any = None) -> dict[str, Any] | None:
     """Embeddings of the model's width where its forward reaches for an id table it does not
     have (Qwen3-Omni's talker: ``self.embed_tokens``, its table named ``codec_embedding``); where

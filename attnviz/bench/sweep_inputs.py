@@ -508,4 +508,4 @@ def build(model: Any, config: Any) -> Built | str:
         return sweep_named.reason(params) or (
             "its forward takes none of input_ids, pixel_values, input_features, input_values, hidden_states"
         )
-    return failures[0]
+    return sweep_audio_more.stated(failures) or failures[0]

@@ -22,7 +22,7 @@ from attnviz.bench import capture_sweep, sweep_audio_more
 #: family: (implementation, the kind of inputs its verdict must say it ran on): each stands for
 #: one rule, and each was "not run" or "not offered" before it.
 FAMILIES = {
-    "mimi_decoder": ("eager", "latents"),  # upsampling groups the shrunk width divides
+    "mimi_decoder": ("eager", "named"),  # upsampling groups the shrunk width divides
     "neucodec": ("eager", "audio"),  # a quantizer over two joined widths; rotary over heads
     "dots3_note_audio_encoder": ("eager", "audio"),  # key heads its class ties; sizes its validation ties
     "moonshine_streaming": ("eager", "audio"),  # num_key_value_heads its class omits, set at the build
@@ -60,7 +60,7 @@ def test_the_family_runs_on_inputs_made_for_it_and_every_call_is_exact(transform
     assert verdict["status"] in ("exact", "no attention"), verdict
     if verdict["status"] == "exact":
         assert verdict["unverified"] == 0 and verdict["calls"] >= 1
-    assert kind in verdict["inputs"] or kind == "latents", verdict
+    assert kind in verdict["inputs"], verdict
 
 
 def test_without_its_repairs_a_codec_the_shrinking_breaks_does_not_build(transformers):
@@ -154,3 +154,9 @@ def test_embeddings_are_made_where_the_id_table_is_missing():
     again = sweep_audio_more.retried(inputs, params, said, SimpleNamespace(hidden_size=16))
     assert again is not None and "input_ids" not in again
     assert tuple(again["inputs_embeds"].shape) == (2, 4, 16)
+
+
+def test_a_model_without_an_eager_path_says_so_on_eager(transformers):
+    verdict = capture_sweep.sweep_implementation(small_config(transformers, "qwen2_5_omni_dit"), "eager")
+    assert verdict["status"] == "not run" and "no eager path" in verdict["why"], verdict
+    assert sweep_audio_more.stated(["text: TypeError: missing 4 required positional arguments"]) is None
