@@ -31,6 +31,7 @@ FAMILIES = {
     "pi0": ("eager", "image"),  # one camera's image with its mask; action embeddings by name
     "voxtral_realtime_text": ("eager", "text"),  # a conditioning its layers take through **kwargs
     "gemma4_unified_assistant": ("eager", "states"),  # the main model's keys and values per layer type
+    "esmfold2": ("sdpa", "structure"),  # reference atoms from the bundle's docstring; a head for its rotary pairs
 }
 
 
@@ -88,6 +89,9 @@ def test_each_repair_on_the_sizes_it_is_for(transformers):
     codec = small_config(transformers, "neucodec")
     assert codec.quantization_dim == codec.hidden_size + codec.semantic_model_config.hidden_size
     assert codec.num_key_value_heads == codec.num_attention_heads
+    atoms = small_config(transformers, "esmfold2").atom_encoder
+    pairs = 3 * atoms.num_spatial_rope_pairs_per_axis + atoms.num_uid_rope_pairs
+    assert atoms.head_dim // 2 >= pairs
     dots = small_config(transformers, "dots3_note_audio_encoder")
     assert dots.adapter_input_size == dots.hidden_size and dots.num_key_value_heads == dots.num_attention_heads
 
