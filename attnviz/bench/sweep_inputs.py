@@ -391,7 +391,7 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
 
         return make
 
-    from attnviz.bench import sweep_audio_text, sweep_plans  # their plans use this module's helpers
+    from attnviz.bench import sweep_audio_more, sweep_audio_text, sweep_plans  # they use this module's helpers
 
     yield from sweep_sessions.plans(model, config, params)  # a video tracker's inference session
     yield from sweep_plans.extra_plans(model, config, params)
@@ -426,6 +426,7 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
     if not {"input_ids", "pixel_values", "input_features", "input_values"} & set(params):
         yield from sweep_extras.embedding_plans(config, params)
         yield from sweep_extras.trajectory_plans(config, params)
+    yield from sweep_audio_more.plans(model, config, params)  # a flow decoder's named inputs
     yield from sweep_named.plans(model, config, params, last=True)  # from the docstring alone, last
 
 
@@ -462,7 +463,7 @@ def build(model: Any, config: Any) -> Built | str:
     output; else one line: the first plan's failure."""
     import torch
 
-    from attnviz.bench import sweep_audio_text, sweep_plans
+    from attnviz.bench import sweep_audio_more, sweep_audio_text, sweep_plans
 
     params = inspect.signature(model.forward).parameters
     failures: list[str] = []
@@ -480,6 +481,7 @@ def build(model: Any, config: Any) -> Built | str:
                     if inputs is None:  # what the forward also takes by name (sweep_extras)
                         inputs = sweep_extras.complete(config, params, make(), torch.Generator().manual_seed(2))
                         inputs = sweep_named.fill(model, config, params, inputs)  # what it still requires
+                        inputs = sweep_audio_more.fill(model, config, params, inputs)  # embeddings by name
                     torch.manual_seed(FORWARD_SEED)  # as the capture's run: a model that samples noise
                     with torch.no_grad():
                         output = model(**inputs, **ask_for_maps(model, inputs))
@@ -488,6 +490,8 @@ def build(model: Any, config: Any) -> Built | str:
                     again = None if inputs is None else sweep_plans.retried(inputs, params, str(exc))
                     if again is None and inputs is not None:
                         again = sweep_named.retried(inputs, params, str(exc), config, model)
+                    if again is None and inputs is not None:
+                        again = sweep_audio_more.retried(inputs, params, str(exc), config, model)
                     if again is None and resized and inputs is not None:
                         again = sweep_audio_text.retried(inputs, params, str(exc), config)
                     if again is None:
@@ -505,4 +509,4 @@ def build(model: Any, config: Any) -> Built | str:
         return sweep_named.reason(params) or (
             "its forward takes none of input_ids, pixel_values, input_features, input_values, hidden_states"
         )
-    return failures[0]
+    return sweep_audio_more.stated(failures) or failures[0]
