@@ -166,6 +166,18 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
     return missing
 
 
+def _readable(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """The maps a capture's calls can be compared with: every (B, H, L, K) map, and a 5-D one only
+    where a call was recorded in Reformer's chunked layout, the one 5-D layout read back. Another
+    model's 5-D ``attentions`` are no (L, K) map (LW-DETR's deformable sampling weights per level
+    and point, Gemma 4's audio chunks) and were never counted."""
+    from attnviz.capture.paths import reformer
+
+    if any(reformer.layout_of(call) is not None for call in calls):
+        return maps
+    return [(where, value) for where, value in maps if value.dim() == 4]
+
+
 def _chunked_gap(calls: list[Any], target: Any, cache: dict[int, Any]) -> float | None:
     """The smallest difference between a map reported in chunks (Reformer's (B, H, C, c, K)) and
     the calls of one module read back in that layout (its hash rounds in order); None when no
@@ -255,6 +267,8 @@ def classify(cap: Any, maps: list[tuple[str, Any]], expected_calls: int | None =
         if warnings and not any("no attention call" in w for w in warnings):
             return "errors", {**detail, "why": warnings[0][:200]}
         return ("none" if maps else "no attention"), detail
+    maps = _readable(calls, maps)
+    detail["maps"] = len(maps)
     detail["weights_only"] = sum(c.weights_only for c in calls)
     detail["paths"] = sorted({c.path.implementation for c in calls})
     reasons: list[str] = []
