@@ -162,6 +162,7 @@ def _shrink(
 
 def _shrink_sizes(config: Any, widths: dict[int, int], small_images: bool = True) -> None:
     """``_shrink``'s widths, heads, vocabulary, image size and rotary sections."""
+    sweep_configs.uniform_latent_layers(config)  # per-layer latent sizes refuse a global read
 
     def read(name: str) -> Any:
         try:

@@ -200,6 +200,45 @@ def shrink_latent_attention(config: Any) -> None:
         put(config, "num_key_value_heads", heads)
 
 
+#: Latent attention's sizes (and heads) that ``shrink_latent_attention`` and the heads' shrink
+#: give every layer alike.
+_LATENT_PER_LAYER = (
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "kv_lora_rank",
+    "q_lora_rank",
+    "qk_rope_head_dim",
+    "qk_nope_head_dim",
+    "qk_head_dim",
+    "v_head_dim",
+)
+
+
+def uniform_latent_layers(config: Any) -> None:
+    """A latent-attention config whose layers differ in heads and latent sizes (transformers'
+    heterogeneous configs: Dots 3 Note's sliding layers, 64 heads and a rank of 1024 against
+    128 and 512) made alike in those sizes before the shrink: such a size refuses a global read
+    (``AmbiguousGlobalPerLayerAttributeError``), so the shrink would leave the width, heads and
+    ranks full size, and its overrides name the full model's layer indices; shrunk, every layer
+    takes the same small sizes anyway. Other per-layer attributes stay, on the layers left."""
+    spec = vars(config).get("_heterogeneity_spec")
+    unchecked = getattr(config, "_getattr_without_heterogeneous_validation", None)
+    if spec is None or unchecked is None or not is_int(unchecked("kv_lora_rank", None)):
+        return
+    layers = unchecked("num_hidden_layers", None)
+    kept = {
+        index: {name: value for name, value in overrides.items() if name not in _LATENT_PER_LAYER}
+        for index, overrides in spec.per_layer_overrides.items()
+        if not is_int(layers) or index < layers
+    }
+    kept = {index: overrides for index, overrides in kept.items() if overrides}
+    try:
+        config.per_layer_config = kept or None
+    except Exception:  # noqa: BLE001 - a config that refuses the overrides keeps its own
+        return
+
+
 def unset_sizes(config: Any) -> None:
     """Sizes a default config leaves unset although its model needs them (HunYuan's ``head_dim``):
     the value its modelling code would assume where it has one."""

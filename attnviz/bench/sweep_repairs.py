@@ -21,6 +21,9 @@ def _int(value: Any) -> bool:
 def _rope_factor(config: Any) -> float:
     rope = _read(config, "rope_parameters") or _read(config, "rope_scaling") or {}
     factor = rope.get("partial_rotary_factor") if isinstance(rope, dict) else None
+    if factor is None and isinstance(rope, dict):  # one set per layer type (Dots 3 Note's): where all agree
+        factors = {p.get("partial_rotary_factor") for p in rope.values() if isinstance(p, dict)}
+        factor = factors.pop() if len(factors) == 1 else None
     factor = factor or _read(config, "partial_rotary_factor") or 1.0
     return float(factor)
 
