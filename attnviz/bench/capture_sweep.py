@@ -34,6 +34,7 @@ from typing import Any
 from attnviz.bench import (
     sweep_audio_more,
     sweep_check,
+    sweep_config_build,
     sweep_configs,
     sweep_inputs,
     sweep_models,
@@ -260,7 +261,7 @@ def sweep_one(model_type: str, open_dir: str | None = None) -> dict[str, Any]:
     for layers_only in (False, True):
         # a config whose sizes the small one breaks is tried again with its layers cut only
         try:
-            config = transformers.CONFIG_MAPPING[model_type]()
+            config = sweep_config_build.default_config(model_type)
             shrink(config, layers_only)
         except Exception as exc:  # noqa: BLE001 - a family that does not build is counted apart
             result["built"] = f"config: {said(exc, 120)}"
@@ -275,7 +276,7 @@ def sweep_one(model_type: str, open_dir: str | None = None) -> dict[str, Any]:
         if layers_only:
             result["config"] = "layers cut only (the small config does not run)"
         late = time.monotonic() - start > TIME_LIMIT / 3
-        wide = sweep_configs.widest(transformers.CONFIG_MAPPING[model_type]()) > sweep_configs.RETRY_WIDTH
+        wide = sweep_configs.widest(sweep_config_build.default_config(model_type)) > sweep_configs.RETRY_WIDTH
         if not _shrunk_too_far(result) or late or wide:
             break  # (a second try that would not end within the time limit is not made)
     whys = [str(result[i].get("why", "")) for i in IMPLEMENTATIONS]
