@@ -233,6 +233,9 @@ def _build(config: Any, implementation: str) -> Any:
     (``sweep_configs.model_class``; ``sweep_models`` says why a part's config has none)."""
     import transformers
 
+    part = sweep_config_build.part_class(config)  # AutoModel would build MusicGen's decoder alone
+    if part is not None:
+        return part._from_config(config, attn_implementation=implementation).eval()
     try:
         model = transformers.AutoModel.from_config(config, attn_implementation=implementation)
     except ValueError as exc:
@@ -242,7 +245,11 @@ def _build(config: Any, implementation: str) -> Any:
         model = None
     if model is None or not sweep_configs.has_forward(type(model)):
         # none: sweep_models raises PartOnly, saying whether the config is a part of another model
-        model_class: Any = sweep_configs.model_class(config) or sweep_models.model_class(config)
+        model_class: Any = sweep_configs.model_class(config)
+        paired = None if model_class else sweep_config_build.paired_model(config, implementation)  # Nougat's
+        if paired is not None:
+            return paired.eval()
+        model_class = model_class or sweep_models.model_class(config)
         model = model_class._from_config(config, attn_implementation=implementation)
     return model.eval()
 

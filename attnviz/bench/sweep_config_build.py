@@ -103,3 +103,43 @@ def _demanded_value(cls: Any, specs: dict[str, Any], name: str, value: Any, kwar
         kwargs[name] = value
         return True
     return False
+
+
+def part_class(config: Any) -> type | None:
+    """The class to build a composite config with where ``AutoModel`` maps it to the class of one
+    of its parts (MusicGen's config to ``MusicgenModel``, the decoder alone, whose config class is
+    the decoder's): its modelling module's own class for it (``MusicgenForConditionalGeneration``),
+    None where ``AutoModel``'s class is the config's own."""
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING
+
+    from attnviz.bench import sweep_configs, sweep_inputs
+
+    try:
+        mapped = MODEL_MAPPING[type(config)]
+        owner = getattr(mapped, "config_class", None)
+    except Exception:  # noqa: BLE001 - unmapped, or a class whose library is missing: AutoModel says so
+        return None
+    parts = {type(sub) for sub in sweep_inputs.sub_configs(config) if sub is not config}
+    if owner is None or isinstance(config, owner) or owner not in parts:
+        return None
+    return sweep_configs.model_class(config)
+
+
+def paired_model(config: Any, implementation: str) -> Any:
+    """A config that pairs an ``encoder`` and a ``decoder`` config with no modelling code of its own
+    (Nougat's: its checkpoints are vision encoder-decoder models, Donut-Swin to MBart) built as
+    the generic encoder-decoder model of its encoder's kind (an image encoder's: the vision one);
+    None for any other config."""
+    import transformers
+
+    encoder, decoder = getattr(config, "encoder", None), getattr(config, "decoder", None)
+    if not (hasattr(encoder, "model_type") and hasattr(decoder, "model_type")):
+        return None
+    vision = getattr(encoder, "image_size", None) is not None or getattr(encoder, "num_channels", None) is not None
+    pair_config, pair_model = (
+        (transformers.VisionEncoderDecoderConfig, transformers.VisionEncoderDecoderModel)
+        if vision
+        else (transformers.EncoderDecoderConfig, transformers.EncoderDecoderModel)
+    )
+    paired = pair_config.from_encoder_decoder_configs(encoder, decoder)
+    return pair_model._from_config(paired, attn_implementation=implementation)
