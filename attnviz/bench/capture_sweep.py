@@ -260,7 +260,6 @@ def sweep_one(model_type: str, open_dir: str | None = None) -> dict[str, Any]:
 
     warnings.filterwarnings("ignore")
     import torch
-    import transformers
 
     torch.set_num_threads(1)
     result: dict[str, Any] = {"family": model_type}

@@ -77,7 +77,7 @@ def _registered_spelling(specs: dict[str, Any], model_type: str, kwargs: dict[st
             continue
         keys = [k for k, spec in specs.items() if getattr(spec, "model_type", None) == model_type]
         for key in keys:
-            given = kwargs.get(key) if isinstance(kwargs.get(key), dict) else {}
+            given: dict[str, Any] = kwargs[key] if isinstance(kwargs.get(key), dict) else {}
             kwargs[key] = {**given, "model_type": spelling}
         return bool(keys)
     return False
@@ -87,7 +87,7 @@ def _demanded_value(cls: Any, specs: dict[str, Any], name: str, value: Any, kwar
     import transformers
 
     for key, spec in specs.items():
-        given = kwargs.get(key) if isinstance(kwargs.get(key), dict) else {}
+        given: dict[str, Any] = kwargs[key] if isinstance(kwargs.get(key), dict) else {}
         model_type = given.get("model_type") or getattr(spec, "model_type", None)
         if model_type not in transformers.CONFIG_MAPPING:
             continue
@@ -105,7 +105,7 @@ def _demanded_value(cls: Any, specs: dict[str, Any], name: str, value: Any, kwar
     return False
 
 
-def part_class(config: Any) -> type | None:
+def part_class(config: Any) -> Any:
     """The class to build a composite config with where ``AutoModel`` maps it to the class of one
     of its parts (MusicGen's config to ``MusicgenModel``, the decoder alone, whose config class is
     the decoder's): its modelling module's own class for it (``MusicgenForConditionalGeneration``),
