@@ -34,6 +34,7 @@ from typing import Any
 from attnviz.bench import (
     sweep_audio_more,
     sweep_check,
+    sweep_config_build,
     sweep_configs,
     sweep_inputs,
     sweep_models,
@@ -233,6 +234,9 @@ def _build(config: Any, implementation: str) -> Any:
     (``sweep_configs.model_class``; ``sweep_models`` says why a part's config has none)."""
     import transformers
 
+    part = sweep_config_build.part_class(config)  # AutoModel would build MusicGen's decoder alone
+    if part is not None:
+        return part._from_config(config, attn_implementation=implementation).eval()
     try:
         model = transformers.AutoModel.from_config(config, attn_implementation=implementation)
     except ValueError as exc:
@@ -242,7 +246,11 @@ def _build(config: Any, implementation: str) -> Any:
         model = None
     if model is None or not sweep_configs.has_forward(type(model)):
         # none: sweep_models raises PartOnly, saying whether the config is a part of another model
-        model_class: Any = sweep_configs.model_class(config) or sweep_models.model_class(config)
+        model_class: Any = sweep_configs.model_class(config)
+        paired = None if model_class else sweep_config_build.paired_model(config, implementation)  # Nougat's
+        if paired is not None:
+            return paired.eval()
+        model_class = model_class or sweep_models.model_class(config)
         model = model_class._from_config(config, attn_implementation=implementation)
     return model.eval()
 
@@ -253,7 +261,6 @@ def sweep_one(model_type: str, open_dir: str | None = None) -> dict[str, Any]:
 
     warnings.filterwarnings("ignore")
     import torch
-    import transformers
 
     torch.set_num_threads(1)
     result: dict[str, Any] = {"family": model_type}
@@ -261,7 +268,7 @@ def sweep_one(model_type: str, open_dir: str | None = None) -> dict[str, Any]:
     for layers_only in (False, True):
         # a config whose sizes the small one breaks is tried again with its layers cut only
         try:
-            config = transformers.CONFIG_MAPPING[model_type]()
+            config = sweep_config_build.default_config(model_type)
             shrink(config, layers_only)
         except Exception as exc:  # noqa: BLE001 - a family that does not build is counted apart
             result["built"] = f"config: {said(exc, 120)}"
@@ -276,7 +283,7 @@ def sweep_one(model_type: str, open_dir: str | None = None) -> dict[str, Any]:
         if layers_only:
             result["config"] = "layers cut only (the small config does not run)"
         late = time.monotonic() - start > TIME_LIMIT / 3
-        wide = sweep_configs.widest(transformers.CONFIG_MAPPING[model_type]()) > sweep_configs.RETRY_WIDTH
+        wide = sweep_configs.widest(sweep_config_build.default_config(model_type)) > sweep_configs.RETRY_WIDTH
         if not _shrunk_too_far(result) or late or wide:
             break  # (a second try that would not end within the time limit is not made)
     whys = [str(result[i].get("why", "")) for i in IMPLEMENTATIONS]

@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from attnviz.bench import sweep_config_build
 from attnviz.bench.sweep_configs import is_int, put, read
 
 Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
@@ -326,7 +327,7 @@ def shared_kv_plans(config: Any, params: Any) -> Iterator[Plan]:
 
     if "shared_kv_states" not in params or "inputs_embeds" not in params:
         return
-    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    text = sweep_config_build.text_config(config)
     kinds = read(text, "layer_types")
     if not isinstance(kinds, list) or not kinds:
         return

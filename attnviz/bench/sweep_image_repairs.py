@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnviz.bench import sweep_vision_more
+from attnviz.bench import sweep_config_build, sweep_vision_more
 from attnviz.bench.sweep_configs import is_int, put, read
 
 #: Single layer indices a tower acts at (MiniCPM-V's merger after layer ``insert_layer_id``).
@@ -138,7 +138,7 @@ def answer_tokens(config: Any) -> None:
         source = inspect.getsource(module)
     except (ImportError, OSError, TypeError):
         return
-    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    text = sweep_config_build.text_config(config)
     vocab = read(text, "vocab_size")
     if not is_int(vocab):
         return

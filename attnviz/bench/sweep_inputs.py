@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from attnviz.bench import sweep_extras, sweep_named, sweep_sessions
+from attnviz.bench import sweep_config_build, sweep_extras, sweep_named, sweep_sessions
 
 #: Text tokens around the media: a few before, the rest after (the second row's last two are
 #: padding, so the media are never padding).
@@ -103,7 +103,7 @@ def special_ids(config: Any) -> set[int]:
 
 
 def _vocab(config: Any) -> int:
-    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    text = sweep_config_build.text_config(config)
     for c in (text, config):
         value = _read(c, "vocab_size")
         if _is_int(value) and value > 0:
