@@ -111,16 +111,29 @@ def lines(results: list[dict[str, Any]], version: str) -> list[str]:
     out += [f"| {kinds} | {n} |" for kinds, n in sorted(inputs.items())]
     out += ["", "Not exact on any implementation that runs, and why:", ""]
     out += ["| family | inputs | sdpa | eager |", "|---|---|---|---|"]
-    for r in not_exact(results):
+    rows = not_exact(results)
+    for r in rows:
         media: list[str] = next((r[i]["inputs"] for i in IMPLEMENTATIONS if r.get(i, {}).get("inputs")), [])
         cells = [_cell(_said(r.get(i, {"status": "not offered"}))) for i in IMPLEMENTATIONS]
         out.append(f"| {_cell(r['family'])} | {', '.join(media)} | {cells[0]} | {cells[1]} |")
-    for verdict, title in (("not run", "Not run on any implementation"), ("not offered", "Not offered")):
-        unrun = [r for r in built if family_verdict(r) == verdict]
+    if not rows:  # an empty table reads as a section cut short
+        out.append("| (none) | | | |")
+    groups = [
+        ("Not run on any implementation", [r for r in built if family_verdict(r) == "not run"], reason),
+        ("Not offered", [r for r in built if family_verdict(r) == "not offered"], reason),
+        (
+            "Not built: a part of another model, or a config that does not build",
+            unbuilt,
+            lambda r: str(r.get("built", "")),
+        ),
+    ]
+    for title, unrun, why in groups:
         out += ["", f"<details><summary>{title} ({len(unrun)}), and why</summary>", ""]
         out += ["| family | why |", "|---|---|"]
         for r in unrun:
-            out.append(f"| {_cell(r['family'])} | {_cell(reason(r))} |")
+            out.append(f"| {_cell(r['family'])} | {_cell(why(r))} |")
+        if not unrun:
+            out.append("| (none) | |")
         out += ["", "</details>"]
     return out
 

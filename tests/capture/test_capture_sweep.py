@@ -140,6 +140,12 @@ def test_the_readme_section_is_written_from_the_report(tmp_path):
     assert "| odd\\|one | text, image | partial: 2 calls \\| off | not offered: no eager |" in section
     assert "| silent | needs a processor |" in section
     assert "(broken do not)" in section
+    assert (
+        "| broken | config: ValueError |"
+        in section[section.index("Not built: a part of another model, or a config that does not build (1)") :]
+    )
+    empty = sweep_report.section([r for r in results() if r["family"] == "broken"], "9.9")
+    assert "| (none) | | | |" in empty and "Not run on any implementation (0), and why" in empty
 
 
 def test_the_readme_holds_a_section_of_the_reports_format():
@@ -149,7 +155,7 @@ def test_the_readme_holds_a_section_of_the_reports_format():
     # section, in the same order: the section was written by the report, not by hand.
     lines = sweep_report.lines(results(), "9.9")
     headers = [line for line, below in zip(lines, lines[1:]) if below.startswith("|---")]
-    assert len(headers) == 6
+    assert len(headers) == 7
     fixed = (
         [headers[0]]
         + [f"| {text} |" for text in sweep_report.STATUS_TEXT.values()]
