@@ -96,3 +96,18 @@ def test_a_forward_that_passes_keywords_on_is_retried_without_asking_for_maps():
     assert without[0]()["output_attentions"] is False
     labels = [label for label, _kinds, _make in sweep_inputs._with_maps_then_without(Takes(), config)]
     assert not any("no maps" in label for label in labels), labels
+
+
+def test_a_timm_backbone_config_that_names_no_model_gets_a_small_transformer(transformers):
+    # TimmBackbone refuses a config with no timm model name ("backbone is not set in the config"):
+    # the sweep names a small ViT, built without weights, and its 12 attention calls are exact.
+    pytest.importorskip("timm", reason="the sweep extra (pip install .[sweep]) is not installed")
+    from attnviz.bench import sweep_timm
+
+    config = transformers.TimmBackboneConfig()
+    assert config.backbone is None
+    capture_sweep.shrink(config)
+    assert config.backbone == sweep_timm.TIMM_BACKBONE
+    verdict = capture_sweep.sweep_implementation(config, "sdpa")
+    assert verdict["status"] == "exact", verdict
+    assert verdict["calls"] == 12 and verdict["unverified"] == 0
