@@ -23,4 +23,18 @@ def timm_backbone_named(config: Any) -> None:
     put(config, "image_size", TIMM_IMAGE)
 
 
-REPAIRS = (timm_backbone_named,)
+def timm_architecture_misspelled(config: Any) -> None:
+    """A timm wrapper config whose default names its model under a misspelled key (EdgeTAM's
+    ``"archirecture": "repvit_m1"`` in transformers 5.23): the wrapper reads ``architecture``,
+    builds its default ResNet-50, whose 1024 channels the neck (sized for RepViT's 384) refuses.
+    The model the config meant is built."""
+    meant = vars(config).get("archirecture")
+    if (
+        read(config, "model_type") == "timm_wrapper"
+        and isinstance(meant, str)
+        and read(config, "architecture") != meant
+    ):
+        put(config, "architecture", meant)
+
+
+REPAIRS = (timm_backbone_named, timm_architecture_misspelled)

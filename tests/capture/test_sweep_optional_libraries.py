@@ -111,3 +111,13 @@ def test_a_timm_backbone_config_that_names_no_model_gets_a_small_transformer(tra
     verdict = capture_sweep.sweep_implementation(config, "sdpa")
     assert verdict["status"] == "exact", verdict
     assert verdict["calls"] == 12 and verdict["unverified"] == 0
+
+
+def test_a_timm_wrapper_config_that_misspells_its_architecture_builds_the_model_it_meant(transformers):
+    # EdgeTAM's default names RepViT under "archirecture": the wrapper would build its default
+    # ResNet-50 (1024 channels), which the neck, sized for RepViT's 384, refuses.
+    config = transformers.CONFIG_MAPPING["edgetam_vision_model"]()
+    assert config.backbone_config.architecture == "resnet50"  # transformers' own default, as shipped
+    capture_sweep.shrink(config)
+    assert config.backbone_config.architecture == "repvit_m1"
+    assert config.backbone_channel_list[0] == 384  # the neck it was sized for, untouched
