@@ -446,9 +446,10 @@ def _with_maps_then_without(model: Any, config: Any) -> Iterator[tuple[str, list
     without asking for the maps: a model whose own code for reporting them fails (Llama 4's
     tower reads ``output[2]`` of a layer that returns one tensor; MaskFormer's Swin subscripts
     the maps its layers return as None) runs and is captured, its calls checked against the
-    recomputation alone."""
+    recomputation alone. A forward that passes ``**kwargs`` on is asked for the maps too
+    (``ask_for_maps``), so it gets the second round as well (EdgeTAM's timm tower refuses them)."""
     yield from plans(model, config)
-    if "output_attentions" not in inspect.signature(model.forward).parameters:
+    if not ask_for_maps(model):
         return
     for label, kinds, make in plans(model, config):
         yield f"{label}, no maps asked for", kinds, _maps_off(make)

@@ -234,10 +234,25 @@ def heads_of(module: nn.Module | None, n: int) -> int:
     return 1
 
 
+def declared_heads(module: nn.Module | None) -> int | None:
+    """The number of heads a module declares (its first head attribute), None where it names none."""
+    for attr in HEAD_ATTRIBUTES:
+        value = getattr(module, attr, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
 def weights_4d(weights: torch.Tensor, module: nn.Module | None) -> torch.Tensor | None:
     """A softmax's output as (B, H, L_q, L_k): 4-D as it is; (B * H, L_q, L_k) split by the
-    module's heads; 5-D with its first two axes merged (batch x windows). None otherwise."""
+    module's heads; 5-D with its first two axes merged (batch x windows). None otherwise. A 4-D
+    softmax with the module's heads third, not second ((B, L_q, H, points): Deformable DETR's
+    sampling weights, taken per query over its sampled points) is read with its heads second: as
+    it was, each of its queries was drawn as a head (1045 of them)."""
     if weights.dim() == 4:
+        heads = declared_heads(module)
+        if heads is not None and weights.shape[1] != heads and weights.shape[2] == heads:
+            return weights.transpose(1, 2)
         return weights
     if weights.dim() == 3:
         n = weights.shape[0]
