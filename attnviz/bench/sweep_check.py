@@ -129,6 +129,10 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
             for side, width in ((0, call.self_keys), (1, call.shape[3] - call.self_keys))
             if width == shape[3]
         ]
+        # Deformable attention's sampling weights are recorded heads second; the model reports
+        # them (B, L_q, H, points), heads third (RT-DETR v2, D-FINE): read the call back so.
+        if len(shape) == 4 and shape[1] != shape[2]:
+            candidates += [(call, _heads_third) for call in by_shape.get((shape[0], shape[2], shape[1], shape[3]), [])]
         # BigBird's block-sparse call sums a key block its softmax gathers twice; the model's
         # own map keeps it once: the call's weights over its repeat counts.
         candidates += [(call, _assembled(call)) for call in by_shape.get(shape, []) if _is_block_sparse(call)]
@@ -230,6 +234,10 @@ def _assembled(call: Any) -> Callable[[Any, Any], Any]:
 
 def _as_reported_by_shape(ours: Any, _target: Any) -> Any:
     return ours
+
+
+def _heads_third(ours: Any, _target: Any) -> Any:
+    return ours.transpose(1, 2)
 
 
 def _self_side(ours: Any, target: Any) -> Any:

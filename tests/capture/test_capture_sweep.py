@@ -201,3 +201,24 @@ def test_a_refusal_is_reported_in_one_line():
         "ImportError: TimmWrapperModel requires the PIL library but it was not found. pip install pillow"
     )
     assert said(ValueError("x" * 500), 10) == "ValueError: " + "x" * 10
+
+
+def test_sampling_weights_reported_heads_third_match_the_call_recorded_heads_second() -> None:
+    """Deformable attention's sampling weights are recorded (B, H, L_q, points); RT-DETR v2 and
+    D-FINE report them (B, L_q, H, points): the same numbers, matched; other numbers are not."""
+    import torch
+
+    from attnviz.bench.sweep_check import unmatched_maps
+
+    class Call:
+        def __init__(self, weights: torch.Tensor) -> None:
+            self._weights, self.shape = weights, tuple(weights.shape)
+
+        def weights(self) -> torch.Tensor:
+            return self._weights
+
+    recorded = torch.rand(2, 8, 30, 12).softmax(-1)  # (B, H, L_q, points)
+    assert unmatched_maps([Call(recorded)], [("cross_attentions[0]", recorded.transpose(1, 2))]) == []
+    other = torch.rand(2, 30, 8, 12).softmax(-1)
+    missing = unmatched_maps([Call(recorded)], [("cross_attentions[0]", other)])
+    assert [where for where, _gap in missing] == ["cross_attentions[0]"]
