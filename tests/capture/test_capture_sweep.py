@@ -17,6 +17,8 @@ import torch
 import attnviz
 from attnviz.bench import capture_sweep, sweep_check, sweep_inputs, sweep_report
 
+from .sweep_support import small_config
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: family: the media its inputs must hold.
@@ -36,12 +38,6 @@ FAMILIES = {
 @pytest.fixture(scope="module")
 def transformers() -> Any:
     return pytest.importorskip("transformers", reason="transformers is a test dependency (pip install .[test])")
-
-
-def small_config(transformers: Any, family: str) -> Any:
-    config = transformers.CONFIG_MAPPING[family]()
-    capture_sweep.shrink(config)
-    return config
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

@@ -19,6 +19,8 @@ from torch import nn
 
 from attnviz.bench import capture_sweep, sweep_audio_more
 
+from . import sweep_support
+
 #: family: (implementation, the kind of inputs its verdict must say it ran on): each stands for
 #: one rule, and each was "not run" or "not offered" before it.
 FAMILIES = {
@@ -41,17 +43,7 @@ def transformers() -> Any:
 
 
 def small_config(transformers: Any, family: str, repairs: tuple[Any, ...] | None = None) -> Any:
-    config = transformers.CONFIG_MAPPING[family]()
-    if repairs is None:
-        capture_sweep.shrink(config)
-        return config
-    saved = sweep_audio_more.REPAIRS
-    sweep_audio_more.REPAIRS = repairs
-    try:
-        capture_sweep.shrink(config)
-    finally:
-        sweep_audio_more.REPAIRS = saved
-    return config
+    return sweep_support.small_config(transformers, family, repairs, sweep_audio_more)
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

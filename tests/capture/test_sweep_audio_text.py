@@ -19,6 +19,8 @@ from attnviz.bench import capture_sweep, sweep_audio_text
 from attnviz.capture import capture
 from attnviz.capture.paths import softmax as softmax_path
 
+from . import sweep_support
+
 #: family: the kind of inputs its verdict must say it ran on (each stands for one rule).
 FAMILIES = {
     "musicgen_decoder": "audio codes",  # ids (B * codebooks, L)
@@ -43,17 +45,7 @@ def transformers() -> Any:
 
 
 def small_config(transformers: Any, family: str, repairs: tuple[Any, ...] | None = None) -> Any:
-    config = transformers.CONFIG_MAPPING[family]()
-    if repairs is None:
-        capture_sweep.shrink(config)
-        return config
-    saved = sweep_audio_text.REPAIRS
-    sweep_audio_text.REPAIRS = repairs
-    try:
-        capture_sweep.shrink(config)
-    finally:
-        sweep_audio_text.REPAIRS = saved
-    return config
+    return sweep_support.small_config(transformers, family, repairs, sweep_audio_text)
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

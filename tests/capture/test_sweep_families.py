@@ -15,6 +15,8 @@ import torch
 
 from attnviz.bench import capture_sweep, sweep_inputs, sweep_models, sweep_plans, sweep_repairs
 
+from .sweep_support import small_config
+
 #: family: the kind of inputs its verdict must say it ran on.
 FAMILIES = {
     "qwen2_vl_vision": "image",  # grid patches with their (t, h, w)
@@ -33,12 +35,6 @@ FAMILIES = {
 @pytest.fixture(scope="module")
 def transformers() -> Any:
     return pytest.importorskip("transformers", reason="transformers is a test dependency (pip install .[test])")
-
-
-def small_config(transformers: Any, family: str) -> Any:
-    config = transformers.CONFIG_MAPPING[family]()
-    capture_sweep.shrink(config)
-    return config
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

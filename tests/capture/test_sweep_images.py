@@ -14,6 +14,8 @@ import pytest
 
 from attnviz.bench import capture_sweep, sweep_image_repairs, sweep_images
 
+from .sweep_support import small_config
+
 #: family: (the verdict, the kind of inputs it must say it ran on).
 FAMILIES = {
     "minicpm_ocr_vision": ("exact", "image"),  # packed patches with target_sizes
@@ -30,12 +32,6 @@ FAMILIES = {
 @pytest.fixture(scope="module")
 def transformers() -> Any:
     return pytest.importorskip("transformers", reason="transformers is a test dependency (pip install .[test])")
-
-
-def small_config(transformers: Any, family: str) -> Any:
-    config = transformers.CONFIG_MAPPING[family]()
-    capture_sweep.shrink(config)
-    return config
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

@@ -16,6 +16,8 @@ import torch
 
 from attnviz.bench import capture_sweep, sweep_inputs, sweep_named
 
+from .sweep_support import small_config
+
 #: family: the inputs its forward required that the sweep made for it (by rule).
 FAMILIES = {
     "sam3_detr_encoder": "vision_features",  # a list of feature maps and their positions
@@ -33,12 +35,6 @@ FAMILIES = {
 @pytest.fixture(scope="module")
 def transformers() -> Any:
     return pytest.importorskip("transformers", reason="transformers is a test dependency (pip install .[test])")
-
-
-def small_config(transformers: Any, family: str) -> Any:
-    config = transformers.CONFIG_MAPPING[family]()
-    capture_sweep.shrink(config)
-    return config
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

@@ -14,6 +14,8 @@ import pytest
 
 from attnviz.bench import capture_sweep
 
+from . import sweep_support
+
 #: family: (the verdict, the kinds of inputs it must say it ran on).
 FAMILIES = {
     "dots3_note": ("exact", ("text", "image")),  # text and image through the per-layer text model
@@ -29,9 +31,7 @@ def transformers() -> Any:
 def small_config(transformers: Any, family: str) -> Any:
     if family not in transformers.CONFIG_MAPPING:
         pytest.skip(f"transformers {transformers.__version__} has no {family}")
-    config = transformers.CONFIG_MAPPING[family]()
-    capture_sweep.shrink(config)
-    return config
+    return sweep_support.small_config(transformers, family)
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

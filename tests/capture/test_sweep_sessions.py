@@ -13,6 +13,8 @@ import pytest
 
 from attnviz.bench import capture_sweep, sweep_sessions
 
+from .sweep_support import small_config
+
 #: family: the parts of the model whose attention the captured forward on frame 1 must record
 #: (the image encoder on the new frame, the memory attention over frame 0, the mask decoder).
 FAMILIES = {
@@ -30,12 +32,6 @@ FAMILIES = {
 @pytest.fixture(scope="module")
 def transformers() -> Any:
     return pytest.importorskip("transformers", reason="transformers is a test dependency (pip install .[test])")
-
-
-def small_config(transformers: Any, family: str) -> Any:
-    config = transformers.CONFIG_MAPPING[family]()
-    capture_sweep.shrink(config)
-    return config
 
 
 def test_sam2_video_is_captured_exactly_from_a_session_made_from_its_config(transformers):

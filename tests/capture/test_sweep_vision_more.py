@@ -18,6 +18,8 @@ import pytest
 
 from attnviz.bench import capture_sweep, sweep_vision_more
 
+from .sweep_support import small_config
+
 #: family: the kind of inputs it must say it ran on (each exact on eager).
 FAMILIES = {
     "vitmatte": "image",  # fusion sizes as a list, the head as wide as its backbone
@@ -40,12 +42,6 @@ CONVOLUTIONAL = (
 @pytest.fixture(scope="module")
 def transformers() -> Any:
     return pytest.importorskip("transformers", reason="transformers is a test dependency (pip install .[test])")
-
-
-def small_config(transformers: Any, family: str) -> Any:
-    config = transformers.CONFIG_MAPPING[family]()
-    capture_sweep.shrink(config)
-    return config
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

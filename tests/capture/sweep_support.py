@@ -1,0 +1,27 @@
+"""What the sweep's family tests share: a family's small config, made as the sweep makes it."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from attnviz.bench import capture_sweep
+
+
+def small_config(
+    transformers: Any, family: str, repairs: tuple[Any, ...] | None = None, owner: ModuleType | None = None
+) -> Any:
+    """``family``'s default config shrunk by the sweep; with ``repairs``, ``owner.REPAIRS`` (a
+    sweep module's own list of repairs) replaced by them for the shrink, to show what one repair
+    does."""
+    config = transformers.CONFIG_MAPPING[family]()
+    if repairs is None or owner is None:
+        capture_sweep.shrink(config)
+        return config
+    saved = owner.REPAIRS
+    owner.REPAIRS = repairs
+    try:
+        capture_sweep.shrink(config)
+    finally:
+        owner.REPAIRS = saved
+    return config
