@@ -551,14 +551,25 @@ class Capture:
                 return
             call = make()
             # (a merged self+cross call's extra keys are the encoder's, not a cache: the doctor
-            # would read its decoder positions as a cached step's restarting)
-            if self._positions is not None and not call.self_keys:
+            # would read its decoder positions as a cached step's restarting; so would a module
+            # given two sequences but not known as cross-attention (which keeps its queries'),
+            # whose positions are of either)
+            apart = not call.cross and self._two_sequences()
+            if self._positions is not None and not call.self_keys and not apart:
                 call.positions_from, call.positions = self._positions
             call.attn_mask = self._mask(mask)
             if padding is not None:
                 call.key_padding_mask = self._mask(padding)
             call.name = self._numbered(base) if call.kind != "softmax" else base or ""
             self.calls.append(call)
+
+    def _two_sequences(self) -> bool:
+        """Whether the module making this call was given two sequences' states (a softmax module's:
+        the attention module holding it)."""
+        for module, (args, kwargs) in zip(reversed(self._local.stack), reversed(self._local.given)):
+            if not isinstance(module, nn.Softmax):
+                return shaping.given_two_sequences(args, kwargs)
+        return False
 
     def _reserve(self, tensors: list[Any], *masks: Any) -> bool:
         """Count the bytes these copies will take; False (and recording stops) past the budget."""

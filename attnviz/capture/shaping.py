@@ -275,6 +275,25 @@ def is_cross(module: nn.Module | None, name: str, kwargs_stack: list[dict[str, A
     return bool(_CROSS_NAME.search(name)) or (module is not None and bool(_CROSS_NAME.search(type(module).__name__)))
 
 
+#: Arguments that are not a sequence of states, though 3-D: a cache, a memory of past steps,
+#: position or bias tables.
+_NOT_STATES = re.compile(r"past|cache|mem|pos|rel|bias", re.IGNORECASE)
+
+
+def given_two_sequences(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether a module was given the states of two sequences of different lengths at once
+    (Grounding DINO's fusion layer, ``forward(vision_features, text_features)``): its calls
+    attend from one to the other, so positions read for one sequence are not its keys' cache."""
+    states = [a for a in args if _is_states(a)]
+    states += [v for k, v in kwargs.items() if not _NOT_STATES.search(k) and _is_states(v)]
+    batches = {int(s.shape[0]) for s in states}
+    return len(batches) == 1 and len({int(s.shape[1]) for s in states}) >= 2
+
+
+def _is_states(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.dim() == 3 and value.is_floating_point()
+
+
 def is_encoder(name: str) -> bool:
     """A call of an encoder stack: a part of its module path is "encoder"."""
     return "encoder" in name.split(".")

@@ -273,3 +273,58 @@ def test_attnviz_doctor_exits_1_on_wrong_positions_and_0_on_their_twins(tmp_path
     assert doctor_main([str(unchecked)]) == 0
     out = capsys.readouterr().out
     assert "note: positions not checked in the left-padded batch" in out
+
+
+class _TextImageFusion(torch.nn.Module):
+    """Grounding DINO's shape: a text encoder with learned positions, then a layer given the image
+    features and the text features at once, whose text queries attend to every image key."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed_positions = torch.nn.Embedding(16, 8)
+        self.fusion = _Fusion()
+
+    def forward(self, text: torch.Tensor, image: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(text.shape[1])[None].expand(text.shape[0], -1)
+        return self.fusion(image, text + self.embed_positions(positions))
+
+
+class _Fusion(torch.nn.Module):
+    def forward(self, vision_features: torch.Tensor, text_features: torch.Tensor) -> torch.Tensor:
+        q, k = text_features[:, None], vision_features[:, None]
+        return torch.nn.functional.scaled_dot_product_attention(q, k, k)
+
+
+def test_text_queries_over_image_keys_are_no_cached_step_whose_positions_restart():
+    # The text's positions count from 0 and its queries see 12 image keys: read as a cached step,
+    # that is the "positions restart" finding. The layer was given two sequences, so it is not one.
+    model = _TextImageFusion()
+    g = torch.Generator().manual_seed(0)
+    text, image = torch.randn(2, 4, 8, generator=g), torch.randn(2, 12, 8, generator=g)
+    with attnviz.capture(model) as cap, torch.no_grad():
+        model(text, image)
+    (call,) = cap.calls
+    assert call.positions is None
+    assert not [f for f in diagnose_run(cap.to_run()) if "positions" in format_finding(f)]
+    # A layer given one sequence whose last 4 states are the text's (a cached step's keys end with
+    # the step's own) keeps the positions, and their restart at 0 is found.
+    model.fusion = _CachedStep()
+    with attnviz.capture(model) as cap, torch.no_grad():
+        model(text, image)
+    assert cap.calls[0].positions is not None
+    assert any("positions restart at 0" in format_finding(f) for f in diagnose_run(cap.to_run()))
+
+
+class _CachedStep(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attend = _LastFourAttend()
+
+    def forward(self, cached: torch.Tensor, step: torch.Tensor) -> torch.Tensor:
+        return self.attend(torch.cat([cached, step], 1))
+
+
+class _LastFourAttend(torch.nn.Module):
+    def forward(self, states: torch.Tensor) -> torch.Tensor:
+        q, k = states[:, None, -4:], states[:, None]
+        return torch.nn.functional.scaled_dot_product_attention(q, k, k)
