@@ -5,7 +5,8 @@ did not build or run (issue 35), grouped by why they failed:
   kinds: DeepSeek-OCR 2's text model), or holds a tuple the code concatenates to a list
   (ViTMatte's ``fusion_hidden_sizes``);
 * layer indices past the layers the shrinking kept (Mllama's tower reads hidden states at
-  layers 3 ... 30 of 2);
+  layers 3 ... 30 of 2), and counts of last layers as many as the layers kept (EoMT's 4 query
+  layers of 2, which never add the queries);
 * sizes tied across sub-configs the shrinking narrowed apart (a SAM encoder's neck feeding a
   second encoder its embeddings: DeepSeek-OCR 2), M-RoPE sections that must stay equal where the
   modelling code's own default has them equal (Ernie 4.5 VL's height and width);
@@ -89,6 +90,26 @@ def layer_lists_kept(config: Any) -> None:
         value = read(config, name)
         if isinstance(value, (list, tuple)) and all(is_int(i) for i in value) and any(i >= layers for i in value):
             put(config, name, type(value)(min(int(i), layers - 1) for i in value))
+
+
+#: A count of the last layers that do something of their own, as the modelling code reads it
+#: (EoMT's ``num_hidden_layers - self.config.num_blocks``: where its learned queries join).
+_COUNTED_FROM_LAST = re.compile(r"num_hidden_layers\s*-\s*(?:self\.)?config\.(\w+)")
+
+
+def last_layers_kept(config: Any) -> None:
+    """A count of last layers (EoMT's ``num_blocks``, 4, the layers its queries and masked
+    attention run in; Fun-ASR-Nano's timestamp layers, 20) that the modelling code counts back
+    from ``num_hidden_layers`` and that the shrinking left at or past the layers kept (2): the
+    first layer index it names is then never reached (EoMT never adds its queries, and its mask
+    head reads 0 image channels). All the kept layers but the first, so both kinds of layer run."""
+    layers = read(config, "num_hidden_layers")
+    if not is_int(layers) or layers < 2:
+        return
+    for name in dict.fromkeys(_COUNTED_FROM_LAST.findall(_source(config))):
+        value = read(config, name)
+        if is_int(value) and value >= layers:
+            put(config, name, layers - 1)
 
 
 def neck_feeds_encoder(config: Any) -> None:
@@ -274,6 +295,7 @@ REPAIRS = (
     backbone_width,
     documented_layer_kinds,
     layer_lists_kept,
+    last_layers_kept,
     neck_feeds_encoder,
     mrope_sections_as_coded,
     framed_clip,

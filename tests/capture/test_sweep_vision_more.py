@@ -7,7 +7,8 @@ config fixes (TVP), Granite 4 Vision's projectors its default leaves unset. Each
 transformers' own modelling code on a tiny config built here (nothing downloaded) and is held to
 the sweep's verdict; every one was "not run" or "not offered" before these rules. The PP-OCR
 detectors and UVDoc (convolutional: "no attention" once they run) need their neck's backbone as
-declared, their unset intra-class blocks, their neck's channels, every stage's map."""
+declared, their unset intra-class blocks, their neck's channels, every stage's map. EoMT's count of
+query layers, past the layers kept, is cut to leave one layer before them."""
 
 from __future__ import annotations
 
@@ -151,3 +152,35 @@ def test_intraclass_blocks_keep_the_maps_size():
 def test_a_head_over_every_stage_gets_every_stages_map(transformers):
     backbone = small_config(transformers, "uvdoc").backbone_config
     assert backbone.out_features == backbone.stage_names[1:]
+
+
+def test_a_count_of_last_layers_past_the_layers_kept_leaves_the_first_layer_before_them(transformers):
+    # EoMT adds its learned queries at layer num_hidden_layers - num_blocks: 2 - 4 is never
+    # reached, and its mask head then reads the 0 image channels left after 200 queries.
+    config = small_config(transformers, "eomt")
+    assert config.num_hidden_layers == 2 and config.num_blocks == 1
+    # the same rule on a sub-config: Fun-ASR-Nano's encoder counts its timestamp layers back
+    audio = small_config(transformers, "fun_asr_nano").audio_config
+    assert audio.num_timestamp_prediction_layers == audio.num_hidden_layers - 1
+    # a count the code does not read back from the last layer is left alone
+    assert small_config(transformers, "gemma4_text").num_kv_shared_layers == 0
+
+
+@pytest.mark.parametrize("family", ["eomt", "videomt"])
+def test_a_model_with_queries_in_its_last_layers_runs_them_and_is_exact(transformers, family):
+    pytest.importorskip("scipy", reason="the sweep extra (pip install .[sweep]) is not installed")
+    import torch
+
+    from attnviz.bench import sweep_inputs
+    from attnviz.capture import capture
+
+    config = small_config(transformers, family)
+    verdict = capture_sweep.sweep_implementation(config, "eager")
+    assert verdict["status"] == "exact", verdict
+    model = capture_sweep._build(config, "eager")
+    built = sweep_inputs.build(model, config)
+    with torch.no_grad(), capture(model) as cap:
+        model(**built.inputs)
+    # the last layer attends over the learned queries and the image tokens, the first without them
+    lengths = [call.shape[2] for call in cap.calls]
+    assert lengths[-1] == lengths[0] + config.num_queries, lengths
