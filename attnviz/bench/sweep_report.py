@@ -80,6 +80,27 @@ def _said(outcome: dict[str, Any]) -> str:
     return f"{status}: {why}" if why and status not in ("exact", "no attention") else status
 
 
+#: Kinds of input that are a model's media, not its text (``Built.kinds``).
+MEDIA = frozenset({"image", "audio", "video", "audio codes"})
+#: A plan's label that tried media (``sweep_inputs.plans``: "image: pixels (B, C, H, W)", "packed
+#: patches ...", "named inputs (pixel_values_videos)", ...).
+_MEDIA_PLAN = re.compile(
+    r"^(image|audio|video|packed patches|grid patches|frames|pixels|spectrogram)\b"
+    r"|^named inputs \((pixel_values|input_features|input_values|audio|video)"
+)
+
+
+def without_media(result: dict[str, Any]) -> str | None:
+    """Why a family that ran did so on none of its media: the first media plan's refusal (kept as
+    ``skipped``) where the implementation that ran took no image, audio or video; else None. Its
+    calls are exact on what ran, and its media path is not shown: said apart, never silent."""
+    ran = [result[i] for i in IMPLEMENTATIONS if isinstance(result.get(i), dict) and result[i].get("inputs")]
+    if not ran or any(MEDIA & set(outcome["inputs"]) for outcome in ran):
+        return None
+    refused = [str(o.get("skipped", "")) for o in ran if _MEDIA_PLAN.search(str(o.get("skipped", "")))]
+    return refused[0] if refused else None
+
+
 def not_exact(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Built families that ran and are not exact on any implementation (with maps to show)."""
     return [r for r in results if r.get("built") == "yes" and family_verdict(r) in ("partial", "none", "errors")]
@@ -107,6 +128,8 @@ def lines(results: list[dict[str, Any]], version: str) -> list[str]:
     )
     out += ["", "| per family | configs |", "|---|---|"]
     out += [f"| {FAMILY_TEXT[v]} | {families[v]} |" for v in FAMILY]
+    textual = [r for r in built if without_media(r) is not None]
+    out.append(f"| of those that ran, on text only: their media refused (listed below) | {len(textual)} |")
     out += ["", "| inputs the sweep made (families that ran) | configs |", "|---|---|"]
     out += [f"| {kinds} | {n} |" for kinds, n in sorted(inputs.items())]
     out += ["", "Not exact on any implementation that runs, and why:", ""]
@@ -119,6 +142,11 @@ def lines(results: list[dict[str, Any]], version: str) -> list[str]:
     if not rows:  # an empty table reads as a section cut short
         out.append("| (none) | | | |")
     groups = [
+        (
+            "Ran on text only: every image, audio or video input made was refused (the first refusal)",
+            textual,
+            lambda r: str(without_media(r)),
+        ),
         ("Not run on any implementation", [r for r in built if family_verdict(r) == "not run"], reason),
         ("Not offered", [r for r in built if family_verdict(r) == "not offered"], reason),
         (

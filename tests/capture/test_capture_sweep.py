@@ -121,6 +121,20 @@ def results() -> list[dict[str, Any]]:
         },
         {"family": "broken", "built": "config: ValueError"},
         {"family": "silent", "built": "yes", "sdpa": {"status": "not run", "why": "needs a processor"}},
+        {
+            "family": "blind",
+            "built": "yes",
+            "sdpa": {
+                "status": "exact",
+                "inputs": ["text"],
+                "skipped": "image: pixels (B, C, H, W): ValueError: 5 dims",
+            },
+            "eager": {
+                "status": "exact",
+                "inputs": ["text"],
+                "skipped": "image: pixels (B, C, H, W): ValueError: 5 dims",
+            },
+        },
     ]
 
 
@@ -132,7 +146,9 @@ def test_the_readme_section_is_written_from_the_report(tmp_path):
     assert text.startswith("before\n\n") and text.endswith("\n\nafter\n")
     section = sweep_report.read_section(text)
     assert section == sweep_report.section(results(), "9.9")
-    assert "| exact on at least one implementation | 1 |" in section
+    assert "| exact on at least one implementation | 2 |" in section
+    assert "| of those that ran, on text only: their media refused (listed below) | 1 |" in section
+    assert "| blind | image: pixels (B, C, H, W): ValueError: 5 dims |" in section
     assert "| odd\\|one | text, image | partial: 2 calls \\| off | not offered: no eager |" in section
     assert "| silent | needs a processor |" in section
     assert "(broken do not)" in section
@@ -151,7 +167,7 @@ def test_the_readme_holds_a_section_of_the_reports_format():
     # section, in the same order: the section was written by the report, not by hand.
     lines = sweep_report.lines(results(), "9.9")
     headers = [line for line, below in zip(lines, lines[1:]) if below.startswith("|---")]
-    assert len(headers) == 7
+    assert len(headers) == 8
     fixed = (
         [headers[0]]
         + [f"| {text} |" for text in sweep_report.STATUS_TEXT.values()]
@@ -164,6 +180,22 @@ def test_the_readme_holds_a_section_of_the_reports_format():
         found = section.find(label, at)
         assert found >= 0, f"README's sweep section lacks {label!r} where the report puts it"
         at = found
+
+
+def test_a_family_that_ran_without_its_media_is_said_apart():
+    # Exact on text, its image refused: the media's refusal is its reason, never silent. A
+    # family whose media ran on one implementation, or whose refused plan was text, is not.
+    blind = next(r for r in results() if r["family"] == "blind")
+    assert sweep_report.without_media(blind) == "image: pixels (B, C, H, W): ValueError: 5 dims"
+    seen = {**blind, "eager": {"status": "exact", "inputs": ["text", "image"]}}
+    assert sweep_report.without_media(seen) is None
+    codes = {"family": "c", "sdpa": {"status": "exact", "inputs": ["audio codes"], "skipped": "text: ValueError"}}
+    assert sweep_report.without_media(codes) is None
+    video = {
+        "family": "v",
+        "sdpa": {"status": "exact", "inputs": ["text"], "skipped": "named inputs (pixel_values_videos): E"},
+    }
+    assert sweep_report.without_media(video) == "named inputs (pixel_values_videos): E"
 
 
 def test_a_map_of_the_heads_average_in_every_head_is_read_as_such() -> None:
