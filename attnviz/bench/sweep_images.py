@@ -39,13 +39,20 @@ def _kinds(params: Any, kind: str) -> list[str]:
 
 
 def packed_plans(config: Any, params: Any) -> Iterator[Plan]:
-    """A NaViT tower (MiniCPM-V's) whose images are packed into one row of patches, (1, C, P,
-    N * P), with each image's (h, w) in patches (``target_sizes``): two images of 4 x 4 patches,
-    a multiple of the 2 x 2 windows its merger takes."""
+    """A NaViT tower (MiniCPM-V's) whose images are packed into one row of patches (``packed``);
+    a model that also takes text gets them among ``sweep_inputs.image_layouts``, with its
+    placeholders."""
+    if "target_sizes" in params and "pixel_values" in params and "input_ids" not in params:
+        label, media = packed(config)
+        yield label, _kinds(params, "image"), lambda: media
+
+
+def packed(config: Any) -> tuple[str, dict[str, Any]]:
+    """Images packed into one row of patches, (1, C, P, N * P), with each image's (h, w) in
+    patches (``target_sizes``): two images of 4 x 4 patches, a multiple of the 2 x 2 windows its
+    merger takes (MiniCPM-V's)."""
     import torch
 
-    if not ("target_sizes" in params and "pixel_values" in params):
-        return
     configs = _media_config(config, _VISION)
     channels = _int(first(configs, _CHANNELS), 3)
     patch = _int(first(configs, ("patch_size",)), 14)
@@ -55,14 +62,7 @@ def packed_plans(config: Any, params: Any) -> Iterator[Plan]:
     sizes = torch.tensor([[side, side]] * BATCH, dtype=torch.int32)
     g = torch.Generator().manual_seed(0)
     pixels = torch.randn(1, channels, patch, BATCH * side * side * patch, generator=g)
-    yield (
-        f"packed patches (1, C, P, {BATCH * side * side} * P)",
-        _kinds(params, "image"),
-        lambda: {
-            "pixel_values": pixels,
-            "target_sizes": sizes,
-        },
-    )
+    return f"packed patches (1, C, P, {BATCH * side * side} * P)", {"pixel_values": pixels, "target_sizes": sizes}
 
 
 def video_plans(config: Any, params: Any) -> Iterator[Plan]:

@@ -194,6 +194,10 @@ def image_layouts(config: Any, params: Any, generator: Any) -> Iterator[tuple[st
         # patches kept as pictures, (patches, C, P, P) (Kimi-K2.5's tower)
         square = torch.randn(BATCH * side * side, channels, patch, patch, generator=generator)
         yield "grid patches (N, C, P, P)", {name: square, grid_name: grid}
+    if "target_sizes" in params:  # NaViT-packed images (MiniCPM-V's), with text around them
+        from attnviz.bench.sweep_images import packed
+
+        yield packed(config)
     pixels = torch.randn(BATCH, channels, size, size, generator=generator)
     yield "pixels (B, C, H, W)", {"pixel_values": pixels}
     extra: dict[str, Any] = {}

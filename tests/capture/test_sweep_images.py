@@ -19,6 +19,7 @@ from .sweep_support import small_config
 #: family: (the verdict, the kind of inputs it must say it ran on).
 FAMILIES = {
     "minicpm_ocr_vision": ("exact", "image"),  # packed patches with target_sizes
+    "minicpmv4_6": ("exact", "image"),  # the same with text holding their placeholders (was text only)
     "xclip_vision_model": ("exact", "video"),  # frames as a batch of num_frames
     "sam": ("exact", "image"),  # prompt encoder, mask decoder and neck on one width and grid
     "shieldgemma2": ("exact", "image"),  # yes/no tokens its code names past the vocabulary
