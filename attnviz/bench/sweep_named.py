@@ -135,7 +135,7 @@ class Sizes:
             size = _first(self.config, _BINS, 80)
         elif dim in _CHANNEL_DIMS:
             size = _first(self.config, _CHANNELS, 3)
-        elif dim in _IMAGE_DIMS or dim == "image_size":  # TVP's frames are padded to max_img_size
+        elif dim in _IMAGE_DIMS or dim in ("image_size", "frame_size"):  # TVP's frames are padded to max_img_size
             size = _first(self.config, ("max_img_size", "image_size"), 32)
         elif dim in _GRID_DIMS:
             size = SIDE
@@ -357,8 +357,10 @@ def retried(inputs: dict[str, Any], params: Any, message: str, config: Any, mode
     if model is not None:
         shapes = doc_shapes(model.forward)
         asked = [n for n in _named_in(message, params, inputs) if n in shapes]
-        if not asked and "'NoneType' object has no attribute" in message and "pixel_values" in shapes:
-            asked = [n for n in ("pixel_values",) if n not in inputs]
+        if not asked and "'NoneType' object has no attribute" in message:
+            # pixels, or a clip beside audio (PE audio-video's encoder runs both towers), dereferenced
+            media: tuple[str, ...] = ("pixel_values", "pixel_values_videos")
+            asked = [n for n in media if n in shapes and n not in inputs][:1]
         if asked:
             kind, dims = shapes[asked[0]]
             sizes = Sizes(config, shapes, inputs)
