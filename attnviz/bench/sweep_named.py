@@ -358,9 +358,12 @@ def retried(inputs: dict[str, Any], params: Any, message: str, config: Any, mode
         shapes = doc_shapes(model.forward)
         asked = [n for n in _named_in(message, params, inputs) if n in shapes]
         if not asked and "'NoneType' object has no attribute" in message:
-            # pixels, or a clip beside audio (PE audio-video's encoder runs both towers), dereferenced
-            media: tuple[str, ...] = ("pixel_values", "pixel_values_videos")
-            asked = [n for n in media if n in shapes and n not in inputs][:1]
+            # pixels dereferenced; where the forward takes none, a clip (PE audio-video's encoder
+            # reads its video beside the audio it was given)
+            if "pixel_values" in shapes:
+                asked = [n for n in ("pixel_values",) if n not in inputs]
+            elif "pixel_values_videos" in shapes and "pixel_values_videos" not in inputs:
+                asked = ["pixel_values_videos"]
         if asked:
             kind, dims = shapes[asked[0]]
             sizes = Sizes(config, shapes, inputs)
