@@ -509,6 +509,8 @@ def build(model: Any, config: Any) -> Built | str:
                 continue
             if resized:
                 tried.append(f"{label}, resized as refused")
+            if inputs.get("pixel_values_videos") is not None and "video" not in kinds:  # a clip a retry added
+                kinds = [*kinds, "video"]
             return Built(inputs, kinds, output, tried, failures[0] if failures else "", failures)
     if not failures:  # a stated reason where the forward cannot run from a config (sweep_named.reason)
         return sweep_named.reason(params) or (

@@ -135,7 +135,7 @@ class Sizes:
             size = _first(self.config, _BINS, 80)
         elif dim in _CHANNEL_DIMS:
             size = _first(self.config, _CHANNELS, 3)
-        elif dim in _IMAGE_DIMS or dim == "image_size":  # TVP's frames are padded to max_img_size
+        elif dim in _IMAGE_DIMS or dim in ("image_size", "frame_size"):  # TVP's frames are padded to max_img_size
             size = _first(self.config, ("max_img_size", "image_size"), 32)
         elif dim in _GRID_DIMS:
             size = SIDE
@@ -357,8 +357,13 @@ def retried(inputs: dict[str, Any], params: Any, message: str, config: Any, mode
     if model is not None:
         shapes = doc_shapes(model.forward)
         asked = [n for n in _named_in(message, params, inputs) if n in shapes]
-        if not asked and "'NoneType' object has no attribute" in message and "pixel_values" in shapes:
-            asked = [n for n in ("pixel_values",) if n not in inputs]
+        if not asked and "'NoneType' object has no attribute" in message:
+            # pixels dereferenced; where the forward takes none, a clip (PE audio-video's encoder
+            # reads its video beside the audio it was given)
+            if "pixel_values" in shapes:
+                asked = [n for n in ("pixel_values",) if n not in inputs]
+            elif "pixel_values_videos" in shapes and "pixel_values_videos" not in inputs:
+                asked = ["pixel_values_videos"]
         if asked:
             kind, dims = shapes[asked[0]]
             sizes = Sizes(config, shapes, inputs)
