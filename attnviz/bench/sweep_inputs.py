@@ -188,12 +188,14 @@ def image_layouts(config: Any, params: Any, generator: Any) -> Iterator[tuple[st
         merge = first(configs, ("spatial_merge_size", "merge_size", "merge_kernel_size"), 2)
         merge = int(merge[0] if isinstance(merge, (list, tuple)) else merge)  # Kimi's is (2, 2)
         side = 2 * merge
-        grid = torch.tensor([[1, side, side]] * BATCH)
+        grid = {grid_name: torch.tensor([[1, side, side]] * BATCH)}
+        if "image_merge_sizes" in params:  # VideoLLaMA 3: each image's own merge
+            grid["image_merge_sizes"] = torch.tensor([merge] * BATCH)
         flat = torch.randn(BATCH * side * side, channels * temporal * patch * patch, generator=generator)
-        yield "grid patches", {name: flat, grid_name: grid}
+        yield "grid patches", {name: flat, **grid}
         # patches kept as pictures, (patches, C, P, P) (Kimi-K2.5's tower)
         square = torch.randn(BATCH * side * side, channels, patch, patch, generator=generator)
-        yield "grid patches (N, C, P, P)", {name: square, grid_name: grid}
+        yield "grid patches (N, C, P, P)", {name: square, **grid}
     if "target_sizes" in params:  # NaViT-packed images (MiniCPM-V's), with text around them
         from attnviz.bench.sweep_images import packed
 

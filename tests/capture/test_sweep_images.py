@@ -20,6 +20,7 @@ from .sweep_support import small_config
 FAMILIES = {
     "minicpm_ocr_vision": ("exact", "image"),  # packed patches with target_sizes
     "minicpmv4_6": ("exact", "image"),  # the same with text holding their placeholders (was text only)
+    "video_llama_3": ("exact", "image"),  # grid patches with each image's merge size (was text only)
     "xclip_vision_model": ("exact", "video"),  # frames as a batch of num_frames
     "sam": ("exact", "image"),  # prompt encoder, mask decoder and neck on one width and grid
     "shieldgemma2": ("exact", "image"),  # yes/no tokens its code names past the vocabulary
