@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from attnviz.bench import capture_sweep, sweep_image_tokens, sweep_inputs
+
 from .sweep_support import small_config
 
 
