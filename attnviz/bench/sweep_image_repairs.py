@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnviz.bench import sweep_config_build, sweep_vision_more
+from attnviz.bench import sweep_config_build, sweep_image_tokens, sweep_vision_more
 from attnviz.bench.sweep_configs import is_int, put, read
 
 #: Single layer indices a tower acts at (MiniCPM-V's merger after layer ``insert_layer_id``).
@@ -236,15 +236,19 @@ def short_clip(config: Any) -> None:
 
 
 REPAIRS = (
-    short_clip,
-    vq_grid,
-    pooler_width,
-    shuffled_adapter,
-    layer_index_kept,
-    promptable_segmenter,
-    hiera_stages,
-    feature_sizes,
-    scaled_patches,
-    answer_tokens,
-    grouped_detector,
-) + sweep_vision_more.REPAIRS  # the vision and OCR families' (issue 35)
+    (
+        short_clip,
+        vq_grid,
+        pooler_width,
+        shuffled_adapter,
+        layer_index_kept,
+        promptable_segmenter,
+        hiera_stages,
+        feature_sizes,
+        scaled_patches,
+        answer_tokens,
+        grouped_detector,
+    )
+    + sweep_vision_more.REPAIRS
+    + sweep_image_tokens.REPAIRS
+)  # the vision and OCR families', the VQ and aligner's

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from attnviz.bench import sweep_config_build, sweep_extras, sweep_named, sweep_sessions
+from attnviz.bench import sweep_config_build, sweep_extras, sweep_image_tokens, sweep_named, sweep_sessions
 
 #: Text tokens around the media: a few before, the rest after (the second row's last two are
 #: padding, so the media are never padding).
@@ -178,7 +178,8 @@ def image_layouts(config: Any, params: Any, generator: Any) -> Iterator[tuple[st
     configs = _media_config(config, ("vision_config", "visual_config", "image_config", "backbone_config"))
     channels = int(first(configs, _CHANNELS, 3))
     channels = channels if 0 < channels <= 4 else 3
-    size = _size(first(configs, ("image_size", "img_size", "input_size")))
+    # a VQ tokenizer's image is a small grid of its codes (sweep_image_tokens)
+    size = _size(first(configs, ("image_size", "img_size", "input_size")), sweep_image_tokens.image_side(config) or 224)
     patch = _size(first(configs, ("patch_size",)), 16)
     grid_name = next((n for n in ("image_grid_thw", "grid_thw") if n in params), None)
     if grid_name is not None:  # Qwen2-VL's flattened patches: (patches, C * T * P * P)
@@ -192,7 +193,8 @@ def image_layouts(config: Any, params: Any, generator: Any) -> Iterator[tuple[st
         if "image_merge_sizes" in params:  # VideoLLaMA 3: each image's own merge
             grid["image_merge_sizes"] = torch.tensor([merge] * BATCH)
         flat = torch.randn(BATCH * side * side, channels * temporal * patch * patch, generator=generator)
-        yield "grid patches", {name: flat, **grid}
+        # with a target grid per sample where the forward counts the one it generates (GLM-Image's)
+        yield "grid patches", sweep_image_tokens.with_target_grids(params, {name: flat, **grid})
         # patches kept as pictures, (patches, C, P, P) (Kimi-K2.5's tower)
         square = torch.randn(BATCH * side * side, channels, patch, patch, generator=generator)
         yield "grid patches (N, C, P, P)", {name: square, **grid}
@@ -375,8 +377,9 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
                 return assemble([(kind, min(set(range(3, 1000)) - special_ids(config)), positions)])
             if token is None or "input_ids" not in params:
                 return assemble([])
-            try:
-                rows = media_rows(model, method, media)
+            try:  # one placeholder per discrete token, where the model makes them (a VQ's)
+                rows = sweep_image_tokens.token_rows(model, media) if kind == "image" else None
+                rows = media_rows(model, method, media) if rows is None else rows
             except Exception:  # noqa: BLE001 - the forward's own count is the next way to ask
                 rows = None
             if rows is None and "cross_attention_mask" in params:
@@ -405,7 +408,12 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
     # a vision tower of its own takes pixels without text; a multimodal model says so in its config
     tower = "input_ids" not in params and ("pixel_values" in params or {"hidden_states", "grid_thw"} <= set(params))
     wants_image = tower or (
-        "pixel_values" in params and (main == "pixel_values" or _read(config, "vision_config") is not None)
+        "pixel_values" in params
+        and (
+            main == "pixel_values"
+            or _read(config, "vision_config") is not None
+            or sweep_image_tokens.is_image_input(config)  # a VQ tokenizer (Chameleon's, Emu3's)
+        )
     )
     wants_audio = bool({"input_features", "input_values", "audio_mel"} & set(params))
     # a tower that names its pixels ``image`` (BridgeTower's)
