@@ -177,6 +177,30 @@ def grouped_detector(config: Any) -> None:
         put(config, "num_feature_levels", 1)
 
 
+def level_channels(config: Any) -> None:
+    """A detector whose encoder hands every feature level to the decoder at its own width
+    (OmDet-Turbo's ``vision_features_channels``, one entry per level, each ``encoder_hidden_dim``
+    by default: a list the shrinking leaves at 256 when it narrows the encoder to 64): the
+    encoder's width for each level; and its decoder's queries (900), the encoder's best positions
+    as a two-stage detector's, at most ``DETECTOR_QUERIES``. Its decoder reads a projection of
+    the class embeddings that its code makes only where they are not the decoder's width (both
+    64 once shrunk; 512 and 256 by default): twice the decoder's width, for the text tower too,
+    whose width the class embeddings (projected) and the task embeddings (not) both have."""
+    width, levels = read(config, "encoder_hidden_dim"), read(config, "vision_features_channels")
+    if not (is_int(width) and isinstance(levels, (list, tuple)) and levels and all(is_int(v) for v in levels)):
+        return
+    if len(set(levels)) == 1 and levels[0] > width:
+        put(config, "vision_features_channels", [width] * len(levels))
+    if is_int(read(config, "num_queries")) and read(config, "num_queries") > DETECTOR_QUERIES:
+        put(config, "num_queries", DETECTOR_QUERIES)
+    decoder, classes = read(config, "decoder_hidden_dim"), read(config, "class_embed_dim")
+    text = read(config, "text_config")
+    if is_int(decoder) and classes == decoder and text is not None and is_int(read(text, "hidden_size")):
+        for name in ("class_embed_dim", "text_projection_in_dim", "text_projection_out_dim"):
+            put(config, name, 2 * decoder)
+        put(text, "hidden_size", 2 * decoder)
+
+
 def pooler_width(config: Any) -> None:
     """A tower whose pooler's width its config derived from the width at construction (ViT's
     ``pooler_output_size``, 768, left there when the shrinking narrowed the tower): the width,
@@ -247,4 +271,5 @@ REPAIRS = (
     scaled_patches,
     answer_tokens,
     grouped_detector,
+    level_channels,
 ) + sweep_vision_more.REPAIRS  # the vision and OCR families' (issue 35)
