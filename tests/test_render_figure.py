@@ -159,3 +159,22 @@ def test_bad_range_options_are_one_line(argv: list[str], line: str, tmp_path: Pa
     assert render_main(["--preset", "dot-toy", "--out", str(tmp_path / "x.png"), *argv]) == 2
     err = capsys.readouterr().err
     assert line in err and err.count("\n") == 1
+
+
+def test_a_figure_is_freed_when_render_returns(qapp, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    # A process that renders again and again with no event loop (the sweep's opener: every call
+    # of a capture in turn) kept each figure's maps alive, and with them the capture file they
+    # view mapped: 170 MB more address space per render of a 158 MB capture, until it ran out.
+    import gc
+
+    from attnviz.ui.heatmap.widget import HeatmapWidget
+
+    def alive() -> int:
+        gc.collect()
+        return sum(isinstance(o, HeatmapWidget) for o in gc.get_objects())
+
+    before = alive()
+    for n in range(2):
+        assert render_main(["--preset", "dot-toy", "--out", str(tmp_path / f"{n}.png")]) == 0
+    assert alive() == before
+    capsys.readouterr()

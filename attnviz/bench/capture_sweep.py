@@ -36,6 +36,7 @@ from attnviz.bench import (
     sweep_check,
     sweep_config_build,
     sweep_configs,
+    sweep_grouped,
     sweep_inputs,
     sweep_models,
     sweep_open,
@@ -334,6 +335,7 @@ def sweep_implementation(
     kinds = {"inputs": built.kinds, **({"skipped": built.skipped} if built.skipped else {})}
     try:
         torch.manual_seed(sweep_inputs.FORWARD_SEED)  # the same noise as the run whose maps are compared
+        sweep_grouped.forget_earlier_forwards(model)  # a text tower cached by the first run runs again
         with torch.no_grad(), capture(model) as cap:
             model(**built.inputs, **sweep_inputs.ask_for_maps(model, built.inputs))
         status, detail = sweep_check.classify(cap, maps, expected_calls)

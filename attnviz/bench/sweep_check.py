@@ -46,11 +46,16 @@ def reported_maps(output: Any, where: str = "", depth: int = 0) -> list[tuple[st
     for name, value in items:
         label = f"{where}.{name}" if where else str(name)
         if str(name).endswith("attentions") and isinstance(value, (tuple, list)):
-            for i, a in enumerate(value):
+            # maps grouped by kind, a tuple of tuples (OmDet-Turbo's decoder: its self-attention
+            # maps, then its cross-attention's sampling weights), are read group by group
+            grouped = [
+                (f"[{i}][{j}]", a) for i, g in enumerate(value) if isinstance(g, (tuple, list)) for j, a in enumerate(g)
+            ]
+            for index, a in grouped or [(f"[{i}]", a) for i, a in enumerate(value)]:
                 # 5-D: Reformer's chunks of queries, each over the keys it gathers (B, H, C, c, K)
                 if isinstance(a, torch.Tensor) and a.dim() in (4, 5) and a.numel():
                     if _distribution(a.detach().float()):
-                        found.append((f"{label}[{i}]", a.detach()))
+                        found.append((f"{label}{index}", a.detach()))
         elif hasattr(value, "to_tuple") or isinstance(value, dict):
             found.extend(reported_maps(value, label, depth + 1))
     return found
@@ -171,15 +176,27 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
 
 
 def _readable(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    """The maps a capture's calls can be compared with: every (B, H, L, K) map, and a 5-D one only
-    where a call was recorded in Reformer's chunked layout, the one 5-D layout read back. Another
-    model's 5-D ``attentions`` are no (L, K) map (LW-DETR's deformable sampling weights per level
-    and point, Gemma 4's audio chunks) and were never counted."""
+    """The maps a capture's calls can be compared with: every (B, H, L, K) map, a 5-D one where a
+    call was recorded in Reformer's chunked layout, and deformable sampling weights per level and
+    point where a call holds them flattened. Another model's 5-D ``attentions`` are no (L, K) map
+    (Gemma 4's audio chunks) and are not counted."""
     from attnviz.capture.paths import reformer
 
     if any(reformer.layout_of(call) is not None for call in calls):
         return maps
-    return [(where, value) for where, value in maps if value.dim() == 4]
+    shapes = {tuple(int(n) for n in getattr(call, "shape", ())) for call in calls}
+    out = []
+    for where, value in maps:
+        if value.dim() == 5:
+            # Deformable sampling weights per level and point, (B, L_q, H, levels, points), heads
+            # third (OmDet-Turbo's decoder): the (B, L_q, H, levels * points) map its call is,
+            # where a call of that size was recorded (heads second, as unmatched_maps reads it).
+            b, q, h, levels, points = value.shape
+            if (b, h, q, levels * points) in shapes:
+                out.append((where, value.flatten(-2)))
+            continue
+        out.append((where, value))
+    return out
 
 
 def _chunked_gap(calls: list[Any], target: Any, cache: dict[int, Any]) -> float | None:

@@ -153,6 +153,9 @@ def answer_tokens(config: Any) -> None:
 
 #: Queries a grouped two-stage detector keeps: fewer than the positions of the sweep's small images.
 DETECTOR_QUERIES = 16
+#: A detector's image over a timm backbone: the size its default Swin was trained at, 7 x 7
+#: windows at the last stage.
+DETECTOR_IMAGE = 224
 
 
 def grouped_detector(config: Any) -> None:
@@ -175,6 +178,36 @@ def grouped_detector(config: Any) -> None:
         put(config, "projector_scale_factors", [1.0])
         put(config, "projector_in_channels", [read(config, "d_model")])
         put(config, "num_feature_levels", 1)
+
+
+def level_channels(config: Any) -> None:
+    """A detector whose encoder hands every feature level to the decoder at its own width
+    (OmDet-Turbo's ``vision_features_channels``, one entry per level, each ``encoder_hidden_dim``
+    by default: a list the shrinking leaves at 256 when it narrows the encoder to 64): the
+    encoder's width for each level; its image at most ``DETECTOR_IMAGE`` (the Swin it is built on
+    takes 224 px; 640 by default); and its decoder's queries (900), the encoder's best positions
+    as a two-stage detector's, at most ``DETECTOR_QUERIES``. Its decoder reads a projection of
+    the class embeddings that its code makes only where they are not the decoder's width (both
+    64 once shrunk; 512 and 256 by default): twice the decoder's width, for the text tower too,
+    whose width the class embeddings (projected) and the task embeddings (not) both have."""
+    width, levels = read(config, "encoder_hidden_dim"), read(config, "vision_features_channels")
+    if not (is_int(width) and isinstance(levels, (list, tuple)) and levels and all(is_int(v) for v in levels)):
+        return
+    if len(set(levels)) == 1 and levels[0] > width:
+        put(config, "vision_features_channels", [width] * len(levels))
+    if is_int(read(config, "num_queries")) and read(config, "num_queries") > DETECTOR_QUERIES:
+        put(config, "num_queries", DETECTOR_QUERIES)
+    timm = read(config, "timm_kwargs")  # its timm Swin at 640 px: 1058 windows a layer, a 158 MB capture
+    if isinstance(timm, dict) and is_int(timm.get("img_size")) and timm["img_size"] > DETECTOR_IMAGE:
+        timm["img_size"] = DETECTOR_IMAGE
+        put(config, "image_size", DETECTOR_IMAGE)
+        put(read(config, "backbone_config"), "img_size", DETECTOR_IMAGE)
+    decoder, classes = read(config, "decoder_hidden_dim"), read(config, "class_embed_dim")
+    text = read(config, "text_config")
+    if is_int(decoder) and classes == decoder and text is not None and is_int(read(text, "hidden_size")):
+        for name in ("class_embed_dim", "text_projection_in_dim", "text_projection_out_dim"):
+            put(config, name, 2 * decoder)
+        put(text, "hidden_size", 2 * decoder)
 
 
 def pooler_width(config: Any) -> None:
@@ -248,6 +281,7 @@ REPAIRS = (
         scaled_patches,
         answer_tokens,
         grouped_detector,
+        level_channels,
     )
     + sweep_vision_more.REPAIRS
     + sweep_image_tokens.REPAIRS

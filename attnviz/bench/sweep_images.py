@@ -169,6 +169,23 @@ def merge_block_plans(config: Any, params: Any) -> Iterator[Plan]:
     )
 
 
+def patch_cube_plans(config: Any, params: Any) -> Iterator[Plan]:
+    """A tower that takes its patches one by one with no grid (Inkling's hierarchical MLP, which
+    folds time and space into depth, one embedding per patch): each patch a channels-last cube of
+    ``temporal_patch_size`` frames of ``patch_size`` x ``patch_size`` pixels, (N, T, P, P, C)."""
+    import torch
+
+    temporal, patch = first([config], ("temporal_patch_size",)), first([config], ("patch_size",))
+    if not (isinstance(temporal, int) and isinstance(patch, int) and temporal > 0 and patch > 0):
+        return
+    if "pixel_values" not in params or {"input_ids", "grid_thw", "image_grid_thw"} & set(params):
+        return
+    channels = _int(first([config], _CHANNELS), 3)
+    count = BATCH * 4  # a few patches per image
+    cubes = torch.randn(count, temporal, patch, patch, channels, generator=torch.Generator().manual_seed(0))
+    yield f"patch cubes ({count}, T, P, P, C)", ["image"], lambda: {"pixel_values": cubes}
+
+
 def image_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """The plans of this module that ``model``'s forward takes."""
     yield from packed_plans(config, params)
@@ -177,4 +194,5 @@ def image_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     yield from latent_plans(config, params)
     yield from flat_patch_plans(config, params)
     yield from merge_block_plans(config, params)
+    yield from patch_cube_plans(config, params)
     yield from sweep_vision_more.plans(model, config, params)

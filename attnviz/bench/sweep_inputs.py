@@ -17,7 +17,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from attnviz.bench import sweep_config_build, sweep_extras, sweep_image_tokens, sweep_named, sweep_sessions
+from attnviz.bench import (
+    sweep_config_build,
+    sweep_extras,
+    sweep_grouped,
+    sweep_image_tokens,
+    sweep_named,
+    sweep_sessions,
+)
 
 #: Text tokens around the media: a few before, the rest after (the second row's last two are
 #: padding, so the media are never padding).
@@ -495,6 +502,7 @@ def build(model: Any, config: Any) -> Built | str:
                 try:
                     if inputs is None:  # what the forward also takes by name (sweep_extras)
                         inputs = sweep_extras.complete(config, params, make(), torch.Generator().manual_seed(2))
+                        inputs = sweep_grouped.fill(model, config, params, inputs)  # items per image
                         inputs = sweep_named.fill(model, config, params, inputs)  # what it still requires
                         inputs = sweep_audio_more.fill(model, config, params, inputs)  # embeddings by name
                     torch.manual_seed(FORWARD_SEED)  # as the capture's run: a model that samples noise

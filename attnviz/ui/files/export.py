@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QBuffer, QIODevice, QPoint, QPointF, QRect, Qt
+from PySide6.QtCore import QBuffer, QCoreApplication, QEvent, QIODevice, QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
@@ -237,6 +237,10 @@ class WeightsFigure:
     def close(self) -> None:
         self.widget.close()
         self.widget.deleteLater()
+        # Deleted now, not when an event loop next runs: a process that draws figures without
+        # one (``attnviz render`` called again and again, as the sweep's opener does) would keep
+        # every figure's maps, and the capture file they view, mapped until it exits.
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 def figure_subtitle(state: State, focus: Focus = Focus()) -> str:
