@@ -81,8 +81,27 @@ def tower_outputs_text_width(config: Any) -> None:
         put(tower, "output_dim", width)
 
 
+def speech_part_sizes(config: Any) -> None:
+    """A speech or audio part's sizes named with its part's prefix in the model's own config
+    (SeamlessM4T's ``speech_encoder_layers``, ``..._attention_heads``, ``..._intermediate_size``:
+    24 layers, 16 heads, 4096 wide), which the shrinking does not know: no larger than the
+    shrunk size of the same name without the prefix (``encoder_layers``; a width's
+    ``encoder_ffn_dim``). A 24-layer speech encoder makes a capture that takes minutes to open."""
+    for name in list(vars(config)):
+        prefix = next((p for p in ("speech_", "audio_") if name.startswith(p)), None)
+        value = _int(read(config, name))
+        if prefix is None or value is None:
+            continue
+        rest = name[len(prefix) :]
+        for sibling in (rest, rest.replace("intermediate_size", "ffn_dim")):
+            small = _int(read(config, sibling)) if sibling != name else None
+            if small is not None and small < value:
+                put(config, name, small)
+                break
+
+
 #: This module's repairs, run by ``sweep_repairs.repair`` on every config and sub-config.
-REPAIRS = (projector_reads_encoder, tower_outputs_text_width)
+REPAIRS = (projector_reads_encoder, tower_outputs_text_width, speech_part_sizes)
 
 
 # ----------------------------------------------------------------------------- plans
@@ -106,11 +125,18 @@ def _widths(configs: list[Any]) -> list[int]:
 
 
 def _frames(configs: list[Any]) -> int:
-    """Frames a chunked encoder takes whole: a multiple of its chunk (``2 * n_window``)."""
+    """Frames an encoder takes in whole chunks: a multiple of its chunk (Qwen3-ASR's
+    ``2 * n_window``, which it requires) and of the block its attention runs in (Granite
+    Speech's conformer's ``context_size``: a shorter input is padded to the block, and the padded
+    rows attend to no key)."""
+    import math
+
     from attnviz.bench.sweep_inputs import first
 
     window = _int(first(configs, ("n_window",)))
-    return 2 * window if window is not None and 2 * window <= 1000 else FRAMES
+    chunks = [c for c in (2 * window if window else None, _int(first(configs, ("context_size",)))) if c]
+    frames = math.lcm(*chunks) if chunks else FRAMES
+    return frames if frames <= 1000 else FRAMES
 
 
 def plans(model: Any, config: Any, params: Any, with_text: WithText) -> Iterator[Plan]:
