@@ -139,6 +139,61 @@ def _frames(configs: list[Any]) -> int:
     return frames if frames <= 1000 else FRAMES
 
 
+#: Samples per clip a codec encodes (two 1920-sample frames of Mimi's at 24 kHz).
+SAMPLES = 3840
+
+
+def codec_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+    """Speech a model encodes with its own codec into the text's audio tokens (CSM: one clip per
+    row, ``input_values`` (B, 1, T), its end in ``input_values_cutoffs``): as many audio tokens
+    as the codec makes frames of a clip (its own ``get_audio_codes_mask``), then the audio's end
+    token. The cutoffs name this recipe: nothing else says the tokens are the codec's frames."""
+    import torch
+
+    from attnviz.bench.sweep_inputs import _placeholder, _token, sub_configs, text_with_media
+
+    codec = getattr(getattr(model, "model", model), "codec_model", None) or getattr(model, "codec_model", None)
+    token = _placeholder(config, "audio")
+    if not {"input_ids", "input_values", "input_values_cutoffs"} <= set(params) or token is None:
+        return
+    if not callable(getattr(codec, "get_audio_codes_mask", None)):
+        return
+    end = _token(sub_configs(config), ("audio_eos_token_id",))
+
+    def make() -> dict[str, Any]:
+        with torch.no_grad():
+            frames = int(codec.get_audio_codes_mask(torch.ones(1, SAMPLES, dtype=torch.long)).sum())
+        g = torch.Generator().manual_seed(0)
+        blocks = [("audio", token, frames)] + ([("audio", end, 1)] if end is not None else [])
+        text = text_with_media(config, params, blocks, g)
+        samples = torch.randn(BATCH, 1, SAMPLES, generator=g)
+        return {**text, "input_values": samples, "input_values_cutoffs": torch.tensor([[SAMPLES]] * BATCH)}
+
+    yield "audio: samples (B, 1, T) its codec encodes, with their cutoffs", ["text", "audio"], make
+
+
+def padded_sample_plans(config: Any, params: Any, with_text: WithText) -> Iterator[Plan]:
+    """Samples with the padding mask their forward counts audio tokens from (VibeVoice:
+    ``padding_mask.sum() / hop_length`` tokens; no mask, no count): (B, 1, T) mono clips, then
+    (B, T), all kept, two hops long where the config names its hop."""
+    import torch
+
+    from attnviz.bench.sweep_inputs import _media_config, first
+
+    if not {"input_values", "padding_mask"} <= set(params):
+        return
+    hop = _int(first(_media_config(config, _TOWERS), ("hop_length",)))
+    samples = 2 * hop if hop is not None and hop <= 10000 else 4000
+    text = "input_ids" in params
+    g = torch.Generator().manual_seed(0)
+    clips = torch.randn(BATCH, 1, samples, generator=g)
+    kept = torch.ones(BATCH, samples, dtype=torch.bool)
+    for label, values in (("(B, 1, T)", clips), ("(B, T)", clips[:, 0])):
+        label = f"audio: samples {label} with their padding mask"
+        media = {"input_values": values, "padding_mask": kept}
+        yield label, (["text", "audio"] if text else ["audio"]), with_text(label, "audio", media, "get_audio_features")
+
+
 def plans(model: Any, config: Any, params: Any, with_text: WithText) -> Iterator[Plan]:
     """Audio features for ``model`` as ``projector_reads_encoder``'s module docstring says, each
     (label, kinds, make); none where the forward takes no ``input_features``."""
@@ -146,6 +201,8 @@ def plans(model: Any, config: Any, params: Any, with_text: WithText) -> Iterator
 
     from attnviz.bench.sweep_inputs import _media_config, _text_ids, _vocab
 
+    yield from codec_plans(model, config, params)
+    yield from padded_sample_plans(config, params, with_text)
     if "input_features" not in params:
         return
     configs = _media_config(config, _TOWERS)
