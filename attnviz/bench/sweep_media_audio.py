@@ -156,13 +156,14 @@ def codec_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     token = _placeholder(config, "audio")
     if not {"input_ids", "input_values", "input_values_cutoffs"} <= set(params) or token is None:
         return
-    if not callable(getattr(codec, "get_audio_codes_mask", None)):
+    count = getattr(codec, "get_audio_codes_mask", None)
+    if not callable(count):
         return
     end = _token(sub_configs(config), ("audio_eos_token_id",))
 
     def make() -> dict[str, Any]:
         with torch.no_grad():
-            frames = int(codec.get_audio_codes_mask(torch.ones(1, SAMPLES, dtype=torch.long)).sum())
+            frames = int(count(torch.ones(1, SAMPLES, dtype=torch.long)).sum())
         g = torch.Generator().manual_seed(0)
         blocks = [("audio", token, frames)] + ([("audio", end, 1)] if end is not None else [])
         text = text_with_media(config, params, blocks, g)

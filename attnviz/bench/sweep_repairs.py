@@ -217,8 +217,7 @@ def repair(config: Any) -> None:
 
     for sub in sub_configs(config):
         repairs = sweep_sessions.REPAIRS + REPAIRS + IMAGE_REPAIRS + sweep_audio_text.REPAIRS + sweep_audio_more.REPAIRS
-        repairs += sweep_media_audio.REPAIRS
-        for fix in repairs + sweep_timm.REPAIRS:
+        for fix in repairs + sweep_media_audio.REPAIRS + sweep_timm.REPAIRS:
             fix(sub)
         tower_output_width(sub)
     sweep_named.head_width(config)  # a head's width follows its text model's

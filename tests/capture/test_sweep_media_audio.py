@@ -26,6 +26,7 @@ FAMILIES = {
     "seamless_m4t_v2": "the same; its 24-layer speech encoder shrunk",
     "qwen3_asr": "frames a multiple of 2 * n_window; the tower's output as wide as the text model",
     "fun_asr_nano": "7 stacked frames of bins (input_size), with the frame mask it requires",
+    "csm": "clips its codec encodes, as many audio tokens as the codec makes frames, with their cutoffs",
 }
 
 
@@ -44,6 +45,17 @@ def test_the_family_runs_on_audio_and_every_call_is_exact(transformers, family):
     assert verdict["status"] == "exact", verdict
     assert verdict["unverified"] == 0 and verdict["calls"] >= 1
     assert "audio" in verdict["inputs"], verdict  # the media path ran, not the text plan after it
+
+
+def test_samples_with_the_padding_mask_the_forward_counts_audio_tokens_from(transformers):
+    # VibeVoice: its tokenizers' convolution stages narrowed here (the sweep's config builds a
+    # 1.2-billion-parameter model in a minute); the audio path is the same
+    config = small_config(transformers, "vibevoice")
+    for tower in (config.audio_config, config.semantic_model_config):
+        tower.num_filters, tower.depths = 2, [1] * len(tower.depths)
+    verdict = capture_sweep.sweep_implementation(config, "eager")
+    assert verdict["status"] == "exact" and verdict["unverified"] == 0, verdict
+    assert "audio" in verdict["inputs"], verdict
 
 
 def test_without_its_repairs_the_audio_does_not_run(transformers):
