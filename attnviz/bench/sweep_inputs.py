@@ -407,7 +407,7 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
 
         return make
 
-    from attnviz.bench import sweep_audio_more, sweep_audio_text, sweep_plans  # they use this module's helpers
+    from attnviz.bench import sweep_audio_more, sweep_audio_text, sweep_media_audio, sweep_plans  # use these helpers
 
     yield from sweep_sessions.plans(model, config, params)  # a video tracker's inference session
     yield from sweep_plans.extra_plans(model, config, params)
@@ -441,6 +441,7 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
                 ["text", "audio"] if "input_ids" in params else ["audio"],
                 with_text(label, "audio", media, "get_audio_features"),
             )
+        yield from sweep_media_audio.plans(model, config, params, with_text)  # stacked widths, windows
     if "input_ids" in params:
         yield "text", ["text"], lambda: decoder(text_with_media(config, params, [], torch.Generator().manual_seed(0)))
     yield from sweep_audio_text.late_plans(model, config, params)  # audio codes, concatenated features
