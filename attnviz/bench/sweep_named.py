@@ -386,7 +386,9 @@ def retried(inputs: dict[str, Any], params: Any, message: str, config: Any, mode
         r"normalized_shape=\[(\d+)\], expected input with shape \[\*, \d+\], but got input of size\[([\d, ]+)\]",
         message,
     )
-    if said:  # features of another width than the config's bins (a codec's semantic encoder): the width asked
+    # features of another width than the config's bins (a codec's semantic encoder): the width
+    # asked; a waveform (B, T) has no width to change (SpeechT5's is resized by sweep_audio_text)
+    if said and len(said.group(2).split(",")) >= 3:
         width, got = int(said.group(1)), [int(n) for n in said.group(2).split(",")]
         for name, value in inputs.items():
             if hasattr(value, "shape") and list(value.shape) == got and value.is_floating_point():
