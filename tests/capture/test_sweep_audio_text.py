@@ -29,6 +29,7 @@ FAMILIES = {
     "qwen3_asr_encoder": "audio",  # frames padded to the multiple its refusal names
     "gemma4_audio": "audio",  # mel bins read from its projection's refusal
     "wav2vec2-bert": "audio",  # feature width read from its layer norm's refusal
+    "speecht5": "audio",  # the same from a waveform (B, T): (B, T', width), not a cut (B, width)
     "qwen2_5_omni_audio_encoder": "audio",  # features concatenated with their lengths
     "blt_local_decoder": "text",  # bytes in patches, with the global model's states per patch
     "pop2piano": "text",  # a decoder stack built as an encoder, run without a cache
