@@ -1,0 +1,130 @@
+"""Image inputs and config repairs for multimodal language models that the usual plans
+(``sweep_inputs.image_layouts``) left on text only, each made from the config and the forward
+signature alone:
+
+* a resampler between the tower and the language model (Idefics2's perceiver) whose width the
+  config ties to the language model's, left at its default when the shrinking narrowed the
+  latter;
+* hidden-state indices past the tower's layers kept (VipLlava's);
+* a tower whose output joins several of its layers (Mllama's), its width not their sum;
+* tiles with a mask of the real ones where the model requires one (Granite Docling's);
+
+Plans are (label, kinds, make) as ``sweep_plans.extra_plans`` yields them; repairs run on every
+config inside the model's (``sweep_repairs.repair``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from attnviz.bench import sweep_config_build, sweep_inputs
+from attnviz.bench.sweep_configs import is_int, put, read
+
+Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
+
+_VISION = ("vision_config", "visual_config", "image_config", "backbone_config")
+_CHANNELS = ("num_channels", "in_channels", "in_chans")
+
+
+def _int(value: Any, default: int) -> int:
+    if isinstance(value, (list, tuple)):
+        value = value[-1] if value else None
+    return int(value) if is_int(value) and value > 0 else default
+
+
+#: Sub-configs of a resampler that reads the tower's features into the language model's width.
+_RESAMPLERS = ("perceiver_config", "resampler_config", "connector_config")
+
+
+def resampler_width(config: Any) -> None:
+    """A resampler whose ``hidden_size`` is the language model's (Idefics2's perceiver: its
+    config copies the text width in at construction, so the shrinking, which narrows the text
+    model afterwards, leaves it 4096 against the text model's 64): the text width again."""
+    if read(config, "text_config") is None:
+        return
+    width = read(sweep_config_build.text_config(config), "hidden_size")
+    for name in _RESAMPLERS:
+        sub = read(config, name)
+        if sub is not None and is_int(width) and is_int(read(sub, "hidden_size")) and read(sub, "hidden_size") != width:
+            put(sub, "hidden_size", width)
+
+
+def stacked_output_width(config: Any) -> None:
+    """A tower whose output joins its last hidden state with those of its
+    ``intermediate_layers_indices`` (Mllama's: 1280 * (1 + 5) = 7680, ``vision_output_dim``, the
+    width its projector takes): that product at the shrunk width."""
+    layers, width, out = (read(config, n) for n in ("intermediate_layers_indices", "hidden_size", "vision_output_dim"))
+    if isinstance(layers, (list, tuple)) and is_int(width) and is_int(out):
+        put(config, "vision_output_dim", width * (1 + len(layers)))
+
+
+def feature_layers_kept(config: Any) -> None:
+    """A model that joins the tower's hidden states at several layers (VipLlava's
+    ``vision_feature_layer``, (-2, -5, -8, -11, 6) of 24 layers: its projector takes their
+    count times the width): each index past the layers kept wrapped into the ``layers + 1``
+    hidden states the shrunk tower returns, so there are as many of them."""
+    indices, tower = read(config, "vision_feature_layer"), read(config, "vision_config")
+    layers = read(tower, "num_hidden_layers") if tower is not None else None
+    if not (isinstance(indices, (list, tuple)) and is_int(layers)):
+        return
+    states = layers + 1  # the embeddings' output and each layer's
+    if all(is_int(i) and -states <= i < states for i in indices):
+        return
+    put(config, "vision_feature_layer", type(indices)(i % states if is_int(i) else i for i in indices))
+
+
+REPAIRS = (resampler_width, stacked_output_width, feature_layers_kept)
+
+
+def with_placeholders(model: Any, config: Any, params: Any, media: dict[str, Any]) -> dict[str, Any]:
+    """``media`` with text around as many image placeholder tokens as the model's own
+    ``get_image_features`` makes rows of it (``sweep_inputs.text_with_media``)."""
+    import torch
+
+    token = sweep_inputs._placeholder(config, "image")
+    blocks: list[tuple[str, int, int]] = []
+    if token is not None:
+        rows = sweep_inputs.media_rows(model, "get_image_features", media) or 0
+        blocks = [("image", token, rows // sweep_inputs.BATCH)]
+    text = sweep_inputs.text_with_media(config, params, blocks, torch.Generator().manual_seed(0))
+    return {**text, **media}
+
+
+def _requires(model: Any, method: str, name: str) -> bool:
+    """Whether ``model``'s ``method`` (its own or its inner model's) takes ``name`` with no default."""
+    owner = sweep_inputs._owner(model, method)
+    if owner is None:
+        return False
+    param = inspect.signature(getattr(owner, method)).parameters.get(name)
+    return param is not None and param.default is inspect.Parameter.empty
+
+
+def tile_mask_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+    """A model that takes its image as tiles, (B, tiles, C, H, W), and requires a mask of the
+    real ones, (B, tiles), True where real (Granite Docling's ``pixel_attention_mask``: its
+    ``get_image_features`` has no default for it, where Idefics3's makes one): one real tile."""
+    import torch
+
+    if not ("input_ids" in params and "pixel_attention_mask" in params):
+        return
+    if not _requires(model, "get_image_features", "pixel_attention_mask"):
+        return
+    configs = sweep_inputs._media_config(config, _VISION)
+    channels = _int(sweep_inputs.first(configs, _CHANNELS), 3)
+    size = _int(sweep_inputs.first(configs, ("image_size",)), 224)
+    g = torch.Generator().manual_seed(0)
+    pixels = torch.randn(sweep_inputs.BATCH, 1, channels, size, size, generator=g)
+    mask = torch.ones(sweep_inputs.BATCH, 1, dtype=torch.bool)
+    media = {"pixel_values": pixels, "pixel_attention_mask": mask}
+    yield (
+        "tiles with a mask of real tiles (B, 1, C, H, W)",
+        ["text", "image"],
+        lambda: with_placeholders(model, config, params, media),
+    )
+
+
+def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+    """The plans of this module that ``model``'s forward takes."""
+    yield from tile_mask_plans(model, config, params)
