@@ -6,8 +6,10 @@ signature alone:
   config ties to the language model's, left at its default when the shrinking narrowed the
   latter;
 * hidden-state indices past the tower's layers kept (VipLlava's);
+* a multimodal config's own width, its language model's by default (Ovis2's);
 * a tower whose output joins several of its layers (Mllama's), its width not their sum;
 * tiles with a mask of the real ones where the model requires one (Granite Docling's);
+* clip patches, channels last, for a tower with a temporal patch but no image size (Inkling's);
 
 Plans are (label, kinds, make) as ``sweep_plans.extra_plans`` yields them; repairs run on every
 config inside the model's (``sweep_repairs.repair``).
@@ -75,7 +77,22 @@ def feature_layers_kept(config: Any) -> None:
     put(config, "vision_feature_layer", type(indices)(i % states if is_int(i) else i for i in indices))
 
 
-REPAIRS = (resampler_width, stacked_output_width, feature_layers_kept)
+def outer_width(config: Any) -> None:
+    """A multimodal config with a width of its own but no layers or heads (Ovis2's
+    ``hidden_size``: its visual embedding table is that wide, and its rows join the text
+    embeddings, so it must be the language model's width; the default's 1536 matches neither
+    its default tower nor its default text model), left wide where the shrinking narrowed the
+    language model: the text width. (Of all 800 shrunk configs, only Ovis2's differs here.)"""
+    text = read(config, "text_config")
+    width, own = read(text, "hidden_size") if text is not None else None, read(config, "hidden_size")
+    if not (is_int(width) and is_int(own) and own != width):
+        return
+    if any(read(config, n) is not None for n in ("num_attention_heads", "num_hidden_layers")):
+        return
+    put(config, "hidden_size", width)
+
+
+REPAIRS = (resampler_width, outer_width, stacked_output_width, feature_layers_kept)
 
 
 def with_placeholders(model: Any, config: Any, params: Any, media: dict[str, Any]) -> dict[str, Any]:
@@ -125,6 +142,33 @@ def tile_mask_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     )
 
 
+def clip_patch_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+    """A language model whose tower takes pixels already cut into clip patches, one token each,
+    (patches, T, P, P, C) channels last (Inkling's: its layers fold time and space into depth),
+    told by a tower config with a ``temporal_patch_size`` but no image size or grid (a grid
+    tower's patches are the grid plans'): four patches, each one image token; the channels-first
+    layout next, for a tower that wants it."""
+    import torch
+
+    if not ("input_ids" in params and "pixel_values" in params) or {"image_grid_thw", "grid_thw"} & set(params):
+        return
+    tower = read(config, "vision_config")
+    temporal, patch = read(tower, "temporal_patch_size"), read(tower, "patch_size")
+    if tower is None or not (is_int(temporal) and is_int(patch)) or read(tower, "image_size") is not None:
+        return
+    channels = _int(read(tower, "num_channels"), 3)
+    g = torch.Generator().manual_seed(0)
+    last = torch.randn(4, temporal, patch, patch, channels, generator=g)
+    for label, pixels in (("T, P, P, C", last), ("C, T, P, P", last.permute(0, 4, 1, 2, 3).contiguous())):
+        media = {"pixel_values": pixels}
+        yield f"clip patches (4, {label})", ["text", "image"], _placeholders_later(model, config, params, media)
+
+
+def _placeholders_later(model: Any, config: Any, params: Any, media: dict[str, Any]) -> Callable[[], dict[str, Any]]:
+    return lambda: with_placeholders(model, config, params, media)
+
+
 def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """The plans of this module that ``model``'s forward takes."""
     yield from tile_mask_plans(model, config, params)
+    yield from clip_patch_plans(model, config, params)
