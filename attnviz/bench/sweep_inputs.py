@@ -184,7 +184,7 @@ def image_layouts(config: Any, params: Any, generator: Any) -> Iterator[tuple[st
     if grid_name is not None:  # Qwen2-VL's flattened patches: (patches, C * T * P * P)
         # a vision tower of its own takes them as ``hidden_states`` (Qwen2-VL's, GLM-4V's)
         name = "pixel_values" if "pixel_values" in params else "hidden_states"
-        temporal = int(first(configs, ("temporal_patch_size",), 1))
+        temporal = int(first(configs, ("temporal_patch_size", "patch_temporal"), 1))  # Muse Spark's name
         merge = first(configs, ("spatial_merge_size", "merge_size", "merge_kernel_size"), 2)
         merge = int(merge[0] if isinstance(merge, (list, tuple)) else merge)  # Kimi's is (2, 2)
         side = 2 * merge

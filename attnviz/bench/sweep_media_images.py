@@ -7,6 +7,8 @@ signature alone:
   latter;
 * hidden-state indices past the tower's layers kept (VipLlava's);
 * a multimodal config's own width, its language model's by default (Ovis2's);
+* a tower's merged output width kept by the outer config (Muse Spark's ``out_hidden_size``);
+* a projector's learned queries listed for the shrunk tower's count of patches (Aria's);
 * a tower whose output joins several of its layers (Mllama's), its width not their sum;
 * tiles with a mask of the real ones where the model requires one (Granite Docling's);
 * clip patches, channels last, for a tower with a temporal patch but no image size (Inkling's);
@@ -92,7 +94,48 @@ def outer_width(config: Any) -> None:
     put(config, "hidden_size", width)
 
 
-REPAIRS = (resampler_width, outer_width, stacked_output_width, feature_layers_kept)
+def merged_output_width(config: Any) -> None:
+    """A multimodal config whose ``out_hidden_size`` is its tower's width after merging
+    ``merge_size`` x ``merge_size`` patches (Muse Spark's: 1536 * 2 * 2 = 6144 by default, what
+    its projector takes), left at the default where the shrinking narrowed the tower: the shrunk
+    width times the merge, where the default config holds that product."""
+    tower, out = read(config, "vision_config"), read(config, "out_hidden_size")
+    if tower is None or not is_int(out):
+        return
+    width, merge = read(tower, "hidden_size"), read(tower, "merge_size")
+    if not (is_int(width) and is_int(merge)) or out == width * merge**2:
+        return
+    default = sweep_config_build.default_config(config.model_type)
+    d_tower = read(default, "vision_config")
+    d_width, d_merge = read(d_tower, "hidden_size"), read(d_tower, "merge_size")
+    if is_int(d_width) and is_int(d_merge) and read(default, "out_hidden_size") == d_width * d_merge**2:
+        put(config, "out_hidden_size", width * merge**2)
+
+
+def queries_for_patches(config: Any) -> None:
+    """A projector that reads a fixed number of learned queries per count of patches
+    (Aria's ``projector_patch_to_query_dict``, {1225: 128, 4900: 256}: 35 and 70 patches a
+    side) and refuses any other count: the shrunk tower's count of patches, ``(image_size //
+    patch_size) ** 2``, given as many queries as it has patches, at most the fewest listed."""
+    table, tower = read(config, "projector_patch_to_query_dict"), read(config, "vision_config")
+    if not (isinstance(table, dict) and table) or tower is None:
+        return
+    size, patch = read(tower, "image_size"), read(tower, "patch_size")
+    if not (is_int(size) and is_int(patch) and patch > 0):
+        return
+    patches = (size // patch) ** 2
+    if patches and patches not in table:
+        table[patches] = min(patches, *table.values())
+
+
+REPAIRS = (
+    resampler_width,
+    queries_for_patches,
+    merged_output_width,
+    outer_width,
+    stacked_output_width,
+    feature_layers_kept,
+)
 
 
 def with_placeholders(model: Any, config: Any, params: Any, media: dict[str, Any]) -> dict[str, Any]:
@@ -118,6 +161,16 @@ def _requires(model: Any, method: str, name: str) -> bool:
     return param is not None and param.default is inspect.Parameter.empty
 
 
+def _required(model: Any, method: str) -> set[str]:
+    """The parameters ``model``'s ``method`` takes with no default."""
+    owner = sweep_inputs._owner(model, method)
+    if owner is None:
+        return set()
+    params = inspect.signature(getattr(owner, method)).parameters.values()
+    kinds = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return {p.name for p in params if p.default is inspect.Parameter.empty and p.kind not in kinds}
+
+
 def tile_mask_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """A model that takes its image as tiles, (B, tiles, C, H, W), and requires a mask of the
     real ones, (B, tiles), True where real (Granite Docling's ``pixel_attention_mask``: its
@@ -128,6 +181,8 @@ def tile_mask_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
         return
     if not _requires(model, "get_image_features", "pixel_attention_mask"):
         return
+    if _required(model, "get_image_features") - {"pixel_values", "pixel_attention_mask"}:
+        return  # it wants more than the tiles and their mask (LFM2-VL's spatial shapes)
     configs = sweep_inputs._media_config(config, _VISION)
     channels = _int(sweep_inputs.first(configs, _CHANNELS), 3)
     size = _int(sweep_inputs.first(configs, ("image_size",)), 224)
