@@ -9,8 +9,11 @@ signature alone:
 * a multimodal config's own width, its language model's by default (Ovis2's);
 * a tower's merged output width kept by the outer config (Muse Spark's ``out_hidden_size``);
 * a projector's learned queries listed for the shrunk tower's count of patches (Aria's);
+* a second tower's global-attention layers inside the layers kept (DeepSeek-VL hybrid's);
 * a tower whose output joins several of its layers (Mllama's), its width not their sum;
 * tiles with a mask of the real ones where the model requires one (Granite Docling's);
+* NaFlex patches with their shapes and mask, the image's tokens in the text (LFM2-VL's);
+* two images at once, one per tower's resolution (DeepSeek-VL hybrid's);
 * clip patches, channels last, for a tower with a temporal patch but no image size (Inkling's);
 
 Plans are (label, kinds, make) as ``sweep_plans.extra_plans`` yields them; repairs run on every
@@ -128,8 +131,21 @@ def queries_for_patches(config: Any) -> None:
         table[patches] = min(patches, *table.values())
 
 
+def second_tower_layers_kept(config: Any) -> None:
+    """A second (high-resolution) tower whose ``global_attn_indexes`` the outer model reads as
+    indices of its hidden states (DeepSeek-VL hybrid's SAM tower: ``[2, 5, 8, 11]``, the first
+    read): indices past the layers kept moved to its last layer. Only here: a SAM model of its
+    own reads them as a set (past the layers kept, none), which the sweep leaves as it is."""
+    tower = read(config, "high_res_vision_config")
+    indices = read(tower, "global_attn_indexes") if tower is not None else None
+    layers = read(tower, "num_hidden_layers") if tower is not None else None
+    if isinstance(indices, (list, tuple)) and is_int(layers) and layers > 0:
+        put(tower, "global_attn_indexes", sorted({min(int(i), layers - 1) for i in indices}))
+
+
 REPAIRS = (
     resampler_width,
+    second_tower_layers_kept,
     queries_for_patches,
     merged_output_width,
     outer_width,
@@ -223,7 +239,67 @@ def _placeholders_later(model: Any, config: Any, params: Any, media: dict[str, A
     return lambda: with_placeholders(model, config, params, media)
 
 
+def naflex_text_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+    """A language model over a NaFlex tower (LFM2-VL's SigLIP 2): patches (B, N, C * P * P) with
+    each image's (h, w) in patches and a mask of the real ones, as ``sweep_plans.naflex_plans``
+    makes them for the tower alone, here with the image's placeholder tokens in the text (that
+    plan's text holds none). A side of patches that is even, for a projector that unshuffles
+    2 x 2 of them."""
+    import torch
+
+    if not {"input_ids", "pixel_values", "spatial_shapes", "pixel_attention_mask"} <= set(params):
+        return
+    if sweep_inputs._placeholder(config, "image") is None:
+        return  # a dual encoder (SigLIP 2's): its text holds no image, naflex_plans serves it
+    configs = sweep_inputs._media_config(config, _VISION)
+    channels = _int(sweep_inputs.first(configs, ("num_channels",)), 3)
+    patch = _int(sweep_inputs.first(configs, ("patch_size",)), 16)
+    side = max(2, int(_int(sweep_inputs.first(configs, ("num_patches",)), 16) ** 0.5) // 2 * 2)
+    batch = sweep_inputs.BATCH
+    g = torch.Generator().manual_seed(0)
+    media = {
+        "pixel_values": torch.randn(batch, side * side, channels * patch * patch, generator=g),
+        "spatial_shapes": torch.tensor([[side, side]] * batch),
+        "pixel_attention_mask": torch.ones(batch, side * side, dtype=torch.bool),
+    }
+    yield (
+        f"NaFlex patches with shapes (B, {side * side}, C * P * P)",
+        ["text", "image"],
+        _placeholders_later(model, config, params, media),
+    )
+
+
+def paired_resolution_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+    """A model with two towers, one per resolution, that requires both images at once (DeepSeek-VL
+    hybrid's ``pixel_values`` and ``high_res_pixel_values``): each (B, C, S, S) at its own tower's
+    ``image_size``, the second tower's config named as its pixels are (``high_res_vision_config``)."""
+    import torch
+
+    if not ("input_ids" in params and "pixel_values" in params):
+        return
+    for name in params:
+        prefix = name.removesuffix("pixel_values")
+        if name == "pixel_values" or not name.endswith("_pixel_values"):
+            continue
+        towers = (read(config, "vision_config"), read(config, f"{prefix}vision_config"))
+        if any(t is None for t in towers):
+            continue
+        g = torch.Generator().manual_seed(0)
+        media: dict[str, Any] = {}
+        for key, tower in zip(("pixel_values", name), towers):
+            size, channels = _int(read(tower, "image_size"), 224), _int(read(tower, "num_channels"), 3)
+            media[key] = torch.randn(sweep_inputs.BATCH, channels, size, size, generator=g)
+        sizes = " and ".join(str(tuple(m.shape[-2:])) for m in media.values())
+        yield (
+            f"pixels at two resolutions, {sizes}",
+            ["text", "image"],
+            _placeholders_later(model, config, params, media),
+        )
+
+
 def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """The plans of this module that ``model``'s forward takes."""
+    yield from paired_resolution_plans(model, config, params)
     yield from tile_mask_plans(model, config, params)
+    yield from naflex_text_plans(model, config, params)
     yield from clip_patch_plans(model, config, params)
