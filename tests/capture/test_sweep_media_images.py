@@ -6,11 +6,12 @@ path. Transformers' own modelling code on a tiny config built here (nothing down
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import pytest
 
-from attnviz.bench import capture_sweep, sweep_inputs, sweep_media_images
+from attnviz.bench import capture_sweep, sweep_media_images
 
 from .sweep_support import small_config
 
@@ -24,6 +25,8 @@ FAMILIES = {
     "aria": "queries_for_patches",  # learned queries for the shrunk patch count
     "granite_docling": "tile_mask_plans",  # tiles with the mask of real tiles it requires
     "inkling_mm_model": "clip_patch_plans",  # clip patches, channels last
+    "lfm2_vl": "naflex_text_plans",  # NaFlex patches with the image's tokens in the text
+    "deepseek_vl_hybrid": "paired_resolution_plans",  # two images, one per tower
 }
 
 
@@ -96,10 +99,33 @@ def test_the_tile_mask_plan_is_offered_only_where_the_mask_is_required(transform
     def labels(family: str) -> list[str]:
         config = small_config(transformers, family)
         model = capture_sweep._build(config, "eager")
-        params = sweep_inputs.inspect.signature(model.forward).parameters
+        params = inspect.signature(model.forward).parameters
         return [label for label, _, _ in sweep_media_images.plans(model, config, params)]
 
     assert any("mask of real tiles" in label for label in labels("granite_docling"))
     # Idefics3 makes its own mask; LFM2-VL wants spatial shapes besides: neither is offered it
     assert not any("mask of real tiles" in label for label in labels("idefics3"))
     assert not any("mask of real tiles" in label for label in labels("lfm2_vl"))
+
+
+def test_a_second_towers_global_layers_fall_inside_the_layers_kept(transformers):
+    config = small_config(transformers, "deepseek_vl_hybrid")
+    tower = config.high_res_vision_config
+    assert (
+        max(
+            _without(
+                transformers, "deepseek_vl_hybrid", "second_tower_layers_kept"
+            ).high_res_vision_config.global_attn_indexes
+        )
+        >= tower.num_hidden_layers
+    )
+    assert all(0 <= i < tower.num_hidden_layers for i in tower.global_attn_indexes)
+    sam = small_config(transformers, "sam")  # a SAM model of its own: left as it is
+    assert tuple(sam.vision_config.global_attn_indexes) == (2, 5, 8, 11)
+
+
+def test_the_naflex_text_plan_is_not_offered_to_a_dual_encoder(transformers):
+    config = small_config(transformers, "siglip2")
+    model = capture_sweep._build(config, "eager")
+    params = inspect.signature(model.forward).parameters
+    assert not list(sweep_media_images.naflex_text_plans(model, config, params))
