@@ -10,6 +10,7 @@ signature alone:
 * a tower's merged output width kept by the outer config (Muse Spark's ``out_hidden_size``);
 * a projector's learned queries listed for the shrunk tower's count of patches (Aria's);
 * a second tower's global-attention layers inside the layers kept (DeepSeek-VL hybrid's);
+* key/value heads kept equal to heads where the eager attention never repeats them (Unlimited OCR's);
 * a tower whose output joins several of its layers (Mllama's), its width not their sum;
 * tiles with a mask of the real ones where the model requires one (Granite Docling's);
 * NaFlex patches with their shapes and mask, the image's tokens in the text (LFM2-VL's);
@@ -143,8 +144,31 @@ def second_tower_layers_kept(config: Any) -> None:
         put(tower, "global_attn_indexes", sorted({min(int(i), layers - 1) for i in indices}))
 
 
+def heads_without_groups(config: Any) -> None:
+    """A model whose eager attention function never repeats key/value heads (Unlimited OCR's
+    ``eager_attention_forward``: no ``repeat_kv``, so a query of 4 heads meets keys of 2) and
+    whose config has as many key/value heads as heads: the shrinking's 2 key/value heads made
+    equal to the heads again (its SDPA path would run either way; eager needs them equal)."""
+    import importlib
+
+    heads, groups = read(config, "num_attention_heads"), read(config, "num_key_value_heads")
+    if not (is_int(heads) and is_int(groups) and groups < heads):
+        return
+    try:
+        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
+        eager = inspect.getsource(module.eager_attention_forward)
+    except (ImportError, OSError, TypeError, AttributeError):
+        return
+    if "repeat_kv" in eager or "num_key_value_groups" in eager or "enable_gqa" in eager:
+        return
+    default = type(config)()
+    if read(default, "num_key_value_heads") in (None, read(default, "num_attention_heads")):
+        put(config, "num_key_value_heads", heads)
+
+
 REPAIRS = (
     resampler_width,
+    heads_without_groups,
     second_tower_layers_kept,
     queries_for_patches,
     merged_output_width,

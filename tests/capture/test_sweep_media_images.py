@@ -27,6 +27,7 @@ FAMILIES = {
     "inkling_mm_model": "clip_patch_plans",  # clip patches, channels last
     "lfm2_vl": "naflex_text_plans",  # NaFlex patches with the image's tokens in the text
     "deepseek_vl_hybrid": "paired_resolution_plans",  # two images, one per tower
+    "unlimited_ocr": "heads_without_groups",  # eager with no repeat_kv; its SAM neck's tuple
 }
 
 
@@ -129,3 +130,18 @@ def test_the_naflex_text_plan_is_not_offered_to_a_dual_encoder(transformers):
     model = capture_sweep._build(config, "eager")
     params = inspect.signature(model.forward).parameters
     assert not list(sweep_media_images.naflex_text_plans(model, config, params))
+
+
+def test_key_value_heads_stay_heads_where_eager_never_repeats_them(transformers):
+    config = small_config(transformers, "unlimited_ocr").text_config
+    assert config.num_key_value_heads == config.num_attention_heads
+    broken = _without(transformers, "unlimited_ocr", "heads_without_groups").text_config
+    assert broken.num_key_value_heads < broken.num_attention_heads
+    llama = small_config(transformers, "llama")  # its eager repeats them: grouped as shrunk
+    assert llama.num_key_value_heads < llama.num_attention_heads
+
+
+def test_a_sam_neck_given_as_a_tuple_ends_at_the_second_encoders_width(transformers):
+    vision = small_config(transformers, "unlimited_ocr").vision_config
+    assert isinstance(vision.sam_config.downsample_channels, tuple)
+    assert vision.sam_config.downsample_channels[-1] == vision.encoder_config.hidden_size
