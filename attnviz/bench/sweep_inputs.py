@@ -391,7 +391,12 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
 
         return make
 
-    from attnviz.bench import sweep_audio_more, sweep_audio_text, sweep_plans  # they use this module's helpers
+    from attnviz.bench import (  # they use this module's helpers
+        sweep_audio_more,
+        sweep_audio_text,
+        sweep_media_images,
+        sweep_plans,
+    )
 
     yield from sweep_sessions.plans(model, config, params)  # a video tracker's inference session
     yield from sweep_plans.extra_plans(model, config, params)
@@ -413,6 +418,8 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
                 ["text", "image"] if "input_ids" in params else ["image"],
                 with_text(label, "image", media, "get_image_features"),
             )
+    if wants_image:
+        yield from sweep_media_images.late_plans(model, config, params)  # after the usual layouts
     if wants_audio:
         for label, media in audio_layouts(config, model, params, g):
             yield (

@@ -15,6 +15,7 @@ signature alone:
 * tiles with a mask of the real ones where the model requires one (Granite Docling's);
 * NaFlex patches with their shapes and mask, the image's tokens in the text (LFM2-VL's);
 * two images at once, one per tower's resolution (DeepSeek-VL hybrid's);
+* merge blocks of a grid tower with their tokens, after the usual layouts (Inkling 2's);
 * clip patches, channels last, for a tower with a temporal patch but no image size (Inkling's);
 
 Plans are (label, kinds, make) as ``sweep_plans.extra_plans`` yields them; repairs run on every
@@ -321,9 +322,28 @@ def paired_resolution_plans(model: Any, config: Any, params: Any) -> Iterator[Pl
         )
 
 
+def merge_block_text_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+    """A language model over a grid tower that takes channels-last blocks of merge x merge
+    patches (Inkling 2's), as ``sweep_images.merge_block_plans`` makes them for the tower alone,
+    here with each image's placeholder tokens in the text; offered after the usual grid patches
+    (``sweep_inputs.image_layouts``) fail, so a Qwen2-VL-like model keeps its own."""
+    from attnviz.bench import sweep_images
+
+    if "input_ids" not in params or sweep_inputs._placeholder(config, "image") is None:
+        return
+    tower_params = {n: None for n in params if n != "input_ids"}
+    for label, _, make in sweep_images.merge_block_plans(config, tower_params):
+        yield label, ["text", "image"], lambda make=make: with_placeholders(model, config, params, make())
+
+
 def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """The plans of this module that ``model``'s forward takes."""
     yield from paired_resolution_plans(model, config, params)
     yield from tile_mask_plans(model, config, params)
     yield from naflex_text_plans(model, config, params)
     yield from clip_patch_plans(model, config, params)
+
+
+def late_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+    """The plans of this module offered after the usual image layouts, before text alone."""
+    yield from merge_block_text_plans(model, config, params)

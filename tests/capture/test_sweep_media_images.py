@@ -27,6 +27,7 @@ FAMILIES = {
     "inkling_mm_model": "clip_patch_plans",  # clip patches, channels last
     "lfm2_vl": "naflex_text_plans",  # NaFlex patches with the image's tokens in the text
     "deepseek_vl_hybrid": "paired_resolution_plans",  # two images, one per tower
+    "inkling2": "merge_block_text_plans",  # merge blocks with their tokens, after the usual grids
     "unlimited_ocr": "heads_without_groups",  # eager with no repeat_kv; its SAM neck's tuple
 }
 
