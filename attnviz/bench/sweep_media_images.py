@@ -76,7 +76,7 @@ def feature_layers_kept(config: Any) -> None:
     hidden states the shrunk tower returns, so there are as many of them."""
     indices, tower = read(config, "vision_feature_layer"), read(config, "vision_config")
     layers = read(tower, "num_hidden_layers") if tower is not None else None
-    if not (isinstance(indices, (list, tuple)) and is_int(layers)):
+    if not (isinstance(indices, (list, tuple)) and isinstance(layers, int)):
         return
     states = layers + 1  # the embeddings' output and each layer's
     if all(is_int(i) and -states <= i < states for i in indices):
@@ -141,7 +141,7 @@ def second_tower_layers_kept(config: Any) -> None:
     tower = read(config, "high_res_vision_config")
     indices = read(tower, "global_attn_indexes") if tower is not None else None
     layers = read(tower, "num_hidden_layers") if tower is not None else None
-    if isinstance(indices, (list, tuple)) and is_int(layers) and layers > 0:
+    if isinstance(indices, (list, tuple)) and isinstance(layers, int) and layers > 0:
         put(tower, "global_attn_indexes", sorted({min(int(i), layers - 1) for i in indices}))
 
 
@@ -260,6 +260,12 @@ def clip_patch_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
         yield f"clip patches (4, {label})", ["text", "image"], _placeholders_later(model, config, params, media)
 
 
+def _with_placeholders_of(
+    model: Any, config: Any, params: Any, make: Callable[[], dict[str, Any]]
+) -> Callable[[], dict[str, Any]]:
+    return lambda: with_placeholders(model, config, params, make())
+
+
 def _placeholders_later(model: Any, config: Any, params: Any, media: dict[str, Any]) -> Callable[[], dict[str, Any]]:
     return lambda: with_placeholders(model, config, params, media)
 
@@ -333,7 +339,7 @@ def merge_block_text_plans(model: Any, config: Any, params: Any) -> Iterator[Pla
         return
     tower_params = {n: None for n in params if n != "input_ids"}
     for label, _, make in sweep_images.merge_block_plans(config, tower_params):
-        yield label, ["text", "image"], lambda make=make: with_placeholders(model, config, params, make())
+        yield label, ["text", "image"], _with_placeholders_of(model, config, params, make)
 
 
 def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
