@@ -18,7 +18,8 @@ signature alone:
 * merge blocks of a grid tower with their tokens, after the usual layouts (Inkling 2's);
 * clip patches, channels last, for a tower with a temporal patch but no image size (Inkling's);
 
-Plans are (label, kinds, make) as ``sweep_plans.extra_plans`` yields them; repairs run on every
+Plans are (label, kinds, make) as ``sweep_plans.extra_plans`` yields them (``late_plans`` after the
+usual layouts, from ``sweep_inputs.plans``); repairs run on every
 config inside the model's (``sweep_repairs.repair``).
 """
 
