@@ -90,7 +90,8 @@ def outer_width(config: Any) -> None:
     ``hidden_size``: its visual embedding table is that wide, and its rows join the text
     embeddings, so it must be the language model's width; the default's 1536 matches neither
     its default tower nor its default text model), left wide where the shrinking narrowed the
-    language model: the text width. (Of all 800 shrunk configs, only Ovis2's differs here.)"""
+    language model: the text width. (PaliGemma, ColPali, Pi0, FLAVA, Voxtral hold such a width
+    too, by default their text model's, unread or read alike: their verdicts are unchanged.)"""
     text = read(config, "text_config")
     width, own = read(text, "hidden_size") if text is not None else None, read(config, "hidden_size")
     if not (is_int(width) and is_int(own) and own != width):
