@@ -192,7 +192,7 @@ def image_layouts(config: Any, params: Any, generator: Any) -> Iterator[tuple[st
     if grid_name is not None:  # Qwen2-VL's flattened patches: (patches, C * T * P * P)
         # a vision tower of its own takes them as ``hidden_states`` (Qwen2-VL's, GLM-4V's)
         name = "pixel_values" if "pixel_values" in params else "hidden_states"
-        temporal = int(first(configs, ("temporal_patch_size",), 1))
+        temporal = int(first(configs, ("temporal_patch_size", "patch_temporal"), 1))  # Muse Spark's name
         merge = first(configs, ("spatial_merge_size", "merge_size", "merge_kernel_size"), 2)
         merge = int(merge[0] if isinstance(merge, (list, tuple)) else merge)  # Kimi's is (2, 2)
         side = 2 * merge
@@ -407,7 +407,13 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
 
         return make
 
-    from attnviz.bench import sweep_audio_more, sweep_audio_text, sweep_media_audio, sweep_plans  # use these helpers
+    from attnviz.bench import (  # they use this module's helpers
+        sweep_audio_more,
+        sweep_audio_text,
+        sweep_media_audio,
+        sweep_media_images,
+        sweep_plans,
+    )
 
     yield from sweep_sessions.plans(model, config, params)  # a video tracker's inference session
     yield from sweep_plans.extra_plans(model, config, params)
@@ -434,6 +440,8 @@ def plans(model: Any, config: Any) -> Iterator[tuple[str, list[str], Callable[[]
                 ["text", "image"] if "input_ids" in params else ["image"],
                 with_text(label, "image", media, "get_image_features"),
             )
+    if wants_image:
+        yield from sweep_media_images.late_plans(model, config, params)  # after the usual layouts
     if wants_audio:
         for label, media in audio_layouts(config, model, params, g):
             yield (

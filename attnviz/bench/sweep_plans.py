@@ -204,11 +204,12 @@ def sized_image_plans(config: Any, params: Any) -> Iterator[Plan]:
 
 def extra_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """The plans of this module that ``model``'s forward takes, most specific first."""
-    from attnviz.bench import sweep_images  # pixel layouts of image and video models
+    from attnviz.bench import sweep_images, sweep_media_images  # pixel layouts of image and video models
 
     yield from sweep_lengths.block_sparse_plans(config, params)
     yield from sweep_lengths.chunked_plans(config, params)
     yield from sweep_images.image_plans(model, config, params)
+    yield from sweep_media_images.plans(model, config, params)  # multimodal models' own image inputs
     yield from grid_plans(config, params)
     yield from naflex_plans(config, params)
     yield from sweep_config_fill.forecast_plans(config, params)  # lags, time features, horizon

@@ -214,10 +214,11 @@ def repair(config: Any) -> None:
     # (imported here: their repairs read the sizes these leave, and import this module)
     from attnviz.bench import sweep_audio_more, sweep_audio_text, sweep_media_audio, sweep_sessions, sweep_timm
     from attnviz.bench.sweep_image_repairs import REPAIRS as IMAGE_REPAIRS
+    from attnviz.bench.sweep_media_images import REPAIRS as MEDIA_IMAGE_REPAIRS
 
     for sub in sub_configs(config):
         repairs = sweep_sessions.REPAIRS + REPAIRS + IMAGE_REPAIRS + sweep_audio_text.REPAIRS + sweep_audio_more.REPAIRS
-        for fix in repairs + sweep_media_audio.REPAIRS + sweep_timm.REPAIRS:
+        for fix in repairs + sweep_media_audio.REPAIRS + sweep_timm.REPAIRS + MEDIA_IMAGE_REPAIRS:
             fix(sub)
         tower_output_width(sub)
     sweep_named.head_width(config)  # a head's width follows its text model's

@@ -118,8 +118,9 @@ def neck_feeds_encoder(config: Any) -> None:
     the neck's last channels are the second encoder's (shrunk) width."""
     sam, encoder = read(config, "sam_config"), read(config, "encoder_config")
     channels, width = read(sam, "downsample_channels"), read(encoder, "hidden_size")
-    if isinstance(channels, list) and channels and is_int(width) and channels[-1] != width:
-        put(sam, "downsample_channels", channels[:-1] + [width])
+    # a list (DeepSeek-OCR 2's) or a tuple (Unlimited OCR's), kept as given
+    if isinstance(channels, (list, tuple)) and channels and is_int(width) and channels[-1] != width:
+        put(sam, "downsample_channels", type(channels)([*channels[:-1], width]))
 
 
 def mrope_sections_as_coded(config: Any) -> None:
