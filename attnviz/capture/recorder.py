@@ -189,6 +189,10 @@ class Capture:
         #: one was called with (kind, (N, L)): the calls that follow were given them.
         self._position_modules = {m: k for m, n in self._names.items() if (k := is_position_module(m, n))}
         self._positions: tuple[str, np.ndarray] | None = None
+        # the module path where they were read, and every module path holding a recorded call
+        # (with its ancestors'): positions read in another stack are not a later call's
+        self._positions_at: str | None = None
+        self._call_branches: set[str] = set()
         #: The softmax call whose values' grouping was read (the products after it are others).
         self._grouped: CapturedCall | None = None
         self._selected = self._select(modules)
@@ -455,8 +459,10 @@ class Capture:
         """Positions the model's own code turned into angles or rows of a table (function mode);
         ``kind`` told by the module running it where the code cannot (``kind_in``)."""
         kind = kind_in(kind, self._local.stack)
+        stack = self._local.stack
         with self._lock:
             self._positions = (kind, positions)
+            self._positions_at = self._names.get(stack[-1]) if stack else None
 
     def saw_sinusoids(self) -> None:
         """The angles of the latest rotary reading were made into sines and cosines joined in one
@@ -491,6 +497,7 @@ class Capture:
                 # rotary module ran since (a model with both rotates by the rotary's).
                 if kind != LEARNED or self._positions is None or self._positions[0] == LEARNED:
                     self._positions = (kind, positions)
+                    self._positions_at = self._names.get(module)
 
     def _wanted(self) -> bool:
         return self._active and (self._selected is None or self._local.selected > 0)
@@ -554,7 +561,7 @@ class Capture:
             # would read its decoder positions as a cached step's restarting; so would a module
             # given two sequences but not known as cross-attention (which keeps its queries'),
             # whose positions are of either)
-            apart = not call.cross and self._two_sequences()
+            apart = (not call.cross and self._two_sequences()) or self._positions_elsewhere(base)
             if self._positions is not None and not call.self_keys and not apart:
                 call.positions_from, call.positions = self._positions
             call.attn_mask = self._mask(mask)
@@ -562,6 +569,25 @@ class Capture:
                 call.key_padding_mask = self._mask(padding)
             call.name = self._numbered(base) if call.kind != "softmax" else base or ""
             self.calls.append(call)
+            parts = (base or "").split(".")
+            self._call_branches.update(".".join(parts[: n + 1]) for n in range(len(parts)) if base)
+
+    def _positions_elsewhere(self, base: str | None) -> bool:
+        """Whether the positions last read belong to another stack than the call's at ``base``:
+        the branch of the model that holds their module, below the part it shares with the call's
+        module, made attention calls of its own (a vision tower's patch positions at a perceiver
+        over its features, Idefics2's; a text backbone's at a fusion layer, Grounding DINO's).
+        Llama's rotary embedding or GPT-2's ``wpe`` beside the layers make no calls: theirs."""
+        at = self._positions_at
+        if not at or base is None:
+            return False
+        mine, theirs = base.split(".") if base else [], at.split(".")
+        shared = 0
+        while shared < min(len(mine), len(theirs)) and mine[shared] == theirs[shared]:
+            shared += 1
+        if shared == len(theirs):
+            return False  # the position module holds the call (a layer of its own that takes them)
+        return ".".join(theirs[: shared + 1]) in self._call_branches
 
     def _two_sequences(self) -> bool:
         """Whether the module making this call was given two sequences' states (a softmax module's:

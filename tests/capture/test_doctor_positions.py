@@ -328,3 +328,63 @@ class _LastFourAttend(torch.nn.Module):
     def forward(self, states: torch.Tensor) -> torch.Tensor:
         q, k = states[:, None, -4:], states[:, None]
         return torch.nn.functional.scaled_dot_product_attention(q, k, k)
+
+
+class _TowerAndResampler(torch.nn.Module):
+    """Idefics2's shape: a vision tower with learned patch positions and attention of its own,
+    then a resampler whose latents attend over the tower's features and themselves (as many
+    latents as patches: no two lengths to tell them by)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tower = _Tower()
+        self.resampler = _Resampler()
+
+    def forward(self, patches: torch.Tensor) -> torch.Tensor:
+        return self.resampler(self.tower(patches))
+
+
+class _Tower(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.position_embedding = torch.nn.Embedding(16, 8)
+        self.attn = _SelfAttend()
+
+    def forward(self, patches: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(patches.shape[1])[None].expand(patches.shape[0], -1)
+        return self.attn(patches + self.position_embedding(positions))
+
+
+class _SelfAttend(torch.nn.Module):
+    def forward(self, states: torch.Tensor) -> torch.Tensor:
+        q = states[:, None]
+        return torch.nn.functional.scaled_dot_product_attention(q, q, q)[:, 0]
+
+
+class _Resampler(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.latents = torch.nn.Parameter(torch.randn(4, 8, generator=torch.Generator().manual_seed(3)))
+        self.attn = _LatentsOverFeatures()
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return self.attn(self.latents[None].expand(features.shape[0], -1, -1), features)
+
+
+class _LatentsOverFeatures(torch.nn.Module):
+    def forward(self, latents: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+        q, k = latents[:, None], torch.cat([features, latents], 1)[:, None]
+        return torch.nn.functional.scaled_dot_product_attention(q, k, k)
+
+
+def test_positions_read_in_another_stack_are_not_a_later_calls_own():
+    # The tower's 4 patch positions count from 0; the resampler's 4 latents see 4 features and
+    # themselves: read as a cached step, "positions restart". The positions belong to the tower,
+    # a branch with attention calls of its own: its call keeps them, the resampler's does not.
+    model = _TowerAndResampler()
+    with attnviz.capture(model) as cap, torch.no_grad():
+        model(torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(0)))
+    tower, resampler = cap.calls
+    assert tower.positions is not None and tower.positions.tolist() == [[0, 1, 2, 3]] * 2
+    assert resampler.positions is None
+    assert not [f for f in diagnose_run(cap.to_run()) if "positions" in format_finding(f)]

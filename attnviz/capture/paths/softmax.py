@@ -70,11 +70,16 @@ class SoftmaxPath:
 def over_vocabulary(module: nn.Module, inputs: torch.Tensor) -> bool:
     """Whether a softmax is over the vocabulary a language model's own head writes ((batch,
     length, vocabulary): the module's config names it, a linear child outputs it): BLT's patcher takes the
-    entropy of its next-byte distribution inside the model, which is no attention."""
-    vocab = getattr(getattr(module, "config", None), "vocab_size", None)
-    if not isinstance(vocab, int) or inputs.dim() != 3 or inputs.shape[-1] != vocab:
+    entropy of its next-byte distribution inside the model, which is no attention; Ovis2's visual
+    tokenizer its visual words' probabilities."""
+    config = getattr(module, "config", None)
+    vocab = getattr(config, "vocab_size", None)
+    # a visual vocabulary less the indicator tokens its head does not write (Ovis2's tokenizer)
+    indicators = getattr(config, "num_visual_indicator_tokens", 0)
+    width = int(inputs.shape[-1]) if inputs.dim() == 3 else -1
+    if not isinstance(vocab, int) or width not in (vocab, vocab - (indicators if isinstance(indicators, int) else 0)):
         return False  # (batch, length, vocabulary): attention weights hold their heads apart
-    return any(isinstance(child, nn.Linear) and child.out_features == vocab for child in module.children())
+    return any(isinstance(child, nn.Linear) and child.out_features == width for child in module.children())
 
 
 def record(capture: Recorder, inputs: torch.Tensor, out: Any) -> None:
