@@ -188,3 +188,28 @@ def test_attention_of_its_own_is_still_recorded_whatever_its_key_count():
     with torch.no_grad(), capture(model) as cap:
         model(torch.randn(10, 4))
     assert len(cap.calls) == 1
+
+
+class _VisualTokenizer(nn.Module):
+    """Ovis2's visual tokenizer: a head over the visual vocabulary less its indicator tokens, whose
+    softmax gives each patch's visual-word probabilities."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.config = SimpleNamespace(vocab_size=12, num_visual_indicator_tokens=2)
+        self.head_linear = nn.Linear(4, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head_linear(x).softmax(dim=-1)
+
+
+def test_a_softmax_over_a_visual_vocabulary_less_its_indicators_is_not_attention():
+    model = _VisualTokenizer()
+    with torch.no_grad(), capture(model) as cap:
+        model(torch.randn(2, 5, 4))
+    assert cap.calls == []
+    # without indicator tokens to leave out, 10 of 12 is no vocabulary: a call as before
+    model.config.num_visual_indicator_tokens = 0
+    with torch.no_grad(), capture(model) as cap:
+        model(torch.randn(2, 5, 4))
+    assert len(cap.calls) == 1
