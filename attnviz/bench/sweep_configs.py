@@ -169,12 +169,15 @@ def _knows_full_attention(config: Any) -> bool:
 
 def shrink_state_space(config: Any) -> None:
     """A Mamba-2 mixer's heads kept consistent with the (smaller) width: heads times head size is
-    the width times the expansion (Bamba's, Granite 4's)."""
+    the width times the expansion (Bamba's, Granite 4's), and so is a mixer width the config sets
+    apart (Falcon-H1's ``mamba_d_ssm``)."""
     heads, width = read(config, "mamba_n_heads"), read(config, "hidden_size")
     expand = read(config, "mamba_expand") if is_int(read(config, "mamba_expand")) else 2
     if is_int(heads) and is_int(width):
         put(config, "mamba_n_heads", 8)
         put(config, "mamba_d_head", expand * width // 8)
+        if is_int(read(config, "mamba_d_ssm")):  # the mixer's width set apart (Falcon-H1's 1024): the same
+            put(config, "mamba_d_ssm", expand * width)
         at_most(config, "mamba_d_state", 16)
         at_most(config, "mamba_chunk_size", 64)
 

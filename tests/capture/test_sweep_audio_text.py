@@ -34,6 +34,7 @@ FAMILIES = {
     "blt_local_decoder": "text",  # bytes in patches, with the global model's states per patch
     "pop2piano": "text",  # a decoder stack built as an encoder, run without a cache
     "zamba2": "text",  # attention and Mamba sizes derived again from the shrunk width
+    "falcon_h1": "text",  # its Mamba mixer's width set apart (mamba_d_ssm), as heads x head size
     "hrm_text": "text",  # one layer per recurrent stack, a cache slot per run
     "paddleocr_vl_text": "text",  # M-RoPE sections its modelling code defaults to, scaled
     "deepseek_v2": "text",  # expert widths of rows a multiple of 16 bytes
