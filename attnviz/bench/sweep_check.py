@@ -152,6 +152,18 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
                 if len(size) == 4 and size[:2] == shape[:2] and size[2] == size[3] >= shape[2]
                 for call in found
             ]
+        if len(shape) == 4:
+            # A model that prefixes tokens of its own and reports its maps without them (CPM-Ant's
+            # prompt): the call's trailing block, as many rows and keys dropped.
+            candidates += [
+                (call, _prefix_dropped)
+                for size, found in by_shape.items()
+                if len(size) == 4
+                and size[:2] == shape[:2]
+                and size[2] > shape[2]
+                and size[2] - shape[2] == size[3] - shape[3]
+                for call in found
+            ]
         best: float | None = None
         for call, reading in candidates:
             if id(call) not in cache:
@@ -263,6 +275,10 @@ def _self_side(ours: Any, target: Any) -> Any:
 
 def _cross_side(ours: Any, target: Any) -> Any:
     return ours[..., ours.shape[-1] - target.shape[-1] :]
+
+
+def _prefix_dropped(ours: Any, target: Any) -> Any:
+    return ours[..., ours.shape[-2] - target.shape[-2] :, ours.shape[-1] - target.shape[-1] :]
 
 
 def _as_band(ours: Any, target: Any) -> Any:

@@ -250,3 +250,21 @@ def test_sampling_weights_reported_heads_third_match_the_call_recorded_heads_sec
     other = torch.rand(2, 30, 8, 12).softmax(-1)
     missing = unmatched_maps([Call(recorded)], [("cross_attentions[0]", other)])
     assert [where for where, _gap in missing] == ["cross_attentions[0]"]
+
+
+def test_a_map_reported_without_the_models_own_prefix_is_its_calls_trailing_block(transformers):
+    # CPM-Ant prepends its prompt tokens and reports each map with their rows and keys dropped:
+    # (B, H, 8, 8) of a (B, H, 40, 40) call. The map is matched to the call's trailing block; one
+    # altered is still not.
+    config = transformers.CONFIG_MAPPING["cpmant"]()
+    capture_sweep.shrink(config)
+    model = capture_sweep._build(config, "eager")
+    ids = torch.tensor([[5, 7, 9, 11, 13, 15, 17, 19], [2, 4, 6, 8, 10, 12, 14, 16]])
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        out = model(ids, output_attentions=True)
+    maps = sweep_check.reported_maps(out)
+    assert [tuple(m.shape[-2:]) for _, m in maps] == [(8, 8)] * 2
+    assert all(call.shape[-1] > 8 for call in cap.calls)
+    assert sweep_check.classify(cap, maps)[0] == "exact"
+    altered = [maps[0], (maps[1][0], maps[1][1].roll(1, dims=-1))]
+    assert sweep_check.classify(cap, altered)[0] == "partial"
