@@ -119,6 +119,24 @@ def merged_output_width(config: Any) -> None:
         put(config, "out_hidden_size", width * merge**2)
 
 
+def merged_text_width(config: Any) -> None:
+    """A multimodal config whose ``merged_hidden_size`` its ``__post_init__`` derives from the
+    text model's width times ``spatial_merge_size`` squared (MiniMax-M3-VL's: 6144 * 2 * 2 =
+    24576, what its projector takes), derived before the shrinking narrowed the text model: the
+    shrunk width times the merge, where the default config holds that product."""
+    text, tower, merged = read(config, "text_config"), read(config, "vision_config"), read(config, "merged_hidden_size")
+    if text is None or tower is None or not is_int(merged):
+        return
+    width, merge = read(text, "hidden_size"), read(tower, "spatial_merge_size")
+    if not (is_int(width) and is_int(merge)) or merged == width * merge**2:
+        return
+    default = sweep_config_build.default_config(config.model_type)
+    d_width = read(read(default, "text_config"), "hidden_size")
+    d_merge = read(read(default, "vision_config"), "spatial_merge_size")
+    if is_int(d_width) and is_int(d_merge) and read(default, "merged_hidden_size") == d_width * d_merge**2:
+        put(config, "merged_hidden_size", width * merge**2)
+
+
 def queries_for_patches(config: Any) -> None:
     """A projector that reads a fixed number of learned queries per count of patches
     (Aria's ``projector_patch_to_query_dict``, {1225: 128, 4900: 256}: 35 and 70 patches a
@@ -175,6 +193,7 @@ REPAIRS = (
     second_tower_layers_kept,
     queries_for_patches,
     merged_output_width,
+    merged_text_width,
     outer_width,
     stacked_output_width,
     feature_layers_kept,

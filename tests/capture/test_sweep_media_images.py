@@ -22,6 +22,7 @@ FAMILIES = {
     "vipllava": "feature_layers_kept",  # hidden-state indices inside the layers kept
     "ovis2": "outer_width",  # the visual embedding table as wide as the text model
     "muse_spark": "merged_output_width",  # the merged tower width its projector takes
+    "minimax_m3_vl": "merged_text_width",  # the merged text width its projector takes
     "aria": "queries_for_patches",  # learned queries for the shrunk patch count
     "granite_docling": "tile_mask_plans",  # tiles with the mask of real tiles it requires
     "inkling_mm_model": "clip_patch_plans",  # clip patches, channels last
@@ -152,3 +153,10 @@ def test_a_sam_neck_given_as_a_tuple_ends_at_the_second_encoders_width(transform
     vision = small_config(transformers, "unlimited_ocr").vision_config
     assert isinstance(vision.sam_config.downsample_channels, tuple)
     assert vision.sam_config.downsample_channels[-1] == vision.encoder_config.hidden_size
+
+
+def test_a_merged_width_derived_from_the_default_text_width_follows_the_shrunk_one(transformers):
+    # MiniMax-M3-VL's __post_init__ sets merged_hidden_size = 6144 * 2 * 2 before the shrinking
+    assert _without(transformers, "minimax_m3_vl", "merged_text_width").merged_hidden_size == 24576
+    config = small_config(transformers, "minimax_m3_vl")
+    assert config.merged_hidden_size == config.text_config.hidden_size * config.vision_config.spatial_merge_size**2
