@@ -50,12 +50,33 @@ def _magnitude(array: np.ndarray) -> float:
     return max(top, -bottom) if not (math.isnan(top) or math.isnan(bottom)) else math.nan
 
 
+def _grid_step(weights: np.ndarray) -> float | None:
+    """The step 2^-n (n from 1 to 16) every weight is a whole multiple of, where there is one: an
+    integer softmax's output (I-BERT's ``IntSoftmax``: multiples of 1/128 or coarser), whose rows
+    sum to 1 only up to that rounding of each weight. None for weights a float softmax gives
+    (read from the first batch element, enough to tell)."""
+    sample = np.asarray(weights[0], dtype=np.float64).ravel()[: 1 << 16]
+    sample = sample[np.isfinite(sample)]
+    if sample.size == 0 or not bool((sample > 0).any()):
+        return None
+    for n in range(1, 17):
+        scaled = sample * 2.0**n
+        if bool((np.abs(scaled - np.round(scaled)) < 1e-6).all()):
+            return 2.0**-n
+    return None
+
+
 def invalid_weights(weights: np.ndarray, half: bool) -> RowsProblem | None:
     """The rows of recorded weights (B, H, L_q, L_k) that are not probability distributions, or None.
 
-    ``half``: the model computed in float16 or bfloat16 (its sums are looser). Read one batch
-    element at a time, so a large recording is never copied whole."""
+    ``half``: the model computed in float16 or bfloat16 (its sums are looser); weights on a grid
+    of 2^-n (an integer softmax) may sum to less than 1 by the rounding of each. Read one batch element
+    at a time, so a large recording is never copied whole."""
     tolerance = 1e-2 if half else 1e-3
+    # An integer softmax (I-BERT's) floors each weight to its grid: its rows may sum to less
+    # than 1 by up to a step a key (at most 0.1), never to more.
+    step = _grid_step(weights)
+    short = max(tolerance, min(step * weights.shape[-1], 0.1)) if step is not None else tolerance
     bad = np.zeros(weights.shape[:3], dtype=bool)
     kinds: set[str] = set()
     low, high = math.inf, -math.inf
@@ -68,7 +89,7 @@ def invalid_weights(weights: np.ndarray, half: bool) -> RowsProblem | None:
         above = (w > 1 + tolerance).any(-1)
         sums = np.where(finite, w, 0.0).sum(-1)
         zero = (w == 0).all(-1)  # SDPA's fully masked row
-        off = ~all_nan & ~zero & ~not_finite & (np.abs(sums - 1) > tolerance)
+        off = ~all_nan & ~zero & ~not_finite & ((sums - 1 > tolerance) | (1 - sums > short))
         for flags, kind in ((not_finite, "nonfinite"), (negative, "negative"), (above, "above"), (off, "sums")):
             if bool(flags.any()):
                 kinds.add(kind)

@@ -69,6 +69,21 @@ def test_real_softmax_weights_and_fully_masked_rows_are_not_invalid() -> None:
     assert diagnose_run(ModelRun((call,), source="output_attentions")) == []
 
 
+def test_an_integer_softmaxs_rows_sum_to_1_within_its_rounding() -> None:
+    # I-BERT's IntSoftmax floors each weight to a multiple of 1/128 (or 1/64: its rows of 7
+    # equal weights are 9/64 each, summing to 0.984), a softmax all the same. Floored weights never
+    # sum to more than 1: equal weights doubled by dropout's 1 / (1 - p) are still not
+    # distributions, nor are rows that lost more than a tenth.
+    quantised = (np.floor(softmax_weights() * 128) / 128).astype(np.float32)
+    assert float(np.abs(quantised.sum(-1) - 1).max()) > 1e-3
+    assert diagnose_run(weights_run(quantised)) == []
+    assert diagnose_run(weights_run(np.full((2, 4, 7, 7), 9 / 64, dtype=np.float32))) == []
+    doubled = np.full((2, 4, 6, 8), 0.25, dtype=np.float32)
+    assert [f.kind for f in diagnose_run(weights_run(doubled))] == ["invalid_weights"]
+    lost = np.full((2, 4, 6, 8), 0.0625, dtype=np.float32)  # rows summing to 0.5
+    assert [f.kind for f in diagnose_run(weights_run(lost))] == ["invalid_weights"]
+
+
 def test_the_command_exits_1_on_invalid_weights(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "weights.attnviz-capture"
     save_capture(path, weights_run(np.full((2, 4, 6, 6), -1 / 6, dtype=np.float32)))
