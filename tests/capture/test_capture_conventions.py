@@ -126,6 +126,26 @@ def test_longformer_padded_query_rows_are_zero_as_the_model_makes_them() -> None
     assert unmatched_maps(cap.calls, [("attentions[0]", out.attentions[0])]) == []
 
 
+def test_longformer_masked_query_rows_are_zero_on_their_global_keys_too() -> None:
+    """A masked query's row (the upstream tester's random mask puts them mid-sequence) is zeroed by
+    the model whole, its global key columns too: they were placed after the zeroing and left a
+    third to a half of a row on the global key (the doctor read the rows as no distribution)."""
+    torch.manual_seed(0)
+    model = _longformer()
+    ids = torch.randint(3, 50, (2, 8))
+    mask = torch.tensor([[0, 1, 0, 0, 1, 0, 1, 1], [1] * 8])
+    g = torch.zeros(2, 8, dtype=torch.long)
+    g[:, 6] = 1
+    cap, out = _captured(model, input_ids=ids, attention_mask=mask, global_attention_mask=g)
+    dense = cap.calls[0].weights()
+    masked_rows = [0, 2, 3, 5]
+    assert torch.all(dense[0, :, masked_rows] == 0)
+    local = out.attentions[0]  # (B, H, L, G + 2w + 1): the model's rows of the masked queries are zero
+    assert torch.all(local[0, :, masked_rows] == 0)
+    live = dense[0, :, [1, 4]].sum(-1)
+    assert torch.allclose(live, torch.ones_like(live), atol=TOL)
+
+
 def test_granite_sinks_after_the_softmax_keep_the_models_convention() -> None:
     torch.manual_seed(0)
     config = transformers.GraniteSWAConfig(

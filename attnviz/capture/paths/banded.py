@@ -52,15 +52,6 @@ def dense(weights: torch.Tensor, w: int, kwargs: dict[str, Any]) -> tuple[torch.
         w=w,
         n=n,
     )
-    masked = kwargs.get("is_index_masked")
-    if isinstance(masked, torch.Tensor) and masked.shape == (b, n) and bool(masked.any()):
-        # The model zeroes its padded queries' rows after the softmax (``masked_fill`` on
-        # ``is_index_masked``): their weights are what it reports and what its output uses.
-        out.masked_fill_(masked[:, None, :, None], 0.0)  # in place: no second (L, L) map
-        note = message(
-            QT_TRANSLATE_NOOP("Capture", "{note}; padded query rows zeroed after the softmax, as the model does"),
-            note=note,
-        )
     global_index = kwargs.get("is_index_global_attn")
     if n_global and isinstance(global_index, torch.Tensor) and global_index.shape == (b, n):
         for element in range(b):
@@ -74,6 +65,16 @@ def dense(weights: torch.Tensor, w: int, kwargs: dict[str, Any]) -> tuple[torch.
             ),
             note=note,
             count=n_global,
+        )
+    masked = kwargs.get("is_index_masked")
+    if isinstance(masked, torch.Tensor) and masked.shape == (b, n) and bool(masked.any()):
+        # The model zeroes its padded queries' rows after the softmax (``masked_fill`` on
+        # ``is_index_masked``), global key columns too: their weights are what it reports and
+        # what its output uses.
+        out.masked_fill_(masked[:, None, :, None], 0.0)  # in place: no second (L, L) map
+        note = message(
+            QT_TRANSLATE_NOOP("Capture", "{note}; padded query rows zeroed after the softmax, as the model does"),
+            note=note,
         )
     return out, note
 
