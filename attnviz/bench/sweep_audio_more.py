@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from attnviz.bench import sweep_config_build
-from attnviz.bench.sweep_configs import is_int, put, read
+from attnviz.bench.sweep_configs import is_int, modelling_source, put, read
 
 Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
 
@@ -128,18 +128,13 @@ def rotary_over_heads(config: Any) -> None:
     decoders: ``position_ids = arange(num_attention_heads)``, cos/sin broadcast over the heads of
     queries and keys alike) takes as many key/value heads as heads, as its default config has;
     the shrinking's 2 for 4 leaves keys that the tables do not broadcast against."""
-    import importlib
-    import inspect
 
     heads = _int(read(config, "num_attention_heads"))
     if heads is None or _int(read(config, "num_key_value_heads")) in (None, heads):
         return
-    try:
-        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
-        source = inspect.getsource(module)
-    except (ImportError, OSError, TypeError):
-        return
-    if re.search(r"position_ids\s*=\s*torch\.arange\(\s*(?:self|config)\.num_attention_heads", source):
+    if re.search(
+        r"position_ids\s*=\s*torch\.arange\(\s*(?:self|config)\.num_attention_heads", modelling_source(config)
+    ):
         put(config, "num_key_value_heads", heads)
 
 

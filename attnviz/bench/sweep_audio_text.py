@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from attnviz.bench.sweep_configs import modelling_source
 from attnviz.bench.sweep_configs import put as _put
 from attnviz.bench.sweep_configs import read as _read
 from attnviz.bench.sweep_inputs import BATCH, first, sub_configs
@@ -407,18 +408,11 @@ def default_rope_sections(config: Any) -> None:
     """M-RoPE sections the modelling code defaults to when the config has none (PaddleOCR-VL's
     text model: ``.get("mrope_section", [16, 24, 24])``), made explicit and scaled to half the
     shrunk head size as the shrinking scales declared ones."""
-    import importlib
-    import inspect
 
     rope, head_dim = _read(config, "rope_parameters"), _int(_read(config, "head_dim"))
     if not isinstance(rope, dict) or rope.get("mrope_section") or head_dim is None:
         return
-    try:
-        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
-        source = inspect.getsource(module)
-    except (ImportError, OSError, TypeError):
-        return
-    found = re.search(r"get\(\s*\"mrope_section\",\s*\[([\d,\s]+)\]\s*\)", source)
+    found = re.search(r"get\(\s*\"mrope_section\",\s*\[([\d,\s]+)\]\s*\)", modelling_source(config))
     if not found:
         return
     sections = [int(s) for s in found.group(1).split(",") if s.strip()]
@@ -452,8 +446,6 @@ def hybrid_layer_indices(config: Any) -> None:
     ``layers_block_type`` when made (Zamba 2's ``hybrid_layer_ids``), computed again from the
     cut list; and a hybrid that ties one shared attention block across its attention layers
     (Zamba's, whose tying refuses a single one) keeps two of them."""
-    import importlib
-    import inspect
 
     kinds = _read(config, "layers_block_type")
     if not isinstance(kinds, list) or "hybrid" not in kinds:
@@ -463,12 +455,7 @@ def hybrid_layer_indices(config: Any) -> None:
         _put(config, "hybrid_layer_ids", [i for i, kind in enumerate(kinds) if kind == "hybrid"])
     if kinds.count("hybrid") != 1:
         return
-    try:
-        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
-        ties = "(?!{layer_id}" in inspect.getsource(module)
-    except (ImportError, OSError, TypeError):
-        return
-    if ties:
+    if "(?!{layer_id}" in modelling_source(config):
         _put(config, "layers_block_type", kinds + ["hybrid"])
         _put(config, "num_hidden_layers", len(kinds) + 1)
 
@@ -478,18 +465,11 @@ def keys_shaped_by_query_heads(config: Any) -> None:
     ``(..., num_attention_heads, -1)`` for queries, keys and values alike) takes as many
     key/value heads as heads, as its default config has; the shrinking's 2 for 4 makes keys of
     half the head size there."""
-    import importlib
-    import inspect
 
     heads = _int(_read(config, "num_attention_heads"))
     if heads is None or _int(_read(config, "num_key_value_heads")) in (None, heads):
         return
-    try:
-        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
-        shaped = "config.num_attention_heads, -1)" in inspect.getsource(module)
-    except (ImportError, OSError, TypeError):
-        return
-    if shaped:
+    if "config.num_attention_heads, -1)" in modelling_source(config):
         _put(config, "num_key_value_heads", heads)
 
 

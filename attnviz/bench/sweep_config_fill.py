@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from attnviz.bench.sweep_configs import is_int, put, read
+from attnviz.bench.sweep_configs import is_int, modelling_source, put, read
 
 #: Sizes a default config may leave None that a model uses as a dimension or a count, by what
 #: they mean. A mixture of experts: a few experts, two of them per token, one shared; an
@@ -34,15 +34,6 @@ VOCABULARY = 1000
 HORIZON = 4
 #: A VQ tokenizer's codebook, shrunk with the vocabulary it is mapped into.
 CODEBOOK = 64
-
-
-def _source(config: Any) -> str:
-    """The source of ``config``'s modelling module ("" where there is none)."""
-    try:
-        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
-        return inspect.getsource(module)
-    except (ImportError, OSError, TypeError):
-        return ""
 
 
 def _unset(config: Any, name: str) -> bool:
@@ -258,7 +249,7 @@ def fill(config: Any) -> None:
         if any(sub is s for s in seen):
             continue
         seen.append(sub)
-        source = _source(sub) or _source(config)
+        source = modelling_source(sub) or modelling_source(config)
         unset_sizes(sub, source)
         unset_ids_and_bounds(sub, source)
         unset_layer_types(sub, source)

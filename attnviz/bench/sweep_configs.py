@@ -7,8 +7,41 @@ a hybrid's two layers hold one layer of each kind, latent attention's (MLA) size
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
+from types import ModuleType
 from typing import Any
+
+
+def modelling_module(config: Any) -> ModuleType | None:
+    """The modelling module of ``config``'s family (``configuration_x`` -> ``modeling_x``), or
+    None where it has none."""
+    return _module(type(config).__module__.replace(".configuration_", ".modeling_"))
+
+
+def modelling_source(config: Any) -> str:
+    """The source of ``config``'s modelling module ("" where it has none): what the sweep's
+    rules read to tell what a family's code does. Read once per module (the repairs run on every
+    sub-config, several rounds, each asking)."""
+    return _source(type(config).__module__.replace(".configuration_", ".modeling_"))
+
+
+@functools.cache
+def _module(name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+@functools.cache
+def _source(name: str) -> str:
+    module = _module(name)
+    try:
+        return inspect.getsource(module) if module is not None else ""
+    except (OSError, TypeError):
+        return ""
 
 
 def has_forward(model_class: type) -> bool:
@@ -26,8 +59,6 @@ MADE = ("input_ids", "pixel_values", "input_features", "input_values")
 def _rank(model_class: type) -> tuple[int, int, int]:
     # one that takes inputs the sweep makes; a base model first, then an encoder, decoder or
     # tower of its own, then a task head
-    import inspect
-
     name = model_class.__name__
     forward = getattr(model_class, "forward")  # noqa: B009 - a class mypy knows as a bare type
     takes_none = not set(MADE) & set(inspect.signature(forward).parameters)
@@ -43,9 +74,8 @@ def model_class(config: Any) -> type | None:
     import torch
 
     owner = type(config)
-    try:
-        module = importlib.import_module(owner.__module__.replace(".configuration_", ".modeling_"))
-    except ImportError:
+    module = modelling_module(config)
+    if module is None:
         return None
     bare = owner.__name__.removesuffix("Config")
     found = [
@@ -158,13 +188,7 @@ def keep_layer_kinds(config: Any, before: int | None, stages: bool = True) -> No
 
 def _knows_full_attention(config: Any) -> bool:
     """Whether ``config``'s modelling code builds a "full_attention" layer."""
-    import inspect
-
-    try:
-        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
-        return '"full_attention"' in inspect.getsource(module)
-    except (ImportError, OSError, TypeError):
-        return False
+    return '"full_attention"' in modelling_source(config)
 
 
 def shrink_state_space(config: Any) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from attnviz.bench import sweep_config_build, sweep_image_tokens, sweep_vision_more
-from attnviz.bench.sweep_configs import is_int, put, read
+from attnviz.bench.sweep_configs import is_int, modelling_source, put, read
 
 #: Single layer indices a tower acts at (MiniCPM-V's merger after layer ``insert_layer_id``).
 _LAYER_INDICES = ("insert_layer_id",)
@@ -127,16 +127,12 @@ def answer_tokens(config: Any) -> None:
     """A classifier that reads the logits of answer tokens its modelling code names by a default
     the config does not hold (ShieldGemma 2's ``getattr(config, "yes_token_index", 10_784)``):
     each such token an id of its own inside the shrunk vocabulary, set in the config."""
-    import importlib
-    import inspect
     import re
 
     from attnviz.bench.sweep_inputs import special_ids
 
-    try:
-        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
-        source = inspect.getsource(module)
-    except (ImportError, OSError, TypeError):
+    source = modelling_source(config)
+    if not source:
         return
     text = sweep_config_build.text_config(config)
     vocab = read(text, "vocab_size")

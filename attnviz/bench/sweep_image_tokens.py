@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from attnviz.bench.sweep_configs import is_int, put, read
+from attnviz.bench.sweep_configs import is_int, modelling_source, put, read
 
 #: GroupNorm's 32 groups: the narrowest a VQ-GAN's first level can be.
 VQ_BASE_CHANNELS = 32
@@ -75,12 +75,6 @@ def small_vq(config: Any) -> None:
         put(vq, "hidden_size", read(vq, "base_channels") * attended.pop())
 
 
-def _modelling_source(config: Any) -> str:
-    from attnviz.bench import sweep_config_fill  # its reader of a family's modelling code
-
-    return sweep_config_fill._source(config)  # noqa: SLF001 - one reader for every rule
-
-
 def codes_as_ids(config: Any) -> None:
     """A VQ whose codes the model writes into ``input_ids`` in place of its image placeholders
     (GLM-Image's ``input_ids.masked_scatter``) and then embeds as text: its codebook within the
@@ -88,7 +82,7 @@ def codes_as_ids(config: Any) -> None:
     vq, text = read(config, "vq_config"), read(config, "text_config")
     if vq is None or text is None or not is_int(read(vq, "num_embeddings")):
         return
-    if "input_ids.masked_scatter(" in _modelling_source(config):
+    if "input_ids.masked_scatter(" in modelling_source(config):
         put(vq, "num_embeddings", min(read(vq, "num_embeddings"), CODEBOOK))
 
 
@@ -101,7 +95,7 @@ def aligner_width(config: Any) -> None:
     width = read(text, "hidden_size") if text is not None else None
     if vision is None or not is_int(width) or not is_int(read(vision, "projection_dim")):
         return
-    if read(vision, "projection_dim") != width and "self.aligner(" in _modelling_source(config):
+    if read(vision, "projection_dim") != width and "self.aligner(" in modelling_source(config):
         put(vision, "projection_dim", width)
 
 

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from attnviz.bench import sweep_config_build, sweep_inputs
-from attnviz.bench.sweep_configs import is_int, put, read
+from attnviz.bench.sweep_configs import is_int, modelling_module, put, read
 
 Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
 
@@ -170,15 +170,16 @@ def heads_without_groups(config: Any) -> None:
     ``eager_attention_forward``: no ``repeat_kv``, so a query of 4 heads meets keys of 2) and
     whose config has as many key/value heads as heads: the shrinking's 2 key/value heads made
     equal to the heads again (its SDPA path would run either way; eager needs them equal)."""
-    import importlib
 
     heads, groups = read(config, "num_attention_heads"), read(config, "num_key_value_heads")
     if not (is_int(heads) and is_int(groups) and groups < heads):
         return
+    forward = getattr(modelling_module(config), "eager_attention_forward", None)
     try:
-        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
-        eager = inspect.getsource(module.eager_attention_forward)
-    except (ImportError, OSError, TypeError, AttributeError):
+        eager = inspect.getsource(forward) if forward is not None else ""
+    except (OSError, TypeError):
+        return
+    if not eager:
         return
     if "repeat_kv" in eager or "num_key_value_groups" in eager or "enable_gqa" in eager:
         return

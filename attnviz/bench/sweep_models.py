@@ -6,8 +6,9 @@ Used by ``capture_sweep._build`` and ``capture_sweep.sweep_one``."""
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from attnviz.bench.sweep_configs import modelling_module
 
 
 class PartOnly(Exception):
@@ -36,9 +37,8 @@ def candidates(config: Any, with_forward: bool = True) -> list[type]:
     import transformers
 
     owner = type(config)
-    try:
-        module = importlib.import_module(owner.__module__.replace(".configuration_", ".modeling_"))
-    except ImportError:
+    module = modelling_module(config)
+    if module is None:
         return []
     found = [
         obj

@@ -22,24 +22,13 @@ plans (``plans``) are (label, kinds, make) as ``sweep_images.image_plans`` yield
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from attnviz.bench.sweep_configs import is_int, put, read
+from attnviz.bench.sweep_configs import is_int, modelling_source, put, read
 
 Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
-
-
-def _source(config: Any) -> str:
-    """The source of ``config``'s modelling module ('' where it has none)."""
-    try:
-        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
-        return inspect.getsource(module)
-    except (ImportError, OSError, TypeError):
-        return ""
 
 
 def concatenated_lists(config: Any) -> None:
@@ -49,7 +38,7 @@ def concatenated_lists(config: Any) -> None:
     tuples = [n for n, v in vars(config).items() if isinstance(v, tuple) and not n.startswith("_")]
     if not tuples:
         return
-    source = _source(config)
+    source = modelling_source(config)
     for name in tuples:
         if re.search(r"\]\s*\+\s*(?:self\.)?config\." + re.escape(name) + r"\b", source):
             put(config, name, list(read(config, name)))
@@ -106,7 +95,7 @@ def last_layers_kept(config: Any) -> None:
     layers = read(config, "num_hidden_layers")
     if not is_int(layers) or layers < 2:
         return
-    for name in dict.fromkeys(_COUNTED_FROM_LAST.findall(_source(config))):
+    for name in dict.fromkeys(_COUNTED_FROM_LAST.findall(modelling_source(config))):
         value = read(config, name)
         if is_int(value) and value >= layers:
             put(config, name, layers - 1)
@@ -133,7 +122,7 @@ def mrope_sections_as_coded(config: Any) -> None:
     rope = read(config, "rope_parameters")
     if not (isinstance(rope, dict) and isinstance(rope.get("mrope_section"), list)):
         return
-    coded = re.search(r"get\(\s*\"mrope_section\",\s*\[([\d,\s]+)\]\s*\)", _source(config))
+    coded = re.search(r"get\(\s*\"mrope_section\",\s*\[([\d,\s]+)\]\s*\)", modelling_source(config))
     if coded is None:
         return
     default = [int(s) for s in coded.group(1).split(",") if s.strip()]
