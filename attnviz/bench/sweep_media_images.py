@@ -31,18 +31,7 @@ from typing import Any
 
 from attnviz.bench import sweep_config_build, sweep_inputs
 from attnviz.bench.sweep_configs import is_int, modelling_module, put, read
-
-Plan = tuple[str, list[str], Callable[[], dict[str, Any]]]
-
-_VISION = ("vision_config", "visual_config", "image_config", "backbone_config")
-_CHANNELS = ("num_channels", "in_channels", "in_chans")
-
-
-def _int(value: Any, default: int) -> int:
-    if isinstance(value, (list, tuple)):
-        value = value[-1] if value else None
-    return int(value) if is_int(value) and value > 0 else default
-
+from attnviz.bench.sweep_images import _CHANNELS, _VISION, Plan, _int  # the image plans' readers
 
 #: Sub-configs of a resampler that reads the tower's features into the language model's width.
 _RESAMPLERS = ("perceiver_config", "resampler_config", "connector_config")
