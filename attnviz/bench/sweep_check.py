@@ -63,10 +63,16 @@ def reported_maps(output: Any, where: str = "", depth: int = 0) -> list[tuple[st
 
 def _distribution(a: Any) -> bool:
     """Whether most rows of ``a`` sum to 1, or every weight is in [0, 1] and most rows sum to
-    more than 0 and at most 1 (a softmax with a sink's share dropped)."""
+    more than 0 and at most 1 (a softmax with a sink's share dropped). A row of zeros is the
+    model's own (a padded or masked query it zeroes: Longformer under a random mask zeroes most
+    of them) and is not counted; a map of nothing but zeros is nothing to compare."""
     import torch
 
     sums = a.sum(-1)
+    live = (a != 0).any(-1)
+    if not bool(live.any()):
+        return False
+    sums = sums[live]
     if float(torch.isclose(sums, torch.ones_like(sums), atol=1e-3).float().mean()) > 0.5:
         return True
     values = a[torch.isfinite(a)]
@@ -141,17 +147,15 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
         # BigBird's block-sparse call sums a key block its softmax gathers twice; the model's
         # own map keeps it once: the call's weights over its repeat counts.
         candidates += [(call, _assembled(call)) for call in by_shape.get(shape, []) if _is_block_sparse(call)]
-        if len(shape) == 4 and shape[-1] % 2 == 1 and shape[-1] != shape[-2]:
-            # A banded model (Longformer, LED) reports each query's band of 2w + 1 keys; its call
-            # is drawn as the (L, L) map the band means: read the map back as the band.
-            # Longformer pads the sequence to a multiple of its window and reports the rows of
-            # the real length: a call of that batch and heads, square and at least as long.
-            candidates += [
-                (call, _as_band)
-                for size, found in by_shape.items()
-                if len(size) == 4 and size[:2] == shape[:2] and size[2] == size[3] >= shape[2]
-                for call in found
-            ]
+        # A banded model (Longformer, LED) reports each query's weights on its global keys and
+        # its band, (B, H, L, G + 2w + 1), and its global queries' rows apart, (B, H, L, G): its
+        # call is drawn as the (L, L) map they mean, read back both ways.
+        candidates += [
+            (call, reading(call))
+            for call in calls
+            if getattr(call, "band_window", None) is not None and tuple(call.shape[:2]) == shape[:2]
+            for reading in (_as_band, _as_global_rows)
+        ]
         if len(shape) == 4:
             # A model that prefixes tokens of its own and reports its maps without them (CPM-Ant's
             # prompt): the call's trailing block, as many rows and keys dropped.
@@ -172,9 +176,11 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
             if ours is None:
                 continue
             target = reported.double()
-            ours = reading(ours, target)
-            if ours is None:
+            read = reading(ours, target)
+            if read is None:
                 continue
+            # a reading may leave out what the model's map holds for no query (NaN in both)
+            ours, target = read if isinstance(read, tuple) else (read, target)
             gap = _gap(ours, target)
             if ours.dim() == 4 and ours.shape[1] > 1:
                 # A model that reports its heads' average in every head (WavLM): compared as such.
@@ -256,9 +262,23 @@ def _is_block_sparse(call: Any) -> bool:
 
 
 def _assembled(call: Any) -> Callable[[Any, Any], Any]:
+    """A block-sparse call's map as the model assembles it (``block_sparse.assembled``), on the
+    rows of the queries it keeps: in a padded query's row its map holds the random copies of a
+    key block, which its mask zeroes for that query, in place of the copy the softmax weighs (the
+    rows sum to less than 1), and the model zeroes that row's output; those rows are left out."""
+    import torch
+
     from attnviz.capture.paths import block_sparse
 
-    return lambda ours, _target: block_sparse.assembled(call, ours)
+    def read(ours: Any, target: Any) -> Any:
+        kept = block_sparse.assembled(call, ours)
+        padded = getattr(call, "key_padding_mask", None)
+        if kept is None or not isinstance(padded, torch.Tensor) or padded.shape != (ours.shape[0], ours.shape[2]):
+            return kept
+        rows = padded.to(ours.device)[:, None, :, None].expand_as(ours)
+        return kept.masked_fill(rows, float("nan")), target.masked_fill(rows, float("nan"))
+
+    return read
 
 
 def _as_reported_by_shape(ours: Any, _target: Any) -> Any:
@@ -281,18 +301,31 @@ def _prefix_dropped(ours: Any, target: Any) -> Any:
     return ours[..., ours.shape[-2] - target.shape[-2] :, ours.shape[-1] - target.shape[-1] :]
 
 
-def _as_band(ours: Any, target: Any) -> Any:
-    """The (B, H, L, L) weights ``ours`` read as a banded model reports them: (B, H, L, 2w + 1),
-    query i's keys i - w .. i + w, zero where a key falls outside the sequence."""
+def _as_band(call: Any) -> Callable[[Any, Any], Any]:
+    """A banded call's map read back as the model's ``attentions``: each query's global keys,
+    then its band (``banded.as_reported``)."""
+    from attnviz.capture.paths import banded
+
+    return lambda ours, target: banded.as_reported(
+        ours, call.band_window, call.global_tokens, target.shape[-2], target.shape[-1]
+    )
+
+
+def _as_global_rows(call: Any) -> Callable[[Any, Any], Any]:
+    """A banded call's map read back as the model's ``global_attentions``, its global queries'
+    rows one per column; a slot no query fills is left out of the comparison."""
     import torch
 
-    ours = ours[..., : target.shape[-2], :]  # the rows of the real length (the model cut its padding)
-    n, width = ours.shape[-1], target.shape[-1]
-    w = (width - 1) // 2
-    keys = torch.arange(ours.shape[-2])[:, None] - w + torch.arange(width)
-    inside = (keys >= 0) & (keys < n)
-    band = ours.gather(-1, keys.clamp(0, n - 1).expand(*ours.shape[:-1], width))
-    return band * inside
+    from attnviz.capture.paths import banded
+
+    def read(ours: Any, target: Any) -> Any:
+        rows = banded.global_as_reported(ours, call.global_tokens, tuple(target.shape))
+        if rows is None:
+            return None
+        empty = torch.isnan(rows)
+        return rows, target.masked_fill(empty, float("nan"))
+
+    return read
 
 
 def classify(cap: Any, maps: list[tuple[str, Any]], expected_calls: int | None = None) -> tuple[str, dict[str, Any]]:

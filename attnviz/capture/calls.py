@@ -102,6 +102,11 @@ class CapturedCall:
     # A decoder's self- and cross-attention merged in one softmax (T5Gemma 2): its first
     # ``self_keys`` keys are the decoder's own, the others the encoder's (0: not merged).
     self_keys: int = 0
+    # A banded call (Longformer's and LED's sliding chunks): its one-sided window ``w`` (None:
+    # not banded) and its global tokens (B, L), True where a token attends, and is attended
+    # by, every token: what it takes to read the (L, L) map back as the model reports it.
+    band_window: int | None = None
+    global_tokens: torch.Tensor | None = None
     returned_weights: torch.Tensor | None = None
     recorded_weights: torch.Tensor | None = None
     path: CallPath = field(default_factory=CallPath)

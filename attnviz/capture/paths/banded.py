@@ -109,3 +109,67 @@ def fill_global_rows(call: Any, module_key: int, probs: torch.Tensor, kwargs: di
         positions = global_index[element].nonzero().flatten()[: rows.shape[2]].to(dense.device)
         dense[element, :, positions, :] = rows[element, :, : len(positions), :]
     return True
+
+
+def global_tokens(weights: torch.Tensor, kwargs: dict[str, Any]) -> torch.Tensor | None:
+    """(B, L): the tokens the model attends globally (``is_index_global_attn``), True where
+    global; None when it has none."""
+    b, n = weights.shape[:2]
+    index = kwargs.get("is_index_global_attn")
+    if isinstance(index, torch.Tensor) and index.shape == (b, n) and bool(index.any()):
+        return index.detach().clone().bool().cpu()
+    return None
+
+
+def _global_positions(tokens: torch.Tensor | None, b: int) -> list[torch.Tensor]:
+    if tokens is None:
+        return [torch.zeros(0, dtype=torch.long) for _ in range(b)]
+    return [tokens[element].nonzero().flatten() for element in range(b)]
+
+
+def as_reported(
+    weights: torch.Tensor, w: int, tokens: torch.Tensor | None, rows: int, width: int
+) -> torch.Tensor | None:
+    """A banded call's (B, H, L, L) map read back as the model reports it in ``attentions``:
+    (B, H, rows, G + 2w + 1), each query's weights on the G global keys (in their order, zero
+    past an element's own count), then on its band i - w .. i + w with the global keys out of it
+    (they are in the first columns) and zero outside the sequence; a global query's row zero (the
+    model reports that row in ``global_attentions``); the first ``rows`` rows (the real length,
+    the model's padding cut). None when ``width`` is not G + 2w + 1 for the call's G."""
+    b, h, n, _ = weights.shape
+    positions = _global_positions(tokens, b)
+    n_global = max((len(p) for p in positions), default=0)
+    if width != n_global + 2 * w + 1 or rows > n:
+        return None
+    keys = torch.arange(n)[:, None] - w + torch.arange(2 * w + 1)
+    inside = (keys >= 0) & (keys < n)
+    clamped = keys.clamp(0, n - 1)
+    band = weights.gather(-1, clamped.to(weights.device).expand(b, h, n, 2 * w + 1)) * inside.to(weights.device)
+    columns = weights.new_zeros(b, h, n, n_global)
+    if tokens is not None:
+        on_global = (tokens[:, clamped] & inside).to(weights.device)  # (B, L, 2w + 1)
+        band = band.masked_fill(on_global[:, None], 0.0)
+        for element, where in enumerate(positions):
+            columns[element, :, :, : len(where)] = weights[element, :, :, where.to(weights.device)]
+    out = torch.cat([columns, band], dim=-1)
+    if tokens is not None:
+        out = out.masked_fill(tokens.to(weights.device)[:, None, :, None], 0.0)
+    return out[..., :rows, :]
+
+
+def global_as_reported(
+    weights: torch.Tensor, tokens: torch.Tensor | None, shape: tuple[int, ...]
+) -> torch.Tensor | None:
+    """A banded call's map read back as the model's ``global_attentions``, (B, H, L, G): column
+    j the j-th global query's row over every key. A slot past an element's own count of global
+    tokens holds no query's row (the model's is a softmax over nothing but its mask): NaN, for
+    a comparison to leave out. None when the call has not that shape."""
+    b, h, n, _ = weights.shape
+    positions = _global_positions(tokens, b)
+    n_global = max((len(p) for p in positions), default=0)
+    if tokens is None or tuple(shape) != (b, h, n, n_global):
+        return None
+    out = weights.new_full((b, h, n, n_global), float("nan"))
+    for element, where in enumerate(positions):
+        out[element, :, :, : len(where)] = weights[element, :, where.to(weights.device), :].transpose(-1, -2)
+    return out

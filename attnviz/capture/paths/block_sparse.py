@@ -149,7 +149,9 @@ def _record(capture: Recorder, module: nn.Module, probs: torch.Tensor, context: 
             "blocks it gathers (global, sliding window, {random} random), as the (L, L) map they mean, zero "
             "elsewhere; a block gathered twice counts twice (the score term 'block repeats', in eval mode every "
             "random block is the first: {repeated} query rows), so rows sum to 1 where the model's "
-            "output_attentions keeps it once; the model zeroes padded queries' output after the attention",
+            "output_attentions keeps it once; the model zeroes padded queries' output after the attention, and "
+            "its output_attentions keeps, in their rows, the random copies of a block (which its mask zeroes "
+            "for a padded query) in place of the copy their softmax weighs",
         ),
         module=type(module).__name__,
         block=module.block_size,
@@ -164,6 +166,9 @@ def _record(capture: Recorder, module: nn.Module, probs: torch.Tensor, context: 
         )
     terms = [Term("bias", REPEATS, values=shaping.copy(counts.clamp_min(1).log()))]
     mask = counts > 0
+    # The tokens the model pads (its ``to_mask``, the same tokens as its queries): the call's key
+    # padding, which its map already masks; the doctor and the sweep read padded query rows by it.
+    padded = bound["to_mask"].reshape(b, n) == 0
     ctx = capture._context()
     capture._add(
         lambda: CapturedCall(
@@ -185,6 +190,7 @@ def _record(capture: Recorder, module: nn.Module, probs: torch.Tensor, context: 
         ctx["base"],
         [q, k, v, out, counts],
         mask,
+        padded if bool(padded.any()) else None,
     )
 
 

@@ -108,6 +108,7 @@ def record(capture: Recorder, inputs: torch.Tensor, out: Any) -> None:
         weights, band_note = banded.dense(out, band, kwargs)
         note = message(QT_TRANSLATE_NOOP("Capture", "{first}; {second}"), first=note, second=band_note)
         mask, kpm = None, banded.padded_positions(out, kwargs)
+        global_tokens = banded.global_tokens(out, kwargs)
     elif hasattr(module, "one_sided_attn_window_size"):
         # A banded module's other softmax: its global queries' rows, written into its band's map.
         last = capture.calls[-1] if capture.calls else None
@@ -118,6 +119,7 @@ def record(capture: Recorder, inputs: torch.Tensor, out: Any) -> None:
         if weights is None:
             return
         mask, kpm = module_mask(args, kwargs, tuple(weights.shape))  # type: ignore[arg-type]
+        global_tokens = None
     # A band's (L, L) map is a tensor of the capture's own, made on the CPU: kept as it is (a copy
     # would hold a second L x L map at the peak, a third of the capture's memory at 4096 tokens).
     owned = band is not None and weights.device.type == "cpu" and weights.is_contiguous()
@@ -154,6 +156,8 @@ def record(capture: Recorder, inputs: torch.Tensor, out: Any) -> None:
             cross=context["cross"],
             encoder=context["encoder"],
             module_key=context["module_key"],
+            band_window=band,
+            global_tokens=global_tokens,
         ),
         context["base"],
         [weights],
