@@ -223,12 +223,24 @@ def retried(inputs: dict[str, Any], params: Any, message: str) -> dict[str, Any]
     """The inputs changed as the model's refusal asks, or None where it asks nothing we know:
     a hybrid model whose cache holds only linear-attention layers at the first step is run
     without a cache (``use_cache=False``; attention is the same either way); an encoder that
-    hands an integer padding mask to SDPA (which takes bool or float only) is run without the
-    mask (every frame real)."""
+    hands an integer padding mask to SDPA (which takes bool or float only), or adds a mask of
+    every frame to scores over its convolutions' fewer positions (the Qwen2-Audio-like encoders:
+    "the size of tensor a (1500) must match ... b (3000)"), is run without the mask (every frame
+    is real: the mask said nothing)."""
     if "get_seq_length" in message and "use_cache" in params and inputs.get("use_cache") is not False:
         return {**inputs, "use_cache": False}
-    if "attn_mask dtype" in message:
-        names = [n for n in ("attention_mask", "feature_attention_mask", "input_features_mask") if n in inputs]
-        if names:
-            return {k: v for k, v in inputs.items() if k not in names}
+    names = [n for n in ("attention_mask", "feature_attention_mask", "input_features_mask") if n in inputs]
+    if names and "attn_mask dtype" in message:
+        return {k: v for k, v in inputs.items() if k not in names}
+    if names and "must match the size of tensor" in message:
+        frames = [n for n in names if _every_frame(inputs[n]) and f"({inputs[n].shape[-1]})" in message]
+        if frames:
+            return {k: v for k, v in inputs.items() if k not in frames}
     return None
+
+
+def _every_frame(mask: Any) -> bool:
+    """Whether ``mask`` is a (B, frames) mask of nothing but real frames."""
+    import torch
+
+    return isinstance(mask, torch.Tensor) and mask.dim() == 2 and bool((mask == 1).all())

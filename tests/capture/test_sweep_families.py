@@ -29,6 +29,7 @@ FAMILIES = {
     "qwen3_next": "text",  # a hybrid keeps an attention layer, run without a cache
     "nemotron": "text",  # key/value heads left unset by its default config
     "prompt_depth_anything": "image",  # a DPT neck reads layers the shrinking removed
+    "qwen2_audio_encoder": "audio",  # eager adds a mask of every frame to scores over half as many
 }
 
 
@@ -105,3 +106,17 @@ def test_a_refusal_for_a_linear_only_cache_is_retried_without_a_cache():
     assert sweep_plans.retried({"input_ids": 1}, params, message) == {"input_ids": 1, "use_cache": False}
     assert sweep_plans.retried({"input_ids": 1, "use_cache": False}, params, message) is None
     assert sweep_plans.retried({"input_ids": 1}, params, "something else") is None
+
+
+def test_a_mask_of_every_frame_refused_for_its_length_is_dropped_and_a_mask_of_padding_is_not():
+    # Qwen2-Audio's encoder (and Voxtral's, MOSS's) adds its attention_mask to scores over its
+    # convolutions' 1500 positions: a (B, 3000) mask of real frames said nothing, so it is dropped
+    message = "The size of tensor a (1500) must match the size of tensor b (3000) at non-singleton dimension 3"
+    features = torch.zeros(2, 8, 3000)
+    every = {"input_features": features, "attention_mask": torch.ones(2, 3000, dtype=torch.long)}
+    assert sweep_plans.retried(every, {}, message) == {"input_features": features}
+    padded = {"input_features": features, "attention_mask": torch.ones(2, 3000, dtype=torch.long)}
+    padded["attention_mask"][1, -5:] = 0  # a mask that says something is never dropped
+    assert sweep_plans.retried(padded, {}, message) is None
+    other = {"input_features": features, "attention_mask": torch.ones(2, 64, dtype=torch.long)}
+    assert sweep_plans.retried(other, {}, message) is None  # a mismatch of other tensors
