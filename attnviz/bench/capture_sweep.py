@@ -102,7 +102,10 @@ def _special_ids_in_vocabulary(config: Any) -> None:
     for sub in sweep_inputs.sub_configs(config):
         vocab = getattr(sub, "vocab_size", None)
         limit = vocab if isinstance(vocab, int) and vocab > 0 else 1000
-        for name in list(vars(sub)):
+        # and the ids a config keeps under another name, read through its alias (Molmo2's
+        # image_token_id is its image_patch_id)
+        aliases = [n for n in getattr(type(sub), "attribute_map", {}) if isinstance(n, str)]
+        for name in list(vars(sub)) + aliases:
             if not name.endswith(("_token_id", "_token_index")):
                 continue
             value = getattr(sub, name, None)

@@ -6,7 +6,8 @@ signature alone:
   config ties to the language model's, left at its default when the shrinking narrowed the
   latter;
 * hidden-state indices past the tower's layers kept (VipLlava's);
-* a multimodal config's own width, its language model's by default (Ovis2's);
+* a multimodal config's own width, its language model's by default (Ovis2's), or an adapter's
+  ``text_hidden_size`` (Molmo2's);
 * a tower's merged output width kept by the outer config (Muse Spark's ``out_hidden_size``);
 * a projector's learned queries listed for the shrunk tower's count of patches (Aria's);
 * a second tower's global-attention layers inside the layers kept (DeepSeek-VL hybrid's);
@@ -17,6 +18,7 @@ signature alone:
 * two images at once, one per tower's resolution (DeepSeek-VL hybrid's);
 * merge blocks of a grid tower with their tokens, after the usual layouts (Inkling 2's);
 * clip patches, channels last, for a tower with a temporal patch but no image size (Inkling's);
+* crops cut into patches, pooled into image tokens by indices (Molmo2's);
 
 Plans are (label, kinds, make) as ``sweep_plans.extra_plans`` yields them (``late_plans`` after the
 usual layouts, from ``sweep_inputs.plans``); repairs run on every
@@ -63,15 +65,19 @@ def feature_layers_kept(config: Any) -> None:
     """A model that joins the tower's hidden states at several layers (VipLlava's
     ``vision_feature_layer``, (-2, -5, -8, -11, 6) of 24 layers: its projector takes their
     count times the width): each index past the layers kept wrapped into the ``layers + 1``
-    hidden states the shrunk tower returns, so there are as many of them."""
-    indices, tower = read(config, "vision_feature_layer"), read(config, "vision_config")
+    hidden states the shrunk tower returns, so there are as many of them. The indices may be
+    held by a sibling of the tower's config (Molmo2's ``adapter_config``)."""
+    tower = read(config, "vision_config")
     layers = read(tower, "num_hidden_layers") if tower is not None else None
-    if not (isinstance(indices, (list, tuple)) and isinstance(layers, int)):
+    if not isinstance(layers, int):
         return
     states = layers + 1  # the embeddings' output and each layer's
-    if all(is_int(i) and -states <= i < states for i in indices):
-        return
-    put(config, "vision_feature_layer", type(indices)(i % states if is_int(i) else i for i in indices))
+    siblings = [v for v in vars(config).values() if hasattr(v, "to_dict") and v is not tower]
+    for holder in [config, *siblings]:
+        indices = read(holder, "vision_feature_layer")
+        if not isinstance(indices, (list, tuple)) or all(is_int(i) and -states <= i < states for i in indices):
+            continue
+        put(holder, "vision_feature_layer", type(indices)(i % states if is_int(i) else i for i in indices))
 
 
 def outer_width(config: Any) -> None:
@@ -106,6 +112,21 @@ def merged_output_width(config: Any) -> None:
     d_width, d_merge = read(d_tower, "hidden_size"), read(d_tower, "merge_size")
     if is_int(d_width) and is_int(d_merge) and read(default, "out_hidden_size") == d_width * d_merge**2:
         put(config, "out_hidden_size", width * merge**2)
+
+
+def adapter_text_width(config: Any) -> None:
+    """A sub-config that names the text model's width as its own ``text_hidden_size`` (Molmo2's
+    adapter: its projector writes rows of that width into the text embeddings; the default
+    config's 3584 does not even match its own default text model's 4096), left wide after the
+    shrinking narrowed the text model: the shrunk width."""
+    text = read(config, "text_config")
+    width = read(text, "hidden_size") if text is not None else None
+    if not is_int(width):
+        return
+    for sub in vars(config).values():
+        if sub is not text and hasattr(sub, "to_dict") and is_int(read(sub, "text_hidden_size")):
+            if read(sub, "text_hidden_size") != width:
+                put(sub, "text_hidden_size", width)
 
 
 def merged_text_width(config: Any) -> None:
@@ -184,6 +205,7 @@ REPAIRS = (
     queries_for_patches,
     merged_output_width,
     merged_text_width,
+    adapter_text_width,
     outer_width,
     stacked_output_width,
     feature_layers_kept,
@@ -353,8 +375,52 @@ def merge_block_text_plans(model: Any, config: Any, params: Any) -> Iterator[Pla
         yield label, ["text", "image"], _with_placeholders_of(model, config, params, make)
 
 
+def pooled_crop_plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
+    """A model whose tower takes crops already cut into patches, (crops, N, P * P * C), and whose
+    adapter pools them into image tokens by indices (Molmo2's ``image_token_pooling``, (tokens,
+    pool), -1 where a pool runs past the crop, and ``image_grids``, each image's (h, w) of
+    low-resolution tokens and (h, w) of high-resolution ones): one crop per image of as many
+    patches as the tower has positions, pooled 2 x 2 into a grid of low-resolution tokens, as
+    many image tokens in the text, their ``mm_token_type_ids`` 1."""
+    import math
+
+    import torch
+
+    if not {"input_ids", "pixel_values", "image_token_pooling", "image_grids"} <= set(params):
+        return
+    tower = read(config, "vision_config")
+    patches, patch = read(tower, "num_position_embeddings"), read(tower, "patch_size")
+    token = sweep_inputs._placeholder(config, "image")
+    if tower is None or not (is_int(patches) and is_int(patch)) or token is None:
+        return
+    side = math.isqrt(patches)
+    if side * side != patches:
+        return
+    channels, batch = _int(read(tower, "num_channels"), 3), sweep_inputs.BATCH
+    rows = (side + 1) // 2  # 2 x 2 pools; an odd side's last pools hold padding (-1)
+    pools = []
+    for crop in range(batch):
+        for r in range(rows):
+            for c in range(rows):
+                cells = [(2 * r + i, 2 * c + j) for i in range(2) for j in range(2)]
+                pools.append([crop * patches + y * side + x if y < side and x < side else -1 for y, x in cells])
+    g = torch.Generator().manual_seed(0)
+    media = {
+        "pixel_values": torch.randn(batch, patches, patch * patch * channels, generator=g),
+        "image_token_pooling": torch.tensor(pools),
+        "image_grids": torch.tensor([[rows, rows, 0, 0]] * batch),
+    }
+
+    def make() -> dict[str, Any]:
+        blocks = [("image", token, rows * rows)]
+        return {**sweep_inputs.text_with_media(config, params, blocks, torch.Generator().manual_seed(0)), **media}
+
+    yield f"pooled crops ({batch}, {patches}, P * P * C), {rows} x {rows} tokens each", ["text", "image"], make
+
+
 def plans(model: Any, config: Any, params: Any) -> Iterator[Plan]:
     """The plans of this module that ``model``'s forward takes."""
+    yield from pooled_crop_plans(model, config, params)
     yield from paired_resolution_plans(model, config, params)
     yield from tile_mask_plans(model, config, params)
     yield from naflex_text_plans(model, config, params)

@@ -30,6 +30,7 @@ FAMILIES = {
     "deepseek_vl_hybrid": "paired_resolution_plans",  # two images, one per tower
     "inkling2": "merge_block_text_plans",  # merge blocks with their tokens, after the usual grids
     "unlimited_ocr": "heads_without_groups",  # eager with no repeat_kv; its SAM neck's tuple
+    "molmo2": "pooled_crop_plans",  # crops pooled into tokens by indices; its adapter's widths
 }
 
 
@@ -160,3 +161,17 @@ def test_a_merged_width_derived_from_the_default_text_width_follows_the_shrunk_o
     assert _without(transformers, "minimax_m3_vl", "merged_text_width").merged_hidden_size == 24576
     config = small_config(transformers, "minimax_m3_vl")
     assert config.merged_hidden_size == config.text_config.hidden_size * config.vision_config.spatial_merge_size**2
+
+
+def test_an_adapters_text_width_and_feature_layers_follow_the_shrunk_models(transformers):
+    # Molmo2: its adapter_config, a sibling of the tower's, holds the text width its projector
+    # writes and the tower layers it joins; its image placeholder is named image_patch_id
+    config = small_config(transformers, "molmo2")
+    assert config.adapter_config.text_hidden_size == config.text_config.hidden_size
+    states = config.vision_config.num_hidden_layers + 1
+    assert all(-states <= i < states for i in config.adapter_config.vision_feature_layer)
+    vocabulary = config.text_config.vocab_size + config.text_config.additional_vocab_size
+    assert 0 <= config.image_token_id < vocabulary
+    assert _without(transformers, "molmo2", "adapter_text_width").adapter_config.text_hidden_size == 3584
+    broken = _without(transformers, "molmo2", "feature_layers_kept").adapter_config.vision_feature_layer
+    assert any(not -states <= i < states for i in broken)
