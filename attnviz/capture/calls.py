@@ -107,6 +107,11 @@ class CapturedCall:
     # by, every token: what it takes to read the (L, L) map back as the model reports it.
     band_window: int | None = None
     global_tokens: torch.Tensor | None = None
+    # Per query row (B, H, L_q), what the model's own weights are over the softmax the call draws:
+    # Reformer's rows whose every key is masked, where its float32 logsumexp of equal fills weighs
+    # each key 1 (the row's factor is the number of keys; 1 elsewhere). The call draws the softmax
+    # and says so; its output is compared with the model's as the model computes it.
+    row_factor: torch.Tensor | None = None
     returned_weights: torch.Tensor | None = None
     recorded_weights: torch.Tensor | None = None
     path: CallPath = field(default_factory=CallPath)
@@ -302,6 +307,10 @@ class CapturedCall:
                 )
             )
             return
+        if self.row_factor is not None:
+            factor = self.row_factor.to(ours.device, ours.dtype).unsqueeze(-1)
+            ours = ours * factor
+            weights = None if weights is None else weights * factor.to(weights.dtype)
         weights_gap = 0.0
         if weights is not None and self.returned_weights is not None:
             if self.sinks_after_softmax and self.sinks is not None:

@@ -184,8 +184,11 @@ def test_the_sweep_runs_reformer_in_four_chunks_hashed_twice() -> None:
 def test_a_query_with_every_key_masked_is_said_at_the_call() -> None:
     """A left-padded decoder: the first chunk's padded queries see only padding and (wrapped) later
     keys. The model fills masked scores with -1e9, whose float32 logsumexp loses log(8): each of the
-    8 keys weighs 1 (no softmax does that); the call draws 1/8 each and says why it differs there.
-    LSH attention is exact: such a query attends to itself (the self-mask's -1e5 over -1e9)."""
+    8 keys weighs 1 (no softmax does that); the call draws 1/8 each and says why it differs there,
+    and its output is compared with the model's as the model computes it there (8 times the
+    softmax's: the sum of the 8 values), so the call is exact (the upstream tester's random mask
+    makes such rows: its check had been 1.67 off). LSH attention is exact:
+    such a query attends to itself (the self-mask's -1e5 over -1e9)."""
     model = _model(decoder=True)
     ids = torch.randint(1, 50, (2, 16), generator=torch.Generator().manual_seed(1))
     padding = torch.ones_like(ids)
@@ -197,7 +200,12 @@ def test_a_query_with_every_key_masked_is_said_at_the_call() -> None:
     weights = local.weights()[1, :, :6]
     assert torch.allclose(weights[weights > 0], torch.full((), 1 / 8))
     assert torch.equal(out.attentions[0][1, :, 0], torch.ones(HEADS, CHUNK, 2 * CHUNK))  # type: ignore[attr-defined]
-    assert local.fidelity is not None and local.fidelity > 1e-2  # the sum of 8 values, not their mean
+    assert local.row_factor is not None
+    assert torch.equal(local.row_factor[1, :, :6], torch.full((HEADS, 6), 8.0))  # each of 8 keys weighs 1
+    assert torch.equal(local.row_factor[1, :, 6:], torch.ones(HEADS, 10))
+    assert local.fidelity is not None and local.fidelity < ATOL  # the sum of 8 values, as the model's
+    assert "compared with the model's as it computes it" in local.note
+    assert classify(cap, reported_maps(out))[0] == "exact"  # its maps too, rows of 1 each
     for call in cap.calls[1:]:
         assert call.fidelity is not None and call.fidelity < ATOL
         assert torch.equal(call.weights()[1, :, 0, 0], torch.ones(HEADS))  # token 0 alone: itself

@@ -107,6 +107,9 @@ def reported(calls: list[Any], weights: list[torch.Tensor]) -> torch.Tensor | No
         assert lay is not None
         b, h, chunks, size = lay.queries.shape
         n = ours.shape[-1]
+        factor = getattr(call, "row_factor", None)
+        if isinstance(factor, torch.Tensor):  # rows the model weighs 1 per key (every key masked)
+            ours = ours * factor.to(ours.device, ours.dtype).unsqueeze(-1)
         share = ours / counts_of(call, ours).expand_as(ours)
         index = (lay.queries.unsqueeze(-1) * n + lay.keys.unsqueeze(-2)).to(ours.device)  # (B, H, C, c, K)
         parts.append(share.reshape(b, h, -1).gather(-1, index.reshape(b, h, -1)).reshape(index.shape))
@@ -314,6 +317,10 @@ def _add(
         )
     terms = [Term("bias", REPEATS, values=shaping.copy(counts.clamp_min(1).log()))] if repeated else []
     mask = counts > 0
+    # Rows of every key masked: the model weighs each key it gathers 1, the row the number of them.
+    factor = None
+    if gathered.empty is not None:
+        factor = torch.where(gathered.empty, counts.sum(-1), torch.ones((), dtype=counts.dtype, device=counts.device))
     ctx = capture._context()
     name = type(module).__name__
 
@@ -335,6 +342,7 @@ def _add(
             cross=ctx["cross"],
             encoder=ctx["encoder"],
             module_key=ctx["module_key"],
+            row_factor=None if factor is None else shaping.copy(factor),
         )
         setattr(call, LAYOUT, lay)
         return call
@@ -396,7 +404,8 @@ def _note(module: Any, kind: str, lay: Layout, repeated: int, gathered: _Gathere
                 "{note}; {rows} query rows have every key they gather masked: in float32 the model's "
                 "logsumexp of its fill (-1e9, not -inf) loses the log of their number, so each such key weighs 1 "
                 "(the row sums to that number, its output their values' sum), drawn as the softmax of their equal "
-                "scores (the queries of those rows recorded as zeros): 1 over that number each",
+                "scores (the queries of those rows recorded as zeros): 1 over that number each; the output is "
+                "compared with the model's as it computes it, that number times the softmax's",
             ),
             note=note,
             rows=gathered.masked_rows,
