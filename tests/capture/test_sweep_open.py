@@ -89,3 +89,34 @@ def test_rows_the_models_own_mask_leaves_no_key_are_found_not_failed(tmp_path) -
         sweep_open.close_opener()
     assert opened["problems"] == [], opened
     assert len(opened.get("found", [])) == 1 and "spread" in opened["found"][0], opened
+
+
+def test_two_minimum_fills_added_by_the_model_are_found_not_failed(tmp_path) -> None:
+    # Kosmos-2's text model adds its causal mask and its padding mask, each filled with float32's
+    # lowest: their sum overflows to -inf. The doctor reads that from the model's own mask (a
+    # warning where every row keeps a key); the sweep keeps it apart as found, not a false alarm.
+    import torch
+
+    import attnviz
+
+    class Added(torch.nn.Module):
+        def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+            low = torch.finfo(torch.float32).min
+            causal = torch.triu(torch.full((4, 4), low), diagonal=1)
+            padding = torch.zeros(1, 1, 1, 4)
+            padding[..., -1] = low  # the last key padded
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=causal + padding)
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 4, 8, generator=g) for _ in range(3))
+    model = Added()
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        model(q, k, v)
+    path = tmp_path / "added.attnviz-capture"
+    cap.save(path)
+    try:
+        opened = sweep_open.open_capture(path)
+    finally:
+        sweep_open.close_opener()
+    assert opened["problems"] == [], opened
+    assert len(opened.get("found", [])) == 1 and "overflowed" in opened["found"][0], opened
