@@ -51,7 +51,15 @@ def reported_maps(output: Any, where: str = "", depth: int = 0) -> list[tuple[st
             grouped = [
                 (f"[{i}][{j}]", a) for i, g in enumerate(value) if isinstance(g, (tuple, list)) for j, a in enumerate(g)
             ]
-            for index, a in grouped or [(f"[{i}]", a) for i, a in enumerate(value)]:
+            listed = grouped or [(f"[{i}]", a) for i, a in enumerate(value)]
+            # a layer's maps by kind, a dict (PEGASUS-X's encoder: {"global": ..., "local": ...})
+            listed = [
+                (f"{index}.{key}", part)
+                for index, a in listed
+                for key, part in (a.items() if isinstance(a, dict) else [("", a)])
+            ]
+            listed = [(index.removesuffix("."), a) for index, a in listed]
+            for index, a in listed:
                 # 5-D: Reformer's chunks of queries, each over the keys it gathers (B, H, C, c, K)
                 if isinstance(a, torch.Tensor) and a.dim() in (4, 5) and a.numel():
                     if _distribution(a.detach().float()):
@@ -123,6 +131,11 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
     missing: list[tuple[str, float | None]] = []
     for where, reported in maps:
         shape = tuple(int(n) for n in reported.shape)
+        if len(shape) == 5 and _global_local_calls(calls):
+            gap = _blocks_gap(calls, reported.double(), cache)
+            if gap is None or gap > TOLERANCE:
+                missing.append((where, gap))
+            continue
         if len(shape) == 5:
             gap = _chunked_gap(calls, reported.double(), cache)
             if gap is None or gap > TOLERANCE:
@@ -200,7 +213,7 @@ def _readable(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[str, 
     (Gemma 4's audio chunks) and are not counted."""
     from attnviz.capture.paths import reformer
 
-    if any(reformer.layout_of(call) is not None for call in calls):
+    if any(reformer.layout_of(call) is not None for call in calls) or _global_local_calls(calls):
         return maps
     shapes = {tuple(int(n) for n in getattr(call, "shape", ())) for call in calls}
     out = []
@@ -245,6 +258,32 @@ def _chunked_gap(calls: list[Any], target: Any, cache: dict[int, Any]) -> float 
                 continue
             gap = _gap(ours, target)
             best = gap if best is None else min(best, gap)
+    return best
+
+
+def _global_local_calls(calls: list[Any]) -> list[Any]:
+    from attnviz.capture.paths import global_local
+
+    return [call for call in calls if global_local.layout_of(call) is not None]
+
+
+def _blocks_gap(calls: list[Any], target: Any, cache: dict[int, Any]) -> float | None:
+    """The smallest difference between a map reported in blocks (PEGASUS-X's (B, H, blocks,
+    block, G + block)) and a global-local call read back in them; None when no call has that
+    layout."""
+    from attnviz.capture.paths import global_local
+
+    best: float | None = None
+    for call in _global_local_calls(calls):
+        if id(call) not in cache:
+            cache[id(call)] = _weights(call)
+        if cache[id(call)] is None:
+            continue
+        ours = global_local.blocks(call, cache[id(call)])
+        if ours is None or tuple(ours.shape) != tuple(target.shape):
+            continue
+        gap = _gap(ours, target)
+        best = gap if best is None else min(best, gap)
     return best
 
 

@@ -17,7 +17,7 @@ from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
 from .. import shaping
 from ..calls import CapturedCall
-from . import banded, block_sparse
+from . import banded, block_sparse, global_local
 from .base import MISSING, Hub, Installed, Recorder, Swap, flag
 
 #: The attribute a swapped function's wrapper keeps its original under (the function mode runs it).
@@ -103,12 +103,18 @@ def record(capture: Recorder, inputs: torch.Tensor, out: Any) -> None:
         module=name,
     )
     weights: torch.Tensor | None
+    layout: global_local.Layout | None = None
     band = banded.recognise(module, out)
     if band is not None:  # Longformer's band: its (L, L) map, the mask already in it
         weights, band_note = banded.dense(out, band, kwargs)
         note = message(QT_TRANSLATE_NOOP("Capture", "{first}; {second}"), first=note, second=band_note)
         mask, kpm = None, banded.padded_positions(out, kwargs)
         global_tokens = banded.global_tokens(out, kwargs)
+    elif global_local.recognise(module, out):  # PEGASUS-X's blocks: their (L, G + L) map
+        weights, layout, blocks_note = global_local.dense(out)
+        note = message(QT_TRANSLATE_NOOP("Capture", "{first}; {second}"), first=note, second=blocks_note)
+        mask, kpm = None, global_local.padded_keys(module, kwargs, weights.shape[0], weights.shape[-1])
+        global_tokens = None
     elif hasattr(module, "one_sided_attn_window_size"):
         # A banded module's other softmax: its global queries' rows, written into its band's map.
         last = capture.calls[-1] if capture.calls else None
@@ -119,10 +125,12 @@ def record(capture: Recorder, inputs: torch.Tensor, out: Any) -> None:
         if weights is None:
             return
         mask, kpm = module_mask(args, kwargs, tuple(weights.shape))  # type: ignore[arg-type]
+        if mask is None and kpm is None:  # a global-local module's global tokens over every key
+            kpm = global_local.padded_keys(module, kwargs, weights.shape[0], weights.shape[-1])
         global_tokens = None
     # A band's (L, L) map is a tensor of the capture's own, made on the CPU: kept as it is (a copy
     # would hold a second L x L map at the peak, a third of the capture's memory at 4096 tokens).
-    owned = band is not None and weights.device.type == "cpu" and weights.is_contiguous()
+    owned = (band is not None or layout is not None) and weights.device.type == "cpu" and weights.is_contiguous()
     context = capture._context()
     rate = dropout_rate(module)
     if rate > 0:  # the weights are recorded before the module's dropout, which then ran
@@ -136,8 +144,9 @@ def record(capture: Recorder, inputs: torch.Tensor, out: Any) -> None:
                 p=f"{rate:g}",
             ),
         )
-    capture._add(
-        lambda: CapturedCall(
+
+    def make() -> CapturedCall:
+        call = CapturedCall(
             "",
             "softmax",
             None,
@@ -158,11 +167,12 @@ def record(capture: Recorder, inputs: torch.Tensor, out: Any) -> None:
             module_key=context["module_key"],
             band_window=band,
             global_tokens=global_tokens,
-        ),
-        context["base"],
-        [weights],
-        mask,
-    )
+        )
+        if layout is not None:
+            setattr(call, global_local.LAYOUT, layout)
+        return call
+
+    capture._add(make, context["base"], [weights], mask)
 
 
 def dropout_rate(module: nn.Module) -> float:
