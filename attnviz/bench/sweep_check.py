@@ -26,7 +26,8 @@ TOLERANCE = 1e-4
 
 
 def reported_maps(output: Any, where: str = "", depth: int = 0) -> list[tuple[str, Any]]:
-    """(where, map) for every (B, H, L_q, L_k) attention map a model's output reports: any field
+    """(where, map) for every (B, H, L_q, L_k) attention map a model's output reports (or
+    (B * H, L_q, L_k), or chunked or blocked 5-D): any field
     whose name ends in ``attentions``, in the output and the outputs nested in it. Maps that are
     no distribution over the keys (a linear attention's state) are left out; rows that sum to
     less than 1 are kept where the weights are all in [0, 1] (a sink's share left out of them:
@@ -60,8 +61,9 @@ def reported_maps(output: Any, where: str = "", depth: int = 0) -> list[tuple[st
             ]
             listed = [(index.removesuffix("."), a) for index, a in listed]
             for index, a in listed:
-                # 5-D: Reformer's chunks of queries, each over the keys it gathers (B, H, C, c, K)
-                if isinstance(a, torch.Tensor) and a.dim() in (4, 5) and a.numel():
+                # 5-D: Reformer's chunks of queries, each over the keys it gathers (B, H, C, c, K);
+                # 3-D: batch and heads folded, (B * H, L_q, L_k) (SAM's vision encoder)
+                if isinstance(a, torch.Tensor) and a.dim() in (3, 4, 5) and a.numel():
                     if _distribution(a.detach().float()):
                         found.append((f"{label}{index}", a.detach()))
         elif hasattr(value, "to_tuple") or isinstance(value, dict):
@@ -144,6 +146,14 @@ def unmatched_maps(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[
         candidates: list[tuple[Any, Callable[[Any, Any], Any]]] = [
             (call, _as_reported_by_shape) for call in by_shape.get(shape, [])
         ]
+        # A map with batch and heads folded, (B * H, L_q, L_k) (SAM's vision encoder): a call of
+        # those batch x heads, read back folded.
+        candidates += [
+            (call, _heads_folded)
+            for size, found in by_shape.items()
+            if len(shape) == 3 and len(size) == 4 and size[0] * size[1] == shape[0] and size[2:] == shape[1:]
+            for call in found
+        ]
         # A decoder's merged self+cross call (T5Gemma 2: one softmax over its own keys, then the
         # encoder's) is reported as two maps, each the call's columns of one side.
         candidates += [
@@ -218,6 +228,12 @@ def _readable(calls: list[Any], maps: list[tuple[str, Any]]) -> list[tuple[str, 
     shapes = {tuple(int(n) for n in getattr(call, "shape", ())) for call in calls}
     out = []
     for where, value in maps:
+        if value.dim() == 3:
+            # batch and heads folded (SAM's vision encoder): a map where a call of that size was
+            # recorded; another model's 3-D ``attentions`` are no (L, K) map and are not counted
+            if any(len(s) == 4 and s[0] * s[1] == value.shape[0] and s[2:] == tuple(value.shape[1:]) for s in shapes):
+                out.append((where, value))
+            continue
         if value.dim() == 5:
             # Deformable sampling weights per level and point, (B, L_q, H, levels, points), heads
             # third (OmDet-Turbo's decoder): the (B, L_q, H, levels * points) map its call is,
@@ -322,6 +338,10 @@ def _assembled(call: Any) -> Callable[[Any, Any], Any]:
 
 def _as_reported_by_shape(ours: Any, _target: Any) -> Any:
     return ours
+
+
+def _heads_folded(ours: Any, target: Any) -> Any:
+    return ours.reshape(target.shape)
 
 
 def _heads_third(ours: Any, _target: Any) -> Any:

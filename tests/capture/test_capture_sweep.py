@@ -268,3 +268,35 @@ def test_a_map_reported_without_the_models_own_prefix_is_its_calls_trailing_bloc
     assert sweep_check.classify(cap, maps)[0] == "exact"
     altered = [maps[0], (maps[1][0], maps[1][1].roll(1, dims=-1))]
     assert sweep_check.classify(cap, altered)[0] == "partial"
+
+
+def test_a_map_with_batch_and_heads_folded_is_read_from_its_call(transformers):
+    # SAM's vision encoder reports each map (B * H, L, L): it was skipped, so its calls were
+    # checked against nothing but their recomputation. It is now matched to the call of that
+    # batch x heads; one altered is not.
+    config = transformers.SamVisionConfig(
+        hidden_size=16,
+        output_channels=8,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        image_size=32,
+        patch_size=8,
+        window_size=2,
+        global_attn_indexes=[1],
+        mlp_dim=16,
+    )
+    config._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = transformers.SamVisionModel(config).eval()
+    pixels = torch.randn(2, 3, 32, 32)
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        out = model(pixel_values=pixels, output_attentions=True)
+    maps = sweep_check.reported_maps(out)
+    assert [m.dim() for _, m in maps] == [3, 3]
+    status, detail = sweep_check.classify(cap, maps)
+    assert (status, detail["maps"], detail["unmatched"]) == ("exact", 2, 0)
+    moved = maps[1][1].clone()  # a hundredth of one weight moved to the next key (near-uniform maps)
+    moved[0, 0, 0] += 0.01
+    moved[0, 0, 1] -= 0.01
+    status, detail = sweep_check.classify(cap, [maps[0], (maps[1][0], moved)])
+    assert status == "partial" and maps[1][0] in detail["why"]
