@@ -206,3 +206,34 @@ def test_masks_built_again_for_long_runs_give_the_same_findings(monkeypatch):
     masks, expected = SCENARIOS["one layer without its causal mask"]
     monkeypatch.setattr(doctor, "_KEEP_ELEMENTS", 0)  # nothing kept from the first pass to the second
     assert diagnose(masks) == expected
+
+
+def test_a_mask_joined_from_two_fill_conventions_is_no_overflow():
+    """DeepSeek V4 joins its finfo.min mask with -inf over its compressed keys (another block of
+    keys): -inf beside finfo.min, but in different keys, so not two fills added; silent. The same
+    values added in one key's column (the overflow) are still found."""
+    joined = torch.cat([additive(PADDING & CAUSAL), torch.full((3, 1, 6, 2), float("-inf"))], dim=-1)
+    joined[..., -1] = 0.0  # each query keeps a compressed key: no row is left without one
+    model = TinyJoined()
+    with attnviz.capture(model, tokens=TOKENS) as cap, torch.no_grad():
+        model(ids(), joined)
+    assert not [f for f in diagnose_run(cap.to_run()) if f.kind == "additive_overflow"]
+    added = joined.clone()
+    added[..., 0, 5] = float("-inf")  # two fills added in one key's column: -inf beside its finfo.min
+    with attnviz.capture(model, tokens=TOKENS) as cap, torch.no_grad():
+        model(ids(), added)
+    assert [f.kind for f in diagnose_run(cap.to_run())].count("additive_overflow") == 1
+
+
+class TinyJoined(torch.nn.Module):
+    """One SDPA call over the tokens' keys and two more (a compressed cache), the mask given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(50, 8)
+        self.extra = torch.nn.Parameter(torch.randn(1, 1, 2, 8))
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)[:, None]  # (B, 1, L, 8)
+        keys = torch.cat([x, self.extra.expand(x.shape[0], 1, 2, 8)], dim=2)
+        return torch.nn.functional.scaled_dot_product_attention(x, keys, keys, attn_mask=mask)
