@@ -64,8 +64,6 @@ def test_rows_the_models_own_mask_leaves_no_key_are_found_not_failed(tmp_path) -
     # keeps it apart (``found``), not as a false alarm. A row the doctor cannot explain still fails.
     import torch
 
-    import attnviz
-
     class Padded(torch.nn.Module):
         def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
             # patches (queries) over the bytes (keys) they hold: 0-1, 2-4, and none for the last
@@ -78,15 +76,7 @@ def test_rows_the_models_own_mask_leaves_no_key_are_found_not_failed(tmp_path) -
     g = torch.Generator().manual_seed(0)
     q = torch.randn(1, 2, 3, 8, generator=g)
     k, v = (torch.randn(1, 2, 5, 8, generator=g) for _ in range(2))
-    model = Padded()
-    with torch.no_grad(), attnviz.capture(model) as cap:
-        model(q, k, v)
-    path = tmp_path / "padded.attnviz-capture"
-    cap.save(path)
-    try:
-        opened = sweep_open.open_capture(path)
-    finally:
-        sweep_open.close_opener()
+    opened = _opened(Padded(), (q, k, v), tmp_path / "padded.attnviz-capture")
     assert opened["problems"] == [], opened
     assert len(opened.get("found", [])) == 1 and "spread" in opened["found"][0], opened
 
@@ -96,8 +86,6 @@ def test_two_minimum_fills_added_by_the_model_are_found_not_failed(tmp_path) -> 
     # lowest: their sum overflows to -inf. The doctor reads that from the model's own mask (a
     # warning where every row keeps a key); the sweep keeps it apart as found, not a false alarm.
     import torch
-
-    import attnviz
 
     class Added(torch.nn.Module):
         def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -109,14 +97,21 @@ def test_two_minimum_fills_added_by_the_model_are_found_not_failed(tmp_path) -> 
 
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(1, 2, 4, 8, generator=g) for _ in range(3))
-    model = Added()
-    with torch.no_grad(), attnviz.capture(model) as cap:
-        model(q, k, v)
-    path = tmp_path / "added.attnviz-capture"
-    cap.save(path)
-    try:
-        opened = sweep_open.open_capture(path)
-    finally:
-        sweep_open.close_opener()
+    opened = _opened(Added(), (q, k, v), tmp_path / "added.attnviz-capture")
     assert opened["problems"] == [], opened
     assert len(opened.get("found", [])) == 1 and "overflowed" in opened["found"][0], opened
+
+
+def _opened(model: Any, inputs: tuple[Any, ...], path: Any) -> dict[str, Any]:
+    """``model`` on ``inputs`` captured, saved to ``path`` and opened as the sweep opens it."""
+    import torch
+
+    import attnviz
+
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        model(*inputs)
+    cap.save(path)
+    try:
+        return sweep_open.open_capture(path)
+    finally:
+        sweep_open.close_opener()
