@@ -385,6 +385,12 @@ def _causal_groups(
             continue
         offset = n_k - n_q  # a later key is one past the query's own position, bottom-right aligned
         later = np.triu(np.ones((n_q, n_k), dtype=bool), offset + 1)
+        if offset > 0 and _from_the_start(fact.call.positions, n_q):
+            # Queries at the sequence's first positions have no cached keys before them: the keys
+            # past theirs are entries appended after the tokens (DeepSeek V4's compressed keys),
+            # at no position: causality is read over the tokens' own keys.
+            later[:, n_q:] = False
+            later[:, :n_q] = np.triu(np.ones((n_q, n_q), dtype=bool), 1)
         rows = np.asarray((allowed & later).any(-1))
         if pad_q is not None:
             rows &= ~pad_q[:, None, :]  # what padding queries see is not the model's causality
@@ -398,6 +404,14 @@ def _causal_groups(
                 if bool(rows.any()):
                     found[index] = _Causal(causal, len(members), rows)
     return found
+
+
+def _from_the_start(positions: np.ndarray | None, n_q: int) -> bool:
+    """Whether the positions a call's queries were read at are 0 .. L_q - 1 (the sequence's start,
+    so no key comes before them)."""
+    if positions is None or np.asarray(positions).shape[-1] != n_q:
+        return False
+    return bool((np.asarray(positions) == np.arange(n_q)).all())
 
 
 # ----------------------------------------------------------------------------- one call

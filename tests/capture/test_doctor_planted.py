@@ -237,3 +237,36 @@ class TinyJoined(torch.nn.Module):
         x = self.embed(ids)[:, None]  # (B, 1, L, 8)
         keys = torch.cat([x, self.extra.expand(x.shape[0], 1, 2, 8)], dim=2)
         return torch.nn.functional.scaled_dot_product_attention(x, keys, keys, attn_mask=mask)
+
+
+def test_keys_appended_after_the_tokens_are_no_future_to_a_causal_stack():
+    """DeepSeek V4's compressed-attention layer attends to its tokens and then to compressed
+    entries appended after them (8 tokens, 10 keys): its queries were read at positions 0..7, so
+    no key is cached before them and the extra keys have no position; the doctor had read them
+    as later tokens (a missing causal mask, on the full --open sweep). The same call read at
+    positions 2..9 (a cached step) is still checked bottom-right aligned, and then it sees the
+    future."""
+    import dataclasses
+
+    transformers = pytest.importorskip("transformers")
+    from attnviz.bench import capture_sweep, sweep_inputs
+
+    config = transformers.CONFIG_MAPPING["deepseek_v4"]()
+    capture_sweep.shrink(config)
+    torch.manual_seed(0)
+    model = capture_sweep._build(config, "eager")
+    built = sweep_inputs.build(model, config)
+    assert not isinstance(built, str), built
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        model(**built.inputs)
+    run = cap.to_run()
+    longer = [i for i, c in enumerate(run.calls) if c.shape[-1] > c.shape[-2] > 1]
+    assert longer, [c.shape for c in run.calls]
+    index = longer[0]
+    assert run.calls[index].positions is not None
+    assert not [f for f in diagnose_run(run) if f.kind == "future_attended"]
+    shifted = run.calls[index].positions + 2
+    calls = list(run.calls)
+    calls[index] = dataclasses.replace(calls[index], positions=shifted)
+    cached = dataclasses.replace(run, calls=tuple(calls))
+    assert [f.call for f in diagnose_run(cached) if f.kind == "future_attended"] == [index]
