@@ -20,7 +20,7 @@ from torch import nn
 
 from attnviz.text.tr import QT_TRANSLATE_NOOP, message
 
-#: The attribute of a call recorded here holding its ``Layout``.
+# The attribute of a call recorded here that holds its ``Layout``.
 LAYOUT = "_attnviz_global_local"
 
 
