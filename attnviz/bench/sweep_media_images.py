@@ -72,8 +72,7 @@ def feature_layers_kept(config: Any) -> None:
     if not isinstance(layers, int):
         return
     states = layers + 1  # the embeddings' output and each layer's
-    siblings = [v for v in vars(config).values() if hasattr(v, "to_dict") and v is not tower]
-    for holder in [config, *siblings]:
+    for holder in (c for c in sweep_inputs.sub_configs(config) if c is not tower):
         indices = read(holder, "vision_feature_layer")
         if not isinstance(indices, (list, tuple)) or all(is_int(i) and -states <= i < states for i in indices):
             continue
@@ -123,10 +122,9 @@ def adapter_text_width(config: Any) -> None:
     width = read(text, "hidden_size") if text is not None else None
     if not is_int(width):
         return
-    for sub in vars(config).values():
-        if sub is not text and hasattr(sub, "to_dict") and is_int(read(sub, "text_hidden_size")):
-            if read(sub, "text_hidden_size") != width:
-                put(sub, "text_hidden_size", width)
+    for sub in sweep_inputs.sub_configs(config)[1:]:
+        if sub is not text and is_int(read(sub, "text_hidden_size")) and read(sub, "text_hidden_size") != width:
+            put(sub, "text_hidden_size", width)
 
 
 def merged_text_width(config: Any) -> None:

@@ -38,10 +38,9 @@ def dense(weights: torch.Tensor, w: int, kwargs: dict[str, Any]) -> tuple[torch.
     n_global = width - (2 * w + 1)
     probs = weights.detach().permute(0, 2, 1, 3)  # (B, H, L, G + 2w + 1)
     local = probs[..., n_global:]
-    keys = torch.arange(n, device=weights.device)[:, None] - w + torch.arange(2 * w + 1, device=weights.device)
-    inside = (keys >= 0) & (keys < n)
+    keys, inside = _band_keys(n, w, weights.device)
     out = probs.new_zeros(b, h, n, n)
-    out.scatter_add_(-1, keys.clamp(0, n - 1).expand(b, h, n, 2 * w + 1), local * inside)
+    out.scatter_add_(-1, keys.expand(b, h, n, 2 * w + 1), local * inside)
     note = message(
         QT_TRANSLATE_NOOP(
             "Capture",
@@ -77,6 +76,13 @@ def dense(weights: torch.Tensor, w: int, kwargs: dict[str, Any]) -> tuple[torch.
             note=note,
         )
     return out, note
+
+
+def _band_keys(n: int, w: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(L, 2w + 1): the key each query's band slot holds, i - w .. i + w (clamped into the
+    sequence), and whether that slot falls inside it."""
+    keys = torch.arange(n, device=device)[:, None] - w + torch.arange(2 * w + 1, device=device)
+    return keys.clamp(0, n - 1), (keys >= 0) & (keys < n)
 
 
 def padded_positions(weights: torch.Tensor, kwargs: dict[str, Any]) -> torch.Tensor | None:
@@ -141,9 +147,7 @@ def as_reported(
     n_global = max((len(p) for p in positions), default=0)
     if width != n_global + 2 * w + 1 or rows > n:
         return None
-    keys = torch.arange(n)[:, None] - w + torch.arange(2 * w + 1)
-    inside = (keys >= 0) & (keys < n)
-    clamped = keys.clamp(0, n - 1)
+    clamped, inside = _band_keys(n, w, torch.device("cpu"))
     band = weights.gather(-1, clamped.to(weights.device).expand(b, h, n, 2 * w + 1)) * inside.to(weights.device)
     columns = weights.new_zeros(b, h, n, n_global)
     if tokens is not None:
