@@ -65,3 +65,20 @@ class TinySdpa(nn.Module):
 
 def ids(batch: int = 3, length: int = 6, seed: int = 0) -> torch.Tensor:
     return torch.randint(1, 30, (batch, length), generator=torch.Generator().manual_seed(seed))
+
+
+def small_bigbird(transformers: Any, attention_type: str = "block_sparse") -> Any:
+    """A 2-layer BigBird of blocks of 2 and one random block, random weights, in eval mode."""
+    config = transformers.BigBirdConfig(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=37,
+        vocab_size=100,
+        max_position_embeddings=128,
+        block_size=2,
+        num_random_blocks=1,
+        attention_type=attention_type,
+    )
+    torch.manual_seed(0)
+    return transformers.BigBirdModel(config).eval()

@@ -25,3 +25,21 @@ def small_config(
     finally:
         owner.REPAIRS = saved
     return config
+
+
+def captured_family(transformers: Any, family: str, implementation: str = "eager") -> tuple[Any, Any]:
+    """``family``'s shrunk config built on ``implementation`` and run under capture on the inputs
+    the sweep makes for it: (the capture, the sweep's ``Built``)."""
+    import torch
+
+    import attnviz
+    from attnviz.bench import sweep_inputs
+
+    config = small_config(transformers, family)
+    torch.manual_seed(0)
+    model = capture_sweep._build(config, implementation)
+    built = sweep_inputs.build(model, config)
+    assert not isinstance(built, str), built
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        model(**built.inputs)
+    return cap, built

@@ -16,27 +16,13 @@ from attnviz.bench.sweep_lengths import block_sparse_length
 from attnviz.capture.doctor import diagnose_run
 from attnviz.capture.paths import block_sparse
 
+from .models import small_bigbird
+
 transformers = pytest.importorskip("transformers")
 
 
-def _small_bigbird(attention_type: str = "block_sparse") -> object:
-    config = transformers.BigBirdConfig(
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=37,
-        vocab_size=100,
-        max_position_embeddings=128,
-        block_size=2,
-        num_random_blocks=1,
-        attention_type=attention_type,
-    )
-    torch.manual_seed(0)
-    return transformers.BigBirdModel(config).eval()
-
-
 def test_bigbird_block_sparse_is_one_exact_square_map_per_layer() -> None:
-    model = _small_bigbird()
+    model = small_bigbird(transformers)
     ids = torch.randint(3, 100, (2, 24))  # more than (5 + 2 r) blocks: block-sparse runs
     padding = torch.ones_like(ids)
     padding[1, -2:] = 0  # the last block's queries padded (the sweep's text pads so)
@@ -69,7 +55,7 @@ def test_bigbird_at_the_sweeps_block_sparse_length_runs_block_sparse() -> None:
     assert block_sparse_length(config) == (6 + 2 * config.num_random_blocks) * config.block_size
     assert block_sparse_length(transformers.BertConfig()) is None
     for blocks, sparse in ((0, True), (-1, False)):  # the length, then one block shorter: full attention
-        model = _small_bigbird()
+        model = small_bigbird(transformers)
         length = block_sparse_length(model.config) + blocks * model.config.block_size
         with torch.no_grad(), attnviz.capture(model) as cap:
             model(input_ids=torch.randint(3, 100, (2, length)))

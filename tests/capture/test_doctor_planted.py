@@ -16,6 +16,7 @@ from attnviz.capture import diagnose_run, format_finding
 from attnviz.state.run import AttentionCall, MaskArguments, ModelRun
 
 from .models import KEEP, TOKENS, TinySdpa, ids
+from .sweep_support import captured_family
 
 MIN = torch.finfo(torch.float32).min
 CAUSAL = torch.ones(6, 6, dtype=torch.bool).tril()
@@ -249,16 +250,7 @@ def test_keys_appended_after_the_tokens_are_no_future_to_a_causal_stack():
     import dataclasses
 
     transformers = pytest.importorskip("transformers")
-    from attnviz.bench import capture_sweep, sweep_inputs
-
-    config = transformers.CONFIG_MAPPING["deepseek_v4"]()
-    capture_sweep.shrink(config)
-    torch.manual_seed(0)
-    model = capture_sweep._build(config, "eager")
-    built = sweep_inputs.build(model, config)
-    assert not isinstance(built, str), built
-    with torch.no_grad(), attnviz.capture(model) as cap:
-        model(**built.inputs)
+    cap, _built = captured_family(transformers, "deepseek_v4")
     run = cap.to_run()
     longer = [i for i, c in enumerate(run.calls) if c.shape[-1] > c.shape[-2] > 1]
     assert longer, [c.shape for c in run.calls]

@@ -10,8 +10,9 @@ import math
 import pytest
 import torch
 
-import attnviz
 from attnviz.capture.calls import CapturedCall
+
+from .sweep_support import captured_family
 
 
 def _call(output_nan: bool) -> CapturedCall:
@@ -49,16 +50,7 @@ def test_nemotron_asr_streaming_on_eager_is_exact_and_says_why_its_rows_are_nan(
     # transformers' eager encoder reads its float mask (0 = attend) as boolean and masks every
     # key: every row of the first layer is NaN in the model's own output (SDPA runs right).
     transformers = pytest.importorskip("transformers")
-    from attnviz.bench import capture_sweep, sweep_inputs
-
-    config = transformers.CONFIG_MAPPING["nemotron_asr_streaming"]()
-    capture_sweep.shrink(config)
-    torch.manual_seed(0)
-    model = capture_sweep._build(config, "eager")
-    built = sweep_inputs.build(model, config)
-    assert not isinstance(built, str), built
-    with torch.no_grad(), attnviz.capture(model) as cap:
-        model(**built.inputs)
+    cap, _built = captured_family(transformers, "nemotron_asr_streaming")
     first = cap.calls[0]
     assert first.output is not None and bool(torch.isnan(first.output).all())
     assert first.fidelity == 0.0 and "is masked: the model's softmax gives NaN there" in first.note

@@ -21,6 +21,8 @@ import attnviz
 from attnviz.bench import sweep_check
 from attnviz.capture.doctor import diagnose_run
 
+from .models import small_bigbird
+
 transformers = pytest.importorskip("transformers")
 
 
@@ -144,24 +146,8 @@ def test_a_map_of_zero_rows_is_kept_and_a_map_of_nothing_is_not() -> None:
     assert not sweep_check._distribution(state)
 
 
-def _bigbird() -> torch.nn.Module:
-    config = transformers.BigBirdConfig(
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=37,
-        vocab_size=100,
-        max_position_embeddings=128,
-        block_size=2,
-        num_random_blocks=1,
-        attention_type="block_sparse",
-    )
-    torch.manual_seed(0)
-    return transformers.BigBirdModel(config).eval()
-
-
 def test_bigbird_rows_of_padded_queries_are_left_out_of_its_maps() -> None:
-    model = _bigbird()
+    model = small_bigbird(transformers)
     ids = torch.randint(3, 100, (2, 24))
     mask = torch.ones_like(ids)
     mask[1, 7:15] = 0  # padding mid-sequence, as the tester's random mask makes it
