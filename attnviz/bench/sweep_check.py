@@ -54,13 +54,11 @@ def reported_maps(output: Any, where: str = "", depth: int = 0) -> list[tuple[st
             ]
             listed = grouped or [(f"[{i}]", a) for i, a in enumerate(value)]
             # a layer's maps by kind, a dict (PEGASUS-X's encoder: {"global": ..., "local": ...})
-            listed = [
-                (f"{index}.{key}", part)
-                for index, a in listed
-                for key, part in (a.items() if isinstance(a, dict) else [("", a)])
-            ]
-            listed = [(index.removesuffix("."), a) for index, a in listed]
+            expanded: list[tuple[str, Any]] = []
             for index, a in listed:
+                parts = a.items() if isinstance(a, dict) else [("", a)]
+                expanded += [(f"{index}.{key}" if key else index, part) for key, part in parts]
+            for index, a in expanded:
                 # 5-D: Reformer's chunks of queries, each over the keys it gathers (B, H, C, c, K);
                 # 3-D: batch and heads folded, (B * H, L_q, L_k) (SAM's vision encoder)
                 if isinstance(a, torch.Tensor) and a.dim() in (3, 4, 5) and a.numel():
